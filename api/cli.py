@@ -1,0 +1,186 @@
+"""The ``helpdesk`` command line: serve, worker, migrate and operator commands."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+
+import orjson
+
+from api.settings import Settings
+
+Command = Callable[[argparse.Namespace, Settings], int]
+
+
+def _fail(message: str) -> int:
+    print(f"helpdesk: {message}", file=sys.stderr)
+    return 2
+
+
+def resolve_database(settings: Settings, *, announce: bool = True) -> Settings:
+    """Settings with DATABASE_URL and MIGRATION_DATABASE_URL filled in.
+
+    With no DATABASE_URL, start (or join) the embedded Postgres in DATA_DIR, migrate
+    it and make sure a demo tenant exists.
+    """
+    if settings.database_url:
+        return settings
+    from api import embedded
+    from migrations.runner import migrate
+
+    if announce:
+        print(f"helpdesk: no DATABASE_URL; using the embedded Postgres in {settings.data_dir}/pg",
+              file=sys.stderr)
+    urls = embedded.start(settings.data_dir)
+    asyncio.run(migrate(urls.owner_url, runtime_user=embedded.RUNTIME_USER,
+                        runtime_password=_password(urls.runtime_url)))
+    return settings.model_copy(update={"database_url": urls.runtime_url,
+                                       "migration_database_url": urls.owner_url})
+
+
+def _password(url: str) -> str | None:
+    from urllib.parse import unquote, urlsplit
+
+    pw = urlsplit(url).password
+    return unquote(pw) if pw else None
+
+
+def _demo_tenant(settings: Settings) -> dict[str, str]:
+    """The embedded server's demo tenant, created on first start."""
+    from api.operator import create_tenant
+
+    path = settings.data_dir / "demo-tenant.json"
+    if path.exists():
+        data: dict[str, str] = json.loads(path.read_text())
+        return data
+    assert settings.migration_database_url
+    t = asyncio.run(create_tenant(settings.migration_database_url, "Demo"))
+    data = {"tenant_id": str(t.tenant_id), "api_key": t.admin_key.secret}
+    path.write_text(json.dumps(data))
+    os.chmod(path, 0o600)
+    return data
+
+
+def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
+    import uvicorn
+
+    from api.app import create_app
+
+    if args.host:
+        settings = settings.model_copy(update={"host": args.host})
+    if args.port:
+        settings = settings.model_copy(update={"port": args.port})
+    embedded = not settings.database_url
+    settings = resolve_database(settings)
+    if embedded:
+        demo = _demo_tenant(settings)
+        print(
+            "\n  Helpdesk is starting on the embedded Postgres.\n"
+            f"  Demo tenant:   {demo['tenant_id']}\n"
+            f"  Admin API key: {demo['api_key']}\n"
+            f"  API docs:      http://{settings.host}:{settings.port}/docs\n",
+            file=sys.stderr, flush=True,
+        )
+    app = create_app(settings)
+    uvicorn.run(app, host=settings.host, port=settings.port,
+                log_level=settings.log_level.lower(), access_log=False)
+    return 0
+
+
+def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
+    from migrations.runner import MigrationError, migrate
+
+    dsn = settings.migration_database_url
+    if not dsn:
+        return _fail("MIGRATION_DATABASE_URL is not set (the owner role's URL)")
+    user, password = settings.runtime_user()
+    try:
+        applied = asyncio.run(migrate(dsn, runtime_user=user, runtime_password=password,
+                                      log=lambda m: print(f"helpdesk: {m}", file=sys.stderr)))
+    except MigrationError as exc:
+        return _fail(str(exc))
+    except OSError as exc:
+        return _fail(f"cannot reach Postgres at MIGRATION_DATABASE_URL: {exc}")
+    print(f"helpdesk: {len(applied)} migration(s) applied" if applied
+          else "helpdesk: the database is up to date", file=sys.stderr)
+    return 0
+
+
+def cmd_tenants_create(args: argparse.Namespace, settings: Settings) -> int:
+    from api.operator import create_tenant
+
+    if not settings.migration_database_url:
+        settings = resolve_database(settings)
+    if not settings.migration_database_url:
+        return _fail("MIGRATION_DATABASE_URL is not set (the owner role's URL)")
+    try:
+        t = asyncio.run(create_tenant(settings.migration_database_url, args.name))
+    except ValueError as exc:
+        return _fail(str(exc))
+    if args.json:
+        sys.stdout.write(orjson.dumps({"tenant_id": str(t.tenant_id),
+                                       "api_key": t.admin_key.secret}).decode() + "\n")
+    else:
+        print(f"Created tenant {t.name!r}\n  tenant id:     {t.tenant_id}\n"
+              f"  admin API key: {t.admin_key.secret}\n"
+              "  (the key is shown only now; store it safely)")
+    return 0
+
+
+def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
+    from api.worker import run_worker
+
+    settings = resolve_database(settings)
+    return run_worker(settings)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="helpdesk", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("serve", help="run the HTTP API (embedded Postgres without DATABASE_URL)")
+    p.add_argument("--host", help="interface to bind (default HOST or 127.0.0.1)")
+    p.add_argument("--port", type=int, help="port to bind (default PORT or 8000)")
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("worker", help="run the scheduler and projectors without the API")
+    p.set_defaults(func=cmd_worker)
+
+    p = sub.add_parser("migrate", help="apply migrations as MIGRATION_DATABASE_URL and "
+                       "create or update the runtime role of DATABASE_URL")
+    p.set_defaults(func=cmd_migrate)
+
+    tenants = sub.add_parser("tenants", help="manage tenants (operator)")
+    tsub = tenants.add_subparsers(dest="tenants_command", required=True, metavar="ACTION")
+    p = tsub.add_parser("create", help="create a tenant and print its first admin API key")
+    p.add_argument("name", help="the tenant's display name")
+    p.add_argument("--json", action="store_true", help="print {tenant_id, api_key} as JSON")
+    p.set_defaults(func=cmd_tenants_create)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    settings = Settings()
+    func: Command = args.func
+    try:
+        return func(args, settings)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        from api.bootstrap import UnsafeRole
+        from eventstore.errors import StoreUnavailable
+
+        if isinstance(exc, (UnsafeRole, StoreUnavailable)):
+            return _fail(str(exc))
+        raise
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
+
+

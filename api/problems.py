@@ -1,0 +1,143 @@
+"""RFC 9457 problem details: every error the API returns has this shape.
+
+Domain and store errors become problems only here, in the exception handlers;
+nothing below the API knows about HTTP.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import orjson
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+
+from eventstore.errors import ConcurrencyError, EventStoreError, StoreUnavailable
+
+log = logging.getLogger("helpdesk.api")
+
+PROBLEM_JSON = "application/problem+json"
+
+_TITLES = {
+    400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
+    405: "Method Not Allowed", 406: "Not Acceptable", 409: "Conflict", 412: "Precondition Failed",
+    413: "Content Too Large", 415: "Unsupported Media Type", 422: "Unprocessable Content",
+    428: "Precondition Required", 429: "Too Many Requests", 500: "Internal Server Error",
+    503: "Service Unavailable",
+}
+
+_HTTP_CODES = {
+    400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
+    405: "method_not_allowed", 406: "not_acceptable", 409: "conflict",
+    413: "body_too_large", 415: "unsupported_media_type", 422: "validation_failed",
+    429: "rate_limited", 503: "unavailable",
+}
+
+
+class Problem(Exception):
+    """An error answer: HTTP status, a stable machine ``code`` and a human ``detail``."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        detail: str,
+        *,
+        headers: dict[str, str] | None = None,
+        **extra: Any,
+    ) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.code = code
+        self.detail = detail
+        self.headers = headers or {}
+        self.extra = extra
+
+
+def problem_response(
+    status: int,
+    code: str,
+    detail: str,
+    *,
+    instance: str | None = None,
+    headers: dict[str, str] | None = None,
+    **extra: Any,
+) -> Response:
+    """Render a problem+json response."""
+    body: dict[str, Any] = {
+        "type": f"https://helpdesk.dev/problems/{code}",
+        "title": _TITLES.get(status, "Error"),
+        "status": status,
+        "code": code,
+        "detail": detail,
+    }
+    if instance:
+        body["instance"] = instance
+    body.update(extra)
+    return Response(orjson.dumps(body), status_code=status, media_type=PROBLEM_JSON,
+                    headers=headers)
+
+
+def _validation_errors(exc: RequestValidationError) -> list[dict[str, Any]]:
+    out = []
+    for err in exc.errors():
+        loc = [str(p) for p in err.get("loc", ())]
+        out.append({"loc": loc, "msg": err.get("msg", ""), "type": err.get("type", "")})
+    return out
+
+
+def install(app: FastAPI) -> None:
+    """Register the exception handlers that turn every error into a problem."""
+
+    @app.exception_handler(Problem)
+    async def _problem(request: Request, exc: Problem) -> Response:
+        return problem_response(exc.status, exc.code, exc.detail, instance=request.url.path,
+                                headers=exc.headers, **exc.extra)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> Response:
+        errors = _validation_errors(exc)
+        body_error = any(e["loc"][:1] == ["body"] for e in errors)
+        if errors and all(e["type"] == "json_invalid" for e in errors):
+            return problem_response(400, "malformed_json", "the request body is not valid JSON",
+                                    instance=request.url.path)
+        if not body_error and errors:
+            # Query, path and header problems are the client's request shape: 400.
+            first = errors[0]
+            return problem_response(400, "invalid_parameter",
+                                    f"invalid {'.'.join(first['loc'])}: {first['msg']}",
+                                    instance=request.url.path, errors=errors)
+        return problem_response(422, "validation_failed", "the request body is invalid",
+                                instance=request.url.path, errors=errors)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> Response:
+        code = _HTTP_CODES.get(exc.status_code, "error")
+        return problem_response(exc.status_code, code, str(exc.detail),
+                                instance=request.url.path,
+                                headers=dict(exc.headers or {}))
+
+    @app.exception_handler(StoreUnavailable)
+    async def _unavailable(request: Request, exc: StoreUnavailable) -> Response:
+        return problem_response(503, "database_unavailable",
+                                "the database is unavailable; retry shortly",
+                                instance=request.url.path, headers={"Retry-After": "1"})
+
+    @app.exception_handler(ConcurrencyError)
+    async def _conflict(request: Request, exc: ConcurrencyError) -> Response:
+        return problem_response(409, "version_conflict", str(exc), instance=request.url.path)
+
+    @app.exception_handler(EventStoreError)
+    async def _store(request: Request, exc: EventStoreError) -> Response:
+        log.error("event store error on %s: %s", request.url.path, exc)
+        return problem_response(500, "internal_error", "internal error",
+                                instance=request.url.path)
+
+    @app.exception_handler(Exception)
+    async def _crash(request: Request, exc: Exception) -> Response:
+        log.exception("unhandled error on %s", request.url.path)
+        return problem_response(500, "internal_error", "internal error",
+                                instance=request.url.path)

@@ -1,0 +1,60 @@
+"""Process settings, read from the environment (and a ``.env`` file if present).
+
+Every variable is documented in the README's settings table; a test checks that the
+README, ``docker-compose.yml`` and this class agree.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Everything a process needs to know about its surroundings."""
+
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", frozen=True)
+
+    database_url: str | None = Field(
+        default=None,
+        description="Runtime role's URL. Unset: start an embedded Postgres in DATA_DIR.",
+    )
+    migration_database_url: str | None = Field(
+        default=None,
+        description="Owner URL for `helpdesk migrate` and operator commands.",
+    )
+    listen_database_url: str | None = Field(
+        default=None,
+        description="Direct URL for LISTEN connections when DATABASE_URL goes through "
+        "PgBouncer; defaults to DATABASE_URL.",
+    )
+    pgbouncer: bool = Field(
+        default=False, description="DATABASE_URL points at PgBouncer in transaction mode."
+    )
+    db_pool_min: int = Field(default=2, ge=0, le=100)
+    db_pool_max: int = Field(default=10, ge=1, le=500)
+    db_connect_timeout: float = Field(
+        default=3.0, gt=0, description="Seconds before a connection attempt gives up."
+    )
+    db_command_timeout: float = Field(default=30.0, gt=0)
+    redis_url: str | None = Field(default=None, description="Unset: no rate limits, no cache.")
+    run_scheduler: bool = Field(
+        default=False, description="Run the scheduler and projectors inside the API process."
+    )
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=1, le=65535)
+    data_dir: Path = Field(
+        default=Path(".helpdesk"), description="Where the embedded Postgres keeps its data."
+    )
+    log_level: str = "info"
+    max_body_bytes: int = Field(default=1_048_576, ge=1024)
+
+    def runtime_user(self) -> tuple[str | None, str | None]:
+        """The user and password of DATABASE_URL, for `helpdesk migrate` to provision."""
+        if not self.database_url:
+            return None, None
+        parts = urlsplit(self.database_url)
+        return parts.username, parts.password

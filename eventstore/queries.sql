@@ -1,0 +1,93 @@
+-- name: arm --
+-- $1 tenant_id, $2 actor_kind (or NULL), $3 actor_id (or NULL)
+-- Transaction-local settings only: a pooled connection must never carry a tenant
+-- into the next transaction.
+SELECT set_config('app.tenant_id', $1::text, true),
+       set_config('app.actor_kind', coalesce($2, ''), true),
+       set_config('app.actor_id', coalesce($3, ''), true)
+
+-- name: stream_lock --
+-- $1 tenant_id, $2 stream_id
+-- Taken before the append so the version check in the next statement (a fresh
+-- READ COMMITTED snapshot) sees every append committed by an earlier holder.
+SELECT pg_advisory_xact_lock(hashtextextended($1::uuid::text || '/' || $2::uuid::text, 0))
+
+-- name: append --
+-- $1 tenant_id, $2 stream_id, $3 expected version (NULL = any), $4 types,
+-- $5 schema versions, $6 data, $7 metadata
+-- Inserts nothing when the stream is not at the expected version; the caller turns
+-- that into ConcurrencyError. seq, hash, actor and recorded_at come from the trigger.
+WITH head AS (
+    SELECT coalesce(max(version), 0) AS version
+      FROM events
+     WHERE tenant_id = $1 AND stream_id = $2
+)
+INSERT INTO events (tenant_id, stream_id, version, type, schema_version, data, metadata)
+SELECT $1, $2, head.version + e.ord, e.type, e.schema_version, e.data, e.metadata
+  FROM head,
+       unnest($4::text[], $5::int[], $6::jsonb[], $7::jsonb[])
+           WITH ORDINALITY AS e(type, schema_version, data, metadata, ord)
+ WHERE $3::int IS NULL OR head.version = $3::int
+ ORDER BY e.ord
+RETURNING tenant_id, seq, stream_id, version, type, schema_version, data, metadata,
+          actor_kind, actor_id, recorded_at, hash
+
+-- name: stream_version --
+-- $1 tenant_id, $2 stream_id
+SELECT coalesce(max(version), 0) FROM events WHERE tenant_id = $1 AND stream_id = $2
+
+-- name: read_stream --
+-- $1 tenant_id, $2 stream_id, $3 to_version (NULL = all)
+SELECT tenant_id, seq, stream_id, version, type, schema_version, data, metadata,
+       actor_kind, actor_id, recorded_at, hash
+  FROM events
+ WHERE tenant_id = $1 AND stream_id = $2 AND ($3::int IS NULL OR version <= $3::int)
+ ORDER BY version
+
+-- name: read_tenant --
+-- $1 tenant_id, $2 after_seq, $3 limit
+SELECT tenant_id, seq, stream_id, version, type, schema_version, data, metadata,
+       actor_kind, actor_id, recorded_at, hash
+  FROM events
+ WHERE tenant_id = $1 AND seq > $2
+ ORDER BY seq
+ LIMIT $3
+
+-- name: head --
+-- $1 tenant_id
+SELECT seq, hash FROM tenant_heads WHERE tenant_id = $1
+
+-- name: verify_chain --
+-- $1 tenant_id, $2 from_seq, $3 to_seq
+-- Each link is checked against the stored hash of the link before it, so one pass
+-- with lag() finds the first altered, missing or reordered event. The row before
+-- the range is read too, so a range can be checked on its own.
+WITH r AS (
+    SELECT seq,
+           hash,
+           lag(seq) OVER w AS prev_seq,
+           lag(hash) OVER w AS prev_hash,
+           event_canonical(tenant_id, seq, stream_id, version, type, schema_version,
+                           data, metadata, actor_kind, actor_id, recorded_at) AS canon
+      FROM events
+     WHERE tenant_id = $1 AND seq BETWEEN greatest($2::bigint - 1, 1) AND $3::bigint
+    WINDOW w AS (ORDER BY seq)
+),
+checks AS (
+    SELECT seq,
+           prev_seq,
+           CASE WHEN seq = 1 THEN hash = sha256(
+                    '\x0000000000000000000000000000000000000000000000000000000000000000'::bytea
+                    || canon)
+                WHEN prev_seq = seq - 1 THEN hash = sha256(prev_hash || canon)
+                ELSE false
+           END AS ok
+      FROM r
+)
+SELECT (SELECT count(*) FROM checks WHERE seq >= $2) AS checked,
+       (SELECT min(CASE WHEN prev_seq IS NULL AND seq > 1 THEN least(greatest($2::bigint - 1, 1), seq)
+                        WHEN prev_seq IS NOT NULL AND prev_seq <> seq - 1 THEN prev_seq + 1
+                        ELSE seq END)
+          FROM checks WHERE seq >= $2 AND NOT ok) AS first_bad,
+       (SELECT max(seq) FROM checks) AS last_seq,
+       (SELECT hash FROM r ORDER BY seq DESC LIMIT 1) AS last_hash

@@ -1,0 +1,219 @@
+"""Append and read events under a tenant and actor context.
+
+One unit of work is one pooled connection and one transaction, with the tenant and
+actor armed by ``set_config(..., true)`` so they vanish at commit and a pooled
+connection never leaks a tenant. Keep the append last in a command: it takes the
+tenant head row lock, which is held until commit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import asyncpg
+
+from domain.ids import TenantId
+from eventstore.errors import (
+    ConcurrencyError,
+    EventStoreError,
+    ImmutableEvents,
+    MissingContext,
+    StoreUnavailable,
+)
+from eventstore.sqlfile import load_queries
+from eventstore.types import ChainReport, NewEvent, RecordedEvent, StoreActor
+
+Q = load_queries(Path(__file__).with_name("queries.sql"))
+
+ZERO_HASH = bytes(32)
+
+# Driver failures that mean "the database is not there", as opposed to a bad query.
+UNAVAILABLE = (
+    OSError,
+    TimeoutError,
+    asyncpg.CannotConnectNowError,
+    asyncpg.ConnectionDoesNotExistError,
+    asyncpg.InterfaceError,
+    asyncpg.TooManyConnectionsError,
+    asyncpg.AdminShutdownError,
+)
+
+
+def record_from_row(row: asyncpg.Record) -> RecordedEvent:
+    """Build a RecordedEvent from a row with the events table's columns."""
+    return RecordedEvent(
+        tenant_id=TenantId(row["tenant_id"]),
+        seq=row["seq"],
+        stream_id=row["stream_id"],
+        version=row["version"],
+        type=row["type"],
+        schema_version=row["schema_version"],
+        data=row["data"],
+        metadata=row["metadata"],
+        actor_kind=row["actor_kind"],
+        actor_id=row["actor_id"],
+        recorded_at=row["recorded_at"],
+        hash=bytes(row["hash"]),
+    )
+
+
+def translate(exc: BaseException) -> EventStoreError:
+    """Turn a driver error raised by the store's SQL into the store's own error."""
+    if isinstance(exc, asyncpg.PostgresError):
+        code = getattr(exc, "sqlstate", None)
+        if code == "HD001" or code == "42501":
+            return MissingContext(str(exc))
+        if code == "HD003":
+            return ImmutableEvents(str(exc))
+    if isinstance(exc, UNAVAILABLE):
+        return StoreUnavailable(f"database unavailable: {exc}")
+    return EventStoreError(str(exc))
+
+
+class Session:
+    """One transaction on one connection, armed for one tenant (and maybe an actor)."""
+
+    def __init__(self, conn: asyncpg.Connection, tenant_id: TenantId) -> None:
+        self.conn = conn
+        self.tenant_id = tenant_id
+
+    async def append(
+        self,
+        stream_id: UUID,
+        expected_version: int | None,
+        events: Sequence[NewEvent],
+    ) -> list[RecordedEvent]:
+        """Append ``events`` to a stream that must be at ``expected_version``.
+
+        ``expected_version`` 0 means a new stream; ``None`` appends at whatever the
+        stream's version is. Raises ``ConcurrencyError`` when the stream moved on.
+        """
+        if not events:
+            return []
+        conn = self.conn
+        try:
+            # Serialise writers of one stream before the version check: a loser
+            # fails here, before it ever queues on the tenant head lock.
+            await conn.execute(Q["stream_lock"], self.tenant_id, stream_id)
+            rows = await conn.fetch(
+                Q["append"],
+                self.tenant_id,
+                stream_id,
+                expected_version,
+                [e.type for e in events],
+                [e.schema_version for e in events],
+                [e.data for e in events],
+                [e.metadata for e in events],
+            )
+        except asyncpg.UniqueViolationError as exc:
+            raise ConcurrencyError(stream_id, expected_version, None) from exc
+        except (asyncpg.PostgresError, *UNAVAILABLE) as exc:
+            raise translate(exc) from exc
+        if not rows:
+            actual = await conn.fetchval(Q["stream_version"], self.tenant_id, stream_id)
+            raise ConcurrencyError(stream_id, expected_version, actual)
+        return sorted((record_from_row(r) for r in rows), key=lambda e: e.version)
+
+    async def stream_version(self, stream_id: UUID) -> int:
+        """The stream's current version (0 for a stream with no events)."""
+        version: int = await self.conn.fetchval(Q["stream_version"], self.tenant_id, stream_id)
+        return version
+
+    async def read_stream(
+        self, stream_id: UUID, to_version: int | None = None
+    ) -> list[RecordedEvent]:
+        """The stream's events in version order, up to ``to_version`` if given."""
+        rows = await self.conn.fetch(Q["read_stream"], self.tenant_id, stream_id, to_version)
+        return [record_from_row(r) for r in rows]
+
+    async def read_tenant(self, after_seq: int, limit: int) -> list[RecordedEvent]:
+        """The tenant's events with ``seq > after_seq`` in seq order, at most ``limit``."""
+        rows = await self.conn.fetch(Q["read_tenant"], self.tenant_id, after_seq, limit)
+        return [record_from_row(r) for r in rows]
+
+    async def head(self) -> tuple[int, bytes]:
+        """The tenant's head: last assigned seq and its hash."""
+        row = await self.conn.fetchrow(Q["head"], self.tenant_id)
+        if row is None:
+            return 0, ZERO_HASH
+        return row["seq"], bytes(row["hash"])
+
+    async def verify_chain(self, from_seq: int = 1, to_seq: int | None = None) -> ChainReport:
+        """Recompute the hash chain over ``from_seq..to_seq`` (default: to the head).
+
+        Reports the first seq whose event was altered, removed or reordered.
+        """
+        head_seq, head_hash = await self.head()
+        end = head_seq if to_seq is None else min(to_seq, head_seq)
+        start = max(from_seq, 1)
+        if end < start:
+            return ChainReport(ok=True, checked=0, head_seq=head_seq, first_bad_seq=None)
+        row = await self.conn.fetchrow(Q["verify_chain"], self.tenant_id, start, end)
+        assert row is not None
+        first_bad: int | None = row["first_bad"]
+        last_seq: int | None = row["last_seq"]
+        if first_bad is None and (last_seq is None or last_seq < end):
+            # Rows at the end of the range are gone.
+            first_bad = (last_seq or start - 1) + 1
+        if (
+            first_bad is None
+            and end == head_seq
+            and row["last_hash"] is not None
+            and bytes(row["last_hash"]) != head_hash
+        ):
+            first_bad = head_seq
+        return ChainReport(
+            ok=first_bad is None,
+            checked=int(row["checked"]),
+            head_seq=head_seq,
+            first_bad_seq=first_bad,
+        )
+
+
+class EventStore:
+    """Hands out sessions over the process's pool."""
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self.pool = pool
+
+    @asynccontextmanager
+    async def session(
+        self,
+        tenant_id: TenantId,
+        actor: StoreActor | None = None,
+        *,
+        readonly: bool = False,
+    ) -> AsyncIterator[Session]:
+        """Open a unit of work: one connection, one transaction, tenant (and actor) armed.
+
+        The transaction commits when the block exits normally and rolls back on error.
+        """
+        try:
+            async with self.pool.acquire() as conn, conn.transaction(readonly=readonly):
+                await arm(conn, tenant_id, actor)
+                yield Session(conn, tenant_id)
+        except UNAVAILABLE as exc:
+            raise StoreUnavailable(f"database unavailable: {exc}") from exc
+
+
+async def arm(conn: asyncpg.Connection, tenant_id: TenantId, actor: StoreActor | None) -> None:
+    """Arm tenant and actor for the current transaction only."""
+    await conn.execute(
+        Q["arm"],
+        str(tenant_id),
+        actor.kind if actor else None,
+        actor.id if actor else None,
+    )
+
+
+async def fetch_all(conn: asyncpg.Connection, query: str, *args: Any) -> list[asyncpg.Record]:
+    """Run a read query, translating driver failures into store errors."""
+    try:
+        rows: list[asyncpg.Record] = await conn.fetch(query, *args)
+    except (asyncpg.PostgresError, *UNAVAILABLE) as exc:
+        raise translate(exc) from exc
+    return rows

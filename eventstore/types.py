@@ -1,0 +1,65 @@
+"""The event store's own vocabulary: events as (type, schema_version, data)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from domain.ids import TenantId
+
+JsonObject = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class StoreActor:
+    """Who is acting, as the database stamps it onto every event.
+
+    ``kind`` is one of ``api_key``, ``system`` or ``operator``; ``id`` names the key,
+    the subsystem or the operator.
+    """
+
+    kind: str
+    id: str
+
+
+SYSTEM = StoreActor("system", "scheduler")
+
+
+@dataclass(frozen=True, slots=True)
+class NewEvent:
+    """An event about to be appended."""
+
+    type: str
+    data: JsonObject
+    schema_version: int = 1
+    metadata: JsonObject = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedEvent:
+    """An event as stored, with everything the database assigned to it."""
+
+    tenant_id: TenantId
+    seq: int
+    stream_id: UUID
+    version: int
+    type: str
+    schema_version: int
+    data: JsonObject
+    metadata: JsonObject
+    actor_kind: str
+    actor_id: str
+    recorded_at: datetime
+    hash: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class ChainReport:
+    """The result of recomputing the hash chain over a range of seqs."""
+
+    ok: bool
+    checked: int
+    head_seq: int
+    first_bad_seq: int | None

@@ -1,0 +1,58 @@
+"""Fixtures shared by every test: a real Postgres, cloned per test from a template."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+
+import asyncpg
+import pytest
+
+from api.operator import NewTenant, create_tenant
+from eventstore.pool import create_pool
+from eventstore.store import EventStore
+from tests.support.pg import Databases, TestDatabase, server_url
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[str]:
+    with server_url() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+async def databases(pg_server: str) -> AsyncIterator[Databases]:
+    dbs = Databases(pg_server)
+    await dbs.create_template()
+    yield dbs
+    await dbs.drop(dbs.template)
+
+
+@pytest.fixture
+async def db(databases: Databases) -> AsyncIterator[TestDatabase]:
+    """A fresh migrated database for this test."""
+    clone = await databases.clone()
+    yield clone
+    await databases.drop(clone.name)
+
+
+@pytest.fixture
+async def pool(db: TestDatabase) -> AsyncIterator[asyncpg.Pool]:
+    """A pool connected as the runtime role (never a superuser)."""
+    p = await create_pool(db.runtime_url, min_size=1, max_size=20)
+    yield p
+    await p.close()
+
+
+@pytest.fixture
+def store(pool: asyncpg.Pool) -> EventStore:
+    return EventStore(pool)
+
+
+@pytest.fixture
+def make_tenant(db: TestDatabase) -> Callable[[str], Awaitable[NewTenant]]:
+    """Create tenants the way the operator does (as the owner)."""
+
+    async def make(name: str = "Acme") -> NewTenant:
+        return await create_tenant(db.admin_url, name)
+
+    return make

@@ -1,0 +1,216 @@
+"""The event store against a real Postgres, as the runtime role."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import uuid
+
+import asyncpg
+import pytest
+
+from eventstore.errors import ConcurrencyError, ImmutableEvents, MissingContext
+from eventstore.store import EventStore, arm
+from eventstore.types import NewEvent, StoreActor
+
+ACTOR = StoreActor("api_key", "key-1")
+
+
+def ev(n: int = 0) -> NewEvent:
+    return NewEvent("Thing", {"n": n})
+
+
+async def test_append_assigns_seq_version_actor_and_hash(store: EventStore, make_tenant):
+    t = await make_tenant()
+    stream = uuid.uuid4()
+    async with store.session(t.tenant_id, ACTOR) as s:
+        recorded = await s.append(stream, 0, [ev(1), ev(2)])
+    assert [e.version for e in recorded] == [1, 2]
+    assert [e.seq for e in recorded] == [1, 2]
+    assert all(e.actor_kind == "api_key" and e.actor_id == "key-1" for e in recorded)
+    assert all(len(e.hash) == 32 for e in recorded)
+    async with store.session(t.tenant_id) as s:
+        assert [e.data for e in await s.read_stream(stream)] == [{"n": 1}, {"n": 2}]
+        assert [e.version for e in await s.read_stream(stream, to_version=1)] == [1]
+        assert (await s.head())[0] == 2
+
+
+async def test_wrong_expected_version_is_a_concurrency_error(store: EventStore, make_tenant):
+    t = await make_tenant()
+    stream = uuid.uuid4()
+    async with store.session(t.tenant_id, ACTOR) as s:
+        await s.append(stream, 0, [ev()])
+    with pytest.raises(ConcurrencyError) as info:
+        async with store.session(t.tenant_id, ACTOR) as s:
+            await s.append(stream, 0, [ev()])
+    assert info.value.actual == 1
+    async with store.session(t.tenant_id) as s:
+        assert (await s.head())[0] == 1  # the failed append left no seq behind
+
+
+async def test_concurrent_appends_one_winner_per_version(store: EventStore, make_tenant):
+    t = await make_tenant()
+    stream = uuid.uuid4()
+    versions_won = []
+    for expected in range(5):
+        async def attempt(i: int, expected: int = expected) -> str:
+            try:
+                async with store.session(t.tenant_id, StoreActor("api_key", f"k{i}")) as s:
+                    await s.append(stream, expected, [ev(i)])
+                return "ok"
+            except ConcurrencyError:
+                return "conflict"
+
+        results = await asyncio.gather(*(attempt(i) for i in range(12)))
+        assert results.count("ok") == 1, results
+        assert results.count("conflict") == 11
+        versions_won.append(expected + 1)
+    async with store.session(t.tenant_id) as s:
+        events = await s.read_stream(stream)
+    assert [e.version for e in events] == [1, 2, 3, 4, 5]
+    assert [e.seq for e in events] == [1, 2, 3, 4, 5]
+
+
+async def test_many_writers_many_tenants_gapless_and_tail_never_skips(
+    store: EventStore, make_tenant
+):
+    tenants = [(await make_tenant(f"T{i}")).tenant_id for i in range(4)]
+    per_writer = 25
+    writers_per_tenant = 4
+    done = asyncio.Event()
+
+    async def writer(tenant, w: int) -> None:
+        stream = uuid.uuid4()
+        for i in range(per_writer):
+            async with store.session(tenant, StoreActor("api_key", f"w{w}")) as s:
+                await s.append(stream, i, [ev(i)])
+            if random.random() < 0.3:
+                await asyncio.sleep(0)
+
+    async def tail(tenant) -> list[int]:
+        seen: list[int] = []
+        last = 0
+        while True:
+            finished = done.is_set()
+            async with store.session(tenant, readonly=True) as s:
+                batch = await s.read_tenant(last, 1000)
+            for e in batch:
+                # Every event after `last` must be the very next one: nothing that
+                # commits later may carry a smaller seq than one already seen.
+                assert e.seq == last + 1, (e.seq, last)
+                last = e.seq
+                seen.append(e.seq)
+            if finished and not batch:
+                return seen
+            await asyncio.sleep(0.002)
+
+    tails = [asyncio.create_task(tail(t)) for t in tenants]
+    await asyncio.gather(*(writer(t, w) for t in tenants for w in range(writers_per_tenant)))
+    done.set()
+    seen = await asyncio.gather(*tails)
+    expected = list(range(1, per_writer * writers_per_tenant + 1))
+    for s in seen:
+        assert s == expected
+
+
+async def test_tenants_are_isolated(store: EventStore, make_tenant):
+    a, b = (await make_tenant("A")).tenant_id, (await make_tenant("B")).tenant_id
+    stream = uuid.uuid4()
+    async with store.session(b, ACTOR) as s:
+        await s.append(stream, 0, [ev()])
+    async with store.session(a) as s:
+        assert await s.read_stream(stream) == []
+        assert await s.read_tenant(0, 100) == []
+        # Even naming tenant B explicitly, RLS under A's context shows nothing.
+        assert await s.conn.fetchval("SELECT count(*) FROM events") == 0
+        assert await s.conn.fetchval("SELECT count(*) FROM events WHERE tenant_id = $1", b) == 0
+
+
+async def test_no_context_reads_nothing_and_cannot_write(pool: asyncpg.Pool, store, make_tenant):
+    t = (await make_tenant()).tenant_id
+    async with store.session(t, ACTOR) as s:
+        await s.append(uuid.uuid4(), 0, [ev()])
+    async with pool.acquire() as conn:
+        assert await conn.fetchval("SELECT count(*) FROM events") == 0
+        assert await conn.fetchval("SELECT count(*) FROM tenants") == 0
+        with pytest.raises(asyncpg.PostgresError):
+            await conn.execute(
+                "INSERT INTO events (tenant_id, stream_id, version, type, data) "
+                "VALUES ($1, $2, 1, 'X', '{}')", t, uuid.uuid4())
+
+
+async def test_context_does_not_leak_to_the_next_transaction(pool: asyncpg.Pool, store,
+                                                             make_tenant):
+    t = (await make_tenant()).tenant_id
+    async with store.session(t, ACTOR) as s:
+        await s.append(uuid.uuid4(), 0, [ev()])
+    async with pool.acquire() as conn:
+        async with conn.transaction():
+            await arm(conn, t, ACTOR)
+            assert await conn.fetchval("SELECT count(*) FROM events") == 1
+        assert await conn.fetchval("SELECT current_setting('app.tenant_id', true)") in ("", None)
+        assert await conn.fetchval("SELECT count(*) FROM events") == 0
+
+
+async def test_insert_without_actor_raises(store: EventStore, make_tenant):
+    t = (await make_tenant()).tenant_id
+    with pytest.raises(MissingContext):
+        async with store.session(t) as s:
+            await s.append(uuid.uuid4(), 0, [ev()])
+
+
+async def test_actor_columns_cannot_be_forged(pool: asyncpg.Pool, make_tenant):
+    t = (await make_tenant()).tenant_id
+    async with pool.acquire() as conn, conn.transaction():
+        await arm(conn, t, ACTOR)
+        row = await conn.fetchrow(
+            "INSERT INTO events (tenant_id, stream_id, version, type, data, actor_kind, actor_id)"
+            " VALUES ($1, $2, 1, 'X', '{}', 'system', 'forged') RETURNING actor_kind, actor_id",
+            t, uuid.uuid4())
+    assert (row["actor_kind"], row["actor_id"]) == ("api_key", "key-1")
+
+
+@pytest.mark.parametrize("statement", [
+    "UPDATE events SET data = '{\"n\": 9}'",
+    "DELETE FROM events",
+    "TRUNCATE events",
+])
+async def test_runtime_role_cannot_change_events(pool: asyncpg.Pool, store, make_tenant,
+                                                 statement):
+    t = (await make_tenant()).tenant_id
+    async with store.session(t, ACTOR) as s:
+        await s.append(uuid.uuid4(), 0, [ev()])
+    async with pool.acquire() as conn, conn.transaction():
+        await arm(conn, t, ACTOR)
+        with pytest.raises(asyncpg.InsufficientPrivilegeError):
+            await conn.execute(statement)
+
+
+@pytest.mark.parametrize("statement", [
+    "UPDATE events SET data = '{\"n\": 9}'",
+    "DELETE FROM events",
+    "TRUNCATE events",
+])
+async def test_triggers_refuse_changes_even_for_the_owner(db, store, make_tenant, statement):
+    t = (await make_tenant()).tenant_id
+    async with store.session(t, ACTOR) as s:
+        await s.append(uuid.uuid4(), 0, [ev()])
+    conn = await asyncpg.connect(db.admin_url)
+    try:
+        async with conn.transaction():
+            await conn.execute("SET LOCAL ROLE helpdesk_owner")
+            await arm(conn, t, ACTOR)
+            with pytest.raises(asyncpg.PostgresError) as info:
+                await conn.execute(statement)
+            assert info.value.sqlstate == "HD003"
+    finally:
+        await conn.close()
+
+
+async def test_store_translates_immutable_errors(store: EventStore, make_tenant):
+    from eventstore.store import translate
+
+    class Fake(asyncpg.PostgresError):
+        sqlstate = "HD003"
+
+    assert isinstance(translate(Fake("x")), ImmutableEvents)
