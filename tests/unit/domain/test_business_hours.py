@@ -19,8 +19,8 @@ H = 3_600_000
 M = 60_000
 
 
-def utc(*args: int) -> datetime:
-    return datetime(*args, tzinfo=UTC)
+def utc(year: int, month: int, day: int, hour: int = 0, minute: int = 0) -> datetime:
+    return datetime(year, month, day, hour, minute, tzinfo=UTC)
 
 
 def weekdays(zone: str, start: str = "09:00", end: str = "17:00") -> Calendar:

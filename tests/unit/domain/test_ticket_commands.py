@@ -216,8 +216,8 @@ def test_agent_message_on_closed_ticket_is_refused() -> None:
 
 
 def test_decide_follow_up_builds_both_streams() -> None:
-    opened = open_cmd(tags=("vip",), priority=Priority.HIGH)
-    history = given(opened, *path_to(TicketState.CLOSED)[1:])
+    first = open_cmd(tags=("vip",), priority=Priority.HIGH)
+    history = given(first, *path_to(TicketState.CLOSED)[1:])
     closed = state_of(history)
     new_id = TicketId(uuid.UUID(int=99))
     message = reply(at(30), actor=CUSTOMER, n=5, body="It is on fire again.")
