@@ -172,10 +172,14 @@ def resume_clock(calendar: Calendar, clock: Clock, now: datetime) -> Clock:
 
 
 def fulfil_clock(clock: Clock, now: datetime) -> Clock:
-    """Mark an active clock fulfilled at ``now``; ``due_at`` is kept as history."""
+    """Mark an active clock fulfilled at ``now``; ``due_at`` is kept as history.
+
+    A paused clock (an agent answering while the ticket is pending) is unpaused as it
+    is fulfilled, so a later resume cannot revive it.
+    """
     if not clock.active:
         return clock
-    return clock.model_copy(update={"fulfilled_at": now})
+    return clock.model_copy(update={"fulfilled_at": now, "paused": False, "remaining_ms": None})
 
 
 def solve_resolution(calendar: Calendar, clock: Clock, now: datetime) -> Clock:

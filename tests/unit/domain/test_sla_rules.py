@@ -163,6 +163,15 @@ def test_next_reply_pauses_while_pending() -> None:
     assert clock(history, NR).due_at == at(26)
 
 
+def test_reply_while_pending_fulfils_next_reply_for_good() -> None:
+    history = given(open_cmd(), reply(at(1)), reply(at(2), actor=CUSTOMER, n=2),
+                    move(TicketState.PENDING, at(3)), reply(at(4), n=3),
+                    move(TicketState.OPEN, at(5)))
+    nr = clock(history, NR)
+    assert nr.fulfilled_at == at(4) and not nr.running and not nr.paused
+    assert when(history, CheckSla(metric=NR, at=at(100))) == []
+
+
 def test_customer_message_on_pending_starts_next_reply_after_reopen() -> None:
     history = given(open_cmd(), reply(at(1)), move(TicketState.PENDING, at(2)))
     history += when(history, reply(at(5), actor=CUSTOMER, n=2))
