@@ -1,12 +1,18 @@
-"""Typed identifiers."""
+"""Typed identifiers.
+
+Distinct ``NewType``s over ``uuid.UUID`` so mypy catches a ticket id passed where an
+agent id is expected; at runtime they are plain UUIDs and cost nothing.
+"""
 
 from __future__ import annotations
 
+import uuid
 from typing import NewType
-from uuid import UUID
 
-TenantId = NewType("TenantId", UUID)
-TicketId = NewType("TicketId", UUID)
-AgentId = NewType("AgentId", UUID)
-ApiKeyId = NewType("ApiKeyId", UUID)
-MessageId = NewType("MessageId", UUID)
+TenantId = NewType("TenantId", uuid.UUID)
+TicketId = NewType("TicketId", uuid.UUID)
+AgentId = NewType("AgentId", uuid.UUID)
+ApiKeyId = NewType("ApiKeyId", uuid.UUID)
+MessageId = NewType("MessageId", uuid.UUID)
+
+__all__ = ["AgentId", "ApiKeyId", "MessageId", "TenantId", "TicketId"]

@@ -1,0 +1,245 @@
+"""SLA policy and the per-metric clock.
+
+A ``Clock`` is a plain, frozen record; the functions here move it between
+not-started, running, paused, fulfilled and breached. Which of them to call when is the
+ticket's business (``domain.decide``); the arithmetic lives here.
+
+Budget accounting: a running clock's remaining budget is the business time from now to
+``due_at`` (negative once overdue). Pausing stores it in ``remaining_ms``; resuming sets
+``due_at = add_business_time(now, remaining_ms)``. A priority change keeps the business
+time already elapsed and swaps the target, so the new budget is
+``new_target - elapsed = remaining + (new_target - old_target)``. A budget already
+spent under the new target makes the clock due at once (``due_at = now``), so the next
+check breaches it: breaches are never back-dated.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import NamedTuple
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from domain.business_hours import Calendar, CALENDAR_24x7, add_business_time, business_ms_between
+from domain.values import Priority, SlaMetric, TicketState, UtcDatetime
+
+HOUR_MS = 3_600_000
+
+
+class SlaTarget(NamedTuple):
+    """Targets for one priority, in business milliseconds."""
+
+    first_response_ms: int
+    resolution_ms: int
+
+
+SlaTargets = dict[Priority, SlaTarget]
+
+DEFAULT_TARGETS: SlaTargets = {
+    Priority.URGENT: SlaTarget(1 * HOUR_MS, 8 * HOUR_MS),
+    Priority.HIGH: SlaTarget(2 * HOUR_MS, 24 * HOUR_MS),
+    Priority.NORMAL: SlaTarget(8 * HOUR_MS, 72 * HOUR_MS),
+    Priority.LOW: SlaTarget(24 * HOUR_MS, 120 * HOUR_MS),
+}
+
+DEFAULT_PAUSED_STATES = frozenset({TicketState.PENDING, TicketState.SOLVED})
+
+
+class SlaPolicy(BaseModel):
+    """A tenant's SLA settings: targets per priority, calendar, and the states in which
+    the next-reply and resolution clocks pause."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    targets: SlaTargets = Field(default_factory=lambda: dict(DEFAULT_TARGETS))
+    calendar: Calendar = CALENDAR_24x7
+    paused_states: frozenset[TicketState] = DEFAULT_PAUSED_STATES
+
+    @field_validator("targets")
+    @classmethod
+    def _complete(cls, value: SlaTargets) -> SlaTargets:
+        missing = set(Priority) - set(value)
+        if missing:
+            raise ValueError(f"targets missing for {sorted(missing)}")
+        for target in value.values():
+            if target.first_response_ms <= 0 or target.resolution_ms <= 0:
+                raise ValueError("targets must be positive")
+        return value
+
+    @field_validator("paused_states")
+    @classmethod
+    def _not_closed(cls, value: frozenset[TicketState]) -> frozenset[TicketState]:
+        # Closed stops every clock anyway; open must keep them running.
+        if TicketState.CLOSED in value or TicketState.OPEN in value:
+            raise ValueError("paused_states may hold only pending, on_hold and solved")
+        return value
+
+    def target_ms(self, metric: SlaMetric, priority: Priority) -> int:
+        """The target of ``metric`` at ``priority``; next reply uses the first-response
+        target."""
+        target = self.targets[priority]
+        if metric is SlaMetric.RESOLUTION:
+            return target.resolution_ms
+        return target.first_response_ms
+
+
+class Clock(BaseModel):
+    """The state of one SLA metric on one ticket.
+
+    * not started: ``started_at`` is None;
+    * running: ``due_at`` set, not paused, not fulfilled;
+    * paused: ``paused`` with ``remaining_ms`` kept and ``due_at`` None (also used for
+      a closed ticket's stopped clocks, and for the resolution clock while solved);
+    * fulfilled: ``fulfilled_at`` set;
+    * ``breached_at`` latches once set.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    metric: SlaMetric
+    target_ms: int
+    started_at: UtcDatetime | None = None
+    due_at: UtcDatetime | None = None
+    paused: bool = False
+    remaining_ms: int | None = None
+    fulfilled_at: UtcDatetime | None = None
+    breached_at: UtcDatetime | None = None
+
+    @property
+    def running(self) -> bool:
+        """True while the clock counts down towards ``due_at``."""
+        return (
+            self.started_at is not None
+            and not self.paused
+            and self.fulfilled_at is None
+            and self.due_at is not None
+        )
+
+    @property
+    def active(self) -> bool:
+        """Started and not yet fulfilled (running or paused)."""
+        return self.started_at is not None and self.fulfilled_at is None
+
+
+def idle_clock(metric: SlaMetric, target_ms: int) -> Clock:
+    """A clock that has not started (next reply before any unanswered message)."""
+    return Clock(metric=metric, target_ms=target_ms)
+
+
+def start_clock(
+    calendar: Calendar, metric: SlaMetric, target_ms: int, now: datetime, *, paused: bool = False
+) -> Clock:
+    """Start a fresh clock at ``now``; ``paused`` starts it already paused with the whole
+    budget kept (a message arriving while the ticket is pending)."""
+    if paused:
+        return Clock(
+            metric=metric, target_ms=target_ms, started_at=now, paused=True, remaining_ms=target_ms
+        )
+    due = add_business_time(calendar, now, target_ms)
+    return Clock(metric=metric, target_ms=target_ms, started_at=now, due_at=due)
+
+
+def remaining_ms(calendar: Calendar, clock: Clock, now: datetime) -> int:
+    """Business budget left at ``now``; negative once overdue."""
+    if clock.paused or clock.due_at is None:
+        return clock.remaining_ms if clock.remaining_ms is not None else clock.target_ms
+    if now <= clock.due_at:
+        return business_ms_between(calendar, now, clock.due_at)
+    return -business_ms_between(calendar, clock.due_at, now)
+
+
+def pause_clock(calendar: Calendar, clock: Clock, now: datetime) -> Clock:
+    """Pause a running clock, keeping its remaining budget; others are returned as is."""
+    if not clock.running:
+        return clock
+    left = remaining_ms(calendar, clock, now)
+    return clock.model_copy(update={"paused": True, "due_at": None, "remaining_ms": left})
+
+
+def resume_clock(calendar: Calendar, clock: Clock, now: datetime) -> Clock:
+    """Resume a paused, started clock: due when the kept budget is spent from ``now``.
+
+    Clears ``fulfilled_at`` too: the only paused-and-fulfilled clock is resolution on a
+    solved ticket, and resuming it means the ticket was reopened.
+    """
+    if not clock.paused or clock.started_at is None:
+        return clock
+    budget = clock.remaining_ms if clock.remaining_ms is not None else clock.target_ms
+    due = add_business_time(calendar, now, budget) if budget > 0 else now
+    return clock.model_copy(
+        update={"paused": False, "due_at": due, "remaining_ms": None, "fulfilled_at": None}
+    )
+
+
+def fulfil_clock(clock: Clock, now: datetime) -> Clock:
+    """Mark an active clock fulfilled at ``now``; ``due_at`` is kept as history.
+
+    A paused clock (an agent answering while the ticket is pending) is unpaused as it
+    is fulfilled, so a later resume cannot revive it.
+    """
+    if not clock.active:
+        return clock
+    return clock.model_copy(update={"fulfilled_at": now, "paused": False, "remaining_ms": None})
+
+
+def solve_resolution(calendar: Calendar, clock: Clock, now: datetime) -> Clock:
+    """Solving fulfils resolution and pauses it with the budget kept, so a reopen
+    resumes rather than resets it."""
+    if not clock.active:
+        return clock
+    return pause_clock(calendar, clock, now).model_copy(update={"fulfilled_at": now})
+
+
+def retarget_clock(calendar: Calendar, clock: Clock, new_target_ms: int, now: datetime) -> Clock:
+    """Swap the target after a priority change, keeping elapsed business time."""
+    delta = new_target_ms - clock.target_ms
+    if delta == 0:
+        return clock
+    if clock.started_at is None:
+        return clock.model_copy(update={"target_ms": new_target_ms})
+    if clock.paused:
+        left = remaining_ms(calendar, clock, now) + delta
+        return clock.model_copy(update={"target_ms": new_target_ms, "remaining_ms": left})
+    if not clock.running:
+        return clock  # fulfilled: history, not re-judged under a new target
+    budget = remaining_ms(calendar, clock, now) + delta
+    due = add_business_time(calendar, now, budget) if budget > 0 else now
+    return clock.model_copy(update={"target_ms": new_target_ms, "due_at": due})
+
+
+def breach_due(clock: Clock, now: datetime) -> bool:
+    """True when a check at ``now`` must record a breach: running, past due, and not
+    breached before (a breach latches, so it is recorded once)."""
+    return (
+        clock.running
+        and clock.breached_at is None
+        and clock.due_at is not None
+        and clock.due_at <= now
+    )
+
+
+def breach_clock(clock: Clock, at: datetime) -> Clock:
+    """Latch the breach; a second call keeps the first instant."""
+    if clock.breached_at is not None:
+        return clock
+    return clock.model_copy(update={"breached_at": at})
+
+
+__all__ = [
+    "DEFAULT_PAUSED_STATES",
+    "DEFAULT_TARGETS",
+    "Clock",
+    "SlaPolicy",
+    "SlaTarget",
+    "SlaTargets",
+    "breach_clock",
+    "breach_due",
+    "fulfil_clock",
+    "idle_clock",
+    "pause_clock",
+    "remaining_ms",
+    "resume_clock",
+    "retarget_clock",
+    "solve_resolution",
+    "start_clock",
+]

@@ -1,0 +1,150 @@
+"""The ticket aggregate's state and how events build it.
+
+``evolve`` only applies facts: it never consults a policy, a calendar or a clock, so
+folding a stream always reproduces what was decided at the time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pydantic import BaseModel, ConfigDict
+
+from domain.errors import CorruptStream
+from domain.events import (
+    Clocks,
+    Event,
+    FollowUpOpened,
+    MessageAdded,
+    PriorityChanged,
+    SlaBreached,
+    StateChanged,
+    TagsChanged,
+    TicketAssigned,
+    TicketOpened,
+)
+from domain.ids import AgentId, TicketId
+from domain.sla import breach_clock
+from domain.values import (
+    ActorKind,
+    Priority,
+    Requester,
+    Source,
+    TicketState,
+    UtcDatetime,
+    Visibility,
+)
+
+# Moves allowed by a ChangeState command. Closed is terminal.
+TRANSITIONS: dict[TicketState, frozenset[TicketState]] = {
+    TicketState.OPEN: frozenset({TicketState.PENDING, TicketState.ON_HOLD, TicketState.SOLVED}),
+    TicketState.PENDING: frozenset({TicketState.OPEN, TicketState.ON_HOLD, TicketState.SOLVED}),
+    TicketState.ON_HOLD: frozenset({TicketState.OPEN, TicketState.PENDING, TicketState.SOLVED}),
+    TicketState.SOLVED: frozenset({TicketState.OPEN, TicketState.CLOSED}),
+    TicketState.CLOSED: frozenset(),
+}
+
+
+class Ticket(BaseModel):
+    """A ticket as of ``version`` events."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: TicketId
+    version: int
+    state: TicketState
+    subject: str
+    requester: Requester
+    priority: Priority
+    source: Source
+    tags: tuple[str, ...]
+    assignee: AgentId | None = None
+    follow_up_of: TicketId | None = None
+    follow_up_ids: tuple[TicketId, ...] = ()
+    created_at: UtcDatetime
+    updated_at: UtcDatetime
+    solved_at: UtcDatetime | None = None
+    closed_at: UtcDatetime | None = None
+    reopen_count: int = 0
+    clocks: Clocks
+    awaiting_reply: bool = False
+    """True while the last public message is the customer's and no agent answered."""
+
+
+def evolve(state: Ticket | None, event: Event) -> Ticket:
+    """Apply one event to the state (None before the stream's first event)."""
+    if state is None:
+        if not isinstance(event, TicketOpened):
+            raise CorruptStream(f"a ticket stream must start with TicketOpened, not {event.TYPE}")
+        return Ticket(
+            id=event.ticket_id,
+            version=1,
+            state=TicketState.OPEN,
+            subject=event.subject,
+            requester=event.requester,
+            priority=event.priority,
+            source=event.source,
+            tags=event.tags,
+            follow_up_of=event.follow_up_of,
+            created_at=event.at,
+            updated_at=event.at,
+            clocks=dict(event.clocks),
+            awaiting_reply=event.author.kind is ActorKind.CUSTOMER,
+        )
+    changes: dict[str, object] = {"version": state.version + 1, "updated_at": event.at}
+    match event:
+        case TicketOpened():
+            raise CorruptStream("TicketOpened on a stream that already holds a ticket")
+        case MessageAdded():
+            changes["clocks"] = state.clocks | event.clocks
+            if event.visibility is Visibility.PUBLIC:
+                if event.author.kind is ActorKind.CUSTOMER:
+                    changes["awaiting_reply"] = True
+                elif event.author.kind is ActorKind.AGENT:
+                    changes["awaiting_reply"] = False
+        case TicketAssigned():
+            changes["assignee"] = event.assignee
+        case PriorityChanged():
+            changes["priority"] = event.priority
+            changes["clocks"] = state.clocks | event.clocks
+        case StateChanged():
+            changes.update(_state_change(state, event))
+        case TagsChanged():
+            changes["tags"] = event.tags
+        case SlaBreached():
+            clock = state.clocks.get(event.metric)
+            if clock is None:
+                raise CorruptStream(f"breach of {event.metric} which has no clock")
+            changes["clocks"] = state.clocks | {event.metric: breach_clock(clock, event.at)}
+            # A breach is a scheduler observation, not a change a customer sees.
+            del changes["updated_at"]
+        case FollowUpOpened():
+            changes["follow_up_ids"] = (*state.follow_up_ids, event.follow_up_id)
+        case _:
+            raise CorruptStream(f"{event.TYPE} does not belong to a ticket stream")
+    return state.model_copy(update=changes)
+
+
+def _state_change(state: Ticket, event: StateChanged) -> dict[str, object]:
+    if event.from_state is not state.state:
+        raise CorruptStream(f"StateChanged from {event.from_state} but ticket is {state.state}")
+    out: dict[str, object] = {"state": event.to_state, "clocks": state.clocks | event.clocks}
+    if event.to_state is TicketState.SOLVED:
+        out["solved_at"] = event.at
+    elif event.to_state is TicketState.CLOSED:
+        out["closed_at"] = event.at
+    elif event.from_state is TicketState.SOLVED:
+        out["reopen_count"] = state.reopen_count + 1
+        out["solved_at"] = None
+    return out
+
+
+def fold(events: Iterable[Event]) -> Ticket | None:
+    """Replay a stream from the start; None for an empty stream."""
+    state: Ticket | None = None
+    for event in events:
+        state = evolve(state, event)
+    return state
+
+
+__all__ = ["TRANSITIONS", "Ticket", "evolve", "fold"]

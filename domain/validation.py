@@ -1,0 +1,79 @@
+"""Input rules shared by commands: lengths, tag slugs, e-mail shape."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from domain.errors import ValidationFailed
+from domain.values import Requester
+
+SUBJECT_MAX = 200
+BODY_MAX = 50_000
+REASON_MAX = 500
+NAME_MAX = 200
+TAGS_MAX = 20
+
+_TAG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
+# Deliberately loose: one @, no spaces, a dot in the domain. Deliverability is not
+# something a regex can decide.
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+def check_text(value: str, field: str, maximum: int) -> str:
+    """Reject blank or over-long text; return it unchanged."""
+    if not value.strip():
+        raise ValidationFailed(f"{field} must not be empty", field=field)
+    if len(value) > maximum:
+        raise ValidationFailed(f"{field} must be at most {maximum} characters", field=field)
+    return value
+
+
+def check_reason(value: str | None) -> str | None:
+    """An optional state-change reason: None or 1..REASON_MAX characters."""
+    return None if value is None else check_text(value, "reason", REASON_MAX)
+
+
+def check_requester(requester: Requester) -> Requester:
+    """Reject a malformed e-mail address or an over-long name."""
+    if len(requester.email) > 254 or not _EMAIL.match(requester.email):
+        raise ValidationFailed("requester.email is not an e-mail address", field="requester.email")
+    if requester.name is not None and len(requester.name) > NAME_MAX:
+        raise ValidationFailed(
+            f"requester.name must be at most {NAME_MAX} characters", field="requester.name"
+        )
+    return requester
+
+
+def normalize_tags(tags: Iterable[str], field: str = "tags") -> tuple[str, ...]:
+    """Lower-case, de-duplicate and sort tags, rejecting anything not a slug.
+
+    Tags are lower-cased rather than rejected for case because clients type them by
+    hand; anything else that is not ``[a-z0-9][a-z0-9_-]{0,39}`` is refused.
+    """
+    out: set[str] = set()
+    for raw in tags:
+        tag = raw.strip().lower()
+        if not _TAG.match(tag):
+            raise ValidationFailed(f"{raw!r} is not a valid tag", field=field)
+        out.add(tag)
+    return tuple(sorted(out))
+
+
+def check_tag_count(tags: tuple[str, ...]) -> tuple[str, ...]:
+    """A ticket holds at most ``TAGS_MAX`` tags."""
+    if len(tags) > TAGS_MAX:
+        raise ValidationFailed(f"a ticket has at most {TAGS_MAX} tags", field="tags")
+    return tags
+
+
+__all__ = [
+    "BODY_MAX",
+    "SUBJECT_MAX",
+    "TAGS_MAX",
+    "check_reason",
+    "check_requester",
+    "check_tag_count",
+    "check_text",
+    "normalize_tags",
+]

@@ -1,0 +1,105 @@
+"""Value types shared by commands, events and state."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict
+
+
+def _utc(value: datetime) -> datetime:
+    # Naive datetimes are ambiguous about their zone; the domain refuses to guess.
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError("datetime must be timezone-aware")
+    return value.astimezone(UTC)
+
+
+UtcDatetime = Annotated[datetime, AfterValidator(_utc)]
+"""An aware datetime, normalised to UTC on validation."""
+
+
+class Priority(StrEnum):
+    LOW = "low"
+    NORMAL = "normal"
+    HIGH = "high"
+    URGENT = "urgent"
+
+
+class Source(StrEnum):
+    API = "api"
+    EMAIL = "email"
+    PORTAL = "portal"
+    CHAT = "chat"
+    PHONE = "phone"
+
+
+class TicketState(StrEnum):
+    OPEN = "open"
+    PENDING = "pending"
+    ON_HOLD = "on_hold"
+    SOLVED = "solved"
+    CLOSED = "closed"
+
+
+class Visibility(StrEnum):
+    PUBLIC = "public"
+    INTERNAL = "internal"
+
+
+class ActorKind(StrEnum):
+    """Who acts: ``agent`` (an agent or admin key), ``customer`` (an intake key posting as
+    the requester) or ``system`` (the scheduler and its sweeps)."""
+
+    AGENT = "agent"
+    CUSTOMER = "customer"
+    SYSTEM = "system"
+
+
+class Role(StrEnum):
+    """API key and agent roles."""
+
+    ADMIN = "admin"
+    AGENT = "agent"
+    INTAKE = "intake"
+    ANALYST = "analyst"
+    AUDITOR = "auditor"
+
+
+class SlaMetric(StrEnum):
+    FIRST_RESPONSE = "first_response"
+    NEXT_REPLY = "next_reply"
+    RESOLUTION = "resolution"
+
+
+class Actor(BaseModel):
+    """The one who issues a command; ``id`` is an agent id, key id or ``"scheduler"``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: ActorKind
+    id: str
+
+
+class Requester(BaseModel):
+    """The customer a ticket is for."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    email: str
+    name: str | None = None
+
+
+__all__ = [
+    "Actor",
+    "ActorKind",
+    "Priority",
+    "Requester",
+    "Role",
+    "SlaMetric",
+    "Source",
+    "TicketState",
+    "UtcDatetime",
+    "Visibility",
+]

@@ -1,0 +1,149 @@
+"""The serialization boundary: every event round-trips; old payloads upcast."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from domain import (
+    EVENT_TYPES,
+    AgentAdded,
+    AgentId,
+    AgentUpdated,
+    ApiKeyId,
+    ApiKeyIssued,
+    ApiKeyRevoked,
+    Assign,
+    ChangePriority,
+    ChangeTags,
+    CheckSla,
+    Event,
+    FollowUpOpened,
+    Priority,
+    Role,
+    SettingsChanged,
+    SlaMetric,
+    TicketId,
+    TicketOpened,
+    TicketState,
+    UnknownEventType,
+    ValidationFailed,
+    WebhookConfigured,
+    from_stored,
+    to_stored,
+)
+from tests.unit.domain.support import AGENT, CUSTOMER, at, given, move, open_cmd, reply
+
+AT = datetime(2026, 6, 1, 9, 0, 0, 123, tzinfo=UTC)
+
+
+def ticket_history() -> list[Event]:
+    history = given(
+        open_cmd(tags=("vip",)),
+        reply(at(1), n=2),
+        reply(at(2), actor=CUSTOMER, n=3),
+        Assign(agent_id=AgentId(uuid.UUID(int=5)), actor=AGENT, at=at(3)),
+        ChangePriority(priority=Priority.HIGH, actor=AGENT, at=at(4)),
+        ChangeTags(add=("billing",), remove=("vip",), actor=AGENT, at=at(5)),
+        CheckSla(metric=SlaMetric.NEXT_REPLY, at=at(9)),
+        move(TicketState.SOLVED, at(10)),
+        move(TicketState.CLOSED, at(11)),
+    )
+    return [*history, FollowUpOpened(follow_up_id=TicketId(uuid.UUID(int=6)), at=at(12))]
+
+
+def tenant_events() -> list[Event]:
+    key = ApiKeyId(uuid.UUID(int=7))
+    agent = AgentId(uuid.UUID(int=8))
+    return [
+        ApiKeyIssued(key_id=key, name="ci", role=Role.AGENT, prefix="hd_ab12", at=AT),
+        ApiKeyRevoked(key_id=key, at=AT),
+        AgentAdded(agent_id=agent, email="bo@example.com", name="Bo", role=Role.ADMIN, at=AT),
+        AgentUpdated(agent_id=agent, role=Role.AGENT, active=False, at=AT),
+        SettingsChanged(settings={"sweep": {"pending_days": 7}, "flags": [True, None]}, at=AT),
+        WebhookConfigured(url="https://hooks.example.com/x", event_types=("TicketOpened",),
+                          enabled=True, at=AT),
+    ]
+
+
+def only_json_types(value: Any) -> bool:
+    if value is None or isinstance(value, bool | int | str):
+        return not isinstance(value, float)
+    if isinstance(value, list):
+        return all(only_json_types(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and only_json_types(v) for k, v in value.items())
+    return False
+
+
+def test_every_event_type_is_covered() -> None:
+    seen = {e.TYPE for e in ticket_history() + tenant_events()}
+    assert seen == set(EVENT_TYPES)
+
+
+@pytest.mark.parametrize("event", ticket_history() + tenant_events(), ids=lambda e: e.TYPE)
+def test_round_trip(event: Event) -> None:
+    type_, version, data = to_stored(event)
+    assert (type_, version) == (event.TYPE, event.SCHEMA_VERSION)
+    assert only_json_types(data)
+    # What the store writes and reads back is JSON text.
+    assert from_stored(type_, version, json.loads(json.dumps(data))) == event
+
+
+def test_datetimes_are_utc_with_microseconds_and_z() -> None:
+    _, _, data = to_stored(ApiKeyRevoked(key_id=ApiKeyId(uuid.UUID(int=1)), at=at()))
+    assert data["at"] == "2026-06-01T09:00:00.000000Z"
+    _, _, data = to_stored(ApiKeyRevoked(key_id=ApiKeyId(uuid.UUID(int=1)), at=AT))
+    assert data["at"] == "2026-06-01T09:00:00.000123Z"
+
+
+def test_clock_payload_shape() -> None:
+    opened = ticket_history()[0]
+    _, _, data = to_stored(opened)
+    assert data["clocks"]["first_response"]["due_at"] == "2026-06-01T17:00:00.000000Z"
+    assert data["clocks"]["first_response"]["target_ms"] == 8 * 3_600_000
+    assert data["requester"] == {"email": "ann@example.com", "name": "Ann"}
+
+
+def test_ticket_opened_v1_is_upcast() -> None:
+    current = ticket_history()[0]
+    assert isinstance(current, TicketOpened) and TicketOpened.SCHEMA_VERSION == 2
+    _, _, data = to_stored(current)
+    v1 = {k: v for k, v in data.items() if k != "requester"}
+    v1["requester_email"] = "ann@example.com"
+    v1["requester_name"] = "Ann"
+    assert from_stored("TicketOpened", 1, v1) == current
+    del v1["requester_name"]
+    upcast = from_stored("TicketOpened", 1, v1)
+    assert isinstance(upcast, TicketOpened)
+    assert upcast.requester.email == "ann@example.com" and upcast.requester.name is None
+
+
+def test_unknown_type_and_versions_are_refused() -> None:
+    with pytest.raises(UnknownEventType, match="TicketExploded"):
+        from_stored("TicketExploded", 1, {})
+    with pytest.raises(UnknownEventType):
+        from_stored("TicketAssigned", 2, {"assignee": None, "at": "2026-06-01T09:00:00Z"})
+    with pytest.raises(UnknownEventType):
+        from_stored("TicketOpened", 1, {}, upcasters={})
+
+
+def test_payload_that_does_not_fit_is_refused() -> None:
+    with pytest.raises(ValidationFailed):
+        from_stored("TicketAssigned", 1, {"assignee": "nope", "at": "2026-06-01T09:00:00Z"})
+    with pytest.raises(ValidationFailed):
+        from_stored("TicketAssigned", 1, {"assignee": None, "at": "x", "extra": 1})
+
+
+def test_floats_never_reach_event_data() -> None:
+    with pytest.raises(ValueError, match="integers"):
+        SettingsChanged(settings={"ratio": 0.5}, at=AT)
+
+
+def test_naive_datetimes_are_refused() -> None:
+    with pytest.raises(ValueError, match="timezone-aware"):
+        ApiKeyRevoked(key_id=ApiKeyId(uuid.UUID(int=1)), at=datetime(2026, 6, 1))
