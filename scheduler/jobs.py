@@ -1,0 +1,44 @@
+"""Scheduling and cancelling jobs inside the caller's transaction.
+
+A command schedules its timers in the same transaction as its events, so a timer
+exists exactly when the events that call for it committed.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+
+from domain.ids import TenantId
+from eventstore.sqlfile import load_queries
+
+Q = load_queries(Path(__file__).with_name("queries.sql"))
+
+
+async def schedule(
+    conn: asyncpg.Connection,
+    tenant_id: TenantId | None,
+    kind: str,
+    run_at: datetime,
+    *,
+    dedupe_key: str | None = None,
+    payload: dict[str, Any] | None = None,
+    max_attempts: int = 10,
+) -> int | None:
+    """Add a job, or move the live job with the same dedupe key to ``run_at``.
+
+    Returns the job id, or None when a job with that key is running right now.
+    """
+    job_id: int | None = await conn.fetchval(
+        Q["schedule"], tenant_id, kind, dedupe_key, payload or {}, run_at, max_attempts
+    )
+    return job_id
+
+
+async def cancel(conn: asyncpg.Connection, tenant_id: TenantId, dedupe_key: str) -> bool:
+    """Remove a ready job by its dedupe key; True if there was one."""
+    status: str = await conn.execute(Q["cancel"], tenant_id, dedupe_key)
+    return status != "DELETE 0"

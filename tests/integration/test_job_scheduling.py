@@ -1,0 +1,34 @@
+"""Scheduling a timer twice moves it; cancelling removes it; tenants cannot see each other's."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from eventstore.types import SYSTEM
+from scheduler.jobs import cancel, schedule
+
+T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+
+
+async def test_dedupe_key_moves_a_live_job(store, make_tenant):
+    t = (await make_tenant()).tenant_id
+    async with store.session(t, SYSTEM) as s:
+        first = await schedule(s.conn, t, "sla.check", T0, dedupe_key="sla:x:first_response")
+        second = await schedule(s.conn, t, "sla.check", T0 + timedelta(hours=1),
+                                dedupe_key="sla:x:first_response", payload={"a": 1})
+        rows = await s.conn.fetch("SELECT id, run_at, payload FROM jobs")
+    assert first == second
+    assert len(rows) == 1
+    assert rows[0]["run_at"] == T0 + timedelta(hours=1) and rows[0]["payload"] == {"a": 1}
+
+
+async def test_cancel_and_isolation(store, make_tenant):
+    a, b = (await make_tenant("A")).tenant_id, (await make_tenant("B")).tenant_id
+    async with store.session(a, SYSTEM) as s:
+        await schedule(s.conn, a, "sla.check", T0, dedupe_key="k")
+    async with store.session(b, SYSTEM) as s:
+        assert await s.conn.fetchval("SELECT count(*) FROM jobs") == 0
+        assert not await cancel(s.conn, b, "k")
+    async with store.session(a, SYSTEM) as s:
+        assert await cancel(s.conn, a, "k")
+        assert await s.conn.fetchval("SELECT count(*) FROM jobs") == 0
