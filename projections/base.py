@@ -1,0 +1,48 @@
+"""What a projection is: a name, the event types it handles, and ``apply``.
+
+Events reach a projection already read back through ``domain.mapper.from_stored``
+(the one JSON boundary), wrapped with the store facts a read model needs (seq and
+stream). ``apply_batch`` is the fast path the projector uses; ``apply`` is the
+one-event form, equal to a batch of one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+from uuid import UUID
+
+import asyncpg
+
+from domain.events import Event
+from domain.ids import TenantId
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """One domain event with where it sits in the tenant's history."""
+
+    tenant_id: TenantId
+    seq: int
+    stream_id: UUID
+    event: Event
+
+
+class Projection(Protocol):
+    """A read-model builder. Every write happens on ``conn`` inside the projector's
+    transaction, under the tenant's context, together with the checkpoint move."""
+
+    name: str
+    handles: frozenset[str]
+
+    async def apply(self, conn: asyncpg.Connection, event: Envelope) -> None:
+        """Apply one event."""
+
+    async def apply_batch(
+        self, conn: asyncpg.Connection, tenant_id: TenantId, events: Sequence[Envelope]
+    ) -> None:
+        """Apply events in seq order; same effect as ``apply`` on each in turn."""
+
+    async def reset(self, conn: asyncpg.Connection, tenant_id: TenantId) -> None:
+        """Delete the tenant's rows (the first step of a rebuild)."""

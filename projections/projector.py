@@ -1,0 +1,242 @@
+"""The projector loop: claim a (projection, tenant) that is behind, apply a batch, commit.
+
+One batch is one transaction, read top to bottom in ``run_once``:
+
+1. arm ``app.worker`` and claim one checkpoint row behind its tenant head with
+   ``FOR UPDATE SKIP LOCKED`` (other workers skip it; the lock lasts to commit);
+2. disarm the worker setting and arm the claimed tenant, so events are read and read
+   models written under that tenant's own row-level security;
+3. read up to ``batch_size`` events after the checkpoint in seq order, parse them
+   through the mapper, hand those the projection handles to ``apply_batch``;
+4. move the checkpoint with a compare-and-set from the value claimed, and commit.
+
+A crash anywhere before the commit rolls the batch and the checkpoint back together,
+so an event's effect lands exactly once. Within a tenant, events commit in seq order
+(the head row lock), so reading ``seq > last_seq`` never skips a later commit.
+
+Wake-ups: LISTEN ``helpdesk_events`` on a dedicated connection; a poll every
+``poll_interval`` seconds covers lost notifications and a dropped listener.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import asyncpg
+
+from domain.ids import TenantId
+from domain.mapper import from_stored
+from eventstore.pool import connect
+from eventstore.sqlfile import load_queries
+from eventstore.store import UNAVAILABLE, arm
+from projections.analytics import AnalyticsProjection
+from projections.base import Envelope, Projection
+
+Q = load_queries(Path(__file__).with_name("queries.sql"))
+log = logging.getLogger("helpdesk.projector")
+
+CHANNEL = "helpdesk_events"
+
+
+def default_projections() -> list[Projection]:
+    """Every async projection of the service."""
+    return [AnalyticsProjection()]
+
+
+class CheckpointMoved(Exception):
+    """The compare-and-set found the checkpoint elsewhere than where the batch began."""
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """What one ``run_once`` did."""
+
+    projection: str
+    tenant_id: TenantId
+    from_seq: int
+    to_seq: int
+    head: int
+    applied: int
+
+
+BatchHook = Callable[[Batch], Awaitable[None]]
+
+
+class Projector:
+    """Runs projections for every tenant; any number of these may share a database."""
+
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        projections: Sequence[Projection] | None = None,
+        *,
+        batch_size: int = 500,
+        poll_interval: float = 1.0,
+        listen_dsn: str | None = None,
+        concurrency: int = 1,
+        before_commit: BatchHook | None = None,
+        after_commit: BatchHook | None = None,
+    ) -> None:
+        self.pool = pool
+        self.projections = {p.name: p for p in projections or default_projections()}
+        self.batch_size = batch_size
+        self.poll_interval = poll_interval
+        self.listen_dsn = listen_dsn
+        self.concurrency = concurrency
+        # before_commit runs with the batch applied and the checkpoint moved but not
+        # committed (tests kill a worker there); after_commit once it is durable.
+        self.before_commit = before_commit
+        self.after_commit = after_commit
+        self._wake = asyncio.Event()
+        self._stopping = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._listener: asyncpg.Connection | None = None
+
+    # --- one unit of work ------------------------------------------------------------
+
+    async def ensure_checkpoints(self) -> None:
+        """Create the missing checkpoint rows (one per projection and tenant)."""
+        async with self.pool.acquire() as conn, conn.transaction():
+            await conn.execute(Q["arm_worker"])
+            await conn.execute(Q["ensure_checkpoints"], list(self.projections))
+
+    async def run_once(
+        self, *, tenant_id: TenantId | None = None, names: Sequence[str] | None = None
+    ) -> Batch | None:
+        """Claim one (projection, tenant) behind its head and apply one batch.
+
+        Returns what was done, or None when nothing claimable is behind.
+        """
+        wanted = list(names) if names is not None else list(self.projections)
+        async with self.pool.acquire() as conn:
+            async with conn.transaction():
+                await conn.execute(Q["arm_worker"])
+                claim = await conn.fetchrow(Q["claim"], wanted, tenant_id)
+                if claim is None:
+                    return None
+                tenant = TenantId(claim["tenant_id"])
+                await conn.execute(Q["disarm_worker"])
+                await arm(conn, tenant, None)
+                batch = await self._apply(conn, self.projections[claim["projection"]], tenant,
+                                          claim["last_seq"], claim["head"])
+                if self.before_commit is not None:
+                    await self.before_commit(batch)
+            if self.after_commit is not None:
+                await self.after_commit(batch)
+            return batch
+
+    async def _apply(
+        self, conn: asyncpg.Connection, projection: Projection, tenant: TenantId,
+        last_seq: int, head: int,
+    ) -> Batch:
+        rows = await conn.fetch(Q["read_events"], tenant, last_seq, self.batch_size)
+        envelopes = [
+            Envelope(tenant, r["seq"], r["stream_id"],
+                     from_stored(r["type"], r["schema_version"], r["data"]))
+            for r in rows if r["type"] in projection.handles
+        ]
+        await projection.apply_batch(conn, tenant, envelopes)
+        to_seq = rows[-1]["seq"] if rows else last_seq
+        moved = await conn.fetchval(Q["advance"], projection.name, tenant, last_seq, to_seq,
+                                    head)
+        if moved is None:
+            raise CheckpointMoved(f"{projection.name}/{tenant} left {last_seq} under a batch")
+        return Batch(projection.name, tenant, last_seq, to_seq, head, len(envelopes))
+
+    async def drain(self, *, tenant_id: TenantId | None = None,
+                    names: Sequence[str] | None = None) -> int:
+        """Run batches until nothing claimable is behind; returns how many ran."""
+        done = 0
+        while await self.run_once(tenant_id=tenant_id, names=names) is not None:
+            done += 1
+        return done
+
+    # --- the loop --------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Start the listener and ``concurrency`` worker tasks."""
+        await self._listen()
+        self._tasks = [asyncio.create_task(self._loop(i), name=f"projector-{i}")
+                       for i in range(self.concurrency)]
+
+    async def stop(self) -> None:
+        """Stop claiming; a batch in flight finishes (or rolls back) first."""
+        self._stopping.set()
+        self._wake.set()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks = []
+        if self._listener is not None:
+            with contextlib.suppress(*UNAVAILABLE, asyncpg.PostgresError):
+                await self._listener.close()
+            self._listener = None
+
+    async def _loop(self, index: int) -> None:
+        failures = 0
+        while not self._stopping.is_set():
+            self._wake.clear()
+            try:
+                if index == 0:
+                    await self.ensure_checkpoints()
+                    if self._listener is None or self._listener.is_closed():
+                        await self._listen()
+                while not self._stopping.is_set() and await self.run_once() is not None:
+                    pass
+                failures = 0
+            except Exception as exc:  # the loop must outlive any one batch
+                failures += 1
+                log.warning("projector batch failed (%s); retrying", exc)
+            timeout = self.poll_interval * min(2 ** failures, 30)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout)
+
+    async def _listen(self) -> None:
+        if self.listen_dsn is None:
+            return
+        try:
+            conn = await connect(self.listen_dsn)
+            await conn.add_listener(CHANNEL, self._notified)
+        except Exception as exc:
+            log.warning("projector cannot LISTEN (%s); polling every %ss", exc,
+                        self.poll_interval)
+            return
+        self._listener = conn
+
+    def _notified(self, _conn: Any, _pid: int, _channel: str, _payload: str) -> None:
+        # The payload names '<tenant>:<seq>'; any worker may take any tenant, so it is
+        # enough to wake every task and let the claim query decide.
+        self._wake.set()
+
+
+class HasPool(Protocol):
+    pool: asyncpg.Pool
+    settings: Any
+
+
+async def start_projector(services: HasPool) -> Callable[[], Awaitable[None]]:
+    """Start the projector loop of this process; returns the coroutine that stops it.
+
+    Reads ``projector_batch_size``, ``projector_poll_interval`` and
+    ``projector_concurrency`` from the settings when present.
+    """
+    settings = services.settings
+    projector = Projector(
+        services.pool,
+        batch_size=getattr(settings, "projector_batch_size", 500),
+        poll_interval=getattr(settings, "projector_poll_interval", 1.0),
+        concurrency=getattr(settings, "projector_concurrency", 1),
+        listen_dsn=settings.listen_database_url or settings.database_url,
+    )
+    await projector.start()
+    log.info("projector started: %s", ", ".join(projector.projections))
+    return projector.stop
+
+
+__all__ = ["Batch", "CheckpointMoved", "Projector", "default_projections", "start_projector"]

@@ -1,0 +1,196 @@
+-- Projector, checkpoints and the analytics read models.
+
+-- name: arm_worker --
+-- (no arguments) cross-tenant access to checkpoints, heads and tenants, this transaction only
+SELECT set_config('app.worker', 'on', true)
+
+-- name: disarm_worker --
+-- (no arguments) from here on the transaction works as one tenant only
+SELECT set_config('app.worker', '', true)
+
+-- name: ensure_checkpoints --
+-- $1 projection names; worker-armed. Creates the missing (projection, tenant) rows.
+INSERT INTO projection_checkpoints (projection, tenant_id)
+SELECT p.name, t.id
+  FROM tenants t CROSS JOIN unnest($1::text[]) AS p(name)
+ WHERE NOT EXISTS (SELECT 1 FROM projection_checkpoints c
+                    WHERE c.projection = p.name AND c.tenant_id = t.id)
+ON CONFLICT DO NOTHING
+
+-- name: claim --
+-- $1 projection names, $2 tenant (NULL = any); worker-armed.
+-- SKIP LOCKED: a checkpoint another worker is applying is simply not offered, so
+-- any number of workers share the work and one (projection, tenant) is never
+-- processed twice at once. The lock is held until this transaction commits.
+SELECT c.projection, c.tenant_id, c.last_seq, c.rebuilding, h.seq AS head
+  FROM projection_checkpoints c
+  JOIN tenant_heads h ON h.tenant_id = c.tenant_id
+ WHERE c.projection = ANY($1::text[])
+   AND ($2::uuid IS NULL OR c.tenant_id = $2::uuid)
+   AND c.last_seq < h.seq
+ ORDER BY c.updated_at
+ LIMIT 1
+   FOR UPDATE OF c SKIP LOCKED
+
+-- name: read_events --
+-- $1 tenant_id, $2 after_seq, $3 limit; tenant-armed
+SELECT seq, stream_id, type, schema_version, data
+  FROM events
+ WHERE tenant_id = $1 AND seq > $2
+ ORDER BY seq
+ LIMIT $3
+
+-- name: advance --
+-- $1 projection, $2 tenant_id, $3 expected last_seq, $4 new last_seq, $5 tenant head
+-- Compare-and-set: moves only from the value this batch started at.
+UPDATE projection_checkpoints
+   SET last_seq = $4::bigint,
+       rebuilding = rebuilding AND $4::bigint < $5::bigint,
+       updated_at = clock_timestamp()
+ WHERE projection = $1 AND tenant_id = $2 AND last_seq = $3::bigint
+RETURNING last_seq
+
+-- name: reset --
+-- $1 projection, $2 tenant_id; tenant-armed. Taken first in a rebuild so a batch in
+-- flight commits before the rows are deleted.
+UPDATE projection_checkpoints
+   SET last_seq = 0,
+       rebuilding = (SELECT h.seq > 0 FROM tenant_heads h WHERE h.tenant_id = $2),
+       updated_at = clock_timestamp()
+ WHERE projection = $1 AND tenant_id = $2
+RETURNING last_seq
+
+-- name: checkpoint --
+-- $1 projection, $2 tenant_id; tenant-armed
+SELECT c.last_seq, c.rebuilding, h.seq AS head
+  FROM tenant_heads h
+  LEFT JOIN projection_checkpoints c ON c.tenant_id = h.tenant_id AND c.projection = $1
+ WHERE h.tenant_id = $2
+
+-- name: status --
+-- (no arguments) worker-armed
+SELECT c.projection, c.tenant_id, t.name AS tenant_name, c.last_seq, h.seq AS head,
+       c.rebuilding, c.updated_at
+  FROM projection_checkpoints c
+  JOIN tenant_heads h ON h.tenant_id = c.tenant_id
+  JOIN tenants t ON t.id = c.tenant_id
+ ORDER BY c.projection, t.name, c.tenant_id
+
+-- name: tenant_ids --
+-- (no arguments) worker-armed
+SELECT id FROM tenants ORDER BY id
+
+-- name: business_hours --
+-- $1 tenant_id; tenant-armed
+SELECT settings -> 'business_hours' FROM tenant_settings WHERE tenant_id = $1
+
+-- name: load_tickets --
+-- $1 tenant_id, $2 ticket ids
+SELECT * FROM analytics_tickets WHERE tenant_id = $1 AND ticket_id = ANY($2::uuid[])
+
+-- name: upsert_tickets --
+-- $1 tenant_id, $2..$22 column arrays in the order below
+INSERT INTO analytics_tickets (
+    tenant_id, ticket_id, priority, source, state, assignee, created_at, state_since,
+    first_reply_at, first_reply_ms, first_reply_business_ms, solved_at, solves,
+    resolution_ms, open_ms, resolution_open_ms, reopens, public_agent_replies,
+    breaches_first_response, breaches_next_reply, breaches_resolution, last_seq)
+SELECT $1::uuid, * FROM unnest(
+    $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[],
+    $8::timestamptz[], $9::timestamptz[], $10::bigint[], $11::bigint[], $12::timestamptz[],
+    $13::int[], $14::bigint[], $15::bigint[], $16::bigint[], $17::int[], $18::int[],
+    $19::int[], $20::int[], $21::int[], $22::bigint[])
+ON CONFLICT (tenant_id, ticket_id) DO UPDATE SET
+    priority = excluded.priority, source = excluded.source, state = excluded.state,
+    assignee = excluded.assignee, created_at = excluded.created_at,
+    state_since = excluded.state_since, first_reply_at = excluded.first_reply_at,
+    first_reply_ms = excluded.first_reply_ms,
+    first_reply_business_ms = excluded.first_reply_business_ms,
+    solved_at = excluded.solved_at, solves = excluded.solves,
+    resolution_ms = excluded.resolution_ms, open_ms = excluded.open_ms,
+    resolution_open_ms = excluded.resolution_open_ms, reopens = excluded.reopens,
+    public_agent_replies = excluded.public_agent_replies,
+    breaches_first_response = excluded.breaches_first_response,
+    breaches_next_reply = excluded.breaches_next_reply,
+    breaches_resolution = excluded.breaches_resolution, last_seq = excluded.last_seq
+
+-- name: add_daily --
+-- $1 tenant_id, $2 days, $3 priorities, $4 sources, $5 created, $6 solved, $7 reopened, $8 breached
+INSERT INTO analytics_daily AS d (tenant_id, day, priority, source, created, solved, reopened, breached)
+SELECT $1::uuid, * FROM unnest($2::date[], $3::text[], $4::text[], $5::int[], $6::int[], $7::int[], $8::int[])
+ON CONFLICT (tenant_id, day, priority, source) DO UPDATE SET
+    created = d.created + excluded.created, solved = d.solved + excluded.solved,
+    reopened = d.reopened + excluded.reopened, breached = d.breached + excluded.breached
+
+-- name: add_agent_daily --
+-- $1 tenant_id, $2 days, $3 agent ids, $4 assigned, $5 replies, $6 solved
+INSERT INTO analytics_agent_daily AS a (tenant_id, day, agent_id, assigned, replies, solved)
+SELECT $1::uuid, * FROM unnest($2::date[], $3::text[], $4::int[], $5::int[], $6::int[])
+ON CONFLICT (tenant_id, day, agent_id) DO UPDATE SET
+    assigned = a.assigned + excluded.assigned, replies = a.replies + excluded.replies,
+    solved = a.solved + excluded.solved
+
+-- name: summary --
+-- $1 tenant_id, $2 from (inclusive), $3 to (exclusive), $4 group: priority|source|assignee|day|all
+-- Percentiles are percentile_disc (nearest rank): always a value some ticket had.
+WITH t AS (
+    SELECT CASE $4::text
+               WHEN 'priority' THEN priority
+               WHEN 'source' THEN source
+               WHEN 'assignee' THEN coalesce(assignee, 'none')
+               WHEN 'day' THEN to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')
+               ELSE 'all'
+           END AS key,
+           a.*
+      FROM analytics_tickets a
+     WHERE tenant_id = $1 AND created_at >= $2 AND created_at < $3
+)
+SELECT key,
+       count(*) AS tickets,
+       count(resolution_ms) AS solved,
+       percentile_disc(0.5) WITHIN GROUP (ORDER BY first_reply_ms) AS first_reply_p50,
+       percentile_disc(0.9) WITHIN GROUP (ORDER BY first_reply_ms) AS first_reply_p90,
+       percentile_disc(0.5) WITHIN GROUP (ORDER BY first_reply_business_ms) AS first_reply_business_p50,
+       percentile_disc(0.9) WITHIN GROUP (ORDER BY first_reply_business_ms) AS first_reply_business_p90,
+       percentile_disc(0.5) WITHIN GROUP (ORDER BY resolution_ms) AS resolution_p50,
+       percentile_disc(0.9) WITHIN GROUP (ORDER BY resolution_ms) AS resolution_p90,
+       percentile_disc(0.5) WITHIN GROUP (ORDER BY resolution_open_ms) AS resolution_open_p50,
+       percentile_disc(0.9) WITHIN GROUP (ORDER BY resolution_open_ms) AS resolution_open_p90,
+       count(*) FILTER (WHERE breaches_first_response = 0) AS met_first_response,
+       count(*) FILTER (WHERE breaches_next_reply = 0) AS met_next_reply,
+       count(*) FILTER (WHERE breaches_resolution = 0) AS met_resolution,
+       count(*) FILTER (WHERE solves > 0) AS ever_solved,
+       count(*) FILTER (WHERE solves > 0 AND reopens > 0) AS reopened,
+       count(*) FILTER (WHERE resolution_ms IS NOT NULL AND public_agent_replies = 1) AS one_touch
+  FROM t
+ GROUP BY key
+ ORDER BY key
+
+-- name: volume --
+-- $1 tenant_id, $2 from day, $3 to day (inclusive)
+SELECT day, priority, source, created, solved, reopened, breached
+  FROM analytics_daily
+ WHERE tenant_id = $1 AND day BETWEEN $2 AND $3
+ ORDER BY day, priority, source
+
+-- name: backlog --
+-- $1 tenant_id, $2 now (ages are measured from the ticket's creation)
+SELECT state, priority,
+       CASE WHEN $2 - created_at < interval '1 day' THEN 'lt_1d'
+            WHEN $2 - created_at < interval '3 days' THEN '1d_3d'
+            WHEN $2 - created_at < interval '7 days' THEN '3d_7d'
+            ELSE 'gte_7d' END AS age,
+       count(*) AS tickets
+  FROM analytics_tickets
+ WHERE tenant_id = $1 AND state IN ('open', 'pending', 'on_hold')
+ GROUP BY 1, 2, 3
+ ORDER BY 1, 2, 3
+
+-- name: agents --
+-- $1 tenant_id, $2 from day, $3 to day (inclusive)
+SELECT agent_id, sum(assigned)::int AS assigned, sum(replies)::int AS replies,
+       sum(solved)::int AS solved
+  FROM analytics_agent_daily
+ WHERE tenant_id = $1 AND day BETWEEN $2 AND $3
+ GROUP BY agent_id
+ ORDER BY agent_id

@@ -1,0 +1,134 @@
+"""Queries over the analytics read models, each answered with how fresh it is.
+
+Every read runs in one read-only REPEATABLE READ transaction under the tenant's
+context, so the rows and the ``as_of_seq`` they are reported with come from the same
+snapshot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import UTC, date, datetime, time, timedelta
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+
+from domain.ids import TenantId
+from eventstore.errors import StoreUnavailable
+from eventstore.sqlfile import load_queries
+from eventstore.store import UNAVAILABLE, arm
+from projections.admin import freshness
+from projections.analytics import AnalyticsProjection
+
+Q = load_queries(Path(__file__).with_name("queries.sql"))
+NAME = AnalyticsProjection.name
+GROUPS = ("priority", "source", "assignee", "day")
+AGE_BUCKETS = ("lt_1d", "1d_3d", "3d_7d", "gte_7d")
+
+
+@asynccontextmanager
+async def snapshot(pool: asyncpg.Pool, tenant_id: TenantId) -> AsyncIterator[
+        tuple[asyncpg.Connection, dict[str, Any]]]:
+    """A consistent read of the tenant's analytics and the freshness to report."""
+    try:
+        async with pool.acquire() as conn, conn.transaction(isolation="repeatable_read",
+                                                             readonly=True):
+            await arm(conn, tenant_id, None)
+            fresh = await freshness(conn, NAME, tenant_id)
+            yield conn, {"as_of_seq": fresh.as_of_seq, "lag": fresh.lag,
+                         "rebuilding": fresh.rebuilding}
+    except UNAVAILABLE as exc:
+        raise StoreUnavailable(f"database unavailable: {exc}") from exc
+
+
+def _rate(part: int, whole: int) -> float | None:
+    return None if whole == 0 else round(part / whole, 4)
+
+
+def _group(row: asyncpg.Record) -> dict[str, Any]:
+    n = row["tickets"]
+    return {
+        "key": row["key"],
+        "tickets": n,
+        "solved": row["solved"],
+        "first_reply_ms": {"median": row["first_reply_p50"], "p90": row["first_reply_p90"]},
+        "first_reply_business_ms": {"median": row["first_reply_business_p50"],
+                                    "p90": row["first_reply_business_p90"]},
+        "resolution_ms": {"median": row["resolution_p50"], "p90": row["resolution_p90"]},
+        "resolution_open_ms": {"median": row["resolution_open_p50"],
+                               "p90": row["resolution_open_p90"]},
+        "sla_achievement": {
+            "first_response": _rate(row["met_first_response"], n),
+            "next_reply": _rate(row["met_next_reply"], n),
+            "resolution": _rate(row["met_resolution"], n),
+        },
+        "reopen_rate": _rate(row["reopened"], row["ever_solved"]),
+        "one_touch_rate": _rate(row["one_touch"], row["solved"]),
+    }
+
+
+def _bounds(start: date, end: date) -> tuple[datetime, datetime]:
+    return (datetime.combine(start, time(0), UTC),
+            datetime.combine(end + timedelta(days=1), time(0), UTC))
+
+
+async def summary(pool: asyncpg.Pool, tenant_id: TenantId, start: date, end: date,
+                  group_by: str | None) -> dict[str, Any]:
+    """Tickets created on ``start``..``end`` (UTC days, inclusive), in total and by group."""
+    lo, hi = _bounds(start, end)
+    async with snapshot(pool, tenant_id) as (conn, fresh):
+        total = await conn.fetch(Q["summary"], tenant_id, lo, hi, "all")
+        groups = (await conn.fetch(Q["summary"], tenant_id, lo, hi, group_by)
+                  if group_by else [])
+    total_out = _group(total[0]) if total else _group_empty()
+    del total_out["key"]
+    return {"from": start.isoformat(), "to": end.isoformat(), "group_by": group_by,
+            "total": total_out, "groups": [_group(r) for r in groups], **fresh}
+
+
+def _group_empty() -> dict[str, Any]:
+    none = {"median": None, "p90": None}
+    return {"key": "all", "tickets": 0, "solved": 0, "first_reply_ms": none,
+            "first_reply_business_ms": none, "resolution_ms": none,
+            "resolution_open_ms": none,
+            "sla_achievement": {"first_response": None, "next_reply": None, "resolution": None},
+            "reopen_rate": None, "one_touch_rate": None}
+
+
+async def volume(pool: asyncpg.Pool, tenant_id: TenantId, start: date,
+                 end: date) -> dict[str, Any]:
+    """Created, solved, reopened and breached per UTC day, with priority and source splits."""
+    async with snapshot(pool, tenant_id) as (conn, fresh):
+        rows = await conn.fetch(Q["volume"], tenant_id, start, end)
+    days: dict[date, dict[str, Any]] = {}
+    keys = ("created", "solved", "reopened", "breached")
+    for r in rows:
+        d = days.setdefault(r["day"], {"day": r["day"].isoformat(), **dict.fromkeys(keys, 0),
+                                       "by_priority": {}, "by_source": {}})
+        for split, value in (("by_priority", r["priority"]), ("by_source", r["source"])):
+            bucket = d[split].setdefault(value, dict.fromkeys(keys, 0))
+            for k in keys:
+                bucket[k] += r[k]
+        for k in keys:
+            d[k] += r[k]
+    return {"from": start.isoformat(), "to": end.isoformat(), "days": list(days.values()),
+            **fresh}
+
+
+async def backlog(pool: asyncpg.Pool, tenant_id: TenantId, now: datetime) -> dict[str, Any]:
+    """Open work (open, pending, on hold) by state, priority and age since creation."""
+    async with snapshot(pool, tenant_id) as (conn, fresh):
+        rows = await conn.fetch(Q["backlog"], tenant_id, now)
+    return {"now": now.isoformat(), "total": sum(r["tickets"] for r in rows),
+            "rows": [dict(r) for r in rows], **fresh}
+
+
+async def agents(pool: asyncpg.Pool, tenant_id: TenantId, start: date,
+                 end: date) -> dict[str, Any]:
+    """Per agent over ``start``..``end``: tickets assigned, public replies, tickets solved."""
+    async with snapshot(pool, tenant_id) as (conn, fresh):
+        rows = await conn.fetch(Q["agents"], tenant_id, start, end)
+    return {"from": start.isoformat(), "to": end.isoformat(),
+            "agents": [dict(r) for r in rows], **fresh}

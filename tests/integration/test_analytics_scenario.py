@@ -1,0 +1,213 @@
+"""A scripted week of tickets: the analytics equal values worked out by hand.
+
+Business hours Mon-Fri 09:00-17:00 UTC. Monday is 2026-06-01. Agents A1 and A2.
+
+  T1 urgent/email  Mon 09:00 opened; 09:30 assigned A1; 10:00 A1 replies, pending;
+                   11:00 customer writes (back to open); 12:00 solved; Wed 12:00 closed.
+  T5 normal/email  Mon 10:00 opened, never answered; Tue 10:30 first response breached.
+  T2 normal/portal Mon 16:00 opened; 16:30 A2 internal note; Tue 10:00 A2 replies and is
+                   assigned; 11:00 solved; Wed 09:00 customer writes (reopened);
+                   10:00 A2 replies; 12:00 solved.
+  T3 urgent/chat   Tue 09:00 opened; 10:30 first response breached; 11:00 A1 replies and
+                   is assigned; 11:30 priority high. Left open.
+  T4 low/email     Wed 09:00 opened, assigned A2, 09:30 on hold.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from syrupy.assertion import SnapshotAssertion
+
+from api.app import create_app
+from api.bootstrap import Services
+from api.keys import insert_key
+from api.settings import Settings
+from domain import Calendar, Priority, SlaMetric, SlaPolicy, Source, TicketState, Visibility
+from domain.clock import ManualClock
+from projections.projector import Projector
+from tests.support.desk import Desk
+from tests.support.http import asgi_client
+
+HOUR = 3_600_000
+HOURS = {"weekly": {str(d): [["09:00", "17:00"]] for d in range(5)}, "timezone": "UTC"}
+A1 = uuid.UUID("00000000-0000-0000-0000-0000000000a1")
+A2 = uuid.UUID("00000000-0000-0000-0000-0000000000a2")
+
+
+def at(day: int, hour: int, minute: int = 0) -> datetime:
+    return datetime(2026, 6, day, hour, minute, tzinfo=UTC)
+
+
+async def play(desk: Desk, clock: ManualClock) -> dict[str, uuid.UUID]:
+    clock.set(at(1, 9))
+    t1 = await desk.open(Priority.URGENT, Source.EMAIL)
+    clock.set(at(1, 9, 30))
+    await desk.assign(t1, A1, A1)
+    clock.set(at(1, 10))
+    t5 = await desk.open(Priority.NORMAL, Source.EMAIL)
+    await desk.reply(t1, A1)
+    await desk.state(t1, TicketState.PENDING, A1)
+    clock.set(at(1, 11))
+    await desk.customer(t1)
+    clock.set(at(1, 12))
+    await desk.state(t1, TicketState.SOLVED, A1)
+    clock.set(at(1, 16))
+    t2 = await desk.open(Priority.NORMAL, Source.PORTAL)
+    clock.set(at(1, 16, 30))
+    await desk.reply(t2, A2, Visibility.INTERNAL)
+    clock.set(at(2, 9))
+    t3 = await desk.open(Priority.URGENT, Source.CHAT)
+    clock.set(at(2, 10))
+    await desk.reply(t2, A2)
+    await desk.assign(t2, A2, A2)
+    clock.set(at(2, 10, 30))
+    assert await desk.check(t3, SlaMetric.FIRST_RESPONSE) == 1
+    assert await desk.check(t5, SlaMetric.FIRST_RESPONSE) == 1
+    clock.set(at(2, 11))
+    await desk.state(t2, TicketState.SOLVED, A2)
+    await desk.reply(t3, A1)
+    await desk.assign(t3, A1, A1)
+    clock.set(at(2, 11, 30))
+    await desk.priority(t3, Priority.HIGH, A1)
+    clock.set(at(3, 9))
+    await desk.customer(t2)
+    t4 = await desk.open(Priority.LOW, Source.EMAIL)
+    await desk.assign(t4, A2, A1)
+    clock.set(at(3, 9, 30))
+    await desk.state(t4, TicketState.ON_HOLD, A2)
+    clock.set(at(3, 10))
+    await desk.reply(t2, A2)
+    clock.set(at(3, 12))
+    await desk.state(t2, TicketState.SOLVED, A2)
+    await desk.state(t1, TicketState.CLOSED, A1)
+    return {"t1": t1, "t2": t2, "t3": t3, "t4": t4, "t5": t5}
+
+
+@pytest.fixture
+async def scenario(pool: Any, store: Any, make_tenant: Any, db: Any) -> dict[str, Any]:
+    tenant = await make_tenant("Scenario")
+    clock = ManualClock(at(1, 9))
+    async with store.session(tenant.tenant_id) as s:
+        await s.conn.execute(
+            "INSERT INTO tenant_settings (tenant_id, settings, updated_at) "
+            "VALUES ($1, $2, now())", tenant.tenant_id, {"business_hours": HOURS})
+        analyst = await insert_key(s.conn, tenant.tenant_id, name="analyst", role="analyst")
+        agent_key = await insert_key(s.conn, tenant.tenant_id, name="agent", role="agent")
+    policy = SlaPolicy(calendar=Calendar.model_validate(HOURS))
+    tickets = await play(Desk(store, tenant.tenant_id, clock, policy), clock)
+    projector = Projector(pool)
+    await projector.ensure_checkpoints()
+    await projector.drain()
+    services = Services(settings=Settings(database_url=db.runtime_url), pool=pool,
+                        store=store, clock=clock)
+    return {"tenant": tenant, "tickets": tickets, "analyst": analyst.secret,
+            "agent": agent_key.secret, "services": services, "pool": pool}
+
+
+async def test_per_ticket_metrics_match_the_hand_computed_values(scenario: dict[str, Any]) -> None:
+    t = scenario["tickets"]
+    async with scenario["pool"].acquire() as conn, conn.transaction():
+        await conn.execute("SELECT set_config('app.tenant_id', $1, true)",
+                           str(scenario["tenant"].tenant_id))
+        rows = {r["ticket_id"]: r for r in await conn.fetch("SELECT * FROM analytics_tickets")}
+    got = {name: rows[tid] for name, tid in t.items()}
+    expect = {
+        # first reply (calendar, business), resolution, open-only resolution, reopens,
+        # public agent replies, FR breaches, state, priority
+        "t1": (1 * HOUR, 1 * HOUR, 3 * HOUR, 2 * HOUR, 0, 1, 0, "closed", "urgent"),
+        "t2": (18 * HOUR, 2 * HOUR, 44 * HOUR, 22 * HOUR, 1, 2, 0, "solved", "normal"),
+        "t3": (2 * HOUR, 2 * HOUR, None, None, 0, 1, 1, "open", "high"),
+        "t4": (None, None, None, None, 0, 0, 0, "on_hold", "low"),
+        "t5": (None, None, None, None, 0, 0, 1, "open", "normal"),
+    }
+    for name, row in got.items():
+        assert (row["first_reply_ms"], row["first_reply_business_ms"], row["resolution_ms"],
+                row["resolution_open_ms"], row["reopens"], row["public_agent_replies"],
+                row["breaches_first_response"], row["state"], row["priority"]) == expect[name], name
+    assert got["t2"]["assignee"] == str(A2) and got["t3"]["assignee"] == str(A1)
+
+
+async def test_endpoints_match_the_hand_computed_values(
+    scenario: dict[str, Any], snapshot: SnapshotAssertion
+) -> None:
+    app = create_app(scenario["services"].settings, services=scenario["services"])
+    auth = {"Authorization": f"Bearer {scenario['analyst']}"}
+    window = {"from": "2026-06-01", "to": "2026-06-03"}
+    async with asgi_client(app) as client:
+        summary = (await client.get("/v1/analytics/summary",
+                                    params={**window, "group_by": "priority"},
+                                    headers=auth)).json()
+        volume = (await client.get("/v1/analytics/volume", params=window, headers=auth)).json()
+        backlog = (await client.get("/v1/analytics/backlog", headers=auth)).json()
+        agents = (await client.get("/v1/analytics/agents", params=window, headers=auth)).json()
+        by_day = (await client.get("/v1/analytics/summary",
+                                   params={**window, "group_by": "day"}, headers=auth)).json()
+
+    total = summary["total"]
+    assert (total["tickets"], total["solved"]) == (5, 2)
+    # first replies 1h, 2h, 18h -> median 2h, p90 18h (nearest rank)
+    assert total["first_reply_ms"] == {"median": 2 * HOUR, "p90": 18 * HOUR}
+    assert total["first_reply_business_ms"] == {"median": 2 * HOUR, "p90": 2 * HOUR}
+    assert total["resolution_ms"] == {"median": 3 * HOUR, "p90": 44 * HOUR}
+    assert total["sla_achievement"] == {"first_response": 0.6, "next_reply": 1.0,
+                                        "resolution": 1.0}
+    assert total["reopen_rate"] == 0.5  # T2 of T1, T2
+    assert total["one_touch_rate"] == 0.5  # T1 of T1, T2
+    groups = {g["key"]: g for g in summary["groups"]}
+    assert sorted(groups) == ["high", "low", "normal", "urgent"]
+    assert groups["normal"]["sla_achievement"]["first_response"] == 0.5
+    assert groups["normal"]["reopen_rate"] == 1.0 and groups["urgent"]["one_touch_rate"] == 1.0
+    assert groups["high"]["first_reply_ms"]["median"] == 2 * HOUR
+    assert {g["key"]: g["tickets"] for g in by_day["groups"]} == {
+        "2026-06-01": 3, "2026-06-02": 1, "2026-06-03": 1}
+
+    days = {d["day"]: d for d in volume["days"]}
+    assert [(d["created"], d["solved"], d["reopened"], d["breached"])
+            for d in days.values()] == [(3, 1, 0, 0), (1, 1, 0, 2), (1, 1, 1, 0)]
+    assert days["2026-06-02"]["by_priority"]["urgent"]["breached"] == 1
+    assert days["2026-06-01"]["by_source"]["email"]["created"] == 2
+
+    assert backlog["total"] == 3
+    assert [(r["state"], r["priority"], r["age"], r["tickets"]) for r in backlog["rows"]] == [
+        ("on_hold", "low", "lt_1d", 1), ("open", "high", "1d_3d", 1),
+        ("open", "normal", "1d_3d", 1)]
+
+    assert [(a["agent_id"], a["assigned"], a["replies"], a["solved"])
+            for a in agents["agents"]] == [(str(A1), 2, 2, 1), (str(A2), 2, 2, 2)]
+
+    for body in (summary, volume, backlog, agents):
+        assert body["lag"] == 0 and body["rebuilding"] is False and body["as_of_seq"] > 0
+    assert {"summary": summary, "volume": volume, "backlog": backlog,
+            "agents": agents} == snapshot
+
+
+async def test_only_analysts_and_admins_and_only_their_tenant(
+    scenario: dict[str, Any], make_tenant: Any
+) -> None:
+    other = await make_tenant("Other")
+    app = create_app(scenario["services"].settings, services=scenario["services"])
+    async with asgi_client(app) as client:
+        for path in ("summary", "volume", "backlog", "agents"):
+            r = await client.get(f"/v1/analytics/{path}",
+                                 headers={"Authorization": f"Bearer {scenario['agent']}"})
+            assert r.status_code == 403, path
+            assert r.headers["content-type"] == "application/problem+json"
+        # The other tenant's admin sees none of the scenario's tickets.
+        auth = {"Authorization": f"Bearer {other.admin_key.secret}"}
+        params = {"from": "2026-06-01", "to": "2026-06-03"}
+        summary = (await client.get("/v1/analytics/summary", params=params,
+                                    headers=auth)).json()
+        assert summary["total"]["tickets"] == 0 and summary["as_of_seq"] == 0
+        assert (await client.get("/v1/analytics/backlog", headers=auth)).json()["total"] == 0
+        assert (await client.get("/v1/analytics/volume", params=params,
+                                 headers=auth)).json()["days"] == []
+        bad = await client.get("/v1/analytics/summary", params={"group_by": "color"},
+                               headers=auth)
+        assert bad.status_code == 400
+        bad = await client.get("/v1/analytics/volume",
+                               params={"from": "2026-06-03", "to": "2026-06-01"}, headers=auth)
+        assert bad.status_code == 400 and bad.json()["code"] == "invalid_range"
