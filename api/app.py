@@ -13,6 +13,7 @@ from api import analytics, health, problems
 from api.bootstrap import Services, build_services
 from api.settings import Settings
 from domain.clock import Clock
+from projections.projector import start_projector
 
 Hook = Callable[[Services], Awaitable[Callable[[], Awaitable[None]] | None]]
 
@@ -59,6 +60,8 @@ def create_app(
 ) -> FastAPI:
     """Build the app. With ``services`` given (tests), the app uses them and does not
     close them; otherwise the lifespan builds and closes its own."""
+    if settings.run_scheduler:
+        startup_hooks = [*(startup_hooks or []), start_projector]
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[dict[str, Any]]:

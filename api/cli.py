@@ -138,6 +138,19 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
     return run_worker(settings)
 
 
+def cmd_projections_status(args: argparse.Namespace, settings: Settings) -> int:
+    from api.projections_cli import show_status
+
+    return asyncio.run(show_status(resolve_database(settings, announce=False)))
+
+
+def cmd_projections_rebuild(args: argparse.Namespace, settings: Settings) -> int:
+    from api.projections_cli import run_rebuild
+
+    return asyncio.run(run_rebuild(resolve_database(settings, announce=False), args.name,
+                                   args.tenant))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="helpdesk", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -160,6 +173,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", help="the tenant's display name")
     p.add_argument("--json", action="store_true", help="print {tenant_id, api_key} as JSON")
     p.set_defaults(func=cmd_tenants_create)
+
+    projections = sub.add_parser("projections", help="inspect and rebuild async read models")
+    psub = projections.add_subparsers(dest="projections_command", required=True,
+                                      metavar="ACTION")
+    p = psub.add_parser("status", help="lag per projection and tenant")
+    p.set_defaults(func=cmd_projections_status)
+    p = psub.add_parser("rebuild", help="rebuild a projection from seq 0 while the API runs")
+    p.add_argument("name", help="the projection's name (e.g. analytics)")
+    p.add_argument("--tenant", help="only this tenant id (default: every tenant)")
+    p.set_defaults(func=cmd_projections_rebuild)
     return parser
 
 

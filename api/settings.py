@@ -51,6 +51,15 @@ class Settings(BaseSettings):
     )
     log_level: str = "info"
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
+    projector_batch_size: int = Field(
+        default=500, ge=1, le=10_000, description="Events a projector applies per transaction."
+    )
+    projector_poll_interval: float = Field(
+        default=1.0, gt=0, description="Seconds between projector polls when no NOTIFY arrives."
+    )
+    projector_concurrency: int = Field(
+        default=1, ge=1, le=32, description="Projector batches a process runs at once."
+    )
 
     def runtime_user(self) -> tuple[str | None, str | None]:
         """The user and password of DATABASE_URL, for `helpdesk migrate` to provision."""

@@ -8,6 +8,7 @@ import signal
 
 from api.bootstrap import build_services
 from api.settings import Settings
+from projections.projector import start_projector
 
 log = logging.getLogger("helpdesk.worker")
 
@@ -18,11 +19,13 @@ async def _run(settings: Settings) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    stop_projector = await start_projector(services)
     try:
         log.info("worker started")
         await stop.wait()
         log.info("worker stopping")
     finally:
+        await stop_projector()
         await services.close()
 
 

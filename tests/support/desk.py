@@ -3,6 +3,7 @@ fold the stream, ``decide``, map with the mapper, append at the expected version
 
 from __future__ import annotations
 
+import random
 import uuid
 from datetime import datetime
 from typing import Any
@@ -15,6 +16,7 @@ from domain import (
     ChangePriority,
     ChangeState,
     CheckSla,
+    DomainError,
     OpenTicket,
     Priority,
     Requester,
@@ -94,3 +96,32 @@ class Desk:
 
     async def check(self, tid: uuid.UUID, metric: SlaMetric) -> int:
         return await self.run(tid, CheckSla(metric=metric, at=self._at()))
+
+
+async def random_traffic(desk: Desk, rng: random.Random, commands: int,
+                         agents: tuple[uuid.UUID, ...]) -> None:
+    """``commands`` random ticket commands (refused ones included) at a moving clock."""
+    tickets: list[uuid.UUID] = []
+    for _ in range(commands):
+        desk.clock.advance(minutes=rng.randint(1, 240))
+        roll = rng.random()
+        if not tickets or roll < 0.2:
+            tickets.append(await desk.open(rng.choice(list(Priority)), rng.choice(list(Source))))
+            continue
+        tid = rng.choice(tickets)
+        who = rng.choice(agents)
+        try:
+            if roll < 0.4:
+                await desk.reply(tid, who, rng.choice(list(Visibility)))
+            elif roll < 0.5:
+                await desk.customer(tid)
+            elif roll < 0.6:
+                await desk.assign(tid, rng.choice(agents), who)
+            elif roll < 0.7:
+                await desk.priority(tid, rng.choice(list(Priority)), who)
+            elif roll < 0.9:
+                await desk.state(tid, rng.choice(list(TicketState)), who)
+            else:
+                await desk.check(tid, rng.choice(list(SlaMetric)))
+        except DomainError:
+            pass  # a refused command appends nothing, as over the API

@@ -1,0 +1,160 @@
+"""The projector under concurrency, crashes and rebuilds: rows never depend on how the
+work was split, interrupted or redone."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import random
+import signal
+import subprocess
+import sys
+import uuid
+from collections import defaultdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from domain.clock import ManualClock
+from projections import admin, reads
+from projections.projector import Batch, Projector
+from tests.support.desk import Desk, random_traffic
+from tests.support.readmodels import checkpoints, dump
+
+ROOT = Path(__file__).parents[2]
+AGENTS = tuple(uuid.UUID(int=i) for i in range(1, 5))
+START = datetime(2026, 6, 1, 8, tzinfo=UTC)
+
+
+async def traffic(store: Any, tenant_id: Any, seed: int, commands: int) -> None:
+    desk = Desk(store, tenant_id, ManualClock(START))
+    await random_traffic(desk, random.Random(seed), commands, AGENTS)
+
+
+async def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """``helpdesk projections ARGS`` in its own process."""
+    return await asyncio.to_thread(
+        subprocess.run, [sys.executable, "-m", "api.cli", "projections", *args], cwd=ROOT,
+        env=env, capture_output=True, text=True, timeout=120, check=False)
+
+
+async def refold_alone(pool: Any, tenants: list[Any], batch_size: int) -> None:
+    """Reset every tenant and fold its events with one worker."""
+    single = Projector(pool, batch_size=batch_size)
+    for t in tenants:
+        await admin.reset(single, "analytics", t)
+    await single.drain()
+
+
+async def test_two_workers_with_concurrent_writers_equal_one_worker_alone(
+    pool: Any, store: Any, make_tenant: Any, db: Any
+) -> None:
+    tenants = [(await make_tenant(f"T{i}")).tenant_id for i in range(10)]
+    committed: dict[int, list[Batch]] = defaultdict(list)
+
+    def recorder(worker: int) -> Any:
+        async def hook(batch: Batch) -> None:
+            committed[worker].append(batch)
+        return hook
+
+    workers = [Projector(pool, batch_size=16, poll_interval=0.05, concurrency=2,
+                         listen_dsn=db.runtime_url, after_commit=recorder(i)) for i in range(2)]
+    for w in workers:
+        await w.start()
+    try:
+        await asyncio.gather(*(traffic(store, t, seed, 40) for seed, t in enumerate(tenants)))
+        for _ in range(400):  # bounded wait for the workers to reach every head
+            cps = await checkpoints(db.admin_url)
+            if all(last == head for last, head in cps.values()):
+                break
+            await asyncio.sleep(0.05)
+        else:
+            raise AssertionError(f"projectors did not catch up: {cps}")
+    finally:
+        for w in workers:
+            await w.stop()
+    concurrent = await dump(db.admin_url)
+    assert concurrent["analytics_tickets"], "the traffic opened tickets"
+    assert committed[0] and committed[1], "both workers took part"
+
+    # Exactly once: the committed batches of both workers tile 0..head with no overlap.
+    by_tenant: dict[Any, list[tuple[int, int]]] = defaultdict(list)
+    for batches in committed.values():
+        for b in batches:
+            by_tenant[b.tenant_id].append((b.from_seq, b.to_seq))
+    for tenant, (_, head) in cps.items():
+        ranges = sorted(by_tenant[tenant])
+        assert ranges[0][0] == 0 and ranges[-1][1] == head
+        assert all(a[1] == b[0] for a, b in itertools.pairwise(ranges)), ranges
+
+    await refold_alone(pool, tenants, batch_size=1)
+    assert await dump(db.admin_url) == concurrent
+
+
+async def test_a_worker_killed_mid_batch_double_counts_nothing(
+    pool: Any, store: Any, make_tenant: Any, db: Any
+) -> None:
+    tenant = (await make_tenant("Killed")).tenant_id
+    await traffic(store, tenant, 7, 60)
+    child = await asyncio.to_thread(
+        subprocess.Popen,
+        [sys.executable, "-m", "tests.support.projector_child", db.runtime_url, "3", "5"],
+        cwd=ROOT, stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert child.stdout is not None
+        line = await asyncio.to_thread(child.stdout.readline)
+        assert line.startswith("IN_BATCH"), line
+        _, from_seq, to_seq = line.split()
+        # The child holds the checkpoint row: another worker skips it, it does not wait.
+        assert await Projector(pool).run_once() is None
+        os.kill(child.pid, signal.SIGKILL)
+        await asyncio.to_thread(child.wait, 10)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        if child.stdout is not None:
+            child.stdout.close()
+    last, head = (await checkpoints(db.admin_url))[tenant]
+    assert last == int(from_seq) == 10 and int(to_seq) == 15 and head > 15
+
+    await Projector(pool, batch_size=5).drain()
+    resumed = await dump(db.admin_url)
+    await refold_alone(pool, [tenant], batch_size=500)
+    assert await dump(db.admin_url) == resumed
+
+
+async def test_rebuild_from_zero_equals_incremental_and_says_so_meanwhile(
+    pool: Any, store: Any, make_tenant: Any, db: Any
+) -> None:
+    a, b = (await make_tenant("A")).tenant_id, (await make_tenant("B")).tenant_id
+    projector = Projector(pool, batch_size=3)
+    await projector.ensure_checkpoints()
+    for seed in range(3):  # incremental: caught up between rounds of traffic
+        await traffic(store, a, seed, 15)
+        await traffic(store, b, seed + 10, 15)
+        await projector.drain()
+    incremental = await dump(db.admin_url)
+
+    head = await admin.reset(projector, "analytics", a)
+    during = await reads.backlog(pool, a, START)
+    assert during["rebuilding"] is True and during["as_of_seq"] == 0 and during["lag"] == head
+    assert during["total"] == 0
+    assert (await reads.backlog(pool, b, START))["rebuilding"] is False
+
+    env = {**os.environ, "DATABASE_URL": db.runtime_url}
+    for extra in (["--tenant", str(a)], []):
+        done = await cli(env, "rebuild", "analytics", *extra)
+        assert done.returncode == 0, done.stderr
+        assert await dump(db.admin_url) == incremental
+    after = await reads.backlog(pool, a, START)
+    assert after["rebuilding"] is False and after["lag"] == 0
+
+    status = await cli(env, "status")
+    assert status.returncode == 0, status.stderr
+    assert str(a) in status.stdout and str(b) in status.stdout
+
+    unknown = await cli(env, "rebuild", "nope")
+    assert unknown.returncode == 2 and "unknown projection" in unknown.stderr

@@ -1,0 +1,36 @@
+"""Dump read-model rows (as the superuser, every tenant) and reset them for a refold."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import asyncpg
+
+TABLES = {
+    "analytics_tickets": "tenant_id, ticket_id",
+    "analytics_daily": "tenant_id, day, priority, source",
+    "analytics_agent_daily": "tenant_id, day, agent_id",
+}
+
+
+async def dump(admin_url: str) -> dict[str, list[tuple[Any, ...]]]:
+    """Every analytics row of every tenant, in key order."""
+    conn = await asyncpg.connect(admin_url)
+    try:
+        return {t: [tuple(r) for r in await conn.fetch(f"SELECT * FROM {t} ORDER BY {k}")]
+                for t, k in TABLES.items()}
+    finally:
+        await conn.close()
+
+
+async def checkpoints(admin_url: str) -> dict[Any, tuple[int, int]]:
+    """(tenant) -> (analytics last_seq, tenant head)."""
+    conn = await asyncpg.connect(admin_url)
+    try:
+        rows = await conn.fetch(
+            "SELECT h.tenant_id, coalesce(c.last_seq, 0) AS last_seq, h.seq AS head"
+            "  FROM tenant_heads h LEFT JOIN projection_checkpoints c"
+            "    ON c.tenant_id = h.tenant_id AND c.projection = 'analytics'")
+        return {r["tenant_id"]: (r["last_seq"], r["head"]) for r in rows}
+    finally:
+        await conn.close()
