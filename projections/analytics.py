@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import operator
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -75,6 +76,8 @@ class TicketRow:
 
 
 COLUMNS = tuple(f.name for f in dataclasses.fields(TicketRow))
+# Shallow, unlike dataclasses.astuple, which deep-copies every UUID and datetime.
+_values = operator.attrgetter(*COLUMNS)
 
 # (day, priority, source) -> [created, solved, reopened, breached]
 Daily = dict[tuple[date, str, str], list[int]]
@@ -90,6 +93,9 @@ class Fold:
     tickets: dict[Any, TicketRow]
     daily: Daily
     agents: AgentDaily
+
+    def __post_init__(self) -> None:
+        self.continuous = self.calendar.is_continuous
 
     def apply(self, env: Envelope) -> None:
         """Fold one event into the batch state."""
@@ -116,8 +122,9 @@ class Fold:
                 if row.first_reply_at is None:
                     row.first_reply_at = event.at
                     row.first_reply_ms = _ms(row.created_at, event.at)
-                    row.first_reply_business_ms = business_ms_between(
-                        self.calendar, row.created_at, event.at)
+                    row.first_reply_business_ms = (
+                        row.first_reply_ms if self.continuous
+                        else business_ms_between(self.calendar, row.created_at, event.at))
         elif isinstance(event, TicketAssigned):
             row.assignee = None if event.assignee is None else str(event.assignee)
             if row.assignee is not None:
@@ -188,12 +195,11 @@ class AnalyticsProjection:
             daily=defaultdict(lambda: [0, 0, 0, 0]),
             agents=defaultdict(lambda: [0, 0, 0]),
         )
-        before = {k: dataclasses.astuple(v) for k, v in fold.tickets.items()}
         for env in events:
             fold.apply(env)
-        changed = [r for k, r in fold.tickets.items() if before.get(k) != dataclasses.astuple(r)]
-        if changed:
-            columns = list(zip(*(dataclasses.astuple(r) for r in changed), strict=True))
+        # Only tickets named by the batch were loaded, so every row here was touched.
+        if fold.tickets:
+            columns = list(zip(*map(_values, fold.tickets.values()), strict=True))
             await conn.execute(Q["upsert_tickets"], tenant_id, *columns)
         daily = [(k, v) for k, v in sorted(fold.daily.items()) if any(v)]
         if daily:

@@ -1,0 +1,236 @@
+"""Projection benchmark: rebuild speed and append-to-read-model lag.
+
+    python bench/projections.py            # quick: 20,000 events, 5 s of lag sampling
+    python bench/projections.py --full     # 200,000 events, 20 s of lag sampling
+
+Needs a superuser URL in BENCH_DATABASE_URL or TEST_DATABASE_URL; works in a fresh
+database it creates and drops. Figures are printed beside baselines from the same run:
+
+* rebuild events/s vs. reading and parsing the same events in the same batches
+  (what any projector must pay before applying anything);
+* lag p50/p99 (event commit -> read-model commit) while 500 events/s are appended,
+  vs. the NOTIFY delivery latency of those same commits to a bare listener.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import statistics
+import sys
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from api.operator import create_tenant
+from domain import (
+    Actor,
+    ActorKind,
+    AddMessage,
+    Assign,
+    ChangeState,
+    OpenTicket,
+    Priority,
+    Requester,
+    SlaPolicy,
+    Source,
+    TicketState,
+    decide,
+    evolve,
+    from_stored,
+    to_stored,
+)
+from domain.ids import AgentId, MessageId, TicketId
+from eventstore.pool import connect, create_pool
+from eventstore.store import arm
+from eventstore.types import StoreActor
+from migrations.runner import migrate
+from projections import admin
+from projections.projector import Batch, Projector
+
+RUNTIME = ("helpdesk_bench", "helpdesk-bench")
+INSERT = """
+INSERT INTO events (tenant_id, stream_id, version, type, schema_version, data)
+SELECT $1::uuid, e.stream_id, e.version, e.type, e.schema_version, e.data
+  FROM unnest($2::uuid[], $3::int[], $4::text[], $5::int[], $6::jsonb[])
+       WITH ORDINALITY AS e(stream_id, version, type, schema_version, data, ord)
+ ORDER BY e.ord
+RETURNING seq
+"""
+Row = tuple[uuid.UUID, int, str, int, dict[str, Any]]
+
+
+def ticket_events(rng: random.Random, at: datetime, policy: SlaPolicy) -> list[Row]:
+    """One ticket's life (about six events) decided by the domain."""
+    tid = TicketId(uuid.uuid4())
+    customer = Actor(kind=ActorKind.CUSTOMER, id="intake")
+    agent_id = uuid.UUID(int=rng.randint(1, 20))
+    agent = Actor(kind=ActorKind.AGENT, id=str(agent_id))
+    commands: list[Any] = [
+        OpenTicket(ticket_id=tid, subject="s", body="b", requester=Requester(email="c@x.io"),
+                   priority=rng.choice(list(Priority)), source=rng.choice(list(Source)),
+                   actor=customer, at=at),
+        Assign(agent_id=AgentId(agent_id), actor=agent, at=at + timedelta(minutes=5)),
+        AddMessage(message_id=MessageId(uuid.uuid4()), body="r", actor=agent,
+                   at=at + timedelta(minutes=rng.randint(10, 600))),
+        ChangeState(to=TicketState.PENDING, actor=agent, at=at + timedelta(hours=11)),
+        AddMessage(message_id=MessageId(uuid.uuid4()), body="m", actor=customer,
+                   at=at + timedelta(hours=12)),
+        ChangeState(to=TicketState.SOLVED, actor=agent,
+                    at=at + timedelta(hours=rng.randint(13, 90))),
+    ]
+    state, rows = None, []
+    for command in commands:
+        for event in decide(command, state, policy):
+            state = evolve(state, event)
+            type_, version, data = to_stored(event)
+            rows.append((tid, state.version, type_, version, data))
+    return rows
+
+
+def generate(n: int, seed: int) -> list[Row]:
+    rng, policy = random.Random(seed), SlaPolicy()
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    rows: list[Row] = []
+    while len(rows) < n:
+        rows.extend(ticket_events(rng, start + timedelta(minutes=len(rows)), policy))
+    return rows
+
+
+async def append(pool: asyncpg.Pool, tenant: Any, rows: list[Row]) -> list[int]:
+    async with pool.acquire() as conn, conn.transaction():
+        await arm(conn, tenant, StoreActor("system", "bench"))
+        seqs = await conn.fetch(INSERT, tenant, *(list(c) for c in zip(*rows, strict=True)))
+    return [r["seq"] for r in seqs]
+
+
+async def measure_rebuild(pool: asyncpg.Pool, tenant: Any, batch: int) -> tuple[float, float]:
+    """(raw read+parse events/s, rebuild events/s) over the tenant's events."""
+    t0 = time.perf_counter()
+    seq, total = 0, 0
+    async with pool.acquire() as conn, conn.transaction(readonly=True):
+        await arm(conn, tenant, None)
+        while True:
+            rows = await conn.fetch(
+                "SELECT seq, stream_id, type, schema_version, data FROM events "
+                "WHERE tenant_id = $1 AND seq > $2 ORDER BY seq LIMIT $3", tenant, seq, batch)
+            if not rows:
+                break
+            for r in rows:
+                from_stored(r["type"], r["schema_version"], r["data"])
+            seq, total = rows[-1]["seq"], total + len(rows)
+    raw = total / (time.perf_counter() - t0)
+    projector = Projector(pool, batch_size=batch)
+    t0 = time.perf_counter()
+    reached = await admin.rebuild(projector, "analytics", tenant)
+    return raw, reached / (time.perf_counter() - t0)
+
+
+async def measure_lag(pool: asyncpg.Pool, dsn: str, tenant: Any, rate: int, seconds: float,
+                      rows: list[Row]) -> tuple[list[float], list[float]]:
+    """Per appended event: (read-model lag ms, bare NOTIFY latency ms)."""
+    committed: dict[int, float] = {}
+    applied: list[tuple[int, float]] = []
+    notified: dict[int, float] = {}
+
+    async def after(batch: Batch) -> None:
+        applied.append((batch.to_seq, time.perf_counter()))
+
+    listener = await connect(dsn)
+    await listener.add_listener("helpdesk_events", lambda *a: notified.setdefault(
+        int(a[3].rpartition(":")[2]), time.perf_counter()))
+    projector = Projector(pool, listen_dsn=dsn, after_commit=after, poll_interval=1.0)
+    await projector.start()
+    per_tick, tick = max(1, rate // 50), 1 / 50
+    started, i = time.perf_counter(), 0
+    try:
+        while time.perf_counter() - started < seconds and i + per_tick <= len(rows):
+            seqs = await append(pool, tenant, rows[i:i + per_tick])
+            now = time.perf_counter()
+            for s in seqs:
+                committed[s] = now
+            i += per_tick
+            await asyncio.sleep(max(0.0, started + (i / per_tick) * tick - time.perf_counter()))
+        for _ in range(200):
+            if applied and applied[-1][0] >= max(committed):
+                break
+            await asyncio.sleep(0.01)
+    finally:
+        await projector.stop()
+        await listener.close()
+    lags, notes = [], []
+    for s, t in committed.items():
+        done = next((at for to, at in applied if to >= s), None)
+        if done is not None:
+            lags.append((done - t) * 1000)
+        last = max((q for q in notified if q >= s), default=None, key=lambda q: -q)
+        if last is not None:
+            notes.append((notified[last] - t) * 1000)
+    return lags, notes
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(p * len(ordered)))] if ordered else float("nan")
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--full", action="store_true", help="200,000 events, 20 s of lag")
+    parser.add_argument("--events", type=int)
+    parser.add_argument("--seconds", type=float)
+    parser.add_argument("--rate", type=int, default=500, help="events appended per second")
+    parser.add_argument("--batch", type=int, default=500)
+    args = parser.parse_args()
+    n = args.events or (200_000 if args.full else 20_000)
+    seconds = args.seconds or (20.0 if args.full else 5.0)
+    url = os.environ.get("BENCH_DATABASE_URL") or os.environ.get("TEST_DATABASE_URL")
+    if not url:
+        sys.exit("set BENCH_DATABASE_URL (or TEST_DATABASE_URL) to a superuser URL")
+    from tests.support.pg import with_database
+
+    name = f"hd_bench_{uuid.uuid4().hex[:8]}"
+    admin_conn = await asyncpg.connect(url)
+    await admin_conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        owner = with_database(url, name)
+        runtime = with_database(url, name, user=RUNTIME[0], password=RUNTIME[1])
+        await migrate(owner, runtime_user=RUNTIME[0], runtime_password=RUNTIME[1])
+        tenant = (await create_tenant(owner, "Bench")).tenant_id
+        live = (await create_tenant(owner, "Live")).tenant_id
+        pool = await create_pool(runtime, min_size=2, max_size=6)
+        try:
+            t0 = time.perf_counter()
+            rows = generate(n, 1)
+            for i in range(0, len(rows), 5000):
+                await append(pool, tenant, rows[i:i + 5000])
+            print(f"loaded {len(rows)} events in {time.perf_counter() - t0:.1f} s")
+            raw, rebuild = await measure_rebuild(pool, tenant, args.batch)
+            print(f"rebuild: {rebuild:,.0f} events/s  (raw read+parse {raw:,.0f} events/s; "
+                  f"ratio {rebuild / raw:.2f}; target >= 20,000)")
+            live_rows = generate(int(args.rate * seconds) + 100, 2)
+            lags, notes = await measure_lag(pool, runtime, live, args.rate, seconds, live_rows)
+            print(f"lag at {args.rate} events/s over {seconds:.0f} s ({len(lags)} events): "
+                  f"p50 {pct(lags, 0.5):.1f} ms, p99 {pct(lags, 0.99):.1f} ms "
+                  f"(NOTIFY p50 {pct(notes, 0.5):.1f} ms, p99 {pct(notes, 0.99):.1f} ms; "
+                  f"ratio p99 {pct(lags, 0.99) / max(pct(notes, 0.99), 0.001):.1f}; "
+                  "target p99 < 250 ms)")
+            print(f"mean lag {statistics.fmean(lags):.1f} ms")
+        finally:
+            await pool.close()
+    finally:
+        await admin_conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin_conn.close()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
