@@ -158,3 +158,29 @@ async def test_rebuild_from_zero_equals_incremental_and_says_so_meanwhile(
 
     unknown = await cli(env, "rebuild", "nope")
     assert unknown.returncode == 2 and "unknown projection" in unknown.stderr
+
+
+async def test_the_api_runs_the_projector_when_run_scheduler_is_on(
+    pool: Any, store: Any, make_tenant: Any, db: Any
+) -> None:
+    from api.app import create_app
+    from api.bootstrap import Services
+    from api.settings import Settings
+    from tests.support.http import asgi_client
+
+    tenant = await make_tenant("Live")
+    settings = Settings(database_url=db.runtime_url, run_scheduler=True,
+                        projector_poll_interval=5.0)
+    clock = ManualClock(START)
+    app = create_app(settings, services=Services(settings, pool, store, clock))
+    auth = {"Authorization": f"Bearer {tenant.admin_key.secret}"}
+    async with asgi_client(app) as client:
+        await traffic(store, tenant.tenant_id, 3, 10)
+        for _ in range(200):  # woken by NOTIFY well before the 5 s poll
+            body = (await client.get("/v1/analytics/backlog", headers=auth)).json()
+            if body["lag"] == 0 and body["as_of_seq"] > 0:
+                break
+            await asyncio.sleep(0.02)
+        else:
+            raise AssertionError(f"the API's projector did not catch up: {body}")
+    assert body["rebuilding"] is False
