@@ -114,22 +114,34 @@ class Projector:
         Returns what was done, or None when nothing claimable is behind.
         """
         wanted = list(names) if names is not None else list(self.projections)
+        claim = None
         async with self.pool.acquire() as conn:
-            async with conn.transaction():
-                await conn.execute(Q["arm_worker"])
-                claim = await conn.fetchrow(Q["claim"], wanted, tenant_id)
-                if claim is None:
-                    return None
-                tenant = TenantId(claim["tenant_id"])
-                await conn.execute(Q["disarm_worker"])
-                await arm(conn, tenant, None)
-                batch = await self._apply(conn, self.projections[claim["projection"]], tenant,
-                                          claim["last_seq"], claim["head"])
-                if self.before_commit is not None:
-                    await self.before_commit(batch)
+            try:
+                async with conn.transaction():
+                    await conn.execute(Q["arm_worker"])
+                    claim = await conn.fetchrow(Q["claim"], wanted, tenant_id)
+                    if claim is None:
+                        return None
+                    tenant = TenantId(claim["tenant_id"])
+                    await conn.execute(Q["disarm_worker"])
+                    await arm(conn, tenant, None)
+                    batch = await self._apply(conn, self.projections[claim["projection"]],
+                                              tenant, claim["last_seq"], claim["head"])
+                    if self.before_commit is not None:
+                        await self.before_commit(batch)
+            except Exception:
+                if claim is not None:
+                    await self._defer(conn, claim["projection"], claim["tenant_id"])
+                raise
             if self.after_commit is not None:
                 await self.after_commit(batch)
             return batch
+
+    async def _defer(self, conn: asyncpg.Connection, projection: str, tenant: TenantId) -> None:
+        with contextlib.suppress(Exception):
+            async with conn.transaction():
+                await conn.execute(Q["arm_worker"])
+                await conn.execute(Q["defer"], projection, tenant)
 
     async def _apply(
         self, conn: asyncpg.Connection, projection: Projection, tenant: TenantId,

@@ -194,3 +194,10 @@ SELECT agent_id, sum(assigned)::int AS assigned, sum(replies)::int AS replies,
  WHERE tenant_id = $1 AND day BETWEEN $2 AND $3
  GROUP BY agent_id
  ORDER BY agent_id
+
+-- name: defer --
+-- $1 projection, $2 tenant_id; worker-armed. A batch that failed goes to the back of
+-- the claim order, so one unreadable event cannot starve every other tenant.
+UPDATE projection_checkpoints
+   SET updated_at = clock_timestamp()
+ WHERE projection = $1 AND tenant_id = $2

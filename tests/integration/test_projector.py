@@ -184,3 +184,28 @@ async def test_the_api_runs_the_projector_when_run_scheduler_is_on(
         else:
             raise AssertionError(f"the API's projector did not catch up: {body}")
     assert body["rebuilding"] is False
+
+
+async def test_an_unreadable_event_holds_back_only_its_own_tenant(
+    pool: Any, store: Any, make_tenant: Any, db: Any
+) -> None:
+    from domain import ValidationFailed
+    from eventstore.types import NewEvent, StoreActor
+
+    bad, good = (await make_tenant("Bad")).tenant_id, (await make_tenant("Good")).tenant_id
+    async with store.session(bad, StoreActor("operator", "test")) as s:
+        # Written past the mapper on purpose: a payload the mapper cannot read back.
+        await s.append(uuid.uuid4(), 0, [NewEvent("TicketAssigned", {"assignee": 7})])
+    projector = Projector(pool)
+    await projector.ensure_checkpoints()
+    await traffic(store, good, 1, 10)
+    outcomes = []
+    for _ in range(4):
+        try:
+            outcomes.append(await projector.run_once())
+        except ValidationFailed:
+            outcomes.append("failed")
+    assert "failed" in outcomes
+    cps = await checkpoints(db.admin_url)
+    assert cps[bad] == (0, 1)
+    assert cps[good][0] == cps[good][1] > 0
