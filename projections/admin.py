@@ -10,6 +10,7 @@ the lag; the flag clears when the checkpoint reaches the head.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -106,17 +107,33 @@ async def rebuild(
     if progress is not None:
         progress(0, head)
     reached = 0
-    while True:
-        batch = await projector.run_once(tenant_id=tenant_id, names=[name])
-        if batch is not None:
-            reached = batch.to_seq
-            if progress is not None:
-                progress(reached, batch.head)
-            continue
-        async with projector.pool.acquire() as conn, conn.transaction(readonly=True):
-            await arm(conn, tenant_id, None)
-            fresh = await freshness(conn, name, tenant_id)
-        if not fresh.rebuilding:
-            return fresh.as_of_seq
-        # Another worker holds the checkpoint right now; take turns with it.
-        await asyncio.sleep(0.05)
+    # Read the next batch while this one is applied: a rebuild is bound by the round
+    # trips, and events already committed cannot change under the read-ahead.
+    ahead = asyncio.create_task(projector.read_ahead(tenant_id, 0))
+    try:
+        while True:
+            rows = await ahead
+            ahead = asyncio.create_task(
+                projector.read_ahead(tenant_id, rows[-1]["seq"] if rows else reached))
+            batch = await projector.run_once(tenant_id=tenant_id, names=[name],
+                                             prefetched=rows)
+            if batch is not None:
+                reached = batch.to_seq
+                if progress is not None:
+                    progress(reached, batch.head)
+                continue
+            fresh = await _freshness(projector, name, tenant_id)
+            if not fresh.rebuilding:
+                return fresh.as_of_seq
+            # Another worker holds the checkpoint right now; take turns with it.
+            await asyncio.sleep(0.05)
+    finally:
+        ahead.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await ahead
+
+
+async def _freshness(projector: Projector, name: str, tenant_id: TenantId) -> Freshness:
+    async with projector.pool.acquire() as conn, conn.transaction(readonly=True):
+        await arm(conn, tenant_id, None)
+        return await freshness(conn, name, tenant_id)

@@ -107,11 +107,14 @@ class Projector:
             await conn.execute(Q["ensure_checkpoints"], list(self.projections))
 
     async def run_once(
-        self, *, tenant_id: TenantId | None = None, names: Sequence[str] | None = None
+        self, *, tenant_id: TenantId | None = None, names: Sequence[str] | None = None,
+        prefetched: Sequence[asyncpg.Record] | None = None,
     ) -> Batch | None:
         """Claim one (projection, tenant) behind its head and apply one batch.
 
-        Returns what was done, or None when nothing claimable is behind.
+        ``prefetched`` (a rebuild's read-ahead of ``read_events``) is used only when it
+        starts right after the claimed checkpoint. Returns what was done, or None when
+        nothing claimable is behind.
         """
         wanted = list(names) if names is not None else list(self.projections)
         claim = None
@@ -126,7 +129,8 @@ class Projector:
                     await conn.execute(Q["disarm_worker"])
                     await arm(conn, tenant, None)
                     batch = await self._apply(conn, self.projections[claim["projection"]],
-                                              tenant, claim["last_seq"], claim["head"])
+                                              tenant, claim["last_seq"], claim["head"],
+                                              prefetched)
                     if self.before_commit is not None:
                         await self.before_commit(batch)
             except Exception:
@@ -145,9 +149,14 @@ class Projector:
 
     async def _apply(
         self, conn: asyncpg.Connection, projection: Projection, tenant: TenantId,
-        last_seq: int, head: int,
+        last_seq: int, head: int, prefetched: Sequence[asyncpg.Record] | None = None,
     ) -> Batch:
-        rows = await conn.fetch(Q["read_events"], tenant, last_seq, self.batch_size)
+        # Events are immutable and commit in seq order, so rows read ahead on another
+        # connection are exactly what this read would return, if they start at our seq.
+        if prefetched and prefetched[0]["seq"] == last_seq + 1:
+            rows = list(prefetched)
+        else:
+            rows = await conn.fetch(Q["read_events"], tenant, last_seq, self.batch_size)
         envelopes = [
             Envelope(tenant, r["seq"], r["stream_id"],
                      from_stored(r["type"], r["schema_version"], r["data"]))
@@ -160,6 +169,14 @@ class Projector:
         if moved is None:
             raise CheckpointMoved(f"{projection.name}/{tenant} left {last_seq} under a batch")
         return Batch(projection.name, tenant, last_seq, to_seq, head, len(envelopes))
+
+    async def read_ahead(self, tenant: TenantId, after_seq: int) -> list[asyncpg.Record]:
+        """Read the batch after ``after_seq`` on a connection of its own."""
+        async with self.pool.acquire() as conn, conn.transaction(readonly=True):
+            await arm(conn, tenant, None)
+            rows: list[asyncpg.Record] = await conn.fetch(Q["read_events"], tenant, after_seq,
+                                                          self.batch_size)
+        return rows
 
     async def drain(self, *, tenant_id: TenantId | None = None,
                     names: Sequence[str] | None = None) -> int:
