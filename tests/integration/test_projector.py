@@ -143,6 +143,10 @@ async def test_rebuild_from_zero_equals_incremental_and_says_so_meanwhile(
     assert during["rebuilding"] is True and during["as_of_seq"] == 0 and during["lag"] == head
     assert during["total"] == 0
     assert (await reads.backlog(pool, b, START))["rebuilding"] is False
+    # A read-ahead that does not start at the checkpoint is ignored, not applied.
+    stale = await projector.read_ahead(a, 5)
+    batch = await projector.run_once(tenant_id=a, prefetched=stale)
+    assert batch is not None and (batch.from_seq, batch.to_seq) == (0, 3)
 
     env = {**os.environ, "DATABASE_URL": db.runtime_url}
     for extra in (["--tenant", str(a)], []):
