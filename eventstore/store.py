@@ -17,6 +17,7 @@ from uuid import UUID
 import asyncpg
 
 from domain.ids import TenantId
+from eventstore.batcher import Pending, TenantBatcher
 from eventstore.errors import (
     ConcurrencyError,
     EventStoreError,
@@ -164,6 +165,7 @@ class EventStore:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
         self.notifier = CommitNotifier(pool)
+        self._batcher = TenantBatcher(self._append_alone, record_from_row)
 
     async def append(
         self,
@@ -173,23 +175,30 @@ class EventStore:
         expected_version: int | None,
         events: Sequence[NewEvent],
     ) -> list[RecordedEvent]:
-        """Append in a transaction of its own: one round trip to the server.
+        """Append in a transaction of its own (group-committed with other callers).
 
         For a writer that has nothing else to do in the transaction; a command that
-        also updates read models uses ``session(...).append`` instead.
+        also updates read models uses ``session(...).append`` instead. Concurrent
+        one-shot appends to one tenant share a transaction (eventstore/batcher.py);
+        each still gets its own result or ``ConcurrencyError``.
         """
         if not events:
             return []
+        recorded = await self._batcher.append(
+            self.pool, tenant_id, Pending(actor, stream_id, expected_version, events))
+        if recorded:
+            self.notifier.committed(tenant_id, recorded[-1].seq)
+        return recorded
+
+    async def _append_alone(self, tenant_id: TenantId, item: Pending) -> list[RecordedEvent]:
         try:
             async with self.pool.acquire() as conn:
                 rows = await _run_append(conn, Q["append_as"],
-                                         (tenant_id, actor.kind, actor.id), stream_id,
-                                         expected_version, events)
+                                         (tenant_id, item.actor.kind, item.actor.id),
+                                         item.stream_id, item.expected_version, item.events)
         except UNAVAILABLE as exc:
             raise StoreUnavailable(f"database unavailable: {exc}") from exc
-        recorded = [record_from_row(r) for r in rows]
-        self.notifier.committed(tenant_id, recorded[-1].seq)
-        return recorded
+        return [record_from_row(r) for r in rows]
 
     @asynccontextmanager
     async def session(
