@@ -96,9 +96,10 @@ def free_port() -> int:
 
 
 @asynccontextmanager
-async def serve_process(database_url: str, **env_extra: str) -> AsyncIterator[str]:
+async def serve_process(database_url: str, port: int | None = None,
+                        **env_extra: str) -> AsyncIterator[str]:
     """``helpdesk serve`` as its own OS process; yields the stream URL."""
-    port = free_port()
+    port = port or free_port()
     env = {**os.environ, "DATABASE_URL": database_url, "LOG_LEVEL": "warning", **env_extra}
     with tempfile.TemporaryFile() as log:
         proc = await asyncio.create_subprocess_exec(
