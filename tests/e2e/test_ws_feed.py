@@ -240,3 +240,30 @@ async def test_a_revoked_key_is_disconnected(db, make_tenant, store) -> None:
                 srv.url, additional_headers={"Authorization": f"Bearer {t.admin_key.secret}"}
         ) as again:
             assert (await closed_with(again))[0] == 4401
+
+
+async def test_the_listener_reconnects_and_catches_up(db, make_tenant, store) -> None:
+    t = await make_tenant("Acme")
+    ticket = uuid.uuid4()
+    async with serve(ws_settings(db.runtime_url)) as srv:
+        ws = await connect_ws(srv.url, t.admin_key.secret)
+        await send(ws, op="subscribe", room="tenant", after_seq=0)
+        assert (await recv(ws))["type"] == "subscribed"
+        listener = srv.hub.listener
+        assert listener is not None and listener.connects == 1
+        admin = await connect(db.admin_url)
+        try:
+            killed = await admin.fetchval(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND query LIKE 'LISTEN%'")
+        finally:
+            await admin.close()
+        assert killed == 1
+        # Appended while no one listens: the reconnect must catch these up.
+        seqs = await append_notes(store, t.tenant_id, ticket, 3)
+        got = await recv_events(ws, len(seqs))
+        assert [m["seq"] for m in got] == seqs
+        assert listener.connects == 2
+        more = await append_notes(store, t.tenant_id, ticket, 1)
+        assert [m["seq"] for m in await recv_events(ws, 1)] == more
+        await ws.close()
