@@ -62,6 +62,10 @@ class Settings(BaseSettings):
     ws_heartbeat_seconds: float = Field(
         default=15.0, gt=0, description="Interval of server heartbeats on the WebSocket feed.",
     )
+    ws_poll_seconds: float = Field(
+        default=1.0, gt=0,
+        description="How often the WebSocket hub polls for events whose notification was lost.",
+    )
     ws_auth_recheck_seconds: float = Field(
         default=30.0, gt=0,
         description="How often a WebSocket's API key is re-checked; revoked keys are cut off.",

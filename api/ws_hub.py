@@ -2,8 +2,9 @@
 
 For each tenant with subscribers in this process the hub keeps a feed: the last seq
 it has read, a bounded ring of recent events, and the subscriptions. A notification
-wakes the feed's drain task, which reads the new events once (under the tenant's own
-row-level security context) and offers them to every subscription's outbox.
+(or, as a fallback for a lost one, the poll timer) wakes the feed's drain task,
+which reads the new events once (under the tenant's own row-level security context)
+and offers them to every subscription's outbox.
 
 Replay and live handoff: a subscription is replayed and registered while holding the
 feed's lock, the same lock the drain task holds while it reads and publishes. So the
@@ -85,6 +86,7 @@ class Hub:
         replay_window: int = 1000,
         ring_size: int | None = None,
         batch: int = 500,
+        poll_seconds: float = 1.0,
     ) -> None:
         self.store = store
         self.replay_window = replay_window
@@ -93,6 +95,8 @@ class Hub:
         self.feeds: dict[TenantId, TenantFeed] = {}
         self.outboxes: set[Outbox] = set()
         self.listener: Listener | None = None
+        self.poll_seconds = poll_seconds
+        self._poller: asyncio.Task[None] | None = None
 
     # --- lifecycle -----------------------------------------------------------------
 
@@ -100,8 +104,11 @@ class Hub:
         """Start listening for commits; returns at once (the listener connects by itself)."""
         self.listener = Listener(listen_dsn, self.notify, self.reconnected)
         self.listener.start()
+        self._poller = asyncio.create_task(self._poll(), name="helpdesk-ws-poll")
 
     async def stop(self) -> None:
+        if self._poller is not None:
+            self._poller.cancel()
         if self.listener is not None:
             await self.listener.stop()
         for feed in list(self.feeds.values()):
@@ -131,6 +138,17 @@ class Hub:
         """The listener (re)connected: catch up every tenant we serve."""
         for feed in self.feeds.values():
             self._poke(feed)
+
+    async def _poll(self) -> None:
+        # Notifications are hints sent after commit by the appending process; one can be
+        # lost (that process died in between, or our listen connection was down), so
+        # every served tenant is also re-read now and then. An idle read is one index
+        # probe that returns no rows.
+        while True:
+            await asyncio.sleep(self.poll_seconds)
+            for feed in list(self.feeds.values()):
+                if feed.last_seq is not None:
+                    self._poke(feed)
 
     def _poke(self, feed: TenantFeed) -> None:
         feed.dirty = True

@@ -97,7 +97,8 @@ async def start_hub(services: Services) -> Callable[[], Awaitable[None]]:
     """Startup hook: create the hub, keep it in ``services.extras["hub"]``, start
     listening; returns the stop function for the lifespan."""
     settings = services.settings
-    hub = Hub(services.store, replay_window=settings.ws_replay_window)
+    hub = Hub(services.store, replay_window=settings.ws_replay_window,
+              poll_seconds=settings.ws_poll_seconds)
     services.extras["hub"] = hub
     dsn = settings.listen_database_url or settings.database_url
     assert dsn is not None

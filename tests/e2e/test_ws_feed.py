@@ -12,7 +12,7 @@ from websockets.exceptions import ConnectionClosed
 
 from api.keys import insert_key
 from eventstore.pool import connect
-from eventstore.store import arm
+from eventstore.store import EventStore, arm
 from eventstore.types import StoreActor
 from tests.e2e.ws_support import (
     append_notes,
@@ -266,4 +266,18 @@ async def test_the_listener_reconnects_and_catches_up(db, make_tenant, store) ->
         assert listener.connects == 2
         more = await append_notes(store, t.tenant_id, ticket, 1)
         assert [m["seq"] for m in await recv_events(ws, 1)] == more
+        await ws.close()
+
+
+async def test_events_without_a_notification_arrive_by_polling(db, make_tenant, pool) -> None:
+    """A writer that died between commit and notify: the poll still delivers."""
+    t = await make_tenant("Acme")
+    silent = EventStore(pool)
+    silent.notifier.committed = lambda tenant_id, seq: None  # type: ignore[method-assign]
+    async with serve(ws_settings(db.runtime_url, ws_poll_seconds=0.1)) as srv:
+        ws = await connect_ws(srv.url, t.admin_key.secret)
+        await send(ws, op="subscribe", room="tenant", after_seq=0)
+        assert (await recv(ws))["type"] == "subscribed"
+        seqs = await append_notes(silent, t.tenant_id, uuid.uuid4(), 2)
+        assert [m["seq"] for m in await recv_events(ws, len(seqs), timeout=5)] == seqs
         await ws.close()
