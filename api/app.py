@@ -9,7 +9,7 @@ from typing import Any
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api import analytics, health, problems
+from api import analytics, health, problems, ws_route
 from api.bootstrap import Services, build_services
 from api.settings import Settings
 from domain.clock import Clock
@@ -69,7 +69,7 @@ def create_app(
         svc = services or await build_services(settings, clock=clock)
         stops = []
         try:
-            for hook in startup_hooks or []:
+            for hook in [ws_route.start_hub, *(startup_hooks or [])]:
                 stop = await hook(svc)
                 if stop is not None:
                     stops.append(stop)
@@ -89,5 +89,6 @@ def create_app(
     problems.install(app)
     app.include_router(health.router)
     app.include_router(analytics.router)
+    app.include_router(ws_route.router)
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     return app

@@ -60,6 +60,25 @@ class Settings(BaseSettings):
     projector_concurrency: int = Field(
         default=1, ge=1, le=32, description="Projector batches a process runs at once."
     )
+    ws_replay_window: int = Field(
+        default=1000, ge=0, le=100_000,
+        description="How many events back a WebSocket subscriber may resume; older: gap.",
+    )
+    ws_send_queue: int = Field(
+        default=2048, ge=16, le=100_000,
+        description="Messages queued per WebSocket before a slow subscriber gets a gap.",
+    )
+    ws_heartbeat_seconds: float = Field(
+        default=15.0, gt=0, description="Interval of server heartbeats on the WebSocket feed.",
+    )
+    ws_poll_seconds: float = Field(
+        default=1.0, gt=0,
+        description="How often the WebSocket hub polls for events whose notification was lost.",
+    )
+    ws_auth_recheck_seconds: float = Field(
+        default=30.0, gt=0,
+        description="How often a WebSocket's API key is re-checked; revoked keys are cut off.",
+    )
 
     def runtime_user(self) -> tuple[str | None, str | None]:
         """The user and password of DATABASE_URL, for `helpdesk migrate` to provision."""
