@@ -1,10 +1,10 @@
 """Projection benchmark: rebuild speed and append-to-read-model lag.
 
-    python bench/projections.py            # quick: 20,000 events, 5 s of lag sampling
-    python bench/projections.py --full     # 200,000 events, 20 s of lag sampling
+    python -m bench.projections            # quick: 20,000 events, 5 s of lag sampling
+    python -m bench.projections --full     # 200,000 events, 20 s of lag sampling
 
-Needs a superuser URL in BENCH_DATABASE_URL or TEST_DATABASE_URL; works in a fresh
-database it creates and drops. Figures are printed beside baselines from the same run:
+Works in a fresh database it creates and drops (bench/common.py picks the server).
+Figures are printed beside baselines from the same run:
 
 * rebuild events/s vs. reading and parsing the same events in the same batches
   (what any projector must pay before applying anything);
@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
+import bisect
+import itertools
 import random
 import statistics
 import sys
@@ -31,6 +32,7 @@ import asyncpg
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from api.operator import create_tenant
+from bench.common import bench_server, fresh_database, report
 from domain import (
     Actor,
     ActorKind,
@@ -50,13 +52,12 @@ from domain import (
 )
 from domain.ids import AgentId, MessageId, TicketId
 from eventstore.pool import connect, create_pool
-from eventstore.store import arm
-from eventstore.types import StoreActor
-from migrations.runner import migrate
+from eventstore.store import EventStore, arm
+from eventstore.types import NewEvent, StoreActor
 from projections import admin
 from projections.projector import Batch, Projector
 
-RUNTIME = ("helpdesk_bench", "helpdesk-bench")
+ACTOR = StoreActor("system", "bench")
 INSERT = """
 INSERT INTO events (tenant_id, stream_id, version, type, schema_version, data)
 SELECT $1::uuid, e.stream_id, e.version, e.type, e.schema_version, e.data
@@ -105,9 +106,10 @@ def generate(n: int, seed: int) -> list[Row]:
     return rows
 
 
-async def append(pool: asyncpg.Pool, tenant: Any, rows: list[Row]) -> list[int]:
+async def load(pool: asyncpg.Pool, tenant: Any, rows: list[Row]) -> list[int]:
+    """Bulk-insert pre-decided events (the load phase only; no notification)."""
     async with pool.acquire() as conn, conn.transaction():
-        await arm(conn, tenant, StoreActor("system", "bench"))
+        await arm(conn, tenant, ACTOR)
         seqs = await conn.fetch(INSERT, tenant, *(list(c) for c in zip(*rows, strict=True)))
     return [r["seq"] for r in seqs]
 
@@ -134,9 +136,23 @@ async def measure_rebuild(pool: asyncpg.Pool, tenant: Any, batch: int) -> tuple[
     return raw, reached / (time.perf_counter() - t0)
 
 
+async def append(store: EventStore, tenant: Any, rows: list[Row]) -> dict[int, float]:
+    """Append through the event store, one call per ticket, as the API does; returns
+    each seq with the time its append returned (committed)."""
+    seqs: dict[int, float] = {}
+    for stream, run in itertools.groupby(rows, key=lambda r: r[0]):
+        items = list(run)
+        recorded = await store.append(tenant, ACTOR, stream, items[0][1] - 1,
+                                      [NewEvent(t, d, v) for _, _, t, v, d in items])
+        now = time.perf_counter()
+        seqs.update((e.seq, now) for e in recorded)
+    return seqs
+
+
 async def measure_lag(pool: asyncpg.Pool, dsn: str, tenant: Any, rate: int, seconds: float,
                       rows: list[Row]) -> tuple[list[float], list[float]]:
     """Per appended event: (read-model lag ms, bare NOTIFY latency ms)."""
+    store = EventStore(pool)
     committed: dict[int, float] = {}
     applied: list[tuple[int, float]] = []
     notified: dict[int, float] = {}
@@ -153,10 +169,7 @@ async def measure_lag(pool: asyncpg.Pool, dsn: str, tenant: Any, rate: int, seco
     started, i = time.perf_counter(), 0
     try:
         while time.perf_counter() - started < seconds and i + per_tick <= len(rows):
-            seqs = await append(pool, tenant, rows[i:i + per_tick])
-            now = time.perf_counter()
-            for s in seqs:
-                committed[s] = now
+            committed.update(await append(store, tenant, rows[i:i + per_tick]))
             i += per_tick
             await asyncio.sleep(max(0.0, started + (i / per_tick) * tick - time.perf_counter()))
         for _ in range(200):
@@ -167,13 +180,16 @@ async def measure_lag(pool: asyncpg.Pool, dsn: str, tenant: Any, rate: int, seco
         await projector.stop()
         await listener.close()
     lags, notes = [], []
+    # Both are in seq order for one tenant: find the first covering seq by bisection.
+    done_seqs = [to for to, _ in applied]
+    note_seqs = sorted(notified)
     for s, t in committed.items():
-        done = next((at for to, at in applied if to >= s), None)
-        if done is not None:
-            lags.append((done - t) * 1000)
-        last = max((q for q in notified if q >= s), default=None, key=lambda q: -q)
-        if last is not None:
-            notes.append((notified[last] - t) * 1000)
+        i = bisect.bisect_left(done_seqs, s)
+        if i < len(done_seqs):
+            lags.append((applied[i][1] - t) * 1000)
+        j = bisect.bisect_left(note_seqs, s)
+        if j < len(note_seqs):
+            notes.append((notified[note_seqs[j]] - t) * 1000)
     return lags, notes
 
 
@@ -193,43 +209,35 @@ async def main() -> None:
     args = parser.parse_args()
     n = args.events or (200_000 if args.full else 20_000)
     seconds = args.seconds or (20.0 if args.full else 5.0)
-    url = os.environ.get("BENCH_DATABASE_URL") or os.environ.get("TEST_DATABASE_URL")
-    if not url:
-        sys.exit("set BENCH_DATABASE_URL (or TEST_DATABASE_URL) to a superuser URL")
-    from tests.support.pg import with_database
-
-    name = f"hd_bench_{uuid.uuid4().hex[:8]}"
-    admin_conn = await asyncpg.connect(url)
-    await admin_conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        owner = with_database(url, name)
-        runtime = with_database(url, name, user=RUNTIME[0], password=RUNTIME[1])
-        await migrate(owner, runtime_user=RUNTIME[0], runtime_password=RUNTIME[1])
-        tenant = (await create_tenant(owner, "Bench")).tenant_id
-        live = (await create_tenant(owner, "Live")).tenant_id
-        pool = await create_pool(runtime, min_size=2, max_size=6)
-        try:
-            t0 = time.perf_counter()
-            rows = generate(n, 1)
-            for i in range(0, len(rows), 5000):
-                await append(pool, tenant, rows[i:i + 5000])
-            print(f"loaded {len(rows)} events in {time.perf_counter() - t0:.1f} s")
-            raw, rebuild = await measure_rebuild(pool, tenant, args.batch)
-            print(f"rebuild: {rebuild:,.0f} events/s  (raw read+parse {raw:,.0f} events/s; "
-                  f"ratio {rebuild / raw:.2f}; target >= 20,000)")
-            live_rows = generate(int(args.rate * seconds) + 100, 2)
-            lags, notes = await measure_lag(pool, runtime, live, args.rate, seconds, live_rows)
-            print(f"lag at {args.rate} events/s over {seconds:.0f} s ({len(lags)} events): "
-                  f"p50 {pct(lags, 0.5):.1f} ms, p99 {pct(lags, 0.99):.1f} ms "
-                  f"(NOTIFY p50 {pct(notes, 0.5):.1f} ms, p99 {pct(notes, 0.99):.1f} ms; "
-                  f"ratio p99 {pct(lags, 0.99) / max(pct(notes, 0.99), 0.001):.1f}; "
-                  "target p99 < 250 ms)")
-            print(f"mean lag {statistics.fmean(lags):.1f} ms")
-        finally:
-            await pool.close()
-    finally:
-        await admin_conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin_conn.close()
+    with bench_server() as server:
+        async with fresh_database(server) as db:
+            tenant = (await create_tenant(db.admin_url, "Bench")).tenant_id
+            live = (await create_tenant(db.admin_url, "Live")).tenant_id
+            pool = await create_pool(db.runtime_url, min_size=2, max_size=6)
+            try:
+                t0 = time.perf_counter()
+                rows = generate(n, 1)
+                for i in range(0, len(rows), 5000):
+                    await load(pool, tenant, rows[i:i + 5000])
+                print(f"loaded {len(rows)} events in {time.perf_counter() - t0:.1f} s")
+                raw, rebuild = await measure_rebuild(pool, tenant, args.batch)
+                live_rows = generate(int(args.rate * seconds) + 100, 2)
+                lags, notes = await measure_lag(pool, db.runtime_url, live, args.rate, seconds,
+                                                live_rows)
+            finally:
+                await pool.close()
+    p50, p99 = pct(lags, 0.5), pct(lags, 0.99)
+    n50, n99 = pct(notes, 0.5), pct(notes, 0.99)
+    report(f"projections ({len(rows)} events; lag at {args.rate} events/s for {seconds:.0f} s)", [
+        {"figure": "rebuild events/s (baseline: read+parse)", "value": round(rebuild),
+         "baseline": round(raw), "ratio": round(rebuild / raw, 2), "target": ">= 20000/s"},
+        {"figure": "lag p50 ms (baseline: NOTIFY p50)", "value": round(p50, 1),
+         "baseline": round(n50, 1), "ratio": round(p50 / max(n50, 0.1), 1), "target": ""},
+        {"figure": "lag p99 ms (baseline: NOTIFY p99)", "value": round(p99, 1),
+         "baseline": round(n99, 1), "ratio": round(p99 / max(n99, 0.1), 1),
+         "target": "< 250 ms"},
+    ])
+    print(f"mean lag {statistics.fmean(lags):.1f} ms over {len(lags)} events")
 
 
 if __name__ == "__main__":
