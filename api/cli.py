@@ -148,7 +148,7 @@ def cmd_projections_rebuild(args: argparse.Namespace, settings: Settings) -> int
     from api.projections_cli import run_rebuild
 
     return asyncio.run(run_rebuild(resolve_database(settings, announce=False), args.name,
-                                   args.tenant))
+                                   args.tenant, args.batch_size))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -182,6 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = psub.add_parser("rebuild", help="rebuild a projection from seq 0 while the API runs")
     p.add_argument("name", help="the projection's name (e.g. analytics)")
     p.add_argument("--tenant", help="only this tenant id (default: every tenant)")
+    p.add_argument("--batch-size", type=int, help="events per transaction (default 2000)")
     p.set_defaults(func=cmd_projections_rebuild)
     return parser
 

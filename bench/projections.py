@@ -32,6 +32,7 @@ import asyncpg
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from api.operator import create_tenant
+from api.projections_cli import REBUILD_BATCH
 from bench.common import bench_server, fresh_database, report
 from domain import (
     Actor,
@@ -205,7 +206,8 @@ async def main() -> None:
     parser.add_argument("--events", type=int)
     parser.add_argument("--seconds", type=float)
     parser.add_argument("--rate", type=int, default=500, help="events appended per second")
-    parser.add_argument("--batch", type=int, default=500)
+    parser.add_argument("--batch", type=int, default=REBUILD_BATCH,
+                        help="rebuild batch size (default: the CLI's)")
     args = parser.parse_args()
     n = args.events or (200_000 if args.full else 20_000)
     seconds = args.seconds or (20.0 if args.full else 5.0)

@@ -12,7 +12,7 @@ import dataclasses
 import logging
 import operator
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -198,26 +198,24 @@ class AnalyticsProjection:
         for env in events:
             fold.apply(env)
         # Only tickets named by the batch were loaded, so every row here was touched.
-        if fold.tickets:
-            columns = list(zip(*map(_values, fold.tickets.values()), strict=True))
-            await conn.execute(Q["upsert_tickets"], tenant_id, *columns)
-        daily = [(k, v) for k, v in sorted(fold.daily.items()) if any(v)]
-        if daily:
-            await conn.execute(
-                Q["add_daily"], tenant_id, [k[0] for k, _ in daily], [k[1] for k, _ in daily],
-                [k[2] for k, _ in daily], *(list(c) for c in zip(*(v for _, v in daily),
-                                                                strict=True)))
-        agents = [(k, v) for k, v in sorted(fold.agents.items()) if any(v)]
-        if agents:
-            await conn.execute(
-                Q["add_agent_daily"], tenant_id, [k[0] for k, _ in agents],
-                [k[1] for k, _ in agents], *(list(c) for c in zip(*(v for _, v in agents),
-                                                                 strict=True)))
+        tickets = _columns(map(_values, fold.tickets.values()), len(COLUMNS))
+        daily = _columns(((*k, *v) for k, v in sorted(fold.daily.items())), 7)
+        agents = _columns(((*k, *v) for k, v in sorted(fold.agents.items())), 5)
+        await conn.fetchval(Q["write_batch"], tenant_id, *tickets, *daily, *agents)
 
     async def reset(self, conn: asyncpg.Connection, tenant_id: TenantId) -> None:
         """Delete the tenant's analytics rows."""
         for table in self.tables:
             await conn.execute(f"DELETE FROM {table} WHERE tenant_id = $1", tenant_id)
+
+
+def _columns(rows: Iterable[tuple[Any, ...]], width: int) -> list[list[Any]]:
+    """Rows to one list per column (``width`` empty lists when there are no rows)."""
+    columns: list[list[Any]] = [[] for _ in range(width)]
+    for row in rows:
+        for column, value in zip(columns, row, strict=True):
+            column.append(value)
+    return columns
 
 
 async def _calendar(conn: asyncpg.Connection, tenant_id: TenantId) -> Calendar:

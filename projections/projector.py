@@ -126,8 +126,7 @@ class Projector:
                     if claim is None:
                         return None
                     tenant = TenantId(claim["tenant_id"])
-                    await conn.execute(Q["disarm_worker"])
-                    await arm(conn, tenant, None)
+                    await conn.execute(Q["arm_tenant"], str(tenant))
                     batch = await self._apply(conn, self.projections[claim["projection"]],
                                               tenant, claim["last_seq"], claim["head"],
                                               prefetched)

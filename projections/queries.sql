@@ -4,9 +4,13 @@
 -- (no arguments) cross-tenant access to checkpoints, heads and tenants, this transaction only
 SELECT set_config('app.worker', 'on', true)
 
--- name: disarm_worker --
--- (no arguments) from here on the transaction works as one tenant only
-SELECT set_config('app.worker', '', true)
+-- name: arm_tenant --
+-- $1 tenant_id. Drops the worker setting: from here on the transaction works as one
+-- tenant only, with no actor (projections append nothing).
+SELECT set_config('app.worker', '', true),
+       set_config('app.tenant_id', $1::text, true),
+       set_config('app.actor_kind', '', true),
+       set_config('app.actor_id', '', true)
 
 -- name: ensure_checkpoints --
 -- $1 projection names; worker-armed. Creates the missing (projection, tenant) rows.
@@ -88,47 +92,57 @@ SELECT settings -> 'business_hours' FROM tenant_settings WHERE tenant_id = $1
 -- $1 tenant_id, $2 ticket ids
 SELECT * FROM analytics_tickets WHERE tenant_id = $1 AND ticket_id = ANY($2::uuid[])
 
--- name: upsert_tickets --
--- $1 tenant_id, $2..$22 column arrays in the order below
-INSERT INTO analytics_tickets (
-    tenant_id, ticket_id, priority, source, state, assignee, created_at, state_since,
-    first_reply_at, first_reply_ms, first_reply_business_ms, solved_at, solves,
-    resolution_ms, open_ms, resolution_open_ms, reopens, public_agent_replies,
-    breaches_first_response, breaches_next_reply, breaches_resolution, last_seq)
-SELECT $1::uuid, * FROM unnest(
-    $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[],
-    $8::timestamptz[], $9::timestamptz[], $10::bigint[], $11::bigint[], $12::timestamptz[],
-    $13::int[], $14::bigint[], $15::bigint[], $16::bigint[], $17::int[], $18::int[],
-    $19::int[], $20::int[], $21::int[], $22::bigint[])
-ON CONFLICT (tenant_id, ticket_id) DO UPDATE SET
-    priority = excluded.priority, source = excluded.source, state = excluded.state,
-    assignee = excluded.assignee, created_at = excluded.created_at,
-    state_since = excluded.state_since, first_reply_at = excluded.first_reply_at,
-    first_reply_ms = excluded.first_reply_ms,
-    first_reply_business_ms = excluded.first_reply_business_ms,
-    solved_at = excluded.solved_at, solves = excluded.solves,
-    resolution_ms = excluded.resolution_ms, open_ms = excluded.open_ms,
-    resolution_open_ms = excluded.resolution_open_ms, reopens = excluded.reopens,
-    public_agent_replies = excluded.public_agent_replies,
-    breaches_first_response = excluded.breaches_first_response,
-    breaches_next_reply = excluded.breaches_next_reply,
-    breaches_resolution = excluded.breaches_resolution, last_seq = excluded.last_seq
-
--- name: add_daily --
--- $1 tenant_id, $2 days, $3 priorities, $4 sources, $5 created, $6 solved, $7 reopened, $8 breached
-INSERT INTO analytics_daily AS d (tenant_id, day, priority, source, created, solved, reopened, breached)
-SELECT $1::uuid, * FROM unnest($2::date[], $3::text[], $4::text[], $5::int[], $6::int[], $7::int[], $8::int[])
-ON CONFLICT (tenant_id, day, priority, source) DO UPDATE SET
-    created = d.created + excluded.created, solved = d.solved + excluded.solved,
-    reopened = d.reopened + excluded.reopened, breached = d.breached + excluded.breached
-
--- name: add_agent_daily --
--- $1 tenant_id, $2 days, $3 agent ids, $4 assigned, $5 replies, $6 solved
-INSERT INTO analytics_agent_daily AS a (tenant_id, day, agent_id, assigned, replies, solved)
-SELECT $1::uuid, * FROM unnest($2::date[], $3::text[], $4::int[], $5::int[], $6::int[])
-ON CONFLICT (tenant_id, day, agent_id) DO UPDATE SET
-    assigned = a.assigned + excluded.assigned, replies = a.replies + excluded.replies,
-    solved = a.solved + excluded.solved
+-- name: write_batch --
+-- $1 tenant_id; $2..$22 analytics_tickets column arrays (ticket_id .. last_seq, in table
+-- order); $23..$29 daily (day, priority, source, created, solved, reopened, breached);
+-- $30..$34 agent daily (day, agent_id, assigned, replies, solved).
+-- One statement for the three tables: a batch costs one round trip to write. Ticket
+-- rows are overwritten whole; counters are added to what earlier batches wrote.
+WITH tickets AS (
+    INSERT INTO analytics_tickets (
+        tenant_id, ticket_id, priority, source, state, assignee, created_at, state_since,
+        first_reply_at, first_reply_ms, first_reply_business_ms, solved_at, solves,
+        resolution_ms, open_ms, resolution_open_ms, reopens, public_agent_replies,
+        breaches_first_response, breaches_next_reply, breaches_resolution, last_seq)
+    SELECT $1::uuid, * FROM unnest(
+        $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[],
+        $8::timestamptz[], $9::timestamptz[], $10::bigint[], $11::bigint[],
+        $12::timestamptz[], $13::int[], $14::bigint[], $15::bigint[], $16::bigint[],
+        $17::int[], $18::int[], $19::int[], $20::int[], $21::int[], $22::bigint[])
+    ON CONFLICT (tenant_id, ticket_id) DO UPDATE SET
+        priority = excluded.priority, source = excluded.source, state = excluded.state,
+        assignee = excluded.assignee, created_at = excluded.created_at,
+        state_since = excluded.state_since, first_reply_at = excluded.first_reply_at,
+        first_reply_ms = excluded.first_reply_ms,
+        first_reply_business_ms = excluded.first_reply_business_ms,
+        solved_at = excluded.solved_at, solves = excluded.solves,
+        resolution_ms = excluded.resolution_ms, open_ms = excluded.open_ms,
+        resolution_open_ms = excluded.resolution_open_ms, reopens = excluded.reopens,
+        public_agent_replies = excluded.public_agent_replies,
+        breaches_first_response = excluded.breaches_first_response,
+        breaches_next_reply = excluded.breaches_next_reply,
+        breaches_resolution = excluded.breaches_resolution, last_seq = excluded.last_seq
+    RETURNING 1
+), daily AS (
+    INSERT INTO analytics_daily AS d
+        (tenant_id, day, priority, source, created, solved, reopened, breached)
+    SELECT $1::uuid, * FROM unnest($23::date[], $24::text[], $25::text[], $26::int[],
+                                   $27::int[], $28::int[], $29::int[])
+    ON CONFLICT (tenant_id, day, priority, source) DO UPDATE SET
+        created = d.created + excluded.created, solved = d.solved + excluded.solved,
+        reopened = d.reopened + excluded.reopened, breached = d.breached + excluded.breached
+    RETURNING 1
+), agents AS (
+    INSERT INTO analytics_agent_daily AS a (tenant_id, day, agent_id, assigned, replies, solved)
+    SELECT $1::uuid, * FROM unnest($30::date[], $31::text[], $32::int[], $33::int[],
+                                   $34::int[])
+    ON CONFLICT (tenant_id, day, agent_id) DO UPDATE SET
+        assigned = a.assigned + excluded.assigned, replies = a.replies + excluded.replies,
+        solved = a.solved + excluded.solved
+    RETURNING 1
+)
+SELECT (SELECT count(*) FROM tickets) + (SELECT count(*) FROM daily)
+       + (SELECT count(*) FROM agents)
 
 -- name: summary --
 -- $1 tenant_id, $2 from (inclusive), $3 to (exclusive), $4 group: priority|source|assignee|day|all
