@@ -97,6 +97,8 @@ class Projector:
         self._stopping = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._listener: asyncpg.Connection | None = None
+        self._known: set[str] = set()  # tenants whose checkpoints exist
+        self._unknown: set[str] = set()  # tenants notified since the last ensure
 
     # --- one unit of work ------------------------------------------------------------
 
@@ -208,11 +210,16 @@ class Projector:
 
     async def _loop(self, index: int) -> None:
         failures = 0
+        timed_out = True
         while not self._stopping.is_set():
             self._wake.clear()
             try:
-                if index == 0:
+                # Checkpoints of new tenants: made on a poll, or when a notification
+                # names a tenant this process has not yet made sure of.
+                if index == 0 and (timed_out or self._unknown):
+                    named, self._unknown = self._unknown, set()
                     await self.ensure_checkpoints()
+                    self._known |= named
                     if self._listener is None or self._listener.is_closed():
                         await self._listen()
                 while not self._stopping.is_set() and await self.run_once() is not None:
@@ -222,8 +229,11 @@ class Projector:
                 failures += 1
                 log.warning("projector batch failed (%s); retrying", exc)
             timeout = self.poll_interval * min(2 ** failures, 30)
-            with contextlib.suppress(TimeoutError):
+            try:
                 await asyncio.wait_for(self._wake.wait(), timeout)
+                timed_out = False
+            except TimeoutError:
+                timed_out = True
 
     async def _listen(self) -> None:
         if self.listen_dsn is None:
@@ -237,9 +247,12 @@ class Projector:
             return
         self._listener = conn
 
-    def _notified(self, _conn: Any, _pid: int, _channel: str, _payload: str) -> None:
+    def _notified(self, _conn: Any, _pid: int, _channel: str, payload: str) -> None:
         # The payload names '<tenant>:<seq>'; any worker may take any tenant, so it is
         # enough to wake every task and let the claim query decide.
+        tenant = payload.partition(":")[0]
+        if tenant not in self._known:
+            self._unknown.add(tenant)
         self._wake.set()
 
 
