@@ -15,7 +15,7 @@ from api.auth import Principal, require
 from api.deps import ServicesDep
 from api.problems import Problem
 from api.routing import StrictRoute
-from projections import reads
+from projections import analytics_reads as reads
 
 router = APIRouter(prefix="/v1/analytics", tags=["analytics"], route_class=StrictRoute)
 

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from domain.clock import ManualClock
-from projections import admin, reads
+from projections import admin
+from projections import analytics_reads as reads
 from projections.projector import Batch, Projector
 from tests.support.desk import Desk, random_traffic
 from tests.support.readmodels import checkpoints, dump
