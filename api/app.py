@@ -9,7 +9,7 @@ from typing import Any
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api import health, problems
+from api import health, ops, problems, webhooks
 from api.bootstrap import Services, build_services
 from api.settings import Settings
 from domain.clock import Clock
@@ -66,6 +66,7 @@ def create_app(
         svc = services or await build_services(settings, clock=clock)
         stops = []
         try:
+            stops.append(await ops.attach(svc))
             for hook in startup_hooks or []:
                 stop = await hook(svc)
                 if stop is not None:
@@ -85,5 +86,7 @@ def create_app(
     )
     problems.install(app)
     app.include_router(health.router)
+    app.include_router(webhooks.router)
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    ops.install(app)
     return app

@@ -15,3 +15,11 @@ RETURNING id
 -- $1 tenant_id, $2 dedupe_key
 DELETE FROM jobs
  WHERE tenant_id = $1 AND dedupe_key = $2 AND status = 'ready'
+
+-- name: webhook_for_enqueue --
+-- $1 tenant_id (the write path's transaction, armed for the tenant)
+SELECT event_types FROM webhooks WHERE tenant_id = $1 AND enabled
+
+-- name: webhook_for_delivery --
+-- $1 tenant_id
+SELECT url, secret, event_types, enabled FROM webhooks WHERE tenant_id = $1
