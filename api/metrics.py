@@ -32,7 +32,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.deps import ServicesDep
-from api.redis_guard import STATE_VALUES
+from api.redis_guard import STATE_VALUES, RedisGuard
 from api.routing import StrictRoute
 
 _BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -66,9 +66,9 @@ class Metrics:
         self.cache = Counter("helpdesk_cache_requests", "Analytics cache lookups",
                              ["result"], registry=r)
 
-    def set_redis_state(self, state: str) -> None:
-        """Breaker callback: record the circuit state."""
-        self.redis_circuit.set(STATE_VALUES[state])
+    def watch_redis(self, guard: RedisGuard) -> None:
+        """Report ``guard``'s breaker state whenever metrics are scraped."""
+        self.redis_circuit.set_function(lambda: STATE_VALUES[guard.breaker.state])
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -50,10 +50,10 @@ async def attach(services: Services) -> Callable[[], Awaitable[None]]:
             connect_timeout=s.redis_connect_timeout,
             failure_threshold=s.redis_breaker_failures,
             cooldown=s.redis_breaker_cooldown,
-            on_state=metrics.set_redis_state,
         )
         created.append("redis")
     guard: RedisGuard = extras["redis"]
+    metrics.watch_redis(guard)
     if "rate_limiter" not in extras:
         extras["rate_limiter"] = RateLimiter(
             guard,

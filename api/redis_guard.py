@@ -135,13 +135,26 @@ class RedisGuard:
                 result = await op(self.client)
         except asyncio.CancelledError:
             self.breaker.failure()
+            await self._drop_connections()
             raise
         except Exception as exc:  # any Redis trouble means "serve without Redis"
             log.debug("redis operation failed: %s: %s", type(exc).__name__, exc)
             self.breaker.failure()
+            await self._drop_connections()
             return fallback
         self.breaker.success()
         return result
+
+    async def _drop_connections(self) -> None:
+        # A timed-out or broken connection may still hold a half-read reply: never
+        # reuse it. The next attempt connects afresh.
+        if self.client is None:
+            return
+        try:
+            async with asyncio.timeout(self.timeout):
+                await self.client.connection_pool.disconnect()
+        except Exception:
+            log.debug("dropping redis connections failed", exc_info=True)
 
     async def check(self) -> CheckResult:
         """Readiness part: ``ok``, ``degraded`` or ``dormant``; never critical."""
