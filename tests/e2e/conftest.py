@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
-import pytest
 from fastapi import FastAPI
 from starlette.types import Receive, Scope, Send
-
-from tests.support.redis import RedisServer
 
 
 @asynccontextmanager
@@ -29,14 +26,3 @@ async def asgi_client(app: FastAPI, *, client: tuple[str, int] = ("127.0.0.1", 4
         transport = httpx.ASGITransport(app=with_state, client=client)
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
             yield http
-
-
-@pytest.fixture
-def redis_server() -> Iterator[RedisServer]:
-    """A real redis-server on a random port, owned (and killed) by the test."""
-    server = RedisServer()
-    server.start()
-    try:
-        yield server
-    finally:
-        server.kill()
