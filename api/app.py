@@ -9,7 +9,7 @@ from typing import Any
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api import health, problems
+from api import health, problems, scheduling
 from api.bootstrap import Services, build_services
 from api.settings import Settings
 from domain.clock import Clock
@@ -66,7 +66,7 @@ def create_app(
         svc = services or await build_services(settings, clock=clock)
         stops = []
         try:
-            for hook in startup_hooks or []:
+            for hook in [scheduling.scheduler_hook, *(startup_hooks or [])]:
                 stop = await hook(svc)
                 if stop is not None:
                     stops.append(stop)
