@@ -9,7 +9,7 @@ from typing import Any
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api import health, ops, problems, webhooks
+from api import health, ops, problems, scheduling, webhooks
 from api.bootstrap import Services, build_services
 from api.settings import Settings
 from domain.clock import Clock
@@ -67,7 +67,7 @@ def create_app(
         stops = []
         try:
             stops.append(await ops.attach(svc))
-            for hook in startup_hooks or []:
+            for hook in [scheduling.scheduler_hook, *(startup_hooks or [])]:
                 stop = await hook(svc)
                 if stop is not None:
                     stops.append(stop)

@@ -44,6 +44,21 @@ class Settings(BaseSettings):
     run_scheduler: bool = Field(
         default=False, description="Run the scheduler and projectors inside the API process."
     )
+    scheduler_concurrency: int = Field(
+        default=8, ge=1, le=256, description="Jobs one scheduler loop runs at once."
+    )
+    scheduler_poll_interval: float = Field(
+        default=5.0, gt=0, le=300,
+        description="Longest sleep between looks at the queue when no NOTIFY arrives.",
+    )
+    scheduler_lease_seconds: float = Field(
+        default=30.0, gt=0, description="A crashed worker's jobs are taken again after this."
+    )
+    scheduler_grace_seconds: float = Field(
+        default=10.0, ge=0, description="At shutdown, how long running jobs may finish."
+    )
+    jobs_done_retention_hours: float = Field(default=24.0, gt=0)
+    jobs_dead_retention_days: float = Field(default=14.0, gt=0)
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=1, le=65535)
     data_dir: Path = Field(
