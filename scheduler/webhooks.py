@@ -18,6 +18,7 @@ v1=<hex>``.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import time
@@ -35,6 +36,7 @@ from eventstore.sqlfile import load_queries
 from eventstore.store import arm
 from eventstore.types import RecordedEvent
 from scheduler.jobs import schedule
+from scheduler.registry import Registry
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
 
@@ -163,3 +165,8 @@ async def deliver(
             await http.aclose()
     if not 200 <= response.status_code < 300:
         raise WebhookDeliveryFailed(f"receiver answered {response.status_code}")
+
+
+def register(registry: Registry, *, timeout: float = 5.0) -> None:
+    """Handle ``webhook.deliver`` jobs in this process's scheduler."""
+    registry.register(KIND, functools.partial(deliver, timeout=timeout))
