@@ -10,7 +10,7 @@ something calls its attributes, e.g. ``metrics.appends.inc(len(events))``. Names
 | ``latency`` | ``helpdesk_http_request_duration_seconds`` | method, route |
 | ``appends`` | ``helpdesk_events_appended_total`` | |
 | ``job_claims`` | ``helpdesk_job_claims_total`` | kind |
-| ``job_outcomes`` | ``helpdesk_job_outcomes_total`` | kind, outcome (done, retry, dead) |
+| ``job_outcomes`` | ``helpdesk_job_outcomes_total`` | kind, outcome (done, retry, dead, released) |
 | ``projection_lag`` | ``helpdesk_projection_lag_events`` | projection |
 | ``websocket_connections`` | ``helpdesk_websocket_connections`` | |
 | ``redis_circuit`` | ``helpdesk_redis_circuit_state`` | (0 closed, 1 half open, 2 open) |
@@ -23,6 +23,7 @@ path, so the label set stays bounded; unmatched paths are labelled ``unmatched``
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 from fastapi import APIRouter
@@ -31,9 +32,12 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from api import logging as logs
 from api.deps import ServicesDep
 from api.redis_guard import STATE_VALUES, RedisGuard
 from api.routing import StrictRoute
+from scheduler.queue import Job
+from scheduler.registry import Handler, JobContext, Registry
 
 _BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
@@ -109,6 +113,32 @@ class RequestMetrics:
             method = scope.get("method", "GET")
             metrics.requests.labels(method, route, str(status)).inc()
             metrics.latency.labels(method, route).observe(time.perf_counter() - started)
+
+
+def instrument_jobs(registry: Registry, metrics: Metrics) -> None:
+    """Wrap every registered job handler to count claims and outcomes, and to run it
+    with a log context naming the job and its tenant."""
+    for kind, handler in list(registry.handlers.items()):
+        registry.handlers[kind] = _observed(kind, handler, metrics)
+
+
+def _observed(kind: str, handler: Handler, metrics: Metrics) -> Handler:
+    async def run(ctx: JobContext, job: Job) -> None:
+        metrics.job_claims.labels(kind).inc()
+        with logs.context(job_id=job.id, job_kind=kind, attempt=job.attempts,
+                          tenant_id=str(job.tenant_id) if job.tenant_id else None):
+            try:
+                await handler(ctx, job)
+            except asyncio.CancelledError:
+                metrics.job_outcomes.labels(kind, "released").inc()
+                raise
+            except Exception:
+                outcome = "dead" if job.attempts >= job.max_attempts else "retry"
+                metrics.job_outcomes.labels(kind, outcome).inc()
+                raise
+        metrics.job_outcomes.labels(kind, "done").inc()
+
+    return run
 
 
 router = APIRouter(route_class=StrictRoute, tags=["health"])

@@ -14,6 +14,7 @@ from datetime import timedelta
 
 from api.bootstrap import Services
 from api.health import CheckResult
+from api.metrics import Metrics, instrument_jobs
 from scheduler import purge, webhooks
 from scheduler.loop import LoopConfig, Scheduler
 from scheduler.registry import Registry
@@ -35,6 +36,9 @@ def build_registry(services: Services, extra: list[Registrar] | None = None) -> 
     webhooks.register(registry, timeout=s.webhook_timeout)
     for registrar in extra or []:
         registrar(registry, services)
+    metrics = services.extras.get("metrics")
+    if isinstance(metrics, Metrics):
+        instrument_jobs(registry, metrics)
     return registry
 
 

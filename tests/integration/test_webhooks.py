@@ -15,6 +15,7 @@ import orjson
 
 from api.app import create_app
 from api.bootstrap import Services, build_services
+from api.metrics import Metrics, instrument_jobs
 from api.settings import Settings
 from domain.clock import ManualClock
 from domain.ids import TenantId
@@ -71,9 +72,12 @@ async def write(services: Services, tenant: TenantId, types: list[str],
     return events, n
 
 
-def scheduler(services: Services, clock: ManualClock) -> Scheduler:
+def scheduler(services: Services, clock: ManualClock, metrics: Metrics | None = None
+              ) -> Scheduler:
     registry = Registry()
     webhooks.register(registry, timeout=2.0)
+    if metrics is not None:
+        instrument_jobs(registry, metrics)
     return Scheduler(services.store, clock, registry,
                      config=LoopConfig(concurrency=2, poll_interval=0.1,
                                        retry_base_seconds=60, retry_cap_seconds=60))
@@ -142,7 +146,8 @@ async def test_a_failing_receiver_gets_retries_and_then_a_dead_job(db: Db, make_
             _, n = await write(services, t.tenant_id, ["TicketOpened"], max_attempts=3)
             assert n == 1
             clock = ManualClock(T0)
-            loop = scheduler(services, clock)
+            metrics = Metrics()
+            loop = scheduler(services, clock, metrics)
             task = asyncio.create_task(loop.run())
             try:
                 async def dead() -> bool:
@@ -163,6 +168,10 @@ async def test_a_failing_receiver_gets_retries_and_then_a_dead_job(db: Db, make_
     assert "500" in rows[0]["last_error"]
     assert len(receiver.requests) == 3
     assert len({r.headers["webhook-id"] for r in receiver.requests}) == 1
+    text = metrics.render().decode()
+    assert 'helpdesk_job_claims_total{kind="webhook.deliver"} 3.0' in text
+    assert 'helpdesk_job_outcomes_total{kind="webhook.deliver",outcome="retry"} 2.0' in text
+    assert 'helpdesk_job_outcomes_total{kind="webhook.deliver",outcome="dead"} 1.0' in text
 
 
 async def test_without_a_webhook_nothing_is_enqueued(db: Db, make_tenant) -> None:
