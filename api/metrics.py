@@ -18,7 +18,8 @@ something calls its attributes, e.g. ``metrics.appends.inc(len(events))``. Names
 | ``cache`` | ``helpdesk_cache_requests_total`` | result (hit, miss, bypass) |
 
 Routes are labelled by their template (``/v1/tickets/{ticket_id}``), never the raw
-path, so the label set stays bounded; unmatched paths are labelled ``unmatched``.
+path, so the label set stays bounded; unmatched paths, and answers given before
+routing (429 from the rate limiter, 413), are labelled ``unmatched``.
 """
 
 from __future__ import annotations
@@ -79,8 +80,9 @@ class Metrics:
 
 
 def _route_label(scope: Scope) -> str:
-    route = scope.get("route")
-    path = getattr(route, "path", None)
+    # Answers given before routing (a 429 from the limiter, a 413) have no template;
+    # they are labelled "unmatched" (429s also have their own counter).
+    path = getattr(scope.get("route"), "path", None)
     return path if isinstance(path, str) else "unmatched"
 
 

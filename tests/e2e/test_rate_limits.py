@@ -54,6 +54,7 @@ async def test_exceeding_the_limit_gives_429_with_headers_per_key(
         assert "ratelimit" not in r.headers
         metrics = (await http.get("/metrics")).text
         assert "helpdesk_rate_limited_total 1.0" in metrics
+        assert 'route="unmatched",status="429"} 1.0' in metrics
 
 
 async def test_requests_without_a_key_are_limited_per_address(
