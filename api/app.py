@@ -9,7 +9,7 @@ from typing import Any
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api import health, problems, ws_route
+from api import health, ops, problems, scheduling, webhooks, ws_route
 from api.bootstrap import Services, build_services
 from api.settings import Settings
 from domain.clock import Clock
@@ -66,7 +66,9 @@ def create_app(
         svc = services or await build_services(settings, clock=clock)
         stops = []
         try:
-            for hook in [ws_route.start_hub, *(startup_hooks or [])]:
+            stops.append(await ops.attach(svc))
+            hooks = [ws_route.start_hub, scheduling.scheduler_hook, *(startup_hooks or [])]
+            for hook in hooks:
                 stop = await hook(svc)
                 if stop is not None:
                     stops.append(stop)
@@ -86,5 +88,7 @@ def create_app(
     problems.install(app)
     app.include_router(health.router)
     app.include_router(ws_route.router)
+    app.include_router(webhooks.router)
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    ops.install(app)
     return app

@@ -85,8 +85,11 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
             f"  API docs:      http://{settings.host}:{settings.port}/docs\n",
             file=sys.stderr, flush=True,
         )
+    from api.logging import configure
+
+    configure(settings.log_level, json=settings.log_json)
     app = create_app(settings)
-    uvicorn.run(app, host=settings.host, port=settings.port,
+    uvicorn.run(app, host=settings.host, port=settings.port, log_config=None,
                 log_level=settings.log_level.lower(), access_log=False)
     return 0
 
