@@ -110,7 +110,7 @@ DEFAULT_SETTINGS = TenantSettingsDoc(
                  for p, t in DEFAULT_TARGETS.items()},
     business_hours=None,
     paused_states=sorted(DEFAULT_PAUSED_STATES, key=list(TicketState).index),
-    sweep=SweepDoc(pending_days=7, solved_days=4),
+    sweep=SweepDoc(pending_days=7, solved_days=3),
 )
 
 
@@ -122,7 +122,9 @@ async def load_settings(
     row = await conn.fetchrow(Q["get_settings"], tenant_id)
     if row is None:
         return DEFAULT_SETTINGS, 0
-    return TenantSettingsDoc.model_validate(row["settings"]), row["version"]
+    # Keys missing from an older document read as their defaults.
+    doc = {**DEFAULT_SETTINGS.document(), **row["settings"]}
+    return TenantSettingsDoc.model_validate(doc), row["version"]
 
 
 router = APIRouter(prefix="/v1/settings", tags=["settings"], route_class=StrictRoute)
