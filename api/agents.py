@@ -14,12 +14,14 @@ from typing import Annotated, Any, Literal
 from uuid import UUID
 
 import asyncpg
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from api import keyset
 from api.auth import Principal, require
 from api.deps import ServicesDep
+from api.idempotency import JsonReply, idempotent
+from api.pagination import DEFAULT_LIMIT, MAX_LIMIT, cursor_codec, scope_of
+from api.problem_docs import errors
 from api.problems import Problem
 from api.routing import StrictRoute
 from api.tenant_stream import record
@@ -110,51 +112,54 @@ class AgentPage(BaseModel):
 router = APIRouter(prefix="/v1/agents", tags=["agents"], route_class=StrictRoute)
 Admin = Annotated[Principal, Depends(require("admin"))]
 Reader = Annotated[Principal, Depends(require("admin", "agent"))]
-NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"description": "No such agent in this tenant"}}
 
 
 def _out(row: asyncpg.Record) -> dict[str, Any]:
-    return dict(row)
+    return AgentOut.model_validate(dict(row)).model_dump(mode="json")
 
 
-@router.get("", response_model=AgentPage, summary="List the tenant's agents")
+@router.get("", response_model=AgentPage, responses=errors(),
+            summary="List the tenant's agents")
 async def list_agents(
     principal: Reader,
     services: ServicesDep,
-    limit: Annotated[int, Query(ge=1, le=keyset.MAX_LIMIT)] = keyset.DEFAULT_LIMIT,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
     cursor: Annotated[str | None, Query(max_length=1000)] = None,
 ) -> Any:
-    key = keyset.signing_key(services)
-    after_ts, after_id = (None, None)
-    if cursor is not None:
-        pos = keyset.decode(key, "agents", cursor)
-        after_ts, after_id = datetime.fromisoformat(pos[0]), UUID(pos[1])
+    codec = await cursor_codec(services)
+    scope = scope_of(principal.tenant_id, "agents", {})
+    after_ts, after_id = codec.decode(scope, cursor) if cursor is not None else (None, None)
     async with services.store.session(principal.tenant_id, readonly=True) as s:
         rows = await s.conn.fetch(Q["list_agents"], principal.tenant_id, after_ts, after_id,
                                   limit + 1)
     more = len(rows) > limit
     rows = rows[:limit]
-    nxt = (keyset.encode(key, "agents", [rows[-1]["created_at"].isoformat(), str(rows[-1]["id"])])
-           if more else None)
+    nxt = codec.encode(scope, (rows[-1]["created_at"], rows[-1]["id"])) if more else None
     return {"data": [_out(r) for r in rows], "next_cursor": nxt}
 
 
 @router.post("", response_model=AgentOut, status_code=201, summary="Add an agent",
-             responses={409: {"description": "An agent with this e-mail exists"}})
-async def add_agent(body: AgentIn, principal: Admin, services: ServicesDep) -> Any:
+             responses=errors(409, 413, 415))
+async def add_agent(
+    body: AgentIn, request: Request, principal: Admin, services: ServicesDep
+) -> Response:
     now = services.clock.now()
     agent_id = uuid.uuid4()
     async with services.store.session(principal.tenant_id, principal.actor) as s:
-        row = await s.conn.fetchrow(Q["insert_agent"], principal.tenant_id, agent_id,
-                                    body.email, body.name, body.role, now)
-        if row is None:
-            raise Problem(409, "agent_exists", f"an agent with e-mail {body.email} exists")
-        await record(s, AgentAdded(agent_id=AgentId(agent_id), email=body.email,
-                                   name=body.name, role=Role(body.role), at=now))
-    return _out(row)
+
+        async def work() -> JsonReply:
+            row = await s.conn.fetchrow(Q["insert_agent"], principal.tenant_id, agent_id,
+                                        body.email, body.name, body.role, now)
+            if row is None:
+                raise Problem(409, "agent_exists", f"an agent with e-mail {body.email} exists")
+            await record(s, AgentAdded(agent_id=AgentId(agent_id), email=body.email,
+                                       name=body.name, role=Role(body.role), at=now))
+            return JsonReply(201, _out(row))
+
+        return await idempotent(request, principal, s, body.model_dump(mode="json"), work)
 
 
-@router.get("/{agent_id}", response_model=AgentOut, summary="One agent", responses=NOT_FOUND)
+@router.get("/{agent_id}", response_model=AgentOut, summary="One agent", responses=errors(404))
 async def get_agent(agent_id: UUID, principal: Reader, services: ServicesDep) -> Any:
     async with services.store.session(principal.tenant_id, readonly=True) as s:
         row = await s.conn.fetchrow(Q["get_agent"], principal.tenant_id, agent_id)
@@ -164,27 +169,33 @@ async def get_agent(agent_id: UUID, principal: Reader, services: ServicesDep) ->
 
 
 @router.patch("/{agent_id}", response_model=AgentOut, summary="Change an agent",
-              responses={**NOT_FOUND, 409: {"description": "The e-mail is taken"}})
+              responses=errors(404, 409, 413, 415))
 async def patch_agent(
-    agent_id: UUID, body: AgentPatch, principal: Admin, services: ServicesDep
-) -> Any:
+    agent_id: UUID, body: AgentPatch, request: Request, principal: Admin, services: ServicesDep
+) -> Response:
     now = services.clock.now()
+    given = body.model_dump(exclude_unset=True)
     async with services.store.session(principal.tenant_id, principal.actor) as s:
-        row = await s.conn.fetchrow(Q["get_agent_for_update"], principal.tenant_id, agent_id)
-        if row is None:
-            raise Problem(404, "not_found", "no such agent")
-        given = body.model_dump(exclude_unset=True)
-        changed = {k: v for k, v in given.items() if row[k] != v}
-        if not changed:
-            return _out(row)
-        if "email" in changed and await s.conn.fetchval(
-            Q["agent_email_taken"], principal.tenant_id, changed["email"], agent_id
-        ):
-            raise Problem(409, "agent_exists", f"an agent with e-mail {changed['email']} exists")
-        merged = {**dict(row), **changed}
-        new = await s.conn.fetchrow(Q["update_agent"], principal.tenant_id, agent_id,
-                                    merged["email"], merged["name"], merged["role"],
-                                    merged["active"], now)
-        await record(s, AgentUpdated(agent_id=AgentId(agent_id), at=now, **changed))
-    assert new is not None
-    return _out(new)
+
+        async def work() -> JsonReply:
+            row = await s.conn.fetchrow(Q["get_agent_for_update"], principal.tenant_id,
+                                        agent_id)
+            if row is None:
+                raise Problem(404, "not_found", "no such agent")
+            changed = {k: v for k, v in given.items() if row[k] != v}
+            if not changed:
+                return JsonReply(200, _out(row))
+            if "email" in changed and await s.conn.fetchval(
+                Q["agent_email_taken"], principal.tenant_id, changed["email"], agent_id
+            ):
+                raise Problem(409, "agent_exists",
+                              f"an agent with e-mail {changed['email']} exists")
+            merged = {**dict(row), **changed}
+            new = await s.conn.fetchrow(Q["update_agent"], principal.tenant_id, agent_id,
+                                        merged["email"], merged["name"], merged["role"],
+                                        merged["active"], now)
+            assert new is not None
+            await record(s, AgentUpdated(agent_id=AgentId(agent_id), at=now, **changed))
+            return JsonReply(200, _out(new))
+
+        return await idempotent(request, principal, s, given, work)

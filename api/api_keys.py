@@ -12,13 +12,16 @@ from pathlib import Path
 from typing import Annotated, Any
 from uuid import UUID
 
-from fastapi import APIRouter, Depends, Query
-from pydantic import BaseModel, ConfigDict, field_validator
+import orjson
+from fastapi import APIRouter, Depends, Query, Request, Response
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from api import keyset
 from api.auth import Principal, require
 from api.deps import ServicesDep
+from api.idempotency import JsonReply, idempotent
 from api.keys import insert_key
+from api.pagination import DEFAULT_LIMIT, MAX_LIMIT, cursor_codec, scope_of
+from api.problem_docs import errors
 from api.problems import Problem
 from api.routing import StrictRoute
 from api.tenant_stream import record
@@ -60,8 +63,9 @@ class ApiKeyOut(BaseModel):
 
 
 class IssuedKeyOut(ApiKeyOut):
-    secret: str
-    """Shown only in this response."""
+    secret: str | None = Field(
+        description="The key itself: shown only in the response that issued it "
+        "(null when the answer is an Idempotency-Key replay).")
 
 
 class ApiKeyPage(BaseModel):
@@ -73,62 +77,87 @@ router = APIRouter(prefix="/v1/api-keys", tags=["api-keys"], route_class=StrictR
 Admin = Annotated[Principal, Depends(require("admin"))]
 
 
-@router.get("", response_model=ApiKeyPage, summary="List the tenant's API keys")
+@router.get("", response_model=ApiKeyPage, responses=errors(),
+            summary="List the tenant's API keys")
 async def list_keys(
     principal: Admin,
     services: ServicesDep,
-    limit: Annotated[int, Query(ge=1, le=keyset.MAX_LIMIT)] = keyset.DEFAULT_LIMIT,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
     cursor: Annotated[str | None, Query(max_length=1000)] = None,
 ) -> Any:
-    key = keyset.signing_key(services)
-    after_ts, after_id = (None, None)
-    if cursor is not None:
-        pos = keyset.decode(key, "api-keys", cursor)
-        after_ts, after_id = datetime.fromisoformat(pos[0]), UUID(pos[1])
+    codec = await cursor_codec(services)
+    scope = scope_of(principal.tenant_id, "api-keys", {})
+    after_ts, after_id = codec.decode(scope, cursor) if cursor is not None else (None, None)
     async with services.store.session(principal.tenant_id, readonly=True) as s:
         rows = await s.conn.fetch(Q["list_api_keys"], principal.tenant_id, after_ts, after_id,
                                   limit + 1)
     more = len(rows) > limit
     rows = rows[:limit]
-    nxt = (keyset.encode(key, "api-keys",
-                         [rows[-1]["created_at"].isoformat(), str(rows[-1]["id"])])
-           if more else None)
-    return {"data": [dict(r) for r in rows], "next_cursor": nxt}
+    nxt = codec.encode(scope, (rows[-1]["created_at"], rows[-1]["id"])) if more else None
+    return {"data": [_out(dict(r), model=ApiKeyOut) for r in rows], "next_cursor": nxt}
 
 
 @router.post("", response_model=IssuedKeyOut, status_code=201,
              summary="Issue an API key (the secret is shown only in this response)",
-             responses={422: {"description": "Invalid role, name or agent"}})
-async def issue_key(body: ApiKeyIn, principal: Admin, services: ServicesDep) -> Any:
+             responses=errors(409, 413, 415))
+async def issue_key(
+    body: ApiKeyIn, request: Request, principal: Admin, services: ServicesDep
+) -> Response:
     now = services.clock.now()
     if body.agent_id is not None and body.role not in LINKABLE:
         raise Problem(422, "validation_failed",
                       f"a {body.role.value} key cannot act as an agent; agent_id is for "
                       "admin and agent keys")
+    secrets: list[str] = []
     async with services.store.session(principal.tenant_id, principal.actor) as s:
-        if body.agent_id is not None:
-            agent = await s.conn.fetchrow(Q["get_agent"], principal.tenant_id, body.agent_id)
-            if agent is None or not agent["active"]:
-                raise Problem(422, "unknown_agent", "agent_id names no active agent of this tenant")
-        issued = await insert_key(s.conn, principal.tenant_id, name=body.name,
-                                  role=body.role.value, agent_id=body.agent_id)
-        await record(s, ApiKeyIssued(key_id=ApiKeyId(issued.id), name=issued.name,
-                                     role=body.role, prefix=issued.prefix, at=now))
-    return {"id": issued.id, "name": issued.name, "role": issued.role, "prefix": issued.prefix,
-            "agent_id": issued.agent_id, "created_at": issued.created_at, "revoked_at": None,
-            "secret": issued.secret}
+
+        async def work() -> JsonReply:
+            if body.agent_id is not None:
+                agent = await s.conn.fetchrow(Q["get_agent"], principal.tenant_id,
+                                              body.agent_id)
+                if agent is None or not agent["active"]:
+                    raise Problem(422, "unknown_agent",
+                                  "agent_id names no active agent of this tenant")
+            issued = await insert_key(s.conn, principal.tenant_id, name=body.name,
+                                      role=body.role.value, agent_id=body.agent_id)
+            await record(s, ApiKeyIssued(key_id=ApiKeyId(issued.id), name=issued.name,
+                                         role=body.role, prefix=issued.prefix, at=now))
+            secrets.append(issued.secret)
+            # The idempotency record keeps the answer without the secret: only its hash
+            # is ever stored, so a replay shows the key with "secret": null.
+            return JsonReply(201, _out({
+                "id": issued.id, "name": issued.name, "role": issued.role,
+                "prefix": issued.prefix, "agent_id": issued.agent_id,
+                "created_at": issued.created_at, "revoked_at": None, "secret": None}))
+
+        response = await idempotent(request, principal, s, body.model_dump(mode="json"), work)
+    if not secrets:
+        return response
+    shown = orjson.loads(response.body)
+    shown["secret"] = secrets[0]
+    return JsonReply(201, shown).response()
 
 
 @router.delete("/{key_id}", response_model=ApiKeyOut, summary="Revoke an API key",
-               responses={404: {"description": "No such key in this tenant"}})
-async def revoke_key(key_id: UUID, principal: Admin, services: ServicesDep) -> Any:
+               responses=errors(404, 409))
+async def revoke_key(
+    key_id: UUID, request: Request, principal: Admin, services: ServicesDep
+) -> Response:
     now = services.clock.now()
     async with services.store.session(principal.tenant_id, principal.actor) as s:
-        row = await s.conn.fetchrow(Q["revoke_api_key"], principal.tenant_id, key_id, now)
-        if row is None:
-            raise Problem(404, "not_found", "no such API key")
-        if row["changed"]:
-            await record(s, ApiKeyRevoked(key_id=ApiKeyId(key_id), at=now))
-    out = dict(row)
-    del out["changed"]
-    return out
+
+        async def work() -> JsonReply:
+            row = await s.conn.fetchrow(Q["revoke_api_key"], principal.tenant_id, key_id, now)
+            if row is None:
+                raise Problem(404, "not_found", "no such API key")
+            if row["changed"]:
+                await record(s, ApiKeyRevoked(key_id=ApiKeyId(key_id), at=now))
+            out = dict(row)
+            del out["changed"]
+            return JsonReply(200, _out(out, model=ApiKeyOut))
+
+        return await idempotent(request, principal, s, None, work)
+
+
+def _out(row: dict[str, Any], model: type[BaseModel] = IssuedKeyOut) -> dict[str, Any]:
+    return model.model_validate(row).model_dump(mode="json")

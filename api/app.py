@@ -9,7 +9,7 @@ from typing import Any
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api import agents, api_keys, audit, health, problems, tenant_settings
+from api import agents, api_keys, audit, health, messages, problems, tenant_settings, tickets
 from api.bootstrap import Services, build_services
 from api.settings import Settings
 from domain.clock import Clock
@@ -85,6 +85,8 @@ def create_app(
     )
     problems.install(app)
     app.include_router(health.router)
+    app.include_router(tickets.router)
+    app.include_router(messages.router)
     app.include_router(agents.router)
     app.include_router(api_keys.router)
     app.include_router(tenant_settings.router)

@@ -18,9 +18,11 @@ from pydantic import AwareDatetime, BaseModel
 from api import keyset
 from api.auth import Principal, require
 from api.deps import ServicesDep
+from api.pagination import DEFAULT_LIMIT, MAX_LIMIT, scope_of
+from api.problem_docs import errors
 from api.problems import Problem
 from api.routing import StrictRoute
-from api.ticket_view import TicketView, render_ticket, ticket_etag
+from api.ticket_models import TicketOut, etag, ticket_view
 from domain.errors import DomainError
 from domain.events import TicketOpened
 from domain.mapper import from_stored
@@ -33,14 +35,13 @@ Q = load_queries(Path(__file__).with_name("audit.sql"))
 
 MAX_VERIFY_SEQS = 100_000
 """The most seqs one ``/v1/audit/verify`` request recomputes (bounded work)."""
+INT32 = 2**31 - 1  # versions are integer columns
+INT64 = 2**63 - 1  # seqs are bigint columns
 
 router = APIRouter(tags=["audit"], route_class=StrictRoute)
 Auditor = Annotated[Principal, Depends(require("auditor", "admin"))]
-Limit = Annotated[int, Query(ge=1, le=keyset.MAX_LIMIT)]
+Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT)]
 Cursor = Annotated[str | None, Query(max_length=1000)]
-NO_TICKET: dict[int | str, dict[str, Any]] = {
-    404: {"description": "No such ticket (or no such version) in this tenant"}
-}
 
 
 class ActorOut(BaseModel):
@@ -91,20 +92,18 @@ async def _require_ticket(conn: Any, principal: Principal, ticket_id: UUID) -> N
         raise Problem(404, "not_found", "no such ticket")
 
 
-@router.get("/v1/tickets/{ticket_id}/history", response_model=EventPage, responses=NO_TICKET,
+@router.get("/v1/tickets/{ticket_id}/history", response_model=EventPage, responses=errors(404),
             summary="A ticket's events in order, with actor, seq, version and hash")
 async def ticket_history(
     ticket_id: UUID,
     principal: Auditor,
     services: ServicesDep,
-    limit: Limit = keyset.DEFAULT_LIMIT,
+    limit: Limit = DEFAULT_LIMIT,
     cursor: Cursor = None,
 ) -> Any:
-    key = keyset.signing_key(services)
-    scope = f"history:{ticket_id}"
-    after = 0
-    if cursor is not None:
-        after = int(keyset.decode(key, scope, cursor)[0])
+    key = await keyset.signing_secret(services)
+    scope = scope_of(principal.tenant_id, "history", {"ticket_id": str(ticket_id)})
+    after = 0 if cursor is None else keyset.decode(key, scope, cursor)
     async with services.store.session(principal.tenant_id, readonly=True) as s:
         await _require_ticket(s.conn, principal, ticket_id)
         rows = await s.conn.fetch(Q["stream_page"], principal.tenant_id, ticket_id, after,
@@ -112,18 +111,18 @@ async def ticket_history(
     events = [record_from_row(r) for r in rows]
     more = len(events) > limit
     events = events[:limit]
-    nxt = keyset.encode(key, scope, [events[-1].version]) if more else None
+    nxt = keyset.encode(key, scope, events[-1].version) if more else None
     return {"data": [render_event(e) for e in events], "next_cursor": nxt}
 
 
-@router.get("/v1/tickets/{ticket_id}/as-of", response_model=TicketView, responses=NO_TICKET,
+@router.get("/v1/tickets/{ticket_id}/as-of", response_model=TicketOut, responses=errors(404),
             summary="The ticket as the API showed it at a version or an instant")
 async def ticket_as_of(
     ticket_id: UUID,
     principal: Auditor,
     services: ServicesDep,
     response: Response,
-    version: Annotated[int | None, Query(ge=1)] = None,
+    version: Annotated[int | None, Query(ge=1, le=INT32)] = None,
     at: Annotated[AwareDatetime | None, Query()] = None,
 ) -> Any:
     if (version is None) == (at is None):
@@ -147,18 +146,18 @@ async def ticket_as_of(
         raise Problem(500, "corrupt_stream", f"the ticket's events cannot be replayed: {exc}") \
             from exc
     assert ticket is not None
-    response.headers["ETag"] = ticket_etag(ticket)
-    return render_ticket(ticket)
+    response.headers["ETag"] = etag(ticket.version)
+    return ticket_view(ticket)
 
 
-@router.get("/v1/events", response_model=EventPage,
+@router.get("/v1/events", response_model=EventPage, responses=errors(),
             summary="The tenant's event feed by seq (no total)")
 async def event_feed(
     principal: Auditor,
     services: ServicesDep,
-    limit: Limit = keyset.DEFAULT_LIMIT,
+    limit: Limit = DEFAULT_LIMIT,
     cursor: Cursor = None,
-    after_seq: Annotated[int, Query(ge=0)] = 0,
+    after_seq: Annotated[int, Query(ge=0, le=INT64)] = 0,
     type: Annotated[str | None, Query(max_length=1000,
                                       description="comma-separated event types")] = None,
     stream_id: UUID | None = None,
@@ -171,31 +170,30 @@ async def event_feed(
         types = sorted({t.strip() for t in type.split(",") if t.strip()})
         if not types or len(types) > 50:
             raise Problem(400, "invalid_parameter", "type takes 1 to 50 comma-separated names")
-    key = keyset.signing_key(services)
-    scope = "events:" + repr((after_seq, types, str(stream_id), actor_id,
-                              after.isoformat() if after else None,
-                              before.isoformat() if before else None))
-    position = after_seq
-    if cursor is not None:
-        position = int(keyset.decode(key, scope, cursor)[0])
+    key = await keyset.signing_secret(services)
+    scope = scope_of(principal.tenant_id, "events", {
+        "after_seq": after_seq, "type": types, "stream_id": str(stream_id),
+        "actor_id": actor_id, "after": after.isoformat() if after else None,
+        "before": before.isoformat() if before else None})
+    position = after_seq if cursor is None else keyset.decode(key, scope, cursor)
     async with services.store.session(principal.tenant_id, readonly=True) as s:
         rows = await s.conn.fetch(Q["feed"], principal.tenant_id, position, types, stream_id,
                                   actor_id, after, before, limit + 1)
     events = [record_from_row(r) for r in rows]
     more = len(events) > limit
     events = events[:limit]
-    nxt = keyset.encode(key, scope, [events[-1].seq]) if more else None
+    nxt = keyset.encode(key, scope, events[-1].seq) if more else None
     return {"data": [render_event(e) for e in events], "next_cursor": nxt}
 
 
 @router.get("/v1/audit/verify", response_model=VerifyOut,
             summary=f"Recompute the hash chain over at most {MAX_VERIFY_SEQS} seqs",
-            responses={400: {"description": "Empty or too large a range"}})
+            responses=errors())
 async def verify(
     principal: Auditor,
     services: ServicesDep,
-    from_seq: Annotated[int, Query(ge=1)] = 1,
-    to_seq: Annotated[int | None, Query(ge=1)] = None,
+    from_seq: Annotated[int, Query(ge=1, le=INT64)] = 1,
+    to_seq: Annotated[int | None, Query(ge=1, le=INT64)] = None,
 ) -> Any:
     end = to_seq if to_seq is not None else from_seq + MAX_VERIFY_SEQS - 1
     if end < from_seq:

@@ -1,9 +1,9 @@
-"""Opaque, tamper-evident keyset cursors for the admin and audit lists.
+"""Opaque, tamper-evident cursors for lists ordered by an integer (seq, version).
 
-A cursor is ``base64url(json) . base64url(hmac)`` over the list's scope (path and
-filters) and the last row's key, so a cursor from another list or filter, or an
-edited one, is a 400. The signing key lives in the process's services; a cursor
-therefore does not outlive the process that issued it unless the key is shared.
+``api.pagination`` signs ``(created_at, id)`` positions; the audit lists walk by seq or
+version instead. These cursors use the same signing secret and the same scope bytes
+(tenant, list, filters), so a cursor edited, truncated or taken from another list,
+filter set or tenant is a 400 ``invalid_cursor`` here too.
 """
 
 from __future__ import annotations
@@ -12,16 +12,10 @@ import base64
 import binascii
 import hashlib
 import hmac
-import secrets
-from typing import Any
-
-import orjson
 
 from api.bootstrap import Services
+from api.pagination import MAX_CURSOR_LENGTH, cursor_codec
 from api.problems import Problem
-
-MAX_LIMIT = 200
-DEFAULT_LIMIT = 50
 
 
 def _b64(raw: bytes) -> str:
@@ -32,36 +26,38 @@ def _unb64(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
-def signing_key(services: Services) -> bytes:
-    """The process's cursor key (made on first use)."""
-    key: bytes = services.extras.setdefault("keyset_cursor_key", secrets.token_bytes(32))
-    return key
+def _mac(secret: bytes, scope: bytes, raw: bytes) -> bytes:
+    # A distinct label keeps these MACs apart from api.pagination's over the same scope.
+    return hmac.new(secret, b"seq\n" + scope + b"\n" + raw, hashlib.sha256).digest()[:16]
 
 
-def encode(key: bytes, scope: str, position: list[Any]) -> str:
-    """A cursor that resumes ``scope`` after ``position``."""
-    body = orjson.dumps({"s": scope, "p": position})
-    mac = hmac.new(key, body, hashlib.sha256).digest()[:16]
-    return f"{_b64(body)}.{_b64(mac)}"
+async def signing_secret(services: Services) -> bytes:
+    """The secret every API process on this database shares for cursors."""
+    return (await cursor_codec(services)).secret
 
 
-def decode(key: bytes, scope: str, cursor: str) -> list[Any]:
+def encode(secret: bytes, scope: bytes, position: int) -> str:
+    """A cursor that resumes the list named by ``scope`` after ``position``."""
+    raw = str(position).encode()
+    return f"{_b64(raw)}.{_b64(_mac(secret, scope, raw))}"
+
+
+def decode(secret: bytes, scope: bytes, cursor: str) -> int:
     """The position a cursor names; 400 for a malformed, edited or foreign cursor."""
-    bad = Problem(400, "invalid_cursor", "the cursor is malformed or belongs to another list")
-    body_text, dot, mac_text = cursor.partition(".")
-    if not dot or len(cursor) > 1000:
-        raise bad
     try:
-        body, mac = _unb64(body_text), _unb64(mac_text)
-    except (binascii.Error, ValueError) as exc:
-        raise bad from exc
-    if not hmac.compare_digest(hmac.new(key, body, hashlib.sha256).digest()[:16], mac):
-        raise bad
-    try:
-        data = orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        raise bad from exc
-    if not isinstance(data, dict) or data.get("s") != scope or not isinstance(data.get("p"), list):
-        raise bad
-    position: list[Any] = data["p"]
-    return position
+        if len(cursor) > MAX_CURSOR_LENGTH:
+            raise ValueError("too long")
+        raw_text, dot, mac_text = cursor.partition(".")
+        if not dot:
+            raise ValueError("no signature")
+        raw, mac = _unb64(raw_text), _unb64(mac_text)
+        if not hmac.compare_digest(mac, _mac(secret, scope, raw)):
+            raise ValueError("bad signature")
+        position = int(raw.decode("ascii"))
+        if position < 0:
+            raise ValueError("negative")
+        return position
+    except (ValueError, UnicodeDecodeError, binascii.Error) as exc:
+        raise Problem(400, "invalid_cursor",
+                      "the cursor is malformed or does not belong to this list "
+                      "and filter set") from exc

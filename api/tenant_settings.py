@@ -13,11 +13,13 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import asyncpg
-from fastapi import APIRouter, Depends, Header, Response
+from fastapi import APIRouter, Depends, Header, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
 from api.auth import Principal, require
 from api.deps import ServicesDep
+from api.idempotency import JsonReply, idempotent
+from api.problem_docs import errors
 from api.problems import Problem
 from api.routing import StrictRoute
 from api.tenant_stream import record
@@ -135,7 +137,8 @@ def _etag(version: int) -> str:
     return f'"{version}"'
 
 
-@router.get("", response_model=TenantSettingsDoc, summary="The tenant's settings")
+@router.get("", response_model=TenantSettingsDoc, responses=errors(),
+            summary="The tenant's settings")
 async def get_settings(principal: Admin, services: ServicesDep, response: Response) -> Any:
     async with services.store.session(principal.tenant_id, readonly=True) as s:
         doc, version = await load_settings(s.conn, principal.tenant_id)
@@ -144,26 +147,28 @@ async def get_settings(principal: Admin, services: ServicesDep, response: Respon
 
 
 @router.put("", response_model=TenantSettingsDoc, summary="Replace the tenant's settings",
-            responses={412: {"description": "If-Match does not match the current version"}})
+            responses=errors(409, 412, 413, 415))
 async def put_settings(
     body: TenantSettingsDoc,
+    request: Request,
     principal: Admin,
     services: ServicesDep,
-    response: Response,
     if_match: Annotated[str | None, Header()] = None,
-) -> Any:
+) -> Response:
     now = services.clock.now()
+    doc = body.document()
     async with services.store.session(principal.tenant_id, principal.actor) as s:
-        current, version = await load_settings(s.conn, principal.tenant_id)
-        if if_match is not None and if_match.strip() != _etag(version):
-            raise Problem(412, "precondition_failed",
-                          f"the settings are at version {version}", current_version=version)
-        doc = body.document()
-        if current.document() == doc and version > 0:
-            response.headers["ETag"] = _etag(version)
-            return doc
-        row = await s.conn.fetchrow(Q["put_settings"], principal.tenant_id, doc, now)
-        assert row is not None
-        await record(s, SettingsChanged(settings=doc, at=now))
-    response.headers["ETag"] = _etag(row["version"])
-    return doc
+
+        async def work() -> JsonReply:
+            current, version = await load_settings(s.conn, principal.tenant_id)
+            if if_match is not None and if_match.strip() != _etag(version):
+                raise Problem(412, "precondition_failed",
+                              f"the settings are at version {version}", current_version=version)
+            if current.document() == doc and version > 0:
+                return JsonReply(200, doc, {"ETag": _etag(version)})
+            row = await s.conn.fetchrow(Q["put_settings"], principal.tenant_id, doc, now)
+            assert row is not None
+            await record(s, SettingsChanged(settings=doc, at=now))
+            return JsonReply(200, doc, {"ETag": _etag(row["version"])})
+
+        return await idempotent(request, principal, s, doc, work)

@@ -31,7 +31,7 @@ async def _issue(http, admin: str, role: str, **extra) -> dict:
 
 
 async def _tenant_events(http, key: str, tenant_id) -> list[dict]:
-    r = await http.get("/v1/events", params={"stream_id": str(tenant_id), "limit": 200},
+    r = await http.get("/v1/events", params={"stream_id": str(tenant_id), "limit": 100},
                        headers=bearer(key))
     assert r.status_code == 200, r.text
     return r.json()["data"]
