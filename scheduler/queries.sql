@@ -15,3 +15,11 @@ RETURNING id
 -- $1 tenant_id, $2 dedupe_key
 DELETE FROM jobs
  WHERE tenant_id = $1 AND dedupe_key = $2 AND status = 'ready'
+
+-- name: purge_expired_idempotency --
+-- $1 tenant_id, $2 batch size
+-- For the idempotency.purge job, run per tenant under that tenant's context.
+DELETE FROM idempotency_keys
+ WHERE ctid IN (SELECT ctid FROM idempotency_keys
+                 WHERE tenant_id = $1 AND expires_at <= now()
+                 LIMIT $2)
