@@ -163,6 +163,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", help="the tenant's display name")
     p.add_argument("--json", action="store_true", help="print {tenant_id, api_key} as JSON")
     p.set_defaults(func=cmd_tenants_create)
+
+    from api import audit_cli
+
+    audit_cli.add_parser(sub)
     return parser
 
 

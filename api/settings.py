@@ -112,6 +112,11 @@ class Settings(BaseSettings):
         default=8, ge=1, le=50, description="Delivery attempts before a webhook job is dead."
     )
     log_json: bool = Field(default=True, description="Log JSON lines (false: plain text).")
+    cursor_secret: str | None = Field(
+        default=None,
+        description="Key that signs list cursors; unset: the random secret stored in the "
+        "database by the migrations (shared by every process on that database).",
+    )
 
     def runtime_user(self) -> tuple[str | None, str | None]:
         """The user and password of DATABASE_URL, for `helpdesk migrate` to provision."""

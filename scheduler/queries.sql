@@ -119,3 +119,10 @@ SELECT event_types FROM webhooks WHERE tenant_id = $1 AND enabled
 -- name: webhook_for_delivery --
 -- $1 tenant_id
 SELECT url, secret, event_types, enabled FROM webhooks WHERE tenant_id = $1
+-- name: purge_expired_idempotency --
+-- $1 tenant_id, $2 batch size
+-- For the idempotency.purge job, run per tenant under that tenant's context.
+DELETE FROM idempotency_keys
+ WHERE ctid IN (SELECT ctid FROM idempotency_keys
+                 WHERE tenant_id = $1 AND expires_at <= now()
+                 LIMIT $2)
