@@ -85,8 +85,11 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
             f"  API docs:      http://{settings.host}:{settings.port}/docs\n",
             file=sys.stderr, flush=True,
         )
+    from api.logging import configure
+
+    configure(settings.log_level, json=settings.log_json)
     app = create_app(settings)
-    uvicorn.run(app, host=settings.host, port=settings.port,
+    uvicorn.run(app, host=settings.host, port=settings.port, log_config=None,
                 log_level=settings.log_level.lower(), access_log=False)
     return 0
 
@@ -184,6 +187,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tenant", help="only this tenant id (default: every tenant)")
     p.add_argument("--batch-size", type=int, help="events per transaction (default 2000)")
     p.set_defaults(func=cmd_projections_rebuild)
+
+    from api import audit_cli
+
+    audit_cli.add_parser(sub)
     return parser
 
 

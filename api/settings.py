@@ -44,6 +44,21 @@ class Settings(BaseSettings):
     run_scheduler: bool = Field(
         default=False, description="Run the scheduler and projectors inside the API process."
     )
+    scheduler_concurrency: int = Field(
+        default=8, ge=1, le=256, description="Jobs one scheduler loop runs at once."
+    )
+    scheduler_poll_interval: float = Field(
+        default=5.0, gt=0, le=300,
+        description="Longest sleep between looks at the queue when no NOTIFY arrives.",
+    )
+    scheduler_lease_seconds: float = Field(
+        default=30.0, gt=0, description="A crashed worker's jobs are taken again after this."
+    )
+    scheduler_grace_seconds: float = Field(
+        default=10.0, ge=0, description="At shutdown, how long running jobs may finish."
+    )
+    jobs_done_retention_hours: float = Field(default=24.0, gt=0)
+    jobs_dead_retention_days: float = Field(default=14.0, gt=0)
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=1, le=65535)
     data_dir: Path = Field(
@@ -78,6 +93,38 @@ class Settings(BaseSettings):
     ws_auth_recheck_seconds: float = Field(
         default=30.0, gt=0,
         description="How often a WebSocket's API key is re-checked; revoked keys are cut off.",
+    )
+    redis_socket_timeout: float = Field(
+        default=0.1, gt=0, le=10, description="Seconds a Redis operation may take."
+    )
+    redis_connect_timeout: float = Field(
+        default=0.1, gt=0, le=10, description="Seconds a Redis connection attempt may take."
+    )
+    redis_breaker_failures: int = Field(
+        default=3, ge=1, description="Consecutive Redis failures that open the breaker."
+    )
+    redis_breaker_cooldown: float = Field(
+        default=5.0, gt=0, description="Seconds Redis is skipped once the breaker opens."
+    )
+    rate_limit_per_key: int = Field(
+        default=600, ge=1, description="Requests per window per API key."
+    )
+    rate_limit_per_address: int = Field(
+        default=60, ge=1, description="Requests per window per client address without a key."
+    )
+    rate_limit_window: int = Field(default=60, ge=1, description="Rate limit window, seconds.")
+    cache_ttl: int = Field(default=300, ge=1, description="Seconds an analytics answer is kept.")
+    webhook_timeout: float = Field(
+        default=5.0, gt=0, le=60, description="Seconds a webhook receiver has to answer."
+    )
+    webhook_max_attempts: int = Field(
+        default=8, ge=1, le=50, description="Delivery attempts before a webhook job is dead."
+    )
+    log_json: bool = Field(default=True, description="Log JSON lines (false: plain text).")
+    cursor_secret: str | None = Field(
+        default=None,
+        description="Key that signs list cursors; unset: the random secret stored in the "
+        "database by the migrations (shared by every process on that database).",
     )
 
     def runtime_user(self) -> tuple[str | None, str | None]:

@@ -42,6 +42,9 @@ UNAVAILABLE = (
     asyncpg.InterfaceError,
     asyncpg.TooManyConnectionsError,
     asyncpg.AdminShutdownError,
+    # Connection-class failures (SQLSTATE 08xxx) and a server that crashed mid-query.
+    asyncpg.PostgresConnectionError,
+    asyncpg.CrashShutdownError,
 )
 
 

@@ -15,3 +15,114 @@ RETURNING id
 -- $1 tenant_id, $2 dedupe_key
 DELETE FROM jobs
  WHERE tenant_id = $1 AND dedupe_key = $2 AND status = 'ready'
+
+-- name: arm_worker --
+-- (no arguments) Cross-tenant access to jobs for this transaction only.
+SELECT set_config('app.worker', 'on', true)
+
+-- name: claim --
+-- $1 now (the scheduler's clock), $2 limit, $3 lease seconds, $4 worker id
+-- One statement: lock due ready jobs and running jobs whose lease ran out (their
+-- worker died), skipping rows another worker holds, then mark them ours. Due-ness
+-- uses the injected clock; the lease is real time, since it guards real processes.
+-- Both branches have run_at <= $1 (a running job was due when first claimed), so
+-- the scan walks the partial index jobs_due in run_at order and stops at $2 rows.
+WITH due AS (
+    SELECT id
+      FROM jobs
+     WHERE status IN ('ready', 'running')
+       AND run_at <= $1
+       AND (status = 'ready' OR locked_until < now())
+     ORDER BY run_at
+     LIMIT $2
+       FOR UPDATE SKIP LOCKED
+)
+UPDATE jobs AS j
+   SET status = 'running',
+       attempts = j.attempts + 1,
+       locked_until = now() + make_interval(secs => $3),
+       locked_by = $4,
+       updated_at = $1
+  FROM due
+ WHERE j.id = due.id
+RETURNING j.id, j.tenant_id, j.kind, j.dedupe_key, j.payload, j.run_at, j.attempts,
+          j.max_attempts
+
+-- name: renew --
+-- $1 job ids, $2 worker id, $3 lease seconds
+-- Extend the lease of the jobs this worker is still running.
+UPDATE jobs
+   SET locked_until = now() + make_interval(secs => $3)
+ WHERE id = ANY($1) AND locked_by = $2 AND status = 'running'
+RETURNING id
+
+-- name: complete --
+-- $1 job ids, $2 worker id, $3 now
+-- Only the current holder may complete: a worker whose lease ran out and whose job
+-- was taken over cannot mark it done a second time.
+UPDATE jobs
+   SET status = 'done', locked_until = NULL, updated_at = $3
+ WHERE id = ANY($1) AND locked_by = $2 AND status = 'running'
+RETURNING id, tenant_id, kind, dedupe_key, payload, max_attempts
+
+-- name: fail --
+-- $1 job id, $2 worker id, $3 now, $4 retry at, $5 error
+-- Back to ready at the retry time, or dead once the attempts are used up; the last
+-- error is kept either way.
+UPDATE jobs
+   SET status = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'ready' END,
+       run_at = CASE WHEN attempts >= max_attempts THEN run_at ELSE $4 END,
+       locked_until = NULL,
+       last_error = $5,
+       updated_at = $3
+ WHERE id = $1 AND locked_by = $2 AND status = 'running'
+RETURNING status
+
+-- name: release --
+-- $1 job ids, $2 worker id
+-- Hand unfinished jobs back at shutdown; the interrupted attempt does not count.
+UPDATE jobs
+   SET status = 'ready', locked_until = NULL, locked_by = NULL,
+       attempts = greatest(attempts - 1, 0)
+ WHERE id = ANY($1) AND locked_by = $2 AND status = 'running'
+RETURNING id
+
+-- name: next_due --
+-- (no arguments) When the earliest ready job is due, or the earliest lease runs out.
+SELECT (SELECT min(run_at) FROM jobs WHERE status = 'ready') AS next_run_at,
+       (SELECT min(locked_until) FROM jobs WHERE status = 'running') AS next_expiry
+
+-- name: ensure --
+-- $1 tenant_id, $2 kind, $3 dedupe_key, $4 payload, $5 run_at, $6 max_attempts
+-- Add a job unless a live one with the key exists (seeding periodic jobs: a restart
+-- must not move a job that is already waiting).
+INSERT INTO jobs (tenant_id, kind, dedupe_key, payload, run_at, max_attempts)
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (tenant_id, dedupe_key) WHERE dedupe_key IS NOT NULL AND status IN ('ready', 'running')
+DO NOTHING
+RETURNING id
+
+-- name: purge_finished --
+-- $1 done before, $2 dead before, $3 batch size
+-- Delete in bounded batches so one purge never holds many row locks or bloats WAL.
+DELETE FROM jobs
+ WHERE id IN (SELECT id
+                FROM jobs
+               WHERE (status = 'done' AND updated_at < $1)
+                  OR (status = 'dead' AND updated_at < $2)
+               LIMIT $3)
+
+-- name: webhook_for_enqueue --
+-- $1 tenant_id (the write path's transaction, armed for the tenant)
+SELECT event_types FROM webhooks WHERE tenant_id = $1 AND enabled
+
+-- name: webhook_for_delivery --
+-- $1 tenant_id
+SELECT url, secret, event_types, enabled FROM webhooks WHERE tenant_id = $1
+-- name: purge_expired_idempotency --
+-- $1 tenant_id, $2 batch size
+-- For the idempotency.purge job, run per tenant under that tenant's context.
+DELETE FROM idempotency_keys
+ WHERE ctid IN (SELECT ctid FROM idempotency_keys
+                 WHERE tenant_id = $1 AND expires_at <= now()
+                 LIMIT $2)

@@ -1,0 +1,89 @@
+"""Job kinds and their handlers.
+
+A handler is ``async def handle(ctx: JobContext, job: Job) -> None``. It returns to
+complete the job and raises to fail it (retried with backoff, ``dead`` after
+``max_attempts``). Handlers must be idempotent: a job whose worker died is run again
+after its lease, so re-check the condition instead of trusting that it still holds.
+
+Another module adds a kind with::
+
+    registry.register("webhook.deliver", deliver)
+
+and a periodic one (re-scheduled under its dedupe key one period after each run)
+with ``registry.periodic("jobs.purge", timedelta(hours=1), purge)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+import asyncpg
+
+from domain.clock import Clock
+from eventstore.store import EventStore
+from scheduler.queue import Job, Queue
+
+
+@dataclass(frozen=True, slots=True)
+class JobContext:
+    """What a handler may use: the store (tenant sessions), the pool, the clock."""
+
+    store: EventStore
+    pool: asyncpg.Pool
+    clock: Clock
+    queue: Queue
+
+
+Handler = Callable[[JobContext, Job], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Periodic:
+    """A global job kind that runs every ``every`` once seeded."""
+
+    kind: str
+    every: timedelta
+    dedupe_key: str
+
+
+class UnknownKind(Exception):
+    """A claimed job has a kind no handler is registered for."""
+
+
+@dataclass
+class Registry:
+    """``{kind: handler}`` plus the periodic kinds and their periods."""
+
+    handlers: dict[str, Handler] = field(default_factory=dict)
+    periods: dict[str, Periodic] = field(default_factory=dict)
+
+    def register(self, kind: str, handler: Handler) -> None:
+        """Run ``handler`` for jobs of ``kind``; registering a kind twice is an error."""
+        if kind in self.handlers:
+            raise ValueError(f"job kind {kind!r} is already registered")
+        self.handlers[kind] = handler
+
+    def periodic(self, kind: str, every: timedelta, handler: Handler,
+                 *, dedupe_key: str | None = None) -> None:
+        """Register a kind that re-schedules itself ``every`` after each run.
+
+        The scheduler seeds one global job (no tenant) of each periodic kind at start
+        unless one is already live. Per-tenant periodic jobs are seeded by whoever
+        creates them, with ``scheduler.jobs.schedule`` and a dedupe key.
+        """
+        if every <= timedelta(0):
+            raise ValueError("a period must be positive")
+        self.register(kind, handler)
+        self.periods[kind] = Periodic(kind, every, dedupe_key or kind)
+
+    def handler(self, kind: str) -> Handler:
+        try:
+            return self.handlers[kind]
+        except KeyError:
+            raise UnknownKind(f"no handler for job kind {kind!r}") from None
+
+    def every(self) -> dict[str, timedelta]:
+        """Period per periodic kind, for re-scheduling at completion."""
+        return {k: p.every for k, p in self.periods.items()}
