@@ -13,6 +13,7 @@ from fastapi import APIRouter, Depends, Query
 
 from api.auth import Principal, require
 from api.deps import ServicesDep
+from api.problem_docs import errors
 from api.problems import Problem
 from api.routing import StrictRoute
 from projections import analytics_reads as reads
@@ -38,7 +39,7 @@ From = Annotated[date | None, Query(alias="from", description="first UTC day (in
 To = Annotated[date | None, Query(alias="to", description="last UTC day (inclusive)")]
 
 
-@router.get("/summary")
+@router.get("/summary", responses=errors())
 async def summary(
     principal: AnalystDep,
     services: ServicesDep,
@@ -53,7 +54,7 @@ async def summary(
     return await reads.summary(services.pool, principal.tenant_id, lo, hi, group_by)
 
 
-@router.get("/volume")
+@router.get("/volume", responses=errors())
 async def volume(principal: AnalystDep, services: ServicesDep, start: From = None,
                  end: To = None) -> dict[str, Any]:
     """Created, solved, reopened and breached per UTC day, split by priority and source."""
@@ -61,13 +62,13 @@ async def volume(principal: AnalystDep, services: ServicesDep, start: From = Non
     return await reads.volume(services.pool, principal.tenant_id, lo, hi)
 
 
-@router.get("/backlog")
+@router.get("/backlog", responses=errors())
 async def backlog(principal: AnalystDep, services: ServicesDep) -> dict[str, Any]:
     """Open work now, by state, priority and age bucket."""
     return await reads.backlog(services.pool, principal.tenant_id, services.clock.now())
 
 
-@router.get("/agents")
+@router.get("/agents", responses=errors())
 async def agents(principal: AnalystDep, services: ServicesDep, start: From = None,
                  end: To = None) -> dict[str, Any]:
     """Per agent over the range: tickets assigned, public replies, tickets solved."""
