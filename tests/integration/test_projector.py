@@ -214,5 +214,5 @@ async def test_an_unreadable_event_holds_back_only_its_own_tenant(
             outcomes.append("failed")
     assert "failed" in outcomes
     cps = await checkpoints(db.admin_url)
-    assert cps[bad] == (0, 1)
+    assert cps[bad][0] == 0 < cps[bad][1]
     assert cps[good][0] == cps[good][1] > 0
