@@ -2,16 +2,19 @@
 
 Answers come from the async read models; each says how fresh it is: ``as_of_seq``
 (the last event applied), ``lag`` (events behind the tenant head) and ``rebuilding``.
+Summary, volume and agents answers are cached in Redis per checkpoint (api/cache.py).
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import date, timedelta
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query
 
 from api.auth import Principal, require
+from api.cache import AnalyticsCache
 from api.deps import ServicesDep
 from api.problem_docs import errors
 from api.problems import Problem
@@ -35,6 +38,27 @@ def _range(services: ServicesDep, start: date | None, end: date | None) -> tuple
     return start, end
 
 
+async def _cached(
+    services: ServicesDep, principal: Principal, key: str,
+    compute: Callable[[], Awaitable[dict[str, Any]]],
+) -> dict[str, Any]:
+    """Answer from the Redis cache when it holds this query at the current checkpoint.
+
+    Keyed by the checkpoint, so a cached answer is never older than the read model;
+    ``lag`` is recomputed against the head of now. Bypassed during a rebuild.
+    """
+    cache = services.extras.get("cache")
+    if not isinstance(cache, AnalyticsCache):
+        return await compute()
+    fresh = await reads.current(services.pool, principal.tenant_id)
+    if fresh.rebuilding:
+        return await compute()
+    body: dict[str, Any] = await cache.get_or_compute(principal.tenant_id, key,
+                                                      fresh.as_of_seq, compute)
+    body["lag"] = max(0, fresh.head - body["as_of_seq"])
+    return body
+
+
 From = Annotated[date | None, Query(alias="from", description="first UTC day (inclusive)")]
 To = Annotated[date | None, Query(alias="to", description="last UTC day (inclusive)")]
 
@@ -51,7 +75,9 @@ async def summary(
     """Tickets created in the range: counts, first reply and resolution medians and p90,
     SLA achievement per metric, reopen and one-touch rates; in total and by group."""
     lo, hi = _range(services, start, end)
-    return await reads.summary(services.pool, principal.tenant_id, lo, hi, group_by)
+    return await _cached(services, principal, f"summary:{lo}:{hi}:{group_by}",
+                         lambda: reads.summary(services.pool, principal.tenant_id, lo, hi,
+                                               group_by))
 
 
 @router.get("/volume", responses=errors())
@@ -59,12 +85,13 @@ async def volume(principal: AnalystDep, services: ServicesDep, start: From = Non
                  end: To = None) -> dict[str, Any]:
     """Created, solved, reopened and breached per UTC day, split by priority and source."""
     lo, hi = _range(services, start, end)
-    return await reads.volume(services.pool, principal.tenant_id, lo, hi)
+    return await _cached(services, principal, f"volume:{lo}:{hi}",
+                         lambda: reads.volume(services.pool, principal.tenant_id, lo, hi))
 
 
 @router.get("/backlog", responses=errors())
 async def backlog(principal: AnalystDep, services: ServicesDep) -> dict[str, Any]:
-    """Open work now, by state, priority and age bucket."""
+    """Open work now, by state, priority and age bucket (not cached: ages move)."""
     return await reads.backlog(services.pool, principal.tenant_id, services.clock.now())
 
 
@@ -73,4 +100,5 @@ async def agents(principal: AnalystDep, services: ServicesDep, start: From = Non
                  end: To = None) -> dict[str, Any]:
     """Per agent over the range: tickets assigned, public replies, tickets solved."""
     lo, hi = _range(services, start, end)
-    return await reads.agents(services.pool, principal.tenant_id, lo, hi)
+    return await _cached(services, principal, f"agents:{lo}:{hi}",
+                         lambda: reads.agents(services.pool, principal.tenant_id, lo, hi))

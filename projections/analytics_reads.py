@@ -19,7 +19,7 @@ from domain.ids import TenantId
 from eventstore.errors import StoreUnavailable
 from eventstore.sqlfile import load_queries
 from eventstore.store import UNAVAILABLE, arm
-from projections.admin import freshness
+from projections.admin import Freshness, freshness
 from projections.analytics import AnalyticsProjection
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
@@ -132,3 +132,13 @@ async def agents(pool: asyncpg.Pool, tenant_id: TenantId, start: date,
         rows = await conn.fetch(Q["agents"], tenant_id, start, end)
     return {"from": start.isoformat(), "to": end.isoformat(),
             "agents": [dict(r) for r in rows], **fresh}
+
+
+async def current(pool: asyncpg.Pool, tenant_id: TenantId) -> Freshness:
+    """The analytics checkpoint of the tenant now (one short read)."""
+    try:
+        async with pool.acquire() as conn, conn.transaction(readonly=True):
+            await arm(conn, tenant_id, None)
+            return await freshness(conn, NAME, tenant_id)
+    except UNAVAILABLE as exc:
+        raise StoreUnavailable(f"database unavailable: {exc}") from exc

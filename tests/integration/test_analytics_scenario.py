@@ -211,3 +211,30 @@ async def test_only_analysts_and_admins_and_only_their_tenant(
         bad = await client.get("/v1/analytics/volume",
                                params={"from": "2026-06-03", "to": "2026-06-01"}, headers=auth)
         assert bad.status_code == 400 and bad.json()["code"] == "invalid_range"
+
+
+async def test_cached_answers_follow_the_checkpoint_and_report_the_current_lag(
+    scenario: dict[str, Any], redis_server: Any, db: Any
+) -> None:
+    base = scenario["services"]
+    settings = Settings(database_url=db.runtime_url, redis_url=redis_server.url)
+    services = Services(settings=settings, pool=base.pool, store=base.store, clock=base.clock)
+    app = create_app(settings, services=services)
+    auth = {"Authorization": f"Bearer {scenario['analyst']}"}
+    params = {"from": "2026-06-01", "to": "2026-06-03"}
+    desk = Desk(base.store, scenario["tenant"].tenant_id, base.clock)
+    async with asgi_client(app) as client:
+        first = (await client.get("/v1/analytics/summary", params=params, headers=auth)).json()
+        again = (await client.get("/v1/analytics/summary", params=params, headers=auth)).json()
+        assert again == first
+        assert 'result="hit"} 1.0' in services.extras["metrics"].render().decode()
+
+        # Appended, not yet projected: the same checkpoint's answer, with the lag of now.
+        await desk.open(Priority.LOW, Source.PHONE)
+        behind = (await client.get("/v1/analytics/summary", params=params, headers=auth)).json()
+        assert behind["lag"] == 1 and behind["total"] == first["total"]
+
+        await Projector(base.pool).drain()
+        moved = (await client.get("/v1/analytics/summary", params=params, headers=auth)).json()
+        assert moved["lag"] == 0 and moved["as_of_seq"] == first["as_of_seq"] + 1
+        assert moved["total"]["tickets"] == first["total"]["tickets"] + 1
