@@ -78,10 +78,13 @@ SELECT set_config('app.worker', 'on', true)
 -- name: arm_tenant --
 -- $1 tenant_id. Drops the worker setting: from here on the transaction works as one
 -- tenant only, with no actor (projections append nothing).
+-- synchronous_commit off: a crash may lose the last batches' commits, but rows and
+-- checkpoint are lost together and simply applied again, so no flush is worth waiting for.
 SELECT set_config('app.worker', '', true),
        set_config('app.tenant_id', $1::text, true),
        set_config('app.actor_kind', '', true),
-       set_config('app.actor_id', '', true)
+       set_config('app.actor_id', '', true),
+       set_config('synchronous_commit', 'off', true)
 
 -- name: ensure_checkpoints --
 -- $1 projection names; worker-armed. Creates the missing (projection, tenant) rows.
