@@ -30,7 +30,10 @@ DEFAULT_DAYS = 30
 
 def _range(services: ServicesDep, start: date | None, end: date | None) -> tuple[date, date]:
     end = end or services.clock.now().date()
-    start = start or end - timedelta(days=DEFAULT_DAYS - 1)
+    try:
+        start = start or end - timedelta(days=DEFAULT_DAYS - 1)
+    except OverflowError as exc:
+        raise Problem(400, "invalid_range", "`to` is too early for a default `from`") from exc
     if start > end:
         raise Problem(400, "invalid_range", "`from` must not be after `to`")
     if (end - start).days >= MAX_DAYS:

@@ -211,6 +211,9 @@ async def test_only_analysts_and_admins_and_only_their_tenant(
         bad = await client.get("/v1/analytics/volume",
                                params={"from": "2026-06-03", "to": "2026-06-01"}, headers=auth)
         assert bad.status_code == 400 and bad.json()["code"] == "invalid_range"
+        for params in ({"to": "0001-01-02"}, {"from": "2020-01-01", "to": "2026-01-01"}):
+            bad = await client.get("/v1/analytics/agents", params=params, headers=auth)
+            assert bad.status_code == 400 and bad.json()["code"] == "invalid_range", params
 
 
 async def test_cached_answers_follow_the_checkpoint_and_report_the_current_lag(
