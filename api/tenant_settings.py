@@ -29,6 +29,7 @@ from domain.ids import TenantId
 from domain.sla import DEFAULT_PAUSED_STATES, DEFAULT_TARGETS, SlaPolicy, SlaTarget
 from domain.values import Priority, TicketState
 from eventstore.sqlfile import load_queries
+from projections.settings import DEFAULT_PENDING_DAYS, DEFAULT_SOLVED_DAYS
 
 Q = load_queries(Path(__file__).with_name("admin.sql"))
 
@@ -112,7 +113,7 @@ DEFAULT_SETTINGS = TenantSettingsDoc(
                  for p, t in DEFAULT_TARGETS.items()},
     business_hours=None,
     paused_states=sorted(DEFAULT_PAUSED_STATES, key=list(TicketState).index),
-    sweep=SweepDoc(pending_days=7, solved_days=3),
+    sweep=SweepDoc(pending_days=DEFAULT_PENDING_DAYS, solved_days=DEFAULT_SOLVED_DAYS),
 )
 
 

@@ -15,17 +15,18 @@ from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from api.auth import Principal, require
 from api.deps import ServicesDep
+from api.idempotency import JsonReply, idempotent
+from api.problem_docs import errors
 from api.problems import Problem
 from api.routing import StrictRoute
+from api.tenant_stream import record
 from domain.events import EVENT_TYPES, WebhookConfigured
-from domain.mapper import to_stored
 from eventstore.sqlfile import load_queries
-from eventstore.types import NewEvent
 from scheduler.webhooks import ALL_EVENTS
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
@@ -80,7 +81,7 @@ def _out(row: Any) -> WebhookOut:
 
 
 @router.get("", summary="The tenant's webhook endpoint", response_model=WebhookOut,
-            responses={404: {"description": "No webhook configured"}})
+            responses=errors(404))
 async def get_webhook(services: ServicesDep, principal: AdminDep) -> WebhookOut:
     async with services.store.session(principal.tenant_id, readonly=True) as session:
         row = await session.conn.fetchrow(Q["webhook_get"], principal.tenant_id)
@@ -89,24 +90,31 @@ async def get_webhook(services: ServicesDep, principal: AdminDep) -> WebhookOut:
     return _out(row)
 
 
-@router.put("", summary="Set the tenant's webhook endpoint", response_model=WebhookOut)
-async def put_webhook(body: WebhookIn, services: ServicesDep,
-                      principal: AdminDep) -> WebhookOut:
+@router.put("", summary="Set the tenant's webhook endpoint", response_model=WebhookOut,
+            responses=errors(409, 413, 415))
+async def put_webhook(body: WebhookIn, request: Request, services: ServicesDep,
+                      principal: AdminDep) -> Response:
     now = services.clock.now()
-    event = WebhookConfigured(at=now, url=body.url, event_types=tuple(body.event_types),
-                              enabled=body.enabled)
-    type_, schema_version, data = to_stored(event)
     async with services.store.session(principal.tenant_id, principal.actor) as session:
-        if body.secret is None:
-            exists = await session.conn.fetchval(Q["webhook_get"], principal.tenant_id)
-            if exists is None:
-                raise Problem(422, "validation_failed",
-                              "a secret is required when configuring a webhook first",
-                              errors=[{"loc": ["body", "secret"], "msg": "required",
-                                       "type": "missing"}])
-        row = await session.conn.fetchrow(Q["webhook_put"], principal.tenant_id, body.url,
-                                          body.secret, body.event_types, body.enabled, now)
-        # Append last: it takes the tenant head lock, held until commit.
-        await session.append(principal.tenant_id, None,
-                             [NewEvent(type_, data, schema_version)])
-    return _out(row)
+
+        async def work() -> JsonReply:
+            if body.secret is None:
+                exists = await session.conn.fetchval(Q["webhook_get"], principal.tenant_id)
+                if exists is None:
+                    raise Problem(422, "validation_failed",
+                                  "a secret is required when configuring a webhook first",
+                                  errors=[{"loc": ["body", "secret"], "msg": "required",
+                                           "type": "missing"}])
+            row = await session.conn.fetchrow(Q["webhook_put"], principal.tenant_id,
+                                              body.url, body.secret, body.event_types,
+                                              body.enabled, now)
+            # Last: the append takes the tenant head lock, held until commit.
+            await record(session, WebhookConfigured(
+                at=now, url=body.url, event_types=tuple(body.event_types),
+                enabled=body.enabled))
+            return JsonReply(200, _out(row).model_dump(mode="json"))
+
+        # The secret is left out of the stored fingerprint and reply: it is never
+        # written anywhere but the webhook row.
+        return await idempotent(request, principal, session,
+                                body.model_dump(mode="json", exclude={"secret"}), work)

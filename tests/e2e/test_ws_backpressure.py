@@ -10,7 +10,7 @@ import uuid
 import psutil
 import websockets
 
-from tests.e2e.ws_support import append_notes, recv, send, serve, ws_settings
+from tests.e2e.ws_support import FIRST, append_notes, recv, send, serve, ws_settings
 
 EVENTS = 10_000
 BODY = "x" * 8_000  # ~80 MB of messages in all: an unbounded queue would show in RSS
@@ -34,7 +34,7 @@ async def test_a_stalled_reader_gets_a_gap_and_memory_stays_bounded(
             srv.url, sock=sock, max_queue=1, max_size=2**20, compression=None,
             additional_headers={"Authorization": f"Bearer {t.admin_key.secret}"})
         assert (await recv(ws))["type"] == "authenticated"
-        await send(ws, op="subscribe", room="tenant", after_seq=0)
+        await send(ws, op="subscribe", room="tenant", after_seq=FIRST)
         assert (await recv(ws))["type"] == "subscribed"
 
         gc.collect()
@@ -69,7 +69,7 @@ async def test_a_stalled_reader_gets_a_gap_and_memory_stays_bounded(
                 break
             assert message["type"] == "event", message
             seqs.append(message["seq"])
-        assert seqs == list(range(1, len(seqs) + 1))
+        assert seqs == list(range(FIRST + 1, FIRST + len(seqs) + 1))
         assert len(seqs) < EVENTS
         assert message["room"] == "tenant" and message["head_seq"] >= seqs[-1]
         # Following gaps (the head moved on since this one) ends in a live subscription
@@ -80,6 +80,6 @@ async def test_a_stalled_reader_gets_a_gap_and_memory_stays_bounded(
             if message["type"] == "subscribed":
                 break
             assert message["type"] == "gap", message
-        assert message == {"type": "subscribed", "room": "tenant", "head_seq": EVENTS + 1,
+        assert message == {"type": "subscribed", "room": "tenant", "head_seq": FIRST + EVENTS + 1,
                            "replayed": 0}
         await ws.close()

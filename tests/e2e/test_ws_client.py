@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from api.stream_client import StreamClient, StreamRefused
-from tests.e2e.ws_support import append_notes, revoke_key, serve, ws_settings
+from tests.e2e.ws_support import FIRST, append_notes, revoke_key, serve, ws_settings
 
 
 class Collector:
@@ -42,10 +42,10 @@ async def test_gap_calls_refetch_then_resumes_from_head(db, make_tenant, store) 
                               on_event=got.on_event, on_gap=got.on_gap, header_auth=False)
         runner = asyncio.create_task(client.run())
         await client.wait_subscribed("tenant")
-        assert got.gaps == [("tenant", 10)] and got.events == []
+        assert got.gaps == [("tenant", FIRST + 10)] and got.events == []
         live = await append_notes(store, t.tenant_id, ticket, 2)
         await got.until(2)
-        assert [m["seq"] for m in got.events] == live == [11, 12]
+        assert [m["seq"] for m in got.events] == live == [FIRST + 11, FIRST + 12]
 
         # A dropped connection: the client resubscribes from seq 12 and misses nothing.
         await client.drop_connection()

@@ -15,6 +15,7 @@ from eventstore.pool import connect
 from eventstore.store import EventStore, arm
 from eventstore.types import StoreActor
 from tests.e2e.ws_support import (
+    FIRST,
     append_notes,
     connect_ws,
     recv,
@@ -134,12 +135,12 @@ async def test_resume_after_disconnect_replays_exactly_the_missed_events_then_li
     ticket = uuid.uuid4()
     async with serve(ws_settings(db.runtime_url)) as srv:
         ws = await connect_ws(srv.url, t.admin_key.secret)
-        await send(ws, op="subscribe", room="tenant", after_seq=0)
-        assert (await recv(ws)) == {"type": "subscribed", "room": "tenant", "head_seq": 0,
-                                    "replayed": 0}
+        await send(ws, op="subscribe", room="tenant", after_seq=FIRST)
+        assert (await recv(ws)) == {"type": "subscribed", "room": "tenant",
+                                    "head_seq": FIRST, "replayed": 0}
         seqs = await append_notes(store, t.tenant_id, ticket, 4)
         live = await recv_events(ws, 5)
-        assert [m["seq"] for m in live] == seqs == [1, 2, 3, 4, 5]
+        assert [m["seq"] for m in live] == seqs == [FIRST + n for n in range(1, 6)]
         first = live[0]
         assert first["room"] == "tenant"
         assert first["event"]["type"] == "TicketOpened"
@@ -182,13 +183,14 @@ async def test_resume_older_than_the_window_gets_a_gap(db, make_tenant, store) -
     await append_notes(store, t.tenant_id, ticket, 11, per_tx=12)
     async with serve(ws_settings(db.runtime_url, ws_replay_window=5)) as srv:
         ws = await connect_ws(srv.url, t.admin_key.secret)
-        await send(ws, op="subscribe", room="tenant", after_seq=6)
-        assert await recv(ws) == {"type": "gap", "room": "tenant", "head_seq": 12}
-        await send(ws, op="subscribe", room="tenant", after_seq=7)
+        head = FIRST + 12
+        await send(ws, op="subscribe", room="tenant", after_seq=head - 6)
+        assert await recv(ws) == {"type": "gap", "room": "tenant", "head_seq": head}
+        await send(ws, op="subscribe", room="tenant", after_seq=head - 5)
         replay = await recv_until(ws, "subscribed")
-        assert [m["seq"] for m in replay[:-1]] == [8, 9, 10, 11, 12]
+        assert [m["seq"] for m in replay[:-1]] == list(range(head - 4, head + 1))
         await send(ws, op="subscribe", room=f"ticket:{ticket}", after_seq=99)
-        assert await recv(ws) == {"type": "gap", "room": f"ticket:{ticket}", "head_seq": 12}
+        assert await recv(ws) == {"type": "gap", "room": f"ticket:{ticket}", "head_seq": head}
         await ws.close()
 
 
@@ -198,7 +200,7 @@ async def test_tenants_are_isolated_and_ticket_rooms_filter(db, make_tenant, sto
     async with serve(ws_settings(db.runtime_url)) as srv:
         ws_a = await connect_ws(srv.url, a.admin_key.secret)
         ws_ticket = await connect_ws(srv.url, a.admin_key.secret)
-        await send(ws_a, op="subscribe", room="tenant", after_seq=0)
+        await send(ws_a, op="subscribe", room="tenant", after_seq=FIRST)
         await send(ws_ticket, op="subscribe", room=f"ticket:{ticket_a2}", after_seq=0)
         assert (await recv(ws_a))["type"] == "subscribed"
         assert (await recv(ws_ticket))["type"] == "subscribed"
@@ -208,7 +210,7 @@ async def test_tenants_are_isolated_and_ticket_rooms_filter(db, make_tenant, sto
         a2 = await append_notes(store, a.tenant_id, ticket_a2, 2)
         await append_notes(store, b.tenant_id, ticket_b, 3)
         got = await recv_events(ws_a, len(a1 + a2))
-        assert [m["seq"] for m in got] == a1 + a2 == [1, 2, 3, 4, 5, 6]
+        assert [m["seq"] for m in got] == a1 + a2 == [FIRST + n for n in range(1, 7)]
         assert {m["event"]["stream_id"] for m in got} == {str(ticket_a1), str(ticket_a2)}
         ticket_only = await recv_events(ws_ticket, len(a2))
         assert [m["seq"] for m in ticket_only] == a2
@@ -247,7 +249,7 @@ async def test_the_listener_reconnects_and_catches_up(db, make_tenant, store) ->
     ticket = uuid.uuid4()
     async with serve(ws_settings(db.runtime_url)) as srv:
         ws = await connect_ws(srv.url, t.admin_key.secret)
-        await send(ws, op="subscribe", room="tenant", after_seq=0)
+        await send(ws, op="subscribe", room="tenant", after_seq=FIRST)
         assert (await recv(ws))["type"] == "subscribed"
         listener = srv.hub.listener
         assert listener is not None and listener.connects == 1
@@ -276,7 +278,7 @@ async def test_events_without_a_notification_arrive_by_polling(db, make_tenant, 
     silent.notifier.committed = lambda tenant_id, seq: None  # type: ignore[method-assign]
     async with serve(ws_settings(db.runtime_url, ws_poll_seconds=0.1)) as srv:
         ws = await connect_ws(srv.url, t.admin_key.secret)
-        await send(ws, op="subscribe", room="tenant", after_seq=0)
+        await send(ws, op="subscribe", room="tenant", after_seq=FIRST)
         assert (await recv(ws))["type"] == "subscribed"
         seqs = await append_notes(silent, t.tenant_id, uuid.uuid4(), 2)
         assert [m["seq"] for m in await recv_events(ws, len(seqs), timeout=5)] == seqs

@@ -8,6 +8,7 @@ from typing import Any
 
 from api.stream_client import StreamClient
 from tests.e2e.ws_support import (
+    FIRST,
     append_notes,
     connect_ws,
     free_port,
@@ -25,7 +26,7 @@ async def test_two_processes_share_one_database(db, make_tenant, store) -> None:
         on_a = await connect_ws(url_a, t.admin_key.secret)
         on_b = await connect_ws(url_b, t.admin_key.secret)
         for ws in (on_a, on_b):
-            await send(ws, op="subscribe", room="tenant", after_seq=0)
+            await send(ws, op="subscribe", room="tenant", after_seq=FIRST)
             assert (await recv(ws))["type"] == "subscribed"
         seqs = await append_notes(store, t.tenant_id, ticket, 3)
         for ws in (on_a, on_b):
@@ -55,7 +56,7 @@ async def test_the_client_resumes_across_a_server_restart(db, make_tenant, store
                 await arrived.wait()
 
     client = StreamClient(f"ws://127.0.0.1:{port}/v1/stream", t.admin_key.secret,
-                          rooms={"tenant": 0}, on_event=on_event, max_backoff=0.2)
+                          rooms={"tenant": FIRST}, on_event=on_event, max_backoff=0.2)
     async with serve_process(db.runtime_url, port=port):
         runner = asyncio.create_task(client.run())
         await client.wait_subscribed("tenant")

@@ -218,3 +218,7 @@ async def recv_events(ws: Any, count: int, timeout: float = 10.0) -> list[dict[s
         assert message["type"] == "event", message
         out.append(message)
     return out
+
+# A new tenant's stream starts with its first admin key being issued (ApiKeyIssued
+# at seq 1, by the operator); the events a test appends follow it.
+FIRST = 1
