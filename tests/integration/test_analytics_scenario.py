@@ -96,7 +96,8 @@ async def scenario(pool: Any, store: Any, make_tenant: Any, db: Any) -> dict[str
             "INSERT INTO tenant_settings (tenant_id, settings, updated_at) "
             "VALUES ($1, $2, now())", tenant.tenant_id, {"business_hours": HOURS})
         analyst = await insert_key(s.conn, tenant.tenant_id, name="analyst", role="analyst")
-        agent_key = await insert_key(s.conn, tenant.tenant_id, name="agent", role="agent")
+        others = [(await insert_key(s.conn, tenant.tenant_id, name=role, role=role)).secret
+                  for role in ("agent", "intake", "auditor")]
     policy = SlaPolicy(calendar=Calendar.model_validate(HOURS))
     tickets = await play(Desk(store, tenant.tenant_id, clock, policy), clock)
     projector = Projector(pool)
@@ -105,7 +106,7 @@ async def scenario(pool: Any, store: Any, make_tenant: Any, db: Any) -> dict[str
     services = Services(settings=Settings(database_url=db.runtime_url), pool=pool,
                         store=store, clock=clock)
     return {"tenant": tenant, "tickets": tickets, "analyst": analyst.secret,
-            "agent": agent_key.secret, "services": services, "pool": pool}
+            "others": others, "services": services, "pool": pool}
 
 
 async def test_per_ticket_metrics_match_the_hand_computed_values(scenario: dict[str, Any]) -> None:
@@ -191,11 +192,14 @@ async def test_only_analysts_and_admins_and_only_their_tenant(
     other = await make_tenant("Other")
     app = create_app(scenario["services"].settings, services=scenario["services"])
     async with asgi_client(app) as client:
-        for path in ("summary", "volume", "backlog", "agents"):
-            r = await client.get(f"/v1/analytics/{path}",
-                                 headers={"Authorization": f"Bearer {scenario['agent']}"})
-            assert r.status_code == 403, path
-            assert r.headers["content-type"] == "application/problem+json"
+        for secret in scenario["others"]:  # agent, intake, auditor
+            for path in ("summary", "volume", "backlog", "agents"):
+                r = await client.get(f"/v1/analytics/{path}",
+                                     headers={"Authorization": f"Bearer {secret}"})
+                assert r.status_code == 403, path
+                assert r.headers["content-type"] == "application/problem+json"
+        r = await client.get("/v1/analytics/summary")
+        assert r.status_code == 401
         # The other tenant's admin sees none of the scenario's tickets.
         auth = {"Authorization": f"Bearer {other.admin_key.secret}"}
         params = {"from": "2026-06-01", "to": "2026-06-03"}
