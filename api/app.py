@@ -9,7 +9,7 @@ from typing import Any
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api import health, problems, scheduling
+from api import health, messages, problems, scheduling, tickets
 from api.bootstrap import Services, build_services
 from api.settings import Settings
 from domain.clock import Clock
@@ -85,5 +85,7 @@ def create_app(
     )
     problems.install(app)
     app.include_router(health.router)
+    app.include_router(tickets.router)
+    app.include_router(messages.router)
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     return app

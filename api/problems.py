@@ -15,6 +15,15 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
+from domain.errors import (
+    AlreadyExists,
+    DomainError,
+    FollowUpRequired,
+    InvalidTransition,
+    NotFound,
+    TicketClosed,
+    ValidationFailed,
+)
 from eventstore.errors import ConcurrencyError, EventStoreError, StoreUnavailable
 
 log = logging.getLogger("helpdesk.api")
@@ -34,6 +43,18 @@ _HTTP_CODES = {
     405: "method_not_allowed", 406: "not_acceptable", 409: "conflict",
     413: "body_too_large", 415: "unsupported_media_type", 422: "validation_failed",
     429: "rate_limited", 503: "unavailable",
+}
+
+
+# Domain errors a client can cause; any other DomainError (a corrupt stream, an unknown
+# stored event type) is our fault and answers 500.
+_DOMAIN_STATUS: dict[type[DomainError], int] = {
+    NotFound: 404,
+    InvalidTransition: 409,
+    TicketClosed: 409,
+    AlreadyExists: 409,
+    FollowUpRequired: 409,
+    ValidationFailed: 422,
 }
 
 
@@ -129,6 +150,19 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(ConcurrencyError)
     async def _conflict(request: Request, exc: ConcurrencyError) -> Response:
         return problem_response(409, "version_conflict", str(exc), instance=request.url.path)
+
+    @app.exception_handler(DomainError)
+    async def _domain(request: Request, exc: DomainError) -> Response:
+        status = _DOMAIN_STATUS.get(type(exc))
+        if status is None:
+            log.error("domain error on %s: %s", request.url.path, exc)
+            return problem_response(500, "internal_error", "internal error",
+                                    instance=request.url.path)
+        extra: dict[str, Any] = {}
+        if isinstance(exc, ValidationFailed) and exc.field:
+            extra["field"] = exc.field
+        return problem_response(status, exc.code, exc.message, instance=request.url.path,
+                                **extra)
 
     @app.exception_handler(EventStoreError)
     async def _store(request: Request, exc: EventStoreError) -> Response:

@@ -66,6 +66,11 @@ class Settings(BaseSettings):
     )
     log_level: str = "info"
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
+    cursor_secret: str | None = Field(
+        default=None,
+        description="Key that signs list cursors; unset: the random secret stored in the "
+        "database by the migrations (shared by every process on that database).",
+    )
 
     def runtime_user(self) -> tuple[str | None, str | None]:
         """The user and password of DATABASE_URL, for `helpdesk migrate` to provision."""

@@ -1,0 +1,100 @@
+"""Message routes: post a reply or internal note, list a ticket's messages."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Annotated
+from uuid import UUID
+
+from fastapi import APIRouter, Depends, Query, Request, Response
+
+from api.auth import Principal, require
+from api.deps import ServicesDep
+from api.idempotency import JsonReply
+from api.pagination import DEFAULT_LIMIT, MAX_LIMIT, cursor_codec, scope_of
+from api.problem_docs import COMMAND_ERRORS, errors
+from api.problems import Problem
+from api.routing import StrictRoute
+from api.ticket_commands import agent_actor, run_command
+from api.ticket_models import MessageIn, MessagePage, MessagePosted, etag, message_view, ticket_view
+from api.tickets import IdempotencyKey, IfMatch
+from domain.commands import AddMessage, Command
+from domain.errors import NotFound
+from domain.events import MessageAdded, TicketOpened
+from domain.ids import MessageId
+from domain.mapper import from_stored
+from domain.values import Actor, ActorKind
+from eventstore.store import Session
+from projections.inline import load_ticket
+from projections.reads import get_ticket, list_messages
+from scheduler.commands import CommandResult
+
+router = APIRouter(prefix="/v1/tickets", tags=["messages"], route_class=StrictRoute)
+
+Writer = Annotated[Principal, Depends(require("agent", "admin", "intake"))]
+Staff = Annotated[Principal, Depends(require("agent", "admin"))]
+
+
+@router.post("/{ticket_id}/messages", status_code=201, response_model=MessagePosted,
+             responses=COMMAND_ERRORS, summary="Add a public reply or an internal note")
+async def post_message(ticket_id: UUID, body: MessageIn, request: Request,
+                       services: ServicesDep, principal: Writer, if_match: IfMatch = None,
+                       idempotency_key: IdempotencyKey = None) -> Response:
+    """The author comes from the key: an intake key writes as the ticket's requester,
+    any other key as its agent. A customer's message on a closed ticket opens a
+    follow-up ticket, which the answer returns."""
+    message_id = MessageId(uuid.uuid4())
+
+    async def build(session: Session, now: datetime) -> Command:
+        if principal.role == "intake":
+            ticket = await load_ticket(session.conn, session.tenant_id, ticket_id)
+            if ticket is None:
+                raise NotFound()
+            actor = Actor(kind=ActorKind.CUSTOMER, id=ticket.requester.email)
+        else:
+            actor = agent_actor(principal)
+        return AddMessage(message_id=message_id, body=body.body, visibility=body.visibility,
+                          actor=actor, at=now)
+
+    def reply(result: CommandResult) -> JsonReply:
+        ticket = result.follow_up or result.ticket
+        event = next(e for e in (from_stored(r.type, r.schema_version, r.data)
+                                 for r in result.events)
+                     if isinstance(e, MessageAdded | TicketOpened)
+                     and e.message_id == message_id)
+        message = {
+            "id": message_id, "ticket_id": ticket.id, "visibility": body.visibility.value,
+            "author_kind": event.author.kind.value, "author_id": event.author.id,
+            "body": body.body, "created_at": event.at,
+        }
+        return JsonReply(201, {"message": message_view(message), "ticket": ticket_view(ticket)},
+                         {"ETag": etag(ticket.version)})
+
+    return await run_command(request, services, principal, ticket_id,
+                             body.model_dump(mode="json"), build, reply, if_match=if_match)
+
+
+@router.get("/{ticket_id}/messages", response_model=MessagePage, responses=errors(404),
+            summary="A ticket's messages, oldest first")
+async def get_messages(
+    ticket_id: UUID,
+    services: ServicesDep,
+    principal: Staff,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+    cursor: Annotated[str | None, Query(max_length=512)] = None,
+) -> Response:
+    scope = scope_of(principal.tenant_id, "messages", {"ticket_id": str(ticket_id)})
+    codec = await cursor_codec(services)
+    after = codec.decode(scope, cursor) if cursor is not None else None
+    async with services.store.session(principal.tenant_id, readonly=True) as session:
+        if await get_ticket(session.conn, principal.tenant_id, ticket_id) is None:
+            raise Problem(404, "not_found", "the ticket does not exist")
+        rows = await list_messages(session.conn, principal.tenant_id, ticket_id, after,
+                                   limit + 1)
+    page, more = rows[:limit], len(rows) > limit
+    last = page[-1] if page else None
+    next_cursor = (codec.encode(scope, (last["created_at"], last["id"]))
+                   if more and last is not None else None)
+    return JsonReply(200, {"data": [message_view(r) for r in page],
+                           "next_cursor": next_cursor}).response()

@@ -1,0 +1,112 @@
+"""Opaque, tamper-evident keyset cursors over ``(created_at, id)``.
+
+A cursor is ``base64url(position) "." base64url(mac)``: the position is the last row
+of the page (its ``created_at`` and ``id``), and the MAC is HMAC-SHA256 over the
+position *and the list's scope* (tenant, list name, filters). So a cursor that was
+edited, truncated, or taken from another list, another filter set or another tenant
+fails the MAC check and is answered 400 ``invalid_cursor``.
+
+The signing key is ``CURSOR_SECRET`` when set; otherwise the random secret that the
+migrations stored in ``instance_secrets`` (one per database), so every API process on
+one database agrees on it without configuration. A per-process random key would break
+cursors as soon as a load balancer sent the next page to another process.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import orjson
+
+from api.bootstrap import Services
+from api.problems import Problem
+from eventstore.sqlfile import load_queries
+
+Q = load_queries(Path(__file__).with_name("queries_tickets.sql"))
+
+MAX_CURSOR_LENGTH = 512
+DEFAULT_LIMIT = 25
+MAX_LIMIT = 100
+_EXTRA_KEY = "cursor_codec"
+
+Position = tuple[datetime, UUID]
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def scope_of(tenant_id: UUID, list_name: str, filters: dict[str, Any]) -> bytes:
+    """Canonical bytes naming one list under one filter set for one tenant."""
+    return orjson.dumps([str(tenant_id), list_name, filters],
+                        option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+
+
+@dataclass(frozen=True, slots=True)
+class CursorCodec:
+    """Signs and checks cursors with one secret."""
+
+    secret: bytes
+
+    def _mac(self, scope: bytes, position: bytes) -> bytes:
+        return hmac.new(self.secret, scope + b"\n" + position, hashlib.sha256).digest()[:16]
+
+    def encode(self, scope: bytes, position: Position) -> str:
+        """The cursor for the page after ``position`` in the list named by ``scope``."""
+        at, row_id = position
+        raw = orjson.dumps([at.isoformat(), str(row_id)])
+        return f"{_b64(raw)}.{_b64(self._mac(scope, raw))}"
+
+    def decode(self, scope: bytes, cursor: str) -> Position:
+        """The position a cursor names; ``Problem(400, invalid_cursor)`` if it is not one
+        this list handed out."""
+        try:
+            if len(cursor) > MAX_CURSOR_LENGTH:
+                raise ValueError("too long")
+            raw_text, _, mac_text = cursor.partition(".")
+            raw, mac = _unb64(raw_text), _unb64(mac_text)
+            if not hmac.compare_digest(mac, self._mac(scope, raw)):
+                raise ValueError("bad signature")
+            at_text, id_text = orjson.loads(raw)
+            at = datetime.fromisoformat(at_text)
+            if at.tzinfo is None:
+                raise ValueError("naive time")
+            return at, UUID(id_text)
+        except (ValueError, TypeError, binascii.Error, orjson.JSONDecodeError) as exc:
+            raise Problem(400, "invalid_cursor",
+                          "the cursor is malformed or does not belong to this list "
+                          "and filter set") from exc
+
+
+async def cursor_codec(services: Services) -> CursorCodec:
+    """The process's codec: built once, from ``CURSOR_SECRET`` or the database."""
+    codec = services.extras.get(_EXTRA_KEY)
+    if isinstance(codec, CursorCodec):
+        return codec
+    configured: str | None = getattr(services.settings, "cursor_secret", None)
+    if configured:
+        secret = hashlib.sha256(configured.encode("utf-8")).digest()
+    else:
+        async with services.pool.acquire() as conn:
+            stored = await conn.fetchval(Q["cursor_secret"])
+        if stored is None:
+            raise RuntimeError("no cursor secret: set CURSOR_SECRET or run the migrations")
+        secret = bytes(stored)
+    codec = CursorCodec(secret)
+    services.extras[_EXTRA_KEY] = codec
+    return codec
+
+
+__all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "CursorCodec", "Position", "cursor_codec", "scope_of"]

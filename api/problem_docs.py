@@ -1,0 +1,63 @@
+"""OpenAPI documentation of error answers: one problem+json schema, shared by routes.
+
+Routes pass ``responses=errors(400, 404, ...)``; every route also documents the
+answers any route can give (401, 403, 500, 503).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+PROBLEM_SCHEMA: dict[str, Any] = {
+    "title": "Problem",
+    "type": "object",
+    "description": "RFC 9457 problem details with a stable machine-readable `code`.",
+    "required": ["type", "title", "status", "code", "detail"],
+    "properties": {
+        "type": {"type": "string"},
+        "title": {"type": "string"},
+        "status": {"type": "integer"},
+        "code": {"type": "string"},
+        "detail": {"type": "string"},
+        "instance": {"type": "string"},
+    },
+    "additionalProperties": True,
+}
+
+_DESCRIPTIONS = {
+    400: "Malformed request: unknown or invalid query parameter, path id, cursor, JSON "
+         "or Idempotency-Key (`unknown_parameter`, `invalid_parameter`, `invalid_cursor`, "
+         "`malformed_json`, `invalid_idempotency_key`)",
+    401: "Missing, unknown or revoked API key (`unauthorized`, `invalid_api_key`)",
+    403: "The key's role may not do this (`forbidden`)",
+    404: "No such resource in this tenant (`not_found`)",
+    409: "Conflict: `invalid_transition`, `ticket_closed`, `already_exists`, "
+         "`version_conflict` or `idempotency_in_flight`",
+    412: "`If-Match` does not match the current version (`precondition_failed`)",
+    413: "Request body too large (`body_too_large`)",
+    415: "Request body is not JSON (`unsupported_media_type`)",
+    422: "Invalid body (`validation_failed`) or an Idempotency-Key reused with another "
+         "body (`idempotency_key_reused`)",
+    429: "Rate limited (`rate_limited`)",
+    500: "Internal error (`internal_error`)",
+    503: "The database is unavailable (`database_unavailable`)",
+}
+
+_ALWAYS = (400, 401, 403, 422, 500, 503)
+
+
+def errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """The ``responses=`` entry documenting ``statuses`` (plus the common ones)."""
+    out: dict[int | str, dict[str, Any]] = {}
+    for status in sorted({*statuses, *_ALWAYS}):
+        out[status] = {
+            "description": _DESCRIPTIONS[status],
+            "content": {"application/problem+json": {"schema": PROBLEM_SCHEMA}},
+        }
+    return out
+
+
+COMMAND_ERRORS = errors(404, 409, 412, 413, 415)
+"""What a ticket command route can answer besides success."""
+
+__all__ = ["COMMAND_ERRORS", "PROBLEM_SCHEMA", "errors"]

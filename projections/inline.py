@@ -1,0 +1,163 @@
+"""Inline read models of ticket streams: ``tickets`` and ``messages``.
+
+Written in the command's own transaction, from the events it is about to append (or
+from recorded events, when rebuilding), so a client always reads its own writes. The
+``tickets`` row keeps the whole folded state (``state_json``) next to the columns that
+list filters use, so neither a GET nor the next command has to fold the stream.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+from uuid import UUID
+
+import asyncpg
+
+from domain.errors import CorruptStream
+from domain.events import TICKET_EVENTS, Event, MessageAdded, TicketOpened
+from domain.ids import TenantId, TicketId
+from domain.mapper import from_stored
+from domain.ticket import Ticket, evolve
+from eventstore.sqlfile import load_queries
+
+Q = load_queries(Path(__file__).with_name("queries.sql"))
+
+_TICKET_TYPES = frozenset(cls.TYPE for cls in TICKET_EVENTS)
+
+
+class StoredEvent(Protocol):
+    """What the inline projection needs of an event: a ``RecordedEvent`` has it, and
+    so has an event about to be appended (``PendingEvent``)."""
+
+    @property
+    def stream_id(self) -> UUID: ...
+    @property
+    def version(self) -> int: ...
+    @property
+    def type(self) -> str: ...
+    @property
+    def schema_version(self) -> int: ...
+    @property
+    def data(self) -> dict[str, Any]: ...
+
+
+class PendingEvent:
+    """An event decided for ``stream_id`` at ``version`` but not appended yet."""
+
+    __slots__ = ("data", "schema_version", "stream_id", "type", "version")
+
+    def __init__(self, stream_id: UUID, version: int, type_: str, schema_version: int,
+                 data: dict[str, Any]) -> None:
+        self.stream_id = stream_id
+        self.version = version
+        self.type = type_
+        self.schema_version = schema_version
+        self.data = data
+
+
+def state_to_json(ticket: Ticket) -> dict[str, Any]:
+    """The stored form of a folded ticket (read model JSON, not event JSON)."""
+    return ticket.model_dump(mode="json")
+
+
+def state_from_json(doc: dict[str, Any]) -> Ticket:
+    """Read a ``tickets.state_json`` value back."""
+    return Ticket.model_validate(doc)
+
+
+async def load_ticket(
+    conn: asyncpg.Connection, tenant_id: TenantId, ticket_id: UUID, *, for_update: bool = False
+) -> Ticket | None:
+    """The ticket as its inline row holds it; ``for_update`` locks the row until commit."""
+    query = Q["ticket_state_for_update" if for_update else "ticket_state"]
+    row = await conn.fetchrow(query, tenant_id, ticket_id)
+    return None if row is None else state_from_json(row["state_json"])
+
+
+async def apply_inline(
+    conn: asyncpg.Connection, tenant_id: TenantId, events: Sequence[StoredEvent]
+) -> dict[UUID, Ticket]:
+    """Apply ticket-stream events to ``tickets`` and ``messages``; returns each touched
+    ticket's new state. Events of other streams are ignored.
+
+    Events of one stream must come in version order and continue the row's version;
+    anything else means the read model and the stream disagree, and is refused.
+    """
+    states: dict[UUID, Ticket | None] = {}
+    inserted: set[UUID] = set()
+    for stored in events:
+        if stored.type not in _TICKET_TYPES:
+            continue
+        event = from_stored(stored.type, stored.schema_version, stored.data)
+        stream = stored.stream_id
+        if stream not in states:
+            states[stream] = (
+                None if isinstance(event, TicketOpened)
+                else await load_ticket(conn, tenant_id, stream)
+            )
+        before = states[stream]
+        expected = 1 if before is None else before.version + 1
+        if stored.version != expected:
+            raise CorruptStream(
+                f"inline ticket {stream} at version {expected - 1} cannot take "
+                f"event version {stored.version}"
+            )
+        after = evolve(before, event)
+        states[stream] = after
+        if before is None:
+            inserted.add(stream)
+        await _insert_message(conn, tenant_id, TicketId(stream), stored.version, event)
+    out: dict[UUID, Ticket] = {}
+    for stream, ticket in states.items():
+        assert ticket is not None
+        await _write_ticket(conn, tenant_id, ticket, insert=stream in inserted,
+                            previous=_first_version(events, stream) - 1)
+        out[stream] = ticket
+    return out
+
+
+def _first_version(events: Sequence[StoredEvent], stream: UUID) -> int:
+    return min(e.version for e in events if e.stream_id == stream and e.type in _TICKET_TYPES)
+
+
+async def _insert_message(conn: asyncpg.Connection, tenant_id: TenantId, ticket_id: TicketId,
+                          version: int, event: Event) -> None:
+    if isinstance(event, TicketOpened):
+        await conn.execute(Q["insert_message"], tenant_id, event.message_id, ticket_id, version,
+                           "public", event.author.kind.value, event.author.id, event.body,
+                           event.at)
+    elif isinstance(event, MessageAdded):
+        await conn.execute(Q["insert_message"], tenant_id, event.message_id, ticket_id, version,
+                           event.visibility.value, event.author.kind.value, event.author.id,
+                           event.body, event.at)
+
+
+async def _write_ticket(conn: asyncpg.Connection, tenant_id: TenantId, t: Ticket, *,
+                        insert: bool, previous: int) -> None:
+    doc = state_to_json(t)
+    clocks = doc["clocks"]
+    if insert:
+        await conn.execute(
+            Q["insert_ticket"], tenant_id, t.id, t.version, t.state.value, t.priority.value,
+            t.source.value, t.assignee, list(t.tags), t.subject, doc["requester"],
+            t.follow_up_of, clocks, doc, t.created_at, t.updated_at,
+        )
+        return
+    status = await conn.execute(
+        Q["update_ticket"], tenant_id, t.id, t.version, t.state.value, t.priority.value,
+        t.assignee, list(t.tags), clocks, doc, t.updated_at, previous,
+    )
+    if status != "UPDATE 1":
+        raise CorruptStream(f"inline ticket {t.id} is not at version {previous}")
+
+
+__all__ = [
+    "PendingEvent",
+    "StoredEvent",
+    "apply_inline",
+    "load_ticket",
+    "state_from_json",
+    "state_to_json",
+]
