@@ -14,7 +14,7 @@ from datetime import timedelta
 
 from api.bootstrap import Services
 from api.health import CheckResult
-from scheduler import purge
+from scheduler import purge, sla_check, sweep
 from scheduler.loop import LoopConfig, Scheduler
 from scheduler.registry import Registry
 
@@ -32,6 +32,8 @@ def build_registry(services: Services, extra: list[Registrar] | None = None) -> 
         done_retention=timedelta(hours=s.jobs_done_retention_hours),
         dead_retention=timedelta(days=s.jobs_dead_retention_days),
     ))
+    sla_check.register(registry)
+    sweep.register(registry)
     for registrar in extra or []:
         registrar(registry, services)
     return registry

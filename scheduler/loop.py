@@ -140,7 +140,8 @@ class Scheduler:
     async def _seed_periodic(self) -> None:
         now = self.clock.now()
         for p in self.registry.periods.values():
-            await self.queue.ensure(None, p.kind, p.dedupe_key, now)
+            if p.seed:
+                await self.queue.ensure(None, p.kind, p.dedupe_key, now)
         self._seeded = True
 
     async def _settle_and_claim(self) -> tuple[list[Job], int]:

@@ -111,3 +111,25 @@ DELETE FROM jobs
                WHERE (status = 'done' AND updated_at < $1)
                   OR (status = 'dead' AND updated_at < $2)
                LIMIT $3)
+
+-- name: snooze --
+-- $1 job id, $2 worker id, $3 run_at
+-- A running job puts itself back to ready at a later time (its timer moved while it
+-- ran, when the write path could not move it). Runs in the handler's tenant session,
+-- so it commits with the handler's own re-check.
+UPDATE jobs
+   SET status = 'ready', run_at = $3, attempts = 0, locked_until = NULL,
+       locked_by = NULL, updated_at = now()
+ WHERE id = $1 AND locked_by = $2 AND status = 'running'
+
+-- name: stale_tickets --
+-- $1 tenant_id, $2 state, $3 untouched since, $4 limit
+SELECT id
+  FROM tickets
+ WHERE tenant_id = $1 AND state = $2 AND updated_at < $3
+ ORDER BY updated_at, id
+ LIMIT $4
+
+-- name: tenant_ids --
+-- (no arguments) Every tenant (worker context).
+SELECT id FROM tenants ORDER BY id

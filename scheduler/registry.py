@@ -46,6 +46,7 @@ class Periodic:
     kind: str
     every: timedelta
     dedupe_key: str
+    seed: bool = True
 
 
 class UnknownKind(Exception):
@@ -66,17 +67,17 @@ class Registry:
         self.handlers[kind] = handler
 
     def periodic(self, kind: str, every: timedelta, handler: Handler,
-                 *, dedupe_key: str | None = None) -> None:
+                 *, dedupe_key: str | None = None, seed: bool = True) -> None:
         """Register a kind that re-schedules itself ``every`` after each run.
 
-        The scheduler seeds one global job (no tenant) of each periodic kind at start
-        unless one is already live. Per-tenant periodic jobs are seeded by whoever
-        creates them, with ``scheduler.jobs.schedule`` and a dedupe key.
+        With ``seed`` the scheduler seeds one global job (no tenant) of the kind at
+        start unless one is already live. Per-tenant periodic jobs (``seed=False``)
+        are seeded by whoever creates them, with a dedupe key.
         """
         if every <= timedelta(0):
             raise ValueError("a period must be positive")
         self.register(kind, handler)
-        self.periods[kind] = Periodic(kind, every, dedupe_key or kind)
+        self.periods[kind] = Periodic(kind, every, dedupe_key or kind, seed)
 
     def handler(self, kind: str) -> Handler:
         try:
