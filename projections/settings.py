@@ -8,7 +8,7 @@ Document shape (every key optional; a missing key, or no row at all, means the d
                                 "weekly": {"0": [["09:00", "17:00"]], ...},
                                 "holidays": ["2026-12-25"]},
       "paused_states": ["pending", "solved"],
-      "sweep": {"pending_days": 7, "solved_days": 3}
+      "sweep": {"pending_days": 7, "solved_days": 4}
     }
 
 ``sla_targets`` may name only some priorities: the others keep their defaults.
@@ -33,7 +33,7 @@ from eventstore.sqlfile import load_queries
 Q = load_queries(Path(__file__).with_name("queries.sql"))
 
 DEFAULT_PENDING_DAYS = 7
-DEFAULT_SOLVED_DAYS = 3
+DEFAULT_SOLVED_DAYS = 4
 
 
 @dataclass(frozen=True, slots=True)
