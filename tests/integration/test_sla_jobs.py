@@ -232,12 +232,15 @@ async def test_sweep_solves_stale_pending_closes_stale_solved_and_leaves_the_res
     stale_pending = await open_ticket(store, tenant)
     fresh_pending = await open_ticket(store, tenant)
     stale_solved = await open_ticket(store, tenant)
+    fresh_solved = await open_ticket(store, tenant)
     old_open = await open_ticket(store, tenant)
     elsewhere = await open_ticket(store, other)
     for t, state, at in [
         (stale_pending, TicketState.PENDING, T0),
         (fresh_pending, TicketState.PENDING, T0 + timedelta(days=9)),
         (stale_solved, TicketState.SOLVED, T0),
+        # Solved 3.5 days before the sweep: inside the default 4-day window.
+        (fresh_solved, TicketState.SOLVED, T0 + timedelta(days=6, hours=12)),
     ]:
         await run(store, tenant, t, ChangeState(to=state, actor=AGENT, at=at))
     await run(store, other, elsewhere, ChangeState(to=TicketState.PENDING, actor=AGENT, at=T0))
@@ -245,9 +248,10 @@ async def test_sweep_solves_stale_pending_closes_stale_solved_and_leaves_the_res
     async with schedulers([store.pool], clock) as loops:
         await settle(admin, loops, clock)
     states = {t: (await ticket(store, tenant, t)).state
-              for t in (stale_pending, fresh_pending, stale_solved, old_open)}
+              for t in (stale_pending, fresh_pending, stale_solved, fresh_solved, old_open)}
     assert states == {stale_pending: TicketState.SOLVED, fresh_pending: TicketState.PENDING,
-                      stale_solved: TicketState.CLOSED, old_open: TicketState.OPEN}
+                      stale_solved: TicketState.CLOSED, fresh_solved: TicketState.SOLVED,
+                      old_open: TicketState.OPEN}
     assert (await ticket(store, other, elsewhere)).state is TicketState.SOLVED
     for t in (stale_pending, stale_solved):
         last = (await events(store, tenant, t))[-1]
