@@ -20,6 +20,16 @@ DELETE FROM jobs
 -- (no arguments) Cross-tenant access to jobs for this transaction only.
 SELECT set_config('app.worker', 'on', true)
 
+-- name: arm_claimer --
+-- (no arguments) arm_worker, plus the planner pinned to the claim's index-ordered scan.
+-- A queue table goes from empty to many thousand rows within seconds, long before
+-- autovacuum analyzes it; on stale statistics the planner estimates a handful of rows
+-- and picks a bitmap scan plus sort of every due row, making each claim O(queue).
+-- Walking jobs_due in run_at order and stopping at LIMIT is right at any size.
+SELECT set_config('app.worker', 'on', true),
+       set_config('enable_sort', 'off', true),
+       set_config('enable_bitmapscan', 'off', true)
+
 -- name: claim --
 -- $1 now (the scheduler's clock), $2 limit, $3 lease seconds, $4 worker id
 -- One statement: lock due ready jobs and running jobs whose lease ran out (their
