@@ -9,7 +9,20 @@ from typing import Any
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api import health, messages, problems, scheduling, tickets
+from api import (
+    agents,
+    api_keys,
+    audit,
+    health,
+    messages,
+    ops,
+    problems,
+    scheduling,
+    tenant_settings,
+    tickets,
+    webhooks,
+    ws_route,
+)
 from api.bootstrap import Services, build_services
 from api.settings import Settings
 from domain.clock import Clock
@@ -66,7 +79,9 @@ def create_app(
         svc = services or await build_services(settings, clock=clock)
         stops = []
         try:
-            for hook in [scheduling.scheduler_hook, *(startup_hooks or [])]:
+            stops.append(await ops.attach(svc))
+            hooks = [ws_route.start_hub, scheduling.scheduler_hook, *(startup_hooks or [])]
+            for hook in hooks:
                 stop = await hook(svc)
                 if stop is not None:
                     stops.append(stop)
@@ -87,5 +102,12 @@ def create_app(
     app.include_router(health.router)
     app.include_router(tickets.router)
     app.include_router(messages.router)
+    app.include_router(agents.router)
+    app.include_router(api_keys.router)
+    app.include_router(tenant_settings.router)
+    app.include_router(webhooks.router)
+    app.include_router(audit.router)
+    app.include_router(ws_route.router)
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    ops.install(app)
     return app

@@ -14,6 +14,7 @@ from uuid import UUID
 
 from fastapi import Depends, Request
 
+from api import logging as logs
 from api.keys import KEY_PREFIX, hash_secret
 from api.problems import Problem
 from domain.ids import TenantId
@@ -79,6 +80,8 @@ async def authenticate(request: Request) -> Principal:
         raise Problem(401, "invalid_api_key", "the API key is unknown or revoked",
                       headers=_UNAUTHORIZED)
     request.state.principal = principal
+    logs.bind(tenant_id=str(principal.tenant_id),
+              actor=f"{principal.actor.kind}:{principal.actor.id}")
     return principal
 
 

@@ -85,8 +85,11 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
             f"  API docs:      http://{settings.host}:{settings.port}/docs\n",
             file=sys.stderr, flush=True,
         )
+    from api.logging import configure
+
+    configure(settings.log_level, json=settings.log_json)
     app = create_app(settings)
-    uvicorn.run(app, host=settings.host, port=settings.port,
+    uvicorn.run(app, host=settings.host, port=settings.port, log_config=None,
                 log_level=settings.log_level.lower(), access_log=False)
     return 0
 
@@ -160,6 +163,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", help="the tenant's display name")
     p.add_argument("--json", action="store_true", help="print {tenant_id, api_key} as JSON")
     p.set_defaults(func=cmd_tenants_create)
+
+    from api import audit_cli
+
+    audit_cli.add_parser(sub)
     return parser
 
 

@@ -9,13 +9,17 @@ from __future__ import annotations
 import getpass
 import uuid
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from api.keys import IssuedKey, insert_key
-from domain.ids import TenantId
+from api.tenant_stream import record
+from domain.events import ApiKeyIssued
+from domain.ids import ApiKeyId, TenantId
+from domain.values import Role
 from eventstore.pool import connect
 from eventstore.sqlfile import load_queries
-from eventstore.store import arm
+from eventstore.store import Session, arm
 from eventstore.types import StoreActor
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
@@ -50,6 +54,11 @@ async def create_tenant(owner_dsn: str, name: str) -> NewTenant:
             await conn.execute(Q["insert_tenant"], tenant_id, name)
             await conn.execute(Q["insert_tenant_head"], tenant_id)
             key = await insert_key(conn, tenant_id, name="first admin key", role="admin")
+            # The first key is on the audit trail like every other, with the operator
+            # as its actor.
+            await record(Session(conn, tenant_id),
+                         ApiKeyIssued(key_id=ApiKeyId(key.id), name=key.name, role=Role.ADMIN,
+                                      prefix=key.prefix, at=datetime.now(UTC)))
     finally:
         await conn.close()
     return NewTenant(tenant_id, name, key)

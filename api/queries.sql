@@ -31,3 +31,22 @@ SELECT r.rolname AS role,
 -- (no arguments)
 SELECT to_regclass('public.schema_migrations') IS NOT NULL
    AND to_regrole('helpdesk_owner') IS NOT NULL
+
+-- name: webhook_get --
+-- $1 tenant_id
+SELECT url, event_types, enabled, version, updated_at FROM webhooks WHERE tenant_id = $1
+
+-- name: webhook_put --
+-- $1 tenant_id, $2 url, $3 secret (NULL keeps the current one), $4 event_types,
+-- $5 enabled, $6 updated_at. A first configuration without a secret inserts NULL and
+-- fails the NOT NULL constraint, which the route reports as 422 before it gets here.
+INSERT INTO webhooks (tenant_id, url, secret, event_types, enabled, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (tenant_id) DO UPDATE
+   SET url = EXCLUDED.url,
+       secret = coalesce($3, webhooks.secret),
+       event_types = EXCLUDED.event_types,
+       enabled = EXCLUDED.enabled,
+       version = webhooks.version + 1,
+       updated_at = EXCLUDED.updated_at
+RETURNING url, event_types, enabled, version, updated_at

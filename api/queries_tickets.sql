@@ -29,11 +29,3 @@ ON CONFLICT (tenant_id, api_key_id, route, key) DO UPDATE
        response_body = EXCLUDED.response_body,
        response_headers = EXCLUDED.response_headers,
        created_at = now(), expires_at = EXCLUDED.expires_at
-
--- name: purge_expired --
--- $1 tenant_id, $2 batch size
--- For the idempotency.purge job, run per tenant under that tenant's context.
-DELETE FROM idempotency_keys
- WHERE ctid IN (SELECT ctid FROM idempotency_keys
-                 WHERE tenant_id = $1 AND expires_at <= now()
-                 LIMIT $2)

@@ -14,7 +14,8 @@ from datetime import timedelta
 
 from api.bootstrap import Services
 from api.health import CheckResult
-from scheduler import purge, sla_check, sweep
+from api.metrics import Metrics, instrument_jobs
+from scheduler import purge, sla_check, sweep, webhooks
 from scheduler.loop import LoopConfig, Scheduler
 from scheduler.registry import Registry
 
@@ -32,10 +33,14 @@ def build_registry(services: Services, extra: list[Registrar] | None = None) -> 
         done_retention=timedelta(hours=s.jobs_done_retention_hours),
         dead_retention=timedelta(days=s.jobs_dead_retention_days),
     ))
+    webhooks.register(registry, timeout=s.webhook_timeout)
     sla_check.register(registry)
     sweep.register(registry)
     for registrar in extra or []:
         registrar(registry, services)
+    metrics = services.extras.get("metrics")
+    if isinstance(metrics, Metrics):
+        instrument_jobs(registry, metrics)
     return registry
 
 

@@ -66,6 +66,52 @@ class Settings(BaseSettings):
     )
     log_level: str = "info"
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
+    ws_replay_window: int = Field(
+        default=1000, ge=0, le=100_000,
+        description="How many events back a WebSocket subscriber may resume; older: gap.",
+    )
+    ws_send_queue: int = Field(
+        default=2048, ge=16, le=100_000,
+        description="Messages queued per WebSocket before a slow subscriber gets a gap.",
+    )
+    ws_heartbeat_seconds: float = Field(
+        default=15.0, gt=0, description="Interval of server heartbeats on the WebSocket feed.",
+    )
+    ws_poll_seconds: float = Field(
+        default=1.0, gt=0,
+        description="How often the WebSocket hub polls for events whose notification was lost.",
+    )
+    ws_auth_recheck_seconds: float = Field(
+        default=30.0, gt=0,
+        description="How often a WebSocket's API key is re-checked; revoked keys are cut off.",
+    )
+    redis_socket_timeout: float = Field(
+        default=0.1, gt=0, le=10, description="Seconds a Redis operation may take."
+    )
+    redis_connect_timeout: float = Field(
+        default=0.1, gt=0, le=10, description="Seconds a Redis connection attempt may take."
+    )
+    redis_breaker_failures: int = Field(
+        default=3, ge=1, description="Consecutive Redis failures that open the breaker."
+    )
+    redis_breaker_cooldown: float = Field(
+        default=5.0, gt=0, description="Seconds Redis is skipped once the breaker opens."
+    )
+    rate_limit_per_key: int = Field(
+        default=600, ge=1, description="Requests per window per API key."
+    )
+    rate_limit_per_address: int = Field(
+        default=60, ge=1, description="Requests per window per client address without a key."
+    )
+    rate_limit_window: int = Field(default=60, ge=1, description="Rate limit window, seconds.")
+    cache_ttl: int = Field(default=300, ge=1, description="Seconds an analytics answer is kept.")
+    webhook_timeout: float = Field(
+        default=5.0, gt=0, le=60, description="Seconds a webhook receiver has to answer."
+    )
+    webhook_max_attempts: int = Field(
+        default=8, ge=1, le=50, description="Delivery attempts before a webhook job is dead."
+    )
+    log_json: bool = Field(default=True, description="Log JSON lines (false: plain text).")
     cursor_secret: str | None = Field(
         default=None,
         description="Key that signs list cursors; unset: the random secret stored in the "

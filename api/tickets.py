@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated
 from uuid import UUID
 
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
@@ -16,7 +16,7 @@ from api.pagination import DEFAULT_LIMIT, MAX_LIMIT, cursor_codec, scope_of
 from api.problem_docs import COMMAND_ERRORS, errors
 from api.problems import Problem
 from api.routing import StrictRoute
-from api.ticket_commands import agent_actor, run_command
+from api.ticket_commands import MakeReply, agent_actor, run_command
 from api.ticket_models import (
     AssigneeIn,
     OpenTicketIn,
@@ -55,7 +55,9 @@ def _list_of(values: str) -> str:
     return rf"^({values})(,({values}))*$"
 
 
-def ticket_reply(status: int = 200) -> Any:
+def ticket_reply(status: int = 200) -> MakeReply:
+    """Answer a command with the ticket and its ETag (and Location when created)."""
+
     def reply(result: CommandResult) -> JsonReply:
         t = result.ticket
         headers = {"ETag": etag(t.version)}

@@ -6,31 +6,23 @@ SELECT set_config('app.tenant_id', $1::text, true),
        set_config('app.actor_kind', coalesce($2, ''), true),
        set_config('app.actor_id', coalesce($3, ''), true)
 
--- name: stream_lock --
--- $1 tenant_id, $2 stream_id
--- Taken before the append so the version check in the next statement (a fresh
--- READ COMMITTED snapshot) sees every append committed by an earlier holder.
-SELECT pg_advisory_xact_lock(hashtextextended($1::uuid::text || '/' || $2::uuid::text, 0))
-
 -- name: append --
 -- $1 tenant_id, $2 stream_id, $3 expected version (NULL = any), $4 types,
 -- $5 schema versions, $6 data, $7 metadata
--- Inserts nothing when the stream is not at the expected version; the caller turns
--- that into ConcurrencyError. seq, hash, actor and recorded_at come from the trigger.
-WITH head AS (
-    SELECT coalesce(max(version), 0) AS version
-      FROM events
-     WHERE tenant_id = $1 AND stream_id = $2
-)
-INSERT INTO events (tenant_id, stream_id, version, type, schema_version, data, metadata)
-SELECT $1, $2, head.version + e.ord, e.type, e.schema_version, e.data, e.metadata
-  FROM head,
-       unnest($4::text[], $5::int[], $6::jsonb[], $7::jsonb[])
-           WITH ORDINALITY AS e(type, schema_version, data, metadata, ord)
- WHERE $3::int IS NULL OR head.version = $3::int
- ORDER BY e.ord
-RETURNING tenant_id, seq, stream_id, version, type, schema_version, data, metadata,
-          actor_kind, actor_id, recorded_at, hash
+-- Stream lock, version check and insert in one call (migration 0004); a stale
+-- expected version raises SQLSTATE HD004 with the current version as DETAIL.
+-- seq, hash, actor and recorded_at come from the insert trigger.
+SELECT tenant_id, seq, stream_id, version, type, schema_version, data, metadata,
+       actor_kind, actor_id, recorded_at, hash
+  FROM append_events($1, $2, $3, $4, $5, $6, $7)
+
+-- name: append_as --
+-- $1 tenant_id, $2 actor_kind, $3 actor_id, $4 stream_id, $5 expected version,
+-- $6 types, $7 schema versions, $8 data, $9 metadata
+-- The same, arming tenant and actor first: a whole append in one round trip.
+SELECT tenant_id, seq, stream_id, version, type, schema_version, data, metadata,
+       actor_kind, actor_id, recorded_at, hash
+  FROM append_events_as($1, $2, $3, $4, $5, $6, $7, $8, $9)
 
 -- name: stream_version --
 -- $1 tenant_id, $2 stream_id
@@ -91,3 +83,13 @@ SELECT (SELECT count(*) FROM checks WHERE seq >= $2) AS checked,
           FROM checks WHERE seq >= $2 AND NOT ok) AS first_bad,
        (SELECT max(seq) FROM checks) AS last_seq,
        (SELECT hash FROM r ORDER BY seq DESC LIMIT 1) AS last_hash
+
+-- name: append_batch --
+-- $1 tenant_id, $2 actor kinds, $3 actor ids, $4 streams, $5 expected versions,
+-- $6 item index (1-based) of each event, $7 types, $8 schema versions, $9 data,
+-- $10 metadata
+-- Several independent appends in one transaction (migration 0005). A row with
+-- `actual` set is an item whose expected version did not match; it inserted nothing.
+SELECT item, actual, tenant_id, seq, stream_id, version, type, schema_version, data,
+       metadata, actor_kind, actor_id, recorded_at, hash
+  FROM append_batch_as($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)

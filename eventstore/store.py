@@ -17,6 +17,7 @@ from uuid import UUID
 import asyncpg
 
 from domain.ids import TenantId
+from eventstore.batcher import Pending, TenantBatcher
 from eventstore.errors import (
     ConcurrencyError,
     EventStoreError,
@@ -24,6 +25,7 @@ from eventstore.errors import (
     MissingContext,
     StoreUnavailable,
 )
+from eventstore.notifier import CommitNotifier
 from eventstore.sqlfile import load_queries
 from eventstore.types import ChainReport, NewEvent, RecordedEvent, StoreActor
 
@@ -40,6 +42,9 @@ UNAVAILABLE = (
     asyncpg.InterfaceError,
     asyncpg.TooManyConnectionsError,
     asyncpg.AdminShutdownError,
+    # Connection-class failures (SQLSTATE 08xxx) and a server that crashed mid-query.
+    asyncpg.PostgresConnectionError,
+    asyncpg.CrashShutdownError,
 )
 
 
@@ -80,6 +85,7 @@ class Session:
     def __init__(self, conn: asyncpg.Connection, tenant_id: TenantId) -> None:
         self.conn = conn
         self.tenant_id = tenant_id
+        self.last_seq = 0  # highest seq this session appended, for the commit notice
 
     async def append(
         self,
@@ -94,29 +100,11 @@ class Session:
         """
         if not events:
             return []
-        conn = self.conn
-        try:
-            # Serialise writers of one stream before the version check: a loser
-            # fails here, before it ever queues on the tenant head lock.
-            await conn.execute(Q["stream_lock"], self.tenant_id, stream_id)
-            rows = await conn.fetch(
-                Q["append"],
-                self.tenant_id,
-                stream_id,
-                expected_version,
-                [e.type for e in events],
-                [e.schema_version for e in events],
-                [e.data for e in events],
-                [e.metadata for e in events],
-            )
-        except asyncpg.UniqueViolationError as exc:
-            raise ConcurrencyError(stream_id, expected_version, None) from exc
-        except (asyncpg.PostgresError, *UNAVAILABLE) as exc:
-            raise translate(exc) from exc
-        if not rows:
-            actual = await conn.fetchval(Q["stream_version"], self.tenant_id, stream_id)
-            raise ConcurrencyError(stream_id, expected_version, actual)
-        return sorted((record_from_row(r) for r in rows), key=lambda e: e.version)
+        rows = await _run_append(self.conn, Q["append"], (self.tenant_id,), stream_id,
+                                 expected_version, events)
+        recorded = [record_from_row(r) for r in rows]
+        self.last_seq = max(self.last_seq, recorded[-1].seq)
+        return recorded
 
     async def stream_version(self, stream_id: UUID) -> int:
         """The stream's current version (0 for a stream with no events)."""
@@ -179,6 +167,41 @@ class EventStore:
 
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
+        self.notifier = CommitNotifier(pool)
+        self._batcher = TenantBatcher(self._append_alone, record_from_row)
+
+    async def append(
+        self,
+        tenant_id: TenantId,
+        actor: StoreActor,
+        stream_id: UUID,
+        expected_version: int | None,
+        events: Sequence[NewEvent],
+    ) -> list[RecordedEvent]:
+        """Append in a transaction of its own (group-committed with other callers).
+
+        For a writer that has nothing else to do in the transaction; a command that
+        also updates read models uses ``session(...).append`` instead. Concurrent
+        one-shot appends to one tenant share a transaction (eventstore/batcher.py);
+        each still gets its own result or ``ConcurrencyError``.
+        """
+        if not events:
+            return []
+        recorded = await self._batcher.append(
+            self.pool, tenant_id, Pending(actor, stream_id, expected_version, events))
+        if recorded:
+            self.notifier.committed(tenant_id, recorded[-1].seq)
+        return recorded
+
+    async def _append_alone(self, tenant_id: TenantId, item: Pending) -> list[RecordedEvent]:
+        try:
+            async with self.pool.acquire() as conn:
+                rows = await _run_append(conn, Q["append_as"],
+                                         (tenant_id, item.actor.kind, item.actor.id),
+                                         item.stream_id, item.expected_version, item.events)
+        except UNAVAILABLE as exc:
+            raise StoreUnavailable(f"database unavailable: {exc}") from exc
+        return [record_from_row(r) for r in rows]
 
     @asynccontextmanager
     async def session(
@@ -195,9 +218,41 @@ class EventStore:
         try:
             async with self.pool.acquire() as conn, conn.transaction(readonly=readonly):
                 await arm(conn, tenant_id, actor)
-                yield Session(conn, tenant_id)
+                session = Session(conn, tenant_id)
+                yield session
         except UNAVAILABLE as exc:
             raise StoreUnavailable(f"database unavailable: {exc}") from exc
+        if session.last_seq:
+            # After commit, never inside the transaction: see eventstore/notifier.py.
+            self.notifier.committed(tenant_id, session.last_seq)
+
+
+async def _run_append(
+    conn: asyncpg.Connection,
+    query: str,
+    leading: tuple[Any, ...],
+    stream_id: UUID,
+    expected_version: int | None,
+    events: Sequence[NewEvent],
+) -> list[asyncpg.Record]:
+    try:
+        rows: list[asyncpg.Record] = await conn.fetch(
+            query, *leading, stream_id, expected_version,
+            [e.type for e in events], [e.schema_version for e in events],
+            [e.data for e in events], [e.metadata for e in events],
+        )
+    except asyncpg.PostgresError as exc:
+        if exc.sqlstate == "HD004":
+            detail = getattr(exc, "detail", None)
+            actual = int(detail) if detail and detail.isdigit() else None
+            raise ConcurrencyError(stream_id, expected_version, actual) from exc
+        if isinstance(exc, asyncpg.UniqueViolationError):
+            # Someone appended to the stream without taking its lock: same meaning.
+            raise ConcurrencyError(stream_id, expected_version, None) from exc
+        raise translate(exc) from exc
+    except UNAVAILABLE as exc:
+        raise translate(exc) from exc
+    return rows
 
 
 async def arm(conn: asyncpg.Connection, tenant_id: TenantId, actor: StoreActor | None) -> None:

@@ -79,6 +79,10 @@ async def execute(
     or when another writer won a race; domain errors (``NotFound``, ``TicketClosed``,
     ``InvalidTransition``, ``ValidationFailed``, ``AlreadyExists``) as ``decide``
     raises them. A command that changes nothing returns the state and no events.
+
+    A ``ConcurrencyError`` may leave the transaction aborted (a lost insert race):
+    to retry in the same transaction, call this inside a savepoint
+    (``async with session.conn.transaction():``) and re-run it on fresh state.
     """
     conn, tenant = session.conn, session.tenant_id
     state = await load_ticket(conn, tenant, ticket_id, for_update=True)

@@ -143,3 +143,18 @@ SELECT id
 -- name: tenant_ids --
 -- (no arguments) Every tenant (worker context).
 SELECT id FROM tenants ORDER BY id
+
+-- name: webhook_for_enqueue --
+-- $1 tenant_id (the write path's transaction, armed for the tenant)
+SELECT event_types FROM webhooks WHERE tenant_id = $1 AND enabled
+
+-- name: webhook_for_delivery --
+-- $1 tenant_id
+SELECT url, secret, event_types, enabled FROM webhooks WHERE tenant_id = $1
+-- name: purge_expired_idempotency --
+-- $1 tenant_id, $2 batch size
+-- For the idempotency.purge job, run per tenant under that tenant's context.
+DELETE FROM idempotency_keys
+ WHERE ctid IN (SELECT ctid FROM idempotency_keys
+                 WHERE tenant_id = $1 AND expires_at <= now()
+                 LIMIT $2)

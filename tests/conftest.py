@@ -11,6 +11,7 @@ from api.operator import NewTenant, create_tenant
 from eventstore.pool import create_pool
 from eventstore.store import EventStore
 from tests.support.pg import Databases, TestDatabase, server_url
+from tests.support.redis import RedisServer
 
 
 @pytest.fixture(scope="session")
@@ -56,3 +57,14 @@ def make_tenant(db: TestDatabase) -> Callable[[str], Awaitable[NewTenant]]:
         return await create_tenant(db.admin_url, name)
 
     return make
+
+
+@pytest.fixture
+def redis_server() -> Iterator[RedisServer]:
+    """A real redis-server on a random port, owned (and killed) by the test."""
+    server = RedisServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.kill()

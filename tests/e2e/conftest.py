@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import asyncpg
 import httpx
 import pytest
+from fastapi import FastAPI
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from api.app import create_app
@@ -119,3 +121,25 @@ NEW_TICKET = {
     "source": "email",
     "tags": ["hardware"],
 }
+
+
+def bearer(secret: str) -> dict[str, str]:
+    """The Authorization header for an API key secret."""
+    return auth(secret)
+
+
+@asynccontextmanager
+async def asgi_client(app: FastAPI, *, client: tuple[str, int] = ("127.0.0.1", 40000),
+                      ) -> AsyncIterator[httpx.AsyncClient]:
+    """An httpx client calling ``app`` in-process, with its lifespan run around it
+    (ASGITransport alone does not run the lifespan or pass its state)."""
+    async with app.router.lifespan_context(app) as state:
+        lifespan_state: dict[str, Any] = dict(state or {})
+
+        async def with_state(scope: Scope, receive: Receive, send: Send) -> None:
+            scope["state"] = dict(lifespan_state)
+            await app(scope, receive, send)
+
+        transport = httpx.ASGITransport(app=with_state, client=client)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+            yield http

@@ -14,6 +14,8 @@ from eventstore.store import EventStore, arm
 from eventstore.types import NewEvent, StoreActor
 
 ACTOR = StoreActor("api_key", "key-1")
+# A new tenant's stream already holds one event: the ApiKeyIssued of its first admin key.
+FIRST = 1
 
 
 def ev(n: int = 0) -> NewEvent:
@@ -26,13 +28,13 @@ async def test_append_assigns_seq_version_actor_and_hash(store: EventStore, make
     async with store.session(t.tenant_id, ACTOR) as s:
         recorded = await s.append(stream, 0, [ev(1), ev(2)])
     assert [e.version for e in recorded] == [1, 2]
-    assert [e.seq for e in recorded] == [1, 2]
+    assert [e.seq for e in recorded] == [FIRST + 1, FIRST + 2]
     assert all(e.actor_kind == "api_key" and e.actor_id == "key-1" for e in recorded)
     assert all(len(e.hash) == 32 for e in recorded)
     async with store.session(t.tenant_id) as s:
         assert [e.data for e in await s.read_stream(stream)] == [{"n": 1}, {"n": 2}]
         assert [e.version for e in await s.read_stream(stream, to_version=1)] == [1]
-        assert (await s.head())[0] == 2
+        assert (await s.head())[0] == FIRST + 2
 
 
 async def test_wrong_expected_version_is_a_concurrency_error(store: EventStore, make_tenant):
@@ -45,7 +47,7 @@ async def test_wrong_expected_version_is_a_concurrency_error(store: EventStore, 
             await s.append(stream, 0, [ev()])
     assert info.value.actual == 1
     async with store.session(t.tenant_id) as s:
-        assert (await s.head())[0] == 1  # the failed append left no seq behind
+        assert (await s.head())[0] == FIRST + 1  # the failed append left no seq behind
 
 
 async def test_concurrent_appends_one_winner_per_version(store: EventStore, make_tenant):
@@ -68,7 +70,7 @@ async def test_concurrent_appends_one_winner_per_version(store: EventStore, make
     async with store.session(t.tenant_id) as s:
         events = await s.read_stream(stream)
     assert [e.version for e in events] == [1, 2, 3, 4, 5]
-    assert [e.seq for e in events] == [1, 2, 3, 4, 5]
+    assert [e.seq for e in events] == [FIRST + i for i in range(1, 6)]
 
 
 async def test_many_writers_many_tenants_gapless_and_tail_never_skips(
@@ -108,7 +110,7 @@ async def test_many_writers_many_tenants_gapless_and_tail_never_skips(
     await asyncio.gather(*(writer(t, w) for t in tenants for w in range(writers_per_tenant)))
     done.set()
     seen = await asyncio.gather(*tails)
-    expected = list(range(1, per_writer * writers_per_tenant + 1))
+    expected = list(range(1, FIRST + per_writer * writers_per_tenant + 1))
     for s in seen:
         assert s == expected
 
@@ -120,9 +122,9 @@ async def test_tenants_are_isolated(store: EventStore, make_tenant):
         await s.append(stream, 0, [ev()])
     async with store.session(a) as s:
         assert await s.read_stream(stream) == []
-        assert await s.read_tenant(0, 100) == []
+        assert {e.tenant_id for e in await s.read_tenant(0, 100)} == {a}
         # Even naming tenant B explicitly, RLS under A's context shows nothing.
-        assert await s.conn.fetchval("SELECT count(*) FROM events") == 0
+        assert await s.conn.fetchval("SELECT count(*) FROM events") == FIRST
         assert await s.conn.fetchval("SELECT count(*) FROM events WHERE tenant_id = $1", b) == 0
 
 
@@ -147,7 +149,7 @@ async def test_context_does_not_leak_to_the_next_transaction(pool: asyncpg.Pool,
     async with pool.acquire() as conn:
         async with conn.transaction():
             await arm(conn, t, ACTOR)
-            assert await conn.fetchval("SELECT count(*) FROM events") == 1
+            assert await conn.fetchval("SELECT count(*) FROM events") == FIRST + 1
         assert await conn.fetchval("SELECT current_setting('app.tenant_id', true)") in ("", None)
         assert await conn.fetchval("SELECT count(*) FROM events") == 0
 
@@ -214,3 +216,60 @@ async def test_store_translates_immutable_errors(store: EventStore, make_tenant)
         sqlstate = "HD003"
 
     assert isinstance(translate(Fake("x")), ImmutableEvents)
+
+
+async def test_one_shot_append_arms_its_own_context(store: EventStore, make_tenant):
+    a, b = (await make_tenant("A")).tenant_id, (await make_tenant("B")).tenant_id
+    stream = uuid.uuid4()
+    recorded = await store.append(a, StoreActor("system", "scheduler"), stream, 0, [ev(1)])
+    assert [(e.seq, e.version, e.actor_kind) for e in recorded] == [(FIRST + 1, 1, "system")]
+    with pytest.raises(ConcurrencyError) as info:
+        await store.append(a, ACTOR, stream, 0, [ev(2)])
+    assert info.value.actual == 1
+    assert [e.version for e in await store.append(a, ACTOR, stream, None, [ev(3)])] == [2]
+    async with store.session(b) as s:
+        assert [e.type for e in await s.read_tenant(0, 10)] == ["ApiKeyIssued"]
+
+
+async def test_listeners_are_notified_after_commit(db, store: EventStore, make_tenant):
+    t = (await make_tenant()).tenant_id
+    listener = await asyncpg.connect(db.runtime_url)
+    got: asyncio.Queue[str] = asyncio.Queue()
+    await listener.add_listener("helpdesk_events", lambda *a: got.put_nowait(a[3]))
+    try:
+        async with store.session(t, ACTOR) as s:
+            await s.append(uuid.uuid4(), 0, [ev(), ev()])
+            await asyncio.sleep(0.05)
+            assert got.empty()  # nothing before commit
+        assert await asyncio.wait_for(got.get(), 5) == f"{t}:{FIRST + 2}"
+        await store.append(t, ACTOR, uuid.uuid4(), 0, [ev()])
+        assert await asyncio.wait_for(got.get(), 5) == f"{t}:{FIRST + 3}"
+        # A rolled-back append notifies nobody.
+        with pytest.raises(RuntimeError):
+            async with store.session(t, ACTOR) as s:
+                await s.append(uuid.uuid4(), 0, [ev()])
+                raise RuntimeError("abort")
+        await store.notifier.flush()
+        await asyncio.sleep(0.05)
+        assert got.empty()
+    finally:
+        await listener.close()
+
+
+async def test_notifications_coalesce_per_tenant(db, store: EventStore, make_tenant):
+    t = (await make_tenant()).tenant_id
+    listener = await asyncpg.connect(db.runtime_url)
+    got: list[str] = []
+    await listener.add_listener("helpdesk_events", lambda *a: got.append(a[3]))
+    try:
+        await asyncio.gather(*(store.append(t, ACTOR, uuid.uuid4(), 0, [ev()])
+                               for _ in range(20)))
+        await store.notifier.flush()
+        for _ in range(500):  # delivery to the listener is asynchronous
+            if got and got[-1] == f"{t}:{FIRST + 20}":
+                break
+            await asyncio.sleep(0.01)
+        seqs = [int(p.split(":")[1]) for p in got]
+        assert seqs[-1] == FIRST + 20 and seqs == sorted(seqs) and len(seqs) <= 20
+    finally:
+        await listener.close()

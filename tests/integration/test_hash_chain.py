@@ -41,7 +41,8 @@ async def test_untouched_chain_verifies(store, make_tenant):
     t = (await make_tenant()).tenant_id
     await _fill(store, t, 10)
     report = await _verify(store, t)
-    assert report.ok and report.checked == 10 and report.head_seq == 10
+    # seq 1 is the tenant's first ApiKeyIssued; _fill adds seqs 2..11.
+    assert report.ok and report.checked == 11 and report.head_seq == 11
     assert (await _verify(store, t, from_seq=4, to_seq=7)).checked == 4
 
 
@@ -50,7 +51,7 @@ async def test_untouched_chain_verifies(store, make_tenant):
     ("UPDATE events SET actor_id = 'someone-else' WHERE seq = 6", 6),
     ("UPDATE events SET recorded_at = recorded_at + interval '1 second' WHERE seq = 2", 2),
     ("DELETE FROM events WHERE seq = 5", 5),
-    ("DELETE FROM events WHERE seq = 10", 10),
+    ("DELETE FROM events WHERE seq = 11", 11),  # the head
     ("DELETE FROM events WHERE seq = 1", 1),
     # swap the payloads of two neighbouring events
     ("UPDATE events e SET data = o.data FROM events o WHERE e.tenant_id = o.tenant_id "
@@ -85,7 +86,10 @@ async def test_python_canonical_bytes_match_the_database(db, store, make_tenant)
                 " data, metadata, actor_kind, actor_id, recorded_at) FROM events WHERE seq = $1",
                 e.seq)
             assert canonical_bytes(e) == bytes(db_bytes)
-    walker = ChainWalker()
+    first = events[0].seq - 1
+    async with store.session(t, readonly=True) as s:
+        [before] = await s.read_tenant(first - 1, 1)
+    walker = ChainWalker(prev_seq=first, prev_hash=before.hash)
     assert walker.feed_all(events) and walker.checked == 5
 
 

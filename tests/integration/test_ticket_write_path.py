@@ -141,3 +141,18 @@ async def test_tenant_settings_drive_the_policy(store, make_tenant):
     fr = result.ticket.clocks["first_response"]  # type: ignore[index]
     assert fr.due_at == T0 + timedelta(minutes=1)
     assert settings_from_json(doc).policy.targets[Priority.NORMAL].resolution_ms == 72 * 3600_000
+
+
+async def test_purge_expired_idempotency_records(store, make_tenant):
+    from scheduler.idempotency import purge_expired
+
+    tenant = (await make_tenant("Acme")).tenant_id
+    async with store.session(tenant) as s:
+        for key, ttl in (("old", "-1 hour"), ("new", "1 hour")):
+            await s.conn.execute(
+                "INSERT INTO idempotency_keys (tenant_id, api_key_id, route, key, fingerprint,"
+                " response_status, response_body, expires_at)"
+                " VALUES ($1, $1, 'POST /v1/tickets', $2, '\\x00', 201, '{}',"
+                " now() + $3::text::interval)", tenant, key, ttl)
+        assert await purge_expired(s.conn, tenant) == 1
+        assert await s.conn.fetchval("SELECT array_agg(key) FROM idempotency_keys") == ["new"]

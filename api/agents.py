@@ -1,0 +1,201 @@
+"""``/v1/agents``: the tenant's agents (an inline read model plus tenant-stream events).
+
+Admins add and change agents; agents may list them (to pick an assignee). Every
+change is an ``AgentAdded`` or ``AgentUpdated`` event in the same transaction.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any, Literal
+from uuid import UUID
+
+import asyncpg
+from fastapi import APIRouter, Depends, Query, Request, Response
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from api.auth import Principal, require
+from api.deps import ServicesDep
+from api.idempotency import JsonReply, idempotent
+from api.pagination import DEFAULT_LIMIT, MAX_LIMIT, cursor_codec, scope_of
+from api.problem_docs import errors
+from api.problems import Problem
+from api.routing import StrictRoute
+from api.tenant_stream import record
+from domain.events import AgentAdded, AgentUpdated
+from domain.ids import AgentId
+from domain.values import Role
+from eventstore.sqlfile import load_queries
+
+Q = load_queries(Path(__file__).with_name("admin.sql"))
+
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+AgentRole = Literal["admin", "agent"]
+
+
+def _email(value: str) -> str:
+    value = value.strip()
+    if len(value) > 254 or not _EMAIL.match(value):
+        raise ValueError("not an e-mail address")
+    return value
+
+
+def _name(value: str) -> str:
+    value = value.strip()
+    if not 1 <= len(value) <= 200:
+        raise ValueError("a name has 1 to 200 characters")
+    return value
+
+
+class AgentIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    email: str
+    name: str
+    role: AgentRole = "agent"
+
+    _check_email = field_validator("email")(_email)
+    _check_name = field_validator("name")(_name)
+
+
+class AgentPatch(BaseModel):
+    """Only the fields given change; null is not a value for any of them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    email: str | None = None
+    name: str | None = None
+    role: AgentRole | None = None
+    active: bool | None = Field(default=None, strict=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_nulls(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            nulls = sorted(k for k, v in data.items() if v is None)
+            if nulls:
+                raise ValueError("null is not allowed for " + ", ".join(nulls))
+            if not data:
+                raise ValueError("give at least one of email, name, role, active")
+        return data
+
+    @field_validator("email")
+    @classmethod
+    def _check_email(cls, value: str | None) -> str | None:
+        return None if value is None else _email(value)
+
+    @field_validator("name")
+    @classmethod
+    def _check_name(cls, value: str | None) -> str | None:
+        return None if value is None else _name(value)
+
+
+class AgentOut(BaseModel):
+    id: UUID
+    email: str
+    name: str
+    role: AgentRole
+    active: bool
+    version: int
+    created_at: datetime
+    updated_at: datetime
+
+
+class AgentPage(BaseModel):
+    data: list[AgentOut]
+    next_cursor: str | None
+
+
+router = APIRouter(prefix="/v1/agents", tags=["agents"], route_class=StrictRoute)
+Admin = Annotated[Principal, Depends(require("admin"))]
+Reader = Annotated[Principal, Depends(require("admin", "agent"))]
+
+
+def _out(row: asyncpg.Record) -> dict[str, Any]:
+    return AgentOut.model_validate(dict(row)).model_dump(mode="json")
+
+
+@router.get("", response_model=AgentPage, responses=errors(),
+            summary="List the tenant's agents")
+async def list_agents(
+    principal: Reader,
+    services: ServicesDep,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+    cursor: Annotated[str | None, Query(max_length=1000)] = None,
+) -> Any:
+    codec = await cursor_codec(services)
+    scope = scope_of(principal.tenant_id, "agents", {})
+    after_ts, after_id = codec.decode(scope, cursor) if cursor is not None else (None, None)
+    async with services.store.session(principal.tenant_id, readonly=True) as s:
+        rows = await s.conn.fetch(Q["list_agents"], principal.tenant_id, after_ts, after_id,
+                                  limit + 1)
+    more = len(rows) > limit
+    rows = rows[:limit]
+    nxt = codec.encode(scope, (rows[-1]["created_at"], rows[-1]["id"])) if more else None
+    return {"data": [_out(r) for r in rows], "next_cursor": nxt}
+
+
+@router.post("", response_model=AgentOut, status_code=201, summary="Add an agent",
+             responses=errors(409, 413, 415))
+async def add_agent(
+    body: AgentIn, request: Request, principal: Admin, services: ServicesDep
+) -> Response:
+    now = services.clock.now()
+    agent_id = uuid.uuid4()
+    async with services.store.session(principal.tenant_id, principal.actor) as s:
+
+        async def work() -> JsonReply:
+            row = await s.conn.fetchrow(Q["insert_agent"], principal.tenant_id, agent_id,
+                                        body.email, body.name, body.role, now)
+            if row is None:
+                raise Problem(409, "agent_exists", f"an agent with e-mail {body.email} exists")
+            await record(s, AgentAdded(agent_id=AgentId(agent_id), email=body.email,
+                                       name=body.name, role=Role(body.role), at=now))
+            return JsonReply(201, _out(row))
+
+        return await idempotent(request, principal, s, body.model_dump(mode="json"), work)
+
+
+@router.get("/{agent_id}", response_model=AgentOut, summary="One agent", responses=errors(404))
+async def get_agent(agent_id: UUID, principal: Reader, services: ServicesDep) -> Any:
+    async with services.store.session(principal.tenant_id, readonly=True) as s:
+        row = await s.conn.fetchrow(Q["get_agent"], principal.tenant_id, agent_id)
+    if row is None:
+        raise Problem(404, "not_found", "no such agent")
+    return _out(row)
+
+
+@router.patch("/{agent_id}", response_model=AgentOut, summary="Change an agent",
+              responses=errors(404, 409, 413, 415))
+async def patch_agent(
+    agent_id: UUID, body: AgentPatch, request: Request, principal: Admin, services: ServicesDep
+) -> Response:
+    now = services.clock.now()
+    given = body.model_dump(exclude_unset=True)
+    async with services.store.session(principal.tenant_id, principal.actor) as s:
+
+        async def work() -> JsonReply:
+            row = await s.conn.fetchrow(Q["get_agent_for_update"], principal.tenant_id,
+                                        agent_id)
+            if row is None:
+                raise Problem(404, "not_found", "no such agent")
+            changed = {k: v for k, v in given.items() if row[k] != v}
+            if not changed:
+                return JsonReply(200, _out(row))
+            if "email" in changed and await s.conn.fetchval(
+                Q["agent_email_taken"], principal.tenant_id, changed["email"], agent_id
+            ):
+                raise Problem(409, "agent_exists",
+                              f"an agent with e-mail {changed['email']} exists")
+            merged = {**dict(row), **changed}
+            new = await s.conn.fetchrow(Q["update_agent"], principal.tenant_id, agent_id,
+                                        merged["email"], merged["name"], merged["role"],
+                                        merged["active"], now)
+            assert new is not None
+            await record(s, AgentUpdated(agent_id=AgentId(agent_id), at=now, **changed))
+            return JsonReply(200, _out(new))
+
+        return await idempotent(request, principal, s, given, work)

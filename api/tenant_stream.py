@@ -1,0 +1,28 @@
+"""The tenant-level stream: configuration changes as events.
+
+API keys, agents, settings and webhooks are inline read models; every change to them
+is also an event on the stream whose id is the tenant id, appended in the same
+transaction, so the tenant's event feed is the complete audit trail. Nothing writes
+an audit row by hand.
+"""
+
+from __future__ import annotations
+
+from domain.events import Event
+from domain.mapper import to_stored
+from eventstore.store import Session
+from eventstore.types import NewEvent, RecordedEvent
+
+
+async def record(session: Session, event: Event) -> RecordedEvent:
+    """Append ``event`` to the session's tenant stream, at whatever version it is.
+
+    Call it last in the unit of work: the append takes the tenant head lock, which is
+    held until commit. The store serialises writers of one stream, so ``None`` as the
+    expected version never loses an event.
+    """
+    type_, schema_version, data = to_stored(event)
+    recorded = await session.append(
+        session.tenant_id, None, [NewEvent(type_, data, schema_version)]
+    )
+    return recorded[0]

@@ -1,0 +1,90 @@
+"""The WebSocket feed's wire format: rooms and the messages the server sends.
+
+Every message is one JSON text frame. An event is encoded once per room it goes to,
+however many subscribers receive it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from domain.errors import DomainError
+from domain.events import EVENT_TYPES
+from domain.mapper import format_datetime, from_stored, to_stored
+from eventstore.types import RecordedEvent
+
+TENANT_ROOM = "tenant"
+TICKET_PREFIX = "ticket:"
+
+
+class BadRoom(ValueError):
+    """A room name that is neither ``tenant`` nor ``ticket:<uuid>``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Room:
+    """A parsed room: the whole tenant, or one ticket's stream."""
+
+    name: str
+    stream_id: uuid.UUID | None
+
+    @classmethod
+    def parse(cls, value: Any) -> Room:
+        """Parse ``tenant`` or ``ticket:<uuid>``; raise ``BadRoom`` otherwise."""
+        if value == TENANT_ROOM:
+            return cls(TENANT_ROOM, None)
+        if isinstance(value, str) and value.startswith(TICKET_PREFIX):
+            try:
+                stream_id = uuid.UUID(value[len(TICKET_PREFIX):])
+            except ValueError:
+                raise BadRoom(f"{value!r} does not name a ticket id") from None
+            return cls(f"{TICKET_PREFIX}{stream_id}", stream_id)
+        raise BadRoom("room must be 'tenant' or 'ticket:<uuid>'")
+
+    def wants(self, stream_id: uuid.UUID) -> bool:
+        return self.stream_id is None or self.stream_id == stream_id
+
+
+def _current_data(event: RecordedEvent) -> dict[str, Any]:
+    # Subscribers see the current payload shape, as REST readers do; an event the code
+    # cannot upcast (unknown type, say) is passed on as stored rather than dropped.
+    cls = EVENT_TYPES.get(event.type)
+    if cls is None or event.schema_version == cls.SCHEMA_VERSION:
+        return event.data
+    try:
+        return to_stored(from_stored(event.type, event.schema_version, event.data))[2]
+    except DomainError:
+        return event.data
+
+
+def event_body(event: RecordedEvent) -> dict[str, Any]:
+    """The ``event`` object of an event message."""
+    return {
+        "type": event.type,
+        "stream_id": str(event.stream_id),
+        "version": event.version,
+        "data": _current_data(event),
+        "recorded_at": format_datetime(event.recorded_at),
+        "actor": {"kind": event.actor_kind, "id": event.actor_id},
+    }
+
+
+def event_message(room: str, seq: int, body: dict[str, Any]) -> str:
+    return orjson.dumps({"type": "event", "room": room, "seq": seq, "event": body}).decode()
+
+
+def control(type_: str, **fields: Any) -> str:
+    """A non-event message: subscribed, gap, error, pong, heartbeat, authenticated."""
+    return orjson.dumps({"type": type_, **fields}).decode()
+
+
+def gap(room: str, head_seq: int) -> str:
+    return control("gap", room=room, head_seq=head_seq)
+
+
+def error(code: str, detail: str, **extra: Any) -> str:
+    return control("error", code=code, detail=detail, **extra)

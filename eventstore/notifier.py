@@ -1,0 +1,64 @@
+"""Tell listeners that a tenant's events committed: ``helpdesk_events`` notifications.
+
+Notifications are sent right after an append commits, not from inside the appending
+transaction. A transaction that calls NOTIFY takes a database-wide lock at commit and
+holds it through its WAL flush, which serialises the commits of every tenant; sent
+afterwards, in a statement of their own with ``synchronous_commit`` off (a
+notification carries no data worth a flush), they cost the writers almost nothing.
+
+Payload: ``'<tenant_id>:<last seq>'``. Sends are coalesced: while one is in flight,
+later commits only raise the pending seq per tenant, and the next send carries the
+highest. A notification is a wake-up hint, never the data: a listener that misses one
+(its connection dropped, this process died between commit and send) catches up on its
+next poll of the event store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import asyncpg
+
+from domain.ids import TenantId
+
+CHANNEL = "helpdesk_events"
+log = logging.getLogger("helpdesk.eventstore")
+
+_SEND = (
+    "SELECT set_config('synchronous_commit', 'off', true), "
+    "count(pg_notify($1, p)) FROM unnest($2::text[]) AS p"
+)
+
+
+class CommitNotifier:
+    """Coalescing sender of ``helpdesk_events`` notifications for one process."""
+
+    def __init__(self, pool: Any) -> None:
+        self._pool = pool
+        self._pending: dict[TenantId, int] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    def committed(self, tenant_id: TenantId, seq: int) -> None:
+        """Record that ``tenant_id``'s events up to ``seq`` committed; send soon."""
+        if seq > self._pending.get(tenant_id, 0):
+            self._pending[tenant_id] = seq
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._drain())
+
+    async def _drain(self) -> None:
+        while self._pending:
+            batch, self._pending = self._pending, {}
+            payloads = [f"{t}:{seq}" for t, seq in batch.items()]
+            try:
+                async with self._pool.acquire() as conn:
+                    await conn.fetchval(_SEND, CHANNEL, payloads)
+            except (asyncpg.PostgresError, OSError, asyncpg.InterfaceError) as exc:
+                # Listeners poll as well; a lost wake-up only delays them.
+                log.warning("could not notify %s: %s", CHANNEL, exc)
+
+    async def flush(self) -> None:
+        """Wait until every recorded commit has been notified (tests, shutdown)."""
+        while self._task is not None and not self._task.done():
+            await asyncio.shield(self._task)

@@ -1,0 +1,172 @@
+"""Outbound webhooks: which events become deliveries, and how one is delivered.
+
+Matching happens in the write path's own transaction: ``enqueue_for`` turns each
+recorded event the tenant's webhook subscribes to into a ``webhook.deliver`` job,
+so a delivery exists exactly when its event committed. It costs one indexed
+primary-key read when the tenant has no webhook (the usual case), and the
+request never waits for a receiver: delivery runs later, from the job queue.
+
+``deliver`` is the job handler. It re-reads the webhook (a disabled or re-pointed
+webhook applies to pending deliveries), signs ``timestamp + "." + body`` with
+HMAC-SHA256 and POSTs with a short timeout. Any non-2xx answer or transport error
+raises, so the queue retries with backoff and finally marks the job dead.
+
+Headers sent: ``Webhook-Id`` (stable across retries, so receivers can drop
+duplicates), ``Webhook-Timestamp`` (unix seconds) and ``Webhook-Signature:
+v1=<hex>``.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import hmac
+import time
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import httpx
+import orjson
+
+from domain.ids import TenantId
+from eventstore.sqlfile import load_queries
+from eventstore.store import arm
+from eventstore.types import RecordedEvent
+from scheduler.jobs import schedule
+from scheduler.registry import Registry
+
+Q = load_queries(Path(__file__).with_name("queries.sql"))
+
+KIND = "webhook.deliver"
+ALL_EVENTS = "*"
+
+
+class WebhookDeliveryFailed(Exception):
+    """The receiver could not be reached or did not answer 2xx."""
+
+
+def wants(event_types: Sequence[str], event_type: str) -> bool:
+    """Does a webhook subscribed to ``event_types`` want an event of this type?"""
+    return ALL_EVENTS in event_types or event_type in event_types
+
+
+def event_body(event: RecordedEvent) -> dict[str, Any]:
+    """The JSON document a receiver gets for one event."""
+    return {
+        "id": f"{event.tenant_id}.{event.seq}",
+        "type": event.type,
+        "schema_version": event.schema_version,
+        "tenant_id": str(event.tenant_id),
+        "seq": event.seq,
+        "stream_id": str(event.stream_id),
+        "version": event.version,
+        "recorded_at": event.recorded_at.astimezone(UTC).isoformat().replace("+00:00", "Z"),
+        "actor": {"kind": event.actor_kind, "id": event.actor_id},
+        "data": event.data,
+    }
+
+
+async def enqueue_for(
+    conn: asyncpg.Connection,
+    tenant_id: TenantId,
+    events: Sequence[RecordedEvent],
+    *,
+    max_attempts: int = 8,
+    now: datetime | None = None,
+) -> int:
+    """Schedule a delivery job for each event the tenant's webhook wants.
+
+    Call it inside the transaction that appended ``events`` (armed for the tenant).
+    Returns how many jobs were scheduled; 0 with a single cheap query when the tenant
+    has no enabled webhook.
+    """
+    if not events:
+        return 0
+    event_types: list[str] | None = await conn.fetchval(Q["webhook_for_enqueue"], tenant_id)
+    if not event_types:
+        return 0
+    run_at = now or datetime.now(UTC)
+    count = 0
+    for event in events:
+        if not wants(event_types, event.type):
+            continue
+        await schedule(conn, tenant_id, KIND, run_at,
+                       dedupe_key=f"webhook:{event.seq}",
+                       payload={"event": event_body(event)},
+                       max_attempts=max_attempts)
+        count += 1
+    return count
+
+
+def sign(secret: str, timestamp: int, body: bytes) -> str:
+    """The ``Webhook-Signature`` value: ``v1=`` + hex HMAC-SHA256 of ``ts.body``."""
+    mac = hmac.new(secret.encode("utf-8"), str(timestamp).encode() + b"." + body,
+                   hashlib.sha256)
+    return "v1=" + mac.hexdigest()
+
+
+def verify(secret: str, timestamp: str, body: bytes, signature: str) -> bool:
+    """Receiver side check (used by tests and documented for integrators)."""
+    if not timestamp.isdigit():
+        return False
+    return hmac.compare_digest(sign(secret, int(timestamp), body), signature)
+
+
+def _field(job: Any, name: str) -> Any:
+    if isinstance(job, Mapping):
+        return job[name]
+    return getattr(job, name)
+
+
+async def deliver(
+    services_or_pool: Any,
+    job: Any,
+    *,
+    client: httpx.AsyncClient | None = None,
+    timeout: float = 5.0,
+    clock: Callable[[], float] = time.time,
+) -> None:
+    """Job handler for ``webhook.deliver``: POST one signed event to the receiver.
+
+    ``services_or_pool`` is the process's services (anything with ``.pool``) or an
+    asyncpg pool; ``job`` has ``tenant_id`` and ``payload`` (attribute or key).
+    Returns when delivered or no longer wanted; raises ``WebhookDeliveryFailed``
+    to have the queue retry.
+    """
+    pool = getattr(services_or_pool, "pool", services_or_pool)
+    tenant_id = _field(job, "tenant_id")
+    body_doc: dict[str, Any] = _field(job, "payload")["event"]
+    async with pool.acquire() as conn, conn.transaction(readonly=True):
+        await arm(conn, tenant_id, None)
+        hook = await conn.fetchrow(Q["webhook_for_delivery"], tenant_id)
+    if hook is None or not hook["enabled"] or not wants(hook["event_types"], body_doc["type"]):
+        return  # removed, disabled or unsubscribed since: nothing to deliver
+    body = orjson.dumps(body_doc)
+    timestamp = int(clock())
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": "helpdesk-webhooks/1",
+        "Webhook-Id": str(body_doc["id"]),
+        "Webhook-Timestamp": str(timestamp),
+        "Webhook-Signature": sign(hook["secret"], timestamp, body),
+    }
+    own = client is None
+    http = client or httpx.AsyncClient(timeout=timeout, follow_redirects=False)
+    try:
+        response = await http.post(hook["url"], content=body, headers=headers,
+                                   timeout=timeout)
+    except httpx.HTTPError as exc:
+        raise WebhookDeliveryFailed(f"{type(exc).__name__}: {exc}"[:300]) from exc
+    finally:
+        if own:
+            await http.aclose()
+    if not 200 <= response.status_code < 300:
+        raise WebhookDeliveryFailed(f"receiver answered {response.status_code}")
+
+
+def register(registry: Registry, *, timeout: float = 5.0) -> None:
+    """Handle ``webhook.deliver`` jobs in this process's scheduler."""
+    registry.register(KIND, functools.partial(deliver, timeout=timeout))

@@ -1,0 +1,84 @@
+"""Bad requests are clear 4xx problem+json answers, never 500."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.conftest import NEW_TICKET, auth
+
+PROBLEM = "application/problem+json"
+
+
+def problem(response, status: int, code: str | None = None) -> dict:  # type: ignore[no-untyped-def,type-arg]
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"] == PROBLEM
+    body = response.json()
+    if code is not None:
+        assert body["code"] == code, body
+    return body  # type: ignore[no-any-return]
+
+
+async def test_query_cursor_and_path_errors(http, tenant):
+    h = auth(tenant.admin_key)
+    created = (await http.post("/v1/tickets", json=NEW_TICKET, headers=h)).json()
+    await http.post("/v1/tickets", json=NEW_TICKET, headers=h)
+
+    body = problem(await http.get("/v1/tickets", params={"sort": "x"}, headers=h), 400,
+                   "unknown_parameter")
+    assert body["parameters"] == ["sort"]
+    for params in ({"limit": 0}, {"limit": 101}, {"limit": "x"}, {"state": "nope"},
+                   {"assignee": "bob"}, {"created_after": "yesterday"}):
+        problem(await http.get("/v1/tickets", params=params, headers=h), 400)
+    for cursor in ("garbage", "a.b", "." * 600, "eyJ4Ijp9.AAAA"):
+        problem(await http.get("/v1/tickets", params={"cursor": cursor}, headers=h), 400,
+                "invalid_cursor" if len(cursor) <= 512 else None)
+
+    page = (await http.get("/v1/tickets", params={"limit": 1}, headers=h)).json()
+    cursor = page["next_cursor"]
+    assert cursor
+    # The cursor works for its own list and filters only.
+    assert (await http.get("/v1/tickets", params={"limit": 1, "cursor": cursor},
+                           headers=h)).status_code == 200
+    tampered = ("A" if cursor[0] != "A" else "B") + cursor[1:]
+    problem(await http.get("/v1/tickets", params={"cursor": tampered}, headers=h), 400,
+            "invalid_cursor")
+    problem(await http.get("/v1/tickets", params={"cursor": cursor, "state": "open"},
+                           headers=h), 400, "invalid_cursor")
+    problem(await http.get(f"/v1/tickets/{created['id']}/messages", params={"cursor": cursor},
+                           headers=h), 400, "invalid_cursor")
+
+    for bad in ("not-a-uuid", "123"):
+        problem(await http.get(f"/v1/tickets/{bad}", headers=h), 400, "invalid_parameter")
+        problem(await http.post(f"/v1/tickets/{bad}/tags", json={"add": ["x"]}, headers=h), 400)
+    problem(await http.get("/v1/tickets/00000000-0000-0000-0000-000000000000", headers=h),
+            404, "not_found")
+
+
+@pytest.mark.parametrize("body", [
+    NEW_TICKET | {"colour": "red"},
+    NEW_TICKET | {"priority": "whenever"},
+    {k: v for k, v in NEW_TICKET.items() if k != "subject"},
+    NEW_TICKET | {"subject": "   "},
+    NEW_TICKET | {"requester": {"email": "not-an-email"}},
+    NEW_TICKET | {"tags": ["Not A Slug!"]},
+    [1, 2, 3],
+])
+async def test_invalid_bodies_are_422(http, tenant, body):
+    problem(await http.post("/v1/tickets", json=body, headers=auth(tenant.admin_key)), 422)
+
+
+async def test_body_shape_content_type_size_and_headers(http, tenant):
+    h = auth(tenant.admin_key)
+    problem(await http.post("/v1/tickets", content=b"{not json", headers=h | {
+        "content-type": "application/json"}), 400, "malformed_json")
+    problem(await http.post("/v1/tickets", content=b"subject=x", headers=h | {
+        "content-type": "application/x-www-form-urlencoded"}), 415, "unsupported_media_type")
+    huge = NEW_TICKET | {"body": "x" * 70_000}
+    problem(await http.post("/v1/tickets", json=huge, headers=h), 413, "body_too_large")
+    created = (await http.post("/v1/tickets", json=NEW_TICKET, headers=h)).json()
+    url = f"/v1/tickets/{created['id']}/state"
+    problem(await http.post(url, json={"state": "pending"}, headers=h | {"If-Match": "3"}), 400)
+    problem(await http.post(url, json={"state": "pending"},
+                            headers=h | {"Idempotency-Key": "x" * 300}), 400)
+    problem(await http.post(url, json={"state": "pending", "extra": 1}, headers=h), 422)
+    problem(await http.post(f"/v1/tickets/{created['id']}/assignee", json={}, headers=h), 422)

@@ -1,0 +1,86 @@
+"""Rate limits per API key and per client address, against a real redis-server."""
+
+from __future__ import annotations
+
+import re
+
+from api.app import create_app
+from api.settings import Settings
+from tests.e2e.conftest import asgi_client
+from tests.support.pg import TestDatabase as Db
+from tests.support.redis import RedisServer
+
+
+def _settings(db: Db, redis_url: str | None, **kw: object) -> Settings:
+    return Settings(database_url=db.runtime_url, redis_url=redis_url, db_pool_min=1,
+                    db_pool_max=4, **kw)  # type: ignore[arg-type]
+
+
+async def test_exceeding_the_limit_gives_429_with_headers_per_key(
+    db: Db, make_tenant, redis_server: RedisServer
+) -> None:
+    a = await make_tenant("A")
+    b = await make_tenant("B")
+    app = create_app(_settings(db, redis_server.url, rate_limit_per_key=3,
+                               rate_limit_window=60))
+    async with asgi_client(app) as http:
+        ha = {"Authorization": f"Bearer {a.admin_key.secret}"}
+        seen = []
+        for _ in range(3):
+            r = await http.get("/v1/webhooks", headers=ha)
+            assert r.status_code == 404, r.text  # served: no webhook configured yet
+            assert r.headers["ratelimit-policy"] == '"key";q=3;w=60'
+            seen.append(r.headers["ratelimit"])
+        assert [re.match(r'"key";r=(\d+);t=\d+$', s).group(1) for s in seen] == ["2", "1", "0"]
+
+        r = await http.get("/v1/webhooks", headers=ha)
+        assert r.status_code == 429
+        assert r.headers["content-type"] == "application/problem+json"
+        assert r.json()["code"] == "rate_limited"
+        retry_after = int(r.headers["retry-after"])
+        assert 1 <= retry_after <= 20  # one emission interval: 60 s / 3
+        assert r.headers["ratelimit-policy"] == '"key";q=3;w=60'
+        m = re.match(r'"key";r=0;t=(\d+)$', r.headers["ratelimit"])
+        assert m and 40 <= int(m.group(1)) <= 60
+
+        # Another key has its own budget.
+        r = await http.get("/v1/webhooks",
+                           headers={"Authorization": f"Bearer {b.admin_key.secret}"})
+        assert r.status_code == 404
+        assert r.headers["ratelimit"].startswith('"key";r=2;')
+
+        # Health and metrics are not limited.
+        r = await http.get("/health/live")
+        assert "ratelimit" not in r.headers
+        metrics = (await http.get("/metrics")).text
+        assert "helpdesk_rate_limited_total 1.0" in metrics
+        assert 'route="unmatched",status="429"} 1.0' in metrics
+
+
+async def test_requests_without_a_key_are_limited_per_address(
+    db: Db, redis_server: RedisServer
+) -> None:
+    app = create_app(_settings(db, redis_server.url, rate_limit_per_address=2))
+    async with asgi_client(app, client=("10.0.0.1", 5000)) as one, \
+            asgi_client(app, client=("10.0.0.2", 5000)) as two:
+        assert [(await one.get("/v1/webhooks")).status_code for _ in range(3)] == [401, 401, 429]
+        r = await two.get("/v1/webhooks")
+        assert r.status_code == 401
+        assert r.headers["ratelimit-policy"] == '"address";q=2;w=60'
+
+
+async def test_without_redis_url_nothing_is_limited_and_ready_says_dormant(
+    db: Db, make_tenant
+) -> None:
+    t = await make_tenant("A")
+    app = create_app(_settings(db, None, rate_limit_per_key=1))
+    async with asgi_client(app) as http:
+        h = {"Authorization": f"Bearer {t.admin_key.secret}"}
+        for _ in range(3):
+            r = await http.get("/v1/webhooks", headers=h)
+            assert r.status_code == 404
+            assert "ratelimit" not in r.headers
+        r = await http.get("/health/ready")
+        assert r.status_code == 200
+        assert r.json()["checks"]["redis"]["status"] == "dormant"
+        assert r.headers["x-request-id"]

@@ -1,0 +1,64 @@
+"""The client helper: refetch on a gap, resume after a dropped connection."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+import pytest
+
+from api.stream_client import StreamClient, StreamRefused
+from tests.e2e.ws_support import FIRST, append_notes, revoke_key, serve, ws_settings
+
+
+class Collector:
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+        self.gaps: list[tuple[str, int]] = []
+        self._changed = asyncio.Event()
+
+    async def on_event(self, room: str, message: dict[str, Any]) -> None:
+        self.events.append(message)
+        self._changed.set()
+
+    async def on_gap(self, room: str, head_seq: int) -> None:
+        self.gaps.append((room, head_seq))
+
+    async def until(self, count: int, timeout: float = 10) -> None:
+        async with asyncio.timeout(timeout):
+            while len(self.events) < count:
+                self._changed.clear()
+                await self._changed.wait()
+
+
+async def test_gap_calls_refetch_then_resumes_from_head(db, make_tenant, store) -> None:
+    t = await make_tenant("Acme")
+    ticket = uuid.uuid4()
+    await append_notes(store, t.tenant_id, ticket, 9, per_tx=9)
+    got = Collector()
+    async with serve(ws_settings(db.runtime_url, ws_replay_window=3)) as srv:
+        client = StreamClient(srv.url, t.admin_key.secret, rooms={"tenant": 0},
+                              on_event=got.on_event, on_gap=got.on_gap, header_auth=False)
+        runner = asyncio.create_task(client.run())
+        await client.wait_subscribed("tenant")
+        assert got.gaps == [("tenant", FIRST + 10)] and got.events == []
+        live = await append_notes(store, t.tenant_id, ticket, 2)
+        await got.until(2)
+        assert [m["seq"] for m in got.events] == live == [FIRST + 11, FIRST + 12]
+
+        # A dropped connection: the client resubscribes from seq 12 and misses nothing.
+        await client.drop_connection()
+        missed = await append_notes(store, t.tenant_id, ticket, 3)
+        await got.until(5)
+        await client.wait_subscribed("tenant")
+        more = await append_notes(store, t.tenant_id, ticket, 1)
+        await got.until(6)
+        assert [m["seq"] for m in got.events] == live + missed + more
+        assert client.connects == 2 and client.gaps == 1
+
+        await revoke_key(db.admin_url, t.tenant_id, t.admin_key.id)
+        await client.drop_connection()
+        with pytest.raises(StreamRefused) as refused:
+            await asyncio.wait_for(runner, 10)
+        assert refused.value.code == 4401

@@ -1,0 +1,285 @@
+"""The WebSocket feed over a real socket: auth, rooms, replay, gaps, isolation, revocation."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import orjson
+import pytest
+import websockets
+from websockets.exceptions import ConnectionClosed
+
+from api.keys import insert_key
+from eventstore.pool import connect
+from eventstore.store import EventStore, arm
+from eventstore.types import StoreActor
+from tests.e2e.ws_support import (
+    FIRST,
+    append_notes,
+    connect_ws,
+    recv,
+    recv_events,
+    recv_until,
+    revoke_key,
+    send,
+    serve,
+    ws_settings,
+)
+
+
+async def closed_with(ws: websockets.ClientConnection, timeout: float = 10.0) -> tuple[int, str]:
+    try:
+        while True:
+            await asyncio.wait_for(ws.recv(), timeout)
+    except ConnectionClosed as exc:
+        assert exc.rcvd is not None
+        return exc.rcvd.code, exc.rcvd.reason
+
+
+async def issue_key(owner_dsn: str, tenant: uuid.UUID, role: str) -> str:
+    conn = await connect(owner_dsn)
+    try:
+        async with conn.transaction():
+            await conn.execute("SET LOCAL ROLE helpdesk_owner")
+            await arm(conn, tenant, StoreActor("operator", "test"))  # type: ignore[arg-type]
+            key = await insert_key(conn, tenant, name=f"{role} key", role=role)  # type: ignore[arg-type]
+    finally:
+        await conn.close()
+    return key.secret
+
+
+async def test_auth_by_header_or_first_message_and_refusals(db, make_tenant) -> None:
+    t = await make_tenant("Acme")
+    intake = await issue_key(db.admin_url, t.tenant_id, "intake")
+    async with serve(ws_settings(db.runtime_url)) as srv:
+        ws = await connect_ws(srv.url, t.admin_key.secret)
+        await send(ws, op="ping", id=7)
+        assert await recv(ws) == {"type": "pong", "id": 7}
+        await ws.close()
+
+        async with websockets.connect(srv.url) as ws:
+            await send(ws, op="auth", token=t.admin_key.secret)
+            hello = await recv(ws)
+            assert hello["type"] == "authenticated"
+            assert hello["tenant_id"] == str(t.tenant_id) and hello["role"] == "admin"
+
+        async with websockets.connect(srv.url) as ws:
+            await send(ws, op="subscribe", room="tenant")
+            assert (await closed_with(ws))[0] == 4400
+
+        async with websockets.connect(srv.url) as ws:
+            await ws.send("not json")
+            assert (await closed_with(ws))[0] == 4400
+
+        async with websockets.connect(srv.url) as ws:
+            await send(ws, op="auth", token="hd_nope")
+            assert (await closed_with(ws))[0] == 4401
+
+        async with websockets.connect(
+                srv.url, additional_headers={"Authorization": "Bearer hd_wrong"}) as ws:
+            assert (await closed_with(ws))[0] == 4401
+
+        async with websockets.connect(
+                srv.url, additional_headers={"Authorization": f"Bearer {intake}"}) as ws:
+            code, reason = await closed_with(ws)
+            assert code == 4403 and "intake" in reason
+
+
+async def test_malformed_ops_get_errors_and_the_connection_lives_on(db, make_tenant) -> None:
+    t = await make_tenant("Acme")
+    async with serve(ws_settings(db.runtime_url)) as srv:
+        ws = await connect_ws(srv.url, t.admin_key.secret)
+        bad: list[tuple[object, str]] = [
+            ("{nope", "bad_message"),
+            ("[1, 2]", "bad_message"),
+            ({"op": "dance"}, "unknown_op"),
+            ({"no": "op"}, "unknown_op"),
+            ({"op": "subscribe", "room": "everything"}, "bad_room"),
+            ({"op": "subscribe", "room": "ticket:not-a-uuid"}, "bad_room"),
+            ({"op": "subscribe", "room": "tenant", "after_seq": -1}, "bad_after_seq"),
+            ({"op": "subscribe", "room": "tenant", "after_seq": "3"}, "bad_after_seq"),
+            ({"op": "subscribe", "room": "tenant", "after_seq": True}, "bad_after_seq"),
+            ({"op": "unsubscribe", "room": "tenant"}, "not_subscribed"),
+            ({"op": "auth", "token": "x"}, "already_authenticated"),
+        ]
+        for payload, code in bad:
+            await ws.send(payload if isinstance(payload, str) else orjson.dumps(payload).decode())
+            reply = await recv(ws)
+            assert reply["type"] == "error" and reply["code"] == code, (payload, reply)
+        await ws.send(b"\x00binary")
+        assert (await recv(ws))["code"] == "bad_message"
+        await send(ws, op="subscribe", room="tenant")
+        assert (await recv(ws))["type"] == "subscribed"
+        await send(ws, op="subscribe", room="tenant")
+        assert (await recv(ws))["code"] == "already_subscribed"
+        await send(ws, op="unsubscribe", room="tenant")
+        assert await recv(ws) == {"type": "unsubscribed", "room": "tenant"}
+        await send(ws, op="ping")
+        assert await recv(ws) == {"type": "pong"}
+        await ws.close()
+
+
+async def test_heartbeats_are_sent(db, make_tenant) -> None:
+    t = await make_tenant("Acme")
+    async with serve(ws_settings(db.runtime_url, ws_heartbeat_seconds=0.05)) as srv:
+        ws = await connect_ws(srv.url, t.admin_key.secret)
+        message = await recv(ws, timeout=5, skip_heartbeats=False)
+        assert message == {"type": "heartbeat"}
+        await ws.close()
+
+
+async def test_resume_after_disconnect_replays_exactly_the_missed_events_then_live(
+        db, make_tenant, store) -> None:
+    t = await make_tenant("Acme")
+    ticket = uuid.uuid4()
+    async with serve(ws_settings(db.runtime_url)) as srv:
+        ws = await connect_ws(srv.url, t.admin_key.secret)
+        await send(ws, op="subscribe", room="tenant", after_seq=FIRST)
+        assert (await recv(ws)) == {"type": "subscribed", "room": "tenant",
+                                    "head_seq": FIRST, "replayed": 0}
+        seqs = await append_notes(store, t.tenant_id, ticket, 4)
+        live = await recv_events(ws, 5)
+        assert [m["seq"] for m in live] == seqs == [FIRST + n for n in range(1, 6)]
+        first = live[0]
+        assert first["room"] == "tenant"
+        assert first["event"]["type"] == "TicketOpened"
+        assert first["event"]["stream_id"] == str(ticket)
+        assert first["event"]["version"] == 1
+        assert first["event"]["actor"] == {"kind": "system", "id": "ws-test"}
+        assert first["event"]["data"]["subject"] == "Printer on fire"
+        assert first["event"]["recorded_at"].endswith("Z")
+        k = live[-1]["seq"]
+        await ws.close()
+
+        missed = await append_notes(store, t.tenant_id, ticket, 6, per_tx=2)
+        ws = await connect_ws(srv.url, t.admin_key.secret)
+        await send(ws, op="subscribe", room="tenant", after_seq=k)
+        replay = await recv_until(ws, "subscribed")
+        assert [m["seq"] for m in replay[:-1]] == missed
+        assert replay[-1] == {"type": "subscribed", "room": "tenant", "head_seq": missed[-1],
+                              "replayed": len(missed)}
+        more = await append_notes(store, t.tenant_id, ticket, 3)
+        assert [m["seq"] for m in await recv_events(ws, 3)] == more
+        await ws.close()
+
+    # A new process: nothing in memory, the replay comes from the event store.
+    async with serve(ws_settings(db.runtime_url)) as srv:
+        ws = await connect_ws(srv.url, t.admin_key.secret)
+        await send(ws, op="subscribe", room="tenant", after_seq=k)
+        replay = await recv_until(ws, "subscribed")
+        assert [m["seq"] for m in replay[:-1]] == missed + more
+        assert replay[-1]["replayed"] == len(missed + more)
+        after = await append_notes(store, t.tenant_id, ticket, 2)
+        assert [m["seq"] for m in await recv_events(ws, 2)] == after
+        with pytest.raises(TimeoutError):
+            await recv(ws, timeout=0.3)
+        await ws.close()
+
+
+async def test_resume_older_than_the_window_gets_a_gap(db, make_tenant, store) -> None:
+    t = await make_tenant("Acme")
+    ticket = uuid.uuid4()
+    await append_notes(store, t.tenant_id, ticket, 11, per_tx=12)
+    async with serve(ws_settings(db.runtime_url, ws_replay_window=5)) as srv:
+        ws = await connect_ws(srv.url, t.admin_key.secret)
+        head = FIRST + 12
+        await send(ws, op="subscribe", room="tenant", after_seq=head - 6)
+        assert await recv(ws) == {"type": "gap", "room": "tenant", "head_seq": head}
+        await send(ws, op="subscribe", room="tenant", after_seq=head - 5)
+        replay = await recv_until(ws, "subscribed")
+        assert [m["seq"] for m in replay[:-1]] == list(range(head - 4, head + 1))
+        await send(ws, op="subscribe", room=f"ticket:{ticket}", after_seq=99)
+        assert await recv(ws) == {"type": "gap", "room": f"ticket:{ticket}", "head_seq": head}
+        await ws.close()
+
+
+async def test_tenants_are_isolated_and_ticket_rooms_filter(db, make_tenant, store) -> None:
+    a, b = await make_tenant("A"), await make_tenant("B")
+    ticket_a1, ticket_a2, ticket_b = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    async with serve(ws_settings(db.runtime_url)) as srv:
+        ws_a = await connect_ws(srv.url, a.admin_key.secret)
+        ws_ticket = await connect_ws(srv.url, a.admin_key.secret)
+        await send(ws_a, op="subscribe", room="tenant", after_seq=FIRST)
+        await send(ws_ticket, op="subscribe", room=f"ticket:{ticket_a2}", after_seq=0)
+        assert (await recv(ws_a))["type"] == "subscribed"
+        assert (await recv(ws_ticket))["type"] == "subscribed"
+        # B's events come first and in bulk: none may reach A's sockets.
+        await append_notes(store, b.tenant_id, ticket_b, 5)
+        a1 = await append_notes(store, a.tenant_id, ticket_a1, 2)
+        a2 = await append_notes(store, a.tenant_id, ticket_a2, 2)
+        await append_notes(store, b.tenant_id, ticket_b, 3)
+        got = await recv_events(ws_a, len(a1 + a2))
+        assert [m["seq"] for m in got] == a1 + a2 == [FIRST + n for n in range(1, 7)]
+        assert {m["event"]["stream_id"] for m in got} == {str(ticket_a1), str(ticket_a2)}
+        ticket_only = await recv_events(ws_ticket, len(a2))
+        assert [m["seq"] for m in ticket_only] == a2
+        assert all(m["room"] == f"ticket:{ticket_a2}" for m in ticket_only)
+        assert all(m["event"]["stream_id"] == str(ticket_a2) for m in ticket_only)
+        # Replay of a ticket room filters too, and A's room asks for nothing of B's.
+        await send(ws_ticket, op="subscribe", room=f"ticket:{ticket_a1}", after_seq=0)
+        replay = await recv_until(ws_ticket, "subscribed")
+        assert [m["seq"] for m in replay[:-1]] == a1
+        for ws in (ws_a, ws_ticket):
+            with pytest.raises(TimeoutError):
+                await recv(ws, timeout=0.3)
+            await ws.close()
+
+
+async def test_a_revoked_key_is_disconnected(db, make_tenant, store) -> None:
+    t = await make_tenant("Acme")
+    async with serve(ws_settings(db.runtime_url, ws_auth_recheck_seconds=0.05)) as srv:
+        ws = await connect_ws(srv.url, t.admin_key.secret)
+        await send(ws, op="subscribe", room="tenant")
+        assert (await recv(ws))["type"] == "subscribed"
+        await send(ws, op="ping")
+        assert (await recv(ws))["type"] == "pong"
+        await revoke_key(db.admin_url, t.tenant_id, t.admin_key.id)
+        code, reason = await closed_with(ws, timeout=5)
+        assert (code, reason) == (4401, "api key revoked")
+        assert srv.hub.stats()["connections"] == 0
+        async with websockets.connect(
+                srv.url, additional_headers={"Authorization": f"Bearer {t.admin_key.secret}"}
+        ) as again:
+            assert (await closed_with(again))[0] == 4401
+
+
+async def test_the_listener_reconnects_and_catches_up(db, make_tenant, store) -> None:
+    t = await make_tenant("Acme")
+    ticket = uuid.uuid4()
+    async with serve(ws_settings(db.runtime_url)) as srv:
+        ws = await connect_ws(srv.url, t.admin_key.secret)
+        await send(ws, op="subscribe", room="tenant", after_seq=FIRST)
+        assert (await recv(ws))["type"] == "subscribed"
+        listener = srv.hub.listener
+        assert listener is not None and listener.connects == 1
+        admin = await connect(db.admin_url)
+        try:
+            killed = await admin.fetchval(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND query LIKE 'LISTEN%'")
+        finally:
+            await admin.close()
+        assert killed == 1
+        # Appended while no one listens: the reconnect must catch these up.
+        seqs = await append_notes(store, t.tenant_id, ticket, 3)
+        got = await recv_events(ws, len(seqs))
+        assert [m["seq"] for m in got] == seqs
+        assert listener.connects == 2
+        more = await append_notes(store, t.tenant_id, ticket, 1)
+        assert [m["seq"] for m in await recv_events(ws, 1)] == more
+        await ws.close()
+
+
+async def test_events_without_a_notification_arrive_by_polling(db, make_tenant, pool) -> None:
+    """A writer that died between commit and notify: the poll still delivers."""
+    t = await make_tenant("Acme")
+    silent = EventStore(pool)
+    silent.notifier.committed = lambda tenant_id, seq: None  # type: ignore[method-assign]
+    async with serve(ws_settings(db.runtime_url, ws_poll_seconds=0.1)) as srv:
+        ws = await connect_ws(srv.url, t.admin_key.secret)
+        await send(ws, op="subscribe", room="tenant", after_seq=FIRST)
+        assert (await recv(ws))["type"] == "subscribed"
+        seqs = await append_notes(silent, t.tenant_id, uuid.uuid4(), 2)
+        assert [m["seq"] for m in await recv_events(ws, len(seqs), timeout=5)] == seqs
+        await ws.close()

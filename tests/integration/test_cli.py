@@ -1,0 +1,88 @@
+"""The operator command line, run as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import asyncpg
+
+from api.auth import lookup_key
+from eventstore.pool import create_pool
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def helpdesk(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "api.cli", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60, check=False)
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DATABASE_URL", "MIGRATION_DATABASE_URL")}
+    env.update(extra)
+    return env
+
+
+async def test_tenants_create_prints_a_working_admin_key(db):
+    env = _env(MIGRATION_DATABASE_URL=db.admin_url, DATABASE_URL=db.runtime_url)
+    out = helpdesk("tenants", "create", "Acme Support", "--json", env=env)
+    assert out.returncode == 0, out.stderr
+    created = json.loads(out.stdout)
+    assert set(created) == {"tenant_id", "api_key"}
+    pool = await create_pool(db.runtime_url)
+    try:
+        principal = await lookup_key(pool, created["api_key"])
+    finally:
+        await pool.close()
+    assert principal is not None
+    assert str(principal.tenant_id) == created["tenant_id"] and principal.role == "admin"
+
+    human = helpdesk("tenants", "create", "Other", env=env)
+    assert human.returncode == 0 and "admin API key: hd_" in human.stdout
+
+
+async def test_migrate_is_a_no_op_on_a_migrated_database(db):
+    env = _env(MIGRATION_DATABASE_URL=db.admin_url, DATABASE_URL=db.runtime_url)
+    out = helpdesk("migrate", env=env)
+    assert out.returncode == 0, out.stderr
+    assert "up to date" in out.stderr
+
+
+def test_migrate_without_url_explains_itself():
+    out = helpdesk("migrate", env=_env())
+    assert out.returncode == 2
+    assert "MIGRATION_DATABASE_URL is not set" in out.stderr
+
+
+async def test_worker_refuses_a_superuser(db):
+    out = helpdesk("worker", env=_env(DATABASE_URL=db.admin_url))
+    assert out.returncode == 2
+    assert "refusing to run as role" in out.stderr and "superuser" in out.stderr
+
+
+def test_every_command_has_help():
+    for args in (["--help"], ["serve", "--help"], ["worker", "--help"], ["migrate", "--help"],
+                 ["tenants", "create", "--help"]):
+        out = helpdesk(*args, env=_env())
+        assert out.returncode == 0 and "usage: helpdesk" in out.stdout
+
+
+async def test_runtime_role_cannot_create_tenants(db):
+    conn = await asyncpg.connect(db.runtime_url)
+    try:
+        async with conn.transaction():
+            await conn.execute("SELECT set_config('app.tenant_id', gen_random_uuid()::text, true)")
+            try:
+                await conn.execute("INSERT INTO tenants (id, name) VALUES "
+                                   "(current_setting('app.tenant_id')::uuid, 'x')")
+            except asyncpg.InsufficientPrivilegeError:
+                pass
+            else:
+                raise AssertionError("the runtime role created a tenant")
+    finally:
+        await conn.close()

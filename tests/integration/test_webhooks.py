@@ -1,0 +1,206 @@
+"""Outbound webhooks end to end: configured over HTTP, matched in the write path's
+transaction, delivered by the scheduler to a real receiver, signed, retried, dead."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
+
+import asyncpg
+import orjson
+
+from api.app import create_app
+from api.bootstrap import Services, build_services
+from api.metrics import Metrics, instrument_jobs
+from api.settings import Settings
+from domain.clock import ManualClock
+from domain.ids import TenantId
+from eventstore.types import NewEvent, RecordedEvent, StoreActor
+from scheduler import webhooks
+from scheduler.loop import LoopConfig, Scheduler
+from scheduler.registry import Registry
+from tests.e2e.conftest import asgi_client
+from tests.support.pg import TestDatabase as Db
+from tests.support.receiver import Receiver
+
+T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+SECRET = "whsec-0123456789abcdef"
+ACTOR = StoreActor("api_key", "test")
+
+
+async def until(check: Callable[[], Awaitable[bool]], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not await check():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        await asyncio.sleep(0.02)
+
+
+@asynccontextmanager
+async def service(db: Db) -> AsyncIterator[Services]:
+    services = await build_services(Settings(database_url=db.runtime_url, db_pool_min=1,
+                                             db_pool_max=6))
+    try:
+        yield services
+    finally:
+        await services.close()
+
+
+async def configure(services: Services, secret: str, body: dict[str, object]) -> dict:
+    app = create_app(services.settings, services=services)
+    async with asgi_client(app) as http:
+        r = await http.put("/v1/webhooks", json=body,
+                           headers={"Authorization": f"Bearer {secret}"})
+        assert r.status_code == 200, r.text
+        assert "secret" not in r.json()
+        got = await http.get("/v1/webhooks", headers={"Authorization": f"Bearer {secret}"})
+        assert got.json() == r.json()
+        return r.json()
+
+
+async def write(services: Services, tenant: TenantId, types: list[str],
+                max_attempts: int = 8) -> tuple[list[RecordedEvent], int]:
+    """What a command does: append, and enqueue deliveries in the same transaction."""
+    async with services.store.session(tenant, ACTOR) as session:
+        events = await session.append(uuid.uuid4(), 0,
+                                      [NewEvent(t, {"n": i}) for i, t in enumerate(types)])
+        n = await webhooks.enqueue_for(session.conn, tenant, events,
+                                       max_attempts=max_attempts, now=T0)
+    return events, n
+
+
+def scheduler(services: Services, clock: ManualClock, metrics: Metrics | None = None
+              ) -> Scheduler:
+    registry = Registry()
+    webhooks.register(registry, timeout=2.0)
+    if metrics is not None:
+        instrument_jobs(registry, metrics)
+    return Scheduler(services.store, clock, registry,
+                     config=LoopConfig(concurrency=2, poll_interval=0.1,
+                                       retry_base_seconds=60, retry_cap_seconds=60))
+
+
+async def job_rows(db: Db) -> list[asyncpg.Record]:
+    conn = await asyncpg.connect(db.admin_url)
+    try:
+        return await conn.fetch("SELECT * FROM jobs WHERE kind = 'webhook.deliver' ORDER BY id")
+    finally:
+        await conn.close()
+
+
+async def test_each_matching_event_is_delivered_once_with_a_valid_signature(
+    db: Db, make_tenant
+) -> None:
+    t = await make_tenant("A")
+    with Receiver(204) as receiver:
+        async with service(db) as services:
+            out = await configure(services, t.admin_key.secret, {
+                "url": receiver.url, "secret": SECRET,
+                "event_types": ["TicketOpened", "StateChanged"]})
+            assert out["event_types"] == ["StateChanged", "TicketOpened"]
+            assert out["enabled"] is True and out["version"] == 1
+            async with services.store.session(t.tenant_id, readonly=True) as s:
+                configured = await s.read_stream(t.tenant_id)
+            # The tenant stream opens with the first admin key being issued.
+            assert [e.type for e in configured] == ["ApiKeyIssued", "WebhookConfigured"]
+            assert configured[-1].data["url"] == receiver.url
+
+            events, n = await write(services, t.tenant_id,
+                                    ["TicketOpened", "TagsChanged", "StateChanged"])
+            assert n == 2
+            clock = ManualClock(T0)
+            loop = scheduler(services, clock)
+            task = asyncio.create_task(loop.run())
+            try:
+                async def delivered() -> bool:
+                    rows = await job_rows(db)
+                    return len(rows) == 2 and all(r["status"] == "done" for r in rows)
+
+                await until(delivered)
+            finally:
+                await loop.stop()
+                await task
+
+    assert len(receiver.requests) == 2
+    by_type = {orjson.loads(r.body)["type"]: r for r in receiver.requests}
+    assert set(by_type) == {"TicketOpened", "StateChanged"}
+    for event in (events[0], events[2]):
+        req = by_type[event.type]
+        body = orjson.loads(req.body)
+        assert body["seq"] == event.seq and body["data"] == event.data
+        assert req.headers["webhook-id"] == f"{t.tenant_id}.{event.seq}"
+        assert webhooks.verify(SECRET, req.headers["webhook-timestamp"], req.body,
+                               req.headers["webhook-signature"])
+        assert not webhooks.verify("another-secret-000", req.headers["webhook-timestamp"],
+                                   req.body, req.headers["webhook-signature"])
+
+
+async def test_a_failing_receiver_gets_retries_and_then_a_dead_job(db: Db, make_tenant) -> None:
+    t = await make_tenant("A")
+    with Receiver(500) as receiver:
+        async with service(db) as services:
+            await configure(services, t.admin_key.secret, {
+                "url": receiver.url, "secret": SECRET, "event_types": ["*"]})
+            _, n = await write(services, t.tenant_id, ["TicketOpened"], max_attempts=3)
+            assert n == 1
+            clock = ManualClock(T0)
+            metrics = Metrics()
+            loop = scheduler(services, clock, metrics)
+            task = asyncio.create_task(loop.run())
+            try:
+                async def dead() -> bool:
+                    rows = await job_rows(db)
+                    if rows[0]["status"] == "dead":
+                        return True
+                    # Retries wait out their backoff on the injected clock.
+                    clock.advance(timedelta(minutes=2))
+                    loop.wake()
+                    return False
+
+                await until(dead)
+            finally:
+                await loop.stop()
+                await task
+    rows = await job_rows(db)
+    assert rows[0]["attempts"] == 3
+    assert "500" in rows[0]["last_error"]
+    assert len(receiver.requests) == 3
+    assert len({r.headers["webhook-id"] for r in receiver.requests}) == 1
+    text = metrics.render().decode()
+    assert 'helpdesk_job_claims_total{kind="webhook.deliver"} 3.0' in text
+    assert 'helpdesk_job_outcomes_total{kind="webhook.deliver",outcome="retry"} 2.0' in text
+    assert 'helpdesk_job_outcomes_total{kind="webhook.deliver",outcome="dead"} 1.0' in text
+
+
+async def test_without_a_webhook_nothing_is_enqueued(db: Db, make_tenant) -> None:
+    t = await make_tenant("A")
+    async with service(db) as services:
+        _, n = await write(services, t.tenant_id, ["TicketOpened", "StateChanged"])
+        assert n == 0
+        await configure(services, t.admin_key.secret, {
+            "url": "http://127.0.0.1:9/none", "secret": SECRET,
+            "event_types": ["TicketOpened"], "enabled": False})
+        _, n = await write(services, t.tenant_id, ["TicketOpened"])
+        assert n == 0
+    assert await job_rows(db) == []
+
+
+async def test_webhook_input_is_checked(db: Db, make_tenant) -> None:
+    t = await make_tenant("A")
+    async with service(db) as services:
+        app = create_app(services.settings, services=services)
+        h = {"Authorization": f"Bearer {t.admin_key.secret}"}
+        async with asgi_client(app) as http:
+            r = await http.put("/v1/webhooks", headers=h, json={
+                "url": "http://127.0.0.1/x", "event_types": ["TicketOpened"]})
+            assert r.status_code == 422 and r.json()["code"] == "validation_failed"
+            r = await http.put("/v1/webhooks", headers=h, json={
+                "url": "ftp://x", "secret": SECRET, "event_types": ["Nope"]})
+            assert r.status_code == 422
+            assert {tuple(e["loc"]) for e in r.json()["errors"]} == {
+                ("body", "url"), ("body", "event_types")}
+            r = await http.get("/v1/webhooks", headers=h)
+            assert r.status_code == 404 and r.json()["code"] == "webhook_not_configured"

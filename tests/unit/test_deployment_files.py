@@ -1,0 +1,103 @@
+"""docker-compose.yml and the Dockerfile, checked against the code (no Docker here)."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import yaml
+
+from api.cli import build_parser
+from api.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+SERVICES = COMPOSE["services"]
+SETTINGS_ENV = {name.upper() for name in Settings.model_fields}
+IMAGE_ENV = {"POSTGRES_DB", "POSTGRES_USER", "POSTGRES_PASSWORD"}
+
+
+def _env(service: dict) -> dict[str, str]:
+    env = service.get("environment") or {}
+    if isinstance(env, list):
+        env = dict(item.split("=", 1) for item in env)
+    return {k: str(v) for k, v in env.items()}
+
+
+def test_the_stack_has_every_part():
+    assert {"postgres", "redis", "migrate", "api", "worker"} <= set(SERVICES)
+
+
+def test_every_variable_set_is_one_the_settings_read():
+    for name, service in SERVICES.items():
+        if "build" not in service:
+            assert set(_env(service)) <= IMAGE_ENV, name
+            continue
+        unknown = set(_env(service)) - SETTINGS_ENV
+        assert not unknown, f"{name} sets variables nothing reads: {unknown}"
+
+
+def test_depends_on_names_existing_services_with_real_conditions():
+    for name, service in SERVICES.items():
+        for dep, cond in (service.get("depends_on") or {}).items():
+            assert dep in SERVICES, f"{name} depends on unknown {dep}"
+            assert cond["condition"] in ("service_healthy", "service_completed_successfully")
+            if cond["condition"] == "service_healthy":
+                assert "healthcheck" in SERVICES[dep], f"{dep} has no healthcheck"
+
+
+def test_long_running_services_have_health_checks():
+    for name in ("postgres", "redis", "api", "worker"):
+        assert "healthcheck" in SERVICES[name], name
+
+
+def test_commands_are_real_cli_commands():
+    parser = build_parser()
+    for name in ("migrate", "api", "worker"):
+        cmd = SERVICES[name]["command"]
+        assert cmd[0] == "helpdesk"
+        parser.parse_args(cmd[1:])  # exits (fails the test) on an unknown command
+
+
+def test_api_port_matches_the_published_port_and_healthcheck():
+    api = SERVICES["api"]
+    args = build_parser().parse_args(api["command"][1:])
+    published = [p.split(":") for p in api["ports"]]
+    assert [int(container) for _, container in published] == [args.port]
+    probe = " ".join(api["healthcheck"]["test"])
+    assert f":{args.port}/health/ready" in probe
+
+
+def test_runtime_role_is_not_the_owner_and_migrate_provisions_it():
+    owner = urlsplit(_env(SERVICES["migrate"])["MIGRATION_DATABASE_URL"])
+    provisioned = urlsplit(_env(SERVICES["migrate"])["DATABASE_URL"])
+    pg = _env(SERVICES["postgres"])
+    assert owner.username == pg["POSTGRES_USER"] and owner.password == pg["POSTGRES_PASSWORD"]
+    for name in ("api", "worker"):
+        runtime = urlsplit(_env(SERVICES[name])["DATABASE_URL"])
+        assert runtime.username != owner.username
+        assert (runtime.username, runtime.password) == (provisioned.username,
+                                                        provisioned.password)
+        assert runtime.hostname == "postgres" and runtime.path == f"/{pg['POSTGRES_DB']}"
+        assert urlsplit(_env(SERVICES[name])["REDIS_URL"]).hostname == "redis"
+
+
+def test_dockerfile_is_slim_non_root_with_a_dependency_layer():
+    text = (ROOT / "Dockerfile").read_text()
+    assert re.search(r"^FROM python:3\.1[1-9]-slim", text, re.M)
+    user = re.findall(r"^USER (\S+)", text, re.M)
+    assert user and user[-1] not in ("root", "0")
+    deps = text.index("COPY pyproject.toml constraints.txt")
+    assert deps < text.index("COPY api ")
+    for package in ("domain", "eventstore", "projections", "scheduler", "api", "migrations"):
+        assert f"COPY {package} ./{package}" in text
+    cmd = re.findall(r"^CMD (.+)$", text, re.M)[-1]
+    assert shlex.split(cmd.strip("[]").replace(",", " "))[0].strip('"') == "helpdesk"
+
+
+def test_readme_documents_every_setting():
+    readme = (ROOT / "README.md").read_text()
+    missing = [name for name in SETTINGS_ENV if f"`{name}`" not in readme]
+    assert not missing, f"settings missing from the README table: {missing}"
