@@ -15,7 +15,7 @@ from datetime import timedelta
 from api.bootstrap import Services
 from api.health import CheckResult
 from api.metrics import Metrics, instrument_jobs
-from scheduler import purge, sla_check, sweep, webhooks
+from scheduler import idempotency, purge, sla_check, sweep, tenant_seed, webhooks
 from scheduler.loop import LoopConfig, Scheduler
 from scheduler.registry import Registry
 
@@ -36,6 +36,8 @@ def build_registry(services: Services, extra: list[Registrar] | None = None) -> 
     webhooks.register(registry, timeout=s.webhook_timeout)
     sla_check.register(registry)
     sweep.register(registry)
+    idempotency.register(registry)
+    tenant_seed.register(registry)
     for registrar in extra or []:
         registrar(registry, services)
     metrics = services.extras.get("metrics")

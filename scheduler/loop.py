@@ -140,7 +140,7 @@ class Scheduler:
     async def _seed_periodic(self) -> None:
         now = self.clock.now()
         for p in self.registry.periods.values():
-            if p.seed:
+            if not p.per_tenant:
                 await self.queue.ensure(None, p.kind, p.dedupe_key, now)
         self._seeded = True
 

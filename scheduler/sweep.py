@@ -1,12 +1,10 @@
 """``tickets.sweep``: pending tickets nobody touched become solved, old solved ones closed.
 
 One job per tenant, periodic (it re-schedules itself under its dedupe key after each
-run). A global ``tickets.sweep.seed`` job, itself periodic, makes sure every tenant
-has one, so a new tenant is swept within a seed period without anyone remembering to
-schedule it. Windows come from the tenant's settings (``sweep``: ``pending_days``,
-``solved_days``). Each ticket moves in its own transaction through the write path,
-with actor ``system``; the staleness is re-checked under the ticket's row lock, so a
-ticket touched meanwhile is left alone.
+run), seeded for every tenant by ``jobs.seed_tenants``. Windows come from the
+tenant's settings (``sweep``: ``pending_days``, ``solved_days``). Each ticket moves
+in its own transaction through the write path, with actor ``system``; the staleness
+is re-checked under the ticket's row lock, so a ticket touched meanwhile is left alone.
 """
 
 from __future__ import annotations
@@ -26,11 +24,10 @@ from projections.inline import load_ticket
 from projections.settings import load_settings
 from scheduler.commands import execute
 from scheduler.jobs import Q
-from scheduler.queue import Job, worker_transaction
+from scheduler.queue import Job
 from scheduler.registry import JobContext, Registry
 
 KIND = "tickets.sweep"
-SEED_KIND = "tickets.sweep.seed"
 SWEEPER = Actor(kind=ActorKind.SYSTEM, id="sweep")
 BATCH = 200
 
@@ -85,16 +82,6 @@ async def handle_sweep(ctx: JobContext, job: Job) -> None:
         log.info("swept tenant %s: %s", job.tenant_id, counts)
 
 
-async def handle_seed(ctx: JobContext, _job: Job) -> None:
-    """Give every tenant a live ``tickets.sweep`` job (existing ones are not moved)."""
-    now = ctx.clock.now()
-    async with worker_transaction(ctx.pool) as conn:
-        tenants = [r["id"] for r in await conn.fetch(Q["tenant_ids"])]
-        for tenant_id in tenants:
-            await conn.execute(Q["ensure"], tenant_id, KIND, KIND, {}, now, 10)
-
-
 def register(registry: Registry, every: timedelta = timedelta(hours=1)) -> None:
-    """Add ``tickets.sweep`` (per tenant) and its seeder to ``registry``."""
-    registry.periodic(KIND, every, handle_sweep, seed=False)
-    registry.periodic(SEED_KIND, every, handle_seed)
+    """Add the per-tenant periodic ``tickets.sweep`` to ``registry``."""
+    registry.periodic(KIND, every, handle_sweep, per_tenant=True)

@@ -28,7 +28,7 @@ from domain.ids import MessageId, TicketId
 from eventstore.pool import create_pool
 from eventstore.store import EventStore
 from eventstore.types import StoreActor
-from scheduler import sla_check, sweep
+from scheduler import sla_check, sweep, tenant_seed
 from scheduler.commands import execute, sla_job_key
 from scheduler.loop import LoopConfig, Scheduler
 from scheduler.registry import Registry
@@ -43,6 +43,7 @@ def registry() -> Registry:
     r = Registry()
     sla_check.register(r)
     sweep.register(r)
+    tenant_seed.register(r)
     return r
 
 
@@ -264,3 +265,38 @@ async def test_sweep_solves_stale_pending_closes_stale_solved_and_leaves_the_res
         [(tenant, "done"), (tenant, "ready"), (other, "done"), (other, "ready")])
     assert {r["run_at"] for r in sweeps if r["status"] == "ready"} == {
         clock.now() + timedelta(hours=1)}
+
+
+async def test_seeder_gives_each_tenant_its_periodic_jobs_and_idempotency_purge_runs(
+        store, admin, make_tenant):
+    from scheduler import idempotency
+
+    a, b = (await make_tenant("A")).tenant_id, (await make_tenant("B")).tenant_id
+    for tenant in (a, b):
+        for key, ttl in (("old", "-1 hour"), ("new", "1 hour")):
+            await admin.execute(
+                "INSERT INTO idempotency_keys (tenant_id, api_key_id, route, key, fingerprint,"
+                " response_status, response_body, expires_at)"
+                " VALUES ($1, $1, 'POST /v1/tickets', $2, '\\x00', 201, '{}',"
+                " now() + $3::text::interval)", tenant, key, ttl)
+    r = registry()
+    idempotency.register(r)
+    clock = ManualClock(T0)
+    loop = Scheduler(store, clock, r, config=LoopConfig(poll_interval=0.2))
+    task = asyncio.create_task(loop.run())
+    try:
+        deadline = time.monotonic() + 30
+        while await admin.fetchval("SELECT count(*) FROM jobs WHERE status = 'done' "
+                                   "AND kind IN ('idempotency.purge', 'tickets.sweep')") < 4:
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.02)
+    finally:
+        await loop.stop()
+        await task
+    assert sorted(r["key"] for r in await admin.fetch("SELECT key FROM idempotency_keys")) == \
+        ["new", "new"]
+    live = await admin.fetch("SELECT tenant_id, kind, run_at FROM jobs WHERE status = 'ready'")
+    per_tenant = sorted((r["tenant_id"], r["kind"]) for r in live if r["tenant_id"])
+    assert per_tenant == sorted((t, k) for t in (a, b)
+                                for k in ("idempotency.purge", "tickets.sweep"))
+    assert {r["kind"] for r in live if r["tenant_id"] is None} == {"jobs.seed_tenants"}
