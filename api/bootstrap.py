@@ -15,10 +15,13 @@ import asyncpg
 
 from api.settings import Settings
 from domain.clock import Clock, SystemClock
+from domain.ids import TenantId
 from eventstore.errors import StoreUnavailable
 from eventstore.pool import create_pool
 from eventstore.sqlfile import load_queries
 from eventstore.store import EventStore
+from eventstore.types import RecordedEvent
+from scheduler.webhooks import enqueue_for
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
 log = logging.getLogger("helpdesk")
@@ -81,5 +84,30 @@ async def build_services(settings: Settings, *, clock: Clock | None = None) -> S
     except BaseException:
         await pool.close()
         raise
-    return Services(settings=settings, pool=pool, store=EventStore(pool),
-                    clock=clock or SystemClock())
+    services = Services(settings=settings, pool=pool, store=EventStore(pool),
+                        clock=clock or SystemClock())
+    wire_append_observers(services)
+    return services
+
+
+def wire_append_observers(services: Services) -> None:
+    """What every append does inside its own transaction, whoever makes it.
+
+    Webhook deliveries are scheduled atomically with the events they announce (one
+    cheap read when the tenant has none), and appends are counted for /metrics.
+    """
+    settings = services.settings
+
+    async def webhooks(conn: asyncpg.Connection, tenant_id: TenantId,
+                       events: list[RecordedEvent]) -> None:
+        await enqueue_for(conn, tenant_id, events,
+                          max_attempts=settings.webhook_max_attempts,
+                          now=services.clock.now())
+
+    async def count(_conn: asyncpg.Connection, _tenant_id: TenantId,
+                    events: list[RecordedEvent]) -> None:
+        metrics = services.extras.get("metrics")
+        if metrics is not None:
+            metrics.appends.inc(len(events))
+
+    services.store.observers[:] = [webhooks, count]

@@ -15,7 +15,7 @@ from datetime import timedelta
 from api.bootstrap import Services
 from api.health import CheckResult
 from api.metrics import Metrics, instrument_jobs
-from scheduler import purge, webhooks
+from scheduler import idempotency, purge, sla_check, sweep, tenant_seed, webhooks
 from scheduler.loop import LoopConfig, Scheduler
 from scheduler.registry import Registry
 
@@ -34,6 +34,10 @@ def build_registry(services: Services, extra: list[Registrar] | None = None) -> 
         dead_retention=timedelta(days=s.jobs_dead_retention_days),
     ))
     webhooks.register(registry, timeout=s.webhook_timeout)
+    sla_check.register(registry)
+    sweep.register(registry)
+    idempotency.register(registry)
+    tenant_seed.register(registry)
     for registrar in extra or []:
         registrar(registry, services)
     metrics = services.extras.get("metrics")

@@ -8,7 +8,7 @@ tenant head row lock, which is held until commit.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -79,12 +79,17 @@ def translate(exc: BaseException) -> EventStoreError:
     return EventStoreError(str(exc))
 
 
+AppendObserver = Callable[[asyncpg.Connection, TenantId, list[RecordedEvent]], Awaitable[None]]
+
+
 class Session:
     """One transaction on one connection, armed for one tenant (and maybe an actor)."""
 
-    def __init__(self, conn: asyncpg.Connection, tenant_id: TenantId) -> None:
+    def __init__(self, conn: asyncpg.Connection, tenant_id: TenantId,
+                 observers: Sequence[AppendObserver] = ()) -> None:
         self.conn = conn
         self.tenant_id = tenant_id
+        self._observers = observers
         self.last_seq = 0  # highest seq this session appended, for the commit notice
 
     async def append(
@@ -104,6 +109,8 @@ class Session:
                                  expected_version, events)
         recorded = [record_from_row(r) for r in rows]
         self.last_seq = max(self.last_seq, recorded[-1].seq)
+        for observe in self._observers:
+            await observe(self.conn, self.tenant_id, recorded)
         return recorded
 
     async def stream_version(self, stream_id: UUID) -> int:
@@ -168,6 +175,10 @@ class EventStore:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
         self.notifier = CommitNotifier(pool)
+        # Called inside the appending transaction, after every session append: the
+        # composition root adds what must happen atomically with an event (webhook
+        # deliveries) or be counted. The store knows nothing of what they do.
+        self.observers: list[AppendObserver] = []
         self._batcher = TenantBatcher(self._append_alone, record_from_row)
 
     async def append(
@@ -218,7 +229,7 @@ class EventStore:
         try:
             async with self.pool.acquire() as conn, conn.transaction(readonly=readonly):
                 await arm(conn, tenant_id, actor)
-                session = Session(conn, tenant_id)
+                session = Session(conn, tenant_id, self.observers)
                 yield session
         except UNAVAILABLE as exc:
             raise StoreUnavailable(f"database unavailable: {exc}") from exc

@@ -119,16 +119,16 @@ class Scheduler:
                     if not self._seeded:
                         await self._seed_periodic()
                     claimed, free = await self._settle_and_claim()
+                    for job in claimed:
+                        self._start(job)
+                    idle = await self._idle_time(len(claimed), free)
                     self.heartbeat = time.monotonic()
                     failures = 0
                 except Exception as exc:  # Postgres down or a bad round: back off, retry
                     failures += 1
                     log.warning("scheduler round failed (%s): %s", type(exc).__name__, exc)
-                    await self._sleep(min(0.2 * 2**failures, self.config.poll_interval))
-                    continue
-                for job in claimed:
-                    self._start(job)
-                await self._sleep(await self._idle_time(len(claimed), free))
+                    idle = min(0.2 * 2**failures, self.config.poll_interval)
+                await self._sleep(idle)
         finally:
             await self._drain()
             renewer.cancel()
@@ -140,7 +140,8 @@ class Scheduler:
     async def _seed_periodic(self) -> None:
         now = self.clock.now()
         for p in self.registry.periods.values():
-            await self.queue.ensure(None, p.kind, p.dedupe_key, now)
+            if not p.per_tenant:
+                await self.queue.ensure(None, p.kind, p.dedupe_key, now)
         self._seeded = True
 
     async def _settle_and_claim(self) -> tuple[list[Job], int]:

@@ -20,6 +20,16 @@ DELETE FROM jobs
 -- (no arguments) Cross-tenant access to jobs for this transaction only.
 SELECT set_config('app.worker', 'on', true)
 
+-- name: arm_claimer --
+-- (no arguments) arm_worker, plus the planner pinned to the claim's index-ordered scan.
+-- A queue table goes from empty to many thousand rows within seconds, long before
+-- autovacuum analyzes it; on stale statistics the planner estimates a handful of rows
+-- and picks a bitmap scan plus sort of every due row, making each claim O(queue).
+-- Walking jobs_due in run_at order and stopping at LIMIT is right at any size.
+SELECT set_config('app.worker', 'on', true),
+       set_config('enable_sort', 'off', true),
+       set_config('enable_bitmapscan', 'off', true)
+
 -- name: claim --
 -- $1 now (the scheduler's clock), $2 limit, $3 lease seconds, $4 worker id
 -- One statement: lock due ready jobs and running jobs whose lease ran out (their
@@ -111,6 +121,28 @@ DELETE FROM jobs
                WHERE (status = 'done' AND updated_at < $1)
                   OR (status = 'dead' AND updated_at < $2)
                LIMIT $3)
+
+-- name: snooze --
+-- $1 job id, $2 worker id, $3 run_at
+-- A running job puts itself back to ready at a later time (its timer moved while it
+-- ran, when the write path could not move it). Runs in the handler's tenant session,
+-- so it commits with the handler's own re-check.
+UPDATE jobs
+   SET status = 'ready', run_at = $3, attempts = 0, locked_until = NULL,
+       locked_by = NULL, updated_at = now()
+ WHERE id = $1 AND locked_by = $2 AND status = 'running'
+
+-- name: stale_tickets --
+-- $1 tenant_id, $2 state, $3 untouched since, $4 limit
+SELECT id
+  FROM tickets
+ WHERE tenant_id = $1 AND state = $2 AND updated_at < $3
+ ORDER BY updated_at, id
+ LIMIT $4
+
+-- name: tenant_ids --
+-- (no arguments) Every tenant (worker context).
+SELECT id FROM tenants ORDER BY id
 
 -- name: webhook_for_enqueue --
 -- $1 tenant_id (the write path's transaction, armed for the tenant)

@@ -53,10 +53,15 @@ class Backoff:
 
 
 @asynccontextmanager
-async def worker_transaction(pool: asyncpg.Pool) -> AsyncIterator[asyncpg.Connection]:
-    """One transaction with cross-tenant access to ``jobs`` (and only to jobs)."""
+async def worker_transaction(
+    pool: asyncpg.Pool, *, claiming: bool = False
+) -> AsyncIterator[asyncpg.Connection]:
+    """One transaction with cross-tenant access to ``jobs`` (and only to jobs).
+
+    ``claiming`` also pins the planner to the claim's index scan (see queries.sql).
+    """
     async with pool.acquire() as conn, conn.transaction():
-        await conn.execute(Q["arm_worker"])
+        await conn.execute(Q["arm_claimer" if claiming else "arm_worker"])
         yield conn
 
 
@@ -109,7 +114,7 @@ class Queue:
         """
         if not done_ids and limit <= 0:
             return [], []
-        async with worker_transaction(self.pool) as conn:
+        async with worker_transaction(self.pool, claiming=limit > 0) as conn:
             completed = await self._complete_in(conn, done_ids, now, periodic)
             rows = []
             if limit > 0:

@@ -46,6 +46,7 @@ class Periodic:
     kind: str
     every: timedelta
     dedupe_key: str
+    per_tenant: bool = False
 
 
 class UnknownKind(Exception):
@@ -66,17 +67,17 @@ class Registry:
         self.handlers[kind] = handler
 
     def periodic(self, kind: str, every: timedelta, handler: Handler,
-                 *, dedupe_key: str | None = None) -> None:
+                 *, dedupe_key: str | None = None, per_tenant: bool = False) -> None:
         """Register a kind that re-schedules itself ``every`` after each run.
 
-        The scheduler seeds one global job (no tenant) of each periodic kind at start
-        unless one is already live. Per-tenant periodic jobs are seeded by whoever
-        creates them, with ``scheduler.jobs.schedule`` and a dedupe key.
+        The scheduler seeds one global job (no tenant) of the kind at start unless one
+        is already live. A ``per_tenant`` kind gets one job per tenant instead, seeded
+        by the periodic ``jobs.seed_tenants`` job (``scheduler.tenant_seed``).
         """
         if every <= timedelta(0):
             raise ValueError("a period must be positive")
         self.register(kind, handler)
-        self.periods[kind] = Periodic(kind, every, dedupe_key or kind)
+        self.periods[kind] = Periodic(kind, every, dedupe_key or kind, per_tenant)
 
     def handler(self, kind: str) -> Handler:
         try:

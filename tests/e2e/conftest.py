@@ -19,7 +19,7 @@ from fastapi import FastAPI
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from api.app import create_app
-from api.bootstrap import Services
+from api.bootstrap import Services, wire_append_observers
 from api.keys import IssuedKey, insert_key
 from api.operator import NewTenant, operator_actor
 from api.settings import Settings
@@ -45,8 +45,10 @@ def with_services(app: ASGIApp, services: Services) -> ASGIApp:
 
 @pytest.fixture
 def services(pool: asyncpg.Pool) -> Services:
-    return Services(settings=TEST_SETTINGS, pool=pool, store=EventStore(pool),
-                    clock=SystemClock())
+    svc = Services(settings=TEST_SETTINGS, pool=pool, store=EventStore(pool),
+                   clock=SystemClock())
+    wire_append_observers(svc)
+    return svc
 
 
 @pytest.fixture

@@ -276,3 +276,28 @@ async def test_readiness_reports_ok_stalled_and_disabled(db):
         assert result.status == "disabled" and not result.critical_failure
     finally:
         await services.close()
+
+
+async def test_lease_is_renewed_while_a_long_job_runs(db, admin):
+    await admin.execute("INSERT INTO jobs (kind, run_at, payload) VALUES "
+                        "('test.record', $1, '{\"sleep\": 1.2}')", T0)
+    clock = ManualClock(T0)
+    pools = [await create_pool(db.runtime_url, min_size=1, max_size=3) for _ in range(2)]
+    # The job outlives its 0.3 s lease four times over; renewal keeps it with its holder.
+    loops = [Scheduler(EventStore(p), clock, registry(),
+                       config=LoopConfig(poll_interval=0.05, lease_seconds=0.3)) for p in pools]
+    try:
+        tasks = [asyncio.create_task(s.run()) for s in loops]
+
+        async def done() -> bool:
+            return await admin.fetchval("SELECT status FROM jobs") == "done"
+
+        await until(done)
+        for s in loops:
+            await s.stop()
+        await asyncio.gather(*tasks)
+    finally:
+        for p in pools:
+            await p.close()
+    assert await admin.fetchval(STARTED) == 1
+    assert await admin.fetchval("SELECT attempts FROM jobs") == 1

@@ -1,0 +1,59 @@
+"""Every append, whatever made it, schedules its webhook deliveries in its own
+transaction and is counted for /metrics."""
+
+from __future__ import annotations
+
+import asyncpg
+
+from eventstore.pool import connect
+from tests.e2e.conftest import NEW_TICKET, asgi_client, auth
+
+
+async def _deliveries(db) -> list[asyncpg.Record]:
+    conn = await connect(db.admin_url)  # with the jsonb codec
+    try:
+        return await conn.fetch("SELECT payload FROM jobs WHERE kind = 'webhook.deliver' "
+                                "ORDER BY id")
+    finally:
+        await conn.close()
+
+
+async def test_ticket_commands_schedule_webhook_deliveries(db, http, tenant):
+    key = tenant.admin_key
+    assert (await http.post("/v1/tickets", json=NEW_TICKET, headers=auth(key))).status_code == 201
+    assert await _deliveries(db) == []  # no webhook: dormant, nothing scheduled
+
+    put = await http.put("/v1/webhooks", headers=auth(key), json={
+        "url": "http://127.0.0.1:9/hook", "secret": "s" * 32,
+        "event_types": ["TicketOpened", "StateChanged"]})
+    assert put.status_code == 200, put.text
+    opened = await http.post("/v1/tickets", json=NEW_TICKET, headers=auth(key))
+    ticket = opened.json()["id"]
+    moved = await http.post(f"/v1/tickets/{ticket}/state", json={"state": "pending"},
+                            headers=auth(key))
+    assert moved.status_code == 200, moved.text
+    await http.post(f"/v1/tickets/{ticket}/priority", json={"priority": "low"},
+                    headers=auth(key))  # PriorityChanged is not subscribed
+
+    types = [row["payload"]["event"]["type"] for row in await _deliveries(db)]
+    assert types == ["TicketOpened", "StateChanged"]
+
+
+async def test_appends_are_counted(app, tenant):
+    async with asgi_client(app) as http:  # with the lifespan: metrics are attached
+        await _count_one_append(http, tenant)
+
+
+async def _count_one_append(http, tenant) -> None:
+    before = await http.get("/metrics")
+    assert before.status_code == 200
+
+    def appended(text: str) -> float:
+        for line in text.splitlines():
+            if line.startswith("helpdesk_events_appended_total "):
+                return float(line.split()[1])
+        raise AssertionError("helpdesk_events_appended_total is missing")
+
+    start = appended(before.text)
+    await http.post("/v1/tickets", json=NEW_TICKET, headers=auth(tenant.admin_key))
+    assert appended((await http.get("/metrics")).text) == start + 1
