@@ -25,7 +25,9 @@ routing (429 from the rate limiter, 413), are labelled ``unmatched``.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
+from typing import Any
 
 from fastapi import APIRouter
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -37,8 +39,12 @@ from api import logging as logs
 from api.deps import ServicesDep
 from api.redis_guard import STATE_VALUES, RedisGuard
 from api.routing import StrictRoute
+from projections.admin import lag_totals
+from projections.projector import default_projections
 from scheduler.queue import Job
 from scheduler.registry import Handler, JobContext, Registry
+
+log = logging.getLogger("helpdesk.metrics")
 
 _BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
@@ -77,6 +83,25 @@ class Metrics:
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+    async def refresh(self, services: Any) -> None:
+        """Gauges that are read from their source at scrape time.
+
+        Projection lag is measured against the tenant heads in the database, so every
+        process reports the same, current figure, whichever process ran the batches.
+        A database that does not answer leaves the last figure in place.
+        """
+        hub = services.extras.get("hub")
+        self.websocket_connections.set(hub.stats()["connections"] if hub is not None else 0)
+        names = [p.name for p in default_projections()]
+        try:
+            async with asyncio.timeout(2.0):
+                lag = await lag_totals(services.pool, names)
+        except Exception:  # any failure: the scrape still answers with what it has
+            log.warning("projection lag not refreshed", exc_info=True)
+            return
+        for projection, events in lag.items():
+            self.projection_lag.labels(projection).set(events)
 
 
 def _route_label(scope: Scope) -> str:
@@ -149,5 +174,8 @@ router = APIRouter(route_class=StrictRoute, tags=["health"])
 @router.get("/metrics", summary="Prometheus metrics", response_class=Response)
 async def metrics_endpoint(services: ServicesDep) -> Response:
     metrics = services.extras.get("metrics")
-    body = metrics.render() if isinstance(metrics, Metrics) else b""
+    if not isinstance(metrics, Metrics):
+        return Response(b"", media_type=CONTENT_TYPE_LATEST)
+    await metrics.refresh(services)
+    body = metrics.render()
     return Response(body, media_type=CONTENT_TYPE_LATEST)

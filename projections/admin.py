@@ -137,3 +137,11 @@ async def _freshness(projector: Projector, name: str, tenant_id: TenantId) -> Fr
     async with projector.pool.acquire() as conn, conn.transaction(readonly=True):
         await arm(conn, tenant_id, None)
         return await freshness(conn, name, tenant_id)
+
+
+async def lag_totals(pool: asyncpg.Pool, projections: list[str]) -> dict[str, int]:
+    """Events each projection has yet to apply, summed over every tenant."""
+    async with pool.acquire() as conn, conn.transaction(readonly=True):
+        await conn.execute(Q["arm_worker"])
+        rows = await conn.fetch(Q["lag_totals"], projections)
+    return {r["projection"]: int(r["lag"]) for r in rows}

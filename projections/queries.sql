@@ -289,3 +289,14 @@ SELECT agent_id, sum(assigned)::int AS assigned, sum(replies)::int AS replies,
 UPDATE projection_checkpoints
    SET updated_at = clock_timestamp()
  WHERE projection = $1 AND tenant_id = $2
+
+-- name: lag_totals --
+-- $1 projection names; worker-armed.
+-- Events each projection still has to apply, over every tenant. A tenant with no
+-- checkpoint row yet (no projector has seen it) counts from seq 0: unprocessed
+-- events are lag whether or not a projector ever ran.
+SELECT p.name AS projection, coalesce(sum(h.seq - coalesce(c.last_seq, 0)), 0)::bigint AS lag
+  FROM unnest($1::text[]) AS p(name)
+ CROSS JOIN tenant_heads h
+  LEFT JOIN projection_checkpoints c ON c.projection = p.name AND c.tenant_id = h.tenant_id
+ GROUP BY p.name

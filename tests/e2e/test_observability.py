@@ -65,3 +65,17 @@ async def test_metrics_count_requests_by_route_template_and_status(db: Db) -> No
                  "helpdesk_job_outcomes_total", "helpdesk_projection_lag_events",
                  "helpdesk_websocket_connections", "helpdesk_redis_circuit_state 0.0"):
         assert name in text
+
+
+async def test_metrics_report_projection_lag_and_feed_connections(db: Db, make_tenant) -> None:
+    tenant = await make_tenant("Acme")  # its stream holds ApiKeyIssued: one event
+    app = create_app(Settings(database_url=db.runtime_url, db_pool_min=1, db_pool_max=2))
+    async with asgi_client(app) as http:
+        await http.post("/v1/tickets", headers={"Authorization":
+                                                f"Bearer {tenant.admin_key.secret}"},
+                        json={"subject": "s", "body": "b",
+                              "requester": {"email": "a@example.com"}})
+        text = (await http.get("/metrics")).text
+    # No projector runs here (RUN_SCHEDULER is off): both events are still to apply.
+    assert 'helpdesk_projection_lag_events{projection="analytics"} 2.0' in text
+    assert "helpdesk_websocket_connections 0.0" in text

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 
+import httpx
 import orjson
 import pytest
 import websockets
@@ -126,6 +127,10 @@ async def test_heartbeats_are_sent(db, make_tenant) -> None:
         ws = await connect_ws(srv.url, t.admin_key.secret)
         message = await recv(ws, timeout=5, skip_heartbeats=False)
         assert message == {"type": "heartbeat"}
+        http_url = srv.url.replace("ws://", "http://").split("/v1/")[0]
+        async with httpx.AsyncClient() as client:
+            scraped = (await client.get(f"{http_url}/metrics")).text
+        assert "helpdesk_websocket_connections 1.0" in scraped
         await ws.close()
 
 
@@ -282,4 +287,27 @@ async def test_events_without_a_notification_arrive_by_polling(db, make_tenant, 
         assert (await recv(ws))["type"] == "subscribed"
         seqs = await append_notes(silent, t.tenant_id, uuid.uuid4(), 2)
         assert [m["seq"] for m in await recv_events(ws, len(seqs), timeout=5)] == seqs
+        await ws.close()
+
+
+async def test_an_auditor_cannot_subscribe_to_another_tenant(db, make_tenant, store, owner
+                                                             ) -> None:
+    a, b = await make_tenant("A"), await make_tenant("B")
+    auditor = await owner.key(a.tenant_id, "auditor")
+    ticket_b = uuid.uuid4()
+    await append_notes(store, b.tenant_id, ticket_b, 3)
+    async with serve(ws_settings(db.runtime_url)) as srv:
+        ws = await connect_ws(srv.url, auditor.secret)
+        # B's ticket by id, from the start: nothing of it exists in A's context.
+        await send(ws, op="subscribe", room=f"ticket:{ticket_b}", after_seq=0)
+        assert await recv(ws) == {"type": "subscribed", "room": f"ticket:{ticket_b}",
+                                  "head_seq": FIRST, "replayed": 0}
+        # The tenant room is always the key's own tenant.
+        await send(ws, op="subscribe", room="tenant", after_seq=0)
+        replay = await recv_until(ws, "subscribed")
+        assert [(m["event"]["type"], m["event"]["data"]["key_id"]) for m in replay[:-1]] == [
+            ("ApiKeyIssued", str(a.admin_key.id))]
+        await append_notes(store, b.tenant_id, ticket_b, 2)
+        with pytest.raises(TimeoutError):
+            await recv(ws, timeout=0.5)
         await ws.close()
