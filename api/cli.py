@@ -135,7 +135,13 @@ def cmd_tenants_create(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
-    from api.worker import run_worker
+    from api.worker import check_heartbeat, run_worker
+
+    if args.check:
+        healthy, why = check_heartbeat(settings)
+        print(f"helpdesk worker: {'ok' if healthy else 'unhealthy'}: {why}",
+              file=sys.stdout if healthy else sys.stderr)
+        return 0 if healthy else 1
 
     settings = resolve_database(settings)
     return run_worker(settings)
@@ -164,6 +170,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("worker", help="run the scheduler and projectors without the API")
+    p.add_argument("--check", action="store_true",
+                   help="instead of running, exit 0 if a running worker's heartbeat file "
+                   "(WORKER_HEARTBEAT_FILE) is fresh, else 1")
     p.set_defaults(func=cmd_worker)
 
     p = sub.add_parser("migrate", help="apply migrations as MIGRATION_DATABASE_URL and "

@@ -64,6 +64,11 @@ class Settings(BaseSettings):
     data_dir: Path = Field(
         default=Path(".helpdesk"), description="Where the embedded Postgres keeps its data."
     )
+    worker_heartbeat_file: Path | None = Field(
+        default=None,
+        description="File `helpdesk worker` refreshes while its scheduler loop is healthy; "
+        "`helpdesk worker --check` reads it (container health checks).",
+    )
     log_level: str = "info"
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
     projector_batch_size: int = Field(

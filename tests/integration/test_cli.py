@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import asyncpg
@@ -86,3 +87,25 @@ async def test_runtime_role_cannot_create_tenants(db):
                 raise AssertionError("the runtime role created a tenant")
     finally:
         await conn.close()
+
+
+def test_worker_heartbeat_file_feeds_its_health_check(db, tmp_path):
+    beat = tmp_path / "worker.heartbeat"
+    env = _env(DATABASE_URL=db.runtime_url, WORKER_HEARTBEAT_FILE=str(beat),
+               LOG_LEVEL="warning")
+    assert helpdesk("worker", "--check", env=env).returncode == 1  # no worker yet
+    worker = subprocess.Popen([sys.executable, "-m", "api.cli", "worker"], cwd=ROOT, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            if helpdesk("worker", "--check", env=env).returncode == 0:
+                break
+            time.sleep(0.2)
+        else:
+            raise AssertionError("the worker never wrote a fresh heartbeat")
+    finally:
+        worker.terminate()
+        assert worker.wait(timeout=30) == 0
+    beat.write_text("1000.0\n")  # a heartbeat from long ago: a stalled or dead worker
+    stale = helpdesk("worker", "--check", env=env)
+    assert stale.returncode == 1 and "old" in stale.stderr

@@ -59,6 +59,10 @@ def test_commands_are_real_cli_commands():
         cmd = SERVICES[name]["command"]
         assert cmd[0] == "helpdesk"
         parser.parse_args(cmd[1:])  # exits (fails the test) on an unknown command
+    check = SERVICES["worker"]["healthcheck"]["test"]
+    assert check[0] == "CMD" and check[1] == "helpdesk"
+    assert parser.parse_args(check[2:]).check
+    assert "WORKER_HEARTBEAT_FILE" in _env(SERVICES["worker"])
 
 
 def test_api_port_matches_the_published_port_and_healthcheck():
