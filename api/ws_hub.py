@@ -22,11 +22,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from api import ws_messages as msg
-from api.ws_listener import Listener
 from api.ws_messages import Room
 from api.ws_outbox import Outbox, Subscription
 from domain.ids import TenantId
 from eventstore.errors import EventStoreError
+from eventstore.listener import Listener
+from eventstore.notifier import CHANNEL as EVENTS_CHANNEL
 from eventstore.store import EventStore
 from eventstore.types import RecordedEvent
 
@@ -102,7 +103,7 @@ class Hub:
 
     async def start(self, listen_dsn: str) -> None:
         """Start listening for commits; returns at once (the listener connects by itself)."""
-        self.listener = Listener(listen_dsn, self.notify, self.reconnected)
+        self.listener = Listener(listen_dsn, EVENTS_CHANNEL, self.notify, self.reconnected)
         self.listener.start()
         self._poller = asyncio.create_task(self._poll(), name="helpdesk-ws-poll")
 

@@ -14,8 +14,9 @@ A crash anywhere before the commit rolls the batch and the checkpoint back toget
 so an event's effect lands exactly once. Within a tenant, events commit in seq order
 (the head row lock), so reading ``seq > last_seq`` never skips a later commit.
 
-Wake-ups: LISTEN ``helpdesk_events`` on a dedicated connection; a poll every
-``poll_interval`` seconds covers lost notifications and a dropped listener.
+Wake-ups: LISTEN ``helpdesk_events`` on a dedicated, self-reconnecting connection
+(``eventstore.listener``); a poll every ``poll_interval`` seconds covers lost
+notifications.
 """
 
 from __future__ import annotations
@@ -32,16 +33,16 @@ import asyncpg
 
 from domain.ids import TenantId
 from domain.mapper import from_stored
-from eventstore.pool import connect
+from eventstore.listener import Listener
+from eventstore.notifier import CHANNEL
 from eventstore.sqlfile import load_queries
-from eventstore.store import UNAVAILABLE, arm
+from eventstore.store import arm
 from projections.analytics import AnalyticsProjection
 from projections.base import Envelope, Projection
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
 log = logging.getLogger("helpdesk.projector")
 
-CHANNEL = "helpdesk_events"
 
 
 def default_projections() -> list[Projection]:
@@ -96,7 +97,7 @@ class Projector:
         self._wake = asyncio.Event()
         self._stopping = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
-        self._listener: asyncpg.Connection | None = None
+        self._listener: Listener | None = None
         self._known: set[str] = set()  # tenants whose checkpoints exist
         self._unknown: set[str] = set()  # tenants notified since the last ensure
 
@@ -191,7 +192,11 @@ class Projector:
 
     async def start(self) -> None:
         """Start the listener and ``concurrency`` worker tasks."""
-        await self._listen()
+        if self.listen_dsn is not None:
+            # After a (re)connect, look at once: notifications in between were lost.
+            self._listener = Listener(self.listen_dsn, CHANNEL, self._notified,
+                                      self._wake.set)
+            self._listener.start()
         self._tasks = [asyncio.create_task(self._loop(i), name=f"projector-{i}")
                        for i in range(self.concurrency)]
 
@@ -204,8 +209,7 @@ class Projector:
                 await task
         self._tasks = []
         if self._listener is not None:
-            with contextlib.suppress(*UNAVAILABLE, asyncpg.PostgresError):
-                await self._listener.close()
+            await self._listener.stop()
             self._listener = None
 
     async def _loop(self, index: int) -> None:
@@ -220,8 +224,6 @@ class Projector:
                     named, self._unknown = self._unknown, set()
                     await self.ensure_checkpoints()
                     self._known |= named
-                    if self._listener is None or self._listener.is_closed():
-                        await self._listen()
                 while not self._stopping.is_set() and await self.run_once() is not None:
                     pass
                 failures = 0
@@ -235,19 +237,7 @@ class Projector:
             except TimeoutError:
                 timed_out = True
 
-    async def _listen(self) -> None:
-        if self.listen_dsn is None:
-            return
-        try:
-            conn = await connect(self.listen_dsn)
-            await conn.add_listener(CHANNEL, self._notified)
-        except Exception as exc:
-            log.warning("projector cannot LISTEN (%s); polling every %ss", exc,
-                        self.poll_interval)
-            return
-        self._listener = conn
-
-    def _notified(self, _conn: Any, _pid: int, _channel: str, payload: str) -> None:
+    def _notified(self, payload: str) -> None:
         # The payload names '<tenant>:<seq>'; any worker may take any tenant, so it is
         # enough to wake every task and let the claim query decide.
         tenant = payload.partition(":")[0]

@@ -25,10 +25,12 @@ import uuid
 from dataclasses import dataclass
 
 from domain.clock import Clock
+from eventstore.listener import Listener
 from eventstore.store import EventStore
 from scheduler.queue import Backoff, Job, Queue
 from scheduler.registry import JobContext, Registry
-from scheduler.wakeup import Listener
+
+JOBS_CHANNEL = "helpdesk_jobs"
 
 log = logging.getLogger("helpdesk.scheduler")
 
@@ -77,7 +79,11 @@ class Scheduler:
             backoff=Backoff(self.config.retry_base_seconds, self.config.retry_cap_seconds),
         )
         self.ctx = JobContext(store=store, pool=store.pool, clock=clock, queue=self.queue)
-        self.listener = Listener(listen_dsn, self.wake) if listen_dsn else None
+        # The payload is the earliest run_at among new ready rows; empty means none.
+        self.listener = Listener(
+            listen_dsn, JOBS_CHANNEL, lambda payload: self.wake() if payload else None,
+            self.wake,  # after a (re)connect: anything added while not listening
+        ) if listen_dsn else None
         self.heartbeat: float | None = None  # time.monotonic() of the last good round
         self._wake = asyncio.Event()
         self._stopping = False

@@ -1,10 +1,14 @@
-"""The process's one LISTEN connection on ``helpdesk_events``, reconnecting by itself.
+"""A LISTEN connection of its own, reconnecting by itself.
 
-Postgres delivers a notification per tenant per committing statement
-(``'<tenant_id>:<last seq>'``). A notification only says "look": the hub reads the
-events themselves under the tenant's row-level security context. Notifications sent
-while this connection was down are lost, so every (re)connect calls ``on_connect``
-and the hub catches up each tenant it serves from its last known seq.
+The WebSocket hub and the projectors listen on ``helpdesk_events`` (sent by the
+store after commit, ``'<tenant_id>:<last seq>'``), the scheduler on
+``helpdesk_jobs``. A notification only ever says "look": readers read the data
+themselves. Notifications sent while the connection was down are lost, so every
+(re)connect calls ``on_connect``, and the reader catches up from what it last saw.
+
+LISTEN needs a session of its own, so its URL must not go through a
+transaction-pooling PgBouncer (``LISTEN_DATABASE_URL``). A closed socket is noticed
+at once; a silent half-open one by a keepalive query.
 """
 
 from __future__ import annotations
@@ -20,16 +24,17 @@ import asyncpg
 from eventstore.errors import StoreUnavailable
 from eventstore.pool import connect
 
-CHANNEL = "helpdesk_events"
-log = logging.getLogger("helpdesk.ws")
+log = logging.getLogger("helpdesk.listen")
 
 
 class Listener:
-    """Keeps one LISTEN connection open; calls back on every notification."""
+    """Keeps one LISTEN connection on ``channel`` open; calls back on every
+    notification (with its payload) and after every (re)connect."""
 
     def __init__(
         self,
         dsn: str,
+        channel: str,
         on_notify: Callable[[str], None],
         on_connect: Callable[[], None],
         *,
@@ -37,6 +42,7 @@ class Listener:
         max_backoff: float = 5.0,
     ) -> None:
         self.dsn = dsn
+        self.channel = channel
         self.on_notify = on_notify
         self.on_connect = on_connect
         self.keepalive = keepalive
@@ -46,7 +52,7 @@ class Listener:
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="helpdesk-ws-listener")
+        self._task = asyncio.create_task(self._run(), name=f"listen-{self.channel}")
 
     async def stop(self) -> None:
         if self._task is not None:
@@ -66,7 +72,7 @@ class Listener:
                 conn = await connect(self.dsn, timeout=5.0)
                 lost = asyncio.Event()
                 conn.add_termination_listener(lambda _c, lost=lost: lost.set())
-                await conn.add_listener(CHANNEL, self._deliver)
+                await conn.add_listener(self.channel, self._deliver)
                 failures = 0
                 self.connects += 1
                 self.connected.set()
@@ -78,7 +84,7 @@ class Listener:
                 raise
             except (StoreUnavailable, OSError, TimeoutError, asyncpg.PostgresError,
                     asyncpg.InterfaceError) as exc:
-                log.warning("event listener connection lost: %s", exc)
+                log.warning("LISTEN %s connection lost: %s", self.channel, exc)
             finally:
                 self.connected.clear()
                 if conn is not None and not conn.is_closed():
