@@ -15,10 +15,9 @@ from uuid import UUID
 from fastapi import APIRouter, Depends, Query, Response
 from pydantic import AwareDatetime, BaseModel
 
-from api import keyset
 from api.auth import Principal, require
 from api.deps import ServicesDep
-from api.pagination import DEFAULT_LIMIT, MAX_LIMIT, scope_of
+from api.pagination import DEFAULT_LIMIT, MAX_LIMIT, cursor_codec, scope_of
 from api.problem_docs import errors
 from api.problems import Problem
 from api.routing import StrictRoute
@@ -101,9 +100,9 @@ async def ticket_history(
     limit: Limit = DEFAULT_LIMIT,
     cursor: Cursor = None,
 ) -> Any:
-    key = await keyset.signing_secret(services)
+    codec = await cursor_codec(services)
     scope = scope_of(principal.tenant_id, "history", {"ticket_id": str(ticket_id)})
-    after = 0 if cursor is None else keyset.decode(key, scope, cursor)
+    after = 0 if cursor is None else codec.decode_int(scope, cursor)
     async with services.store.session(principal.tenant_id, readonly=True) as s:
         await _require_ticket(s.conn, principal, ticket_id)
         rows = await s.conn.fetch(Q["stream_page"], principal.tenant_id, ticket_id, after,
@@ -111,7 +110,7 @@ async def ticket_history(
     events = [record_from_row(r) for r in rows]
     more = len(events) > limit
     events = events[:limit]
-    nxt = keyset.encode(key, scope, events[-1].version) if more else None
+    nxt = codec.encode_int(scope, events[-1].version) if more else None
     return {"data": [render_event(e) for e in events], "next_cursor": nxt}
 
 
@@ -170,19 +169,19 @@ async def event_feed(
         types = sorted({t.strip() for t in type.split(",") if t.strip()})
         if not types or len(types) > 50:
             raise Problem(400, "invalid_parameter", "type takes 1 to 50 comma-separated names")
-    key = await keyset.signing_secret(services)
+    codec = await cursor_codec(services)
     scope = scope_of(principal.tenant_id, "events", {
         "after_seq": after_seq, "type": types, "stream_id": str(stream_id),
         "actor_id": actor_id, "after": after.isoformat() if after else None,
         "before": before.isoformat() if before else None})
-    position = after_seq if cursor is None else keyset.decode(key, scope, cursor)
+    position = after_seq if cursor is None else codec.decode_int(scope, cursor)
     async with services.store.session(principal.tenant_id, readonly=True) as s:
         rows = await s.conn.fetch(Q["feed"], principal.tenant_id, position, types, stream_id,
                                   actor_id, after, before, limit + 1)
     events = [record_from_row(r) for r in rows]
     more = len(events) > limit
     events = events[:limit]
-    nxt = keyset.encode(key, scope, events[-1].seq) if more else None
+    nxt = codec.encode_int(scope, events[-1].seq) if more else None
     return {"data": [render_event(e) for e in events], "next_cursor": nxt}
 
 
