@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from api.auth import Principal, require
 from api.deps import ServicesDep
 from api.idempotency import JsonReply, idempotent
-from api.pagination import DEFAULT_LIMIT, MAX_LIMIT, cursor_codec, scope_of
+from api.pagination import DEFAULT_LIMIT, MAX_LIMIT, cursor_codec, paginate, row_position, scope_of
 from api.problem_docs import errors
 from api.problems import Problem
 from api.routing import StrictRoute
@@ -132,10 +132,8 @@ async def list_agents(
     async with services.store.session(principal.tenant_id, readonly=True) as s:
         rows = await s.conn.fetch(Q["list_agents"], principal.tenant_id, after_ts, after_id,
                                   limit + 1)
-    more = len(rows) > limit
-    rows = rows[:limit]
-    nxt = codec.encode(scope, (rows[-1]["created_at"], rows[-1]["id"])) if more else None
-    return {"data": [_out(r) for r in rows], "next_cursor": nxt}
+    page, nxt = paginate(codec, scope, rows, limit, row_position)
+    return {"data": [_out(r) for r in page], "next_cursor": nxt}
 
 
 @router.post("", response_model=AgentOut, status_code=201, summary="Add an agent",

@@ -20,7 +20,7 @@ from api.auth import Principal, require
 from api.deps import ServicesDep
 from api.idempotency import JsonReply, idempotent
 from api.keys import insert_key
-from api.pagination import DEFAULT_LIMIT, MAX_LIMIT, cursor_codec, scope_of
+from api.pagination import DEFAULT_LIMIT, MAX_LIMIT, cursor_codec, paginate, row_position, scope_of
 from api.problem_docs import errors
 from api.problems import Problem
 from api.routing import StrictRoute
@@ -91,10 +91,8 @@ async def list_keys(
     async with services.store.session(principal.tenant_id, readonly=True) as s:
         rows = await s.conn.fetch(Q["list_api_keys"], principal.tenant_id, after_ts, after_id,
                                   limit + 1)
-    more = len(rows) > limit
-    rows = rows[:limit]
-    nxt = codec.encode(scope, (rows[-1]["created_at"], rows[-1]["id"])) if more else None
-    return {"data": [_out(dict(r), model=ApiKeyOut) for r in rows], "next_cursor": nxt}
+    page, nxt = paginate(codec, scope, rows, limit, row_position)
+    return {"data": [_out(dict(r), model=ApiKeyOut) for r in page], "next_cursor": nxt}
 
 
 @router.post("", response_model=IssuedKeyOut, status_code=201,

@@ -12,7 +12,14 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 from api.auth import Principal, require
 from api.deps import ServicesDep
 from api.idempotency import JsonReply
-from api.pagination import DEFAULT_LIMIT, MAX_LIMIT, cursor_codec, scope_of
+from api.pagination import (
+    DEFAULT_LIMIT,
+    MAX_LIMIT,
+    cursor_codec,
+    paginate,
+    row_position,
+    scope_of,
+)
 from api.problem_docs import COMMAND_ERRORS, errors
 from api.problems import Problem
 from api.routing import StrictRoute
@@ -92,9 +99,6 @@ async def get_messages(
             raise Problem(404, "not_found", "the ticket does not exist")
         rows = await list_messages(session.conn, principal.tenant_id, ticket_id, after,
                                    limit + 1)
-    page, more = rows[:limit], len(rows) > limit
-    last = page[-1] if page else None
-    next_cursor = (codec.encode(scope, (last["created_at"], last["id"]))
-                   if more and last is not None else None)
+    page, next_cursor = paginate(codec, scope, rows, limit, row_position)
     return JsonReply(200, {"data": [message_view(r) for r in page],
                            "next_cursor": next_cursor}).response()

@@ -19,10 +19,11 @@ import base64
 import binascii
 import hashlib
 import hmac
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from uuid import UUID
 
 import orjson
@@ -39,6 +40,7 @@ MAX_LIMIT = 100
 _EXTRA_KEY = "cursor_codec"
 
 Position = tuple[datetime, UUID]
+T = TypeVar("T")
 
 
 def _b64(data: bytes) -> str:
@@ -117,6 +119,20 @@ class CursorCodec:
             return position
         except (ValueError, UnicodeDecodeError, binascii.Error) as exc:
             raise Problem(400, "invalid_cursor", _INVALID) from exc
+
+
+def paginate(codec: CursorCodec, scope: bytes, rows: Sequence[T], limit: int,
+             position: Callable[[T], Position]) -> tuple[list[T], str | None]:
+    """Cut ``rows`` (fetched with ``limit + 1``) to one page and sign the next cursor,
+    if there is a next page."""
+    page = list(rows[:limit])
+    more = len(rows) > limit and bool(page)
+    return page, codec.encode(scope, position(page[-1])) if more else None
+
+
+def row_position(row: Any) -> Position:
+    """The keyset position of a row with ``created_at`` and ``id`` columns."""
+    return row["created_at"], row["id"]
 
 
 async def cursor_codec(services: Services) -> CursorCodec:

@@ -12,7 +12,7 @@ from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from api.auth import Principal, require
 from api.deps import ServicesDep
 from api.idempotency import JsonReply
-from api.pagination import DEFAULT_LIMIT, MAX_LIMIT, cursor_codec, scope_of
+from api.pagination import DEFAULT_LIMIT, MAX_LIMIT, cursor_codec, paginate, scope_of
 from api.problem_docs import COMMAND_ERRORS, errors
 from api.problems import Problem
 from api.routing import StrictRoute
@@ -121,8 +121,7 @@ async def list_(
     after = codec.decode(scope, cursor) if cursor is not None else None
     async with services.store.session(principal.tenant_id, readonly=True) as session:
         rows = await list_tickets(session.conn, principal.tenant_id, filters, after, limit + 1)
-    page, more = rows[:limit], len(rows) > limit
-    next_cursor = codec.encode(scope, (page[-1].created_at, page[-1].id)) if more else None
+    page, next_cursor = paginate(codec, scope, rows, limit, lambda t: (t.created_at, t.id))
     return JsonReply(200, {"data": [ticket_view(t) for t in page],
                            "next_cursor": next_cursor}).response()
 
