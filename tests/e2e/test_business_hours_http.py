@@ -1,0 +1,40 @@
+"""A tenant's business hours, set over the API, decide the SLA due times it shows."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from domain.business_hours import Calendar, add_business_time
+from tests.e2e.conftest import NEW_TICKET, auth
+
+HOURS = {"timezone": "America/New_York",
+         "weekly": {str(day): [["09:00", "17:00"]] for day in range(5)},
+         "holidays": ["2026-12-25"]}
+
+
+async def test_due_times_count_business_hours_only(http, tenant):
+    admin = auth(tenant.admin_key)
+    settings = (await http.get("/v1/settings", headers=admin)).json()
+    settings["business_hours"] = HOURS
+    put = await http.put("/v1/settings", json=settings, headers=admin)
+    assert put.status_code == 200, put.text
+
+    opened = await http.post("/v1/tickets", json={**NEW_TICKET, "priority": "urgent"},
+                             headers=admin)
+    assert opened.status_code == 201, opened.text
+    ticket = opened.json()
+    created = datetime.fromisoformat(ticket["created_at"])
+    calendar = Calendar.model_validate(HOURS)
+    for metric, target_ms in (("first_response", 3_600_000), ("resolution", 28_800_000)):
+        clock = ticket["sla"][metric]
+        assert clock["target_ms"] == target_ms
+        due = datetime.fromisoformat(clock["due_at"])
+        # Whatever the hour the test runs at: the due time is the target counted in
+        # New York office hours, never calendar time (8 hours of business time is at
+        # least a whole working day away, so it always differs from created + 8 h).
+        assert due == add_business_time(calendar, created, target_ms)
+        local = due.astimezone(ZoneInfo("America/New_York"))
+        assert local.weekday() < 5 and 9 <= local.hour + local.minute / 60 <= 17
+    resolution_due = datetime.fromisoformat(ticket["sla"]["resolution"]["due_at"])
+    assert (resolution_due - created).total_seconds() > 8 * 3600
