@@ -50,12 +50,13 @@ def bearer_token(header: str | None) -> str | None:
     return token.strip()
 
 
-async def lookup_key(pool: Any, secret: str) -> Principal | None:
+async def lookup_key(pool: Any, secret: str, *, timeout: float | None = 5.0
+                     ) -> Principal | None:
     """Map a key secret to its principal, or None for an unknown or revoked key."""
     if not secret.startswith(KEY_PREFIX) or len(secret) > 200:
         return None
     try:
-        async with pool.acquire() as conn:
+        async with pool.acquire(timeout=timeout) as conn:
             row = await conn.fetchrow(Q["api_key_lookup"], hash_secret(secret))
     except UNAVAILABLE as exc:
         raise StoreUnavailable(f"database unavailable: {exc}") from exc
@@ -75,7 +76,9 @@ async def authenticate(request: Request) -> Principal:
     token = bearer_token(request.headers.get("authorization"))
     if token is None:
         raise Problem(401, "unauthorized", "missing bearer API key", headers=_UNAUTHORIZED)
-    principal = await lookup_key(request.state.services.pool, token)
+    services = request.state.services
+    principal = await lookup_key(services.pool, token,
+                                 timeout=services.settings.db_acquire_timeout)
     if principal is None:
         raise Problem(401, "invalid_api_key", "the API key is unknown or revoked",
                       headers=_UNAUTHORIZED)

@@ -84,8 +84,8 @@ async def build_services(settings: Settings, *, clock: Clock | None = None) -> S
     except BaseException:
         await pool.close()
         raise
-    services = Services(settings=settings, pool=pool, store=EventStore(pool),
-                        clock=clock or SystemClock())
+    store = EventStore(pool, acquire_timeout=settings.db_acquire_timeout)
+    services = Services(settings=settings, pool=pool, store=store, clock=clock or SystemClock())
     wire_append_observers(services)
     return services
 

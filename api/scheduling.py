@@ -33,7 +33,8 @@ def build_registry(services: Services, extra: list[Registrar] | None = None) -> 
         done_retention=timedelta(hours=s.jobs_done_retention_hours),
         dead_retention=timedelta(days=s.jobs_dead_retention_days),
     ))
-    webhooks.register(registry, timeout=s.webhook_timeout)
+    webhooks.register(registry, timeout=s.webhook_timeout,
+                      allow_private=s.webhook_allow_private_addresses)
     sla_check.register(registry)
     sweep.register(registry)
     idempotency.register(registry)

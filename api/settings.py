@@ -40,6 +40,10 @@ class Settings(BaseSettings):
         default=3.0, gt=0, description="Seconds before a connection attempt gives up."
     )
     db_command_timeout: float = Field(default=30.0, gt=0)
+    db_acquire_timeout: float = Field(
+        default=5.0, gt=0,
+        description="Seconds a request waits for a free pooled connection before a 503.",
+    )
     redis_url: str | None = Field(default=None, description="Unset: no rate limits, no cache.")
     run_scheduler: bool = Field(
         default=False, description="Run the scheduler and projectors inside the API process."
@@ -121,6 +125,11 @@ class Settings(BaseSettings):
     cache_ttl: int = Field(default=300, ge=1, description="Seconds an analytics answer is kept.")
     webhook_timeout: float = Field(
         default=5.0, gt=0, le=60, description="Seconds a webhook receiver has to answer."
+    )
+    webhook_allow_private_addresses: bool = Field(
+        default=False,
+        description="Let webhooks reach loopback, private and link-local addresses "
+        "(off: a tenant's webhook cannot probe the service's own network).",
     )
     webhook_max_attempts: int = Field(
         default=8, ge=1, le=50, description="Delivery attempts before a webhook job is dead."

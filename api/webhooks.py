@@ -27,7 +27,7 @@ from api.routing import StrictRoute
 from api.tenant_stream import record
 from domain.events import EVENT_TYPES, WebhookConfigured
 from eventstore.sqlfile import load_queries
-from scheduler.webhooks import ALL_EVENTS
+from scheduler.webhooks import ALL_EVENTS, private_address
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
 
@@ -74,6 +74,18 @@ class WebhookOut(BaseModel):
 router = APIRouter(prefix="/v1/webhooks", route_class=StrictRoute, tags=["webhooks"])
 
 
+def _names_private_host(url: str) -> bool:
+    """An IP literal in a private range, or localhost. Names that resolve to private
+    addresses are refused when delivering (scheduler.webhooks), after resolution."""
+    host = (urlsplit(url).hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return private_address(host)
+    except ValueError:  # a name, not an address
+        return False
+
+
 def _out(row: Any) -> WebhookOut:
     return WebhookOut(url=row["url"], event_types=list(row["event_types"]),
                       enabled=row["enabled"], version=row["version"],
@@ -94,6 +106,11 @@ async def get_webhook(services: ServicesDep, principal: AdminDep) -> WebhookOut:
             responses=errors(409, 413, 415))
 async def put_webhook(body: WebhookIn, request: Request, services: ServicesDep,
                       principal: AdminDep) -> Response:
+    if not services.settings.webhook_allow_private_addresses and _names_private_host(body.url):
+        raise Problem(422, "validation_failed",
+                      "the webhook URL points at a loopback, private or link-local address",
+                      errors=[{"loc": ["body", "url"], "msg": "private address",
+                               "type": "value_error"}])
     now = services.clock.now()
     async with services.store.session(principal.tenant_id, principal.actor) as session:
 

@@ -34,6 +34,8 @@ from typing import Any
 import httpx
 from fastapi import FastAPI
 
+from bench.common import report
+
 ROOT = Path(__file__).resolve().parents[1]
 CLIENTS = 16
 
@@ -254,6 +256,23 @@ async def measure(runtime_url: str, secret: str, seconds: float, depth: int, lim
                 client, "/v1/tickets", [{"limit": limit}, {"limit": limit, "cursor": cursor}])
         print(f"\npage {depth} deep: median {deep:.2f} ms vs first page {first:.2f} ms: "
               f"ratio {deep / first:.2f} (target <= 1.5)")
+        rows: list[dict[str, object]] = []
+        for route, base in (("GET /v1/tickets?limit=25", "trivial GET"),
+                            ("POST /v1/tickets/{id}/messages", "trivial POST")):
+            r, b = results[route], results[base]
+            rows += [
+                {"figure": f"{route} req/s", "value": round(r["rps"]),
+                 "baseline": round(b["rps"]), "ratio": round(r["rps"] / b["rps"], 2)},
+                {"figure": f"{route} p50 ms", "value": round(r["p50_ms"], 1),
+                 "baseline": round(b["p50_ms"], 1), "ratio": round(r["p50_ms"] / b["p50_ms"], 2)},
+                {"figure": f"{route} p99 ms", "value": round(r["p99_ms"], 1),
+                 "baseline": round(b["p99_ms"], 1), "ratio": round(r["p99_ms"] / b["p99_ms"], 2)},
+            ]
+        rows.append({"figure": f"page {depth} deep, median ms (baseline: first page)",
+                     "value": round(deep, 2), "baseline": round(first, 2),
+                     "ratio": round(deep / first, 2), "target": "<= 1.5"})
+        report(f"http ({CLIENTS} clients, {seconds:.0f} s per route; baseline: trivial route)",
+               rows)
     finally:
         helpdesk.stop()
         trivial.stop()

@@ -39,6 +39,8 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 import asyncpg
 
+from bench.common import report
+
 BENCH_USER, BENCH_PASSWORD = "helpdesk_bench", "helpdesk-bench"
 BATCH = 32  # jobs one worker holds at once, for both systems
 
@@ -270,12 +272,16 @@ async def main() -> None:
 
     ours, pgq, names = await setup(args.dsn)
     try:
+        rows: list[dict[str, object]] = []
         print(f"drain of {n:,} no-op jobs (jobs claimed and completed per second)")
         print(f"{'workers':>8} {'ours':>10} {'pgqueuer':>10} {'ratio':>7}")
         for k in (1, 2, 4):
             a = await drain(ours, k, n)
             b = await drain(pgq, k, n)
             print(f"{k:>8} {a:>10,.0f} {b:>10,.0f} {a / b:>7.2f}")
+            rows.append({"figure": f"drain {n} jobs, {k} worker(s), jobs/s", "value": round(a),
+                         "baseline": round(b), "ratio": round(a / b, 2),
+                         "target": ">= 1 (pgqueuer)"})
         print(f"\ndue-to-start delay, 1 worker, {samples} jobs added one at a time (ms)")
         print(f"{'due':>8} {'':>4} {'ours':>8} {'pgqueuer':>9} {'ratio':>7}")
         for label, delay in (("now", 0.0), ("+100ms", 0.1)):
@@ -284,8 +290,13 @@ async def main() -> None:
             for name, q in (("p50", 0.5), ("p99", 0.99)):
                 x, y = pct(a_d, q), pct(b_d, q)
                 print(f"{label:>8} {name:>4} {x:>8.1f} {y:>9.1f} {x / y:>7.2f}")
+                rows.append({"figure": f"due-to-start {name} ms, due {label}",
+                             "value": round(x, 1), "baseline": round(y, 1),
+                             "ratio": round(x / y, 2),
+                             "target": "< 50 ms" if name == "p99" else ""})
             print(f"{'':>8} mean {statistics.mean(a_d) * 1000:>8.1f} "
                   f"{statistics.mean(b_d) * 1000:>9.1f}")
+        report("queue (baseline: pgqueuer 1.6.0, same machine, same run)", rows)
     finally:
         await teardown(args.dsn, names)
 

@@ -172,8 +172,11 @@ class Session:
 class EventStore:
     """Hands out sessions over the process's pool."""
 
-    def __init__(self, pool: asyncpg.Pool) -> None:
+    def __init__(self, pool: asyncpg.Pool, *, acquire_timeout: float | None = 5.0) -> None:
         self.pool = pool
+        # With every connection busy (a slow or hung database holds them), a unit of
+        # work gives up after this long with StoreUnavailable instead of queueing on.
+        self.acquire_timeout = acquire_timeout
         self.notifier = CommitNotifier(pool)
         # Called inside the appending transaction, after every session append: the
         # composition root adds what must happen atomically with an event (webhook
@@ -206,7 +209,7 @@ class EventStore:
 
     async def _append_alone(self, tenant_id: TenantId, item: Pending) -> list[RecordedEvent]:
         try:
-            async with self.pool.acquire() as conn:
+            async with self.pool.acquire(timeout=self.acquire_timeout) as conn:
                 rows = await _run_append(conn, Q["append_as"],
                                          (tenant_id, item.actor.kind, item.actor.id),
                                          item.stream_id, item.expected_version, item.events)
@@ -227,7 +230,8 @@ class EventStore:
         The transaction commits when the block exits normally and rolls back on error.
         """
         try:
-            async with self.pool.acquire() as conn, conn.transaction(readonly=readonly):
+            async with self.pool.acquire(timeout=self.acquire_timeout) as conn, \
+                    conn.transaction(readonly=readonly):
                 await arm(conn, tenant_id, actor)
                 session = Session(conn, tenant_id, self.observers)
                 yield session

@@ -18,14 +18,17 @@ v1=<hex>``.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import hashlib
 import hmac
+import ipaddress
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import asyncpg
 import httpx
@@ -128,6 +131,7 @@ async def deliver(
     client: httpx.AsyncClient | None = None,
     timeout: float = 5.0,
     clock: Callable[[], float] = time.time,
+    allow_private: bool = False,
 ) -> None:
     """Job handler for ``webhook.deliver``: POST one signed event to the receiver.
 
@@ -144,6 +148,8 @@ async def deliver(
         hook = await conn.fetchrow(Q["webhook_for_delivery"], tenant_id)
     if hook is None or not hook["enabled"] or not wants(hook["event_types"], body_doc["type"]):
         return  # removed, disabled or unsubscribed since: nothing to deliver
+    if not allow_private:
+        await refuse_private_destination(hook["url"])
     body = orjson.dumps(body_doc)
     timestamp = int(clock())
     headers = {
@@ -167,6 +173,37 @@ async def deliver(
         raise WebhookDeliveryFailed(f"receiver answered {response.status_code}")
 
 
-def register(registry: Registry, *, timeout: float = 5.0) -> None:
+def register(registry: Registry, *, timeout: float = 5.0, allow_private: bool = False) -> None:
     """Handle ``webhook.deliver`` jobs in this process's scheduler."""
-    registry.register(KIND, functools.partial(deliver, timeout=timeout))
+    registry.register(KIND, functools.partial(deliver, timeout=timeout,
+                                              allow_private=allow_private))
+
+
+def private_address(address: str) -> bool:
+    """Whether ``address`` (an IP literal) is one a webhook must not reach by default:
+    loopback, private, link-local (cloud metadata), multicast, reserved, unspecified."""
+    ip = ipaddress.ip_address(address)
+    return (ip.is_private or ip.is_loopback or ip.is_link_local or ip.is_multicast
+            or ip.is_reserved or ip.is_unspecified)
+
+
+async def refuse_private_destination(url: str) -> None:
+    """Raise ``WebhookDeliveryFailed`` if ``url``'s host resolves to a private address.
+
+    A tenant's webhook must not become a way to reach the service's own network
+    (databases, metadata endpoints). The name is resolved here, just before sending;
+    ``WEBHOOK_ALLOW_PRIVATE_ADDRESSES`` turns the check off for receivers that really
+    live on a private network.
+    """
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        infos = await asyncio.get_running_loop().getaddrinfo(host, port)
+    except OSError as exc:
+        raise WebhookDeliveryFailed(f"cannot resolve {host}: {exc}") from exc
+    for info in infos:
+        address = str(info[4][0])
+        if private_address(address):
+            raise WebhookDeliveryFailed(
+                f"refusing to deliver to {host} ({address}): a private address")

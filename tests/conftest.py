@@ -39,7 +39,7 @@ async def db(databases: Databases) -> AsyncIterator[TestDatabase]:
 @pytest.fixture
 async def pool(db: TestDatabase) -> AsyncIterator[asyncpg.Pool]:
     """A pool connected as the runtime role (never a superuser)."""
-    p = await create_pool(db.runtime_url, min_size=1, max_size=20)
+    p = await create_pool(db.runtime_url, min_size=1, max_size=10)
     yield p
     await p.close()
 

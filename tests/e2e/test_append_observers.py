@@ -24,7 +24,7 @@ async def test_ticket_commands_schedule_webhook_deliveries(db, http, tenant):
     assert await _deliveries(db) == []  # no webhook: dormant, nothing scheduled
 
     put = await http.put("/v1/webhooks", headers=auth(key), json={
-        "url": "http://127.0.0.1:9/hook", "secret": "s" * 32,
+        "url": "https://hooks.example.com/helpdesk", "secret": "s" * 32,
         "event_types": ["TicketOpened", "StateChanged"]})
     assert put.status_code == 200, put.text
     opened = await http.post("/v1/tickets", json=NEW_TICKET, headers=auth(key))

@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 import asyncpg
 import orjson
+import pytest
 
 from api.app import create_app
 from api.bootstrap import Services, build_services
@@ -40,10 +41,13 @@ async def until(check: Callable[[], Awaitable[bool]], timeout: float = 30.0) -> 
 
 
 @asynccontextmanager
-async def service(db: Db, max_attempts: int = 8) -> AsyncIterator[Services]:
+async def service(db: Db, max_attempts: int = 8,
+                  allow_private: bool = True) -> AsyncIterator[Services]:
+    # The test receivers listen on 127.0.0.1, a private address webhooks refuse by default.
     services = await build_services(
         Settings(database_url=db.runtime_url, db_pool_min=1, db_pool_max=6,
-                 webhook_max_attempts=max_attempts),
+                 webhook_max_attempts=max_attempts,
+                 webhook_allow_private_addresses=allow_private),
         clock=ManualClock(T0))
     try:
         yield services
@@ -79,7 +83,8 @@ async def write(services: Services, tenant: TenantId,
 def scheduler(services: Services, clock: ManualClock, metrics: Metrics | None = None
               ) -> Scheduler:
     registry = Registry()
-    webhooks.register(registry, timeout=2.0)
+    webhooks.register(registry, timeout=2.0,
+                      allow_private=services.settings.webhook_allow_private_addresses)
     if metrics is not None:
         instrument_jobs(registry, metrics)
     return Scheduler(services.store, clock, registry,
@@ -208,3 +213,30 @@ async def test_webhook_input_is_checked(db: Db, make_tenant) -> None:
                 ("body", "url"), ("body", "event_types")}
             r = await http.get("/v1/webhooks", headers=h)
             assert r.status_code == 404 and r.json()["code"] == "webhook_not_configured"
+
+
+async def test_private_destinations_are_refused_unless_allowed(db: Db, make_tenant) -> None:
+    t = await make_tenant("A")
+    h = {"Authorization": f"Bearer {t.admin_key.secret}"}
+    async with service(db, allow_private=False) as services:
+        app = create_app(services.settings, services=services)
+        async with asgi_client(app) as http:
+            for url in ("http://127.0.0.1:8080/x", "http://localhost/x", "http://10.1.2.3/x",
+                        "http://169.254.169.254/latest/meta-data", "http://[::1]/x"):
+                r = await http.put("/v1/webhooks", headers=h, json={
+                    "url": url, "secret": SECRET, "event_types": ["TicketOpened"]})
+                assert r.status_code == 422, (url, r.text)
+                assert "private" in r.json()["detail"]
+    with Receiver(204) as receiver:
+        async with service(db, allow_private=True) as services:
+            await configure(services, t.admin_key.secret, {
+                "url": receiver.url, "secret": SECRET, "event_types": ["TicketOpened"]})
+            events, n = await write(services, t.tenant_id, ["TicketOpened"])
+            assert n == 1
+            job = {"tenant_id": t.tenant_id, "payload": {"event": webhooks.event_body(events[0])}}
+            # Checked again when delivering, after resolving the name: a receiver that
+            # moved to a private address since it was configured is refused.
+            with pytest.raises(webhooks.WebhookDeliveryFailed, match="private address"):
+                await webhooks.deliver(services, job, allow_private=False)
+            await webhooks.deliver(services, job, allow_private=True)
+    assert len(receiver.requests) == 1
