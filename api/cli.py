@@ -75,6 +75,10 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     if args.port:
         settings = settings.model_copy(update={"port": args.port})
     embedded = not settings.database_url
+    if embedded and "run_scheduler" not in settings.model_fields_set:
+        # One process does everything on the embedded server: without a worker
+        # running somewhere, SLA breaches and analytics would silently never happen.
+        settings = settings.model_copy(update={"run_scheduler": True})
     settings = resolve_database(settings)
     if embedded:
         demo = _demo_tenant(settings)
