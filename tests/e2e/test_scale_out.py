@@ -80,13 +80,20 @@ class Worker:
 @asynccontextmanager
 async def worker_process(database_url: str) -> AsyncIterator[Worker]:
     """``helpdesk worker`` as its own OS process; never outlives the block."""
-    env = {**os.environ, "DATABASE_URL": database_url, **PROCESS_ENV}
+    # Info level: "worker started" marks it up, and a failure shows how far it got.
+    env = {**os.environ, "DATABASE_URL": database_url, **PROCESS_ENV, "LOG_LEVEL": "info"}
     with tempfile.TemporaryFile() as log:
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "api.cli", "worker", cwd=ROOT, env=env,
             stdout=subprocess.DEVNULL, stderr=log)
         worker = Worker(proc, log)
         try:
+
+            async def started() -> bool:
+                assert proc.returncode is None, worker.output()
+                return "worker started as" in worker.output()
+
+            await until(started, "worker started")
             yield worker
         finally:
             if proc.returncode is None:
@@ -205,8 +212,6 @@ async def test_two_apis_and_two_workers_record_each_breach_once_and_project_as_o
                    for _ in range(2)]
         apis = [await stack.enter_async_context(api_process(db.runtime_url))
                 for _ in range(2)]
-        for w in workers:
-            assert w.proc.returncode is None, w.output()
         script = Script(apis)
 
         for t in tenants:
@@ -214,7 +219,6 @@ async def test_two_apis_and_two_workers_record_each_breach_once_and_project_as_o
             doc = await script.call("GET", "/v1/settings", admin)
             doc["sla_targets"].update(TARGETS)
             await script.call("PUT", "/v1/settings", admin, json=doc)
-        started = time.monotonic()
         await asyncio.gather(*(workload(script, t.tenant_id, keys[t.tenant_id])
                                for t in tenants))
 
@@ -236,7 +240,6 @@ async def test_two_apis_and_two_workers_record_each_breach_once_and_project_as_o
             return all(last == head for last, head in (await checkpoints(db.admin_url)).values())
 
         await until(caught_up, "analytics caught up with every tenant's head")
-        elapsed = time.monotonic() - started
 
         # The API agrees: no lag, in both processes.
         for t in tenants:
@@ -273,13 +276,14 @@ async def test_two_apis_and_two_workers_record_each_breach_once_and_project_as_o
             "  FROM events WHERE type = 'SlaBreached' GROUP BY 1, 2")
         assert {(str(r["stream_id"]), r["metric"]) for r in rows} == wanted
         assert all(r["n"] == 1 and r["kinds"] == ["system"] for r in rows)
-        runners = await conn.fetch(
-            "SELECT locked_by, count(*) AS n FROM jobs "
-            "WHERE kind = 'sla.check' AND status = 'done' GROUP BY 1")
+        # Both workers took part. Not guaranteed by design (the two race for each due
+        # job), but the ~18 sla.check jobs come due at many distinct instants and each
+        # goes to whichever worker claims first (runs so far split them 5/13 to 8/10).
+        runners = await conn.fetchval(
+            "SELECT count(DISTINCT locked_by) FROM jobs WHERE status = 'done'")
+        assert runners == 2, runners
     finally:
         await conn.close()
-    print(f"workload to caught up: {elapsed:.1f} s; sla.check jobs per worker: "
-          f"{sorted(r['n'] for r in runners)}")
 
     projected = await dump(db.admin_url)
     assert len(projected["analytics_tickets"]) == len(script.expected)
