@@ -264,6 +264,7 @@ async def test_two_apis_and_two_workers_record_each_breach_once_and_project_as_o
             for m in (FR, NR, RES):
                 assert (view["sla"][m]["breached_at"] is not None) == (m in script.expected[ticket])
 
+        # Stopped (cleanly) before the refold, which must run with no other projector.
         for w in workers:
             assert await w.stop() == 0, w.output()
 
