@@ -21,7 +21,7 @@ from projections import admin
 from projections import analytics_reads as reads
 from projections.projector import Batch, Projector
 from tests.support.desk import Desk, random_traffic
-from tests.support.readmodels import checkpoints, dump
+from tests.support.readmodels import checkpoints, dump, refold_alone
 
 ROOT = Path(__file__).parents[2]
 AGENTS = tuple(uuid.UUID(int=i) for i in range(1, 5))
@@ -38,14 +38,6 @@ async def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[st
     return await asyncio.to_thread(
         subprocess.run, [sys.executable, "-m", "api.cli", "projections", *args], cwd=ROOT,
         env=env, capture_output=True, text=True, timeout=120, check=False)
-
-
-async def refold_alone(pool: Any, tenants: list[Any], batch_size: int) -> None:
-    """Reset every tenant and fold its events with one worker."""
-    single = Projector(pool, batch_size=batch_size)
-    for t in tenants:
-        await admin.reset(single, "analytics", t)
-    await single.drain()
 
 
 async def test_two_workers_with_concurrent_writers_equal_one_worker_alone(

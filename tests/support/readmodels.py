@@ -6,6 +6,9 @@ from typing import Any
 
 import asyncpg
 
+from projections import admin
+from projections.projector import Projector
+
 TABLES = {
     "analytics_tickets": "tenant_id, ticket_id",
     "analytics_daily": "tenant_id, day, priority, source",
@@ -34,3 +37,11 @@ async def checkpoints(admin_url: str) -> dict[Any, tuple[int, int]]:
         return {r["tenant_id"]: (r["last_seq"], r["head"]) for r in rows}
     finally:
         await conn.close()
+
+
+async def refold_alone(pool: Any, tenants: list[Any], batch_size: int) -> None:
+    """Reset every tenant and fold its events from seq 0 with one projector alone."""
+    single = Projector(pool, batch_size=batch_size)
+    for t in tenants:
+        await admin.reset(single, "analytics", t)
+    await single.drain()
