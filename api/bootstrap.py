@@ -6,6 +6,7 @@ lifespan state (``request.state.services``), never through module globals.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,8 +42,14 @@ class Services:
     clock: Clock
     extras: dict[str, Any] = field(default_factory=dict)
 
-    async def close(self) -> None:
-        await self.pool.close()
+    async def close(self, timeout: float = 10.0) -> None:
+        """Close the pool; connections still held after ``timeout`` are cut, so a
+        stuck task can never keep the process from exiting."""
+        try:
+            await asyncio.wait_for(self.pool.close(), timeout)
+        except TimeoutError:
+            log.warning("pool close timed out after %.0f s; terminating connections", timeout)
+            self.pool.terminate()
 
 
 async def check_runtime_role(conn: asyncpg.Connection) -> None:

@@ -11,6 +11,7 @@ import contextlib
 import logging
 import signal
 import time
+from collections.abc import Awaitable
 from pathlib import Path
 
 from api import scheduling
@@ -40,9 +41,20 @@ async def run(settings: Settings, extra: list[scheduling.Registrar] | None = Non
         beat.cancel()
         await scheduler.stop()
         await task
+        log.info("scheduler stopped")
     finally:
-        await stop_projector()
+        # Each step is bounded: a stuck step is logged and skipped, never a process
+        # that ignores SIGTERM until it is killed.
+        await _bounded("projector stop", stop_projector(), settings.scheduler_grace_seconds + 5)
         await services.close()
+        log.info("worker stopped")
+
+
+async def _bounded(step: str, work: Awaitable[None], timeout: float) -> None:
+    try:
+        await asyncio.wait_for(work, timeout)
+    except TimeoutError:
+        log.warning("%s did not finish within %.0f s; going on", step, timeout)
 
 
 HEARTBEAT_EVERY = 5.0
