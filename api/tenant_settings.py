@@ -23,10 +23,10 @@ from api.problem_docs import errors
 from api.problems import Problem
 from api.routing import StrictRoute
 from api.tenant_stream import record
-from domain.business_hours import Calendar, CALENDAR_24x7
+from domain.business_hours import Calendar
 from domain.events import SettingsChanged
 from domain.ids import TenantId
-from domain.sla import DEFAULT_PAUSED_STATES, DEFAULT_TARGETS, SlaPolicy, SlaTarget
+from domain.sla import DEFAULT_PAUSED_STATES, DEFAULT_TARGETS
 from domain.values import Priority, TicketState
 from eventstore.sqlfile import load_queries
 from projections.settings import DEFAULT_PENDING_DAYS, DEFAULT_SOLVED_DAYS
@@ -96,15 +96,6 @@ class TenantSettingsDoc(BaseModel):
     def document(self) -> dict[str, Any]:
         """The JSON document as stored (ints and strings only)."""
         return self.model_dump(mode="json")
-
-    def policy(self) -> SlaPolicy:
-        """The domain's SLA policy for these settings."""
-        return SlaPolicy(
-            targets={p: SlaTarget(t.first_response_ms, t.resolution_ms)
-                     for p, t in self.sla_targets.items()},
-            calendar=self.business_hours or CALENDAR_24x7,
-            paused_states=frozenset(self.paused_states),
-        )
 
 
 DEFAULT_SETTINGS = TenantSettingsDoc(
