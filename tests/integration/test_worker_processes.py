@@ -19,15 +19,13 @@ from tests.support import jobkinds
 
 ROOT = Path(__file__).parents[2]
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
-STARTED = "SELECT count(*) FROM job_runs WHERE phase = 'started'"
+STARTED = jobkinds.STARTED
 
 
 @pytest.fixture
 async def admin(db) -> AsyncIterator[asyncpg.Connection]:
-    await jobkinds.create_tables(db.admin_url)
-    conn = await asyncpg.connect(db.admin_url)
-    yield conn
-    await conn.close()
+    async for conn in jobkinds.admin_connection(db.admin_url):
+        yield conn
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import AsyncIterator
 
 import asyncpg
 
@@ -27,6 +28,15 @@ GRANT SELECT, INSERT ON job_runs TO helpdesk_runtime;
 """
 
 INSERT = "INSERT INTO job_runs (job_id, worker, attempt, phase) VALUES ($1, $2, $3, $4)"
+STARTED = "SELECT count(*) FROM job_runs WHERE phase = 'started'"
+
+
+async def admin_connection(admin_url: str) -> AsyncIterator[asyncpg.Connection]:
+    """The job_runs table made, then a superuser connection to read it (a fixture body)."""
+    await create_tables(admin_url)
+    conn = await asyncpg.connect(admin_url)
+    yield conn
+    await conn.close()
 
 
 async def create_tables(admin_url: str) -> None:
