@@ -278,12 +278,3 @@ async def arm(conn: asyncpg.Connection, tenant_id: TenantId, actor: StoreActor |
         actor.kind if actor else None,
         actor.id if actor else None,
     )
-
-
-async def fetch_all(conn: asyncpg.Connection, query: str, *args: Any) -> list[asyncpg.Record]:
-    """Run a read query, translating driver failures into store errors."""
-    try:
-        rows: list[asyncpg.Record] = await conn.fetch(query, *args)
-    except (asyncpg.PostgresError, *UNAVAILABLE) as exc:
-        raise translate(exc) from exc
-    return rows
