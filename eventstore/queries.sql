@@ -84,12 +84,12 @@ SELECT (SELECT count(*) FROM checks WHERE seq >= $2) AS checked,
        (SELECT max(seq) FROM checks) AS last_seq,
        (SELECT hash FROM r ORDER BY seq DESC LIMIT 1) AS last_hash
 
--- name: append_batch --
--- $1 tenant_id, $2 actor kinds, $3 actor ids, $4 streams, $5 expected versions,
--- $6 item index (1-based) of each event, $7 types, $8 schema versions, $9 data,
--- $10 metadata
--- Several independent appends in one transaction (migration 0005). A row with
--- `actual` set is an item whose expected version did not match; it inserted nothing.
+-- name: append_group --
+-- $1 tenants, $2 actor kinds, $3 actor ids, $4 streams, $5 expected versions,
+-- $6 number of events per item, $7 types, $8 schema versions, $9 data, $10 metadata
+-- Several independent appends, of any tenants, in one transaction (migration 0060).
+-- A row with `actual` set is an item whose expected version did not match; it
+-- inserted nothing.
 SELECT item, actual, tenant_id, seq, stream_id, version, type, schema_version, data,
        metadata, actor_kind, actor_id, recorded_at, hash
-  FROM append_batch_as($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+  FROM append_group_as($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)

@@ -17,7 +17,6 @@ from uuid import UUID
 import asyncpg
 
 from domain.ids import TenantId
-from eventstore.batcher import Pending, TenantBatcher
 from eventstore.errors import (
     ConcurrencyError,
     EventStoreError,
@@ -25,6 +24,7 @@ from eventstore.errors import (
     MissingContext,
     StoreUnavailable,
 )
+from eventstore.group_commit import GroupCommit, Pending
 from eventstore.notifier import CommitNotifier
 from eventstore.sqlfile import load_queries
 from eventstore.types import ChainReport, NewEvent, RecordedEvent, StoreActor
@@ -182,7 +182,8 @@ class EventStore:
         # composition root adds what must happen atomically with an event (webhook
         # deliveries) or be counted. The store knows nothing of what they do.
         self.observers: list[AppendObserver] = []
-        self._batcher = TenantBatcher(self._append_alone, record_from_row)
+        self._group = GroupCommit(self._append_alone, self._fetch_group, record_from_row,
+                                  retry_alone=(asyncpg.PostgresError,))
 
     async def append(
         self,
@@ -192,30 +193,39 @@ class EventStore:
         expected_version: int | None,
         events: Sequence[NewEvent],
     ) -> list[RecordedEvent]:
-        """Append in a transaction of its own (group-committed with other callers).
+        """Append in a transaction of its own, committed before this returns.
 
         For a writer that has nothing else to do in the transaction; a command that
         also updates read models uses ``session(...).append`` instead. Concurrent
-        one-shot appends to one tenant share a transaction (eventstore/batcher.py);
-        each still gets its own result or ``ConcurrencyError``.
+        one-shot appends, of any tenants, share transactions
+        (eventstore/group_commit.py); each still gets its own result or
+        ``ConcurrencyError``.
         """
         if not events:
             return []
-        recorded = await self._batcher.append(
-            self.pool, tenant_id, Pending(actor, stream_id, expected_version, events))
+        recorded = await self._group.append(
+            Pending(tenant_id, actor, stream_id, expected_version, events))
         if recorded:
             self.notifier.committed(tenant_id, recorded[-1].seq)
         return recorded
 
-    async def _append_alone(self, tenant_id: TenantId, item: Pending) -> list[RecordedEvent]:
+    async def _append_alone(self, item: Pending) -> list[RecordedEvent]:
         try:
             async with self.pool.acquire(timeout=self.acquire_timeout) as conn:
                 rows = await _run_append(conn, Q["append_as"],
-                                         (tenant_id, item.actor.kind, item.actor.id),
+                                         (item.tenant_id, item.actor.kind, item.actor.id),
                                          item.stream_id, item.expected_version, item.events)
         except UNAVAILABLE as exc:
             raise StoreUnavailable(f"database unavailable: {exc}") from exc
         return [record_from_row(r) for r in rows]
+
+    async def _fetch_group(self, query: str, args: tuple[Any, ...]) -> list[asyncpg.Record]:
+        try:
+            async with self.pool.acquire(timeout=self.acquire_timeout) as conn:
+                rows: list[asyncpg.Record] = await conn.fetch(query, *args)
+        except UNAVAILABLE as exc:
+            raise StoreUnavailable(f"database unavailable: {exc}") from exc
+        return rows
 
     @asynccontextmanager
     async def session(

@@ -10,6 +10,7 @@ import asyncpg
 import pytest
 
 from eventstore.errors import ConcurrencyError, ImmutableEvents, MissingContext
+from eventstore.pool import create_pool
 from eventstore.store import EventStore, arm
 from eventstore.types import NewEvent, StoreActor
 
@@ -152,6 +153,37 @@ async def test_context_does_not_leak_to_the_next_transaction(pool: asyncpg.Pool,
             assert await conn.fetchval("SELECT count(*) FROM events") == FIRST + 1
         assert await conn.fetchval("SELECT current_setting('app.tenant_id', true)") in ("", None)
         assert await conn.fetchval("SELECT count(*) FROM events") == 0
+
+
+async def test_a_released_connection_comes_back_without_session_state(db, make_tenant):
+    # The pool does not reset connections on release (eventstore/pool.py), so what a
+    # unit of work arms must end with its transaction, on success and on error.
+    t = (await make_tenant()).tenant_id
+    pool = await create_pool(db.runtime_url, min_size=1, max_size=1)
+    try:
+        store = EventStore(pool)
+        async with store.session(t, ACTOR) as s:
+            await s.append(uuid.uuid4(), 0, [ev()])
+        with pytest.raises(RuntimeError):
+            async with store.session(t, ACTOR) as s:
+                await s.append(uuid.uuid4(), 0, [ev()])
+                raise RuntimeError("the command failed after appending")
+        await asyncio.gather(*(store.append(t, ACTOR, uuid.uuid4(), 0, [ev()])
+                               for _ in range(3)))
+        async with pool.acquire() as conn:
+            state = await conn.fetchrow(
+                "SELECT current_setting('app.tenant_id', true) AS tenant, "
+                "current_setting('app.actor_kind', true) AS actor_kind, "
+                "current_setting('app.actor_id', true) AS actor_id, "
+                "(SELECT count(*) FROM pg_locks WHERE pid = pg_backend_pid() "
+                " AND locktype = 'advisory') AS advisory_locks, "
+                "(SELECT count(*) FROM pg_listening_channels()) AS channels")
+            assert state["tenant"] in ("", None)
+            assert state["actor_kind"] in ("", None) and state["actor_id"] in ("", None)
+            assert state["advisory_locks"] == 0 and state["channels"] == 0
+            assert not conn.is_in_transaction()
+    finally:
+        await pool.close()
 
 
 async def test_insert_without_actor_raises(store: EventStore, make_tenant):
