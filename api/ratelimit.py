@@ -13,6 +13,14 @@ request gets 429 problem+json with ``Retry-After``.
 The limiter fails open: with Redis unset, unreachable or behind an open breaker the
 request is served without limit headers (see ``api.redis_guard``). A key is
 identified by the sha256 of its bearer token, so no database lookup happens here.
+
+That alone would give every made-up token a fresh budget, and each costs a key
+lookup in Postgres. So a response of 401 to a request that carried a token is also
+counted against its client address (the per-address policy, in a bucket of its own:
+``auth-failures``), and once an address has used that budget up, its requests with
+tokens are refused with 429 before they reach authentication, until the bucket
+drains. Both checks run in one Redis call. A shared address (a NAT) with a
+misbehaving client shares the refusal; valid requests never count against it.
 """
 
 from __future__ import annotations
@@ -28,25 +36,38 @@ from api import problems
 from api.auth import bearer_token
 from api.redis_guard import RedisGuard
 
-# KEYS[1] = bucket; ARGV = emission interval (us), burst (requests), cost.
-# Returns {allowed, remaining, retry_after_us, reset_us}.
+# KEYS[1] = bucket, KEYS[2] (optional) = a gate bucket checked first without being
+# charged; ARGV = emission interval (us), burst (requests), cost, then the gate's
+# interval and burst. Returns {allowed, remaining, retry_after_us, reset_us, gated}:
+# gated = 1 when the gate refused (KEYS[1] is then left alone).
 GCRA_LUA = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local interval = tonumber(ARGV[1])
-local burst = tonumber(ARGV[2])
-local cost = tonumber(ARGV[3])
-local tau = interval * burst
-local tat = tonumber(redis.call('GET', KEYS[1]))
-if tat == nil or tat < now then tat = now end
-local new_tat = tat + interval * cost
-local allow_at = new_tat - tau
-if now < allow_at then
-  return {0, 0, math.ceil(allow_at - now), math.ceil(tat - now)}
+local function gcra(key, interval, burst, cost, charge)
+  local tau = interval * burst
+  local tat = tonumber(redis.call('GET', key))
+  if tat == nil or tat < now then tat = now end
+  local new_tat = tat + interval * cost
+  local allow_at = new_tat - tau
+  if now < allow_at then
+    return {0, 0, math.ceil(allow_at - now), math.ceil(tat - now)}
+  end
+  if charge then
+    local ttl_ms = math.ceil((new_tat - now) / 1000) + 1
+    redis.call('SET', key, string.format('%.0f', new_tat), 'PX', ttl_ms)
+  end
+  return {1, math.floor((now - allow_at) / interval), 0, math.ceil(new_tat - now)}
 end
-local ttl_ms = math.ceil((new_tat - now) / 1000) + 1
-redis.call('SET', KEYS[1], string.format('%.0f', new_tat), 'PX', ttl_ms)
-return {1, math.floor((now - allow_at) / interval), 0, math.ceil(new_tat - now)}
+if KEYS[2] then
+  local gate = gcra(KEYS[2], tonumber(ARGV[4]), tonumber(ARGV[5]), 1, false)
+  if gate[1] == 0 then
+    gate[5] = 1
+    return gate
+  end
+end
+local r = gcra(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), true)
+r[5] = 0
+return r
 """
 
 
@@ -69,6 +90,17 @@ class Decision:
     remaining: int
     retry_after: int  # seconds, rounded up
     reset: int  # seconds until the full quota is back, rounded up
+    gated: bool = False  # refused by the gate (too many failed authentications)
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Where a request is counted: its bucket and policy, and for a request with a
+    token, the bucket its address's failed authentications are counted in."""
+
+    bucket: str
+    policy: Policy
+    failures: str | None = None
 
 
 def policy_header(policy: Policy) -> str:
@@ -87,24 +119,43 @@ class RateLimiter:
         self.guard = guard
         self.per_key = per_key
         self.per_address = per_address
+        self.auth_failures = Policy("auth-failures", per_address.limit, per_address.window)
         self.prefix = prefix
 
-    def identify(self, authorization: str | None, client: str | None) -> tuple[str, Policy]:
+    def identify(self, authorization: str | None, client: str | None) -> Caller:
         """The bucket and policy of a request: its key's hash, or else its address."""
+        address = client or "unknown"
         token = bearer_token(authorization)
         if token is not None:
             digest = hashlib.sha256(token.encode("utf-8")).hexdigest()[:32]
-            return f"{self.prefix}k:{digest}", self.per_key
-        return f"{self.prefix}a:{client or 'unknown'}", self.per_address
+            return Caller(f"{self.prefix}k:{digest}", self.per_key,
+                          failures=f"{self.prefix}f:{address}")
+        return Caller(f"{self.prefix}a:{address}", self.per_address)
 
-    async def hit(self, bucket: str, policy: Policy) -> Decision | None:
+    async def hit(self, caller: Caller) -> Decision | None:
         """Count a request; None when Redis is not available (no limit applies)."""
+        gate = self.auth_failures
+        if caller.failures is None:
+            keys: tuple[str, ...] = (caller.bucket,)
+            extra: tuple[int, ...] = ()
+        else:
+            keys = (caller.bucket, caller.failures)
+            extra = (gate.interval_us, gate.limit)
+        return await self._eval(keys, caller.policy, extra)
 
+    async def failed_authentication(self, caller: Caller) -> None:
+        """Count a 401 against the address the token came from."""
+        if caller.failures is not None:
+            await self._eval((caller.failures,), self.auth_failures, ())
+
+    async def _eval(self, keys: tuple[str, ...], policy: Policy,
+                    extra: tuple[int, ...]) -> Decision | None:
         async def run(client: Redis) -> Decision:
-            raw = await client.eval(GCRA_LUA, 1, bucket, policy.interval_us, policy.limit, 1)
-            allowed, remaining, retry_us, reset_us = (int(x) for x in raw)
+            raw = await client.eval(GCRA_LUA, len(keys), *keys, policy.interval_us,
+                                    policy.limit, 1, *extra)
+            allowed, remaining, retry_us, reset_us, gated = (int(x) for x in raw)
             return Decision(bool(allowed), max(0, remaining), math.ceil(retry_us / 1e6),
-                            math.ceil(reset_us / 1e6))
+                            math.ceil(reset_us / 1e6), bool(gated))
 
         return await self.guard.call(run, None)
 
@@ -126,21 +177,24 @@ class RateLimitMiddleware:
         headers = {k.lower(): v for k, v in scope.get("headers") or []}
         auth = headers.get(b"authorization")
         client = scope.get("client")
-        bucket, policy = limiter.identify(auth.decode("latin-1") if auth else None,
-                                          client[0] if client else None)
-        decision = await limiter.hit(bucket, policy)
+        caller = limiter.identify(auth.decode("latin-1") if auth else None,
+                                  client[0] if client else None)
+        decision = await limiter.hit(caller)
         if decision is None:
             await self.app(scope, receive, send)
             return
+        policy = limiter.auth_failures if decision.gated else caller.policy
         fields = [(b"ratelimit-policy", policy_header(policy).encode()),
                   (b"ratelimit", state_header(policy, decision).encode())]
         if not decision.allowed:
             metrics = scope["state"]["services"].extras.get("metrics")
             if metrics is not None:
                 metrics.rate_limited.inc()
+            what = ("failed authentications from this address" if decision.gated
+                    else "requests")
             response = problems.problem_response(
                 429, "rate_limited",
-                f"rate limit of {policy.limit} requests per {policy.window} s exceeded; "
+                f"rate limit of {policy.limit} {what} per {policy.window} s exceeded; "
                 f"retry in {decision.retry_after} s",
                 instance=path,
                 headers={"Retry-After": str(max(1, decision.retry_after))},
@@ -152,6 +206,8 @@ class RateLimitMiddleware:
         async def send_with_fields(message: Message) -> None:
             if message["type"] == "http.response.start":
                 message = {**message, "headers": [*message.get("headers", []), *fields]}
+                if message.get("status") == 401:
+                    await limiter.failed_authentication(caller)
             await send(message)
 
         await self.app(scope, receive, send_with_fields)

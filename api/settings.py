@@ -119,7 +119,9 @@ class Settings(BaseSettings):
         default=600, ge=1, description="Requests per window per API key."
     )
     rate_limit_per_address: int = Field(
-        default=60, ge=1, description="Requests per window per client address without a key."
+        default=60, ge=1,
+        description="Requests per window per client address without a key; also failed "
+                    "authentications per window per address.",
     )
     rate_limit_window: int = Field(default=60, ge=1, description="Rate limit window, seconds.")
     cache_ttl: int = Field(default=300, ge=1, description="Seconds an analytics answer is kept.")

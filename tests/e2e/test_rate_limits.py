@@ -69,6 +69,34 @@ async def test_requests_without_a_key_are_limited_per_address(
         assert r.headers["ratelimit-policy"] == '"address";q=2;w=60'
 
 
+async def test_made_up_tokens_use_up_their_address_budget(
+    db: Db, make_tenant, redis_server: RedisServer
+) -> None:
+    a = await make_tenant("A")
+    app = create_app(_settings(db, redis_server.url, rate_limit_per_address=2,
+                               rate_limit_per_key=100))
+    valid = {"Authorization": f"Bearer {a.admin_key.secret}"}
+    async with asgi_client(app, client=("10.0.0.3", 5000)) as sprayer, \
+            asgi_client(app, client=("10.0.0.4", 5000)) as other:
+        # Valid requests never count against an address's failure budget.
+        assert [(await sprayer.get("/v1/webhooks", headers=valid)).status_code
+                for _ in range(4)] == [404] * 4
+        codes = [(await sprayer.get("/v1/webhooks",
+                                    headers={"Authorization": f"Bearer hd_made_up_{i}"}))
+                 for i in range(3)]
+        assert [r.status_code for r in codes] == [401, 401, 429]
+        refused = codes[2]
+        assert refused.headers["ratelimit-policy"] == '"auth-failures";q=2;w=60'
+        assert "failed authentications" in refused.json()["detail"]
+        assert int(refused.headers["retry-after"]) >= 1
+        # Until the bucket drains, the address's requests with tokens wait too ...
+        assert (await sprayer.get("/v1/webhooks", headers=valid)).status_code == 429
+        # ... while other addresses are untouched.
+        assert (await other.get("/v1/webhooks", headers=valid)).status_code == 404
+        r = await other.get("/v1/webhooks", headers={"Authorization": "Bearer hd_nope"})
+        assert r.status_code == 401
+
+
 async def test_without_redis_url_nothing_is_limited_and_ready_says_dormant(
     db: Db, make_tenant
 ) -> None:
