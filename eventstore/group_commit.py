@@ -33,7 +33,7 @@ from uuid import UUID
 import asyncpg
 
 from domain.ids import TenantId
-from eventstore.errors import ConcurrencyError
+from eventstore.errors import ConcurrencyError, EventStoreError
 from eventstore.sqlfile import load_queries
 from eventstore.types import NewEvent, RecordedEvent, StoreActor
 
@@ -63,8 +63,7 @@ RunGroup = Callable[[str, tuple[Any, ...]], Awaitable[list[asyncpg.Record]]]
 class GroupCommit:
     """Collects one-shot appends and runs them as group commits on a few lanes."""
 
-    def __init__(self, run_one: RunOne, run_group: RunGroup,
-                 record: Callable[[asyncpg.Record], RecordedEvent], *,
+    def __init__(self, run_one: RunOne, run_group: RunGroup, *,
                  lanes: int = 2, retry_alone: tuple[type[BaseException], ...] = ()) -> None:
         # run_one(pending): the lone-append path, which raises the store's own errors.
         # run_group(query, args): fetch on a pooled connection, raising driver errors.
@@ -74,7 +73,6 @@ class GroupCommit:
             raise ValueError("lanes must be at least 1")
         self._run_one = run_one
         self._run_group = run_group
-        self._record = record
         self._lanes = lanes
         self._retry_alone = retry_alone
         self._queue: list[Pending] = []
@@ -145,24 +143,43 @@ class GroupCommit:
             for item in group:
                 item.result.set_exception(exc)
             return
-        by_item: dict[int, list[RecordedEvent]] = {}
+        # Inserted events come back without item numbers: streams are unique within a
+        # group, so tenant and stream name the item.
+        inserted: dict[tuple[UUID, UUID], list[asyncpg.Record]] = {}
         for row in rows:
-            index = row["item"] - 1
             if row["actual"] is not None:
-                item = group[index]
+                item = group[row["item"] - 1]
                 item.result.set_exception(
                     ConcurrencyError(item.stream_id, item.expected_version, row["actual"]))
             else:
-                by_item.setdefault(index, []).append(self._record(row))
-        for index, item in enumerate(group):
-            if not item.result.done():
-                item.result.set_result(sorted(by_item.get(index, []), key=lambda e: e.version))
+                inserted.setdefault((row["tenant_id"], row["stream_id"]), []).append(row)
+        for item in group:
+            if item.result.done():
+                continue
+            got = sorted(inserted.get((item.tenant_id, item.stream_id), []),
+                         key=lambda r: r["version"])
+            if len(got) != len(item.events):
+                item.result.set_exception(EventStoreError(
+                    f"group append stored {len(got)} of {len(item.events)} events"))
+            else:
+                item.result.set_result([_recorded(item, e, r)
+                                        for e, r in zip(item.events, got, strict=True)])
 
     async def _settle_alone(self, item: Pending) -> None:
         try:
             item.result.set_result(await self._run_one(item))
         except Exception as exc:  # the caller gets whatever went wrong
             item.result.set_exception(exc)
+
+
+def _recorded(item: Pending, event: NewEvent, row: asyncpg.Record) -> RecordedEvent:
+    """The event as stored: the caller's payload with what the database assigned."""
+    return RecordedEvent(
+        tenant_id=item.tenant_id, seq=row["seq"], stream_id=item.stream_id,
+        version=row["version"], type=event.type, schema_version=event.schema_version,
+        data=event.data, metadata=event.metadata or {}, actor_kind=row["actor_kind"],
+        actor_id=row["actor_id"], recorded_at=row["recorded_at"], hash=bytes(row["hash"]),
+    )
 
 
 def _arguments(group: list[Pending]) -> tuple[Any, ...]:

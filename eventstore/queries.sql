@@ -89,7 +89,7 @@ SELECT (SELECT count(*) FROM checks WHERE seq >= $2) AS checked,
 -- $6 number of events per item, $7 types, $8 schema versions, $9 data, $10 metadata
 -- Several independent appends, of any tenants, in one transaction (migration 0060).
 -- A row with `actual` set is an item whose expected version did not match; it
--- inserted nothing.
-SELECT item, actual, tenant_id, seq, stream_id, version, type, schema_version, data,
-       metadata, actor_kind, actor_id, recorded_at, hash
+-- inserted nothing. The other rows are the inserted events, without their payloads.
+SELECT item, actual, tenant_id, seq, stream_id, version, actor_kind, actor_id,
+       recorded_at, hash
   FROM append_group_as($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)

@@ -182,7 +182,7 @@ class EventStore:
         # composition root adds what must happen atomically with an event (webhook
         # deliveries) or be counted. The store knows nothing of what they do.
         self.observers: list[AppendObserver] = []
-        self._group = GroupCommit(self._append_alone, self._fetch_group, record_from_row,
+        self._group = GroupCommit(self._append_alone, self._fetch_group,
                                   retry_alone=(asyncpg.PostgresError,))
 
     async def append(

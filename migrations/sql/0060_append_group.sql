@@ -4,10 +4,10 @@
 -- starting the function, the commit and its WAL flush) are several times the cost of
 -- inserting one event, so an append that arrives while others are in flight joins the
 -- next transaction, whatever its tenant (eventstore/group_commit.py). Each item keeps
--- its own meaning: its tenant and actor are armed for its own insert, so the trigger
--- stamps and chains it exactly as for a lone append; it is checked against its own
--- expected version; all of its events are inserted or none; a conflicting item does
--- not fail the others.
+-- its own meaning: its tenant and actor are armed for the insert that carries its
+-- events, so the trigger stamps and chains them exactly as for a lone append; it is
+-- checked against its own expected version; all of its events are inserted or none;
+-- a conflicting item does not fail the others.
 --
 -- Lock order, so that two groups never wait for each other in a cycle: every stream
 -- lock first, in key order, then the tenant heads in tenant order (items are inserted
@@ -15,6 +15,16 @@
 --
 -- Arguments are parallel arrays, one entry per item (tenant, actor, stream, expected
 -- version, number of events), then one entry per event, items' events back to back.
+-- Streams are unique within a group (the caller sees to it; a duplicate would fail
+-- the whole group on the unique version index, never write a wrong version).
+--
+-- Rows returned: one per item whose expected version did not match (item and actual
+-- set), and one per inserted event, carrying what the database assigned (seq, version,
+-- actor, recorded_at, hash); the caller already holds the rest, and matches events to
+-- items by tenant and stream. Kept lean on purpose: a group's cost is mostly fixed,
+-- and planning a statement per call, or sending the payloads back, was most of it
+-- (force_generic_plan: plpgsql otherwise re-plans these array-driven statements with
+-- custom plans on every call, at several times the cost).
 
 CREATE FUNCTION append_group_as(
     p_tenants uuid[], p_actor_kinds text[], p_actor_ids text[], p_streams uuid[],
@@ -22,8 +32,7 @@ CREATE FUNCTION append_group_as(
     p_data jsonb[], p_metadata jsonb[]
 ) RETURNS TABLE (
     item integer, actual integer, tenant_id uuid, seq bigint, stream_id uuid,
-    version integer, type text, schema_version integer, data jsonb, metadata jsonb,
-    actor_kind text, actor_id text, recorded_at timestamptz, hash bytea
+    version integer, actor_kind text, actor_id text, recorded_at timestamptz, hash bytea
 )
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, public
@@ -32,7 +41,14 @@ AS $$
 #variable_conflict use_column
 DECLARE
     r record;
-    v_first integer[];
+    v_first integer[];   -- where each item's events start in the per-event arrays
+    v_current integer[]; -- the current version of each stream of a run
+    v_pos integer[];     -- the run's events to insert: position, version, stream
+    v_version integer[];
+    v_stream uuid[];
+    n integer;
+    i integer;
+    j integer;
 BEGIN
     IF cardinality(p_tenants) <> cardinality(p_streams)
        OR cardinality(p_tenants) <> cardinality(p_counts)
@@ -50,16 +66,14 @@ BEGIN
     PERFORM pg_advisory_xact_lock(k)
        FROM (SELECT DISTINCT hashtextextended(t::text || '/' || s::text, 0) AS k
                FROM unnest(p_tenants, p_streams) AS u(t, s) ORDER BY 1) AS ordered;
-    -- Where each item's events start in the per-event arrays.
     v_first := ARRAY(
         SELECT 1 + coalesce(sum(c) OVER (ORDER BY o ROWS BETWEEN UNBOUNDED PRECEDING
                                                          AND 1 PRECEDING), 0)
           FROM unnest(p_counts) WITH ORDINALITY AS x(c, o) ORDER BY o);
-    -- One pass per (tenant, actor): arm them, then check every item's expected version
-    -- and insert the events of the items that pass, in one statement. Its snapshot is
-    -- taken after the stream locks above, so it sees every append committed before.
-    -- Streams are unique within a group (the caller sees to it; a duplicate would
-    -- fail the whole group on the unique version index, never write a wrong version).
+    -- One run per (tenant, actor): arm them, read the current version of each of the
+    -- run's streams (a snapshot taken after the stream locks above, so it sees every
+    -- append committed before), decide each item, insert the events of those that
+    -- pass in one statement.
     FOR r IN SELECT u.t, u.ak, u.ai, array_agg(u.i ORDER BY u.i) AS items,
                     array_agg(u.s ORDER BY u.i) AS streams
                FROM unnest(p_tenants, p_actor_kinds, p_actor_ids, p_streams)
@@ -69,35 +83,36 @@ BEGIN
         PERFORM set_config('app.tenant_id', r.t::text, true),
                 set_config('app.actor_kind', coalesce(r.ak, ''), true),
                 set_config('app.actor_id', coalesce(r.ai, ''), true);
+        v_current := ARRAY(
+            SELECT coalesce((SELECT max(e.version) FROM events e
+                              WHERE e.tenant_id = r.t AND e.stream_id = u.s), 0)
+              FROM unnest(r.streams) WITH ORDINALITY AS u(s, o) ORDER BY u.o);
+        v_pos := '{}';
+        v_version := '{}';
+        v_stream := '{}';
+        FOR n IN 1 .. cardinality(r.items) LOOP
+            i := r.items[n];
+            IF p_expected[i] IS NOT NULL AND v_current[n] <> p_expected[i] THEN
+                item := i;
+                actual := v_current[n];
+                RETURN NEXT;
+                CONTINUE;
+            END IF;
+            FOR j IN 1 .. p_counts[i] LOOP
+                v_pos := v_pos || (v_first[i] + j - 1);
+                v_version := v_version || (v_current[n] + j);
+                v_stream := v_stream || r.streams[n];
+            END LOOP;
+        END LOOP;
         RETURN QUERY
-        WITH cur AS MATERIALIZED (
-            SELECT c.i, c.s, coalesce((SELECT max(e.version) FROM events e
-                                        WHERE e.tenant_id = r.t AND e.stream_id = c.s),
-                                       0) AS v
-              FROM unnest(r.items, r.streams) AS c(i, s)
-        ), inserted AS (
             INSERT INTO events AS ev (tenant_id, stream_id, version, type, schema_version,
                                       data, metadata)
-            SELECT r.t, c.s, c.v + x.ord, x.type, x.schema_version, x.data,
-                   coalesce(x.metadata, '{}')
-              FROM cur c,
-                   LATERAL unnest(
-                       p_types[v_first[c.i]:v_first[c.i] + p_counts[c.i] - 1],
-                       p_schema_versions[v_first[c.i]:v_first[c.i] + p_counts[c.i] - 1],
-                       p_data[v_first[c.i]:v_first[c.i] + p_counts[c.i] - 1],
-                       p_metadata[v_first[c.i]:v_first[c.i] + p_counts[c.i] - 1])
-                       WITH ORDINALITY AS x(type, schema_version, data, metadata, ord)
-             WHERE p_expected[c.i] IS NULL OR c.v = p_expected[c.i]
-             ORDER BY c.i, x.ord
-            RETURNING ev.*
-        )
-        SELECT c.i::integer,
-               CASE WHEN p_expected[c.i] IS NULL OR c.v = p_expected[c.i] THEN NULL
-                    ELSE c.v END,
-               ins.tenant_id, ins.seq, ins.stream_id, ins.version, ins.type,
-               ins.schema_version, ins.data, ins.metadata, ins.actor_kind, ins.actor_id,
-               ins.recorded_at, ins.hash
-          FROM cur c LEFT JOIN inserted ins ON ins.stream_id = c.s;
+            SELECT r.t, x.s, x.v, p_types[x.p], p_schema_versions[x.p], p_data[x.p],
+                   coalesce(p_metadata[x.p], '{}')
+              FROM unnest(v_pos, v_version, v_stream) WITH ORDINALITY AS x(p, v, s, o)
+             ORDER BY x.o
+            RETURNING NULL::integer, NULL::integer, ev.tenant_id, ev.seq, ev.stream_id,
+                      ev.version, ev.actor_kind, ev.actor_id, ev.recorded_at, ev.hash;
     END LOOP;
 END
 $$;

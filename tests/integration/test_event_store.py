@@ -241,6 +241,26 @@ async def test_triggers_refuse_changes_even_for_the_owner(db, store, make_tenant
         await conn.close()
 
 
+async def test_a_tenant_cannot_exist_without_its_head(db):
+    tenant = uuid.uuid4()
+    conn = await asyncpg.connect(db.admin_url)
+    try:
+        with pytest.raises(asyncpg.ForeignKeyViolationError):
+            async with conn.transaction():
+                await conn.execute("SET LOCAL ROLE helpdesk_owner")
+                await arm(conn, tenant, ACTOR)
+                await conn.execute("INSERT INTO tenants (id, name) VALUES ($1, 'headless')",
+                                   tenant)
+        # Together, in either order, they commit.
+        async with conn.transaction():
+            await conn.execute("SET LOCAL ROLE helpdesk_owner")
+            await arm(conn, tenant, ACTOR)
+            await conn.execute("INSERT INTO tenants (id, name) VALUES ($1, 'whole')", tenant)
+            await conn.execute("INSERT INTO tenant_heads (tenant_id) VALUES ($1)", tenant)
+    finally:
+        await conn.close()
+
+
 async def test_store_translates_immutable_errors(store: EventStore, make_tenant):
     from eventstore.store import translate
 
