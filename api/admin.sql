@@ -64,10 +64,6 @@ SELECT k.id, k.name, k.role, k.prefix, k.agent_id, k.created_at,
   FROM api_keys k
  WHERE k.tenant_id = $1 AND k.id = $2
 
--- name: get_settings --
--- $1 tenant_id
-SELECT settings, version, updated_at FROM tenant_settings WHERE tenant_id = $1
-
 -- name: put_settings --
 -- $1 tenant_id, $2 settings, $3 now
 INSERT INTO tenant_settings (tenant_id, settings, version, updated_at)

@@ -1,6 +1,6 @@
 -- name: tenant_settings --
 -- $1 tenant_id
-SELECT settings FROM tenant_settings WHERE tenant_id = $1
+SELECT settings, version FROM tenant_settings WHERE tenant_id = $1
 
 -- name: ticket_state --
 -- $1 tenant_id, $2 ticket_id

@@ -1,6 +1,6 @@
-"""Tenant settings: the JSON document in ``tenant_settings.settings`` and how it reads.
+"""Tenant settings: the JSON document in ``tenant_settings.settings``, its one model.
 
-Document shape (every key optional; a missing key, or no row at all, means the default)::
+Document shape::
 
     {
       "sla_targets": {"urgent": {"first_response_ms": 3600000, "resolution_ms": 28800000}, ...},
@@ -11,17 +11,30 @@ Document shape (every key optional; a missing key, or no row at all, means the d
       "sweep": {"pending_days": 7, "solved_days": 4}
     }
 
-``sla_targets`` may name only some priorities: the others keep their defaults.
+One model serves every reader and writer. ``PUT /v1/settings`` validates a request
+body with it (every key required); a stored document is read by laying it over the
+defaults first (``read_document``), so a document written before a key existed, or
+naming only some priorities or fields, reads as the defaults for what it leaves out,
+and then passes the same validation. The write path and the sweep take the domain's
+view of it (``TenantSettingsDoc.settings``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import asyncpg
-from pydantic import ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from domain.business_hours import Calendar
 from domain.errors import ValidationFailed
@@ -34,6 +47,9 @@ Q = load_queries(Path(__file__).with_name("queries.sql"))
 
 DEFAULT_PENDING_DAYS = 7
 DEFAULT_SOLVED_DAYS = 4
+DAY_MS = 86_400_000
+MAX_TARGET_MS = 366 * DAY_MS
+PAUSABLE = frozenset({TicketState.PENDING, TicketState.ON_HOLD, TicketState.SOLVED})
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,79 +62,147 @@ class SweepWindows:
 
 @dataclass(frozen=True, slots=True)
 class TenantSettings:
-    """A tenant's settings, parsed: the SLA policy the domain decides with, and sweeps."""
+    """A tenant's settings as the domain uses them: the SLA policy, and sweeps."""
 
     policy: SlaPolicy = field(default_factory=SlaPolicy)
     sweep: SweepWindows = field(default_factory=SweepWindows)
 
 
-def settings_from_json(doc: dict[str, Any] | None) -> TenantSettings:
-    """Parse a settings document (None: all defaults).
+class SlaTargetDoc(BaseModel):
+    """Targets of one priority, in business milliseconds."""
 
-    Raises ``ValidationFailed`` (with ``field`` naming the key) for a document that does
-    not fit, so the settings route can answer 422 and a corrupt row fails loudly.
-    """
-    if doc is None:
-        return TenantSettings()
-    if not isinstance(doc, dict):
-        raise ValidationFailed("settings must be an object", field="settings")
-    targets = dict(DEFAULT_TARGETS)
-    for name, value in (doc.get("sla_targets") or {}).items():
-        try:
-            priority = Priority(name)
-        except ValueError as exc:
-            raise ValidationFailed(f"unknown priority {name!r}", field="sla_targets") from exc
-        targets[priority] = _target(name, value)
-    calendar_doc = doc.get("business_hours")
-    paused = doc.get("paused_states")
-    try:
-        policy_args: dict[str, Any] = {"targets": targets}
-        if calendar_doc is not None:
-            policy_args["calendar"] = Calendar.model_validate(calendar_doc)
-        policy_args["paused_states"] = (
-            DEFAULT_PAUSED_STATES if paused is None else frozenset(TicketState(s) for s in paused)
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    first_response_ms: Annotated[StrictInt, Field(gt=0, le=MAX_TARGET_MS)]
+    resolution_ms: Annotated[StrictInt, Field(gt=0, le=MAX_TARGET_MS)]
+
+    @model_validator(mode="after")
+    def _ordered(self) -> SlaTargetDoc:
+        if self.first_response_ms > self.resolution_ms:
+            raise ValueError("first_response_ms must not exceed resolution_ms")
+        return self
+
+
+class SweepDoc(BaseModel):
+    """Days of inactivity before the sweep solves a pending ticket / closes a solved one."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    pending_days: Annotated[StrictInt, Field(ge=1, le=365)]
+    solved_days: Annotated[StrictInt, Field(ge=1, le=365)]
+
+
+class TenantSettingsDoc(BaseModel):
+    """The whole settings document; a PUT must give every key."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    sla_targets: dict[Priority, SlaTargetDoc]
+    business_hours: Calendar | None
+    paused_states: list[TicketState]
+    sweep: SweepDoc
+
+    @field_validator("sla_targets")
+    @classmethod
+    def _every_priority(cls, value: dict[Priority, SlaTargetDoc]) -> dict[Priority, SlaTargetDoc]:
+        missing = [p.value for p in Priority if p not in value]
+        if missing:
+            raise ValueError("targets are required for every priority; missing: "
+                             + ", ".join(missing))
+        return {p: value[p] for p in Priority}
+
+    @field_validator("paused_states")
+    @classmethod
+    def _pausable(cls, value: list[TicketState]) -> list[TicketState]:
+        wrong = [s.value for s in value if s not in PAUSABLE]
+        if wrong:
+            raise ValueError("only pending, on_hold and solved can pause clocks; not "
+                             + ", ".join(wrong))
+        if len(set(value)) != len(value):
+            raise ValueError("paused_states lists a state twice")
+        # A canonical order, so equal settings make equal events.
+        return sorted(value, key=list(TicketState).index)
+
+    def document(self) -> dict[str, Any]:
+        """The JSON document as stored (ints and strings only)."""
+        return self.model_dump(mode="json")
+
+    def settings(self) -> TenantSettings:
+        """The domain's view: the SLA policy to decide with, and the sweep windows."""
+        policy = SlaPolicy(
+            targets={p: SlaTarget(t.first_response_ms, t.resolution_ms)
+                     for p, t in self.sla_targets.items()},
+            paused_states=frozenset(self.paused_states),
+            # No business hours: the clocks run on calendar time.
+            **({} if self.business_hours is None else {"calendar": self.business_hours}),
         )
-        policy = SlaPolicy(**policy_args)
-    except (ValidationError, ValueError, TypeError) as exc:
-        raise ValidationFailed(f"invalid SLA settings: {exc}", field="settings") from exc
-    return TenantSettings(policy=policy, sweep=_sweep(doc.get("sweep")))
+        return TenantSettings(policy=policy,
+                              sweep=SweepWindows(self.sweep.pending_days, self.sweep.solved_days))
 
 
-def _target(name: str, value: Any) -> SlaTarget:
-    if not isinstance(value, dict):
-        raise ValidationFailed(f"target for {name} must be an object", field="sla_targets")
-    first = value.get("first_response_ms", DEFAULT_TARGETS[Priority(name)].first_response_ms)
-    resolution = value.get("resolution_ms", DEFAULT_TARGETS[Priority(name)].resolution_ms)
-    for number in (first, resolution):
-        if not isinstance(number, int) or isinstance(number, bool) or number <= 0:
-            raise ValidationFailed(
-                f"targets for {name} must be positive integers (ms)", field="sla_targets"
-            )
-    return SlaTarget(first, resolution)
+DEFAULT_SETTINGS = TenantSettingsDoc(
+    sla_targets={p: SlaTargetDoc(first_response_ms=t.first_response_ms,
+                                 resolution_ms=t.resolution_ms)
+                 for p, t in DEFAULT_TARGETS.items()},
+    business_hours=None,
+    paused_states=sorted(DEFAULT_PAUSED_STATES, key=list(TicketState).index),
+    sweep=SweepDoc(pending_days=DEFAULT_PENDING_DAYS, solved_days=DEFAULT_SOLVED_DAYS),
+)
 
 
-def _sweep(value: Any) -> SweepWindows:
-    if value is None:
-        return SweepWindows()
-    if not isinstance(value, dict):
-        raise ValidationFailed("sweep must be an object", field="sweep")
-    pending = value.get("pending_days", DEFAULT_PENDING_DAYS)
-    solved = value.get("solved_days", DEFAULT_SOLVED_DAYS)
-    for number in (pending, solved):
-        if not isinstance(number, int) or isinstance(number, bool) or not 1 <= number <= 3650:
-            raise ValidationFailed("sweep windows are whole days from 1 to 3650", field="sweep")
-    return SweepWindows(pending, solved)
+def read_document(stored: Any) -> TenantSettingsDoc:
+    """A stored document (None: no row) laid over the defaults, then validated.
+
+    Raises ``ValidationFailed`` (field ``settings``) for a stored document that does
+    not fit, so a corrupt row fails loudly and names itself.
+    """
+    if stored is None:
+        return DEFAULT_SETTINGS
+    if not isinstance(stored, dict):
+        raise ValidationFailed("stored settings must be an object", field="settings")
+    merged: dict[str, Any] = DEFAULT_SETTINGS.document()
+    for key, value in stored.items():
+        if key == "sla_targets" and isinstance(value, dict):
+            targets: dict[str, Any] = dict(merged["sla_targets"])
+            for name, target in value.items():
+                default = targets.get(name)
+                if isinstance(default, dict) and isinstance(target, dict):
+                    targets[name] = {**default, **target}
+                else:
+                    targets[name] = target
+            merged[key] = targets
+        elif key == "sweep" and isinstance(value, dict):
+            merged[key] = {**merged["sweep"], **value}
+        else:
+            merged[key] = value
+    try:
+        return TenantSettingsDoc.model_validate(merged)
+    except ValidationError as exc:
+        raise ValidationFailed(f"stored settings are invalid: {exc}", field="settings") from exc
+
+
+async def load_document(conn: asyncpg.Connection,
+                        tenant_id: TenantId) -> tuple[TenantSettingsDoc, int]:
+    """The tenant's settings document and its version (0 for the defaults), read in the
+    caller's tenant-armed transaction."""
+    row = await conn.fetchrow(Q["tenant_settings"], tenant_id)
+    if row is None:
+        return DEFAULT_SETTINGS, 0
+    return read_document(row["settings"]), row["version"]
 
 
 async def load_settings(conn: asyncpg.Connection, tenant_id: TenantId) -> TenantSettings:
-    """The tenant's settings, read in the caller's (tenant-armed) transaction."""
-    doc = await conn.fetchval(Q["tenant_settings"], tenant_id)
-    return settings_from_json(doc)
+    """The tenant's settings as the domain uses them."""
+    doc, _ = await load_document(conn, tenant_id)
+    return doc.settings()
 
 
 __all__ = [
+    "DEFAULT_SETTINGS",
     "SweepWindows",
     "TenantSettings",
+    "TenantSettingsDoc",
+    "load_document",
     "load_settings",
-    "settings_from_json",
+    "read_document",
 ]

@@ -247,3 +247,21 @@ async def test_lists_page_by_cursor_and_refuse_foreign_cursors(http, make_tenant
     assert r.status_code == 400
     r = await http.get(path, params={"page": 2}, headers=admin)
     assert r.status_code == 400 and r.json()["code"] == "unknown_parameter"
+
+
+async def test_a_stored_partial_document_reads_whole(http, make_tenant, services):
+    # A document written before a key existed, or naming only some targets, reads as
+    # the defaults for what it leaves out, on the API as on the write path.
+    t = await make_tenant()
+    async with services.store.session(t.tenant_id) as s:
+        await s.conn.execute(
+            "INSERT INTO tenant_settings (tenant_id, settings, updated_at) VALUES ($1, $2, now())",
+            t.tenant_id, {"sla_targets": {"urgent": {"first_response_ms": 60_000}}})
+    r = await http.get("/v1/settings", headers=bearer(t.admin_key.secret))
+    assert r.status_code == 200, r.text
+    got = r.json()
+    assert got["sla_targets"]["urgent"] == {"first_response_ms": 60_000,
+                                            "resolution_ms": 28_800_000}
+    assert got["sla_targets"]["low"]["first_response_ms"] == 86_400_000
+    assert got["sweep"] == {"pending_days": 7, "solved_days": 4}
+    assert r.headers["etag"] == '"1"'

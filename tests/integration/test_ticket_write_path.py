@@ -23,10 +23,11 @@ from domain import (
     ValidationFailed,
 )
 from domain.ids import MessageId, TicketId
+from domain.sla import DEFAULT_TARGETS
 from eventstore.errors import ConcurrencyError
 from eventstore.types import StoreActor
 from projections.inline import load_ticket
-from projections.settings import settings_from_json
+from projections.settings import read_document
 from scheduler.commands import execute, sla_job_key
 
 T0 = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
@@ -140,7 +141,10 @@ async def test_tenant_settings_drive_the_policy(store, make_tenant):
         result = await execute(s, tid, opening(tid))
     fr = result.ticket.clocks["first_response"]  # type: ignore[index]
     assert fr.due_at == T0 + timedelta(minutes=1)
-    assert settings_from_json(doc).policy.targets[Priority.NORMAL].resolution_ms == 72 * 3600_000
+    # The priority's other target, and every other priority, keep their defaults.
+    targets = read_document(doc).settings().policy.targets
+    assert targets[Priority.NORMAL].resolution_ms == 72 * 3600_000
+    assert targets[Priority.URGENT] == DEFAULT_TARGETS[Priority.URGENT]
 
 
 async def test_purge_expired_idempotency_records(store, make_tenant):

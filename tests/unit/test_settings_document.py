@@ -1,0 +1,47 @@
+"""One model reads every settings document: request bodies and stored rows alike."""
+
+from __future__ import annotations
+
+import pytest
+
+from domain.errors import ValidationFailed
+from domain.sla import DEFAULT_TARGETS, CALENDAR_24x7
+from domain.values import Priority, TicketState
+from projections.settings import DEFAULT_SETTINGS, read_document
+
+
+def test_no_row_reads_as_the_defaults():
+    doc = read_document(None)
+    assert doc == DEFAULT_SETTINGS
+    settings = doc.settings()
+    assert settings.policy.targets == DEFAULT_TARGETS
+    assert settings.policy.calendar == CALENDAR_24x7
+    assert (settings.sweep.pending_days, settings.sweep.solved_days) == (7, 4)
+
+
+def test_a_partial_document_keeps_the_defaults_it_leaves_out():
+    doc = read_document({"sla_targets": {"normal": {"first_response_ms": 60_000}},
+                         "sweep": {"solved_days": 2}})
+    assert doc.sla_targets[Priority.NORMAL].first_response_ms == 60_000
+    assert doc.sla_targets[Priority.NORMAL].resolution_ms == \
+        DEFAULT_TARGETS[Priority.NORMAL].resolution_ms
+    assert doc.sla_targets[Priority.URGENT].first_response_ms == \
+        DEFAULT_TARGETS[Priority.URGENT].first_response_ms
+    assert (doc.sweep.pending_days, doc.sweep.solved_days) == (7, 2)
+    # A full document, as GET /v1/settings shows it.
+    assert set(doc.document()) == {"sla_targets", "business_hours", "paused_states", "sweep"}
+
+
+def test_stored_and_requested_documents_pass_the_same_rules():
+    doc = read_document({"paused_states": ["solved", "on_hold"]})
+    assert doc.paused_states == [TicketState.ON_HOLD, TicketState.SOLVED]
+    assert doc.settings().policy.paused_states == {TicketState.ON_HOLD, TicketState.SOLVED}
+    for bad in ({"sla_targets": {"someday": {"first_response_ms": 1, "resolution_ms": 2}}},
+                {"sla_targets": {"low": {"first_response_ms": 10, "resolution_ms": 5}}},
+                {"paused_states": ["open"]},
+                {"sweep": {"pending_days": 0}},
+                {"colour": "blue"},
+                ["not", "an", "object"]):
+        with pytest.raises(ValidationFailed) as info:
+            read_document(bad)
+        assert info.value.field == "settings"
