@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query
 
+from api import analytics_models as models
 from api.auth import Principal, require
 from api.cache import AnalyticsCache
 from api.deps import ServicesDep
@@ -66,7 +67,7 @@ From = Annotated[date | None, Query(alias="from", description="first UTC day (in
 To = Annotated[date | None, Query(alias="to", description="last UTC day (inclusive)")]
 
 
-@router.get("/summary", responses=errors())
+@router.get("/summary", responses=errors(), response_model=models.Summary)
 async def summary(
     principal: AnalystDep,
     services: ServicesDep,
@@ -83,7 +84,7 @@ async def summary(
                                                group_by))
 
 
-@router.get("/volume", responses=errors())
+@router.get("/volume", responses=errors(), response_model=models.Volume)
 async def volume(principal: AnalystDep, services: ServicesDep, start: From = None,
                  end: To = None) -> dict[str, Any]:
     """Created, solved, reopened and breached per UTC day, split by priority and source."""
@@ -92,13 +93,13 @@ async def volume(principal: AnalystDep, services: ServicesDep, start: From = Non
                          lambda: reads.volume(services.pool, principal.tenant_id, lo, hi))
 
 
-@router.get("/backlog", responses=errors())
+@router.get("/backlog", responses=errors(), response_model=models.Backlog)
 async def backlog(principal: AnalystDep, services: ServicesDep) -> dict[str, Any]:
     """Open work now, by state, priority and age bucket (not cached: ages move)."""
     return await reads.backlog(services.pool, principal.tenant_id, services.clock.now())
 
 
-@router.get("/agents", responses=errors())
+@router.get("/agents", responses=errors(), response_model=models.Agents)
 async def agents(principal: AnalystDep, services: ServicesDep, start: From = None,
                  end: To = None) -> dict[str, Any]:
     """Per agent over the range: tickets assigned, public replies, tickets solved."""

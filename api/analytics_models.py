@@ -1,0 +1,107 @@
+"""Response shapes of ``/v1/analytics``, for the OpenAPI document and as a contract.
+
+The answers are built as plain dicts by ``projections.analytics_reads`` (and may come
+from the cache); these models only describe and check them. Definitions of every
+figure are in docs/analytics.md.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class Freshness(_Model):
+    as_of_seq: int = Field(description="the last tenant event the read model has applied")
+    lag: int = Field(description="events committed but not yet applied")
+    rebuilding: bool = Field(description="the read model is being rebuilt; figures are "
+                                         "partial until it is done")
+
+
+class Percentiles(_Model):
+    median: int | None = Field(description="milliseconds; null when no ticket has one")
+    p90: int | None = Field(description="milliseconds; null when no ticket has one")
+
+
+class SlaAchievement(_Model):
+    first_response: float | None
+    next_reply: float | None
+    resolution: float | None
+
+
+class Stats(_Model):
+    tickets: int
+    solved: int
+    first_reply_ms: Percentiles
+    first_reply_business_ms: Percentiles
+    resolution_ms: Percentiles
+    resolution_open_ms: Percentiles
+    sla_achievement: SlaAchievement = Field(
+        description="share of the range's tickets whose clock met its target (0-1)")
+    reopen_rate: float | None
+    one_touch_rate: float | None
+
+
+class GroupStats(Stats):
+    key: str = Field(description="the group: a priority, a source, an agent id (or "
+                                 "'none'), or a UTC day")
+
+
+class Summary(Freshness):
+    from_: str = Field(alias="from", description="first UTC day (inclusive)")
+    to: str = Field(description="last UTC day (inclusive)")
+    group_by: Literal["priority", "source", "assignee", "day"] | None
+    total: Stats
+    groups: list[GroupStats]
+
+
+class Counts(_Model):
+    created: int
+    solved: int
+    reopened: int
+    breached: int
+
+
+class VolumeDay(Counts):
+    day: str = Field(description="a UTC day")
+    by_priority: dict[str, Counts]
+    by_source: dict[str, Counts]
+
+
+class Volume(Freshness):
+    from_: str = Field(alias="from")
+    to: str
+    days: list[VolumeDay] = Field(description="days with any activity, in order")
+
+
+class BacklogRow(_Model):
+    state: str
+    priority: str
+    age: Literal["lt_1d", "1d_3d", "3d_7d", "gte_7d"] = Field(
+        description="time since the ticket was created")
+    tickets: int
+
+
+class Backlog(Freshness):
+    now: str
+    total: int
+    rows: list[BacklogRow]
+
+
+class AgentRow(_Model):
+    agent_id: UUID
+    assigned: int
+    replies: int
+    solved: int
+
+
+class Agents(Freshness):
+    from_: str = Field(alias="from")
+    to: str
+    agents: list[AgentRow]
