@@ -92,12 +92,13 @@ class GroupCommit:
         try:
             while self._queue:
                 group = self._take()
+                if not group:
+                    continue  # every queued caller had given up
                 try:
                     await self._settle(group)
                 except BaseException as exc:  # cancelled or worse: nobody may wait forever
                     for item in group:
-                        if not item.result.done():
-                            item.result.set_exception(exc)
+                        _fail(item, exc)
                     raise
         finally:
             # In the same step as the empty-queue check: an append that comes after
@@ -120,6 +121,8 @@ class GroupCommit:
             if len(group) == MAX_GROUP:
                 later.extend(self._queue[i:])
                 break
+            if item.result.cancelled():
+                continue  # its caller gave up before it was sent: nothing is written
             key = (item.tenant_id, item.stream_id)
             if key in streams:
                 later.append(item)
@@ -141,7 +144,7 @@ class GroupCommit:
             return
         except Exception as exc:
             for item in group:
-                item.result.set_exception(exc)
+                _fail(item, exc)
             return
         # Inserted events come back without item numbers: streams are unique within a
         # group, so tenant and stream name the item.
@@ -149,8 +152,8 @@ class GroupCommit:
         for row in rows:
             if row["actual"] is not None:
                 item = group[row["item"] - 1]
-                item.result.set_exception(
-                    ConcurrencyError(item.stream_id, item.expected_version, row["actual"]))
+                _fail(item, ConcurrencyError(item.stream_id, item.expected_version,
+                                             row["actual"]))
             else:
                 inserted.setdefault((row["tenant_id"], row["stream_id"]), []).append(row)
         for item in group:
@@ -159,17 +162,33 @@ class GroupCommit:
             got = sorted(inserted.get((item.tenant_id, item.stream_id), []),
                          key=lambda r: r["version"])
             if len(got) != len(item.events):
-                item.result.set_exception(EventStoreError(
+                _fail(item, EventStoreError(
                     f"group append stored {len(got)} of {len(item.events)} events"))
             else:
-                item.result.set_result([_recorded(item, e, r)
-                                        for e, r in zip(item.events, got, strict=True)])
+                _succeed(item, [_recorded(item, e, r)
+                                for e, r in zip(item.events, got, strict=True)])
 
     async def _settle_alone(self, item: Pending) -> None:
         try:
-            item.result.set_result(await self._run_one(item))
+            recorded = await self._run_one(item)
         except Exception as exc:  # the caller gets whatever went wrong
-            item.result.set_exception(exc)
+            _fail(item, exc)
+        else:
+            _succeed(item, recorded)
+
+
+# A caller that was cancelled while its append was in flight has no one waiting: its
+# future is cancelled already and takes no result. (Whether that append committed is
+# as unknown to it as for any cancelled database call.)
+
+def _succeed(item: Pending, recorded: list[RecordedEvent]) -> None:
+    if not item.result.done():
+        item.result.set_result(recorded)
+
+
+def _fail(item: Pending, exc: BaseException) -> None:
+    if not item.result.done():
+        item.result.set_exception(exc)
 
 
 def _recorded(item: Pending, event: NewEvent, row: asyncpg.Record) -> RecordedEvent:

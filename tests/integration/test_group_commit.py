@@ -106,3 +106,31 @@ async def test_a_cancelled_caller_does_not_strand_the_others(store: EventStore, 
     assert all(len(r) == 1 for r in done)
     with pytest.raises(asyncio.CancelledError):
         await tasks[0]
+
+
+async def test_callers_cancelled_while_queued_write_nothing_and_strand_no_one(
+        store: EventStore, make_tenant):
+    t = (await make_tenant()).tenant_id
+    actor = StoreActor("api_key", "k")
+    taken = uuid.uuid4()
+    await store.append(t, actor, taken, 0, [NewEvent("A", {})])
+    first = asyncio.create_task(store.append(t, actor, uuid.uuid4(), 0, [NewEvent("A", {})]))
+    await asyncio.sleep(0)  # its lane is now waiting on the database
+    conflicting = asyncio.create_task(store.append(t, actor, taken, 0, [NewEvent("B", {})]))
+    abandoned = uuid.uuid4()
+    gone = asyncio.create_task(store.append(t, actor, abandoned, 0, [NewEvent("C", {})]))
+    kept = asyncio.create_task(store.append(t, actor, uuid.uuid4(), 0, [NewEvent("D", {})]))
+    await asyncio.sleep(0)  # all three queued behind the first
+    conflicting.cancel()
+    gone.cancel()
+    assert len(await asyncio.wait_for(first, 10)) == 1
+    assert len(await asyncio.wait_for(kept, 10)) == 1
+    for task in (conflicting, gone):
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    # The lane lives on, and the abandoned append was never sent.
+    assert len(await store.append(t, actor, uuid.uuid4(), 0, [NewEvent("E", {})])) == 1
+    async with store.session(t) as s:
+        assert await s.stream_version(abandoned) == 0
+        assert await s.stream_version(taken) == 1
+        assert (await s.verify_chain()).ok
