@@ -18,9 +18,8 @@ from api import logging as logs
 from api.keys import KEY_PREFIX, hash_secret
 from api.problems import Problem
 from domain.ids import TenantId
-from eventstore.errors import StoreUnavailable
 from eventstore.sqlfile import load_queries
-from eventstore.store import UNAVAILABLE
+from eventstore.store import acquire
 from eventstore.types import StoreActor
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
@@ -55,11 +54,8 @@ async def lookup_key(pool: Any, secret: str, *, timeout: float | None = 5.0
     """Map a key secret to its principal, or None for an unknown or revoked key."""
     if not secret.startswith(KEY_PREFIX) or len(secret) > 200:
         return None
-    try:
-        async with pool.acquire(timeout=timeout) as conn:
-            row = await conn.fetchrow(Q["api_key_lookup"], hash_secret(secret))
-    except UNAVAILABLE as exc:
-        raise StoreUnavailable(f"database unavailable: {exc}") from exc
+    async with acquire(pool, timeout=timeout) as conn:
+        row = await conn.fetchrow(Q["api_key_lookup"], hash_secret(secret))
     if row is None:
         return None
     return Principal(TenantId(row["tenant_id"]), row["key_id"], row["role"], row["agent_id"])

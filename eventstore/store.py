@@ -66,6 +66,21 @@ def record_from_row(row: asyncpg.Record) -> RecordedEvent:
     )
 
 
+@asynccontextmanager
+async def acquire(pool: asyncpg.Pool, *,
+                  timeout: float | None) -> AsyncIterator[asyncpg.Connection]:
+    """A pooled connection, waited for at most ``timeout`` seconds (None: no bound).
+
+    A database that is not there, whether while waiting or in the block, is
+    ``StoreUnavailable``.
+    """
+    try:
+        async with pool.acquire(timeout=timeout) as conn:
+            yield conn
+    except UNAVAILABLE as exc:
+        raise StoreUnavailable(f"database unavailable: {exc}") from exc
+
+
 def translate(exc: BaseException) -> EventStoreError:
     """Turn a driver error raised by the store's SQL into the store's own error."""
     if isinstance(exc, asyncpg.PostgresError):
@@ -210,21 +225,15 @@ class EventStore:
         return recorded
 
     async def _append_alone(self, item: Pending) -> list[RecordedEvent]:
-        try:
-            async with self.pool.acquire(timeout=self.acquire_timeout) as conn:
-                rows = await _run_append(conn, Q["append_as"],
-                                         (item.tenant_id, item.actor.kind, item.actor.id),
-                                         item.stream_id, item.expected_version, item.events)
-        except UNAVAILABLE as exc:
-            raise StoreUnavailable(f"database unavailable: {exc}") from exc
+        async with acquire(self.pool, timeout=self.acquire_timeout) as conn:
+            rows = await _run_append(conn, Q["append_as"],
+                                     (item.tenant_id, item.actor.kind, item.actor.id),
+                                     item.stream_id, item.expected_version, item.events)
         return [record_from_row(r) for r in rows]
 
     async def _fetch_group(self, query: str, args: tuple[Any, ...]) -> list[asyncpg.Record]:
-        try:
-            async with self.pool.acquire(timeout=self.acquire_timeout) as conn:
-                rows: list[asyncpg.Record] = await conn.fetch(query, *args)
-        except UNAVAILABLE as exc:
-            raise StoreUnavailable(f"database unavailable: {exc}") from exc
+        async with acquire(self.pool, timeout=self.acquire_timeout) as conn:
+            rows: list[asyncpg.Record] = await conn.fetch(query, *args)
         return rows
 
     @asynccontextmanager
@@ -239,14 +248,11 @@ class EventStore:
 
         The transaction commits when the block exits normally and rolls back on error.
         """
-        try:
-            async with self.pool.acquire(timeout=self.acquire_timeout) as conn, \
-                    conn.transaction(readonly=readonly):
-                await arm(conn, tenant_id, actor)
-                session = Session(conn, tenant_id, self.observers)
-                yield session
-        except UNAVAILABLE as exc:
-            raise StoreUnavailable(f"database unavailable: {exc}") from exc
+        async with acquire(self.pool, timeout=self.acquire_timeout) as conn, \
+                conn.transaction(readonly=readonly):
+            await arm(conn, tenant_id, actor)
+            session = Session(conn, tenant_id, self.observers)
+            yield session
         if session.last_seq:
             # After commit, never inside the transaction: see eventstore/notifier.py.
             self.notifier.committed(tenant_id, session.last_seq)

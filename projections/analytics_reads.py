@@ -16,9 +16,8 @@ from typing import Any
 import asyncpg
 
 from domain.ids import TenantId
-from eventstore.errors import StoreUnavailable
 from eventstore.sqlfile import load_queries
-from eventstore.store import UNAVAILABLE, arm
+from eventstore.store import acquire, arm
 from projections.admin import Freshness, freshness
 from projections.analytics import AnalyticsProjection
 
@@ -32,15 +31,12 @@ AGE_BUCKETS = ("lt_1d", "1d_3d", "3d_7d", "gte_7d")
 async def snapshot(pool: asyncpg.Pool, tenant_id: TenantId) -> AsyncIterator[
         tuple[asyncpg.Connection, dict[str, Any]]]:
     """A consistent read of the tenant's analytics and the freshness to report."""
-    try:
-        async with pool.acquire() as conn, conn.transaction(isolation="repeatable_read",
-                                                             readonly=True):
-            await arm(conn, tenant_id, None)
-            fresh = await freshness(conn, NAME, tenant_id)
-            yield conn, {"as_of_seq": fresh.as_of_seq, "lag": fresh.lag,
-                         "rebuilding": fresh.rebuilding}
-    except UNAVAILABLE as exc:
-        raise StoreUnavailable(f"database unavailable: {exc}") from exc
+    async with acquire(pool, timeout=None) as conn, \
+            conn.transaction(isolation="repeatable_read", readonly=True):
+        await arm(conn, tenant_id, None)
+        fresh = await freshness(conn, NAME, tenant_id)
+        yield conn, {"as_of_seq": fresh.as_of_seq, "lag": fresh.lag,
+                     "rebuilding": fresh.rebuilding}
 
 
 def _rate(part: int, whole: int) -> float | None:
@@ -136,9 +132,6 @@ async def agents(pool: asyncpg.Pool, tenant_id: TenantId, start: date,
 
 async def current(pool: asyncpg.Pool, tenant_id: TenantId) -> Freshness:
     """The analytics checkpoint of the tenant now (one short read)."""
-    try:
-        async with pool.acquire() as conn, conn.transaction(readonly=True):
-            await arm(conn, tenant_id, None)
-            return await freshness(conn, NAME, tenant_id)
-    except UNAVAILABLE as exc:
-        raise StoreUnavailable(f"database unavailable: {exc}") from exc
+    async with acquire(pool, timeout=None) as conn, conn.transaction(readonly=True):
+        await arm(conn, tenant_id, None)
+        return await freshness(conn, NAME, tenant_id)
