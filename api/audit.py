@@ -17,7 +17,7 @@ from pydantic import AwareDatetime, BaseModel
 
 from api.auth import Principal, require
 from api.deps import ServicesDep
-from api.pagination import DEFAULT_LIMIT, MAX_LIMIT, cursor_codec, scope_of
+from api.pagination import DEFAULT_LIMIT, MAX_LIMIT, cursor_codec, paginate_int, scope_of
 from api.problem_docs import errors
 from api.problems import Problem
 from api.routing import StrictRoute
@@ -107,10 +107,8 @@ async def ticket_history(
         await _require_ticket(s.conn, principal, ticket_id)
         rows = await s.conn.fetch(Q["stream_page"], principal.tenant_id, ticket_id, after,
                                   limit + 1)
-    events = [record_from_row(r) for r in rows]
-    more = len(events) > limit
-    events = events[:limit]
-    nxt = codec.encode_int(scope, events[-1].version) if more else None
+    events, nxt = paginate_int(codec, scope, [record_from_row(r) for r in rows], limit,
+                               lambda e: e.version)
     return {"data": [render_event(e) for e in events], "next_cursor": nxt}
 
 
@@ -178,10 +176,8 @@ async def event_feed(
     async with services.store.session(principal.tenant_id, readonly=True) as s:
         rows = await s.conn.fetch(Q["feed"], principal.tenant_id, position, types, stream_id,
                                   actor_id, after, before, limit + 1)
-    events = [record_from_row(r) for r in rows]
-    more = len(events) > limit
-    events = events[:limit]
-    nxt = codec.encode_int(scope, events[-1].seq) if more else None
+    events, nxt = paginate_int(codec, scope, [record_from_row(r) for r in rows], limit,
+                               lambda e: e.seq)
     return {"data": [render_event(e) for e in events], "next_cursor": nxt}
 
 

@@ -125,9 +125,20 @@ def paginate(codec: CursorCodec, scope: bytes, rows: Sequence[T], limit: int,
              position: Callable[[T], Position]) -> tuple[list[T], str | None]:
     """Cut ``rows`` (fetched with ``limit + 1``) to one page and sign the next cursor,
     if there is a next page."""
-    page = list(rows[:limit])
-    more = len(rows) > limit and bool(page)
+    page, more = _cut(rows, limit)
     return page, codec.encode(scope, position(page[-1])) if more else None
+
+
+def paginate_int(codec: CursorCodec, scope: bytes, rows: Sequence[T], limit: int,
+                 position: Callable[[T], int]) -> tuple[list[T], str | None]:
+    """``paginate`` for a list ordered by an integer (seq, version)."""
+    page, more = _cut(rows, limit)
+    return page, codec.encode_int(scope, position(page[-1])) if more else None
+
+
+def _cut(rows: Sequence[T], limit: int) -> tuple[list[T], bool]:
+    page = list(rows[:limit])
+    return page, len(rows) > limit and bool(page)
 
 
 def row_position(row: Any) -> Position:
