@@ -54,7 +54,7 @@ async def _cached(
     cache = services.extras.get("cache")
     if not isinstance(cache, AnalyticsCache):
         return await compute()
-    fresh = await reads.current(services.pool, principal.tenant_id)
+    fresh = await reads.current(services.store, principal.tenant_id)
     if fresh.rebuilding:
         return await compute()
     body: dict[str, Any] = await cache.get_or_compute(principal.tenant_id, key,
@@ -80,7 +80,7 @@ async def summary(
     SLA achievement per metric, reopen and one-touch rates; in total and by group."""
     lo, hi = _range(services, start, end)
     return await _cached(services, principal, f"summary:{lo}:{hi}:{group_by}",
-                         lambda: reads.summary(services.pool, principal.tenant_id, lo, hi,
+                         lambda: reads.summary(services.store, principal.tenant_id, lo, hi,
                                                group_by))
 
 
@@ -90,13 +90,13 @@ async def volume(principal: AnalystDep, services: ServicesDep, start: From = Non
     """Created, solved, reopened and breached per UTC day, split by priority and source."""
     lo, hi = _range(services, start, end)
     return await _cached(services, principal, f"volume:{lo}:{hi}",
-                         lambda: reads.volume(services.pool, principal.tenant_id, lo, hi))
+                         lambda: reads.volume(services.store, principal.tenant_id, lo, hi))
 
 
 @router.get("/backlog", responses=errors(), response_model=models.Backlog)
 async def backlog(principal: AnalystDep, services: ServicesDep) -> dict[str, Any]:
     """Open work now, by state, priority and age bucket (not cached: ages move)."""
-    return await reads.backlog(services.pool, principal.tenant_id, services.clock.now())
+    return await reads.backlog(services.store, principal.tenant_id, services.clock.now())
 
 
 @router.get("/agents", responses=errors(), response_model=models.Agents)
@@ -105,4 +105,4 @@ async def agents(principal: AnalystDep, services: ServicesDep, start: From = Non
     """Per agent over the range: tickets assigned, public replies, tickets solved."""
     lo, hi = _range(services, start, end)
     return await _cached(services, principal, f"agents:{lo}:{hi}",
-                         lambda: reads.agents(services.pool, principal.tenant_id, lo, hi))
+                         lambda: reads.agents(services.store, principal.tenant_id, lo, hi))

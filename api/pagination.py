@@ -155,7 +155,7 @@ async def cursor_codec(services: Services) -> CursorCodec:
     if configured:
         secret = hashlib.sha256(configured.encode("utf-8")).digest()
     else:
-        async with services.pool.acquire() as conn:
+        async with services.store.connection() as conn:
             stored = await conn.fetchval(Q["cursor_secret"])
         if stored is None:
             raise RuntimeError("no cursor secret: set CURSOR_SECRET or run the migrations")

@@ -9,7 +9,7 @@ tenant head row lock, which is held until commit.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -224,15 +224,21 @@ class EventStore:
             self.notifier.committed(tenant_id, recorded[-1].seq)
         return recorded
 
+    def connection(self) -> AbstractAsyncContextManager[asyncpg.Connection]:
+        """A pooled connection under the store's acquire timeout, for reads that are
+        not units of work (read models): a busy or absent database is then the same
+        prompt ``StoreUnavailable`` as for a session."""
+        return acquire(self.pool, timeout=self.acquire_timeout)
+
     async def _append_alone(self, item: Pending) -> list[RecordedEvent]:
-        async with acquire(self.pool, timeout=self.acquire_timeout) as conn:
+        async with self.connection() as conn:
             rows = await _run_append(conn, Q["append_as"],
                                      (item.tenant_id, item.actor.kind, item.actor.id),
                                      item.stream_id, item.expected_version, item.events)
         return [record_from_row(r) for r in rows]
 
     async def _fetch_group(self, query: str, args: tuple[Any, ...]) -> list[asyncpg.Record]:
-        async with acquire(self.pool, timeout=self.acquire_timeout) as conn:
+        async with self.connection() as conn:
             rows: list[asyncpg.Record] = await conn.fetch(query, *args)
         return rows
 
@@ -248,8 +254,7 @@ class EventStore:
 
         The transaction commits when the block exits normally and rolls back on error.
         """
-        async with acquire(self.pool, timeout=self.acquire_timeout) as conn, \
-                conn.transaction(readonly=readonly):
+        async with self.connection() as conn, conn.transaction(readonly=readonly):
             await arm(conn, tenant_id, actor)
             session = Session(conn, tenant_id, self.observers)
             yield session

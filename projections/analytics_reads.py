@@ -17,7 +17,7 @@ import asyncpg
 
 from domain.ids import TenantId
 from eventstore.sqlfile import load_queries
-from eventstore.store import acquire, arm
+from eventstore.store import EventStore, arm
 from projections.admin import Freshness, freshness
 from projections.analytics import AnalyticsProjection
 
@@ -28,10 +28,10 @@ AGE_BUCKETS = ("lt_1d", "1d_3d", "3d_7d", "gte_7d")
 
 
 @asynccontextmanager
-async def snapshot(pool: asyncpg.Pool, tenant_id: TenantId) -> AsyncIterator[
+async def snapshot(store: EventStore, tenant_id: TenantId) -> AsyncIterator[
         tuple[asyncpg.Connection, dict[str, Any]]]:
     """A consistent read of the tenant's analytics and the freshness to report."""
-    async with acquire(pool, timeout=None) as conn, \
+    async with store.connection() as conn, \
             conn.transaction(isolation="repeatable_read", readonly=True):
         await arm(conn, tenant_id, None)
         fresh = await freshness(conn, NAME, tenant_id)
@@ -70,11 +70,11 @@ def _bounds(start: date, end: date) -> tuple[datetime, datetime]:
             datetime.combine(end + timedelta(days=1), time(0), UTC))
 
 
-async def summary(pool: asyncpg.Pool, tenant_id: TenantId, start: date, end: date,
+async def summary(store: EventStore, tenant_id: TenantId, start: date, end: date,
                   group_by: str | None) -> dict[str, Any]:
     """Tickets created on ``start``..``end`` (UTC days, inclusive), in total and by group."""
     lo, hi = _bounds(start, end)
-    async with snapshot(pool, tenant_id) as (conn, fresh):
+    async with snapshot(store, tenant_id) as (conn, fresh):
         total = await conn.fetch(Q["summary"], tenant_id, lo, hi, "all")
         groups = (await conn.fetch(Q["summary"], tenant_id, lo, hi, group_by)
                   if group_by else [])
@@ -93,10 +93,10 @@ def _group_empty() -> dict[str, Any]:
             "reopen_rate": None, "one_touch_rate": None}
 
 
-async def volume(pool: asyncpg.Pool, tenant_id: TenantId, start: date,
+async def volume(store: EventStore, tenant_id: TenantId, start: date,
                  end: date) -> dict[str, Any]:
     """Created, solved, reopened and breached per UTC day, with priority and source splits."""
-    async with snapshot(pool, tenant_id) as (conn, fresh):
+    async with snapshot(store, tenant_id) as (conn, fresh):
         rows = await conn.fetch(Q["volume"], tenant_id, start, end)
     days: dict[date, dict[str, Any]] = {}
     keys = ("created", "solved", "reopened", "breached")
@@ -113,25 +113,25 @@ async def volume(pool: asyncpg.Pool, tenant_id: TenantId, start: date,
             **fresh}
 
 
-async def backlog(pool: asyncpg.Pool, tenant_id: TenantId, now: datetime) -> dict[str, Any]:
+async def backlog(store: EventStore, tenant_id: TenantId, now: datetime) -> dict[str, Any]:
     """Open work (open, pending, on hold) by state, priority and age since creation."""
-    async with snapshot(pool, tenant_id) as (conn, fresh):
+    async with snapshot(store, tenant_id) as (conn, fresh):
         rows = await conn.fetch(Q["backlog"], tenant_id, now)
     return {"now": now.isoformat(), "total": sum(r["tickets"] for r in rows),
             "rows": [dict(r) for r in rows], **fresh}
 
 
-async def agents(pool: asyncpg.Pool, tenant_id: TenantId, start: date,
+async def agents(store: EventStore, tenant_id: TenantId, start: date,
                  end: date) -> dict[str, Any]:
     """Per agent over ``start``..``end``: tickets assigned, public replies, tickets solved."""
-    async with snapshot(pool, tenant_id) as (conn, fresh):
+    async with snapshot(store, tenant_id) as (conn, fresh):
         rows = await conn.fetch(Q["agents"], tenant_id, start, end)
     return {"from": start.isoformat(), "to": end.isoformat(),
             "agents": [dict(r) for r in rows], **fresh}
 
 
-async def current(pool: asyncpg.Pool, tenant_id: TenantId) -> Freshness:
+async def current(store: EventStore, tenant_id: TenantId) -> Freshness:
     """The analytics checkpoint of the tenant now (one short read)."""
-    async with acquire(pool, timeout=None) as conn, conn.transaction(readonly=True):
+    async with store.connection() as conn, conn.transaction(readonly=True):
         await arm(conn, tenant_id, None)
         return await freshness(conn, NAME, tenant_id)

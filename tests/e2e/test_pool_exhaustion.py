@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from api.app import create_app
 from api.bootstrap import build_services
 from api.settings import Settings
+from eventstore.errors import StoreUnavailable
+from projections import analytics_reads as reads
 from tests.e2e.conftest import NEW_TICKET, asgi_client, auth
 
 
@@ -34,5 +38,30 @@ async def test_a_full_pool_answers_503_quickly_then_recovers(db, make_tenant):
             again = await http.post("/v1/tickets", json=NEW_TICKET,
                                     headers=auth(tenant.admin_key))
             assert again.status_code == 201, again.text
+    finally:
+        await services.close()
+
+
+async def test_read_model_reads_on_a_full_pool_give_up_promptly(db, make_tenant):
+    """Analytics and other read-model reads wait for a connection no longer than a
+    unit of work does: StoreUnavailable (a 503), not a request queued without end."""
+    tenant = await make_tenant("Acme")
+    settings = Settings(database_url=db.runtime_url, db_pool_min=1, db_pool_max=1,
+                        db_acquire_timeout=0.3, _env_file=None)  # type: ignore[call-arg]
+    services = await build_services(settings)
+    try:
+        held = await services.pool.acquire()
+        try:
+            for read in (lambda: reads.current(services.store, tenant.tenant_id),
+                         lambda: reads.backlog(services.store, tenant.tenant_id,
+                                               services.clock.now())):
+                started = time.monotonic()
+                with pytest.raises(StoreUnavailable):
+                    await read()
+                assert time.monotonic() - started < 2.0
+        finally:
+            await services.pool.release(held)
+        assert (await reads.backlog(services.store, tenant.tenant_id,
+                                    services.clock.now()))["total"] == 0
     finally:
         await services.close()

@@ -132,10 +132,10 @@ async def test_rebuild_from_zero_equals_incremental_and_says_so_meanwhile(
     incremental = await dump(db.admin_url)
 
     head = await admin.reset(projector, "analytics", a)
-    during = await reads.backlog(pool, a, START)
+    during = await reads.backlog(store, a, START)
     assert during["rebuilding"] is True and during["as_of_seq"] == 0 and during["lag"] == head
     assert during["total"] == 0
-    assert (await reads.backlog(pool, b, START))["rebuilding"] is False
+    assert (await reads.backlog(store, b, START))["rebuilding"] is False
     # A read-ahead that does not start at the checkpoint is ignored, not applied.
     stale = await projector.read_ahead(a, 5)
     batch = await projector.run_once(tenant_id=a, prefetched=stale)
@@ -146,7 +146,7 @@ async def test_rebuild_from_zero_equals_incremental_and_says_so_meanwhile(
         done = await cli(env, "rebuild", "analytics", *extra)
         assert done.returncode == 0, done.stderr
         assert await dump(db.admin_url) == incremental
-    after = await reads.backlog(pool, a, START)
+    after = await reads.backlog(store, a, START)
     assert after["rebuilding"] is False and after["lag"] == 0
 
     status = await cli(env, "status")
