@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from api.auth import Principal, require
 from api.deps import ServicesDep
 from api.idempotency import JsonReply, idempotent
-from api.pagination import DEFAULT_LIMIT, MAX_LIMIT, cursor_codec, paginate, row_position, scope_of
+from api.pagination import DEFAULT_LIMIT, MAX_LIMIT, tenant_list_page
 from api.problem_docs import errors
 from api.problems import Problem
 from api.routing import StrictRoute
@@ -126,13 +126,8 @@ async def list_agents(
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
     cursor: Annotated[str | None, Query(max_length=1000)] = None,
 ) -> Any:
-    codec = await cursor_codec(services)
-    scope = scope_of(principal.tenant_id, "agents", {})
-    after_ts, after_id = codec.decode(scope, cursor) if cursor is not None else (None, None)
-    async with services.store.session(principal.tenant_id, readonly=True) as s:
-        rows = await s.conn.fetch(Q["list_agents"], principal.tenant_id, after_ts, after_id,
-                                  limit + 1)
-    page, nxt = paginate(codec, scope, rows, limit, row_position)
+    page, nxt = await tenant_list_page(services, principal.tenant_id, "agents", Q["list_agents"],
+                                       limit, cursor)
     return {"data": [_out(r) for r in page], "next_cursor": nxt}
 
 

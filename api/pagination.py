@@ -30,6 +30,7 @@ import orjson
 
 from api.bootstrap import Services
 from api.problems import Problem
+from domain.ids import TenantId
 from eventstore.sqlfile import load_queries
 
 Q = load_queries(Path(__file__).with_name("queries_tickets.sql"))
@@ -166,3 +167,18 @@ async def cursor_codec(services: Services) -> CursorCodec:
 
 
 __all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "CursorCodec", "Position", "cursor_codec", "scope_of"]
+
+
+async def tenant_list_page(services: Services, tenant_id: TenantId, list_name: str, query: str,
+                           limit: int, cursor: str | None) -> tuple[list[Any], str | None]:
+    """One page of an unfiltered tenant list in ``(created_at, id)`` order.
+
+    ``query`` takes the tenant, the position after which to start (both ``None`` for
+    the first page) and how many rows to fetch, and runs in a read-only unit of work.
+    """
+    codec = await cursor_codec(services)
+    scope = scope_of(tenant_id, list_name, {})
+    after_ts, after_id = codec.decode(scope, cursor) if cursor is not None else (None, None)
+    async with services.store.session(tenant_id, readonly=True) as s:
+        rows = await s.conn.fetch(query, tenant_id, after_ts, after_id, limit + 1)
+    return paginate(codec, scope, rows, limit, row_position)
