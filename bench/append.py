@@ -3,11 +3,12 @@
 8 concurrent writers, each appending one event at a time to its own stream and
 waiting for it to commit, for 1 tenant and for 100 tenants, through
 ``EventStore.append`` (concurrent callers share transactions: group commit). A third
-figure, without a target, is the same through a unit of work per append (BEGIN, arm,
-append, COMMIT), the way a command appends. The baseline is the same machine's
-single-row INSERT rate into a plain table (no trigger, no RLS, one index), each
-INSERT its own transaction, on 8 plain connections, measured in the same run. After
-each run every counted append is checked to be stored and every chain to verify.
+figure, without a target, is the same through a unit of work per append (BEGIN
+carrying the arming, append, COMMIT), the way a command appends. The baseline is the
+same machine's single-row INSERT rate into a plain table (no trigger, no RLS, one
+index), each INSERT its own transaction, on 8 plain connections, measured in the
+same run. After each run every counted append is checked to be stored and every
+chain to verify.
 Targets: ratio >= 0.5 for one tenant, >= 0.8 for 100 tenants.
 
     python -m bench.append [--seconds 5] [--writers 8]
@@ -63,7 +64,7 @@ async def store_rate(url: str, tenants: list, writers: int, seconds: float, *,
 
     ``unit_of_work=False``: ``EventStore.append``, one-shot appends that concurrent
     callers share transactions for (eventstore/group_commit.py). ``True``: each append
-    in a ``store.session`` of its own (BEGIN, arm, append, COMMIT), as a command does.
+    in a ``store.session`` of its own (BEGIN and arm, append, COMMIT), as a command does.
     """
     pool = await create_pool(url, min_size=writers, max_size=writers)
     store = EventStore(pool)

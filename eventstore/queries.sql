@@ -1,7 +1,8 @@
 -- name: arm --
 -- $1 tenant_id, $2 actor_kind (or NULL), $3 actor_id (or NULL)
 -- Transaction-local settings only: a pooled connection must never carry a tenant
--- into the next transaction.
+-- into the next transaction. A unit of work sends the same statement inside its
+-- BEGIN's message instead (eventstore/pool.py, arm_statement).
 SELECT set_config('app.tenant_id', $1::text, true),
        set_config('app.actor_kind', coalesce($2, ''), true),
        set_config('app.actor_id', coalesce($3, ''), true)

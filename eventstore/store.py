@@ -26,6 +26,7 @@ from eventstore.errors import (
 )
 from eventstore.group_commit import GroupCommit, Pending
 from eventstore.notifier import CommitNotifier
+from eventstore.pool import arm_statement
 from eventstore.sqlfile import load_queries
 from eventstore.types import ChainReport, NewEvent, RecordedEvent, StoreActor
 
@@ -254,8 +255,8 @@ class EventStore:
 
         The transaction commits when the block exits normally and rolls back on error.
         """
-        async with self.connection() as conn, conn.transaction(readonly=readonly):
-            await arm(conn, tenant_id, actor)
+        async with self.connection() as conn, \
+                _armed_transaction(conn, tenant_id, actor, readonly=readonly):
             session = Session(conn, tenant_id, self.observers)
             yield session
         if session.last_seq:
@@ -289,6 +290,27 @@ async def _run_append(
     except UNAVAILABLE as exc:
         raise translate(exc) from exc
     return rows
+
+
+@asynccontextmanager
+async def _armed_transaction(conn: asyncpg.Connection, tenant_id: TenantId,
+                             actor: StoreActor | None, *, readonly: bool) -> AsyncIterator[None]:
+    """A transaction armed for tenant and actor: in BEGIN's own round trip on our
+    connections (eventstore/pool.py ``StoreConnection``), else by a statement after."""
+    staged = hasattr(conn, "begin_armed")
+    if staged:
+        conn.begin_armed(arm_statement(str(tenant_id), actor.kind if actor else None,
+                                       actor.id if actor else None))
+    try:
+        async with conn.transaction(readonly=readonly):
+            if not staged:
+                await arm(conn, tenant_id, actor)
+            elif conn.armed_begin_pending:
+                raise EventStoreError("the transaction began without its tenant armed")
+            yield
+    finally:
+        if staged:
+            conn.begin_armed(None)
 
 
 async def arm(conn: asyncpg.Connection, tenant_id: TenantId, actor: StoreActor | None) -> None:

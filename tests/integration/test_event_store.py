@@ -9,8 +9,8 @@ import uuid
 import asyncpg
 import pytest
 
-from eventstore.errors import ConcurrencyError, ImmutableEvents, MissingContext
-from eventstore.pool import create_pool
+from eventstore.errors import ConcurrencyError, EventStoreError, ImmutableEvents, MissingContext
+from eventstore.pool import StoreConnection, create_pool, init_connection
 from eventstore.store import EventStore, arm
 from eventstore.types import NewEvent, StoreActor
 
@@ -181,6 +181,62 @@ async def test_a_released_connection_comes_back_without_session_state(db, make_t
             assert state["tenant"] in ("", None)
             assert state["actor_kind"] in ("", None) and state["actor_id"] in ("", None)
             assert state["advisory_locks"] == 0 and state["channels"] == 0
+            assert not conn.is_in_transaction()
+    finally:
+        await pool.close()
+
+
+async def test_a_session_is_armed_in_the_round_trip_of_its_begin(db, make_tenant):
+    # One message opens the transaction and arms it: no separate arming statement.
+    t = (await make_tenant()).tenant_id
+    sent: list[str] = []
+    pool = await create_pool(db.runtime_url, min_size=1, max_size=1)
+    try:
+        async with pool.acquire() as conn:
+            conn.add_query_logger(lambda record: sent.append(record.query))
+        async with EventStore(pool).session(t, ACTOR, readonly=True) as s:
+            assert await s.conn.fetchval("SELECT current_setting('app.tenant_id')") == str(t)
+    finally:
+        await pool.close()
+    assert sent[0].startswith("BEGIN READ ONLY; SELECT set_config('app.tenant_id'")
+    assert len(sent) == 3  # BEGIN with its arming, the read, COMMIT
+
+
+@pytest.mark.parametrize("actor_id", [
+    "o'brien", "back\\slash\\", "'); DROP TABLE events; --", "$$ $x$ \u00e9\u4e2d\U0001f600",
+])
+async def test_an_actor_armed_with_begin_is_stamped_exactly(store: EventStore, make_tenant,
+                                                            actor_id):
+    # The arming statement carries its values written into its text (eventstore/pool.py);
+    # whatever they hold, they arrive as data, byte for byte.
+    t = (await make_tenant()).tenant_id
+    async with store.session(t, StoreActor("api_key", actor_id)) as s:
+        [recorded] = await s.append(uuid.uuid4(), 0, [ev()])
+    assert recorded.actor_id == actor_id
+    async with store.session(t) as s:
+        assert await s.conn.fetchval("SELECT count(*) FROM events WHERE actor_id = $1",
+                                     actor_id) == 1
+        assert (await s.verify_chain()).ok
+
+
+class _BeginsUnarmed(StoreConnection):
+    """A connection whose BEGIN goes out without the staged arming statement, as if
+    the driver started transactions some other way."""
+
+    async def execute(self, query: str, *args: object, timeout: float | None = None) -> str:
+        status: str = await asyncpg.Connection.execute(self, query, *args, timeout=timeout)
+        return status
+
+
+async def test_a_session_refuses_a_transaction_that_began_unarmed(db, make_tenant):
+    t = (await make_tenant()).tenant_id
+    pool = await asyncpg.create_pool(db.runtime_url, min_size=1, max_size=1,
+                                     connection_class=_BeginsUnarmed, init=init_connection)
+    try:
+        with pytest.raises(EventStoreError, match="without its tenant armed"):
+            async with EventStore(pool).session(t, ACTOR):
+                pytest.fail("the unit of work ran unarmed")
+        async with pool.acquire() as conn:
             assert not conn.is_in_transaction()
     finally:
         await pool.close()
