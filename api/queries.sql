@@ -38,10 +38,14 @@ SELECT url, event_types, enabled, version, updated_at FROM webhooks WHERE tenant
 
 -- name: webhook_put --
 -- $1 tenant_id, $2 url, $3 secret (NULL keeps the current one), $4 event_types,
--- $5 enabled, $6 updated_at. A first configuration without a secret inserts NULL and
--- fails the NOT NULL constraint, which the route reports as 422 before it gets here.
+-- $5 enabled, $6 updated_at. Postgres checks NOT NULL on the row proposed for
+-- insertion before it looks for a conflict, so a NULL secret must not reach VALUES
+-- when a row exists: the proposed row carries the current secret, and the update
+-- takes the latest committed one. A first configuration without a secret still
+-- fails NOT NULL, which the route reports as 422 before it gets here.
 INSERT INTO webhooks (tenant_id, url, secret, event_types, enabled, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6)
+VALUES ($1, $2, coalesce($3, (SELECT w.secret FROM webhooks w WHERE w.tenant_id = $1)),
+        $4, $5, $6)
 ON CONFLICT (tenant_id) DO UPDATE
    SET url = EXCLUDED.url,
        secret = coalesce($3, webhooks.secret),

@@ -240,3 +240,22 @@ async def test_private_destinations_are_refused_unless_allowed(db: Db, make_tena
                 await webhooks.deliver(services, job, allow_private=False)
             await webhooks.deliver(services, job, allow_private=True)
     assert len(receiver.requests) == 1
+
+
+async def test_a_put_without_a_secret_keeps_the_current_one(db: Db, make_tenant) -> None:
+    t = await make_tenant("A")
+    with Receiver(204) as receiver:
+        async with service(db) as services:
+            await configure(services, t.admin_key.secret, {
+                "url": receiver.url, "secret": SECRET, "event_types": ["TicketOpened"]})
+            changed = await configure(services, t.admin_key.secret, {
+                "url": receiver.url, "event_types": ["StateChanged", "TicketOpened"]})
+            assert changed["version"] == 2
+            assert changed["event_types"] == ["StateChanged", "TicketOpened"]
+            events, n = await write(services, t.tenant_id, ["StateChanged"])
+            assert n == 1
+            await webhooks.deliver(services, {"tenant_id": t.tenant_id, "payload": {
+                "event": webhooks.event_body(events[0])}}, allow_private=True)
+    [req] = receiver.requests
+    assert webhooks.verify(SECRET, req.headers["webhook-timestamp"], req.body,
+                           req.headers["webhook-signature"])
