@@ -7,6 +7,7 @@ nothing below the API knows about HTTP.
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 import orjson
@@ -14,6 +15,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
+from starlette.routing import compile_path
 
 from domain.errors import (
     AlreadyExists,
@@ -110,6 +112,31 @@ def _validation_errors(exc: RequestValidationError) -> list[dict[str, Any]]:
     return out
 
 
+_HTTP_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
+def _allowed_methods(request: Request, reported: str | None) -> str:
+    """Every method the request's path answers, for a 405's ``Allow`` (RFC 9110).
+
+    The router reports only the methods of the first route whose path matched, so a
+    path served by several routes (GET and POST on a list) listed one of them; the
+    documented operations name them all.
+    """
+    table: list[tuple[re.Pattern[str], frozenset[str]]] | None = getattr(
+        request.app.state, "allow_table", None)
+    if table is None:
+        table = []
+        for template, operations in request.app.openapi().get("paths", {}).items():
+            documented = frozenset(m.upper() for m in operations) & _HTTP_METHODS
+            table.append((compile_path(template)[0], documented))
+        request.app.state.allow_table = table
+    allowed = {m.strip() for m in (reported or "").split(",") if m.strip()}
+    for pattern, methods in table:
+        if pattern.match(request.url.path):
+            allowed |= methods
+    return ", ".join(sorted(allowed))
+
+
 def install(app: FastAPI) -> None:
     """Register the exception handlers that turn every error into a problem."""
 
@@ -137,9 +164,11 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> Response:
         code = _HTTP_CODES.get(exc.status_code, "error")
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            headers["Allow"] = _allowed_methods(request, headers.get("Allow"))
         return problem_response(exc.status_code, code, str(exc.detail),
-                                instance=request.url.path,
-                                headers=dict(exc.headers or {}))
+                                instance=request.url.path, headers=headers)
 
     @app.exception_handler(StoreUnavailable)
     async def _unavailable(request: Request, exc: StoreUnavailable) -> Response:
