@@ -17,6 +17,7 @@ from api import analytics_models as models
 from api.auth import Principal, require
 from api.cache import AnalyticsCache
 from api.deps import ServicesDep
+from api.params import IsoDate
 from api.problem_docs import errors
 from api.problems import Problem
 from api.routing import StrictRoute
@@ -63,8 +64,8 @@ async def _cached(
     return body
 
 
-From = Annotated[date | None, Query(alias="from", description="first UTC day (inclusive)")]
-To = Annotated[date | None, Query(alias="to", description="last UTC day (inclusive)")]
+From = Annotated[IsoDate | None, Query(alias="from", description="first UTC day (inclusive)")]
+To = Annotated[IsoDate | None, Query(alias="to", description="last UTC day (inclusive)")]
 
 
 @router.get("/summary", responses=errors(), response_model=models.Summary)

@@ -13,11 +13,12 @@ from typing import Annotated, Any
 from uuid import UUID
 
 from fastapi import APIRouter, Depends, Query, Response
-from pydantic import AwareDatetime, BaseModel
+from pydantic import BaseModel
 
 from api.auth import Principal, require
 from api.deps import ServicesDep
 from api.pagination import DEFAULT_LIMIT, MAX_LIMIT, cursor_codec, paginate_int, scope_of
+from api.params import IsoAwareDateTime
 from api.problem_docs import errors
 from api.problems import Problem
 from api.routing import StrictRoute
@@ -120,7 +121,7 @@ async def ticket_as_of(
     services: ServicesDep,
     response: Response,
     version: Annotated[int | None, Query(ge=1, le=INT32)] = None,
-    at: Annotated[AwareDatetime | None, Query()] = None,
+    at: Annotated[IsoAwareDateTime | None, Query()] = None,
 ) -> Any:
     if (version is None) == (at is None):
         raise Problem(400, "invalid_parameter", "give exactly one of version and at")
@@ -159,8 +160,8 @@ async def event_feed(
                                       description="comma-separated event types")] = None,
     stream_id: UUID | None = None,
     actor_id: Annotated[str | None, Query(max_length=200)] = None,
-    after: Annotated[AwareDatetime | None, Query(description="recorded at or after")] = None,
-    before: Annotated[AwareDatetime | None, Query(description="recorded before")] = None,
+    after: Annotated[IsoAwareDateTime | None, Query(description="recorded at or after")] = None,
+    before: Annotated[IsoAwareDateTime | None, Query(description="recorded before")] = None,
 ) -> Any:
     types = None
     if type is not None:

@@ -13,6 +13,7 @@ from api.auth import Principal, require
 from api.deps import ServicesDep
 from api.idempotency import JsonReply
 from api.pagination import DEFAULT_LIMIT, MAX_LIMIT, cursor_codec, paginate, scope_of
+from api.params import IsoDateTime
 from api.problem_docs import COMMAND_ERRORS, errors
 from api.problems import Problem
 from api.routing import StrictRoute
@@ -101,8 +102,8 @@ async def list_(
         pattern=r"^(none|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$",
         description="An agent id, or `none` for unassigned tickets.")] = None,
     tag: Annotated[str | None, Query(max_length=40)] = None,
-    created_after: datetime | None = None,
-    created_before: datetime | None = None,
+    created_after: IsoDateTime | None = None,
+    created_before: IsoDateTime | None = None,
 ) -> Response:
     """Newest first; pass ``next_cursor`` back as ``cursor`` with the same filters."""
     filters = TicketFilters(
