@@ -57,7 +57,8 @@ class WebhookIn(BaseModel):
     def _known_types(cls, value: list[str]) -> list[str]:
         unknown = sorted({t for t in value if t != ALL_EVENTS and t not in EVENT_TYPES})
         if unknown:
-            raise ValueError("unknown event types: " + ", ".join(unknown))
+            # Quoted, so that an empty or blank name is visible in the message.
+            raise ValueError("unknown event types: " + ", ".join(map(repr, unknown)))
         return sorted(set(value))
 
 

@@ -211,6 +211,10 @@ async def test_webhook_input_is_checked(db: Db, make_tenant) -> None:
             assert r.status_code == 422
             assert {tuple(e["loc"]) for e in r.json()["errors"]} == {
                 ("body", "url"), ("body", "event_types")}
+            r = await http.put("/v1/webhooks", headers=h, json={
+                "url": "https://example.com/x", "secret": SECRET, "event_types": ["", "Nope"]})
+            assert r.status_code == 422
+            assert r.json()["errors"][0]["msg"].endswith("unknown event types: '', 'Nope'")
             r = await http.get("/v1/webhooks", headers=h)
             assert r.status_code == 404 and r.json()["code"] == "webhook_not_configured"
 
