@@ -82,3 +82,43 @@ async def test_body_shape_content_type_size_and_headers(http, tenant):
                             headers=h | {"Idempotency-Key": "x" * 300}), 400)
     problem(await http.post(url, json={"state": "pending", "extra": 1}, headers=h), 422)
     problem(await http.post(f"/v1/tickets/{created['id']}/assignee", json={}, headers=h), 422)
+
+
+@pytest.mark.parametrize(("method", "path", "allow"), [
+    ("DELETE", "/v1/tickets", "GET, POST"),
+    ("PUT", "/v1/agents", "GET, POST"),
+    ("OPTIONS", "/v1/agents/00000000-0000-0000-0000-000000000001", "GET, PATCH"),
+    ("DELETE", "/v1/webhooks", "GET, PUT"),
+    ("POST", "/v1/settings", "GET, PUT"),
+    ("GET", "/v1/tickets/00000000-0000-0000-0000-000000000001/state", "POST"),
+])
+async def test_a_wrong_method_is_405_naming_every_method_the_path_answers(
+        http, tenant, method, path, allow):
+    r = await http.request(method, path, headers=auth(tenant.admin_key))
+    problem(r, 405, "method_not_allowed")
+    assert r.headers["allow"] == allow
+
+
+@pytest.mark.parametrize(("path", "params"), [
+    ("/v1/analytics/volume", {"to": "0"}),
+    ("/v1/analytics/summary", {"from": "20260101"}),
+    ("/v1/tickets", {"created_after": "0"}),
+    ("/v1/tickets", {"created_before": "1.7e9"}),
+    ("/v1/events", {"after": "1700000000"}),
+    ("/v1/events", {"before": "-1"}),
+])
+async def test_a_number_is_not_read_as_a_date(http, tenant, path, params):
+    # Read as a Unix timestamp it would quietly mean 1970 or some moment in 2023.
+    body = problem(await http.get(path, params=params, headers=auth(tenant.admin_key)), 400,
+                   "invalid_parameter")
+    assert "ISO 8601" in body["detail"]
+
+
+async def test_iso_dates_and_times_are_read(http, tenant):
+    h = auth(tenant.admin_key)
+    for path, params in (("/v1/analytics/volume", {"from": "2026-01-01", "to": "2026-01-31"}),
+                         ("/v1/tickets", {"created_after": "2026-01-01T00:00:00"}),
+                         ("/v1/tickets", {"created_before": "2026-01-01T00:00:00+02:00"}),
+                         ("/v1/events", {"after": "2026-01-01T00:00:00Z"})):
+        r = await http.get(path, params=params, headers=h)
+        assert r.status_code == 200, (path, r.text)
