@@ -122,3 +122,25 @@ async def test_iso_dates_and_times_are_read(http, tenant):
                          ("/v1/events", {"after": "2026-01-01T00:00:00Z"})):
         r = await http.get(path, params=params, headers=h)
         assert r.status_code == 200, (path, r.text)
+
+
+async def test_nul_characters_are_refused_where_they_are(http, tenant):
+    # Postgres text and jsonb cannot hold U+0000: refused at the door, naming the place.
+    h = auth(tenant.admin_key)
+    body = problem(await http.post("/v1/tickets", headers=h, json={
+        **NEW_TICKET, "subject": "a\x00b", "tags": ["ok", "b\x00d"]}), 422, "validation_failed")
+    assert sorted(e["loc"] for e in body["errors"]) == [
+        ["body", "subject"], ["body", "tags", "1"]]
+    body = problem(await http.post("/v1/agents", headers=h, json={
+        "email": "x@example.com", "name": "n\x00"}), 422, "validation_failed")
+    assert body["errors"][0]["loc"] == ["body", "name"]
+    body = problem(await http.get("/v1/tickets", params={"tag": "\x00x"}, headers=h), 400,
+                   "invalid_parameter")
+    assert body["errors"][0]["loc"] == ["query", "tag"]
+    # An escaped backslash before "u0000" is plain text, not NUL.
+    r = await http.post("/v1/tickets", headers={**h, "content-type": "application/json"},
+                        content=b'{"subject": "C:\\\\u0000", "body": "b", '
+                                b'"requester": {"email": "a@example.com"}}')
+    assert r.status_code == 201, r.text
+    assert r.json()["subject"] == "C:\\u0000"
+    assert (await http.get("/v1/tickets", headers=h)).status_code == 200
