@@ -28,6 +28,8 @@ log = logging.getLogger("helpdesk.ws")
 
 MAX_ROOMS = 100
 CLOSE_REVOKED = 4401
+CLOSE_INTERNAL_ERROR = 1011
+MAX_PING_ID = 128  # characters of a string ping id
 
 
 class Revoked(Exception):
@@ -58,10 +60,17 @@ class StreamConnection:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             self.hub.detach(self.outbox)
-        revoked = any(not t.cancelled() and isinstance(t.exception(), Revoked) for t in done)
-        if revoked:
+        failures = [t.exception() for t in done if not t.cancelled() and t.exception()]
+        if any(isinstance(exc, Revoked) for exc in failures):
             with contextlib.suppress(RuntimeError, OSError):
                 await self.ws.close(CLOSE_REVOKED, "api key revoked")
+        elif failures:
+            # A bug, not the client's doing: logged, and the client told so by the
+            # standard close code rather than left with a dropped socket.
+            exc = failures[0]
+            log.error("feed connection failed", exc_info=(type(exc), exc, exc.__traceback__))
+            with contextlib.suppress(RuntimeError, OSError):
+                await self.ws.close(CLOSE_INTERNAL_ERROR, "internal error")
 
     async def _write(self) -> None:
         while True:
@@ -124,7 +133,16 @@ class StreamConnection:
         elif name == "ping":
             reply: dict[str, Any] = {}
             if "id" in op:
-                reply["id"] = op["id"]
+                ping_id = op["id"]
+                # Echoed back, so held to a scalar of bounded size.
+                if not ((isinstance(ping_id, int) and not isinstance(ping_id, bool))
+                        or (isinstance(ping_id, str) and len(ping_id) <= MAX_PING_ID)):
+                    self.outbox.put_control(msg.error(
+                        "bad_message",
+                        f"a ping id is an integer or a string of at most {MAX_PING_ID} "
+                        "characters", op="ping"))
+                    return
+                reply["id"] = ping_id
             self.outbox.put_control(msg.control("pong", **reply))
         elif name == "auth":
             self.outbox.put_control(msg.error("already_authenticated",

@@ -103,6 +103,12 @@ async def test_malformed_ops_get_errors_and_the_connection_lives_on(db, make_ten
             ({"op": "subscribe", "room": "tenant", "after_seq": True}, "bad_after_seq"),
             ({"op": "unsubscribe", "room": "tenant"}, "not_subscribed"),
             ({"op": "auth", "token": "x"}, "already_authenticated"),
+            # A ping id is echoed back: a scalar of bounded size only.
+            ('{"op": "ping", "id": ' + "[" * 1000 + "]" * 1000 + "}", "bad_message"),
+            ({"op": "ping", "id": {"a": 1}}, "bad_message"),
+            ({"op": "ping", "id": "x" * 129}, "bad_message"),
+            ({"op": "ping", "id": 1.5}, "bad_message"),
+            ({"op": "ping", "id": True}, "bad_message"),
         ]
         for payload, code in bad:
             await ws.send(payload if isinstance(payload, str) else orjson.dumps(payload).decode())
@@ -118,6 +124,8 @@ async def test_malformed_ops_get_errors_and_the_connection_lives_on(db, make_ten
         assert await recv(ws) == {"type": "unsubscribed", "room": "tenant"}
         await send(ws, op="ping")
         assert await recv(ws) == {"type": "pong"}
+        await send(ws, op="ping", id="x" * 128)
+        assert await recv(ws) == {"type": "pong", "id": "x" * 128}
         await ws.close()
 
 
