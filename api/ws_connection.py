@@ -60,7 +60,7 @@ class StreamConnection:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             self.hub.detach(self.outbox)
-        failures = [t.exception() for t in done if not t.cancelled() and t.exception()]
+        failures = [exc for t in done if not t.cancelled() and (exc := t.exception())]
         if any(isinstance(exc, Revoked) for exc in failures):
             with contextlib.suppress(RuntimeError, OSError):
                 await self.ws.close(CLOSE_REVOKED, "api key revoked")
@@ -68,7 +68,7 @@ class StreamConnection:
             # A bug, not the client's doing: logged, and the client told so by the
             # standard close code rather than left with a dropped socket.
             exc = failures[0]
-            log.error("feed connection failed", exc_info=(type(exc), exc, exc.__traceback__))
+            log.error("feed connection failed", exc_info=exc)
             with contextlib.suppress(RuntimeError, OSError):
                 await self.ws.close(CLOSE_INTERNAL_ERROR, "internal error")
 
