@@ -93,8 +93,11 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
 
     configure(settings.log_level, json=settings.log_json)
     app = create_app(settings)
+    from api.ws_connection import MAX_CLIENT_MESSAGE
+
     uvicorn.run(app, host=settings.host, port=settings.port, log_config=None,
-                log_level=settings.log_level.lower(), access_log=False)
+                log_level=settings.log_level.lower(), access_log=False,
+                ws_max_size=MAX_CLIENT_MESSAGE)
     return 0
 
 

@@ -30,6 +30,9 @@ MAX_ROOMS = 100
 CLOSE_REVOKED = 4401
 CLOSE_INTERNAL_ERROR = 1011
 MAX_PING_ID = 128  # characters of a string ping id
+# The largest message a client may send (the server's own messages are not bounded by
+# it). Ops are a few hundred bytes; uvicorn's default would accept 16 MiB to parse.
+MAX_CLIENT_MESSAGE = 64 * 1024
 
 
 class Revoked(Exception):

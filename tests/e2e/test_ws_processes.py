@@ -6,6 +6,9 @@ import asyncio
 import uuid
 from typing import Any
 
+import pytest
+import websockets
+
 from api.stream_client import StreamClient
 from tests.e2e.ws_support import (
     FIRST,
@@ -73,3 +76,15 @@ async def test_the_client_resumes_across_a_server_restart(db, make_tenant, store
         await asyncio.wait_for(runner, 10)
     assert [m["seq"] for m in received] == first + missed + live
     assert client.connects >= 2 and client.gaps == 0
+
+
+async def test_an_oversized_client_message_closes_the_connection(db, make_tenant) -> None:
+    t = await make_tenant("Acme")
+    async with serve_process(db.runtime_url) as url:
+        ws = await connect_ws(url, t.admin_key.secret)
+        await send(ws, op="ping", id="x" * 100)  # an ordinary op is answered
+        assert (await recv(ws))["type"] == "pong"
+        await ws.send('{"op": "ping", "pad": "' + "x" * 70_000 + '"}')
+        with pytest.raises(websockets.ConnectionClosed) as closed:
+            await recv(ws)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
