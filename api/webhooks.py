@@ -42,7 +42,7 @@ class WebhookIn(BaseModel):
     url: str = Field(max_length=2000, examples=["https://example.com/hooks/helpdesk"])
     secret: str | None = Field(default=None, min_length=16, max_length=200)
     event_types: list[str] = Field(min_length=1, max_length=50, examples=[["TicketOpened"]])
-    enabled: bool = True
+    enabled: bool = Field(default=True, strict=True)  # true or false, not 0 or "yes"
 
     @field_validator("url")
     @classmethod

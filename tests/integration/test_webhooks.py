@@ -215,6 +215,12 @@ async def test_webhook_input_is_checked(db: Db, make_tenant) -> None:
                 "url": "https://example.com/x", "secret": SECRET, "event_types": ["", "Nope"]})
             assert r.status_code == 422
             assert r.json()["errors"][0]["msg"].endswith("unknown event types: '', 'Nope'")
+            for enabled in (0, "yes", None):
+                r = await http.put("/v1/webhooks", headers=h, json={
+                    "url": "https://example.com/x", "secret": SECRET,
+                    "event_types": ["*"], "enabled": enabled})
+                assert r.status_code == 422, (enabled, r.text)
+                assert r.json()["errors"][0]["loc"] == ["body", "enabled"]
             r = await http.get("/v1/webhooks", headers=h)
             assert r.status_code == 404 and r.json()["code"] == "webhook_not_configured"
 
