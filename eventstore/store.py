@@ -250,13 +250,17 @@ class EventStore:
         actor: StoreActor | None = None,
         *,
         readonly: bool = False,
+        isolation: str | None = None,
     ) -> AsyncIterator[Session]:
         """Open a unit of work: one connection, one transaction, tenant (and actor) armed.
 
         The transaction commits when the block exits normally and rolls back on error.
+        ``isolation`` is asyncpg's name for a level (``"repeatable_read"`` for a read
+        whose statements must share one snapshot); the server's default otherwise.
         """
         async with self.connection() as conn, \
-                _armed_transaction(conn, tenant_id, actor, readonly=readonly):
+                _armed_transaction(conn, tenant_id, actor, readonly=readonly,
+                                   isolation=isolation):
             session = Session(conn, tenant_id, self.observers)
             yield session
         if session.last_seq:
@@ -294,7 +298,8 @@ async def _run_append(
 
 @asynccontextmanager
 async def _armed_transaction(conn: asyncpg.Connection, tenant_id: TenantId,
-                             actor: StoreActor | None, *, readonly: bool) -> AsyncIterator[None]:
+                             actor: StoreActor | None, *, readonly: bool,
+                             isolation: str | None) -> AsyncIterator[None]:
     """A transaction armed for tenant and actor: in BEGIN's own round trip on our
     connections (eventstore/pool.py ``StoreConnection``), else by a statement after."""
     staged = hasattr(conn, "begin_armed")
@@ -302,7 +307,7 @@ async def _armed_transaction(conn: asyncpg.Connection, tenant_id: TenantId,
         conn.begin_armed(arm_statement(str(tenant_id), actor.kind if actor else None,
                                        actor.id if actor else None))
     try:
-        async with conn.transaction(readonly=readonly):
+        async with conn.transaction(isolation=isolation, readonly=readonly):
             if not staged:
                 await arm(conn, tenant_id, actor)
             elif conn.armed_begin_pending:

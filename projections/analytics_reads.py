@@ -17,7 +17,7 @@ import asyncpg
 
 from domain.ids import TenantId
 from eventstore.sqlfile import load_queries
-from eventstore.store import EventStore, arm
+from eventstore.store import EventStore
 from projections.admin import Freshness, freshness
 from projections.analytics import AnalyticsProjection
 
@@ -31,12 +31,10 @@ AGE_BUCKETS = ("lt_1d", "1d_3d", "3d_7d", "gte_7d")
 async def snapshot(store: EventStore, tenant_id: TenantId) -> AsyncIterator[
         tuple[asyncpg.Connection, dict[str, Any]]]:
     """A consistent read of the tenant's analytics and the freshness to report."""
-    async with store.connection() as conn, \
-            conn.transaction(isolation="repeatable_read", readonly=True):
-        await arm(conn, tenant_id, None)
-        fresh = await freshness(conn, NAME, tenant_id)
-        yield conn, {"as_of_seq": fresh.as_of_seq, "lag": fresh.lag,
-                     "rebuilding": fresh.rebuilding}
+    async with store.session(tenant_id, readonly=True, isolation="repeatable_read") as s:
+        fresh = await freshness(s.conn, NAME, tenant_id)
+        yield s.conn, {"as_of_seq": fresh.as_of_seq, "lag": fresh.lag,
+                       "rebuilding": fresh.rebuilding}
 
 
 def _rate(part: int, whole: int) -> float | None:
@@ -132,6 +130,5 @@ async def agents(store: EventStore, tenant_id: TenantId, start: date,
 
 async def current(store: EventStore, tenant_id: TenantId) -> Freshness:
     """The analytics checkpoint of the tenant now (one short read)."""
-    async with store.connection() as conn, conn.transaction(readonly=True):
-        await arm(conn, tenant_id, None)
-        return await freshness(conn, NAME, tenant_id)
+    async with store.session(tenant_id, readonly=True) as s:
+        return await freshness(s.conn, NAME, tenant_id)
