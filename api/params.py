@@ -18,8 +18,8 @@ def _not_a_number(value: object) -> object:
     1970-01-01 and ``created_after=1700000000`` a moment in 2023; the API documents
     ISO 8601 only, and says so when it gets something else.
     """
-    if isinstance(value, str | int | float) and not isinstance(value, bool) and (
-            not isinstance(value, str) or _NUMBER.fullmatch(value)):
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if number or (isinstance(value, str) and _NUMBER.fullmatch(value)):
         raise ValueError("expected an ISO 8601 date or date-time, not a number")
     return value
 
