@@ -1,68 +1,44 @@
-"""The FastAPI application factory."""
+"""The FastAPI application factory.
+
+Middleware order, outermost first: request context (request id, access log) ->
+request metrics -> rate limit -> body limit -> the app. So a 429 is logged and
+counted too.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+import time
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api import (
+from api.config import Settings
+from api.feed import route as feed_route
+from api.http import problems
+from api.http.limits import BodyLimit
+from api.ops.logging import RequestContext
+from api.ops.metrics import RequestMetrics
+from api.ops.ratelimit import RateLimitMiddleware
+from api.root import ProcessRole, Registrar, Services, running
+from api.routes import (
     agents,
     analytics,
     api_keys,
     audit,
     health,
     messages,
-    ops,
-    problems,
-    scheduling,
+    metrics,
     tenant_settings,
     tickets,
     webhooks,
-    ws_route,
 )
-from api.bootstrap import Services, build_services
-from api.settings import Settings
 from domain.clock import Clock
-from projections.projector import start_projector
 
-Hook = Callable[[Services], Awaitable[Callable[[], Awaitable[None]] | None]]
-
-
-class BodyLimit:
-    """Refuse request bodies over ``limit`` bytes with 413, before reading them whole."""
-
-    def __init__(self, app: ASGIApp, limit: int) -> None:
-        self.app = app
-        self.limit = limit
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        headers = dict(scope.get("headers") or [])
-        declared = headers.get(b"content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
-            await problems.problem_response(
-                413, "body_too_large", f"request bodies are limited to {self.limit} bytes"
-            )(scope, receive, send)
-            return
-        seen = 0
-
-        async def limited() -> Message:
-            nonlocal seen
-            message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.limit:
-                    raise problems.Problem(413, "body_too_large",
-                                           f"request bodies are limited to {self.limit} bytes")
-            return message
-
-        await self.app(scope, limited, send)
+ROUTERS = (health.router, metrics.router, tickets.router, messages.router, agents.router,
+           api_keys.router, tenant_settings.router, webhooks.router, audit.router,
+           analytics.router, feed_route.router)
 
 
 def create_app(
@@ -70,31 +46,24 @@ def create_app(
     *,
     services: Services | None = None,
     clock: Clock | None = None,
-    startup_hooks: list[Hook] | None = None,
+    extra_jobs: list[Registrar] | None = None,
+    breaker_clock: Callable[[], float] = time.monotonic,
 ) -> FastAPI:
-    """Build the app. With ``services`` given (tests), the app uses them and does not
-    close them; otherwise the lifespan builds and closes its own."""
-    if settings.run_scheduler:
-        startup_hooks = [*(startup_hooks or []), start_projector]
+    """Build the app. Its lifespan builds the process's parts through the composition
+    root (``api.root.running``) and tears them down at shutdown. With ``services``
+    given, the app uses those instead and leaves closing them to their owner."""
 
     @asynccontextmanager
-    async def lifespan(_app: FastAPI) -> AsyncIterator[dict[str, Any]]:
-        owned = services is None
-        svc = services or await build_services(settings, clock=clock)
-        stops = []
-        try:
-            stops.append(await ops.attach(svc))
-            hooks = [ws_route.start_hub, scheduling.scheduler_hook, *(startup_hooks or [])]
-            for hook in hooks:
-                stop = await hook(svc)
-                if stop is not None:
-                    stops.append(stop)
-            yield {"services": svc}
-        finally:
-            for stop in reversed(stops):
-                await stop()
-            if owned:
-                await svc.close()
+    async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
+        if services is not None:
+            app.state.services = services
+            yield {"services": services}
+            return
+        async with running(settings, ProcessRole.SERVE, clock=clock, extra_jobs=extra_jobs,
+                           breaker_clock=breaker_clock) as built:
+            # Also on app.state, for whoever holds the app but not a request (tests).
+            app.state.services = built
+            yield {"services": built}
 
     app = FastAPI(
         title="Helpdesk",
@@ -103,16 +72,11 @@ def create_app(
         lifespan=lifespan,
     )
     problems.install(app)
-    app.include_router(health.router)
-    app.include_router(tickets.router)
-    app.include_router(messages.router)
-    app.include_router(agents.router)
-    app.include_router(api_keys.router)
-    app.include_router(tenant_settings.router)
-    app.include_router(webhooks.router)
-    app.include_router(audit.router)
-    app.include_router(analytics.router)
-    app.include_router(ws_route.router)
+    for router in ROUTERS:
+        app.include_router(router)
+    # add_middleware puts each new one outside the previous ones.
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
-    ops.install(app)
+    app.add_middleware(RateLimitMiddleware)
+    app.add_middleware(RequestMetrics)
+    app.add_middleware(RequestContext)
     return app

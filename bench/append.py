@@ -23,11 +23,11 @@ import uuid
 
 import asyncpg
 
-from api.operator import create_tenant
 from bench.common import bench_server, fresh_database, report
 from eventstore.pool import connect, create_pool
 from eventstore.store import EventStore
 from eventstore.types import NewEvent, StoreActor
+from handlers.tenants import create_tenant_as_operator
 
 PAYLOAD = {"subject": "Printer on fire", "priority": "high", "n": 0}
 
@@ -129,8 +129,8 @@ async def main() -> None:
     args = parser.parse_args()
     with bench_server() as server:
         async with fresh_database(server) as db:
-            one = [(await create_tenant(db.admin_url, "bench")).tenant_id]
-            many = [(await create_tenant(db.admin_url, f"bench {i}")).tenant_id
+            one = [(await create_tenant_as_operator(db.admin_url, "bench")).tenant_id]
+            many = [(await create_tenant_as_operator(db.admin_url, f"bench {i}")).tenant_id
                     for i in range(100)]
             # A short unmeasured run first: the first appends of a fresh database pay for
             # plan caching, function compilation and table growth, and would otherwise

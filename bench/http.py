@@ -45,7 +45,7 @@ CLIENTS = 16
 
 def helpdesk_app() -> Any:
     from api.app import create_app
-    from api.settings import Settings
+    from api.config import Settings
 
     return create_app(Settings(db_pool_min=4, db_pool_max=CLIENTS + 4))
 
@@ -155,7 +155,7 @@ async def seed(runtime_url: str, tenant_id: Any, count: int) -> None:
     from eventstore.pool import create_pool
     from eventstore.store import EventStore
     from eventstore.types import StoreActor
-    from scheduler.commands import execute
+    from handlers.tickets import execute
 
     pool = await create_pool(runtime_url, min_size=1, max_size=2)
     store = EventStore(pool)
@@ -175,7 +175,7 @@ async def seed(runtime_url: str, tenant_id: Any, count: int) -> None:
 
 
 async def run(full: bool) -> None:
-    from api.operator import create_tenant
+    from handlers.tenants import create_tenant_as_operator
     from tests.support.pg import Databases, server_url
 
     seconds = 10.0 if full else 3.0
@@ -187,7 +187,7 @@ async def run(full: bool) -> None:
         await dbs.create_template()
         db = await dbs.clone()
         try:
-            tenant = await create_tenant(db.admin_url, "bench")
+            tenant = await create_tenant_as_operator(db.admin_url, "bench")
             count = depth * limit + limit
             began = time.perf_counter()
             await seed(db.runtime_url, tenant.tenant_id, count)

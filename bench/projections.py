@@ -32,8 +32,7 @@ import asyncpg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from api.operator import create_tenant
-from api.projections_cli import REBUILD_BATCH
+from api.cli.projections import REBUILD_BATCH
 from bench.common import bench_server, fresh_database, report
 from domain import (
     Actor,
@@ -56,6 +55,7 @@ from domain.ids import AgentId, MessageId, TicketId
 from eventstore.pool import connect, create_pool
 from eventstore.store import EventStore, arm
 from eventstore.types import NewEvent, StoreActor
+from handlers.tenants import create_tenant_as_operator
 from projections import admin
 from projections.projector import Batch, Projector
 
@@ -214,8 +214,8 @@ async def main() -> None:
     seconds = args.seconds or (20.0 if args.full else 5.0)
     with bench_server() as server:
         async with fresh_database(server) as db:
-            tenant = (await create_tenant(db.admin_url, "Bench")).tenant_id
-            live = (await create_tenant(db.admin_url, "Live")).tenant_id
+            tenant = (await create_tenant_as_operator(db.admin_url, "Bench")).tenant_id
+            live = (await create_tenant_as_operator(db.admin_url, "Live")).tenant_id
             pool = await create_pool(db.runtime_url, min_size=2, max_size=6)
             try:
                 t0 = time.perf_counter()

@@ -30,12 +30,12 @@ import httpx
 import orjson
 import websockets
 
-from api.operator import create_tenant
 from bench.common import bench_server, fresh_database, report
 from domain.ids import TenantId
 from eventstore.pool import create_pool
 from eventstore.store import EventStore
 from eventstore.types import NewEvent, StoreActor
+from handlers.tenants import create_tenant_as_operator
 
 ROOT = Path(__file__).parents[1]
 REPLAY = 1000
@@ -269,13 +269,13 @@ async def main() -> None:
     n_events = args.events or (100 if args.full else 30)
     with bench_server() as server:
         async with fresh_database(server) as db:
-            t = await create_tenant(db.admin_url, "bench")
+            t = await create_tenant_as_operator(db.admin_url, "bench")
             pool = await create_pool(db.runtime_url, min_size=2, max_size=4)
             store = EventStore(pool)
             api_port, raw_port = free_port(), free_port()
             env = {"DATABASE_URL": db.runtime_url, "LOG_LEVEL": "warning",
                    "WS_SEND_QUEUE": "4096"}
-            async with process(["-m", "api.cli", "serve", "--port", str(api_port)], env,
+            async with process(["-m", "api.cli.main", "serve", "--port", str(api_port)], env,
                                f"http://127.0.0.1:{api_port}/health/live"):
                 url = f"ws://127.0.0.1:{api_port}/v1/stream"
                 delays, size = await measure_feed(url, t.admin_key.secret, t.tenant_id, store,

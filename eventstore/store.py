@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -145,6 +146,46 @@ class Session:
         """The tenant's events with ``seq > after_seq`` in seq order, at most ``limit``."""
         rows = await self.conn.fetch(Q["read_tenant"], self.tenant_id, after_seq, limit)
         return [record_from_row(r) for r in rows]
+
+    async def stream_first_type(self, stream_id: UUID) -> str | None:
+        """The type of the stream's first event (None: the stream has none), which
+        tells what kind of aggregate the stream is."""
+        first: str | None = await self.conn.fetchval(Q["stream_first_type"], self.tenant_id,
+                                                      stream_id)
+        return first
+
+    async def read_stream_page(self, stream_id: UUID, after_version: int,
+                               limit: int) -> list[RecordedEvent]:
+        """At most ``limit`` of the stream's events after ``after_version``, in order."""
+        rows = await self.conn.fetch(Q["stream_page"], self.tenant_id, stream_id,
+                                     after_version, limit)
+        return [record_from_row(r) for r in rows]
+
+    async def read_stream_until(self, stream_id: UUID, at: datetime) -> list[RecordedEvent]:
+        """The stream's events recorded at or before ``at``, in version order."""
+        rows = await self.conn.fetch(Q["stream_until"], self.tenant_id, stream_id, at)
+        return [record_from_row(r) for r in rows]
+
+    async def read_feed(self, after_seq: int, limit: int, *, types: Sequence[str] | None = None,
+                        stream_id: UUID | None = None, actor_id: str | None = None,
+                        recorded_from: datetime | None = None,
+                        recorded_before: datetime | None = None) -> list[RecordedEvent]:
+        """The tenant's events after ``after_seq`` in seq order, filtered; at most
+        ``limit``."""
+        rows = await self.conn.fetch(
+            Q["feed"], self.tenant_id, after_seq, None if types is None else list(types),
+            stream_id, actor_id, recorded_from, recorded_before, limit)
+        return [record_from_row(r) for r in rows]
+
+    async def read_range(self, after_seq: int, to_seq: int, limit: int) -> list[RecordedEvent]:
+        """At most ``limit`` events with ``after_seq < seq <= to_seq``, in seq order."""
+        rows = await self.conn.fetch(Q["export_range"], self.tenant_id, after_seq, to_seq, limit)
+        return [record_from_row(r) for r in rows]
+
+    async def hash_at(self, seq: int) -> bytes | None:
+        """The chain hash stored with event ``seq`` (None: no such event)."""
+        value = await self.conn.fetchval(Q["hash_at"], self.tenant_id, seq)
+        return None if value is None else bytes(value)
 
     async def head(self) -> tuple[int, bytes]:
         """The tenant's head: last assigned seq and its hash."""

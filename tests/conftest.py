@@ -7,9 +7,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 import asyncpg
 import pytest
 
-from api.operator import NewTenant, create_tenant
 from eventstore.pool import create_pool
 from eventstore.store import EventStore
+from handlers.tenants import NewTenant, create_tenant_as_operator
 from tests.support.pg import Databases, TestDatabase, server_url
 from tests.support.redis import RedisServer
 
@@ -54,7 +54,7 @@ def make_tenant(db: TestDatabase) -> Callable[[str], Awaitable[NewTenant]]:
     """Create tenants the way the operator does (as the owner)."""
 
     async def make(name: str = "Acme") -> NewTenant:
-        return await create_tenant(db.admin_url, name)
+        return await create_tenant_as_operator(db.admin_url, name)
 
     return make
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from api.ticket_models import ticket_view as render_ticket
+from api.schemas.tickets import ticket_view as render_ticket
 from domain import commands as c
 from domain.decide import decide
 from domain.mapper import from_stored, to_stored

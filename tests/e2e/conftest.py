@@ -1,67 +1,68 @@
-"""HTTP fixtures: the real app on the test's database, driven in-process by httpx.
+"""HTTP fixtures: the real app on the test's database, with its real lifespan, driven
+in-process by httpx (``tests.support.http.asgi_client``).
 
-``ASGITransport`` does not run the lifespan, so the app is wrapped to hand each
-request the services the lifespan would have (built on the ``pool`` fixture).
+The lifespan builds the process's parts through the composition root, connected as
+the runtime role; ``services`` is what it built. ``owner`` does what only the
+operator may, through the same handlers as the API, so every change it makes is on
+the audit trail.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-import asyncpg
 import httpx
 import pytest
 from fastapi import FastAPI
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from api.app import create_app
-from api.bootstrap import Services, wire_append_observers
-from api.keys import IssuedKey, insert_key
-from api.operator import NewTenant, operator_actor
-from api.settings import Settings
+from api.config import Settings
+from api.root import Services
 from domain.clock import SystemClock
 from domain.ids import TenantId
-from eventstore.pool import connect
-from eventstore.store import EventStore, arm
+from domain.values import Role
+from eventstore.store import Session
+from handlers import agents, api_keys
+from handlers.api_keys import IssuedKey
+from handlers.tenants import NewTenant, operator_session
+from tests.support.http import asgi_client
 from tests.support.pg import TestDatabase
 
-TEST_SETTINGS = Settings(database_url="postgresql://unused/unused", max_body_bytes=65_536,
-                         _env_file=None)  # type: ignore[call-arg]
+__all__ = ["NEW_TICKET", "Owner", "app_settings", "asgi_client", "auth", "bearer"]
 
 
-def with_services(app: ASGIApp, services: Services) -> ASGIApp:
-    async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] in ("http", "websocket"):
-            scope = dict(scope)
-            scope["state"] = {"services": services}
-        await app(scope, receive, send)
-
-    return wrapped
+def app_settings(db: TestDatabase, **overrides: Any) -> Settings:
+    """Settings of an app on ``db`` as the runtime role (no .env, small pool)."""
+    values: dict[str, Any] = {"database_url": db.runtime_url, "max_body_bytes": 65_536,
+                              "db_pool_min": 1, **overrides}
+    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
 
 
 @pytest.fixture
-def services(pool: asyncpg.Pool) -> Services:
-    svc = Services(settings=TEST_SETTINGS, pool=pool, store=EventStore(pool),
-                   clock=SystemClock())
-    wire_append_observers(svc)
-    return svc
+def settings(db: TestDatabase) -> Settings:
+    return app_settings(db)
 
 
 @pytest.fixture
-def app(services: Services) -> Any:
-    return create_app(TEST_SETTINGS, services=services)
+def app(settings: Settings) -> FastAPI:
+    return create_app(settings)
 
 
 @pytest.fixture
-async def http(app: Any, services: Services) -> AsyncIterator[httpx.AsyncClient]:
+async def http(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
     """An unauthenticated client; pass ``headers=auth(key)`` per request."""
-    transport = httpx.ASGITransport(app=with_services(app, services))
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+    async with asgi_client(app) as client:
         yield client
+
+
+@pytest.fixture
+def services(app: FastAPI, http: httpx.AsyncClient) -> Services:
+    """The parts the running app's lifespan built."""
+    built: Services = app.state.services
+    return built
 
 
 def auth(key: IssuedKey | str, **extra: str) -> dict[str, str]:
@@ -71,38 +72,41 @@ def auth(key: IssuedKey | str, **extra: str) -> dict[str, str]:
 
 @dataclass
 class Owner:
-    """Does what only the operator may: issue keys of any role, add agents, revoke."""
+    """Does what only the operator may (issue keys of any role, add agents, revoke), as
+    the owner role, through the handlers: each change is an event like over the API."""
 
     db: TestDatabase
 
-    async def _run(self, tenant_id: TenantId, fn: Callable[[asyncpg.Connection],
-                   Awaitable[Any]]) -> Any:
-        conn = await connect(self.db.admin_url)
-        try:
-            async with conn.transaction():
-                await conn.execute("SET LOCAL ROLE helpdesk_owner")
-                await arm(conn, tenant_id, operator_actor())
-                return await fn(conn)
-        finally:
-            await conn.close()
+    async def _run(self, tenant_id: TenantId, fn: Callable[[Session], Awaitable[Any]]) -> Any:
+        async with operator_session(self.db.admin_url, tenant_id) as uow:
+            return await fn(uow)
 
     async def key(self, tenant_id: TenantId, role: str, agent_id: uuid.UUID | None = None
                   ) -> IssuedKey:
-        return await self._run(tenant_id, lambda c: insert_key(
-            c, tenant_id, name=f"{role} key", role=role, agent_id=agent_id))  # type: ignore[no-any-return]
+        command = api_keys.IssueKey(name=f"{role} key", role=Role(role), agent_id=agent_id,
+                                    at=SystemClock().now())
+        issued: IssuedKey = await self._run(tenant_id,
+                                            lambda uow: api_keys.issue_key(uow, command))
+        return issued
 
     async def agent(self, tenant_id: TenantId, *, active: bool = True) -> uuid.UUID:
         agent_id = uuid.uuid4()
-        await self._run(tenant_id, lambda c: c.execute(
-            "INSERT INTO agents (tenant_id, id, email, name, active, created_at, updated_at) "
-            "VALUES ($1, $2, $3, 'Agent', $4, now(), now())",
-            tenant_id, agent_id, f"{agent_id}@example.com", active))
+        now = SystemClock().now()
+
+        async def add(uow: Session) -> None:
+            await agents.add_agent(uow, agents.AddAgent(
+                email=f"{agent_id}@example.com", name="Agent", role=Role.AGENT, at=now,
+                agent_id=agent_id))
+            if not active:
+                await agents.update_agent(uow, agents.UpdateAgent(
+                    agent_id=agent_id, changes={"active": False}, at=now))
+
+        await self._run(tenant_id, add)
         return agent_id
 
     async def revoke(self, tenant_id: TenantId, key_id: uuid.UUID) -> None:
-        await self._run(tenant_id, lambda c: c.execute(
-            "UPDATE api_keys SET revoked_at = now() WHERE tenant_id = $1 AND id = $2",
-            tenant_id, key_id))
+        await self._run(tenant_id, lambda uow: api_keys.revoke_key(uow, key_id,
+                                                                     SystemClock().now()))
 
 
 @pytest.fixture
@@ -128,20 +132,3 @@ NEW_TICKET = {
 def bearer(secret: str) -> dict[str, str]:
     """The Authorization header for an API key secret."""
     return auth(secret)
-
-
-@asynccontextmanager
-async def asgi_client(app: FastAPI, *, client: tuple[str, int] = ("127.0.0.1", 40000),
-                      ) -> AsyncIterator[httpx.AsyncClient]:
-    """An httpx client calling ``app`` in-process, with its lifespan run around it
-    (ASGITransport alone does not run the lifespan or pass its state)."""
-    async with app.router.lifespan_context(app) as state:
-        lifespan_state: dict[str, Any] = dict(state or {})
-
-        async def with_state(scope: Scope, receive: Receive, send: Send) -> None:
-            scope["state"] = dict(lifespan_state)
-            await app(scope, receive, send)
-
-        transport = httpx.ASGITransport(app=with_state, client=client)
-        async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
-            yield http

@@ -22,13 +22,13 @@ ROOT = Path(__file__).parents[2]
 def cli(db, *args: str) -> subprocess.CompletedProcess[bytes]:
     env = {**os.environ, "DATABASE_URL": db.runtime_url}
     env.pop("MIGRATION_DATABASE_URL", None)
-    return subprocess.run([sys.executable, "-m", "api.cli", "audit", *args], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "api.cli.main", "audit", *args], cwd=ROOT,
                           env=env, capture_output=True, timeout=120, check=False)
 
 
 def verify_with_no_database(path: Path) -> subprocess.CompletedProcess[bytes]:
     env = {k: v for k, v in os.environ.items() if "DATABASE" not in k}
-    return subprocess.run([sys.executable, "-m", "api.cli", "audit", "verify", "--file",
+    return subprocess.run([sys.executable, "-m", "api.cli.main", "audit", "verify", "--file",
                            str(path)], cwd=ROOT, env=env, capture_output=True, timeout=60,
                           check=False)
 

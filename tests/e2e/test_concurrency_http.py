@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from domain import Actor, ActorKind, OpenTicket, Requester
 from domain.ids import TicketId
 from eventstore.types import StoreActor
-from scheduler.commands import execute
+from handlers.tickets import execute
 from tests.e2e.conftest import NEW_TICKET, auth
 
 

@@ -8,8 +8,8 @@ import logging
 import orjson
 
 from api.app import create_app
-from api.logging import JsonFormatter
-from api.settings import Settings
+from api.config import Settings
+from api.ops.logging import JsonFormatter
 from tests.e2e.conftest import asgi_client
 from tests.support.pg import TestDatabase as Db
 

@@ -8,8 +8,8 @@ import time
 import pytest
 
 from api.app import create_app
-from api.bootstrap import build_services
-from api.settings import Settings
+from api.config import Settings
+from api.root import ProcessRole, running
 from eventstore.errors import StoreUnavailable
 from projections import analytics_reads as reads
 from tests.e2e.conftest import NEW_TICKET, asgi_client, auth
@@ -19,8 +19,7 @@ async def test_a_full_pool_answers_503_quickly_then_recovers(db, make_tenant):
     tenant = await make_tenant("Acme")
     settings = Settings(database_url=db.runtime_url, db_pool_min=1, db_pool_max=1,
                         db_acquire_timeout=0.3, _env_file=None)  # type: ignore[call-arg]
-    services = await build_services(settings)
-    try:
+    async with running(settings, ProcessRole.SERVE) as services:
         app = create_app(settings, services=services)
         async with asgi_client(app) as http:
             held = await services.pool.acquire()  # the only connection, taken
@@ -38,8 +37,6 @@ async def test_a_full_pool_answers_503_quickly_then_recovers(db, make_tenant):
             again = await http.post("/v1/tickets", json=NEW_TICKET,
                                     headers=auth(tenant.admin_key))
             assert again.status_code == 201, again.text
-    finally:
-        await services.close()
 
 
 async def test_read_model_reads_on_a_full_pool_give_up_promptly(db, make_tenant):
@@ -48,8 +45,7 @@ async def test_read_model_reads_on_a_full_pool_give_up_promptly(db, make_tenant)
     tenant = await make_tenant("Acme")
     settings = Settings(database_url=db.runtime_url, db_pool_min=1, db_pool_max=1,
                         db_acquire_timeout=0.3, _env_file=None)  # type: ignore[call-arg]
-    services = await build_services(settings)
-    try:
+    async with running(settings, ProcessRole.CLI) as services:
         held = await services.pool.acquire()
         try:
             for read in (lambda: reads.current(services.store, tenant.tenant_id),
@@ -63,5 +59,3 @@ async def test_read_model_reads_on_a_full_pool_give_up_promptly(db, make_tenant)
             await services.pool.release(held)
         assert (await reads.backlog(services.store, tenant.tenant_id,
                                     services.clock.now()))["total"] == 0
-    finally:
-        await services.close()

@@ -9,10 +9,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from api import embedded
 from api.app import create_app
-from api.operator import create_tenant
-from api.settings import Settings
+from api.cli import embedded
+from api.config import Settings
+from handlers.tenants import create_tenant_as_operator
 from migrations.runner import migrate
 from tests.e2e.conftest import asgi_client
 
@@ -45,7 +45,7 @@ async def _scenario(tmp_path: Path) -> None:
     password = urls.runtime_url.split("@")[0].rsplit(":", 1)[1]
     await migrate(urls.owner_url, runtime_user=embedded.RUNTIME_USER,
                   runtime_password=password)
-    tenant = await create_tenant(urls.owner_url, "A")
+    tenant = await create_tenant_as_operator(urls.owner_url, "A")
     settings = Settings(database_url=urls.runtime_url, db_pool_min=2, db_pool_max=4,
                         db_connect_timeout=1.0, db_command_timeout=5.0)
     h = {"Authorization": f"Bearer {tenant.admin_key.secret}"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from api.app import create_app
-from api.settings import Settings
+from api.config import Settings
 from tests.e2e.conftest import asgi_client
 from tests.support.pg import TestDatabase as Db
 from tests.support.redis import RedisServer

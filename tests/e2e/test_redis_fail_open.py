@@ -11,9 +11,8 @@ import asyncio
 import time
 
 from api.app import create_app
-from api.bootstrap import build_services
-from api.redis_guard import OPEN, RedisGuard
-from api.settings import Settings
+from api.config import Settings
+from api.ops.redis_guard import OPEN
 from tests.e2e.conftest import asgi_client
 from tests.support.pg import TestDatabase as Db
 from tests.support.redis import RedisServer, SilentServer
@@ -30,8 +29,11 @@ class FakeMonotonic:
 
 
 def _settings(db: Db, redis_url: str, **kw: object) -> Settings:
+    values: dict[str, object] = {"redis_socket_timeout": 0.1, "redis_connect_timeout": 0.1,
+                                 "redis_breaker_failures": 3, "redis_breaker_cooldown": 5.0,
+                                 **kw}
     return Settings(database_url=db.runtime_url, redis_url=redis_url, db_pool_min=1,
-                    db_pool_max=8, **kw)  # type: ignore[arg-type]
+                    db_pool_max=8, **values)  # type: ignore[arg-type]
 
 
 async def test_killing_redis_under_load_fails_no_request_and_limits_return(
@@ -39,73 +41,66 @@ async def test_killing_redis_under_load_fails_no_request_and_limits_return(
 ) -> None:
     tenants = [await make_tenant(f"T{i}") for i in range(4)]
     settings = _settings(db, redis_server.url, rate_limit_per_key=8, rate_limit_window=3600)
-    services = await build_services(settings)
     clock = FakeMonotonic()
-    guard = RedisGuard(redis_server.url, socket_timeout=0.1, connect_timeout=0.1,
-                       failure_threshold=3, cooldown=5.0, now=clock)
-    services.extras["redis"] = guard
-    app = create_app(settings, services=services)
+    app = create_app(settings, breaker_clock=clock)
     per_client = 30
     done = 0
-    try:
-        async with asgi_client(app) as http:
-            async def client(secret: str) -> list[tuple[int, bool]]:
-                nonlocal done
-                out = []
-                for _ in range(per_client):
-                    r = await http.get("/v1/webhooks",
-                                       headers={"Authorization": f"Bearer {secret}"})
-                    out.append((r.status_code, "ratelimit" in r.headers))
-                    done += 1
-                    await asyncio.sleep(0)
-                return out
+    async with asgi_client(app) as http:
+        guard = app.state.services.redis
+        async def client(secret: str) -> list[tuple[int, bool]]:
+            nonlocal done
+            out = []
+            for _ in range(per_client):
+                r = await http.get("/v1/webhooks",
+                                   headers={"Authorization": f"Bearer {secret}"})
+                out.append((r.status_code, "ratelimit" in r.headers))
+                done += 1
+                await asyncio.sleep(0)
+            return out
 
-            async def killer() -> None:
-                # Kill while the clients are mid-run (bounded wait, no deadline).
-                for _ in range(10_000):
-                    if done >= 40:
-                        break
-                    await asyncio.sleep(0.001)
-                await asyncio.to_thread(redis_server.kill)
-
-            results = await asyncio.gather(*(client(t.admin_key.secret) for t in tenants),
-                                           killer())
-            runs: list[list[tuple[int, bool]]] = list(results[:4])
-            statuses = [s for run in runs for s, _ in run]
-            assert set(statuses) <= {404, 429}, statuses
-            assert 429 in statuses  # limits applied before the kill
-            for run in runs:
-                # Past its quota of 8, a client was still served: Redis was gone.
-                assert sum(1 for s, _ in run if s == 404) > 8
-                assert not run[-1][1]  # the last answers carry no limit headers
-
-            r = await http.get("/health/ready")
-            assert r.status_code == 200
-            assert r.json()["checks"]["redis"]["status"] == "degraded"
-            assert r.json()["checks"]["database"]["status"] == "ok"
-            assert guard.breaker.state == OPEN
-            assert "helpdesk_redis_circuit_state 2.0" in (await http.get("/metrics")).text
-
-            # Back on the same port: after the cool-down the breaker probes, closes,
-            # and the (fresh, empty) Redis enforces limits again.
-            redis_server.start()
-            h = {"Authorization": f"Bearer {tenants[0].admin_key.secret}"}
-            codes = []
-            for _ in range(30):
-                clock.now += 6.0
-                r = await http.get("/v1/webhooks", headers=h)
-                codes.append(r.status_code)
-                if r.status_code == 429:
+        async def killer() -> None:
+            # Kill while the clients are mid-run (bounded wait, no deadline).
+            for _ in range(10_000):
+                if done >= 40:
                     break
-            assert codes[-1] == 429, codes
-            assert r.headers["ratelimit-policy"] == '"key";q=8;w=3600'
-            assert codes.count(404) >= 8
-            r = await http.get("/health/ready")
-            assert r.json()["checks"]["redis"]["status"] == "ok"
-            assert "helpdesk_redis_circuit_state 0.0" in (await http.get("/metrics")).text
-    finally:
-        await guard.close()
-        await services.close()
+                await asyncio.sleep(0.001)
+            await asyncio.to_thread(redis_server.kill)
+
+        results = await asyncio.gather(*(client(t.admin_key.secret) for t in tenants),
+                                       killer())
+        runs: list[list[tuple[int, bool]]] = list(results[:4])
+        statuses = [s for run in runs for s, _ in run]
+        assert set(statuses) <= {404, 429}, statuses
+        assert 429 in statuses  # limits applied before the kill
+        for run in runs:
+            # Past its quota of 8, a client was still served: Redis was gone.
+            assert sum(1 for s, _ in run if s == 404) > 8
+            assert not run[-1][1]  # the last answers carry no limit headers
+
+        r = await http.get("/health/ready")
+        assert r.status_code == 200
+        assert r.json()["checks"]["redis"]["status"] == "degraded"
+        assert r.json()["checks"]["database"]["status"] == "ok"
+        assert guard.breaker.state == OPEN
+        assert "helpdesk_redis_circuit_state 2.0" in (await http.get("/metrics")).text
+
+        # Back on the same port: after the cool-down the breaker probes, closes,
+        # and the (fresh, empty) Redis enforces limits again.
+        redis_server.start()
+        h = {"Authorization": f"Bearer {tenants[0].admin_key.secret}"}
+        codes = []
+        for _ in range(30):
+            clock.now += 6.0
+            r = await http.get("/v1/webhooks", headers=h)
+            codes.append(r.status_code)
+            if r.status_code == 429:
+                break
+        assert codes[-1] == 429, codes
+        assert r.headers["ratelimit-policy"] == '"key";q=8;w=3600'
+        assert codes.count(404) >= 8
+        r = await http.get("/health/ready")
+        assert r.json()["checks"]["redis"]["status"] == "ok"
+        assert "helpdesk_redis_circuit_state 0.0" in (await http.get("/metrics")).text
 
 
 async def test_a_redis_that_never_answers_costs_at_most_the_timeout(

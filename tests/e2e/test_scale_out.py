@@ -84,7 +84,7 @@ async def worker_process(database_url: str) -> AsyncIterator[Worker]:
     env = {**os.environ, "DATABASE_URL": database_url, **PROCESS_ENV, "LOG_LEVEL": "info"}
     with tempfile.TemporaryFile() as log:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "api.cli", "worker", cwd=ROOT, env=env,
+            sys.executable, "-m", "api.cli.main", "worker", cwd=ROOT, env=env,
             stdout=subprocess.DEVNULL, stderr=log)
         worker = Worker(proc, log)
         try:

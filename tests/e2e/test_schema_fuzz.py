@@ -18,7 +18,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from api.app import create_app
-from api.settings import Settings
+from api.config import Settings
 from tests.support.live import serve
 
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from api.stream_client import StreamClient, StreamRefused
+from client.stream import StreamClient, StreamRefused
 from tests.e2e.ws_support import FIRST, append_notes, revoke_key, serve, ws_settings
 
 

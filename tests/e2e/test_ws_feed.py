@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from datetime import UTC, datetime
 
 import httpx
 import orjson
@@ -11,10 +12,12 @@ import pytest
 import websockets
 from websockets.exceptions import ConnectionClosed
 
-from api.keys import insert_key
+from domain.ids import TenantId
+from domain.values import Role
 from eventstore.pool import connect
-from eventstore.store import EventStore, arm
-from eventstore.types import StoreActor
+from eventstore.store import EventStore
+from handlers import api_keys
+from handlers.tenants import operator_session
 from tests.e2e.ws_support import (
     FIRST,
     append_notes,
@@ -39,14 +42,9 @@ async def closed_with(ws: websockets.ClientConnection, timeout: float = 10.0) ->
 
 
 async def issue_key(owner_dsn: str, tenant: uuid.UUID, role: str) -> str:
-    conn = await connect(owner_dsn)
-    try:
-        async with conn.transaction():
-            await conn.execute("SET LOCAL ROLE helpdesk_owner")
-            await arm(conn, tenant, StoreActor("operator", "test"))  # type: ignore[arg-type]
-            key = await insert_key(conn, tenant, name=f"{role} key", role=role)  # type: ignore[arg-type]
-    finally:
-        await conn.close()
+    async with operator_session(owner_dsn, TenantId(tenant)) as uow:
+        key = await api_keys.issue_key(uow, api_keys.IssueKey(
+            name=f"{role} key", role=Role(role), at=datetime.now(UTC)))
     return key.secret
 
 
@@ -308,13 +306,14 @@ async def test_an_auditor_cannot_subscribe_to_another_tenant(db, make_tenant, st
         ws = await connect_ws(srv.url, auditor.secret)
         # B's ticket by id, from the start: nothing of it exists in A's context.
         await send(ws, op="subscribe", room=f"ticket:{ticket_b}", after_seq=0)
+        # A's head: its first admin key and the auditor's key, both on its audit trail.
         assert await recv(ws) == {"type": "subscribed", "room": f"ticket:{ticket_b}",
-                                  "head_seq": FIRST, "replayed": 0}
+                                  "head_seq": FIRST + 1, "replayed": 0}
         # The tenant room is always the key's own tenant.
         await send(ws, op="subscribe", room="tenant", after_seq=0)
         replay = await recv_until(ws, "subscribed")
         assert [(m["event"]["type"], m["event"]["data"]["key_id"]) for m in replay[:-1]] == [
-            ("ApiKeyIssued", str(a.admin_key.id))]
+            ("ApiKeyIssued", str(a.admin_key.id)), ("ApiKeyIssued", str(auditor.id))]
         await append_notes(store, b.tenant_id, ticket_b, 2)
         with pytest.raises(TimeoutError):
             await recv(ws, timeout=0.5)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import websockets
 
-from api.stream_client import StreamClient
+from client.stream import StreamClient
 from tests.e2e.ws_support import (
     FIRST,
     append_notes,

@@ -22,9 +22,9 @@ import uvicorn
 import websockets
 
 from api.app import create_app
-from api.bootstrap import Services
-from api.settings import Settings
-from api.ws_hub import Hub
+from api.config import Settings
+from api.feed.hub import Hub
+from api.root import Services
 from domain import Actor, ActorKind, OpenTicket, Requester, SlaPolicy, TicketId, decide
 from domain.events import MessageAdded
 from domain.ids import MessageId
@@ -55,19 +55,14 @@ class Running:
 
     @property
     def hub(self) -> Hub:
-        hub: Hub = self.services.extras["hub"]
-        return hub
+        assert self.services.hub is not None
+        return self.services.hub
 
 
 @asynccontextmanager
 async def serve(settings: Settings) -> AsyncIterator[Running]:
     """The app on a real socket (uvicorn, 127.0.0.1, a free port) in this process."""
-    seen: dict[str, Services] = {}
-
-    async def capture(svc: Services) -> None:
-        seen["services"] = svc
-
-    app = create_app(settings, startup_hooks=[capture])
+    app = create_app(settings)
     config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
                             ws="websockets-sansio", lifespan="on")
     server = uvicorn.Server(config)
@@ -78,11 +73,12 @@ async def serve(settings: Settings) -> AsyncIterator[Running]:
         await asyncio.sleep(0.01)
     assert server.started, "server did not start"
     port = server.servers[0].sockets[0].getsockname()[1]
-    hub: Hub = seen["services"].extras["hub"]
-    assert hub.listener is not None
-    await asyncio.wait_for(hub.listener.connected.wait(), 10)
+    services: Services = app.state.services
+    running = Running(f"ws://127.0.0.1:{port}/v1/stream", services)
+    assert running.hub.listener is not None
+    await asyncio.wait_for(running.hub.listener.connected.wait(), 10)
     try:
-        yield Running(f"ws://127.0.0.1:{port}/v1/stream", seen["services"])
+        yield running
     finally:
         server.should_exit = True
         await asyncio.wait_for(task, 20)
@@ -103,7 +99,7 @@ async def serve_process(database_url: str, port: int | None = None,
     env = {**os.environ, "DATABASE_URL": database_url, "LOG_LEVEL": "warning", **env_extra}
     with tempfile.TemporaryFile() as log:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "api.cli", "serve", "--port", str(port),
+            sys.executable, "-m", "api.cli.main", "serve", "--port", str(port),
             cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=log)
 
         def output() -> str:

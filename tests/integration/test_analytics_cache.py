@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from api.cache import AnalyticsCache
-from api.metrics import Metrics
-from api.redis_guard import RedisGuard
+from api.ops.cache import AnalyticsCache
+from api.ops.metrics import Metrics
+from api.ops.redis_guard import RedisGuard
 from tests.support.redis import RedisServer
 
 

@@ -23,12 +23,15 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 
 from api.app import create_app
-from api.bootstrap import Services
-from api.keys import insert_key
-from api.settings import Settings
-from domain import Calendar, Priority, SlaMetric, SlaPolicy, Source, TicketState, Visibility
+from api.config import Settings
+from domain import Calendar, Priority, SlaMetric, Source, TicketState, Visibility
 from domain.clock import ManualClock
+from domain.values import Role
+from eventstore.types import StoreActor
+from handlers.api_keys import IssueKey, issue_key
+from handlers.tenant_settings import ReplaceSettings, replace_settings
 from projections.projector import Projector
+from projections.tenant_settings import DEFAULT_SETTINGS
 from tests.support.desk import Desk
 from tests.support.http import asgi_client
 
@@ -36,6 +39,7 @@ HOUR = 3_600_000
 HOURS = {"weekly": {str(d): [["09:00", "17:00"]] for d in range(5)}, "timezone": "UTC"}
 A1 = uuid.UUID("00000000-0000-0000-0000-0000000000a1")
 A2 = uuid.UUID("00000000-0000-0000-0000-0000000000a2")
+ACTOR = StoreActor("operator", "test")
 
 
 def at(day: int, hour: int, minute: int = 0) -> datetime:
@@ -91,22 +95,24 @@ async def play(desk: Desk, clock: ManualClock) -> dict[str, uuid.UUID]:
 async def scenario(pool: Any, store: Any, make_tenant: Any, db: Any) -> dict[str, Any]:
     tenant = await make_tenant("Scenario")
     clock = ManualClock(at(1, 9))
-    async with store.session(tenant.tenant_id) as s:
-        await s.conn.execute(
-            "INSERT INTO tenant_settings (tenant_id, settings, updated_at) "
-            "VALUES ($1, $2, now())", tenant.tenant_id, {"business_hours": HOURS})
-        analyst = await insert_key(s.conn, tenant.tenant_id, name="analyst", role="analyst")
-        others = [(await insert_key(s.conn, tenant.tenant_id, name=role, role=role)).secret
-                  for role in ("agent", "intake", "auditor")]
-    policy = SlaPolicy(calendar=Calendar.model_validate(HOURS))
-    tickets = await play(Desk(store, tenant.tenant_id, clock, policy), clock)
+    async with store.session(tenant.tenant_id, ACTOR) as s:
+        await replace_settings(s, ReplaceSettings(
+            document=DEFAULT_SETTINGS.model_copy(
+                update={"business_hours": Calendar.model_validate(HOURS)}),
+            at=clock.now()))
+        analyst = await issue_key(s, IssueKey(name="analyst", role=Role.ANALYST, at=clock.now()))
+        others = [(await issue_key(s, IssueKey(name=role.value, role=role, at=clock.now())
+                                   )).secret
+                  for role in (Role.AGENT, Role.INTAKE, Role.AUDITOR)]
+    desk = Desk(store, tenant.tenant_id, clock)
+    await desk.hire(A1, A2)
+    tickets = await play(desk, clock)
     projector = Projector(pool)
     await projector.ensure_checkpoints()
     await projector.drain()
-    services = Services(settings=Settings(database_url=db.runtime_url), pool=pool,
-                        store=store, clock=clock)
     return {"tenant": tenant, "tickets": tickets, "analyst": analyst.secret,
-            "others": others, "services": services, "pool": pool}
+            "others": others, "settings": Settings(database_url=db.runtime_url),
+            "clock": clock, "store": store, "pool": pool}
 
 
 async def test_per_ticket_metrics_match_the_hand_computed_values(scenario: dict[str, Any]) -> None:
@@ -135,7 +141,7 @@ async def test_per_ticket_metrics_match_the_hand_computed_values(scenario: dict[
 async def test_endpoints_match_the_hand_computed_values(
     scenario: dict[str, Any], snapshot: SnapshotAssertion
 ) -> None:
-    app = create_app(scenario["services"].settings, services=scenario["services"])
+    app = create_app(scenario["settings"], clock=scenario["clock"])
     auth = {"Authorization": f"Bearer {scenario['analyst']}"}
     window = {"from": "2026-06-01", "to": "2026-06-03"}
     async with asgi_client(app) as client:
@@ -190,7 +196,7 @@ async def test_only_analysts_and_admins_and_only_their_tenant(
     scenario: dict[str, Any], make_tenant: Any
 ) -> None:
     other = await make_tenant("Other")
-    app = create_app(scenario["services"].settings, services=scenario["services"])
+    app = create_app(scenario["settings"], clock=scenario["clock"])
     async with asgi_client(app) as client:
         for secret in scenario["others"]:  # agent, intake, auditor
             for path in ("summary", "volume", "backlog", "agents"):
@@ -223,25 +229,24 @@ async def test_only_analysts_and_admins_and_only_their_tenant(
 async def test_cached_answers_follow_the_checkpoint_and_report_the_current_lag(
     scenario: dict[str, Any], redis_server: Any, db: Any
 ) -> None:
-    base = scenario["services"]
     settings = Settings(database_url=db.runtime_url, redis_url=redis_server.url)
-    services = Services(settings=settings, pool=base.pool, store=base.store, clock=base.clock)
-    app = create_app(settings, services=services)
+    app = create_app(settings, clock=scenario["clock"])
     auth = {"Authorization": f"Bearer {scenario['analyst']}"}
     params = {"from": "2026-06-01", "to": "2026-06-03"}
-    desk = Desk(base.store, scenario["tenant"].tenant_id, base.clock)
+    desk = Desk(scenario["store"], scenario["tenant"].tenant_id, scenario["clock"])
     async with asgi_client(app) as client:
         first = (await client.get("/v1/analytics/summary", params=params, headers=auth)).json()
         again = (await client.get("/v1/analytics/summary", params=params, headers=auth)).json()
         assert again == first
-        assert 'result="hit"} 1.0' in services.extras["metrics"].render().decode()
+        metrics = app.state.services.metrics
+        assert 'result="hit"} 1.0' in metrics.render().decode()
 
         # Appended, not yet projected: the same checkpoint's answer, with the lag of now.
         await desk.open(Priority.LOW, Source.PHONE)
         behind = (await client.get("/v1/analytics/summary", params=params, headers=auth)).json()
         assert behind["lag"] == 1 and behind["total"] == first["total"]
 
-        await Projector(base.pool).drain()
+        await Projector(scenario["pool"]).drain()
         moved = (await client.get("/v1/analytics/summary", params=params, headers=auth)).json()
         assert moved["lag"] == 0 and moved["as_of_seq"] == first["as_of_seq"] + 1
         assert moved["total"]["tickets"] == first["total"]["tickets"] + 1

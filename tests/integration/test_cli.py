@@ -12,14 +12,14 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from api.auth import lookup_key
+from api.http.auth import lookup_key
 from eventstore.pool import create_pool
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def helpdesk(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "api.cli", *args], cwd=ROOT, env=env,
+    return subprocess.run([sys.executable, "-m", "api.cli.main", *args], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=60, check=False)
 
 
@@ -91,7 +91,7 @@ def test_worker_heartbeat_file_feeds_its_health_check(db, tmp_path):
     env = _env(DATABASE_URL=db.runtime_url, WORKER_HEARTBEAT_FILE=str(beat),
                LOG_LEVEL="warning")
     assert helpdesk("worker", "--check", env=env).returncode == 1  # no worker yet
-    worker = subprocess.Popen([sys.executable, "-m", "api.cli", "worker"], cwd=ROOT, env=env,
+    worker = subprocess.Popen([sys.executable, "-m", "api.cli.main", "worker"], cwd=ROOT, env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         for _ in range(100):

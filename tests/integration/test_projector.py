@@ -36,7 +36,7 @@ async def traffic(store: Any, tenant_id: Any, seed: int, commands: int) -> None:
 async def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     """``helpdesk projections ARGS`` in its own process."""
     return await asyncio.to_thread(
-        subprocess.run, [sys.executable, "-m", "api.cli", "projections", *args], cwd=ROOT,
+        subprocess.run, [sys.executable, "-m", "api.cli.main", "projections", *args], cwd=ROOT,
         env=env, capture_output=True, text=True, timeout=120, check=False)
 
 
@@ -161,14 +161,13 @@ async def test_the_api_runs_the_projector_when_run_scheduler_is_on(
     pool: Any, store: Any, make_tenant: Any, db: Any
 ) -> None:
     from api.app import create_app
-    from api.bootstrap import Services
-    from api.settings import Settings
+    from api.config import Settings
     from tests.support.http import asgi_client
 
     settings = Settings(database_url=db.runtime_url, run_scheduler=True,
                         projector_poll_interval=5.0)
     clock = ManualClock(START)
-    app = create_app(settings, services=Services(settings, pool, store, clock))
+    app = create_app(settings, clock=clock)
     async with asgi_client(app) as client:
         # A tenant created after the projector started: its first notification makes
         # its checkpoint and wakes the loop, well before the 5 s poll.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncpg
 import pytest
 
-from api.bootstrap import UnsafeRole, check_runtime_role
+from api.root import UnsafeRole, check_runtime_role
 
 
 async def test_runtime_role_is_accepted(db):

@@ -12,9 +12,9 @@ from datetime import UTC, datetime, timedelta
 import asyncpg
 import pytest
 
-from api import scheduling
-from api.bootstrap import build_services
-from api.settings import Settings
+from api import root
+from api.config import Settings
+from api.ops.health import check_scheduler
 from domain.clock import ManualClock, SystemClock
 from eventstore.pool import create_pool
 from eventstore.store import EventStore
@@ -251,29 +251,23 @@ async def test_two_loops_seed_one_global_periodic_job(pool, admin):
 async def test_readiness_reports_ok_stalled_and_disabled(db):
     settings = Settings(database_url=db.runtime_url, run_scheduler=True,
                         scheduler_poll_interval=0.2)
-    services = await build_services(settings, clock=ManualClock(T0))
-    try:
-        stop = await scheduling.scheduler_hook(services)
-        assert stop is not None
-        check = services.extras["health_checks"]["scheduler"]
-        scheduler = services.extras["scheduler"]
+    async with root.running(settings, root.ProcessRole.SERVE, clock=ManualClock(T0)) as services:
+        assert services.scheduler is not None
+        scheduler = services.scheduler.scheduler
 
         async def beating() -> bool:
             return scheduler.heartbeat is not None
 
         await until(beating)
-        assert (await check(services)).status == "ok"
+        assert (await check_scheduler(services)).status == "ok"
         scheduler.heartbeat -= 3600  # as if the loop had been stuck for an hour
-        result = await check(services)
+        result = await check_scheduler(services)
         assert result.status == "stalled" and result.critical_failure
-        await stop()
-        off = settings.model_copy(update={"run_scheduler": False})
-        services.settings = off
-        assert await scheduling.scheduler_hook(services) is None
-        result = await services.extras["health_checks"]["scheduler"](services)
+    off = settings.model_copy(update={"run_scheduler": False})
+    async with root.running(off, root.ProcessRole.SERVE) as services:
+        assert services.scheduler is None
+        result = await check_scheduler(services)
         assert result.status == "disabled" and not result.critical_failure
-    finally:
-        await services.close()
 
 
 async def test_lease_is_renewed_while_a_long_job_runs(db, admin):

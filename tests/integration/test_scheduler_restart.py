@@ -15,7 +15,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from api import embedded
+from api.cli import embedded
 from domain.clock import SystemClock
 from eventstore.pool import create_pool
 from eventstore.store import EventStore

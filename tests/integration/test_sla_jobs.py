@@ -28,8 +28,9 @@ from domain.ids import MessageId, TicketId
 from eventstore.pool import create_pool
 from eventstore.store import EventStore
 from eventstore.types import StoreActor
-from scheduler import sla_check, sweep, tenant_seed
-from scheduler.commands import execute, sla_job_key
+from handlers import sla_check, sweep
+from handlers.tickets import execute, sla_job_key
+from scheduler import tenant_seed
 from scheduler.loop import LoopConfig, Scheduler
 from scheduler.registry import Registry
 

@@ -15,9 +15,9 @@ import orjson
 import pytest
 
 from api.app import create_app
-from api.bootstrap import Services, build_services
-from api.metrics import Metrics, instrument_jobs
-from api.settings import Settings
+from api.config import Settings
+from api.ops.metrics import Metrics, instrument_jobs
+from api.root import ProcessRole, Services, running
 from domain.clock import ManualClock
 from domain.ids import TenantId
 from eventstore.types import NewEvent, RecordedEvent, StoreActor
@@ -44,15 +44,11 @@ async def until(check: Callable[[], Awaitable[bool]], timeout: float = 30.0) -> 
 async def service(db: Db, max_attempts: int = 8,
                   allow_private: bool = True) -> AsyncIterator[Services]:
     # The test receivers listen on 127.0.0.1, a private address webhooks refuse by default.
-    services = await build_services(
-        Settings(database_url=db.runtime_url, db_pool_min=1, db_pool_max=6,
-                 webhook_max_attempts=max_attempts,
-                 webhook_allow_private_addresses=allow_private),
-        clock=ManualClock(T0))
-    try:
+    settings = Settings(database_url=db.runtime_url, db_pool_min=1, db_pool_max=6,
+                        webhook_max_attempts=max_attempts,
+                        webhook_allow_private_addresses=allow_private)
+    async with running(settings, ProcessRole.CLI, clock=ManualClock(T0)) as services:
         yield services
-    finally:
-        await services.close()
 
 
 async def configure(services: Services, secret: str, body: dict[str, object]) -> dict:

@@ -148,7 +148,7 @@ async def test_sigterm_finishes_running_jobs_releases_slow_ones_and_exits_0(admi
 
 
 async def test_helpdesk_worker_command_runs_the_loop_and_stops_on_sigterm(admin, spawn):
-    worker = spawn(module="api.cli", args=("worker",))
+    worker = spawn(module="api.cli.main", args=("worker",))
 
     async def seeded() -> bool:
         return await admin.fetchval(

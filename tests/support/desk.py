@@ -1,5 +1,6 @@
-"""Drive tickets through the domain and the event store, as the ticket API will:
-fold the stream, ``decide``, map with the mapper, append at the expected version."""
+"""Drive tickets through the same handlers as the API (``handlers.tickets``), at a
+clock the test moves: every command decides on the inline state, updates the read
+models and appends its events in one unit of work."""
 
 from __future__ import annotations
 
@@ -21,19 +22,17 @@ from domain import (
     Priority,
     Requester,
     SlaMetric,
-    SlaPolicy,
     Source,
     TicketState,
     Visibility,
-    decide,
-    fold,
-    from_stored,
-    to_stored,
 )
 from domain.clock import ManualClock
 from domain.ids import AgentId, MessageId, TenantId, TicketId
+from domain.values import Role
 from eventstore.store import EventStore
-from eventstore.types import NewEvent, StoreActor
+from eventstore.types import StoreActor
+from handlers.agents import AddAgent, add_agent, get_agent
+from handlers.tickets import run_command
 
 CUSTOMER = Actor(kind=ActorKind.CUSTOMER, id="intake")
 ACTOR = StoreActor("api_key", "test")
@@ -46,23 +45,28 @@ def agent(agent_id: uuid.UUID) -> Actor:
 class Desk:
     """One tenant's tickets, moved by commands at the clock's time."""
 
-    def __init__(self, store: EventStore, tenant_id: TenantId, clock: ManualClock,
-                 policy: SlaPolicy | None = None) -> None:
+    def __init__(self, store: EventStore, tenant_id: TenantId, clock: ManualClock) -> None:
         self.store = store
         self.tenant_id = tenant_id
         self.clock = clock
-        self.policy = policy or SlaPolicy()
 
     async def run(self, ticket_id: uuid.UUID, command: Any) -> int:
-        """Decide and append ``command``; returns the number of events appended."""
+        """Run ``command`` through the write path; returns the number of events appended.
+        The SLA policy is the tenant's, from its settings, as for the API."""
         async with self.store.session(self.tenant_id, ACTOR) as s:
-            records = await s.read_stream(ticket_id)
-            state = fold(from_stored(r.type, r.schema_version, r.data) for r in records)
-            events = decide(command, state, self.policy)
-            stored = [to_stored(e) for e in events]
-            await s.append(ticket_id, len(records),
-                           [NewEvent(t, d, v) for t, v, d in stored])
-        return len(events)
+            result = await run_command(s, ticket_id, command)
+        return len(result.events)
+
+    async def hire(self, *agent_ids: uuid.UUID) -> None:
+        """Add active agents with these ids (assignees must be agents of the tenant);
+        those already hired are left as they are."""
+        async with self.store.session(self.tenant_id, ACTOR) as s:
+            for agent_id in agent_ids:
+                if await get_agent(s, agent_id) is not None:
+                    continue
+                await add_agent(s, AddAgent(email=f"{agent_id}@example.com", name="Agent",
+                                            role=Role.AGENT, at=self.clock.now(),
+                                            agent_id=agent_id))
 
     def _at(self) -> datetime:
         return self.clock.now()
@@ -100,7 +104,9 @@ class Desk:
 
 async def random_traffic(desk: Desk, rng: random.Random, commands: int,
                          agents: tuple[uuid.UUID, ...]) -> None:
-    """``commands`` random ticket commands (refused ones included) at a moving clock."""
+    """``commands`` random ticket commands (refused ones included) at a moving clock,
+    by ``agents`` (hired first)."""
+    await desk.hire(*agents)
     tickets: list[uuid.UUID] = []
     for _ in range(commands):
         desk.clock.advance(minutes=rng.randint(1, 240))

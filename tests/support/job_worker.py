@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from api.settings import Settings
-from api.worker import run_worker
+from api.cli.worker import run_worker
+from api.config import Settings
 from tests.support import jobkinds
 
 if __name__ == "__main__":

@@ -50,7 +50,7 @@ def server_url() -> Iterator[str]:
     if url:
         yield url
         return
-    from api import embedded
+    from api.cli import embedded
 
     with tempfile.TemporaryDirectory(prefix="helpdesk-test-pg-") as tmp:
         urls = embedded.start(__import__("pathlib").Path(tmp), cleanup="delete")

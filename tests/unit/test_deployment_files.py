@@ -9,8 +9,8 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from api.cli import build_parser
-from api.settings import Settings
+from api.cli.main import build_parser
+from api.config import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())

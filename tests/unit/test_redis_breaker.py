@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from api.redis_guard import CLOSED, HALF_OPEN, OPEN, Breaker
+from api.ops.redis_guard import CLOSED, HALF_OPEN, OPEN, Breaker
 
 
 class Now:

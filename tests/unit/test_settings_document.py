@@ -7,7 +7,7 @@ import pytest
 from domain.errors import ValidationFailed
 from domain.sla import DEFAULT_TARGETS, CALENDAR_24x7
 from domain.values import Priority, TicketState
-from projections.settings import DEFAULT_SETTINGS, read_document
+from projections.tenant_settings import DEFAULT_SETTINGS, read_document
 
 
 def test_no_row_reads_as_the_defaults():

@@ -1,0 +1,1 @@
+"""The ``helpdesk`` command line: ``main`` parses, each command lives in its module."""

@@ -1,0 +1,7 @@
+"""``python -m api.cli``: the same as the ``helpdesk`` command."""
+
+import sys
+
+from api.cli.main import main
+
+sys.exit(main())

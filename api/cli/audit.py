@@ -1,0 +1,128 @@
+"""``helpdesk audit``: verify a tenant's hash chain, export it, verify an export offline.
+
+The database commands connect as DATABASE_URL's runtime role under the tenant's own
+context (row-level security applies, nothing can be written: every transaction is
+read-only), never as the owner: an audit needs no more than an auditor key would see.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import IO
+from uuid import UUID
+
+import orjson
+
+from api.cli.database import resolve_database
+from api.config import Settings
+from api.root import ProcessRole, running
+from domain.ids import TenantId
+from eventstore.export import ExportFormatError, event_line, header_line, verify_lines
+
+VERIFY_CHUNK = 10_000
+EXPORT_BATCH = 1_000
+
+
+def _fail(message: str) -> int:
+    print(f"helpdesk: {message}", file=sys.stderr)
+    return 2
+
+
+async def verify_tenant(settings: Settings, tenant_id: TenantId, *,
+                        chunk: int = VERIFY_CHUNK, progress: bool = True) -> dict[str, object]:
+    """Verify the whole chain of one tenant, ``chunk`` seqs per transaction."""
+    from tqdm import tqdm
+
+    async with running(settings, ProcessRole.CLI) as services:
+        store = services.store
+        async with store.session(tenant_id, readonly=True) as s:
+            head_seq, _ = await s.head()
+        checked, first_bad = 0, None
+        with tqdm(total=head_seq, unit="ev", file=sys.stderr, disable=not progress,
+                  desc="verifying") as bar:
+            start = 1
+            while start <= head_seq:
+                end = min(start + chunk - 1, head_seq)
+                async with store.session(tenant_id, readonly=True) as s:
+                    report = await s.verify_chain(start, end)
+                checked += report.checked
+                bar.update(end - start + 1)
+                if not report.ok:
+                    first_bad = report.first_bad_seq
+                    break
+                start = end + 1
+    return {"ok": first_bad is None, "checked": checked, "head_seq": head_seq,
+            "first_bad_seq": first_bad}
+
+
+async def export_tenant(settings: Settings, tenant_id: TenantId, out: IO[bytes], *,
+                        from_seq: int = 1, to_seq: int | None = None) -> int:
+    """Stream the tenant's events ``from_seq..to_seq`` as export lines; returns the count."""
+    written = 0
+    async with running(settings, ProcessRole.CLI) as services:
+        store = services.store
+        async with store.session(tenant_id, readonly=True) as s:
+            head_seq, head_hash = await s.head()
+            end = head_seq if to_seq is None else min(to_seq, head_seq)
+            prev = await s.hash_at(from_seq - 1) if from_seq > 1 else bytes(32)
+        out.write(header_line(tenant_id, from_seq, end, prev,
+                              head_seq, head_hash if end == head_seq else None))
+        after = from_seq - 1
+        while after < end:
+            async with store.session(tenant_id, readonly=True) as s:
+                events = await s.read_range(after, end, EXPORT_BATCH)
+            if not events:
+                break
+            for event in events:
+                out.write(event_line(event))
+            written += len(events)
+            after = events[-1].seq
+    out.flush()
+    return written
+
+
+def cmd_verify(args: argparse.Namespace, settings: Settings) -> int:
+    if (args.file is None) == (args.tenant is None):
+        return _fail("give exactly one of --tenant and --file")
+    if args.file is not None:
+        try:
+            with open(args.file, "rb") as fh:
+                report = verify_lines(fh).as_dict()
+        except OSError as exc:
+            return _fail(f"cannot read {args.file}: {exc}")
+        except ExportFormatError as exc:
+            return _fail(f"{args.file}: {exc}")
+    else:
+        report = asyncio.run(verify_tenant(resolve_database(settings, announce=False),
+                                           TenantId(args.tenant), progress=not args.quiet))
+    sys.stdout.write(orjson.dumps(report).decode() + "\n")
+    return 0 if report["ok"] else 1
+
+
+def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
+    if args.from_seq < 1 or (args.to_seq is not None and args.to_seq < args.from_seq):
+        return _fail("--from-seq must be at least 1 and --to-seq not below it")
+    n = asyncio.run(export_tenant(resolve_database(settings, announce=False),
+                                  TenantId(args.tenant), sys.stdout.buffer,
+                                  from_seq=args.from_seq, to_seq=args.to_seq))
+    print(f"helpdesk: exported {n} event(s)", file=sys.stderr)
+    return 0
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``helpdesk audit verify|export``."""
+    audit = sub.add_parser("audit", help="verify and export a tenant's audit trail")
+    asub = audit.add_subparsers(dest="audit_command", required=True, metavar="ACTION")
+    p = asub.add_parser("verify", help="recompute the hash chain (of a tenant, or of an "
+                        "export file with no database); exit 1 if it was altered")
+    p.add_argument("--tenant", type=UUID, help="tenant id (uses DATABASE_URL)")
+    p.add_argument("--file", help="an export made by `helpdesk audit export`")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_verify)
+    p = asub.add_parser("export", help="write the tenant's events as JSON lines to stdout")
+    p.add_argument("--tenant", type=UUID, required=True, help="tenant id")
+    p.add_argument("--from-seq", type=int, default=1)
+    p.add_argument("--to-seq", type=int, default=None)
+    p.set_defaults(func=cmd_export)

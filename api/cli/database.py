@@ -1,0 +1,58 @@
+"""Where the command line's database is: DATABASE_URL, or the embedded Postgres.
+
+With no DATABASE_URL, commands start (or join) the embedded Postgres in DATA_DIR,
+migrate it, and ``serve`` makes sure its demo tenant exists.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+
+from api.config import Settings
+
+
+def resolve_database(settings: Settings, *, announce: bool = True) -> Settings:
+    """Settings with DATABASE_URL and MIGRATION_DATABASE_URL filled in.
+
+    With no DATABASE_URL, start (or join) the embedded Postgres in DATA_DIR, migrate
+    it and make sure a demo tenant exists.
+    """
+    if settings.database_url:
+        return settings
+    from api.cli import embedded
+    from migrations.runner import migrate
+
+    if announce:
+        print(f"helpdesk: no DATABASE_URL; using the embedded Postgres in {settings.data_dir}/pg",
+              file=sys.stderr)
+    urls = embedded.start(settings.data_dir)
+    asyncio.run(migrate(urls.owner_url, runtime_user=embedded.RUNTIME_USER,
+                        runtime_password=_password(urls.runtime_url)))
+    return settings.model_copy(update={"database_url": urls.runtime_url,
+                                       "migration_database_url": urls.owner_url})
+
+
+def _password(url: str) -> str | None:
+    from urllib.parse import unquote, urlsplit
+
+    pw = urlsplit(url).password
+    return unquote(pw) if pw else None
+
+
+def demo_tenant(settings: Settings) -> dict[str, str]:
+    """The embedded server's demo tenant, created on first start."""
+    from handlers.tenants import create_tenant_as_operator
+
+    path = settings.data_dir / "demo-tenant.json"
+    if path.exists():
+        data: dict[str, str] = json.loads(path.read_text())
+        return data
+    assert settings.migration_database_url
+    t = asyncio.run(create_tenant_as_operator(settings.migration_database_url, "Demo"))
+    data = {"tenant_id": str(t.tenant_id), "api_key": t.admin_key.secret}
+    path.write_text(json.dumps(data))
+    os.chmod(path, 0o600)
+    return data

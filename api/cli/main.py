@@ -1,0 +1,188 @@
+"""The ``helpdesk`` command line: serve, worker, migrate and operator commands."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Callable, Sequence
+
+import orjson
+
+from api.cli.database import demo_tenant, resolve_database
+from api.config import Settings
+
+Command = Callable[[argparse.Namespace, Settings], int]
+
+
+def _fail(message: str) -> int:
+    print(f"helpdesk: {message}", file=sys.stderr)
+    return 2
+
+
+def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
+    import uvicorn
+
+    from api.app import create_app
+
+    if args.host:
+        settings = settings.model_copy(update={"host": args.host})
+    if args.port:
+        settings = settings.model_copy(update={"port": args.port})
+    embedded = not settings.database_url
+    if embedded and "run_scheduler" not in settings.model_fields_set:
+        # One process does everything on the embedded server: without a worker
+        # running somewhere, SLA breaches and analytics would silently never happen.
+        settings = settings.model_copy(update={"run_scheduler": True})
+    settings = resolve_database(settings)
+    if embedded:
+        demo = demo_tenant(settings)
+        print(
+            "\n  Helpdesk is starting on the embedded Postgres.\n"
+            f"  Demo tenant:   {demo['tenant_id']}\n"
+            f"  Admin API key: {demo['api_key']}\n"
+            f"  API docs:      http://{settings.host}:{settings.port}/docs\n",
+            file=sys.stderr, flush=True,
+        )
+    from api.root import configure_logging
+
+    configure_logging(settings)
+    app = create_app(settings)
+    from api.feed.connection import MAX_CLIENT_MESSAGE
+
+    uvicorn.run(app, host=settings.host, port=settings.port, log_config=None,
+                log_level=settings.log_level.lower(), access_log=False,
+                ws_max_size=MAX_CLIENT_MESSAGE)
+    return 0
+
+
+def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
+    from migrations.runner import MigrationError, migrate
+
+    dsn = settings.migration_database_url
+    if not dsn:
+        return _fail("MIGRATION_DATABASE_URL is not set (the owner role's URL)")
+    user, password = settings.runtime_user()
+    try:
+        applied = asyncio.run(migrate(dsn, runtime_user=user, runtime_password=password,
+                                      log=lambda m: print(f"helpdesk: {m}", file=sys.stderr)))
+    except MigrationError as exc:
+        return _fail(str(exc))
+    except OSError as exc:
+        return _fail(f"cannot reach Postgres at MIGRATION_DATABASE_URL: {exc}")
+    print(f"helpdesk: {len(applied)} migration(s) applied" if applied
+          else "helpdesk: the database is up to date", file=sys.stderr)
+    return 0
+
+
+def cmd_tenants_create(args: argparse.Namespace, settings: Settings) -> int:
+    from handlers.tenants import create_tenant_as_operator
+
+    if not settings.migration_database_url:
+        settings = resolve_database(settings)
+    if not settings.migration_database_url:
+        return _fail("MIGRATION_DATABASE_URL is not set (the owner role's URL)")
+    try:
+        t = asyncio.run(create_tenant_as_operator(settings.migration_database_url, args.name))
+    except ValueError as exc:
+        return _fail(str(exc))
+    if args.json:
+        sys.stdout.write(orjson.dumps({"tenant_id": str(t.tenant_id),
+                                       "api_key": t.admin_key.secret}).decode() + "\n")
+    else:
+        print(f"Created tenant {t.name!r}\n  tenant id:     {t.tenant_id}\n"
+              f"  admin API key: {t.admin_key.secret}\n"
+              "  (the key is shown only now; store it safely)")
+    return 0
+
+
+def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
+    from api.cli.worker import check_heartbeat, run_worker
+
+    if args.check:
+        healthy, why = check_heartbeat(settings)
+        print(f"helpdesk worker: {'ok' if healthy else 'unhealthy'}: {why}",
+              file=sys.stdout if healthy else sys.stderr)
+        return 0 if healthy else 1
+
+    settings = resolve_database(settings)
+    return run_worker(settings)
+
+
+def cmd_projections_status(args: argparse.Namespace, settings: Settings) -> int:
+    from api.cli.projections import show_status
+
+    return asyncio.run(show_status(resolve_database(settings, announce=False)))
+
+
+def cmd_projections_rebuild(args: argparse.Namespace, settings: Settings) -> int:
+    from api.cli.projections import run_rebuild
+
+    return asyncio.run(run_rebuild(resolve_database(settings, announce=False), args.name,
+                                   args.tenant, args.batch_size))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="helpdesk", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("serve", help="run the HTTP API (embedded Postgres without DATABASE_URL)")
+    p.add_argument("--host", help="interface to bind (default HOST or 127.0.0.1)")
+    p.add_argument("--port", type=int, help="port to bind (default PORT or 8000)")
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("worker", help="run the scheduler and projectors without the API")
+    p.add_argument("--check", action="store_true",
+                   help="instead of running, exit 0 if a running worker's heartbeat file "
+                   "(WORKER_HEARTBEAT_FILE) is fresh, else 1")
+    p.set_defaults(func=cmd_worker)
+
+    p = sub.add_parser("migrate", help="apply migrations as MIGRATION_DATABASE_URL and "
+                       "create or update the runtime role of DATABASE_URL")
+    p.set_defaults(func=cmd_migrate)
+
+    tenants = sub.add_parser("tenants", help="manage tenants (operator)")
+    tsub = tenants.add_subparsers(dest="tenants_command", required=True, metavar="ACTION")
+    p = tsub.add_parser("create", help="create a tenant and print its first admin API key")
+    p.add_argument("name", help="the tenant's display name")
+    p.add_argument("--json", action="store_true", help="print {tenant_id, api_key} as JSON")
+    p.set_defaults(func=cmd_tenants_create)
+
+    projections = sub.add_parser("projections", help="inspect and rebuild async read models")
+    psub = projections.add_subparsers(dest="projections_command", required=True,
+                                      metavar="ACTION")
+    p = psub.add_parser("status", help="lag per projection and tenant")
+    p.set_defaults(func=cmd_projections_status)
+    p = psub.add_parser("rebuild", help="rebuild a projection from seq 0 while the API runs")
+    p.add_argument("name", help="the projection's name (e.g. analytics)")
+    p.add_argument("--tenant", help="only this tenant id (default: every tenant)")
+    p.add_argument("--batch-size", type=int, help="events per transaction (default 2000)")
+    p.set_defaults(func=cmd_projections_rebuild)
+
+    from api.cli import audit as audit_cli
+
+    audit_cli.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    settings = Settings()
+    func: Command = args.func
+    try:
+        return func(args, settings)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        from api.root import UnsafeRole
+        from eventstore.errors import StoreUnavailable
+
+        if isinstance(exc, (UnsafeRole, StoreUnavailable)):
+            return _fail(str(exc))
+        raise
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
+
+

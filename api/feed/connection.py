@@ -1,0 +1,202 @@
+"""One authenticated WebSocket connection: the client's ops, the writer, the watchdog.
+
+Three tasks per connection: the reader handles ops (subscribe, unsubscribe, ping),
+the writer drains the outbox to the socket, and the watchdog sends heartbeats and
+re-checks the API key so a revoked key is cut off. The first to finish ends the
+connection. A malformed op gets an ``error`` message; it never ends the connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+import orjson
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from api.feed import messages as msg
+from api.feed.hub import Hub
+from api.feed.messages import BadRoom, Room
+from api.feed.outbox import Outbox
+from api.http.auth import Principal, lookup_key
+from api.root import Services
+from eventstore.errors import EventStoreError, StoreUnavailable
+
+log = logging.getLogger("helpdesk.ws")
+
+MAX_ROOMS = 100
+CLOSE_REVOKED = 4401
+CLOSE_INTERNAL_ERROR = 1011
+MAX_PING_ID = 128  # characters of a string ping id
+# The largest message a client may send (the server's own messages are not bounded by
+# it). Ops are a few hundred bytes; uvicorn's default would accept 16 MiB to parse.
+MAX_CLIENT_MESSAGE = 64 * 1024
+
+
+class Revoked(Exception):
+    """The connection's API key was revoked (or deleted) while it was open."""
+
+
+class StreamConnection:
+    """Runs the feed protocol for one authenticated socket."""
+
+    def __init__(self, websocket: WebSocket, services: Services, hub: Hub,
+                 principal: Principal, secret: str) -> None:
+        self.ws = websocket
+        self.services = services
+        self.hub = hub
+        self.principal = principal
+        self.secret = secret
+        self.outbox = Outbox(principal.tenant_id, services.settings.ws_send_queue)
+
+    async def run(self) -> None:
+        """Serve until the client leaves or the key is revoked."""
+        self.hub.attach(self.outbox)
+        tasks = [asyncio.create_task(self._read()), asyncio.create_task(self._write()),
+                 asyncio.create_task(self._watch())]
+        try:
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            self.hub.detach(self.outbox)
+        failures = [exc for t in done if not t.cancelled() and (exc := t.exception())]
+        if any(isinstance(exc, Revoked) for exc in failures):
+            with contextlib.suppress(RuntimeError, OSError):
+                await self.ws.close(CLOSE_REVOKED, "api key revoked")
+        elif failures:
+            # A bug, not the client's doing: logged, and the client told so by the
+            # standard close code rather than left with a dropped socket.
+            exc = failures[0]
+            log.error("feed connection failed", exc_info=exc)
+            with contextlib.suppress(RuntimeError, OSError):
+                await self.ws.close(CLOSE_INTERNAL_ERROR, "internal error")
+
+    async def _write(self) -> None:
+        while True:
+            text = await self.outbox.next()
+            try:
+                await self.ws.send_text(text)
+            except (WebSocketDisconnect, RuntimeError, OSError):
+                return
+
+    async def _watch(self) -> None:
+        settings = self.services.settings
+        loop = asyncio.get_running_loop()
+        next_beat = loop.time() + settings.ws_heartbeat_seconds
+        next_check = loop.time() + settings.ws_auth_recheck_seconds
+        while True:
+            await asyncio.sleep(max(min(next_beat, next_check) - loop.time(), 0))
+            now = loop.time()
+            if now >= next_beat:
+                self.outbox.put_control(msg.control("heartbeat"))
+                next_beat = now + settings.ws_heartbeat_seconds
+            if now >= next_check:
+                next_check = now + settings.ws_auth_recheck_seconds
+                try:
+                    current = await lookup_key(self.services.pool, self.secret)
+                except StoreUnavailable:
+                    # Fail open while the database is away; the next check decides.
+                    continue
+                if current is None or current.key_id != self.principal.key_id:
+                    raise Revoked()
+
+    async def _read(self) -> None:
+        while True:
+            try:
+                raw = await self.ws.receive()
+            except (WebSocketDisconnect, RuntimeError):
+                return
+            if raw["type"] == "websocket.disconnect":
+                return
+            text = raw.get("text")
+            if text is None:
+                self.outbox.put_control(msg.error("bad_message", "send JSON text frames"))
+                continue
+            await self.handle(text)
+
+    async def handle(self, text: str) -> None:
+        """Handle one client message; every problem becomes an ``error`` message."""
+        try:
+            op = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            self.outbox.put_control(msg.error("bad_message", "not valid JSON"))
+            return
+        if not isinstance(op, dict):
+            self.outbox.put_control(msg.error("bad_message", "a message is a JSON object"))
+            return
+        name = op.get("op")
+        if name == "subscribe":
+            await self._subscribe(op)
+        elif name == "unsubscribe":
+            self._unsubscribe(op)
+        elif name == "ping":
+            reply: dict[str, Any] = {}
+            if "id" in op:
+                ping_id = op["id"]
+                # Echoed back, so held to a scalar of bounded size.
+                if not ((isinstance(ping_id, int) and not isinstance(ping_id, bool))
+                        or (isinstance(ping_id, str) and len(ping_id) <= MAX_PING_ID)):
+                    self.outbox.put_control(msg.error(
+                        "bad_message",
+                        f"a ping id is an integer or a string of at most {MAX_PING_ID} "
+                        "characters", op="ping"))
+                    return
+                reply["id"] = ping_id
+            self.outbox.put_control(msg.control("pong", **reply))
+        elif name == "auth":
+            self.outbox.put_control(msg.error("already_authenticated",
+                                              "this connection is already authenticated",
+                                              op="auth"))
+        else:
+            self.outbox.put_control(msg.error(
+                "unknown_op", "op must be one of subscribe, unsubscribe, ping",
+                op=name if isinstance(name, str) else None))
+
+    async def _subscribe(self, op: dict[str, Any]) -> None:
+        try:
+            room = Room.parse(op.get("room"))
+        except BadRoom as exc:
+            self.outbox.put_control(msg.error("bad_room", str(exc), op="subscribe"))
+            return
+        after_seq = op.get("after_seq")
+        if after_seq is not None and (
+            isinstance(after_seq, bool) or not isinstance(after_seq, int) or after_seq < 0
+        ):
+            self.outbox.put_control(msg.error("bad_after_seq",
+                                              "after_seq is a non-negative integer",
+                                              op="subscribe", room=room.name))
+            return
+        if room.name in self.outbox.subscriptions:
+            self.outbox.put_control(msg.error("already_subscribed",
+                                              f"already subscribed to {room.name}",
+                                              op="subscribe", room=room.name))
+            return
+        if len(self.outbox.subscriptions) >= MAX_ROOMS:
+            self.outbox.put_control(msg.error("too_many_rooms",
+                                              f"at most {MAX_ROOMS} rooms per connection",
+                                              op="subscribe", room=room.name))
+            return
+        try:
+            await self.hub.subscribe(self.outbox, room, after_seq)
+        except EventStoreError as exc:
+            log.warning("subscribe failed: %s", exc)
+            self.outbox.put_control(msg.error("unavailable",
+                                              "the event store is unavailable; retry",
+                                              op="subscribe", room=room.name))
+
+    def _unsubscribe(self, op: dict[str, Any]) -> None:
+        try:
+            room = Room.parse(op.get("room"))
+        except BadRoom as exc:
+            self.outbox.put_control(msg.error("bad_room", str(exc), op="unsubscribe"))
+            return
+        if not self.hub.unsubscribe(self.outbox, room.name):
+            self.outbox.put_control(msg.error("not_subscribed",
+                                              f"not subscribed to {room.name}",
+                                              op="unsubscribe", room=room.name))
+            return
+        self.outbox.put_control(msg.control("unsubscribed", room=room.name))

@@ -1,0 +1,2 @@
+"""HTTP plumbing every route shares: problems, strict routing, parameters, cursors,
+idempotency, authentication and the dependency aliases."""

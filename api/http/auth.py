@@ -1,0 +1,98 @@
+"""Bearer API key authentication and role checks.
+
+The key is looked up before the tenant is known, through the SECURITY DEFINER
+function ``api_key_lookup``; everything after runs under that key's tenant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+from fastapi import Depends, Request
+
+from api.http.problems import Problem
+from api.ops import logging as logs
+from domain.ids import TenantId
+from eventstore.sqlfile import load_queries
+from eventstore.store import acquire
+from eventstore.types import StoreActor
+from handlers.api_keys import KEY_PREFIX, hash_secret
+
+Q = load_queries(Path(__file__).with_name("queries.sql"))
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """The authenticated caller: which tenant, which key, which role."""
+
+    tenant_id: TenantId
+    key_id: UUID
+    role: str
+    agent_id: UUID | None = None
+
+    @property
+    def actor(self) -> StoreActor:
+        """The actor the database stamps onto events this caller causes."""
+        return StoreActor("api_key", str(self.key_id))
+
+
+def bearer_token(header: str | None) -> str | None:
+    if not header:
+        return None
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return token.strip()
+
+
+async def lookup_key(pool: Any, secret: str, *, timeout: float | None = 5.0
+                     ) -> Principal | None:
+    """Map a key secret to its principal, or None for an unknown or revoked key."""
+    if not secret.startswith(KEY_PREFIX) or len(secret) > 200:
+        return None
+    async with acquire(pool, timeout=timeout) as conn:
+        row = await conn.fetchrow(Q["api_key_lookup"], hash_secret(secret))
+    if row is None:
+        return None
+    return Principal(TenantId(row["tenant_id"]), row["key_id"], row["role"], row["agent_id"])
+
+
+_UNAUTHORIZED = {"WWW-Authenticate": 'Bearer realm="helpdesk"'}
+
+
+async def authenticate(request: Request) -> Principal:
+    """Dependency: the request's principal, or 401."""
+    cached = getattr(request.state, "principal", None)
+    if isinstance(cached, Principal):
+        return cached
+    token = bearer_token(request.headers.get("authorization"))
+    if token is None:
+        raise Problem(401, "unauthorized", "missing bearer API key", headers=_UNAUTHORIZED)
+    services = request.state.services
+    principal = await lookup_key(services.pool, token,
+                                 timeout=services.settings.db_acquire_timeout)
+    if principal is None:
+        raise Problem(401, "invalid_api_key", "the API key is unknown or revoked",
+                      headers=_UNAUTHORIZED)
+    request.state.principal = principal
+    logs.bind(tenant_id=str(principal.tenant_id),
+              actor=f"{principal.actor.kind}:{principal.actor.id}")
+    return principal
+
+
+def require(*roles: str) -> Callable[..., Coroutine[Any, Any, Principal]]:
+    """Dependency factory: the principal, if its role is one of ``roles``; else 403."""
+    allowed = frozenset(roles)
+
+    async def check(principal: Principal = Depends(authenticate)) -> Principal:
+        if principal.role not in allowed:
+            raise Problem(403, "forbidden",
+                          f"role {principal.role!r} may not do this; allowed: "
+                          + ", ".join(sorted(allowed)))
+        return principal
+
+    return check

@@ -1,0 +1,75 @@
+"""Running a command for an HTTP request: one unit of work, Idempotency-Key, If-Match.
+
+One request is one transaction: the Idempotency-Key lock and record and everything
+the handler does commit together (``api.http.idempotency``). ``If-Match`` names the
+version a command requires; a handler's ``ConcurrencyError`` under it is 412.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from fastapi import Request, Response
+
+from api.http.auth import Principal
+from api.http.idempotency import JsonReply, idempotent
+from api.http.problems import Problem
+from domain.values import Actor, ActorKind
+from eventstore.errors import ConcurrencyError
+from eventstore.store import Session
+
+if TYPE_CHECKING:
+    from api.root import Services
+
+_ETAG = re.compile(r'^(?:W/)?"(\d{1,9})"$')
+
+
+def parse_if_match(value: str | None) -> int | None:
+    """The version an ``If-Match`` header asks for (None: no header, or ``*``)."""
+    if value is None or value.strip() == "*":
+        return None
+    match = _ETAG.match(value.strip())
+    if match is None:
+        raise Problem(400, "invalid_if_match", 'If-Match must be an ETag such as "3"')
+    return int(match.group(1))
+
+
+def agent_actor(principal: Principal) -> Actor:
+    """The domain actor of a non-intake key: its agent, or the key itself."""
+    who = principal.agent_id if principal.agent_id is not None else principal.key_id
+    return Actor(kind=ActorKind.AGENT, id=str(who))
+
+
+def precondition_failed(expected: int, exc: ConcurrencyError) -> Problem:
+    return Problem(412, "precondition_failed",
+                   f"If-Match asked for version {expected}; the ticket is at {exc.actual}",
+                   current_version=exc.actual)
+
+
+async def run(
+    request: Request,
+    services: Services,
+    principal: Principal,
+    payload: Any,
+    work: Callable[[Session], Awaitable[JsonReply]],
+    *,
+    expected_version: int | None = None,
+) -> Response:
+    """Run ``work`` in one unit of work of the principal's tenant and actor, once per
+    Idempotency-Key; a version conflict under ``expected_version`` is 412."""
+    async with services.store.session(principal.tenant_id, principal.actor) as session:
+
+        async def attempt() -> JsonReply:
+            try:
+                return await work(session)
+            except ConcurrencyError as exc:
+                if expected_version is None:
+                    raise
+                raise precondition_failed(expected_version, exc) from exc
+
+        return await idempotent(request, principal, session, payload, attempt)
+
+
+__all__ = ["agent_actor", "parse_if_match", "precondition_failed", "run"]

@@ -1,0 +1,19 @@
+"""FastAPI dependency aliases, all in one place."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from api.http.auth import Principal, authenticate
+from api.root import Services
+
+
+def get_services(request: Request) -> Services:
+    services: Services = request.state.services
+    return services
+
+
+ServicesDep = Annotated[Services, Depends(get_services)]
+PrincipalDep = Annotated[Principal, Depends(authenticate)]

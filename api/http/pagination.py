@@ -1,0 +1,168 @@
+"""Opaque, tamper-evident keyset cursors: over ``(created_at, id)`` for most lists,
+over an integer (seq, version) for the audit lists.
+
+A cursor is ``base64url(position) "." base64url(mac)``: the position is the last row
+of the page, and the MAC is HMAC-SHA256 over the
+position *and the list's scope* (tenant, list name, filters). So a cursor that was
+edited, truncated, or taken from another list, another filter set or another tenant
+fails the MAC check and is answered 400 ``invalid_cursor``.
+
+The signing key is ``CURSOR_SECRET`` when set; otherwise the random secret that the
+migrations stored in ``instance_secrets`` (one per database), so every API process on
+one database agrees on it without configuration (``api.root.load_cursor_codec``). A
+per-process random key would break cursors as soon as a load balancer sent the next
+page to another process.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypeVar
+from uuid import UUID
+
+import orjson
+
+from api.http.problems import Problem
+from domain.ids import TenantId
+from eventstore.store import Session
+
+if TYPE_CHECKING:
+    from api.root import Services
+
+MAX_CURSOR_LENGTH = 512
+DEFAULT_LIMIT = 25
+MAX_LIMIT = 100
+
+Position = tuple[datetime, UUID]
+T = TypeVar("T")
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def scope_of(tenant_id: UUID, list_name: str, filters: dict[str, Any]) -> bytes:
+    """Canonical bytes naming one list under one filter set for one tenant."""
+    return orjson.dumps([str(tenant_id), list_name, filters],
+                        option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+
+
+_INVALID = ("the cursor is malformed or does not belong to this list and filter set")
+
+
+@dataclass(frozen=True, slots=True)
+class CursorCodec:
+    """Signs and checks cursors with one secret.
+
+    Lists ordered by ``(created_at, id)`` use ``encode``/``decode``; lists ordered by
+    an integer (seq, version) use ``encode_int``/``decode_int``. The two kinds are MAC'd
+    under different labels, so one can never be passed off as the other.
+    """
+
+    secret: bytes
+
+    def _mac(self, label: bytes, scope: bytes, raw: bytes) -> bytes:
+        message = label + scope + b"\n" + raw
+        return hmac.new(self.secret, message, hashlib.sha256).digest()[:16]
+
+    def _seal(self, label: bytes, scope: bytes, raw: bytes) -> str:
+        return f"{_b64(raw)}.{_b64(self._mac(label, scope, raw))}"
+
+    def _open(self, label: bytes, scope: bytes, cursor: str) -> bytes:
+        if len(cursor) > MAX_CURSOR_LENGTH:
+            raise ValueError("too long")
+        raw_text, dot, mac_text = cursor.partition(".")
+        if not dot:
+            raise ValueError("no signature")
+        raw, mac = _unb64(raw_text), _unb64(mac_text)
+        if not hmac.compare_digest(mac, self._mac(label, scope, raw)):
+            raise ValueError("bad signature")
+        return raw
+
+    def encode(self, scope: bytes, position: Position) -> str:
+        """The cursor for the page after ``position`` in the list named by ``scope``."""
+        at, row_id = position
+        return self._seal(b"", scope, orjson.dumps([at.isoformat(), str(row_id)]))
+
+    def decode(self, scope: bytes, cursor: str) -> Position:
+        """The position a cursor names; ``Problem(400, invalid_cursor)`` if it is not one
+        this list handed out."""
+        try:
+            at_text, id_text = orjson.loads(self._open(b"", scope, cursor))
+            at = datetime.fromisoformat(at_text)
+            if at.tzinfo is None:
+                raise ValueError("naive time")
+            return at, UUID(id_text)
+        except (ValueError, TypeError, binascii.Error, orjson.JSONDecodeError) as exc:
+            raise Problem(400, "invalid_cursor", _INVALID) from exc
+
+    def encode_int(self, scope: bytes, position: int) -> str:
+        """The cursor after ``position`` in a list ordered by an integer."""
+        return self._seal(b"int\n", scope, str(position).encode("ascii"))
+
+    def decode_int(self, scope: bytes, cursor: str) -> int:
+        """The integer position a cursor names; 400 ``invalid_cursor`` otherwise."""
+        try:
+            position = int(self._open(b"int\n", scope, cursor).decode("ascii"))
+            if position < 0:
+                raise ValueError("negative")
+            return position
+        except (ValueError, UnicodeDecodeError, binascii.Error) as exc:
+            raise Problem(400, "invalid_cursor", _INVALID) from exc
+
+
+def paginate(codec: CursorCodec, scope: bytes, rows: Sequence[T], limit: int,
+             position: Callable[[T], Position]) -> tuple[list[T], str | None]:
+    """Cut ``rows`` (fetched with ``limit + 1``) to one page and sign the next cursor,
+    if there is a next page."""
+    page, more = _cut(rows, limit)
+    return page, codec.encode(scope, position(page[-1])) if more else None
+
+
+def paginate_int(codec: CursorCodec, scope: bytes, rows: Sequence[T], limit: int,
+                 position: Callable[[T], int]) -> tuple[list[T], str | None]:
+    """``paginate`` for a list ordered by an integer (seq, version)."""
+    page, more = _cut(rows, limit)
+    return page, codec.encode_int(scope, position(page[-1])) if more else None
+
+
+def _cut(rows: Sequence[T], limit: int) -> tuple[list[T], bool]:
+    page = list(rows[:limit])
+    return page, len(rows) > limit and bool(page)
+
+
+def row_position(row: Any) -> Position:
+    """The keyset position of a row with ``created_at`` and ``id`` columns."""
+    return row["created_at"], row["id"]
+
+
+__all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "CursorCodec", "Position", "paginate", "scope_of",
+           "tenant_list_page"]
+
+
+async def tenant_list_page(
+    services: Services, tenant_id: TenantId, list_name: str,
+    read: Callable[[Session, Position | None, int], Awaitable[Sequence[Any]]],
+    limit: int, cursor: str | None,
+) -> tuple[list[Any], str | None]:
+    """One page of an unfiltered tenant list in ``(created_at, id)`` order.
+
+    ``read`` takes a read-only unit of work, the position after which to start (None
+    for the first page) and how many rows to fetch.
+    """
+    codec = services.cursors
+    scope = scope_of(tenant_id, list_name, {})
+    after = codec.decode(scope, cursor) if cursor is not None else None
+    async with services.store.session(tenant_id, readonly=True) as s:
+        rows = await read(s, after, limit + 1)
+    return paginate(codec, scope, rows, limit, row_position)

@@ -1,0 +1,226 @@
+"""RFC 9457 problem details: every error the API returns has this shape.
+
+Domain and store errors become problems only here, in the exception handlers;
+nothing below the API knows about HTTP.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+import orjson
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+from starlette.routing import compile_path
+
+from domain.errors import (
+    AlreadyExists,
+    DomainError,
+    FollowUpRequired,
+    InvalidTransition,
+    NotFound,
+    TicketClosed,
+    ValidationFailed,
+)
+from eventstore.errors import ConcurrencyError, EventStoreError, StoreUnavailable
+from handlers.errors import Conflict, HandlerError, Invalid, Missing, VersionMismatch
+
+log = logging.getLogger("helpdesk.api")
+
+PROBLEM_JSON = "application/problem+json"
+
+_TITLES = {
+    400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
+    405: "Method Not Allowed", 406: "Not Acceptable", 409: "Conflict", 412: "Precondition Failed",
+    413: "Content Too Large", 415: "Unsupported Media Type", 422: "Unprocessable Content",
+    428: "Precondition Required", 429: "Too Many Requests", 500: "Internal Server Error",
+    503: "Service Unavailable",
+}
+
+_HTTP_CODES = {
+    400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
+    405: "method_not_allowed", 406: "not_acceptable", 409: "conflict",
+    413: "body_too_large", 415: "unsupported_media_type", 422: "validation_failed",
+    429: "rate_limited", 503: "unavailable",
+}
+
+
+# Domain errors a client can cause; any other DomainError (a corrupt stream, an unknown
+# stored event type) is our fault and answers 500.
+_DOMAIN_STATUS: dict[type[DomainError], int] = {
+    NotFound: 404,
+    InvalidTransition: 409,
+    TicketClosed: 409,
+    AlreadyExists: 409,
+    FollowUpRequired: 409,
+    ValidationFailed: 422,
+}
+
+
+# What each kind of handler refusal answers.
+_HANDLER_STATUS: dict[type[HandlerError], int] = {
+    Missing: 404,
+    Conflict: 409,
+    VersionMismatch: 412,
+    Invalid: 422,
+}
+
+
+class Problem(Exception):
+    """An error answer: HTTP status, a stable machine ``code`` and a human ``detail``."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        detail: str,
+        *,
+        headers: dict[str, str] | None = None,
+        **extra: Any,
+    ) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.code = code
+        self.detail = detail
+        self.headers = headers or {}
+        self.extra = extra
+
+
+def problem_response(
+    status: int,
+    code: str,
+    detail: str,
+    *,
+    instance: str | None = None,
+    headers: dict[str, str] | None = None,
+    **extra: Any,
+) -> Response:
+    """Render a problem+json response."""
+    body: dict[str, Any] = {
+        "type": f"https://helpdesk.dev/problems/{code}",
+        "title": _TITLES.get(status, "Error"),
+        "status": status,
+        "code": code,
+        "detail": detail,
+    }
+    if instance:
+        body["instance"] = instance
+    body.update(extra)
+    return Response(orjson.dumps(body), status_code=status, media_type=PROBLEM_JSON,
+                    headers=headers)
+
+
+def _validation_errors(exc: RequestValidationError) -> list[dict[str, Any]]:
+    out = []
+    for err in exc.errors():
+        loc = [str(p) for p in err.get("loc", ())]
+        out.append({"loc": loc, "msg": err.get("msg", ""), "type": err.get("type", "")})
+    return out
+
+
+_HTTP_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
+def _allowed_methods(request: Request, reported: str | None) -> str:
+    """Every method the request's path answers, for a 405's ``Allow`` (RFC 9110).
+
+    The router reports only the methods of the first route whose path matched, so a
+    path served by several routes (GET and POST on a list) listed one of them; the
+    documented operations name them all.
+    """
+    table: list[tuple[re.Pattern[str], frozenset[str]]] | None = getattr(
+        request.app.state, "allow_table", None)
+    if table is None:
+        table = []
+        for template, operations in request.app.openapi().get("paths", {}).items():
+            documented = frozenset(m.upper() for m in operations) & _HTTP_METHODS
+            table.append((compile_path(template)[0], documented))
+        request.app.state.allow_table = table
+    allowed = {m.strip() for m in (reported or "").split(",") if m.strip()}
+    for pattern, methods in table:
+        if pattern.match(request.url.path):
+            allowed |= methods
+    return ", ".join(sorted(allowed))
+
+
+def install(app: FastAPI) -> None:
+    """Register the exception handlers that turn every error into a problem."""
+
+    @app.exception_handler(Problem)
+    async def _problem(request: Request, exc: Problem) -> Response:
+        return problem_response(exc.status, exc.code, exc.detail, instance=request.url.path,
+                                headers=exc.headers, **exc.extra)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> Response:
+        errors = _validation_errors(exc)
+        body_error = any(e["loc"][:1] == ["body"] for e in errors)
+        if errors and all(e["type"] == "json_invalid" for e in errors):
+            return problem_response(400, "malformed_json", "the request body is not valid JSON",
+                                    instance=request.url.path)
+        if not body_error and errors:
+            # Query, path and header problems are the client's request shape: 400.
+            first = errors[0]
+            return problem_response(400, "invalid_parameter",
+                                    f"invalid {'.'.join(first['loc'])}: {first['msg']}",
+                                    instance=request.url.path, errors=errors)
+        return problem_response(422, "validation_failed", "the request body is invalid",
+                                instance=request.url.path, errors=errors)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> Response:
+        code = _HTTP_CODES.get(exc.status_code, "error")
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            headers["Allow"] = _allowed_methods(request, headers.get("Allow"))
+        return problem_response(exc.status_code, code, str(exc.detail),
+                                instance=request.url.path, headers=headers)
+
+    @app.exception_handler(StoreUnavailable)
+    async def _unavailable(request: Request, exc: StoreUnavailable) -> Response:
+        return problem_response(503, "database_unavailable",
+                                "the database is unavailable; retry shortly",
+                                instance=request.url.path, headers={"Retry-After": "1"})
+
+    @app.exception_handler(ConcurrencyError)
+    async def _conflict(request: Request, exc: ConcurrencyError) -> Response:
+        return problem_response(409, "version_conflict", str(exc), instance=request.url.path)
+
+    @app.exception_handler(DomainError)
+    async def _domain(request: Request, exc: DomainError) -> Response:
+        status = _DOMAIN_STATUS.get(type(exc))
+        if status is None:
+            log.error("domain error on %s: %s", request.url.path, exc)
+            return problem_response(500, "internal_error", "internal error",
+                                    instance=request.url.path)
+        extra: dict[str, Any] = {}
+        if isinstance(exc, ValidationFailed) and exc.field:
+            extra["field"] = exc.field
+        return problem_response(status, exc.code, exc.message, instance=request.url.path,
+                                **extra)
+
+    @app.exception_handler(HandlerError)
+    async def _refused(request: Request, exc: HandlerError) -> Response:
+        status = _HANDLER_STATUS.get(type(exc), 422)
+        extra = dict(exc.extra)
+        if isinstance(exc, Invalid) and exc.field is not None:
+            extra["errors"] = [{"loc": ["body", exc.field], "msg": exc.reason,
+                                "type": exc.kind}]
+        return problem_response(status, exc.code, exc.message, instance=request.url.path,
+                                **extra)
+
+    @app.exception_handler(EventStoreError)
+    async def _store(request: Request, exc: EventStoreError) -> Response:
+        log.error("event store error on %s: %s", request.url.path, exc)
+        return problem_response(500, "internal_error", "internal error",
+                                instance=request.url.path)
+
+    @app.exception_handler(Exception)
+    async def _crash(request: Request, exc: Exception) -> Response:
+        log.exception("unhandled error on %s", request.url.path)
+        return problem_response(500, "internal_error", "internal error",
+                                instance=request.url.path)

@@ -1,0 +1,106 @@
+"""A route class that holds every endpoint to the API's request-shape rules.
+
+- An unknown query parameter is a 400 naming it (a typo must not silently widen a
+  list or be ignored by a command).
+- A request body must be JSON (``application/json`` or ``+json``): 415 otherwise.
+- No text may hold a NUL character: Postgres text and jsonb cannot store one, so it is
+  refused here, naming where it was (400 in the query, 422 in the body), rather than
+  failing at the database.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Coroutine, Iterator
+from typing import Any
+
+import orjson
+from fastapi import Request, Response
+from fastapi.dependencies.models import Dependant
+from fastapi.routing import APIRoute
+
+from api.http.problems import Problem
+
+
+def _query_names(dependant: Dependant) -> set[str]:
+    names = {p.alias for p in dependant.query_params}
+    for sub in dependant.dependencies:
+        names |= _query_names(sub)
+    return names
+
+
+def _has_body(dependant: Dependant) -> bool:
+    return bool(dependant.body_params) or any(_has_body(d) for d in dependant.dependencies)
+
+
+# A JSON string escape for NUL: ``\u0000`` after an odd run of backslashes (an even
+# run is escaped backslashes followed by the plain text "u0000"). A raw NUL byte is
+# not valid JSON at all and fails parsing on its own.
+_JSON_NUL = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000")
+_NUL_MESSAGE = "text cannot contain the NUL character (U+0000)"
+
+
+def _nul_paths(value: Any, path: tuple[str, ...] = ()) -> Iterator[list[str]]:
+    """Where in a parsed JSON document a string (or key) holds NUL."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            yield list(path)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if "\x00" in key:
+                yield [*path, key]
+            yield from _nul_paths(item, (*path, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _nul_paths(item, (*path, str(i)))
+
+
+def _refuse_nul(request: Request, body: bytes) -> None:
+    for key, value in request.query_params.multi_items():
+        if "\x00" in key or "\x00" in value:
+            raise Problem(400, "invalid_parameter",
+                          f"invalid query.{key.replace(chr(0), '?')}: {_NUL_MESSAGE}",
+                          errors=[{"loc": ["query", key], "msg": _NUL_MESSAGE,
+                                   "type": "string_nul"}])
+    if body and _JSON_NUL.search(body):
+        try:
+            where = list(_nul_paths(orjson.loads(body)))
+        except orjson.JSONDecodeError:
+            return  # not JSON: the route's own parsing answers for that
+        if where:
+            raise Problem(422, "validation_failed", "the request body is invalid",
+                          errors=[{"loc": ["body", *p], "msg": _NUL_MESSAGE,
+                                   "type": "string_nul"} for p in where])
+
+
+class StrictRoute(APIRoute):
+    """APIRoute that rejects unknown query parameters and non-JSON bodies."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+        allowed = _query_names(self.dependant)
+        takes_body = _has_body(self.dependant)
+
+        async def strict_handler(request: Request) -> Response:
+            unknown = sorted(set(request.query_params.keys()) - allowed)
+            if unknown:
+                raise Problem(
+                    400, "unknown_parameter",
+                    f"unknown query parameter{'s' if len(unknown) > 1 else ''}: "
+                    + ", ".join(unknown),
+                    parameters=unknown,
+                )
+            if takes_body and request.method in ("POST", "PUT", "PATCH"):
+                ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+                has_body = request.headers.get("content-length", "0") != "0" or (
+                    "transfer-encoding" in request.headers
+                )
+                if has_body and not (ctype == "application/json" or ctype.endswith("+json")):
+                    raise Problem(415, "unsupported_media_type",
+                                  "request bodies must be application/json")
+                _refuse_nul(request, await request.body())
+            else:
+                _refuse_nul(request, b"")
+            return await handler(request)
+
+        return strict_handler

@@ -1,0 +1,56 @@
+"""Readiness checks: one per part of the process, each saying how that part is.
+
+Only a check that says it is critical and failing makes readiness fail (Postgres
+down; a scheduler that runs here and stalled). Optional parts (Redis) report
+``degraded`` or ``dormant`` and never fail readiness.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from api.root import Services
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    status: str  # ok | degraded | dormant | disabled | stalled | unavailable
+    critical_failure: bool = False
+    detail: str | None = None
+
+
+HealthCheck = Callable[["Services"], Awaitable[CheckResult]]
+
+
+async def check_database(services: Services) -> CheckResult:
+    try:
+        async with asyncio.timeout(2.0):
+            async with services.pool.acquire() as conn:
+                await conn.fetchval("SELECT 1")
+    except Exception as exc:  # any failure here means "not ready", whatever its type
+        return CheckResult("unavailable", True, f"{type(exc).__name__}: {exc}"[:200])
+    return CheckResult("ok")
+
+
+async def check_redis(services: Services) -> CheckResult:
+    return await services.redis.check()
+
+
+async def check_scheduler(services: Services) -> CheckResult:
+    """``ok | stalled | disabled``; stalled is critical only where the loop runs."""
+    if services.scheduler is None:
+        return CheckResult("disabled")
+    status = services.scheduler.scheduler.status()
+    return CheckResult(status, critical_failure=status != "ok")
+
+
+CHECKS: dict[str, HealthCheck] = {
+    "database": check_database,
+    "redis": check_redis,
+    "scheduler": check_scheduler,
+}
+"""Every readiness check, by the name readiness reports it under."""

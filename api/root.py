@@ -1,0 +1,314 @@
+"""The composition root: the one place that builds a process's long-lived parts.
+
+``running(settings, role)`` builds what a process role needs inside one
+``AsyncExitStack`` and tears it down in reverse order when the block ends:
+
+| part | serve | worker | cli |
+|---|---|---|---|
+| pool, event store (append observers wired), clock, metrics | yes | yes | yes |
+| Redis guard, rate limiter, analytics cache, cursor codec | yes | yes | yes |
+| live-feed hub (LISTEN) | yes | no | no |
+| scheduler loop and projector | with ``RUN_SCHEDULER`` | yes | no |
+
+The parts travel to routes through the lifespan state (``request.state.services``)
+and to loops through their constructors; no module keeps one in a global. Logging
+is configured once per process by ``configure_logging``, which every entry point
+calls, so ``serve`` and ``worker`` log alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from datetime import timedelta
+from enum import StrEnum
+from pathlib import Path
+
+import asyncpg
+
+from api.config import Settings
+from api.feed.hub import Hub
+from api.http.pagination import CursorCodec
+from api.ops.cache import AnalyticsCache
+from api.ops.logging import configure
+from api.ops.metrics import Metrics, instrument_jobs
+from api.ops.ratelimit import Policy, RateLimiter
+from api.ops.redis_guard import RedisGuard
+from domain.clock import Clock, SystemClock
+from domain.ids import TenantId
+from eventstore.errors import StoreUnavailable
+from eventstore.pool import create_pool
+from eventstore.sqlfile import load_queries
+from eventstore.store import EventStore
+from eventstore.types import RecordedEvent
+from handlers import sla_check, sweep
+from projections.projector import Projector
+from scheduler import idempotency, purge, tenant_seed, webhooks
+from scheduler.loop import LoopConfig, Scheduler
+from scheduler.registry import Registry
+from scheduler.webhooks import enqueue_for
+
+Q = load_queries(Path(__file__).with_name("queries.sql"))
+log = logging.getLogger("helpdesk")
+
+
+# Tests add job kinds of their own: ``def register(registry)``.
+Registrar = Callable[[Registry], None]
+
+
+class ProcessRole(StrEnum):
+    """What a process is for; decides which parts ``running`` builds."""
+
+    SERVE = "serve"
+    WORKER = "worker"
+    CLI = "cli"
+
+
+class UnsafeRole(Exception):
+    """The runtime role would bypass row-level security, or the schema is missing."""
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerRun:
+    """A scheduler loop running as a task of this process."""
+
+    scheduler: Scheduler
+    task: asyncio.Task[None]
+
+
+@dataclass
+class Services:
+    """Everything a process's routes and loops share, one typed field per part."""
+
+    settings: Settings
+    pool: asyncpg.Pool
+    store: EventStore
+    clock: Clock
+    metrics: Metrics
+    redis: RedisGuard
+    limiter: RateLimiter
+    cache: AnalyticsCache
+    cursors: CursorCodec
+    hub: Hub | None = None
+    scheduler: SchedulerRun | None = None
+    projector: Projector | None = None
+    role: ProcessRole = ProcessRole.SERVE
+
+
+def configure_logging(settings: Settings) -> None:
+    """The process's log format and level, the same for every entry point."""
+    configure(settings.log_level, json=settings.log_json)
+
+
+async def check_runtime_role(conn: asyncpg.Connection) -> None:
+    """Refuse a role for which row-level security would silently not apply."""
+    if not await conn.fetchval(Q["migrated"]):
+        raise UnsafeRole("the database is not migrated: run `helpdesk migrate` first")
+    row = await conn.fetchrow(Q["role_safety"])
+    assert row is not None
+    reasons = []
+    if row["superuser"]:
+        reasons.append("is a superuser")
+    if row["bypassrls"]:
+        reasons.append("has BYPASSRLS")
+    if row["owner_member"] or row["owns"]:
+        reasons.append("owns the tables (or is a member of helpdesk_owner)")
+    if reasons:
+        raise UnsafeRole(
+            f"refusing to run as role {row['role']!r}: it {' and '.join(reasons)}, so "
+            "row-level security would not isolate tenants. Point DATABASE_URL at the "
+            "runtime role that `helpdesk migrate` creates."
+        )
+
+
+async def close_pool(pool: asyncpg.Pool, timeout: float = 10.0) -> None:
+    """Close the pool; connections still held after ``timeout`` are cut, so a stuck
+    task can never keep the process from exiting."""
+    try:
+        await asyncio.wait_for(pool.close(), timeout)
+    except TimeoutError:
+        log.warning("pool close timed out after %.0f s; terminating connections", timeout)
+        pool.terminate()
+
+
+async def load_cursor_codec(settings: Settings, store: EventStore) -> CursorCodec:
+    """The cursor signing key: ``CURSOR_SECRET``, or the secret the migrations stored
+    (one per database, so every process on it agrees without configuration)."""
+    if settings.cursor_secret:
+        return CursorCodec(hashlib.sha256(settings.cursor_secret.encode("utf-8")).digest())
+    async with store.connection() as conn:
+        stored = await conn.fetchval(Q["cursor_secret"])
+    if stored is None:
+        raise UnsafeRole("no cursor secret: set CURSOR_SECRET or run `helpdesk migrate`")
+    return CursorCodec(bytes(stored))
+
+
+def wire_append_observers(store: EventStore, settings: Settings, clock: Clock,
+                          metrics: Metrics) -> None:
+    """What every append does inside its own transaction, whoever makes it.
+
+    Webhook deliveries are scheduled atomically with the events they announce (one
+    cheap read when the tenant has none), and appends are counted for /metrics.
+    """
+
+    async def deliveries(conn: asyncpg.Connection, tenant_id: TenantId,
+                         events: list[RecordedEvent]) -> None:
+        await enqueue_for(conn, tenant_id, events, max_attempts=settings.webhook_max_attempts,
+                          now=clock.now())
+
+    async def count(_conn: asyncpg.Connection, _tenant_id: TenantId,
+                    events: list[RecordedEvent]) -> None:
+        metrics.appends.inc(len(events))
+
+    store.observers[:] = [deliveries, count]
+
+
+def job_registry(settings: Settings, metrics: Metrics | None = None,
+                 extra: list[Registrar] | None = None) -> Registry:
+    """Every job kind a scheduler of this process handles."""
+    registry = Registry()
+    purge.register(registry, purge.PurgePolicy(
+        done_retention=timedelta(hours=settings.jobs_done_retention_hours),
+        dead_retention=timedelta(days=settings.jobs_dead_retention_days),
+    ))
+    webhooks.register(registry, timeout=settings.webhook_timeout,
+                      allow_private=settings.webhook_allow_private_addresses)
+    sla_check.register(registry)
+    sweep.register(registry)
+    idempotency.register(registry)
+    tenant_seed.register(registry)
+    for registrar in extra or []:
+        registrar(registry)
+    if metrics is not None:
+        instrument_jobs(registry, metrics)
+    return registry
+
+
+def build_scheduler(services: Services, extra: list[Registrar] | None = None) -> Scheduler:
+    """A scheduler loop over the process's store, clock and settings."""
+    s = services.settings
+    config = LoopConfig(
+        concurrency=s.scheduler_concurrency,
+        poll_interval=s.scheduler_poll_interval,
+        lease_seconds=s.scheduler_lease_seconds,
+        grace_seconds=s.scheduler_grace_seconds,
+    )
+    return Scheduler(services.store, services.clock,
+                     job_registry(s, services.metrics, extra), config=config,
+                     listen_dsn=s.listen_database_url or s.database_url)
+
+
+def _listen_dsn(settings: Settings) -> str:
+    dsn = settings.listen_database_url or settings.database_url
+    assert dsn is not None
+    return dsn
+
+
+@asynccontextmanager
+async def running(
+    settings: Settings,
+    role: ProcessRole,
+    *,
+    clock: Clock | None = None,
+    extra_jobs: list[Registrar] | None = None,
+    breaker_clock: Callable[[], float] = time.monotonic,
+) -> AsyncIterator[Services]:
+    """Build the parts ``role`` needs, yield them, and tear them down in reverse.
+
+    ``clock`` is the business clock (SLA due times, events' ``at``); ``breaker_clock``
+    the monotonic clock of the Redis circuit breaker. Tests move both by hand.
+    """
+    if not settings.database_url:
+        raise StoreUnavailable("DATABASE_URL is not set")
+    async with AsyncExitStack() as stack:
+        pool = await create_pool(
+            settings.database_url,
+            min_size=settings.db_pool_min,
+            max_size=settings.db_pool_max,
+            connect_timeout=settings.db_connect_timeout,
+            command_timeout=settings.db_command_timeout,
+            pgbouncer=settings.pgbouncer,
+        )
+        stack.push_async_callback(close_pool, pool)
+        async with pool.acquire() as conn:
+            await check_runtime_role(conn)
+        clock = clock or SystemClock()
+        store = EventStore(pool, acquire_timeout=settings.db_acquire_timeout)
+        metrics = Metrics()
+        wire_append_observers(store, settings, clock, metrics)
+        redis = RedisGuard(
+            settings.redis_url,
+            socket_timeout=settings.redis_socket_timeout,
+            connect_timeout=settings.redis_connect_timeout,
+            failure_threshold=settings.redis_breaker_failures,
+            cooldown=settings.redis_breaker_cooldown,
+            now=breaker_clock,
+        )
+        stack.push_async_callback(redis.close)
+        metrics.watch_redis(redis)
+        services = Services(
+            settings=settings, pool=pool, store=store, clock=clock, metrics=metrics,
+            redis=redis,
+            limiter=RateLimiter(
+                redis,
+                per_key=Policy("key", settings.rate_limit_per_key, settings.rate_limit_window),
+                per_address=Policy("address", settings.rate_limit_per_address,
+                                   settings.rate_limit_window),
+            ),
+            cache=AnalyticsCache(redis, ttl=settings.cache_ttl, metrics=metrics),
+            cursors=await load_cursor_codec(settings, store),
+            role=role,
+        )
+        if role is ProcessRole.SERVE:
+            hub = Hub(store, replay_window=settings.ws_replay_window,
+                      poll_seconds=settings.ws_poll_seconds)
+            await hub.start(_listen_dsn(settings))
+            stack.push_async_callback(hub.stop)
+            services.hub = hub
+        if role is ProcessRole.WORKER or (role is ProcessRole.SERVE and settings.run_scheduler):
+            await _start_background(stack, services, extra_jobs)
+        yield services
+
+
+async def _start_background(stack: AsyncExitStack, services: Services,
+                            extra_jobs: list[Registrar] | None) -> None:
+    """The projector and the scheduler loop, stopped (within bounds) at teardown."""
+    settings = services.settings
+    projector = Projector(
+        services.pool,
+        batch_size=settings.projector_batch_size,
+        poll_interval=settings.projector_poll_interval,
+        concurrency=settings.projector_concurrency,
+        listen_dsn=_listen_dsn(settings),
+    )
+    await projector.start()
+    log.info("projector started: %s", ", ".join(projector.projections))
+    stack.push_async_callback(_bounded, "projector stop", projector.stop,
+                              settings.scheduler_grace_seconds + 5)
+    services.projector = projector
+    scheduler = build_scheduler(services, extra_jobs)
+    task = asyncio.create_task(scheduler.run(), name="scheduler")
+
+    async def stop_scheduler() -> None:
+        await scheduler.stop()
+        await task
+
+    stack.push_async_callback(stop_scheduler)
+    services.scheduler = SchedulerRun(scheduler, task)
+    log.info("scheduler running as %s (%s)", scheduler.worker_id, services.role)
+
+
+async def _bounded(step: str, stop: Callable[[], object], timeout: float) -> None:
+    """Run a stop step, giving up after ``timeout``: a stuck step is logged and skipped,
+    never a process that ignores SIGTERM until it is killed."""
+    try:
+        result = stop()
+        if asyncio.iscoroutine(result):
+            await asyncio.wait_for(result, timeout)
+    except TimeoutError:
+        log.warning("%s did not finish within %.0f s; going on", step, timeout)

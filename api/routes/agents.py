@@ -1,0 +1,164 @@
+"""``/v1/agents``: the tenant's agents (``handlers.agents`` keeps the rules).
+
+Admins add and change agents; agents may list them (to pick an assignee).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Annotated, Any, Literal
+from uuid import UUID
+
+from fastapi import APIRouter, Depends, Query, Request, Response
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from api.http import commands
+from api.http.auth import Principal, require
+from api.http.deps import ServicesDep
+from api.http.idempotency import JsonReply
+from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, tenant_list_page
+from api.http.problem_docs import errors
+from api.http.problems import Problem
+from api.http.routing import StrictRoute
+from domain.values import Role
+from eventstore.store import Session
+from handlers import agents as agent_handlers
+
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+AgentRole = Literal["admin", "agent"]
+
+
+def _email(value: str) -> str:
+    value = value.strip()
+    if len(value) > 254 or not _EMAIL.match(value):
+        raise ValueError("not an e-mail address")
+    return value
+
+
+def _name(value: str) -> str:
+    value = value.strip()
+    if not 1 <= len(value) <= 200:
+        raise ValueError("a name has 1 to 200 characters")
+    return value
+
+
+class AgentIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    email: str
+    name: str
+    role: AgentRole = "agent"
+
+    _check_email = field_validator("email")(_email)
+    _check_name = field_validator("name")(_name)
+
+
+class AgentPatch(BaseModel):
+    """Only the fields given change; null is not a value for any of them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    email: str | None = None
+    name: str | None = None
+    role: AgentRole | None = None
+    active: bool | None = Field(default=None, strict=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_nulls(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            nulls = sorted(k for k, v in data.items() if v is None)
+            if nulls:
+                raise ValueError("null is not allowed for " + ", ".join(nulls))
+            if not data:
+                raise ValueError("give at least one of email, name, role, active")
+        return data
+
+    @field_validator("email")
+    @classmethod
+    def _check_email(cls, value: str | None) -> str | None:
+        return None if value is None else _email(value)
+
+    @field_validator("name")
+    @classmethod
+    def _check_name(cls, value: str | None) -> str | None:
+        return None if value is None else _name(value)
+
+
+class AgentOut(BaseModel):
+    id: UUID
+    email: str
+    name: str
+    role: AgentRole
+    active: bool
+    version: int
+    created_at: datetime
+    updated_at: datetime
+
+
+class AgentPage(BaseModel):
+    data: list[AgentOut]
+    next_cursor: str | None
+
+
+router = APIRouter(prefix="/v1/agents", tags=["agents"], route_class=StrictRoute)
+Admin = Annotated[Principal, Depends(require("admin"))]
+Reader = Annotated[Principal, Depends(require("admin", "agent"))]
+
+
+def _out(row: Mapping[str, Any]) -> dict[str, Any]:
+    return AgentOut.model_validate(dict(row)).model_dump(mode="json")
+
+
+@router.get("", response_model=AgentPage, responses=errors(),
+            summary="List the tenant's agents")
+async def list_agents(
+    principal: Reader,
+    services: ServicesDep,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+    cursor: Annotated[str | None, Query(max_length=1000)] = None,
+) -> Any:
+    page, nxt = await tenant_list_page(services, principal.tenant_id, "agents",
+                                       agent_handlers.list_agents, limit, cursor)
+    return {"data": [_out(r) for r in page], "next_cursor": nxt}
+
+
+@router.post("", response_model=AgentOut, status_code=201, summary="Add an agent",
+             responses=errors(409, 413, 415))
+async def add_agent(
+    body: AgentIn, request: Request, principal: Admin, services: ServicesDep
+) -> Response:
+    command = agent_handlers.AddAgent(email=body.email, name=body.name, role=Role(body.role),
+                                      at=services.clock.now())
+
+    async def work(uow: Session) -> JsonReply:
+        return JsonReply(201, _out(await agent_handlers.add_agent(uow, command)))
+
+    return await commands.run(request, services, principal, body.model_dump(mode="json"), work)
+
+
+@router.get("/{agent_id}", response_model=AgentOut, summary="One agent", responses=errors(404))
+async def get_agent(agent_id: UUID, principal: Reader, services: ServicesDep) -> Any:
+    async with services.store.session(principal.tenant_id, readonly=True) as s:
+        row = await agent_handlers.get_agent(s, agent_id)
+    if row is None:
+        raise Problem(404, "not_found", "no such agent")
+    return _out(row)
+
+
+@router.patch("/{agent_id}", response_model=AgentOut, summary="Change an agent",
+              responses=errors(404, 409, 413, 415))
+async def patch_agent(
+    agent_id: UUID, body: AgentPatch, request: Request, principal: Admin, services: ServicesDep
+) -> Response:
+    given = body.model_dump(exclude_unset=True)
+    command = agent_handlers.UpdateAgent(agent_id=agent_id, changes=given,
+                                         at=services.clock.now())
+
+    async def work(uow: Session) -> JsonReply:
+        row = await agent_handlers.update_agent(uow, command)
+        return JsonReply(200, _out(row))
+
+    return await commands.run(request, services, principal, given, work)

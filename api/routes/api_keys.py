@@ -1,0 +1,127 @@
+"""``/v1/api-keys``: issue, list and revoke the tenant's API keys (admin only).
+
+The secret is returned once, in the POST response; only its hash is stored. The
+rules and events are ``handlers.api_keys``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+from uuid import UUID
+
+import orjson
+from fastapi import APIRouter, Depends, Query, Request, Response
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from api.http import commands
+from api.http.auth import Principal, require
+from api.http.deps import ServicesDep
+from api.http.idempotency import JsonReply
+from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, tenant_list_page
+from api.http.problem_docs import errors
+from api.http.routing import StrictRoute
+from domain.values import Role
+from eventstore.store import Session
+from handlers import api_keys as key_handlers
+
+
+class ApiKeyIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    role: Role
+    agent_id: UUID | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        value = value.strip()
+        if not 1 <= len(value) <= 200:
+            raise ValueError("a name has 1 to 200 characters")
+        return value
+
+
+class ApiKeyOut(BaseModel):
+    id: UUID
+    name: str
+    role: Role
+    prefix: str
+    agent_id: UUID | None
+    created_at: datetime
+    revoked_at: datetime | None
+
+
+class IssuedKeyOut(ApiKeyOut):
+    secret: str | None = Field(
+        description="The key itself: shown only in the response that issued it "
+        "(null when the answer is an Idempotency-Key replay).")
+
+
+class ApiKeyPage(BaseModel):
+    data: list[ApiKeyOut]
+    next_cursor: str | None
+
+
+router = APIRouter(prefix="/v1/api-keys", tags=["api-keys"], route_class=StrictRoute)
+Admin = Annotated[Principal, Depends(require("admin"))]
+
+
+@router.get("", response_model=ApiKeyPage, responses=errors(),
+            summary="List the tenant's API keys")
+async def list_keys(
+    principal: Admin,
+    services: ServicesDep,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+    cursor: Annotated[str | None, Query(max_length=1000)] = None,
+) -> Any:
+    page, nxt = await tenant_list_page(services, principal.tenant_id, "api-keys",
+                                       key_handlers.list_keys, limit, cursor)
+    return {"data": [_out(dict(r), model=ApiKeyOut) for r in page], "next_cursor": nxt}
+
+
+@router.post("", response_model=IssuedKeyOut, status_code=201,
+             summary="Issue an API key (the secret is shown only in this response)",
+             responses=errors(409, 413, 415))
+async def issue_key(
+    body: ApiKeyIn, request: Request, principal: Admin, services: ServicesDep
+) -> Response:
+    command = key_handlers.IssueKey(name=body.name, role=body.role, agent_id=body.agent_id,
+                                    at=services.clock.now())
+    secrets: list[str] = []
+
+    async def work(uow: Session) -> JsonReply:
+        issued = await key_handlers.issue_key(uow, command)
+        secrets.append(issued.secret)
+        # The idempotency record keeps the answer without the secret: only its hash is
+        # ever stored, so a replay shows the key with "secret": null.
+        return JsonReply(201, _out({
+            "id": issued.id, "name": issued.name, "role": issued.role,
+            "prefix": issued.prefix, "agent_id": issued.agent_id,
+            "created_at": issued.created_at, "revoked_at": None, "secret": None}))
+
+    response = await commands.run(request, services, principal, body.model_dump(mode="json"),
+                                  work)
+    if not secrets:
+        return response
+    shown = orjson.loads(response.body)
+    shown["secret"] = secrets[0]
+    return JsonReply(201, shown).response()
+
+
+@router.delete("/{key_id}", response_model=ApiKeyOut, summary="Revoke an API key",
+               responses=errors(404, 409))
+async def revoke_key(
+    key_id: UUID, request: Request, principal: Admin, services: ServicesDep
+) -> Response:
+    now = services.clock.now()
+
+    async def work(uow: Session) -> JsonReply:
+        row = await key_handlers.revoke_key(uow, key_id, now)
+        return JsonReply(200, _out(row, model=ApiKeyOut))
+
+    return await commands.run(request, services, principal, None, work)
+
+
+def _out(row: dict[str, Any], model: type[BaseModel] = IssuedKeyOut) -> dict[str, Any]:
+    return model.model_validate(row).model_dump(mode="json")

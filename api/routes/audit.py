@@ -1,0 +1,198 @@
+"""Auditor endpoints: ticket history, past states, the tenant feed, chain verification.
+
+Auditor and admin keys only; every endpoint here reads. Events are shown as stored
+(``schema_version`` and payload as hashed), with the actor the database stamped and
+the chain hash in hex.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+from uuid import UUID
+
+from fastapi import APIRouter, Depends, Query, Response
+from pydantic import BaseModel
+
+from api.http.auth import Principal, require
+from api.http.deps import ServicesDep
+from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate_int, scope_of
+from api.http.params import IsoAwareDateTime
+from api.http.problem_docs import errors
+from api.http.problems import Problem
+from api.http.routing import StrictRoute
+from api.schemas.tickets import TicketOut, etag, ticket_view
+from domain.errors import DomainError
+from domain.events import TicketOpened
+from domain.mapper import from_stored
+from domain.ticket import fold
+from eventstore.store import Session
+from eventstore.types import RecordedEvent
+
+MAX_VERIFY_SEQS = 100_000
+"""The most seqs one ``/v1/audit/verify`` request recomputes (bounded work)."""
+INT32 = 2**31 - 1  # versions are integer columns
+INT64 = 2**63 - 1  # seqs are bigint columns
+
+router = APIRouter(tags=["audit"], route_class=StrictRoute)
+Auditor = Annotated[Principal, Depends(require("auditor", "admin"))]
+Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT)]
+Cursor = Annotated[str | None, Query(max_length=1000)]
+
+
+class ActorOut(BaseModel):
+    kind: str
+    id: str
+
+
+class EventOut(BaseModel):
+    seq: int
+    stream_id: UUID
+    version: int
+    type: str
+    schema_version: int
+    data: dict[str, Any]
+    metadata: dict[str, Any]
+    actor: ActorOut
+    recorded_at: datetime
+    hash: str
+
+
+class EventPage(BaseModel):
+    data: list[EventOut]
+    next_cursor: str | None
+
+
+class VerifyOut(BaseModel):
+    ok: bool
+    checked: int
+    head_seq: int
+    first_bad_seq: int | None
+    from_seq: int
+    to_seq: int
+
+
+def render_event(e: RecordedEvent) -> dict[str, Any]:
+    """An event as the audit endpoints show it."""
+    return {
+        "seq": e.seq, "stream_id": e.stream_id, "version": e.version, "type": e.type,
+        "schema_version": e.schema_version, "data": e.data, "metadata": e.metadata,
+        "actor": {"kind": e.actor_kind, "id": e.actor_id}, "recorded_at": e.recorded_at,
+        "hash": e.hash.hex(),
+    }
+
+
+async def _require_ticket(session: Session, ticket_id: UUID) -> None:
+    if await session.stream_first_type(ticket_id) != TicketOpened.TYPE:
+        raise Problem(404, "not_found", "no such ticket")
+
+
+@router.get("/v1/tickets/{ticket_id}/history", response_model=EventPage, responses=errors(404),
+            summary="A ticket's events in order, with actor, seq, version and hash")
+async def ticket_history(
+    ticket_id: UUID,
+    principal: Auditor,
+    services: ServicesDep,
+    limit: Limit = DEFAULT_LIMIT,
+    cursor: Cursor = None,
+) -> Any:
+    codec = services.cursors
+    scope = scope_of(principal.tenant_id, "history", {"ticket_id": str(ticket_id)})
+    after = 0 if cursor is None else codec.decode_int(scope, cursor)
+    async with services.store.session(principal.tenant_id, readonly=True) as s:
+        await _require_ticket(s, ticket_id)
+        rows = await s.read_stream_page(ticket_id, after, limit + 1)
+    events, nxt = paginate_int(codec, scope, rows, limit, lambda e: e.version)
+    return {"data": [render_event(e) for e in events], "next_cursor": nxt}
+
+
+@router.get("/v1/tickets/{ticket_id}/as-of", response_model=TicketOut, responses=errors(404),
+            summary="The ticket as the API showed it at a version or an instant")
+async def ticket_as_of(
+    ticket_id: UUID,
+    principal: Auditor,
+    services: ServicesDep,
+    response: Response,
+    version: Annotated[int | None, Query(ge=1, le=INT32)] = None,
+    at: Annotated[IsoAwareDateTime | None, Query()] = None,
+) -> Any:
+    if (version is None) == (at is None):
+        raise Problem(400, "invalid_parameter", "give exactly one of version and at")
+    async with services.store.session(principal.tenant_id, readonly=True) as s:
+        await _require_ticket(s, ticket_id)
+        if version is not None:
+            events = await s.read_stream(ticket_id, to_version=version)
+        else:
+            assert at is not None
+            events = await s.read_stream_until(ticket_id, at)
+    if not events:
+        raise Problem(404, "not_found", "the ticket did not exist yet at that instant")
+    if version is not None and events[-1].version < version:
+        raise Problem(404, "not_found",
+                      f"the ticket has {events[-1].version} versions; no version {version}")
+    try:
+        ticket = fold(from_stored(e.type, e.schema_version, e.data) for e in events)
+    except DomainError as exc:
+        # Stored events that no longer fold are corruption, not a client error.
+        raise Problem(500, "corrupt_stream", f"the ticket's events cannot be replayed: {exc}") \
+            from exc
+    assert ticket is not None
+    response.headers["ETag"] = etag(ticket.version)
+    return ticket_view(ticket)
+
+
+@router.get("/v1/events", response_model=EventPage, responses=errors(),
+            summary="The tenant's event feed by seq (no total)")
+async def event_feed(
+    principal: Auditor,
+    services: ServicesDep,
+    limit: Limit = DEFAULT_LIMIT,
+    cursor: Cursor = None,
+    after_seq: Annotated[int, Query(ge=0, le=INT64)] = 0,
+    type: Annotated[str | None, Query(max_length=1000,
+                                      description="comma-separated event types")] = None,
+    stream_id: UUID | None = None,
+    actor_id: Annotated[str | None, Query(max_length=200)] = None,
+    after: Annotated[IsoAwareDateTime | None, Query(description="recorded at or after")] = None,
+    before: Annotated[IsoAwareDateTime | None, Query(description="recorded before")] = None,
+) -> Any:
+    types = None
+    if type is not None:
+        types = sorted({t.strip() for t in type.split(",") if t.strip()})
+        if not types or len(types) > 50:
+            raise Problem(400, "invalid_parameter", "type takes 1 to 50 comma-separated names")
+    codec = services.cursors
+    scope = scope_of(principal.tenant_id, "events", {
+        "after_seq": after_seq, "type": types, "stream_id": str(stream_id),
+        "actor_id": actor_id, "after": after.isoformat() if after else None,
+        "before": before.isoformat() if before else None})
+    position = after_seq if cursor is None else codec.decode_int(scope, cursor)
+    async with services.store.session(principal.tenant_id, readonly=True) as s:
+        rows = await s.read_feed(position, limit + 1, types=types, stream_id=stream_id,
+                                 actor_id=actor_id, recorded_from=after,
+                                 recorded_before=before)
+    events, nxt = paginate_int(codec, scope, rows, limit, lambda e: e.seq)
+    return {"data": [render_event(e) for e in events], "next_cursor": nxt}
+
+
+@router.get("/v1/audit/verify", response_model=VerifyOut,
+            summary=f"Recompute the hash chain over at most {MAX_VERIFY_SEQS} seqs",
+            responses=errors())
+async def verify(
+    principal: Auditor,
+    services: ServicesDep,
+    from_seq: Annotated[int, Query(ge=1, le=INT64)] = 1,
+    to_seq: Annotated[int | None, Query(ge=1, le=INT64)] = None,
+) -> Any:
+    end = to_seq if to_seq is not None else from_seq + MAX_VERIFY_SEQS - 1
+    if end < from_seq:
+        raise Problem(400, "invalid_range", "to_seq must not be below from_seq")
+    if end - from_seq + 1 > MAX_VERIFY_SEQS:
+        raise Problem(400, "range_too_large",
+                      f"one request verifies at most {MAX_VERIFY_SEQS} seqs; split the range",
+                      max_seqs=MAX_VERIFY_SEQS)
+    async with services.store.session(principal.tenant_id, readonly=True) as s:
+        report = await s.verify_chain(from_seq, end)
+    return {"ok": report.ok, "checked": report.checked, "head_seq": report.head_seq,
+            "first_bad_seq": report.first_bad_seq, "from_seq": from_seq,
+            "to_seq": min(end, report.head_seq)}

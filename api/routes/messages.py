@@ -1,0 +1,96 @@
+"""Message routes: post a reply or internal note, list a ticket's messages."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated
+from uuid import UUID
+
+from fastapi import APIRouter, Depends, Query, Request, Response
+
+from api.http import commands
+from api.http.auth import Principal, require
+from api.http.commands import agent_actor, parse_if_match
+from api.http.deps import ServicesDep
+from api.http.headers import IdempotencyKey, IfMatch
+from api.http.idempotency import JsonReply
+from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate, row_position, scope_of
+from api.http.problem_docs import COMMAND_ERRORS, errors
+from api.http.problems import Problem
+from api.http.routing import StrictRoute
+from api.schemas.tickets import (
+    MessageIn,
+    MessagePage,
+    MessagePosted,
+    etag,
+    message_view,
+    ticket_view,
+)
+from domain.events import MessageAdded, TicketOpened
+from domain.ids import MessageId, TicketId
+from domain.mapper import from_stored
+from eventstore.store import Session
+from handlers import tickets as ticket_handlers
+from projections.reads import get_ticket, list_messages
+
+router = APIRouter(prefix="/v1/tickets", tags=["messages"], route_class=StrictRoute)
+
+Writer = Annotated[Principal, Depends(require("agent", "admin", "intake"))]
+Staff = Annotated[Principal, Depends(require("agent", "admin"))]
+
+
+@router.post("/{ticket_id}/messages", status_code=201, response_model=MessagePosted,
+             responses=COMMAND_ERRORS, summary="Add a public reply or an internal note")
+async def post_message(ticket_id: UUID, body: MessageIn, request: Request,
+                       services: ServicesDep, principal: Writer, if_match: IfMatch = None,
+                       idempotency_key: IdempotencyKey = None) -> Response:
+    """The author comes from the key: an intake key writes as the ticket's requester,
+    any other key as its agent. A customer's message on a closed ticket opens a
+    follow-up ticket, which the answer returns."""
+    message_id = MessageId(uuid.uuid4())
+    expected = parse_if_match(if_match)
+    # An intake key writes as the ticket's requester (author None); others as their agent.
+    command = ticket_handlers.PostMessage(
+        ticket_id=TicketId(ticket_id), message_id=message_id, body=body.body,
+        visibility=body.visibility, at=services.clock.now(),
+        author=None if principal.role == "intake" else agent_actor(principal))
+
+    async def work(uow: Session) -> JsonReply:
+        result = await ticket_handlers.post_message(uow, command, expected_version=expected)
+        ticket = result.follow_up or result.ticket
+        event = next(e for e in (from_stored(r.type, r.schema_version, r.data)
+                                 for r in result.events)
+                     if isinstance(e, MessageAdded | TicketOpened)
+                     and e.message_id == message_id)
+        message = {
+            "id": message_id, "ticket_id": ticket.id, "visibility": body.visibility.value,
+            "author_kind": event.author.kind.value, "author_id": event.author.id,
+            "body": body.body, "created_at": event.at,
+        }
+        return JsonReply(201, {"message": message_view(message), "ticket": ticket_view(ticket)},
+                         {"ETag": etag(ticket.version)})
+
+    return await commands.run(request, services, principal, body.model_dump(mode="json"), work,
+                              expected_version=expected)
+
+
+@router.get("/{ticket_id}/messages", response_model=MessagePage, responses=errors(404),
+            summary="A ticket's messages, oldest first")
+async def get_messages(
+    ticket_id: UUID,
+    services: ServicesDep,
+    principal: Staff,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+    cursor: Annotated[str | None, Query(max_length=512)] = None,
+) -> Response:
+    scope = scope_of(principal.tenant_id, "messages", {"ticket_id": str(ticket_id)})
+    codec = services.cursors
+    after = codec.decode(scope, cursor) if cursor is not None else None
+    async with services.store.session(principal.tenant_id, readonly=True) as session:
+        if await get_ticket(session.conn, principal.tenant_id, ticket_id) is None:
+            raise Problem(404, "not_found", "the ticket does not exist")
+        rows = await list_messages(session.conn, principal.tenant_id, ticket_id, after,
+                                   limit + 1)
+    page, next_cursor = paginate(codec, scope, rows, limit, row_position)
+    return JsonReply(200, {"data": [message_view(r) for r in page],
+                           "next_cursor": next_cursor}).response()

@@ -1,0 +1,72 @@
+"""Tenant settings over HTTP: ``GET/PUT /v1/settings``.
+
+The document and its one model live in ``projections.tenant_settings``; four keys:
+``sla_targets`` (per priority, business milliseconds), ``business_hours`` (a
+``domain.Calendar`` or null for calendar time), ``paused_states`` and ``sweep`` (days
+before a pending ticket is solved and a solved one closed). No row means the
+defaults. A PUT replaces the whole document and is also a ``SettingsChanged`` event
+on the tenant stream.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Header, Request, Response
+
+from api.http import commands
+from api.http.auth import Principal, require
+from api.http.deps import ServicesDep
+from api.http.idempotency import JsonReply
+from api.http.problem_docs import errors
+from api.http.routing import StrictRoute
+from eventstore.store import Session
+from handlers import tenant_settings as settings_handlers
+from projections.tenant_settings import TenantSettingsDoc
+
+router = APIRouter(prefix="/v1/settings", tags=["settings"], route_class=StrictRoute)
+Admin = Annotated[Principal, Depends(require("admin"))]
+
+
+def _etag(version: int) -> str:
+    return f'"{version}"'
+
+
+_EXACT_ETAG = re.compile(r'^"(\d{1,9})"$')
+
+
+def _expected(if_match: str | None) -> int | None:
+    """The version ``If-Match`` names; anything but an exact ETag matches no version."""
+    if if_match is None:
+        return None
+    match = _EXACT_ETAG.match(if_match.strip())
+    return int(match.group(1)) if match else -1
+
+
+@router.get("", response_model=TenantSettingsDoc, responses=errors(),
+            summary="The tenant's settings")
+async def get_settings(principal: Admin, services: ServicesDep, response: Response) -> Any:
+    async with services.store.session(principal.tenant_id, readonly=True) as s:
+        state = await settings_handlers.get_settings(s)
+    response.headers["ETag"] = _etag(state.version)
+    return state.document
+
+
+@router.put("", response_model=TenantSettingsDoc, summary="Replace the tenant's settings",
+            responses=errors(409, 412, 413, 415))
+async def put_settings(
+    body: TenantSettingsDoc,
+    request: Request,
+    principal: Admin,
+    services: ServicesDep,
+    if_match: Annotated[str | None, Header()] = None,
+) -> Response:
+    command = settings_handlers.ReplaceSettings(document=body, at=services.clock.now(),
+                                                expected_version=_expected(if_match))
+
+    async def work(uow: Session) -> JsonReply:
+        state = await settings_handlers.replace_settings(uow, command)
+        return JsonReply(200, state.document, {"ETag": _etag(state.version)})
+
+    return await commands.run(request, services, principal, body.document(), work)

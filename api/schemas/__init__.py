@@ -1,0 +1,1 @@
+"""Request and response bodies shared by routes, and the views that fill them."""

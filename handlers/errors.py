@@ -1,0 +1,51 @@
+"""Errors the handlers raise for a rule that refuses a command.
+
+Each carries a stable ``code`` and a human ``message``; the kind says what went
+wrong in general terms, and the API maps kinds to statuses at its edge
+(``Missing`` 404, ``Conflict`` 409, ``VersionMismatch`` 412, ``Invalid`` 422). Rules
+of the ticket aggregate raise ``domain.errors`` instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class HandlerError(Exception):
+    """Base class of every error a handler raises for a refused command."""
+
+    def __init__(self, code: str, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.extra = extra
+
+
+class Missing(HandlerError):
+    """The command addresses something the tenant does not have."""
+
+
+class Conflict(HandlerError):
+    """The command contradicts what exists (a taken e-mail, say)."""
+
+
+class VersionMismatch(HandlerError):
+    """The caller asked for a version of a record that is not the current one."""
+
+    def __init__(self, message: str, current_version: int) -> None:
+        super().__init__("precondition_failed", message, current_version=current_version)
+        self.current_version = current_version
+
+
+class Invalid(HandlerError):
+    """A value breaks a rule. ``field`` names the input field at fault, if one is."""
+
+    def __init__(self, code: str, message: str, *, field: str | None = None,
+                 reason: str | None = None, kind: str = "value_error") -> None:
+        super().__init__(code, message)
+        self.field = field
+        self.reason = reason or message
+        self.kind = kind
+
+
+__all__ = ["Conflict", "HandlerError", "Invalid", "Missing", "VersionMismatch"]

@@ -1,0 +1,112 @@
+-- name: list_agents --
+-- $1 tenant_id, $2 after created_at (NULL = first page), $3 after id, $4 limit
+SELECT id, email, name, role, active, version, created_at, updated_at
+  FROM agents
+ WHERE tenant_id = $1
+   AND ($2::timestamptz IS NULL OR (created_at, id) > ($2::timestamptz, $3::uuid))
+ ORDER BY created_at, id
+ LIMIT $4
+
+-- name: get_agent --
+-- $1 tenant_id, $2 id
+SELECT id, email, name, role, active, version, created_at, updated_at
+  FROM agents
+ WHERE tenant_id = $1 AND id = $2
+
+-- name: get_agent_for_update --
+-- $1 tenant_id, $2 id
+SELECT id, email, name, role, active, version, created_at, updated_at
+  FROM agents
+ WHERE tenant_id = $1 AND id = $2
+   FOR UPDATE
+
+-- name: insert_agent --
+-- $1 tenant_id, $2 id, $3 email, $4 name, $5 role, $6 now
+INSERT INTO agents (tenant_id, id, email, name, role, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $6)
+ON CONFLICT (tenant_id, email) DO NOTHING
+RETURNING id, email, name, role, active, version, created_at, updated_at
+
+-- name: update_agent --
+-- $1 tenant_id, $2 id, $3 email, $4 name, $5 role, $6 active, $7 now
+UPDATE agents
+   SET email = $3, name = $4, role = $5, active = $6, version = version + 1, updated_at = $7
+ WHERE tenant_id = $1 AND id = $2
+RETURNING id, email, name, role, active, version, created_at, updated_at
+
+-- name: agent_email_taken --
+-- $1 tenant_id, $2 email, $3 except id
+SELECT EXISTS (SELECT 1 FROM agents WHERE tenant_id = $1 AND email = $2 AND id <> $3)
+
+-- name: list_api_keys --
+-- $1 tenant_id, $2 after created_at (NULL = first page), $3 after id, $4 limit
+SELECT id, name, role, prefix, agent_id, created_at, revoked_at
+  FROM api_keys
+ WHERE tenant_id = $1
+   AND ($2::timestamptz IS NULL OR (created_at, id) > ($2::timestamptz, $3::uuid))
+ ORDER BY created_at, id
+ LIMIT $4
+
+-- name: revoke_api_key --
+-- $1 tenant_id, $2 id, $3 now
+-- Revoking twice keeps the first instant; the caller learns whether this call did it.
+WITH target AS (
+    SELECT id, revoked_at FROM api_keys WHERE tenant_id = $1 AND id = $2 FOR UPDATE
+), changed AS (
+    UPDATE api_keys k SET revoked_at = $3
+      FROM target t
+     WHERE k.tenant_id = $1 AND k.id = t.id AND t.revoked_at IS NULL
+    RETURNING k.id
+)
+SELECT k.id, k.name, k.role, k.prefix, k.agent_id, k.created_at,
+       coalesce(k.revoked_at, $3) AS revoked_at,
+       EXISTS (SELECT 1 FROM changed) AS changed
+  FROM api_keys k
+ WHERE k.tenant_id = $1 AND k.id = $2
+
+-- name: put_settings --
+-- $1 tenant_id, $2 settings, $3 now
+INSERT INTO tenant_settings (tenant_id, settings, version, updated_at)
+VALUES ($1, $2, 1, $3)
+ON CONFLICT (tenant_id) DO UPDATE
+   SET settings = excluded.settings,
+       version = tenant_settings.version + 1,
+       updated_at = excluded.updated_at
+RETURNING settings, version, updated_at
+
+-- name: insert_api_key --
+-- $1 tenant_id, $2 id, $3 name, $4 role, $5 prefix, $6 key_hash, $7 agent_id
+INSERT INTO api_keys (tenant_id, id, name, role, prefix, key_hash, agent_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+RETURNING tenant_id, id, name, role, prefix, agent_id, created_at, revoked_at
+
+-- name: insert_tenant --
+-- $1 id, $2 name
+INSERT INTO tenants (id, name) VALUES ($1, $2)
+
+-- name: insert_tenant_head --
+-- $1 tenant_id
+INSERT INTO tenant_heads (tenant_id) VALUES ($1)
+
+-- name: webhook_get --
+-- $1 tenant_id
+SELECT url, event_types, enabled, version, updated_at FROM webhooks WHERE tenant_id = $1
+
+-- name: webhook_put --
+-- $1 tenant_id, $2 url, $3 secret (NULL keeps the current one), $4 event_types,
+-- $5 enabled, $6 updated_at. Postgres checks NOT NULL on the row proposed for
+-- insertion before it looks for a conflict, so a NULL secret must not reach VALUES
+-- when a row exists: the proposed row carries the current secret, and the update
+-- takes the latest committed one. A first configuration without a secret still
+-- fails NOT NULL, which the route reports as 422 before it gets here.
+INSERT INTO webhooks (tenant_id, url, secret, event_types, enabled, updated_at)
+VALUES ($1, $2, coalesce($3, (SELECT w.secret FROM webhooks w WHERE w.tenant_id = $1)),
+        $4, $5, $6)
+ON CONFLICT (tenant_id) DO UPDATE
+   SET url = EXCLUDED.url,
+       secret = coalesce($3, webhooks.secret),
+       event_types = EXCLUDED.event_types,
+       enabled = EXCLUDED.enabled,
+       version = webhooks.version + 1,
+       updated_at = EXCLUDED.updated_at
+RETURNING url, event_types, enabled, version, updated_at

@@ -1,0 +1,87 @@
+"""``tickets.sweep``: pending tickets nobody touched become solved, old solved ones closed.
+
+One job per tenant, periodic (it re-schedules itself under its dedupe key after each
+run), seeded for every tenant by ``jobs.seed_tenants``. Windows come from the
+tenant's settings (``sweep``: ``pending_days``, ``solved_days``). Each ticket moves
+in its own transaction through the write path, with actor ``system``; the staleness
+is re-checked under the ticket's row lock, so a ticket touched meanwhile is left alone.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+from uuid import UUID
+
+from domain.commands import ChangeState
+from domain.errors import DomainError
+from domain.ids import TenantId
+from domain.values import Actor, ActorKind, TicketState
+from eventstore.errors import ConcurrencyError
+from eventstore.store import EventStore
+from eventstore.types import SYSTEM
+from handlers.tickets import execute
+from projections.inline import load_ticket
+from projections.tenant_settings import load_settings
+from scheduler.jobs import Q
+from scheduler.queue import Job
+from scheduler.registry import JobContext, Registry
+
+KIND = "tickets.sweep"
+SWEEPER = Actor(kind=ActorKind.SYSTEM, id="sweep")
+BATCH = 200
+
+log = logging.getLogger("helpdesk.scheduler")
+
+
+async def sweep_tenant(store: EventStore, tenant_id: TenantId, now: datetime) -> dict[str, int]:
+    """Solve stale pending tickets and close stale solved ones; returns counts moved."""
+    async with store.session(tenant_id, SYSTEM, readonly=True) as s:
+        windows = (await load_settings(s.conn, tenant_id)).sweep
+    moves = [
+        (TicketState.PENDING, TicketState.SOLVED, now - timedelta(days=windows.pending_days)),
+        (TicketState.SOLVED, TicketState.CLOSED, now - timedelta(days=windows.solved_days)),
+    ]
+    counts: dict[str, int] = {}
+    for from_state, to_state, before in moves:
+        moved = 0
+        while True:
+            async with store.session(tenant_id, SYSTEM, readonly=True) as s:
+                rows = await s.conn.fetch(Q["stale_tickets"], tenant_id, from_state.value,
+                                          before, BATCH)
+            for row in rows:
+                moved += await _move(store, tenant_id, row["id"], from_state, to_state,
+                                     before, now)
+            if len(rows) < BATCH:
+                break
+        counts[to_state.value] = moved
+    return counts
+
+
+async def _move(store: EventStore, tenant_id: TenantId, ticket_id: UUID,
+                from_state: TicketState, to_state: TicketState,
+                before: datetime, now: datetime) -> int:
+    try:
+        async with store.session(tenant_id, SYSTEM) as s:
+            ticket = await load_ticket(s.conn, tenant_id, ticket_id, for_update=True)
+            if ticket is None or ticket.state is not from_state or ticket.updated_at >= before:
+                return 0  # touched since the listing: not stale any more
+            await execute(s, ticket_id, ChangeState(to=to_state, actor=SWEEPER, at=now))
+    except (ConcurrencyError, DomainError) as exc:
+        # Raced with a command; the next sweep looks again.
+        log.info("sweep left ticket %s alone: %s", ticket_id, exc)
+        return 0
+    return 1
+
+
+async def handle_sweep(ctx: JobContext, job: Job) -> None:
+    if job.tenant_id is None:
+        raise ValueError("tickets.sweep needs a tenant")
+    counts = await sweep_tenant(ctx.store, job.tenant_id, ctx.clock.now())
+    if any(counts.values()):
+        log.info("swept tenant %s: %s", job.tenant_id, counts)
+
+
+def register(registry: Registry, every: timedelta = timedelta(hours=1)) -> None:
+    """Add the per-tenant periodic ``tickets.sweep`` to ``registry``."""
+    registry.periodic(KIND, every, handle_sweep, per_tenant=True)

@@ -1,0 +1,58 @@
+"""Replacing a tenant's settings document (SLA targets, business hours, paused
+states, sweep windows). The document and its one model live in
+``projections.tenant_settings``; a change is also ``SettingsChanged`` on the tenant
+stream, in the same transaction."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from domain.events import SettingsChanged
+from eventstore.sqlfile import load_queries
+from eventstore.store import Session
+from handlers.errors import VersionMismatch
+from handlers.tenant_events import record
+from projections.tenant_settings import TenantSettingsDoc, load_document
+
+Q = load_queries(Path(__file__).with_name("queries.sql"))
+
+
+@dataclass(frozen=True, slots=True)
+class ReplaceSettings:
+    """Replace the whole document, if it is at ``expected_version`` (None: any)."""
+
+    document: TenantSettingsDoc
+    at: datetime
+    expected_version: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SettingsState:
+    document: dict[str, Any]
+    version: int
+
+
+async def replace_settings(uow: Session, command: ReplaceSettings) -> SettingsState:
+    """Store the document; the same document again changes nothing and records
+    nothing (once one was stored)."""
+    current, version = await load_document(uow.conn, uow.tenant_id)
+    if command.expected_version is not None and command.expected_version != version:
+        raise VersionMismatch(f"the settings are at version {version}", version)
+    doc = command.document.document()
+    if current.document() == doc and version > 0:
+        return SettingsState(doc, version)
+    row = await uow.conn.fetchrow(Q["put_settings"], uow.tenant_id, doc, command.at)
+    assert row is not None
+    await record(uow, SettingsChanged(settings=doc, at=command.at))
+    return SettingsState(doc, row["version"])
+
+
+async def get_settings(uow: Session) -> SettingsState:
+    doc, version = await load_document(uow.conn, uow.tenant_id)
+    return SettingsState(doc.document(), version)
+
+
+__all__ = ["ReplaceSettings", "SettingsState", "get_settings", "replace_settings"]

@@ -1,0 +1,88 @@
+"""Operator commands that run as the owner role: creating tenants.
+
+Tenants are created by the operator, never over the API. The owner connection still
+runs under forced row-level security, so ``operator_session`` arms the tenant like
+any writer, with the operator (the OS user) as the actor.
+"""
+
+from __future__ import annotations
+
+import getpass
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from domain.ids import TenantId
+from domain.values import Role
+from eventstore.pool import connect
+from eventstore.sqlfile import load_queries
+from eventstore.store import Session, arm
+from eventstore.types import StoreActor
+from handlers.api_keys import IssuedKey, IssueKey, issue_key
+
+Q = load_queries(Path(__file__).with_name("queries.sql"))
+
+
+@dataclass(frozen=True, slots=True)
+class CreateTenant:
+    name: str
+    at: datetime
+    tenant_id: TenantId = field(default_factory=lambda: TenantId(uuid.uuid4()))
+
+
+@dataclass(frozen=True, slots=True)
+class NewTenant:
+    tenant_id: TenantId
+    name: str
+    admin_key: IssuedKey
+
+
+def operator_actor() -> StoreActor:
+    try:
+        who = getpass.getuser()
+    except (KeyError, OSError):
+        who = "unknown"
+    return StoreActor("operator", who)
+
+
+@asynccontextmanager
+async def operator_session(owner_dsn: str, tenant_id: TenantId) -> AsyncIterator[Session]:
+    """A unit of work as the owner role, armed for ``tenant_id`` with the operator as
+    the actor; commits when the block exits normally."""
+    conn = await connect(owner_dsn)
+    try:
+        async with conn.transaction():
+            await conn.execute("SET LOCAL ROLE helpdesk_owner")
+            await arm(conn, tenant_id, operator_actor())
+            yield Session(conn, tenant_id)
+    finally:
+        await conn.close()
+
+
+async def create_tenant(uow: Session, command: CreateTenant) -> NewTenant:
+    """Create the tenant of ``uow`` (armed for ``command.tenant_id``), its head row and
+    its first admin key; the key is on the audit trail like every other."""
+    name = command.name.strip()
+    if not 1 <= len(name) <= 200:
+        raise ValueError("a tenant name has 1 to 200 characters")
+    if uow.tenant_id != command.tenant_id:
+        raise ValueError("the unit of work is armed for another tenant")
+    await uow.conn.execute(Q["insert_tenant"], command.tenant_id, name)
+    await uow.conn.execute(Q["insert_tenant_head"], command.tenant_id)
+    key = await issue_key(uow, IssueKey(name="first admin key", role=Role.ADMIN,
+                                        at=command.at))
+    return NewTenant(command.tenant_id, name, key)
+
+
+async def create_tenant_as_operator(owner_dsn: str, name: str) -> NewTenant:
+    """``create_tenant`` in an operator session of its own (the CLI's entry point)."""
+    command = CreateTenant(name=name, at=datetime.now(UTC))
+    async with operator_session(owner_dsn, command.tenant_id) as uow:
+        return await create_tenant(uow, command)
+
+
+__all__ = ["CreateTenant", "NewTenant", "create_tenant", "create_tenant_as_operator",
+           "operator_actor", "operator_session"]

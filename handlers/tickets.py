@@ -1,0 +1,236 @@
+"""The write path of a ticket command, used by routes, job handlers and tests alike.
+
+``run_command`` (and ``post_message``, which first works out who the author is) run
+``execute`` in a savepoint and, without an expected version, re-decide on fresh state
+when another writer won a race. One ``execute`` runs inside the caller's ``Session``
+(one transaction, tenant and actor armed) and does, in this order:
+
+1. lock and load the ticket's inline row (commands on one ticket queue on that row
+   lock, so they decide on fresh state instead of losing races at append time);
+2. load the tenant's SLA policy;
+3. ``domain.decide`` (a customer's message on a closed ticket becomes a follow-up
+   ticket via ``domain.decide_follow_up``: two streams, one transaction);
+4. update the inline read models;
+5. schedule, move or cancel the SLA timers whose clocks changed;
+6. append the events last, because the append takes the tenant head lock, which is
+   held until commit.
+
+Nothing is committed here: the caller's session commits (with its idempotency record)
+or rolls everything back.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from uuid import UUID
+
+import asyncpg
+
+from domain.commands import AddMessage, Assign, Command
+from domain.decide import decide, decide_follow_up
+from domain.errors import FollowUpRequired, NotFound, ValidationFailed
+from domain.events import Event
+from domain.ids import MessageId, TenantId, TicketId
+from domain.mapper import to_stored
+from domain.sla import Clock
+from domain.ticket import Ticket
+from domain.values import Actor, ActorKind, Visibility
+from eventstore.errors import ConcurrencyError
+from eventstore.store import Session
+from eventstore.types import NewEvent, RecordedEvent
+from projections.inline import PendingEvent, apply_inline, load_ticket
+from projections.reads import active_agent
+from projections.tenant_settings import load_settings
+from scheduler import jobs
+
+SLA_CHECK = "sla.check"
+
+
+@dataclass(frozen=True, slots=True)
+class CommandResult:
+    """What a command did: the addressed ticket's state afterwards, the events appended
+    (across every stream touched, in append order) and, when a customer's message on a
+    closed ticket opened one, the follow-up ticket."""
+
+    ticket: Ticket
+    events: list[RecordedEvent] = field(default_factory=list)
+    follow_up: Ticket | None = None
+
+
+def sla_job_key(ticket_id: UUID, metric: str) -> str:
+    """The dedupe key of a ticket's timer for one SLA metric."""
+    return f"sla:{ticket_id}:{metric}"
+
+
+def follow_up_id(closed_id: UUID, message_id: UUID) -> TicketId:
+    """Derived, so a retried message opens the same follow-up rather than a second one."""
+    return TicketId(uuid.uuid5(closed_id, f"follow-up:{message_id}"))
+
+
+async def execute(
+    session: Session,
+    ticket_id: UUID,
+    command: Command,
+    *,
+    expected_version: int | None = None,
+) -> CommandResult:
+    """Run ``command`` on ticket ``ticket_id`` in ``session``'s transaction.
+
+    ``expected_version`` (an ``If-Match``) must equal the ticket's current version
+    (0: the ticket must not exist yet). Raises ``ConcurrencyError`` when it does not,
+    or when another writer won a race; domain errors (``NotFound``, ``TicketClosed``,
+    ``InvalidTransition``, ``ValidationFailed``, ``AlreadyExists``) as ``decide``
+    raises them. A command that changes nothing returns the state and no events.
+
+    A ``ConcurrencyError`` may leave the transaction aborted (a lost insert race):
+    to retry in the same transaction, call this inside a savepoint
+    (``async with session.conn.transaction():``) and re-run it on fresh state.
+    """
+    conn, tenant = session.conn, session.tenant_id
+    state = await load_ticket(conn, tenant, ticket_id, for_update=True)
+    current = 0 if state is None else state.version
+    if expected_version is not None and expected_version != current:
+        raise ConcurrencyError(ticket_id, expected_version, current)
+    policy = (await load_settings(conn, tenant)).policy
+    if isinstance(command, Assign) and command.agent_id is not None:
+        await _check_agent(conn, tenant, command.agent_id)
+
+    decided: dict[UUID, list[Event]]
+    try:
+        decided = {ticket_id: decide(command, state, policy)}
+    except FollowUpRequired:
+        assert isinstance(command, AddMessage) and state is not None
+        new_id = follow_up_id(ticket_id, command.message_id)
+        old_events, new_events = decide_follow_up(command, state, new_id, policy)
+        decided = {ticket_id: old_events, new_id: new_events}
+    if not any(decided.values()):
+        assert state is not None
+        return CommandResult(ticket=state)
+
+    versions = {ticket_id: current} | {s: 0 for s in decided if s != ticket_id}
+    pending = _pending(decided, versions)
+    try:
+        after = await apply_inline(conn, tenant, pending)
+    except asyncpg.UniqueViolationError as exc:
+        # A concurrent OpenTicket (or follow-up) with the same id got its row in first.
+        raise ConcurrencyError(ticket_id, current, None) from exc
+    for stream, ticket in after.items():
+        before = state if stream == ticket_id else None
+        await _move_sla_timers(conn, tenant, before, ticket)
+
+    recorded: list[RecordedEvent] = []
+    for stream in decided:
+        new = [NewEvent(e.type, e.data, e.schema_version)
+               for e in pending if e.stream_id == stream]
+        recorded += await session.append(stream, versions[stream], new)
+    follow_up = next((t for s, t in after.items() if s != ticket_id), None)
+    return CommandResult(ticket=after[ticket_id], events=recorded, follow_up=follow_up)
+
+
+def _pending(decided: dict[UUID, list[Event]], versions: dict[UUID, int]) -> list[PendingEvent]:
+    out: list[PendingEvent] = []
+    for stream, events in decided.items():
+        for offset, event in enumerate(events, start=1):
+            type_, schema_version, data = to_stored(event)
+            out.append(PendingEvent(stream, versions[stream] + offset, type_, schema_version,
+                                    data))
+    return out
+
+
+async def _check_agent(conn: asyncpg.Connection, tenant: TenantId, agent_id: UUID) -> None:
+    if not await active_agent(conn, tenant, agent_id):
+        raise ValidationFailed("agent_id is not an active agent of this tenant",
+                               field="agent_id")
+
+
+async def _move_sla_timers(
+    conn: asyncpg.Connection, tenant: TenantId, before: Ticket | None, after: Ticket
+) -> None:
+    """One ``sla.check`` job per running, unbreached clock, at its due time; a clock
+    that stopped, was fulfilled or already breached has none."""
+    old: dict[str, Clock] = {} if before is None else {str(m): c for m, c in before.clocks.items()}
+    for metric, clock in after.clocks.items():
+        if old.get(str(metric)) == clock:
+            continue
+        key = sla_job_key(after.id, metric.value)
+        if clock.running and clock.breached_at is None and clock.due_at is not None:
+            await jobs.schedule(conn, tenant, SLA_CHECK, clock.due_at, dedupe_key=key,
+                                payload={"ticket_id": str(after.id), "metric": metric.value})
+        else:
+            await jobs.cancel(conn, tenant, key)
+
+
+MAX_ATTEMPTS = 5
+
+
+async def run_command(
+    uow: Session,
+    ticket_id: UUID,
+    command: Command,
+    *,
+    expected_version: int | None = None,
+) -> CommandResult:
+    """``execute`` with retries: each attempt runs in a savepoint, so a lost race undoes
+    only that attempt and the caller's transaction (its idempotency lock) carries on.
+
+    With ``expected_version`` a conflict is the caller's answer (``ConcurrencyError``
+    at once); without it the command is decided again on the winner's state, up to
+    ``MAX_ATTEMPTS`` times.
+    """
+    return await _with_retries(uow, ticket_id, lambda: _decided(command), expected_version)
+
+
+@dataclass(frozen=True, slots=True)
+class PostMessage:
+    """Add a message; ``author`` None means the ticket's requester (an intake key
+    writing for the customer), whose e-mail is read from the ticket."""
+
+    ticket_id: TicketId
+    message_id: MessageId
+    body: str
+    visibility: Visibility
+    at: datetime
+    author: Actor | None = None
+
+
+async def post_message(uow: Session, command: PostMessage, *,
+                       expected_version: int | None = None) -> CommandResult:
+    """Post a reply or note (a customer's message on a closed ticket opens a follow-up,
+    which the result carries); retried like ``run_command``."""
+
+    async def build() -> Command:
+        author = command.author
+        if author is None:
+            ticket = await load_ticket(uow.conn, uow.tenant_id, command.ticket_id)
+            if ticket is None:
+                raise NotFound()
+            author = Actor(kind=ActorKind.CUSTOMER, id=ticket.requester.email)
+        return AddMessage(message_id=command.message_id, body=command.body,
+                          visibility=command.visibility, actor=author, at=command.at)
+
+    return await _with_retries(uow, command.ticket_id, build, expected_version)
+
+
+async def _decided(command: Command) -> Command:
+    return command
+
+
+async def _with_retries(uow: Session, ticket_id: UUID,
+                        build: Callable[[], Awaitable[Command]],
+                        expected_version: int | None) -> CommandResult:
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        try:
+            async with uow.conn.transaction():  # a savepoint: a lost race undoes only this
+                command = await build()
+                return await execute(uow, ticket_id, command, expected_version=expected_version)
+        except ConcurrencyError:
+            if expected_version is not None or attempt == MAX_ATTEMPTS:
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+__all__ = ["MAX_ATTEMPTS", "SLA_CHECK", "CommandResult", "PostMessage", "execute",
+           "follow_up_id", "post_message", "run_command", "sla_job_key"]
