@@ -1,4 +1,13 @@
-"""The migration runner: idempotent, safe to run concurrently, strict about edits."""
+"""The migrations build the committed schema; the runner is idempotent, safe to run
+concurrently and strict about edits.
+
+``schema.txt`` next to this module describes what a fresh migration builds: tables,
+columns, constraints, indexes, triggers, functions and their bodies, privileges,
+row-level security and policies, the roles (tests/support/schema.py). After changing
+the migrations, regenerate it and commit it with them::
+
+    .venv/bin/python -m tests.support.schema
+"""
 
 from __future__ import annotations
 
@@ -12,6 +21,13 @@ import pytest
 
 from migrations.runner import SQL_DIR, MigrationError, discover, migrate
 from tests.support.pg import RUNTIME_PASSWORD, RUNTIME_USER, with_database
+from tests.support.schema import (
+    REGENERATE,
+    SCHEMA_FILE,
+    changed_objects,
+    describe,
+    mismatch_report,
+)
 
 
 @pytest.fixture
@@ -26,31 +42,86 @@ async def empty_db(pg_server: str):
     await admin.close()
 
 
-async def _schema(url: str) -> list[tuple]:
+async def _describe(url: str) -> str:
     conn = await asyncpg.connect(url)
     try:
-        rows = await conn.fetch(
-            "SELECT table_name, column_name, data_type, is_nullable, column_default "
-            "FROM information_schema.columns WHERE table_schema = 'public' "
-            "ORDER BY table_name, ordinal_position")
-        policies = await conn.fetch(
-            "SELECT tablename, policyname, qual, with_check FROM pg_policies ORDER BY 1, 2")
-        return [tuple(r) for r in rows] + [tuple(p) for p in policies]
+        return await describe(conn)
     finally:
         await conn.close()
+
+
+async def test_the_migrations_build_the_committed_schema(db):
+    expected = SCHEMA_FILE.read_text(encoding="utf-8")
+    actual = await _describe(db.admin_url)
+    if actual != expected:
+        pytest.fail(mismatch_report(expected, actual), pytrace=False)
+
+
+async def test_an_edited_function_body_is_caught(db):
+    conn = await asyncpg.connect(db.admin_url)
+    try:
+        # Replace the trigger function as a superuser might by hand: same signature,
+        # attributes and owner, one message changed.
+        definition = await conn.fetchval(
+            "SELECT pg_get_functiondef('events_before_insert()'::regprocedure)")
+        edited = definition.replace("'unknown tenant %'", "'no such tenant %'")
+        assert edited != definition
+        await conn.execute(edited)
+        actual = await describe(conn)
+    finally:
+        await conn.close()
+    expected = SCHEMA_FILE.read_text(encoding="utf-8")
+    assert changed_objects(expected, actual) == ["function events_before_insert()"]
+    report = mismatch_report(expected, actual).splitlines()
+    assert [line.split()[:4] for line in report if line[:2] in ("- ", "+ ")] == [
+        ["-", "RAISE", "EXCEPTION", "'unknown"], ["+", "RAISE", "EXCEPTION", "'no"]]
+    assert f"    {REGENERATE}" in report
+
+
+@pytest.mark.parametrize(("edit", "changed", "line"), [
+    pytest.param("DROP POLICY worker_read ON tenants", "table tenants",
+                 "-    policy worker_read permissive for SELECT to PUBLIC",
+                 id="dropped-policy"),
+    pytest.param("GRANT DELETE ON events TO helpdesk_runtime", "table events",
+                 "+    grant DELETE, INSERT, SELECT to helpdesk_runtime",
+                 id="table-grant"),
+    pytest.param("GRANT EXECUTE ON FUNCTION events_before_insert() TO PUBLIC",
+                 "function events_before_insert()", "+    grant EXECUTE to PUBLIC",
+                 id="function-grant"),
+    pytest.param("ALTER FUNCTION api_key_lookup(bytea) SECURITY INVOKER",
+                 "function api_key_lookup(bytea)",
+                 "+    language sql, stable, security invoker,",
+                 id="security-definer"),
+    pytest.param("ALTER TABLE webhooks NO FORCE ROW LEVEL SECURITY", "table webhooks",
+                 "+    row level security enabled, not forced",
+                 id="forced-rls"),
+    pytest.param("ALTER TABLE events DISABLE TRIGGER events_no_update", "table events",
+                 "FOR EACH ROW EXECUTE FUNCTION events_refuse_change() (disabled)",
+                 id="disabled-trigger"),
+    pytest.param("ALTER TABLE tenants DROP CONSTRAINT tenants_head_fkey", "table tenants",
+                 "-    constraint tenants_head_fkey FOREIGN KEY (id) REFERENCES tenant_heads",
+                 id="dropped-foreign-key"),
+])
+async def test_a_changed_privilege_policy_or_attribute_is_caught(
+    db, edit: str, changed: str, line: str
+):
+    conn = await asyncpg.connect(db.admin_url)
+    try:
+        await conn.execute(edit)
+        actual = await describe(conn)
+    finally:
+        await conn.close()
+    expected = SCHEMA_FILE.read_text(encoding="utf-8")
+    assert changed_objects(expected, actual) == [changed]
+    assert line in mismatch_report(expected, actual)
 
 
 async def test_running_twice_is_a_no_op(empty_db: str):
     first = await migrate(empty_db, runtime_user=RUNTIME_USER, runtime_password=RUNTIME_PASSWORD)
     assert first == [m.name for m in discover()]
-    before = await _schema(empty_db)
+    before = await _describe(empty_db)
     assert await migrate(empty_db) == []
-    assert await _schema(empty_db) == before
-
-
-async def test_fresh_database_equals_the_template(empty_db: str, db):
-    await migrate(empty_db)
-    assert await _schema(empty_db) == await _schema(db.admin_url)
+    assert await _describe(empty_db) == before
 
 
 async def test_concurrent_runs_apply_each_file_once(empty_db: str):
