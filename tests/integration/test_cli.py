@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import asyncpg
@@ -14,6 +13,7 @@ import pytest
 
 from api.http.auth import lookup_key
 from eventstore.pool import create_pool
+from tests.support.wait import until_sync
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -94,12 +94,8 @@ def test_worker_heartbeat_file_feeds_its_health_check(db, tmp_path):
     worker = subprocess.Popen([sys.executable, "-m", "api.cli.main", "worker"], cwd=ROOT, env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        for _ in range(100):
-            if helpdesk("worker", "--check", env=env).returncode == 0:
-                break
-            time.sleep(0.2)
-        else:
-            raise AssertionError("the worker never wrote a fresh heartbeat")
+        until_sync(lambda: helpdesk("worker", "--check", env=env).returncode == 0,
+                   timeout=120, interval=0.2, what="the worker to write a fresh heartbeat")
     finally:
         worker.terminate()
         assert worker.wait(timeout=30) == 0

@@ -100,7 +100,7 @@ async def test_a_cancelled_caller_does_not_strand_the_others(store: EventStore, 
     actor = StoreActor("api_key", "k")
     tasks = [asyncio.create_task(store.append(t, actor, uuid.uuid4(), 0, [NewEvent("A", {})]))
              for _ in range(10)]
-    await asyncio.sleep(0)
+    await asyncio.sleep(0)  # a yield: every append has started and is queued or sent
     tasks[0].cancel()
     done = await asyncio.wait_for(asyncio.gather(*tasks[1:]), 10)
     assert all(len(r) == 1 for r in done)
