@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import time
 
+import pytest
+
 from api.app import create_app
 from api.config import Settings
 from api.ops.redis_guard import OPEN
@@ -37,6 +39,7 @@ def _settings(db: Db, redis_url: str, **kw: object) -> Settings:
                     db_pool_max=8, **values)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow  # starts a redis-server
 async def test_killing_redis_under_load_fails_no_request_and_limits_return(
     db: Db, make_tenant, redis_server: RedisServer
 ) -> None:

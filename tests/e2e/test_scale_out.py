@@ -26,6 +26,7 @@ from typing import Any
 
 import asyncpg
 import httpx
+import pytest
 
 from tests.e2e.conftest import bearer
 from tests.e2e.ws_support import free_port, serve_process
@@ -33,6 +34,8 @@ from tests.support.readmodels import checkpoints, dump, refold_alone
 from tests.support.wait import until
 
 ROOT = Path(__file__).parents[2]
+# Two `helpdesk serve` and two `helpdesk worker` processes.
+pytestmark = pytest.mark.slow
 FR, NR, RES = "first_response", "next_reply", "resolution"
 # Urgent breaches within seconds; high leaves several seconds to answer or re-prioritise
 # in time even on a loaded machine; normal and low keep their hour-long defaults.

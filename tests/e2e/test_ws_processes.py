@@ -22,6 +22,9 @@ from tests.e2e.ws_support import (
 )
 from tests.support.wait import until
 
+# Each test runs `helpdesk serve` as its own process.
+pytestmark = pytest.mark.slow
+
 
 async def test_two_processes_share_one_database(db, make_tenant, store) -> None:
     t = await make_tenant("Acme")

@@ -16,6 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from domain.clock import ManualClock
 from projections import admin
 from projections import analytics_reads as reads
@@ -87,6 +89,7 @@ async def test_two_workers_with_concurrent_writers_equal_one_worker_alone(
     assert await dump(db.admin_url) == concurrent
 
 
+@pytest.mark.slow  # a projector child process
 async def test_a_worker_killed_mid_batch_double_counts_nothing(
     pool: Any, store: Any, make_tenant: Any, db: Any
 ) -> None:
@@ -121,6 +124,7 @@ async def test_a_worker_killed_mid_batch_double_counts_nothing(
     assert await dump(db.admin_url) == resumed
 
 
+@pytest.mark.slow  # runs `helpdesk projections` as a subprocess
 async def test_rebuild_from_zero_equals_incremental_and_says_so_meanwhile(
     pool: Any, store: Any, make_tenant: Any, db: Any
 ) -> None:

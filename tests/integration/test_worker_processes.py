@@ -17,6 +17,8 @@ from tests.support import jobkinds
 from tests.support.wait import until
 
 ROOT = Path(__file__).parents[2]
+# Each test spawns worker processes.
+pytestmark = pytest.mark.slow
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 STARTED = jobkinds.STARTED
 
