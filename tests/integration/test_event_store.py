@@ -350,7 +350,8 @@ async def test_listeners_are_notified_after_commit(db, store: EventStore, make_t
             await asyncio.sleep(0.05)
             assert got.empty()  # nothing before commit
         assert await asyncio.wait_for(got.get(), 5) == f"{t}:{FIRST + 2}"
-        await store.append(t, ACTOR, uuid.uuid4(), 0, [ev()])
+        async with store.session(t, ACTOR) as s:
+            await s.append(uuid.uuid4(), 0, [ev()])
         assert await asyncio.wait_for(got.get(), 5) == f"{t}:{FIRST + 3}"
         # A rolled-back append notifies nobody.
         with pytest.raises(RuntimeError):
@@ -369,9 +370,13 @@ async def test_notifications_coalesce_per_tenant(db, store: EventStore, make_ten
     listener = await asyncpg.connect(db.runtime_url)
     got: list[str] = []
     await listener.add_listener("helpdesk_events", lambda *a: got.append(a[3]))
+
+    async def append() -> None:
+        async with store.session(t, ACTOR) as s:
+            await s.append(uuid.uuid4(), 0, [ev()])
+
     try:
-        await asyncio.gather(*(store.append(t, ACTOR, uuid.uuid4(), 0, [ev()])
-                               for _ in range(20)))
+        await asyncio.gather(*(append() for _ in range(20)))
         await store.notifier.flush()
         for _ in range(500):  # delivery to the listener is asynchronous
             if got and got[-1] == f"{t}:{FIRST + 20}":
