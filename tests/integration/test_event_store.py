@@ -168,8 +168,6 @@ async def test_a_released_connection_comes_back_without_session_state(db, make_t
             async with store.session(t, ACTOR) as s:
                 await s.append(uuid.uuid4(), 0, [ev()])
                 raise RuntimeError("the command failed after appending")
-        await asyncio.gather(*(store.append(t, ACTOR, uuid.uuid4(), 0, [ev()])
-                               for _ in range(3)))
         async with pool.acquire() as conn:
             state = await conn.fetchrow(
                 "SELECT current_setting('app.tenant_id', true) AS tenant, "
@@ -324,19 +322,6 @@ async def test_store_translates_immutable_errors(store: EventStore, make_tenant)
         sqlstate = "HD003"
 
     assert isinstance(translate(Fake("x")), ImmutableEvents)
-
-
-async def test_one_shot_append_arms_its_own_context(store: EventStore, make_tenant):
-    a, b = (await make_tenant("A")).tenant_id, (await make_tenant("B")).tenant_id
-    stream = uuid.uuid4()
-    recorded = await store.append(a, StoreActor("system", "scheduler"), stream, 0, [ev(1)])
-    assert [(e.seq, e.version, e.actor_kind) for e in recorded] == [(FIRST + 1, 1, "system")]
-    with pytest.raises(ConcurrencyError) as info:
-        await store.append(a, ACTOR, stream, 0, [ev(2)])
-    assert info.value.actual == 1
-    assert [e.version for e in await store.append(a, ACTOR, stream, None, [ev(3)])] == [2]
-    async with store.session(b) as s:
-        assert [e.type for e in await s.read_tenant(0, 10)] == ["ApiKeyIssued"]
 
 
 async def test_listeners_are_notified_after_commit(db, store: EventStore, make_tenant):
