@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import random
 import uuid
 
 import asyncpg
 import pytest
 
-from eventstore.errors import ConcurrencyError, EventStoreError, ImmutableEvents, MissingContext
+from eventstore.errors import EventStoreError, ImmutableEvents
 from eventstore.pool import StoreConnection, create_pool, init_connection
 from eventstore.store import EventStore, arm
 from eventstore.types import NewEvent, StoreActor
@@ -36,84 +35,6 @@ async def test_append_assigns_seq_version_actor_and_hash(store: EventStore, make
         assert [e.data for e in await s.read_stream(stream)] == [{"n": 1}, {"n": 2}]
         assert [e.version for e in await s.read_stream(stream, to_version=1)] == [1]
         assert (await s.head())[0] == FIRST + 2
-
-
-async def test_wrong_expected_version_is_a_concurrency_error(store: EventStore, make_tenant):
-    t = await make_tenant()
-    stream = uuid.uuid4()
-    async with store.session(t.tenant_id, ACTOR) as s:
-        await s.append(stream, 0, [ev()])
-    with pytest.raises(ConcurrencyError) as info:
-        async with store.session(t.tenant_id, ACTOR) as s:
-            await s.append(stream, 0, [ev()])
-    assert info.value.actual == 1
-    async with store.session(t.tenant_id) as s:
-        assert (await s.head())[0] == FIRST + 1  # the failed append left no seq behind
-
-
-async def test_concurrent_appends_one_winner_per_version(store: EventStore, make_tenant):
-    t = await make_tenant()
-    stream = uuid.uuid4()
-    versions_won = []
-    for expected in range(5):
-        async def attempt(i: int, expected: int = expected) -> str:
-            try:
-                async with store.session(t.tenant_id, StoreActor("api_key", f"k{i}")) as s:
-                    await s.append(stream, expected, [ev(i)])
-                return "ok"
-            except ConcurrencyError:
-                return "conflict"
-
-        results = await asyncio.gather(*(attempt(i) for i in range(12)))
-        assert results.count("ok") == 1, results
-        assert results.count("conflict") == 11
-        versions_won.append(expected + 1)
-    async with store.session(t.tenant_id) as s:
-        events = await s.read_stream(stream)
-    assert [e.version for e in events] == [1, 2, 3, 4, 5]
-    assert [e.seq for e in events] == [FIRST + i for i in range(1, 6)]
-
-
-async def test_many_writers_many_tenants_gapless_and_tail_never_skips(
-    store: EventStore, make_tenant
-):
-    tenants = [(await make_tenant(f"T{i}")).tenant_id for i in range(4)]
-    per_writer = 25
-    writers_per_tenant = 4
-    done = asyncio.Event()
-
-    async def writer(tenant, w: int) -> None:
-        stream = uuid.uuid4()
-        for i in range(per_writer):
-            async with store.session(tenant, StoreActor("api_key", f"w{w}")) as s:
-                await s.append(stream, i, [ev(i)])
-            if random.random() < 0.3:
-                await asyncio.sleep(0)
-
-    async def tail(tenant) -> list[int]:
-        seen: list[int] = []
-        last = 0
-        while True:
-            finished = done.is_set()
-            async with store.session(tenant, readonly=True) as s:
-                batch = await s.read_tenant(last, 1000)
-            for e in batch:
-                # Every event after `last` must be the very next one: nothing that
-                # commits later may carry a smaller seq than one already seen.
-                assert e.seq == last + 1, (e.seq, last)
-                last = e.seq
-                seen.append(e.seq)
-            if finished and not batch:
-                return seen
-            await asyncio.sleep(0.002)
-
-    tails = [asyncio.create_task(tail(t)) for t in tenants]
-    await asyncio.gather(*(writer(t, w) for t in tenants for w in range(writers_per_tenant)))
-    done.set()
-    seen = await asyncio.gather(*tails)
-    expected = list(range(1, FIRST + per_writer * writers_per_tenant + 1))
-    for s in seen:
-        assert s == expected
 
 
 async def test_tenants_are_isolated(store: EventStore, make_tenant):
@@ -238,13 +159,6 @@ async def test_a_session_refuses_a_transaction_that_began_unarmed(db, make_tenan
             assert not conn.is_in_transaction()
     finally:
         await pool.close()
-
-
-async def test_insert_without_actor_raises(store: EventStore, make_tenant):
-    t = (await make_tenant()).tenant_id
-    with pytest.raises(MissingContext):
-        async with store.session(t) as s:
-            await s.append(uuid.uuid4(), 0, [ev()])
 
 
 async def test_actor_columns_cannot_be_forged(pool: asyncpg.Pool, make_tenant):
