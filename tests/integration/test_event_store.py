@@ -121,6 +121,33 @@ async def test_a_session_is_armed_in_the_round_trip_of_its_begin(db, make_tenant
     assert len(sent) == 3  # BEGIN with its arming, the read, COMMIT
 
 
+async def test_a_unit_of_work_append_sends_three_statements(db, make_tenant):
+    # BEGIN with its arming, the append, COMMIT: what bench/append.py's baseline of an
+    # INSERT inside BEGIN/COMMIT matches, round trip for round trip.
+    t = (await make_tenant()).tenant_id
+    sent: list[str] = []
+    pool = await create_pool(db.runtime_url, min_size=1, max_size=1)
+    store = EventStore(pool)
+    try:
+        # The connection's first append also looks up the argument types: once.
+        async with store.session(t, ACTOR) as s:
+            await s.append(uuid.uuid4(), 0, [ev()])
+        await store.notifier.flush()
+        async with pool.acquire() as conn:
+            conn.add_query_logger(lambda record: sent.append(record.query))
+        async with store.session(t, ACTOR) as s:
+            await s.append(uuid.uuid4(), 0, [ev()])
+        await store.notifier.flush()
+    finally:
+        await pool.close()
+    # The commit notice is sent after the unit of work, coalesced with others'
+    # (eventstore/notifier.py): not one of its round trips.
+    sent = [q for q in sent if "pg_notify" not in q]
+    assert sent[0].startswith("BEGIN; SELECT set_config('app.tenant_id'")
+    assert "append_events(" in sent[1]
+    assert sent[2:] == ["COMMIT;"]
+
+
 @pytest.mark.parametrize("actor_id", [
     "o'brien", "back\\slash\\", "'); DROP TABLE events; --", "$$ $x$ \u00e9\u4e2d\U0001f600",
 ])
