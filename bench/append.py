@@ -18,10 +18,12 @@ on a plain connection:
   as a unit-of-work append makes.
 
 The first ratio is what the event store's contract costs on top of a bare write; the
-second is what it costs once the round trips are the same. After each run every
-counted append is checked to be stored and every chain to verify.
+second is what it costs once the round trips are the same. The four cases take turns
+(``--rounds``), so that load from elsewhere on a shared machine falls on baselines and
+appends alike. After each turn every counted append is checked to be stored and every
+chain to verify.
 
-    python -m bench.append [--seconds 5] [--writers 8]
+    python -m bench.append [--seconds 5] [--writers 8] [--rounds 5]
 """
 
 from __future__ import annotations
@@ -44,8 +46,9 @@ PAYLOAD = {"subject": "Printer on fire", "priority": "high", "n": 0}
 INSERT = "INSERT INTO bench_raw (stream, data) VALUES ($1, $2)"
 
 
-async def raw_rate(url: str, writers: int, seconds: float, *, transaction: bool) -> float:
-    """Single-row INSERTs on one plain connection per writer.
+async def raw_run(url: str, writers: int, seconds: float, *,
+                  transaction: bool) -> tuple[int, float]:
+    """Single-row INSERTs on one plain connection per writer: (count, seconds).
 
     ``transaction=False``: autocommit, one round trip per INSERT. ``True``: each INSERT
     in its own BEGIN/COMMIT, three round trips, like a unit-of-work append.
@@ -74,12 +77,13 @@ async def raw_rate(url: str, writers: int, seconds: float, *, transaction: bool)
     elapsed = time.perf_counter() - started
     for conn in conns:
         await conn.close()
-    return count / elapsed
+    return count, elapsed
 
 
-async def store_rate(url: str, tenants: list[TenantId], writers: int, seconds: float, *,
-                     label: str) -> float:
-    """Unit-of-work appends of one event each, each committed before the writer's next."""
+async def store_run(url: str, tenants: list[TenantId], writers: int, seconds: float, *,
+                    label: str) -> tuple[int, float]:
+    """Unit-of-work appends of one event each, each committed before the writer's next:
+    (count, seconds)."""
     pool = await create_pool(url, min_size=writers, max_size=writers)
     store = EventStore(pool)
     actor = StoreActor("api_key", label)
@@ -107,7 +111,7 @@ async def store_rate(url: str, tenants: list[TenantId], writers: int, seconds: f
     await store.notifier.flush()
     await pool.close()
     await check_stored(url, tenants, label, count)
-    return count / elapsed
+    return count, elapsed
 
 
 async def check_stored(url: str, tenants: list[TenantId], label: str, count: int) -> None:
@@ -135,35 +139,51 @@ WARMUP_SECONDS = 1.0
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--seconds", type=float, default=5.0, help="per case")
     parser.add_argument("--writers", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=5,
+                        help="each case's seconds are split into this many turns, the "
+                             "cases taking turns, so that load from elsewhere on the "
+                             "machine falls on all of them alike")
     args = parser.parse_args()
-    writers, seconds = args.writers, args.seconds
+    writers = args.writers
     with bench_server() as server:
         async with fresh_database(server) as db:
             one = [(await create_tenant(db.admin_url, "bench")).tenant_id]
             many = [(await create_tenant(db.admin_url, f"bench {i}")).tenant_id
                     for i in range(100)]
+
+            async def run(case: str, seconds: float, turn: str) -> tuple[int, float]:
+                if case == "insert":
+                    return await raw_run(db.admin_url, writers, seconds, transaction=False)
+                if case == "insert_tx":
+                    return await raw_run(db.admin_url, writers, seconds, transaction=True)
+                tenants = one if case == "one" else many
+                return await store_run(db.runtime_url, tenants, writers, seconds,
+                                       label=f"{case}-{turn}")
+
+            names = ("insert", "insert_tx", "one", "many")
             # A short unmeasured run of each case first: the first writes of a fresh
             # database pay for plan caching, function compilation and table growth, and
             # would otherwise count against whichever case happened to run first.
-            for measured in (False, True):
-                s = seconds if measured else WARMUP_SECONDS
-                plain = await raw_rate(db.admin_url, writers, s, transaction=False)
-                plain_tx = await raw_rate(db.admin_url, writers, s, transaction=True)
-                single = await store_rate(db.runtime_url, one, writers, s,
-                                          label=f"one-{measured}")
-                spread = await store_rate(db.runtime_url, many, writers, s,
-                                          label=f"many-{measured}")
+            for case in names:
+                await run(case, WARMUP_SECONDS, "warm")
+            totals = dict.fromkeys(names, (0, 0.0))
+            for turn in range(args.rounds):
+                for case in names:
+                    count, elapsed = await run(case, args.seconds / args.rounds, str(turn))
+                    totals[case] = (totals[case][0] + count, totals[case][1] + elapsed)
+    rate = {name: count / elapsed for name, (count, elapsed) in totals.items()}
+    plain, plain_tx = rate["insert"], rate["insert_tx"]
     rows: list[dict[str, object]] = []
-    for name, rate, target in (("1 tenant", single, ">= 0.5"),
-                               ("100 tenants", spread, ">= 0.8")):
-        rows.append({"figure": f"{name} (baseline: INSERT)", "value": round(rate),
-                     "baseline": round(plain), "ratio": round(rate / plain, 2),
+    for name, value, target in (("1 tenant", rate["one"], ">= 0.5"),
+                                ("100 tenants", rate["many"], ">= 0.8")):
+        rows.append({"figure": f"{name} (baseline: INSERT)", "value": round(value),
+                     "baseline": round(plain), "ratio": round(value / plain, 2),
                      "target": target})
         rows.append({"figure": f"{name} (baseline: BEGIN, INSERT, COMMIT)",
-                     "value": round(rate), "baseline": round(plain_tx),
-                     "ratio": round(rate / plain_tx, 2), "target": "-"})
+                     "value": round(value), "baseline": round(plain_tx),
+                     "ratio": round(value / plain_tx, 2), "target": "-"})
     report(f"append, unit of work per event (events/s, {writers} writers)", rows)
 
 
