@@ -16,7 +16,7 @@ from fastapi import FastAPI
 
 from api.config import Settings
 from api.feed import route as feed_route
-from api.http import problems
+from api.http import problem_docs, problems
 from api.http.limits import BodyLimit
 from api.ops.logging import RequestContext
 from api.ops.metrics import RequestMetrics
@@ -72,6 +72,7 @@ def create_app(
         lifespan=lifespan,
     )
     problems.install(app)
+    problem_docs.install(app)
     for router in ROUTERS:
         app.include_router(router)
     # add_middleware puts each new one outside the previous ones.

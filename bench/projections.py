@@ -139,13 +139,14 @@ async def measure_rebuild(pool: asyncpg.Pool, tenant: Any, batch: int) -> tuple[
 
 
 async def append(store: EventStore, tenant: Any, rows: list[Row]) -> dict[int, float]:
-    """Append through the event store, one call per ticket, as the API does; returns
-    each seq with the time its append returned (committed)."""
+    """Append through the event store, one unit of work per ticket, as a command does;
+    returns each seq with the time its unit of work committed."""
     seqs: dict[int, float] = {}
     for stream, run in itertools.groupby(rows, key=lambda r: r[0]):
         items = list(run)
-        recorded = await store.append(tenant, ACTOR, stream, items[0][1] - 1,
-                                      [NewEvent(t, d, v) for _, _, t, v, d in items])
+        async with store.session(tenant, ACTOR) as session:
+            recorded = await session.append(stream, items[0][1] - 1,
+                                            [NewEvent(t, d, v) for _, _, t, v, d in items])
         now = time.perf_counter()
         seqs.update((e.seq, now) for e in recorded)
     return seqs

@@ -17,14 +17,6 @@ SELECT tenant_id, seq, stream_id, version, type, schema_version, data, metadata,
        actor_kind, actor_id, recorded_at, hash
   FROM append_events($1, $2, $3, $4, $5, $6, $7)
 
--- name: append_as --
--- $1 tenant_id, $2 actor_kind, $3 actor_id, $4 stream_id, $5 expected version,
--- $6 types, $7 schema versions, $8 data, $9 metadata
--- The same, arming tenant and actor first: a whole append in one round trip.
-SELECT tenant_id, seq, stream_id, version, type, schema_version, data, metadata,
-       actor_kind, actor_id, recorded_at, hash
-  FROM append_events_as($1, $2, $3, $4, $5, $6, $7, $8, $9)
-
 -- name: stream_version --
 -- $1 tenant_id, $2 stream_id
 SELECT coalesce(max(version), 0) FROM events WHERE tenant_id = $1 AND stream_id = $2
@@ -84,17 +76,6 @@ SELECT (SELECT count(*) FROM checks WHERE seq >= $2) AS checked,
           FROM checks WHERE seq >= $2 AND NOT ok) AS first_bad,
        (SELECT max(seq) FROM checks) AS last_seq,
        (SELECT hash FROM r ORDER BY seq DESC LIMIT 1) AS last_hash
-
--- name: append_group --
--- $1 tenants, $2 actor kinds, $3 actor ids, $4 streams, $5 expected versions,
--- $6 number of events per item, $7 types, $8 schema versions, $9 data, $10 metadata
--- Several independent appends, of any tenants, in one transaction (migration 0060).
--- A row with `actual` set is an item whose expected version did not match; it
--- inserted nothing. The other rows are the inserted events, without their payloads.
-SELECT item, actual, tenant_id, seq, stream_id, version, actor_kind, actor_id,
-       recorded_at, hash
-  FROM append_group_as($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-
 -- name: stream_first_type --
 -- $1 tenant_id, $2 stream_id
 SELECT type FROM events WHERE tenant_id = $1 AND stream_id = $2 AND version = 1

@@ -12,7 +12,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 from uuid import UUID
 
 import asyncpg
@@ -25,7 +24,6 @@ from eventstore.errors import (
     MissingContext,
     StoreUnavailable,
 )
-from eventstore.group_commit import GroupCommit, Pending
 from eventstore.notifier import CommitNotifier
 from eventstore.pool import arm_statement
 from eventstore.sqlfile import load_queries
@@ -122,8 +120,8 @@ class Session:
         """
         if not events:
             return []
-        rows = await _run_append(self.conn, Q["append"], (self.tenant_id,), stream_id,
-                                 expected_version, events)
+        rows = await _run_append(self.conn, self.tenant_id, stream_id, expected_version,
+                                 events)
         recorded = [record_from_row(r) for r in rows]
         self.last_seq = max(self.last_seq, recorded[-1].seq)
         for observe in self._observers:
@@ -239,50 +237,12 @@ class EventStore:
         # composition root adds what must happen atomically with an event (webhook
         # deliveries) or be counted. The store knows nothing of what they do.
         self.observers: list[AppendObserver] = []
-        self._group = GroupCommit(self._append_alone, self._fetch_group,
-                                  retry_alone=(asyncpg.PostgresError,))
-
-    async def append(
-        self,
-        tenant_id: TenantId,
-        actor: StoreActor,
-        stream_id: UUID,
-        expected_version: int | None,
-        events: Sequence[NewEvent],
-    ) -> list[RecordedEvent]:
-        """Append in a transaction of its own, committed before this returns.
-
-        For a writer that has nothing else to do in the transaction; a command that
-        also updates read models uses ``session(...).append`` instead. Concurrent
-        one-shot appends, of any tenants, share transactions
-        (eventstore/group_commit.py); each still gets its own result or
-        ``ConcurrencyError``.
-        """
-        if not events:
-            return []
-        recorded = await self._group.append(
-            Pending(tenant_id, actor, stream_id, expected_version, events))
-        if recorded:
-            self.notifier.committed(tenant_id, recorded[-1].seq)
-        return recorded
 
     def connection(self) -> AbstractAsyncContextManager[asyncpg.Connection]:
         """A pooled connection under the store's acquire timeout, for reads that are
         not units of work (read models): a busy or absent database is then the same
         prompt ``StoreUnavailable`` as for a session."""
         return acquire(self.pool, timeout=self.acquire_timeout)
-
-    async def _append_alone(self, item: Pending) -> list[RecordedEvent]:
-        async with self.connection() as conn:
-            rows = await _run_append(conn, Q["append_as"],
-                                     (item.tenant_id, item.actor.kind, item.actor.id),
-                                     item.stream_id, item.expected_version, item.events)
-        return [record_from_row(r) for r in rows]
-
-    async def _fetch_group(self, query: str, args: tuple[Any, ...]) -> list[asyncpg.Record]:
-        async with self.connection() as conn:
-            rows: list[asyncpg.Record] = await conn.fetch(query, *args)
-        return rows
 
     @asynccontextmanager
     async def session(
@@ -311,15 +271,14 @@ class EventStore:
 
 async def _run_append(
     conn: asyncpg.Connection,
-    query: str,
-    leading: tuple[Any, ...],
+    tenant_id: TenantId,
     stream_id: UUID,
     expected_version: int | None,
     events: Sequence[NewEvent],
 ) -> list[asyncpg.Record]:
     try:
         rows: list[asyncpg.Record] = await conn.fetch(
-            query, *leading, stream_id, expected_version,
+            Q["append"], tenant_id, stream_id, expected_version,
             [e.type for e in events], [e.schema_version for e in events],
             [e.data for e in events], [e.metadata for e in events],
         )

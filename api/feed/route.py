@@ -18,6 +18,7 @@ from starlette.websockets import WebSocketDisconnect
 from api.config import Settings
 from api.feed import messages as msg
 from api.feed.connection import StreamConnection
+from api.http.access import roles_for
 from api.http.auth import Principal, bearer_token, lookup_key
 from api.http.routing import StrictRoute
 from api.root import Services
@@ -25,7 +26,7 @@ from eventstore.errors import StoreUnavailable
 
 router = APIRouter(route_class=StrictRoute)
 
-FEED_ROLES = frozenset({"admin", "agent", "analyst", "auditor"})
+FEED_OPERATION = "WS /v1/stream"
 AUTH_TIMEOUT = 10.0
 
 
@@ -65,7 +66,7 @@ async def _authenticate(websocket: WebSocket, services: Services) -> tuple[Princ
         raise Refused(1013, "the database is unavailable; try again later") from None
     if principal is None:
         raise Refused(4401, "the API key is unknown or revoked")
-    if principal.role not in FEED_ROLES:
+    if principal.role not in roles_for(FEED_OPERATION):
         raise Refused(4403, f"role {principal.role!r} may not read the feed")
     return principal, secret
 

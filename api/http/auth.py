@@ -6,7 +6,6 @@ function ``api_key_lookup``; everything after runs under that key's tenant.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from uuid import UUID
 
 from fastapi import Depends, Request
 
+from api.http.access import roles_for
 from api.http.problems import Problem
 from api.ops import logging as logs
 from domain.ids import TenantId
@@ -84,15 +84,22 @@ async def authenticate(request: Request) -> Principal:
     return principal
 
 
-def require(*roles: str) -> Callable[..., Coroutine[Any, Any, Principal]]:
-    """Dependency factory: the principal, if its role is one of ``roles``; else 403."""
-    allowed = frozenset(roles)
+def operation_of(request: Request) -> str:
+    """``METHOD /route/{template}``: the request's key in the authorization table."""
+    template = getattr(request.scope.get("route"), "path", request.url.path)
+    return f"{request.method} {template}"
 
-    async def check(principal: Principal = Depends(authenticate)) -> Principal:
-        if principal.role not in allowed:
-            raise Problem(403, "forbidden",
-                          f"role {principal.role!r} may not do this; allowed: "
-                          + ", ".join(sorted(allowed)))
-        return principal
 
-    return check
+def refuse(role: str, allowed: frozenset[str]) -> Problem:
+    return Problem(403, "forbidden",
+                   f"role {role!r} may not do this; allowed: " + ", ".join(sorted(allowed)))
+
+
+async def authorize(request: Request, principal: Principal = Depends(authenticate)
+                    ) -> Principal:
+    """Dependency: the principal, if the authorization table lets its role run this
+    route's operation; else 403."""
+    allowed = roles_for(operation_of(request))
+    if principal.role not in allowed:
+        raise refuse(principal.role, allowed)
+    return principal

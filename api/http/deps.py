@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from api.http.auth import Principal, authenticate
+from api.http.auth import Principal, authenticate, authorize
 from api.root import Services
 
 
@@ -17,3 +17,5 @@ def get_services(request: Request) -> Services:
 
 ServicesDep = Annotated[Services, Depends(get_services)]
 PrincipalDep = Annotated[Principal, Depends(authenticate)]
+Authorized = Annotated[Principal, Depends(authorize)]
+"""The caller, allowed by ``api.http.access`` to run the route it called."""

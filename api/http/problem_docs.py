@@ -1,12 +1,16 @@
 """OpenAPI documentation of error answers: one problem+json schema, shared by routes.
 
 Routes pass ``responses=errors(400, 404, ...)``; every route also documents the
-answers any route can give (401, 403, 500, 503).
+answers any route can give (401, 403, 500, 503). The ``Problem`` schema is registered
+once under ``components.schemas`` (``install``) and every answer refers to it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
+
+from fastapi import FastAPI
 
 PROBLEM_SCHEMA: dict[str, Any] = {
     "title": "Problem",
@@ -23,6 +27,8 @@ PROBLEM_SCHEMA: dict[str, Any] = {
     },
     "additionalProperties": True,
 }
+
+PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
 
 _DESCRIPTIONS = {
     400: "Malformed request: unknown or invalid query parameter, path id, cursor, JSON "
@@ -52,7 +58,7 @@ def errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
     for status in sorted({*statuses, *_ALWAYS}):
         out[status] = {
             "description": _DESCRIPTIONS[status],
-            "content": {"application/problem+json": {"schema": PROBLEM_SCHEMA}},
+            "content": {"application/problem+json": {"schema": PROBLEM_REF}},
         }
     return out
 
@@ -60,4 +66,19 @@ def errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
 COMMAND_ERRORS = errors(404, 409, 412, 413, 415)
 """What a ticket command route can answer besides success."""
 
-__all__ = ["COMMAND_ERRORS", "PROBLEM_SCHEMA", "errors"]
+def install(app: FastAPI) -> None:
+    """Add the ``Problem`` schema to the app's OpenAPI document, once."""
+    build: Callable[[], dict[str, Any]] = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            document = build()
+            document.setdefault("components", {}).setdefault("schemas", {})["Problem"] = \
+                PROBLEM_SCHEMA
+            app.openapi_schema = document
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
+__all__ = ["COMMAND_ERRORS", "PROBLEM_REF", "PROBLEM_SCHEMA", "errors", "install"]

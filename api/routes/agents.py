@@ -11,12 +11,11 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from api.http import commands
-from api.http.auth import Principal, require
-from api.http.deps import ServicesDep
+from api.http.deps import Authorized, ServicesDep
 from api.http.idempotency import JsonReply
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, tenant_list_page
 from api.http.problem_docs import errors
@@ -104,8 +103,6 @@ class AgentPage(BaseModel):
 
 
 router = APIRouter(prefix="/v1/agents", tags=["agents"], route_class=StrictRoute)
-Admin = Annotated[Principal, Depends(require("admin"))]
-Reader = Annotated[Principal, Depends(require("admin", "agent"))]
 
 
 def _out(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -115,7 +112,7 @@ def _out(row: Mapping[str, Any]) -> dict[str, Any]:
 @router.get("", response_model=AgentPage, responses=errors(),
             summary="List the tenant's agents")
 async def list_agents(
-    principal: Reader,
+    principal: Authorized,
     services: ServicesDep,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
     cursor: Annotated[str | None, Query(max_length=1000)] = None,
@@ -128,7 +125,7 @@ async def list_agents(
 @router.post("", response_model=AgentOut, status_code=201, summary="Add an agent",
              responses=errors(409, 413, 415))
 async def add_agent(
-    body: AgentIn, request: Request, principal: Admin, services: ServicesDep
+    body: AgentIn, request: Request, principal: Authorized, services: ServicesDep
 ) -> Response:
     command = agent_handlers.AddAgent(email=body.email, name=body.name, role=Role(body.role),
                                       at=services.clock.now())
@@ -140,7 +137,7 @@ async def add_agent(
 
 
 @router.get("/{agent_id}", response_model=AgentOut, summary="One agent", responses=errors(404))
-async def get_agent(agent_id: UUID, principal: Reader, services: ServicesDep) -> Any:
+async def get_agent(agent_id: UUID, principal: Authorized, services: ServicesDep) -> Any:
     async with services.store.session(principal.tenant_id, readonly=True) as s:
         row = await agent_handlers.get_agent(s, agent_id)
     if row is None:
@@ -151,7 +148,7 @@ async def get_agent(agent_id: UUID, principal: Reader, services: ServicesDep) ->
 @router.patch("/{agent_id}", response_model=AgentOut, summary="Change an agent",
               responses=errors(404, 409, 413, 415))
 async def patch_agent(
-    agent_id: UUID, body: AgentPatch, request: Request, principal: Admin, services: ServicesDep
+    agent_id: UUID, body: AgentPatch, request: Request, principal: Authorized, services: ServicesDep
 ) -> Response:
     given = body.model_dump(exclude_unset=True)
     command = agent_handlers.UpdateAgent(agent_id=agent_id, changes=given,

@@ -11,10 +11,10 @@ from collections.abc import Awaitable, Callable
 from datetime import date, timedelta
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Query
 
-from api.http.auth import Principal, require
-from api.http.deps import ServicesDep
+from api.http.auth import Principal
+from api.http.deps import Authorized, ServicesDep
 from api.http.params import IsoDate
 from api.http.problem_docs import errors
 from api.http.problems import Problem
@@ -24,7 +24,6 @@ from projections import analytics_reads as reads
 
 router = APIRouter(prefix="/v1/analytics", tags=["analytics"], route_class=StrictRoute)
 
-AnalystDep = Annotated[Principal, Depends(require("analyst", "admin"))]
 MAX_DAYS = 366
 DEFAULT_DAYS = 30
 
@@ -67,7 +66,7 @@ To = Annotated[IsoDate | None, Query(alias="to", description="last UTC day (incl
 
 @router.get("/summary", responses=errors(), response_model=models.Summary)
 async def summary(
-    principal: AnalystDep,
+    principal: Authorized,
     services: ServicesDep,
     start: From = None,
     end: To = None,
@@ -83,7 +82,7 @@ async def summary(
 
 
 @router.get("/volume", responses=errors(), response_model=models.Volume)
-async def volume(principal: AnalystDep, services: ServicesDep, start: From = None,
+async def volume(principal: Authorized, services: ServicesDep, start: From = None,
                  end: To = None) -> dict[str, Any]:
     """Created, solved, reopened and breached per UTC day, split by priority and source."""
     lo, hi = _range(services, start, end)
@@ -92,13 +91,13 @@ async def volume(principal: AnalystDep, services: ServicesDep, start: From = Non
 
 
 @router.get("/backlog", responses=errors(), response_model=models.Backlog)
-async def backlog(principal: AnalystDep, services: ServicesDep) -> dict[str, Any]:
+async def backlog(principal: Authorized, services: ServicesDep) -> dict[str, Any]:
     """Open work now, by state, priority and age bucket (not cached: ages move)."""
     return await reads.backlog(services.store, principal.tenant_id, services.clock.now())
 
 
 @router.get("/agents", responses=errors(), response_model=models.Agents)
-async def agents(principal: AnalystDep, services: ServicesDep, start: From = None,
+async def agents(principal: Authorized, services: ServicesDep, start: From = None,
                  end: To = None) -> dict[str, Any]:
     """Per agent over the range: tickets assigned, public replies, tickets solved."""
     lo, hi = _range(services, start, end)

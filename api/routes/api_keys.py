@@ -11,12 +11,11 @@ from typing import Annotated, Any
 from uuid import UUID
 
 import orjson
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from api.http import commands
-from api.http.auth import Principal, require
-from api.http.deps import ServicesDep
+from api.http.deps import Authorized, ServicesDep
 from api.http.idempotency import JsonReply
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, tenant_list_page
 from api.http.problem_docs import errors
@@ -64,13 +63,12 @@ class ApiKeyPage(BaseModel):
 
 
 router = APIRouter(prefix="/v1/api-keys", tags=["api-keys"], route_class=StrictRoute)
-Admin = Annotated[Principal, Depends(require("admin"))]
 
 
 @router.get("", response_model=ApiKeyPage, responses=errors(),
             summary="List the tenant's API keys")
 async def list_keys(
-    principal: Admin,
+    principal: Authorized,
     services: ServicesDep,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
     cursor: Annotated[str | None, Query(max_length=1000)] = None,
@@ -84,7 +82,7 @@ async def list_keys(
              summary="Issue an API key (the secret is shown only in this response)",
              responses=errors(409, 413, 415))
 async def issue_key(
-    body: ApiKeyIn, request: Request, principal: Admin, services: ServicesDep
+    body: ApiKeyIn, request: Request, principal: Authorized, services: ServicesDep
 ) -> Response:
     command = key_handlers.IssueKey(name=body.name, role=body.role, agent_id=body.agent_id,
                                     at=services.clock.now())
@@ -112,7 +110,7 @@ async def issue_key(
 @router.delete("/{key_id}", response_model=ApiKeyOut, summary="Revoke an API key",
                responses=errors(404, 409))
 async def revoke_key(
-    key_id: UUID, request: Request, principal: Admin, services: ServicesDep
+    key_id: UUID, request: Request, principal: Authorized, services: ServicesDep
 ) -> Response:
     now = services.clock.now()
 

@@ -11,11 +11,10 @@ from datetime import datetime
 from typing import Annotated, Any
 from uuid import UUID
 
-from fastapi import APIRouter, Depends, Query, Response
+from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel
 
-from api.http.auth import Principal, require
-from api.http.deps import ServicesDep
+from api.http.deps import Authorized, ServicesDep
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate_int, scope_of
 from api.http.params import IsoAwareDateTime
 from api.http.problem_docs import errors
@@ -35,7 +34,6 @@ INT32 = 2**31 - 1  # versions are integer columns
 INT64 = 2**63 - 1  # seqs are bigint columns
 
 router = APIRouter(tags=["audit"], route_class=StrictRoute)
-Auditor = Annotated[Principal, Depends(require("auditor", "admin"))]
 Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT)]
 Cursor = Annotated[str | None, Query(max_length=1000)]
 
@@ -91,7 +89,7 @@ async def _require_ticket(session: Session, ticket_id: UUID) -> None:
             summary="A ticket's events in order, with actor, seq, version and hash")
 async def ticket_history(
     ticket_id: UUID,
-    principal: Auditor,
+    principal: Authorized,
     services: ServicesDep,
     limit: Limit = DEFAULT_LIMIT,
     cursor: Cursor = None,
@@ -110,7 +108,7 @@ async def ticket_history(
             summary="The ticket as the API showed it at a version or an instant")
 async def ticket_as_of(
     ticket_id: UUID,
-    principal: Auditor,
+    principal: Authorized,
     services: ServicesDep,
     response: Response,
     version: Annotated[int | None, Query(ge=1, le=INT32)] = None,
@@ -144,7 +142,7 @@ async def ticket_as_of(
 @router.get("/v1/events", response_model=EventPage, responses=errors(),
             summary="The tenant's event feed by seq (no total)")
 async def event_feed(
-    principal: Auditor,
+    principal: Authorized,
     services: ServicesDep,
     limit: Limit = DEFAULT_LIMIT,
     cursor: Cursor = None,
@@ -179,7 +177,7 @@ async def event_feed(
             summary=f"Recompute the hash chain over at most {MAX_VERIFY_SEQS} seqs",
             responses=errors())
 async def verify(
-    principal: Auditor,
+    principal: Authorized,
     services: ServicesDep,
     from_seq: Annotated[int, Query(ge=1, le=INT64)] = 1,
     to_seq: Annotated[int | None, Query(ge=1, le=INT64)] = None,

@@ -6,12 +6,11 @@ import uuid
 from typing import Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 
 from api.http import commands
-from api.http.auth import Principal, require
 from api.http.commands import agent_actor, parse_if_match
-from api.http.deps import ServicesDep
+from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IdempotencyKey, IfMatch
 from api.http.idempotency import JsonReply
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate, row_position, scope_of
@@ -35,14 +34,12 @@ from projections.reads import get_ticket, list_messages
 
 router = APIRouter(prefix="/v1/tickets", tags=["messages"], route_class=StrictRoute)
 
-Writer = Annotated[Principal, Depends(require("agent", "admin", "intake"))]
-Staff = Annotated[Principal, Depends(require("agent", "admin"))]
 
 
 @router.post("/{ticket_id}/messages", status_code=201, response_model=MessagePosted,
              responses=COMMAND_ERRORS, summary="Add a public reply or an internal note")
 async def post_message(ticket_id: UUID, body: MessageIn, request: Request,
-                       services: ServicesDep, principal: Writer, if_match: IfMatch = None,
+                       services: ServicesDep, principal: Authorized, if_match: IfMatch = None,
                        idempotency_key: IdempotencyKey = None) -> Response:
     """The author comes from the key: an intake key writes as the ticket's requester,
     any other key as its agent. A customer's message on a closed ticket opens a
@@ -79,7 +76,7 @@ async def post_message(ticket_id: UUID, body: MessageIn, request: Request,
 async def get_messages(
     ticket_id: UUID,
     services: ServicesDep,
-    principal: Staff,
+    principal: Authorized,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
 ) -> Response:

@@ -13,11 +13,10 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Header, Request, Response
+from fastapi import APIRouter, Header, Request, Response
 
 from api.http import commands
-from api.http.auth import Principal, require
-from api.http.deps import ServicesDep
+from api.http.deps import Authorized, ServicesDep
 from api.http.idempotency import JsonReply
 from api.http.problem_docs import errors
 from api.http.routing import StrictRoute
@@ -26,7 +25,6 @@ from handlers import tenant_settings as settings_handlers
 from projections.tenant_settings import TenantSettingsDoc
 
 router = APIRouter(prefix="/v1/settings", tags=["settings"], route_class=StrictRoute)
-Admin = Annotated[Principal, Depends(require("admin"))]
 
 
 def _etag(version: int) -> str:
@@ -46,7 +44,7 @@ def _expected(if_match: str | None) -> int | None:
 
 @router.get("", response_model=TenantSettingsDoc, responses=errors(),
             summary="The tenant's settings")
-async def get_settings(principal: Admin, services: ServicesDep, response: Response) -> Any:
+async def get_settings(principal: Authorized, services: ServicesDep, response: Response) -> Any:
     async with services.store.session(principal.tenant_id, readonly=True) as s:
         state = await settings_handlers.get_settings(s)
     response.headers["ETag"] = _etag(state.version)
@@ -58,7 +56,7 @@ async def get_settings(principal: Admin, services: ServicesDep, response: Respon
 async def put_settings(
     body: TenantSettingsDoc,
     request: Request,
-    principal: Admin,
+    principal: Authorized,
     services: ServicesDep,
     if_match: Annotated[str | None, Header()] = None,
 ) -> Response:

@@ -7,12 +7,12 @@ from datetime import UTC, datetime
 from typing import Annotated, Any
 from uuid import UUID
 
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 
 from api.http import commands
-from api.http.auth import Principal, require
+from api.http.auth import Principal
 from api.http.commands import agent_actor, parse_if_match
-from api.http.deps import ServicesDep
+from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IdempotencyKey, IfMatch
 from api.http.idempotency import JsonReply
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate, scope_of
@@ -40,8 +40,6 @@ from projections.reads import TicketFilters, get_ticket, list_tickets
 
 router = APIRouter(prefix="/v1/tickets", tags=["tickets"], route_class=StrictRoute)
 
-Writer = Annotated[Principal, Depends(require("agent", "admin", "intake"))]
-Staff = Annotated[Principal, Depends(require("agent", "admin"))]
 
 _STATES = "open|pending|on_hold|solved|closed"
 _PRIORITIES = "low|normal|high|urgent"
@@ -77,7 +75,7 @@ async def _command(request: Request, services: ServicesDep, principal: Principal
 @router.post("", status_code=201, response_model=TicketOut, responses=errors(409, 413, 415),
              summary="Open a ticket")
 async def open_ticket(
-    body: OpenTicketIn, request: Request, services: ServicesDep, principal: Writer,
+    body: OpenTicketIn, request: Request, services: ServicesDep, principal: Authorized,
     idempotency_key: IdempotencyKey = None,
 ) -> Response:
     ticket_id = TicketId(uuid.uuid4())
@@ -100,7 +98,7 @@ async def open_ticket(
 @router.get("", response_model=TicketPage, responses=errors(), summary="List tickets")
 async def list_(
     services: ServicesDep,
-    principal: Staff,
+    principal: Authorized,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
     state: Annotated[str | None, Query(pattern=_list_of(_STATES))] = None,
@@ -137,7 +135,7 @@ async def list_(
 
 @router.get("/{ticket_id}", response_model=TicketOut, responses=errors(404),
             summary="One ticket with its SLA clocks")
-async def get_one(ticket_id: UUID, services: ServicesDep, principal: Staff) -> Response:
+async def get_one(ticket_id: UUID, services: ServicesDep, principal: Authorized) -> Response:
     async with services.store.session(principal.tenant_id, readonly=True) as session:
         ticket = await get_ticket(session.conn, principal.tenant_id, ticket_id)
     if ticket is None:
@@ -148,7 +146,7 @@ async def get_one(ticket_id: UUID, services: ServicesDep, principal: Staff) -> R
 @router.post("/{ticket_id}/assignee", response_model=TicketOut, responses=COMMAND_ERRORS,
              summary="Assign or unassign")
 async def assign(ticket_id: UUID, body: AssigneeIn, request: Request, services: ServicesDep,
-                 principal: Staff, if_match: IfMatch = None,
+                 principal: Authorized, if_match: IfMatch = None,
                  idempotency_key: IdempotencyKey = None) -> Response:
     agent = AgentId(body.agent_id) if body.agent_id is not None else None
     command = Assign(agent_id=agent, actor=agent_actor(principal), at=services.clock.now())
@@ -159,7 +157,7 @@ async def assign(ticket_id: UUID, body: AssigneeIn, request: Request, services: 
 @router.post("/{ticket_id}/priority", response_model=TicketOut, responses=COMMAND_ERRORS,
              summary="Change the priority")
 async def set_priority(ticket_id: UUID, body: PriorityIn, request: Request,
-                       services: ServicesDep, principal: Staff, if_match: IfMatch = None,
+                       services: ServicesDep, principal: Authorized, if_match: IfMatch = None,
                        idempotency_key: IdempotencyKey = None) -> Response:
     command = ChangePriority(priority=body.priority, actor=agent_actor(principal),
                              at=services.clock.now())
@@ -170,7 +168,7 @@ async def set_priority(ticket_id: UUID, body: PriorityIn, request: Request,
 @router.post("/{ticket_id}/state", response_model=TicketOut, responses=COMMAND_ERRORS,
              summary="Move the ticket to another state")
 async def set_state(ticket_id: UUID, body: StateIn, request: Request, services: ServicesDep,
-                    principal: Staff, if_match: IfMatch = None,
+                    principal: Authorized, if_match: IfMatch = None,
                     idempotency_key: IdempotencyKey = None) -> Response:
     command = ChangeState(to=body.state, reason=body.reason, actor=agent_actor(principal),
                           at=services.clock.now())
@@ -181,7 +179,7 @@ async def set_state(ticket_id: UUID, body: StateIn, request: Request, services: 
 @router.post("/{ticket_id}/tags", response_model=TicketOut, responses=COMMAND_ERRORS,
              summary="Add and remove tags")
 async def change_tags(ticket_id: UUID, body: TagsIn, request: Request, services: ServicesDep,
-                      principal: Staff, if_match: IfMatch = None,
+                      principal: Authorized, if_match: IfMatch = None,
                       idempotency_key: IdempotencyKey = None) -> Response:
     command = ChangeTags(add=tuple(body.add), remove=tuple(body.remove),
                          actor=agent_actor(principal), at=services.clock.now())

@@ -11,15 +11,14 @@ Delivery itself is ``scheduler.webhooks``.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Any
 from urllib.parse import urlsplit
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from api.http import commands
-from api.http.auth import Principal, require
-from api.http.deps import ServicesDep
+from api.http.deps import Authorized, ServicesDep
 from api.http.idempotency import JsonReply
 from api.http.problem_docs import errors
 from api.http.problems import Problem
@@ -28,8 +27,6 @@ from domain.events import EVENT_TYPES
 from eventstore.store import Session
 from handlers import webhooks as webhook_handlers
 from scheduler.webhooks import ALL_EVENTS
-
-AdminDep = Annotated[Principal, Depends(require("admin"))]
 
 
 class WebhookIn(BaseModel):
@@ -81,7 +78,7 @@ def _out(row: Any) -> WebhookOut:
 
 @router.get("", summary="The tenant's webhook endpoint", response_model=WebhookOut,
             responses=errors(404))
-async def get_webhook(services: ServicesDep, principal: AdminDep) -> WebhookOut:
+async def get_webhook(services: ServicesDep, principal: Authorized) -> WebhookOut:
     async with services.store.session(principal.tenant_id, readonly=True) as session:
         row = await webhook_handlers.get_webhook(session)
     if row is None:
@@ -92,7 +89,7 @@ async def get_webhook(services: ServicesDep, principal: AdminDep) -> WebhookOut:
 @router.put("", summary="Set the tenant's webhook endpoint", response_model=WebhookOut,
             responses=errors(409, 413, 415))
 async def put_webhook(body: WebhookIn, request: Request, services: ServicesDep,
-                      principal: AdminDep) -> Response:
+                      principal: Authorized) -> Response:
     command = webhook_handlers.ConfigureWebhook(
         url=body.url, secret=body.secret, event_types=tuple(body.event_types),
         enabled=body.enabled, at=services.clock.now())

@@ -126,6 +126,12 @@ async def test_tenant_isolation_and_roles(http, tenant, make_tenant, owner):
         r = await http.post(url, json=body, headers=auth(auditor))
         assert r.status_code == 403, url
         assert r.headers["content-type"] == "application/problem+json"
+    # Read-only, but the current state of a ticket is theirs to read, not the lists.
+    current = await http.get(f"/v1/tickets/{tid}", headers=auth(auditor))
+    assert current.status_code == 200 and current.json()["id"] == tid
+    assert current.headers["etag"] == f'"{current.json()["version"]}"'
+    for url in ("/v1/tickets", f"/v1/tickets/{tid}/messages"):
+        assert (await http.get(url, headers=auth(auditor))).status_code == 403, url
 
     analyst = await owner.key(tenant.tenant_id, "analyst")
     for url in ("/v1/tickets", f"/v1/tickets/{tid}", f"/v1/tickets/{tid}/messages"):

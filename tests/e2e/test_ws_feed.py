@@ -51,6 +51,7 @@ async def issue_key(owner_dsn: str, tenant: uuid.UUID, role: str) -> str:
 async def test_auth_by_header_or_first_message_and_refusals(db, make_tenant) -> None:
     t = await make_tenant("Acme")
     intake = await issue_key(db.admin_url, t.tenant_id, "intake")
+    analyst = await issue_key(db.admin_url, t.tenant_id, "analyst")
     async with serve(ws_settings(db.runtime_url)) as srv:
         ws = await connect_ws(srv.url, t.admin_key.secret)
         await send(ws, op="ping", id=7)
@@ -83,6 +84,12 @@ async def test_auth_by_header_or_first_message_and_refusals(db, make_tenant) -> 
                 srv.url, additional_headers={"Authorization": f"Bearer {intake}"}) as ws:
             code, reason = await closed_with(ws)
             assert code == 4403 and "intake" in reason
+
+        # Analysts see analytics only: the feed carries message bodies and notes.
+        async with websockets.connect(srv.url) as ws:
+            await send(ws, op="auth", token=analyst)
+            code, reason = await closed_with(ws)
+            assert code == 4403 and "analyst" in reason
 
 
 async def test_malformed_ops_get_errors_and_the_connection_lives_on(db, make_tenant) -> None:

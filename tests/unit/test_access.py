@@ -1,0 +1,98 @@
+"""The authorization table in code (api/http/access.py) against the documented one.
+
+docs/api.md's endpoint table must match the code in both directions (every route is
+documented, every documented role is what the service enforces). When the design
+document the project started from is next to the repository, its table is checked
+too, row by row, for the operations it names.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from fastapi.routing import APIRoute, APIWebSocketRoute
+
+from api.app import ROUTERS
+from api.http.access import ACCESS
+
+ROOT = Path(__file__).parents[2]
+DOCS = ROOT / "docs" / "api.md"
+DESIGN = ROOT.parent / "shared" / "DESIGN.md"
+PUBLIC = {"GET /health/live", "GET /health/ready", "GET /metrics"}
+_ROW = re.compile(r"^\|\s*(`[^|]+)\|\s*([^|]+?)\s*\|")
+
+
+def _normal(operation: str) -> str:
+    """Path parameters named alike, so `{id}` in a document matches `{ticket_id}`."""
+    return re.sub(r"\{[^}]+\}", "{}", operation)
+
+
+def documented(text: str) -> dict[str, frozenset[str]]:
+    """The operations and roles of the "Endpoints (v1)" table of a markdown text."""
+    section = text.split("## Endpoints (v1)", 1)[1].split("\n## ", 1)[0]
+    out: dict[str, frozenset[str]] = {}
+    for line in section.splitlines():
+        match = _ROW.match(line)
+        if match is None:
+            continue
+        specs, who = match.groups()
+        readers = frozenset()
+        if "(agents may list)" in who:
+            readers = frozenset({"agent"})
+            who = who.replace("(agents may list)", "")
+        roles = frozenset(r.strip() for r in who.split(",") if r.strip())
+        previous = ""
+        for spec in re.findall(r"`([^`]+)`", specs):
+            if spec.startswith("/"):  # "/backlog" after "GET /v1/analytics/volume"
+                methods = previous.split(" ")[0]
+                path = previous.split(" ")[1].rsplit("/", 1)[0] + spec
+            else:
+                methods, path = spec.split(" ", 1)
+            previous = f"{methods} {path}"
+            for method in methods.split("/"):
+                out[_normal(f"{method} {path}")] = roles | (readers if method == "GET" else
+                                                            frozenset())
+    return out
+
+
+def enforced() -> dict[str, frozenset[str]]:
+    return {_normal(op): roles for op, roles in ACCESS.items()}
+
+
+def test_every_route_of_the_app_is_in_the_table_and_nothing_else() -> None:
+    routes = set()
+    for router in ROUTERS:
+        for route in router.routes:
+            if isinstance(route, APIRoute):
+                routes |= {f"{m} {route.path}" for m in route.methods}
+            elif isinstance(route, APIWebSocketRoute):
+                routes.add(f"WS {route.path}")
+    assert routes >= PUBLIC
+    assert routes - PUBLIC == set(ACCESS)
+
+
+def test_the_documented_table_is_the_enforced_one() -> None:
+    docs = documented(DOCS.read_text())
+    assert len(docs) == len(ACCESS)
+    assert docs == enforced()
+
+
+@pytest.mark.skipif(not DESIGN.exists(), reason="the design document is not beside the repo")
+def test_the_design_table_is_enforced_for_every_operation_it_names() -> None:
+    design = documented(DESIGN.read_text())
+    assert design, "no endpoint table found in the design document"
+    code = enforced()
+    assert {op: code.get(op) for op in design} == design
+
+
+def test_the_parser_reads_shorthand_rows() -> None:
+    text = ("## Endpoints (v1)\n\n| method and path | who | what |\n|---|---|---|\n"
+            "| `GET /v1/a/x`, `/y` | analyst, admin | . |\n"
+            "| `GET/POST /v1/b`, `PATCH /v1/b/{id}` | admin (agents may list) | . |\n")
+    assert documented(text) == {
+        "GET /v1/a/x": {"analyst", "admin"}, "GET /v1/a/y": {"analyst", "admin"},
+        "GET /v1/b": {"admin", "agent"}, "POST /v1/b": {"admin"},
+        "PATCH /v1/b/{}": {"admin"},
+    }
