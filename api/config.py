@@ -137,6 +137,11 @@ class Settings(BaseSettings):
         default=8, ge=1, le=50, description="Delivery attempts before a webhook job is dead."
     )
     log_json: bool = Field(default=True, description="Log JSON lines (false: plain text).")
+    key_cache_seconds: float = Field(
+        default=10.0, ge=0, le=300,
+        description="How long a process remembers a valid API key's lookup; changes to "
+        "keys and agents clear it in every process at once (0: look up every request).",
+    )
     cursor_secret: str | None = Field(
         default=None,
         description="Key that signs list cursors; unset: the random secret stored in the "

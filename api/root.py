@@ -5,8 +5,9 @@
 
 | part | serve | worker | cli |
 |---|---|---|---|
-| pool, event store (append observers wired), clock, metrics | yes | yes | yes |
-| Redis guard, rate limiter, analytics cache, cursor codec | yes | yes | yes |
+| pool, event store (appends counted), clock, metrics | yes | yes | yes |
+| Redis guard, rate limiter, analytics cache, cursor codec, key cache | yes | yes | yes |
+| key cache invalidation (LISTEN helpdesk_keys) | yes | no | no |
 | live-feed hub (LISTEN) | yes | no | no |
 | scheduler loop and projector | with ``RUN_SCHEDULER`` | yes | no |
 
@@ -33,6 +34,7 @@ import asyncpg
 
 from api.config import Settings
 from api.feed.hub import Hub
+from api.http.keycache import KeyCache
 from api.http.pagination import CursorCodec
 from api.ops.cache import AnalyticsCache
 from api.ops.logging import configure
@@ -45,13 +47,11 @@ from eventstore.errors import StoreUnavailable
 from eventstore.pool import create_pool
 from eventstore.sqlfile import load_queries
 from eventstore.store import EventStore
-from eventstore.types import RecordedEvent
 from handlers import sla_check, sweep
 from projections.projector import Projector
 from scheduler import idempotency, purge, tenant_seed, webhooks
 from scheduler.loop import LoopConfig, Scheduler
 from scheduler.registry import Registry
-from scheduler.webhooks import enqueue_for
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
 log = logging.getLogger("helpdesk")
@@ -94,6 +94,7 @@ class Services:
     limiter: RateLimiter
     cache: AnalyticsCache
     cursors: CursorCodec
+    keys: KeyCache
     hub: Hub | None = None
     scheduler: SchedulerRun | None = None
     projector: Projector | None = None
@@ -148,24 +149,13 @@ async def load_cursor_codec(settings: Settings, store: EventStore) -> CursorCode
     return CursorCodec(bytes(stored))
 
 
-def wire_append_observers(store: EventStore, settings: Settings, clock: Clock,
-                          metrics: Metrics) -> None:
-    """What every append does inside its own transaction, whoever makes it.
+def count_appends(store: EventStore, metrics: Metrics) -> None:
+    """Count every committed append for /metrics."""
 
-    Webhook deliveries are scheduled atomically with the events they announce (one
-    cheap read when the tenant has none), and appends are counted for /metrics.
-    """
+    def committed(_tenant_id: TenantId, events: int) -> None:
+        metrics.appends.inc(events)
 
-    async def deliveries(conn: asyncpg.Connection, tenant_id: TenantId,
-                         events: list[RecordedEvent]) -> None:
-        await enqueue_for(conn, tenant_id, events, max_attempts=settings.webhook_max_attempts,
-                          now=clock.now())
-
-    async def count(_conn: asyncpg.Connection, _tenant_id: TenantId,
-                    events: list[RecordedEvent]) -> None:
-        metrics.appends.inc(len(events))
-
-    store.observers[:] = [deliveries, count]
+    store.on_committed = committed
 
 
 def job_registry(settings: Settings, metrics: Metrics | None = None,
@@ -177,7 +167,8 @@ def job_registry(settings: Settings, metrics: Metrics | None = None,
         dead_retention=timedelta(days=settings.jobs_dead_retention_days),
     ))
     webhooks.register(registry, timeout=settings.webhook_timeout,
-                      allow_private=settings.webhook_allow_private_addresses)
+                      allow_private=settings.webhook_allow_private_addresses,
+                      max_attempts=settings.webhook_max_attempts)
     sla_check.register(registry)
     sweep.register(registry)
     idempotency.register(registry)
@@ -240,7 +231,7 @@ async def running(
         clock = clock or SystemClock()
         store = EventStore(pool, acquire_timeout=settings.db_acquire_timeout)
         metrics = Metrics()
-        wire_append_observers(store, settings, clock, metrics)
+        count_appends(store, metrics)
         redis = RedisGuard(
             settings.redis_url,
             socket_timeout=settings.redis_socket_timeout,
@@ -262,8 +253,14 @@ async def running(
             ),
             cache=AnalyticsCache(redis, ttl=settings.cache_ttl, metrics=metrics),
             cursors=await load_cursor_codec(settings, store),
+            keys=KeyCache(pool, ttl=settings.key_cache_seconds,
+                          acquire_timeout=settings.db_acquire_timeout,
+                          on_lookup=lambda result: metrics.key_lookups.labels(result).inc()),
             role=role,
         )
+        if role is ProcessRole.SERVE:
+            await services.keys.start(_listen_dsn(settings))
+            stack.push_async_callback(services.keys.stop)
         if role is ProcessRole.SERVE:
             hub = Hub(store, replay_window=settings.ws_replay_window,
                       poll_seconds=settings.ws_poll_seconds)

@@ -1,7 +1,7 @@
 """A LISTEN connection of its own, reconnecting by itself.
 
 The WebSocket hub and the projectors listen on ``helpdesk_events`` (sent by the
-store after commit, ``'<tenant_id>:<last seq>'``), the scheduler on
+store after commit, ``'<tenant_id>'``), the scheduler on
 ``helpdesk_jobs``. A notification only ever says "look": readers read the data
 themselves. Notifications sent while the connection was down are lost, so every
 (re)connect calls ``on_connect``, and the reader catches up from what it last saw.

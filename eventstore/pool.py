@@ -60,11 +60,12 @@ class StoreConnection(asyncpg.Connection):  # type: ignore[misc]  # asyncpg is u
     ``EventStore.session`` checks that the staged statement was sent.
     """
 
-    __slots__ = ("_armed_begin",)
+    __slots__ = ("_armed_begin", "_commit_with")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._armed_begin: str | None = None
+        self._commit_with: str | None = None
 
     def begin_armed(self, statement: str | None) -> None:
         """Stage ``statement`` to follow the next BEGIN (None: unstage)."""
@@ -74,12 +75,32 @@ class StoreConnection(asyncpg.Connection):  # type: ignore[misc]  # asyncpg is u
     def armed_begin_pending(self) -> bool:
         return self._armed_begin is not None
 
+    def commit_with(self, statements: str | None) -> None:
+        """Stage ``statements`` to go ahead of the next top-level COMMIT, in its message
+        (None: unstage). The server then runs them and commits back to back; if one
+        fails, the COMMIT is skipped, the transaction is rolled back here and the
+        error raised (eventstore/literal.py says why appends go this way)."""
+        self._commit_with = statements
+
     async def execute(self, query: str, *args: Any, timeout: float | None = None) -> str:
         staged = self._armed_begin
         if staged is not None and not args and query.startswith("BEGIN"):
             self._armed_begin = None
             query = f"{query} {staged}"
-        status: str = await super().execute(query, *args, timeout=timeout)
+        final = self._commit_with
+        if final is not None and not args and query == "COMMIT;":
+            # asyncpg's Transaction sends exactly "COMMIT;" for a top-level commit
+            # ("RELEASE SAVEPOINT ..." for a nested one, which is left alone).
+            self._commit_with = None
+            try:
+                status: str = await super().execute(f"{final}\nCOMMIT;", timeout=timeout)
+            except asyncpg.PostgresError:
+                # The statements failed, so the COMMIT after them never ran: leave the
+                # connection out of the aborted transaction before reporting.
+                await super().execute("ROLLBACK;")
+                raise
+            return status
+        status = await super().execute(query, *args, timeout=timeout)
         return status
 
 

@@ -2,14 +2,16 @@
 
 One unit of work is one pooled connection and one transaction, with the tenant and
 actor armed by ``set_config(..., true)`` so they vanish at commit and a pooled
-connection never leaks a tenant. Keep the append last in a command: it takes the
-tenant head row lock, which is held until commit.
+connection never leaks a tenant. Appends are staged and sent in the COMMIT's own
+message: the append takes the tenant head row lock, held until commit, and so holds
+it for server time only, never while a request waits for the event loop.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from uuid import UUID
@@ -24,6 +26,7 @@ from eventstore.errors import (
     MissingContext,
     StoreUnavailable,
 )
+from eventstore.literal import append_call
 from eventstore.notifier import CommitNotifier
 from eventstore.pool import arm_statement
 from eventstore.sqlfile import load_queries
@@ -94,38 +97,57 @@ def translate(exc: BaseException) -> EventStoreError:
     return EventStoreError(str(exc))
 
 
-AppendObserver = Callable[[asyncpg.Connection, TenantId, list[RecordedEvent]], Awaitable[None]]
+@dataclass(frozen=True, slots=True)
+class StagedAppend:
+    """Events a unit of work will append to one stream when it commits."""
+
+    stream_id: UUID
+    expected_version: int | None
+    events: tuple[NewEvent, ...]
 
 
 class Session:
     """One transaction on one connection, armed for one tenant (and maybe an actor)."""
 
-    def __init__(self, conn: asyncpg.Connection, tenant_id: TenantId,
-                 observers: Sequence[AppendObserver] = ()) -> None:
+    def __init__(self, conn: asyncpg.Connection, tenant_id: TenantId) -> None:
         self.conn = conn
         self.tenant_id = tenant_id
-        self._observers = observers
-        self.last_seq = 0  # highest seq this session appended, for the commit notice
+        self.staged: list[StagedAppend] = []
 
     async def append(
         self,
         stream_id: UUID,
         expected_version: int | None,
         events: Sequence[NewEvent],
-    ) -> list[RecordedEvent]:
-        """Append ``events`` to a stream that must be at ``expected_version``.
+    ) -> None:
+        """Append ``events`` to a stream that must be at ``expected_version`` when the
+        unit of work commits.
 
         ``expected_version`` 0 means a new stream; ``None`` appends at whatever the
-        stream's version is. Raises ``ConcurrencyError`` when the stream moved on.
+        stream's version is. The events go to the database in the COMMIT's own message
+        (``EventStore.session``), or at ``flush``, in the order they were staged: the
+        append takes the tenant head lock, which is then held for server time only.
+        A stream that moved on makes the commit raise ``ConcurrencyError``. Read what
+        was appended, seq and hash included, after the unit of work.
         """
-        if not events:
-            return []
-        rows = await _run_append(self.conn, self.tenant_id, stream_id, expected_version,
-                                 events)
-        recorded = [record_from_row(r) for r in rows]
-        self.last_seq = max(self.last_seq, recorded[-1].seq)
-        for observe in self._observers:
-            await observe(self.conn, self.tenant_id, recorded)
+        if events:
+            self.staged.append(StagedAppend(stream_id, expected_version, tuple(events)))
+
+    def commit_statements(self) -> str:
+        """The staged appends as SQL with their values written in (eventstore/literal.py)."""
+        return "\n".join(append_call(self.tenant_id, s.stream_id, s.expected_version,
+                                      s.events) for s in self.staged)
+
+    async def flush(self) -> list[RecordedEvent]:
+        """Append what is staged now, each stream in its own round trip, and return the
+        recorded events: for a transaction that is not a unit of work of the store
+        (an operator's owner connection), where nothing waits on its commit."""
+        staged, self.staged = self.staged, []
+        recorded: list[RecordedEvent] = []
+        for s in staged:
+            rows = await _run_append(self.conn, self.tenant_id, s.stream_id,
+                                     s.expected_version, s.events)
+            recorded += [record_from_row(r) for r in rows]
         return recorded
 
     async def stream_version(self, stream_id: UUID) -> int:
@@ -233,10 +255,9 @@ class EventStore:
         # work gives up after this long with StoreUnavailable instead of queueing on.
         self.acquire_timeout = acquire_timeout
         self.notifier = CommitNotifier(pool)
-        # Called inside the appending transaction, after every session append: the
-        # composition root adds what must happen atomically with an event (webhook
-        # deliveries) or be counted. The store knows nothing of what they do.
-        self.observers: list[AppendObserver] = []
+        # Told (tenant, number of events) after every unit of work that appended
+        # commits: the composition root counts them for /metrics.
+        self.on_committed: Callable[[TenantId, int], None] | None = None
 
     def connection(self) -> AbstractAsyncContextManager[asyncpg.Connection]:
         """A pooled connection under the store's acquire timeout, for reads that are
@@ -255,18 +276,50 @@ class EventStore:
     ) -> AsyncIterator[Session]:
         """Open a unit of work: one connection, one transaction, tenant (and actor) armed.
 
-        The transaction commits when the block exits normally and rolls back on error.
-        ``isolation`` is asyncpg's name for a level (``"repeatable_read"`` for a read
-        whose statements must share one snapshot); the server's default otherwise.
+        The transaction commits when the block exits normally, with the staged appends
+        in the COMMIT's message, and rolls back on error. ``isolation`` is asyncpg's
+        name for a level (``"repeatable_read"`` for a read whose statements must share
+        one snapshot); the server's default otherwise.
         """
-        async with self.connection() as conn, \
-                _armed_transaction(conn, tenant_id, actor, readonly=readonly,
-                                   isolation=isolation):
-            session = Session(conn, tenant_id, self.observers)
-            yield session
-        if session.last_seq:
+        async with self.connection() as conn:
+            staged: list[StagedAppend] = []
+            try:
+                async with _armed_transaction(conn, tenant_id, actor, readonly=readonly,
+                                              isolation=isolation):
+                    session = Session(conn, tenant_id)
+                    yield session
+                    staged = session.staged
+                    if staged:
+                        if hasattr(conn, "commit_with"):
+                            conn.commit_with(session.commit_statements())
+                        else:
+                            await session.flush()
+            except asyncpg.PostgresError as exc:
+                if staged:
+                    raise _append_error(exc, staged) from exc
+                raise
+            finally:
+                if hasattr(conn, "commit_with"):
+                    conn.commit_with(None)
+        if staged:
             # After commit, never inside the transaction: see eventstore/notifier.py.
-            self.notifier.committed(tenant_id, session.last_seq)
+            self.notifier.committed(tenant_id)
+            if self.on_committed is not None:
+                self.on_committed(tenant_id, sum(len(s.events) for s in staged))
+
+
+def _append_error(exc: asyncpg.PostgresError, staged: Sequence[StagedAppend]
+                  ) -> EventStoreError:
+    """The store's error for an append that failed at commit."""
+    if exc.sqlstate == "HD004" or isinstance(exc, asyncpg.UniqueViolationError):
+        # HD004 names the stream and its current version (append_events); a unique
+        # violation means someone appended without taking the stream's lock.
+        message = str(exc)
+        target = next((s for s in staged if str(s.stream_id) in message), staged[0])
+        detail = getattr(exc, "detail", None) if exc.sqlstate == "HD004" else None
+        actual = int(detail) if detail and detail.isdigit() else None
+        return ConcurrencyError(target.stream_id, target.expected_version, actual)
+    return translate(exc)
 
 
 async def _run_append(

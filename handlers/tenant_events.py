@@ -11,18 +11,13 @@ from __future__ import annotations
 from domain.events import Event
 from domain.mapper import to_stored
 from eventstore.store import Session
-from eventstore.types import NewEvent, RecordedEvent
+from eventstore.types import NewEvent
 
 
-async def record(session: Session, event: Event) -> RecordedEvent:
-    """Append ``event`` to the session's tenant stream, at whatever version it is.
-
-    Call it last in the unit of work: the append takes the tenant head lock, which is
-    held until commit. The store serialises writers of one stream, so ``None`` as the
-    expected version never loses an event.
+async def record(session: Session, event: Event) -> None:
+    """Append ``event`` to the session's tenant stream, at whatever version it is when
+    the unit of work commits. The store serialises writers of one stream, so ``None``
+    as the expected version never loses an event.
     """
     type_, schema_version, data = to_stored(event)
-    recorded = await session.append(
-        session.tenant_id, None, [NewEvent(type_, data, schema_version)]
-    )
-    return recorded[0]
+    await session.append(session.tenant_id, None, [NewEvent(type_, data, schema_version)])

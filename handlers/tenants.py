@@ -57,7 +57,11 @@ async def operator_session(owner_dsn: str, tenant_id: TenantId) -> AsyncIterator
         async with conn.transaction():
             await conn.execute("SET LOCAL ROLE helpdesk_owner")
             await arm(conn, tenant_id, operator_actor())
-            yield Session(conn, tenant_id)
+            session = Session(conn, tenant_id)
+            yield session
+            # An operator's connection is no unit of work of the store: its appends go
+            # out here, before the commit (nobody queues on this tenant's head yet).
+            await session.flush()
     finally:
         await conn.close()
 

@@ -12,8 +12,8 @@ when another writer won a race. One ``execute`` runs inside the caller's ``Sessi
    ticket via ``domain.decide_follow_up``: two streams, one transaction);
 4. update the inline read models;
 5. schedule, move or cancel the SLA timers whose clocks changed;
-6. append the events last, because the append takes the tenant head lock, which is
-   held until commit.
+6. stage the events: the unit of work sends them in its COMMIT's message, where the
+   tenant head lock they take is held for server time only.
 
 Nothing is committed here: the caller's session commits (with its idempotency record)
 or rolls everything back.
@@ -40,7 +40,7 @@ from domain.ticket import Ticket
 from domain.values import Actor, ActorKind, Visibility
 from eventstore.errors import ConcurrencyError
 from eventstore.store import Session
-from eventstore.types import NewEvent, RecordedEvent
+from eventstore.types import NewEvent
 from projections.inline import PendingEvent, apply_inline, load_ticket
 from projections.reads import active_agent
 from projections.tenant_settings import load_settings
@@ -51,12 +51,13 @@ SLA_CHECK = "sla.check"
 
 @dataclass(frozen=True, slots=True)
 class CommandResult:
-    """What a command did: the addressed ticket's state afterwards, the events appended
-    (across every stream touched, in append order) and, when a customer's message on a
-    closed ticket opened one, the follow-up ticket."""
+    """What a command did: the addressed ticket's state afterwards, the events it
+    appends at commit (across every stream touched, in append order, each with its
+    stream and version) and, when a customer's message on a closed ticket opened one,
+    the follow-up ticket."""
 
     ticket: Ticket
-    events: list[RecordedEvent] = field(default_factory=list)
+    events: list[PendingEvent] = field(default_factory=list)
     follow_up: Ticket | None = None
 
 
@@ -121,13 +122,12 @@ async def execute(
         before = state if stream == ticket_id else None
         await _move_sla_timers(conn, tenant, before, ticket)
 
-    recorded: list[RecordedEvent] = []
     for stream in decided:
-        new = [NewEvent(e.type, e.data, e.schema_version)
-               for e in pending if e.stream_id == stream]
-        recorded += await session.append(stream, versions[stream], new)
+        await session.append(stream, versions[stream],
+                             [NewEvent(e.type, e.data, e.schema_version)
+                              for e in pending if e.stream_id == stream])
     follow_up = next((t for s, t in after.items() if s != ticket_id), None)
-    return CommandResult(ticket=after[ticket_id], events=recorded, follow_up=follow_up)
+    return CommandResult(ticket=after[ticket_id], events=pending, follow_up=follow_up)
 
 
 def _pending(decided: dict[UUID, list[Event]], versions: dict[UUID, int]) -> list[PendingEvent]:

@@ -44,7 +44,6 @@ def _rate(part: int, whole: int) -> float | None:
 def _group(row: asyncpg.Record) -> dict[str, Any]:
     n = row["tickets"]
     return {
-        "key": row["key"],
         "tickets": n,
         "solved": row["solved"],
         "first_reply_ms": {"median": row["first_reply_p50"], "p90": row["first_reply_p90"]},
@@ -60,12 +59,17 @@ def _group(row: asyncpg.Record) -> dict[str, Any]:
         },
         "reopen_rate": _rate(row["reopened"], row["ever_solved"]),
         "one_touch_rate": _rate(row["one_touch"], row["solved"]),
+        "key": row["key"],
     }
 
 
 def _bounds(start: date, end: date) -> tuple[datetime, datetime]:
     return (datetime.combine(start, time(0), UTC),
             datetime.combine(end + timedelta(days=1), time(0), UTC))
+
+
+# Every answer is built in its response model's field order (api.schemas.analytics),
+# freshness first: it is sent as built, and tests compare its bytes with the model's.
 
 
 async def summary(store: EventStore, tenant_id: TenantId, start: date, end: date,
@@ -78,17 +82,17 @@ async def summary(store: EventStore, tenant_id: TenantId, start: date, end: date
                   if group_by else [])
     total_out = _group(total[0]) if total else _group_empty()
     del total_out["key"]
-    return {"from": start.isoformat(), "to": end.isoformat(), "group_by": group_by,
-            "total": total_out, "groups": [_group(r) for r in groups], **fresh}
+    return {**fresh, "from": start.isoformat(), "to": end.isoformat(), "group_by": group_by,
+            "total": total_out, "groups": [_group(r) for r in groups]}
 
 
 def _group_empty() -> dict[str, Any]:
     none = {"median": None, "p90": None}
-    return {"key": "all", "tickets": 0, "solved": 0, "first_reply_ms": none,
+    return {"tickets": 0, "solved": 0, "first_reply_ms": none,
             "first_reply_business_ms": none, "resolution_ms": none,
             "resolution_open_ms": none,
             "sla_achievement": {"first_response": None, "next_reply": None, "resolution": None},
-            "reopen_rate": None, "one_touch_rate": None}
+            "reopen_rate": None, "one_touch_rate": None, "key": "all"}
 
 
 async def volume(store: EventStore, tenant_id: TenantId, start: date,
@@ -99,7 +103,7 @@ async def volume(store: EventStore, tenant_id: TenantId, start: date,
     days: dict[date, dict[str, Any]] = {}
     keys = ("created", "solved", "reopened", "breached")
     for r in rows:
-        d = days.setdefault(r["day"], {"day": r["day"].isoformat(), **dict.fromkeys(keys, 0),
+        d = days.setdefault(r["day"], {**dict.fromkeys(keys, 0), "day": r["day"].isoformat(),
                                        "by_priority": {}, "by_source": {}})
         for split, value in (("by_priority", r["priority"]), ("by_source", r["source"])):
             bucket = d[split].setdefault(value, dict.fromkeys(keys, 0))
@@ -107,16 +111,16 @@ async def volume(store: EventStore, tenant_id: TenantId, start: date,
                 bucket[k] += r[k]
         for k in keys:
             d[k] += r[k]
-    return {"from": start.isoformat(), "to": end.isoformat(), "days": list(days.values()),
-            **fresh}
+    return {**fresh, "from": start.isoformat(), "to": end.isoformat(),
+            "days": list(days.values())}
 
 
 async def backlog(store: EventStore, tenant_id: TenantId, now: datetime) -> dict[str, Any]:
     """Open work (open, pending, on hold) by state, priority and age since creation."""
     async with snapshot(store, tenant_id) as (conn, fresh):
         rows = await conn.fetch(Q["backlog"], tenant_id, now)
-    return {"now": now.isoformat(), "total": sum(r["tickets"] for r in rows),
-            "rows": [dict(r) for r in rows], **fresh}
+    return {**fresh, "now": now.isoformat(), "total": sum(r["tickets"] for r in rows),
+            "rows": [dict(r) for r in rows]}
 
 
 async def agents(store: EventStore, tenant_id: TenantId, start: date,
@@ -124,8 +128,8 @@ async def agents(store: EventStore, tenant_id: TenantId, start: date,
     """Per agent over ``start``..``end``: tickets assigned, public replies, tickets solved."""
     async with snapshot(store, tenant_id) as (conn, fresh):
         rows = await conn.fetch(Q["agents"], tenant_id, start, end)
-    return {"from": start.isoformat(), "to": end.isoformat(),
-            "agents": [dict(r) for r in rows], **fresh}
+    return {**fresh, "from": start.isoformat(), "to": end.isoformat(),
+            "agents": [dict(r) for r in rows]}
 
 
 async def current(store: EventStore, tenant_id: TenantId) -> Freshness:

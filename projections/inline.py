@@ -2,8 +2,9 @@
 
 Written in the command's own transaction, from the events it is about to append (or
 from recorded events, when rebuilding), so a client always reads its own writes. The
-``tickets`` row keeps the whole folded state (``state_json``) next to the columns that
-list filters use, so neither a GET nor the next command has to fold the stream.
+``tickets`` row keeps the whole folded state (``state_json``, which the next command
+decides on) and the document the API sends (``view``, passed through by lists and
+gets) next to the columns that list filters use, so nothing has to fold the stream.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from domain.ids import TenantId, TicketId
 from domain.mapper import from_stored
 from domain.ticket import Ticket, evolve
 from eventstore.sqlfile import load_queries
+from projections.views import ticket_json
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
 
@@ -138,16 +140,17 @@ async def _write_ticket(conn: asyncpg.Connection, tenant_id: TenantId, t: Ticket
                         insert: bool, previous: int) -> None:
     doc = state_to_json(t)
     clocks = doc["clocks"]
+    view = ticket_json(t).decode()
     if insert:
         await conn.execute(
             Q["insert_ticket"], tenant_id, t.id, t.version, t.state.value, t.priority.value,
             t.source.value, t.assignee, list(t.tags), t.subject, doc["requester"],
-            t.follow_up_of, clocks, doc, t.created_at, t.updated_at,
+            t.follow_up_of, clocks, doc, t.created_at, t.updated_at, view,
         )
         return
     status = await conn.execute(
         Q["update_ticket"], tenant_id, t.id, t.version, t.state.value, t.priority.value,
-        t.assignee, list(t.tags), clocks, doc, t.updated_at, previous,
+        t.assignee, list(t.tags), clocks, doc, t.updated_at, previous, view,
     )
     if status != "UPDATE 1":
         raise CorruptStream(f"inline ticket {t.id} is not at version {previous}")

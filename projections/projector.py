@@ -238,7 +238,7 @@ class Projector:
                 timed_out = True
 
     def _notified(self, payload: str) -> None:
-        # The payload names '<tenant>:<seq>'; any worker may take any tenant, so it is
+        # The payload names the tenant; any worker may take any tenant, so it is
         # enough to wake every task and let the claim query decide.
         tenant = payload.partition(":")[0]
         if tenant not in self._known:

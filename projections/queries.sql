@@ -15,18 +15,29 @@ SELECT version, state_json FROM tickets WHERE tenant_id = $1 AND id = $2 FOR UPD
 -- name: insert_ticket --
 -- $1 tenant_id, $2 id, $3 version, $4 state, $5 priority, $6 source, $7 assignee,
 -- $8 tags, $9 subject, $10 requester, $11 follow_up_of, $12 clocks, $13 state_json,
--- $14 created_at, $15 updated_at
+-- $14 created_at, $15 updated_at, $16 view (the API document, as text)
 INSERT INTO tickets (tenant_id, id, version, state, priority, source, assignee, tags, subject,
-                     requester, follow_up_of, clocks, state_json, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+                     requester, follow_up_of, clocks, state_json, created_at, updated_at, view)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16::text::json)
 
 -- name: update_ticket --
 -- $1 tenant_id, $2 id, $3 version, $4 state, $5 priority, $6 assignee, $7 tags,
--- $8 clocks, $9 state_json, $10 updated_at, $11 previous version
+-- $8 clocks, $9 state_json, $10 updated_at, $11 previous version, $12 view (as text)
 UPDATE tickets
    SET version = $3, state = $4, priority = $5, assignee = $6, tags = $7, clocks = $8,
-       state_json = $9, updated_at = $10
+       state_json = $9, updated_at = $10, view = $12::text::json
  WHERE tenant_id = $1 AND id = $2 AND version = $11
+
+-- name: ticket_version --
+-- $1 tenant_id, $2 ticket_id
+SELECT version FROM tickets WHERE tenant_id = $1 AND id = $2
+
+-- name: ticket_view --
+-- $1 tenant_id, $2 ticket_id
+-- The stored document as text: passed through as it is, never decoded.
+SELECT id, version, created_at, view::text AS view,
+       CASE WHEN view IS NULL THEN state_json END AS state_json
+  FROM tickets WHERE tenant_id = $1 AND id = $2
 
 -- name: insert_message --
 -- $1 tenant_id, $2 id, $3 ticket_id, $4 version, $5 visibility, $6 author_kind,
@@ -45,8 +56,9 @@ SELECT EXISTS (SELECT 1 FROM agents WHERE tenant_id = $1 AND id = $2 AND active)
 -- $10 cursor created_at, $11 cursor id, $12 limit
 -- Newest first. The first page passes ('infinity', max uuid) as its cursor, so the
 -- keyset condition is always present and the index is walked from the cursor on, at
--- any depth. Filters that are NULL are off.
-SELECT state_json
+-- any depth. Filters that are NULL are off. The document comes as text, passed through.
+SELECT id, version, created_at, view::text AS view,
+       CASE WHEN view IS NULL THEN state_json END AS state_json
   FROM tickets
  WHERE tenant_id = $1
    AND (created_at, id) < ($10::timestamptz, $11::uuid)

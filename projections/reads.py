@@ -17,9 +17,9 @@ from uuid import UUID
 import asyncpg
 
 from domain.ids import TenantId
-from domain.ticket import Ticket
 from eventstore.sqlfile import load_queries
 from projections.inline import state_from_json
+from projections.views import ticket_json
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
 
@@ -49,11 +49,35 @@ async def active_agent(conn: asyncpg.Connection, tenant_id: TenantId, agent_id: 
     return bool(await conn.fetchval(Q["active_agent"], tenant_id, agent_id))
 
 
+@dataclass(frozen=True, slots=True)
+class TicketView:
+    """A ticket's API document as stored (``view``: JSON bytes, sent as they are),
+    with what a list or a get needs beside it."""
+
+    id: UUID
+    version: int
+    created_at: datetime
+    view: bytes
+
+
+def _view(row: asyncpg.Record) -> TicketView:
+    if row["view"] is not None:
+        document = row["view"].encode()
+    else:
+        # A row from before documents were stored; `helpdesk migrate` fills these in.
+        document = ticket_json(state_from_json(row["state_json"]))
+    return TicketView(row["id"], row["version"], row["created_at"], document)
+
+
+async def ticket_exists(conn: asyncpg.Connection, tenant_id: TenantId, ticket_id: UUID) -> bool:
+    return await conn.fetchval(Q["ticket_version"], tenant_id, ticket_id) is not None
+
+
 async def get_ticket(conn: asyncpg.Connection, tenant_id: TenantId, ticket_id: UUID
-                     ) -> Ticket | None:
-    """One ticket from its inline row."""
-    row = await conn.fetchrow(Q["ticket_state"], tenant_id, ticket_id)
-    return None if row is None else state_from_json(row["state_json"])
+                     ) -> TicketView | None:
+    """One ticket's stored document."""
+    row = await conn.fetchrow(Q["ticket_view"], tenant_id, ticket_id)
+    return None if row is None else _view(row)
 
 
 async def list_tickets(
@@ -62,7 +86,7 @@ async def list_tickets(
     filters: TicketFilters,
     after: tuple[datetime, UUID] | None,
     limit: int,
-) -> list[Ticket]:
+) -> list[TicketView]:
     """Tickets newest first, strictly after the keyset position ``after``."""
     at, last_id = after if after is not None else (None, _MAX_UUID)
     rows = await conn.fetch(
@@ -72,7 +96,7 @@ async def list_tickets(
         filters.created_after, filters.created_before,
         at if at is not None else _INFINITY, last_id, limit,
     )
-    return [state_from_json(r["state_json"]) for r in rows]
+    return [_view(r) for r in rows]
 
 
 async def list_messages(
@@ -89,4 +113,5 @@ async def list_messages(
     return [dict(r) for r in rows]
 
 
-__all__ = ["TicketFilters", "active_agent", "get_ticket", "list_messages", "list_tickets"]
+__all__ = ["TicketFilters", "TicketView", "active_agent", "get_ticket", "list_messages",
+           "list_tickets", "ticket_exists"]

@@ -185,6 +185,7 @@ class Scheduler:
     # -- running one job -----------------------------------------------------------
 
     def _start(self, job: Job) -> None:
+        job = self.registry.budget(job)
         self._running[job.id] = asyncio.create_task(self._execute(job),
                                                     name=f"job-{job.kind}-{job.id}")
 

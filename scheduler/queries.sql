@@ -76,12 +76,12 @@ UPDATE jobs
 RETURNING id, tenant_id, kind, dedupe_key, payload, max_attempts
 
 -- name: fail --
--- $1 job id, $2 worker id, $3 now, $4 retry at, $5 error
+-- $1 job id, $2 worker id, $3 now, $4 retry at, $5 error, $6 attempt budget
 -- Back to ready at the retry time, or dead once the attempts are used up; the last
 -- error is kept either way.
 UPDATE jobs
-   SET status = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'ready' END,
-       run_at = CASE WHEN attempts >= max_attempts THEN run_at ELSE $4 END,
+   SET status = CASE WHEN attempts >= $6::integer THEN 'dead' ELSE 'ready' END,
+       run_at = CASE WHEN attempts >= $6::integer THEN run_at ELSE $4 END,
        locked_until = NULL,
        last_error = $5,
        updated_at = $3
@@ -144,9 +144,11 @@ SELECT id
 -- (no arguments) Every tenant (worker context).
 SELECT id FROM tenants ORDER BY id
 
--- name: webhook_for_enqueue --
--- $1 tenant_id (the write path's transaction, armed for the tenant)
-SELECT event_types FROM webhooks WHERE tenant_id = $1 AND enabled
+-- name: webhook_event --
+-- $1 tenant_id, $2 seq: the event a delivery announces
+SELECT tenant_id, seq, stream_id, version, type, schema_version, data, metadata,
+       actor_kind, actor_id, recorded_at, hash
+  FROM events WHERE tenant_id = $1 AND seq = $2
 
 -- name: webhook_for_delivery --
 -- $1 tenant_id

@@ -171,8 +171,8 @@ class Queue:
         retry_at = now + self.backoff.delay(job.attempts)
         async with worker_transaction(self.pool) as conn:
             status: str | None = await conn.fetchval(
-                Q["fail"], job.id, self.worker_id, now, retry_at, error[:4000]
-            )
+                Q["fail"], job.id, self.worker_id, now, retry_at, error[:4000],
+                job.max_attempts)
         return status
 
     async def release(self, job_ids: Sequence[int]) -> list[int]:

@@ -15,6 +15,7 @@ with ``registry.periodic("jobs.purge", timedelta(hours=1), purge)``.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -59,12 +60,22 @@ class Registry:
 
     handlers: dict[str, Handler] = field(default_factory=dict)
     periods: dict[str, Periodic] = field(default_factory=dict)
+    budgets: dict[str, int] = field(default_factory=dict)
 
-    def register(self, kind: str, handler: Handler) -> None:
-        """Run ``handler`` for jobs of ``kind``; registering a kind twice is an error."""
+    def register(self, kind: str, handler: Handler, *, max_attempts: int | None = None) -> None:
+        """Run ``handler`` for jobs of ``kind``; registering a kind twice is an error.
+
+        ``max_attempts`` gives every job of the kind that many tries, whatever its row
+        says (the row's own budget otherwise): for kinds whose jobs are inserted where
+        the process's settings are not known (a trigger, say).
+        """
         if kind in self.handlers:
             raise ValueError(f"job kind {kind!r} is already registered")
+        if max_attempts is not None and max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
         self.handlers[kind] = handler
+        if max_attempts is not None:
+            self.budgets[kind] = max_attempts
 
     def periodic(self, kind: str, every: timedelta, handler: Handler,
                  *, dedupe_key: str | None = None, per_tenant: bool = False) -> None:
@@ -78,6 +89,11 @@ class Registry:
             raise ValueError("a period must be positive")
         self.register(kind, handler)
         self.periods[kind] = Periodic(kind, every, dedupe_key or kind, per_tenant)
+
+    def budget(self, job: Job) -> Job:
+        """``job`` with its kind's registered attempt budget, if the kind has one."""
+        attempts = self.budgets.get(job.kind)
+        return job if attempts is None else dataclasses.replace(job, max_attempts=attempts)
 
     def handler(self, kind: str) -> Handler:
         try:

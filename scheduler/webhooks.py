@@ -1,15 +1,16 @@
 """Outbound webhooks: which events become deliveries, and how one is delivered.
 
-Matching happens in the write path's own transaction: ``enqueue_for`` turns each
-recorded event the tenant's webhook subscribes to into a ``webhook.deliver`` job,
-so a delivery exists exactly when its event committed. It costs one indexed
-primary-key read when the tenant has no webhook (the usual case), and the
-request never waits for a receiver: delivery runs later, from the job queue.
+Matching happens in the appending statement itself: a trigger on ``events``
+(migration 0101) turns each event the tenant's webhook subscribes to into a
+``webhook.deliver`` job naming the event's seq, so a delivery exists exactly when
+its event committed, and the request never waits for a receiver: delivery runs
+later, from the job queue.
 
-``deliver`` is the job handler. It re-reads the webhook (a disabled or re-pointed
-webhook applies to pending deliveries), signs ``timestamp + "." + body`` with
-HMAC-SHA256 and POSTs with a short timeout. Any non-2xx answer or transport error
-raises, so the queue retries with backoff and finally marks the job dead.
+``deliver`` is the job handler. It reads the event from the store and re-reads the
+webhook (a disabled or re-pointed webhook applies to pending deliveries), signs
+``timestamp + "." + body`` with HMAC-SHA256 and POSTs with a short timeout. Any
+non-2xx answer or transport error raises, so the queue retries with backoff and
+finally (after ``WEBHOOK_MAX_ATTEMPTS``) marks the job dead.
 
 Headers sent: ``Webhook-Id`` (stable across retries, so receivers can drop
 duplicates), ``Webhook-Timestamp`` (unix seconds) and ``Webhook-Signature:
@@ -25,20 +26,17 @@ import hmac
 import ipaddress
 import time
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import asyncpg
 import httpx
 import orjson
 
-from domain.ids import TenantId
 from eventstore.sqlfile import load_queries
-from eventstore.store import arm
+from eventstore.store import arm, record_from_row
 from eventstore.types import RecordedEvent
-from scheduler.jobs import schedule
 from scheduler.registry import Registry
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
@@ -70,38 +68,6 @@ def event_body(event: RecordedEvent) -> dict[str, Any]:
         "actor": {"kind": event.actor_kind, "id": event.actor_id},
         "data": event.data,
     }
-
-
-async def enqueue_for(
-    conn: asyncpg.Connection,
-    tenant_id: TenantId,
-    events: Sequence[RecordedEvent],
-    *,
-    max_attempts: int = 8,
-    now: datetime | None = None,
-) -> int:
-    """Schedule a delivery job for each event the tenant's webhook wants.
-
-    Call it inside the transaction that appended ``events`` (armed for the tenant).
-    Returns how many jobs were scheduled; 0 with a single cheap query when the tenant
-    has no enabled webhook.
-    """
-    if not events:
-        return 0
-    event_types: list[str] | None = await conn.fetchval(Q["webhook_for_enqueue"], tenant_id)
-    if not event_types:
-        return 0
-    run_at = now or datetime.now(UTC)
-    count = 0
-    for event in events:
-        if not wants(event_types, event.type):
-            continue
-        await schedule(conn, tenant_id, KIND, run_at,
-                       dedupe_key=f"webhook:{event.seq}",
-                       payload={"event": event_body(event)},
-                       max_attempts=max_attempts)
-        count += 1
-    return count
 
 
 def sign(secret: str, timestamp: int, body: bytes) -> str:
@@ -142,10 +108,17 @@ async def deliver(
     """
     pool = getattr(services_or_pool, "pool", services_or_pool)
     tenant_id = _field(job, "tenant_id")
-    body_doc: dict[str, Any] = _field(job, "payload")["event"]
+    payload = _field(job, "payload")
     async with pool.acquire() as conn, conn.transaction(readonly=True):
         await arm(conn, tenant_id, None)
         hook = await conn.fetchrow(Q["webhook_for_delivery"], tenant_id)
+        if "event" in payload:  # queued before deliveries named their event by seq
+            body_doc: dict[str, Any] = payload["event"]
+        else:
+            row = await conn.fetchrow(Q["webhook_event"], tenant_id, int(payload["seq"]))
+            if row is None:
+                return  # nothing to send (cannot happen while events are immutable)
+            body_doc = event_body(record_from_row(row))
     if hook is None or not hook["enabled"] or not wants(hook["event_types"], body_doc["type"]):
         return  # removed, disabled or unsubscribed since: nothing to deliver
     if not allow_private:
@@ -173,10 +146,13 @@ async def deliver(
         raise WebhookDeliveryFailed(f"receiver answered {response.status_code}")
 
 
-def register(registry: Registry, *, timeout: float = 5.0, allow_private: bool = False) -> None:
-    """Handle ``webhook.deliver`` jobs in this process's scheduler."""
+def register(registry: Registry, *, timeout: float = 5.0, allow_private: bool = False,
+             max_attempts: int | None = None) -> None:
+    """Handle ``webhook.deliver`` jobs in this process's scheduler, giving each
+    delivery ``max_attempts`` tries (None: the job row's own budget)."""
     registry.register(KIND, functools.partial(deliver, timeout=timeout,
-                                              allow_private=allow_private))
+                                              allow_private=allow_private),
+                      max_attempts=max_attempts)
 
 
 def private_address(address: str) -> bool:

@@ -20,7 +20,7 @@ from api.feed import messages as msg
 from api.feed.hub import Hub
 from api.feed.messages import BadRoom, Room
 from api.feed.outbox import Outbox
-from api.http.auth import Principal, lookup_key
+from api.http.auth import Principal
 from api.root import Services
 from eventstore.errors import EventStoreError, StoreUnavailable
 
@@ -97,7 +97,7 @@ class StreamConnection:
             if now >= next_check:
                 next_check = now + settings.ws_auth_recheck_seconds
                 try:
-                    current = await lookup_key(self.services.pool, self.secret)
+                    current = await self.services.keys.lookup(self.secret)
                 except StoreUnavailable:
                     # Fail open while the database is away; the next check decides.
                     continue

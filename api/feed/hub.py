@@ -120,19 +120,15 @@ class Hub:
     # --- notifications --------------------------------------------------------------
 
     def notify(self, payload: str) -> None:
-        """Handle ``'<tenant_id>:<seq>'``: wake the tenant's feed if we serve it."""
-        tenant_text, _, seq_text = payload.partition(":")
+        """Handle ``'<tenant_id>'`` (events committed): wake the tenant's feed if we
+        serve it; it reads on from the last seq it published."""
         try:
-            tenant_id = TenantId(uuid.UUID(tenant_text))
-            seq = int(seq_text)
+            tenant_id = TenantId(uuid.UUID(payload.partition(":")[0]))
         except ValueError:
             log.warning("ignoring malformed notification %r", payload)
             return
         feed = self.feeds.get(tenant_id)
-        if feed is None:
-            return
-        feed.known_head = max(feed.known_head, seq)
-        if feed.last_seq is None or seq > feed.last_seq:
+        if feed is not None:
             self._poke(feed)
 
     def reconnected(self) -> None:

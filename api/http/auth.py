@@ -1,43 +1,20 @@
 """Bearer API key authentication and role checks.
 
 The key is looked up before the tenant is known, through the SECURITY DEFINER
-function ``api_key_lookup``; everything after runs under that key's tenant.
+function ``api_key_lookup`` (remembered for a few seconds: api/http/keycache.py);
+everything after runs under that key's tenant.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
-from uuid import UUID
-
 from fastapi import Depends, Request
 
 from api.http.access import roles_for
+from api.http.principal import Principal
 from api.http.problems import Problem
 from api.ops import logging as logs
-from domain.ids import TenantId
-from eventstore.sqlfile import load_queries
-from eventstore.store import acquire
-from eventstore.types import StoreActor
-from handlers.api_keys import KEY_PREFIX, hash_secret
 
-Q = load_queries(Path(__file__).with_name("queries.sql"))
-
-
-@dataclass(frozen=True, slots=True)
-class Principal:
-    """The authenticated caller: which tenant, which key, which role."""
-
-    tenant_id: TenantId
-    key_id: UUID
-    role: str
-    agent_id: UUID | None = None
-
-    @property
-    def actor(self) -> StoreActor:
-        """The actor the database stamps onto events this caller causes."""
-        return StoreActor("api_key", str(self.key_id))
+__all__ = ["Principal", "authenticate", "authorize", "bearer_token", "operation_of"]
 
 
 def bearer_token(header: str | None) -> str | None:
@@ -47,18 +24,6 @@ def bearer_token(header: str | None) -> str | None:
     if scheme.lower() != "bearer" or not token.strip():
         return None
     return token.strip()
-
-
-async def lookup_key(pool: Any, secret: str, *, timeout: float | None = 5.0
-                     ) -> Principal | None:
-    """Map a key secret to its principal, or None for an unknown or revoked key."""
-    if not secret.startswith(KEY_PREFIX) or len(secret) > 200:
-        return None
-    async with acquire(pool, timeout=timeout) as conn:
-        row = await conn.fetchrow(Q["api_key_lookup"], hash_secret(secret))
-    if row is None:
-        return None
-    return Principal(TenantId(row["tenant_id"]), row["key_id"], row["role"], row["agent_id"])
 
 
 _UNAUTHORIZED = {"WWW-Authenticate": 'Bearer realm="helpdesk"'}
@@ -72,9 +37,7 @@ async def authenticate(request: Request) -> Principal:
     token = bearer_token(request.headers.get("authorization"))
     if token is None:
         raise Problem(401, "unauthorized", "missing bearer API key", headers=_UNAUTHORIZED)
-    services = request.state.services
-    principal = await lookup_key(services.pool, token,
-                                 timeout=services.settings.db_acquire_timeout)
+    principal: Principal | None = await request.state.services.keys.lookup(token)
     if principal is None:
         raise Problem(401, "invalid_api_key", "the API key is unknown or revoked",
                       headers=_UNAUTHORIZED)

@@ -33,6 +33,7 @@ from api.http.auth import Principal
 from api.http.problems import Problem
 from eventstore.sqlfile import load_queries
 from eventstore.store import Session
+from projections.views import dumps
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
 
@@ -55,7 +56,7 @@ class JsonReply:
         headers = dict(self.headers)
         if replayed:
             headers["Idempotent-Replayed"] = "true"
-        return Response(orjson.dumps(self.body), status_code=self.status,
+        return Response(dumps(self.body), status_code=self.status,
                         media_type="application/json", headers=headers)
 
 
@@ -109,8 +110,8 @@ async def idempotent(
         return recorded.response(replayed=True)
     reply = await work()
     kept = {k: v for k, v in reply.headers.items() if k.lower() in _REPLAYED_HEADERS}
-    await conn.execute(Q["idempotency_put"], *ident, digest, reply.status, reply.body, kept,
-                       float(TTL_SECONDS))
+    await conn.execute(Q["idempotency_put"], *ident, digest, reply.status,
+                       orjson.Fragment(dumps(reply.body)), kept, float(TTL_SECONDS))
     return reply.response()
 
 

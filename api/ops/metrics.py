@@ -16,6 +16,7 @@ something calls its attributes, e.g. ``metrics.appends.inc(len(events))``. Names
 | ``redis_circuit`` | ``helpdesk_redis_circuit_state`` | (0 closed, 1 half open, 2 open) |
 | ``rate_limited`` | ``helpdesk_rate_limited_total`` | |
 | ``cache`` | ``helpdesk_cache_requests_total`` | result (hit, miss, bypass) |
+| ``key_lookups`` | ``helpdesk_key_lookups_total`` | result (hit: from the key cache, miss) |
 
 Routes are labelled by their template (``/v1/tickets/{ticket_id}``), never the raw
 path, so the label set stays bounded; unmatched paths, and answers given before
@@ -71,6 +72,8 @@ class Metrics:
                                     registry=r)
         self.cache = Counter("helpdesk_cache_requests", "Analytics cache lookups",
                              ["result"], registry=r)
+        self.key_lookups = Counter("helpdesk_key_lookups", "API key lookups by where they "
+                                   "were answered", ["result"], registry=r)
 
     def watch_redis(self, guard: RedisGuard) -> None:
         """Report ``guard``'s breaker state whenever metrics are scraped."""

@@ -11,10 +11,11 @@ from collections.abc import Awaitable, Callable
 from datetime import date, timedelta
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Response
 
 from api.http.auth import Principal
 from api.http.deps import Authorized, ServicesDep
+from api.http.idempotency import JsonReply
 from api.http.params import IsoDate
 from api.http.problem_docs import errors
 from api.http.problems import Problem
@@ -60,6 +61,12 @@ async def _cached(
     return body
 
 
+def _answer(body: dict[str, Any]) -> Response:
+    # Written as the read built it: the response models document the shape, and the
+    # tests check the answers against them, not every request.
+    return JsonReply(200, body).response()
+
+
 From = Annotated[IsoDate | None, Query(alias="from", description="first UTC day (inclusive)")]
 To = Annotated[IsoDate | None, Query(alias="to", description="last UTC day (inclusive)")]
 
@@ -72,34 +79,37 @@ async def summary(
     end: To = None,
     group_by: Annotated[Literal["priority", "source", "assignee", "day"] | None,
                         Query()] = None,
-) -> dict[str, Any]:
+) -> Response:
     """Tickets created in the range: counts, first reply and resolution medians and p90,
     SLA achievement per metric, reopen and one-touch rates; in total and by group."""
     lo, hi = _range(services, start, end)
-    return await _cached(services, principal, f"summary:{lo}:{hi}:{group_by}",
-                         lambda: reads.summary(services.store, principal.tenant_id, lo, hi,
-                                               group_by))
+    return _answer(await _cached(services, principal, f"summary:{lo}:{hi}:{group_by}",
+                                 lambda: reads.summary(services.store, principal.tenant_id,
+                                                       lo, hi, group_by)))
 
 
 @router.get("/volume", responses=errors(), response_model=models.Volume)
 async def volume(principal: Authorized, services: ServicesDep, start: From = None,
-                 end: To = None) -> dict[str, Any]:
+                 end: To = None) -> Response:
     """Created, solved, reopened and breached per UTC day, split by priority and source."""
     lo, hi = _range(services, start, end)
-    return await _cached(services, principal, f"volume:{lo}:{hi}",
-                         lambda: reads.volume(services.store, principal.tenant_id, lo, hi))
+    return _answer(await _cached(services, principal, f"volume:{lo}:{hi}",
+                                 lambda: reads.volume(services.store, principal.tenant_id,
+                                                      lo, hi)))
 
 
 @router.get("/backlog", responses=errors(), response_model=models.Backlog)
-async def backlog(principal: Authorized, services: ServicesDep) -> dict[str, Any]:
+async def backlog(principal: Authorized, services: ServicesDep) -> Response:
     """Open work now, by state, priority and age bucket (not cached: ages move)."""
-    return await reads.backlog(services.store, principal.tenant_id, services.clock.now())
+    return _answer(await reads.backlog(services.store, principal.tenant_id,
+                                       services.clock.now()))
 
 
 @router.get("/agents", responses=errors(), response_model=models.Agents)
 async def agents(principal: Authorized, services: ServicesDep, start: From = None,
-                 end: To = None) -> dict[str, Any]:
+                 end: To = None) -> Response:
     """Per agent over the range: tickets assigned, public replies, tickets solved."""
     lo, hi = _range(services, start, end)
-    return await _cached(services, principal, f"agents:{lo}:{hi}",
-                         lambda: reads.agents(services.store, principal.tenant_id, lo, hi))
+    return _answer(await _cached(services, principal, f"agents:{lo}:{hi}",
+                                 lambda: reads.agents(services.store, principal.tenant_id,
+                                                      lo, hi)))

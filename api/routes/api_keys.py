@@ -6,6 +6,7 @@ rules and events are ``handlers.api_keys``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Annotated, Any
 from uuid import UUID
@@ -75,7 +76,8 @@ async def list_keys(
 ) -> Any:
     page, nxt = await tenant_list_page(services, principal.tenant_id, "api-keys",
                                        key_handlers.list_keys, limit, cursor)
-    return {"data": [_out(dict(r), model=ApiKeyOut) for r in page], "next_cursor": nxt}
+    return JsonReply(200, {"data": [_out(r, model=ApiKeyOut) for r in page],
+                           "next_cursor": nxt}).response()
 
 
 @router.post("", response_model=IssuedKeyOut, status_code=201,
@@ -118,8 +120,13 @@ async def revoke_key(
         row = await key_handlers.revoke_key(uow, key_id, now)
         return JsonReply(200, _out(row, model=ApiKeyOut))
 
-    return await commands.run(request, services, principal, None, work)
+    response = await commands.run(request, services, principal, None, work)
+    # Committed: this process forgets the key now; the others when the database's
+    # notification reaches them (api/http/keycache.py).
+    services.keys.clear()
+    return response
 
 
-def _out(row: dict[str, Any], model: type[BaseModel] = IssuedKeyOut) -> dict[str, Any]:
-    return model.model_validate(row).model_dump(mode="json")
+def _out(row: Mapping[str, Any], model: type[BaseModel] = IssuedKeyOut) -> dict[str, Any]:
+    """A key's row in ``model``'s shape (its fields in order; tests validate the shape)."""
+    return {name: row[name] for name in model.model_fields}

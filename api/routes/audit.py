@@ -20,13 +20,14 @@ from api.http.params import IsoAwareDateTime
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.routing import StrictRoute
-from api.schemas.tickets import TicketOut, etag, ticket_view
+from api.schemas.tickets import TicketOut, etag
 from domain.errors import DomainError
 from domain.events import TicketOpened
 from domain.mapper import from_stored
 from domain.ticket import fold
 from eventstore.store import Session
 from eventstore.types import RecordedEvent
+from projections.views import ticket_json
 
 MAX_VERIFY_SEQS = 100_000
 """The most seqs one ``/v1/audit/verify`` request recomputes (bounded work)."""
@@ -110,10 +111,9 @@ async def ticket_as_of(
     ticket_id: UUID,
     principal: Authorized,
     services: ServicesDep,
-    response: Response,
     version: Annotated[int | None, Query(ge=1, le=INT32)] = None,
     at: Annotated[IsoAwareDateTime | None, Query()] = None,
-) -> Any:
+) -> Response:
     if (version is None) == (at is None):
         raise Problem(400, "invalid_parameter", "give exactly one of version and at")
     async with services.store.session(principal.tenant_id, readonly=True) as s:
@@ -135,8 +135,8 @@ async def ticket_as_of(
         raise Problem(500, "corrupt_stream", f"the ticket's events cannot be replayed: {exc}") \
             from exc
     assert ticket is not None
-    response.headers["ETag"] = etag(ticket.version)
-    return ticket_view(ticket)
+    return Response(ticket_json(ticket), media_type="application/json",
+                    headers={"ETag": etag(ticket.version)})
 
 
 @router.get("/v1/events", response_model=EventPage, responses=errors(),

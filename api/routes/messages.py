@@ -30,7 +30,7 @@ from domain.ids import MessageId, TicketId
 from domain.mapper import from_stored
 from eventstore.store import Session
 from handlers import tickets as ticket_handlers
-from projections.reads import get_ticket, list_messages
+from projections.reads import list_messages, ticket_exists
 
 router = APIRouter(prefix="/v1/tickets", tags=["messages"], route_class=StrictRoute)
 
@@ -84,7 +84,7 @@ async def get_messages(
     codec = services.cursors
     after = codec.decode(scope, cursor) if cursor is not None else None
     async with services.store.session(principal.tenant_id, readonly=True) as session:
-        if await get_ticket(session.conn, principal.tenant_id, ticket_id) is None:
+        if not await ticket_exists(session.conn, principal.tenant_id, ticket_id):
             raise Problem(404, "not_found", "the ticket does not exist")
         rows = await list_messages(session.conn, principal.tenant_id, ticket_id, after,
                                    limit + 1)

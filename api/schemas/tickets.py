@@ -1,18 +1,22 @@
-"""Request and response bodies of the ticket and message routes, and the views that
-turn domain state into them. Requests forbid unknown fields (422)."""
+"""Request and response bodies of the ticket and message routes. Requests forbid
+unknown fields (422). The response models document the answers; the answers
+themselves are the documents of ``projections.views``, which tests validate against
+these models (not every request)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 from uuid import UUID
 
+import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
-from domain.sla import Clock
 from domain.ticket import Ticket
 from domain.validation import BODY_MAX, REASON_MAX, SUBJECT_MAX, TAGS_MAX
 from domain.values import Priority, Source, TicketState, Visibility
+from projections.views import message_document, ticket_json
 
 _IN = ConfigDict(extra="forbid")
 
@@ -145,41 +149,14 @@ class MessagePosted(BaseModel):
     ticket: TicketOut
 
 
-def _clock(clock: Clock) -> dict[str, Any]:
-    return {
-        "target_ms": clock.target_ms,
-        "started_at": clock.started_at,
-        "due_at": clock.due_at,
-        "paused": clock.paused,
-        "remaining_ms": clock.remaining_ms,
-        "fulfilled_at": clock.fulfilled_at,
-        "breached_at": clock.breached_at,
-    }
+def ticket_view(t: Ticket) -> orjson.Fragment:
+    """The JSON body of a ticket (``TicketOut``), ready to embed in an answer."""
+    return orjson.Fragment(ticket_json(t))
 
 
-def ticket_view(t: Ticket) -> dict[str, Any]:
-    """The JSON body of a ticket (validated against ``TicketOut``)."""
-    body = {
-        "id": t.id, "version": t.version, "state": t.state, "subject": t.subject,
-        "requester": {"email": t.requester.email, "name": t.requester.name},
-        "priority": t.priority, "source": t.source, "tags": list(t.tags),
-        "assignee": t.assignee, "follow_up_of": t.follow_up_of,
-        "follow_up_ids": list(t.follow_up_ids), "created_at": t.created_at,
-        "updated_at": t.updated_at, "solved_at": t.solved_at, "closed_at": t.closed_at,
-        "reopen_count": t.reopen_count, "awaiting_reply": t.awaiting_reply,
-        "sla": {m.value: _clock(c) for m, c in t.clocks.items()},
-    }
-    return TicketOut.model_validate(body).model_dump(mode="json")
-
-
-def message_view(row: dict[str, Any]) -> dict[str, Any]:
-    """The JSON body of a message from its read-model row."""
-    body = {
-        "id": row["id"], "ticket_id": row["ticket_id"], "visibility": row["visibility"],
-        "author": {"kind": row["author_kind"], "id": row["author_id"]},
-        "body": row["body"], "created_at": row["created_at"],
-    }
-    return MessageOut.model_validate(body).model_dump(mode="json")
+def message_view(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON body of a message (``MessageOut``) from its read-model row."""
+    return message_document(row)
 
 
 def etag(version: int) -> str:

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from api.schemas.tickets import ticket_view as render_ticket
+import orjson
+
 from domain import commands as c
 from domain.decide import decide
 from domain.mapper import from_stored, to_stored
@@ -17,6 +18,7 @@ from domain.ticket import Ticket, evolve, fold
 from domain.values import Actor, ActorKind, Priority, Requester, SlaMetric, TicketState
 from eventstore.store import EventStore
 from eventstore.types import SYSTEM, NewEvent, StoreActor
+from projections.views import ticket_json
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
@@ -44,7 +46,7 @@ async def apply(store: EventStore, tenant, actor: StoreActor, ticket_id: uuid.UU
         await s.append(ticket_id, state.version if state else 0, new)
     for event in events:
         state = evolve(state, event)
-        rec.views[state.version] = render_ticket(state)
+        rec.views[state.version] = orjson.loads(ticket_json(state))
         rec.actors[state.version] = (actor.kind, actor.id)
     assert state is not None
     return state

@@ -275,7 +275,7 @@ async def test_the_listener_reconnects_and_catches_up(db, make_tenant, store) ->
         try:
             killed = await admin.fetchval(
                 "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                "WHERE datname = current_database() AND query LIKE 'LISTEN%'")
+                "WHERE datname = current_database() AND query LIKE 'LISTEN%helpdesk_events%'")
         finally:
             await admin.close()
         assert killed == 1
@@ -293,7 +293,7 @@ async def test_events_without_a_notification_arrive_by_polling(db, make_tenant, 
     """A writer that died between commit and notify: the poll still delivers."""
     t = await make_tenant("Acme")
     silent = EventStore(pool)
-    silent.notifier.committed = lambda tenant_id, seq: None  # type: ignore[method-assign]
+    silent.notifier.committed = lambda tenant_id: None  # type: ignore[method-assign]
     async with serve(ws_settings(db.runtime_url, ws_poll_seconds=0.1)) as srv:
         ws = await connect_ws(srv.url, t.admin_key.secret)
         await send(ws, op="subscribe", room="tenant", after_seq=FIRST)

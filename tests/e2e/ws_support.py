@@ -151,14 +151,26 @@ async def append_notes(store: EventStore, tenant: uuid.UUID, ticket: uuid.UUID, 
                        *, per_tx: int = 1, body: str = "internal note") -> list[int]:
     """Append ``n`` notes to ``ticket`` (opening it first if new); returns their seqs."""
     seqs: list[int] = []
-    async with store.session(tenant, WRITER) as s:  # type: ignore[arg-type]
-        if await s.stream_version(ticket) == 0:
-            seqs += [e.seq for e in await s.append(ticket, 0, [open_ticket(ticket)])]
+
+    async def append(events: list[NewEvent]) -> None:
+        # Appends go out with the commit; their seqs are read back after it.
+        async with store.session(tenant, WRITER) as s:  # type: ignore[arg-type]
+            version = await s.stream_version(ticket)
+            if version == 0:
+                events = [open_ticket(ticket), *events]
+            await s.append(ticket, version, events)
+        async with store.session(tenant) as s:  # type: ignore[arg-type]
+            stored = await s.read_stream_page(ticket, version, len(events))
+        seqs.extend(e.seq for e in stored)
+
+    async with store.session(tenant) as s:  # type: ignore[arg-type]
+        opened = await s.stream_version(ticket) > 0
+    if not opened:
+        await append([])
     done = 0
     while done < n:
         batch = [note(done + i, body) for i in range(min(per_tx, n - done))]
-        async with store.session(tenant, WRITER) as s:  # type: ignore[arg-type]
-            seqs += [e.seq for e in await s.append(ticket, None, batch)]
+        await append(batch)
         done += len(batch)
     return seqs
 

@@ -50,10 +50,12 @@ def ev(n: int = 0) -> NewEvent:
 
 
 class Appender(Protocol):
-    """What a unit of work of an append path offers the contract."""
+    """What a unit of work of an append path offers the contract. An append may take
+    effect only when the unit of work commits (a command's appends go out with its
+    COMMIT), so the contract reads what was appended after the unit of work."""
 
     async def append(self, stream_id: UUID, expected_version: int | None,
-                     events: Sequence[NewEvent]) -> list[RecordedEvent]: ...
+                     events: Sequence[NewEvent]) -> None: ...
 
 
 class AnyVersionContract(ABC):
@@ -83,9 +85,16 @@ class AnyVersionContract(ABC):
     async def append(self, store: EventStore, tenant: TenantId, actor: StoreActor | None,
                      stream: UUID, expected_version: int | None,
                      events: Sequence[NewEvent]) -> list[RecordedEvent]:
-        """One append in a unit of work of its own, committed before this returns."""
+        """One append in a unit of work of its own, committed before this returns; the
+        events it stored, as read back: at an expected version, the versions after it;
+        at whatever version, the stream's last ones (so only for one writer at a time)."""
         async with self.unit_of_work(store, tenant, actor) as tx:
-            return await tx.append(stream, expected_version, events)
+            await tx.append(stream, expected_version, events)
+        stored = await self.read_stream(store, tenant, stream)
+        if expected_version is not None:
+            return [e for e in stored
+                    if expected_version < e.version <= expected_version + len(events)]
+        return stored[-len(events):]
 
     async def version_of(self, store: EventStore, tenant: TenantId, stream: UUID) -> int:
         events = await self.read_stream(store, tenant, stream)
@@ -323,11 +332,10 @@ class _TenantStream:
         self.session = session
 
     async def append(self, stream_id: UUID, expected_version: int | None,
-                     events: Sequence[NewEvent]) -> list[RecordedEvent]:
+                     events: Sequence[NewEvent]) -> None:
         assert stream_id == self.session.tenant_id and expected_version is None
-        return [await record(self.session, SettingsChanged(settings=e.data,
-                                                           at=datetime.now(UTC)))
-                for e in events]
+        for e in events:
+            await record(self.session, SettingsChanged(settings=e.data, at=datetime.now(UTC)))
 
 
 class TestTenantStreamRecord(AnyVersionContract):

@@ -11,7 +11,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from api.http.auth import lookup_key
+from api.http.keycache import KeyCache
 from eventstore.pool import create_pool
 from tests.support.wait import until_sync
 
@@ -39,7 +39,7 @@ async def test_tenants_create_prints_a_working_admin_key(db):
     assert set(created) == {"tenant_id", "api_key"}
     pool = await create_pool(db.runtime_url)
     try:
-        principal = await lookup_key(pool, created["api_key"])
+        principal = await KeyCache(pool, ttl=0).lookup(created["api_key"])
     finally:
         await pool.close()
     assert principal is not None

@@ -18,8 +18,10 @@ ACTOR = StoreActor("api_key", "k")
 async def _fill(store: EventStore, tenant, n: int = 10) -> list:
     stream = uuid.uuid4()
     async with store.session(tenant, ACTOR) as s:
-        return await s.append(stream, 0, [NewEvent("E", {"i": i, "text": f"é\n\t{i}"})
-                                          for i in range(n)])
+        await s.append(stream, 0, [NewEvent("E", {"i": i, "text": f"é\n\t{i}"})
+                                   for i in range(n)])
+    async with store.session(tenant) as s:
+        return await s.read_stream(stream)
 
 
 async def _tamper(db, sql: str, *args) -> None:
@@ -79,7 +81,10 @@ async def test_python_canonical_bytes_match_the_database(db, store, make_tenant)
     ]
     stream = uuid.uuid4()
     async with store.session(t, ACTOR) as s:
-        events = await s.append(stream, 0, [NewEvent("E", p, metadata={"m": 1}) for p in payloads])
+        await s.append(stream, 0, [NewEvent("E", p, metadata={"m": 1}) for p in payloads])
+    async with store.session(t) as s:
+        events = await s.read_stream(stream)
+        assert [e.data for e in events] == payloads
         for e in events:
             db_bytes = await s.conn.fetchval(
                 "SELECT event_canonical(tenant_id, seq, stream_id, version, type, schema_version,"

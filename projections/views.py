@@ -1,0 +1,82 @@
+"""The JSON the API answers with, kept ready in the read models.
+
+A ticket's document is rendered once, when a command changes the ticket (in the
+command's own transaction, next to the folded state), and stored as it will be sent;
+lists and gets then pass the stored bytes through untouched, with no decoding,
+validation or re-encoding per request. Messages, agents and API keys are flat rows,
+rendered straight from the row with orjson.
+
+The shapes are the API's response models (``api.schemas``); tests/unit/test_views.py
+checks that every document here validates against them and equals their own
+serialisation byte for byte. Times are UTC with a ``Z``, as pydantic writes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from uuid import UUID
+
+import orjson
+
+from domain.sla import Clock
+from domain.ticket import Ticket
+from domain.values import SlaMetric
+
+_OPTIONS = orjson.OPT_UTC_Z
+
+
+def _default(value: Any) -> str:
+    # asyncpg decodes uuid columns to its own UUID subclass, which orjson only
+    # serialises natively as the exact uuid.UUID type.
+    if isinstance(value, UUID):
+        return str(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+def dumps(value: Any) -> bytes:
+    """JSON bytes as the API writes them (UTC times end in ``Z``)."""
+    return orjson.dumps(value, default=_default, option=_OPTIONS)
+
+
+def _clock(clock: Clock) -> dict[str, Any]:
+    return {
+        "target_ms": clock.target_ms,
+        "started_at": clock.started_at,
+        "due_at": clock.due_at,
+        "paused": clock.paused,
+        "remaining_ms": clock.remaining_ms,
+        "fulfilled_at": clock.fulfilled_at,
+        "breached_at": clock.breached_at,
+    }
+
+
+def ticket_document(t: Ticket) -> dict[str, Any]:
+    """A ticket as the API shows it (``TicketOut``), as plain JSON-ready values."""
+    return {
+        "id": t.id, "version": t.version, "state": t.state, "subject": t.subject,
+        "requester": {"email": t.requester.email, "name": t.requester.name},
+        "priority": t.priority, "source": t.source, "tags": list(t.tags),
+        "assignee": t.assignee, "follow_up_of": t.follow_up_of,
+        "follow_up_ids": list(t.follow_up_ids), "created_at": t.created_at,
+        "updated_at": t.updated_at, "solved_at": t.solved_at, "closed_at": t.closed_at,
+        "reopen_count": t.reopen_count, "awaiting_reply": t.awaiting_reply,
+        "sla": {m.value: _clock(t.clocks[m]) for m in SlaMetric},
+    }
+
+
+def ticket_json(t: Ticket) -> bytes:
+    """The bytes of a ticket's document, as stored in ``tickets.view`` and sent."""
+    return dumps(ticket_document(t))
+
+
+def message_document(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A message (``MessageOut``) from its read-model row."""
+    return {
+        "id": row["id"], "ticket_id": row["ticket_id"], "visibility": row["visibility"],
+        "author": {"kind": row["author_kind"], "id": row["author_id"]},
+        "body": row["body"], "created_at": row["created_at"],
+    }
+
+
+__all__ = ["dumps", "message_document", "ticket_document", "ticket_json"]
