@@ -21,7 +21,7 @@ from api.http.limits import BodyLimit
 from api.ops.logging import RequestContext
 from api.ops.metrics import RequestMetrics
 from api.ops.ratelimit import RateLimitMiddleware
-from api.root import ProcessRole, Registrar, Services, running
+from api.root import ProcessRole, Registrar, Services, configure_logging, running
 from api.routes import (
     agents,
     analytics,
@@ -39,6 +39,14 @@ from domain.clock import Clock
 ROUTERS = (health.router, metrics.router, tickets.router, messages.router, agents.router,
            api_keys.router, tenant_settings.router, webhooks.router, audit.router,
            analytics.router, feed_route.router)
+
+
+def serve_app() -> FastAPI:
+    """The app of one ``helpdesk serve`` process, from the environment: uvicorn calls
+    this in each worker process (``--workers``)."""
+    settings = Settings()
+    configure_logging(settings)
+    return create_app(settings)
 
 
 def create_app(

@@ -63,6 +63,11 @@ class Settings(BaseSettings):
     )
     jobs_done_retention_hours: float = Field(default=24.0, gt=0)
     jobs_dead_retention_days: float = Field(default=14.0, gt=0)
+    workers: int | None = Field(
+        default=None, ge=1, le=64,
+        description="API processes `serve` runs on one port; unset: one per core with "
+        "DATABASE_URL, 1 on the embedded Postgres.",
+    )
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=1, le=65535)
     data_dir: Path = Field(
@@ -147,6 +152,16 @@ class Settings(BaseSettings):
         description="Key that signs list cursors; unset: the random secret stored in the "
         "database by the migrations (shared by every process on that database).",
     )
+
+    def environment(self, *names: str) -> dict[str, str]:
+        """The named settings as environment variables, for child processes that build
+        their own ``Settings`` (unset ones are left out)."""
+        out: dict[str, str] = {}
+        for name in names:
+            value = getattr(self, name)
+            if value is not None:
+                out[name.upper()] = str(value).lower() if isinstance(value, bool) else str(value)
+        return out
 
     def runtime_user(self) -> tuple[str | None, str | None]:
         """The user and password of DATABASE_URL, for `helpdesk migrate` to provision."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -23,17 +24,21 @@ def _fail(message: str) -> int:
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     import uvicorn
 
-    from api.app import create_app
+    from api.feed.connection import MAX_CLIENT_MESSAGE
+    from api.root import configure_logging
 
     if args.host:
         settings = settings.model_copy(update={"host": args.host})
     if args.port:
         settings = settings.model_copy(update={"port": args.port})
+    if args.workers is not None:
+        settings = settings.model_copy(update={"workers": args.workers})
     embedded = not settings.database_url
     if embedded and "run_scheduler" not in settings.model_fields_set:
         # One process does everything on the embedded server: without a worker
         # running somewhere, SLA breaches and analytics would silently never happen.
         settings = settings.model_copy(update={"run_scheduler": True})
+    workers = serve_workers(settings, embedded=embedded)
     settings = resolve_database(settings)
     if embedded:
         demo = demo_tenant(settings)
@@ -44,16 +49,24 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
             f"  API docs:      http://{settings.host}:{settings.port}/docs\n",
             file=sys.stderr, flush=True,
         )
-    from api.root import configure_logging
-
     configure_logging(settings)
-    app = create_app(settings)
-    from api.feed.connection import MAX_CLIENT_MESSAGE
-
-    uvicorn.run(app, host=settings.host, port=settings.port, log_config=None,
-                log_level=settings.log_level.lower(), access_log=False,
-                ws_max_size=MAX_CLIENT_MESSAGE)
+    # Every worker process builds its app from the environment (api.app.serve_app):
+    # hand it what was decided here.
+    os.environ.update(settings.environment("database_url", "migration_database_url",
+                                           "run_scheduler"))
+    uvicorn.run("api.app:serve_app", factory=True, workers=workers, host=settings.host,
+                port=settings.port, log_config=None, log_level=settings.log_level.lower(),
+                access_log=False, ws_max_size=MAX_CLIENT_MESSAGE)
     return 0
+
+
+def serve_workers(settings: Settings, *, embedded: bool) -> int:
+    """How many API processes ``serve`` runs: WORKERS (or --workers) when given; else
+    one per core on a server of one's own, and one on the embedded Postgres, which is
+    for trying the service out on one machine."""
+    if settings.workers is not None:
+        return settings.workers
+    return 1 if embedded else max(1, len(os.sched_getaffinity(0)))
 
 
 def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
@@ -129,6 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("serve", help="run the HTTP API (embedded Postgres without DATABASE_URL)")
     p.add_argument("--host", help="interface to bind (default HOST or 127.0.0.1)")
     p.add_argument("--port", type=int, help="port to bind (default PORT or 8000)")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="API processes sharing the port (default WORKERS, else one per core "
+                   "with DATABASE_URL and 1 on the embedded Postgres)")
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("worker", help="run the scheduler and projectors without the API")
