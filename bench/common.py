@@ -9,6 +9,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
+import socket
+import subprocess
+import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -64,3 +68,54 @@ def report(name: str, rows: list[dict[str, object]]) -> None:
     with out.open("a") as f:
         for r in rows:
             f.write(json.dumps({"bench": name, **r}) + "\n")
+
+
+def _server_bindir() -> Path:
+    """The machine's PostgreSQL server binaries (the newest installed)."""
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"),
+                   key=lambda p: int(p.parts[-3]) if p.parts[-3].isdigit() else 0)
+    if found:
+        return found[-1].parent
+    initdb = shutil.which("initdb")
+    if initdb:
+        return Path(initdb).parent
+    raise SystemExit("no PostgreSQL server binaries (initdb) here: install the Debian "
+                     "package postgresql, or set BENCH_DATABASE_URL")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def private_server(**config: str) -> Iterator[str]:
+    """A Postgres of the bench's own, started with ``config`` (postgresql.conf settings
+    the shared server does not have, such as ``track_commit_timestamp``); yields a
+    superuser URL and stops it afterwards. Runs as the ``postgres`` OS user when the
+    bench runs as root, since the server refuses root."""
+    bindir = _server_bindir()
+    port = free_port()
+    top = Path(tempfile.mkdtemp(prefix="hd-bench-pg-"))
+    as_user: list[str] = []
+    if os.geteuid() == 0:
+        as_user = ["runuser", "-u", "postgres", "--"]
+        shutil.chown(top, "postgres", "postgres")
+    data = top / "data"
+    settings = {"listen_addresses": "127.0.0.1", "port": str(port),
+                "unix_socket_directories": str(top), **config}
+    options = " ".join(f"-c {k}={v}" for k, v in settings.items())
+    try:
+        subprocess.run([*as_user, str(bindir / "initdb"), "-D", str(data), "-U", "postgres",
+                        "--auth=trust", "-E", "UTF8"], check=True, capture_output=True)
+        subprocess.run([*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-o", options,
+                        "-l", str(top / "server.log"), "-w", "start"],
+                       check=True, capture_output=True)
+        try:
+            yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+        finally:
+            subprocess.run([*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-m", "fast",
+                            "-w", "stop"], check=False, capture_output=True)
+    finally:
+        shutil.rmtree(top, ignore_errors=True)

@@ -1,18 +1,37 @@
-"""HTTP benchmark of the ticket API against a real uvicorn, with baselines.
+"""HTTP benchmark of the API as users run it: ``helpdesk serve``, loaded by ``wrk``.
 
 Run from the repository root (as a module, so this file never shadows the standard
 library's ``http``)::
 
-    python -m bench.http            # quick: 3 s per load, page 200 deep
-    python -m bench.http --full     # 10 s per load, page 2,000 deep
+    python -m bench.http            # 5 s per case, one round
+    python -m bench.http --full     # 10 s per case, three alternating rounds (medians)
 
-Prints requests per second and p50/p99 latency at 16 concurrent clients for
-``POST /v1/tickets/{id}/messages`` and ``GET /v1/tickets?limit=25``, beside a trivial
-FastAPI route (GET and POST) served the same way in the same run, as ratios; and the
-latency of a page N pages deep (by cursor) against the first page, as a ratio.
+Load comes from ``wrk`` (a compiled generator, Debian package ``wrk``; the bench
+installs it with apt when it runs as root and finds none, and says so), pinned to
+the last core with ``taskset`` when there is one, 16 connections, never from Python.
+Both servers run the same way, one uvicorn per process: ``helpdesk serve --workers
+N`` and a trivial FastAPI app (``GET /trivial``) under ``uvicorn --workers N``.
 
-Database: ``BENCH_DATABASE_URL`` or ``TEST_DATABASE_URL`` (a superuser URL; a scratch
-database is created and dropped), else an embedded Postgres in a temporary directory.
+Figures, each as a ratio against a baseline of the same run:
+
+- ``GET /v1/tickets?limit=25`` (one tenant, 500 tickets), ``POST /v1/tickets`` and
+  ``POST /v1/tickets/{id}/messages`` against the trivial route, on 1 process and on
+  2 (targets on one process: list >= 0.15, create and message >= 0.08);
+- creates in 100 tenants against creates in one tenant;
+- writes to one tenant on 2 processes against 1 (target >= 1.6);
+- creates against the append path alone (units of work of one event, 16 writers, no
+  HTTP);
+- the time the tenant head lock is held, from the database: each create's commit
+  timestamp (``track_commit_timestamp``) less the moment it could take the lock (its
+  first event's ``recorded_at``, set just before the trigger takes the head, or the
+  previous commit of the tenant, whichever is later). The commit timestamp is taken
+  before the WAL flush, which the lock also spans; the mean flush time
+  (``track_wal_io_timing``) is shown beside it (target p99 < 2 ms);
+- the median latency of a page 200 pages deep against the first page.
+
+Database: a Postgres of the bench's own (the machine's binaries, started with the
+settings above), or ``BENCH_DATABASE_URL`` (a superuser URL; the lock figure then
+needs ``track_commit_timestamp = on`` there).
 """
 
 from __future__ import annotations
@@ -20,136 +39,201 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import socket
+import re
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import httpx
 from fastapi import FastAPI
 
-from bench.common import report
+from bench.common import free_port, private_server, report
 
 ROOT = Path(__file__).resolve().parents[1]
-CLIENTS = 16
-
-
-# --- the two apps uvicorn serves (``--factory``) --------------------------------------
-
-
-def helpdesk_app() -> Any:
-    from api.app import create_app
-    from api.config import Settings
-
-    return create_app(Settings(db_pool_min=4, db_pool_max=CLIENTS + 4))
+CONNECTIONS = 16
+TICKETS = 500
+TENANTS = 100
+DEPTH, PAGE = 200, 25
 
 
 def trivial_app() -> FastAPI:
+    """The baseline: the smallest FastAPI app, served like the helpdesk."""
     app = FastAPI()
 
     @app.get("/trivial")
     async def read() -> dict[str, bool]:
         return {"ok": True}
 
-    @app.post("/trivial")
-    async def write(body: dict[str, Any]) -> dict[str, bool]:
-        return {"ok": bool(body)}
+    @app.get("/health/live")
+    async def live() -> dict[str, str]:
+        return {"status": "ok"}
 
     return app
 
 
-# --- serving and loading ----------------------------------------------------------------
+# --- wrk -----------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+def find_wrk() -> str:
+    found = shutil.which("wrk")
+    if found:
+        return found
+    if os.geteuid() == 0 and shutil.which("apt-get"):
+        print("wrk not found: installing the Debian package wrk", file=sys.stderr)
+        subprocess.run(["apt-get", "install", "-y", "-qq", "wrk"], check=True,
+                       capture_output=True)
+        found = shutil.which("wrk")
+        if found:
+            return found
+    raise SystemExit("this bench needs wrk (Debian package wrk): apt-get install wrk")
 
 
-class Server:
-    """``uvicorn --factory bench.http:<factory>`` in a child process."""
+@dataclass(frozen=True)
+class Load:
+    rps: float
+    p50_ms: float
+    p99_ms: float
+    requests: int
+    bad: int  # non-2xx answers and socket errors
 
-    def __init__(self, factory: str, env: dict[str, str]) -> None:
+
+_UNIT = {"us": 0.001, "ms": 1.0, "s": 1000.0}
+
+
+def _ms(text: str) -> float:
+    number, unit = re.fullmatch(r"([\d.]+)(us|ms|s)", text).groups()  # type: ignore[union-attr]
+    return float(number) * _UNIT[unit]
+
+
+def parse_wrk(out: str) -> Load:
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    p50 = _ms(re.search(r"^\s+50%\s+(\S+)", out, re.M).group(1))  # type: ignore[union-attr]
+    p99 = _ms(re.search(r"^\s+99%\s+(\S+)", out, re.M).group(1))  # type: ignore[union-attr]
+    requests = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
+    bad = sum(int(n) for n in re.findall(r"Non-2xx or 3xx responses: (\d+)", out))
+    errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)",
+                       out)
+    if errors:
+        bad += sum(int(n) for n in errors.groups())
+    return Load(rps, p50, p99, requests, bad)
+
+
+def lua(requests: list[tuple[str, str, str | None]], key_pool: list[str]) -> str:
+    """A wrk script sending, per request, one of ``requests`` (method, path, body) at
+    random, with one of ``key_pool`` as its bearer key."""
+    def quote(text: str) -> str:
+        return "[==[" + text + "]==]"
+
+    rows = ",\n".join("{" + ", ".join([quote(m), quote(p), quote(b) if b else "nil"]) + "}"
+                      for m, p, b in requests)
+    keys = ",\n".join(quote(k) for k in key_pool)
+    return f"""
+local requests = {{
+{rows}
+}}
+local keys = {{
+{keys}
+}}
+math.randomseed(os.time())
+request = function()
+  local r = requests[math.random(#requests)]
+  local headers = {{["Authorization"] = "Bearer " .. keys[math.random(#keys)]}}
+  if r[3] then headers["Content-Type"] = "application/json" end
+  return wrk.format(r[1], r[2], headers, r[3])
+end
+"""
+
+
+class Wrk:
+    def __init__(self) -> None:
+        self.path = find_wrk()
+        cores = sorted(os.sched_getaffinity(0))
+        self.pin = (["taskset", "-c", str(cores[-1])]
+                    if shutil.which("taskset") and len(cores) > 1 else [])
+        self.dir = Path(tempfile.mkdtemp(prefix="hd-bench-wrk-"))
+
+    def run(self, url: str, seconds: float, script: str | None = None) -> Load:
+        cmd = [*self.pin, self.path, "-t1", f"-c{CONNECTIONS}", f"-d{seconds:g}s", "--latency"]
+        if script is not None:
+            path = self.dir / f"{uuid.uuid4().hex}.lua"
+            path.write_text(script)
+            cmd += ["-s", str(path)]
+        out = subprocess.run([*cmd, url], check=True, capture_output=True, text=True).stdout
+        return parse_wrk(out)
+
+
+# --- servers --------------------------------------------------------------------------------
+
+
+class Served:
+    """One server process tree on a port of its own."""
+
+    def __init__(self, args: list[str], env: dict[str, str]) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "--factory", f"bench.http:{factory}",
-             "--port", str(self.port), "--log-level", "warning", "--no-access-log"],
-            cwd=ROOT, env=os.environ | env,
-        )
+        self.proc = subprocess.Popen([sys.executable, *args, "--port", str(self.port)],
+                                     cwd=ROOT, env=os.environ | env,
+                                     stdout=subprocess.DEVNULL)
 
-    async def wait(self) -> None:
+    async def ready(self) -> None:
         async with httpx.AsyncClient() as client:
-            for _ in range(300):
+            for _ in range(600):
+                if self.proc.poll() is not None:
+                    raise SystemExit(f"server exited with {self.proc.returncode}")
                 try:
-                    await client.get(self.url + "/openapi.json", timeout=1)
-                    return
+                    if (await client.get(self.url + "/health/live", timeout=1)).status_code \
+                            == 200:
+                        return
                 except httpx.TransportError:
-                    await asyncio.sleep(0.05)
-        raise RuntimeError(f"server on {self.url} did not start")
+                    pass
+                await asyncio.sleep(0.05)
+        raise SystemExit(f"server on {self.url} did not start")
 
     def stop(self) -> None:
         self.proc.terminate()
-        self.proc.wait(timeout=10)
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
 
 
-Request = Callable[[httpx.AsyncClient, int], Awaitable[httpx.Response]]
+@contextmanager
+def serving(args: list[str], env: dict[str, str]) -> Iterator[Served]:
+    server = Served(args, env)
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
-async def load(url: str, request: Request, seconds: float) -> dict[str, float]:
-    """``CLIENTS`` clients issuing ``request`` back to back for ``seconds``."""
-    latencies: list[float] = []
-    errors = 0
-    limits = httpx.Limits(max_connections=CLIENTS, max_keepalive_connections=CLIENTS)
-    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=30) as client:
-        end = time.perf_counter() + seconds
-
-        async def worker(n: int) -> None:
-            nonlocal errors
-            while time.perf_counter() < end:
-                start = time.perf_counter()
-                response = await request(client, n)
-                latencies.append(time.perf_counter() - start)
-                errors += response.status_code >= 400
-
-        began = time.perf_counter()
-        await asyncio.gather(*(worker(n) for n in range(CLIENTS)))
-        elapsed = time.perf_counter() - began
-    latencies.sort()
-    return {
-        "rps": len(latencies) / elapsed,
-        "p50_ms": 1000 * latencies[len(latencies) // 2],
-        "p99_ms": 1000 * latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))],
-        "errors": errors,
-    }
+# --- data -----------------------------------------------------------------------------------
 
 
-async def median_latencies(client: httpx.AsyncClient, path: str,
-                           variants: list[dict[str, Any]], n: int = 60) -> list[float]:
-    """Median latency (ms) of each query-parameter variant, measured interleaved so
-    background noise falls on all of them alike."""
-    times: list[list[float]] = [[] for _ in variants]
-    for _ in range(n):
-        for i, params in enumerate(variants):
-            start = time.perf_counter()
-            response = await client.get(path, params=params)
-            times[i].append(time.perf_counter() - start)
-            assert response.status_code == 200, response.text
-    return [1000 * statistics.median(t) for t in times]
+@dataclass
+class Desk:
+    runtime_url: str
+    admin_url: str
+    tenant: Any  # the one tenant of the single-tenant cases
+    key: str
+    tickets: list[str]
+    many_keys: list[str]  # one admin key per tenant of the 100-tenant case
+    deep: Any  # a tenant with DEPTH pages of tickets, for the page-depth figure
 
 
-# --- the run ----------------------------------------------------------------------------
-
-
-async def seed(runtime_url: str, tenant_id: Any, count: int) -> None:
-    """Open ``count`` tickets through the real write path, 500 per transaction."""
+async def seed_tickets(runtime_url: str, tenant_id: Any, count: int) -> list[str]:
+    """Open ``count`` tickets through the write path, 500 per unit of work."""
     from domain import Actor, ActorKind, OpenTicket, Requester
     from domain.ids import TicketId
     from eventstore.pool import create_pool
@@ -161,6 +245,7 @@ async def seed(runtime_url: str, tenant_id: Any, count: int) -> None:
     store = EventStore(pool)
     t0 = datetime.now(UTC) - timedelta(days=30)
     customer = Actor(kind=ActorKind.CUSTOMER, id="bench@example.com")
+    ids: list[str] = []
     try:
         for start in range(0, count, 500):
             async with store.session(tenant_id, StoreActor("api_key", "bench")) as s:
@@ -170,119 +255,258 @@ async def seed(runtime_url: str, tenant_id: Any, count: int) -> None:
                         ticket_id=tid, subject=f"bench {i}", body="b",
                         requester=Requester(email="bench@example.com"), actor=customer,
                         at=t0 + timedelta(seconds=i)))
+                    ids.append(str(tid))
     finally:
         await pool.close()
+    return ids
 
 
-async def run(full: bool) -> None:
+async def make_desk(admin_url: str, runtime_url: str) -> Desk:
     from handlers.tenants import create_tenant_as_operator
-    from tests.support.pg import Databases, server_url
 
-    seconds = 10.0 if full else 3.0
-    depth = 2000 if full else 200
-    limit = 25
-    admin_url = os.environ.get("BENCH_DATABASE_URL") or os.environ.get("TEST_DATABASE_URL")
-    with server_url() if admin_url is None else _given(admin_url) as server:
+    tenant = await create_tenant_as_operator(admin_url, "bench")
+    tickets = await seed_tickets(runtime_url, tenant.tenant_id, TICKETS)
+    many = [await create_tenant_as_operator(admin_url, f"bench {i}") for i in range(TENANTS)]
+    deep = await create_tenant_as_operator(admin_url, "deep")
+    await seed_tickets(runtime_url, deep.tenant_id, DEPTH * PAGE + PAGE)
+    return Desk(runtime_url, admin_url, tenant, tenant.admin_key.secret, tickets,
+                [t.admin_key.secret for t in many], deep)
+
+
+TICKET_BODY = ('{"subject": "Printer on fire", "body": "It is really on fire.", '
+               '"requester": {"email": "ann@example.com", "name": "Ann"}, '
+               '"priority": "high", "source": "email", "tags": ["hardware"]}')
+
+
+def scripts(desk: Desk) -> dict[str, str | None]:
+    return {
+        "trivial": None,
+        "list": lua([("GET", "/v1/tickets?limit=25", None)], [desk.key]),
+        "create": lua([("POST", "/v1/tickets", TICKET_BODY)], [desk.key]),
+        "create, 100 tenants": lua([("POST", "/v1/tickets", TICKET_BODY)], desk.many_keys),
+        "message": lua([("POST", f"/v1/tickets/{t}/messages", '{"body": "On it."}')
+                        for t in desk.tickets], [desk.key]),
+    }
+
+
+# --- the head lock, read from the database ---------------------------------------------------
+
+HOLD = """
+WITH tx AS (
+    SELECT xmin, min(seq) AS first_seq, min(recorded_at) AS requested,
+           pg_xact_commit_timestamp(xmin) AS committed
+      FROM events
+     WHERE tenant_id = $1 AND seq > $2
+     GROUP BY xmin
+), ordered AS (
+    SELECT committed, requested,
+           lag(committed) OVER (ORDER BY first_seq) AS previous
+      FROM tx
+)
+SELECT extract(epoch FROM committed - greatest(requested, coalesce(previous, requested)))
+       * 1000 AS hold_ms
+  FROM ordered
+ WHERE previous IS NOT NULL
+"""
+
+
+async def head(admin_url: str, tenant_id: Any) -> int:
+    conn = await asyncpg.connect(admin_url)
+    try:
+        return int(await conn.fetchval("SELECT seq FROM tenant_heads WHERE tenant_id = $1",
+                                       tenant_id))
+    finally:
+        await conn.close()
+
+
+async def lock_holds(admin_url: str, tenant_id: Any, after_seq: int) -> list[float] | None:
+    conn = await asyncpg.connect(admin_url)
+    try:
+        if await conn.fetchval("SHOW track_commit_timestamp") != "on":
+            return None
+        return sorted(float(r["hold_ms"]) for r in await conn.fetch(HOLD, tenant_id, after_seq))
+    finally:
+        await conn.close()
+
+
+async def wal_flush_ms(admin_url: str) -> float | None:
+    conn = await asyncpg.connect(admin_url)
+    try:
+        row = await conn.fetchrow("SELECT wal_sync, wal_sync_time FROM pg_stat_wal")
+        if row is None or not row["wal_sync"] or not row["wal_sync_time"]:
+            return None
+        return float(row["wal_sync_time"]) / float(row["wal_sync"])
+    finally:
+        await conn.close()
+
+
+def pct(values: list[float], p: float) -> float:
+    return values[min(len(values) - 1, int(len(values) * p))]
+
+
+# --- the run -------------------------------------------------------------------------------
+
+
+async def measure(desk: Desk, seconds: float, rounds: int, processes: int) -> None:
+    load = Wrk()
+    print(f"wrk: {load.path} {'pinned: ' + ' '.join(load.pin) if load.pin else 'not pinned'}")
+    env = {"DATABASE_URL": desk.runtime_url, "LOG_LEVEL": "warning", "RUN_SCHEDULER": "false",
+           "DB_POOL_MAX": str(CONNECTIONS + 4)}
+    runs: dict[tuple[str, int], list[Load]] = {}
+    holds: dict[int, list[float]] = {}
+    lua_scripts = scripts(desk)
+    for _ in range(rounds):
+        for n in (1, processes):
+            helpdesk_args = ["-m", "api.cli.main", "serve", "--workers", str(n)]
+            trivial_args = ["-m", "uvicorn", "--factory", "bench.http:trivial_app",
+                            "--workers", str(n), "--log-level", "warning", "--no-access-log"]
+            with serving(trivial_args, {}) as trivial:
+                await trivial.ready()
+                runs.setdefault(("trivial", n), []).append(
+                    load.run(trivial.url + "/trivial", seconds))
+            with serving(helpdesk_args, env) as helpdesk:
+                await helpdesk.ready()
+                load.run(helpdesk.url + "/v1/tickets?limit=25", 1, lua_scripts["list"])  # warm
+                for case in ("list", "create", "create, 100 tenants", "message"):
+                    before = await head(desk.admin_url, desk.tenant.tenant_id)
+                    runs.setdefault((case, n), []).append(
+                        load.run(helpdesk.url, seconds, lua_scripts[case]))
+                    if case == "create":
+                        found = await lock_holds(desk.admin_url, desk.tenant.tenant_id, before)
+                        if found:
+                            holds.setdefault(n, []).extend(found)
+
+    def med(case: str, n: int, field: str) -> float:
+        return statistics.median(getattr(r, field) for r in runs[(case, n)])
+
+    print(f"\n{CONNECTIONS} connections, {seconds:g} s per case, {rounds} round(s), medians")
+    print(f"{'case':28} {'procs':>5} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'bad':>5}")
+    for (case, n), results in runs.items():
+        print(f"{case:28} {n:5d} {med(case, n, 'rps'):8.0f} {med(case, n, 'p50_ms'):8.2f} "
+              f"{med(case, n, 'p99_ms'):8.2f} {sum(r.bad for r in results):5d}")
+    bad = sum(r.bad for rs in runs.values() for r in rs)
+    if bad:
+        print(f"WARNING: {bad} requests were answered with errors", file=sys.stderr)
+
+    rows: list[dict[str, object]] = []
+    targets = {"list": ">= 0.15", "create": ">= 0.08", "message": ">= 0.08"}
+    for n in sorted({1, processes}):
+        base = med("trivial", n, "rps")
+        for case in ("list", "create", "message"):
+            rows.append({"figure": f"{case} req/s, {n} proc (baseline: trivial)",
+                         "value": round(med(case, n, "rps")), "baseline": round(base),
+                         "ratio": round(med(case, n, "rps") / base, 3),
+                         "target": targets[case] if n == 1 else ""})
+            rows.append({"figure": f"{case} p99 ms, {n} proc (baseline: trivial)",
+                         "value": round(med(case, n, "p99_ms"), 1),
+                         "baseline": round(med("trivial", n, "p99_ms"), 1),
+                         "ratio": round(med(case, n, "p99_ms") / med("trivial", n, "p99_ms"), 1)})
+        rows.append({"figure": f"create req/s, 100 tenants, {n} proc (baseline: 1 tenant)",
+                     "value": round(med("create, 100 tenants", n, "rps")),
+                     "baseline": round(med("create", n, "rps")),
+                     "ratio": round(med("create, 100 tenants", n, "rps")
+                                    / med("create", n, "rps"), 2)})
+    if processes > 1:
+        for case in ("create", "message", "list"):
+            rows.append({"figure": f"{case} req/s, {processes} procs (baseline: 1 proc)",
+                         "value": round(med(case, processes, "rps")),
+                         "baseline": round(med(case, 1, "rps")),
+                         "ratio": round(med(case, processes, "rps") / med(case, 1, "rps"), 2),
+                         "target": ">= 1.6" if case == "create" else ""})
+        rows.append({"figure": f"trivial req/s, {processes} procs (baseline: 1 proc)",
+                     "value": round(med("trivial", processes, "rps")),
+                     "baseline": round(med("trivial", 1, "rps")),
+                     "ratio": round(med("trivial", processes, "rps")
+                                    / med("trivial", 1, "rps"), 2)})
+
+    alone = await append_alone(desk, seconds)
+    rows.append({"figure": "create req/s, 1 proc (baseline: appends alone/s, 16 writers)",
+                 "value": round(med("create", 1, "rps")), "baseline": round(alone),
+                 "ratio": round(med("create", 1, "rps") / alone, 3)})
+    flush = await wal_flush_ms(desk.admin_url)
+    for n, values in sorted(holds.items()):
+        rows.append({"figure": f"head lock held p50 ms, creates, {n} proc (+ WAL flush)",
+                     "value": round(pct(values, 0.5), 3),
+                     "baseline": None if flush is None else round(flush, 3), "ratio": ""})
+        rows.append({"figure": f"head lock held p99 ms, creates, {n} proc (+ WAL flush)",
+                     "value": round(pct(values, 0.99), 3),
+                     "baseline": None if flush is None else round(flush, 3), "ratio": "",
+                     "target": "< 2 ms" if n == 1 else ""})
+    first, deep = await page_depth(desk, processes)
+    rows.append({"figure": f"page {DEPTH} deep, median ms (baseline: first page)",
+                 "value": round(deep, 2), "baseline": round(first, 2),
+                 "ratio": round(deep / first, 2), "target": "<= 1.5"})
+    report(f"http (wrk, {CONNECTIONS} connections, {seconds:g} s per case, {rounds} round(s))",
+           rows)
+
+
+async def append_alone(desk: Desk, seconds: float) -> float:
+    """Units of work appending one event each, 16 writers, one tenant, no HTTP."""
+    from bench.append import store_run
+
+    count, elapsed = await store_run(desk.runtime_url, [desk.tenant.tenant_id], CONNECTIONS,
+                                     seconds, label="bench-append-alone")
+    return count / elapsed
+
+
+async def page_depth(desk: Desk, processes: int) -> tuple[float, float]:
+    """Median latency of the first page and of a page DEPTH pages deep (sequential)."""
+    env = {"DATABASE_URL": desk.runtime_url, "LOG_LEVEL": "warning", "RUN_SCHEDULER": "false"}
+    headers = {"Authorization": f"Bearer {desk.deep.admin_key.secret}"}
+    with serving(["-m", "api.cli.main", "serve", "--workers", "1"], env) as server:
+        await server.ready()
+        async with httpx.AsyncClient(base_url=server.url, headers=headers) as client:
+            cursor = None
+            for _ in range(DEPTH - 1):
+                page = (await client.get("/v1/tickets", params={"limit": PAGE} | (
+                    {"cursor": cursor} if cursor else {}))).json()
+                cursor = page["next_cursor"]
+            times: list[list[float]] = [[], []]
+            for _ in range(60):
+                for i, params in enumerate(({"limit": PAGE}, {"limit": PAGE, "cursor": cursor})):
+                    began = time.perf_counter()
+                    r = await client.get("/v1/tickets", params=params)
+                    times[i].append(time.perf_counter() - began)
+                    assert r.status_code == 200, r.text
+    return 1000 * statistics.median(times[0]), 1000 * statistics.median(times[1])
+
+
+async def run(seconds: float, rounds: int, processes: int) -> None:
+    from tests.support.pg import Databases
+
+    given = os.environ.get("BENCH_DATABASE_URL")
+    config = {"track_commit_timestamp": "on", "track_wal_io_timing": "on",
+              "max_connections": "300", "shared_buffers": "256MB"}
+    with (_given(given) if given else private_server(**config)) as server:
         dbs = Databases(server)
         await dbs.create_template()
         db = await dbs.clone()
         try:
-            tenant = await create_tenant_as_operator(db.admin_url, "bench")
-            count = depth * limit + limit
             began = time.perf_counter()
-            await seed(db.runtime_url, tenant.tenant_id, count)
-            print(f"seeded {count} tickets in {time.perf_counter() - began:.1f} s")
-            await measure(db.runtime_url, tenant.admin_key.secret, seconds, depth, limit)
+            desk = await make_desk(db.admin_url, db.runtime_url)
+            print(f"seeded in {time.perf_counter() - began:.1f} s")
+            await measure(desk, seconds, rounds, processes)
         finally:
             await dbs.drop(db.name)
             await dbs.drop(dbs.template)
 
 
-class _given:
-    def __init__(self, url: str) -> None:
-        self.url = url
-
-    def __enter__(self) -> str:
-        return self.url
-
-    def __exit__(self, *_: object) -> None:
-        return None
-
-
-async def measure(runtime_url: str, secret: str, seconds: float, depth: int, limit: int
-                  ) -> None:
-    headers = {"Authorization": f"Bearer {secret}"}
-    trivial = Server("trivial_app", {})
-    helpdesk = Server("helpdesk_app", {"DATABASE_URL": runtime_url})
-    try:
-        await trivial.wait()
-        await helpdesk.wait()
-        async with httpx.AsyncClient(base_url=helpdesk.url, headers=headers) as client:
-            tickets = [(await client.post("/v1/tickets", json={
-                "subject": f"load {n}", "body": "b",
-                "requester": {"email": "load@example.com"}})).json()["id"]
-                for n in range(CLIENTS)]
-
-        results = {
-            "trivial GET": await load(trivial.url, lambda c, n: c.get("/trivial"), seconds),
-            "trivial POST": await load(
-                trivial.url, lambda c, n: c.post("/trivial", json={"body": "hello"}), seconds),
-            "GET /v1/tickets?limit=25": await load(
-                helpdesk.url, lambda c, n: c.get("/v1/tickets", params={"limit": 25},
-                                                 headers=headers), seconds),
-            "POST /v1/tickets/{id}/messages": await load(
-                helpdesk.url, lambda c, n: c.post(f"/v1/tickets/{tickets[n]}/messages",
-                                                  json={"body": "hello"}, headers=headers),
-                seconds),
-        }
-        print(f"\n{CLIENTS} concurrent clients, {seconds:.0f} s each")
-        print(f"{'route':34} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'errors':>6}")
-        for name, r in results.items():
-            print(f"{name:34} {r['rps']:8.0f} {r['p50_ms']:8.2f} {r['p99_ms']:8.2f} "
-                  f"{int(r['errors']):6d}")
-        for route, base in (("GET /v1/tickets?limit=25", "trivial GET"),
-                            ("POST /v1/tickets/{id}/messages", "trivial POST")):
-            r, b = results[route], results[base]
-            print(f"{route} vs {base}: throughput x{r['rps'] / b['rps']:.2f}, "
-                  f"p50 x{r['p50_ms'] / b['p50_ms']:.1f}, p99 x{r['p99_ms'] / b['p99_ms']:.1f}")
-
-        async with httpx.AsyncClient(base_url=helpdesk.url, headers=headers) as client:
-            cursor = None
-            for _ in range(depth - 1):  # walk to the page `depth` deep, as a client would
-                page = (await client.get("/v1/tickets", params={"limit": limit} | (
-                    {"cursor": cursor} if cursor else {}))).json()
-                cursor = page["next_cursor"]
-            first, deep = await median_latencies(
-                client, "/v1/tickets", [{"limit": limit}, {"limit": limit, "cursor": cursor}])
-        print(f"\npage {depth} deep: median {deep:.2f} ms vs first page {first:.2f} ms: "
-              f"ratio {deep / first:.2f} (target <= 1.5)")
-        rows: list[dict[str, object]] = []
-        for route, base in (("GET /v1/tickets?limit=25", "trivial GET"),
-                            ("POST /v1/tickets/{id}/messages", "trivial POST")):
-            r, b = results[route], results[base]
-            rows += [
-                {"figure": f"{route} req/s", "value": round(r["rps"]),
-                 "baseline": round(b["rps"]), "ratio": round(r["rps"] / b["rps"], 2)},
-                {"figure": f"{route} p50 ms", "value": round(r["p50_ms"], 1),
-                 "baseline": round(b["p50_ms"], 1), "ratio": round(r["p50_ms"] / b["p50_ms"], 2)},
-                {"figure": f"{route} p99 ms", "value": round(r["p99_ms"], 1),
-                 "baseline": round(b["p99_ms"], 1), "ratio": round(r["p99_ms"] / b["p99_ms"], 2)},
-            ]
-        rows.append({"figure": f"page {depth} deep, median ms (baseline: first page)",
-                     "value": round(deep, 2), "baseline": round(first, 2),
-                     "ratio": round(deep / first, 2), "target": "<= 1.5"})
-        report(f"http ({CLIENTS} clients, {seconds:.0f} s per route; baseline: trivial route)",
-               rows)
-    finally:
-        helpdesk.stop()
-        trivial.stop()
+@contextmanager
+def _given(url: str) -> Iterator[str]:
+    yield url
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--full", action="store_true", help="longer loads, 2,000 pages deep")
+    parser.add_argument("--full", action="store_true", help="10 s per case, 3 rounds")
+    parser.add_argument("--seconds", type=float, help="per case (default 5, or 10 with --full)")
+    parser.add_argument("--rounds", type=int, help="alternating rounds (default 1, 3 --full)")
+    parser.add_argument("--processes", type=int, default=2,
+                        help="the multi-process cases' process count (default 2)")
     args = parser.parse_args()
-    asyncio.run(run(args.full))
+    seconds = args.seconds or (10.0 if args.full else 5.0)
+    rounds = args.rounds or (3 if args.full else 1)
+    asyncio.run(run(seconds, rounds, args.processes))
 
 
 if __name__ == "__main__":

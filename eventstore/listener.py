@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import logging
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import asyncpg
 
@@ -28,13 +28,13 @@ log = logging.getLogger("helpdesk.listen")
 
 
 class Listener:
-    """Keeps one LISTEN connection on ``channel`` open; calls back on every
-    notification (with its payload) and after every (re)connect."""
+    """Keeps one LISTEN connection on ``channel`` (or several channels) open; calls
+    back on every notification (with its payload) and after every (re)connect."""
 
     def __init__(
         self,
         dsn: str,
-        channel: str,
+        channel: str | Sequence[str],
         on_notify: Callable[[str], None],
         on_connect: Callable[[], None],
         *,
@@ -42,7 +42,8 @@ class Listener:
         max_backoff: float = 5.0,
     ) -> None:
         self.dsn = dsn
-        self.channel = channel
+        self.channels = (channel,) if isinstance(channel, str) else tuple(channel)
+        self.channel = ",".join(self.channels)
         self.on_notify = on_notify
         self.on_connect = on_connect
         self.keepalive = keepalive
@@ -72,7 +73,8 @@ class Listener:
                 conn = await connect(self.dsn, timeout=5.0)
                 lost = asyncio.Event()
                 conn.add_termination_listener(lambda _c, lost=lost: lost.set())
-                await conn.add_listener(self.channel, self._deliver)
+                for channel in self.channels:
+                    await conn.add_listener(channel, self._deliver)
                 failures = 0
                 self.connects += 1
                 self.connected.set()

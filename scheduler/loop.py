@@ -31,6 +31,7 @@ from scheduler.queue import Backoff, Job, Queue
 from scheduler.registry import JobContext, Registry
 
 JOBS_CHANNEL = "helpdesk_jobs"
+EVENTS_CHANNEL = "helpdesk_events"
 
 log = logging.getLogger("helpdesk.scheduler")
 
@@ -80,8 +81,12 @@ class Scheduler:
         )
         self.ctx = JobContext(store=store, pool=store.pool, clock=clock, queue=self.queue)
         # The payload is the earliest run_at among new ready rows; empty means none.
+        # helpdesk_events as well: jobs inserted with the events they follow (webhook
+        # deliveries) are announced after commit by the events' own notice, not by
+        # a NOTIFY inside the appending transaction (migration 0102 says why).
         self.listener = Listener(
-            listen_dsn, JOBS_CHANNEL, lambda payload: self.wake() if payload else None,
+            listen_dsn, (JOBS_CHANNEL, EVENTS_CHANNEL),
+            lambda payload: self.wake() if payload else None,
             self.wake,  # after a (re)connect: anything added while not listening
         ) if listen_dsn else None
         self.heartbeat: float | None = None  # time.monotonic() of the last good round

@@ -18,7 +18,7 @@ from api.ops.health import check_scheduler
 from domain.clock import ManualClock, SystemClock
 from eventstore.pool import create_pool
 from eventstore.store import EventStore
-from eventstore.types import SYSTEM
+from eventstore.types import SYSTEM, NewEvent
 from scheduler import purge
 from scheduler.jobs import schedule
 from scheduler.loop import LoopConfig, Scheduler
@@ -297,3 +297,56 @@ async def test_lease_is_renewed_while_a_long_job_runs(db, admin):
             await p.close()
     assert await admin.fetchval(STARTED) == 1
     assert await admin.fetchval("SELECT attempts FROM jobs") == 1
+
+
+async def test_only_jobs_due_soon_notify_inside_their_transaction(db, store, make_tenant):
+    # A notifying transaction holds a database-wide lock through its commit (migration
+    # 0102): SLA timers hours away, and webhook deliveries, must not notify.
+    tenant = (await make_tenant()).tenant_id
+    listener = await asyncpg.connect(db.runtime_url)
+    got: list[str] = []
+    await listener.add_listener("helpdesk_jobs", lambda *a: got.append(a[3]))
+    now = datetime.now(UTC)
+    try:
+        for i, (kind, due) in enumerate([("sla.check", now + timedelta(hours=8)),
+                                         ("test.record", now + timedelta(minutes=6)),
+                                         ("webhook.deliver", now),
+                                         ("test.record", now + timedelta(seconds=30))]):
+            async with store.session(tenant, SYSTEM) as s:
+                await schedule(s.conn, tenant, kind, due, dedupe_key=f"k{i}")
+        await listener.execute("NOTIFY helpdesk_jobs, 'marker'")
+        await until(lambda: got and got[-1] == "marker", timeout=5,
+                    what=lambda: f"the marker (got {got})")
+    finally:
+        await listener.close()
+    # Only the job due within the longest poll interval (300 s) woke anyone.
+    assert len(got) == 2 and datetime.fromisoformat(got[0]) == now + timedelta(seconds=30)
+
+
+async def test_a_webhook_delivery_wakes_an_idle_loop_by_the_events_notice(
+        db, store, make_tenant):
+    tenant = (await make_tenant()).tenant_id
+    async with store.session(tenant, SYSTEM) as s:
+        await s.conn.execute(
+            "INSERT INTO webhooks (tenant_id, url, secret, event_types) "
+            "VALUES ($1, 'http://127.0.0.1:9/x', $2, '{*}')", tenant, "s" * 32)
+    claimed: list[int] = []
+    reg = Registry()
+
+    async def deliver(_ctx: object, job: object) -> None:
+        claimed.append(job.payload["seq"])  # type: ignore[attr-defined]
+
+    reg.register("webhook.deliver", deliver)
+    scheduler = Scheduler(store, SystemClock(), reg, config=LoopConfig(poll_interval=30),
+                          listen_dsn=db.runtime_url)
+    async with running(scheduler):
+        assert scheduler.listener is not None
+        await asyncio.wait_for(scheduler.listener.connected.wait(), 10)
+        connected = time.monotonic()
+        await until(lambda: (scheduler.heartbeat or 0) > connected, timeout=10,
+                    what="the loop's round after the listener connected")
+        started = time.monotonic()
+        async with store.session(tenant, SYSTEM) as s:
+            await s.append(tenant, None, [NewEvent("Thing", {})])
+        await until(lambda: claimed, timeout=5, what="the delivery to run")
+    assert time.monotonic() - started < 2.0  # the 30 s poll never came into it
