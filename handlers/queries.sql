@@ -110,3 +110,11 @@ ON CONFLICT (tenant_id) DO UPDATE
        version = webhooks.version + 1,
        updated_at = EXCLUDED.updated_at
 RETURNING url, event_types, enabled, version, updated_at
+
+-- name: arm_worker --
+-- (no arguments) cross-tenant reading of tenants, this transaction only
+SELECT set_config('app.worker', 'on', true)
+
+-- name: all_tenant_ids --
+-- (no arguments) worker-armed
+SELECT id FROM tenants ORDER BY id

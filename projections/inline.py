@@ -156,10 +156,25 @@ async def _write_ticket(conn: asyncpg.Connection, tenant_id: TenantId, t: Ticket
         raise CorruptStream(f"inline ticket {t.id} is not at version {previous}")
 
 
+async def fill_views(conn: asyncpg.Connection, tenant_id: TenantId, *, batch: int = 500) -> int:
+    """Render the API document of every ticket row that has none (rows written before
+    ``tickets.view`` existed); returns how many were filled."""
+    filled = 0
+    while True:
+        rows = await conn.fetch(Q["tickets_without_view"], tenant_id, batch)
+        for row in rows:
+            await conn.execute(Q["set_view"], tenant_id, row["id"],
+                               ticket_json(state_from_json(row["state_json"])).decode())
+        filled += len(rows)
+        if len(rows) < batch:
+            return filled
+
+
 __all__ = [
     "PendingEvent",
     "StoredEvent",
     "apply_inline",
+    "fill_views",
     "load_ticket",
     "state_from_json",
     "state_to_json",

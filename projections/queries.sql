@@ -312,3 +312,11 @@ SELECT p.name AS projection, coalesce(sum(h.seq - coalesce(c.last_seq, 0)), 0)::
  CROSS JOIN tenant_heads h
   LEFT JOIN projection_checkpoints c ON c.projection = p.name AND c.tenant_id = h.tenant_id
  GROUP BY p.name
+
+-- name: tickets_without_view --
+-- $1 tenant_id, $2 limit: rows written before tickets.view existed
+SELECT id, state_json FROM tickets WHERE tenant_id = $1 AND view IS NULL LIMIT $2 FOR UPDATE
+
+-- name: set_view --
+-- $1 tenant_id, $2 ticket id, $3 view (as text)
+UPDATE tickets SET view = $3::text::json WHERE tenant_id = $1 AND id = $2

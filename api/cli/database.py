@@ -28,9 +28,12 @@ def resolve_database(settings: Settings, *, announce: bool = True) -> Settings:
     if announce:
         print(f"helpdesk: no DATABASE_URL; using the embedded Postgres in {settings.data_dir}/pg",
               file=sys.stderr)
+    from handlers.upgrades import upgrade
+
     urls = embedded.start(settings.data_dir)
     asyncio.run(migrate(urls.owner_url, runtime_user=embedded.RUNTIME_USER,
                         runtime_password=_password(urls.runtime_url)))
+    asyncio.run(upgrade(urls.owner_url))
     return settings.model_copy(update={"database_url": urls.runtime_url,
                                        "migration_database_url": urls.owner_url})
 

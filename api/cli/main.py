@@ -70,15 +70,21 @@ def serve_workers(settings: Settings, *, embedded: bool) -> int:
 
 
 def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
+    from handlers.upgrades import upgrade
     from migrations.runner import MigrationError, migrate
 
     dsn = settings.migration_database_url
     if not dsn:
         return _fail("MIGRATION_DATABASE_URL is not set (the owner role's URL)")
     user, password = settings.runtime_user()
+
+    def say(message: str) -> None:
+        print(f"helpdesk: {message}", file=sys.stderr)
+
     try:
         applied = asyncio.run(migrate(dsn, runtime_user=user, runtime_password=password,
-                                      log=lambda m: print(f"helpdesk: {m}", file=sys.stderr)))
+                                      log=say))
+        asyncio.run(upgrade(dsn, log=say))
     except MigrationError as exc:
         return _fail(str(exc))
     except OSError as exc:
