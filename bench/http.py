@@ -50,7 +50,6 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +58,7 @@ import httpx
 from fastapi import FastAPI
 
 from bench.common import free_port, private_server, report
+from tests.support.desk import seed_tickets
 
 ROOT = Path(__file__).resolve().parents[1]
 CONNECTIONS = 16
@@ -230,35 +230,6 @@ class Desk:
     tickets: list[str]
     many_keys: list[str]  # one admin key per tenant of the 100-tenant case
     deep: Any  # a tenant with DEPTH pages of tickets, for the page-depth figure
-
-
-async def seed_tickets(runtime_url: str, tenant_id: Any, count: int) -> list[str]:
-    """Open ``count`` tickets through the write path, 500 per unit of work."""
-    from domain import Actor, ActorKind, OpenTicket, Requester
-    from domain.ids import TicketId
-    from eventstore.pool import create_pool
-    from eventstore.store import EventStore
-    from eventstore.types import StoreActor
-    from handlers.tickets import execute
-
-    pool = await create_pool(runtime_url, min_size=1, max_size=2)
-    store = EventStore(pool)
-    t0 = datetime.now(UTC) - timedelta(days=30)
-    customer = Actor(kind=ActorKind.CUSTOMER, id="bench@example.com")
-    ids: list[str] = []
-    try:
-        for start in range(0, count, 500):
-            async with store.session(tenant_id, StoreActor("api_key", "bench")) as s:
-                for i in range(start, min(count, start + 500)):
-                    tid = TicketId(uuid.uuid4())
-                    await execute(s, tid, OpenTicket(
-                        ticket_id=tid, subject=f"bench {i}", body="b",
-                        requester=Requester(email="bench@example.com"), actor=customer,
-                        at=t0 + timedelta(seconds=i)))
-                    ids.append(str(tid))
-    finally:
-        await pool.close()
-    return ids
 
 
 async def make_desk(admin_url: str, runtime_url: str) -> Desk:

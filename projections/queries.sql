@@ -51,27 +51,24 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 SELECT EXISTS (SELECT 1 FROM agents WHERE tenant_id = $1 AND id = $2 AND active)
 
 -- name: list_tickets --
--- $1 tenant_id, $2 states text[], $3 priorities text[], $4 sources text[],
--- $5 assignee uuid, $6 unassigned only, $7 tag, $8 created_after, $9 created_before,
--- $10 cursor created_at, $11 cursor id, $12 limit
--- Newest first. The first page passes ('infinity', max uuid) as its cursor, so the
--- keyset condition is always present and the index is walked from the cursor on, at
--- any depth. Filters that are NULL are off. The document comes as text, passed through.
+-- $1 tenant_id, $2 cursor created_at, $3 cursor id, $4 limit, then one parameter per
+-- filter in use, from $5 on: `{filters}` becomes their conditions
+-- (projections/reads.py TICKET_FILTERS), so each combination of filters is a statement
+-- of its own. Why not one statement with `$n IS NULL OR ...` per filter: its generic
+-- plan, which Postgres adopts after a few runs, estimated one matching row and read
+-- every ticket of the tenant through a bitmap scan before sorting (18 ms at 3,000
+-- tickets, growing with the tenant); this way the plan walks the keyset index
+-- backwards from the cursor and stops at the limit (0.2 ms), at any depth.
+-- Newest first; the first page passes ('infinity', max uuid) as its cursor. The
+-- document comes as text, passed through.
 SELECT id, version, created_at, view::text AS view,
        CASE WHEN view IS NULL THEN state_json END AS state_json
   FROM tickets
  WHERE tenant_id = $1
-   AND (created_at, id) < ($10::timestamptz, $11::uuid)
-   AND ($2::text[] IS NULL OR state = ANY ($2))
-   AND ($3::text[] IS NULL OR priority = ANY ($3))
-   AND ($4::text[] IS NULL OR source = ANY ($4))
-   AND ($5::uuid IS NULL OR assignee = $5)
-   AND (NOT $6::boolean OR assignee IS NULL)
-   AND ($7::text IS NULL OR tags @> ARRAY[$7::text])
-   AND ($8::timestamptz IS NULL OR created_at >= $8)
-   AND ($9::timestamptz IS NULL OR created_at < $9)
+   AND (created_at, id) < ($2::timestamptz, $3::uuid)
+   {filters}
  ORDER BY created_at DESC, id DESC
- LIMIT $12
+ LIMIT $4
 
 -- name: list_messages --
 -- $1 tenant_id, $2 ticket_id, $3 cursor created_at, $4 cursor id, $5 limit

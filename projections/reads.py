@@ -80,6 +80,32 @@ async def get_ticket(conn: asyncpg.Connection, tenant_id: TenantId, ticket_id: U
     return None if row is None else _view(row)
 
 
+# One condition per filter of the ticket list; ``{n}`` is its parameter's number.
+TICKET_FILTERS: dict[str, str] = {
+    "states": "AND state = ANY (${n}::text[])",
+    "priorities": "AND priority = ANY (${n}::text[])",
+    "sources": "AND source = ANY (${n}::text[])",
+    "assignee": "AND assignee = ${n}::uuid",
+    "unassigned": "AND assignee IS NULL AND ${n}::boolean",
+    "tag": "AND tags @> ARRAY[${n}::text]",
+    "created_after": "AND created_at >= ${n}::timestamptz",
+    "created_before": "AND created_at < ${n}::timestamptz",
+}
+
+
+def ticket_list_query(filters: TicketFilters) -> tuple[str, list[Any]]:
+    """The list statement for the filters in use, and their parameters (from $5)."""
+    conditions: list[str] = []
+    values: list[Any] = []
+    for name, condition in TICKET_FILTERS.items():
+        value = getattr(filters, name)
+        if value is None or value == () or value is False:
+            continue
+        values.append(list(value) if isinstance(value, tuple) else value)
+        conditions.append(condition.format(n=4 + len(values)))
+    return Q["list_tickets"].replace("{filters}", "\n   ".join(conditions)), values
+
+
 async def list_tickets(
     conn: asyncpg.Connection,
     tenant_id: TenantId,
@@ -89,13 +115,9 @@ async def list_tickets(
 ) -> list[TicketView]:
     """Tickets newest first, strictly after the keyset position ``after``."""
     at, last_id = after if after is not None else (None, _MAX_UUID)
-    rows = await conn.fetch(
-        Q["list_tickets"], tenant_id,
-        list(filters.states) or None, list(filters.priorities) or None,
-        list(filters.sources) or None, filters.assignee, filters.unassigned, filters.tag,
-        filters.created_after, filters.created_before,
-        at if at is not None else _INFINITY, last_id, limit,
-    )
+    query, values = ticket_list_query(filters)
+    rows = await conn.fetch(query, tenant_id, at if at is not None else _INFINITY, last_id,
+                            limit, *values)
     return [_view(r) for r in rows]
 
 
@@ -113,5 +135,14 @@ async def list_messages(
     return [dict(r) for r in rows]
 
 
-__all__ = ["TicketFilters", "TicketView", "active_agent", "get_ticket", "list_messages",
-           "list_tickets", "ticket_exists"]
+__all__ = [
+    "TICKET_FILTERS",
+    "TicketFilters",
+    "TicketView",
+    "active_agent",
+    "get_ticket",
+    "list_messages",
+    "list_tickets",
+    "ticket_exists",
+    "ticket_list_query",
+]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from domain import (
@@ -131,3 +131,28 @@ async def random_traffic(desk: Desk, rng: random.Random, commands: int,
                 await desk.check(tid, rng.choice(list(SlaMetric)))
         except DomainError:
             pass  # a refused command appends nothing, as over the API
+
+
+async def seed_tickets(runtime_url: str, tenant_id: Any, count: int) -> list[str]:
+    """Open ``count`` tickets through the write path, 500 per unit of work."""
+    from eventstore.pool import create_pool
+    from handlers.tickets import execute
+
+    pool = await create_pool(runtime_url, min_size=1, max_size=2)
+    store = EventStore(pool)
+    t0 = datetime.now(UTC) - timedelta(days=30)
+    customer = Actor(kind=ActorKind.CUSTOMER, id="bench@example.com")
+    ids: list[str] = []
+    try:
+        for start in range(0, count, 500):
+            async with store.session(tenant_id, StoreActor("api_key", "bench")) as s:
+                for i in range(start, min(count, start + 500)):
+                    tid = TicketId(uuid.uuid4())
+                    await execute(s, tid, OpenTicket(
+                        ticket_id=tid, subject=f"bench {i}", body="b",
+                        requester=Requester(email="bench@example.com"), actor=customer,
+                        at=t0 + timedelta(seconds=i)))
+                    ids.append(str(tid))
+    finally:
+        await pool.close()
+    return ids

@@ -1,0 +1,35 @@
+"""The ticket list's statement walks the keyset index from the cursor and stops at the
+limit, in the plan Postgres keeps for it (the generic plan of a prepared statement),
+however large the tenant: no reading of every ticket, no sort."""
+
+from __future__ import annotations
+
+import asyncpg
+import pytest
+
+from projections.reads import TicketFilters, ticket_list_query
+from tests.support.desk import ACTOR, seed_tickets
+
+
+@pytest.mark.parametrize("filters", [TicketFilters(), TicketFilters(tag="hardware"),
+                                     TicketFilters(unassigned=True)])
+async def test_the_generic_plan_walks_the_keyset_index(db, store, make_tenant, filters):
+    t = (await make_tenant()).tenant_id
+    await seed_tickets(db.runtime_url, t, 2000)
+    admin = await asyncpg.connect(db.admin_url)
+    try:
+        await admin.execute("ANALYZE tickets")
+    finally:
+        await admin.close()
+    query, values = ticket_list_query(filters)
+    params = [f"${i}" for i in range(1, 5 + len(values))]
+    async with store.session(t, ACTOR, readonly=True) as s:
+        await s.conn.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+        await s.conn.execute(f"PREPARE listing AS {query}")
+        literals = [f"'{t}'", "'infinity'", "'ffffffff-ffff-ffff-ffff-ffffffffffff'", "26",
+                    *(repr(v).lower() if isinstance(v, bool) else f"'{v}'" for v in values)]
+        assert len(literals) == len(params)
+        plan = "\n".join(r[0] for r in await s.conn.fetch(
+            f"EXPLAIN (ANALYZE, COSTS OFF) EXECUTE listing({', '.join(literals)})"))
+    assert "Index Scan Backward using tickets_keyset" in plan, plan
+    assert "Sort" not in plan and "Bitmap" not in plan, plan
