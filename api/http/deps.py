@@ -10,7 +10,9 @@ from api.http.auth import Principal, authenticate, authorize
 from api.root import Services
 
 
-def get_services(request: Request) -> Services:
+async def get_services(request: Request) -> Services:
+    # async, not def: FastAPI runs a plain function dependency in its thread pool,
+    # a hand-off to another thread and back on every request.
     services: Services = request.state.services
     return services
 
