@@ -75,6 +75,21 @@ class Settings(BaseSettings):
     )
     log_level: str = "info"
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
+    http_head_timeout: float = Field(
+        default=10.0, gt=0, le=3600,
+        description="Seconds a client has to send a request's head (request line and "
+        "headers), from connecting or from its first byte; then the connection is closed.",
+    )
+    http_body_timeout: float = Field(
+        default=30.0, gt=0, le=3600,
+        description="Seconds a client has, once the head is in, to send the whole body; "
+        "then 408 and the connection is closed.",
+    )
+    max_connections: int = Field(
+        default=1000, ge=2, le=1_000_000,
+        description="Connections (HTTP and WebSocket) one `helpdesk serve` process holds "
+        "at once; a request beyond it gets 503.",
+    )
     projector_batch_size: int = Field(
         default=500, ge=1, le=10_000, description="Events a projector applies per transaction."
     )

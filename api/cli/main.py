@@ -48,11 +48,11 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
 
     configure_logging(settings)
     app = create_app(settings)
-    from api.feed.connection import MAX_CLIENT_MESSAGE
+    from api.serving.server import server_options
 
     uvicorn.run(app, host=settings.host, port=settings.port, log_config=None,
                 log_level=settings.log_level.lower(), access_log=False,
-                ws_max_size=MAX_CLIENT_MESSAGE)
+                **server_options(settings))
     return 0
 
 

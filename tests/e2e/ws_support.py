@@ -25,6 +25,7 @@ from api.app import create_app
 from api.config import Settings
 from api.feed.hub import Hub
 from api.root import Services
+from api.serving.server import server_options
 from domain import Actor, ActorKind, OpenTicket, Requester, SlaPolicy, TicketId, decide
 from domain.events import MessageAdded
 from domain.ids import MessageId
@@ -64,7 +65,7 @@ async def serve(settings: Settings) -> AsyncIterator[Running]:
     """The app on a real socket (uvicorn, 127.0.0.1, a free port) in this process."""
     app = create_app(settings)
     config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
-                            ws="websockets-sansio", lifespan="on")
+                            lifespan="on", **server_options(settings))
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
     for _ in range(500):
