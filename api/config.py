@@ -107,6 +107,12 @@ class Settings(BaseSettings):
         default=2048, ge=16, le=100_000,
         description="Messages queued per WebSocket before a slow subscriber gets a gap.",
     )
+    ws_stall_seconds: float = Field(
+        default=10.0, gt=0, le=600,
+        description="How long a WebSocket may take nothing while messages wait: then its "
+        "subscriptions get a gap; if it still takes nothing as long again, it is closed "
+        "with 4408.",
+    )
     ws_heartbeat_seconds: float = Field(
         default=15.0, gt=0, description="Interval of server heartbeats on the WebSocket feed.",
     )

@@ -11,6 +11,7 @@ import asyncio
 import httpx
 import orjson
 import pytest
+import websockets
 
 from tests.e2e.ws_support import free_port, serve_process
 
@@ -134,6 +135,9 @@ async def test_the_connection_cap_answers_503_and_lifts_as_connections_close(db)
         async with httpx.AsyncClient(base_url=base) as http:
             r = await http.get("/health/live")
             assert r.status_code == 503, r.text
+        with pytest.raises(websockets.InvalidStatus) as refused:
+            await websockets.connect(base.replace("http", "ws") + "/v1/stream", open_timeout=5)
+        assert refused.value.response.status_code == 503
         # The idle ones are closed at the head deadline; the cap lifts by itself.
         for reader, _ in idle:
             assert await asyncio.wait_for(_closed_by_server(reader), HEAD + SLACK + 5) == b""

@@ -53,6 +53,7 @@ def ws_settings(database_url: str, **overrides: Any) -> Settings:
 class Running:
     url: str
     services: Services
+    server: uvicorn.Server
 
     @property
     def hub(self) -> Hub:
@@ -75,7 +76,7 @@ async def serve(settings: Settings) -> AsyncIterator[Running]:
     assert server.started, "server did not start"
     port = server.servers[0].sockets[0].getsockname()[1]
     services: Services = app.state.services
-    running = Running(f"ws://127.0.0.1:{port}/v1/stream", services)
+    running = Running(f"ws://127.0.0.1:{port}/v1/stream", services, server)
     assert running.hub.listener is not None
     await asyncio.wait_for(running.hub.listener.connected.wait(), 10)
     try:
