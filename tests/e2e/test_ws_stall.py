@@ -10,7 +10,6 @@ import asyncio
 import gc
 import socket
 import uuid
-from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -31,6 +30,7 @@ from tests.e2e.ws_support import (
     serve,
     ws_settings,
 )
+from tests.support.wait import until
 
 EVENTS = 3000
 BODY = "x" * 2000  # ~6 MB of messages in all
@@ -45,15 +45,6 @@ def _shrink_server_send_buffers(srv: Running) -> None:
         if isinstance(protocol, FeedWebSocketProtocol):
             sock = protocol.transport.get_extra_info("socket")
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 8192)
-
-
-async def _until(condition: Callable[[], bool], timeout: float) -> None:
-    """Wait for ``condition`` (on the in-process server's state) to hold."""
-    for _ in range(int(timeout / 0.02)):
-        if condition():
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"not within {timeout} s")
 
 
 def _http_base(ws_url: str) -> str:
@@ -127,7 +118,8 @@ async def test_a_reader_that_stops_gets_a_gap_on_the_wire_and_resumes_missing_no
             queued_high = max(queued_high, srv.hub.stats()["max_queued"])
         appended = [s for s in appended if s > FIRST]
         # Every stalled subscription is ended, by the queue bound or the stall time.
-        await _until(lambda: not srv.hub.stats()["tenants"], 20)
+        await until(lambda: not srv.hub.stats()["tenants"], timeout=20,
+                    what="every stalled subscription to be ended")
         gc.collect()
         rss_high = max(rss_high, me.memory_info().rss)
         growth = (rss_high - rss_before) / 2**20
@@ -257,12 +249,14 @@ async def test_the_client_helper_reconnects_after_4408_and_resumes(
                                            body=BODY * 5)
         await asyncio.wait_for(stuck.wait(), 10)
         # The server gives up on the connection (gap, then 4408 when nothing drains).
-        await _until(lambda: not srv.hub.outboxes, 20)
+        await until(lambda: not srv.hub.outboxes, timeout=20,
+                    what="the server to give up on the stalled connection")
         release.set()
         await client.wait_subscribed("tenant", timeout=20)
         more = await append_notes(store, t.tenant_id, ticket, 5)
         appended += more
-        await _until(lambda: bool(seen) and seen[-1] >= more[-1], 10)
+        await until(lambda: bool(seen) and seen[-1] >= more[-1], timeout=10,
+                    what="the live events after the resume")
         await client.close()
         await asyncio.wait_for(runner, 10)
         assert client.gaps >= 1 and client.connects >= 2 and client.too_slow >= 1
