@@ -73,7 +73,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import asyncpg
 
@@ -156,7 +155,7 @@ CREATE TRIGGER events_schedule_webhooks AFTER INSERT ON proto.events
 CREATE TABLE proto.heads (
     tenant_id   uuid PRIMARY KEY,
     seq         bigint NOT NULL DEFAULT 0,
-    hash        bytea NOT NULL DEFAULT '\\x0000000000000000000000000000000000000000000000000000000000000000'
+    hash        bytea NOT NULL DEFAULT decode(repeat('00', 32), 'hex')
 );
 
 -- Stamps the actor and the time, as the product's trigger does, and takes no lock.
@@ -388,9 +387,14 @@ class Sequencer:
     def committed(self, tenant: TenantId) -> None:
         self._pending.add(tenant)
         if self._task is None or self._task.done():
-            if self._task is not None and self._task.exception() is not None:
-                raise self._task.exception()  # type: ignore[misc]
+            self._raise_failure()
             self._task = asyncio.get_running_loop().create_task(self._drain())
+
+    def _raise_failure(self) -> None:
+        """A failed sequencer call ends the bench: never measure around a broken design."""
+        failure = self._task.exception() if self._task is not None else None
+        if failure is not None:
+            raise failure
 
     async def _drain(self) -> None:
         while self._pending:
@@ -419,8 +423,7 @@ class Sequencer:
         """Wait until everything committed so far is sequenced."""
         while self._task is not None and not self._task.done():
             await asyncio.shield(self._task)
-        if self._task is not None and self._task.exception() is not None:
-            raise self._task.exception()  # type: ignore[misc]
+        self._raise_failure()
 
 
 # --- one case -------------------------------------------------------------------------------

@@ -24,8 +24,8 @@ def _fail(message: str) -> int:
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     import uvicorn
 
-    from api.feed.connection import MAX_CLIENT_MESSAGE
     from api.root import configure_logging
+    from api.serving.server import server_options
 
     if args.host:
         settings = settings.model_copy(update={"host": args.host})
@@ -56,7 +56,7 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
                                            "run_scheduler"))
     uvicorn.run("api.app:serve_app", factory=True, workers=workers, host=settings.host,
                 port=settings.port, log_config=None, log_level=settings.log_level.lower(),
-                access_log=False, ws_max_size=MAX_CLIENT_MESSAGE)
+                access_log=False, **server_options(settings))
     return 0
 
 
