@@ -97,7 +97,9 @@ async def serve_process(database_url: str, port: int | None = None,
                         **env_extra: str) -> AsyncIterator[str]:
     """``helpdesk serve`` as its own OS process; yields the stream URL."""
     port = port or free_port()
-    env = {**os.environ, "DATABASE_URL": database_url, "LOG_LEVEL": "warning", **env_extra}
+    # One process unless a test asks for more (serve runs one per core by default).
+    env = {**os.environ, "DATABASE_URL": database_url, "LOG_LEVEL": "warning",
+           "WORKERS": "1", **env_extra}
     with tempfile.TemporaryFile() as log:
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "api.cli.main", "serve", "--port", str(port),
