@@ -19,9 +19,10 @@
       product's chain (``event_canonical``), deletes them from the log and advances
       ``proto.heads``, all in one transaction, so the lock is held to commit and a
       tenant's sequenced rows commit in ``seq`` order.
-    - Moved rows are deleted, not marked. Marking is an UPDATE per event (a new heap
-      tuple and its WAL, as much as a delete), keeps every event twice for good, and
-      needs a partial index of unmarked rows that each mark rewrites. Deleting keeps
+    - Moved rows are deleted, not marked. Marking is an UPDATE per event (a whole new
+      heap tuple in the table and the WAL, more than a delete writes), keeps every
+      event twice for good, and needs a partial index of unmarked rows that each
+      mark changes. Deleting keeps
       the log as small as the backlog, at the price of dead tuples for vacuum, and
       of version checks (and any read of a stream not yet sequenced) reading both
       tables: the log's unique key alone no longer covers a stream's history, so the
@@ -46,7 +47,9 @@ and 100 tenants (each unit of work a new stream in the next tenant), N writers
 the backlog left at its end; the client's unit-of-work latency; the time the tenant
 lock is held, from the database (for (a) the head lock, as in bench/http.py; for (b)
 the sequencer's advisory lock, from acquisition to commit), with the mean WAL sync
-time beside it; WAL bytes per event; and the feed's added delay in (b), from the
+time beside it; WAL bytes per event; CPU per event, of the whole server (its
+processes' CPU time from /proc, which other work on the machine inflates far less
+than it does rates) and of this process; and the feed's added delay in (b), from the
 append's commit to its sequencer's commit (commit timestamps; the prototype keeps
 the appending transaction's id in ``proto.events.appended_xid`` for this alone).
 
@@ -65,7 +68,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import statistics
+import os
 import sys
 import time
 import uuid
@@ -147,7 +150,9 @@ CREATE TRIGGER events_no_update BEFORE UPDATE OR DELETE ON proto.events
 CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON proto.events
     FOR EACH STATEMENT EXECUTE FUNCTION public.events_refuse_change();
 -- Webhook deliveries need the seq, so in (b) they are scheduled by the sequencer's
--- insert (the product schedules them in the append: migration 0101).
+-- insert (the product schedules them in the append: migration 0101). The prototype's
+-- sequencer runs it with no tenant armed, so under RLS it finds no webhooks (there
+-- are none here anyway); a real (b) would need it to see and write across tenants.
 CREATE TRIGGER events_schedule_webhooks AFTER INSERT ON proto.events
     REFERENCING NEW TABLE AS new_events
     FOR EACH STATEMENT EXECUTE FUNCTION public.events_schedule_webhooks();
@@ -226,7 +231,8 @@ $$;
 -- as busy and its caller tries again. Log rows go in id order, which keeps each
 -- stream's versions in order (version v+1 is inserted only after v committed, so it
 -- has the larger id); seq order is the sequencer's commit order (the lock is held to
--- commit), which is all a reader tailing seq > n needs.
+-- commit), which is all a reader tailing seq > n needs. Every tenant a call locks
+-- stays locked until the call commits; only other sequencers ever wait for that.
 CREATE FUNCTION proto.sequence(p_tenants uuid[], p_limit integer)
 RETURNS TABLE (tenant_id uuid, moved integer, busy boolean, locked_at timestamptz,
                xact xid)
@@ -444,12 +450,33 @@ class Case:
     drain_ms: list[float] = field(default_factory=list)
     runs: list[Run] = field(default_factory=list)
     calls: int = 0
+    server_cpu: float = 0.0  # seconds, the whole server (backends, WAL writer, vacuum)
+    client_cpu: float = 0.0  # seconds, this process (writers and (b)'s sequencer)
 
 
-async def run_case(runtime_url: str, admin: asyncpg.Connection, design: str,
-                   tenants: list[TenantId], writers: int, seconds: float, label: str,
-                   into: Case) -> None:
+def server_cpu(postmaster: int) -> float:
+    """CPU seconds the server has used so far: its live processes, and those it has
+    reaped (counted in the postmaster's cutime and cstime). CPU time, not wall time:
+    other work on the machine inflates it far less than it does rates."""
+    ticks = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        pid, ppid = int(stat.parent.name), int(fields[1])
+        if pid == postmaster:
+            ticks += sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
+        elif ppid == postmaster:
+            ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+async def run_case(runtime_url: str, admin: asyncpg.Connection, postmaster: int,
+                   design: str, tenants: list[TenantId], writers: int, seconds: float,
+                   label: str, into: Case) -> None:
     """N writers, each running units of work of one event for ``seconds``."""
+    cpu_before, client_before = server_cpu(postmaster), time.process_time()
     pool = await create_pool(runtime_url, min_size=writers + 2, max_size=writers + 2)
     store = EventStore(pool)
     sequencer = Sequencer(pool, store) if design == "b" else None
@@ -498,6 +525,9 @@ async def run_case(runtime_url: str, admin: asyncpg.Connection, design: str,
     into.wal_bytes += int(await admin.fetchval(
         "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)", lsn_before))
     await pool.close()
+    await asyncio.sleep(0.2)  # closed backends exit, are reaped and flush their stats
+    into.server_cpu += server_cpu(postmaster) - cpu_before
+    into.client_cpu += time.process_time() - client_before
     into.count += count
     into.wal_events += count
     into.elapsed += elapsed
@@ -601,6 +631,8 @@ async def run(seconds: float, rounds: int, writers: int) -> None:
         db = await dbs.clone()
         try:
             admin = await asyncpg.connect(db.admin_url)
+            postmaster = int((Path("/proc") / str(admin.get_server_pid()) / "stat")
+                             .read_text().rsplit(")", 1)[1].split()[1])
             began = time.perf_counter()
             one = [(await create_tenant_as_operator(db.admin_url, "bench")).tenant_id]
             many = [(await create_tenant_as_operator(db.admin_url, f"bench {i}")).tenant_id
@@ -613,18 +645,18 @@ async def run(seconds: float, rounds: int, writers: int) -> None:
             # function compilation and table growth.
             scratch = Case()
             for design, n in order:
-                await run_case(db.runtime_url, admin, design, one if n == 1 else many,
-                               writers, WARMUP_SECONDS, f"warm-{design}-{n}", scratch)
+                await run_case(db.runtime_url, admin, postmaster, design,
+                               one if n == 1 else many, writers, WARMUP_SECONDS,
+                               f"warm-{design}-{n}", scratch)
             await admin.execute("SELECT pg_stat_reset_shared('wal')")
             cases = {key: Case() for key in order}
             wal_sync: dict[str, list[float]] = {"a": [0.0, 0.0], "b": [0.0, 0.0]}
             for turn in range(rounds):
                 for design, n in order[turn % 4:] + order[:turn % 4]:
                     before = await admin.fetchrow(WAL_SYNC)
-                    await run_case(db.runtime_url, admin, design, one if n == 1 else many,
-                                   writers, seconds / rounds, f"{design}-{n}-{turn}",
-                                   cases[(design, n)])
-                    await asyncio.sleep(0.2)  # closed backends flush their WAL stats
+                    await run_case(db.runtime_url, admin, postmaster, design,
+                                   one if n == 1 else many, writers, seconds / rounds,
+                                   f"{design}-{n}-{turn}", cases[(design, n)])
                     after = await admin.fetchrow(WAL_SYNC)
                     wal_sync[design][0] += after["wal_sync"] - before["wal_sync"]
                     wal_sync[design][1] += after["wal_sync_time"] - before["wal_sync_time"]
@@ -680,8 +712,12 @@ async def figures(admin: asyncpg.Connection, cases: dict[tuple[str, int], Case],
         for p, tag in ((0.5, "p50"), (0.99, "p99")):
             row(f"{name}: b feed delay {tag} ms, commit->sequenced (baseline: a unit {tag})",
                 pct(delays, p), pct(a.latencies, p))
-        row(f"{name}: b events per sequencer run, mean", b.sequenced_in_window and
-            statistics.mean(r.moved for r in b.runs), None, 1)
+        row(f"{name}: b events per sequencer call, mean (baseline: tenants moved per call)",
+            b.count / b.calls, len(b.runs) / b.calls, 1, ratio=False)
+        row(f"{name}: server CPU us per event, b (baseline a)",
+            b.server_cpu / b.count * 1e6, a.server_cpu / a.count * 1e6, 0)
+        row(f"{name}: client CPU us per event, b (baseline a)",
+            b.client_cpu / b.count * 1e6, a.client_cpu / a.count * 1e6, 0)
         row(f"{name}: WAL bytes per event, b (baseline a)", b.wal_bytes / b.wal_events,
             a.wal_bytes / a.wal_events, 0)
     row("WAL sync mean ms, during b cases (baseline: during a cases)", sync["b"], sync["a"], 3)
