@@ -21,9 +21,7 @@ def _fail(message: str) -> int:
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
-    import uvicorn
-
-    from api.app import create_app
+    from api.cli.serve import run_server
 
     if args.host:
         settings = settings.model_copy(update={"host": args.host})
@@ -44,16 +42,7 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
             f"  API docs:      http://{settings.host}:{settings.port}/docs\n",
             file=sys.stderr, flush=True,
         )
-    from api.root import configure_logging
-
-    configure_logging(settings)
-    app = create_app(settings)
-    from api.feed.connection import MAX_CLIENT_MESSAGE
-
-    uvicorn.run(app, host=settings.host, port=settings.port, log_config=None,
-                log_level=settings.log_level.lower(), access_log=False,
-                ws_max_size=MAX_CLIENT_MESSAGE)
-    return 0
+    return run_server(settings)
 
 
 def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
