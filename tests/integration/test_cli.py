@@ -88,6 +88,25 @@ def test_an_unreachable_database_at_start_is_one_line(command):
     _one_line(out, "cannot connect to Postgres")
 
 
+def test_scripts_serve_passes_its_arguments_to_helpdesk_serve():
+    """``scripts/serve --port 8001``: the arguments reach ``helpdesk serve`` (they used
+    to reach pip, as the extras to install)."""
+
+    def serve(*args: str) -> subprocess.CompletedProcess[str]:
+        env = _env(DATABASE_URL="postgresql://nobody@127.0.0.1:1/none", DB_CONNECT_TIMEOUT="2")
+        return subprocess.run([str(ROOT / "scripts" / "serve"), *args], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=600, check=False)
+
+    helped = serve("--help")
+    assert helped.returncode == 0, helped.stderr
+    assert "usage: helpdesk serve" in helped.stdout and "--port" in helped.stdout
+    bad = serve("--port", "not-a-port")
+    assert bad.returncode == 2
+    assert "argument --port: invalid int value: 'not-a-port'" in bad.stderr, bad.stderr
+    # A good port gets as far as the database (which is not there).
+    _one_line(serve("--port", "8001"), "cannot connect to Postgres")
+
+
 def test_every_command_has_help():
     for args in (["--help"], ["serve", "--help"], ["worker", "--help"], ["migrate", "--help"],
                  ["tenants", "create", "--help"]):
