@@ -9,6 +9,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import pytest
+
 from api.app import create_app
 from api.cli import embedded
 from api.config import Settings
@@ -16,6 +18,9 @@ from handlers.tenants import create_tenant_as_operator
 from migrations.runner import migrate
 from tests.e2e.conftest import asgi_client
 from tests.support.pg import embedded_server
+
+# Starts and stops its own embedded Postgres.
+pytestmark = pytest.mark.slow
 
 
 def _server(data_dir: Path):  # type: ignore[no-untyped-def]

@@ -7,7 +7,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import asyncpg
@@ -15,6 +14,7 @@ import pytest
 
 from api.http.auth import lookup_key
 from eventstore.pool import create_pool
+from tests.support.wait import until_sync
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -31,6 +31,7 @@ def _env(**extra: str) -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow  # runs `helpdesk` as a subprocess
 async def test_tenants_create_prints_a_working_admin_key(db):
     env = _env(MIGRATION_DATABASE_URL=db.admin_url, DATABASE_URL=db.runtime_url)
     out = helpdesk("tenants", "create", "Acme Support", "--json", env=env)
@@ -49,6 +50,7 @@ async def test_tenants_create_prints_a_working_admin_key(db):
     assert human.returncode == 0 and "admin API key: hd_" in human.stdout
 
 
+@pytest.mark.slow  # runs `helpdesk` as a subprocess
 async def test_migrate_is_a_no_op_on_a_migrated_database(db):
     env = _env(MIGRATION_DATABASE_URL=db.admin_url, DATABASE_URL=db.runtime_url)
     out = helpdesk("migrate", env=env)
@@ -56,6 +58,7 @@ async def test_migrate_is_a_no_op_on_a_migrated_database(db):
     assert "up to date" in out.stderr
 
 
+@pytest.mark.slow  # runs `helpdesk` as a subprocess
 def test_migrate_without_url_explains_itself():
     out = helpdesk("migrate", env=_env())
     assert out.returncode == 2
@@ -72,12 +75,14 @@ def _one_line(out: subprocess.CompletedProcess[str], *words: str) -> None:
     assert all(word in lines[0] for word in words), out.stderr
 
 
+@pytest.mark.slow  # runs `helpdesk` as a subprocess
 @pytest.mark.parametrize("command", ["serve", "worker"])
 async def test_a_role_that_bypasses_row_security_is_refused_in_one_line(db, command):
     out = helpdesk(command, env=_env(DATABASE_URL=db.admin_url, LOG_LEVEL="info"))
     _one_line(out, "refusing to run as role", "superuser")
 
 
+@pytest.mark.slow  # runs `helpdesk` as a subprocess
 @pytest.mark.parametrize("command", ["serve", "worker"])
 def test_an_unreachable_database_at_start_is_one_line(command):
     with socket.socket() as s:  # a port where nothing listens
@@ -88,6 +93,7 @@ def test_an_unreachable_database_at_start_is_one_line(command):
     _one_line(out, "cannot connect to Postgres")
 
 
+@pytest.mark.slow  # runs scripts/serve as a subprocess
 def test_scripts_serve_passes_its_arguments_to_helpdesk_serve():
     """``scripts/serve --port 8001``: the arguments reach ``helpdesk serve`` (they used
     to reach pip, as the extras to install)."""
@@ -107,6 +113,7 @@ def test_scripts_serve_passes_its_arguments_to_helpdesk_serve():
     _one_line(serve("--port", "8001"), "cannot connect to Postgres")
 
 
+@pytest.mark.slow  # runs `helpdesk` as a subprocess
 def test_every_command_has_help():
     for args in (["--help"], ["serve", "--help"], ["worker", "--help"], ["migrate", "--help"],
                  ["tenants", "create", "--help"]):
@@ -126,6 +133,7 @@ async def test_runtime_role_cannot_create_tenants(db):
         await conn.close()
 
 
+@pytest.mark.slow  # runs `helpdesk` as a subprocess
 def test_worker_heartbeat_file_feeds_its_health_check(db, tmp_path):
     beat = tmp_path / "worker.heartbeat"
     env = _env(DATABASE_URL=db.runtime_url, WORKER_HEARTBEAT_FILE=str(beat),
@@ -134,12 +142,8 @@ def test_worker_heartbeat_file_feeds_its_health_check(db, tmp_path):
     worker = subprocess.Popen([sys.executable, "-m", "api.cli.main", "worker"], cwd=ROOT, env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        for _ in range(100):
-            if helpdesk("worker", "--check", env=env).returncode == 0:
-                break
-            time.sleep(0.2)
-        else:
-            raise AssertionError("the worker never wrote a fresh heartbeat")
+        until_sync(lambda: helpdesk("worker", "--check", env=env).returncode == 0,
+                   timeout=120, interval=0.2, what="the worker to write a fresh heartbeat")
     finally:
         worker.terminate()
         assert worker.wait(timeout=30) == 0
