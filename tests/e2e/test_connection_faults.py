@@ -32,6 +32,7 @@ from handlers.tenants import create_tenant_as_operator
 from migrations.runner import migrate
 from tests.support.pg import RUNTIME_PASSWORD, RUNTIME_USER, with_database
 from tests.support.pgserver import PostgresServer, free_port
+from tests.support.wait import until
 
 pytestmark = pytest.mark.slow
 
@@ -54,7 +55,12 @@ class Outcomes:
     bad: list[str] = field(default_factory=list)  # anything but 201 or a proper 503
     keyed: dict[str, str] = field(default_factory=dict)  # Idempotency-Key -> ticket id
     replays: int = 0
-    phase: str = "warm-up"
+    phase: str = "warm-up"  # an answer counts in the phase in which it arrives
+    sent: dict[int, float] = field(default_factory=dict)  # client -> its request's start
+
+    def answered_since(self, instant: float) -> bool:
+        """Every request sent before ``instant`` has been answered."""
+        return all(started > instant for started in self.sent.values())
 
     def record(self, outcome: str, detail: str = "") -> None:
         self.counts[f"{self.phase}:{outcome}"] += 1
@@ -65,7 +71,7 @@ class Outcomes:
         return sum(n for key, n in self.counts.items() if key.endswith(f":{outcome}"))
 
 
-async def _client(base: str, key: str, out: Outcomes, stop: asyncio.Event, *,
+async def _client(n: int, base: str, key: str, out: Outcomes, stop: asyncio.Event, *,
                   keyed: bool) -> None:
     """POST tickets until ``stop``. A keyed client sends an Idempotency-Key and
     retries the same request after a 503 or a reset until it is answered, and
@@ -79,12 +85,15 @@ async def _client(base: str, key: str, out: Outcomes, stop: asyncio.Event, *,
                 pending = pending or uuid.uuid4().hex
                 headers["Idempotency-Key"] = pending
                 body = {**TICKET, "subject": f"keyed {pending}"}
+            out.sent[n] = time.monotonic()
             try:
                 r = await http.post("/v1/tickets", json=body, headers=headers)
             except httpx.TransportError as exc:  # a reset, a refused or cut connection
                 out.record("reset", repr(exc))
                 await asyncio.sleep(0.05)
                 continue
+            finally:
+                del out.sent[n]
             if r.status_code == 201:
                 out.created.append(r.json()["id"])
                 out.record("201")
@@ -135,14 +144,16 @@ async def _serve(database_url: str) -> AsyncIterator[tuple[str, Any]]:
         base = f"http://127.0.0.1:{port}"
         try:
             async with httpx.AsyncClient() as http:
-                for _ in range(400):
+
+                async def live() -> bool:
                     assert proc.returncode is None, _read(log)
-                    with contextlib.suppress(httpx.TransportError):
-                        if (await http.get(f"{base}/health/live")).status_code == 200:
-                            break
-                    await asyncio.sleep(0.05)
-                else:
-                    raise AssertionError(f"serve did not come up: {_read(log)}")
+                    try:
+                        return (await http.get(f"{base}/health/live")).status_code == 200
+                    except httpx.TransportError:
+                        return False
+
+                await until(live, timeout=30, interval=0.05,
+                            what=lambda: f"serve to come up: {_read(log)}")
             yield base, log
         finally:
             if proc.returncode is None:
@@ -161,17 +172,22 @@ def _read(log: Any) -> str:
 
 
 async def _until_created(base: str, key: str, within: float) -> float:
-    """Seconds until a ticket can be opened again (fails after ``within``)."""
+    """Seconds until a ticket can be opened again (fails after ``within``: the pool
+    must recover by itself, promptly)."""
     started = time.monotonic()
     async with httpx.AsyncClient(base_url=base, timeout=5.0) as http:
-        while True:
-            with contextlib.suppress(httpx.TransportError):
+
+        async def created() -> bool:
+            try:
                 r = await http.post("/v1/tickets", json=TICKET,
                                     headers={"Authorization": f"Bearer {key}"})
-                if r.status_code == 201:
-                    return time.monotonic() - started
-            assert time.monotonic() - started < within, "the service did not recover"
-            await asyncio.sleep(0.1)
+            except httpx.TransportError:
+                return False
+            return r.status_code == 201
+
+        await until(created, timeout=within, interval=0.1,
+                    what="the service to open tickets again")
+    return time.monotonic() - started
 
 
 async def test_dying_connections_answer_503_lose_nothing_and_recover() -> None:
@@ -196,15 +212,21 @@ async def _scenario(pg: PostgresServer) -> None:
         # 1. Busy backends terminated every 0.3 s under 8 clients.
         out.phase = "terminate"
         stop_clients, stop_killer = asyncio.Event(), asyncio.Event()
-        clients = [asyncio.create_task(_client(base, key, out, stop_clients, keyed=i % 2 == 1))
+        clients = [asyncio.create_task(_client(i, base, key, out, stop_clients,
+                                               keyed=i % 2 == 1))
                    for i in range(CLIENTS)]
         killer = asyncio.create_task(_terminator(pg.url, stop_killer))
-        await asyncio.sleep(CHAOS_SECONDS)
+        await asyncio.sleep(CHAOS_SECONDS)  # the length of the phase, not a wait
         stop_killer.set()
         ended = await killer
-        await asyncio.sleep(0.3)  # answers to the last terminations still count here
+        # Answers to requests that were in flight during the last round still count
+        # here, whenever they arrive.
+        killed_at = time.monotonic()
+        await until(lambda: out.answered_since(killed_at),
+                    what="the requests of the last round to be answered")
 
-        # 2. No more faults: the same pool serves again, by itself.
+        # 2. No more faults: the same pool serves again, by itself. (Phase lengths from
+        # here on are load, not waits.)
         out.phase = "recovered"
         await asyncio.sleep(1.0)
         recovered_503 = out.counts["recovered:503"]

@@ -12,8 +12,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
@@ -23,6 +22,7 @@ import pytest
 
 from tests.support.pg import server_url
 from tests.support.pgserver import free_port
+from tests.support.wait import WaitTimeout, until_sync
 
 pytestmark = pytest.mark.slow
 
@@ -73,11 +73,12 @@ def _alive(pid: int) -> bool:
 
 
 def _gone(pid: int, within: float = GONE_WITHIN) -> bool:
-    deadline = time.monotonic() + within
-    while _alive(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.1)
+    """Whether the process is gone within ``within`` seconds (a deadline the tests
+    assert: the server stops when its last user leaves, not eventually)."""
+    try:
+        until_sync(lambda: not _alive(pid), timeout=within, interval=0.05)
+    except WaitTimeout:
+        return False
     return True
 
 
@@ -86,13 +87,13 @@ def _read(log: IO[bytes]) -> str:
     return log.read().decode(errors="replace")
 
 
-def _wait_for(what: str, ready: object, proc: subprocess.Popen[bytes], log: IO[bytes],
-              within: float = 90.0) -> None:
-    deadline = time.monotonic() + within
-    while not (ready() if callable(ready) else ready):
+def _wait_for(what: str, ready: Callable[[], bool], proc: subprocess.Popen[bytes],
+              log: IO[bytes]) -> None:
+    def up() -> bool:
         assert proc.poll() is None, f"{what} exited early:\n{_read(log)}"
-        assert time.monotonic() < deadline, f"{what} did not come up:\n{_read(log)}"
-        time.sleep(0.1)
+        return ready()
+
+    until_sync(up, timeout=90, interval=0.1, what=lambda: f"{what} to come up:\n{_read(log)}")
 
 
 def _serving(port: int) -> bool:
@@ -130,8 +131,8 @@ def test_a_shared_server_stops_with_the_last_of_serve_and_worker(data_dir: Path)
         assert pid is not None
         worker = _start(data_dir, "worker", log=worker_log)
         try:
-            _wait_for("worker", lambda: b"worker started" in _read(worker_log).encode(),
-                      worker, worker_log)
+            _wait_for("worker", lambda: "worker started" in _read(worker_log), worker,
+                      worker_log)
             assert _stop(serve) == 0, _read(serve_log)
             assert _alive(pid), "the server stopped under a worker that still uses it"
             assert _postmaster(data_dir) == pid

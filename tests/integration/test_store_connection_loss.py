@@ -7,7 +7,6 @@ tests/e2e/test_connection_faults.py does the same under load over HTTP.
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 
 import asyncpg
@@ -16,6 +15,7 @@ import pytest
 from eventstore.errors import StoreUnavailable
 from eventstore.store import EventStore
 from eventstore.types import NewEvent, StoreActor
+from tests.support.wait import until
 
 ACTOR = StoreActor("api_key", "key-1")
 
@@ -28,16 +28,16 @@ async def _terminate(admin_url: str, pid: int) -> None:
         await admin.close()
 
 
+def _closed(conn: asyncpg.Connection) -> bool:
+    try:
+        return bool(conn.is_closed())
+    except asyncpg.InterfaceError:  # asyncpg detached it from the pool's proxy: gone
+        return True
+
+
 async def _lost(conn: asyncpg.Connection) -> None:
-    """Wait (bounded) until the client has seen the server end ``conn``."""
-    async with asyncio.timeout(5):
-        while True:
-            try:
-                if conn.is_closed():
-                    return
-            except asyncpg.InterfaceError:  # asyncpg detached it from the pool's proxy
-                return
-            await asyncio.sleep(0.01)
+    """Wait until the client has seen the server end ``conn``."""
+    await until(lambda: _closed(conn), what="the client to see its connection end")
 
 
 async def _events(store: EventStore, tenant_id, stream: uuid.UUID) -> int:  # type: ignore[no-untyped-def]
