@@ -44,7 +44,13 @@ MAX_CLIENT_MESSAGE = 64 * 1024
 
 
 class Revoked(Exception):
-    """The connection's API key was revoked (or deleted) while it was open."""
+    """The connection's API key was revoked (or deleted) while it was open, or the
+    agent it acts as was deactivated: the socket closes with ``code``."""
+
+    def __init__(self, code: int = CLOSE_REVOKED, reason: str = "api key revoked") -> None:
+        super().__init__(reason)
+        self.code = code
+        self.reason = reason
 
 
 class TooSlow(Exception):
@@ -76,12 +82,13 @@ class StreamConnection:
             await asyncio.gather(*tasks, return_exceptions=True)
             self.hub.detach(self.outbox)
         failures = [exc for t in done if not t.cancelled() and (exc := t.exception())]
+        revoked = [exc for exc in failures if isinstance(exc, Revoked)]
         if any(isinstance(exc, TooSlow) for exc in failures):
             log.info("feed client %s stopped reading; closed with %d",
                      self.principal.key_id, CLOSE_TOO_SLOW)
-        elif any(isinstance(exc, Revoked) for exc in failures):
+        elif revoked:
             with contextlib.suppress(RuntimeError, OSError):
-                await self.ws.close(CLOSE_REVOKED, "api key revoked")
+                await self.ws.close(revoked[0].code, revoked[0].reason)
         elif failures:
             # A bug, not the client's doing: logged, and the client told so by the
             # standard close code rather than left with a dropped socket.
@@ -150,6 +157,8 @@ class StreamConnection:
                     continue
                 if current is None or current.key_id != self.principal.key_id:
                     raise Revoked()
+                if current.barred is not None:
+                    raise Revoked(4403, current.barred[1])
 
     async def _read(self) -> None:
         while True:

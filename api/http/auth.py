@@ -41,6 +41,11 @@ async def authenticate(request: Request) -> Principal:
     if principal is None:
         raise Problem(401, "invalid_api_key", "the API key is unknown or revoked",
                       headers=_UNAUTHORIZED)
+    if principal.barred is not None:
+        # 403, not 401: the key is genuine and unrevoked; the person it acts as may not
+        # work here now, which a distinct code says (a 401 would read as a typo or a
+        # revoked key, and the client cannot tell an admin what to fix).
+        raise Problem(403, *principal.barred)
     request.state.principal = principal
     logs.bind(tenant_id=str(principal.tenant_id),
               actor=f"{principal.actor.kind}:{principal.actor.id}")

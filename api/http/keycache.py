@@ -104,7 +104,7 @@ class KeyCache:
         if row is None:
             return None
         principal = Principal(TenantId(row["tenant_id"]), row["key_id"], row["role"],
-                              row["agent_id"])
+                              row["agent_id"], row["agent_active"])
         if active and generation == self._generation and self.active:
             if len(self._entries) >= self.max_entries:
                 self._entries.pop(next(iter(self._entries)))  # the oldest

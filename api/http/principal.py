@@ -11,14 +11,36 @@ from eventstore.types import StoreActor
 
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """The authenticated caller: which tenant, which key, which role."""
+    """The authenticated caller: which tenant, which key, which role, and the agent
+    (person) the key acts as, if any, with whether that agent is active."""
 
     tenant_id: TenantId
     key_id: UUID
     role: str
     agent_id: UUID | None = None
+    agent_active: bool | None = None
 
     @property
     def actor(self) -> StoreActor:
         """The actor the database stamps onto events this caller causes."""
         return StoreActor("api_key", str(self.key_id))
+
+    @property
+    def barred(self) -> tuple[str, str] | None:
+        """Why this key may do nothing at all, as (code, detail); None: it may act.
+
+        A key that acts as a person works only while that person is an active agent:
+        deactivating an agent stops its keys from writing and from reading, and
+        reactivating them lets the same keys work again (they are not revoked). An
+        agent key always acts as an agent (``issue_key`` refuses one without); one
+        issued before that rule belongs to nobody and is barred as well.
+        """
+        if self.agent_id is not None and not self.agent_active:
+            return ("agent_inactive",
+                    "the agent this API key acts as is deactivated; an admin can "
+                    "reactivate the agent or revoke the key")
+        if self.agent_id is None and self.role == "agent":
+            return ("agent_key_unlinked",
+                    "this agent key belongs to no agent; an admin issues agent keys "
+                    "with agent_id")
+        return None
