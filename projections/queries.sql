@@ -52,8 +52,8 @@ SELECT EXISTS (SELECT 1 FROM agents WHERE tenant_id = $1 AND id = $2 AND active)
 
 -- name: list_tickets --
 -- $1 tenant_id, $2 cursor created_at, $3 cursor id, $4 limit, then one parameter per
--- filter in use, from $5 on: `{filters}` becomes their conditions
--- (projections/reads.py TICKET_FILTERS), so each combination of filters is a statement
+-- filter in use, from $5 on, whose conditions take the place of the marker in braces
+-- below (projections/reads.py TICKET_FILTERS), so each combination of filters is a statement
 -- of its own. Why not one statement with `$n IS NULL OR ...` per filter: its generic
 -- plan, which Postgres adopts after a few runs, estimated one matching row and read
 -- every ticket of the tenant through a bitmap scan before sorting (18 ms at 3,000

@@ -41,7 +41,7 @@ def worker_processes(port: int) -> list[int]:
 async def test_two_workers_share_a_port_the_feed_and_revocations(db, http, make_tenant):
     t = await make_tenant("Acme")
     admin = auth(t.admin_key)
-    issued = (await http.post("/v1/api-keys", json={"name": "k", "role": "agent"},
+    issued = (await http.post("/v1/api-keys", json={"name": "k", "role": "admin"},
                               headers=admin)).json()
     key = auth(issued["secret"])
     port = free_port()
