@@ -14,7 +14,9 @@ REASON_MAX = 500
 NAME_MAX = 200
 TAGS_MAX = 20
 
-_TAG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
+TAG_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,39}$"
+"""What a tag is once normalised: a lower-case slug of at most 40 characters."""
+_TAG = re.compile(TAG_PATTERN)
 # Deliberately loose: one @, no spaces, a dot in the domain. Deliverability is not
 # something a regex can decide.
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")

@@ -41,7 +41,8 @@ SELECT EXISTS (SELECT 1 FROM agents WHERE tenant_id = $1 AND id = $2 AND active)
 
 -- name: list_tickets --
 -- $1 tenant_id, $2 states text[], $3 priorities text[], $4 sources text[],
--- $5 assignee uuid, $6 unassigned only, $7 tag, $8 created_after, $9 created_before,
+-- $5 assignee uuid, $6 unassigned only, $7 tags text[] (any of), $8 created_after,
+-- $9 created_before,
 -- $10 cursor created_at, $11 cursor id, $12 limit
 -- Newest first. The first page passes ('infinity', max uuid) as its cursor, so the
 -- keyset condition is always present and the index is walked from the cursor on, at
@@ -55,7 +56,7 @@ SELECT state_json
    AND ($4::text[] IS NULL OR source = ANY ($4))
    AND ($5::uuid IS NULL OR assignee = $5)
    AND (NOT $6::boolean OR assignee IS NULL)
-   AND ($7::text IS NULL OR tags @> ARRAY[$7::text])
+   AND ($7::text[] IS NULL OR tags && $7::text[])
    AND ($8::timestamptz IS NULL OR created_at >= $8)
    AND ($9::timestamptz IS NULL OR created_at < $9)
  ORDER BY created_at DESC, id DESC

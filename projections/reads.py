@@ -32,14 +32,15 @@ _NIL_UUID = uuid.UUID(int=0)
 
 @dataclass(frozen=True, slots=True)
 class TicketFilters:
-    """List filters; None (or an empty tuple) means "any"."""
+    """List filters; None (or an empty tuple) means "any". A tuple matches a ticket
+    with any of its values (``tags``: any of the ticket's tags)."""
 
     states: tuple[str, ...] = ()
     priorities: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
     assignee: UUID | None = None
     unassigned: bool = False
-    tag: str | None = None
+    tags: tuple[str, ...] = ()
     created_after: datetime | None = None
     created_before: datetime | None = None
 
@@ -68,7 +69,8 @@ async def list_tickets(
     rows = await conn.fetch(
         Q["list_tickets"], tenant_id,
         list(filters.states) or None, list(filters.priorities) or None,
-        list(filters.sources) or None, filters.assignee, filters.unassigned, filters.tag,
+        list(filters.sources) or None, filters.assignee, filters.unassigned,
+        list(filters.tags) or None,
         filters.created_after, filters.created_before,
         at if at is not None else _INFINITY, last_id, limit,
     )
