@@ -2,14 +2,15 @@
 
 Dates and times: ISO 8601 only (a bare number is refused, not read as a Unix
 timestamp); a date-only parameter takes ``YYYY-MM-DD`` and nothing more (a time would
-otherwise be dropped without a word).
+otherwise be dropped without a word); a date-time whose UTC instant falls outside the
+years 1 to 9999 is refused, since no Python or database arithmetic on it is safe.
 Event type names are checked against the known types, as ``PUT /v1/webhooks`` does.
 """
 
 from __future__ import annotations
 
 import re
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import Annotated
 
 from pydantic import AfterValidator, AwareDatetime, BeforeValidator, WithJsonSchema
@@ -41,13 +42,26 @@ def _date_only(value: object) -> object:
     return value
 
 
+def _utc_in_range(value: datetime) -> datetime:
+    """Refuse an instant whose UTC reading is outside the years 1 to 9999
+    (``0001-01-01T00:00:00+15:00`` is in year 0 in UTC)."""
+    if value.utcoffset() is not None:
+        try:
+            value.astimezone(UTC)
+        except OverflowError:
+            raise ValueError("the instant falls outside the years 1 to 9999 in UTC") from None
+    return value
+
+
 IsoDate = Annotated[date, BeforeValidator(_date_only), BeforeValidator(_not_a_number)]
 """A calendar day, ``YYYY-MM-DD``."""
 
-IsoDateTime = Annotated[datetime, BeforeValidator(_not_a_number)]
+IsoDateTime = Annotated[datetime, BeforeValidator(_not_a_number),
+                        AfterValidator(_utc_in_range)]
 """An ISO 8601 date-time; without an offset it is read as UTC by the route."""
 
-IsoAwareDateTime = Annotated[AwareDatetime, BeforeValidator(_not_a_number)]
+IsoAwareDateTime = Annotated[AwareDatetime, BeforeValidator(_not_a_number),
+                             AfterValidator(_utc_in_range)]
 """An ISO 8601 date-time with its offset."""
 
 
