@@ -7,6 +7,9 @@
   means any of the values, each of which is validated and honoured; a scalar
   parameter given twice is a 400 naming it (the framework would keep one value and
   drop the other without a word).
+- Every side-effecting route under ``/v1`` declares ``Idempotency-Key`` (it runs
+  through ``api.http.commands.run``, which honours it), and every route documents what
+  it can answer because of where it is (``api.http.problem_docs.route_answers``).
 - A request body must be JSON (``application/json`` or ``+json``): 415 otherwise.
 - No text may hold a NUL character: Postgres text and jsonb cannot store one, so it is
   refused here, naming where it was (400 in the query, 422 in the body), rather than
@@ -22,11 +25,13 @@ from typing import Annotated, Any, Union, get_args, get_origin
 from urllib.parse import urlencode
 
 import orjson
-from fastapi import Request, Response
+from fastapi import Depends, Request, Response
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 from starlette.datastructures import QueryParams
 
+from api.http.headers import idempotency_key
+from api.http.problem_docs import API_PREFIX, WRITE_METHODS, route_answers
 from api.http.problems import Problem
 
 
@@ -110,7 +115,18 @@ def _refuse_nul(request: Request, body: bytes) -> None:
 
 class StrictRoute(APIRoute):
     """APIRoute that holds requests to the rules above: unknown or repeated query
-    parameters, comma lists, non-JSON bodies, NUL characters."""
+    parameters, comma lists, non-JSON bodies, NUL characters; and declares what the
+    rules above and around every route make true of it."""
+
+    def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
+        methods = {m.upper() for m in kwargs.get("methods") or ()}
+        kwargs["responses"] = {**route_answers(path, methods), **(kwargs.get("responses") or {})}
+        if path.startswith(API_PREFIX) and methods & WRITE_METHODS:
+            dependencies = list(kwargs.get("dependencies") or ())
+            if not any(d.dependency is idempotency_key for d in dependencies):
+                dependencies.append(Depends(idempotency_key))
+            kwargs["dependencies"] = dependencies
+        super().__init__(path, endpoint, **kwargs)
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()

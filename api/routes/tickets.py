@@ -15,7 +15,7 @@ from api.http import commands
 from api.http.auth import Principal
 from api.http.commands import agent_actor, parse_if_match
 from api.http.deps import Authorized, ServicesDep
-from api.http.headers import IdempotencyKey, IfMatch
+from api.http.headers import IfMatch
 from api.http.idempotency import JsonReply
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate, scope_of
 from api.http.params import ANY_OF, IsoDateTime
@@ -78,7 +78,6 @@ async def _command(request: Request, services: ServicesDep, principal: Principal
              summary="Open a ticket")
 async def open_ticket(
     body: OpenTicketIn, request: Request, services: ServicesDep, principal: Authorized,
-    idempotency_key: IdempotencyKey = None,
 ) -> Response:
     ticket_id = TicketId(uuid.uuid4())
     requester = Requester(email=body.requester.email, name=body.requester.name)
@@ -148,8 +147,7 @@ async def get_one(ticket_id: UUID, services: ServicesDep, principal: Authorized)
 @router.post("/{ticket_id}/assignee", response_model=TicketOut, responses=COMMAND_ERRORS,
              summary="Assign or unassign")
 async def assign(ticket_id: UUID, body: AssigneeIn, request: Request, services: ServicesDep,
-                 principal: Authorized, if_match: IfMatch = None,
-                 idempotency_key: IdempotencyKey = None) -> Response:
+                 principal: Authorized, if_match: IfMatch = None) -> Response:
     agent = AgentId(body.agent_id) if body.agent_id is not None else None
     command = Assign(agent_id=agent, actor=agent_actor(principal), at=services.clock.now())
     return await _command(request, services, principal, ticket_id,
@@ -159,8 +157,8 @@ async def assign(ticket_id: UUID, body: AssigneeIn, request: Request, services: 
 @router.post("/{ticket_id}/priority", response_model=TicketOut, responses=COMMAND_ERRORS,
              summary="Change the priority")
 async def set_priority(ticket_id: UUID, body: PriorityIn, request: Request,
-                       services: ServicesDep, principal: Authorized, if_match: IfMatch = None,
-                       idempotency_key: IdempotencyKey = None) -> Response:
+                       services: ServicesDep, principal: Authorized,
+                       if_match: IfMatch = None) -> Response:
     command = ChangePriority(priority=body.priority, actor=agent_actor(principal),
                              at=services.clock.now())
     return await _command(request, services, principal, ticket_id,
@@ -170,8 +168,7 @@ async def set_priority(ticket_id: UUID, body: PriorityIn, request: Request,
 @router.post("/{ticket_id}/state", response_model=TicketOut, responses=COMMAND_ERRORS,
              summary="Move the ticket to another state")
 async def set_state(ticket_id: UUID, body: StateIn, request: Request, services: ServicesDep,
-                    principal: Authorized, if_match: IfMatch = None,
-                    idempotency_key: IdempotencyKey = None) -> Response:
+                    principal: Authorized, if_match: IfMatch = None) -> Response:
     command = ChangeState(to=body.state, reason=body.reason, actor=agent_actor(principal),
                           at=services.clock.now())
     return await _command(request, services, principal, ticket_id,
@@ -181,8 +178,7 @@ async def set_state(ticket_id: UUID, body: StateIn, request: Request, services: 
 @router.post("/{ticket_id}/tags", response_model=TicketOut, responses=COMMAND_ERRORS,
              summary="Add and remove tags")
 async def change_tags(ticket_id: UUID, body: TagsIn, request: Request, services: ServicesDep,
-                      principal: Authorized, if_match: IfMatch = None,
-                      idempotency_key: IdempotencyKey = None) -> Response:
+                      principal: Authorized, if_match: IfMatch = None) -> Response:
     command = ChangeTags(add=tuple(body.add), remove=tuple(body.remove),
                          actor=agent_actor(principal), at=services.clock.now())
     return await _command(request, services, principal, ticket_id,
