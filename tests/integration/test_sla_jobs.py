@@ -304,3 +304,18 @@ async def test_seeder_gives_each_tenant_its_periodic_jobs_and_idempotency_purge_
     assert per_tenant == sorted((t, k) for t in (a, b)
                                 for k in ("idempotency.purge", "tickets.sweep"))
     assert {r["kind"] for r in live if r["tenant_id"] is None} == {"jobs.seed_tenants"}
+
+
+async def test_tickets_the_sweep_moves_carry_the_reason(store, make_tenant):
+    tenant = (await make_tenant()).tenant_id
+    pending, solved = await open_ticket(store, tenant), await open_ticket(store, tenant)
+    await run(store, tenant, pending, ChangeState(to=TicketState.PENDING, actor=AGENT, at=T0))
+    await run(store, tenant, solved, ChangeState(to=TicketState.SOLVED, actor=AGENT, at=T0))
+    moved = await sweep.sweep_tenant(store, tenant, T0 + timedelta(days=10))
+    assert moved == {"solved": 1, "closed": 1}
+    reasons = {t: (await events(store, tenant, t, "StateChanged"))[-1].data["reason"]
+               for t in (pending, solved)}
+    assert reasons == {
+        pending: "pending with no activity for 7 days: solved by the sweep",
+        solved: "solved with no activity for 4 days: closed by the sweep",
+    }
