@@ -210,7 +210,7 @@ def install(app: FastAPI) -> None:
         status = _HANDLER_STATUS.get(type(exc), 422)
         extra = dict(exc.extra)
         if isinstance(exc, Invalid) and exc.field is not None:
-            extra["errors"] = [{"loc": ["body", exc.field], "msg": exc.reason,
+            extra["errors"] = [{"loc": ["body", *exc.field.split(".")], "msg": exc.reason,
                                 "type": exc.kind}]
         return problem_response(status, exc.code, exc.message, instance=request.url.path,
                                 **extra)
