@@ -102,3 +102,32 @@ async def test_a_changed_server_secret_refuses_the_replay_instead_of_showing_gar
         again = await client.post("/v1/api-keys", json={"name": "x", "role": "auditor"},
                                   headers=h)
     assert again.status_code == 409 and again.json()["key_id"] == first.json()["id"]
+
+
+async def test_a_record_belongs_to_one_api_key_and_one_route_as_documented(
+        sealing, tenant, owner):
+    from pathlib import Path
+
+    docs = (Path(__file__).parents[2] / "docs" / "api.md").read_text()
+    section = docs.split("## Idempotency-Key", 1)[1].split("\n## ", 1)[0]
+    assert "(tenant, API key, method and route template, key value)" in section
+
+    first_key, second_key = tenant.admin_key, await owner.key(tenant.tenant_id, "admin")
+    same = {"Idempotency-Key": "same-value"}
+    a = await sealing.post("/v1/tickets", json=NEW_TICKET, headers=auth(first_key) | same)
+    b = await sealing.post("/v1/tickets", json=NEW_TICKET, headers=auth(second_key) | same)
+    # Another API key: another record, so the command runs again.
+    assert a.status_code == b.status_code == 201 and "idempotent-replayed" not in b.headers
+    assert a.json()["id"] != b.json()["id"]
+    # Another route with the same API key and value: another record too.
+    h = auth(first_key) | same
+    moved = await sealing.post(f"/v1/tickets/{a.json()['id']}/state",
+                               json={"state": "pending"}, headers=h)
+    raised = await sealing.post(f"/v1/tickets/{a.json()['id']}/priority",
+                                json={"priority": "urgent"}, headers=h)
+    assert moved.status_code == raised.status_code == 200
+    assert "idempotent-replayed" not in raised.headers
+    # The same route template with another path: the record's request differs, 422.
+    other = await sealing.post(f"/v1/tickets/{b.json()['id']}/state",
+                               json={"state": "pending"}, headers=h)
+    assert other.status_code == 422 and other.json()["code"] == "idempotency_key_reused"
