@@ -1,12 +1,18 @@
-"""Schema fuzzing: schemathesis drives the app's own OpenAPI against a real server,
-every operation on its own and then in stateful workflows.
+"""Schema fuzzing: schemathesis drives the app's own OpenAPI against a real server:
+every operation on its own, boundary values of every parameter (its coverage phase),
+and stateful workflows.
 
 Bounded: a fixed number of examples per operation and of workflows (each a few calls
-long), derandomized (a fixed seed), no example database. Fails on any 5xx,
+long), derandomized or seeded, no example database. Fails on any 5xx,
 undocumented status or content type, or a body that breaks the documented schema.
 """
 
 from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
 
 import httpx
 import schemathesis
@@ -106,3 +112,23 @@ def test_stateful_workflows_find_no_server_error(db, tenant):
     assert "POST /v1/tickets" in succeeded, seen
     assert any(label.startswith(("GET /v1/tickets/{ticket_id}", "POST /v1/tickets/{ticket_id}"))
                for label in succeeded), seen
+
+
+def test_boundary_values_of_every_parameter_find_no_server_error(db, tenant, tmp_path):
+    """Schemathesis' coverage phase (its command line): for every operation, values at
+    and just past each documented bound (lengths, ranges, formats, enumerations,
+    missing and extra parts), as a client would send them over the wire."""
+    app = create_app(Settings(database_url=db.runtime_url, db_pool_min=1, db_pool_max=4,
+                              max_body_bytes=65_536, _env_file=None))  # type: ignore[call-arg]
+    with serve(app) as url:
+        run = subprocess.run(
+            [str(Path(sys.executable).with_name("schemathesis")), "run",
+             f"{url}/openapi.json", "--phases", "coverage", "--seed", "1", "--workers", "1",
+             "--checks", ",".join(check.__name__ for check in CHECKS),
+             "--header", f"Authorization: Bearer {tenant.admin_key.secret}"],
+            capture_output=True, text=True, timeout=300, check=False,
+            cwd=tmp_path)  # it keeps a state directory where it runs
+    report = run.stdout + run.stderr
+    assert run.returncode == 0, report
+    tested = re.search(r"Tested: (\d+)", report)
+    assert tested and int(tested.group(1)) >= 30, report
