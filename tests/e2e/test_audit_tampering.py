@@ -18,6 +18,9 @@ from tests.e2e.conftest import bearer
 
 ROOT = Path(__file__).parents[2]
 
+# Each test runs `helpdesk audit` as a subprocess.
+pytestmark = pytest.mark.slow
+
 
 def cli(db, *args: str) -> subprocess.CompletedProcess[bytes]:
     env = {**os.environ, "DATABASE_URL": db.runtime_url}

@@ -111,7 +111,7 @@ async def test_paging_500_tickets_while_new_ones_arrive(http, tenant, store):
         assert page.status_code == 200, page.text
         seen += [t["id"] for t in page.json()["data"]]
         cursor = page.json()["next_cursor"]
-        await asyncio.sleep(0)
+        await asyncio.sleep(0)  # a yield: let the writer open tickets between pages
         if cursor is None:
             break
     stop.set()

@@ -9,12 +9,17 @@ import tempfile
 import time
 from pathlib import Path
 
+import pytest
+
 from api.app import create_app
 from api.cli import embedded
 from api.config import Settings
 from handlers.tenants import create_tenant_as_operator
 from migrations.runner import migrate
 from tests.e2e.conftest import asgi_client
+
+# Starts and stops its own embedded Postgres.
+pytestmark = pytest.mark.slow
 
 
 def _server(data_dir: Path):  # type: ignore[no-untyped-def]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from api.app import create_app
 from api.config import Settings
 from tests.e2e.conftest import asgi_client
@@ -16,6 +18,7 @@ def _settings(db: Db, redis_url: str | None, **kw: object) -> Settings:
                     db_pool_max=4, **kw)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow  # starts a redis-server
 async def test_exceeding_the_limit_gives_429_with_headers_per_key(
     db: Db, make_tenant, redis_server: RedisServer
 ) -> None:
@@ -57,6 +60,7 @@ async def test_exceeding_the_limit_gives_429_with_headers_per_key(
         assert 'route="unmatched",status="429"} 1.0' in metrics
 
 
+@pytest.mark.slow  # starts a redis-server
 async def test_requests_without_a_key_are_limited_per_address(
     db: Db, redis_server: RedisServer
 ) -> None:
@@ -69,6 +73,7 @@ async def test_requests_without_a_key_are_limited_per_address(
         assert r.headers["ratelimit-policy"] == '"address";q=2;w=60'
 
 
+@pytest.mark.slow  # starts a redis-server
 async def test_made_up_tokens_use_up_their_address_budget(
     db: Db, make_tenant, redis_server: RedisServer
 ) -> None:

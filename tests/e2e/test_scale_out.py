@@ -16,9 +16,8 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -27,12 +26,16 @@ from typing import Any
 
 import asyncpg
 import httpx
+import pytest
 
 from tests.e2e.conftest import bearer
 from tests.e2e.ws_support import free_port, serve_process
 from tests.support.readmodels import checkpoints, dump, refold_alone
+from tests.support.wait import until
 
 ROOT = Path(__file__).parents[2]
+# Two `helpdesk serve` and two `helpdesk worker` processes.
+pytestmark = pytest.mark.slow
 FR, NR, RES = "first_response", "next_reply", "resolution"
 # Urgent breaches within seconds; high leaves several seconds to answer or re-prioritise
 # in time even on a loaded machine; normal and low keep their hour-long defaults.
@@ -44,16 +47,7 @@ LOW_FIRST_RESPONSE_MS = 86_400_000  # the default
 PROCESS_ENV = {"DB_POOL_MIN": "1", "DB_POOL_MAX": "4", "SCHEDULER_POLL_INTERVAL": "0.5",
                "PROJECTOR_POLL_INTERVAL": "0.5", "LOG_LEVEL": "warning"}
 WAIT = 60.0
-POLL = 0.2
-
-
-async def until(check: Callable[[], Awaitable[bool]], what: str,
-                timeout: float = WAIT) -> None:
-    """Poll ``check`` every POLL seconds until true; fail after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while not await check():
-        assert time.monotonic() < deadline, f"{what}: not reached within {timeout} s"
-        await asyncio.sleep(POLL)
+POLL = 0.2  # the checks below go through the API processes; no need to hammer them
 
 
 @dataclass
@@ -93,7 +87,7 @@ async def worker_process(database_url: str) -> AsyncIterator[Worker]:
                 assert proc.returncode is None, worker.output()
                 return "worker started as" in worker.output()
 
-            await until(started, "worker started")
+            await until(started, timeout=WAIT, interval=POLL, what="the worker to start")
             yield worker
         finally:
             if proc.returncode is None:
@@ -115,7 +109,7 @@ async def api_process(database_url: str) -> AsyncIterator[httpx.AsyncClient]:
         async def ready() -> bool:
             return (await client.get("/health/ready")).status_code == 200
 
-        await until(ready, "API ready")
+        await until(ready, timeout=WAIT, interval=POLL, what="the API to be ready")
         yield client
 
 
@@ -234,12 +228,14 @@ async def test_two_apis_and_two_workers_record_each_breach_once_and_project_as_o
                     return False
             return True
 
-        await until(breached, "every expected breach recorded")
+        await until(breached, timeout=WAIT, interval=POLL,
+                    what="every expected breach to be recorded")
 
         async def caught_up() -> bool:
             return all(last == head for last, head in (await checkpoints(db.admin_url)).values())
 
-        await until(caught_up, "analytics caught up with every tenant's head")
+        await until(caught_up, timeout=WAIT, interval=POLL,
+                    what="analytics to catch up with every tenant's head")
 
         # The API agrees: no lag, in both processes.
         for t in tenants:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import gc
 import socket
 import uuid
@@ -11,6 +10,7 @@ import psutil
 import websockets
 
 from tests.e2e.ws_support import FIRST, append_notes, recv, send, serve, ws_settings
+from tests.support.wait import until
 
 EVENTS = 10_000
 BODY = "x" * 8_000  # ~80 MB of messages in all: an unbounded queue would show in RSS
@@ -46,11 +46,9 @@ async def test_a_stalled_reader_gets_a_gap_and_memory_stays_bounded(
             done += 500
             high = max(high, srv.hub.stats()["max_queued"])
         # Let the feed publish everything it was told about.
-        for _ in range(500):
-            if srv.hub.stats()["tenants"] == 0 or not any(
-                    f.dirty or (f.task and not f.task.done()) for f in srv.hub.feeds.values()):
-                break
-            await asyncio.sleep(0.02)
+        await until(lambda: srv.hub.stats()["tenants"] == 0 or not any(
+                    f.dirty or (f.task and not f.task.done()) for f in srv.hub.feeds.values()),
+                    timeout=30, what="the feed to publish every event it was told about")
         gc.collect()
         rss_growth = me.memory_info().rss - rss_before
         stats = srv.hub.stats()

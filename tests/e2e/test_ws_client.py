@@ -10,26 +10,23 @@ import pytest
 
 from client.stream import StreamClient, StreamRefused
 from tests.e2e.ws_support import FIRST, append_notes, revoke_key, serve, ws_settings
+from tests.support.wait import until
 
 
 class Collector:
     def __init__(self) -> None:
         self.events: list[dict[str, Any]] = []
         self.gaps: list[tuple[str, int]] = []
-        self._changed = asyncio.Event()
 
     async def on_event(self, room: str, message: dict[str, Any]) -> None:
         self.events.append(message)
-        self._changed.set()
 
     async def on_gap(self, room: str, head_seq: int) -> None:
         self.gaps.append((room, head_seq))
 
-    async def until(self, count: int, timeout: float = 10) -> None:
-        async with asyncio.timeout(timeout):
-            while len(self.events) < count:
-                self._changed.clear()
-                await self._changed.wait()
+    async def arrived(self, count: int, timeout: float = 10) -> None:
+        await until(lambda: len(self.events) >= count, timeout=timeout, interval=0.01,
+                    what=lambda: f"{count} events (got {len(self.events)})")
 
 
 async def test_gap_calls_refetch_then_resumes_from_head(db, make_tenant, store) -> None:
@@ -44,16 +41,16 @@ async def test_gap_calls_refetch_then_resumes_from_head(db, make_tenant, store) 
         await client.wait_subscribed("tenant")
         assert got.gaps == [("tenant", FIRST + 10)] and got.events == []
         live = await append_notes(store, t.tenant_id, ticket, 2)
-        await got.until(2)
+        await got.arrived(2)
         assert [m["seq"] for m in got.events] == live == [FIRST + 11, FIRST + 12]
 
         # A dropped connection: the client resubscribes from seq 12 and misses nothing.
         await client.drop_connection()
         missed = await append_notes(store, t.tenant_id, ticket, 3)
-        await got.until(5)
+        await got.arrived(5)
         await client.wait_subscribed("tenant")
         more = await append_notes(store, t.tenant_id, ticket, 1)
-        await got.until(6)
+        await got.arrived(6)
         assert [m["seq"] for m in got.events] == live + missed + more
         assert client.connects == 2 and client.gaps == 1
 

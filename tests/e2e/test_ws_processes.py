@@ -20,6 +20,10 @@ from tests.e2e.ws_support import (
     send,
     serve_process,
 )
+from tests.support.wait import until
+
+# Each test runs `helpdesk serve` as its own process.
+pytestmark = pytest.mark.slow
 
 
 async def test_two_processes_share_one_database(db, make_tenant, store) -> None:
@@ -46,17 +50,13 @@ async def test_the_client_resumes_across_a_server_restart(db, make_tenant, store
     ticket = uuid.uuid4()
     port = free_port()
     received: list[dict[str, Any]] = []
-    arrived = asyncio.Event()
 
     async def on_event(room: str, message: dict[str, Any]) -> None:
         received.append(message)
-        arrived.set()
 
-    async def until(count: int) -> None:
-        async with asyncio.timeout(15):
-            while len(received) < count:
-                arrived.clear()
-                await arrived.wait()
+    async def until_received(count: int) -> None:
+        await until(lambda: len(received) >= count, timeout=15, interval=0.01,
+                    what=lambda: f"{count} events (got {len(received)})")
 
     client = StreamClient(f"ws://127.0.0.1:{port}/v1/stream", t.admin_key.secret,
                           rooms={"tenant": FIRST}, on_event=on_event, max_backoff=0.2)
@@ -64,14 +64,14 @@ async def test_the_client_resumes_across_a_server_restart(db, make_tenant, store
         runner = asyncio.create_task(client.run())
         await client.wait_subscribed("tenant")
         first = await append_notes(store, t.tenant_id, ticket, 2)
-        await until(len(first))
+        await until_received(len(first))
     # The server is gone; these are appended while nobody listens.
     missed = await append_notes(store, t.tenant_id, ticket, 4)
     async with serve_process(db.runtime_url, port=port):
-        await until(len(first + missed))
+        await until_received(len(first + missed))
         await client.wait_subscribed("tenant")
         live = await append_notes(store, t.tenant_id, ticket, 2)
-        await until(len(first + missed + live))
+        await until_received(len(first + missed + live))
         await client.close()
         await asyncio.wait_for(runner, 10)
     assert [m["seq"] for m in received] == first + missed + live

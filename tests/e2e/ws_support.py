@@ -33,6 +33,7 @@ from domain.values import Visibility
 from eventstore.pool import connect
 from eventstore.store import EventStore, arm
 from eventstore.types import NewEvent, StoreActor
+from tests.support.wait import until
 
 REPO = Path(__file__).parents[2]
 T0 = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
@@ -67,10 +68,8 @@ async def serve(settings: Settings) -> AsyncIterator[Running]:
                             ws="websockets-sansio", lifespan="on")
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
-    for _ in range(500):
-        if server.started or task.done():
-            break
-        await asyncio.sleep(0.01)
+    await until(lambda: server.started or task.done(), timeout=10, interval=0.01,
+                what="uvicorn to start")
     assert server.started, "server did not start"
     port = server.servers[0].sockets[0].getsockname()[1]
     services: Services = app.state.services
@@ -108,17 +107,17 @@ async def serve_process(database_url: str, port: int | None = None,
 
         try:
             async with httpx.AsyncClient() as http:
-                for _ in range(300):
+
+                async def live() -> bool:
                     assert proc.returncode is None, output()
                     try:
                         r = await http.get(f"http://127.0.0.1:{port}/health/live")
-                        if r.status_code == 200:
-                            break
                     except httpx.TransportError:
-                        pass
-                    await asyncio.sleep(0.05)
-                else:
-                    raise AssertionError(f"server process did not come up: {output()}")
+                        return False
+                    return r.status_code == 200
+
+                await until(live, timeout=60, interval=0.05,
+                            what=lambda: f"the server process to come up: {output()}")
             yield f"ws://127.0.0.1:{port}/v1/stream"
         finally:
             if proc.returncode is None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from api.ops.cache import AnalyticsCache
 from api.ops.metrics import Metrics
 from api.ops.redis_guard import RedisGuard
@@ -21,6 +23,7 @@ class Computer:
         return {"answer": self.calls, "rows": [1, 2.5, None]}
 
 
+@pytest.mark.slow  # starts a redis-server
 async def test_answers_are_reused_only_for_the_same_tenant_query_and_checkpoint(
     redis_server: RedisServer,
 ) -> None:

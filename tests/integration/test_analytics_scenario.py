@@ -226,6 +226,7 @@ async def test_only_analysts_and_admins_and_only_their_tenant(
             assert bad.status_code == 400 and bad.json()["code"] == "invalid_range", params
 
 
+@pytest.mark.slow  # starts a redis-server
 async def test_cached_answers_follow_the_checkpoint_and_report_the_current_lag(
     scenario: dict[str, Any], redis_server: Any, db: Any
 ) -> None:

@@ -126,7 +126,7 @@ class AnyVersionContract(ABC):
                 await self.append(store, tenant, StoreActor("api_key", f"writer-{w}"), stream,
                                   None, [ev(i)])
                 if random.random() < 0.3:
-                    await asyncio.sleep(0)
+                    await asyncio.sleep(0)  # a yield: shuffle the writers' interleaving
 
         async def tail(tenant: TenantId) -> list[int]:
             seen: list[int] = []
@@ -142,6 +142,7 @@ class AnyVersionContract(ABC):
                     seen.append(e.seq)
                 if finished and not batch:
                     return seen
+                # The tail's poll interval: it reads while the writers write, on purpose.
                 await asyncio.sleep(0.002)
 
         tails = [asyncio.create_task(tail(t)) for t in tenants]

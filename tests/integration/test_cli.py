@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import asyncpg
@@ -14,6 +13,7 @@ import pytest
 
 from api.http.auth import lookup_key
 from eventstore.pool import create_pool
+from tests.support.wait import until_sync
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,6 +30,7 @@ def _env(**extra: str) -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow  # runs `helpdesk` as a subprocess
 async def test_tenants_create_prints_a_working_admin_key(db):
     env = _env(MIGRATION_DATABASE_URL=db.admin_url, DATABASE_URL=db.runtime_url)
     out = helpdesk("tenants", "create", "Acme Support", "--json", env=env)
@@ -48,6 +49,7 @@ async def test_tenants_create_prints_a_working_admin_key(db):
     assert human.returncode == 0 and "admin API key: hd_" in human.stdout
 
 
+@pytest.mark.slow  # runs `helpdesk` as a subprocess
 async def test_migrate_is_a_no_op_on_a_migrated_database(db):
     env = _env(MIGRATION_DATABASE_URL=db.admin_url, DATABASE_URL=db.runtime_url)
     out = helpdesk("migrate", env=env)
@@ -55,18 +57,21 @@ async def test_migrate_is_a_no_op_on_a_migrated_database(db):
     assert "up to date" in out.stderr
 
 
+@pytest.mark.slow  # runs `helpdesk` as a subprocess
 def test_migrate_without_url_explains_itself():
     out = helpdesk("migrate", env=_env())
     assert out.returncode == 2
     assert "MIGRATION_DATABASE_URL is not set" in out.stderr
 
 
+@pytest.mark.slow  # runs `helpdesk` as a subprocess
 async def test_worker_refuses_a_superuser(db):
     out = helpdesk("worker", env=_env(DATABASE_URL=db.admin_url))
     assert out.returncode == 2
     assert "refusing to run as role" in out.stderr and "superuser" in out.stderr
 
 
+@pytest.mark.slow  # runs `helpdesk` as a subprocess
 def test_every_command_has_help():
     for args in (["--help"], ["serve", "--help"], ["worker", "--help"], ["migrate", "--help"],
                  ["tenants", "create", "--help"]):
@@ -86,6 +91,7 @@ async def test_runtime_role_cannot_create_tenants(db):
         await conn.close()
 
 
+@pytest.mark.slow  # runs `helpdesk` as a subprocess
 def test_worker_heartbeat_file_feeds_its_health_check(db, tmp_path):
     beat = tmp_path / "worker.heartbeat"
     env = _env(DATABASE_URL=db.runtime_url, WORKER_HEARTBEAT_FILE=str(beat),
@@ -94,12 +100,8 @@ def test_worker_heartbeat_file_feeds_its_health_check(db, tmp_path):
     worker = subprocess.Popen([sys.executable, "-m", "api.cli.main", "worker"], cwd=ROOT, env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        for _ in range(100):
-            if helpdesk("worker", "--check", env=env).returncode == 0:
-                break
-            time.sleep(0.2)
-        else:
-            raise AssertionError("the worker never wrote a fresh heartbeat")
+        until_sync(lambda: helpdesk("worker", "--check", env=env).returncode == 0,
+                   timeout=120, interval=0.2, what="the worker to write a fresh heartbeat")
     finally:
         worker.terminate()
         assert worker.wait(timeout=30) == 0

@@ -12,6 +12,7 @@ from eventstore.errors import EventStoreError, ImmutableEvents
 from eventstore.pool import StoreConnection, create_pool, init_connection
 from eventstore.store import EventStore, arm
 from eventstore.types import NewEvent, StoreActor
+from tests.support.wait import until
 
 ACTOR = StoreActor("api_key", "key-1")
 # A new tenant's stream already holds one event: the ApiKeyIssued of its first admin key.
@@ -270,11 +271,17 @@ async def test_listeners_are_notified_after_commit(db, store: EventStore, make_t
     listener = await asyncpg.connect(db.runtime_url)
     got: asyncio.Queue[str] = asyncio.Queue()
     await listener.add_listener("helpdesk_events", lambda *a: got.put_nowait(a[3]))
+
+    async def nothing_before(marker: str) -> None:
+        # Notifications reach a listener in commit order, so one committed now arrives
+        # after anything already sent: if the marker comes first, nothing was.
+        await listener.execute(f"NOTIFY helpdesk_events, '{marker}'")
+        assert await asyncio.wait_for(got.get(), 5) == marker
+
     try:
         async with store.session(t, ACTOR) as s:
             await s.append(uuid.uuid4(), 0, [ev(), ev()])
-            await asyncio.sleep(0.05)
-            assert got.empty()  # nothing before commit
+            await nothing_before("marker-1")  # nothing before commit
         assert await asyncio.wait_for(got.get(), 5) == f"{t}:{FIRST + 2}"
         async with store.session(t, ACTOR) as s:
             await s.append(uuid.uuid4(), 0, [ev()])
@@ -285,7 +292,7 @@ async def test_listeners_are_notified_after_commit(db, store: EventStore, make_t
                 await s.append(uuid.uuid4(), 0, [ev()])
                 raise RuntimeError("abort")
         await store.notifier.flush()
-        await asyncio.sleep(0.05)
+        await nothing_before("marker-2")
         assert got.empty()
     finally:
         await listener.close()
@@ -304,10 +311,9 @@ async def test_notifications_coalesce_per_tenant(db, store: EventStore, make_ten
     try:
         await asyncio.gather(*(append() for _ in range(20)))
         await store.notifier.flush()
-        for _ in range(500):  # delivery to the listener is asynchronous
-            if got and got[-1] == f"{t}:{FIRST + 20}":
-                break
-            await asyncio.sleep(0.01)
+        # Delivery to the listener is asynchronous.
+        await until(lambda: got and got[-1] == f"{t}:{FIRST + 20}", timeout=5, interval=0.01,
+                    what=lambda: f"the last seq to be notified (got {got})")
         seqs = [int(p.split(":")[1]) for p in got]
         assert seqs[-1] == FIRST + 20 and seqs == sorted(seqs) and len(seqs) <= 20
     finally:

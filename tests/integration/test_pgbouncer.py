@@ -19,10 +19,13 @@ from eventstore.store import EventStore
 from eventstore.types import NewEvent, StoreActor
 from tests.support.pgbouncer import pgbouncer, pgbouncer_binary
 
-pytestmark = pytest.mark.skipif(
-    pgbouncer_binary() is None and not os.environ.get("CI"),
-    reason="pgbouncer is not installed here (CI installs it; apt-get install pgbouncer)",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        pgbouncer_binary() is None and not os.environ.get("CI"),
+        reason="pgbouncer is not installed here (CI installs it; apt-get install pgbouncer)",
+    ),
+    pytest.mark.slow,  # runs a pgbouncer process
+]
 
 
 async def test_two_tenants_interleaved_through_transaction_pooling(db, make_tenant):

@@ -16,12 +16,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from domain.clock import ManualClock
 from projections import admin
 from projections import analytics_reads as reads
 from projections.projector import Batch, Projector
 from tests.support.desk import Desk, random_traffic
 from tests.support.readmodels import checkpoints, dump, refold_alone
+from tests.support.wait import until
 
 ROOT = Path(__file__).parents[2]
 AGENTS = tuple(uuid.UUID(int=i) for i in range(1, 5))
@@ -57,13 +60,14 @@ async def test_two_workers_with_concurrent_writers_equal_one_worker_alone(
         await w.start()
     try:
         await asyncio.gather(*(traffic(store, t, seed, 40) for seed, t in enumerate(tenants)))
-        for _ in range(400):  # bounded wait for the workers to reach every head
-            cps = await checkpoints(db.admin_url)
-            if all(last == head for last, head in cps.values()):
-                break
-            await asyncio.sleep(0.05)
-        else:
-            raise AssertionError(f"projectors did not catch up: {cps}")
+        cps: dict[Any, tuple[int, int]] = {}
+
+        async def at_every_head() -> bool:
+            cps.update(await checkpoints(db.admin_url))
+            return all(last == head for last, head in cps.values())
+
+        await until(at_every_head, timeout=60, interval=0.05,
+                    what=lambda: f"the projectors to catch up (checkpoint, head): {cps}")
     finally:
         for w in workers:
             await w.stop()
@@ -85,6 +89,7 @@ async def test_two_workers_with_concurrent_writers_equal_one_worker_alone(
     assert await dump(db.admin_url) == concurrent
 
 
+@pytest.mark.slow  # a projector child process
 async def test_a_worker_killed_mid_batch_double_counts_nothing(
     pool: Any, store: Any, make_tenant: Any, db: Any
 ) -> None:
@@ -119,6 +124,7 @@ async def test_a_worker_killed_mid_batch_double_counts_nothing(
     assert await dump(db.admin_url) == resumed
 
 
+@pytest.mark.slow  # runs `helpdesk projections` as a subprocess
 async def test_rebuild_from_zero_equals_incremental_and_says_so_meanwhile(
     pool: Any, store: Any, make_tenant: Any, db: Any
 ) -> None:
@@ -174,13 +180,16 @@ async def test_the_api_runs_the_projector_when_run_scheduler_is_on(
         tenant = await make_tenant("Live")
         auth = {"Authorization": f"Bearer {tenant.admin_key.secret}"}
         await traffic(store, tenant.tenant_id, 3, 10)
-        for _ in range(150):
-            body = (await client.get("/v1/analytics/backlog", headers=auth)).json()
-            if body["lag"] == 0 and body["as_of_seq"] > 0:
-                break
-            await asyncio.sleep(0.02)
-        else:
-            raise AssertionError(f"the API's projector did not catch up: {body}")
+
+        async def caught_up() -> dict[str, Any] | None:
+            body: dict[str, Any] = (
+                await client.get("/v1/analytics/backlog", headers=auth)).json()
+            return body if body["lag"] == 0 and body["as_of_seq"] > 0 else None
+
+        # The deadline is part of the test: under the 5 s poll, so that only the
+        # notification can have brought the projector up to date.
+        body = await until(caught_up, timeout=4.0,
+                           what="the API's projector to catch up before its poll")
     assert body["rebuilding"] is False
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 
@@ -25,6 +25,7 @@ from scheduler.loop import LoopConfig, Scheduler
 from scheduler.queue import Queue
 from scheduler.registry import Registry
 from tests.support import jobkinds
+from tests.support.wait import until
 
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 STARTED = jobkinds.STARTED
@@ -61,13 +62,6 @@ async def running(scheduler: Scheduler) -> AsyncIterator[Scheduler]:
         await task
 
 
-async def until(check: Callable[[], Awaitable[bool]], timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not await check():
-        assert time.monotonic() < deadline, "condition not reached in time"
-        await asyncio.sleep(0.02)
-
-
 async def test_three_workers_drain_2000_jobs_each_exactly_once(db, admin):
     ids = await add_jobs(admin, 2000)
     clock = ManualClock(T0)
@@ -102,7 +96,13 @@ async def test_a_job_whose_lease_ran_out_cannot_be_completed_by_its_old_holder(p
     b = Queue(pool, "worker-b", lease_seconds=30)
     assert [j.id for j in await a.claim(T0, 10)] == [job_id]
     assert await b.claim(T0, 10) == []  # leased: not taken
-    await asyncio.sleep(0.3)  # the lease is real time by design
+
+    async def lease_ran_out() -> bool:
+        # The lease is real (database) time by design, not the injected clock.
+        return await admin.fetchval("SELECT locked_until < now() FROM jobs WHERE id = $1",
+                                    job_id)
+
+    await until(lease_ran_out, timeout=10, what="worker-a's 0.2 s lease to run out")
     [job] = await b.claim(T0, 10)
     assert job.id == job_id and job.attempts == 2
     assert await a.complete([job_id], T0) == []
@@ -162,7 +162,11 @@ async def test_notify_wakes_an_idle_loop_at_once(db, store, admin, make_tenant):
     async with running(scheduler):
         assert scheduler.listener is not None
         await asyncio.wait_for(scheduler.listener.connected.wait(), 10)
-        await asyncio.sleep(0.2)  # let the loop go idle
+        connected = time.monotonic()
+        # Connecting woke the loop; once that round is over, only a NOTIFY (or the 30 s
+        # poll) starts the next one.
+        await until(lambda: (scheduler.heartbeat or 0) > connected, timeout=10,
+                    what="the loop's round after the listener connected")
         latencies = []
         for i in range(5):
             async with store.session(tenant, SYSTEM) as s:

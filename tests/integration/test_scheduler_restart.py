@@ -23,6 +23,7 @@ from migrations.runner import migrate
 from scheduler.loop import LoopConfig, Scheduler
 from scheduler.registry import Registry
 from tests.support import jobkinds
+from tests.support.wait import until
 
 pytestmark = pytest.mark.slow
 
@@ -50,21 +51,31 @@ async def test_listener_and_loop_recover_after_a_postgres_restart(tmp_path):
                           config=LoopConfig(poll_interval=30), listen_dsn=urls.runtime_url)
     assert scheduler.listener is not None
     task = asyncio.create_task(scheduler.run())
+    listener = scheduler.listener
     try:
-        await asyncio.wait_for(scheduler.listener.connected.wait(), 20)
+        await asyncio.wait_for(listener.connected.wait(), 20)
+        connected = time.monotonic()
+        # Connecting wakes the loop; after that round it waits on NOTIFY or its poll.
+        await until(lambda: (scheduler.heartbeat or 0) > connected, timeout=20,
+                    what="the loop's round after the listener connected")
+        before_restart = time.monotonic()
         await asyncio.to_thread(restart, tmp_path / "pg")
-        await asyncio.sleep(0.5)
-        await asyncio.wait_for(scheduler.listener.connected.wait(), 20)
-        await asyncio.sleep(0.5)  # the loop's own round after the wake-up
+        # Reconnecting wakes the loop too; nothing else can before the 30 s poll, so a
+        # round since the restart began is that one.
+        await until(lambda: listener.connects >= 2 and listener.connected.is_set()
+                    and (scheduler.heartbeat or 0) > before_restart, timeout=30,
+                    what="the listener to reconnect and the loop to finish its round")
         admin = await asyncpg.connect(urls.owner_url)
         try:
-            added = time.monotonic()
             await admin.execute("INSERT INTO jobs (kind, run_at) VALUES ('test.record', $1)",
                                 datetime.now(UTC))
-            while await admin.fetchval("SELECT status FROM jobs") != "done":
-                assert time.monotonic() - added < 10, "job not run after the restart"
-                await asyncio.sleep(0.05)
-            assert time.monotonic() - added < 10
+
+            async def done() -> bool:
+                return await admin.fetchval("SELECT status FROM jobs") == "done"
+
+            # The deadline is the test: far under the 30 s poll, so only the NOTIFY
+            # on the re-established LISTEN connection can have woken the loop.
+            await until(done, timeout=10, interval=0.05, what="the job to run after the restart")
             assert await admin.fetchval("SELECT count(*) FROM job_runs "
                                         "WHERE phase = 'finished'") == 1
         finally:

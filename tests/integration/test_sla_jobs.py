@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -33,6 +32,7 @@ from handlers.tickets import execute, sla_job_key
 from scheduler import tenant_seed
 from scheduler.loop import LoopConfig, Scheduler
 from scheduler.registry import Registry
+from tests.support.wait import until
 
 T0 = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
 AGENT = Actor(kind=ActorKind.AGENT, id="agent-1")
@@ -74,12 +74,13 @@ async def settle(admin: asyncpg.Connection, loops: list[Scheduler], clock: Manua
     """Wake the loops and wait until no job due at the clock is ready or running."""
     for s in loops:
         s.wake()
-    deadline = time.monotonic() + timeout
-    while await admin.fetchval(
+
+    async def none_due() -> bool:
+        return not await admin.fetchval(
             "SELECT count(*) FROM jobs WHERE status IN ('ready', 'running') AND run_at <= $1",
-            clock.now()):
-        assert time.monotonic() < deadline, "due jobs were not run"
-        await asyncio.sleep(0.02)
+            clock.now())
+
+    await until(none_due, timeout=timeout, what="the due jobs to run")
 
 
 async def open_ticket(store: EventStore, tenant, priority: Priority = Priority.URGENT,
@@ -289,11 +290,12 @@ async def test_seeder_gives_each_tenant_its_periodic_jobs_and_idempotency_purge_
     loop = Scheduler(store, clock, r, config=LoopConfig(poll_interval=0.2))
     task = asyncio.create_task(loop.run())
     try:
-        deadline = time.monotonic() + 30
-        while await admin.fetchval("SELECT count(*) FROM jobs WHERE status = 'done' "
-                                   "AND kind IN ('idempotency.purge', 'tickets.sweep')") < 4:
-            assert time.monotonic() < deadline
-            await asyncio.sleep(0.02)
+        async def each_ran_once() -> bool:
+            return await admin.fetchval(
+                "SELECT count(*) FROM jobs WHERE status = 'done' "
+                "AND kind IN ('idempotency.purge', 'tickets.sweep')") >= 4
+
+        await until(each_ran_once, what="both tenants' purge and sweep jobs to run")
     finally:
         await loop.stop()
         await task

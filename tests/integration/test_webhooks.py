@@ -4,9 +4,8 @@ transaction, delivered by the scheduler to a real receiver, signed, retried, dea
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 
@@ -27,17 +26,11 @@ from scheduler.registry import Registry
 from tests.e2e.conftest import asgi_client
 from tests.support.pg import TestDatabase as Db
 from tests.support.receiver import Receiver
+from tests.support.wait import until
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 SECRET = "whsec-0123456789abcdef"
 ACTOR = StoreActor("api_key", "test")
-
-
-async def until(check: Callable[[], Awaitable[bool]], timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not await check():
-        assert time.monotonic() < deadline, "condition not reached in time"
-        await asyncio.sleep(0.02)
 
 
 @asynccontextmanager

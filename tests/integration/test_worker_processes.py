@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -16,8 +14,11 @@ import asyncpg
 import pytest
 
 from tests.support import jobkinds
+from tests.support.wait import until
 
 ROOT = Path(__file__).parents[2]
+# Each test spawns worker processes.
+pytestmark = pytest.mark.slow
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 STARTED = jobkinds.STARTED
 
@@ -53,18 +54,9 @@ def spawn(db) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
                 stream.close()
 
 
-async def until(check: Callable[[], Awaitable[bool]], timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not await check():
-        assert time.monotonic() < deadline, "condition not reached in time"
-        await asyncio.sleep(0.05)
-
-
 async def wait_exit(p: subprocess.Popen[bytes], timeout: float = 20.0) -> int:
-    deadline = time.monotonic() + timeout
-    while p.poll() is None:
-        assert time.monotonic() < deadline, "worker did not exit"
-        await asyncio.sleep(0.05)
+    await until(lambda: p.poll() is not None, timeout=timeout, interval=0.05,
+                what=f"worker {p.pid} to exit")
     return p.returncode
 
 
@@ -82,7 +74,7 @@ async def test_three_worker_processes_drain_2000_jobs_each_exactly_once(admin, s
         return await admin.fetchval(
             "SELECT count(*) FROM jobs WHERE kind = 'test.record' AND status = 'done'") == 2000
 
-    await until(drained, timeout=180)
+    await until(drained, timeout=180, interval=0.05)
     for p in workers:
         p.send_signal(signal.SIGTERM)
     assert [await wait_exit(p) for p in workers] == [0, 0, 0]
@@ -101,7 +93,7 @@ async def test_jobs_of_a_killed_worker_run_elsewhere_after_the_lease(admin, spaw
     async def all_held() -> bool:
         return await admin.fetchval(STARTED) == 5
 
-    await until(all_held)
+    await until(all_held, timeout=60, interval=0.05)
     victim_id = await admin.fetchval("SELECT DISTINCT worker FROM job_runs")
     victim.send_signal(signal.SIGKILL)
     assert await wait_exit(victim) == -signal.SIGKILL
@@ -114,7 +106,7 @@ async def test_jobs_of_a_killed_worker_run_elsewhere_after_the_lease(admin, spaw
         return await admin.fetchval(
             "SELECT count(*) FROM jobs WHERE kind = 'test.record' AND status = 'done'") == 5
 
-    await until(done)
+    await until(done, timeout=60, interval=0.05)
     survivor.send_signal(signal.SIGTERM)
     assert await wait_exit(survivor) == 0
     rows = await admin.fetch("SELECT id, attempts, locked_by FROM jobs "
@@ -137,7 +129,7 @@ async def test_sigterm_finishes_running_jobs_releases_slow_ones_and_exits_0(admi
     async def both_started() -> bool:
         return await admin.fetchval(STARTED) == 2
 
-    await until(both_started)
+    await until(both_started, timeout=60, interval=0.05)
     worker.send_signal(signal.SIGTERM)
     assert await wait_exit(worker, timeout=10) == 0
     status = dict(await admin.fetch("SELECT id, status FROM jobs WHERE kind = 'test.record'"))
@@ -155,6 +147,6 @@ async def test_helpdesk_worker_command_runs_the_loop_and_stops_on_sigterm(admin,
             "SELECT count(*) FROM jobs WHERE kind = 'jobs.purge' AND status IN ('ready', 'done')"
         ) >= 1
 
-    await until(seeded)
+    await until(seeded, timeout=60, interval=0.05)
     worker.send_signal(signal.SIGTERM)
     assert await wait_exit(worker) == 0

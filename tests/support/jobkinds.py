@@ -53,6 +53,8 @@ async def record(ctx: JobContext, job: Job) -> None:
     if os.environ.get("HOLD_JOBS"):
         seconds = 3600.0
     if seconds:
+        # The job's work, on purpose: it runs this long so that a test can stop or
+        # kill a worker while the job is running.
         await asyncio.sleep(seconds)
     await ctx.pool.execute(INSERT, job.id, ctx.queue.worker_id, job.attempts, "finished")
 

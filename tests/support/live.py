@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import socket
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import uvicorn
+
+from tests.support.wait import until_sync
 
 
 @contextmanager
@@ -24,11 +25,13 @@ def serve(app: Any, *, startup_timeout: float = 20.0) -> Iterator[str]:
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    deadline = time.monotonic() + startup_timeout
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
+
+    def started() -> bool:
+        if not thread.is_alive():
             raise RuntimeError("the server did not start")
-        time.sleep(0.02)
+        return bool(server.started)
+
+    until_sync(started, timeout=startup_timeout, what="uvicorn to start")
     try:
         yield f"http://127.0.0.1:{port}"
     finally:

@@ -8,11 +8,12 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit, urlunsplit
+
+from tests.support.wait import WaitTimeout, until_sync
 
 
 def free_port() -> int:
@@ -66,18 +67,26 @@ def pgbouncer(server_url: str, *, pool_size: int) -> Iterator[str]:
             args[1:1] = ["-u", user]
         proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
-            deadline = time.monotonic() + 10
-            while True:
+
+            def failed() -> RuntimeError:
+                log = (d / "pgbouncer.log")
+                return RuntimeError("pgbouncer did not start: " + (
+                    log.read_text() if log.exists() else "") + (
+                    proc.stderr.read().decode() if proc.stderr else ""))
+
+            def accepting() -> bool:
+                if proc.poll() is not None:
+                    raise failed()
                 try:
                     socket.create_connection(("127.0.0.1", port_out), timeout=0.2).close()
-                    break
                 except OSError:
-                    if proc.poll() is not None or time.monotonic() > deadline:
-                        log = (d / "pgbouncer.log")
-                        raise RuntimeError("pgbouncer did not start: " + (
-                            log.read_text() if log.exists() else "") + (
-                            proc.stderr.read().decode() if proc.stderr else "")) from None
-                    time.sleep(0.05)
+                    return False
+                return True
+
+            try:
+                until_sync(accepting, timeout=10, interval=0.05, what="pgbouncer to accept")
+            except WaitTimeout:
+                raise failed() from None
             netloc = f"{parts.username}:{parts.password or ''}@127.0.0.1:{port_out}"
             yield urlunsplit(("postgresql", netloc, parts.path, "", ""))
         finally:

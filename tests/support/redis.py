@@ -10,7 +10,8 @@ import asyncio
 import shutil
 import socket
 import subprocess
-import time
+
+from tests.support.wait import until_sync
 
 
 def free_port() -> int:
@@ -42,18 +43,19 @@ class RedisServer:
              "--save", "", "--appendonly", "no", "--protected-mode", "no"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
-        for _ in range(250):
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"redis-server exited with {self.proc.returncode}")
+        proc = self.proc
+
+        def answering() -> bool:
+            if proc.poll() is not None:
+                raise RuntimeError(f"redis-server exited with {proc.returncode}")
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as s:
                     s.sendall(b"PING\r\n")
-                    if s.recv(16).startswith(b"+PONG"):
-                        return
+                    return s.recv(16).startswith(b"+PONG")
             except OSError:
-                pass
-            time.sleep(0.02)
-        raise RuntimeError("redis-server did not come up")
+                return False
+
+        until_sync(answering, timeout=10, what="redis-server to answer PING")
 
     def kill(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
