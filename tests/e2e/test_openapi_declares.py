@@ -106,6 +106,7 @@ async def test_every_side_effecting_route_declares_the_headers_it_honours(client
             assert not {"idempotency-key", "if-match"} & _headers(op), (method, path)
 
 
+@pytest.mark.slow  # starts a redis-server
 async def test_every_v1_route_documents_429_with_its_headers(
         db: pg.TestDatabase, redis_server: RedisServer, tenant):
     settings = app_settings(db, redis_url=redis_server.url, rate_limit_per_key=1)

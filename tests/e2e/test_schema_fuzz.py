@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
 from schemathesis.checks import not_a_server_error
@@ -70,6 +71,7 @@ def test_fuzz_the_documented_api(db, tenant):
 
 
 
+@pytest.mark.slow  # starts the schemathesis command line
 def test_boundary_values_and_stateful_workflows_find_no_server_error(db, tenant, tmp_path):
     """Schemathesis' own engine (its command line), two phases: coverage (for every
     operation, values at and just past each documented bound, missing and extra parts)
