@@ -75,6 +75,21 @@ class Settings(BaseSettings):
     )
     log_level: str = "info"
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
+    http_head_timeout: float = Field(
+        default=10.0, gt=0, le=3600,
+        description="Seconds a client has to send a request's head (request line and "
+        "headers), from connecting or from its first byte; then the connection is closed.",
+    )
+    http_body_timeout: float = Field(
+        default=30.0, gt=0, le=3600,
+        description="Seconds a client has, once the head is in, to send the whole body; "
+        "then 408 and the connection is closed.",
+    )
+    max_connections: int = Field(
+        default=1000, ge=2, le=1_000_000,
+        description="Connections (HTTP and WebSocket) one `helpdesk serve` process holds "
+        "at once; a request beyond it gets 503.",
+    )
     projector_batch_size: int = Field(
         default=500, ge=1, le=10_000, description="Events a projector applies per transaction."
     )
@@ -91,6 +106,12 @@ class Settings(BaseSettings):
     ws_send_queue: int = Field(
         default=2048, ge=16, le=100_000,
         description="Messages queued per WebSocket before a slow subscriber gets a gap.",
+    )
+    ws_stall_seconds: float = Field(
+        default=10.0, gt=0, le=600,
+        description="How long a WebSocket may take nothing while messages wait: then its "
+        "subscriptions get a gap; if it still takes nothing as long again, it is closed "
+        "with 4408.",
     )
     ws_heartbeat_seconds: float = Field(
         default=15.0, gt=0, description="Interval of server heartbeats on the WebSocket feed.",

@@ -4,7 +4,9 @@ It remembers the last seq it saw in each room; after a disconnect it reconnects 
 resubscribes with ``after_seq`` set to it, so it receives exactly the events it
 missed. On a ``gap`` (too far behind, or too slow) it awaits the ``on_gap`` callback,
 where the application refetches what it shows over REST, and resubscribes from the
-gap's ``head_seq``. Usage::
+gap's ``head_seq``. The socket is read only as fast as ``on_event`` returns: one that
+blocks for long makes the server end the subscriptions with a gap and then close the
+connection with 4408 (too slow), after which the client reconnects at once. Usage::
 
     async def show(room: str, message: dict) -> None: ...
     async def refetch(room: str, head_seq: int) -> None: ...
@@ -33,6 +35,9 @@ GapHandler = Callable[[str, int], Awaitable[None]]
 
 # Close codes after which reconnecting cannot help.
 FATAL_CODES = frozenset({4400, 4401, 4403})
+# The server gave up on this client because it stopped reading (see on_event): not a
+# failure of the network or the server, so reconnect at once and resume.
+TOO_SLOW = 4408
 
 
 class StreamRefused(Exception):
@@ -75,6 +80,7 @@ class StreamClient:
         self.max_backoff = max_backoff
         self.connects = 0
         self.gaps = 0
+        self.too_slow = 0  # connections the server closed with 4408
         self._subscribed: dict[str, asyncio.Event] = {r: asyncio.Event() for r in self.last_seq}
         self._ws: Any = None
         self._closing = False
@@ -108,6 +114,8 @@ class StreamClient:
                 code = exc.rcvd.code if exc.rcvd is not None else 1006
                 if code in FATAL_CODES:
                     raise StreamRefused(code, exc.rcvd.reason if exc.rcvd else "") from exc
+                if code == TOO_SLOW:
+                    self.too_slow += 1
             except (OSError, TimeoutError, websockets.InvalidHandshake):
                 failures += 1
             if self._closing:

@@ -29,6 +29,7 @@ from typing import Any
 import asyncpg
 
 from domain.ids import TenantId
+from eventstore.pool import discard
 
 CHANNEL = "helpdesk_events"
 log = logging.getLogger("helpdesk.eventstore")
@@ -61,8 +62,15 @@ class CommitNotifier:
             payloads = [f"{t}:{seq}" for t, seq in batch.items()]
             try:
                 async with self._pool.acquire() as conn:
-                    await conn.fetchval(_SEND, CHANNEL, payloads)
-            except (asyncpg.PostgresError, OSError, asyncpg.InterfaceError) as exc:
+                    try:
+                        await conn.fetchval(_SEND, CHANNEL, payloads)
+                    except asyncpg.InternalClientError:
+                        # The server ended the connection between statements: never
+                        # hand it out again (see eventstore/store.py, UNAVAILABLE).
+                        discard(conn)
+                        raise
+            except (asyncpg.PostgresError, OSError, TimeoutError, asyncpg.InterfaceError,
+                    asyncpg.InternalClientError) as exc:
                 # Listeners poll as well; a lost wake-up only delays them.
                 log.warning("could not notify %s: %s", CHANNEL, exc)
             if self._min_interval > 0:

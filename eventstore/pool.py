@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -81,6 +82,24 @@ class StoreConnection(asyncpg.Connection):  # type: ignore[misc]  # asyncpg is u
             query = f"{query} {staged}"
         status: str = await super().execute(query, *args, timeout=timeout)
         return status
+
+
+def store_connection(conn: asyncpg.Connection) -> StoreConnection | None:
+    """The ``StoreConnection`` itself behind a pool's proxy (None: a connection of
+    another class, or a proxy already detached from its connection).
+
+    asyncpg detaches a proxy when its connection is lost; after that, only the
+    methods asyncpg's own ``Connection`` defines still answer (with InterfaceError).
+    """
+    owner = getattr(getattr(conn, "begin_armed", None), "__self__", None)
+    return owner if isinstance(owner, StoreConnection) else None
+
+
+def discard(conn: asyncpg.Connection) -> None:
+    """Terminate a pooled connection whose state is unknown, so the pool replaces it
+    instead of handing it out again (the server rolls back whatever it had open)."""
+    with contextlib.suppress(asyncpg.InterfaceError):  # already gone from its proxy
+        conn.terminate()
 
 
 async def _keep_session(conn: asyncpg.Connection) -> None:

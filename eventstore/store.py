@@ -25,7 +25,7 @@ from eventstore.errors import (
     StoreUnavailable,
 )
 from eventstore.notifier import CommitNotifier
-from eventstore.pool import arm_statement
+from eventstore.pool import arm_statement, discard, store_connection
 from eventstore.sqlfile import load_queries
 from eventstore.types import ChainReport, NewEvent, RecordedEvent, StoreActor
 
@@ -45,6 +45,12 @@ UNAVAILABLE = (
     # Connection-class failures (SQLSTATE 08xxx) and a server that crashed mid-query.
     asyncpg.PostgresConnectionError,
     asyncpg.CrashShutdownError,
+    # asyncpg lost track of its connection's protocol state. With one task per
+    # connection (always so here) this is a connection the server ended between two
+    # statements: its FATAL arrived while the client was idle, and the next
+    # statement finds the protocol still waiting for a ReadyForQuery that never
+    # comes ("cannot switch to state 15; another operation (2) is in progress").
+    asyncpg.InternalClientError,
 )
 
 
@@ -71,12 +77,19 @@ async def acquire(pool: asyncpg.Pool, *,
                   timeout: float | None) -> AsyncIterator[asyncpg.Connection]:
     """A pooled connection, waited for at most ``timeout`` seconds (None: no bound).
 
-    A database that is not there, whether while waiting or in the block, is
-    ``StoreUnavailable``.
+    A database that is not there, whether while waiting, in the block or when the
+    connection goes back to the pool, is ``StoreUnavailable``. A connection that
+    failed that way is terminated rather than returned: its state is unknown, and
+    whatever transaction it had open is rolled back by the server, so a unit of work
+    on it either committed before it failed or never will.
     """
     try:
         async with pool.acquire(timeout=timeout) as conn:
-            yield conn
+            try:
+                yield conn
+            except (*UNAVAILABLE, StoreUnavailable):
+                discard(conn)
+                raise
     except UNAVAILABLE as exc:
         raise StoreUnavailable(f"database unavailable: {exc}") from exc
 
@@ -302,20 +315,23 @@ async def _armed_transaction(conn: asyncpg.Connection, tenant_id: TenantId,
                              isolation: str | None) -> AsyncIterator[None]:
     """A transaction armed for tenant and actor: in BEGIN's own round trip on our
     connections (eventstore/pool.py ``StoreConnection``), else by a statement after."""
-    staged = hasattr(conn, "begin_armed")
-    if staged:
-        conn.begin_armed(arm_statement(str(tenant_id), actor.kind if actor else None,
-                                       actor.id if actor else None))
+    # Our own connection object, not the pool's proxy (``conn``): when the server ends
+    # the connection, asyncpg detaches it from the proxy, which then has nothing to
+    # forward our methods to, and the unstaging below must still work.
+    own = store_connection(conn)
+    if own is not None:
+        own.begin_armed(arm_statement(str(tenant_id), actor.kind if actor else None,
+                                      actor.id if actor else None))
     try:
         async with conn.transaction(isolation=isolation, readonly=readonly):
-            if not staged:
+            if own is None:
                 await arm(conn, tenant_id, actor)
-            elif conn.armed_begin_pending:
+            elif own.armed_begin_pending:
                 raise EventStoreError("the transaction began without its tenant armed")
             yield
     finally:
-        if staged:
-            conn.begin_armed(None)
+        if own is not None:
+            own.begin_armed(None)
 
 
 async def arm(conn: asyncpg.Connection, tenant_id: TenantId, actor: StoreActor | None) -> None:

@@ -69,16 +69,28 @@ class IssueKey:
 
 
 async def issue_key(uow: Session, command: IssueKey) -> IssuedKey:
-    """Insert the key and record ``ApiKeyIssued``. Refuses an agent link for a machine
-    role (422 ``validation_failed``) and an agent that is not active (``unknown_agent``)."""
+    """Insert the key and record ``ApiKeyIssued``. Refuses an agent key without an
+    agent and an agent link for a machine role (422 ``validation_failed``, naming
+    ``agent_id``), and an agent that is not active (``unknown_agent``).
+
+    An agent key is a person's key: what it does is attributed to its agent, and it
+    works only while that agent is active (api/http/auth.py ``Principal.barred``).
+    Admin keys may act as an agent or as themselves; machine roles never as a person.
+    """
+    if command.role is Role.AGENT and command.agent_id is None:
+        raise Invalid("validation_failed",
+                      "an agent key must belong to an agent: give the agent_id of an active "
+                      "agent", field="agent_id", reason="required for an agent key",
+                      kind="missing")
     if command.agent_id is not None:
         if command.role not in LINKABLE:
             raise Invalid("validation_failed",
                           f"a {command.role.value} key cannot act as an agent; agent_id is "
-                          "for admin and agent keys")
+                          "for admin and agent keys", field="agent_id")
         agent = await uow.conn.fetchrow(Q["get_agent"], uow.tenant_id, command.agent_id)
         if agent is None or not agent["active"]:
-            raise Invalid("unknown_agent", "agent_id names no active agent of this tenant")
+            raise Invalid("unknown_agent", "agent_id names no active agent of this tenant",
+                          field="agent_id")
     secret = new_secret()
     row = await uow.conn.fetchrow(
         Q["insert_api_key"], uow.tenant_id, command.key_id or uuid.uuid4(), command.name,

@@ -125,11 +125,14 @@ async def backlog(store: EventStore, tenant_id: TenantId, now: datetime) -> dict
 
 async def agents(store: EventStore, tenant_id: TenantId, start: date,
                  end: date) -> dict[str, Any]:
-    """Per agent over ``start``..``end``: tickets assigned, public replies, tickets solved."""
+    """Per author over ``start``..``end``: tickets assigned, public replies, tickets
+    solved; each row says whether it is a person (``kind`` agent) or an API key that
+    acted as itself (``api_key``), and names it."""
     async with snapshot(store, tenant_id) as (conn, fresh):
         rows = await conn.fetch(Q["agents"], tenant_id, start, end)
     return {"from": start.isoformat(), "to": end.isoformat(),
-            "agents": [dict(r) for r in rows], **fresh}
+            "agents": [{**dict(r), "agent_id": r["id"] if r["kind"] == "agent" else None}
+                       for r in rows], **fresh}
 
 
 async def current(store: EventStore, tenant_id: TenantId) -> Freshness:

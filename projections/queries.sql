@@ -277,12 +277,24 @@ SELECT state, priority,
 
 -- name: agents --
 -- $1 tenant_id, $2 from day, $3 to day (inclusive)
-SELECT agent_id, sum(assigned)::int AS assigned, sum(replies)::int AS replies,
-       sum(solved)::int AS solved
-  FROM analytics_agent_daily
- WHERE tenant_id = $1 AND day BETWEEN $2 AND $3
- GROUP BY agent_id
- ORDER BY agent_id
+-- Who each recorded author is: an agent (a person), an API key acting as itself (an
+-- admin key without an agent), or neither (an id no API call writes). Ids are
+-- compared as text: the projection keeps authors as recorded, and not every
+-- recorded id need be a uuid.
+SELECT w.id,
+       CASE WHEN a.id IS NOT NULL THEN 'agent'
+            WHEN k.id IS NOT NULL THEN 'api_key'
+            ELSE 'unknown' END AS kind,
+       coalesce(a.name, k.name) AS name,
+       w.assigned, w.replies, w.solved
+  FROM (SELECT agent_id AS id, sum(assigned)::int AS assigned,
+               sum(replies)::int AS replies, sum(solved)::int AS solved
+          FROM analytics_agent_daily
+         WHERE tenant_id = $1 AND day BETWEEN $2 AND $3
+         GROUP BY agent_id) AS w
+  LEFT JOIN agents a ON a.tenant_id = $1 AND a.id::text = w.id
+  LEFT JOIN api_keys k ON k.tenant_id = $1 AND k.id::text = w.id
+ ORDER BY kind, name, w.id
 
 -- name: defer --
 -- $1 projection, $2 tenant_id; worker-armed. A batch that failed goes to the back of

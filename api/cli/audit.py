@@ -15,7 +15,7 @@ from uuid import UUID
 
 import orjson
 
-from api.cli.database import resolve_database
+from api.cli.database import using_database
 from api.config import Settings
 from api.root import ProcessRole, running
 from domain.ids import TenantId
@@ -95,8 +95,9 @@ def cmd_verify(args: argparse.Namespace, settings: Settings) -> int:
         except ExportFormatError as exc:
             return _fail(f"{args.file}: {exc}")
     else:
-        report = asyncio.run(verify_tenant(resolve_database(settings, announce=False),
-                                           TenantId(args.tenant), progress=not args.quiet))
+        with using_database(settings, announce=False) as resolved:
+            report = asyncio.run(verify_tenant(resolved, TenantId(args.tenant),
+                                               progress=not args.quiet))
     sys.stdout.write(orjson.dumps(report).decode() + "\n")
     return 0 if report["ok"] else 1
 
@@ -104,9 +105,9 @@ def cmd_verify(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
     if args.from_seq < 1 or (args.to_seq is not None and args.to_seq < args.from_seq):
         return _fail("--from-seq must be at least 1 and --to-seq not below it")
-    n = asyncio.run(export_tenant(resolve_database(settings, announce=False),
-                                  TenantId(args.tenant), sys.stdout.buffer,
-                                  from_seq=args.from_seq, to_seq=args.to_seq))
+    with using_database(settings, announce=False) as resolved:
+        n = asyncio.run(export_tenant(resolved, TenantId(args.tenant), sys.stdout.buffer,
+                                      from_seq=args.from_seq, to_seq=args.to_seq))
     print(f"helpdesk: exported {n} event(s)", file=sys.stderr)
     return 0
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import signal
 import sys
 from collections.abc import Callable, Sequence
 
 import orjson
 
-from api.cli.database import demo_tenant, resolve_database
+from api.cli.database import demo_tenant, using_database
 from api.config import Settings
 
 Command = Callable[[argparse.Namespace, Settings], int]
@@ -21,9 +23,7 @@ def _fail(message: str) -> int:
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
-    import uvicorn
-
-    from api.app import create_app
+    from api.cli.serve import run_server
 
     if args.host:
         settings = settings.model_copy(update={"host": args.host})
@@ -34,26 +34,17 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
         # One process does everything on the embedded server: without a worker
         # running somewhere, SLA breaches and analytics would silently never happen.
         settings = settings.model_copy(update={"run_scheduler": True})
-    settings = resolve_database(settings)
-    if embedded:
-        demo = demo_tenant(settings)
-        print(
-            "\n  Helpdesk is starting on the embedded Postgres.\n"
-            f"  Demo tenant:   {demo['tenant_id']}\n"
-            f"  Admin API key: {demo['api_key']}\n"
-            f"  API docs:      http://{settings.host}:{settings.port}/docs\n",
-            file=sys.stderr, flush=True,
-        )
-    from api.root import configure_logging
-
-    configure_logging(settings)
-    app = create_app(settings)
-    from api.feed.connection import MAX_CLIENT_MESSAGE
-
-    uvicorn.run(app, host=settings.host, port=settings.port, log_config=None,
-                log_level=settings.log_level.lower(), access_log=False,
-                ws_max_size=MAX_CLIENT_MESSAGE)
-    return 0
+    with using_database(settings) as settings:
+        if embedded:
+            demo = demo_tenant(settings)
+            print(
+                "\n  Helpdesk is starting on the embedded Postgres.\n"
+                f"  Demo tenant:   {demo['tenant_id']}\n"
+                f"  Admin API key: {demo['api_key']}\n"
+                f"  API docs:      http://{settings.host}:{settings.port}/docs\n",
+                file=sys.stderr, flush=True,
+            )
+        return run_server(settings)
 
 
 def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
@@ -78,14 +69,16 @@ def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_tenants_create(args: argparse.Namespace, settings: Settings) -> int:
     from handlers.tenants import create_tenant_as_operator
 
-    if not settings.migration_database_url:
-        settings = resolve_database(settings)
-    if not settings.migration_database_url:
-        return _fail("MIGRATION_DATABASE_URL is not set (the owner role's URL)")
-    try:
-        t = asyncio.run(create_tenant_as_operator(settings.migration_database_url, args.name))
-    except ValueError as exc:
-        return _fail(str(exc))
+    with contextlib.ExitStack() as stack:
+        if not settings.migration_database_url:
+            settings = stack.enter_context(using_database(settings))
+        if not settings.migration_database_url:
+            return _fail("MIGRATION_DATABASE_URL is not set (the owner role's URL)")
+        try:
+            t = asyncio.run(create_tenant_as_operator(settings.migration_database_url,
+                                                      args.name))
+        except ValueError as exc:
+            return _fail(str(exc))
     if args.json:
         sys.stdout.write(orjson.dumps({"tenant_id": str(t.tenant_id),
                                        "api_key": t.admin_key.secret}).decode() + "\n")
@@ -105,21 +98,22 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
               file=sys.stdout if healthy else sys.stderr)
         return 0 if healthy else 1
 
-    settings = resolve_database(settings)
-    return run_worker(settings)
+    with using_database(settings) as settings:
+        return run_worker(settings)
 
 
 def cmd_projections_status(args: argparse.Namespace, settings: Settings) -> int:
     from api.cli.projections import show_status
 
-    return asyncio.run(show_status(resolve_database(settings, announce=False)))
+    with using_database(settings, announce=False) as settings:
+        return asyncio.run(show_status(settings))
 
 
 def cmd_projections_rebuild(args: argparse.Namespace, settings: Settings) -> int:
     from api.cli.projections import run_rebuild
 
-    return asyncio.run(run_rebuild(resolve_database(settings, announce=False), args.name,
-                                   args.tenant, args.batch_size))
+    with using_database(settings, announce=False) as settings:
+        return asyncio.run(run_rebuild(settings, args.name, args.tenant, args.batch_size))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -165,10 +159,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _terminated(signum: int, _frame: object) -> None:
+    # SIGTERM's default action ends the process on the spot; as an exception it
+    # unwinds, so what the command holds is released (the embedded Postgres it may
+    # be the last user of, its pool). ``serve`` and ``worker`` handle SIGTERM
+    # themselves while they run.
+    raise SystemExit(128 + signum)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     settings = Settings()
     func: Command = args.func
+    signal.signal(signal.SIGTERM, _terminated)
     try:
         return func(args, settings)
     except KeyboardInterrupt:

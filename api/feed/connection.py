@@ -4,6 +4,13 @@ Three tasks per connection: the reader handles ops (subscribe, unsubscribe, ping
 the writer drains the outbox to the socket, and the watchdog sends heartbeats and
 re-checks the API key so a revoked key is cut off. The first to finish ends the
 connection. A malformed op gets an ``error`` message; it never ends the connection.
+
+A client that stops reading: once its socket has taken nothing for
+``WS_STALL_SECONDS`` while a message waits, every subscription of the connection is
+ended with a ``gap`` written at once, right behind what the socket already holds, and
+the unsent backlog is discarded. If the socket still has not drained another
+``WS_STALL_SECONDS`` later, the connection is closed with 4408 (too slow). A client
+that reads slowly but keeps up never waits that long and gets neither.
 """
 
 from __future__ import annotations
@@ -17,9 +24,10 @@ import orjson
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from api.feed import messages as msg
+from api.feed.flow import CLOSE_TOO_SLOW, SocketFlow, flow_of
 from api.feed.hub import Hub
 from api.feed.messages import BadRoom, Room
-from api.feed.outbox import Outbox
+from api.feed.outbox import Outbox, Outgoing
 from api.http.auth import Principal, lookup_key
 from api.root import Services
 from eventstore.errors import EventStoreError, StoreUnavailable
@@ -36,7 +44,17 @@ MAX_CLIENT_MESSAGE = 64 * 1024
 
 
 class Revoked(Exception):
-    """The connection's API key was revoked (or deleted) while it was open."""
+    """The connection's API key was revoked (or deleted) while it was open, or the
+    agent it acts as was deactivated: the socket closes with ``code``."""
+
+    def __init__(self, code: int = CLOSE_REVOKED, reason: str = "api key revoked") -> None:
+        super().__init__(reason)
+        self.code = code
+        self.reason = reason
+
+
+class TooSlow(Exception):
+    """The client's socket did not drain, even after its subscriptions were ended."""
 
 
 class StreamConnection:
@@ -64,9 +82,13 @@ class StreamConnection:
             await asyncio.gather(*tasks, return_exceptions=True)
             self.hub.detach(self.outbox)
         failures = [exc for t in done if not t.cancelled() and (exc := t.exception())]
-        if any(isinstance(exc, Revoked) for exc in failures):
+        revoked = [exc for exc in failures if isinstance(exc, Revoked)]
+        if any(isinstance(exc, TooSlow) for exc in failures):
+            log.info("feed client %s stopped reading; closed with %d",
+                     self.principal.key_id, CLOSE_TOO_SLOW)
+        elif revoked:
             with contextlib.suppress(RuntimeError, OSError):
-                await self.ws.close(CLOSE_REVOKED, "api key revoked")
+                await self.ws.close(revoked[0].code, revoked[0].reason)
         elif failures:
             # A bug, not the client's doing: logged, and the client told so by the
             # standard close code rather than left with a dropped socket.
@@ -76,12 +98,44 @@ class StreamConnection:
                 await self.ws.close(CLOSE_INTERNAL_ERROR, "internal error")
 
     async def _write(self) -> None:
-        while True:
-            text = await self.outbox.next()
+        flow = flow_of(self.ws)
+        if flow is not None:
+            await self._write_watching(flow)
+            return
+        while True:  # a server without the flow extension: the queue bound alone
+            item = await self.outbox.next()
             try:
-                await self.ws.send_text(text)
+                await self.ws.send_text(item.text)
             except (WebSocketDisconnect, RuntimeError, OSError):
                 return
+
+    async def _write_watching(self, flow: SocketFlow) -> None:
+        stall = self.services.settings.ws_stall_seconds
+        try:
+            while True:
+                item = await self.outbox.next()
+                if flow.paused():
+                    self.outbox.waits += 1
+                    if not await flow.drained(stall):
+                        self._stalled(flow, item)
+                        if not await flow.drained(stall):
+                            flow.close_now(CLOSE_TOO_SLOW, "too slow: the socket did not drain")
+                            raise TooSlow()
+                        continue
+                flow.write_now(item.text)
+        except ConnectionError:
+            return
+
+    def _stalled(self, flow: SocketFlow, item: Outgoing) -> None:
+        """The socket has taken nothing for the stall time: gaps go out ahead of all."""
+        if item.sub is None:
+            self.outbox.push_front(item)  # a reply or heartbeat, still owed
+        # else it belongs to a subscription about to be ended: its gap covers it
+        gaps = self.hub.stall(self.outbox)
+        log.info("feed client %s stalled; ending %d subscription(s) with a gap",
+                 self.principal.key_id, len(gaps))
+        for gap in gaps:
+            flow.write_now(gap)
 
     async def _watch(self) -> None:
         settings = self.services.settings
@@ -103,6 +157,8 @@ class StreamConnection:
                     continue
                 if current is None or current.key_id != self.principal.key_id:
                     raise Revoked()
+                if current.barred is not None:
+                    raise Revoked(4403, current.barred[1])
 
     async def _read(self) -> None:
         while True:

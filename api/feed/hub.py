@@ -280,18 +280,33 @@ class Hub:
                     else:
                         texts = await self._replay(feed, room, after_seq, head)
                 if texts is None or len(texts) > outbox.room_free():
-                    outbox.put_control(msg.gap(room.name, head))
+                    outbox.put_gap(msg.gap(room.name, head))
                     return
-                for text in texts:
-                    outbox.put_control(text)
+                # The replay and the marker are the subscription's backlog: should it be
+                # dropped before they are sent, its gap takes their place.
                 sub = Subscription(outbox, room)
+                for text in texts:
+                    outbox.put(sub, text)
                 outbox.subscriptions[room.name] = sub
                 feed.add(sub)
-                outbox.put_control(msg.control("subscribed", room=room.name, head_seq=head,
-                                               replayed=len(texts)))
+                outbox.put(sub, msg.control("subscribed", room=room.name, head_seq=head,
+                                            replayed=len(texts)))
         finally:
             feed.pending -= 1
             self._maybe_retire(feed)
+
+    def stall(self, outbox: Outbox) -> list[str]:
+        """The connection's socket has stopped draining: end every subscription of it.
+
+        Returns the gaps to send ahead of everything else (those already queued, then
+        one per subscription ended now); the unsent backlog is discarded. ``head_seq``
+        is the last seq the feed has published, so it covers every event the
+        subscriptions were offered: resubscribing from it misses nothing.
+        """
+        feed = self.feeds.get(outbox.tenant_id)
+        head = feed.last_seq if feed is not None and feed.last_seq is not None else 0
+        ended = [outbox.end(sub, head) for sub in list(outbox.subscriptions.values())]
+        return outbox.shed() + ended
 
     async def _replay(
         self, feed: TenantFeed, room: Room, after_seq: int, head: int
@@ -339,5 +354,6 @@ class Hub:
             "queued": sum(len(o) for o in self.outboxes),
             "max_queued": max((len(o) for o in self.outboxes), default=0),
             "high_water": max((o.high_water for o in self.outboxes), default=0),
+            "socket_waits": sum(o.waits for o in self.outboxes),
             "listener_connects": self.listener.connects if self.listener else 0,
         }

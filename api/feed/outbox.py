@@ -1,9 +1,11 @@
 """A WebSocket connection's bounded send queue and its room subscriptions.
 
 The hub never awaits a socket: it offers messages to the outbox, and one writer task
-per connection drains it. When a subscriber cannot keep up, the queue reaches its
-bound, the subscription is dropped and a ``gap`` tells the client where to resume,
-so a slow reader costs at most ``bound`` queued messages, never more.
+per connection drains it. Every queued event message belongs to a subscription (its
+backlog). When a connection's queued event messages reach the bound, the subscription
+being offered more is dropped: its unsent backlog is discarded and a ``gap`` takes the
+place of its first unsent message, so the client learns where to resume before anything
+else of that room. A slow reader thus costs at most ``bound`` queued event messages.
 """
 
 from __future__ import annotations
@@ -27,6 +29,15 @@ class Subscription:
     live: bool = True
 
 
+@dataclass(frozen=True, slots=True)
+class Outgoing:
+    """A queued message; ``sub`` is the subscription whose backlog it is, if any."""
+
+    text: str
+    sub: Subscription | None = None
+    gap: bool = False
+
+
 @dataclass(eq=False)
 class Outbox:
     """The send side of one connection."""
@@ -37,8 +48,10 @@ class Outbox:
     subscriptions: dict[str, Subscription] = field(default_factory=dict)
     high_water: int = 0
     gaps_sent: int = 0
+    waits: int = 0  # times the writer found the socket full and waited for it
     closed: bool = False
-    _queue: deque[str] = field(default_factory=deque)
+    _queue: deque[Outgoing] = field(default_factory=deque)
+    _backlog: int = 0  # queued messages that belong to a subscription
     _ready: asyncio.Event = field(default_factory=asyncio.Event)
 
     def __len__(self) -> int:
@@ -46,39 +59,94 @@ class Outbox:
 
     def room_free(self) -> int:
         """How many event messages still fit before the bound."""
-        return max(self.bound - len(self._queue), 0)
+        return max(self.bound - self._backlog, 0)
 
     def put_control(self, text: str) -> None:
-        """Queue a control message (reply, marker, gap): these bypass the bound.
+        """Queue a control message (reply, error, heartbeat, gap): these bypass the bound.
 
         Control messages answer the client's own requests or end a subscription, so
         there are at most a few per request; they cannot grow without bound.
         """
         if self.closed:
             return
-        self._queue.append(text)
+        self._queue.append(Outgoing(text))
+        self._mark()
+
+    def put_gap(self, text: str) -> None:
+        """Queue a ``gap`` (a control message that a stalled socket gets ahead of all)."""
+        if self.closed:
+            return
+        self._queue.append(Outgoing(text, gap=True))
+        self._mark()
+
+    def put(self, sub: Subscription, text: str) -> None:
+        """Queue a message of ``sub``'s backlog (replayed events, its marker) as is:
+        the caller checked ``room_free``."""
+        if self.closed:
+            return
+        self._queue.append(Outgoing(text, sub))
+        self._backlog += 1
         self._mark()
 
     def offer(self, sub: Subscription, text: str, head_seq: int) -> None:
         """Queue an event message for ``sub``, or drop ``sub`` with a gap if full."""
         if self.closed or not sub.live:
             return
-        if len(self._queue) >= self.bound:
+        if self._backlog >= self.bound:
             self.drop(sub, head_seq)
             return
-        self._queue.append(text)
-        self._mark()
+        self.put(sub, text)
 
     def drop(self, sub: Subscription, head_seq: int) -> None:
-        """End ``sub`` with a gap: the client refetches and resubscribes from head_seq."""
+        """End ``sub`` with a gap queued ahead of its unsent backlog, which is discarded."""
         if not sub.live:
             return
+        gap = self.end(sub, head_seq)
+        kept: deque[Outgoing] = deque()
+        for item in self._queue:
+            if item.sub is sub:
+                if gap:
+                    kept.append(Outgoing(gap, gap=True))
+                    gap = ""
+                self._backlog -= 1
+            else:
+                kept.append(item)
+        if gap:
+            kept.append(Outgoing(gap, gap=True))
+        self._queue = kept
+        self._mark()
+
+    def end(self, sub: Subscription, head_seq: int) -> str:
+        """End ``sub``: the client refetches and resubscribes from ``head_seq``.
+
+        Returns the ``gap`` message for the caller to send; nothing more of ``sub`` is
+        queued from now on, and what is queued of it is left to the caller.
+        """
         sub.live = False
         if self.subscriptions.get(sub.room.name) is sub:
             del self.subscriptions[sub.room.name]
         self.on_drop(sub)
         self.gaps_sent += 1
-        self.put_control(msg.gap(sub.room.name, head_seq))
+        return msg.gap(sub.room.name, head_seq)
+
+    def shed(self) -> list[str]:
+        """Discard every queued message of a subscription that is no longer live, and
+        take out the queued gaps; returns the gaps, oldest first, for the caller to send."""
+        gaps = [item.text for item in self._queue if item.gap]
+        kept = deque(item for item in self._queue
+                     if not item.gap and (item.sub is None or item.sub.live))
+        self._backlog = sum(1 for item in kept if item.sub is not None)
+        self._queue = kept
+        return gaps
+
+    def push_front(self, item: Outgoing) -> None:
+        """Put back a message taken by ``next`` but not sent."""
+        if self.closed:
+            return
+        self._queue.appendleft(item)
+        if item.sub is not None:
+            self._backlog += 1
+        self._ready.set()
 
     def _mark(self) -> None:
         n = len(self._queue)
@@ -86,14 +154,18 @@ class Outbox:
             self.high_water = n
         self._ready.set()
 
-    async def next(self) -> str:
+    async def next(self) -> Outgoing:
         """Wait for the next message to send."""
         while not self._queue:
             self._ready.clear()
             await self._ready.wait()
-        return self._queue.popleft()
+        item = self._queue.popleft()
+        if item.sub is not None:
+            self._backlog -= 1
+        return item
 
     def close(self) -> None:
         self.closed = True
         self._queue.clear()
+        self._backlog = 0
         self._ready.set()

@@ -66,6 +66,8 @@ async def _authenticate(websocket: WebSocket, services: Services) -> tuple[Princ
         raise Refused(1013, "the database is unavailable; try again later") from None
     if principal is None:
         raise Refused(4401, "the API key is unknown or revoked")
+    if principal.barred is not None:
+        raise Refused(4403, principal.barred[1])
     if principal.role not in roles_for(FEED_OPERATION):
         raise Refused(4403, f"role {principal.role!r} may not read the feed")
     return principal, secret

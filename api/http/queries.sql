@@ -1,6 +1,6 @@
 -- name: api_key_lookup --
 -- $1 key_hash
-SELECT tenant_id, key_id, role, agent_id FROM api_key_lookup($1)
+SELECT tenant_id, key_id, role, agent_id, agent_active FROM api_key_lookup($1)
 
 -- name: idempotency_try_lock --
 -- $1 tenant_id, $2 api_key_id, $3 route, $4 key

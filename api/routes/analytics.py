@@ -99,7 +99,10 @@ async def backlog(principal: Authorized, services: ServicesDep) -> dict[str, Any
 @router.get("/agents", responses=errors(), response_model=models.Agents)
 async def agents(principal: Authorized, services: ServicesDep, start: From = None,
                  end: To = None) -> dict[str, Any]:
-    """Per agent over the range: tickets assigned, public replies, tickets solved."""
+    """Per person over the range: tickets assigned, public replies, tickets solved. Work
+    done with an API key acting as itself (an admin key linked to no agent) is its own
+    row, of kind `api_key`."""
     lo, hi = _range(services, start, end)
-    return await _cached(services, principal, f"agents:{lo}:{hi}",
+    # "v2": rows carry kind and name; answers cached in the older shape are not reused.
+    return await _cached(services, principal, f"agents:v2:{lo}:{hi}",
                          lambda: reads.agents(services.store, principal.tenant_id, lo, hi))

@@ -33,7 +33,11 @@ class ApiKeyIn(BaseModel):
 
     name: str
     role: Role
-    agent_id: UUID | None = None
+    agent_id: UUID | None = Field(
+        default=None,
+        description="The active agent (person) the key acts as: required for an `agent` "
+        "key, optional for an `admin` key (without it, its work is attributed to the key), "
+        "refused for the other roles. The key stops working while that agent is inactive.")
 
     @field_validator("name")
     @classmethod

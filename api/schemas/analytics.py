@@ -95,7 +95,13 @@ class Backlog(Freshness):
 
 
 class AgentRow(_Model):
-    agent_id: UUID
+    kind: Literal["agent", "api_key", "unknown"] = Field(
+        description="`agent`: a person; `api_key`: an API key that acted as itself (an "
+        "admin key linked to no agent); `unknown`: an id naming neither, which no API "
+        "call records")
+    id: str = Field(description="the agent's id, or the API key's id")
+    name: str | None = Field(description="the agent's name, or the API key's name")
+    agent_id: UUID | None = Field(description="the agent's id; null unless `kind` is agent")
     assigned: int
     replies: int
     solved: int

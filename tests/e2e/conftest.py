@@ -104,6 +104,11 @@ class Owner:
         await self._run(tenant_id, add)
         return agent_id
 
+    async def set_active(self, tenant_id: TenantId, agent_id: uuid.UUID, active: bool) -> None:
+        command = agents.UpdateAgent(agent_id=agent_id, changes={"active": active},
+                                     at=SystemClock().now())
+        await self._run(tenant_id, lambda uow: agents.update_agent(uow, command))
+
     async def revoke(self, tenant_id: TenantId, key_id: uuid.UUID) -> None:
         await self._run(tenant_id, lambda uow: api_keys.revoke_key(uow, key_id,
                                                                      SystemClock().now()))

@@ -30,6 +30,14 @@ async def _issue(http, admin: str, role: str, **extra) -> dict:
     return r.json()
 
 
+async def _agent_key(http, admin: str) -> dict:
+    """An agent key, linked (as every agent key must be) to a new agent."""
+    r = await http.post("/v1/agents", json={"email": f"{uuid.uuid4().hex[:8]}@example.com",
+                                            "name": "Keyholder"}, headers=bearer(admin))
+    assert r.status_code == 201, r.text
+    return await _issue(http, admin, "agent", agent_id=r.json()["id"])
+
+
 async def _tenant_events(http, key: str, tenant_id) -> list[dict]:
     r = await http.get("/v1/events", params={"stream_id": str(tenant_id), "limit": 100},
                        headers=bearer(key))
@@ -68,9 +76,10 @@ async def test_agents_crud_roles_and_events(http, make_tenant):
     r = await http.patch(f"/v1/agents/{uuid.uuid4()}", json={"name": "Z"}, headers=bearer(admin))
     assert r.status_code == 404
 
-    agent = await _issue(http, admin, "agent")
+    agent = await _agent_key(http, admin)
     r = await http.get("/v1/agents", headers=bearer(agent["secret"]))
-    assert r.status_code == 200 and [a["id"] for a in r.json()["data"]] == [ann["id"]]
+    assert r.status_code == 200
+    assert [a["id"] for a in r.json()["data"]] == [ann["id"], agent["agent_id"]]
     r = await http.post("/v1/agents", json={"email": "b@example.com", "name": "B"},
                         headers=bearer(agent["secret"]))
     assert r.status_code == 403
@@ -81,7 +90,7 @@ async def test_agents_crud_roles_and_events(http, make_tenant):
     assert (await http.get("/v1/agents", headers=bearer(analyst["secret"]))).status_code == 403
 
     events = await _tenant_events(http, admin, t.tenant_id)
-    by_type = {e["type"]: e for e in events}
+    by_type = {e["type"]: e for e in reversed(events)}  # the first of each type
     assert by_type["AgentAdded"]["data"]["email"] == "ann@example.com"
     assert by_type["AgentUpdated"]["data"] == {
         "agent_id": ann["id"], "name": "Ann B", "active": False, "email": None, "role": None,
@@ -160,7 +169,7 @@ async def test_settings_defaults_put_and_validation(http, make_tenant):
     stale = await http.put("/v1/settings", json=GOOD_SETTINGS,
                            headers={**admin, "If-Match": '"0"'})
     assert stale.status_code == 412
-    agent = await _issue(http, t.admin_key.secret, "agent")
+    agent = await _agent_key(http, t.admin_key.secret)
     assert (await http.get("/v1/settings", headers=bearer(agent["secret"]))).status_code == 403
 
     changes = [e for e in await _tenant_events(http, t.admin_key.secret, t.tenant_id)
@@ -224,7 +233,7 @@ async def test_lists_page_by_cursor_and_refuse_foreign_cursors(http, make_tenant
     admin = bearer(t.admin_key.secret)
     for i in range(6):
         if path == "/v1/api-keys":
-            await _issue(http, t.admin_key.secret, "agent")
+            await _issue(http, t.admin_key.secret, "auditor")
         else:
             await http.post("/v1/agents", json={"email": f"a{i}@example.com", "name": "A"},
                             headers=admin)

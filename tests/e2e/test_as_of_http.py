@@ -6,8 +6,9 @@ from __future__ import annotations
 from tests.e2e.conftest import bearer
 
 
-async def _key(http, admin: str, role: str) -> dict:
-    r = await http.post("/v1/api-keys", json={"name": role, "role": role}, headers=bearer(admin))
+async def _key(http, admin: str, role: str, **extra: str) -> dict:
+    r = await http.post("/v1/api-keys", json={"name": role, "role": role, **extra},
+                        headers=bearer(admin))
     assert r.status_code == 201, r.text
     return r.json()
 
@@ -15,9 +16,10 @@ async def _key(http, admin: str, role: str) -> dict:
 async def test_as_of_matches_every_api_answer(http, make_tenant):
     t = await make_tenant()
     admin = t.admin_key.secret
-    agent, intake, auditor = [await _key(http, admin, r) for r in ("agent", "intake", "auditor")]
     ann = (await http.post("/v1/agents", json={"email": "ann@example.com", "name": "Ann"},
                            headers=bearer(admin))).json()
+    agent = await _key(http, admin, "agent", agent_id=ann["id"])
+    intake, auditor = [await _key(http, admin, r) for r in ("intake", "auditor")]
     ha, hi = bearer(agent["secret"]), bearer(intake["secret"])
     seen: dict[int, dict] = {}
 
@@ -74,7 +76,7 @@ async def test_as_of_matches_every_api_answer(http, make_tenant):
 async def test_admin_writes_honour_idempotency_keys(http, make_tenant):
     t = await make_tenant()
     h = bearer(t.admin_key.secret)
-    body = {"name": "ci", "role": "agent"}
+    body = {"name": "ci", "role": "auditor"}
     first = await http.post("/v1/api-keys", json=body, headers={**h, "Idempotency-Key": "k1"})
     assert first.status_code == 201 and first.json()["secret"].startswith("hd_")
     again = await http.post("/v1/api-keys", json=body, headers={**h, "Idempotency-Key": "k1"})

@@ -10,7 +10,13 @@ from tests.e2e.conftest import bearer
 
 
 async def _key(http, admin: str, role: str) -> dict:
-    r = await http.post("/v1/api-keys", json={"name": role, "role": role}, headers=bearer(admin))
+    body = {"name": role, "role": role}
+    if role == "agent":  # an agent key belongs to an agent
+        r = await http.post("/v1/agents", json={"email": f"{uuid.uuid4().hex[:8]}@example.com",
+                                                "name": "Agent"}, headers=bearer(admin))
+        assert r.status_code == 201, r.text
+        body["agent_id"] = r.json()["id"]
+    r = await http.post("/v1/api-keys", json=body, headers=bearer(admin))
     assert r.status_code == 201, r.text
     return r.json()
 
@@ -118,7 +124,8 @@ async def test_feed_filters_and_pages_by_seq(http, store, make_tenant):
             break
     assert "total" not in page
     assert [e["seq"] for e in everything] == list(range(1, len(everything) + 1))
-    assert len(everything) == 4 + len(rec.views)  # 4 keys issued, then the ticket
+    # 4 keys issued and the agent the agent key belongs to, then the ticket
+    assert len(everything) == 5 + len(rec.views)
 
     async def feed(**params) -> list[dict]:
         r = await http.get("/v1/events", params={"limit": 100, **params}, headers=h)
@@ -146,7 +153,7 @@ async def test_verify_endpoint_bounds_its_work(http, store, make_tenant):
     r = await http.get("/v1/audit/verify", headers=h)
     body = r.json()
     assert r.status_code == 200 and body["ok"] and body["first_bad_seq"] is None
-    assert body["checked"] == body["head_seq"] == 4 + len(rec.views)
+    assert body["checked"] == body["head_seq"] == 5 + len(rec.views)
     r = await http.get("/v1/audit/verify", params={"from_seq": 3, "to_seq": 9}, headers=h)
     assert r.json()["checked"] == 7
     for params in ({"from_seq": 1, "to_seq": 100_001}, {"from_seq": 5, "to_seq": 4},

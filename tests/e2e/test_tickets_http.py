@@ -137,7 +137,7 @@ async def test_tenant_isolation_and_roles(http, tenant, make_tenant, owner):
     for url in ("/v1/tickets", f"/v1/tickets/{tid}", f"/v1/tickets/{tid}/messages"):
         assert (await http.get(url, headers=auth(analyst))).status_code == 403, url
 
-    agent = await owner.key(tenant.tenant_id, "agent")
+    agent = await owner.key(tenant.tenant_id, "agent", await owner.agent(tenant.tenant_id))
     assert (await http.get("/v1/tickets", headers=auth(agent))).status_code == 200
     await owner.revoke(tenant.tenant_id, agent.id)
     r = await http.get("/v1/tickets", headers=auth(agent))

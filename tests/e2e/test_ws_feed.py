@@ -262,6 +262,24 @@ async def test_a_revoked_key_is_disconnected(db, make_tenant, store) -> None:
             assert (await closed_with(again))[0] == 4401
 
 
+async def test_a_deactivated_agents_key_is_disconnected_and_refused(db, make_tenant,
+                                                                    owner) -> None:
+    t = await make_tenant("Acme")
+    ann = await owner.agent(t.tenant_id)
+    key = await owner.key(t.tenant_id, "agent", ann)
+    async with serve(ws_settings(db.runtime_url, ws_auth_recheck_seconds=0.05)) as srv:
+        ws = await connect_ws(srv.url, key.secret)
+        await owner.set_active(t.tenant_id, ann, False)
+        code, reason = await closed_with(ws, timeout=5)
+        assert code == 4403 and "deactivated" in reason
+        async with websockets.connect(
+                srv.url, additional_headers={"Authorization": f"Bearer {key.secret}"}) as again:
+            assert (await closed_with(again))[0] == 4403
+        await owner.set_active(t.tenant_id, ann, True)
+        ws = await connect_ws(srv.url, key.secret)
+        await ws.close()
+
+
 async def test_the_listener_reconnects_and_catches_up(db, make_tenant, store) -> None:
     t = await make_tenant("Acme")
     ticket = uuid.uuid4()

@@ -25,6 +25,7 @@ from api.app import create_app
 from api.config import Settings
 from api.feed.hub import Hub
 from api.root import Services
+from api.serving.server import server_options
 from domain import Actor, ActorKind, OpenTicket, Requester, SlaPolicy, TicketId, decide
 from domain.events import MessageAdded
 from domain.ids import MessageId
@@ -53,6 +54,7 @@ def ws_settings(database_url: str, **overrides: Any) -> Settings:
 class Running:
     url: str
     services: Services
+    server: uvicorn.Server
 
     @property
     def hub(self) -> Hub:
@@ -65,7 +67,7 @@ async def serve(settings: Settings) -> AsyncIterator[Running]:
     """The app on a real socket (uvicorn, 127.0.0.1, a free port) in this process."""
     app = create_app(settings)
     config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
-                            ws="websockets-sansio", lifespan="on")
+                            lifespan="on", **server_options(settings))
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
     await until(lambda: server.started or task.done(), timeout=10, interval=0.01,
@@ -73,7 +75,7 @@ async def serve(settings: Settings) -> AsyncIterator[Running]:
     assert server.started, "server did not start"
     port = server.servers[0].sockets[0].getsockname()[1]
     services: Services = app.state.services
-    running = Running(f"ws://127.0.0.1:{port}/v1/stream", services)
+    running = Running(f"ws://127.0.0.1:{port}/v1/stream", services, server)
     assert running.hub.listener is not None
     await asyncio.wait_for(running.hub.listener.connected.wait(), 10)
     try:

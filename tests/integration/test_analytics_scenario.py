@@ -100,12 +100,14 @@ async def scenario(pool: Any, store: Any, make_tenant: Any, db: Any) -> dict[str
             document=DEFAULT_SETTINGS.model_copy(
                 update={"business_hours": Calendar.model_validate(HOURS)}),
             at=clock.now()))
-        analyst = await issue_key(s, IssueKey(name="analyst", role=Role.ANALYST, at=clock.now()))
-        others = [(await issue_key(s, IssueKey(name=role.value, role=role, at=clock.now())
-                                   )).secret
-                  for role in (Role.AGENT, Role.INTAKE, Role.AUDITOR)]
     desk = Desk(store, tenant.tenant_id, clock)
     await desk.hire(A1, A2)
+    async with store.session(tenant.tenant_id, ACTOR) as s:
+        analyst = await issue_key(s, IssueKey(name="analyst", role=Role.ANALYST, at=clock.now()))
+        others = [(await issue_key(s, IssueKey(name=role.value, role=role, at=clock.now(),
+                                               agent_id=A1 if role is Role.AGENT else None)
+                                   )).secret
+                  for role in (Role.AGENT, Role.INTAKE, Role.AUDITOR)]
     tickets = await play(desk, clock)
     projector = Projector(pool)
     await projector.ensure_checkpoints()

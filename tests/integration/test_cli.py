@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -64,11 +65,52 @@ def test_migrate_without_url_explains_itself():
     assert "MIGRATION_DATABASE_URL is not set" in out.stderr
 
 
+def _one_line(out: subprocess.CompletedProcess[str], *words: str) -> None:
+    """A refusal at start: a non-zero exit and one ``helpdesk: ...`` line on stderr
+    naming the problem; no traceback, nothing else."""
+    assert out.returncode != 0, out.stderr
+    assert "Traceback" not in out.stderr, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("helpdesk: "), out.stderr
+    assert all(word in lines[0] for word in words), out.stderr
+
+
 @pytest.mark.slow  # runs `helpdesk` as a subprocess
-async def test_worker_refuses_a_superuser(db):
-    out = helpdesk("worker", env=_env(DATABASE_URL=db.admin_url))
-    assert out.returncode == 2
-    assert "refusing to run as role" in out.stderr and "superuser" in out.stderr
+@pytest.mark.parametrize("command", ["serve", "worker"])
+async def test_a_role_that_bypasses_row_security_is_refused_in_one_line(db, command):
+    out = helpdesk(command, env=_env(DATABASE_URL=db.admin_url, LOG_LEVEL="info"))
+    _one_line(out, "refusing to run as role", "superuser")
+
+
+@pytest.mark.slow  # runs `helpdesk` as a subprocess
+@pytest.mark.parametrize("command", ["serve", "worker"])
+def test_an_unreachable_database_at_start_is_one_line(command):
+    with socket.socket() as s:  # a port where nothing listens
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = helpdesk(command, env=_env(DATABASE_URL=f"postgresql://nobody@127.0.0.1:{port}/none",
+                                     DB_CONNECT_TIMEOUT="2", LOG_LEVEL="info"))
+    _one_line(out, "cannot connect to Postgres")
+
+
+@pytest.mark.slow  # runs scripts/serve as a subprocess
+def test_scripts_serve_passes_its_arguments_to_helpdesk_serve():
+    """``scripts/serve --port 8001``: the arguments reach ``helpdesk serve`` (they used
+    to reach pip, as the extras to install)."""
+
+    def serve(*args: str) -> subprocess.CompletedProcess[str]:
+        env = _env(DATABASE_URL="postgresql://nobody@127.0.0.1:1/none", DB_CONNECT_TIMEOUT="2")
+        return subprocess.run([str(ROOT / "scripts" / "serve"), *args], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=600, check=False)
+
+    helped = serve("--help")
+    assert helped.returncode == 0, helped.stderr
+    assert "usage: helpdesk serve" in helped.stdout and "--port" in helped.stdout
+    bad = serve("--port", "not-a-port")
+    assert bad.returncode == 2
+    assert "argument --port: invalid int value: 'not-a-port'" in bad.stderr, bad.stderr
+    # A good port gets as far as the database (which is not there).
+    _one_line(serve("--port", "8001"), "cannot connect to Postgres")
 
 
 @pytest.mark.slow  # runs `helpdesk` as a subprocess

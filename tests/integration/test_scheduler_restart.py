@@ -23,6 +23,7 @@ from migrations.runner import migrate
 from scheduler.loop import LoopConfig, Scheduler
 from scheduler.registry import Registry
 from tests.support import jobkinds
+from tests.support.pg import embedded_server
 from tests.support.wait import until
 
 pytestmark = pytest.mark.slow
@@ -39,7 +40,11 @@ def restart(pgdata: Path) -> None:
 
 
 async def test_listener_and_loop_recover_after_a_postgres_restart(tmp_path):
-    urls = await asyncio.to_thread(embedded.start, tmp_path, cleanup="delete")
+    async with embedded_server(tmp_path) as urls:
+        await _scenario(tmp_path, urls)
+
+
+async def _scenario(tmp_path: Path, urls: embedded.EmbeddedUrls) -> None:
     password = json.loads((tmp_path / "credentials.json").read_text())["runtime_password"]
     await migrate(urls.owner_url, runtime_user=embedded.RUNTIME_USER, runtime_password=password)
     await jobkinds.create_tables(urls.owner_url)

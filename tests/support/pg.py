@@ -6,17 +6,23 @@ Postgres is started for the run in a temporary directory.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import tempfile
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import asyncpg
 
 from migrations.runner import migrate
+
+if TYPE_CHECKING:
+    from api.cli.embedded import EmbeddedUrls
 
 RUNTIME_USER = "helpdesk_app"
 RUNTIME_PASSWORD = "helpdesk-app-test"
@@ -45,16 +51,31 @@ class TestDatabase:
 
 @contextmanager
 def server_url() -> Iterator[str]:
-    """A superuser URL for the run: TEST_DATABASE_URL or a fresh embedded server."""
+    """A superuser URL for the run: TEST_DATABASE_URL or a fresh embedded server, which
+    is stopped before its temporary directory is deleted."""
     url = os.environ.get("TEST_DATABASE_URL")
     if url:
         yield url
         return
     from api.cli import embedded
 
-    with tempfile.TemporaryDirectory(prefix="helpdesk-test-pg-") as tmp:
-        urls = embedded.start(__import__("pathlib").Path(tmp), cleanup="delete")
+    with tempfile.TemporaryDirectory(prefix="helpdesk-test-pg-") as tmp, \
+            embedded.using(Path(tmp)) as urls:
         yield urls.owner_url
+
+
+@asynccontextmanager
+async def embedded_server(data_dir: Path) -> AsyncIterator[EmbeddedUrls]:
+    """An embedded Postgres of the test's own in ``data_dir``, stopped when the block
+    exits (started and stopped in a thread: both wait for the server)."""
+    from api.cli import embedded
+
+    held = embedded.using(data_dir)
+    urls = await asyncio.to_thread(held.__enter__)
+    try:
+        yield urls
+    finally:
+        await asyncio.to_thread(held.__exit__, None, None, None)
 
 
 class Databases:

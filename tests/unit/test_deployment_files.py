@@ -39,13 +39,50 @@ def test_every_variable_set_is_one_the_settings_read():
         assert not unknown, f"{name} sets variables nothing reads: {unknown}"
 
 
+# Conditions that hold a service back until its dependency is healthy or has finished.
+START_CONDITIONS = ("service_healthy", "service_completed_successfully")
+# What the service cannot run without (DESIGN.md: Postgres is the one load-bearing
+# dependency; migrate is the one-shot that prepares it).
+LOAD_BEARING = {"postgres", "migrate"}
+
+
+def _depends_on(service: dict) -> dict[str, dict]:
+    deps = service.get("depends_on") or {}
+    if isinstance(deps, list):  # the short form means service_started
+        return {dep: {"condition": "service_started"} for dep in deps}
+    return {dep: cond or {"condition": "service_started"} for dep, cond in deps.items()}
+
+
 def test_depends_on_names_existing_services_with_real_conditions():
     for name, service in SERVICES.items():
-        for dep, cond in (service.get("depends_on") or {}).items():
+        for dep, cond in _depends_on(service).items():
             assert dep in SERVICES, f"{name} depends on unknown {dep}"
-            assert cond["condition"] in ("service_healthy", "service_completed_successfully")
-            if cond["condition"] == "service_healthy":
+            assert cond.get("condition", "service_started") in (
+                "service_started", *START_CONDITIONS)
+            if cond.get("condition") == "service_healthy":
                 assert "healthcheck" in SERVICES[dep], f"{dep} has no healthcheck"
+
+
+def test_no_optional_service_holds_back_the_api_or_the_worker():
+    for name in ("api", "worker"):
+        for dep, cond in _depends_on(SERVICES[name]).items():
+            if dep in LOAD_BEARING:
+                continue
+            condition = cond.get("condition", "service_started")
+            assert condition not in START_CONDITIONS, (
+                f"{name} waits for optional {dep} ({condition}): a {dep} that never gets "
+                "there would keep it from starting")
+            # Compose fails the whole `up` of a dependent whose required dependency
+            # cannot be started; an optional one must say required: false.
+            assert cond.get("required") is False, f"{name}: {dep} must be required: false"
+
+
+def test_redis_is_optional_and_postgres_is_waited_for():
+    for name in ("api", "worker"):
+        deps = _depends_on(SERVICES[name])
+        assert "redis" in deps, name  # started first when it can be
+        assert deps["migrate"]["condition"] == "service_completed_successfully", name
+    assert _depends_on(SERVICES["migrate"])["postgres"]["condition"] == "service_healthy"
 
 
 def test_long_running_services_have_health_checks():

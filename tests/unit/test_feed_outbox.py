@@ -1,4 +1,5 @@
-"""A connection's bounded send queue: control messages, event messages, gaps on overflow.
+"""A connection's bounded send queue: control messages, event messages, gaps on overflow
+(in place of the dropped room's first unsent message), and what a stall takes out.
 
 No socket and no hub: the outbox is driven with plain strings, as the hub offers them.
 """
@@ -32,7 +33,7 @@ def subscribe(box: Outbox, room: str = "tenant") -> Subscription:
 
 async def drain(box: Outbox) -> list[str]:
     """Everything queued, in order (``next`` returns at once while anything is queued)."""
-    return [await box.next() for _ in range(len(box))]
+    return [(await box.next()).text for _ in range(len(box))]
 
 
 async def test_event_messages_are_queued_in_order_up_to_the_bound() -> None:
@@ -55,11 +56,12 @@ async def test_an_offer_to_a_full_outbox_drops_the_subscription_with_a_gap() -> 
     assert not sub.live
     assert dropped == [sub] and box.gaps_sent == 1
     assert "tenant" not in box.subscriptions
-    # The gap goes past the bound; the event that did not fit is not queued.
-    assert len(box) == 3 and box.high_water == 3
+    # The gap takes the place of the unsent backlog, which is discarded with the event
+    # that did not fit: the client learns where to resume before anything else.
+    assert len(box) == 1 and box.high_water == 2 and box.room_free() == 2
     texts = await drain(box)
-    assert texts[:2] == ["e1", "e2"]
-    assert orjson.loads(texts[2]) == {"type": "gap", "room": "tenant", "head_seq": 13}
+    assert [orjson.loads(t) for t in texts] == [
+        {"type": "gap", "room": "tenant", "head_seq": 13}]
 
 
 async def test_a_dropped_subscription_gets_nothing_more_and_only_one_gap() -> None:
@@ -82,8 +84,41 @@ async def test_overflow_drops_whichever_subscription_finds_the_outbox_full() -> 
     box.offer(ticket, "k2", head_seq=6)
     assert dropped == [ticket] and tenant.live and not ticket.live
     assert list(box.subscriptions) == ["tenant"]
-    assert [orjson.loads(t) for t in (await drain(box))[2:]] == [
+    texts = await drain(box)
+    assert texts[0] == "t1"  # the other room's backlog stays, in order
+    assert [orjson.loads(t) for t in texts[1:]] == [
         {"type": "gap", "room": f"ticket:{TICKET}", "head_seq": 6}]
+
+
+async def test_the_gap_goes_where_the_rooms_first_unsent_message_was() -> None:
+    box, dropped = outbox(bound=4)
+    tenant = subscribe(box, "tenant")
+    ticket = subscribe(box, f"ticket:{TICKET}")
+    box.put_control("pong")
+    box.offer(tenant, "t1", head_seq=1)
+    box.offer(ticket, "k1", head_seq=1)
+    box.offer(tenant, "t2", head_seq=2)
+    box.put_control("heartbeat")
+    box.offer(tenant, "t3", head_seq=3)
+    box.offer(tenant, "t4", head_seq=4)  # over the bound: the tenant room ends here
+    gap = orjson.dumps({"type": "gap", "room": "tenant", "head_seq": 4}).decode()
+    assert await drain(box) == ["pong", gap, "k1", "heartbeat"]
+    assert dropped == [tenant]
+
+
+async def test_a_stall_takes_the_gaps_out_and_sheds_every_backlog() -> None:
+    box, _ = outbox(bound=2)
+    tenant = subscribe(box, "tenant")
+    ticket = subscribe(box, f"ticket:{TICKET}")
+    box.offer(tenant, "t1", head_seq=1)
+    box.offer(ticket, "k1", head_seq=1)
+    box.offer(tenant, "t2", head_seq=2)  # the bound ends the tenant room: a queued gap
+    box.put_control("pong")
+    ended = box.end(ticket, head_seq=2)  # as the hub does for every live one on a stall
+    gaps = [*box.shed(), ended]
+    assert [orjson.loads(g)["room"] for g in gaps] == ["tenant", f"ticket:{TICKET}"]
+    assert await drain(box) == ["pong"]  # owed replies stay, backlogs are gone
+    assert box.room_free() == 2
 
 
 def test_a_replaced_subscription_leaves_its_successor_registered() -> None:
@@ -123,6 +158,6 @@ async def test_next_waits_for_a_message_then_hands_them_out_in_order() -> None:
     assert not waiting.done()
     box.put_control("first")
     box.put_control("second")
-    assert await asyncio.wait_for(waiting, 5) == "first"
-    assert await asyncio.wait_for(box.next(), 5) == "second"
+    assert (await asyncio.wait_for(waiting, 5)).text == "first"
+    assert (await asyncio.wait_for(box.next(), 5)).text == "second"
     assert len(box) == 0
