@@ -97,7 +97,7 @@ def _replay(row: Any, ident: tuple[Any, ...], server_secret: str | None) -> Resp
     elif row["response_bytes"] is not None:
         content = bytes(row["response_bytes"])
     else:
-        # Recorded before answers were kept as bytes (migration 0090); such records
+        # Recorded before answers were kept as bytes (migration 0100); such records
         # expire within a day.
         content = orjson.dumps(row["response_body"])
     return _response(status, content, headers, replayed=True)
