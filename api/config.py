@@ -173,6 +173,12 @@ class Settings(BaseSettings):
         description="Key that signs list cursors; unset: the random secret stored in the "
         "database by the migrations (shared by every process on that database).",
     )
+    idempotency_secret: str | None = Field(
+        default=None, min_length=16,
+        description="Key, kept out of the database, that seals an issued API key's secret "
+        "in its Idempotency-Key record so a replay shows it again; unset: such a replay "
+        "is refused (409 naming the key to revoke).",
+    )
 
     def environment(self, *names: str) -> dict[str, str]:
         """The named settings as environment variables, for child processes that build

@@ -150,7 +150,7 @@ CREATE TRIGGER events_no_update BEFORE UPDATE OR DELETE ON proto.events
 CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON proto.events
     FOR EACH STATEMENT EXECUTE FUNCTION public.events_refuse_change();
 -- Webhook deliveries need the seq, so in (b) they are scheduled by the sequencer's
--- insert (the product schedules them in the append: migration 0101). The prototype's
+-- insert (the product schedules them in the append: migration 0111). The prototype's
 -- sequencer runs it with no tenant armed, so under RLS it finds no webhooks (there
 -- are none here anyway); a real (b) would need it to see and write across tenants.
 CREATE TRIGGER events_schedule_webhooks AFTER INSERT ON proto.events

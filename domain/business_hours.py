@@ -7,7 +7,11 @@ Rules, in one place:
   can be an hour shorter or longer (Berlin, spring-forward day, ``01:00``-``05:00`` is
   three real hours).
 * ``end <= start`` means an overnight shift ending on the next day; ``"00:00"``-``"00:00"``
-  is a whole day. ``"24:00"`` is accepted as an end meaning midnight.
+  is a whole day. ``"24:00"`` is accepted as an end meaning midnight. New settings may
+  not say so (``inverted_shifts``: an end before its start is more often a mistake than
+  a night shift, so the API refuses it and asks for two shifts, one ending at
+  ``"24:00"``, one starting at ``"00:00"``); the arithmetic keeps reading documents
+  stored before that rule as it always did.
 * A wall-clock time that does not exist (inside a spring-forward gap) is taken as the
   instant the clocks jump; an ambiguous one (repeated in a fall-back) as its first
   occurrence.
@@ -102,6 +106,19 @@ def _parse(text: str, allow_24: bool) -> time | None:
     if match is None:
         raise ValueError(f"expected HH:MM, got {text!r}")
     return time(int(match[1]), int(match[2]))
+
+
+def inverted_shifts(calendar: Calendar) -> list[tuple[int, int]]:
+    """``(weekday, index)`` of every shift that does not end after it starts on its own
+    day (``"24:00"`` is the end of the day), in weekday order."""
+    out = []
+    for weekday in sorted(calendar.weekly):
+        for index, (start_text, end_text) in enumerate(calendar.weekly[weekday]):
+            start, end = _parse(start_text, allow_24=False), _parse(end_text, allow_24=True)
+            assert start is not None  # allow_24=False never yields None
+            if end is not None and end <= start:
+                out.append((weekday, index))
+    return out
 
 
 CALENDAR_24x7 = Calendar(timezone="UTC", weekly={d: [("00:00", "00:00")] for d in range(7)})
@@ -247,4 +264,5 @@ __all__ = [
     "Calendar",
     "add_business_time",
     "business_ms_between",
+    "inverted_shifts",
 ]

@@ -14,10 +14,16 @@ REASON_MAX = 500
 NAME_MAX = 200
 TAGS_MAX = 20
 
-_TAG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
+TAG_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,39}$"
+NOT_BLANK = r"\S"
+"""Text that is not empty or only white space (a search, not a whole match)."""
+"""What a tag is once normalised: a lower-case slug of at most 40 characters."""
+_TAG = re.compile(TAG_PATTERN)
 # Deliberately loose: one @, no spaces, a dot in the domain. Deliverability is not
 # something a regex can decide.
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+EMAIL_PATTERN = r"^[^@\s]+@[^@\s]+\.[^@\s]+$"
+"""What an e-mail address looks like here: one @, no spaces, a dot in the domain."""
+_EMAIL = re.compile(EMAIL_PATTERN)
 
 
 def check_text(value: str, field: str, maximum: int) -> str:

@@ -5,6 +5,7 @@ run), seeded for every tenant by ``jobs.seed_tenants``. Windows come from the
 tenant's settings (``sweep``: ``pending_days``, ``solved_days``). Each ticket moves
 in its own transaction through the write path, with actor ``system``; the staleness
 is re-checked under the ticket's row lock, so a ticket touched meanwhile is left alone.
+Each move carries its reason (the rule and its window) on the ``StateChanged`` event.
 """
 
 from __future__ import annotations
@@ -39,19 +40,24 @@ async def sweep_tenant(store: EventStore, tenant_id: TenantId, now: datetime) ->
     async with store.session(tenant_id, SYSTEM, readonly=True) as s:
         windows = (await load_settings(s.conn, tenant_id)).sweep
     moves = [
-        (TicketState.PENDING, TicketState.SOLVED, now - timedelta(days=windows.pending_days)),
-        (TicketState.SOLVED, TicketState.CLOSED, now - timedelta(days=windows.solved_days)),
+        (TicketState.PENDING, TicketState.SOLVED, windows.pending_days),
+        (TicketState.SOLVED, TicketState.CLOSED, windows.solved_days),
     ]
     counts: dict[str, int] = {}
-    for from_state, to_state, before in moves:
+    for from_state, to_state, days in moves:
+        before = now - timedelta(days=days)
+        # On the event, so the ticket's history says why it moved and on which rule.
+        reason = (f"{from_state.value} with no activity for {days} days: "
+                  f"{to_state.value} by the sweep")
         moved = 0
         while True:
             async with store.session(tenant_id, SYSTEM, readonly=True) as s:
                 rows = await s.conn.fetch(Q["stale_tickets"], tenant_id, from_state.value,
                                           before, BATCH)
             for row in rows:
-                moved += await _move(store, tenant_id, row["id"], from_state, to_state,
-                                     before, now)
+                moved += await _move(store, tenant_id, row["id"], from_state,
+                                     ChangeState(to=to_state, reason=reason, actor=SWEEPER,
+                                                 at=now), before)
             if len(rows) < BATCH:
                 break
         counts[to_state.value] = moved
@@ -59,14 +65,13 @@ async def sweep_tenant(store: EventStore, tenant_id: TenantId, now: datetime) ->
 
 
 async def _move(store: EventStore, tenant_id: TenantId, ticket_id: UUID,
-                from_state: TicketState, to_state: TicketState,
-                before: datetime, now: datetime) -> int:
+                from_state: TicketState, command: ChangeState, before: datetime) -> int:
     try:
         async with store.session(tenant_id, SYSTEM) as s:
             ticket = await load_ticket(s.conn, tenant_id, ticket_id, for_update=True)
             if ticket is None or ticket.state is not from_state or ticket.updated_at >= before:
                 return 0  # touched since the listing: not stale any more
-            await execute(s, ticket_id, ChangeState(to=to_state, actor=SWEEPER, at=now))
+            await execute(s, ticket_id, command)
     except (ConcurrencyError, DomainError) as exc:
         # Raced with a command; the next sweep looks again.
         log.info("sweep left ticket %s alone: %s", ticket_id, exc)

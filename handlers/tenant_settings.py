@@ -10,10 +10,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from domain.business_hours import Calendar, inverted_shifts
 from domain.events import SettingsChanged
 from eventstore.sqlfile import load_queries
 from eventstore.store import Session
-from handlers.errors import VersionMismatch
+from handlers.errors import Invalid, VersionMismatch
 from handlers.tenant_events import record
 from projections.tenant_settings import TenantSettingsDoc, load_document
 
@@ -37,7 +38,8 @@ class SettingsState:
 
 async def replace_settings(uow: Session, command: ReplaceSettings) -> SettingsState:
     """Store the document; the same document again changes nothing and records
-    nothing (once one was stored)."""
+    nothing (once one was stored). A business-hours shift must end after it starts."""
+    _refuse_inverted_shifts(command.document.business_hours)
     current, version = await load_document(uow.conn, uow.tenant_id)
     if command.expected_version is not None and command.expected_version != version:
         raise VersionMismatch(f"the settings are at version {version}", version)
@@ -48,6 +50,18 @@ async def replace_settings(uow: Session, command: ReplaceSettings) -> SettingsSt
     assert row is not None
     await record(uow, SettingsChanged(settings=doc, at=command.at))
     return SettingsState(doc, row["version"])
+
+
+def _refuse_inverted_shifts(calendar: Calendar | None) -> None:
+    if calendar is None:
+        return
+    for weekday, index in inverted_shifts(calendar):
+        start, end = calendar.weekly[weekday][index]
+        reason = (f"a shift must end after it starts, not {start}-{end}; a shift across "
+                  "midnight is two shifts, one ending at 24:00 and the next day's "
+                  "starting at 00:00")
+        raise Invalid("validation_failed", reason, reason=reason,
+                      field=f"business_hours.weekly.{weekday}.{index}")
 
 
 async def get_settings(uow: Session) -> SettingsState:

@@ -2,7 +2,9 @@
 
 Tenants are created by the operator, never over the API. The owner connection still
 runs under forced row-level security, so ``operator_session`` arms the tenant like
-any writer, with the operator (the OS user) as the actor.
+any writer, with the operator (the OS user) as the actor. A new tenant gets its
+per-tenant periodic jobs in the same transaction, so its sweep and idempotency purge
+exist from the start rather than from the seeder's next run.
 """
 
 from __future__ import annotations
@@ -21,9 +23,16 @@ from eventstore.pool import connect
 from eventstore.sqlfile import load_queries
 from eventstore.store import Session, arm
 from eventstore.types import StoreActor
+from handlers import sweep
 from handlers.api_keys import IssuedKey, IssueKey, issue_key
+from scheduler import idempotency
+from scheduler.tenant_seed import ensure_tenant_jobs
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
+
+TENANT_JOBS = ((sweep.KIND, sweep.KIND), (idempotency.KIND, idempotency.KIND))
+"""``(kind, dedupe_key)`` of every per-tenant periodic job, as ``api.root.job_registry``
+registers them (a test holds the two together)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,8 +76,9 @@ async def operator_session(owner_dsn: str, tenant_id: TenantId) -> AsyncIterator
 
 
 async def create_tenant(uow: Session, command: CreateTenant) -> NewTenant:
-    """Create the tenant of ``uow`` (armed for ``command.tenant_id``), its head row and
-    its first admin key; the key is on the audit trail like every other."""
+    """Create the tenant of ``uow`` (armed for ``command.tenant_id``), its head row, its
+    periodic jobs (due at ``command.at``) and its first admin key; the key is on the
+    audit trail like every other."""
     name = command.name.strip()
     if not 1 <= len(name) <= 200:
         raise ValueError("a tenant name has 1 to 200 characters")
@@ -76,14 +86,17 @@ async def create_tenant(uow: Session, command: CreateTenant) -> NewTenant:
         raise ValueError("the unit of work is armed for another tenant")
     await uow.conn.execute(Q["insert_tenant"], command.tenant_id, name)
     await uow.conn.execute(Q["insert_tenant_head"], command.tenant_id)
+    await ensure_tenant_jobs(uow.conn, command.tenant_id, TENANT_JOBS, command.at)
     key = await issue_key(uow, IssueKey(name="first admin key", role=Role.ADMIN,
                                         at=command.at))
     return NewTenant(command.tenant_id, name, key)
 
 
-async def create_tenant_as_operator(owner_dsn: str, name: str) -> NewTenant:
-    """``create_tenant`` in an operator session of its own (the CLI's entry point)."""
-    command = CreateTenant(name=name, at=datetime.now(UTC))
+async def create_tenant_as_operator(owner_dsn: str, name: str, *,
+                                    at: datetime | None = None) -> NewTenant:
+    """``create_tenant`` in an operator session of its own (the CLI's entry point), at
+    ``at`` (default: now)."""
+    command = CreateTenant(name=name, at=at or datetime.now(UTC))
     async with operator_session(owner_dsn, command.tenant_id) as uow:
         return await create_tenant(uow, command)
 

@@ -64,8 +64,12 @@ def _group(row: asyncpg.Record) -> dict[str, Any]:
 
 
 def _bounds(start: date, end: date) -> tuple[datetime, datetime]:
-    return (datetime.combine(start, time(0), UTC),
-            datetime.combine(end + timedelta(days=1), time(0), UTC))
+    """The instants ``[start 00:00, the day after end 00:00)`` in UTC. The day after
+    9999-12-31 is past what a datetime can hold: the bound is then the last instant
+    (asyncpg sends it as ``infinity``), which leaves out nothing of that day."""
+    upper = (datetime.max.replace(tzinfo=UTC) if end == date.max else
+             datetime.combine(end + timedelta(days=1), time(0), UTC))
+    return datetime.combine(start, time(0), UTC), upper
 
 
 # Every answer is built in its response model's field order (api.schemas.analytics),

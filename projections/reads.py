@@ -32,14 +32,15 @@ _NIL_UUID = uuid.UUID(int=0)
 
 @dataclass(frozen=True, slots=True)
 class TicketFilters:
-    """List filters; None (or an empty tuple) means "any"."""
+    """List filters; None (or an empty tuple) means "any". A tuple matches a ticket
+    with any of its values (``tags``: any of the ticket's tags)."""
 
     states: tuple[str, ...] = ()
     priorities: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
     assignee: UUID | None = None
     unassigned: bool = False
-    tag: str | None = None
+    tags: tuple[str, ...] = ()
     created_after: datetime | None = None
     created_before: datetime | None = None
 
@@ -87,7 +88,7 @@ TICKET_FILTERS: dict[str, str] = {
     "sources": "AND source = ANY (${n}::text[])",
     "assignee": "AND assignee = ${n}::uuid",
     "unassigned": "AND assignee IS NULL AND ${n}::boolean",
-    "tag": "AND tags @> ARRAY[${n}::text]",
+    "tags": "AND tags && ${n}::text[]",
     "created_after": "AND created_at >= ${n}::timestamptz",
     "created_before": "AND created_at < ${n}::timestamptz",
 }

@@ -83,7 +83,7 @@ class Scheduler:
         # The payload is the earliest run_at among new ready rows; empty means none.
         # helpdesk_events as well: jobs inserted with the events they follow (webhook
         # deliveries) are announced after commit by the events' own notice, not by
-        # a NOTIFY inside the appending transaction (migration 0102 says why).
+        # a NOTIFY inside the appending transaction (migration 0112 says why).
         self.listener = Listener(
             listen_dsn, (JOBS_CHANNEL, EVENTS_CHANNEL),
             lambda payload: self.wake() if payload else None,

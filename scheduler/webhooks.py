@@ -1,7 +1,7 @@
 """Outbound webhooks: which events become deliveries, and how one is delivered.
 
 Matching happens in the appending statement itself: a trigger on ``events``
-(migration 0101) turns each event the tenant's webhook subscribes to into a
+(migration 0111) turns each event the tenant's webhook subscribes to into a
 ``webhook.deliver`` job naming the event's seq, so a delivery exists exactly when
 its event committed, and the request never waits for a receiver: delivery runs
 later, from the job queue.

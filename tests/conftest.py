@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from datetime import datetime
 
 import asyncpg
 import pytest
@@ -50,11 +51,12 @@ def store(pool: asyncpg.Pool) -> EventStore:
 
 
 @pytest.fixture
-def make_tenant(db: TestDatabase) -> Callable[[str], Awaitable[NewTenant]]:
-    """Create tenants the way the operator does (as the owner)."""
+def make_tenant(db: TestDatabase) -> Callable[..., Awaitable[NewTenant]]:
+    """Create tenants the way the operator does (as the owner); ``at`` is when (its
+    periodic jobs are due then), default now."""
 
-    async def make(name: str = "Acme") -> NewTenant:
-        return await create_tenant_as_operator(db.admin_url, name)
+    async def make(name: str = "Acme", at: datetime | None = None) -> NewTenant:
+        return await create_tenant_as_operator(db.admin_url, name, at=at)
 
     return make
 

@@ -69,7 +69,8 @@ async def run(
                     raise
                 raise precondition_failed(expected_version, exc) from exc
 
-        return await idempotent(request, principal, session, payload, attempt)
+        return await idempotent(request, principal, session, payload, attempt,
+                                server_secret=services.settings.idempotency_secret)
 
 
 __all__ = ["agent_actor", "parse_if_match", "precondition_failed", "run"]

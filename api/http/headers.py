@@ -12,3 +12,9 @@ IdempotencyKey = Annotated[str | None, Header(
 IfMatch = Annotated[str | None, Header(
     alias="If-Match", pattern=r'^(\*|(W/)?"\d{1,9}")$',
     description='Run only if the ticket is at this version (its ETag, e.g. "3"); else 412.')]
+
+
+def idempotency_key(key: IdempotencyKey = None) -> str | None:
+    """Declares (and checks the shape of) ``Idempotency-Key`` on a route; the header is
+    honoured by ``api.http.commands.run``, which every side-effecting route calls."""
+    return key

@@ -1,9 +1,15 @@
 """``Idempotency-Key`` for side-effecting requests.
 
-A record is keyed by (tenant, API key, method + route template, key) and holds the
+A record is keyed by (tenant, API key, method + route template, key): the same key
+value sent with another API key, or to another route, is another record. It holds the
 request's fingerprint (sha256 of the request path and its canonical body) and the
-answer: status, body and the headers worth replaying. It is written in the command's
-own transaction, so a command and its recorded answer commit together or not at all.
+answer: status, the body's bytes as they were sent, and the headers worth replaying.
+It is written in the command's own transaction, so a command and its recorded answer
+commit together or not at all. A replay sends the first answer's bytes exactly.
+
+An answer that holds a secret (an issued API key) is kept only sealed
+(``api.http.sealed``): a replay opens the seal and sends the same bytes, or, when the
+seal cannot be opened here, answers the problem the route gave for that case.
 
 Concurrency: before looking for a record, the request takes a transaction-level
 advisory lock on the key with try-lock (NOWAIT) semantics. The holder runs; a request
@@ -31,6 +37,7 @@ from fastapi import Request, Response
 
 from api.http.auth import Principal
 from api.http.problems import Problem
+from api.http.sealed import seal, unseal
 from eventstore.sqlfile import load_queries
 from eventstore.store import Session
 from projections.views import dumps
@@ -46,18 +53,55 @@ _REPLAYED_HEADERS = ("etag", "location")
 
 @dataclass(frozen=True, slots=True)
 class JsonReply:
-    """An answer a command produced, before it becomes a response."""
+    """An answer a command produced, before it becomes a response.
+
+    ``secret_lost`` marks an answer that holds a secret: its record keeps the answer
+    only sealed, and a replay that cannot open the seal answers this problem instead
+    (it should name what the first request created, so the client can undo it).
+    """
 
     status: int
     body: Any
     headers: dict[str, str] = field(default_factory=dict)
+    secret_lost: Problem | None = None
 
-    def response(self, *, replayed: bool = False) -> Response:
-        headers = dict(self.headers)
-        if replayed:
-            headers["Idempotent-Replayed"] = "true"
-        return Response(dumps(self.body), status_code=self.status,
-                        media_type="application/json", headers=headers)
+    def content(self) -> bytes:
+        return dumps(self.body)
+
+    def response(self) -> Response:
+        return _response(self.status, self.content(), self.headers)
+
+
+def _response(status: int, content: bytes, headers: dict[str, str], *,
+              replayed: bool = False) -> Response:
+    headers = dict(headers)
+    if replayed:
+        headers["Idempotent-Replayed"] = "true"
+    return Response(content, status_code=status, media_type="application/json",
+                    headers=headers)
+
+
+def _refusal(problem: Problem) -> dict[str, Any]:
+    return {"status": problem.status, "code": problem.code, "detail": problem.detail,
+            "extra": problem.extra}
+
+
+def _replay(row: Any, ident: tuple[Any, ...], server_secret: str | None) -> Response:
+    """The recorded answer again, byte for byte (or its refusal, if sealed shut)."""
+    status, headers = row["response_status"], dict(row["response_headers"])
+    if row["response_sealed"]:
+        content = unseal(server_secret, ident, row["response_bytes"])
+        if content is None:
+            refusal = row["refusal"]
+            raise Problem(refusal["status"], refusal["code"], refusal["detail"],
+                          **refusal["extra"])
+    elif row["response_bytes"] is not None:
+        content = bytes(row["response_bytes"])
+    else:
+        # Recorded before answers were kept as bytes (migration 0100); such records
+        # expire within a day.
+        content = orjson.dumps(row["response_body"])
+    return _response(status, content, headers, replayed=True)
 
 
 def fingerprint(request: Request, payload: Any) -> bytes:
@@ -79,6 +123,8 @@ async def idempotent(
     session: Session,
     payload: Any,
     work: Callable[[], Awaitable[JsonReply]],
+    *,
+    server_secret: str | None = None,
 ) -> Response:
     """Run ``work`` once per Idempotency-Key, inside ``session``'s transaction.
 
@@ -86,6 +132,7 @@ async def idempotent(
     (``Idempotent-Replayed: true``), a record with another fingerprint is 422
     ``idempotency_key_reused``, a request holding the key is 409
     ``idempotency_in_flight``; otherwise ``work`` runs and its answer is recorded.
+    ``server_secret`` (``IDEMPOTENCY_SECRET``) seals answers that hold a secret.
     """
     key = request.headers.get(HEADER)
     if key is None:
@@ -105,14 +152,18 @@ async def idempotent(
         if bytes(row["fingerprint"]) != digest:
             raise Problem(422, "idempotency_key_reused",
                           "this Idempotency-Key was used with a different request")
-        recorded = JsonReply(row["response_status"], row["response_body"],
-                             dict(row["response_headers"]))
-        return recorded.response(replayed=True)
+        return _replay(row, ident, server_secret)
     reply = await work()
+    content = reply.content()
     kept = {k: v for k, v in reply.headers.items() if k.lower() in _REPLAYED_HEADERS}
-    await conn.execute(Q["idempotency_put"], *ident, digest, reply.status,
-                       orjson.Fragment(dumps(reply.body)), kept, float(TTL_SECONDS))
-    return reply.response()
+    stored: bytes | None = content
+    refusal = None
+    if reply.secret_lost is not None:
+        stored = None if server_secret is None else seal(server_secret, ident, content)
+        refusal = _refusal(reply.secret_lost)
+    await conn.execute(Q["idempotency_put"], *ident, digest, reply.status, stored,
+                       reply.secret_lost is not None, refusal, kept, float(TTL_SECONDS))
+    return _response(reply.status, content, reply.headers)
 
 
 __all__ = ["HEADER", "TTL_SECONDS", "JsonReply", "fingerprint", "idempotent", "route_of"]

@@ -8,7 +8,7 @@ looked up every time (failed authentications are rate limited per address).
 
 Revocation takes effect at once in every process, not after the time-to-live: any
 change to ``api_keys`` or ``agents`` sends ``NOTIFY helpdesk_keys`` in the changing
-transaction (migration 0101), and every process empties its cache when it hears it.
+transaction (migration 0111), and every process empties its cache when it hears it.
 While this process's LISTEN connection is down it cannot hear that, so it does not
 use the cache at all until the connection is back (and empties it on reconnect). A
 lookup that raced with a change is not kept: each empties the cache under a new

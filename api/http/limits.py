@@ -22,7 +22,8 @@ class BodyLimit:
         declared = headers.get(b"content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
             await problems.problem_response(
-                413, "body_too_large", f"request bodies are limited to {self.limit} bytes"
+                413, "body_too_large", f"request bodies are limited to {self.limit} bytes",
+                instance=scope.get("path"),
             )(scope, receive, send)
             return
         seen = 0

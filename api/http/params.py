@@ -1,14 +1,24 @@
-"""Query parameter types the routes share."""
+"""Query parameter types the routes share.
+
+Dates and times: ISO 8601 only (a bare number is refused, not read as a Unix
+timestamp); a date-only parameter takes ``YYYY-MM-DD`` and nothing more (a time would
+otherwise be dropped without a word); a date-time whose UTC instant falls outside the
+years 1 to 9999 is refused, since no Python or database arithmetic on it is safe.
+Event type names are checked against the known types, as ``PUT /v1/webhooks`` does.
+"""
 
 from __future__ import annotations
 
 import re
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import Annotated
 
-from pydantic import AwareDatetime, BeforeValidator
+from pydantic import AfterValidator, AwareDatetime, BeforeValidator, WithJsonSchema
+
+from domain.events import EVENT_TYPES
 
 _NUMBER = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
+_DATE_ONLY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def _not_a_number(value: object) -> object:
@@ -24,11 +34,48 @@ def _not_a_number(value: object) -> object:
     return value
 
 
-IsoDate = Annotated[date, BeforeValidator(_not_a_number)]
+def _date_only(value: object) -> object:
+    """Refuse a date-time where a calendar day is asked for: pydantic would take
+    ``2026-12-01T00:00:00Z`` as the day and silently drop the rest."""
+    if isinstance(value, str) and not _DATE_ONLY.fullmatch(value):
+        raise ValueError("expected a date, YYYY-MM-DD, without a time")
+    return value
+
+
+def _utc_in_range(value: datetime) -> datetime:
+    """Refuse an instant whose UTC reading is outside the years 1 to 9999
+    (``0001-01-01T00:00:00+15:00`` is in year 0 in UTC)."""
+    if value.utcoffset() is not None:
+        try:
+            value.astimezone(UTC)
+        except OverflowError:
+            raise ValueError("the instant falls outside the years 1 to 9999 in UTC") from None
+    return value
+
+
+IsoDate = Annotated[date, BeforeValidator(_date_only), BeforeValidator(_not_a_number)]
 """A calendar day, ``YYYY-MM-DD``."""
 
-IsoDateTime = Annotated[datetime, BeforeValidator(_not_a_number)]
+IsoDateTime = Annotated[datetime, BeforeValidator(_not_a_number),
+                        AfterValidator(_utc_in_range)]
 """An ISO 8601 date-time; without an offset it is read as UTC by the route."""
 
-IsoAwareDateTime = Annotated[AwareDatetime, BeforeValidator(_not_a_number)]
+IsoAwareDateTime = Annotated[AwareDatetime, BeforeValidator(_not_a_number),
+                             AfterValidator(_utc_in_range)]
 """An ISO 8601 date-time with its offset."""
+
+
+ANY_OF = ("Any of these: a comma list (`a,b`), repeats (`x=a&x=b`) or both; "
+          "every value is checked and honoured.")
+"""The description of every list-valued query parameter (``api.http.routing``)."""
+
+
+def _known_event_type(value: str) -> str:
+    if value not in EVENT_TYPES:
+        raise ValueError(f"unknown event type {value!r}")
+    return value
+
+
+EventTypeName = Annotated[str, AfterValidator(_known_event_type),
+                          WithJsonSchema({"type": "string", "enum": sorted(EVENT_TYPES)})]
+"""The name of an event type the service records (``TicketOpened``, ...)."""

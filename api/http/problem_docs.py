@@ -1,8 +1,13 @@
 """OpenAPI documentation of error answers: one problem+json schema, shared by routes.
 
 Routes pass ``responses=errors(400, 404, ...)``; every route also documents the
-answers any route can give (401, 403, 500, 503). The ``Problem`` schema is registered
-once under ``components.schemas`` (``install``) and every answer refers to it.
+answers any route can give (401, 403, 500, 503). What a route can answer because of
+where it is and what it does is added by ``api.http.routing.StrictRoute`` from
+``route_answers``: 429 on every ``/v1`` route (the rate limiter), and on every
+side-effecting one what its Idempotency-Key can cause. The ``Problem`` schema is
+registered once under ``components.schemas`` (``install``) and every answer refers
+to it. tests/e2e/test_openapi_declares.py checks the document against what the
+service does.
 """
 
 from __future__ import annotations
@@ -51,6 +56,25 @@ _DESCRIPTIONS = {
 
 _ALWAYS = (400, 401, 403, 422, 500, 503)
 
+_HEADERS: dict[int, dict[str, Any]] = {
+    409: {"Retry-After": {"description": "Seconds to wait before retrying (when the "
+                                         "Idempotency-Key is in flight)",
+                          "schema": {"type": "integer"}}},
+    429: {
+        "Retry-After": {"description": "Seconds until a request will be allowed",
+                        "schema": {"type": "integer"}},
+        "RateLimit-Policy": {"description": 'The limit, e.g. `"key";q=600;w=60`',
+                             "schema": {"type": "string"}},
+        "RateLimit": {"description": 'Where the caller stands, e.g. `"key";r=0;t=42`',
+                      "schema": {"type": "string"}},
+    },
+}
+
+API_PREFIX = "/v1/"
+"""Every route under it is authenticated, rate limited and on the database."""
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+"""Side-effecting methods: under ``API_PREFIX`` they take an ``Idempotency-Key``."""
+
 
 def errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
     """The ``responses=`` entry documenting ``statuses`` (plus the common ones)."""
@@ -59,8 +83,20 @@ def errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
         out[status] = {
             "description": _DESCRIPTIONS[status],
             "content": {"application/problem+json": {"schema": PROBLEM_REF}},
+            **({"headers": _HEADERS[status]} if status in _HEADERS else {}),
         }
     return out
+
+
+def route_answers(path: str, methods: set[str]) -> dict[int | str, dict[str, Any]]:
+    """What a route can answer because of where it is and what it does: under
+    ``API_PREFIX``, 429 (and the common answers); side-effecting there, 409 and 422
+    too (an Idempotency-Key in flight, or reused with another request)."""
+    if not path.startswith(API_PREFIX):
+        return {}
+    if methods & WRITE_METHODS:
+        return errors(409, 429)
+    return errors(429)
 
 
 COMMAND_ERRORS = errors(404, 409, 412, 413, 415)

@@ -163,10 +163,12 @@ def install(app: FastAPI) -> None:
             return problem_response(400, "malformed_json", "the request body is not valid JSON",
                                     instance=request.url.path)
         if not body_error and errors:
-            # Query, path and header problems are the client's request shape: 400.
-            first = errors[0]
+            # Query, path and header problems are the client's request shape: 400,
+            # naming the parameter and the value it was given.
+            first, given = errors[0], exc.errors()[0].get("input")
+            shown = f" (got {given!r})" if isinstance(given, str) and len(given) <= 200 else ""
             return problem_response(400, "invalid_parameter",
-                                    f"invalid {'.'.join(first['loc'])}: {first['msg']}",
+                                    f"invalid {'.'.join(first['loc'])}: {first['msg']}{shown}",
                                     instance=request.url.path, errors=errors)
         return problem_response(422, "validation_failed", "the request body is invalid",
                                 instance=request.url.path, errors=errors)
@@ -208,7 +210,7 @@ def install(app: FastAPI) -> None:
         status = _HANDLER_STATUS.get(type(exc), 422)
         extra = dict(exc.extra)
         if isinstance(exc, Invalid) and exc.field is not None:
-            extra["errors"] = [{"loc": ["body", exc.field], "msg": exc.reason,
+            extra["errors"] = [{"loc": ["body", *exc.field.split(".")], "msg": exc.reason,
                                 "type": exc.kind}]
         return problem_response(status, exc.code, exc.message, instance=request.url.path,
                                 **extra)

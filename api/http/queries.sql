@@ -12,20 +12,24 @@ SELECT pg_try_advisory_xact_lock(
 
 -- name: idempotency_get --
 -- $1 tenant_id, $2 api_key_id, $3 route, $4 key
-SELECT fingerprint, response_status, response_body, response_headers
+SELECT fingerprint, response_status, response_bytes, response_sealed, refusal,
+       response_body, response_headers
   FROM idempotency_keys
  WHERE tenant_id = $1 AND api_key_id = $2 AND route = $3 AND key = $4
    AND expires_at > now()
 
 -- name: idempotency_put --
--- $1 tenant_id, $2 api_key_id, $3 route, $4 key, $5 fingerprint, $6 status, $7 body,
--- $8 headers, $9 ttl seconds
+-- $1 tenant_id, $2 api_key_id, $3 route, $4 key, $5 fingerprint, $6 status,
+-- $7 answer bytes (sealed when $8), $8 sealed, $9 refusal (sealed answers), $10 headers,
+-- $11 ttl seconds
 -- An expired record with the same key is replaced: expired records are ignored.
 INSERT INTO idempotency_keys (tenant_id, api_key_id, route, key, fingerprint,
-                              response_status, response_body, response_headers, expires_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(secs => $9))
+                              response_status, response_bytes, response_sealed, refusal,
+                              response_headers, expires_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now() + make_interval(secs => $11))
 ON CONFLICT (tenant_id, api_key_id, route, key) DO UPDATE
    SET fingerprint = EXCLUDED.fingerprint, response_status = EXCLUDED.response_status,
-       response_body = EXCLUDED.response_body,
-       response_headers = EXCLUDED.response_headers,
+       response_bytes = EXCLUDED.response_bytes,
+       response_sealed = EXCLUDED.response_sealed, refusal = EXCLUDED.refusal,
+       response_body = NULL, response_headers = EXCLUDED.response_headers,
        created_at = now(), expires_at = EXCLUDED.expires_at

@@ -2,6 +2,14 @@
 
 - An unknown query parameter is a 400 naming it (a typo must not silently widen a
   list or be ignored by a command).
+- One rule for repeated and list-valued query parameters, on every route: a
+  list-valued parameter (its type is a list) takes a comma list, repeats, or both, and
+  means any of the values, each of which is validated and honoured; a scalar
+  parameter given twice is a 400 naming it (the framework would keep one value and
+  drop the other without a word).
+- Every side-effecting route under ``/v1`` declares ``Idempotency-Key`` (it runs
+  through ``api.http.commands.run``, which honours it), and every route documents what
+  it can answer because of where it is (``api.http.problem_docs.route_answers``).
 - A request body must be JSON (``application/json`` or ``+json``): 415 otherwise.
 - No text may hold a NUL character: Postgres text and jsonb cannot store one, so it is
   refused here, naming where it was (400 in the query, 422 in the body), rather than
@@ -11,22 +19,54 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Coroutine, Iterator
-from typing import Any
+from collections.abc import Callable, Coroutine, Iterator, Sequence
+from types import UnionType
+from typing import Annotated, Any, Union, get_args, get_origin
+from urllib.parse import urlencode
 
 import orjson
-from fastapi import Request, Response
+from fastapi import Depends, Request, Response
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
+from starlette.datastructures import QueryParams
 
+from api.http.headers import idempotency_key
+from api.http.problem_docs import API_PREFIX, WRITE_METHODS, route_answers
 from api.http.problems import Problem
 
 
-def _query_names(dependant: Dependant) -> set[str]:
-    names = {p.alias for p in dependant.query_params}
+def _is_list(annotation: Any) -> bool:
+    """True for ``list[X]`` (also inside ``Annotated`` or ``| None``)."""
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _is_list(get_args(annotation)[0])
+    if origin is Union or origin is UnionType:
+        return any(_is_list(arg) for arg in get_args(annotation))
+    return isinstance(origin, type) and issubclass(origin, list | tuple | set | frozenset)
+
+
+def _query_params(dependant: Dependant) -> dict[str, bool]:
+    """Every query parameter the route reads, by name: whether it is list-valued."""
+    params = {p.alias: _is_list(p.field_info.annotation) for p in dependant.query_params}
     for sub in dependant.dependencies:
-        names |= _query_names(sub)
-    return names
+        params |= _query_params(sub)
+    return params
+
+
+def _repeated(query: QueryParams, scalars: Sequence[str]) -> list[str]:
+    return [name for name in scalars if len(query.getlist(name)) > 1]
+
+
+def _expand_lists(request: Request, lists: frozenset[str]) -> None:
+    """Rewrite the request's query so that each comma list of a list-valued parameter
+    is one repeat per item, the form the framework validates item by item."""
+    items = request.query_params.multi_items()
+    if not any(key in lists and "," in value for key, value in items):
+        return
+    expanded = [(key, part) for key, value in items
+                for part in (value.split(",") if key in lists else [value])]
+    request.scope["query_string"] = urlencode(expanded).encode("latin-1")
+    request._query_params = QueryParams(expanded)  # the Request caches its parse
 
 
 def _has_body(dependant: Dependant) -> bool:
@@ -74,15 +114,29 @@ def _refuse_nul(request: Request, body: bytes) -> None:
 
 
 class StrictRoute(APIRoute):
-    """APIRoute that rejects unknown query parameters and non-JSON bodies."""
+    """APIRoute that holds requests to the rules above: unknown or repeated query
+    parameters, comma lists, non-JSON bodies, NUL characters; and declares what the
+    rules above and around every route make true of it."""
+
+    def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
+        methods = {m.upper() for m in kwargs.get("methods") or ()}
+        kwargs["responses"] = {**route_answers(path, methods), **(kwargs.get("responses") or {})}
+        if path.startswith(API_PREFIX) and methods & WRITE_METHODS:
+            dependencies = list(kwargs.get("dependencies") or ())
+            if not any(d.dependency is idempotency_key for d in dependencies):
+                dependencies.append(Depends(idempotency_key))
+            kwargs["dependencies"] = dependencies
+        super().__init__(path, endpoint, **kwargs)
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
-        allowed = _query_names(self.dependant)
+        params = _query_params(self.dependant)
+        lists = frozenset(name for name, is_list in params.items() if is_list)
+        scalars = sorted(name for name, is_list in params.items() if not is_list)
         takes_body = _has_body(self.dependant)
 
         async def strict_handler(request: Request) -> Response:
-            unknown = sorted(set(request.query_params.keys()) - allowed)
+            unknown = sorted(set(request.query_params.keys()) - params.keys())
             if unknown:
                 raise Problem(
                     400, "unknown_parameter",
@@ -90,6 +144,15 @@ class StrictRoute(APIRoute):
                     + ", ".join(unknown),
                     parameters=unknown,
                 )
+            repeated = _repeated(request.query_params, scalars)
+            if repeated:
+                raise Problem(
+                    400, "repeated_parameter",
+                    "query parameter " + ", ".join(map(repr, repeated))
+                    + " takes one value; it was given more than once",
+                    parameters=repeated,
+                )
+            _expand_lists(request, lists)
             if takes_body and request.method in ("POST", "PUT", "PATCH"):
                 ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
                 has_body = request.headers.get("content-length", "0") != "0" or (

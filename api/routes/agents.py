@@ -21,11 +21,13 @@ from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, tenant_list_page
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.routing import StrictRoute
+from api.schemas import checked_by_domain
+from domain.validation import EMAIL_PATTERN, NOT_BLANK
 from domain.values import Role
 from eventstore.store import Session
 from handlers import agents as agent_handlers
 
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+_EMAIL = re.compile(EMAIL_PATTERN)
 AgentRole = Literal["admin", "agent"]
 
 
@@ -46,8 +48,8 @@ def _name(value: str) -> str:
 class AgentIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    email: str
-    name: str
+    email: str = Field(json_schema_extra=checked_by_domain(EMAIL_PATTERN))
+    name: str = Field(json_schema_extra=checked_by_domain(NOT_BLANK))
     role: AgentRole = "agent"
 
     _check_email = field_validator("email")(_email)

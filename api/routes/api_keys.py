@@ -1,7 +1,10 @@
 """``/v1/api-keys``: issue, list and revoke the tenant's API keys (admin only).
 
-The secret is returned once, in the POST response; only its hash is stored. The
-rules and events are ``handlers.api_keys``.
+The secret is returned once, in the POST response; only its hash is stored. An
+Idempotency-Key replay of that response shows the same secret while the server has
+``IDEMPOTENCY_SECRET`` (the record keeps it sealed), and is refused with 409
+``secret_not_replayable`` naming the key to revoke otherwise. The rules and events are
+``handlers.api_keys``.
 """
 
 from __future__ import annotations
@@ -11,7 +14,6 @@ from datetime import datetime
 from typing import Annotated, Any
 from uuid import UUID
 
-import orjson
 from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -20,6 +22,7 @@ from api.http.deps import Authorized, ServicesDep
 from api.http.idempotency import JsonReply
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, tenant_list_page
 from api.http.problem_docs import errors
+from api.http.problems import Problem
 from api.http.routing import StrictRoute
 from domain.values import Role
 from eventstore.store import Session
@@ -57,9 +60,9 @@ class ApiKeyOut(BaseModel):
 
 
 class IssuedKeyOut(ApiKeyOut):
-    secret: str | None = Field(
-        description="The key itself: shown only in the response that issued it "
-        "(null when the answer is an Idempotency-Key replay).")
+    secret: str = Field(
+        description="The key itself: shown only in the response that issued it (and in "
+        "an Idempotency-Key replay of it, while IDEMPOTENCY_SECRET is configured).")
 
 
 class ApiKeyPage(BaseModel):
@@ -92,25 +95,24 @@ async def issue_key(
 ) -> Response:
     command = key_handlers.IssueKey(name=body.name, role=body.role, agent_id=body.agent_id,
                                     at=services.clock.now())
-    secrets: list[str] = []
 
     async def work(uow: Session) -> JsonReply:
         issued = await key_handlers.issue_key(uow, command)
-        secrets.append(issued.secret)
-        # The idempotency record keeps the answer without the secret: only its hash is
-        # ever stored, so a replay shows the key with "secret": null.
+        # The secret is in no table; an Idempotency-Key record keeps this answer only
+        # sealed (api.http.sealed), and a replay that cannot open it names the key.
+        lost = Problem(409, "secret_not_replayable",
+                       f"this Idempotency-Key issued API key {issued.id}, whose secret "
+                       "this server can no longer show; revoke it "
+                       f"(DELETE /v1/api-keys/{issued.id}) and issue another",
+                       key_id=str(issued.id))
         return JsonReply(201, _out({
             "id": issued.id, "name": issued.name, "role": issued.role,
             "prefix": issued.prefix, "agent_id": issued.agent_id,
-            "created_at": issued.created_at, "revoked_at": None, "secret": None}))
+            "created_at": issued.created_at, "revoked_at": None, "secret": issued.secret}),
+            secret_lost=lost)
 
-    response = await commands.run(request, services, principal, body.model_dump(mode="json"),
-                                  work)
-    if not secrets:
-        return response
-    shown = orjson.loads(response.body)
-    shown["secret"] = secrets[0]
-    return JsonReply(201, shown).response()
+    return await commands.run(request, services, principal, body.model_dump(mode="json"),
+                              work)
 
 
 @router.delete("/{key_id}", response_model=ApiKeyOut, summary="Revoke an API key",

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Query, Request, Response
 from api.http import commands
 from api.http.commands import agent_actor, parse_if_match
 from api.http.deps import Authorized, ServicesDep
-from api.http.headers import IdempotencyKey, IfMatch
+from api.http.headers import IfMatch
 from api.http.idempotency import JsonReply
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate, row_position, scope_of
 from api.http.problem_docs import COMMAND_ERRORS, errors
@@ -39,8 +39,8 @@ router = APIRouter(prefix="/v1/tickets", tags=["messages"], route_class=StrictRo
 @router.post("/{ticket_id}/messages", status_code=201, response_model=MessagePosted,
              responses=COMMAND_ERRORS, summary="Add a public reply or an internal note")
 async def post_message(ticket_id: UUID, body: MessageIn, request: Request,
-                       services: ServicesDep, principal: Authorized, if_match: IfMatch = None,
-                       idempotency_key: IdempotencyKey = None) -> Response:
+                       services: ServicesDep, principal: Authorized,
+                       if_match: IfMatch = None) -> Response:
     """The author comes from the key: an intake key writes as the ticket's requester,
     any other key as its agent. A customer's message on a closed ticket opens a
     follow-up ticket, which the answer returns."""

@@ -3,21 +3,23 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Annotated, Any
 from uuid import UUID
 
 import orjson
 from fastapi import APIRouter, Query, Request, Response
+from pydantic import BeforeValidator, StringConstraints
 
 from api.http import commands
 from api.http.auth import Principal
 from api.http.commands import agent_actor, parse_if_match
 from api.http.deps import Authorized, ServicesDep
-from api.http.headers import IdempotencyKey, IfMatch
+from api.http.headers import IfMatch
 from api.http.idempotency import JsonReply
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate, scope_of
-from api.http.params import IsoDateTime
+from api.http.params import ANY_OF, IsoDateTime
 from api.http.problem_docs import COMMAND_ERRORS, errors
 from api.http.problems import Problem
 from api.http.routing import StrictRoute
@@ -34,7 +36,8 @@ from api.schemas.tickets import (
 )
 from domain.commands import Assign, ChangePriority, ChangeState, ChangeTags, Command, OpenTicket
 from domain.ids import AgentId, TicketId
-from domain.values import Actor, ActorKind, Requester
+from domain.validation import TAG_PATTERN
+from domain.values import Actor, ActorKind, Priority, Requester, Source, TicketState
 from eventstore.store import Session
 from handlers.tickets import CommandResult, run_command
 from projections.reads import TicketFilters, get_ticket, list_tickets
@@ -42,13 +45,12 @@ from projections.reads import TicketFilters, get_ticket, list_tickets
 router = APIRouter(prefix="/v1/tickets", tags=["tickets"], route_class=StrictRoute)
 
 
-_STATES = "open|pending|on_hold|solved|closed"
-_PRIORITIES = "low|normal|high|urgent"
-_SOURCES = "api|email|portal|chat|phone"
+def _as_written(value: object) -> object:
+    return value.strip().lower() if isinstance(value, str) else value
 
 
-def _list_of(values: str) -> str:
-    return rf"^({values})(,({values}))*$"
+Tag = Annotated[str, StringConstraints(pattern=TAG_PATTERN), BeforeValidator(_as_written)]
+"""A tag as commands store it: a lower-case slug (``AUTH`` finds what ``auth`` does)."""
 
 
 def ticket_reply(result: CommandResult, status: int = 200) -> JsonReply:
@@ -77,7 +79,6 @@ async def _command(request: Request, services: ServicesDep, principal: Principal
              summary="Open a ticket")
 async def open_ticket(
     body: OpenTicketIn, request: Request, services: ServicesDep, principal: Authorized,
-    idempotency_key: IdempotencyKey = None,
 ) -> Response:
     ticket_id = TicketId(uuid.uuid4())
     requester = Requester(email=body.requester.email, name=body.requester.name)
@@ -102,26 +103,26 @@ async def list_(
     principal: Authorized,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
-    state: Annotated[str | None, Query(pattern=_list_of(_STATES))] = None,
-    priority: Annotated[str | None, Query(pattern=_list_of(_PRIORITIES))] = None,
-    source: Annotated[str | None, Query(pattern=_list_of(_SOURCES))] = None,
+    state: Annotated[list[TicketState] | None, Query(description=ANY_OF)] = None,
+    priority: Annotated[list[Priority] | None, Query(description=ANY_OF)] = None,
+    source: Annotated[list[Source] | None, Query(description=ANY_OF)] = None,
     assignee: Annotated[str | None, Query(
         pattern=r"^(none|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$",
         description="An agent id, or `none` for unassigned tickets.")] = None,
-    tag: Annotated[str | None, Query(max_length=40)] = None,
+    tag: Annotated[list[Tag] | None, Query(description=ANY_OF)] = None,
     created_after: IsoDateTime | None = None,
     created_before: IsoDateTime | None = None,
 ) -> Response:
     """Newest first; pass ``next_cursor`` back as ``cursor`` with the same filters."""
     filters = TicketFilters(
-        states=_split(state), priorities=_split(priority), sources=_split(source),
+        states=_values(state), priorities=_values(priority), sources=_values(source),
         assignee=UUID(assignee) if assignee and assignee != "none" else None,
-        unassigned=assignee == "none", tag=tag,
+        unassigned=assignee == "none", tags=_values(tag),
         created_after=_utc(created_after), created_before=_utc(created_before),
     )
     scope = scope_of(principal.tenant_id, "tickets", {
-        "state": sorted(filters.states), "priority": sorted(filters.priorities),
-        "source": sorted(filters.sources), "assignee": assignee, "tag": tag,
+        "state": filters.states, "priority": filters.priorities,
+        "source": filters.sources, "assignee": assignee, "tag": filters.tags,
         "created_after": filters.created_after and filters.created_after.isoformat(),
         "created_before": filters.created_before and filters.created_before.isoformat(),
     })
@@ -149,8 +150,7 @@ async def get_one(ticket_id: UUID, services: ServicesDep, principal: Authorized)
 @router.post("/{ticket_id}/assignee", response_model=TicketOut, responses=COMMAND_ERRORS,
              summary="Assign or unassign")
 async def assign(ticket_id: UUID, body: AssigneeIn, request: Request, services: ServicesDep,
-                 principal: Authorized, if_match: IfMatch = None,
-                 idempotency_key: IdempotencyKey = None) -> Response:
+                 principal: Authorized, if_match: IfMatch = None) -> Response:
     agent = AgentId(body.agent_id) if body.agent_id is not None else None
     command = Assign(agent_id=agent, actor=agent_actor(principal), at=services.clock.now())
     return await _command(request, services, principal, ticket_id,
@@ -160,8 +160,8 @@ async def assign(ticket_id: UUID, body: AssigneeIn, request: Request, services: 
 @router.post("/{ticket_id}/priority", response_model=TicketOut, responses=COMMAND_ERRORS,
              summary="Change the priority")
 async def set_priority(ticket_id: UUID, body: PriorityIn, request: Request,
-                       services: ServicesDep, principal: Authorized, if_match: IfMatch = None,
-                       idempotency_key: IdempotencyKey = None) -> Response:
+                       services: ServicesDep, principal: Authorized,
+                       if_match: IfMatch = None) -> Response:
     command = ChangePriority(priority=body.priority, actor=agent_actor(principal),
                              at=services.clock.now())
     return await _command(request, services, principal, ticket_id,
@@ -171,8 +171,7 @@ async def set_priority(ticket_id: UUID, body: PriorityIn, request: Request,
 @router.post("/{ticket_id}/state", response_model=TicketOut, responses=COMMAND_ERRORS,
              summary="Move the ticket to another state")
 async def set_state(ticket_id: UUID, body: StateIn, request: Request, services: ServicesDep,
-                    principal: Authorized, if_match: IfMatch = None,
-                    idempotency_key: IdempotencyKey = None) -> Response:
+                    principal: Authorized, if_match: IfMatch = None) -> Response:
     command = ChangeState(to=body.state, reason=body.reason, actor=agent_actor(principal),
                           at=services.clock.now())
     return await _command(request, services, principal, ticket_id,
@@ -182,16 +181,16 @@ async def set_state(ticket_id: UUID, body: StateIn, request: Request, services: 
 @router.post("/{ticket_id}/tags", response_model=TicketOut, responses=COMMAND_ERRORS,
              summary="Add and remove tags")
 async def change_tags(ticket_id: UUID, body: TagsIn, request: Request, services: ServicesDep,
-                      principal: Authorized, if_match: IfMatch = None,
-                      idempotency_key: IdempotencyKey = None) -> Response:
+                      principal: Authorized, if_match: IfMatch = None) -> Response:
     command = ChangeTags(add=tuple(body.add), remove=tuple(body.remove),
                          actor=agent_actor(principal), at=services.clock.now())
     return await _command(request, services, principal, ticket_id,
                           body.model_dump(mode="json"), command, if_match)
 
 
-def _split(value: str | None) -> tuple[str, ...]:
-    return tuple(sorted(set(value.split(",")))) if value else ()
+def _values(values: Sequence[str] | None) -> tuple[str, ...]:
+    """A list parameter's distinct values in a canonical order (none: no filter)."""
+    return tuple(sorted({str(v) for v in values})) if values else ()
 
 
 def _utc(value: datetime | None) -> datetime | None:

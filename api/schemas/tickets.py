@@ -13,8 +13,16 @@ from uuid import UUID
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
+from api.schemas import checked_by_domain
 from domain.ticket import Ticket
-from domain.validation import BODY_MAX, REASON_MAX, SUBJECT_MAX, TAGS_MAX
+from domain.validation import (
+    BODY_MAX,
+    EMAIL_PATTERN,
+    NOT_BLANK,
+    REASON_MAX,
+    SUBJECT_MAX,
+    TAGS_MAX,
+)
 from domain.values import Priority, Source, TicketState, Visibility
 from projections.views import message_document, ticket_json
 
@@ -24,15 +32,16 @@ _IN = ConfigDict(extra="forbid")
 class RequesterIn(BaseModel):
     model_config = _IN
 
-    email: str = Field(max_length=254, examples=["ann@example.com"])
+    email: str = Field(max_length=254, examples=["ann@example.com"],
+                       json_schema_extra=checked_by_domain(EMAIL_PATTERN))
     name: str | None = Field(default=None, max_length=200)
 
 
 class OpenTicketIn(BaseModel):
     model_config = _IN
 
-    subject: str = Field(max_length=SUBJECT_MAX)
-    body: str = Field(max_length=BODY_MAX)
+    subject: str = Field(max_length=SUBJECT_MAX, json_schema_extra=checked_by_domain(NOT_BLANK))
+    body: str = Field(max_length=BODY_MAX, json_schema_extra=checked_by_domain(NOT_BLANK))
     requester: RequesterIn
     priority: Priority = Priority.NORMAL
     source: Source = Source.API
@@ -42,7 +51,7 @@ class OpenTicketIn(BaseModel):
 class MessageIn(BaseModel):
     model_config = _IN
 
-    body: str = Field(max_length=BODY_MAX)
+    body: str = Field(max_length=BODY_MAX, json_schema_extra=checked_by_domain(NOT_BLANK))
     visibility: Visibility = Visibility.PUBLIC
 
 

@@ -144,3 +144,19 @@ async def test_nul_characters_are_refused_where_they_are(http, tenant):
     assert r.status_code == 201, r.text
     assert r.json()["subject"] == "C:\\u0000"
     assert (await http.get("/v1/tickets", headers=h)).status_code == 200
+
+
+async def test_a_body_too_large_is_a_problem_with_its_instance(http, tenant):
+    h = auth(tenant.admin_key) | {"content-type": "application/json"}
+    big = b'{"subject": "' + b"x" * 70_000 + b'"}'
+
+    async def chunks():  # no Content-Length: the limit is found while reading
+        for i in range(0, len(big), 8192):
+            yield big[i:i + 8192]
+
+    declared = await http.post("/v1/tickets", content=big, headers=h)
+    streamed = await http.post("/v1/tickets", content=chunks(), headers=h)
+    assert "content-length" not in streamed.request.headers
+    for r in (declared, streamed):
+        body = problem(r, 413, "body_too_large")
+        assert body["instance"] == "/v1/tickets"

@@ -38,3 +38,27 @@ async def test_due_times_count_business_hours_only(http, tenant):
         assert local.weekday() < 5 and 9 <= local.hour + local.minute / 60 <= 17
     resolution_due = datetime.fromisoformat(ticket["sla"]["resolution"]["due_at"])
     assert (resolution_due - created).total_seconds() > 8 * 3600
+
+
+async def test_a_shift_must_end_after_it_starts(http, tenant):
+    admin = auth(tenant.admin_key)
+    settings = (await http.get("/v1/settings", headers=admin)).json()
+    for shifts, where in (({"0": [["09:00", "17:00"]], "2": [["17:00", "09:00"]]}, "2.0"),
+                          ({"4": [["08:00", "12:00"], ["13:00", "13:00"]]}, "4.1"),
+                          ({"6": [["22:00", "06:00"]]}, "6.0")):
+        hours = {"timezone": "UTC", "weekly": shifts}
+        r = await http.put("/v1/settings", json=settings | {"business_hours": hours},
+                           headers=admin)
+        assert r.status_code == 422, r.text
+        problem = r.json()
+        assert problem["code"] == "validation_failed"
+        assert problem["errors"][0]["loc"] == ["body", "business_hours", "weekly",
+                                               *where.split(".")]
+        assert "end after it starts" in problem["errors"][0]["msg"]
+    # A shift across midnight is two shifts, one ending at 24:00, one starting at 00:00.
+    night = {"timezone": "UTC", "weekly": {"6": [["22:00", "24:00"]], "0": [["00:00", "06:00"]]}}
+    r = await http.put("/v1/settings", json=settings | {"business_hours": night},
+                       headers=admin)
+    assert r.status_code == 200, r.text
+    assert r.json()["business_hours"]["weekly"] == {"0": [["00:00", "06:00"]],
+                                                    "6": [["22:00", "24:00"]]}

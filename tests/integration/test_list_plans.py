@@ -11,7 +11,7 @@ from projections.reads import TicketFilters, ticket_list_query
 from tests.support.desk import ACTOR, seed_tickets
 
 
-@pytest.mark.parametrize("filters", [TicketFilters(), TicketFilters(tag="hardware"),
+@pytest.mark.parametrize("filters", [TicketFilters(), TicketFilters(tags=("hardware",)),
                                      TicketFilters(unassigned=True)])
 async def test_the_generic_plan_walks_the_keyset_index(db, store, make_tenant, filters):
     t = (await make_tenant()).tenant_id

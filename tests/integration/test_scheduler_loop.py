@@ -301,7 +301,7 @@ async def test_lease_is_renewed_while_a_long_job_runs(db, admin):
 
 async def test_only_jobs_due_soon_notify_inside_their_transaction(db, store, make_tenant):
     # A notifying transaction holds a database-wide lock through its commit (migration
-    # 0102): SLA timers hours away, and webhook deliveries, must not notify.
+    # 0112): SLA timers hours away, and webhook deliveries, must not notify.
     tenant = (await make_tenant()).tenant_id
     listener = await asyncpg.connect(db.runtime_url)
     got: list[str] = []

@@ -46,8 +46,10 @@ def opening(ticket_id: uuid.UUID, at: datetime = T0, **kw: object) -> OpenTicket
 
 
 async def jobs_of(store, tenant_id):  # type: ignore[no-untyped-def]
+    """The tenant's SLA timers (not its periodic jobs)."""
     async with store.session(tenant_id) as s:
-        rows = await s.conn.fetch("SELECT dedupe_key, run_at, payload FROM jobs ORDER BY 1")
+        rows = await s.conn.fetch("SELECT dedupe_key, run_at, payload FROM jobs "
+                                  "WHERE kind = 'sla.check' ORDER BY 1")
     return {r["dedupe_key"]: (r["run_at"], r["payload"]) for r in rows}
 
 

@@ -45,3 +45,21 @@ def test_stored_and_requested_documents_pass_the_same_rules():
         with pytest.raises(ValidationFailed) as info:
             read_document(bad)
         assert info.value.field == "settings"
+
+
+def test_docs_settings_md_documents_every_key_and_its_example_is_a_valid_document():
+    import json
+    import re
+    from pathlib import Path
+
+    from domain.business_hours import Calendar, inverted_shifts
+    from projections.tenant_settings import SlaTargetDoc, SweepDoc, TenantSettingsDoc
+
+    text = (Path(__file__).parents[2] / "docs" / "settings.md").read_text()
+    for model in (TenantSettingsDoc, SlaTargetDoc, SweepDoc, Calendar):
+        for name in model.model_fields:
+            assert f"`{name}`" in text, f"docs/settings.md does not name {name}"
+    example = re.search(r"```json\n(.*?)```", text, re.S)
+    assert example is not None
+    doc = TenantSettingsDoc.model_validate(json.loads(example.group(1)))
+    assert doc.business_hours is not None and not inverted_shifts(doc.business_hours)

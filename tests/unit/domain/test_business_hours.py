@@ -12,6 +12,7 @@ from domain.business_hours import (
     CALENDAR_24x7,
     add_business_time,
     business_ms_between,
+    inverted_shifts,
 )
 from domain.errors import ValidationFailed
 
@@ -200,3 +201,10 @@ def test_calendar_accepts_json_shaped_input() -> None:
     )
     assert cal.weekly == {0: [("09:00", "17:00")]}
     assert cal.holidays == [date(2026, 6, 1)]
+
+
+def test_inverted_shifts_are_those_that_do_not_end_after_they_start() -> None:
+    cal = Calendar(timezone="UTC", weekly={
+        0: [("09:00", "17:00"), ("22:00", "06:00")], 2: [("00:00", "24:00")],
+        5: [("12:00", "12:00")], 6: [("00:00", "00:00")]})
+    assert inverted_shifts(cal) == [(0, 1), (5, 0), (6, 0)]

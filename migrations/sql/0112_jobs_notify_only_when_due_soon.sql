@@ -9,7 +9,7 @@
 -- - A job due later than the longest scheduler poll interval (SCHEDULER_POLL_INTERVAL
 --   is at most 300 s) needs no wake-up: a scheduler looks at the queue again before it
 --   is due. SLA timers are hours away.
--- - Webhook deliveries are inserted by the append that creates their event (0101), and
+-- - Webhook deliveries are inserted by the append that creates their event (0111), and
 --   schedulers also listen on helpdesk_events, which the appending process sends after
 --   commit (eventstore/notifier.py): the event's notice is their wake-up.
 CREATE OR REPLACE FUNCTION jobs_notify() RETURNS trigger

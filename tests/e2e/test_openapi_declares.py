@@ -1,0 +1,169 @@
+"""The OpenAPI document declares every header a route honours and every status it can
+answer, found out from what the service does rather than from how it is declared:
+
+- a route honours ``Idempotency-Key`` when a second request with the same key is a
+  replay (``Idempotent-Replayed: true``), and ``If-Match`` when a version it cannot
+  be at is 412;
+- it can answer 429 when a second request over a limit of one is refused;
+- it can answer the statuses its endpoint (or a helper of its module) raises as a
+  ``Problem``, and 413, 415 and 422 when it takes a body.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import uuid
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import httpx
+import pytest
+from fastapi.routing import APIRoute
+
+from api.app import ROUTERS, create_app
+from tests.e2e.conftest import NEW_TICKET, app_settings, asgi_client, auth
+from tests.support import pg
+from tests.support.redis import RedisServer
+
+WRITES = ("post", "put", "patch", "delete")
+HOOK = {"url": "https://example.com/hooks", "secret": "s" * 16, "event_types": ["*"]}
+BODIES: dict[str, Callable[[], Any]] = {
+    "POST /v1/tickets": lambda: NEW_TICKET,
+    "POST /v1/tickets/{ticket_id}/messages": lambda: {"body": "On it."},
+    "POST /v1/tickets/{ticket_id}/assignee": lambda: {"agent_id": None},
+    "POST /v1/tickets/{ticket_id}/priority": lambda: {"priority": "low"},
+    "POST /v1/tickets/{ticket_id}/state": lambda: {"state": "pending"},
+    "POST /v1/tickets/{ticket_id}/tags": lambda: {"add": ["x"]},
+    "POST /v1/agents": lambda: {"email": f"{uuid.uuid4()}@example.com", "name": "A"},
+    "PATCH /v1/agents/{agent_id}": lambda: {"name": "B"},
+    "POST /v1/api-keys": lambda: {"name": "k", "role": "auditor"},
+    "DELETE /v1/api-keys/{key_id}": lambda: None,
+    "PUT /v1/settings": lambda: None,  # filled from GET /v1/settings
+    "PUT /v1/webhooks": lambda: HOOK,
+}
+"""A request body each side-effecting operation accepts."""
+
+
+@pytest.fixture
+async def client(db: pg.TestDatabase) -> AsyncIterator[httpx.AsyncClient]:
+    settings = app_settings(db, idempotency_secret="x" * 32,
+                            webhook_allow_private_addresses=True)
+    async with asgi_client(create_app(settings)) as http:
+        yield http
+
+
+def _operations(document: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    return [(method, path, op) for path, ops in document["paths"].items()
+            for method, op in ops.items()]
+
+
+def _headers(op: dict[str, Any]) -> set[str]:
+    return {p["name"].lower() for p in op.get("parameters", []) if p["in"] == "header"}
+
+
+async def _request(http: httpx.AsyncClient, h: dict[str, str], method: str, path: str,
+                   extra: dict[str, str]) -> httpx.Response:
+    """One fresh request of the operation: new resources for its path ids."""
+    url = path
+    if "{ticket_id}" in url:
+        ticket = (await http.post("/v1/tickets", json=NEW_TICKET, headers=h)).json()
+        url = url.replace("{ticket_id}", ticket["id"])
+    if "{agent_id}" in url:
+        agent = (await http.post("/v1/agents", headers=h, json=BODIES["POST /v1/agents"]()))
+        url = url.replace("{agent_id}", agent.json()["id"])
+    if "{key_id}" in url:
+        key = await http.post("/v1/api-keys", json={"name": "r", "role": "intake"}, headers=h)
+        url = url.replace("{key_id}", key.json()["id"])
+    body = BODIES[f"{method.upper()} {path}"]()
+    if path == "/v1/settings":
+        body = (await http.get("/v1/settings", headers=h)).json()
+    return await http.request(method.upper(), url, json=body, headers=h | extra)
+
+
+async def test_every_side_effecting_route_declares_the_headers_it_honours(client, tenant):
+    http, h = client, auth(tenant.admin_key)
+    document = (await http.get("/openapi.json")).json()
+    writes = [(m, p, op) for m, p, op in _operations(document) if m in WRITES]
+    assert {f"{m.upper()} {p}" for m, p, _ in writes} == set(BODIES)
+    for method, path, op in writes:
+        # Idempotency-Key: the same key twice, and the second answer is the first's.
+        url_key = {"Idempotency-Key": f"k-{uuid.uuid4()}"}
+        first = await _request(http, h, method, path, url_key)
+        assert first.status_code < 300, (method, path, first.text)
+        again = await http.request(method.upper(), first.request.url, content=first.request.content,
+                                   headers=h | url_key | {"content-type": "application/json"})
+        assert again.headers.get("idempotent-replayed") == "true", (method, path, again.text)
+        assert again.content == first.content
+        assert "idempotency-key" in _headers(op), f"{method} {path} honours Idempotency-Key"
+        # If-Match: a version nothing is at.
+        stale = await _request(http, h, method, path, {"If-Match": '"999999"'})
+        honours = stale.status_code == 412
+        assert ("if-match" in _headers(op)) == honours, (method, path, stale.status_code)
+        assert ("412" in op["responses"]) == honours, (method, path)
+    for method, path, op in _operations(document):
+        if method not in WRITES:
+            assert not {"idempotency-key", "if-match"} & _headers(op), (method, path)
+
+
+@pytest.mark.slow  # starts a redis-server
+async def test_every_v1_route_documents_429_with_its_headers(
+        db: pg.TestDatabase, redis_server: RedisServer, tenant):
+    settings = app_settings(db, redis_url=redis_server.url, rate_limit_per_key=1)
+    async with asgi_client(create_app(settings)) as http:
+        document = (await http.get("/openapi.json")).json()
+        checked = 0
+        for method, path, op in _operations(document):
+            if not path.startswith("/v1/"):
+                continue
+            # A made-up key of its own: one request allowed, the next one refused.
+            h = {"Authorization": f"Bearer hd_{uuid.uuid4().hex}"}
+            url = path.replace("{", "").replace("}", "")
+            await http.request(method.upper(), url, headers=h)
+            refused = await http.request(method.upper(), url, headers=h)
+            assert refused.status_code == 429, (method, path, refused.text)
+            documented = op["responses"].get("429")
+            assert documented, f"{method} {path} can answer 429"
+            assert {"Retry-After", "RateLimit-Policy", "RateLimit"} <= set(
+                documented.get("headers", {})), (method, path)
+            checked += 1
+        assert checked >= 25
+
+
+def _raised_statuses(route: APIRoute) -> set[int]:
+    """Statuses of ``Problem(<literal>, ...)`` in the endpoint and in the functions of
+    its module that it calls, directly or through one another."""
+    module = inspect.getmodule(route.endpoint)
+    assert module is not None
+    tree = ast.parse(inspect.getsource(module))
+    functions = {f.name: f for f in ast.walk(tree)
+                 if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)}
+    seen, todo, statuses = set(), [route.endpoint.__name__], set()
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in functions:
+            continue
+        seen.add(name)
+        for node in ast.walk(functions[name]):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                todo.append(node.func.id)
+                if node.func.id == "Problem" and isinstance(node.args[0], ast.Constant):
+                    statuses.add(int(node.args[0].value))
+    return statuses
+
+
+async def test_every_route_documents_what_it_raises_and_what_its_body_can_cause(http):
+    document = (await http.get("/openapi.json")).json()
+    checked = 0
+    for route in (r for router in ROUTERS for r in router.routes):
+        if not isinstance(route, APIRoute) or not route.path.startswith("/v1/"):
+            continue
+        for method in route.methods:
+            op = document["paths"][route.path][method.lower()]
+            expected = _raised_statuses(route) | {400, 401, 403, 500, 503}
+            if route.body_field is not None:
+                expected |= {413, 415, 422}
+            missing = expected - {int(s) for s in op["responses"] if s.isdigit()}
+            assert not missing, f"{method} {route.path} does not document {sorted(missing)}"
+            checked += 1
+    assert checked >= 25
