@@ -26,8 +26,15 @@ async def test_the_generic_plan_walks_the_keyset_index(db, store, make_tenant, f
     async with store.session(t, ACTOR, readonly=True) as s:
         await s.conn.execute("SET LOCAL plan_cache_mode = force_generic_plan")
         await s.conn.execute(f"PREPARE listing AS {query}")
+        def literal(value: object) -> str:
+            if isinstance(value, bool):
+                return repr(value).lower()
+            if isinstance(value, list):
+                return "ARRAY[" + ",".join(f"'{v}'" for v in value) + "]"
+            return f"'{value}'"
+
         literals = [f"'{t}'", "'infinity'", "'ffffffff-ffff-ffff-ffff-ffffffffffff'", "26",
-                    *(repr(v).lower() if isinstance(v, bool) else f"'{v}'" for v in values)]
+                    *(literal(v) for v in values)]
         assert len(literals) == len(params)
         plan = "\n".join(r[0] for r in await s.conn.fetch(
             f"EXPLAIN (ANALYZE, COSTS OFF) EXECUTE listing({', '.join(literals)})"))
