@@ -27,6 +27,7 @@ from api.routes import (
     analytics,
     api_keys,
     audit,
+    auth,
     health,
     messages,
     metrics,
@@ -38,7 +39,7 @@ from domain.clock import Clock
 
 ROUTERS = (health.router, metrics.router, tickets.router, messages.router, agents.router,
            api_keys.router, tenant_settings.router, webhooks.router, audit.router,
-           analytics.router, feed_route.router)
+           analytics.router, auth.router, feed_route.router)
 
 
 def serve_app() -> FastAPI:

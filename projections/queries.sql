@@ -50,6 +50,17 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 -- $1 tenant_id, $2 agent_id
 SELECT EXISTS (SELECT 1 FROM agents WHERE tenant_id = $1 AND id = $2 AND active)
 
+-- name: whoami --
+-- $1 tenant_id, $2 api key id, $3 agent id (null: the key acts as no agent)
+-- One round trip for the names a caller is shown of itself: its tenant, its key and
+-- the agent it acts as (row-level security: only the caller's own tenant).
+SELECT t.name AS tenant_name, k.name AS key_name, a.name AS agent_name,
+       a.email AS agent_email
+  FROM tenants t
+  LEFT JOIN api_keys k ON k.tenant_id = t.id AND k.id = $2
+  LEFT JOIN agents a ON a.tenant_id = t.id AND a.id = $3
+ WHERE t.id = $1
+
 -- name: list_tickets --
 -- $1 tenant_id, $2 cursor created_at, $3 cursor id, $4 limit, then one parameter per
 -- filter in use, from $5 on, whose conditions take the place of the marker in braces

@@ -50,6 +50,14 @@ async def active_agent(conn: asyncpg.Connection, tenant_id: TenantId, agent_id: 
     return bool(await conn.fetchval(Q["active_agent"], tenant_id, agent_id))
 
 
+async def whoami(conn: asyncpg.Connection, tenant_id: TenantId, key_id: UUID,
+                 agent_id: UUID | None) -> asyncpg.Record | None:
+    """The names of a caller's tenant, key and agent (``tenant_name``, ``key_name``,
+    ``agent_name``, ``agent_email``); None when the tenant is not visible."""
+    row: asyncpg.Record | None = await conn.fetchrow(Q["whoami"], tenant_id, key_id, agent_id)
+    return row
+
+
 @dataclass(frozen=True, slots=True)
 class TicketView:
     """A ticket's API document as stored (``view``: JSON bytes, sent as they are),
@@ -146,4 +154,5 @@ __all__ = [
     "list_tickets",
     "ticket_exists",
     "ticket_list_query",
+    "whoami",
 ]

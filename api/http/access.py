@@ -21,6 +21,7 @@ _WRITERS = _STAFF | {INTAKE}
 _ADMIN = frozenset({ADMIN})
 _AUDIT = frozenset({AUDITOR, ADMIN})
 _ANALYTICS = frozenset({ANALYST, ADMIN})
+_EVERYONE = frozenset(r.value for r in Role)
 
 ACCESS: Mapping[str, frozenset[str]] = {
     "POST /v1/tickets": _WRITERS,
@@ -53,6 +54,8 @@ ACCESS: Mapping[str, frozenset[str]] = {
     "DELETE /v1/api-keys/{key_id}": _ADMIN,
     "GET /v1/webhooks": _ADMIN,
     "PUT /v1/webhooks": _ADMIN,
+    # Every caller may ask who it is and what its role may run (the console does).
+    "GET /v1/auth/me": _EVERYONE,
     # The feed carries every event, message bodies and internal notes included:
     # analysts see analytics only, and intake keys write for customers.
     "WS /v1/stream": frozenset({AGENT, ADMIN, AUDITOR}),
