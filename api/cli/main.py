@@ -176,8 +176,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_projections_rebuild)
 
     from api.cli import audit as audit_cli
+    from api.cli import demo as demo_cli
 
     audit_cli.add_parser(sub)
+    demo_cli.add_parser(sub)
     return parser
 
 

@@ -1,0 +1,83 @@
+"""``helpdesk demo seed``: the demo tenants, and how their keys are shown.
+
+The seed itself is ``handlers.demo.seed`` (through the command handlers, at times
+relative to now). Creating the tenants is the operator's, as
+``MIGRATION_DATABASE_URL``; everything after runs as ``DATABASE_URL``'s runtime role,
+as the API would. The embedded server seeds the demo on its first start and keeps
+its keys in ``DATA_DIR/demo.json`` (readable by the owner only), to print them at
+every start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import Any
+
+import orjson
+
+from api.cli.database import using_database
+from api.config import Settings
+from api.root import ProcessRole, running
+from domain.clock import SystemClock
+
+Demo = list[dict[str, Any]]
+"""The demo as JSON-ready data: per tenant ``tenant_id``, ``name``, ``tickets`` and
+``keys`` (``role``, ``name``, ``secret``, ``agent``, ``email``)."""
+
+
+async def seed(settings: Settings) -> Demo:
+    """Seed the demo tenants now; ``settings`` has both database URLs."""
+    from handlers.demo.seed import seed_demo
+
+    assert settings.migration_database_url
+    async with running(settings, ProcessRole.CLI) as services:
+        tenants = await seed_demo(settings.migration_database_url, services.store,
+                                  SystemClock().now())
+        await services.store.notifier.flush()
+    return [{"tenant_id": str(t.tenant_id), "name": t.name, "tickets": t.tickets,
+             "keys": [{"role": k.role, "name": k.name, "secret": k.secret, "agent": k.agent,
+                       "email": k.email} for k in t.keys]} for t in tenants]
+
+
+def describe(demo: Demo, base_url: str | None = None) -> str:
+    """The demo's tenants and keys as a person reads them at start-up."""
+    lines = []
+    if base_url:
+        lines += [f"  Console:  {base_url}/console/", f"  API docs: {base_url}/docs", ""]
+    for tenant in demo:
+        lines.append(f"  {tenant['name']}  (tenant {tenant['tenant_id']}, "
+                     f"{tenant['tickets']} tickets)")
+        for key in tenant["keys"]:
+            who = key["agent"] or key["name"]
+            lines.append(f"    {key['role']:<8} {who:<24} {key['secret']}")
+        lines.append("")
+    lines.append("  Paste a key into the console to sign in as that person or role.")
+    return "\n".join(lines)
+
+
+def cmd_demo_seed(args: argparse.Namespace, settings: Settings) -> int:
+    with using_database(settings, announce=not args.json) as settings:
+        if not settings.migration_database_url:
+            print("helpdesk: MIGRATION_DATABASE_URL is not set (the owner role's URL): "
+                  "only the operator creates tenants", file=sys.stderr)
+            return 2
+        demo = asyncio.run(seed(settings))
+    if args.json:
+        sys.stdout.write(orjson.dumps(demo).decode() + "\n")
+    else:
+        print("Created the demo tenants (the keys are shown only now):\n")
+        print(describe(demo))
+    return 0
+
+
+def add_parser(sub: Any) -> None:
+    """``helpdesk demo ...`` on the main parser's subcommands."""
+    demo = sub.add_parser("demo", help="demo data for trying the service and its console")
+    dsub = demo.add_subparsers(dest="demo_command", required=True, metavar="ACTION")
+    p = dsub.add_parser("seed", help="create two demo tenants (one with six weeks of "
+                        "tickets, one small) through the command handlers; print their keys")
+    p.add_argument("--json", action="store_true",
+                   help="print the tenants and their keys as JSON")
+    p.set_defaults(func=cmd_demo_seed)

@@ -1,0 +1,155 @@
+"""The demo seed: two tenants through the command handlers, at times relative to now."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from api.http.keycache import KeyCache
+from domain.values import Priority, Source, TicketState
+from eventstore.store import EventStore
+from handlers.demo import tidewater
+from handlers.demo.plan import span
+from handlers.demo.seed import DemoTenant, seed_demo
+from tests.integration.test_cli import _env, helpdesk
+
+NOW = datetime(2026, 6, 15, 12, 0, tzinfo=UTC)
+
+
+async def _tickets(store: EventStore, tenant: DemoTenant) -> list[dict[str, Any]]:
+    async with store.session(tenant.tenant_id, readonly=True) as s:
+        rows = await s.conn.fetch("SELECT view FROM tickets ORDER BY created_at")
+    return [dict(r["view"]) for r in rows]
+
+
+async def _events(store: EventStore, tenant: DemoTenant) -> list[Any]:
+    async with store.session(tenant.tenant_id, readonly=True) as s:
+        return list(await s.conn.fetch(
+            "SELECT seq, stream_id, type, data, actor_kind, actor_id FROM events ORDER BY seq"))
+
+
+async def test_the_rich_tenant_covers_the_desk_over_six_weeks(db, store):
+    rich, small = await seed_demo(db.admin_url, store, NOW)
+    assert (rich.name, small.name) == ("Tidewater Support", "Harbor Bikes")
+    tickets = await _tickets(store, rich)
+    assert len(tickets) == rich.tickets >= 50
+    assert {t["state"] for t in tickets} == set(TicketState)
+    assert {t["priority"] for t in tickets} == set(Priority)
+    assert {t["source"] for t in tickets} == set(Source)
+    created = [datetime.fromisoformat(t["created_at"]) for t in tickets]
+    assert NOW - timedelta(days=42) <= min(created) < NOW - timedelta(days=40)
+    assert NOW - timedelta(hours=1) < max(created) <= NOW
+    # Spread over the weeks, not bunched: tickets in each of the six weeks.
+    assert {(NOW - c).days // 7 for c in created} == set(range(6))
+    assert any(t["reopen_count"] for t in tickets)
+    assert any(t["follow_up_of"] for t in tickets)
+    assert any(t["assignee"] is None for t in tickets if t["state"] == "open")
+
+    events = await _events(store, rich)
+    types = Counter(e["type"] for e in events)
+    assert types["TicketOpened"] == len(tickets)
+    breaches = Counter(e["data"]["metric"] for e in events if e["type"] == "SlaBreached")
+    assert set(breaches) == {"first_response", "next_reply", "resolution"}
+    notes = [e for e in events if e["type"] == "MessageAdded"
+             and e["data"]["visibility"] == "internal"]
+    assert len(notes) >= 20
+    at = [datetime.fromisoformat(e["data"]["at"]) for e in events if "at" in e["data"]]
+    assert max(at) <= NOW
+    # Breaches are recorded as the scheduler would: a minute after the clock's due time.
+    for e in events:
+        if e["type"] == "SlaBreached":
+            late = datetime.fromisoformat(e["data"]["at"]) - \
+                datetime.fromisoformat(e["data"]["due_at"])
+            assert timedelta(0) <= late <= timedelta(minutes=1)
+    # Reopened by a customer's reply and by an agent.
+    reopened = [e for e in events if e["type"] == "StateChanged"
+                and e["data"]["from_state"] == "solved" and e["data"]["to_state"] == "open"]
+    assert {e["actor_kind"] for e in reopened} == {"api_key"}
+    assert len(reopened) >= 2
+
+
+async def test_every_change_is_stamped_with_the_key_that_would_have_sent_it(db, store, pool):
+    rich, _ = await seed_demo(db.admin_url, store, NOW)
+    keys = KeyCache(pool, ttl=0)
+    role_of: dict[str, str] = {}
+    for key in rich.keys:
+        principal = await keys.lookup(key.secret)
+        assert principal is not None and principal.tenant_id == rich.tenant_id
+        assert principal.role == key.role
+        role_of[str(principal.key_id)] = key.role
+    events = await _events(store, rich)
+    for e in events:
+        if e["type"] == "SlaBreached":
+            assert (e["actor_kind"], e["actor_id"]) == ("system", "scheduler")
+        elif e["type"] == "MessageAdded" and e["data"]["author"]["kind"] == "customer":
+            assert role_of[e["actor_id"]] == "intake"
+        elif e["type"] == "MessageAdded":
+            assert role_of[e["actor_id"]] in ("agent", "admin")
+        elif e["type"] == "StateChanged" and e["actor_kind"] == "system":
+            assert "by the sweep" in e["data"]["reason"]
+    # The operator creates the tenant and its first admin key; that key hires the team
+    # and issues the other keys, as an admin would over the API.
+    first = next(k for k in rich.keys if k.name == "first admin key")
+    staff = [e for e in events if e["type"] in ("AgentAdded", "ApiKeyIssued")]
+    assert staff[0]["actor_kind"] == "operator"
+    assert {(e["actor_kind"], role_of[e["actor_id"]]) for e in staff[1:]} == {
+        ("api_key", "admin")}
+    assert {e["actor_id"] for e in staff[1:]} == {
+        str((await keys.lookup(first.secret)).key_id)}  # type: ignore[union-attr]
+
+
+async def test_the_small_tenant_sees_only_its_own(db, store):
+    rich, small = await seed_demo(db.admin_url, store, NOW)
+    small_tickets = await _tickets(store, small)
+    assert len(small_tickets) == small.tickets == 5
+    rich_ids = {t["id"] for t in await _tickets(store, rich)}
+    assert rich_ids.isdisjoint(t["id"] for t in small_tickets)
+    assert {k.role for k in small.keys} == {"admin", "agent", "intake"}
+
+
+async def test_another_moment_gives_the_same_desk_shifted_in_time(db, store):
+    later = NOW + timedelta(days=3, hours=5, minutes=7)
+    first, _ = await seed_demo(db.admin_url, store, NOW)
+    second, _ = await seed_demo(db.admin_url, store, later)
+
+    def shape(tickets: list[dict[str, Any]], now: datetime) -> list[tuple[Any, ...]]:
+        return sorted((t["subject"], t["state"], t["priority"], t["reopen_count"],
+                       now - datetime.fromisoformat(t["created_at"])) for t in tickets)
+
+    assert shape(await _tickets(store, first), NOW) == \
+        shape(await _tickets(store, second), later)
+
+
+def test_every_placement_names_a_story_and_a_customer_and_every_story_is_placed():
+    plan = tidewater.PLAN
+    for placement in plan.placements:
+        assert placement.story in plan.stories and placement.customer in plan.customers
+        assert span(placement.ago) <= timedelta(days=42)
+    assert {p.story for p in plan.placements} == set(plan.stories)
+    domains = {o.domain for o in plan.organizations}
+    for person in plan.customers.values():
+        if person.organization is not None:
+            assert person.email.rsplit("@", 1)[1] in domains
+
+
+@pytest.mark.slow  # runs `helpdesk` as a subprocess
+async def test_demo_seed_prints_working_keys(db, pool):
+    env = _env(MIGRATION_DATABASE_URL=db.admin_url, DATABASE_URL=db.runtime_url)
+    out = helpdesk("demo", "seed", "--json", env=env)
+    assert out.returncode == 0, out.stderr
+    demo = json.loads(out.stdout)
+    assert [t["name"] for t in demo] == ["Tidewater Support", "Harbor Bikes"]
+    keys = KeyCache(pool, ttl=0)
+    for tenant in demo:
+        for key in tenant["keys"]:
+            principal = await keys.lookup(key["secret"])
+            assert principal is not None and str(principal.tenant_id) == tenant["tenant_id"]
+    human = helpdesk("demo", "seed", env=env)
+    assert human.returncode == 0, human.stderr
+    assert "Priya Raman" in human.stdout and "hd_" in human.stdout
+    refused = helpdesk("demo", "seed", env=_env(DATABASE_URL=db.runtime_url))
+    assert refused.returncode == 2 and "MIGRATION_DATABASE_URL" in refused.stderr
