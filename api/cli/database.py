@@ -1,7 +1,7 @@
 """Where the command line's database is: DATABASE_URL, or the embedded Postgres.
 
 With no DATABASE_URL, commands start (or join) the embedded Postgres in DATA_DIR for as
-long as they run, migrate it, and ``serve`` makes sure its demo tenant exists.
+long as they run, migrate it, and ``serve`` seeds the demo tenants on the first start.
 """
 
 from __future__ import annotations
@@ -50,17 +50,29 @@ def _password(url: str) -> str | None:
     return unquote(pw) if pw else None
 
 
-def demo_tenant(settings: Settings) -> dict[str, str]:
-    """The embedded server's demo tenant, created on first start."""
-    from handlers.tenants import create_tenant_as_operator
+def embedded_demo(settings: Settings, base_url: str) -> str:
+    """What the embedded server prints at start-up: the demo tenants and their keys.
 
-    path = settings.data_dir / "demo-tenant.json"
-    if path.exists():
-        data: dict[str, str] = json.loads(path.read_text())
-        return data
-    assert settings.migration_database_url
-    t = asyncio.run(create_tenant_as_operator(settings.migration_database_url, "Demo"))
-    data = {"tenant_id": str(t.tenant_id), "api_key": t.admin_key.secret}
-    path.write_text(json.dumps(data))
-    os.chmod(path, 0o600)
-    return data
+    The first start seeds the demo (``helpdesk demo seed``) and keeps the keys in
+    ``DATA_DIR/demo.json``, readable by the owner only, to show them at every start. A
+    data directory from before the demo has its one tenant in ``demo-tenant.json``:
+    that one is shown, and nothing is added to it.
+    """
+    from api.cli.demo import describe, seed
+
+    path = settings.data_dir / "demo.json"
+    legacy = settings.data_dir / "demo-tenant.json"
+    if not path.exists() and legacy.exists():
+        old: dict[str, str] = json.loads(legacy.read_text())
+        return (f"  Console:       {base_url}/console/\n"
+                f"  API docs:      {base_url}/docs\n"
+                f"  Demo tenant:   {old['tenant_id']}\n"
+                f"  Admin API key: {old['api_key']}\n"
+                "  (`helpdesk demo seed` adds the demo tenants with six weeks of tickets)")
+    if not path.exists():
+        demo = asyncio.run(seed(settings))
+        partial = path.with_suffix(".json.partial")
+        partial.write_text(json.dumps(demo))
+        os.chmod(partial, 0o600)
+        partial.replace(path)
+    return describe(json.loads(path.read_text()), base_url)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 import orjson
 
-from api.cli.database import demo_tenant, using_database
+from api.cli.database import embedded_demo, using_database
 from api.config import Settings
 
 Command = Callable[[argparse.Namespace, Settings], int]
@@ -40,14 +40,9 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     workers = serve_workers(settings, embedded=embedded)
     with using_database(settings) as settings:
         if embedded:
-            demo = demo_tenant(settings)
-            print(
-                "\n  Helpdesk is starting on the embedded Postgres.\n"
-                f"  Demo tenant:   {demo['tenant_id']}\n"
-                f"  Admin API key: {demo['api_key']}\n"
-                f"  API docs:      http://{settings.host}:{settings.port}/docs\n",
-                file=sys.stderr, flush=True,
-            )
+            logins = embedded_demo(settings, f"http://{settings.host}:{settings.port}")
+            print(f"\n  Helpdesk is starting on the embedded Postgres.\n\n{logins}\n",
+                  file=sys.stderr, flush=True)
         return run_server(settings, workers=workers)
 
 
