@@ -14,6 +14,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
+from api import console
 from api.config import Settings
 from api.feed import route as feed_route
 from api.http import problem_docs, problems
@@ -84,6 +85,7 @@ def create_app(
     problem_docs.install(app)
     for router in ROUTERS:
         app.include_router(router)
+    console.mount(app)  # static files, not an API route: in neither ROUTERS nor ACCESS
     # add_middleware puts each new one outside the previous ones.
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     app.add_middleware(RateLimitMiddleware)

@@ -1,0 +1,75 @@
+"""The console: the pages people use, served by the API at ``/console/``.
+
+Plain files shipped in the package (``static/``: HTML, CSS and JavaScript modules, no
+build step); the browser talks to the same API as every client, with the credential
+a person signs in with. Every answer carries a strict Content-Security-Policy: the
+pages load and connect to this origin only, run no inline script or style, and
+cannot be framed, so a key pasted into the page goes nowhere but the API.
+
+A static mount, not an API route: it is in neither the OpenAPI document nor the
+authorization table (the files hold no data; the API behind them checks every call).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from fastapi import FastAPI
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+STATIC = Path(__file__).with_name("static")
+PREFIX = "/console"
+
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+       "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+"""Self only: ``connect-src 'self'`` covers the API and its WebSocket on this origin."""
+
+HEADERS = (
+    (b"content-security-policy", CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+    # Revalidated on every load (ETag and Last-Modified make that a 304): an upgraded
+    # server's pages are never mixed with a cached older script.
+    (b"cache-control", b"no-cache"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Route:
+    """What the request metrics label the console's requests with (one label for
+    every file, so the label set stays bounded)."""
+
+    path: str = PREFIX + "/{path}"
+
+
+class ConsoleFiles:
+    """The static files, with the console's security headers on every answer."""
+
+    def __init__(self, directory: Path = STATIC) -> None:
+        self.files: ASGIApp = StaticFiles(directory=directory, html=True)
+        self.route = _Route()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        scope["route"] = self.route
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                names = {name for name, _ in HEADERS}
+                message["headers"] = [
+                    *(h for h in message.get("headers", []) if h[0].lower() not in names),
+                    *HEADERS]
+            await send(message)
+
+        await self.files(scope, receive, with_headers)
+
+
+def mount(app: FastAPI) -> None:
+    """Serve the console at ``/console/`` (``/console`` redirects there)."""
+    app.mount(PREFIX, ConsoleFiles(), name="console")
+
+
+__all__ = ["CSP", "STATIC", "ConsoleFiles", "mount"]

@@ -1,0 +1,302 @@
+// The queue: tickets newest first, filtered, a page at a time ("Load more" follows
+// next_cursor; there are no page numbers and no totals, as the API has none), kept
+// current by the live feed: new tickets appear at the top, changed ones change in
+// place, and a gap reloads the page and says so.
+
+import {announce, clearProblem, fill, h, showProblem} from '../dom.js';
+import {PRIORITIES, SOURCES, STATES, dateTime, label, relative, shortId} from '../format.js';
+import {now} from '../api.js';
+import {slaSummary} from './sla.js';
+
+const PAGE = 20;
+const LIVE_WAIT_MS = 1500;
+
+/** The list's filters: each a query parameter of GET /v1/tickets, with how to show it
+ * and how to tell whether a ticket that changed live now matches it. Groups and
+ * organisations come as two more entries (group_id, organization_id), with their
+ * options read from /v1/groups and /v1/organizations; nothing else here changes. */
+export const FILTERS = [
+  {name: 'state', legend: 'State', kind: 'multi', options: () => STATES,
+   test: (t, values) => values.includes(t.state)},
+  {name: 'priority', legend: 'Priority', kind: 'multi', options: () => PRIORITIES,
+   test: (t, values) => values.includes(t.priority)},
+  {name: 'source', legend: 'Source', kind: 'multi', options: () => SOURCES,
+   test: (t, values) => values.includes(t.source)},
+  {name: 'assignee', legend: 'Assignee', kind: 'select',
+   options: (app) => [['', 'Anyone'], ['none', 'Unassigned'],
+                      ...app.directory.activeAgents().map((a) => [a.id, a.name])],
+   test: (t, [value]) => (value === 'none' ? t.assignee === null : t.assignee === value)},
+  {name: 'tag', legend: 'Tag', kind: 'text', hint: 'one or more, separated by commas',
+   test: (t, values) => values.some((v) => t.tags.includes(v))},
+];
+
+function readFilters(params) {
+  const out = {};
+  for (const filter of FILTERS) {
+    const raw = params.get(filter.name);
+    if (!raw) continue;
+    out[filter.name] = raw.split(',').map((v) => v.trim().toLowerCase()).filter(Boolean);
+  }
+  return out;
+}
+
+function filterQuery(filters) {
+  return Object.fromEntries(Object.entries(filters).filter(([, v]) => v.length)
+    .map(([name, values]) => [name, values.join(',')]));
+}
+
+function matches(ticket, filters) {
+  return FILTERS.every((f) => !filters[f.name]?.length || f.test(ticket, filters[f.name]));
+}
+
+function newestFirst(a, b) {
+  return b.created_at.localeCompare(a.created_at) || b.id.localeCompare(a.id);
+}
+
+function filterForm(app, filters, apply) {
+  const controls = FILTERS.map((filter) => {
+    const chosen = filters[filter.name] ?? [];
+    const id = `filter-${filter.name}`;
+    if (filter.kind === 'multi') {
+      return h('fieldset', {class: 'filter'}, h('legend', null, filter.legend),
+        filter.options(app).map((value) => h('label', {class: 'check'},
+          h('input', {type: 'checkbox', name: filter.name, value,
+                      checked: chosen.includes(value)}), label(value))));
+    }
+    if (filter.kind === 'select') {
+      return h('div', {class: 'filter field'}, h('label', {for: id}, filter.legend),
+        h('select', {id, name: filter.name}, filter.options(app).map(([value, text]) =>
+          h('option', {value, selected: (chosen[0] ?? '') === value}, text))));
+    }
+    return h('div', {class: 'filter field'}, h('label', {for: id}, filter.legend),
+      h('input', {id, name: filter.name, type: 'text', value: chosen.join(', '),
+                  'aria-describedby': `${id}-hint`, autocomplete: 'off'}),
+      h('span', {id: `${id}-hint`, class: 'hint'}, filter.hint));
+  });
+  const form = h('form', {class: 'filters', role: 'search', 'aria-label': 'Filter the queue'},
+    controls,
+    h('div', {class: 'filter-actions'},
+      h('button', {type: 'submit'}, 'Apply'),
+      h('button', {type: 'button', class: 'quiet', onclick: () => {
+        form.reset();
+        for (const input of form.querySelectorAll('input[type=checkbox]')) input.checked = false;
+        for (const input of form.querySelectorAll('input[type=text]')) input.value = '';
+        for (const select of form.querySelectorAll('select')) select.value = '';
+        apply(collect());
+      }}, 'Clear')));
+  function collect() {
+    const data = new FormData(form);
+    const out = {};
+    for (const filter of FILTERS) {
+      const values = filter.kind === 'text'
+        ? String(data.get(filter.name) ?? '').split(',')
+        : data.getAll(filter.name).map(String);
+      const clean = values.map((v) => v.trim().toLowerCase()).filter(Boolean);
+      if (clean.length) out[filter.name] = clean;
+    }
+    return out;
+  }
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    apply(collect());
+  });
+  // Check boxes and menus apply at once; the tag field on Enter or Apply.
+  form.addEventListener('change', (event) => {
+    if (event.target.type !== 'text') apply(collect());
+  });
+  const wrapper = h('details', {class: 'filters-box', open: window.matchMedia('(min-width: 48em)').matches},
+    h('summary', null, 'Filters'), form);
+  return wrapper;
+}
+
+export function ticketItem(app, t, mark) {
+  const assignee = t.assignee ? `assigned to ${app.directory.agentName(t.assignee)}`
+    : 'unassigned';
+  return h('li', {class: `ticket-item${mark ? ` ${mark}` : ''}`, dataset: {id: t.id}},
+    h('article', {'aria-labelledby': `t-${t.id}`},
+      h('h2', {class: 'ticket-subject'},
+        h('a', {id: `t-${t.id}`, href: `#/tickets/${t.id}`}, t.subject)),
+      h('p', {class: 'badges'},
+        mark === 'arrived' ? h('span', {class: 'badge new'}, 'New') : null,
+        mark === 'changed' ? h('span', {class: 'badge changed'}, 'Updated') : null,
+        h('span', {class: `badge state-${t.state}`}, label(t.state)),
+        h('span', {class: `badge priority-${t.priority}`}, label(t.priority)),
+        slaSummary(t)),
+      h('p', {class: 'meta'},
+        h('span', null, t.requester.name ? `${t.requester.name} <${t.requester.email}>`
+          : t.requester.email),
+        h('span', null, `via ${label(t.source)}`),
+        h('span', null, assignee),
+        h('span', null, 'opened ', h('time', {datetime: t.created_at, title: dateTime(t.created_at),
+                                             dataset: {relative: t.created_at}},
+          relative(t.created_at, now()))),
+        h('span', {class: 'ticket-id'}, `#${shortId(t.id)}`)),
+      t.tags.length ? h('ul', {class: 'tags', 'aria-label': 'Tags'},
+        t.tags.map((tag) => h('li', null, tag))) : null));
+}
+
+export function queueView(app, params) {
+  let filters = readFilters(params);
+  const tickets = new Map();
+  let cursor = null;
+  let loading = null;
+  let live = false;
+  let disposed = false;
+  const pending = new Map();
+
+  const problems = h('div', {class: 'problems', hidden: true});
+  const liveNote = h('div', {class: 'live-note', role: 'status'});
+  const list = h('ol', {class: 'ticket-list', 'aria-label': 'Tickets, newest first'});
+  const more = h('button', {type: 'button', class: 'load-more', hidden: true,
+                            onclick: () => loadMore()}, 'Load more');
+  const end = h('p', {class: 'list-end', hidden: true});
+  const element = h('section', {class: 'queue', 'aria-labelledby': 'queue-title'},
+    h('h1', {id: 'queue-title', tabindex: -1}, 'Queue'),
+    h('p', {class: 'help'}, 'Newest first. New and changed tickets appear here as they happen.'),
+    h('div', {class: 'queue-layout'},
+      h('div', {class: 'queue-filters'}),
+      h('div', {class: 'queue-list'}, problems, liveNote, list, more, end)));
+
+  function renderFilters() {
+    fill(element.querySelector('.queue-filters'), filterForm(app, filters, (chosen) => {
+      filters = chosen;
+      const search = new URLSearchParams(filterQuery(filters)).toString();
+      // The address keeps the filters (a link, the back button), without re-rendering
+      // the page: focus stays on the control just used.
+      window.history.replaceState(null, '', `#/queue${search ? `?${search}` : ''}`);
+      load();
+    }));
+  }
+
+  function show(t, mark) {
+    tickets.set(t.id, t);
+    const item = ticketItem(app, t, mark);
+    const old = list.querySelector(`li[data-id="${t.id}"]`);
+    if (old) {
+      old.replaceWith(item);
+      return item;
+    }
+    const after = [...list.children].find((li) => newestFirst(t, tickets.get(li.dataset.id)) < 0);
+    list.insertBefore(item, after ?? null);
+    return item;
+  }
+
+  function pageDone(page) {
+    cursor = page.next_cursor;
+    more.hidden = !cursor;
+    end.hidden = Boolean(cursor);
+    fill(end, tickets.size ? 'No more tickets.' : 'No tickets match these filters.');
+  }
+
+  async function load() {
+    clearProblem(problems);
+    const request = app.api.get('/v1/tickets', {...filterQuery(filters), limit: PAGE});
+    loading = request;
+    try {
+      const page = (await request).body;
+      if (loading !== request || disposed) return; // a newer load took over
+      tickets.clear();
+      list.replaceChildren();
+      page.data.forEach((t) => show(t));
+      pageDone(page);
+    } catch (error) {
+      if (loading === request) showProblem(problems, error, 'The queue could not be loaded');
+    } finally {
+      if (loading === request) loading = null;
+    }
+  }
+
+  async function loadMore() {
+    clearProblem(problems);
+    more.disabled = true;
+    try {
+      const page = (await app.api.get('/v1/tickets',
+        {...filterQuery(filters), limit: PAGE, cursor})).body;
+      const first = page.data.find((t) => !tickets.has(t.id));
+      page.data.forEach((t) => { if (!tickets.has(t.id)) show(t); });
+      pageDone(page);
+      // Keyboard users carry on where the new tickets begin.
+      if (first) list.querySelector(`li[data-id="${first.id}"] a`)?.focus();
+    } catch (error) {
+      showProblem(problems, error, 'More tickets could not be loaded');
+    } finally {
+      more.disabled = false;
+    }
+  }
+
+  /** A ticket changed (or was opened): show it as it is now, if it belongs here. */
+  async function refresh(id) {
+    let ticket;
+    try {
+      ticket = (await app.api.get(`/v1/tickets/${id}`)).body;
+    } catch (error) {
+      showProblem(problems, error, 'A live update could not be shown');
+      return;
+    }
+    if (disposed) return;
+    if (tickets.has(id)) {
+      const item = show(ticket, 'changed');
+      if (!matches(ticket, filters)) {
+        item.classList.add('stale');
+        item.querySelector('.badges')?.append(
+          h('span', {class: 'badge'}, 'No longer matches the filters'));
+      }
+      return;
+    }
+    if (!matches(ticket, filters)) return;
+    // Older than the last ticket shown, while more pages follow: it comes with them.
+    const shown = [...tickets.values()].sort(newestFirst);
+    if (cursor && shown.length && newestFirst(ticket, shown[shown.length - 1]) > 0) return;
+    show(ticket, 'arrived');
+    end.hidden = Boolean(cursor);
+    announce(`New ticket: ${ticket.subject}`);
+  }
+
+  function onEvent(event) {
+    if (event.type === 'AgentAdded' || event.type === 'AgentUpdated') {
+      app.directory.load(true).then(renderFilters,
+        (error) => showProblem(problems, error, 'The agents could not be loaded'));
+    }
+    if (event.stream_id === app.session.principal.tenant.id) return; // tenant settings
+    // Several events of one command arrive together: show the ticket once.
+    clearTimeout(pending.get(event.stream_id));
+    pending.set(event.stream_id, setTimeout(() => {
+      pending.delete(event.stream_id);
+      refresh(event.stream_id);
+    }, 150));
+  }
+
+  const stop = app.feed.subscribe('tenant', {
+    onLive: ({resumed}) => {
+      live = true;
+      if (!resumed) load();
+    },
+    onEvent,
+    onGap: (headSeq) => {
+      fill(liveNote, h('p', {class: 'notice'},
+        `The live feed fell behind and skipped events (up to seq ${headSeq}); the queue `
+        + 'was reloaded to show the tickets as they are now.'));
+      load();
+    },
+  });
+  // Without the feed (refused, unreachable) the queue still loads, a moment later.
+  const fallback = setTimeout(() => { if (!live && !loading && !tickets.size) load(); },
+    LIVE_WAIT_MS);
+
+  app.directory.load().then(renderFilters, (error) => {
+    renderFilters();
+    showProblem(problems, error, 'The agents could not be loaded');
+  });
+  renderFilters();
+
+  return {
+    element,
+    title: 'Queue',
+    dispose() {
+      disposed = true;
+      stop();
+      clearTimeout(fallback);
+      for (const timer of pending.values()) clearTimeout(timer);
+    },
+  };
+}

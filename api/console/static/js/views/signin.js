@@ -1,0 +1,59 @@
+// Sign-in: one form per method of SIGN_IN_METHODS (session.js). Today that is an API
+// key; staff sign-in adds e-mail and password there, and this page shows it as well.
+
+import {busy, clearProblem, h, showProblem} from '../dom.js';
+import {SIGN_IN_METHODS} from '../session.js';
+
+function methodForm(app, method, done) {
+  const problems = h('div', {class: 'problems', hidden: true});
+  const inputs = method.fields.map((field) => h('input', {
+    id: `${method.id}-${field.name}`, name: field.name, type: field.type ?? 'text',
+    autocomplete: field.autocomplete, pattern: field.pattern, spellcheck: field.spellcheck,
+    required: true, 'aria-describedby': `${method.id}-help`,
+  }));
+  const form = h('form', {class: 'sign-in', 'aria-labelledby': `${method.id}-title`, novalidate: true},
+    h('h2', {id: `${method.id}-title`}, method.title),
+    h('p', {id: `${method.id}-help`, class: 'help'}, method.help),
+    method.fields.map((field, i) => h('div', {class: 'field'},
+      h('label', {for: inputs[i].id}, field.label), inputs[i])),
+    problems,
+    h('button', {type: 'submit', class: 'primary'}, method.submit));
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    clearProblem(problems);
+    const values = Object.fromEntries(method.fields.map((f, i) => [f.name, inputs[i].value]));
+    const invalid = inputs.find((input) => !input.value.trim() || !input.checkValidity());
+    if (invalid) {
+      showProblem(problems, {problem: {title: 'Check the form',
+        detail: `${method.fields[inputs.indexOf(invalid)].label} is missing or not in the ` +
+          'expected form.'}});
+      invalid.focus();
+      return;
+    }
+    try {
+      await busy(form, () => app.session.signIn(method, values, app.api));
+      done();
+    } catch (error) {
+      showProblem(problems, error, 'Not signed in');
+      inputs[0].focus();
+    }
+  });
+  return {form, first: inputs[0]};
+}
+
+export function signInView(app, done) {
+  const forms = SIGN_IN_METHODS.map((method) => methodForm(app, method, done));
+  const notice = app.session.notice;
+  const element = h('section', {class: 'sign-in-page', 'aria-labelledby': 'sign-in-title'},
+    h('h1', {id: 'sign-in-title', tabindex: -1}, 'Sign in to the helpdesk console'),
+    notice ? h('div', {class: 'notice'},
+      h('p', null, 'You were signed out: the API refused the credential.'),
+      h('p', null, h('strong', null, notice.problem?.title ?? 'Error'),
+        ` (${notice.status} ${notice.problem?.code ?? ''}): ${notice.problem?.detail ?? ''}`))
+      : null,
+    forms.map((f) => f.form),
+    h('p', {class: 'help'},
+      'On the embedded server, the demo\u2019s keys are printed at start-up, one per ' +
+      'person and role. What you see here depends on the role of the key.'));
+  return {element, title: 'Sign in', focus: () => forms[0]?.first.focus()};
+}

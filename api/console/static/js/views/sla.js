@@ -1,0 +1,69 @@
+// SLA clocks as people read them: a live countdown while a clock runs (the page's one
+// ticker in main.js updates every [data-due] element each second), and otherwise
+// paused with the budget left, breached (a breach latches), met, or not running.
+
+import {countdown, dateTime, duration, label, METRICS} from '../format.js';
+import {now} from '../api.js';
+import {h} from '../dom.js';
+
+/** What a clock is doing: 'fulfilled', 'paused', 'running', 'breached' (and stopped)
+ * or 'idle'; a breach latches, so a running or paused clock may be breached too. */
+export function clockState(clock) {
+  if (clock.fulfilled_at) return 'fulfilled';
+  if (clock.paused) return 'paused';
+  if (clock.due_at) return 'running';
+  if (clock.breached_at) return 'breached';
+  return 'idle';
+}
+
+function due(at) {
+  const left = new Date(at).getTime() - now();
+  return h('span', {class: `countdown${left < 0 ? ' overdue' : ''}`, dataset: {due: at}},
+    left >= 0 ? `due in ${countdown(left)}` : `overdue by ${countdown(left)}`);
+}
+
+/** The badge a queue row shows: a breach, else the clock due soonest. */
+export function slaSummary(ticket) {
+  const clocks = METRICS.map((m) => [m, ticket.sla[m]]);
+  const breached = clocks.filter(([, c]) => c.breached_at && !c.fulfilled_at);
+  if (breached.length) {
+    return h('span', {class: 'badge sla-breached'},
+      `SLA breached: ${breached.map(([m]) => label(m).toLowerCase()).join(', ')}`);
+  }
+  const running = clocks.filter(([, c]) => clockState(c) === 'running')
+    .sort(([, a], [, b]) => a.due_at.localeCompare(b.due_at));
+  if (!running.length) return null;
+  const [metric, clock] = running[0];
+  return h('span', {class: 'badge sla-running'}, `${label(metric)} `, due(clock.due_at));
+}
+
+/** One clock as a card of the ticket page. */
+export function clockCard(metric, clock) {
+  const state = clockState(clock);
+  let status;
+  let detail = null;
+  if (state === 'running') {
+    status = [clock.breached_at ? 'Breached, still running: ' : 'Running: ', due(clock.due_at)];
+    detail = `Due ${dateTime(clock.due_at)} (target ${duration(clock.target_ms)})`;
+  } else if (state === 'paused') {
+    status = clock.breached_at ? 'Breached, paused' : 'Paused';
+    detail = `${duration(clock.remaining_ms)} of the ${duration(clock.target_ms)} budget left`;
+  } else if (state === 'breached') {
+    status = 'Breached';
+    detail = `Breached ${dateTime(clock.breached_at)}`;
+  } else if (state === 'fulfilled') {
+    status = clock.breached_at ? 'Met late (breached)' : 'Met';
+    detail = `Met ${dateTime(clock.fulfilled_at)}` +
+      (clock.breached_at ? `, after the breach of ${dateTime(clock.breached_at)}` : '');
+  } else {
+    status = 'Not running';
+    detail = metric === 'next_reply' ? 'No customer message is waiting for an answer'
+      : 'Stopped';
+  }
+  const breached = Boolean(clock.breached_at);
+  return h('li', {class: `clock clock-${state}${breached ? ' clock-breached' : ''}`,
+                  dataset: {metric}},
+    h('h3', null, label(metric)),
+    h('p', {class: 'clock-status'}, status),
+    h('p', {class: 'clock-detail'}, detail));
+}

@@ -1,0 +1,378 @@
+// One ticket: the conversation (public replies and internal notes look different),
+// the reply and note form (one Idempotency-Key per draft, so a double click or a retry
+// after a lost answer posts once), state, priority, assignee and tags changed with
+// If-Match (a 412 says someone else changed the ticket and shows it as it is now),
+// the SLA clocks counting down, and the history for auditors and admins.
+
+import {newIdempotencyKey} from '../api.js';
+import {announce, busy, clearProblem, fill, h, showProblem} from '../dom.js';
+import {METRICS, PRIORITIES, STATES, dateTime, label, shortId} from '../format.js';
+import {historyTable} from './history.js';
+import {clockCard} from './sla.js';
+
+const MESSAGE_PAGES = 20;
+
+function messageItem(app, m, opening = false) {
+  const kind = m.visibility === 'internal' ? 'internal'
+    : m.author.kind === 'customer' ? 'customer' : 'public';
+  // The first message opened the ticket: the customer's, or the words of a customer
+  // an agent took on the phone.
+  const what = opening ? 'Opened the ticket'
+    : {internal: 'Internal note', customer: 'From the customer', public: 'Public reply'}[kind];
+  return h('li', {class: `message message-${kind}`, dataset: {id: m.id}},
+    h('article', {'aria-label': `${what} by ${app.directory.author(m.author)}`},
+      h('header', null,
+        h('span', {class: 'message-kind'}, what),
+        h('strong', {class: 'message-author'}, app.directory.author(m.author)),
+        h('time', {datetime: m.created_at}, dateTime(m.created_at))),
+      kind === 'internal' ? h('p', {class: 'internal-hint'}, 'Not visible to the customer')
+        : null,
+      h('div', {class: 'message-body'}, m.body)));
+}
+
+function summary(t) {
+  return {State: label(t.state), Priority: label(t.priority),
+          Assignee: t.assignee ?? 'none', Tags: t.tags.join(', ') || 'none',
+          Version: String(t.version)};
+}
+
+export function ticketView(app, id) {
+  const may = (op) => app.session.may(op);
+  if (!may('GET /v1/tickets/{ticket_id}')) return app.refusal('Ticket');
+  const canRead = may('GET /v1/tickets/{ticket_id}/messages');
+  const canWrite = may('POST /v1/tickets/{ticket_id}/messages');
+  const canHistory = may('GET /v1/tickets/{ticket_id}/history');
+  let ticket = null;
+  let disposed = false;
+  let timer = null;
+
+  const title = h('h1', {id: 'ticket-title', tabindex: -1}, `Ticket ${shortId(id)}`);
+  const meta = h('p', {class: 'meta'});
+  const problems = h('div', {class: 'problems', hidden: true});
+  const conflictBox = h('div', {class: 'conflict', hidden: true, tabindex: -1});
+  const liveNote = h('div', {class: 'live-note', role: 'status'});
+  const messages = h('ol', {class: 'messages', 'aria-label': 'Conversation, oldest first'});
+  const properties = h('div', {class: 'properties'});
+  const clocks = h('ul', {class: 'clocks'});
+  const links = h('div', {class: 'links'});
+  const history = canHistory ? historyTable(app, id) : null;
+  const reply = canWrite && canRead ? replyForm() : null;
+  const back = may('GET /v1/tickets') ? h('a', {href: '#/queue'}, '\u2190 Queue')
+    : may('GET /v1/audit/verify') ? h('a', {href: '#/audit'}, '\u2190 Audit') : null;
+
+  const element = h('section', {class: 'ticket-page', 'aria-labelledby': 'ticket-title'},
+    back ? h('p', {class: 'back'}, back) : null,
+    title, meta, problems, conflictBox, liveNote,
+    h('div', {class: 'ticket-grid'},
+      h('div', {class: 'ticket-main'},
+        h('section', {class: 'conversation', 'aria-labelledby': 'conversation-title'},
+          h('h2', {id: 'conversation-title'}, 'Conversation'),
+          canRead ? messages : h('p', {class: 'help'},
+            `The ${app.session.principal.role} role may not read the conversation.` +
+            (canHistory ? ' Every message is in the history below.' : '')),
+          reply?.element)),
+      h('aside', {class: 'ticket-side', 'aria-label': 'Ticket details'},
+        h('section', {'aria-labelledby': 'sla-title'},
+          h('h2', {id: 'sla-title'}, 'SLA clocks'), clocks),
+        h('section', {'aria-labelledby': 'properties-title'},
+          h('h2', {id: 'properties-title'}, 'Properties'), properties),
+        links)),
+    history?.element);
+
+  function showTicket(t) {
+    ticket = t;
+    fill(title, t.subject);
+    fill(meta,
+      h('span', {class: `badge state-${t.state}`}, label(t.state)), ' ',
+      h('span', {class: `badge priority-${t.priority}`}, label(t.priority)), ' ',
+      h('span', null, t.requester.name ? `${t.requester.name} <${t.requester.email}>`
+        : t.requester.email),
+      h('span', null, ` · via ${label(t.source)} · opened ${dateTime(t.created_at)}`),
+      h('span', {class: 'version'}, ` · version ${t.version}`),
+      t.reopen_count ? h('span', null, ` · reopened ${t.reopen_count}\u00d7`) : null);
+    fill(properties, propertyForms(t));
+    fill(clocks, METRICS.map((m) => clockCard(m, t.sla[m])));
+    const related = [
+      t.follow_up_of ? h('li', null, 'Follow-up of ',
+        h('a', {href: `#/tickets/${t.follow_up_of}`}, `ticket ${shortId(t.follow_up_of)}`)) : null,
+      ...t.follow_up_ids.map((f) => h('li', null, 'Followed up by ',
+        h('a', {href: `#/tickets/${f}`}, `ticket ${shortId(f)}`))),
+    ].filter(Boolean);
+    fill(links, related.length ? [h('h2', null, 'Related tickets'), h('ul', null, related)] : []);
+    reply?.closed(t.state === 'closed');
+    document.title = `${t.subject} · Helpdesk console`;
+  }
+
+  async function loadTicket() {
+    const t = (await app.api.get(`/v1/tickets/${id}`)).body;
+    if (!disposed) showTicket(t);
+    return t;
+  }
+
+  async function loadMessages() {
+    if (!canRead) return;
+    const all = [];
+    let cursor = null;
+    for (let page = 0; page < MESSAGE_PAGES; page += 1) {
+      const answer = (await app.api.get(`/v1/tickets/${id}/messages`, {limit: 100, cursor})).body;
+      all.push(...answer.data);
+      cursor = answer.next_cursor;
+      if (!cursor) break;
+    }
+    if (!disposed) fill(messages, all.map((m, i) => messageItem(app, m, i === 0)));
+  }
+
+  async function reload() {
+    clearProblem(problems);
+    try {
+      await Promise.all([loadTicket(), loadMessages(), history?.reload()]);
+    } catch (error) {
+      if (!disposed) showProblem(problems, error, 'The ticket could not be loaded');
+    }
+  }
+
+  // -- changing the ticket ------------------------------------------------------------
+
+  async function command(form, path, body, done) {
+    clearProblem(problems);
+    conflictBox.hidden = true;
+    const seen = ticket;
+    try {
+      const answer = await busy(form, () => app.api.post(`/v1/tickets/${id}/${path}`, body,
+        {ifMatch: seen.version, idempotencyKey: newIdempotencyKey()}));
+      showTicket(answer.body);
+      announce(done);
+    } catch (error) {
+      if (error.status === 412) await conflict(seen, error);
+      else showProblem(problems, error, 'The change was not made');
+    }
+  }
+
+  /** If-Match failed: someone else changed the ticket since this page loaded it. */
+  async function conflict(seen, error) {
+    let fresh;
+    try {
+      fresh = await loadTicket();
+      await loadMessages();
+    } catch (loadError) {
+      showProblem(problems, loadError, 'The ticket could not be reloaded');
+      return;
+    }
+    const before = summary(seen);
+    const after = summary(fresh);
+    const changed = Object.keys(after).filter((k) => before[k] !== after[k]);
+    const named = (k, v) => (k === 'Assignee' && v !== 'none' ? app.directory.agentName(v) : v);
+    fill(conflictBox,
+      h('h2', null, 'Someone else changed this ticket'),
+      h('p', null, `Your change was not made: the ticket changed after this page showed it ` +
+        `(${error.problem.detail}). It is shown below as it is now; make your change again ` +
+        'if it still applies.'),
+      h('ul', null, changed.map((k) => h('li', null, h('strong', null, `${k}: `),
+        `${named(k, before[k])} \u2192 ${named(k, after[k])}`))));
+    conflictBox.hidden = false;
+    conflictBox.setAttribute('role', 'alert');
+    conflictBox.focus();
+  }
+
+  function propertyForms(t) {
+    const readOnly = (name, value) => h('div', {class: 'property'}, h('dt', null, name),
+      h('dd', null, value));
+    const terminal = t.state === 'closed';
+    const forms = [];
+    if (may('POST /v1/tickets/{ticket_id}/state') && !terminal) {
+      const select = h('select', {id: 'prop-state', name: 'state'},
+        STATES.map((s) => h('option', {value: s, selected: s === t.state}, label(s))));
+      const reason = h('input', {id: 'prop-reason', name: 'reason', type: 'text',
+                                 maxlength: 500, autocomplete: 'off'});
+      const form = h('form', {class: 'property-form', 'aria-label': 'Change the state'},
+        h('label', {for: 'prop-state'}, 'State'), select,
+        h('label', {for: 'prop-reason', class: 'secondary'}, 'Reason (optional)'), reason,
+        h('button', {type: 'submit'}, 'Change state'));
+      form.addEventListener('submit', (e) => {
+        e.preventDefault();
+        command(form, 'state', {state: select.value, ...(reason.value.trim()
+          ? {reason: reason.value.trim()} : {})}, `State changed to ${label(select.value)}`);
+      });
+      forms.push(form);
+    } else {
+      forms.push(h('dl', null, readOnly('State', label(t.state))));
+    }
+    if (may('POST /v1/tickets/{ticket_id}/priority') && !terminal) {
+      const select = h('select', {id: 'prop-priority', name: 'priority'},
+        PRIORITIES.map((p) => h('option', {value: p, selected: p === t.priority}, label(p))));
+      const form = h('form', {class: 'property-form', 'aria-label': 'Change the priority'},
+        h('label', {for: 'prop-priority'}, 'Priority'), select,
+        h('button', {type: 'submit'}, 'Change priority'));
+      form.addEventListener('submit', (e) => {
+        e.preventDefault();
+        command(form, 'priority', {priority: select.value},
+          `Priority changed to ${label(select.value)}`);
+      });
+      forms.push(form);
+    } else {
+      forms.push(h('dl', null, readOnly('Priority', label(t.priority))));
+    }
+    if (may('POST /v1/tickets/{ticket_id}/assignee') && !terminal) {
+      const agents = app.directory.activeAgents();
+      const select = h('select', {id: 'prop-assignee', name: 'assignee'},
+        h('option', {value: '', selected: !t.assignee}, 'Unassigned'),
+        agents.map((a) => h('option', {value: a.id, selected: a.id === t.assignee}, a.name)),
+        t.assignee && !agents.some((a) => a.id === t.assignee)
+          ? h('option', {value: t.assignee, selected: true}, app.directory.agentName(t.assignee))
+          : null);
+      const form = h('form', {class: 'property-form', 'aria-label': 'Assign the ticket'},
+        h('label', {for: 'prop-assignee'}, 'Assignee'), select,
+        h('button', {type: 'submit'}, 'Assign'));
+      form.addEventListener('submit', (e) => {
+        e.preventDefault();
+        command(form, 'assignee', {agent_id: select.value || null},
+          select.value ? `Assigned to ${app.directory.agentName(select.value)}` : 'Unassigned');
+      });
+      forms.push(form);
+    } else {
+      forms.push(h('dl', null, readOnly('Assignee',
+        t.assignee ? app.directory.agentName(t.assignee) : 'Unassigned')));
+    }
+    if (may('POST /v1/tickets/{ticket_id}/tags') && !terminal) {
+      const input = h('input', {id: 'prop-tag', name: 'tag', type: 'text', autocomplete: 'off',
+                                'aria-describedby': 'prop-tag-hint'});
+      const form = h('form', {class: 'property-form tags-form', 'aria-label': 'Tags'},
+        h('span', {class: 'label'}, 'Tags'),
+        h('ul', {class: 'tags editable'}, t.tags.map((tag) => h('li', null, tag,
+          h('button', {type: 'button', class: 'remove-tag', 'aria-label': `Remove tag ${tag}`,
+                       onclick: () => command(form, 'tags', {remove: [tag]},
+                         `Tag ${tag} removed`)}, '\u00d7')))),
+        h('label', {for: 'prop-tag', class: 'secondary'}, 'Add a tag'), input,
+        h('span', {id: 'prop-tag-hint', class: 'hint'}, 'lower-case letters, digits, - and _'),
+        h('button', {type: 'submit'}, 'Add tag'));
+      form.addEventListener('submit', (e) => {
+        e.preventDefault();
+        const tag = input.value.trim().toLowerCase();
+        if (!tag) {
+          showProblem(problems, {problem: {title: 'No tag', detail: 'Write the tag to add.'}});
+          input.focus();
+          return;
+        }
+        command(form, 'tags', {add: [tag]}, `Tag ${tag} added`);
+      });
+      forms.push(form);
+    } else {
+      forms.push(h('dl', null, readOnly('Tags', t.tags.join(', ') || 'none')));
+    }
+    return forms;
+  }
+
+  // -- the reply and note form -------------------------------------------------------
+
+  function replyForm() {
+    const textarea = h('textarea', {id: 'reply-body', name: 'body', rows: 5, maxlength: 50000,
+                                    'aria-describedby': 'reply-hint'});
+    const mode = (value, text, checked) => h('label', {class: 'check'},
+      h('input', {type: 'radio', name: 'visibility', value, checked}), text);
+    const submit = h('button', {type: 'submit', class: 'primary'}, 'Send reply');
+    const formProblems = h('div', {class: 'problems', hidden: true});
+    const closedNote = h('p', {class: 'help', hidden: true},
+      'This ticket is closed: it takes no more replies. A customer\u2019s new message opens ' +
+      'a follow-up ticket.');
+    const form = h('form', {class: 'reply', 'aria-labelledby': 'reply-title'},
+      h('h3', {id: 'reply-title'}, 'Write'),
+      h('fieldset', {class: 'visibility'}, h('legend', null, 'Kind'),
+        mode('public', 'Public reply (the customer sees it)', true),
+        mode('internal', 'Internal note (agents only)', false)),
+      h('label', {for: 'reply-body'}, 'Message'), textarea,
+      h('p', {id: 'reply-hint', class: 'hint'}, 'Ctrl+Enter sends.'),
+      formProblems, closedNote, submit);
+    // One key per draft: the same text sent again (a double click, a retry after a
+    // lost answer) is the same request, which the API answers once.
+    let key = null;
+    let keyFor = null;
+    form.addEventListener('change', () => {
+      const internal = form.elements.visibility.value === 'internal';
+      form.classList.toggle('internal-mode', internal);
+      submit.textContent = internal ? 'Add internal note' : 'Send reply';
+    });
+    textarea.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+        e.preventDefault();
+        form.requestSubmit();
+      }
+    });
+    form.addEventListener('submit', async (e) => {
+      e.preventDefault();
+      if (form.getAttribute('aria-busy')) return;
+      clearProblem(formProblems);
+      const body = textarea.value;
+      const visibility = form.elements.visibility.value;
+      if (!body.trim()) {
+        showProblem(formProblems, {problem: {title: 'Nothing to send',
+          detail: 'Write the message first.'}});
+        textarea.focus();
+        return;
+      }
+      const draft = `${visibility}\n${body}`;
+      if (keyFor !== draft) {
+        key = newIdempotencyKey();
+        keyFor = draft;
+      }
+      try {
+        const answer = await busy(form, () => app.api.post(`/v1/tickets/${id}/messages`,
+          {body, visibility}, {idempotencyKey: key}));
+        textarea.value = '';
+        keyFor = null;
+        if (!messages.querySelector(`li[data-id="${answer.body.message.id}"]`)) {
+          messages.append(messageItem(app, answer.body.message));
+        }
+        if (answer.body.ticket.id === id) showTicket(answer.body.ticket);
+        announce(visibility === 'internal' ? 'Internal note added' : 'Reply sent');
+        textarea.focus();
+      } catch (error) {
+        // The draft and its key stay: sending again cannot post twice.
+        showProblem(formProblems, error, 'Not sent');
+      }
+    });
+    return {
+      element: form,
+      closed(isClosed) {
+        closedNote.hidden = !isClosed;
+        submit.disabled = isClosed;
+        textarea.disabled = isClosed;
+      },
+    };
+  }
+
+  // -- live ---------------------------------------------------------------------------
+
+  let live = false;
+  const stop = may('WS /v1/stream') ? app.feed.subscribe(`ticket:${id}`, {
+    onLive: ({resumed}) => {
+      live = true;
+      if (!resumed) reload();
+    },
+    onEvent: () => {
+      clearTimeout(timer);
+      timer = setTimeout(reload, 150);
+    },
+    onGap: (headSeq) => {
+      fill(liveNote, h('p', {class: 'notice'}, `The live feed skipped events (up to seq ` +
+        `${headSeq}); the ticket was reloaded.`));
+      reload();
+    },
+  }) : null;
+  app.directory.load().then(() => { if (ticket && !disposed) showTicket(ticket); },
+    (error) => showProblem(problems, error, 'The agents could not be loaded'));
+  // Loaded once the ticket's room is live (so no change falls between the load and the
+  // feed); without the feed, a moment later all the same.
+  const fallback = stop ? setTimeout(() => { if (!live) reload(); }, 1500) : null;
+  if (!stop) reload();
+
+  return {
+    element,
+    title: 'Ticket',
+    dispose() {
+      disposed = true;
+      stop?.();
+      clearTimeout(timer);
+      clearTimeout(fallback);
+    },
+  };
+}
