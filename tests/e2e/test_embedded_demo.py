@@ -66,6 +66,8 @@ def test_first_start_seeds_the_demo_and_every_start_prints_its_keys(data_dir: Pa
         small = httpx.get(f"{base}/v1/tickets", params={"limit": 100}, headers=nils)
         assert small.status_code == 200 and len(small.json()["data"]) == 5
         assert (data_dir / "demo.json").stat().st_mode & 0o077 == 0
+        console = httpx.get(f"{base}/console/")
+        assert console.status_code == 200 and "content-security-policy" in console.headers
 
     with _serving(data_dir) as (again, _):
         assert KEY.findall(again) == found

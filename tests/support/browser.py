@@ -1,0 +1,44 @@
+"""Headless Chromium for the console's browser tests: Debian's ``chromium``, found or
+installed with apt, driven by Playwright for Python.
+
+Playwright's own browser downloads (``playwright install``) are never used: they
+fetch builds from outside the package registries. Debian's build is newer than the
+one a Playwright release pins, which works for what these tests do (pages, clicks,
+screenshots, WebSocket routing).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+CHROMIUM = Path("/usr/bin/chromium")
+PACKAGES = ("chromium", "fonts-dejavu-core")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
+INSTALL_TIMEOUT = 600
+
+
+class NoBrowser(RuntimeError):
+    """Chromium is missing and could not be installed here."""
+
+
+def chromium() -> Path:
+    """The Chromium binary; installed with apt when it is missing and this process may
+    (root, on Debian: how CI runs), else ``NoBrowser`` saying what to install."""
+    if CHROMIUM.exists():
+        return CHROMIUM
+    apt = shutil.which("apt-get")
+    if apt is None or os.geteuid() != 0:
+        raise NoBrowser(f"{CHROMIUM} is missing: install Debian's {' and '.join(PACKAGES)} "
+                        "(apt-get install chromium) to run the console's browser tests")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for command in ([apt, "update", "-qq"], [apt, "install", "-y", "-qq", *PACKAGES]):
+        done = subprocess.run(command, env=env, capture_output=True, text=True,
+                              timeout=INSTALL_TIMEOUT, check=False)
+        if done.returncode != 0:
+            raise NoBrowser(f"{' '.join(command)} failed: {done.stderr[-2000:]}")
+    if not CHROMIUM.exists():
+        raise NoBrowser(f"apt installed {PACKAGES} but {CHROMIUM} is still missing")
+    return CHROMIUM
