@@ -34,6 +34,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
 SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 WAIT_MS = 15_000
+REPLAY_WINDOW = 2
 
 
 @dataclass
@@ -68,8 +69,10 @@ async def console(databases: pg.Databases) -> AsyncIterator[Console]:
             await store.notifier.flush()
         finally:
             await pool.close()
+        # A replay window of two events: a feed that misses three gets a gap.
         async with serve_process(db.runtime_url, RUN_SCHEDULER="true",
-                                 PROJECTOR_POLL_INTERVAL="0.2") as stream_url:
+                                 PROJECTOR_POLL_INTERVAL="0.2",
+                                 WS_REPLAY_WINDOW=str(REPLAY_WINDOW)) as stream_url:
             base = stream_url.replace("ws://", "http://").removesuffix("/v1/stream")
             yield Console(base, db, rich, small)
     finally:
@@ -222,6 +225,43 @@ async def test_a_second_browser_sees_a_new_ticket_arrive_live(console, browser):
         no_script_errors(page)
     finally:
         await watcher.close()
+
+
+async def test_a_gap_in_the_feed_is_said_and_the_queue_reloaded(console, context):
+    """The feed drops while more events than the replay window happen; on reconnecting
+    the server answers a gap, and the queue says so and shows the desk as it is."""
+    sockets: list[Any] = []
+    down = False
+
+    async def through(ws: Any) -> None:
+        if down:  # the server is out of reach: the page keeps trying, with backoff
+            await ws.close(code=1011, reason="test: still down")
+            return
+        ws.connect_to_server()
+        sockets.append(ws)
+
+    await context.route_web_socket(re.compile(r".*/v1/stream$"), through)
+    page = await signed_in(context, console, console.key("Jonas Weber"))
+    await expect(page.locator(".ticket-item")).to_have_count(20)
+    await expect(page.locator("#live")).to_have_text("Live")
+    down = True
+    await sockets[-1].close(code=1011, reason="test: dropped")
+    subject = f"Missed while the feed was down ({uuid.uuid4().hex[:6]})"
+    opened = await console.api("POST", "/v1/tickets", "Mail and portal intake", json={
+        "subject": subject, "body": "x", "requester": {"email": "kenji@mailbox.example"}})
+    assert opened.status_code == 201, opened.text
+    for tag in ("missed", "gap"):  # more events than the window holds
+        r = await console.api("POST", f"/v1/tickets/{opened.json()['id']}/tags", "Jonas Weber",
+                              json={"add": [tag]})
+        assert r.status_code == 200, r.text
+    await expect(page.locator("#live")).to_have_text("Reconnecting…")
+    down = False  # the next attempt resumes from the last seq it saw: too far back
+    await expect(page.locator(".live-note")).to_contain_text(
+        "The live feed fell behind and skipped events")
+    await expect(page.locator(".ticket-item").first.locator("h2")).to_have_text(subject)
+    await expect(page.locator("#live")).to_have_text("Live")
+    assert len(sockets) == 2
+    no_script_errors(page)
 
 
 async def test_a_change_on_a_ticket_someone_else_changed_is_refused_and_shown(console, context):
