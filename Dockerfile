@@ -20,8 +20,10 @@ COPY domain ./domain
 COPY eventstore ./eventstore
 COPY projections ./projections
 COPY scheduler ./scheduler
+COPY handlers ./handlers
 COPY api ./api
 COPY migrations ./migrations
+COPY client ./client
 RUN pip install --no-deps . \
  && useradd --system --uid 10001 --home-dir /app helpdesk
 
