@@ -133,8 +133,11 @@ async def test_an_agent_filters_loads_more_opens_a_ticket_and_replies(console, c
     await page.screenshot(path=str(SHOTS / "queue.png"))
     # Keyset pages: "Load more" follows next_cursor; no page numbers, no totals.
     await expect(page.get_by_text(re.compile(r"\bpage \d|\bof \d+\b", re.I))).to_have_count(0)
-    await page.get_by_role("button", name="Load more").click()
+    # From the keyboard: the new tickets' first link takes the focus.
+    await page.get_by_role("button", name="Load more").focus()
+    await page.keyboard.press("Enter")
     await expect(items).to_have_count(40)
+    await expect(items.nth(20).get_by_role("link")).to_be_focused()
     await page.get_by_role("button", name="Load more").click()
     await expect(items).to_have_count(console.rich.tickets)
     await expect(page.get_by_role("button", name="Load more")).to_be_hidden()
@@ -220,7 +223,12 @@ async def test_a_second_browser_sees_a_new_ticket_arrive_live(console, browser):
                                     "Aiko Tanaka", json={"priority": "urgent"})
         assert changed.status_code == 200, changed.text
         await expect(arrived.locator(".badge.priority-urgent")).to_have_text("Urgent")
-        # Nothing of the other tenant shows here, and the page fits a phone's width.
+        # The queue and a ticket fit a phone's width (as at 200% zoom on a laptop): no
+        # sideways scrolling.
+        assert await page.evaluate("document.documentElement.scrollWidth") <= 390
+        await arrived.get_by_role("link").click()
+        await expect(page.get_by_role("heading", level=1)).to_have_text(subject)
+        await expect(page.locator(".clock")).to_have_count(3)
         assert await page.evaluate("document.documentElement.scrollWidth") <= 390
         no_script_errors(page)
     finally:
