@@ -56,6 +56,8 @@ CROSS_TENANT = {
         "the projector's search: a (projection, tenant) behind its head, SKIP LOCKED",
     "projections/queries.sql:status": "`helpdesk projections status` lists every tenant",
     "projections/queries.sql:tenant_ids": "a rebuild of every tenant walks the tenants",
+    "projections/queries.sql:heads": "`helpdesk projections status` reads every tenant's "
+                                     "head on the primary when the rest came from a replica",
     "projections/queries.sql:lag_totals": "the projection lag metric sums every tenant",
 }
 
