@@ -92,10 +92,14 @@ def verify_lines(lines: Iterable[bytes]) -> FileReport:
         raise ExportFormatError("the file does not start with an export header") from exc
     if not isinstance(header, dict) or header.get("export") != FORMAT:
         raise ExportFormatError("the file does not start with an export header")
-    tenant = header["tenant_id"]
-    prev_hash = header["prev_hash"]
-    walker = ChainWalker(prev_seq=int(header["prev_seq"]),
-                         prev_hash=bytes.fromhex(prev_hash) if prev_hash else ZERO_HASH)
+    try:
+        tenant = header["tenant_id"]
+        prev_hash = header["prev_hash"]
+        walker = ChainWalker(prev_seq=int(header["prev_seq"]),
+                             prev_hash=bytes.fromhex(prev_hash) if prev_hash else ZERO_HASH)
+        to_seq, head_seq = int(header["to_seq"]), int(header["head_seq"])
+    except (KeyError, ValueError, TypeError) as exc:
+        raise ExportFormatError(f"the export header is unreadable: {exc!r}") from exc
     unanchored = prev_hash is None and walker.prev_seq > 0
     for raw in it:
         if not raw.strip():
@@ -112,7 +116,6 @@ def verify_lines(lines: Iterable[bytes]) -> FileReport:
             walker.first_bad_seq = event.seq
         if not walker.feed(event):
             break
-    to_seq, head_seq = int(header["to_seq"]), int(header["head_seq"])
     if walker.first_bad_seq is None and walker.prev_seq < to_seq:
         walker.first_bad_seq = walker.prev_seq + 1  # events at the end are missing
     head_hash = header.get("head_hash")

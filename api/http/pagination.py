@@ -48,7 +48,9 @@ def _b64(data: bytes) -> str:
 
 
 def _unb64(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    # validate: a character outside the alphabet is an error, not silently skipped (a
+    # cursor with junk inserted must not decode as the cursor it was).
+    return base64.b64decode(text + "=" * (-len(text) % 4), altchars=b"-_", validate=True)
 
 
 def scope_of(tenant_id: UUID, list_name: str, filters: dict[str, Any]) -> bytes:

@@ -170,8 +170,9 @@ class RateLimitMiddleware:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         limiter = _limiter(scope)
         path: str = scope.get("path", "")
-        if (scope["type"] != "http" or limiter is None
+        if (scope["type"] != "http" or limiter is None or limiter.guard.dormant
                 or not any(path == p or path.startswith(p) for p in self.prefixes)):
+            # Dormant (no REDIS_URL): no limits apply, so no caller is worked out either.
             await self.app(scope, receive, send)
             return
         headers = {k.lower(): v for k, v in scope.get("headers") or []}

@@ -153,6 +153,7 @@ async def seed_tickets(runtime_url: str, tenant_id: Any, count: int) -> list[str
                         requester=Requester(email="bench@example.com"), actor=customer,
                         at=t0 + timedelta(seconds=i)))
                     ids.append(str(tid))
+        await store.notifier.flush()
     finally:
         await pool.close()
     return ids

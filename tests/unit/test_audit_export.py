@@ -296,10 +296,6 @@ def test_an_event_line_missing_a_field_is_a_format_error() -> None:
         verify_lines(lines)
 
 
-@pytest.mark.xfail(strict=True, raises=(KeyError, ValueError), reason=(
-    "verify_lines reads the header's fields without checking them: a header missing "
-    "tenant_id or with a prev_hash that is not hex raises KeyError/ValueError, which "
-    "`helpdesk audit verify --file` does not catch"))
 @pytest.mark.parametrize("fields", [
     {"export": FORMAT},
     {"export": FORMAT, "tenant_id": str(TENANT), "prev_seq": 0, "prev_hash": "zz",
