@@ -119,6 +119,18 @@ async def replica_sql(pair: Pair, sql: str) -> Any:
         await conn.close()
 
 
+async def pause_replay(pair: Pair) -> None:
+    """Pause replay on the replica and wait until it has (a pause is only requested
+    at first: replay goes on until the startup process sees the request)."""
+    await replica_sql(pair, "SELECT pg_wal_replay_pause()")
+    await until(lambda: replica_state_is(pair, "paused"), timeout=10,
+                what="replay on the replica to pause")
+
+
+async def replica_state_is(pair: Pair, state: str) -> bool:
+    return bool(await replica_sql(pair, "SELECT pg_get_wal_replay_pause_state()") == state)
+
+
 async def summary(http: httpx.AsyncClient, tenant: NewTenant) -> dict[str, Any]:
     r = await http.get("/v1/analytics/summary", headers=auth(tenant.admin_key))
     assert r.status_code == 200, r.text
@@ -159,7 +171,7 @@ async def test_replica_answers_with_its_lag_until_it_catches_up(pair: Pair) -> N
         assert before["lag_seconds"] < 30
 
         # Replay stops on the replica; the primary takes a write and projects it.
-        await replica_sql(pair, "SELECT pg_wal_replay_pause()")
+        await pause_replay(pair)
         try:
             await open_ticket(http, tenant, "two")
             await project(pair)
@@ -214,7 +226,7 @@ async def test_a_replica_too_far_behind_is_not_read(pair: Pair) -> None:
         await open_ticket(http, tenant, "one")
         await project(pair)
         await caught_up(http, tenant, 1)
-        await replica_sql(pair, "SELECT pg_wal_replay_pause()")
+        await pause_replay(pair)
         try:
             await open_ticket(http, tenant, "two")
             await project(pair)
