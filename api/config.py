@@ -31,6 +31,20 @@ class Settings(BaseSettings):
         description="Direct URL for LISTEN connections when DATABASE_URL goes through "
         "PgBouncer; defaults to DATABASE_URL.",
     )
+    read_database_url: str | None = Field(
+        default=None,
+        description="Runtime role's URL on a streaming replica: analytics, audit reads and "
+        "`projections status` read there while it is fit. Unset: they read the primary.",
+    )
+    read_max_lag_seconds: float = Field(
+        default=30.0, gt=0, le=86_400,
+        description="A replica further behind than this is not read; its readers go to "
+        "the primary.",
+    )
+    read_probe_seconds: float = Field(
+        default=1.0, gt=0, le=60,
+        description="How often a process measures the replica's delay.",
+    )
     pgbouncer: bool = Field(
         default=False, description="DATABASE_URL points at PgBouncer in transaction mode."
     )

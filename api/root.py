@@ -7,9 +7,14 @@
 |---|---|---|---|
 | pool, event store (appends counted), clock, metrics | yes | yes | yes |
 | Redis guard, rate limiter, analytics cache, cursor codec, key cache | yes | yes | yes |
+| replica pool and its delay probe (``READ_DATABASE_URL``) | yes | yes | yes |
 | key cache invalidation (LISTEN helpdesk_keys) | yes | no | no |
 | live-feed hub (LISTEN) | yes | no | no |
 | scheduler loop and projector | with ``RUN_SCHEDULER`` | yes | no |
+
+Reads that tolerate lag (analytics, audit, projection status) go through
+``Services.reads``: the replica while it is fit, else the primary (eventstore/replica.py).
+Everything else uses ``Services.store``, the primary.
 
 The parts travel to routes through the lifespan state (``request.state.services``)
 and to loops through their constructors; no module keeps one in a global. Logging
@@ -45,6 +50,7 @@ from domain.clock import Clock, SystemClock
 from domain.ids import TenantId
 from eventstore.errors import StoreUnavailable
 from eventstore.pool import create_pool
+from eventstore.replica import Reads, Replica, ReplicaRefused
 from eventstore.sqlfile import load_queries
 from eventstore.store import EventStore
 from handlers import sla_check, sweep
@@ -95,6 +101,9 @@ class Services:
     cache: AnalyticsCache
     cursors: CursorCodec
     keys: KeyCache
+    reads: Reads
+    """Where reads that tolerate lag go; ``reads.replica`` is None without
+    ``READ_DATABASE_URL``."""
     hub: Hub | None = None
     scheduler: SchedulerRun | None = None
     projector: Projector | None = None
@@ -253,6 +262,7 @@ async def running(
             ),
             cache=AnalyticsCache(redis, ttl=settings.cache_ttl, metrics=metrics),
             cursors=await load_cursor_codec(settings, store),
+            reads=Reads(store, await _start_replica(stack, settings, store)),
             keys=KeyCache(pool, ttl=settings.key_cache_seconds,
                           acquire_timeout=settings.db_acquire_timeout,
                           on_lookup=lambda result: metrics.key_lookups.labels(result).inc()),
@@ -270,6 +280,44 @@ async def running(
         if role is ProcessRole.WORKER or (role is ProcessRole.SERVE and settings.run_scheduler):
             await _start_background(stack, services, extra_jobs)
         yield services
+
+
+async def _check_replica_role(conn: asyncpg.Connection) -> None:
+    """Every replica connection is checked like the primary's: a role that would bypass
+    row-level security is refused (the replica then counts as unavailable)."""
+    try:
+        await check_runtime_role(conn)
+    except UnsafeRole as exc:
+        raise ReplicaRefused(f"READ_DATABASE_URL: {exc}") from exc
+
+
+async def _start_replica(stack: AsyncExitStack, settings: Settings,
+                         primary: EventStore) -> Replica | None:
+    """The replica's pool and probe, or None without ``READ_DATABASE_URL``.
+
+    The pool opens no connection up front (``min_size=0``): a replica that is down
+    when the process starts is reported, never a reason not to start. One that answers
+    as an unsafe role is: that is a configuration to fix, like DATABASE_URL's.
+    """
+    if not settings.read_database_url:
+        return None
+    pool = await create_pool(
+        settings.read_database_url, min_size=0, max_size=settings.db_pool_max,
+        connect_timeout=settings.db_connect_timeout,
+        command_timeout=settings.db_command_timeout, pgbouncer=settings.pgbouncer,
+        init=_check_replica_role,
+    )
+    stack.push_async_callback(close_pool, pool)
+    replica = Replica(pool, primary, max_lag=settings.read_max_lag_seconds,
+                      probe_seconds=settings.read_probe_seconds,
+                      acquire_timeout=settings.db_acquire_timeout)
+    await replica.start()
+    stack.push_async_callback(replica.stop)
+    if isinstance(replica.error, ReplicaRefused):
+        raise UnsafeRole(str(replica.error))
+    status = replica.status
+    log.info("replica is %s%s", status.state, f" ({status.detail})" if status.detail else "")
+    return replica
 
 
 async def _start_background(stack: AsyncExitStack, services: Services,

@@ -163,8 +163,9 @@ class Wrk:
                     if shutil.which("taskset") and len(cores) > 1 else [])
         self.dir = Path(tempfile.mkdtemp(prefix="hd-bench-wrk-"))
 
-    def run(self, url: str, seconds: float, script: str | None = None) -> Load:
-        cmd = [*self.pin, self.path, "-t1", f"-c{CONNECTIONS}", f"-d{seconds:g}s", "--latency"]
+    def run(self, url: str, seconds: float, script: str | None = None,
+            connections: int = CONNECTIONS) -> Load:
+        cmd = [*self.pin, self.path, "-t1", f"-c{connections}", f"-d{seconds:g}s", "--latency"]
         if script is not None:
             path = self.dir / f"{uuid.uuid4().hex}.lua"
             path.write_text(script)

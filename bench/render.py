@@ -1,4 +1,8 @@
-"""Render the JSON lines the benches wrote into docs/performance.md."""
+"""Render the JSON lines the benches wrote into docs/performance.md.
+
+The table and its heading are replaced; the sections after it (each starting with a
+``## `` heading: analyses and measurements written by hand) are kept as they are.
+"""
 
 from __future__ import annotations
 
@@ -28,7 +32,13 @@ def main(results: str, out: str) -> None:
     for r in rows:
         lines.append(f"| {r['bench']} | {r['figure']} | {r['value']} | {r['baseline']} | "
                      f"{r['ratio']} | {r.get('target', '')} |")
-    Path(out).write_text("\n".join(lines) + "\n")
+    path = Path(out)
+    kept = ""
+    if path.exists():
+        text = path.read_text()
+        at = text.find("\n## ")
+        kept = text[at:] if at >= 0 else ""
+    path.write_text("\n".join(lines) + "\n" + kept)
 
 
 if __name__ == "__main__":

@@ -48,7 +48,7 @@ async def check_sla(ctx: JobContext, job: Job) -> None:
                         and clock.breached_at is None and clock.due_at is not None
                         and clock.due_at > now):
                     await session.conn.execute(Q["snooze"], job.id, ctx.queue.worker_id,
-                                               clock.due_at)
+                                               clock.due_at, job.tenant_id)
             return
         except NotFound:
             log.info("sla.check for unknown ticket %s: nothing to do", ticket_id)

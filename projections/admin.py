@@ -72,6 +72,13 @@ async def status(pool: asyncpg.Pool) -> list[Status]:
                    r["head"], r["rebuilding"], r["updated_at"]) for r in rows]
 
 
+async def heads(pool: asyncpg.Pool) -> dict[TenantId, int]:
+    """Every tenant's head seq (worker-armed read)."""
+    async with pool.acquire() as conn, conn.transaction(readonly=True):
+        await conn.execute(Q["arm_worker"])
+        return {TenantId(r["tenant_id"]): r["seq"] for r in await conn.fetch(Q["heads"])}
+
+
 async def tenant_ids(pool: asyncpg.Pool) -> list[TenantId]:
     """Every tenant (worker-armed read)."""
     async with pool.acquire() as conn, conn.transaction(readonly=True):

@@ -174,6 +174,10 @@ SELECT c.projection, c.tenant_id, t.name AS tenant_name, c.last_seq, h.seq AS he
   JOIN tenants t ON t.id = c.tenant_id
  ORDER BY c.projection, t.name, c.tenant_id
 
+-- name: heads --
+-- (no arguments) worker-armed: every tenant's head seq
+SELECT tenant_id, seq FROM tenant_heads
+
 -- name: tenant_ids --
 -- (no arguments) worker-armed
 SELECT id FROM tenants ORDER BY id

@@ -123,14 +123,14 @@ DELETE FROM jobs
                LIMIT $3)
 
 -- name: snooze --
--- $1 job id, $2 worker id, $3 run_at
+-- $1 job id, $2 worker id, $3 run_at, $4 tenant_id
 -- A running job puts itself back to ready at a later time (its timer moved while it
 -- ran, when the write path could not move it). Runs in the handler's tenant session,
 -- so it commits with the handler's own re-check.
 UPDATE jobs
    SET status = 'ready', run_at = $3, attempts = 0, locked_until = NULL,
        locked_by = NULL, updated_at = now()
- WHERE id = $1 AND locked_by = $2 AND status = 'running'
+ WHERE tenant_id = $4 AND id = $1 AND locked_by = $2 AND status = 'running'
 
 -- name: stale_tickets --
 -- $1 tenant_id, $2 state, $3 untouched since, $4 limit
@@ -155,8 +155,11 @@ SELECT tenant_id, seq, stream_id, version, type, schema_version, data, metadata,
 SELECT url, secret, event_types, enabled FROM webhooks WHERE tenant_id = $1
 -- name: purge_expired_idempotency --
 -- $1 tenant_id, $2 batch size
--- For the idempotency.purge job, run per tenant under that tenant's context.
+-- For the idempotency.purge job, run per tenant under that tenant's context. The outer
+-- tenant_id names the tenant of the deleted rows themselves: on a table distributed
+-- by tenant, a ctid alone names a row on no particular shard.
 DELETE FROM idempotency_keys
- WHERE ctid IN (SELECT ctid FROM idempotency_keys
+ WHERE tenant_id = $1
+   AND ctid IN (SELECT ctid FROM idempotency_keys
                  WHERE tenant_id = $1 AND expires_at <= now()
                  LIMIT $2)

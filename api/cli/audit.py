@@ -3,6 +3,8 @@
 The database commands connect as DATABASE_URL's runtime role under the tenant's own
 context (row-level security applies, nothing can be written: every transaction is
 read-only), never as the owner: an audit needs no more than an auditor key would see.
+With READ_DATABASE_URL they read the replica while it is fit (as the same runtime
+role), else the primary, and say which on stderr (verify: also ``read_from``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from api.config import Settings
 from api.root import ProcessRole, running
 from domain.ids import TenantId
 from eventstore.export import ExportFormatError, event_line, header_line, verify_lines
+from eventstore.replica import Source
+from eventstore.store import EventStore
 
 VERIFY_CHUNK = 10_000
 EXPORT_BATCH = 1_000
@@ -35,8 +39,7 @@ async def verify_tenant(settings: Settings, tenant_id: TenantId, *,
     """Verify the whole chain of one tenant, ``chunk`` seqs per transaction."""
     from tqdm import tqdm
 
-    async with running(settings, ProcessRole.CLI) as services:
-        store = services.store
+    async def verify(store: EventStore) -> dict[str, object]:
         async with store.session(tenant_id, readonly=True) as s:
             head_seq, _ = await s.head()
         checked, first_bad = 0, None
@@ -53,8 +56,19 @@ async def verify_tenant(settings: Settings, tenant_id: TenantId, *,
                     first_bad = report.first_bad_seq
                     break
                 start = end + 1
-    return {"ok": first_bad is None, "checked": checked, "head_seq": head_seq,
-            "first_bad_seq": first_bad}
+        return {"ok": first_bad is None, "checked": checked, "head_seq": head_seq,
+                "first_bad_seq": first_bad}
+
+    async with running(settings, ProcessRole.CLI) as services:
+        # A replica that fails part-way is left for the primary, which verifies anew.
+        report, source = await services.reads.run(verify)
+    _announce(source)
+    return {**report, "read_from": source.name}
+
+
+def _announce(source: Source) -> None:
+    behind = f", {source.lag_seconds:.3f} s behind the primary" if source.replica else ""
+    print(f"helpdesk: read from the {source.name}{behind}", file=sys.stderr)
 
 
 async def export_tenant(settings: Settings, tenant_id: TenantId, out: IO[bytes], *,
@@ -62,7 +76,10 @@ async def export_tenant(settings: Settings, tenant_id: TenantId, out: IO[bytes],
     """Stream the tenant's events ``from_seq..to_seq`` as export lines; returns the count."""
     written = 0
     async with running(settings, ProcessRole.CLI) as services:
-        store = services.store
+        # Lines already written cannot be taken back: the source is chosen once, and
+        # a replica failing part-way fails the export (run it again).
+        store, source = services.reads.choose()
+        _announce(source)
         async with store.session(tenant_id, readonly=True) as s:
             head_seq, head_hash = await s.head()
             end = head_seq if to_seq is None else min(to_seq, head_seq)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import sys
 import uuid
+from dataclasses import replace
 
 from tqdm import tqdm
 
 from api.config import Settings
+from api.root import ProcessRole, running
 from domain.ids import TenantId
 from eventstore.pool import create_pool
 from projections import admin
@@ -15,14 +17,17 @@ from projections.projector import Projector
 
 
 async def show_status(settings: Settings) -> int:
-    """Print lag per projection and tenant."""
-    assert settings.database_url
-    pool = await create_pool(settings.database_url, min_size=1, max_size=2)
-    try:
-        await Projector(pool).ensure_checkpoints()
-        rows = await admin.status(pool)
-    finally:
-        await pool.close()
+    """Print lag per projection and tenant: checkpoints are made on the primary for
+    tenants that have none yet, then read where lag is tolerated (the replica while it
+    is fit). The heads shown are the primary's, so a replica's delay is in the lag."""
+    async with running(settings, ProcessRole.CLI) as services:
+        await Projector(services.pool).ensure_checkpoints()
+        rows, source = await services.reads.run(lambda store: admin.status(store.pool))
+        if source.replica:
+            primary = await admin.heads(services.pool)
+            rows = [replace(r, head=max(r.head, primary.get(r.tenant_id, 0))) for r in rows]
+    behind = f", {source.lag_seconds:.3f} s behind the primary" if source.replica else ""
+    print(f"read from the {source.name}{behind}")
     print(f"{'projection':<12} {'tenant':<36} {'name':<20} {'last_seq':>10} {'head':>10} "
           f"{'lag':>8}  rebuilding")
     for r in rows:

@@ -100,9 +100,12 @@ class KeyCache:
         self._counted("miss")
         generation = self._generation
         async with acquire(self.pool, timeout=self.acquire_timeout) as conn:
-            row = await conn.fetchrow(Q["api_key_lookup"], digest)
-        if row is None:
+            rows = await conn.fetch(Q["api_key_lookup"], digest)
+        if len(rows) != 1:
+            # None, or a hash two keys share: the key_hash index is no longer unique
+            # across tenants (migration 0250), so an ambiguous key fails closed.
             return None
+        row = rows[0]
         principal = Principal(TenantId(row["tenant_id"]), row["key_id"], row["role"],
                               row["agent_id"], row["agent_active"])
         if active and generation == self._generation and self.active:

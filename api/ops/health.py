@@ -1,8 +1,8 @@
 """Readiness checks: one per part of the process, each saying how that part is.
 
 Only a check that says it is critical and failing makes readiness fail (Postgres
-down; a scheduler that runs here and stalled). Optional parts (Redis) report
-``degraded`` or ``dormant`` and never fail readiness.
+down; a scheduler that runs here and stalled). Optional parts (Redis, the read
+replica) report ``degraded``, ``lagging`` or ``dormant`` and never fail readiness.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class CheckResult:
-    status: str  # ok | degraded | dormant | disabled | stalled | unavailable
+    status: str  # ok | degraded | lagging | dormant | disabled | stalled | unavailable
     critical_failure: bool = False
     detail: str | None = None
 
@@ -40,6 +40,24 @@ async def check_redis(services: Services) -> CheckResult:
     return await services.redis.check()
 
 
+async def check_replica(services: Services) -> CheckResult:
+    """``ok | lagging | degraded | dormant`` (no ``READ_DATABASE_URL``), measured now;
+    never critical: whatever it says, its readers are answered from the primary."""
+    replica = services.reads.replica
+    if replica is None:
+        return CheckResult("dormant")
+    try:
+        async with asyncio.timeout(2.0):
+            status = await replica.probe()
+    except TimeoutError:
+        replica.failed(TimeoutError("no answer within 2 s"))
+        status = replica.status
+    detail = status.detail
+    if detail is None and status.delay_seconds is not None:
+        detail = f"{status.delay_seconds:.3f} s behind"
+    return CheckResult(status.state, detail=detail)
+
+
 async def check_scheduler(services: Services) -> CheckResult:
     """``ok | stalled | disabled``; stalled is critical only where the loop runs."""
     if services.scheduler is None:
@@ -51,6 +69,7 @@ async def check_scheduler(services: Services) -> CheckResult:
 CHECKS: dict[str, HealthCheck] = {
     "database": check_database,
     "redis": check_redis,
+    "replica": check_replica,
     "scheduler": check_scheduler,
 }
 """Every readiness check, by the name readiness reports it under."""

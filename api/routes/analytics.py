@@ -1,8 +1,11 @@
 """``/v1/analytics``: summary, volume, backlog and agent activity (analyst and admin).
 
 Answers come from the async read models; each says how fresh it is: ``as_of_seq``
-(the last event applied), ``lag`` (events behind the tenant head) and ``rebuilding``.
-Summary, volume and agents answers are cached in Redis per checkpoint (api.ops.cache).
+(the last event applied, where the answer was read), ``lag`` (events behind the
+primary's tenant head), ``lag_seconds`` (the replica's delay behind the primary),
+``rebuilding`` and ``read_from``. They are read through ``services.reads``: on the
+replica while it is fit, else on the primary (api/http/lagging.py). Summary, volume
+and agents answers are cached in Redis per checkpoint (api.ops.cache).
 """
 
 from __future__ import annotations
@@ -16,11 +19,14 @@ from fastapi import APIRouter, Query, Response
 from api.http.auth import Principal
 from api.http.deps import Authorized, ServicesDep
 from api.http.idempotency import JsonReply
+from api.http.lagging import source_headers
 from api.http.params import IsoDate
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.routing import StrictRoute
 from api.schemas import analytics as models
+from eventstore.replica import Source
+from eventstore.store import EventStore
 from projections import analytics_reads as reads
 
 router = APIRouter(prefix="/v1/analytics", tags=["analytics"], route_class=StrictRoute)
@@ -42,29 +48,49 @@ def _range(services: ServicesDep, start: date | None, end: date | None) -> tuple
     return start, end
 
 
-async def _cached(
-    services: ServicesDep, principal: Principal, key: str,
-    compute: Callable[[], Awaitable[dict[str, Any]]],
-) -> dict[str, Any]:
-    """Answer from the Redis cache when it holds this query at the current checkpoint.
+Compute = Callable[[EventStore], Awaitable[dict[str, Any]]]
 
-    Keyed by the checkpoint, so a cached answer is never older than the read model;
-    ``lag`` is recomputed against the head of now. Bypassed during a rebuild.
+
+async def _answer(services: ServicesDep, principal: Principal, key: str | None,
+                  compute: Compute) -> Response:
+    """Read ``compute`` where lag is tolerated, from the cache when it holds this query
+    at the current checkpoint (``key`` None: never cached), and say how fresh it is.
+
+    Cached answers are keyed by the checkpoint they were computed at, so one is never
+    older than the read model it is served with. ``lag`` is counted against the
+    primary's head: read there after the answer, when the answer came from the
+    replica, so the replica's delay is in it.
     """
-    cache = services.cache
-    fresh = await reads.current(services.store, principal.tenant_id)
-    if fresh.rebuilding:
-        return await compute()
-    body: dict[str, Any] = await cache.get_or_compute(principal.tenant_id, key,
-                                                      fresh.as_of_seq, compute)
-    body["lag"] = max(0, fresh.head - body["as_of_seq"])
-    return body
+    tenant = principal.tenant_id
+
+    async def read(store: EventStore) -> dict[str, Any]:
+        if key is None:
+            return await compute(store)
+        fresh = await reads.current(store, tenant)
+        if fresh.rebuilding:
+            return await compute(store)
+        body: dict[str, Any] = await services.cache.get_or_compute(
+            tenant, key, fresh.as_of_seq, lambda: compute(store))
+        body["lag"] = max(0, fresh.head - body["as_of_seq"])
+        return body
+
+    body, source = await services.reads.run(read)
+    head = body["as_of_seq"] + body["lag"]  # the head where the answer was read
+    if source.replica:
+        async with services.store.session(tenant, readonly=True) as s:
+            head = max(head, (await s.head())[0])
+    # Written as built: the response models document the shape, and the tests check
+    # the answers against them, not every request.
+    return JsonReply(200, _stamped(body, max(0, head - body["as_of_seq"]), source),
+                     headers=source_headers(source)).response()
 
 
-def _answer(body: dict[str, Any]) -> Response:
-    # Written as the read built it: the response models document the shape, and the
-    # tests check the answers against them, not every request.
-    return JsonReply(200, body).response()
+def _stamped(body: dict[str, Any], lag: int, source: Source) -> dict[str, Any]:
+    """``body`` with its freshness first, in the response model's order (a cached
+    answer may come from before a freshness field existed)."""
+    fresh = {"as_of_seq": body["as_of_seq"], "lag": lag, "lag_seconds": source.lag_seconds,
+             "rebuilding": body["rebuilding"], "read_from": source.name}
+    return fresh | {k: v for k, v in body.items() if k not in fresh}
 
 
 From = Annotated[IsoDate | None, Query(alias="from", description="first UTC day (inclusive)")]
@@ -83,9 +109,9 @@ async def summary(
     """Tickets created in the range: counts, first reply and resolution medians and p90,
     SLA achievement per metric, reopen and one-touch rates; in total and by group."""
     lo, hi = _range(services, start, end)
-    return _answer(await _cached(services, principal, f"summary:{lo}:{hi}:{group_by}",
-                                 lambda: reads.summary(services.store, principal.tenant_id,
-                                                       lo, hi, group_by)))
+    return await _answer(services, principal, f"summary:{lo}:{hi}:{group_by}",
+                         lambda store: reads.summary(store, principal.tenant_id, lo, hi,
+                                                     group_by))
 
 
 @router.get("/volume", responses=errors(), response_model=models.Volume)
@@ -93,16 +119,16 @@ async def volume(principal: Authorized, services: ServicesDep, start: From = Non
                  end: To = None) -> Response:
     """Created, solved, reopened and breached per UTC day, split by priority and source."""
     lo, hi = _range(services, start, end)
-    return _answer(await _cached(services, principal, f"volume:{lo}:{hi}",
-                                 lambda: reads.volume(services.store, principal.tenant_id,
-                                                      lo, hi)))
+    return await _answer(services, principal, f"volume:{lo}:{hi}",
+                         lambda store: reads.volume(store, principal.tenant_id, lo, hi))
 
 
 @router.get("/backlog", responses=errors(), response_model=models.Backlog)
 async def backlog(principal: Authorized, services: ServicesDep) -> Response:
     """Open work now, by state, priority and age bucket (not cached: ages move)."""
-    return _answer(await reads.backlog(services.store, principal.tenant_id,
-                                       services.clock.now()))
+    now = services.clock.now()
+    return await _answer(services, principal, None,
+                         lambda store: reads.backlog(store, principal.tenant_id, now))
 
 
 @router.get("/agents", responses=errors(), response_model=models.Agents)
@@ -113,6 +139,5 @@ async def agents(principal: Authorized, services: ServicesDep, start: From = Non
     row, of kind `api_key`."""
     lo, hi = _range(services, start, end)
     # "v2": rows carry kind and name; answers cached in the older shape are not reused.
-    return _answer(await _cached(services, principal, f"agents:v2:{lo}:{hi}",
-                                 lambda: reads.agents(services.store, principal.tenant_id,
-                                                      lo, hi)))
+    return await _answer(services, principal, f"agents:v2:{lo}:{hi}",
+                         lambda store: reads.agents(store, principal.tenant_id, lo, hi))

@@ -3,18 +3,23 @@
 Auditor and admin keys only; every endpoint here reads. Events are shown as stored
 (``schema_version`` and payload as hashed), with the actor the database stamped and
 the chain hash in hex.
+
+History, as-of and verification tolerate lag: they read through ``services.reads``
+(the replica while it is fit, else the primary) and say where in ``Read-From`` and
+``Read-Lag-Seconds`` (api/http/lagging.py). The event feed reads the primary.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from fastapi import APIRouter, Query, Response
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from api.http.deps import Authorized, ServicesDep
+from api.http.lagging import source_headers
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate_int, scope_of
 from api.http.params import ANY_OF, EventTypeName, IsoAwareDateTime
 from api.http.problem_docs import errors
@@ -25,8 +30,8 @@ from domain.errors import DomainError
 from domain.events import TicketOpened
 from domain.mapper import from_stored
 from domain.ticket import fold
-from eventstore.store import Session
-from eventstore.types import RecordedEvent
+from eventstore.store import EventStore, Session
+from eventstore.types import ChainReport, RecordedEvent
 from projections.views import ticket_json
 
 MAX_VERIFY_SEQS = 100_000
@@ -66,10 +71,24 @@ class EventPage(BaseModel):
 class VerifyOut(BaseModel):
     ok: bool
     checked: int
-    head_seq: int
+    head_seq: int = Field(description="the tenant's head where the chain was read")
     first_bad_seq: int | None
     from_seq: int
     to_seq: int
+    read_from: Literal["primary", "replica"] = Field(
+        description="where the chain was read: the streaming replica while it is fit, "
+                    "else the primary")
+    lag_seconds: float = Field(
+        description="how far the replica was behind the primary then; 0 on the primary")
+
+
+LAGGING_HEADERS = {
+    "Read-From": {"description": "`primary` or `replica`: where the answer was read",
+                  "schema": {"type": "string", "enum": ["primary", "replica"]}},
+    "Read-Lag-Seconds": {"description": "the replica's delay behind the primary when it "
+                                        "was read (0 on the primary)",
+                         "schema": {"type": "string"}},
+}
 
 
 def render_event(e: RecordedEvent) -> dict[str, Any]:
@@ -87,26 +106,34 @@ async def _require_ticket(session: Session, ticket_id: UUID) -> None:
         raise Problem(404, "not_found", "no such ticket")
 
 
-@router.get("/v1/tickets/{ticket_id}/history", response_model=EventPage, responses=errors(404),
+@router.get("/v1/tickets/{ticket_id}/history", response_model=EventPage,
+            responses=errors(404) | {200: {"headers": LAGGING_HEADERS}},
             summary="A ticket's events in order, with actor, seq, version and hash")
 async def ticket_history(
     ticket_id: UUID,
     principal: Authorized,
     services: ServicesDep,
+    response: Response,
     limit: Limit = DEFAULT_LIMIT,
     cursor: Cursor = None,
 ) -> Any:
     codec = services.cursors
     scope = scope_of(principal.tenant_id, "history", {"ticket_id": str(ticket_id)})
     after = 0 if cursor is None else codec.decode_int(scope, cursor)
-    async with services.store.session(principal.tenant_id, readonly=True) as s:
-        await _require_ticket(s, ticket_id)
-        rows = await s.read_stream_page(ticket_id, after, limit + 1)
+
+    async def read(store: EventStore) -> list[RecordedEvent]:
+        async with store.session(principal.tenant_id, readonly=True) as s:
+            await _require_ticket(s, ticket_id)
+            return await s.read_stream_page(ticket_id, after, limit + 1)
+
+    rows, source = await services.reads.run(read)
     events, nxt = paginate_int(codec, scope, rows, limit, lambda e: e.version)
+    response.headers.update(source_headers(source))
     return {"data": [render_event(e) for e in events], "next_cursor": nxt}
 
 
-@router.get("/v1/tickets/{ticket_id}/as-of", response_model=TicketOut, responses=errors(404),
+@router.get("/v1/tickets/{ticket_id}/as-of", response_model=TicketOut,
+            responses=errors(404) | {200: {"headers": LAGGING_HEADERS}},
             summary="The ticket as the API showed it at a version or an instant")
 async def ticket_as_of(
     ticket_id: UUID,
@@ -117,13 +144,16 @@ async def ticket_as_of(
 ) -> Response:
     if (version is None) == (at is None):
         raise Problem(400, "invalid_parameter", "give exactly one of version and at")
-    async with services.store.session(principal.tenant_id, readonly=True) as s:
-        await _require_ticket(s, ticket_id)
-        if version is not None:
-            events = await s.read_stream(ticket_id, to_version=version)
-        else:
+
+    async def read(store: EventStore) -> list[RecordedEvent]:
+        async with store.session(principal.tenant_id, readonly=True) as s:
+            await _require_ticket(s, ticket_id)
+            if version is not None:
+                return await s.read_stream(ticket_id, to_version=version)
             assert at is not None
-            events = await s.read_stream_until(ticket_id, at)
+            return await s.read_stream_until(ticket_id, at)
+
+    events, source = await services.reads.run(read)
     if not events:
         raise Problem(404, "not_found", "the ticket did not exist yet at that instant")
     if version is not None and events[-1].version < version:
@@ -137,7 +167,7 @@ async def ticket_as_of(
             from exc
     assert ticket is not None
     return Response(ticket_json(ticket), media_type="application/json",
-                    headers={"ETag": etag(ticket.version)})
+                    headers={"ETag": etag(ticket.version), **source_headers(source)})
 
 
 @router.get("/v1/events", response_model=EventPage, responses=errors(),
@@ -172,10 +202,11 @@ async def event_feed(
 
 @router.get("/v1/audit/verify", response_model=VerifyOut,
             summary=f"Recompute the hash chain over at most {MAX_VERIFY_SEQS} seqs",
-            responses=errors())
+            responses=errors() | {200: {"headers": LAGGING_HEADERS}})
 async def verify(
     principal: Authorized,
     services: ServicesDep,
+    response: Response,
     from_seq: Annotated[int, Query(ge=1, le=INT64)] = 1,
     to_seq: Annotated[int | None, Query(ge=1, le=INT64)] = None,
 ) -> Any:
@@ -186,8 +217,14 @@ async def verify(
         raise Problem(400, "range_too_large",
                       f"one request verifies at most {MAX_VERIFY_SEQS} seqs; split the range",
                       max_seqs=MAX_VERIFY_SEQS)
-    async with services.store.session(principal.tenant_id, readonly=True) as s:
-        report = await s.verify_chain(from_seq, end)
+
+    async def read(store: EventStore) -> ChainReport:
+        async with store.session(principal.tenant_id, readonly=True) as s:
+            return await s.verify_chain(from_seq, end)
+
+    report, source = await services.reads.run(read)
+    response.headers.update(source_headers(source))
     return {"ok": report.ok, "checked": report.checked, "head_seq": report.head_seq,
             "first_bad_seq": report.first_bad_seq, "from_seq": from_seq,
-            "to_seq": min(end, report.head_seq)}
+            "to_seq": min(end, report.head_seq), "read_from": source.name,
+            "lag_seconds": source.lag_seconds}

@@ -18,10 +18,19 @@ class _Model(BaseModel):
 
 
 class Freshness(_Model):
-    as_of_seq: int = Field(description="the last tenant event the read model has applied")
-    lag: int = Field(description="events committed but not yet applied")
+    as_of_seq: int = Field(description="the last tenant event the read model has applied, "
+                                       "as read where the answer was read (`read_from`)")
+    lag: int = Field(description="events committed on the primary but not in this answer: "
+                                 "the primary's tenant head less `as_of_seq`; read from the "
+                                 "replica, this includes the events it has not replayed yet")
+    lag_seconds: float = Field(description="how far the replica was behind the primary when "
+                                           "the answer was read, in seconds (measured every "
+                                           "READ_PROBE_SECONDS); 0 when read from the primary")
     rebuilding: bool = Field(description="the read model is being rebuilt; figures are "
                                          "partial until it is done")
+    read_from: Literal["primary", "replica"] = Field(
+        description="where the answer was read: the streaming replica (READ_DATABASE_URL) "
+                    "while it is fit, else the primary")
 
 
 class Percentiles(_Model):

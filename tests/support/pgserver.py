@@ -36,19 +36,23 @@ class PostgresServer:
     across a stop and start).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, options: str = "", initdb: bool = True) -> None:
+        """``options``: more ``-c name=value`` settings for the server; ``initdb``
+        False leaves the data directory to be made by the caller (a base backup)."""
         for tool in ("initdb", "pg_ctl", "postgres"):
             if not (PG_BIN / tool).exists():
                 raise RuntimeError(f"{PG_BIN / tool} is missing (set PG_BIN)")
         self.port = free_port()
         self.root = Path(tempfile.mkdtemp(prefix="helpdesk-ownpg-"))
         self.pgdata = self.root / "data"
+        self.options = options
         self.user = SYSTEM_USER if os.geteuid() == 0 else None
         if self.user is not None:
             entry = pwd.getpwnam(self.user)
             os.chown(self.root, entry.pw_uid, entry.pw_gid)
-        self._run(PG_BIN / "initdb", "-D", str(self.pgdata), "-U", "postgres",
-                  "--auth=trust", "--encoding=utf8", "--no-sync")
+        if initdb:
+            self._run(PG_BIN / "initdb", "-D", str(self.pgdata), "-U", "postgres",
+                      "--auth=trust", "--encoding=utf8", "--no-sync")
 
     @property
     def url(self) -> str:
@@ -63,7 +67,7 @@ class PostgresServer:
     def start(self) -> None:
         """Start and wait until it accepts connections."""
         options = (f"-p {self.port} -h 127.0.0.1 -k '' -c fsync=off "
-                   "-c full_page_writes=off -c max_connections=60")
+                   f"-c full_page_writes=off -c max_connections=60 {self.options}")
         self._run(PG_BIN / "pg_ctl", "-D", self.pgdata, "-l", self.root / "log",
                   "-o", options, "-w", "-t", "30", "start")
 

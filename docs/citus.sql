@@ -1,0 +1,104 @@
+-- Distributing the helpdesk schema by tenant on Citus.
+--
+-- What this file is: the distribution calls for the schema `helpdesk migrate` builds,
+-- in dependency order (a table is distributed after every table its foreign keys
+-- reference), and the changes that must come with them. It has not been run: there
+-- is no Citus server in the workplace this was written in. What is checked here
+-- (tests/integration/test_citus_ready.py) is that the schema obeys the rules these
+-- calls need (tenant_id first in every key, every foreign key between tenant tables
+-- carrying tenant_id) and that this file names every table of the schema, in an order
+-- its foreign keys allow. docs/scaling.md says why each table goes where it does.
+--
+-- Run on the coordinator, as the owner, after `helpdesk migrate` and before any
+-- tenant exists (or accept that existing rows are copied to the shards).
+
+-- 1. Reference tables: tiny, read by every node, written by migrations only.
+SELECT create_reference_table('schema_migrations');
+SELECT create_reference_table('instance_secrets');
+
+-- 2. The job queue keeps its tenant jobs with the tenant (SLA timers are scheduled in
+--    the command's own transaction, and the webhook trigger on events inserts
+--    deliveries beside them), so `jobs` is distributed. Global jobs (tenant_id NULL:
+--    jobs.purge, jobs.seed_tenants) cannot be: a distribution column is never NULL,
+--    and a primary key must contain it. They move to a table of their own that stays
+--    on the coordinator.
+CREATE TABLE jobs_global (LIKE jobs INCLUDING ALL);
+ALTER TABLE jobs_global DROP COLUMN tenant_id;
+INSERT INTO jobs_global (kind, dedupe_key, payload, run_at, status, attempts, max_attempts,
+                         locked_until, locked_by, last_error, created_at, updated_at)
+SELECT kind, dedupe_key, payload, run_at, status, attempts, max_attempts, locked_until,
+       locked_by, last_error, created_at, updated_at
+  FROM jobs WHERE tenant_id IS NULL;
+DELETE FROM jobs WHERE tenant_id IS NULL;
+ALTER TABLE jobs ALTER COLUMN tenant_id SET NOT NULL,
+    DROP CONSTRAINT jobs_pkey,
+    ADD CONSTRAINT jobs_pkey PRIMARY KEY (tenant_id, id);
+SELECT citus_add_local_table_to_metadata('jobs_global');
+--    What changes for the job claim (scheduler/queries.sql `claim`, `renew`,
+--    `complete`, `fail`, `release`, `next_due`, `purge_finished`): these are the
+--    statements that read jobs across tenants, by design. On the distributed table
+--    the claim's `FOR UPDATE SKIP LOCKED ... ORDER BY run_at LIMIT n` is no longer one
+--    index walk: run one claim loop per worker node against that node's shards (each
+--    shard is an ordinary table there, with its own jobs_due index), or let Citus fan
+--    the claim out (each shard returns its first n, the coordinator keeps the earliest
+--    n). `complete`/`fail`/`renew`/`release` by job id become multi-shard updates
+--    unless they also name the tenant, which every claimed job carries (Job.tenant_id):
+--    pass (tenant_id, id) pairs. Global jobs are claimed from jobs_global by the same
+--    statements pointed at it, on the coordinator.
+
+-- 3. Tenant tables, co-located: all of a tenant's rows on one node. tenant_heads first
+--    (tenants.id references it), then tenants (by its own id), then the rest.
+SELECT create_distributed_table('tenant_heads', 'tenant_id');
+SELECT create_distributed_table('tenants', 'id', colocate_with => 'tenant_heads');
+SELECT create_distributed_table('events', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('agents', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('api_keys', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('tenant_settings', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('webhooks', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('tickets', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('messages', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('idempotency_keys', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('jobs', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('projection_checkpoints', 'tenant_id',
+                                colocate_with => 'tenants');
+SELECT create_distributed_table('analytics_tickets', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('analytics_daily', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('analytics_agent_daily', 'tenant_id',
+                                colocate_with => 'tenants');
+
+-- 4. What changes for the API-key lookup (api_key_lookup, by key hash, before the
+--    tenant is known). On the distributed api_keys it is a query on every shard (one
+--    index probe each, api_keys_key_hash), behind each process's key cache
+--    (KEY_CACHE_SECONDS). To route it to one node, new keys carry their tenant:
+--    `hd_<tenant id, base32>_<secret>`; the API reads the tenant from the key and the
+--    lookup takes it as a second argument, so Citus routes by it:
+--
+--      CREATE OR REPLACE FUNCTION api_key_lookup(p_key_hash bytea, p_tenant uuid)
+--      RETURNS TABLE (tenant_id uuid, key_id uuid, role text, agent_id uuid,
+--                     agent_active boolean)
+--      LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public AS $$
+--          SELECT k.tenant_id, k.id, k.role, k.agent_id, a.active
+--            FROM api_keys k
+--            LEFT JOIN agents a ON a.tenant_id = k.tenant_id AND a.id = k.agent_id
+--           WHERE k.tenant_id = p_tenant AND k.key_hash = p_key_hash
+--             AND k.revoked_at IS NULL
+--      $$;
+--
+--    Keys issued before keep working through the one-argument lookup (the fan-out)
+--    until they are rotated. Making api_keys a reference table instead is not an
+--    option here: it references tenants (distributed), and a reference table cannot.
+
+-- 5. Not changed by distribution, but to check on a Citus test cluster before use:
+--    - Arming: tenant and actor are armed per transaction with set_config(..., true)
+--      on the coordinator, and the row-level security policies are evaluated where
+--      the shards are. The setting must reach the worker nodes: Citus propagates
+--      `SET LOCAL` (citus.propagate_set_commands = 'local'), so the arm statement
+--      (eventstore/pool.py arm_statement) would be sent as SET LOCAL.
+--    - Triggers on distributed tables (events_before_insert updating tenant_heads,
+--      events_schedule_webhooks inserting into jobs, key_holders_changed) touch only
+--      the same tenant's co-located shards; Citus runs them on the shards with
+--      citus.enable_unsafe_triggers = on.
+--    - Cross-tenant statements besides the job claim: the projector's search for
+--      tenants behind their head (projections/queries.sql `claim`,
+--      `ensure_checkpoints`, `status`, `lag_totals`) and the tenant listings. They
+--      fan out and stay correct; test_citus_ready.py keeps their list.
