@@ -57,8 +57,8 @@ SELECT EXISTS (SELECT 1 FROM agents WHERE tenant_id = $1 AND id = $2 AND active)
 SELECT t.name AS tenant_name, k.name AS key_name, a.name AS agent_name,
        a.email AS agent_email
   FROM tenants t
-  LEFT JOIN api_keys k ON k.tenant_id = t.id AND k.id = $2
-  LEFT JOIN agents a ON a.tenant_id = t.id AND a.id = $3
+  LEFT JOIN api_keys k ON k.tenant_id = $1 AND k.id = $2
+  LEFT JOIN agents a ON a.tenant_id = $1 AND a.id = $3
  WHERE t.id = $1
 
 -- name: list_tickets --
