@@ -108,7 +108,10 @@ class KeyCache:
         row = rows[0]
         principal = Principal(TenantId(row["tenant_id"]), row["key_id"], row["role"],
                               row["agent_id"], row["agent_active"])
-        if active and generation == self._generation and self.active:
+        # A barred key (its agent deactivated) is not kept: reactivating the agent then
+        # takes effect at once here, without waiting for the notification.
+        if (active and principal.barred is None and generation == self._generation
+                and self.active):
             if len(self._entries) >= self.max_entries:
                 self._entries.pop(next(iter(self._entries)))  # the oldest
             self._entries[digest] = _Entry(principal, self._now() + self.ttl)

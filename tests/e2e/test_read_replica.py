@@ -198,7 +198,9 @@ async def test_replica_answers_with_its_lag_until_it_catches_up(pair: Pair) -> N
             assert verified.json()["read_from"] == "replica"
             assert verified.json()["head_seq"] < before["as_of_seq"] + behind["lag"]
             assert verified.headers["read-from"] == "replica"
-            assert float(verified.headers["read-lag-seconds"]) > 0
+            # Its delay in seconds was shown above; here the header is there and sane
+            # (a probe between the two answers can start counting from newer WAL).
+            assert float(verified.headers["read-lag-seconds"]) >= 0
             history = await http.get(f"/v1/tickets/{first}/history",
                                      headers=auth(tenant.admin_key))
             assert history.status_code == 200 and history.headers["read-from"] == "replica"
