@@ -41,7 +41,10 @@ async def test_two_tenants_interleaved_through_transaction_pooling(db, make_tena
                     tenant = rnd.choice(list(tenants))
                     actor = StoreActor("api_key", tenants[tenant])
                     async with store.session(tenant, actor) as s:
+                        # Staged: the append travels in the COMMIT's own message,
+                        # which must reach the same server connection as the rest.
                         await s.append(uuid.uuid4(), 0, [NewEvent("Probe", {"c": i, "n": n})])
+                    async with store.session(tenant, actor) as s:
                         # (each tenant's first event is the operator's ApiKeyIssued)
                         seen = await s.conn.fetch("SELECT tenant_id, actor_id FROM events "
                                                   "WHERE actor_kind <> 'operator'")
