@@ -11,7 +11,7 @@ import uuid
 
 from pydantic import BaseModel, ConfigDict
 
-from domain.ids import AgentId, MessageId, TicketId
+from domain.ids import AgentId, GroupId, MessageId, TicketId
 from domain.values import (
     Actor,
     Priority,
@@ -43,6 +43,8 @@ class OpenTicket(BaseModel):
     at: UtcDatetime
     follow_up_of: TicketId | None = None
     message_id: MessageId | None = None
+    group_id: GroupId | None = None
+    """The group the ticket starts in (agents only; its SLA targets apply at once)."""
 
     def opening_message_id(self) -> MessageId:
         """The id of the opening message (explicit or derived)."""
@@ -62,11 +64,21 @@ class AddMessage(BaseModel):
 
 
 class Assign(BaseModel):
-    """Assign to an agent, or unassign with ``agent_id=None``."""
+    """Assign to an agent (``agent_id=None``: unassign), to a group, or both.
+
+    ``set_agent`` / ``set_group`` say which of the two the command changes; the other
+    stays as it is. ``group_members`` are the members of the group the ticket will be
+    in, as the caller read them (None when it will be in no group): an agent who is not
+    one of them cannot be the ticket's assignee.
+    """
 
     model_config = _FROZEN
 
-    agent_id: AgentId | None
+    agent_id: AgentId | None = None
+    set_agent: bool = True
+    group_id: GroupId | None = None
+    set_group: bool = False
+    group_members: frozenset[AgentId] | None = None
     actor: Actor
     at: UtcDatetime
 

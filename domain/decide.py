@@ -33,6 +33,7 @@ from domain.errors import (
     FollowUpRequired,
     InvalidTransition,
     NotFound,
+    NotGroupMember,
     TicketClosed,
     ValidationFailed,
 )
@@ -46,9 +47,10 @@ from domain.events import (
     StateChanged,
     TagsChanged,
     TicketAssigned,
+    TicketGroupChanged,
     TicketOpened,
 )
-from domain.ids import TicketId
+from domain.ids import GroupId, TicketId
 from domain.sla import (
     Clock,
     SlaPolicy,
@@ -71,7 +73,7 @@ from domain.validation import (
     check_text,
     normalize_tags,
 )
-from domain.values import ActorKind, SlaMetric, TicketState, Visibility
+from domain.values import ActorKind, Priority, SlaMetric, TicketState, Visibility
 
 FR, NR, RES = SlaMetric.FIRST_RESPONSE, SlaMetric.NEXT_REPLY, SlaMetric.RESOLUTION
 
@@ -81,7 +83,7 @@ def decide(command: Command, state: Ticket | None, policy: SlaPolicy) -> list[Ev
     if isinstance(command, OpenTicket):
         if state is not None:
             raise AlreadyExists()
-        return [_open(command, policy)]
+        return _open(command, policy)
     if state is None:
         raise NotFound()
     if isinstance(command, CheckSla):
@@ -94,9 +96,7 @@ def decide(command: Command, state: Ticket | None, policy: SlaPolicy) -> list[Ev
         case AddMessage():
             return _add_message(command, state, policy)
         case Assign():
-            if command.agent_id == state.assignee:
-                return []
-            return [TicketAssigned(assignee=command.agent_id, at=command.at)]
+            return _assign(command, state, policy)
         case ChangePriority():
             return _change_priority(command, state, policy)
         case ChangeState():
@@ -133,6 +133,7 @@ def decide_follow_up(
         actor=command.actor,
         at=command.at,
         follow_up_of=closed.id,
+        group_id=closed.group_id,
     )
     old: list[Event] = [FollowUpOpened(follow_up_id=follow_up_id, at=command.at)]
     return old, decide(open_cmd, None, policy)
@@ -141,17 +142,21 @@ def decide_follow_up(
 # --- handlers -----------------------------------------------------------------------------
 
 
-def _open(cmd: OpenTicket, policy: SlaPolicy) -> TicketOpened:
+def _open(cmd: OpenTicket, policy: SlaPolicy) -> list[Event]:
     if cmd.actor.kind is ActorKind.SYSTEM:
         raise ValidationFailed("the system does not open tickets", field="actor")
+    group = cmd.group_id
+    # A follow-up keeps its closed ticket's group; otherwise routing is the staff's call.
+    if group is not None and cmd.actor.kind is ActorKind.CUSTOMER and cmd.follow_up_of is None:
+        raise ValidationFailed("only agents choose a ticket's group", field="group_id")
     tags = check_tag_count(normalize_tags(cmd.tags))
     cal = policy.calendar
     clocks: Clocks = {
-        FR: start_clock(cal, FR, policy.target_ms(FR, cmd.priority), cmd.at),
-        NR: idle_clock(NR, policy.target_ms(NR, cmd.priority)),
-        RES: start_clock(cal, RES, policy.target_ms(RES, cmd.priority), cmd.at),
+        FR: start_clock(cal, FR, policy.target_ms(FR, cmd.priority, group), cmd.at),
+        NR: idle_clock(NR, policy.target_ms(NR, cmd.priority, group)),
+        RES: start_clock(cal, RES, policy.target_ms(RES, cmd.priority, group), cmd.at),
     }
-    return TicketOpened(
+    opened = TicketOpened(
         ticket_id=cmd.ticket_id,
         message_id=cmd.opening_message_id(),
         subject=check_text(cmd.subject, "subject", SUBJECT_MAX),
@@ -165,6 +170,39 @@ def _open(cmd: OpenTicket, policy: SlaPolicy) -> TicketOpened:
         clocks=clocks,
         at=cmd.at,
     )
+    if group is None:
+        return [opened]
+    # The clocks above already run on the group's targets: nothing to retarget.
+    return [opened, TicketGroupChanged(group_id=group, at=cmd.at)]
+
+
+def _assign(cmd: Assign, state: Ticket, policy: SlaPolicy) -> list[Event]:
+    group = cmd.group_id if cmd.set_group else state.group_id
+    agent = cmd.agent_id if cmd.set_agent else state.assignee
+    events: list[Event] = []
+    if group != state.group_id:
+        clocks = _retargeted(state, state.priority, group, policy, cmd.at)
+        events.append(TicketGroupChanged(group_id=group, clocks=clocks, at=cmd.at))
+    if agent != state.assignee:
+        events.append(TicketAssigned(assignee=agent, at=cmd.at))
+    # Checked only on a change: removing an agent from a group leaves their tickets as
+    # they were, and asking for that same assignment again changes nothing.
+    if events and group is not None and agent is not None and (
+        cmd.group_members is None or agent not in cmd.group_members
+    ):
+        raise NotGroupMember(agent, group)
+    return events
+
+
+def _retargeted(state: Ticket, priority: Priority, group: GroupId | None, policy: SlaPolicy,
+                at: datetime) -> Clocks:
+    """The clocks whose target changes under ``priority`` in ``group``, retargeted."""
+    clocks: Clocks = {}
+    for metric, clock in state.clocks.items():
+        new = retarget_clock(policy.calendar, clock, policy.target_ms(metric, priority, group), at)
+        if new != clock:
+            clocks[metric] = new
+    return clocks
 
 
 def _add_message(cmd: AddMessage, state: Ticket, policy: SlaPolicy) -> list[Event]:
@@ -189,7 +227,7 @@ def _add_message(cmd: AddMessage, state: Ticket, policy: SlaPolicy) -> list[Even
             clocks[NR] = start_clock(
                 policy.calendar,
                 NR,
-                policy.target_ms(NR, state.priority),
+                policy.target_ms(NR, state.priority, state.group_id),
                 cmd.at,
                 paused=state.state in policy.paused_states,
             )
@@ -213,11 +251,7 @@ def _add_message(cmd: AddMessage, state: Ticket, policy: SlaPolicy) -> list[Even
 def _change_priority(cmd: ChangePriority, state: Ticket, policy: SlaPolicy) -> list[Event]:
     if cmd.priority is state.priority:
         return []
-    clocks: Clocks = {}
-    for metric, clock in state.clocks.items():
-        new = retarget_clock(policy.calendar, clock, policy.target_ms(metric, cmd.priority), cmd.at)
-        if new != clock:
-            clocks[metric] = new
+    clocks = _retargeted(state, cmd.priority, state.group_id, policy, cmd.at)
     return [PriorityChanged(priority=cmd.priority, clocks=clocks, at=cmd.at)]
 
 

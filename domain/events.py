@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from domain.ids import AgentId, ApiKeyId, MessageId, TicketId
+from domain.ids import AgentId, ApiKeyId, GroupId, MessageId, TicketId
 from domain.sla import Clock
 from domain.values import (
     Actor,
@@ -126,6 +126,43 @@ class FollowUpOpened(Event):
     follow_up_id: TicketId
 
 
+class TicketGroupChanged(Event):
+    """The ticket moved to another group (None: to no group); ``clocks`` holds the
+    clocks retargeted to the new group's SLA targets."""
+
+    TYPE = "TicketGroupChanged"
+
+    group_id: GroupId | None
+    clocks: Clocks = {}
+
+
+# --- group stream (a team of agents; the stream id is the group id) -----------------------
+
+
+class GroupCreated(Event):
+    TYPE = "GroupCreated"
+
+    group_id: GroupId
+    name: str
+    members: tuple[AgentId, ...] = ()
+
+
+class GroupRenamed(Event):
+    TYPE = "GroupRenamed"
+
+    name: str
+
+
+class GroupMembersChanged(Event):
+    """``members`` is the whole membership afterwards, sorted."""
+
+    TYPE = "GroupMembersChanged"
+
+    added: tuple[AgentId, ...]
+    removed: tuple[AgentId, ...]
+    members: tuple[AgentId, ...]
+
+
 # --- tenant stream (audit trail of configuration) ----------------------------------------
 
 
@@ -208,7 +245,9 @@ TICKET_EVENTS: tuple[type[Event], ...] = (
     TagsChanged,
     SlaBreached,
     FollowUpOpened,
+    TicketGroupChanged,
 )
+GROUP_EVENTS: tuple[type[Event], ...] = (GroupCreated, GroupRenamed, GroupMembersChanged)
 TENANT_EVENTS: tuple[type[Event], ...] = (
     ApiKeyIssued,
     ApiKeyRevoked,
@@ -217,11 +256,14 @@ TENANT_EVENTS: tuple[type[Event], ...] = (
     SettingsChanged,
     WebhookConfigured,
 )
-EVENT_TYPES: dict[str, type[Event]] = {cls.TYPE: cls for cls in TICKET_EVENTS + TENANT_EVENTS}
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.TYPE: cls for cls in TICKET_EVENTS + GROUP_EVENTS + TENANT_EVENTS
+}
 """Every event class by its ``TYPE``."""
 
 __all__ = [
     "EVENT_TYPES",
+    "GROUP_EVENTS",
     "TENANT_EVENTS",
     "TICKET_EVENTS",
     "AgentAdded",
@@ -231,6 +273,9 @@ __all__ = [
     "Clocks",
     "Event",
     "FollowUpOpened",
+    "GroupCreated",
+    "GroupMembersChanged",
+    "GroupRenamed",
     "MessageAdded",
     "PriorityChanged",
     "SettingsChanged",
@@ -238,6 +283,7 @@ __all__ = [
     "StateChanged",
     "TagsChanged",
     "TicketAssigned",
+    "TicketGroupChanged",
     "TicketOpened",
     "WebhookConfigured",
 ]

@@ -14,5 +14,6 @@ TicketId = NewType("TicketId", uuid.UUID)
 AgentId = NewType("AgentId", uuid.UUID)
 ApiKeyId = NewType("ApiKeyId", uuid.UUID)
 MessageId = NewType("MessageId", uuid.UUID)
+GroupId = NewType("GroupId", uuid.UUID)
 
-__all__ = ["AgentId", "ApiKeyId", "MessageId", "TenantId", "TicketId"]
+__all__ = ["AgentId", "ApiKeyId", "GroupId", "MessageId", "TenantId", "TicketId"]

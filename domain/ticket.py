@@ -21,9 +21,10 @@ from domain.events import (
     StateChanged,
     TagsChanged,
     TicketAssigned,
+    TicketGroupChanged,
     TicketOpened,
 )
-from domain.ids import AgentId, TicketId
+from domain.ids import AgentId, GroupId, TicketId
 from domain.sla import breach_clock
 from domain.values import (
     ActorKind,
@@ -59,6 +60,7 @@ class Ticket(BaseModel):
     source: Source
     tags: tuple[str, ...]
     assignee: AgentId | None = None
+    group_id: GroupId | None = None
     follow_up_of: TicketId | None = None
     follow_up_ids: tuple[TicketId, ...] = ()
     created_at: UtcDatetime
@@ -106,6 +108,9 @@ def evolve(state: Ticket | None, event: Event) -> Ticket:
             changes["assignee"] = event.assignee
         case PriorityChanged():
             changes["priority"] = event.priority
+            changes["clocks"] = state.clocks | event.clocks
+        case TicketGroupChanged():
+            changes["group_id"] = event.group_id
             changes["clocks"] = state.clocks | event.clocks
         case StateChanged():
             changes.update(_state_change(state, event))

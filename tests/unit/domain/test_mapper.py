@@ -36,6 +36,8 @@ from domain import (
     from_stored,
     to_stored,
 )
+from domain.events import GroupCreated, GroupMembersChanged, GroupRenamed, TicketGroupChanged
+from domain.ids import GroupId
 from tests.unit.domain.support import AGENT, CUSTOMER, at, given, move, open_cmd, reply
 
 AT = datetime(2026, 6, 1, 9, 0, 0, 123, tzinfo=UTC)
@@ -54,6 +56,17 @@ def ticket_history() -> list[Event]:
         move(TicketState.CLOSED, at(11)),
     )
     return [*history, FollowUpOpened(follow_up_id=TicketId(uuid.UUID(int=6)), at=at(12))]
+
+
+def group_events() -> list[Event]:
+    group, agent = GroupId(uuid.UUID(int=9)), AgentId(uuid.UUID(int=8))
+    return [
+        GroupCreated(group_id=group, name="Billing", members=(agent,), at=AT),
+        GroupRenamed(name="Payments", at=AT),
+        GroupMembersChanged(added=(), removed=(agent,), members=(), at=AT),
+        TicketGroupChanged(group_id=group, at=AT),
+        TicketGroupChanged(group_id=None, at=AT),
+    ]
 
 
 def tenant_events() -> list[Event]:
@@ -81,11 +94,12 @@ def only_json_types(value: Any) -> bool:
 
 
 def test_every_event_type_is_covered() -> None:
-    seen = {e.TYPE for e in ticket_history() + tenant_events()}
+    seen = {e.TYPE for e in ticket_history() + tenant_events() + group_events()}
     assert seen == set(EVENT_TYPES)
 
 
-@pytest.mark.parametrize("event", ticket_history() + tenant_events(), ids=lambda e: e.TYPE)
+@pytest.mark.parametrize("event", ticket_history() + tenant_events() + group_events(),
+                         ids=lambda e: e.TYPE)
 def test_round_trip(event: Event) -> None:
     type_, version, data = to_stored(event)
     assert (type_, version) == (event.TYPE, event.SCHEMA_VERSION)
