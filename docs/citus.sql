@@ -55,6 +55,7 @@ SELECT create_distributed_table('agents', 'tenant_id', colocate_with => 'tenants
 SELECT create_distributed_table('api_keys', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('tenant_settings', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('webhooks', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('groups', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('tickets', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('messages', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('idempotency_keys', 'tenant_id', colocate_with => 'tenants');

@@ -29,7 +29,7 @@ from uuid import UUID
 
 import asyncpg
 
-from domain.commands import AddMessage, Assign, Command
+from domain.commands import AddMessage, Assign, Command, OpenTicket
 from domain.decide import decide, decide_follow_up
 from domain.errors import FollowUpRequired, NotFound, ValidationFailed
 from domain.events import Event
@@ -41,6 +41,7 @@ from domain.values import Actor, ActorKind, Visibility
 from eventstore.errors import ConcurrencyError
 from eventstore.store import Session
 from eventstore.types import NewEvent
+from projections.groups import load_group, unknown_groups
 from projections.inline import PendingEvent, apply_inline, load_ticket
 from projections.reads import active_agent
 from projections.tenant_settings import load_settings
@@ -96,8 +97,12 @@ async def execute(
     if expected_version is not None and expected_version != current:
         raise ConcurrencyError(ticket_id, expected_version, current)
     policy = (await load_settings(conn, tenant)).policy
-    if isinstance(command, Assign) and command.agent_id is not None:
-        await _check_agent(conn, tenant, command.agent_id)
+    if isinstance(command, Assign):
+        if command.set_agent and command.agent_id is not None:
+            await _check_agent(conn, tenant, command.agent_id)
+        command = await _with_group_members(conn, tenant, command, state)
+    elif isinstance(command, OpenTicket) and command.group_id is not None:
+        await _check_groups(conn, tenant, [command.group_id])
 
     decided: dict[UUID, list[Event]]
     try:
@@ -144,6 +149,27 @@ async def _check_agent(conn: asyncpg.Connection, tenant: TenantId, agent_id: UUI
     if not await active_agent(conn, tenant, agent_id):
         raise ValidationFailed("agent_id is not an active agent of this tenant",
                                field="agent_id")
+
+
+async def _check_groups(conn: asyncpg.Connection, tenant: TenantId, ids: list[UUID]) -> None:
+    unknown = await unknown_groups(conn, tenant, ids)
+    if unknown:
+        raise ValidationFailed(f"no group {unknown[0]} in this tenant", field="group_id")
+
+
+async def _with_group_members(conn: asyncpg.Connection, tenant: TenantId, command: Assign,
+                              state: Ticket | None) -> Assign:
+    """``command`` with the members of the group the ticket will be in, for the domain's
+    rule that an assignee belongs to the ticket's group."""
+    if state is None:
+        return command  # no such ticket: ``decide`` says so
+    group = command.group_id if command.set_group else state.group_id
+    if group is None:
+        return command
+    found = await load_group(conn, tenant, group)
+    if found is None:
+        raise ValidationFailed(f"no group {group} in this tenant", field="group_id")
+    return command.model_copy(update={"group_members": frozenset(found.members)})
 
 
 async def _move_sla_timers(

@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 import asyncpg
 
@@ -23,7 +24,7 @@ from projections.analytics import AnalyticsProjection
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
 NAME = AnalyticsProjection.name
-GROUPS = ("priority", "source", "assignee", "day")
+GROUPS = ("priority", "source", "assignee", "group", "day")
 AGE_BUCKETS = ("lt_1d", "1d_3d", "3d_7d", "gte_7d")
 
 
@@ -128,12 +129,13 @@ async def backlog(store: EventStore, tenant_id: TenantId, now: datetime) -> dict
 
 
 async def agents(store: EventStore, tenant_id: TenantId, start: date,
-                 end: date) -> dict[str, Any]:
+                 end: date, group_id: UUID | None = None) -> dict[str, Any]:
     """Per author over ``start``..``end``: tickets assigned, public replies, tickets
     solved; each row says whether it is a person (``kind`` agent) or an API key that
-    acted as itself (``api_key``), and names it."""
+    acted as itself (``api_key``), and names it. With ``group_id``, only the group's
+    members (as they are now)."""
     async with snapshot(store, tenant_id) as (conn, fresh):
-        rows = await conn.fetch(Q["agents"], tenant_id, start, end)
+        rows = await conn.fetch(Q["agents"], tenant_id, start, end, group_id)
     return {**fresh, "from": start.isoformat(), "to": end.isoformat(),
             "agents": [{"kind": r["kind"], "id": r["id"], "name": r["name"],
                         "agent_id": r["id"] if r["kind"] == "agent" else None,

@@ -170,12 +170,29 @@ async def fill_views(conn: asyncpg.Connection, tenant_id: TenantId, *, batch: in
             return filled
 
 
+async def refill_views_lacking(conn: asyncpg.Connection, tenant_id: TenantId, key: str, *,
+                               batch: int = 500) -> int:
+    """Render again the stored document of every ticket whose document lacks ``key``
+    (rendered before the answer had it); returns how many were rendered."""
+    filled, after = 0, UUID(int=0)
+    while True:
+        rows = await conn.fetch(Q["tickets_with_view_lacking"], tenant_id, key, after, batch)
+        for row in rows:
+            await conn.execute(Q["set_view"], tenant_id, row["id"],
+                               ticket_json(state_from_json(row["state_json"])).decode())
+        filled += len(rows)
+        if len(rows) < batch:
+            return filled
+        after = rows[-1]["id"]
+
+
 __all__ = [
     "PendingEvent",
     "StoredEvent",
     "apply_inline",
     "fill_views",
     "load_ticket",
+    "refill_views_lacking",
     "state_from_json",
     "state_to_json",
 ]

@@ -243,13 +243,19 @@ SELECT (SELECT count(*) FROM tickets) + (SELECT count(*) FROM daily)
        + (SELECT count(*) FROM agents)
 
 -- name: summary --
--- $1 tenant_id, $2 from (inclusive), $3 to (exclusive), $4 group: priority|source|assignee|day|all
+-- $1 tenant_id, $2 from (inclusive), $3 to (exclusive),
+-- $4 group: priority|source|assignee|group|day|all
 -- Percentiles are percentile_disc (nearest rank): always a value some ticket had.
+-- A ticket's group is the one it is in now, read from the inline tickets row (only
+-- when grouping by group: a CASE branch not taken runs no subquery).
 WITH t AS (
     SELECT CASE $4::text
                WHEN 'priority' THEN priority
                WHEN 'source' THEN source
                WHEN 'assignee' THEN coalesce(assignee, 'none')
+               WHEN 'group' THEN coalesce((SELECT g.group_id::text FROM tickets g
+                                            WHERE g.tenant_id = $1 AND g.id = a.ticket_id),
+                                          'none')
                WHEN 'day' THEN to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')
                ELSE 'all'
            END AS key,
@@ -299,7 +305,8 @@ SELECT state, priority,
  ORDER BY 1, 2, 3
 
 -- name: agents --
--- $1 tenant_id, $2 from day, $3 to day (inclusive)
+-- $1 tenant_id, $2 from day, $3 to day (inclusive), $4 group id (null: everyone): only
+-- the group's members as it is now
 -- Who each recorded author is: an agent (a person), an API key acting as itself (an
 -- admin key without an agent), or neither (an id no API call writes). Ids are
 -- compared as text: the projection keeps authors as recorded, and not every
@@ -314,6 +321,9 @@ SELECT w.id,
                sum(replies)::int AS replies, sum(solved)::int AS solved
           FROM analytics_agent_daily
          WHERE tenant_id = $1 AND day BETWEEN $2 AND $3
+           AND ($4::uuid IS NULL OR agent_id IN (
+                   SELECT m::text FROM groups, unnest(members) AS m
+                    WHERE groups.tenant_id = $1 AND groups.id = $4::uuid))
          GROUP BY agent_id) AS w
   LEFT JOIN agents a ON a.tenant_id = $1 AND a.id::text = w.id
   LEFT JOIN api_keys k ON k.tenant_id = $1 AND k.id::text = w.id
@@ -344,3 +354,71 @@ SELECT id, state_json FROM tickets WHERE tenant_id = $1 AND view IS NULL LIMIT $
 -- name: set_view --
 -- $1 tenant_id, $2 ticket id, $3 view (as text)
 UPDATE tickets SET view = $3::text::json WHERE tenant_id = $1 AND id = $2
+
+-- Groups (projections/groups.py) ----------------------------------------------------------
+
+-- name: insert_group --
+-- $1 tenant_id, $2 id, $3 name, $4 members, $5 created_at
+-- No row back: the name is taken (case aside) in the tenant.
+INSERT INTO groups (tenant_id, id, name, members, version, created_at, updated_at)
+VALUES ($1, $2, $3, $4, 1, $5, $5)
+ON CONFLICT (tenant_id, lower(name)) DO NOTHING
+RETURNING id, version, name, members, created_at, updated_at
+
+-- name: group_for_update --
+-- $1 tenant_id, $2 group id
+-- Commands on one group queue on its row and decide on the state the last one committed.
+SELECT id, version, name, members, created_at, updated_at
+  FROM groups WHERE tenant_id = $1 AND id = $2 FOR UPDATE
+
+-- name: get_group --
+-- $1 tenant_id, $2 group id
+SELECT id, version, name, members, created_at, updated_at
+  FROM groups WHERE tenant_id = $1 AND id = $2
+
+-- name: update_group --
+-- $1 tenant_id, $2 id, $3 version, $4 name, $5 members, $6 updated_at
+UPDATE groups SET version = $3, name = $4, members = $5, updated_at = $6
+ WHERE tenant_id = $1 AND id = $2
+
+-- name: group_named --
+-- $1 tenant_id, $2 name
+SELECT id FROM groups WHERE tenant_id = $1 AND lower(name) = lower($2)
+
+-- name: list_groups --
+-- $1 tenant_id, $2 cursor created_at (null: first page), $3 cursor id, $4 limit
+SELECT id, version, name, members, created_at, updated_at
+  FROM groups
+ WHERE tenant_id = $1
+   AND ($2::timestamptz IS NULL OR (created_at, id) > ($2::timestamptz, $3::uuid))
+ ORDER BY created_at, id
+ LIMIT $4
+
+-- name: known_groups --
+-- $1 tenant_id, $2 group ids
+SELECT id FROM groups WHERE tenant_id = $1 AND id = ANY ($2::uuid[])
+
+-- name: active_agents_among --
+-- $1 tenant_id, $2 agent ids
+SELECT id FROM agents WHERE tenant_id = $1 AND id = ANY ($2::uuid[]) AND active
+
+-- name: tickets_held_in_group --
+-- $1 tenant_id, $2 group id, $3 agent ids, $4 most ticket ids to name per agent
+-- Tickets of the group that are still assigned to one of the agents (closed ones
+-- aside): how many per agent, and the newest few of them.
+SELECT assignee AS agent_id, count(*)::int AS tickets,
+       (array_agg(id ORDER BY created_at DESC, id DESC))[1:$4] AS ticket_ids
+  FROM tickets
+ WHERE tenant_id = $1 AND group_id = $2 AND assignee = ANY ($3::uuid[])
+   AND state <> 'closed'
+ GROUP BY assignee
+ ORDER BY assignee
+
+-- name: tickets_with_view_lacking --
+-- $1 tenant_id, $2 a key of the ticket document, $3 after this ticket id, $4 limit
+-- Documents rendered before the ticket's answer had that key, walked by id.
+SELECT id, state_json FROM tickets
+ WHERE tenant_id = $1 AND id > $3 AND view IS NOT NULL AND NOT (view::jsonb ? $2)
+ ORDER BY id
+ LIMIT $4
+   FOR UPDATE

@@ -43,6 +43,8 @@ class TicketFilters:
     tags: tuple[str, ...] = ()
     created_after: datetime | None = None
     created_before: datetime | None = None
+    group_id: UUID | None = None
+    no_group: bool = False
 
 
 async def active_agent(conn: asyncpg.Connection, tenant_id: TenantId, agent_id: UUID) -> bool:
@@ -99,6 +101,8 @@ TICKET_FILTERS: dict[str, str] = {
     "tags": "AND tags && ${n}::text[]",
     "created_after": "AND created_at >= ${n}::timestamptz",
     "created_before": "AND created_at < ${n}::timestamptz",
+    "group_id": "AND group_id = ${n}::uuid",
+    "no_group": "AND group_id IS NULL AND ${n}::boolean",
 }
 
 

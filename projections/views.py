@@ -19,6 +19,7 @@ from uuid import UUID
 
 import orjson
 
+from domain.group import Group
 from domain.sla import Clock
 from domain.ticket import Ticket
 from domain.values import SlaMetric
@@ -57,7 +58,7 @@ def ticket_document(t: Ticket) -> dict[str, Any]:
         "id": t.id, "version": t.version, "state": t.state, "subject": t.subject,
         "requester": {"email": t.requester.email, "name": t.requester.name},
         "priority": t.priority, "source": t.source, "tags": list(t.tags),
-        "assignee": t.assignee, "follow_up_of": t.follow_up_of,
+        "assignee": t.assignee, "group_id": t.group_id, "follow_up_of": t.follow_up_of,
         "follow_up_ids": list(t.follow_up_ids), "created_at": t.created_at,
         "updated_at": t.updated_at, "solved_at": t.solved_at, "closed_at": t.closed_at,
         "reopen_count": t.reopen_count, "awaiting_reply": t.awaiting_reply,
@@ -70,6 +71,12 @@ def ticket_json(t: Ticket) -> bytes:
     return dumps(ticket_document(t))
 
 
+def group_document(g: Group) -> dict[str, Any]:
+    """A group as the API shows it (``GroupOut``)."""
+    return {"id": g.id, "name": g.name, "members": list(g.members), "version": g.version,
+            "created_at": g.created_at, "updated_at": g.updated_at}
+
+
 def message_document(row: Mapping[str, Any]) -> dict[str, Any]:
     """A message (``MessageOut``) from its read-model row."""
     return {
@@ -79,4 +86,4 @@ def message_document(row: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-__all__ = ["dumps", "message_document", "ticket_document", "ticket_json"]
+__all__ = ["dumps", "group_document", "message_document", "ticket_document", "ticket_json"]

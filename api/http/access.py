@@ -47,6 +47,13 @@ ACCESS: Mapping[str, frozenset[str]] = {
     "GET /v1/agents/{agent_id}": _STAFF,
     "POST /v1/agents": _ADMIN,
     "PATCH /v1/agents/{agent_id}": _ADMIN,
+    # Groups: admins manage them; staff read them (to route work), auditors too.
+    "GET /v1/groups": _STAFF | {AUDITOR},
+    "GET /v1/groups/{group_id}": _STAFF | {AUDITOR},
+    "POST /v1/groups": _ADMIN,
+    "PATCH /v1/groups/{group_id}": _ADMIN,
+    "GET /v1/groups/{group_id}/history": _AUDIT,
+    "GET /v1/groups/{group_id}/as-of": _AUDIT,
     "GET /v1/settings": _ADMIN,
     "PUT /v1/settings": _ADMIN,
     "GET /v1/api-keys": _ADMIN,

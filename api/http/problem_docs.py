@@ -43,7 +43,8 @@ _DESCRIPTIONS = {
     403: "The key's role may not do this (`forbidden`)",
     404: "No such resource in this tenant (`not_found`)",
     409: "Conflict: `invalid_transition`, `ticket_closed`, `already_exists`, "
-         "`version_conflict` or `idempotency_in_flight`",
+         "`not_group_member`, `group_exists`, `version_conflict` or "
+         "`idempotency_in_flight`",
     412: "`If-Match` does not match the current version (`precondition_failed`)",
     413: "Request body too large (`body_too_large`)",
     415: "Request body is not JSON (`unsupported_media_type`)",

@@ -23,6 +23,7 @@ from domain.errors import (
     FollowUpRequired,
     InvalidTransition,
     NotFound,
+    NotGroupMember,
     TicketClosed,
     ValidationFailed,
 )
@@ -57,6 +58,7 @@ _DOMAIN_STATUS: dict[type[DomainError], int] = {
     TicketClosed: 409,
     AlreadyExists: 409,
     FollowUpRequired: 409,
+    NotGroupMember: 409,
     ValidationFailed: 422,
 }
 

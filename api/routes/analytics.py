@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from datetime import date, timedelta
 from typing import Annotated, Any, Literal
+from uuid import UUID
 
 from fastapi import APIRouter, Query, Response
 
@@ -28,6 +29,7 @@ from api.schemas import analytics as models
 from eventstore.replica import Source
 from eventstore.store import EventStore
 from projections import analytics_reads as reads
+from projections.groups import unknown_groups
 
 router = APIRouter(prefix="/v1/analytics", tags=["analytics"], route_class=StrictRoute)
 
@@ -103,8 +105,8 @@ async def summary(
     services: ServicesDep,
     start: From = None,
     end: To = None,
-    group_by: Annotated[Literal["priority", "source", "assignee", "day"] | None,
-                        Query()] = None,
+    group_by: Annotated[Literal["priority", "source", "assignee", "group", "day"] | None,
+                        Query(description="`group`: the group each ticket is in now")] = None,
 ) -> Response:
     """Tickets created in the range: counts, first reply and resolution medians and p90,
     SLA achievement per metric, reopen and one-touch rates; in total and by group."""
@@ -131,13 +133,25 @@ async def backlog(principal: Authorized, services: ServicesDep) -> Response:
                          lambda store: reads.backlog(store, principal.tenant_id, now))
 
 
-@router.get("/agents", responses=errors(), response_model=models.Agents)
-async def agents(principal: Authorized, services: ServicesDep, start: From = None,
-                 end: To = None) -> Response:
+@router.get("/agents", responses=errors(404), response_model=models.Agents)
+async def agents(
+    principal: Authorized, services: ServicesDep, start: From = None, end: To = None,
+    group_id: Annotated[UUID | None, Query(
+        description="only the members of this group (as it is now); 404 if the tenant "
+                    "has no such group")] = None,
+) -> Response:
     """Per person over the range: tickets assigned, public replies, tickets solved. Work
     done with an API key acting as itself (an admin key linked to no agent) is its own
     row, of kind `api_key`."""
     lo, hi = _range(services, start, end)
+    if group_id is not None:
+        async with services.store.session(principal.tenant_id, readonly=True) as s:
+            if await unknown_groups(s.conn, principal.tenant_id, [group_id]):
+                raise Problem(404, "not_found", f"no group {group_id}")
     # "v2": rows carry kind and name; answers cached in the older shape are not reused.
-    return await _answer(services, principal, f"agents:v2:{lo}:{hi}",
-                         lambda store: reads.agents(store, principal.tenant_id, lo, hi))
+    # A group's answer is not cached: its membership can change with no event the
+    # analytics checkpoint counts.
+    key = f"agents:v2:{lo}:{hi}" if group_id is None else None
+    return await _answer(services, principal, key,
+                         lambda store: reads.agents(store, principal.tenant_id, lo, hi,
+                                                    group_id))

@@ -25,14 +25,16 @@ from api.http.params import ANY_OF, EventTypeName, IsoAwareDateTime
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.routing import StrictRoute
+from api.schemas.groups import GroupOut
 from api.schemas.tickets import TicketOut, etag
 from domain.errors import DomainError
-from domain.events import TicketOpened
+from domain.events import GroupCreated, TicketOpened
+from domain.group import fold_group
 from domain.mapper import from_stored
 from domain.ticket import fold
 from eventstore.store import EventStore, Session
 from eventstore.types import ChainReport, RecordedEvent
-from projections.views import ticket_json
+from projections.views import dumps, group_document, ticket_json
 
 MAX_VERIFY_SEQS = 100_000
 """The most seqs one ``/v1/audit/verify`` request recomputes (bounded work)."""
@@ -106,6 +108,11 @@ async def _require_ticket(session: Session, ticket_id: UUID) -> None:
         raise Problem(404, "not_found", "no such ticket")
 
 
+async def _require_group(session: Session, group_id: UUID) -> None:
+    if await session.stream_first_type(group_id) != GroupCreated.TYPE:
+        raise Problem(404, "not_found", f"no group {group_id}")
+
+
 @router.get("/v1/tickets/{ticket_id}/history", response_model=EventPage,
             responses=errors(404) | {200: {"headers": LAGGING_HEADERS}},
             summary="A ticket's events in order, with actor, seq, version and hash")
@@ -168,6 +175,69 @@ async def ticket_as_of(
     assert ticket is not None
     return Response(ticket_json(ticket), media_type="application/json",
                     headers={"ETag": etag(ticket.version), **source_headers(source)})
+
+
+@router.get("/v1/groups/{group_id}/history", response_model=EventPage,
+            responses=errors(404) | {200: {"headers": LAGGING_HEADERS}},
+            summary="A group's events in order, with actor, seq, version and hash")
+async def group_history(
+    group_id: UUID,
+    principal: Authorized,
+    services: ServicesDep,
+    response: Response,
+    limit: Limit = DEFAULT_LIMIT,
+    cursor: Cursor = None,
+) -> Any:
+    codec = services.cursors
+    scope = scope_of(principal.tenant_id, "history", {"group_id": str(group_id)})
+    after = 0 if cursor is None else codec.decode_int(scope, cursor)
+
+    async def read(store: EventStore) -> list[RecordedEvent]:
+        async with store.session(principal.tenant_id, readonly=True) as s:
+            await _require_group(s, group_id)
+            return await s.read_stream_page(group_id, after, limit + 1)
+
+    rows, source = await services.reads.run(read)
+    events, nxt = paginate_int(codec, scope, rows, limit, lambda e: e.version)
+    response.headers.update(source_headers(source))
+    return {"data": [render_event(e) for e in events], "next_cursor": nxt}
+
+
+@router.get("/v1/groups/{group_id}/as-of", response_model=GroupOut,
+            responses=errors(404) | {200: {"headers": LAGGING_HEADERS}},
+            summary="The group as it was at a version or an instant")
+async def group_as_of(
+    group_id: UUID,
+    principal: Authorized,
+    services: ServicesDep,
+    version: Annotated[int | None, Query(ge=1, le=INT32)] = None,
+    at: Annotated[IsoAwareDateTime | None, Query()] = None,
+) -> Response:
+    if (version is None) == (at is None):
+        raise Problem(400, "invalid_parameter", "give exactly one of version and at")
+
+    async def read(store: EventStore) -> list[RecordedEvent]:
+        async with store.session(principal.tenant_id, readonly=True) as s:
+            await _require_group(s, group_id)
+            if version is not None:
+                return await s.read_stream(group_id, to_version=version)
+            assert at is not None
+            return await s.read_stream_until(group_id, at)
+
+    events, source = await services.reads.run(read)
+    if not events:
+        raise Problem(404, "not_found", "the group did not exist yet at that instant")
+    if version is not None and events[-1].version < version:
+        raise Problem(404, "not_found",
+                      f"the group has {events[-1].version} versions; no version {version}")
+    try:
+        group = fold_group(from_stored(e.type, e.schema_version, e.data) for e in events)
+    except DomainError as exc:
+        raise Problem(500, "corrupt_stream", f"the group's events cannot be replayed: {exc}") \
+            from exc
+    assert group is not None
+    return Response(dumps(group_document(group)), media_type="application/json",
+                    headers={"ETag": etag(group.version), **source_headers(source)})
 
 
 @router.get("/v1/events", response_model=EventPage, responses=errors(),

@@ -35,11 +35,12 @@ from api.schemas.tickets import (
     ticket_view,
 )
 from domain.commands import Assign, ChangePriority, ChangeState, ChangeTags, Command, OpenTicket
-from domain.ids import AgentId, TicketId
+from domain.ids import AgentId, GroupId, TicketId
 from domain.validation import TAG_PATTERN
 from domain.values import Actor, ActorKind, Priority, Requester, Source, TicketState
 from eventstore.store import Session
 from handlers.tickets import CommandResult, run_command
+from projections.groups import unknown_groups
 from projections.reads import TicketFilters, get_ticket, list_tickets
 
 router = APIRouter(prefix="/v1/tickets", tags=["tickets"], route_class=StrictRoute)
@@ -88,7 +89,8 @@ async def open_ticket(
 
     command = OpenTicket(ticket_id=ticket_id, subject=body.subject, body=body.body,
                          requester=requester, priority=body.priority, source=body.source,
-                         tags=tuple(body.tags), actor=actor, at=services.clock.now())
+                         tags=tuple(body.tags), actor=actor, at=services.clock.now(),
+                         group_id=None if body.group_id is None else GroupId(body.group_id))
 
     async def work(uow: Session) -> JsonReply:
         return ticket_reply(await run_command(uow, ticket_id, command), 201)
@@ -97,7 +99,7 @@ async def open_ticket(
                               work)
 
 
-@router.get("", response_model=TicketPage, responses=errors(), summary="List tickets")
+@router.get("", response_model=TicketPage, responses=errors(404), summary="List tickets")
 async def list_(
     services: ServicesDep,
     principal: Authorized,
@@ -110,6 +112,10 @@ async def list_(
         pattern=r"^(none|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$",
         description="An agent id, or `none` for unassigned tickets.")] = None,
     tag: Annotated[list[Tag] | None, Query(description=ANY_OF)] = None,
+    group_id: Annotated[str | None, Query(
+        pattern=r"^(none|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$",
+        description="A group id (404 if the tenant has no such group), or `none` for "
+                    "tickets in no group.")] = None,
     created_after: IsoDateTime | None = None,
     created_before: IsoDateTime | None = None,
 ) -> Response:
@@ -118,6 +124,8 @@ async def list_(
         states=_values(state), priorities=_values(priority), sources=_values(source),
         assignee=UUID(assignee) if assignee and assignee != "none" else None,
         unassigned=assignee == "none", tags=_values(tag),
+        group_id=UUID(group_id) if group_id and group_id != "none" else None,
+        no_group=group_id == "none",
         created_after=_utc(created_after), created_before=_utc(created_before),
     )
     scope = scope_of(principal.tenant_id, "tickets", {
@@ -125,10 +133,15 @@ async def list_(
         "source": filters.sources, "assignee": assignee, "tag": filters.tags,
         "created_after": filters.created_after and filters.created_after.isoformat(),
         "created_before": filters.created_before and filters.created_before.isoformat(),
+        # Named only when given, so cursors handed out before the filter existed hold.
+        **({"group_id": group_id.lower()} if group_id is not None else {}),
     })
     codec = services.cursors
     after = codec.decode(scope, cursor) if cursor is not None else None
     async with services.store.session(principal.tenant_id, readonly=True) as session:
+        if filters.group_id is not None and await unknown_groups(
+                session.conn, principal.tenant_id, [filters.group_id]):
+            raise Problem(404, "not_found", f"no group {filters.group_id}")
         rows = await list_tickets(session.conn, principal.tenant_id, filters, after, limit + 1)
     page, next_cursor = paginate(codec, scope, rows, limit, lambda t: (t.created_at, t.id))
     # The stored documents go out as they are: no decoding, validation or re-encoding.
@@ -148,13 +161,18 @@ async def get_one(ticket_id: UUID, services: ServicesDep, principal: Authorized)
 
 
 @router.post("/{ticket_id}/assignee", response_model=TicketOut, responses=COMMAND_ERRORS,
-             summary="Assign or unassign")
+             summary="Assign to an agent, a group or both, or unassign")
 async def assign(ticket_id: UUID, body: AssigneeIn, request: Request, services: ServicesDep,
                  principal: Authorized, if_match: IfMatch = None) -> Response:
-    agent = AgentId(body.agent_id) if body.agent_id is not None else None
-    command = Assign(agent_id=agent, actor=agent_actor(principal), at=services.clock.now())
+    given = body.model_fields_set
+    command = Assign(
+        agent_id=None if body.agent_id is None else AgentId(body.agent_id),
+        set_agent="agent_id" in given,
+        group_id=None if body.group_id is None else GroupId(body.group_id),
+        set_group="group_id" in given,
+        actor=agent_actor(principal), at=services.clock.now())
     return await _command(request, services, principal, ticket_id,
-                          body.model_dump(mode="json"), command, if_match)
+                          body.model_dump(mode="json", exclude_unset=True), command, if_match)
 
 
 @router.post("/{ticket_id}/priority", response_model=TicketOut, responses=COMMAND_ERRORS,

@@ -59,13 +59,13 @@ class Stats(_Model):
 
 class GroupStats(Stats):
     key: str = Field(description="the group: a priority, a source, an agent id (or "
-                                 "'none'), or a UTC day")
+                                 "'none'), a group id (or 'none'), or a UTC day")
 
 
 class Summary(Freshness):
     from_: str = Field(alias="from", description="first UTC day (inclusive)")
     to: str = Field(description="last UTC day (inclusive)")
-    group_by: Literal["priority", "source", "assignee", "day"] | None
+    group_by: Literal["priority", "source", "assignee", "group", "day"] | None
     total: Stats
     groups: list[GroupStats]
 

@@ -11,7 +11,7 @@ from typing import Any
 from uuid import UUID
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from api.schemas import checked_by_domain
 from domain.ticket import Ticket
@@ -46,6 +46,9 @@ class OpenTicketIn(BaseModel):
     priority: Priority = Priority.NORMAL
     source: Source = Source.API
     tags: list[str] = Field(default_factory=list, max_length=TAGS_MAX)
+    group_id: UUID | None = Field(default=None, description=(
+        "A group of the tenant to route the ticket to; agents and admins only (an intake "
+        "key's ticket is routed by staff)."))
 
 
 class MessageIn(BaseModel):
@@ -56,9 +59,22 @@ class MessageIn(BaseModel):
 
 
 class AssigneeIn(BaseModel):
+    """Give at least one of the two; a field left out stays as it is. With both a group
+    and an agent on the ticket, the agent must be a member of the group (else 409
+    ``not_group_member``)."""
+
     model_config = _IN
 
-    agent_id: UUID | None = Field(description="An active agent of the tenant, or null.")
+    agent_id: UUID | None = Field(default=None,
+                                  description="An active agent of the tenant, or null.")
+    group_id: UUID | None = Field(default=None,
+                                  description="A group of the tenant, or null for none.")
+
+    @model_validator(mode="after")
+    def _something(self) -> AssigneeIn:
+        if not self.model_fields_set:
+            raise ValueError("give agent_id, group_id or both")
+        return self
 
 
 class PriorityIn(BaseModel):
@@ -115,6 +131,7 @@ class TicketOut(BaseModel):
     source: Source
     tags: list[str]
     assignee: UUID | None
+    group_id: UUID | None
     follow_up_of: UUID | None
     follow_up_ids: list[UUID]
     created_at: datetime

@@ -27,9 +27,30 @@ async def test_ticket_rows_without_a_document_are_served_then_filled(db, make_te
             for tid in ids:
                 assert (await http.get(f"/v1/tickets/{tid}", headers=h)).content == before[tid]
             assert (await http.get("/v1/tickets", headers=h)).content == page
-            assert await upgrade(db.admin_url) == {"ticket documents rendered": 3}
+            assert (await upgrade(db.admin_url))["ticket documents rendered"] == 3
             assert await admin.fetchval("SELECT count(*) FROM tickets WHERE view IS NULL") == 0
-            assert await upgrade(db.admin_url) == {"ticket documents rendered": 0}
+            assert set((await upgrade(db.admin_url)).values()) == {0}
+        finally:
+            await admin.close()
+        for tid in ids:
+            assert (await http.get(f"/v1/tickets/{tid}", headers=h)).content == before[tid]
+
+
+async def test_ticket_documents_from_before_groups_gain_group_id(db, make_tenant):
+    t = await make_tenant("Old")
+    h = auth(t.admin_key)
+    async with asgi_client(create_app(app_settings(db))) as http:
+        ids = [(await http.post("/v1/tickets", json=NEW_TICKET, headers=h)).json()["id"]
+               for _ in range(3)]
+        before = {tid: (await http.get(f"/v1/tickets/{tid}", headers=h)).content
+                  for tid in ids}
+        admin = await asyncpg.connect(db.admin_url)
+        try:
+            # As if the documents were rendered before tickets had a group.
+            await admin.execute("UPDATE tickets SET view = (view::jsonb - 'group_id')::json")
+            assert "group_id" not in (await http.get(f"/v1/tickets/{ids[0]}", headers=h)).json()
+            assert (await upgrade(db.admin_url))["ticket documents given group_id"] == 3
+            assert set((await upgrade(db.admin_url)).values()) == {0}
         finally:
             await admin.close()
         for tid in ids:
