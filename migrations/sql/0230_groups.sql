@@ -29,7 +29,8 @@ ALTER TABLE tickets
     ADD COLUMN group_id uuid GENERATED ALWAYS AS ((state_json ->> 'group_id')::uuid) STORED,
     ADD CONSTRAINT tickets_group_fkey FOREIGN KEY (tenant_id, group_id)
         REFERENCES groups (tenant_id, id);
--- The list filter walks the keyset index; this one answers "which of the group's
--- tickets does this agent hold" when an agent leaves a group.
-CREATE INDEX tickets_group ON tickets (tenant_id, group_id, assignee)
+-- The list's group_id filter walks this one backwards from the cursor, as the
+-- unfiltered list walks tickets_keyset (a group's tickets may be most of the tenant's
+-- or very few); it also finds the tickets an agent leaving a group still holds.
+CREATE INDEX tickets_group_keyset ON tickets (tenant_id, group_id, created_at, id)
     WHERE group_id IS NOT NULL;

@@ -41,6 +41,8 @@ BODIES: dict[str, Callable[[], Any]] = {
     "DELETE /v1/api-keys/{key_id}": lambda: None,
     "PUT /v1/settings": lambda: None,  # filled from GET /v1/settings
     "PUT /v1/webhooks": lambda: HOOK,
+    "POST /v1/groups": lambda: {"name": f"g-{uuid.uuid4()}"},
+    "PATCH /v1/groups/{group_id}": lambda: {"name": f"g-{uuid.uuid4()}"},
 }
 """A request body each side-effecting operation accepts."""
 
@@ -72,6 +74,9 @@ async def _request(http: httpx.AsyncClient, h: dict[str, str], method: str, path
     if "{agent_id}" in url:
         agent = (await http.post("/v1/agents", headers=h, json=BODIES["POST /v1/agents"]()))
         url = url.replace("{agent_id}", agent.json()["id"])
+    if "{group_id}" in url:
+        group = await http.post("/v1/groups", headers=h, json=BODIES["POST /v1/groups"]())
+        url = url.replace("{group_id}", group.json()["id"])
     if "{key_id}" in url:
         key = await http.post("/v1/api-keys", json={"name": "r", "role": "intake"}, headers=h)
         url = url.replace("{key_id}", key.json()["id"])

@@ -4,6 +4,8 @@ however large the tenant: no reading of every ticket, no sort."""
 
 from __future__ import annotations
 
+import uuid
+
 import asyncpg
 import pytest
 
@@ -12,7 +14,9 @@ from tests.support.desk import ACTOR, seed_tickets
 
 
 @pytest.mark.parametrize("filters", [TicketFilters(), TicketFilters(tags=("hardware",)),
-                                     TicketFilters(unassigned=True)])
+                                     TicketFilters(unassigned=True),
+                                     TicketFilters(group_id=uuid.uuid4()),
+                                     TicketFilters(no_group=True)])
 async def test_the_generic_plan_walks_the_keyset_index(db, store, make_tenant, filters):
     t = (await make_tenant()).tenant_id
     await seed_tickets(db.runtime_url, t, 2000)
@@ -38,5 +42,7 @@ async def test_the_generic_plan_walks_the_keyset_index(db, store, make_tenant, f
         assert len(literals) == len(params)
         plan = "\n".join(r[0] for r in await s.conn.fetch(
             f"EXPLAIN (ANALYZE, COSTS OFF) EXECUTE listing({', '.join(literals)})"))
-    assert "Index Scan Backward using tickets_keyset" in plan, plan
+    # A group's tickets have a keyset index of their own.
+    index = "tickets_group_keyset" if filters.group_id else "tickets_keyset"
+    assert f"Index Scan Backward using {index}" in plan, plan
     assert "Sort" not in plan and "Bitmap" not in plan, plan
