@@ -10,7 +10,9 @@ from typing import Any
 
 import httpx
 
+from projections.projector import Projector
 from tests.e2e.conftest import NEW_TICKET, Owner, auth
+from tests.e2e.ws_support import FIRST, connect_ws, recv, recv_events, send, serve, ws_settings
 
 
 async def _group(http: httpx.AsyncClient, key: Any, name: str = "Billing",
@@ -253,3 +255,47 @@ async def test_sla_targets_per_group_fall_back_to_per_priority(http, tenant):
     moved = await http.post(f"/v1/tickets/{plain['id']}/assignee",
                             json={"group_id": group["id"]}, headers=auth(admin))
     assert targets(moved.json()) == (600_000, 3_600_000)
+
+
+async def test_group_events_reach_the_live_feed(db, make_tenant) -> None:
+    t = await make_tenant("Acme")
+    async with serve(ws_settings(db.runtime_url)) as srv:
+        ws = await connect_ws(srv.url, t.admin_key.secret)
+        await send(ws, op="subscribe", room="tenant", after_seq=FIRST)
+        assert (await recv(ws))["type"] == "subscribed"
+        http_url = srv.url.replace("ws://", "http://").split("/v1/")[0]
+        async with httpx.AsyncClient(base_url=http_url) as http:
+            group = await _group(http, t.admin_key)
+            r = await http.patch(f"/v1/groups/{group['id']}", json={"name": "Payments"},
+                                 headers=auth(t.admin_key))
+            assert r.status_code == 200
+        live = await recv_events(ws, 2)
+        assert [(m["event"]["type"], m["event"]["stream_id"]) for m in live] == [
+            ("GroupCreated", group["id"]), ("GroupRenamed", group["id"])]
+        assert live[0]["event"]["data"]["name"] == "Billing"
+        await ws.close()
+
+
+async def test_analytics_by_group_and_agents_of_a_group(http, services, tenant, owner: Owner):
+    ann, bob = await owner.agent(tenant.tenant_id), await owner.agent(tenant.tenant_id)
+    admin = tenant.admin_key
+    group = await _group(http, admin, members=[ann])
+    for agent, group_id in ((ann, group["id"]), (ann, group["id"]), (bob, None)):
+        t = await _ticket(http, admin, **({"group_id": group_id} if group_id else {}))
+        r = await http.post(f"/v1/tickets/{t['id']}/assignee", json={"agent_id": str(agent)},
+                            headers=auth(admin))
+        assert r.status_code == 200
+    projector = Projector(services.pool)
+    await projector.ensure_checkpoints()
+    await projector.drain()
+
+    summary = await http.get("/v1/analytics/summary?group_by=group", headers=auth(admin))
+    assert summary.status_code == 200, summary.text
+    assert {g["key"]: g["tickets"] for g in summary.json()["groups"]} == {
+        group["id"]: 2, "none": 1}
+    everyone = await http.get("/v1/analytics/agents", headers=auth(admin))
+    assert {a["id"] for a in everyone.json()["agents"]} == {str(ann), str(bob)}
+    members = await http.get(f"/v1/analytics/agents?group_id={group['id']}",
+                             headers=auth(admin))
+    assert members.status_code == 200, members.text
+    assert [(a["id"], a["assigned"]) for a in members.json()["agents"]] == [(str(ann), 2)]
