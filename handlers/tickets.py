@@ -166,7 +166,7 @@ async def _with_group_members(conn: asyncpg.Connection, tenant: TenantId, comman
     group = command.group_id if command.set_group else state.group_id
     if group is None:
         return command
-    found = await load_group(conn, tenant, group)
+    found = await load_group(conn, tenant, group, for_share=True)
     if found is None:
         raise ValidationFailed(f"no group {group} in this tenant", field="group_id")
     return command.model_copy(update={"group_members": frozenset(found.members)})

@@ -26,10 +26,11 @@ def _group(row: asyncpg.Record) -> Group:
 
 
 async def load_group(conn: asyncpg.Connection, tenant_id: TenantId, group_id: UUID, *,
-                     for_update: bool = False) -> Group | None:
-    """The group as its row holds it; ``for_update`` locks the row until commit."""
-    row = await conn.fetchrow(Q["group_for_update" if for_update else "get_group"],
-                              tenant_id, group_id)
+                     for_update: bool = False, for_share: bool = False) -> Group | None:
+    """The group as its row holds it; ``for_update`` locks the row until commit
+    (``for_share``: against changes only)."""
+    query = "group_for_update" if for_update else "group_for_share" if for_share else "get_group"
+    row = await conn.fetchrow(Q[query], tenant_id, group_id)
     return None if row is None else _group(row)
 
 

@@ -162,12 +162,18 @@ async def fill_views(conn: asyncpg.Connection, tenant_id: TenantId, *, batch: in
     filled = 0
     while True:
         rows = await conn.fetch(Q["tickets_without_view"], tenant_id, batch)
-        for row in rows:
-            await conn.execute(Q["set_view"], tenant_id, row["id"],
-                               ticket_json(state_from_json(row["state_json"])).decode())
-        filled += len(rows)
+        filled += await _render_views(conn, tenant_id, rows)
         if len(rows) < batch:
             return filled
+
+
+async def _render_views(conn: asyncpg.Connection, tenant_id: TenantId,
+                        rows: Sequence[asyncpg.Record]) -> int:
+    """Store the document rendered from each row's ``state_json``; returns how many."""
+    for row in rows:
+        await conn.execute(Q["set_view"], tenant_id, row["id"],
+                           ticket_json(state_from_json(row["state_json"])).decode())
+    return len(rows)
 
 
 async def refill_views_lacking(conn: asyncpg.Connection, tenant_id: TenantId, key: str, *,
@@ -177,10 +183,7 @@ async def refill_views_lacking(conn: asyncpg.Connection, tenant_id: TenantId, ke
     filled, after = 0, UUID(int=0)
     while True:
         rows = await conn.fetch(Q["tickets_with_view_lacking"], tenant_id, key, after, batch)
-        for row in rows:
-            await conn.execute(Q["set_view"], tenant_id, row["id"],
-                               ticket_json(state_from_json(row["state_json"])).decode())
-        filled += len(rows)
+        filled += await _render_views(conn, tenant_id, rows)
         if len(rows) < batch:
             return filled
         after = rows[-1]["id"]

@@ -376,6 +376,15 @@ SELECT id, version, name, members, created_at, updated_at
 SELECT id, version, name, members, created_at, updated_at
   FROM groups WHERE tenant_id = $1 AND id = $2
 
+-- name: group_for_share --
+-- $1 tenant_id, $2 group id
+-- An assignment reads the members under a share lock: a change of members (FOR UPDATE)
+-- waits for it, and then counts the ticket it assigned among those still held; an
+-- assignment after the change reads the new members. Assignments do not wait on each
+-- other.
+SELECT id, version, name, members, created_at, updated_at
+  FROM groups WHERE tenant_id = $1 AND id = $2 FOR SHARE
+
 -- name: update_group --
 -- $1 tenant_id, $2 id, $3 version, $4 name, $5 members, $6 updated_at
 UPDATE groups SET version = $3, name = $4, members = $5, updated_at = $6

@@ -21,7 +21,7 @@ from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, tenant_list_page
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.routing import StrictRoute
-from api.schemas import checked_by_domain
+from api.schemas import checked_by_domain, patch_fields_given
 from domain.validation import EMAIL_PATTERN, NOT_BLANK
 from domain.values import Role
 from eventstore.store import Session
@@ -69,13 +69,7 @@ class AgentPatch(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _no_nulls(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            nulls = sorted(k for k, v in data.items() if v is None)
-            if nulls:
-                raise ValueError("null is not allowed for " + ", ".join(nulls))
-            if not data:
-                raise ValueError("give at least one of email, name, role, active")
-        return data
+        return patch_fields_given(data, "email, name, role, active")
 
     @field_validator("email")
     @classmethod

@@ -11,13 +11,16 @@ History, as-of and verification tolerate lag: they read through ``services.reads
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 from uuid import UUID
 
 from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, Field
 
+from api.http.auth import Principal
 from api.http.deps import Authorized, ServicesDep
 from api.http.lagging import source_headers
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate_int, scope_of
@@ -28,13 +31,16 @@ from api.http.routing import StrictRoute
 from api.schemas.groups import GroupOut
 from api.schemas.tickets import TicketOut, etag
 from domain.errors import DomainError
-from domain.events import GroupCreated, TicketOpened
+from domain.events import Event, GroupCreated, TicketOpened
 from domain.group import fold_group
 from domain.mapper import from_stored
 from domain.ticket import fold
 from eventstore.store import EventStore, Session
 from eventstore.types import ChainReport, RecordedEvent
 from projections.views import dumps, group_document, ticket_json
+
+if TYPE_CHECKING:
+    from api.root import Services
 
 MAX_VERIFY_SEQS = 100_000
 """The most seqs one ``/v1/audit/verify`` request recomputes (bounded work)."""
@@ -103,14 +109,83 @@ def render_event(e: RecordedEvent) -> dict[str, Any]:
     }
 
 
-async def _require_ticket(session: Session, ticket_id: UUID) -> None:
-    if await session.stream_first_type(ticket_id) != TicketOpened.TYPE:
-        raise Problem(404, "not_found", "no such ticket")
+def _ticket(events: Iterable[Event]) -> tuple[bytes, int]:
+    ticket = fold(events)
+    assert ticket is not None
+    return ticket_json(ticket), ticket.version
 
 
-async def _require_group(session: Session, group_id: UUID) -> None:
-    if await session.stream_first_type(group_id) != GroupCreated.TYPE:
-        raise Problem(404, "not_found", f"no group {group_id}")
+def _group(events: Iterable[Event]) -> tuple[bytes, int]:
+    group = fold_group(events)
+    assert group is not None
+    return dumps(group_document(group)), group.version
+
+
+@dataclass(frozen=True, slots=True)
+class _Kind:
+    """A kind of stream the audit endpoints show: its name, the type of the event
+    every such stream starts with, and how its events replay to the document the API
+    shows (with its version)."""
+
+    name: str
+    first_type: str
+    replay: Callable[[Iterable[Event]], tuple[bytes, int]]
+
+
+TICKET = _Kind("ticket", TicketOpened.TYPE, _ticket)
+GROUP = _Kind("group", GroupCreated.TYPE, _group)
+
+
+async def _require(session: Session, kind: _Kind, stream_id: UUID) -> None:
+    if await session.stream_first_type(stream_id) != kind.first_type:
+        raise Problem(404, "not_found", f"no such {kind.name}")
+
+
+async def _history(kind: _Kind, stream_id: UUID, principal: Principal, services: Services,
+                   response: Response, limit: int, cursor: str | None) -> Any:
+    codec = services.cursors
+    scope = scope_of(principal.tenant_id, "history", {f"{kind.name}_id": str(stream_id)})
+    after = 0 if cursor is None else codec.decode_int(scope, cursor)
+
+    async def read(store: EventStore) -> list[RecordedEvent]:
+        async with store.session(principal.tenant_id, readonly=True) as s:
+            await _require(s, kind, stream_id)
+            return await s.read_stream_page(stream_id, after, limit + 1)
+
+    rows, source = await services.reads.run(read)
+    events, nxt = paginate_int(codec, scope, rows, limit, lambda e: e.version)
+    response.headers.update(source_headers(source))
+    return {"data": [render_event(e) for e in events], "next_cursor": nxt}
+
+
+async def _as_of(kind: _Kind, stream_id: UUID, principal: Principal, services: Services,
+                 version: int | None, at: datetime | None) -> Response:
+    if (version is None) == (at is None):
+        raise Problem(400, "invalid_parameter", "give exactly one of version and at")
+
+    async def read(store: EventStore) -> list[RecordedEvent]:
+        async with store.session(principal.tenant_id, readonly=True) as s:
+            await _require(s, kind, stream_id)
+            if version is not None:
+                return await s.read_stream(stream_id, to_version=version)
+            assert at is not None
+            return await s.read_stream_until(stream_id, at)
+
+    events, source = await services.reads.run(read)
+    if not events:
+        raise Problem(404, "not_found", f"the {kind.name} did not exist yet at that instant")
+    if version is not None and events[-1].version < version:
+        raise Problem(404, "not_found", f"the {kind.name} has {events[-1].version} versions; "
+                                        f"no version {version}")
+    try:
+        document, current = kind.replay(from_stored(e.type, e.schema_version, e.data)
+                                        for e in events)
+    except DomainError as exc:
+        # Stored events that no longer fold are corruption, not a client error.
+        raise Problem(500, "corrupt_stream",
+                      f"the {kind.name}'s events cannot be replayed: {exc}") from exc
+    return Response(document, media_type="application/json",
+                    headers={"ETag": etag(current), **source_headers(source)})
 
 
 @router.get("/v1/tickets/{ticket_id}/history", response_model=EventPage,
@@ -124,19 +199,7 @@ async def ticket_history(
     limit: Limit = DEFAULT_LIMIT,
     cursor: Cursor = None,
 ) -> Any:
-    codec = services.cursors
-    scope = scope_of(principal.tenant_id, "history", {"ticket_id": str(ticket_id)})
-    after = 0 if cursor is None else codec.decode_int(scope, cursor)
-
-    async def read(store: EventStore) -> list[RecordedEvent]:
-        async with store.session(principal.tenant_id, readonly=True) as s:
-            await _require_ticket(s, ticket_id)
-            return await s.read_stream_page(ticket_id, after, limit + 1)
-
-    rows, source = await services.reads.run(read)
-    events, nxt = paginate_int(codec, scope, rows, limit, lambda e: e.version)
-    response.headers.update(source_headers(source))
-    return {"data": [render_event(e) for e in events], "next_cursor": nxt}
+    return await _history(TICKET, ticket_id, principal, services, response, limit, cursor)
 
 
 @router.get("/v1/tickets/{ticket_id}/as-of", response_model=TicketOut,
@@ -149,32 +212,7 @@ async def ticket_as_of(
     version: Annotated[int | None, Query(ge=1, le=INT32)] = None,
     at: Annotated[IsoAwareDateTime | None, Query()] = None,
 ) -> Response:
-    if (version is None) == (at is None):
-        raise Problem(400, "invalid_parameter", "give exactly one of version and at")
-
-    async def read(store: EventStore) -> list[RecordedEvent]:
-        async with store.session(principal.tenant_id, readonly=True) as s:
-            await _require_ticket(s, ticket_id)
-            if version is not None:
-                return await s.read_stream(ticket_id, to_version=version)
-            assert at is not None
-            return await s.read_stream_until(ticket_id, at)
-
-    events, source = await services.reads.run(read)
-    if not events:
-        raise Problem(404, "not_found", "the ticket did not exist yet at that instant")
-    if version is not None and events[-1].version < version:
-        raise Problem(404, "not_found",
-                      f"the ticket has {events[-1].version} versions; no version {version}")
-    try:
-        ticket = fold(from_stored(e.type, e.schema_version, e.data) for e in events)
-    except DomainError as exc:
-        # Stored events that no longer fold are corruption, not a client error.
-        raise Problem(500, "corrupt_stream", f"the ticket's events cannot be replayed: {exc}") \
-            from exc
-    assert ticket is not None
-    return Response(ticket_json(ticket), media_type="application/json",
-                    headers={"ETag": etag(ticket.version), **source_headers(source)})
+    return await _as_of(TICKET, ticket_id, principal, services, version, at)
 
 
 @router.get("/v1/groups/{group_id}/history", response_model=EventPage,
@@ -188,19 +226,7 @@ async def group_history(
     limit: Limit = DEFAULT_LIMIT,
     cursor: Cursor = None,
 ) -> Any:
-    codec = services.cursors
-    scope = scope_of(principal.tenant_id, "history", {"group_id": str(group_id)})
-    after = 0 if cursor is None else codec.decode_int(scope, cursor)
-
-    async def read(store: EventStore) -> list[RecordedEvent]:
-        async with store.session(principal.tenant_id, readonly=True) as s:
-            await _require_group(s, group_id)
-            return await s.read_stream_page(group_id, after, limit + 1)
-
-    rows, source = await services.reads.run(read)
-    events, nxt = paginate_int(codec, scope, rows, limit, lambda e: e.version)
-    response.headers.update(source_headers(source))
-    return {"data": [render_event(e) for e in events], "next_cursor": nxt}
+    return await _history(GROUP, group_id, principal, services, response, limit, cursor)
 
 
 @router.get("/v1/groups/{group_id}/as-of", response_model=GroupOut,
@@ -213,31 +239,7 @@ async def group_as_of(
     version: Annotated[int | None, Query(ge=1, le=INT32)] = None,
     at: Annotated[IsoAwareDateTime | None, Query()] = None,
 ) -> Response:
-    if (version is None) == (at is None):
-        raise Problem(400, "invalid_parameter", "give exactly one of version and at")
-
-    async def read(store: EventStore) -> list[RecordedEvent]:
-        async with store.session(principal.tenant_id, readonly=True) as s:
-            await _require_group(s, group_id)
-            if version is not None:
-                return await s.read_stream(group_id, to_version=version)
-            assert at is not None
-            return await s.read_stream_until(group_id, at)
-
-    events, source = await services.reads.run(read)
-    if not events:
-        raise Problem(404, "not_found", "the group did not exist yet at that instant")
-    if version is not None and events[-1].version < version:
-        raise Problem(404, "not_found",
-                      f"the group has {events[-1].version} versions; no version {version}")
-    try:
-        group = fold_group(from_stored(e.type, e.schema_version, e.data) for e in events)
-    except DomainError as exc:
-        raise Problem(500, "corrupt_stream", f"the group's events cannot be replayed: {exc}") \
-            from exc
-    assert group is not None
-    return Response(dumps(group_document(group)), media_type="application/json",
-                    headers={"ETag": etag(group.version), **source_headers(source)})
+    return await _as_of(GROUP, group_id, principal, services, version, at)
 
 
 @router.get("/v1/events", response_model=EventPage, responses=errors(),

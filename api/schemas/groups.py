@@ -9,6 +9,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from api.schemas import patch_fields_given
 from domain.group import GROUP_MEMBERS_MAX, GROUP_NAME_MAX
 from handlers.groups import MOST_TICKET_IDS
 
@@ -35,13 +36,7 @@ class GroupPatch(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _something(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            nulls = sorted(k for k, v in data.items() if v is None)
-            if nulls:
-                raise ValueError("null is not allowed for " + ", ".join(nulls))
-            if not data:
-                raise ValueError("give at least one of name, members")
-        return data
+        return patch_fields_given(data, "name, members")
 
 
 class GroupOut(BaseModel):

@@ -4,20 +4,26 @@ and a second run changes nothing."""
 from __future__ import annotations
 
 import asyncpg
+import httpx
 
 from api.app import create_app
 from handlers.upgrades import upgrade
 from tests.e2e.conftest import NEW_TICKET, app_settings, asgi_client, auth
 
 
+async def _three_tickets(http: httpx.AsyncClient, h: dict[str, str]) -> dict[str, bytes]:
+    """Open three tickets; each one's id and the bytes of its answer."""
+    ids = [(await http.post("/v1/tickets", json=NEW_TICKET, headers=h)).json()["id"]
+           for _ in range(3)]
+    return {tid: (await http.get(f"/v1/tickets/{tid}", headers=h)).content for tid in ids}
+
+
 async def test_ticket_rows_without_a_document_are_served_then_filled(db, make_tenant):
     t = await make_tenant("Old")
     h = auth(t.admin_key)
     async with asgi_client(create_app(app_settings(db))) as http:
-        ids = [(await http.post("/v1/tickets", json=NEW_TICKET, headers=h)).json()["id"]
-               for _ in range(3)]
-        before = {tid: (await http.get(f"/v1/tickets/{tid}", headers=h)).content
-                  for tid in ids}
+        before = await _three_tickets(http, h)
+        ids = list(before)
         page = (await http.get("/v1/tickets", headers=h)).content
         admin = await asyncpg.connect(db.admin_url)
         try:
@@ -40,10 +46,8 @@ async def test_ticket_documents_from_before_groups_gain_group_id(db, make_tenant
     t = await make_tenant("Old")
     h = auth(t.admin_key)
     async with asgi_client(create_app(app_settings(db))) as http:
-        ids = [(await http.post("/v1/tickets", json=NEW_TICKET, headers=h)).json()["id"]
-               for _ in range(3)]
-        before = {tid: (await http.get(f"/v1/tickets/{tid}", headers=h)).content
-                  for tid in ids}
+        before = await _three_tickets(http, h)
+        ids = list(before)
         admin = await asyncpg.connect(db.admin_url)
         try:
             # As if the documents were rendered before tickets had a group.
