@@ -34,13 +34,14 @@ def _date_time_params(document: dict[str, Any]) -> list[tuple[str, str, str]]:
 async def test_instants_outside_the_calendar_are_400_naming_the_parameter(http, tenant):
     h = auth(tenant.admin_key)
     ticket = (await http.post("/v1/tickets", json=NEW_TICKET, headers=h)).json()
+    group = (await http.post("/v1/groups", json={"name": "Billing"}, headers=h)).json()
     document = (await http.get("/openapi.json")).json()
     params = _date_time_params(document)
     assert {("GET", "/v1/tickets", "created_after"), ("GET", "/v1/tickets", "created_before"),
             ("GET", "/v1/tickets/{ticket_id}/as-of", "at"), ("GET", "/v1/events", "after"),
             ("GET", "/v1/events", "before")} <= set(params)
     for method, path, name in params:
-        url = path.replace("{ticket_id}", ticket["id"])
+        url = path.replace("{ticket_id}", ticket["id"]).replace("{group_id}", group["id"])
         for value in OUTSIDE:
             r = await http.request(method, url, params={name: value}, headers=h)
             assert r.status_code == 400, (path, name, value, r.text)
