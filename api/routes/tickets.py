@@ -95,8 +95,11 @@ async def open_ticket(
     async def work(uow: Session) -> JsonReply:
         return ticket_reply(await run_command(uow, ticket_id, command), 201)
 
-    return await commands.run(request, services, principal, body.model_dump(mode="json"),
-                              work)
+    # Without a group the recorded request is what it was before tickets had groups, so
+    # a retry across an upgrade still matches its Idempotency-Key.
+    payload = body.model_dump(mode="json", exclude={"group_id"} if body.group_id is None
+                              else set())
+    return await commands.run(request, services, principal, payload, work)
 
 
 @router.get("", response_model=TicketPage, responses=errors(404), summary="List tickets")
