@@ -8,6 +8,7 @@ injected clock, never read inside the domain.
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -43,6 +44,8 @@ class OpenTicket(BaseModel):
     at: UtcDatetime
     follow_up_of: TicketId | None = None
     message_id: MessageId | None = None
+    fields: dict[str, Any] = {}
+    """Ticket field values by key, as given (checked against the definitions)."""
 
     def opening_message_id(self) -> MessageId:
         """The id of the opening message (explicit or derived)."""
@@ -99,6 +102,16 @@ class ChangeTags(BaseModel):
     at: UtcDatetime
 
 
+class ChangeFields(BaseModel):
+    """Set ticket field values by key; ``None`` clears one."""
+
+    model_config = _FROZEN
+
+    values: dict[str, Any]
+    actor: Actor
+    at: UtcDatetime
+
+
 class CheckSla(BaseModel):
     """The scheduler's timer: record a breach of ``metric`` if it is due by ``at``."""
 
@@ -108,11 +121,13 @@ class CheckSla(BaseModel):
     at: UtcDatetime
 
 
-Command = OpenTicket | AddMessage | Assign | ChangePriority | ChangeState | ChangeTags | CheckSla
+Command = (OpenTicket | AddMessage | Assign | ChangePriority | ChangeState | ChangeTags
+           | CheckSla | ChangeFields)
 
 __all__ = [
     "AddMessage",
     "Assign",
+    "ChangeFields",
     "ChangePriority",
     "ChangeState",
     "ChangeTags",

@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
+from domain.fields import FieldOption, FieldType, FieldValue, RequiredOn
 from domain.ids import AgentId, ApiKeyId, MessageId, TicketId
 from domain.sla import Clock
 from domain.values import (
@@ -61,6 +62,8 @@ class TicketOpened(Event):
     author: Actor
     follow_up_of: TicketId | None = None
     clocks: Clocks
+    fields: dict[str, FieldValue] = {}
+    """Ticket field values by key (absent from events written before fields)."""
 
 
 class MessageAdded(Event):
@@ -116,6 +119,14 @@ class SlaBreached(Event):
 
     metric: SlaMetric
     due_at: UtcDatetime
+
+
+class FieldValuesChanged(Event):
+    """Ticket field values set (or cleared: ``None``), by key; never by title."""
+
+    TYPE = "FieldValuesChanged"
+
+    values: dict[str, FieldValue | None]
 
 
 class FollowUpOpened(Event):
@@ -199,6 +210,39 @@ class WebhookConfigured(Event):
     enabled: bool
 
 
+# --- ticket field definition streams (one per field) -------------------------------------
+
+
+class TicketFieldDefined(Event):
+    """A ticket field was defined; its ``key`` and ``type`` never change."""
+
+    TYPE = "TicketFieldDefined"
+
+    key: str
+    title: str
+    type: FieldType
+    options: tuple[FieldOption, ...] = ()
+    required_on: RequiredOn | None = None
+    active: bool = True
+    intake: bool = False
+    personal: bool = False
+
+
+class TicketFieldUpdated(Event):
+    """A field's definition after a change, whole: what is shown at any version is
+    the last of these (or the definition) before it."""
+
+    TYPE = "TicketFieldUpdated"
+
+    key: str
+    title: str
+    options: tuple[FieldOption, ...] = ()
+    required_on: RequiredOn | None = None
+    active: bool = True
+    intake: bool = False
+    personal: bool = False
+
+
 TICKET_EVENTS: tuple[type[Event], ...] = (
     TicketOpened,
     MessageAdded,
@@ -208,7 +252,9 @@ TICKET_EVENTS: tuple[type[Event], ...] = (
     TagsChanged,
     SlaBreached,
     FollowUpOpened,
+    FieldValuesChanged,
 )
+FIELD_EVENTS: tuple[type[Event], ...] = (TicketFieldDefined, TicketFieldUpdated)
 TENANT_EVENTS: tuple[type[Event], ...] = (
     ApiKeyIssued,
     ApiKeyRevoked,
@@ -217,11 +263,13 @@ TENANT_EVENTS: tuple[type[Event], ...] = (
     SettingsChanged,
     WebhookConfigured,
 )
-EVENT_TYPES: dict[str, type[Event]] = {cls.TYPE: cls for cls in TICKET_EVENTS + TENANT_EVENTS}
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.TYPE: cls for cls in TICKET_EVENTS + TENANT_EVENTS + FIELD_EVENTS}
 """Every event class by its ``TYPE``."""
 
 __all__ = [
     "EVENT_TYPES",
+    "FIELD_EVENTS",
     "TENANT_EVENTS",
     "TICKET_EVENTS",
     "AgentAdded",
@@ -230,6 +278,7 @@ __all__ = [
     "ApiKeyRevoked",
     "Clocks",
     "Event",
+    "FieldValuesChanged",
     "FollowUpOpened",
     "MessageAdded",
     "PriorityChanged",
@@ -238,6 +287,8 @@ __all__ = [
     "StateChanged",
     "TagsChanged",
     "TicketAssigned",
+    "TicketFieldDefined",
+    "TicketFieldUpdated",
     "TicketOpened",
     "WebhookConfigured",
 ]

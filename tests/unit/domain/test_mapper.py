@@ -36,6 +36,8 @@ from domain import (
     from_stored,
     to_stored,
 )
+from domain.events import FieldValuesChanged, TicketFieldDefined, TicketFieldUpdated
+from domain.fields import FieldOption, FieldType, RequiredOn
 from tests.unit.domain.support import AGENT, CUSTOMER, at, given, move, open_cmd, reply
 
 AT = datetime(2026, 6, 1, 9, 0, 0, 123, tzinfo=UTC)
@@ -53,7 +55,21 @@ def ticket_history() -> list[Event]:
         move(TicketState.SOLVED, at(10)),
         move(TicketState.CLOSED, at(11)),
     )
-    return [*history, FollowUpOpened(follow_up_id=TicketId(uuid.UUID(int=6)), at=at(12))]
+    return [*history,
+            FieldValuesChanged(values={"plan": "pro", "areas": ("api", "login"), "n": 3,
+                                       "vip": True, "gone": None}, at=at(10, 30)),
+            FollowUpOpened(follow_up_id=TicketId(uuid.UUID(int=6)), at=at(12))]
+
+
+def field_events() -> list[Event]:
+    options = (FieldOption(value="free", title="Free"),
+               FieldOption(value="pro", title="Pro", active=False))
+    return [
+        TicketFieldDefined(key="plan", title="Plan", type=FieldType.DROPDOWN, options=options,
+                           required_on=RequiredOn.SOLVE, at=AT),
+        TicketFieldUpdated(key="plan", title="Subscription", options=options, intake=True,
+                           active=False, at=AT),
+    ]
 
 
 def tenant_events() -> list[Event]:
@@ -81,11 +97,12 @@ def only_json_types(value: Any) -> bool:
 
 
 def test_every_event_type_is_covered() -> None:
-    seen = {e.TYPE for e in ticket_history() + tenant_events()}
+    seen = {e.TYPE for e in ticket_history() + tenant_events() + field_events()}
     assert seen == set(EVENT_TYPES)
 
 
-@pytest.mark.parametrize("event", ticket_history() + tenant_events(), ids=lambda e: e.TYPE)
+@pytest.mark.parametrize("event", ticket_history() + tenant_events() + field_events(),
+                         ids=lambda e: e.TYPE)
 def test_round_trip(event: Event) -> None:
     type_, version, data = to_stored(event)
     assert (type_, version) == (event.TYPE, event.SCHEMA_VERSION)
