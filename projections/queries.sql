@@ -338,9 +338,45 @@ SELECT p.name AS projection, coalesce(sum(h.seq - coalesce(c.last_seq, 0)), 0)::
  GROUP BY p.name
 
 -- name: tickets_without_view --
--- $1 tenant_id, $2 limit: rows written before tickets.view existed
-SELECT id, state_json FROM tickets WHERE tenant_id = $1 AND view IS NULL LIMIT $2 FOR UPDATE
+-- $1 tenant_id, $2 limit, $3 the top-level keys of the ticket document: rows written
+-- before tickets.view existed, or before one of these keys was added to the document
+SELECT id, state_json FROM tickets
+ WHERE tenant_id = $1 AND (view IS NULL OR NOT (view::jsonb ?& $3::text[]))
+ LIMIT $2 FOR UPDATE
 
 -- name: set_view --
 -- $1 tenant_id, $2 ticket id, $3 view (as text)
 UPDATE tickets SET view = $3::text::json WHERE tenant_id = $1 AND id = $2
+
+-- name: ticket_field_catalog --
+-- $1 tenant_id: every field definition of the tenant (a command checks values on them)
+SELECT definition FROM ticket_fields WHERE tenant_id = $1 ORDER BY key
+
+-- name: ticket_field --
+-- $1 tenant_id, $2 key
+SELECT definition FROM ticket_fields WHERE tenant_id = $1 AND key = $2
+
+-- name: ticket_field_for_update --
+-- $1 tenant_id, $2 key. Changes to one field queue on its row.
+SELECT definition FROM ticket_fields WHERE tenant_id = $1 AND key = $2 FOR UPDATE
+
+-- name: insert_ticket_field --
+-- $1 tenant_id, $2 key, $3 stream_id, $4 type, $5 version, $6 definition, $7 created_at,
+-- $8 updated_at. Nothing when the key exists (a concurrent definition won).
+INSERT INTO ticket_fields (tenant_id, key, stream_id, type, version, definition, created_at,
+                           updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+ON CONFLICT (tenant_id, key) DO NOTHING
+
+-- name: update_ticket_field --
+-- $1 tenant_id, $2 key, $3 version, $4 definition, $5 updated_at, $6 previous version
+UPDATE ticket_fields SET version = $3, definition = $4, updated_at = $5
+ WHERE tenant_id = $1 AND key = $2 AND version = $6
+
+-- name: count_ticket_fields --
+-- $1 tenant_id
+SELECT count(*) FROM ticket_fields WHERE tenant_id = $1
+
+-- name: set_ticket_fields --
+-- $1 tenant_id, $2 ticket id, $3 the ticket's field values by key
+UPDATE tickets SET fields = $3 WHERE tenant_id = $1 AND id = $2

@@ -11,7 +11,6 @@ History, as-of and verification tolerate lag: they read through ``services.reads
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
@@ -25,6 +24,7 @@ from api.http.params import ANY_OF, EventTypeName, IsoAwareDateTime
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.routing import StrictRoute
+from api.schemas.events import LAGGING_HEADERS, EventPage, render_event
 from api.schemas.tickets import TicketOut, etag
 from domain.errors import DomainError
 from domain.events import TicketOpened
@@ -45,29 +45,6 @@ Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT)]
 Cursor = Annotated[str | None, Query(max_length=1000)]
 
 
-class ActorOut(BaseModel):
-    kind: str
-    id: str
-
-
-class EventOut(BaseModel):
-    seq: int
-    stream_id: UUID
-    version: int
-    type: str
-    schema_version: int
-    data: dict[str, Any]
-    metadata: dict[str, Any]
-    actor: ActorOut
-    recorded_at: datetime
-    hash: str
-
-
-class EventPage(BaseModel):
-    data: list[EventOut]
-    next_cursor: str | None
-
-
 class VerifyOut(BaseModel):
     ok: bool
     checked: int
@@ -80,25 +57,6 @@ class VerifyOut(BaseModel):
                     "else the primary")
     lag_seconds: float = Field(
         description="how far the replica was behind the primary then; 0 on the primary")
-
-
-LAGGING_HEADERS = {
-    "Read-From": {"description": "`primary` or `replica`: where the answer was read",
-                  "schema": {"type": "string", "enum": ["primary", "replica"]}},
-    "Read-Lag-Seconds": {"description": "the replica's delay behind the primary when it "
-                                        "was read (0 on the primary)",
-                         "schema": {"type": "string"}},
-}
-
-
-def render_event(e: RecordedEvent) -> dict[str, Any]:
-    """An event as the audit endpoints show it."""
-    return {
-        "seq": e.seq, "stream_id": e.stream_id, "version": e.version, "type": e.type,
-        "schema_version": e.schema_version, "data": e.data, "metadata": e.metadata,
-        "actor": {"kind": e.actor_kind, "id": e.actor_id}, "recorded_at": e.recorded_at,
-        "hash": e.hash.hex(),
-    }
 
 
 async def _require_ticket(session: Session, ticket_id: UUID) -> None:

@@ -25,6 +25,7 @@ from api.http.problems import Problem
 from api.http.routing import StrictRoute
 from api.schemas.tickets import (
     AssigneeIn,
+    FieldsIn,
     OpenTicketIn,
     PriorityIn,
     StateIn,
@@ -39,6 +40,7 @@ from domain.ids import AgentId, TicketId
 from domain.validation import TAG_PATTERN
 from domain.values import Actor, ActorKind, Priority, Requester, Source, TicketState
 from eventstore.store import Session
+from handlers.ticket_fields import SetFields, set_fields
 from handlers.tickets import CommandResult, run_command
 from projections.reads import TicketFilters, get_ticket, list_tickets
 
@@ -88,7 +90,8 @@ async def open_ticket(
 
     command = OpenTicket(ticket_id=ticket_id, subject=body.subject, body=body.body,
                          requester=requester, priority=body.priority, source=body.source,
-                         tags=tuple(body.tags), actor=actor, at=services.clock.now())
+                         tags=tuple(body.tags), actor=actor, at=services.clock.now(),
+                         fields=body.fields)
 
     async def work(uow: Session) -> JsonReply:
         return ticket_reply(await run_command(uow, ticket_id, command), 201)
@@ -186,6 +189,24 @@ async def change_tags(ticket_id: UUID, body: TagsIn, request: Request, services:
                          actor=agent_actor(principal), at=services.clock.now())
     return await _command(request, services, principal, ticket_id,
                           body.model_dump(mode="json"), command, if_match)
+
+
+@router.post("/{ticket_id}/fields", response_model=TicketOut, responses=COMMAND_ERRORS,
+             summary="Set or clear ticket field values")
+async def change_fields(ticket_id: UUID, body: FieldsIn, request: Request,
+                        services: ServicesDep, principal: Authorized,
+                        if_match: IfMatch = None) -> Response:
+    # An intake key sets values for the customer (only fields open to intake).
+    actor = None if principal.role == "intake" else agent_actor(principal)
+    command = SetFields(ticket_id=ticket_id, values=body.fields, at=services.clock.now(),
+                        actor=actor)
+    expected = parse_if_match(if_match)
+
+    async def work(uow: Session) -> JsonReply:
+        return ticket_reply(await set_fields(uow, command, expected_version=expected))
+
+    return await commands.run(request, services, principal, body.model_dump(mode="json"),
+                              work, expected_version=expected)
 
 
 def _values(values: Sequence[str] | None) -> tuple[str, ...]:

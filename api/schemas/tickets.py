@@ -27,6 +27,8 @@ from domain.values import Priority, Source, TicketState, Visibility
 from projections.views import message_document, ticket_json
 
 _IN = ConfigDict(extra="forbid")
+FIELDS_MAX = 100
+"""The most fields one request sets (a tenant has at most as many)."""
 
 
 class RequesterIn(BaseModel):
@@ -46,6 +48,19 @@ class OpenTicketIn(BaseModel):
     priority: Priority = Priority.NORMAL
     source: Source = Source.API
     tags: list[str] = Field(default_factory=list, max_length=TAGS_MAX)
+    fields: dict[str, Any] = Field(
+        default_factory=dict, max_length=FIELDS_MAX,
+        description="Ticket field values by key, checked against the tenant's field "
+                    "definitions (`/v1/ticket-fields`): type, options, who may set them, "
+                    "required fields.")
+
+
+class FieldsIn(BaseModel):
+    model_config = _IN
+
+    fields: dict[str, Any] = Field(
+        min_length=1, max_length=FIELDS_MAX,
+        description="Values by key; `null` (or `[]` for a multiselect) clears one.")
 
 
 class MessageIn(BaseModel):
@@ -105,6 +120,10 @@ class SlaOut(BaseModel):
     resolution: ClockOut
 
 
+FieldValueOut = bool | int | str | list[str]
+"""checkbox: bool; number: int; text, date (YYYY-MM-DD), dropdown: str; multiselect: list."""
+
+
 class TicketOut(BaseModel):
     id: UUID
     version: int
@@ -124,6 +143,9 @@ class TicketOut(BaseModel):
     reopen_count: int
     awaiting_reply: bool
     sla: SlaOut
+    fields: dict[str, FieldValueOut] = Field(
+        description="Ticket field values by key (`/v1/ticket-fields`); a field with no "
+                    "value is absent. A value whose option was taken out of use stays.")
 
 
 class TicketPage(BaseModel):
