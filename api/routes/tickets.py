@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Annotated, Any
 from uuid import UUID
@@ -16,13 +17,16 @@ from api.http import commands
 from api.http.auth import Principal
 from api.http.commands import agent_actor, parse_if_match
 from api.http.deps import Authorized, ServicesDep
+from api.http.field_params import DESCRIPTION as FIELD_FILTERS_DOC
+from api.http.field_params import PREFIX as FIELD_PREFIX
+from api.http.field_params import field_filters
 from api.http.headers import IfMatch
 from api.http.idempotency import JsonReply
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate, scope_of
 from api.http.params import ANY_OF, IsoDateTime
 from api.http.problem_docs import COMMAND_ERRORS, errors
 from api.http.problems import Problem
-from api.http.routing import StrictRoute
+from api.http.routing import QUERY_FAMILIES, StrictRoute
 from api.schemas.tickets import (
     AssigneeIn,
     FieldsIn,
@@ -42,6 +46,7 @@ from domain.values import Actor, ActorKind, Priority, Requester, Source, TicketS
 from eventstore.store import Session
 from handlers.ticket_fields import SetFields, set_fields
 from handlers.tickets import CommandResult, run_command
+from projections.fields import load_catalog
 from projections.reads import TicketFilters, get_ticket, list_tickets
 
 router = APIRouter(prefix="/v1/tickets", tags=["tickets"], route_class=StrictRoute)
@@ -100,8 +105,12 @@ async def open_ticket(
                               work)
 
 
-@router.get("", response_model=TicketPage, responses=errors(), summary="List tickets")
+@router.get("", response_model=TicketPage, responses=errors(), summary="List tickets",
+            description="Newest first; pass ``next_cursor`` back as ``cursor`` with the same "
+                        "filters. " + FIELD_FILTERS_DOC,
+            openapi_extra={QUERY_FAMILIES: [FIELD_PREFIX]})
 async def list_(
+    request: Request,
     services: ServicesDep,
     principal: Authorized,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
@@ -123,15 +132,20 @@ async def list_(
         unassigned=assignee == "none", tags=_values(tag),
         created_after=_utc(created_after), created_before=_utc(created_before),
     )
-    scope = scope_of(principal.tenant_id, "tickets", {
-        "state": filters.states, "priority": filters.priorities,
-        "source": filters.sources, "assignee": assignee, "tag": filters.tags,
-        "created_after": filters.created_after and filters.created_after.isoformat(),
-        "created_before": filters.created_before and filters.created_before.isoformat(),
-    })
     codec = services.cursors
-    after = codec.decode(scope, cursor) if cursor is not None else None
     async with services.store.session(principal.tenant_id, readonly=True) as session:
+        if any(k.startswith(FIELD_PREFIX) for k in request.query_params):
+            catalog = await load_catalog(session.conn, principal.tenant_id)
+            filters = replace(filters, fields=field_filters(request.query_params, catalog))
+        scope = scope_of(principal.tenant_id, "tickets", {
+            "state": filters.states, "priority": filters.priorities,
+            "source": filters.sources, "assignee": assignee, "tag": filters.tags,
+            "created_after": filters.created_after and filters.created_after.isoformat(),
+            "created_before": filters.created_before and filters.created_before.isoformat(),
+            **({"fields": [[f.key, f.op, f.value] for f in filters.fields]}
+               if filters.fields else {}),
+        })
+        after = codec.decode(scope, cursor) if cursor is not None else None
         rows = await list_tickets(session.conn, principal.tenant_id, filters, after, limit + 1)
     page, next_cursor = paginate(codec, scope, rows, limit, lambda t: (t.created_at, t.id))
     # The stored documents go out as they are: no decoding, validation or re-encoding.
