@@ -243,18 +243,30 @@ SELECT (SELECT count(*) FROM tickets) + (SELECT count(*) FROM daily)
        + (SELECT count(*) FROM agents)
 
 -- name: summary --
--- $1 tenant_id, $2 from (inclusive), $3 to (exclusive), $4 group: priority|source|assignee|day|all
+-- $1 tenant_id, $2 from (inclusive), $3 to (exclusive), $4 group:
+-- priority|source|assignee|day|field|all, $5 the field's key (group field; else null)
 -- Percentiles are percentile_disc (nearest rank): always a value some ticket had.
+-- By field, a ticket counts under the value it holds now, as it does under its
+-- priority now; a multiselect under each option it holds, no value under 'none'. The
+-- lateral's filter on $4 is a one-time filter: other groups never expand a row.
 WITH t AS (
     SELECT CASE $4::text
                WHEN 'priority' THEN priority
                WHEN 'source' THEN source
                WHEN 'assignee' THEN coalesce(assignee, 'none')
                WHEN 'day' THEN to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')
+               WHEN 'field' THEN coalesce(fv.value, 'none')
                ELSE 'all'
            END AS key,
            a.*
       FROM analytics_tickets a
+      LEFT JOIN LATERAL (
+          SELECT jsonb_array_elements_text(a.fields -> $5::text) AS value
+           WHERE $4::text = 'field' AND jsonb_typeof(a.fields -> $5::text) = 'array'
+          UNION ALL
+          SELECT a.fields ->> $5::text
+           WHERE $4::text = 'field' AND jsonb_typeof(a.fields -> $5::text) <> 'array'
+      ) fv ON true
      WHERE tenant_id = $1 AND created_at >= $2 AND created_at < $3
 )
 SELECT key,
@@ -284,6 +296,13 @@ SELECT day, priority, source, created, solved, reopened, breached
   FROM analytics_daily
  WHERE tenant_id = $1 AND day BETWEEN $2 AND $3
  ORDER BY day, priority, source
+
+-- name: volume_by_field --
+-- $1 tenant_id, $2 from day, $3 to day (inclusive), $4 field key
+SELECT day, value, created, solved, reopened, breached
+  FROM analytics_field_daily
+ WHERE tenant_id = $1 AND field_key = $4 AND day BETWEEN $2 AND $3
+ ORDER BY day, value
 
 -- name: backlog --
 -- $1 tenant_id, $2 now (ages are measured from the ticket's creation)
@@ -380,3 +399,30 @@ SELECT count(*) FROM ticket_fields WHERE tenant_id = $1
 -- name: set_ticket_fields --
 -- $1 tenant_id, $2 ticket id, $3 the ticket's field values by key
 UPDATE tickets SET fields = $3 WHERE tenant_id = $1 AND id = $2
+
+-- name: counted_field_keys --
+-- $1 tenant_id: the fields analytics counts by value (types never change)
+SELECT coalesce(array_agg(key), '{}') FROM ticket_fields
+ WHERE tenant_id = $1 AND type IN ('checkbox', 'dropdown', 'multiselect')
+
+-- name: write_field_batch --
+-- $1 tenant_id; $2 ids of tickets whose field values changed, $3 their values (JSON
+-- text); $4..$10 field daily (field_key, day, value, created, solved, reopened,
+-- breached), added to what earlier batches wrote. After write_batch, which wrote the
+-- ticket rows.
+WITH tickets AS (
+    UPDATE analytics_tickets a SET fields = v.fields::jsonb
+      FROM unnest($2::uuid[], $3::text[]) AS v(ticket_id, fields)
+     WHERE a.tenant_id = $1 AND a.ticket_id = v.ticket_id
+    RETURNING 1
+), daily AS (
+    INSERT INTO analytics_field_daily AS d
+        (tenant_id, field_key, day, value, created, solved, reopened, breached)
+    SELECT $1::uuid, * FROM unnest($4::text[], $5::date[], $6::text[], $7::int[],
+                                   $8::int[], $9::int[], $10::int[])
+    ON CONFLICT (tenant_id, field_key, day, value) DO UPDATE SET
+        created = d.created + excluded.created, solved = d.solved + excluded.solved,
+        reopened = d.reopened + excluded.reopened, breached = d.breached + excluded.breached
+    RETURNING 1
+)
+SELECT (SELECT count(*) FROM tickets) + (SELECT count(*) FROM daily)
