@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 from uuid import UUID
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
 from api.schemas import checked_by_domain
+from domain.fields import NUMBER_MAX, OPTIONS_MAX, TEXT_MAX
 from domain.ticket import Ticket
 from domain.validation import (
     BODY_MAX,
@@ -29,6 +30,13 @@ from projections.views import message_document, ticket_json
 _IN = ConfigDict(extra="forbid")
 FIELDS_MAX = 100
 """The most fields one request sets (a tenant has at most as many)."""
+FieldKeyIn = Annotated[str, Field(max_length=40)]
+FieldValueIn = (StrictBool | Annotated[StrictInt, Field(ge=-NUMBER_MAX, le=NUMBER_MAX)]
+                | Annotated[StrictStr, Field(max_length=TEXT_MAX)]
+                | Annotated[list[Annotated[StrictStr, Field(max_length=64)]],
+                            Field(max_length=OPTIONS_MAX)]
+                | None)
+"""A value as a request gives it; the domain checks it against the field's type."""
 
 
 class RequesterIn(BaseModel):
@@ -48,7 +56,7 @@ class OpenTicketIn(BaseModel):
     priority: Priority = Priority.NORMAL
     source: Source = Source.API
     tags: list[str] = Field(default_factory=list, max_length=TAGS_MAX)
-    fields: dict[str, Any] = Field(
+    fields: dict[FieldKeyIn, FieldValueIn] = Field(
         default_factory=dict, max_length=FIELDS_MAX,
         description="Ticket field values by key, checked against the tenant's field "
                     "definitions (`/v1/ticket-fields`): type, options, who may set them, "
@@ -58,7 +66,7 @@ class OpenTicketIn(BaseModel):
 class FieldsIn(BaseModel):
     model_config = _IN
 
-    fields: dict[str, Any] = Field(
+    fields: dict[FieldKeyIn, FieldValueIn] = Field(
         min_length=1, max_length=FIELDS_MAX,
         description="Values by key; `null` (or `[]` for a multiselect) clears one.")
 
