@@ -18,6 +18,7 @@ from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, Field
 
 from api.http.deps import Authorized, ServicesDep
+from api.http.history import history_page
 from api.http.lagging import source_headers
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate_int, scope_of
 from api.http.params import ANY_OF, EventTypeName, IsoAwareDateTime
@@ -75,19 +76,12 @@ async def ticket_history(
     limit: Limit = DEFAULT_LIMIT,
     cursor: Cursor = None,
 ) -> Any:
-    codec = services.cursors
-    scope = scope_of(principal.tenant_id, "history", {"ticket_id": str(ticket_id)})
-    after = 0 if cursor is None else codec.decode_int(scope, cursor)
+    async def read_page(s: Session, after: int, n: int) -> list[RecordedEvent]:
+        await _require_ticket(s, ticket_id)
+        return await s.read_stream_page(ticket_id, after, n)
 
-    async def read(store: EventStore) -> list[RecordedEvent]:
-        async with store.session(principal.tenant_id, readonly=True) as s:
-            await _require_ticket(s, ticket_id)
-            return await s.read_stream_page(ticket_id, after, limit + 1)
-
-    rows, source = await services.reads.run(read)
-    events, nxt = paginate_int(codec, scope, rows, limit, lambda e: e.version)
-    response.headers.update(source_headers(source))
-    return {"data": [render_event(e) for e in events], "next_cursor": nxt}
+    return await history_page(services, principal, response, "history",
+                              {"ticket_id": str(ticket_id)}, cursor, limit, read_page)
 
 
 @router.get("/v1/tickets/{ticket_id}/as-of", response_model=TicketOut,

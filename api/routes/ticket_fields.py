@@ -13,14 +13,15 @@ from api.http import commands
 from api.http.commands import parse_if_match
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
+from api.http.history import history_page
 from api.http.idempotency import JsonReply
 from api.http.lagging import source_headers
-from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate_int, scope_of
+from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT
 from api.http.params import IsoAwareDateTime
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.routing import StrictRoute
-from api.schemas.events import LAGGING_HEADERS, EventPage, render_event
+from api.schemas.events import LAGGING_HEADERS, EventPage
 from api.schemas.ticket_fields import (
     TicketFieldIn,
     TicketFieldList,
@@ -105,20 +106,13 @@ async def history(
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
     cursor: Annotated[str | None, Query(max_length=1000)] = None,
 ) -> Any:
-    codec = services.cursors
-    scope = scope_of(principal.tenant_id, "field-history", {"key": field_key})
-    after = 0 if cursor is None else codec.decode_int(scope, cursor)
+    async def read_page(s: Session, after: int, n: int) -> list[RecordedEvent]:
+        if await handlers.get_field(s, field_key) is None:
+            raise Problem(404, "not_found", "no such ticket field")
+        return await handlers.field_events(s, field_key, after_version=after, limit=n)
 
-    async def read(store: EventStore) -> list[RecordedEvent]:
-        async with store.session(principal.tenant_id, readonly=True) as s:
-            if await handlers.get_field(s, field_key) is None:
-                raise Problem(404, "not_found", "no such ticket field")
-            return await handlers.field_events(s, field_key, after_version=after, limit=limit + 1)
-
-    rows, source = await services.reads.run(read)
-    events, nxt = paginate_int(codec, scope, rows, limit, lambda e: e.version)
-    response.headers.update(source_headers(source))
-    return {"data": [render_event(e) for e in events], "next_cursor": nxt}
+    return await history_page(services, principal, response, "field-history",
+                              {"key": field_key}, cursor, limit, read_page)
 
 
 @router.get("/{field_key}/as-of", response_model=TicketFieldOut,
