@@ -34,6 +34,8 @@ import uuid
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
+import asyncpg
+
 from bench.common import private_server, report
 from bench.http import Wrk, _given, lua, serving
 from domain.commands import OpenTicket
@@ -111,6 +113,15 @@ async def seed(admin_url: str, runtime_url: str, count: int) -> tuple[Any, str, 
         await projector.drain()
     finally:
         await pool.close()
+    # What autovacuum does soon after a load like this one. Without statistics the
+    # planner, taking the table for a small one, filters by a bitmap scan of the whole
+    # tenant and sorts (365 ms at 100,000 tickets, against 0.3 ms along the keyset
+    # index with them): measured once, and not the path a running desk takes.
+    owner = await asyncpg.connect(admin_url)
+    try:
+        await owner.execute("ANALYZE tickets, analytics_tickets")
+    finally:
+        await owner.close()
     return tenant.tenant_id, tenant.admin_key.secret, today.date()
 
 
