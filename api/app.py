@@ -34,6 +34,7 @@ from api.routes import (
     messages,
     metrics,
     tenant_settings,
+    ticket_fields,
     tickets,
     webhooks,
 )
@@ -41,7 +42,8 @@ from domain.clock import Clock
 
 ROUTERS = (health.router, metrics.router, tickets.router, messages.router, agents.router,
            api_keys.router, tenant_settings.router, webhooks.router, audit.router,
-           analytics.router, auth.router, feed_route.router, groups.router)
+           analytics.router, auth.router, feed_route.router, groups.router,
+           ticket_fields.router)
 
 
 def serve_app() -> FastAPI:

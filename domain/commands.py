@@ -8,6 +8,7 @@ injected clock, never read inside the domain.
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -45,6 +46,8 @@ class OpenTicket(BaseModel):
     message_id: MessageId | None = None
     group_id: GroupId | None = None
     """The group the ticket starts in (agents only; its SLA targets apply at once)."""
+    fields: dict[str, Any] = {}
+    """Ticket field values by key, as given (checked against the definitions)."""
 
     def opening_message_id(self) -> MessageId:
         """The id of the opening message (explicit or derived)."""
@@ -111,6 +114,16 @@ class ChangeTags(BaseModel):
     at: UtcDatetime
 
 
+class ChangeFields(BaseModel):
+    """Set ticket field values by key; ``None`` clears one."""
+
+    model_config = _FROZEN
+
+    values: dict[str, Any]
+    actor: Actor
+    at: UtcDatetime
+
+
 class CheckSla(BaseModel):
     """The scheduler's timer: record a breach of ``metric`` if it is due by ``at``."""
 
@@ -120,11 +133,13 @@ class CheckSla(BaseModel):
     at: UtcDatetime
 
 
-Command = OpenTicket | AddMessage | Assign | ChangePriority | ChangeState | ChangeTags | CheckSla
+Command = (OpenTicket | AddMessage | Assign | ChangePriority | ChangeState | ChangeTags
+           | CheckSla | ChangeFields)
 
 __all__ = [
     "AddMessage",
     "Assign",
+    "ChangeFields",
     "ChangePriority",
     "ChangeState",
     "ChangeTags",

@@ -21,6 +21,7 @@ from datetime import datetime
 from domain.commands import (
     AddMessage,
     Assign,
+    ChangeFields,
     ChangePriority,
     ChangeState,
     ChangeTags,
@@ -40,6 +41,7 @@ from domain.errors import (
 from domain.events import (
     Clocks,
     Event,
+    FieldValuesChanged,
     FollowUpOpened,
     MessageAdded,
     PriorityChanged,
@@ -50,6 +52,7 @@ from domain.events import (
     TicketGroupChanged,
     TicketOpened,
 )
+from domain.fields import NO_FIELDS, FieldCatalog, FieldValue, RequiredOn, check_values, require
 from domain.ids import GroupId, TicketId
 from domain.sla import (
     Clock,
@@ -78,12 +81,17 @@ from domain.values import ActorKind, Priority, SlaMetric, TicketState, Visibilit
 FR, NR, RES = SlaMetric.FIRST_RESPONSE, SlaMetric.NEXT_REPLY, SlaMetric.RESOLUTION
 
 
-def decide(command: Command, state: Ticket | None, policy: SlaPolicy) -> list[Event]:
-    """Decide the events a command produces on a ticket (None: the stream is empty)."""
+def decide(command: Command, state: Ticket | None, policy: SlaPolicy,
+           fields: FieldCatalog = NO_FIELDS) -> list[Event]:
+    """Decide the events a command produces on a ticket (None: the stream is empty).
+
+    ``fields`` are the tenant's ticket field definitions as they are now: opening,
+    changing fields and solving check the ticket's values against them
+    (``domain.fields``)."""
     if isinstance(command, OpenTicket):
         if state is not None:
             raise AlreadyExists()
-        return _open(command, policy)
+        return _open(command, policy, fields)
     if state is None:
         raise NotFound()
     if isinstance(command, CheckSla):
@@ -101,10 +109,14 @@ def decide(command: Command, state: Ticket | None, policy: SlaPolicy) -> list[Ev
             return _change_priority(command, state, policy)
         case ChangeState():
             reason = check_reason(command.reason)
+            if command.to is TicketState.SOLVED and state.state is not TicketState.SOLVED:
+                require(fields, state.fields, RequiredOn.SOLVE, command.actor)
             event = _state_change(state, command.to, reason, command.at, policy)
             return [] if event is None else [event]
         case ChangeTags():
             return _change_tags(command, state)
+        case ChangeFields():
+            return _change_fields(command, state, fields)
     raise TypeError(f"unknown command {type(command).__name__}")  # pragma: no cover
 
 
@@ -115,7 +127,8 @@ def decide_follow_up(
 
     Returns ``(events for the closed ticket's stream, events for the new stream)``:
     ``FollowUpOpened`` on the old one and ``TicketOpened`` (subject, requester,
-    priority, source and tags copied; the message as its body) on the new one.
+    priority, source, tags and field values copied, as they were; the message as its
+    body) on the new one.
     """
     if closed.state is not TicketState.CLOSED:
         raise ValidationFailed("only a closed ticket takes a follow-up", field="state")
@@ -134,6 +147,7 @@ def decide_follow_up(
         at=command.at,
         follow_up_of=closed.id,
         group_id=closed.group_id,
+        fields=dict(closed.fields),
     )
     old: list[Event] = [FollowUpOpened(follow_up_id=follow_up_id, at=command.at)]
     return old, decide(open_cmd, None, policy)
@@ -142,7 +156,7 @@ def decide_follow_up(
 # --- handlers -----------------------------------------------------------------------------
 
 
-def _open(cmd: OpenTicket, policy: SlaPolicy) -> list[Event]:
+def _open(cmd: OpenTicket, policy: SlaPolicy, catalog: FieldCatalog) -> list[Event]:
     if cmd.actor.kind is ActorKind.SYSTEM:
         raise ValidationFailed("the system does not open tickets", field="actor")
     group = cmd.group_id
@@ -150,6 +164,13 @@ def _open(cmd: OpenTicket, policy: SlaPolicy) -> list[Event]:
     if group is not None and cmd.actor.kind is ActorKind.CUSTOMER and cmd.follow_up_of is None:
         raise ValidationFailed("only agents choose a ticket's group", field="group_id")
     tags = check_tag_count(normalize_tags(cmd.tags))
+    values: dict[str, FieldValue]
+    if cmd.follow_up_of is not None:
+        values = dict(cmd.fields)  # the closed ticket's values, carried as they were
+    else:
+        checked = check_values(cmd.fields, catalog, cmd.actor, {})
+        values = {k: v for k, v in checked.items() if v is not None}
+        require(catalog, values, RequiredOn.OPEN, cmd.actor)
     cal = policy.calendar
     clocks: Clocks = {
         FR: start_clock(cal, FR, policy.target_ms(FR, cmd.priority, group), cmd.at),
@@ -169,6 +190,7 @@ def _open(cmd: OpenTicket, policy: SlaPolicy) -> list[Event]:
         follow_up_of=cmd.follow_up_of,
         clocks=clocks,
         at=cmd.at,
+        fields=values,
     )
     if group is None:
         return [opened]
@@ -297,6 +319,20 @@ def _change_tags(cmd: ChangeTags, state: Ticket) -> list[Event]:
         return []
     tags = check_tag_count(tuple(sorted((current | set(added)) - set(removed))))
     return [TagsChanged(added=added, removed=removed, tags=tags, at=cmd.at)]
+
+
+def _change_fields(cmd: ChangeFields, state: Ticket, catalog: FieldCatalog) -> list[Event]:
+    if not cmd.values:
+        raise ValidationFailed("give at least one field", field="fields")
+    checked = check_values(cmd.values, catalog, cmd.actor, state.fields)
+    changed = {k: v for k, v in checked.items() if state.fields.get(k) != v}
+    for key, value in changed.items():
+        if value is None and catalog[key].required_on is RequiredOn.OPEN:
+            raise ValidationFailed(f"{key} is required and cannot be cleared",
+                                   field=f"fields.{key}")
+    if not changed:
+        return []
+    return [FieldValuesChanged(values=changed, at=cmd.at)]
 
 
 def _check_sla(cmd: CheckSla, state: Ticket) -> list[Event]:

@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
+from domain.fields import FieldOption, FieldType, FieldValue, RequiredOn
 from domain.ids import AgentId, ApiKeyId, GroupId, MessageId, TicketId
 from domain.sla import Clock
 from domain.values import (
@@ -61,6 +62,8 @@ class TicketOpened(Event):
     author: Actor
     follow_up_of: TicketId | None = None
     clocks: Clocks
+    fields: dict[str, FieldValue] = {}
+    """Ticket field values by key (absent from events written before fields)."""
 
 
 class MessageAdded(Event):
@@ -116,6 +119,14 @@ class SlaBreached(Event):
 
     metric: SlaMetric
     due_at: UtcDatetime
+
+
+class FieldValuesChanged(Event):
+    """Ticket field values set (or cleared: ``None``), by key; never by title."""
+
+    TYPE = "FieldValuesChanged"
+
+    values: dict[str, FieldValue | None]
 
 
 class FollowUpOpened(Event):
@@ -236,6 +247,39 @@ class WebhookConfigured(Event):
     enabled: bool
 
 
+# --- ticket field definition streams (one per field) -------------------------------------
+
+
+class TicketFieldDefined(Event):
+    """A ticket field was defined; its ``key`` and ``type`` never change."""
+
+    TYPE = "TicketFieldDefined"
+
+    key: str
+    title: str
+    type: FieldType
+    options: tuple[FieldOption, ...] = ()
+    required_on: RequiredOn | None = None
+    active: bool = True
+    intake: bool = False
+    personal: bool = False
+
+
+class TicketFieldUpdated(Event):
+    """A field's definition after a change, whole: what is shown at any version is
+    the last of these (or the definition) before it."""
+
+    TYPE = "TicketFieldUpdated"
+
+    key: str
+    title: str
+    options: tuple[FieldOption, ...] = ()
+    required_on: RequiredOn | None = None
+    active: bool = True
+    intake: bool = False
+    personal: bool = False
+
+
 TICKET_EVENTS: tuple[type[Event], ...] = (
     TicketOpened,
     MessageAdded,
@@ -246,8 +290,10 @@ TICKET_EVENTS: tuple[type[Event], ...] = (
     SlaBreached,
     FollowUpOpened,
     TicketGroupChanged,
+    FieldValuesChanged,
 )
 GROUP_EVENTS: tuple[type[Event], ...] = (GroupCreated, GroupRenamed, GroupMembersChanged)
+FIELD_EVENTS: tuple[type[Event], ...] = (TicketFieldDefined, TicketFieldUpdated)
 TENANT_EVENTS: tuple[type[Event], ...] = (
     ApiKeyIssued,
     ApiKeyRevoked,
@@ -257,12 +303,13 @@ TENANT_EVENTS: tuple[type[Event], ...] = (
     WebhookConfigured,
 )
 EVENT_TYPES: dict[str, type[Event]] = {
-    cls.TYPE: cls for cls in TICKET_EVENTS + GROUP_EVENTS + TENANT_EVENTS
+    cls.TYPE: cls for cls in TICKET_EVENTS + GROUP_EVENTS + TENANT_EVENTS + FIELD_EVENTS
 }
 """Every event class by its ``TYPE``."""
 
 __all__ = [
     "EVENT_TYPES",
+    "FIELD_EVENTS",
     "GROUP_EVENTS",
     "TENANT_EVENTS",
     "TICKET_EVENTS",
@@ -272,6 +319,7 @@ __all__ = [
     "ApiKeyRevoked",
     "Clocks",
     "Event",
+    "FieldValuesChanged",
     "FollowUpOpened",
     "GroupCreated",
     "GroupMembersChanged",
@@ -283,6 +331,8 @@ __all__ = [
     "StateChanged",
     "TagsChanged",
     "TicketAssigned",
+    "TicketFieldDefined",
+    "TicketFieldUpdated",
     "TicketGroupChanged",
     "TicketOpened",
     "WebhookConfigured",

@@ -14,6 +14,7 @@ from domain.errors import CorruptStream
 from domain.events import (
     Clocks,
     Event,
+    FieldValuesChanged,
     FollowUpOpened,
     MessageAdded,
     PriorityChanged,
@@ -24,6 +25,7 @@ from domain.events import (
     TicketGroupChanged,
     TicketOpened,
 )
+from domain.fields import FieldValue
 from domain.ids import AgentId, GroupId, TicketId
 from domain.sla import breach_clock
 from domain.values import (
@@ -71,6 +73,8 @@ class Ticket(BaseModel):
     clocks: Clocks
     awaiting_reply: bool = False
     """True while the last public message is the customer's and no agent answered."""
+    fields: dict[str, FieldValue] = {}
+    """Ticket field values by key (a field with no value is absent)."""
 
 
 def evolve(state: Ticket | None, event: Event) -> Ticket:
@@ -92,6 +96,7 @@ def evolve(state: Ticket | None, event: Event) -> Ticket:
             updated_at=event.at,
             clocks=dict(event.clocks),
             awaiting_reply=event.author.kind is ActorKind.CUSTOMER,
+            fields=dict(event.fields),
         )
     changes: dict[str, object] = {"version": state.version + 1, "updated_at": event.at}
     match event:
@@ -123,6 +128,14 @@ def evolve(state: Ticket | None, event: Event) -> Ticket:
             changes["clocks"] = state.clocks | {event.metric: breach_clock(clock, event.at)}
             # A breach is a scheduler observation, not a change a customer sees.
             del changes["updated_at"]
+        case FieldValuesChanged():
+            fields = dict(state.fields)
+            for key, value in event.values.items():
+                if value is None:
+                    fields.pop(key, None)
+                else:
+                    fields[key] = value
+            changes["fields"] = fields
         case FollowUpOpened():
             changes["follow_up_ids"] = (*state.follow_up_ids, event.follow_up_id)
         case _:

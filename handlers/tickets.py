@@ -7,7 +7,8 @@ when another writer won a race. One ``execute`` runs inside the caller's ``Sessi
 
 1. lock and load the ticket's inline row (commands on one ticket queue on that row
    lock, so they decide on fresh state instead of losing races at append time);
-2. load the tenant's SLA policy;
+2. load the tenant's SLA policy (and, for commands that check field values, the
+   ticket field definitions);
 3. ``domain.decide`` (a customer's message on a closed ticket becomes a follow-up
    ticket via ``domain.decide_follow_up``: two streams, one transaction);
 4. update the inline read models;
@@ -29,18 +30,20 @@ from uuid import UUID
 
 import asyncpg
 
-from domain.commands import AddMessage, Assign, Command, OpenTicket
+from domain.commands import AddMessage, Assign, ChangeFields, ChangeState, Command, OpenTicket
 from domain.decide import decide, decide_follow_up
 from domain.errors import FollowUpRequired, NotFound, ValidationFailed
 from domain.events import Event
+from domain.fields import NO_FIELDS
 from domain.ids import MessageId, TenantId, TicketId
 from domain.mapper import to_stored
 from domain.sla import Clock
 from domain.ticket import Ticket
-from domain.values import Actor, ActorKind, Visibility
+from domain.values import Actor, ActorKind, TicketState, Visibility
 from eventstore.errors import ConcurrencyError
 from eventstore.store import Session
 from eventstore.types import NewEvent
+from projections.fields import load_catalog
 from projections.groups import load_group, unknown_groups
 from projections.inline import PendingEvent, apply_inline, load_ticket
 from projections.reads import active_agent
@@ -104,9 +107,13 @@ async def execute(
     elif isinstance(command, OpenTicket) and command.group_id is not None:
         await _check_groups(conn, tenant, [command.group_id])
 
+    checks_fields = isinstance(command, OpenTicket | ChangeFields) or (
+        isinstance(command, ChangeState) and command.to is TicketState.SOLVED)
+    catalog = await load_catalog(conn, tenant) if checks_fields else NO_FIELDS
+
     decided: dict[UUID, list[Event]]
     try:
-        decided = {ticket_id: decide(command, state, policy)}
+        decided = {ticket_id: decide(command, state, policy, catalog)}
     except FollowUpRequired:
         assert isinstance(command, AddMessage) and state is not None
         new_id = follow_up_id(ticket_id, command.message_id)

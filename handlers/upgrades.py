@@ -17,7 +17,7 @@ from eventstore.pool import connect
 from eventstore.sqlfile import load_queries
 from eventstore.store import Session, arm
 from handlers.tenants import operator_actor
-from projections.inline import fill_views, refill_views_lacking
+from projections.inline import fill_views
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
 
@@ -28,13 +28,8 @@ async def _ticket_views(uow: Session) -> int:
     return await fill_views(uow.conn, uow.tenant_id)
 
 
-async def _ticket_views_group(uow: Session) -> int:
-    return await refill_views_lacking(uow.conn, uow.tenant_id, "group_id")
-
-
 STEPS: tuple[tuple[str, Step], ...] = (
     ("ticket documents rendered", _ticket_views),
-    ("ticket documents given group_id", _ticket_views_group),
 )
 """Every step, in the order they run; each returns how many rows it changed."""
 

@@ -17,12 +17,12 @@ from uuid import UUID
 import asyncpg
 
 from domain.errors import CorruptStream
-from domain.events import TICKET_EVENTS, Event, MessageAdded, TicketOpened
+from domain.events import TICKET_EVENTS, Event, FieldValuesChanged, MessageAdded, TicketOpened
 from domain.ids import TenantId, TicketId
 from domain.mapper import from_stored
 from domain.ticket import Ticket, evolve
 from eventstore.sqlfile import load_queries
-from projections.views import ticket_json
+from projections.views import TICKET_KEYS, ticket_json
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
 
@@ -89,6 +89,7 @@ async def apply_inline(
     """
     states: dict[UUID, Ticket | None] = {}
     inserted: set[UUID] = set()
+    with_fields: set[UUID] = set()
     for stored in events:
         if stored.type not in _TICKET_TYPES:
             continue
@@ -110,12 +111,19 @@ async def apply_inline(
         states[stream] = after
         if before is None:
             inserted.add(stream)
+        if isinstance(event, FieldValuesChanged) or (isinstance(event, TicketOpened)
+                                                     and event.fields):
+            with_fields.add(stream)
         await _insert_message(conn, tenant_id, TicketId(stream), stored.version, event)
     out: dict[UUID, Ticket] = {}
     for stream, ticket in states.items():
         assert ticket is not None
         await _write_ticket(conn, tenant_id, ticket, insert=stream in inserted,
                             previous=_first_version(events, stream) - 1)
+        if stream in with_fields:
+            # Only commands that touch fields pay for this (the list filters on it).
+            await conn.execute(Q["set_ticket_fields"], tenant_id, ticket.id,
+                               state_to_json(ticket)["fields"])
         out[stream] = ticket
     return out
 
@@ -158,10 +166,12 @@ async def _write_ticket(conn: asyncpg.Connection, tenant_id: TenantId, t: Ticket
 
 async def fill_views(conn: asyncpg.Connection, tenant_id: TenantId, *, batch: int = 500) -> int:
     """Render the API document of every ticket row that has none (rows written before
-    ``tickets.view`` existed); returns how many were filled."""
+    ``tickets.view`` existed), or whose document lacks a key the document has now
+    (rows written before that key was added); returns how many were filled."""
     filled = 0
+    keys = list(TICKET_KEYS)
     while True:
-        rows = await conn.fetch(Q["tickets_without_view"], tenant_id, batch)
+        rows = await conn.fetch(Q["tickets_without_view"], tenant_id, batch, keys)
         filled += await _render_views(conn, tenant_id, rows)
         if len(rows) < batch:
             return filled
@@ -176,26 +186,12 @@ async def _render_views(conn: asyncpg.Connection, tenant_id: TenantId,
     return len(rows)
 
 
-async def refill_views_lacking(conn: asyncpg.Connection, tenant_id: TenantId, key: str, *,
-                               batch: int = 500) -> int:
-    """Render again the stored document of every ticket whose document lacks ``key``
-    (rendered before the answer had it); returns how many were rendered."""
-    filled, after = 0, UUID(int=0)
-    while True:
-        rows = await conn.fetch(Q["tickets_with_view_lacking"], tenant_id, key, after, batch)
-        filled += await _render_views(conn, tenant_id, rows)
-        if len(rows) < batch:
-            return filled
-        after = rows[-1]["id"]
-
-
 __all__ = [
     "PendingEvent",
     "StoredEvent",
     "apply_inline",
     "fill_views",
     "load_ticket",
-    "refill_views_lacking",
     "state_from_json",
     "state_to_json",
 ]

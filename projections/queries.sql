@@ -243,11 +243,14 @@ SELECT (SELECT count(*) FROM tickets) + (SELECT count(*) FROM daily)
        + (SELECT count(*) FROM agents)
 
 -- name: summary --
--- $1 tenant_id, $2 from (inclusive), $3 to (exclusive),
--- $4 group: priority|source|assignee|group|day|all
+-- $1 tenant_id, $2 from (inclusive), $3 to (exclusive), $4 group:
+-- priority|source|assignee|group|day|field|all, $5 the field's key (group field; else null)
 -- Percentiles are percentile_disc (nearest rank): always a value some ticket had.
 -- A ticket's group is the one it is in now, read from the inline tickets row (only
 -- when grouping by group: a CASE branch not taken runs no subquery).
+-- By field, a ticket counts under the value it holds now, as it does under its
+-- priority now; a multiselect under each option it holds, no value under 'none'. The
+-- lateral's filter on $4 is a one-time filter: other groups never expand a row.
 WITH t AS (
     SELECT CASE $4::text
                WHEN 'priority' THEN priority
@@ -257,10 +260,18 @@ WITH t AS (
                                             WHERE g.tenant_id = $1 AND g.id = a.ticket_id),
                                           'none')
                WHEN 'day' THEN to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')
+               WHEN 'field' THEN coalesce(fv.value, 'none')
                ELSE 'all'
            END AS key,
            a.*
       FROM analytics_tickets a
+      LEFT JOIN LATERAL (
+          SELECT jsonb_array_elements_text(a.fields -> $5::text) AS value
+           WHERE $4::text = 'field' AND jsonb_typeof(a.fields -> $5::text) = 'array'
+          UNION ALL
+          SELECT a.fields ->> $5::text
+           WHERE $4::text = 'field' AND jsonb_typeof(a.fields -> $5::text) <> 'array'
+      ) fv ON true
      WHERE tenant_id = $1 AND created_at >= $2 AND created_at < $3
 )
 SELECT key,
@@ -290,6 +301,13 @@ SELECT day, priority, source, created, solved, reopened, breached
   FROM analytics_daily
  WHERE tenant_id = $1 AND day BETWEEN $2 AND $3
  ORDER BY day, priority, source
+
+-- name: volume_by_field --
+-- $1 tenant_id, $2 from day, $3 to day (inclusive), $4 field key
+SELECT day, value, created, solved, reopened, breached
+  FROM analytics_field_daily
+ WHERE tenant_id = $1 AND field_key = $4 AND day BETWEEN $2 AND $3
+ ORDER BY day, value
 
 -- name: backlog --
 -- $1 tenant_id, $2 now (ages are measured from the ticket's creation)
@@ -348,8 +366,11 @@ SELECT p.name AS projection, coalesce(sum(h.seq - coalesce(c.last_seq, 0)), 0)::
  GROUP BY p.name
 
 -- name: tickets_without_view --
--- $1 tenant_id, $2 limit: rows written before tickets.view existed
-SELECT id, state_json FROM tickets WHERE tenant_id = $1 AND view IS NULL LIMIT $2 FOR UPDATE
+-- $1 tenant_id, $2 limit, $3 the top-level keys of the ticket document: rows written
+-- before tickets.view existed, or before one of these keys was added to the document
+SELECT id, state_json FROM tickets
+ WHERE tenant_id = $1 AND (view IS NULL OR NOT (view::jsonb ?& $3::text[]))
+ LIMIT $2 FOR UPDATE
 
 -- name: set_view --
 -- $1 tenant_id, $2 ticket id, $3 view (as text)
@@ -423,11 +444,62 @@ SELECT assignee AS agent_id, count(*)::int AS tickets,
  GROUP BY assignee
  ORDER BY assignee
 
--- name: tickets_with_view_lacking --
--- $1 tenant_id, $2 a key of the ticket document, $3 after this ticket id, $4 limit
--- Documents rendered before the ticket's answer had that key, walked by id.
-SELECT id, state_json FROM tickets
- WHERE tenant_id = $1 AND id > $3 AND view IS NOT NULL AND NOT (view::jsonb ? $2)
- ORDER BY id
- LIMIT $4
-   FOR UPDATE
+-- name: ticket_field_catalog --
+-- $1 tenant_id: every field definition of the tenant (a command checks values on them)
+SELECT definition FROM ticket_fields WHERE tenant_id = $1 ORDER BY key
+
+-- name: ticket_field --
+-- $1 tenant_id, $2 key
+SELECT definition FROM ticket_fields WHERE tenant_id = $1 AND key = $2
+
+-- name: ticket_field_for_update --
+-- $1 tenant_id, $2 key. Changes to one field queue on its row.
+SELECT definition FROM ticket_fields WHERE tenant_id = $1 AND key = $2 FOR UPDATE
+
+-- name: insert_ticket_field --
+-- $1 tenant_id, $2 key, $3 stream_id, $4 type, $5 version, $6 definition, $7 created_at,
+-- $8 updated_at. Nothing when the key exists (a concurrent definition won).
+INSERT INTO ticket_fields (tenant_id, key, stream_id, type, version, definition, created_at,
+                           updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+ON CONFLICT (tenant_id, key) DO NOTHING
+
+-- name: update_ticket_field --
+-- $1 tenant_id, $2 key, $3 version, $4 definition, $5 updated_at, $6 previous version
+UPDATE ticket_fields SET version = $3, definition = $4, updated_at = $5
+ WHERE tenant_id = $1 AND key = $2 AND version = $6
+
+-- name: count_ticket_fields --
+-- $1 tenant_id
+SELECT count(*) FROM ticket_fields WHERE tenant_id = $1
+
+-- name: set_ticket_fields --
+-- $1 tenant_id, $2 ticket id, $3 the ticket's field values by key
+UPDATE tickets SET fields = $3 WHERE tenant_id = $1 AND id = $2
+
+-- name: counted_field_keys --
+-- $1 tenant_id: the fields analytics counts by value (types never change)
+SELECT coalesce(array_agg(key), '{}') FROM ticket_fields
+ WHERE tenant_id = $1 AND type IN ('checkbox', 'dropdown', 'multiselect')
+
+-- name: write_field_batch --
+-- $1 tenant_id; $2 ids of tickets whose field values changed, $3 their values (JSON
+-- text); $4..$10 field daily (field_key, day, value, created, solved, reopened,
+-- breached), added to what earlier batches wrote. After write_batch, which wrote the
+-- ticket rows.
+WITH tickets AS (
+    UPDATE analytics_tickets a SET fields = v.fields::jsonb
+      FROM unnest($2::uuid[], $3::text[]) AS v(ticket_id, fields)
+     WHERE a.tenant_id = $1 AND a.ticket_id = v.ticket_id
+    RETURNING 1
+), daily AS (
+    INSERT INTO analytics_field_daily AS d
+        (tenant_id, field_key, day, value, created, solved, reopened, breached)
+    SELECT $1::uuid, * FROM unnest($4::text[], $5::date[], $6::text[], $7::int[],
+                                   $8::int[], $9::int[], $10::int[])
+    ON CONFLICT (tenant_id, field_key, day, value) DO UPDATE SET
+        created = d.created + excluded.created, solved = d.solved + excluded.solved,
+        reopened = d.reopened + excluded.reopened, breached = d.breached + excluded.breached
+    RETURNING 1
+)
+SELECT (SELECT count(*) FROM tickets) + (SELECT count(*) FROM daily)

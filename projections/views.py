@@ -63,7 +63,16 @@ def ticket_document(t: Ticket) -> dict[str, Any]:
         "updated_at": t.updated_at, "solved_at": t.solved_at, "closed_at": t.closed_at,
         "reopen_count": t.reopen_count, "awaiting_reply": t.awaiting_reply,
         "sla": {m.value: _clock(t.clocks[m]) for m in SlaMetric},
+        "fields": {k: list(v) if isinstance(v, tuple) else v
+                   for k, v in sorted(t.fields.items())},
     }
+
+
+TICKET_KEYS = ("id", "version", "state", "subject", "requester", "priority", "source", "tags",
+               "assignee", "group_id", "follow_up_of", "follow_up_ids", "created_at", "updated_at",
+               "solved_at", "closed_at", "reopen_count", "awaiting_reply", "sla", "fields")
+"""The top-level keys of a ticket's document (a stored one lacking any is re-rendered
+by ``helpdesk migrate``)."""
 
 
 def ticket_json(t: Ticket) -> bytes:
@@ -86,4 +95,5 @@ def message_document(row: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-__all__ = ["dumps", "group_document", "message_document", "ticket_document", "ticket_json"]
+__all__ = ["TICKET_KEYS", "dumps", "group_document", "message_document", "ticket_document",
+           "ticket_json"]

@@ -34,6 +34,8 @@ ACCESS: Mapping[str, frozenset[str]] = {
     "POST /v1/tickets/{ticket_id}/priority": _STAFF,
     "POST /v1/tickets/{ticket_id}/state": _STAFF,
     "POST /v1/tickets/{ticket_id}/tags": _STAFF,
+    # Intake keys may set the fields whose definition allows it (the domain checks).
+    "POST /v1/tickets/{ticket_id}/fields": _WRITERS,
     "GET /v1/tickets/{ticket_id}/history": _AUDIT,
     "GET /v1/tickets/{ticket_id}/as-of": _AUDIT,
     "GET /v1/events": _AUDIT,
@@ -61,6 +63,13 @@ ACCESS: Mapping[str, frozenset[str]] = {
     "DELETE /v1/api-keys/{key_id}": _ADMIN,
     "GET /v1/webhooks": _ADMIN,
     "PUT /v1/webhooks": _ADMIN,
+    # Field definitions are read by whoever fills them in, filters or groups by them.
+    "GET /v1/ticket-fields": _EVERYONE,
+    "GET /v1/ticket-fields/{field_key}": _EVERYONE,
+    "POST /v1/ticket-fields": _ADMIN,
+    "PATCH /v1/ticket-fields/{field_key}": _ADMIN,
+    "GET /v1/ticket-fields/{field_key}/history": _AUDIT,
+    "GET /v1/ticket-fields/{field_key}/as-of": _AUDIT,
     # Every caller may ask who it is and what its role may run (the console does).
     "GET /v1/auth/me": _EVERYONE,
     # The feed carries every event, message bodies and internal notes included:

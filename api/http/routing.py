@@ -1,7 +1,9 @@
 """A route class that holds every endpoint to the API's request-shape rules.
 
 - An unknown query parameter is a 400 naming it (a typo must not silently widen a
-  list or be ignored by a command).
+  list or be ignored by a command). A route may take a family of parameters named by
+  a prefix (``field.<key>`` on the ticket list), declared in its OpenAPI extension
+  ``x-query-families``; the route itself checks those and refuses what it does not know.
 - One rule for repeated and list-valued query parameters, on every route: a
   list-valued parameter (its type is a list) takes a comma list, repeats, or both, and
   means any of the values, each of which is validated and honoured; a scalar
@@ -33,6 +35,9 @@ from starlette.datastructures import QueryParams
 from api.http.headers import idempotency_key
 from api.http.problem_docs import API_PREFIX, WRITE_METHODS, route_answers
 from api.http.problems import Problem
+
+QUERY_FAMILIES = "x-query-families"
+"""The OpenAPI extension naming a route's prefixes of query parameters it reads itself."""
 
 
 def _is_list(annotation: Any) -> bool:
@@ -134,9 +139,11 @@ class StrictRoute(APIRoute):
         lists = frozenset(name for name, is_list in params.items() if is_list)
         scalars = sorted(name for name, is_list in params.items() if not is_list)
         takes_body = _has_body(self.dependant)
+        families = tuple((self.openapi_extra or {}).get(QUERY_FAMILIES, ()))
 
         async def strict_handler(request: Request) -> Response:
-            unknown = sorted(set(request.query_params.keys()) - params.keys())
+            unknown = sorted(k for k in set(request.query_params.keys()) - params.keys()
+                             if not k.startswith(families))
             if unknown:
                 raise Problem(
                     400, "unknown_parameter",

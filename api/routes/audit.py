@@ -22,12 +22,14 @@ from pydantic import BaseModel, Field
 
 from api.http.auth import Principal
 from api.http.deps import Authorized, ServicesDep
+from api.http.history import history_page
 from api.http.lagging import source_headers
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate_int, scope_of
 from api.http.params import ANY_OF, EventTypeName, IsoAwareDateTime
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.routing import StrictRoute
+from api.schemas.events import LAGGING_HEADERS, EventPage, render_event
 from api.schemas.groups import GroupOut
 from api.schemas.tickets import TicketOut, etag
 from domain.errors import DomainError
@@ -53,29 +55,6 @@ Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT)]
 Cursor = Annotated[str | None, Query(max_length=1000)]
 
 
-class ActorOut(BaseModel):
-    kind: str
-    id: str
-
-
-class EventOut(BaseModel):
-    seq: int
-    stream_id: UUID
-    version: int
-    type: str
-    schema_version: int
-    data: dict[str, Any]
-    metadata: dict[str, Any]
-    actor: ActorOut
-    recorded_at: datetime
-    hash: str
-
-
-class EventPage(BaseModel):
-    data: list[EventOut]
-    next_cursor: str | None
-
-
 class VerifyOut(BaseModel):
     ok: bool
     checked: int
@@ -88,25 +67,6 @@ class VerifyOut(BaseModel):
                     "else the primary")
     lag_seconds: float = Field(
         description="how far the replica was behind the primary then; 0 on the primary")
-
-
-LAGGING_HEADERS = {
-    "Read-From": {"description": "`primary` or `replica`: where the answer was read",
-                  "schema": {"type": "string", "enum": ["primary", "replica"]}},
-    "Read-Lag-Seconds": {"description": "the replica's delay behind the primary when it "
-                                        "was read (0 on the primary)",
-                         "schema": {"type": "string"}},
-}
-
-
-def render_event(e: RecordedEvent) -> dict[str, Any]:
-    """An event as the audit endpoints show it."""
-    return {
-        "seq": e.seq, "stream_id": e.stream_id, "version": e.version, "type": e.type,
-        "schema_version": e.schema_version, "data": e.data, "metadata": e.metadata,
-        "actor": {"kind": e.actor_kind, "id": e.actor_id}, "recorded_at": e.recorded_at,
-        "hash": e.hash.hex(),
-    }
 
 
 def _ticket(events: Iterable[Event]) -> tuple[bytes, int]:
@@ -143,19 +103,12 @@ async def _require(session: Session, kind: _Kind, stream_id: UUID) -> None:
 
 async def _history(kind: _Kind, stream_id: UUID, principal: Principal, services: Services,
                    response: Response, limit: int, cursor: str | None) -> Any:
-    codec = services.cursors
-    scope = scope_of(principal.tenant_id, "history", {f"{kind.name}_id": str(stream_id)})
-    after = 0 if cursor is None else codec.decode_int(scope, cursor)
+    async def read_page(s: Session, after: int, n: int) -> list[RecordedEvent]:
+        await _require(s, kind, stream_id)
+        return await s.read_stream_page(stream_id, after, n)
 
-    async def read(store: EventStore) -> list[RecordedEvent]:
-        async with store.session(principal.tenant_id, readonly=True) as s:
-            await _require(s, kind, stream_id)
-            return await s.read_stream_page(stream_id, after, limit + 1)
-
-    rows, source = await services.reads.run(read)
-    events, nxt = paginate_int(codec, scope, rows, limit, lambda e: e.version)
-    response.headers.update(source_headers(source))
-    return {"data": [render_event(e) for e in events], "next_cursor": nxt}
+    return await history_page(services, principal, response, "history",
+                              {f"{kind.name}_id": str(stream_id)}, cursor, limit, read_page)
 
 
 async def _as_of(kind: _Kind, stream_id: UUID, principal: Principal, services: Services,

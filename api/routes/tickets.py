@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Annotated, Any
 from uuid import UUID
@@ -16,15 +17,19 @@ from api.http import commands
 from api.http.auth import Principal
 from api.http.commands import agent_actor, parse_if_match
 from api.http.deps import Authorized, ServicesDep
+from api.http.field_params import DESCRIPTION as FIELD_FILTERS_DOC
+from api.http.field_params import PREFIX as FIELD_PREFIX
+from api.http.field_params import field_filters
 from api.http.headers import IfMatch
 from api.http.idempotency import JsonReply
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate, scope_of
 from api.http.params import ANY_OF, IsoDateTime
 from api.http.problem_docs import COMMAND_ERRORS, errors
 from api.http.problems import Problem
-from api.http.routing import StrictRoute
+from api.http.routing import QUERY_FAMILIES, StrictRoute
 from api.schemas.tickets import (
     AssigneeIn,
+    FieldsIn,
     OpenTicketIn,
     PriorityIn,
     StateIn,
@@ -39,7 +44,9 @@ from domain.ids import AgentId, GroupId, TicketId
 from domain.validation import TAG_PATTERN
 from domain.values import Actor, ActorKind, Priority, Requester, Source, TicketState
 from eventstore.store import Session
+from handlers.ticket_fields import SetFields, set_fields
 from handlers.tickets import CommandResult, run_command
+from projections.fields import load_catalog
 from projections.groups import unknown_groups
 from projections.reads import TicketFilters, get_ticket, list_tickets
 
@@ -90,7 +97,8 @@ async def open_ticket(
     command = OpenTicket(ticket_id=ticket_id, subject=body.subject, body=body.body,
                          requester=requester, priority=body.priority, source=body.source,
                          tags=tuple(body.tags), actor=actor, at=services.clock.now(),
-                         group_id=None if body.group_id is None else GroupId(body.group_id))
+                         group_id=None if body.group_id is None else GroupId(body.group_id),
+                         fields=body.fields)
 
     async def work(uow: Session) -> JsonReply:
         return ticket_reply(await run_command(uow, ticket_id, command), 201)
@@ -102,8 +110,12 @@ async def open_ticket(
     return await commands.run(request, services, principal, payload, work)
 
 
-@router.get("", response_model=TicketPage, responses=errors(404), summary="List tickets")
+@router.get("", response_model=TicketPage, responses=errors(404), summary="List tickets",
+            description="Newest first; pass ``next_cursor`` back as ``cursor`` with the same "
+                        "filters. " + FIELD_FILTERS_DOC,
+            openapi_extra={QUERY_FAMILIES: [FIELD_PREFIX]})
 async def list_(
+    request: Request,
     services: ServicesDep,
     principal: Authorized,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
@@ -131,20 +143,25 @@ async def list_(
         no_group=group_id == "none",
         created_after=_utc(created_after), created_before=_utc(created_before),
     )
-    scope = scope_of(principal.tenant_id, "tickets", {
-        "state": filters.states, "priority": filters.priorities,
-        "source": filters.sources, "assignee": assignee, "tag": filters.tags,
-        "created_after": filters.created_after and filters.created_after.isoformat(),
-        "created_before": filters.created_before and filters.created_before.isoformat(),
-        # Named only when given, so cursors handed out before the filter existed hold.
-        **({"group_id": group_id.lower()} if group_id is not None else {}),
-    })
     codec = services.cursors
-    after = codec.decode(scope, cursor) if cursor is not None else None
     async with services.store.session(principal.tenant_id, readonly=True) as session:
         if filters.group_id is not None and await unknown_groups(
                 session.conn, principal.tenant_id, [filters.group_id]):
             raise Problem(404, "not_found", f"no group {filters.group_id}")
+        if any(k.startswith(FIELD_PREFIX) for k in request.query_params):
+            catalog = await load_catalog(session.conn, principal.tenant_id)
+            filters = replace(filters, fields=field_filters(request.query_params, catalog))
+        scope = scope_of(principal.tenant_id, "tickets", {
+            "state": filters.states, "priority": filters.priorities,
+            "source": filters.sources, "assignee": assignee, "tag": filters.tags,
+            "created_after": filters.created_after and filters.created_after.isoformat(),
+            "created_before": filters.created_before and filters.created_before.isoformat(),
+            # Named only when given, so cursors handed out before a filter existed hold.
+            **({"group_id": group_id.lower()} if group_id is not None else {}),
+            **({"fields": [[f.key, f.op, f.value] for f in filters.fields]}
+               if filters.fields else {}),
+        })
+        after = codec.decode(scope, cursor) if cursor is not None else None
         rows = await list_tickets(session.conn, principal.tenant_id, filters, after, limit + 1)
     page, next_cursor = paginate(codec, scope, rows, limit, lambda t: (t.created_at, t.id))
     # The stored documents go out as they are: no decoding, validation or re-encoding.
@@ -207,6 +224,24 @@ async def change_tags(ticket_id: UUID, body: TagsIn, request: Request, services:
                          actor=agent_actor(principal), at=services.clock.now())
     return await _command(request, services, principal, ticket_id,
                           body.model_dump(mode="json"), command, if_match)
+
+
+@router.post("/{ticket_id}/fields", response_model=TicketOut, responses=COMMAND_ERRORS,
+             summary="Set or clear ticket field values")
+async def change_fields(ticket_id: UUID, body: FieldsIn, request: Request,
+                        services: ServicesDep, principal: Authorized,
+                        if_match: IfMatch = None) -> Response:
+    # An intake key sets values for the customer (only fields open to intake).
+    actor = None if principal.role == "intake" else agent_actor(principal)
+    command = SetFields(ticket_id=ticket_id, values=body.fields, at=services.clock.now(),
+                        actor=actor)
+    expected = parse_if_match(if_match)
+
+    async def work(uow: Session) -> JsonReply:
+        return ticket_reply(await set_fields(uow, command, expected_version=expected))
+
+    return await commands.run(request, services, principal, body.model_dump(mode="json"),
+                              work, expected_version=expected)
 
 
 def _values(values: Sequence[str] | None) -> tuple[str, ...]:

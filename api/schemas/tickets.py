@@ -7,13 +7,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 from uuid import UUID
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    model_validator,
+)
 
 from api.schemas import checked_by_domain
+from domain.fields import NUMBER_MAX, OPTIONS_MAX, TEXT_MAX
 from domain.ticket import Ticket
 from domain.validation import (
     BODY_MAX,
@@ -27,6 +36,15 @@ from domain.values import Priority, Source, TicketState, Visibility
 from projections.views import message_document, ticket_json
 
 _IN = ConfigDict(extra="forbid")
+FIELDS_MAX = 100
+"""The most fields one request sets (a tenant has at most as many)."""
+FieldKeyIn = Annotated[str, Field(max_length=40)]
+FieldValueIn = (StrictBool | Annotated[StrictInt, Field(ge=-NUMBER_MAX, le=NUMBER_MAX)]
+                | Annotated[StrictStr, Field(max_length=TEXT_MAX)]
+                | Annotated[list[Annotated[StrictStr, Field(max_length=64)]],
+                            Field(max_length=OPTIONS_MAX)]
+                | None)
+"""A value as a request gives it; the domain checks it against the field's type."""
 
 
 class RequesterIn(BaseModel):
@@ -49,6 +67,19 @@ class OpenTicketIn(BaseModel):
     group_id: UUID | None = Field(default=None, description=(
         "A group of the tenant to route the ticket to; agents and admins only (an intake "
         "key's ticket is routed by staff)."))
+    fields: dict[FieldKeyIn, FieldValueIn] = Field(
+        default_factory=dict, max_length=FIELDS_MAX,
+        description="Ticket field values by key, checked against the tenant's field "
+                    "definitions (`/v1/ticket-fields`): type, options, who may set them, "
+                    "required fields.")
+
+
+class FieldsIn(BaseModel):
+    model_config = _IN
+
+    fields: dict[FieldKeyIn, FieldValueIn] = Field(
+        min_length=1, max_length=FIELDS_MAX,
+        description="Values by key; `null` (or `[]` for a multiselect) clears one.")
 
 
 class MessageIn(BaseModel):
@@ -121,6 +152,10 @@ class SlaOut(BaseModel):
     resolution: ClockOut
 
 
+FieldValueOut = bool | int | str | list[str]
+"""checkbox: bool; number: int; text, date (YYYY-MM-DD), dropdown: str; multiselect: list."""
+
+
 class TicketOut(BaseModel):
     id: UUID
     version: int
@@ -141,6 +176,9 @@ class TicketOut(BaseModel):
     reopen_count: int
     awaiting_reply: bool
     sla: SlaOut
+    fields: dict[str, FieldValueOut] = Field(
+        description="Ticket field values by key (`/v1/ticket-fields`); a field with no "
+                    "value is absent. A value whose option was taken out of use stays.")
 
 
 class TicketPage(BaseModel):

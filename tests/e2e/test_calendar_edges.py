@@ -41,7 +41,8 @@ async def test_instants_outside_the_calendar_are_400_naming_the_parameter(http, 
             ("GET", "/v1/tickets/{ticket_id}/as-of", "at"), ("GET", "/v1/events", "after"),
             ("GET", "/v1/events", "before")} <= set(params)
     for method, path, name in params:
-        url = path.replace("{ticket_id}", ticket["id"]).replace("{group_id}", group["id"])
+        url = (path.replace("{ticket_id}", ticket["id"]).replace("{group_id}", group["id"])
+               .replace("{field_key}", "plan"))
         for value in OUTSIDE:
             r = await http.request(method, url, params={name: value}, headers=h)
             assert r.status_code == 400, (path, name, value, r.text)

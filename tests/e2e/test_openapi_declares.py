@@ -43,6 +43,10 @@ BODIES: dict[str, Callable[[], Any]] = {
     "PUT /v1/webhooks": lambda: HOOK,
     "POST /v1/groups": lambda: {"name": f"g-{uuid.uuid4()}"},
     "PATCH /v1/groups/{group_id}": lambda: {"name": f"g-{uuid.uuid4()}"},
+    "POST /v1/tickets/{ticket_id}/fields": lambda: {"fields": {"note": str(uuid.uuid4())}},
+    "POST /v1/ticket-fields": lambda: {"key": f"f{uuid.uuid4().hex[:20]}", "title": "F",
+                                       "type": "text"},
+    "PATCH /v1/ticket-fields/{field_key}": lambda: {"title": "G"},
 }
 """A request body each side-effecting operation accepts."""
 
@@ -80,6 +84,13 @@ async def _request(http: httpx.AsyncClient, h: dict[str, str], method: str, path
     if "{key_id}" in url:
         key = await http.post("/v1/api-keys", json={"name": "r", "role": "intake"}, headers=h)
         url = url.replace("{key_id}", key.json()["id"])
+    if "{field_key}" in url:
+        field = await http.post("/v1/ticket-fields", json=BODIES["POST /v1/ticket-fields"](),
+                                headers=h)
+        url = url.replace("{field_key}", field.json()["key"])
+    if path.endswith("/fields"):  # the text field its body sets, once per tenant
+        await http.post("/v1/ticket-fields", json={"key": "note", "title": "Note",
+                                                   "type": "text"}, headers=h)
     body = BODIES[f"{method.upper()} {path}"]()
     if path == "/v1/settings":
         body = (await http.get("/v1/settings", headers=h)).json()

@@ -9,14 +9,17 @@ import uuid
 import asyncpg
 import pytest
 
-from projections.reads import TicketFilters, ticket_list_query
+from projections.reads import FieldFilter, TicketFilters, ticket_list_query
 from tests.support.desk import ACTOR, seed_tickets
 
 
-@pytest.mark.parametrize("filters", [TicketFilters(), TicketFilters(tags=("hardware",)),
-                                     TicketFilters(unassigned=True),
-                                     TicketFilters(group_id=uuid.uuid4()),
-                                     TicketFilters(no_group=True)])
+@pytest.mark.parametrize("filters", [
+    TicketFilters(), TicketFilters(tags=("hardware",)), TicketFilters(unassigned=True),
+    TicketFilters(group_id=uuid.uuid4()), TicketFilters(no_group=True),
+    TicketFilters(fields=(FieldFilter("plan", "any", ("pro",)),)),
+    TicketFilters(fields=(FieldFilter("areas", "any_of_list", ("api", "login")),
+                          FieldFilter("due", "date_gte", "2026-01-01"))),
+])
 async def test_the_generic_plan_walks_the_keyset_index(db, store, make_tenant, filters):
     t = (await make_tenant()).tenant_id
     await seed_tickets(db.runtime_url, t, 2000)

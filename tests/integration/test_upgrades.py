@@ -53,9 +53,28 @@ async def test_ticket_documents_from_before_groups_gain_group_id(db, make_tenant
             # As if the documents were rendered before tickets had a group.
             await admin.execute("UPDATE tickets SET view = (view::jsonb - 'group_id')::json")
             assert "group_id" not in (await http.get(f"/v1/tickets/{ids[0]}", headers=h)).json()
-            assert (await upgrade(db.admin_url))["ticket documents given group_id"] == 3
+            assert (await upgrade(db.admin_url))["ticket documents rendered"] == 3
             assert set((await upgrade(db.admin_url)).values()) == {0}
         finally:
             await admin.close()
         for tid in ids:
             assert (await http.get(f"/v1/tickets/{tid}", headers=h)).content == before[tid]
+
+
+async def test_ticket_documents_without_fields_are_rendered_again(db, make_tenant):
+    t = await make_tenant("Before fields")
+    h = auth(t.admin_key)
+    async with asgi_client(create_app(app_settings(db))) as http:
+        tid = (await http.post("/v1/tickets", json=NEW_TICKET, headers=h)).json()["id"]
+        before = (await http.get(f"/v1/tickets/{tid}", headers=h)).content
+        admin = await asyncpg.connect(db.admin_url)
+        try:
+            # As if the document had been stored before tickets had fields.
+            await admin.execute("UPDATE tickets SET view = (view::jsonb - 'fields')::json")
+            assert b'"fields"' not in (await http.get(f"/v1/tickets/{tid}", headers=h)).content
+            assert await upgrade(db.admin_url) == {"ticket documents rendered": 1}
+            assert await upgrade(db.admin_url) == {"ticket documents rendered": 0}
+        finally:
+            await admin.close()
+        after = (await http.get(f"/v1/tickets/{tid}", headers=h))
+        assert after.content == before and after.json()["fields"] == {}

@@ -36,7 +36,16 @@ from domain import (
     from_stored,
     to_stored,
 )
-from domain.events import GroupCreated, GroupMembersChanged, GroupRenamed, TicketGroupChanged
+from domain.events import (
+    FieldValuesChanged,
+    GroupCreated,
+    GroupMembersChanged,
+    GroupRenamed,
+    TicketFieldDefined,
+    TicketFieldUpdated,
+    TicketGroupChanged,
+)
+from domain.fields import FieldOption, FieldType, RequiredOn
 from domain.ids import GroupId
 from tests.unit.domain.support import AGENT, CUSTOMER, at, given, move, open_cmd, reply
 
@@ -55,7 +64,21 @@ def ticket_history() -> list[Event]:
         move(TicketState.SOLVED, at(10)),
         move(TicketState.CLOSED, at(11)),
     )
-    return [*history, FollowUpOpened(follow_up_id=TicketId(uuid.UUID(int=6)), at=at(12))]
+    return [*history,
+            FieldValuesChanged(values={"plan": "pro", "areas": ("api", "login"), "n": 3,
+                                       "vip": True, "gone": None}, at=at(10, 30)),
+            FollowUpOpened(follow_up_id=TicketId(uuid.UUID(int=6)), at=at(12))]
+
+
+def field_events() -> list[Event]:
+    options = (FieldOption(value="free", title="Free"),
+               FieldOption(value="pro", title="Pro", active=False))
+    return [
+        TicketFieldDefined(key="plan", title="Plan", type=FieldType.DROPDOWN, options=options,
+                           required_on=RequiredOn.SOLVE, at=AT),
+        TicketFieldUpdated(key="plan", title="Subscription", options=options, intake=True,
+                           active=False, at=AT),
+    ]
 
 
 def group_events() -> list[Event]:
@@ -94,11 +117,12 @@ def only_json_types(value: Any) -> bool:
 
 
 def test_every_event_type_is_covered() -> None:
-    seen = {e.TYPE for e in ticket_history() + tenant_events() + group_events()}
+    seen = {e.TYPE for e in ticket_history() + tenant_events() + group_events() + field_events()}
     assert seen == set(EVENT_TYPES)
 
 
-@pytest.mark.parametrize("event", ticket_history() + tenant_events() + group_events(),
+@pytest.mark.parametrize("event", ticket_history() + tenant_events() + group_events()
+                         + field_events(),
                          ids=lambda e: e.TYPE)
 def test_round_trip(event: Event) -> None:
     type_, version, data = to_stored(event)
