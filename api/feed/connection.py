@@ -28,7 +28,7 @@ from api.feed.flow import CLOSE_TOO_SLOW, SocketFlow, flow_of
 from api.feed.hub import Hub
 from api.feed.messages import BadRoom, Room
 from api.feed.outbox import Outbox, Outgoing
-from api.http.auth import Principal
+from api.http.auth import Principal, resolve
 from api.root import Services
 from eventstore.errors import EventStoreError, StoreUnavailable
 
@@ -151,7 +151,7 @@ class StreamConnection:
             if now >= next_check:
                 next_check = now + settings.ws_auth_recheck_seconds
                 try:
-                    current = await self.services.keys.lookup(self.secret)
+                    current = await resolve(self.services, self.secret)
                 except StoreUnavailable:
                     # Fail open while the database is away; the next check decides.
                     continue
