@@ -4,7 +4,8 @@ Passwords are hashed with argon2id (``argon2-cffi``). The parameters come from t
 process settings; a stored hash made with other parameters is rehashed when its owner
 next signs in with the right password (``Passwords.needs_rehash``). A check for a
 person who has no password (an unknown e-mail, another tenant's, an agent never
-invited) still runs one hash, against a decoy made with the same parameters, so the time a sign-in takes does not tell whether the e-mail exists.
+invited) still runs one hash, against a decoy made with the same parameters, so the
+time a sign-in takes does not tell whether the e-mail exists.
 
 Refresh and invitation tokens are opaque: a prefix, then the tenant's id and 256
 random bits, url-safe base64. The tenant travels in the token so it can be looked up
