@@ -151,7 +151,7 @@ class StreamConnection:
             if now >= next_check:
                 next_check = now + settings.ws_auth_recheck_seconds
                 try:
-                    current = await resolve(self.services, self.secret)
+                    current = await resolve(self.services, self.secret, expiry=False)
                 except StoreUnavailable:
                     # Fail open while the database is away; the next check decides.
                     continue

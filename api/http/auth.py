@@ -38,12 +38,15 @@ def bearer_token(header: str | None) -> str | None:
 _UNAUTHORIZED = {"WWW-Authenticate": 'Bearer realm="helpdesk"'}
 
 
-async def resolve(services: Services, token: str) -> Principal | None:
+async def resolve(services: Services, token: str, *, expiry: bool = True
+                  ) -> Principal | None:
     """The principal of a bearer credential, or None when it is unknown, revoked,
-    expired or its session has ended."""
+    expired or its session has ended. ``expiry`` false: an access token that has
+    expired still counts while its session is open (the live feed's re-checks: the
+    token opened the connection, the session keeps it)."""
     if looks_like_access_token(token):
         now = services.clock.now()
-        claims = services.tokens.claims(token, now)
+        claims = services.tokens.claims(token, now, expiry=expiry)
         return None if claims is None else await services.keys.session(claims, now)
     return await services.keys.lookup(token)
 
