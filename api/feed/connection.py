@@ -44,8 +44,9 @@ MAX_CLIENT_MESSAGE = 64 * 1024
 
 
 class Revoked(Exception):
-    """The connection's API key was revoked (or deleted) while it was open, or the
-    agent it acts as was deactivated: the socket closes with ``code``."""
+    """The connection's API key was revoked (or deleted) while it was open, its sign-in
+    session ended, or the agent it acts as was deactivated: the socket closes with
+    ``code``."""
 
     def __init__(self, code: int = CLOSE_REVOKED, reason: str = "api key revoked") -> None:
         super().__init__(reason)
@@ -156,6 +157,8 @@ class StreamConnection:
                     # Fail open while the database is away; the next check decides.
                     continue
                 if current is None or current.key_id != self.principal.key_id:
+                    if self.principal.credential == "session":
+                        raise Revoked(reason="session ended")
                     raise Revoked()
                 if current.barred is not None:
                     raise Revoked(4403, current.barred[1])
