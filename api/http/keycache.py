@@ -99,14 +99,10 @@ class KeyCache:
         if not secret.startswith(KEY_PREFIX) or len(secret) > 200:
             return None
         digest = hash_secret(secret)
-        active = self.active
-        if active:
-            entry = self._entries.get(digest)
-            if entry is not None and entry.expires > self._now():
-                self._counted("hit")
-                return entry.principal
-        self._counted("miss")
-        generation = self._generation
+        active, generation = self.active, self._generation
+        cached = self._recall(digest, active)
+        if cached is not None:
+            return cached
         async with acquire(self.pool, timeout=self.acquire_timeout) as conn:
             rows = await conn.fetch(Q["api_key_lookup"], digest)
         if len(rows) != 1:
@@ -126,14 +122,10 @@ class KeyCache:
         """The principal of a signed-in person's access token, or None when its session
         has ended (signed out, revoked, past its cap) or its agent is deactivated."""
         slot = b"s:" + claims.session_id.bytes
-        active = self.active
-        if active:
-            entry = self._entries.get(slot)
-            if entry is not None and entry.expires > self._now():
-                self._counted("hit")
-                return entry.principal
-        self._counted("miss")
-        generation = self._generation
+        active, generation = self.active, self._generation
+        cached = self._recall(slot, active)
+        if cached is not None:
+            return cached
         async with acquire(self.pool, timeout=self.acquire_timeout) as conn, \
                 conn.transaction(readonly=True):
             await arm(conn, claims.tenant_id, None)
@@ -146,6 +138,15 @@ class KeyCache:
                               claims.agent_id, True, credential="session")
         self._remember(slot, principal, generation, active)
         return principal
+
+    def _recall(self, slot: bytes, active: bool) -> Principal | None:
+        """A remembered principal that is still fresh (counted as a hit, else a miss)."""
+        entry = self._entries.get(slot) if active else None
+        if entry is not None and entry.expires > self._now():
+            self._counted("hit")
+            return entry.principal
+        self._counted("miss")
+        return None
 
     def _remember(self, slot: bytes, principal: Principal, generation: int,
                   active: bool) -> None:

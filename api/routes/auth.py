@@ -188,7 +188,9 @@ async def refresh(request: Request, services: ServicesDep,
         done = await sessions.refresh(services.store, session_lifetimes(services.settings),
                                       hd_refresh, services.clock.now())
     except NotAuthenticated as exc:
-        # The cookie is spent or dead: the answer clears it along with refusing.
+        # A replay revoked the session: forget it here at once (other processes hear
+        # of it through the notification). The cookie is spent or dead: clear it.
+        services.keys.clear()
         return _forget(problem_response(401, exc.code, exc.message,
                                         instance=request.url.path), request)
     return _signed_in(request, services, done)
@@ -199,6 +201,7 @@ async def refresh(request: Request, services: ServicesDep,
 async def sign_out(request: Request, services: ServicesDep,
                    hd_refresh: RefreshCookie = None) -> Response:
     await sessions.sign_out(services.store, hd_refresh, services.clock.now())
+    services.keys.clear()  # the session's access tokens stop here at once
     return _forget(Response(status_code=204), request)
 
 

@@ -19,6 +19,7 @@ from domain.clock import ManualClock
 from handlers.tenants import NewTenant
 from tests.e2e.conftest import NEW_TICKET, app_settings, asgi_client, auth
 from tests.support.pg import TestDatabase as Db
+from tests.support.wait import until
 
 PASSWORD = "correct horse battery"
 COOKIE = "hd_refresh"
@@ -288,7 +289,11 @@ async def test_a_signed_in_person_is_the_principal_their_agent_key_would_be(
                             json={"email": "z@example.com", "name": "Z"})).status_code == 201
     # Deactivated: the access token stops at once, and so does the refresh cookie.
     await owner.set_active(tenant.tenant_id, uuid.UUID(me["agent_id"]), False)
-    assert (await http.get("/v1/tickets", headers=h)).status_code == 401
+
+    async def stopped() -> bool:  # the operator's change reaches the process by NOTIFY
+        return (await http.get("/v1/tickets", headers=h)).status_code == 401
+
+    await until(stopped, timeout=5, what="the deactivated agent's access token to stop")
     assert (await refresh(http, signed.cookies[COOKIE])).status_code == 401
 
 
