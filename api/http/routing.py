@@ -122,9 +122,10 @@ class StrictRoute(APIRoute):
 
     def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
         methods = {m.upper() for m in kwargs.get("methods") or ()}
-        kwargs["responses"] = {**route_answers(path, methods), **(kwargs.get("responses") or {})}
         # Signing in is not replayable by design: its answers hold fresh credentials.
         replayable = not any(f"{m} {path}" in OPEN for m in methods)
+        answers = route_answers(path, methods if replayable else methods - WRITE_METHODS)
+        kwargs["responses"] = {**answers, **(kwargs.get("responses") or {})}
         if path.startswith(API_PREFIX) and methods & WRITE_METHODS and replayable:
             dependencies = list(kwargs.get("dependencies") or ())
             if not any(d.dependency is idempotency_key for d in dependencies):
