@@ -10,6 +10,7 @@ store hashes canonical JSON and floats have no canonical form.
 from __future__ import annotations
 
 from typing import Any, ClassVar
+from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
@@ -225,6 +226,60 @@ class AgentUpdated(Event):
     active: bool | None = None
 
 
+class AgentInvited(Event):
+    """An admin invited an e-mail to sign in as ``role`` (the token is never recorded)."""
+
+    TYPE = "AgentInvited"
+
+    invitation_id: UUID
+    email: str
+    name: str
+    role: Role
+    expires_at: UtcDatetime
+
+
+class AgentInvitationAccepted(Event):
+    """The invitee spent the invitation and now signs in as ``agent_id``."""
+
+    TYPE = "AgentInvitationAccepted"
+
+    invitation_id: UUID
+    agent_id: AgentId
+
+
+class AgentPasswordSet(Event):
+    """The agent's password was set (the hash is never recorded)."""
+
+    TYPE = "AgentPasswordSet"
+
+    agent_id: AgentId
+
+
+class AgentSignedIn(Event):
+    TYPE = "AgentSignedIn"
+
+    agent_id: AgentId
+    session_id: UUID
+
+
+class AgentSignedOut(Event):
+    TYPE = "AgentSignedOut"
+
+    agent_id: AgentId
+    session_id: UUID
+
+
+class AgentSessionRevoked(Event):
+    """A session ended without its owner signing out: ``replay`` when a refresh token
+    that had already been exchanged was presented again."""
+
+    TYPE = "AgentSessionRevoked"
+
+    agent_id: AgentId
+    session_id: UUID
+    reason: str
+
+
 class SettingsChanged(Event):
     """The tenant's settings document after the change (JSON, ints only)."""
 
@@ -301,6 +356,12 @@ TENANT_EVENTS: tuple[type[Event], ...] = (
     AgentUpdated,
     SettingsChanged,
     WebhookConfigured,
+    AgentInvited,
+    AgentInvitationAccepted,
+    AgentPasswordSet,
+    AgentSignedIn,
+    AgentSignedOut,
+    AgentSessionRevoked,
 )
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.TYPE: cls for cls in TICKET_EVENTS + GROUP_EVENTS + TENANT_EVENTS + FIELD_EVENTS
@@ -314,6 +375,12 @@ __all__ = [
     "TENANT_EVENTS",
     "TICKET_EVENTS",
     "AgentAdded",
+    "AgentInvitationAccepted",
+    "AgentInvited",
+    "AgentPasswordSet",
+    "AgentSessionRevoked",
+    "AgentSignedIn",
+    "AgentSignedOut",
     "AgentUpdated",
     "ApiKeyIssued",
     "ApiKeyRevoked",

@@ -2,14 +2,19 @@
 
 Every route and the live feed name their operation here (``METHOD /path/{template}``,
 ``WS`` for the WebSocket) with the roles that may run it; ``api.http.auth.authorize``
-reads this table for every request, and tests/unit/test_access.py compares it with the
-"who" column of the design's endpoint table. Routes that answer without a key
-(health, metrics, the OpenAPI document) are not in it.
+reads this table for every request, ``publish`` writes it into the OpenAPI document
+(``x-required-role`` on every operation), and tests/unit/test_access.py compares it
+with the "who" column of the design's endpoint table. The ``/v1`` operations that
+take no bearer credential at all (signing in: their credential is in the body or the
+refresh cookie) are in ``OPEN``, published with an empty ``x-required-role``. Routes
+outside ``/v1`` that answer without a key (health, metrics, the OpenAPI document) are
+in neither.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from domain.values import Role
 
@@ -48,6 +53,7 @@ ACCESS: Mapping[str, frozenset[str]] = {
     "GET /v1/agents": _STAFF,
     "GET /v1/agents/{agent_id}": _STAFF,
     "POST /v1/agents": _ADMIN,
+    "POST /v1/agents/invitations": _ADMIN,
     "PATCH /v1/agents/{agent_id}": _ADMIN,
     # Groups: admins manage them; staff read them (to route work), auditors too.
     "GET /v1/groups": _STAFF | {AUDITOR},
@@ -78,10 +84,32 @@ ACCESS: Mapping[str, frozenset[str]] = {
 }
 
 
+OPEN: frozenset[str] = frozenset({
+    "POST /v1/auth/sign-in",
+    "POST /v1/auth/refresh",
+    "POST /v1/auth/sign-out",
+    "POST /v1/auth/invitations/accept",
+})
+"""Operations that take no bearer credential: they check the one they are given."""
+
+
 def roles_for(operation: str) -> frozenset[str]:
     """The roles that may run ``operation``; an operation missing from the table is a
     programming error, refused for everyone rather than open to anyone."""
     return ACCESS.get(operation, frozenset())
 
 
-__all__ = ["ACCESS", "roles_for"]
+def publish(document: dict[str, Any]) -> dict[str, Any]:
+    """Mark every operation of an OpenAPI document with ``x-required-role``: the roles
+    of this table that may run it (sorted), or none for an ``OPEN`` one."""
+    for path, item in document.get("paths", {}).items():
+        for method, operation in item.items():
+            name = f"{method.upper()} {path}"
+            if name in ACCESS:
+                operation["x-required-role"] = sorted(ACCESS[name])
+            elif name in OPEN:
+                operation["x-required-role"] = []
+    return document
+
+
+__all__ = ["ACCESS", "OPEN", "publish", "roles_for"]

@@ -28,7 +28,15 @@ from domain.errors import (
     ValidationFailed,
 )
 from eventstore.errors import ConcurrencyError, EventStoreError, StoreUnavailable
-from handlers.errors import Conflict, HandlerError, Invalid, Missing, VersionMismatch
+from handlers.errors import (
+    Conflict,
+    Gone,
+    HandlerError,
+    Invalid,
+    Missing,
+    NotAuthenticated,
+    VersionMismatch,
+)
 
 log = logging.getLogger("helpdesk.api")
 
@@ -36,7 +44,8 @@ PROBLEM_JSON = "application/problem+json"
 
 _TITLES = {
     400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
-    405: "Method Not Allowed", 406: "Not Acceptable", 409: "Conflict", 412: "Precondition Failed",
+    405: "Method Not Allowed", 406: "Not Acceptable", 409: "Conflict", 410: "Gone",
+    412: "Precondition Failed",
     413: "Content Too Large", 415: "Unsupported Media Type", 422: "Unprocessable Content",
     428: "Precondition Required", 429: "Too Many Requests", 500: "Internal Server Error",
     503: "Service Unavailable",
@@ -65,8 +74,10 @@ _DOMAIN_STATUS: dict[type[DomainError], int] = {
 
 # What each kind of handler refusal answers.
 _HANDLER_STATUS: dict[type[HandlerError], int] = {
+    NotAuthenticated: 401,
     Missing: 404,
     Conflict: 409,
+    Gone: 410,
     VersionMismatch: 412,
     Invalid: 422,
 }

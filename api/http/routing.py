@@ -10,7 +10,8 @@
   parameter given twice is a 400 naming it (the framework would keep one value and
   drop the other without a word).
 - Every side-effecting route under ``/v1`` declares ``Idempotency-Key`` (it runs
-  through ``api.http.commands.run``, which honours it), and every route documents what
+  through ``api.http.commands.run``, which honours it), but for the ``OPEN`` ones of
+  signing in (``api.http.access``), and every route documents what
   it can answer because of where it is (``api.http.problem_docs.route_answers``).
 - A request body must be JSON (``application/json`` or ``+json``): 415 otherwise.
 - No text may hold a NUL character: Postgres text and jsonb cannot store one, so it is
@@ -32,6 +33,7 @@ from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 from starlette.datastructures import QueryParams
 
+from api.http.access import OPEN
 from api.http.headers import idempotency_key
 from api.http.problem_docs import API_PREFIX, WRITE_METHODS, route_answers
 from api.http.problems import Problem
@@ -125,8 +127,11 @@ class StrictRoute(APIRoute):
 
     def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
         methods = {m.upper() for m in kwargs.get("methods") or ()}
-        kwargs["responses"] = {**route_answers(path, methods), **(kwargs.get("responses") or {})}
-        if path.startswith(API_PREFIX) and methods & WRITE_METHODS:
+        # Signing in is not replayable by design: its answers hold fresh credentials.
+        replayable = not any(f"{m} {path}" in OPEN for m in methods)
+        answers = route_answers(path, methods if replayable else methods - WRITE_METHODS)
+        kwargs["responses"] = {**answers, **(kwargs.get("responses") or {})}
+        if path.startswith(API_PREFIX) and methods & WRITE_METHODS and replayable:
             dependencies = list(kwargs.get("dependencies") or ())
             if not any(d.dependency is idempotency_key for d in dependencies):
                 dependencies.append(Depends(idempotency_key))

@@ -1,13 +1,16 @@
 """``/v1/agents``: the tenant's agents (``handlers.agents`` keeps the rules).
 
-Admins add and change agents; agents may list them (to pick an assignee).
+Admins add and change agents, and invite people (``handlers.invitations``): the
+invitation's token is shown once, in the answer, for the admin to pass on; the invitee
+spends it at ``POST /v1/auth/invitations/accept`` to set a password. Agents may list
+the tenant's agents (to pick an assignee).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
@@ -26,6 +29,7 @@ from domain.validation import EMAIL_PATTERN, NOT_BLANK
 from domain.values import Role
 from eventstore.store import Session
 from handlers import agents as agent_handlers
+from handlers import invitations
 
 _EMAIL = re.compile(EMAIL_PATTERN)
 AgentRole = Literal["admin", "agent"]
@@ -82,6 +86,24 @@ class AgentPatch(BaseModel):
         return None if value is None else _name(value)
 
 
+class InvitationIn(AgentIn):
+    """Whom to invite: the e-mail (an existing agent's lets them set a new password),
+    and the name and role of the agent added when they accept."""
+
+
+class InvitationOut(BaseModel):
+    id: UUID
+    email: str
+    name: str
+    role: AgentRole
+    created_at: datetime
+    expires_at: datetime
+    token: str = Field(
+        description="Spent once at `POST /v1/auth/invitations/accept`, before "
+        "`expires_at`: shown only in this response (and in an Idempotency-Key replay of "
+        "it, while IDEMPOTENCY_SECRET is configured).")
+
+
 class AgentOut(BaseModel):
     id: UUID
     email: str
@@ -132,6 +154,28 @@ async def add_agent(
 
     async def work(uow: Session) -> JsonReply:
         return JsonReply(201, _out(await agent_handlers.add_agent(uow, command)))
+
+    return await commands.run(request, services, principal, body.model_dump(mode="json"), work)
+
+
+@router.post("/invitations", response_model=InvitationOut, status_code=201,
+             summary="Invite a person to sign in (the token is shown only in this response)",
+             responses=errors(409, 413, 415))
+async def invite(
+    body: InvitationIn, request: Request, principal: Authorized, services: ServicesDep
+) -> Response:
+    command = invitations.InviteAgent(
+        email=body.email, name=body.name, role=Role(body.role), at=services.clock.now(),
+        valid_for=timedelta(hours=services.settings.invitation_hours))
+
+    async def work(uow: Session) -> JsonReply:
+        row = await invitations.invite(uow, command)
+        lost = Problem(409, "secret_not_replayable",
+                       f"this Idempotency-Key created invitation {row['id']}, whose token "
+                       "this server can no longer show; invite again (the first one "
+                       "expires unspent)", invitation_id=str(row["id"]))
+        return JsonReply(201, {name: row[name] for name in InvitationOut.model_fields},
+                         secret_lost=lost)
 
     return await commands.run(request, services, principal, body.model_dump(mode="json"), work)
 

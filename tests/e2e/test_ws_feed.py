@@ -16,7 +16,8 @@ from domain.ids import TenantId
 from domain.values import Role
 from eventstore.pool import connect
 from eventstore.store import EventStore
-from handlers import api_keys
+from handlers import agents, api_keys, sessions
+from handlers.credentials import Passwords
 from handlers.tenants import operator_session
 from tests.e2e.ws_support import (
     FIRST,
@@ -278,6 +279,30 @@ async def test_a_deactivated_agents_key_is_disconnected_and_refused(db, make_ten
         await owner.set_active(t.tenant_id, ann, True)
         ws = await connect_ws(srv.url, key.secret)
         await ws.close()
+
+
+async def test_a_signed_in_person_follows_the_feed_until_they_sign_out(db, make_tenant
+                                                                       ) -> None:
+    t = await make_tenant("Acme")
+    passwords = Passwords(memory_kib=1024, time_cost=1)
+    async with operator_session(db.admin_url, t.tenant_id) as uow:
+        row = await agents.add_agent(uow, agents.AddAgent(
+            email="ann@example.com", name="Ann", role=Role.AGENT, at=datetime.now(UTC)))
+        await sessions.store_password(uow, row["id"], passwords.hash("p" * 12),
+                                      datetime.now(UTC))
+    async with serve(ws_settings(db.runtime_url, ws_auth_recheck_seconds=0.05)) as srv:
+        base = srv.url.replace("ws://", "http://").removesuffix("/v1/stream")
+        async with httpx.AsyncClient(base_url=base) as http:
+            signed = await http.post("/v1/auth/sign-in", json={
+                "tenant": str(t.tenant_id), "email": "ann@example.com", "password": "p" * 12})
+            assert signed.status_code == 200, signed.text
+            ws = await connect_ws(srv.url, signed.json()["access_token"])
+            await send(ws, op="subscribe", room="tenant")
+            assert (await recv(ws))["type"] == "subscribed"
+            out = await http.post("/v1/auth/sign-out")  # the client kept the cookie
+            assert out.status_code == 204
+        code, reason = await closed_with(ws, timeout=5)
+        assert (code, reason) == (4401, "session ended")
 
 
 async def test_the_listener_reconnects_and_catches_up(db, make_tenant, store) -> None:

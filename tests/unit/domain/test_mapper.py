@@ -13,6 +13,12 @@ from domain import (
     EVENT_TYPES,
     AgentAdded,
     AgentId,
+    AgentInvitationAccepted,
+    AgentInvited,
+    AgentPasswordSet,
+    AgentSessionRevoked,
+    AgentSignedIn,
+    AgentSignedOut,
     AgentUpdated,
     ApiKeyId,
     ApiKeyIssued,
@@ -103,6 +109,14 @@ def tenant_events() -> list[Event]:
         SettingsChanged(settings={"sweep": {"pending_days": 7}, "flags": [True, None]}, at=AT),
         WebhookConfigured(url="https://hooks.example.com/x", event_types=("TicketOpened",),
                           enabled=True, at=AT),
+        AgentInvited(invitation_id=uuid.UUID(int=9), email="cy@example.com", name="Cy",
+                     role=Role.AGENT, expires_at=AT, at=AT),
+        AgentInvitationAccepted(invitation_id=uuid.UUID(int=9), agent_id=agent, at=AT),
+        AgentPasswordSet(agent_id=agent, at=AT),
+        AgentSignedIn(agent_id=agent, session_id=uuid.UUID(int=10), at=AT),
+        AgentSignedOut(agent_id=agent, session_id=uuid.UUID(int=10), at=AT),
+        AgentSessionRevoked(agent_id=agent, session_id=uuid.UUID(int=10), reason="replay",
+                            at=AT),
     ]
 
 
