@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from domain.ids import AgentId, ApiKeyId, MessageId, TicketId
+from domain.ids import AgentId, ApiKeyId, ContactId, MessageId, OrganizationId, TicketId
 from domain.sla import Clock
 from domain.values import (
     Actor,
@@ -126,6 +126,71 @@ class FollowUpOpened(Event):
     follow_up_id: TicketId
 
 
+class RequesterChanged(Event):
+    """The ticket now belongs to another contact (or to a contact at all: tickets
+    opened before contacts existed are linked by ``helpdesk migrate``); a merge of
+    contacts moves each ticket with one of these."""
+
+    TYPE = "RequesterChanged"
+
+    requester: Requester
+
+
+# --- contact and organization streams ----------------------------------------------------
+
+
+class ContactCreated(Event):
+    TYPE = "ContactCreated"
+
+    contact_id: ContactId
+    email: str
+    name: str | None = None
+    phone: str | None = None
+    external_id: str | None = None
+    organization_id: OrganizationId | None = None
+    tags: tuple[str, ...] = ()
+
+
+class ContactUpdated(Event):
+    """The contact's fields after the change, every one of them (a field set to null
+    is then told apart from a field left alone)."""
+
+    TYPE = "ContactUpdated"
+
+    email: str
+    name: str | None
+    phone: str | None
+    external_id: str | None
+    organization_id: OrganizationId | None
+    tags: tuple[str, ...]
+
+
+class ContactMerged(Event):
+    """The contact was merged into ``into``: its tickets moved there (each by a
+    ``RequesterChanged``) and it answers with a redirect from now on."""
+
+    TYPE = "ContactMerged"
+
+    into: ContactId
+
+
+class OrganizationCreated(Event):
+    TYPE = "OrganizationCreated"
+
+    organization_id: OrganizationId
+    name: str
+    domains: tuple[str, ...] = ()
+
+
+class OrganizationUpdated(Event):
+    """The organization's name and domains after the change."""
+
+    TYPE = "OrganizationUpdated"
+
+    name: str
+    domains: tuple[str, ...]
+
+
 # --- tenant stream (audit trail of configuration) ----------------------------------------
 
 
@@ -208,7 +273,10 @@ TICKET_EVENTS: tuple[type[Event], ...] = (
     TagsChanged,
     SlaBreached,
     FollowUpOpened,
+    RequesterChanged,
 )
+CONTACT_EVENTS: tuple[type[Event], ...] = (ContactCreated, ContactUpdated, ContactMerged)
+ORGANIZATION_EVENTS: tuple[type[Event], ...] = (OrganizationCreated, OrganizationUpdated)
 TENANT_EVENTS: tuple[type[Event], ...] = (
     ApiKeyIssued,
     ApiKeyRevoked,
@@ -217,11 +285,16 @@ TENANT_EVENTS: tuple[type[Event], ...] = (
     SettingsChanged,
     WebhookConfigured,
 )
-EVENT_TYPES: dict[str, type[Event]] = {cls.TYPE: cls for cls in TICKET_EVENTS + TENANT_EVENTS}
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.TYPE: cls
+    for cls in TICKET_EVENTS + CONTACT_EVENTS + ORGANIZATION_EVENTS + TENANT_EVENTS
+}
 """Every event class by its ``TYPE``."""
 
 __all__ = [
+    "CONTACT_EVENTS",
     "EVENT_TYPES",
+    "ORGANIZATION_EVENTS",
     "TENANT_EVENTS",
     "TICKET_EVENTS",
     "AgentAdded",
@@ -229,10 +302,16 @@ __all__ = [
     "ApiKeyIssued",
     "ApiKeyRevoked",
     "Clocks",
+    "ContactCreated",
+    "ContactMerged",
+    "ContactUpdated",
     "Event",
     "FollowUpOpened",
     "MessageAdded",
+    "OrganizationCreated",
+    "OrganizationUpdated",
     "PriorityChanged",
+    "RequesterChanged",
     "SettingsChanged",
     "SlaBreached",
     "StateChanged",

@@ -14,5 +14,8 @@ TicketId = NewType("TicketId", uuid.UUID)
 AgentId = NewType("AgentId", uuid.UUID)
 ApiKeyId = NewType("ApiKeyId", uuid.UUID)
 MessageId = NewType("MessageId", uuid.UUID)
+ContactId = NewType("ContactId", uuid.UUID)
+OrganizationId = NewType("OrganizationId", uuid.UUID)
 
-__all__ = ["AgentId", "ApiKeyId", "MessageId", "TenantId", "TicketId"]
+__all__ = ["AgentId", "ApiKeyId", "ContactId", "MessageId", "OrganizationId", "TenantId",
+           "TicketId"]

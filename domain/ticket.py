@@ -17,6 +17,7 @@ from domain.events import (
     FollowUpOpened,
     MessageAdded,
     PriorityChanged,
+    RequesterChanged,
     SlaBreached,
     StateChanged,
     TagsChanged,
@@ -117,6 +118,10 @@ def evolve(state: Ticket | None, event: Event) -> Ticket:
                 raise CorruptStream(f"breach of {event.metric} which has no clock")
             changes["clocks"] = state.clocks | {event.metric: breach_clock(clock, event.at)}
             # A breach is a scheduler observation, not a change a customer sees.
+            del changes["updated_at"]
+        case RequesterChanged():
+            changes["requester"] = event.requester
+            # Moving a ticket between contacts is bookkeeping, not a change a customer sees.
             del changes["updated_at"]
         case FollowUpOpened():
             changes["follow_up_ids"] = (*state.follow_up_ids, event.follow_up_id)

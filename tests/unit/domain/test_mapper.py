@@ -36,6 +36,16 @@ from domain import (
     from_stored,
     to_stored,
 )
+from domain.events import (
+    ContactCreated,
+    ContactMerged,
+    ContactUpdated,
+    OrganizationCreated,
+    OrganizationUpdated,
+    RequesterChanged,
+)
+from domain.ids import ContactId, OrganizationId
+from domain.values import Requester
 from tests.unit.domain.support import AGENT, CUSTOMER, at, given, move, open_cmd, reply
 
 AT = datetime(2026, 6, 1, 9, 0, 0, 123, tzinfo=UTC)
@@ -53,7 +63,25 @@ def ticket_history() -> list[Event]:
         move(TicketState.SOLVED, at(10)),
         move(TicketState.CLOSED, at(11)),
     )
-    return [*history, FollowUpOpened(follow_up_id=TicketId(uuid.UUID(int=6)), at=at(12))]
+    linked = RequesterChanged(requester=Requester(email="ann@example.com", name="Ann",
+                                                  contact_id=CONTACT), at=at(12))
+    return [*history, FollowUpOpened(follow_up_id=TicketId(uuid.UUID(int=6)), at=at(12)), linked]
+
+
+CONTACT = ContactId(uuid.UUID(int=9))
+ORG = OrganizationId(uuid.UUID(int=10))
+
+
+def people_events() -> list[Event]:
+    return [
+        OrganizationCreated(organization_id=ORG, name="Acme", domains=("acme.test",), at=AT),
+        OrganizationUpdated(name="Acme Ltd", domains=("acme.test", "acme.example"), at=AT),
+        ContactCreated(contact_id=CONTACT, email="ann@acme.test", name="Ann",
+                       organization_id=ORG, tags=("vip",), at=AT),
+        ContactUpdated(email="ann@acme.test", name="Ann", phone="+44 1", external_id="c-1",
+                       organization_id=None, tags=(), at=AT),
+        ContactMerged(into=ContactId(uuid.UUID(int=11)), at=AT),
+    ]
 
 
 def tenant_events() -> list[Event]:
@@ -81,11 +109,12 @@ def only_json_types(value: Any) -> bool:
 
 
 def test_every_event_type_is_covered() -> None:
-    seen = {e.TYPE for e in ticket_history() + tenant_events()}
+    seen = {e.TYPE for e in ticket_history() + tenant_events() + people_events()}
     assert seen == set(EVENT_TYPES)
 
 
-@pytest.mark.parametrize("event", ticket_history() + tenant_events(), ids=lambda e: e.TYPE)
+@pytest.mark.parametrize("event", ticket_history() + tenant_events() + people_events(),
+                         ids=lambda e: e.TYPE)
 def test_round_trip(event: Event) -> None:
     type_, version, data = to_stored(event)
     assert (type_, version) == (event.TYPE, event.SCHEMA_VERSION)
@@ -106,7 +135,7 @@ def test_clock_payload_shape() -> None:
     _, _, data = to_stored(opened)
     assert data["clocks"]["first_response"]["due_at"] == "2026-06-01T17:00:00.000000Z"
     assert data["clocks"]["first_response"]["target_ms"] == 8 * 3_600_000
-    assert data["requester"] == {"email": "ann@example.com", "name": "Ann"}
+    assert data["requester"] == {"email": "ann@example.com", "name": "Ann", "contact_id": None}
 
 
 def test_ticket_opened_v1_is_upcast() -> None:
