@@ -55,6 +55,10 @@ SELECT create_distributed_table('agents', 'tenant_id', colocate_with => 'tenants
 SELECT create_distributed_table('api_keys', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('tenant_settings', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('webhooks', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('organizations', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('organization_domains', 'tenant_id',
+                                colocate_with => 'tenants');
+SELECT create_distributed_table('contacts', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('tickets', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('messages', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('idempotency_keys', 'tenant_id', colocate_with => 'tenants');

@@ -7,13 +7,14 @@ when another writer won a race. One ``execute`` runs inside the caller's ``Sessi
 
 1. lock and load the ticket's inline row (commands on one ticket queue on that row
    lock, so they decide on fresh state instead of losing races at append time);
-2. load the tenant's SLA policy;
+2. load the tenant's SLA policy; a new ticket's requester is resolved to a contact
+   (``handlers.requesters``), which may create the contact;
 3. ``domain.decide`` (a customer's message on a closed ticket becomes a follow-up
    ticket via ``domain.decide_follow_up``: two streams, one transaction);
 4. update the inline read models;
 5. schedule, move or cancel the SLA timers whose clocks changed;
-6. stage the events: the unit of work sends them in its COMMIT's message, where the
-   tenant head lock they take is held for server time only.
+6. stage the events (a created contact's first): the unit of work sends them in its
+   COMMIT's message, where the tenant head lock they take is held for server time only.
 
 Nothing is committed here: the caller's session commits (with its idempotency record)
 or rolls everything back.
@@ -29,7 +30,7 @@ from uuid import UUID
 
 import asyncpg
 
-from domain.commands import AddMessage, Assign, Command
+from domain.commands import AddMessage, Assign, Command, OpenTicket
 from domain.decide import decide, decide_follow_up
 from domain.errors import FollowUpRequired, NotFound, ValidationFailed
 from domain.events import Event
@@ -41,6 +42,7 @@ from domain.values import Actor, ActorKind, Visibility
 from eventstore.errors import ConcurrencyError
 from eventstore.store import Session
 from eventstore.types import NewEvent
+from handlers.requesters import resolve_requester
 from projections.inline import PendingEvent, apply_inline, load_ticket
 from projections.reads import active_agent
 from projections.tenant_settings import load_settings
@@ -98,6 +100,11 @@ async def execute(
     policy = (await load_settings(conn, tenant)).policy
     if isinstance(command, Assign) and command.agent_id is not None:
         await _check_agent(conn, tenant, command.agent_id)
+    contact_events: list[tuple[UUID, Event]] = []
+    if isinstance(command, OpenTicket) and command.requester.contact_id is None:
+        requester, contact_events = await resolve_requester(conn, tenant, command.requester,
+                                                            command.at)
+        command = command.model_copy(update={"requester": requester})
 
     decided: dict[UUID, list[Event]]
     try:
@@ -122,6 +129,10 @@ async def execute(
         before = state if stream == ticket_id else None
         await _move_sla_timers(conn, tenant, before, ticket)
 
+    # The contact a new requester created goes first: the ticket's events refer to it.
+    for contact_id, event in contact_events:
+        type_, schema_version, data = to_stored(event)
+        await session.append(contact_id, 0, [NewEvent(type_, data, schema_version)])
     for stream in decided:
         await session.append(stream, versions[stream],
                              [NewEvent(e.type, e.data, e.schema_version)
@@ -222,11 +233,13 @@ async def _with_retries(uow: Session, ticket_id: UUID,
                         build: Callable[[], Awaitable[Command]],
                         expected_version: int | None) -> CommandResult:
     for attempt in range(1, MAX_ATTEMPTS + 1):
+        staged = len(uow.staged)
         try:
             async with uow.conn.transaction():  # a savepoint: a lost race undoes only this
                 command = await build()
                 return await execute(uow, ticket_id, command, expected_version=expected_version)
         except ConcurrencyError:
+            del uow.staged[staged:]  # what the undone attempt staged goes with its rows
             if expected_version is not None or attempt == MAX_ATTEMPTS:
                 raise
     raise AssertionError("unreachable")  # pragma: no cover

@@ -43,6 +43,10 @@ class TicketFilters:
     tags: tuple[str, ...] = ()
     created_after: datetime | None = None
     created_before: datetime | None = None
+    requester_id: UUID | None = None
+    no_requester: bool = False
+    organization_id: UUID | None = None
+    no_organization: bool = False
 
 
 async def active_agent(conn: asyncpg.Connection, tenant_id: TenantId, agent_id: UUID) -> bool:
@@ -99,6 +103,10 @@ TICKET_FILTERS: dict[str, str] = {
     "tags": "AND tags && ${n}::text[]",
     "created_after": "AND created_at >= ${n}::timestamptz",
     "created_before": "AND created_at < ${n}::timestamptz",
+    "requester_id": "AND contact_id = ${n}::uuid",
+    "no_requester": "AND contact_id IS NULL AND ${n}::boolean",
+    "organization_id": "AND organization_id = ${n}::uuid",
+    "no_organization": "AND organization_id IS NULL AND ${n}::boolean",
 }
 
 
