@@ -29,9 +29,11 @@ from api.routes import (
     api_keys,
     audit,
     auth,
+    contacts,
     health,
     messages,
     metrics,
+    organizations,
     tenant_settings,
     tickets,
     webhooks,
@@ -40,7 +42,8 @@ from domain.clock import Clock
 
 ROUTERS = (health.router, metrics.router, tickets.router, messages.router, agents.router,
            api_keys.router, tenant_settings.router, webhooks.router, audit.router,
-           analytics.router, auth.router, feed_route.router)
+           analytics.router, auth.router, contacts.router, organizations.router,
+           feed_route.router)
 
 
 def serve_app() -> FastAPI:

@@ -54,6 +54,19 @@ ACCESS: Mapping[str, frozenset[str]] = {
     "DELETE /v1/api-keys/{key_id}": _ADMIN,
     "GET /v1/webhooks": _ADMIN,
     "PUT /v1/webhooks": _ADMIN,
+    # Contacts: agents create and change them (intake only through a ticket); admins
+    # manage organizations; auditors read both.
+    "GET /v1/contacts": _STAFF | {AUDITOR},
+    "POST /v1/contacts": _STAFF,
+    "GET /v1/contacts/{contact_id}": _STAFF | {AUDITOR},
+    "PATCH /v1/contacts/{contact_id}": _STAFF,
+    "POST /v1/contacts/{contact_id}/merge": _STAFF,
+    "GET /v1/contacts/{contact_id}/tickets": _STAFF | {AUDITOR},
+    "GET /v1/organizations": _STAFF | {AUDITOR},
+    "POST /v1/organizations": _ADMIN,
+    "GET /v1/organizations/{organization_id}": _STAFF | {AUDITOR},
+    "PATCH /v1/organizations/{organization_id}": _ADMIN,
+    "GET /v1/organizations/{organization_id}/tickets": _STAFF | {AUDITOR},
     # Every caller may ask who it is and what its role may run (the console does).
     "GET /v1/auth/me": _EVERYONE,
     # The feed carries every event, message bodies and internal notes included:

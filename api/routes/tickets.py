@@ -39,8 +39,12 @@ from domain.ids import AgentId, TicketId
 from domain.validation import TAG_PATTERN
 from domain.values import Actor, ActorKind, Priority, Requester, Source, TicketState
 from eventstore.store import Session
+from handlers.requesters import requester_of_contact
 from handlers.tickets import CommandResult, run_command
 from projections.reads import TicketFilters, get_ticket, list_tickets
+
+UUID_OR_NONE = (r"^(none|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
+                r"[0-9a-fA-F]{12})$")
 
 router = APIRouter(prefix="/v1/tickets", tags=["tickets"], route_class=StrictRoute)
 
@@ -80,17 +84,25 @@ async def _command(request: Request, services: ServicesDep, principal: Principal
 async def open_ticket(
     body: OpenTicketIn, request: Request, services: ServicesDep, principal: Authorized,
 ) -> Response:
+    """The requester is resolved to a contact in the same transaction: an e-mail no
+    contact has creates one, a known one links to it; ``{"contact_id": ...}`` names
+    the contact (422 ``unknown_contact`` when the tenant has none such)."""
     ticket_id = TicketId(uuid.uuid4())
-    requester = Requester(email=body.requester.email, name=body.requester.name)
-    # An intake key opens the ticket on the customer's behalf.
-    actor = (Actor(kind=ActorKind.CUSTOMER, id=requester.email) if principal.role == "intake"
-             else agent_actor(principal))
-
-    command = OpenTicket(ticket_id=ticket_id, subject=body.subject, body=body.body,
-                         requester=requester, priority=body.priority, source=body.source,
-                         tags=tuple(body.tags), actor=actor, at=services.clock.now())
+    at = services.clock.now()
 
     async def work(uow: Session) -> JsonReply:
+        if body.requester.contact_id is not None:
+            requester = await requester_of_contact(uow.conn, uow.tenant_id,
+                                                   body.requester.contact_id)
+        else:
+            assert body.requester.email is not None
+            requester = Requester(email=body.requester.email, name=body.requester.name)
+        # An intake key opens the ticket on the customer's behalf.
+        actor = (Actor(kind=ActorKind.CUSTOMER, id=requester.email)
+                 if principal.role == "intake" else agent_actor(principal))
+        command = OpenTicket(ticket_id=ticket_id, subject=body.subject, body=body.body,
+                             requester=requester, priority=body.priority, source=body.source,
+                             tags=tuple(body.tags), actor=actor, at=at)
         return ticket_reply(await run_command(uow, ticket_id, command), 201)
 
     return await commands.run(request, services, principal, body.model_dump(mode="json"),
@@ -107,11 +119,18 @@ async def list_(
     priority: Annotated[list[Priority] | None, Query(description=ANY_OF)] = None,
     source: Annotated[list[Source] | None, Query(description=ANY_OF)] = None,
     assignee: Annotated[str | None, Query(
-        pattern=r"^(none|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$",
+        pattern=UUID_OR_NONE,
         description="An agent id, or `none` for unassigned tickets.")] = None,
     tag: Annotated[list[Tag] | None, Query(description=ANY_OF)] = None,
     created_after: IsoDateTime | None = None,
     created_before: IsoDateTime | None = None,
+    requester_id: Annotated[str | None, Query(
+        pattern=UUID_OR_NONE,
+        description="A contact id, or `none` for tickets not linked to a contact.")] = None,
+    organization_id: Annotated[str | None, Query(
+        pattern=UUID_OR_NONE,
+        description="An organization id (its contacts' tickets), or `none` for tickets "
+                    "of contacts in no organization.")] = None,
 ) -> Response:
     """Newest first; pass ``next_cursor`` back as ``cursor`` with the same filters."""
     filters = TicketFilters(
@@ -119,12 +138,16 @@ async def list_(
         assignee=UUID(assignee) if assignee and assignee != "none" else None,
         unassigned=assignee == "none", tags=_values(tag),
         created_after=_utc(created_after), created_before=_utc(created_before),
+        requester_id=_uuid(requester_id), no_requester=requester_id == "none",
+        organization_id=_uuid(organization_id), no_organization=organization_id == "none",
     )
     scope = scope_of(principal.tenant_id, "tickets", {
         "state": filters.states, "priority": filters.priorities,
         "source": filters.sources, "assignee": assignee, "tag": filters.tags,
         "created_after": filters.created_after and filters.created_after.isoformat(),
         "created_before": filters.created_before and filters.created_before.isoformat(),
+        "requester_id": requester_id and requester_id.lower(),
+        "organization_id": organization_id and organization_id.lower(),
     })
     codec = services.cursors
     after = codec.decode(scope, cursor) if cursor is not None else None
@@ -191,6 +214,10 @@ async def change_tags(ticket_id: UUID, body: TagsIn, request: Request, services:
 def _values(values: Sequence[str] | None) -> tuple[str, ...]:
     """A list parameter's distinct values in a canonical order (none: no filter)."""
     return tuple(sorted({str(v) for v in values})) if values else ()
+
+
+def _uuid(value: str | None) -> UUID | None:
+    return UUID(value) if value is not None and value != "none" else None
 
 
 def _utc(value: datetime | None) -> datetime | None:
