@@ -45,8 +45,9 @@ router = APIRouter(prefix="/v1/contacts", tags=["contacts"], route_class=StrictR
 UUID_OR_NONE = (r"^(none|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
                 r"[0-9a-fA-F]{12})$")
 
-_MOVED: dict[int | str, dict[str, Any]] = {308: {"description": "The contact was merged: `Location` names the survivor.",
-                "headers": {"Location": {"schema": {"type": "string"}}}}}
+_MOVED: dict[int | str, dict[str, Any]] = {
+    308: {"description": "The contact was merged: `Location` names the survivor.",
+          "headers": {"Location": {"schema": {"type": "string"}}}}}
 
 
 def _reply(c: Contact, status: int = 200) -> JsonReply:
