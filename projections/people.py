@@ -116,6 +116,14 @@ async def contact_ticket_ids(conn: asyncpg.Connection, tenant_id: TenantId,
     return [r["id"] for r in await conn.fetch(Q["contact_ticket_ids"], tenant_id, contact_id)]
 
 
+async def unlinked_tickets(conn: asyncpg.Connection, tenant_id: TenantId,
+                           limit: int) -> list[tuple[UUID, dict[str, Any]]]:
+    """Tickets linked to no contact (opened before contacts), oldest first, with the
+    requester each was opened for."""
+    rows = await conn.fetch(Q["unlinked_tickets"], tenant_id, limit)
+    return [(r["id"], r["requester"]) for r in rows]
+
+
 async def contacts_joining(conn: asyncpg.Connection, tenant_id: TenantId,
                            domains: tuple[str, ...], organization_id: UUID) -> list[Contact]:
     """Locked: contacts of those domains not yet in the organization."""
@@ -212,4 +220,5 @@ __all__ = [
     "organization_of_domain",
     "set_contact",
     "set_organization",
+    "unlinked_tickets",
 ]

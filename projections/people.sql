@@ -158,3 +158,10 @@ SELECT id, version, name, domains, created_at, updated_at
    AND ($6::text IS NULL OR domains @> ARRAY[lower($6::text)])
  ORDER BY created_at DESC, id DESC
  LIMIT $4
+
+-- name: unlinked_tickets --
+-- $1 tenant_id, $2 limit: tickets opened before requesters resolved to contacts
+SELECT id, requester FROM tickets
+ WHERE tenant_id = $1 AND contact_id IS NULL
+ ORDER BY created_at, id
+ LIMIT $2
