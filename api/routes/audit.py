@@ -1,4 +1,5 @@
-"""Auditor endpoints: ticket history, past states, the tenant feed, chain verification.
+"""Auditor endpoints: the history and past states of tickets, contacts and
+organizations, the tenant feed, chain verification.
 
 Auditor and admin keys only; every endpoint here reads. Events are shown as stored
 (``schema_version`` and payload as hashed), with the actor the database stamped and
@@ -11,13 +12,15 @@ History, as-of and verification tolerate lag: they read through ``services.reads
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 from uuid import UUID
 
 from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, Field
 
+from api.http.auth import Principal
 from api.http.deps import Authorized, ServicesDep
 from api.http.lagging import source_headers
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate_int, scope_of
@@ -25,14 +28,25 @@ from api.http.params import ANY_OF, EventTypeName, IsoAwareDateTime
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.routing import StrictRoute
+from api.schemas.people import (
+    ContactOut,
+    OrganizationOut,
+    contact_document,
+    organization_document,
+)
 from api.schemas.tickets import TicketOut, etag
+from domain.contact import fold_contact
 from domain.errors import DomainError
-from domain.events import TicketOpened
+from domain.events import ContactCreated, Event, OrganizationCreated, TicketOpened
 from domain.mapper import from_stored
+from domain.organization import fold_organization
 from domain.ticket import fold
 from eventstore.store import EventStore, Session
 from eventstore.types import ChainReport, RecordedEvent
-from projections.views import ticket_json
+from projections.views import dumps, ticket_json
+
+if TYPE_CHECKING:
+    from api.root import Services
 
 MAX_VERIFY_SEQS = 100_000
 """The most seqs one ``/v1/audit/verify`` request recomputes (bounded work)."""
@@ -101,30 +115,25 @@ def render_event(e: RecordedEvent) -> dict[str, Any]:
     }
 
 
-async def _require_ticket(session: Session, ticket_id: UUID) -> None:
-    if await session.stream_first_type(ticket_id) != TicketOpened.TYPE:
-        raise Problem(404, "not_found", "no such ticket")
+async def _require_stream(session: Session, stream_id: UUID, first_type: str,
+                          what: str) -> None:
+    """404 unless the stream is one of ``what`` (its first event says which)."""
+    if await session.stream_first_type(stream_id) != first_type:
+        raise Problem(404, "not_found", f"no such {what}")
 
 
-@router.get("/v1/tickets/{ticket_id}/history", response_model=EventPage,
-            responses=errors(404) | {200: {"headers": LAGGING_HEADERS}},
-            summary="A ticket's events in order, with actor, seq, version and hash")
-async def ticket_history(
-    ticket_id: UUID,
-    principal: Authorized,
-    services: ServicesDep,
-    response: Response,
-    limit: Limit = DEFAULT_LIMIT,
-    cursor: Cursor = None,
-) -> Any:
+async def _history(principal: Principal, services: Services, response: Response,
+                   stream_id: UUID, first_type: str, what: str, limit: int,
+                   cursor: str | None) -> dict[str, Any]:
+    """One page of a stream's events, for the history endpoints of every aggregate."""
     codec = services.cursors
-    scope = scope_of(principal.tenant_id, "history", {"ticket_id": str(ticket_id)})
+    scope = scope_of(principal.tenant_id, "history", {f"{what}_id": str(stream_id)})
     after = 0 if cursor is None else codec.decode_int(scope, cursor)
 
     async def read(store: EventStore) -> list[RecordedEvent]:
         async with store.session(principal.tenant_id, readonly=True) as s:
-            await _require_ticket(s, ticket_id)
-            return await s.read_stream_page(ticket_id, after, limit + 1)
+            await _require_stream(s, stream_id, first_type, what)
+            return await s.read_stream_page(stream_id, after, limit + 1)
 
     rows, source = await services.reads.run(read)
     events, nxt = paginate_int(codec, scope, rows, limit, lambda e: e.version)
@@ -132,42 +141,118 @@ async def ticket_history(
     return {"data": [render_event(e) for e in events], "next_cursor": nxt}
 
 
-@router.get("/v1/tickets/{ticket_id}/as-of", response_model=TicketOut,
-            responses=errors(404) | {200: {"headers": LAGGING_HEADERS}},
-            summary="The ticket as the API showed it at a version or an instant")
-async def ticket_as_of(
-    ticket_id: UUID,
-    principal: Authorized,
-    services: ServicesDep,
-    version: Annotated[int | None, Query(ge=1, le=INT32)] = None,
-    at: Annotated[IsoAwareDateTime | None, Query()] = None,
-) -> Response:
+async def _as_of(principal: Principal, services: Services, stream_id: UUID, first_type: str,
+                 what: str, version: int | None, at: datetime | None,
+                 fold_to: Callable[[list[Event]], tuple[bytes, int]]) -> Response:
+    """A stream replayed to a version or an instant, as ``fold_to`` renders it (the
+    document and its version), for the as-of endpoints of every aggregate."""
     if (version is None) == (at is None):
         raise Problem(400, "invalid_parameter", "give exactly one of version and at")
 
     async def read(store: EventStore) -> list[RecordedEvent]:
         async with store.session(principal.tenant_id, readonly=True) as s:
-            await _require_ticket(s, ticket_id)
+            await _require_stream(s, stream_id, first_type, what)
             if version is not None:
-                return await s.read_stream(ticket_id, to_version=version)
+                return await s.read_stream(stream_id, to_version=version)
             assert at is not None
-            return await s.read_stream_until(ticket_id, at)
+            return await s.read_stream_until(stream_id, at)
 
     events, source = await services.reads.run(read)
     if not events:
-        raise Problem(404, "not_found", "the ticket did not exist yet at that instant")
+        raise Problem(404, "not_found", f"the {what} did not exist yet at that instant")
     if version is not None and events[-1].version < version:
         raise Problem(404, "not_found",
-                      f"the ticket has {events[-1].version} versions; no version {version}")
+                      f"the {what} has {events[-1].version} versions; no version {version}")
     try:
-        ticket = fold(from_stored(e.type, e.schema_version, e.data) for e in events)
+        document, at_version = fold_to([from_stored(e.type, e.schema_version, e.data)
+                                        for e in events])
     except DomainError as exc:
         # Stored events that no longer fold are corruption, not a client error.
-        raise Problem(500, "corrupt_stream", f"the ticket's events cannot be replayed: {exc}") \
+        raise Problem(500, "corrupt_stream", f"the {what}'s events cannot be replayed: {exc}") \
             from exc
+    return Response(document, media_type="application/json",
+                    headers={"ETag": etag(at_version), **source_headers(source)})
+
+
+def _ticket_as_of(events: list[Event]) -> tuple[bytes, int]:
+    ticket = fold(events)
     assert ticket is not None
-    return Response(ticket_json(ticket), media_type="application/json",
-                    headers={"ETag": etag(ticket.version), **source_headers(source)})
+    return ticket_json(ticket), ticket.version
+
+
+def _contact_as_of(events: list[Event]) -> tuple[bytes, int]:
+    contact = fold_contact(events)
+    assert contact is not None
+    return dumps(contact_document(contact)), contact.version
+
+
+def _organization_as_of(events: list[Event]) -> tuple[bytes, int]:
+    org = fold_organization(events)
+    assert org is not None
+    return dumps(organization_document(org)), org.version
+
+
+VersionQuery = Annotated[int | None, Query(ge=1, le=INT32)]
+AtQuery = Annotated[IsoAwareDateTime | None, Query()]
+_HISTORY_ANSWERS = errors(404) | {200: {"headers": LAGGING_HEADERS}}
+
+
+@router.get("/v1/tickets/{ticket_id}/history", response_model=EventPage,
+            responses=_HISTORY_ANSWERS,
+            summary="A ticket's events in order, with actor, seq, version and hash")
+async def ticket_history(ticket_id: UUID, principal: Authorized, services: ServicesDep,
+                         response: Response, limit: Limit = DEFAULT_LIMIT,
+                         cursor: Cursor = None) -> Any:
+    return await _history(principal, services, response, ticket_id, TicketOpened.TYPE,
+                          "ticket", limit, cursor)
+
+
+@router.get("/v1/tickets/{ticket_id}/as-of", response_model=TicketOut,
+            responses=_HISTORY_ANSWERS,
+            summary="The ticket as the API showed it at a version or an instant")
+async def ticket_as_of(ticket_id: UUID, principal: Authorized, services: ServicesDep,
+                       version: VersionQuery = None, at: AtQuery = None) -> Response:
+    return await _as_of(principal, services, ticket_id, TicketOpened.TYPE, "ticket",
+                        version, at, _ticket_as_of)
+
+
+@router.get("/v1/contacts/{contact_id}/history", response_model=EventPage,
+            responses=_HISTORY_ANSWERS,
+            summary="A contact's events in order, with actor, seq, version and hash")
+async def contact_history(contact_id: UUID, principal: Authorized, services: ServicesDep,
+                          response: Response, limit: Limit = DEFAULT_LIMIT,
+                          cursor: Cursor = None) -> Any:
+    return await _history(principal, services, response, contact_id, ContactCreated.TYPE,
+                          "contact", limit, cursor)
+
+
+@router.get("/v1/contacts/{contact_id}/as-of", response_model=ContactOut,
+            responses=_HISTORY_ANSWERS,
+            summary="The contact as it was at a version or an instant")
+async def contact_as_of(contact_id: UUID, principal: Authorized, services: ServicesDep,
+                        version: VersionQuery = None, at: AtQuery = None) -> Response:
+    return await _as_of(principal, services, contact_id, ContactCreated.TYPE, "contact",
+                        version, at, _contact_as_of)
+
+
+@router.get("/v1/organizations/{organization_id}/history", response_model=EventPage,
+            responses=_HISTORY_ANSWERS,
+            summary="An organization's events in order, with actor, seq, version and hash")
+async def organization_history(organization_id: UUID, principal: Authorized,
+                               services: ServicesDep, response: Response,
+                               limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None) -> Any:
+    return await _history(principal, services, response, organization_id,
+                          OrganizationCreated.TYPE, "organization", limit, cursor)
+
+
+@router.get("/v1/organizations/{organization_id}/as-of", response_model=OrganizationOut,
+            responses=_HISTORY_ANSWERS,
+            summary="The organization as it was at a version or an instant")
+async def organization_as_of(organization_id: UUID, principal: Authorized,
+                             services: ServicesDep, version: VersionQuery = None,
+                             at: AtQuery = None) -> Response:
+    return await _as_of(principal, services, organization_id, OrganizationCreated.TYPE,
+                        "organization", version, at, _organization_as_of)
 
 
 @router.get("/v1/events", response_model=EventPage, responses=errors(),

@@ -243,3 +243,49 @@ async def test_another_tenants_contacts_and_organizations_are_not_found(
     kim = (await http.get(f"/v1/contacts/{b_ticket['requester']['contact_id']}",
                           headers=hb)).json()
     assert kim["organization_id"] is None
+
+
+async def test_history_and_as_of_of_contacts_and_organizations(http, tenant, owner,
+                                                               make_tenant):
+    h = auth(tenant.admin_key)
+    auditor = auth(await owner.key(tenant.tenant_id, "auditor"))
+    org = (await http.post("/v1/organizations", headers=h,
+                           json={"name": "Acme", "domains": ["acme.test"]})).json()
+    await http.patch(f"/v1/organizations/{org['id']}", headers=h, json={"name": "Acme Ltd"})
+    ticket = await _open(http, tenant.admin_key, "lu@acme.test", name="Lu")
+    lu = ticket["requester"]["contact_id"]
+    await http.patch(f"/v1/contacts/{lu}", headers=h, json={"name": "Lu Chen"})
+
+    history = await http.get(f"/v1/contacts/{lu}/history", headers=auditor)
+    assert history.status_code == 200, history.text
+    assert [e["type"] for e in history.json()["data"]] == ["ContactCreated", "ContactUpdated"]
+    first = await http.get(f"/v1/contacts/{lu}/as-of?version=1", headers=auditor)
+    assert first.status_code == 200 and first.headers["etag"] == '"1"'
+    assert first.json()["name"] == "Lu" and first.json()["organization_id"] == org["id"]
+    now = (await http.get(f"/v1/contacts/{lu}", headers=h)).json()
+    recorded = history.json()["data"][-1]["recorded_at"]
+    at_now = await http.get(f"/v1/contacts/{lu}/as-of", params={"at": recorded},
+                            headers=auditor)
+    assert at_now.json() == now
+
+    org_history = (await http.get(f"/v1/organizations/{org['id']}/history",
+                                  headers=auditor)).json()
+    assert [e["type"] for e in org_history["data"]] == ["OrganizationCreated",
+                                                        "OrganizationUpdated"]
+    org_v1 = (await http.get(f"/v1/organizations/{org['id']}/as-of?version=1",
+                             headers=auditor)).json()
+    assert org_v1["name"] == "Acme" and org_v1["domains"] == ["acme.test"]
+
+    # A ticket is not a contact, and another tenant has neither.
+    assert (await http.get(f"/v1/contacts/{ticket['id']}/history",
+                           headers=auditor)).status_code == 404
+    assert (await http.get(f"/v1/organizations/{lu}/as-of?version=1",
+                           headers=auditor)).status_code == 404
+    other = auth((await make_tenant("Other")).admin_key)
+    for url in (f"/v1/contacts/{lu}/history", f"/v1/contacts/{lu}/as-of?version=1",
+                f"/v1/organizations/{org['id']}/history"):
+        assert (await http.get(url, headers=other)).status_code == 404, url
+    # The contact's events are in the tenant feed too.
+    feed = (await http.get("/v1/events?type=ContactCreated,ContactUpdated",
+                           headers=auditor)).json()
+    assert {e["stream_id"] for e in feed["data"]} == {lu}
