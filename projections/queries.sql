@@ -251,14 +251,20 @@ SELECT (SELECT count(*) FROM tickets) + (SELECT count(*) FROM daily)
        + (SELECT count(*) FROM agents)
 
 -- name: summary --
--- $1 tenant_id, $2 from (inclusive), $3 to (exclusive), $4 group: priority|source|assignee|day|all
+-- $1 tenant_id, $2 from (inclusive), $3 to (exclusive), $4 group:
+-- priority|source|assignee|day|organization|all
 -- Percentiles are percentile_disc (nearest rank): always a value some ticket had.
+-- A ticket's organization is its contact's now, read from the inline ticket row (the
+-- subquery runs only for that grouping: CASE evaluates the branch it takes).
 WITH t AS (
     SELECT CASE $4::text
                WHEN 'priority' THEN priority
                WHEN 'source' THEN source
                WHEN 'assignee' THEN coalesce(assignee, 'none')
                WHEN 'day' THEN to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')
+               WHEN 'organization' THEN coalesce(
+                   (SELECT k.organization_id::text FROM tickets k
+                     WHERE k.tenant_id = $1 AND k.id = a.ticket_id), 'none')
                ELSE 'all'
            END AS key,
            a.*

@@ -103,7 +103,7 @@ async def summary(
     services: ServicesDep,
     start: From = None,
     end: To = None,
-    group_by: Annotated[Literal["priority", "source", "assignee", "day"] | None,
+    group_by: Annotated[Literal["priority", "source", "assignee", "day", "organization"] | None,
                         Query()] = None,
 ) -> Response:
     """Tickets created in the range: counts, first reply and resolution medians and p90,

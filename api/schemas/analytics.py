@@ -65,7 +65,7 @@ class GroupStats(Stats):
 class Summary(Freshness):
     from_: str = Field(alias="from", description="first UTC day (inclusive)")
     to: str = Field(description="last UTC day (inclusive)")
-    group_by: Literal["priority", "source", "assignee", "day"] | None
+    group_by: Literal["priority", "source", "assignee", "day", "organization"] | None
     total: Stats
     groups: list[GroupStats]
 

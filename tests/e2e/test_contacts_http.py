@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 
+from projections.projector import Projector
 from tests.e2e.conftest import NEW_TICKET, auth
 
 
@@ -289,3 +290,20 @@ async def test_history_and_as_of_of_contacts_and_organizations(http, tenant, own
     feed = (await http.get("/v1/events?type=ContactCreated,ContactUpdated",
                            headers=auditor)).json()
     assert {e["stream_id"] for e in feed["data"]} == {lu}
+
+
+async def test_analytics_group_by_organization(http, tenant, owner, services):
+    h = auth(tenant.admin_key)
+    acme = (await http.post("/v1/organizations", headers=h,
+                            json={"name": "Acme", "domains": ["acme.test"]})).json()
+    for email in ("a@acme.test", "b@acme.test", "c@else.test"):
+        await _open(http, tenant.admin_key, email)
+    projector = Projector(services.store.pool)
+    await projector.ensure_checkpoints()
+    await projector.drain()
+    analyst = auth(await owner.key(tenant.tenant_id, "analyst"))
+    r = await http.get("/v1/analytics/summary", headers=analyst,
+                       params={"group_by": "organization"})
+    assert r.status_code == 200, r.text
+    groups = {g["key"]: g["tickets"] for g in r.json()["groups"]}
+    assert groups == {acme["id"]: 2, "none": 1}
