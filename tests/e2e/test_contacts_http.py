@@ -151,6 +151,16 @@ async def test_organizations_take_new_contacts_and_move_old_ones_only_when_asked
                               headers=h)).json()["data"]
     assert {c["id"] for c in members} == {dee_id, eve["id"]}
 
+    # A contact moved by hand takes its tickets' organization along.
+    out = await http.patch(f"/v1/contacts/{dee_id}", headers=h, json={"organization_id": None})
+    assert out.status_code == 200 and out.json()["organization_id"] is None
+    listed = (await http.get(f"/v1/tickets?organization_id={acme['id']}", headers=h)).json()
+    assert [t["id"] for t in listed["data"]] == [new["id"]]
+    loners = (await http.get("/v1/contacts?organization_id=none", headers=h)).json()["data"]
+    assert [c["id"] for c in loners] == [dee_id]
+    taken = await http.patch(f"/v1/contacts/{dee_id}", headers=h, json={"email": "EVE@acme.test"})
+    assert taken.status_code == 409 and taken.json()["contact_id"] == eve["id"]
+
 
 async def test_merging_moves_the_tickets_and_redirects(http, tenant, store):
     h = auth(tenant.admin_key)

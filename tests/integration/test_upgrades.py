@@ -79,6 +79,8 @@ async def test_tickets_from_before_contacts_are_linked_by_the_system_once(db, st
         # A contact made since the upgrade: an old ticket of its e-mail links to it.
         bo = (await http.post("/v1/contacts", headers=h,
                               json={"email": "Bo@Example.com", "name": "Bo"})).json()
+        unlinked = (await http.get("/v1/tickets?requester_id=none", headers=h)).json()
+        assert {x["id"] for x in unlinked["data"]} == {str(tid) for tid in old}
         assert await upgrade(db.admin_url) == {"ticket documents rendered": 3,
                                                "tickets linked to contacts": 3}
         tickets = [(await http.get(f"/v1/tickets/{tid}", headers=h)).json() for tid in old]
@@ -90,6 +92,7 @@ async def test_tickets_from_before_contacts_are_linked_by_the_system_once(db, st
             {"contact_id": bo["id"], "email": "bo@example.com", "name": "Bo"}]
         listed = (await http.get(f"/v1/tickets?requester_id={ann}", headers=h)).json()
         assert {x["id"] for x in listed["data"]} == {str(old[0]), str(old[1])}
+        assert (await http.get("/v1/tickets?requester_id=none", headers=h)).json()["data"] == []
 
     admin = await asyncpg.connect(db.admin_url)
     try:
