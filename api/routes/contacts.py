@@ -37,7 +37,7 @@ from domain.ids import OrganizationId
 from domain.validation import TAG_PATTERN
 from eventstore.store import Session
 from handlers import contacts as contact_handlers
-from projections.people import ContactFilters, list_contacts
+from projections.people import ContactFilters, list_contacts, load_organization
 from projections.reads import TicketFilters, list_tickets
 
 router = APIRouter(prefix="/v1/contacts", tags=["contacts"], route_class=StrictRoute)
@@ -68,7 +68,7 @@ async def _visible(session: Session, contact_id: UUID) -> Contact:
     return contact
 
 
-@router.get("", response_model=ContactPage, responses=errors(), summary="List contacts")
+@router.get("", response_model=ContactPage, responses=errors(404), summary="List contacts")
 async def list_(
     services: ServicesDep,
     principal: Authorized,
@@ -82,7 +82,7 @@ async def list_(
     tag: Annotated[str | None, Query(pattern=TAG_PATTERN)] = None,
 ) -> Response:
     """Newest first, merged contacts left out; pass ``next_cursor`` back as ``cursor``
-    with the same filters."""
+    with the same filters. An ``organization_id`` the tenant does not have is 404."""
     filters = ContactFilters(
         email=email,
         organization_id=(UUID(organization_id) if organization_id and organization_id != "none"
@@ -94,6 +94,9 @@ async def list_(
     codec = services.cursors
     after = codec.decode(scope, cursor) if cursor is not None else None
     async with services.store.session(principal.tenant_id, readonly=True) as session:
+        if filters.organization_id is not None and await load_organization(
+                session.conn, principal.tenant_id, filters.organization_id) is None:
+            raise Problem(404, "not_found", f"no organization {filters.organization_id}")
         rows = await list_contacts(session.conn, principal.tenant_id, filters, after, limit + 1)
     page, next_cursor = paginate(codec, scope, rows, limit, lambda c: (c.created_at, c.id))
     return JsonReply(200, {"data": [contact_document(c) for c in page],

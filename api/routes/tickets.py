@@ -41,6 +41,7 @@ from domain.values import Actor, ActorKind, Priority, Requester, Source, TicketS
 from eventstore.store import Session
 from handlers.requesters import requester_of_contact
 from handlers.tickets import CommandResult, run_command
+from projections.people import load_contact, load_organization
 from projections.reads import TicketFilters, get_ticket, list_tickets
 
 UUID_OR_NONE = (r"^(none|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
@@ -109,7 +110,18 @@ async def open_ticket(
                               work)
 
 
-@router.get("", response_model=TicketPage, responses=errors(), summary="List tickets")
+async def _known(session: Session, filters: TicketFilters) -> None:
+    """A contact or organization the tenant does not have is 404, in a filter too."""
+    tenant = session.tenant_id
+    if filters.requester_id is not None and await load_contact(
+            session.conn, tenant, filters.requester_id) is None:
+        raise Problem(404, "not_found", f"no contact {filters.requester_id}")
+    if filters.organization_id is not None and await load_organization(
+            session.conn, tenant, filters.organization_id) is None:
+        raise Problem(404, "not_found", f"no organization {filters.organization_id}")
+
+
+@router.get("", response_model=TicketPage, responses=errors(404), summary="List tickets")
 async def list_(
     services: ServicesDep,
     principal: Authorized,
@@ -132,7 +144,8 @@ async def list_(
         description="An organization id (its contacts' tickets), or `none` for tickets "
                     "of contacts in no organization.")] = None,
 ) -> Response:
-    """Newest first; pass ``next_cursor`` back as ``cursor`` with the same filters."""
+    """Newest first; pass ``next_cursor`` back as ``cursor`` with the same filters. A
+    ``requester_id`` or ``organization_id`` the tenant does not have is 404."""
     filters = TicketFilters(
         states=_values(state), priorities=_values(priority), sources=_values(source),
         assignee=UUID(assignee) if assignee and assignee != "none" else None,
@@ -152,6 +165,7 @@ async def list_(
     codec = services.cursors
     after = codec.decode(scope, cursor) if cursor is not None else None
     async with services.store.session(principal.tenant_id, readonly=True) as session:
+        await _known(session, filters)
         rows = await list_tickets(session.conn, principal.tenant_id, filters, after, limit + 1)
     page, next_cursor = paginate(codec, scope, rows, limit, lambda t: (t.created_at, t.id))
     # The stored documents go out as they are: no decoding, validation or re-encoding.
