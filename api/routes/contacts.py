@@ -10,7 +10,6 @@ import uuid
 from typing import Annotated, Any
 from uuid import UUID
 
-import orjson
 from fastapi import APIRouter, Query, Request, Response
 
 from api.http import commands
@@ -22,6 +21,7 @@ from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate, scope_of
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.routing import StrictRoute
+from api.http.ticket_pages import ticket_page
 from api.schemas.people import (
     ContactIn,
     ContactOut,
@@ -38,7 +38,7 @@ from domain.validation import TAG_PATTERN
 from eventstore.store import Session
 from handlers import contacts as contact_handlers
 from projections.people import ContactFilters, list_contacts, load_organization
-from projections.reads import TicketFilters, list_tickets
+from projections.reads import TicketFilters
 
 router = APIRouter(prefix="/v1/contacts", tags=["contacts"], route_class=StrictRoute)
 
@@ -187,14 +187,10 @@ async def tickets(
 ) -> Response:
     """Newest first, as ``GET /v1/tickets?requester_id=``."""
     scope = scope_of(principal.tenant_id, "contact-tickets", {"contact": str(contact_id)})
-    codec = services.cursors
-    after = codec.decode(scope, cursor) if cursor is not None else None
-    async with services.store.session(principal.tenant_id, readonly=True) as session:
+
+    async def guard(session: Session) -> Response | None:
         contact = await _visible(session, contact_id)
-        if contact.merged_into is not None:
-            return _moved(contact.merged_into, "/tickets")
-        rows = await list_tickets(session.conn, principal.tenant_id,
-                                  TicketFilters(requester_id=contact_id), after, limit + 1)
-    page, next_cursor = paginate(codec, scope, rows, limit, lambda t: (t.created_at, t.id))
-    return JsonReply(200, {"data": [orjson.Fragment(t.view) for t in page],
-                           "next_cursor": next_cursor}).response()
+        return None if contact.merged_into is None else _moved(contact.merged_into, "/tickets")
+
+    return await ticket_page(services, principal.tenant_id, scope,
+                             TicketFilters(requester_id=contact_id), limit, cursor, guard)

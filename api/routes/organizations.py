@@ -7,7 +7,6 @@ import uuid
 from typing import Annotated
 from uuid import UUID
 
-import orjson
 from fastapi import APIRouter, Query, Request, Response
 
 from api.http import commands
@@ -19,6 +18,7 @@ from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate, scope_of
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.routing import StrictRoute
+from api.http.ticket_pages import ticket_page
 from api.schemas.people import (
     OrganizationChanged,
     OrganizationIn,
@@ -31,7 +31,7 @@ from api.schemas.tickets import TicketPage, etag
 from eventstore.store import Session
 from handlers import organizations as org_handlers
 from projections.people import list_organizations
-from projections.reads import TicketFilters, list_tickets
+from projections.reads import TicketFilters
 
 router = APIRouter(prefix="/v1/organizations", tags=["organizations"], route_class=StrictRoute)
 
@@ -126,14 +126,12 @@ async def tickets(
 ) -> Response:
     """Newest first, as ``GET /v1/tickets?organization_id=``."""
     scope = scope_of(principal.tenant_id, "organization-tickets", {"org": str(organization_id)})
-    codec = services.cursors
-    after = codec.decode(scope, cursor) if cursor is not None else None
-    async with services.store.session(principal.tenant_id, readonly=True) as session:
+
+    async def guard(session: Session) -> Response | None:
         if await org_handlers.get_organization(session, organization_id) is None:
             raise Problem(404, "not_found", "the organization does not exist")
-        rows = await list_tickets(session.conn, principal.tenant_id,
-                                  TicketFilters(organization_id=organization_id), after,
-                                  limit + 1)
-    page, next_cursor = paginate(codec, scope, rows, limit, lambda t: (t.created_at, t.id))
-    return JsonReply(200, {"data": [orjson.Fragment(t.view) for t in page],
-                           "next_cursor": next_cursor}).response()
+        return None
+
+    return await ticket_page(services, principal.tenant_id, scope,
+                             TicketFilters(organization_id=organization_id), limit, cursor,
+                             guard)

@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 from typing import Annotated, Any
 from uuid import UUID
 
-import orjson
 from fastapi import APIRouter, Query, Request, Response
 from pydantic import BeforeValidator, StringConstraints
 
@@ -18,11 +17,12 @@ from api.http.commands import agent_actor, parse_if_match
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
 from api.http.idempotency import JsonReply
-from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate, scope_of
+from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, scope_of
 from api.http.params import ANY_OF, IsoDateTime
 from api.http.problem_docs import COMMAND_ERRORS, errors
 from api.http.problems import Problem
 from api.http.routing import StrictRoute
+from api.http.ticket_pages import ticket_page
 from api.schemas.tickets import (
     AssigneeIn,
     OpenTicketIn,
@@ -42,7 +42,7 @@ from eventstore.store import Session
 from handlers.requesters import requester_of_contact
 from handlers.tickets import CommandResult, run_command
 from projections.people import load_contact, load_organization
-from projections.reads import TicketFilters, get_ticket, list_tickets
+from projections.reads import TicketFilters, get_ticket
 
 UUID_OR_NONE = (r"^(none|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
                 r"[0-9a-fA-F]{12})$")
@@ -110,7 +110,7 @@ async def open_ticket(
                               work)
 
 
-async def _known(session: Session, filters: TicketFilters) -> None:
+async def _known(session: Session, filters: TicketFilters) -> None:  # a Guard
     """A contact or organization the tenant does not have is 404, in a filter too."""
     tenant = session.tenant_id
     if filters.requester_id is not None and await load_contact(
@@ -162,15 +162,8 @@ async def list_(
         "requester_id": requester_id and requester_id.lower(),
         "organization_id": organization_id and organization_id.lower(),
     })
-    codec = services.cursors
-    after = codec.decode(scope, cursor) if cursor is not None else None
-    async with services.store.session(principal.tenant_id, readonly=True) as session:
-        await _known(session, filters)
-        rows = await list_tickets(session.conn, principal.tenant_id, filters, after, limit + 1)
-    page, next_cursor = paginate(codec, scope, rows, limit, lambda t: (t.created_at, t.id))
-    # The stored documents go out as they are: no decoding, validation or re-encoding.
-    return JsonReply(200, {"data": [orjson.Fragment(t.view) for t in page],
-                           "next_cursor": next_cursor}).response()
+    return await ticket_page(services, principal.tenant_id, scope, filters, limit, cursor,
+                             lambda session: _known(session, filters))
 
 
 @router.get("/{ticket_id}", response_model=TicketOut, responses=errors(404),
