@@ -301,11 +301,12 @@ async def measure_contacts(desk: Desk, seconds: float, rounds: int) -> None:
     known = lua([("POST", "/v1/tickets", TICKET_BODY)], [desk.key])
     fresh = NEW_EMAIL.replace("KEY", desk.key)
     runs: dict[str, list[Load]] = {}
-    for _ in range(rounds):
-        for case, module, script in (
-                ("without resolution", "bench.without_contacts", known),
-                ("known e-mail (links)", "api.cli.main", known),
-                ("new e-mail (creates)", "api.cli.main", fresh)):
+    cases = [("without resolution", "bench.without_contacts", known),
+             ("known e-mail (links)", "api.cli.main", known),
+             ("new e-mail (creates)", "api.cli.main", fresh)]
+    for round_ in range(rounds):
+        # Each round starts with another case, so no case always runs first (cold).
+        for case, module, script in cases[round_ % 3:] + cases[:round_ % 3]:
             with serving(["-m", module, "serve", "--workers", "1"], env) as server:
                 await server.ready()
                 load.run(server.url, 1, script)  # warm
