@@ -176,11 +176,15 @@ async def set_organization_of(uow: Session, contact: Contact, organization_id: U
 async def merge_contact(uow: Session, command: Merge) -> Merged:
     """Merge a contact into another: ``ContactMerged`` on the merged one, and each of its
     tickets moved to the survivor."""
+    found = await people.load_contact(uow.conn, uow.tenant_id, command.contact_id)
+    if found is None:
+        raise Missing("not_found", "the contact does not exist")
+    # Openings for its e-mail in flight commit first (their tickets are then moved
+    # too); later ones wait, and then find it merged (handlers/requesters.py).
+    await people.lock_requester(uow.conn, uow.tenant_id, found.email, merging=True)
     locked = await people.lock_contacts(uow.conn, uow.tenant_id,
                                         [command.contact_id, command.into])
-    source = locked.get(command.contact_id)
-    if source is None:
-        raise Missing("not_found", "the contact does not exist")
+    source = locked[command.contact_id]
     target = locked.get(command.into)
     if target is None:
         raise Invalid("unknown_contact", f"contact {command.into} does not exist", field="into")

@@ -6,7 +6,9 @@ contact, or to the one it was merged into; an unknown e-mail creates the contact
 the organization that holds its domain if one does. Concurrent openings for one new
 e-mail create one contact: the contact row's insert waits on the unique e-mail of a
 concurrent one and, once that commits, finds it taken and links to it instead
-(``insert_contact`` in projections/people.sql).
+(``insert_contact`` in projections/people.sql). Every opening holds its e-mail's
+requester lock (shared) to commit, and a merge takes it exclusively, so no ticket is
+linked to a contact while it is being merged away (``lock_requester``).
 
 The contact's events are returned, not staged: the caller stages them with the
 ticket's, once nothing can fail any more, so a lost race undone by a savepoint never
@@ -53,16 +55,23 @@ async def requester_of_contact(conn: asyncpg.Connection, tenant_id: TenantId,
     if contact is None:
         raise Invalid("unknown_contact", f"contact {contact_id} does not exist",
                       field="requester.contact_id")
+    # Read again under the e-mail's lock: a merge in flight is then seen, or waits.
+    await people.lock_requester(conn, tenant_id, contact.email)
+    contact = await people.load_contact(conn, tenant_id, contact_id) or contact
     contact = await survivor(conn, tenant_id, contact)
     return Requester(email=contact.email, name=contact.name, contact_id=ContactId(contact.id))
 
 
 async def resolve_requester(conn: asyncpg.Connection, tenant_id: TenantId,
-                            requester: Requester, at: UtcDatetime
+                            requester: Requester, at: UtcDatetime, *, lock: bool = True
                             ) -> tuple[Requester, list[tuple[UUID, Event]]]:
     """The requester linked to its contact, and the events of a contact it created
-    (``(stream, event)``, to stage at version 0)."""
+    (``(stream, event)``, to stage at version 0). ``lock=False`` leaves out the
+    requester lock, for a transaction that resolves thousands of e-mails (each lock
+    holds a slot of the server's lock table until commit)."""
     requester = check_requester(requester)
+    if lock:
+        await people.lock_requester(conn, tenant_id, requester.email)
     for _ in range(2):
         found = await people.contact_by_email(conn, tenant_id, requester.email)
         if found is not None:

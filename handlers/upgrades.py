@@ -52,9 +52,13 @@ async def _link_requesters(uow: Session, *, batch: int = 500) -> int:
             rows = await people.unlinked_tickets(uow.conn, uow.tenant_id, batch)
             for ticket_id, stored in rows:
                 at = datetime.now(UTC)
+                # No requester locks: one per e-mail, held to the tenant's commit, would
+                # fill the server's lock table on a large tenant. A merge running at the
+                # same moment can leave a ticket on the contact merged away (whose reads
+                # redirect to the survivor).
                 requester, created = await resolve_requester(
                     uow.conn, uow.tenant_id,
-                    Requester(email=stored["email"], name=stored.get("name")), at)
+                    Requester(email=stored["email"], name=stored.get("name")), at, lock=False)
                 for contact_id, event in created:
                     await stage(uow, contact_id, 0, [event])
                 await run_command(uow, ticket_id, ChangeRequester(requester=requester, at=at))

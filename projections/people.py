@@ -53,6 +53,13 @@ async def lock_contacts(conn: asyncpg.Connection, tenant_id: TenantId,
     return {r["id"]: contact_from_row(r) for r in rows}
 
 
+async def lock_requester(conn: asyncpg.Connection, tenant_id: TenantId, email: str, *,
+                         merging: bool = False) -> None:
+    """Take an e-mail's requester lock for the transaction: shared to open a ticket
+    for it, exclusive (``merging``) to merge its contact away."""
+    await conn.execute(Q["merge_lock" if merging else "lock_requester"], tenant_id, email)
+
+
 async def contact_by_email(conn: asyncpg.Connection, tenant_id: TenantId,
                            email: str) -> Contact | None:
     """The contact holding ``email``, compared regardless of case."""
@@ -215,6 +222,7 @@ __all__ = [
     "load_contact",
     "load_organization",
     "lock_contacts",
+    "lock_requester",
     "organization_by_name",
     "organization_from_row",
     "organization_of_domain",

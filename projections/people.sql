@@ -165,3 +165,16 @@ SELECT id, requester FROM tickets
  WHERE tenant_id = $1 AND contact_id IS NULL
  ORDER BY created_at, id
  LIMIT $2
+
+-- name: lock_requester --
+-- $1 tenant_id, $2 e-mail (any case)
+-- Shared, for the transaction: every opening that resolves this e-mail holds it, so a
+-- merge of its contact (which takes it exclusively, merge_lock) waits for the tickets
+-- being opened to commit and finds them, and openings after it see the merge. An
+-- advisory lock, not a row lock: many openers of one busy requester share it with no
+-- write to the contact's row.
+SELECT pg_advisory_xact_lock_shared(hashtextextended($1::uuid::text || '/' || lower($2), 0))
+
+-- name: merge_lock --
+-- $1 tenant_id, $2 e-mail of the contact being merged
+SELECT pg_advisory_xact_lock(hashtextextended($1::uuid::text || '/' || lower($2), 0))
