@@ -22,7 +22,7 @@ from uuid import UUID
 
 import asyncpg
 
-from domain.contact import Contact, ContactFields, CreateContact, decide_contact, email_domain
+from domain.contact import Contact, ContactFields, CreateContact, decide_contact
 from domain.contact import evolve_contact as _evolve
 from domain.errors import CorruptStream
 from domain.events import Event
@@ -73,13 +73,11 @@ async def resolve_requester(conn: asyncpg.Connection, tenant_id: TenantId,
     if lock:
         await people.lock_requester(conn, tenant_id, requester.email)
     for _ in range(2):
-        found = await people.contact_by_email(conn, tenant_id, requester.email)
+        found, org = await people.requester_contact(conn, tenant_id, requester.email)
         if found is not None:
             contact = await survivor(conn, tenant_id, found)
             return _linked(requester, contact), []
         contact_id = ContactId(uuid.uuid4())
-        org = await people.organization_of_domain(conn, tenant_id,
-                                                  email_domain(requester.email))
         fields = ContactFields(email=requester.email, name=requester.name,
                                organization_id=None if org is None else OrganizationId(org))
         events = decide_contact(CreateContact(contact_id=contact_id, fields=fields, at=at), None)

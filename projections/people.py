@@ -67,6 +67,18 @@ async def contact_by_email(conn: asyncpg.Connection, tenant_id: TenantId,
     return None if row is None else contact_from_row(row)
 
 
+async def requester_contact(conn: asyncpg.Connection, tenant_id: TenantId, email: str
+                            ) -> tuple[Contact | None, UUID | None]:
+    """The contact holding ``email`` (any case), and the organization holding its
+    domain, in one round trip."""
+    row = await conn.fetchrow(Q["requester_contact"], tenant_id, email)
+    assert row is not None
+    org: UUID | None = row["domain_organization"]
+    if row["id"] is None:
+        return None, org
+    return contact_from_row({k: v for k, v in row.items() if k != "domain_organization"}), org
+
+
 async def contact_by_external_id(conn: asyncpg.Connection, tenant_id: TenantId,
                                  external_id: str) -> UUID | None:
     found: UUID | None = await conn.fetchval(Q["contact_by_external_id"], tenant_id,
@@ -226,6 +238,7 @@ __all__ = [
     "organization_by_name",
     "organization_from_row",
     "organization_of_domain",
+    "requester_contact",
     "set_contact",
     "set_organization",
     "unlinked_tickets",

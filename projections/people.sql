@@ -178,3 +178,16 @@ SELECT pg_advisory_xact_lock_shared(hashtextextended($1::uuid::text || '/' || lo
 -- name: merge_lock --
 -- $1 tenant_id, $2 e-mail of the contact being merged
 SELECT pg_advisory_xact_lock(hashtextextended($1::uuid::text || '/' || lower($2), 0))
+
+-- name: requester_contact --
+-- $1 tenant_id, $2 e-mail (any case)
+-- The contact holding the e-mail (its columns null when none does) and the
+-- organization holding the e-mail's domain: one round trip, whether the opening then
+-- links to the contact or creates it.
+SELECT c.id, c.version, c.email, c.name, c.phone, c.external_id, c.organization_id, c.tags,
+       c.merged_into, c.created_at, c.updated_at,
+       (SELECT d.organization_id FROM organization_domains d
+         WHERE d.tenant_id = $1 AND d.domain = lower(split_part($2, '@', 2)))
+           AS domain_organization
+  FROM (SELECT 1) AS one
+  LEFT JOIN contacts c ON c.tenant_id = $1 AND c.email_key = lower($2)
