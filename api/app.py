@@ -29,10 +29,12 @@ from api.routes import (
     api_keys,
     audit,
     auth,
+    contacts,
     groups,
     health,
     messages,
     metrics,
+    organizations,
     tenant_settings,
     ticket_fields,
     tickets,
@@ -42,8 +44,8 @@ from domain.clock import Clock
 
 ROUTERS = (health.router, metrics.router, tickets.router, messages.router, agents.router,
            api_keys.router, tenant_settings.router, webhooks.router, audit.router,
-           analytics.router, auth.router, feed_route.router, groups.router,
-           ticket_fields.router)
+           analytics.router, auth.router, contacts.router, organizations.router,
+           feed_route.router, groups.router, ticket_fields.router)
 
 
 def serve_app() -> FastAPI:

@@ -60,6 +60,10 @@ SELECT create_distributed_table('agent_invitations', 'tenant_id', colocate_with 
 SELECT create_distributed_table('tenant_settings', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('webhooks', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('groups', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('organizations', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('organization_domains', 'tenant_id',
+                                colocate_with => 'tenants');
+SELECT create_distributed_table('contacts', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('tickets', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('messages', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('idempotency_keys', 'tenant_id', colocate_with => 'tenants');

@@ -133,14 +133,25 @@ class CheckSla(BaseModel):
     at: UtcDatetime
 
 
+class ChangeRequester(BaseModel):
+    """Give the ticket to another contact (a merge, or linking an old ticket); allowed
+    on closed tickets too, since it changes who the ticket is for, not the ticket."""
+
+    model_config = _FROZEN
+
+    requester: Requester
+    at: UtcDatetime
+
+
 Command = (OpenTicket | AddMessage | Assign | ChangePriority | ChangeState | ChangeTags
-           | CheckSla | ChangeFields)
+           | CheckSla | ChangeFields | ChangeRequester)
 
 __all__ = [
     "AddMessage",
     "Assign",
     "ChangeFields",
     "ChangePriority",
+    "ChangeRequester",
     "ChangeState",
     "ChangeTags",
     "CheckSla",

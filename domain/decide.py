@@ -7,7 +7,8 @@ events. Choices worth knowing:
   as asked) returns ``[]``: the caller appends nothing and answers with the current
   state. That reads better for idempotent clients than an error.
 * A closed ticket refuses every command with ``TicketClosed``, except ``CheckSla``
-  (returns ``[]``: its clocks are stopped) and a customer's message, which raises
+  (returns ``[]``: its clocks are stopped), ``ChangeRequester`` (a merge of contacts
+  moves closed tickets too) and a customer's message, which raises
   ``FollowUpRequired``; ``decide_follow_up`` builds both streams' events for that case.
 * Multi-event decisions are computed in order against the state each earlier event
   produced, so a message that reopens a pending ticket starts the next-reply clock
@@ -23,6 +24,7 @@ from domain.commands import (
     Assign,
     ChangeFields,
     ChangePriority,
+    ChangeRequester,
     ChangeState,
     ChangeTags,
     CheckSla,
@@ -45,6 +47,7 @@ from domain.events import (
     FollowUpOpened,
     MessageAdded,
     PriorityChanged,
+    RequesterChanged,
     SlaBreached,
     StateChanged,
     TagsChanged,
@@ -96,6 +99,12 @@ def decide(command: Command, state: Ticket | None, policy: SlaPolicy,
         raise NotFound()
     if isinstance(command, CheckSla):
         return _check_sla(command, state)
+    if isinstance(command, ChangeRequester):
+        if command.requester == state.requester:
+            return []
+        if command.requester.contact_id is None:
+            raise ValidationFailed("a ticket moves to a contact", field="requester.contact_id")
+        return [RequesterChanged(requester=check_requester(command.requester), at=command.at)]
     if state.state is TicketState.CLOSED:
         if isinstance(command, AddMessage) and command.actor.kind is ActorKind.CUSTOMER:
             raise FollowUpRequired(state.id)

@@ -15,7 +15,15 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from domain.fields import FieldOption, FieldType, FieldValue, RequiredOn
-from domain.ids import AgentId, ApiKeyId, GroupId, MessageId, TicketId
+from domain.ids import (
+    AgentId,
+    ApiKeyId,
+    ContactId,
+    GroupId,
+    MessageId,
+    OrganizationId,
+    TicketId,
+)
 from domain.sla import Clock
 from domain.values import (
     Actor,
@@ -173,6 +181,69 @@ class GroupMembersChanged(Event):
     added: tuple[AgentId, ...]
     removed: tuple[AgentId, ...]
     members: tuple[AgentId, ...]
+class RequesterChanged(Event):
+    """The ticket now belongs to another contact (or to a contact at all: tickets
+    opened before contacts existed are linked by ``helpdesk migrate``); a merge of
+    contacts moves each ticket with one of these."""
+
+    TYPE = "RequesterChanged"
+
+    requester: Requester
+
+
+# --- contact and organization streams ----------------------------------------------------
+
+
+class ContactCreated(Event):
+    TYPE = "ContactCreated"
+
+    contact_id: ContactId
+    email: str
+    name: str | None = None
+    phone: str | None = None
+    external_id: str | None = None
+    organization_id: OrganizationId | None = None
+    tags: tuple[str, ...] = ()
+
+
+class ContactUpdated(Event):
+    """The contact's fields after the change, every one of them (a field set to null
+    is then told apart from a field left alone)."""
+
+    TYPE = "ContactUpdated"
+
+    email: str
+    name: str | None
+    phone: str | None
+    external_id: str | None
+    organization_id: OrganizationId | None
+    tags: tuple[str, ...]
+
+
+class ContactMerged(Event):
+    """The contact was merged into ``into``: its tickets moved there (each by a
+    ``RequesterChanged``) and it answers with a redirect from now on."""
+
+    TYPE = "ContactMerged"
+
+    into: ContactId
+
+
+class OrganizationCreated(Event):
+    TYPE = "OrganizationCreated"
+
+    organization_id: OrganizationId
+    name: str
+    domains: tuple[str, ...] = ()
+
+
+class OrganizationUpdated(Event):
+    """The organization's name and domains after the change."""
+
+    TYPE = "OrganizationUpdated"
+
+    name: str
+    domains: tuple[str, ...]
 
 
 # --- tenant stream (audit trail of configuration) ----------------------------------------
@@ -346,9 +417,12 @@ TICKET_EVENTS: tuple[type[Event], ...] = (
     FollowUpOpened,
     TicketGroupChanged,
     FieldValuesChanged,
+    RequesterChanged,
 )
 GROUP_EVENTS: tuple[type[Event], ...] = (GroupCreated, GroupRenamed, GroupMembersChanged)
 FIELD_EVENTS: tuple[type[Event], ...] = (TicketFieldDefined, TicketFieldUpdated)
+CONTACT_EVENTS: tuple[type[Event], ...] = (ContactCreated, ContactUpdated, ContactMerged)
+ORGANIZATION_EVENTS: tuple[type[Event], ...] = (OrganizationCreated, OrganizationUpdated)
 TENANT_EVENTS: tuple[type[Event], ...] = (
     ApiKeyIssued,
     ApiKeyRevoked,
@@ -364,14 +438,18 @@ TENANT_EVENTS: tuple[type[Event], ...] = (
     AgentSessionRevoked,
 )
 EVENT_TYPES: dict[str, type[Event]] = {
-    cls.TYPE: cls for cls in TICKET_EVENTS + GROUP_EVENTS + TENANT_EVENTS + FIELD_EVENTS
+    cls.TYPE: cls
+    for cls in (TICKET_EVENTS + GROUP_EVENTS + CONTACT_EVENTS + ORGANIZATION_EVENTS
+                + TENANT_EVENTS + FIELD_EVENTS)
 }
 """Every event class by its ``TYPE``."""
 
 __all__ = [
+    "CONTACT_EVENTS",
     "EVENT_TYPES",
     "FIELD_EVENTS",
     "GROUP_EVENTS",
+    "ORGANIZATION_EVENTS",
     "TENANT_EVENTS",
     "TICKET_EVENTS",
     "AgentAdded",
@@ -385,6 +463,9 @@ __all__ = [
     "ApiKeyIssued",
     "ApiKeyRevoked",
     "Clocks",
+    "ContactCreated",
+    "ContactMerged",
+    "ContactUpdated",
     "Event",
     "FieldValuesChanged",
     "FollowUpOpened",
@@ -392,7 +473,10 @@ __all__ = [
     "GroupMembersChanged",
     "GroupRenamed",
     "MessageAdded",
+    "OrganizationCreated",
+    "OrganizationUpdated",
     "PriorityChanged",
+    "RequesterChanged",
     "SettingsChanged",
     "SlaBreached",
     "StateChanged",

@@ -18,6 +18,7 @@ from domain.events import (
     FollowUpOpened,
     MessageAdded,
     PriorityChanged,
+    RequesterChanged,
     SlaBreached,
     StateChanged,
     TagsChanged,
@@ -136,6 +137,10 @@ def evolve(state: Ticket | None, event: Event) -> Ticket:
                 else:
                     fields[key] = value
             changes["fields"] = fields
+        case RequesterChanged():
+            changes["requester"] = event.requester
+            # Moving a ticket between contacts is bookkeeping, not a change a customer sees.
+            del changes["updated_at"]
         case FollowUpOpened():
             changes["follow_up_ids"] = (*state.follow_up_ids, event.follow_up_id)
         case _:

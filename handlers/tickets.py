@@ -8,13 +8,14 @@ when another writer won a race. One ``execute`` runs inside the caller's ``Sessi
 1. lock and load the ticket's inline row (commands on one ticket queue on that row
    lock, so they decide on fresh state instead of losing races at append time);
 2. load the tenant's SLA policy (and, for commands that check field values, the
-   ticket field definitions);
+   ticket field definitions); a new ticket's requester is resolved to a contact
+   (``handlers.requesters``), which may create the contact;
 3. ``domain.decide`` (a customer's message on a closed ticket becomes a follow-up
    ticket via ``domain.decide_follow_up``: two streams, one transaction);
 4. update the inline read models;
 5. schedule, move or cancel the SLA timers whose clocks changed;
-6. stage the events: the unit of work sends them in its COMMIT's message, where the
-   tenant head lock they take is held for server time only.
+6. stage the events (a created contact's first): the unit of work sends them in its
+   COMMIT's message, where the tenant head lock they take is held for server time only.
 
 Nothing is committed here: the caller's session commits (with its idempotency record)
 or rolls everything back.
@@ -43,6 +44,7 @@ from domain.values import Actor, ActorKind, TicketState, Visibility
 from eventstore.errors import ConcurrencyError
 from eventstore.store import Session
 from eventstore.types import NewEvent
+from handlers.requesters import resolve_requester
 from projections.fields import load_catalog
 from projections.groups import load_group, unknown_groups
 from projections.inline import PendingEvent, apply_inline, load_ticket
@@ -106,6 +108,11 @@ async def execute(
         command = await _with_group_members(conn, tenant, command, state)
     elif isinstance(command, OpenTicket) and command.group_id is not None:
         await _check_groups(conn, tenant, [command.group_id])
+    contact_events: list[tuple[UUID, Event]] = []
+    if isinstance(command, OpenTicket) and command.requester.contact_id is None:
+        requester, contact_events = await resolve_requester(conn, tenant, command.requester,
+                                                            command.at)
+        command = command.model_copy(update={"requester": requester})
 
     checks_fields = isinstance(command, OpenTicket | ChangeFields) or (
         isinstance(command, ChangeState) and command.to is TicketState.SOLVED)
@@ -134,6 +141,10 @@ async def execute(
         before = state if stream == ticket_id else None
         await _move_sla_timers(conn, tenant, before, ticket)
 
+    # The contact a new requester created goes first: the ticket's events refer to it.
+    for contact_id, event in contact_events:
+        type_, schema_version, data = to_stored(event)
+        await session.append(contact_id, 0, [NewEvent(type_, data, schema_version)])
     for stream in decided:
         await session.append(stream, versions[stream],
                              [NewEvent(e.type, e.data, e.schema_version)
@@ -255,11 +266,13 @@ async def _with_retries(uow: Session, ticket_id: UUID,
                         build: Callable[[], Awaitable[Command]],
                         expected_version: int | None) -> CommandResult:
     for attempt in range(1, MAX_ATTEMPTS + 1):
+        staged = len(uow.staged)
         try:
             async with uow.conn.transaction():  # a savepoint: a lost race undoes only this
                 command = await build()
                 return await execute(uow, ticket_id, command, expected_version=expected_version)
         except ConcurrencyError:
+            del uow.staged[staged:]  # what the undone attempt staged goes with its rows
             if expected_version is not None or attempt == MAX_ATTEMPTS:
                 raise
     raise AssertionError("unreachable")  # pragma: no cover

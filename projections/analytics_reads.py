@@ -24,7 +24,7 @@ from projections.analytics import AnalyticsProjection
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
 NAME = AnalyticsProjection.name
-GROUPS = ("priority", "source", "assignee", "group", "day")
+GROUPS = ("priority", "source", "assignee", "group", "day", "organization")
 AGE_BUCKETS = ("lt_1d", "1d_3d", "3d_7d", "gte_7d")
 
 

@@ -154,11 +154,13 @@ async def _write_ticket(conn: asyncpg.Connection, tenant_id: TenantId, t: Ticket
             Q["insert_ticket"], tenant_id, t.id, t.version, t.state.value, t.priority.value,
             t.source.value, t.assignee, list(t.tags), t.subject, doc["requester"],
             t.follow_up_of, clocks, doc, t.created_at, t.updated_at, view,
+            t.requester.contact_id,
         )
         return
     status = await conn.execute(
         Q["update_ticket"], tenant_id, t.id, t.version, t.state.value, t.priority.value,
-        t.assignee, list(t.tags), clocks, doc, t.updated_at, previous, view,
+        t.assignee, list(t.tags), clocks, doc, t.updated_at, previous, view, doc["requester"],
+        t.requester.contact_id,
     )
     if status != "UPDATE 1":
         raise CorruptStream(f"inline ticket {t.id} is not at version {previous}")

@@ -15,17 +15,25 @@ SELECT version, state_json FROM tickets WHERE tenant_id = $1 AND id = $2 FOR UPD
 -- name: insert_ticket --
 -- $1 tenant_id, $2 id, $3 version, $4 state, $5 priority, $6 source, $7 assignee,
 -- $8 tags, $9 subject, $10 requester, $11 follow_up_of, $12 clocks, $13 state_json,
--- $14 created_at, $15 updated_at, $16 view (the API document, as text)
+-- $14 created_at, $15 updated_at, $16 view (the API document, as text), $17 contact_id
+-- The organization is the contact's (projections/people.py keeps it so).
 INSERT INTO tickets (tenant_id, id, version, state, priority, source, assignee, tags, subject,
-                     requester, follow_up_of, clocks, state_json, created_at, updated_at, view)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16::text::json)
+                     requester, follow_up_of, clocks, state_json, created_at, updated_at, view,
+                     contact_id, organization_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16::text::json,
+        $17, (SELECT c.organization_id FROM contacts c WHERE c.tenant_id = $1 AND c.id = $17))
 
 -- name: update_ticket --
 -- $1 tenant_id, $2 id, $3 version, $4 state, $5 priority, $6 assignee, $7 tags,
--- $8 clocks, $9 state_json, $10 updated_at, $11 previous version, $12 view (as text)
+-- $8 clocks, $9 state_json, $10 updated_at, $11 previous version, $12 view (as text),
+-- $13 requester, $14 contact_id
 UPDATE tickets
    SET version = $3, state = $4, priority = $5, assignee = $6, tags = $7, clocks = $8,
-       state_json = $9, updated_at = $10, view = $12::text::json
+       state_json = $9, updated_at = $10, view = $12::text::json, requester = $13,
+       contact_id = $14,
+       organization_id = CASE WHEN contact_id IS NOT DISTINCT FROM $14 THEN organization_id
+                              ELSE (SELECT c.organization_id FROM contacts c
+                                     WHERE c.tenant_id = $1 AND c.id = $14) END
  WHERE tenant_id = $1 AND id = $2 AND version = $11
 
 -- name: ticket_version --
@@ -244,10 +252,12 @@ SELECT (SELECT count(*) FROM tickets) + (SELECT count(*) FROM daily)
 
 -- name: summary --
 -- $1 tenant_id, $2 from (inclusive), $3 to (exclusive), $4 group:
--- priority|source|assignee|group|day|field|all, $5 the field's key (group field; else null)
+-- priority|source|assignee|group|organization|day|field|all, $5 the field's key (group
+-- field; else null)
 -- Percentiles are percentile_disc (nearest rank): always a value some ticket had.
--- A ticket's group is the one it is in now, read from the inline tickets row (only
--- when grouping by group: a CASE branch not taken runs no subquery).
+-- A ticket's group is the one it is in now, and its organization its contact's now,
+-- read from the inline tickets row (the subquery runs only for that grouping: CASE
+-- evaluates the branch it takes).
 -- By field, a ticket counts under the value it holds now, as it does under its
 -- priority now; a multiselect under each option it holds, no value under 'none'. The
 -- lateral's filter on $4 is a one-time filter: other groups never expand a row.
@@ -261,6 +271,9 @@ WITH t AS (
                                           'none')
                WHEN 'day' THEN to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')
                WHEN 'field' THEN coalesce(fv.value, 'none')
+               WHEN 'organization' THEN coalesce(
+                   (SELECT k.organization_id::text FROM tickets k
+                     WHERE k.tenant_id = $1 AND k.id = a.ticket_id), 'none')
                ELSE 'all'
            END AS key,
            a.*

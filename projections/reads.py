@@ -57,6 +57,10 @@ class TicketFilters:
     no_group: bool = False
     fields: tuple[FieldFilter, ...] = ()
     """Ticket field conditions, all of which must hold (``FIELD_FILTERS``)."""
+    requester_id: UUID | None = None
+    no_requester: bool = False
+    organization_id: UUID | None = None
+    no_organization: bool = False
 
 
 async def active_agent(conn: asyncpg.Connection, tenant_id: TenantId, agent_id: UUID) -> bool:
@@ -115,6 +119,10 @@ TICKET_FILTERS: dict[str, str] = {
     "created_before": "AND created_at < ${n}::timestamptz",
     "group_id": "AND group_id = ${n}::uuid",
     "no_group": "AND group_id IS NULL AND ${n}::boolean",
+    "requester_id": "AND contact_id = ${n}::uuid",
+    "no_requester": "AND contact_id IS NULL AND ${n}::boolean",
+    "organization_id": "AND organization_id = ${n}::uuid",
+    "no_organization": "AND organization_id IS NULL AND ${n}::boolean",
 }
 
 

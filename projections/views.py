@@ -56,7 +56,8 @@ def ticket_document(t: Ticket) -> dict[str, Any]:
     """A ticket as the API shows it (``TicketOut``), as plain JSON-ready values."""
     return {
         "id": t.id, "version": t.version, "state": t.state, "subject": t.subject,
-        "requester": {"email": t.requester.email, "name": t.requester.name},
+        "requester": {"contact_id": t.requester.contact_id, "email": t.requester.email,
+                      "name": t.requester.name},
         "priority": t.priority, "source": t.source, "tags": list(t.tags),
         "assignee": t.assignee, "group_id": t.group_id, "follow_up_of": t.follow_up_of,
         "follow_up_ids": list(t.follow_up_ids), "created_at": t.created_at,

@@ -43,6 +43,10 @@ ACCESS: Mapping[str, frozenset[str]] = {
     "POST /v1/tickets/{ticket_id}/fields": _WRITERS,
     "GET /v1/tickets/{ticket_id}/history": _AUDIT,
     "GET /v1/tickets/{ticket_id}/as-of": _AUDIT,
+    "GET /v1/contacts/{contact_id}/history": _AUDIT,
+    "GET /v1/contacts/{contact_id}/as-of": _AUDIT,
+    "GET /v1/organizations/{organization_id}/history": _AUDIT,
+    "GET /v1/organizations/{organization_id}/as-of": _AUDIT,
     "GET /v1/events": _AUDIT,
     "GET /v1/audit/verify": _AUDIT,
     "GET /v1/analytics/summary": _ANALYTICS,
@@ -76,6 +80,19 @@ ACCESS: Mapping[str, frozenset[str]] = {
     "PATCH /v1/ticket-fields/{field_key}": _ADMIN,
     "GET /v1/ticket-fields/{field_key}/history": _AUDIT,
     "GET /v1/ticket-fields/{field_key}/as-of": _AUDIT,
+    # Contacts: agents create and change them (intake only through a ticket); admins
+    # manage organizations; auditors read both.
+    "GET /v1/contacts": _STAFF | {AUDITOR},
+    "POST /v1/contacts": _STAFF,
+    "GET /v1/contacts/{contact_id}": _STAFF | {AUDITOR},
+    "PATCH /v1/contacts/{contact_id}": _STAFF,
+    "POST /v1/contacts/{contact_id}/merge": _STAFF,
+    "GET /v1/contacts/{contact_id}/tickets": _STAFF | {AUDITOR},
+    "GET /v1/organizations": _STAFF | {AUDITOR},
+    "POST /v1/organizations": _ADMIN,
+    "GET /v1/organizations/{organization_id}": _STAFF | {AUDITOR},
+    "PATCH /v1/organizations/{organization_id}": _ADMIN,
+    "GET /v1/organizations/{organization_id}/tickets": _STAFF | {AUDITOR},
     # Every caller may ask who it is and what its role may run (the console does).
     "GET /v1/auth/me": _EVERYONE,
     # The feed carries every event, message bodies and internal notes included:

@@ -17,6 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 from starlette.routing import compile_path
 
+from domain.contact import ContactMergedAway
 from domain.errors import (
     AlreadyExists,
     DomainError,
@@ -68,6 +69,7 @@ _DOMAIN_STATUS: dict[type[DomainError], int] = {
     AlreadyExists: 409,
     FollowUpRequired: 409,
     NotGroupMember: 409,
+    ContactMergedAway: 409,
     ValidationFailed: 422,
 }
 

@@ -103,10 +103,10 @@ To = Annotated[IsoDate | None, Query(alias="to", description="last UTC day (incl
 
 FIELD_GROUP = r"field\.[a-z][a-z0-9_]{0,39}"
 GroupBy = Annotated[str | None, Query(
-    pattern=rf"^(priority|source|assignee|group|day|{FIELD_GROUP})$",
+    pattern=rf"^(priority|source|assignee|group|organization|day|{FIELD_GROUP})$",
     description="`priority`, `source`, `assignee`, `group` (the group each ticket is in "
-                "now), `day`, or `field.<key>` for a checkbox, dropdown or multiselect "
-                "ticket field")]
+                "now), `organization` (its contact's now), `day`, or `field.<key>` for a "
+                "checkbox, dropdown or multiselect ticket field")]
 FieldGroupBy = Annotated[str | None, Query(
     alias="group_by", pattern=rf"^{FIELD_GROUP}$",
     description="`field.<key>`: split each day by a checkbox, dropdown or multiselect "

@@ -1,4 +1,5 @@
-"""Auditor endpoints: ticket history, past states, the tenant feed, chain verification.
+"""Auditor endpoints: the history and past states of tickets, contacts and
+organizations, the tenant feed, chain verification.
 
 Auditor and admin keys only; every endpoint here reads. Events are shown as stored
 (``schema_version`` and payload as hashed), with the actor the database stamped and
@@ -31,11 +32,19 @@ from api.http.problems import Problem
 from api.http.routing import StrictRoute
 from api.schemas.events import LAGGING_HEADERS, EventPage, render_event
 from api.schemas.groups import GroupOut
+from api.schemas.people import (
+    ContactOut,
+    OrganizationOut,
+    contact_document,
+    organization_document,
+)
 from api.schemas.tickets import TicketOut, etag
+from domain.contact import fold_contact
 from domain.errors import DomainError
-from domain.events import Event, GroupCreated, TicketOpened
+from domain.events import ContactCreated, Event, GroupCreated, OrganizationCreated, TicketOpened
 from domain.group import fold_group
 from domain.mapper import from_stored
+from domain.organization import fold_organization
 from domain.ticket import fold
 from eventstore.store import EventStore, Session
 from eventstore.types import ChainReport, RecordedEvent
@@ -81,6 +90,18 @@ def _group(events: Iterable[Event]) -> tuple[bytes, int]:
     return dumps(group_document(group)), group.version
 
 
+def _contact(events: Iterable[Event]) -> tuple[bytes, int]:
+    contact = fold_contact(events)
+    assert contact is not None
+    return dumps(contact_document(contact)), contact.version
+
+
+def _organization(events: Iterable[Event]) -> tuple[bytes, int]:
+    org = fold_organization(events)
+    assert org is not None
+    return dumps(organization_document(org)), org.version
+
+
 @dataclass(frozen=True, slots=True)
 class _Kind:
     """A kind of stream the audit endpoints show: its name, the type of the event
@@ -94,6 +115,8 @@ class _Kind:
 
 TICKET = _Kind("ticket", TicketOpened.TYPE, _ticket)
 GROUP = _Kind("group", GroupCreated.TYPE, _group)
+CONTACT = _Kind("contact", ContactCreated.TYPE, _contact)
+ORGANIZATION = _Kind("organization", OrganizationCreated.TYPE, _organization)
 
 
 async def _require(session: Session, kind: _Kind, stream_id: UUID) -> None:
@@ -253,3 +276,58 @@ async def verify(
             "first_bad_seq": report.first_bad_seq, "from_seq": from_seq,
             "to_seq": min(end, report.head_seq), "read_from": source.name,
             "lag_seconds": source.lag_seconds}
+
+
+@router.get("/v1/contacts/{contact_id}/history", response_model=EventPage,
+            responses=errors(404) | {200: {"headers": LAGGING_HEADERS}},
+            summary="A contact's events in order, with actor, seq, version and hash")
+async def contact_history(
+    contact_id: UUID,
+    principal: Authorized,
+    services: ServicesDep,
+    response: Response,
+    limit: Limit = DEFAULT_LIMIT,
+    cursor: Cursor = None,
+) -> Any:
+    return await _history(CONTACT, contact_id, principal, services, response, limit, cursor)
+
+
+@router.get("/v1/contacts/{contact_id}/as-of", response_model=ContactOut,
+            responses=errors(404) | {200: {"headers": LAGGING_HEADERS}},
+            summary="The contact as it was at a version or an instant")
+async def contact_as_of(
+    contact_id: UUID,
+    principal: Authorized,
+    services: ServicesDep,
+    version: Annotated[int | None, Query(ge=1, le=INT32)] = None,
+    at: Annotated[IsoAwareDateTime | None, Query()] = None,
+) -> Response:
+    return await _as_of(CONTACT, contact_id, principal, services, version, at)
+
+
+@router.get("/v1/organizations/{organization_id}/history", response_model=EventPage,
+            responses=errors(404) | {200: {"headers": LAGGING_HEADERS}},
+            summary="An organization's events in order, with actor, seq, version and hash")
+async def organization_history(
+    organization_id: UUID,
+    principal: Authorized,
+    services: ServicesDep,
+    response: Response,
+    limit: Limit = DEFAULT_LIMIT,
+    cursor: Cursor = None,
+) -> Any:
+    return await _history(ORGANIZATION, organization_id, principal, services, response,
+                          limit, cursor)
+
+
+@router.get("/v1/organizations/{organization_id}/as-of", response_model=OrganizationOut,
+            responses=errors(404) | {200: {"headers": LAGGING_HEADERS}},
+            summary="The organization as it was at a version or an instant")
+async def organization_as_of(
+    organization_id: UUID,
+    principal: Authorized,
+    services: ServicesDep,
+    version: Annotated[int | None, Query(ge=1, le=INT32)] = None,
+    at: Annotated[IsoAwareDateTime | None, Query()] = None,
+) -> Response:
+    return await _as_of(ORGANIZATION, organization_id, principal, services, version, at)

@@ -9,7 +9,6 @@ from datetime import UTC, datetime
 from typing import Annotated, Any
 from uuid import UUID
 
-import orjson
 from fastapi import APIRouter, Query, Request, Response
 from pydantic import BeforeValidator, StringConstraints
 
@@ -22,11 +21,12 @@ from api.http.field_params import PREFIX as FIELD_PREFIX
 from api.http.field_params import field_filters
 from api.http.headers import IfMatch
 from api.http.idempotency import JsonReply
-from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate, scope_of
+from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, scope_of
 from api.http.params import ANY_OF, IsoDateTime
 from api.http.problem_docs import COMMAND_ERRORS, errors
 from api.http.problems import Problem
 from api.http.routing import QUERY_FAMILIES, StrictRoute
+from api.http.ticket_pages import ticket_page
 from api.schemas.tickets import (
     AssigneeIn,
     FieldsIn,
@@ -44,11 +44,16 @@ from domain.ids import AgentId, GroupId, TicketId
 from domain.validation import TAG_PATTERN
 from domain.values import Actor, ActorKind, Priority, Requester, Source, TicketState
 from eventstore.store import Session
+from handlers.requesters import requester_of_contact
 from handlers.ticket_fields import SetFields, set_fields
 from handlers.tickets import CommandResult, run_command
 from projections.fields import load_catalog
 from projections.groups import unknown_groups
-from projections.reads import TicketFilters, get_ticket, list_tickets
+from projections.people import load_contact, load_organization
+from projections.reads import TicketFilters, get_ticket
+
+UUID_OR_NONE = (r"^(none|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
+                r"[0-9a-fA-F]{12})$")
 
 router = APIRouter(prefix="/v1/tickets", tags=["tickets"], route_class=StrictRoute)
 
@@ -88,26 +93,50 @@ async def _command(request: Request, services: ServicesDep, principal: Principal
 async def open_ticket(
     body: OpenTicketIn, request: Request, services: ServicesDep, principal: Authorized,
 ) -> Response:
+    """The requester is resolved to a contact in the same transaction: an e-mail no
+    contact has creates one, a known one links to it; ``{"contact_id": ...}`` names
+    the contact (422 ``unknown_contact`` when the tenant has none such)."""
     ticket_id = TicketId(uuid.uuid4())
-    requester = Requester(email=body.requester.email, name=body.requester.name)
-    # An intake key opens the ticket on the customer's behalf.
-    actor = (Actor(kind=ActorKind.CUSTOMER, id=requester.email) if principal.role == "intake"
-             else agent_actor(principal))
-
-    command = OpenTicket(ticket_id=ticket_id, subject=body.subject, body=body.body,
-                         requester=requester, priority=body.priority, source=body.source,
-                         tags=tuple(body.tags), actor=actor, at=services.clock.now(),
-                         group_id=None if body.group_id is None else GroupId(body.group_id),
-                         fields=body.fields)
+    at = services.clock.now()
 
     async def work(uow: Session) -> JsonReply:
+        if body.requester.contact_id is not None:
+            requester = await requester_of_contact(uow.conn, uow.tenant_id,
+                                                   body.requester.contact_id)
+        else:
+            assert body.requester.email is not None
+            requester = Requester(email=body.requester.email, name=body.requester.name)
+        # An intake key opens the ticket on the customer's behalf.
+        actor = (Actor(kind=ActorKind.CUSTOMER, id=requester.email)
+                 if principal.role == "intake" else agent_actor(principal))
+        command = OpenTicket(ticket_id=ticket_id, subject=body.subject, body=body.body,
+                             requester=requester, priority=body.priority, source=body.source,
+                             tags=tuple(body.tags), actor=actor, at=at,
+                             group_id=None if body.group_id is None else GroupId(body.group_id),
+                             fields=body.fields)
         return ticket_reply(await run_command(uow, ticket_id, command), 201)
 
-    # Without a group the recorded request is what it was before tickets had groups, so
-    # a retry across an upgrade still matches its Idempotency-Key.
-    payload = body.model_dump(mode="json", exclude={"group_id"} if body.group_id is None
-                              else set())
+    # Without a group or field values the recorded request is what it was before tickets
+    # had them, so a retry across an upgrade still matches its Idempotency-Key.
+    unset = ({"group_id"} if body.group_id is None else set()) | (
+        set() if body.fields else {"fields"})
+    payload = body.model_dump(mode="json", exclude=unset)
     return await commands.run(request, services, principal, payload, work)
+
+
+async def _known(session: Session, filters: TicketFilters) -> None:  # a Guard
+    """A group, contact or organization the tenant does not have is 404, in a filter
+    too."""
+    tenant = session.tenant_id
+    if filters.group_id is not None and await unknown_groups(
+            session.conn, tenant, [filters.group_id]):
+        raise Problem(404, "not_found", f"no group {filters.group_id}")
+    if filters.requester_id is not None and await load_contact(
+            session.conn, tenant, filters.requester_id) is None:
+        raise Problem(404, "not_found", f"no contact {filters.requester_id}")
+    if filters.organization_id is not None and await load_organization(
+            session.conn, tenant, filters.organization_id) is None:
+        raise Problem(404, "not_found", f"no organization {filters.organization_id}")
 
 
 @router.get("", response_model=TicketPage, responses=errors(404), summary="List tickets",
@@ -124,7 +153,7 @@ async def list_(
     priority: Annotated[list[Priority] | None, Query(description=ANY_OF)] = None,
     source: Annotated[list[Source] | None, Query(description=ANY_OF)] = None,
     assignee: Annotated[str | None, Query(
-        pattern=r"^(none|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$",
+        pattern=UUID_OR_NONE,
         description="An agent id, or `none` for unassigned tickets.")] = None,
     tag: Annotated[list[Tag] | None, Query(description=ANY_OF)] = None,
     group_id: Annotated[str | None, Query(
@@ -133,8 +162,16 @@ async def list_(
                     "tickets in no group.")] = None,
     created_after: IsoDateTime | None = None,
     created_before: IsoDateTime | None = None,
+    requester_id: Annotated[str | None, Query(
+        pattern=UUID_OR_NONE,
+        description="A contact id, or `none` for tickets not linked to a contact.")] = None,
+    organization_id: Annotated[str | None, Query(
+        pattern=UUID_OR_NONE,
+        description="An organization id (its contacts' tickets), or `none` for tickets "
+                    "of contacts in no organization.")] = None,
 ) -> Response:
-    """Newest first; pass ``next_cursor`` back as ``cursor`` with the same filters."""
+    """Newest first; pass ``next_cursor`` back as ``cursor`` with the same filters. A
+    ``requester_id`` or ``organization_id`` the tenant does not have is 404."""
     filters = TicketFilters(
         states=_values(state), priorities=_values(priority), sources=_values(source),
         assignee=UUID(assignee) if assignee and assignee != "none" else None,
@@ -142,31 +179,27 @@ async def list_(
         group_id=UUID(group_id) if group_id and group_id != "none" else None,
         no_group=group_id == "none",
         created_after=_utc(created_after), created_before=_utc(created_before),
+        requester_id=_uuid(requester_id), no_requester=requester_id == "none",
+        organization_id=_uuid(organization_id), no_organization=organization_id == "none",
     )
-    codec = services.cursors
-    async with services.store.session(principal.tenant_id, readonly=True) as session:
-        if filters.group_id is not None and await unknown_groups(
-                session.conn, principal.tenant_id, [filters.group_id]):
-            raise Problem(404, "not_found", f"no group {filters.group_id}")
-        if any(k.startswith(FIELD_PREFIX) for k in request.query_params):
+    if any(k.startswith(FIELD_PREFIX) for k in request.query_params):
+        async with services.store.session(principal.tenant_id, readonly=True) as session:
             catalog = await load_catalog(session.conn, principal.tenant_id)
-            filters = replace(filters, fields=field_filters(request.query_params, catalog))
-        scope = scope_of(principal.tenant_id, "tickets", {
-            "state": filters.states, "priority": filters.priorities,
-            "source": filters.sources, "assignee": assignee, "tag": filters.tags,
-            "created_after": filters.created_after and filters.created_after.isoformat(),
-            "created_before": filters.created_before and filters.created_before.isoformat(),
-            # Named only when given, so cursors handed out before a filter existed hold.
-            **({"group_id": group_id.lower()} if group_id is not None else {}),
-            **({"fields": [[f.key, f.op, f.value] for f in filters.fields]}
-               if filters.fields else {}),
-        })
-        after = codec.decode(scope, cursor) if cursor is not None else None
-        rows = await list_tickets(session.conn, principal.tenant_id, filters, after, limit + 1)
-    page, next_cursor = paginate(codec, scope, rows, limit, lambda t: (t.created_at, t.id))
-    # The stored documents go out as they are: no decoding, validation or re-encoding.
-    return JsonReply(200, {"data": [orjson.Fragment(t.view) for t in page],
-                           "next_cursor": next_cursor}).response()
+        filters = replace(filters, fields=field_filters(request.query_params, catalog))
+    # Filters are named only when given, so cursors handed out before one existed hold.
+    given = {"group_id": group_id, "requester_id": requester_id,
+             "organization_id": organization_id}
+    scope = scope_of(principal.tenant_id, "tickets", {
+        "state": filters.states, "priority": filters.priorities,
+        "source": filters.sources, "assignee": assignee, "tag": filters.tags,
+        "created_after": filters.created_after and filters.created_after.isoformat(),
+        "created_before": filters.created_before and filters.created_before.isoformat(),
+        **{name: value.lower() for name, value in given.items() if value is not None},
+        **({"fields": [[f.key, f.op, f.value] for f in filters.fields]}
+           if filters.fields else {}),
+    })
+    return await ticket_page(services, principal.tenant_id, scope, filters, limit, cursor,
+                             lambda session: _known(session, filters))
 
 
 @router.get("/{ticket_id}", response_model=TicketOut, responses=errors(404),
@@ -247,6 +280,10 @@ async def change_fields(ticket_id: UUID, body: FieldsIn, request: Request,
 def _values(values: Sequence[str] | None) -> tuple[str, ...]:
     """A list parameter's distinct values in a canonical order (none: no filter)."""
     return tuple(sorted({str(v) for v in values})) if values else ()
+
+
+def _uuid(value: str | None) -> UUID | None:
+    return UUID(value) if value is not None and value != "none" else None
 
 
 def _utc(value: datetime | None) -> datetime | None:

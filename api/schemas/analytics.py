@@ -59,16 +59,17 @@ class Stats(_Model):
 
 class GroupStats(Stats):
     key: str = Field(description="the group: a priority, a source, an agent id (or "
-                                 "'none'), a group id (or 'none'), a UTC day, or a field's "
-                                 "value (an option's value, 'true' or 'false'; 'none' "
-                                 "without one)")
+                                 "'none'), a group or organization id (or 'none'), a UTC "
+                                 "day, or a field's value (an option's value, 'true' or "
+                                 "'false'; 'none' without one)")
 
 
 class Summary(Freshness):
     from_: str = Field(alias="from", description="first UTC day (inclusive)")
     to: str = Field(description="last UTC day (inclusive)")
-    group_by: str | None = Field(description="priority, source, assignee, group, day, or "
-                                 "field.<key> (a checkbox, dropdown or multiselect field)")
+    group_by: str | None = Field(description="priority, source, assignee, group, "
+                                 "organization, day, or field.<key> (a checkbox, "
+                                 "dropdown or multiselect field)")
     total: Stats
     groups: list[GroupStats]
 

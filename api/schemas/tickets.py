@@ -48,11 +48,22 @@ FieldValueIn = (StrictBool | Annotated[StrictInt, Field(ge=-NUMBER_MAX, le=NUMBE
 
 
 class RequesterIn(BaseModel):
+    """Either an ``email`` (with an optional ``name``) or a ``contact_id``."""
+
     model_config = _IN
 
-    email: str = Field(max_length=254, examples=["ann@example.com"],
-                       json_schema_extra=checked_by_domain(EMAIL_PATTERN))
+    email: str | None = Field(default=None, max_length=254, examples=["ann@example.com"],
+                              json_schema_extra=checked_by_domain(EMAIL_PATTERN))
     name: str | None = Field(default=None, max_length=200)
+    contact_id: UUID | None = Field(default=None, description="An existing contact.")
+
+    @model_validator(mode="after")
+    def _one_way(self) -> RequesterIn:
+        if (self.email is None) == (self.contact_id is None):
+            raise ValueError("give either email or contact_id")
+        if self.contact_id is not None and self.name is not None:
+            raise ValueError("name goes with email; a contact has its own")
+        return self
 
 
 class OpenTicketIn(BaseModel):
@@ -129,6 +140,9 @@ class TagsIn(BaseModel):
 
 
 class RequesterOut(BaseModel):
+    contact_id: UUID | None = Field(description="The contact the ticket belongs to (null "
+                                    "only on a ticket from before contacts, until "
+                                    "`helpdesk migrate` links it).")
     email: str
     name: str | None
 

@@ -12,6 +12,8 @@ Time is injected: every command carries its ``at``, computed from the moment of
 seeding, so the SLA clocks and analytics look current whenever the seed runs. The
 seed plays one timeline, in time order, across every ticket of a tenant:
 
+* its customer companies first (each customer's first ticket creates the contact,
+  which joins its company by its e-mail's domain);
 * each placement's opening and steps, up to now (later steps are not played);
 * an SLA check at the due time of every clock a command left running, as the
   ``sla.check`` job would run it (a clock that moved or was met decides nothing);
@@ -59,6 +61,7 @@ from handlers.api_keys import IssuedKey, IssueKey, issue_key
 from handlers.credentials import Passwords, new_password
 from handlers.demo import harbor, tidewater
 from handlers.demo.plan import Placement, Plan, Step, Story, span
+from handlers.organizations import NewOrganization, create_organization
 from handlers.sessions import store_password
 from handlers.sweep import sweep_tenant
 from handlers.tenants import create_tenant_as_operator
@@ -116,6 +119,7 @@ async def seed_plan(owner_dsn: str, store: EventStore, plan: Plan, now: datetime
     tenant = await create_tenant_as_operator(owner_dsn, plan.name, at=start)
     cast = await _hire(store, tenant.tenant_id, tenant.admin_key, plan, start,
                        passwords or _light_passwords())
+    await _organize(store, tenant.tenant_id, tenant.admin_key, plan, start)
     desk = _Desk(store, tenant.tenant_id, plan, cast, now)
     await desk.play(start)
     people = tuple(DemoKey(k.role, k.name, k.secret, plan.agent(h).name, plan.agent(h).email,
@@ -126,6 +130,17 @@ async def seed_plan(owner_dsn: str, store: EventStore, plan: Plan, now: datetime
     return DemoTenant(tenant.tenant_id, plan.name,
                       (*people, *machines, DemoKey(first.role, first.name, first.secret)),
                       desk.opened)
+
+
+async def _organize(store: EventStore, tenant_id: TenantId, admin: IssuedKey, plan: Plan,
+                    at: datetime) -> None:
+    """The customer companies, added by the first admin key as over
+    ``POST /v1/organizations``: each customer's first ticket then creates the contact,
+    which joins its company by the e-mail's domain."""
+    async with store.session(tenant_id, _as(admin)) as uow:
+        for org in plan.organizations:
+            await create_organization(uow, NewOrganization(name=org.name, domains=(org.domain,),
+                                                           at=at))
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,6 +50,11 @@ BODIES: dict[str, Callable[[], Any]] = {
     "POST /v1/ticket-fields": lambda: {"key": f"f{uuid.uuid4().hex[:20]}", "title": "F",
                                        "type": "text"},
     "PATCH /v1/ticket-fields/{field_key}": lambda: {"title": "G"},
+    "POST /v1/contacts": lambda: {"email": f"{uuid.uuid4()}@example.com", "name": "C"},
+    "PATCH /v1/contacts/{contact_id}": lambda: {"name": "D"},
+    "POST /v1/contacts/{contact_id}/merge": lambda: None,  # into: a contact made for it
+    "POST /v1/organizations": lambda: {"name": f"Org {uuid.uuid4()}"},
+    "PATCH /v1/organizations/{organization_id}": lambda: {"name": f"Org {uuid.uuid4()}"},
 }
 """A request body each side-effecting operation accepts."""
 
@@ -94,7 +99,15 @@ async def _request(http: httpx.AsyncClient, h: dict[str, str], method: str, path
     if path.endswith("/fields"):  # the text field its body sets, once per tenant
         await http.post("/v1/ticket-fields", json={"key": "note", "title": "Note",
                                                    "type": "text"}, headers=h)
+    for name, collection in (("contact_id", "contacts"), ("organization_id", "organizations")):
+        if "{" + name + "}" in url:
+            made = await http.post(f"/v1/{collection}", headers=h,
+                                   json=BODIES[f"POST /v1/{collection}"]())
+            url = url.replace("{" + name + "}", made.json()["id"])
     body = BODIES[f"{method.upper()} {path}"]()
+    if path.endswith("/merge"):
+        into = await http.post("/v1/contacts", headers=h, json=BODIES["POST /v1/contacts"]())
+        body = {"into": into.json()["id"]}
     if path == "/v1/settings":
         body = (await http.get("/v1/settings", headers=h)).json()
     return await http.request(method.upper(), url, json=body, headers=h | extra)

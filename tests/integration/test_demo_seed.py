@@ -55,6 +55,12 @@ async def test_the_rich_tenant_covers_the_desk_over_six_weeks(db, store):
     events = await _events(store, rich)
     types = Counter(e["type"] for e in events)
     assert types["TicketOpened"] == len(tickets)
+    # Every ticket is a contact's; the companies' people joined them by their domains.
+    assert all(t["requester"]["contact_id"] for t in tickets)
+    assert types["OrganizationCreated"] == 5
+    joined = [e for e in events if e["type"] == "ContactCreated"
+              and e["data"]["organization_id"] is not None]
+    assert len(joined) >= 5
     breaches = Counter(e["data"]["metric"] for e in events if e["type"] == "SlaBreached")
     assert set(breaches) == {"first_response", "next_reply", "resolution"}
     notes = [e for e in events if e["type"] == "MessageAdded"

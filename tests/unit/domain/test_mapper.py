@@ -43,16 +43,23 @@ from domain import (
     to_stored,
 )
 from domain.events import (
+    ContactCreated,
+    ContactMerged,
+    ContactUpdated,
     FieldValuesChanged,
     GroupCreated,
     GroupMembersChanged,
     GroupRenamed,
+    OrganizationCreated,
+    OrganizationUpdated,
+    RequesterChanged,
     TicketFieldDefined,
     TicketFieldUpdated,
     TicketGroupChanged,
 )
 from domain.fields import FieldOption, FieldType, RequiredOn
-from domain.ids import GroupId
+from domain.ids import ContactId, GroupId, OrganizationId
+from domain.values import Requester
 from tests.unit.domain.support import AGENT, CUSTOMER, at, given, move, open_cmd, reply
 
 AT = datetime(2026, 6, 1, 9, 0, 0, 123, tzinfo=UTC)
@@ -70,10 +77,16 @@ def ticket_history() -> list[Event]:
         move(TicketState.SOLVED, at(10)),
         move(TicketState.CLOSED, at(11)),
     )
+    linked = RequesterChanged(requester=Requester(email="ann@example.com", name="Ann",
+                                                  contact_id=CONTACT), at=at(12))
     return [*history,
             FieldValuesChanged(values={"plan": "pro", "areas": ("api", "login"), "n": 3,
                                        "vip": True, "gone": None}, at=at(10, 30)),
-            FollowUpOpened(follow_up_id=TicketId(uuid.UUID(int=6)), at=at(12))]
+            FollowUpOpened(follow_up_id=TicketId(uuid.UUID(int=6)), at=at(12)), linked]
+
+
+CONTACT = ContactId(uuid.UUID(int=9))
+ORG = OrganizationId(uuid.UUID(int=10))
 
 
 def field_events() -> list[Event]:
@@ -84,6 +97,18 @@ def field_events() -> list[Event]:
                            required_on=RequiredOn.SOLVE, at=AT),
         TicketFieldUpdated(key="plan", title="Subscription", options=options, intake=True,
                            active=False, at=AT),
+    ]
+
+
+def people_events() -> list[Event]:
+    return [
+        OrganizationCreated(organization_id=ORG, name="Acme", domains=("acme.test",), at=AT),
+        OrganizationUpdated(name="Acme Ltd", domains=("acme.test", "acme.example"), at=AT),
+        ContactCreated(contact_id=CONTACT, email="ann@acme.test", name="Ann",
+                       organization_id=ORG, tags=("vip",), at=AT),
+        ContactUpdated(email="ann@acme.test", name="Ann", phone="+44 1", external_id="c-1",
+                       organization_id=None, tags=(), at=AT),
+        ContactMerged(into=ContactId(uuid.UUID(int=11)), at=AT),
     ]
 
 
@@ -120,6 +145,10 @@ def tenant_events() -> list[Event]:
     ]
 
 
+ALL_EVENTS = (ticket_history() + tenant_events() + group_events() + field_events()
+              + people_events())
+
+
 def only_json_types(value: Any) -> bool:
     if value is None or isinstance(value, bool | int | str):
         return not isinstance(value, float)
@@ -131,12 +160,11 @@ def only_json_types(value: Any) -> bool:
 
 
 def test_every_event_type_is_covered() -> None:
-    seen = {e.TYPE for e in ticket_history() + tenant_events() + group_events() + field_events()}
+    seen = {e.TYPE for e in ALL_EVENTS}
     assert seen == set(EVENT_TYPES)
 
 
-@pytest.mark.parametrize("event", ticket_history() + tenant_events() + group_events()
-                         + field_events(),
+@pytest.mark.parametrize("event", ALL_EVENTS,
                          ids=lambda e: e.TYPE)
 def test_round_trip(event: Event) -> None:
     type_, version, data = to_stored(event)
@@ -158,7 +186,7 @@ def test_clock_payload_shape() -> None:
     _, _, data = to_stored(opened)
     assert data["clocks"]["first_response"]["due_at"] == "2026-06-01T17:00:00.000000Z"
     assert data["clocks"]["first_response"]["target_ms"] == 8 * 3_600_000
-    assert data["requester"] == {"email": "ann@example.com", "name": "Ann"}
+    assert data["requester"] == {"email": "ann@example.com", "name": "Ann", "contact_id": None}
 
 
 def test_ticket_opened_v1_is_upcast() -> None:
