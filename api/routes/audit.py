@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 from uuid import UUID
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Path, Query, Response
 from pydantic import BaseModel, Field
 
 from api.http.auth import Principal
@@ -109,14 +109,20 @@ class _Kind:
     shows (with its version)."""
 
     name: str
+    plural: str
     first_type: str
     replay: Callable[[Iterable[Event]], tuple[bytes, int]]
+    model: type[BaseModel]
+    """What the as-of answer is (the document ``GET`` gives)."""
 
 
-TICKET = _Kind("ticket", TicketOpened.TYPE, _ticket)
-GROUP = _Kind("group", GroupCreated.TYPE, _group)
-CONTACT = _Kind("contact", ContactCreated.TYPE, _contact)
-ORGANIZATION = _Kind("organization", OrganizationCreated.TYPE, _organization)
+KINDS = (
+    _Kind("ticket", "tickets", TicketOpened.TYPE, _ticket, TicketOut),
+    _Kind("group", "groups", GroupCreated.TYPE, _group, GroupOut),
+    _Kind("contact", "contacts", ContactCreated.TYPE, _contact, ContactOut),
+    _Kind("organization", "organizations", OrganizationCreated.TYPE, _organization,
+          OrganizationOut),
+)
 
 
 async def _require(session: Session, kind: _Kind, stream_id: UUID) -> None:
@@ -164,58 +170,37 @@ async def _as_of(kind: _Kind, stream_id: UUID, principal: Principal, services: S
                     headers={"ETag": etag(current), **source_headers(source)})
 
 
-@router.get("/v1/tickets/{ticket_id}/history", response_model=EventPage,
-            responses=errors(404) | {200: {"headers": LAGGING_HEADERS}},
-            summary="A ticket's events in order, with actor, seq, version and hash")
-async def ticket_history(
-    ticket_id: UUID,
-    principal: Authorized,
-    services: ServicesDep,
-    response: Response,
-    limit: Limit = DEFAULT_LIMIT,
-    cursor: Cursor = None,
-) -> Any:
-    return await _history(TICKET, ticket_id, principal, services, response, limit, cursor)
+def _stream_routes(kind: _Kind) -> None:
+    """``GET /v1/{plural}/{{name}_id}/history`` and ``/as-of`` for one kind of stream."""
+    # The path parameter is named for the kind (``ticket_id``, ...); given as a default,
+    # since the annotations are strings resolved in this module's namespace.
+    stream = Path(alias=f"{kind.name}_id")
+    article = "An" if kind.name[0] in "aeiou" else "A"
+
+    async def history(principal: Authorized, services: ServicesDep, response: Response,
+                      stream_id: UUID = stream, limit: Limit = DEFAULT_LIMIT,
+                      cursor: Cursor = None) -> Any:
+        return await _history(kind, stream_id, principal, services, response, limit, cursor)
+
+    async def as_of(principal: Authorized, services: ServicesDep, stream_id: UUID = stream,
+                    version: Annotated[int | None, Query(ge=1, le=INT32)] = None,
+                    at: Annotated[IsoAwareDateTime | None, Query()] = None) -> Response:
+        return await _as_of(kind, stream_id, principal, services, version, at)
+
+    base = f"/v1/{kind.plural}/{{{kind.name}_id}}"
+    answers = errors(404) | {200: {"headers": LAGGING_HEADERS}}
+    router.add_api_route(
+        f"{base}/history", history, methods=["GET"], name=f"{kind.name}_history",
+        response_model=EventPage, responses=answers,
+        summary=f"{article} {kind.name}'s events in order, with actor, seq, version and hash")
+    router.add_api_route(
+        f"{base}/as-of", as_of, methods=["GET"], name=f"{kind.name}_as_of",
+        response_model=kind.model, responses=answers,
+        summary=f"The {kind.name} as the API showed it at a version or an instant")
 
 
-@router.get("/v1/tickets/{ticket_id}/as-of", response_model=TicketOut,
-            responses=errors(404) | {200: {"headers": LAGGING_HEADERS}},
-            summary="The ticket as the API showed it at a version or an instant")
-async def ticket_as_of(
-    ticket_id: UUID,
-    principal: Authorized,
-    services: ServicesDep,
-    version: Annotated[int | None, Query(ge=1, le=INT32)] = None,
-    at: Annotated[IsoAwareDateTime | None, Query()] = None,
-) -> Response:
-    return await _as_of(TICKET, ticket_id, principal, services, version, at)
-
-
-@router.get("/v1/groups/{group_id}/history", response_model=EventPage,
-            responses=errors(404) | {200: {"headers": LAGGING_HEADERS}},
-            summary="A group's events in order, with actor, seq, version and hash")
-async def group_history(
-    group_id: UUID,
-    principal: Authorized,
-    services: ServicesDep,
-    response: Response,
-    limit: Limit = DEFAULT_LIMIT,
-    cursor: Cursor = None,
-) -> Any:
-    return await _history(GROUP, group_id, principal, services, response, limit, cursor)
-
-
-@router.get("/v1/groups/{group_id}/as-of", response_model=GroupOut,
-            responses=errors(404) | {200: {"headers": LAGGING_HEADERS}},
-            summary="The group as it was at a version or an instant")
-async def group_as_of(
-    group_id: UUID,
-    principal: Authorized,
-    services: ServicesDep,
-    version: Annotated[int | None, Query(ge=1, le=INT32)] = None,
-    at: Annotated[IsoAwareDateTime | None, Query()] = None,
-) -> Response:
-    return await _as_of(GROUP, group_id, principal, services, version, at)
+for _kind in KINDS:
+    _stream_routes(_kind)
 
 
 @router.get("/v1/events", response_model=EventPage, responses=errors(),
@@ -276,58 +261,3 @@ async def verify(
             "first_bad_seq": report.first_bad_seq, "from_seq": from_seq,
             "to_seq": min(end, report.head_seq), "read_from": source.name,
             "lag_seconds": source.lag_seconds}
-
-
-@router.get("/v1/contacts/{contact_id}/history", response_model=EventPage,
-            responses=errors(404) | {200: {"headers": LAGGING_HEADERS}},
-            summary="A contact's events in order, with actor, seq, version and hash")
-async def contact_history(
-    contact_id: UUID,
-    principal: Authorized,
-    services: ServicesDep,
-    response: Response,
-    limit: Limit = DEFAULT_LIMIT,
-    cursor: Cursor = None,
-) -> Any:
-    return await _history(CONTACT, contact_id, principal, services, response, limit, cursor)
-
-
-@router.get("/v1/contacts/{contact_id}/as-of", response_model=ContactOut,
-            responses=errors(404) | {200: {"headers": LAGGING_HEADERS}},
-            summary="The contact as it was at a version or an instant")
-async def contact_as_of(
-    contact_id: UUID,
-    principal: Authorized,
-    services: ServicesDep,
-    version: Annotated[int | None, Query(ge=1, le=INT32)] = None,
-    at: Annotated[IsoAwareDateTime | None, Query()] = None,
-) -> Response:
-    return await _as_of(CONTACT, contact_id, principal, services, version, at)
-
-
-@router.get("/v1/organizations/{organization_id}/history", response_model=EventPage,
-            responses=errors(404) | {200: {"headers": LAGGING_HEADERS}},
-            summary="An organization's events in order, with actor, seq, version and hash")
-async def organization_history(
-    organization_id: UUID,
-    principal: Authorized,
-    services: ServicesDep,
-    response: Response,
-    limit: Limit = DEFAULT_LIMIT,
-    cursor: Cursor = None,
-) -> Any:
-    return await _history(ORGANIZATION, organization_id, principal, services, response,
-                          limit, cursor)
-
-
-@router.get("/v1/organizations/{organization_id}/as-of", response_model=OrganizationOut,
-            responses=errors(404) | {200: {"headers": LAGGING_HEADERS}},
-            summary="The organization as it was at a version or an instant")
-async def organization_as_of(
-    organization_id: UUID,
-    principal: Authorized,
-    services: ServicesDep,
-    version: Annotated[int | None, Query(ge=1, le=INT32)] = None,
-    at: Annotated[IsoAwareDateTime | None, Query()] = None,
-) -> Response:
-    return await _as_of(ORGANIZATION, organization_id, principal, services, version, at)
