@@ -29,6 +29,7 @@ from api.routes import (
     api_keys,
     audit,
     auth,
+    changes,
     health,
     messages,
     metrics,
@@ -40,7 +41,7 @@ from domain.clock import Clock
 
 ROUTERS = (health.router, metrics.router, tickets.router, messages.router, agents.router,
            api_keys.router, tenant_settings.router, webhooks.router, audit.router,
-           analytics.router, auth.router, feed_route.router)
+           analytics.router, auth.router, changes.router, feed_route.router)
 
 
 def serve_app() -> FastAPI:

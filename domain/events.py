@@ -220,8 +220,20 @@ TENANT_EVENTS: tuple[type[Event], ...] = (
 EVENT_TYPES: dict[str, type[Event]] = {cls.TYPE: cls for cls in TICKET_EVENTS + TENANT_EVENTS}
 """Every event class by its ``TYPE``."""
 
+STREAM_KINDS: dict[str, tuple[type[Event], ...]] = {
+    "ticket": TICKET_EVENTS,
+    "tenant": TENANT_EVENTS,
+}
+"""The kinds of stream and the events each holds; a new aggregate adds its row here."""
+
+STREAM_TYPES: dict[str, str] = {cls.TYPE: kind for kind, classes in STREAM_KINDS.items()
+                                for cls in classes}
+"""The kind of stream (``ticket``, ``tenant``) each event type is appended to."""
+
 __all__ = [
     "EVENT_TYPES",
+    "STREAM_KINDS",
+    "STREAM_TYPES",
     "TENANT_EVENTS",
     "TICKET_EVENTS",
     "AgentAdded",

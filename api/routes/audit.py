@@ -19,7 +19,7 @@ from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, Field
 
 from api.http.deps import Authorized, ServicesDep
-from api.http.lagging import source_headers
+from api.http.lagging import LAGGING_HEADERS, source_headers
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate_int, scope_of
 from api.http.params import ANY_OF, EventTypeName, IsoAwareDateTime
 from api.http.problem_docs import errors
@@ -80,15 +80,6 @@ class VerifyOut(BaseModel):
                     "else the primary")
     lag_seconds: float = Field(
         description="how far the replica was behind the primary then; 0 on the primary")
-
-
-LAGGING_HEADERS = {
-    "Read-From": {"description": "`primary` or `replica`: where the answer was read",
-                  "schema": {"type": "string", "enum": ["primary", "replica"]}},
-    "Read-Lag-Seconds": {"description": "the replica's delay behind the primary when it "
-                                        "was read (0 on the primary)",
-                         "schema": {"type": "string"}},
-}
 
 
 def render_event(e: RecordedEvent) -> dict[str, Any]:

@@ -1,0 +1,185 @@
+"""``GET /v1/changes``: who may read it, its envelope and cursor, tenant isolation, and
+the mirror equality a client relies on: folding every page (read while writers are
+still committing) gives every ticket and message exactly as ``GET`` shows them, and
+every seq from 1 to the head exactly once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+from typing import Any
+
+import httpx
+
+from client.mirror import Mirror
+from tests.e2e.conftest import NEW_TICKET, auth
+
+# The random workload's size; MIRROR_COMMANDS=2000 runs the full one (about a minute).
+COMMANDS = int(os.environ.get("MIRROR_COMMANDS", "400"))
+WRITERS = 4
+
+
+async def _open(http: httpx.AsyncClient, key: Any, **over: Any) -> dict[str, Any]:
+    r = await http.post("/v1/tickets", json=NEW_TICKET | over, headers=auth(key))
+    assert r.status_code == 201, r.text
+    return dict(r.json())
+
+
+async def _changes(http: httpx.AsyncClient, key: Any, **params: Any) -> dict[str, Any]:
+    r = await http.get("/v1/changes", params=params, headers=auth(key))
+    assert r.status_code == 200, r.text
+    assert r.headers["read-from"] == "primary"
+    return dict(r.json())
+
+
+async def test_roles_envelope_and_internal_notes(http, tenant, owner):
+    admin = tenant.admin_key
+    agent = await owner.key(tenant.tenant_id, "agent",
+                            agent_id=await owner.agent(tenant.tenant_id))
+    ticket = await _open(http, admin)
+    r = await http.post(f"/v1/tickets/{ticket['id']}/messages",
+                        json={"body": "only staff see this", "visibility": "internal"},
+                        headers=auth(agent))
+    assert r.status_code == 201, r.text
+
+    for role in ("intake", "analyst", "auditor"):
+        key = await owner.key(tenant.tenant_id, role)
+        refused = await http.get("/v1/changes", headers=auth(key))
+        assert refused.status_code == 403, (role, refused.text)
+
+    page = await _changes(http, agent, stream_type="ticket")
+    assert [c["type"] for c in page["data"]] == ["TicketOpened", "MessageAdded"]
+    opened, note = page["data"]
+    assert set(opened) == {"seq", "stream_id", "stream_type", "version", "type", "data",
+                           "recorded_at", "actor"}
+    assert opened["stream_id"] == ticket["id"] and opened["stream_type"] == "ticket"
+    assert note["data"]["body"] == "only staff see this"
+    assert note["data"]["visibility"] == "internal"
+    assert page["next_after_seq"] == page["head_seq"] > note["seq"]  # keys issued since
+
+    everything = await _changes(http, agent)
+    assert [c["seq"] for c in everything["data"]] == list(range(1, page["head_seq"] + 1))
+    assert {c["stream_type"] for c in everything["data"]} == {"tenant", "ticket"}
+
+
+async def test_filters_still_move_the_cursor_past_what_they_skip(http, tenant):
+    admin = tenant.admin_key
+    for _ in range(3):
+        await _open(http, admin)
+    head = (await _changes(http, admin))["head_seq"]
+    none = await _changes(http, admin, types="FollowUpOpened")
+    assert none["data"] == [] and none["next_after_seq"] == head
+
+    seen, after = [], 0
+    while True:
+        page = await _changes(http, admin, types="TicketOpened", limit=1, after_seq=after)
+        seen += [c["seq"] for c in page["data"]]
+        assert page["next_after_seq"] >= after
+        if page["next_after_seq"] == after:
+            break
+        after = page["next_after_seq"]
+    assert len(seen) == 3 and after == head
+
+    nothing = await _changes(http, admin, types="TicketOpened", stream_type="tenant")
+    assert nothing["data"] == [] and nothing["next_after_seq"] == head
+
+    for bad in ({"types": "NoSuchEvent"}, {"stream_type": "planet"}, {"after_seq": -1},
+                {"limit": 1001}, {"after_seq": "1", "limit": "5", "color": "red"}):
+        r = await http.get("/v1/changes", params=bad, headers=auth(admin))
+        assert r.status_code == 400, (bad, r.text)
+        assert r.headers["content-type"] == "application/problem+json"
+
+
+async def test_a_tenant_never_sees_another_tenants_changes(http, tenant, make_tenant):
+    other = await make_tenant("Other")
+    ours = await _open(http, tenant.admin_key, subject="ours")
+    await _open(http, other.admin_key, subject="theirs")
+    page = await _changes(http, tenant.admin_key, limit=1000)
+    streams = {c["stream_id"] for c in page["data"] if c["stream_type"] == "ticket"}
+    assert streams == {ours["id"]}
+    assert all(c["data"].get("subject") != "theirs" for c in page["data"])
+
+
+async def _workload(http: httpx.AsyncClient, keys: list[Any], intake: Any,
+                    agents: list[str], tickets: list[str], rng: random.Random,
+                    commands: int) -> None:
+    """Random commands of every kind; refusals (an illegal move, a lost race) are part
+    of a real workload and must leave no trace in the changes either."""
+    states = ["open", "pending", "on_hold", "solved", "closed"]
+    for _ in range(commands):
+        key = rng.choice(keys)
+        if not tickets or rng.random() < 0.15:
+            t = await _open(http, key, subject=f"subject {rng.randrange(10**6)}",
+                            tags=rng.sample(["a", "b", "c", "d"], rng.randrange(3)))
+            tickets.append(t["id"])
+            continue
+        tid = rng.choice(tickets)
+        roll = rng.random()
+        if roll < 0.15:  # the customer writes (through an intake key)
+            r = await http.post(f"/v1/tickets/{tid}/messages", json={"body": "customer"},
+                                headers=auth(intake))
+            assert r.status_code in (201, 409), r.text
+            continue
+        if roll < 0.45:
+            body = {"body": f"message {rng.randrange(10**6)}",
+                    "visibility": rng.choice(["public", "internal"])}
+            path = "messages"
+        elif roll < 0.55:
+            body, path = {"agent_id": rng.choice([*agents, None])}, "assignee"
+        elif roll < 0.7:
+            body = {"priority": rng.choice(["low", "normal", "high", "urgent"])}
+            path = "priority"
+        elif roll < 0.85:
+            body, path = {"state": rng.choice(states)}, "state"
+        else:
+            body = {"add": rng.sample(["a", "c", "d", "x"], 2), "remove": ["b"]}
+            path = "tags"
+        r = await http.post(f"/v1/tickets/{tid}/{path}", json=body, headers=auth(key))
+        assert r.status_code in (200, 201, 409), r.text
+
+
+async def test_the_fold_over_changes_equals_get_under_concurrent_writers(http, tenant, owner):
+    admin = tenant.admin_key
+    agent_ids = [await owner.agent(tenant.tenant_id) for _ in range(2)]
+    keys = [admin] + [await owner.key(tenant.tenant_id, "agent", agent_id=a)
+                      for a in agent_ids]
+    intake = await owner.key(tenant.tenant_id, "intake")
+    mirror, seqs = Mirror(), []
+    writing = True
+
+    async def follow() -> None:
+        # Pages are read while the writers commit, small ones, so a page often ends
+        # right at the committed head with an append in flight behind it.
+        while True:
+            done = not writing
+            page = await _changes(http, admin, after_seq=mirror.after_seq,
+                                  limit=random.choice([1, 7, 50]))
+            seqs.extend(c["seq"] for c in page["data"])
+            mirror.apply_page(page)
+            if done and mirror.after_seq >= page["head_seq"]:
+                return
+            await asyncio.sleep(0)
+
+    tickets: list[str] = []
+    reader = asyncio.create_task(follow())
+    try:
+        await asyncio.gather(*(
+            _workload(http, keys, intake, [str(a) for a in agent_ids], tickets,
+                      random.Random(seed), COMMANDS // WRITERS)
+            for seed in range(WRITERS)))
+        writing = False
+        await asyncio.wait_for(reader, 60)
+    finally:
+        reader.cancel()
+
+    head = (await _changes(http, admin))["head_seq"]
+    assert seqs == list(range(1, head + 1))  # every seq once, in order
+    assert len(mirror.tickets) == len(tickets)
+    for tid in tickets:
+        got = await http.get(f"/v1/tickets/{tid}", headers=auth(admin))
+        assert mirror.tickets[tid] == got.json(), tid
+        listed = await http.get(f"/v1/tickets/{tid}/messages", params={"limit": 100},
+                                headers=auth(admin))
+        assert mirror.ticket_messages(tid) == listed.json()["data"], tid
