@@ -33,6 +33,7 @@ from api.routes import (
     health,
     messages,
     metrics,
+    search,
     tenant_settings,
     tickets,
     webhooks,
@@ -41,7 +42,8 @@ from domain.clock import Clock
 
 ROUTERS = (health.router, metrics.router, tickets.router, messages.router, agents.router,
            api_keys.router, tenant_settings.router, webhooks.router, audit.router,
-           analytics.router, auth.router, changes.router, feed_route.router)
+           analytics.router, auth.router, changes.router, search.router,
+           feed_route.router)
 
 
 def serve_app() -> FastAPI:

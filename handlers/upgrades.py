@@ -18,6 +18,7 @@ from eventstore.sqlfile import load_queries
 from eventstore.store import Session, arm
 from handlers.tenants import operator_actor
 from projections.inline import fill_views
+from projections.search import index_missing
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
 
@@ -28,8 +29,13 @@ async def _ticket_views(uow: Session) -> int:
     return await fill_views(uow.conn, uow.tenant_id)
 
 
+async def _search_index(uow: Session) -> int:
+    return await index_missing(uow.conn, uow.tenant_id)
+
+
 STEPS: tuple[tuple[str, Step], ...] = (
     ("ticket documents rendered", _ticket_views),
+    ("tickets indexed for search", _search_index),
 )
 """Every step, in the order they run; each returns how many rows it changed."""
 

@@ -344,3 +344,95 @@ SELECT id, state_json FROM tickets WHERE tenant_id = $1 AND view IS NULL LIMIT $
 -- name: set_view --
 -- $1 tenant_id, $2 ticket id, $3 view (as text)
 UPDATE tickets SET view = $3::text::json WHERE tenant_id = $1 AND id = $2
+
+-- name: text_search_config --
+-- $1 tenant_id: the tenant's text-search configuration (settings `text_search`)
+SELECT coalesce((SELECT settings ->> 'text_search' FROM tenant_settings
+                  WHERE tenant_id = $1), 'simple')::regconfig::text
+
+-- name: index_tickets --
+-- $1 tenant_id, $2 ticket ids, $3 text-search configuration
+-- A ticket's search vectors, recomputed from its read-model rows: subject (weight A),
+-- tags and requester (B), message bodies (C). Public messages go into both vectors,
+-- internal notes only into staff_document. Recomputed whole rather than appended to,
+-- so an index can never drift from the rows; the cost is the ticket's messages,
+-- read by their keyset index, once per command that changes what is searched.
+INSERT INTO search_documents (tenant_id, kind, id, document, staff_document)
+SELECT t.tenant_id, 'ticket', t.id, head || public_bodies, head || public_bodies || notes
+  FROM tickets t
+ CROSS JOIN LATERAL (
+       SELECT setweight(to_tsvector($3::regconfig, t.subject), 'A')
+              || setweight(to_tsvector($3::regconfig, array_to_string(t.tags, ' ')
+                                       || ' ' || coalesce(t.requester ->> 'name', '')
+                                       || ' ' || coalesce(t.requester ->> 'email', '')), 'B')
+              AS head) h
+ CROSS JOIN LATERAL (
+       SELECT setweight(to_tsvector($3::regconfig, coalesce(
+                  string_agg(m.body, ' ') FILTER (WHERE m.visibility = 'public'), '')), 'C')
+                  AS public_bodies,
+              setweight(to_tsvector($3::regconfig, coalesce(
+                  string_agg(m.body, ' ') FILTER (WHERE m.visibility <> 'public'), '')), 'C')
+                  AS notes
+         FROM messages m
+        WHERE m.tenant_id = t.tenant_id AND m.ticket_id = t.id) b
+ WHERE t.tenant_id = $1 AND t.id = ANY ($2::uuid[])
+ON CONFLICT (tenant_id, kind, id) DO UPDATE
+   SET document = EXCLUDED.document, staff_document = EXCLUDED.staff_document
+
+-- name: ticket_ids_after --
+-- $1 tenant_id, $2 after id, $3 limit: the tenant's tickets in id order, for a re-index
+SELECT id FROM tickets WHERE tenant_id = $1 AND id > $2 ORDER BY id LIMIT $3
+
+-- name: drop_search_documents --
+-- $1 tenant_id, $2 kind
+DELETE FROM search_documents WHERE tenant_id = $1 AND kind = $2
+
+-- name: unindexed_tickets --
+-- $1 tenant_id, $2 limit: tickets without a search row (written before search existed)
+SELECT t.id FROM tickets t
+ WHERE t.tenant_id = $1
+   AND NOT EXISTS (SELECT FROM search_documents s
+                    WHERE s.tenant_id = $1 AND s.kind = 'ticket' AND s.id = t.id)
+ LIMIT $2
+
+-- name: search_tickets --
+-- $1 tenant_id, $2 query text, $3 text-search configuration, $4 cursor rank (NULL: the
+-- first page), $5 cursor id, $6 limit
+-- {document} is `document` or `staff_document` (an identifier, chosen by the caller's
+-- role), so each is a statement of its own and its GIN index serves it. Ranked by
+-- ts_rank (weights: subject over tags and requester over bodies), then id, as a
+-- keyset: the page after (rank, id) is lower ranks, or the same rank and higher ids.
+-- The snippet is built for the page's rows only: ts_headline reads the text again,
+-- which is what makes it the costly part.
+WITH q AS (SELECT websearch_to_tsquery($3::regconfig, $2) AS query),
+hits AS (
+    SELECT s.id, ts_rank(s.{document}, q.query) AS rank
+      FROM search_documents s, q
+     WHERE s.tenant_id = $1 AND s.kind = 'ticket' AND s.{document} @@ q.query
+),
+page AS (
+    SELECT id, rank FROM hits
+     WHERE $4::real IS NULL OR rank < $4::real OR (rank = $4::real AND id > $5::uuid)
+     ORDER BY rank DESC, id
+     LIMIT $6
+)
+SELECT p.id, p.rank, t.view::text AS view,
+       ts_headline($3::regconfig, replace(replace(replace(concat_ws(' … ', t.subject, (
+                       SELECT string_agg(m.body, ' … ' ORDER BY m.created_at, m.id)
+                         FROM messages m
+                        WHERE m.tenant_id = $1 AND m.ticket_id = p.id
+                          AND (m.visibility = 'public' OR '{document}' = 'staff_document')),
+                       array_to_string(t.tags, ' '), t.requester ->> 'name',
+                       t.requester ->> 'email'), '&', '&amp;'), '<', '&lt;'), '>', '&gt;'),
+                   q.query,
+                   'StartSel=<mark>, StopSel=</mark>, MaxWords=24, MinWords=8, '
+                   'MaxFragments=2, FragmentDelimiter=" … "') AS snippet
+  FROM page p
+  JOIN tickets t ON t.tenant_id = $1 AND t.id = p.id
+ CROSS JOIN q
+ ORDER BY p.rank DESC, p.id
+
+-- name: query_words --
+-- $1 query text, $2 text-search configuration: how many terms the query has once
+-- parsed (0: nothing to search for, only operators, punctuation or stop words)
+SELECT numnode(websearch_to_tsquery($2::regconfig, $1))

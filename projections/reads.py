@@ -19,6 +19,7 @@ import asyncpg
 from domain.ids import TenantId
 from eventstore.sqlfile import load_queries
 from projections.inline import state_from_json
+from projections.search import ticket_filter
 from projections.views import ticket_json
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
@@ -43,6 +44,8 @@ class TicketFilters:
     tags: tuple[str, ...] = ()
     created_after: datetime | None = None
     created_before: datetime | None = None
+    updated_after: datetime | None = None
+    q: str | None = None
 
 
 async def active_agent(conn: asyncpg.Connection, tenant_id: TenantId, agent_id: UUID) -> bool:
@@ -99,6 +102,9 @@ TICKET_FILTERS: dict[str, str] = {
     "tags": "AND tags && ${n}::text[]",
     "created_after": "AND created_at >= ${n}::timestamptz",
     "created_before": "AND created_at < ${n}::timestamptz",
+    "updated_after": "AND updated_at >= ${n}::timestamptz",
+    # The list is for agents and admins, who search internal notes too.
+    "q": ticket_filter(staff=True),
 }
 
 

@@ -8,7 +8,8 @@ Document shape::
                                 "weekly": {"0": [["09:00", "17:00"]], ...},
                                 "holidays": ["2026-12-25"]},
       "paused_states": ["pending", "solved"],
-      "sweep": {"pending_days": 7, "solved_days": 4}
+      "sweep": {"pending_days": 7, "solved_days": 4},
+      "text_search": "simple"
     }
 
 One model serves every reader and writer. ``PUT /v1/settings`` validates a request
@@ -42,6 +43,7 @@ from domain.ids import TenantId
 from domain.sla import DEFAULT_PAUSED_STATES, DEFAULT_TARGETS, SlaPolicy, SlaTarget
 from domain.values import Priority, TicketState
 from eventstore.sqlfile import load_queries
+from projections.search import TEXT_SEARCH_CONFIGS
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
 
@@ -92,6 +94,15 @@ class SweepDoc(BaseModel):
     solved_days: Annotated[StrictInt, Field(ge=1, le=365)]
 
 
+TextSearchConfig = Annotated[str, Field(json_schema_extra={"enum": list(TEXT_SEARCH_CONFIGS)})]
+
+
+def _known_config(value: str) -> str:
+    if value not in TEXT_SEARCH_CONFIGS:
+        raise ValueError("text_search must be one of " + ", ".join(TEXT_SEARCH_CONFIGS))
+    return value
+
+
 class TenantSettingsDoc(BaseModel):
     """The whole settings document; a PUT must give every key."""
 
@@ -101,6 +112,9 @@ class TenantSettingsDoc(BaseModel):
     business_hours: Calendar | None
     paused_states: list[TicketState]
     sweep: SweepDoc
+    text_search: TextSearchConfig = "simple"
+    """The text-search configuration of search (projections/search.py); optional in a
+    PUT, so documents written before it existed stay valid."""
 
     @field_validator("sla_targets")
     @classmethod
@@ -110,6 +124,11 @@ class TenantSettingsDoc(BaseModel):
             raise ValueError("targets are required for every priority; missing: "
                              + ", ".join(missing))
         return {p: value[p] for p in Priority}
+
+    @field_validator("text_search")
+    @classmethod
+    def _config(cls, value: str) -> str:
+        return _known_config(value)
 
     @field_validator("paused_states")
     @classmethod

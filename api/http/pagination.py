@@ -108,6 +108,19 @@ class CursorCodec:
         except (ValueError, TypeError, binascii.Error, orjson.JSONDecodeError) as exc:
             raise Problem(400, "invalid_cursor", _INVALID) from exc
 
+    def encode_rank(self, scope: bytes, position: tuple[float, UUID]) -> str:
+        """The cursor after ``position`` in a list ordered by (rank, id), search's."""
+        rank, row_id = position
+        return self._seal(b"rank\n", scope, orjson.dumps([repr(float(rank)), str(row_id)]))
+
+    def decode_rank(self, scope: bytes, cursor: str) -> tuple[float, UUID]:
+        """The (rank, id) a cursor names; 400 ``invalid_cursor`` otherwise."""
+        try:
+            rank_text, id_text = orjson.loads(self._open(b"rank\n", scope, cursor))
+            return float(rank_text), UUID(id_text)
+        except (ValueError, TypeError, binascii.Error, orjson.JSONDecodeError) as exc:
+            raise Problem(400, "invalid_cursor", _INVALID) from exc
+
     def encode_int(self, scope: bytes, position: int) -> str:
         """The cursor after ``position`` in a list ordered by an integer."""
         return self._seal(b"int\n", scope, str(position).encode("ascii"))

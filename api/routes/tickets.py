@@ -41,6 +41,11 @@ from domain.values import Actor, ActorKind, Priority, Requester, Source, TicketS
 from eventstore.store import Session
 from handlers.tickets import CommandResult, run_command
 from projections.reads import TicketFilters, get_ticket, list_tickets
+from projections.search import (
+    MAX_QUERY_LENGTH,
+    check_query,
+    text_search_config,
+)
 
 router = APIRouter(prefix="/v1/tickets", tags=["tickets"], route_class=StrictRoute)
 
@@ -112,6 +117,12 @@ async def list_(
     tag: Annotated[list[Tag] | None, Query(description=ANY_OF)] = None,
     created_after: IsoDateTime | None = None,
     created_before: IsoDateTime | None = None,
+    updated_after: Annotated[IsoDateTime | None, Query(
+        description="changed at or after this instant: a convenience for simple pollers; "
+                    "`GET /v1/changes` is the exact way to follow changes")] = None,
+    q: Annotated[str | None, Query(max_length=MAX_QUERY_LENGTH,
+                                   description="a search query, as `GET /v1/search` "
+                                               "takes it; the list keeps its order")] = None,
 ) -> Response:
     """Newest first; pass ``next_cursor`` back as ``cursor`` with the same filters."""
     filters = TicketFilters(
@@ -119,16 +130,22 @@ async def list_(
         assignee=UUID(assignee) if assignee and assignee != "none" else None,
         unassigned=assignee == "none", tags=_values(tag),
         created_after=_utc(created_after), created_before=_utc(created_before),
+        updated_after=_utc(updated_after), q=q,
     )
     scope = scope_of(principal.tenant_id, "tickets", {
         "state": filters.states, "priority": filters.priorities,
         "source": filters.sources, "assignee": assignee, "tag": filters.tags,
         "created_after": filters.created_after and filters.created_after.isoformat(),
         "created_before": filters.created_before and filters.created_before.isoformat(),
+        "updated_after": filters.updated_after and filters.updated_after.isoformat(),
+        "q": q,
     })
     codec = services.cursors
     after = codec.decode(scope, cursor) if cursor is not None else None
     async with services.store.session(principal.tenant_id, readonly=True) as session:
+        if q is not None:
+            config = await text_search_config(session.conn, principal.tenant_id)
+            await check_query(session.conn, q, config)
         rows = await list_tickets(session.conn, principal.tenant_id, filters, after, limit + 1)
     page, next_cursor = paginate(codec, scope, rows, limit, lambda t: (t.created_at, t.id))
     # The stored documents go out as they are: no decoding, validation or re-encoding.

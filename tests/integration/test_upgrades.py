@@ -27,9 +27,14 @@ async def test_ticket_rows_without_a_document_are_served_then_filled(db, make_te
             for tid in ids:
                 assert (await http.get(f"/v1/tickets/{tid}", headers=h)).content == before[tid]
             assert (await http.get("/v1/tickets", headers=h)).content == page
-            assert await upgrade(db.admin_url) == {"ticket documents rendered": 3}
+            # And as if they were written before search existed.
+            await admin.execute("DELETE FROM search_documents")
+            assert await upgrade(db.admin_url) == {"ticket documents rendered": 3,
+                                                   "tickets indexed for search": 3}
             assert await admin.fetchval("SELECT count(*) FROM tickets WHERE view IS NULL") == 0
-            assert await upgrade(db.admin_url) == {"ticket documents rendered": 0}
+            assert await admin.fetchval("SELECT count(*) FROM search_documents") == 3
+            assert await upgrade(db.admin_url) == {"ticket documents rendered": 0,
+                                                   "tickets indexed for search": 0}
         finally:
             await admin.close()
         for tid in ids:

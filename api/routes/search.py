@@ -1,0 +1,83 @@
+"""Full-text search: ``GET /v1/search?q=...&type=ticket``.
+
+Postgres full-text search over the inline index (projections/search.py): best first,
+paged by keyset over (rank, id) with a cursor signed for this query, each result with
+its API document and a short snippet. Agents and admins search internal notes too.
+Reads the primary, like the ticket list: a ticket is found as soon as its command
+answered.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+from uuid import UUID
+
+import orjson
+from fastapi import APIRouter, Query, Response
+from pydantic import BaseModel, Field
+
+from api.http.deps import Authorized, ServicesDep
+from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, scope_of
+from api.http.problem_docs import errors
+from api.http.routing import StrictRoute
+from api.schemas.tickets import TicketOut
+from domain.values import Role
+from projections.search import (
+    MAX_QUERY_LENGTH,
+    check_query,
+    search_tickets,
+    text_search_config,
+)
+
+router = APIRouter(tags=["search"], route_class=StrictRoute)
+
+STAFF = frozenset({Role.AGENT.value, Role.ADMIN.value})
+"""The roles whose searches cover internal notes."""
+
+QUERY_HELP = ("Words, all required; `\"a phrase\"` in quotes; `-word` excludes; `or` "
+              "between words accepts either (Postgres `websearch_to_tsquery`). "
+              f"At most {MAX_QUERY_LENGTH} characters.")
+
+
+class SearchResultOut(BaseModel):
+    type: Literal["ticket"]
+    id: UUID
+    rank: float = Field(description="higher is better; a subject match outranks a body "
+                                    "match")
+    snippet: str = Field(description="a short extract, HTML: the text escaped, the matched "
+                                     "words in `<mark>`")
+    ticket: TicketOut
+
+
+class SearchPage(BaseModel):
+    data: list[SearchResultOut]
+    next_cursor: str | None
+
+
+@router.get("/v1/search", response_model=SearchPage, responses=errors(),
+            summary="Full-text search, best match first")
+async def search(
+    services: ServicesDep,
+    principal: Authorized,
+    q: Annotated[str, Query(max_length=MAX_QUERY_LENGTH, description=QUERY_HELP)],
+    type: Annotated[Literal["ticket"], Query(description="what to find")] = "ticket",
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+    cursor: Annotated[str | None, Query(max_length=512)] = None,
+) -> Response:
+    staff = principal.role in STAFF
+    scope = scope_of(principal.tenant_id, "search", {"q": q, "type": type, "staff": staff})
+    codec = services.cursors
+    after = codec.decode_rank(scope, cursor) if cursor is not None else None
+    async with services.store.session(principal.tenant_id, readonly=True) as s:
+        config = await text_search_config(s.conn, principal.tenant_id)
+        await check_query(s.conn, q, config)
+        hits = await search_tickets(s.conn, principal.tenant_id, q, config, staff=staff,
+                                    after=after, limit=limit + 1)
+    page = hits[:limit]
+    more = len(hits) > limit and bool(page)
+    next_cursor = codec.encode_rank(scope, (page[-1].rank, page[-1].id)) if more else None
+    data: list[dict[str, Any]] = [
+        {"type": "ticket", "id": str(h.id), "rank": h.rank, "snippet": h.snippet,
+         "ticket": orjson.Fragment(h.document)} for h in page]
+    return Response(orjson.dumps({"data": data, "next_cursor": next_cursor}),
+                    media_type="application/json")
