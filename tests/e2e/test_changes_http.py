@@ -183,3 +183,23 @@ async def test_the_fold_over_changes_equals_get_under_concurrent_writers(http, t
         listed = await http.get(f"/v1/tickets/{tid}/messages", params={"limit": 100},
                                 headers=auth(admin))
         assert mirror.ticket_messages(tid) == listed.json()["data"], tid
+
+
+async def test_updated_after_lists_the_tickets_changed_since(http, tenant):
+    admin = tenant.admin_key
+    first = await _open(http, admin, subject="first")
+    second = await _open(http, admin, subject="second")
+
+    async def since(at: str) -> list[str]:
+        r = await http.get("/v1/tickets", params={"updated_after": at}, headers=auth(admin))
+        assert r.status_code == 200, r.text
+        return [t["id"] for t in r.json()["data"]]
+
+    assert await since(second["updated_at"]) == [second["id"]]
+    moved = await http.post(f"/v1/tickets/{first['id']}/priority", json={"priority": "low"},
+                            headers=auth(admin))
+    assert await since(second["updated_at"]) == [second["id"], first["id"]]
+    assert await since(moved.json()["updated_at"]) == [first["id"]]
+    r = await http.get("/v1/tickets", params={"updated_after": "10000-01-01T00:00:00Z"},
+                       headers=auth(admin))
+    assert r.status_code == 400
