@@ -397,23 +397,18 @@ SELECT t.id FROM tickets t
 
 -- name: search_tickets --
 -- $1 tenant_id, $2 query text, $3 text-search configuration, $4 cursor rank (NULL: the
--- first page), $5 cursor id, $6 limit
--- {document} is `document` or `staff_document` (an identifier, chosen by the caller's
--- role), so each is a statement of its own and its GIN index serves it. Ranked by
--- ts_rank (weights: subject over tags and requester over bodies), then id, as a
--- keyset: the page after (rank, id) is lower ranks, or the same rank and higher ids.
--- The snippet is built for the page's rows only: ts_headline reads the text again,
--- which is what makes it the costly part.
+-- first page), $5 cursor id, $6 limit, $7 staff (search internal notes too)
+-- Matches come from search_matches() (migration 0350: under row-level security the
+-- GIN index is only usable there), ranked by ts_rank (weights: subject over tags and
+-- requester over bodies), then id, as a keyset: the page after (rank, id) is lower
+-- ranks, or the same rank and higher ids. The snippet is made for the page's rows
+-- only: ts_headline reads the text again, which is what makes it the costly part.
 WITH q AS (SELECT websearch_to_tsquery($3::regconfig, $2) AS query),
-hits AS (
-    SELECT s.id, ts_rank(s.{document}, q.query) AS rank
-      FROM search_documents s, q
-     WHERE s.tenant_id = $1 AND s.kind = 'ticket' AND s.{document} @@ q.query
-),
 page AS (
-    SELECT id, rank FROM hits
-     WHERE $4::real IS NULL OR rank < $4::real OR (rank = $4::real AND id > $5::uuid)
-     ORDER BY rank DESC, id
+    SELECT m.id, m.rank
+      FROM q, search_matches('ticket', q.query, $7::boolean) m
+     WHERE $4::real IS NULL OR m.rank < $4::real OR (m.rank = $4::real AND m.id > $5::uuid)
+     ORDER BY m.rank DESC, m.id
      LIMIT $6
 )
 SELECT p.id, p.rank, t.view::text AS view,
@@ -421,7 +416,7 @@ SELECT p.id, p.rank, t.view::text AS view,
                        SELECT string_agg(m.body, ' … ' ORDER BY m.created_at, m.id)
                          FROM messages m
                         WHERE m.tenant_id = $1 AND m.ticket_id = p.id
-                          AND (m.visibility = 'public' OR '{document}' = 'staff_document')),
+                          AND (m.visibility = 'public' OR $7::boolean)),
                        array_to_string(t.tags, ' '), t.requester ->> 'name',
                        t.requester ->> 'email'), '&', '&amp;'), '<', '&lt;'), '>', '&gt;'),
                    q.query,

@@ -15,7 +15,8 @@ and the query, so changing it re-indexes the tenant (``reindex``).
 
 Who sees what: every searchable thing has two vectors, ``document`` (what any reader
 of it may see) and ``staff_document`` (with a ticket's internal notes too); the
-caller's role picks the column, and with it the statement.
+caller's role picks which one ``search_matches`` reads (migration 0350, which says why
+searches go through that function).
 """
 
 from __future__ import annotations
@@ -132,20 +133,18 @@ async def search_tickets(conn: asyncpg.Connection, tenant_id: TenantId, text: st
                          limit: int) -> list[SearchHit]:
     """Tickets matching ``text``, best first, strictly after the keyset position
     ``after`` (rank, id); ``staff`` searches internal notes too."""
-    column = "staff_document" if staff else "document"
     rank, last_id = after if after is not None else (None, UUID(int=0))
-    rows = await conn.fetch(Q["search_tickets"].replace("{document}", column), tenant_id,
-                            text, config, rank, last_id, limit)
+    rows = await conn.fetch(Q["search_tickets"], tenant_id, text, config, rank, last_id,
+                            limit, staff)
     return [SearchHit(r["id"], r["rank"], r["view"].encode(), r["snippet"]) for r in rows]
 
 
 def ticket_filter(staff: bool) -> str:
     """The ticket list's condition for ``q`` (``{n}``: its parameter's number)."""
-    column = "staff_document" if staff else "document"
-    return ("AND id IN (SELECT s.id FROM search_documents s WHERE s.tenant_id = $1 "
-            f"AND s.kind = 'ticket' AND s.{column} @@ websearch_to_tsquery("
+    return ("AND id IN (SELECT m.id FROM search_matches('ticket', websearch_to_tsquery("
             "(SELECT coalesce((SELECT settings ->> 'text_search' FROM tenant_settings "
-            "WHERE tenant_id = $1), 'simple'))::regconfig, ${n}::text))")
+            f"WHERE tenant_id = $1), 'simple'))::regconfig, ${{n}}::text), {str(staff).lower()}"
+            ") m)")
 
 
 __all__ = [

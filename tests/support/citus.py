@@ -105,8 +105,7 @@ async def read_catalog(conn: asyncpg.Connection) -> Catalog:
 def named_queries() -> dict[str, str]:
     """Every named statement of every package's ``queries.sql``, as ``path:name``.
 
-    The ticket list's ``{filters}`` marker is filled with every filter at once; search's
-    ``{document}`` names the staff column (the other is the same statement)."""
+    The ticket list's ``{filters}`` marker is filled with every filter at once."""
     from projections.reads import TICKET_FILTERS
 
     found: dict[str, str] = {}
@@ -116,7 +115,6 @@ def named_queries() -> dict[str, str]:
                 if "{filters}" in sql:
                     sql = sql.replace("{filters}", "\n".join(
                         c.format(n=5 + i) for i, c in enumerate(TICKET_FILTERS.values())))
-                sql = sql.replace("{document}", "staff_document")
                 found[f"{path.relative_to(ROOT)}:{name}"] = sql
     return found
 
