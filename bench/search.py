@@ -41,6 +41,7 @@ from bench.http import CONNECTIONS, Wrk, lua, serving
 VOCABULARY = 2000
 MESSAGES = 5
 BATCH = 200
+WRITERS = 1  # units of work in flight while seeding: 2 was slower here (one tenant head)
 
 
 def words(rng: random.Random) -> list[str]:
@@ -60,7 +61,7 @@ def text(rng: random.Random, vocab: list[str], n: int) -> str:
 
 async def seed(runtime_url: str, tenant_id: Any, count: int, vocab: list[str]) -> int:
     """``count`` tickets of MESSAGES messages each, through the write path, in units
-    of work of BATCH tickets; returns the tenant's head."""
+    of work of BATCH tickets, WRITERS at a time; returns the tenant's head."""
     from domain.commands import AddMessage, OpenTicket
     from domain.ids import MessageId, TicketId
     from domain.values import Actor, ActorKind, Requester, Visibility
@@ -69,14 +70,17 @@ async def seed(runtime_url: str, tenant_id: Any, count: int, vocab: list[str]) -
     from eventstore.types import StoreActor
     from handlers.tickets import execute
 
-    rng = random.Random(7)
-    pool = await create_pool(runtime_url, min_size=1, max_size=2)
+    pool = await create_pool(runtime_url, min_size=1, max_size=WRITERS)
     store = EventStore(pool)
     t0 = datetime.now(UTC) - timedelta(days=365)
     agent = Actor(kind=ActorKind.AGENT, id=str(uuid.uuid4()))
     began = time.perf_counter()
-    try:
-        for start in range(0, count, BATCH):
+    done = 0
+
+    async def writer(w: int) -> None:
+        nonlocal done
+        rng = random.Random(7 + w)
+        for start in range(w * BATCH, count, WRITERS * BATCH):
             async with store.session(tenant_id, StoreActor("api_key", "bench")) as s:
                 for i in range(start, min(count, start + BATCH)):
                     tid = TicketId(uuid.uuid4())
@@ -96,10 +100,13 @@ async def seed(runtime_url: str, tenant_id: Any, count: int, vocab: list[str]) -
                             visibility=Visibility.INTERNAL if internal else Visibility.PUBLIC,
                             actor=agent if internal or m % 2 else customer,
                             at=at + timedelta(seconds=m)))
-            done = min(count, start + BATCH)
-            if done % 5000 == 0 or done == count:
+            before, done = done, done + min(BATCH, count - start)
+            if before // 5000 != done // 5000 or done == count:
                 print(f"  {done} tickets, {time.perf_counter() - began:.0f} s",
                       file=sys.stderr)
+
+    try:
+        await asyncio.gather(*(writer(w) for w in range(WRITERS)))
         async with store.session(tenant_id, readonly=True) as s:
             return (await s.head())[0]
     finally:
