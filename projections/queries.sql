@@ -429,5 +429,8 @@ SELECT p.id, p.rank, t.view::text AS view,
 
 -- name: query_words --
 -- $1 query text, $2 text-search configuration: how many terms the query has once
--- parsed (0: nothing to search for, only operators, punctuation or stop words)
-SELECT numnode(websearch_to_tsquery($2::regconfig, $1))
+-- parsed (0: nothing to search for, only operators, punctuation or stop words), and
+-- whether any of them can be looked up in the index (querytree() is 'T' for a query
+-- of exclusions only, such as `-word`, which every other document matches)
+SELECT numnode(q) AS terms, querytree(q) <> 'T' AS findable
+  FROM websearch_to_tsquery($2::regconfig, $1) AS q

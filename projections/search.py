@@ -81,11 +81,17 @@ async def check_query(conn: asyncpg.Connection, text: str, config: str) -> str:
                            f"{MAX_QUERY_LENGTH} are searched")
     if not text.strip():
         raise QueryRefused("empty_query", "the query is empty: give at least one word")
-    if not await conn.fetchval(Q["query_words"], text, config):
+    parsed = await conn.fetchrow(Q["query_words"], text, config)
+    assert parsed is not None
+    if not parsed["terms"]:
         raise QueryRefused("empty_query",
                            "the query has no word to search for once parsed: only "
                            "operators, punctuation or words too common to index "
                            f"(stop words of the {config!r} configuration)")
+    if not parsed["findable"]:
+        raise QueryRefused("empty_query",
+                           "the query only excludes (-word): give at least one word "
+                           "to find")
     return text
 
 

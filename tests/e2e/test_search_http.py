@@ -127,7 +127,8 @@ async def test_a_tenant_never_finds_another_tenants_tickets(http, tenant, make_t
 async def test_bad_queries_are_400_saying_why(http, tenant):
     admin = tenant.admin_key
     for q, code in (("", "empty_query"), ("   ", "empty_query"), ('"" - ( )', "empty_query"),
-                    ("!!! ???", "empty_query"), ("x" * 501, "invalid_parameter"),
+                    ("!!! ???", "empty_query"), ("-printer", "empty_query"),
+                    ("-a or -b", "empty_query"), ("x" * 501, "invalid_parameter"),
                     ("nul\x00byte", "invalid_parameter")):
         for path in ("/v1/search", "/v1/tickets"):
             r = await http.get(path, params={"q": q}, headers=auth(admin))
