@@ -151,6 +151,13 @@ def paginate_int(codec: CursorCodec, scope: bytes, rows: Sequence[T], limit: int
     return page, codec.encode_int(scope, position(page[-1])) if more else None
 
 
+def paginate_rank(codec: CursorCodec, scope: bytes, rows: Sequence[T], limit: int,
+                  position: Callable[[T], tuple[float, UUID]]) -> tuple[list[T], str | None]:
+    """``paginate`` for a list ordered by (rank, id), best first (search)."""
+    page, more = _cut(rows, limit)
+    return page, codec.encode_rank(scope, position(page[-1])) if more else None
+
+
 def _cut(rows: Sequence[T], limit: int) -> tuple[list[T], bool]:
     page = list(rows[:limit])
     return page, len(rows) > limit and bool(page)

@@ -17,7 +17,7 @@ from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, Field
 
 from api.http.deps import Authorized, ServicesDep
-from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, scope_of
+from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate_rank, scope_of
 from api.http.problem_docs import errors
 from api.http.routing import StrictRoute
 from api.schemas.tickets import TicketOut
@@ -73,9 +73,7 @@ async def search(
         await check_query(s.conn, q, config)
         hits = await search_tickets(s.conn, principal.tenant_id, q, config, staff=staff,
                                     after=after, limit=limit + 1)
-    page = hits[:limit]
-    more = len(hits) > limit and bool(page)
-    next_cursor = codec.encode_rank(scope, (page[-1].rank, page[-1].id)) if more else None
+    page, next_cursor = paginate_rank(codec, scope, hits, limit, lambda h: (h.rank, h.id))
     data: list[dict[str, Any]] = [
         {"type": "ticket", "id": str(h.id), "rank": h.rank, "snippet": h.snippet,
          "ticket": orjson.Fragment(h.document)} for h in page]
