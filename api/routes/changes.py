@@ -43,6 +43,7 @@ WINDOW = 10_000
 at once (with ``next_after_seq`` past what it skipped) instead of reading the whole
 history in one request."""
 
+
 class ChangeActorOut(BaseModel):
     kind: str
     id: str
