@@ -46,8 +46,10 @@ SELECT tenant_id, seq, stream_id, version, type, schema_version, data, metadata,
 -- caller may move its cursor to min(window end, head) when the page is not full,
 -- past filtered-out events, without ever stepping over one that commits later. The
 -- LEFT JOIN keeps the head row when no event matches.
+-- The payload comes as its JSON text: a reader that passes it on as it is (the
+-- common case, a payload already in its current shape) never decodes it.
 SELECT h.seq AS head_seq, e.seq, e.stream_id, e.version, e.type, e.schema_version,
-       e.data, e.actor_kind, e.actor_id, e.recorded_at
+       e.data::text AS data_json, e.actor_kind, e.actor_id, e.recorded_at
   FROM tenant_heads h
   LEFT JOIN LATERAL (
         SELECT seq, stream_id, version, type, schema_version, data, actor_kind, actor_id,

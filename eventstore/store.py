@@ -60,8 +60,9 @@ UNAVAILABLE = (
 @dataclass(frozen=True, slots=True)
 class ChangesPage:
     """One page of ``Session.read_changes``: the event rows (``seq``, ``stream_id``,
-    ``version``, ``type``, ``schema_version``, ``data``, ``actor_kind``, ``actor_id``,
-    ``recorded_at``), the seq to ask after next, and the head they were read at."""
+    ``version``, ``type``, ``schema_version``, ``data_json`` (the payload's JSON text),
+    ``actor_kind``, ``actor_id``, ``recorded_at``), the seq to ask after next, and the
+    head they were read at."""
 
     events: list[asyncpg.Record]
     next_after_seq: int

@@ -29,7 +29,7 @@ from api.http.lagging import LAGGING_HEADERS, source_headers
 from api.http.params import ANY_OF, EventTypeName, StreamTypeName
 from api.http.problem_docs import errors
 from api.http.routing import StrictRoute
-from domain.events import STREAM_KINDS, STREAM_TYPES
+from domain.events import EVENT_TYPES, STREAM_KINDS, STREAM_TYPES
 from domain.mapper import current_data, format_datetime
 from eventstore.store import ChangesPage, EventStore
 
@@ -68,12 +68,21 @@ class ChangesOut(BaseModel):
                                       "client is caught up when `next_after_seq` reaches it")
 
 
+def _data(type_: str, schema_version: int, text: str) -> Any:
+    """The payload in its current shape: passed through as stored when it is already
+    (no decoding and encoding again), upcast otherwise."""
+    cls = EVENT_TYPES.get(type_)
+    if cls is None or schema_version == cls.SCHEMA_VERSION:
+        return orjson.Fragment(text)
+    return current_data(type_, schema_version, orjson.loads(text))
+
+
 def _change(row: Any) -> dict[str, Any]:
     type_ = row["type"]
     return {
         "seq": row["seq"], "stream_id": str(row["stream_id"]),
         "stream_type": STREAM_TYPES.get(type_, "unknown"), "version": row["version"],
-        "type": type_, "data": current_data(type_, row["schema_version"], row["data"]),
+        "type": type_, "data": _data(type_, row["schema_version"], row["data_json"]),
         "recorded_at": format_datetime(row["recorded_at"]),
         "actor": {"kind": row["actor_kind"], "id": row["actor_id"]},
     }

@@ -9,11 +9,13 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import uuid
 from typing import Any
 
 import httpx
 
 from client.mirror import Mirror
+from eventstore.types import NewEvent, StoreActor
 from tests.e2e.conftest import NEW_TICKET, auth
 
 # The random workload's size; MIRROR_COMMANDS=2000 runs the full one (about a minute).
@@ -213,3 +215,24 @@ async def test_updated_after_lists_the_tickets_changed_since(http, tenant):
     r = await http.get("/v1/tickets", params={"updated_after": "10000-01-01T00:00:00Z"},
                        headers=auth(admin))
     assert r.status_code == 400
+
+
+async def test_old_payloads_come_in_the_current_shape(http, tenant, store):
+    admin = tenant.admin_key
+    ticket = await _open(http, admin, requester={"email": "old@example.com", "name": "Old"})
+    page = await _changes(http, admin, types="TicketOpened")
+    current = page["data"][0]["data"]
+    v1 = {k: v for k, v in current.items() if k != "requester"}
+    v1 |= {"requester_email": "old@example.com", "requester_name": "Old"}
+    stream = uuid.uuid4()
+    async with store.session(tenant.tenant_id, StoreActor("api_key", "test")) as s:
+        await s.append(stream, 0, [NewEvent("TicketOpened", v1 | {"ticket_id": str(stream)},
+                                            1)])
+        await s.append(uuid.uuid4(), 0, [NewEvent("SomethingNew", {"x": 1})])
+    page = await _changes(http, admin, after_seq=page["next_after_seq"])
+    old, new = page["data"]
+    assert old["stream_id"] == str(stream) and "requester_email" not in old["data"]
+    assert old["data"] == current | {"ticket_id": str(stream)}
+    assert ticket["requester"] == old["data"]["requester"]
+    assert (new["type"], new["stream_type"], new["data"]) == ("SomethingNew", "unknown",
+                                                              {"x": 1})
