@@ -6,7 +6,8 @@ The tenant's seq is gapless and commits in order (an append holds the tenant's h
 row to its commit), and each page is read at a committed head in one snapshot, so a
 client that applies every page in order sees every event exactly once: no time
 windows, no duplicates to weed out. Filters (``types``, ``stream_type``) narrow what a
-page carries; its ``next_after_seq`` still moves past the events they skipped.
+page carries; its ``next_after_seq`` still moves past the events they skipped. Agents
+get the ticket streams only (``ADMIN_STREAMS``), admins everything.
 
 Events come in the live feed's envelope (``docs/websocket.md``) with ``seq`` and
 ``stream_type`` beside it; ``client/mirror.py`` folds pages into tickets and messages
@@ -31,6 +32,7 @@ from api.http.problem_docs import errors
 from api.http.routing import StrictRoute
 from domain.events import EVENT_TYPES, STREAM_KINDS, STREAM_TYPES
 from domain.mapper import current_data, format_datetime
+from domain.values import Role
 from eventstore.store import ChangesPage, EventStore
 
 router = APIRouter(tags=["changes"], route_class=StrictRoute)
@@ -88,12 +90,22 @@ def _change(row: Any) -> dict[str, Any]:
     }
 
 
-def _types(types: list[str] | None, stream_type: list[str] | None) -> list[str] | None:
+ADMIN_STREAMS = frozenset({"tenant"})
+"""Kinds of stream only admins read here: the tenant stream records API keys, agents,
+settings and webhooks (a webhook's URL may carry a secret), which only admins may read
+elsewhere too. Other callers' cursors move past those events like past a filter."""
+
+
+def _types(types: list[str] | None, stream_type: list[str] | None, *, admin: bool
+           ) -> list[str] | None:
     """The event types a page may carry (None: all)."""
     wanted = set(types) if types else None
-    if stream_type:
-        kinds = {cls.TYPE for kind in stream_type for cls in STREAM_KINDS[kind]}
-        wanted = kinds if wanted is None else wanted & kinds
+    kinds = set(stream_type) if stream_type else None
+    if not admin:
+        kinds = (set(STREAM_KINDS) if kinds is None else kinds) - ADMIN_STREAMS
+    if kinds is not None:
+        allowed = {cls.TYPE for kind in kinds for cls in STREAM_KINDS[kind]}
+        wanted = allowed if wanted is None else wanted & allowed
     return None if wanted is None else sorted(wanted)
 
 
@@ -110,7 +122,7 @@ async def changes(
                      Query(max_length=50, description=ANY_OF)] = None,
     stream_type: Annotated[list[StreamTypeName] | None, Query(description=ANY_OF)] = None,
 ) -> Response:
-    wanted = _types(types, stream_type)
+    wanted = _types(types, stream_type, admin=principal.role == Role.ADMIN.value)
 
     async def read(store: EventStore) -> ChangesPage:
         async with store.session(principal.tenant_id, readonly=True) as s:

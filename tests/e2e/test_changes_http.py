@@ -61,9 +61,17 @@ async def test_roles_envelope_and_internal_notes(http, tenant, owner):
     assert note["data"]["visibility"] == "internal"
     assert page["next_after_seq"] == page["head_seq"] > note["seq"]  # keys issued since
 
-    everything = await _changes(http, agent)
+    everything = await _changes(http, tenant.admin_key)
     assert [c["seq"] for c in everything["data"]] == list(range(1, page["head_seq"] + 1))
     assert {c["stream_type"] for c in everything["data"]} == {"tenant", "ticket"}
+    # An agent does not read the tenant stream (keys, agents, settings, webhooks: what
+    # only admins read elsewhere); its cursor moves past those events all the same.
+    for params in ({}, {"stream_type": "tenant"}, {"types": "ApiKeyIssued"}):
+        seen = await _changes(http, agent, **params)
+        assert {c["stream_type"] for c in seen["data"]} <= {"ticket"}, params
+        assert seen["next_after_seq"] == seen["head_seq"] == page["head_seq"], params
+    assert [c["seq"] for c in (await _changes(http, agent))["data"]] == [
+        opened["seq"], note["seq"]]
 
 
 async def test_filters_still_move_the_cursor_past_what_they_skip(http, tenant):
