@@ -193,6 +193,40 @@ class Settings(BaseSettings):
         "in its Idempotency-Key record so a replay shows it again; unset: such a replay "
         "is refused (409 naming the key to revoke).",
     )
+    access_token_minutes: float = Field(
+        default=15.0, gt=0, le=1440,
+        description="How long a signed-in person's access token is valid, in minutes; the "
+        "console renews it through the refresh cookie.",
+    )
+    access_token_secret: str | None = Field(
+        default=None, min_length=16,
+        description="Key that signs access tokens; unset: the random secret stored in the "
+        "database by the migrations (shared by every process on that database).",
+    )
+    refresh_token_days: float = Field(
+        default=30.0, gt=0, le=365,
+        description="A session's refresh token expires after this many days without use "
+        "(each refresh starts the period again, up to SESSION_MAX_DAYS).",
+    )
+    session_max_days: float = Field(
+        default=90.0, gt=0, le=3650,
+        description="A sign-in session ends this many days after it began, however often "
+        "it is refreshed.",
+    )
+    invitation_hours: float = Field(
+        default=72.0, gt=0, le=24 * 90,
+        description="How long an invitation's token may be spent, in hours.",
+    )
+    password_hash_memory_kib: int = Field(
+        default=65536, ge=64, le=4 * 1024 * 1024,
+        description="Memory of one argon2id password hash, in KiB; a password hashed with "
+        "other parameters is rehashed when its owner next signs in.",
+    )
+    password_hash_time_cost: int = Field(
+        default=3, ge=1, le=20,
+        description="Iterations of one argon2id password hash; a password hashed with "
+        "other parameters is rehashed when its owner next signs in.",
+    )
 
     def environment(self, *names: str) -> dict[str, str]:
         """The named settings as environment variables, for child processes that build

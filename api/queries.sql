@@ -17,3 +17,7 @@ SELECT to_regclass('public.schema_migrations') IS NOT NULL
 -- name: cursor_secret --
 -- (no arguments)
 SELECT value FROM instance_secrets WHERE name = 'cursor'
+
+-- name: access_token_secret --
+-- (no arguments)
+SELECT value FROM instance_secrets WHERE name = 'access_token'

@@ -7,6 +7,7 @@
 |---|---|---|---|
 | pool, event store (appends counted), clock, metrics | yes | yes | yes |
 | Redis guard, rate limiter, analytics cache, cursor codec, key cache | yes | yes | yes |
+| access tokens (signing key), password hasher | yes | yes | yes |
 | replica pool and its delay probe (``READ_DATABASE_URL``) | yes | yes | yes |
 | key cache invalidation (LISTEN helpdesk_keys) | yes | no | no |
 | live-feed hub (LISTEN) | yes | no | no |
@@ -41,6 +42,7 @@ from api.config import Settings
 from api.feed.hub import Hub
 from api.http.keycache import KeyCache
 from api.http.pagination import CursorCodec
+from api.http.tokens import AccessTokens
 from api.ops.cache import AnalyticsCache
 from api.ops.logging import configure
 from api.ops.metrics import Metrics, instrument_jobs
@@ -54,6 +56,8 @@ from eventstore.replica import Reads, Replica, ReplicaRefused
 from eventstore.sqlfile import load_queries
 from eventstore.store import EventStore
 from handlers import sla_check, sweep
+from handlers.credentials import Passwords
+from handlers.sessions import Lifetimes
 from projections.projector import Projector
 from scheduler import idempotency, purge, tenant_seed, webhooks
 from scheduler.loop import LoopConfig, Scheduler
@@ -101,6 +105,8 @@ class Services:
     cache: AnalyticsCache
     cursors: CursorCodec
     keys: KeyCache
+    tokens: AccessTokens
+    passwords: Passwords
     reads: Reads
     """Where reads that tolerate lag go; ``reads.replica`` is None without
     ``READ_DATABASE_URL``."""
@@ -156,6 +162,26 @@ async def load_cursor_codec(settings: Settings, store: EventStore) -> CursorCode
     if stored is None:
         raise UnsafeRole("no cursor secret: set CURSOR_SECRET or run `helpdesk migrate`")
     return CursorCodec(bytes(stored))
+
+
+async def load_access_tokens(settings: Settings, store: EventStore) -> AccessTokens:
+    """The access-token signing key: ``ACCESS_TOKEN_SECRET``, or the secret the
+    migrations stored (one per database, like the cursor secret)."""
+    ttl = timedelta(minutes=settings.access_token_minutes)
+    if settings.access_token_secret:
+        return AccessTokens(settings.access_token_secret.encode("utf-8"), ttl)
+    async with store.connection() as conn:
+        stored = await conn.fetchval(Q["access_token_secret"])
+    if stored is None:
+        raise UnsafeRole("no access token secret: set ACCESS_TOKEN_SECRET or run "
+                         "`helpdesk migrate`")
+    return AccessTokens(bytes(stored), ttl)
+
+
+def session_lifetimes(settings: Settings) -> Lifetimes:
+    """How long refresh tokens and sign-in sessions live."""
+    return Lifetimes(refresh=timedelta(days=settings.refresh_token_days),
+                     session=timedelta(days=settings.session_max_days))
 
 
 def count_appends(store: EventStore, metrics: Metrics) -> None:
@@ -262,6 +288,9 @@ async def running(
             ),
             cache=AnalyticsCache(redis, ttl=settings.cache_ttl, metrics=metrics),
             cursors=await load_cursor_codec(settings, store),
+            tokens=await load_access_tokens(settings, store),
+            passwords=Passwords(memory_kib=settings.password_hash_memory_kib,
+                                time_cost=settings.password_hash_time_cost),
             reads=Reads(store, await _start_replica(stack, settings, store)),
             keys=KeyCache(pool, ttl=settings.key_cache_seconds,
                           acquire_timeout=settings.db_acquire_timeout,

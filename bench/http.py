@@ -29,6 +29,19 @@ Figures, each as a ratio against a baseline of the same run:
   (``track_wal_io_timing``) is shown beside it (target p99 < 2 ms);
 - the median latency of a page 200 pages deep against the first page.
 
+``--contacts`` measures only what contacts cost (alternating rounds, 1 process):
+
+- ``POST /v1/tickets`` for a known e-mail (the requester links to its contact) and
+  for a new e-mail each time (the contact is created) against the same without any
+  contact resolution (bench/without_contacts.py: the product with that one step left
+  out; target: ratio >= 0.85, no more than 15% slower);
+- ``EXPLAIN ANALYZE`` of ``GET /v1/tickets?organization_id=`` (its generic plan, as
+  the runtime role under row-level security) over 100,000 tickets of 10,000 contacts
+  in 100 organizations: p99 of the database's execution time over 300 runs, first
+  pages and pages 20 deep, against the unfiltered first page (target p99 < 20 ms).
+  The rows are bulk-copied in SQL from one ticket opened through the write path (same
+  documents, sizes and indexes as real ones; only their number is made up).
+
 Database: a Postgres of the bench's own (the machine's binaries, started with the
 settings above), or ``BENCH_DATABASE_URL`` (a superuser URL; the lock figure then
 needs ``track_commit_timestamp = on`` there).
@@ -38,6 +51,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import re
 import shutil
@@ -261,6 +275,155 @@ def scripts(desk: Desk) -> dict[str, str | None]:
     }
 
 
+# --- contacts ------------------------------------------------------------------------------
+
+NEW_EMAIL = """
+math.randomseed(os.time() + os.clock() * 1000000)
+local n = 0
+request = function()
+  n = n + 1
+  local email = string.format("new-%d-%d@bench.example", math.random(1, 1000000000), n)
+  local body = '{"subject": "Printer on fire", "body": "It is really on fire.", ' ..
+    '"requester": {"email": "' .. email .. '"}, "priority": "high", "source": "email", ' ..
+    '"tags": ["hardware"]}'
+  return wrk.format("POST", "/v1/tickets", {["Authorization"] = "Bearer KEY",
+                                          ["Content-Type"] = "application/json"}, body)
+end
+"""
+
+
+async def measure_contacts(desk: Desk, seconds: float, rounds: int) -> None:
+    """Opening with contact resolution against the same without; the list by
+    organization's plan over 100,000 tickets."""
+    load = Wrk()
+    env = {"DATABASE_URL": desk.runtime_url, "LOG_LEVEL": "warning", "RUN_SCHEDULER": "false",
+           "DB_POOL_MAX": str(CONNECTIONS + 4)}
+    known = lua([("POST", "/v1/tickets", TICKET_BODY)], [desk.key])
+    fresh = NEW_EMAIL.replace("KEY", desk.key)
+    runs: dict[str, list[Load]] = {}
+    cases = [("without resolution", "bench.without_contacts", known),
+             ("known e-mail (links)", "api.cli.main", known),
+             ("new e-mail (creates)", "api.cli.main", fresh)]
+    for round_ in range(rounds):
+        # Each round starts with another case, so no case always runs first (cold).
+        for case, module, script in cases[round_ % 3:] + cases[:round_ % 3]:
+            with serving(["-m", module, "serve", "--workers", "1"], env) as server:
+                await server.ready()
+                load.run(server.url, 1, script)  # warm
+                runs.setdefault(case, []).append(load.run(server.url, seconds, script))
+
+    def med(case: str, field: str) -> float:
+        return statistics.median(getattr(r, field) for r in runs[case])
+
+    for case, results in runs.items():
+        print(f"{case:24} req/s {med(case, 'rps'):8.0f}  p99 ms {med(case, 'p99_ms'):8.2f}  "
+              f"bad {sum(r.bad for r in results)}")
+    base = med("without resolution", "rps")
+    rows: list[dict[str, object]] = []
+    for case in ("known e-mail (links)", "new e-mail (creates)"):
+        rows.append({"figure": f"create req/s, {case} (baseline: without)",
+                     "value": round(med(case, "rps")), "baseline": round(base),
+                     "ratio": round(med(case, "rps") / base, 3), "target": ">= 0.85"})
+    rows += await organization_list_plan(desk)
+    report(f"contacts (wrk, {CONNECTIONS} connections, {seconds:g} s per case, "
+           f"{rounds} round(s), 1 process)", rows)
+
+
+ORGS, CONTACTS, ORG_TICKETS = 100, 10_000, 100_000
+
+SEED_PEOPLE = """
+INSERT INTO organizations (tenant_id, id, version, name, domains, created_at, updated_at)
+SELECT $1, gen_random_uuid(), 1, 'Org ' || i, ARRAY['org' || i || '.example'], now(), now()
+  FROM generate_series(1, $2) AS i;
+INSERT INTO contacts (tenant_id, id, version, email, organization_id, created_at, updated_at)
+SELECT $1, gen_random_uuid(), 1, 'c' || i || '@org' || (i % $2 + 1) || '.example',
+       (SELECT id FROM organizations WHERE tenant_id = $1 AND name = 'Org ' || (i % $2 + 1)),
+       now(), now()
+  FROM generate_series(1, $3) AS i;
+"""
+
+SEED_TICKETS = """
+WITH c AS (SELECT id, organization_id, row_number() OVER () AS n FROM contacts
+            WHERE tenant_id = $1),
+     one AS (SELECT * FROM tickets WHERE tenant_id = $1 AND id = $2)
+INSERT INTO tickets (tenant_id, id, version, state, priority, source, assignee, tags,
+                     subject, requester, follow_up_of, clocks, state_json, created_at,
+                     updated_at, view, contact_id, organization_id)
+SELECT $1, gen_random_uuid(), 1, one.state, one.priority, one.source, NULL, one.tags,
+       one.subject, one.requester, NULL, one.clocks, one.state_json,
+       now() - make_interval(secs => i), now(), one.view, c.id, c.organization_id
+  FROM generate_series(1, $3) AS i
+  JOIN c ON c.n = (i % $4) + 1
+ CROSS JOIN one
+"""
+
+
+async def organization_list_plan(desk: Desk) -> list[dict[str, object]]:
+    """p99 of the database's time for the list by organization (generic plan), first
+    pages and deep pages, against the unfiltered first page."""
+    from handlers.tenants import create_tenant_as_operator
+    from projections.reads import TicketFilters, ticket_list_query
+
+    tenant = await create_tenant_as_operator(desk.admin_url, "organizations")
+    [one] = await seed_tickets(desk.runtime_url, tenant.tenant_id, 1)
+    admin = await asyncpg.connect(desk.admin_url)
+    try:
+        began = time.perf_counter()
+        await admin.execute(SEED_PEOPLE.replace("$2", str(ORGS)).replace("$3", str(CONTACTS))
+                            .replace("$1", f"'{tenant.tenant_id}'::uuid"))
+        await admin.execute(SEED_TICKETS, tenant.tenant_id, uuid.UUID(one), ORG_TICKETS,
+                            CONTACTS)
+        await admin.execute("ANALYZE tickets; ANALYZE contacts; ANALYZE organizations")
+        orgs = [r["id"] for r in await admin.fetch(
+            "SELECT id FROM organizations WHERE tenant_id = $1", tenant.tenant_id)]
+        print(f"seeded {ORG_TICKETS} tickets of {CONTACTS} contacts in "
+              f"{time.perf_counter() - began:.1f} s")
+    finally:
+        await admin.close()
+
+    conn = await asyncpg.connect(desk.runtime_url)
+    times: dict[str, list[float]] = {"first": [], "deep": [], "unfiltered": []}
+    try:
+        async with conn.transaction():
+            await conn.execute("SELECT set_config('app.tenant_id', $1, true)",
+                               str(tenant.tenant_id))
+            await conn.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+            query, _ = ticket_list_query(TicketFilters(organization_id=uuid.uuid4()))
+            await conn.execute(f"PREPARE by_org AS {query}")
+            plain, _ = ticket_list_query(TicketFilters())
+            await conn.execute(f"PREPARE plain AS {plain}")
+            for i in range(300):
+                org = orgs[i % len(orgs)]
+                ms = await _explain(conn, f"by_org('{tenant.tenant_id}', 'infinity', "
+                                          f"'ffffffff-ffff-ffff-ffff-ffffffffffff', 26, '{org}')")
+                times["first"].append(ms)
+                # 20 pages deep: the cursor of the 500th ticket of the organization.
+                row = await conn.fetchrow(
+                    "SELECT created_at, id FROM tickets WHERE tenant_id = $1 AND "
+                    "organization_id = $2 ORDER BY created_at DESC, id DESC OFFSET 500 LIMIT 1",
+                    tenant.tenant_id, org)
+                times["deep"].append(await _explain(
+                    conn, f"by_org('{tenant.tenant_id}', '{row['created_at'].isoformat()}', "
+                          f"'{row['id']}', 26, '{org}')"))
+                times["unfiltered"].append(await _explain(
+                    conn, f"plain('{tenant.tenant_id}', 'infinity', "
+                          f"'ffffffff-ffff-ffff-ffff-ffffffffffff', 26)"))
+    finally:
+        await conn.close()
+    base = pct(sorted(times["unfiltered"]), 0.99)
+    return [{"figure": f"list by organization p99 ms, {label} (baseline: unfiltered)",
+             "value": round(pct(sorted(times[key]), 0.99), 3), "baseline": round(base, 3),
+             "ratio": round(pct(sorted(times[key]), 0.99) / base, 2), "target": "< 20 ms"}
+            for key, label in (("first", "first page"), ("deep", "page 20 deep"))]
+
+
+async def _explain(conn: asyncpg.Connection, execute: str) -> float:
+    """The database's planning plus execution time of a prepared statement, in ms."""
+    value = await conn.fetchval(f"EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE {execute}")
+    [plan] = json.loads(value) if isinstance(value, str) else value  # text without a codec
+    return float(plan["Planning Time"]) + float(plan["Execution Time"])
+
+
 # --- the head lock, read from the database ---------------------------------------------------
 
 HOLD = """
@@ -443,6 +606,28 @@ async def page_depth(desk: Desk, processes: int) -> tuple[float, float]:
     return 1000 * statistics.median(times[0]), 1000 * statistics.median(times[1])
 
 
+async def run_contacts(seconds: float, rounds: int) -> None:
+    """Only the contact figures: one tenant of 500 tickets, then the list plan."""
+    from handlers.tenants import create_tenant_as_operator
+    from tests.support.pg import Databases
+
+    given = os.environ.get("BENCH_DATABASE_URL")
+    with (_given(given) if given else private_server(max_connections="300",
+                                                      shared_buffers="256MB")) as server:
+        dbs = Databases(server)
+        await dbs.create_template()
+        db = await dbs.clone()
+        try:
+            tenant = await create_tenant_as_operator(db.admin_url, "bench")
+            tickets = await seed_tickets(db.runtime_url, tenant.tenant_id, TICKETS)
+            desk = Desk(db.runtime_url, db.admin_url, tenant, tenant.admin_key.secret,
+                        tickets, [], None)
+            await measure_contacts(desk, seconds, rounds)
+        finally:
+            await dbs.drop(db.name)
+            await dbs.drop(dbs.template)
+
+
 async def run(seconds: float, rounds: int, processes: int) -> None:
     from tests.support.pg import Databases
 
@@ -475,9 +660,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, help="alternating rounds (default 1, 3 --full)")
     parser.add_argument("--processes", type=int, default=2,
                         help="the multi-process cases' process count (default 2)")
+    parser.add_argument("--contacts", action="store_true",
+                        help="only what contacts cost: creates with and without resolution, "
+                             "and the list by organization's plan")
     args = parser.parse_args()
     seconds = args.seconds or (10.0 if args.full else 5.0)
     rounds = args.rounds or (3 if args.full else 1)
+    if args.contacts:
+        asyncio.run(run_contacts(seconds, rounds))
+        return
     asyncio.run(run(seconds, rounds, args.processes))
 
 

@@ -53,8 +53,17 @@ SELECT create_distributed_table('tenants', 'id', colocate_with => 'tenant_heads'
 SELECT create_distributed_table('events', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('agents', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('api_keys', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('agent_logins', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('agent_sessions', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('refresh_tokens', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('agent_invitations', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('tenant_settings', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('webhooks', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('groups', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('organizations', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('organization_domains', 'tenant_id',
+                                colocate_with => 'tenants');
+SELECT create_distributed_table('contacts', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('tickets', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('messages', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('search_documents', 'tenant_id', colocate_with => 'tenants');
@@ -65,6 +74,9 @@ SELECT create_distributed_table('projection_checkpoints', 'tenant_id',
 SELECT create_distributed_table('analytics_tickets', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('analytics_daily', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('analytics_agent_daily', 'tenant_id',
+                                colocate_with => 'tenants');
+SELECT create_distributed_table('ticket_fields', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('analytics_field_daily', 'tenant_id',
                                 colocate_with => 'tenants');
 
 -- 4. What changes for the API-key lookup (api_key_lookup, by key hash, before the

@@ -8,10 +8,11 @@ injected clock, never read inside the domain.
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from domain.ids import AgentId, MessageId, TicketId
+from domain.ids import AgentId, GroupId, MessageId, TicketId
 from domain.values import (
     Actor,
     Priority,
@@ -43,6 +44,10 @@ class OpenTicket(BaseModel):
     at: UtcDatetime
     follow_up_of: TicketId | None = None
     message_id: MessageId | None = None
+    group_id: GroupId | None = None
+    """The group the ticket starts in (agents only; its SLA targets apply at once)."""
+    fields: dict[str, Any] = {}
+    """Ticket field values by key, as given (checked against the definitions)."""
 
     def opening_message_id(self) -> MessageId:
         """The id of the opening message (explicit or derived)."""
@@ -62,11 +67,21 @@ class AddMessage(BaseModel):
 
 
 class Assign(BaseModel):
-    """Assign to an agent, or unassign with ``agent_id=None``."""
+    """Assign to an agent (``agent_id=None``: unassign), to a group, or both.
+
+    ``set_agent`` / ``set_group`` say which of the two the command changes; the other
+    stays as it is. ``group_members`` are the members of the group the ticket will be
+    in, as the caller read them (None when it will be in no group): an agent who is not
+    one of them cannot be the ticket's assignee.
+    """
 
     model_config = _FROZEN
 
-    agent_id: AgentId | None
+    agent_id: AgentId | None = None
+    set_agent: bool = True
+    group_id: GroupId | None = None
+    set_group: bool = False
+    group_members: frozenset[AgentId] | None = None
     actor: Actor
     at: UtcDatetime
 
@@ -99,6 +114,16 @@ class ChangeTags(BaseModel):
     at: UtcDatetime
 
 
+class ChangeFields(BaseModel):
+    """Set ticket field values by key; ``None`` clears one."""
+
+    model_config = _FROZEN
+
+    values: dict[str, Any]
+    actor: Actor
+    at: UtcDatetime
+
+
 class CheckSla(BaseModel):
     """The scheduler's timer: record a breach of ``metric`` if it is due by ``at``."""
 
@@ -108,12 +133,25 @@ class CheckSla(BaseModel):
     at: UtcDatetime
 
 
-Command = OpenTicket | AddMessage | Assign | ChangePriority | ChangeState | ChangeTags | CheckSla
+class ChangeRequester(BaseModel):
+    """Give the ticket to another contact (a merge, or linking an old ticket); allowed
+    on closed tickets too, since it changes who the ticket is for, not the ticket."""
+
+    model_config = _FROZEN
+
+    requester: Requester
+    at: UtcDatetime
+
+
+Command = (OpenTicket | AddMessage | Assign | ChangePriority | ChangeState | ChangeTags
+           | CheckSla | ChangeFields | ChangeRequester)
 
 __all__ = [
     "AddMessage",
     "Assign",
+    "ChangeFields",
     "ChangePriority",
+    "ChangeRequester",
     "ChangeState",
     "ChangeTags",
     "CheckSla",

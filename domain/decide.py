@@ -7,7 +7,8 @@ events. Choices worth knowing:
   as asked) returns ``[]``: the caller appends nothing and answers with the current
   state. That reads better for idempotent clients than an error.
 * A closed ticket refuses every command with ``TicketClosed``, except ``CheckSla``
-  (returns ``[]``: its clocks are stopped) and a customer's message, which raises
+  (returns ``[]``: its clocks are stopped), ``ChangeRequester`` (a merge of contacts
+  moves closed tickets too) and a customer's message, which raises
   ``FollowUpRequired``; ``decide_follow_up`` builds both streams' events for that case.
 * Multi-event decisions are computed in order against the state each earlier event
   produced, so a message that reopens a pending ticket starts the next-reply clock
@@ -21,7 +22,9 @@ from datetime import datetime
 from domain.commands import (
     AddMessage,
     Assign,
+    ChangeFields,
     ChangePriority,
+    ChangeRequester,
     ChangeState,
     ChangeTags,
     CheckSla,
@@ -33,22 +36,27 @@ from domain.errors import (
     FollowUpRequired,
     InvalidTransition,
     NotFound,
+    NotGroupMember,
     TicketClosed,
     ValidationFailed,
 )
 from domain.events import (
     Clocks,
     Event,
+    FieldValuesChanged,
     FollowUpOpened,
     MessageAdded,
     PriorityChanged,
+    RequesterChanged,
     SlaBreached,
     StateChanged,
     TagsChanged,
     TicketAssigned,
+    TicketGroupChanged,
     TicketOpened,
 )
-from domain.ids import TicketId
+from domain.fields import NO_FIELDS, FieldCatalog, FieldValue, RequiredOn, check_values, require
+from domain.ids import GroupId, TicketId
 from domain.sla import (
     Clock,
     SlaPolicy,
@@ -71,21 +79,32 @@ from domain.validation import (
     check_text,
     normalize_tags,
 )
-from domain.values import ActorKind, SlaMetric, TicketState, Visibility
+from domain.values import ActorKind, Priority, SlaMetric, TicketState, Visibility
 
 FR, NR, RES = SlaMetric.FIRST_RESPONSE, SlaMetric.NEXT_REPLY, SlaMetric.RESOLUTION
 
 
-def decide(command: Command, state: Ticket | None, policy: SlaPolicy) -> list[Event]:
-    """Decide the events a command produces on a ticket (None: the stream is empty)."""
+def decide(command: Command, state: Ticket | None, policy: SlaPolicy,
+           fields: FieldCatalog = NO_FIELDS) -> list[Event]:
+    """Decide the events a command produces on a ticket (None: the stream is empty).
+
+    ``fields`` are the tenant's ticket field definitions as they are now: opening,
+    changing fields and solving check the ticket's values against them
+    (``domain.fields``)."""
     if isinstance(command, OpenTicket):
         if state is not None:
             raise AlreadyExists()
-        return [_open(command, policy)]
+        return _open(command, policy, fields)
     if state is None:
         raise NotFound()
     if isinstance(command, CheckSla):
         return _check_sla(command, state)
+    if isinstance(command, ChangeRequester):
+        if command.requester == state.requester:
+            return []
+        if command.requester.contact_id is None:
+            raise ValidationFailed("a ticket moves to a contact", field="requester.contact_id")
+        return [RequesterChanged(requester=check_requester(command.requester), at=command.at)]
     if state.state is TicketState.CLOSED:
         if isinstance(command, AddMessage) and command.actor.kind is ActorKind.CUSTOMER:
             raise FollowUpRequired(state.id)
@@ -94,17 +113,19 @@ def decide(command: Command, state: Ticket | None, policy: SlaPolicy) -> list[Ev
         case AddMessage():
             return _add_message(command, state, policy)
         case Assign():
-            if command.agent_id == state.assignee:
-                return []
-            return [TicketAssigned(assignee=command.agent_id, at=command.at)]
+            return _assign(command, state, policy)
         case ChangePriority():
             return _change_priority(command, state, policy)
         case ChangeState():
             reason = check_reason(command.reason)
+            if command.to is TicketState.SOLVED and state.state is not TicketState.SOLVED:
+                require(fields, state.fields, RequiredOn.SOLVE, command.actor)
             event = _state_change(state, command.to, reason, command.at, policy)
             return [] if event is None else [event]
         case ChangeTags():
             return _change_tags(command, state)
+        case ChangeFields():
+            return _change_fields(command, state, fields)
     raise TypeError(f"unknown command {type(command).__name__}")  # pragma: no cover
 
 
@@ -115,7 +136,8 @@ def decide_follow_up(
 
     Returns ``(events for the closed ticket's stream, events for the new stream)``:
     ``FollowUpOpened`` on the old one and ``TicketOpened`` (subject, requester,
-    priority, source and tags copied; the message as its body) on the new one.
+    priority, source, tags and field values copied, as they were; the message as its
+    body) on the new one.
     """
     if closed.state is not TicketState.CLOSED:
         raise ValidationFailed("only a closed ticket takes a follow-up", field="state")
@@ -133,6 +155,8 @@ def decide_follow_up(
         actor=command.actor,
         at=command.at,
         follow_up_of=closed.id,
+        group_id=closed.group_id,
+        fields=dict(closed.fields),
     )
     old: list[Event] = [FollowUpOpened(follow_up_id=follow_up_id, at=command.at)]
     return old, decide(open_cmd, None, policy)
@@ -141,17 +165,28 @@ def decide_follow_up(
 # --- handlers -----------------------------------------------------------------------------
 
 
-def _open(cmd: OpenTicket, policy: SlaPolicy) -> TicketOpened:
+def _open(cmd: OpenTicket, policy: SlaPolicy, catalog: FieldCatalog) -> list[Event]:
     if cmd.actor.kind is ActorKind.SYSTEM:
         raise ValidationFailed("the system does not open tickets", field="actor")
+    group = cmd.group_id
+    # A follow-up keeps its closed ticket's group; otherwise routing is the staff's call.
+    if group is not None and cmd.actor.kind is ActorKind.CUSTOMER and cmd.follow_up_of is None:
+        raise ValidationFailed("only agents choose a ticket's group", field="group_id")
     tags = check_tag_count(normalize_tags(cmd.tags))
+    values: dict[str, FieldValue]
+    if cmd.follow_up_of is not None:
+        values = dict(cmd.fields)  # the closed ticket's values, carried as they were
+    else:
+        checked = check_values(cmd.fields, catalog, cmd.actor, {})
+        values = {k: v for k, v in checked.items() if v is not None}
+        require(catalog, values, RequiredOn.OPEN, cmd.actor)
     cal = policy.calendar
     clocks: Clocks = {
-        FR: start_clock(cal, FR, policy.target_ms(FR, cmd.priority), cmd.at),
-        NR: idle_clock(NR, policy.target_ms(NR, cmd.priority)),
-        RES: start_clock(cal, RES, policy.target_ms(RES, cmd.priority), cmd.at),
+        FR: start_clock(cal, FR, policy.target_ms(FR, cmd.priority, group), cmd.at),
+        NR: idle_clock(NR, policy.target_ms(NR, cmd.priority, group)),
+        RES: start_clock(cal, RES, policy.target_ms(RES, cmd.priority, group), cmd.at),
     }
-    return TicketOpened(
+    opened = TicketOpened(
         ticket_id=cmd.ticket_id,
         message_id=cmd.opening_message_id(),
         subject=check_text(cmd.subject, "subject", SUBJECT_MAX),
@@ -164,7 +199,41 @@ def _open(cmd: OpenTicket, policy: SlaPolicy) -> TicketOpened:
         follow_up_of=cmd.follow_up_of,
         clocks=clocks,
         at=cmd.at,
+        fields=values,
     )
+    if group is None:
+        return [opened]
+    # The clocks above already run on the group's targets: nothing to retarget.
+    return [opened, TicketGroupChanged(group_id=group, at=cmd.at)]
+
+
+def _assign(cmd: Assign, state: Ticket, policy: SlaPolicy) -> list[Event]:
+    group = cmd.group_id if cmd.set_group else state.group_id
+    agent = cmd.agent_id if cmd.set_agent else state.assignee
+    events: list[Event] = []
+    if group != state.group_id:
+        clocks = _retargeted(state, state.priority, group, policy, cmd.at)
+        events.append(TicketGroupChanged(group_id=group, clocks=clocks, at=cmd.at))
+    if agent != state.assignee:
+        events.append(TicketAssigned(assignee=agent, at=cmd.at))
+    # Checked only on a change: removing an agent from a group leaves their tickets as
+    # they were, and asking for that same assignment again changes nothing.
+    if events and group is not None and agent is not None and (
+        cmd.group_members is None or agent not in cmd.group_members
+    ):
+        raise NotGroupMember(agent, group)
+    return events
+
+
+def _retargeted(state: Ticket, priority: Priority, group: GroupId | None, policy: SlaPolicy,
+                at: datetime) -> Clocks:
+    """The clocks whose target changes under ``priority`` in ``group``, retargeted."""
+    clocks: Clocks = {}
+    for metric, clock in state.clocks.items():
+        new = retarget_clock(policy.calendar, clock, policy.target_ms(metric, priority, group), at)
+        if new != clock:
+            clocks[metric] = new
+    return clocks
 
 
 def _add_message(cmd: AddMessage, state: Ticket, policy: SlaPolicy) -> list[Event]:
@@ -189,7 +258,7 @@ def _add_message(cmd: AddMessage, state: Ticket, policy: SlaPolicy) -> list[Even
             clocks[NR] = start_clock(
                 policy.calendar,
                 NR,
-                policy.target_ms(NR, state.priority),
+                policy.target_ms(NR, state.priority, state.group_id),
                 cmd.at,
                 paused=state.state in policy.paused_states,
             )
@@ -213,11 +282,7 @@ def _add_message(cmd: AddMessage, state: Ticket, policy: SlaPolicy) -> list[Even
 def _change_priority(cmd: ChangePriority, state: Ticket, policy: SlaPolicy) -> list[Event]:
     if cmd.priority is state.priority:
         return []
-    clocks: Clocks = {}
-    for metric, clock in state.clocks.items():
-        new = retarget_clock(policy.calendar, clock, policy.target_ms(metric, cmd.priority), cmd.at)
-        if new != clock:
-            clocks[metric] = new
+    clocks = _retargeted(state, cmd.priority, state.group_id, policy, cmd.at)
     return [PriorityChanged(priority=cmd.priority, clocks=clocks, at=cmd.at)]
 
 
@@ -263,6 +328,20 @@ def _change_tags(cmd: ChangeTags, state: Ticket) -> list[Event]:
         return []
     tags = check_tag_count(tuple(sorted((current | set(added)) - set(removed))))
     return [TagsChanged(added=added, removed=removed, tags=tags, at=cmd.at)]
+
+
+def _change_fields(cmd: ChangeFields, state: Ticket, catalog: FieldCatalog) -> list[Event]:
+    if not cmd.values:
+        raise ValidationFailed("give at least one field", field="fields")
+    checked = check_values(cmd.values, catalog, cmd.actor, state.fields)
+    changed = {k: v for k, v in checked.items() if state.fields.get(k) != v}
+    for key, value in changed.items():
+        if value is None and catalog[key].required_on is RequiredOn.OPEN:
+            raise ValidationFailed(f"{key} is required and cannot be cleared",
+                                   field=f"fields.{key}")
+    if not changed:
+        return []
+    return [FieldValuesChanged(values=changed, at=cmd.at)]
 
 
 def _check_sla(cmd: CheckSla, state: Ticket) -> list[Event]:

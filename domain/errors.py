@@ -82,6 +82,19 @@ class FollowUpRequired(DomainError):
         self.closed_ticket_id = closed_ticket_id
 
 
+class NotGroupMember(DomainError):
+    """The assignment would give a ticket an agent who is not a member of its group."""
+
+    code = "not_group_member"
+
+    def __init__(self, agent_id: object, group_id: object) -> None:
+        super().__init__(f"agent {agent_id} is not a member of group {group_id}, the "
+                         "ticket's group: add the agent to the group, or change the group "
+                         "in the same request")
+        self.agent_id = agent_id
+        self.group_id = group_id
+
+
 class CorruptStream(DomainError):
     """Events cannot be folded: the stream does not start with ``TicketOpened`` or is
     otherwise out of order. Indicates a bug or tampering, never user input."""
@@ -102,6 +115,7 @@ __all__ = [
     "FollowUpRequired",
     "InvalidTransition",
     "NotFound",
+    "NotGroupMember",
     "TicketClosed",
     "UnknownEventType",
     "ValidationFailed",

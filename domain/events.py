@@ -10,10 +10,20 @@ store hashes canonical JSON and floats have no canonical form.
 from __future__ import annotations
 
 from typing import Any, ClassVar
+from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from domain.ids import AgentId, ApiKeyId, MessageId, TicketId
+from domain.fields import FieldOption, FieldType, FieldValue, RequiredOn
+from domain.ids import (
+    AgentId,
+    ApiKeyId,
+    ContactId,
+    GroupId,
+    MessageId,
+    OrganizationId,
+    TicketId,
+)
 from domain.sla import Clock
 from domain.values import (
     Actor,
@@ -61,6 +71,8 @@ class TicketOpened(Event):
     author: Actor
     follow_up_of: TicketId | None = None
     clocks: Clocks
+    fields: dict[str, FieldValue] = {}
+    """Ticket field values by key (absent from events written before fields)."""
 
 
 class MessageAdded(Event):
@@ -118,12 +130,120 @@ class SlaBreached(Event):
     due_at: UtcDatetime
 
 
+class FieldValuesChanged(Event):
+    """Ticket field values set (or cleared: ``None``), by key; never by title."""
+
+    TYPE = "FieldValuesChanged"
+
+    values: dict[str, FieldValue | None]
+
+
 class FollowUpOpened(Event):
     """Appended to a closed ticket when a customer's message opened a follow-up."""
 
     TYPE = "FollowUpOpened"
 
     follow_up_id: TicketId
+
+
+class TicketGroupChanged(Event):
+    """The ticket moved to another group (None: to no group); ``clocks`` holds the
+    clocks retargeted to the new group's SLA targets."""
+
+    TYPE = "TicketGroupChanged"
+
+    group_id: GroupId | None
+    clocks: Clocks = {}
+
+
+# --- group stream (a team of agents; the stream id is the group id) -----------------------
+
+
+class GroupCreated(Event):
+    TYPE = "GroupCreated"
+
+    group_id: GroupId
+    name: str
+    members: tuple[AgentId, ...] = ()
+
+
+class GroupRenamed(Event):
+    TYPE = "GroupRenamed"
+
+    name: str
+
+
+class GroupMembersChanged(Event):
+    """``members`` is the whole membership afterwards, sorted."""
+
+    TYPE = "GroupMembersChanged"
+
+    added: tuple[AgentId, ...]
+    removed: tuple[AgentId, ...]
+    members: tuple[AgentId, ...]
+class RequesterChanged(Event):
+    """The ticket now belongs to another contact (or to a contact at all: tickets
+    opened before contacts existed are linked by ``helpdesk migrate``); a merge of
+    contacts moves each ticket with one of these."""
+
+    TYPE = "RequesterChanged"
+
+    requester: Requester
+
+
+# --- contact and organization streams ----------------------------------------------------
+
+
+class ContactCreated(Event):
+    TYPE = "ContactCreated"
+
+    contact_id: ContactId
+    email: str
+    name: str | None = None
+    phone: str | None = None
+    external_id: str | None = None
+    organization_id: OrganizationId | None = None
+    tags: tuple[str, ...] = ()
+
+
+class ContactUpdated(Event):
+    """The contact's fields after the change, every one of them (a field set to null
+    is then told apart from a field left alone)."""
+
+    TYPE = "ContactUpdated"
+
+    email: str
+    name: str | None
+    phone: str | None
+    external_id: str | None
+    organization_id: OrganizationId | None
+    tags: tuple[str, ...]
+
+
+class ContactMerged(Event):
+    """The contact was merged into ``into``: its tickets moved there (each by a
+    ``RequesterChanged``) and it answers with a redirect from now on."""
+
+    TYPE = "ContactMerged"
+
+    into: ContactId
+
+
+class OrganizationCreated(Event):
+    TYPE = "OrganizationCreated"
+
+    organization_id: OrganizationId
+    name: str
+    domains: tuple[str, ...] = ()
+
+
+class OrganizationUpdated(Event):
+    """The organization's name and domains after the change."""
+
+    TYPE = "OrganizationUpdated"
+
+    name: str
+    domains: tuple[str, ...]
 
 
 # --- tenant stream (audit trail of configuration) ----------------------------------------
@@ -177,6 +297,60 @@ class AgentUpdated(Event):
     active: bool | None = None
 
 
+class AgentInvited(Event):
+    """An admin invited an e-mail to sign in as ``role`` (the token is never recorded)."""
+
+    TYPE = "AgentInvited"
+
+    invitation_id: UUID
+    email: str
+    name: str
+    role: Role
+    expires_at: UtcDatetime
+
+
+class AgentInvitationAccepted(Event):
+    """The invitee spent the invitation and now signs in as ``agent_id``."""
+
+    TYPE = "AgentInvitationAccepted"
+
+    invitation_id: UUID
+    agent_id: AgentId
+
+
+class AgentPasswordSet(Event):
+    """The agent's password was set (the hash is never recorded)."""
+
+    TYPE = "AgentPasswordSet"
+
+    agent_id: AgentId
+
+
+class AgentSignedIn(Event):
+    TYPE = "AgentSignedIn"
+
+    agent_id: AgentId
+    session_id: UUID
+
+
+class AgentSignedOut(Event):
+    TYPE = "AgentSignedOut"
+
+    agent_id: AgentId
+    session_id: UUID
+
+
+class AgentSessionRevoked(Event):
+    """A session ended without its owner signing out: ``replay`` when a refresh token
+    that had already been exchanged was presented again."""
+
+    TYPE = "AgentSessionRevoked"
+
+    agent_id: AgentId
+    session_id: UUID
+    reason: str
+
+
 class SettingsChanged(Event):
     """The tenant's settings document after the change (JSON, ints only)."""
 
@@ -199,6 +373,39 @@ class WebhookConfigured(Event):
     enabled: bool
 
 
+# --- ticket field definition streams (one per field) -------------------------------------
+
+
+class TicketFieldDefined(Event):
+    """A ticket field was defined; its ``key`` and ``type`` never change."""
+
+    TYPE = "TicketFieldDefined"
+
+    key: str
+    title: str
+    type: FieldType
+    options: tuple[FieldOption, ...] = ()
+    required_on: RequiredOn | None = None
+    active: bool = True
+    intake: bool = False
+    personal: bool = False
+
+
+class TicketFieldUpdated(Event):
+    """A field's definition after a change, whole: what is shown at any version is
+    the last of these (or the definition) before it."""
+
+    TYPE = "TicketFieldUpdated"
+
+    key: str
+    title: str
+    options: tuple[FieldOption, ...] = ()
+    required_on: RequiredOn | None = None
+    active: bool = True
+    intake: bool = False
+    personal: bool = False
+
+
 TICKET_EVENTS: tuple[type[Event], ...] = (
     TicketOpened,
     MessageAdded,
@@ -208,7 +415,14 @@ TICKET_EVENTS: tuple[type[Event], ...] = (
     TagsChanged,
     SlaBreached,
     FollowUpOpened,
+    TicketGroupChanged,
+    FieldValuesChanged,
+    RequesterChanged,
 )
+GROUP_EVENTS: tuple[type[Event], ...] = (GroupCreated, GroupRenamed, GroupMembersChanged)
+FIELD_EVENTS: tuple[type[Event], ...] = (TicketFieldDefined, TicketFieldUpdated)
+CONTACT_EVENTS: tuple[type[Event], ...] = (ContactCreated, ContactUpdated, ContactMerged)
+ORGANIZATION_EVENTS: tuple[type[Event], ...] = (OrganizationCreated, OrganizationUpdated)
 TENANT_EVENTS: tuple[type[Event], ...] = (
     ApiKeyIssued,
     ApiKeyRevoked,
@@ -216,40 +430,78 @@ TENANT_EVENTS: tuple[type[Event], ...] = (
     AgentUpdated,
     SettingsChanged,
     WebhookConfigured,
+    AgentInvited,
+    AgentInvitationAccepted,
+    AgentPasswordSet,
+    AgentSignedIn,
+    AgentSignedOut,
+    AgentSessionRevoked,
 )
-EVENT_TYPES: dict[str, type[Event]] = {cls.TYPE: cls for cls in TICKET_EVENTS + TENANT_EVENTS}
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.TYPE: cls
+    for cls in (TICKET_EVENTS + GROUP_EVENTS + CONTACT_EVENTS + ORGANIZATION_EVENTS
+                + TENANT_EVENTS + FIELD_EVENTS)
+}
 """Every event class by its ``TYPE``."""
 
 STREAM_KINDS: dict[str, tuple[type[Event], ...]] = {
     "ticket": TICKET_EVENTS,
+    "contact": CONTACT_EVENTS,
+    "organization": ORGANIZATION_EVENTS,
+    "group": GROUP_EVENTS,
+    "ticket_field": FIELD_EVENTS,
     "tenant": TENANT_EVENTS,
 }
 """The kinds of stream and the events each holds; a new aggregate adds its row here."""
 
 STREAM_TYPES: dict[str, str] = {cls.TYPE: kind for kind, classes in STREAM_KINDS.items()
                                 for cls in classes}
-"""The kind of stream (``ticket``, ``tenant``) each event type is appended to."""
+"""The kind of stream (``ticket``, ``contact``, ``tenant``...) each event type is
+appended to."""
 
 __all__ = [
+    "CONTACT_EVENTS",
     "EVENT_TYPES",
+    "FIELD_EVENTS",
+    "GROUP_EVENTS",
+    "ORGANIZATION_EVENTS",
     "STREAM_KINDS",
     "STREAM_TYPES",
     "TENANT_EVENTS",
     "TICKET_EVENTS",
     "AgentAdded",
+    "AgentInvitationAccepted",
+    "AgentInvited",
+    "AgentPasswordSet",
+    "AgentSessionRevoked",
+    "AgentSignedIn",
+    "AgentSignedOut",
     "AgentUpdated",
     "ApiKeyIssued",
     "ApiKeyRevoked",
     "Clocks",
+    "ContactCreated",
+    "ContactMerged",
+    "ContactUpdated",
     "Event",
+    "FieldValuesChanged",
     "FollowUpOpened",
+    "GroupCreated",
+    "GroupMembersChanged",
+    "GroupRenamed",
     "MessageAdded",
+    "OrganizationCreated",
+    "OrganizationUpdated",
     "PriorityChanged",
+    "RequesterChanged",
     "SettingsChanged",
     "SlaBreached",
     "StateChanged",
     "TagsChanged",
     "TicketAssigned",
+    "TicketFieldDefined",
+    "TicketFieldUpdated",
+    "TicketGroupChanged",
     "TicketOpened",
     "WebhookConfigured",
 ]

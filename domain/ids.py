@@ -14,5 +14,9 @@ TicketId = NewType("TicketId", uuid.UUID)
 AgentId = NewType("AgentId", uuid.UUID)
 ApiKeyId = NewType("ApiKeyId", uuid.UUID)
 MessageId = NewType("MessageId", uuid.UUID)
+ContactId = NewType("ContactId", uuid.UUID)
+OrganizationId = NewType("OrganizationId", uuid.UUID)
+GroupId = NewType("GroupId", uuid.UUID)
 
-__all__ = ["AgentId", "ApiKeyId", "MessageId", "TenantId", "TicketId"]
+__all__ = ["AgentId", "ApiKeyId", "ContactId", "GroupId", "MessageId", "OrganizationId",
+           "TenantId", "TicketId"]

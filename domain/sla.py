@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from typing import NamedTuple
+from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -46,14 +47,18 @@ DEFAULT_PAUSED_STATES = frozenset({TicketState.PENDING, TicketState.SOLVED})
 
 
 class SlaPolicy(BaseModel):
-    """A tenant's SLA settings: targets per priority, calendar, and the states in which
-    the next-reply and resolution clocks pause."""
+    """A tenant's SLA settings: targets per priority (and, for some groups, per group
+    and priority), calendar, and the states in which the next-reply and resolution
+    clocks pause."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     targets: SlaTargets = Field(default_factory=lambda: dict(DEFAULT_TARGETS))
     calendar: Calendar = CALENDAR_24x7
     paused_states: frozenset[TicketState] = DEFAULT_PAUSED_STATES
+    group_targets: dict[UUID, dict[Priority, SlaTarget]] = Field(default_factory=dict)
+    """Targets of a group's tickets, for the priorities the group names; any other
+    (group, priority) falls back to ``targets``."""
 
     @field_validator("targets")
     @classmethod
@@ -74,10 +79,24 @@ class SlaPolicy(BaseModel):
             raise ValueError("paused_states may hold only pending, on_hold and solved")
         return value
 
-    def target_ms(self, metric: SlaMetric, priority: Priority) -> int:
-        """The target of ``metric`` at ``priority``; next reply uses the first-response
-        target."""
+    @field_validator("group_targets")
+    @classmethod
+    def _positive(cls, value: dict[UUID, dict[Priority, SlaTarget]]
+                  ) -> dict[UUID, dict[Priority, SlaTarget]]:
+        for targets in value.values():
+            for target in targets.values():
+                if target.first_response_ms <= 0 or target.resolution_ms <= 0:
+                    raise ValueError("targets must be positive")
+        return value
+
+    def target_ms(self, metric: SlaMetric, priority: Priority,
+                  group: UUID | None = None) -> int:
+        """The target of ``metric`` at ``priority`` in ``group`` (the group's own
+        target if it has one for the priority, else the priority's); next reply uses
+        the first-response target."""
         target = self.targets[priority]
+        if group is not None:
+            target = self.group_targets.get(group, {}).get(priority, target)
         if metric is SlaMetric.RESOLUTION:
             return target.resolution_ms
         return target.first_response_ms

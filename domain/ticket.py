@@ -14,16 +14,20 @@ from domain.errors import CorruptStream
 from domain.events import (
     Clocks,
     Event,
+    FieldValuesChanged,
     FollowUpOpened,
     MessageAdded,
     PriorityChanged,
+    RequesterChanged,
     SlaBreached,
     StateChanged,
     TagsChanged,
     TicketAssigned,
+    TicketGroupChanged,
     TicketOpened,
 )
-from domain.ids import AgentId, TicketId
+from domain.fields import FieldValue
+from domain.ids import AgentId, GroupId, TicketId
 from domain.sla import breach_clock
 from domain.values import (
     ActorKind,
@@ -59,6 +63,7 @@ class Ticket(BaseModel):
     source: Source
     tags: tuple[str, ...]
     assignee: AgentId | None = None
+    group_id: GroupId | None = None
     follow_up_of: TicketId | None = None
     follow_up_ids: tuple[TicketId, ...] = ()
     created_at: UtcDatetime
@@ -69,6 +74,8 @@ class Ticket(BaseModel):
     clocks: Clocks
     awaiting_reply: bool = False
     """True while the last public message is the customer's and no agent answered."""
+    fields: dict[str, FieldValue] = {}
+    """Ticket field values by key (a field with no value is absent)."""
 
 
 def evolve(state: Ticket | None, event: Event) -> Ticket:
@@ -90,6 +97,7 @@ def evolve(state: Ticket | None, event: Event) -> Ticket:
             updated_at=event.at,
             clocks=dict(event.clocks),
             awaiting_reply=event.author.kind is ActorKind.CUSTOMER,
+            fields=dict(event.fields),
         )
     changes: dict[str, object] = {"version": state.version + 1, "updated_at": event.at}
     match event:
@@ -107,6 +115,9 @@ def evolve(state: Ticket | None, event: Event) -> Ticket:
         case PriorityChanged():
             changes["priority"] = event.priority
             changes["clocks"] = state.clocks | event.clocks
+        case TicketGroupChanged():
+            changes["group_id"] = event.group_id
+            changes["clocks"] = state.clocks | event.clocks
         case StateChanged():
             changes.update(_state_change(state, event))
         case TagsChanged():
@@ -117,6 +128,18 @@ def evolve(state: Ticket | None, event: Event) -> Ticket:
                 raise CorruptStream(f"breach of {event.metric} which has no clock")
             changes["clocks"] = state.clocks | {event.metric: breach_clock(clock, event.at)}
             # A breach is a scheduler observation, not a change a customer sees.
+            del changes["updated_at"]
+        case FieldValuesChanged():
+            fields = dict(state.fields)
+            for key, value in event.values.items():
+                if value is None:
+                    fields.pop(key, None)
+                else:
+                    fields[key] = value
+            changes["fields"] = fields
+        case RequesterChanged():
+            changes["requester"] = event.requester
+            # Moving a ticket between contacts is bookkeeping, not a change a customer sees.
             del changes["updated_at"]
         case FollowUpOpened():
             changes["follow_up_ids"] = (*state.follow_up_ids, event.follow_up_id)

@@ -40,10 +40,16 @@ def check_reason(value: str | None) -> str | None:
     return None if value is None else check_text(value, "reason", REASON_MAX)
 
 
+def check_email(value: str, field: str) -> str:
+    """Reject a malformed or over-long e-mail address; return it unchanged."""
+    if len(value) > 254 or not _EMAIL.match(value):
+        raise ValidationFailed(f"{field} is not an e-mail address", field=field)
+    return value
+
+
 def check_requester(requester: Requester) -> Requester:
     """Reject a malformed e-mail address or an over-long name."""
-    if len(requester.email) > 254 or not _EMAIL.match(requester.email):
-        raise ValidationFailed("requester.email is not an e-mail address", field="requester.email")
+    check_email(requester.email, "requester.email")
     if requester.name is not None and len(requester.name) > NAME_MAX:
         raise ValidationFailed(
             f"requester.name must be at most {NAME_MAX} characters", field="requester.name"
@@ -75,8 +81,10 @@ def check_tag_count(tags: tuple[str, ...]) -> tuple[str, ...]:
 
 __all__ = [
     "BODY_MAX",
+    "NAME_MAX",
     "SUBJECT_MAX",
     "TAGS_MAX",
+    "check_email",
     "check_reason",
     "check_requester",
     "check_tag_count",

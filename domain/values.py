@@ -8,6 +8,8 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
+from domain.ids import ContactId
+
 
 def _utc(value: datetime) -> datetime:
     # Naive datetimes are ambiguous about their zone; the domain refuses to guess.
@@ -83,12 +85,15 @@ class Actor(BaseModel):
 
 
 class Requester(BaseModel):
-    """The customer a ticket is for."""
+    """The customer a ticket is for: the contact it resolved to (None on tickets opened
+    before contacts existed, until ``helpdesk migrate`` links them) and the e-mail and
+    name the ticket was opened with."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     email: str
     name: str | None = None
+    contact_id: ContactId | None = None
 
 
 __all__ = [

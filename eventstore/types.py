@@ -16,8 +16,8 @@ JsonObject = dict[str, Any]
 class StoreActor:
     """Who is acting, as the database stamps it onto every event.
 
-    ``kind`` is one of ``api_key``, ``system`` or ``operator``; ``id`` names the key,
-    the subsystem or the operator.
+    ``kind`` is one of ``api_key``, ``agent`` (a signed-in person), ``system`` or
+    ``operator``; ``id`` names the key, the agent, the subsystem or the operator.
     """
 
     kind: str

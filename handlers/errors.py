@@ -2,8 +2,9 @@
 
 Each carries a stable ``code`` and a human ``message``; the kind says what went
 wrong in general terms, and the API maps kinds to statuses at its edge
-(``Missing`` 404, ``Conflict`` 409, ``VersionMismatch`` 412, ``Invalid`` 422). Rules
-of the ticket aggregate raise ``domain.errors`` instead.
+(``NotAuthenticated`` 401, ``Missing`` 404, ``Conflict`` 409, ``Gone`` 410,
+``VersionMismatch`` 412, ``Invalid`` 422). Rules of the ticket aggregate raise
+``domain.errors`` instead.
 """
 
 from __future__ import annotations
@@ -29,6 +30,15 @@ class Conflict(HandlerError):
     """The command contradicts what exists (a taken e-mail, say)."""
 
 
+class NotAuthenticated(HandlerError):
+    """The credentials presented prove nothing: one answer for every reason, so the
+    answer never tells which part was wrong."""
+
+
+class Gone(HandlerError):
+    """The command spends something that was spent already or has expired."""
+
+
 class VersionMismatch(HandlerError):
     """The caller asked for a version of a record that is not the current one."""
 
@@ -48,4 +58,5 @@ class Invalid(HandlerError):
         self.kind = kind
 
 
-__all__ = ["Conflict", "HandlerError", "Invalid", "Missing", "VersionMismatch"]
+__all__ = ["Conflict", "Gone", "HandlerError", "Invalid", "Missing", "NotAuthenticated",
+           "VersionMismatch"]

@@ -118,3 +118,93 @@ SELECT set_config('app.worker', 'on', true)
 -- name: all_tenant_ids --
 -- (no arguments) worker-armed
 SELECT id FROM tenants ORDER BY id
+
+-- name: login_by_email --
+-- $1 tenant_id, $2 email
+-- The agent an e-mail signs in as, with its password hash (NULL: no login yet).
+SELECT a.id, a.role, a.active, l.password_hash
+  FROM agents a
+  LEFT JOIN agent_logins l ON l.tenant_id = a.tenant_id AND l.agent_id = a.id
+ WHERE a.tenant_id = $1 AND a.email = $2
+
+-- name: set_password --
+-- $1 tenant_id, $2 agent_id, $3 password_hash, $4 now
+INSERT INTO agent_logins (tenant_id, agent_id, password_hash, set_at, updated_at)
+VALUES ($1, $2, $3, $4, $4)
+ON CONFLICT (tenant_id, agent_id) DO UPDATE
+   SET password_hash = EXCLUDED.password_hash, set_at = EXCLUDED.set_at,
+       updated_at = EXCLUDED.updated_at
+
+-- name: rehash_password --
+-- $1 tenant_id, $2 agent_id, $3 new hash, $4 the hash that was checked, $5 now
+-- Compare-and-set: a password changed meanwhile is not overwritten by the old one.
+UPDATE agent_logins SET password_hash = $3, updated_at = $5
+ WHERE tenant_id = $1 AND agent_id = $2 AND password_hash = $4
+
+-- name: insert_session --
+-- $1 tenant_id, $2 id, $3 agent_id, $4 now, $5 expires_at (the absolute cap)
+INSERT INTO agent_sessions (tenant_id, id, agent_id, created_at, last_used_at, expires_at)
+VALUES ($1, $2, $3, $4, $4, $5)
+
+-- name: insert_refresh_token --
+-- $1 tenant_id, $2 token_hash, $3 session_id, $4 now, $5 expires_at
+INSERT INTO refresh_tokens (tenant_id, token_hash, session_id, issued_at, expires_at)
+VALUES ($1, $2, $3, $4, $5)
+
+-- name: get_refresh_token --
+-- $1 tenant_id, $2 token_hash
+SELECT t.session_id, t.expires_at, t.rotated_at, s.agent_id,
+       s.expires_at AS session_expires_at, s.revoked_at, a.role, a.active
+  FROM refresh_tokens t
+  JOIN agent_sessions s ON s.tenant_id = t.tenant_id AND s.id = t.session_id
+  JOIN agents a ON a.tenant_id = s.tenant_id AND a.id = s.agent_id
+ WHERE t.tenant_id = $1 AND t.token_hash = $2
+
+-- name: rotate_refresh_token --
+-- $1 tenant_id, $2 token_hash, $3 now
+-- Exactly one of two concurrent refreshes with the same token gets the row; the other
+-- sees a rotated token, which is a replay.
+UPDATE refresh_tokens SET rotated_at = $3
+ WHERE tenant_id = $1 AND token_hash = $2 AND rotated_at IS NULL
+RETURNING session_id
+
+-- name: touch_session --
+-- $1 tenant_id, $2 id, $3 now
+UPDATE agent_sessions SET last_used_at = $3
+ WHERE tenant_id = $1 AND id = $2 AND revoked_at IS NULL
+
+-- name: revoke_session --
+-- $1 tenant_id, $2 id, $3 now, $4 reason
+-- Revoking twice keeps the first instant and reason: the second returns no row.
+UPDATE agent_sessions SET revoked_at = $3, revoked_reason = $4
+ WHERE tenant_id = $1 AND id = $2 AND revoked_at IS NULL
+RETURNING agent_id
+
+-- name: insert_invitation --
+-- $1 tenant_id, $2 id, $3 email, $4 name, $5 role, $6 token_hash, $7 now, $8 expires_at
+INSERT INTO agent_invitations (tenant_id, id, email, name, role, token_hash, created_at,
+                               expires_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+RETURNING id, email, name, role, created_at, expires_at
+
+-- name: get_invitation --
+-- $1 tenant_id, $2 token_hash
+SELECT id, email, name, role, expires_at, accepted_at
+  FROM agent_invitations
+ WHERE tenant_id = $1 AND token_hash = $2
+
+-- name: get_invitation_for_update --
+-- $1 tenant_id, $2 token_hash
+SELECT id, email, name, role, expires_at, accepted_at
+  FROM agent_invitations
+ WHERE tenant_id = $1 AND token_hash = $2
+   FOR UPDATE
+
+-- name: spend_invitation --
+-- $1 tenant_id, $2 id, $3 now, $4 agent_id
+UPDATE agent_invitations SET accepted_at = $3, agent_id = $4
+ WHERE tenant_id = $1 AND id = $2 AND accepted_at IS NULL
+
+-- name: agent_by_email --
+-- $1 tenant_id, $2 email
+SELECT id, active FROM agents WHERE tenant_id = $1 AND email = $2

@@ -16,6 +16,7 @@ from eventstore.sqlfile import load_queries
 from eventstore.store import Session
 from handlers.errors import Invalid, VersionMismatch
 from handlers.tenant_events import record
+from projections.groups import unknown_groups
 from projections.search import reindex
 from projections.tenant_settings import TenantSettingsDoc, load_document
 
@@ -41,6 +42,12 @@ async def replace_settings(uow: Session, command: ReplaceSettings) -> SettingsSt
     """Store the document; the same document again changes nothing and records
     nothing (once one was stored). A business-hours shift must end after it starts."""
     _refuse_inverted_shifts(command.document.business_hours)
+    groups = list(command.document.group_sla_targets)
+    unknown = await unknown_groups(uow.conn, uow.tenant_id, groups) if groups else []
+    if unknown:
+        reason = f"no group {unknown[0]} in this tenant"
+        raise Invalid("unknown_group", reason, reason=reason,
+                      field=f"group_sla_targets.{unknown[0]}", kind="unknown_group")
     current, version = await load_document(uow.conn, uow.tenant_id)
     if command.expected_version is not None and command.expected_version != version:
         raise VersionMismatch(f"the settings are at version {version}", version)

@@ -7,13 +7,15 @@ when another writer won a race. One ``execute`` runs inside the caller's ``Sessi
 
 1. lock and load the ticket's inline row (commands on one ticket queue on that row
    lock, so they decide on fresh state instead of losing races at append time);
-2. load the tenant's SLA policy;
+2. load the tenant's SLA policy (and, for commands that check field values, the
+   ticket field definitions); a new ticket's requester is resolved to a contact
+   (``handlers.requesters``), which may create the contact;
 3. ``domain.decide`` (a customer's message on a closed ticket becomes a follow-up
    ticket via ``domain.decide_follow_up``: two streams, one transaction);
 4. update the inline read models;
 5. schedule, move or cancel the SLA timers whose clocks changed;
-6. stage the events: the unit of work sends them in its COMMIT's message, where the
-   tenant head lock they take is held for server time only.
+6. stage the events (a created contact's first): the unit of work sends them in its
+   COMMIT's message, where the tenant head lock they take is held for server time only.
 
 Nothing is committed here: the caller's session commits (with its idempotency record)
 or rolls everything back.
@@ -29,18 +31,22 @@ from uuid import UUID
 
 import asyncpg
 
-from domain.commands import AddMessage, Assign, Command
+from domain.commands import AddMessage, Assign, ChangeFields, ChangeState, Command, OpenTicket
 from domain.decide import decide, decide_follow_up
 from domain.errors import FollowUpRequired, NotFound, ValidationFailed
 from domain.events import Event
+from domain.fields import NO_FIELDS
 from domain.ids import MessageId, TenantId, TicketId
 from domain.mapper import to_stored
 from domain.sla import Clock
 from domain.ticket import Ticket
-from domain.values import Actor, ActorKind, Visibility
+from domain.values import Actor, ActorKind, TicketState, Visibility
 from eventstore.errors import ConcurrencyError
 from eventstore.store import Session
 from eventstore.types import NewEvent
+from handlers.requesters import resolve_requester
+from projections.fields import load_catalog
+from projections.groups import load_group, unknown_groups
 from projections.inline import PendingEvent, apply_inline, load_ticket
 from projections.reads import active_agent
 from projections.tenant_settings import load_settings
@@ -96,12 +102,25 @@ async def execute(
     if expected_version is not None and expected_version != current:
         raise ConcurrencyError(ticket_id, expected_version, current)
     policy = (await load_settings(conn, tenant)).policy
-    if isinstance(command, Assign) and command.agent_id is not None:
-        await _check_agent(conn, tenant, command.agent_id)
+    if isinstance(command, Assign):
+        if command.set_agent and command.agent_id is not None:
+            await _check_agent(conn, tenant, command.agent_id)
+        command = await _with_group_members(conn, tenant, command, state)
+    elif isinstance(command, OpenTicket) and command.group_id is not None:
+        await _check_groups(conn, tenant, [command.group_id])
+    contact_events: list[tuple[UUID, Event]] = []
+    if isinstance(command, OpenTicket) and command.requester.contact_id is None:
+        requester, contact_events = await resolve_requester(conn, tenant, command.requester,
+                                                            command.at)
+        command = command.model_copy(update={"requester": requester})
+
+    checks_fields = isinstance(command, OpenTicket | ChangeFields) or (
+        isinstance(command, ChangeState) and command.to is TicketState.SOLVED)
+    catalog = await load_catalog(conn, tenant) if checks_fields else NO_FIELDS
 
     decided: dict[UUID, list[Event]]
     try:
-        decided = {ticket_id: decide(command, state, policy)}
+        decided = {ticket_id: decide(command, state, policy, catalog)}
     except FollowUpRequired:
         assert isinstance(command, AddMessage) and state is not None
         new_id = follow_up_id(ticket_id, command.message_id)
@@ -122,6 +141,10 @@ async def execute(
         before = state if stream == ticket_id else None
         await _move_sla_timers(conn, tenant, before, ticket)
 
+    # The contact a new requester created goes first: the ticket's events refer to it.
+    for contact_id, event in contact_events:
+        type_, schema_version, data = to_stored(event)
+        await session.append(contact_id, 0, [NewEvent(type_, data, schema_version)])
     for stream in decided:
         await session.append(stream, versions[stream],
                              [NewEvent(e.type, e.data, e.schema_version)
@@ -144,6 +167,27 @@ async def _check_agent(conn: asyncpg.Connection, tenant: TenantId, agent_id: UUI
     if not await active_agent(conn, tenant, agent_id):
         raise ValidationFailed("agent_id is not an active agent of this tenant",
                                field="agent_id")
+
+
+async def _check_groups(conn: asyncpg.Connection, tenant: TenantId, ids: list[UUID]) -> None:
+    unknown = await unknown_groups(conn, tenant, ids)
+    if unknown:
+        raise ValidationFailed(f"no group {unknown[0]} in this tenant", field="group_id")
+
+
+async def _with_group_members(conn: asyncpg.Connection, tenant: TenantId, command: Assign,
+                              state: Ticket | None) -> Assign:
+    """``command`` with the members of the group the ticket will be in, for the domain's
+    rule that an assignee belongs to the ticket's group."""
+    if state is None:
+        return command  # no such ticket: ``decide`` says so
+    group = command.group_id if command.set_group else state.group_id
+    if group is None:
+        return command
+    found = await load_group(conn, tenant, group, for_share=True)
+    if found is None:
+        raise ValidationFailed(f"no group {group} in this tenant", field="group_id")
+    return command.model_copy(update={"group_members": frozenset(found.members)})
 
 
 async def _move_sla_timers(
@@ -222,11 +266,13 @@ async def _with_retries(uow: Session, ticket_id: UUID,
                         build: Callable[[], Awaitable[Command]],
                         expected_version: int | None) -> CommandResult:
     for attempt in range(1, MAX_ATTEMPTS + 1):
+        staged = len(uow.staged)
         try:
             async with uow.conn.transaction():  # a savepoint: a lost race undoes only this
                 command = await build()
                 return await execute(uow, ticket_id, command, expected_version=expected_version)
         except ConcurrencyError:
+            del uow.staged[staged:]  # what the undone attempt staged goes with its rows
             if expected_version is not None or attempt == MAX_ATTEMPTS:
                 raise
     raise AssertionError("unreachable")  # pragma: no cover

@@ -10,13 +10,21 @@ trail), and is idempotent: it only touches what is not yet up to date, so runnin
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
+from domain.commands import ChangeRequester
 from domain.ids import TenantId
+from domain.values import Requester
 from eventstore.pool import connect
 from eventstore.sqlfile import load_queries
 from eventstore.store import Session, arm
+from eventstore.types import StoreActor
+from handlers.contacts import stage
+from handlers.requesters import resolve_requester
 from handlers.tenants import operator_actor
+from handlers.tickets import run_command
+from projections import people
 from projections.inline import fill_views
 from projections.search import index_missing
 
@@ -29,12 +37,48 @@ async def _ticket_views(uow: Session) -> int:
     return await fill_views(uow.conn, uow.tenant_id)
 
 
+SYSTEM = StoreActor("system", "migrate")
+"""Who links old tickets to contacts: the system, not the operator who ran it."""
+
+
+async def _link_requesters(uow: Session, *, batch: int = 500) -> int:
+    """Resolve the requester of every ticket linked to no contact (opened before
+    contacts existed): its contact is created if no contact has the e-mail, and the
+    ticket gets a ``RequesterChanged``, which also renders its document anew. Appended
+    by the ``system`` actor; a ticket once linked is never picked again."""
+    await arm(uow.conn, uow.tenant_id, SYSTEM)
+    linked = 0
+    try:
+        while True:
+            rows = await people.unlinked_tickets(uow.conn, uow.tenant_id, batch)
+            for ticket_id, stored in rows:
+                at = datetime.now(UTC)
+                # No requester locks: one per e-mail, held to the tenant's commit, would
+                # fill the server's lock table on a large tenant. A merge running at the
+                # same moment can leave a ticket on the contact merged away (whose reads
+                # redirect to the survivor).
+                requester, created = await resolve_requester(
+                    uow.conn, uow.tenant_id,
+                    Requester(email=stored["email"], name=stored.get("name")), at, lock=False)
+                for contact_id, event in created:
+                    await stage(uow, contact_id, 0, [event])
+                await run_command(uow, ticket_id, ChangeRequester(requester=requester, at=at))
+            linked += len(rows)
+            # Sent under the system actor now, before the next step re-arms the operator.
+            await uow.flush()
+            if len(rows) < batch:
+                return linked
+    finally:
+        await arm(uow.conn, uow.tenant_id, operator_actor())
+
+
 async def _search_index(uow: Session) -> int:
     return await index_missing(uow.conn, uow.tenant_id)
 
 
 STEPS: tuple[tuple[str, Step], ...] = (
     ("ticket documents rendered", _ticket_views),
+    ("tickets linked to contacts", _link_requesters),
     ("tickets indexed for search", _search_index),
 )
 """Every step, in the order they run; each returns how many rows it changed."""

@@ -19,9 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
+import orjson
 
 from domain.business_hours import Calendar, CALENDAR_24x7, business_ms_between
 from domain.events import (
+    FieldValuesChanged,
     MessageAdded,
     PriorityChanged,
     SlaBreached,
@@ -83,6 +85,18 @@ _values = operator.attrgetter(*COLUMNS)
 Daily = dict[tuple[date, str, str], list[int]]
 # (day, agent) -> [assigned, replies, solved]
 AgentDaily = dict[tuple[date, str], list[int]]
+# (field key, day, value) -> [created, solved, reopened, breached]
+FieldDaily = dict[tuple[str, date, str], list[int]]
+
+
+def field_values(value: object) -> list[str]:
+    """A field value as the texts it is counted and grouped under: a multiselect under
+    each of its options, a checkbox as ``true``/``false``."""
+    if isinstance(value, list | tuple):
+        return [str(v) for v in value]
+    if isinstance(value, bool):
+        return ["true" if value else "false"]
+    return [] if value is None else [str(value)]
 
 
 @dataclass
@@ -93,9 +107,25 @@ class Fold:
     tickets: dict[Any, TicketRow]
     daily: Daily
     agents: AgentDaily
+    fields: dict[Any, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    """Each ticket's field values now (``analytics_tickets.fields``)."""
+    field_keys: frozenset[str] = frozenset()
+    """The tenant's checkbox, dropdown and multiselect fields: those counted by value."""
+    field_daily: FieldDaily = dataclasses.field(
+        default_factory=lambda: defaultdict(lambda: [0, 0, 0, 0]))
+    fields_changed: set[Any] = dataclasses.field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.continuous = self.calendar.is_continuous
+
+    def _count(self, row: TicketRow, day: date, counter: int) -> None:
+        """Count one of created, solved, reopened, breached for the day, by priority and
+        source, and by the values the ticket holds now (at the event's time)."""
+        self.daily[(day, row.priority, row.source)][counter] += 1
+        for key, value in self.fields.get(row.ticket_id, {}).items():
+            if key in self.field_keys:
+                for text in field_values(value):
+                    self.field_daily[(key, day, text)][counter] += 1
 
     def apply(self, env: Envelope) -> None:
         """Fold one event into the batch state."""
@@ -108,7 +138,10 @@ class Fold:
                 created_at=event.at, state_since=event.at, last_seq=env.seq,
             )
             self.tickets[env.stream_id] = row
-            self.daily[(day, row.priority, row.source)][0] += 1
+            self.fields[env.stream_id] = dict(event.fields)
+            if event.fields:
+                self.fields_changed.add(env.stream_id)
+            self._count(row, day, 0)
             return
         row = self.tickets.get(env.stream_id)  # type: ignore[assignment]
         if row is None:
@@ -133,8 +166,16 @@ class Fold:
             row.priority = event.priority.value
         elif isinstance(event, StateChanged):
             self._state(row, event, day)
+        elif isinstance(event, FieldValuesChanged):
+            values = self.fields.setdefault(env.stream_id, {})
+            for key, value in event.values.items():
+                if value is None:
+                    values.pop(key, None)
+                else:
+                    values[key] = list(value) if isinstance(value, tuple) else value
+            self.fields_changed.add(env.stream_id)
         elif isinstance(event, SlaBreached):
-            self.daily[(day, row.priority, row.source)][3] += 1
+            self._count(row, day, 3)
             if event.metric is SlaMetric.FIRST_RESPONSE:
                 row.breaches_first_response += 1
             elif event.metric is SlaMetric.NEXT_REPLY:
@@ -151,7 +192,7 @@ class Fold:
             row.solves += 1
             row.resolution_ms = _ms(row.created_at, event.at)
             row.resolution_open_ms = row.open_ms
-            self.daily[(day, row.priority, row.source)][1] += 1
+            self._count(row, day, 1)
             if row.assignee is not None:
                 self.agents[(day, row.assignee)][2] += 1
         elif row.state == _SOLVED and to != TicketState.CLOSED.value:
@@ -159,14 +200,14 @@ class Fold:
             row.solved_at = None
             row.resolution_ms = None
             row.resolution_open_ms = None
-            self.daily[(day, row.priority, row.source)][2] += 1
+            self._count(row, day, 2)
         row.state = to
         row.state_since = event.at
 
 
 HANDLES = frozenset({
     TicketOpened.TYPE, MessageAdded.TYPE, TicketAssigned.TYPE, PriorityChanged.TYPE,
-    StateChanged.TYPE, SlaBreached.TYPE,
+    StateChanged.TYPE, SlaBreached.TYPE, FieldValuesChanged.TYPE,
 })
 
 
@@ -175,7 +216,8 @@ class AnalyticsProjection:
 
     name = "analytics"
     handles = HANDLES
-    tables = ("analytics_tickets", "analytics_daily", "analytics_agent_daily")
+    tables = ("analytics_tickets", "analytics_daily", "analytics_agent_daily",
+              "analytics_field_daily")
 
     async def apply(self, conn: asyncpg.Connection, event: Envelope) -> None:
         """Apply one event (a batch of one)."""
@@ -194,6 +236,8 @@ class AnalyticsProjection:
             tickets={r["ticket_id"]: TicketRow(**{c: r[c] for c in COLUMNS}) for r in rows},
             daily=defaultdict(lambda: [0, 0, 0, 0]),
             agents=defaultdict(lambda: [0, 0, 0]),
+            fields={r["ticket_id"]: r["fields"] for r in rows},
+            field_keys=frozenset(await conn.fetchval(Q["counted_field_keys"], tenant_id)),
         )
         for env in events:
             fold.apply(env)
@@ -202,6 +246,13 @@ class AnalyticsProjection:
         daily = _columns(((*k, *v) for k, v in sorted(fold.daily.items())), 7)
         agents = _columns(((*k, *v) for k, v in sorted(fold.agents.items())), 5)
         await conn.fetchval(Q["write_batch"], tenant_id, *tickets, *daily, *agents)
+        if fold.fields_changed or fold.field_daily:
+            # Apart from write_batch: a tenant without fields pays nothing for them.
+            changed = sorted(fold.fields_changed & fold.tickets.keys())
+            values = [orjson.dumps(fold.fields[t]).decode() for t in changed]
+            field_daily = _columns(((*k, *v) for k, v in sorted(fold.field_daily.items())), 7)
+            await conn.fetchval(Q["write_field_batch"], tenant_id, changed, values,
+                                *field_daily)
 
     async def reset(self, conn: asyncpg.Connection, tenant_id: TenantId) -> None:
         """Delete the tenant's analytics rows."""

@@ -17,18 +17,27 @@ from uuid import UUID
 import asyncpg
 
 from domain.errors import CorruptStream
-from domain.events import TICKET_EVENTS, Event, MessageAdded, TagsChanged, TicketOpened
+from domain.events import (
+    TICKET_EVENTS,
+    Event,
+    FieldValuesChanged,
+    MessageAdded,
+    RequesterChanged,
+    TagsChanged,
+    TicketOpened,
+)
 from domain.ids import TenantId, TicketId
 from domain.mapper import from_stored
 from domain.ticket import Ticket, evolve
 from eventstore.sqlfile import load_queries
 from projections.search import index_tickets
-from projections.views import ticket_json
+from projections.views import TICKET_KEYS, ticket_json
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
 
 _TICKET_TYPES = frozenset(cls.TYPE for cls in TICKET_EVENTS)
-_SEARCHED_TYPES = frozenset({TicketOpened.TYPE, MessageAdded.TYPE, TagsChanged.TYPE})
+_SEARCHED_TYPES = frozenset({TicketOpened.TYPE, MessageAdded.TYPE, TagsChanged.TYPE,
+                             RequesterChanged.TYPE})
 
 
 class StoredEvent(Protocol):
@@ -91,6 +100,7 @@ async def apply_inline(
     """
     states: dict[UUID, Ticket | None] = {}
     inserted: set[UUID] = set()
+    with_fields: set[UUID] = set()
     for stored in events:
         if stored.type not in _TICKET_TYPES:
             continue
@@ -112,12 +122,19 @@ async def apply_inline(
         states[stream] = after
         if before is None:
             inserted.add(stream)
+        if isinstance(event, FieldValuesChanged) or (isinstance(event, TicketOpened)
+                                                     and event.fields):
+            with_fields.add(stream)
         await _insert_message(conn, tenant_id, TicketId(stream), stored.version, event)
     out: dict[UUID, Ticket] = {}
     for stream, ticket in states.items():
         assert ticket is not None
         await _write_ticket(conn, tenant_id, ticket, insert=stream in inserted,
                             previous=_first_version(events, stream) - 1)
+        if stream in with_fields:
+            # Only commands that touch fields pay for this (the list filters on it).
+            await conn.execute(Q["set_ticket_fields"], tenant_id, ticket.id,
+                               state_to_json(ticket)["fields"])
         out[stream] = ticket
     # The search index reads the rows just written; only what is searched changes it.
     await index_tickets(conn, tenant_id, sorted(
@@ -151,11 +168,13 @@ async def _write_ticket(conn: asyncpg.Connection, tenant_id: TenantId, t: Ticket
             Q["insert_ticket"], tenant_id, t.id, t.version, t.state.value, t.priority.value,
             t.source.value, t.assignee, list(t.tags), t.subject, doc["requester"],
             t.follow_up_of, clocks, doc, t.created_at, t.updated_at, view,
+            t.requester.contact_id,
         )
         return
     status = await conn.execute(
         Q["update_ticket"], tenant_id, t.id, t.version, t.state.value, t.priority.value,
-        t.assignee, list(t.tags), clocks, doc, t.updated_at, previous, view,
+        t.assignee, list(t.tags), clocks, doc, t.updated_at, previous, view, doc["requester"],
+        t.requester.contact_id,
     )
     if status != "UPDATE 1":
         raise CorruptStream(f"inline ticket {t.id} is not at version {previous}")
@@ -163,16 +182,24 @@ async def _write_ticket(conn: asyncpg.Connection, tenant_id: TenantId, t: Ticket
 
 async def fill_views(conn: asyncpg.Connection, tenant_id: TenantId, *, batch: int = 500) -> int:
     """Render the API document of every ticket row that has none (rows written before
-    ``tickets.view`` existed); returns how many were filled."""
+    ``tickets.view`` existed), or whose document lacks a key the document has now
+    (rows written before that key was added); returns how many were filled."""
     filled = 0
+    keys = list(TICKET_KEYS)
     while True:
-        rows = await conn.fetch(Q["tickets_without_view"], tenant_id, batch)
-        for row in rows:
-            await conn.execute(Q["set_view"], tenant_id, row["id"],
-                               ticket_json(state_from_json(row["state_json"])).decode())
-        filled += len(rows)
+        rows = await conn.fetch(Q["tickets_without_view"], tenant_id, batch, keys)
+        filled += await _render_views(conn, tenant_id, rows)
         if len(rows) < batch:
             return filled
+
+
+async def _render_views(conn: asyncpg.Connection, tenant_id: TenantId,
+                        rows: Sequence[asyncpg.Record]) -> int:
+    """Store the document rendered from each row's ``state_json``; returns how many."""
+    for row in rows:
+        await conn.execute(Q["set_view"], tenant_id, row["id"],
+                           ticket_json(state_from_json(row["state_json"])).decode())
+    return len(rows)
 
 
 __all__ = [

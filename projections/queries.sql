@@ -15,17 +15,25 @@ SELECT version, state_json FROM tickets WHERE tenant_id = $1 AND id = $2 FOR UPD
 -- name: insert_ticket --
 -- $1 tenant_id, $2 id, $3 version, $4 state, $5 priority, $6 source, $7 assignee,
 -- $8 tags, $9 subject, $10 requester, $11 follow_up_of, $12 clocks, $13 state_json,
--- $14 created_at, $15 updated_at, $16 view (the API document, as text)
+-- $14 created_at, $15 updated_at, $16 view (the API document, as text), $17 contact_id
+-- The organization is the contact's (projections/people.py keeps it so).
 INSERT INTO tickets (tenant_id, id, version, state, priority, source, assignee, tags, subject,
-                     requester, follow_up_of, clocks, state_json, created_at, updated_at, view)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16::text::json)
+                     requester, follow_up_of, clocks, state_json, created_at, updated_at, view,
+                     contact_id, organization_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16::text::json,
+        $17, (SELECT c.organization_id FROM contacts c WHERE c.tenant_id = $1 AND c.id = $17))
 
 -- name: update_ticket --
 -- $1 tenant_id, $2 id, $3 version, $4 state, $5 priority, $6 assignee, $7 tags,
--- $8 clocks, $9 state_json, $10 updated_at, $11 previous version, $12 view (as text)
+-- $8 clocks, $9 state_json, $10 updated_at, $11 previous version, $12 view (as text),
+-- $13 requester, $14 contact_id
 UPDATE tickets
    SET version = $3, state = $4, priority = $5, assignee = $6, tags = $7, clocks = $8,
-       state_json = $9, updated_at = $10, view = $12::text::json
+       state_json = $9, updated_at = $10, view = $12::text::json, requester = $13,
+       contact_id = $14,
+       organization_id = CASE WHEN contact_id IS NOT DISTINCT FROM $14 THEN organization_id
+                              ELSE (SELECT c.organization_id FROM contacts c
+                                     WHERE c.tenant_id = $1 AND c.id = $14) END
  WHERE tenant_id = $1 AND id = $2 AND version = $11
 
 -- name: ticket_version --
@@ -243,18 +251,40 @@ SELECT (SELECT count(*) FROM tickets) + (SELECT count(*) FROM daily)
        + (SELECT count(*) FROM agents)
 
 -- name: summary --
--- $1 tenant_id, $2 from (inclusive), $3 to (exclusive), $4 group: priority|source|assignee|day|all
+-- $1 tenant_id, $2 from (inclusive), $3 to (exclusive), $4 group:
+-- priority|source|assignee|group|organization|day|field|all, $5 the field's key (group
+-- field; else null)
 -- Percentiles are percentile_disc (nearest rank): always a value some ticket had.
+-- A ticket's group is the one it is in now, and its organization its contact's now,
+-- read from the inline tickets row (the subquery runs only for that grouping: CASE
+-- evaluates the branch it takes).
+-- By field, a ticket counts under the value it holds now, as it does under its
+-- priority now; a multiselect under each option it holds, no value under 'none'. The
+-- lateral's filter on $4 is a one-time filter: other groups never expand a row.
 WITH t AS (
     SELECT CASE $4::text
                WHEN 'priority' THEN priority
                WHEN 'source' THEN source
                WHEN 'assignee' THEN coalesce(assignee, 'none')
+               WHEN 'group' THEN coalesce((SELECT g.group_id::text FROM tickets g
+                                            WHERE g.tenant_id = $1 AND g.id = a.ticket_id),
+                                          'none')
                WHEN 'day' THEN to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')
+               WHEN 'field' THEN coalesce(fv.value, 'none')
+               WHEN 'organization' THEN coalesce(
+                   (SELECT k.organization_id::text FROM tickets k
+                     WHERE k.tenant_id = $1 AND k.id = a.ticket_id), 'none')
                ELSE 'all'
            END AS key,
            a.*
       FROM analytics_tickets a
+      LEFT JOIN LATERAL (
+          SELECT jsonb_array_elements_text(a.fields -> $5::text) AS value
+           WHERE $4::text = 'field' AND jsonb_typeof(a.fields -> $5::text) = 'array'
+          UNION ALL
+          SELECT a.fields ->> $5::text
+           WHERE $4::text = 'field' AND jsonb_typeof(a.fields -> $5::text) <> 'array'
+      ) fv ON true
      WHERE tenant_id = $1 AND created_at >= $2 AND created_at < $3
 )
 SELECT key,
@@ -285,6 +315,13 @@ SELECT day, priority, source, created, solved, reopened, breached
  WHERE tenant_id = $1 AND day BETWEEN $2 AND $3
  ORDER BY day, priority, source
 
+-- name: volume_by_field --
+-- $1 tenant_id, $2 from day, $3 to day (inclusive), $4 field key
+SELECT day, value, created, solved, reopened, breached
+  FROM analytics_field_daily
+ WHERE tenant_id = $1 AND field_key = $4 AND day BETWEEN $2 AND $3
+ ORDER BY day, value
+
 -- name: backlog --
 -- $1 tenant_id, $2 now (ages are measured from the ticket's creation)
 SELECT state, priority,
@@ -299,7 +336,8 @@ SELECT state, priority,
  ORDER BY 1, 2, 3
 
 -- name: agents --
--- $1 tenant_id, $2 from day, $3 to day (inclusive)
+-- $1 tenant_id, $2 from day, $3 to day (inclusive), $4 group id (null: everyone): only
+-- the group's members as it is now
 -- Who each recorded author is: an agent (a person), an API key acting as itself (an
 -- admin key without an agent), or neither (an id no API call writes). Ids are
 -- compared as text: the projection keeps authors as recorded, and not every
@@ -314,6 +352,9 @@ SELECT w.id,
                sum(replies)::int AS replies, sum(solved)::int AS solved
           FROM analytics_agent_daily
          WHERE tenant_id = $1 AND day BETWEEN $2 AND $3
+           AND ($4::uuid IS NULL OR agent_id IN (
+                   SELECT m::text FROM groups, unnest(members) AS m
+                    WHERE groups.tenant_id = $1 AND groups.id = $4::uuid))
          GROUP BY agent_id) AS w
   LEFT JOIN agents a ON a.tenant_id = $1 AND a.id::text = w.id
   LEFT JOIN api_keys k ON k.tenant_id = $1 AND k.id::text = w.id
@@ -338,12 +379,143 @@ SELECT p.name AS projection, coalesce(sum(h.seq - coalesce(c.last_seq, 0)), 0)::
  GROUP BY p.name
 
 -- name: tickets_without_view --
--- $1 tenant_id, $2 limit: rows written before tickets.view existed
-SELECT id, state_json FROM tickets WHERE tenant_id = $1 AND view IS NULL LIMIT $2 FOR UPDATE
+-- $1 tenant_id, $2 limit, $3 the top-level keys of the ticket document: rows written
+-- before tickets.view existed, or before one of these keys was added to the document
+SELECT id, state_json FROM tickets
+ WHERE tenant_id = $1 AND (view IS NULL OR NOT (view::jsonb ?& $3::text[]))
+ LIMIT $2 FOR UPDATE
 
 -- name: set_view --
 -- $1 tenant_id, $2 ticket id, $3 view (as text)
 UPDATE tickets SET view = $3::text::json WHERE tenant_id = $1 AND id = $2
+
+-- Groups (projections/groups.py) ----------------------------------------------------------
+
+-- name: insert_group --
+-- $1 tenant_id, $2 id, $3 name, $4 members, $5 created_at
+-- No row back: the name is taken (case aside) in the tenant.
+INSERT INTO groups (tenant_id, id, name, members, version, created_at, updated_at)
+VALUES ($1, $2, $3, $4, 1, $5, $5)
+ON CONFLICT (tenant_id, lower(name)) DO NOTHING
+RETURNING id, version, name, members, created_at, updated_at
+
+-- name: group_for_update --
+-- $1 tenant_id, $2 group id
+-- Commands on one group queue on its row and decide on the state the last one committed.
+SELECT id, version, name, members, created_at, updated_at
+  FROM groups WHERE tenant_id = $1 AND id = $2 FOR UPDATE
+
+-- name: get_group --
+-- $1 tenant_id, $2 group id
+SELECT id, version, name, members, created_at, updated_at
+  FROM groups WHERE tenant_id = $1 AND id = $2
+
+-- name: group_for_share --
+-- $1 tenant_id, $2 group id
+-- An assignment reads the members under a share lock: a change of members (FOR UPDATE)
+-- waits for it, and then counts the ticket it assigned among those still held; an
+-- assignment after the change reads the new members. Assignments do not wait on each
+-- other.
+SELECT id, version, name, members, created_at, updated_at
+  FROM groups WHERE tenant_id = $1 AND id = $2 FOR SHARE
+
+-- name: update_group --
+-- $1 tenant_id, $2 id, $3 version, $4 name, $5 members, $6 updated_at
+UPDATE groups SET version = $3, name = $4, members = $5, updated_at = $6
+ WHERE tenant_id = $1 AND id = $2
+
+-- name: group_named --
+-- $1 tenant_id, $2 name
+SELECT id FROM groups WHERE tenant_id = $1 AND lower(name) = lower($2)
+
+-- name: list_groups --
+-- $1 tenant_id, $2 cursor created_at (null: first page), $3 cursor id, $4 limit
+SELECT id, version, name, members, created_at, updated_at
+  FROM groups
+ WHERE tenant_id = $1
+   AND ($2::timestamptz IS NULL OR (created_at, id) > ($2::timestamptz, $3::uuid))
+ ORDER BY created_at, id
+ LIMIT $4
+
+-- name: known_groups --
+-- $1 tenant_id, $2 group ids
+SELECT id FROM groups WHERE tenant_id = $1 AND id = ANY ($2::uuid[])
+
+-- name: active_agents_among --
+-- $1 tenant_id, $2 agent ids
+SELECT id FROM agents WHERE tenant_id = $1 AND id = ANY ($2::uuid[]) AND active
+
+-- name: tickets_held_in_group --
+-- $1 tenant_id, $2 group id, $3 agent ids, $4 most ticket ids to name per agent
+-- Tickets of the group that are still assigned to one of the agents (closed ones
+-- aside): how many per agent, and the newest few of them.
+SELECT assignee AS agent_id, count(*)::int AS tickets,
+       (array_agg(id ORDER BY created_at DESC, id DESC))[1:$4] AS ticket_ids
+  FROM tickets
+ WHERE tenant_id = $1 AND group_id = $2 AND assignee = ANY ($3::uuid[])
+   AND state <> 'closed'
+ GROUP BY assignee
+ ORDER BY assignee
+
+-- name: ticket_field_catalog --
+-- $1 tenant_id: every field definition of the tenant (a command checks values on them)
+SELECT definition FROM ticket_fields WHERE tenant_id = $1 ORDER BY key
+
+-- name: ticket_field --
+-- $1 tenant_id, $2 key
+SELECT definition FROM ticket_fields WHERE tenant_id = $1 AND key = $2
+
+-- name: ticket_field_for_update --
+-- $1 tenant_id, $2 key. Changes to one field queue on its row.
+SELECT definition FROM ticket_fields WHERE tenant_id = $1 AND key = $2 FOR UPDATE
+
+-- name: insert_ticket_field --
+-- $1 tenant_id, $2 key, $3 stream_id, $4 type, $5 version, $6 definition, $7 created_at,
+-- $8 updated_at. Nothing when the key exists (a concurrent definition won).
+INSERT INTO ticket_fields (tenant_id, key, stream_id, type, version, definition, created_at,
+                           updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+ON CONFLICT (tenant_id, key) DO NOTHING
+
+-- name: update_ticket_field --
+-- $1 tenant_id, $2 key, $3 version, $4 definition, $5 updated_at, $6 previous version
+UPDATE ticket_fields SET version = $3, definition = $4, updated_at = $5
+ WHERE tenant_id = $1 AND key = $2 AND version = $6
+
+-- name: count_ticket_fields --
+-- $1 tenant_id
+SELECT count(*) FROM ticket_fields WHERE tenant_id = $1
+
+-- name: set_ticket_fields --
+-- $1 tenant_id, $2 ticket id, $3 the ticket's field values by key
+UPDATE tickets SET fields = $3 WHERE tenant_id = $1 AND id = $2
+
+-- name: counted_field_keys --
+-- $1 tenant_id: the fields analytics counts by value (types never change)
+SELECT coalesce(array_agg(key), '{}') FROM ticket_fields
+ WHERE tenant_id = $1 AND type IN ('checkbox', 'dropdown', 'multiselect')
+
+-- name: write_field_batch --
+-- $1 tenant_id; $2 ids of tickets whose field values changed, $3 their values (JSON
+-- text); $4..$10 field daily (field_key, day, value, created, solved, reopened,
+-- breached), added to what earlier batches wrote. After write_batch, which wrote the
+-- ticket rows.
+WITH tickets AS (
+    UPDATE analytics_tickets a SET fields = v.fields::jsonb
+      FROM unnest($2::uuid[], $3::text[]) AS v(ticket_id, fields)
+     WHERE a.tenant_id = $1 AND a.ticket_id = v.ticket_id
+    RETURNING 1
+), daily AS (
+    INSERT INTO analytics_field_daily AS d
+        (tenant_id, field_key, day, value, created, solved, reopened, breached)
+    SELECT $1::uuid, * FROM unnest($4::text[], $5::date[], $6::text[], $7::int[],
+                                   $8::int[], $9::int[], $10::int[])
+    ON CONFLICT (tenant_id, field_key, day, value) DO UPDATE SET
+        created = d.created + excluded.created, solved = d.solved + excluded.solved,
+        reopened = d.reopened + excluded.reopened, breached = d.breached + excluded.breached
+    RETURNING 1
+)
+SELECT (SELECT count(*) FROM tickets) + (SELECT count(*) FROM daily)
 
 -- name: text_search_config --
 -- $1 tenant_id: the tenant's text-search configuration (settings `text_search`)

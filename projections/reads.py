@@ -32,6 +32,16 @@ _NIL_UUID = uuid.UUID(int=0)
 
 
 @dataclass(frozen=True, slots=True)
+class FieldFilter:
+    """A condition on a ticket field's value: ``op`` is a ``FIELD_FILTERS`` kind;
+    ``value`` its parameter (a tuple for the any-of kinds)."""
+
+    key: str
+    op: str
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
 class TicketFilters:
     """List filters; None (or an empty tuple) means "any". A tuple matches a ticket
     with any of its values (``tags``: any of the ticket's tags)."""
@@ -44,6 +54,14 @@ class TicketFilters:
     tags: tuple[str, ...] = ()
     created_after: datetime | None = None
     created_before: datetime | None = None
+    group_id: UUID | None = None
+    no_group: bool = False
+    fields: tuple[FieldFilter, ...] = ()
+    """Ticket field conditions, all of which must hold (``FIELD_FILTERS``)."""
+    requester_id: UUID | None = None
+    no_requester: bool = False
+    organization_id: UUID | None = None
+    no_organization: bool = False
     updated_after: datetime | None = None
     q: str | None = None
 
@@ -102,9 +120,29 @@ TICKET_FILTERS: dict[str, str] = {
     "tags": "AND tags && ${n}::text[]",
     "created_after": "AND created_at >= ${n}::timestamptz",
     "created_before": "AND created_at < ${n}::timestamptz",
+    "group_id": "AND group_id = ${n}::uuid",
+    "no_group": "AND group_id IS NULL AND ${n}::boolean",
+    "requester_id": "AND contact_id = ${n}::uuid",
+    "no_requester": "AND contact_id IS NULL AND ${n}::boolean",
+    "organization_id": "AND organization_id = ${n}::uuid",
+    "no_organization": "AND organization_id IS NULL AND ${n}::boolean",
     "updated_after": "AND updated_at >= ${n}::timestamptz",
     # The list is for agents and admins, who search internal notes too.
     "q": ticket_filter(staff=True),
+}
+
+
+# One condition per kind of ticket field filter; ``{k}`` is the parameter of the field's
+# key, ``{n}`` of its value. Values were checked against the field's type, and a key
+# is never reused for another type, so the casts never meet a value of another kind.
+# Dates are YYYY-MM-DD, whose text order is their order.
+FIELD_FILTERS: dict[str, str] = {
+    "any": "AND fields ->> ${k}::text = ANY (${n}::text[])",  # checkbox, dropdown
+    "any_of_list": "AND fields -> ${k}::text ?| ${n}::text[]",  # multiselect
+    "number_gte": "AND (fields ->> ${k}::text)::numeric >= ${n}::numeric",
+    "number_lte": "AND (fields ->> ${k}::text)::numeric <= ${n}::numeric",
+    "date_gte": "AND fields ->> ${k}::text >= ${n}::text",
+    "date_lte": "AND fields ->> ${k}::text <= ${n}::text",
 }
 
 
@@ -118,6 +156,9 @@ def ticket_list_query(filters: TicketFilters) -> tuple[str, list[Any]]:
             continue
         values.append(list(value) if isinstance(value, tuple) else value)
         conditions.append(condition.format(n=4 + len(values)))
+    for f in filters.fields:
+        values += [f.key, list(f.value) if isinstance(f.value, tuple) else f.value]
+        conditions.append(FIELD_FILTERS[f.op].format(k=3 + len(values), n=4 + len(values)))
     return Q["list_tickets"].replace("{filters}", "\n   ".join(conditions)), values
 
 
@@ -151,7 +192,9 @@ async def list_messages(
 
 
 __all__ = [
+    "FIELD_FILTERS",
     "TICKET_FILTERS",
+    "FieldFilter",
     "TicketFilters",
     "TicketView",
     "active_agent",

@@ -9,8 +9,12 @@ Document shape::
                                 "holidays": ["2026-12-25"]},
       "paused_states": ["pending", "solved"],
       "sweep": {"pending_days": 7, "solved_days": 4},
+      "group_sla_targets": {"<group id>": {"urgent": {...}, ...}, ...},
       "text_search": "simple"
     }
+
+``group_sla_targets`` is optional (``{}``): a group's targets for the priorities it
+names; a (group, priority) it does not name uses ``sla_targets``.
 
 One model serves every reader and writer. ``PUT /v1/settings`` validates a request
 body with it (every key required); a stored document is read by laying it over the
@@ -25,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
+from uuid import UUID
 
 import asyncpg
 from pydantic import (
@@ -112,6 +117,7 @@ class TenantSettingsDoc(BaseModel):
     business_hours: Calendar | None
     paused_states: list[TicketState]
     sweep: SweepDoc
+    group_sla_targets: dict[UUID, dict[Priority, SlaTargetDoc]] = Field(default_factory=dict)
     text_search: TextSearchConfig = "simple"
     """The text-search configuration of search (projections/search.py); optional in a
     PUT, so documents written before it existed stay valid."""
@@ -124,6 +130,14 @@ class TenantSettingsDoc(BaseModel):
             raise ValueError("targets are required for every priority; missing: "
                              + ", ".join(missing))
         return {p: value[p] for p in Priority}
+
+    @field_validator("group_sla_targets")
+    @classmethod
+    def _canonical_groups(cls, value: dict[UUID, dict[Priority, SlaTargetDoc]]
+                          ) -> dict[UUID, dict[Priority, SlaTargetDoc]]:
+        # A canonical order, so equal settings make equal events.
+        return {g: {p: value[g][p] for p in Priority if p in value[g]}
+                for g in sorted(value, key=str)}
 
     @field_validator("text_search")
     @classmethod
@@ -152,6 +166,9 @@ class TenantSettingsDoc(BaseModel):
             targets={p: SlaTarget(t.first_response_ms, t.resolution_ms)
                      for p, t in self.sla_targets.items()},
             paused_states=frozenset(self.paused_states),
+            group_targets={g: {p: SlaTarget(t.first_response_ms, t.resolution_ms)
+                               for p, t in targets.items()}
+                           for g, targets in self.group_sla_targets.items()},
             # No business hours: the clocks run on calendar time.
             **({} if self.business_hours is None else {"calendar": self.business_hours}),
         )

@@ -19,6 +19,7 @@ from uuid import UUID
 
 import orjson
 
+from domain.group import Group
 from domain.sla import Clock
 from domain.ticket import Ticket
 from domain.values import SlaMetric
@@ -55,19 +56,35 @@ def ticket_document(t: Ticket) -> dict[str, Any]:
     """A ticket as the API shows it (``TicketOut``), as plain JSON-ready values."""
     return {
         "id": t.id, "version": t.version, "state": t.state, "subject": t.subject,
-        "requester": {"email": t.requester.email, "name": t.requester.name},
+        "requester": {"contact_id": t.requester.contact_id, "email": t.requester.email,
+                      "name": t.requester.name},
         "priority": t.priority, "source": t.source, "tags": list(t.tags),
-        "assignee": t.assignee, "follow_up_of": t.follow_up_of,
+        "assignee": t.assignee, "group_id": t.group_id, "follow_up_of": t.follow_up_of,
         "follow_up_ids": list(t.follow_up_ids), "created_at": t.created_at,
         "updated_at": t.updated_at, "solved_at": t.solved_at, "closed_at": t.closed_at,
         "reopen_count": t.reopen_count, "awaiting_reply": t.awaiting_reply,
         "sla": {m.value: _clock(t.clocks[m]) for m in SlaMetric},
+        "fields": {k: list(v) if isinstance(v, tuple) else v
+                   for k, v in sorted(t.fields.items())},
     }
+
+
+TICKET_KEYS = ("id", "version", "state", "subject", "requester", "priority", "source", "tags",
+               "assignee", "group_id", "follow_up_of", "follow_up_ids", "created_at", "updated_at",
+               "solved_at", "closed_at", "reopen_count", "awaiting_reply", "sla", "fields")
+"""The top-level keys of a ticket's document (a stored one lacking any is re-rendered
+by ``helpdesk migrate``)."""
 
 
 def ticket_json(t: Ticket) -> bytes:
     """The bytes of a ticket's document, as stored in ``tickets.view`` and sent."""
     return dumps(ticket_document(t))
+
+
+def group_document(g: Group) -> dict[str, Any]:
+    """A group as the API shows it (``GroupOut``)."""
+    return {"id": g.id, "name": g.name, "members": list(g.members), "version": g.version,
+            "created_at": g.created_at, "updated_at": g.updated_at}
 
 
 def message_document(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -79,4 +96,5 @@ def message_document(row: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-__all__ = ["dumps", "message_document", "ticket_document", "ticket_json"]
+__all__ = ["TICKET_KEYS", "dumps", "group_document", "message_document", "ticket_document",
+           "ticket_json"]

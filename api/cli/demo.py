@@ -24,7 +24,7 @@ from domain.clock import SystemClock
 
 Demo = list[dict[str, Any]]
 """The demo as JSON-ready data: per tenant ``tenant_id``, ``name``, ``tickets`` and
-``keys`` (``role``, ``name``, ``secret``, ``agent``, ``email``)."""
+``keys`` (``role``, ``name``, ``secret``, ``agent``, ``email``, ``password``)."""
 
 
 async def seed(settings: Settings) -> Demo:
@@ -34,15 +34,16 @@ async def seed(settings: Settings) -> Demo:
     assert settings.migration_database_url
     async with running(settings, ProcessRole.CLI) as services:
         tenants = await seed_demo(settings.migration_database_url, services.store,
-                                  SystemClock().now())
+                                  SystemClock().now(), passwords=services.passwords)
         await services.store.notifier.flush()
     return [{"tenant_id": str(t.tenant_id), "name": t.name, "tickets": t.tickets,
              "keys": [{"role": k.role, "name": k.name, "secret": k.secret, "agent": k.agent,
-                       "email": k.email} for k in t.keys]} for t in tenants]
+                       "email": k.email, "password": k.password} for k in t.keys]}
+            for t in tenants]
 
 
 def describe(demo: Demo, base_url: str | None = None) -> str:
-    """The demo's tenants and keys as a person reads them at start-up."""
+    """The demo's tenants, keys and people's logins as a person reads them at start-up."""
     lines = []
     if base_url:
         lines += [f"  Console:  {base_url}/console/", f"  API docs: {base_url}/docs", ""]
@@ -52,8 +53,11 @@ def describe(demo: Demo, base_url: str | None = None) -> str:
         for key in tenant["keys"]:
             who = key["agent"] or key["name"]
             lines.append(f"    {key['role']:<8} {who:<24} {key['secret']}")
+            if key.get("password"):
+                lines.append(f"    {'':<8} sign in: {key['email']} / {key['password']}")
         lines.append("")
-    lines.append("  Paste a key into the console to sign in as that person or role.")
+    lines.append("  Sign in to the console with a person's e-mail and password (and the "
+                 "tenant id),\n  or paste a key into it to act as that person or role.")
     return "\n".join(lines)
 
 
@@ -67,7 +71,7 @@ def cmd_demo_seed(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         sys.stdout.write(orjson.dumps(demo).decode() + "\n")
     else:
-        print("Created the demo tenants (the keys are shown only now):\n")
+        print("Created the demo tenants (the keys and passwords are shown only now):\n")
         print(describe(demo))
     return 0
 

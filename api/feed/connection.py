@@ -28,7 +28,7 @@ from api.feed.flow import CLOSE_TOO_SLOW, SocketFlow, flow_of
 from api.feed.hub import Hub
 from api.feed.messages import BadRoom, Room
 from api.feed.outbox import Outbox, Outgoing
-from api.http.auth import Principal
+from api.http.auth import Principal, resolve
 from api.root import Services
 from eventstore.errors import EventStoreError, StoreUnavailable
 
@@ -44,8 +44,9 @@ MAX_CLIENT_MESSAGE = 64 * 1024
 
 
 class Revoked(Exception):
-    """The connection's API key was revoked (or deleted) while it was open, or the
-    agent it acts as was deactivated: the socket closes with ``code``."""
+    """The connection's API key was revoked (or deleted) while it was open, its sign-in
+    session ended, or the agent it acts as was deactivated: the socket closes with
+    ``code``."""
 
     def __init__(self, code: int = CLOSE_REVOKED, reason: str = "api key revoked") -> None:
         super().__init__(reason)
@@ -151,11 +152,13 @@ class StreamConnection:
             if now >= next_check:
                 next_check = now + settings.ws_auth_recheck_seconds
                 try:
-                    current = await self.services.keys.lookup(self.secret)
+                    current = await resolve(self.services, self.secret, expiry=False)
                 except StoreUnavailable:
                     # Fail open while the database is away; the next check decides.
                     continue
                 if current is None or current.key_id != self.principal.key_id:
+                    if self.principal.credential == "session":
+                        raise Revoked(reason="session ended")
                     raise Revoked()
                 if current.barred is not None:
                     raise Revoked(4403, current.barred[1])

@@ -206,10 +206,15 @@ class Hub:
         head = feed.known_head = max(feed.known_head, event.seq)
         for sub in list(feed.tenant_subs):
             sub.outbox.offer(sub, tenant_text, head)
-        ticket_subs = feed.ticket_subs.get(event.stream_id)
-        if ticket_subs:
-            text = msg.event_message(f"{msg.TICKET_PREFIX}{event.stream_id}", event.seq, body)
-            for sub in list(ticket_subs):
+        stream_subs = feed.ticket_subs.get(event.stream_id)
+        if stream_subs:
+            # Encoded once per room (a stream is one kind's, so nearly always one room).
+            texts: dict[str, str] = {}
+            for sub in list(stream_subs):
+                text = texts.get(sub.room.name)
+                if text is None:
+                    text = texts[sub.room.name] = msg.event_message(sub.room.name, event.seq,
+                                                                    body)
                 sub.outbox.offer(sub, text, head)
 
     # --- subscriptions --------------------------------------------------------------

@@ -17,31 +17,38 @@ from eventstore.types import RecordedEvent
 
 TENANT_ROOM = "tenant"
 TICKET_PREFIX = "ticket:"
+STREAM_ROOMS = {TICKET_PREFIX: "ticket", "contact:": "contact", "organization:": "organization"}
+"""Rooms of one stream, by prefix: a ticket's, a contact's or an organization's."""
 
 
 class BadRoom(ValueError):
-    """A room name that is neither ``tenant`` nor ``ticket:<uuid>``."""
+    """A room name that is neither ``tenant`` nor ``<kind>:<uuid>`` of a stream room."""
 
 
 @dataclass(frozen=True, slots=True)
 class Room:
-    """A parsed room: the whole tenant, or one ticket's stream."""
+    """A parsed room: the whole tenant, or one stream (a ticket, a contact or an
+    organization)."""
 
     name: str
     stream_id: uuid.UUID | None
 
     @classmethod
     def parse(cls, value: Any) -> Room:
-        """Parse ``tenant`` or ``ticket:<uuid>``; raise ``BadRoom`` otherwise."""
+        """Parse ``tenant``, ``ticket:<uuid>``, ``contact:<uuid>`` or
+        ``organization:<uuid>``; raise ``BadRoom`` otherwise."""
         if value == TENANT_ROOM:
             return cls(TENANT_ROOM, None)
-        if isinstance(value, str) and value.startswith(TICKET_PREFIX):
-            try:
-                stream_id = uuid.UUID(value[len(TICKET_PREFIX):])
-            except ValueError:
-                raise BadRoom(f"{value!r} does not name a ticket id") from None
-            return cls(f"{TICKET_PREFIX}{stream_id}", stream_id)
-        raise BadRoom("room must be 'tenant' or 'ticket:<uuid>'")
+        if isinstance(value, str):
+            for prefix, kind in STREAM_ROOMS.items():
+                if value.startswith(prefix):
+                    try:
+                        stream_id = uuid.UUID(value[len(prefix):])
+                    except ValueError:
+                        raise BadRoom(f"{value!r} does not name a {kind} id") from None
+                    return cls(f"{prefix}{stream_id}", stream_id)
+        raise BadRoom("room must be 'tenant', 'ticket:<uuid>', 'contact:<uuid>' or "
+                      "'organization:<uuid>'")
 
     def wants(self, stream_id: uuid.UUID) -> bool:
         return self.stream_id is None or self.stream_id == stream_id

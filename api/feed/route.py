@@ -19,7 +19,7 @@ from api.config import Settings
 from api.feed import messages as msg
 from api.feed.connection import StreamConnection
 from api.http.access import roles_for
-from api.http.auth import Principal, bearer_token
+from api.http.auth import Principal, bearer_token, resolve
 from api.http.routing import StrictRoute
 from api.root import Services
 from eventstore.errors import StoreUnavailable
@@ -61,7 +61,7 @@ async def _authenticate(websocket: WebSocket, services: Services) -> tuple[Princ
     if secret is None:
         secret = await _first_message_token(websocket)
     try:
-        principal = await services.keys.lookup(secret)
+        principal = await resolve(services, secret)
     except StoreUnavailable:
         raise Refused(1013, "the database is unavailable; try again later") from None
     if principal is None:

@@ -2,14 +2,19 @@
 
 Every route and the live feed name their operation here (``METHOD /path/{template}``,
 ``WS`` for the WebSocket) with the roles that may run it; ``api.http.auth.authorize``
-reads this table for every request, and tests/unit/test_access.py compares it with the
-"who" column of the design's endpoint table. Routes that answer without a key
-(health, metrics, the OpenAPI document) are not in it.
+reads this table for every request, ``publish`` writes it into the OpenAPI document
+(``x-required-role`` on every operation), and tests/unit/test_access.py compares it
+with the "who" column of the design's endpoint table. The ``/v1`` operations that
+take no bearer credential at all (signing in: their credential is in the body or the
+refresh cookie) are in ``OPEN``, published with an empty ``x-required-role``. Routes
+outside ``/v1`` that answer without a key (health, metrics, the OpenAPI document) are
+in neither.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from domain.values import Role
 
@@ -34,8 +39,14 @@ ACCESS: Mapping[str, frozenset[str]] = {
     "POST /v1/tickets/{ticket_id}/priority": _STAFF,
     "POST /v1/tickets/{ticket_id}/state": _STAFF,
     "POST /v1/tickets/{ticket_id}/tags": _STAFF,
+    # Intake keys may set the fields whose definition allows it (the domain checks).
+    "POST /v1/tickets/{ticket_id}/fields": _WRITERS,
     "GET /v1/tickets/{ticket_id}/history": _AUDIT,
     "GET /v1/tickets/{ticket_id}/as-of": _AUDIT,
+    "GET /v1/contacts/{contact_id}/history": _AUDIT,
+    "GET /v1/contacts/{contact_id}/as-of": _AUDIT,
+    "GET /v1/organizations/{organization_id}/history": _AUDIT,
+    "GET /v1/organizations/{organization_id}/as-of": _AUDIT,
     "GET /v1/events": _AUDIT,
     # Mirroring clients act as staff: the changes carry internal notes; intake keys
     # write for customers and read nothing.
@@ -50,7 +61,15 @@ ACCESS: Mapping[str, frozenset[str]] = {
     "GET /v1/agents": _STAFF,
     "GET /v1/agents/{agent_id}": _STAFF,
     "POST /v1/agents": _ADMIN,
+    "POST /v1/agents/invitations": _ADMIN,
     "PATCH /v1/agents/{agent_id}": _ADMIN,
+    # Groups: admins manage them; staff read them (to route work), auditors too.
+    "GET /v1/groups": _STAFF | {AUDITOR},
+    "GET /v1/groups/{group_id}": _STAFF | {AUDITOR},
+    "POST /v1/groups": _ADMIN,
+    "PATCH /v1/groups/{group_id}": _ADMIN,
+    "GET /v1/groups/{group_id}/history": _AUDIT,
+    "GET /v1/groups/{group_id}/as-of": _AUDIT,
     "GET /v1/settings": _ADMIN,
     "PUT /v1/settings": _ADMIN,
     "GET /v1/api-keys": _ADMIN,
@@ -58,6 +77,26 @@ ACCESS: Mapping[str, frozenset[str]] = {
     "DELETE /v1/api-keys/{key_id}": _ADMIN,
     "GET /v1/webhooks": _ADMIN,
     "PUT /v1/webhooks": _ADMIN,
+    # Field definitions are read by whoever fills them in, filters or groups by them.
+    "GET /v1/ticket-fields": _EVERYONE,
+    "GET /v1/ticket-fields/{field_key}": _EVERYONE,
+    "POST /v1/ticket-fields": _ADMIN,
+    "PATCH /v1/ticket-fields/{field_key}": _ADMIN,
+    "GET /v1/ticket-fields/{field_key}/history": _AUDIT,
+    "GET /v1/ticket-fields/{field_key}/as-of": _AUDIT,
+    # Contacts: agents create and change them (intake only through a ticket); admins
+    # manage organizations; auditors read both.
+    "GET /v1/contacts": _STAFF | {AUDITOR},
+    "POST /v1/contacts": _STAFF,
+    "GET /v1/contacts/{contact_id}": _STAFF | {AUDITOR},
+    "PATCH /v1/contacts/{contact_id}": _STAFF,
+    "POST /v1/contacts/{contact_id}/merge": _STAFF,
+    "GET /v1/contacts/{contact_id}/tickets": _STAFF | {AUDITOR},
+    "GET /v1/organizations": _STAFF | {AUDITOR},
+    "POST /v1/organizations": _ADMIN,
+    "GET /v1/organizations/{organization_id}": _STAFF | {AUDITOR},
+    "PATCH /v1/organizations/{organization_id}": _ADMIN,
+    "GET /v1/organizations/{organization_id}/tickets": _STAFF | {AUDITOR},
     # Every caller may ask who it is and what its role may run (the console does).
     "GET /v1/auth/me": _EVERYONE,
     # The feed carries every event, message bodies and internal notes included:
@@ -66,10 +105,32 @@ ACCESS: Mapping[str, frozenset[str]] = {
 }
 
 
+OPEN: frozenset[str] = frozenset({
+    "POST /v1/auth/sign-in",
+    "POST /v1/auth/refresh",
+    "POST /v1/auth/sign-out",
+    "POST /v1/auth/invitations/accept",
+})
+"""Operations that take no bearer credential: they check the one they are given."""
+
+
 def roles_for(operation: str) -> frozenset[str]:
     """The roles that may run ``operation``; an operation missing from the table is a
     programming error, refused for everyone rather than open to anyone."""
     return ACCESS.get(operation, frozenset())
 
 
-__all__ = ["ACCESS", "roles_for"]
+def publish(document: dict[str, Any]) -> dict[str, Any]:
+    """Mark every operation of an OpenAPI document with ``x-required-role``: the roles
+    of this table that may run it (sorted), or none for an ``OPEN`` one."""
+    for path, item in document.get("paths", {}).items():
+        for method, operation in item.items():
+            name = f"{method.upper()} {path}"
+            if name in ACCESS:
+                operation["x-required-role"] = sorted(ACCESS[name])
+            elif name in OPEN:
+                operation["x-required-role"] = []
+    return document
+
+
+__all__ = ["ACCESS", "OPEN", "publish", "roles_for"]

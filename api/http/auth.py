@@ -1,20 +1,29 @@
-"""Bearer API key authentication and role checks.
+"""Bearer authentication (an API key or a person's access token) and role checks.
 
-The key is looked up before the tenant is known, through the SECURITY DEFINER
-function ``api_key_lookup`` (remembered for a few seconds: api/http/keycache.py);
-everything after runs under that key's tenant.
+An API key is looked up before the tenant is known, through the SECURITY DEFINER
+function ``api_key_lookup``; an access token names its tenant and is checked against
+its session under that tenant (api/http/tokens.py). Both are remembered for a few
+seconds (api/http/keycache.py) and resolve to the same ``Principal``: everything after
+(the role table, the actor the database stamps) treats them alike.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from fastapi import Depends, Request
 
 from api.http.access import roles_for
 from api.http.principal import Principal
 from api.http.problems import Problem
+from api.http.tokens import looks_like_access_token
 from api.ops import logging as logs
 
-__all__ = ["Principal", "authenticate", "authorize", "bearer_token", "operation_of"]
+if TYPE_CHECKING:
+    from api.root import Services
+
+__all__ = ["Principal", "authenticate", "authorize", "bearer_token", "operation_of",
+           "resolve"]
 
 
 def bearer_token(header: str | None) -> str | None:
@@ -29,6 +38,19 @@ def bearer_token(header: str | None) -> str | None:
 _UNAUTHORIZED = {"WWW-Authenticate": 'Bearer realm="helpdesk"'}
 
 
+async def resolve(services: Services, token: str, *, expiry: bool = True
+                  ) -> Principal | None:
+    """The principal of a bearer credential, or None when it is unknown, revoked,
+    expired or its session has ended. ``expiry`` false: an access token that has
+    expired still counts while its session is open (the live feed's re-checks: the
+    token opened the connection, the session keeps it)."""
+    if looks_like_access_token(token):
+        now = services.clock.now()
+        claims = services.tokens.claims(token, now, expiry=expiry)
+        return None if claims is None else await services.keys.session(claims, now)
+    return await services.keys.lookup(token)
+
+
 async def authenticate(request: Request) -> Principal:
     """Dependency: the request's principal, or 401."""
     cached = getattr(request.state, "principal", None)
@@ -36,9 +58,14 @@ async def authenticate(request: Request) -> Principal:
         return cached
     token = bearer_token(request.headers.get("authorization"))
     if token is None:
-        raise Problem(401, "unauthorized", "missing bearer API key", headers=_UNAUTHORIZED)
-    principal: Principal | None = await request.state.services.keys.lookup(token)
+        raise Problem(401, "unauthorized", "missing bearer API key or access token",
+                      headers=_UNAUTHORIZED)
+    principal = await resolve(request.state.services, token)
     if principal is None:
+        if looks_like_access_token(token):
+            raise Problem(401, "invalid_access_token",
+                          "the access token has expired or its session has ended: refresh "
+                          "it or sign in again", headers=_UNAUTHORIZED)
         raise Problem(401, "invalid_api_key", "the API key is unknown or revoked",
                       headers=_UNAUTHORIZED)
     if principal.barred is not None:

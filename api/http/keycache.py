@@ -18,6 +18,12 @@ The bound, then: a revoked key works nowhere once the revoking transaction has
 committed and its notification has reached each process (milliseconds); never longer
 than the time-to-live, even if a notification were lost while the connection seemed
 up.
+
+Signed-in people's sessions are remembered the same way (``session``): an access
+token's signature and expiry are checked without the database, and its session (open,
+within its cap, its agent active, the agent's current role) is looked up under the
+token's tenant and kept like a key. Revoking a session notifies on the same channel
+(migration 0450), so it stops its access tokens as promptly as a revoked key.
 """
 
 from __future__ import annotations
@@ -25,14 +31,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from api.http.principal import Principal
+from api.http.tokens import Claims
 from domain.ids import TenantId
 from eventstore.listener import Listener
 from eventstore.sqlfile import load_queries
-from eventstore.store import acquire
+from eventstore.store import acquire, arm
 from handlers.api_keys import KEY_PREFIX, hash_secret
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
@@ -91,14 +99,10 @@ class KeyCache:
         if not secret.startswith(KEY_PREFIX) or len(secret) > 200:
             return None
         digest = hash_secret(secret)
-        active = self.active
-        if active:
-            entry = self._entries.get(digest)
-            if entry is not None and entry.expires > self._now():
-                self._counted("hit")
-                return entry.principal
-        self._counted("miss")
-        generation = self._generation
+        active, generation = self.active, self._generation
+        cached = self._recall(digest, active)
+        if cached is not None:
+            return cached
         async with acquire(self.pool, timeout=self.acquire_timeout) as conn:
             rows = await conn.fetch(Q["api_key_lookup"], digest)
         if len(rows) != 1:
@@ -110,12 +114,47 @@ class KeyCache:
                               row["agent_id"], row["agent_active"])
         # A barred key (its agent deactivated) is not kept: reactivating the agent then
         # takes effect at once here, without waiting for the notification.
-        if (active and principal.barred is None and generation == self._generation
-                and self.active):
+        if principal.barred is None:
+            self._remember(digest, principal, generation, active)
+        return principal
+
+    async def session(self, claims: Claims, now: datetime) -> Principal | None:
+        """The principal of a signed-in person's access token, or None when its session
+        has ended (signed out, revoked, past its cap) or its agent is deactivated."""
+        slot = b"s:" + claims.session_id.bytes
+        active, generation = self.active, self._generation
+        cached = self._recall(slot, active)
+        if cached is not None:
+            return cached
+        async with acquire(self.pool, timeout=self.acquire_timeout) as conn, \
+                conn.transaction(readonly=True):
+            await arm(conn, claims.tenant_id, None)
+            row = await conn.fetchrow(Q["session_principal"], claims.tenant_id,
+                                      claims.session_id, claims.agent_id)
+        if (row is None or row["revoked_at"] is not None or row["expires_at"] <= now
+                or not row["active"]):
+            return None
+        principal = Principal(claims.tenant_id, claims.session_id, row["role"],
+                              claims.agent_id, True, credential="session")
+        self._remember(slot, principal, generation, active)
+        return principal
+
+    def _recall(self, slot: bytes, active: bool) -> Principal | None:
+        """A remembered principal that is still fresh (counted as a hit, else a miss)."""
+        entry = self._entries.get(slot) if active else None
+        if entry is not None and entry.expires > self._now():
+            self._counted("hit")
+            return entry.principal
+        self._counted("miss")
+        return None
+
+    def _remember(self, slot: bytes, principal: Principal, generation: int,
+                  active: bool) -> None:
+        """Keep a lookup's answer, unless something changed since it began."""
+        if active and generation == self._generation and self.active:
             if len(self._entries) >= self.max_entries:
                 self._entries.pop(next(iter(self._entries)))  # the oldest
-            self._entries[digest] = _Entry(principal, self._now() + self.ttl)
-        return principal
+            self._entries[slot] = _Entry(principal, self._now() + self.ttl)
 
 
 __all__ = ["CHANNEL", "KeyCache"]

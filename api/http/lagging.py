@@ -15,15 +15,6 @@ from eventstore.replica import Source
 READ_FROM = "Read-From"
 READ_LAG = "Read-Lag-Seconds"
 
-LAGGING_HEADERS: dict[str, dict[str, object]] = {
-    "Read-From": {"description": "`primary` or `replica`: where the answer was read",
-                  "schema": {"type": "string", "enum": ["primary", "replica"]}},
-    "Read-Lag-Seconds": {"description": "the replica's delay behind the primary when it "
-                                        "was read (0 on the primary)",
-                         "schema": {"type": "string"}},
-}
-"""The OpenAPI declaration of those two headers, for a route's 200 answer."""
-
 
 def source_headers(source: Source) -> dict[str, str]:
     """The headers that say where an answer was read."""

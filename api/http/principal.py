@@ -1,4 +1,4 @@
-"""Who is calling: the principal an API key resolves to."""
+"""Who is calling: the principal an API key or a person's access token resolves to."""
 
 from __future__ import annotations
 
@@ -11,18 +11,29 @@ from eventstore.types import StoreActor
 
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """The authenticated caller: which tenant, which key, which role, and the agent
-    (person) the key acts as, if any, with whether that agent is active."""
+    """The authenticated caller: which tenant, which credential, which role, and the
+    agent (person) it acts as, if any, with whether that agent is active.
+
+    ``credential`` is ``api_key`` (``key_id`` is the key's id) or ``session`` (a person
+    signed in with a password; ``key_id`` is the session's id, which scopes their
+    Idempotency-Keys as a key's id scopes a program's). Both go through the same role
+    table and the same checks from here on.
+    """
 
     tenant_id: TenantId
     key_id: UUID
     role: str
     agent_id: UUID | None = None
     agent_active: bool | None = None
+    credential: str = "api_key"
 
     @property
     def actor(self) -> StoreActor:
-        """The actor the database stamps onto events this caller causes."""
+        """The actor the database stamps onto events this caller causes: a signed-in
+        person is stamped as their agent, a key as itself (what a key acting as an
+        agent does is attributed to the agent in the events' payloads)."""
+        if self.credential == "session" and self.agent_id is not None:
+            return StoreActor("agent", str(self.agent_id))
         return StoreActor("api_key", str(self.key_id))
 
     @property

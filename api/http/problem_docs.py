@@ -17,6 +17,8 @@ from typing import Any
 
 from fastapi import FastAPI
 
+from api.http import access
+
 PROBLEM_SCHEMA: dict[str, Any] = {
     "title": "Problem",
     "type": "object",
@@ -39,11 +41,15 @@ _DESCRIPTIONS = {
     400: "Malformed request: unknown or invalid query parameter, path id, cursor, JSON "
          "or Idempotency-Key (`unknown_parameter`, `invalid_parameter`, `invalid_cursor`, "
          "`malformed_json`, `invalid_idempotency_key`)",
-    401: "Missing, unknown or revoked API key (`unauthorized`, `invalid_api_key`)",
+    401: "Missing, unknown or revoked API key or access token (`unauthorized`, "
+         "`invalid_api_key`, `invalid_access_token`), or credentials that prove nothing "
+         "(`sign_in_failed`, `invalid_refresh_token`)",
     403: "The key's role may not do this (`forbidden`)",
     404: "No such resource in this tenant (`not_found`)",
     409: "Conflict: `invalid_transition`, `ticket_closed`, `already_exists`, "
-         "`version_conflict` or `idempotency_in_flight`",
+         "`not_group_member`, `group_exists`, `version_conflict` or "
+         "`idempotency_in_flight`",
+    410: "The invitation expired or was spent already (`invitation_gone`)",
     412: "`If-Match` does not match the current version (`precondition_failed`)",
     413: "Request body too large (`body_too_large`)",
     415: "Request body is not JSON (`unsupported_media_type`)",
@@ -103,12 +109,13 @@ COMMAND_ERRORS = errors(404, 409, 412, 413, 415)
 """What a ticket command route can answer besides success."""
 
 def install(app: FastAPI) -> None:
-    """Add the ``Problem`` schema to the app's OpenAPI document, once."""
+    """Add the ``Problem`` schema and each operation's ``x-required-role`` (from the
+    authorization table) to the app's OpenAPI document, once."""
     build: Callable[[], dict[str, Any]] = app.openapi
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
-            document = build()
+            document = access.publish(build())
             document.setdefault("components", {}).setdefault("schemas", {})["Problem"] = \
                 PROBLEM_SCHEMA
             app.openapi_schema = document

@@ -17,17 +17,27 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 from starlette.routing import compile_path
 
+from domain.contact import ContactMergedAway
 from domain.errors import (
     AlreadyExists,
     DomainError,
     FollowUpRequired,
     InvalidTransition,
     NotFound,
+    NotGroupMember,
     TicketClosed,
     ValidationFailed,
 )
 from eventstore.errors import ConcurrencyError, EventStoreError, StoreUnavailable
-from handlers.errors import Conflict, HandlerError, Invalid, Missing, VersionMismatch
+from handlers.errors import (
+    Conflict,
+    Gone,
+    HandlerError,
+    Invalid,
+    Missing,
+    NotAuthenticated,
+    VersionMismatch,
+)
 from projections.search import QueryRefused
 
 log = logging.getLogger("helpdesk.api")
@@ -36,7 +46,8 @@ PROBLEM_JSON = "application/problem+json"
 
 _TITLES = {
     400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
-    405: "Method Not Allowed", 406: "Not Acceptable", 409: "Conflict", 412: "Precondition Failed",
+    405: "Method Not Allowed", 406: "Not Acceptable", 409: "Conflict", 410: "Gone",
+    412: "Precondition Failed",
     413: "Content Too Large", 415: "Unsupported Media Type", 422: "Unprocessable Content",
     428: "Precondition Required", 429: "Too Many Requests", 500: "Internal Server Error",
     503: "Service Unavailable",
@@ -58,14 +69,18 @@ _DOMAIN_STATUS: dict[type[DomainError], int] = {
     TicketClosed: 409,
     AlreadyExists: 409,
     FollowUpRequired: 409,
+    NotGroupMember: 409,
+    ContactMergedAway: 409,
     ValidationFailed: 422,
 }
 
 
 # What each kind of handler refusal answers.
 _HANDLER_STATUS: dict[type[HandlerError], int] = {
+    NotAuthenticated: 401,
     Missing: 404,
     Conflict: 409,
+    Gone: 410,
     VersionMismatch: 412,
     Invalid: 422,
 }

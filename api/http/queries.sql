@@ -2,6 +2,14 @@
 -- $1 key_hash
 SELECT tenant_id, key_id, role, agent_id, agent_active FROM api_key_lookup($1)
 
+-- name: session_principal --
+-- $1 tenant_id, $2 session id, $3 agent id
+-- An access token's session and its agent, read under the token's tenant.
+SELECT s.revoked_at, s.expires_at, a.role, a.active
+  FROM agent_sessions s
+  JOIN agents a ON a.tenant_id = s.tenant_id AND a.id = s.agent_id
+ WHERE s.tenant_id = $1 AND s.id = $2 AND s.agent_id = $3
+
 -- name: idempotency_try_lock --
 -- $1 tenant_id, $2 api_key_id, $3 route, $4 key
 -- NOWAIT semantics: a second request with the same key while the first is still in

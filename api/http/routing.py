@@ -1,14 +1,17 @@
 """A route class that holds every endpoint to the API's request-shape rules.
 
 - An unknown query parameter is a 400 naming it (a typo must not silently widen a
-  list or be ignored by a command).
+  list or be ignored by a command). A route may take a family of parameters named by
+  a prefix (``field.<key>`` on the ticket list), declared in its OpenAPI extension
+  ``x-query-families``; the route itself checks those and refuses what it does not know.
 - One rule for repeated and list-valued query parameters, on every route: a
   list-valued parameter (its type is a list) takes a comma list, repeats, or both, and
   means any of the values, each of which is validated and honoured; a scalar
   parameter given twice is a 400 naming it (the framework would keep one value and
   drop the other without a word).
 - Every side-effecting route under ``/v1`` declares ``Idempotency-Key`` (it runs
-  through ``api.http.commands.run``, which honours it), and every route documents what
+  through ``api.http.commands.run``, which honours it), but for the ``OPEN`` ones of
+  signing in (``api.http.access``), and every route documents what
   it can answer because of where it is (``api.http.problem_docs.route_answers``).
 - A request body must be JSON (``application/json`` or ``+json``): 415 otherwise.
 - No text may hold a NUL character: Postgres text and jsonb cannot store one, so it is
@@ -30,9 +33,13 @@ from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 from starlette.datastructures import QueryParams
 
+from api.http.access import OPEN
 from api.http.headers import idempotency_key
 from api.http.problem_docs import API_PREFIX, WRITE_METHODS, route_answers
 from api.http.problems import Problem
+
+QUERY_FAMILIES = "x-query-families"
+"""The OpenAPI extension naming a route's prefixes of query parameters it reads itself."""
 
 
 def _is_list(annotation: Any) -> bool:
@@ -120,8 +127,11 @@ class StrictRoute(APIRoute):
 
     def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
         methods = {m.upper() for m in kwargs.get("methods") or ()}
-        kwargs["responses"] = {**route_answers(path, methods), **(kwargs.get("responses") or {})}
-        if path.startswith(API_PREFIX) and methods & WRITE_METHODS:
+        # Signing in is not replayable by design: its answers hold fresh credentials.
+        replayable = not any(f"{m} {path}" in OPEN for m in methods)
+        answers = route_answers(path, methods if replayable else methods - WRITE_METHODS)
+        kwargs["responses"] = {**answers, **(kwargs.get("responses") or {})}
+        if path.startswith(API_PREFIX) and methods & WRITE_METHODS and replayable:
             dependencies = list(kwargs.get("dependencies") or ())
             if not any(d.dependency is idempotency_key for d in dependencies):
                 dependencies.append(Depends(idempotency_key))
@@ -134,9 +144,11 @@ class StrictRoute(APIRoute):
         lists = frozenset(name for name, is_list in params.items() if is_list)
         scalars = sorted(name for name, is_list in params.items() if not is_list)
         takes_body = _has_body(self.dependant)
+        families = tuple((self.openapi_extra or {}).get(QUERY_FAMILIES, ()))
 
         async def strict_handler(request: Request) -> Response:
-            unknown = sorted(set(request.query_params.keys()) - params.keys())
+            unknown = sorted(k for k in set(request.query_params.keys()) - params.keys()
+                             if not k.startswith(families))
             if unknown:
                 raise Problem(
                     400, "unknown_parameter",

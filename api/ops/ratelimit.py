@@ -21,6 +21,12 @@ counted against its client address (the per-address policy, in a bucket of its o
 tokens are refused with 429 before they reach authentication, until the bucket
 drains. Both checks run in one Redis call. A shared address (a NAT) with a
 misbehaving client shares the refusal; valid requests never count against it.
+
+Signing in presents a credential in the body (or the refresh cookie) rather than a
+bearer token, so the operations that take no bearer credential (``OPEN`` in
+api/http/access.py) are counted per address and gated by the same failures bucket: a
+wrong password is a 401 that counts, and an address that guesses too often is refused
+with 429 before its password is even hashed.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from redis.asyncio import Redis
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.http import problems
+from api.http.access import OPEN
 from api.http.auth import bearer_token
 from api.ops.redis_guard import RedisGuard
 
@@ -122,15 +129,18 @@ class RateLimiter:
         self.auth_failures = Policy("auth-failures", per_address.limit, per_address.window)
         self.prefix = prefix
 
-    def identify(self, authorization: str | None, client: str | None) -> Caller:
-        """The bucket and policy of a request: its key's hash, or else its address."""
+    def identify(self, authorization: str | None, client: str | None,
+                 operation: str = "") -> Caller:
+        """The bucket and policy of a request: its key's hash, or else its address;
+        with the address's failures bucket when it presents a credential."""
         address = client or "unknown"
+        failures = f"{self.prefix}f:{address}"
         token = bearer_token(authorization)
         if token is not None:
             digest = hashlib.sha256(token.encode("utf-8")).hexdigest()[:32]
-            return Caller(f"{self.prefix}k:{digest}", self.per_key,
-                          failures=f"{self.prefix}f:{address}")
-        return Caller(f"{self.prefix}a:{address}", self.per_address)
+            return Caller(f"{self.prefix}k:{digest}", self.per_key, failures=failures)
+        return Caller(f"{self.prefix}a:{address}", self.per_address,
+                      failures=failures if operation in OPEN else None)
 
     async def hit(self, caller: Caller) -> Decision | None:
         """Count a request; None when Redis is not available (no limit applies)."""
@@ -179,7 +189,8 @@ class RateLimitMiddleware:
         auth = headers.get(b"authorization")
         client = scope.get("client")
         caller = limiter.identify(auth.decode("latin-1") if auth else None,
-                                  client[0] if client else None)
+                                  client[0] if client else None,
+                                  f"{scope.get('method', '')} {path}")
         decision = await limiter.hit(caller)
         if decision is None:
             await self.app(scope, receive, send)

@@ -1,13 +1,16 @@
 """``/v1/agents``: the tenant's agents (``handlers.agents`` keeps the rules).
 
-Admins add and change agents; agents may list them (to pick an assignee).
+Admins add and change agents, and invite people (``handlers.invitations``): the
+invitation's token is shown once, in the answer, for the admin to pass on; the invitee
+spends it at ``POST /v1/auth/invitations/accept`` to set a password. Agents may list
+the tenant's agents (to pick an assignee).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
@@ -21,11 +24,12 @@ from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, tenant_list_page
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.routing import StrictRoute
-from api.schemas import checked_by_domain
+from api.schemas import checked_by_domain, patch_fields_given
 from domain.validation import EMAIL_PATTERN, NOT_BLANK
 from domain.values import Role
 from eventstore.store import Session
 from handlers import agents as agent_handlers
+from handlers import invitations
 
 _EMAIL = re.compile(EMAIL_PATTERN)
 AgentRole = Literal["admin", "agent"]
@@ -69,13 +73,7 @@ class AgentPatch(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _no_nulls(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            nulls = sorted(k for k, v in data.items() if v is None)
-            if nulls:
-                raise ValueError("null is not allowed for " + ", ".join(nulls))
-            if not data:
-                raise ValueError("give at least one of email, name, role, active")
-        return data
+        return patch_fields_given(data, "email, name, role, active")
 
     @field_validator("email")
     @classmethod
@@ -86,6 +84,24 @@ class AgentPatch(BaseModel):
     @classmethod
     def _check_name(cls, value: str | None) -> str | None:
         return None if value is None else _name(value)
+
+
+class InvitationIn(AgentIn):
+    """Whom to invite: the e-mail (an existing agent's lets them set a new password),
+    and the name and role of the agent added when they accept."""
+
+
+class InvitationOut(BaseModel):
+    id: UUID
+    email: str
+    name: str
+    role: AgentRole
+    created_at: datetime
+    expires_at: datetime
+    token: str = Field(
+        description="Spent once at `POST /v1/auth/invitations/accept`, before "
+        "`expires_at`: shown only in this response (and in an Idempotency-Key replay of "
+        "it, while IDEMPOTENCY_SECRET is configured).")
 
 
 class AgentOut(BaseModel):
@@ -138,6 +154,28 @@ async def add_agent(
 
     async def work(uow: Session) -> JsonReply:
         return JsonReply(201, _out(await agent_handlers.add_agent(uow, command)))
+
+    return await commands.run(request, services, principal, body.model_dump(mode="json"), work)
+
+
+@router.post("/invitations", response_model=InvitationOut, status_code=201,
+             summary="Invite a person to sign in (the token is shown only in this response)",
+             responses=errors(409, 413, 415))
+async def invite(
+    body: InvitationIn, request: Request, principal: Authorized, services: ServicesDep
+) -> Response:
+    command = invitations.InviteAgent(
+        email=body.email, name=body.name, role=Role(body.role), at=services.clock.now(),
+        valid_for=timedelta(hours=services.settings.invitation_hours))
+
+    async def work(uow: Session) -> JsonReply:
+        row = await invitations.invite(uow, command)
+        lost = Problem(409, "secret_not_replayable",
+                       f"this Idempotency-Key created invitation {row['id']}, whose token "
+                       "this server can no longer show; invite again (the first one "
+                       "expires unspent)", invitation_id=str(row["id"]))
+        return JsonReply(201, {name: row[name] for name in InvitationOut.model_fields},
+                         secret_lost=lost)
 
     return await commands.run(request, services, principal, body.model_dump(mode="json"), work)
 

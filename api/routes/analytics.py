@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from datetime import date, timedelta
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
+from uuid import UUID
 
 from fastapi import APIRouter, Query, Response
 
@@ -25,9 +26,12 @@ from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.routing import StrictRoute
 from api.schemas import analytics as models
+from domain.fields import FILTERABLE_TYPES
 from eventstore.replica import Source
 from eventstore.store import EventStore
 from projections import analytics_reads as reads
+from projections.fields import load_catalog
+from projections.groups import unknown_groups
 
 router = APIRouter(prefix="/v1/analytics", tags=["analytics"], route_class=StrictRoute)
 
@@ -97,18 +101,48 @@ From = Annotated[IsoDate | None, Query(alias="from", description="first UTC day 
 To = Annotated[IsoDate | None, Query(alias="to", description="last UTC day (inclusive)")]
 
 
+FIELD_GROUP = r"field\.[a-z][a-z0-9_]{0,39}"
+GroupBy = Annotated[str | None, Query(
+    pattern=rf"^(priority|source|assignee|group|organization|day|{FIELD_GROUP})$",
+    description="`priority`, `source`, `assignee`, `group` (the group each ticket is in "
+                "now), `organization` (its contact's now), `day`, or `field.<key>` for a "
+                "checkbox, dropdown or multiselect ticket field")]
+FieldGroupBy = Annotated[str | None, Query(
+    alias="group_by", pattern=rf"^{FIELD_GROUP}$",
+    description="`field.<key>`: split each day by a checkbox, dropdown or multiselect "
+                "ticket field's value at the event's time")]
+
+
+async def _check_field_group(services: ServicesDep, principal: Principal,
+                             group_by: str | None) -> None:
+    """A ``field.<key>`` group must name a field of the tenant that groups (400)."""
+    if group_by is None or not group_by.startswith(reads.FIELD_GROUP):
+        return
+    key = group_by.removeprefix(reads.FIELD_GROUP)
+    async with services.store.session(principal.tenant_id, readonly=True) as s:
+        field = (await load_catalog(s.conn, principal.tenant_id)).get(key)
+    if field is None or field.type not in FILTERABLE_TYPES:
+        reason = ("is not a ticket field" if field is None
+                  else f"is a {field.type} field; only checkbox, dropdown and multiselect "
+                       "fields group")
+        raise Problem(400, "invalid_parameter", f"group_by: {key} {reason}",
+                      parameters=["group_by"])
+
+
 @router.get("/summary", responses=errors(), response_model=models.Summary)
 async def summary(
     principal: Authorized,
     services: ServicesDep,
     start: From = None,
     end: To = None,
-    group_by: Annotated[Literal["priority", "source", "assignee", "day"] | None,
-                        Query()] = None,
+    group_by: GroupBy = None,
 ) -> Response:
     """Tickets created in the range: counts, first reply and resolution medians and p90,
-    SLA achievement per metric, reopen and one-touch rates; in total and by group."""
+    SLA achievement per metric, reopen and one-touch rates; in total and by group (by a
+    ticket field: the value each ticket holds now, as priority groups by the priority
+    it has now)."""
     lo, hi = _range(services, start, end)
+    await _check_field_group(services, principal, group_by)
     return await _answer(services, principal, f"summary:{lo}:{hi}:{group_by}",
                          lambda store: reads.summary(store, principal.tenant_id, lo, hi,
                                                      group_by))
@@ -116,11 +150,16 @@ async def summary(
 
 @router.get("/volume", responses=errors(), response_model=models.Volume)
 async def volume(principal: Authorized, services: ServicesDep, start: From = None,
-                 end: To = None) -> Response:
-    """Created, solved, reopened and breached per UTC day, split by priority and source."""
+                 end: To = None, group_by: FieldGroupBy = None) -> Response:
+    """Created, solved, reopened and breached per UTC day, split by priority and source
+    as they were at each event's time, and by a ticket field's value then."""
     lo, hi = _range(services, start, end)
-    return await _answer(services, principal, f"volume:{lo}:{hi}",
-                         lambda store: reads.volume(store, principal.tenant_id, lo, hi))
+    await _check_field_group(services, principal, group_by)
+    # "v2": answers carry group_by and by_field; those cached in the older shape are not
+    # reused.
+    return await _answer(services, principal, f"volume:v2:{lo}:{hi}:{group_by}",
+                         lambda store: reads.volume(store, principal.tenant_id, lo, hi,
+                                                    group_by))
 
 
 @router.get("/backlog", responses=errors(), response_model=models.Backlog)
@@ -131,13 +170,25 @@ async def backlog(principal: Authorized, services: ServicesDep) -> Response:
                          lambda store: reads.backlog(store, principal.tenant_id, now))
 
 
-@router.get("/agents", responses=errors(), response_model=models.Agents)
-async def agents(principal: Authorized, services: ServicesDep, start: From = None,
-                 end: To = None) -> Response:
+@router.get("/agents", responses=errors(404), response_model=models.Agents)
+async def agents(
+    principal: Authorized, services: ServicesDep, start: From = None, end: To = None,
+    group_id: Annotated[UUID | None, Query(
+        description="only the members of this group (as it is now); 404 if the tenant "
+                    "has no such group")] = None,
+) -> Response:
     """Per person over the range: tickets assigned, public replies, tickets solved. Work
     done with an API key acting as itself (an admin key linked to no agent) is its own
     row, of kind `api_key`."""
     lo, hi = _range(services, start, end)
+    if group_id is not None:
+        async with services.store.session(principal.tenant_id, readonly=True) as s:
+            if await unknown_groups(s.conn, principal.tenant_id, [group_id]):
+                raise Problem(404, "not_found", f"no group {group_id}")
     # "v2": rows carry kind and name; answers cached in the older shape are not reused.
-    return await _answer(services, principal, f"agents:v2:{lo}:{hi}",
-                         lambda store: reads.agents(store, principal.tenant_id, lo, hi))
+    # A group's answer is not cached: its membership can change with no event the
+    # analytics checkpoint counts.
+    key = f"agents:v2:{lo}:{hi}" if group_id is None else None
+    return await _answer(services, principal, key,
+                         lambda store: reads.agents(store, principal.tenant_id, lo, hi,
+                                                    group_id))

@@ -1,4 +1,5 @@
-"""Auditor endpoints: ticket history, past states, the tenant feed, chain verification.
+"""Auditor endpoints: the history and past states of tickets, contacts and
+organizations, the tenant feed, chain verification.
 
 Auditor and admin keys only; every endpoint here reads. Events are shown as stored
 (``schema_version`` and payload as hashed), with the actor the database stamped and
@@ -11,28 +12,46 @@ History, as-of and verification tolerate lag: they read through ``services.reads
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 from uuid import UUID
 
 from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, Field
 
+from api.http.auth import Principal
 from api.http.deps import Authorized, ServicesDep
-from api.http.lagging import LAGGING_HEADERS, source_headers
+from api.http.history import history_page
+from api.http.lagging import source_headers
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate_int, scope_of
 from api.http.params import ANY_OF, EventTypeName, IsoAwareDateTime
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.routing import StrictRoute
+from api.schemas.events import LAGGING_HEADERS, EventPage, render_event
+from api.schemas.groups import GroupOut
+from api.schemas.people import (
+    ContactOut,
+    OrganizationOut,
+    contact_document,
+    organization_document,
+)
 from api.schemas.tickets import TicketOut, etag
+from domain.contact import fold_contact
 from domain.errors import DomainError
-from domain.events import TicketOpened
+from domain.events import ContactCreated, Event, GroupCreated, OrganizationCreated, TicketOpened
+from domain.group import fold_group
 from domain.mapper import from_stored
+from domain.organization import fold_organization
 from domain.ticket import fold
 from eventstore.store import EventStore, Session
 from eventstore.types import ChainReport, RecordedEvent
-from projections.views import ticket_json
+from projections.views import dumps, group_document, ticket_json
+
+if TYPE_CHECKING:
+    from api.root import Services
 
 MAX_VERIFY_SEQS = 100_000
 """The most seqs one ``/v1/audit/verify`` request recomputes (bounded work)."""
@@ -43,29 +62,6 @@ MAX_TYPES = 50
 router = APIRouter(tags=["audit"], route_class=StrictRoute)
 Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT)]
 Cursor = Annotated[str | None, Query(max_length=1000)]
-
-
-class ActorOut(BaseModel):
-    kind: str
-    id: str
-
-
-class EventOut(BaseModel):
-    seq: int
-    stream_id: UUID
-    version: int
-    type: str
-    schema_version: int
-    data: dict[str, Any]
-    metadata: dict[str, Any]
-    actor: ActorOut
-    recorded_at: datetime
-    hash: str
-
-
-class EventPage(BaseModel):
-    data: list[EventOut]
-    next_cursor: str | None
 
 
 class VerifyOut(BaseModel):
@@ -82,19 +78,90 @@ class VerifyOut(BaseModel):
         description="how far the replica was behind the primary then; 0 on the primary")
 
 
-def render_event(e: RecordedEvent) -> dict[str, Any]:
-    """An event as the audit endpoints show it."""
-    return {
-        "seq": e.seq, "stream_id": e.stream_id, "version": e.version, "type": e.type,
-        "schema_version": e.schema_version, "data": e.data, "metadata": e.metadata,
-        "actor": {"kind": e.actor_kind, "id": e.actor_id}, "recorded_at": e.recorded_at,
-        "hash": e.hash.hex(),
-    }
+def _ticket(events: Iterable[Event]) -> tuple[bytes, int]:
+    ticket = fold(events)
+    assert ticket is not None
+    return ticket_json(ticket), ticket.version
 
 
-async def _require_ticket(session: Session, ticket_id: UUID) -> None:
-    if await session.stream_first_type(ticket_id) != TicketOpened.TYPE:
-        raise Problem(404, "not_found", "no such ticket")
+def _group(events: Iterable[Event]) -> tuple[bytes, int]:
+    group = fold_group(events)
+    assert group is not None
+    return dumps(group_document(group)), group.version
+
+
+def _contact(events: Iterable[Event]) -> tuple[bytes, int]:
+    contact = fold_contact(events)
+    assert contact is not None
+    return dumps(contact_document(contact)), contact.version
+
+
+def _organization(events: Iterable[Event]) -> tuple[bytes, int]:
+    org = fold_organization(events)
+    assert org is not None
+    return dumps(organization_document(org)), org.version
+
+
+@dataclass(frozen=True, slots=True)
+class _Kind:
+    """A kind of stream the audit endpoints show: its name, the type of the event
+    every such stream starts with, and how its events replay to the document the API
+    shows (with its version)."""
+
+    name: str
+    first_type: str
+    replay: Callable[[Iterable[Event]], tuple[bytes, int]]
+
+
+TICKET = _Kind("ticket", TicketOpened.TYPE, _ticket)
+GROUP = _Kind("group", GroupCreated.TYPE, _group)
+CONTACT = _Kind("contact", ContactCreated.TYPE, _contact)
+ORGANIZATION = _Kind("organization", OrganizationCreated.TYPE, _organization)
+
+
+async def _require(session: Session, kind: _Kind, stream_id: UUID) -> None:
+    if await session.stream_first_type(stream_id) != kind.first_type:
+        raise Problem(404, "not_found", f"no such {kind.name}")
+
+
+async def _history(kind: _Kind, stream_id: UUID, principal: Principal, services: Services,
+                   response: Response, limit: int, cursor: str | None) -> Any:
+    async def read_page(s: Session, after: int, n: int) -> list[RecordedEvent]:
+        await _require(s, kind, stream_id)
+        return await s.read_stream_page(stream_id, after, n)
+
+    return await history_page(services, principal, response, "history",
+                              {f"{kind.name}_id": str(stream_id)}, cursor, limit, read_page)
+
+
+async def _as_of(kind: _Kind, stream_id: UUID, principal: Principal, services: Services,
+                 version: int | None, at: datetime | None) -> Response:
+    if (version is None) == (at is None):
+        raise Problem(400, "invalid_parameter", "give exactly one of version and at")
+
+    async def read(store: EventStore) -> list[RecordedEvent]:
+        async with store.session(principal.tenant_id, readonly=True) as s:
+            await _require(s, kind, stream_id)
+            if version is not None:
+                return await s.read_stream(stream_id, to_version=version)
+            assert at is not None
+            return await s.read_stream_until(stream_id, at)
+
+    events, source = await services.reads.run(read)
+    if not events:
+        raise Problem(404, "not_found", f"the {kind.name} did not exist yet at that instant")
+    if version is not None and events[-1].version < version:
+        raise Problem(404, "not_found", f"the {kind.name} has {events[-1].version} versions; "
+                                        f"no version {version}")
+    try:
+        document, current = kind.replay(from_stored(e.type, e.schema_version, e.data)
+                                        for e in events)
+    except DomainError as exc:
+        # Stored events that no longer fold are corruption, not a client error.
+        raise Problem(500, "corrupt_stream",
+                      f"the {kind.name}'s events cannot be replayed: {exc}") from exc
+    return Response(document, media_type="application/json",
+                    headers={"ETag": etag(current), **source_headers(source)})
 
 
 @router.get("/v1/tickets/{ticket_id}/history", response_model=EventPage,
@@ -108,19 +175,7 @@ async def ticket_history(
     limit: Limit = DEFAULT_LIMIT,
     cursor: Cursor = None,
 ) -> Any:
-    codec = services.cursors
-    scope = scope_of(principal.tenant_id, "history", {"ticket_id": str(ticket_id)})
-    after = 0 if cursor is None else codec.decode_int(scope, cursor)
-
-    async def read(store: EventStore) -> list[RecordedEvent]:
-        async with store.session(principal.tenant_id, readonly=True) as s:
-            await _require_ticket(s, ticket_id)
-            return await s.read_stream_page(ticket_id, after, limit + 1)
-
-    rows, source = await services.reads.run(read)
-    events, nxt = paginate_int(codec, scope, rows, limit, lambda e: e.version)
-    response.headers.update(source_headers(source))
-    return {"data": [render_event(e) for e in events], "next_cursor": nxt}
+    return await _history(TICKET, ticket_id, principal, services, response, limit, cursor)
 
 
 @router.get("/v1/tickets/{ticket_id}/as-of", response_model=TicketOut,
@@ -133,32 +188,34 @@ async def ticket_as_of(
     version: Annotated[int | None, Query(ge=1, le=INT32)] = None,
     at: Annotated[IsoAwareDateTime | None, Query()] = None,
 ) -> Response:
-    if (version is None) == (at is None):
-        raise Problem(400, "invalid_parameter", "give exactly one of version and at")
+    return await _as_of(TICKET, ticket_id, principal, services, version, at)
 
-    async def read(store: EventStore) -> list[RecordedEvent]:
-        async with store.session(principal.tenant_id, readonly=True) as s:
-            await _require_ticket(s, ticket_id)
-            if version is not None:
-                return await s.read_stream(ticket_id, to_version=version)
-            assert at is not None
-            return await s.read_stream_until(ticket_id, at)
 
-    events, source = await services.reads.run(read)
-    if not events:
-        raise Problem(404, "not_found", "the ticket did not exist yet at that instant")
-    if version is not None and events[-1].version < version:
-        raise Problem(404, "not_found",
-                      f"the ticket has {events[-1].version} versions; no version {version}")
-    try:
-        ticket = fold(from_stored(e.type, e.schema_version, e.data) for e in events)
-    except DomainError as exc:
-        # Stored events that no longer fold are corruption, not a client error.
-        raise Problem(500, "corrupt_stream", f"the ticket's events cannot be replayed: {exc}") \
-            from exc
-    assert ticket is not None
-    return Response(ticket_json(ticket), media_type="application/json",
-                    headers={"ETag": etag(ticket.version), **source_headers(source)})
+@router.get("/v1/groups/{group_id}/history", response_model=EventPage,
+            responses=errors(404) | {200: {"headers": LAGGING_HEADERS}},
+            summary="A group's events in order, with actor, seq, version and hash")
+async def group_history(
+    group_id: UUID,
+    principal: Authorized,
+    services: ServicesDep,
+    response: Response,
+    limit: Limit = DEFAULT_LIMIT,
+    cursor: Cursor = None,
+) -> Any:
+    return await _history(GROUP, group_id, principal, services, response, limit, cursor)
+
+
+@router.get("/v1/groups/{group_id}/as-of", response_model=GroupOut,
+            responses=errors(404) | {200: {"headers": LAGGING_HEADERS}},
+            summary="The group as it was at a version or an instant")
+async def group_as_of(
+    group_id: UUID,
+    principal: Authorized,
+    services: ServicesDep,
+    version: Annotated[int | None, Query(ge=1, le=INT32)] = None,
+    at: Annotated[IsoAwareDateTime | None, Query()] = None,
+) -> Response:
+    return await _as_of(GROUP, group_id, principal, services, version, at)
 
 
 @router.get("/v1/events", response_model=EventPage, responses=errors(),
@@ -219,3 +276,58 @@ async def verify(
             "first_bad_seq": report.first_bad_seq, "from_seq": from_seq,
             "to_seq": min(end, report.head_seq), "read_from": source.name,
             "lag_seconds": source.lag_seconds}
+
+
+@router.get("/v1/contacts/{contact_id}/history", response_model=EventPage,
+            responses=errors(404) | {200: {"headers": LAGGING_HEADERS}},
+            summary="A contact's events in order, with actor, seq, version and hash")
+async def contact_history(
+    contact_id: UUID,
+    principal: Authorized,
+    services: ServicesDep,
+    response: Response,
+    limit: Limit = DEFAULT_LIMIT,
+    cursor: Cursor = None,
+) -> Any:
+    return await _history(CONTACT, contact_id, principal, services, response, limit, cursor)
+
+
+@router.get("/v1/contacts/{contact_id}/as-of", response_model=ContactOut,
+            responses=errors(404) | {200: {"headers": LAGGING_HEADERS}},
+            summary="The contact as it was at a version or an instant")
+async def contact_as_of(
+    contact_id: UUID,
+    principal: Authorized,
+    services: ServicesDep,
+    version: Annotated[int | None, Query(ge=1, le=INT32)] = None,
+    at: Annotated[IsoAwareDateTime | None, Query()] = None,
+) -> Response:
+    return await _as_of(CONTACT, contact_id, principal, services, version, at)
+
+
+@router.get("/v1/organizations/{organization_id}/history", response_model=EventPage,
+            responses=errors(404) | {200: {"headers": LAGGING_HEADERS}},
+            summary="An organization's events in order, with actor, seq, version and hash")
+async def organization_history(
+    organization_id: UUID,
+    principal: Authorized,
+    services: ServicesDep,
+    response: Response,
+    limit: Limit = DEFAULT_LIMIT,
+    cursor: Cursor = None,
+) -> Any:
+    return await _history(ORGANIZATION, organization_id, principal, services, response,
+                          limit, cursor)
+
+
+@router.get("/v1/organizations/{organization_id}/as-of", response_model=OrganizationOut,
+            responses=errors(404) | {200: {"headers": LAGGING_HEADERS}},
+            summary="The organization as it was at a version or an instant")
+async def organization_as_of(
+    organization_id: UUID,
+    principal: Authorized,
+    services: ServicesDep,
+    version: Annotated[int | None, Query(ge=1, le=INT32)] = None,
+    at: Annotated[IsoAwareDateTime | None, Query()] = None,
+) -> Response:
+    return await _as_of(ORGANIZATION, organization_id, principal, services, version, at)

@@ -1,27 +1,44 @@
-"""``/v1/auth``: who the caller is.
+"""``/v1/auth``: people sign in, refresh, sign out and accept invitations; who is calling.
 
-``GET /v1/auth/me`` answers every role: the tenant, the role, the credential the
-request came with, the agent it acts as, and the operations of the authorization
-table (``api.http.access``) the role may run. The console reads it after sign-in to
-show what the role may do and hide the rest, from the same table the service
-enforces. Today the credential is always an API key; people signing in with an
-e-mail and a password will come with another credential kind, answered here alike.
+- ``POST /v1/auth/sign-in`` takes ``{tenant, email, password}`` and answers a signed
+  access token (``ACCESS_TOKEN_MINUTES``) in the body and an opaque refresh token in an
+  httpOnly, ``SameSite=Strict`` cookie scoped to ``/v1/auth`` (``Secure`` over https),
+  so page scripts never see it. Every failure is the same 401 ``sign_in_failed``.
+- ``POST /v1/auth/refresh`` spends the cookie's refresh token for a new pair; a token
+  spent before revokes its whole session (401 ``invalid_refresh_token``).
+- ``POST /v1/auth/sign-out`` ends the cookie's session and clears the cookie.
+- ``POST /v1/auth/invitations/accept`` spends an invitation's token to set a password.
+- ``GET /v1/auth/me`` answers every role: the tenant, the role, the credential the
+  request came with (an API key or a sign-in session), the agent it acts as, and the
+  operations of the authorization table (``api.http.access``) the role may run. The
+  console reads it after sign-in to show what the role may do and hide the rest, from
+  the same table the service enforces.
+
+The rules are ``handlers.sessions`` and ``handlers.invitations``; failed sign-ins count
+against the caller's address in the rate limiter (api/ops/ratelimit.py).
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from datetime import datetime
+from typing import Annotated, Literal
 from uuid import UUID
 
-from fastapi import APIRouter, Response
-from pydantic import BaseModel, Field
+from fastapi import APIRouter, Cookie, Request, Response
+from pydantic import BaseModel, ConfigDict, Field
 
 from api.http.access import ACCESS
 from api.http.deps import Authorized, ServicesDep
 from api.http.idempotency import JsonReply
 from api.http.problem_docs import errors
+from api.http.problems import problem_response
 from api.http.routing import StrictRoute
+from api.root import Services, session_lifetimes
+from domain.ids import TenantId
 from domain.values import Role
+from handlers import invitations, sessions
+from handlers.credentials import MAX_PASSWORD, check_password
+from handlers.errors import NotAuthenticated
 from projections.reads import whoami
 
 router = APIRouter(prefix="/v1/auth", tags=["auth"], route_class=StrictRoute)
@@ -33,9 +50,12 @@ class TenantOut(BaseModel):
 
 
 class CredentialOut(BaseModel):
-    kind: Literal["api_key"] = Field(description="how the request authenticated")
-    id: UUID = Field(description="the API key's id, as in `/v1/api-keys`")
-    name: str | None = Field(description="the API key's name")
+    kind: Literal["api_key", "session"] = Field(
+        description="how the request authenticated: an API key, or a person's access "
+                    "token from signing in")
+    id: UUID = Field(description="the API key's id, as in `/v1/api-keys`, or the sign-in "
+                                 "session's id")
+    name: str | None = Field(description="the API key's name (null for a session)")
 
 
 class MeAgentOut(BaseModel):
@@ -67,7 +87,7 @@ async def me(principal: Authorized, services: ServicesDep) -> Response:
     async with services.store.session(principal.tenant_id, readonly=True) as session:
         row = await whoami(session.conn, principal.tenant_id, principal.key_id,
                            principal.agent_id)
-    assert row is not None, "a key's tenant is visible under its own context"
+    assert row is not None, "a caller's tenant is visible under its own context"
     agent = None
     if principal.agent_id is not None and row["agent_name"] is not None:
         agent = {"id": principal.agent_id, "name": row["agent_name"],
@@ -75,7 +95,122 @@ async def me(principal: Authorized, services: ServicesDep) -> Response:
     return JsonReply(200, {
         "tenant": {"id": principal.tenant_id, "name": row["tenant_name"]},
         "role": principal.role,
-        "credential": {"kind": "api_key", "id": principal.key_id, "name": row["key_name"]},
+        "credential": {"kind": principal.credential, "id": principal.key_id,
+                       "name": row["key_name"]},
         "agent": agent,
         "operations": operations_of(principal.role),
     }).response()
+
+
+REFRESH_COOKIE = "hd_refresh"
+COOKIE_PATH = "/v1/auth"
+
+RefreshCookie = Annotated[str | None, Cookie(alias=REFRESH_COOKIE, max_length=200,
+                                             include_in_schema=False)]
+
+
+class SignInIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    tenant: UUID = Field(description="the tenant's id (the operator hands it out)")
+    email: str = Field(min_length=1, max_length=254)
+    password: str = Field(min_length=1, max_length=MAX_PASSWORD)
+
+
+class SignedInOut(BaseModel):
+    access_token: str = Field(description="send as `Authorization: Bearer <token>`")
+    token_type: Literal["Bearer"]
+    expires_in: int = Field(description="seconds until the access token expires")
+    expires_at: datetime
+    refresh_expires_at: datetime = Field(
+        description="when the refresh cookie expires unless it is used before (each "
+                    "refresh starts the period again, up to the session's cap)")
+    tenant_id: UUID
+    agent_id: UUID
+    role: Role
+
+
+class AcceptIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    token: str = Field(min_length=1, max_length=200,
+                       description="the invitation's token, as the admin passed it on")
+    password: str = Field(min_length=1, max_length=MAX_PASSWORD,
+                          description="the password to sign in with (10 characters or more)")
+
+
+class AcceptedOut(BaseModel):
+    tenant_id: UUID
+    agent_id: UUID
+    email: str
+
+
+def _signed_in(request: Request, services: Services, done: sessions.SignedIn) -> Response:
+    """The access token in the body, the refresh token in its cookie."""
+    now = services.clock.now()
+    token, expires = services.tokens.issue(tenant_id=done.tenant_id, agent_id=done.agent_id,
+                                           session_id=done.session_id, role=done.role,
+                                           now=now)
+    response = JsonReply(200, {
+        "access_token": token, "token_type": "Bearer",
+        "expires_in": int(services.tokens.ttl.total_seconds()), "expires_at": expires,
+        "refresh_expires_at": done.refresh_expires_at, "tenant_id": done.tenant_id,
+        "agent_id": done.agent_id, "role": done.role,
+    }, headers={"Cache-Control": "no-store"}).response()
+    response.set_cookie(REFRESH_COOKIE, done.refresh_token,
+                        max_age=max(0, int((done.refresh_expires_at - now).total_seconds())),
+                        path=COOKIE_PATH, httponly=True, samesite="strict",
+                        secure=request.url.scheme == "https")
+    return response
+
+
+def _forget(response: Response, request: Request) -> Response:
+    response.delete_cookie(REFRESH_COOKIE, path=COOKIE_PATH, httponly=True,
+                           samesite="strict", secure=request.url.scheme == "https")
+    return response
+
+
+@router.post("/sign-in", response_model=SignedInOut, responses=errors(413, 415),
+             summary="Sign in with e-mail and password (the refresh token is set as a cookie)")
+async def sign_in(body: SignInIn, request: Request, services: ServicesDep) -> Response:
+    command = sessions.SignIn(tenant_id=TenantId(body.tenant), email=body.email.strip(),
+                              password=body.password, at=services.clock.now())
+    done = await sessions.sign_in(services.store, services.passwords,
+                                  session_lifetimes(services.settings), command)
+    return _signed_in(request, services, done)
+
+
+@router.post("/refresh", response_model=SignedInOut, responses=errors(),
+             summary="A new access token for the refresh cookie, which is rotated")
+async def refresh(request: Request, services: ServicesDep,
+                  hd_refresh: RefreshCookie = None) -> Response:
+    try:
+        done = await sessions.refresh(services.store, session_lifetimes(services.settings),
+                                      hd_refresh, services.clock.now())
+    except NotAuthenticated as exc:
+        # A replay revoked the session: forget it here at once (other processes hear
+        # of it through the notification). The cookie is spent or dead: clear it.
+        services.keys.clear()
+        return _forget(problem_response(401, exc.code, exc.message,
+                                        instance=request.url.path), request)
+    return _signed_in(request, services, done)
+
+
+@router.post("/sign-out", status_code=204, responses=errors(),
+             summary="End the refresh cookie's session and clear the cookie")
+async def sign_out(request: Request, services: ServicesDep,
+                   hd_refresh: RefreshCookie = None) -> Response:
+    await sessions.sign_out(services.store, hd_refresh, services.clock.now())
+    services.keys.clear()  # the session's access tokens stop here at once
+    return _forget(Response(status_code=204), request)
+
+
+@router.post("/invitations/accept", response_model=AcceptedOut,
+             responses=errors(404, 410, 413, 415),
+             summary="Spend an invitation: set the password to sign in with")
+async def accept_invitation(body: AcceptIn, services: ServicesDep) -> Response:
+    command = invitations.AcceptInvitation(token=body.token,
+                                           password=check_password(body.password),
+                                           at=services.clock.now())
+    accepted = await invitations.accept(services.store, services.passwords, command)
+    return JsonReply(200, accepted).response()

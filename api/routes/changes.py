@@ -7,11 +7,12 @@ row to its commit), and each page is read at a committed head in one snapshot, s
 client that applies every page in order sees every event exactly once: no time
 windows, no duplicates to weed out. Filters (``types``, ``stream_type``) narrow what a
 page carries; its ``next_after_seq`` still moves past the events they skipped. Agents
-get the ticket streams only (``ADMIN_STREAMS``), admins everything.
+get every stream they read elsewhere (tickets, contacts, organizations, groups, ticket
+fields) but the tenant's own (``ADMIN_STREAMS``); admins get everything.
 
 Events come in the live feed's envelope (``docs/websocket.md``) with ``seq`` and
-``stream_type`` beside it; ``client/mirror.py`` folds pages into tickets and messages
-exactly as ``GET`` shows them. It tolerates lag, so it reads through
+``stream_type`` beside it; ``client/mirror.py`` folds pages into tickets, messages,
+contacts and organizations exactly as ``GET`` shows them. It tolerates lag, so it reads through
 ``services.reads`` (the replica while it is fit) and says where in ``Read-From``.
 """
 
@@ -26,10 +27,11 @@ from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, Field
 
 from api.http.deps import Authorized, ServicesDep
-from api.http.lagging import LAGGING_HEADERS, source_headers
+from api.http.lagging import source_headers
 from api.http.params import ANY_OF, EventTypeName, StreamTypeName
 from api.http.problem_docs import errors
 from api.http.routing import StrictRoute
+from api.schemas.events import LAGGING_HEADERS
 from domain.events import EVENT_TYPES, STREAM_KINDS, STREAM_TYPES
 from domain.mapper import current_data, format_datetime
 from domain.values import Role

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Annotated, Any
 from uuid import UUID
 
-import orjson
 from fastapi import APIRouter, Query, Request, Response
 from pydantic import BeforeValidator, StringConstraints
 
@@ -16,15 +16,20 @@ from api.http import commands
 from api.http.auth import Principal
 from api.http.commands import agent_actor, parse_if_match
 from api.http.deps import Authorized, ServicesDep
+from api.http.field_params import DESCRIPTION as FIELD_FILTERS_DOC
+from api.http.field_params import PREFIX as FIELD_PREFIX
+from api.http.field_params import field_filters
 from api.http.headers import IfMatch
 from api.http.idempotency import JsonReply
-from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate, scope_of
+from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, scope_of
 from api.http.params import ANY_OF, IsoDateTime
 from api.http.problem_docs import COMMAND_ERRORS, errors
 from api.http.problems import Problem
-from api.http.routing import StrictRoute
+from api.http.routing import QUERY_FAMILIES, StrictRoute
+from api.http.ticket_pages import ticket_page
 from api.schemas.tickets import (
     AssigneeIn,
+    FieldsIn,
     OpenTicketIn,
     PriorityIn,
     StateIn,
@@ -35,17 +40,21 @@ from api.schemas.tickets import (
     ticket_view,
 )
 from domain.commands import Assign, ChangePriority, ChangeState, ChangeTags, Command, OpenTicket
-from domain.ids import AgentId, TicketId
+from domain.ids import AgentId, GroupId, TicketId
 from domain.validation import TAG_PATTERN
 from domain.values import Actor, ActorKind, Priority, Requester, Source, TicketState
 from eventstore.store import Session
+from handlers.requesters import requester_of_contact
+from handlers.ticket_fields import SetFields, set_fields
 from handlers.tickets import CommandResult, run_command
-from projections.reads import TicketFilters, get_ticket, list_tickets
-from projections.search import (
-    MAX_QUERY_LENGTH,
-    check_query,
-    text_search_config,
-)
+from projections.fields import load_catalog
+from projections.groups import unknown_groups
+from projections.people import load_contact, load_organization
+from projections.reads import TicketFilters, get_ticket
+from projections.search import MAX_QUERY_LENGTH, check_query, text_search_config
+
+UUID_OR_NONE = (r"^(none|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
+                r"[0-9a-fA-F]{12})$")
 
 router = APIRouter(prefix="/v1/tickets", tags=["tickets"], route_class=StrictRoute)
 
@@ -85,25 +94,61 @@ async def _command(request: Request, services: ServicesDep, principal: Principal
 async def open_ticket(
     body: OpenTicketIn, request: Request, services: ServicesDep, principal: Authorized,
 ) -> Response:
+    """The requester is resolved to a contact in the same transaction: an e-mail no
+    contact has creates one, a known one links to it; ``{"contact_id": ...}`` names
+    the contact (422 ``unknown_contact`` when the tenant has none such)."""
     ticket_id = TicketId(uuid.uuid4())
-    requester = Requester(email=body.requester.email, name=body.requester.name)
-    # An intake key opens the ticket on the customer's behalf.
-    actor = (Actor(kind=ActorKind.CUSTOMER, id=requester.email) if principal.role == "intake"
-             else agent_actor(principal))
-
-    command = OpenTicket(ticket_id=ticket_id, subject=body.subject, body=body.body,
-                         requester=requester, priority=body.priority, source=body.source,
-                         tags=tuple(body.tags), actor=actor, at=services.clock.now())
+    at = services.clock.now()
 
     async def work(uow: Session) -> JsonReply:
+        if body.requester.contact_id is not None:
+            requester = await requester_of_contact(uow.conn, uow.tenant_id,
+                                                   body.requester.contact_id)
+        else:
+            assert body.requester.email is not None
+            requester = Requester(email=body.requester.email, name=body.requester.name)
+        # An intake key opens the ticket on the customer's behalf.
+        actor = (Actor(kind=ActorKind.CUSTOMER, id=requester.email)
+                 if principal.role == "intake" else agent_actor(principal))
+        command = OpenTicket(ticket_id=ticket_id, subject=body.subject, body=body.body,
+                             requester=requester, priority=body.priority, source=body.source,
+                             tags=tuple(body.tags), actor=actor, at=at,
+                             group_id=None if body.group_id is None else GroupId(body.group_id),
+                             fields=body.fields)
         return ticket_reply(await run_command(uow, ticket_id, command), 201)
 
-    return await commands.run(request, services, principal, body.model_dump(mode="json"),
-                              work)
+    # Without a group or field values the recorded request is what it was before tickets
+    # had them, so a retry across an upgrade still matches its Idempotency-Key.
+    unset = ({"group_id"} if body.group_id is None else set()) | (
+        set() if body.fields else {"fields"})
+    payload = body.model_dump(mode="json", exclude=unset)
+    return await commands.run(request, services, principal, payload, work)
 
 
-@router.get("", response_model=TicketPage, responses=errors(), summary="List tickets")
+async def _known(session: Session, filters: TicketFilters) -> None:  # a Guard
+    """A group, contact or organization the tenant does not have is 404, in a filter
+    too; a query the tenant's text-search configuration cannot parse is 400."""
+    tenant = session.tenant_id
+    if filters.q is not None:
+        config = await text_search_config(session.conn, tenant)
+        await check_query(session.conn, filters.q, config)
+    if filters.group_id is not None and await unknown_groups(
+            session.conn, tenant, [filters.group_id]):
+        raise Problem(404, "not_found", f"no group {filters.group_id}")
+    if filters.requester_id is not None and await load_contact(
+            session.conn, tenant, filters.requester_id) is None:
+        raise Problem(404, "not_found", f"no contact {filters.requester_id}")
+    if filters.organization_id is not None and await load_organization(
+            session.conn, tenant, filters.organization_id) is None:
+        raise Problem(404, "not_found", f"no organization {filters.organization_id}")
+
+
+@router.get("", response_model=TicketPage, responses=errors(404), summary="List tickets",
+            description="Newest first; pass ``next_cursor`` back as ``cursor`` with the same "
+                        "filters. " + FIELD_FILTERS_DOC,
+            openapi_extra={QUERY_FAMILIES: [FIELD_PREFIX]})
 async def list_(
+    request: Request,
     services: ServicesDep,
     principal: Authorized,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
@@ -112,11 +157,22 @@ async def list_(
     priority: Annotated[list[Priority] | None, Query(description=ANY_OF)] = None,
     source: Annotated[list[Source] | None, Query(description=ANY_OF)] = None,
     assignee: Annotated[str | None, Query(
-        pattern=r"^(none|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$",
+        pattern=UUID_OR_NONE,
         description="An agent id, or `none` for unassigned tickets.")] = None,
     tag: Annotated[list[Tag] | None, Query(description=ANY_OF)] = None,
+    group_id: Annotated[str | None, Query(
+        pattern=r"^(none|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$",
+        description="A group id (404 if the tenant has no such group), or `none` for "
+                    "tickets in no group.")] = None,
     created_after: IsoDateTime | None = None,
     created_before: IsoDateTime | None = None,
+    requester_id: Annotated[str | None, Query(
+        pattern=UUID_OR_NONE,
+        description="A contact id, or `none` for tickets not linked to a contact.")] = None,
+    organization_id: Annotated[str | None, Query(
+        pattern=UUID_OR_NONE,
+        description="An organization id (its contacts' tickets), or `none` for tickets "
+                    "of contacts in no organization.")] = None,
     updated_after: Annotated[IsoDateTime | None, Query(
         description="changed at or after this instant: a convenience for simple pollers; "
                     "`GET /v1/changes` is the exact way to follow changes")] = None,
@@ -124,33 +180,40 @@ async def list_(
                                    description="a search query, as `GET /v1/search` "
                                                "takes it; the list keeps its order")] = None,
 ) -> Response:
-    """Newest first; pass ``next_cursor`` back as ``cursor`` with the same filters."""
+    """Newest first; pass ``next_cursor`` back as ``cursor`` with the same filters. A
+    ``requester_id`` or ``organization_id`` the tenant does not have is 404."""
     filters = TicketFilters(
         states=_values(state), priorities=_values(priority), sources=_values(source),
         assignee=UUID(assignee) if assignee and assignee != "none" else None,
         unassigned=assignee == "none", tags=_values(tag),
+        group_id=UUID(group_id) if group_id and group_id != "none" else None,
+        no_group=group_id == "none",
         created_after=_utc(created_after), created_before=_utc(created_before),
+        requester_id=_uuid(requester_id), no_requester=requester_id == "none",
+        organization_id=_uuid(organization_id), no_organization=organization_id == "none",
         updated_after=_utc(updated_after), q=q,
     )
+    if any(k.startswith(FIELD_PREFIX) for k in request.query_params):
+        async with services.store.session(principal.tenant_id, readonly=True) as session:
+            catalog = await load_catalog(session.conn, principal.tenant_id)
+        filters = replace(filters, fields=field_filters(request.query_params, catalog))
+    # Filters are named only when given, so cursors handed out before one existed hold.
+    given = {"group_id": group_id, "requester_id": requester_id,
+             "organization_id": organization_id}
     scope = scope_of(principal.tenant_id, "tickets", {
         "state": filters.states, "priority": filters.priorities,
         "source": filters.sources, "assignee": assignee, "tag": filters.tags,
         "created_after": filters.created_after and filters.created_after.isoformat(),
         "created_before": filters.created_before and filters.created_before.isoformat(),
-        "updated_after": filters.updated_after and filters.updated_after.isoformat(),
-        "q": q,
+        **{name: value.lower() for name, value in given.items() if value is not None},
+        **({"fields": [[f.key, f.op, f.value] for f in filters.fields]}
+           if filters.fields else {}),
+        **({"updated_after": filters.updated_after.isoformat()}
+           if filters.updated_after is not None else {}),
+        **({"q": q} if q is not None else {}),
     })
-    codec = services.cursors
-    after = codec.decode(scope, cursor) if cursor is not None else None
-    async with services.store.session(principal.tenant_id, readonly=True) as session:
-        if q is not None:
-            config = await text_search_config(session.conn, principal.tenant_id)
-            await check_query(session.conn, q, config)
-        rows = await list_tickets(session.conn, principal.tenant_id, filters, after, limit + 1)
-    page, next_cursor = paginate(codec, scope, rows, limit, lambda t: (t.created_at, t.id))
-    # The stored documents go out as they are: no decoding, validation or re-encoding.
-    return JsonReply(200, {"data": [orjson.Fragment(t.view) for t in page],
-                           "next_cursor": next_cursor}).response()
+    return await ticket_page(services, principal.tenant_id, scope, filters, limit, cursor,
+                             lambda session: _known(session, filters))
 
 
 @router.get("/{ticket_id}", response_model=TicketOut, responses=errors(404),
@@ -165,13 +228,18 @@ async def get_one(ticket_id: UUID, services: ServicesDep, principal: Authorized)
 
 
 @router.post("/{ticket_id}/assignee", response_model=TicketOut, responses=COMMAND_ERRORS,
-             summary="Assign or unassign")
+             summary="Assign to an agent, a group or both, or unassign")
 async def assign(ticket_id: UUID, body: AssigneeIn, request: Request, services: ServicesDep,
                  principal: Authorized, if_match: IfMatch = None) -> Response:
-    agent = AgentId(body.agent_id) if body.agent_id is not None else None
-    command = Assign(agent_id=agent, actor=agent_actor(principal), at=services.clock.now())
+    given = body.model_fields_set
+    command = Assign(
+        agent_id=None if body.agent_id is None else AgentId(body.agent_id),
+        set_agent="agent_id" in given,
+        group_id=None if body.group_id is None else GroupId(body.group_id),
+        set_group="group_id" in given,
+        actor=agent_actor(principal), at=services.clock.now())
     return await _command(request, services, principal, ticket_id,
-                          body.model_dump(mode="json"), command, if_match)
+                          body.model_dump(mode="json", exclude_unset=True), command, if_match)
 
 
 @router.post("/{ticket_id}/priority", response_model=TicketOut, responses=COMMAND_ERRORS,
@@ -205,9 +273,31 @@ async def change_tags(ticket_id: UUID, body: TagsIn, request: Request, services:
                           body.model_dump(mode="json"), command, if_match)
 
 
+@router.post("/{ticket_id}/fields", response_model=TicketOut, responses=COMMAND_ERRORS,
+             summary="Set or clear ticket field values")
+async def change_fields(ticket_id: UUID, body: FieldsIn, request: Request,
+                        services: ServicesDep, principal: Authorized,
+                        if_match: IfMatch = None) -> Response:
+    # An intake key sets values for the customer (only fields open to intake).
+    actor = None if principal.role == "intake" else agent_actor(principal)
+    command = SetFields(ticket_id=ticket_id, values=body.fields, at=services.clock.now(),
+                        actor=actor)
+    expected = parse_if_match(if_match)
+
+    async def work(uow: Session) -> JsonReply:
+        return ticket_reply(await set_fields(uow, command, expected_version=expected))
+
+    return await commands.run(request, services, principal, body.model_dump(mode="json"),
+                              work, expected_version=expected)
+
+
 def _values(values: Sequence[str] | None) -> tuple[str, ...]:
     """A list parameter's distinct values in a canonical order (none: no filter)."""
     return tuple(sorted({str(v) for v in values})) if values else ()
+
+
+def _uuid(value: str | None) -> UUID | None:
+    return UUID(value) if value is not None and value != "none" else None
 
 
 def _utc(value: datetime | None) -> datetime | None:

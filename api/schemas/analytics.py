@@ -59,13 +59,17 @@ class Stats(_Model):
 
 class GroupStats(Stats):
     key: str = Field(description="the group: a priority, a source, an agent id (or "
-                                 "'none'), or a UTC day")
+                                 "'none'), a group or organization id (or 'none'), a UTC "
+                                 "day, or a field's value (an option's value, 'true' or "
+                                 "'false'; 'none' without one)")
 
 
 class Summary(Freshness):
     from_: str = Field(alias="from", description="first UTC day (inclusive)")
     to: str = Field(description="last UTC day (inclusive)")
-    group_by: Literal["priority", "source", "assignee", "day"] | None
+    group_by: str | None = Field(description="priority, source, assignee, group, "
+                                 "organization, day, or field.<key> (a checkbox, "
+                                 "dropdown or multiselect field)")
     total: Stats
     groups: list[GroupStats]
 
@@ -81,11 +85,16 @@ class VolumeDay(Counts):
     day: str = Field(description="a UTC day")
     by_priority: dict[str, Counts]
     by_source: dict[str, Counts]
+    by_field: dict[str, Counts] | None = Field(
+        description="with group_by: by the value the ticket held at the event's time (a "
+                    "multiselect under each option it held; tickets without a value are "
+                    "in no entry)")
 
 
 class Volume(Freshness):
     from_: str = Field(alias="from")
     to: str
+    group_by: str | None = Field(description="field.<key>, when asked for")
     days: list[VolumeDay] = Field(description="days with any activity, in order")
 
 

@@ -7,13 +7,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 from uuid import UUID
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    model_validator,
+)
 
 from api.schemas import checked_by_domain
+from domain.fields import NUMBER_MAX, OPTIONS_MAX, TEXT_MAX
 from domain.ticket import Ticket
 from domain.validation import (
     BODY_MAX,
@@ -27,14 +36,34 @@ from domain.values import Priority, Source, TicketState, Visibility
 from projections.views import message_document, ticket_json
 
 _IN = ConfigDict(extra="forbid")
+FIELDS_MAX = 100
+"""The most fields one request sets (a tenant has at most as many)."""
+FieldKeyIn = Annotated[str, Field(max_length=40)]
+FieldValueIn = (StrictBool | Annotated[StrictInt, Field(ge=-NUMBER_MAX, le=NUMBER_MAX)]
+                | Annotated[StrictStr, Field(max_length=TEXT_MAX)]
+                | Annotated[list[Annotated[StrictStr, Field(max_length=64)]],
+                            Field(max_length=OPTIONS_MAX)]
+                | None)
+"""A value as a request gives it; the domain checks it against the field's type."""
 
 
 class RequesterIn(BaseModel):
+    """Either an ``email`` (with an optional ``name``) or a ``contact_id``."""
+
     model_config = _IN
 
-    email: str = Field(max_length=254, examples=["ann@example.com"],
-                       json_schema_extra=checked_by_domain(EMAIL_PATTERN))
+    email: str | None = Field(default=None, max_length=254, examples=["ann@example.com"],
+                              json_schema_extra=checked_by_domain(EMAIL_PATTERN))
     name: str | None = Field(default=None, max_length=200)
+    contact_id: UUID | None = Field(default=None, description="An existing contact.")
+
+    @model_validator(mode="after")
+    def _one_way(self) -> RequesterIn:
+        if (self.email is None) == (self.contact_id is None):
+            raise ValueError("give either email or contact_id")
+        if self.contact_id is not None and self.name is not None:
+            raise ValueError("name goes with email; a contact has its own")
+        return self
 
 
 class OpenTicketIn(BaseModel):
@@ -46,6 +75,22 @@ class OpenTicketIn(BaseModel):
     priority: Priority = Priority.NORMAL
     source: Source = Source.API
     tags: list[str] = Field(default_factory=list, max_length=TAGS_MAX)
+    group_id: UUID | None = Field(default=None, description=(
+        "A group of the tenant to route the ticket to; agents and admins only (an intake "
+        "key's ticket is routed by staff)."))
+    fields: dict[FieldKeyIn, FieldValueIn] = Field(
+        default_factory=dict, max_length=FIELDS_MAX,
+        description="Ticket field values by key, checked against the tenant's field "
+                    "definitions (`/v1/ticket-fields`): type, options, who may set them, "
+                    "required fields.")
+
+
+class FieldsIn(BaseModel):
+    model_config = _IN
+
+    fields: dict[FieldKeyIn, FieldValueIn] = Field(
+        min_length=1, max_length=FIELDS_MAX,
+        description="Values by key; `null` (or `[]` for a multiselect) clears one.")
 
 
 class MessageIn(BaseModel):
@@ -56,9 +101,22 @@ class MessageIn(BaseModel):
 
 
 class AssigneeIn(BaseModel):
+    """Give at least one of the two; a field left out stays as it is. With both a group
+    and an agent on the ticket, the agent must be a member of the group (else 409
+    ``not_group_member``)."""
+
     model_config = _IN
 
-    agent_id: UUID | None = Field(description="An active agent of the tenant, or null.")
+    agent_id: UUID | None = Field(default=None,
+                                  description="An active agent of the tenant, or null.")
+    group_id: UUID | None = Field(default=None,
+                                  description="A group of the tenant, or null for none.")
+
+    @model_validator(mode="after")
+    def _something(self) -> AssigneeIn:
+        if not self.model_fields_set:
+            raise ValueError("give agent_id, group_id or both")
+        return self
 
 
 class PriorityIn(BaseModel):
@@ -82,6 +140,9 @@ class TagsIn(BaseModel):
 
 
 class RequesterOut(BaseModel):
+    contact_id: UUID | None = Field(description="The contact the ticket belongs to (null "
+                                    "only on a ticket from before contacts, until "
+                                    "`helpdesk migrate` links it).")
     email: str
     name: str | None
 
@@ -105,6 +166,10 @@ class SlaOut(BaseModel):
     resolution: ClockOut
 
 
+FieldValueOut = bool | int | str | list[str]
+"""checkbox: bool; number: int; text, date (YYYY-MM-DD), dropdown: str; multiselect: list."""
+
+
 class TicketOut(BaseModel):
     id: UUID
     version: int
@@ -115,6 +180,7 @@ class TicketOut(BaseModel):
     source: Source
     tags: list[str]
     assignee: UUID | None
+    group_id: UUID | None
     follow_up_of: UUID | None
     follow_up_ids: list[UUID]
     created_at: datetime
@@ -124,6 +190,9 @@ class TicketOut(BaseModel):
     reopen_count: int
     awaiting_reply: bool
     sla: SlaOut
+    fields: dict[str, FieldValueOut] = Field(
+        description="Ticket field values by key (`/v1/ticket-fields`); a field with no "
+                    "value is absent. A value whose option was taken out of use stays.")
 
 
 class TicketPage(BaseModel):

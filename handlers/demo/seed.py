@@ -2,7 +2,8 @@
 
 Only creating a tenant is the operator's (as the owner role, like ``helpdesk tenants
 create``). Everything after is done as the API would do it, over the runtime role's
-store: the tenant's first admin key adds the agents and issues their keys; each
+store: the tenant's first admin key adds the agents, gives each a password (to sign
+in to the console with, printed like the keys) and issues their keys; each
 ticket command runs in a unit of work of its own, stamped with the key that would
 have sent it (an agent's own key, or the intake key writing for a customer); SLA
 checks and sweeps run as the scheduler does, with its actor.
@@ -11,6 +12,8 @@ Time is injected: every command carries its ``at``, computed from the moment of
 seeding, so the SLA clocks and analytics look current whenever the seed runs. The
 seed plays one timeline, in time order, across every ticket of a tenant:
 
+* its customer companies first (each customer's first ticket creates the contact,
+  which joins its company by its e-mail's domain);
 * each placement's opening and steps, up to now (later steps are not played);
 * an SLA check at the due time of every clock a command left running, as the
   ``sla.check`` job would run it (a clock that moved or was met decides nothing);
@@ -55,8 +58,11 @@ from eventstore.store import EventStore
 from eventstore.types import SYSTEM, StoreActor
 from handlers.agents import AddAgent, add_agent
 from handlers.api_keys import IssuedKey, IssueKey, issue_key
+from handlers.credentials import Passwords, new_password
 from handlers.demo import harbor, tidewater
 from handlers.demo.plan import Placement, Plan, Step, Story, span
+from handlers.organizations import NewOrganization, create_organization
+from handlers.sessions import store_password
 from handlers.sweep import sweep_tenant
 from handlers.tenants import create_tenant_as_operator
 from handlers.tickets import CommandResult, PostMessage, post_message, run_command
@@ -69,13 +75,15 @@ CHECK_DELAY = timedelta(minutes=1)
 
 @dataclass(frozen=True, slots=True)
 class DemoKey:
-    """An API key of a demo tenant; ``agent`` and ``email`` name the person it acts as."""
+    """An API key of a demo tenant; ``agent`` and ``email`` name the person it acts as,
+    who signs in with ``email`` and ``password``."""
 
     role: str
     name: str
     secret: str
     agent: str | None = None
     email: str | None = None
+    password: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,20 +98,32 @@ class DemoTenant:
         return next(k for k in self.keys if k.role == role)
 
 
+def _light_passwords() -> Passwords:
+    # The demo's passwords are printed in the clear; a sign-in rehashes each with the
+    # serving process's parameters anyway.
+    return Passwords(memory_kib=1024, time_cost=1)
+
+
 async def seed_demo(owner_dsn: str, store: EventStore, now: datetime,
-                    plans: Sequence[Plan] = PLANS) -> list[DemoTenant]:
+                    plans: Sequence[Plan] = PLANS, *,
+                    passwords: Passwords | None = None) -> list[DemoTenant]:
     """Create one tenant per plan (operator, as ``owner_dsn``) and play its stories
     through ``store`` (the runtime role), with ``now`` as the moment of seeding."""
-    return [await seed_plan(owner_dsn, store, plan, now) for plan in plans]
+    hasher = passwords or _light_passwords()
+    return [await seed_plan(owner_dsn, store, plan, now, hasher) for plan in plans]
 
 
-async def seed_plan(owner_dsn: str, store: EventStore, plan: Plan, now: datetime) -> DemoTenant:
+async def seed_plan(owner_dsn: str, store: EventStore, plan: Plan, now: datetime,
+                    passwords: Passwords | None = None) -> DemoTenant:
     start = now - plan.history
     tenant = await create_tenant_as_operator(owner_dsn, plan.name, at=start)
-    cast = await _hire(store, tenant.tenant_id, tenant.admin_key, plan, start)
+    cast = await _hire(store, tenant.tenant_id, tenant.admin_key, plan, start,
+                       passwords or _light_passwords())
+    await _organize(store, tenant.tenant_id, tenant.admin_key, plan, start)
     desk = _Desk(store, tenant.tenant_id, plan, cast, now)
     await desk.play(start)
-    people = tuple(DemoKey(k.role, k.name, k.secret, plan.agent(h).name, plan.agent(h).email)
+    people = tuple(DemoKey(k.role, k.name, k.secret, plan.agent(h).name, plan.agent(h).email,
+                           cast.passwords[h])
                    for h, k in cast.keys.items())
     machines = tuple(DemoKey(k.role, k.name, k.secret) for k in cast.machines.values())
     first = tenant.admin_key
@@ -112,28 +132,43 @@ async def seed_plan(owner_dsn: str, store: EventStore, plan: Plan, now: datetime
                       desk.opened)
 
 
+async def _organize(store: EventStore, tenant_id: TenantId, admin: IssuedKey, plan: Plan,
+                    at: datetime) -> None:
+    """The customer companies, added by the first admin key as over
+    ``POST /v1/organizations``: each customer's first ticket then creates the contact,
+    which joins its company by the e-mail's domain."""
+    async with store.session(tenant_id, _as(admin)) as uow:
+        for org in plan.organizations:
+            await create_organization(uow, NewOrganization(name=org.name, domains=(org.domain,),
+                                                           at=at))
+
+
 @dataclass(frozen=True, slots=True)
 class _Cast:
     agents: dict[str, UUID]
     keys: dict[str, IssuedKey]
     machines: dict[Role, IssuedKey]
+    passwords: dict[str, str]
 
     def handle_of(self, agent_id: UUID | None) -> str | None:
         return next((h for h, a in self.agents.items() if a == agent_id), None)
 
 
 async def _hire(store: EventStore, tenant_id: TenantId, admin: IssuedKey, plan: Plan,
-                at: datetime) -> _Cast:
-    """The agents and their keys, and the keys of no person, added by the tenant's
-    first admin key as over ``POST /v1/agents`` and ``POST /v1/api-keys``."""
+                at: datetime, hasher: Passwords) -> _Cast:
+    """The agents, their passwords and keys, and the keys of no person, added by the
+    tenant's first admin key as over ``POST /v1/agents`` and ``POST /v1/api-keys``."""
     agents: dict[str, UUID] = {}
     keys: dict[str, IssuedKey] = {}
     machines: dict[Role, IssuedKey] = {}
+    passwords = {agent.handle: new_password() for agent in plan.agents}
+    hashes = {handle: hasher.hash(pw) for handle, pw in passwords.items()}
     async with store.session(tenant_id, _as(admin)) as uow:
         for agent in plan.agents:
             row = await add_agent(uow, AddAgent(email=agent.email, name=agent.name,
                                                 role=agent.role, at=at))
             agents[agent.handle] = row["id"]
+            await store_password(uow, row["id"], hashes[agent.handle], at)
             keys[agent.handle] = await issue_key(uow, IssueKey(
                 name=f"{agent.name}'s key", role=agent.role, at=at, agent_id=row["id"]))
         for machine in plan.keys:
@@ -141,7 +176,7 @@ async def _hire(store: EventStore, tenant_id: TenantId, admin: IssuedKey, plan: 
                 name=machine.name, role=machine.role, at=at))
     if Role.INTAKE not in machines:
         raise ValueError(f"plan {plan.name!r} needs an intake key: customers write with it")
-    return _Cast(agents, keys, machines)
+    return _Cast(agents, keys, machines, passwords)
 
 
 @dataclass

@@ -35,9 +35,11 @@ __all__ = ["NEW_TICKET", "Owner", "app_settings", "asgi_client", "auth", "bearer
 
 
 def app_settings(db: TestDatabase, **overrides: Any) -> Settings:
-    """Settings of an app on ``db`` as the runtime role (no .env, small pool)."""
+    """Settings of an app on ``db`` as the runtime role (no .env, small pool, cheap
+    password hashes: tests that time hashing ask for the real parameters)."""
     values: dict[str, Any] = {"database_url": db.runtime_url, "max_body_bytes": 65_536,
-                              "db_pool_min": 1, **overrides}
+                              "db_pool_min": 1, "password_hash_memory_kib": 1024,
+                              "password_hash_time_cost": 1, **overrides}
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]
 
 

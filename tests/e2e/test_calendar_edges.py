@@ -5,6 +5,7 @@ never a 500, on any endpoint, and the keep-alive connection stays open."""
 from __future__ import annotations
 
 import socket
+import uuid
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
@@ -34,13 +35,17 @@ def _date_time_params(document: dict[str, Any]) -> list[tuple[str, str, str]]:
 async def test_instants_outside_the_calendar_are_400_naming_the_parameter(http, tenant):
     h = auth(tenant.admin_key)
     ticket = (await http.post("/v1/tickets", json=NEW_TICKET, headers=h)).json()
+    group = (await http.post("/v1/groups", json={"name": "Billing"}, headers=h)).json()
     document = (await http.get("/openapi.json")).json()
     params = _date_time_params(document)
     assert {("GET", "/v1/tickets", "created_after"), ("GET", "/v1/tickets", "created_before"),
             ("GET", "/v1/tickets/{ticket_id}/as-of", "at"), ("GET", "/v1/events", "after"),
             ("GET", "/v1/events", "before")} <= set(params)
+    contact, org = ticket["requester"]["contact_id"], str(uuid.uuid4())
     for method, path, name in params:
-        url = path.replace("{ticket_id}", ticket["id"])
+        url = (path.replace("{ticket_id}", ticket["id"]).replace("{group_id}", group["id"])
+               .replace("{field_key}", "plan").replace("{contact_id}", contact)
+               .replace("{organization_id}", org))
         for value in OUTSIDE:
             r = await http.request(method, url, params={name: value}, headers=h)
             assert r.status_code == 400, (path, name, value, r.text)

@@ -63,15 +63,19 @@ async def test_roles_envelope_and_internal_notes(http, tenant, owner):
 
     everything = await _changes(http, tenant.admin_key)
     assert [c["seq"] for c in everything["data"]] == list(range(1, page["head_seq"] + 1))
-    assert {c["stream_type"] for c in everything["data"]} == {"tenant", "ticket"}
+    assert {c["stream_type"] for c in everything["data"]} == {"tenant", "ticket", "contact"}
     # An agent does not read the tenant stream (keys, agents, settings, webhooks: what
-    # only admins read elsewhere); its cursor moves past those events all the same.
+    # only admins read elsewhere); its cursor moves past those events all the same. It
+    # reads the contact the ticket created, as it reads contacts elsewhere.
     for params in ({}, {"stream_type": "tenant"}, {"types": "ApiKeyIssued"}):
         seen = await _changes(http, agent, **params)
-        assert {c["stream_type"] for c in seen["data"]} <= {"ticket"}, params
+        assert {c["stream_type"] for c in seen["data"]} <= {"ticket", "contact"}, params
         assert seen["next_after_seq"] == seen["head_seq"] == page["head_seq"], params
     assert [c["seq"] for c in (await _changes(http, agent))["data"]] == [
-        opened["seq"], note["seq"]]
+        c["seq"] for c in everything["data"] if c["stream_type"] != "tenant"]
+    created = [c for c in everything["data"] if c["stream_type"] == "contact"]
+    assert [c["type"] for c in created] == ["ContactCreated"]
+    assert created[0]["stream_id"] == ticket["requester"]["contact_id"]
 
 
 async def test_filters_still_move_the_cursor_past_what_they_skip(http, tenant):
@@ -240,7 +244,10 @@ async def test_old_payloads_come_in_the_current_shape(http, tenant, store):
     page = await _changes(http, admin, after_seq=page["next_after_seq"])
     old, new = page["data"]
     assert old["stream_id"] == str(stream) and "requester_email" not in old["data"]
-    assert old["data"] == current | {"ticket_id": str(stream)}
-    assert ticket["requester"] == old["data"]["requester"]
+    # An event from before contacts names no contact; the rest is as the current one.
+    assert old["data"] == current | {"ticket_id": str(stream),
+                                     "requester": current["requester"] | {"contact_id": None}}
+    assert ticket["requester"] == old["data"]["requester"] | {
+        "contact_id": current["requester"]["contact_id"]}
     assert (new["type"], new["stream_type"], new["data"]) == ("SomethingNew", "unknown",
                                                               {"x": 1})

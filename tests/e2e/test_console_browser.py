@@ -1,7 +1,9 @@
 """The console in headless Chromium, against ``helpdesk serve`` on a real database seeded
-with the demo: an agent signs in, filters the queue, loads more, opens a ticket and
-replies; a second browser sees a new ticket arrive live; an If-Match conflict is shown;
-an analyst sees the charts and cannot open a ticket; an auditor verifies the chain.
+with the demo: an agent signs in with e-mail and password, filters the queue, loads
+more, opens a ticket and replies; their access token is renewed through the refresh
+cookie and signing out ends the session; a second browser sees a new ticket arrive
+live; an If-Match conflict is shown; an analyst (with an API key) sees the charts and
+cannot open a ticket; an auditor verifies the chain.
 
 The run saves screenshots of the queue, a ticket and the analytics page to
 docs/screenshots/ (the README shows them).
@@ -48,6 +50,12 @@ class Console:
         """The secret of the key of ``who`` (a person's name, or a key's name)."""
         keys = (tenant or self.rich).keys
         return next(k.secret for k in keys if who in (k.agent, k.name))
+
+    def login(self, who: str) -> tuple[str, str]:
+        """The e-mail and password of the person ``who`` of the rich tenant."""
+        key = next(k for k in self.rich.keys if k.agent == who)
+        assert key.email and key.password
+        return key.email, key.password
 
     async def api(self, method: str, path: str, who: str, **kwargs: Any) -> httpx.Response:
         async with httpx.AsyncClient(base_url=self.base) as http:
@@ -101,17 +109,38 @@ async def context(browser: Browser) -> AsyncIterator[BrowserContext]:
         await ctx.close()
 
 
-async def signed_in(context: BrowserContext, console: Console, secret: str) -> Page:
-    """A page of the console, signed in with an API key the way a person does it."""
+async def _console_page(context: BrowserContext, console: Console) -> Page:
     page = await context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    await page.goto(f"{console.base}/console/")
-    await page.get_by_label("API key", exact=True).fill(secret)
-    await page.get_by_role("button", name="Sign in").click()
-    await expect(page.locator("#who")).not_to_be_empty()
+    # A refused sign-in or refresh is an answer the page shows, not a script error.
+    page.on("console", lambda m: errors.append(m.text)
+            if m.type == "error" and "401" not in m.text else None)
     page.errors = errors  # type: ignore[attr-defined]
+    await page.goto(f"{console.base}/console/")
+    return page
+
+
+async def signed_in(context: BrowserContext, console: Console, secret: str) -> Page:
+    """A page of the console, signed in with an API key the way a program's owner does."""
+    page = await _console_page(context, console)
+    form = page.get_by_role("form", name="Sign in with an API key")
+    await form.get_by_label("API key", exact=True).fill(secret)
+    await form.get_by_role("button", name="Sign in").click()
+    await expect(page.locator("#who")).not_to_be_empty()
+    return page
+
+
+async def signed_in_as(context: BrowserContext, console: Console, who: str) -> Page:
+    """A page of the console, signed in as the person ``who`` with e-mail and password."""
+    email, password = console.login(who)
+    page = await _console_page(context, console)
+    form = page.get_by_role("form", name="Sign in with your e-mail and password")
+    await form.get_by_label("Tenant id", exact=True).fill(str(console.rich.tenant_id))
+    await form.get_by_label("E-mail", exact=True).fill(email)
+    await form.get_by_label("Password", exact=True).fill(password)
+    await form.get_by_role("button", name="Sign in").click()
+    await expect(page.locator("#who")).to_contain_text(who)
     return page
 
 
@@ -121,7 +150,7 @@ def no_script_errors(page: Page) -> None:
 
 
 async def test_an_agent_filters_loads_more_opens_a_ticket_and_replies(console, context):
-    page = await signed_in(context, console, console.key("Jonas Weber"))
+    page = await signed_in_as(context, console, "Jonas Weber")
     await expect(page).to_have_url(re.compile(r"#/queue$"))
     await expect(page.locator("#who")).to_contain_text("Jonas Weber")
     nav = page.get_by_role("navigation", name="Sections")
@@ -195,6 +224,63 @@ async def test_an_agent_filters_loads_more_opens_a_ticket_and_replies(console, c
     no_script_errors(page)
 
 
+STORED = "helpdesk.console.credential"
+
+
+async def test_the_access_token_is_renewed_through_its_cookie_and_sign_out_ends_it(
+        console, context):
+    page = await signed_in_as(context, console, "Priya Raman")
+    # The refresh token is in an httpOnly cookie for the auth path only: no script sees it.
+    cookies = {c["name"]: c for c in await context.cookies()}
+    first = cookies["hd_refresh"]
+    assert first["httpOnly"] and first["path"] == "/v1/auth" and first["sameSite"] == "Strict"
+    assert "hd_refresh" not in await page.evaluate("document.cookie")
+    kept = await page.evaluate(f"JSON.parse(sessionStorage.getItem('{STORED}'))")
+    assert kept["kind"] == "access_token" and "hd_refresh" not in str(kept)
+    async with httpx.AsyncClient(base_url=console.base) as http:
+        whoami = await http.get("/v1/auth/me",
+                                headers={"Authorization": f"Bearer {kept['token']}"})
+    assert whoami.json()["credential"]["kind"] == "session"
+
+    # The access token no longer works (as when it has expired): reloading the page
+    # renews it through the cookie, which rotates, and the person stays signed in.
+    await page.evaluate(f"""() => {{
+        const c = JSON.parse(sessionStorage.getItem('{STORED}'));
+        c.token = c.token.slice(0, -4) + 'AAAA';
+        sessionStorage.setItem('{STORED}', JSON.stringify(c));
+    }}""")
+    await page.reload()
+    await expect(page.locator("#who")).to_contain_text("Priya Raman")
+    await expect(page.locator(".ticket-item").first).to_be_visible()
+    renewed = await page.evaluate(f"JSON.parse(sessionStorage.getItem('{STORED}'))")
+    assert not renewed["token"].endswith("AAAA")  # a token the refresh handed out
+    second = {c["name"]: c for c in await context.cookies()}["hd_refresh"]
+    assert second["value"] != first["value"]
+
+    # Signing out ends the session on the server: the cookie is cleared, and neither
+    # the last refresh token nor the access token works any more.
+    await page.locator("#sign-out").click()
+    await expect(page.get_by_role("form", name="Sign in with your e-mail and password")
+                 ).to_be_visible()
+
+    async def cleared() -> bool:  # the sign-out request runs while the page moves on
+        return "hd_refresh" not in {c["name"] for c in await context.cookies()}
+
+    await until(cleared, timeout=10, interval=0.1, what="the refresh cookie to be cleared")
+    async with httpx.AsyncClient(base_url=console.base) as http:
+        await until(lambda: _refused(http, "/v1/auth/me", renewed["token"]), timeout=10,
+                    interval=0.1, what="the access token to stop")
+        refused = await http.post("/v1/auth/refresh",
+                                  headers={"Cookie": f"hd_refresh={second['value']}"})
+        assert refused.status_code == 401
+    no_script_errors(page)
+
+
+async def _refused(http: httpx.AsyncClient, path: str, token: str) -> bool:
+    answer = await http.get(path, headers={"Authorization": f"Bearer {token}"})
+    return answer.status_code == 401
+
+
 async def _messages(console: Console, ticket_id: str) -> list[dict[str, Any]]:
     answer = await console.api("GET", f"/v1/tickets/{ticket_id}/messages", "Jonas Weber",
                                params={"limit": 100})
@@ -207,7 +293,7 @@ async def test_a_second_browser_sees_a_new_ticket_arrive_live(console, browser):
     watcher = await browser.new_context(viewport={"width": 390, "height": 844})  # a phone
     watcher.set_default_timeout(WAIT_MS)
     try:
-        page = await signed_in(watcher, console, console.key("Aiko Tanaka"))
+        page = await signed_in_as(watcher, console, "Aiko Tanaka")
         await expect(page.locator(".ticket-item")).to_have_count(20)
         await expect(page.locator("#live")).to_have_text("Live")
         subject = f"Invoices page shows an error ({uuid.uuid4().hex[:6]})"

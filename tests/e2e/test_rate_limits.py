@@ -102,6 +102,40 @@ async def test_made_up_tokens_use_up_their_address_budget(
         assert r.status_code == 401
 
 
+@pytest.mark.slow  # starts a redis-server
+async def test_failed_sign_ins_use_up_their_address_budget(
+    db: Db, make_tenant, redis_server: RedisServer
+) -> None:
+    a = await make_tenant("A")
+    app = create_app(_settings(db, redis_server.url, rate_limit_per_address=2,
+                               rate_limit_per_key=100, password_hash_memory_kib=1024,
+                               password_hash_time_cost=1))
+    admin = {"Authorization": f"Bearer {a.admin_key.secret}"}
+    async with asgi_client(app, client=("10.0.0.5", 5000)) as setup, \
+            asgi_client(app, client=("10.0.0.6", 5000)) as guesser, \
+            asgi_client(app, client=("10.0.0.7", 5000)) as other:
+        invited = (await setup.post("/v1/agents/invitations", headers=admin,
+                                    json={"email": "pat@example.com", "name": "Pat"})).json()
+        accepted = await setup.post("/v1/auth/invitations/accept",
+                                    json={"token": invited["token"], "password": "p" * 12})
+        assert accepted.status_code == 200
+
+        def attempt(password: str) -> dict[str, str]:
+            return {"tenant": str(a.tenant_id), "email": "pat@example.com",
+                    "password": password}
+
+        codes = [(await guesser.post("/v1/auth/sign-in", json=attempt(f"guess {i}"))).status_code
+                 for i in range(2)]
+        assert codes == [401, 401]
+        # The failures are the address's: its made-up bearer tokens now wait as well ...
+        r = await guesser.get("/v1/webhooks", headers={"Authorization": "Bearer hd_made_up"})
+        assert r.status_code == 429
+        assert r.headers["ratelimit-policy"] == '"auth-failures";q=2;w=60'
+        # ... and so does the right password, from there; not from elsewhere.
+        assert (await guesser.post("/v1/auth/sign-in", json=attempt("p" * 12))).status_code == 429
+        assert (await other.post("/v1/auth/sign-in", json=attempt("p" * 12))).status_code == 200
+
+
 async def test_without_redis_url_nothing_is_limited_and_ready_says_dormant(
     db: Db, make_tenant
 ) -> None:

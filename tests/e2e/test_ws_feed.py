@@ -12,11 +12,13 @@ import pytest
 import websockets
 from websockets.exceptions import ConnectionClosed
 
+from domain.contact import ContactFields
 from domain.ids import TenantId
 from domain.values import Role
 from eventstore.pool import connect
 from eventstore.store import EventStore
-from handlers import api_keys
+from handlers import agents, api_keys, contacts, organizations, sessions
+from handlers.credentials import Passwords
 from handlers.tenants import operator_session
 from tests.e2e.ws_support import (
     FIRST,
@@ -30,6 +32,7 @@ from tests.e2e.ws_support import (
     serve,
     ws_settings,
 )
+from tests.support.desk import ACTOR
 
 
 async def closed_with(ws: websockets.ClientConnection, timeout: float = 10.0) -> tuple[int, str]:
@@ -280,6 +283,30 @@ async def test_a_deactivated_agents_key_is_disconnected_and_refused(db, make_ten
         await ws.close()
 
 
+async def test_a_signed_in_person_follows_the_feed_until_they_sign_out(db, make_tenant
+                                                                       ) -> None:
+    t = await make_tenant("Acme")
+    passwords = Passwords(memory_kib=1024, time_cost=1)
+    async with operator_session(db.admin_url, t.tenant_id) as uow:
+        row = await agents.add_agent(uow, agents.AddAgent(
+            email="ann@example.com", name="Ann", role=Role.AGENT, at=datetime.now(UTC)))
+        await sessions.store_password(uow, row["id"], passwords.hash("p" * 12),
+                                      datetime.now(UTC))
+    async with serve(ws_settings(db.runtime_url, ws_auth_recheck_seconds=0.05)) as srv:
+        base = srv.url.replace("ws://", "http://").removesuffix("/v1/stream")
+        async with httpx.AsyncClient(base_url=base) as http:
+            signed = await http.post("/v1/auth/sign-in", json={
+                "tenant": str(t.tenant_id), "email": "ann@example.com", "password": "p" * 12})
+            assert signed.status_code == 200, signed.text
+            ws = await connect_ws(srv.url, signed.json()["access_token"])
+            await send(ws, op="subscribe", room="tenant")
+            assert (await recv(ws))["type"] == "subscribed"
+            out = await http.post("/v1/auth/sign-out")  # the client kept the cookie
+            assert out.status_code == 204
+        code, reason = await closed_with(ws, timeout=5)
+        assert (code, reason) == (4401, "session ended")
+
+
 async def test_the_listener_reconnects_and_catches_up(db, make_tenant, store) -> None:
     t = await make_tenant("Acme")
     ticket = uuid.uuid4()
@@ -342,4 +369,42 @@ async def test_an_auditor_cannot_subscribe_to_another_tenant(db, make_tenant, st
         await append_notes(store, b.tenant_id, ticket_b, 2)
         with pytest.raises(TimeoutError):
             await recv(ws, timeout=0.5)
+        await ws.close()
+
+
+async def test_contact_and_organization_rooms_carry_their_streams(db, make_tenant,
+                                                                  store) -> None:
+    t = (await make_tenant("A")).tenant_id
+    key = await issue_key(db.admin_url, t, "auditor")
+    at = datetime(2026, 6, 1, 9, tzinfo=UTC)
+    async with store.session(t, ACTOR) as s:
+        org = (await organizations.create_organization(s, organizations.NewOrganization(
+            name="Acme", domains=("acme.test",), at=at))).organization
+        ann = await contacts.create_contact(s, contacts.NewContact(
+            fields=ContactFields(email="ann@acme.test"), at=at))
+        bo = await contacts.create_contact(s, contacts.NewContact(
+            fields=ContactFields(email="bo@acme.test"), at=at))
+    async with serve(ws_settings(db.runtime_url)) as srv:
+        ws = await connect_ws(srv.url, key)
+        await send(ws, op="subscribe", room=f"contact:{ann.id}", after_seq=0)
+        replay = await recv_until(ws, "subscribed")
+        assert [m["event"]["type"] for m in replay[:-1]] == ["ContactCreated"]
+        await send(ws, op="subscribe", room=f"organization:{org.id}")
+        assert (await recv(ws))["type"] == "subscribed"
+        async with store.session(t, ACTOR) as s:
+            await contacts.update_contact(s, contacts.ChangeContact(
+                contact_id=bo.id, changes={"name": "Bo"}, at=at))
+            await contacts.update_contact(s, contacts.ChangeContact(
+                contact_id=ann.id, changes={"name": "Ann"}, at=at))
+            await organizations.update_organization(s, organizations.ChangeOrganization(
+                organization_id=org.id, name="Acme Ltd", at=at))
+        got = await recv_events(ws, 2)
+        assert [(m["room"], m["event"]["type"]) for m in got] == [
+            (f"contact:{ann.id}", "ContactUpdated"),
+            (f"organization:{org.id}", "OrganizationUpdated")]
+        with pytest.raises(TimeoutError):
+            await recv(ws, timeout=0.3)
+        await send(ws, op="subscribe", room="contact:nope")
+        bad = await recv(ws)
+        assert bad["type"] == "error" and bad["code"] == "bad_room"
         await ws.close()

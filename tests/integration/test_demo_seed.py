@@ -9,12 +9,15 @@ from typing import Any
 
 import pytest
 
+from api.cli.demo import describe
 from api.http.keycache import KeyCache
 from domain.values import Priority, Source, TicketState
 from eventstore.store import EventStore
+from handlers.credentials import Passwords
 from handlers.demo import tidewater
 from handlers.demo.plan import span
 from handlers.demo.seed import DemoTenant, seed_demo
+from handlers.sessions import Lifetimes, SignIn, sign_in
 from tests.integration.test_cli import _env, helpdesk
 
 NOW = datetime(2026, 6, 15, 12, 0, tzinfo=UTC)
@@ -52,6 +55,12 @@ async def test_the_rich_tenant_covers_the_desk_over_six_weeks(db, store):
     events = await _events(store, rich)
     types = Counter(e["type"] for e in events)
     assert types["TicketOpened"] == len(tickets)
+    # Every ticket is a contact's; the companies' people joined them by their domains.
+    assert all(t["requester"]["contact_id"] for t in tickets)
+    assert types["OrganizationCreated"] == 5
+    joined = [e for e in events if e["type"] == "ContactCreated"
+              and e["data"]["organization_id"] is not None]
+    assert len(joined) >= 5
     breaches = Counter(e["data"]["metric"] for e in events if e["type"] == "SlaBreached")
     assert set(breaches) == {"first_response", "next_reply", "resolution"}
     notes = [e for e in events if e["type"] == "MessageAdded"
@@ -100,6 +109,28 @@ async def test_every_change_is_stamped_with_the_key_that_would_have_sent_it(db, 
         ("api_key", "admin")}
     assert {e["actor_id"] for e in staff[1:]} == {
         str((await keys.lookup(first.secret)).key_id)}  # type: ignore[union-attr]
+
+
+async def test_every_demo_person_signs_in_with_the_password_printed_for_them(db, store):
+    rich, small = await seed_demo(db.admin_url, store, NOW)
+    passwords = Passwords(memory_kib=1024, time_cost=1)
+    lifetimes = Lifetimes(refresh=timedelta(days=1), session=timedelta(days=1))
+    for tenant in (rich, small):
+        people = [k for k in tenant.keys if k.agent is not None]
+        assert people and all(k.password and k.email for k in people)
+        assert all(k.password is None for k in tenant.keys if k.agent is None)
+        for key in people:
+            signed = await sign_in(store, passwords, lifetimes,
+                                   SignIn(tenant.tenant_id, key.email or "", key.password or "",
+                                          NOW))
+            assert signed.role == key.role
+    described = describe([{"tenant_id": str(rich.tenant_id), "name": rich.name,
+                           "tickets": rich.tickets,
+                           "keys": [{"role": k.role, "name": k.name, "secret": k.secret,
+                                     "agent": k.agent, "email": k.email,
+                                     "password": k.password} for k in rich.keys]}])
+    person = next(k for k in rich.keys if k.agent is not None)
+    assert f"sign in: {person.email} / {person.password}" in described
 
 
 async def test_the_small_tenant_sees_only_its_own(db, store):

@@ -4,15 +4,22 @@ however large the tenant: no reading of every ticket, no sort."""
 
 from __future__ import annotations
 
+import uuid
+
 import asyncpg
 import pytest
 
-from projections.reads import TicketFilters, ticket_list_query
+from projections.reads import FieldFilter, TicketFilters, ticket_list_query
 from tests.support.desk import ACTOR, seed_tickets
 
 
-@pytest.mark.parametrize("filters", [TicketFilters(), TicketFilters(tags=("hardware",)),
-                                     TicketFilters(unassigned=True)])
+@pytest.mark.parametrize("filters", [
+    TicketFilters(), TicketFilters(tags=("hardware",)), TicketFilters(unassigned=True),
+    TicketFilters(group_id=uuid.uuid4()), TicketFilters(no_group=True),
+    TicketFilters(fields=(FieldFilter("plan", "any", ("pro",)),)),
+    TicketFilters(fields=(FieldFilter("areas", "any_of_list", ("api", "login")),
+                          FieldFilter("due", "date_gte", "2026-01-01"))),
+])
 async def test_the_generic_plan_walks_the_keyset_index(db, store, make_tenant, filters):
     t = (await make_tenant()).tenant_id
     await seed_tickets(db.runtime_url, t, 2000)
@@ -38,5 +45,26 @@ async def test_the_generic_plan_walks_the_keyset_index(db, store, make_tenant, f
         assert len(literals) == len(params)
         plan = "\n".join(r[0] for r in await s.conn.fetch(
             f"EXPLAIN (ANALYZE, COSTS OFF) EXECUTE listing({', '.join(literals)})"))
-    assert "Index Scan Backward using tickets_keyset" in plan, plan
+    # A group's tickets have a keyset index of their own.
+    index = "tickets_group_keyset" if filters.group_id else "tickets_keyset"
+    assert f"Index Scan Backward using {index}" in plan, plan
+    assert "Sort" not in plan and "Bitmap" not in plan, plan
+
+
+async def test_the_list_by_organization_walks_its_own_index(db, store, make_tenant):
+    t = (await make_tenant()).tenant_id
+    await seed_tickets(db.runtime_url, t, 500)
+    admin = await asyncpg.connect(db.admin_url)
+    try:
+        await admin.execute("ANALYZE tickets")
+    finally:
+        await admin.close()
+    query, values = ticket_list_query(TicketFilters(organization_id=uuid.uuid4()))
+    async with store.session(t, ACTOR, readonly=True) as s:
+        await s.conn.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+        await s.conn.execute(f"PREPARE listing AS {query}")
+        plan = "\n".join(r[0] for r in await s.conn.fetch(
+            f"EXPLAIN (ANALYZE, COSTS OFF) EXECUTE listing('{t}', 'infinity', "
+            f"'ffffffff-ffff-ffff-ffff-ffffffffffff', 26, '{values[0]}')"))
+    assert "Index Scan Backward using tickets_organization" in plan, plan
     assert "Sort" not in plan and "Bitmap" not in plan, plan

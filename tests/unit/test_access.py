@@ -15,7 +15,7 @@ import pytest
 from fastapi.routing import APIRoute, APIWebSocketRoute
 
 from api.app import ROUTERS
-from api.http.access import ACCESS
+from api.http.access import ACCESS, OPEN
 
 ROOT = Path(__file__).parents[2]
 DOCS = ROOT / "docs" / "api.md"
@@ -57,8 +57,13 @@ def documented(text: str) -> dict[str, frozenset[str]]:
     return out
 
 
+ANYONE = frozenset({"anyone"})
+"""How the documented table names an operation that takes no bearer credential."""
+
+
 def enforced() -> dict[str, frozenset[str]]:
-    return {_normal(op): roles for op, roles in ACCESS.items()}
+    return {_normal(op): roles for op, roles in ACCESS.items()} | {
+        _normal(op): ANYONE for op in OPEN}
 
 
 def test_every_route_of_the_app_is_in_the_table_and_nothing_else() -> None:
@@ -70,12 +75,13 @@ def test_every_route_of_the_app_is_in_the_table_and_nothing_else() -> None:
             elif isinstance(route, APIWebSocketRoute):
                 routes.add(f"WS {route.path}")
     assert routes >= PUBLIC
-    assert routes - PUBLIC == set(ACCESS)
+    assert routes - PUBLIC == set(ACCESS) | OPEN
+    assert not set(ACCESS) & OPEN
 
 
 def test_the_documented_table_is_the_enforced_one() -> None:
     docs = documented(DOCS.read_text())
-    assert len(docs) == len(ACCESS)
+    assert len(docs) == len(ACCESS) + len(OPEN)
     assert docs == enforced()
 
 
@@ -96,3 +102,21 @@ def test_the_parser_reads_shorthand_rows() -> None:
         "GET /v1/b": {"admin", "agent"}, "POST /v1/b": {"admin"},
         "PATCH /v1/b/{}": {"admin"},
     }
+
+
+def test_the_openapi_document_publishes_the_table_on_every_operation() -> None:
+    from api.app import create_app
+    from api.config import Settings
+
+    document = create_app(Settings(_env_file=None)).openapi()  # type: ignore[call-arg]
+    published = {}
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            name = f"{method.upper()} {path}"
+            if name in ACCESS or name in OPEN:
+                published[name] = frozenset(operation["x-required-role"])
+                assert operation["x-required-role"] == sorted(operation["x-required-role"])
+            else:
+                assert "x-required-role" not in operation, name
+    assert published == {**{op: roles for op, roles in ACCESS.items() if not op.startswith("WS")},
+                         **{op: frozenset() for op in OPEN}}

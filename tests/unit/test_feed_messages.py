@@ -102,7 +102,7 @@ def test_an_old_payload_reaches_subscribers_in_the_current_shape() -> None:
     v1 = _ticket_opened_v1()
     data = msg.event_body(recorded("TicketOpened", v1, schema_version=1))["data"]
     assert "requester_email" not in data
-    assert data["requester"] == {"email": "ann@example.com", "name": None}
+    assert data["requester"] == {"email": "ann@example.com", "name": None, "contact_id": None}
     assert {k: v for k, v in data.items() if k != "requester"} == {
         k: v for k, v in v1.items() if k != "requester_email"}
 

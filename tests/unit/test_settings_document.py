@@ -30,7 +30,7 @@ def test_a_partial_document_keeps_the_defaults_it_leaves_out():
     assert (doc.sweep.pending_days, doc.sweep.solved_days) == (7, 2)
     # A full document, as GET /v1/settings shows it.
     assert set(doc.document()) == {"sla_targets", "business_hours", "paused_states", "sweep",
-                                   "text_search"}
+                                   "group_sla_targets", "text_search"}
     assert doc.text_search == "simple"
 
 

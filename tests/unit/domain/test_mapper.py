@@ -13,6 +13,12 @@ from domain import (
     EVENT_TYPES,
     AgentAdded,
     AgentId,
+    AgentInvitationAccepted,
+    AgentInvited,
+    AgentPasswordSet,
+    AgentSessionRevoked,
+    AgentSignedIn,
+    AgentSignedOut,
     AgentUpdated,
     ApiKeyId,
     ApiKeyIssued,
@@ -36,6 +42,24 @@ from domain import (
     from_stored,
     to_stored,
 )
+from domain.events import (
+    ContactCreated,
+    ContactMerged,
+    ContactUpdated,
+    FieldValuesChanged,
+    GroupCreated,
+    GroupMembersChanged,
+    GroupRenamed,
+    OrganizationCreated,
+    OrganizationUpdated,
+    RequesterChanged,
+    TicketFieldDefined,
+    TicketFieldUpdated,
+    TicketGroupChanged,
+)
+from domain.fields import FieldOption, FieldType, RequiredOn
+from domain.ids import ContactId, GroupId, OrganizationId
+from domain.values import Requester
 from tests.unit.domain.support import AGENT, CUSTOMER, at, given, move, open_cmd, reply
 
 AT = datetime(2026, 6, 1, 9, 0, 0, 123, tzinfo=UTC)
@@ -53,7 +77,50 @@ def ticket_history() -> list[Event]:
         move(TicketState.SOLVED, at(10)),
         move(TicketState.CLOSED, at(11)),
     )
-    return [*history, FollowUpOpened(follow_up_id=TicketId(uuid.UUID(int=6)), at=at(12))]
+    linked = RequesterChanged(requester=Requester(email="ann@example.com", name="Ann",
+                                                  contact_id=CONTACT), at=at(12))
+    return [*history,
+            FieldValuesChanged(values={"plan": "pro", "areas": ("api", "login"), "n": 3,
+                                       "vip": True, "gone": None}, at=at(10, 30)),
+            FollowUpOpened(follow_up_id=TicketId(uuid.UUID(int=6)), at=at(12)), linked]
+
+
+CONTACT = ContactId(uuid.UUID(int=9))
+ORG = OrganizationId(uuid.UUID(int=10))
+
+
+def field_events() -> list[Event]:
+    options = (FieldOption(value="free", title="Free"),
+               FieldOption(value="pro", title="Pro", active=False))
+    return [
+        TicketFieldDefined(key="plan", title="Plan", type=FieldType.DROPDOWN, options=options,
+                           required_on=RequiredOn.SOLVE, at=AT),
+        TicketFieldUpdated(key="plan", title="Subscription", options=options, intake=True,
+                           active=False, at=AT),
+    ]
+
+
+def people_events() -> list[Event]:
+    return [
+        OrganizationCreated(organization_id=ORG, name="Acme", domains=("acme.test",), at=AT),
+        OrganizationUpdated(name="Acme Ltd", domains=("acme.test", "acme.example"), at=AT),
+        ContactCreated(contact_id=CONTACT, email="ann@acme.test", name="Ann",
+                       organization_id=ORG, tags=("vip",), at=AT),
+        ContactUpdated(email="ann@acme.test", name="Ann", phone="+44 1", external_id="c-1",
+                       organization_id=None, tags=(), at=AT),
+        ContactMerged(into=ContactId(uuid.UUID(int=11)), at=AT),
+    ]
+
+
+def group_events() -> list[Event]:
+    group, agent = GroupId(uuid.UUID(int=9)), AgentId(uuid.UUID(int=8))
+    return [
+        GroupCreated(group_id=group, name="Billing", members=(agent,), at=AT),
+        GroupRenamed(name="Payments", at=AT),
+        GroupMembersChanged(added=(), removed=(agent,), members=(), at=AT),
+        TicketGroupChanged(group_id=group, at=AT),
+        TicketGroupChanged(group_id=None, at=AT),
+    ]
 
 
 def tenant_events() -> list[Event]:
@@ -67,7 +134,19 @@ def tenant_events() -> list[Event]:
         SettingsChanged(settings={"sweep": {"pending_days": 7}, "flags": [True, None]}, at=AT),
         WebhookConfigured(url="https://hooks.example.com/x", event_types=("TicketOpened",),
                           enabled=True, at=AT),
+        AgentInvited(invitation_id=uuid.UUID(int=9), email="cy@example.com", name="Cy",
+                     role=Role.AGENT, expires_at=AT, at=AT),
+        AgentInvitationAccepted(invitation_id=uuid.UUID(int=9), agent_id=agent, at=AT),
+        AgentPasswordSet(agent_id=agent, at=AT),
+        AgentSignedIn(agent_id=agent, session_id=uuid.UUID(int=10), at=AT),
+        AgentSignedOut(agent_id=agent, session_id=uuid.UUID(int=10), at=AT),
+        AgentSessionRevoked(agent_id=agent, session_id=uuid.UUID(int=10), reason="replay",
+                            at=AT),
     ]
+
+
+ALL_EVENTS = (ticket_history() + tenant_events() + group_events() + field_events()
+              + people_events())
 
 
 def only_json_types(value: Any) -> bool:
@@ -81,11 +160,12 @@ def only_json_types(value: Any) -> bool:
 
 
 def test_every_event_type_is_covered() -> None:
-    seen = {e.TYPE for e in ticket_history() + tenant_events()}
+    seen = {e.TYPE for e in ALL_EVENTS}
     assert seen == set(EVENT_TYPES)
 
 
-@pytest.mark.parametrize("event", ticket_history() + tenant_events(), ids=lambda e: e.TYPE)
+@pytest.mark.parametrize("event", ALL_EVENTS,
+                         ids=lambda e: e.TYPE)
 def test_round_trip(event: Event) -> None:
     type_, version, data = to_stored(event)
     assert (type_, version) == (event.TYPE, event.SCHEMA_VERSION)
@@ -106,7 +186,7 @@ def test_clock_payload_shape() -> None:
     _, _, data = to_stored(opened)
     assert data["clocks"]["first_response"]["due_at"] == "2026-06-01T17:00:00.000000Z"
     assert data["clocks"]["first_response"]["target_ms"] == 8 * 3_600_000
-    assert data["requester"] == {"email": "ann@example.com", "name": "Ann"}
+    assert data["requester"] == {"email": "ann@example.com", "name": "Ann", "contact_id": None}
 
 
 def test_ticket_opened_v1_is_upcast() -> None:

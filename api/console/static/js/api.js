@@ -71,7 +71,8 @@ export class Api {
     let refreshed = false;
     for (let attempt = 1; ; attempt += 1) {
       const headers = {Accept: 'application/json, application/problem+json'};
-      headers.Authorization = this.session.authorization(credential);
+      const authorization = this.session.authorization(credential);
+      if (authorization) headers.Authorization = authorization;
       if (body !== undefined) headers['Content-Type'] = 'application/json';
       if (ifMatch !== undefined && ifMatch !== null) headers['If-Match'] = `"${ifMatch}"`;
       if (idempotencyKey) headers['Idempotency-Key'] = idempotencyKey;

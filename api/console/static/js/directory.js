@@ -71,8 +71,8 @@ export class Directory {
     return author.kind === 'system' ? 'System' : `${author.kind} ${author.id}`;
   }
 
-  /** The actor the database stamped on an event (an API key, the scheduler, the
-   * operator), named as far as this role can tell. */
+  /** The actor the database stamped on an event (an API key, a signed-in person, the
+   * scheduler, the operator), named as far as this role can tell. */
   actor(actor) {
     if (actor.kind === 'api_key') {
       const key = this.keys.get(actor.id);
@@ -80,6 +80,8 @@ export class Directory {
       // A person's key is the person; a key of no person is named as a key.
       return key.agent_id ? this.agentName(key.agent_id) : `key \u201c${key.name}\u201d`;
     }
+    // A person signed in with a password: the database stamped their agent id.
+    if (actor.kind === 'agent') return this.agentName(actor.id);
     if (actor.kind === 'system') return `system (${actor.id})`;
     return `${actor.kind} ${actor.id}`;
   }

@@ -6,18 +6,54 @@
 // reads the authorization table the API enforces). How the credential was obtained
 // stays here.
 //
-// Sign-in methods: today a person pastes an API key. Staff sign-in with e-mail and
-// password slots in as another entry of SIGN_IN_METHODS, in front of the key:
-//   fields tenant, email, password; obtain() POSTs them to /v1/auth/sign-in and
-//   returns {kind: 'access_token', token, expiresAt} from its answer;
-// and refresh() below renews such a token through POST /v1/auth/refresh (the refresh
-// token travels in its httpOnly cookie, never through this code), and signOut() also
-// POSTs /v1/auth/sign-out. Nothing else changes: an access token is a bearer token
-// like a key, and /v1/auth/me answers for both.
+// Sign-in methods (SIGN_IN_METHODS), one form each on the sign-in page:
+// - e-mail and password: obtain() POSTs tenant, email and password to
+//   /v1/auth/sign-in and keeps {kind: 'access_token', token, expiresAt} from its
+//   answer. The refresh token travels only in its httpOnly cookie (path /v1/auth),
+//   never through this code: refresh() renews the access token through
+//   POST /v1/auth/refresh a minute before it expires (and once on a 401), and
+//   signOut() POSTs /v1/auth/sign-out, which ends the session on the server.
+// - an API key pasted into the page, for programs' owners: it cannot be renewed.
+// An access token is a bearer token like a key, and /v1/auth/me answers for both.
+//
+// A refresh token is spent by its use, and presenting a spent one ends the session
+// (the API takes it for a stolen copy), so this tab never runs two refreshes at once:
+// every caller shares the one in flight.
 
 const STORAGE_KEY = 'helpdesk.console.credential';
 
+const UUID = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
+// Renew this long before the access token expires, so no call meets an expired one.
+const RENEW_EARLY_MS = 60_000;
+
+function accessToken(answer) {
+  return {kind: 'access_token', token: answer.access_token,
+          expiresAt: Date.now() + answer.expires_in * 1000};
+}
+
 export const SIGN_IN_METHODS = [
+  {
+    id: 'password',
+    title: 'Sign in with your e-mail and password',
+    help: 'The tenant id comes from your admin with your invitation (the demo prints it ' +
+      'at start-up). You stay signed in while the console is in use; signing out ends ' +
+      'the session on the server.',
+    fields: [
+      {name: 'tenant', label: 'Tenant id', type: 'text', autocomplete: 'organization',
+       pattern: UUID, spellcheck: 'false'},
+      {name: 'email', label: 'E-mail', type: 'email', autocomplete: 'username',
+       spellcheck: 'false'},
+      {name: 'password', label: 'Password', type: 'password',
+       autocomplete: 'current-password'},
+    ],
+    submit: 'Sign in',
+    async obtain(values, api) {
+      const answer = await api.post('/v1/auth/sign-in', {
+        tenant: values.tenant.trim(), email: values.email.trim(), password: values.password,
+      }, {credential: {kind: 'none'}});
+      return accessToken(answer.body);
+    },
+  },
   {
     id: 'api-key',
     title: 'Sign in with an API key',
@@ -45,6 +81,8 @@ export class Session {
     this.principal = null;
     this.listeners = new Set();
     this.notice = null;
+    this.refreshing = null;
+    this.renewal = null;
   }
 
   get signedIn() {
@@ -87,11 +125,21 @@ export class Session {
   async signIn(method, values, api) {
     const credential = await method.obtain(values, api);
     const me = await api.get('/v1/auth/me', null, {credential});
-    this.credential = credential;
+    this.keep(credential);
     this.principal = me.body;
     this.notice = null;
-    this.storage.setItem(STORAGE_KEY, JSON.stringify(credential));
     this.changed();
+  }
+
+  /** Hold ``credential`` (and this tab's copy of it); plan the renewal of a token. */
+  keep(credential) {
+    this.credential = credential;
+    this.storage.setItem(STORAGE_KEY, JSON.stringify(credential));
+    clearTimeout(this.renewal);
+    if (credential.kind === 'access_token') {
+      const wait = Math.max(0, credential.expiresAt - Date.now() - RENEW_EARLY_MS);
+      this.renewal = setTimeout(() => { this.refresh(); }, wait);
+    }
   }
 
   /** Sign in again with the credential this tab kept, if any. */
@@ -105,22 +153,45 @@ export class Session {
       this.storage.removeItem(STORAGE_KEY);
       return false;
     }
-    try {
-      const me = await api.get('/v1/auth/me', null, {credential});
-      this.credential = credential;
-      this.principal = me.body;
-    } catch (error) {
-      if (error.status === 401 || error.status === 403) this.storage.removeItem(STORAGE_KEY);
-      this.notice = error;
-      return false;
+    this.keep(credential);
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        const me = await api.get('/v1/auth/me', null, {credential: this.credential});
+        this.principal = me.body;
+        return true;
+      } catch (error) {
+        // A page reloaded after its access token expired: the cookie renews it.
+        if (error.status === 401 && attempt === 1 && await this.refresh()) continue;
+        if (error.status === 401 || error.status === 403) this.storage.removeItem(STORAGE_KEY);
+        this.credential = null;
+        this.notice = error;
+        return false;
+      }
     }
-    return true;
   }
 
-  /** Renew an expiring credential; true when there is a new one to retry with. An API
-   * key cannot be renewed (staff sign-in renews its access token here). */
-  async refresh() {
-    return false;
+  /** Renew the access token through the refresh cookie; true when there is a new one
+   * to retry with. Callers share the renewal in flight (see the top of this file). An
+   * API key cannot be renewed. */
+  refresh() {
+    if (this.credential?.kind !== 'access_token') return Promise.resolve(false);
+    this.refreshing ??= this.renew().finally(() => { this.refreshing = null; });
+    return this.refreshing;
+  }
+
+  async renew() {
+    let response;
+    try {
+      response = await fetch('/v1/auth/refresh', {
+        method: 'POST', credentials: 'same-origin', cache: 'no-store', redirect: 'error',
+        headers: {Accept: 'application/json, application/problem+json'},
+      });
+    } catch {
+      return false;
+    }
+    if (!response.ok) return false;
+    this.keep(accessToken(await response.json()));
+    return true;
   }
 
   /** The API refused the credential (revoked key, deactivated agent): sign out and
@@ -130,7 +201,14 @@ export class Session {
     this.signOut();
   }
 
+  /** Forget the credential here; a signed-in person's session also ends on the server
+   * (its refresh cookie is revoked and cleared, and its access tokens stop). */
   signOut() {
+    if (this.credential?.kind === 'access_token') {
+      fetch('/v1/auth/sign-out', {method: 'POST', credentials: 'same-origin',
+                                  cache: 'no-store', redirect: 'error'}).catch(() => {});
+    }
+    clearTimeout(this.renewal);
     this.storage.removeItem(STORAGE_KEY);
     this.credential = null;
     this.principal = null;

@@ -80,6 +80,16 @@ function exportSection(app) {
       h('code', null, 'GET /v1/events?after_seq=N'), ', as in the table below.'));
 }
 
+// Contacts and organizations have streams of their own, and no page in the console.
+const OTHER_STREAMS = [['Contact', 'contact'], ['Organization', 'organization']];
+
+function streamCell(e, tenantId) {
+  if (e.stream_id === tenantId) return 'tenant';
+  const other = OTHER_STREAMS.find(([prefix]) => e.type.startsWith(prefix));
+  if (other) return `${other[1]} ${shortId(e.stream_id)}`;
+  return h('a', {href: `#/tickets/${e.stream_id}`}, `ticket ${shortId(e.stream_id)}`);
+}
+
 function eventsSection(app) {
   const problems = h('div', {class: 'problems', hidden: true});
   const after = h('input', {id: 'events-after', name: 'after_seq', type: 'number', min: 0,
@@ -93,8 +103,7 @@ function eventsSection(app) {
   function rows(events) {
     return events.map((e) => h('tr', null,
       h('td', {class: 'num'}, String(e.seq)),
-      h('td', null, e.stream_id === tenantId ? 'tenant'
-        : h('a', {href: `#/tickets/${e.stream_id}`}, `ticket ${shortId(e.stream_id)}`)),
+      h('td', null, streamCell(e, tenantId)),
       h('td', {class: 'num'}, String(e.version)),
       h('td', null, e.type),
       h('td', null, eventSummary(app, e)),

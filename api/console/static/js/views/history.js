@@ -38,6 +38,18 @@ export function eventSummary(app, e) {
       return `agent ${app.directory.agentName(d.agent_id)} changed: ` +
         Object.entries(d).filter(([k, v]) => v !== null && ['email', 'name', 'role', 'active'].includes(k))
           .map(([k, v]) => `${k} ${v}`).join(', ');
+    case 'AgentInvited':
+      return `${d.name} <${d.email}> invited as ${d.role}, until ${dateTime(d.expires_at)}`;
+    case 'AgentInvitationAccepted':
+      return `invitation accepted by ${app.directory.agentName(d.agent_id)}`;
+    case 'AgentPasswordSet':
+      return `password set for ${app.directory.agentName(d.agent_id)}`;
+    case 'AgentSignedIn':
+      return `${app.directory.agentName(d.agent_id)} signed in`;
+    case 'AgentSignedOut':
+      return `${app.directory.agentName(d.agent_id)} signed out`;
+    case 'AgentSessionRevoked':
+      return `session of ${app.directory.agentName(d.agent_id)} revoked (${d.reason === 'replay' ? 'a used refresh token was presented again' : d.reason})`;
     case 'ApiKeyIssued':
       return `${d.role} key “${d.name}” (${d.prefix}…) issued`;
     case 'ApiKeyRevoked':

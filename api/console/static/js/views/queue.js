@@ -258,6 +258,8 @@ export function queueView(app, params) {
         (error) => showProblem(problems, error, 'The agents could not be loaded'));
     }
     if (event.stream_id === app.session.principal.tenant.id) return; // tenant settings
+    // A contact's or an organization's stream: no ticket to show.
+    if (event.type.startsWith('Contact') || event.type.startsWith('Organization')) return;
     // Several events of one command arrive together: show the ticket once.
     clearTimeout(pending.get(event.stream_id));
     pending.set(event.stream_id, setTimeout(() => {

@@ -1,5 +1,5 @@
-// Sign-in: one form per method of SIGN_IN_METHODS (session.js). Today that is an API
-// key; staff sign-in adds e-mail and password there, and this page shows it as well.
+// Sign-in: one form per method of SIGN_IN_METHODS (session.js): e-mail and password
+// first, then an API key.
 
 import {busy, clearProblem, h, showProblem} from '../dom.js';
 import {SIGN_IN_METHODS} from '../session.js';
@@ -53,7 +53,8 @@ export function signInView(app, done) {
       : null,
     forms.map((f) => f.form),
     h('p', {class: 'help'},
-      'On the embedded server, the demo\u2019s keys are printed at start-up, one per ' +
-      'person and role. What you see here depends on the role of the key.'));
+      'On the embedded server, the demo\u2019s tenant ids, people\u2019s e-mails and ' +
+      'passwords, and keys are printed at start-up. What you see here depends on your ' +
+      'role.'));
   return {element, title: 'Sign in', focus: () => forms[0]?.first.focus()};
 }

@@ -1,0 +1,137 @@
+"""``/v1/organizations``: the companies contacts belong to (``handlers.organizations``
+keeps the rules). Admins manage them; agents and auditors read them."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated
+from uuid import UUID
+
+from fastapi import APIRouter, Query, Request, Response
+
+from api.http import commands
+from api.http.commands import parse_if_match
+from api.http.deps import Authorized, ServicesDep
+from api.http.headers import IfMatch
+from api.http.idempotency import JsonReply
+from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate, scope_of
+from api.http.problem_docs import errors
+from api.http.problems import Problem
+from api.http.routing import StrictRoute
+from api.http.ticket_pages import ticket_page
+from api.schemas.people import (
+    OrganizationChanged,
+    OrganizationIn,
+    OrganizationOut,
+    OrganizationPage,
+    OrganizationPatch,
+    organization_document,
+)
+from api.schemas.tickets import TicketPage, etag
+from eventstore.store import Session
+from handlers import organizations as org_handlers
+from projections.people import list_organizations
+from projections.reads import TicketFilters
+
+router = APIRouter(prefix="/v1/organizations", tags=["organizations"], route_class=StrictRoute)
+
+
+def _reply(result: org_handlers.OrganizationResult, status: int = 200) -> JsonReply:
+    o = result.organization
+    headers = {"ETag": etag(o.version)}
+    if status == 201:
+        headers["Location"] = f"/v1/organizations/{o.id}"
+    return JsonReply(status, {**organization_document(o),
+                              "contacts_moved": result.contacts_moved}, headers)
+
+
+@router.get("", response_model=OrganizationPage, responses=errors(),
+            summary="List organizations")
+async def list_(
+    services: ServicesDep,
+    principal: Authorized,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+    cursor: Annotated[str | None, Query(max_length=512)] = None,
+    name: Annotated[str | None, Query(max_length=200,
+                                      description="Exactly this name, in any case.")] = None,
+    domain: Annotated[str | None, Query(max_length=253,
+                                        description="The organization holding it.")] = None,
+) -> Response:
+    """Newest first; pass ``next_cursor`` back as ``cursor`` with the same filters."""
+    scope = scope_of(principal.tenant_id, "organizations",
+                     {"name": name and name.lower(), "domain": domain and domain.lower()})
+    codec = services.cursors
+    after = codec.decode(scope, cursor) if cursor is not None else None
+    async with services.store.session(principal.tenant_id, readonly=True) as session:
+        rows = await list_organizations(session.conn, principal.tenant_id, name, domain,
+                                        after, limit + 1)
+    page, next_cursor = paginate(codec, scope, rows, limit, lambda o: (o.created_at, o.id))
+    return JsonReply(200, {"data": [organization_document(o) for o in page],
+                           "next_cursor": next_cursor}).response()
+
+
+@router.post("", status_code=201, response_model=OrganizationChanged,
+             responses=errors(409, 413, 415), summary="Create an organization")
+async def create(body: OrganizationIn, request: Request, services: ServicesDep,
+                 principal: Authorized) -> Response:
+    """409 ``organization_exists`` or ``domain_taken`` naming the organization holding
+    the name or a domain."""
+    command = org_handlers.NewOrganization(name=body.name, domains=tuple(body.domains),
+                                           move_contacts=body.move_contacts,
+                                           at=services.clock.now(),
+                                           organization_id=uuid.uuid4())
+
+    async def work(uow: Session) -> JsonReply:
+        return _reply(await org_handlers.create_organization(uow, command), 201)
+
+    return await commands.run(request, services, principal, body.model_dump(mode="json"), work)
+
+
+@router.get("/{organization_id}", response_model=OrganizationOut, responses=errors(404),
+            summary="One organization")
+async def get_one(organization_id: UUID, services: ServicesDep,
+                  principal: Authorized) -> Response:
+    async with services.store.session(principal.tenant_id, readonly=True) as session:
+        org = await org_handlers.get_organization(session, organization_id)
+    if org is None:
+        raise Problem(404, "not_found", "the organization does not exist")
+    return JsonReply(200, organization_document(org), {"ETag": etag(org.version)}).response()
+
+
+@router.patch("/{organization_id}", response_model=OrganizationChanged,
+              responses=errors(404, 409, 412, 413, 415), summary="Change an organization")
+async def patch(organization_id: UUID, body: OrganizationPatch, request: Request,
+                services: ServicesDep, principal: Authorized,
+                if_match: IfMatch = None) -> Response:
+    given = body.model_dump(exclude_unset=True, mode="json")
+    command = org_handlers.ChangeOrganization(
+        organization_id=organization_id, at=services.clock.now(), name=body.name,
+        domains=None if body.domains is None else tuple(body.domains),
+        move_contacts=body.move_contacts, expected_version=parse_if_match(if_match))
+
+    async def work(uow: Session) -> JsonReply:
+        return _reply(await org_handlers.update_organization(uow, command))
+
+    return await commands.run(request, services, principal, given, work)
+
+
+@router.get("/{organization_id}/tickets", response_model=TicketPage, responses=errors(404),
+            summary="The tickets of the organization's contacts")
+async def tickets(
+    organization_id: UUID,
+    services: ServicesDep,
+    principal: Authorized,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+    cursor: Annotated[str | None, Query(max_length=512)] = None,
+) -> Response:
+    """Newest first, as ``GET /v1/tickets?organization_id=``."""
+    scope = scope_of(principal.tenant_id, "organization-tickets", {"org": str(organization_id)})
+
+    async def guard(session: Session) -> Response | None:
+        if await org_handlers.get_organization(session, organization_id) is None:
+            raise Problem(404, "not_found", "the organization does not exist")
+        return None
+
+    return await ticket_page(services, principal.tenant_id, scope,
+                             TicketFilters(organization_id=organization_id), limit, cursor,
+                             guard)

@@ -1,0 +1,147 @@
+"""``/v1/ticket-fields``: the tenant's ticket field definitions
+(``handlers.ticket_fields`` keeps the rules). Admins define and change fields; every
+role may read them (to fill them in, filter or group by them). Each field is a stream
+of its own, with history and as-of like a ticket's."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query, Request, Response
+
+from api.http import commands
+from api.http.commands import parse_if_match
+from api.http.deps import Authorized, ServicesDep
+from api.http.headers import IfMatch
+from api.http.history import history_page
+from api.http.idempotency import JsonReply
+from api.http.lagging import source_headers
+from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT
+from api.http.params import IsoAwareDateTime
+from api.http.problem_docs import errors
+from api.http.problems import Problem
+from api.http.routing import StrictRoute
+from api.schemas.events import LAGGING_HEADERS, EventPage
+from api.schemas.ticket_fields import (
+    TicketFieldIn,
+    TicketFieldList,
+    TicketFieldOut,
+    TicketFieldPatch,
+)
+from domain.errors import DomainError
+from domain.field_definitions import DefineField, UpdateField
+from domain.fields import FIELD_KEY_PATTERN, FieldDefinition, FieldOption
+from eventstore.store import EventStore, Session
+from eventstore.types import RecordedEvent
+from handlers import ticket_fields as handlers
+from projections.fields import field_document
+
+router = APIRouter(prefix="/v1/ticket-fields", tags=["ticket fields"], route_class=StrictRoute)
+INT32 = 2**31 - 1
+Key = Annotated[str, Path(pattern=FIELD_KEY_PATTERN, max_length=40)]
+
+
+def _reply(d: FieldDefinition, status: int = 200) -> JsonReply:
+    headers = {"ETag": f'"{d.version}"'}
+    if status == 201:
+        headers["Location"] = f"/v1/ticket-fields/{d.key}"
+    return JsonReply(status, field_document(d), headers)
+
+
+@router.get("", response_model=TicketFieldList, responses=errors(),
+            summary="The tenant's ticket fields, inactive ones included, in key order")
+async def list_fields(principal: Authorized, services: ServicesDep) -> Response:
+    async with services.store.session(principal.tenant_id, readonly=True) as s:
+        fields = await handlers.list_fields(s)
+    return JsonReply(200, {"data": [field_document(d) for d in fields]}).response()
+
+
+@router.post("", response_model=TicketFieldOut, status_code=201,
+             responses=errors(409, 413, 415), summary="Define a ticket field")
+async def define(body: TicketFieldIn, request: Request, principal: Authorized,
+                 services: ServicesDep) -> Response:
+    command = DefineField(
+        key=body.key, title=body.title, type=body.type,
+        options=tuple(FieldOption(value=o.value, title=o.title) for o in body.options),
+        required_on=body.required_on, active=body.active, intake=body.intake,
+        personal=body.personal, at=services.clock.now())
+
+    async def work(uow: Session) -> JsonReply:
+        return _reply(await handlers.define_field(uow, command), 201)
+
+    return await commands.run(request, services, principal, body.model_dump(mode="json"), work)
+
+
+@router.get("/{field_key}", response_model=TicketFieldOut, responses=errors(404),
+            summary="One ticket field; ETag")
+async def get_one(field_key: Key, principal: Authorized, services: ServicesDep) -> Response:
+    async with services.store.session(principal.tenant_id, readonly=True) as s:
+        d = await handlers.get_field(s, field_key)
+    if d is None:
+        raise Problem(404, "not_found", "no such ticket field")
+    return _reply(d).response()
+
+
+@router.patch("/{field_key}", response_model=TicketFieldOut,
+              responses=errors(404, 409, 412, 413, 415), summary="Change a ticket field")
+async def patch(field_key: Key, body: TicketFieldPatch, request: Request, principal: Authorized,
+                services: ServicesDep, if_match: IfMatch = None) -> Response:
+    given = body.model_dump(mode="json", exclude_unset=True)
+    command = UpdateField(changes=given, at=services.clock.now())
+    expected = parse_if_match(if_match)
+
+    async def work(uow: Session) -> JsonReply:
+        return _reply(await handlers.update_field(uow, field_key, command,
+                                                  expected_version=expected))
+
+    return await commands.run(request, services, principal, given, work,
+                              expected_version=expected)
+
+
+@router.get("/{field_key}/history", response_model=EventPage,
+            responses=errors(404) | {200: {"headers": LAGGING_HEADERS}},
+            summary="A field's events in order: each definition it had, with actor and seq")
+async def history(
+    field_key: Key, principal: Authorized, services: ServicesDep, response: Response,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+    cursor: Annotated[str | None, Query(max_length=1000)] = None,
+) -> Any:
+    async def read_page(s: Session, after: int, n: int) -> list[RecordedEvent]:
+        if await handlers.get_field(s, field_key) is None:
+            raise Problem(404, "not_found", "no such ticket field")
+        return await handlers.field_events(s, field_key, after_version=after, limit=n)
+
+    return await history_page(services, principal, response, "field-history",
+                              {"key": field_key}, cursor, limit, read_page)
+
+
+@router.get("/{field_key}/as-of", response_model=TicketFieldOut,
+            responses=errors(404) | {200: {"headers": LAGGING_HEADERS}},
+            summary="The field's definition as it was at a version or an instant")
+async def as_of(
+    field_key: Key, principal: Authorized, services: ServicesDep,
+    version: Annotated[int | None, Query(ge=1, le=INT32)] = None,
+    at: Annotated[IsoAwareDateTime | None, Query()] = None,
+) -> Response:
+    if (version is None) == (at is None):
+        raise Problem(400, "invalid_parameter", "give exactly one of version and at")
+
+    async def read(store: EventStore) -> list[RecordedEvent]:
+        async with store.session(principal.tenant_id, readonly=True) as s:
+            return await handlers.field_events(s, field_key, to_version=version, until=at)
+
+    events, source = await services.reads.run(read)
+    if not events:
+        raise Problem(404, "not_found", "the field was not defined yet, or is not a field")
+    if version is not None and events[-1].version < version:
+        raise Problem(404, "not_found",
+                      f"the field has {events[-1].version} versions; no version {version}")
+    try:
+        d = handlers.replay(events)
+    except DomainError as exc:
+        raise Problem(500, "corrupt_stream", f"the field's events cannot be replayed: {exc}") \
+            from exc
+    assert d is not None
+    reply = _reply(d).response()
+    reply.headers.update(source_headers(source))
+    return reply

@@ -1,0 +1,98 @@
+"""Bodies of ``/v1/ticket-fields``. Requests forbid unknown attributes (422); the
+domain checks what the models leave open (``domain.field_definitions``)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from api.schemas import checked_by_domain
+from domain.fields import (
+    FIELD_KEY_PATTERN,
+    OPTION_VALUE_PATTERN,
+    OPTIONS_MAX,
+    TITLE_MAX,
+    FieldType,
+    RequiredOn,
+)
+
+_IN = ConfigDict(extra="forbid")
+
+
+class OptionIn(BaseModel):
+    model_config = _IN
+
+    value: str = Field(max_length=64, description="Stable: what tickets hold and events "
+                       "record.", json_schema_extra=checked_by_domain(OPTION_VALUE_PATTERN))
+    title: str = Field(max_length=TITLE_MAX)
+
+
+class TicketFieldIn(BaseModel):
+    model_config = _IN
+
+    key: str = Field(max_length=40, description="Stable and never reused.",
+                     json_schema_extra=checked_by_domain(FIELD_KEY_PATTERN))
+    title: str = Field(max_length=TITLE_MAX)
+    type: FieldType
+    options: list[OptionIn] = Field(default_factory=list, max_length=OPTIONS_MAX,
+                                    description="For dropdown and multiselect only.")
+    required_on: RequiredOn | None = Field(
+        default=None, description="`open`: a value is needed to open a ticket (from whoever "
+                                  "may set it); `solve`: to solve one.")
+    active: bool = Field(default=True, strict=True)
+    intake: bool = Field(default=False, strict=True,
+                         description="Intake keys may set it too (else agents only).")
+    personal: bool = Field(default=False, strict=True,
+                           description="A text field holding personal data.")
+
+
+class TicketFieldPatch(BaseModel):
+    """Only what is given changes; ``required_on`` may be null, nothing else may.
+    ``options`` is the list to offer: an option left out stays, inactive, so the values
+    tickets hold stay readable."""
+
+    model_config = _IN
+
+    title: str | None = Field(default=None, max_length=TITLE_MAX)
+    options: list[OptionIn] | None = Field(default=None, max_length=OPTIONS_MAX)
+    required_on: RequiredOn | None = None
+    active: bool | None = Field(default=None, strict=True)
+    intake: bool | None = Field(default=None, strict=True)
+    personal: bool | None = Field(default=None, strict=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_nulls(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            nulls = sorted(k for k, v in data.items() if v is None and k != "required_on")
+            if nulls:
+                raise ValueError("null is not allowed for " + ", ".join(nulls))
+            if not data:
+                raise ValueError("give at least one attribute to change")
+        return data
+
+
+class OptionOut(BaseModel):
+    value: str
+    title: str
+    active: bool = Field(description="False once taken out of use: tickets keep the value.")
+
+
+class TicketFieldOut(BaseModel):
+    key: str
+    title: str
+    type: FieldType
+    options: list[OptionOut]
+    required_on: RequiredOn | None
+    active: bool
+    intake: bool
+    personal: bool
+    version: int
+    created_at: datetime
+    updated_at: datetime
+
+
+class TicketFieldList(BaseModel):
+    data: list[TicketFieldOut]

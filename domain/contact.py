@@ -1,0 +1,208 @@
+"""The contact aggregate: a customer of the tenant, with a stream of its own.
+
+Commands, ``decide`` and ``evolve`` for one contact. Rules that need the other
+contacts (an e-mail or external id unique per tenant, an organization that exists,
+the organization an e-mail's domain joins) are the handler's: it holds the read
+models that can tell, and passes what it found in the command.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pydantic import BaseModel, ConfigDict
+
+from domain.errors import AlreadyExists, CorruptStream, DomainError, NotFound, ValidationFailed
+from domain.events import ContactCreated, ContactMerged, ContactUpdated, Event
+from domain.ids import ContactId, OrganizationId
+from domain.validation import (
+    NAME_MAX,
+    check_email,
+    check_tag_count,
+    normalize_tags,
+)
+from domain.values import UtcDatetime
+
+PHONE_MAX = 50
+EXTERNAL_ID_MAX = 200
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class Contact(BaseModel):
+    """A contact as of ``version`` events."""
+
+    model_config = _FROZEN
+
+    id: ContactId
+    version: int
+    email: str
+    name: str | None = None
+    phone: str | None = None
+    external_id: str | None = None
+    organization_id: OrganizationId | None = None
+    tags: tuple[str, ...] = ()
+    merged_into: ContactId | None = None
+    created_at: UtcDatetime
+    updated_at: UtcDatetime
+
+
+class ContactFields(BaseModel):
+    """What a contact holds that a caller sets."""
+
+    model_config = _FROZEN
+
+    email: str
+    name: str | None = None
+    phone: str | None = None
+    external_id: str | None = None
+    organization_id: OrganizationId | None = None
+    tags: tuple[str, ...] = ()
+
+
+class CreateContact(BaseModel):
+    model_config = _FROZEN
+
+    contact_id: ContactId
+    fields: ContactFields
+    at: UtcDatetime
+
+
+class UpdateContact(BaseModel):
+    """Set the contact's fields to ``fields`` (the handler merges a patch onto the
+    current values first)."""
+
+    model_config = _FROZEN
+
+    fields: ContactFields
+    at: UtcDatetime
+
+
+class MergeContact(BaseModel):
+    """Merge this contact into ``into`` (the survivor)."""
+
+    model_config = _FROZEN
+
+    into: ContactId
+    at: UtcDatetime
+
+
+ContactCommand = CreateContact | UpdateContact | MergeContact
+
+
+class ContactMergedAway(DomainError):
+    """The contact was merged into another; commands go to the survivor."""
+
+    code = "contact_merged"
+
+    def __init__(self, into: ContactId) -> None:
+        super().__init__(f"the contact was merged into {into}")
+        self.into = into
+
+
+def _optional(value: str | None, field: str, maximum: int) -> str | None:
+    if value is None:
+        return None
+    value = value.strip()
+    if not value:
+        return None
+    if len(value) > maximum:
+        raise ValidationFailed(f"{field} must be at most {maximum} characters", field=field)
+    return value
+
+
+def check_fields(fields: ContactFields) -> ContactFields:
+    """The fields with their rules applied: a well-formed e-mail, bounded text (blank
+    text is no value), tags as slugs."""
+    return ContactFields(
+        email=check_email(fields.email.strip(), "email"),
+        name=_optional(fields.name, "name", NAME_MAX),
+        phone=_optional(fields.phone, "phone", PHONE_MAX),
+        external_id=_optional(fields.external_id, "external_id", EXTERNAL_ID_MAX),
+        organization_id=fields.organization_id,
+        tags=check_tag_count(normalize_tags(fields.tags)),
+    )
+
+
+def email_domain(email: str) -> str:
+    """The part of an e-mail after the @, lower-cased: what an organization's domain
+    is compared with."""
+    return email.rpartition("@")[2].lower()
+
+
+def decide_contact(command: ContactCommand, state: Contact | None) -> list[Event]:
+    """The events a command produces on a contact (None: the stream is empty)."""
+    if isinstance(command, CreateContact):
+        if state is not None:
+            raise AlreadyExists("the contact already exists")
+        f = check_fields(command.fields)
+        return [ContactCreated(contact_id=command.contact_id, at=command.at,
+                               **f.model_dump())]
+    if state is None:
+        raise NotFound("the contact does not exist")
+    if state.merged_into is not None:
+        raise ContactMergedAway(state.merged_into)
+    match command:
+        case UpdateContact():
+            f = check_fields(command.fields)
+            if f == fields_of(state):
+                return []
+            return [ContactUpdated(at=command.at, **f.model_dump())]
+        case MergeContact():
+            if command.into == state.id:
+                raise ValidationFailed("a contact cannot be merged into itself", field="into")
+            return [ContactMerged(into=command.into, at=command.at)]
+    raise TypeError(f"unknown command {type(command).__name__}")  # pragma: no cover
+
+
+def fields_of(state: Contact) -> ContactFields:
+    """The settable fields of a contact."""
+    return ContactFields(email=state.email, name=state.name, phone=state.phone,
+                         external_id=state.external_id,
+                         organization_id=state.organization_id, tags=state.tags)
+
+
+def evolve_contact(state: Contact | None, event: Event) -> Contact:
+    """Apply one event to the contact (None before the stream's first event)."""
+    if state is None:
+        if not isinstance(event, ContactCreated):
+            raise CorruptStream(f"a contact stream must start with ContactCreated, not "
+                                f"{event.TYPE}")
+        return Contact(id=event.contact_id, version=1, email=event.email, name=event.name,
+                       phone=event.phone, external_id=event.external_id,
+                       organization_id=event.organization_id, tags=event.tags,
+                       created_at=event.at, updated_at=event.at)
+    changes: dict[str, object] = {"version": state.version + 1, "updated_at": event.at}
+    match event:
+        case ContactUpdated():
+            changes.update(event.model_dump(exclude={"at"}))
+        case ContactMerged():
+            changes["merged_into"] = event.into
+        case _:
+            raise CorruptStream(f"{event.TYPE} does not belong to a contact stream")
+    return state.model_copy(update=changes)
+
+
+def fold_contact(events: Iterable[Event]) -> Contact | None:
+    """Replay a contact's stream; None for an empty stream."""
+    state: Contact | None = None
+    for event in events:
+        state = evolve_contact(state, event)
+    return state
+
+
+__all__ = [
+    "Contact",
+    "ContactCommand",
+    "ContactFields",
+    "ContactMergedAway",
+    "CreateContact",
+    "MergeContact",
+    "UpdateContact",
+    "check_fields",
+    "decide_contact",
+    "email_domain",
+    "evolve_contact",
+    "fields_of",
+    "fold_contact",
+]

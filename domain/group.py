@@ -1,0 +1,143 @@
+"""The group aggregate: a team of agents that tickets can be routed to.
+
+A group has its own stream (the stream id is the group id): ``GroupCreated``, then
+``GroupRenamed`` and ``GroupMembersChanged``. Like the ticket, ``decide_group`` is
+pure and ``evolve_group`` only applies facts. What the aggregate cannot see (that a
+name is free in the tenant, that every member is an active agent) the caller checks
+against its read models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pydantic import BaseModel, ConfigDict
+
+from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
+from domain.events import Event, GroupCreated, GroupMembersChanged, GroupRenamed
+from domain.ids import AgentId, GroupId
+from domain.values import UtcDatetime
+
+GROUP_NAME_MAX = 100
+GROUP_MEMBERS_MAX = 500
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class Group(BaseModel):
+    """A group as of ``version`` events; ``members`` sorted."""
+
+    model_config = _FROZEN
+
+    id: GroupId
+    version: int
+    name: str
+    members: tuple[AgentId, ...] = ()
+    created_at: UtcDatetime
+    updated_at: UtcDatetime
+
+
+class CreateGroup(BaseModel):
+    model_config = _FROZEN
+
+    group_id: GroupId
+    name: str
+    members: tuple[AgentId, ...] = ()
+    at: UtcDatetime
+
+
+class ChangeGroup(BaseModel):
+    """Rename and/or replace the membership; None leaves that part as it is."""
+
+    model_config = _FROZEN
+
+    name: str | None = None
+    members: tuple[AgentId, ...] | None = None
+    at: UtcDatetime
+
+
+GroupCommand = CreateGroup | ChangeGroup
+
+
+def check_group_name(name: str) -> str:
+    """A group's name, trimmed: 1 to ``GROUP_NAME_MAX`` characters."""
+    name = name.strip()
+    if not name:
+        raise ValidationFailed("name must not be empty", field="name")
+    if len(name) > GROUP_NAME_MAX:
+        raise ValidationFailed(f"name must be at most {GROUP_NAME_MAX} characters",
+                               field="name")
+    return name
+
+
+def _members(members: Iterable[AgentId]) -> tuple[AgentId, ...]:
+    out = tuple(sorted(set(members)))
+    if len(out) > GROUP_MEMBERS_MAX:
+        raise ValidationFailed(f"a group has at most {GROUP_MEMBERS_MAX} members",
+                               field="members")
+    return out
+
+
+def decide_group(command: GroupCommand, state: Group | None) -> list[Event]:
+    """The events a command produces on a group (None: the stream is empty). A change
+    to nothing returns ``[]``."""
+    if isinstance(command, CreateGroup):
+        if state is not None:
+            raise AlreadyExists("the group already exists")
+        return [GroupCreated(group_id=command.group_id, name=check_group_name(command.name),
+                             members=_members(command.members), at=command.at)]
+    if state is None:
+        raise NotFound("the group does not exist")
+    events: list[Event] = []
+    if command.name is not None:
+        name = check_group_name(command.name)
+        if name != state.name:
+            events.append(GroupRenamed(name=name, at=command.at))
+    if command.members is not None:
+        members = _members(command.members)
+        added = tuple(sorted(set(members) - set(state.members)))
+        removed = tuple(sorted(set(state.members) - set(members)))
+        if added or removed:
+            events.append(GroupMembersChanged(added=added, removed=removed, members=members,
+                                              at=command.at))
+    return events
+
+
+def evolve_group(state: Group | None, event: Event) -> Group:
+    """Apply one event to a group (None before the stream's first event)."""
+    if state is None:
+        if not isinstance(event, GroupCreated):
+            raise CorruptStream(f"a group stream must start with GroupCreated, not {event.TYPE}")
+        return Group(id=event.group_id, version=1, name=event.name, members=event.members,
+                     created_at=event.at, updated_at=event.at)
+    changes: dict[str, object] = {"version": state.version + 1, "updated_at": event.at}
+    match event:
+        case GroupRenamed():
+            changes["name"] = event.name
+        case GroupMembersChanged():
+            changes["members"] = event.members
+        case _:
+            raise CorruptStream(f"{event.TYPE} does not belong to a group stream")
+    return state.model_copy(update=changes)
+
+
+def fold_group(events: Iterable[Event]) -> Group | None:
+    """Replay a group's stream from the start; None for an empty stream."""
+    state: Group | None = None
+    for event in events:
+        state = evolve_group(state, event)
+    return state
+
+
+__all__ = [
+    "GROUP_MEMBERS_MAX",
+    "GROUP_NAME_MAX",
+    "ChangeGroup",
+    "CreateGroup",
+    "Group",
+    "GroupCommand",
+    "check_group_name",
+    "decide_group",
+    "evolve_group",
+    "fold_group",
+]

@@ -1,0 +1,129 @@
+"""The organization aggregate: a company the tenant's contacts belong to.
+
+An organization has a name and e-mail ``domains``; a new contact whose e-mail domain
+is one of them joins it. Which organization holds a domain, and whether a name is
+taken, are the handler's questions (they need every organization of the tenant).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from pydantic import BaseModel, ConfigDict
+
+from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
+from domain.events import Event, OrganizationCreated, OrganizationUpdated
+from domain.ids import OrganizationId
+from domain.validation import NAME_MAX, check_text
+from domain.values import UtcDatetime
+
+DOMAINS_MAX = 50
+DOMAIN_PATTERN = r"^(?=.{3,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$"
+"""An e-mail domain as organizations hold it: lower case, at least one dot."""
+_DOMAIN = re.compile(DOMAIN_PATTERN)
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class Organization(BaseModel):
+    """An organization as of ``version`` events."""
+
+    model_config = _FROZEN
+
+    id: OrganizationId
+    version: int
+    name: str
+    domains: tuple[str, ...] = ()
+    created_at: UtcDatetime
+    updated_at: UtcDatetime
+
+
+class CreateOrganization(BaseModel):
+    model_config = _FROZEN
+
+    organization_id: OrganizationId
+    name: str
+    domains: tuple[str, ...] = ()
+    at: UtcDatetime
+
+
+class UpdateOrganization(BaseModel):
+    """Set the name and domains (the handler fills in what a patch leaves out)."""
+
+    model_config = _FROZEN
+
+    name: str
+    domains: tuple[str, ...]
+    at: UtcDatetime
+
+
+OrganizationCommand = CreateOrganization | UpdateOrganization
+
+
+def normalize_domains(domains: Iterable[str]) -> tuple[str, ...]:
+    """Lower-case, de-duplicate and sort domains, refusing anything not a domain."""
+    out: set[str] = set()
+    for raw in domains:
+        domain = raw.strip().lower().removeprefix("@")
+        if not _DOMAIN.match(domain):
+            raise ValidationFailed(f"{raw!r} is not an e-mail domain", field="domains")
+        out.add(domain)
+    if len(out) > DOMAINS_MAX:
+        raise ValidationFailed(f"an organization has at most {DOMAINS_MAX} domains",
+                               field="domains")
+    return tuple(sorted(out))
+
+
+def decide_organization(command: OrganizationCommand, state: Organization | None
+                        ) -> list[Event]:
+    """The events a command produces on an organization (None: the stream is empty)."""
+    if isinstance(command, CreateOrganization):
+        if state is not None:
+            raise AlreadyExists("the organization already exists")
+        return [OrganizationCreated(organization_id=command.organization_id,
+                                    name=check_text(command.name.strip(), "name", NAME_MAX),
+                                    domains=normalize_domains(command.domains),
+                                    at=command.at)]
+    if state is None:
+        raise NotFound("the organization does not exist")
+    name = check_text(command.name.strip(), "name", NAME_MAX)
+    domains = normalize_domains(command.domains)
+    if (name, domains) == (state.name, state.domains):
+        return []
+    return [OrganizationUpdated(name=name, domains=domains, at=command.at)]
+
+
+def evolve_organization(state: Organization | None, event: Event) -> Organization:
+    """Apply one event to the organization (None before the stream's first event)."""
+    if state is None:
+        if not isinstance(event, OrganizationCreated):
+            raise CorruptStream("an organization stream must start with OrganizationCreated, "
+                                f"not {event.TYPE}")
+        return Organization(id=event.organization_id, version=1, name=event.name,
+                            domains=event.domains, created_at=event.at, updated_at=event.at)
+    if not isinstance(event, OrganizationUpdated):
+        raise CorruptStream(f"{event.TYPE} does not belong to an organization stream")
+    return state.model_copy(update={"version": state.version + 1, "updated_at": event.at,
+                                    "name": event.name, "domains": event.domains})
+
+
+def fold_organization(events: Iterable[Event]) -> Organization | None:
+    """Replay an organization's stream; None for an empty stream."""
+    state: Organization | None = None
+    for event in events:
+        state = evolve_organization(state, event)
+    return state
+
+
+__all__ = [
+    "DOMAIN_PATTERN",
+    "CreateOrganization",
+    "Organization",
+    "OrganizationCommand",
+    "UpdateOrganization",
+    "decide_organization",
+    "evolve_organization",
+    "fold_organization",
+    "normalize_domains",
+]

@@ -1,0 +1,203 @@
+"""Staff sign-in sessions: sign in with e-mail and password, refresh, sign out.
+
+A sign-in opens a session, the family of refresh tokens it rotates through. Each
+refresh spends its token and hands out the next; a token presented a second time
+means someone else holds a copy, so the whole session is revoked (``replay``) and
+every token of it stops working. A refresh token lives ``refresh_ttl`` from its issue
+(sliding: each refresh starts it again), never past the session's absolute cap.
+
+Every failure is one ``NotAuthenticated`` with one message, whatever the reason (an
+unknown tenant or e-mail, another tenant's e-mail, a deactivated agent, a wrong
+password, an agent with no password yet), and the password hash is computed on every
+path (``Passwords.verify``), so neither the answer nor its timing tells them apart.
+
+Signing in and out, and a revocation on replay, are events on the tenant stream with
+the agent as actor. A refresh is not: it changes nothing a person did.
+
+The checks run in a short read-only unit of work, the hash outside any transaction
+(on a thread: it takes tens of milliseconds of CPU), and the changes in a second unit
+of work whose actor is the agent the first one found.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Literal
+from uuid import UUID
+
+from domain.events import AgentPasswordSet, AgentSessionRevoked, AgentSignedIn, AgentSignedOut
+from domain.ids import AgentId, TenantId
+from eventstore.sqlfile import load_queries
+from eventstore.store import EventStore, Session
+from eventstore.types import StoreActor
+from handlers.credentials import REFRESH_PREFIX, Passwords, new_token, parse_token
+from handlers.errors import NotAuthenticated
+from handlers.tenant_events import record
+
+Q = load_queries(Path(__file__).with_name("queries.sql"))
+
+
+
+def sign_in_failed() -> NotAuthenticated:
+    return NotAuthenticated("sign_in_failed", "the e-mail or the password is wrong")
+
+
+def _refresh_refused() -> NotAuthenticated:
+    return NotAuthenticated("invalid_refresh_token",
+                            "the refresh token is unknown, expired, used or revoked: sign in")
+
+
+@dataclass(frozen=True, slots=True)
+class Lifetimes:
+    """How long a refresh token lives unused, and a session at most."""
+
+    refresh: timedelta
+    session: timedelta
+
+
+@dataclass(frozen=True, slots=True)
+class SignIn:
+    tenant_id: TenantId
+    email: str
+    password: str
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class SignedIn:
+    """A session's current state for its holder; ``refresh_token`` is shown once."""
+
+    tenant_id: TenantId
+    session_id: UUID
+    agent_id: UUID
+    role: str
+    refresh_token: str
+    refresh_expires_at: datetime
+
+
+def agent_actor(agent_id: UUID) -> StoreActor:
+    """The actor the database stamps onto what a signed-in person does."""
+    return StoreActor("agent", str(agent_id))
+
+
+async def _issue_refresh(uow: Session, session_id: UUID, at: datetime,
+                         expires_at: datetime) -> str:
+    token, ref = new_token(REFRESH_PREFIX, uow.tenant_id)
+    await uow.conn.execute(Q["insert_refresh_token"], uow.tenant_id, ref.digest, session_id,
+                           at, expires_at)
+    return token
+
+
+async def sign_in(store: EventStore, passwords: Passwords, lifetimes: Lifetimes,
+                  command: SignIn) -> SignedIn:
+    """Open a session for the agent with this e-mail and password, or refuse with
+    ``sign_in_failed`` (always the same, see the module)."""
+    tenant = command.tenant_id
+    async with store.session(tenant, readonly=True) as uow:
+        row = await uow.conn.fetchrow(Q["login_by_email"], tenant, command.email)
+    stored = row["password_hash"] if row is not None and row["active"] else None
+    if not await asyncio.to_thread(passwords.verify, stored, command.password):
+        raise sign_in_failed()
+    assert row is not None and stored is not None
+    agent_id: UUID = row["id"]
+    rehashed = (await asyncio.to_thread(passwords.hash, command.password)
+                if passwords.needs_rehash(stored) else None)
+    session_id = uuid.uuid4()
+    at = command.at
+    cap = at + lifetimes.session
+    expires = min(at + lifetimes.refresh, cap)
+    async with store.session(tenant, agent_actor(agent_id)) as uow:
+        if rehashed is not None:
+            await uow.conn.execute(Q["rehash_password"], tenant, agent_id, rehashed, stored, at)
+        await uow.conn.execute(Q["insert_session"], tenant, session_id, agent_id, at, cap)
+        token = await _issue_refresh(uow, session_id, at, expires)
+        await record(uow, AgentSignedIn(agent_id=AgentId(agent_id), session_id=session_id,
+                                        at=at))
+    return SignedIn(tenant, session_id, agent_id, row["role"], token, expires)
+
+
+Outcome = Literal["rotated", "replayed", "refused"]
+
+
+async def refresh(store: EventStore, lifetimes: Lifetimes, token: str | None,
+                  at: datetime) -> SignedIn:
+    """Spend a refresh token for the next one. A token spent before revokes its session
+    (and is refused); so does losing a race for the same token."""
+    ref = parse_token(REFRESH_PREFIX, token)
+    if ref is None:
+        raise _refresh_refused()
+    tenant = ref.tenant_id
+    async with store.session(tenant, readonly=True) as uow:
+        row = await uow.conn.fetchrow(Q["get_refresh_token"], tenant, ref.digest)
+    if row is None:
+        raise _refresh_refused()
+    session_id: UUID = row["session_id"]
+    agent_id: UUID = row["agent_id"]
+    outcome: Outcome = "refused"
+    new = ""
+    expires = at
+    async with store.session(tenant, agent_actor(agent_id)) as uow:
+        if row["rotated_at"] is not None:
+            outcome = "replayed"
+        elif (row["revoked_at"] is None and row["active"] and row["expires_at"] > at
+              and row["session_expires_at"] > at):
+            if await uow.conn.fetchval(Q["rotate_refresh_token"], tenant, ref.digest, at) is None:
+                outcome = "replayed"
+            else:
+                outcome = "rotated"
+                expires = min(at + lifetimes.refresh, row["session_expires_at"])
+                new = await _issue_refresh(uow, session_id, at, expires)
+                await uow.conn.execute(Q["touch_session"], tenant, session_id, at)
+        if outcome == "replayed" and await uow.conn.fetchval(
+                Q["revoke_session"], tenant, session_id, at, "replay") is not None:
+            await record(uow, AgentSessionRevoked(agent_id=AgentId(agent_id),
+                                                  session_id=session_id, reason="replay",
+                                                  at=at))
+    # Raised after the unit of work: the revocation must commit, the answer is still 401.
+    if outcome != "rotated":
+        raise _refresh_refused()
+    return SignedIn(tenant, session_id, agent_id, row["role"], new, expires)
+
+
+async def sign_out(store: EventStore, token: str | None, at: datetime) -> None:
+    """End the session of a refresh token (any of its family, spent or not); an unknown
+    token or an ended session is nothing to do."""
+    ref = parse_token(REFRESH_PREFIX, token)
+    if ref is None:
+        return
+    tenant = ref.tenant_id
+    async with store.session(tenant, readonly=True) as uow:
+        row = await uow.conn.fetchrow(Q["get_refresh_token"], tenant, ref.digest)
+    if row is None or row["revoked_at"] is not None:
+        return
+    agent_id: UUID = row["agent_id"]
+    async with store.session(tenant, agent_actor(agent_id)) as uow:
+        if await uow.conn.fetchval(Q["revoke_session"], tenant, row["session_id"], at,
+                                   "sign_out") is not None:
+            await record(uow, AgentSignedOut(agent_id=AgentId(agent_id),
+                                             session_id=row["session_id"], at=at))
+
+
+async def store_password(uow: Session, agent_id: UUID, password_hash: str,
+                         at: datetime) -> None:
+    """Give an agent a login, or a new password (hashed by ``Passwords.hash`` outside
+    the transaction), recording ``AgentPasswordSet``."""
+    await uow.conn.execute(Q["set_password"], uow.tenant_id, agent_id, password_hash, at)
+    await record(uow, AgentPasswordSet(agent_id=AgentId(agent_id), at=at))
+
+
+__all__ = [
+    "Lifetimes",
+    "SignIn",
+    "SignedIn",
+    "agent_actor",
+    "refresh",
+    "sign_in",
+    "sign_in_failed",
+    "sign_out",
+    "store_password",
+]

@@ -1,0 +1,245 @@
+"""Inline read models of contacts and organizations: rows kept in the command's own
+transaction, from the state the command's events fold to, and the reads over them.
+
+A ticket's ``organization_id`` column follows its contact's: when a contact changes
+organization, its tickets' column moves with it (``set_contact``), so the ticket list
+filters on one indexed column instead of joining contacts.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import asyncpg
+
+from domain.contact import Contact
+from domain.errors import CorruptStream
+from domain.ids import TenantId
+from domain.organization import Organization
+from eventstore.sqlfile import load_queries
+
+Q = load_queries(Path(__file__).with_name("people.sql"))
+
+_INFINITY = datetime.max.replace(tzinfo=UTC)
+_MAX_UUID = uuid.UUID(int=(1 << 128) - 1)
+
+
+def contact_from_row(row: Mapping[str, Any]) -> Contact:
+    return Contact.model_validate(dict(row))
+
+
+def organization_from_row(row: Mapping[str, Any]) -> Organization:
+    return Organization.model_validate(dict(row))
+
+
+async def load_contact(conn: asyncpg.Connection, tenant_id: TenantId, contact_id: UUID, *,
+                       for_update: bool = False) -> Contact | None:
+    """The contact as its row holds it; ``for_update`` locks the row until commit."""
+    row = await conn.fetchrow(Q["contact_for_update" if for_update else "contact"],
+                              tenant_id, contact_id)
+    return None if row is None else contact_from_row(row)
+
+
+async def lock_contacts(conn: asyncpg.Connection, tenant_id: TenantId,
+                        ids: list[UUID]) -> dict[UUID, Contact]:
+    """Lock the contacts' rows (in id order) and return them by id."""
+    rows = await conn.fetch(Q["contacts_for_update"], tenant_id, ids)
+    return {r["id"]: contact_from_row(r) for r in rows}
+
+
+async def lock_requester(conn: asyncpg.Connection, tenant_id: TenantId, email: str, *,
+                         merging: bool = False) -> None:
+    """Take an e-mail's requester lock for the transaction: shared to open a ticket
+    for it, exclusive (``merging``) to merge its contact away."""
+    await conn.execute(Q["merge_lock" if merging else "lock_requester"], tenant_id, email)
+
+
+async def contact_by_email(conn: asyncpg.Connection, tenant_id: TenantId,
+                           email: str) -> Contact | None:
+    """The contact holding ``email``, compared regardless of case."""
+    row = await conn.fetchrow(Q["contact_by_email"], tenant_id, email)
+    return None if row is None else contact_from_row(row)
+
+
+async def requester_contact(conn: asyncpg.Connection, tenant_id: TenantId, email: str
+                            ) -> tuple[Contact | None, UUID | None]:
+    """The contact holding ``email`` (any case), and the organization holding its
+    domain, in one round trip."""
+    row = await conn.fetchrow(Q["requester_contact"], tenant_id, email)
+    assert row is not None
+    org: UUID | None = row["domain_organization"]
+    if row["id"] is None:
+        return None, org
+    return contact_from_row({k: v for k, v in row.items() if k != "domain_organization"}), org
+
+
+async def contact_by_external_id(conn: asyncpg.Connection, tenant_id: TenantId,
+                                 external_id: str) -> UUID | None:
+    found: UUID | None = await conn.fetchval(Q["contact_by_external_id"], tenant_id,
+                                             external_id)
+    return found
+
+
+async def insert_contact(conn: asyncpg.Connection, tenant_id: TenantId, c: Contact) -> bool:
+    """Insert a new contact's row; False when its e-mail or external id is taken."""
+    inserted = await conn.fetchval(
+        Q["insert_contact"], tenant_id, c.id, c.version, c.email, c.name, c.phone,
+        c.external_id, c.organization_id, list(c.tags), c.created_at, c.updated_at)
+    return inserted is not None
+
+
+async def set_contact(conn: asyncpg.Connection, tenant_id: TenantId, before: Contact,
+                      after: Contact) -> None:
+    """Write a changed contact's row (it must still be at ``before.version``) and move
+    its tickets' organization with it."""
+    status = await conn.execute(
+        Q["update_contact"], tenant_id, after.id, after.version, after.email, after.name,
+        after.phone, after.external_id, after.organization_id, list(after.tags),
+        after.merged_into, after.updated_at, before.version)
+    if status != "UPDATE 1":
+        raise CorruptStream(f"inline contact {after.id} is not at version {before.version}")
+    if after.organization_id != before.organization_id:
+        await conn.execute(Q["move_contact_tickets"], tenant_id, after.id,
+                           after.organization_id)
+
+
+@dataclass(frozen=True, slots=True)
+class ContactFilters:
+    """Contact list filters; None means any."""
+
+    email: str | None = None
+    organization_id: UUID | None = None
+    no_organization: bool = False
+    tag: str | None = None
+
+
+async def list_contacts(conn: asyncpg.Connection, tenant_id: TenantId,
+                        filters: ContactFilters, after: tuple[datetime, UUID] | None,
+                        limit: int) -> list[Contact]:
+    """Contacts newest first, strictly after the keyset position ``after``; merged
+    contacts are left out."""
+    at, last = after if after is not None else (_INFINITY, _MAX_UUID)
+    rows = await conn.fetch(Q["list_contacts"], tenant_id, at, last, limit, filters.email,
+                            filters.organization_id, filters.no_organization, filters.tag)
+    return [contact_from_row(r) for r in rows]
+
+
+async def contact_ticket_ids(conn: asyncpg.Connection, tenant_id: TenantId,
+                             contact_id: UUID) -> list[UUID]:
+    return [r["id"] for r in await conn.fetch(Q["contact_ticket_ids"], tenant_id, contact_id)]
+
+
+async def unlinked_tickets(conn: asyncpg.Connection, tenant_id: TenantId,
+                           limit: int) -> list[tuple[UUID, dict[str, Any]]]:
+    """Tickets linked to no contact (opened before contacts), oldest first, with the
+    requester each was opened for."""
+    rows = await conn.fetch(Q["unlinked_tickets"], tenant_id, limit)
+    return [(r["id"], r["requester"]) for r in rows]
+
+
+async def contacts_joining(conn: asyncpg.Connection, tenant_id: TenantId,
+                           domains: tuple[str, ...], organization_id: UUID) -> list[Contact]:
+    """Locked: contacts of those domains not yet in the organization."""
+    rows = await conn.fetch(Q["contacts_of_domains"], tenant_id, list(domains), organization_id)
+    return [contact_from_row(r) for r in rows]
+
+
+async def contacts_leaving(conn: asyncpg.Connection, tenant_id: TenantId,
+                           organization_id: UUID, domains: tuple[str, ...]) -> list[Contact]:
+    """Locked: the organization's contacts whose domain is among those it gave up."""
+    rows = await conn.fetch(Q["contacts_leaving"], tenant_id, organization_id, list(domains))
+    return [contact_from_row(r) for r in rows]
+
+
+async def load_organization(conn: asyncpg.Connection, tenant_id: TenantId,
+                            organization_id: UUID, *,
+                            for_update: bool = False) -> Organization | None:
+    row = await conn.fetchrow(Q["organization_for_update" if for_update else "organization"],
+                              tenant_id, organization_id)
+    return None if row is None else organization_from_row(row)
+
+
+async def organization_of_domain(conn: asyncpg.Connection, tenant_id: TenantId,
+                                 domain: str) -> UUID | None:
+    """The organization holding an e-mail domain (lower case), if one does."""
+    found: UUID | None = await conn.fetchval(Q["organization_of_domain"], tenant_id, domain)
+    return found
+
+
+async def domain_holders(conn: asyncpg.Connection, tenant_id: TenantId,
+                         domains: tuple[str, ...], organization_id: UUID) -> dict[str, UUID]:
+    """Which of ``domains`` another organization holds, and which one."""
+    rows = await conn.fetch(Q["domain_holders"], tenant_id, list(domains), organization_id)
+    return {r["domain"]: r["organization_id"] for r in rows}
+
+
+async def organization_by_name(conn: asyncpg.Connection, tenant_id: TenantId,
+                               name: str) -> UUID | None:
+    found: UUID | None = await conn.fetchval(Q["organization_by_name"], tenant_id, name)
+    return found
+
+
+async def insert_organization(conn: asyncpg.Connection, tenant_id: TenantId,
+                              o: Organization) -> bool:
+    """Insert a new organization with its domains; False when the name is taken."""
+    inserted = await conn.fetchval(Q["insert_organization"], tenant_id, o.id, o.version,
+                                   o.name, list(o.domains), o.created_at, o.updated_at)
+    if inserted is None:
+        return False
+    await conn.execute(Q["set_domains"], tenant_id, o.id, list(o.domains))
+    return True
+
+
+async def set_organization(conn: asyncpg.Connection, tenant_id: TenantId,
+                           before: Organization, after: Organization) -> None:
+    status = await conn.execute(Q["update_organization"], tenant_id, after.id, after.version,
+                                after.name, list(after.domains), after.updated_at,
+                                before.version)
+    if status != "UPDATE 1":
+        raise CorruptStream(f"inline organization {after.id} is not at version "
+                            f"{before.version}")
+    if after.domains != before.domains:
+        await conn.execute(Q["set_domains"], tenant_id, after.id, list(after.domains))
+
+
+async def list_organizations(conn: asyncpg.Connection, tenant_id: TenantId,
+                             name: str | None, domain: str | None,
+                             after: tuple[datetime, UUID] | None,
+                             limit: int) -> list[Organization]:
+    """Organizations newest first, strictly after the keyset position ``after``."""
+    at, last = after if after is not None else (_INFINITY, _MAX_UUID)
+    rows = await conn.fetch(Q["list_organizations"], tenant_id, at, last, limit, name, domain)
+    return [organization_from_row(r) for r in rows]
+
+
+__all__ = [
+    "ContactFilters",
+    "contact_by_email",
+    "contact_by_external_id",
+    "contact_from_row",
+    "contact_ticket_ids",
+    "contacts_joining",
+    "contacts_leaving",
+    "domain_holders",
+    "insert_contact",
+    "insert_organization",
+    "list_contacts",
+    "list_organizations",
+    "load_contact",
+    "load_organization",
+    "lock_contacts",
+    "lock_requester",
+    "organization_by_name",
+    "organization_from_row",
+    "organization_of_domain",
+    "requester_contact",
+    "set_contact",
+    "set_organization",
+    "unlinked_tickets",
+]
