@@ -1,9 +1,12 @@
 """A mirror of a desk, kept by folding pages of ``GET /v1/changes``.
 
 ``Mirror.apply_page`` takes one page as the API answers it; applying every page from
-``after_seq=0`` rebuilds each ticket as ``GET /v1/tickets/{id}`` returns it and each
-ticket's messages as ``GET /v1/tickets/{id}/messages`` lists them (compared as JSON
-values). The client keeps ``after_seq``, the one number it needs to resume::
+``after_seq=0`` rebuilds each ticket as ``GET /v1/tickets/{id}`` returns it, each
+ticket's messages as ``GET /v1/tickets/{id}/messages`` lists them, each contact as
+``GET /v1/contacts/{id}`` and each organization as ``GET /v1/organizations/{id}``
+(compared as JSON values). A merged contact is kept with ``merged_into`` set, the
+survivor its ``GET`` redirects to (``Mirror.contact`` follows it). The client keeps
+``after_seq``, the one number it needs to resume::
 
     mirror = Mirror()
     while True:
@@ -13,7 +16,8 @@ values). The client keeps ``after_seq``, the one number it needs to resume::
             break  # caught up; poll again later, or follow the live feed
 
 Each change is dispatched on its ``stream_type`` to that kind's folder (``FOLDERS``);
-kinds this client does not mirror (``tenant``: keys, agents, settings) are skipped,
+kinds this client does not mirror (``group``, ``ticket_field``, and ``tenant``: keys,
+agents, settings) are skipped,
 and a new kind of stream is one more entry. The fold needs nothing but the events:
 they carry the decided facts (SLA clocks included), never anything to recompute.
 
@@ -58,13 +62,20 @@ def _message(ticket_id: str, data: Mapping[str, Any], visibility: str) -> Json:
 
 
 class Mirror:
-    """Tickets and messages as the API shows them, built from the changes feed."""
+    """Tickets, messages, contacts and organizations as the API shows them, built from
+    the changes feed."""
 
     def __init__(self) -> None:
         self.after_seq = 0
         self.tickets: dict[str, Json] = {}
         self.messages: dict[str, list[Json]] = {}
-        self.folders: dict[str, Callable[[Json], None]] = {"ticket": self._ticket}
+        self.contacts: dict[str, Json] = {}
+        self.merged_into: dict[str, str] = {}
+        """Merged contacts and the contact each was merged into."""
+        self.organizations: dict[str, Json] = {}
+        self.folders: dict[str, Callable[[Json], None]] = {
+            "ticket": self._ticket, "contact": self._contact,
+            "organization": self._organization}
 
     def apply_page(self, page: Mapping[str, Any]) -> None:
         """Apply one answer of ``GET /v1/changes?after_seq=<self.after_seq>``."""
@@ -88,6 +99,43 @@ class Mirror:
         return sorted(self.messages.get(ticket_id, []),
                       key=lambda m: (m["created_at"], m["id"]))
 
+    def contact(self, contact_id: str) -> Json:
+        """The contact, or the one it was merged into (as its ``GET`` redirects)."""
+        while contact_id in self.merged_into:
+            contact_id = self.merged_into[contact_id]
+        return self.contacts[contact_id]
+
+    def _contact(self, change: Json) -> None:
+        stream, data, kind = change["stream_id"], change["data"], change["type"]
+        at = _time(data["at"])
+        if kind == "ContactCreated":
+            if stream in self.contacts or change["version"] != 1:
+                raise MirrorError(f"contact {stream} created twice")
+            self.contacts[stream] = {"id": stream, "version": 1, **_contact_fields(data),
+                                     "created_at": at, "updated_at": at}
+            return
+        c = _next(self.contacts, "contact", change)
+        c["updated_at"] = at
+        if kind == "ContactUpdated":
+            c.update(_contact_fields(data))
+        elif kind == "ContactMerged":
+            self.merged_into[stream] = data["into"]
+
+    def _organization(self, change: Json) -> None:
+        stream, data, kind = change["stream_id"], change["data"], change["type"]
+        at = _time(data["at"])
+        if kind == "OrganizationCreated":
+            if stream in self.organizations or change["version"] != 1:
+                raise MirrorError(f"organization {stream} created twice")
+            self.organizations[stream] = {
+                "id": stream, "version": 1, "name": data["name"],
+                "domains": list(data["domains"]), "created_at": at, "updated_at": at}
+            return
+        o = _next(self.organizations, "organization", change)
+        o["updated_at"] = at
+        if kind == "OrganizationUpdated":
+            o["name"], o["domains"] = data["name"], list(data["domains"])
+
     def _ticket(self, change: Json) -> None:
         stream, data, kind = change["stream_id"], change["data"], change["type"]
         at = _time(data["at"])
@@ -101,8 +149,9 @@ class Mirror:
         if t is None or change["version"] != t["version"] + 1:
             raise MirrorError(f"ticket {stream} event version {change['version']} out of order")
         t["version"] += 1
-        if kind != "SlaBreached":
-            # A breach is the scheduler's observation, not a change a customer sees.
+        if kind not in ("SlaBreached", "RequesterChanged"):
+            # A breach is the scheduler's observation and a move between contacts is
+            # bookkeeping: neither is a change a customer sees.
             t["updated_at"] = at
         clocks = data.get("clocks") or {}
         for metric, clock in clocks.items():
@@ -116,6 +165,13 @@ class Mirror:
                     t["awaiting_reply"] = False
         elif kind == "TicketAssigned":
             t["assignee"] = data["assignee"]
+        elif kind == "TicketGroupChanged":
+            t["group_id"] = data["group_id"]
+        elif kind == "FieldValuesChanged":
+            fields = {**t["fields"], **data["values"]}
+            t["fields"] = {k: v for k, v in sorted(fields.items()) if v is not None}
+        elif kind == "RequesterChanged":
+            t["requester"] = _requester(data["requester"])
         elif kind == "PriorityChanged":
             t["priority"] = data["priority"]
         elif kind == "StateChanged":
@@ -130,17 +186,39 @@ class Mirror:
             t["follow_up_ids"].append(data["follow_up_id"])
 
 
+def _next(held: dict[str, Json], name: str, change: Mapping[str, Any]) -> Json:
+    """The entity a change continues, its version moved on; MirrorError if it does not."""
+    entity = held.get(change["stream_id"])
+    if entity is None or change["version"] != entity["version"] + 1:
+        raise MirrorError(f"{name} {change['stream_id']} event version {change['version']} "
+                          "out of order")
+    entity["version"] += 1
+    return entity
+
+
+def _contact_fields(data: Mapping[str, Any]) -> Json:
+    return {"email": data["email"], "name": data.get("name"), "phone": data.get("phone"),
+            "external_id": data.get("external_id"),
+            "organization_id": data.get("organization_id"), "tags": list(data.get("tags", []))}
+
+
+def _requester(requester: Mapping[str, Any]) -> Json:
+    return {"contact_id": requester.get("contact_id"), "email": requester["email"],
+            "name": requester.get("name")}
+
+
 def _opened(stream: str, data: Mapping[str, Any]) -> Json:
     at = _time(data["at"])
-    requester = data["requester"]
     return {
         "id": stream, "version": 1, "state": "open", "subject": data["subject"],
-        "requester": {"email": requester["email"], "name": requester.get("name")},
+        "requester": _requester(data["requester"]),
         "priority": data["priority"], "source": data["source"], "tags": list(data["tags"]),
-        "assignee": None, "follow_up_of": data.get("follow_up_of"), "follow_up_ids": [],
+        "assignee": None, "group_id": None,  # a group comes by TicketGroupChanged
+        "follow_up_of": data.get("follow_up_of"), "follow_up_ids": [],
         "created_at": at, "updated_at": at, "solved_at": None, "closed_at": None,
         "reopen_count": 0, "awaiting_reply": data["author"]["kind"] == "customer",
         "sla": {m: _clock(data["clocks"][m]) for m in SLA_METRICS},
+        "fields": dict(sorted(data.get("fields", {}).items())),
     }
 
 

@@ -1,7 +1,7 @@
 """``GET /v1/changes``: who may read it, its envelope and cursor, tenant isolation, and
 the mirror equality a client relies on: folding every page (read while writers are
-still committing) gives every ticket and message exactly as ``GET`` shows them, and
-every seq from 1 to the head exactly once.
+still committing) gives every ticket, message, contact and organization exactly as
+``GET`` shows them, and every seq from 1 to the head exactly once.
 """
 
 from __future__ import annotations
@@ -116,18 +116,65 @@ async def test_a_tenant_never_sees_another_tenants_changes(http, tenant, make_te
     assert all(c["data"].get("subject") != "theirs" for c in page["data"])
 
 
+DOMAINS = ["@acme.test", "@globex.test", "@example.com"]
+
+
+async def _people(http: httpx.AsyncClient, key: Any, rng: random.Random) -> None:
+    """A contact or organization command: create, edit, merge; refusals (a taken
+    e-mail or name, a merged contact, a lost race) are part of the workload too."""
+    contacts = (await http.get("/v1/contacts", params={"limit": 100},
+                               headers=auth(key))).json()["data"]
+    orgs = (await http.get("/v1/organizations", params={"limit": 100},
+                           headers=auth(key))).json()["data"]
+    roll = rng.random()
+    if roll < 0.2 or not contacts:
+        r = await http.post("/v1/contacts", headers=auth(key), json={
+            "email": f"c{rng.randrange(40)}{rng.choice(DOMAINS)}", "name": "C",
+            "phone": f"+1 555 {rng.randrange(10**4):04}"})
+    elif roll < 0.5:
+        c = rng.choice(contacts)
+        patch: dict[str, Any] = rng.choice([
+            {"name": f"Renamed {rng.randrange(99)}"}, {"phone": None},
+            {"tags": rng.sample(["vip", "trial", "eu"], 2)},
+            {"organization_id": rng.choice([o["id"] for o in orgs] + [None])}])
+        r = await http.patch(f"/v1/contacts/{c['id']}", json=patch, headers=auth(key))
+    elif roll < 0.7 and len(contacts) > 1:
+        a, b = rng.sample(contacts, 2)
+        r = await http.post(f"/v1/contacts/{a['id']}/merge", json={"into": b["id"]},
+                            headers=auth(key))
+    elif roll < 0.85 or not orgs:
+        name = rng.choice(["Acme", "Globex", "Initech"])
+        r = await http.post("/v1/organizations", headers=auth(key), json={
+            "name": name, "domains": [f"{name.lower()}.test"],
+            "move_contacts": rng.random() < 0.5})
+    else:
+        o = rng.choice(orgs)
+        r = await http.patch(f"/v1/organizations/{o['id']}", headers=auth(key), json={
+            "name": f"{o['name']} {rng.randrange(9)}", "move_contacts": True,
+            "domains": rng.choice([[], o["domains"], ["initech.test"]])})
+    assert r.status_code in (200, 201, 308, 409, 412, 422), r.text
+
+
 async def _workload(http: httpx.AsyncClient, keys: list[Any], intake: Any,
-                    agents: list[str], tickets: list[str], rng: random.Random,
-                    commands: int) -> None:
+                    agents: list[str], groups: list[str], tickets: list[str],
+                    rng: random.Random, commands: int) -> None:
     """Random commands of every kind; refusals (an illegal move, a lost race) are part
     of a real workload and must leave no trace in the changes either."""
     states = ["open", "pending", "on_hold", "solved", "closed"]
     for _ in range(commands):
         key = rng.choice(keys)
         if not tickets or rng.random() < 0.15:
+            # A requester of a few known e-mails, or a new one (which creates a contact);
+            # some of them of an organization's domain.
+            email = (f"r{rng.randrange(8)}" if rng.random() < 0.6
+                     else f"new{rng.randrange(10**9)}") + rng.choice(DOMAINS)
             t = await _open(http, key, subject=f"subject {rng.randrange(10**6)}",
-                            tags=rng.sample(["a", "b", "c", "d"], rng.randrange(3)))
+                            tags=rng.sample(["a", "b", "c", "d"], rng.randrange(3)),
+                            requester={"email": email, "name": f"R {rng.randrange(99)}"})
             tickets.append(t["id"])
+            continue
+        if rng.random() < 0.15:
+            await _people(http, keys[0], rng)
             continue
         tid = rng.choice(tickets)
         roll = rng.random()
@@ -142,14 +189,20 @@ async def _workload(http: httpx.AsyncClient, keys: list[Any], intake: Any,
             path = "messages"
         elif roll < 0.55:
             body, path = {"agent_id": rng.choice([*agents, None])}, "assignee"
+            if groups and rng.random() < 0.5:
+                body["group_id"] = rng.choice([*groups, None])
         elif roll < 0.7:
             body = {"priority": rng.choice(["low", "normal", "high", "urgent"])}
             path = "priority"
         elif roll < 0.85:
             body, path = {"state": rng.choice(states)}, "state"
-        else:
+        elif roll < 0.93:
             body = {"add": rng.sample(["a", "c", "d", "x"], 2), "remove": ["b"]}
             path = "tags"
+        else:
+            body = {"fields": {"plan": rng.choice(["free", "pro", None]),
+                               "seats": rng.choice([1, 5, None])}}
+            path = "fields"
         r = await http.post(f"/v1/tickets/{tid}/{path}", json=body, headers=auth(key))
         assert r.status_code in (200, 201, 409), r.text
 
@@ -160,6 +213,17 @@ async def test_the_fold_over_changes_equals_get_under_concurrent_writers(http, t
     keys = [admin] + [await owner.key(tenant.tenant_id, "agent", agent_id=a)
                       for a in agent_ids]
     intake = await owner.key(tenant.tenant_id, "intake")
+    for field in ({"key": "plan", "title": "Plan", "type": "dropdown", "options": [
+                      {"value": "free", "title": "Free"}, {"value": "pro", "title": "Pro"}]},
+                  {"key": "seats", "title": "Seats", "type": "number"}):
+        r = await http.post("/v1/ticket-fields", json=field, headers=auth(admin))
+        assert r.status_code == 201, r.text
+    groups = []
+    for name in ("Tier 1", "Tier 2"):
+        r = await http.post("/v1/groups", json={"name": name, "members": [str(agent_ids[0])]},
+                            headers=auth(admin))
+        assert r.status_code == 201, r.text
+        groups.append(r.json()["id"])
     mirror, seqs = Mirror(), []
     writing = True
 
@@ -180,7 +244,7 @@ async def test_the_fold_over_changes_equals_get_under_concurrent_writers(http, t
     reader = asyncio.create_task(follow())
     try:
         await asyncio.gather(*(
-            _workload(http, keys, intake, [str(a) for a in agent_ids], tickets,
+            _workload(http, keys, intake, [str(a) for a in agent_ids], groups, tickets,
                       random.Random(seed), COMMANDS // WRITERS)
             for seed in range(WRITERS)))
         writing = False
@@ -207,6 +271,28 @@ async def test_the_fold_over_changes_equals_get_under_concurrent_writers(http, t
         listed = await http.get(f"/v1/tickets/{tid}/messages", params={"limit": 100},
                                 headers=auth(admin))
         assert mirror.ticket_messages(tid) == listed.json()["data"], tid
+    # Every contact and organization as GET shows it; a merged contact redirects to the
+    # contact the mirror says it was merged into.
+    assert mirror.merged_into and len(mirror.contacts) > len(mirror.merged_into)
+    assert mirror.organizations
+    for cid in mirror.contacts:
+        got = await http.get(f"/v1/contacts/{cid}", headers=auth(admin))
+        if cid in mirror.merged_into:
+            assert got.status_code == 308, cid
+            assert got.headers["location"] == f"/v1/contacts/{mirror.merged_into[cid]}"
+        else:
+            assert got.status_code == 200 and mirror.contacts[cid] == got.json(), cid
+    for oid, org in mirror.organizations.items():
+        assert org == (await http.get(f"/v1/organizations/{oid}", headers=auth(admin))).json()
+    listed_contacts, cursor = set(), None
+    while True:
+        page = (await http.get("/v1/contacts", params={"limit": 100} | (
+            {"cursor": cursor} if cursor else {}), headers=auth(admin))).json()
+        listed_contacts |= {c["id"] for c in page["data"]}
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert listed_contacts == set(mirror.contacts) - set(mirror.merged_into)
 
 
 async def test_updated_after_lists_the_tickets_changed_since(http, tenant):
