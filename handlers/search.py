@@ -12,8 +12,9 @@ from eventstore.store import Session
 from projections.search import reindex
 
 
-async def rebuild_search_index(uow: Session) -> int:
-    """Re-index the unit of work's tenant; returns how many things were indexed."""
+async def rebuild_search_index(uow: Session) -> dict[str, int]:
+    """Re-index the unit of work's tenant (tickets, contacts, organizations); returns
+    how many things of each kind were indexed."""
     return await reindex(uow.conn, uow.tenant_id)
 
 

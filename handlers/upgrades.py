@@ -79,7 +79,7 @@ async def _search_index(uow: Session) -> int:
 STEPS: tuple[tuple[str, Step], ...] = (
     ("ticket documents rendered", _ticket_views),
     ("tickets linked to contacts", _link_requesters),
-    ("tickets indexed for search", _search_index),
+    ("tickets, contacts and organizations indexed for search", _search_index),
 )
 """Every step, in the order they run; each returns how many rows it changed."""
 

@@ -551,6 +551,121 @@ SELECT t.tenant_id, 'ticket', t.id, head || public_bodies, head || public_bodies
 ON CONFLICT (tenant_id, kind, id) DO UPDATE
    SET document = EXCLUDED.document, staff_document = EXCLUDED.staff_document
 
+-- name: index_contacts --
+-- $1 tenant_id, $2 contact ids, $3 text-search configuration (NULL: the tenant's, read
+-- here, so indexing one new contact on the write path is one round trip)
+-- A contact's vector: name and e-mail (A), phone (B). The e-mail is also split at its
+-- punctuation (`ann`, `example`, `com` besides `ann@example.com`) and the phone kept
+-- as its digits too, so a part of either finds it. Anyone who may search may see all
+-- of it: both vectors are the same. A merged contact is not found (its reads redirect
+-- to the survivor): it gets no row, and drop_search_document removes the one it had.
+WITH cfg AS (
+    SELECT coalesce($3::text, (SELECT settings ->> 'text_search' FROM tenant_settings
+                                WHERE tenant_id = $1), 'simple')::regconfig AS c
+)
+INSERT INTO search_documents (tenant_id, kind, id, document, staff_document)
+SELECT c.tenant_id, 'contact', c.id, v.doc, v.doc
+  FROM contacts c
+ CROSS JOIN cfg
+ CROSS JOIN LATERAL (
+       SELECT setweight(to_tsvector(cfg.c, concat_ws(' ', c.name, c.email,
+                  translate(c.email, '@.+_-', '     '))), 'A')
+              || setweight(to_tsvector(cfg.c, concat_ws(' ', c.phone,
+                  regexp_replace(c.phone, '[^0-9]', '', 'g'))), 'B') AS doc) v
+ WHERE c.tenant_id = $1 AND c.id = ANY ($2::uuid[]) AND c.merged_into IS NULL
+ON CONFLICT (tenant_id, kind, id) DO UPDATE
+   SET document = EXCLUDED.document, staff_document = EXCLUDED.staff_document
+
+-- name: drop_search_document --
+-- $1 tenant_id, $2 kind, $3 id: the thing is found no more (a contact merged away)
+DELETE FROM search_documents WHERE tenant_id = $1 AND kind = $2 AND id = $3
+
+-- name: index_organizations --
+-- $1 tenant_id, $2 organization ids, $3 text-search configuration (NULL: the tenant's)
+-- An organization's vector: name (A), domains (B), each domain also split at its dots.
+WITH cfg AS (
+    SELECT coalesce($3::text, (SELECT settings ->> 'text_search' FROM tenant_settings
+                                WHERE tenant_id = $1), 'simple')::regconfig AS c
+)
+INSERT INTO search_documents (tenant_id, kind, id, document, staff_document)
+SELECT o.tenant_id, 'organization', o.id, v.doc, v.doc
+  FROM organizations o
+ CROSS JOIN cfg
+ CROSS JOIN LATERAL (
+       SELECT setweight(to_tsvector(cfg.c, o.name), 'A')
+              || setweight(to_tsvector(cfg.c, array_to_string(o.domains, ' ') || ' '
+                  || translate(array_to_string(o.domains, ' '), '.-', '  ')), 'B') AS doc) v
+ WHERE o.tenant_id = $1 AND o.id = ANY ($2::uuid[])
+ON CONFLICT (tenant_id, kind, id) DO UPDATE
+   SET document = EXCLUDED.document, staff_document = EXCLUDED.staff_document
+
+-- name: contact_ids_after --
+-- $1 tenant_id, $2 after id, $3 limit: the tenant's contacts in id order, for a re-index
+SELECT id FROM contacts WHERE tenant_id = $1 AND id > $2 ORDER BY id LIMIT $3
+
+-- name: organization_ids_after --
+-- $1 tenant_id, $2 after id, $3 limit: the tenant's organizations in id order
+SELECT id FROM organizations WHERE tenant_id = $1 AND id > $2 ORDER BY id LIMIT $3
+
+-- name: unindexed_contacts --
+-- $1 tenant_id, $2 limit: contacts (not merged) without a search row
+SELECT c.id FROM contacts c
+ WHERE c.tenant_id = $1 AND c.merged_into IS NULL
+   AND NOT EXISTS (SELECT FROM search_documents s
+                    WHERE s.tenant_id = $1 AND s.kind = 'contact' AND s.id = c.id)
+ LIMIT $2
+
+-- name: unindexed_organizations --
+-- $1 tenant_id, $2 limit: organizations without a search row
+SELECT o.id FROM organizations o
+ WHERE o.tenant_id = $1
+   AND NOT EXISTS (SELECT FROM search_documents s
+                    WHERE s.tenant_id = $1 AND s.kind = 'organization' AND s.id = o.id)
+ LIMIT $2
+
+-- name: search_contacts --
+-- $1 tenant_id, $2 query text, $3 text-search configuration, $4 cursor rank (NULL: the
+-- first page), $5 cursor id, $6 limit, $7 staff. As search_tickets, over contacts: the
+-- row as GET /v1/contacts/{id} shows it, and a snippet of name, e-mail and phone.
+WITH q AS (SELECT websearch_to_tsquery($3::regconfig, $2) AS query),
+page AS (
+    SELECT m.id, m.rank
+      FROM q, search_matches('contact', q.query, $7::boolean) m
+     WHERE $4::real IS NULL OR m.rank < $4::real OR (m.rank = $4::real AND m.id > $5::uuid)
+     ORDER BY m.rank DESC, m.id
+     LIMIT $6
+)
+SELECT p.rank, c.id, c.version, c.email, c.name, c.phone, c.external_id, c.organization_id,
+       c.tags, c.merged_into, c.created_at, c.updated_at,
+       ts_headline($3::regconfig, replace(replace(replace(concat_ws(' … ', c.name, c.email,
+                       c.phone), '&', '&amp;'), '<', '&lt;'), '>', '&gt;'),
+                   q.query, 'StartSel=<mark>, StopSel=</mark>, HighlightAll=true') AS snippet
+  FROM page p
+  JOIN contacts c ON c.tenant_id = $1 AND c.id = p.id
+ CROSS JOIN q
+ ORDER BY p.rank DESC, p.id
+
+-- name: search_organizations --
+-- $1 tenant_id, $2 query text, $3 text-search configuration, $4 cursor rank (NULL: the
+-- first page), $5 cursor id, $6 limit, $7 staff. As search_contacts, over organizations.
+WITH q AS (SELECT websearch_to_tsquery($3::regconfig, $2) AS query),
+page AS (
+    SELECT m.id, m.rank
+      FROM q, search_matches('organization', q.query, $7::boolean) m
+     WHERE $4::real IS NULL OR m.rank < $4::real OR (m.rank = $4::real AND m.id > $5::uuid)
+     ORDER BY m.rank DESC, m.id
+     LIMIT $6
+)
+SELECT p.rank, o.id, o.version, o.name, o.domains, o.created_at, o.updated_at,
+       ts_headline($3::regconfig, replace(replace(replace(concat_ws(' … ', o.name,
+                       array_to_string(o.domains, ' ')), '&', '&amp;'), '<', '&lt;'),
+                       '>', '&gt;'),
+                   q.query, 'StartSel=<mark>, StopSel=</mark>, HighlightAll=true') AS snippet
+  FROM page p
+  JOIN organizations o ON o.tenant_id = $1 AND o.id = p.id
+ CROSS JOIN q
+ ORDER BY p.rank DESC, p.id
+
 -- name: ticket_ids_after --
 -- $1 tenant_id, $2 after id, $3 limit: the tenant's tickets in id order, for a re-index
 SELECT id FROM tickets WHERE tenant_id = $1 AND id > $2 ORDER BY id LIMIT $3

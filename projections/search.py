@@ -2,9 +2,11 @@
 
 The index is an inline read model: ``index_tickets`` runs in the command's own
 transaction, after ``apply_inline`` wrote the ticket and message rows it reads, so a
-search finds a ticket as soon as its command has committed. Each searchable kind
-(``SEARCH_KINDS``: tickets today; contacts and organizations to come) has its rows,
-its index statement and its search statement; a kind is one more entry.
+search finds a ticket as soon as its command has committed; ``index_contacts`` and
+``index_organizations`` run likewise after their rows are written (projections/
+people.py). Each searchable kind (``SEARCH_KINDS``: tickets, contacts,
+organizations) has its rows, its index statement and its search statement
+(``_KINDS``); a kind is one more entry.
 
 Queries use ``websearch_to_tsquery``: words are all required, ``"quoted phrase"``
 matches the words next to each other in that order, ``-word`` excludes, ``or``
@@ -24,11 +26,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from uuid import UUID
 
 import asyncpg
 
+from domain.contact import Contact
 from domain.ids import TenantId
+from domain.organization import Organization
 from eventstore.sqlfile import load_queries
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
@@ -41,8 +46,29 @@ TEXT_SEARCH_CONFIGS = (
     "serbian", "spanish", "swedish", "tamil", "turkish", "yiddish",
 )
 """The text-search configurations Postgres ships with, which a tenant may choose."""
-SEARCH_KINDS = ("ticket",)
+SEARCH_KINDS = ("ticket", "contact", "organization")
 """What ``GET /v1/search?type=`` can find."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Kind:
+    """A searchable kind's statements: index some ids, page through all ids, find
+    those without a row, and search."""
+
+    index: str
+    ids_after: str
+    unindexed: str
+    search: str
+
+
+_KINDS = {
+    "ticket": _Kind("index_tickets", "ticket_ids_after", "unindexed_tickets",
+                    "search_tickets"),
+    "contact": _Kind("index_contacts", "contact_ids_after", "unindexed_contacts",
+                     "search_contacts"),
+    "organization": _Kind("index_organizations", "organization_ids_after",
+                          "unindexed_organizations", "search_organizations"),
+}
 _REINDEX_BATCH = 500
 
 
@@ -57,12 +83,13 @@ class QueryRefused(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class SearchHit:
-    """One result: the thing's id, its rank, its stored API document (JSON text, sent
-    as it is) and a short snippet with the matched words in ``<mark>``."""
+    """One result: the thing's id, its rank, what was found (a ticket's stored API
+    document as JSON text, sent as it is; a contact or an organization as its row
+    holds it) and a short snippet with the matched words in ``<mark>``."""
 
     id: UUID
     rank: float
-    document: bytes
+    found: bytes | Contact | Organization
     snippet: str
 
 
@@ -95,54 +122,97 @@ async def check_query(conn: asyncpg.Connection, text: str, config: str) -> str:
     return text
 
 
+async def _index(conn: asyncpg.Connection, tenant_id: TenantId, kind: str,
+                 ids: Sequence[UUID], config: str | None) -> None:
+    if not ids:
+        return
+    if config is None and kind == "ticket":
+        # The contact and organization statements read the tenant's configuration
+        # themselves when given none.
+        config = await text_search_config(conn, tenant_id)
+    await conn.execute(Q[_KINDS[kind].index], tenant_id, list(ids), config)
+
+
 async def index_tickets(conn: asyncpg.Connection, tenant_id: TenantId,
                         ticket_ids: Sequence[UUID], config: str | None = None) -> None:
     """Recompute the search rows of ``ticket_ids`` from their read-model rows."""
-    if not ticket_ids:
-        return
-    if config is None:
-        config = await text_search_config(conn, tenant_id)
-    await conn.execute(Q["index_tickets"], tenant_id, list(ticket_ids), config)
+    await _index(conn, tenant_id, "ticket", ticket_ids, config)
 
 
-async def reindex(conn: asyncpg.Connection, tenant_id: TenantId) -> int:
+async def index_contacts(conn: asyncpg.Connection, tenant_id: TenantId,
+                         contact_ids: Sequence[UUID], config: str | None = None) -> None:
+    """Recompute the search rows of ``contact_ids`` from their rows (merged ones
+    aside: see ``drop_contact``)."""
+    await _index(conn, tenant_id, "contact", contact_ids, config)
+
+
+async def drop_contact(conn: asyncpg.Connection, tenant_id: TenantId,
+                       contact_id: UUID) -> None:
+    """A contact merged away is found no more (its reads redirect to the survivor)."""
+    await conn.execute(Q["drop_search_document"], tenant_id, "contact", contact_id)
+
+
+async def index_organizations(conn: asyncpg.Connection, tenant_id: TenantId,
+                              organization_ids: Sequence[UUID],
+                              config: str | None = None) -> None:
+    """Recompute the search rows of ``organization_ids`` from their rows."""
+    await _index(conn, tenant_id, "organization", organization_ids, config)
+
+
+async def reindex(conn: asyncpg.Connection, tenant_id: TenantId) -> dict[str, int]:
     """Rebuild the tenant's whole index (after its configuration changed, or to repair
-    it), in the caller's transaction; returns how many things were indexed."""
+    it), in the caller's transaction; returns how many things of each kind were
+    indexed."""
     config = await text_search_config(conn, tenant_id)
-    await conn.execute(Q["drop_search_documents"], tenant_id, "ticket")
-    done, after = 0, UUID(int=0)
-    while True:
-        ids = [r["id"] for r in await conn.fetch(Q["ticket_ids_after"], tenant_id, after,
-                                                 _REINDEX_BATCH)]
-        await index_tickets(conn, tenant_id, ids, config)
-        done += len(ids)
-        if len(ids) < _REINDEX_BATCH:
-            return done
-        after = ids[-1]
+    done: dict[str, int] = {}
+    for kind, statements in _KINDS.items():
+        await conn.execute(Q["drop_search_documents"], tenant_id, kind)
+        done[kind], after = 0, UUID(int=0)
+        while True:
+            ids = [r["id"] for r in await conn.fetch(Q[statements.ids_after], tenant_id,
+                                                     after, _REINDEX_BATCH)]
+            await _index(conn, tenant_id, kind, ids, config)
+            done[kind] += len(ids)
+            if len(ids) < _REINDEX_BATCH:
+                break
+            after = ids[-1]
+    return done
 
 
 async def index_missing(conn: asyncpg.Connection, tenant_id: TenantId) -> int:
-    """Index the tickets that have no search row yet (written before search existed)."""
+    """Index the tickets, contacts and organizations that have no search row yet
+    (written before search existed); returns how many."""
     config = await text_search_config(conn, tenant_id)
     done = 0
-    while True:
-        ids = [r["id"] for r in await conn.fetch(Q["unindexed_tickets"], tenant_id,
-                                                 _REINDEX_BATCH)]
-        await index_tickets(conn, tenant_id, ids, config)
-        done += len(ids)
-        if len(ids) < _REINDEX_BATCH:
-            return done
+    for kind, statements in _KINDS.items():
+        while True:
+            ids = [r["id"] for r in await conn.fetch(Q[statements.unindexed], tenant_id,
+                                                     _REINDEX_BATCH)]
+            await _index(conn, tenant_id, kind, ids, config)
+            done += len(ids)
+            if len(ids) < _REINDEX_BATCH:
+                break
+    return done
 
 
-async def search_tickets(conn: asyncpg.Connection, tenant_id: TenantId, text: str,
-                         config: str, *, staff: bool, after: tuple[float, UUID] | None,
-                         limit: int) -> list[SearchHit]:
-    """Tickets matching ``text``, best first, strictly after the keyset position
-    ``after`` (rank, id); ``staff`` searches internal notes too."""
+def _found(kind: str, row: asyncpg.Record) -> bytes | Contact | Organization:
+    if kind == "ticket":
+        return str(row["view"]).encode()
+    values: dict[str, Any] = {k: v for k, v in row.items() if k not in ("rank", "snippet")}
+    return Contact.model_validate(values) if kind == "contact" else \
+        Organization.model_validate(values)
+
+
+async def search(conn: asyncpg.Connection, tenant_id: TenantId, kind: str, text: str,
+                 config: str, *, staff: bool, after: tuple[float, UUID] | None,
+                 limit: int) -> list[SearchHit]:
+    """Things of ``kind`` matching ``text``, best first, strictly after the keyset
+    position ``after`` (rank, id); ``staff`` searches tickets' internal notes too."""
     rank, last_id = after if after is not None else (None, UUID(int=0))
-    rows = await conn.fetch(Q["search_tickets"], tenant_id, text, config, rank, last_id,
+    rows = await conn.fetch(Q[_KINDS[kind].search], tenant_id, text, config, rank, last_id,
                             limit, staff)
-    return [SearchHit(r["id"], r["rank"], r["view"].encode(), r["snippet"]) for r in rows]
+    return [SearchHit(r["id"], r["rank"], _found(kind, r), r["snippet"]) for r in rows]
+
 
 
 def ticket_filter(staff: bool) -> str:
@@ -160,10 +230,13 @@ __all__ = [
     "QueryRefused",
     "SearchHit",
     "check_query",
+    "drop_contact",
+    "index_contacts",
     "index_missing",
+    "index_organizations",
     "index_tickets",
     "reindex",
-    "search_tickets",
+    "search",
     "text_search_config",
     "ticket_filter",
 ]

@@ -22,7 +22,9 @@ async def rebuild(settings: Settings, tenant: TenantId | None) -> int:
         for tenant_id in tenants:
             async with services.store.session(tenant_id) as uow:
                 n = await rebuild_search_index(uow)
-            print(f"helpdesk: tenant {tenant_id}: {n} ticket(s) indexed", file=sys.stderr)
+            print(f"helpdesk: tenant {tenant_id}: {n['ticket']} ticket(s), "
+                  f"{n['contact']} contact(s), {n['organization']} organization(s) indexed",
+                  file=sys.stderr)
     return 0
 
 
@@ -36,7 +38,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     """Register ``helpdesk search rebuild``."""
     search = sub.add_parser("search", help="maintain the full-text search index")
     ssub = search.add_subparsers(dest="search_command", required=True, metavar="ACTION")
-    p = ssub.add_parser("rebuild", help="re-index a tenant's tickets (every tenant without "
-                        "--tenant), as the tenant's text-search configuration says")
+    p = ssub.add_parser("rebuild", help="re-index a tenant's tickets, contacts and "
+                        "organizations (every tenant without --tenant), as the tenant's "
+                        "text-search configuration says")
     p.add_argument("--tenant", type=UUID, help="tenant id")
     p.set_defaults(func=cmd_rebuild)

@@ -1,10 +1,10 @@
-"""Full-text search: ``GET /v1/search?q=...&type=ticket``.
+"""Full-text search: ``GET /v1/search?q=...&type=ticket|contact|organization``.
 
 Postgres full-text search over the inline index (projections/search.py): best first,
 paged by keyset over (rank, id) with a cursor signed for this query, each result with
-its API document and a short snippet. Agents and admins search internal notes too.
-Reads the primary, like the ticket list: a ticket is found as soon as its command
-answered.
+its API document (as ``GET`` of it shows it) and a short snippet. Agents and admins
+search internal notes too. Reads the primary, like the ticket list: a thing is found
+as soon as its command answered.
 """
 
 from __future__ import annotations
@@ -20,14 +20,23 @@ from api.http.deps import Authorized, ServicesDep
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate_rank, scope_of
 from api.http.problem_docs import errors
 from api.http.routing import StrictRoute
+from api.schemas.people import (
+    ContactOut,
+    OrganizationOut,
+    contact_document,
+    organization_document,
+)
 from api.schemas.tickets import TicketOut
+from domain.contact import Contact
 from domain.values import Role
 from projections.search import (
     MAX_QUERY_LENGTH,
+    SearchHit,
     check_query,
-    search_tickets,
     text_search_config,
 )
+from projections.search import search as find
+from projections.views import dumps
 
 router = APIRouter(tags=["search"], route_class=StrictRoute)
 
@@ -39,19 +48,49 @@ QUERY_HELP = ("Words, all required; `\"a phrase\"` in quotes; `-word` excludes; 
               f"At most {MAX_QUERY_LENGTH} characters.")
 
 
-class SearchResultOut(BaseModel):
-    type: Literal["ticket"]
+class _Result(BaseModel):
     id: UUID
     rank: float = Field(description="higher is better; a subject match outranks a body "
-                                    "match")
+                                    "match, a name one a phone one")
     snippet: str = Field(description="a short extract, HTML: the text escaped, the matched "
                                      "words in `<mark>`")
+
+
+class TicketResultOut(_Result):
+    type: Literal["ticket"]
     ticket: TicketOut
+
+
+class ContactResultOut(_Result):
+    type: Literal["contact"]
+    contact: ContactOut
+
+
+class OrganizationResultOut(_Result):
+    type: Literal["organization"]
+    organization: OrganizationOut
+
+
+SearchResultOut = Annotated[TicketResultOut | ContactResultOut | OrganizationResultOut,
+                            Field(discriminator="type")]
 
 
 class SearchPage(BaseModel):
     data: list[SearchResultOut]
     next_cursor: str | None
+
+
+def _result(kind: str, hit: SearchHit) -> dict[str, Any]:
+    found = hit.found
+    document: Any
+    if isinstance(found, bytes):
+        document = orjson.Fragment(found)  # a ticket's stored document, as it is
+    elif isinstance(found, Contact):
+        document = contact_document(found)
+    else:
+        document = organization_document(found)
+    return {"type": kind, "id": str(hit.id), "rank": hit.rank, "snippet": hit.snippet,
+            kind: document}
 
 
 @router.get("/v1/search", response_model=SearchPage, responses=errors(),
@@ -60,7 +99,10 @@ async def search(
     services: ServicesDep,
     principal: Authorized,
     q: Annotated[str, Query(max_length=MAX_QUERY_LENGTH, description=QUERY_HELP)],
-    type: Annotated[Literal["ticket"], Query(description="what to find")] = "ticket",
+    type: Annotated[Literal["ticket", "contact", "organization"], Query(description=(
+        "what to find: tickets (subject, messages, tags, the requester's name and "
+        "e-mail), contacts (name, e-mail, phone) or organizations (name, domains)"))
+    ] = "ticket",
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
 ) -> Response:
@@ -71,11 +113,10 @@ async def search(
     async with services.store.session(principal.tenant_id, readonly=True) as s:
         config = await text_search_config(s.conn, principal.tenant_id)
         await check_query(s.conn, q, config)
-        hits = await search_tickets(s.conn, principal.tenant_id, q, config, staff=staff,
-                                    after=after, limit=limit + 1)
+        hits = await find(s.conn, principal.tenant_id, type, q, config, staff=staff,
+                          after=after, limit=limit + 1)
     page, next_cursor = paginate_rank(codec, scope, hits, limit, lambda h: (h.rank, h.id))
-    data: list[dict[str, Any]] = [
-        {"type": "ticket", "id": str(h.id), "rank": h.rank, "snippet": h.snippet,
-         "ticket": orjson.Fragment(h.document)} for h in page]
-    return Response(orjson.dumps({"data": data, "next_cursor": next_cursor}),
+    data = [_result(type, h) for h in page]
+    # As GET writes them (UTC times end in ``Z``); a ticket's document passes through.
+    return Response(dumps({"data": data, "next_cursor": next_cursor}),
                     media_type="application/json")

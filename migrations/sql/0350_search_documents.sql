@@ -1,15 +1,15 @@
 -- Full-text search over the desk, in Postgres (projections/search.py).
 --
--- One row per searchable thing, named by its kind (`ticket` today; contacts and
--- organizations add theirs), written in the command's own transaction like the other
--- inline read models. Two vectors: `document` holds what any reader of the thing may
+-- One row per searchable thing, named by its kind (`ticket`, `contact`,
+-- `organization`), written in the command's own transaction like the other inline
+-- read models. Two vectors: `document` holds what any reader of the thing may
 -- see; `staff_document` adds what only agents and admins may (a ticket's internal
 -- notes), so the rule is which column a search reads, not a filter that could be
 -- forgotten. Each is indexed on its own (GIN) and built with the tenant's
 -- text-search configuration (settings `text_search`).
 CREATE TABLE search_documents (
     tenant_id       uuid NOT NULL REFERENCES tenants (id),
-    kind            text NOT NULL CHECK (kind IN ('ticket')),
+    kind            text NOT NULL CHECK (kind IN ('ticket', 'contact', 'organization')),
     id              uuid NOT NULL,
     document        tsvector NOT NULL,
     staff_document  tsvector NOT NULL,

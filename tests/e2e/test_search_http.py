@@ -165,3 +165,65 @@ async def test_the_tenants_configuration_stems_and_rebuilds_the_index(http, tena
     bad = await http.put("/v1/settings", json=document | {"text_search": "klingon"},
                          headers=auth(admin))
     assert bad.status_code == 422
+
+
+async def test_contacts_by_name_email_and_phone_organizations_by_name_and_domain(
+        http, tenant, make_tenant):
+    admin = tenant.admin_key
+    r = await http.post("/v1/organizations", json={"name": "Wonka Industries",
+                                                   "domains": ["wonka.test"]},
+                        headers=auth(admin))
+    assert r.status_code == 201, r.text
+    org = r.json()
+    r = await http.post("/v1/contacts", headers=auth(admin), json={
+        "email": "charlie.bucket@wonka.test", "name": "Charlie Bucket",
+        "phone": "+44 20 7946 0958"})
+    assert r.status_code == 201, r.text
+    charlie = r.json()
+    # A requester's contact is made by opening a ticket, and found too.
+    ticket = await _open(http, admin, requester={"email": "veruca@salt.test",
+                                                 "name": "Veruca Salt"})
+    veruca = ticket["requester"]["contact_id"]
+
+    for q, found in (("charlie", [charlie["id"]]), ("bucket wonka", [charlie["id"]]),
+                     ("charlie.bucket@wonka.test", [charlie["id"]]),
+                     ("442079460958", [charlie["id"]]), ("7946", [charlie["id"]]),
+                     ("veruca", [veruca]), ("salt -veruca", [])):
+        page = await _search(http, admin, q, type="contact")
+        assert _ids(page) == found, q
+    hit = (await _search(http, admin, "charlie", type="contact"))["data"][0]
+    assert hit["type"] == "contact" and "<mark>Charlie</mark>" in hit["snippet"]
+    got = await http.get(f"/v1/contacts/{charlie['id']}", headers=auth(admin))
+    assert hit["contact"] == got.json() and hit["contact"]["organization_id"] == org["id"]
+    # The ticket is still found by its requester's name; contacts are not tickets.
+    assert _ids(await _search(http, admin, "veruca")) == [ticket["id"]]
+
+    for q in ("wonka", "industries", "wonka.test"):
+        page = await _search(http, admin, q, type="organization")
+        assert _ids(page) == [org["id"]], q
+        assert page["data"][0]["organization"] == (await http.get(
+            f"/v1/organizations/{org['id']}", headers=auth(admin))).json()
+
+    # Edits are found at once; the old name is not.
+    r = await http.patch(f"/v1/organizations/{org['id']}", headers=auth(admin),
+                         json={"name": "Slugworth", "domains": ["slugworth.test"]})
+    assert r.status_code == 200, r.text
+    assert _ids(await _search(http, admin, "wonka", type="organization")) == []
+    assert _ids(await _search(http, admin, "slugworth", type="organization")) == [org["id"]]
+    r = await http.patch(f"/v1/contacts/{charlie['id']}", json={"name": "Grandpa Joe"},
+                         headers=auth(admin))
+    assert r.status_code == 200, r.text
+    assert _ids(await _search(http, admin, "grandpa", type="contact")) == [charlie["id"]]
+    assert _ids(await _search(http, admin, "charlie bucket", type="contact")) == [
+        charlie["id"]]  # still by the e-mail
+    # A merged contact is found no more: its reads redirect to the survivor.
+    r = await http.post(f"/v1/contacts/{veruca}/merge", json={"into": charlie["id"]},
+                        headers=auth(admin))
+    assert r.status_code == 200, r.text
+    assert _ids(await _search(http, admin, "veruca", type="contact")) == []
+
+    other = await make_tenant("Other")
+    assert _ids(await _search(http, other.admin_key, "grandpa", type="contact")) == []
+    assert _ids(await _search(http, other.admin_key, "slugworth", type="organization")) == []
+    r = await http.get("/v1/search", params={"q": "x", "type": "agent"}, headers=auth(admin))
+    assert r.status_code == 400

@@ -163,8 +163,11 @@ async def test_search_rebuild_reindexes_a_tenant(db, make_tenant):
         env = _env(MIGRATION_DATABASE_URL=db.admin_url, DATABASE_URL=db.runtime_url)
         out = helpdesk("search", "rebuild", "--tenant", str(tenant), env=env)
         assert out.returncode == 0, out.stderr
-        assert "3 ticket(s) indexed" in out.stderr
-        assert await admin.fetchval("SELECT count(*) FROM search_documents "
-                                    "WHERE tenant_id = $1", tenant) == 3
+        contacts = await admin.fetchval("SELECT count(*) FROM contacts WHERE tenant_id = $1",
+                                        tenant)
+        assert f"3 ticket(s), {contacts} contact(s), 0 organization(s) indexed" in out.stderr
+        kinds = dict(await admin.fetch("SELECT kind, count(*) FROM search_documents "
+                                       "WHERE tenant_id = $1 GROUP BY kind", tenant))
+        assert kinds == {"ticket": 3, "contact": contacts} and contacts >= 1
     finally:
         await admin.close()

@@ -19,6 +19,8 @@ from projections.inline import PendingEvent, apply_inline
 from tests.e2e.conftest import NEW_TICKET, app_settings, asgi_client, auth
 from tests.support.desk import ACTOR
 
+INDEXED = "tickets, contacts and organizations indexed for search"
+
 
 async def _three_tickets(http: httpx.AsyncClient, h: dict[str, str]) -> dict[str, bytes]:
     """Open three tickets; each one's id and the bytes of its answer."""
@@ -44,14 +46,16 @@ async def test_ticket_rows_without_a_document_are_served_then_filled(db, make_te
             assert (await http.get("/v1/tickets", headers=h)).content == page
             # And as if they were written before search existed.
             await admin.execute("DELETE FROM search_documents")
+            # Three tickets of one requester: three tickets and one contact to index.
             assert await upgrade(db.admin_url) == {"ticket documents rendered": 3,
                                                    "tickets linked to contacts": 0,
-                                                   "tickets indexed for search": 3}
+                                                   INDEXED: 4}
             assert await admin.fetchval("SELECT count(*) FROM tickets WHERE view IS NULL") == 0
-            assert await admin.fetchval("SELECT count(*) FROM search_documents") == 3
+            assert dict(await admin.fetch("SELECT kind, count(*) FROM search_documents "
+                                          "GROUP BY kind")) == {"ticket": 3, "contact": 1}
             assert await upgrade(db.admin_url) == {"ticket documents rendered": 0,
                                                    "tickets linked to contacts": 0,
-                                                   "tickets indexed for search": 0}
+                                                   INDEXED: 0}
         finally:
             await admin.close()
         for tid in ids:
@@ -90,7 +94,7 @@ async def test_ticket_documents_without_fields_are_rendered_again(db, make_tenan
             assert b'"fields"' not in (await http.get(f"/v1/tickets/{tid}", headers=h)).content
             assert await upgrade(db.admin_url) == {"ticket documents rendered": 1,
                                                    "tickets linked to contacts": 0,
-                                                   "tickets indexed for search": 0}
+                                                   INDEXED: 0}
             assert set((await upgrade(db.admin_url)).values()) == {0}
         finally:
             await admin.close()
@@ -132,7 +136,7 @@ async def test_tickets_from_before_contacts_are_linked_by_the_system_once(db, st
         assert {x["id"] for x in unlinked["data"]} == {str(tid) for tid in old}
         assert await upgrade(db.admin_url) == {"ticket documents rendered": 3,
                                                "tickets linked to contacts": 3,
-                                               "tickets indexed for search": 0}
+                                               INDEXED: 0}
         tickets = [(await http.get(f"/v1/tickets/{tid}", headers=h)).json() for tid in old]
         ann = tickets[0]["requester"]["contact_id"]
         assert ann is not None
@@ -161,7 +165,7 @@ async def test_tickets_from_before_contacts_are_linked_by_the_system_once(db, st
         assert all("contact_id" in orjson.loads(v["view"])["requester"] for v in views)
         assert await upgrade(db.admin_url) == {"ticket documents rendered": 0,
                                                "tickets linked to contacts": 0,
-                                               "tickets indexed for search": 0}
+                                               INDEXED: 0}
         assert await admin.fetchval("SELECT seq FROM tenant_heads WHERE tenant_id = $1",
                                     t.tenant_id) == head
     finally:
