@@ -29,12 +29,14 @@ from api.routes import (
     api_keys,
     audit,
     auth,
+    changes,
     contacts,
     groups,
     health,
     messages,
     metrics,
     organizations,
+    search,
     tenant_settings,
     ticket_fields,
     tickets,
@@ -45,7 +47,8 @@ from domain.clock import Clock
 ROUTERS = (health.router, metrics.router, tickets.router, messages.router, agents.router,
            api_keys.router, tenant_settings.router, webhooks.router, audit.router,
            analytics.router, auth.router, contacts.router, organizations.router,
-           feed_route.router, groups.router, ticket_fields.router)
+           feed_route.router, groups.router, ticket_fields.router, changes.router,
+           search.router)
 
 
 def serve_app() -> FastAPI:

@@ -2,17 +2,23 @@
 
 It remembers the last seq it saw in each room; after a disconnect it reconnects and
 resubscribes with ``after_seq`` set to it, so it receives exactly the events it
-missed. On a ``gap`` (too far behind, or too slow) it awaits the ``on_gap`` callback,
-where the application refetches what it shows over REST, and resubscribes from the
-gap's ``head_seq``. The socket is read only as fast as ``on_event`` returns: one that
-blocks for long makes the server end the subscriptions with a gap and then close the
-connection with 4408 (too slow), after which the client reconnects at once. Usage::
+missed. On a ``gap`` in the tenant room (too far behind for the server's replay, or
+too slow), with ``changes_url`` given, it resumes without refetching anything: it
+pages ``GET /v1/changes`` from its last seq, hands every event to ``on_event`` as if
+the feed had sent it, and resubscribes from the head it reached, so the application
+sees every event exactly once. Without ``changes_url`` (or for a ticket room) it
+awaits the ``on_gap`` callback, where the application refetches what it shows over
+REST, and resubscribes from the gap's ``head_seq``. The socket is read only as fast
+as ``on_event`` returns: one that blocks for long makes the server end the
+subscriptions with a gap and then close the connection with 4408 (too slow), after
+which the client reconnects at once. Usage::
 
     async def show(room: str, message: dict) -> None: ...
     async def refetch(room: str, head_seq: int) -> None: ...
 
     client = StreamClient("ws://127.0.0.1:8000/v1/stream", api_key,
-                          rooms={"tenant": None}, on_event=show, on_gap=refetch)
+                          rooms={"tenant": None}, on_event=show, on_gap=refetch,
+                          changes_url="http://127.0.0.1:8000/v1/changes")
     task = asyncio.create_task(client.run())
     ...
     await client.close()
@@ -26,6 +32,7 @@ import random
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
+import httpx
 import orjson
 import websockets
 from websockets.exceptions import ConnectionClosed
@@ -67,6 +74,8 @@ class StreamClient:
         header_auth: bool = True,
         min_backoff: float = 0.05,
         max_backoff: float = 5.0,
+        changes_url: str | None = None,
+        changes_page: int = 1000,
     ) -> None:
         self.url = url
         self.token = token
@@ -81,6 +90,9 @@ class StreamClient:
         self.connects = 0
         self.gaps = 0
         self.too_slow = 0  # connections the server closed with 4408
+        self.changes_url = changes_url
+        self.changes_page = changes_page
+        self.resumed = 0  # gaps closed from /v1/changes, with no refetch
         self._subscribed: dict[str, asyncio.Event] = {r: asyncio.Event() for r in self.last_seq}
         self._ws: Any = None
         self._closing = False
@@ -172,11 +184,35 @@ class StreamClient:
 
     async def _gap(self, ws: Any, room: str, head_seq: int) -> None:
         self.gaps += 1
-        await self.on_gap(room, head_seq)
-        self.last_seq[room] = head_seq
+        last = self.last_seq[room]
+        if self.changes_url is not None and room == "tenant" and last is not None:
+            self.last_seq[room] = await self._catch_up(room, last)
+            self.resumed += 1
+        else:
+            await self.on_gap(room, head_seq)
+            self.last_seq[room] = head_seq
         with contextlib.suppress(ConnectionClosed):
             if room in self.last_seq and self._subscribed[room].is_set():
                 # A hole seen by the client: the server still thinks we are live.
                 await ws.send(orjson.dumps({"op": "unsubscribe", "room": room}).decode())
             self._subscribed[room].clear()
             await self._subscribe(ws, room)
+
+    async def _catch_up(self, room: str, after_seq: int) -> int:
+        """Hand ``on_event`` every event after ``after_seq`` from ``GET /v1/changes``,
+        in the feed's message shape; returns the seq it reached (the head when read)."""
+        assert self.changes_url is not None
+        headers = {"Authorization": f"Bearer {self.token}"}
+        async with httpx.AsyncClient(headers=headers, timeout=30) as http:
+            while True:
+                r = await http.get(self.changes_url, params={
+                    "after_seq": after_seq, "limit": self.changes_page})
+                r.raise_for_status()
+                page = r.json()
+                for change in page["data"]:
+                    event = {k: v for k, v in change.items() if k != "seq"}
+                    await self.on_event(room, {"type": "event", "room": room,
+                                               "seq": change["seq"], "event": event})
+                after_seq = page["next_after_seq"]
+                if after_seq >= page["head_seq"]:
+                    return after_seq

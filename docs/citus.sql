@@ -66,6 +66,7 @@ SELECT create_distributed_table('organization_domains', 'tenant_id',
 SELECT create_distributed_table('contacts', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('tickets', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('messages', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('search_documents', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('idempotency_keys', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('jobs', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('projection_checkpoints', 'tenant_id',

@@ -444,12 +444,29 @@ EVENT_TYPES: dict[str, type[Event]] = {
 }
 """Every event class by its ``TYPE``."""
 
+STREAM_KINDS: dict[str, tuple[type[Event], ...]] = {
+    "ticket": TICKET_EVENTS,
+    "contact": CONTACT_EVENTS,
+    "organization": ORGANIZATION_EVENTS,
+    "group": GROUP_EVENTS,
+    "ticket_field": FIELD_EVENTS,
+    "tenant": TENANT_EVENTS,
+}
+"""The kinds of stream and the events each holds; a new aggregate adds its row here."""
+
+STREAM_TYPES: dict[str, str] = {cls.TYPE: kind for kind, classes in STREAM_KINDS.items()
+                                for cls in classes}
+"""The kind of stream (``ticket``, ``contact``, ``tenant``...) each event type is
+appended to."""
+
 __all__ = [
     "CONTACT_EVENTS",
     "EVENT_TYPES",
     "FIELD_EVENTS",
     "GROUP_EVENTS",
     "ORGANIZATION_EVENTS",
+    "STREAM_KINDS",
+    "STREAM_TYPES",
     "TENANT_EVENTS",
     "TICKET_EVENTS",
     "AgentAdded",

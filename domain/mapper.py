@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from domain.errors import UnknownEventType, ValidationFailed
+from domain.errors import DomainError, UnknownEventType, ValidationFailed
 from domain.events import EVENT_TYPES, Event, TicketOpened
 
 JsonData = dict[str, Any]
@@ -67,6 +67,19 @@ def from_stored(
         return cls.model_validate(payload)
     except ValidationError as exc:
         raise ValidationFailed(f"stored {type_} v{schema_version} does not fit: {exc}") from exc
+
+
+def current_data(type_: str, schema_version: int, data: JsonData) -> JsonData:
+    """A stored payload in its type's current shape, as readers outside the store are
+    shown it; a payload that cannot be upcast (a type the code does not know, say) is
+    passed on as stored rather than dropped."""
+    cls = EVENT_TYPES.get(type_)
+    if cls is None or schema_version == cls.SCHEMA_VERSION:
+        return data
+    try:
+        return to_stored(from_stored(type_, schema_version, data))[2]
+    except DomainError:
+        return data
 
 
 def format_datetime(value: datetime) -> str:
@@ -116,4 +129,5 @@ UPCASTERS: Mapping[tuple[str, int], Upcaster] = MappingProxyType(
 )
 """``(type, version) -> fn`` turning a payload of ``version`` into ``version + 1``."""
 
-__all__ = ["UPCASTERS", "JsonData", "Upcaster", "format_datetime", "from_stored", "to_stored"]
+__all__ = ["UPCASTERS", "JsonData", "Upcaster", "current_data", "format_datetime", "from_stored",
+           "to_stored"]

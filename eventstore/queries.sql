@@ -38,6 +38,32 @@ SELECT tenant_id, seq, stream_id, version, type, schema_version, data, metadata,
  ORDER BY seq
  LIMIT $3
 
+-- name: changes --
+-- $1 tenant_id, $2 after seq, $3 up to seq (the end of the window looked at),
+-- $4 types (NULL = all), $5 limit
+-- The head and the events are read in one statement, so from one snapshot: every seq
+-- up to that head has committed (appends hold the head row to their commit), and the
+-- caller may move its cursor to min(window end, head) when the page is not full,
+-- past filtered-out events, without ever stepping over one that commits later. The
+-- LEFT JOIN keeps the head row when no event matches.
+-- The payload comes as its JSON text: a reader that passes it on as it is (the
+-- common case, a payload already in its current shape) never decodes it.
+SELECT h.seq AS head_seq, e.seq, e.stream_id, e.version, e.type, e.schema_version,
+       e.data::text AS data_json, e.actor_kind, e.actor_id, e.recorded_at
+  FROM tenant_heads h
+  LEFT JOIN LATERAL (
+        SELECT seq, stream_id, version, type, schema_version, data, actor_kind, actor_id,
+               recorded_at
+          FROM events
+         WHERE tenant_id = $1
+           AND seq > $2
+           AND seq <= least($3::bigint, h.seq)
+           AND ($4::text[] IS NULL OR type = ANY ($4::text[]))
+         ORDER BY seq
+         LIMIT $5) e ON true
+ WHERE h.tenant_id = $1
+ ORDER BY e.seq
+
 -- name: head --
 -- $1 tenant_id
 SELECT seq, hash FROM tenant_heads WHERE tenant_id = $1

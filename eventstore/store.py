@@ -57,6 +57,18 @@ UNAVAILABLE = (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class ChangesPage:
+    """One page of ``Session.read_changes``: the event rows (``seq``, ``stream_id``,
+    ``version``, ``type``, ``schema_version``, ``data_json`` (the payload's JSON text),
+    ``actor_kind``, ``actor_id``, ``recorded_at``), the seq to ask after next, and the
+    head they were read at."""
+
+    events: list[asyncpg.Record]
+    next_after_seq: int
+    head_seq: int
+
+
 def record_from_row(row: asyncpg.Record) -> RecordedEvent:
     """Build a RecordedEvent from a row with the events table's columns."""
     return RecordedEvent(
@@ -179,6 +191,23 @@ class Session:
         """The tenant's events with ``seq > after_seq`` in seq order, at most ``limit``."""
         rows = await self.conn.fetch(Q["read_tenant"], self.tenant_id, after_seq, limit)
         return [record_from_row(r) for r in rows]
+
+    async def read_changes(self, after_seq: int, limit: int, *, window: int,
+                           types: Sequence[str] | None = None) -> ChangesPage:
+        """A page of the tenant's events after ``after_seq`` in seq order, looking at
+        most ``window`` seqs ahead, with ``types`` only (None: all), and the cursor to
+        resume from (past the events the filter skipped, never past the committed
+        head)."""
+        rows = await self.conn.fetch(Q["changes"], self.tenant_id, after_seq,
+                                     after_seq + window, None if types is None else list(types),
+                                     limit)
+        head = rows[0]["head_seq"] if rows else 0
+        events = [r for r in rows if r["seq"] is not None]
+        if len(events) >= limit:
+            next_after = events[-1]["seq"]
+        else:
+            next_after = max(after_seq, min(after_seq + window, head))
+        return ChangesPage(events, next_after, head)
 
     async def stream_first_type(self, stream_id: UUID) -> str | None:
         """The type of the stream's first event (None: the stream has none), which

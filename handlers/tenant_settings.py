@@ -17,6 +17,7 @@ from eventstore.store import Session
 from handlers.errors import Invalid, VersionMismatch
 from handlers.tenant_events import record
 from projections.groups import unknown_groups
+from projections.search import reindex
 from projections.tenant_settings import TenantSettingsDoc, load_document
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
@@ -55,6 +56,9 @@ async def replace_settings(uow: Session, command: ReplaceSettings) -> SettingsSt
         return SettingsState(doc, version)
     row = await uow.conn.fetchrow(Q["put_settings"], uow.tenant_id, doc, command.at)
     assert row is not None
+    if current.text_search != command.document.text_search:
+        # The index and the queries must be built with the same configuration.
+        await reindex(uow.conn, uow.tenant_id)
     await record(uow, SettingsChanged(settings=doc, at=command.at))
     return SettingsState(doc, row["version"])
 

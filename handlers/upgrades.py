@@ -26,6 +26,7 @@ from handlers.tenants import operator_actor
 from handlers.tickets import run_command
 from projections import people
 from projections.inline import fill_views
+from projections.search import index_missing
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
 
@@ -71,9 +72,14 @@ async def _link_requesters(uow: Session, *, batch: int = 500) -> int:
         await arm(uow.conn, uow.tenant_id, operator_actor())
 
 
+async def _search_index(uow: Session) -> int:
+    return await index_missing(uow.conn, uow.tenant_id)
+
+
 STEPS: tuple[tuple[str, Step], ...] = (
     ("ticket documents rendered", _ticket_views),
     ("tickets linked to contacts", _link_requesters),
+    ("tickets, contacts and organizations indexed for search", _search_index),
 )
 """Every step, in the order they run; each returns how many rows it changed."""
 

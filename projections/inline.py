@@ -17,16 +17,27 @@ from uuid import UUID
 import asyncpg
 
 from domain.errors import CorruptStream
-from domain.events import TICKET_EVENTS, Event, FieldValuesChanged, MessageAdded, TicketOpened
+from domain.events import (
+    TICKET_EVENTS,
+    Event,
+    FieldValuesChanged,
+    MessageAdded,
+    RequesterChanged,
+    TagsChanged,
+    TicketOpened,
+)
 from domain.ids import TenantId, TicketId
 from domain.mapper import from_stored
 from domain.ticket import Ticket, evolve
 from eventstore.sqlfile import load_queries
+from projections.search import index_tickets
 from projections.views import TICKET_KEYS, ticket_json
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
 
 _TICKET_TYPES = frozenset(cls.TYPE for cls in TICKET_EVENTS)
+_SEARCHED_TYPES = frozenset({TicketOpened.TYPE, MessageAdded.TYPE, TagsChanged.TYPE,
+                             RequesterChanged.TYPE})
 
 
 class StoredEvent(Protocol):
@@ -125,6 +136,9 @@ async def apply_inline(
             await conn.execute(Q["set_ticket_fields"], tenant_id, ticket.id,
                                state_to_json(ticket)["fields"])
         out[stream] = ticket
+    # The search index reads the rows just written; only what is searched changes it.
+    await index_tickets(conn, tenant_id, sorted(
+        {e.stream_id for e in events if e.type in _SEARCHED_TYPES}))
     return out
 
 

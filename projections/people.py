@@ -23,6 +23,7 @@ from domain.errors import CorruptStream
 from domain.ids import TenantId
 from domain.organization import Organization
 from eventstore.sqlfile import load_queries
+from projections.search import drop_contact, index_contacts, index_organizations
 
 Q = load_queries(Path(__file__).with_name("people.sql"))
 
@@ -91,7 +92,10 @@ async def insert_contact(conn: asyncpg.Connection, tenant_id: TenantId, c: Conta
     inserted = await conn.fetchval(
         Q["insert_contact"], tenant_id, c.id, c.version, c.email, c.name, c.phone,
         c.external_id, c.organization_id, list(c.tags), c.created_at, c.updated_at)
-    return inserted is not None
+    if inserted is None:
+        return False
+    await index_contacts(conn, tenant_id, [c.id])
+    return True
 
 
 async def set_contact(conn: asyncpg.Connection, tenant_id: TenantId, before: Contact,
@@ -107,6 +111,10 @@ async def set_contact(conn: asyncpg.Connection, tenant_id: TenantId, before: Con
     if after.organization_id != before.organization_id:
         await conn.execute(Q["move_contact_tickets"], tenant_id, after.id,
                            after.organization_id)
+    if after.merged_into is None:
+        await index_contacts(conn, tenant_id, [after.id])
+    else:
+        await drop_contact(conn, tenant_id, after.id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,6 +201,7 @@ async def insert_organization(conn: asyncpg.Connection, tenant_id: TenantId,
     if inserted is None:
         return False
     await conn.execute(Q["set_domains"], tenant_id, o.id, list(o.domains))
+    await index_organizations(conn, tenant_id, [o.id])
     return True
 
 
@@ -206,6 +215,7 @@ async def set_organization(conn: asyncpg.Connection, tenant_id: TenantId,
                             f"{before.version}")
     if after.domains != before.domains:
         await conn.execute(Q["set_domains"], tenant_id, after.id, list(after.domains))
+    await index_organizations(conn, tenant_id, [after.id])
 
 
 async def list_organizations(conn: asyncpg.Connection, tenant_id: TenantId,

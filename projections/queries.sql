@@ -516,3 +516,208 @@ WITH tickets AS (
     RETURNING 1
 )
 SELECT (SELECT count(*) FROM tickets) + (SELECT count(*) FROM daily)
+
+-- name: text_search_config --
+-- $1 tenant_id: the tenant's text-search configuration (settings `text_search`)
+SELECT coalesce((SELECT settings ->> 'text_search' FROM tenant_settings
+                  WHERE tenant_id = $1), 'simple')::regconfig::text
+
+-- name: index_tickets --
+-- $1 tenant_id, $2 ticket ids, $3 text-search configuration
+-- A ticket's search vectors, recomputed from its read-model rows: subject (weight A),
+-- tags and requester (B), message bodies (C). Public messages go into both vectors,
+-- internal notes only into staff_document. Recomputed whole rather than appended to,
+-- so an index can never drift from the rows; the cost is the ticket's messages,
+-- read by their keyset index, once per command that changes what is searched.
+INSERT INTO search_documents (tenant_id, kind, id, document, staff_document)
+SELECT t.tenant_id, 'ticket', t.id, head || public_bodies, head || public_bodies || notes
+  FROM tickets t
+ CROSS JOIN LATERAL (
+       SELECT setweight(to_tsvector($3::regconfig, t.subject), 'A')
+              || setweight(to_tsvector($3::regconfig, array_to_string(t.tags, ' ')
+                                       || ' ' || coalesce(t.requester ->> 'name', '')
+                                       || ' ' || coalesce(t.requester ->> 'email', '')), 'B')
+              AS head) h
+ CROSS JOIN LATERAL (
+       SELECT setweight(to_tsvector($3::regconfig, coalesce(
+                  string_agg(m.body, ' ') FILTER (WHERE m.visibility = 'public'), '')), 'C')
+                  AS public_bodies,
+              setweight(to_tsvector($3::regconfig, coalesce(
+                  string_agg(m.body, ' ') FILTER (WHERE m.visibility <> 'public'), '')), 'C')
+                  AS notes
+         FROM messages m
+        WHERE m.tenant_id = t.tenant_id AND m.ticket_id = t.id) b
+ WHERE t.tenant_id = $1 AND t.id = ANY ($2::uuid[])
+ON CONFLICT (tenant_id, kind, id) DO UPDATE
+   SET document = EXCLUDED.document, staff_document = EXCLUDED.staff_document
+
+-- name: index_contacts --
+-- $1 tenant_id, $2 contact ids, $3 text-search configuration (NULL: the tenant's, read
+-- here, so indexing one new contact on the write path is one round trip)
+-- A contact's vector: name and e-mail (A), phone (B). The e-mail is also split at its
+-- punctuation (`ann`, `example`, `com` besides `ann@example.com`) and the phone kept
+-- as its digits too, so a part of either finds it. Anyone who may search may see all
+-- of it: both vectors are the same. A merged contact is not found (its reads redirect
+-- to the survivor): it gets no row, and drop_search_document removes the one it had.
+WITH cfg AS (
+    SELECT coalesce($3::text, (SELECT settings ->> 'text_search' FROM tenant_settings
+                                WHERE tenant_id = $1), 'simple')::regconfig AS c
+)
+INSERT INTO search_documents (tenant_id, kind, id, document, staff_document)
+SELECT c.tenant_id, 'contact', c.id, v.doc, v.doc
+  FROM contacts c
+ CROSS JOIN cfg
+ CROSS JOIN LATERAL (
+       SELECT setweight(to_tsvector(cfg.c, concat_ws(' ', c.name, c.email,
+                  translate(c.email, '@.+_-', '     '))), 'A')
+              || setweight(to_tsvector(cfg.c, concat_ws(' ', c.phone,
+                  regexp_replace(c.phone, '[^0-9]', '', 'g'))), 'B') AS doc) v
+ WHERE c.tenant_id = $1 AND c.id = ANY ($2::uuid[]) AND c.merged_into IS NULL
+ON CONFLICT (tenant_id, kind, id) DO UPDATE
+   SET document = EXCLUDED.document, staff_document = EXCLUDED.staff_document
+
+-- name: drop_search_document --
+-- $1 tenant_id, $2 kind, $3 id: the thing is found no more (a contact merged away)
+DELETE FROM search_documents WHERE tenant_id = $1 AND kind = $2 AND id = $3
+
+-- name: index_organizations --
+-- $1 tenant_id, $2 organization ids, $3 text-search configuration (NULL: the tenant's)
+-- An organization's vector: name (A), domains (B), each domain also split at its dots.
+WITH cfg AS (
+    SELECT coalesce($3::text, (SELECT settings ->> 'text_search' FROM tenant_settings
+                                WHERE tenant_id = $1), 'simple')::regconfig AS c
+)
+INSERT INTO search_documents (tenant_id, kind, id, document, staff_document)
+SELECT o.tenant_id, 'organization', o.id, v.doc, v.doc
+  FROM organizations o
+ CROSS JOIN cfg
+ CROSS JOIN LATERAL (
+       SELECT setweight(to_tsvector(cfg.c, o.name), 'A')
+              || setweight(to_tsvector(cfg.c, array_to_string(o.domains, ' ') || ' '
+                  || translate(array_to_string(o.domains, ' '), '.-', '  ')), 'B') AS doc) v
+ WHERE o.tenant_id = $1 AND o.id = ANY ($2::uuid[])
+ON CONFLICT (tenant_id, kind, id) DO UPDATE
+   SET document = EXCLUDED.document, staff_document = EXCLUDED.staff_document
+
+-- name: contact_ids_after --
+-- $1 tenant_id, $2 after id, $3 limit: the tenant's contacts in id order, for a re-index
+SELECT id FROM contacts WHERE tenant_id = $1 AND id > $2 ORDER BY id LIMIT $3
+
+-- name: organization_ids_after --
+-- $1 tenant_id, $2 after id, $3 limit: the tenant's organizations in id order
+SELECT id FROM organizations WHERE tenant_id = $1 AND id > $2 ORDER BY id LIMIT $3
+
+-- name: unindexed_contacts --
+-- $1 tenant_id, $2 limit: contacts (not merged) without a search row
+SELECT c.id FROM contacts c
+ WHERE c.tenant_id = $1 AND c.merged_into IS NULL
+   AND NOT EXISTS (SELECT FROM search_documents s
+                    WHERE s.tenant_id = $1 AND s.kind = 'contact' AND s.id = c.id)
+ LIMIT $2
+
+-- name: unindexed_organizations --
+-- $1 tenant_id, $2 limit: organizations without a search row
+SELECT o.id FROM organizations o
+ WHERE o.tenant_id = $1
+   AND NOT EXISTS (SELECT FROM search_documents s
+                    WHERE s.tenant_id = $1 AND s.kind = 'organization' AND s.id = o.id)
+ LIMIT $2
+
+-- name: search_contacts --
+-- $1 tenant_id, $2 query text, $3 text-search configuration, $4 cursor rank (NULL: the
+-- first page), $5 cursor id, $6 limit, $7 staff. As search_tickets, over contacts: the
+-- row as GET /v1/contacts/{id} shows it, and a snippet of name, e-mail and phone.
+WITH q AS (SELECT websearch_to_tsquery($3::regconfig, $2) AS query),
+page AS (
+    SELECT m.id, m.rank
+      FROM q, search_matches('contact', q.query, $7::boolean) m
+     WHERE $4::real IS NULL OR m.rank < $4::real OR (m.rank = $4::real AND m.id > $5::uuid)
+     ORDER BY m.rank DESC, m.id
+     LIMIT $6
+)
+SELECT p.rank, c.id, c.version, c.email, c.name, c.phone, c.external_id, c.organization_id,
+       c.tags, c.merged_into, c.created_at, c.updated_at,
+       ts_headline($3::regconfig, replace(replace(replace(concat_ws(' … ', c.name, c.email,
+                       c.phone), '&', '&amp;'), '<', '&lt;'), '>', '&gt;'),
+                   q.query, 'StartSel=<mark>, StopSel=</mark>, HighlightAll=true') AS snippet
+  FROM page p
+  JOIN contacts c ON c.tenant_id = $1 AND c.id = p.id
+ CROSS JOIN q
+ ORDER BY p.rank DESC, p.id
+
+-- name: search_organizations --
+-- $1 tenant_id, $2 query text, $3 text-search configuration, $4 cursor rank (NULL: the
+-- first page), $5 cursor id, $6 limit, $7 staff. As search_contacts, over organizations.
+WITH q AS (SELECT websearch_to_tsquery($3::regconfig, $2) AS query),
+page AS (
+    SELECT m.id, m.rank
+      FROM q, search_matches('organization', q.query, $7::boolean) m
+     WHERE $4::real IS NULL OR m.rank < $4::real OR (m.rank = $4::real AND m.id > $5::uuid)
+     ORDER BY m.rank DESC, m.id
+     LIMIT $6
+)
+SELECT p.rank, o.id, o.version, o.name, o.domains, o.created_at, o.updated_at,
+       ts_headline($3::regconfig, replace(replace(replace(concat_ws(' … ', o.name,
+                       array_to_string(o.domains, ' ')), '&', '&amp;'), '<', '&lt;'),
+                       '>', '&gt;'),
+                   q.query, 'StartSel=<mark>, StopSel=</mark>, HighlightAll=true') AS snippet
+  FROM page p
+  JOIN organizations o ON o.tenant_id = $1 AND o.id = p.id
+ CROSS JOIN q
+ ORDER BY p.rank DESC, p.id
+
+-- name: ticket_ids_after --
+-- $1 tenant_id, $2 after id, $3 limit: the tenant's tickets in id order, for a re-index
+SELECT id FROM tickets WHERE tenant_id = $1 AND id > $2 ORDER BY id LIMIT $3
+
+-- name: drop_search_documents --
+-- $1 tenant_id, $2 kind
+DELETE FROM search_documents WHERE tenant_id = $1 AND kind = $2
+
+-- name: unindexed_tickets --
+-- $1 tenant_id, $2 limit: tickets without a search row (written before search existed)
+SELECT t.id FROM tickets t
+ WHERE t.tenant_id = $1
+   AND NOT EXISTS (SELECT FROM search_documents s
+                    WHERE s.tenant_id = $1 AND s.kind = 'ticket' AND s.id = t.id)
+ LIMIT $2
+
+-- name: search_tickets --
+-- $1 tenant_id, $2 query text, $3 text-search configuration, $4 cursor rank (NULL: the
+-- first page), $5 cursor id, $6 limit, $7 staff (search internal notes too)
+-- Matches come from search_matches() (migration 0350: under row-level security the
+-- GIN index is only usable there), ranked by ts_rank (weights: subject over tags and
+-- requester over bodies), then id, as a keyset: the page after (rank, id) is lower
+-- ranks, or the same rank and higher ids. The snippet is made for the page's rows
+-- only: ts_headline reads the text again, which is what makes it the costly part.
+WITH q AS (SELECT websearch_to_tsquery($3::regconfig, $2) AS query),
+page AS (
+    SELECT m.id, m.rank
+      FROM q, search_matches('ticket', q.query, $7::boolean) m
+     WHERE $4::real IS NULL OR m.rank < $4::real OR (m.rank = $4::real AND m.id > $5::uuid)
+     ORDER BY m.rank DESC, m.id
+     LIMIT $6
+)
+SELECT p.id, p.rank, t.view::text AS view,
+       ts_headline($3::regconfig, replace(replace(replace(concat_ws(' … ', t.subject, (
+                       SELECT string_agg(m.body, ' … ' ORDER BY m.created_at, m.id)
+                         FROM messages m
+                        WHERE m.tenant_id = $1 AND m.ticket_id = p.id
+                          AND (m.visibility = 'public' OR $7::boolean)),
+                       array_to_string(t.tags, ' '), t.requester ->> 'name',
+                       t.requester ->> 'email'), '&', '&amp;'), '<', '&lt;'), '>', '&gt;'),
+                   q.query,
+                   'StartSel=<mark>, StopSel=</mark>, MaxWords=24, MinWords=8, '
+                   'MaxFragments=2, FragmentDelimiter=" … "') AS snippet
+  FROM page p
+  JOIN tickets t ON t.tenant_id = $1 AND t.id = p.id
+ CROSS JOIN q
+ ORDER BY p.rank DESC, p.id
+
+-- name: query_words --
+-- $1 query text, $2 text-search configuration: how many terms the query has once
+-- parsed (0: nothing to search for, only operators, punctuation or stop words), and
+-- whether any of them can be looked up in the index (querytree() is 'T' for a query
+-- of exclusions only, such as `-word`, which every other document matches)
+SELECT numnode(q) AS terms, querytree(q) <> 'T' AS findable
+  FROM websearch_to_tsquery($2::regconfig, $1) AS q

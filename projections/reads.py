@@ -19,6 +19,7 @@ import asyncpg
 from domain.ids import TenantId
 from eventstore.sqlfile import load_queries
 from projections.inline import state_from_json
+from projections.search import ticket_filter
 from projections.views import ticket_json
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
@@ -61,6 +62,8 @@ class TicketFilters:
     no_requester: bool = False
     organization_id: UUID | None = None
     no_organization: bool = False
+    updated_after: datetime | None = None
+    q: str | None = None
 
 
 async def active_agent(conn: asyncpg.Connection, tenant_id: TenantId, agent_id: UUID) -> bool:
@@ -123,6 +126,9 @@ TICKET_FILTERS: dict[str, str] = {
     "no_requester": "AND contact_id IS NULL AND ${n}::boolean",
     "organization_id": "AND organization_id = ${n}::uuid",
     "no_organization": "AND organization_id IS NULL AND ${n}::boolean",
+    "updated_after": "AND updated_at >= ${n}::timestamptz",
+    # The list is for agents and admins, who search internal notes too.
+    "q": ticket_filter(staff=True),
 }
 
 

@@ -9,7 +9,8 @@ Document shape::
                                 "holidays": ["2026-12-25"]},
       "paused_states": ["pending", "solved"],
       "sweep": {"pending_days": 7, "solved_days": 4},
-      "group_sla_targets": {"<group id>": {"urgent": {...}, ...}, ...}
+      "group_sla_targets": {"<group id>": {"urgent": {...}, ...}, ...},
+      "text_search": "simple"
     }
 
 ``group_sla_targets`` is optional (``{}``): a group's targets for the priorities it
@@ -47,6 +48,7 @@ from domain.ids import TenantId
 from domain.sla import DEFAULT_PAUSED_STATES, DEFAULT_TARGETS, SlaPolicy, SlaTarget
 from domain.values import Priority, TicketState
 from eventstore.sqlfile import load_queries
+from projections.search import TEXT_SEARCH_CONFIGS
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
 
@@ -97,6 +99,15 @@ class SweepDoc(BaseModel):
     solved_days: Annotated[StrictInt, Field(ge=1, le=365)]
 
 
+TextSearchConfig = Annotated[str, Field(json_schema_extra={"enum": list(TEXT_SEARCH_CONFIGS)})]
+
+
+def _known_config(value: str) -> str:
+    if value not in TEXT_SEARCH_CONFIGS:
+        raise ValueError("text_search must be one of " + ", ".join(TEXT_SEARCH_CONFIGS))
+    return value
+
+
 class TenantSettingsDoc(BaseModel):
     """The whole settings document; a PUT must give every key."""
 
@@ -107,6 +118,9 @@ class TenantSettingsDoc(BaseModel):
     paused_states: list[TicketState]
     sweep: SweepDoc
     group_sla_targets: dict[UUID, dict[Priority, SlaTargetDoc]] = Field(default_factory=dict)
+    text_search: TextSearchConfig = "simple"
+    """The text-search configuration of search (projections/search.py); optional in a
+    PUT, so documents written before it existed stay valid."""
 
     @field_validator("sla_targets")
     @classmethod
@@ -124,6 +138,11 @@ class TenantSettingsDoc(BaseModel):
         # A canonical order, so equal settings make equal events.
         return {g: {p: value[g][p] for p in Priority if p in value[g]}
                 for g in sorted(value, key=str)}
+
+    @field_validator("text_search")
+    @classmethod
+    def _config(cls, value: str) -> str:
+        return _known_config(value)
 
     @field_validator("paused_states")
     @classmethod

@@ -12,9 +12,7 @@ from typing import Any
 
 import orjson
 
-from domain.errors import DomainError
-from domain.events import EVENT_TYPES
-from domain.mapper import format_datetime, from_stored, to_stored
+from domain.mapper import current_data, format_datetime
 from eventstore.types import RecordedEvent
 
 TENANT_ROOM = "tenant"
@@ -56,25 +54,13 @@ class Room:
         return self.stream_id is None or self.stream_id == stream_id
 
 
-def _current_data(event: RecordedEvent) -> dict[str, Any]:
-    # Subscribers see the current payload shape, as REST readers do; an event the code
-    # cannot upcast (unknown type, say) is passed on as stored rather than dropped.
-    cls = EVENT_TYPES.get(event.type)
-    if cls is None or event.schema_version == cls.SCHEMA_VERSION:
-        return event.data
-    try:
-        return to_stored(from_stored(event.type, event.schema_version, event.data))[2]
-    except DomainError:
-        return event.data
-
-
 def event_body(event: RecordedEvent) -> dict[str, Any]:
     """The ``event`` object of an event message."""
     return {
         "type": event.type,
         "stream_id": str(event.stream_id),
         "version": event.version,
-        "data": _current_data(event),
+        "data": current_data(event.type, event.schema_version, event.data),
         "recorded_at": format_datetime(event.recorded_at),
         "actor": {"kind": event.actor_kind, "id": event.actor_id},
     }

@@ -48,6 +48,10 @@ ACCESS: Mapping[str, frozenset[str]] = {
     "GET /v1/organizations/{organization_id}/history": _AUDIT,
     "GET /v1/organizations/{organization_id}/as-of": _AUDIT,
     "GET /v1/events": _AUDIT,
+    # Mirroring clients act as staff: the changes carry internal notes; intake keys
+    # write for customers and read nothing.
+    "GET /v1/changes": _STAFF,
+    "GET /v1/search": _STAFF,
     "GET /v1/audit/verify": _AUDIT,
     "GET /v1/analytics/summary": _ANALYTICS,
     "GET /v1/analytics/volume": _ANALYTICS,

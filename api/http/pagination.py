@@ -108,6 +108,19 @@ class CursorCodec:
         except (ValueError, TypeError, binascii.Error, orjson.JSONDecodeError) as exc:
             raise Problem(400, "invalid_cursor", _INVALID) from exc
 
+    def encode_rank(self, scope: bytes, position: tuple[float, UUID]) -> str:
+        """The cursor after ``position`` in a list ordered by (rank, id), search's."""
+        rank, row_id = position
+        return self._seal(b"rank\n", scope, orjson.dumps([repr(float(rank)), str(row_id)]))
+
+    def decode_rank(self, scope: bytes, cursor: str) -> tuple[float, UUID]:
+        """The (rank, id) a cursor names; 400 ``invalid_cursor`` otherwise."""
+        try:
+            rank_text, id_text = orjson.loads(self._open(b"rank\n", scope, cursor))
+            return float(rank_text), UUID(id_text)
+        except (ValueError, TypeError, binascii.Error, orjson.JSONDecodeError) as exc:
+            raise Problem(400, "invalid_cursor", _INVALID) from exc
+
     def encode_int(self, scope: bytes, position: int) -> str:
         """The cursor after ``position`` in a list ordered by an integer."""
         return self._seal(b"int\n", scope, str(position).encode("ascii"))
@@ -136,6 +149,13 @@ def paginate_int(codec: CursorCodec, scope: bytes, rows: Sequence[T], limit: int
     """``paginate`` for a list ordered by an integer (seq, version)."""
     page, more = _cut(rows, limit)
     return page, codec.encode_int(scope, position(page[-1])) if more else None
+
+
+def paginate_rank(codec: CursorCodec, scope: bytes, rows: Sequence[T], limit: int,
+                  position: Callable[[T], tuple[float, UUID]]) -> tuple[list[T], str | None]:
+    """``paginate`` for a list ordered by (rank, id), best first (search)."""
+    page, more = _cut(rows, limit)
+    return page, codec.encode_rank(scope, position(page[-1])) if more else None
 
 
 def _cut(rows: Sequence[T], limit: int) -> tuple[list[T], bool]:

@@ -15,7 +15,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, AwareDatetime, BeforeValidator, WithJsonSchema
 
-from domain.events import EVENT_TYPES
+from domain.events import EVENT_TYPES, STREAM_KINDS
 
 _NUMBER = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
 _DATE_ONLY = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -79,3 +79,14 @@ def _known_event_type(value: str) -> str:
 EventTypeName = Annotated[str, AfterValidator(_known_event_type),
                           WithJsonSchema({"type": "string", "enum": sorted(EVENT_TYPES)})]
 """The name of an event type the service records (``TicketOpened``, ...)."""
+
+
+def _known_stream_type(value: str) -> str:
+    if value not in STREAM_KINDS:
+        raise ValueError(f"unknown stream type {value!r}")
+    return value
+
+
+StreamTypeName = Annotated[str, AfterValidator(_known_stream_type),
+                           WithJsonSchema({"type": "string", "enum": sorted(STREAM_KINDS)})]
+"""The kind of a stream (``ticket``, ``tenant``, ...)."""

@@ -38,6 +38,7 @@ from handlers.errors import (
     NotAuthenticated,
     VersionMismatch,
 )
+from projections.search import QueryRefused
 
 log = logging.getLogger("helpdesk.api")
 
@@ -196,6 +197,11 @@ def install(app: FastAPI) -> None:
             headers["Allow"] = _allowed_methods(request, headers.get("Allow"))
         return problem_response(exc.status_code, code, str(exc.detail),
                                 instance=request.url.path, headers=headers)
+
+    @app.exception_handler(QueryRefused)
+    async def _query(request: Request, exc: QueryRefused) -> Response:
+        return problem_response(400, exc.code, exc.reason, instance=request.url.path,
+                                parameter="q")
 
     @app.exception_handler(StoreUnavailable)
     async def _unavailable(request: Request, exc: StoreUnavailable) -> Response:

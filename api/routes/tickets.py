@@ -51,6 +51,7 @@ from projections.fields import load_catalog
 from projections.groups import unknown_groups
 from projections.people import load_contact, load_organization
 from projections.reads import TicketFilters, get_ticket
+from projections.search import MAX_QUERY_LENGTH, check_query, text_search_config
 
 UUID_OR_NONE = (r"^(none|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
                 r"[0-9a-fA-F]{12})$")
@@ -126,8 +127,11 @@ async def open_ticket(
 
 async def _known(session: Session, filters: TicketFilters) -> None:  # a Guard
     """A group, contact or organization the tenant does not have is 404, in a filter
-    too."""
+    too; a query the tenant's text-search configuration cannot parse is 400."""
     tenant = session.tenant_id
+    if filters.q is not None:
+        config = await text_search_config(session.conn, tenant)
+        await check_query(session.conn, filters.q, config)
     if filters.group_id is not None and await unknown_groups(
             session.conn, tenant, [filters.group_id]):
         raise Problem(404, "not_found", f"no group {filters.group_id}")
@@ -169,6 +173,12 @@ async def list_(
         pattern=UUID_OR_NONE,
         description="An organization id (its contacts' tickets), or `none` for tickets "
                     "of contacts in no organization.")] = None,
+    updated_after: Annotated[IsoDateTime | None, Query(
+        description="changed at or after this instant: a convenience for simple pollers; "
+                    "`GET /v1/changes` is the exact way to follow changes")] = None,
+    q: Annotated[str | None, Query(max_length=MAX_QUERY_LENGTH,
+                                   description="a search query, as `GET /v1/search` "
+                                               "takes it; the list keeps its order")] = None,
 ) -> Response:
     """Newest first; pass ``next_cursor`` back as ``cursor`` with the same filters. A
     ``requester_id`` or ``organization_id`` the tenant does not have is 404."""
@@ -181,6 +191,7 @@ async def list_(
         created_after=_utc(created_after), created_before=_utc(created_before),
         requester_id=_uuid(requester_id), no_requester=requester_id == "none",
         organization_id=_uuid(organization_id), no_organization=organization_id == "none",
+        updated_after=_utc(updated_after), q=q,
     )
     if any(k.startswith(FIELD_PREFIX) for k in request.query_params):
         async with services.store.session(principal.tenant_id, readonly=True) as session:
@@ -197,6 +208,9 @@ async def list_(
         **{name: value.lower() for name, value in given.items() if value is not None},
         **({"fields": [[f.key, f.op, f.value] for f in filters.fields]}
            if filters.fields else {}),
+        **({"updated_after": filters.updated_after.isoformat()}
+           if filters.updated_after is not None else {}),
+        **({"q": q} if q is not None else {}),
     })
     return await ticket_page(services, principal.tenant_id, scope, filters, limit, cursor,
                              lambda session: _known(session, filters))

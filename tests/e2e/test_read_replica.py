@@ -204,6 +204,13 @@ async def test_replica_answers_with_its_lag_until_it_catches_up(pair: Pair) -> N
             history = await http.get(f"/v1/tickets/{first}/history",
                                      headers=auth(tenant.admin_key))
             assert history.status_code == 200 and history.headers["read-from"] == "replica"
+            # The changes feed too: up to the head the replica has replayed, no further.
+            changes = await http.get("/v1/changes", headers=auth(tenant.admin_key))
+            assert changes.status_code == 200 and changes.headers["read-from"] == "replica"
+            assert changes.json()["head_seq"] == verified.json()["head_seq"]
+            assert changes.json()["next_after_seq"] == changes.json()["head_seq"]
+            assert [c["data"]["subject"] for c in changes.json()["data"]
+                    if c["type"] == "TicketOpened"] == ["one"]
             # A ticket read goes to the primary, whatever the replica has.
             tickets = await http.get("/v1/tickets", headers=auth(tenant.admin_key))
             assert len(tickets.json()["data"]) == 2 and "read-from" not in tickets.headers
@@ -276,7 +283,7 @@ async def test_a_stopped_replica_leaves_every_read_to_the_primary(pair: Pair) ->
             assert body["lag"] == 0 and body["lag_seconds"] == 0
             for path in ("/v1/analytics/volume", "/v1/analytics/backlog",
                          "/v1/analytics/agents", "/v1/audit/verify",
-                         f"/v1/tickets/{ticket}/history"):
+                         f"/v1/tickets/{ticket}/history", "/v1/changes"):
                 r = await http.get(path, headers=auth(tenant.admin_key))
                 assert r.status_code == 200, (path, r.text)
                 assert r.headers["read-from"] == "primary", path

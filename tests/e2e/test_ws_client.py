@@ -59,3 +59,35 @@ async def test_gap_calls_refetch_then_resumes_from_head(db, make_tenant, store) 
         with pytest.raises(StreamRefused) as refused:
             await asyncio.wait_for(runner, 10)
         assert refused.value.code == 4401
+
+
+async def test_a_gap_resumes_from_changes_without_a_refetch(db, make_tenant, store) -> None:
+    t = await make_tenant("Acme")
+    ticket = uuid.uuid4()
+    got = Collector()
+    async with serve(ws_settings(db.runtime_url, ws_replay_window=3)) as srv:
+        changes_url = srv.url.replace("ws://", "http://").replace("/v1/stream", "/v1/changes")
+        client = StreamClient(srv.url, t.admin_key.secret, rooms={"tenant": 0},
+                              on_event=got.on_event, on_gap=got.on_gap,
+                              changes_url=changes_url, changes_page=4)
+        runner = asyncio.create_task(client.run())
+        try:
+            await client.wait_subscribed("tenant")
+            # Behind by more than the replay window: the server answers with a gap, and
+            # the client pages /v1/changes from where it was instead.
+            await client.drop_connection()
+            missed = await append_notes(store, t.tenant_id, ticket, 9, per_tx=9)
+            await got.arrived(FIRST + 10)
+            await client.wait_subscribed("tenant")
+            live = await append_notes(store, t.tenant_id, ticket, 2)
+            await got.arrived(FIRST + 12)
+            seqs = [m["seq"] for m in got.events]
+            assert seqs == list(range(1, FIRST + 13))  # every event once, in order
+            assert seqs[-len(missed + live):] == missed + live
+            assert got.gaps == [] and client.resumed == 1
+            notes = [m for m in got.events if m["seq"] in missed]
+            assert all(m["type"] == "event" and m["room"] == "tenant"
+                       and m["event"]["stream_id"] == str(ticket) for m in notes)
+        finally:
+            await client.close()
+            await asyncio.wait_for(runner, 10)

@@ -14,6 +14,7 @@ import pytest
 
 from api.http.keycache import KeyCache
 from eventstore.pool import create_pool
+from tests.support.desk import seed_tickets
 from tests.support.wait import until_sync
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -150,3 +151,23 @@ def test_worker_heartbeat_file_feeds_its_health_check(db, tmp_path):
     beat.write_text("1000.0\n")  # a heartbeat from long ago: a stalled or dead worker
     stale = helpdesk("worker", "--check", env=env)
     assert stale.returncode == 1 and "old" in stale.stderr
+
+
+@pytest.mark.slow  # runs `helpdesk` as a subprocess
+async def test_search_rebuild_reindexes_a_tenant(db, make_tenant):
+    tenant = (await make_tenant()).tenant_id
+    await seed_tickets(db.runtime_url, tenant, 3)
+    admin = await asyncpg.connect(db.admin_url)
+    try:
+        await admin.execute("DELETE FROM search_documents")
+        env = _env(MIGRATION_DATABASE_URL=db.admin_url, DATABASE_URL=db.runtime_url)
+        out = helpdesk("search", "rebuild", "--tenant", str(tenant), env=env)
+        assert out.returncode == 0, out.stderr
+        contacts = await admin.fetchval("SELECT count(*) FROM contacts WHERE tenant_id = $1",
+                                        tenant)
+        assert f"3 ticket(s), {contacts} contact(s), 0 organization(s) indexed" in out.stderr
+        kinds = dict(await admin.fetch("SELECT kind, count(*) FROM search_documents "
+                                       "WHERE tenant_id = $1 GROUP BY kind", tenant))
+        assert kinds == {"ticket": 3, "contact": contacts} and contacts >= 1
+    finally:
+        await admin.close()

@@ -67,6 +67,11 @@ async def test_a_late_commit_in_another_process_is_never_skipped(db, store: Even
         assert not done, "a later append committed ahead of an earlier one"
         async with store.session(t, readonly=True) as s:
             assert await s.read_tenant(last, 10) == []
+            # The changes feed neither shows anything nor moves its cursor past the
+            # committed head, with a filter or without.
+            for types in (None, ["Ours"]):
+                page = await s.read_changes(last, 10, window=100, types=types)
+                assert (page.events, page.next_after_seq, page.head_seq) == ([], last, last)
         other.stdin.write(b"commit\n")
         await other.stdin.drain()
         assert await asyncio.wait_for(other.wait(), 30) == 0
@@ -78,5 +83,8 @@ async def test_a_late_commit_in_another_process_is_never_skipped(db, store: Even
     async with store.session(t, readonly=True) as s:
         after = await s.read_tenant(last, 10)
         chain = await s.verify_chain()
+        filtered = await s.read_changes(last, 10, window=100, types=["Ours"])
     assert [(e.type, e.seq) for e in after] == [("Late", last + 1), ("Ours", last + 2)]
+    assert [r["seq"] for r in filtered.events] == [last + 2]
+    assert filtered.next_after_seq == filtered.head_seq == last + 2
     assert chain.ok

@@ -19,6 +19,8 @@ from projections.inline import PendingEvent, apply_inline
 from tests.e2e.conftest import NEW_TICKET, app_settings, asgi_client, auth
 from tests.support.desk import ACTOR
 
+INDEXED = "tickets, contacts and organizations indexed for search"
+
 
 async def _three_tickets(http: httpx.AsyncClient, h: dict[str, str]) -> dict[str, bytes]:
     """Open three tickets; each one's id and the bytes of its answer."""
@@ -42,11 +44,18 @@ async def test_ticket_rows_without_a_document_are_served_then_filled(db, make_te
             for tid in ids:
                 assert (await http.get(f"/v1/tickets/{tid}", headers=h)).content == before[tid]
             assert (await http.get("/v1/tickets", headers=h)).content == page
+            # And as if they were written before search existed.
+            await admin.execute("DELETE FROM search_documents")
+            # Three tickets of one requester: three tickets and one contact to index.
             assert await upgrade(db.admin_url) == {"ticket documents rendered": 3,
-                                                   "tickets linked to contacts": 0}
+                                                   "tickets linked to contacts": 0,
+                                                   INDEXED: 4}
             assert await admin.fetchval("SELECT count(*) FROM tickets WHERE view IS NULL") == 0
+            assert dict(await admin.fetch("SELECT kind, count(*) FROM search_documents "
+                                          "GROUP BY kind")) == {"ticket": 3, "contact": 1}
             assert await upgrade(db.admin_url) == {"ticket documents rendered": 0,
-                                                   "tickets linked to contacts": 0}
+                                                   "tickets linked to contacts": 0,
+                                                   INDEXED: 0}
         finally:
             await admin.close()
         for tid in ids:
@@ -84,7 +93,8 @@ async def test_ticket_documents_without_fields_are_rendered_again(db, make_tenan
             await admin.execute("UPDATE tickets SET view = (view::jsonb - 'fields')::json")
             assert b'"fields"' not in (await http.get(f"/v1/tickets/{tid}", headers=h)).content
             assert await upgrade(db.admin_url) == {"ticket documents rendered": 1,
-                                                   "tickets linked to contacts": 0}
+                                                   "tickets linked to contacts": 0,
+                                                   INDEXED: 0}
             assert set((await upgrade(db.admin_url)).values()) == {0}
         finally:
             await admin.close()
@@ -125,7 +135,8 @@ async def test_tickets_from_before_contacts_are_linked_by_the_system_once(db, st
         unlinked = (await http.get("/v1/tickets?requester_id=none", headers=h)).json()
         assert {x["id"] for x in unlinked["data"]} == {str(tid) for tid in old}
         assert await upgrade(db.admin_url) == {"ticket documents rendered": 3,
-                                               "tickets linked to contacts": 3}
+                                               "tickets linked to contacts": 3,
+                                               INDEXED: 0}
         tickets = [(await http.get(f"/v1/tickets/{tid}", headers=h)).json() for tid in old]
         ann = tickets[0]["requester"]["contact_id"]
         assert ann is not None
@@ -153,7 +164,8 @@ async def test_tickets_from_before_contacts_are_linked_by_the_system_once(db, st
         views = await admin.fetch("SELECT view FROM tickets WHERE tenant_id = $1", t.tenant_id)
         assert all("contact_id" in orjson.loads(v["view"])["requester"] for v in views)
         assert await upgrade(db.admin_url) == {"ticket documents rendered": 0,
-                                               "tickets linked to contacts": 0}
+                                               "tickets linked to contacts": 0,
+                                               INDEXED: 0}
         assert await admin.fetchval("SELECT seq FROM tenant_heads WHERE tenant_id = $1",
                                     t.tenant_id) == head
     finally:

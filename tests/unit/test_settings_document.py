@@ -30,7 +30,8 @@ def test_a_partial_document_keeps_the_defaults_it_leaves_out():
     assert (doc.sweep.pending_days, doc.sweep.solved_days) == (7, 2)
     # A full document, as GET /v1/settings shows it.
     assert set(doc.document()) == {"sla_targets", "business_hours", "paused_states", "sweep",
-                                   "group_sla_targets"}
+                                   "group_sla_targets", "text_search"}
+    assert doc.text_search == "simple"
 
 
 def test_stored_and_requested_documents_pass_the_same_rules():
