@@ -69,7 +69,10 @@ async def test_a_gap_resumes_from_changes_without_a_refetch(db, make_tenant, sto
         changes_url = srv.url.replace("ws://", "http://").replace("/v1/stream", "/v1/changes")
         client = StreamClient(srv.url, t.admin_key.secret, rooms={"tenant": 0},
                               on_event=got.on_event, on_gap=got.on_gap,
-                              changes_url=changes_url, changes_page=4)
+                              changes_url=changes_url, changes_page=4,
+                              # Slow to reconnect: the 9 notes below commit while it is
+                              # away, so it comes back behind by more than the window.
+                              min_backoff=3.0)
         runner = asyncio.create_task(client.run())
         try:
             await client.wait_subscribed("tenant")
