@@ -35,6 +35,7 @@ from api.routes import (
     messages,
     metrics,
     organizations,
+    portal,
     tenant_settings,
     ticket_fields,
     tickets,
@@ -45,7 +46,7 @@ from domain.clock import Clock
 ROUTERS = (health.router, metrics.router, tickets.router, messages.router, agents.router,
            api_keys.router, tenant_settings.router, webhooks.router, audit.router,
            analytics.router, auth.router, contacts.router, organizations.router,
-           feed_route.router, groups.router, ticket_fields.router)
+           feed_route.router, groups.router, ticket_fields.router, portal.router)
 
 
 def serve_app() -> FastAPI:

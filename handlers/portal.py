@@ -28,13 +28,18 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-from domain.ids import TenantId
+from domain.commands import OpenTicket
+from domain.ids import MessageId, TenantId, TicketId
+from domain.ticket import Ticket
+from domain.values import Actor, ActorKind, Source, Visibility
 from eventstore.sqlfile import load_queries
 from eventstore.store import EventStore, Session
 from eventstore.types import StoreActor
 from handlers.credentials import Passwords, new_token, parse_token
 from handlers.errors import Gone, Missing
+from handlers.requesters import requester_of_contact
 from handlers.sessions import sign_in_failed
+from handlers.tickets import PostMessage, post_message, run_command
 from projections import people
 
 Q = load_queries(Path(__file__).with_name("portal.sql"))
@@ -148,5 +153,88 @@ async def sign_out(store: EventStore, tenant: TenantId, session_id: UUID, contac
         await uow.conn.execute(Q["revoke_session"], tenant, session_id, at)
 
 
-__all__ = ["LINK_PREFIX", "PortalSession", "PortalSignIn", "customer_actor", "issue_link",
-           "session_open", "set_password", "sign_in", "sign_out"]
+def _author(contact_id: UUID) -> Actor:
+    """The domain actor of a contact's own action: the customer, named by contact id."""
+    return Actor(kind=ActorKind.CUSTOMER, id=str(contact_id))
+
+
+def ticket_document(t: Ticket | Any) -> dict[str, Any]:
+    """What a customer sees of a ticket (a ``Ticket`` or a row of ``own_tickets``): no
+    assignee, group, tags or fields, which are the staff's."""
+    get = (lambda k: getattr(t, k)) if isinstance(t, Ticket) else t.__getitem__
+    return {"id": get("id"), "subject": get("subject"), "state": str(get("state")),
+            "created_at": get("created_at"), "updated_at": get("updated_at")}
+
+
+def _no_ticket(ticket_id: UUID) -> Missing:
+    return Missing("not_found", f"no ticket {ticket_id}")
+
+
+async def open_ticket(uow: Session, contact_id: UUID, ticket_id: TicketId, subject: str,
+                      body: str, at: datetime) -> Ticket:
+    """Open a ticket whose requester is the signed-in contact."""
+    requester = await requester_of_contact(uow.conn, uow.tenant_id, contact_id)
+    result = await run_command(uow, ticket_id, OpenTicket(
+        ticket_id=ticket_id, subject=subject, body=body, requester=requester,
+        source=Source.PORTAL, actor=_author(contact_id), at=at))
+    return result.ticket
+
+
+async def reply(uow: Session, contact_id: UUID, ticket_id: TicketId, message_id: MessageId,
+                body: str, at: datetime) -> tuple[Ticket, dict[str, Any]]:
+    """A public reply by the contact on their own ticket (another's is ``Missing``, as
+    row-level security does not let the transaction see it). A reply on a closed
+    ticket opens a follow-up, which is returned instead. Returns (ticket, message)."""
+    if await uow.conn.fetchrow(Q["own_ticket"], uow.tenant_id, contact_id, ticket_id) is None:
+        raise _no_ticket(ticket_id)
+    result = await post_message(uow, PostMessage(
+        ticket_id=ticket_id, message_id=message_id, body=body, visibility=Visibility.PUBLIC,
+        at=at, author=_author(contact_id)))
+    ticket = result.follow_up or result.ticket
+    message = {"id": message_id, "ticket_id": ticket.id, "author_kind": "customer",
+               "body": body, "created_at": at}
+    return ticket, message
+
+
+async def own_tickets(uow: Session, contact_id: UUID, after: tuple[datetime, UUID] | None,
+                      limit: int) -> list[Any]:
+    """The contact's tickets, newest first, after a keyset position."""
+    at, after_id = after if after is not None else (None, None)
+    return list(await uow.conn.fetch(Q["own_tickets"], uow.tenant_id, contact_id, at,
+                                     after_id, limit))
+
+
+async def own_ticket(uow: Session, contact_id: UUID, ticket_id: UUID) -> dict[str, Any]:
+    row = await uow.conn.fetchrow(Q["own_ticket"], uow.tenant_id, contact_id, ticket_id)
+    if row is None:
+        raise _no_ticket(ticket_id)
+    return ticket_document(row)
+
+
+async def public_messages(uow: Session, contact_id: UUID, ticket_id: UUID,
+                          after: tuple[datetime, UUID] | None, limit: int) -> list[Any]:
+    """A ticket's public messages, oldest first; ``Missing`` for a ticket that is not
+    the contact's."""
+    await own_ticket(uow, contact_id, ticket_id)
+    at, after_id = after if after is not None else (None, None)
+    return list(await uow.conn.fetch(Q["public_messages"], uow.tenant_id, ticket_id, at,
+                                     after_id, limit))
+
+
+__all__ = [
+    "LINK_PREFIX",
+    "PortalSession",
+    "PortalSignIn",
+    "customer_actor",
+    "issue_link",
+    "open_ticket",
+    "own_ticket",
+    "own_tickets",
+    "public_messages",
+    "reply",
+    "session_open",
+    "set_password",
+    "sign_in",
+    "sign_out",
+    "ticket_document",
+]
