@@ -101,7 +101,6 @@ ACCESS: Mapping[str, frozenset[str]] = {
     # The customer portal: staff produce a contact's password link; the contact works
     # on their own tickets only (row-level security scopes every statement to them).
     "POST /v1/contacts/{contact_id}/portal-link": _STAFF,
-    "POST /v1/portal/auth/sign-out": _CUSTOMER,
     "GET /v1/portal/tickets": _CUSTOMER,
     "POST /v1/portal/tickets": _CUSTOMER,
     "GET /v1/portal/tickets/{ticket_id}": _CUSTOMER,
@@ -122,6 +121,7 @@ OPEN: frozenset[str] = frozenset({
     "POST /v1/auth/invitations/accept",
     "POST /v1/portal/auth/sign-in",
     "POST /v1/portal/auth/password",
+    "POST /v1/portal/auth/sign-out",
 })
 """Operations that take no bearer credential: they check the one they are given."""
 

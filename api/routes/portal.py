@@ -29,6 +29,7 @@ from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.http import commands
+from api.http.auth import bearer_token
 from api.http.deps import Authorized, CustomerAuthorized, ServicesDep
 from api.http.idempotency import JsonReply
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate, scope_of
@@ -178,11 +179,17 @@ async def sign_in(body: PortalSignInIn, services: ServicesDep) -> Response:
 
 
 @router.post("/v1/portal/auth/sign-out", status_code=204, responses=errors(),
-             summary="End the portal session (its tokens stop at once)")
-async def sign_out(services: ServicesDep, principal: CustomerAuthorized) -> Response:
-    assert principal.contact_id is not None
-    await portal.sign_out(services.store, principal.tenant_id, principal.key_id,
-                          principal.contact_id, services.clock.now())
+             summary="End the portal session of the bearer token (its tokens stop at once)")
+async def sign_out(request: Request, services: ServicesDep) -> Response:
+    """Like the staff sign-out, always 204: a token that is malformed, forged, expired
+    or of an ended session leaves nothing to end."""
+    token = bearer_token(request.headers.get("authorization"))
+    now = services.clock.now()
+    claims = None if token is None else services.portal_tokens.claims(token, now,
+                                                                       expiry=False)
+    if claims is not None:
+        await portal.sign_out(services.store, claims.tenant_id, claims.session_id,
+                              claims.agent_id, now)
     return Response(status_code=204)
 
 
