@@ -44,7 +44,7 @@ from handlers.credentials import MAX_PASSWORD, check_password
 router = APIRouter(tags=["portal"], route_class=StrictRoute)
 
 
-class LinkOut(BaseModel):
+class PortalLinkOut(BaseModel):
     id: UUID
     contact_id: UUID
     created_at: datetime
@@ -53,7 +53,7 @@ class LinkOut(BaseModel):
                                    "who spends it once at `POST /v1/portal/auth/password`")
 
 
-class PasswordIn(BaseModel):
+class PortalPasswordIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     token: str = Field(min_length=1, max_length=200)
@@ -61,7 +61,7 @@ class PasswordIn(BaseModel):
                           description="10 characters or more")
 
 
-class PasswordSetOut(BaseModel):
+class PortalPasswordSetOut(BaseModel):
     tenant_id: UUID
     contact_id: UUID
     email: str
@@ -134,7 +134,7 @@ def _message(row: Any) -> dict[str, Any]:
     return {k: row[k] for k in ("id", "ticket_id", "author_kind", "body", "created_at")}
 
 
-@router.post("/v1/contacts/{contact_id}/portal-link", status_code=201, response_model=LinkOut,
+@router.post("/v1/contacts/{contact_id}/portal-link", status_code=201, response_model=PortalLinkOut,
              responses=errors(404, 409, 413, 415), summary="A contact's portal password link")
 async def portal_link(contact_id: UUID, request: Request, services: ServicesDep,
                       principal: Authorized) -> Response:
@@ -150,10 +150,10 @@ async def portal_link(contact_id: UUID, request: Request, services: ServicesDep,
                               work)
 
 
-@router.post("/v1/portal/auth/password", response_model=PasswordSetOut,
+@router.post("/v1/portal/auth/password", response_model=PortalPasswordSetOut,
              responses=errors(404, 410, 413, 415),
              summary="Spend a password link: set the portal password")
-async def set_password(body: PasswordIn, services: ServicesDep) -> Response:
+async def set_password(body: PortalPasswordIn, services: ServicesDep) -> Response:
     done = await portal.set_password(services.store, services.passwords, body.token,
                                      check_password(body.password), services.clock.now())
     return JsonReply(200, done).response()
