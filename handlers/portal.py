@@ -97,16 +97,20 @@ async def set_password(store: EventStore, passwords: Passwords, token: str, pass
     ref = parse_token(LINK_PREFIX, token)
     if ref is None:
         raise Missing("not_found", "no such password link")
-    hashed = await asyncio.to_thread(passwords.hash, password)
     tenant = ref.tenant_id
     async with store.session(tenant, readonly=True) as uow:
-        row = await uow.conn.fetchrow(Q["find_link"], tenant, ref.digest)
-    if row is None:
+        found = await uow.conn.fetchrow(Q["find_link"], tenant, ref.digest)
+    # Checked before hashing: an unknown, spent or expired link costs no argon2 work.
+    if found is None:
         raise Missing("not_found", "no such password link")
-    async with store.session(tenant, customer_actor(row["contact_id"])) as uow:
+    if found["spent_at"] is not None or found["expires_at"] <= at:
+        raise _gone()
+    hashed = await asyncio.to_thread(passwords.hash, password)
+    async with store.session(tenant, customer_actor(found["contact_id"])) as uow:
+        # Locked and checked again: two people spending one link race here.
         row = await uow.conn.fetchrow(Q["get_link"], tenant, ref.digest)
         assert row is not None
-        if row["spent_at"] is not None or row["expires_at"] <= at:
+        if row["spent_at"] is not None:
             raise _gone()
         await uow.conn.execute(Q["set_password"], tenant, row["contact_id"], hashed, at)
         await uow.conn.execute(Q["spend_link"], tenant, row["id"], at)

@@ -29,7 +29,8 @@ RETURNING id, contact_id, created_at, expires_at
 
 -- name: find_link --
 -- $1 tenant_id, $2 token sha256
-SELECT contact_id FROM contact_password_links WHERE tenant_id = $1 AND token_hash = $2
+SELECT contact_id, expires_at, spent_at
+  FROM contact_password_links WHERE tenant_id = $1 AND token_hash = $2
 
 -- name: get_link --
 -- $1 tenant_id, $2 token sha256; FOR UPDATE: two people spending one link race here.
