@@ -36,6 +36,7 @@ from api.routes import (
     messages,
     metrics,
     organizations,
+    portal,
     search,
     tenant_settings,
     ticket_fields,
@@ -48,7 +49,7 @@ ROUTERS = (health.router, metrics.router, tickets.router, messages.router, agent
            api_keys.router, tenant_settings.router, webhooks.router, audit.router,
            analytics.router, auth.router, contacts.router, organizations.router,
            feed_route.router, groups.router, ticket_fields.router, changes.router,
-           search.router)
+           search.router, portal.router)
 
 
 def serve_app() -> FastAPI:

@@ -217,6 +217,15 @@ class Settings(BaseSettings):
         default=72.0, gt=0, le=24 * 90,
         description="How long an invitation's token may be spent, in hours.",
     )
+    portal_link_hours: float = Field(
+        default=72.0, gt=0, le=24 * 90,
+        description="How long a customer's portal password link may be spent, in hours.",
+    )
+    portal_session_hours: float = Field(
+        default=12.0, gt=0, le=24 * 90,
+        description="A customer's portal sign-in ends this many hours after it began; "
+        "their access tokens (ACCESS_TOKEN_MINUTES each) are then refused.",
+    )
     password_hash_memory_kib: int = Field(
         default=65536, ge=64, le=4 * 1024 * 1024,
         description="Memory of one argon2id password hash, in KiB; a password hashed with "

@@ -106,6 +106,9 @@ class Services:
     cursors: CursorCodec
     keys: KeyCache
     tokens: AccessTokens
+    portal_tokens: AccessTokens
+    """Customers' portal access tokens: same secret, another purpose (neither kind is
+    accepted as the other)."""
     passwords: Passwords
     reads: Reads
     """Where reads that tolerate lag go; ``reads.replica`` is None without
@@ -277,6 +280,7 @@ async def running(
         )
         stack.push_async_callback(redis.close)
         metrics.watch_redis(redis)
+        tokens = await load_access_tokens(settings, store)
         services = Services(
             settings=settings, pool=pool, store=store, clock=clock, metrics=metrics,
             redis=redis,
@@ -288,7 +292,9 @@ async def running(
             ),
             cache=AnalyticsCache(redis, ttl=settings.cache_ttl, metrics=metrics),
             cursors=await load_cursor_codec(settings, store),
-            tokens=await load_access_tokens(settings, store),
+            tokens=tokens,
+            portal_tokens=tokens.for_purpose(
+                "portal token", timedelta(minutes=settings.access_token_minutes)),
             passwords=Passwords(memory_kib=settings.password_hash_memory_kib,
                                 time_cost=settings.password_hash_time_cost),
             reads=Reads(store, await _start_replica(stack, settings, store)),

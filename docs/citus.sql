@@ -64,6 +64,9 @@ SELECT create_distributed_table('organizations', 'tenant_id', colocate_with => '
 SELECT create_distributed_table('organization_domains', 'tenant_id',
                                 colocate_with => 'tenants');
 SELECT create_distributed_table('contacts', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('contact_logins', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('contact_password_links', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('contact_sessions', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('tickets', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('messages', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('search_documents', 'tenant_id', colocate_with => 'tenants');

@@ -101,6 +101,7 @@ async def apply_inline(
     states: dict[UUID, Ticket | None] = {}
     inserted: set[UUID] = set()
     with_fields: set[UUID] = set()
+    messages: list[tuple[TicketId, int, Event]] = []
     for stored in events:
         if stored.type not in _TICKET_TYPES:
             continue
@@ -125,7 +126,7 @@ async def apply_inline(
         if isinstance(event, FieldValuesChanged) or (isinstance(event, TicketOpened)
                                                      and event.fields):
             with_fields.add(stream)
-        await _insert_message(conn, tenant_id, TicketId(stream), stored.version, event)
+        messages.append((TicketId(stream), stored.version, event))
     out: dict[UUID, Ticket] = {}
     for stream, ticket in states.items():
         assert ticket is not None
@@ -136,6 +137,11 @@ async def apply_inline(
             await conn.execute(Q["set_ticket_fields"], tenant_id, ticket.id,
                                state_to_json(ticket)["fields"])
         out[stream] = ticket
+    # Messages after their tickets' rows: a customer's transaction may only write a
+    # message on a ticket row it can see as its own (row-level security, migration 0460),
+    # and a new ticket's row must exist for its first message.
+    for ticket_id, version, event in messages:
+        await _insert_message(conn, tenant_id, ticket_id, version, event)
     # The search index reads the rows just written; only what is searched changes it.
     await index_tickets(conn, tenant_id, sorted(
         {e.stream_id for e in events if e.type in _SEARCHED_TYPES}))

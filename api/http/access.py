@@ -27,6 +27,11 @@ _ADMIN = frozenset({ADMIN})
 _AUDIT = frozenset({AUDITOR, ADMIN})
 _ANALYTICS = frozenset({ANALYST, ADMIN})
 _EVERYONE = frozenset(r.value for r in Role)
+# A contact signed in to the customer portal. Not a role an API key can have: only a
+# portal token (api/http/auth.py ``authenticate_customer``) carries it, and only the
+# portal's routes accept such tokens.
+CUSTOMER = "customer"
+_CUSTOMER = frozenset({CUSTOMER})
 
 ACCESS: Mapping[str, frozenset[str]] = {
     "POST /v1/tickets": _WRITERS,
@@ -97,6 +102,14 @@ ACCESS: Mapping[str, frozenset[str]] = {
     "GET /v1/organizations/{organization_id}": _STAFF | {AUDITOR},
     "PATCH /v1/organizations/{organization_id}": _ADMIN,
     "GET /v1/organizations/{organization_id}/tickets": _STAFF | {AUDITOR},
+    # The customer portal: staff produce a contact's password link; the contact works
+    # on their own tickets only (row-level security scopes every statement to them).
+    "POST /v1/contacts/{contact_id}/portal-link": _STAFF,
+    "GET /v1/portal/tickets": _CUSTOMER,
+    "POST /v1/portal/tickets": _CUSTOMER,
+    "GET /v1/portal/tickets/{ticket_id}": _CUSTOMER,
+    "GET /v1/portal/tickets/{ticket_id}/messages": _CUSTOMER,
+    "POST /v1/portal/tickets/{ticket_id}/messages": _CUSTOMER,
     # Every caller may ask who it is and what its role may run (the console does).
     "GET /v1/auth/me": _EVERYONE,
     # The feed carries every event, message bodies and internal notes included:
@@ -110,6 +123,9 @@ OPEN: frozenset[str] = frozenset({
     "POST /v1/auth/refresh",
     "POST /v1/auth/sign-out",
     "POST /v1/auth/invitations/accept",
+    "POST /v1/portal/auth/sign-in",
+    "POST /v1/portal/auth/password",
+    "POST /v1/portal/auth/sign-out",
 })
 """Operations that take no bearer credential: they check the one they are given."""
 
@@ -133,4 +149,4 @@ def publish(document: dict[str, Any]) -> dict[str, Any]:
     return document
 
 
-__all__ = ["ACCESS", "OPEN", "publish", "roles_for"]
+__all__ = ["ACCESS", "CUSTOMER", "OPEN", "publish", "roles_for"]

@@ -18,12 +18,13 @@ from api.http.principal import Principal
 from api.http.problems import Problem
 from api.http.tokens import looks_like_access_token
 from api.ops import logging as logs
+from handlers import portal
 
 if TYPE_CHECKING:
     from api.root import Services
 
-__all__ = ["Principal", "authenticate", "authorize", "bearer_token", "operation_of",
-           "resolve"]
+__all__ = ["Principal", "authenticate", "authorize", "authorize_customer", "bearer_token",
+           "operation_of", "resolve"]
 
 
 def bearer_token(header: str | None) -> str | None:
@@ -94,6 +95,44 @@ async def authorize(request: Request, principal: Principal = Depends(authenticat
                     ) -> Principal:
     """Dependency: the principal, if the authorization table lets its role run this
     route's operation; else 403."""
+    allowed = roles_for(operation_of(request))
+    if principal.role not in allowed:
+        raise refuse(principal.role, allowed)
+    return principal
+
+
+async def authenticate_customer(request: Request) -> Principal:
+    """Dependency of the portal's routes: the signed-in contact, or 401.
+
+    Only a portal token counts here (a staff access token or an API key is refused: its
+    signature is under another purpose), and only while its portal session is open.
+    Not cached: one indexed row per request, and a sign-out stops the token at once.
+    """
+    token = bearer_token(request.headers.get("authorization"))
+    if token is None:
+        raise Problem(401, "unauthorized", "missing bearer portal token",
+                      headers=_UNAUTHORIZED)
+    services: Services = request.state.services
+    now = services.clock.now()
+    claims = services.portal_tokens.claims(token, now)
+    if claims is None or not await portal.session_open(
+            services.store, claims.tenant_id, claims.session_id, claims.agent_id, now):
+        raise Problem(401, "invalid_access_token",
+                      "the portal token has expired or its session has ended: sign in "
+                      "again", headers=_UNAUTHORIZED)
+    principal = Principal(tenant_id=claims.tenant_id, key_id=claims.session_id,
+                          role=claims.role, contact_id=claims.agent_id, credential="portal")
+    request.state.principal = principal
+    logs.bind(tenant_id=str(principal.tenant_id),
+              actor=f"{principal.actor.kind}:{principal.actor.id}")
+    return principal
+
+
+async def authorize_customer(request: Request,
+                             principal: Principal = Depends(authenticate_customer)
+                             ) -> Principal:
+    """Dependency: the signed-in contact, if the authorization table lets customers run
+    this route's operation; else 403."""
     allowed = roles_for(operation_of(request))
     if principal.role not in allowed:
         raise refuse(principal.role, allowed)

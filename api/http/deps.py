@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from api.http.auth import Principal, authenticate, authorize
+from api.http.auth import Principal, authenticate, authorize, authorize_customer
 from api.root import Services
 
 
@@ -21,3 +21,5 @@ ServicesDep = Annotated[Services, Depends(get_services)]
 PrincipalDep = Annotated[Principal, Depends(authenticate)]
 Authorized = Annotated[Principal, Depends(authorize)]
 """The caller, allowed by ``api.http.access`` to run the route it called."""
+CustomerAuthorized = Annotated[Principal, Depends(authorize_customer)]
+"""A contact signed in to the portal, allowed by ``api.http.access`` to run the route."""

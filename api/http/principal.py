@@ -16,8 +16,10 @@ class Principal:
 
     ``credential`` is ``api_key`` (``key_id`` is the key's id) or ``session`` (a person
     signed in with a password; ``key_id`` is the session's id, which scopes their
-    Idempotency-Keys as a key's id scopes a program's). Both go through the same role
-    table and the same checks from here on.
+    Idempotency-Keys as a key's id scopes a program's), or ``portal`` (a contact signed
+    in to the customer portal: role ``customer``, ``contact_id`` the contact,
+    ``key_id`` the portal session's id). All go through the same role table and the
+    same checks from here on.
     """
 
     tenant_id: TenantId
@@ -26,12 +28,17 @@ class Principal:
     agent_id: UUID | None = None
     agent_active: bool | None = None
     credential: str = "api_key"
+    contact_id: UUID | None = None
 
     @property
     def actor(self) -> StoreActor:
         """The actor the database stamps onto events this caller causes: a signed-in
         person is stamped as their agent, a key as itself (what a key acting as an
         agent does is attributed to the agent in the events' payloads)."""
+        if self.credential == "portal" and self.contact_id is not None:
+            # A customer signed in to the portal: stamped as the contact, and the same
+            # armed actor scopes row-level security to that contact's rows.
+            return StoreActor("customer", str(self.contact_id))
         if self.credential == "session" and self.agent_id is not None:
             return StoreActor("agent", str(self.agent_id))
         return StoreActor("api_key", str(self.key_id))

@@ -61,9 +61,17 @@ def looks_like_access_token(token: str) -> bool:
 class AccessTokens:
     """Issues and checks access tokens under one signing key."""
 
-    def __init__(self, key: bytes, ttl: timedelta) -> None:
-        self._key = hashlib.sha256(b"helpdesk access token v1\n" + key).digest()
+    def __init__(self, key: bytes, ttl: timedelta, purpose: str = "access token") -> None:
+        # The purpose is part of the signing key: a portal token (a customer's) is no
+        # staff access token, and the other way round, whatever its claims say.
+        self._raw = key
+        self._key = hashlib.sha256(f"helpdesk {purpose} v1\n".encode() + key).digest()
         self.ttl = ttl
+
+    def for_purpose(self, purpose: str, ttl: timedelta) -> AccessTokens:
+        """Tokens of another kind under the same secret, that neither kind accepts for
+        the other."""
+        return AccessTokens(self._raw, ttl, purpose)
 
     def _sign(self, signing_input: bytes) -> bytes:
         return hmac.new(self._key, signing_input, hashlib.sha256).digest()

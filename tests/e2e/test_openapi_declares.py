@@ -55,6 +55,9 @@ BODIES: dict[str, Callable[[], Any]] = {
     "POST /v1/contacts/{contact_id}/merge": lambda: None,  # into: a contact made for it
     "POST /v1/organizations": lambda: {"name": f"Org {uuid.uuid4()}"},
     "PATCH /v1/organizations/{organization_id}": lambda: {"name": f"Org {uuid.uuid4()}"},
+    "POST /v1/contacts/{contact_id}/portal-link": lambda: None,
+    "POST /v1/portal/tickets": lambda: {"subject": "Help", "body": "It broke"},
+    "POST /v1/portal/tickets/{ticket_id}/messages": lambda: {"body": "More"},
 }
 """A request body each side-effecting operation accepts."""
 
@@ -80,6 +83,10 @@ async def _request(http: httpx.AsyncClient, h: dict[str, str], method: str, path
                    extra: dict[str, str]) -> httpx.Response:
     """One fresh request of the operation: new resources for its path ids."""
     url = path
+    if "{ticket_id}" in url and path.startswith("/v1/portal/"):
+        ticket = (await http.post("/v1/portal/tickets", headers=h,
+                                  json=BODIES["POST /v1/portal/tickets"]())).json()
+        url = url.replace("{ticket_id}", ticket["id"])
     if "{ticket_id}" in url:
         ticket = (await http.post("/v1/tickets", json=NEW_TICKET, headers=h)).json()
         url = url.replace("{ticket_id}", ticket["id"])
@@ -113,13 +120,30 @@ async def _request(http: httpx.AsyncClient, h: dict[str, str], method: str, path
     return await http.request(method.upper(), url, json=body, headers=h | extra)
 
 
+async def _customer(http: httpx.AsyncClient, h: dict[str, str]) -> dict[str, str]:
+    """The bearer header of a contact signed in to the portal."""
+    email = f"{uuid.uuid4()}@example.com"
+    contact = (await http.post("/v1/contacts", headers=h, json={"email": email})).json()
+    link = (await http.post(f"/v1/contacts/{contact['id']}/portal-link", headers=h)).json()
+    password = "a long enough password"
+    await http.post("/v1/portal/auth/password", json={"token": link["token"],
+                                                      "password": password})
+    tenant = (await http.get("/v1/auth/me", headers=h)).json()["tenant"]["id"]
+    signed = await http.post("/v1/portal/auth/sign-in", json={
+        "tenant": tenant, "email": email, "password": password})
+    assert signed.status_code == 200, signed.text
+    return {"Authorization": f"Bearer {signed.json()['access_token']}"}
+
+
 async def test_every_side_effecting_route_declares_the_headers_it_honours(client, tenant):
     http, h = client, auth(tenant.admin_key)
     document = (await http.get("/openapi.json")).json()
     writes = [(m, p, op) for m, p, op in _operations(document)
               if m in WRITES and f"{m.upper()} {p}" not in OPEN]
     assert {f"{m.upper()} {p}" for m, p, _ in writes} == set(BODIES)
+    customer = await _customer(http, h)
     for method, path, op in writes:
+        h = customer if op["x-required-role"] == ["customer"] else auth(tenant.admin_key)
         # Idempotency-Key: the same key twice, and the second answer is the first's.
         url_key = {"Idempotency-Key": f"k-{uuid.uuid4()}"}
         first = await _request(http, h, method, path, url_key)

@@ -136,6 +136,43 @@ async def test_failed_sign_ins_use_up_their_address_budget(
         assert (await other.post("/v1/auth/sign-in", json=attempt("p" * 12))).status_code == 200
 
 
+@pytest.mark.slow  # starts a redis-server
+async def test_failed_portal_sign_ins_use_up_their_address_budget(
+    db: Db, make_tenant, redis_server: RedisServer
+) -> None:
+    a = await make_tenant("A")
+    app = create_app(_settings(db, redis_server.url, rate_limit_per_address=2,
+                               rate_limit_per_key=100, password_hash_memory_kib=1024,
+                               password_hash_time_cost=1))
+    admin = {"Authorization": f"Bearer {a.admin_key.secret}"}
+    async with asgi_client(app, client=("10.0.0.5", 5000)) as setup, \
+            asgi_client(app, client=("10.0.0.6", 5000)) as guesser, \
+            asgi_client(app, client=("10.0.0.7", 5000)) as other:
+        contact = (await setup.post("/v1/contacts", headers=admin,
+                                    json={"email": "ann@example.com"})).json()
+        link = (await setup.post(f"/v1/contacts/{contact['id']}/portal-link",
+                                 headers=admin)).json()
+        done = await setup.post("/v1/portal/auth/password",
+                                json={"token": link["token"], "password": "p" * 12})
+        assert done.status_code == 200
+
+        def attempt(password: str) -> dict[str, str]:
+            return {"tenant": str(a.tenant_id), "email": "ann@example.com",
+                    "password": password}
+
+        codes = [(await guesser.post("/v1/portal/auth/sign-in",
+                                     json=attempt(f"guess {i}"))).status_code
+                 for i in range(2)]
+        assert codes == [401, 401]
+        refused = await guesser.post("/v1/portal/auth/sign-in", json=attempt("p" * 12))
+        assert refused.status_code == 429
+        # The staff sign-in shares the address's failures budget.
+        staff = await guesser.post("/v1/auth/sign-in", json=attempt("p" * 12))
+        assert staff.status_code == 429
+        ok = await other.post("/v1/portal/auth/sign-in", json=attempt("p" * 12))
+        assert ok.status_code == 200
+
+
 async def test_without_redis_url_nothing_is_limited_and_ready_says_dormant(
     db: Db, make_tenant
 ) -> None:

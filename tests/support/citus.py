@@ -71,8 +71,8 @@ SELECT c.conname AS name, t.relname AS table_name, r.relname AS referenced,
 
 SQL_FUNCTIONS = """
 SELECT p.proname AS name, p.prosrc AS body,
-       array(SELECT n FROM unnest(p.proargnames, coalesce(p.proargmodes,
-                                  array_fill('i'::"char", ARRAY[cardinality(p.proargnames)])))
+       array(SELECT n FROM unnest(p.proargnames, coalesce(p.proargmodes, array_fill(
+                                  'i'::"char", ARRAY[coalesce(cardinality(p.proargnames), 0)])))
                           WITH ORDINALITY AS a(n, mode, i)
               WHERE a.mode IN ('i', 'b') ORDER BY a.i) AS arg_names,
        array(SELECT format_type(t, NULL) FROM unnest(p.proargtypes::oid[]) AS t) AS arg_types

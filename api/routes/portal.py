@@ -1,0 +1,278 @@
+"""The customer portal: a contact signs in and works on their own tickets.
+
+- ``POST /v1/contacts/{contact_id}/portal-link`` (staff) produces a single-use password
+  link's token for a contact, shown once; the operator sends it (no mail server here).
+- ``POST /v1/portal/auth/password`` spends it: the contact sets a password (404
+  unknown, 410 ``link_gone`` spent or expired).
+- ``POST /v1/portal/auth/sign-in`` takes ``{tenant, email, password}`` and answers a
+  portal token (``ACCESS_TOKEN_MINUTES``), valid while the portal session is open
+  (``PORTAL_SESSION_HOURS``). Every failure is the same 401 ``sign_in_failed``, with
+  the hash computed either way, and counts against the address's failures budget
+  (both auth operations are ``OPEN``: api/ops/ratelimit.py).
+- ``/v1/portal/tickets...``: the contact's tickets (keyset, newest first), one of them,
+  its public messages, a public reply, a new ticket. Another contact's ticket is 404
+  like a missing one, and internal notes are never read: the routes ask for the
+  contact's rows, and row-level security (migration 0460) lets the transaction see
+  nothing else, as it acts as the customer.
+
+The rules are ``handlers.portal``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timedelta
+from typing import Annotated, Any, Literal
+from uuid import UUID
+
+from fastapi import APIRouter, Query, Request, Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from api.http import commands
+from api.http.auth import bearer_token
+from api.http.deps import Authorized, CustomerAuthorized, ServicesDep
+from api.http.idempotency import JsonReply
+from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate, scope_of
+from api.http.problem_docs import errors
+from api.http.routing import StrictRoute
+from domain.ids import MessageId, TenantId, TicketId
+from domain.validation import BODY_MAX, SUBJECT_MAX
+from eventstore.store import Session
+from handlers import portal
+from handlers.credentials import MAX_PASSWORD, check_password
+
+router = APIRouter(tags=["portal"], route_class=StrictRoute)
+
+
+class PortalLinkOut(BaseModel):
+    id: UUID
+    contact_id: UUID
+    created_at: datetime
+    expires_at: datetime
+    token: str = Field(description="shown only in this answer: pass it on to the contact, "
+                                   "who spends it once at `POST /v1/portal/auth/password`")
+
+
+class PortalPasswordIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    token: str = Field(min_length=1, max_length=200)
+    password: str = Field(min_length=1, max_length=MAX_PASSWORD,
+                          description="10 characters or more")
+
+
+class PortalPasswordSetOut(BaseModel):
+    tenant_id: UUID
+    contact_id: UUID
+    email: str
+
+
+class PortalSignInIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    tenant: UUID
+    email: str = Field(min_length=1, max_length=254)
+    password: str = Field(min_length=1, max_length=MAX_PASSWORD)
+
+
+class PortalSignedInOut(BaseModel):
+    access_token: str = Field(description="send as `Authorization: Bearer <token>` to "
+                                          "`/v1/portal/...` (and nowhere else)")
+    token_type: Literal["Bearer"]
+    expires_in: int
+    expires_at: datetime
+    session_expires_at: datetime = Field(description="sign in again after this")
+    tenant_id: UUID
+    contact_id: UUID
+
+
+class PortalTicketOut(BaseModel):
+    id: UUID
+    subject: str
+    state: str
+    created_at: datetime
+    updated_at: datetime
+
+
+class PortalTicketPage(BaseModel):
+    data: list[PortalTicketOut]
+    next_cursor: str | None
+
+
+class PortalMessageOut(BaseModel):
+    id: UUID
+    ticket_id: UUID
+    author_kind: str = Field(description="`customer` (the contact) or `agent` (staff)")
+    body: str
+    created_at: datetime
+
+
+class PortalMessagePage(BaseModel):
+    data: list[PortalMessageOut]
+    next_cursor: str | None
+
+
+class PortalTicketIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    subject: str = Field(min_length=1, max_length=SUBJECT_MAX)
+    body: str = Field(min_length=1, max_length=BODY_MAX)
+
+
+class PortalReplyIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    body: str = Field(min_length=1, max_length=BODY_MAX)
+
+
+class PortalReplyOut(BaseModel):
+    message: PortalMessageOut
+    ticket: PortalTicketOut
+
+
+def _message(row: Any) -> dict[str, Any]:
+    return {k: row[k] for k in ("id", "ticket_id", "author_kind", "body", "created_at")}
+
+
+@router.post("/v1/contacts/{contact_id}/portal-link", status_code=201, response_model=PortalLinkOut,
+             responses=errors(404, 409, 413, 415), summary="A contact's portal password link")
+async def portal_link(contact_id: UUID, request: Request, services: ServicesDep,
+                      principal: Authorized) -> Response:
+    """A single-use token that lets the contact set their portal password, valid
+    ``PORTAL_LINK_HOURS``. Only its sha256 is stored."""
+    at = services.clock.now()
+    valid = timedelta(hours=services.settings.portal_link_hours)
+
+    async def work(uow: Session) -> JsonReply:
+        return JsonReply(201, await portal.issue_link(uow, contact_id, at, valid))
+
+    return await commands.run(request, services, principal, {"contact_id": str(contact_id)},
+                              work)
+
+
+@router.post("/v1/portal/auth/password", response_model=PortalPasswordSetOut,
+             responses=errors(404, 410, 413, 415),
+             summary="Spend a password link: set the portal password")
+async def set_password(body: PortalPasswordIn, services: ServicesDep) -> Response:
+    done = await portal.set_password(services.store, services.passwords, body.token,
+                                     check_password(body.password), services.clock.now())
+    return JsonReply(200, done).response()
+
+
+@router.post("/v1/portal/auth/sign-in", response_model=PortalSignedInOut,
+             responses=errors(413, 415), summary="A contact signs in to the portal")
+async def sign_in(body: PortalSignInIn, services: ServicesDep) -> Response:
+    now = services.clock.now()
+    done = await portal.sign_in(
+        services.store, services.passwords,
+        timedelta(hours=services.settings.portal_session_hours),
+        portal.PortalSignIn(TenantId(body.tenant), body.email.strip(), body.password, now))
+    tokens = services.portal_tokens
+    token, expires = tokens.issue(tenant_id=done.tenant_id, agent_id=done.contact_id,
+                                  session_id=done.session_id, role="customer", now=now)
+    return JsonReply(200, {
+        "access_token": token, "token_type": "Bearer",
+        "expires_in": int(tokens.ttl.total_seconds()),
+        "expires_at": min(expires, done.expires_at), "session_expires_at": done.expires_at,
+        "tenant_id": done.tenant_id, "contact_id": done.contact_id,
+    }, headers={"Cache-Control": "no-store"}).response()
+
+
+@router.post("/v1/portal/auth/sign-out", status_code=204, responses=errors(),
+             summary="End the portal session of the bearer token (its tokens stop at once)")
+async def sign_out(request: Request, services: ServicesDep) -> Response:
+    """Like the staff sign-out, always 204: a token that is malformed, forged, expired
+    or of an ended session leaves nothing to end."""
+    token = bearer_token(request.headers.get("authorization"))
+    now = services.clock.now()
+    claims = None if token is None else services.portal_tokens.claims(token, now,
+                                                                       expiry=False)
+    if claims is not None:
+        await portal.sign_out(services.store, claims.tenant_id, claims.session_id,
+                              claims.agent_id, now)
+    return Response(status_code=204)
+
+
+@router.get("/v1/portal/tickets", response_model=PortalTicketPage, responses=errors(),
+            summary="The signed-in contact's tickets, newest first")
+async def list_tickets(
+    services: ServicesDep,
+    principal: CustomerAuthorized,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+    cursor: Annotated[str | None, Query(max_length=512)] = None,
+) -> Response:
+    assert principal.contact_id is not None
+    scope = scope_of(principal.tenant_id, "portal-tickets", {"contact": str(principal.contact_id)})
+    after = services.cursors.decode(scope, cursor) if cursor is not None else None
+    async with services.store.session(principal.tenant_id, principal.actor,
+                                      readonly=True) as uow:
+        rows = await portal.own_tickets(uow, principal.contact_id, after, limit + 1)
+    page, next_cursor = paginate(services.cursors, scope, rows, limit,
+                                 lambda r: (r["created_at"], r["id"]))
+    return JsonReply(200, {"data": [portal.ticket_document(r) for r in page],
+                           "next_cursor": next_cursor}).response()
+
+
+@router.post("/v1/portal/tickets", status_code=201, response_model=PortalTicketOut,
+             responses=errors(409, 413, 415), summary="Open a ticket as the signed-in contact")
+async def open_ticket(body: PortalTicketIn, request: Request, services: ServicesDep,
+                      principal: CustomerAuthorized) -> Response:
+    assert principal.contact_id is not None
+    contact, ticket_id, at = principal.contact_id, TicketId(uuid.uuid4()), services.clock.now()
+
+    async def work(uow: Session) -> JsonReply:
+        ticket = await portal.open_ticket(uow, contact, ticket_id, body.subject, body.body, at)
+        return JsonReply(201, portal.ticket_document(ticket),
+                         {"Location": f"/v1/portal/tickets/{ticket.id}"})
+
+    return await commands.run(request, services, principal, body.model_dump(mode="json"), work)
+
+
+@router.get("/v1/portal/tickets/{ticket_id}", response_model=PortalTicketOut,
+            responses=errors(404), summary="One of the signed-in contact's tickets")
+async def get_ticket(ticket_id: UUID, services: ServicesDep,
+                     principal: CustomerAuthorized) -> Response:
+    assert principal.contact_id is not None
+    async with services.store.session(principal.tenant_id, principal.actor,
+                                      readonly=True) as uow:
+        found = await portal.own_ticket(uow, principal.contact_id, ticket_id)
+    return JsonReply(200, found).response()
+
+
+@router.get("/v1/portal/tickets/{ticket_id}/messages", response_model=PortalMessagePage,
+            responses=errors(404), summary="A ticket's public messages, oldest first")
+async def get_messages(
+    ticket_id: UUID,
+    services: ServicesDep,
+    principal: CustomerAuthorized,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+    cursor: Annotated[str | None, Query(max_length=512)] = None,
+) -> Response:
+    assert principal.contact_id is not None
+    scope = scope_of(principal.tenant_id, "portal-messages", {"ticket_id": str(ticket_id)})
+    after = services.cursors.decode(scope, cursor) if cursor is not None else None
+    async with services.store.session(principal.tenant_id, principal.actor,
+                                      readonly=True) as uow:
+        rows = await portal.public_messages(uow, principal.contact_id, ticket_id, after,
+                                            limit + 1)
+    page, next_cursor = paginate(services.cursors, scope, rows, limit,
+                                 lambda r: (r["created_at"], r["id"]))
+    return JsonReply(200, {"data": [_message(r) for r in page],
+                           "next_cursor": next_cursor}).response()
+
+
+@router.post("/v1/portal/tickets/{ticket_id}/messages", status_code=201,
+             response_model=PortalReplyOut, responses=errors(404, 409, 413, 415),
+             summary="Reply publicly on one of the signed-in contact's tickets")
+async def post_reply(ticket_id: UUID, body: PortalReplyIn, request: Request,
+                     services: ServicesDep, principal: CustomerAuthorized) -> Response:
+    """A reply on a closed ticket opens a follow-up ticket, which the answer returns."""
+    assert principal.contact_id is not None
+    contact, message_id, at = principal.contact_id, MessageId(uuid.uuid4()), services.clock.now()
+
+    async def work(uow: Session) -> JsonReply:
+        ticket, message = await portal.reply(uow, contact, TicketId(ticket_id), message_id,
+                                             body.body, at)
+        return JsonReply(201, {"message": message, "ticket": portal.ticket_document(ticket)})
+
+    return await commands.run(request, services, principal, body.model_dump(mode="json"), work)

@@ -1,0 +1,244 @@
+"""The customer portal: a contact sets a password through a link, signs in, and acts
+as a customer on their own tickets.
+
+Staff produce a **password link** for a contact (``issue_link``): a single-use token
+that expires, shown once (only its sha256 is stored; the operator sends it, there is
+no mail server here). Spending it (``set_password``) gives the contact a password;
+a spent or expired link is ``Gone`` (410), an unknown one ``Missing``.
+
+**Signing in** (``sign_in``) follows the staff rules (handlers/sessions.py): every
+failure is the same ``sign_in_failed`` and the argon2id hash is computed on every path
+(a decoy when there is no password), so neither the answer nor its timing tells
+whether the e-mail has a login. It opens a contact session whose id the access token
+carries; a token acts only while its session is open (``session_open``).
+
+Whatever a signed-in contact does runs under ``customer_actor``: the database stamps
+it as the customer, and the same armed actor scopes row-level security to that
+contact (migration 0460, ``acting_contact()``): their tickets and those tickets'
+public messages only, whatever SQL runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+from domain.commands import OpenTicket
+from domain.ids import MessageId, TenantId, TicketId
+from domain.ticket import Ticket
+from domain.values import Actor, ActorKind, Source, Visibility
+from eventstore.sqlfile import load_queries
+from eventstore.store import EventStore, Session
+from eventstore.types import StoreActor
+from handlers.credentials import Passwords, new_token, parse_token
+from handlers.errors import Gone, Missing
+from handlers.requesters import requester_of_contact
+from handlers.sessions import sign_in_failed
+from handlers.tickets import PostMessage, post_message, run_command
+from projections import people
+
+Q = load_queries(Path(__file__).with_name("portal.sql"))
+
+LINK_PREFIX = "hdp_"
+
+
+def customer_actor(contact_id: UUID) -> StoreActor:
+    """The actor of a contact's own actions: stamped on events, and the contact scope
+    of row-level security."""
+    return StoreActor("customer", str(contact_id))
+
+
+@dataclass(frozen=True, slots=True)
+class PortalSignIn:
+    tenant_id: TenantId
+    email: str
+    password: str
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class PortalSession:
+    """An open portal session: whose, and until when at most."""
+
+    tenant_id: TenantId
+    session_id: UUID
+    contact_id: UUID
+    expires_at: datetime
+
+
+async def issue_link(uow: Session, contact_id: UUID, at: datetime, valid_for: timedelta
+                     ) -> dict[str, Any]:
+    """A password link for a contact of the tenant (``Missing`` if none such); the answer
+    holds ``token``, which is never stored and cannot be shown again."""
+    contact = await people.load_contact(uow.conn, uow.tenant_id, contact_id)
+    if contact is None or contact.merged_into is not None:
+        raise Missing("not_found", f"no contact {contact_id}")
+    token, ref = new_token(LINK_PREFIX, uow.tenant_id)
+    row = await uow.conn.fetchrow(Q["insert_link"], uow.tenant_id, uuid.uuid4(), contact_id,
+                                  ref.digest, at, at + valid_for)
+    assert row is not None
+    return {**dict(row), "token": token}
+
+
+def _gone() -> Gone:
+    return Gone("link_gone", "the password link has expired or was used already; "
+                             "ask for a new one")
+
+
+async def set_password(store: EventStore, passwords: Passwords, token: str, password: str,
+                       at: datetime) -> dict[str, Any]:
+    """Spend a password link: its contact gets ``password``. Returns the tenant, the
+    contact and its e-mail."""
+    ref = parse_token(LINK_PREFIX, token)
+    if ref is None:
+        raise Missing("not_found", "no such password link")
+    tenant = ref.tenant_id
+    async with store.session(tenant, readonly=True) as uow:
+        found = await uow.conn.fetchrow(Q["find_link"], tenant, ref.digest)
+    # Checked before hashing: an unknown, spent or expired link costs no argon2 work.
+    if found is None:
+        raise Missing("not_found", "no such password link")
+    if found["spent_at"] is not None or found["expires_at"] <= at:
+        raise _gone()
+    hashed = await asyncio.to_thread(passwords.hash, password)
+    async with store.session(tenant, customer_actor(found["contact_id"])) as uow:
+        # Locked and checked again: two people spending one link race here.
+        row = await uow.conn.fetchrow(Q["get_link"], tenant, ref.digest)
+        assert row is not None
+        if row["spent_at"] is not None:
+            raise _gone()
+        await uow.conn.execute(Q["set_password"], tenant, row["contact_id"], hashed, at)
+        await uow.conn.execute(Q["spend_link"], tenant, row["id"], at)
+    return {"tenant_id": tenant, "contact_id": row["contact_id"], "email": row["email"]}
+
+
+async def sign_in(store: EventStore, passwords: Passwords, session_ttl: timedelta,
+                  command: PortalSignIn) -> PortalSession:
+    """Open a portal session for the contact with this e-mail and password, or refuse
+    with ``sign_in_failed`` (always the same, see the module)."""
+    tenant = command.tenant_id
+    async with store.session(tenant, readonly=True) as uow:
+        row = await uow.conn.fetchrow(Q["contact_login"], tenant, command.email)
+    stored = (row["password_hash"] if row is not None and row["merged_into"] is None
+              else None)
+    if not await asyncio.to_thread(passwords.verify, stored, command.password):
+        raise sign_in_failed()
+    assert row is not None and stored is not None
+    contact_id: UUID = row["id"]
+    rehashed = (await asyncio.to_thread(passwords.hash, command.password)
+                if passwords.needs_rehash(stored) else None)
+    session_id = uuid.uuid4()
+    expires = command.at + session_ttl
+    async with store.session(tenant, customer_actor(contact_id)) as uow:
+        if rehashed is not None:
+            await uow.conn.execute(Q["rehash_password"], tenant, contact_id, rehashed, stored,
+                                   command.at)
+        await uow.conn.execute(Q["insert_session"], tenant, session_id, contact_id,
+                               command.at, expires)
+    return PortalSession(tenant, session_id, contact_id, expires)
+
+
+async def session_open(store: EventStore, tenant: TenantId, session_id: UUID,
+                       contact_id: UUID, now: datetime) -> bool:
+    """Whether a portal session still lets its access tokens act."""
+    async with store.session(tenant, customer_actor(contact_id), readonly=True) as uow:
+        return bool(await uow.conn.fetchval(Q["session_open"], tenant, session_id,
+                                            contact_id, now))
+
+
+async def sign_out(store: EventStore, tenant: TenantId, session_id: UUID, contact_id: UUID,
+                   at: datetime) -> None:
+    async with store.session(tenant, customer_actor(contact_id)) as uow:
+        await uow.conn.execute(Q["revoke_session"], tenant, session_id, at)
+
+
+def _author(contact_id: UUID) -> Actor:
+    """The domain actor of a contact's own action: the customer, named by contact id."""
+    return Actor(kind=ActorKind.CUSTOMER, id=str(contact_id))
+
+
+def ticket_document(t: Ticket | Any) -> dict[str, Any]:
+    """What a customer sees of a ticket (a ``Ticket`` or a row of ``own_tickets``): no
+    assignee, group, tags or fields, which are the staff's."""
+    get = (lambda k: getattr(t, k)) if isinstance(t, Ticket) else t.__getitem__
+    return {"id": get("id"), "subject": get("subject"), "state": str(get("state")),
+            "created_at": get("created_at"), "updated_at": get("updated_at")}
+
+
+def _no_ticket(ticket_id: UUID) -> Missing:
+    return Missing("not_found", f"no ticket {ticket_id}")
+
+
+async def open_ticket(uow: Session, contact_id: UUID, ticket_id: TicketId, subject: str,
+                      body: str, at: datetime) -> Ticket:
+    """Open a ticket whose requester is the signed-in contact."""
+    requester = await requester_of_contact(uow.conn, uow.tenant_id, contact_id)
+    result = await run_command(uow, ticket_id, OpenTicket(
+        ticket_id=ticket_id, subject=subject, body=body, requester=requester,
+        source=Source.PORTAL, actor=_author(contact_id), at=at))
+    return result.ticket
+
+
+async def reply(uow: Session, contact_id: UUID, ticket_id: TicketId, message_id: MessageId,
+                body: str, at: datetime) -> tuple[Ticket, dict[str, Any]]:
+    """A public reply by the contact on their own ticket (another's is ``Missing``, as
+    row-level security does not let the transaction see it). A reply on a closed
+    ticket opens a follow-up, which is returned instead. Returns (ticket, message)."""
+    if await uow.conn.fetchrow(Q["own_ticket"], uow.tenant_id, contact_id, ticket_id) is None:
+        raise _no_ticket(ticket_id)
+    result = await post_message(uow, PostMessage(
+        ticket_id=ticket_id, message_id=message_id, body=body, visibility=Visibility.PUBLIC,
+        at=at, author=_author(contact_id)))
+    ticket = result.follow_up or result.ticket
+    message = {"id": message_id, "ticket_id": ticket.id, "author_kind": "customer",
+               "body": body, "created_at": at}
+    return ticket, message
+
+
+async def own_tickets(uow: Session, contact_id: UUID, after: tuple[datetime, UUID] | None,
+                      limit: int) -> list[Any]:
+    """The contact's tickets, newest first, after a keyset position."""
+    at, after_id = after if after is not None else (None, None)
+    return list(await uow.conn.fetch(Q["own_tickets"], uow.tenant_id, contact_id, at,
+                                     after_id, limit))
+
+
+async def own_ticket(uow: Session, contact_id: UUID, ticket_id: UUID) -> dict[str, Any]:
+    row = await uow.conn.fetchrow(Q["own_ticket"], uow.tenant_id, contact_id, ticket_id)
+    if row is None:
+        raise _no_ticket(ticket_id)
+    return ticket_document(row)
+
+
+async def public_messages(uow: Session, contact_id: UUID, ticket_id: UUID,
+                          after: tuple[datetime, UUID] | None, limit: int) -> list[Any]:
+    """A ticket's public messages, oldest first; ``Missing`` for a ticket that is not
+    the contact's."""
+    await own_ticket(uow, contact_id, ticket_id)
+    at, after_id = after if after is not None else (None, None)
+    return list(await uow.conn.fetch(Q["public_messages"], uow.tenant_id, ticket_id, at,
+                                     after_id, limit))
+
+
+__all__ = [
+    "LINK_PREFIX",
+    "PortalSession",
+    "PortalSignIn",
+    "customer_actor",
+    "issue_link",
+    "open_ticket",
+    "own_ticket",
+    "own_tickets",
+    "public_messages",
+    "reply",
+    "session_open",
+    "set_password",
+    "sign_in",
+    "sign_out",
+    "ticket_document",
+]

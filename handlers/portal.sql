@@ -1,0 +1,90 @@
+-- name: contact_login --
+-- $1 tenant_id, $2 e-mail (any case)
+-- The contact an e-mail signs in to the portal as, with its password hash (NULL: no
+-- password yet). A merged contact has no login of its own: its survivor does.
+SELECT c.id, c.merged_into, l.password_hash
+  FROM contacts c
+  LEFT JOIN contact_logins l ON l.tenant_id = c.tenant_id AND l.contact_id = c.id
+ WHERE c.tenant_id = $1 AND c.email_key = lower($2)
+
+-- name: rehash_password --
+-- $1 tenant_id, $2 contact_id, $3 new hash, $4 the hash it replaces, $5 at
+-- Only if the hash is still the one checked: a password set meanwhile wins.
+UPDATE contact_logins SET password_hash = $3, updated_at = $5
+ WHERE tenant_id = $1 AND contact_id = $2 AND password_hash = $4
+
+-- name: set_password --
+-- $1 tenant_id, $2 contact_id, $3 password hash, $4 at
+INSERT INTO contact_logins (tenant_id, contact_id, password_hash, set_at, updated_at)
+VALUES ($1, $2, $3, $4, $4)
+ON CONFLICT (tenant_id, contact_id)
+DO UPDATE SET password_hash = EXCLUDED.password_hash, updated_at = EXCLUDED.updated_at
+
+-- name: insert_link --
+-- $1 tenant_id, $2 id, $3 contact_id, $4 token sha256, $5 created_at, $6 expires_at
+INSERT INTO contact_password_links (tenant_id, id, contact_id, token_hash, created_at,
+                                    expires_at)
+VALUES ($1, $2, $3, $4, $5, $6)
+RETURNING id, contact_id, created_at, expires_at
+
+-- name: find_link --
+-- $1 tenant_id, $2 token sha256
+SELECT contact_id, expires_at, spent_at
+  FROM contact_password_links WHERE tenant_id = $1 AND token_hash = $2
+
+-- name: get_link --
+-- $1 tenant_id, $2 token sha256; FOR UPDATE: two people spending one link race here.
+SELECT l.id, l.contact_id, l.expires_at, l.spent_at, c.email
+  FROM contact_password_links l
+  JOIN contacts c ON c.tenant_id = l.tenant_id AND c.id = l.contact_id
+ WHERE l.tenant_id = $1 AND l.token_hash = $2
+   FOR UPDATE OF l
+
+-- name: spend_link --
+-- $1 tenant_id, $2 id, $3 at
+UPDATE contact_password_links SET spent_at = $3 WHERE tenant_id = $1 AND id = $2
+
+-- name: insert_session --
+-- $1 tenant_id, $2 id, $3 contact_id, $4 created_at, $5 expires_at
+INSERT INTO contact_sessions (tenant_id, id, contact_id, created_at, expires_at)
+VALUES ($1, $2, $3, $4, $5)
+
+-- name: session_open --
+-- $1 tenant_id, $2 session id, $3 contact_id, $4 now
+-- Whether a portal access token's session still lets it act.
+SELECT EXISTS (SELECT 1 FROM contact_sessions
+                WHERE tenant_id = $1 AND id = $2 AND contact_id = $3
+                  AND revoked_at IS NULL AND expires_at > $4)
+
+-- name: revoke_session --
+-- $1 tenant_id, $2 session id, $3 at
+UPDATE contact_sessions SET revoked_at = $3
+ WHERE tenant_id = $1 AND id = $2 AND revoked_at IS NULL
+
+-- name: own_tickets --
+-- $1 tenant_id, $2 contact_id, $3 after created_at (NULL: first page), $4 after id,
+-- $5 limit
+-- Newest first. The contact filter is written out although row-level security
+-- applies it too: the index (tenant_id, contact_id, created_at, id) serves it.
+SELECT id, subject, state, created_at, updated_at
+  FROM tickets
+ WHERE tenant_id = $1 AND contact_id = $2
+   AND ($3::timestamptz IS NULL OR (created_at, id) < ($3, $4))
+ ORDER BY created_at DESC, id DESC
+ LIMIT $5
+
+-- name: own_ticket --
+-- $1 tenant_id, $2 contact_id, $3 ticket id
+SELECT id, subject, state, created_at, updated_at
+  FROM tickets WHERE tenant_id = $1 AND contact_id = $2 AND id = $3
+
+-- name: public_messages --
+-- $1 tenant_id, $2 ticket id, $3 after created_at (NULL: first page), $4 after id,
+-- $5 limit
+-- Oldest first; internal notes are never read (and row-level security hides them).
+SELECT id, ticket_id, author_kind, body, created_at
+  FROM messages
+ WHERE tenant_id = $1 AND ticket_id = $2 AND visibility = 'public'
+   AND ($3::timestamptz IS NULL OR (created_at, id) > ($3, $4))
+ ORDER BY created_at, id
+ LIMIT $5

@@ -1,0 +1,181 @@
+"""The customer portal over HTTP: a password link spent once, sign-in with the staff
+rules, and a contact who sees only their own tickets and their public messages."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from api.app import create_app
+from domain.clock import ManualClock
+from handlers.tenants import NewTenant
+from tests.e2e.conftest import app_settings, auth
+from tests.support.pg import TestDatabase as Db
+
+PASSWORD = "correct horse battery"
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(datetime.now(UTC))
+
+
+@pytest.fixture
+def app(db: Db, clock: ManualClock) -> FastAPI:
+    return create_app(app_settings(db), clock=clock)
+
+
+async def open_for(http: httpx.AsyncClient, tenant: NewTenant, email: str) -> dict[str, Any]:
+    """A ticket opened by staff for ``email``, with a public reply and an internal note."""
+    r = await http.post("/v1/tickets", headers=auth(tenant.admin_key), json={
+        "subject": f"For {email}", "body": "It broke", "requester": {"email": email}})
+    assert r.status_code == 201, r.text
+    ticket: dict[str, Any] = r.json()
+    for visibility in ("public", "internal"):
+        m = await http.post(f"/v1/tickets/{ticket['id']}/messages",
+                            headers=auth(tenant.admin_key),
+                            json={"body": f"{visibility} words", "visibility": visibility})
+        assert m.status_code == 201, m.text
+    return ticket
+
+
+async def link(http: httpx.AsyncClient, tenant: NewTenant, contact_id: str) -> str:
+    r = await http.post(f"/v1/contacts/{contact_id}/portal-link",
+                        headers=auth(tenant.admin_key))
+    assert r.status_code == 201, r.text
+    token: str = r.json()["token"]
+    return token
+
+
+async def customer(http: httpx.AsyncClient, tenant: NewTenant, ticket: dict[str, Any]
+                   ) -> dict[str, str]:
+    """The bearer header of the ticket's requester, signed in to the portal."""
+    contact = ticket["requester"]["contact_id"]
+    r = await http.post("/v1/portal/auth/password",
+                        json={"token": await link(http, tenant, contact), "password": PASSWORD})
+    assert r.status_code == 200, r.text
+    r = await http.post("/v1/portal/auth/sign-in", json={
+        "tenant": str(tenant.tenant_id), "email": ticket["requester"]["email"],
+        "password": PASSWORD})
+    assert r.status_code == 200, r.text
+    assert r.json()["contact_id"] == contact
+    return {"Authorization": f"Bearer {r.json()['access_token']}"}
+
+
+async def test_a_contact_sees_only_own_tickets_and_public_messages(http, tenant) -> None:
+    mine = await open_for(http, tenant, "ann@example.com")
+    theirs = await open_for(http, tenant, "bob@example.com")
+    ann = await customer(http, tenant, mine)
+
+    listed = await http.get("/v1/portal/tickets", headers=ann)
+    assert listed.status_code == 200, listed.text
+    assert [t["id"] for t in listed.json()["data"]] == [mine["id"]]
+    assert set(listed.json()["data"][0]) == {"id", "subject", "state", "created_at",
+                                             "updated_at"}
+    got = await http.get(f"/v1/portal/tickets/{mine['id']}", headers=ann)
+    assert got.status_code == 200 and got.json()["id"] == mine["id"]
+
+    messages = await http.get(f"/v1/portal/tickets/{mine['id']}/messages", headers=ann)
+    assert messages.status_code == 200, messages.text
+    # One instant on the test's clock: the order within it is by id.
+    assert sorted(m["body"] for m in messages.json()["data"]) == ["It broke", "public words"]
+
+    # Another contact's ticket is 404 even by id, for every operation.
+    for path in (f"/v1/portal/tickets/{theirs['id']}",
+                 f"/v1/portal/tickets/{theirs['id']}/messages"):
+        r = await http.get(path, headers=ann)
+        assert r.status_code == 404, (path, r.text)
+        assert r.headers["content-type"] == "application/problem+json"
+    r = await http.post(f"/v1/portal/tickets/{theirs['id']}/messages", headers=ann,
+                        json={"body": "let me in"})
+    assert r.status_code == 404, r.text
+
+    # A staff route refuses a portal token, and the portal refuses staff keys.
+    assert (await http.get("/v1/tickets", headers=ann)).status_code == 401
+    assert (await http.get("/v1/portal/tickets",
+                           headers=auth(tenant.admin_key))).status_code == 401
+
+
+async def test_a_contact_opens_and_follows_a_ticket_as_the_customer(http, tenant) -> None:
+    first = await open_for(http, tenant, "ann@example.com")
+    ann = await customer(http, tenant, first)
+    r = await http.post("/v1/portal/tickets", headers={**ann, "Idempotency-Key": "k1"},
+                        json={"subject": "Another thing", "body": "Please help"})
+    assert r.status_code == 201, r.text
+    opened = r.json()
+    assert r.headers["location"] == f"/v1/portal/tickets/{opened['id']}"
+    again = await http.post("/v1/portal/tickets", headers={**ann, "Idempotency-Key": "k1"},
+                            json={"subject": "Another thing", "body": "Please help"})
+    assert again.status_code == 201 and again.json()["id"] == opened["id"]
+
+    reply = await http.post(f"/v1/portal/tickets/{opened['id']}/messages", headers=ann,
+                            json={"body": "More detail"})
+    assert reply.status_code == 201, reply.text
+    assert reply.json()["message"]["author_kind"] == "customer"
+
+    # Staff see the ticket for the contact, its events stamped as the customer.
+    staff = await http.get(f"/v1/tickets/{opened['id']}", headers=auth(tenant.admin_key))
+    assert staff.json()["requester"]["contact_id"] == first["requester"]["contact_id"]
+    assert staff.json()["source"] == "portal"
+    events = await http.get("/v1/events", headers=auth(tenant.admin_key),
+                            params={"stream_id": opened["id"]})
+    assert events.status_code == 200, events.text
+    contact = first["requester"]["contact_id"]
+    stamped = {(e["actor"]["kind"], e["actor"]["id"]) for e in events.json()["data"]}
+    assert stamped == {("customer", contact)}, stamped
+
+    page = await http.get("/v1/portal/tickets", headers=ann, params={"limit": 1})
+    assert [t["id"] for t in page.json()["data"]] == [opened["id"]]
+    rest = await http.get("/v1/portal/tickets", headers=ann,
+                          params={"limit": 1, "cursor": page.json()["next_cursor"]})
+    assert [t["id"] for t in rest.json()["data"]] == [first["id"]]
+    assert rest.json()["next_cursor"] is None
+
+    out = await http.post("/v1/portal/auth/sign-out", headers=ann)
+    assert out.status_code == 204
+    assert (await http.get("/v1/portal/tickets", headers=ann)).status_code == 401
+
+
+async def test_a_password_link_is_spent_once_and_expires(http, tenant, clock) -> None:
+    ticket = await open_for(http, tenant, "ann@example.com")
+    contact = ticket["requester"]["contact_id"]
+    token = await link(http, tenant, contact)
+    assert token.startswith("hdp_")
+    body = {"token": token, "password": PASSWORD}
+    assert (await http.post("/v1/portal/auth/password", json=body)).status_code == 200
+    spent = await http.post("/v1/portal/auth/password", json=body)
+    assert spent.status_code == 410 and spent.json()["code"] == "link_gone", spent.text
+
+    late = await link(http, tenant, contact)
+    clock.advance(timedelta(hours=73))
+    expired = await http.post("/v1/portal/auth/password", json={"token": late,
+                                                                "password": PASSWORD})
+    assert expired.status_code == 410, expired.text
+    unknown = await http.post("/v1/portal/auth/password",
+                              json={"token": "hdp_" + "A" * 64, "password": PASSWORD})
+    assert unknown.status_code == 404, unknown.text
+    r = await http.post(f"/v1/contacts/{uuid.uuid4()}/portal-link",
+                        headers=auth(tenant.admin_key))
+    assert r.status_code == 404, r.text
+
+
+async def test_every_sign_in_failure_is_the_same_401(http, tenant, make_tenant) -> None:
+    ticket = await open_for(http, tenant, "ann@example.com")
+    await customer(http, tenant, ticket)
+    other = await make_tenant("Other")
+    answers = []
+    for tenant_id, email, password in (
+            (tenant.tenant_id, "ann@example.com", "wrong password!"),
+            (tenant.tenant_id, "nobody@example.com", PASSWORD),
+            (tenant.tenant_id, "bob@example.com", PASSWORD),
+            (other.tenant_id, "ann@example.com", PASSWORD),
+            (uuid.uuid4(), "ann@example.com", PASSWORD)):
+        r = await http.post("/v1/portal/auth/sign-in", json={
+            "tenant": str(tenant_id), "email": email, "password": password})
+        answers.append((r.status_code, r.json()["code"], r.json()["detail"]))
+    assert set(answers) == {(401, "sign_in_failed", "the e-mail or the password is wrong")}
