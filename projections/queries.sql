@@ -528,28 +528,9 @@ SELECT coalesce((SELECT settings ->> 'text_search' FROM tenant_settings
 -- tags and requester (B), message bodies (C). Public messages go into both vectors,
 -- internal notes only into staff_document. Recomputed whole rather than appended to,
 -- so an index can never drift from the rows; the cost is the ticket's messages,
--- read by their keyset index, once per command that changes what is searched.
-INSERT INTO search_documents (tenant_id, kind, id, document, staff_document)
-SELECT t.tenant_id, 'ticket', t.id, head || public_bodies, head || public_bodies || notes
-  FROM tickets t
- CROSS JOIN LATERAL (
-       SELECT setweight(to_tsvector($3::regconfig, t.subject), 'A')
-              || setweight(to_tsvector($3::regconfig, array_to_string(t.tags, ' ')
-                                       || ' ' || coalesce(t.requester ->> 'name', '')
-                                       || ' ' || coalesce(t.requester ->> 'email', '')), 'B')
-              AS head) h
- CROSS JOIN LATERAL (
-       SELECT setweight(to_tsvector($3::regconfig, coalesce(
-                  string_agg(m.body, ' ') FILTER (WHERE m.visibility = 'public'), '')), 'C')
-                  AS public_bodies,
-              setweight(to_tsvector($3::regconfig, coalesce(
-                  string_agg(m.body, ' ') FILTER (WHERE m.visibility <> 'public'), '')), 'C')
-                  AS notes
-         FROM messages m
-        WHERE m.tenant_id = t.tenant_id AND m.ticket_id = t.id) b
- WHERE t.tenant_id = $1 AND t.id = ANY ($2::uuid[])
-ON CONFLICT (tenant_id, kind, id) DO UPDATE
-   SET document = EXCLUDED.document, staff_document = EXCLUDED.staff_document
+-- read by their keyset index, once per command that changes what is searched. The
+-- function (migration 0461) reads the ticket whole even in a customer's transaction.
+SELECT index_ticket_documents($1, $2::uuid[], $3::regconfig)
 
 -- name: index_contacts --
 -- $1 tenant_id, $2 contact ids, $3 text-search configuration (NULL: the tenant's, read

@@ -101,9 +101,11 @@ async def test_a_contact_sees_only_own_tickets_and_public_messages(http, tenant)
                            headers=auth(tenant.admin_key))).status_code == 401
 
 
-async def test_a_contact_opens_and_follows_a_ticket_as_the_customer(http, tenant) -> None:
+async def test_a_contact_opens_and_follows_a_ticket_as_the_customer(http, tenant,
+                                                                    clock) -> None:
     first = await open_for(http, tenant, "ann@example.com")
     ann = await customer(http, tenant, first)
+    clock.advance(timedelta(seconds=1))  # newest first: the second ticket is newer
     r = await http.post("/v1/portal/tickets", headers={**ann, "Idempotency-Key": "k1"},
                         json={"subject": "Another thing", "body": "Please help"})
     assert r.status_code == 201, r.text
@@ -179,3 +181,22 @@ async def test_every_sign_in_failure_is_the_same_401(http, tenant, make_tenant) 
             "tenant": str(tenant_id), "email": email, "password": password})
         answers.append((r.status_code, r.json()["code"], r.json()["detail"]))
     assert set(answers) == {(401, "sign_in_failed", "the e-mail or the password is wrong")}
+
+
+async def test_a_customer_reply_keeps_internal_notes_searchable_for_staff(http, tenant) -> None:
+    # The reply re-indexes the ticket inside the customer's transaction, where row-level
+    # security hides internal notes; the staff vector must still hold them afterwards.
+    ticket = await open_for(http, tenant, "cy@example.com")
+    note = await http.post(f"/v1/tickets/{ticket['id']}/messages",
+                           headers=auth(tenant.admin_key),
+                           json={"body": "zanzibarite escalation", "visibility": "internal"})
+    assert note.status_code == 201, note.text
+    cy = await customer(http, tenant, ticket)
+    reply = await http.post(f"/v1/portal/tickets/{ticket['id']}/messages", headers=cy,
+                            json={"body": "Any news on quokkaberry?"})
+    assert reply.status_code == 201, reply.text
+    for word in ("zanzibarite", "quokkaberry"):
+        found = await http.get("/v1/search", headers=auth(tenant.admin_key),
+                               params={"q": word, "type": "ticket"})
+        assert found.status_code == 200, found.text
+        assert [r["id"] for r in found.json()["data"]] == [ticket["id"]], (word, found.json())
