@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import datetime
 
 import asyncpg
 import pytest
 
+from eventstore.keys import Keyring
 from eventstore.pool import create_pool
 from eventstore.store import EventStore
 from handlers.tenants import NewTenant, create_tenant_as_operator
@@ -47,7 +49,8 @@ async def pool(db: TestDatabase) -> AsyncIterator[asyncpg.Pool]:
 
 @pytest.fixture
 def store(pool: asyncpg.Pool) -> EventStore:
-    return EventStore(pool)
+    """The store as the product runs it: personal data sealed with per-contact keys."""
+    return EventStore(pool, keyring=Keyring(os.urandom(32)))
 
 
 @pytest.fixture
