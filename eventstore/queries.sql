@@ -152,3 +152,11 @@ SELECT subject_id, wrapped FROM data_keys WHERE tenant_id = $1 AND subject_id = 
 INSERT INTO data_keys (tenant_id, subject_id, wrapped, erased_at)
 VALUES ($1, $2, NULL, now())
 ON CONFLICT (tenant_id, subject_id) DO UPDATE SET wrapped = NULL, erased_at = now()
+
+-- name: streams_stored --
+-- $1 tenant_id, $2 stream ids
+SELECT tenant_id, seq, stream_id, version, type, schema_version, data, metadata,
+       actor_kind, actor_id, recorded_at, hash
+  FROM events
+ WHERE tenant_id = $1 AND stream_id = ANY($2)
+ ORDER BY seq

@@ -281,6 +281,11 @@ class Session:
         rows = await self.conn.fetch(Q["export_range"], self.tenant_id, after_seq, to_seq, limit)
         return [record_from_row(r) for r in rows]
 
+    async def read_streams_stored(self, stream_ids: Sequence[UUID]) -> list[RecordedEvent]:
+        """Every event of these streams in seq order, as stored (sealed fields sealed)."""
+        rows = await self.conn.fetch(Q["streams_stored"], self.tenant_id, list(stream_ids))
+        return [record_from_row(r) for r in rows]
+
     async def hash_at(self, seq: int) -> bytes | None:
         """The chain hash stored with event ``seq`` (None: no such event)."""
         value = await self.conn.fetchval(Q["hash_at"], self.tenant_id, seq)
