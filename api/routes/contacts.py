@@ -13,7 +13,7 @@ from uuid import UUID
 from fastapi import APIRouter, Query, Request, Response
 
 from api.http import commands
-from api.http.commands import parse_if_match
+from api.http.commands import agent_actor, parse_if_match
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
 from api.http.idempotency import JsonReply
@@ -27,6 +27,8 @@ from api.schemas.people import (
     ContactOut,
     ContactPage,
     ContactPatch,
+    ErasedOut,
+    EraseIn,
     MergedOut,
     MergeIn,
     contact_document,
@@ -37,6 +39,7 @@ from domain.ids import OrganizationId
 from domain.validation import TAG_PATTERN
 from eventstore.store import Session
 from handlers import contacts as contact_handlers
+from handlers.erasure import EraseContact, erase_contact
 from projections.people import ContactFilters, list_contacts, load_organization
 from projections.reads import TicketFilters
 
@@ -172,6 +175,27 @@ async def merge(contact_id: UUID, body: MergeIn, request: Request, services: Ser
         return JsonReply(200, {"contact": contact_document(merged.survivor),
                                "tickets_moved": merged.tickets_moved},
                          {"Location": f"/v1/contacts/{merged.survivor.id}"})
+
+    return await commands.run(request, services, principal, body.model_dump(mode="json"), work)
+
+
+@router.post("/{contact_id}/erase", response_model=ErasedOut,
+             responses=errors(404, 409, 410, 413, 415),
+             summary="Erase the contact's personal data")
+async def erase(contact_id: UUID, body: EraseIn, request: Request, services: ServicesDep,
+                principal: Authorized) -> Response:
+    """Destroys the contact's data key: every personal field of the events naming the
+    contact reads as ``{"erased": true}`` from now on, and the contact, its tickets
+    and their messages are redacted; the hash chain still verifies. 410
+    ``contact_erased`` for a contact erased already (docs/erasure.md)."""
+    command = EraseContact(contact_id=contact_id, reason=body.reason,
+                           by=agent_actor(principal), at=services.clock.now())
+
+    async def work(uow: Session) -> JsonReply:
+        erased = await erase_contact(uow, command)
+        return JsonReply(200, {"contact_id": str(erased.contact_id), "events": erased.events,
+                               "fields": erased.fields, "tickets": erased.tickets,
+                               "unsealed_events": erased.unsealed_events}, {})
 
     return await commands.run(request, services, principal, body.model_dump(mode="json"), work)
 

@@ -93,6 +93,26 @@ class MergedOut(BaseModel):
     tickets_moved: int
 
 
+class EraseIn(BaseModel):
+    model_config = _IN
+
+    reason: str = Field(min_length=1, max_length=500,
+                        description="Why (kept in ContactErased for the audit; write no "
+                        "personal data in it).")
+
+
+class ErasedOut(BaseModel):
+    """What an erasure reached: events with fields now unreadable, those fields, the
+    contact's tickets redacted, and events written in the clear before personal data
+    was sealed (which no key erases: docs/erasure.md)."""
+
+    contact_id: UUID
+    events: int
+    fields: int
+    tickets: int
+    unsealed_events: int
+
+
 class OrganizationIn(BaseModel):
     model_config = _IN
 
