@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from domain.contact import erased_email, evolve_contact
+from domain.contact import Contact, erased_email, evolve_contact
 from domain.events import ContactErased
 from domain.personal import personal_paths
 from domain.values import Actor
@@ -30,7 +30,7 @@ from eventstore.types import RecordedEvent
 from handlers.contacts import stage
 from handlers.errors import Conflict, Gone, Invalid, Missing
 from projections import people
-from projections.redaction import lock_contact_tickets, redact_tickets
+from projections.redaction import contact_tickets, lock_contact_tickets, redact_tickets
 
 REASON_MAX = 500
 
@@ -85,6 +85,30 @@ async def erase_contact(uow: Session, command: EraseContact) -> Erased:
                   unsealed_events=unsealed)
 
 
+@dataclass(frozen=True, slots=True)
+class ContactExport:
+    """Everything held about a contact: the contact, its tickets as stored documents,
+    their messages, and the events of its stream and its tickets' streams (personal
+    fields opened, or marked erased)."""
+
+    contact: Contact
+    tickets: list[bytes]
+    messages: list[dict[str, Any]]
+    events: list[RecordedEvent]
+
+
+async def export_contact(uow: Session, contact_id: UUID) -> ContactExport:
+    """Everything held about a contact (GDPR Article 15)."""
+    found = await people.load_contact(uow.conn, uow.tenant_id, contact_id)
+    if found is None:
+        raise Missing("not_found", "the contact does not exist")
+    ids, views, messages = await contact_tickets(uow.conn, uow.tenant_id, found.id)
+    events: list[RecordedEvent] = []
+    for stream in (found.id, *ids):
+        events += await uow.read_stream(stream)
+    return ContactExport(contact=found, tickets=views, messages=messages, events=events)
+
+
 def _census(recorded: list[RecordedEvent], subject: UUID) -> tuple[int, int, int]:
     events = fields = unsealed = 0
     mine = str(subject)
@@ -106,4 +130,4 @@ def _at(data: dict[str, Any], path: tuple[str, ...]) -> Any:
     return value
 
 
-__all__ = ["EraseContact", "Erased", "erase_contact"]
+__all__ = ["ContactExport", "EraseContact", "Erased", "erase_contact", "export_contact"]

@@ -208,3 +208,15 @@ UPDATE tickets SET subject = $3, requester = $4, state_json = $5, view = $6::tex
 -- name: redact_messages --
 -- $1 tenant_id, $2 ticket ids
 UPDATE messages SET body = '' WHERE tenant_id = $1 AND ticket_id = ANY($2)
+
+-- name: contact_ticket_views --
+-- $1 tenant_id, $2 contact_id
+-- Every ticket of the contact as the API sends it, oldest first (an export: whole).
+SELECT id, view::text AS view FROM tickets WHERE tenant_id = $1 AND contact_id = $2
+ ORDER BY created_at, id
+
+-- name: contact_messages --
+-- $1 tenant_id, $2 ticket ids
+SELECT id, ticket_id, version, visibility, author_kind, author_id, body, created_at
+  FROM messages WHERE tenant_id = $1 AND ticket_id = ANY($2)
+ ORDER BY ticket_id, created_at, id

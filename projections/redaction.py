@@ -11,6 +11,7 @@ rebuild agrees with a redacted row.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 from uuid import UUID
 
 import asyncpg
@@ -19,7 +20,7 @@ from domain.ids import ContactId, TenantId
 from domain.values import Requester
 from eventstore.sqlfile import load_queries
 from projections.inline import state_from_json, state_to_json
-from projections.views import ticket_json
+from projections.views import message_document, ticket_json
 
 Q = load_queries(Path(__file__).with_name("people.sql"))
 
@@ -48,4 +49,16 @@ async def redact_tickets(conn: asyncpg.Connection, tenant_id: TenantId,
     return ids
 
 
-__all__ = ["lock_contact_tickets", "redact_tickets"]
+async def contact_tickets(conn: asyncpg.Connection, tenant_id: TenantId, contact_id: UUID
+                          ) -> tuple[list[UUID], list[bytes], list[dict[str, Any]]]:
+    """The contact's ticket ids, their stored documents, and their messages (for an
+    export of everything held about the contact)."""
+    rows = await conn.fetch(Q["contact_ticket_views"], tenant_id, contact_id)
+    ids = [r["id"] for r in rows]
+    views = [(r["view"] or "null").encode() for r in rows]
+    messages = [message_document(m) for m in
+                await conn.fetch(Q["contact_messages"], tenant_id, ids)]
+    return ids, views, messages
+
+
+__all__ = ["contact_tickets", "lock_contact_tickets", "redact_tickets"]

@@ -88,6 +88,7 @@ ACCESS: Mapping[str, frozenset[str]] = {
     "PATCH /v1/contacts/{contact_id}": _STAFF,
     "POST /v1/contacts/{contact_id}/merge": _STAFF,
     "POST /v1/contacts/{contact_id}/erase": _ADMIN,
+    "GET /v1/contacts/{contact_id}/export": _ADMIN,
     "GET /v1/contacts/{contact_id}/tickets": _STAFF | {AUDITOR},
     "GET /v1/organizations": _STAFF | {AUDITOR},
     "POST /v1/organizations": _ADMIN,

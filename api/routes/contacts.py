@@ -10,6 +10,7 @@ import uuid
 from typing import Annotated, Any
 from uuid import UUID
 
+import orjson
 from fastapi import APIRouter, Query, Request, Response
 
 from api.http import commands
@@ -22,7 +23,9 @@ from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.routing import StrictRoute
 from api.http.ticket_pages import ticket_page
+from api.schemas.events import render_event
 from api.schemas.people import (
+    ContactExportOut,
     ContactIn,
     ContactOut,
     ContactPage,
@@ -39,7 +42,7 @@ from domain.ids import OrganizationId
 from domain.validation import TAG_PATTERN
 from eventstore.store import Session
 from handlers import contacts as contact_handlers
-from handlers.erasure import EraseContact, erase_contact
+from handlers.erasure import EraseContact, erase_contact, export_contact
 from projections.people import ContactFilters, list_contacts, load_organization
 from projections.reads import TicketFilters
 
@@ -198,6 +201,21 @@ async def erase(contact_id: UUID, body: EraseIn, request: Request, services: Ser
                                "unsealed_events": erased.unsealed_events}, {})
 
     return await commands.run(request, services, principal, body.model_dump(mode="json"), work)
+
+
+@router.get("/{contact_id}/export", response_model=ContactExportOut, responses=errors(404),
+            summary="Everything held about the contact")
+async def export(contact_id: UUID, services: ServicesDep, principal: Authorized) -> Response:
+    """The contact, its tickets and their messages, and the events that name it, as
+    one document (a data subject's access request)."""
+    async with services.store.session(principal.tenant_id, readonly=True,
+                                      isolation="repeatable_read") as session:
+        held = await export_contact(session, contact_id)
+    return JsonReply(200, {
+        "contact": contact_document(held.contact),
+        "tickets": [orjson.loads(t) for t in held.tickets],
+        "messages": held.messages,
+        "events": [render_event(e) for e in held.events]}).response()
 
 
 @router.get("/{contact_id}/tickets", response_model=TicketPage,

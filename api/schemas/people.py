@@ -11,6 +11,7 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from api.schemas import checked_by_domain
+from api.schemas.events import EventOut
 from domain.contact import EXTERNAL_ID_MAX, PHONE_MAX, Contact
 from domain.organization import DOMAIN_PATTERN, DOMAINS_MAX, Organization
 from domain.validation import EMAIL_PATTERN, NAME_MAX, NOT_BLANK, TAGS_MAX
@@ -111,6 +112,17 @@ class ErasedOut(BaseModel):
     fields: int
     tickets: int
     unsealed_events: int
+
+
+class ContactExportOut(BaseModel):
+    """Everything held about a contact: the contact, its tickets (as ``GET
+    /v1/tickets/{id}`` sends them), their messages, and the events of its stream and
+    its tickets' streams, personal fields opened (or ``{"erased": true}``)."""
+
+    contact: ContactOut
+    tickets: list[dict[str, Any]]
+    messages: list[dict[str, Any]]
+    events: list[EventOut]
 
 
 class OrganizationIn(BaseModel):

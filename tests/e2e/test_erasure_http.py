@@ -20,6 +20,17 @@ async def test_an_admin_erases_a_contact_and_its_data_reads_as_erased(http, tena
                         json={"body": "our reply", "visibility": "public"})
     assert r.status_code == 201, r.text
 
+    held = await http.get(f"/v1/contacts/{contact}/export", headers=auth(admin))
+    assert held.status_code == 200, held.text
+    doc = held.json()
+    assert doc["contact"]["email"] == EMAIL and [t["id"] for t in doc["tickets"]] == [ticket]
+    assert [m["body"] for m in doc["messages"]] == [NEW_TICKET["body"], "our reply"]
+    assert [e["type"] for e in doc["events"]] == ["ContactCreated", "TicketOpened",
+                                                  "MessageAdded"]
+    assert doc["events"][1]["data"]["subject"] == "Please forget me"
+    assert (await http.get(f"/v1/contacts/{contact}/export",
+                           headers=auth(agent))).status_code == 403
+
     url = f"/v1/contacts/{contact}/erase"
     assert (await http.post(url, headers=auth(agent), json={"reason": "x"})).status_code == 403
     missing = await http.post(url, headers=auth(admin), json={})
@@ -38,6 +49,13 @@ async def test_an_admin_erases_a_contact_and_its_data_reads_as_erased(http, tena
     assert "'erased': True" in text
     verify = await http.get("/v1/audit/verify", headers=auth(admin))
     assert verify.status_code == 200 and verify.json()["ok"] is True, verify.text
+
+    after = (await http.get(f"/v1/contacts/{contact}/export", headers=auth(admin))).json()
+    assert EMAIL not in str(after) and "our reply" not in str(after)
+    by_type = {e["type"]: e["data"] for e in after["events"]}
+    assert by_type["TicketOpened"]["body"] == {"erased": True}
+    assert by_type["ContactCreated"]["email"] == {"erased": True}
+    assert by_type["ContactErased"]["reason"] == "GDPR request 17"
 
     again = await http.post(url, headers=auth(admin), json={"reason": "again"})
     assert again.status_code == 410 and again.json()["code"] == "contact_erased"
