@@ -188,7 +188,7 @@ class Session:
                                 e.schema_version, e.metadata))
         return out
 
-    async def _opened(self, rows: Sequence[asyncpg.Record]) -> list[RecordedEvent]:
+    async def opened(self, rows: Sequence[asyncpg.Record]) -> list[RecordedEvent]:
         """Records of ``rows`` with their sealed fields opened, marked erased, or marked
         unreadable (and reported in ``broken``)."""
         records = [record_from_row(r) for r in rows]
@@ -224,7 +224,7 @@ class Session:
         for s in staged:
             rows = await _run_append(self.conn, self.tenant_id, s.stream_id,
                                      s.expected_version, s.events)
-            recorded += await self._opened(rows)
+            recorded += await self.opened(rows)
         return recorded
 
     async def stream_version(self, stream_id: UUID) -> int:
@@ -237,12 +237,12 @@ class Session:
     ) -> list[RecordedEvent]:
         """The stream's events in version order, up to ``to_version`` if given."""
         rows = await self.conn.fetch(Q["read_stream"], self.tenant_id, stream_id, to_version)
-        return await self._opened(rows)
+        return await self.opened(rows)
 
     async def read_tenant(self, after_seq: int, limit: int) -> list[RecordedEvent]:
         """The tenant's events with ``seq > after_seq`` in seq order, at most ``limit``."""
         rows = await self.conn.fetch(Q["read_tenant"], self.tenant_id, after_seq, limit)
-        return await self._opened(rows)
+        return await self.opened(rows)
 
     async def stream_first_type(self, stream_id: UUID) -> str | None:
         """The type of the stream's first event (None: the stream has none), which
@@ -256,12 +256,12 @@ class Session:
         """At most ``limit`` of the stream's events after ``after_version``, in order."""
         rows = await self.conn.fetch(Q["stream_page"], self.tenant_id, stream_id,
                                      after_version, limit)
-        return await self._opened(rows)
+        return await self.opened(rows)
 
     async def read_stream_until(self, stream_id: UUID, at: datetime) -> list[RecordedEvent]:
         """The stream's events recorded at or before ``at``, in version order."""
         rows = await self.conn.fetch(Q["stream_until"], self.tenant_id, stream_id, at)
-        return await self._opened(rows)
+        return await self.opened(rows)
 
     async def read_feed(self, after_seq: int, limit: int, *, types: Sequence[str] | None = None,
                         stream_id: UUID | None = None, actor_id: str | None = None,
@@ -272,7 +272,7 @@ class Session:
         rows = await self.conn.fetch(
             Q["feed"], self.tenant_id, after_seq, None if types is None else list(types),
             stream_id, actor_id, recorded_from, recorded_before, limit)
-        return await self._opened(rows)
+        return await self.opened(rows)
 
     async def read_range(self, after_seq: int, to_seq: int, limit: int) -> list[RecordedEvent]:
         """At most ``limit`` events with ``after_seq < seq <= to_seq``, in seq order,
