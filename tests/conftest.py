@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import datetime
 
@@ -48,9 +47,12 @@ async def pool(db: TestDatabase) -> AsyncIterator[asyncpg.Pool]:
 
 
 @pytest.fixture
-def store(pool: asyncpg.Pool) -> EventStore:
-    """The store as the product runs it: personal data sealed with per-contact keys."""
-    return EventStore(pool, keyring=Keyring(os.urandom(32)))
+async def store(pool: asyncpg.Pool) -> EventStore:
+    """The store as the product runs it: personal data sealed with per-contact keys,
+    wrapped by the database's own key-encryption key (as an API process with no
+    DATA_KEY), so it and the app of an HTTP test open each other's keys."""
+    secret = await pool.fetchval("SELECT value FROM instance_secrets WHERE name = 'data_key'")
+    return EventStore(pool, keyring=Keyring(bytes(secret)))
 
 
 @pytest.fixture
