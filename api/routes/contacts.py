@@ -140,7 +140,7 @@ async def get_one(contact_id: UUID, services: ServicesDep, principal: Authorized
 
 
 @router.patch("/{contact_id}", response_model=ContactOut,
-              responses=errors(404, 409, 412, 413, 415), summary="Change a contact")
+              responses=errors(404, 409, 410, 412, 413, 415), summary="Change a contact")
 async def patch(contact_id: UUID, body: ContactPatch, request: Request,
                 services: ServicesDep, principal: Authorized,
                 if_match: IfMatch = None) -> Response:

