@@ -203,6 +203,11 @@ class Settings(BaseSettings):
         description="Key that signs access tokens; unset: the random secret stored in the "
         "database by the migrations (shared by every process on that database).",
     )
+    data_key: str | None = Field(
+        default=None, min_length=16,
+        description="Key-encryption key that wraps the data keys of personal data; "
+        "unset: the random secret stored in the database by the migrations.",
+    )
     refresh_token_days: float = Field(
         default=30.0, gt=0, le=365,
         description="A session's refresh token expires after this many days without use "

@@ -21,3 +21,7 @@ SELECT value FROM instance_secrets WHERE name = 'cursor'
 -- name: access_token_secret --
 -- (no arguments)
 SELECT value FROM instance_secrets WHERE name = 'access_token'
+
+-- name: data_key_secret --
+-- (no arguments)
+SELECT value FROM instance_secrets WHERE name = 'data_key'

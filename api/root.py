@@ -51,6 +51,7 @@ from api.ops.redis_guard import RedisGuard
 from domain.clock import Clock, SystemClock
 from domain.ids import TenantId
 from eventstore.errors import StoreUnavailable
+from eventstore.keys import Keyring
 from eventstore.pool import create_pool
 from eventstore.replica import Reads, Replica, ReplicaRefused
 from eventstore.sqlfile import load_queries
@@ -181,6 +182,17 @@ async def load_access_tokens(settings: Settings, store: EventStore) -> AccessTok
     return AccessTokens(bytes(stored), ttl)
 
 
+async def load_keyring(settings: Settings, conn: asyncpg.Connection) -> Keyring:
+    """The key-encryption key of personal data: ``DATA_KEY``, or the secret the
+    migrations stored (one per database, like the cursor secret)."""
+    if settings.data_key:
+        return Keyring(settings.data_key.encode("utf-8"))
+    stored = await conn.fetchval(Q["data_key_secret"])
+    if stored is None:
+        raise UnsafeRole("no data key: set DATA_KEY or run `helpdesk migrate`")
+    return Keyring(bytes(stored))
+
+
 def session_lifetimes(settings: Settings) -> Lifetimes:
     """How long refresh tokens and sign-in sessions live."""
     return Lifetimes(refresh=timedelta(days=settings.refresh_token_days),
@@ -266,8 +278,9 @@ async def running(
         stack.push_async_callback(close_pool, pool)
         async with pool.acquire() as conn:
             await check_runtime_role(conn)
+            keyring = await load_keyring(settings, conn)
         clock = clock or SystemClock()
-        store = EventStore(pool, acquire_timeout=settings.db_acquire_timeout)
+        store = EventStore(pool, acquire_timeout=settings.db_acquire_timeout, keyring=keyring)
         metrics = Metrics()
         count_appends(store, metrics)
         redis = RedisGuard(

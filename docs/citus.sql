@@ -60,6 +60,7 @@ SELECT create_distributed_table('agent_invitations', 'tenant_id', colocate_with 
 SELECT create_distributed_table('tenant_settings', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('webhooks', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('groups', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('data_keys', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('organizations', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('organization_domains', 'tenant_id',
                                 colocate_with => 'tenants');

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from pydantic import BaseModel, ConfigDict
 
 from domain.errors import AlreadyExists, CorruptStream, DomainError, NotFound, ValidationFailed
-from domain.events import ContactCreated, ContactMerged, ContactUpdated, Event
+from domain.events import ContactCreated, ContactErased, ContactMerged, ContactUpdated, Event
 from domain.ids import ContactId, OrganizationId
 from domain.validation import (
     NAME_MAX,
@@ -162,6 +162,11 @@ def fields_of(state: Contact) -> ContactFields:
                          organization_id=state.organization_id, tags=state.tags)
 
 
+def erased_email(contact_id: ContactId) -> str:
+    """What an erased contact's e-mail reads as: unique, as e-mails are, and no one's."""
+    return f"erased-{contact_id}@erased.invalid"
+
+
 def evolve_contact(state: Contact | None, event: Event) -> Contact:
     """Apply one event to the contact (None before the stream's first event)."""
     if state is None:
@@ -178,6 +183,9 @@ def evolve_contact(state: Contact | None, event: Event) -> Contact:
             changes.update(event.model_dump(exclude={"at"}))
         case ContactMerged():
             changes["merged_into"] = event.into
+        case ContactErased():
+            changes.update(email=erased_email(state.id), name=None, phone=None,
+                           external_id=None)
         case _:
             raise CorruptStream(f"{event.TYPE} does not belong to a contact stream")
     return state.model_copy(update=changes)
@@ -202,6 +210,7 @@ __all__ = [
     "check_fields",
     "decide_contact",
     "email_domain",
+    "erased_email",
     "evolve_contact",
     "fields_of",
     "fold_contact",

@@ -229,6 +229,17 @@ class ContactMerged(Event):
     into: ContactId
 
 
+class ContactErased(Event):
+    """The contact's personal data was erased (crypto-shredded): its data key is gone,
+    so every sealed field of its events reads as erased from now on. ``by`` asked,
+    ``reason`` says why (kept for the audit; write no personal data in it)."""
+
+    TYPE = "ContactErased"
+
+    reason: str
+    by: Actor
+
+
 class OrganizationCreated(Event):
     TYPE = "OrganizationCreated"
 
@@ -421,7 +432,8 @@ TICKET_EVENTS: tuple[type[Event], ...] = (
 )
 GROUP_EVENTS: tuple[type[Event], ...] = (GroupCreated, GroupRenamed, GroupMembersChanged)
 FIELD_EVENTS: tuple[type[Event], ...] = (TicketFieldDefined, TicketFieldUpdated)
-CONTACT_EVENTS: tuple[type[Event], ...] = (ContactCreated, ContactUpdated, ContactMerged)
+CONTACT_EVENTS: tuple[type[Event], ...] = (ContactCreated, ContactUpdated, ContactMerged,
+                                           ContactErased)
 ORGANIZATION_EVENTS: tuple[type[Event], ...] = (OrganizationCreated, OrganizationUpdated)
 TENANT_EVENTS: tuple[type[Event], ...] = (
     ApiKeyIssued,
@@ -481,6 +493,7 @@ __all__ = [
     "ApiKeyRevoked",
     "Clocks",
     "ContactCreated",
+    "ContactErased",
     "ContactMerged",
     "ContactUpdated",
     "Event",

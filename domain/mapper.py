@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from domain.errors import DomainError, UnknownEventType, ValidationFailed
 from domain.events import EVENT_TYPES, Event, TicketOpened
+from domain.personal import personal_paths
 
 JsonData = dict[str, Any]
 Upcaster = Callable[[JsonData], JsonData]
@@ -63,6 +64,7 @@ def from_stored(
             raise UnknownEventType(f"no upcaster for {type_} v{version}")
         payload = step(payload)
         version += 1
+    payload = _blank_unread(type_, payload)
     try:
         return cls.model_validate(payload)
     except ValidationError as exc:
@@ -80,6 +82,23 @@ def current_data(type_: str, schema_version: int, data: JsonData) -> JsonData:
         return to_stored(from_stored(type_, schema_version, data))[2]
     except DomainError:
         return data
+def _blank_unread(type_: str, payload: JsonData) -> JsonData:
+    """A personal field that is not text here (still sealed, or ``{"erased": true}``
+    once its subject was erased) replays as an empty text: a fold or a projection
+    never held personal data it could not read, and erasure changes no count."""
+    for path in personal_paths(type_):
+        node: Any = payload
+        for key in path:
+            node = node.get(key) if isinstance(node, dict) else None
+        if isinstance(node, dict):
+            payload = _replaced(payload, path, "")
+    return payload
+
+
+def _replaced(data: JsonData, path: tuple[str, ...], value: Any) -> JsonData:
+    out = dict(data)
+    out[path[0]] = value if len(path) == 1 else _replaced(data[path[0]], path[1:], value)
+    return out
 
 
 def format_datetime(value: datetime) -> str:

@@ -151,3 +151,38 @@ SELECT tenant_id, seq, stream_id, version, type, schema_version, data, metadata,
 -- name: hash_at --
 -- $1 tenant_id, $2 seq
 SELECT hash FROM events WHERE tenant_id = $1 AND seq = $2
+
+-- name: data_key_take --
+-- $1 tenant_id, $2 subject_id, $3 wrapped key to keep if the subject has none yet
+-- Make the subject's key if it has none. A new row is held by this transaction until
+-- commit; an existing one is then held by data_key_hold.
+INSERT INTO data_keys (tenant_id, subject_id, wrapped)
+VALUES ($1, $2, $3)
+ON CONFLICT (tenant_id, subject_id) DO NOTHING
+RETURNING wrapped
+
+-- name: data_key_hold --
+-- $1 tenant_id, $2 subject_id
+-- Hold the subject's key row FOR SHARE until commit: an erasure (which updates the
+-- row) waits for this append to commit and then erases it too, or comes first, and
+-- this append finds the tombstone (wrapped NULL) and is refused.
+SELECT wrapped FROM data_keys WHERE tenant_id = $1 AND subject_id = $2 FOR SHARE
+
+-- name: data_keys_read --
+-- $1 tenant_id, $2 subject ids
+SELECT subject_id, wrapped FROM data_keys WHERE tenant_id = $1 AND subject_id = ANY($2)
+
+-- name: data_key_erase --
+-- $1 tenant_id, $2 subject_id
+-- The tombstone: the key is gone for good; the row stays so no new key is made.
+INSERT INTO data_keys (tenant_id, subject_id, wrapped, erased_at)
+VALUES ($1, $2, NULL, now())
+ON CONFLICT (tenant_id, subject_id) DO UPDATE SET wrapped = NULL, erased_at = now()
+
+-- name: streams_stored --
+-- $1 tenant_id, $2 stream ids
+SELECT tenant_id, seq, stream_id, version, type, schema_version, data, metadata,
+       actor_kind, actor_id, recorded_at, hash
+  FROM events
+ WHERE tenant_id = $1 AND stream_id = ANY($2)
+ ORDER BY seq

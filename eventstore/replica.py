@@ -89,7 +89,8 @@ class Replica:
                  probe_seconds: float = 1.0, acquire_timeout: float | None = 5.0,
                  now: Callable[[], float] = time.monotonic) -> None:
         self.pool = pool
-        self.store = EventStore(pool, acquire_timeout=acquire_timeout)
+        self.store = EventStore(pool, acquire_timeout=acquire_timeout,
+                                keyring=primary.keyring)
         self.primary = primary
         self.max_lag = max_lag
         self.probe_seconds = probe_seconds

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from uuid import UUID
@@ -19,6 +19,7 @@ from uuid import UUID
 import asyncpg
 
 from domain.ids import TenantId
+from domain.personal import declared_subject, personal_paths
 from eventstore.errors import (
     ConcurrencyError,
     EventStoreError,
@@ -26,9 +27,11 @@ from eventstore.errors import (
     MissingContext,
     StoreUnavailable,
 )
+from eventstore.keys import Keyring
 from eventstore.literal import append_call
 from eventstore.notifier import CommitNotifier
 from eventstore.pool import arm_statement, discard, store_connection
+from eventstore.sealing import Broken, Place, open_sealed, seal, subjects
 from eventstore.sqlfile import load_queries
 from eventstore.types import ChainReport, NewEvent, RecordedEvent, StoreActor
 
@@ -132,18 +135,30 @@ class StagedAppend:
 
 
 class Session:
-    """One transaction on one connection, armed for one tenant (and maybe an actor)."""
+    """One transaction on one connection, armed for one tenant (and maybe an actor).
 
-    def __init__(self, conn: asyncpg.Connection, tenant_id: TenantId) -> None:
+    With a keyring, the personal fields of appended events (domain/personal.py) are
+    sealed with their subject's data key before they are staged, and the events read
+    back come with them opened (or marked erased); without one, they stay as given.
+    """
+
+    def __init__(self, conn: asyncpg.Connection, tenant_id: TenantId,
+                 keyring: Keyring | None = None) -> None:
         self.conn = conn
         self.tenant_id = tenant_id
+        self.keyring = keyring
         self.staged: list[StagedAppend] = []
+        # Sealed fields that failed to open in this unit of work's reads: moved or
+        # altered ciphertexts, reported rather than shown.
+        self.broken: list[Broken] = []
 
     async def append(
         self,
         stream_id: UUID,
         expected_version: int | None,
         events: Sequence[NewEvent],
+        *,
+        subject: UUID | None = None,
     ) -> None:
         """Append ``events`` to a stream that must be at ``expected_version`` when the
         unit of work commits.
@@ -154,9 +169,58 @@ class Session:
         append takes the tenant head lock, which is then held for server time only.
         A stream that moved on makes the commit raise ``ConcurrencyError``. Read what
         was appended, seq and hash included, after the unit of work.
+
+        ``subject`` is the data subject of events that do not name theirs (a message:
+        the ticket's requester contact). Sealing binds each field to its version, so
+        an append with personal data and no expected version pins the version it
+        reads now. Raises ``SubjectErased`` for personal data of an erased subject.
         """
-        if events:
-            self.staged.append(StagedAppend(stream_id, expected_version, tuple(events)))
+        if not events:
+            return
+        if self.keyring is not None and any(personal_paths(e.type) for e in events):
+            if expected_version is None:
+                expected_version = await self.stream_version(stream_id)
+            events = await self._sealed(stream_id, expected_version, events, subject)
+        self.staged.append(StagedAppend(stream_id, expected_version, tuple(events)))
+
+    async def _sealed(self, stream_id: UUID, expected_version: int,
+                      events: Sequence[NewEvent], subject: UUID | None) -> list[NewEvent]:
+        assert self.keyring is not None
+        keys: dict[UUID, bytes] = {}
+        out: list[NewEvent] = []
+        for offset, e in enumerate(events, start=1):
+            whose = declared_subject(e.type, stream_id, e.data) or subject
+            if whose is None or not personal_paths(e.type):
+                out.append(e)  # no contact to hold the key: see docs/erasure.md
+                continue
+            if whose not in keys:
+                keys[whose] = await self.keyring.take(self.conn, self.tenant_id, whose)
+            place = Place(self.tenant_id, stream_id, expected_version + offset)
+            out.append(NewEvent(e.type, seal(e.type, e.data, place, whose, keys[whose]),
+                                e.schema_version, e.metadata))
+        return out
+
+    async def opened(self, rows: Sequence[asyncpg.Record]) -> list[RecordedEvent]:
+        """Records of ``rows`` with their sealed fields opened, marked erased, or marked
+        unreadable (and reported in ``broken``)."""
+        records = [record_from_row(r) for r in rows]
+        if self.keyring is None:
+            return records
+        wanted = [(r, subjects(r.type, r.data)) for r in records]
+        needed: set[UUID] = set().union(*(whose for _, whose in wanted))
+        if not needed:
+            return records
+        keys = await self.keyring.read(self.conn, self.tenant_id, needed)
+        out: list[RecordedEvent] = []
+        for r, whose in wanted:
+            if not whose:
+                out.append(r)
+                continue
+            data, broken = open_sealed(r.type, r.data,
+                                       Place(r.tenant_id, r.stream_id, r.version), keys)
+            self.broken += broken
+            out.append(replace(r, data=data))
+        return out
 
     def commit_statements(self) -> str:
         """The staged appends as SQL with their values written in (eventstore/literal.py)."""
@@ -172,7 +236,7 @@ class Session:
         for s in staged:
             rows = await _run_append(self.conn, self.tenant_id, s.stream_id,
                                      s.expected_version, s.events)
-            recorded += [record_from_row(r) for r in rows]
+            recorded += await self.opened(rows)
         return recorded
 
     async def stream_version(self, stream_id: UUID) -> int:
@@ -185,12 +249,12 @@ class Session:
     ) -> list[RecordedEvent]:
         """The stream's events in version order, up to ``to_version`` if given."""
         rows = await self.conn.fetch(Q["read_stream"], self.tenant_id, stream_id, to_version)
-        return [record_from_row(r) for r in rows]
+        return await self.opened(rows)
 
     async def read_tenant(self, after_seq: int, limit: int) -> list[RecordedEvent]:
         """The tenant's events with ``seq > after_seq`` in seq order, at most ``limit``."""
         rows = await self.conn.fetch(Q["read_tenant"], self.tenant_id, after_seq, limit)
-        return [record_from_row(r) for r in rows]
+        return await self.opened(rows)
 
     async def read_changes(self, after_seq: int, limit: int, *, window: int,
                            types: Sequence[str] | None = None) -> ChangesPage:
@@ -221,12 +285,12 @@ class Session:
         """At most ``limit`` of the stream's events after ``after_version``, in order."""
         rows = await self.conn.fetch(Q["stream_page"], self.tenant_id, stream_id,
                                      after_version, limit)
-        return [record_from_row(r) for r in rows]
+        return await self.opened(rows)
 
     async def read_stream_until(self, stream_id: UUID, at: datetime) -> list[RecordedEvent]:
         """The stream's events recorded at or before ``at``, in version order."""
         rows = await self.conn.fetch(Q["stream_until"], self.tenant_id, stream_id, at)
-        return [record_from_row(r) for r in rows]
+        return await self.opened(rows)
 
     async def read_feed(self, after_seq: int, limit: int, *, types: Sequence[str] | None = None,
                         stream_id: UUID | None = None, actor_id: str | None = None,
@@ -237,11 +301,18 @@ class Session:
         rows = await self.conn.fetch(
             Q["feed"], self.tenant_id, after_seq, None if types is None else list(types),
             stream_id, actor_id, recorded_from, recorded_before, limit)
-        return [record_from_row(r) for r in rows]
+        return await self.opened(rows)
 
     async def read_range(self, after_seq: int, to_seq: int, limit: int) -> list[RecordedEvent]:
-        """At most ``limit`` events with ``after_seq < seq <= to_seq``, in seq order."""
+        """At most ``limit`` events with ``after_seq < seq <= to_seq``, in seq order,
+        as stored (sealed fields stay sealed): what an export carries, so that it
+        verifies offline and holds no personal data in the clear."""
         rows = await self.conn.fetch(Q["export_range"], self.tenant_id, after_seq, to_seq, limit)
+        return [record_from_row(r) for r in rows]
+
+    async def read_streams_stored(self, stream_ids: Sequence[UUID]) -> list[RecordedEvent]:
+        """Every event of these streams in seq order, as stored (sealed fields sealed)."""
+        rows = await self.conn.fetch(Q["streams_stored"], self.tenant_id, list(stream_ids))
         return [record_from_row(r) for r in rows]
 
     async def hash_at(self, seq: int) -> bytes | None:
@@ -291,8 +362,11 @@ class Session:
 class EventStore:
     """Hands out sessions over the process's pool."""
 
-    def __init__(self, pool: asyncpg.Pool, *, acquire_timeout: float | None = 5.0) -> None:
+    def __init__(self, pool: asyncpg.Pool, *, acquire_timeout: float | None = 5.0,
+                 keyring: Keyring | None = None) -> None:
         self.pool = pool
+        # Seals personal data on append and opens it on read (None: neither).
+        self.keyring = keyring
         # With every connection busy (a slow or hung database holds them), a unit of
         # work gives up after this long with StoreUnavailable instead of queueing on.
         self.acquire_timeout = acquire_timeout
@@ -328,7 +402,7 @@ class EventStore:
             try:
                 async with _armed_transaction(conn, tenant_id, actor, readonly=readonly,
                                               isolation=isolation):
-                    session = Session(conn, tenant_id)
+                    session = Session(conn, tenant_id, self.keyring)
                     yield session
                     staged = session.staged
                     if staged:

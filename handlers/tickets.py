@@ -146,9 +146,11 @@ async def execute(
         type_, schema_version, data = to_stored(event)
         await session.append(contact_id, 0, [NewEvent(type_, data, schema_version)])
     for stream in decided:
+        # The ticket's requester contact is the data subject of its personal fields.
         await session.append(stream, versions[stream],
                              [NewEvent(e.type, e.data, e.schema_version)
-                              for e in pending if e.stream_id == stream])
+                              for e in pending if e.stream_id == stream],
+                             subject=after[stream].requester.contact_id)
     follow_up = next((t for s, t in after.items() if s != ticket_id), None)
     return CommandResult(ticket=after[ticket_id], events=pending, follow_up=follow_up)
 

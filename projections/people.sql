@@ -191,3 +191,32 @@ SELECT c.id, c.version, c.email, c.name, c.phone, c.external_id, c.organization_
            AS domain_organization
   FROM (SELECT 1) AS one
   LEFT JOIN contacts c ON c.tenant_id = $1 AND c.email_key = lower($2)
+
+-- name: lock_contact_tickets --
+-- $1 tenant_id, $2 contact_id
+-- The contact's tickets, locked in id order (commands lock one ticket, then its
+-- requester's data key: an erasure takes them in the same order, so neither waits on
+-- the other in a cycle).
+SELECT id, state_json FROM tickets WHERE tenant_id = $1 AND contact_id = $2
+ ORDER BY id FOR UPDATE
+
+-- name: redact_ticket --
+-- $1 tenant_id, $2 id, $3 subject, $4 requester, $5 state_json, $6 view (as text)
+UPDATE tickets SET subject = $3, requester = $4, state_json = $5, view = $6::text::json
+ WHERE tenant_id = $1 AND id = $2
+
+-- name: redact_messages --
+-- $1 tenant_id, $2 ticket ids
+UPDATE messages SET body = '' WHERE tenant_id = $1 AND ticket_id = ANY($2)
+
+-- name: contact_ticket_views --
+-- $1 tenant_id, $2 contact_id
+-- Every ticket of the contact as the API sends it, oldest first (an export: whole).
+SELECT id, view::text AS view FROM tickets WHERE tenant_id = $1 AND contact_id = $2
+ ORDER BY created_at, id
+
+-- name: contact_messages --
+-- $1 tenant_id, $2 ticket ids
+SELECT id, ticket_id, version, visibility, author_kind, author_id, body, created_at
+  FROM messages WHERE tenant_id = $1 AND ticket_id = ANY($2)
+ ORDER BY ticket_id, created_at, id

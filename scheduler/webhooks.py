@@ -35,7 +35,7 @@ import httpx
 import orjson
 
 from eventstore.sqlfile import load_queries
-from eventstore.store import arm, record_from_row
+from eventstore.store import Session, arm
 from eventstore.types import RecordedEvent
 from scheduler.registry import Registry
 
@@ -118,7 +118,11 @@ async def deliver(
             row = await conn.fetchrow(Q["webhook_event"], tenant_id, int(payload["seq"]))
             if row is None:
                 return  # nothing to send (cannot happen while events are immutable)
-            body_doc = event_body(record_from_row(row))
+            # Opened at delivery time: while the contact's key exists the receiver
+            # gets the personal fields, and a retry after an erasure gets them erased.
+            keyring = getattr(getattr(services_or_pool, "store", None), "keyring", None)
+            [event] = await Session(conn, tenant_id, keyring).opened([row])
+            body_doc = event_body(event)
     if hook is None or not hook["enabled"] or not wants(hook["event_types"], body_doc["type"]):
         return  # removed, disabled or unsubscribed since: nothing to deliver
     if not allow_private:

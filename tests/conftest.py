@@ -8,6 +8,7 @@ from datetime import datetime
 import asyncpg
 import pytest
 
+from eventstore.keys import Keyring
 from eventstore.pool import create_pool
 from eventstore.store import EventStore
 from handlers.tenants import NewTenant, create_tenant_as_operator
@@ -46,8 +47,12 @@ async def pool(db: TestDatabase) -> AsyncIterator[asyncpg.Pool]:
 
 
 @pytest.fixture
-def store(pool: asyncpg.Pool) -> EventStore:
-    return EventStore(pool)
+async def store(pool: asyncpg.Pool) -> EventStore:
+    """The store as the product runs it: personal data sealed with per-contact keys,
+    wrapped by the database's own key-encryption key (as an API process with no
+    DATA_KEY), so it and the app of an HTTP test open each other's keys."""
+    secret = await pool.fetchval("SELECT value FROM instance_secrets WHERE name = 'data_key'")
+    return EventStore(pool, keyring=Keyring(bytes(secret)))
 
 
 @pytest.fixture

@@ -96,6 +96,8 @@ ACCESS: Mapping[str, frozenset[str]] = {
     "GET /v1/contacts/{contact_id}": _STAFF | {AUDITOR},
     "PATCH /v1/contacts/{contact_id}": _STAFF,
     "POST /v1/contacts/{contact_id}/merge": _STAFF,
+    "POST /v1/contacts/{contact_id}/erase": _ADMIN,
+    "GET /v1/contacts/{contact_id}/export": _ADMIN,
     "GET /v1/contacts/{contact_id}/tickets": _STAFF | {AUDITOR},
     "GET /v1/organizations": _STAFF | {AUDITOR},
     "POST /v1/organizations": _ADMIN,

@@ -49,7 +49,9 @@ _DESCRIPTIONS = {
     409: "Conflict: `invalid_transition`, `ticket_closed`, `already_exists`, "
          "`not_group_member`, `group_exists`, `version_conflict` or "
          "`idempotency_in_flight`",
-    410: "The invitation expired or was spent already (`invitation_gone`)",
+    410: "Gone: an invitation expired or spent (`invitation_gone`), or a contact "
+         "erased (`contact_erased`; `subject_erased` for a command that would write "
+         "about it)",
     412: "`If-Match` does not match the current version (`precondition_failed`)",
     413: "Request body too large (`body_too_large`)",
     415: "Request body is not JSON (`unsupported_media_type`)",
@@ -105,7 +107,7 @@ def route_answers(path: str, methods: set[str]) -> dict[int | str, dict[str, Any
     return errors(429)
 
 
-COMMAND_ERRORS = errors(404, 409, 412, 413, 415)
+COMMAND_ERRORS = errors(404, 409, 410, 412, 413, 415)
 """What a ticket command route can answer besides success."""
 
 def install(app: FastAPI) -> None:

@@ -29,6 +29,7 @@ from domain.errors import (
     ValidationFailed,
 )
 from eventstore.errors import ConcurrencyError, EventStoreError, StoreUnavailable
+from eventstore.keys import SubjectErased
 from handlers.errors import (
     Conflict,
     Gone,
@@ -212,6 +213,12 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(ConcurrencyError)
     async def _conflict(request: Request, exc: ConcurrencyError) -> Response:
         return problem_response(409, "version_conflict", str(exc), instance=request.url.path)
+
+    @app.exception_handler(SubjectErased)
+    async def _erased(request: Request, exc: SubjectErased) -> Response:
+        # The command would write personal data of a contact erased meanwhile.
+        return problem_response(410, exc.code, "the contact this writes about was erased",
+                                instance=request.url.path)
 
     @app.exception_handler(DomainError)
     async def _domain(request: Request, exc: DomainError) -> Response:

@@ -10,10 +10,11 @@ import uuid
 from typing import Annotated, Any
 from uuid import UUID
 
+import orjson
 from fastapi import APIRouter, Query, Request, Response
 
 from api.http import commands
-from api.http.commands import parse_if_match
+from api.http.commands import agent_actor, parse_if_match
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
 from api.http.idempotency import JsonReply
@@ -22,11 +23,15 @@ from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.routing import StrictRoute
 from api.http.ticket_pages import ticket_page
+from api.schemas.events import render_event
 from api.schemas.people import (
+    ContactExportOut,
     ContactIn,
     ContactOut,
     ContactPage,
     ContactPatch,
+    ErasedOut,
+    EraseIn,
     MergedOut,
     MergeIn,
     contact_document,
@@ -37,6 +42,7 @@ from domain.ids import OrganizationId
 from domain.validation import TAG_PATTERN
 from eventstore.store import Session
 from handlers import contacts as contact_handlers
+from handlers.erasure import EraseContact, erase_contact, export_contact
 from projections.people import ContactFilters, list_contacts, load_organization
 from projections.reads import TicketFilters
 
@@ -134,7 +140,7 @@ async def get_one(contact_id: UUID, services: ServicesDep, principal: Authorized
 
 
 @router.patch("/{contact_id}", response_model=ContactOut,
-              responses=errors(404, 409, 412, 413, 415), summary="Change a contact")
+              responses=errors(404, 409, 410, 412, 413, 415), summary="Change a contact")
 async def patch(contact_id: UUID, body: ContactPatch, request: Request,
                 services: ServicesDep, principal: Authorized,
                 if_match: IfMatch = None) -> Response:
@@ -174,6 +180,42 @@ async def merge(contact_id: UUID, body: MergeIn, request: Request, services: Ser
                          {"Location": f"/v1/contacts/{merged.survivor.id}"})
 
     return await commands.run(request, services, principal, body.model_dump(mode="json"), work)
+
+
+@router.post("/{contact_id}/erase", response_model=ErasedOut,
+             responses=errors(404, 409, 410, 413, 415),
+             summary="Erase the contact's personal data")
+async def erase(contact_id: UUID, body: EraseIn, request: Request, services: ServicesDep,
+                principal: Authorized) -> Response:
+    """Destroys the contact's data key: every personal field of the events naming the
+    contact reads as ``{"erased": true}`` from now on, and the contact, its tickets
+    and their messages are redacted; the hash chain still verifies. 410
+    ``contact_erased`` for a contact erased already (docs/erasure.md)."""
+    command = EraseContact(contact_id=contact_id, reason=body.reason,
+                           by=agent_actor(principal), at=services.clock.now())
+
+    async def work(uow: Session) -> JsonReply:
+        erased = await erase_contact(uow, command)
+        return JsonReply(200, {"contact_id": str(erased.contact_id), "events": erased.events,
+                               "fields": erased.fields, "tickets": erased.tickets,
+                               "unsealed_events": erased.unsealed_events}, {})
+
+    return await commands.run(request, services, principal, body.model_dump(mode="json"), work)
+
+
+@router.get("/{contact_id}/export", response_model=ContactExportOut, responses=errors(404),
+            summary="Everything held about the contact")
+async def export(contact_id: UUID, services: ServicesDep, principal: Authorized) -> Response:
+    """The contact, its tickets and their messages, and the events that name it, as
+    one document (a data subject's access request)."""
+    async with services.store.session(principal.tenant_id, readonly=True,
+                                      isolation="repeatable_read") as session:
+        held = await export_contact(session, contact_id)
+    return JsonReply(200, {
+        "contact": contact_document(held.contact),
+        "tickets": [orjson.loads(t) for t in held.tickets],
+        "messages": held.messages,
+        "events": [render_event(e) for e in held.events]}).response()
 
 
 @router.get("/{contact_id}/tickets", response_model=TicketPage,

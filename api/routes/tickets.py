@@ -89,7 +89,8 @@ async def _command(request: Request, services: ServicesDep, principal: Principal
                               expected_version=expected)
 
 
-@router.post("", status_code=201, response_model=TicketOut, responses=errors(409, 413, 415),
+@router.post("", status_code=201, response_model=TicketOut,
+             responses=errors(409, 410, 413, 415),
              summary="Open a ticket")
 async def open_ticket(
     body: OpenTicketIn, request: Request, services: ServicesDep, principal: Authorized,

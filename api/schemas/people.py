@@ -11,6 +11,7 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from api.schemas import checked_by_domain
+from api.schemas.events import EventOut
 from domain.contact import EXTERNAL_ID_MAX, PHONE_MAX, Contact
 from domain.organization import DOMAIN_PATTERN, DOMAINS_MAX, Organization
 from domain.validation import EMAIL_PATTERN, NAME_MAX, NOT_BLANK, TAGS_MAX
@@ -91,6 +92,37 @@ class MergedOut(BaseModel):
 
     contact: ContactOut
     tickets_moved: int
+
+
+class EraseIn(BaseModel):
+    model_config = _IN
+
+    reason: str = Field(min_length=1, max_length=500,
+                        description="Why (kept in ContactErased for the audit; write no "
+                        "personal data in it).")
+
+
+class ErasedOut(BaseModel):
+    """What an erasure reached: events with fields now unreadable, those fields, the
+    contact's tickets redacted, and events written in the clear before personal data
+    was sealed (which no key erases: docs/erasure.md)."""
+
+    contact_id: UUID
+    events: int
+    fields: int
+    tickets: int
+    unsealed_events: int
+
+
+class ContactExportOut(BaseModel):
+    """Everything held about a contact: the contact, its tickets (as ``GET
+    /v1/tickets/{id}`` sends them), their messages, and the events of its stream and
+    its tickets' streams, personal fields opened (or ``{"erased": true}``)."""
+
+    contact: ContactOut
+    tickets: list[dict[str, Any]]
+    messages: list[dict[str, Any]]
+    events: list[EventOut]
 
 
 class OrganizationIn(BaseModel):

@@ -53,6 +53,7 @@ BODIES: dict[str, Callable[[], Any]] = {
     "POST /v1/contacts": lambda: {"email": f"{uuid.uuid4()}@example.com", "name": "C"},
     "PATCH /v1/contacts/{contact_id}": lambda: {"name": "D"},
     "POST /v1/contacts/{contact_id}/merge": lambda: None,  # into: a contact made for it
+    "POST /v1/contacts/{contact_id}/erase": lambda: {"reason": "asked to be forgotten"},
     "POST /v1/organizations": lambda: {"name": f"Org {uuid.uuid4()}"},
     "PATCH /v1/organizations/{organization_id}": lambda: {"name": f"Org {uuid.uuid4()}"},
     "POST /v1/contacts/{contact_id}/portal-link": lambda: None,

@@ -44,6 +44,7 @@ from domain import (
 )
 from domain.events import (
     ContactCreated,
+    ContactErased,
     ContactMerged,
     ContactUpdated,
     FieldValuesChanged,
@@ -59,7 +60,7 @@ from domain.events import (
 )
 from domain.fields import FieldOption, FieldType, RequiredOn
 from domain.ids import ContactId, GroupId, OrganizationId
-from domain.values import Requester
+from domain.values import Actor, ActorKind, Requester
 from tests.unit.domain.support import AGENT, CUSTOMER, at, given, move, open_cmd, reply
 
 AT = datetime(2026, 6, 1, 9, 0, 0, 123, tzinfo=UTC)
@@ -109,6 +110,7 @@ def people_events() -> list[Event]:
         ContactUpdated(email="ann@acme.test", name="Ann", phone="+44 1", external_id="c-1",
                        organization_id=None, tags=(), at=AT),
         ContactMerged(into=ContactId(uuid.UUID(int=11)), at=AT),
+        ContactErased(reason="asked", by=Actor(kind=ActorKind.AGENT, id="admin"), at=AT),
     ]
 
 

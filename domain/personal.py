@@ -1,0 +1,64 @@
+"""Which event fields hold personal data, and whose.
+
+The store writes these fields encrypted with a key of their data subject (a contact)
+and erasing the subject destroys the key (crypto-shredding: the hash chain covers the
+ciphertext, so it still verifies afterwards). Declared here, in the domain, because
+what is personal is a fact about the events, not about how they are stored.
+
+The subject of a contact's events is the contact (its stream id); of a ticket's
+events, the ticket's requester contact (``requester.contact_id`` on the events that
+carry the requester, the ticket's current requester for the others).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+from uuid import UUID
+
+FieldPath = tuple[str, ...]
+"""Keys from the top of an event's stored data to one field, e.g. ``("requester", "email")``."""
+
+_CONTACT = (("email",), ("name",), ("phone",), ("external_id",))
+_REQUESTER = (("requester", "email"), ("requester", "name"))
+
+PERSONAL_FIELDS: Mapping[str, tuple[FieldPath, ...]] = MappingProxyType({
+    "ContactCreated": _CONTACT,
+    "ContactUpdated": _CONTACT,
+    "TicketOpened": (("subject",), ("body",), *_REQUESTER),
+    "RequesterChanged": _REQUESTER,
+    # Every message on a contact's ticket: the contact's own, and an agent's answer,
+    # which quotes or speaks of them as a rule.
+    "MessageAdded": (("body",),),
+})
+"""Event type -> the paths of its personal fields (current schema versions)."""
+
+CONTACT_EVENTS = frozenset({"ContactCreated", "ContactUpdated"})
+"""Events whose subject is their own stream (the contact)."""
+
+
+def personal_paths(type_: str) -> tuple[FieldPath, ...]:
+    """The personal fields of an event type (none for most types)."""
+    return PERSONAL_FIELDS.get(type_, ())
+
+
+def declared_subject(type_: str, stream_id: UUID, data: Mapping[str, Any]) -> UUID | None:
+    """The data subject an event names by itself: the contact for a contact's events,
+    the requester contact for the events that carry the requester; None when the
+    event does not say (a message: the caller knows the ticket's requester)."""
+    if type_ in CONTACT_EVENTS:
+        return stream_id
+    requester = data.get("requester")
+    if isinstance(requester, Mapping) and requester.get("contact_id") is not None:
+        return UUID(str(requester["contact_id"]))
+    return None
+
+
+def path_text(path: FieldPath) -> str:
+    """A field path as text (``requester.email``), as it is bound into a ciphertext."""
+    return ".".join(path)
+
+
+__all__ = ["CONTACT_EVENTS", "PERSONAL_FIELDS", "FieldPath", "declared_subject",
+           "path_text", "personal_paths"]

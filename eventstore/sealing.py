@@ -1,0 +1,143 @@
+"""Personal fields of event data, sealed with their subject's data key.
+
+A sealed field is stored as ``{"sealed": <base64 of nonce || AES-256-GCM ciphertext>,
+"subject": <contact id>}`` in place of its text. The associated data binds the
+tenant, stream, version and field path (and the subject), so a ciphertext copied
+into another event, or another field of the same event, fails to open. The chain
+hashes the stored data, ciphertext and all: erasing a key changes no stored byte.
+
+On read a sealed field opens to its text while its key exists, to
+``{"erased": true}`` once the subject was erased, and to ``{"unreadable": true}``
+(reported, never shown as data) when it fails to open. Pure computation: the keys
+come from ``eventstore/keys.py``.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from domain.personal import FieldPath, path_text, personal_paths
+
+NONCE_BYTES = 12
+ERASED: Mapping[str, bool] = {"erased": True}
+UNREADABLE: Mapping[str, bool] = {"unreadable": True}
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where a field sits: what its ciphertext is bound to."""
+
+    tenant_id: UUID
+    stream_id: UUID
+    version: int
+
+    def aad(self, path: FieldPath, subject: UUID) -> bytes:
+        return (f"helpdesk/1|{self.tenant_id}|{self.stream_id}|{self.version}|"
+                f"{path_text(path)}|{subject}").encode()
+
+
+@dataclass(frozen=True, slots=True)
+class Broken:
+    """A sealed field that did not open with its subject's key: moved or altered."""
+
+    place: Place
+    path: FieldPath
+    subject: UUID
+
+
+def is_sealed(value: Any) -> bool:
+    """Whether a stored value is a sealed field."""
+    return isinstance(value, dict) and "sealed" in value and "subject" in value
+
+
+def seal(type_: str, data: Mapping[str, Any], place: Place, subject: UUID,
+         key: bytes) -> dict[str, Any]:
+    """``data`` with every personal text of ``type_`` sealed with ``key``."""
+    cipher = AESGCM(key)
+
+    def one(path: FieldPath, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value  # None (nothing said) or already sealed
+        nonce = os.urandom(NONCE_BYTES)
+        box = cipher.encrypt(nonce, value.encode("utf-8"), place.aad(path, subject))
+        return {"sealed": base64.b64encode(nonce + box).decode("ascii"),
+                "subject": str(subject)}
+
+    return _rewrite(data, personal_paths(type_), one)
+
+
+def subjects(type_: str, data: Mapping[str, Any]) -> set[UUID]:
+    """The subjects whose keys the sealed fields of ``data`` need."""
+    found: set[UUID] = set()
+    for path in personal_paths(type_):
+        value = _get(data, path)
+        if is_sealed(value):
+            found.add(UUID(value["subject"]))
+    return found
+
+
+def open_sealed(type_: str, data: Mapping[str, Any], place: Place,
+                keys: Mapping[UUID, bytes | None]) -> tuple[dict[str, Any], list[Broken]]:
+    """``data`` with its sealed fields opened (or marked erased or unreadable), and
+    the fields that failed to open. ``keys`` maps a subject to its data key, None
+    for an erased subject; a subject missing from it counts as erased."""
+    broken: list[Broken] = []
+
+    def one(path: FieldPath, value: Any) -> Any:
+        if not is_sealed(value):
+            return value
+        subject = UUID(value["subject"])
+        key = keys.get(subject)
+        if key is None:
+            return dict(ERASED)
+        raw = base64.b64decode(value["sealed"])
+        try:
+            text = AESGCM(key).decrypt(raw[:NONCE_BYTES], raw[NONCE_BYTES:],
+                                       place.aad(path, subject))
+        except InvalidTag:
+            broken.append(Broken(place, path, subject))
+            return dict(UNREADABLE)
+        return text.decode("utf-8")
+
+    return _rewrite(data, personal_paths(type_), one), broken
+
+
+def sealed_paths(type_: str, data: Mapping[str, Any]) -> Iterator[FieldPath]:
+    """The paths of ``data`` that hold a sealed field."""
+    return (p for p in personal_paths(type_) if is_sealed(_get(data, p)))
+
+
+def _get(data: Mapping[str, Any], path: FieldPath) -> Any:
+    value: Any = data
+    for key in path:
+        if not isinstance(value, Mapping) or key not in value:
+            return None
+        value = value[key]
+    return value
+
+
+def _rewrite(data: Mapping[str, Any], paths: tuple[FieldPath, ...], fn: Any) -> dict[str, Any]:
+    out = dict(data)
+    for path in paths:
+        node = out
+        for key in path[:-1]:
+            child = node.get(key)
+            if not isinstance(child, Mapping):
+                break
+            node[key] = node = dict(child)
+        else:
+            if path[-1] in node:
+                node[path[-1]] = fn(path, node[path[-1]])
+    return out
+
+
+__all__ = ["ERASED", "UNREADABLE", "Broken", "Place", "is_sealed", "open_sealed", "seal",
+           "sealed_paths", "subjects"]

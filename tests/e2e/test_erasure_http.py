@@ -1,0 +1,67 @@
+"""Erasing a contact over HTTP: admins only, a reason required; afterwards the
+ticket, its history and the feed of events show the personal fields as erased, the
+chain verifies, and commands that would write about the contact answer 410."""
+
+from __future__ import annotations
+
+from tests.e2e.conftest import NEW_TICKET, auth
+
+EMAIL = "erase.me@example.com"
+
+
+async def test_an_admin_erases_a_contact_and_its_data_reads_as_erased(http, tenant, owner):
+    admin = tenant.admin_key
+    agent = await owner.key(tenant.tenant_id, "agent", await owner.agent(tenant.tenant_id))
+    opened = await http.post("/v1/tickets", headers=auth(admin), json=NEW_TICKET | {
+        "subject": "Please forget me", "requester": {"email": EMAIL, "name": "Erin"}})
+    assert opened.status_code == 201, opened.text
+    ticket, contact = opened.json()["id"], opened.json()["requester"]["contact_id"]
+    r = await http.post(f"/v1/tickets/{ticket}/messages", headers=auth(admin),
+                        json={"body": "our reply", "visibility": "public"})
+    assert r.status_code == 201, r.text
+
+    held = await http.get(f"/v1/contacts/{contact}/export", headers=auth(admin))
+    assert held.status_code == 200, held.text
+    doc = held.json()
+    assert doc["contact"]["email"] == EMAIL and [t["id"] for t in doc["tickets"]] == [ticket]
+    assert [m["body"] for m in doc["messages"]] == [NEW_TICKET["body"], "our reply"]
+    assert [e["type"] for e in doc["events"]] == ["ContactCreated", "TicketOpened",
+                                                  "MessageAdded"]
+    assert doc["events"][1]["data"]["subject"] == "Please forget me"
+    assert (await http.get(f"/v1/contacts/{contact}/export",
+                           headers=auth(agent))).status_code == 403
+
+    url = f"/v1/contacts/{contact}/erase"
+    assert (await http.post(url, headers=auth(agent), json={"reason": "x"})).status_code == 403
+    missing = await http.post(url, headers=auth(admin), json={})
+    assert missing.status_code in (400, 422) and missing.headers["content-type"].startswith(
+        "application/problem+json")
+    erased = await http.post(url, headers=auth(admin), json={"reason": "GDPR request 17"})
+    assert erased.status_code == 200, erased.text
+    assert erased.json() == {"contact_id": contact, "events": 3, "fields": 7, "tickets": 1,
+                             "unsealed_events": 0}
+
+    view = (await http.get(f"/v1/tickets/{ticket}", headers=auth(admin))).json()
+    assert view["subject"] == "" and EMAIL not in str(view)
+    history = (await http.get(f"/v1/tickets/{ticket}/history", headers=auth(admin))).json()
+    text = str(history)
+    assert EMAIL not in text and "Please forget me" not in text and "our reply" not in text
+    assert "'erased': True" in text
+    verify = await http.get("/v1/audit/verify", headers=auth(admin))
+    assert verify.status_code == 200 and verify.json()["ok"] is True, verify.text
+
+    after = (await http.get(f"/v1/contacts/{contact}/export", headers=auth(admin))).json()
+    assert EMAIL not in str(after) and "our reply" not in str(after)
+    by_type = {e["type"]: e["data"] for e in after["events"]}
+    assert by_type["TicketOpened"]["body"] == {"erased": True}
+    assert by_type["ContactCreated"]["email"] == {"erased": True}
+    assert by_type["ContactErased"]["reason"] == "GDPR request 17"
+
+    again = await http.post(url, headers=auth(admin), json={"reason": "again"})
+    assert again.status_code == 410 and again.json()["code"] == "contact_erased"
+    reply = await http.post(f"/v1/tickets/{ticket}/messages", headers=auth(admin),
+                            json={"body": "still there?", "visibility": "public"})
+    assert reply.status_code == 410 and reply.json()["code"] == "subject_erased"
+    by_id = await http.post("/v1/tickets", headers=auth(admin),
+                            json=NEW_TICKET | {"requester": {"contact_id": contact}})
+    assert by_id.status_code == 410
