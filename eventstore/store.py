@@ -14,9 +14,11 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 from uuid import UUID
 
 import asyncpg
+import orjson
 
 from domain.ids import TenantId
 from domain.personal import declared_subject, personal_paths
@@ -67,7 +69,8 @@ class ChangesPage:
     ``actor_kind``, ``actor_id``, ``recorded_at``), the seq to ask after next, and the
     head they were read at."""
 
-    events: list[asyncpg.Record]
+    events: list[Any]
+    """Records, or dicts for the rows whose sealed fields were opened."""
     next_after_seq: int
     head_seq: int
 
@@ -222,6 +225,30 @@ class Session:
             out.append(replace(r, data=data))
         return out
 
+    async def _opened_rows(self, rows: list[Any]) -> list[Any]:
+        """``read_changes`` rows (payloads as JSON text) with sealed fields opened, as
+        ``opened`` does for records; rows without personal data pass as they are."""
+        if self.keyring is None:
+            return rows
+        decoded = {i: orjson.loads(r["data_json"]) for i, r in enumerate(rows)
+                   if personal_paths(r["type"])}
+        whose = {i: subjects(rows[i]["type"], data) for i, data in decoded.items()}
+        needed: set[UUID] = set().union(*whose.values())
+        if not needed:
+            return rows
+        keys = await self.keyring.read(self.conn, self.tenant_id, needed)
+        out = list(rows)
+        for i, data in decoded.items():
+            if not whose[i]:
+                continue
+            r = rows[i]
+            opened, broken = open_sealed(r["type"], data,
+                                         Place(self.tenant_id, r["stream_id"], r["version"]),
+                                         keys)
+            self.broken += broken
+            out[i] = {**dict(r), "data_json": orjson.dumps(opened).decode()}
+        return out
+
     def commit_statements(self) -> str:
         """The staged appends as SQL with their values written in (eventstore/literal.py)."""
         return "\n".join(append_call(self.tenant_id, s.stream_id, s.expected_version,
@@ -266,7 +293,7 @@ class Session:
                                      after_seq + window, None if types is None else list(types),
                                      limit)
         head = rows[0]["head_seq"] if rows else 0
-        events = [r for r in rows if r["seq"] is not None]
+        events = await self._opened_rows([r for r in rows if r["seq"] is not None])
         if len(events) >= limit:
             next_after = events[-1]["seq"]
         else:

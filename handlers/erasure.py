@@ -31,6 +31,7 @@ from handlers.contacts import stage
 from handlers.errors import Conflict, Gone, Invalid, Missing
 from projections import people
 from projections.redaction import contact_tickets, lock_contact_tickets, redact_tickets
+from projections.search import drop_contact, index_tickets
 
 REASON_MAX = 500
 
@@ -80,6 +81,10 @@ async def erase_contact(uow: Session, command: EraseContact) -> Erased:
     event = ContactErased(reason=reason, by=command.by, at=command.at)
     after = evolve_contact(before, event)
     await people.set_contact(uow.conn, uow.tenant_id, before, after)
+    # The search index held the same words: recompute the tickets' rows from their
+    # redacted rows, and find the contact no more.
+    await index_tickets(uow.conn, uow.tenant_id, tickets)
+    await drop_contact(uow.conn, uow.tenant_id, found.id)
     await stage(uow, found.id, before.version, [event])
     return Erased(contact_id=found.id, events=events, fields=fields, tickets=len(tickets),
                   unsealed_events=unsealed)
