@@ -266,26 +266,8 @@ export function ticketView(app, id) {
     } else {
       forms.push(h('dl', null, readOnly('Priority', label(t.priority))));
     }
-    const groups = may('GET /v1/groups');
-    if (may('POST /v1/tickets/{ticket_id}/assignee') && !terminal && groups) {
+    if (may('POST /v1/tickets/{ticket_id}/assignee') && !terminal) {
       forms.push(assignForm(t));
-    } else if (may('POST /v1/tickets/{ticket_id}/assignee') && !terminal) {
-      const agents = app.directory.activeAgents();
-      const select = h('select', {id: 'prop-assignee', name: 'assignee'},
-        h('option', {value: '', selected: !t.assignee}, 'Unassigned'),
-        agents.map((a) => h('option', {value: a.id, selected: a.id === t.assignee}, a.name)),
-        t.assignee && !agents.some((a) => a.id === t.assignee)
-          ? h('option', {value: t.assignee, selected: true}, app.directory.agentName(t.assignee))
-          : null);
-      const form = h('form', {class: 'property-form', 'aria-label': 'Assign the ticket'},
-        h('label', {for: 'prop-assignee'}, 'Assignee'), select,
-        h('button', {type: 'submit'}, 'Assign'));
-      form.addEventListener('submit', (e) => {
-        e.preventDefault();
-        command(form, 'assignee', {agent_id: select.value || null},
-          select.value ? `Assigned to ${app.directory.agentName(select.value)}` : 'Unassigned');
-      });
-      forms.push(form);
     } else {
       forms.push(h('dl', null,
         readOnly('Group', app.directory.groupName(t.group_id)),
@@ -323,14 +305,16 @@ export function ticketView(app, id) {
   /** The group and the assignee, changed together: the API refuses an assignee who is
    * not a member of the group (409 not_group_member), which the page shows as said. */
   function assignForm(t) {
+    // A role that may not read the groups changes the assignee only.
+    const groups = may('GET /v1/groups');
     const agents = app.directory.activeAgents();
-    const group = h('select', {id: 'prop-group', name: 'group'},
+    const group = groups ? h('select', {id: 'prop-group', name: 'group'},
       h('option', {value: '', selected: !t.group_id}, 'No group'),
       app.directory.groupList().map((g) => h('option', {value: g.id, selected: g.id === t.group_id},
         g.name)),
       t.group_id && !app.directory.groups.has(t.group_id)
         ? h('option', {value: t.group_id, selected: true}, app.directory.groupName(t.group_id))
-        : null);
+        : null) : null;
     const select = h('select', {id: 'prop-assignee', name: 'assignee'},
       h('option', {value: '', selected: !t.assignee}, 'Unassigned'),
       agents.map((a) => h('option', {value: a.id, selected: a.id === t.assignee}, a.name)),
@@ -338,14 +322,16 @@ export function ticketView(app, id) {
         ? h('option', {value: t.assignee, selected: true}, app.directory.agentName(t.assignee))
         : null);
     const form = h('form', {class: 'property-form', 'aria-label': 'Assign the ticket'},
-      h('label', {for: 'prop-group'}, 'Group'), group,
+      group ? [h('label', {for: 'prop-group'}, 'Group'), group] : null,
       h('label', {for: 'prop-assignee'}, 'Assignee'), select,
       h('button', {type: 'submit'}, 'Assign'));
     form.addEventListener('submit', (e) => {
       e.preventDefault();
-      const who = select.value ? app.directory.agentName(select.value) : 'no one';
-      command(form, 'assignee', {agent_id: select.value || null, group_id: group.value || null},
-        `Assigned to ${who} in ${app.directory.groupName(group.value || null)}`);
+      const who = select.value ? `Assigned to ${app.directory.agentName(select.value)}`
+        : 'Unassigned';
+      command(form, 'assignee', {agent_id: select.value || null,
+                                 ...(group ? {group_id: group.value || null} : {})},
+        group ? `${who} in ${app.directory.groupName(group.value || null)}` : who);
     });
     return form;
   }
