@@ -13,7 +13,11 @@ seeding, so the SLA clocks and analytics look current whenever the seed runs. Th
 seed plays one timeline, in time order, across every ticket of a tenant:
 
 * its customer companies first (each customer's first ticket creates the contact,
-  which joins its company by its e-mail's domain);
+  which joins its company by its e-mail's domain), a group per team of agents and two
+  ticket fields the intake fills in (the category of the request and whether it stops
+  the customer's business);
+* each ticket goes into its team's group when one of the team takes it (a ticket
+  handed to someone outside the team leaves the group);
 * each placement's opening and steps, up to now (later steps are not played);
 * an SLA check at the due time of every clock a command left running, as the
   ``sla.check`` job would run it (a clock that moved or was met decides nothing);
@@ -42,7 +46,10 @@ from domain.commands import (
     Command,
     OpenTicket,
 )
-from domain.ids import AgentId, MessageId, TenantId, TicketId
+from domain.field_definitions import DefineField
+from domain.fields import FieldOption, FieldType
+from domain.group import CreateGroup
+from domain.ids import AgentId, GroupId, MessageId, TenantId, TicketId
 from domain.ticket import Ticket
 from domain.values import (
     Actor,
@@ -61,16 +68,21 @@ from handlers.api_keys import IssuedKey, IssueKey, issue_key
 from handlers.credentials import Passwords, new_password
 from handlers.demo import harbor, tidewater
 from handlers.demo.plan import Placement, Plan, Step, Story, span
+from handlers.groups import create_group
 from handlers.organizations import NewOrganization, create_organization
 from handlers.sessions import store_password
 from handlers.sweep import sweep_tenant
 from handlers.tenants import create_tenant_as_operator
+from handlers.ticket_fields import define_field
 from handlers.tickets import CommandResult, PostMessage, post_message, run_command
 
 PLANS: tuple[Plan, ...] = (tidewater.PLAN, harbor.PLAN)
 SWEEP_EVERY = timedelta(hours=6)
 CHECK_DELAY = timedelta(minutes=1)
 """How long after a clock's due time its check runs (a scheduler is not instant)."""
+CATEGORY = "category"
+IMPACT = "business_impact"
+"""The demo's ticket fields: a dropdown of the teams' work and a checkbox."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +132,9 @@ async def seed_plan(owner_dsn: str, store: EventStore, plan: Plan, now: datetime
     cast = await _hire(store, tenant.tenant_id, tenant.admin_key, plan, start,
                        passwords or _light_passwords())
     await _organize(store, tenant.tenant_id, tenant.admin_key, plan, start)
-    desk = _Desk(store, tenant.tenant_id, plan, cast, now)
+    groups = await _teams(store, tenant.tenant_id, tenant.admin_key, plan, cast, start)
+    await _define_fields(store, tenant.tenant_id, tenant.admin_key, plan, start)
+    desk = _Desk(store, tenant.tenant_id, plan, cast, groups, now)
     await desk.play(start)
     people = tuple(DemoKey(k.role, k.name, k.secret, plan.agent(h).name, plan.agent(h).email,
                            cast.passwords[h])
@@ -141,6 +155,39 @@ async def _organize(store: EventStore, tenant_id: TenantId, admin: IssuedKey, pl
         for org in plan.organizations:
             await create_organization(uow, NewOrganization(name=org.name, domains=(org.domain,),
                                                            at=at))
+
+
+async def _teams(store: EventStore, tenant_id: TenantId, admin: IssuedKey, plan: Plan,
+                 cast: _Cast, at: datetime) -> dict[str, _Team]:
+    """A group per team, its members the team's agents, as over ``POST /v1/groups``."""
+    teams: dict[str, _Team] = {}
+    async with store.session(tenant_id, _as(admin)) as uow:
+        for team in sorted({t for a in plan.agents for t in a.teams}):
+            members = frozenset(a.handle for a in plan.agents if team in a.teams)
+            group = await create_group(uow, CreateGroup(
+                group_id=GroupId(uuid.uuid4()), name=team.title(),
+                members=tuple(AgentId(cast.agents[m]) for m in sorted(members)), at=at))
+            teams[team] = _Team(GroupId(group.id), members)
+    return teams
+
+
+async def _define_fields(store: EventStore, tenant_id: TenantId, admin: IssuedKey, plan: Plan,
+                         at: datetime) -> None:
+    """Two ticket fields the intake fills in, as over ``POST /v1/ticket-fields``."""
+    categories = sorted({story.team for story in plan.stories.values()})
+    async with store.session(tenant_id, _as(admin)) as uow:
+        await define_field(uow, DefineField(
+            key=CATEGORY, title="Category", type=FieldType.DROPDOWN, intake=True, at=at,
+            options=tuple(FieldOption(value=c, title=c.title()) for c in categories)))
+        await define_field(uow, DefineField(
+            key=IMPACT, title="Stops the business", type=FieldType.CHECKBOX, intake=True,
+            at=at))
+
+
+@dataclass(frozen=True, slots=True)
+class _Team:
+    group_id: GroupId
+    members: frozenset[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +236,7 @@ class _Run:
     ticket_id: TicketId
     duty: str
     assignee: str | None = None
+    group_id: GroupId | None = None
 
 
 Action = Callable[[datetime], Awaitable[None]]
@@ -200,6 +248,7 @@ class _Desk:
     tenant_id: TenantId
     plan: Plan
     cast: _Cast
+    teams: dict[str, _Team]
     now: datetime
     opened: int = 0
     _timeline: list[tuple[datetime, int, Action]] = field(default_factory=list)
@@ -262,6 +311,7 @@ class _Desk:
         if run is not None:
             current = result.follow_up or result.ticket
             run.assignee = self.cast.handle_of(current.assignee)
+            run.group_id = current.group_id
 
     def _schedule_checks(self, ticket: Ticket) -> None:
         for metric, clock in ticket.clocks.items():
@@ -296,7 +346,9 @@ class _Desk:
             ticket_id=run.ticket_id, subject=story.subject, body=story.body,
             requester=Requester(email=person.email, name=person.name),
             priority=run.placement.priority or story.priority, source=source,
-            tags=story.tags, actor=actor, at=at)
+            tags=story.tags, actor=actor, at=at,
+            fields={CATEGORY: story.team,
+                    IMPACT: (run.placement.priority or story.priority) in _PRESSING})
         self.opened += 1
         await self._run(_as(key), run, command, run.ticket_id)
 
@@ -310,8 +362,11 @@ class _Desk:
         if step.kind == "assign":
             to = step.value or run.duty
             by = step.by or to  # people take tickets themselves
+            team = self.teams.get(run.story.team)
+            group = team.group_id if team is not None and to in team.members else None
             command: Command | PostMessage = Assign(
-                agent_id=AgentId(self.cast.agents[to]), actor=self._agent(by), at=at)
+                agent_id=AgentId(self.cast.agents[to]), group_id=group,
+                set_group=group != run.group_id, actor=self._agent(by), at=at)
         else:
             by = step.by or run.assignee or run.duty
             actor = self._agent(by)
@@ -330,6 +385,9 @@ class _Desk:
             else:
                 command = ChangeTags(add=step.add, remove=step.remove, actor=actor, at=at)
         await self._run(_as(self.cast.keys[by]), run, command, tid)
+
+
+_PRESSING = frozenset({Priority.HIGH, Priority.URGENT})
 
 
 def _as(key: IssuedKey) -> StoreActor:

@@ -3,7 +3,11 @@ with the demo: an agent signs in with e-mail and password, filters the queue, lo
 more, opens a ticket and replies; their access token is renewed through the refresh
 cookie and signing out ends the session; a second browser sees a new ticket arrive
 live; an If-Match conflict is shown; an analyst (with an API key) sees the charts and
-cannot open a ticket; an auditor verifies the chain.
+cannot open a ticket; an auditor verifies the chain. Groups, organizations, contacts and
+ticket fields: the queue filters by group, organization and requester; a contact's and
+an organization's pages list their tickets; field values are edited and a state the
+fields are required for names them; a group change the assignee is no member of is
+refused with 409 and said so.
 
 The run saves screenshots of the queue, a ticket and the analytics page to
 docs/screenshots/ (the README shows them).
@@ -144,6 +148,13 @@ async def signed_in_as(context: BrowserContext, console: Console, who: str) -> P
     return page
 
 
+def refusals_asked_for(page: Page, status: int) -> None:
+    """Forget the browser's log lines of refused calls with ``status``: the test asked
+    for them (the page showing them is what it checks)."""
+    errors = page.errors  # type: ignore[attr-defined]
+    errors[:] = [e for e in errors if f"status of {status} " not in e]
+
+
 def no_script_errors(page: Page) -> None:
     errors = page.errors  # type: ignore[attr-defined]
     assert not errors, errors
@@ -154,7 +165,8 @@ async def test_an_agent_filters_loads_more_opens_a_ticket_and_replies(console, c
     await expect(page).to_have_url(re.compile(r"#/queue$"))
     await expect(page.locator("#who")).to_contain_text("Jonas Weber")
     nav = page.get_by_role("navigation", name="Sections")
-    await expect(nav.get_by_role("link")).to_have_text(["Queue"])  # agents: no analytics
+    # Agents: no analytics, no audit.
+    await expect(nav.get_by_role("link")).to_have_text(["Queue", "Contacts"])
     items = page.locator(".ticket-item")
     await expect(items).to_have_count(20)
     await expect(page.locator("#live")).to_have_text("Live")
@@ -393,16 +405,28 @@ async def test_an_analyst_sees_the_charts_and_cannot_open_a_ticket(console, cont
     nav = page.get_by_role("navigation", name="Sections")
     await expect(nav.get_by_role("link")).to_have_text(["Analytics"])
     charts = page.locator("figure.chart")
-    await expect(charts).to_have_count(5)
+    await expect(charts).to_have_count(6)
     await expect(charts.locator("figcaption")).to_have_text([
         "Time to first reply (p50 and p90)", "Resolution time (p50 and p90)",
-        "Volume per day", "Backlog by state and age", "SLA achievement per priority"])
-    for i in range(5):
+        "Volume per day", "Tickets opened and solved by group", "Backlog by state and age",
+        "SLA achievement per priority"])
+    for i in range(6):
         await expect(charts.nth(i).locator("svg circle, svg rect").first).to_be_visible()
     await expect(page.locator(".freshness").first).to_have_text(
         re.compile(r"^As of seq \d+, lag \d+ events?"))
-    assert await page.locator(".freshness").count() == 5  # each view says its freshness
+    assert await page.locator(".freshness").count() == 6  # each view says its freshness
     await page.screenshot(path=str(SHOTS / "analytics.png"), full_page=True)
+    # The split follows the selector: by organization, one bar pair per organization
+    # (an analyst may not list organizations: they are named by short ids).
+    by_org = (await console.api("GET", "/v1/analytics/summary", "Support analytics", params={
+        "group_by": "organization", "from": await page.get_by_label("From (UTC day)")
+        .input_value(), "to": await page.get_by_label("To (UTC day)").input_value()})).json()
+    await page.get_by_label("Split by").select_option("organization")
+    await expect(page).to_have_url(re.compile(r"&by=organization$"))
+    split = charts.nth(3)
+    await expect(split.locator("figcaption")).to_have_text(
+        "Tickets opened and solved by organization")
+    await expect(split.locator("tbody tr")).to_have_count(len(by_org["groups"]))
 
     ticket_id = (await console.api("GET", "/v1/tickets", "Jonas Weber",
                                    params={"limit": 1})).json()["data"][0]["id"]
@@ -431,8 +455,9 @@ async def test_an_auditor_verifies_the_chain_and_sees_where_it_breaks(console, c
         f"helpdesk audit export --tenant {console.rich.tenant_id}")
 
     # An auditor reads a ticket's history (not its conversation) by the ticket's id.
-    first_ticket = await page.locator(".events a").first.get_attribute("href")
-    await page.locator(".events a").first.click()
+    tickets = page.locator('.events a[href^="#/tickets/"]')
+    first_ticket = await tickets.first.get_attribute("href")
+    await tickets.first.click()
     await expect(page).to_have_url(re.compile(re.escape(first_ticket) + "$"))
     history = page.locator(".history tbody tr")
     await expect(history.first).to_contain_text("TicketOpened")
@@ -474,3 +499,155 @@ async def _tamper(db: pg.TestDatabase, tenant: DemoTenant, seq: int) -> Any:
             await conn.close()
 
     return restore
+
+
+async def _agent_id(console: Console, who: str) -> str:
+    me = (await console.api("GET", "/v1/auth/me", who)).json()
+    return str(me["agent"]["id"])
+
+
+async def _named(console: Console, path: str, name: str) -> dict[str, Any]:
+    rows = (await console.api("GET", path, "Priya Raman", params={"limit": 100})).json()["data"]
+    return next(r for r in rows if r["name"] == name)
+
+
+async def test_the_queue_filters_by_group_organization_and_requester(console, context):
+    page = await signed_in_as(context, console, "Jonas Weber")
+    items = page.locator(".ticket-item")
+    await expect(items).to_have_count(20)
+    technical = await _named(console, "/v1/groups", "Technical")
+    await page.get_by_label("Group", exact=True).select_option(label="Technical")
+    await expect(page).to_have_url(re.compile(rf"#/queue\?group_id={technical['id']}$"))
+    listed = (await console.api("GET", "/v1/tickets", "Jonas Weber", params={
+        "group_id": technical["id"], "limit": 20})).json()["data"]
+    assert listed
+    await expect(items.locator("h2")).to_have_text([t["subject"] for t in listed])
+    await expect(items.first.locator(".group")).to_have_text("Technical")
+
+    kestrel = await _named(console, "/v1/organizations", "Kestrel Logistics")
+    await page.get_by_label("Group", exact=True).select_option(label="Any group")
+    await page.get_by_label("Organization", exact=True).select_option(label="Kestrel Logistics")
+    await expect(page).to_have_url(re.compile(rf"organization_id={kestrel['id']}$"))
+    of_kestrel = (await console.api("GET", "/v1/tickets", "Jonas Weber", params={
+        "organization_id": kestrel["id"], "limit": 20})).json()["data"]
+    assert of_kestrel
+    await expect(items.locator("h2")).to_have_text([t["subject"] for t in of_kestrel])
+
+    # The requester filter comes from a contact's page, and can be removed.
+    contact_id = of_kestrel[0]["requester"]["contact_id"]
+    await page.goto(f"{console.base}/console/#/queue?requester_id={contact_id}")
+    theirs = (await console.api("GET", "/v1/tickets", "Jonas Weber", params={
+        "requester_id": contact_id, "limit": 20})).json()["data"]
+    await expect(items.locator("h2")).to_have_text([t["subject"] for t in theirs])
+    await page.get_by_role("button", name="Remove the requester filter").click()
+    await expect(items).to_have_count(20)
+    await expect(page).to_have_url(re.compile(r"#/queue$"))
+    no_script_errors(page)
+
+
+async def test_a_contact_and_an_organization_show_their_tickets(console, context):
+    page = await signed_in_as(context, console, "Aiko Tanaka")
+    kestrel = await _named(console, "/v1/organizations", "Kestrel Logistics")
+    contact = (await console.api("GET", "/v1/contacts", "Aiko Tanaka", params={
+        "organization_id": kestrel["id"], "limit": 1})).json()["data"][0]
+    await page.get_by_role("navigation", name="Sections").get_by_role(
+        "link", name="Contacts").click()
+    await page.get_by_label("E-mail", exact=True).fill(contact["email"].upper())
+    await page.get_by_role("button", name="Find").click()
+    found = page.locator(".contact-item")
+    await expect(found).to_have_count(1)
+    await found.get_by_role("link").click()
+    await expect(page).to_have_url(re.compile(rf"#/contacts/{contact['id']}$"))
+    await expect(page.get_by_role("heading", level=1)).to_have_text(
+        contact["name"] or contact["email"])
+    theirs = (await console.api("GET", f"/v1/contacts/{contact['id']}/tickets",
+                                "Aiko Tanaka")).json()["data"]
+    assert theirs
+    await expect(page.locator(".ticket-item h2")).to_have_text([t["subject"] for t in theirs])
+
+    # From a ticket, the requester links back to the contact.
+    await page.get_by_role("link", name=theirs[0]["subject"]).first.click()
+    await expect(page.get_by_role("heading", level=1)).to_have_text(theirs[0]["subject"])
+    await page.locator("a.requester").click()
+    await expect(page).to_have_url(re.compile(rf"#/contacts/{contact['id']}$"))
+
+    await page.get_by_role("link", name="Kestrel Logistics").click()
+    await expect(page.get_by_role("heading", level=1)).to_have_text("Kestrel Logistics")
+    of_org = (await console.api("GET", f"/v1/organizations/{kestrel['id']}/tickets",
+                                "Aiko Tanaka", params={"limit": 20})).json()["data"]
+    await expect(page.locator(".ticket-main .ticket-item h2")).to_have_text(
+        [t["subject"] for t in of_org])
+    await expect(page.locator(".contact-item", has_text=contact["email"])).to_have_count(1)
+    no_script_errors(page)
+
+
+async def test_field_values_are_edited_and_a_solve_names_the_missing_field(console, context):
+    defined = await console.api("POST", "/v1/ticket-fields", "Priya Raman", json={
+        "key": "order_no", "title": "Order number", "type": "text", "required_on": "solve"})
+    assert defined.status_code == 201, defined.text
+    try:
+        page = await signed_in_as(context, console, "Lucas Moreau")
+        pending = (await console.api("GET", "/v1/tickets", "Lucas Moreau", params={
+            "state": "pending", "limit": 20})).json()["data"]
+        # One of the demo's (a ticket an earlier test opened has no field values).
+        ticket = next(t for t in pending if "category" in t["fields"])
+        await page.goto(f"{console.base}/console/#/tickets/{ticket['id']}")
+        await expect(page.get_by_role("heading", level=1)).to_have_text(ticket["subject"])
+        fields = page.get_by_role("form", name="Ticket fields")
+        await expect(fields.get_by_label("Category")).to_have_value(ticket["fields"]["category"])
+
+        # Solving needs the order number: the refusal names the field by its title.
+        await page.get_by_label("State", exact=True).select_option("solved")
+        await page.get_by_role("button", name="Change state").click()
+        alert = page.locator(".problems [role=alert]")
+        await expect(alert).to_contain_text("Fill in first: Order number.")
+        await expect(fields.get_by_label("Order number")).to_have_attribute(
+            "aria-invalid", "true")
+
+        await fields.get_by_label("Category").select_option(label="Billing")
+        await fields.get_by_label("Order number").fill("KL-20931")
+        await fields.get_by_role("button", name="Save fields").click()
+        await expect(page.locator(".meta .version")).to_contain_text(
+            f"version {ticket['version'] + 1}")
+        now = (await console.api("GET", f"/v1/tickets/{ticket['id']}", "Lucas Moreau")).json()
+        assert now["fields"]["category"] == "billing"
+        assert now["fields"]["order_no"] == "KL-20931"
+        await page.get_by_label("State", exact=True).select_option("solved")
+        await page.get_by_role("button", name="Change state").click()
+        await expect(page.locator(".meta .badge").first).to_have_text("Solved")
+        refusals_asked_for(page, 422)
+        no_script_errors(page)
+    finally:
+        gone = await console.api("PATCH", "/v1/ticket-fields/order_no", "Priya Raman",
+                                 json={"active": False})
+        assert gone.status_code == 200, gone.text
+
+
+async def test_a_group_the_assignee_is_no_member_of_is_refused_and_said(console, context):
+    jonas = await _agent_id(console, "Jonas Weber")
+    ticket = (await console.api("GET", "/v1/tickets", "Jonas Weber", params={
+        "assignee": jonas, "state": "open", "limit": 1})).json()["data"][0]
+    page = await signed_in_as(context, console, "Jonas Weber")
+    await page.goto(f"{console.base}/console/#/tickets/{ticket['id']}")
+    await expect(page.get_by_role("heading", level=1)).to_have_text(ticket["subject"])
+    form = page.get_by_role("form", name="Assign the ticket")
+    # The groups are read: "No group" and the demo's three.
+    await expect(form.get_by_label("Group").locator("option")).to_have_count(4)
+    await form.get_by_label("Group").select_option(label="Billing")
+    await form.get_by_role("button", name="Assign").click()
+    alert = page.locator(".problems [role=alert]")
+    await expect(alert).to_contain_text("409 not_group_member")
+    await expect(alert).to_contain_text("The change was not made")
+    after = (await console.api("GET", f"/v1/tickets/{ticket['id']}", "Jonas Weber")).json()
+    assert (after["group_id"], after["version"]) == (ticket["group_id"], ticket["version"])
+
+    # Handed to a member of the group, the same change is made.
+    await form.get_by_label("Assignee").select_option(label="Lucas Moreau")
+    await form.get_by_role("button", name="Assign").click()
+    await expect(alert).to_have_count(0)
+    await expect(form.get_by_label("Group")).to_have_value(
+        (await _named(console, "/v1/groups", "Billing"))["id"])
+    after = (await console.api("GET", f"/v1/tickets/{ticket['id']}", "Jonas Weber")).json()
+    assert after["assignee"] == await _agent_id(console, "Lucas Moreau")
+    refusals_asked_for(page, 409)
+    no_script_errors(page)

@@ -58,6 +58,13 @@ async def test_the_rich_tenant_covers_the_desk_over_six_weeks(db, store):
     # Every ticket is a contact's; the companies' people joined them by their domains.
     assert all(t["requester"]["contact_id"] for t in tickets)
     assert types["OrganizationCreated"] == 5
+    # The teams are groups; tickets are in their team's group once one of it takes them,
+    # and the intake filled in both ticket fields.
+    assert types["GroupCreated"] == 3
+    assert any(t["group_id"] for t in tickets)
+    assert any(t["group_id"] is None for t in tickets)
+    assert {t["fields"]["category"] for t in tickets} == {"accounts", "billing", "technical"}
+    assert {t["fields"]["business_impact"] for t in tickets} == {True, False}
     joined = [e for e in events if e["type"] == "ContactCreated"
               and e["data"]["organization_id"] is not None]
     assert len(joined) >= 5

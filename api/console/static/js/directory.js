@@ -1,6 +1,8 @@
 // Names for ids: the tenant's agents (to show who wrote, who is assigned, whom to
-// assign) and, for admins, its API keys (to name the key an event was stamped with).
-// Read once per sign-in, when the role may; a role that may not sees short ids.
+// assign), its groups and organizations (to filter and group by, to name a ticket's
+// group), its ticket fields (their titles, types and options) and, for admins, its API
+// keys (to name the key an event was stamped with). Read once per sign-in, when the
+// role may; a role that may not sees short ids.
 
 import {shortId} from './format.js';
 
@@ -24,7 +26,12 @@ export class Directory {
     this.session = session;
     this.agents = new Map();
     this.keys = new Map();
+    this.groups = new Map();
+    this.organizations = new Map();
+    this.fields = [];
+    this.contacts = new Map();
     this.loaded = null;
+    this.generation = 0; // counts the loads done: views redraw what names once it moves
   }
 
   /** Load what the role may read; an error is the caller's to show. */
@@ -39,6 +46,19 @@ export class Directory {
           const keys = await all(this.api, '/v1/api-keys');
           this.keys = new Map(keys.map((k) => [k.id, k]));
         }
+        if (this.session.may('GET /v1/groups')) {
+          const groups = await all(this.api, '/v1/groups');
+          this.groups = new Map(groups.map((g) => [g.id, g]));
+        }
+        if (this.session.may('GET /v1/organizations')) {
+          const organizations = await all(this.api, '/v1/organizations');
+          this.organizations = new Map(organizations.map((o) => [o.id, o]));
+        }
+        if (this.session.may('GET /v1/ticket-fields')) {
+          // One answer, no pages: a tenant has a bounded number of fields.
+          this.fields = (await this.api.get('/v1/ticket-fields')).body.data;
+        }
+        this.generation += 1;
       })();
       this.loaded.catch(() => { this.loaded = null; });
     }
@@ -48,7 +68,48 @@ export class Directory {
   reset() {
     this.agents = new Map();
     this.keys = new Map();
+    this.groups = new Map();
+    this.organizations = new Map();
+    this.fields = [];
+    this.contacts = new Map();
     this.loaded = null;
+  }
+
+  /** Contacts are many: the console names those it has shown (a contact's page, a
+   * ticket's requester), and short ids for the rest. */
+  rememberContact(contact) {
+    this.contacts.set(contact.id, contact);
+  }
+
+  contactLabel(id) {
+    if (id === 'none') return 'No contact';
+    const c = this.contacts.get(id);
+    if (!c) return `contact ${shortId(id)}`;
+    return c.name ? `${c.name} <${c.email}>` : c.email;
+  }
+
+  /** Groups by name: the choices for a ticket's group and the queue's filter. */
+  groupList() {
+    return [...this.groups.values()].sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  groupName(id) {
+    if (!id || id === 'none') return 'No group';
+    return this.groups.get(id)?.name ?? `group ${shortId(id)}`;
+  }
+
+  organizationList() {
+    return [...this.organizations.values()].sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  organizationName(id) {
+    if (!id || id === 'none') return 'No organization';
+    return this.organizations.get(id)?.name ?? `organization ${shortId(id)}`;
+  }
+
+  /** A ticket field's title by its key (the key itself when unknown). */
+  fieldTitle(key) {
+    return this.fields.find((f) => f.key === key)?.title ?? key;
   }
 
   /** Active agents, by name: the choices for an assignee. */

@@ -1,5 +1,6 @@
 // The console's entry point: the session, the API client, the live feed and the
-// routes (#/queue, #/tickets/<id>, #/analytics, #/audit, #/sign-in). A section the
+// routes (#/queue, #/tickets/<id>, #/contacts, #/contacts/<id>,
+// #/organizations/<id>, #/analytics, #/audit, #/sign-in). A section the
 // principal's role may not use is neither in the navigation nor rendered.
 
 import {Api, now} from './api.js';
@@ -10,12 +11,16 @@ import {Session} from './session.js';
 import {LiveFeed} from './stream.js';
 import {analyticsView} from './views/analytics.js';
 import {auditView} from './views/audit.js';
+import {contactView, contactsView, organizationView} from './views/people.js';
 import {queueView} from './views/queue.js';
 import {signInView} from './views/signin.js';
 import {ticketView} from './views/ticket.js';
 
 const SECTIONS = [
   {path: 'queue', label: 'Queue', needs: 'GET /v1/tickets', view: queueView},
+  // Not where anyone lands: an auditor reads contacts too, but comes for the audit.
+  {path: 'contacts', label: 'Contacts', needs: 'GET /v1/contacts', view: contactsView,
+   landing: false},
   {path: 'analytics', label: 'Analytics', needs: 'GET /v1/analytics/summary',
    view: analyticsView},
   {path: 'audit', label: 'Audit', needs: 'GET /v1/audit/verify', view: auditView},
@@ -51,7 +56,8 @@ function parseRoute() {
 }
 
 function home() {
-  const first = SECTIONS.find((s) => session.may(s.needs));
+  const first = SECTIONS.find((s) => s.landing !== false && session.may(s.needs))
+    ?? SECTIONS.find((s) => session.may(s.needs));
   return first ? `#/${first.path}` : '#/nothing';
 }
 
@@ -84,6 +90,10 @@ function render() {
   let view;
   if (section === 'tickets' && id) {
     view = ticketView(app, id);
+  } else if (section === 'contacts' && id) {
+    view = contactView(app, id);
+  } else if (section === 'organizations' && id) {
+    view = organizationView(app, id);
   } else {
     const match = SECTIONS.find((s) => s.path === section);
     if (!match) {

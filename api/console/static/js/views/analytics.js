@@ -1,6 +1,8 @@
 // Analytics for analysts and admins, from /v1/analytics (docs/analytics.md): first
 // reply and resolution times (p50 and p90) by the day or week tickets were opened,
-// volume per day, the backlog by state and age, and SLA achievement per priority. Each
+// volume per day, the backlog by state and age, SLA achievement per priority, and the
+// tickets opened and solved split by a choice of priority, source, assignee, group or
+// organization (group_by of /v1/analytics/summary). Each
 // chart says how fresh its answer is (as_of_seq and lag): the read models are built
 // asynchronously from the events.
 
@@ -136,6 +138,32 @@ function slaChart(byPriority) {
     })}))}));
 }
 
+const SPLITS = {priority: 'Priority', source: 'Source', assignee: 'Assignee', group: 'Group',
+                organization: 'Organization'};
+
+/** A split's key as people read it: a name where this role can read the names (an
+ * analyst may not list agents, groups or organizations, and sees short ids). */
+function splitLabel(app, by, key) {
+  if (by === 'assignee') return key === 'none' ? 'Unassigned' : app.directory.agentName(key);
+  if (by === 'group') return app.directory.groupName(key);
+  if (by === 'organization') return app.directory.organizationName(key);
+  return label(key);
+}
+
+function splitChart(app, by, summary) {
+  const rows = [...summary.groups].sort((a, b) => b.tickets - a.tickets);
+  const keys = rows.map((g) => g.key);
+  return panel(`By ${SPLITS[by].toLowerCase()}`, summary, chart({
+    kind: 'bars', title: `Tickets opened and solved by ${SPLITS[by].toLowerCase()}`,
+    description: `Tickets opened in the range, and those of them solved, per ${
+      SPLITS[by].toLowerCase()} (as each ticket is now).`,
+    categories: keys, labelOf: (k) => splitLabel(app, by, k),
+    format: (v) => String(Math.round(v)), integer: true,
+    width: 960,
+    series: [{name: 'Opened', values: rows.map((g) => g.tickets)},
+             {name: 'Solved', values: rows.map((g) => g.solved)}]}));
+}
+
 export function analyticsView(app, params) {
   const to = params.get('to') || isoDay(now());
   const from = params.get('from') || isoDay(Date.parse(`${to}T00:00:00Z`) - (DAYS - 1) * 86_400_000);
@@ -145,13 +173,18 @@ export function analyticsView(app, params) {
   const fromInput = h('input', {id: 'range-from', name: 'from', type: 'date', value: from,
                                 required: true});
   const toInput = h('input', {id: 'range-to', name: 'to', type: 'date', value: to, required: true});
+  const by = SPLITS[params.get('by')] ? params.get('by') : 'group';
+  const byInput = h('select', {id: 'range-by', name: 'by'}, Object.entries(SPLITS)
+    .map(([value, text]) => h('option', {value, selected: value === by}, text)));
   const form = h('form', {class: 'range', 'aria-label': 'Date range'},
     h('div', {class: 'field'}, h('label', {for: 'range-from'}, 'From (UTC day)'), fromInput),
     h('div', {class: 'field'}, h('label', {for: 'range-to'}, 'To (UTC day)'), toInput),
+    h('div', {class: 'field'}, h('label', {for: 'range-by'}, 'Split by'), byInput),
     h('button', {type: 'submit'}, 'Show'));
+  byInput.addEventListener('change', () => form.requestSubmit());
   form.addEventListener('submit', (e) => {
     e.preventDefault();
-    app.navigate(`#/analytics?from=${fromInput.value}&to=${toInput.value}`);
+    app.navigate(`#/analytics?from=${fromInput.value}&to=${toInput.value}&by=${byInput.value}`);
   });
   const element = h('section', {class: 'analytics', 'aria-labelledby': 'analytics-title'},
     h('h1', {id: 'analytics-title', tabindex: -1}, 'Analytics'),
@@ -161,10 +194,12 @@ export function analyticsView(app, params) {
 
   (async () => {
     const range = {from, to};
+    await app.directory.load().catch(() => {}); // names where the role may read them
     const periods = spans(from, to);
     try {
-      const [byPriority, volume, backlog, ...times] = await Promise.all([
+      const [byPriority, split, volume, backlog, ...times] = await Promise.all([
         app.api.get('/v1/analytics/summary', {...range, group_by: 'priority'}),
+        app.api.get('/v1/analytics/summary', {...range, group_by: by}),
         app.api.get('/v1/analytics/volume', range),
         app.api.get('/v1/analytics/backlog'),
         ...periods.map((p) => app.api.get('/v1/analytics/summary', {from: p.from, to: p.to})),
@@ -174,6 +209,7 @@ export function analyticsView(app, params) {
         panel('Totals', byPriority.body, tiles(byPriority.body)),
         timesCharts(periods, times.map((t) => t.body)),
         volumeChart(volume.body, from, to),
+        splitChart(app, by, split.body),
         h('div', {class: 'panel-row'}, backlogChart(backlog.body), slaChart(byPriority.body)));
     } catch (error) {
       fill(body);

@@ -80,13 +80,22 @@ function exportSection(app) {
       h('code', null, 'GET /v1/events?after_seq=N'), ', as in the table below.'));
 }
 
-// Contacts and organizations have streams of their own, and no page in the console.
-const OTHER_STREAMS = [['Contact', 'contact'], ['Organization', 'organization']];
+// Contacts, organizations, groups and ticket fields have streams of their own; the
+// first two have pages in the console (for a role that may open them).
+const OTHER_STREAMS = [['Contact', 'contact', 'contacts', 'GET /v1/contacts/{contact_id}'],
+  ['Organization', 'organization', 'organizations',
+   'GET /v1/organizations/{organization_id}'],
+  ['Group', 'group'], ['TicketField', 'ticket field']];
 
-function streamCell(e, tenantId) {
+function streamCell(app, e, tenantId) {
   if (e.stream_id === tenantId) return 'tenant';
   const other = OTHER_STREAMS.find(([prefix]) => e.type.startsWith(prefix));
-  if (other) return `${other[1]} ${shortId(e.stream_id)}`;
+  if (other) {
+    const [, name, path, needs] = other;
+    const text = `${name} ${shortId(e.stream_id)}`;
+    return path && app.session.may(needs) ? h('a', {href: `#/${path}/${e.stream_id}`}, text)
+      : text;
+  }
   return h('a', {href: `#/tickets/${e.stream_id}`}, `ticket ${shortId(e.stream_id)}`);
 }
 
@@ -103,7 +112,7 @@ function eventsSection(app) {
   function rows(events) {
     return events.map((e) => h('tr', null,
       h('td', {class: 'num'}, String(e.seq)),
-      h('td', null, streamCell(e, tenantId)),
+      h('td', null, streamCell(app, e, tenantId)),
       h('td', {class: 'num'}, String(e.version)),
       h('td', null, e.type),
       h('td', null, eventSummary(app, e)),

@@ -12,9 +12,10 @@ const PAGE = 20;
 const LIVE_WAIT_MS = 1500;
 
 /** The list's filters: each a query parameter of GET /v1/tickets, with how to show it
- * and how to tell whether a ticket that changed live now matches it. Groups and
- * organisations come as two more entries (group_id, organization_id), with their
- * options read from /v1/groups and /v1/organizations; nothing else here changes. */
+ * and how to tell whether a ticket that changed live now matches it (``test`` may
+ * answer a promise: a ticket's organization is its contact's, read when needed). The
+ * requester filter has no control of its own: a contact's page links here with it, and
+ * the form shows it with a way to remove it. */
 export const FILTERS = [
   {name: 'state', legend: 'State', kind: 'multi', options: () => STATES,
    test: (t, values) => values.includes(t.state)},
@@ -28,7 +29,30 @@ export const FILTERS = [
    test: (t, [value]) => (value === 'none' ? t.assignee === null : t.assignee === value)},
   {name: 'tag', legend: 'Tag', kind: 'text', hint: 'one or more, separated by commas',
    test: (t, values) => values.some((v) => t.tags.includes(v))},
+  {name: 'group_id', legend: 'Group', kind: 'select', needs: 'GET /v1/groups',
+   options: (app) => [['', 'Any group'], ['none', 'No group'],
+                      ...app.directory.groupList().map((g) => [g.id, g.name])],
+   test: (t, [value]) => (value === 'none' ? t.group_id === null : t.group_id === value)},
+  {name: 'organization_id', legend: 'Organization', kind: 'select',
+   needs: 'GET /v1/organizations',
+   options: (app) => [['', 'Any organization'], ['none', 'No organization'],
+                      ...app.directory.organizationList().map((o) => [o.id, o.name])],
+   test: async (t, [value], app) => {
+     const contact = t.requester.contact_id
+       ? (await app.api.get(`/v1/contacts/${t.requester.contact_id}`)).body : null;
+     const org = contact?.organization_id ?? null;
+     return value === 'none' ? org === null : org === value;
+   }},
+  {name: 'requester_id', legend: 'Requester', kind: 'given',
+   describe: (app, [value]) => app.directory.contactLabel(value),
+   test: (t, [value]) => (value === 'none' ? t.requester.contact_id === null
+     : t.requester.contact_id === value)},
 ];
+
+/** The filters this role may use (a menu of groups needs the groups). */
+function usable(app) {
+  return FILTERS.filter((f) => !f.needs || app.session.may(f.needs));
+}
 
 function readFilters(params) {
   const out = {};
@@ -45,8 +69,11 @@ function filterQuery(filters) {
     .map(([name, values]) => [name, values.join(',')]));
 }
 
-function matches(ticket, filters) {
-  return FILTERS.every((f) => !filters[f.name]?.length || f.test(ticket, filters[f.name]));
+async function matches(app, ticket, filters) {
+  for (const f of FILTERS) {
+    if (filters[f.name]?.length && !(await f.test(ticket, filters[f.name], app))) return false;
+  }
+  return true;
 }
 
 function newestFirst(a, b) {
@@ -54,9 +81,19 @@ function newestFirst(a, b) {
 }
 
 function filterForm(app, filters, apply) {
-  const controls = FILTERS.map((filter) => {
+  const controls = usable(app).map((filter) => {
     const chosen = filters[filter.name] ?? [];
     const id = `filter-${filter.name}`;
+    if (filter.kind === 'given') {
+      if (!chosen.length) return null;
+      const kept = h('input', {type: 'hidden', name: filter.name, value: chosen[0]});
+      return h('div', {class: 'filter field given'}, h('span', {class: 'label'}, filter.legend),
+        h('span', {id}, filter.describe(app, chosen)), kept,
+        h('button', {type: 'button', class: 'quiet', 'aria-describedby': id, onclick: () => {
+          kept.value = '';
+          apply(collect());
+        }}, `Remove the ${filter.legend.toLowerCase()} filter`));
+    }
     if (filter.kind === 'multi') {
       return h('fieldset', {class: 'filter'}, h('legend', null, filter.legend),
         filter.options(app).map((value) => h('label', {class: 'check'},
@@ -82,12 +119,13 @@ function filterForm(app, filters, apply) {
         for (const input of form.querySelectorAll('input[type=checkbox]')) input.checked = false;
         for (const input of form.querySelectorAll('input[type=text]')) input.value = '';
         for (const select of form.querySelectorAll('select')) select.value = '';
+        for (const input of form.querySelectorAll('input[type=hidden]')) input.value = '';
         apply(collect());
       }}, 'Clear')));
   function collect() {
     const data = new FormData(form);
     const out = {};
-    for (const filter of FILTERS) {
+    for (const filter of usable(app)) {
       const values = filter.kind === 'text'
         ? String(data.get(filter.name) ?? '').split(',')
         : data.getAll(filter.name).map(String);
@@ -126,6 +164,7 @@ export function ticketItem(app, t, mark) {
         h('span', null, t.requester.name ? `${t.requester.name} <${t.requester.email}>`
           : t.requester.email),
         h('span', null, `via ${label(t.source)}`),
+        t.group_id ? h('span', {class: 'group'}, app.directory.groupName(t.group_id)) : null,
         h('span', null, assignee),
         h('span', null, 'opened ', h('time', {datetime: t.created_at, title: dateTime(t.created_at),
                                              dataset: {relative: t.created_at}},
@@ -234,16 +273,24 @@ export function queueView(app, params) {
       return;
     }
     if (disposed) return;
+    let belongs;
+    try {
+      belongs = await matches(app, ticket, filters);
+    } catch (error) {
+      showProblem(problems, error, 'A live update could not be shown');
+      return;
+    }
+    if (disposed) return;
     if (tickets.has(id)) {
       const item = show(ticket, 'changed');
-      if (!matches(ticket, filters)) {
+      if (!belongs) {
         item.classList.add('stale');
         item.querySelector('.badges')?.append(
           h('span', {class: 'badge'}, 'No longer matches the filters'));
       }
       return;
     }
-    if (!matches(ticket, filters)) return;
+    if (!belongs) return;
     // Older than the last ticket shown, while more pages follow: it comes with them.
     const shown = [...tickets.values()].sort(newestFirst);
     if (cursor && shown.length && newestFirst(ticket, shown[shown.length - 1]) > 0) return;
@@ -253,13 +300,15 @@ export function queueView(app, params) {
   }
 
   function onEvent(event) {
-    if (event.type === 'AgentAdded' || event.type === 'AgentUpdated') {
+    // Names and choices changed: the agents, groups or field definitions.
+    if (event.type === 'AgentAdded' || event.type === 'AgentUpdated'
+        || /^(Group|TicketField)/.test(event.type)) {
       app.directory.load(true).then(renderFilters,
-        (error) => showProblem(problems, error, 'The agents could not be loaded'));
+        (error) => showProblem(problems, error, 'The directory could not be loaded'));
     }
     if (event.stream_id === app.session.principal.tenant.id) return; // tenant settings
-    // A contact's or an organization's stream: no ticket to show.
-    if (event.type.startsWith('Contact') || event.type.startsWith('Organization')) return;
+    // A contact's, an organization's, a group's or a field's stream: no ticket to show.
+    if (/^(Contact|Organization|Group|TicketField)/.test(event.type)) return;
     // Several events of one command arrive together: show the ticket once.
     clearTimeout(pending.get(event.stream_id));
     pending.set(event.stream_id, setTimeout(() => {

@@ -2,7 +2,11 @@
 // the reply and note form (one Idempotency-Key per draft, so a double click or a retry
 // after a lost answer posts once), state, priority, assignee and tags changed with
 // If-Match (a 412 says someone else changed the ticket and shows it as it is now),
-// the SLA clocks counting down, and the history for auditors and admins.
+// the SLA clocks counting down, and the history for auditors and admins. The requester
+// links to their contact; the group is changed with the assignee (an assignee who is
+// not a member of the group is refused, 409 not_group_member, and said so); the ticket
+// field values are shown and edited as /v1/ticket-fields defines them, and a state the
+// fields are required for names the fields still empty.
 
 import {newIdempotencyKey} from '../api.js';
 import {announce, busy, clearProblem, fill, h, showProblem} from '../dom.js';
@@ -32,8 +36,26 @@ function messageItem(app, m, opening = false) {
 
 function summary(t) {
   return {State: label(t.state), Priority: label(t.priority),
-          Assignee: t.assignee ?? 'none', Tags: t.tags.join(', ') || 'none',
-          Version: String(t.version)};
+          Assignee: t.assignee ?? 'none', Group: t.group_id ?? 'none',
+          Tags: t.tags.join(', ') || 'none',
+          Fields: JSON.stringify(t.fields ?? {}), Version: String(t.version)};
+}
+
+/** A field value as people read it. */
+function fieldText(definition, value) {
+  if (value === null || value === undefined || (Array.isArray(value) && !value.length)) {
+    return 'none';
+  }
+  if (definition?.type === 'checkbox') return value ? 'Yes' : 'No';
+  const title = (v) => definition?.options.find((o) => o.value === v)?.title ?? String(v);
+  return Array.isArray(value) ? value.map(title).join(', ') : title(value);
+}
+
+/** The keys of the fields a refusal says still need a value ("solving needs a value for
+ * a, b"), or none. */
+function missingFields(error) {
+  const match = /needs a value for (.+)$/.exec(error?.problem?.detail ?? '');
+  return match ? match[1].split(',').map((k) => k.trim()).filter(Boolean) : [];
 }
 
 export function ticketView(app, id) {
@@ -43,6 +65,7 @@ export function ticketView(app, id) {
   const canWrite = may('POST /v1/tickets/{ticket_id}/messages');
   const canHistory = may('GET /v1/tickets/{ticket_id}/history');
   let ticket = null;
+  let formsDrawn = null;
   let disposed = false;
   let timer = null;
 
@@ -53,6 +76,7 @@ export function ticketView(app, id) {
   const liveNote = h('div', {class: 'live-note', role: 'status'});
   const messages = h('ol', {class: 'messages', 'aria-label': 'Conversation, oldest first'});
   const properties = h('div', {class: 'properties'});
+  const fieldsBox = h('div', {class: 'ticket-fields'});
   const clocks = h('ul', {class: 'clocks'});
   const links = h('div', {class: 'links'});
   const history = canHistory ? historyTable(app, id) : null;
@@ -76,6 +100,8 @@ export function ticketView(app, id) {
           h('h2', {id: 'sla-title'}, 'SLA clocks'), clocks),
         h('section', {'aria-labelledby': 'properties-title'},
           h('h2', {id: 'properties-title'}, 'Properties'), properties),
+        h('section', {'aria-labelledby': 'fields-title'},
+          h('h2', {id: 'fields-title'}, 'Fields'), fieldsBox),
         links)),
     history?.element);
 
@@ -85,12 +111,18 @@ export function ticketView(app, id) {
     fill(meta,
       h('span', {class: `badge state-${t.state}`}, label(t.state)), ' ',
       h('span', {class: `badge priority-${t.priority}`}, label(t.priority)), ' ',
-      h('span', null, t.requester.name ? `${t.requester.name} <${t.requester.email}>`
-        : t.requester.email),
+      requester(t),
       h('span', null, ` · via ${label(t.source)} · opened ${dateTime(t.created_at)}`),
       h('span', {class: 'version'}, ` · version ${t.version}`),
       t.reopen_count ? h('span', null, ` · reopened ${t.reopen_count}\u00d7`) : null);
-    fill(properties, propertyForms(t));
+    // The forms are drawn again only when there is something new to draw: a reload of
+    // the same version (the live feed coming up) keeps what someone is choosing.
+    const drawn = `${t.version}:${app.directory.generation}`;
+    if (drawn !== formsDrawn) {
+      formsDrawn = drawn;
+      fill(properties, propertyForms(t));
+      fill(fieldsBox, fieldsForm(t));
+    }
     fill(clocks, METRICS.map((m) => clockCard(m, t.sla[m])));
     const related = [
       t.follow_up_of ? h('li', null, 'Follow-up of ',
@@ -101,6 +133,16 @@ export function ticketView(app, id) {
     fill(links, related.length ? [h('h2', null, 'Related tickets'), h('ul', null, related)] : []);
     reply?.closed(t.state === 'closed');
     document.title = `${t.subject} · Helpdesk console`;
+  }
+
+  function requester(t) {
+    const who = t.requester.name ? `${t.requester.name} <${t.requester.email}>`
+      : t.requester.email;
+    if (!t.requester.contact_id || !may('GET /v1/contacts/{contact_id}')) {
+      return h('span', {class: 'requester'}, who);
+    }
+    app.directory.rememberContact({id: t.requester.contact_id, ...t.requester});
+    return h('a', {class: 'requester', href: `#/contacts/${t.requester.contact_id}`}, who);
   }
 
   async function loadTicket() {
@@ -143,8 +185,19 @@ export function ticketView(app, id) {
       showTicket(answer.body);
       announce(done);
     } catch (error) {
-      if (error.status === 412) await conflict(seen, error);
-      else showProblem(problems, error, 'The change was not made');
+      if (error.status === 412) {
+        await conflict(seen, error);
+        return;
+      }
+      showProblem(problems, error, 'The change was not made');
+      const missing = missingFields(error);
+      if (missing.length) {
+        problems.firstChild.append(h('p', {class: 'missing-fields'}, 'Fill in first: ',
+          missing.map((k) => app.directory.fieldTitle(k)).join(', '), '.'));
+        for (const key of missing) {
+          fieldsBox.querySelector(`[name="field-${key}"]`)?.setAttribute('aria-invalid', 'true');
+        }
+      }
     }
   }
 
@@ -161,7 +214,8 @@ export function ticketView(app, id) {
     const before = summary(seen);
     const after = summary(fresh);
     const changed = Object.keys(after).filter((k) => before[k] !== after[k]);
-    const named = (k, v) => (k === 'Assignee' && v !== 'none' ? app.directory.agentName(v) : v);
+    const named = (k, v) => (k === 'Assignee' && v !== 'none' ? app.directory.agentName(v)
+      : k === 'Group' ? app.directory.groupName(v) : v);
     fill(conflictBox,
       h('h2', null, 'Someone else changed this ticket'),
       h('p', null, `Your change was not made: the ticket changed after this page showed it ` +
@@ -213,25 +267,11 @@ export function ticketView(app, id) {
       forms.push(h('dl', null, readOnly('Priority', label(t.priority))));
     }
     if (may('POST /v1/tickets/{ticket_id}/assignee') && !terminal) {
-      const agents = app.directory.activeAgents();
-      const select = h('select', {id: 'prop-assignee', name: 'assignee'},
-        h('option', {value: '', selected: !t.assignee}, 'Unassigned'),
-        agents.map((a) => h('option', {value: a.id, selected: a.id === t.assignee}, a.name)),
-        t.assignee && !agents.some((a) => a.id === t.assignee)
-          ? h('option', {value: t.assignee, selected: true}, app.directory.agentName(t.assignee))
-          : null);
-      const form = h('form', {class: 'property-form', 'aria-label': 'Assign the ticket'},
-        h('label', {for: 'prop-assignee'}, 'Assignee'), select,
-        h('button', {type: 'submit'}, 'Assign'));
-      form.addEventListener('submit', (e) => {
-        e.preventDefault();
-        command(form, 'assignee', {agent_id: select.value || null},
-          select.value ? `Assigned to ${app.directory.agentName(select.value)}` : 'Unassigned');
-      });
-      forms.push(form);
+      forms.push(assignForm(t));
     } else {
-      forms.push(h('dl', null, readOnly('Assignee',
-        t.assignee ? app.directory.agentName(t.assignee) : 'Unassigned')));
+      forms.push(h('dl', null,
+        readOnly('Group', app.directory.groupName(t.group_id)),
+        readOnly('Assignee', t.assignee ? app.directory.agentName(t.assignee) : 'Unassigned')));
     }
     if (may('POST /v1/tickets/{ticket_id}/tags') && !terminal) {
       const input = h('input', {id: 'prop-tag', name: 'tag', type: 'text', autocomplete: 'off',
@@ -260,6 +300,120 @@ export function ticketView(app, id) {
       forms.push(h('dl', null, readOnly('Tags', t.tags.join(', ') || 'none')));
     }
     return forms;
+  }
+
+  /** The group and the assignee, changed together: the API refuses an assignee who is
+   * not a member of the group (409 not_group_member), which the page shows as said. */
+  function assignForm(t) {
+    // A role that may not read the groups changes the assignee only.
+    const groups = may('GET /v1/groups');
+    const agents = app.directory.activeAgents();
+    const group = groups ? h('select', {id: 'prop-group', name: 'group'},
+      h('option', {value: '', selected: !t.group_id}, 'No group'),
+      app.directory.groupList().map((g) => h('option', {value: g.id, selected: g.id === t.group_id},
+        g.name)),
+      t.group_id && !app.directory.groups.has(t.group_id)
+        ? h('option', {value: t.group_id, selected: true}, app.directory.groupName(t.group_id))
+        : null) : null;
+    const select = h('select', {id: 'prop-assignee', name: 'assignee'},
+      h('option', {value: '', selected: !t.assignee}, 'Unassigned'),
+      agents.map((a) => h('option', {value: a.id, selected: a.id === t.assignee}, a.name)),
+      t.assignee && !agents.some((a) => a.id === t.assignee)
+        ? h('option', {value: t.assignee, selected: true}, app.directory.agentName(t.assignee))
+        : null);
+    const form = h('form', {class: 'property-form', 'aria-label': 'Assign the ticket'},
+      group ? [h('label', {for: 'prop-group'}, 'Group'), group] : null,
+      h('label', {for: 'prop-assignee'}, 'Assignee'), select,
+      h('button', {type: 'submit'}, 'Assign'));
+    form.addEventListener('submit', (e) => {
+      e.preventDefault();
+      const who = select.value ? `Assigned to ${app.directory.agentName(select.value)}`
+        : 'Unassigned';
+      command(form, 'assignee', {agent_id: select.value || null,
+                                 ...(group ? {group_id: group.value || null} : {})},
+        group ? `${who} in ${app.directory.groupName(group.value || null)}` : who);
+    });
+    return form;
+  }
+
+  /** The ticket's field values: a control per field the tenant defines (active ones,
+   * and any other the ticket holds a value of); only the changed values are sent. */
+  function fieldsForm(t) {
+    const values = t.fields ?? {};
+    const shown = app.directory.fields.filter((f) => f.active || values[f.key] !== undefined);
+    if (!shown.length) {
+      const keys = Object.keys(values);
+      return keys.length ? h('dl', null, keys.map((k) => h('div', {class: 'property'},
+        h('dt', null, k), h('dd', null, fieldText(null, values[k]))))) : h('p', {class: 'help'},
+        'This tenant defines no ticket fields.');
+    }
+    if (!may('POST /v1/tickets/{ticket_id}/fields') || t.state === 'closed') {
+      return h('dl', null, shown.map((f) => h('div', {class: 'property'},
+        h('dt', null, f.title), h('dd', null, fieldText(f, values[f.key])))));
+    }
+    const controls = shown.map((f) => fieldControl(f, values[f.key]));
+    const form = h('form', {class: 'property-form fields-form', 'aria-label': 'Ticket fields'},
+      controls.map((c) => c.element), h('button', {type: 'submit'}, 'Save fields'));
+    form.addEventListener('submit', (e) => {
+      e.preventDefault();
+      const changed = {};
+      for (const c of controls) {
+        const value = c.value();
+        if (JSON.stringify(value) !== JSON.stringify(values[c.key] ?? null)) changed[c.key] = value;
+      }
+      if (!Object.keys(changed).length) {
+        showProblem(problems, {problem: {title: 'Nothing changed',
+          detail: 'Change a field\u2019s value first.'}});
+        return;
+      }
+      command(form, 'fields', {fields: changed},
+        `Fields saved: ${Object.keys(changed).map((k) => app.directory.fieldTitle(k)).join(', ')}`);
+    });
+    return form;
+  }
+
+  function fieldControl(f, value) {
+    const id = `field-${f.key}`;
+    const name = `field-${f.key}`;
+    const required = f.required_on ? h('span', {class: 'hint'},
+      f.required_on === 'solve' ? ' (needed to solve)' : ' (needed to open)') : null;
+    const heading = h('label', {for: id}, f.title, required);
+    const options = f.options.filter((o) => o.active || o.value === value
+      || (Array.isArray(value) && value.includes(o.value)));
+    if (f.type === 'checkbox') {
+      const box = h('input', {id, name, type: 'checkbox', checked: value === true});
+      return {key: f.key, element: h('div', {class: 'field-row'}, h('label', {class: 'check'},
+        box, f.title, required)),
+      // An unset checkbox stays unset until someone ticks or unticks it.
+      value: () => (box.checked ? true : value === undefined || value === null ? null : false)};
+    }
+    if (f.type === 'dropdown') {
+      const select = h('select', {id, name}, h('option', {value: '', selected: !value}, 'None'),
+        options.map((o) => h('option', {value: o.value, selected: o.value === value}, o.title)));
+      return {key: f.key, element: h('div', {class: 'field-row'}, heading, select),
+              value: () => select.value || null};
+    }
+    if (f.type === 'multiselect') {
+      const held = Array.isArray(value) ? value : [];
+      const boxes = options.map((o) => h('input', {type: 'checkbox', name, value: o.value,
+                                                   checked: held.includes(o.value)}));
+      return {key: f.key, element: h('fieldset', {class: 'field-row'},
+        h('legend', null, f.title, required),
+        boxes.map((b, i) => h('label', {class: 'check'}, b, options[i].title))),
+      value: () => {
+        const chosen = boxes.filter((b) => b.checked).map((b) => b.value);
+        return chosen.length ? chosen : (held.length ? [] : null);
+      }};
+    }
+    const type = {number: 'number', date: 'date'}[f.type] ?? 'text';
+    const input = h('input', {id, name, type, autocomplete: 'off', step: type === 'number' ? 'any' : null,
+                              value: value === null || value === undefined ? '' : String(value)});
+    return {key: f.key, element: h('div', {class: 'field-row'}, heading, input),
+            value: () => {
+              const raw = input.value.trim();
+              if (!raw) return null;
+              return type === 'number' ? Number(raw) : raw;
+            }};
   }
 
   // -- the reply and note form -------------------------------------------------------
