@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from domain.errors import DomainError, UnknownEventType, ValidationFailed
 from domain.events import EVENT_TYPES, Event, TicketOpened
-from domain.personal import personal_paths
+from domain.personal import field_at, personal_paths
 
 JsonData = dict[str, Any]
 Upcaster = Callable[[JsonData], JsonData]
@@ -87,10 +87,7 @@ def _blank_unread(type_: str, payload: JsonData) -> JsonData:
     once its subject was erased) replays as an empty text: a fold or a projection
     never held personal data it could not read, and erasure changes no count."""
     for path in personal_paths(type_):
-        node: Any = payload
-        for key in path:
-            node = node.get(key) if isinstance(node, dict) else None
-        if isinstance(node, dict):
+        if isinstance(field_at(payload, path), dict):
             payload = _replaced(payload, path, "")
     return payload
 

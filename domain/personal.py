@@ -55,10 +55,20 @@ def declared_subject(type_: str, stream_id: UUID, data: Mapping[str, Any]) -> UU
     return None
 
 
+def field_at(data: Mapping[str, Any], path: FieldPath) -> Any:
+    """The value at ``path`` in an event payload (None when any step is missing)."""
+    value: Any = data
+    for key in path:
+        if not isinstance(value, Mapping) or key not in value:
+            return None
+        value = value[key]
+    return value
+
+
 def path_text(path: FieldPath) -> str:
     """A field path as text (``requester.email``), as it is bound into a ciphertext."""
     return ".".join(path)
 
 
-__all__ = ["CONTACT_EVENTS", "PERSONAL_FIELDS", "FieldPath", "declared_subject",
+__all__ = ["CONTACT_EVENTS", "PERSONAL_FIELDS", "FieldPath", "declared_subject", "field_at",
            "path_text", "personal_paths"]

@@ -24,7 +24,7 @@ from uuid import UUID
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from domain.personal import FieldPath, path_text, personal_paths
+from domain.personal import FieldPath, field_at, path_text, personal_paths
 
 NONCE_BYTES = 12
 ERASED: Mapping[str, bool] = {"erased": True}
@@ -78,7 +78,7 @@ def subjects(type_: str, data: Mapping[str, Any]) -> set[UUID]:
     """The subjects whose keys the sealed fields of ``data`` need."""
     found: set[UUID] = set()
     for path in personal_paths(type_):
-        value = _get(data, path)
+        value = field_at(data, path)
         if is_sealed(value):
             found.add(UUID(value["subject"]))
     return found
@@ -112,16 +112,7 @@ def open_sealed(type_: str, data: Mapping[str, Any], place: Place,
 
 def sealed_paths(type_: str, data: Mapping[str, Any]) -> Iterator[FieldPath]:
     """The paths of ``data`` that hold a sealed field."""
-    return (p for p in personal_paths(type_) if is_sealed(_get(data, p)))
-
-
-def _get(data: Mapping[str, Any], path: FieldPath) -> Any:
-    value: Any = data
-    for key in path:
-        if not isinstance(value, Mapping) or key not in value:
-            return None
-        value = value[key]
-    return value
+    return (p for p in personal_paths(type_) if is_sealed(field_at(data, p)))
 
 
 def _rewrite(data: Mapping[str, Any], paths: tuple[FieldPath, ...], fn: Any) -> dict[str, Any]:

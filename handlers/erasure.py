@@ -22,7 +22,7 @@ from uuid import UUID
 
 from domain.contact import Contact, erased_email, evolve_contact
 from domain.events import ContactErased
-from domain.personal import personal_paths
+from domain.personal import field_at, personal_paths
 from domain.values import Actor
 from eventstore.sealing import is_sealed, sealed_paths
 from eventstore.store import Session
@@ -118,21 +118,14 @@ def _census(recorded: list[RecordedEvent], subject: UUID) -> tuple[int, int, int
     events = fields = unsealed = 0
     mine = str(subject)
     for r in recorded:
-        paths = [p for p in sealed_paths(r.type, r.data) if _at(r.data, p)["subject"] == mine]
+        paths = [p for p in sealed_paths(r.type, r.data) if field_at(r.data, p)["subject"] == mine]
         if paths:
             events += 1
             fields += len(paths)
-        elif any(isinstance(_at(r.data, p), str) for p in personal_paths(r.type)
-                 if not is_sealed(_at(r.data, p))):
+        elif any(isinstance(field_at(r.data, p), str) for p in personal_paths(r.type)
+                 if not is_sealed(field_at(r.data, p))):
             unsealed += 1
     return events, fields, unsealed
-
-
-def _at(data: dict[str, Any], path: tuple[str, ...]) -> Any:
-    value: Any = data
-    for key in path:
-        value = value.get(key) if isinstance(value, dict) else None
-    return value
 
 
 __all__ = ["ContactExport", "EraseContact", "Erased", "erase_contact", "export_contact"]
