@@ -9,7 +9,7 @@ it for server time only, never while a request waits for the event loop.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -207,46 +207,47 @@ class Session:
         """Records of ``rows`` with their sealed fields opened, marked erased, or marked
         unreadable (and reported in ``broken``)."""
         records = [record_from_row(r) for r in rows]
-        if self.keyring is None:
-            return records
-        wanted = [(r, subjects(r.type, r.data)) for r in records]
-        needed: set[UUID] = set().union(*(whose for _, whose in wanted))
-        if not needed:
-            return records
-        keys = await self.keyring.read(self.conn, self.tenant_id, needed)
-        out: list[RecordedEvent] = []
-        for r, whose in wanted:
-            if not whose:
-                out.append(r)
-                continue
-            data, broken = open_sealed(r.type, r.data,
-                                       Place(r.tenant_id, r.stream_id, r.version), keys)
-            self.broken += broken
-            out.append(replace(r, data=data))
-        return out
+        payloads = await self._open([(r.type, r.stream_id, r.version, r.data)
+                                     for r in records])
+        return [r if data is None else replace(r, data=data)
+                for r, data in zip(records, payloads, strict=True)]
 
     async def _opened_rows(self, rows: list[Any]) -> list[Any]:
         """``read_changes`` rows (payloads as JSON text) with sealed fields opened, as
-        ``opened`` does for records; rows without personal data pass as they are."""
+        ``opened`` does for records; rows without personal data pass as they are (and
+        are not decoded)."""
+        decoded = [orjson.loads(r["data_json"]) if personal_paths(r["type"]) else None
+                   for r in rows]
+        payloads = await self._open([(r["type"], r["stream_id"], r["version"], data)
+                                     for r, data in zip(rows, decoded, strict=True)
+                                     if data is not None])
+        opened = iter(payloads)
+        out: list[Any] = []
+        for r, data in zip(rows, decoded, strict=True):
+            new = None if data is None else next(opened)
+            out.append(r if new is None else {**dict(r), "data_json": orjson.dumps(new).decode()})
+        return out
+
+    async def _open(self, payloads: list[tuple[str, UUID, int, Mapping[str, Any]]]
+                    ) -> list[dict[str, Any] | None]:
+        """Each payload (type, stream, version, data) with its sealed fields opened, or
+        None for one that holds none; one key read for them all."""
         if self.keyring is None:
-            return rows
-        decoded = {i: orjson.loads(r["data_json"]) for i, r in enumerate(rows)
-                   if personal_paths(r["type"])}
-        whose = {i: subjects(rows[i]["type"], data) for i, data in decoded.items()}
-        needed: set[UUID] = set().union(*whose.values())
+            return [None] * len(payloads)
+        whose = [subjects(type_, data) for type_, _, _, data in payloads]
+        needed: set[UUID] = set().union(*whose)
         if not needed:
-            return rows
+            return [None] * len(payloads)
         keys = await self.keyring.read(self.conn, self.tenant_id, needed)
-        out = list(rows)
-        for i, data in decoded.items():
-            if not whose[i]:
+        out: list[dict[str, Any] | None] = []
+        for (type_, stream, version, data), subject in zip(payloads, whose, strict=True):
+            if not subject:
+                out.append(None)
                 continue
-            r = rows[i]
-            opened, broken = open_sealed(r["type"], data,
-                                         Place(self.tenant_id, r["stream_id"], r["version"]),
+            opened, broken = open_sealed(type_, data, Place(self.tenant_id, stream, version),
                                          keys)
             self.broken += broken
-            out[i] = {**dict(r), "data_json": orjson.dumps(opened).decode()}
+            out.append(opened)
         return out
 
     def commit_statements(self) -> str:
