@@ -65,6 +65,7 @@ def _group(row: asyncpg.Record) -> dict[str, Any]:
         "reopen_rate": _rate(row["reopened"], row["ever_solved"]),
         "one_touch_rate": _rate(row["one_touch"], row["solved"]),
         "key": row["key"],
+        "name": row["name"],
     }
 
 
@@ -94,14 +95,15 @@ def _grouping(group_by: str) -> tuple[str, str | None]:
 async def summary(store: EventStore, tenant_id: TenantId, start: date, end: date,
                   group_by: str | None) -> dict[str, Any]:
     """Tickets created on ``start``..``end`` (UTC days, inclusive), in total and by group
-    (``field.<key>``: by the ticket's value of that field now)."""
+    (``field.<key>``: by the ticket's value of that field now); a group, organization
+    or assignee group carries its name."""
     lo, hi = _bounds(start, end)
     async with snapshot(store, tenant_id) as (conn, fresh):
         total = await conn.fetch(Q["summary"], tenant_id, lo, hi, "all", None)
         groups = (await conn.fetch(Q["summary"], tenant_id, lo, hi, *_grouping(group_by))
                   if group_by else [])
     total_out = _group(total[0]) if total else _group_empty()
-    del total_out["key"]
+    del total_out["key"], total_out["name"]
     return {**fresh, "from": start.isoformat(), "to": end.isoformat(), "group_by": group_by,
             "total": total_out, "groups": [_group(r) for r in groups]}
 
@@ -112,7 +114,7 @@ def _group_empty() -> dict[str, Any]:
             "first_reply_business_ms": none, "resolution_ms": none,
             "resolution_open_ms": none,
             "sla_achievement": {"first_response": None, "next_reply": None, "resolution": None},
-            "reopen_rate": None, "one_touch_rate": None, "key": "all"}
+            "reopen_rate": None, "one_touch_rate": None, "key": "all", "name": None}
 
 
 async def volume(store: EventStore, tenant_id: TenantId, start: date,

@@ -261,6 +261,9 @@ SELECT (SELECT count(*) FROM tickets) + (SELECT count(*) FROM daily)
 -- By field, a ticket counts under the value it holds now, as it does under its
 -- priority now; a multiselect under each option it holds, no value under 'none'. The
 -- lateral's filter on $4 is a one-time filter: other groups never expand a row.
+-- A group, organization or assignee key comes with its name as it is now (null for
+-- 'none' and for other groupings), read here so that a role which may not list
+-- groups, organizations or agents (an analyst) still sees names.
 WITH t AS (
     SELECT CASE $4::text
                WHEN 'priority' THEN priority
@@ -288,6 +291,15 @@ WITH t AS (
      WHERE tenant_id = $1 AND created_at >= $2 AND created_at < $3
 )
 SELECT key,
+       CASE $4::text
+           WHEN 'group' THEN (SELECT g.name FROM groups g
+                               WHERE g.tenant_id = $1 AND g.id = nullif(key, 'none')::uuid)
+           WHEN 'organization' THEN (SELECT o.name FROM organizations o
+                                      WHERE o.tenant_id = $1
+                                        AND o.id = nullif(key, 'none')::uuid)
+           WHEN 'assignee' THEN (SELECT n.name FROM agents n
+                                  WHERE n.tenant_id = $1 AND n.id::text = key)
+       END AS name,
        count(*) AS tickets,
        count(resolution_ms) AS solved,
        percentile_disc(0.5) WITHIN GROUP (ORDER BY first_reply_ms) AS first_reply_p50,

@@ -143,7 +143,8 @@ async def summary(
     it has now)."""
     lo, hi = _range(services, start, end)
     await _check_field_group(services, principal, group_by)
-    return await _answer(services, principal, f"summary:{lo}:{hi}:{group_by}",
+    # "v2": groups carry name; answers cached in the older shape are not reused.
+    return await _answer(services, principal, f"summary:v2:{lo}:{hi}:{group_by}",
                          lambda store: reads.summary(store, principal.tenant_id, lo, hi,
                                                      group_by))
 

@@ -62,6 +62,13 @@ class GroupStats(Stats):
                                  "'none'), a group or organization id (or 'none'), a UTC "
                                  "day, or a field's value (an option's value, 'true' or "
                                  "'false'; 'none' without one)")
+    name: str | None = Field(description="with group_by `group`, `organization` or "
+                                         "`assignee`: the group's, organization's or "
+                                         "agent's name as it is now, read with the figures "
+                                         "(so a role that may not list them, such as "
+                                         "analyst, still sees names); null for 'none', "
+                                         "for an id that names none, and for other "
+                                         "groupings")
 
 
 class Summary(Freshness):

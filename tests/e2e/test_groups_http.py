@@ -293,6 +293,17 @@ async def test_analytics_by_group_and_agents_of_a_group(http, services, tenant, 
     assert summary.status_code == 200, summary.text
     assert {g["key"]: g["tickets"] for g in summary.json()["groups"]} == {
         group["id"]: 2, "none": 1}
+    # An analyst, who may not list groups or agents, reads their names in the answer.
+    analyst = auth(await owner.key(tenant.tenant_id, "analyst"))
+    assert (await http.get("/v1/groups", headers=analyst)).status_code == 403
+    named = await http.get("/v1/analytics/summary?group_by=group", headers=analyst)
+    assert {g["key"]: g["name"] for g in named.json()["groups"]} == {
+        group["id"]: group["name"], "none": None}
+    agents = await http.get("/v1/analytics/summary?group_by=assignee", headers=analyst)
+    names = {a["id"]: a["name"] for a in (await http.get(
+        "/v1/agents", headers=auth(admin))).json()["data"]}
+    assert {g["key"]: g["name"] for g in agents.json()["groups"]} == {
+        str(ann): names[str(ann)], str(bob): names[str(bob)]}
     everyone = await http.get("/v1/analytics/agents", headers=auth(admin))
     assert {a["id"] for a in everyone.json()["agents"]} == {str(ann), str(bob)}
     members = await http.get(f"/v1/analytics/agents?group_id={group['id']}",

@@ -83,6 +83,6 @@ async def test_ticket_message_agent_and_key_answers_are_their_models(http, tenan
                         ("backlog", analytics.Backlog), ("agents", analytics.Agents)):
         body = same_bytes(model, await http.get(f"/v1/analytics/{path}", headers=analyst))
         assert body["as_of_seq"] > 0, path
-    for group in ("priority", "source", "assignee", "day"):
+    for group in ("priority", "source", "assignee", "group", "organization", "day"):
         same_bytes(analytics.Summary, await http.get(
             "/v1/analytics/summary", params={"group_by": group}, headers=analyst))
