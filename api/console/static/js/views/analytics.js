@@ -2,9 +2,9 @@
 // reply and resolution times (p50 and p90) by the day or week tickets were opened,
 // volume per day, the backlog by state and age, SLA achievement per priority, and the
 // tickets opened and solved split by a choice of priority, source, assignee, group or
-// organization (group_by of /v1/analytics/summary). Each
-// chart says how fresh its answer is (as_of_seq and lag): the read models are built
-// asynchronously from the events.
+// organization (group_by of /v1/analytics/summary, whose groups carry their names).
+// Each chart says how fresh its answer is (as_of_seq and lag): the read models are
+// built asynchronously from the events.
 
 import {chart} from '../charts.js';
 import {clearProblem, fill, h, showProblem} from '../dom.js';
@@ -141,23 +141,29 @@ function slaChart(byPriority) {
 const SPLITS = {priority: 'Priority', source: 'Source', assignee: 'Assignee', group: 'Group',
                 organization: 'Organization'};
 
-/** A split's key as people read it: a name where this role can read the names (an
- * analyst may not list agents, groups or organizations, and sees short ids). */
-function splitLabel(app, by, key) {
-  if (by === 'assignee') return key === 'none' ? 'Unassigned' : app.directory.agentName(key);
-  if (by === 'group') return app.directory.groupName(key);
-  if (by === 'organization') return app.directory.organizationName(key);
+/** A split's key as people read it: the name the answer carries for an assignee, a
+ * group or an organization (an analyst may not list them, and reads them there), else
+ * the name this role's directory has, else a short id. */
+function splitLabel(app, by, key, name) {
+  if (by === 'assignee') {
+    return key === 'none' ? 'Unassigned' : name ?? app.directory.agentName(key);
+  }
+  if (by === 'group') return key === 'none' ? 'No group' : name ?? app.directory.groupName(key);
+  if (by === 'organization') {
+    return key === 'none' ? 'No organization' : name ?? app.directory.organizationName(key);
+  }
   return label(key);
 }
 
 function splitChart(app, by, summary) {
   const rows = [...summary.groups].sort((a, b) => b.tickets - a.tickets);
   const keys = rows.map((g) => g.key);
+  const names = new Map(rows.map((g) => [g.key, g.name]));
   return panel(`By ${SPLITS[by].toLowerCase()}`, summary, chart({
     kind: 'bars', title: `Tickets opened and solved by ${SPLITS[by].toLowerCase()}`,
     description: `Tickets opened in the range, and those of them solved, per ${
       SPLITS[by].toLowerCase()} (as each ticket is now).`,
-    categories: keys, labelOf: (k) => splitLabel(app, by, k),
+    categories: keys, labelOf: (k) => splitLabel(app, by, k, names.get(k)),
     format: (v) => String(Math.round(v)), integer: true,
     width: 960,
     series: [{name: 'Opened', values: rows.map((g) => g.tickets)},
