@@ -65,7 +65,12 @@ export class Api {
     return this.request('POST', path, {...options, body});
   }
 
-  /** One call. ``ifMatch`` is a ticket version (sent as an ETag); ``idempotencyKey``
+  patch(path, body, options) {
+    return this.request('PATCH', path, {...options, body});
+  }
+
+  /** One call. ``ifMatch`` is a version (of a ticket, contact or organization; sent as
+   * an ETag); ``idempotencyKey``
    * makes a repeated POST a replay of the first. Answers {status, body, etag}. */
   async request(method, path, {body, ifMatch, idempotencyKey, credential} = {}) {
     let refreshed = false;
