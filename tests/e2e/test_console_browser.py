@@ -3,11 +3,14 @@ with the demo: an agent signs in with e-mail and password, filters the queue, lo
 more, opens a ticket and replies; their access token is renewed through the refresh
 cookie and signing out ends the session; a second browser sees a new ticket arrive
 live; an If-Match conflict is shown; an analyst (with an API key) sees the charts and
-cannot open a ticket; an auditor verifies the chain. Groups, organizations, contacts and
-ticket fields: the queue filters by group, organization and requester; a contact's and
-an organization's pages list their tickets; field values are edited and a state the
-fields are required for names them; a group change the assignee is no member of is
-refused with 409 and said so.
+cannot open a ticket, and the split chart names groups and organizations; an auditor
+verifies the chain. Groups, organizations, contacts and ticket fields: the queue filters
+by group, organization and requester; a contact's and an organization's pages list their
+tickets; field values are edited and a state the fields are required for names them; a
+group change the assignee is no member of is refused with 409 and said so; a contact and
+an organization are edited, and 422, 412 and 409 refusals are shown. The contacts list,
+a contact, an organization, the assign form and the field editor fit a phone's width and
+a laptop at 200% zoom, with every control reached by keyboard and its focus drawn.
 
 The run saves screenshots of the queue, a ticket and the analytics page to
 docs/screenshots/ (the README shows them).
@@ -62,10 +65,9 @@ class Console:
         return key.email, key.password
 
     async def api(self, method: str, path: str, who: str, **kwargs: Any) -> httpx.Response:
+        headers = {"Authorization": f"Bearer {self.key(who)}", **kwargs.pop("headers", {})}
         async with httpx.AsyncClient(base_url=self.base) as http:
-            return await http.request(method, path, **kwargs,
-                                      headers={"Authorization": f"Bearer {self.key(who)}",
-                                               **kwargs.pop("headers", {})})
+            return await http.request(method, path, **kwargs, headers=headers)
 
 
 @pytest.fixture(scope="module")
@@ -416,17 +418,28 @@ async def test_an_analyst_sees_the_charts_and_cannot_open_a_ticket(console, cont
         re.compile(r"^As of seq \d+, lag \d+ events?"))
     assert await page.locator(".freshness").count() == 6  # each view says its freshness
     await page.screenshot(path=str(SHOTS / "analytics.png"), full_page=True)
-    # The split follows the selector: by organization, one bar pair per organization
-    # (an analyst may not list organizations: they are named by short ids).
+    # The split names groups and organizations, which an analyst may not list: the
+    # analytics answer carries their names.
+    window = {"from": await page.get_by_label("From (UTC day)").input_value(),
+              "to": await page.get_by_label("To (UTC day)").input_value()}
+    split = charts.nth(3)
+    by_group = (await console.api("GET", "/v1/analytics/summary", "Support analytics",
+                                  params={"group_by": "group", **window})).json()
+    assert "Technical" in {g["name"] for g in by_group["groups"]}
+    await expect(split.locator(".axis.x text", has_text="Technical")).to_have_count(1)
+    assert sorted(await split.locator("tbody th").all_text_contents()) == sorted(
+        g["name"] or "No group" for g in by_group["groups"])
+    # The split follows the selector: by organization, one bar pair per organization.
     by_org = (await console.api("GET", "/v1/analytics/summary", "Support analytics", params={
-        "group_by": "organization", "from": await page.get_by_label("From (UTC day)")
-        .input_value(), "to": await page.get_by_label("To (UTC day)").input_value()})).json()
+        "group_by": "organization", **window})).json()
     await page.get_by_label("Split by").select_option("organization")
     await expect(page).to_have_url(re.compile(r"&by=organization$"))
-    split = charts.nth(3)
     await expect(split.locator("figcaption")).to_have_text(
         "Tickets opened and solved by organization")
     await expect(split.locator("tbody tr")).to_have_count(len(by_org["groups"]))
+    assert sorted(await split.locator("tbody th").all_text_contents()) == sorted(
+        g["name"] or "No organization" for g in by_org["groups"])
+    assert "Kestrel Logistics" in await split.locator("tbody th").all_text_contents()
 
     ticket_id = (await console.api("GET", "/v1/tickets", "Jonas Weber",
                                    params={"limit": 1})).json()["data"][0]["id"]
@@ -649,5 +662,179 @@ async def test_a_group_the_assignee_is_no_member_of_is_refused_and_said(console,
         (await _named(console, "/v1/groups", "Billing"))["id"])
     after = (await console.api("GET", f"/v1/tickets/{ticket['id']}", "Jonas Weber")).json()
     assert after["assignee"] == await _agent_id(console, "Lucas Moreau")
+    refusals_asked_for(page, 409)
+    no_script_errors(page)
+
+
+# A phone, and a 1280 x 900 laptop at 200% zoom: 640 CSS pixels across, two device
+# pixels each (the narrow layout is the same; text and controls are drawn at twice the
+# size).
+NARROW = {
+    "phone": {"viewport": {"width": 375, "height": 812}},
+    "zoom_200": {"viewport": {"width": 640, "height": 450}, "device_scale_factor": 2},
+}
+
+
+async def _tab_to(page: Page, control: Any, limit: int = 120) -> None:
+    """Press Tab until ``control`` has the focus (it is reachable by keyboard), and
+    check the focus is drawn."""
+    for _ in range(limit):
+        await page.keyboard.press("Tab")
+        if await control.evaluate("el => el === document.activeElement"):
+            break
+    else:
+        raise AssertionError(f"Tab never reached {control}")
+    outline = await control.evaluate(
+        "el => { const s = getComputedStyle(el); return [s.outlineStyle, s.outlineWidth]; }")
+    assert outline[0] != "none" and float(outline[1].removesuffix("px")) >= 2, outline
+
+
+async def _fits(page: Page, width: int, *controls: Any) -> None:
+    """No sideways scrolling, and each control is in view horizontally, visible and
+    reached by keyboard from the page's heading with a visible focus."""
+    assert await page.evaluate("document.documentElement.scrollWidth") <= width
+    await page.get_by_role("heading", level=1).focus()
+    for control in controls:
+        await expect(control).to_be_visible()
+        box = await control.bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width, box
+        await _tab_to(page, control)
+
+
+@pytest.mark.parametrize("screen", list(NARROW))
+async def test_the_newer_screens_fit_a_phone_and_200_percent_zoom(console, browser, screen):
+    ctx = await browser.new_context(**NARROW[screen])
+    ctx.set_default_timeout(WAIT_MS)
+    width = NARROW[screen]["viewport"]["width"]
+    try:
+        page = await signed_in_as(ctx, console, "Priya Raman")
+        kestrel = await _named(console, "/v1/organizations", "Kestrel Logistics")
+        contact = (await console.api("GET", "/v1/contacts", "Priya Raman", params={
+            "organization_id": kestrel["id"], "limit": 1})).json()["data"][0]
+
+        await page.goto(f"{console.base}/console/#/contacts")
+        await expect(page.locator(".contact-item").first).to_be_visible()
+        await _fits(page, width, page.get_by_label("E-mail", exact=True),
+                    page.get_by_role("button", name="Find"),
+                    page.get_by_role("button", name="All contacts"))
+
+        await page.goto(f"{console.base}/console/#/contacts/{contact['id']}")
+        edit = page.get_by_role("form", name="Edit the contact")
+        await expect(page.locator(".ticket-item").first).to_be_visible()
+        await _fits(page, width, *[edit.get_by_label(name, exact=True) for name in (
+            "Name", "Phone", "Tags", "Organization")], edit.get_by_role("button", name="Save"))
+
+        await page.goto(f"{console.base}/console/#/organizations/{kestrel['id']}")
+        edit = page.get_by_role("form", name="Edit the organization")
+        await expect(page.locator(".ticket-main .ticket-item").first).to_be_visible()
+        await _fits(page, width, edit.get_by_label("Name", exact=True),
+                    edit.get_by_label("Domains", exact=True),
+                    edit.get_by_role("radio", name=re.compile(r"^stay")))
+        # Within the choice, the arrow keys move (Tab goes on to the next control).
+        await page.keyboard.press("ArrowDown")
+        await expect(edit.get_by_role("radio", name=re.compile(r"^move:"))).to_be_focused()
+        await _tab_to(page, edit.get_by_role("button", name="Save"))
+
+        # A ticket: the assign form (group and agent) and the field editor.
+        ticket = next(t for t in (await console.api("GET", "/v1/tickets", "Priya Raman", params={
+            "state": "open", "limit": 50})).json()["data"] if "category" in t["fields"])
+        await page.goto(f"{console.base}/console/#/tickets/{ticket['id']}")
+        assign = page.get_by_role("form", name="Assign the ticket")
+        fields = page.get_by_role("form", name="Ticket fields")
+        await expect(assign.get_by_label("Group").locator("option")).to_have_count(4)
+        await expect(fields.get_by_label("Category")).to_have_value(ticket["fields"]["category"])
+        await _fits(page, width, assign.get_by_label("Group"), assign.get_by_label("Assignee"),
+                    assign.get_by_role("button", name="Assign"),
+                    fields.get_by_label("Category"),
+                    fields.get_by_role("button", name="Save fields"))
+        no_script_errors(page)
+    finally:
+        await ctx.close()
+
+
+async def test_a_contact_is_edited_and_refusals_are_shown(console, context):
+    kestrel = await _named(console, "/v1/organizations", "Kestrel Logistics")
+    contact = (await console.api("GET", "/v1/contacts", "Aiko Tanaka", params={
+        "organization_id": kestrel["id"], "limit": 1})).json()["data"][0]
+    page = await signed_in_as(context, console, "Aiko Tanaka")
+    await page.goto(f"{console.base}/console/#/contacts/{contact['id']}")
+    edit = page.get_by_role("form", name="Edit the contact")
+    await expect(edit.get_by_label("Name", exact=True)).to_have_value(contact["name"] or "")
+    alert = edit.locator(".problems [role=alert]")
+
+    # A tag that is no slug: 422, its title and detail, the input marked.
+    await edit.get_by_label("Tags", exact=True).fill("vip, n/a")
+    await edit.get_by_role("button", name="Save").click()
+    await expect(alert).to_contain_text("The change was not made")
+    await expect(alert).to_contain_text("422")
+    await expect(alert.locator(".problem-detail")).to_contain_text("'n/a' is not a valid tag")
+    await expect(edit.get_by_label("Tags", exact=True)).to_have_attribute("aria-invalid", "true")
+
+    # Someone else renames the contact meanwhile: 412, and the page shows the new name
+    # while keeping what was typed here.
+    renamed = f"{contact['name'] or 'Someone'} ({uuid.uuid4().hex[:4]})"
+    other = await console.api("PATCH", f"/v1/contacts/{contact['id']}", "Jonas Weber",
+                              json={"name": renamed},
+                              headers={"If-Match": f'"{contact["version"]}"'})
+    assert other.status_code == 200, other.text
+    await edit.get_by_label("Tags", exact=True).fill("vip, renewal")
+    await edit.get_by_label("Phone", exact=True).fill("+49 30 5550 1234")
+    await edit.get_by_role("button", name="Save").click()
+    await expect(alert).to_contain_text("412")
+    await expect(alert).to_contain_text("Someone else changed it")
+    await expect(page.get_by_role("heading", level=1)).to_have_text(renamed)
+    await expect(edit.get_by_label("Name", exact=True)).to_have_value(renamed)
+    await expect(edit.get_by_label("Tags", exact=True)).to_have_value("vip, renewal")
+
+    # Saved again, on the version it now has: only what was typed here changes.
+    await edit.get_by_role("button", name="Save").click()
+    await expect(edit.locator(".saved")).to_have_text(
+        f"Saved: the contact is at version {contact['version'] + 2}.")
+    await expect(alert).to_have_count(0)
+    now = (await console.api("GET", f"/v1/contacts/{contact['id']}", "Aiko Tanaka")).json()
+    assert (now["name"], now["phone"], now["tags"]) == (renamed, "+49 30 5550 1234",
+                                                         ["renewal", "vip"])
+    await expect(page.locator(".about")).to_contain_text("renewal, vip")
+
+    # An agent may not change organizations: no form there.
+    await page.get_by_role("link", name="Kestrel Logistics").first.click()
+    await expect(page.get_by_role("heading", level=1)).to_have_text("Kestrel Logistics")
+    await expect(page.locator(".ticket-main .ticket-item").first).to_be_visible()
+    await expect(page.get_by_role("form", name="Edit the organization")).to_have_count(0)
+    refusals_asked_for(page, 422)
+    refusals_asked_for(page, 412)
+    no_script_errors(page)
+
+
+async def test_an_admin_edits_an_organization_and_a_taken_domain_is_refused(console, context):
+    organizations = (await console.api("GET", "/v1/organizations", "Priya Raman", params={
+        "limit": 100})).json()["data"]
+    kestrel = next(o for o in organizations if o["name"] == "Kestrel Logistics")
+    other = next(o for o in organizations if o["id"] != kestrel["id"] and o["domains"])
+    page = await signed_in_as(context, console, "Priya Raman")
+    await page.goto(f"{console.base}/console/#/organizations/{kestrel['id']}")
+    edit = page.get_by_role("form", name="Edit the organization")
+    domains = edit.get_by_label("Domains", exact=True)
+    await expect(domains).to_have_value(", ".join(kestrel["domains"]))
+    # The choice is explicit, and starts at leaving existing contacts where they are.
+    await expect(edit.get_by_role("radio", name=re.compile(r"^stay"))).to_be_checked()
+
+    await domains.fill(", ".join([*kestrel["domains"], other["domains"][0]]))
+    await edit.get_by_role("button", name="Save").click()
+    alert = edit.locator(".problems [role=alert]")
+    await expect(alert).to_contain_text("409 domain_taken")
+    await expect(alert.locator(".problem-detail")).to_contain_text(other["domains"][0])
+    after = (await console.api("GET", f"/v1/organizations/{kestrel['id']}",
+                               "Priya Raman")).json()
+    assert (after["domains"], after["version"]) == (kestrel["domains"], kestrel["version"])
+
+    await domains.fill(", ".join(kestrel["domains"]))
+    await edit.get_by_label("Name", exact=True).fill("Kestrel Logistics GmbH")
+    await edit.get_by_role("button", name="Save").click()
+    await expect(page.get_by_role("heading", level=1)).to_have_text("Kestrel Logistics GmbH")
+    await expect(edit.locator(".saved")).to_contain_text("0 contacts moved")
+    restored = await console.api("PATCH", f"/v1/organizations/{kestrel['id']}", "Priya Raman",
+                                 json={"name": "Kestrel Logistics"})
+    assert restored.status_code == 200, restored.text
     refusals_asked_for(page, 409)
     no_script_errors(page)
