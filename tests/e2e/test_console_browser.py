@@ -487,6 +487,13 @@ async def test_an_auditor_verifies_the_chain_and_sees_where_it_breaks(console, c
         await restore()
     await page.get_by_role("button", name="Verify the chain").click()
     await expect(verdict).to_contain_text("The chain is intact")
+
+    # An auditor reads a contact but may not change it: no edit form.
+    contact = (await console.api("GET", "/v1/contacts", "Compliance audit",
+                                 params={"limit": 1})).json()["data"][0]
+    await page.goto(f"{console.base}/console/#/contacts/{contact['id']}")
+    await expect(page.locator(".about")).to_contain_text(contact["email"])
+    await expect(page.get_by_role("form", name="Edit the contact")).to_have_count(0)
     no_script_errors(page)
 
 
