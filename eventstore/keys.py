@@ -152,15 +152,18 @@ class Keyring:
         """Destroy the subject's key (waiting for appends that hold it to commit)."""
         await conn.execute(Q["data_key_erase"], tenant_id, subject_id)
 
-    async def rewrap(self, conn: asyncpg.Connection, tenant_id: UUID, batch: int) -> int:
+    async def rewrap(self, conn: asyncpg.Connection, tenant_id: UUID, batch: int,
+                     after: UUID | None = None) -> list[UUID]:
         """Re-wrap up to ``batch`` of the tenant's live data keys not yet wrapped by the
-        current key-encryption key; how many. Rows are locked (an append holding one
-        commits first, an erasure waits) and change in the caller's transaction: commit
-        it per batch, and call again until it answers 0. Already re-wrapped rows are
+        current key-encryption key, in subject order after ``after``; the subjects
+        re-wrapped. Rows are locked (an append holding one commits first, an erasure
+        waits) and change in the caller's transaction: commit it per batch, and call
+        again after the last subject until none is left. Already re-wrapped rows are
         never picked again, so a rotation stopped half way resumes where it was."""
-        rows = await conn.fetch(Q["data_keys_stale"], tenant_id, self.fingerprint, batch)
+        rows = await conn.fetch(Q["data_keys_stale"], tenant_id, self.fingerprint, batch,
+                                after)
         if not rows:
-            return 0
+            return []
         subjects = [r["subject_id"] for r in rows]
         wrapped = [self.wrap(tenant_id, r["subject_id"],
                              self.unwrap(tenant_id, r["subject_id"], bytes(r["wrapped"]),
@@ -168,7 +171,7 @@ class Keyring:
                    for r in rows]
         await conn.execute(Q["data_keys_rewrap"], tenant_id, subjects, wrapped,
                            self.fingerprint)
-        return len(rows)
+        return subjects
 
 
 async def kek_census(conn: asyncpg.Connection) -> dict[str | None, int]:

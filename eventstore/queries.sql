@@ -180,11 +180,13 @@ VALUES ($1, $2, NULL, now())
 ON CONFLICT (tenant_id, subject_id) DO UPDATE SET wrapped = NULL, kek = NULL, erased_at = now()
 
 -- name: data_keys_stale --
--- $1 tenant_id, $2 the current KEK's fingerprint, $3 batch size
+-- $1 tenant_id, $2 the current KEK's fingerprint, $3 batch size, $4 the last subject of
+-- the previous batch (NULL: from the first)
 -- Live keys not wrapped by the current KEK yet, locked for re-wrapping (an erasure
 -- meanwhile makes a row a tombstone, which the recheck of FOR UPDATE then skips).
 SELECT subject_id, wrapped, kek FROM data_keys
- WHERE tenant_id = $1 AND wrapped IS NOT NULL AND kek IS DISTINCT FROM $2
+ WHERE tenant_id = $1 AND ($4::uuid IS NULL OR subject_id > $4)
+   AND wrapped IS NOT NULL AND kek IS DISTINCT FROM $2
  ORDER BY subject_id
  LIMIT $3
    FOR UPDATE

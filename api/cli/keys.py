@@ -35,14 +35,16 @@ async def rotate_tenant(store: EventStore, tenant_id: TenantId, *, batch: int = 
     """Re-wrap one tenant's data keys, a committed batch at a time; how many."""
     assert store.keyring is not None
     done = 0
+    last = None
     while True:
         async with store.session(tenant_id) as uow:
-            n = await store.keyring.rewrap(uow.conn, tenant_id, batch)
-        if n == 0:
+            subjects = await store.keyring.rewrap(uow.conn, tenant_id, batch, last)
+        if not subjects:
             return done
-        done += n
+        done += len(subjects)
+        last = subjects[-1]
         if progress is not None:
-            progress(tenant_id, n)
+            progress(tenant_id, len(subjects))
 
 
 async def rotate(settings: Settings, tenant: TenantId | None, batch: int) -> int:
