@@ -93,3 +93,26 @@ async def test_data_keys_this_server_cannot_unwrap_answer_503_naming_the_key(htt
     assert history.json()["code"] == "data_key_mismatch"
     assert "DATA_KEY" in history.json()["detail"]
     assert (await http.get(f"/v1/tickets/{ticket}", headers=auth(admin))).status_code == 200
+
+
+async def test_a_personal_field_reads_erased_after_the_contacts_erasure(http, tenant):
+    admin = tenant.admin_key
+    r = await http.post("/v1/ticket-fields", headers=auth(admin), json={
+        "key": "passport", "title": "Passport number", "type": "text", "personal": True})
+    assert r.status_code == 201, r.text
+    opened = await http.post("/v1/tickets", headers=auth(admin), json=NEW_TICKET | {
+        "requester": {"email": EMAIL}, "fields": {"passport": "P-7781234"}})
+    assert opened.status_code == 201, opened.text
+    ticket, contact = opened.json()["id"], opened.json()["requester"]["contact_id"]
+    assert opened.json()["fields"] == {"passport": "P-7781234"}
+    history = (await http.get(f"/v1/tickets/{ticket}/history", headers=auth(admin))).json()
+    assert history["data"][0]["data"]["fields"] == {"passport": "P-7781234"}
+
+    erased = await http.post(f"/v1/contacts/{contact}/erase", headers=auth(admin),
+                             json={"reason": "request"})
+    assert erased.status_code == 200, erased.text
+    view = (await http.get(f"/v1/tickets/{ticket}", headers=auth(admin))).json()
+    assert view["fields"] == {"passport": ""}
+    history = (await http.get(f"/v1/tickets/{ticket}/history", headers=auth(admin))).json()
+    assert history["data"][0]["data"]["fields"] == {"passport": {"erased": True}}
+    assert "P-7781234" not in str(history)
