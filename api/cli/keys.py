@@ -75,6 +75,9 @@ def cmd_rotate(args: argparse.Namespace, settings: Settings) -> int:
         print("helpdesk: set DATA_KEY to the new key-encryption key (and DATA_KEY_PREVIOUS "
               "to the old one) to rotate", file=sys.stderr)
         return 2
+    if args.batch_size < 1:
+        print("helpdesk: --batch-size must be 1 or more", file=sys.stderr)
+        return 2
     with using_database(settings, announce=False) as resolved:
         tenant = TenantId(args.tenant) if args.tenant is not None else None
         return asyncio.run(rotate(resolved, tenant, args.batch_size))
