@@ -76,6 +76,9 @@ class Keyring:
     def __init__(self, secret: bytes, previous: bytes | None = None) -> None:
         self._current = _Kek(secret)
         self._keks = {self._current.fingerprint: self._current}
+        self.mismatch: str | None = None
+        """The last data key this keyring could not unwrap, said as ``WrongDataKey``
+        said it (for readiness); None while every one opened."""
         if previous is not None:
             old = _Kek(previous)
             self._keks.setdefault(old.fingerprint, old)
@@ -103,19 +106,21 @@ class Keyring:
         elif kek in self._keks:
             candidates = [self._keks[kek]]
         else:
-            raise WrongDataKey(
-                f"data keys are wrapped by key-encryption key {kek}, and DATA_KEY is "
-                f"{self.fingerprint}: set DATA_KEY (and DATA_KEY_PREVIOUS during a "
-                "rotation) to the key that wrapped them")
+            self.mismatch = (f"data keys are wrapped by key-encryption key {kek}, and "
+                             f"DATA_KEY is {self.fingerprint}: set DATA_KEY (and "
+                             "DATA_KEY_PREVIOUS during a rotation) to the key that wrapped "
+                             "them")
+            raise WrongDataKey(self.mismatch)
         for candidate in candidates:
             try:
                 return candidate.aead.decrypt(wrapped[:NONCE_BYTES], wrapped[NONCE_BYTES:],
                                               _bound(tenant_id, subject_id))
             except InvalidTag:
                 continue
-        raise WrongDataKey(
-            f"DATA_KEY ({self.fingerprint}) does not unwrap the data key of subject "
-            f"{subject_id}: set DATA_KEY to the key that wrapped it")
+        self.mismatch = (f"DATA_KEY ({self.fingerprint}) does not unwrap the data key of "
+                         f"subject {subject_id}: set DATA_KEY to the key that wrapped it "
+                         "(or the row was altered)")
+        raise WrongDataKey(self.mismatch)
 
     async def take(self, conn: asyncpg.Connection, tenant_id: UUID, subject_id: UUID) -> bytes:
         """The subject's data key, made now if it has none, its row held FOR SHARE

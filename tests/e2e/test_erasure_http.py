@@ -81,6 +81,8 @@ async def test_data_keys_this_server_cannot_unwrap_answer_503_naming_the_key(htt
     opened = await http.post("/v1/tickets", headers=auth(admin), json=NEW_TICKET)
     assert opened.status_code == 201, opened.text
     ticket = opened.json()["id"]
+    ready = (await http.get("/health/ready")).json()["checks"]["data_keys"]
+    assert ready["status"] == "ok"
     store = services.store
     secret = await store.pool.fetchval(
         "SELECT value FROM instance_secrets WHERE name = 'data_key'")
@@ -93,6 +95,11 @@ async def test_data_keys_this_server_cannot_unwrap_answer_503_naming_the_key(htt
     assert history.json()["code"] == "data_key_mismatch"
     assert "DATA_KEY" in history.json()["detail"]
     assert (await http.get(f"/v1/tickets/{ticket}", headers=auth(admin))).status_code == 200
+    # Readiness says so, without taking the process out: what is not sealed still serves.
+    ready = await http.get("/health/ready")
+    assert ready.status_code == 200
+    check = ready.json()["checks"]["data_keys"]
+    assert check["status"] == "degraded" and "DATA_KEY" in check["detail"]
 
 
 async def test_a_personal_field_reads_erased_after_the_contacts_erasure(http, tenant):
