@@ -208,6 +208,12 @@ class Settings(BaseSettings):
         description="Key-encryption key that wraps the data keys of personal data; "
         "unset: the random secret stored in the database by the migrations.",
     )
+    data_key_previous: str | None = Field(
+        default=None, min_length=16,
+        description="During a rotation of DATA_KEY, the key it replaces: data keys still "
+        "wrapped by it are read until `helpdesk keys rotate` re-wraps them; unset with "
+        "DATA_KEY set: the secret stored in the database (moving off it is a rotation).",
+    )
     refresh_token_days: float = Field(
         default=30.0, gt=0, le=365,
         description="A session's refresh token expires after this many days without use "

@@ -51,7 +51,7 @@ from api.ops.redis_guard import RedisGuard
 from domain.clock import Clock, SystemClock
 from domain.ids import TenantId
 from eventstore.errors import StoreUnavailable
-from eventstore.keys import Keyring
+from eventstore.keys import Keyring, WrongDataKey, kek_census, unknown_keks
 from eventstore.pool import create_pool
 from eventstore.replica import Reads, Replica, ReplicaRefused
 from eventstore.sqlfile import load_queries
@@ -184,13 +184,28 @@ async def load_access_tokens(settings: Settings, store: EventStore) -> AccessTok
 
 async def load_keyring(settings: Settings, conn: asyncpg.Connection) -> Keyring:
     """The key-encryption key of personal data: ``DATA_KEY``, or the secret the
-    migrations stored (one per database, like the cursor secret)."""
-    if settings.data_key:
-        return Keyring(settings.data_key.encode("utf-8"))
+    migrations stored (one per database, like the cursor secret); with the previous
+    key of a rotation (``DATA_KEY_PREVIOUS``, else the stored secret when ``DATA_KEY``
+    replaces it). Refuses (``WrongDataKey``) when data keys in the database are wrapped
+    by a key-encryption key it does not hold: every sealed field of theirs would fail."""
     stored = await conn.fetchval(Q["data_key_secret"])
-    if stored is None:
+    if settings.data_key:
+        previous = (settings.data_key_previous.encode("utf-8") if settings.data_key_previous
+                    else bytes(stored) if stored is not None else None)
+        keyring = Keyring(settings.data_key.encode("utf-8"), previous)
+    elif stored is None:
         raise UnsafeRole("no data key: set DATA_KEY or run `helpdesk migrate`")
-    return Keyring(bytes(stored))
+    else:
+        keyring = Keyring(bytes(stored))
+    unknown = unknown_keks(keyring, await kek_census(conn))
+    if unknown:
+        held = ", ".join(f"{n} by {kek}" for kek, n in sorted(unknown.items()))
+        raise WrongDataKey(
+            f"DATA_KEY does not match the database: data keys are wrapped by another "
+            f"key-encryption key ({held}; this process has "
+            f"{', '.join(sorted(keyring.fingerprints))}); set DATA_KEY, and "
+            "DATA_KEY_PREVIOUS during a rotation, to the keys that wrapped them")
+    return keyring
 
 
 def session_lifetimes(settings: Settings) -> Lifetimes:

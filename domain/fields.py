@@ -109,6 +109,12 @@ FieldCatalog = Mapping[str, FieldDefinition]
 NO_FIELDS: FieldCatalog = {}
 
 
+def personal_keys(catalog: FieldCatalog) -> frozenset[str]:
+    """The keys of the fields declared personal: their values are sealed like the
+    other personal data of the ticket's requester (domain/personal.py)."""
+    return frozenset(key for key, d in catalog.items() if d.personal)
+
+
 def _where(key: str) -> str:
     return f"fields.{key}"
 
@@ -221,5 +227,6 @@ __all__ = [
     "RequiredOn",
     "check_value",
     "check_values",
+    "personal_keys",
     "require",
 ]

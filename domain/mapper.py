@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from domain.errors import DomainError, UnknownEventType, ValidationFailed
 from domain.events import EVENT_TYPES, Event, TicketOpened
-from domain.personal import field_at, personal_paths
+from domain.personal import field_at, paths_in
 
 JsonData = dict[str, Any]
 Upcaster = Callable[[JsonData], JsonData]
@@ -86,7 +86,7 @@ def _blank_unread(type_: str, payload: JsonData) -> JsonData:
     """A personal field that is not text here (still sealed, or ``{"erased": true}``
     once its subject was erased) replays as an empty text: a fold or a projection
     never held personal data it could not read, and erasure changes no count."""
-    for path in personal_paths(type_):
+    for path in paths_in(type_, payload):
         if isinstance(field_at(payload, path), dict):
             payload = _replaced(payload, path, "")
     return payload

@@ -8,11 +8,17 @@ what is personal is a fact about the events, not about how they are stored.
 The subject of a contact's events is the contact (its stream id); of a ticket's
 events, the ticket's requester contact (``requester.contact_id`` on the events that
 carry the requester, the ticket's current requester for the others).
+
+Ticket field values (``fields`` of ``TicketOpened``, ``values`` of
+``FieldValuesChanged``) are personal when their field is declared ``personal``
+(domain/fields.py). Which ones is the tenant's say as each command is decided, so the
+writer names them (``paths_in(..., fields=...)``); a reader needs no definitions, it
+opens every value that is sealed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from types import MappingProxyType
 from typing import Any
 from uuid import UUID
@@ -34,6 +40,12 @@ PERSONAL_FIELDS: Mapping[str, tuple[FieldPath, ...]] = MappingProxyType({
 })
 """Event type -> the paths of its personal fields (current schema versions)."""
 
+FIELD_VALUES: Mapping[str, FieldPath] = MappingProxyType({
+    "TicketOpened": ("fields",),
+    "FieldValuesChanged": ("values",),
+})
+"""Event type -> where it carries ticket field values by key."""
+
 CONTACT_EVENTS = frozenset({"ContactCreated", "ContactUpdated"})
 """Events whose subject is their own stream (the contact)."""
 
@@ -41,6 +53,24 @@ CONTACT_EVENTS = frozenset({"ContactCreated", "ContactUpdated"})
 def personal_paths(type_: str) -> tuple[FieldPath, ...]:
     """The personal fields of an event type (none for most types)."""
     return PERSONAL_FIELDS.get(type_, ())
+
+
+def may_be_personal(type_: str) -> bool:
+    """Whether events of this type can hold personal data at all."""
+    return type_ in PERSONAL_FIELDS or type_ in FIELD_VALUES
+
+
+def paths_in(type_: str, data: Mapping[str, Any],
+             fields: Collection[str] | None = None) -> tuple[FieldPath, ...]:
+    """The personal fields of an event payload: those of its type, and its ticket field
+    values of the keys in ``fields`` (the fields declared personal, for a writer), or
+    all of them (None, for a reader: only a sealed value is opened)."""
+    where = FIELD_VALUES.get(type_)
+    values = field_at(data, where) if where is not None else None
+    if where is None or not isinstance(values, Mapping):
+        return personal_paths(type_)
+    return personal_paths(type_) + tuple((*where, key) for key in values
+                                         if fields is None or key in fields)
 
 
 def declared_subject(type_: str, stream_id: UUID, data: Mapping[str, Any]) -> UUID | None:
@@ -70,5 +100,5 @@ def path_text(path: FieldPath) -> str:
     return ".".join(path)
 
 
-__all__ = ["CONTACT_EVENTS", "PERSONAL_FIELDS", "FieldPath", "declared_subject", "field_at",
-           "path_text", "personal_paths"]
+__all__ = ["CONTACT_EVENTS", "FIELD_VALUES", "PERSONAL_FIELDS", "FieldPath", "declared_subject",
+           "field_at", "may_be_personal", "path_text", "paths_in", "personal_paths"]

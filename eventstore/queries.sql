@@ -155,9 +155,9 @@ SELECT hash FROM events WHERE tenant_id = $1 AND seq = $2
 -- name: data_key_take --
 -- $1 tenant_id, $2 subject_id, $3 wrapped key to keep if the subject has none yet
 -- Make the subject's key if it has none. A new row is held by this transaction until
--- commit; an existing one is then held by data_key_hold.
-INSERT INTO data_keys (tenant_id, subject_id, wrapped)
-VALUES ($1, $2, $3)
+-- commit; an existing one is then held by data_key_hold. $4: the wrapping KEK's fingerprint.
+INSERT INTO data_keys (tenant_id, subject_id, wrapped, kek)
+VALUES ($1, $2, $3, $4)
 ON CONFLICT (tenant_id, subject_id) DO NOTHING
 RETURNING wrapped
 
@@ -166,18 +166,39 @@ RETURNING wrapped
 -- Hold the subject's key row FOR SHARE until commit: an erasure (which updates the
 -- row) waits for this append to commit and then erases it too, or comes first, and
 -- this append finds the tombstone (wrapped NULL) and is refused.
-SELECT wrapped FROM data_keys WHERE tenant_id = $1 AND subject_id = $2 FOR SHARE
+SELECT wrapped, kek FROM data_keys WHERE tenant_id = $1 AND subject_id = $2 FOR SHARE
 
 -- name: data_keys_read --
 -- $1 tenant_id, $2 subject ids
-SELECT subject_id, wrapped FROM data_keys WHERE tenant_id = $1 AND subject_id = ANY($2)
+SELECT subject_id, wrapped, kek FROM data_keys WHERE tenant_id = $1 AND subject_id = ANY($2)
 
 -- name: data_key_erase --
 -- $1 tenant_id, $2 subject_id
 -- The tombstone: the key is gone for good; the row stays so no new key is made.
 INSERT INTO data_keys (tenant_id, subject_id, wrapped, erased_at)
 VALUES ($1, $2, NULL, now())
-ON CONFLICT (tenant_id, subject_id) DO UPDATE SET wrapped = NULL, erased_at = now()
+ON CONFLICT (tenant_id, subject_id) DO UPDATE SET wrapped = NULL, kek = NULL, erased_at = now()
+
+-- name: data_keys_stale --
+-- $1 tenant_id, $2 the current KEK's fingerprint, $3 batch size, $4 the last subject of
+-- the previous batch (NULL: from the first)
+-- Live keys not wrapped by the current KEK yet, locked for re-wrapping (an erasure
+-- meanwhile makes a row a tombstone, which the recheck of FOR UPDATE then skips).
+SELECT subject_id, wrapped, kek FROM data_keys
+ WHERE tenant_id = $1 AND ($4::uuid IS NULL OR subject_id > $4)
+   AND wrapped IS NOT NULL AND kek IS DISTINCT FROM $2
+ ORDER BY subject_id
+ LIMIT $3
+   FOR UPDATE
+
+-- name: data_keys_rewrap --
+-- $1 tenant_id, $2 subject ids, $3 their keys wrapped anew, $4 the current KEK's fingerprint
+UPDATE data_keys d SET wrapped = u.wrapped, kek = $4
+  FROM unnest($2::uuid[], $3::bytea[]) AS u (subject_id, wrapped)
+ WHERE d.tenant_id = $1 AND d.subject_id = u.subject_id AND d.wrapped IS NOT NULL
+
+-- name: data_key_census --
+SELECT kek, keys FROM data_key_census()
 
 -- name: streams_stored --
 -- $1 tenant_id, $2 stream ids

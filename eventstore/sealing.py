@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import base64
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
@@ -24,7 +24,7 @@ from uuid import UUID
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from domain.personal import FieldPath, field_at, path_text, personal_paths
+from domain.personal import FieldPath, field_at, path_text, paths_in
 
 NONCE_BYTES = 12
 ERASED: Mapping[str, bool] = {"erased": True}
@@ -59,8 +59,9 @@ def is_sealed(value: Any) -> bool:
 
 
 def seal(type_: str, data: Mapping[str, Any], place: Place, subject: UUID,
-         key: bytes) -> dict[str, Any]:
-    """``data`` with every personal text of ``type_`` sealed with ``key``."""
+         key: bytes, fields: Collection[str] = ()) -> dict[str, Any]:
+    """``data`` with every personal text of ``type_``, and its values of the ticket
+    fields named in ``fields`` (those declared personal), sealed with ``key``."""
     cipher = AESGCM(key)
 
     def one(path: FieldPath, value: Any) -> Any:
@@ -71,13 +72,13 @@ def seal(type_: str, data: Mapping[str, Any], place: Place, subject: UUID,
         return {"sealed": base64.b64encode(nonce + box).decode("ascii"),
                 "subject": str(subject)}
 
-    return _rewrite(data, personal_paths(type_), one)
+    return _rewrite(data, paths_in(type_, data, fields), one)
 
 
 def subjects(type_: str, data: Mapping[str, Any]) -> set[UUID]:
     """The subjects whose keys the sealed fields of ``data`` need."""
     found: set[UUID] = set()
-    for path in personal_paths(type_):
+    for path in paths_in(type_, data):
         value = field_at(data, path)
         if is_sealed(value):
             found.add(UUID(value["subject"]))
@@ -107,12 +108,12 @@ def open_sealed(type_: str, data: Mapping[str, Any], place: Place,
             return dict(UNREADABLE)
         return text.decode("utf-8")
 
-    return _rewrite(data, personal_paths(type_), one), broken
+    return _rewrite(data, paths_in(type_, data), one), broken
 
 
 def sealed_paths(type_: str, data: Mapping[str, Any]) -> Iterator[FieldPath]:
     """The paths of ``data`` that hold a sealed field."""
-    return (p for p in personal_paths(type_) if is_sealed(field_at(data, p)))
+    return (p for p in paths_in(type_, data) if is_sealed(field_at(data, p)))
 
 
 def _rewrite(data: Mapping[str, Any], paths: tuple[FieldPath, ...], fn: Any) -> dict[str, Any]:

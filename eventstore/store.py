@@ -9,7 +9,7 @@ it for server time only, never while a request waits for the event loop.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -21,7 +21,7 @@ import asyncpg
 import orjson
 
 from domain.ids import TenantId
-from domain.personal import declared_subject, personal_paths
+from domain.personal import declared_subject, may_be_personal, paths_in
 from eventstore.errors import (
     ConcurrencyError,
     EventStoreError,
@@ -162,6 +162,7 @@ class Session:
         events: Sequence[NewEvent],
         *,
         subject: UUID | None = None,
+        personal_fields: Collection[str] = (),
     ) -> None:
         """Append ``events`` to a stream that must be at ``expected_version`` when the
         unit of work commits.
@@ -177,29 +178,35 @@ class Session:
         the ticket's requester contact). Sealing binds each field to its version, so
         an append with personal data and no expected version pins the version it
         reads now. Raises ``SubjectErased`` for personal data of an erased subject.
+        ``personal_fields``: the keys of the ticket fields declared personal, whose
+        values are sealed too.
         """
         if not events:
             return
-        if self.keyring is not None and any(personal_paths(e.type) for e in events):
+        if self.keyring is not None and any(paths_in(e.type, e.data, personal_fields)
+                                            for e in events):
             if expected_version is None:
                 expected_version = await self.stream_version(stream_id)
-            events = await self._sealed(stream_id, expected_version, events, subject)
+            events = await self._sealed(stream_id, expected_version, events, subject,
+                                        personal_fields)
         self.staged.append(StagedAppend(stream_id, expected_version, tuple(events)))
 
     async def _sealed(self, stream_id: UUID, expected_version: int,
-                      events: Sequence[NewEvent], subject: UUID | None) -> list[NewEvent]:
+                      events: Sequence[NewEvent], subject: UUID | None,
+                      fields: Collection[str]) -> list[NewEvent]:
         assert self.keyring is not None
         keys: dict[UUID, bytes] = {}
         out: list[NewEvent] = []
         for offset, e in enumerate(events, start=1):
             whose = declared_subject(e.type, stream_id, e.data) or subject
-            if whose is None or not personal_paths(e.type):
+            if whose is None or not paths_in(e.type, e.data, fields):
                 out.append(e)  # no contact to hold the key: see docs/erasure.md
                 continue
             if whose not in keys:
                 keys[whose] = await self.keyring.take(self.conn, self.tenant_id, whose)
             place = Place(self.tenant_id, stream_id, expected_version + offset)
-            out.append(NewEvent(e.type, seal(e.type, e.data, place, whose, keys[whose]),
+            out.append(NewEvent(e.type, seal(e.type, e.data, place, whose, keys[whose],
+                                             fields),
                                 e.schema_version, e.metadata))
         return out
 
@@ -216,7 +223,7 @@ class Session:
         """``read_changes`` rows (payloads as JSON text) with sealed fields opened, as
         ``opened`` does for records; rows without personal data pass as they are (and
         are not decoded)."""
-        decoded = [orjson.loads(r["data_json"]) if personal_paths(r["type"]) else None
+        decoded = [orjson.loads(r["data_json"]) if may_be_personal(r["type"]) else None
                    for r in rows]
         payloads = await self._open([(r["type"], r["stream_id"], r["version"], data)
                                      for r, data in zip(rows, decoded, strict=True)

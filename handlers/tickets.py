@@ -35,7 +35,7 @@ from domain.commands import AddMessage, Assign, ChangeFields, ChangeState, Comma
 from domain.decide import decide, decide_follow_up
 from domain.errors import FollowUpRequired, NotFound, ValidationFailed
 from domain.events import Event
-from domain.fields import NO_FIELDS
+from domain.fields import NO_FIELDS, personal_keys
 from domain.ids import MessageId, TenantId, TicketId
 from domain.mapper import to_stored
 from domain.sla import Clock
@@ -150,7 +150,8 @@ async def execute(
         await session.append(stream, versions[stream],
                              [NewEvent(e.type, e.data, e.schema_version)
                               for e in pending if e.stream_id == stream],
-                             subject=after[stream].requester.contact_id)
+                             subject=after[stream].requester.contact_id,
+                             personal_fields=personal_keys(catalog))
     follow_up = next((t for s, t in after.items() if s != ticket_id), None)
     return CommandResult(ticket=after[ticket_id], events=pending, follow_up=follow_up)
 

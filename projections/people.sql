@@ -201,8 +201,10 @@ SELECT id, state_json FROM tickets WHERE tenant_id = $1 AND contact_id = $2
  ORDER BY id FOR UPDATE
 
 -- name: redact_ticket --
--- $1 tenant_id, $2 id, $3 subject, $4 requester, $5 state_json, $6 view (as text)
-UPDATE tickets SET subject = $3, requester = $4, state_json = $5, view = $6::text::json
+-- $1 tenant_id, $2 id, $3 subject, $4 requester, $5 state_json, $6 view (as text),
+-- $7 field values
+UPDATE tickets SET subject = $3, requester = $4, state_json = $5, view = $6::text::json,
+       fields = $7
  WHERE tenant_id = $1 AND id = $2
 
 -- name: redact_messages --

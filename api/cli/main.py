@@ -172,10 +172,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     from api.cli import audit as audit_cli
     from api.cli import demo as demo_cli
+    from api.cli import keys as keys_cli
     from api.cli import search as search_cli
 
     audit_cli.add_parser(sub)
     demo_cli.add_parser(sub)
+    keys_cli.add_parser(sub)
     search_cli.add_parser(sub)
     return parser
 
@@ -200,8 +202,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         from api.root import UnsafeRole
         from eventstore.errors import StoreUnavailable
+        from eventstore.keys import WrongDataKey
 
-        if isinstance(exc, (UnsafeRole, StoreUnavailable)):
+        if isinstance(exc, (UnsafeRole, StoreUnavailable, WrongDataKey)):
             return _fail(str(exc))
         raise
 

@@ -10,6 +10,10 @@ Replay and live handoff: a subscription is replayed and registered while holding
 feed's lock, the same lock the drain task holds while it reads and publishes. So the
 replay covers exactly ``(after_seq, head]`` where ``head`` is the feed's last seq, and
 every later event reaches the subscription live: nothing is missed or sent twice.
+
+Erasure: the ring keeps events as they were opened when read. A ``ContactErased``
+empties it, so a replay after an erasure reads the earlier events from the store,
+where the contact's fields now open as ``{"erased": true}``, as the event feed shows.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import Any
 from api.feed import messages as msg
 from api.feed.messages import Room
 from api.feed.outbox import Outbox, Subscription
+from domain.events import ContactErased
 from domain.ids import TenantId
 from eventstore.errors import EventStoreError
 from eventstore.listener import Listener
@@ -199,6 +204,11 @@ class Hub:
         feed.known_head = max(feed.known_head, head)
 
     def _publish(self, feed: TenantFeed, event: RecordedEvent) -> None:
+        if event.type == ContactErased.TYPE:
+            # The ring holds earlier events as they were opened, while the contact's key
+            # existed: forgotten, replays read them from the store again, where they
+            # now open erased, as every other reader sees them.
+            feed.ring.clear()
         body = msg.event_body(event)
         tenant_text = msg.event_message(msg.TENANT_ROOM, event.seq, body)
         feed.ring.append(RingEntry(event.seq, event.stream_id, body, tenant_text))

@@ -29,7 +29,7 @@ from domain.errors import (
     ValidationFailed,
 )
 from eventstore.errors import ConcurrencyError, EventStoreError, StoreUnavailable
-from eventstore.keys import SubjectErased
+from eventstore.keys import SubjectErased, WrongDataKey
 from handlers.errors import (
     Conflict,
     Gone,
@@ -219,6 +219,16 @@ def install(app: FastAPI) -> None:
         # The command would write personal data of a contact erased meanwhile.
         return problem_response(410, exc.code, "the contact this writes about was erased",
                                 instance=request.url.path)
+
+    @app.exception_handler(WrongDataKey)
+    async def _wrong_kek(request: Request, exc: WrongDataKey) -> Response:
+        # A configuration to fix, not a bug: this process's DATA_KEY does not unwrap the
+        # data keys it needs (docs/erasure.md, rotation).
+        log.error("data key mismatch on %s: %s", request.url.path, exc)
+        return problem_response(503, exc.code,
+                                "personal data cannot be opened: this server's key-"
+                                "encryption key (DATA_KEY) is not the one that wrapped "
+                                "its data keys", instance=request.url.path)
 
     @app.exception_handler(DomainError)
     async def _domain(request: Request, exc: DomainError) -> Response:

@@ -2,7 +2,9 @@
 
 Only a check that says it is critical and failing makes readiness fail (Postgres
 down; a scheduler that runs here and stalled). Optional parts (Redis, the read
-replica) report ``degraded``, ``lagging`` or ``dormant`` and never fail readiness.
+replica) report ``degraded``, ``lagging`` or ``dormant`` and never fail readiness;
+so do data keys this process met and could not unwrap (``data_keys``: its
+``DATA_KEY`` is not the one that wrapped them; only reads of sealed data fail).
 """
 
 from __future__ import annotations
@@ -66,10 +68,23 @@ async def check_scheduler(services: Services) -> CheckResult:
     return CheckResult(status, critical_failure=status != "ok")
 
 
+async def check_data_keys(services: Services) -> CheckResult:
+    """``ok | degraded | disabled``: degraded once this process met a data key its
+    key-encryption key does not unwrap (a rotation rolled out without it, say); the
+    start-up check refused the keys in the database that it knew of then."""
+    keyring = services.store.keyring
+    if keyring is None:
+        return CheckResult("disabled")
+    if keyring.mismatch is not None:
+        return CheckResult("degraded", detail=keyring.mismatch[:200])
+    return CheckResult("ok", detail=f"DATA_KEY {keyring.fingerprint}")
+
+
 CHECKS: dict[str, HealthCheck] = {
     "database": check_database,
     "redis": check_redis,
     "replica": check_replica,
     "scheduler": check_scheduler,
+    "data_keys": check_data_keys,
 }
 """Every readiness check, by the name readiness reports it under."""

@@ -4,6 +4,11 @@ chain verifies, and commands that would write about the contact answer 410."""
 
 from __future__ import annotations
 
+import os
+
+from api.cli.keys import rotate_tenant
+from eventstore.keys import Keyring
+from eventstore.store import EventStore
 from tests.e2e.conftest import NEW_TICKET, auth
 
 EMAIL = "erase.me@example.com"
@@ -65,3 +70,56 @@ async def test_an_admin_erases_a_contact_and_its_data_reads_as_erased(http, tena
     by_id = await http.post("/v1/tickets", headers=auth(admin),
                             json=NEW_TICKET | {"requester": {"contact_id": contact}})
     assert by_id.status_code == 410
+
+
+async def test_data_keys_this_server_cannot_unwrap_answer_503_naming_the_key(http, tenant,
+                                                                             services):
+    """Another process re-wrapped the data keys with a key-encryption key this server
+    was not given (a rotation half rolled out): reading sealed data is a 503 naming
+    the problem, never a 500 or data shown; the read models, in the clear, still serve."""
+    admin = tenant.admin_key
+    opened = await http.post("/v1/tickets", headers=auth(admin), json=NEW_TICKET)
+    assert opened.status_code == 201, opened.text
+    ticket = opened.json()["id"]
+    ready = (await http.get("/health/ready")).json()["checks"]["data_keys"]
+    assert ready["status"] == "ok"
+    store = services.store
+    secret = await store.pool.fetchval(
+        "SELECT value FROM instance_secrets WHERE name = 'data_key'")
+    elsewhere = EventStore(store.pool, keyring=Keyring(os.urandom(32), bytes(secret)))
+    assert await rotate_tenant(elsewhere, tenant.tenant_id) == 1
+
+    history = await http.get(f"/v1/tickets/{ticket}/history", headers=auth(admin))
+    assert history.status_code == 503, history.text
+    assert history.headers["content-type"].startswith("application/problem+json")
+    assert history.json()["code"] == "data_key_mismatch"
+    assert "DATA_KEY" in history.json()["detail"]
+    assert (await http.get(f"/v1/tickets/{ticket}", headers=auth(admin))).status_code == 200
+    # Readiness says so, without taking the process out: what is not sealed still serves.
+    ready = await http.get("/health/ready")
+    assert ready.status_code == 200
+    check = ready.json()["checks"]["data_keys"]
+    assert check["status"] == "degraded" and "DATA_KEY" in check["detail"]
+
+
+async def test_a_personal_field_reads_erased_after_the_contacts_erasure(http, tenant):
+    admin = tenant.admin_key
+    r = await http.post("/v1/ticket-fields", headers=auth(admin), json={
+        "key": "passport", "title": "Passport number", "type": "text", "personal": True})
+    assert r.status_code == 201, r.text
+    opened = await http.post("/v1/tickets", headers=auth(admin), json=NEW_TICKET | {
+        "requester": {"email": EMAIL}, "fields": {"passport": "P-7781234"}})
+    assert opened.status_code == 201, opened.text
+    ticket, contact = opened.json()["id"], opened.json()["requester"]["contact_id"]
+    assert opened.json()["fields"] == {"passport": "P-7781234"}
+    history = (await http.get(f"/v1/tickets/{ticket}/history", headers=auth(admin))).json()
+    assert history["data"][0]["data"]["fields"] == {"passport": "P-7781234"}
+
+    erased = await http.post(f"/v1/contacts/{contact}/erase", headers=auth(admin),
+                             json={"reason": "request"})
+    assert erased.status_code == 200, erased.text
+    view = (await http.get(f"/v1/tickets/{ticket}", headers=auth(admin))).json()
+    assert view["fields"] == {"passport": ""}
+    history = (await http.get(f"/v1/tickets/{ticket}/history", headers=auth(admin))).json()
+    assert history["data"][0]["data"]["fields"] == {"passport": {"erased": True}}
+    assert "P-7781234" not in str(history)

@@ -408,3 +408,65 @@ async def test_contact_and_organization_rooms_carry_their_streams(db, make_tenan
         bad = await recv(ws)
         assert bad["type"] == "error" and bad["code"] == "bad_room"
         await ws.close()
+
+
+async def test_after_an_erasure_the_feed_shows_what_the_event_feed_shows(db, make_tenant
+                                                                          ) -> None:
+    """Events of an erased contact, replayed on the socket (from the process's memory
+    and from the store), read as the event feed reads them: ``{"erased": true}``, never
+    the text sent live before the erasure, nor an empty text."""
+    t = await make_tenant("Acme")
+    admin = {"Authorization": f"Bearer {t.admin_key.secret}"}
+    secrets = ("Please forget me", "my account 991", "erin.erased@example.com", "a reply")
+    async with serve(ws_settings(db.runtime_url)) as srv:
+        base = srv.url.replace("ws://", "http://").removesuffix("/v1/stream")
+        ws = await connect_ws(srv.url, t.admin_key.secret)
+        await send(ws, op="subscribe", room="tenant", after_seq=FIRST)
+        await recv_until(ws, "subscribed")
+        async with httpx.AsyncClient(base_url=base) as http:
+            opened = await http.post("/v1/tickets", headers=admin, json={
+                "subject": secrets[0], "body": secrets[1], "priority": "normal",
+                "requester": {"email": secrets[2], "name": "Erin"}})
+            assert opened.status_code == 201, opened.text
+            ticket, contact = opened.json()["id"], opened.json()["requester"]["contact_id"]
+            reply = await http.post(f"/v1/tickets/{ticket}/messages", headers=admin,
+                                    json={"body": secrets[3], "visibility": "public"})
+            assert reply.status_code == 201, reply.text
+            live = await recv_events(ws, 3)  # ContactCreated, TicketOpened, MessageAdded
+            assert secrets[0] in orjson.dumps(live).decode()  # open while the key exists
+            erased = await http.post(f"/v1/contacts/{contact}/erase", headers=admin,
+                                     json={"reason": "request"})
+            assert erased.status_code == 200, erased.text
+            [erasure] = await recv_events(ws, 1)
+            assert erasure["event"]["type"] == "ContactErased"
+            # This socket stays subscribed: the process keeps the tenant's recent events.
+            feed = (await http.get("/v1/events", headers=admin,
+                                   params={"after_seq": FIRST})).json()["data"]
+        expected = {e["seq"]: e["data"] for e in feed}
+        by_type = {e["type"]: e["data"] for e in feed}
+        assert by_type["TicketOpened"]["subject"] == {"erased": True}
+        assert by_type["MessageAdded"]["body"] == {"erased": True}
+
+        async def replayed() -> dict[int, object]:
+            ws = await connect_ws(srv.url, t.admin_key.secret)
+            try:
+                for room in ("tenant", f"ticket:{ticket}"):
+                    await send(ws, op="subscribe", room=room, after_seq=FIRST)
+                    got = {m["seq"]: m["event"]["data"]
+                           for m in (await recv_until(ws, "subscribed"))[:-1]}
+                    if room == "tenant":
+                        tenant_room = got
+                    else:
+                        assert got == {s: d for s, d in tenant_room.items() if s in got}
+                        assert len(got) == 2
+            finally:
+                await ws.close()
+            return tenant_room
+
+        # From the process's memory of recent events, then as a new process reads them.
+        assert await replayed() == expected
+        await ws.close()
+    async with serve(ws_settings(db.runtime_url)) as srv:
+        assert await replayed() == expected
+    for secret in secrets:
+        assert secret not in orjson.dumps(list(expected.values())).decode()

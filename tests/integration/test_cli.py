@@ -13,7 +13,9 @@ import asyncpg
 import pytest
 
 from api.http.keycache import KeyCache
+from eventstore.keys import Keyring
 from eventstore.pool import create_pool
+from eventstore.store import EventStore
 from tests.support.desk import seed_tickets
 from tests.support.wait import until_sync
 
@@ -171,3 +173,42 @@ async def test_search_rebuild_reindexes_a_tenant(db, make_tenant):
         assert kinds == {"ticket": 3, "contact": contacts} and contacts >= 1
     finally:
         await admin.close()
+
+
+@pytest.mark.slow  # runs `helpdesk` as a subprocess
+async def test_keys_rotate_rewraps_and_a_wrong_data_key_is_refused_in_one_line(
+        db, make_tenant, store):
+    from tests.integration.test_data_keys import _opened, _read
+
+    tenant = (await make_tenant()).tenant_id
+    tickets = [await _opened(store, tenant, f"p{i}") for i in range(3)]
+    before = [await _read(store, tenant, t) for t in tickets]
+    env = _env(MIGRATION_DATABASE_URL=db.admin_url, DATABASE_URL=db.runtime_url)
+    # Keys made before rows named their key-encryption key: a run with the key as it is
+    # names it.
+    admin = await asyncpg.connect(db.admin_url)
+    try:
+        await admin.execute("UPDATE data_keys SET kek = NULL")
+        stamped = helpdesk("keys", "rotate", env=env)
+        assert stamped.returncode == 0, stamped.stderr
+        assert "3 data key(s) re-wrapped" in stamped.stderr
+        assert await admin.fetchval("SELECT count(DISTINCT kek) FROM data_keys "
+                                    "WHERE kek IS NOT NULL") == 1
+    finally:
+        await admin.close()
+    assert helpdesk("keys", "rotate", "--batch-size", "0", env=env).returncode == 2
+    # From the database's stored secret to DATA_KEY, two keys per transaction.
+    new = "a new key-encryption key"
+    rotated = helpdesk("keys", "rotate", "--batch-size", "2", env=env | {"DATA_KEY": new})
+    assert rotated.returncode == 0, rotated.stderr
+    assert "3 data key(s) re-wrapped; every live data key is wrapped by" in rotated.stderr
+    again = helpdesk("keys", "rotate", env=env | {"DATA_KEY": new})
+    assert again.returncode == 0 and "0 data key(s) re-wrapped" in again.stderr
+    after = EventStore(store.pool, keyring=Keyring(new.encode()))
+    assert [await _read(after, tenant, t) for t in tickets] == before
+
+    # A process whose key-encryption key wraps none of them refuses to start.
+    for command in ("serve", "worker"):
+        _one_line(helpdesk(command, env=env | {"DATA_KEY": "not the key it was at all"}),
+                  "DATA_KEY does not match the database", "3 by ")
+    _one_line(helpdesk("worker", env=env), "DATA_KEY does not match the database")

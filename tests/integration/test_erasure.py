@@ -14,12 +14,17 @@ from pathlib import Path
 import pytest
 
 from domain import Actor, ActorKind, OpenTicket, Requester, Visibility
+from domain.field_definitions import DefineField
+from domain.fields import FieldType
 from domain.ids import MessageId, TicketId
+from domain.mapper import from_stored
+from domain.ticket import fold
 from eventstore.export import event_line, header_line, verify_lines
 from eventstore.keys import SubjectErased
 from eventstore.store import EventStore
 from handlers.erasure import EraseContact, erase_contact
 from handlers.errors import Gone
+from handlers.ticket_fields import SetFields, define_field, set_fields
 from handlers.tickets import PostMessage, execute, post_message
 from tests.support.desk import ACTOR
 
@@ -167,3 +172,70 @@ async def test_events_written_in_the_clear_before_sealing_are_counted_not_erased
     # The read models are redacted; the immutable events still hold the text
     # (docs/erasure.md says what to do about them).
     assert dump.count(SECRETS[4].encode()) == 1
+
+
+async def test_values_of_fields_declared_personal_are_sealed_and_erased(store, make_tenant,
+                                                                        db):
+    """A text field declared ``personal`` holds the requester's data: its values are
+    sealed in the events that carry them (the opening, a change of values), opened on
+    read, erased with the contact, in the read models too; other fields stay as they
+    are."""
+    t = (await make_tenant()).tenant_id
+    secrets = ("Ada Lovelace", "ada@engine.example", "Analytical engine fault",
+               "passport X1234567", "home: 12 Difference Lane", "born 1815-12-10")
+    async with store.session(t, ACTOR) as s:
+        for key, personal in (("passport", True), ("address", True), ("machine", False)):
+            await define_field(s, DefineField(key=key, title=key, type=FieldType.TEXT,
+                                              personal=personal, at=AT))
+    ticket = TicketId(uuid.uuid4())
+    async with store.session(t, ACTOR) as s:
+        await execute(s, ticket, OpenTicket(
+            ticket_id=ticket, subject=secrets[2], body="it stopped", actor=AGENT, at=AT,
+            requester=Requester(email=secrets[1], name=secrets[0]),
+            fields={"passport": secrets[3], "machine": "engine no. 2"}))
+    async with store.session(t, ACTOR) as s:
+        await set_fields(s, SetFields(ticket_id=ticket, at=AT, actor=AGENT, values={
+            "address": secrets[4], "machine": "engine no. 3"}))
+    async with store.session(t, ACTOR) as s:
+        await set_fields(s, SetFields(ticket_id=ticket, at=AT, actor=AGENT, values={
+            "passport": secrets[5], "address": None}))
+
+    async with store.session(t, ACTOR, readonly=True) as s:
+        raw = {r["version"]: r["data"] for r in await s.conn.fetch(
+            "SELECT version, data FROM events WHERE stream_id = $1", ticket)}
+        events = await s.read_stream(ticket)
+        contact = await s.conn.fetchval("SELECT contact_id FROM tickets WHERE id = $1", ticket)
+        row = await s.conn.fetchrow("SELECT fields FROM tickets WHERE id = $1", ticket)
+    stored = str(raw)
+    for secret in secrets[3:]:
+        assert secret not in stored, secret
+    assert raw[1]["fields"]["passport"]["subject"] == str(contact)
+    assert raw[1]["fields"]["machine"] == "engine no. 2"  # not personal: in the clear
+    assert raw[3]["values"]["address"] is None  # a cleared value says nothing
+    assert events[0].data["fields"] == {"passport": secrets[3], "machine": "engine no. 2"}
+    assert events[1].data["values"] == {"address": secrets[4], "machine": "engine no. 3"}
+    assert events[2].data["values"] == {"passport": secrets[5], "address": None}
+    assert row["fields"] == {"passport": secrets[5], "machine": "engine no. 3"}
+
+    erased = await _erase(store, t, contact)
+    # ContactCreated (2), TicketOpened (4 and passport), both changes (1 each).
+    assert (erased.events, erased.fields) == (4, 9)
+    dump = _dump(db)
+    for secret in secrets:
+        assert secret.encode() not in dump, secret
+    assert b"engine no. 3" in dump
+    async with store.session(t, ACTOR, readonly=True) as s:
+        assert (await s.verify_chain()).ok
+        events = await s.read_stream(ticket)
+        row = await s.conn.fetchrow("SELECT fields, state_json, view::text AS view "
+                                    "FROM tickets WHERE id = $1", ticket)
+        assert s.broken == []
+    assert events[0].data["fields"] == {"passport": {"erased": True}, "machine": "engine no. 2"}
+    assert events[1].data["values"]["address"] == {"erased": True}
+    assert events[2].data["values"] == {"passport": {"erased": True}, "address": None}
+    assert row["fields"] == {"passport": "", "machine": "engine no. 3"}
+    assert row["state_json"]["fields"] == row["fields"]
+    # A replay (a rebuild, an as-of fold) sees the erased values as empty texts, as the
+    # redacted rows hold them.
+    folded = fold(from_stored(e.type, e.schema_version, e.data) for e in events)
+    assert folded is not None and folded.fields == {"passport": "", "machine": "engine no. 3"}

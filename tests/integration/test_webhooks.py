@@ -17,9 +17,12 @@ from api.app import create_app
 from api.config import Settings
 from api.ops.metrics import Metrics, instrument_jobs
 from api.root import ProcessRole, Services, running
+from domain import Actor, ActorKind, OpenTicket, Requester
 from domain.clock import ManualClock
-from domain.ids import TenantId
+from domain.ids import TenantId, TicketId
 from eventstore.types import NewEvent, RecordedEvent, StoreActor
+from handlers.erasure import EraseContact, erase_contact
+from handlers.tickets import execute
 from scheduler import webhooks
 from scheduler.loop import LoopConfig, Scheduler
 from scheduler.registry import Registry
@@ -265,3 +268,66 @@ async def test_a_put_without_a_secret_keeps_the_current_one(db: Db, make_tenant)
     [req] = receiver.requests
     assert webhooks.verify(SECRET, req.headers["webhook-timestamp"], req.body,
                            req.headers["webhook-signature"])
+
+
+async def test_a_retry_after_the_contacts_erasure_carries_the_redacted_form(
+    db: Db, make_tenant
+) -> None:
+    """A delivery is opened when it is sent: tried while the contact's key exists, the
+    receiver gets the personal fields; retried after the contact's erasure, it gets
+    them as ``{"erased": true}``, and none of the text."""
+    t = await make_tenant("A")
+    secrets = ("Forget this subject", "a body with account 5521", "erin@example.com", "Erin")
+    with Receiver(500) as receiver:
+        async with service(db, max_attempts=5) as services:
+            await configure(services, t.admin_key.secret, {
+                "url": receiver.url, "secret": SECRET, "event_types": ["TicketOpened"]})
+            ticket = TicketId(uuid.uuid4())
+            async with services.store.session(t.tenant_id, ACTOR) as s:
+                await execute(s, ticket, OpenTicket(
+                    ticket_id=ticket, subject=secrets[0], body=secrets[1],
+                    requester=Requester(email=secrets[2], name=secrets[3]),
+                    actor=Actor(kind=ActorKind.AGENT, id="agent"), at=soon()))
+            clock = ManualClock(soon())
+
+            async def attempts(n: int) -> None:
+                loop = scheduler(services, clock)
+                task = asyncio.create_task(loop.run())
+                try:
+                    async def tried() -> bool:
+                        if len(receiver.requests) >= n:
+                            return True
+                        clock.advance(timedelta(minutes=2))  # past the retry's backoff
+                        loop.wake()
+                        return False
+
+                    await until(tried)
+                finally:
+                    await loop.stop()
+                    await task
+
+            await attempts(1)  # refused by the receiver: queued for a retry
+            first = orjson.loads(receiver.requests[0].body)
+            assert first["data"]["subject"] == secrets[0]
+            assert first["data"]["requester"]["email"] == secrets[2]
+            assert (await job_rows(db))[0]["status"] == "ready"  # for its retry
+
+            async with services.store.session(t.tenant_id, ACTOR) as s:
+                contact = await s.conn.fetchval("SELECT contact_id FROM tickets")
+                await erase_contact(s, EraseContact(
+                    contact_id=contact, reason="asked", at=soon(),
+                    by=Actor(kind=ActorKind.AGENT, id="admin")))
+            receiver.status = 204
+            await attempts(2)
+    rows = await job_rows(db)
+    assert [r["status"] for r in rows] == ["done"] and rows[0]["attempts"] == 2
+    retry = receiver.requests[1]
+    assert retry.headers["webhook-id"] == receiver.requests[0].headers["webhook-id"]
+    assert webhooks.verify(SECRET, retry.headers["webhook-timestamp"], retry.body,
+                           retry.headers["webhook-signature"])
+    data = orjson.loads(retry.body)["data"]
+    assert data["subject"] == data["body"] == {"erased": True}
+    assert data["requester"] == {"contact_id": str(contact), "email": {"erased": True},
+                                 "name": {"erased": True}}
+    for secret in secrets:
+        assert secret.encode() not in retry.body

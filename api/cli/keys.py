@@ -1,0 +1,95 @@
+"""``helpdesk keys rotate``: re-wrap every data key with the current key-encryption key.
+
+Run with ``DATA_KEY`` set to the new key and ``DATA_KEY_PREVIOUS`` to the old one (or
+unset, when the old one is the secret the migrations stored). Each tenant's live data
+keys not yet wrapped by ``DATA_KEY`` are re-wrapped in batches, one transaction per
+batch; no event is rewritten. A rotation stopped half way is run again and goes on
+where it was: rows already re-wrapped are not picked again. docs/erasure.md has the
+whole procedure.
+
+Run with the key-encryption key unchanged, it names the key of the data keys made
+before rows named it (re-wrapping them under the same key), so the start-up check
+covers them too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Callable
+from uuid import UUID
+
+from api.cli.database import using_database
+from api.config import Settings
+from api.root import ProcessRole, running
+from domain.ids import TenantId
+from eventstore.keys import kek_census
+from eventstore.store import EventStore
+from projections import admin
+
+DEFAULT_BATCH = 500
+
+Progress = Callable[[TenantId, int], None]
+"""Called after each committed batch with its tenant and how many keys it re-wrapped."""
+
+
+async def rotate_tenant(store: EventStore, tenant_id: TenantId, *, batch: int = DEFAULT_BATCH,
+                        progress: Progress | None = None) -> int:
+    """Re-wrap one tenant's data keys, a committed batch at a time; how many."""
+    assert store.keyring is not None
+    done = 0
+    last = None
+    while True:
+        async with store.session(tenant_id) as uow:
+            subjects = await store.keyring.rewrap(uow.conn, tenant_id, batch, last)
+        if not subjects:
+            return done
+        done += len(subjects)
+        last = subjects[-1]
+        if progress is not None:
+            progress(tenant_id, len(subjects))
+
+
+async def rotate(settings: Settings, tenant: TenantId | None, batch: int) -> int:
+    """Re-wrap every tenant's data keys (or one tenant's); prints what was done."""
+    async with running(settings, ProcessRole.CLI) as services:
+        store = services.store
+        assert store.keyring is not None
+        tenants = [tenant] if tenant is not None else await admin.tenant_ids(services.pool)
+        total = 0
+        for tenant_id in tenants:
+            n = await rotate_tenant(store, tenant_id, batch=batch)
+            total += n
+            if n:
+                print(f"helpdesk: tenant {tenant_id}: {n} data key(s) re-wrapped",
+                      file=sys.stderr)
+        async with services.pool.acquire() as conn:
+            census = await kek_census(conn)
+        left = sum(n for kek, n in census.items() if kek != store.keyring.fingerprint)
+        print(f"helpdesk: {total} data key(s) re-wrapped; every live data key is wrapped by "
+              f"DATA_KEY ({store.keyring.fingerprint})" if not left else
+              f"helpdesk: {total} data key(s) re-wrapped; {left} are not wrapped by "
+              f"DATA_KEY yet (another tenant, or run again)", file=sys.stderr)
+    return 0 if not left else 1
+
+
+def cmd_rotate(args: argparse.Namespace, settings: Settings) -> int:
+    if args.batch_size < 1:
+        print("helpdesk: --batch-size must be 1 or more", file=sys.stderr)
+        return 2
+    with using_database(settings, announce=False) as resolved:
+        tenant = TenantId(args.tenant) if args.tenant is not None else None
+        return asyncio.run(rotate(resolved, tenant, args.batch_size))
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``helpdesk keys rotate``."""
+    keys = sub.add_parser("keys", help="manage the key-encryption key of personal data")
+    ksub = keys.add_subparsers(dest="keys_command", required=True, metavar="ACTION")
+    p = ksub.add_parser("rotate", help="re-wrap every data key from DATA_KEY_PREVIOUS (or "
+                        "the stored secret) to DATA_KEY, in batches; safe to run again")
+    p.add_argument("--tenant", type=UUID, help="only this tenant id (default: every tenant)")
+    p.add_argument("--batch-size", type=int, default=DEFAULT_BATCH,
+                   help=f"data keys per transaction (default {DEFAULT_BATCH})")
+    p.set_defaults(func=cmd_rotate)
