@@ -161,11 +161,20 @@ async def reply(uow: Session, session_id: UUID, ticket_id: TicketId, message_id:
     return ticket, message
 
 
+async def forget_contact(uow: Session, email: str, tickets: list[UUID], at: datetime
+                         ) -> int:
+    """Erasing a contact: its widget sessions (typed with its e-mail, or holding its
+    tickets) keep no e-mail and end. Returns how many."""
+    done = await uow.conn.execute(Q["forget_contact"], uow.tenant_id, email, tickets, at)
+    return int(done.split()[-1])
+
+
 __all__ = [
     "WIDGET",
     "CallCheck",
     "WidgetSession",
     "check_call",
+    "forget_contact",
     "get_ticket",
     "open_session",
     "open_ticket",

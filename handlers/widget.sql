@@ -31,3 +31,14 @@ SELECT t.id, t.subject, t.state, t.created_at, t.updated_at, t.contact_id
    AND EXISTS (SELECT 1 FROM widget_tickets w
                 WHERE w.tenant_id = t.tenant_id AND w.session_id = $2
                   AND w.ticket_id IN (t.id, t.follow_up_of))
+
+-- name: forget_contact --
+-- $1 tenant_id, $2 the contact's e-mail, $3 the contact's ticket ids, $4 at
+-- An erased contact's widget sessions: those typed with its e-mail and those that
+-- opened its tickets lose the e-mail and end.
+UPDATE widget_sessions s SET email = '', revoked_at = coalesce(s.revoked_at, $4)
+ WHERE s.tenant_id = $1
+   AND (lower(s.email) = lower($2)
+        OR EXISTS (SELECT 1 FROM widget_tickets w
+                    WHERE w.tenant_id = s.tenant_id AND w.session_id = s.id
+                      AND w.ticket_id = ANY ($3::uuid[])))

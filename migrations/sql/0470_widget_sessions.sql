@@ -15,7 +15,8 @@
 CREATE TABLE widget_sessions (
     tenant_id    uuid NOT NULL REFERENCES tenants (id),
     id           uuid NOT NULL,
-    email        text NOT NULL CHECK (length(email) BETWEEN 3 AND 254),
+    -- '' once the contact it resolved to is erased (handlers/erasure.py).
+    email        text NOT NULL CHECK (length(email) <= 254),
     origin       text NOT NULL CHECK (origin ~ '^https?://[^/?#@ ]+$'),
     created_at   timestamptz NOT NULL,
     expires_at   timestamptz NOT NULL,

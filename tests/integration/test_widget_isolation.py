@@ -15,6 +15,7 @@ from domain import AddMessage, Visibility
 from domain.ids import MessageId, TenantId, TicketId
 from eventstore.store import EventStore
 from handlers import widget
+from handlers.erasure import EraseContact, erase_contact
 from handlers.tickets import run_command
 from tests.support.desk import ACTOR, agent
 
@@ -128,3 +129,23 @@ async def test_every_widget_table_is_isolated_by_tenant(store, make_tenant, db) 
                 await conn.execute(f"DELETE FROM {table}")  # never granted
     finally:
         await conn.close()
+
+
+async def test_erasing_the_contact_ends_its_widget_sessions_and_blanks_their_email(
+        store, make_tenant) -> None:
+    tenant = (await make_tenant()).tenant_id
+    opened, _ = await _session_ticket(store, tenant, "Ann@example.com")
+    typed = await widget.open_session(store, tenant, "ann@EXAMPLE.com", ORIGIN, AT,
+                                      timedelta(hours=1))
+    kept = await widget.open_session(store, tenant, "bob@example.com", ORIGIN, AT,
+                                     timedelta(hours=1))
+    async with store.session(tenant, ACTOR, readonly=True) as s:
+        contact = await s.conn.fetchval("SELECT contact_id FROM tickets")
+    async with store.session(tenant, ACTOR) as s:
+        await erase_contact(s, EraseContact(contact_id=contact, reason="asked",
+                                            by=agent(uuid.uuid4()), at=AT))
+    async with store.session(tenant, ACTOR, readonly=True) as s:
+        rows = {r["id"]: (r["email"], r["revoked_at"]) for r in
+                await s.conn.fetch("SELECT id, email, revoked_at FROM widget_sessions")}
+    assert rows[opened] == ("", AT) and rows[typed.session_id] == ("", AT)
+    assert rows[kept.session_id] == ("bob@example.com", None)
