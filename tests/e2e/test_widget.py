@@ -182,6 +182,12 @@ async def test_a_session_reaches_only_the_tickets_it_opened(http, tenant) -> Non
 
 async def test_unlisted_or_missing_origins_are_refused(http, tenant, make_tenant) -> None:
     await allow(http, tenant, SHOP, DEV)
+    # The change is a settings change like any: an event on the tenant's stream.
+    events = await http.get("/v1/events", headers=auth(tenant.admin_key),
+                            params={"stream_id": str(tenant.tenant_id)})
+    assert events.status_code == 200, events.text
+    changed = [e for e in events.json()["data"] if e["type"] == "SettingsChanged"]
+    assert changed[-1]["data"]["settings"]["widget_origins"] == [DEV, SHOP]
     for headers in ({"Origin": "https://evil.example"}, {},
                     {"Origin": "https://shop.example.com.evil.example"},
                     {"Origin": "null"}, {"Origin": SHOP + "/"}):
