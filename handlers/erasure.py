@@ -28,8 +28,8 @@ from domain.values import Actor
 from eventstore.sealing import is_sealed, sealed_paths
 from eventstore.store import Session
 from eventstore.types import RecordedEvent
-from handlers.contacts import stage
 from handlers import widget
+from handlers.contacts import stage
 from handlers.errors import Conflict, Gone, Invalid, Missing
 from projections import people
 from projections.redaction import contact_tickets, lock_contact_tickets, redact_tickets
