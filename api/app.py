@@ -1,8 +1,8 @@
 """The FastAPI application factory.
 
 Middleware order, outermost first: request context (request id, access log) ->
-request metrics -> rate limit -> body limit -> the app. So a 429 is logged and
-counted too.
+request metrics -> CORS -> rate limit -> body limit -> the app. So a 429 is logged and
+counted too, and a front end's 429 carries its CORS headers.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from api import console
 from api.config import Settings
 from api.feed import route as feed_route
 from api.http import problem_docs, problems
+from api.http.cors import Cors
 from api.http.limits import BodyLimit
 from api.ops.logging import RequestContext
 from api.ops.metrics import RequestMetrics
@@ -42,6 +43,7 @@ from api.routes import (
     ticket_fields,
     tickets,
     webhooks,
+    widget,
 )
 from domain.clock import Clock
 
@@ -49,7 +51,7 @@ ROUTERS = (health.router, metrics.router, tickets.router, messages.router, agent
            api_keys.router, tenant_settings.router, webhooks.router, audit.router,
            analytics.router, auth.router, contacts.router, organizations.router,
            feed_route.router, groups.router, ticket_fields.router, changes.router,
-           search.router, portal.router)
+           search.router, portal.router, widget.router)
 
 
 def serve_app() -> FastAPI:
@@ -98,6 +100,7 @@ def create_app(
     # add_middleware puts each new one outside the previous ones.
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     app.add_middleware(RateLimitMiddleware)
+    app.add_middleware(Cors, front_ends=settings.cors_origin_set)
     app.add_middleware(RequestMetrics)
     app.add_middleware(RequestContext)
     return app

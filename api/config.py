@@ -9,8 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from projections.tenant_settings import widget_origin
 
 
 class Settings(BaseSettings):
@@ -237,6 +239,27 @@ class Settings(BaseSettings):
         description="A customer's portal sign-in ends this many hours after it began; "
         "their access tokens (ACCESS_TOKEN_MINUTES each) are then refused.",
     )
+    widget_session_minutes: float = Field(
+        default=60.0, gt=0, le=24 * 60,
+        description="How long an embeddable widget's session (and its token) lasts; the "
+        "visitor then opens a new one.",
+    )
+    widget_sessions_per_address: int = Field(
+        default=10, ge=1,
+        description="Widget sessions one client address may open per RATE_LIMIT_WINDOW.",
+    )
+    widget_sessions_per_origin: int = Field(
+        default=600, ge=1,
+        description="Widget sessions one tenant's widget origin may open per "
+        "RATE_LIMIT_WINDOW, from all addresses together.",
+    )
+    cors_origins: str = Field(
+        default="",
+        description="Comma-separated web origins of front ends (a console served "
+        "elsewhere) that browsers may let call the API with credentials (CORS); empty: "
+        "none. Widget routes never answer credentialed CORS (their origins are the "
+        "tenants' widget_origins).",
+    )
     password_hash_memory_kib: int = Field(
         default=65536, ge=64, le=4 * 1024 * 1024,
         description="Memory of one argon2id password hash, in KiB; a password hashed with "
@@ -247,6 +270,16 @@ class Settings(BaseSettings):
         description="Iterations of one argon2id password hash; a password hashed with "
         "other parameters is rehashed when its owner next signs in.",
     )
+
+    @field_validator("cors_origins")
+    @classmethod
+    def _origins(cls, value: str) -> str:
+        return ",".join(widget_origin(v.strip()) for v in value.split(",") if v.strip())
+
+    @property
+    def cors_origin_set(self) -> frozenset[str]:
+        """``CORS_ORIGINS`` as origins in the form browsers send them."""
+        return frozenset(v for v in self.cors_origins.split(",") if v)
 
     def environment(self, *names: str) -> dict[str, str]:
         """The named settings as environment variables, for child processes that build

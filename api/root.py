@@ -110,6 +110,8 @@ class Services:
     portal_tokens: AccessTokens
     """Customers' portal access tokens: same secret, another purpose (neither kind is
     accepted as the other)."""
+    widget_tokens: AccessTokens
+    """Widget session tokens: same secret, another purpose again."""
     passwords: Passwords
     reads: Reads
     """Where reads that tolerate lag go; ``reads.replica`` is None without
@@ -323,6 +325,8 @@ async def running(
             tokens=tokens,
             portal_tokens=tokens.for_purpose(
                 "portal token", timedelta(minutes=settings.access_token_minutes)),
+            widget_tokens=tokens.for_purpose(
+                "widget token", timedelta(minutes=settings.widget_session_minutes)),
             passwords=Passwords(memory_kib=settings.password_hash_memory_kib,
                                 time_cost=settings.password_hash_time_cost),
             reads=Reads(store, await _start_replica(stack, settings, store)),

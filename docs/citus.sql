@@ -71,6 +71,8 @@ SELECT create_distributed_table('contact_sessions', 'tenant_id', colocate_with =
 SELECT create_distributed_table('tickets', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('messages', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('search_documents', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('widget_sessions', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('widget_tickets', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('idempotency_keys', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('jobs', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('projection_checkpoints', 'tenant_id',

@@ -3,7 +3,8 @@
 Erasing destroys the contact's data key, so every sealed field of every event that
 names the contact reads as ``{"erased": true}`` from then on, while the hash chain,
 which covers the ciphertext, still verifies. In the same transaction it appends
-``ContactErased`` (who, when, why) and redacts the inline read models.
+``ContactErased`` (who, when, why) and redacts the inline read models, and ends the
+contact's widget sessions, blanking the e-mail they hold (``handlers.widget``).
 
 Concurrency: a command on one of the contact's tickets locks the ticket row and then
 holds the contact's data key row FOR SHARE until it commits (eventstore/keys.py).
@@ -27,6 +28,7 @@ from domain.values import Actor
 from eventstore.sealing import is_sealed, sealed_paths
 from eventstore.store import Session
 from eventstore.types import RecordedEvent
+from handlers import widget
 from handlers.contacts import stage
 from handlers.errors import Conflict, Gone, Invalid, Missing
 from projections import people
@@ -76,6 +78,7 @@ async def erase_contact(uow: Session, command: EraseContact) -> Erased:
     # Waits for the commands that hold the key to commit; they are erased below.
     await uow.keyring.erase(uow.conn, uow.tenant_id, found.id)
     tickets = await redact_tickets(uow.conn, uow.tenant_id, found.id)
+    await widget.forget_contact(uow, found.email, tickets, command.at)
     events, fields, unsealed = _census(await uow.read_streams_stored([found.id, *tickets]),
                                        found.id)
     event = ContactErased(reason=reason, by=command.by, at=command.at)

@@ -142,9 +142,7 @@ async def execute(
         await _move_sla_timers(conn, tenant, before, ticket)
 
     # The contact a new requester created goes first: the ticket's events refer to it.
-    for contact_id, event in contact_events:
-        type_, schema_version, data = to_stored(event)
-        await session.append(contact_id, 0, [NewEvent(type_, data, schema_version)])
+    await stage_contact_events(session, contact_events)
     for stream in decided:
         # The ticket's requester contact is the data subject of its personal fields.
         await session.append(stream, versions[stream],
@@ -154,6 +152,15 @@ async def execute(
                              personal_fields=personal_keys(catalog))
     follow_up = next((t for s, t in after.items() if s != ticket_id), None)
     return CommandResult(ticket=after[ticket_id], events=pending, follow_up=follow_up)
+
+
+async def stage_contact_events(session: Session, contact_events: list[tuple[UUID, Event]]
+                               ) -> None:
+    """Stage the events of contacts that resolving a requester created
+    (``handlers.requesters.resolve_requester``), each at version 0 of its stream."""
+    for contact_id, event in contact_events:
+        type_, schema_version, data = to_stored(event)
+        await session.append(contact_id, 0, [NewEvent(type_, data, schema_version)])
 
 
 def _pending(decided: dict[UUID, list[Event]], versions: dict[UUID, int]) -> list[PendingEvent]:
@@ -282,4 +289,5 @@ async def _with_retries(uow: Session, ticket_id: UUID,
 
 
 __all__ = ["MAX_ATTEMPTS", "SLA_CHECK", "CommandResult", "PostMessage", "execute",
-           "follow_up_id", "post_message", "run_command", "sla_job_key"]
+           "follow_up_id", "post_message", "run_command", "sla_job_key",
+           "stage_contact_events"]

@@ -10,11 +10,14 @@ Document shape::
       "paused_states": ["pending", "solved"],
       "sweep": {"pending_days": 7, "solved_days": 4},
       "group_sla_targets": {"<group id>": {"urgent": {...}, ...}, ...},
-      "text_search": "simple"
+      "text_search": "simple",
+      "widget_origins": ["https://www.example.com", "http://localhost:3000"]
     }
 
 ``group_sla_targets`` is optional (``{}``): a group's targets for the priorities it
-names; a (group, priority) it does not name uses ``sla_targets``.
+names; a (group, priority) it does not name uses ``sla_targets``. ``widget_origins``
+is optional (``[]``: the embeddable widget is off): the web origins the tenant's widget
+may call ``/v1/widget/...`` from (``widget_origin``).
 
 One model serves every reader and writer. ``PUT /v1/settings`` validates a request
 body with it (every key required); a stored document is read by laying it over the
@@ -26,6 +29,7 @@ view of it (``TenantSettingsDoc.settings``).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -57,6 +61,32 @@ DEFAULT_SOLVED_DAYS = 4
 DAY_MS = 86_400_000
 MAX_TARGET_MS = 366 * DAY_MS
 PAUSABLE = frozenset({TicketState.PENDING, TicketState.ON_HOLD, TicketState.SOLVED})
+MAX_WIDGET_ORIGINS = 50
+
+_ORIGIN = re.compile(
+    r"^(?P<scheme>https?)://"
+    r"(?P<host>\[[0-9a-f:.]+\]|[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
+    r"(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*)"
+    r"(?::(?P<port>[0-9]{1,5}))?$")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def widget_origin(value: str) -> str:
+    """A web origin as a browser sends it in ``Origin``: ``http`` or ``https``, a host
+    (a DNS name in ASCII, punycode for others, or an IP literal) and an optional port,
+    and nothing else: no path (not even ``/``), query, user or wildcard. Returned in
+    the form browsers send (scheme and host in lower case, a default port left out),
+    so it compares equal to the header; anything else raises ``ValueError``."""
+    match = _ORIGIN.match(value.lower()) if len(value) <= 300 else None
+    if match is None:
+        raise ValueError(f"{value!r} is not an origin: write scheme://host or "
+                         "scheme://host:port (http or https; no path, not even a "
+                         "trailing /, no wildcard)")
+    scheme, host, port = match.group("scheme", "host", "port")
+    if port is not None and not 1 <= int(port) <= 65535:
+        raise ValueError(f"{value!r} has a port out of range")
+    keep = port is not None and int(port) != _DEFAULT_PORTS[scheme]
+    return f"{scheme}://{host}" + (f":{int(port)}" if keep else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +151,9 @@ class TenantSettingsDoc(BaseModel):
     text_search: TextSearchConfig = "simple"
     """The text-search configuration of search (projections/search.py); optional in a
     PUT, so documents written before it existed stay valid."""
+    widget_origins: list[str] = Field(default_factory=list, max_length=MAX_WIDGET_ORIGINS)
+    """The origins the embeddable widget may be called from (``widget_origin``);
+    optional, ``[]`` (the default) turns the widget off."""
 
     @field_validator("sla_targets")
     @classmethod
@@ -143,6 +176,15 @@ class TenantSettingsDoc(BaseModel):
     @classmethod
     def _config(cls, value: str) -> str:
         return _known_config(value)
+
+    @field_validator("widget_origins")
+    @classmethod
+    def _origins(cls, value: list[str]) -> list[str]:
+        origins = [widget_origin(v) for v in value]
+        if len(set(origins)) != len(origins):
+            raise ValueError("widget_origins lists an origin twice")
+        # A canonical order, so equal settings make equal events.
+        return sorted(origins)
 
     @field_validator("paused_states")
     @classmethod
@@ -241,4 +283,5 @@ __all__ = [
     "load_document",
     "load_settings",
     "read_document",
+    "widget_origin",
 ]

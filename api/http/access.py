@@ -32,6 +32,10 @@ _EVERYONE = frozenset(r.value for r in Role)
 # portal's routes accept such tokens.
 CUSTOMER = "customer"
 _CUSTOMER = frozenset({CUSTOMER})
+# An anonymous visitor of the embeddable widget, with a widget session's token (api/
+# http/widget.py): it acts on the tickets that session opened, and only there.
+WIDGET = "widget"
+_WIDGET = frozenset({WIDGET})
 
 ACCESS: Mapping[str, frozenset[str]] = {
     "POST /v1/tickets": _WRITERS,
@@ -112,6 +116,12 @@ ACCESS: Mapping[str, frozenset[str]] = {
     "GET /v1/portal/tickets/{ticket_id}": _CUSTOMER,
     "GET /v1/portal/tickets/{ticket_id}/messages": _CUSTOMER,
     "POST /v1/portal/tickets/{ticket_id}/messages": _CUSTOMER,
+    # The embeddable widget: a widget session opens tickets and follows those it opened
+    # (row-level security scopes every statement to them).
+    "POST /v1/widget/{tenant_id}/tickets": _WIDGET,
+    "GET /v1/widget/{tenant_id}/tickets/{ticket_id}": _WIDGET,
+    "GET /v1/widget/{tenant_id}/tickets/{ticket_id}/messages": _WIDGET,
+    "POST /v1/widget/{tenant_id}/tickets/{ticket_id}/messages": _WIDGET,
     # Every caller may ask who it is and what its role may run (the console does).
     "GET /v1/auth/me": _EVERYONE,
     # The feed carries every event, message bodies and internal notes included:
@@ -128,6 +138,8 @@ OPEN: frozenset[str] = frozenset({
     "POST /v1/portal/auth/sign-in",
     "POST /v1/portal/auth/password",
     "POST /v1/portal/auth/sign-out",
+    # Its credential is the request's Origin, checked against the tenant's widget_origins.
+    "POST /v1/widget/{tenant_id}/sessions",
 })
 """Operations that take no bearer credential: they check the one they are given."""
 
@@ -151,4 +163,4 @@ def publish(document: dict[str, Any]) -> dict[str, Any]:
     return document
 
 
-__all__ = ["ACCESS", "CUSTOMER", "OPEN", "publish", "roles_for"]
+__all__ = ["ACCESS", "CUSTOMER", "OPEN", "WIDGET", "publish", "roles_for"]

@@ -18,8 +18,9 @@ class Principal:
     signed in with a password; ``key_id`` is the session's id, which scopes their
     Idempotency-Keys as a key's id scopes a program's), or ``portal`` (a contact signed
     in to the customer portal: role ``customer``, ``contact_id`` the contact,
-    ``key_id`` the portal session's id). All go through the same role table and the
-    same checks from here on.
+    ``key_id`` the portal session's id), or ``widget`` (an anonymous visitor of the
+    embeddable widget: role ``widget``, ``key_id`` the widget session's id). All go
+    through the same role table and the same checks from here on.
     """
 
     tenant_id: TenantId
@@ -39,6 +40,10 @@ class Principal:
             # A customer signed in to the portal: stamped as the contact, and the same
             # armed actor scopes row-level security to that contact's rows.
             return StoreActor("customer", str(self.contact_id))
+        if self.credential == "widget":
+            # A widget session: stamped as itself (its e-mail is unproven), and the same
+            # armed actor scopes row-level security to the tickets it opened.
+            return StoreActor("widget", str(self.key_id))
         if self.credential == "session" and self.agent_id is not None:
             return StoreActor("agent", str(self.agent_id))
         return StoreActor("api_key", str(self.key_id))

@@ -42,9 +42,10 @@ _DESCRIPTIONS = {
          "or Idempotency-Key (`unknown_parameter`, `invalid_parameter`, `invalid_cursor`, "
          "`malformed_json`, `invalid_idempotency_key`)",
     401: "Missing, unknown or revoked API key or access token (`unauthorized`, "
-         "`invalid_api_key`, `invalid_access_token`), or credentials that prove nothing "
-         "(`sign_in_failed`, `invalid_refresh_token`)",
-    403: "The key's role may not do this (`forbidden`)",
+         "`invalid_api_key`, `invalid_access_token`, `invalid_widget_token`), or "
+         "credentials that prove nothing (`sign_in_failed`, `invalid_refresh_token`)",
+    403: "The key's role may not do this (`forbidden`), or a widget call from an origin "
+         "the tenant does not list (`origin_not_allowed`)",
     404: "No such resource in this tenant (`not_found`)",
     409: "Conflict: `invalid_transition`, `ticket_closed`, `already_exists`, "
          "`not_group_member`, `group_exists`, `version_conflict` or "

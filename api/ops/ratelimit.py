@@ -153,6 +153,11 @@ class RateLimiter:
             extra = (gate.interval_us, gate.limit)
         return await self._eval(keys, caller.policy, extra)
 
+    async def count(self, bucket: str, policy: Policy) -> Decision | None:
+        """Count one event against a bucket of the caller's choosing (a route's own
+        limit, on top of the per-request ones); None when Redis is not available."""
+        return await self._eval((f"{self.prefix}{bucket}",), policy, ())
+
     async def failed_authentication(self, caller: Caller) -> None:
         """Count a 401 against the address the token came from."""
         if caller.failures is not None:

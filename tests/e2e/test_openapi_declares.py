@@ -59,6 +59,8 @@ BODIES: dict[str, Callable[[], Any]] = {
     "POST /v1/contacts/{contact_id}/portal-link": lambda: None,
     "POST /v1/portal/tickets": lambda: {"subject": "Help", "body": "It broke"},
     "POST /v1/portal/tickets/{ticket_id}/messages": lambda: {"body": "More"},
+    "POST /v1/widget/{tenant_id}/tickets": lambda: {"subject": "Help", "body": "It broke"},
+    "POST /v1/widget/{tenant_id}/tickets/{ticket_id}/messages": lambda: {"body": "More"},
 }
 """A request body each side-effecting operation accepts."""
 
@@ -88,6 +90,11 @@ async def _request(http: httpx.AsyncClient, h: dict[str, str], method: str, path
         ticket = (await http.post("/v1/portal/tickets", headers=h,
                                   json=BODIES["POST /v1/portal/tickets"]())).json()
         url = url.replace("{ticket_id}", ticket["id"])
+    if "{ticket_id}" in url and path.startswith("/v1/widget/"):
+        tickets = url.split("/tickets/")[0] + "/tickets"
+        ticket = (await http.post(tickets, headers=h,
+                                  json=BODIES["POST /v1/widget/{tenant_id}/tickets"]())).json()
+        url = url.replace("{ticket_id}", ticket["id"])
     if "{ticket_id}" in url:
         ticket = (await http.post("/v1/tickets", json=NEW_TICKET, headers=h)).json()
         url = url.replace("{ticket_id}", ticket["id"])
@@ -112,7 +119,9 @@ async def _request(http: httpx.AsyncClient, h: dict[str, str], method: str, path
             made = await http.post(f"/v1/{collection}", headers=h,
                                    json=BODIES[f"POST /v1/{collection}"]())
             url = url.replace("{" + name + "}", made.json()["id"])
-    body = BODIES[f"{method.upper()} {path}"]()
+    template = path.replace(path.split("/")[3], "{tenant_id}") if path.startswith(
+        "/v1/widget/") else path
+    body = BODIES[f"{method.upper()} {template}"]()
     if path.endswith("/merge"):
         into = await http.post("/v1/contacts", headers=h, json=BODIES["POST /v1/contacts"]())
         body = {"into": into.json()["id"]}
@@ -136,6 +145,19 @@ async def _customer(http: httpx.AsyncClient, h: dict[str, str]) -> dict[str, str
     return {"Authorization": f"Bearer {signed.json()['access_token']}"}
 
 
+async def _widget(http: httpx.AsyncClient, h: dict[str, str]) -> tuple[str, dict[str, str]]:
+    """The tenant's id and the headers of a widget page holding a widget session."""
+    origin = "https://shop.example.com"
+    settings = (await http.get("/v1/settings", headers=h)).json()
+    await http.put("/v1/settings", headers=h, json={**settings, "widget_origins": [origin]})
+    tenant = (await http.get("/v1/auth/me", headers=h)).json()["tenant"]["id"]
+    opened = await http.post(f"/v1/widget/{tenant}/sessions", headers={"Origin": origin},
+                             json={"email": f"{uuid.uuid4()}@example.com"})
+    assert opened.status_code == 201, opened.text
+    return tenant, {"Origin": origin,
+                    "Authorization": f"Bearer {opened.json()['access_token']}"}
+
+
 async def test_every_side_effecting_route_declares_the_headers_it_honours(client, tenant):
     http, h = client, auth(tenant.admin_key)
     document = (await http.get("/openapi.json")).json()
@@ -143,8 +165,11 @@ async def test_every_side_effecting_route_declares_the_headers_it_honours(client
               if m in WRITES and f"{m.upper()} {p}" not in OPEN]
     assert {f"{m.upper()} {p}" for m, p, _ in writes} == set(BODIES)
     customer = await _customer(http, h)
-    for method, path, op in writes:
-        h = customer if op["x-required-role"] == ["customer"] else auth(tenant.admin_key)
+    tenant_id, visitor = await _widget(http, h)
+    for method, template, op in writes:
+        path = template.replace("{tenant_id}", tenant_id)
+        h = {"customer": customer, "widget": visitor}.get(
+            "".join(op["x-required-role"]), auth(tenant.admin_key))
         # Idempotency-Key: the same key twice, and the second answer is the first's.
         url_key = {"Idempotency-Key": f"k-{uuid.uuid4()}"}
         first = await _request(http, h, method, path, url_key)

@@ -30,8 +30,9 @@ def test_a_partial_document_keeps_the_defaults_it_leaves_out():
     assert (doc.sweep.pending_days, doc.sweep.solved_days) == (7, 2)
     # A full document, as GET /v1/settings shows it.
     assert set(doc.document()) == {"sla_targets", "business_hours", "paused_states", "sweep",
-                                   "group_sla_targets", "text_search"}
+                                   "group_sla_targets", "text_search", "widget_origins"}
     assert doc.text_search == "simple"
+    assert doc.widget_origins == []
 
 
 def test_stored_and_requested_documents_pass_the_same_rules():
@@ -65,3 +66,20 @@ def test_docs_settings_md_documents_every_key_and_its_example_is_a_valid_documen
     assert example is not None
     doc = TenantSettingsDoc.model_validate(json.loads(example.group(1)))
     assert doc.business_hours is not None and not inverted_shifts(doc.business_hours)
+
+
+def test_widget_origins_are_origins_only_in_the_form_browsers_send():
+    doc = read_document({"widget_origins": ["HTTPS://Shop.Example.COM:443",
+                                            "http://localhost:3000", "http://[::1]:8080"]})
+    assert doc.widget_origins == ["http://[::1]:8080", "http://localhost:3000",
+                                  "https://shop.example.com"]
+    for bad in ("https://shop.example.com/", "https://shop.example.com/widget",
+                "https://*.example.com", "*", "null", "shop.example.com",
+                "ftp://shop.example.com", "https://user@shop.example.com",
+                "https://shop.example.com?x=1", "https://shop.example.com:99999",
+                " https://shop.example.com", "https://-shop.example.com",
+                "https://shop.example.com#top", "https://bücher.example"):
+        with pytest.raises(ValidationFailed):
+            read_document({"widget_origins": [bad]})
+    with pytest.raises(ValidationFailed):
+        read_document({"widget_origins": ["https://a.example", "HTTPS://A.example"]})

@@ -1,0 +1,214 @@
+"""The embeddable widget: an anonymous visitor on one of the tenant's pages opens a
+ticket and follows it (docs/widget.md).
+
+The tenant is named in the path, ``/v1/widget/{tenant_id}/...``: a browser's preflight
+carries neither body nor token, and the path is what lets it be answered for that
+tenant's ``widget_origins`` alone (api/http/cors.py).
+
+- ``POST /v1/widget/{tenant_id}/sessions`` takes ``{email}`` from an allowed
+  ``Origin`` (else 403) and answers a widget token: a short-lived anonymous session
+  (``WIDGET_SESSION_MINUTES``) bound to that e-mail and origin. Opening sessions is
+  limited per client address and per origin (429).
+- ``/v1/widget/{tenant_id}/tickets...`` with that token, from the same origin: open a
+  ticket (its requester is the session's e-mail), get it, read its public messages,
+  reply publicly. A widget session reaches only the tickets it opened (and their
+  follow-ups): any other is 404 like a missing one, and internal notes are never
+  read; row-level security (migration 0470) holds the transaction to that.
+
+The rules are ``handlers.widget``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Annotated, Literal
+from uuid import UUID
+
+from fastapi import APIRouter, Query, Request, Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from api.http import commands
+from api.http.deps import ServicesDep
+from api.http.idempotency import JsonReply
+from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate, scope_of
+from api.http.problem_docs import errors
+from api.http.problems import Problem
+from api.http.routing import StrictRoute
+from api.http.widget import WidgetAuthorized, WidgetOrigin
+from api.ops.ratelimit import Policy
+from domain.ids import MessageId, TenantId, TicketId
+from domain.validation import BODY_MAX, SUBJECT_MAX
+from eventstore.store import Session
+from handlers import widget
+from handlers.portal import ticket_document
+
+router = APIRouter(prefix="/v1/widget/{tenant_id}", tags=["widget"], route_class=StrictRoute)
+
+
+class WidgetSessionIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    email: str = Field(min_length=1, max_length=254,
+                       description="the visitor's e-mail, as they typed it: not checked "
+                                   "to be theirs")
+
+
+class WidgetSessionOut(BaseModel):
+    access_token: str = Field(description="send as `Authorization: Bearer <token>` to "
+                                          "`/v1/widget/{tenant_id}/tickets...`, from the "
+                                          "same origin")
+    token_type: Literal["Bearer"]
+    expires_in: int
+    expires_at: datetime = Field(description="open a new session after this")
+    tenant_id: UUID
+    email: str
+    origin: str
+
+
+class WidgetTicketOut(BaseModel):
+    id: UUID
+    subject: str
+    state: str
+    created_at: datetime
+    updated_at: datetime
+
+
+class WidgetMessageOut(BaseModel):
+    id: UUID
+    ticket_id: UUID
+    author_kind: str = Field(description="`customer` (the requester) or `agent` (staff)")
+    body: str
+    created_at: datetime
+
+
+class WidgetMessagePage(BaseModel):
+    data: list[WidgetMessageOut]
+    next_cursor: str | None
+
+
+class WidgetTicketIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    subject: str = Field(min_length=1, max_length=SUBJECT_MAX)
+    body: str = Field(min_length=1, max_length=BODY_MAX)
+
+
+class WidgetReplyIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    body: str = Field(min_length=1, max_length=BODY_MAX)
+
+
+class WidgetReplyOut(BaseModel):
+    message: WidgetMessageOut
+    ticket: WidgetTicketOut
+
+
+async def _limit(services: ServicesDep, bucket: str, policy: Policy) -> None:
+    decision = await services.limiter.count(bucket, policy)
+    if decision is not None and not decision.allowed:
+        services.metrics.rate_limited.inc()
+        raise Problem(429, "rate_limited",
+                      f"at most {policy.limit} widget sessions per {policy.window} s "
+                      f"({policy.name}); retry in {decision.retry_after} s",
+                      headers={"Retry-After": str(max(1, decision.retry_after))})
+
+
+@router.post("/sessions", status_code=201, response_model=WidgetSessionOut,
+             responses=errors(403, 413, 415, 429),
+             summary="Open a widget session for an e-mail, from an allowed origin")
+async def open_session(tenant_id: UUID, body: WidgetSessionIn, request: Request,
+                       services: ServicesDep, origin: WidgetOrigin) -> Response:
+    """Limited per client address and per origin (``WIDGET_SESSIONS_PER_ADDRESS``,
+    ``WIDGET_SESSIONS_PER_ORIGIN`` per ``RATE_LIMIT_WINDOW``)."""
+    settings = services.settings
+    window = settings.rate_limit_window
+    client = request.client.host if request.client else "unknown"
+    await _limit(services, f"ws:a:{client}",
+                 Policy("widget-sessions-per-address", settings.widget_sessions_per_address,
+                        window))
+    await _limit(services, f"ws:o:{tenant_id}:{origin}",
+                 Policy("widget-sessions-per-origin", settings.widget_sessions_per_origin,
+                        window))
+    now = services.clock.now()
+    tokens = services.widget_tokens
+    opened = await widget.open_session(services.store, TenantId(tenant_id), body.email,
+                                       origin, now, tokens.ttl)
+    token, expires = tokens.issue(tenant_id=opened.tenant_id, agent_id=opened.session_id,
+                                  session_id=opened.session_id, role=widget.WIDGET, now=now)
+    return JsonReply(201, {
+        "access_token": token, "token_type": "Bearer",
+        "expires_in": int(tokens.ttl.total_seconds()),
+        "expires_at": min(expires, opened.expires_at), "tenant_id": opened.tenant_id,
+        "email": opened.email, "origin": opened.origin,
+    }, headers={"Cache-Control": "no-store"}).response()
+
+
+@router.post("/tickets", status_code=201, response_model=WidgetTicketOut,
+             responses=errors(403, 409, 413, 415),
+             summary="Open a ticket for the widget session's e-mail")
+async def open_ticket(body: WidgetTicketIn, request: Request, services: ServicesDep,
+                      principal: WidgetAuthorized) -> Response:
+    """The requester is the session's e-mail, resolved to its contact (created if no
+    contact holds it) in the ticket's own transaction; source ``chat``."""
+    session, ticket_id, at = principal.key_id, TicketId(uuid.uuid4()), services.clock.now()
+    tenant = principal.tenant_id
+
+    async def work(uow: Session) -> JsonReply:
+        ticket = await widget.open_ticket(uow, session, ticket_id, body.subject, body.body, at)
+        return JsonReply(201, ticket_document(ticket),
+                         {"Location": f"/v1/widget/{tenant}/tickets/{ticket.id}"})
+
+    return await commands.run(request, services, principal, body.model_dump(mode="json"), work)
+
+
+@router.get("/tickets/{ticket_id}", response_model=WidgetTicketOut,
+            responses=errors(403, 404), summary="A ticket the widget session opened")
+async def get_ticket(ticket_id: UUID, services: ServicesDep,
+                     principal: WidgetAuthorized) -> Response:
+    async with services.store.session(principal.tenant_id, principal.actor,
+                                      readonly=True) as uow:
+        found = await widget.get_ticket(uow, principal.key_id, ticket_id)
+    return JsonReply(200, found).response()
+
+
+@router.get("/tickets/{ticket_id}/messages", response_model=WidgetMessagePage,
+            responses=errors(403, 404),
+            summary="A widget session's ticket's public messages, oldest first")
+async def get_messages(
+    ticket_id: UUID,
+    services: ServicesDep,
+    principal: WidgetAuthorized,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+    cursor: Annotated[str | None, Query(max_length=512)] = None,
+) -> Response:
+    scope = scope_of(principal.tenant_id, "widget-messages",
+                     {"ticket_id": str(ticket_id), "session": str(principal.key_id)})
+    after = services.cursors.decode(scope, cursor) if cursor is not None else None
+    async with services.store.session(principal.tenant_id, principal.actor,
+                                      readonly=True) as uow:
+        rows = await widget.public_messages(uow, principal.key_id, ticket_id, after,
+                                            limit + 1)
+    page, next_cursor = paginate(services.cursors, scope, rows, limit,
+                                 lambda r: (r["created_at"], r["id"]))
+    keys = ("id", "ticket_id", "author_kind", "body", "created_at")
+    return JsonReply(200, {"data": [{k: r[k] for k in keys} for r in page],
+                           "next_cursor": next_cursor}).response()
+
+
+@router.post("/tickets/{ticket_id}/messages", status_code=201, response_model=WidgetReplyOut,
+             responses=errors(403, 404, 409, 413, 415),
+             summary="Reply publicly on a ticket the widget session opened")
+async def post_reply(ticket_id: UUID, body: WidgetReplyIn, request: Request,
+                     services: ServicesDep, principal: WidgetAuthorized) -> Response:
+    """A reply on a closed ticket opens a follow-up ticket, which the session holds as
+    well and the answer returns."""
+    session, message_id, at = principal.key_id, MessageId(uuid.uuid4()), services.clock.now()
+
+    async def work(uow: Session) -> JsonReply:
+        ticket, message = await widget.reply(uow, session, TicketId(ticket_id), message_id,
+                                             body.body, at)
+        return JsonReply(201, {"message": message, "ticket": ticket_document(ticket)})
+
+    return await commands.run(request, services, principal, body.model_dump(mode="json"), work)

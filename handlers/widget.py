@@ -1,0 +1,184 @@
+"""The embeddable widget: an anonymous visitor on one of the tenant's web pages opens
+tickets and follows them.
+
+A tenant lists the origins its widget may be called from (``widget_origins`` in the
+tenant settings, ``projections.tenant_settings``). A visitor there opens a **widget
+session** (``open_session``): short-lived, anonymous, bound to the e-mail they typed
+and to the origin they came from. Nobody checks that the e-mail is theirs, so the
+session is not the contact: it reaches the tickets it opened itself and their
+follow-ups, never the contact's other tickets (which the portal, after a password,
+shows).
+
+Whatever a widget session does runs under ``widget_actor``: the database stamps its
+events ``widget:<session id>``, and the same armed actor scopes row-level security
+to the session (migration 0470, ``acting_widget_session()``): its tickets and their
+public messages only, whatever SQL runs. In the events' payloads, messages are the
+customer's, ``customer:<contact id>`` as in the portal: the contact the e-mail
+resolved to when the ticket was opened.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+from domain.commands import OpenTicket
+from domain.ids import MessageId, TenantId, TicketId
+from domain.ticket import Ticket
+from domain.validation import check_email
+from domain.values import Actor, ActorKind, Requester, Source, Visibility
+from eventstore.sqlfile import load_queries
+from eventstore.store import EventStore, Session
+from eventstore.types import StoreActor
+from handlers.errors import Missing
+from handlers.portal import Q as PORTAL_QUERIES
+from handlers.portal import ticket_document
+from handlers.requesters import resolve_requester
+from handlers.tickets import PostMessage, post_message, run_command, stage_contact_events
+from projections.tenant_settings import load_document
+
+Q = load_queries(Path(__file__).with_name("widget.sql"))
+
+WIDGET = "widget"
+"""The actor kind of a widget session (its id is the session's), and its role."""
+
+
+def widget_actor(session_id: UUID) -> StoreActor:
+    """The actor of what a widget session does: stamped on events, and the session
+    scope of row-level security."""
+    return StoreActor(WIDGET, str(session_id))
+
+
+@dataclass(frozen=True, slots=True)
+class WidgetSession:
+    tenant_id: TenantId
+    session_id: UUID
+    email: str
+    origin: str
+    expires_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class CallCheck:
+    """What a widget call's origin and session come to: whether the tenant lists the
+    origin, and the origin of the session if it is open (None: no such session, or
+    expired, or revoked)."""
+
+    origin_listed: bool
+    session_origin: str | None = None
+
+
+async def check_call(store: EventStore, tenant: TenantId, origin: str,
+                     session_id: UUID | None, now: datetime) -> CallCheck:
+    """One read: is ``origin`` one of the tenant's widget origins, and is the session
+    (if one is named) open? An unknown tenant lists no origin."""
+    actor = None if session_id is None else widget_actor(session_id)
+    async with store.session(tenant, actor, readonly=True) as uow:
+        doc, _ = await load_document(uow.conn, tenant)
+        if origin not in doc.widget_origins:
+            return CallCheck(False)
+        if session_id is None:
+            return CallCheck(True)
+        found = await uow.conn.fetchval(Q["open_session"], tenant, session_id, now)
+    return CallCheck(True, found)
+
+
+async def open_session(store: EventStore, tenant: TenantId, email: str, origin: str,
+                       at: datetime, ttl: timedelta) -> WidgetSession:
+    """A new widget session for ``email`` (422 naming ``email`` when it is not an
+    address), from ``origin``, which the caller has checked."""
+    email = check_email(email.strip(), "email")
+    session_id = uuid.uuid4()
+    async with store.session(tenant, widget_actor(session_id)) as uow:
+        await uow.conn.execute(Q["insert_session"], tenant, session_id, email, origin, at,
+                               at + ttl)
+    return WidgetSession(tenant, session_id, email, origin, at + ttl)
+
+
+def _customer(contact_id: UUID | None) -> Actor:
+    return Actor(kind=ActorKind.CUSTOMER, id=str(contact_id))
+
+
+def _no_ticket(ticket_id: UUID) -> Missing:
+    return Missing("not_found", f"no ticket {ticket_id}")
+
+
+async def open_ticket(uow: Session, session_id: UUID, ticket_id: TicketId, subject: str,
+                      body: str, at: datetime) -> Ticket:
+    """Open a ticket whose requester is the session's e-mail, resolved to its contact
+    (created if none holds it) in this transaction, and held by the session."""
+    email = await uow.conn.fetchval(Q["session_email"], uow.tenant_id, session_id)
+    requester, created = await resolve_requester(uow.conn, uow.tenant_id,
+                                                 Requester(email=email), at)
+    await stage_contact_events(uow, created)
+    await uow.conn.execute(Q["hold_ticket"], uow.tenant_id, session_id, ticket_id, at)
+    result = await run_command(uow, ticket_id, OpenTicket(
+        ticket_id=ticket_id, subject=subject, body=body, requester=requester,
+        source=Source.CHAT, actor=_customer(requester.contact_id), at=at))
+    return result.ticket
+
+
+async def held_ticket(uow: Session, session_id: UUID, ticket_id: UUID) -> Any:
+    """The row of a ticket the session opened (or a follow-up of one); ``Missing``
+    for any other, like a ticket that does not exist."""
+    row = await uow.conn.fetchrow(Q["held_ticket"], uow.tenant_id, session_id, ticket_id)
+    if row is None:
+        raise _no_ticket(ticket_id)
+    return row
+
+
+async def get_ticket(uow: Session, session_id: UUID, ticket_id: UUID) -> dict[str, Any]:
+    return ticket_document(await held_ticket(uow, session_id, ticket_id))
+
+
+async def public_messages(uow: Session, session_id: UUID, ticket_id: UUID,
+                          after: tuple[datetime, UUID] | None, limit: int) -> list[Any]:
+    """A held ticket's public messages, oldest first (the portal's query)."""
+    await held_ticket(uow, session_id, ticket_id)
+    at, after_id = after if after is not None else (None, None)
+    return list(await uow.conn.fetch(PORTAL_QUERIES["public_messages"], uow.tenant_id,
+                                     ticket_id, at, after_id, limit))
+
+
+async def reply(uow: Session, session_id: UUID, ticket_id: TicketId, message_id: MessageId,
+                body: str, at: datetime) -> tuple[Ticket, dict[str, Any]]:
+    """A public reply on a held ticket, as its requester's contact. A reply on a
+    closed ticket opens a follow-up, which the session then holds too and which is
+    returned instead. Returns (ticket, message)."""
+    row = await held_ticket(uow, session_id, ticket_id)
+    result = await post_message(uow, PostMessage(
+        ticket_id=ticket_id, message_id=message_id, body=body, visibility=Visibility.PUBLIC,
+        at=at, author=_customer(row["contact_id"])))
+    ticket = result.follow_up or result.ticket
+    if result.follow_up is not None:
+        await uow.conn.execute(Q["hold_ticket"], uow.tenant_id, session_id, ticket.id, at)
+    message = {"id": message_id, "ticket_id": ticket.id, "author_kind": "customer",
+               "body": body, "created_at": at}
+    return ticket, message
+
+
+async def forget_contact(uow: Session, email: str, tickets: list[UUID], at: datetime
+                         ) -> int:
+    """Erasing a contact: its widget sessions (typed with its e-mail, or holding its
+    tickets) keep no e-mail and end. Returns how many."""
+    done = await uow.conn.execute(Q["forget_contact"], uow.tenant_id, email, tickets, at)
+    return int(done.split()[-1])
+
+
+__all__ = [
+    "WIDGET",
+    "CallCheck",
+    "WidgetSession",
+    "check_call",
+    "forget_contact",
+    "get_ticket",
+    "open_session",
+    "open_ticket",
+    "public_messages",
+    "reply",
+    "widget_actor",
+]
