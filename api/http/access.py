@@ -127,6 +127,7 @@ OPEN: frozenset[str] = frozenset({
     "POST /v1/auth/invitations/accept",
     "POST /v1/portal/auth/sign-in",
     "POST /v1/portal/auth/password",
+    "POST /v1/portal/auth/refresh",
     "POST /v1/portal/auth/sign-out",
 })
 """Operations that take no bearer credential: they check the one they are given."""

@@ -15,11 +15,13 @@ from domain.ids import MessageId, TenantId, TicketId
 from eventstore.store import EventStore
 from handlers import portal
 from handlers.credentials import Passwords
+from handlers.sessions import Lifetimes
 from handlers.tickets import run_command
 from tests.support.desk import ACTOR, CUSTOMER, agent
 
 AT = datetime(2026, 6, 1, 9, tzinfo=UTC)
 TABLES = ("contact_logins", "contact_password_links", "contact_sessions")
+LIFETIMES = Lifetimes(refresh=timedelta(days=30), session=timedelta(days=90))
 
 
 async def _ticket(store: EventStore, tenant: TenantId, email: str) -> tuple[TicketId, uuid.UUID]:
@@ -85,7 +87,7 @@ async def test_every_portal_table_is_isolated_by_tenant(store, make_tenant, db) 
         await portal.set_password(store, passwords, link["token"], "a good password", AT)
         async with store.session(tenant, ACTOR) as s:
             await portal.issue_link(s, contact, AT, timedelta(hours=1))  # unspent
-        await portal.sign_in(store, passwords, timedelta(hours=1), portal.PortalSignIn(
+        await portal.sign_in(store, passwords, LIFETIMES, portal.PortalSignIn(
             tenant, "ann@example.com", "a good password", AT))
     a, b = tenants
     conn = await asyncpg.connect(db.runtime_url)
