@@ -14,6 +14,9 @@ from datetime import datetime
 
 from fastapi import Request, Response
 
+from api.http.problems import problem_response
+from handlers.errors import NotAuthenticated
+
 
 @dataclass(frozen=True, slots=True)
 class RefreshCookie:
@@ -32,6 +35,11 @@ class RefreshCookie:
         response.delete_cookie(self.name, path=self.path, httponly=True, samesite="strict",
                                secure=request.url.scheme == "https")
         return response
+
+    def refused(self, request: Request, exc: NotAuthenticated) -> Response:
+        """The 401 of a refused refresh: the cookie is spent or dead, so it is cleared."""
+        return self.forget(problem_response(401, exc.code, exc.message,
+                                            instance=request.url.path), request)
 
 
 STAFF_REFRESH = RefreshCookie("hd_refresh", "/v1/auth")

@@ -32,7 +32,6 @@ from api.http.cookies import STAFF_REFRESH
 from api.http.deps import Authorized, ServicesDep
 from api.http.idempotency import JsonReply
 from api.http.problem_docs import errors
-from api.http.problems import problem_response
 from api.http.routing import StrictRoute
 from api.root import Services, session_lifetimes
 from domain.ids import TenantId
@@ -180,8 +179,7 @@ async def refresh(request: Request, services: ServicesDep,
         # A replay revoked the session: forget it here at once (other processes hear
         # of it through the notification). The cookie is spent or dead: clear it.
         services.keys.clear()
-        return STAFF_REFRESH.forget(problem_response(401, exc.code, exc.message,
-                                        instance=request.url.path), request)
+        return STAFF_REFRESH.refused(request, exc)
     return _signed_in(request, services, done)
 
 

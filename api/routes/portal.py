@@ -41,7 +41,6 @@ from api.http.deps import Authorized, CustomerAuthorized, ServicesDep
 from api.http.idempotency import JsonReply
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate, scope_of
 from api.http.problem_docs import errors
-from api.http.problems import problem_response
 from api.http.routing import StrictRoute
 from api.root import Services, session_lifetimes
 from domain.ids import MessageId, TenantId, TicketId
@@ -214,8 +213,7 @@ async def refresh(request: Request, services: ServicesDep,
     except NotAuthenticated as exc:
         # Spent, expired or revoked (a replay revoked the whole session just now): the
         # cookie is dead, clear it. Portal tokens are not cached: they stop at once.
-        return PORTAL_REFRESH.forget(problem_response(401, exc.code, exc.message,
-                                                      instance=request.url.path), request)
+        return PORTAL_REFRESH.refused(request, exc)
     return _signed_in(request, services, done)
 
 
