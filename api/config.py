@@ -219,12 +219,13 @@ class Settings(BaseSettings):
     refresh_token_days: float = Field(
         default=30.0, gt=0, le=365,
         description="A session's refresh token expires after this many days without use "
-        "(each refresh starts the period again, up to SESSION_MAX_DAYS).",
+        "(each refresh starts the period again, up to SESSION_MAX_DAYS); staff and "
+        "portal sessions alike.",
     )
     session_max_days: float = Field(
         default=90.0, gt=0, le=3650,
         description="A sign-in session ends this many days after it began, however often "
-        "it is refreshed.",
+        "it is refreshed; staff and portal sessions alike.",
     )
     invitation_hours: float = Field(
         default=72.0, gt=0, le=24 * 90,
@@ -233,11 +234,6 @@ class Settings(BaseSettings):
     portal_link_hours: float = Field(
         default=72.0, gt=0, le=24 * 90,
         description="How long a customer's portal password link may be spent, in hours.",
-    )
-    portal_session_hours: float = Field(
-        default=12.0, gt=0, le=24 * 90,
-        description="A customer's portal sign-in ends this many hours after it began; "
-        "their access tokens (ACCESS_TOKEN_MINUTES each) are then refused.",
     )
     widget_session_minutes: float = Field(
         default=60.0, gt=0, le=24 * 60,

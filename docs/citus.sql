@@ -55,7 +55,6 @@ SELECT create_distributed_table('agents', 'tenant_id', colocate_with => 'tenants
 SELECT create_distributed_table('api_keys', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('agent_logins', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('agent_sessions', 'tenant_id', colocate_with => 'tenants');
-SELECT create_distributed_table('refresh_tokens', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('agent_invitations', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('tenant_settings', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('webhooks', 'tenant_id', colocate_with => 'tenants');
@@ -68,6 +67,8 @@ SELECT create_distributed_table('contacts', 'tenant_id', colocate_with => 'tenan
 SELECT create_distributed_table('contact_logins', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('contact_password_links', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('contact_sessions', 'tenant_id', colocate_with => 'tenants');
+-- After both kinds of session its tokens belong to (agent_sessions, contact_sessions).
+SELECT create_distributed_table('refresh_tokens', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('tickets', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('messages', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('search_documents', 'tenant_id', colocate_with => 'tenants');

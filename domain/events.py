@@ -362,6 +362,53 @@ class AgentSessionRevoked(Event):
     reason: str
 
 
+class PortalLinkIssued(Event):
+    """Staff produced a portal password link for a contact (the token is never
+    recorded; the actor is who asked)."""
+
+    TYPE = "PortalLinkIssued"
+
+    contact_id: ContactId
+    link_id: UUID
+    expires_at: UtcDatetime
+
+
+class PortalPasswordSet(Event):
+    """The contact spent a password link and has a portal password (the hash is never
+    recorded)."""
+
+    TYPE = "PortalPasswordSet"
+
+    contact_id: ContactId
+    link_id: UUID
+
+
+class PortalSignedIn(Event):
+    TYPE = "PortalSignedIn"
+
+    contact_id: ContactId
+    session_id: UUID
+
+
+class PortalSignedOut(Event):
+    TYPE = "PortalSignedOut"
+
+    contact_id: ContactId
+    session_id: UUID
+
+
+class PortalSessionRevoked(Event):
+    """A portal session ended without its contact signing out: ``replay`` (a refresh
+    token already exchanged was presented again) or ``merged`` (the contact was merged
+    into another)."""
+
+    TYPE = "PortalSessionRevoked"
+
+    contact_id: ContactId
+    session_id: UUID
+    reason: str
+
+
 class SettingsChanged(Event):
     """The tenant's settings document after the change (JSON, ints only)."""
 
@@ -448,6 +495,11 @@ TENANT_EVENTS: tuple[type[Event], ...] = (
     AgentSignedIn,
     AgentSignedOut,
     AgentSessionRevoked,
+    PortalLinkIssued,
+    PortalPasswordSet,
+    PortalSignedIn,
+    PortalSignedOut,
+    PortalSessionRevoked,
 )
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.TYPE: cls
@@ -505,6 +557,11 @@ __all__ = [
     "MessageAdded",
     "OrganizationCreated",
     "OrganizationUpdated",
+    "PortalLinkIssued",
+    "PortalPasswordSet",
+    "PortalSessionRevoked",
+    "PortalSignedIn",
+    "PortalSignedOut",
     "PriorityChanged",
     "RequesterChanged",
     "SettingsChanged",

@@ -40,6 +40,7 @@ from domain.values import Requester
 from eventstore.store import Session
 from eventstore.types import NewEvent
 from handlers.errors import Conflict, Invalid, Missing, VersionMismatch
+from handlers.portal import revoke_merged
 from handlers.tickets import run_command
 from projections import people
 
@@ -174,8 +175,9 @@ async def set_organization_of(uow: Session, contact: Contact, organization_id: U
 
 
 async def merge_contact(uow: Session, command: Merge) -> Merged:
-    """Merge a contact into another: ``ContactMerged`` on the merged one, and each of its
-    tickets moved to the survivor."""
+    """Merge a contact into another: ``ContactMerged`` on the merged one, each of its
+    tickets moved to the survivor, and its portal sessions revoked (the survivor's
+    login is the one that signs in from now on)."""
     found = await people.load_contact(uow.conn, uow.tenant_id, command.contact_id)
     if found is None:
         raise Missing("not_found", "the contact does not exist")
@@ -201,6 +203,7 @@ async def merge_contact(uow: Session, command: Merge) -> Merged:
     tickets = await people.contact_ticket_ids(uow.conn, uow.tenant_id, source.id)
     for ticket_id in tickets:
         await run_command(uow, ticket_id, ChangeRequester(requester=requester, at=command.at))
+    await revoke_merged(uow, source.id, command.at)
     return Merged(survivor=target, tickets_moved=len(tickets))
 
 

@@ -12,6 +12,16 @@ failure is the same ``sign_in_failed`` and the argon2id hash is computed on ever
 whether the e-mail has a login. It opens a contact session whose id the access token
 carries; a token acts only while its session is open (``session_open``).
 
+A portal session keeps its contact signed in as a staff session does: an opaque
+refresh token, stored as its hash, rotated on every use, a replay revoking the whole
+session, sliding up to the session's absolute cap. The rules are handlers/sessions.py's
+own, for the ``PORTAL`` kind of session. Merging a contact away revokes its sessions
+(``revoke_merged``).
+
+The link issued, the password set, signing in and out and a revocation are events on
+the tenant stream with their actor (staff for the link, the contact for the rest), as
+the staff ones are; no token, hash or e-mail is in them.
+
 Whatever a signed-in contact does runs under ``customer_actor``: the database stamps
 it as the customer, and the same armed actor scopes row-level security to that
 contact (migration 0460, ``acting_contact()``): their tickets and those tickets'
@@ -29,7 +39,14 @@ from typing import Any
 from uuid import UUID
 
 from domain.commands import OpenTicket
-from domain.ids import MessageId, TenantId, TicketId
+from domain.events import (
+    PortalLinkIssued,
+    PortalPasswordSet,
+    PortalSessionRevoked,
+    PortalSignedIn,
+    PortalSignedOut,
+)
+from domain.ids import ContactId, MessageId, TenantId, TicketId
 from domain.ticket import Ticket
 from domain.values import Actor, ActorKind, Source, Visibility
 from eventstore.sqlfile import load_queries
@@ -38,19 +55,40 @@ from eventstore.types import StoreActor
 from handlers.credentials import Passwords, new_token, parse_token
 from handlers.errors import Gone, Missing
 from handlers.requesters import requester_of_contact
-from handlers.sessions import sign_in_failed
+from handlers.sessions import (
+    Lifetimes,
+    SessionKind,
+    SignedIn,
+    end_session,
+    issue_refresh,
+    sign_in_failed,
+)
+from handlers.tenant_events import record
 from handlers.tickets import PostMessage, post_message, run_command
 from projections import people
 
 Q = load_queries(Path(__file__).with_name("portal.sql"))
 
 LINK_PREFIX = "hdp_"
+REFRESH_PREFIX = "hdq_"
 
 
 def customer_actor(contact_id: UUID) -> StoreActor:
     """The actor of a contact's own actions: stamped on events, and the contact scope
     of row-level security."""
     return StoreActor("customer", str(contact_id))
+
+
+PORTAL = SessionKind(
+    prefix=REFRESH_PREFIX,
+    queries=Q,
+    actor=customer_actor,
+    signed_out=lambda contact, session, at: PortalSignedOut(
+        contact_id=ContactId(contact), session_id=session, at=at),
+    revoked=lambda contact, session, reason, at: PortalSessionRevoked(
+        contact_id=ContactId(contact), session_id=session, reason=reason, at=at),
+)
+"""Portal sessions, for handlers.sessions' refresh and sign-out."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,16 +99,6 @@ class PortalSignIn:
     at: datetime
 
 
-@dataclass(frozen=True, slots=True)
-class PortalSession:
-    """An open portal session: whose, and until when at most."""
-
-    tenant_id: TenantId
-    session_id: UUID
-    contact_id: UUID
-    expires_at: datetime
-
-
 async def issue_link(uow: Session, contact_id: UUID, at: datetime, valid_for: timedelta
                      ) -> dict[str, Any]:
     """A password link for a contact of the tenant (``Missing`` if none such); the answer
@@ -79,9 +107,12 @@ async def issue_link(uow: Session, contact_id: UUID, at: datetime, valid_for: ti
     if contact is None or contact.merged_into is not None:
         raise Missing("not_found", f"no contact {contact_id}")
     token, ref = new_token(LINK_PREFIX, uow.tenant_id)
-    row = await uow.conn.fetchrow(Q["insert_link"], uow.tenant_id, uuid.uuid4(), contact_id,
+    link_id = uuid.uuid4()
+    row = await uow.conn.fetchrow(Q["insert_link"], uow.tenant_id, link_id, contact_id,
                                   ref.digest, at, at + valid_for)
     assert row is not None
+    await record(uow, PortalLinkIssued(contact_id=ContactId(contact_id), link_id=link_id,
+                                       expires_at=row["expires_at"], at=at))
     return {**dict(row), "token": token}
 
 
@@ -114,13 +145,16 @@ async def set_password(store: EventStore, passwords: Passwords, token: str, pass
             raise _gone()
         await uow.conn.execute(Q["set_password"], tenant, row["contact_id"], hashed, at)
         await uow.conn.execute(Q["spend_link"], tenant, row["id"], at)
+        await record(uow, PortalPasswordSet(contact_id=ContactId(row["contact_id"]),
+                                            link_id=row["id"], at=at))
     return {"tenant_id": tenant, "contact_id": row["contact_id"], "email": row["email"]}
 
 
-async def sign_in(store: EventStore, passwords: Passwords, session_ttl: timedelta,
-                  command: PortalSignIn) -> PortalSession:
-    """Open a portal session for the contact with this e-mail and password, or refuse
-    with ``sign_in_failed`` (always the same, see the module)."""
+async def sign_in(store: EventStore, passwords: Passwords, lifetimes: Lifetimes,
+                  command: PortalSignIn) -> SignedIn:
+    """Open a portal session for the contact with this e-mail and password, with its
+    first refresh token, or refuse with ``sign_in_failed`` (always the same, see the
+    module)."""
     tenant = command.tenant_id
     async with store.session(tenant, readonly=True) as uow:
         row = await uow.conn.fetchrow(Q["contact_login"], tenant, command.email)
@@ -133,14 +167,18 @@ async def sign_in(store: EventStore, passwords: Passwords, session_ttl: timedelt
     rehashed = (await asyncio.to_thread(passwords.hash, command.password)
                 if passwords.needs_rehash(stored) else None)
     session_id = uuid.uuid4()
-    expires = command.at + session_ttl
+    at = command.at
+    cap = at + lifetimes.session
+    expires = min(at + lifetimes.refresh, cap)
     async with store.session(tenant, customer_actor(contact_id)) as uow:
         if rehashed is not None:
             await uow.conn.execute(Q["rehash_password"], tenant, contact_id, rehashed, stored,
-                                   command.at)
-        await uow.conn.execute(Q["insert_session"], tenant, session_id, contact_id,
-                               command.at, expires)
-    return PortalSession(tenant, session_id, contact_id, expires)
+                                   at)
+        await uow.conn.execute(Q["insert_session"], tenant, session_id, contact_id, at, cap)
+        token = await issue_refresh(uow, PORTAL, session_id, at, expires)
+        await record(uow, PortalSignedIn(contact_id=ContactId(contact_id),
+                                         session_id=session_id, at=at))
+    return SignedIn(tenant, session_id, contact_id, "customer", token, expires, cap)
 
 
 async def session_open(store: EventStore, tenant: TenantId, session_id: UUID,
@@ -153,8 +191,20 @@ async def session_open(store: EventStore, tenant: TenantId, session_id: UUID,
 
 async def sign_out(store: EventStore, tenant: TenantId, session_id: UUID, contact_id: UUID,
                    at: datetime) -> None:
+    """End the session of a portal access token (its refresh tokens die with it)."""
     async with store.session(tenant, customer_actor(contact_id)) as uow:
-        await uow.conn.execute(Q["revoke_session"], tenant, session_id, at)
+        await end_session(uow, PORTAL, contact_id, session_id, at)
+
+
+async def revoke_merged(uow: Session, contact_id: UUID, at: datetime) -> int:
+    """Revoke every open portal session of a contact merged into another (in the
+    merge's unit of work), recording each; how many there were."""
+    revoked = await uow.conn.fetch(Q["revoke_contact_sessions"], uow.tenant_id, contact_id,
+                                   at, "merged")
+    for r in revoked:
+        await record(uow, PortalSessionRevoked(contact_id=ContactId(contact_id),
+                                               session_id=r["id"], reason="merged", at=at))
+    return len(revoked)
 
 
 def _author(contact_id: UUID) -> Actor:
@@ -227,7 +277,8 @@ async def public_messages(uow: Session, contact_id: UUID, ticket_id: UUID,
 
 __all__ = [
     "LINK_PREFIX",
-    "PortalSession",
+    "PORTAL",
+    "REFRESH_PREFIX",
     "PortalSignIn",
     "customer_actor",
     "issue_link",
@@ -236,6 +287,7 @@ __all__ = [
     "own_tickets",
     "public_messages",
     "reply",
+    "revoke_merged",
     "session_open",
     "set_password",
     "sign_in",

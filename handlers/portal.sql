@@ -45,9 +45,32 @@ SELECT l.id, l.contact_id, l.expires_at, l.spent_at, c.email
 UPDATE contact_password_links SET spent_at = $3 WHERE tenant_id = $1 AND id = $2
 
 -- name: insert_session --
--- $1 tenant_id, $2 id, $3 contact_id, $4 created_at, $5 expires_at
-INSERT INTO contact_sessions (tenant_id, id, contact_id, created_at, expires_at)
+-- $1 tenant_id, $2 id, $3 contact_id, $4 created_at, $5 expires_at (the absolute cap)
+INSERT INTO contact_sessions (tenant_id, id, contact_id, created_at, last_used_at, expires_at)
+VALUES ($1, $2, $3, $4, $4, $5)
+
+-- name: insert_refresh_token --
+-- $1 tenant_id, $2 token_hash, $3 contact session id, $4 now, $5 expires_at
+INSERT INTO refresh_tokens (tenant_id, token_hash, contact_session_id, issued_at,
+                            expires_at)
 VALUES ($1, $2, $3, $4, $5)
+
+-- name: get_refresh_token --
+-- $1 tenant_id, $2 token_hash
+-- A portal session's token, in the columns of handlers.sessions.SessionKind (a staff
+-- token has no contact session and is not found here). A merged contact is inactive.
+SELECT t.contact_session_id AS session_id, t.expires_at, t.rotated_at,
+       s.contact_id AS holder_id, s.expires_at AS session_expires_at, s.revoked_at,
+       'customer' AS role, c.merged_into IS NULL AS active
+  FROM refresh_tokens t
+  JOIN contact_sessions s ON s.tenant_id = t.tenant_id AND s.id = t.contact_session_id
+  JOIN contacts c ON c.tenant_id = s.tenant_id AND c.id = s.contact_id
+ WHERE t.tenant_id = $1 AND t.token_hash = $2
+
+-- name: touch_session --
+-- $1 tenant_id, $2 id, $3 now
+UPDATE contact_sessions SET last_used_at = $3
+ WHERE tenant_id = $1 AND id = $2 AND revoked_at IS NULL
 
 -- name: session_open --
 -- $1 tenant_id, $2 session id, $3 contact_id, $4 now
@@ -57,9 +80,18 @@ SELECT EXISTS (SELECT 1 FROM contact_sessions
                   AND revoked_at IS NULL AND expires_at > $4)
 
 -- name: revoke_session --
--- $1 tenant_id, $2 session id, $3 at
-UPDATE contact_sessions SET revoked_at = $3
+-- $1 tenant_id, $2 session id, $3 at, $4 reason
+-- Revoking twice keeps the first instant and reason: the second returns no row.
+UPDATE contact_sessions SET revoked_at = $3, revoked_reason = $4
  WHERE tenant_id = $1 AND id = $2 AND revoked_at IS NULL
+RETURNING contact_id
+
+-- name: revoke_contact_sessions --
+-- $1 tenant_id, $2 contact_id, $3 at, $4 reason
+-- Every open session of a contact (their refresh tokens die with them).
+UPDATE contact_sessions SET revoked_at = $3, revoked_reason = $4
+ WHERE tenant_id = $1 AND contact_id = $2 AND revoked_at IS NULL
+RETURNING id
 
 -- name: own_tickets --
 -- $1 tenant_id, $2 contact_id, $3 after created_at (NULL: first page), $4 after id,

@@ -153,7 +153,9 @@ VALUES ($1, $2, $3, $4, $5)
 
 -- name: get_refresh_token --
 -- $1 tenant_id, $2 token_hash
-SELECT t.session_id, t.expires_at, t.rotated_at, s.agent_id,
+-- A staff session's token (a portal session's is handlers/portal.sql's); the columns
+-- of handlers.sessions.SessionKind.
+SELECT t.session_id, t.expires_at, t.rotated_at, s.agent_id AS holder_id,
        s.expires_at AS session_expires_at, s.revoked_at, a.role, a.active
   FROM refresh_tokens t
   JOIN agent_sessions s ON s.tenant_id = t.tenant_id AND s.id = t.session_id
@@ -163,10 +165,10 @@ SELECT t.session_id, t.expires_at, t.rotated_at, s.agent_id,
 -- name: rotate_refresh_token --
 -- $1 tenant_id, $2 token_hash, $3 now
 -- Exactly one of two concurrent refreshes with the same token gets the row; the other
--- sees a rotated token, which is a replay.
+-- sees a rotated token, which is a replay. Staff and portal tokens alike.
 UPDATE refresh_tokens SET rotated_at = $3
  WHERE tenant_id = $1 AND token_hash = $2 AND rotated_at IS NULL
-RETURNING session_id
+RETURNING rotated_at
 
 -- name: touch_session --
 -- $1 tenant_id, $2 id, $3 now

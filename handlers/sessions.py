@@ -17,19 +17,31 @@ the agent as actor. A refresh is not: it changes nothing a person did.
 The checks run in a short read-only unit of work, the hash outside any transaction
 (on a thread: it takes tens of milliseconds of CPU), and the changes in a second unit
 of work whose actor is the agent the first one found.
+
+Refreshing and signing out are the same for the customer portal's sessions: one
+implementation, told apart by a ``SessionKind`` (which table holds the sessions, whose
+actor acts, which events record a sign-out or a revocation). ``STAFF`` is here; the
+portal's kind is ``handlers.portal.PORTAL``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Literal
 from uuid import UUID
 
-from domain.events import AgentPasswordSet, AgentSessionRevoked, AgentSignedIn, AgentSignedOut
+from domain.events import (
+    AgentPasswordSet,
+    AgentSessionRevoked,
+    AgentSignedIn,
+    AgentSignedOut,
+    Event,
+)
 from domain.ids import AgentId, TenantId
 from eventstore.sqlfile import load_queries
 from eventstore.store import EventStore, Session
@@ -39,7 +51,6 @@ from handlers.errors import NotAuthenticated
 from handlers.tenant_events import record
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
-
 
 
 def sign_in_failed() -> NotAuthenticated:
@@ -69,14 +80,16 @@ class SignIn:
 
 @dataclass(frozen=True, slots=True)
 class SignedIn:
-    """A session's current state for its holder; ``refresh_token`` is shown once."""
+    """A session's current state for its holder; ``refresh_token`` is shown once.
+    ``holder_id`` is the agent of a staff session, the contact of a portal one."""
 
     tenant_id: TenantId
     session_id: UUID
-    agent_id: UUID
+    holder_id: UUID
     role: str
     refresh_token: str
     refresh_expires_at: datetime
+    session_expires_at: datetime
 
 
 def agent_actor(agent_id: UUID) -> StoreActor:
@@ -84,11 +97,43 @@ def agent_actor(agent_id: UUID) -> StoreActor:
     return StoreActor("agent", str(agent_id))
 
 
-async def _issue_refresh(uow: Session, session_id: UUID, at: datetime,
-                         expires_at: datetime) -> str:
-    token, ref = new_token(REFRESH_PREFIX, uow.tenant_id)
-    await uow.conn.execute(Q["insert_refresh_token"], uow.tenant_id, ref.digest, session_id,
-                           at, expires_at)
+@dataclass(frozen=True, slots=True)
+class SessionKind:
+    """What tells one kind of session from another; the refresh rules do not differ.
+
+    ``queries`` holds, for this kind's session table (same parameters, same columns):
+    ``insert_refresh_token`` ($1 tenant, $2 token hash, $3 session, $4 now, $5 expires),
+    ``get_refresh_token`` ($1 tenant, $2 token hash: session_id, expires_at, rotated_at,
+    holder_id, session_expires_at, revoked_at, role, active), ``touch_session`` ($1
+    tenant, $2 session, $3 now) and ``revoke_session`` ($1 tenant, $2 session, $3 now,
+    $4 reason; returns a row only the first time). ``signed_out`` and ``revoked`` make
+    the events (holder, session, [reason,] at) recorded on the tenant stream.
+    """
+
+    prefix: str
+    queries: Mapping[str, str]
+    actor: Callable[[UUID], StoreActor]
+    signed_out: Callable[[UUID, UUID, datetime], Event]
+    revoked: Callable[[UUID, UUID, str, datetime], Event]
+
+
+STAFF = SessionKind(
+    prefix=REFRESH_PREFIX,
+    queries=Q,
+    actor=agent_actor,
+    signed_out=lambda agent, session, at: AgentSignedOut(
+        agent_id=AgentId(agent), session_id=session, at=at),
+    revoked=lambda agent, session, reason, at: AgentSessionRevoked(
+        agent_id=AgentId(agent), session_id=session, reason=reason, at=at),
+)
+
+
+async def issue_refresh(uow: Session, kind: SessionKind, session_id: UUID, at: datetime,
+                        expires_at: datetime) -> str:
+    """A new refresh token of the session (only its hash is stored), shown once."""
+    token, ref = new_token(kind.prefix, uow.tenant_id)
+    await uow.conn.execute(kind.queries["insert_refresh_token"], uow.tenant_id, ref.digest,
+                           session_id, at, expires_at)
     return token
 
 
@@ -114,33 +159,33 @@ async def sign_in(store: EventStore, passwords: Passwords, lifetimes: Lifetimes,
         if rehashed is not None:
             await uow.conn.execute(Q["rehash_password"], tenant, agent_id, rehashed, stored, at)
         await uow.conn.execute(Q["insert_session"], tenant, session_id, agent_id, at, cap)
-        token = await _issue_refresh(uow, session_id, at, expires)
+        token = await issue_refresh(uow, STAFF, session_id, at, expires)
         await record(uow, AgentSignedIn(agent_id=AgentId(agent_id), session_id=session_id,
                                         at=at))
-    return SignedIn(tenant, session_id, agent_id, row["role"], token, expires)
+    return SignedIn(tenant, session_id, agent_id, row["role"], token, expires, cap)
 
 
 Outcome = Literal["rotated", "replayed", "refused"]
 
 
 async def refresh(store: EventStore, lifetimes: Lifetimes, token: str | None,
-                  at: datetime) -> SignedIn:
+                  at: datetime, kind: SessionKind = STAFF) -> SignedIn:
     """Spend a refresh token for the next one. A token spent before revokes its session
     (and is refused); so does losing a race for the same token."""
-    ref = parse_token(REFRESH_PREFIX, token)
+    ref = parse_token(kind.prefix, token)
     if ref is None:
         raise _refresh_refused()
-    tenant = ref.tenant_id
+    tenant, q = ref.tenant_id, kind.queries
     async with store.session(tenant, readonly=True) as uow:
-        row = await uow.conn.fetchrow(Q["get_refresh_token"], tenant, ref.digest)
+        row = await uow.conn.fetchrow(q["get_refresh_token"], tenant, ref.digest)
     if row is None:
         raise _refresh_refused()
     session_id: UUID = row["session_id"]
-    agent_id: UUID = row["agent_id"]
+    holder: UUID = row["holder_id"]
     outcome: Outcome = "refused"
     new = ""
     expires = at
-    async with store.session(tenant, agent_actor(agent_id)) as uow:
+    async with store.session(tenant, kind.actor(holder)) as uow:
         if row["rotated_at"] is not None:
             outcome = "replayed"
         elif (row["revoked_at"] is None and row["active"] and row["expires_at"] > at
@@ -150,36 +195,44 @@ async def refresh(store: EventStore, lifetimes: Lifetimes, token: str | None,
             else:
                 outcome = "rotated"
                 expires = min(at + lifetimes.refresh, row["session_expires_at"])
-                new = await _issue_refresh(uow, session_id, at, expires)
-                await uow.conn.execute(Q["touch_session"], tenant, session_id, at)
+                new = await issue_refresh(uow, kind, session_id, at, expires)
+                await uow.conn.execute(q["touch_session"], tenant, session_id, at)
         if outcome == "replayed" and await uow.conn.fetchval(
-                Q["revoke_session"], tenant, session_id, at, "replay") is not None:
-            await record(uow, AgentSessionRevoked(agent_id=AgentId(agent_id),
-                                                  session_id=session_id, reason="replay",
-                                                  at=at))
+                q["revoke_session"], tenant, session_id, at, "replay") is not None:
+            await record(uow, kind.revoked(holder, session_id, "replay", at))
     # Raised after the unit of work: the revocation must commit, the answer is still 401.
     if outcome != "rotated":
         raise _refresh_refused()
-    return SignedIn(tenant, session_id, agent_id, row["role"], new, expires)
+    return SignedIn(tenant, session_id, holder, row["role"], new, expires,
+                    row["session_expires_at"])
 
 
-async def sign_out(store: EventStore, token: str | None, at: datetime) -> None:
+async def end_session(uow: Session, kind: SessionKind, holder: UUID, session_id: UUID,
+                      at: datetime) -> None:
+    """Sign a session out (in ``uow``, acting as its holder), recording it; a session
+    ended already is nothing to do."""
+    if await uow.conn.fetchval(kind.queries["revoke_session"], uow.tenant_id, session_id, at,
+                               "sign_out") is not None:
+        await record(uow, kind.signed_out(holder, session_id, at))
+
+
+async def sign_out(store: EventStore, token: str | None, at: datetime,
+                   kind: SessionKind = STAFF) -> bool:
     """End the session of a refresh token (any of its family, spent or not); an unknown
-    token or an ended session is nothing to do."""
-    ref = parse_token(REFRESH_PREFIX, token)
+    token or an ended session is nothing to do. Whether the token was one of a session
+    (ended now or before)."""
+    ref = parse_token(kind.prefix, token)
     if ref is None:
-        return
+        return False
     tenant = ref.tenant_id
     async with store.session(tenant, readonly=True) as uow:
-        row = await uow.conn.fetchrow(Q["get_refresh_token"], tenant, ref.digest)
-    if row is None or row["revoked_at"] is not None:
-        return
-    agent_id: UUID = row["agent_id"]
-    async with store.session(tenant, agent_actor(agent_id)) as uow:
-        if await uow.conn.fetchval(Q["revoke_session"], tenant, row["session_id"], at,
-                                   "sign_out") is not None:
-            await record(uow, AgentSignedOut(agent_id=AgentId(agent_id),
-                                             session_id=row["session_id"], at=at))
+        row = await uow.conn.fetchrow(kind.queries["get_refresh_token"], tenant, ref.digest)
+    if row is None:
+        return False
+    if row["revoked_at"] is None:
+        async with store.session(tenant, kind.actor(row["holder_id"])) as uow:
+            await end_session(uow, kind, row["holder_id"], row["session_id"], at)
+    return True
 
 
 async def store_password(uow: Session, agent_id: UUID, password_hash: str,
@@ -191,10 +244,14 @@ async def store_password(uow: Session, agent_id: UUID, password_hash: str,
 
 
 __all__ = [
+    "STAFF",
     "Lifetimes",
+    "SessionKind",
     "SignIn",
     "SignedIn",
     "agent_actor",
+    "end_session",
+    "issue_refresh",
     "refresh",
     "sign_in",
     "sign_in_failed",

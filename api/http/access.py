@@ -137,6 +137,7 @@ OPEN: frozenset[str] = frozenset({
     "POST /v1/auth/invitations/accept",
     "POST /v1/portal/auth/sign-in",
     "POST /v1/portal/auth/password",
+    "POST /v1/portal/auth/refresh",
     "POST /v1/portal/auth/sign-out",
     # Its credential is the request's Origin, checked against the tenant's widget_origins.
     "POST /v1/widget/{tenant_id}/sessions",

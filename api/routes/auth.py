@@ -28,10 +28,10 @@ from fastapi import APIRouter, Cookie, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.http.access import ACCESS
+from api.http.cookies import STAFF_REFRESH
 from api.http.deps import Authorized, ServicesDep
 from api.http.idempotency import JsonReply
 from api.http.problem_docs import errors
-from api.http.problems import problem_response
 from api.http.routing import StrictRoute
 from api.root import Services, session_lifetimes
 from domain.ids import TenantId
@@ -102,10 +102,7 @@ async def me(principal: Authorized, services: ServicesDep) -> Response:
     }).response()
 
 
-REFRESH_COOKIE = "hd_refresh"
-COOKIE_PATH = "/v1/auth"
-
-RefreshCookie = Annotated[str | None, Cookie(alias=REFRESH_COOKIE, max_length=200,
+RefreshCookie = Annotated[str | None, Cookie(alias=STAFF_REFRESH.name, max_length=200,
                                              include_in_schema=False)]
 
 
@@ -148,26 +145,17 @@ class AcceptedOut(BaseModel):
 def _signed_in(request: Request, services: Services, done: sessions.SignedIn) -> Response:
     """The access token in the body, the refresh token in its cookie."""
     now = services.clock.now()
-    token, expires = services.tokens.issue(tenant_id=done.tenant_id, agent_id=done.agent_id,
+    token, expires = services.tokens.issue(tenant_id=done.tenant_id, agent_id=done.holder_id,
                                            session_id=done.session_id, role=done.role,
                                            now=now)
     response = JsonReply(200, {
         "access_token": token, "token_type": "Bearer",
         "expires_in": int(services.tokens.ttl.total_seconds()), "expires_at": expires,
         "refresh_expires_at": done.refresh_expires_at, "tenant_id": done.tenant_id,
-        "agent_id": done.agent_id, "role": done.role,
+        "agent_id": done.holder_id, "role": done.role,
     }, headers={"Cache-Control": "no-store"}).response()
-    response.set_cookie(REFRESH_COOKIE, done.refresh_token,
-                        max_age=max(0, int((done.refresh_expires_at - now).total_seconds())),
-                        path=COOKIE_PATH, httponly=True, samesite="strict",
-                        secure=request.url.scheme == "https")
-    return response
-
-
-def _forget(response: Response, request: Request) -> Response:
-    response.delete_cookie(REFRESH_COOKIE, path=COOKIE_PATH, httponly=True,
-                           samesite="strict", secure=request.url.scheme == "https")
-    return response
+    return STAFF_REFRESH.set(response, request, done.refresh_token, done.refresh_expires_at,
+                             now)
 
 
 @router.post("/sign-in", response_model=SignedInOut, responses=errors(413, 415),
@@ -191,8 +179,7 @@ async def refresh(request: Request, services: ServicesDep,
         # A replay revoked the session: forget it here at once (other processes hear
         # of it through the notification). The cookie is spent or dead: clear it.
         services.keys.clear()
-        return _forget(problem_response(401, exc.code, exc.message,
-                                        instance=request.url.path), request)
+        return STAFF_REFRESH.refused(request, exc)
     return _signed_in(request, services, done)
 
 
@@ -202,7 +189,7 @@ async def sign_out(request: Request, services: ServicesDep,
                    hd_refresh: RefreshCookie = None) -> Response:
     await sessions.sign_out(services.store, hd_refresh, services.clock.now())
     services.keys.clear()  # the session's access tokens stop here at once
-    return _forget(Response(status_code=204), request)
+    return STAFF_REFRESH.forget(Response(status_code=204), request)
 
 
 @router.post("/invitations/accept", response_model=AcceptedOut,

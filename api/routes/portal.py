@@ -5,10 +5,16 @@
 - ``POST /v1/portal/auth/password`` spends it: the contact sets a password (404
   unknown, 410 ``link_gone`` spent or expired).
 - ``POST /v1/portal/auth/sign-in`` takes ``{tenant, email, password}`` and answers a
-  portal token (``ACCESS_TOKEN_MINUTES``), valid while the portal session is open
-  (``PORTAL_SESSION_HOURS``). Every failure is the same 401 ``sign_in_failed``, with
-  the hash computed either way, and counts against the address's failures budget
-  (both auth operations are ``OPEN``: api/ops/ratelimit.py).
+  portal token (``ACCESS_TOKEN_MINUTES``), valid while the portal session is open, and
+  an opaque refresh token in the httpOnly ``hd_portal_refresh`` cookie scoped to
+  ``/v1/portal/auth`` (api/http/cookies.py). Every failure is the same 401
+  ``sign_in_failed``, with the hash computed either way, and counts against the
+  address's failures budget (the auth operations are ``OPEN``: api/ops/ratelimit.py).
+- ``POST /v1/portal/auth/refresh`` spends the cookie for a new portal token and a new
+  cookie, with the staff rules (``REFRESH_TOKEN_DAYS`` sliding, ``SESSION_MAX_DAYS``
+  cap); a token spent before revokes its whole session (401).
+- ``POST /v1/portal/auth/sign-out`` ends the session of the cookie, or of the bearer
+  portal token, and clears the cookie.
 - ``/v1/portal/tickets...``: the contact's tickets (keyset, newest first), one of them,
   its public messages, a public reply, a new ticket. Another contact's ticket is 404
   like a missing one, and internal notes are never read: the routes ask for the
@@ -25,23 +31,29 @@ from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Cookie, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.http import commands
 from api.http.auth import bearer_token
+from api.http.cookies import PORTAL_REFRESH
 from api.http.deps import Authorized, CustomerAuthorized, ServicesDep
 from api.http.idempotency import JsonReply
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate, scope_of
 from api.http.problem_docs import errors
 from api.http.routing import StrictRoute
+from api.root import Services, session_lifetimes
 from domain.ids import MessageId, TenantId, TicketId
 from domain.validation import BODY_MAX, SUBJECT_MAX
 from eventstore.store import Session
-from handlers import portal
+from handlers import portal, sessions
 from handlers.credentials import MAX_PASSWORD, check_password
+from handlers.errors import NotAuthenticated
 
 router = APIRouter(tags=["portal"], route_class=StrictRoute)
+
+PortalRefreshCookie = Annotated[str | None, Cookie(alias=PORTAL_REFRESH.name, max_length=200,
+                                                   include_in_schema=False)]
 
 
 class PortalLinkOut(BaseModel):
@@ -81,6 +93,9 @@ class PortalSignedInOut(BaseModel):
     token_type: Literal["Bearer"]
     expires_in: int
     expires_at: datetime
+    refresh_expires_at: datetime = Field(
+        description="when the refresh cookie expires unless it is used before (each "
+                    "refresh starts the period again, up to the session's cap)")
     session_expires_at: datetime = Field(description="sign in again after this")
     tenant_id: UUID
     contact_id: UUID
@@ -159,38 +174,66 @@ async def set_password(body: PortalPasswordIn, services: ServicesDep) -> Respons
     return JsonReply(200, done).response()
 
 
-@router.post("/v1/portal/auth/sign-in", response_model=PortalSignedInOut,
-             responses=errors(413, 415), summary="A contact signs in to the portal")
-async def sign_in(body: PortalSignInIn, services: ServicesDep) -> Response:
+def _signed_in(request: Request, services: Services, done: sessions.SignedIn) -> Response:
+    """The portal token in the body, the refresh token in its cookie."""
     now = services.clock.now()
-    done = await portal.sign_in(
-        services.store, services.passwords,
-        timedelta(hours=services.settings.portal_session_hours),
-        portal.PortalSignIn(TenantId(body.tenant), body.email.strip(), body.password, now))
     tokens = services.portal_tokens
-    token, expires = tokens.issue(tenant_id=done.tenant_id, agent_id=done.contact_id,
+    token, expires = tokens.issue(tenant_id=done.tenant_id, agent_id=done.holder_id,
                                   session_id=done.session_id, role="customer", now=now)
-    return JsonReply(200, {
+    response = JsonReply(200, {
         "access_token": token, "token_type": "Bearer",
         "expires_in": int(tokens.ttl.total_seconds()),
-        "expires_at": min(expires, done.expires_at), "session_expires_at": done.expires_at,
-        "tenant_id": done.tenant_id, "contact_id": done.contact_id,
+        "expires_at": min(expires, done.session_expires_at),
+        "refresh_expires_at": done.refresh_expires_at,
+        "session_expires_at": done.session_expires_at,
+        "tenant_id": done.tenant_id, "contact_id": done.holder_id,
     }, headers={"Cache-Control": "no-store"}).response()
+    return PORTAL_REFRESH.set(response, request, done.refresh_token, done.refresh_expires_at,
+                              now)
+
+
+@router.post("/v1/portal/auth/sign-in", response_model=PortalSignedInOut,
+             responses=errors(413, 415),
+             summary="A contact signs in to the portal (the refresh token is set as a cookie)")
+async def sign_in(body: PortalSignInIn, request: Request, services: ServicesDep) -> Response:
+    done = await portal.sign_in(
+        services.store, services.passwords, session_lifetimes(services.settings),
+        portal.PortalSignIn(TenantId(body.tenant), body.email.strip(), body.password,
+                            services.clock.now()))
+    return _signed_in(request, services, done)
+
+
+@router.post("/v1/portal/auth/refresh", response_model=PortalSignedInOut, responses=errors(),
+             summary="A new portal token for the portal refresh cookie, which is rotated")
+async def refresh(request: Request, services: ServicesDep,
+                  hd_portal_refresh: PortalRefreshCookie = None) -> Response:
+    try:
+        done = await sessions.refresh(services.store, session_lifetimes(services.settings),
+                                      hd_portal_refresh, services.clock.now(), portal.PORTAL)
+    except NotAuthenticated as exc:
+        # Spent, expired or revoked (a replay revoked the whole session just now): the
+        # cookie is dead, clear it. Portal tokens are not cached: they stop at once.
+        return PORTAL_REFRESH.refused(request, exc)
+    return _signed_in(request, services, done)
 
 
 @router.post("/v1/portal/auth/sign-out", status_code=204, responses=errors(),
-             summary="End the portal session of the bearer token (its tokens stop at once)")
-async def sign_out(request: Request, services: ServicesDep) -> Response:
-    """Like the staff sign-out, always 204: a token that is malformed, forged, expired
-    or of an ended session leaves nothing to end."""
-    token = bearer_token(request.headers.get("authorization"))
+             summary="End the portal session of the refresh cookie or the bearer token, "
+                     "and clear the cookie")
+async def sign_out(request: Request, services: ServicesDep,
+                   hd_portal_refresh: PortalRefreshCookie = None) -> Response:
+    """Like the staff sign-out, always 204: a cookie or token that is malformed, forged,
+    expired or of an ended session leaves nothing to end. The session's portal tokens
+    and refresh tokens stop at once."""
     now = services.clock.now()
-    claims = None if token is None else services.portal_tokens.claims(token, now,
-                                                                       expiry=False)
-    if claims is not None:
-        await portal.sign_out(services.store, claims.tenant_id, claims.session_id,
-                              claims.agent_id, now)
-    return Response(status_code=204)
+    if not await sessions.sign_out(services.store, hd_portal_refresh, now, portal.PORTAL):
+        token = bearer_token(request.headers.get("authorization"))
+        claims = None if token is None else services.portal_tokens.claims(token, now,
+                                                                           expiry=False)
+        if claims is not None:
+            await portal.sign_out(services.store, claims.tenant_id, claims.session_id,
+                                  claims.agent_id, now)
+    return PORTAL_REFRESH.forget(Response(status_code=204), request)
 
 
 @router.get("/v1/portal/tickets", response_model=PortalTicketPage, responses=errors(),

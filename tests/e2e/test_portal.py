@@ -14,7 +14,7 @@ from fastapi import FastAPI
 from api.app import create_app
 from domain.clock import ManualClock
 from handlers.tenants import NewTenant
-from tests.e2e.conftest import app_settings, auth
+from tests.e2e.conftest import app_settings, asgi_client, auth
 from tests.support.pg import TestDatabase as Db
 
 PASSWORD = "correct horse battery"
@@ -200,3 +200,171 @@ async def test_a_customer_reply_keeps_internal_notes_searchable_for_staff(http, 
                                params={"q": word, "type": "ticket"})
         assert found.status_code == 200, found.text
         assert [r["id"] for r in found.json()["data"]] == [ticket["id"]], (word, found.json())
+
+
+COOKIE = "hd_portal_refresh"
+
+
+async def portal_sign_in(http: httpx.AsyncClient, tenant: NewTenant, email: str
+                         ) -> httpx.Response:
+    r = await http.post("/v1/portal/auth/sign-in", json={
+        "tenant": str(tenant.tenant_id), "email": email, "password": PASSWORD})
+    assert r.status_code == 200, r.text
+    return r
+
+
+async def portal_refresh(http: httpx.AsyncClient, token: str) -> httpx.Response:
+    """Present exactly ``token`` as the portal refresh cookie."""
+    http.cookies.clear()
+    return await http.post("/v1/portal/auth/refresh", headers={"Cookie": f"{COOKIE}={token}"})
+
+
+def portal_bearer(response: httpx.Response) -> dict[str, str]:
+    return {"Authorization": f"Bearer {response.json()['access_token']}"}
+
+
+async def auditor(http: httpx.AsyncClient, tenant: NewTenant) -> dict[str, str]:
+    r = await http.post("/v1/api-keys", json={"name": "audit", "role": "auditor"},
+                        headers=auth(tenant.admin_key))
+    assert r.status_code == 201, r.text
+    return auth(r.json()["secret"])
+
+
+async def test_portal_refresh_rotation_and_replay_revokes_the_session(http, tenant) -> None:
+    ticket = await open_for(http, tenant, "ann@example.com")
+    contact = ticket["requester"]["contact_id"]
+    await customer(http, tenant, ticket)
+    signed = await portal_sign_in(http, tenant, "ann@example.com")
+    cookie = signed.headers["set-cookie"].lower()
+    assert "httponly" in cookie and "path=/v1/portal/auth" in cookie
+    assert "samesite=strict" in cookie
+    assert signed.headers["cache-control"] == "no-store"
+    first = signed.cookies[COOKIE]
+    assert first.startswith("hdq_") and first not in signed.text
+    assert signed.json()["refresh_expires_at"] <= signed.json()["session_expires_at"]
+
+    # Each refresh hands out a new portal token and a new cookie; the spent one is dead.
+    second = await portal_refresh(http, first)
+    assert second.status_code == 200, second.text
+    assert second.json()["contact_id"] == contact
+    second_token = second.cookies[COOKIE]
+    assert second_token != first
+    third = await portal_refresh(http, second_token)
+    assert third.status_code == 200, third.text
+    third_token = third.cookies[COOKIE]
+    assert (await http.get("/v1/portal/tickets", headers=portal_bearer(third))).status_code == 200
+
+    # A token rotated before comes back: refused, and the whole session is revoked.
+    replay = await portal_refresh(http, first)
+    assert replay.status_code == 401 and replay.json()["code"] == "invalid_refresh_token"
+    assert "max-age=0" in replay.headers["set-cookie"].lower() or \
+        f'{COOKIE}=""' in replay.headers["set-cookie"]
+    assert (await portal_refresh(http, third_token)).status_code == 401
+    stopped = await http.get("/v1/portal/tickets", headers=portal_bearer(third))
+    assert stopped.status_code == 401 and stopped.json()["code"] == "invalid_access_token"
+
+    # The kinds do not mix: a portal cookie is no staff refresh token and the other way.
+    fresh = await portal_sign_in(http, tenant, "ann@example.com")
+    http.cookies.clear()
+    staff = await http.post("/v1/auth/refresh",
+                            headers={"Cookie": f"hd_refresh={fresh.cookies[COOKIE]}"})
+    assert staff.status_code == 401
+    assert (await portal_refresh(http, "hdr_" + fresh.cookies[COOKIE][4:])).status_code == 401
+    assert (await portal_refresh(http, fresh.cookies[COOKIE])).status_code == 200
+
+    # Auditors see every step as an event with its actor, and no secret in any.
+    events = (await http.get("/v1/events", headers=await auditor(http, tenant), params={
+        "type": "PortalLinkIssued,PortalPasswordSet,PortalSignedIn,PortalSessionRevoked"}))
+    assert events.status_code == 200, events.text
+    seen = [(e["type"], e["actor"]["kind"], e["data"]["contact_id"])
+            for e in events.json()["data"]]
+    admin_kind = events.json()["data"][0]["actor"]["kind"]
+    assert admin_kind != "customer"
+    assert seen == [("PortalLinkIssued", admin_kind, contact),
+                    ("PortalPasswordSet", "customer", contact),
+                    ("PortalSignedIn", "customer", contact),
+                    ("PortalSignedIn", "customer", contact),
+                    ("PortalSessionRevoked", "customer", contact),
+                    ("PortalSignedIn", "customer", contact)]
+    assert {e["actor"]["id"] for e in events.json()["data"][1:]} == {contact}
+    assert events.json()["data"][4]["data"]["reason"] == "replay"
+    assert events.json()["data"][4]["data"]["session_id"] == \
+        events.json()["data"][3]["data"]["session_id"]
+    text = events.text
+    for secret in (first, second_token, third_token, "argon2", "hdp_", "ann@example.com",
+                   PASSWORD):
+        assert secret not in text, secret
+
+
+async def test_portal_sign_out_by_cookie_ends_the_session(http, tenant) -> None:
+    ticket = await open_for(http, tenant, "ann@example.com")
+    contact = ticket["requester"]["contact_id"]
+    await customer(http, tenant, ticket)
+    signed = await portal_sign_in(http, tenant, "ann@example.com")
+    token = signed.cookies[COOKIE]
+    http.cookies.clear()
+    out = await http.post("/v1/portal/auth/sign-out", headers={"Cookie": f"{COOKIE}={token}"})
+    assert out.status_code == 204
+    assert "max-age=0" in out.headers["set-cookie"].lower() or \
+        f'{COOKIE}=""' in out.headers["set-cookie"]
+    assert (await http.get("/v1/portal/tickets", headers=portal_bearer(signed))).status_code == 401
+    assert (await portal_refresh(http, token)).status_code == 401
+    # Nothing to end, or ended already: still 204, and no second event.
+    assert (await http.post("/v1/portal/auth/sign-out")).status_code == 204
+    assert (await http.post("/v1/portal/auth/sign-out",
+                            headers={"Cookie": f"{COOKIE}={token}"})).status_code == 204
+    events = (await http.get("/v1/events", headers=auth(tenant.admin_key),
+                             params={"type": "PortalSignedOut"})).json()["data"]
+    assert [(e["actor"]["kind"], e["actor"]["id"], e["data"]["session_id"]) for e in events] \
+        == [("customer", contact, events[0]["data"]["session_id"])]
+
+
+async def test_the_portal_refresh_cookie_slides_up_to_the_session_cap(db, tenant,
+                                                                      clock) -> None:
+    app = create_app(app_settings(db, refresh_token_days=1, session_max_days=2), clock=clock)
+    async with asgi_client(app) as http:
+        ticket = await open_for(http, tenant, "ann@example.com")
+        await customer(http, tenant, ticket)
+        signed = await portal_sign_in(http, tenant, "ann@example.com")
+        clock.advance(timedelta(minutes=16))
+        late = await http.get("/v1/portal/tickets", headers=portal_bearer(signed))
+        assert late.status_code == 401
+        clock.advance(timedelta(hours=20))
+        again = await portal_refresh(http, signed.cookies[COOKIE])
+        assert again.status_code == 200, again.text
+        fresh = await http.get("/v1/portal/tickets", headers=portal_bearer(again))
+        assert fresh.status_code == 200
+        clock.advance(timedelta(hours=20))
+        again = await portal_refresh(http, again.cookies[COOKIE])
+        assert again.status_code == 200, again.text
+        clock.advance(timedelta(hours=9))  # 49 hours after signing in: past the cap
+        assert (await portal_refresh(http, again.cookies[COOKIE])).status_code == 401
+        other = await portal_sign_in(http, tenant, "ann@example.com")
+        clock.advance(timedelta(hours=25))  # unused for longer than a day
+        assert (await portal_refresh(http, other.cookies[COOKIE])).status_code == 401
+
+
+async def test_merging_a_contact_revokes_its_portal_sessions(http, tenant) -> None:
+    ticket = await open_for(http, tenant, "ann@example.com")
+    ann = ticket["requester"]["contact_id"]
+    await customer(http, tenant, ticket)
+    signed = await portal_sign_in(http, tenant, "ann@example.com")
+    r = await http.post("/v1/contacts", headers=auth(tenant.admin_key),
+                        json={"email": "bea@example.com"})
+    assert r.status_code == 201, r.text
+    bea = r.json()["id"]
+    merged = await http.post(f"/v1/contacts/{ann}/merge", headers=auth(tenant.admin_key),
+                             json={"into": bea})
+    assert merged.status_code == 200, merged.text
+    stopped = await http.get("/v1/portal/tickets", headers=portal_bearer(signed))
+    assert stopped.status_code == 401
+    assert (await portal_refresh(http, signed.cookies[COOKIE])).status_code == 401
+    events = (await http.get("/v1/events", headers=auth(tenant.admin_key),
+                             params={"type": "ContactMerged,PortalSessionRevoked"})).json()
+    # Both of Ann's sessions (the helper's sign-in and this one), by the merge's actor.
+    by = events["data"][0]["actor"]
+    assert [(e["type"], e["actor"]) for e in events["data"]] == [
+        ("ContactMerged", by), ("PortalSessionRevoked", by), ("PortalSessionRevoked", by)]
+    assert {(e["data"]["contact_id"], e["data"]["reason"]) for e in events["data"][1:]} == {
+        (ann, "merged")}
+    assert len({e["data"]["session_id"] for e in events["data"][1:]}) == 2

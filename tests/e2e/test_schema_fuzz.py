@@ -32,7 +32,7 @@ from tests.support.live import serve
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
           response_schema_conformance]
 EXAMPLES = 25
-STATEFUL_EXAMPLES = 20
+STATEFUL_EXAMPLES = 30
 """The stateful phase's budget (``--max-examples`` of the command line)."""
 
 

@@ -1,17 +1,22 @@
 """A merge and the openings of tickets for the merged contact's e-mail, at once: the
 merge waits for the openings in flight and moves their tickets too, and an opening
-that comes after it links to the survivor."""
+that comes after it links to the survivor. A merge also ends the merged contact's
+portal sessions, in its own transaction."""
 
 from __future__ import annotations
 
 import asyncio
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+
+import pytest
 
 from domain import Actor, ActorKind, OpenTicket, Requester
 from domain.contact import ContactFields
 from domain.ids import TicketId
-from handlers import contacts
+from handlers import contacts, portal, sessions
+from handlers.credentials import Passwords
+from handlers.errors import NotAuthenticated
 from handlers.tickets import execute
 from tests.support.desk import ACTOR
 
@@ -54,3 +59,49 @@ async def test_a_merge_takes_the_tickets_opened_while_it_waits(store, make_tenan
         rows = await s.conn.fetch("SELECT id, contact_id FROM tickets ORDER BY created_at")
     assert {r["id"]: r["contact_id"] for r in rows} == {in_flight.ticket_id: bea.id,
                                                         after.ticket_id: bea.id}
+
+
+class _Undone(Exception):
+    pass
+
+
+async def test_a_merge_revokes_the_merged_contacts_portal_sessions_in_its_transaction(
+        store, make_tenant):
+    t = (await make_tenant()).tenant_id
+    async with store.session(t, ACTOR) as s:
+        ann = await contacts.create_contact(s, contacts.NewContact(
+            fields=ContactFields(email="ann@example.com"), at=AT))
+        bea = await contacts.create_contact(s, contacts.NewContact(
+            fields=ContactFields(email="bea@example.com"), at=AT))
+        link = await portal.issue_link(s, ann.id, AT, timedelta(hours=1))
+    passwords = Passwords(memory_kib=1024, time_cost=1)
+    await portal.set_password(store, passwords, link["token"], "a good password", AT)
+    lifetimes = sessions.Lifetimes(refresh=timedelta(days=30), session=timedelta(days=90))
+    signed = await portal.sign_in(store, passwords, lifetimes, portal.PortalSignIn(
+        t, "ann@example.com", "a good password", AT))
+    merge = contacts.Merge(contact_id=ann.id, into=bea.id, at=AT)
+
+    # Inside the merge's transaction the session is revoked; undone with it, it is not.
+    with pytest.raises(_Undone):
+        async with store.session(t, ACTOR) as s:
+            await contacts.merge_contact(s, merge)
+            assert await s.conn.fetchval(
+                "SELECT revoked_reason FROM contact_sessions WHERE id = $1",
+                signed.session_id) == "merged"
+            raise _Undone
+    assert await portal.session_open(store, t, signed.session_id, ann.id, AT)
+
+    async with store.session(t, ACTOR) as s:
+        await contacts.merge_contact(s, merge)
+    assert not await portal.session_open(store, t, signed.session_id, ann.id, AT)
+    with pytest.raises(NotAuthenticated):
+        await sessions.refresh(store, lifetimes, signed.refresh_token, AT, portal.PORTAL)
+    async with store.session(t, ACTOR, readonly=True) as s:
+        rows = await s.conn.fetch("SELECT type, data, actor_kind FROM events "
+                                  "WHERE type IN ('ContactMerged', 'PortalSessionRevoked') "
+                                  "ORDER BY seq")
+    assert [(r["type"], r["actor_kind"]) for r in rows] == [
+        ("ContactMerged", ACTOR.kind), ("PortalSessionRevoked", ACTOR.kind)]
+    revoked = rows[1]["data"]
+    assert (revoked["contact_id"], revoked["session_id"], revoked["reason"]) == (
+        str(ann.id), str(signed.session_id), "merged")

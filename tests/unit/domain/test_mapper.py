@@ -53,6 +53,11 @@ from domain.events import (
     GroupRenamed,
     OrganizationCreated,
     OrganizationUpdated,
+    PortalLinkIssued,
+    PortalPasswordSet,
+    PortalSessionRevoked,
+    PortalSignedIn,
+    PortalSignedOut,
     RequesterChanged,
     TicketFieldDefined,
     TicketFieldUpdated,
@@ -128,6 +133,7 @@ def group_events() -> list[Event]:
 def tenant_events() -> list[Event]:
     key = ApiKeyId(uuid.UUID(int=7))
     agent = AgentId(uuid.UUID(int=8))
+    contact = ContactId(uuid.UUID(int=13))
     return [
         ApiKeyIssued(key_id=key, name="ci", role=Role.AGENT, prefix="hd_ab12", at=AT),
         ApiKeyRevoked(key_id=key, at=AT),
@@ -144,6 +150,12 @@ def tenant_events() -> list[Event]:
         AgentSignedOut(agent_id=agent, session_id=uuid.UUID(int=10), at=AT),
         AgentSessionRevoked(agent_id=agent, session_id=uuid.UUID(int=10), reason="replay",
                             at=AT),
+        PortalLinkIssued(contact_id=contact, link_id=uuid.UUID(int=11), expires_at=AT, at=AT),
+        PortalPasswordSet(contact_id=contact, link_id=uuid.UUID(int=11), at=AT),
+        PortalSignedIn(contact_id=contact, session_id=uuid.UUID(int=12), at=AT),
+        PortalSignedOut(contact_id=contact, session_id=uuid.UUID(int=12), at=AT),
+        PortalSessionRevoked(contact_id=contact, session_id=uuid.UUID(int=12),
+                             reason="merged", at=AT),
     ]
 
 

@@ -50,6 +50,16 @@ export function eventSummary(app, e) {
       return `${app.directory.agentName(d.agent_id)} signed out`;
     case 'AgentSessionRevoked':
       return `session of ${app.directory.agentName(d.agent_id)} revoked (${d.reason === 'replay' ? 'a used refresh token was presented again' : d.reason})`;
+    case 'PortalLinkIssued':
+      return `portal password link for contact ${shortId(d.contact_id)}, until ${dateTime(d.expires_at)}`;
+    case 'PortalPasswordSet':
+      return `portal password set by contact ${shortId(d.contact_id)}`;
+    case 'PortalSignedIn':
+      return `contact ${shortId(d.contact_id)} signed in to the portal`;
+    case 'PortalSignedOut':
+      return `contact ${shortId(d.contact_id)} signed out of the portal`;
+    case 'PortalSessionRevoked':
+      return `portal session of contact ${shortId(d.contact_id)} revoked (${d.reason === 'replay' ? 'a used refresh token was presented again' : d.reason === 'merged' ? 'the contact was merged' : d.reason})`;
     case 'ApiKeyIssued':
       return `${d.role} key “${d.name}” (${d.prefix}…) issued`;
     case 'ApiKeyRevoked':
