@@ -41,6 +41,9 @@ CROSS_TENANT = {
         "the API-key lookup runs before the tenant is known: a key hash is all a request "
         "brings (docs/citus.sql, step 4)",
     "handlers/queries.sql:all_tenant_ids": "operator upgrades walk every tenant",
+    "eventstore/queries.sql:data_key_census":
+        "the start-up check of the key-encryption key runs before any tenant is known and "
+        "reads only fingerprints and counts (a fan-out query on Citus)",
     "scheduler/queries.sql:claim": _CLAIM + " (due jobs in run_at order, SKIP LOCKED)",
     "scheduler/queries.sql:renew": _CLAIM + " (leases of the jobs a worker holds)",
     "scheduler/queries.sql:complete": _CLAIM + " (finishing the jobs a worker holds)",
