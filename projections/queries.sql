@@ -517,6 +517,54 @@ WITH tickets AS (
 )
 SELECT (SELECT count(*) FROM tickets) + (SELECT count(*) FROM daily)
 
+-- name: write_summary_cells --
+-- $1 tenant_id; $2..$8 summary cell changes (span, start_day, dim, key, metric, bucket,
+-- n), added to what earlier batches wrote (n is negative where tickets left a cell).
+INSERT INTO analytics_summary_cells AS c
+    (tenant_id, dim, span, start_day, key, metric, bucket, n)
+SELECT $1::uuid, dim, span, start_day, key, metric, bucket, n
+  FROM unnest($2::int[], $3::date[], $4::text[], $5::text[], $6::smallint[], $7::int[],
+              $8::int[]) AS v(span, start_day, dim, key, metric, bucket, n)
+ON CONFLICT (tenant_id, dim, span, start_day, key, metric, bucket) DO UPDATE SET
+    n = c.n + excluded.n
+
+-- name: summary_cells --
+-- $1 tenant_id, $2 dims, $3 spans and $4 start days of the cells that cover the range,
+-- $5 key each day by itself (group_by day, over one-day cells)
+-- Counters and histogram buckets summed over the cells, per dim and key.
+SELECT c.dim,
+       CASE WHEN $5::boolean THEN to_char(c.start_day, 'YYYY-MM-DD') ELSE c.key END AS key,
+       c.metric, c.bucket, sum(c.n)::int AS n
+  FROM unnest($3::int[], $4::date[]) AS r(span, start_day)
+  JOIN analytics_summary_cells c
+    ON c.tenant_id = $1 AND c.dim = ANY($2::text[]) AND c.span = r.span
+   AND c.start_day = r.start_day
+ GROUP BY 1, 2, 3, 4
+HAVING sum(c.n) <> 0
+
+-- name: summary_cells_agree --
+-- $1 tenant_id: whether the summary cells count every ticket row once (the 256-day
+-- cells of all hold every ticket)
+SELECT (SELECT count(*) FROM analytics_tickets WHERE tenant_id = $1)
+       = (SELECT coalesce(sum(n), 0) FROM analytics_summary_cells
+           WHERE tenant_id = $1 AND dim = 'all' AND span = 256
+             AND metric = 10 AND bucket = 0)
+   AND NOT EXISTS (SELECT FROM analytics_summary_cells WHERE tenant_id = $1 AND n < 0)
+
+-- name: lock_checkpoint --
+-- $1 projection, $2 tenant_id; tenant-armed: waits out a batch in flight and holds
+-- off the next one until the transaction ends
+SELECT last_seq FROM projection_checkpoints
+ WHERE projection = $1 AND tenant_id = $2 FOR UPDATE
+
+-- name: all_analytics_tickets --
+-- $1 tenant_id
+SELECT * FROM analytics_tickets WHERE tenant_id = $1
+
+-- name: delete_summary_cells --
+-- $1 tenant_id
+DELETE FROM analytics_summary_cells WHERE tenant_id = $1
+
 -- name: text_search_config --
 -- $1 tenant_id: the tenant's text-search configuration (settings `text_search`)
 SELECT coalesce((SELECT settings ->> 'text_search' FROM tenant_settings

@@ -13,14 +13,18 @@ TABLES = {
     "analytics_tickets": "tenant_id, ticket_id",
     "analytics_daily": "tenant_id, day, priority, source",
     "analytics_agent_daily": "tenant_id, day, agent_id",
+    "analytics_summary_cells": "tenant_id, dim, span, start_day, key, metric, bucket",
 }
+NONZERO = {"analytics_summary_cells": "n <> 0"}
+"""Cells a ticket left stay at 0: how the work was split decides which remain."""
 
 
 async def dump(admin_url: str) -> dict[str, list[tuple[Any, ...]]]:
     """Every analytics row of every tenant, in key order."""
     conn = await asyncpg.connect(admin_url)
     try:
-        return {t: [tuple(r) for r in await conn.fetch(f"SELECT * FROM {t} ORDER BY {k}")]
+        return {t: [tuple(r) for r in await conn.fetch(
+                    f"SELECT * FROM {t} WHERE {NONZERO.get(t, 'true')} ORDER BY {k}")]
                 for t, k in TABLES.items()}
     finally:
         await conn.close()
