@@ -64,12 +64,25 @@ class GroupStats(Stats):
                                  "'false'; 'none' without one)")
 
 
+class PercentileMethod(_Model):
+    exact: bool = Field(description="true: every median and p90 is nearest-rank over the "
+                                    "ticket rows, a value some ticket had; false (over "
+                                    "more than 5,000 tickets, grouped by priority, source, "
+                                    "assignee, day or a field): read from duration "
+                                    "histograms kept per day and group")
+    relative_error: float = Field(description="the largest difference between a reported "
+                                              "median or p90 and the exact nearest-rank "
+                                              "value, relative to it: 0 when exact, else "
+                                              "1/64 (durations under 64 ms are exact)")
+
+
 class Summary(Freshness):
     from_: str = Field(alias="from", description="first UTC day (inclusive)")
     to: str = Field(description="last UTC day (inclusive)")
     group_by: str | None = Field(description="priority, source, assignee, group, "
                                  "organization, day, or field.<key> (a checkbox, "
                                  "dropdown or multiselect field)")
+    percentiles: PercentileMethod
     total: Stats
     groups: list[GroupStats]
 
