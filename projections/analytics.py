@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import operator
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
@@ -232,12 +232,14 @@ class AnalyticsProjection:
             fields={r["ticket_id"]: r["fields"] for r in rows},
             field_keys=frozenset(await conn.fetchval(Q["counted_field_keys"], tenant_id)),
         )
-        before = [cell for r in rows for cell in cells.contribution(
-            fold.tickets[r["ticket_id"]], r["fields"] or {}, fold.field_keys)]
+        before = {r["ticket_id"]: cells.contribution(
+            fold.tickets[r["ticket_id"]], r["fields"] or {}, fold.field_keys) for r in rows}
         for env in events:
             fold.apply(env)
-        after = [cell for t, row in fold.tickets.items() for cell in cells.contribution(
-            row, fold.fields.get(t, {}), fold.field_keys)]
+        moved = cells.Tallies()
+        for t, row in fold.tickets.items():
+            moved.move(before.get(t), cells.contribution(row, fold.fields.get(t, {}),
+                                                         fold.field_keys))
         # Only tickets named by the batch were loaded, so every row here was touched.
         tickets = _columns(map(_values, fold.tickets.values()), len(COLUMNS))
         daily = _columns(((*k, *v) for k, v in sorted(fold.daily.items())), 7)
@@ -250,9 +252,8 @@ class AnalyticsProjection:
             field_daily = _columns(((*k, *v) for k, v in sorted(fold.field_daily.items())), 7)
             await conn.fetchval(Q["write_field_batch"], tenant_id, changed, values,
                                 *field_daily)
-        moved = cells.delta(before, after)
         if moved:
-            await conn.execute(Q["write_summary_cells"], tenant_id, *cells.spread(moved))
+            await conn.execute(Q["write_summary_cells"], tenant_id, *moved.columns())
 
     async def reset(self, conn: asyncpg.Connection, tenant_id: TenantId) -> None:
         """Delete the tenant's analytics rows."""
@@ -270,11 +271,13 @@ async def fill_summary_cells(conn: asyncpg.Connection, tenant_id: TenantId) -> i
         return 0
     rows = await conn.fetch(Q["all_analytics_tickets"], tenant_id)
     keys = frozenset(await conn.fetchval(Q["counted_field_keys"], tenant_id))
-    counted = Counter(cell for r in rows for cell in cells.contribution(
-        TicketRow(**{c: r[c] for c in COLUMNS}), r["fields"] or {}, keys))
+    counted = cells.Tallies()
+    for r in rows:
+        counted.add(cells.contribution(TicketRow(**{c: r[c] for c in COLUMNS}),
+                                       r["fields"] or {}, keys))
     await conn.execute(Q["delete_summary_cells"], tenant_id)
     if counted:
-        await conn.execute(Q["write_summary_cells"], tenant_id, *cells.spread(counted))
+        await conn.execute(Q["write_summary_cells"], tenant_id, *counted.columns())
     return len(rows)
 
 

@@ -7,8 +7,8 @@ costs in proportion to the tickets; these cells cost in proportion to the days.
 
 A cell is ``(dim, span, start_day, key)``: the tickets opened in the ``span`` days from
 ``start_day`` whose group ``dim`` (``all``, ``priority``, ``source``, ``assignee`` or
-``field.<key>``) is ``key`` now. It holds one row per ``(metric, bucket)``: a counter
-(bucket 0) or a histogram bucket of a duration. Spans are 1, 4, 16, 64 and 256 days,
+``field.<key>``) is ``key`` now. It holds the summary's counters, and each duration's
+histogram as an int array indexed by bucket. Spans are 1, 4, 16, 64 and 256 days,
 aligned on day numbers, so any range of days is covered by at most a few cells of
 each span and a year reads some twenty cells per group rather than every ticket.
 
@@ -27,32 +27,69 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, date
 from typing import Any
 
 SPANS = (256, 64, 16, 4, 1)
 """Cell spans in days, largest first (each divides the next larger)."""
 
-SUB_BITS = 5
+SUB_BITS = 4
 RELATIVE_ERROR = 1 / 2 ** (SUB_BITS + 1)
-"""Largest error of a reported percentile, relative to the exact one (1/64: 1.6 %)."""
+"""Largest error of a reported percentile, relative to the exact one (1/32: 3.1 %)."""
 
 METRICS = ("first_reply_ms", "first_reply_business_ms", "resolution_ms",
            "resolution_open_ms")
-"""Histogram metrics: ``metric`` 0..3, in this order."""
+"""Durations kept as histograms, in the order of their columns."""
 
 COUNTERS = ("tickets", "solved", "met_first_response", "met_next_reply", "met_resolution",
             "ever_solved", "reopened", "one_touch")
-"""Counters: ``metric`` 10..17, in this order, bucket 0."""
-COUNTER_BASE = 10
+"""Counters, in the order of their columns."""
 
 HELD = ""
 """The key under which a ``field.<key>`` dim counts every ticket holding a value (an
 option's value is never empty): tickets without one are ``all`` less these."""
 
-Cell = tuple[date, str, str, int, int]
-"""(creation day, dim, key, metric, bucket)."""
+Group = tuple[date, str, str]
+"""(creation day, dim, key)."""
+
+
+@dataclass(slots=True)
+class Counted:
+    """What one ticket counts in each of its groups: its creation day, its groups, the
+    counters it adds 1 to (``COUNTERS`` order, 0 or 1) and the bucket of each duration
+    it has (``METRICS`` order, None without it)."""
+
+    day: date
+    groups: list[tuple[str, str]]
+    counters: tuple[int, ...]
+    buckets: tuple[int | None, ...]
+
+
+@dataclass(slots=True)
+class Tally:
+    """A cell's counters and histograms (bucket -> count), or a change to them."""
+
+    counters: list[int] = field(default_factory=lambda: [0] * len(COUNTERS))
+    histograms: list[Counter[int]] = field(
+        default_factory=lambda: [Counter() for _ in METRICS])
+
+    def add(self, counted: Counted, sign: int) -> None:
+        for i, c in enumerate(counted.counters):
+            self.counters[i] += sign * c
+        for histogram, b in zip(self.histograms, counted.buckets, strict=True):
+            if b is not None:
+                histogram[b] += sign
+
+    def merge(self, other: Tally) -> None:
+        for i, c in enumerate(other.counters):
+            self.counters[i] += c
+        for mine, theirs in zip(self.histograms, other.histograms, strict=True):
+            mine.update(theirs)
+
+    def empty(self) -> bool:
+        return not any(self.counters) and not any(any(h.values()) for h in self.histograms)
 
 
 def bucket(ms: int) -> int:
@@ -84,22 +121,11 @@ def field_texts(value: object) -> list[str]:
 
 
 def contribution(row: Any, fields: Mapping[str, Any], field_keys: frozenset[str]
-                 ) -> Iterator[Cell]:
-    """The cells a ticket's row (an ``analytics_tickets`` row as now) counts in, once
-    each (twice if a multiselect holds an option twice, as the exact statement does)."""
-    day = row.created_at.astimezone(UTC).date()
-    entries: list[tuple[int, int]] = []
-    for i, name in enumerate(METRICS):
-        value = getattr(row, name)
-        if value is not None:
-            entries.append((i, bucket(value)))
+                 ) -> Counted:
+    """What a ticket's row (an ``analytics_tickets`` row as now) counts, and where: in
+    its groups now (a multiselect under each option it holds, twice if it holds one
+    twice, as the exact statement counts it)."""
     solved = row.resolution_ms is not None
-    for i, counted in enumerate((
-            True, solved, row.breaches_first_response == 0, row.breaches_next_reply == 0,
-            row.breaches_resolution == 0, row.solves > 0, row.solves > 0 and row.reopens > 0,
-            solved and row.public_agent_replies == 1)):
-        if counted:
-            entries.append((COUNTER_BASE + i, 0))
     groups = [("all", "all"), ("priority", row.priority), ("source", row.source),
               ("assignee", row.assignee or "none")]
     for key in sorted(field_keys & fields.keys()):
@@ -107,32 +133,65 @@ def contribution(row: Any, fields: Mapping[str, Any], field_keys: frozenset[str]
         if texts:
             groups.append((f"field.{key}", HELD))
             groups.extend((f"field.{key}", text) for text in texts)
-    for dim, key in groups:
-        for metric, b in entries:
-            yield day, dim, key, metric, b
+    return Counted(
+        day=row.created_at.astimezone(UTC).date(), groups=groups,
+        counters=tuple(int(c) for c in (
+            True, solved, row.breaches_first_response == 0, row.breaches_next_reply == 0,
+            row.breaches_resolution == 0, row.solves > 0, row.solves > 0 and row.reopens > 0,
+            solved and row.public_agent_replies == 1)),
+        buckets=tuple(None if (v := getattr(row, name)) is None else bucket(v)
+                      for name in METRICS))
 
 
-def delta(before: Iterable[Cell], after: Iterable[Cell]) -> Counter[Cell]:
-    """``after`` less ``before``, without the cells that did not change."""
-    moved: Counter[Cell] = Counter(after)
-    moved.subtract(before)
-    return Counter({cell: n for cell, n in moved.items() if n})
+class Tallies(dict[Group, Tally]):
+    """Changes to cells by creation day and group, before they are spread over spans."""
 
+    def add(self, counted: Counted, sign: int = 1) -> None:
+        """Count (``sign`` 1) or uncount (-1) a ticket in its groups."""
+        for dim, key in counted.groups:
+            tally = self.get((counted.day, dim, key))
+            if tally is None:
+                tally = self[(counted.day, dim, key)] = Tally()
+            tally.add(counted, sign)
 
-def spread(cells: Mapping[Cell, int]) -> list[list[Any]]:
-    """Each day's cell counted in the cell of every span that holds the day, as column
-    lists (span, start_day, dim, key, metric, bucket, n) sorted by key."""
-    total: Counter[tuple[int, date, str, str, int, int]] = Counter()
-    for (day, dim, key, metric, b), n in cells.items():
-        number = day.toordinal()
-        for span in SPANS:
-            total[(span, date.fromordinal(number - number % span), dim, key, metric, b)] += n
-    columns: list[list[Any]] = [[] for _ in range(7)]
-    for cell, n in sorted(total.items()):
-        if n:
-            for column, value in zip(columns, (*cell, n), strict=True):
+    def move(self, before: Counted | None, after: Counted) -> None:
+        """A ticket's row changed from ``before`` (None: new) to ``after``."""
+        if before == after:
+            return
+        if before is not None:
+            self.add(before, -1)
+        self.add(after)
+
+    def columns(self) -> list[list[Any]]:
+        """Each day's change added to the cell of every span that holds the day, as
+        column lists (span, start_day, dim, key, the counters, the histograms as array
+        literals), in key order; cells that do not change are left out."""
+        cells: dict[tuple[int, date, str, str], Tally] = {}
+        for (day, dim, key), tally in self.items():
+            number = day.toordinal()
+            for span in SPANS:
+                at = (span, date.fromordinal(number - number % span), dim, key)
+                if at in cells:
+                    cells[at].merge(tally)
+                else:
+                    cells[at] = Tally(list(tally.counters),
+                                      [Counter(h) for h in tally.histograms])
+        columns: list[list[Any]] = [[] for _ in range(4 + len(COUNTERS) + len(METRICS))]
+        for at, tally in sorted(cells.items()):
+            if tally.empty():
+                continue
+            values = (*at, *tally.counters, *(_literal(h) for h in tally.histograms))
+            for column, value in zip(columns, values, strict=True):
                 column.append(value)
-    return columns
+        return columns
+
+
+def _literal(histogram: Counter[int]) -> str:
+    """A histogram as an int array literal indexed by bucket (up to its last non-zero)."""
+    used = [b for b, n in histogram.items() if n]
+    if not used:
+        return "{}"
+    return "{" + ",".join(str(histogram.get(b, 0)) for b in range(max(used) + 1)) + "}"
 
 
 def cover(first: date, last: date) -> tuple[list[int], list[date]]:
@@ -149,17 +208,17 @@ def cover(first: date, last: date) -> tuple[list[int], list[date]]:
     return spans, starts
 
 
-def percentile(histogram: Mapping[int, int], fraction: float) -> int | None:
-    """The nearest-rank percentile (``percentile_disc``) of a histogram, as its bucket's
-    middle; None when it is empty."""
-    total = sum(histogram.values())
+def percentile(histogram: Sequence[int], fraction: float) -> int | None:
+    """The nearest-rank percentile (``percentile_disc``) of a histogram indexed by
+    bucket, as its bucket's middle; None when it is empty."""
+    total = sum(histogram)
     if total <= 0:
         return None
     # percentile_disc: the first value whose cumulative share reaches the fraction.
     rank = max(1, math.ceil(fraction * total))
     seen = 0
-    for b in sorted(histogram):
-        seen += histogram[b]
+    for b, n in enumerate(histogram):
+        seen += n
         if seen >= rank:
             return middle(b)
-    return middle(max(histogram))
+    return middle(len(histogram) - 1)

@@ -7,6 +7,7 @@ snapshot.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from datetime import UTC, date, datetime, time, timedelta
@@ -147,30 +148,47 @@ _COLUMNS = ("first_reply", "first_reply_business", "resolution", "resolution_ope
 
 def _from_cells(rows: list[asyncpg.Record], dim: str = "all"
                 ) -> dict[tuple[str, str], dict[str, Any]]:
-    """Summed cell rows to one summary row per (dim, key), as the exact statement names
-    its columns; a ``field.<key>`` dim gains ``none``: ``all`` less the tickets that
-    hold a value."""
-    sums: dict[tuple[str, str], dict[tuple[int, int], int]] = {}
+    """Summed cells to one summary row per (dim, key), as the exact statement names its
+    columns; a ``field.<key>`` dim gains ``none``: ``all`` less the tickets that hold a
+    value."""
+    sums: dict[tuple[str, str], list[Any]] = {}
     for r in rows:
-        sums.setdefault((r["dim"], r["key"]), {})[(r["metric"], r["bucket"])] = r["n"]
+        cell = [r[c] for c in _CELL_COLUMNS]
+        group = (r["dim"], r["key"])
+        sums[group] = _plus(sums[group], cell, 1) if group in sums else cell
     if dim.startswith(FIELD_GROUP):
-        held = sums.pop((dim, cells.HELD), {})
-        none = sums.setdefault((dim, "none"), {})
-        for cell, n in sums.get(("all", "all"), {}).items():
-            none[cell] = none.get(cell, 0) + n - held.get(cell, 0)
-    return {group: row for group, counts in sums.items()
-            if (row := _cell_row(group[1], counts))["tickets"] > 0}
+        held = sums.pop((dim, cells.HELD), None)
+        everyone = sums.get(("all", "all"))
+        if everyone is not None:
+            none = _plus(everyone, held, -1) if held is not None else everyone
+            if (dim, "none") in sums:  # an option whose value is "none"
+                none = _plus(sums[(dim, "none")], none, 1)
+            sums[(dim, "none")] = none
+    found = {}
+    for group, values in sums.items():
+        if values[0] > 0:
+            n = len(cells.COUNTERS)
+            row: dict[str, Any] = {"key": group[1],
+                                   **dict(zip(cells.COUNTERS, values[:n], strict=True))}
+            for column, histogram in zip(_COLUMNS, values[n:], strict=True):
+                for suffix, fraction in _PERCENTILES:
+                    row[f"{column}_{suffix}"] = cells.percentile(histogram, fraction)
+            found[group] = row
+    return found
 
 
-def _cell_row(key: str, counts: dict[tuple[int, int], int]) -> dict[str, Any]:
-    row: dict[str, Any] = {"key": key}
-    for i, name in enumerate(cells.COUNTERS):
-        row[name] = counts.get((cells.COUNTER_BASE + i, 0), 0)
-    for i, column in enumerate(_COLUMNS):
-        histogram = {b: n for (m, b), n in counts.items() if m == i}
-        for suffix, fraction in _PERCENTILES:
-            row[f"{column}_{suffix}"] = cells.percentile(histogram, fraction)
-    return row
+_CELL_COLUMNS = (*cells.COUNTERS, *_COLUMNS)
+
+
+def _plus(a: list[Any], b: list[Any], sign: int) -> list[Any]:
+    """Counters and histograms of ``a`` plus ``sign`` times those of ``b``."""
+    n = len(cells.COUNTERS)
+    out: list[Any] = [x + sign * y for x, y in zip(a[:n], b[:n], strict=True)]
+    for x, y in zip(a[n:], b[n:], strict=True):
+        if len(x) < len(y):
+            x = [*x, *([0] * (len(y) - len(x)))]
+        out.append([*map(operator.add if sign > 0 else operator.sub, x, y), *x[len(y):]])
+    return out
 
 
 def _cell_groups(found: dict[tuple[str, str], dict[str, Any]], dim: str
