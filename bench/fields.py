@@ -97,16 +97,20 @@ FIELDS = (
 )
 
 
+def _year(count: int) -> tuple[datetime, datetime, datetime, timedelta]:
+    """Now, today's midnight (UTC), a year before it, and the step between tickets."""
+    now = datetime.now(UTC)
+    today = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    return now, today, today - timedelta(days=365), timedelta(days=365) / count
+
+
 async def seed(admin_url: str, runtime_url: str, count: int) -> tuple[Any, str, date]:
     """A tenant with the five fields and ``count`` tickets over the past year; returns
     the tenant id, an admin key and today."""
     tenant = await create_tenant_as_operator(admin_url, "Fields")
     pool = await create_pool(runtime_url, min_size=1, max_size=4)
     store = EventStore(pool)
-    now = datetime.now(UTC)
-    today = now.replace(hour=0, minute=0, second=0, microsecond=0)
-    start = today - timedelta(days=365)
-    step = timedelta(days=365) / count
+    now, today, start, step = _year(count)
     rng = random.Random(19)
     agent = Actor(kind=ActorKind.AGENT, id="bench")
     try:
@@ -162,10 +166,7 @@ async def seed_rows(admin_url: str, runtime_url: str, count: int) -> tuple[Any, 
     tenant = await create_tenant_as_operator(admin_url, "Fields")
     pool = await create_pool(runtime_url, min_size=1, max_size=2)
     store = EventStore(pool)
-    now = datetime.now(UTC)
-    today = now.replace(hour=0, minute=0, second=0, microsecond=0)
-    start = today - timedelta(days=365)
-    step = timedelta(days=365) / count
+    _, today, start, step = _year(count)
     rng = random.Random(19)
     assignees = [str(uuid.UUID(int=i)) for i in range(1, 11)]
     rows = []
