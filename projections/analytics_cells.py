@@ -188,10 +188,13 @@ class Tallies(dict[Group, Tally]):
 
 def _literal(histogram: Counter[int]) -> str:
     """A histogram as an int array literal indexed by bucket (up to its last non-zero)."""
-    used = [b for b, n in histogram.items() if n]
+    used = {b: n for b, n in histogram.items() if n}
     if not used:
         return "{}"
-    return "{" + ",".join(str(histogram.get(b, 0)) for b in range(max(used) + 1)) + "}"
+    dense = ["0"] * (max(used) + 1)
+    for b, n in used.items():
+        dense[b] = str(n)
+    return "{" + ",".join(dense) + "}"
 
 
 def cover(first: date, last: date) -> tuple[list[int], list[date]]:
