@@ -85,6 +85,8 @@ SELECT create_distributed_table('analytics_agent_daily', 'tenant_id',
 SELECT create_distributed_table('ticket_fields', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('analytics_field_daily', 'tenant_id',
                                 colocate_with => 'tenants');
+SELECT create_distributed_table('analytics_summary_cells', 'tenant_id',
+                                colocate_with => 'tenants');
 
 -- 4. What changes for the API-key lookup (api_key_lookup, by key hash, before the
 --    tenant is known). On the distributed api_keys it is a query on every shard (one

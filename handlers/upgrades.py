@@ -25,6 +25,7 @@ from handlers.requesters import resolve_requester
 from handlers.tenants import operator_actor
 from handlers.tickets import run_command
 from projections import people
+from projections.analytics import fill_summary_cells
 from projections.inline import fill_views
 from projections.search import index_missing
 
@@ -76,10 +77,15 @@ async def _search_index(uow: Session) -> int:
     return await index_missing(uow.conn, uow.tenant_id)
 
 
+async def _summary_cells(uow: Session) -> int:
+    return await fill_summary_cells(uow.conn, uow.tenant_id)
+
+
 STEPS: tuple[tuple[str, Step], ...] = (
     ("ticket documents rendered", _ticket_views),
     ("tickets linked to contacts", _link_requesters),
     ("tickets, contacts and organizations indexed for search", _search_index),
+    ("analytics summary cells filled from ticket rows", _summary_cells),
 )
 """Every step, in the order they run; each returns how many rows it changed."""
 

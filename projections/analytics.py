@@ -34,6 +34,8 @@ from domain.events import (
 from domain.ids import TenantId
 from domain.values import ActorKind, SlaMetric, TicketState, Visibility
 from eventstore.sqlfile import load_queries
+from projections import analytics_cells as cells
+from projections.analytics_cells import field_texts
 from projections.base import Envelope
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
@@ -89,16 +91,6 @@ AgentDaily = dict[tuple[date, str], list[int]]
 FieldDaily = dict[tuple[str, date, str], list[int]]
 
 
-def field_values(value: object) -> list[str]:
-    """A field value as the texts it is counted and grouped under: a multiselect under
-    each of its options, a checkbox as ``true``/``false``."""
-    if isinstance(value, list | tuple):
-        return [str(v) for v in value]
-    if isinstance(value, bool):
-        return ["true" if value else "false"]
-    return [] if value is None else [str(value)]
-
-
 @dataclass
 class Fold:
     """The in-memory effect of a batch before it is written."""
@@ -124,7 +116,7 @@ class Fold:
         self.daily[(day, row.priority, row.source)][counter] += 1
         for key, value in self.fields.get(row.ticket_id, {}).items():
             if key in self.field_keys:
-                for text in field_values(value):
+                for text in field_texts(value):
                     self.field_daily[(key, day, text)][counter] += 1
 
     def apply(self, env: Envelope) -> None:
@@ -212,12 +204,13 @@ HANDLES = frozenset({
 
 
 class AnalyticsProjection:
-    """Builds ``analytics_tickets``, ``analytics_daily`` and ``analytics_agent_daily``."""
+    """Builds ``analytics_tickets``, ``analytics_daily``, ``analytics_agent_daily``,
+    ``analytics_field_daily`` and the summary cells (``analytics_summary_cells``)."""
 
     name = "analytics"
     handles = HANDLES
     tables = ("analytics_tickets", "analytics_daily", "analytics_agent_daily",
-              "analytics_field_daily")
+              "analytics_field_daily", "analytics_summary_cells")
 
     async def apply(self, conn: asyncpg.Connection, event: Envelope) -> None:
         """Apply one event (a batch of one)."""
@@ -239,8 +232,14 @@ class AnalyticsProjection:
             fields={r["ticket_id"]: r["fields"] for r in rows},
             field_keys=frozenset(await conn.fetchval(Q["counted_field_keys"], tenant_id)),
         )
+        before = {r["ticket_id"]: cells.contribution(
+            fold.tickets[r["ticket_id"]], r["fields"] or {}, fold.field_keys) for r in rows}
         for env in events:
             fold.apply(env)
+        moved = cells.Tallies()
+        for t, row in fold.tickets.items():
+            moved.move(before.get(t), cells.contribution(row, fold.fields.get(t, {}),
+                                                         fold.field_keys))
         # Only tickets named by the batch were loaded, so every row here was touched.
         tickets = _columns(map(_values, fold.tickets.values()), len(COLUMNS))
         daily = _columns(((*k, *v) for k, v in sorted(fold.daily.items())), 7)
@@ -253,11 +252,33 @@ class AnalyticsProjection:
             field_daily = _columns(((*k, *v) for k, v in sorted(fold.field_daily.items())), 7)
             await conn.fetchval(Q["write_field_batch"], tenant_id, changed, values,
                                 *field_daily)
+        if moved:
+            await conn.execute(Q["write_summary_cells"], tenant_id, *moved.columns())
 
     async def reset(self, conn: asyncpg.Connection, tenant_id: TenantId) -> None:
         """Delete the tenant's analytics rows."""
         for table in self.tables:
             await conn.execute(f"DELETE FROM {table} WHERE tenant_id = $1", tenant_id)
+
+
+async def fill_summary_cells(conn: asyncpg.Connection, tenant_id: TenantId) -> int:
+    """Recompute the tenant's summary cells from its ticket rows unless they already
+    count every row once (analytics that predate the cells); returns the tickets
+    counted. Under the analytics checkpoint's lock, so no batch moves the rows
+    meanwhile; running it again changes nothing."""
+    await conn.fetchval(Q["lock_checkpoint"], AnalyticsProjection.name, tenant_id)
+    if await conn.fetchval(Q["summary_cells_agree"], tenant_id):
+        return 0
+    rows = await conn.fetch(Q["all_analytics_tickets"], tenant_id)
+    keys = frozenset(await conn.fetchval(Q["counted_field_keys"], tenant_id))
+    counted = cells.Tallies()
+    for r in rows:
+        counted.add(cells.contribution(TicketRow(**{c: r[c] for c in COLUMNS}),
+                                       r["fields"] or {}, keys))
+    await conn.execute(Q["delete_summary_cells"], tenant_id)
+    if counted:
+        await conn.execute(Q["write_summary_cells"], tenant_id, *counted.columns())
+    return len(rows)
 
 
 def _columns(rows: Iterable[tuple[Any, ...]], width: int) -> list[list[Any]]:

@@ -7,7 +7,8 @@ snapshot.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import operator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
@@ -19,6 +20,7 @@ import asyncpg
 from domain.ids import TenantId
 from eventstore.sqlfile import load_queries
 from eventstore.store import EventStore
+from projections import analytics_cells as cells
 from projections.admin import Freshness, freshness
 from projections.analytics import AnalyticsProjection
 
@@ -46,7 +48,7 @@ def _rate(part: int, whole: int) -> float | None:
     return None if whole == 0 else round(part / whole, 4)
 
 
-def _group(row: asyncpg.Record) -> dict[str, Any]:
+def _group(row: Mapping[str, Any]) -> dict[str, Any]:
     n = row["tickets"]
     return {
         "tickets": n,
@@ -65,7 +67,7 @@ def _group(row: asyncpg.Record) -> dict[str, Any]:
         "reopen_rate": _rate(row["reopened"], row["ever_solved"]),
         "one_touch_rate": _rate(row["one_touch"], row["solved"]),
         "key": row["key"],
-        "name": row["name"],
+        "name": row.get("name"),
     }
 
 
@@ -92,20 +94,113 @@ def _grouping(group_by: str) -> tuple[str, str | None]:
     return group_by, None
 
 
+EXACT_UP_TO = 5000
+"""Ranges with at most this many tickets are summarised exactly from the ticket rows
+(sorting so few costs little); larger ones from the summary cells."""
+
+_CELL_GROUPS = frozenset({"priority", "source", "assignee", "field"})
+"""Groupings kept in the summary cells (``day`` reads the one-day cells of ``all``).
+``group`` and ``organization`` are read from the inline tickets rows, so a ticket
+moved counts there at once: those are always summarised from the ticket rows."""
+
+
 async def summary(store: EventStore, tenant_id: TenantId, start: date, end: date,
                   group_by: str | None) -> dict[str, Any]:
     """Tickets created on ``start``..``end`` (UTC days, inclusive), in total and by group
-    (``field.<key>``: by the ticket's value of that field now); a group, organization
-    or assignee group carries its name."""
+    (``field.<key>``: by the ticket's value of that field now). Over more than
+    ``EXACT_UP_TO`` tickets, from the summary cells (percentiles within
+    ``cells.RELATIVE_ERROR``); else, and by group or organization, exactly. A group,
+    organization or assignee group carries its name."""
     lo, hi = _bounds(start, end)
+    kind, field = _grouping(group_by) if group_by else ("all", None)
+    dim = f"{FIELD_GROUP}{field}" if kind == "field" else kind
+    spans, starts = cells.cover(start, end)
     async with snapshot(store, tenant_id) as (conn, fresh):
-        total = await conn.fetch(Q["summary"], tenant_id, lo, hi, "all", None)
-        groups = (await conn.fetch(Q["summary"], tenant_id, lo, hi, *_grouping(group_by))
-                  if group_by else [])
-    total_out = _group(total[0]) if total else _group_empty()
+        found = _from_cells(await conn.fetch(
+            Q["summary_cells"], tenant_id,
+            ["all", dim] if kind in _CELL_GROUPS else ["all"], spans, starts, False), dim)
+        total_row = found.get(("all", "all"))
+        if kind in _CELL_GROUPS | {"all", "day"} and (
+                total_row is not None and total_row["tickets"] > EXACT_UP_TO):
+            exact = False
+            if kind == "day":
+                days = [start + timedelta(days=i) for i in range((end - start).days + 1)]
+                by_day = _from_cells(await conn.fetch(
+                    Q["summary_cells"], tenant_id, ["all"], [1] * len(days), days, True))
+                groups = [by_day[k] for k in sorted(by_day)]
+            else:
+                groups = _cell_groups(found, dim) if group_by else []
+                if kind == "assignee":
+                    # The exact statement names agents itself; cells hold keys only.
+                    names = dict(await conn.fetch(Q["agent_names"], tenant_id,
+                                                  [g["key"] for g in groups]))
+                    groups = [{**g, "name": names.get(g["key"])} for g in groups]
+        else:
+            exact = True
+            total = await conn.fetch(Q["summary"], tenant_id, lo, hi, "all", None)
+            total_row = total[0] if total else None
+            groups = (await conn.fetch(Q["summary"], tenant_id, lo, hi, kind, field)
+                      if group_by else [])
+    total_out = _group(total_row) if total_row is not None else _group_empty()
     del total_out["key"], total_out["name"]
     return {**fresh, "from": start.isoformat(), "to": end.isoformat(), "group_by": group_by,
+            "percentiles": {"exact": exact,
+                            "relative_error": 0.0 if exact else cells.RELATIVE_ERROR},
             "total": total_out, "groups": [_group(r) for r in groups]}
+
+
+_PERCENTILES = (("p50", 0.5), ("p90", 0.9))
+_COLUMNS = ("first_reply", "first_reply_business", "resolution", "resolution_open")
+
+
+def _from_cells(rows: list[asyncpg.Record], dim: str = "all"
+                ) -> dict[tuple[str, str], dict[str, Any]]:
+    """Summed cells to one summary row per (dim, key), as the exact statement names its
+    columns; a ``field.<key>`` dim gains ``none``: ``all`` less the tickets that hold a
+    value."""
+    sums: dict[tuple[str, str], list[Any]] = {}
+    for r in rows:
+        cell = [r[c] for c in _CELL_COLUMNS]
+        group = (r["dim"], r["key"])
+        sums[group] = _plus(sums[group], cell, 1) if group in sums else cell
+    if dim.startswith(FIELD_GROUP):
+        held = sums.pop((dim, cells.HELD), None)
+        everyone = sums.get(("all", "all"))
+        if everyone is not None:
+            none = _plus(everyone, held, -1) if held is not None else everyone
+            if (dim, "none") in sums:  # an option whose value is "none"
+                none = _plus(sums[(dim, "none")], none, 1)
+            sums[(dim, "none")] = none
+    found = {}
+    for group, values in sums.items():
+        if values[0] > 0:
+            n = len(cells.COUNTERS)
+            row: dict[str, Any] = {"key": group[1],
+                                   **dict(zip(cells.COUNTERS, values[:n], strict=True))}
+            for column, histogram in zip(_COLUMNS, values[n:], strict=True):
+                for suffix, fraction in _PERCENTILES:
+                    row[f"{column}_{suffix}"] = cells.percentile(histogram, fraction)
+            found[group] = row
+    return found
+
+
+_CELL_COLUMNS = (*cells.COUNTERS, *_COLUMNS)
+
+
+def _plus(a: list[Any], b: list[Any], sign: int) -> list[Any]:
+    """Counters and histograms of ``a`` plus ``sign`` times those of ``b``."""
+    n = len(cells.COUNTERS)
+    out: list[Any] = [x + sign * y for x, y in zip(a[:n], b[:n], strict=True)]
+    for x, y in zip(a[n:], b[n:], strict=True):
+        if len(x) < len(y):
+            x = [*x, *([0] * (len(y) - len(x)))]
+        out.append([*map(operator.add if sign > 0 else operator.sub, x, y), *x[len(y):]])
+    return out
+
+
+def _cell_groups(found: dict[tuple[str, str], dict[str, Any]], dim: str
+                 ) -> list[dict[str, Any]]:
+    return [found[k] for k in sorted(k for k in found if k[0] == dim)]
 
 
 def _group_empty() -> dict[str, Any]:

@@ -320,6 +320,10 @@ SELECT key,
  GROUP BY key
  ORDER BY key
 
+-- name: agent_names --
+-- $1 tenant_id, $2 agent ids as text (assignee keys of the summary cells)
+SELECT id::text, name FROM agents WHERE tenant_id = $1 AND id::text = ANY($2::text[])
+
 -- name: volume --
 -- $1 tenant_id, $2 from day, $3 to day (inclusive)
 SELECT day, priority, source, created, solved, reopened, breached
@@ -528,6 +532,73 @@ WITH tickets AS (
     RETURNING 1
 )
 SELECT (SELECT count(*) FROM tickets) + (SELECT count(*) FROM daily)
+
+-- name: write_summary_cells --
+-- $1 tenant_id; $2..$17 summary cell changes (span, start_day, dim, key, the eight
+-- counters, the four histograms as int array literals), added to what earlier batches
+-- wrote (negative where tickets left a cell).
+INSERT INTO analytics_summary_cells AS c (
+    tenant_id, span, start_day, dim, key, tickets, solved, met_first_response,
+    met_next_reply, met_resolution, ever_solved, reopened, one_touch, first_reply,
+    first_reply_business, resolution, resolution_open)
+SELECT $1::uuid, span, start_day, dim, key, tickets, solved, met_first_response,
+       met_next_reply, met_resolution, ever_solved, reopened, one_touch, first_reply::int[],
+       first_reply_business::int[], resolution::int[], resolution_open::int[]
+  FROM unnest($2::int[], $3::date[], $4::text[], $5::text[], $6::int[], $7::int[],
+              $8::int[], $9::int[], $10::int[], $11::int[], $12::int[], $13::int[],
+              $14::text[], $15::text[], $16::text[], $17::text[])
+       AS v(span, start_day, dim, key, tickets, solved, met_first_response, met_next_reply,
+            met_resolution, ever_solved, reopened, one_touch, first_reply,
+            first_reply_business, resolution, resolution_open)
+ON CONFLICT (tenant_id, dim, span, start_day, key) DO UPDATE SET
+    tickets = c.tickets + excluded.tickets, solved = c.solved + excluded.solved,
+    met_first_response = c.met_first_response + excluded.met_first_response,
+    met_next_reply = c.met_next_reply + excluded.met_next_reply,
+    met_resolution = c.met_resolution + excluded.met_resolution,
+    ever_solved = c.ever_solved + excluded.ever_solved,
+    reopened = c.reopened + excluded.reopened, one_touch = c.one_touch + excluded.one_touch,
+    first_reply = histogram_add(c.first_reply, excluded.first_reply),
+    first_reply_business = histogram_add(c.first_reply_business,
+                                         excluded.first_reply_business),
+    resolution = histogram_add(c.resolution, excluded.resolution),
+    resolution_open = histogram_add(c.resolution_open, excluded.resolution_open)
+
+-- name: summary_cells --
+-- $1 tenant_id, $2 dims, $3 spans and $4 start days of the cells that cover the range,
+-- $5 key each day by itself (group_by day, over one-day cells)
+-- The cells as they are: the caller adds them up per dim and key (summing histograms
+-- here, in a SQL aggregate over arrays, cost ten times what fetching them does).
+SELECT c.dim,
+       CASE WHEN $5::boolean THEN to_char(c.start_day, 'YYYY-MM-DD') ELSE c.key END AS key,
+       c.tickets, c.solved, c.met_first_response, c.met_next_reply, c.met_resolution,
+       c.ever_solved, c.reopened, c.one_touch, c.first_reply, c.first_reply_business,
+       c.resolution, c.resolution_open
+  FROM unnest($3::int[], $4::date[]) AS r(span, start_day)
+  JOIN analytics_summary_cells c
+    ON c.tenant_id = $1 AND c.dim = ANY($2::text[]) AND c.span = r.span
+   AND c.start_day = r.start_day
+
+-- name: summary_cells_agree --
+-- $1 tenant_id: whether the summary cells count every ticket row once (the 256-day
+-- cells of all hold every ticket)
+SELECT (SELECT count(*) FROM analytics_tickets WHERE tenant_id = $1)
+       = (SELECT coalesce(sum(tickets), 0) FROM analytics_summary_cells
+           WHERE tenant_id = $1 AND dim = 'all' AND span = 256)
+   AND NOT EXISTS (SELECT FROM analytics_summary_cells WHERE tenant_id = $1 AND tickets < 0)
+
+-- name: lock_checkpoint --
+-- $1 projection, $2 tenant_id; tenant-armed: waits out a batch in flight and holds
+-- off the next one until the transaction ends
+SELECT last_seq FROM projection_checkpoints
+ WHERE projection = $1 AND tenant_id = $2 FOR UPDATE
+
+-- name: all_analytics_tickets --
+-- $1 tenant_id
+SELECT * FROM analytics_tickets WHERE tenant_id = $1
+
+-- name: delete_summary_cells --
+-- $1 tenant_id
+DELETE FROM analytics_summary_cells WHERE tenant_id = $1
 
 -- name: text_search_config --
 -- $1 tenant_id: the tenant's text-search configuration (settings `text_search`)

@@ -71,12 +71,26 @@ class GroupStats(Stats):
                                          "groupings")
 
 
+class PercentileMethod(_Model):
+    exact: bool = Field(description="true: every median and p90 is nearest-rank over the "
+                                    "ticket rows, a value some ticket had; false (a "
+                                    "range of more than 5,000 tickets, in total or "
+                                    "grouped by priority, source, assignee, day or a "
+                                    "field): read from duration histograms kept per day "
+                                    "and group (docs/analytics.md)")
+    relative_error: float = Field(description="the largest difference between a reported "
+                                              "median or p90 and the exact nearest-rank "
+                                              "value, relative to it: 0 when exact, else "
+                                              "1/32 (durations under 32 ms are exact)")
+
+
 class Summary(Freshness):
     from_: str = Field(alias="from", description="first UTC day (inclusive)")
     to: str = Field(description="last UTC day (inclusive)")
     group_by: str | None = Field(description="priority, source, assignee, group, "
                                  "organization, day, or field.<key> (a checkbox, "
                                  "dropdown or multiselect field)")
+    percentiles: PercentileMethod
     total: Stats
     groups: list[GroupStats]
 

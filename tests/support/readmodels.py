@@ -13,17 +13,30 @@ TABLES = {
     "analytics_tickets": "tenant_id, ticket_id",
     "analytics_daily": "tenant_id, day, priority, source",
     "analytics_agent_daily": "tenant_id, day, agent_id",
+    "analytics_summary_cells": "tenant_id, dim, span, start_day, key",
 }
+NONZERO = {"analytics_summary_cells": "tickets <> 0"}
+"""Cells a ticket left stay at 0, and histograms keep the length they had: how the work
+was split decides which remain, so those are left out and histograms trimmed."""
 
 
 async def dump(admin_url: str) -> dict[str, list[tuple[Any, ...]]]:
     """Every analytics row of every tenant, in key order."""
     conn = await asyncpg.connect(admin_url)
     try:
-        return {t: [tuple(r) for r in await conn.fetch(f"SELECT * FROM {t} ORDER BY {k}")]
+        return {t: [tuple(_trimmed(v) for v in r) for r in await conn.fetch(
+                    f"SELECT * FROM {t} WHERE {NONZERO.get(t, 'true')} ORDER BY {k}")]
                 for t, k in TABLES.items()}
     finally:
         await conn.close()
+
+
+def _trimmed(value: Any) -> Any:
+    """A histogram without its trailing zeros; any other value as it is."""
+    if isinstance(value, list):
+        while value and value[-1] == 0:
+            value = value[:-1]
+    return value
 
 
 async def checkpoints(admin_url: str) -> dict[Any, tuple[int, int]]:
