@@ -30,7 +30,7 @@ from eventstore.errors import (
     StoreUnavailable,
 )
 from eventstore.keys import Keyring
-from eventstore.literal import append_call
+from eventstore.literal import append_call, statement
 from eventstore.notifier import CommitNotifier
 from eventstore.pool import arm_statement, discard, store_connection
 from eventstore.sealing import Broken, Place, open_sealed, seal, subjects
@@ -151,6 +151,10 @@ class Session:
         self.tenant_id = tenant_id
         self.keyring = keyring
         self.staged: list[StagedAppend] = []
+        # Writes deferred to the COMMIT's message (``write``), in order, ahead of the
+        # appends; ``deferring`` turns deferral on for this unit of work.
+        self.writes: list[tuple[str, tuple[Any, ...]]] = []
+        self.deferring = False
         # Sealed fields that failed to open in this unit of work's reads: moved or
         # altered ciphertexts, reported rather than shown.
         self.broken: list[Broken] = []
@@ -185,6 +189,35 @@ class Session:
                 expected_version = await self.stream_version(stream_id)
             events = await self._sealed(stream_id, expected_version, events, subject)
         self.staged.append(StagedAppend(stream_id, expected_version, tuple(events)))
+
+    async def write(self, query: str, *args: Any) -> None:
+        """Run a statement whose answer nobody reads: at once, or, while ``deferring``,
+        in the COMMIT's own message ahead of the appends, written out as SQL text
+        (eventstore/literal.py ``statement``). A deferred write is not visible to this
+        unit of work's later reads (``flush_writes`` sends what is deferred now); if it
+        fails at commit, the whole unit of work rolls back and its error is raised
+        there, as a failed append's is (a unique violation as ``ConcurrencyError``)."""
+        if self.deferring:
+            self.writes.append((query, args))
+        else:
+            await self.conn.execute(query, *args)
+
+    async def flush_writes(self) -> None:
+        """Run the deferred writes now, each in its own round trip, so this unit of
+        work's next reads see them."""
+        writes, self.writes = self.writes, []
+        for query, args in writes:
+            await self.conn.execute(query, *args)
+
+    def mark(self) -> tuple[int, int]:
+        """Where the staged appends and deferred writes end now (``undo_to``)."""
+        return len(self.staged), len(self.writes)
+
+    def undo_to(self, mark: tuple[int, int]) -> None:
+        """Drop what was staged and deferred after ``mark``: it goes with the savepoint
+        rolled back under it."""
+        del self.staged[mark[0]:]
+        del self.writes[mark[1]:]
 
     async def _sealed(self, stream_id: UUID, expected_version: int,
                       events: Sequence[NewEvent], subject: UUID | None) -> list[NewEvent]:
@@ -251,14 +284,19 @@ class Session:
         return out
 
     def commit_statements(self) -> str:
-        """The staged appends as SQL with their values written in (eventstore/literal.py)."""
-        return "\n".join(append_call(self.tenant_id, s.stream_id, s.expected_version,
-                                      s.events) for s in self.staged)
+        """The deferred writes, then the staged appends, as SQL with their values
+        written in (eventstore/literal.py): the appends take the tenant head lock, so
+        they go last and the lock is held for the least time."""
+        return "\n".join([*(statement(query, args) for query, args in self.writes),
+                          *(append_call(self.tenant_id, s.stream_id, s.expected_version,
+                                        s.events) for s in self.staged)])
 
     async def flush(self) -> list[RecordedEvent]:
         """Append what is staged now, each stream in its own round trip, and return the
         recorded events: for a transaction that is not a unit of work of the store
-        (an operator's owner connection), where nothing waits on its commit."""
+        (an operator's owner connection), where nothing waits on its commit. Deferred
+        writes go first."""
+        await self.flush_writes()
         staged, self.staged = self.staged, []
         recorded: list[RecordedEvent] = []
         for s in staged:
@@ -427,20 +465,22 @@ class EventStore:
         """
         async with self.connection() as conn:
             staged: list[StagedAppend] = []
+            deferred = False
             try:
                 async with _armed_transaction(conn, tenant_id, actor, readonly=readonly,
                                               isolation=isolation):
                     session = Session(conn, tenant_id, self.keyring)
                     yield session
                     staged = session.staged
-                    if staged:
+                    deferred = bool(session.writes)
+                    if staged or deferred:
                         if hasattr(conn, "commit_with"):
                             conn.commit_with(session.commit_statements())
                         else:
                             await session.flush()
             except asyncpg.PostgresError as exc:
-                if staged:
-                    raise _append_error(exc, staged) from exc
+                if staged or deferred:
+                    raise _commit_error(exc, staged) from exc
                 raise
             finally:
                 if hasattr(conn, "commit_with"):
@@ -452,10 +492,10 @@ class EventStore:
                 self.on_committed(tenant_id, sum(len(s.events) for s in staged))
 
 
-def _append_error(exc: asyncpg.PostgresError, staged: Sequence[StagedAppend]
+def _commit_error(exc: asyncpg.PostgresError, staged: Sequence[StagedAppend]
                   ) -> EventStoreError:
-    """The store's error for an append that failed at commit."""
-    if exc.sqlstate == "HD004" or isinstance(exc, asyncpg.UniqueViolationError):
+    """The store's error for an append or deferred write that failed at commit."""
+    if staged and (exc.sqlstate == "HD004" or isinstance(exc, asyncpg.UniqueViolationError)):
         # HD004 names the stream and its current version (append_events); a unique
         # violation means someone appended without taking the stream's lock.
         message = str(exc)

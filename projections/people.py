@@ -23,6 +23,7 @@ from domain.errors import CorruptStream
 from domain.ids import TenantId
 from domain.organization import Organization
 from eventstore.sqlfile import load_queries
+from eventstore.types import Write
 from projections.search import drop_contact, index_contacts, index_organizations
 
 Q = load_queries(Path(__file__).with_name("people.sql"))
@@ -87,14 +88,16 @@ async def contact_by_external_id(conn: asyncpg.Connection, tenant_id: TenantId,
     return found
 
 
-async def insert_contact(conn: asyncpg.Connection, tenant_id: TenantId, c: Contact) -> bool:
-    """Insert a new contact's row; False when its e-mail or external id is taken."""
+async def insert_contact(conn: asyncpg.Connection, tenant_id: TenantId, c: Contact, *,
+                         write: Write | None = None) -> bool:
+    """Insert a new contact's row; False when its e-mail or external id is taken. Its
+    search row is written by ``write`` when given (``eventstore.types.Write``)."""
     inserted = await conn.fetchval(
         Q["insert_contact"], tenant_id, c.id, c.version, c.email, c.name, c.phone,
         c.external_id, c.organization_id, list(c.tags), c.created_at, c.updated_at)
     if inserted is None:
         return False
-    await index_contacts(conn, tenant_id, [c.id])
+    await index_contacts(conn, tenant_id, [c.id], write=write)
     return True
 
 
