@@ -29,7 +29,7 @@ from eventstore.errors import (
     MissingContext,
     StoreUnavailable,
 )
-from eventstore.keys import Keyring
+from eventstore.keys import Keyring, SubjectErased
 from eventstore.literal import append_call, statement
 from eventstore.notifier import CommitNotifier
 from eventstore.pool import arm_statement, discard, store_connection
@@ -155,6 +155,9 @@ class Session:
         # appends; ``deferring`` turns deferral on for this unit of work.
         self.writes: list[tuple[str, tuple[Any, ...]]] = []
         self.deferring = False
+        # Data keys this unit of work holds (FOR SHARE, until commit), by subject; None
+        # for an erased subject.
+        self._keys: dict[UUID, bytes | None] = {}
         # Sealed fields that failed to open in this unit of work's reads: moved or
         # altered ciphertexts, reported rather than shown.
         self.broken: list[Broken] = []
@@ -219,20 +222,48 @@ class Session:
         del self.staged[mark[0]:]
         del self.writes[mark[1]:]
 
+    def held_key(self, subject: UUID, wrapped: bytes | None) -> None:
+        """A subject's wrapped data key (None: erased) that a read of this unit of work
+        holds FOR SHARE until commit, as ``Keyring.take`` holds it (eventstore/
+        queries.sql ``data_key_hold``): appends then seal with it without reading it
+        again."""
+        if self.keyring is not None:
+            self._keys[subject] = (None if wrapped is None
+                                   else self.keyring.unwrap(self.tenant_id, subject, wrapped))
+
+    async def new_subject(self, subject: UUID) -> None:
+        """Make the data key of a subject this unit of work created under a fresh id
+        (a new contact), and store it by ``write``: deferred, in the COMMIT's message.
+        No one else can hold a key for it, so none is looked for; if one existed all
+        the same, the commit fails rather than seal with a key never stored."""
+        if self.keyring is None or subject in self._keys:
+            return
+        key, wrapped = self.keyring.make(self.tenant_id, subject)
+        await self.write(Q["data_key_new"], self.tenant_id, subject, wrapped)
+        self._keys[subject] = key
+
+    async def _key(self, subject: UUID) -> bytes:
+        """The subject's data key, taken once per unit of work (it stays held)."""
+        assert self.keyring is not None
+        if subject not in self._keys:
+            self._keys[subject] = await self.keyring.take(self.conn, self.tenant_id, subject)
+        key = self._keys[subject]
+        if key is None:
+            raise SubjectErased(subject)
+        return key
+
     async def _sealed(self, stream_id: UUID, expected_version: int,
                       events: Sequence[NewEvent], subject: UUID | None) -> list[NewEvent]:
         assert self.keyring is not None
-        keys: dict[UUID, bytes] = {}
         out: list[NewEvent] = []
         for offset, e in enumerate(events, start=1):
             whose = declared_subject(e.type, stream_id, e.data) or subject
             if whose is None or not personal_paths(e.type):
                 out.append(e)  # no contact to hold the key: see docs/erasure.md
                 continue
-            if whose not in keys:
-                keys[whose] = await self.keyring.take(self.conn, self.tenant_id, whose)
+            key = await self._key(whose)
             place = Place(self.tenant_id, stream_id, expected_version + offset)
-            out.append(NewEvent(e.type, seal(e.type, e.data, place, whose, keys[whose]),
+            out.append(NewEvent(e.type, seal(e.type, e.data, place, whose, key),
                                 e.schema_version, e.metadata))
         return out
 

@@ -65,19 +65,23 @@ async def requester_of_contact(conn: asyncpg.Connection, tenant_id: TenantId,
 
 async def resolve_requester(conn: asyncpg.Connection, tenant_id: TenantId,
                             requester: Requester, at: UtcDatetime, *, lock: bool = True,
-                            write: Write | None = None,
+                            write: Write | None = None, locked: bool = False,
+                            hold_key: people.HoldKey | None = None,
                             ) -> tuple[Requester, list[tuple[UUID, Event]]]:
     """The requester linked to its contact, and the events of a contact it created
     (``(stream, event)``, to stage at version 0). ``lock=False`` leaves out the
     requester lock, for a transaction that resolves thousands of e-mails (each lock
-    holds a slot of the server's lock table until commit). A created contact's search
+    holds a slot of the server's lock table until commit); ``locked`` says the caller
+    took it already, in an earlier statement of the transaction. ``hold_key`` is
+    handed a linked contact's data key, held by the same read. A created contact's search
     row is written by ``write`` (``eventstore.types.Write``) when given; its row itself
     is inserted at once, since whether it went in decides what the ticket links to."""
     requester = check_requester(requester)
-    if lock:
+    if lock and not locked:
         await people.lock_requester(conn, tenant_id, requester.email)
     for _ in range(2):
-        found, org = await people.requester_contact(conn, tenant_id, requester.email)
+        found, org = await people.requester_contact(conn, tenant_id, requester.email,
+                                                    hold_key=hold_key)
         if found is not None:
             contact = await survivor(conn, tenant_id, found)
             return _linked(requester, contact), []

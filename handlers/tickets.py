@@ -105,8 +105,14 @@ async def execute(
         await session.flush_writes()
     checks_fields = isinstance(command, OpenTicket | ChangeFields) or (
         isinstance(command, ChangeState) and command.to is TicketState.SOLVED)
-    loaded = await load_for_command(conn, tenant, ticket_id, with_catalog=checks_fields)
+    # A new ticket's requester e-mail is locked in the same round trip (see below).
+    email = (command.requester.email if isinstance(command, OpenTicket)
+             and command.requester.contact_id is None else None)
+    loaded = await load_for_command(conn, tenant, ticket_id, with_catalog=checks_fields,
+                                    requester_email=email)
     state, catalog = loaded.ticket, loaded.catalog
+    if loaded.key is not None:
+        session.held_key(*loaded.key)
     current = 0 if state is None else state.version
     if expected_version is not None and expected_version != current:
         raise ConcurrencyError(ticket_id, expected_version, current)
@@ -120,7 +126,9 @@ async def execute(
     contact_events: list[tuple[UUID, Event]] = []
     if isinstance(command, OpenTicket) and command.requester.contact_id is None:
         requester, contact_events = await resolve_requester(conn, tenant, command.requester,
-                                                            command.at, write=session.write)
+                                                            command.at, write=session.write,
+                                                            locked=True,
+                                                            hold_key=session.held_key)
         command = command.model_copy(update={"requester": requester})
 
     decided: dict[UUID, list[Event]]
@@ -149,6 +157,8 @@ async def execute(
         await _move_sla_timers(session, before, ticket)
 
     # The contact a new requester created goes first: the ticket's events refer to it.
+    for contact_id in dict.fromkeys(c for c, _ in contact_events):
+        await session.new_subject(contact_id)  # its data key, made without a look-up
     for contact_id, event in contact_events:
         type_, schema_version, data = to_stored(event)
         await session.append(contact_id, 0, [NewEvent(type_, data, schema_version)])

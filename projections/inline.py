@@ -101,20 +101,32 @@ class CommandState:
     ticket: Ticket | None
     settings: TenantSettings
     catalog: FieldCatalog
+    key: tuple[UUID, bytes | None] | None
+    """The ticket's requester contact and its wrapped data key (None: erased), held
+    FOR SHARE until commit; None when the ticket has no contact or the contact no key
+    yet."""
 
 
 async def load_for_command(conn: asyncpg.Connection, tenant_id: TenantId, ticket_id: UUID, *,
-                           with_catalog: bool) -> CommandState:
-    """The ticket (its row locked until commit), the tenant's settings and, when
-    ``with_catalog``, its field definitions: one round trip."""
-    row = await conn.fetchrow(Q["command_state"], tenant_id, ticket_id, with_catalog)
+                           with_catalog: bool, requester_email: str | None = None
+                           ) -> CommandState:
+    """The ticket (its row locked until commit) with its requester's data key (held),
+    the tenant's settings and, when ``with_catalog``, its field definitions, in one
+    round trip; with ``requester_email``, that e-mail's requester lock is taken too
+    (``people.lock_requester``)."""
+    row = await conn.fetchrow(Q["command_state"], tenant_id, ticket_id, with_catalog,
+                              requester_email)
     assert row is not None
     doc = DEFAULT_SETTINGS if row["settings"] is None else read_document(row["settings"])
     catalog: FieldCatalog = NO_FIELDS
     if with_catalog:
         catalog = {d.key: d for d in map(definition_from_json, row["catalog"])}
     ticket = None if row["state_json"] is None else state_from_json(row["state_json"])
-    return CommandState(ticket, doc.settings(), catalog)
+    key = None
+    if row["has_key"]:
+        wrapped = row["wrapped"]
+        key = (row["contact_id"], None if wrapped is None else bytes(wrapped))
+    return CommandState(ticket, doc.settings(), catalog, key)
 
 
 async def apply_inline(

@@ -52,8 +52,8 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[Trips]:
 
 # The write path's round trips per command (docs/performance.md).
 # Counted before commands deferred their writes: 18, 22, 13 and 21.
-BOUNDS = {"create, known e-mail": 7, "create, new e-mail": 10, "message": 5,
-          "create with Idempotency-Key": 9}
+BOUNDS = {"create, known e-mail": 5, "create, new e-mail": 6, "message": 4,
+          "create with Idempotency-Key": 7}
 
 
 async def test_round_trips_per_command(http, tenant, monkeypatch):
