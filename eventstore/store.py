@@ -193,17 +193,19 @@ class Session:
             events = await self._sealed(stream_id, expected_version, events, subject)
         self.staged.append(StagedAppend(stream_id, expected_version, tuple(events)))
 
-    async def write(self, query: str, *args: Any) -> None:
+    async def write(self, query: str, *args: Any) -> str | None:
         """Run a statement whose answer nobody reads: at once, or, while ``deferring``,
         in the COMMIT's own message ahead of the appends, written out as SQL text
         (eventstore/literal.py ``statement``). A deferred write is not visible to this
         unit of work's later reads (``flush_writes`` sends what is deferred now); if it
         fails at commit, the whole unit of work rolls back and its error is raised
-        there, as a failed append's is (a unique violation as ``ConcurrencyError``)."""
+        there, as a failed append's is (a unique violation as ``ConcurrencyError``).
+        Returns the command status of a write run at once, None for a deferred one."""
         if self.deferring:
             self.writes.append((query, args))
-        else:
-            await self.conn.execute(query, *args)
+            return None
+        status: str = await self.conn.execute(query, *args)
+        return status
 
     async def flush_writes(self) -> None:
         """Run the deferred writes now, each in its own round trip, so this unit of

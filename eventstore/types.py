@@ -13,9 +13,9 @@ from domain.ids import TenantId
 JsonObject = dict[str, Any]
 
 Write = Callable[..., Awaitable[Any]]
-"""Runs a statement whose answer nobody reads, as ``conn.execute`` does: a
-connection's ``execute``, or a unit of work's ``Session.write``, which may defer it to
-the COMMIT's message."""
+"""Runs a statement whose rows nobody reads, as ``conn.execute`` does, answering its
+command status: a connection's ``execute``, or a unit of work's ``Session.write``,
+which may defer it to the COMMIT's message (and then answers None)."""
 
 
 @dataclass(frozen=True, slots=True)

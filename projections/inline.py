@@ -141,9 +141,9 @@ async def apply_inline(
 
     ``known`` holds states the caller has read already (and holds locked), so they are
     not read again; ``write`` runs the writes (``eventstore.types.Write``; default: at
-    once on ``conn``). A deferred row update cannot report a row that moved on, so
-    ``known`` states must be locked rows (a command's ``FOR UPDATE`` read) whose
-    stream versions the appends check.
+    once on ``conn``). A deferred row update (``write`` answers None) cannot report a
+    row that moved on, so ``known`` states must be locked rows (a command's ``FOR
+    UPDATE`` read) whose stream versions the appends check.
     """
     run = write or conn.execute
     states: dict[UUID, Ticket | None] = dict(known or {})
@@ -233,12 +233,9 @@ async def _write_ticket(conn: asyncpg.Connection, tenant_id: TenantId, t: Ticket
     args = (tenant_id, t.id, t.version, t.state.value, t.priority.value, t.assignee,
             list(t.tags), clocks, doc, t.updated_at, previous, view, doc["requester"],
             t.requester.contact_id)
-    if write is not None:
-        # Deferred: the row is locked and the appends check its stream's version.
-        await write(Q["update_ticket"], *args)
-        return
-    status = await conn.execute(Q["update_ticket"], *args)
-    if status != "UPDATE 1":
+    status = await (write or conn.execute)(Q["update_ticket"], *args)
+    # None: deferred, where the row is locked and the appends check its stream's version.
+    if status is not None and status != "UPDATE 1":
         raise CorruptStream(f"inline ticket {t.id} is not at version {previous}")
 
 
