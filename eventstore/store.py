@@ -214,15 +214,18 @@ class Session:
         for query, args in writes:
             await self.conn.execute(query, *args)
 
-    def mark(self) -> tuple[int, int]:
-        """Where the staged appends and deferred writes end now (``undo_to``)."""
-        return len(self.staged), len(self.writes)
+    def mark(self) -> tuple[int, int, dict[UUID, bytes | None]]:
+        """Where the staged appends and deferred writes end now, and the data keys
+        held now (``undo_to``)."""
+        return len(self.staged), len(self.writes), dict(self._keys)
 
-    def undo_to(self, mark: tuple[int, int]) -> None:
-        """Drop what was staged and deferred after ``mark``: it goes with the savepoint
-        rolled back under it."""
+    def undo_to(self, mark: tuple[int, int, dict[UUID, bytes | None]]) -> None:
+        """Drop what was staged and deferred after ``mark``, and forget the keys taken
+        since: they go with the savepoint rolled back under them (a key row made there
+        is gone, and so are the locks taken there)."""
         del self.staged[mark[0]:]
         del self.writes[mark[1]:]
+        self._keys = mark[2]
 
     def held_key(self, subject: UUID, wrapped: bytes | None) -> None:
         """A subject's wrapped data key (None: erased) that a read of this unit of work

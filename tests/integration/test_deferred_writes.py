@@ -160,3 +160,53 @@ async def test_deferring_is_off_by_default(store, make_tenant):
         await s.write("INSERT INTO jobs (tenant_id, kind, payload, run_at) "
                       "VALUES ($1, 'test.now', '{}', $2)", t, T0)
         assert await s.conn.fetchval("SELECT count(*) FROM jobs WHERE kind = 'test.now'") == 1
+
+
+async def test_deferred_openings_and_replies_seal_with_keys_stored_once(store, make_tenant):
+    # A new contact's key is made without a look-up and stored in the COMMIT's message;
+    # a reply seals with the key its first read held. Both open again on reading.
+    from domain import Visibility
+    from domain.ids import MessageId
+    from handlers.tickets import PostMessage, post_message
+
+    t = (await make_tenant()).tenant_id
+    tid = uuid.uuid4()
+    async with store.session(t, ACTOR) as s:
+        s.deferring = True
+        await run_command(s, tid, _opening(tid, "grace@example.com"))
+    async with store.session(t, ACTOR) as s:
+        s.deferring = True
+        await post_message(s, PostMessage(
+            ticket_id=TicketId(tid), message_id=MessageId(uuid.uuid4()), body="card 4242",
+            visibility=Visibility.PUBLIC, at=T0,
+            author=Actor(kind=ActorKind.AGENT, id="agent")))
+    async with store.session(t) as s:
+        raw = await s.conn.fetch("SELECT data::text AS data FROM events WHERE stream_id = $1",
+                                 tid)
+        events = await s.read_stream(tid)
+        keys = await s.conn.fetchval("SELECT count(*) FROM data_keys")
+    assert keys == 1 and s.broken == []
+    assert not any("4242" in r["data"] or "grace@" in r["data"] for r in raw)
+    assert events[0].data["requester"]["email"] == "grace@example.com"
+    assert events[-1].data["body"] == "card 4242"
+
+
+async def test_a_key_taken_under_a_savepoint_rolled_back_is_taken_again(store, make_tenant):
+    t = (await make_tenant()).tenant_id
+    contact = uuid.uuid4()
+    created = NewEvent("ContactCreated", {"contact_id": str(contact), "email": "a@example.com",
+                                          "name": "A", "at": T0.isoformat()})
+    async with store.session(t, ACTOR) as s:
+        mark = s.mark()
+        with pytest.raises(RuntimeError):
+            async with s.conn.transaction():  # a savepoint
+                await s.append(contact, 0, [created])  # makes the key's row, here
+                raise RuntimeError
+        s.undo_to(mark)  # the row went with the savepoint: the key must be made again
+        await s.append(contact, 0, [created])
+    async with store.session(t) as s:
+        [stored] = await s.read_stream(contact)
+        keys = await s.conn.fetchval("SELECT count(*) FROM data_keys WHERE subject_id = $1",
+                                     contact)
+    assert keys == 1 and s.broken == []
+    assert stored.data["email"] == "a@example.com"
