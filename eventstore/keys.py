@@ -127,9 +127,8 @@ class Keyring:
         until commit; ``SubjectErased`` if the subject was erased."""
         row = await conn.fetchrow(Q["data_key_hold"], tenant_id, subject_id)
         if row is None:
-            fresh = os.urandom(KEY_BYTES)
-            made = await conn.fetchval(Q["data_key_take"], tenant_id, subject_id,
-                                       self.wrap(tenant_id, subject_id, fresh),
+            fresh, wrapped = self.make(tenant_id, subject_id)
+            made = await conn.fetchval(Q["data_key_take"], tenant_id, subject_id, wrapped,
                                        self.fingerprint)
             if made is not None:
                 return fresh
@@ -138,6 +137,12 @@ class Keyring:
         if row is None or row["wrapped"] is None:
             raise SubjectErased(subject_id)
         return self.unwrap(tenant_id, subject_id, bytes(row["wrapped"]), row["kek"])
+
+    def make(self, tenant_id: UUID, subject_id: UUID) -> tuple[bytes, bytes]:
+        """A new data key for a subject and its wrapped form, to store with
+        ``data_key_new`` (eventstore/queries.sql)."""
+        fresh = os.urandom(KEY_BYTES)
+        return fresh, self.wrap(tenant_id, subject_id, fresh)
 
     async def read(self, conn: asyncpg.Connection, tenant_id: UUID,
                    subject_ids: Iterable[UUID]) -> dict[UUID, bytes | None]:

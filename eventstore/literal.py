@@ -1,5 +1,6 @@
-"""SQL text with its values written in, for the one statement that cannot take
-parameters: the appends a unit of work sends in its COMMIT's message.
+"""SQL text with its values written in, for the statements that cannot take
+parameters: the appends and deferred writes a unit of work sends in its COMMIT's
+message.
 
 Why: the append takes the tenant head lock, held until commit. Sent as its own query
 and followed by COMMIT from Python, the lock waited for the event loop to come back
@@ -16,8 +17,11 @@ there is no escaping to get wrong.
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
 from uuid import UUID
 
 import orjson
@@ -59,4 +63,80 @@ def append_call(tenant_id: UUID, stream_id: UUID, expected_version: int | None,
     )
 
 
-__all__ = ["append_call"]
+# In a query's text: a quoted string or identifier (left as it is), a comment (dropped,
+# so no value written in can land inside one), or a parameter ($1...).
+_TOKEN = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|--[^\n]*|\$(\d+)")
+
+
+def _array_element(value: Any) -> str:
+    if isinstance(value, UUID | int) and not isinstance(value, bool):
+        return str(value if isinstance(value, UUID) else _int(value))
+    if not isinstance(value, str):
+        raise TypeError(f"no array literal for {type(value).__name__}")
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _value(value: Any, quote: str) -> str:
+    """One parameter's value as a literal. Texts, arrays and JSON are string constants
+    of unknown type, dollar-quoted with ``quote``: the server types them from where
+    they stand, as it types a parameter; the other values carry their type."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return _int(value)
+    if isinstance(value, float):
+        return f"'{value!r}'::float8"
+    if isinstance(value, UUID):
+        return f"'{UUID(str(value))}'::uuid"
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            raise TypeError("a datetime without a time zone")
+        return f"'{value.isoformat()}'::timestamptz"
+    if isinstance(value, bytes | bytearray | memoryview):
+        return f"'\\x{bytes(value).hex()}'::bytea"
+    if isinstance(value, str):
+        return f"{quote}{value}{quote}"
+    if isinstance(value, list | tuple | frozenset | set):
+        if value and all(isinstance(v, UUID) for v in value):
+            return "'{" + ",".join(str(UUID(str(v))) for v in value) + "}'::uuid[]"
+        return quote + "{" + ",".join(_array_element(v) for v in value) + "}" + quote
+    if isinstance(value, dict):
+        return f"{quote}{orjson.dumps(value).decode()}{quote}"
+    raise TypeError(f"no literal for {type(value).__name__}")
+
+
+def _texts(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        yield orjson.dumps(value).decode()
+    elif isinstance(value, list | tuple | frozenset | set):
+        for v in value:
+            yield from _texts(v)
+
+
+def statement(query: str, args: Sequence[Any]) -> str:
+    """``query`` (parameters ``$1``...) with ``args`` written in as literals, ending in
+    a semicolon: what ``execute(query, *args)`` runs, as text for a simple query.
+
+    Values are written as ``append_call`` writes them: texts, JSON and arrays of texts
+    dollar-quoted under a tag that occurs in none of them, ids and times as typed
+    literals, numbers as checked digits. Comments in ``query`` are dropped."""
+    quote = _tag(t for a in args for t in _texts(a))
+
+    def written(match: re.Match[str]) -> str:
+        number = match.group(1)
+        if number is not None:
+            index = int(number) - 1
+            if not 0 <= index < len(args):
+                raise ValueError(f"${number} has no argument")
+            return _value(args[index], quote)
+        token = match.group(0)
+        return "" if token.startswith("--") else token
+
+    return _TOKEN.sub(written, query).strip().rstrip(";") + ";"
+
+
+__all__ = ["append_call", "statement"]

@@ -161,6 +161,14 @@ VALUES ($1, $2, $3, $4)
 ON CONFLICT (tenant_id, subject_id) DO NOTHING
 RETURNING wrapped
 
+-- name: data_key_new --
+-- $1 tenant_id, $2 subject_id, $3 wrapped key, $4 the wrapping KEK's fingerprint
+-- The key of a subject created in this transaction under a fresh id, which no one
+-- can hold a key for: no ON CONFLICT, so if one existed all the same, the insert
+-- fails the transaction rather than leave data sealed with a key never stored.
+INSERT INTO data_keys (tenant_id, subject_id, wrapped, kek)
+VALUES ($1, $2, $3, $4)
+
 -- name: data_key_hold --
 -- $1 tenant_id, $2 subject_id
 -- Hold the subject's key row FOR SHARE until commit: an erasure (which updates the

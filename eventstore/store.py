@@ -29,8 +29,8 @@ from eventstore.errors import (
     MissingContext,
     StoreUnavailable,
 )
-from eventstore.keys import Keyring
-from eventstore.literal import append_call
+from eventstore.keys import Keyring, SubjectErased
+from eventstore.literal import append_call, statement
 from eventstore.notifier import CommitNotifier
 from eventstore.pool import arm_statement, discard, store_connection
 from eventstore.sealing import Broken, Place, open_sealed, seal, subjects
@@ -151,6 +151,13 @@ class Session:
         self.tenant_id = tenant_id
         self.keyring = keyring
         self.staged: list[StagedAppend] = []
+        # Writes deferred to the COMMIT's message (``write``), in order, ahead of the
+        # appends; ``deferring`` turns deferral on for this unit of work.
+        self.writes: list[tuple[str, tuple[Any, ...]]] = []
+        self.deferring = False
+        # Data keys this unit of work holds (FOR SHARE, until commit), by subject; None
+        # for an erased subject.
+        self._keys: dict[UUID, bytes | None] = {}
         # Sealed fields that failed to open in this unit of work's reads: moved or
         # altered ciphertexts, reported rather than shown.
         self.broken: list[Broken] = []
@@ -191,22 +198,84 @@ class Session:
                                         personal_fields)
         self.staged.append(StagedAppend(stream_id, expected_version, tuple(events)))
 
+    async def write(self, query: str, *args: Any) -> str | None:
+        """Run a statement whose answer nobody reads: at once, or, while ``deferring``,
+        in the COMMIT's own message ahead of the appends, written out as SQL text
+        (eventstore/literal.py ``statement``). A deferred write is not visible to this
+        unit of work's later reads (``flush_writes`` sends what is deferred now); if it
+        fails at commit, the whole unit of work rolls back and its error is raised
+        there, as a failed append's is (a unique violation as ``ConcurrencyError``).
+        Returns the command status of a write run at once, None for a deferred one."""
+        if self.deferring:
+            self.writes.append((query, args))
+            return None
+        status: str = await self.conn.execute(query, *args)
+        return status
+
+    async def flush_writes(self) -> None:
+        """Run the deferred writes now, each in its own round trip, so this unit of
+        work's next reads see them."""
+        writes, self.writes = self.writes, []
+        for query, args in writes:
+            await self.conn.execute(query, *args)
+
+    def mark(self) -> tuple[int, int, dict[UUID, bytes | None]]:
+        """Where the staged appends and deferred writes end now, and the data keys
+        held now (``undo_to``)."""
+        return len(self.staged), len(self.writes), dict(self._keys)
+
+    def undo_to(self, mark: tuple[int, int, dict[UUID, bytes | None]]) -> None:
+        """Drop what was staged and deferred after ``mark``, and forget the keys taken
+        since: they go with the savepoint rolled back under them (a key row made there
+        is gone, and so are the locks taken there)."""
+        del self.staged[mark[0]:]
+        del self.writes[mark[1]:]
+        self._keys = mark[2]
+
+    def held_key(self, subject: UUID, wrapped: bytes | None, kek: str | None) -> None:
+        """A subject's wrapped data key (None: erased) that a read of this unit of work
+        holds FOR SHARE until commit, as ``Keyring.take`` holds it (eventstore/
+        queries.sql ``data_key_hold``): appends then seal with it without reading it
+        again."""
+        if self.keyring is not None:
+            self._keys[subject] = (None if wrapped is None
+                                   else self.keyring.unwrap(self.tenant_id, subject, wrapped, kek))
+
+    async def new_subject(self, subject: UUID) -> None:
+        """Make the data key of a subject this unit of work created under a fresh id
+        (a new contact), and store it by ``write``: deferred, in the COMMIT's message.
+        No one else can hold a key for it, so none is looked for; if one existed all
+        the same, the commit fails rather than seal with a key never stored."""
+        if self.keyring is None or subject in self._keys:
+            return
+        key, wrapped = self.keyring.make(self.tenant_id, subject)
+        await self.write(Q["data_key_new"], self.tenant_id, subject, wrapped,
+                         self.keyring.fingerprint)
+        self._keys[subject] = key
+
+    async def _key(self, subject: UUID) -> bytes:
+        """The subject's data key, taken once per unit of work (it stays held)."""
+        assert self.keyring is not None
+        if subject not in self._keys:
+            self._keys[subject] = await self.keyring.take(self.conn, self.tenant_id, subject)
+        key = self._keys[subject]
+        if key is None:
+            raise SubjectErased(subject)
+        return key
+
     async def _sealed(self, stream_id: UUID, expected_version: int,
                       events: Sequence[NewEvent], subject: UUID | None,
                       fields: Collection[str]) -> list[NewEvent]:
         assert self.keyring is not None
-        keys: dict[UUID, bytes] = {}
         out: list[NewEvent] = []
         for offset, e in enumerate(events, start=1):
             whose = declared_subject(e.type, stream_id, e.data) or subject
             if whose is None or not paths_in(e.type, e.data, fields):
                 out.append(e)  # no contact to hold the key: see docs/erasure.md
                 continue
-            if whose not in keys:
-                keys[whose] = await self.keyring.take(self.conn, self.tenant_id, whose)
+            key = await self._key(whose)
             place = Place(self.tenant_id, stream_id, expected_version + offset)
-            out.append(NewEvent(e.type, seal(e.type, e.data, place, whose, keys[whose],
-                                             fields),
+            out.append(NewEvent(e.type, seal(e.type, e.data, place, whose, key, fields),
                                 e.schema_version, e.metadata))
         return out
 
@@ -258,14 +327,19 @@ class Session:
         return out
 
     def commit_statements(self) -> str:
-        """The staged appends as SQL with their values written in (eventstore/literal.py)."""
-        return "\n".join(append_call(self.tenant_id, s.stream_id, s.expected_version,
-                                      s.events) for s in self.staged)
+        """The deferred writes, then the staged appends, as SQL with their values
+        written in (eventstore/literal.py): the appends take the tenant head lock, so
+        they go last and the lock is held for the least time."""
+        return "\n".join([*(statement(query, args) for query, args in self.writes),
+                          *(append_call(self.tenant_id, s.stream_id, s.expected_version,
+                                        s.events) for s in self.staged)])
 
     async def flush(self) -> list[RecordedEvent]:
         """Append what is staged now, each stream in its own round trip, and return the
         recorded events: for a transaction that is not a unit of work of the store
-        (an operator's owner connection), where nothing waits on its commit."""
+        (an operator's owner connection), where nothing waits on its commit. Deferred
+        writes go first."""
+        await self.flush_writes()
         staged, self.staged = self.staged, []
         recorded: list[RecordedEvent] = []
         for s in staged:
@@ -434,20 +508,22 @@ class EventStore:
         """
         async with self.connection() as conn:
             staged: list[StagedAppend] = []
+            deferred = False
             try:
                 async with _armed_transaction(conn, tenant_id, actor, readonly=readonly,
                                               isolation=isolation):
                     session = Session(conn, tenant_id, self.keyring)
                     yield session
                     staged = session.staged
-                    if staged:
+                    deferred = bool(session.writes)
+                    if staged or deferred:
                         if hasattr(conn, "commit_with"):
                             conn.commit_with(session.commit_statements())
                         else:
                             await session.flush()
             except asyncpg.PostgresError as exc:
-                if staged:
-                    raise _append_error(exc, staged) from exc
+                if staged or deferred:
+                    raise _commit_error(exc, staged) from exc
                 raise
             finally:
                 if hasattr(conn, "commit_with"):
@@ -459,10 +535,10 @@ class EventStore:
                 self.on_committed(tenant_id, sum(len(s.events) for s in staged))
 
 
-def _append_error(exc: asyncpg.PostgresError, staged: Sequence[StagedAppend]
+def _commit_error(exc: asyncpg.PostgresError, staged: Sequence[StagedAppend]
                   ) -> EventStoreError:
-    """The store's error for an append that failed at commit."""
-    if exc.sqlstate == "HD004" or isinstance(exc, asyncpg.UniqueViolationError):
+    """The store's error for an append or deferred write that failed at commit."""
+    if staged and (exc.sqlstate == "HD004" or isinstance(exc, asyncpg.UniqueViolationError)):
         # HD004 names the stream and its current version (append_events); a unique
         # violation means someone appended without taking the stream's lock.
         message = str(exc)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -10,6 +11,11 @@ from uuid import UUID
 from domain.ids import TenantId
 
 JsonObject = dict[str, Any]
+
+Write = Callable[..., Awaitable[Any]]
+"""Runs a statement whose rows nobody reads, as ``conn.execute`` does, answering its
+command status: a connection's ``execute``, or a unit of work's ``Session.write``,
+which may defer it to the COMMIT's message (and then answers None)."""
 
 
 @dataclass(frozen=True, slots=True)

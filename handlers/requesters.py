@@ -29,6 +29,7 @@ from domain.events import Event
 from domain.ids import ContactId, OrganizationId, TenantId
 from domain.validation import check_requester
 from domain.values import Requester, UtcDatetime
+from eventstore.types import Write
 from handlers.errors import Invalid
 from projections import people
 
@@ -63,17 +64,24 @@ async def requester_of_contact(conn: asyncpg.Connection, tenant_id: TenantId,
 
 
 async def resolve_requester(conn: asyncpg.Connection, tenant_id: TenantId,
-                            requester: Requester, at: UtcDatetime, *, lock: bool = True
+                            requester: Requester, at: UtcDatetime, *, lock: bool = True,
+                            write: Write | None = None, locked: bool = False,
+                            hold_key: people.HoldKey | None = None,
                             ) -> tuple[Requester, list[tuple[UUID, Event]]]:
     """The requester linked to its contact, and the events of a contact it created
     (``(stream, event)``, to stage at version 0). ``lock=False`` leaves out the
     requester lock, for a transaction that resolves thousands of e-mails (each lock
-    holds a slot of the server's lock table until commit)."""
+    holds a slot of the server's lock table until commit); ``locked`` says the caller
+    took it already, in an earlier statement of the transaction. ``hold_key`` is
+    handed a linked contact's data key, held by the same read. A created contact's search
+    row is written by ``write`` (``eventstore.types.Write``) when given; its row itself
+    is inserted at once, since whether it went in decides what the ticket links to."""
     requester = check_requester(requester)
-    if lock:
+    if lock and not locked:
         await people.lock_requester(conn, tenant_id, requester.email)
     for _ in range(2):
-        found, org = await people.requester_contact(conn, tenant_id, requester.email)
+        found, org = await people.requester_contact(conn, tenant_id, requester.email,
+                                                    hold_key=hold_key)
         if found is not None:
             contact = await survivor(conn, tenant_id, found)
             return _linked(requester, contact), []
@@ -82,7 +90,7 @@ async def resolve_requester(conn: asyncpg.Connection, tenant_id: TenantId,
                                organization_id=None if org is None else OrganizationId(org))
         events = decide_contact(CreateContact(contact_id=contact_id, fields=fields, at=at), None)
         contact = _evolve(None, events[0])
-        if await people.insert_contact(conn, tenant_id, contact):
+        if await people.insert_contact(conn, tenant_id, contact, write=write):
             return _linked(requester, contact), [(contact_id, e) for e in events]
         # A concurrent opening created it and committed: read it on the next pass.
     raise CorruptStream(f"no contact holds {requester.email} yet its insert conflicts")

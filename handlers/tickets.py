@@ -6,16 +6,22 @@ when another writer won a race. One ``execute`` runs inside the caller's ``Sessi
 (one transaction, tenant and actor armed) and does, in this order:
 
 1. lock and load the ticket's inline row (commands on one ticket queue on that row
-   lock, so they decide on fresh state instead of losing races at append time);
-2. load the tenant's SLA policy (and, for commands that check field values, the
-   ticket field definitions); a new ticket's requester is resolved to a contact
-   (``handlers.requesters``), which may create the contact;
+   lock, so they decide on fresh state instead of losing races at append time), with
+   the tenant's SLA policy (and, for commands that check field values, the ticket
+   field definitions) in the same round trip; a new ticket's requester is resolved to
+   a contact (``handlers.requesters``), which may create the contact;
 3. ``domain.decide`` (a customer's message on a closed ticket becomes a follow-up
    ticket via ``domain.decide_follow_up``: two streams, one transaction);
 4. update the inline read models;
 5. schedule, move or cancel the SLA timers whose clocks changed;
 6. stage the events (a created contact's first): the unit of work sends them in its
    COMMIT's message, where the tenant head lock they take is held for server time only.
+
+Steps 4 and 5 (and a created contact's search row) are written by ``Session.write``:
+in a unit of work that defers its writes (``Session.deferring``, as the HTTP ticket
+commands do), they too travel in the COMMIT's message, ahead of the appends, so a
+command costs about three round trips: BEGIN with the read, the requester's lookup
+for a new ticket, and COMMIT with everything written.
 
 Nothing is committed here: the caller's session commits (with its idempotency record)
 or rolls everything back.
@@ -35,7 +41,7 @@ from domain.commands import AddMessage, Assign, ChangeFields, ChangeState, Comma
 from domain.decide import decide, decide_follow_up
 from domain.errors import FollowUpRequired, NotFound, ValidationFailed
 from domain.events import Event
-from domain.fields import NO_FIELDS, personal_keys
+from domain.fields import personal_keys
 from domain.ids import MessageId, TenantId, TicketId
 from domain.mapper import to_stored
 from domain.sla import Clock
@@ -45,11 +51,9 @@ from eventstore.errors import ConcurrencyError
 from eventstore.store import Session
 from eventstore.types import NewEvent
 from handlers.requesters import resolve_requester
-from projections.fields import load_catalog
 from projections.groups import load_group, unknown_groups
-from projections.inline import PendingEvent, apply_inline, load_ticket
+from projections.inline import PendingEvent, apply_inline, load_for_command, load_ticket
 from projections.reads import active_agent
-from projections.tenant_settings import load_settings
 from scheduler import jobs
 
 SLA_CHECK = "sla.check"
@@ -97,11 +101,23 @@ async def execute(
     (``async with session.conn.transaction():``) and re-run it on fresh state.
     """
     conn, tenant = session.conn, session.tenant_id
-    state = await load_ticket(conn, tenant, ticket_id, for_update=True)
+    if session.writes:
+        # An earlier command of this unit of work deferred its writes: read after them.
+        await session.flush_writes()
+    checks_fields = isinstance(command, OpenTicket | ChangeFields) or (
+        isinstance(command, ChangeState) and command.to is TicketState.SOLVED)
+    # A new ticket's requester e-mail is locked in the same round trip (see below).
+    email = (command.requester.email if isinstance(command, OpenTicket)
+             and command.requester.contact_id is None else None)
+    loaded = await load_for_command(conn, tenant, ticket_id, with_catalog=checks_fields,
+                                    requester_email=email)
+    state, catalog = loaded.ticket, loaded.catalog
+    if loaded.key is not None:
+        session.held_key(*loaded.key)
     current = 0 if state is None else state.version
     if expected_version is not None and expected_version != current:
         raise ConcurrencyError(ticket_id, expected_version, current)
-    policy = (await load_settings(conn, tenant)).policy
+    policy = loaded.settings.policy
     if isinstance(command, Assign):
         if command.set_agent and command.agent_id is not None:
             await _check_agent(conn, tenant, command.agent_id)
@@ -111,12 +127,10 @@ async def execute(
     contact_events: list[tuple[UUID, Event]] = []
     if isinstance(command, OpenTicket) and command.requester.contact_id is None:
         requester, contact_events = await resolve_requester(conn, tenant, command.requester,
-                                                            command.at)
+                                                            command.at, write=session.write,
+                                                            locked=True,
+                                                            hold_key=session.held_key)
         command = command.model_copy(update={"requester": requester})
-
-    checks_fields = isinstance(command, OpenTicket | ChangeFields) or (
-        isinstance(command, ChangeState) and command.to is TicketState.SOLVED)
-    catalog = await load_catalog(conn, tenant) if checks_fields else NO_FIELDS
 
     decided: dict[UUID, list[Event]]
     try:
@@ -133,13 +147,15 @@ async def execute(
     versions = {ticket_id: current} | {s: 0 for s in decided if s != ticket_id}
     pending = _pending(decided, versions)
     try:
-        after = await apply_inline(conn, tenant, pending)
+        after = await apply_inline(conn, tenant, pending, write=session.write,
+                                   known={ticket_id: state})
     except asyncpg.UniqueViolationError as exc:
-        # A concurrent OpenTicket (or follow-up) with the same id got its row in first.
+        # A concurrent OpenTicket (or follow-up) with the same id got its row in first
+        # (deferred, the same race fails the commit with ``ConcurrencyError``).
         raise ConcurrencyError(ticket_id, current, None) from exc
     for stream, ticket in after.items():
         before = state if stream == ticket_id else None
-        await _move_sla_timers(conn, tenant, before, ticket)
+        await _move_sla_timers(session, before, ticket)
 
     # The contact a new requester created goes first: the ticket's events refer to it.
     await stage_contact_events(session, contact_events)
@@ -157,7 +173,10 @@ async def execute(
 async def stage_contact_events(session: Session, contact_events: list[tuple[UUID, Event]]
                                ) -> None:
     """Stage the events of contacts that resolving a requester created
-    (``handlers.requesters.resolve_requester``), each at version 0 of its stream."""
+    (``handlers.requesters.resolve_requester``), each at version 0 of its stream, after
+    making each new contact's data key (without a look-up: its id is fresh)."""
+    for contact_id in dict.fromkeys(c for c, _ in contact_events):
+        await session.new_subject(contact_id)
     for contact_id, event in contact_events:
         type_, schema_version, data = to_stored(event)
         await session.append(contact_id, 0, [NewEvent(type_, data, schema_version)])
@@ -200,9 +219,7 @@ async def _with_group_members(conn: asyncpg.Connection, tenant: TenantId, comman
     return command.model_copy(update={"group_members": frozenset(found.members)})
 
 
-async def _move_sla_timers(
-    conn: asyncpg.Connection, tenant: TenantId, before: Ticket | None, after: Ticket
-) -> None:
+async def _move_sla_timers(session: Session, before: Ticket | None, after: Ticket) -> None:
     """One ``sla.check`` job per running, unbreached clock, at its due time; a clock
     that stopped, was fulfilled or already breached has none."""
     old: dict[str, Clock] = {} if before is None else {str(m): c for m, c in before.clocks.items()}
@@ -211,10 +228,11 @@ async def _move_sla_timers(
             continue
         key = sla_job_key(after.id, metric.value)
         if clock.running and clock.breached_at is None and clock.due_at is not None:
-            await jobs.schedule(conn, tenant, SLA_CHECK, clock.due_at, dedupe_key=key,
+            await jobs.schedule(session.conn, session.tenant_id, SLA_CHECK, clock.due_at,
+                                dedupe_key=key, write=session.write,
                                 payload={"ticket_id": str(after.id), "metric": metric.value})
         else:
-            await jobs.cancel(conn, tenant, key)
+            await jobs.cancel(session.conn, session.tenant_id, key, write=session.write)
 
 
 MAX_ATTEMPTS = 5
@@ -275,14 +293,19 @@ async def _decided(command: Command) -> Command:
 async def _with_retries(uow: Session, ticket_id: UUID,
                         build: Callable[[], Awaitable[Command]],
                         expected_version: int | None) -> CommandResult:
+    if uow.deferring:
+        # Every write goes with the COMMIT, so no race is lost before it and a
+        # savepoint has nothing to undo (two round trips saved); a version that moved
+        # on is found at commit, where the whole unit of work fails as a conflict.
+        return await execute(uow, ticket_id, await build(), expected_version=expected_version)
     for attempt in range(1, MAX_ATTEMPTS + 1):
-        staged = len(uow.staged)
+        mark = uow.mark()
         try:
             async with uow.conn.transaction():  # a savepoint: a lost race undoes only this
                 command = await build()
                 return await execute(uow, ticket_id, command, expected_version=expected_version)
         except ConcurrencyError:
-            del uow.staged[staged:]  # what the undone attempt staged goes with its rows
+            uow.undo_to(mark)  # what the undone attempt staged goes with its rows
             if expected_version is not None or attempt == MAX_ATTEMPTS:
                 raise
     raise AssertionError("unreachable")  # pragma: no cover

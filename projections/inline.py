@@ -10,6 +10,7 @@ gets) next to the columns that list filters use, so nothing has to fold the stre
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 from uuid import UUID
@@ -26,11 +27,15 @@ from domain.events import (
     TagsChanged,
     TicketOpened,
 )
+from domain.fields import NO_FIELDS, FieldCatalog
 from domain.ids import TenantId, TicketId
 from domain.mapper import from_stored
 from domain.ticket import Ticket, evolve
 from eventstore.sqlfile import load_queries
+from eventstore.types import Write
+from projections.fields import definition_from_json
 from projections.search import index_tickets
+from projections.tenant_settings import DEFAULT_SETTINGS, TenantSettings, read_document
 from projections.views import TICKET_KEYS, ticket_json
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
@@ -89,16 +94,61 @@ async def load_ticket(
     return None if row is None else state_from_json(row["state_json"])
 
 
+@dataclass(frozen=True, slots=True)
+class CommandState:
+    """What a ticket command decides on (``load_for_command``)."""
+
+    ticket: Ticket | None
+    settings: TenantSettings
+    catalog: FieldCatalog
+    key: tuple[UUID, bytes | None, str | None] | None
+    """The ticket's requester contact, its wrapped data key (None: erased) and the
+    fingerprint of the key-encryption key that wraps it, held
+    FOR SHARE until commit; None when the ticket has no contact or the contact no key
+    yet."""
+
+
+async def load_for_command(conn: asyncpg.Connection, tenant_id: TenantId, ticket_id: UUID, *,
+                           with_catalog: bool, requester_email: str | None = None
+                           ) -> CommandState:
+    """The ticket (its row locked until commit) with its requester's data key (held),
+    the tenant's settings and, when ``with_catalog``, its field definitions, in one
+    round trip; with ``requester_email``, that e-mail's requester lock is taken too
+    (``people.lock_requester``)."""
+    row = await conn.fetchrow(Q["command_state"], tenant_id, ticket_id, with_catalog,
+                              requester_email)
+    assert row is not None
+    doc = DEFAULT_SETTINGS if row["settings"] is None else read_document(row["settings"])
+    catalog: FieldCatalog = NO_FIELDS
+    if with_catalog:
+        catalog = {d.key: d for d in map(definition_from_json, row["catalog"])}
+    ticket = None if row["state_json"] is None else state_from_json(row["state_json"])
+    key = None
+    if row["has_key"]:
+        wrapped = row["wrapped"]
+        key = (row["contact_id"], None if wrapped is None else bytes(wrapped), row["kek"])
+    return CommandState(ticket, doc.settings(), catalog, key)
+
+
 async def apply_inline(
-    conn: asyncpg.Connection, tenant_id: TenantId, events: Sequence[StoredEvent]
+    conn: asyncpg.Connection, tenant_id: TenantId, events: Sequence[StoredEvent], *,
+    write: Write | None = None, known: dict[UUID, Ticket | None] | None = None,
 ) -> dict[UUID, Ticket]:
     """Apply ticket-stream events to ``tickets`` and ``messages``; returns each touched
     ticket's new state. Events of other streams are ignored.
 
     Events of one stream must come in version order and continue the row's version;
     anything else means the read model and the stream disagree, and is refused.
+
+    ``known`` holds states the caller has read already (and holds locked), so they are
+    not read again; ``write`` runs the writes (``eventstore.types.Write``; default: at
+    once on ``conn``). A deferred row update (``write`` answers None) cannot report a
+    row that moved on, so ``known`` states must be locked rows (a command's ``FOR
+    UPDATE`` read) whose stream versions the appends check.
     """
-    states: dict[UUID, Ticket | None] = {}
+    run = write or conn.execute
+    states: dict[UUID, Ticket | None] = dict(known or {})
+    touched: set[UUID] = set()
     inserted: set[UUID] = set()
     with_fields: set[UUID] = set()
     messages: list[tuple[TicketId, int, Event]] = []
@@ -107,6 +157,7 @@ async def apply_inline(
             continue
         event = from_stored(stored.type, stored.schema_version, stored.data)
         stream = stored.stream_id
+        touched.add(stream)
         if stream not in states:
             states[stream] = (
                 None if isinstance(event, TicketOpened)
@@ -129,22 +180,25 @@ async def apply_inline(
         messages.append((TicketId(stream), stored.version, event))
     out: dict[UUID, Ticket] = {}
     for stream, ticket in states.items():
+        if stream not in touched:
+            continue
         assert ticket is not None
         await _write_ticket(conn, tenant_id, ticket, insert=stream in inserted,
-                            previous=_first_version(events, stream) - 1)
+                            previous=_first_version(events, stream) - 1,
+                            write=write)
         if stream in with_fields:
             # Only commands that touch fields pay for this (the list filters on it).
-            await conn.execute(Q["set_ticket_fields"], tenant_id, ticket.id,
-                               state_to_json(ticket)["fields"])
+            await run(Q["set_ticket_fields"], tenant_id, ticket.id,
+                      state_to_json(ticket)["fields"])
         out[stream] = ticket
     # Messages after their tickets' rows: a customer's transaction may only write a
     # message on a ticket row it can see as its own (row-level security, migration 0460),
     # and a new ticket's row must exist for its first message.
     for ticket_id, version, event in messages:
-        await _insert_message(conn, tenant_id, ticket_id, version, event)
+        await _insert_message(run, tenant_id, ticket_id, version, event)
     # The search index reads the rows just written; only what is searched changes it.
     await index_tickets(conn, tenant_id, sorted(
-        {e.stream_id for e in events if e.type in _SEARCHED_TYPES}))
+        {e.stream_id for e in events if e.type in _SEARCHED_TYPES}), write=run)
     return out
 
 
@@ -152,37 +206,37 @@ def _first_version(events: Sequence[StoredEvent], stream: UUID) -> int:
     return min(e.version for e in events if e.stream_id == stream and e.type in _TICKET_TYPES)
 
 
-async def _insert_message(conn: asyncpg.Connection, tenant_id: TenantId, ticket_id: TicketId,
+async def _insert_message(run: Write, tenant_id: TenantId, ticket_id: TicketId,
                           version: int, event: Event) -> None:
     if isinstance(event, TicketOpened):
-        await conn.execute(Q["insert_message"], tenant_id, event.message_id, ticket_id, version,
+        await run(Q["insert_message"], tenant_id, event.message_id, ticket_id, version,
                            "public", event.author.kind.value, event.author.id, event.body,
                            event.at)
     elif isinstance(event, MessageAdded):
-        await conn.execute(Q["insert_message"], tenant_id, event.message_id, ticket_id, version,
+        await run(Q["insert_message"], tenant_id, event.message_id, ticket_id, version,
                            event.visibility.value, event.author.kind.value, event.author.id,
                            event.body, event.at)
 
 
 async def _write_ticket(conn: asyncpg.Connection, tenant_id: TenantId, t: Ticket, *,
-                        insert: bool, previous: int) -> None:
+                        insert: bool, previous: int, write: Write | None) -> None:
     doc = state_to_json(t)
     clocks = doc["clocks"]
     view = ticket_json(t).decode()
     if insert:
-        await conn.execute(
+        await (write or conn.execute)(
             Q["insert_ticket"], tenant_id, t.id, t.version, t.state.value, t.priority.value,
             t.source.value, t.assignee, list(t.tags), t.subject, doc["requester"],
             t.follow_up_of, clocks, doc, t.created_at, t.updated_at, view,
             t.requester.contact_id,
         )
         return
-    status = await conn.execute(
-        Q["update_ticket"], tenant_id, t.id, t.version, t.state.value, t.priority.value,
-        t.assignee, list(t.tags), clocks, doc, t.updated_at, previous, view, doc["requester"],
-        t.requester.contact_id,
-    )
-    if status != "UPDATE 1":
+    args = (tenant_id, t.id, t.version, t.state.value, t.priority.value, t.assignee,
+            list(t.tags), clocks, doc, t.updated_at, previous, view, doc["requester"],
+            t.requester.contact_id)
+    status = await (write or conn.execute)(Q["update_ticket"], *args)
+    # None: deferred, where the row is locked and the appends check its stream's version.
+    if status is not None and status != "UPDATE 1":
         raise CorruptStream(f"inline ticket {t.id} is not at version {previous}")
 
 
@@ -209,10 +263,12 @@ async def _render_views(conn: asyncpg.Connection, tenant_id: TenantId,
 
 
 __all__ = [
+    "CommandState",
     "PendingEvent",
     "StoredEvent",
     "apply_inline",
     "fill_views",
+    "load_for_command",
     "load_ticket",
     "state_from_json",
     "state_to_json",

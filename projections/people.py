@@ -9,7 +9,7 @@ filters on one indexed column instead of joining contacts.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,9 +23,14 @@ from domain.errors import CorruptStream
 from domain.ids import TenantId
 from domain.organization import Organization
 from eventstore.sqlfile import load_queries
+from eventstore.types import Write
 from projections.search import drop_contact, index_contacts, index_organizations
 
 Q = load_queries(Path(__file__).with_name("people.sql"))
+
+HoldKey = Callable[[UUID, bytes | None, str | None], None]
+"""Takes a subject's wrapped data key (None: erased), and the fingerprint of the key-
+encryption key that wraps it, that a read holds FOR SHARE."""
 
 _INFINITY = datetime.max.replace(tzinfo=UTC)
 _MAX_UUID = uuid.UUID(int=(1 << 128) - 1)
@@ -68,16 +73,22 @@ async def contact_by_email(conn: asyncpg.Connection, tenant_id: TenantId,
     return None if row is None else contact_from_row(row)
 
 
-async def requester_contact(conn: asyncpg.Connection, tenant_id: TenantId, email: str
+async def requester_contact(conn: asyncpg.Connection, tenant_id: TenantId, email: str, *,
+                            hold_key: HoldKey | None = None
                             ) -> tuple[Contact | None, UUID | None]:
     """The contact holding ``email`` (any case), and the organization holding its
-    domain, in one round trip."""
-    row = await conn.fetchrow(Q["requester_contact"], tenant_id, email)
+    domain, in one round trip. With ``hold_key``, the same statement holds the
+    contact's data key until commit and hands it over (``Session.held_key``)."""
+    row = await conn.fetchrow(Q["requester_contact"], tenant_id, email, hold_key is not None)
     assert row is not None
     org: UUID | None = row["domain_organization"]
     if row["id"] is None:
         return None, org
-    return contact_from_row({k: v for k, v in row.items() if k != "domain_organization"}), org
+    if hold_key is not None and row["has_key"]:
+        hold_key(row["id"], None if row["wrapped"] is None else bytes(row["wrapped"]),
+                 row["kek"])
+    extra = ("domain_organization", "has_key", "wrapped", "kek")
+    return contact_from_row({k: v for k, v in row.items() if k not in extra}), org
 
 
 async def contact_by_external_id(conn: asyncpg.Connection, tenant_id: TenantId,
@@ -87,14 +98,16 @@ async def contact_by_external_id(conn: asyncpg.Connection, tenant_id: TenantId,
     return found
 
 
-async def insert_contact(conn: asyncpg.Connection, tenant_id: TenantId, c: Contact) -> bool:
-    """Insert a new contact's row; False when its e-mail or external id is taken."""
+async def insert_contact(conn: asyncpg.Connection, tenant_id: TenantId, c: Contact, *,
+                         write: Write | None = None) -> bool:
+    """Insert a new contact's row; False when its e-mail or external id is taken. Its
+    search row is written by ``write`` when given (``eventstore.types.Write``)."""
     inserted = await conn.fetchval(
         Q["insert_contact"], tenant_id, c.id, c.version, c.email, c.name, c.phone,
         c.external_id, c.organization_id, list(c.tags), c.created_at, c.updated_at)
     if inserted is None:
         return False
-    await index_contacts(conn, tenant_id, [c.id])
+    await index_contacts(conn, tenant_id, [c.id], write=write)
     return True
 
 
@@ -230,6 +243,7 @@ async def list_organizations(conn: asyncpg.Connection, tenant_id: TenantId,
 
 __all__ = [
     "ContactFilters",
+    "HoldKey",
     "contact_by_email",
     "contact_by_external_id",
     "contact_from_row",

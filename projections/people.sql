@@ -180,17 +180,21 @@ SELECT pg_advisory_xact_lock_shared(hashtextextended($1::uuid::text || '/' || lo
 SELECT pg_advisory_xact_lock(hashtextextended($1::uuid::text || '/' || lower($2), 0))
 
 -- name: requester_contact --
--- $1 tenant_id, $2 e-mail (any case)
+-- $1 tenant_id, $2 e-mail (any case), $3 whether to hold the contact's data key
 -- The contact holding the e-mail (its columns null when none does) and the
 -- organization holding the e-mail's domain: one round trip, whether the opening then
--- links to the contact or creates it.
+-- links to the contact or creates it. With $3, the contact's data key too, held as
+-- data_key_hold holds it, for the ticket's sealing (has_key false: none yet).
 SELECT c.id, c.version, c.email, c.name, c.phone, c.external_id, c.organization_id, c.tags,
        c.merged_into, c.created_at, c.updated_at,
        (SELECT d.organization_id FROM organization_domains d
          WHERE d.tenant_id = $1 AND d.domain = lower(split_part($2, '@', 2)))
-           AS domain_organization
+           AS domain_organization,
+       k.subject_id IS NOT NULL AS has_key, k.wrapped, k.kek
   FROM (SELECT 1) AS one
   LEFT JOIN contacts c ON c.tenant_id = $1 AND c.email_key = lower($2)
+  LEFT JOIN LATERAL (SELECT subject_id, wrapped, kek FROM data_keys
+                      WHERE $3 AND tenant_id = $1 AND subject_id = c.id FOR SHARE) k ON true
 
 -- name: lock_contact_tickets --
 -- $1 tenant_id, $2 contact_id

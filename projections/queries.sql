@@ -12,6 +12,29 @@ SELECT version, state_json FROM tickets WHERE tenant_id = $1 AND id = $2
 -- committed instead of losing a race at append time.
 SELECT version, state_json FROM tickets WHERE tenant_id = $1 AND id = $2 FOR UPDATE
 
+-- name: command_state --
+-- $1 tenant_id, $2 ticket_id, $3 whether to read the field definitions, $4 a new
+-- ticket's requester e-mail (NULL: none)
+-- What a ticket command decides on, in one round trip: the ticket's state, locked as
+-- ticket_state_for_update locks it; the data key of its requester contact, held as
+-- data_key_hold holds it (after the ticket, the order an erasure takes them in); the
+-- tenant's settings (null: the defaults); when asked, every field definition (as
+-- ticket_field_catalog orders them); and with an e-mail, its requester lock taken as
+-- lock_requester takes it (its contact is read by the next statement, which sees a
+-- merge that held the lock).
+SELECT t.state_json, t.contact_id, k.subject_id IS NOT NULL AS has_key, k.wrapped, k.kek,
+       s.settings,
+       CASE WHEN $3 THEN (SELECT coalesce(json_agg(f.definition ORDER BY f.key), '[]')
+                            FROM ticket_fields f WHERE f.tenant_id = $1) END AS catalog,
+       CASE WHEN $4::text IS NOT NULL THEN pg_advisory_xact_lock_shared(
+           hashtextextended($1::uuid::text || '/' || lower($4::text), 0)) END AS locked
+  FROM (SELECT 1) AS one
+  LEFT JOIN LATERAL (SELECT state_json, contact_id FROM tickets
+                      WHERE tenant_id = $1 AND id = $2 FOR UPDATE) t ON true
+  LEFT JOIN LATERAL (SELECT subject_id, wrapped, kek FROM data_keys
+                      WHERE tenant_id = $1 AND subject_id = t.contact_id FOR SHARE) k ON true
+  LEFT JOIN tenant_settings s ON s.tenant_id = $1
+
 -- name: insert_ticket --
 -- $1 tenant_id, $2 id, $3 version, $4 state, $5 priority, $6 source, $7 assignee,
 -- $8 tags, $9 subject, $10 requester, $11 follow_up_of, $12 clocks, $13 state_json,
@@ -606,14 +629,17 @@ SELECT coalesce((SELECT settings ->> 'text_search' FROM tenant_settings
                   WHERE tenant_id = $1), 'simple')::regconfig::text
 
 -- name: index_tickets --
--- $1 tenant_id, $2 ticket ids, $3 text-search configuration
+-- $1 tenant_id, $2 ticket ids, $3 text-search configuration (NULL: the tenant's, read
+-- here, so indexing on the write path is one statement)
 -- A ticket's search vectors, recomputed from its read-model rows: subject (weight A),
 -- tags and requester (B), message bodies (C). Public messages go into both vectors,
 -- internal notes only into staff_document. Recomputed whole rather than appended to,
 -- so an index can never drift from the rows; the cost is the ticket's messages,
 -- read by their keyset index, once per command that changes what is searched. The
 -- function (migration 0461) reads the ticket whole even in a customer's transaction.
-SELECT index_ticket_documents($1, $2::uuid[], $3::regconfig)
+SELECT index_ticket_documents($1, $2::uuid[], coalesce(
+           $3::text, (SELECT settings ->> 'text_search' FROM tenant_settings
+                       WHERE tenant_id = $1), 'simple')::regconfig)
 
 -- name: index_contacts --
 -- $1 tenant_id, $2 contact ids, $3 text-search configuration (NULL: the tenant's, read

@@ -35,6 +35,7 @@ from domain.contact import Contact
 from domain.ids import TenantId
 from domain.organization import Organization
 from eventstore.sqlfile import load_queries
+from eventstore.types import Write
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
 
@@ -123,27 +124,28 @@ async def check_query(conn: asyncpg.Connection, text: str, config: str) -> str:
 
 
 async def _index(conn: asyncpg.Connection, tenant_id: TenantId, kind: str,
-                 ids: Sequence[UUID], config: str | None) -> None:
+                 ids: Sequence[UUID], config: str | None, write: Write | None = None) -> None:
     if not ids:
         return
-    if config is None and kind == "ticket":
-        # The contact and organization statements read the tenant's configuration
-        # themselves when given none.
-        config = await text_search_config(conn, tenant_id)
-    await conn.execute(Q[_KINDS[kind].index], tenant_id, list(ids), config)
+    # Given no configuration, each statement reads the tenant's itself, so indexing on
+    # the write path is one statement, which a unit of work may defer (``write``).
+    await (write or conn.execute)(Q[_KINDS[kind].index], tenant_id, list(ids), config)
 
 
 async def index_tickets(conn: asyncpg.Connection, tenant_id: TenantId,
-                        ticket_ids: Sequence[UUID], config: str | None = None) -> None:
-    """Recompute the search rows of ``ticket_ids`` from their read-model rows."""
-    await _index(conn, tenant_id, "ticket", ticket_ids, config)
+                        ticket_ids: Sequence[UUID], config: str | None = None, *,
+                        write: Write | None = None) -> None:
+    """Recompute the search rows of ``ticket_ids`` from their read-model rows (by
+    ``write`` when given: see ``eventstore.types.Write``)."""
+    await _index(conn, tenant_id, "ticket", ticket_ids, config, write)
 
 
 async def index_contacts(conn: asyncpg.Connection, tenant_id: TenantId,
-                         contact_ids: Sequence[UUID], config: str | None = None) -> None:
+                         contact_ids: Sequence[UUID], config: str | None = None, *,
+                         write: Write | None = None) -> None:
     """Recompute the search rows of ``contact_ids`` from their rows (merged ones
-    aside: see ``drop_contact``)."""
-    await _index(conn, tenant_id, "contact", contact_ids, config)
+    aside: see ``drop_contact``), by ``write`` when given."""
+    await _index(conn, tenant_id, "contact", contact_ids, config, write)
 
 
 async def drop_contact(conn: asyncpg.Connection, tenant_id: TenantId,

@@ -14,6 +14,7 @@ import asyncpg
 
 from domain.ids import TenantId
 from eventstore.sqlfile import load_queries
+from eventstore.types import Write
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
 
@@ -27,18 +28,29 @@ async def schedule(
     dedupe_key: str | None = None,
     payload: dict[str, Any] | None = None,
     max_attempts: int = 10,
+    write: Write | None = None,
 ) -> int | None:
     """Add a job, or move the live job with the same dedupe key to ``run_at``.
 
-    Returns the job id, or None when a job with that key is running right now.
+    Returns the job id, or None when a job with that key is running right now (always
+    None by ``write``, which runs or defers the statement: ``eventstore.types.Write``).
     """
+    if write is not None:
+        await write(Q["schedule"], tenant_id, kind, dedupe_key, payload or {}, run_at,
+                    max_attempts)
+        return None
     job_id: int | None = await conn.fetchval(
         Q["schedule"], tenant_id, kind, dedupe_key, payload or {}, run_at, max_attempts
     )
     return job_id
 
 
-async def cancel(conn: asyncpg.Connection, tenant_id: TenantId, dedupe_key: str) -> bool:
-    """Remove a ready job by its dedupe key; True if there was one."""
+async def cancel(conn: asyncpg.Connection, tenant_id: TenantId, dedupe_key: str, *,
+                 write: Write | None = None) -> bool:
+    """Remove a ready job by its dedupe key; True if there was one (always False by
+    ``write``, which runs or defers the statement)."""
+    if write is not None:
+        await write(Q["cancel"], tenant_id, dedupe_key)
+        return False
     status: str = await conn.execute(Q["cancel"], tenant_id, dedupe_key)
     return status != "DELETE 0"

@@ -56,10 +56,16 @@ async def run(
     work: Callable[[Session], Awaitable[JsonReply]],
     *,
     expected_version: int | None = None,
+    deferring: bool = False,
 ) -> Response:
     """Run ``work`` in one unit of work of the principal's tenant and actor, once per
-    Idempotency-Key; a version conflict under ``expected_version`` is 412."""
+    Idempotency-Key; a version conflict under ``expected_version`` is 412.
+
+    ``deferring`` sends the unit of work's writes in its COMMIT's message
+    (``Session.deferring``): for work that reads nothing it wrote, as a ticket
+    command does."""
     async with services.store.session(principal.tenant_id, principal.actor) as session:
+        session.deferring = deferring
 
         async def attempt() -> JsonReply:
             try:

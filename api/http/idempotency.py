@@ -161,8 +161,9 @@ async def idempotent(
     if reply.secret_lost is not None:
         stored = None if server_secret is None else seal(server_secret, ident, content)
         refusal = _refusal(reply.secret_lost)
-    await conn.execute(Q["idempotency_put"], *ident, digest, reply.status, stored,
-                       reply.secret_lost is not None, refusal, kept, float(TTL_SECONDS))
+    # By the unit of work's ``write``: with a deferring one, in its COMMIT's message.
+    await session.write(Q["idempotency_put"], *ident, digest, reply.status, stored,
+                        reply.secret_lost is not None, refusal, kept, float(TTL_SECONDS))
     return _response(reply.status, content, reply.headers)
 
 

@@ -68,7 +68,7 @@ async def post_message(ticket_id: UUID, body: MessageIn, request: Request,
                          {"ETag": etag(ticket.version)})
 
     return await commands.run(request, services, principal, body.model_dump(mode="json"), work,
-                              expected_version=expected)
+                              expected_version=expected, deferring=True)
 
 
 @router.get("/{ticket_id}/messages", response_model=MessagePage, responses=errors(404),

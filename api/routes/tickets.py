@@ -86,7 +86,7 @@ async def _command(request: Request, services: ServicesDep, principal: Principal
                                               expected_version=expected))
 
     return await commands.run(request, services, principal, payload, work,
-                              expected_version=expected)
+                              expected_version=expected, deferring=True)
 
 
 @router.post("", status_code=201, response_model=TicketOut,
@@ -123,7 +123,7 @@ async def open_ticket(
     unset = ({"group_id"} if body.group_id is None else set()) | (
         set() if body.fields else {"fields"})
     payload = body.model_dump(mode="json", exclude=unset)
-    return await commands.run(request, services, principal, payload, work)
+    return await commands.run(request, services, principal, payload, work, deferring=True)
 
 
 async def _known(session: Session, filters: TicketFilters) -> None:  # a Guard
