@@ -4,6 +4,10 @@ Run from the repository root::
 
     python -m bench.search                    # 20,000 tickets, 5 s per case, 3 rounds
     python -m bench.search --tickets 100000   # the full size (seeding takes long)
+    python -m bench.search --tickets 100000 --seed-budget 3000  # stop seeding at 50 min
+
+``--seed-budget`` stops seeding after the unit of work in which that many seconds ran
+out, and measures the tickets written by then (the report says how many).
 
 A tenant of ``--tickets`` tickets with 5 messages each (the opening message and four
 replies, public and internal notes mixed), written through the write path (so the
@@ -62,9 +66,11 @@ def text(rng: random.Random, vocab: list[str], n: int) -> str:
                     if rng.random() < 0.5 else rng.choice(vocab) for _ in range(n))
 
 
-async def seed(runtime_url: str, tenant_id: Any, count: int, vocab: list[str]) -> int:
+async def seed(runtime_url: str, tenant_id: Any, count: int, vocab: list[str],
+               budget: float | None = None) -> tuple[int, int]:
     """``count`` tickets of MESSAGES messages each, through the write path, in units
-    of work of BATCH tickets, WRITERS at a time; returns the tenant's head."""
+    of work of BATCH tickets, WRITERS at a time, or fewer if ``budget`` seconds run out
+    first; returns (tickets written, the tenant's head)."""
     from domain.commands import AddMessage, OpenTicket
     from domain.ids import MessageId, TicketId
     from domain.values import Actor, ActorKind, Requester, Visibility
@@ -84,6 +90,8 @@ async def seed(runtime_url: str, tenant_id: Any, count: int, vocab: list[str]) -
         nonlocal done
         rng = random.Random(7 + w)
         for start in range(w * BATCH, count, WRITERS * BATCH):
+            if budget is not None and time.perf_counter() - began > budget:
+                return
             async with store.session(tenant_id, StoreActor("api_key", "bench")) as s:
                 for i in range(start, min(count, start + BATCH)):
                     tid = TicketId(uuid.uuid4())
@@ -111,7 +119,7 @@ async def seed(runtime_url: str, tenant_id: Any, count: int, vocab: list[str]) -
     try:
         await asyncio.gather(*(writer(w) for w in range(WRITERS)))
         async with store.session(tenant_id, readonly=True) as s:
-            return (await s.head())[0]
+            return done, (await s.head())[0]
     finally:
         await pool.close()
 
@@ -119,6 +127,11 @@ async def seed(runtime_url: str, tenant_id: Any, count: int, vocab: list[str]) -
 def queries(rng: random.Random, vocab: list[str], n: int = 50) -> list[str]:
     """Two-word queries over words of middling frequency (ranks 50 to 500)."""
     return [f"{vocab[rng.randint(50, 500)]} {vocab[rng.randint(50, 500)]}" for _ in range(n)]
+
+
+def _load() -> str:
+    """The machine's load averages (1, 5, 15 min): others may share its cores."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 async def drain(url: str, key: str, path: str, limit: int) -> tuple[int, float]:
@@ -169,6 +182,7 @@ async def measure(runtime_url: str, key: str, vocab: list[str], seconds: float,
             hits = [len((await c.get("/v1/search", params={"q": q, "limit": 100})).json()
                         ["data"]) for q in qs[:10]]
         print(f"results per query (first 10 queries, at most 100): {hits}")
+        print(f"load average at the start of measuring: {_load()}")
         load.run(server.url, 1, cases["list"])  # warm
         load.run(server.url, 1, cases["search"])
         # Alternating rounds, medians: the machine may be busy with other work.
@@ -178,6 +192,7 @@ async def measure(runtime_url: str, key: str, vocab: list[str], seconds: float,
             for name, path, limit in DRAINS:
                 n, took = await drain(server.url, key, path, limit)
                 rates[name].append(n / took)
+    print(f"load average at the end of measuring: {_load()}")
     got = {name: Load(*(statistics.median(getattr(r, f) for r in rs)
                         for f in ("rps", "p50_ms", "p99_ms", "requests", "bad")))
            for name, rs in runs.items()}
@@ -211,7 +226,7 @@ async def measure(runtime_url: str, key: str, vocab: list[str], seconds: float,
            "medians)", rows)
 
 
-async def run(tickets: int, seconds: float, rounds: int) -> None:
+async def run(tickets: int, seconds: float, rounds: int, budget: float | None) -> None:
     from bench.common import private_server
     from handlers.tenants import create_tenant_as_operator
     from tests.support.pg import Databases
@@ -224,9 +239,11 @@ async def run(tickets: int, seconds: float, rounds: int) -> None:
         try:
             tenant = await create_tenant_as_operator(db.admin_url, "bench")
             began = time.perf_counter()
-            head = await seed(db.runtime_url, tenant.tenant_id, tickets, vocab)
-            print(f"seeded {tickets} tickets ({head} events) in "
+            written, head = await seed(db.runtime_url, tenant.tenant_id, tickets, vocab,
+                                       budget)
+            print(f"seeded {written} of {tickets} tickets ({head} events) in "
                   f"{time.perf_counter() - began:.0f} s")
+            tickets = written
             await measure(db.runtime_url, tenant.admin_key.secret, vocab, seconds, rounds,
                           tickets, head)
         finally:
@@ -239,8 +256,10 @@ def main() -> None:
     parser.add_argument("--tickets", type=int, default=20_000)
     parser.add_argument("--seconds", type=float, default=5.0, help="per wrk case")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds")
+    parser.add_argument("--seed-budget", type=float, default=None,
+                        help="seconds of seeding at most; measure what was written by then")
     args = parser.parse_args()
-    asyncio.run(run(args.tickets, args.seconds, args.rounds))
+    asyncio.run(run(args.tickets, args.seconds, args.rounds, args.seed_budget))
 
 
 if __name__ == "__main__":

@@ -163,7 +163,7 @@ class StreamClient:
     async def _dispatch(self, ws: Any, message: dict[str, Any]) -> None:
         kind = message.get("type")
         room = message.get("room")
-        if kind == "event" and room in self.last_seq:
+        if kind in ("event", "withheld") and room in self.last_seq:
             seq = message["seq"]
             last = self.last_seq[room]
             if last is not None and seq <= last:
@@ -173,7 +173,8 @@ class StreamClient:
                 await self._gap(ws, room, last)
                 return
             self.last_seq[room] = seq
-            await self.on_event(room, message)
+            if kind == "event":  # a withheld one only moves the position past it
+                await self.on_event(room, message)
         elif kind == "subscribed" and room in self.last_seq:
             if self.last_seq[room] is None:
                 self.last_seq[room] = message["head_seq"]

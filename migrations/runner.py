@@ -10,6 +10,12 @@ Roles (cluster-wide, created if missing, never dropped):
 The connection used here must be able to create roles and grant on the database
 (a superuser, as in docker compose and the embedded server).
 
+Extensions: a migration that needs one says so in a line of its own,
+``-- requires extension: NAME``; the runner creates it (if missing) as the connecting
+role, in the migration's own transaction, before it acts as the owner, who may not
+create extensions. Only extensions that Postgres marks trusted are accepted, so a
+migration cannot ask for more than a database owner could install.
+
 Concurrency: a session advisory lock serialises runners on one database, so two
 processes migrating at once apply each file exactly once. Every applied file's
 sha256 is recorded; an applied file that was edited afterwards is an error.
@@ -31,6 +37,7 @@ RUNTIME_GROUP = "helpdesk_runtime"
 LOCK_KEY = 0x6865_6C70_6465_736B  # "helpdesk"
 _FILE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 _ROLE_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+_REQUIRES = re.compile(r"^-- requires extension: ([a-z_][a-z0-9_]{0,62})\s*$", re.MULTILINE)
 
 
 class MigrationError(Exception):
@@ -90,6 +97,18 @@ async def ensure_roles(conn: asyncpg.Connection) -> None:
         await conn.execute(f"GRANT {OWNER_ROLE} TO {quote_ident(me)}")
     await conn.execute(f"GRANT USAGE, CREATE ON SCHEMA public TO {OWNER_ROLE}")
     await conn.execute(f"GRANT USAGE ON SCHEMA public TO {RUNTIME_GROUP}")
+
+
+async def ensure_extensions(conn: asyncpg.Connection, sql: str) -> None:
+    """Create the extensions ``sql`` declares (``-- requires extension: NAME``)."""
+    for name in _REQUIRES.findall(sql):
+        trusted = await conn.fetchval(
+            "SELECT bool_and(trusted) FROM pg_available_extension_versions WHERE name = $1",
+            name)
+        if not trusted:
+            raise MigrationError(f"extension {name!r} is not available here as a trusted "
+                                 "extension")
+        await conn.execute(f"CREATE EXTENSION IF NOT EXISTS {quote_ident(name)}")
 
 
 async def ensure_runtime_login(
@@ -157,8 +176,9 @@ async def migrate(
                         )
                     continue
                 async with conn.transaction():
-                    await conn.execute(f"SET LOCAL ROLE {OWNER_ROLE}")
                     try:
+                        await ensure_extensions(conn, m.sql)
+                        await conn.execute(f"SET LOCAL ROLE {OWNER_ROLE}")
                         await conn.execute(m.sql)
                     except asyncpg.PostgresError as exc:
                         raise MigrationError(f"{m.name}.sql failed: {exc}") from exc

@@ -727,9 +727,9 @@ page AS (
 )
 SELECT p.rank, c.id, c.version, c.email, c.name, c.phone, c.external_id, c.organization_id,
        c.tags, c.merged_into, c.created_at, c.updated_at,
-       ts_headline($3::regconfig, replace(replace(replace(concat_ws(' … ', c.name, c.email,
-                       c.phone), '&', '&amp;'), '<', '&lt;'), '>', '&gt;'),
-                   q.query, 'StartSel=<mark>, StopSel=</mark>, HighlightAll=true') AS snippet
+       ts_headline($3::regconfig, translate(concat_ws(' … ', c.name, c.email, c.phone),
+                                            E'\uE000\uE001', ''),
+                   q.query, E'StartSel=\uE000, StopSel=\uE001, HighlightAll=true') AS snippet
   FROM page p
   JOIN contacts c ON c.tenant_id = $1 AND c.id = p.id
  CROSS JOIN q
@@ -747,10 +747,9 @@ page AS (
      LIMIT $6
 )
 SELECT p.rank, o.id, o.version, o.name, o.domains, o.created_at, o.updated_at,
-       ts_headline($3::regconfig, replace(replace(replace(concat_ws(' … ', o.name,
-                       array_to_string(o.domains, ' ')), '&', '&amp;'), '<', '&lt;'),
-                       '>', '&gt;'),
-                   q.query, 'StartSel=<mark>, StopSel=</mark>, HighlightAll=true') AS snippet
+       ts_headline($3::regconfig, translate(concat_ws(' … ', o.name,
+                       array_to_string(o.domains, ' ')), E'\uE000\uE001', ''),
+                   q.query, E'StartSel=\uE000, StopSel=\uE001, HighlightAll=true') AS snippet
   FROM page p
   JOIN organizations o ON o.tenant_id = $1 AND o.id = p.id
  CROSS JOIN q
@@ -780,6 +779,9 @@ SELECT t.id FROM tickets t
 -- requester over bodies), then id, as a keyset: the page after (rank, id) is lower
 -- ranks, or the same rank and higher ids. The snippet is made for the page's rows
 -- only: ts_headline reads the text again, which is what makes it the costly part.
+-- Snippets are highlighted on the raw text (parsed as the index parsed it), between
+-- two private-use characters taken out of the text first; projections/search.py
+-- escapes the result and only then turns those into <mark> tags.
 WITH q AS (SELECT websearch_to_tsquery($3::regconfig, $2) AS query),
 page AS (
     SELECT m.id, m.rank
@@ -789,15 +791,15 @@ page AS (
      LIMIT $6
 )
 SELECT p.id, p.rank, t.view::text AS view,
-       ts_headline($3::regconfig, replace(replace(replace(concat_ws(' … ', t.subject, (
+       ts_headline($3::regconfig, translate(concat_ws(' … ', t.subject, (
                        SELECT string_agg(m.body, ' … ' ORDER BY m.created_at, m.id)
                          FROM messages m
                         WHERE m.tenant_id = $1 AND m.ticket_id = p.id
                           AND (m.visibility = 'public' OR $7::boolean)),
                        array_to_string(t.tags, ' '), t.requester ->> 'name',
-                       t.requester ->> 'email'), '&', '&amp;'), '<', '&lt;'), '>', '&gt;'),
+                       t.requester ->> 'email'), E'\uE000\uE001', ''),
                    q.query,
-                   'StartSel=<mark>, StopSel=</mark>, MaxWords=24, MinWords=8, '
+                   E'StartSel=\uE000, StopSel=\uE001, MaxWords=24, MinWords=8, '
                    'MaxFragments=2, FragmentDelimiter=" … "') AS snippet
   FROM page p
   JOIN tickets t ON t.tenant_id = $1 AND t.id = p.id

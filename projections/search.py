@@ -23,6 +23,7 @@ searches go through that function).
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -197,6 +198,19 @@ async def index_missing(conn: asyncpg.Connection, tenant_id: TenantId) -> int:
     return done
 
 
+_START_MARK, _STOP_MARK = "\ue000", "\ue001"
+"""What the search statements have ts_headline put around a match (private-use
+characters, taken out of the text before): the text is escaped first, then they
+become ``<mark>`` tags, so a tag never lands inside an escaped character."""
+
+
+def marked(headline: str) -> str:
+    """A snippet as HTML: ``headline`` (raw text, matches between ``_START_MARK`` and
+    ``_STOP_MARK``) escaped, quotes included, its matches in ``<mark>``."""
+    return (html.escape(headline, quote=True)
+            .replace(_START_MARK, "<mark>").replace(_STOP_MARK, "</mark>"))
+
+
 def _found(kind: str, row: asyncpg.Record) -> bytes | Contact | Organization:
     if kind == "ticket":
         return str(row["view"]).encode()
@@ -213,7 +227,8 @@ async def search(conn: asyncpg.Connection, tenant_id: TenantId, kind: str, text:
     rank, last_id = after if after is not None else (None, UUID(int=0))
     rows = await conn.fetch(Q[_KINDS[kind].search], tenant_id, text, config, rank, last_id,
                             limit, staff)
-    return [SearchHit(r["id"], r["rank"], _found(kind, r), r["snippet"]) for r in rows]
+    return [SearchHit(r["id"], r["rank"], _found(kind, r), marked(r["snippet"]))
+            for r in rows]
 
 
 
@@ -237,6 +252,7 @@ __all__ = [
     "index_missing",
     "index_organizations",
     "index_tickets",
+    "marked",
     "reindex",
     "search",
     "text_search_config",

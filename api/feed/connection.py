@@ -28,6 +28,7 @@ from api.feed.flow import CLOSE_TOO_SLOW, SocketFlow, flow_of
 from api.feed.hub import Hub
 from api.feed.messages import BadRoom, Room
 from api.feed.outbox import Outbox, Outgoing
+from api.http.access import event_types_for
 from api.http.auth import Principal, resolve
 from api.root import Services
 from eventstore.errors import EventStoreError, StoreUnavailable
@@ -68,7 +69,8 @@ class StreamConnection:
         self.hub = hub
         self.principal = principal
         self.secret = secret
-        self.outbox = Outbox(principal.tenant_id, services.settings.ws_send_queue)
+        self.outbox = Outbox(principal.tenant_id, services.settings.ws_send_queue,
+                             event_types_for(principal.role))
 
     async def run(self) -> None:
         """Serve until the client leaves or the key is revoked."""

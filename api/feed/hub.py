@@ -43,6 +43,7 @@ log = logging.getLogger("helpdesk.ws")
 class RingEntry:
     seq: int
     stream_id: uuid.UUID
+    type: str
     body: dict[str, Any]
     tenant_text: str
 
@@ -211,16 +212,23 @@ class Hub:
             feed.ring.clear()
         body = msg.event_body(event)
         tenant_text = msg.event_message(msg.TENANT_ROOM, event.seq, body)
-        feed.ring.append(RingEntry(event.seq, event.stream_id, body, tenant_text))
+        feed.ring.append(RingEntry(event.seq, event.stream_id, event.type, body, tenant_text))
         feed.last_seq = event.seq
         head = feed.known_head = max(feed.known_head, event.seq)
+        withheld: str | None = None
         for sub in list(feed.tenant_subs):
-            sub.outbox.offer(sub, tenant_text, head)
+            if sub.outbox.reads(event.type):
+                sub.outbox.offer(sub, tenant_text, head)
+            else:
+                withheld = withheld or msg.withheld(msg.TENANT_ROOM, event.seq)
+                sub.outbox.offer(sub, withheld, head)
         stream_subs = feed.ticket_subs.get(event.stream_id)
         if stream_subs:
             # Encoded once per room (a stream is one kind's, so nearly always one room).
             texts: dict[str, str] = {}
             for sub in list(stream_subs):
+                if not sub.outbox.reads(event.type):
+                    continue
                 text = texts.get(sub.room.name)
                 if text is None:
                     text = texts[sub.room.name] = msg.event_message(sub.room.name, event.seq,
@@ -289,7 +297,7 @@ class Hub:
                     if after_seq > head or head - after_seq > self.replay_window:
                         texts = None
                     else:
-                        texts = await self._replay(feed, room, after_seq, head)
+                        texts = await self._replay(feed, room, after_seq, head, outbox)
                 if texts is None or len(texts) > outbox.room_free():
                     outbox.put_gap(msg.gap(room.name, head))
                     return
@@ -320,9 +328,11 @@ class Hub:
         return outbox.shed() + ended
 
     async def _replay(
-        self, feed: TenantFeed, room: Room, after_seq: int, head: int
+        self, feed: TenantFeed, room: Room, after_seq: int, head: int, outbox: Outbox
     ) -> list[str] | None:
-        """The room's event messages for ``(after_seq, head]``; None if not all readable."""
+        """The room's messages for ``(after_seq, head]`` as ``outbox``'s role is sent
+        them: an event it may not read is ``withheld`` in the tenant room and left out
+        of a stream's room. None if not all readable."""
         texts: list[str] = []
         expected = after_seq + 1
         ring_first = feed.ring[0].seq if feed.ring else head + 1
@@ -338,9 +348,13 @@ class Hub:
                         if event.seq != expected:
                             return None
                         expected += 1
-                        if room.wants(event.stream_id):
+                        if not room.wants(event.stream_id):
+                            continue
+                        if outbox.reads(event.type):
                             texts.append(msg.event_message(room.name, event.seq,
                                                            msg.event_body(event)))
+                        elif room.stream_id is None:
+                            texts.append(msg.withheld(room.name, event.seq))
         for entry in feed.ring:
             if entry.seq < expected:
                 continue
@@ -349,9 +363,14 @@ class Hub:
             if entry.seq != expected:
                 return None
             expected += 1
-            if room.stream_id is None:
+            if not room.wants(entry.stream_id):
+                continue
+            if not outbox.reads(entry.type):
+                if room.stream_id is None:
+                    texts.append(msg.withheld(room.name, entry.seq))
+            elif room.stream_id is None:
                 texts.append(entry.tenant_text)
-            elif room.stream_id == entry.stream_id:
+            else:
                 texts.append(msg.event_message(room.name, entry.seq, entry.body))
         # Never claim a replay we could not read in full.
         return texts if expected == head + 1 else None

@@ -70,6 +70,13 @@ def event_message(room: str, seq: int, body: dict[str, Any]) -> str:
     return orjson.dumps({"type": "event", "room": room, "seq": seq, "event": body}).decode()
 
 
+def withheld(room: str, seq: int) -> str:
+    """In the tenant room, in place of an event the connection's role may not read
+    (``api.http.access.event_types_for``): its position moves past ``seq`` and the
+    room stays contiguous."""
+    return orjson.dumps({"type": "withheld", "room": room, "seq": seq}).decode()
+
+
 def control(type_: str, **fields: Any) -> str:
     """A non-event message: subscribed, gap, error, pong, heartbeat, authenticated."""
     return orjson.dumps({"type": type_, **fields}).decode()

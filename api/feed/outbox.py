@@ -44,6 +44,7 @@ class Outbox:
 
     tenant_id: TenantId
     bound: int
+    types: frozenset[str] | None = None  # the event types the role reads; None: all
     on_drop: Callable[[Subscription], None] = field(default=lambda sub: None)
     subscriptions: dict[str, Subscription] = field(default_factory=dict)
     high_water: int = 0
@@ -53,6 +54,10 @@ class Outbox:
     _queue: deque[Outgoing] = field(default_factory=deque)
     _backlog: int = 0  # queued messages that belong to a subscription
     _ready: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def reads(self, event_type: str) -> bool:
+        """Whether this connection's role is sent events of ``event_type``."""
+        return self.types is None or event_type in self.types
 
     def __len__(self) -> int:
         return len(self._queue)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from domain.events import STREAM_KINDS
 from domain.values import Role
 
 ADMIN, AGENT, INTAKE = Role.ADMIN.value, Role.AGENT.value, Role.INTAKE.value
@@ -151,6 +152,25 @@ def roles_for(operation: str) -> frozenset[str]:
     return ACCESS.get(operation, frozenset())
 
 
+WHOLE_LOG = "GET /v1/events"
+"""The operation whose roles read every event of the tenant: ``event_types_for``
+gives them every stream in the changes feed and the live feed too."""
+TENANT_STREAMS = frozenset({"tenant"})
+"""Kinds of stream only readers of the whole log (``WHOLE_LOG``) get: the tenant
+stream records API keys, agents, settings and webhooks (a webhook's URL may carry a
+secret), which other roles do not read elsewhere either."""
+_NOT_TENANT = frozenset(cls.TYPE for kind, classes in STREAM_KINDS.items()
+                        if kind not in TENANT_STREAMS for cls in classes)
+
+
+def event_types_for(role: str) -> frozenset[str] | None:
+    """The event types ``role`` may be sent by ``GET /v1/changes`` and by the live feed
+    (None: every type). The one rule both follow: what they withhold moves the
+    reader's position past it (a page's ``next_after_seq``, the feed's ``withheld``
+    message), it is never sent."""
+    return None if role in roles_for(WHOLE_LOG) else _NOT_TENANT
+
+
 def publish(document: dict[str, Any]) -> dict[str, Any]:
     """Mark every operation of an OpenAPI document with ``x-required-role``: the roles
     of this table that may run it (sorted), or none for an ``OPEN`` one."""
@@ -164,4 +184,5 @@ def publish(document: dict[str, Any]) -> dict[str, Any]:
     return document
 
 
-__all__ = ["ACCESS", "CUSTOMER", "OPEN", "WIDGET", "publish", "roles_for"]
+__all__ = ["ACCESS", "CUSTOMER", "OPEN", "TENANT_STREAMS", "WHOLE_LOG", "WIDGET",
+           "event_types_for", "publish", "roles_for"]

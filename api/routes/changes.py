@@ -8,7 +8,8 @@ client that applies every page in order sees every event exactly once: no time
 windows, no duplicates to weed out. Filters (``types``, ``stream_type``) narrow what a
 page carries; its ``next_after_seq`` still moves past the events they skipped. Agents
 get every stream they read elsewhere (tickets, contacts, organizations, groups, ticket
-fields) but the tenant's own (``ADMIN_STREAMS``); admins get everything.
+fields) but the tenant's own; admins get everything. The live feed follows the same
+rule (``api.http.access.event_types_for``).
 
 Events come in the live feed's envelope (``docs/websocket.md``) with ``seq`` and
 ``stream_type`` beside it; ``client/mirror.py`` folds pages into tickets, messages,
@@ -26,6 +27,7 @@ import orjson
 from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, Field
 
+from api.http.access import event_types_for
 from api.http.deps import Authorized, ServicesDep
 from api.http.lagging import source_headers
 from api.http.params import ANY_OF, EventTypeName, StreamTypeName
@@ -34,7 +36,6 @@ from api.http.routing import StrictRoute
 from api.schemas.events import LAGGING_HEADERS
 from domain.events import EVENT_TYPES, STREAM_KINDS, STREAM_TYPES
 from domain.mapper import current_data, format_datetime
-from domain.values import Role
 from eventstore.store import ChangesPage, EventStore
 
 router = APIRouter(tags=["changes"], route_class=StrictRoute)
@@ -92,22 +93,18 @@ def _change(row: Any) -> dict[str, Any]:
     }
 
 
-ADMIN_STREAMS = frozenset({"tenant"})
-"""Kinds of stream only admins read here: the tenant stream records API keys, agents,
-settings and webhooks (a webhook's URL may carry a secret), which only admins may read
-elsewhere too. Other callers' cursors move past those events like past a filter."""
-
-
-def _types(types: list[str] | None, stream_type: list[str] | None, *, admin: bool
+def _types(types: list[str] | None, stream_type: list[str] | None, role: str
            ) -> list[str] | None:
-    """The event types a page may carry (None: all)."""
+    """The event types a page may carry (None: all): the filters', within what the
+    role may read (``event_types_for``). Cursors move past the rest like past a
+    filter."""
     wanted = set(types) if types else None
-    kinds = set(stream_type) if stream_type else None
-    if not admin:
-        kinds = (set(STREAM_KINDS) if kinds is None else kinds) - ADMIN_STREAMS
-    if kinds is not None:
-        allowed = {cls.TYPE for kind in kinds for cls in STREAM_KINDS[kind]}
+    if stream_type:
+        allowed = {cls.TYPE for kind in stream_type for cls in STREAM_KINDS[kind]}
         wanted = allowed if wanted is None else wanted & allowed
+    readable = event_types_for(role)
+    if readable is not None:
+        wanted = set(readable) if wanted is None else wanted & readable
     return None if wanted is None else sorted(wanted)
 
 
@@ -124,7 +121,7 @@ async def changes(
                      Query(max_length=50, description=ANY_OF)] = None,
     stream_type: Annotated[list[StreamTypeName] | None, Query(description=ANY_OF)] = None,
 ) -> Response:
-    wanted = _types(types, stream_type, admin=principal.role == Role.ADMIN.value)
+    wanted = _types(types, stream_type, principal.role)
 
     async def read(store: EventStore) -> ChangesPage:
         async with store.session(principal.tenant_id, readonly=True) as s:

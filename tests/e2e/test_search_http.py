@@ -3,6 +3,8 @@ whom, and what bad input answers."""
 
 from __future__ import annotations
 
+import html
+import re
 from typing import Any
 
 import httpx
@@ -227,3 +229,36 @@ async def test_contacts_by_name_email_and_phone_organizations_by_name_and_domain
     assert _ids(await _search(http, other.admin_key, "slugworth", type="organization")) == []
     r = await http.get("/v1/search", params={"q": "x", "type": "agent"}, headers=auth(admin))
     assert r.status_code == 400
+
+
+async def test_snippets_escape_the_text_and_mark_only_outside_what_is_escaped(http, tenant):
+    # Marks are put on the raw text, which is escaped after: a match next to & < > and
+    # quotes, or a word spelled like an escape (amp, lt, quot), is marked whole and
+    # never inside an entity; the text comes back as written (tags aside: like the
+    # index, the snippet reads <b> and <y> as markup, not words).
+    admin = tenant.admin_key
+    body = 'Tom & Jerry <b>said</b> "amp" isn\'t lt; x<y>z &amp; &lt;gadget&gt; a&b'
+    ticket = await _open(http, admin, subject="Escapes", body=body)
+    for q, marked in (("gadget", "&amp;lt;<mark>gadget</mark>&amp;gt;"),
+                      ("amp", "&quot;<mark>amp</mark>&quot;"),
+                      ("jerry", "<mark>Jerry</mark>"),
+                      ("isn", "<mark>isn</mark>&#x27;t")):
+        (hit,) = (await _search(http, admin, q))["data"]
+        assert hit["id"] == ticket["id"]
+        snippet = hit["snippet"]
+        assert marked in snippet, (q, snippet)
+        # Nothing but the marks is markup, and every & starts a whole entity.
+        bare = snippet.replace("<mark>", "").replace("</mark>", "")
+        assert "<" not in bare and ">" not in bare and '"' not in bare, (q, snippet)
+        assert all(m.group(1) in ("amp", "lt", "gt", "quot", "#x27")
+                   for m in re.finditer(r"&([^;&]*)(?:;|$)", bare)), (q, snippet)
+        assert "isn&#x27;t lt; x" in bare and "&amp;amp; &amp;lt;" in bare, (q, snippet)
+        assert html.unescape(bare).endswith("&lt;gadget&gt; a&b … hardware … Ann … "
+                                            "ann@example.com"), (q, snippet)
+
+    r = await http.post("/v1/contacts", headers=auth(admin), json={
+        "email": "ob@sons.test", "name": 'O\'Brien & "Sons" <Ltd>'})
+    assert r.status_code == 201, r.text
+    (hit,) = (await _search(http, admin, "sons", type="contact"))["data"]
+    assert hit["snippet"].startswith(
+        "O&#x27;Brien &amp; &quot;<mark>Sons</mark>&quot; &lt;Ltd&gt;"), hit["snippet"]

@@ -13,6 +13,7 @@ import websockets
 from websockets.exceptions import ConnectionClosed
 
 from domain.contact import ContactFields
+from domain.events import STREAM_TYPES
 from domain.ids import TenantId
 from domain.values import Role
 from eventstore.pool import connect
@@ -470,3 +471,55 @@ async def test_after_an_erasure_the_feed_shows_what_the_event_feed_shows(db, mak
         assert await replayed() == expected
     for secret in secrets:
         assert secret not in orjson.dumps(list(expected.values())).decode()
+async def test_a_role_is_sent_what_the_changes_feed_gives_it(db, make_tenant, owner,
+                                                            store) -> None:
+    """One rule for both: an agent's tenant room carries the events ``/v1/changes``
+    gives the agent, and ``withheld`` (its seq only) for the tenant stream's (keys,
+    agents, webhooks), so the room stays contiguous; admins and auditors get them."""
+    t = await make_tenant("Acme")
+    agent = await owner.key(t.tenant_id, "agent", await owner.agent(t.tenant_id))
+    auditor = await issue_key(db.admin_url, t.tenant_id, "auditor")
+    ticket = uuid.uuid4()
+    keys = {"admin": t.admin_key.secret, "agent": agent.secret, "auditor": auditor}
+    async with serve(ws_settings(db.runtime_url)) as srv:
+        sockets = {role: await connect_ws(srv.url, key) for role, key in keys.items()}
+        for ws in sockets.values():  # a replay of everything so far, then live
+            await send(ws, op="subscribe", room="tenant", after_seq=0)
+        replayed = {role: await recv_until(ws, "subscribed") for role, ws in sockets.items()}
+        notes = await append_notes(store, t.tenant_id, ticket, 2)
+        await issue_key(db.admin_url, t.tenant_id, "intake")  # live, in the tenant stream
+        notes += await append_notes(store, t.tenant_id, ticket, 1)
+        head = notes[-1]
+        got = {role: replayed[role][:-1] + [await recv(ws) for _ in range(
+            head - replayed[role][-1]["head_seq"])] for role, ws in sockets.items()}
+
+        for role in ("admin", "auditor"):
+            assert [m["type"] for m in got[role]] == ["event"] * head, role
+            assert [m["seq"] for m in got[role]] == list(range(1, head + 1)), role
+        tenant_seqs = [m["seq"] for m in got["admin"]
+                       if STREAM_TYPES[m["event"]["type"]] == "tenant"]
+        assert len(tenant_seqs) >= 4  # created, agent added, keys issued (one live)
+        mine = got["agent"]
+        assert [m["seq"] for m in mine] == list(range(1, head + 1))  # contiguous
+        assert [m["seq"] for m in mine if m["type"] == "withheld"] == tenant_seqs
+        assert all(set(m) == {"type", "room", "seq"} for m in mine if m["type"] == "withheld")
+        sent = [m for m in mine if m["type"] == "event"]
+        assert set(notes) <= {m["seq"] for m in sent}
+
+        # The same events as the changes feed gives the agent, the same skipped.
+        base = srv.url.replace("ws://", "http://").removesuffix("/v1/stream")
+        async with httpx.AsyncClient(base_url=base) as http:
+            page = (await http.get("/v1/changes", params={"limit": 1000}, headers={
+                "Authorization": f"Bearer {agent.secret}"})).json()
+        assert page["next_after_seq"] == page["head_seq"] == head
+        assert [(c["seq"], c["type"], c["stream_id"]) for c in page["data"]] == [
+            (m["seq"], m["event"]["type"], m["event"]["stream_id"]) for m in sent]
+
+        # A stream's room leaves out what the role may not read, even named directly.
+        tenant_stream = next(m["event"]["stream_id"] for m in got["admin"]
+                             if m["seq"] == tenant_seqs[0])
+        for role, ws in sockets.items():
+            await send(ws, op="subscribe", room=f"ticket:{tenant_stream}", after_seq=0)
+            done = await recv_until(ws, "subscribed")
+            assert done[-1]["replayed"] == (0 if role == "agent" else len(tenant_seqs)), role
+            await ws.close()

@@ -159,6 +159,30 @@ async def test_a_failing_migration_applies_nothing_of_itself(empty_db: str, tmp_
         await conn.close()
 
 
+async def test_a_migration_gets_the_trusted_extensions_it_declares(empty_db: str,
+                                                                   tmp_path: Path):
+    # The owner role may not create extensions; the runner creates those a file
+    # declares, as the migrating role, and only trusted ones.
+    sql_dir = tmp_path / "sql"
+    sql_dir.mkdir()
+    (sql_dir / "0001_words.sql").write_text(
+        "-- requires extension: btree_gin\n"
+        "CREATE TABLE words (id int, word text);\n"
+        "CREATE INDEX words_gin ON words USING gin (id, word);\n")
+    await migrate(empty_db, sql_dir=sql_dir)
+    (sql_dir / "0002_more.sql").write_text("-- requires extension: no_such_extension\n")
+    with pytest.raises(MigrationError, match="no_such_extension"):
+        await migrate(empty_db, sql_dir=sql_dir)
+    conn = await asyncpg.connect(empty_db)
+    try:
+        assert await conn.fetchval(
+            "SELECT extowner::regrole::text FROM pg_extension WHERE extname = 'btree_gin'"
+        ) == await conn.fetchval("SELECT current_user")
+        assert await conn.fetchval("SELECT max(version) FROM schema_migrations") == 1
+    finally:
+        await conn.close()
+
+
 def test_file_names_are_checked(tmp_path: Path):
     (tmp_path / "1_bad.sql").write_text("")
     with pytest.raises(MigrationError, match=r"NNNN_name\.sql"):

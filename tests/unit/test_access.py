@@ -15,7 +15,8 @@ import pytest
 from fastapi.routing import APIRoute, APIWebSocketRoute
 
 from api.app import ROUTERS
-from api.http.access import ACCESS, OPEN
+from api.http.access import ACCESS, OPEN, WHOLE_LOG, event_types_for
+from domain.events import STREAM_KINDS, STREAM_TYPES
 
 ROOT = Path(__file__).parents[2]
 DOCS = ROOT / "docs" / "api.md"
@@ -120,3 +121,14 @@ def test_the_openapi_document_publishes_the_table_on_every_operation() -> None:
                 assert "x-required-role" not in operation, name
     assert published == {**{op: roles for op, roles in ACCESS.items() if not op.startswith("WS")},
                          **{op: frozenset() for op in OPEN}}
+
+
+def test_the_changes_feed_and_the_live_feed_withhold_the_tenant_stream_by_one_rule() -> None:
+    # Roles that read the whole log get every event; others all but the tenant stream's.
+    tenant_types = {cls.TYPE for cls in STREAM_KINDS["tenant"]}
+    for role in ACCESS[WHOLE_LOG]:
+        assert event_types_for(role) is None, role
+    readable = event_types_for("agent")
+    assert readable is not None
+    assert readable == set(STREAM_TYPES) - tenant_types
+    assert "TicketOpened" in readable and "ApiKeyIssued" not in readable
