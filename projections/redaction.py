@@ -3,50 +3,92 @@
 The events keep their sealed fields (unreadable once the key is gone); the read
 models held the same data in the clear for reads, so erasure overwrites it there:
 the contact's tickets keep their state, with an empty subject and a requester that
-names the contact id only, and their messages keep everything but their bodies. An
+names the contact id only, and their messages keep everything but their bodies. A
+ticket moved to or from the contact (a merge) loses what the contact's key sealed. An
 empty text is also what a replay of an erased field gives (domain/mapper.py), so a
 rebuild agrees with a redacted row.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from uuid import UUID
 
 import asyncpg
 
-from domain.ids import ContactId, TenantId
+from domain.events import MessageAdded, RequesterChanged, TicketOpened
+from domain.ids import TenantId
+from domain.personal import field_at
 from domain.values import Requester
+from eventstore.sealing import is_sealed
 from eventstore.sqlfile import load_queries
+from eventstore.types import RecordedEvent
 from projections.inline import state_from_json, state_to_json
 from projections.views import message_document, ticket_json
 
 Q = load_queries(Path(__file__).with_name("people.sql"))
 
 
-async def lock_contact_tickets(conn: asyncpg.Connection, tenant_id: TenantId,
-                               contact_id: UUID) -> list[UUID]:
-    """The ids of the contact's tickets, their rows locked until commit."""
-    rows = await conn.fetch(Q["lock_contact_tickets"], tenant_id, contact_id)
+async def lock_tickets_naming(conn: asyncpg.Connection, tenant_id: TenantId,
+                              contact_ids: Collection[UUID]) -> list[UUID]:
+    """The ids of the tickets whose requester is or was one of these contacts, their
+    rows locked until commit (in id order)."""
+    rows = await conn.fetch(Q["lock_tickets_naming"], tenant_id, list(contact_ids))
     return [r["id"] for r in rows]
 
 
+def erased_parts(events: Sequence[RecordedEvent], erased: Collection[UUID],
+                 contact_id: UUID | None) -> tuple[bool, bool, list[int]]:
+    """What an erasure of ``erased`` takes from a ticket, from its stream as stored (in
+    version order): its subject, its requester, and the versions of the events that
+    wrote its messages. A field is whose its seal names; a field written in the clear,
+    whose the requester was when it was written (the ticket's ``contact_id`` for events
+    from before contacts). A ticket moved between contacts (a merge) so loses only what
+    was written while an erased contact was its requester, as a replay does."""
+    requester = contact_id
+    subject = False
+    versions: list[int] = []
+
+    def owner(event: RecordedEvent, path: tuple[str, ...]) -> UUID | None:
+        value = field_at(event.data, path)
+        return UUID(value["subject"]) if is_sealed(value) else requester
+
+    for e in events:
+        if e.type in (TicketOpened.TYPE, RequesterChanged.TYPE):
+            named = (e.data.get("requester") or {}).get("contact_id")
+            requester = UUID(named) if named else contact_id
+        if e.type == TicketOpened.TYPE:
+            subject = owner(e, ("subject",)) in erased
+        if e.type in (TicketOpened.TYPE, MessageAdded.TYPE) and owner(e, ("body",)) in erased:
+            versions.append(e.version)
+    return subject, requester in erased, versions
+
+
 async def redact_tickets(conn: asyncpg.Connection, tenant_id: TenantId,
-                         contact_id: UUID) -> list[UUID]:
-    """Blank the subject, requester and message bodies of the contact's tickets; the
-    ids of the tickets redacted."""
-    rows = await conn.fetch(Q["lock_contact_tickets"], tenant_id, contact_id)
-    requester = Requester(email="", name=None, contact_id=ContactId(contact_id))
-    for row in rows:
-        ticket = state_from_json(row["state_json"]).model_copy(
-            update={"subject": "", "requester": requester})
-        await conn.execute(Q["redact_ticket"], tenant_id, row["id"], "",
-                           requester.model_dump(mode="json"), state_to_json(ticket),
+                         streams: Mapping[UUID, Sequence[RecordedEvent]],
+                         erased: Collection[UUID]) -> list[UUID]:
+    """Blank what ``erased_parts`` finds in these (locked) tickets' rows, documents and
+    messages; the ids of the tickets redacted."""
+    redacted: list[UUID] = []
+    for row in await conn.fetch(Q["tickets_to_redact"], tenant_id, list(streams)):
+        subject, requester, versions = erased_parts(streams[row["id"]], erased,
+                                                    row["contact_id"])
+        if not (subject or requester or versions):
+            continue
+        ticket = state_from_json(row["state_json"])
+        changes: dict[str, Any] = {"subject": ""} if subject else {}
+        if requester:
+            changes["requester"] = Requester(email="", name=None,
+                                             contact_id=ticket.requester.contact_id)
+        ticket = ticket.model_copy(update=changes)
+        await conn.execute(Q["redact_ticket"], tenant_id, row["id"], ticket.subject,
+                           ticket.requester.model_dump(mode="json"), state_to_json(ticket),
                            ticket_json(ticket).decode())
-    ids = [r["id"] for r in rows]
-    await conn.execute(Q["redact_messages"], tenant_id, ids)
-    return ids
+        await conn.execute(Q["redact_messages"], tenant_id, row["id"], versions)
+        redacted.append(row["id"])
+    return redacted
 
 
 async def contact_tickets(conn: asyncpg.Connection, tenant_id: TenantId, contact_id: UUID
@@ -61,4 +103,4 @@ async def contact_tickets(conn: asyncpg.Connection, tenant_id: TenantId, contact
     return ids, views, messages
 
 
-__all__ = ["contact_tickets", "lock_contact_tickets", "redact_tickets"]
+__all__ = ["contact_tickets", "erased_parts", "lock_tickets_naming", "redact_tickets"]
