@@ -118,8 +118,10 @@ async def http_run(runtime_url: str, admin_url: str, seconds: float,
     """Openings per second through HTTP (wrk), sealed against in the clear."""
     keys = {case: (await create_tenant_as_operator(admin_url, case)).admin_key.secret
             for case in ("sealed", "plain")}
+    # Rounds reuse each tenant's key within the rate limit's window: lift the limit, or
+    # fast 429 answers would count as openings.
     env = {"DATABASE_URL": runtime_url, "LOG_LEVEL": "warning", "RUN_SCHEDULER": "false",
-           "DB_POOL_MAX": str(CONNECTIONS + 4)}
+           "DB_POOL_MAX": str(CONNECTIONS + 4), "RATE_LIMIT_PER_KEY": "1000000"}
     module = {"sealed": "api.cli.main", "plain": "bench.without_sealing"}
     scripts = {"known e-mail": lambda key: lua([("POST", "/v1/tickets", TICKET_BODY)], [key]),
                "new e-mail": lambda key: NEW_EMAIL.replace("KEY", key)}
