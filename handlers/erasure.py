@@ -86,7 +86,9 @@ async def erase_contact(uow: Session, command: EraseContact) -> Erased:
     before |= await people.lock_contacts(uow.conn, uow.tenant_id, merged)
     subjects = [found.id, *merged]
     await lock_tickets_naming(uow.conn, uow.tenant_id, subjects)
-    for subject in sorted(subjects):
+    # A merged contact erased on its own before keeps its tombstone as it was.
+    alive = sorted(c.id for c in before.values() if c.email != erased_email(c.id))
+    for subject in alive:
         # Waits for the commands that hold the key to commit; they are erased below.
         await uow.keyring.erase(uow.conn, uow.tenant_id, subject)
     # Again: the follow-ups those commands opened are found now.
@@ -104,9 +106,7 @@ async def erase_contact(uow: Session, command: EraseContact) -> Erased:
     await withhold_answers(uow.conn, uow.tenant_id,
                            [*map(str, [*subjects, *tickets]),
                             *(c.email for c in before.values())])
-    for contact in before.values():
-        if contact.email == erased_email(contact.id):
-            continue  # a merged contact erased on its own before
+    for contact in (before[subject] for subject in alive):
         event = ContactErased(reason=reason, by=command.by, at=command.at)
         await people.set_contact(uow.conn, uow.tenant_id, contact,
                                  evolve_contact(contact, event))

@@ -213,6 +213,19 @@ async def test_erasing_a_merged_contact_reaches_its_tickets_moved_away(store, ma
     assert events[0].data["subject"] == {"erased": True}
     assert events[-1].data["body"] == later
 
+    # The survivor erased in turn takes the rest; the merged contact's erasure stays
+    # as it was.
+    async with store.session(t, ACTOR, readonly=True) as s:
+        when = await s.conn.fetchval("SELECT erased_at FROM data_keys WHERE subject_id = $1",
+                                     grace)
+    assert (await _erase(store, t, alan)).tickets == 2
+    dump = _dump(db)
+    assert OTHER[1].encode() not in dump and later.encode() not in dump
+    async with store.session(t, ACTOR, readonly=True) as s:
+        assert await s.conn.fetchval("SELECT erased_at FROM data_keys WHERE subject_id = $1",
+                                     grace) == when
+        assert [e.type for e in await s.read_stream(grace)].count("ContactErased") == 1
+
 
 async def test_erasing_a_contact_erases_the_contacts_merged_into_it(store, make_tenant, db):
     """Contacts merged into the erased one are the same person under other records:
