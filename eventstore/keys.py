@@ -125,13 +125,12 @@ class Keyring:
     async def take(self, conn: asyncpg.Connection, tenant_id: UUID, subject_id: UUID) -> bytes:
         """The subject's data key, made now if it has none, its row held FOR SHARE
         until commit; ``SubjectErased`` if the subject was erased."""
-        row = await conn.fetchrow(Q["data_key_hold"], tenant_id, subject_id)
-        if row is None:
-            fresh, wrapped = self.make(tenant_id, subject_id)
-            made = await conn.fetchval(Q["data_key_take"], tenant_id, subject_id, wrapped,
-                                       self.fingerprint)
-            if made is not None:
-                return fresh
+        fresh, wrapped = self.make(tenant_id, subject_id)  # on the chance it is new:
+        row = await conn.fetchrow(Q["data_key_take"], tenant_id, subject_id, wrapped,
+                                  self.fingerprint)  # one round trip either way
+        if row["made"]:
+            return fresh
+        if not row["found"]:
             # Another transaction made it first, and has committed by now.
             row = await conn.fetchrow(Q["data_key_hold"], tenant_id, subject_id)
         if row is None or row["wrapped"] is None:

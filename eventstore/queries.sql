@@ -154,12 +154,20 @@ SELECT hash FROM events WHERE tenant_id = $1 AND seq = $2
 
 -- name: data_key_take --
 -- $1 tenant_id, $2 subject_id, $3 wrapped key to keep if the subject has none yet
--- Make the subject's key if it has none. A new row is held by this transaction until
--- commit; an existing one is then held by data_key_hold. $4: the wrapping KEK's fingerprint.
-INSERT INTO data_keys (tenant_id, subject_id, wrapped, kek)
-VALUES ($1, $2, $3, $4)
-ON CONFLICT (tenant_id, subject_id) DO NOTHING
-RETURNING wrapped
+-- In one round trip: the subject's key row held FOR SHARE (found), as data_key_hold
+-- does, or, when it has none, the new key inserted (made; the new row is held by this
+-- transaction until commit). Neither: another transaction inserted one meanwhile, and
+-- has committed by now (data_key_hold then holds it). $4: the wrapping KEK's
+-- fingerprint.
+WITH held AS (
+    SELECT wrapped, kek FROM data_keys WHERE tenant_id = $1 AND subject_id = $2 FOR SHARE),
+made AS (
+    INSERT INTO data_keys (tenant_id, subject_id, wrapped, kek)
+    SELECT $1, $2, $3, $4 WHERE NOT EXISTS (SELECT 1 FROM held)
+    ON CONFLICT (tenant_id, subject_id) DO NOTHING
+    RETURNING wrapped)
+SELECT EXISTS (SELECT 1 FROM held) AS found, (SELECT wrapped FROM held) AS wrapped,
+       (SELECT kek FROM held) AS kek, EXISTS (SELECT 1 FROM made) AS made
 
 -- name: data_key_new --
 -- $1 tenant_id, $2 subject_id, $3 wrapped key, $4 the wrapping KEK's fingerprint

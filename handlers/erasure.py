@@ -6,12 +6,17 @@ which covers the ciphertext, still verifies. In the same transaction it appends
 ``ContactErased`` (who, when, why) and redacts the inline read models, and ends the
 contact's widget sessions, blanking the e-mail they hold (``handlers.widget``).
 
-Concurrency: a command on one of the contact's tickets locks the ticket row and then
-holds the contact's data key row FOR SHARE until it commits (eventstore/keys.py).
-The erasure takes the requester lock of the contact's e-mail exclusively (openings in
-flight finish first), locks the contact's tickets in id order, and then the key row:
-a command that holds the key commits first and is erased with the rest; one that
-comes after finds the key gone and is refused (``SubjectErased``, 410).
+Concurrency: every writer takes its locks in one order: the requester lock of an
+e-mail, contact rows, ticket rows (in id order), data key rows, and the tenant head
+(at commit, with the events). A command on a ticket locks the ticket row, then holds
+its requester's data key row FOR SHARE until it commits (eventstore/keys.py); a merge
+locks both contacts, then the merged one's tickets, then the survivor's key. The
+erasure takes the requester lock of the contact's e-mail exclusively (openings in
+flight finish first), the contact rows (its own, then those merged into it), their
+tickets in id order, and then the key rows. A command that holds a key commits first
+and is erased with the rest (the tickets are looked up again once the keys are
+gone, which finds a follow-up it opened); one that comes after finds the key gone
+and is refused (``SubjectErased``, 410). No two wait on each other in a cycle.
 """
 
 from __future__ import annotations
@@ -32,8 +37,9 @@ from handlers import widget
 from handlers.contacts import stage
 from handlers.errors import Conflict, Gone, Invalid, Missing
 from projections import people
-from projections.redaction import contact_tickets, lock_contact_tickets, redact_tickets
+from projections.redaction import contact_tickets, lock_tickets_naming, redact_tickets
 from projections.search import drop_contact, index_tickets
+from scheduler.idempotency import withhold_answers
 
 REASON_MAX = 500
 
@@ -73,23 +79,44 @@ async def erase_contact(uow: Session, command: EraseContact) -> Erased:
     if found.email == erased_email(found.id):
         raise Gone("contact_erased", "the contact was erased already")
     await people.lock_requester(uow.conn, uow.tenant_id, found.email, merging=True)
-    before = (await people.lock_contacts(uow.conn, uow.tenant_id, [found.id]))[found.id]
-    await lock_contact_tickets(uow.conn, uow.tenant_id, found.id)
-    # Waits for the commands that hold the key to commit; they are erased below.
-    await uow.keyring.erase(uow.conn, uow.tenant_id, found.id)
-    tickets = await redact_tickets(uow.conn, uow.tenant_id, found.id)
-    await widget.forget_contact(uow, found.email, tickets, command.at)
-    events, fields, unsealed = _census(await uow.read_streams_stored([found.id, *tickets]),
-                                       found.id)
-    event = ContactErased(reason=reason, by=command.by, at=command.at)
-    after = evolve_contact(before, event)
-    await people.set_contact(uow.conn, uow.tenant_id, before, after)
+    before = await people.lock_contacts(uow.conn, uow.tenant_id, [found.id])
+    if before[found.id].email == erased_email(found.id):
+        raise Gone("contact_erased", "the contact was erased already")
+    # The contacts merged into it are the same person under other records. A merge
+    # into it holds its row, so none is added from here on.
+    merged = await people.merged_contacts(uow.conn, uow.tenant_id, found.id)
+    before |= await people.lock_contacts(uow.conn, uow.tenant_id, merged)
+    subjects = [found.id, *merged]
+    await lock_tickets_naming(uow.conn, uow.tenant_id, subjects)
+    # A merged contact erased on its own before keeps its tombstone as it was.
+    alive = sorted(c.id for c in before.values() if c.email != erased_email(c.id))
+    for subject in alive:
+        # Waits for the commands that hold the key to commit; they are erased below.
+        await uow.keyring.erase(uow.conn, uow.tenant_id, subject)
+    # Again: the follow-ups those commands opened are found now.
+    tickets = await lock_tickets_naming(uow.conn, uow.tenant_id, subjects)
+    recorded = await uow.read_streams_stored([*subjects, *tickets])
+    streams: dict[UUID, list[RecordedEvent]] = {t: [] for t in tickets}
+    for r in recorded:
+        streams.get(r.stream_id, []).append(r)
+    redacted = await redact_tickets(uow.conn, uow.tenant_id, streams, set(subjects))
+    for subject in alive:
+        await widget.forget_contact(uow, before[subject].email, tickets, command.at)
+    events, fields, unsealed = _census(recorded, set(subjects))
     # The search index held the same words: recompute the tickets' rows from their
-    # redacted rows, and find the contact no more.
-    await index_tickets(uow.conn, uow.tenant_id, tickets)
-    await drop_contact(uow.conn, uow.tenant_id, found.id)
-    await stage(uow, found.id, before.version, [event])
-    return Erased(contact_id=found.id, events=events, fields=fields, tickets=len(tickets),
+    # redacted rows, and find the contacts no more.
+    await index_tickets(uow.conn, uow.tenant_id, redacted)
+    # Answers recorded for Idempotency-Key replays held the same data.
+    await withhold_answers(uow.conn, uow.tenant_id,
+                           [*map(str, [*subjects, *tickets]),
+                            *(c.email for c in before.values())])
+    for contact in (before[subject] for subject in alive):
+        event = ContactErased(reason=reason, by=command.by, at=command.at)
+        await people.set_contact(uow.conn, uow.tenant_id, contact,
+                                 evolve_contact(contact, event))
+        await drop_contact(uow.conn, uow.tenant_id, contact.id)
+        await stage(uow, contact.id, contact.version, [event])
+    return Erased(contact_id=found.id, events=events, fields=fields, tickets=len(redacted),
                   unsealed_events=unsealed)
 
 
@@ -117,11 +144,11 @@ async def export_contact(uow: Session, contact_id: UUID) -> ContactExport:
     return ContactExport(contact=found, tickets=views, messages=messages, events=events)
 
 
-def _census(recorded: list[RecordedEvent], subject: UUID) -> tuple[int, int, int]:
+def _census(recorded: list[RecordedEvent], subjects: set[UUID]) -> tuple[int, int, int]:
     events = fields = unsealed = 0
-    mine = str(subject)
+    mine = {str(s) for s in subjects}
     for r in recorded:
-        paths = [p for p in sealed_paths(r.type, r.data) if field_at(r.data, p)["subject"] == mine]
+        paths = [p for p in sealed_paths(r.type, r.data) if field_at(r.data, p)["subject"] in mine]
         if paths:
             events += 1
             fields += len(paths)

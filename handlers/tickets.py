@@ -137,6 +137,10 @@ async def execute(
         decided = {ticket_id: decide(command, state, policy, catalog)}
     except FollowUpRequired:
         assert isinstance(command, AddMessage) and state is not None
+        if session.keyring is not None and state.requester.contact_id is not None:
+            # An erased requester's closed ticket has an empty subject for a follow-up
+            # to copy: refuse as erased (410), as the append would, not as invalid.
+            await session.keyring.take(conn, tenant, state.requester.contact_id)
         new_id = follow_up_id(ticket_id, command.message_id)
         old_events, new_events = decide_follow_up(command, state, new_id, policy)
         decided = {ticket_id: old_events, new_id: new_events}

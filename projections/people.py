@@ -59,6 +59,12 @@ async def lock_contacts(conn: asyncpg.Connection, tenant_id: TenantId,
     return {r["id"]: contact_from_row(r) for r in rows}
 
 
+async def merged_contacts(conn: asyncpg.Connection, tenant_id: TenantId,
+                          contact_id: UUID) -> list[UUID]:
+    """The contacts merged into this one, and into those, and so on."""
+    return [r["id"] for r in await conn.fetch(Q["merged_contacts"], tenant_id, contact_id)]
+
+
 async def lock_requester(conn: asyncpg.Connection, tenant_id: TenantId, email: str, *,
                          merging: bool = False) -> None:
     """Take an e-mail's requester lock for the transaction: shared to open a ticket
@@ -259,6 +265,7 @@ __all__ = [
     "load_organization",
     "lock_contacts",
     "lock_requester",
+    "merged_contacts",
     "organization_by_name",
     "organization_from_row",
     "organization_of_domain",

@@ -196,13 +196,38 @@ SELECT c.id, c.version, c.email, c.name, c.phone, c.external_id, c.organization_
   LEFT JOIN LATERAL (SELECT subject_id, wrapped, kek FROM data_keys
                       WHERE $3 AND tenant_id = $1 AND subject_id = c.id FOR SHARE) k ON true
 
--- name: lock_contact_tickets --
--- $1 tenant_id, $2 contact_id
--- The contact's tickets, locked in id order (commands lock one ticket, then its
--- requester's data key: an erasure takes them in the same order, so neither waits on
--- the other in a cycle).
-SELECT id, state_json FROM tickets WHERE tenant_id = $1 AND contact_id = $2
+-- name: merged_contacts --
+-- $1 tenant_id, $2 contact id
+-- The contacts merged into this one, those merged into them, and so on: the same
+-- person under other records, erased with it.
+WITH RECURSIVE merged (id) AS (
+    SELECT id FROM contacts WHERE tenant_id = $1 AND merged_into = $2
+    UNION
+    SELECT c.id FROM contacts c JOIN merged m ON c.tenant_id = $1 AND c.merged_into = m.id)
+SELECT id FROM merged ORDER BY id
+
+-- name: lock_tickets_naming --
+-- $1 tenant_id, $2 contact ids
+-- The tickets whose requester is, or was, one of these contacts: theirs now, and those
+-- moved away from them (a ticket moved has a RequesterChanged naming its new
+-- requester; its opening, or an earlier change, names the old one). Locked in id order
+-- (commands lock one ticket, then its requester's data key: an erasure takes them in
+-- the same order, so neither waits on the other in a cycle).
+SELECT id FROM tickets
+ WHERE tenant_id = $1
+   AND (contact_id = ANY ($2::uuid[])
+        OR id IN (SELECT o.stream_id
+                    FROM events m
+                    JOIN events o ON o.tenant_id = m.tenant_id AND o.stream_id = m.stream_id
+                   WHERE m.tenant_id = $1 AND m.type = 'RequesterChanged'
+                     AND o.type IN ('TicketOpened', 'RequesterChanged')
+                     AND o.data -> 'requester' ->> 'contact_id' = ANY ($2::uuid[]::text[])))
  ORDER BY id FOR UPDATE
+
+-- name: tickets_to_redact --
+-- $1 tenant_id, $2 ticket ids (locked already)
+SELECT id, contact_id, state_json FROM tickets WHERE tenant_id = $1 AND id = ANY ($2::uuid[])
+ ORDER BY id
 
 -- name: redact_ticket --
 -- $1 tenant_id, $2 id, $3 subject, $4 requester, $5 state_json, $6 view (as text),
@@ -212,8 +237,8 @@ UPDATE tickets SET subject = $3, requester = $4, state_json = $5, view = $6::tex
  WHERE tenant_id = $1 AND id = $2
 
 -- name: redact_messages --
--- $1 tenant_id, $2 ticket ids
-UPDATE messages SET body = '' WHERE tenant_id = $1 AND ticket_id = ANY($2)
+-- $1 tenant_id, $2 ticket id, $3 versions of its stream that wrote the messages
+UPDATE messages SET body = '' WHERE tenant_id = $1 AND ticket_id = $2 AND version = ANY ($3)
 
 -- name: contact_ticket_views --
 -- $1 tenant_id, $2 contact_id

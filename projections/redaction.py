@@ -3,57 +3,105 @@
 The events keep their sealed fields (unreadable once the key is gone); the read
 models held the same data in the clear for reads, so erasure overwrites it there:
 the contact's tickets keep their state, with an empty subject, a requester that
-names the contact id only and empty values of the fields declared personal, and their
-messages keep everything but their bodies. An
+names the contact id only and empty values of the personal fields its key sealed, and
+their messages keep everything but their bodies. A ticket moved to or from the contact
+(a merge) loses what the contact's key sealed. An
 empty text is also what a replay of an erased field gives (domain/mapper.py), so a
 rebuild agrees with a redacted row.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from uuid import UUID
 
 import asyncpg
 
-from domain.fields import personal_keys
-from domain.ids import ContactId, TenantId
+from domain.events import FieldValuesChanged, MessageAdded, RequesterChanged, TicketOpened
+from domain.ids import TenantId
+from domain.personal import field_at
 from domain.values import Requester
+from eventstore.sealing import is_sealed
 from eventstore.sqlfile import load_queries
-from projections.fields import load_catalog
+from eventstore.types import RecordedEvent
 from projections.inline import state_from_json, state_to_json
 from projections.views import message_document, ticket_json
 
 Q = load_queries(Path(__file__).with_name("people.sql"))
 
 
-async def lock_contact_tickets(conn: asyncpg.Connection, tenant_id: TenantId,
-                               contact_id: UUID) -> list[UUID]:
-    """The ids of the contact's tickets, their rows locked until commit."""
-    rows = await conn.fetch(Q["lock_contact_tickets"], tenant_id, contact_id)
+async def lock_tickets_naming(conn: asyncpg.Connection, tenant_id: TenantId,
+                              contact_ids: Collection[UUID]) -> list[UUID]:
+    """The ids of the tickets whose requester is or was one of these contacts, their
+    rows locked until commit (in id order)."""
+    rows = await conn.fetch(Q["lock_tickets_naming"], tenant_id, list(contact_ids))
     return [r["id"] for r in rows]
 
 
+def erased_parts(events: Sequence[RecordedEvent], erased: Collection[UUID],
+                 contact_id: UUID | None) -> tuple[bool, bool, list[int], set[str]]:
+    """What an erasure of ``erased`` takes from a ticket, from its stream as stored (in
+    version order): its subject, its requester, the versions of the events that wrote
+    its messages, and the keys of the ticket fields whose value now is one an erased
+    contact's key sealed (a personal field). A field is whose its seal names; a field
+    written in the clear, whose the requester was when it was written (the ticket's
+    ``contact_id`` for events from before contacts). A ticket moved between contacts
+    (a merge) so loses only what was written while an erased contact was its
+    requester, as a replay does."""
+    requester = contact_id
+    subject = False
+    versions: list[int] = []
+    fields: dict[str, bool] = {}
+
+    def owner(event: RecordedEvent, path: tuple[str, ...]) -> UUID | None:
+        value = field_at(event.data, path)
+        return UUID(value["subject"]) if is_sealed(value) else requester
+
+    for e in events:
+        if e.type in (TicketOpened.TYPE, RequesterChanged.TYPE):
+            named = (e.data.get("requester") or {}).get("contact_id")
+            requester = UUID(named) if named else contact_id
+        if e.type == TicketOpened.TYPE:
+            subject = owner(e, ("subject",)) in erased
+        if e.type in (TicketOpened.TYPE, MessageAdded.TYPE) and owner(e, ("body",)) in erased:
+            versions.append(e.version)
+        values = (e.data.get("fields") if e.type == TicketOpened.TYPE else
+                  e.data.get("values") if e.type == FieldValuesChanged.TYPE else None)
+        for key, value in (values or {}).items():
+            # Only sealed values were personal: one in the clear is not the subject's.
+            fields[key] = is_sealed(value) and UUID(value["subject"]) in erased
+    return subject, requester in erased, versions, {k for k, gone in fields.items() if gone}
+
+
 async def redact_tickets(conn: asyncpg.Connection, tenant_id: TenantId,
-                         contact_id: UUID) -> list[UUID]:
-    """Blank the subject, requester, personal field values and message bodies of the
-    contact's tickets; the ids of the tickets redacted."""
-    rows = await conn.fetch(Q["lock_contact_tickets"], tenant_id, contact_id)
-    requester = Requester(email="", name=None, contact_id=ContactId(contact_id))
-    personal = personal_keys(await load_catalog(conn, tenant_id)) if rows else frozenset()
-    for row in rows:
-        state = state_from_json(row["state_json"])
-        fields = {k: "" if k in personal else v for k, v in state.fields.items()}
-        ticket = state.model_copy(update={"subject": "", "requester": requester,
-                                          "fields": fields})
+                         streams: Mapping[UUID, Sequence[RecordedEvent]],
+                         erased: Collection[UUID]) -> list[UUID]:
+    """Blank what ``erased_parts`` finds in these (locked) tickets' rows, documents and
+    messages; the ids of the tickets redacted."""
+    redacted: list[UUID] = []
+    for row in await conn.fetch(Q["tickets_to_redact"], tenant_id, list(streams)):
+        subject, requester, versions, fields = erased_parts(streams[row["id"]], erased,
+                                                            row["contact_id"])
+        if not (subject or requester or versions or fields):
+            continue
+        ticket = state_from_json(row["state_json"])
+        changes: dict[str, Any] = {"subject": ""} if subject else {}
+        if requester:
+            changes["requester"] = Requester(email="", name=None,
+                                             contact_id=ticket.requester.contact_id)
+        if fields:
+            changes["fields"] = {k: "" if k in fields else v
+                                 for k, v in ticket.fields.items()}
+        ticket = ticket.model_copy(update=changes)
         stored = state_to_json(ticket)
-        await conn.execute(Q["redact_ticket"], tenant_id, row["id"], "",
-                           requester.model_dump(mode="json"), stored,
+        await conn.execute(Q["redact_ticket"], tenant_id, row["id"], ticket.subject,
+                           ticket.requester.model_dump(mode="json"), stored,
                            ticket_json(ticket).decode(), stored["fields"])
-    ids = [r["id"] for r in rows]
-    await conn.execute(Q["redact_messages"], tenant_id, ids)
-    return ids
+        await conn.execute(Q["redact_messages"], tenant_id, row["id"], versions)
+        redacted.append(row["id"])
+    return redacted
 
 
 async def contact_tickets(conn: asyncpg.Connection, tenant_id: TenantId, contact_id: UUID
@@ -68,4 +116,4 @@ async def contact_tickets(conn: asyncpg.Connection, tenant_id: TenantId, contact
     return ids, views, messages
 
 
-__all__ = ["contact_tickets", "lock_contact_tickets", "redact_tickets"]
+__all__ = ["contact_tickets", "erased_parts", "lock_tickets_naming", "redact_tickets"]

@@ -163,3 +163,16 @@ DELETE FROM idempotency_keys
    AND ctid IN (SELECT ctid FROM idempotency_keys
                  WHERE tenant_id = $1 AND expires_at <= now()
                  LIMIT $2)
+
+-- name: withhold_idempotency_answers --
+-- $1 tenant_id, $2 lower-case texts (ids, e-mails), $3 the refusal a replay answers
+-- An erasure's: every recorded answer that names one of the texts is dropped, and the
+-- record keeps only its refusal (a record whose answer is sealed shut, as for a secret):
+-- a replay of the request answers the refusal, not the request run afresh. Answers that
+-- hold a secret are sealed, and hold no contact's data.
+UPDATE idempotency_keys
+   SET response_bytes = NULL, response_body = NULL, response_sealed = true, refusal = $3
+ WHERE tenant_id = $1 AND NOT response_sealed
+   AND EXISTS (SELECT 1 FROM unnest($2::text[]) AS t (text)
+                WHERE strpos(lower(coalesce(convert_from(response_bytes, 'UTF8'),
+                                            response_body::text)), t.text) > 0)

@@ -19,6 +19,10 @@ request reads the record and replays exactly the first answer. If the holder fai
 nothing was written and the next request runs afresh. There is no in-flight marker
 row, hence nothing to clean up after a crash.
 
+Erasing a contact withholds the recorded answers that name it or its tickets
+(``scheduler.idempotency.withhold_answers``): such a record keeps only a refusal,
+410 ``subject_erased``, which a replay answers as it does a seal it cannot open.
+
 Records expire after 24 hours; an expired record is ignored and replaced. The
 ``purge_expired`` query deletes them in batches.
 """

@@ -4,12 +4,16 @@ chain verifies, and commands that would write about the contact answer 410."""
 
 from __future__ import annotations
 
+import asyncio
 import os
+
+import asyncpg
 
 from api.cli.keys import rotate_tenant
 from eventstore.keys import Keyring
 from eventstore.store import EventStore
 from tests.e2e.conftest import NEW_TICKET, auth
+from tests.support.dump import dump
 
 EMAIL = "erase.me@example.com"
 
@@ -123,3 +127,72 @@ async def test_a_personal_field_reads_erased_after_the_contacts_erasure(http, te
     history = (await http.get(f"/v1/tickets/{ticket}/history", headers=auth(admin))).json()
     assert history["data"][0]["data"]["fields"] == {"passport": {"erased": True}}
     assert "P-7781234" not in str(history)
+SECRETS = {"email": "kept.in.replays@example.com", "name": "Replay Rosalind",
+           "subject": "Idempotent subject 9137", "body": "Idempotent opening text 5521",
+           "reply": "Idempotent reply text 7702"}
+
+
+async def test_answers_kept_for_replays_are_withheld_by_an_erasure(http, tenant, db):
+    """Commands sent with an Idempotency-Key before an erasure: their recorded answers
+    (the ticket's document, requester and all) go with the contact, and a replay
+    answers 410 rather than running the command again."""
+    admin = auth(tenant.admin_key)
+    opening = NEW_TICKET | {"subject": SECRETS["subject"], "body": SECRETS["body"],
+                            "requester": {"email": SECRETS["email"], "name": SECRETS["name"]}}
+    opened = await http.post("/v1/tickets", headers=admin | {"Idempotency-Key": "open-1"},
+                             json=opening)
+    assert opened.status_code == 201, opened.text
+    ticket, contact = opened.json()["id"], opened.json()["requester"]["contact_id"]
+    reply = {"body": SECRETS["reply"], "visibility": "public"}
+    replied = await http.post(f"/v1/tickets/{ticket}/messages",
+                              headers=admin | {"Idempotency-Key": "reply-1"}, json=reply)
+    assert replied.status_code == 201, replied.text
+    assert SECRETS["email"].encode() in dump(db.admin_url)
+
+    erased = await http.post(f"/v1/contacts/{contact}/erase", headers=admin,
+                             json={"reason": "GDPR request"})
+    assert erased.status_code == 200, erased.text
+
+    held = dump(db.admin_url)
+    for secret in SECRETS.values():
+        assert secret.encode() not in held, secret
+    again = await http.post("/v1/tickets", headers=admin | {"Idempotency-Key": "open-1"},
+                            json=opening)
+    assert again.status_code == 410 and again.json()["code"] == "subject_erased", again.text
+    assert again.headers["content-type"].startswith("application/problem+json")
+    again = await http.post(f"/v1/tickets/{ticket}/messages",
+                            headers=admin | {"Idempotency-Key": "reply-1"}, json=reply)
+    assert again.status_code == 410 and again.json()["code"] == "subject_erased", again.text
+    conn = await asyncpg.connect(db.admin_url)
+    try:  # the replay opened no second ticket
+        assert await conn.fetchval("SELECT count(*) FROM tickets WHERE tenant_id = $1",
+                                   tenant.tenant_id) == 1
+    finally:
+        await conn.close()
+
+
+async def test_commands_racing_an_erasure_over_http_answer_or_are_refused(http, tenant):
+    """Replies, state changes and a second erasure sent together with an erasure, round
+    after round: each answers as committed before it, or 410; never a 500 (a deadlock
+    or otherwise)."""
+    admin = auth(tenant.admin_key)
+    seen: set[int] = set()
+    for round_ in range(15):
+        opened = await http.post("/v1/tickets", headers=admin, json=NEW_TICKET | {
+            "requester": {"email": f"racer{round_}@example.com"}})
+        assert opened.status_code == 201, opened.text
+        ticket, contact = opened.json()["id"], opened.json()["requester"]["contact_id"]
+        requests = [
+            http.post(f"/v1/tickets/{ticket}/messages", headers=admin,
+                      json={"body": "racing", "visibility": "public"}),
+            http.post(f"/v1/tickets/{ticket}/state", headers=admin, json={"state": "pending"}),
+            http.post(f"/v1/contacts/{contact}/erase", headers=admin, json={"reason": "r"}),
+            http.post(f"/v1/tickets/{ticket}/messages", headers=admin,
+                      json={"body": "racing too", "visibility": "internal"}),
+            http.post(f"/v1/contacts/{contact}/erase", headers=admin, json={"reason": "r"}),
+        ]
+        answers = await asyncio.gather(*requests[round_ % 5:], *requests[:round_ % 5])
+        for r in answers:
+            assert r.status_code in (200, 201, 409, 410), r.text
+            seen.add(r.status_code)
+    assert 410 in seen
