@@ -572,6 +572,8 @@ async def test_a_contact_and_an_organization_show_their_tickets(console, context
         "organization_id": kestrel["id"], "limit": 1})).json()["data"][0]
     await page.get_by_role("navigation", name="Sections").get_by_role(
         "link", name="Contacts").click()
+    # The queue (whose source filter has an "E-mail" box) is gone once this shows.
+    await expect(page.get_by_role("heading", level=1)).to_have_text("Contacts")
     await page.get_by_label("E-mail", exact=True).fill(contact["email"].upper())
     await page.get_by_role("button", name="Find").click()
     found = page.locator(".contact-item")
