@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime, timedelta
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 from uuid import UUID
 
 from fastapi import APIRouter, Cookie, Query, Request, Response
@@ -43,8 +43,16 @@ from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate, scope_of
 from api.http.problem_docs import errors
 from api.http.routing import StrictRoute
 from api.root import Services, session_lifetimes
+from api.schemas.customers import (
+    CustomerMessagePage,
+    CustomerReplyIn,
+    CustomerReplyOut,
+    CustomerTicketIn,
+    CustomerTicketOut,
+    CustomerTicketPage,
+    customer_message,
+)
 from domain.ids import MessageId, TenantId, TicketId
-from domain.validation import BODY_MAX, SUBJECT_MAX
 from eventstore.store import Session
 from handlers import portal, sessions
 from handlers.credentials import MAX_PASSWORD, check_password
@@ -99,54 +107,6 @@ class PortalSignedInOut(BaseModel):
     session_expires_at: datetime = Field(description="sign in again after this")
     tenant_id: UUID
     contact_id: UUID
-
-
-class PortalTicketOut(BaseModel):
-    id: UUID
-    subject: str
-    state: str
-    created_at: datetime
-    updated_at: datetime
-
-
-class PortalTicketPage(BaseModel):
-    data: list[PortalTicketOut]
-    next_cursor: str | None
-
-
-class PortalMessageOut(BaseModel):
-    id: UUID
-    ticket_id: UUID
-    author_kind: str = Field(description="`customer` (the contact) or `agent` (staff)")
-    body: str
-    created_at: datetime
-
-
-class PortalMessagePage(BaseModel):
-    data: list[PortalMessageOut]
-    next_cursor: str | None
-
-
-class PortalTicketIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    subject: str = Field(min_length=1, max_length=SUBJECT_MAX)
-    body: str = Field(min_length=1, max_length=BODY_MAX)
-
-
-class PortalReplyIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    body: str = Field(min_length=1, max_length=BODY_MAX)
-
-
-class PortalReplyOut(BaseModel):
-    message: PortalMessageOut
-    ticket: PortalTicketOut
-
-
-def _message(row: Any) -> dict[str, Any]:
-    return {k: row[k] for k in ("id", "ticket_id", "author_kind", "body", "created_at")}
 
 
 @router.post("/v1/contacts/{contact_id}/portal-link", status_code=201, response_model=PortalLinkOut,
@@ -236,7 +196,7 @@ async def sign_out(request: Request, services: ServicesDep,
     return PORTAL_REFRESH.forget(Response(status_code=204), request)
 
 
-@router.get("/v1/portal/tickets", response_model=PortalTicketPage, responses=errors(),
+@router.get("/v1/portal/tickets", response_model=CustomerTicketPage, responses=errors(),
             summary="The signed-in contact's tickets, newest first")
 async def list_tickets(
     services: ServicesDep,
@@ -256,9 +216,9 @@ async def list_tickets(
                            "next_cursor": next_cursor}).response()
 
 
-@router.post("/v1/portal/tickets", status_code=201, response_model=PortalTicketOut,
+@router.post("/v1/portal/tickets", status_code=201, response_model=CustomerTicketOut,
              responses=errors(409, 413, 415), summary="Open a ticket as the signed-in contact")
-async def open_ticket(body: PortalTicketIn, request: Request, services: ServicesDep,
+async def open_ticket(body: CustomerTicketIn, request: Request, services: ServicesDep,
                       principal: CustomerAuthorized) -> Response:
     assert principal.contact_id is not None
     contact, ticket_id, at = principal.contact_id, TicketId(uuid.uuid4()), services.clock.now()
@@ -271,7 +231,7 @@ async def open_ticket(body: PortalTicketIn, request: Request, services: Services
     return await commands.run(request, services, principal, body.model_dump(mode="json"), work)
 
 
-@router.get("/v1/portal/tickets/{ticket_id}", response_model=PortalTicketOut,
+@router.get("/v1/portal/tickets/{ticket_id}", response_model=CustomerTicketOut,
             responses=errors(404), summary="One of the signed-in contact's tickets")
 async def get_ticket(ticket_id: UUID, services: ServicesDep,
                      principal: CustomerAuthorized) -> Response:
@@ -282,7 +242,7 @@ async def get_ticket(ticket_id: UUID, services: ServicesDep,
     return JsonReply(200, found).response()
 
 
-@router.get("/v1/portal/tickets/{ticket_id}/messages", response_model=PortalMessagePage,
+@router.get("/v1/portal/tickets/{ticket_id}/messages", response_model=CustomerMessagePage,
             responses=errors(404), summary="A ticket's public messages, oldest first")
 async def get_messages(
     ticket_id: UUID,
@@ -300,14 +260,14 @@ async def get_messages(
                                             limit + 1)
     page, next_cursor = paginate(services.cursors, scope, rows, limit,
                                  lambda r: (r["created_at"], r["id"]))
-    return JsonReply(200, {"data": [_message(r) for r in page],
+    return JsonReply(200, {"data": [customer_message(r) for r in page],
                            "next_cursor": next_cursor}).response()
 
 
 @router.post("/v1/portal/tickets/{ticket_id}/messages", status_code=201,
-             response_model=PortalReplyOut, responses=errors(404, 409, 413, 415),
+             response_model=CustomerReplyOut, responses=errors(404, 409, 413, 415),
              summary="Reply publicly on one of the signed-in contact's tickets")
-async def post_reply(ticket_id: UUID, body: PortalReplyIn, request: Request,
+async def post_reply(ticket_id: UUID, body: CustomerReplyIn, request: Request,
                      services: ServicesDep, principal: CustomerAuthorized) -> Response:
     """A reply on a closed ticket opens a follow-up ticket, which the answer returns."""
     assert principal.contact_id is not None

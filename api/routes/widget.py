@@ -37,8 +37,15 @@ from api.http.problems import Problem
 from api.http.routing import StrictRoute
 from api.http.widget import WidgetAuthorized, WidgetOrigin
 from api.ops.ratelimit import Policy
+from api.schemas.customers import (
+    CustomerMessagePage,
+    CustomerReplyIn,
+    CustomerReplyOut,
+    CustomerTicketIn,
+    CustomerTicketOut,
+    customer_message,
+)
 from domain.ids import MessageId, TenantId, TicketId
-from domain.validation import BODY_MAX, SUBJECT_MAX
 from eventstore.store import Session
 from handlers import widget
 from handlers.portal import ticket_document
@@ -64,45 +71,6 @@ class WidgetSessionOut(BaseModel):
     tenant_id: UUID
     email: str
     origin: str
-
-
-class WidgetTicketOut(BaseModel):
-    id: UUID
-    subject: str
-    state: str
-    created_at: datetime
-    updated_at: datetime
-
-
-class WidgetMessageOut(BaseModel):
-    id: UUID
-    ticket_id: UUID
-    author_kind: str = Field(description="`customer` (the requester) or `agent` (staff)")
-    body: str
-    created_at: datetime
-
-
-class WidgetMessagePage(BaseModel):
-    data: list[WidgetMessageOut]
-    next_cursor: str | None
-
-
-class WidgetTicketIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    subject: str = Field(min_length=1, max_length=SUBJECT_MAX)
-    body: str = Field(min_length=1, max_length=BODY_MAX)
-
-
-class WidgetReplyIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    body: str = Field(min_length=1, max_length=BODY_MAX)
-
-
-class WidgetReplyOut(BaseModel):
-    message: WidgetMessageOut
-    ticket: WidgetTicketOut
 
 
 async def _limit(services: ServicesDep, bucket: str, policy: Policy) -> None:
@@ -145,10 +113,10 @@ async def open_session(tenant_id: UUID, body: WidgetSessionIn, request: Request,
     }, headers={"Cache-Control": "no-store"}).response()
 
 
-@router.post("/tickets", status_code=201, response_model=WidgetTicketOut,
+@router.post("/tickets", status_code=201, response_model=CustomerTicketOut,
              responses=errors(403, 409, 413, 415),
              summary="Open a ticket for the widget session's e-mail")
-async def open_ticket(body: WidgetTicketIn, request: Request, services: ServicesDep,
+async def open_ticket(body: CustomerTicketIn, request: Request, services: ServicesDep,
                       principal: WidgetAuthorized) -> Response:
     """The requester is the session's e-mail, resolved to its contact (created if no
     contact holds it) in the ticket's own transaction; source ``chat``."""
@@ -163,7 +131,7 @@ async def open_ticket(body: WidgetTicketIn, request: Request, services: Services
     return await commands.run(request, services, principal, body.model_dump(mode="json"), work)
 
 
-@router.get("/tickets/{ticket_id}", response_model=WidgetTicketOut,
+@router.get("/tickets/{ticket_id}", response_model=CustomerTicketOut,
             responses=errors(403, 404), summary="A ticket the widget session opened")
 async def get_ticket(ticket_id: UUID, services: ServicesDep,
                      principal: WidgetAuthorized) -> Response:
@@ -173,7 +141,7 @@ async def get_ticket(ticket_id: UUID, services: ServicesDep,
     return JsonReply(200, found).response()
 
 
-@router.get("/tickets/{ticket_id}/messages", response_model=WidgetMessagePage,
+@router.get("/tickets/{ticket_id}/messages", response_model=CustomerMessagePage,
             responses=errors(403, 404),
             summary="A widget session's ticket's public messages, oldest first")
 async def get_messages(
@@ -192,15 +160,14 @@ async def get_messages(
                                             limit + 1)
     page, next_cursor = paginate(services.cursors, scope, rows, limit,
                                  lambda r: (r["created_at"], r["id"]))
-    keys = ("id", "ticket_id", "author_kind", "body", "created_at")
-    return JsonReply(200, {"data": [{k: r[k] for k in keys} for r in page],
+    return JsonReply(200, {"data": [customer_message(r) for r in page],
                            "next_cursor": next_cursor}).response()
 
 
-@router.post("/tickets/{ticket_id}/messages", status_code=201, response_model=WidgetReplyOut,
+@router.post("/tickets/{ticket_id}/messages", status_code=201, response_model=CustomerReplyOut,
              responses=errors(403, 404, 409, 413, 415),
              summary="Reply publicly on a ticket the widget session opened")
-async def post_reply(ticket_id: UUID, body: WidgetReplyIn, request: Request,
+async def post_reply(ticket_id: UUID, body: CustomerReplyIn, request: Request,
                      services: ServicesDep, principal: WidgetAuthorized) -> Response:
     """A reply on a closed ticket opens a follow-up ticket, which the session holds as
     well and the answer returns."""

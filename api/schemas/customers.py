@@ -1,0 +1,71 @@
+"""Bodies of the routes customers use: the portal (a contact signed in) and the widget
+(an anonymous visitor's session). Both show a customer the same reduced ticket and its
+public messages, and take the same ticket and reply bodies, so one set of models
+serves both; only how the customer is known differs (api/routes/portal.py,
+api/routes/widget.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from domain.validation import BODY_MAX, SUBJECT_MAX
+
+
+class CustomerTicketOut(BaseModel):
+    id: UUID
+    subject: str
+    state: str
+    created_at: datetime
+    updated_at: datetime
+
+
+class CustomerTicketPage(BaseModel):
+    data: list[CustomerTicketOut]
+    next_cursor: str | None
+
+
+class CustomerMessageOut(BaseModel):
+    id: UUID
+    ticket_id: UUID
+    author_kind: str = Field(description="`customer` (the ticket's requester) or `agent` "
+                                         "(staff)")
+    body: str
+    created_at: datetime
+
+
+class CustomerMessagePage(BaseModel):
+    data: list[CustomerMessageOut]
+    next_cursor: str | None
+
+
+class CustomerTicketIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    subject: str = Field(min_length=1, max_length=SUBJECT_MAX)
+    body: str = Field(min_length=1, max_length=BODY_MAX)
+
+
+class CustomerReplyIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    body: str = Field(min_length=1, max_length=BODY_MAX)
+
+
+class CustomerReplyOut(BaseModel):
+    message: CustomerMessageOut
+    ticket: CustomerTicketOut
+
+
+def customer_message(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A public message row as ``CustomerMessageOut`` shows it."""
+    return {k: row[k] for k in ("id", "ticket_id", "author_kind", "body", "created_at")}
+
+
+__all__ = ["CustomerMessageOut", "CustomerMessagePage", "CustomerReplyIn",
+           "CustomerReplyOut", "CustomerTicketIn", "CustomerTicketOut",
+           "CustomerTicketPage", "customer_message"]
