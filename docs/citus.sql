@@ -12,7 +12,7 @@
 -- Run on the coordinator, as the owner, after `helpdesk migrate` and before any
 -- tenant exists (or accept that existing rows are copied to the shards).
 --
--- Extensions: the search indexes (migration 0520) use btree_gin's operator classes,
+-- Extensions: the search and tag indexes (migrations 0520, 0521) use btree_gin's operator classes,
 -- so btree_gin must exist on every worker too. Citus propagates CREATE EXTENSION run
 -- on the coordinator to the workers: migrate with the citus extension already created
 -- there, or run `CREATE EXTENSION btree_gin` on each worker before distributing.

@@ -104,6 +104,28 @@ def test_tenant_id_leads_every_primary_key_and_unique_index(catalog: Catalog) ->
         t for t in catalog.tables if catalog.tenant_column(t)}
 
 
+async def test_every_gin_index_on_a_tenant_table_leads_with_the_tenant(
+        catalog: Catalog, catalog_conn: asyncpg.Connection) -> None:
+    """A GIN index (tags, search vectors) without the tenant holds every tenant's
+    entries in one tree: a filter then finds other tenants' rows through the index and
+    drops them after it. btree_gin lets the tenant lead (migrations 0520, 0521)."""
+    rows = await catalog_conn.fetch("""
+        SELECT c.relname AS table_name, i.relname AS index_name,
+               (SELECT a.attname FROM pg_attribute a
+                 WHERE a.attrelid = c.oid AND a.attnum = x.indkey[0]) AS first
+          FROM pg_index x
+          JOIN pg_class i ON i.oid = x.indexrelid
+          JOIN pg_class c ON c.oid = x.indrelid
+          JOIN pg_am m ON m.oid = i.relam
+          JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE m.amname = 'gin' AND n.nspname = 'public'""")
+    gin = [r for r in rows if catalog.tenant_column(r["table_name"]) is not None]
+    bad = [f"{r['table_name']}.{r['index_name']} (first: {r['first']})" for r in gin
+           if r["first"] != catalog.tenant_column(r["table_name"])]
+    assert not bad, f"GIN indexes of tenant tables that do not lead with the tenant: {bad}"
+    assert {"tickets", "contacts", "search_documents"} <= {r["table_name"] for r in gin}
+
+
 def test_foreign_keys_between_tenant_tables_carry_the_tenant(catalog: Catalog) -> None:
     checked, bad = 0, []
     for fk in catalog.foreign_keys:
