@@ -17,6 +17,8 @@ there is no escaping to get wrong.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import re
 import secrets
 from collections.abc import Iterable, Sequence
@@ -139,4 +141,30 @@ def statement(query: str, args: Sequence[Any]) -> str:
     return _TOKEN.sub(written, query).strip().rstrip(";") + ";"
 
 
-__all__ = ["append_call", "statement"]
+@functools.lru_cache(maxsize=1024)
+def prepared_name(query: str) -> str:
+    """The name a connection prepares ``query`` under (``PREPARE``): derived from the
+    text, so every connection names one statement alike and no two statements share
+    a name. The prefix keeps clear of asyncpg's own statements."""
+    return "hd_" + hashlib.sha1(query.encode("utf-8")).hexdigest()[:24]
+
+
+def prepare(query: str) -> str:
+    """``PREPARE`` of ``query`` under its ``prepared_name``, comments dropped: the
+    server parses it once per connection, and plans it once it has seen it run (a
+    prepared statement's generic plan), instead of at every commit."""
+    body = _TOKEN.sub(lambda m: "" if m.group(0).startswith("--") else m.group(0), query)
+    return f"PREPARE {prepared_name(query)} AS {body.strip().rstrip(';')};"
+
+
+def execute(query: str, args: Sequence[Any]) -> str:
+    """``EXECUTE`` of ``query``'s prepared statement with ``args`` written in as
+    ``statement`` writes them; the prepared statement types each from its place."""
+    if not args:
+        return f"EXECUTE {prepared_name(query)};"
+    quote = _tag(t for a in args for t in _texts(a))
+    values = ", ".join(_value(a, quote) for a in args)
+    return f"EXECUTE {prepared_name(query)}({values});"
+
+
+__all__ = ["append_call", "execute", "prepare", "prepared_name", "statement"]

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import asyncpg
 import orjson
 
 from eventstore.errors import StoreUnavailable
+from eventstore.literal import execute, prepare, prepared_name, statement
+
+# The statements a unit of work sends in its COMMIT's message: query text and arguments.
+Statements = Sequence[tuple[str, Sequence[Any]]]
 
 
 def _encode_jsonb(value: Any) -> bytes:
@@ -61,12 +65,17 @@ class StoreConnection(asyncpg.Connection):  # type: ignore[misc]  # asyncpg is u
     ``EventStore.session`` checks that the staged statement was sent.
     """
 
-    __slots__ = ("_armed_begin", "_commit_with")
+    __slots__ = ("_armed_begin", "_commit_with", "_prepared", "prepares")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._armed_begin: str | None = None
-        self._commit_with: str | None = None
+        self._commit_with: Statements | None = None
+        # The names this connection has PREPAREd (eventstore/literal.py ``prepare``);
+        # False for a connection through a transaction-pooling PgBouncer, where the
+        # next transaction may run on a server connection that never saw them.
+        self._prepared: set[str] = set()
+        self.prepares = True
 
     def begin_armed(self, statement: str | None) -> None:
         """Stage ``statement`` to follow the next BEGIN (None: unstage)."""
@@ -76,12 +85,35 @@ class StoreConnection(asyncpg.Connection):  # type: ignore[misc]  # asyncpg is u
     def armed_begin_pending(self) -> bool:
         return self._armed_begin is not None
 
-    def commit_with(self, statements: str | None) -> None:
-        """Stage ``statements`` to go ahead of the next top-level COMMIT, in its message
-        (None: unstage). The server then runs them and commits back to back; if one
-        fails, the COMMIT is skipped, the transaction is rolled back here and the
-        error raised (eventstore/literal.py says why appends go this way)."""
+    def commit_with(self, statements: Statements | None) -> None:
+        """Stage ``statements`` (query, arguments) to run ahead of the next top-level
+        COMMIT, in its message (None: unstage). The server then runs them and commits
+        back to back; if one fails, the COMMIT is skipped, the transaction is rolled
+        back here and the error raised (eventstore/literal.py says why appends go this
+        way).
+
+        Each goes as ``EXECUTE`` of a statement this connection prepared, with its
+        values written in, the ``PREPARE`` itself in the same message the first time:
+        the server parses a deferred statement once per connection and plans it once
+        it has a generic plan, where SQL text with its values written in was parsed
+        and planned at every commit (docs/performance.md, "Where a write's database
+        time goes"). Without ``prepares``, the statements go as that text."""
         self._commit_with = statements
+
+    def _commit_message(self, statements: Statements) -> tuple[str, list[str]]:
+        """The COMMIT's message for ``statements``, and the names it prepares."""
+        if not self.prepares:
+            return "\n".join([*(statement(q, a) for q, a in statements), "COMMIT;"]), []
+        parts: list[str] = []
+        new: list[str] = []
+        for query, _ in statements:
+            name = prepared_name(query)
+            if name not in self._prepared and name not in new:
+                new.append(name)
+                parts.append(prepare(query))
+        parts += [execute(q, a) for q, a in statements]
+        parts.append("COMMIT;")
+        return "\n".join(parts), new
 
     async def execute(self, query: str, *args: Any, timeout: float | None = None) -> str:
         staged = self._armed_begin
@@ -93,16 +125,27 @@ class StoreConnection(asyncpg.Connection):  # type: ignore[misc]  # asyncpg is u
             # asyncpg's Transaction sends exactly "COMMIT;" for a top-level commit
             # ("RELEASE SAVEPOINT ..." for a nested one, which is left alone).
             self._commit_with = None
+            message, new = self._commit_message(final)
             try:
-                status: str = await super().execute(f"{final}\nCOMMIT;", timeout=timeout)
+                status: str = await super().execute(message, timeout=timeout)
             except asyncpg.PostgresError:
                 # The statements failed, so the COMMIT after them never ran: leave the
-                # connection out of the aborted transaction before reporting.
+                # connection out of the aborted transaction before reporting. A
+                # PREPARE outlives a rollback, and how far the message got is not
+                # known: ask the server which statements it holds.
                 await super().execute("ROLLBACK;")
+                if new:
+                    await self._recount_prepared()
                 raise
+            self._prepared.update(new)
             return status
         status = await super().execute(query, *args, timeout=timeout)
         return status
+
+    async def _recount_prepared(self) -> None:
+        rows = await super().fetch(
+            "SELECT name FROM pg_prepared_statements WHERE name LIKE 'hd\\_%'")
+        self._prepared = {r["name"] for r in rows}
 
 
 def store_connection(conn: asyncpg.Connection) -> StoreConnection | None:
@@ -168,6 +211,8 @@ async def create_pool(
 
     async def _init(conn: asyncpg.Connection) -> None:
         await init_connection(conn)
+        if pgbouncer and isinstance(conn, StoreConnection):
+            conn.prepares = False
         if init is not None:
             await init(conn)
 

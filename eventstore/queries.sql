@@ -17,9 +17,19 @@ SELECT tenant_id, seq, stream_id, version, type, schema_version, data, metadata,
        actor_kind, actor_id, recorded_at, hash
   FROM append_events($1, $2, $3, $4, $5, $6, $7)
 
+-- name: append_at_commit --
+-- $1 tenant_id, $2 stream_id, $3 expected version (NULL = any), $4 types,
+-- $5 schema versions, $6 data (JSON texts), $7 metadata (JSON texts)
+-- ``append`` as a unit of work sends it in its COMMIT's message: nobody reads its rows.
+SELECT count(*) FROM append_events($1::uuid, $2::uuid, $3::integer, $4::text[],
+                                   $5::integer[], $6::jsonb[], $7::jsonb[])
+
 -- name: stream_version --
 -- $1 tenant_id, $2 stream_id
-SELECT coalesce(max(version), 0) FROM events WHERE tenant_id = $1 AND stream_id = $2
+-- The last version in the (tenant_id, stream_id, version) index's order: one row read,
+-- where max(version) under row-level security aggregated over a scan (migration 0531).
+SELECT coalesce((SELECT version FROM events WHERE tenant_id = $1 AND stream_id = $2
+                  ORDER BY tenant_id DESC, stream_id DESC, version DESC LIMIT 1), 0)
 
 -- name: read_stream --
 -- $1 tenant_id, $2 stream_id, $3 to_version (NULL = all)

@@ -30,7 +30,6 @@ from eventstore.errors import (
     StoreUnavailable,
 )
 from eventstore.keys import Keyring, SubjectErased
-from eventstore.literal import append_call, statement
 from eventstore.notifier import CommitNotifier
 from eventstore.pool import arm_statement, discard, store_connection
 from eventstore.sealing import Broken, Place, open_sealed, seal, subjects
@@ -326,13 +325,18 @@ class Session:
             out.append(opened)
         return out
 
-    def commit_statements(self) -> str:
-        """The deferred writes, then the staged appends, as SQL with their values
-        written in (eventstore/literal.py): the appends take the tenant head lock, so
-        they go last and the lock is held for the least time."""
-        return "\n".join([*(statement(query, args) for query, args in self.writes),
-                          *(append_call(self.tenant_id, s.stream_id, s.expected_version,
-                                        s.events) for s in self.staged)])
+    def commit_statements(self) -> list[tuple[str, tuple[Any, ...]]]:
+        """The deferred writes, then the staged appends, as (query, arguments) for the
+        COMMIT's message (eventstore/pool.py ``StoreConnection.commit_with``): the
+        appends take the tenant head lock, so they go last and the lock is held for
+        the least time."""
+        appends = [(Q["append_at_commit"],
+                    (self.tenant_id, s.stream_id, s.expected_version,
+                     [e.type for e in s.events], [e.schema_version for e in s.events],
+                     [orjson.dumps(e.data).decode() for e in s.events],
+                     [orjson.dumps(e.metadata).decode() for e in s.events]))
+                   for s in self.staged]
+        return [*self.writes, *appends]
 
     async def flush(self) -> list[RecordedEvent]:
         """Append what is staged now, each stream in its own round trip, and return the

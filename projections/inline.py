@@ -31,18 +31,20 @@ from domain.fields import NO_FIELDS, FieldCatalog
 from domain.ids import TenantId, TicketId
 from domain.mapper import from_stored
 from domain.ticket import Ticket, evolve
+from domain.values import Visibility
 from eventstore.sqlfile import load_queries
 from eventstore.types import Write
 from projections.fields import definition_from_json
-from projections.search import index_tickets
+from projections.search import index_ticket_message, index_tickets
 from projections.tenant_settings import DEFAULT_SETTINGS, TenantSettings, read_document
 from projections.views import TICKET_KEYS, ticket_json
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
 
 _TICKET_TYPES = frozenset(cls.TYPE for cls in TICKET_EVENTS)
-_SEARCHED_TYPES = frozenset({TicketOpened.TYPE, MessageAdded.TYPE, TagsChanged.TYPE,
-                             RequesterChanged.TYPE})
+# Events that change the head of a ticket's search document (subject, tags, requester):
+# it is recomputed from the rows. A message alone is appended to it.
+_HEAD_TYPES = frozenset({TicketOpened.TYPE, TagsChanged.TYPE, RequesterChanged.TYPE})
 
 
 class StoredEvent(Protocol):
@@ -196,9 +198,15 @@ async def apply_inline(
     # and a new ticket's row must exist for its first message.
     for ticket_id, version, event in messages:
         await _insert_message(run, tenant_id, ticket_id, version, event)
-    # The search index reads the rows just written; only what is searched changes it.
-    await index_tickets(conn, tenant_id, sorted(
-        {e.stream_id for e in events if e.type in _SEARCHED_TYPES}), write=run)
+    # The search index: a changed head is recomputed from the rows just written (which
+    # include the batch's messages); a message on a ticket whose head stayed is
+    # appended alone, so a reply's cost does not grow with its thread.
+    whole = {e.stream_id for e in events if e.type in _HEAD_TYPES}
+    await index_tickets(conn, tenant_id, sorted(whole), write=run)
+    for ticket_id, _, event in messages:
+        if isinstance(event, MessageAdded) and ticket_id not in whole:
+            await index_ticket_message(tenant_id, ticket_id, event.body,
+                                       event.visibility is Visibility.PUBLIC, write=run)
     return out
 
 

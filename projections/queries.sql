@@ -633,13 +633,30 @@ SELECT coalesce((SELECT settings ->> 'text_search' FROM tenant_settings
 -- here, so indexing on the write path is one statement)
 -- A ticket's search vectors, recomputed from its read-model rows: subject (weight A),
 -- tags and requester (B), message bodies (C). Public messages go into both vectors,
--- internal notes only into staff_document. Recomputed whole rather than appended to,
--- so an index can never drift from the rows; the cost is the ticket's messages,
--- read by their keyset index, once per command that changes what is searched. The
--- function (migration 0461) reads the ticket whole even in a customer's transaction.
+-- internal notes only into staff_document, each body's vector on its own, in version
+-- order (migration 0530). Recomputed whole when the head changes (an opening, tags, the
+-- requester): the cost is the ticket's messages, read by their keyset index; a new
+-- message alone is appended instead (index_ticket_message). The function (migration
+-- 0461) reads the ticket whole even in a customer's transaction.
 SELECT index_ticket_documents($1, $2::uuid[], coalesce(
            $3::text, (SELECT settings ->> 'text_search' FROM tenant_settings
                        WHERE tenant_id = $1), 'simple')::regconfig)
+
+-- name: index_ticket_message --
+-- $1 tenant_id, $2 ticket id, $3 the message's body, $4 whether it is public
+-- One new message of a ticket whose head (subject, tags, requester) did not change:
+-- its body's vector is appended to the ticket's vectors (public messages to both,
+-- internal notes to the staff vector only), which is what recomputing them would give
+-- (migration 0530). No other message is read, so a reply costs the same on a thread
+-- of any length. Only the tenant policy applies to search_documents, so a customer's
+-- transaction may append to its own ticket's row, and nothing is read back.
+UPDATE search_documents s
+   SET document = CASE WHEN $4::boolean THEN s.document || m.v ELSE s.document END,
+       staff_document = s.staff_document || m.v
+  FROM (SELECT setweight(to_tsvector(coalesce(
+                   (SELECT settings ->> 'text_search' FROM tenant_settings
+                     WHERE tenant_id = $1), 'simple')::regconfig, $3::text), 'C') AS v) m
+ WHERE s.tenant_id = $1 AND s.kind = 'ticket' AND s.id = $2
 
 -- name: index_contacts --
 -- $1 tenant_id, $2 contact ids, $3 text-search configuration (NULL: the tenant's, read

@@ -141,6 +141,13 @@ async def index_tickets(conn: asyncpg.Connection, tenant_id: TenantId,
     await _index(conn, tenant_id, "ticket", ticket_ids, config, write)
 
 
+async def index_ticket_message(tenant_id: TenantId, ticket_id: UUID, body: str,
+                               public: bool, *, write: Write) -> None:
+    """Append one new message's body to its ticket's search vectors, without reading
+    the thread (``index_ticket_message`` in projections/queries.sql), by ``write``."""
+    await write(Q["index_ticket_message"], tenant_id, ticket_id, body, public)
+
+
 async def index_contacts(conn: asyncpg.Connection, tenant_id: TenantId,
                          contact_ids: Sequence[UUID], config: str | None = None, *,
                          write: Write | None = None) -> None:
@@ -251,6 +258,7 @@ __all__ = [
     "index_contacts",
     "index_missing",
     "index_organizations",
+    "index_ticket_message",
     "index_tickets",
     "marked",
     "reindex",

@@ -12,7 +12,7 @@ import pytest
 from domain import Actor, ActorKind, OpenTicket, Requester
 from domain.ids import TicketId
 from eventstore.errors import ConcurrencyError, EventStoreError
-from eventstore.literal import statement
+from eventstore.literal import execute, prepare, prepared_name, statement
 from eventstore.pool import create_pool
 from eventstore.store import EventStore
 from eventstore.types import NewEvent, StoreActor
@@ -51,9 +51,67 @@ async def test_deferred_writes_go_with_the_commit_and_are_seen_after_it(db, make
     assert (row["kind"], row["run_at"], row["payload"]) == ("test.kind", T0, {"a": "o'brien"})
     commit = [q for q in sent if q.endswith("\nCOMMIT;")]
     assert len(commit) == 1
-    # The write first, then the append, which takes the tenant head lock last.
-    assert commit[0].startswith("INSERT INTO jobs")
-    assert "append_events(" in commit[0].split("\n")[-2]
+    lines = commit[0].split("\n")
+    # First use on this connection: both statements are prepared in the message...
+    prepares = [line for line in lines if line.startswith("PREPARE ")]
+    assert [p.split(" AS ")[1][:16] for p in prepares] == ["INSERT INTO jobs", "SELECT count(*) "]
+    # ...then the write runs, then the append, which takes the tenant head lock last.
+    executes = [line for line in lines if line.startswith("EXECUTE ")]
+    assert [e.split("(")[0] for e in executes] == [p.split(" AS ")[0].replace("PREPARE", "EXECUTE")
+                                                  for p in prepares]
+
+
+async def test_a_connection_prepares_a_deferred_statement_once(db, make_tenant):
+    t = (await make_tenant()).tenant_id
+    sent: list[str] = []
+    pool = await create_pool(db.runtime_url, min_size=1, max_size=1)
+    store = EventStore(pool)
+    try:
+        async with pool.acquire() as conn:
+            conn.add_query_logger(lambda record: sent.append(record.query))
+        for n in range(8):  # past the five custom plans a prepared statement starts with
+            async with store.session(t, ACTOR) as s:
+                s.deferring = True
+                await jobs.schedule(s.conn, t, "test.kind", T0, dedupe_key=f"k{n}",
+                                    payload={"n": n}, write=s.write)
+                await s.append(uuid.uuid4(), 0, [NewEvent("Thing", {"n": n})])
+        async with store.session(t) as s:
+            kept = await s.conn.fetchval("SELECT count(*) FROM jobs WHERE kind = 'test.kind'")
+            held = await s.conn.fetchval(
+                "SELECT count(*) FROM pg_prepared_statements WHERE name LIKE 'hd\\_%'")
+    finally:
+        await pool.close()
+    commits = [q for q in sent if q.endswith("\nCOMMIT;")]
+    assert len(commits) == 8 and kept == 8 and held == 2
+    assert commits[0].count("PREPARE ") == 2
+    assert all("PREPARE " not in c for c in commits[1:])
+
+
+async def test_after_a_failed_commit_the_connection_knows_what_it_prepared(db, make_tenant):
+    t = (await make_tenant()).tenant_id
+    pool = await create_pool(db.runtime_url, min_size=1, max_size=1)
+    store = EventStore(pool)
+    stream = uuid.uuid4()
+    try:
+        # The append fails at commit (a version that is not there) after the write's
+        # PREPARE ran: the PREPARE outlives the rollback, and the next commit must not
+        # prepare it again (which would fail), nor skip the one that never ran.
+        with pytest.raises(ConcurrencyError):
+            async with store.session(t, ACTOR) as s:
+                s.deferring = True
+                await jobs.schedule(s.conn, t, "test.kind", T0, dedupe_key="f1",
+                                    payload={}, write=s.write)
+                await s.append(stream, 3, [NewEvent("Thing", {"n": 1})])
+        async with store.session(t, ACTOR) as s:
+            s.deferring = True
+            await jobs.schedule(s.conn, t, "test.kind", T0, dedupe_key="f2",
+                                payload={}, write=s.write)
+            await s.append(stream, 0, [NewEvent("Thing", {"n": 1})])
+        async with store.session(t) as s:
+            keys = await s.conn.fetch("SELECT dedupe_key FROM jobs WHERE kind = 'test.kind'")
+    finally:
+        await pool.close()
+    assert [r["dedupe_key"] for r in keys] == ["f2"]
 
 
 @pytest.mark.parametrize("value,cast", [
@@ -73,6 +131,12 @@ async def test_values_written_into_sql_text_arrive_as_the_parameter_would(pool, 
         same = await conn.fetchval(statement(query, [value, value]))
     assert written == as_param
     assert same is not False  # NULL for NULL, else true
+    # And as the EXECUTE of a prepared statement, as a unit of work's commit sends it.
+    async with pool.acquire() as conn, conn.transaction():
+        await conn.execute(prepare(f"SELECT $1::{cast}"))
+        executed = await conn.fetchval(execute(f"SELECT $1::{cast}", [value]))
+        await conn.execute(f"DEALLOCATE {prepared_name(f'SELECT $1::{cast}')}")
+    assert executed == as_param
 
 
 def test_sql_text_refuses_what_it_cannot_write() -> None:

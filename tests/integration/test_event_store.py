@@ -150,7 +150,7 @@ async def test_a_unit_of_work_append_is_two_round_trips(db, make_tenant):
     sent = [q for q in sent if "pg_notify" not in q]
     assert len(sent) == 2, sent
     assert sent[0].startswith("BEGIN; SELECT set_config('app.tenant_id'")
-    assert sent[1].startswith("SELECT count(*) FROM append_events(")
+    assert sent[1].startswith("EXECUTE hd_") and sent[1].endswith(");\nCOMMIT;")
     assert sent[1].endswith("\nCOMMIT;")
 
 

@@ -1,0 +1,156 @@
+"""Where Postgres spends a ticket write: statements, functions and triggers, per request.
+
+    python -m bench.write_breakdown [--seconds 8] [--connections 1] [--tickets 200]
+
+Starts a Postgres of its own with ``pg_stat_statements`` (``track = all``, so the
+statements inside functions and triggers count too), ``track_functions = all`` and
+``auto_explain`` for nested statements (plans in the server log, when
+``--explain`` is given), serves this checkout with one ``helpdesk serve`` process and
+loads one case at a time with wrk: creates for a known e-mail, creates for a new
+e-mail, and messages. Around each case the statistics are reset, then read back and
+divided by the requests served; the Postgres process tree's CPU is read the same way.
+
+Printed per case: requests, Postgres CPU ms per request, and the statements (top
+level and nested) with their calls and execution ms per request, most expensive
+first; then the functions (``pg_stat_user_functions``: self and total ms per
+request). What no statement accounts for (Postgres CPU minus the top-level
+statements' execution time) is parse, plan, protocol and commit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+from pathlib import Path
+
+import asyncpg
+import httpx
+
+from bench.common import free_port, private_server
+from bench.cpu_per_request import postmaster, start, tree_cpu, wait_ready
+from bench.http import NEW_EMAIL, TICKET_BODY, Wrk, lua
+from tests.support.desk import seed_tickets
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _shorten(query: str, width: int = 110) -> str:
+    text = re.sub(r"\s+", " ", query).strip()
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+async def _reset(admin: asyncpg.Connection) -> None:
+    await admin.execute("SELECT pg_stat_statements_reset()")
+    await admin.execute("SELECT pg_stat_reset()")
+
+
+async def _report(admin: asyncpg.Connection, requests: int, pg_ms: float) -> None:
+    # Statistics of functions reach the collector at the end of each transaction, and
+    # the views read a snapshot: a fresh one is asked for.
+    await admin.execute("SELECT pg_stat_clear_snapshot()")
+    n = max(requests, 1)
+    rows = await admin.fetch(
+        """SELECT toplevel, calls, total_exec_time, total_plan_time, plans, rows, query
+             FROM pg_stat_statements
+            WHERE query NOT LIKE '%pg_stat_%'
+            ORDER BY total_exec_time DESC""")
+    top = sum(r["total_exec_time"] + r["total_plan_time"] for r in rows if r["toplevel"])
+    print(f"  Postgres CPU {pg_ms / n:.3f} ms/request; top-level statements' execution "
+          f"and planning {top / n:.3f} ms/request; the rest (parse, plan of simple "
+          f"queries, protocol, commit) {(pg_ms - top) / n:.3f}")
+    print(f"  {'level':5} {'calls/req':>9} {'exec ms/req':>11} {'plan ms/req':>11} "
+          f"{'rows/call':>9}  statement")
+    for r in rows[:40]:
+        calls = r["calls"] / n
+        if r["total_exec_time"] / n < 0.003:
+            continue
+        print(f"  {'top' if r['toplevel'] else 'in':5} {calls:9.2f} "
+              f"{r['total_exec_time'] / n:11.3f} {r['total_plan_time'] / n:11.3f} "
+              f"{(r['rows'] / r['calls']) if r['calls'] else 0:9.1f}  {_shorten(r['query'])}")
+    funcs = await admin.fetch(
+        """SELECT schemaname || '.' || funcname AS name, calls, total_time, self_time
+             FROM pg_stat_user_functions ORDER BY total_time DESC""")
+    print(f"  {'calls/req':>9} {'total ms/req':>12} {'self ms/req':>11}  function")
+    for f in funcs:
+        print(f"  {f['calls'] / n:9.2f} {f['total_time'] / n:12.3f} "
+              f"{f['self_time'] / n:11.3f}  {f['name']}")
+
+
+async def run(seconds: float, connections: int, tickets: int, explain: bool) -> None:
+    from handlers.tenants import create_tenant_as_operator
+    from tests.support.pg import Databases
+
+    config = {"shared_preload_libraries": "pg_stat_statements,auto_explain",
+              "pg_stat_statements.track": "all", "pg_stat_statements.track_planning": "on",
+              "track_functions": "all",
+              "max_connections": "100", "shared_buffers": "256MB"}
+    if explain:
+        config |= {"auto_explain.log_min_duration": "0",
+                   "auto_explain.log_nested_statements": "on",
+                   "auto_explain.log_analyze": "on", "auto_explain.log_buffers": "on"}
+    with private_server(**config) as server_url:
+        pg = postmaster(int(server_url.rsplit(":", 1)[1].split("/")[0]))
+        dbs = Databases(server_url)
+        await dbs.create_template()
+        db = await dbs.clone()
+        admin = await asyncpg.connect(db.admin_url)
+        await admin.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+        proc = None
+        try:
+            tenant = await create_tenant_as_operator(db.admin_url, "bench")
+            ids = await seed_tickets(db.runtime_url, tenant.tenant_id, tickets)
+            key = tenant.admin_key.secret
+            cases = {
+                "create, known e-mail": lua([("POST", "/v1/tickets", TICKET_BODY)], [key]),
+                "create, new e-mail": NEW_EMAIL.replace("KEY", key),
+                "message": lua([("POST", f"/v1/tickets/{t}/messages", '{"body": "On it."}')
+                                for t in ids], [key]),
+            }
+            port = free_port()
+            url = f"http://127.0.0.1:{port}"
+            env = {"DATABASE_URL": db.runtime_url, "LOG_LEVEL": "warning",
+                   "RUN_SCHEDULER": "false", "DB_POOL_MAX": "20"}
+            proc = start(ROOT, port, env)
+            wait_ready(url, proc)
+            # One request first, so the answer is known to be a success.
+            async with httpx.AsyncClient() as client:
+                r = await client.post(url + "/v1/tickets", content=TICKET_BODY,
+                                      headers={"Authorization": f"Bearer {key}",
+                                               "Content-Type": "application/json"})
+            assert r.status_code == 201, r.text
+            load = Wrk()
+            for name, script in cases.items():
+                load.run(url, 1, script, connections=connections)  # warm the plans
+                await _reset(admin)
+                await asyncio.sleep(0.2)
+                p0 = tree_cpu(pg)
+                result = load.run(url, seconds, script, connections=connections)
+                p1 = tree_cpu(pg)
+                print(f"\n{name}: {result.requests} requests, {result.rps:.0f} req/s, "
+                      f"{connections} connection(s), bad {result.bad}, "
+                      f"load {os.getloadavg()[0]:.1f}")
+                await _report(admin, result.requests, 1000 * (p1 - p0))
+        finally:
+            if proc is not None:
+                proc.terminate()
+                proc.wait()
+            await admin.close()
+            await dbs.drop(db.name)
+            await dbs.drop(dbs.template)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seconds", type=float, default=8.0)
+    parser.add_argument("--connections", type=int, default=1)
+    parser.add_argument("--tickets", type=int, default=200)
+    parser.add_argument("--explain", action="store_true",
+                        help="log every plan, nested ones too (slow: for reading, not rates)")
+    args = parser.parse_args()
+    asyncio.run(run(args.seconds, args.connections, args.tickets, args.explain))
+
+
+if __name__ == "__main__":
+    main()
