@@ -5,10 +5,11 @@
 Starts a Postgres of its own with ``pg_stat_statements`` (``track = all``, so the
 statements inside functions and triggers count too), ``track_functions = all`` and
 ``auto_explain`` for nested statements (plans in the server log, when
-``--explain`` is given), serves this checkout with one ``helpdesk serve`` process and
-loads one case at a time with wrk: creates for a known e-mail, creates for a new
-e-mail, and messages. Around each case the statistics are reset, then read back and
-divided by the requests served; the Postgres process tree's CPU is read the same way.
+``--explain`` is given), serves this checkout (or the one ``--tree`` names) with one
+``helpdesk serve`` process and loads one case at a time with wrk: creates for a known
+e-mail, creates for a new e-mail, and messages. Around each case the statistics are
+reset, then read back and divided by the requests served; the Postgres process
+tree's CPU is read the same way.
 
 Printed per case: requests, Postgres CPU ms per request, and the statements (top
 level and nested) with their calls and execution ms per request, most expensive
@@ -78,7 +79,8 @@ async def _report(admin: asyncpg.Connection, requests: int, pg_ms: float) -> Non
               f"{f['self_time'] / n:11.3f}  {f['name']}")
 
 
-async def run(seconds: float, connections: int, tickets: int, explain: bool) -> None:
+async def run(tree: Path, seconds: float, connections: int, tickets: int,
+              explain: bool) -> None:
     from handlers.tenants import create_tenant_as_operator
     from tests.support.pg import Databases
 
@@ -112,7 +114,7 @@ async def run(seconds: float, connections: int, tickets: int, explain: bool) -> 
             url = f"http://127.0.0.1:{port}"
             env = {"DATABASE_URL": db.runtime_url, "LOG_LEVEL": "warning",
                    "RUN_SCHEDULER": "false", "DB_POOL_MAX": "20"}
-            proc = start(ROOT, port, env)
+            proc = start(tree, port, env)
             wait_ready(url, proc)
             # One request first, so the answer is known to be a success.
             async with httpx.AsyncClient() as client:
@@ -143,13 +145,16 @@ async def run(seconds: float, connections: int, tickets: int, explain: bool) -> 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--tree", type=Path, default=ROOT,
+                        help="the checkout to serve (with its own .venv); default: this one")
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--connections", type=int, default=1)
     parser.add_argument("--tickets", type=int, default=200)
     parser.add_argument("--explain", action="store_true",
                         help="log every plan, nested ones too (slow: for reading, not rates)")
     args = parser.parse_args()
-    asyncio.run(run(args.seconds, args.connections, args.tickets, args.explain))
+    asyncio.run(run(args.tree.resolve(), args.seconds, args.connections, args.tickets,
+                    args.explain))
 
 
 if __name__ == "__main__":

@@ -10,14 +10,15 @@ when another writer won a race. One ``execute`` runs inside the caller's ``Sessi
    the tenant's SLA policy (and, for commands that check field values, the ticket
    field definitions) in the same round trip; a new ticket's requester is resolved to
    a contact (``handlers.requesters``), which may create the contact;
-3. ``domain.decide`` (a customer's message on a closed ticket becomes a follow-up
+2. ``domain.decide`` (a customer's message on a closed ticket becomes a follow-up
    ticket via ``domain.decide_follow_up``: two streams, one transaction);
-4. update the inline read models;
-5. schedule, move or cancel the SLA timers whose clocks changed;
-6. stage the events (a created contact's first): the unit of work sends them in its
+3. update the inline read models, rendering each written ticket's document once (the
+   answer sends those bytes, ``CommandResult.documents``);
+4. schedule, move or cancel the SLA timers whose clocks changed;
+5. stage the events (a created contact's first): the unit of work sends them in its
    COMMIT's message, where the tenant head lock they take is held for server time only.
 
-Steps 4 and 5 (and a created contact's search row) are written by ``Session.write``:
+Steps 3 and 4 (and a created contact's search row) are written by ``Session.write``:
 in a unit of work that defers its writes (``Session.deferring``, as the HTTP ticket
 commands do), they too travel in the COMMIT's message, ahead of the appends, so a
 command costs about three round trips: BEGIN with the read, the requester's lookup
@@ -69,6 +70,9 @@ class CommandResult:
     ticket: Ticket
     events: list[PendingEvent] = field(default_factory=list)
     follow_up: Ticket | None = None
+    documents: dict[UUID, bytes] = field(default_factory=dict)
+    """The API document of each ticket the command wrote, as its row stores it: the
+    answer sends these bytes rather than render the ticket again."""
 
 
 def sla_job_key(ticket_id: UUID, metric: str) -> str:
@@ -157,9 +161,9 @@ async def execute(
         # A concurrent OpenTicket (or follow-up) with the same id got its row in first
         # (deferred, the same race fails the commit with ``ConcurrencyError``).
         raise ConcurrencyError(ticket_id, current, None) from exc
-    for stream, ticket in after.items():
+    for stream, written in after.items():
         before = state if stream == ticket_id else None
-        await _move_sla_timers(session, before, ticket)
+        await _move_sla_timers(session, before, written.ticket)
 
     # The contact a new requester created goes first: the ticket's events refer to it.
     await stage_contact_events(session, contact_events)
@@ -168,10 +172,11 @@ async def execute(
         await session.append(stream, versions[stream],
                              [NewEvent(e.type, e.data, e.schema_version)
                               for e in pending if e.stream_id == stream],
-                             subject=after[stream].requester.contact_id,
+                             subject=after[stream].ticket.requester.contact_id,
                              personal_fields=personal_keys(catalog))
-    follow_up = next((t for s, t in after.items() if s != ticket_id), None)
-    return CommandResult(ticket=after[ticket_id], events=pending, follow_up=follow_up)
+    follow_up = next((w.ticket for s, w in after.items() if s != ticket_id), None)
+    return CommandResult(ticket=after[ticket_id].ticket, events=pending, follow_up=follow_up,
+                         documents={s: w.document for s, w in after.items()})
 
 
 async def stage_contact_events(session: Session, contact_events: list[tuple[UUID, Event]]

@@ -132,12 +132,21 @@ async def load_for_command(conn: asyncpg.Connection, tenant_id: TenantId, ticket
     return CommandState(ticket, doc.settings(), catalog, key)
 
 
+@dataclass(frozen=True, slots=True)
+class WrittenTicket:
+    """A ticket as ``apply_inline`` wrote its row: the folded state, and the bytes of
+    its API document (``tickets.view``), rendered once and sent as they are."""
+
+    ticket: Ticket
+    document: bytes
+
+
 async def apply_inline(
     conn: asyncpg.Connection, tenant_id: TenantId, events: Sequence[StoredEvent], *,
     write: Write | None = None, known: dict[UUID, Ticket | None] | None = None,
-) -> dict[UUID, Ticket]:
+) -> dict[UUID, WrittenTicket]:
     """Apply ticket-stream events to ``tickets`` and ``messages``; returns each touched
-    ticket's new state. Events of other streams are ignored.
+    ticket's new state and document. Events of other streams are ignored.
 
     Events of one stream must come in version order and continue the row's version;
     anything else means the read model and the stream disagree, and is refused.
@@ -180,19 +189,19 @@ async def apply_inline(
                                                      and event.fields):
             with_fields.add(stream)
         messages.append((TicketId(stream), stored.version, event))
-    out: dict[UUID, Ticket] = {}
+    out: dict[UUID, WrittenTicket] = {}
     for stream, ticket in states.items():
         if stream not in touched:
             continue
         assert ticket is not None
-        await _write_ticket(conn, tenant_id, ticket, insert=stream in inserted,
-                            previous=_first_version(events, stream) - 1,
-                            write=write)
+        document = await _write_ticket(conn, tenant_id, ticket, insert=stream in inserted,
+                                       previous=_first_version(events, stream) - 1,
+                                       write=write)
         if stream in with_fields:
             # Only commands that touch fields pay for this (the list filters on it).
             await run(Q["set_ticket_fields"], tenant_id, ticket.id,
                       state_to_json(ticket)["fields"])
-        out[stream] = ticket
+        out[stream] = WrittenTicket(ticket, document)
     # Messages after their tickets' rows: a customer's transaction may only write a
     # message on a ticket row it can see as its own (row-level security, migration 0460),
     # and a new ticket's row must exist for its first message.
@@ -227,10 +236,12 @@ async def _insert_message(run: Write, tenant_id: TenantId, ticket_id: TicketId,
 
 
 async def _write_ticket(conn: asyncpg.Connection, tenant_id: TenantId, t: Ticket, *,
-                        insert: bool, previous: int, write: Write | None) -> None:
+                        insert: bool, previous: int, write: Write | None) -> bytes:
+    """Write the ticket's row; returns the document stored with it."""
     doc = state_to_json(t)
     clocks = doc["clocks"]
-    view = ticket_json(t).decode()
+    document = ticket_json(t)
+    view = document.decode()
     if insert:
         await (write or conn.execute)(
             Q["insert_ticket"], tenant_id, t.id, t.version, t.state.value, t.priority.value,
@@ -238,7 +249,7 @@ async def _write_ticket(conn: asyncpg.Connection, tenant_id: TenantId, t: Ticket
             t.follow_up_of, clocks, doc, t.created_at, t.updated_at, view,
             t.requester.contact_id,
         )
-        return
+        return document
     args = (tenant_id, t.id, t.version, t.state.value, t.priority.value, t.assignee,
             list(t.tags), clocks, doc, t.updated_at, previous, view, doc["requester"],
             t.requester.contact_id)
@@ -246,6 +257,7 @@ async def _write_ticket(conn: asyncpg.Connection, tenant_id: TenantId, t: Ticket
     # None: deferred, where the row is locked and the appends check its stream's version.
     if status is not None and status != "UPDATE 1":
         raise CorruptStream(f"inline ticket {t.id} is not at version {previous}")
+    return document
 
 
 async def fill_views(conn: asyncpg.Connection, tenant_id: TenantId, *, batch: int = 500) -> int:
@@ -274,6 +286,7 @@ __all__ = [
     "CommandState",
     "PendingEvent",
     "StoredEvent",
+    "WrittenTicket",
     "apply_inline",
     "fill_views",
     "load_for_command",

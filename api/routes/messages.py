@@ -64,7 +64,8 @@ async def post_message(ticket_id: UUID, body: MessageIn, request: Request,
             "author_kind": event.author.kind.value, "author_id": event.author.id,
             "body": body.body, "created_at": event.at,
         }
-        return JsonReply(201, {"message": message_view(message), "ticket": ticket_view(ticket)},
+        return JsonReply(201, {"message": message_view(message),
+                               "ticket": ticket_view(ticket, result.documents.get(ticket.id))},
                          {"ETag": etag(ticket.version)})
 
     return await commands.run(request, services, principal, body.model_dump(mode="json"), work,

@@ -73,7 +73,7 @@ def ticket_reply(result: CommandResult, status: int = 200) -> JsonReply:
     headers = {"ETag": etag(t.version)}
     if status == 201:
         headers["Location"] = f"/v1/tickets/{t.id}"
-    return JsonReply(status, ticket_view(t), headers)
+    return JsonReply(status, ticket_view(t, result.documents.get(t.id)), headers)
 
 
 async def _command(request: Request, services: ServicesDep, principal: Principal,

@@ -227,9 +227,11 @@ class MessagePosted(BaseModel):
     ticket: TicketOut
 
 
-def ticket_view(t: Ticket) -> orjson.Fragment:
-    """The JSON body of a ticket (``TicketOut``), ready to embed in an answer."""
-    return orjson.Fragment(ticket_json(t))
+def ticket_view(t: Ticket, document: bytes | None = None) -> orjson.Fragment:
+    """The JSON body of a ticket (``TicketOut``), ready to embed in an answer:
+    ``document`` when the command that wrote the ticket rendered it already
+    (``CommandResult.documents``), else rendered now."""
+    return orjson.Fragment(ticket_json(t) if document is None else document)
 
 
 def message_view(row: Mapping[str, Any]) -> dict[str, Any]:
