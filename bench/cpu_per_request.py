@@ -3,8 +3,10 @@
     python -m bench.cpu_per_request BEFORE_TREE AFTER_TREE [--seconds 5] [--rounds 3]
 
 Each tree (a checkout with its ``.venv``) serves in turn (``helpdesk serve --workers
-1``) on one Postgres of the bench's own, one tenant with 200 tickets; wrk (pinned as
-in bench/http.py, 16 connections) sends creates for a known e-mail, messages, and
+1``) on one Postgres of the bench's own, from a database of its own that its own
+migrations built (so a change of schema is measured too), one tenant with 200
+tickets; wrk (pinned as in bench/http.py, 16 connections) sends creates for a known
+e-mail, messages, and
 creates for a new e-mail each time. Around each case the CPU time of the server's
 process tree and of the Postgres server's process tree is read, and divided by the
 requests served: unlike rates, CPU per request holds up on a machine that other work
@@ -22,6 +24,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import asyncpg
 import httpx
 import psutil
 
@@ -76,56 +79,69 @@ def wait_ready(url: str, proc: subprocess.Popen[bytes]) -> None:
     raise SystemExit(f"server on {url} did not start")
 
 
+def migrate_with(tree: Path, admin_url: str, runtime_url: str) -> None:
+    """Migrate a database with ``tree``'s own migrations (``helpdesk migrate`` from its
+    virtualenv): a tree is measured on the schema it ships, not on this one's."""
+    subprocess.run([str(tree / ".venv/bin/python"), "-m", "api.cli.main", "migrate"],
+                   cwd=tree, check=True, stdout=subprocess.DEVNULL,
+                   env=os.environ | {"MIGRATION_DATABASE_URL": admin_url,
+                                     "DATABASE_URL": runtime_url})
+
+
 async def run(trees: list[Path], seconds: float, rounds: int) -> None:
     from handlers.tenants import create_tenant_as_operator
-    from tests.support.pg import Databases
+    from tests.support.pg import RUNTIME_PASSWORD, RUNTIME_USER, with_database
 
     with private_server(max_connections="300", shared_buffers="256MB") as server_url:
         pg = postmaster(int(server_url.rsplit(":", 1)[1].split("/")[0]))
-        dbs = Databases(server_url)
-        await dbs.create_template()
-        db = await dbs.clone()
-        try:
-            tenant = await create_tenant_as_operator(db.admin_url, "bench")
-            tickets = await seed_tickets(db.runtime_url, tenant.tenant_id, 200)
+        desks: list[tuple[str, dict[str, str]]] = []
+        admin = await asyncpg.connect(server_url)
+        for i, tree in enumerate(trees):
+            name = f"hd_cpu_{i}"
+            await admin.execute(f'CREATE DATABASE "{name}"')
+            admin_url = with_database(server_url, name)
+            runtime_url = with_database(server_url, name, user=RUNTIME_USER,
+                                        password=RUNTIME_PASSWORD)
+            await asyncio.to_thread(migrate_with, tree, admin_url, runtime_url)
+            tenant = await create_tenant_as_operator(admin_url, "bench")
+            tickets = await seed_tickets(runtime_url, tenant.tenant_id, 200)
             key = tenant.admin_key.secret
-            scripts = {
+            desks.append((runtime_url, {
                 CASES[0]: lua([("POST", "/v1/tickets", TICKET_BODY)], [key]),
                 CASES[1]: lua([("POST", f"/v1/tickets/{t}/messages", '{"body": "On it."}')
                                for t in tickets], [key]),
                 CASES[2]: NEW_EMAIL.replace("KEY", key),
-            }
-            env = {"DATABASE_URL": db.runtime_url, "LOG_LEVEL": "warning",
-                   "RUN_SCHEDULER": "false", "DB_POOL_MAX": "20"}
-            load = Wrk()
-            found: dict[tuple[str, int], list[tuple[float, float, float]]] = {}
-            for round_ in range(rounds):
-                order = list(range(len(trees)))
-                if round_ % 2:
-                    order.reverse()
-                for i in order:
-                    port = free_port()
-                    url = f"http://127.0.0.1:{port}"
-                    proc = start(trees[i], port, env)
-                    try:
-                        wait_ready(url, proc)
-                        for case, script in scripts.items():
-                            load.run(url, 1, script)  # warm
-                            s0, p0 = tree_cpu(proc.pid), tree_cpu(pg)
-                            r = load.run(url, seconds, script)
-                            s1, p1 = tree_cpu(proc.pid), tree_cpu(pg)
-                            n = max(r.requests, 1)
-                            row = (r.rps, 1000 * (s1 - s0) / n, 1000 * (p1 - p0) / n)
-                            found.setdefault((case, i), []).append(row)
-                            print(f"round {round_} tree {i} {case:22} req/s {row[0]:6.0f} "
-                                  f"server ms/req {row[1]:5.2f} postgres ms/req {row[2]:5.2f} "
-                                  f"bad {r.bad} load {os.getloadavg()[0]:.1f}", flush=True)
-                    finally:
-                        proc.terminate()
-                        proc.wait()
-        finally:
-            await dbs.drop(db.name)
-            await dbs.drop(dbs.template)
+            }))
+        await admin.close()
+        load = Wrk()
+        found: dict[tuple[str, int], list[tuple[float, float, float]]] = {}
+        for round_ in range(rounds):
+            order = list(range(len(trees)))
+            if round_ % 2:
+                order.reverse()
+            for i in order:
+                runtime_url, scripts = desks[i]
+                env = {"DATABASE_URL": runtime_url, "LOG_LEVEL": "warning",
+                       "RUN_SCHEDULER": "false", "DB_POOL_MAX": "20"}
+                port = free_port()
+                url = f"http://127.0.0.1:{port}"
+                proc = start(trees[i], port, env)
+                try:
+                    wait_ready(url, proc)
+                    for case, script in scripts.items():
+                        load.run(url, 1, script)  # warm
+                        s0, p0 = tree_cpu(proc.pid), tree_cpu(pg)
+                        r = load.run(url, seconds, script)
+                        s1, p1 = tree_cpu(proc.pid), tree_cpu(pg)
+                        n = max(r.requests, 1)
+                        row = (r.rps, 1000 * (s1 - s0) / n, 1000 * (p1 - p0) / n)
+                        found.setdefault((case, i), []).append(row)
+                        print(f"round {round_} tree {i} {case:22} req/s {row[0]:6.0f} "
+                              f"server ms/req {row[1]:5.2f} postgres ms/req {row[2]:5.2f} "
+                              f"bad {r.bad} load {os.getloadavg()[0]:.1f}", flush=True)
+                finally:
+                    proc.terminate()
+                    proc.wait()
 
     print(f"\nmedians of {rounds} rounds; ratio: tree 1 / tree 0")
     for case in CASES:

@@ -21,8 +21,8 @@ from domain.values import Actor, ActorKind, TicketState
 from eventstore.errors import ConcurrencyError
 from eventstore.store import EventStore
 from eventstore.types import SYSTEM
+from handlers.ticket_state import load_ticket
 from handlers.tickets import execute
-from projections.inline import load_ticket
 from projections.tenant_settings import load_settings
 from scheduler.jobs import Q
 from scheduler.queue import Job

@@ -33,9 +33,9 @@ from eventstore.errors import ConcurrencyError
 from eventstore.store import Session
 from eventstore.types import NewEvent, RecordedEvent
 from handlers.errors import Conflict
+from handlers.ticket_state import load_ticket
 from handlers.tickets import CommandResult, run_command
 from projections.fields import count_fields, load_catalog, load_field, write_field
-from projections.inline import load_ticket
 
 MAX_FIELDS = 100
 """The most fields a tenant defines (the catalog is read whole by ticket commands)."""

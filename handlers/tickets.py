@@ -52,8 +52,9 @@ from eventstore.errors import ConcurrencyError
 from eventstore.store import Session
 from eventstore.types import NewEvent
 from handlers.requesters import resolve_requester
+from handlers.ticket_state import load_for_command, load_ticket
 from projections.groups import load_group, unknown_groups
-from projections.inline import PendingEvent, apply_inline, load_for_command, load_ticket
+from projections.inline import PendingEvent, apply_inline
 from projections.reads import active_agent
 from scheduler import jobs
 

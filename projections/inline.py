@@ -27,16 +27,13 @@ from domain.events import (
     TagsChanged,
     TicketOpened,
 )
-from domain.fields import NO_FIELDS, FieldCatalog
 from domain.ids import TenantId, TicketId
 from domain.mapper import from_stored
 from domain.ticket import Ticket, evolve
 from domain.values import Visibility
 from eventstore.sqlfile import load_queries
 from eventstore.types import Write
-from projections.fields import definition_from_json
 from projections.search import index_ticket_message, index_tickets
-from projections.tenant_settings import DEFAULT_SETTINGS, TenantSettings, read_document
 from projections.views import TICKET_KEYS, ticket_json
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
@@ -87,49 +84,12 @@ def state_from_json(doc: dict[str, Any]) -> Ticket:
     return Ticket.model_validate(doc)
 
 
-async def load_ticket(
-    conn: asyncpg.Connection, tenant_id: TenantId, ticket_id: UUID, *, for_update: bool = False
-) -> Ticket | None:
-    """The ticket as its inline row holds it; ``for_update`` locks the row until commit."""
-    query = Q["ticket_state_for_update" if for_update else "ticket_state"]
-    row = await conn.fetchrow(query, tenant_id, ticket_id)
+async def _stored_ticket(conn: asyncpg.Connection, tenant_id: TenantId,
+                         ticket_id: UUID) -> Ticket | None:
+    """The ticket as its inline row holds it, for events applied without the state
+    their command decided on (a rebuild, an upgrade)."""
+    row = await conn.fetchrow(Q["ticket_state"], tenant_id, ticket_id)
     return None if row is None else state_from_json(row["state_json"])
-
-
-@dataclass(frozen=True, slots=True)
-class CommandState:
-    """What a ticket command decides on (``load_for_command``)."""
-
-    ticket: Ticket | None
-    settings: TenantSettings
-    catalog: FieldCatalog
-    key: tuple[UUID, bytes | None, str | None] | None
-    """The ticket's requester contact, its wrapped data key (None: erased) and the
-    fingerprint of the key-encryption key that wraps it, held
-    FOR SHARE until commit; None when the ticket has no contact or the contact no key
-    yet."""
-
-
-async def load_for_command(conn: asyncpg.Connection, tenant_id: TenantId, ticket_id: UUID, *,
-                           with_catalog: bool, requester_email: str | None = None
-                           ) -> CommandState:
-    """The ticket (its row locked until commit) with its requester's data key (held),
-    the tenant's settings and, when ``with_catalog``, its field definitions, in one
-    round trip; with ``requester_email``, that e-mail's requester lock is taken too
-    (``people.lock_requester``)."""
-    row = await conn.fetchrow(Q["command_state"], tenant_id, ticket_id, with_catalog,
-                              requester_email)
-    assert row is not None
-    doc = DEFAULT_SETTINGS if row["settings"] is None else read_document(row["settings"])
-    catalog: FieldCatalog = NO_FIELDS
-    if with_catalog:
-        catalog = {d.key: d for d in map(definition_from_json, row["catalog"])}
-    ticket = None if row["state_json"] is None else state_from_json(row["state_json"])
-    key = None
-    if row["has_key"]:
-        wrapped = row["wrapped"]
-        key = (row["contact_id"], None if wrapped is None else bytes(wrapped), row["kek"])
-    return CommandState(ticket, doc.settings(), catalog, key)
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,7 +132,7 @@ async def apply_inline(
         if stream not in states:
             states[stream] = (
                 None if isinstance(event, TicketOpened)
-                else await load_ticket(conn, tenant_id, stream)
+                else await _stored_ticket(conn, tenant_id, stream)
             )
         before = states[stream]
         expected = 1 if before is None else before.version + 1
@@ -283,14 +243,11 @@ async def _render_views(conn: asyncpg.Connection, tenant_id: TenantId,
 
 
 __all__ = [
-    "CommandState",
     "PendingEvent",
     "StoredEvent",
     "WrittenTicket",
     "apply_inline",
     "fill_views",
-    "load_for_command",
-    "load_ticket",
     "state_from_json",
     "state_to_json",
 ]

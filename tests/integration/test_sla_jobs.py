@@ -110,7 +110,7 @@ async def events(store: EventStore, tenant, tid: uuid.UUID, type_: str | None = 
 
 
 async def ticket(store: EventStore, tenant, tid: uuid.UUID):
-    from projections.inline import load_ticket
+    from handlers.ticket_state import load_ticket
     async with store.session(tenant, readonly=True) as s:
         return await load_ticket(s.conn, tenant, tid)
 

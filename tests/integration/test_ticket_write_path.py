@@ -26,8 +26,8 @@ from domain.ids import MessageId, TicketId
 from domain.sla import DEFAULT_TARGETS
 from eventstore.errors import ConcurrencyError
 from eventstore.types import StoreActor
+from handlers.ticket_state import load_ticket
 from handlers.tickets import execute, sla_job_key
-from projections.inline import load_ticket
 from projections.tenant_settings import read_document
 
 T0 = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)

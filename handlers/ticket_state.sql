@@ -1,0 +1,35 @@
+-- The write side's store of ticket state (handlers/ticket_state.py): the `tickets` row a
+-- command locks and decides on, read with what the decision needs beside it.
+
+-- name: ticket_state --
+-- $1 tenant_id, $2 ticket_id
+SELECT version, state_json FROM tickets WHERE tenant_id = $1 AND id = $2
+
+-- name: ticket_state_for_update --
+-- $1 tenant_id, $2 ticket_id
+-- Commands on one ticket queue here, so each decides on the state the previous one
+-- committed instead of losing a race at append time.
+SELECT version, state_json FROM tickets WHERE tenant_id = $1 AND id = $2 FOR UPDATE
+
+-- name: command_state --
+-- $1 tenant_id, $2 ticket_id, $3 whether to read the field definitions, $4 a new
+-- ticket's requester e-mail (NULL: none)
+-- What a ticket command decides on, in one round trip: the ticket's state, locked as
+-- ticket_state_for_update locks it; the data key of its requester contact, held as
+-- data_key_hold holds it (after the ticket, the order an erasure takes them in); the
+-- tenant's settings (null: the defaults); when asked, every field definition (as
+-- ticket_field_catalog orders them); and with an e-mail, its requester lock taken as
+-- lock_requester takes it (its contact is read by the next statement, which sees a
+-- merge that held the lock).
+SELECT t.state_json, t.contact_id, k.subject_id IS NOT NULL AS has_key, k.wrapped, k.kek,
+       s.settings,
+       CASE WHEN $3 THEN (SELECT coalesce(json_agg(f.definition ORDER BY f.key), '[]')
+                            FROM ticket_fields f WHERE f.tenant_id = $1) END AS catalog,
+       CASE WHEN $4::text IS NOT NULL THEN pg_advisory_xact_lock_shared(
+           hashtextextended($1::uuid::text || '/' || lower($4::text), 0)) END AS locked
+  FROM (SELECT 1) AS one
+  LEFT JOIN LATERAL (SELECT state_json, contact_id FROM tickets
+                      WHERE tenant_id = $1 AND id = $2 FOR UPDATE) t ON true
+  LEFT JOIN LATERAL (SELECT subject_id, wrapped, kek FROM data_keys
+                      WHERE tenant_id = $1 AND subject_id = t.contact_id FOR SHARE) k ON true
+  LEFT JOIN tenant_settings s ON s.tenant_id = $1
