@@ -231,18 +231,22 @@ async def _with_group_members(conn: asyncpg.Connection, tenant: TenantId, comman
 
 async def _move_sla_timers(session: Session, before: Ticket | None, after: Ticket) -> None:
     """One ``sla.check`` job per running, unbreached clock, at its due time; a clock
-    that stopped, was fulfilled or already breached has none."""
+    that stopped, was fulfilled or already breached has none. The timers that move go
+    in one statement, the ones that go in another."""
     old: dict[str, Clock] = {} if before is None else {str(m): c for m, c in before.clocks.items()}
+    due: list[tuple[str, datetime, dict[str, str]]] = []
+    gone: list[str] = []
     for metric, clock in after.clocks.items():
         if old.get(str(metric)) == clock:
             continue
         key = sla_job_key(after.id, metric.value)
         if clock.running and clock.breached_at is None and clock.due_at is not None:
-            await jobs.schedule(session.conn, session.tenant_id, SLA_CHECK, clock.due_at,
-                                dedupe_key=key, write=session.write,
-                                payload={"ticket_id": str(after.id), "metric": metric.value})
+            due.append((key, clock.due_at, {"ticket_id": str(after.id), "metric": metric.value}))
         else:
-            await jobs.cancel(session.conn, session.tenant_id, key, write=session.write)
+            gone.append(key)
+    await jobs.schedule_many(session.conn, session.tenant_id, SLA_CHECK, due,
+                             write=session.write)
+    await jobs.cancel_many(session.conn, session.tenant_id, gone, write=session.write)
 
 
 MAX_ATTEMPTS = 5

@@ -6,11 +6,13 @@ exists exactly when the events that call for it committed.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import asyncpg
+import orjson
 
 from domain.ids import TenantId
 from eventstore.sqlfile import load_queries
@@ -43,6 +45,26 @@ async def schedule(
         Q["schedule"], tenant_id, kind, dedupe_key, payload or {}, run_at, max_attempts
     )
     return job_id
+
+
+async def schedule_many(conn: asyncpg.Connection, tenant_id: TenantId, kind: str,
+                        due: Sequence[tuple[str, datetime, dict[str, Any]]], *,
+                        max_attempts: int = 10, write: Write | None = None) -> None:
+    """``schedule`` for several jobs of one ``kind``, each (dedupe key, run_at,
+    payload), in one statement; by ``write`` when given. Keys must differ."""
+    if not due:
+        return
+    args = (tenant_id, kind, [key for key, _, _ in due],
+            [orjson.dumps(payload).decode() for _, _, payload in due],
+            [run_at.isoformat() for _, run_at, _ in due], max_attempts)
+    await (write or conn.execute)(Q["schedule_many"], *args)
+
+
+async def cancel_many(conn: asyncpg.Connection, tenant_id: TenantId,
+                      dedupe_keys: Sequence[str], *, write: Write | None = None) -> None:
+    """``cancel`` for several dedupe keys in one statement; by ``write`` when given."""
+    if dedupe_keys:
+        await (write or conn.execute)(Q["cancel_many"], tenant_id, list(dedupe_keys))
 
 
 async def cancel(conn: asyncpg.Connection, tenant_id: TenantId, dedupe_key: str, *,

@@ -16,6 +16,26 @@ RETURNING id
 DELETE FROM jobs
  WHERE tenant_id = $1 AND dedupe_key = $2 AND status = 'ready'
 
+-- name: schedule_many --
+-- $1 tenant_id, $2 kind, $3 dedupe keys, $4 payloads (JSON texts), $5 run_at times (ISO
+-- texts), $6 max_attempts
+-- ``schedule`` for several jobs of one kind in one statement (a ticket's SLA timers): one
+-- insert, one run of the insert trigger. Texts rather than typed arrays, so the
+-- statement can travel written out in a COMMIT's message (eventstore/literal.py).
+INSERT INTO jobs (tenant_id, kind, dedupe_key, payload, run_at, max_attempts)
+SELECT $1, $2, j.dedupe_key, j.payload::jsonb, j.run_at::timestamptz, $6
+  FROM unnest($3::text[], $4::text[], $5::text[]) AS j(dedupe_key, payload, run_at)
+ON CONFLICT (tenant_id, dedupe_key) WHERE dedupe_key IS NOT NULL AND status IN ('ready', 'running')
+DO UPDATE SET run_at = EXCLUDED.run_at,
+              payload = EXCLUDED.payload,
+              updated_at = now()
+        WHERE jobs.status = 'ready'
+
+-- name: cancel_many --
+-- $1 tenant_id, $2 dedupe keys
+DELETE FROM jobs
+ WHERE tenant_id = $1 AND dedupe_key = ANY ($2::text[]) AND status = 'ready'
+
 -- name: arm_worker --
 -- (no arguments) Cross-tenant access to jobs for this transaction only.
 SELECT set_config('app.worker', 'on', true)

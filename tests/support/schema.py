@@ -241,6 +241,8 @@ def _column(c: asyncpg.Record) -> str:
         text += f" collate {c['collation']}"
     if c["attnotnull"]:
         text += " not null"
+    if c["attcompression"]:  # empty: the server's default_toast_compression
+        text += " compression " + {"p": "pglz", "l": "lz4"}[c["attcompression"]]
     if c["attidentity"]:
         text += " generated " + ("always" if c["attidentity"] == "a" else "by default") \
             + " as identity"

@@ -102,7 +102,7 @@ SELECT c.oid, c.oid::pg_catalog.regclass::text AS name, c.relkind::text,
 SELECT a.attrelid AS relation, a.attnum, pg_catalog.quote_ident(a.attname) AS name,
        pg_catalog.format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull,
        pg_catalog.pg_get_expr(d.adbin, d.adrelid) AS default,
-       a.attidentity::text, a.attgenerated::text,
+       a.attidentity::text, a.attgenerated::text, a.attcompression::text,
        CASE WHEN a.attcollation <> t.typcollation THEN
            (SELECT pg_catalog.quote_ident(co.collname) FROM pg_catalog.pg_collation co
              WHERE co.oid = a.attcollation)
