@@ -33,7 +33,7 @@ from domain.ticket import Ticket, evolve
 from domain.values import Visibility
 from eventstore.sqlfile import load_queries
 from eventstore.types import Write
-from projections.search import index_ticket_message, index_tickets
+from projections.search import index_new_ticket, index_ticket_message, index_tickets
 from projections.views import TICKET_KEYS, ticket_json
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
@@ -171,7 +171,16 @@ async def apply_inline(
     # include the batch's messages); a message on a ticket whose head stayed is
     # appended alone, so a reply's cost does not grow with its thread.
     whole = {e.stream_id for e in events if e.type in _HEAD_TYPES}
-    await index_tickets(conn, tenant_id, sorted(whole), write=run)
+    # A ticket opened by this batch and nothing else of it: indexed from its values.
+    opened = {stream for stream in whole & inserted
+              if [e.type for e in events if e.stream_id == stream
+                  and e.type in _TICKET_TYPES] == [TicketOpened.TYPE]}
+    for ticket_id, _, event in messages:
+        if isinstance(event, TicketOpened) and ticket_id in opened:
+            t = out[ticket_id].ticket
+            await index_new_ticket(tenant_id, ticket_id, t.subject, t.tags, t.requester.name,
+                                   t.requester.email, event.body, write=run)
+    await index_tickets(conn, tenant_id, sorted(whole - opened), write=run)
     for ticket_id, _, event in messages:
         if isinstance(event, MessageAdded) and ticket_id not in whole:
             await index_ticket_message(tenant_id, ticket_id, event.body,

@@ -613,6 +613,28 @@ SELECT index_ticket_documents($1, $2::uuid[], coalesce(
            $3::text, (SELECT settings ->> 'text_search' FROM tenant_settings
                        WHERE tenant_id = $1), 'simple')::regconfig)
 
+-- name: index_new_ticket --
+-- $1 tenant_id, $2 ticket id, $3 subject, $4 tags, $5 requester name, $6 requester
+-- e-mail, $7 the opening message's body
+-- A ticket just opened, from the values its command holds: what index_tickets computes
+-- from the rows (the head, then the one public message), without calling the function
+-- or reading the rows back. Only the tenant policy applies to search_documents.
+WITH cfg AS (
+    SELECT coalesce((SELECT settings ->> 'text_search' FROM tenant_settings
+                      WHERE tenant_id = $1), 'simple')::regconfig AS c
+)
+INSERT INTO search_documents (tenant_id, kind, id, document, staff_document)
+SELECT $1, 'ticket', $2, v.head || v.body, v.head || v.body
+  FROM cfg
+ CROSS JOIN LATERAL (
+       SELECT setweight(to_tsvector(cfg.c, $3::text), 'A')
+              || setweight(to_tsvector(cfg.c, array_to_string($4::text[], ' ')
+                                       || ' ' || coalesce($5::text, '')
+                                       || ' ' || coalesce($6::text, '')), 'B') AS head,
+              setweight(to_tsvector(cfg.c, $7::text), 'C') AS body) v
+ON CONFLICT (tenant_id, kind, id) DO UPDATE
+   SET document = EXCLUDED.document, staff_document = EXCLUDED.staff_document
+
 -- name: index_ticket_message --
 -- $1 tenant_id, $2 ticket id, $3 the message's body, $4 whether it is public
 -- One new message of a ticket whose head (subject, tags, requester) did not change:

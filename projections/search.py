@@ -141,6 +141,16 @@ async def index_tickets(conn: asyncpg.Connection, tenant_id: TenantId,
     await _index(conn, tenant_id, "ticket", ticket_ids, config, write)
 
 
+async def index_new_ticket(tenant_id: TenantId, ticket_id: UUID, subject: str,
+                           tags: Sequence[str], requester_name: str | None,
+                           requester_email: str, body: str, *, write: Write) -> None:
+    """Index a ticket its command just opened, from the values the command holds
+    (``index_new_ticket`` in projections/queries.sql): the vectors ``index_tickets``
+    would compute from the rows, by ``write``."""
+    await write(Q["index_new_ticket"], tenant_id, ticket_id, subject, list(tags),
+                requester_name, requester_email, body)
+
+
 async def index_ticket_message(tenant_id: TenantId, ticket_id: UUID, body: str,
                                public: bool, *, write: Write) -> None:
     """Append one new message's body to its ticket's search vectors, without reading
@@ -257,6 +267,7 @@ __all__ = [
     "drop_contact",
     "index_contacts",
     "index_missing",
+    "index_new_ticket",
     "index_organizations",
     "index_ticket_message",
     "index_tickets",

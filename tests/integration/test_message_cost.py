@@ -109,3 +109,25 @@ async def test_vectors_appended_message_by_message_equal_a_recomputation(store, 
     assert appended["staff_document"] == recomputed["staff_document"]
     assert "toner" in appended["document"] and "escalate" not in appended["document"]
     assert (public_escalate, staff_escalate) == (False, True)
+
+
+async def test_a_new_ticket_indexed_from_its_values_equals_a_recomputation(store, make_tenant):
+    tenant = (await make_tenant()).tenant_id
+    tid = uuid.uuid4()
+    async with store.session(tenant, KEY) as s:
+        await execute(s, tid, OpenTicket(
+            ticket_id=TicketId(tid), subject="The printers are on fire",
+            body="Smoke comes out of the trays, and the toner smells", tags=("hardware", "urgent"),
+            requester=Requester(email="Ann.Lee@Example.com", name="Ann Lee"), actor=CUSTOMER,
+            at=T0))
+    async with store.session(tenant) as s:
+        indexed = await s.conn.fetchrow(
+            "SELECT document, staff_document FROM search_documents "
+            "WHERE tenant_id = $1 AND id = $2", tenant, tid)
+        await index_tickets(s.conn, tenant, [tid])
+        recomputed = await s.conn.fetchrow(
+            "SELECT document, staff_document FROM search_documents "
+            "WHERE tenant_id = $1 AND id = $2", tenant, tid)
+    assert indexed["document"] == recomputed["document"]
+    assert indexed["staff_document"] == recomputed["staff_document"]
+    assert "toner" in indexed["document"] and "hardware" in indexed["document"]
