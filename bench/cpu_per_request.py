@@ -82,10 +82,12 @@ def wait_ready(url: str, proc: subprocess.Popen[bytes]) -> None:
 def migrate_with(tree: Path, admin_url: str, runtime_url: str) -> None:
     """Migrate a database with ``tree``'s own migrations (``helpdesk migrate`` from its
     virtualenv): a tree is measured on the schema it ships, not on this one's."""
-    subprocess.run([str(tree / ".venv/bin/python"), "-m", "api.cli.main", "migrate"],
-                   cwd=tree, check=True, stdout=subprocess.DEVNULL,
-                   env=os.environ | {"MIGRATION_DATABASE_URL": admin_url,
-                                     "DATABASE_URL": runtime_url})
+    done = subprocess.run([str(tree / ".venv/bin/python"), "-m", "api.cli.main", "migrate"],
+                          cwd=tree, capture_output=True, text=True,
+                          env=os.environ | {"MIGRATION_DATABASE_URL": admin_url,
+                                            "DATABASE_URL": runtime_url})
+    if done.returncode != 0:
+        raise SystemExit(f"helpdesk migrate in {tree} failed:\n{done.stderr}")
 
 
 async def run(trees: list[Path], seconds: float, rounds: int) -> None:
