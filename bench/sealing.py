@@ -46,6 +46,7 @@ from bench.http import CONNECTIONS, NEW_EMAIL, TICKET_BODY, Load, Wrk, lua, serv
 from bench.projections import generate, load
 from domain import Actor, ActorKind, OpenTicket, Requester, Visibility
 from domain.ids import MessageId, TenantId, TicketId
+from domain.personal import paths_in
 from eventstore.keys import Keyring
 from eventstore.pool import create_pool
 from eventstore.sealing import Place, seal
@@ -181,7 +182,8 @@ def sealed_rows(rows: list[tuple[uuid.UUID, int, str, int, dict[str, object]]],
         key = keys.setdefault(stream, os.urandom(32))
         subject = uuid.uuid5(stream, "requester")
         out.append((stream, version, type_, schema,
-                    seal(type_, data, Place(tenant, stream, version), subject, key)))
+                    seal(data, paths_in(type_, data), Place(tenant, stream, version), subject,
+                         key)))
     return out
 
 

@@ -10,13 +10,17 @@ On read a sealed field opens to its text while its key exists, to
 ``{"erased": true}`` once the subject was erased, and to ``{"unreadable": true}``
 (reported, never shown as data) when it fails to open. Pure computation: the keys
 come from ``eventstore/keys.py``.
+
+Nothing here knows which fields are personal: the writer names the paths to seal
+(the domain declares them, domain/personal.py), and a reader finds the sealed values
+wherever they stand in a payload, by their shape.
 """
 
 from __future__ import annotations
 
 import base64
 import os
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
@@ -24,7 +28,8 @@ from uuid import UUID
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from domain.personal import FieldPath, field_at, path_text, paths_in
+FieldPath = tuple[str, ...]
+"""Keys from the top of an event's stored data to one field, e.g. ``("requester", "email")``."""
 
 NONCE_BYTES = 12
 ERASED: Mapping[str, bool] = {"erased": True}
@@ -41,7 +46,7 @@ class Place:
 
     def aad(self, path: FieldPath, subject: UUID) -> bytes:
         return (f"helpdesk/1|{self.tenant_id}|{self.stream_id}|{self.version}|"
-                f"{path_text(path)}|{subject}").encode()
+                f"{'.'.join(path)}|{subject}").encode()
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,10 +63,10 @@ def is_sealed(value: Any) -> bool:
     return isinstance(value, dict) and "sealed" in value and "subject" in value
 
 
-def seal(type_: str, data: Mapping[str, Any], place: Place, subject: UUID,
-         key: bytes, fields: Collection[str] = ()) -> dict[str, Any]:
-    """``data`` with every personal text of ``type_``, and its values of the ticket
-    fields named in ``fields`` (those declared personal), sealed with ``key``."""
+def seal(data: Mapping[str, Any], paths: Sequence[FieldPath], place: Place, subject: UUID,
+         key: bytes) -> dict[str, Any]:
+    """``data`` with the text at each of ``paths`` sealed with ``key`` (a path that is
+    missing, or holds no text, is left as it is)."""
     cipher = AESGCM(key)
 
     def one(path: FieldPath, value: Any) -> Any:
@@ -72,29 +77,35 @@ def seal(type_: str, data: Mapping[str, Any], place: Place, subject: UUID,
         return {"sealed": base64.b64encode(nonce + box).decode("ascii"),
                 "subject": str(subject)}
 
-    return _rewrite(data, paths_in(type_, data, fields), one)
+    return _rewrite(data, paths, one)
 
 
-def subjects(type_: str, data: Mapping[str, Any]) -> set[UUID]:
+def sealed_paths(data: Mapping[str, Any]) -> Iterator[FieldPath]:
+    """The paths of ``data`` that hold a sealed field, wherever they stand."""
+
+    def walk(node: Mapping[str, Any], at: FieldPath) -> Iterator[FieldPath]:
+        for key, value in node.items():
+            if is_sealed(value):
+                yield (*at, key)
+            elif isinstance(value, Mapping):
+                yield from walk(value, (*at, key))
+
+    return walk(data, ())
+
+
+def subjects(data: Mapping[str, Any]) -> set[UUID]:
     """The subjects whose keys the sealed fields of ``data`` need."""
-    found: set[UUID] = set()
-    for path in paths_in(type_, data):
-        value = field_at(data, path)
-        if is_sealed(value):
-            found.add(UUID(value["subject"]))
-    return found
+    return {UUID(_at(data, path)["subject"]) for path in sealed_paths(data)}
 
 
-def open_sealed(type_: str, data: Mapping[str, Any], place: Place,
-                keys: Mapping[UUID, bytes | None]) -> tuple[dict[str, Any], list[Broken]]:
+def open_sealed(data: Mapping[str, Any], place: Place, keys: Mapping[UUID, bytes | None]
+                ) -> tuple[dict[str, Any], list[Broken]]:
     """``data`` with its sealed fields opened (or marked erased or unreadable), and
     the fields that failed to open. ``keys`` maps a subject to its data key, None
     for an erased subject; a subject missing from it counts as erased."""
     broken: list[Broken] = []
 
     def one(path: FieldPath, value: Any) -> Any:
-        if not is_sealed(value):
-            return value
         subject = UUID(value["subject"])
         key = keys.get(subject)
         if key is None:
@@ -108,15 +119,17 @@ def open_sealed(type_: str, data: Mapping[str, Any], place: Place,
             return dict(UNREADABLE)
         return text.decode("utf-8")
 
-    return _rewrite(data, paths_in(type_, data), one), broken
+    return _rewrite(data, tuple(sealed_paths(data)), one), broken
 
 
-def sealed_paths(type_: str, data: Mapping[str, Any]) -> Iterator[FieldPath]:
-    """The paths of ``data`` that hold a sealed field."""
-    return (p for p in paths_in(type_, data) if is_sealed(field_at(data, p)))
+def _at(data: Mapping[str, Any], path: FieldPath) -> Any:
+    value: Any = data
+    for key in path:
+        value = value[key]
+    return value
 
 
-def _rewrite(data: Mapping[str, Any], paths: tuple[FieldPath, ...], fn: Any) -> dict[str, Any]:
+def _rewrite(data: Mapping[str, Any], paths: Sequence[FieldPath], fn: Any) -> dict[str, Any]:
     out = dict(data)
     for path in paths:
         node = out
@@ -131,5 +144,5 @@ def _rewrite(data: Mapping[str, Any], paths: tuple[FieldPath, ...], fn: Any) -> 
     return out
 
 
-__all__ = ["ERASED", "UNREADABLE", "Broken", "Place", "is_sealed", "open_sealed", "seal",
-           "sealed_paths", "subjects"]
+__all__ = ["ERASED", "UNREADABLE", "Broken", "FieldPath", "Place", "is_sealed", "open_sealed",
+           "seal", "sealed_paths", "subjects"]

@@ -9,7 +9,7 @@ it for server time only, never while a request waits for the event loop.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -21,7 +21,6 @@ import asyncpg
 import orjson
 
 from domain.ids import TenantId
-from domain.personal import declared_subject, may_be_personal, paths_in
 from eventstore.errors import (
     ConcurrencyError,
     EventStoreError,
@@ -166,9 +165,6 @@ class Session:
         stream_id: UUID,
         expected_version: int | None,
         events: Sequence[NewEvent],
-        *,
-        subject: UUID | None = None,
-        personal_fields: Collection[str] = (),
     ) -> None:
         """Append ``events`` to a stream that must be at ``expected_version`` when the
         unit of work commits.
@@ -180,21 +176,17 @@ class Session:
         A stream that moved on makes the commit raise ``ConcurrencyError``. Read what
         was appended, seq and hash included, after the unit of work.
 
-        ``subject`` is the data subject of events that do not name theirs (a message:
-        the ticket's requester contact). Sealing binds each field to its version, so
-        an append with personal data and no expected version pins the version it
-        reads now. Raises ``SubjectErased`` for personal data of an erased subject.
-        ``personal_fields``: the keys of the ticket fields declared personal, whose
-        values are sealed too.
+        With a keyring, each event's ``seal`` fields are sealed with its ``subject``'s
+        data key. Sealing binds each field to its version, so an append with personal
+        data and no expected version pins the version it reads now. Raises
+        ``SubjectErased`` for personal data of an erased subject.
         """
         if not events:
             return
-        if self.keyring is not None and any(paths_in(e.type, e.data, personal_fields)
-                                            for e in events):
+        if self.keyring is not None and any(e.seal and e.subject for e in events):
             if expected_version is None:
                 expected_version = await self.stream_version(stream_id)
-            events = await self._sealed(stream_id, expected_version, events, subject,
-                                        personal_fields)
+            events = await self._sealed(stream_id, expected_version, events)
         self.staged.append(StagedAppend(stream_id, expected_version, tuple(events)))
 
     async def write(self, query: str, *args: Any) -> str | None:
@@ -263,19 +255,16 @@ class Session:
         return key
 
     async def _sealed(self, stream_id: UUID, expected_version: int,
-                      events: Sequence[NewEvent], subject: UUID | None,
-                      fields: Collection[str]) -> list[NewEvent]:
+                      events: Sequence[NewEvent]) -> list[NewEvent]:
         assert self.keyring is not None
         out: list[NewEvent] = []
         for offset, e in enumerate(events, start=1):
-            whose = declared_subject(e.type, stream_id, e.data) or subject
-            if whose is None or not paths_in(e.type, e.data, fields):
-                out.append(e)  # no contact to hold the key: see docs/erasure.md
+            if e.subject is None or not e.seal:
+                out.append(e)
                 continue
-            key = await self._key(whose)
+            key = await self._key(e.subject)
             place = Place(self.tenant_id, stream_id, expected_version + offset)
-            out.append(NewEvent(e.type, seal(e.type, e.data, place, whose, key, fields),
-                                e.schema_version, e.metadata))
+            out.append(replace(e, data=seal(e.data, e.seal, place, e.subject, key)))
         return out
 
     async def opened(self, rows: Sequence[asyncpg.Record]) -> list[RecordedEvent]:
@@ -291,7 +280,8 @@ class Session:
         """``read_changes`` rows (payloads as JSON text) with sealed fields opened, as
         ``opened`` does for records; rows without personal data pass as they are (and
         are not decoded)."""
-        decoded = [orjson.loads(r["data_json"]) if may_be_personal(r["type"]) else None
+        # Only a payload that holds a sealed value says "sealed" in its text.
+        decoded = [orjson.loads(r["data_json"]) if '"sealed"' in r["data_json"] else None
                    for r in rows]
         payloads = await self._open([(r["type"], r["stream_id"], r["version"], data)
                                      for r, data in zip(rows, decoded, strict=True)
@@ -309,18 +299,17 @@ class Session:
         None for one that holds none; one key read for them all."""
         if self.keyring is None:
             return [None] * len(payloads)
-        whose = [subjects(type_, data) for type_, _, _, data in payloads]
+        whose = [subjects(data) for _, _, _, data in payloads]
         needed: set[UUID] = set().union(*whose)
         if not needed:
             return [None] * len(payloads)
         keys = await self.keyring.read(self.conn, self.tenant_id, needed)
         out: list[dict[str, Any] | None] = []
-        for (type_, stream, version, data), subject in zip(payloads, whose, strict=True):
+        for (_, stream, version, data), subject in zip(payloads, whose, strict=True):
             if not subject:
                 out.append(None)
                 continue
-            opened, broken = open_sealed(type_, data, Place(self.tenant_id, stream, version),
-                                         keys)
+            opened, broken = open_sealed(data, Place(self.tenant_id, stream, version), keys)
             self.broken += broken
             out.append(opened)
         return out

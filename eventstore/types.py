@@ -35,12 +35,19 @@ SYSTEM = StoreActor("system", "scheduler")
 
 @dataclass(frozen=True, slots=True)
 class NewEvent:
-    """An event about to be appended."""
+    """An event about to be appended.
+
+    ``seal`` names the fields of ``data`` that hold personal data, which a store with
+    a keyring seals with the data key of ``subject`` (eventstore/sealing.py); the
+    writer says which they are (the domain declares them: domain/personal.py). With
+    no subject they stay as they are (no contact to hold a key: docs/erasure.md)."""
 
     type: str
     data: JsonObject
     schema_version: int = 1
     metadata: JsonObject = field(default_factory=dict)
+    seal: tuple[tuple[str, ...], ...] = ()
+    subject: UUID | None = None
 
 
 @dataclass(frozen=True, slots=True)

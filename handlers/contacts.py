@@ -38,9 +38,9 @@ from domain.ids import ContactId, OrganizationId, TenantId
 from domain.mapper import to_stored
 from domain.values import Requester
 from eventstore.store import Session
-from eventstore.types import NewEvent
 from handlers.errors import Conflict, Invalid, Missing, VersionMismatch
 from handlers.portal import revoke_merged
+from handlers.sealing import stored_event
 from handlers.tickets import run_command
 from projections import people
 
@@ -83,7 +83,7 @@ class Merged:
 async def stage(uow: Session, stream: UUID, version: int, events: list[Event]) -> None:
     """Stage a contact's or organization's events at ``version``."""
     stored = [to_stored(e) for e in events]
-    await uow.append(stream, version, [NewEvent(t, d, v) for t, v, d in stored])
+    await uow.append(stream, version, [stored_event(t, d, v, stream) for t, v, d in stored])
 
 
 async def _check_unique(conn: asyncpg.Connection, tenant: TenantId, f: ContactFields,

@@ -148,7 +148,7 @@ def _census(recorded: list[RecordedEvent], subjects: set[UUID]) -> tuple[int, in
     events = fields = unsealed = 0
     mine = {str(s) for s in subjects}
     for r in recorded:
-        paths = [p for p in sealed_paths(r.type, r.data) if field_at(r.data, p)["subject"] in mine]
+        paths = [p for p in sealed_paths(r.data) if field_at(r.data, p)["subject"] in mine]
         if paths:
             events += 1
             fields += len(paths)

@@ -50,8 +50,8 @@ from domain.ticket import Ticket
 from domain.values import Actor, ActorKind, TicketState, Visibility
 from eventstore.errors import ConcurrencyError
 from eventstore.store import Session
-from eventstore.types import NewEvent
 from handlers.requesters import resolve_requester
+from handlers.sealing import new_event, stored_event
 from handlers.ticket_state import load_for_command, load_ticket
 from projections.groups import load_group, unknown_groups
 from projections.inline import PendingEvent, apply_inline
@@ -170,11 +170,11 @@ async def execute(
     await stage_contact_events(session, contact_events)
     for stream in decided:
         # The ticket's requester contact is the data subject of its personal fields.
-        await session.append(stream, versions[stream],
-                             [NewEvent(e.type, e.data, e.schema_version)
-                              for e in pending if e.stream_id == stream],
-                             subject=after[stream].ticket.requester.contact_id,
-                             personal_fields=personal_keys(catalog))
+        subject = after[stream].ticket.requester.contact_id
+        await session.append(stream, versions[stream], [
+            stored_event(e.type, e.data, e.schema_version, stream, subject=subject,
+                         fields=personal_keys(catalog))
+            for e in pending if e.stream_id == stream])
     follow_up = next((w.ticket for s, w in after.items() if s != ticket_id), None)
     return CommandResult(ticket=after[ticket_id].ticket, events=pending, follow_up=follow_up,
                          documents={s: w.document for s, w in after.items()})
@@ -188,8 +188,7 @@ async def stage_contact_events(session: Session, contact_events: list[tuple[UUID
     for contact_id in dict.fromkeys(c for c, _ in contact_events):
         await session.new_subject(contact_id)
     for contact_id, event in contact_events:
-        type_, schema_version, data = to_stored(event)
-        await session.append(contact_id, 0, [NewEvent(type_, data, schema_version)])
+        await session.append(contact_id, 0, [new_event(event, contact_id)])
 
 
 def _pending(decided: dict[UUID, list[Event]], versions: dict[UUID, int]) -> list[PendingEvent]:

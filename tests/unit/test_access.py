@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
 from fastapi.routing import APIRoute, APIWebSocketRoute
 
 from api.app import ROUTERS
@@ -20,7 +19,6 @@ from domain.events import STREAM_KINDS, STREAM_TYPES
 
 ROOT = Path(__file__).parents[2]
 DOCS = ROOT / "docs" / "api.md"
-DESIGN = ROOT.parent / "shared" / "DESIGN.md"
 PUBLIC = {"GET /health/live", "GET /health/ready", "GET /metrics"}
 _ROW = re.compile(r"^\|\s*(`[^|]+)\|\s*([^|]+?)\s*\|")
 
@@ -84,14 +82,6 @@ def test_the_documented_table_is_the_enforced_one() -> None:
     docs = documented(DOCS.read_text())
     assert len(docs) == len(ACCESS) + len(OPEN)
     assert docs == enforced()
-
-
-@pytest.mark.skipif(not DESIGN.exists(), reason="the design document is not beside the repo")
-def test_the_design_table_is_enforced_for_every_operation_it_names() -> None:
-    design = documented(DESIGN.read_text())
-    assert design, "no endpoint table found in the design document"
-    code = enforced()
-    assert {op: code.get(op) for op in design} == design
 
 
 def test_the_parser_reads_shorthand_rows() -> None:

@@ -8,7 +8,7 @@ import os
 import uuid
 
 from domain.personal import declared_subject, personal_paths
-from eventstore.sealing import Place, is_sealed, open_sealed, seal, subjects
+from eventstore.sealing import Place, is_sealed, open_sealed, seal, sealed_paths, subjects
 
 TENANT, STREAM, CONTACT = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
 KEY = os.urandom(32)
@@ -31,24 +31,24 @@ def test_the_personal_fields_are_declared_for_contacts_tickets_and_messages():
 
 def test_sealed_fields_hold_no_plaintext_and_open_in_place():
     place = Place(TENANT, STREAM, 1)
-    sealed = seal("TicketOpened", OPENED, place, CONTACT, KEY)
+    sealed = seal(OPENED, personal_paths("TicketOpened"), place, CONTACT, KEY)
     text = repr(sealed)
     for secret in ("Refund", "4242", "ada@example.com", "'Ada'"):
         assert secret not in text
     assert sealed["priority"] == "normal"
     assert sealed["requester"]["contact_id"] == str(CONTACT)
-    assert subjects("TicketOpened", sealed) == {CONTACT}
-    opened, broken = open_sealed("TicketOpened", sealed, place, {CONTACT: KEY})
+    assert subjects(sealed) == {CONTACT}
+    opened, broken = open_sealed(sealed, place, {CONTACT: KEY})
     assert opened == OPENED and broken == []
     # Same text, fresh nonce: two seals differ.
-    again = seal("TicketOpened", OPENED, place, CONTACT, KEY)
+    again = seal(OPENED, personal_paths("TicketOpened"), place, CONTACT, KEY)
     assert again["subject"] != sealed["subject"] and again["body"] != sealed["body"]
 
 
 def test_without_the_key_each_field_shows_as_erased():
     place = Place(TENANT, STREAM, 1)
-    sealed = seal("TicketOpened", OPENED, place, CONTACT, KEY)
-    opened, broken = open_sealed("TicketOpened", sealed, place, {CONTACT: None})
+    sealed = seal(OPENED, personal_paths("TicketOpened"), place, CONTACT, KEY)
+    opened, broken = open_sealed(sealed, place, {CONTACT: None})
     assert opened["subject"] == {"erased": True} and opened["body"] == {"erased": True}
     assert opened["requester"]["email"] == {"erased": True}
     assert broken == []
@@ -56,25 +56,37 @@ def test_without_the_key_each_field_shows_as_erased():
 
 def test_a_ciphertext_moved_to_another_event_or_field_is_reported_never_shown():
     place = Place(TENANT, STREAM, 1)
-    sealed = seal("TicketOpened", OPENED, place, CONTACT, KEY)
+    sealed = seal(OPENED, personal_paths("TicketOpened"), place, CONTACT, KEY)
     # Another version of the same stream.
     elsewhere = Place(TENANT, STREAM, 2)
-    opened, broken = open_sealed("TicketOpened", sealed, elsewhere, {CONTACT: KEY})
+    opened, broken = open_sealed(sealed, elsewhere, {CONTACT: KEY})
     assert len(broken) == 4 and opened["body"] == {"unreadable": True}
     # Another field of the same event.
     swapped = copy.deepcopy(sealed)
     swapped["subject"], swapped["body"] = sealed["body"], sealed["subject"]
-    opened, broken = open_sealed("TicketOpened", swapped, place, {CONTACT: KEY})
+    opened, broken = open_sealed(swapped, place, {CONTACT: KEY})
     assert {b.path for b in broken} == {("subject",), ("body",)}
     assert opened["subject"] == {"unreadable": True}
     assert "Refund" not in repr(opened) and "4242" not in repr(opened)
     # Another tenant.
-    opened, broken = open_sealed("TicketOpened", sealed, Place(uuid.uuid4(), STREAM, 1),
+    opened, broken = open_sealed(sealed, Place(uuid.uuid4(), STREAM, 1),
                                  {CONTACT: KEY})
     assert len(broken) == 4
 
 
+def test_a_reader_finds_sealed_values_wherever_they_stand():
+    data = {"fields": {"vip_note": "Ada is a VIP", "plan": "gold"}, "body": "hello"}
+    place = Place(TENANT, STREAM, 3)
+    sealed = seal(data, [("fields", "vip_note"), ("body",)], place, CONTACT, KEY)
+    assert sealed["fields"]["plan"] == "gold" and is_sealed(sealed["fields"]["vip_note"])
+    assert set(sealed_paths(sealed)) == {("fields", "vip_note"), ("body",)}
+    assert subjects(sealed) == {CONTACT}
+    opened, broken = open_sealed(sealed, place, {CONTACT: KEY})
+    assert opened == data and broken == []
+    assert subjects(data) == set() and list(sealed_paths(data)) == []
+
+
 def test_absent_and_null_fields_are_left_alone():
     data = {"email": "x@example.com", "name": None}
-    sealed = seal("ContactCreated", data, Place(TENANT, CONTACT, 1), CONTACT, KEY)
+    sealed = seal(data, personal_paths("ContactCreated"), Place(TENANT, CONTACT, 1), CONTACT, KEY)
     assert is_sealed(sealed["email"]) and sealed["name"] is None and "phone" not in sealed
