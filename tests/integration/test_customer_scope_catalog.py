@@ -39,8 +39,6 @@ NOTE_WORD = "quixotryx"
 """Written in internal notes only (a word no stemmer shortens: it is found in search
 vectors as it is written)."""
 
-_ANALYTICS = ("per-ticket metrics of every ticket (state, assignee, times): no customer "
-              "or widget scope; no portal or widget query reads analytics")
 _JOBS = ("SLA timers name every ticket in their payloads: no customer or widget scope on "
          "the queue; a customer's reply schedules and moves its ticket's timers in its "
          "own transaction, no portal or widget query reads it")
@@ -49,20 +47,12 @@ _SEARCH = ("every ticket's search document, whose staff_document holds internal 
            "inline search projection rewrites a ticket's document in a customer's reply")
 UNSCOPED: dict[str, dict[str, str]] = {
     "customer": {
-        "analytics_tickets": _ANALYTICS,
         "jobs": _JOBS,
         "search_documents": _SEARCH,
-        "widget_tickets": "which widget session holds which ticket, of every contact: "
-                          "only a widget session is scoped here (0470), not a customer",
     },
     "widget": {
-        "analytics_tickets": _ANALYTICS,
         "jobs": _JOBS,
         "search_documents": _SEARCH,
-        "events": "every event of the tenant, internal notes and other tickets "
-                  "included: the widget scope (0470) covers widget_sessions, "
-                  "widget_tickets, tickets and messages, and events have a customer "
-                  "scope (0463) but no widget one; no widget query reads events",
     },
 }
 """Per scope, the tables from which it reads other tickets' rows or internal notes
