@@ -6,6 +6,8 @@ Driver errors never leave this package raw: they become one of these, raised
 
 from __future__ import annotations
 
+import asyncpg
+
 
 class EventStoreError(Exception):
     """Base class of every error the event store raises."""
@@ -43,3 +45,37 @@ class StoreUnavailable(EventStoreError):
     """Postgres could not be reached or did not answer in time."""
 
     code = "database_unavailable"
+
+
+# Driver failures that mean "the database is not there", as opposed to a bad query.
+UNAVAILABLE = (
+    OSError,
+    TimeoutError,
+    asyncpg.CannotConnectNowError,
+    asyncpg.ConnectionDoesNotExistError,
+    asyncpg.InterfaceError,
+    asyncpg.TooManyConnectionsError,
+    asyncpg.AdminShutdownError,
+    # Connection-class failures (SQLSTATE 08xxx) and a server that crashed mid-query.
+    asyncpg.PostgresConnectionError,
+    asyncpg.CrashShutdownError,
+    # asyncpg lost track of its connection's protocol state. With one task per
+    # connection (always so here) this is a connection the server ended between two
+    # statements: its FATAL arrived while the client was idle, and the next
+    # statement finds the protocol still waiting for a ReadyForQuery that never
+    # comes ("cannot switch to state 15; another operation (2) is in progress").
+    asyncpg.InternalClientError,
+)
+
+
+def translate(exc: BaseException) -> EventStoreError:
+    """Turn a driver error raised by the store's SQL into the store's own error."""
+    if isinstance(exc, asyncpg.PostgresError):
+        code = getattr(exc, "sqlstate", None)
+        if code == "HD001" or code == "42501":
+            return MissingContext(str(exc))
+        if code == "HD003":
+            return ImmutableEvents(str(exc))
+    if isinstance(exc, UNAVAILABLE):
+        return StoreUnavailable(f"database unavailable: {exc}")
+    return EventStoreError(str(exc))

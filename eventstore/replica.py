@@ -37,8 +37,8 @@ from typing import Literal, TypeVar
 
 import asyncpg
 
-from eventstore.errors import StoreUnavailable
-from eventstore.store import UNAVAILABLE, EventStore
+from eventstore.errors import UNAVAILABLE, StoreUnavailable
+from eventstore.store import EventStore
 
 log = logging.getLogger("helpdesk.replica")
 T = TypeVar("T")

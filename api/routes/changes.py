@@ -36,7 +36,8 @@ from api.http.routing import StrictRoute
 from api.schemas.events import LAGGING_HEADERS
 from domain.events import EVENT_TYPES, STREAM_KINDS, STREAM_TYPES
 from domain.mapper import current_data, format_datetime
-from eventstore.store import ChangesPage, EventStore
+from eventstore.reads import ChangesPage
+from eventstore.store import EventStore
 
 router = APIRouter(tags=["changes"], route_class=StrictRoute)
 

@@ -16,6 +16,7 @@ from eventstore.literal import execute, prepare, prepared_name, statement
 from eventstore.pool import create_pool
 from eventstore.store import EventStore
 from eventstore.types import NewEvent, StoreActor
+from handlers.sealing import stored_event
 from handlers.tickets import run_command
 from scheduler import jobs
 
@@ -258,8 +259,8 @@ async def test_deferred_openings_and_replies_seal_with_keys_stored_once(store, m
 async def test_a_key_taken_under_a_savepoint_rolled_back_is_taken_again(store, make_tenant):
     t = (await make_tenant()).tenant_id
     contact = uuid.uuid4()
-    created = NewEvent("ContactCreated", {"contact_id": str(contact), "email": "a@example.com",
-                                          "name": "A", "at": T0.isoformat()})
+    created = stored_event("ContactCreated", {"contact_id": str(contact), "email": "a@example.com",
+                                              "name": "A", "at": T0.isoformat()}, 1, contact)
     async with store.session(t, ACTOR) as s:
         mark = s.mark()
         with pytest.raises(RuntimeError):

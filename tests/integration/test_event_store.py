@@ -286,7 +286,7 @@ async def test_a_tenant_cannot_exist_without_its_head(db):
 
 
 async def test_store_translates_immutable_errors(store: EventStore, make_tenant):
-    from eventstore.store import translate
+    from eventstore.errors import translate
 
     class Fake(asyncpg.PostgresError):
         sqlstate = "HD003"

@@ -1,0 +1,50 @@
+"""What the parts of a unit of work share: its connection, tenant and keyring, and the
+state one part keeps for another (eventstore/store.py ``Session`` is made of the parts:
+eventstore/staging.py, eventstore/reads.py, eventstore/subject_keys.py and
+eventstore/verification.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+from uuid import UUID
+
+import asyncpg
+
+from domain.ids import TenantId
+from eventstore.keys import Keyring
+from eventstore.sealing import Broken
+from eventstore.types import NewEvent, RecordedEvent
+
+
+class UnitState:
+    """One transaction on one connection, armed for one tenant: the state every part
+    of a unit of work reads, and the methods one part calls on another."""
+
+    conn: asyncpg.Connection
+    tenant_id: TenantId
+    keyring: Keyring | None
+    staged: list[Any]
+    writes: list[tuple[str, tuple[Any, ...]]]
+    deferring: bool
+    _keys: dict[UUID, bytes | None]
+    broken: list[Broken]
+
+    async def write(self, query: str, *args: Any) -> str | None:
+        raise NotImplementedError  # eventstore/staging.py
+
+    async def stream_version(self, stream_id: UUID) -> int:
+        raise NotImplementedError  # eventstore/reads.py
+
+    async def opened(self, rows: Sequence[asyncpg.Record]) -> list[RecordedEvent]:
+        raise NotImplementedError  # eventstore/subject_keys.py
+
+    async def _opened_rows(self, rows: list[Any]) -> list[Any]:
+        raise NotImplementedError  # eventstore/subject_keys.py
+
+    async def _sealed(self, stream_id: UUID, expected_version: int,
+                      events: Sequence[NewEvent]) -> list[NewEvent]:
+        raise NotImplementedError  # eventstore/subject_keys.py
+
+
+__all__ = ["UnitState"]
