@@ -37,6 +37,7 @@ import asyncio
 import json
 import os
 import secrets
+import shutil
 import signal
 import statistics
 import subprocess
@@ -58,7 +59,7 @@ from bench.http import CONNECTIONS, NEW_EMAIL, ROOT, TICKET_BODY, Served, Wrk, l
 
 MESSAGES = 200  # tickets the message cases spread over, in each server
 DEEP = 2_000  # messages on the deep ticket
-SEQUENTIAL = 100  # messages per sequential block, each round
+SEQUENTIAL = 200  # messages per sequential block, each round (CPU is read in 10 ms ticks)
 SMALL = 1_000  # tickets of the small tenants
 # The requester of every ticket seed_tickets opens.
 GROWTH_BODY = ('{"subject": "Printer on fire", "body": "It is really on fire.", '
@@ -203,6 +204,7 @@ async def run(tree: Path, seconds: float, rounds: int, tickets: int) -> None:
         print(f"{DEEP:,} messages on one ticket over HTTP in {time.perf_counter() - began:.0f} s")
 
         bench = Bench(ours, pg)
+        stack.callback(shutil.rmtree, bench.wrk.dir, ignore_errors=True)
         print(f"wrk: {bench.wrk.path}, "
               + (f"pinned: {' '.join(bench.wrk.pin)}" if bench.wrk.pin else "not pinned"))
         creates = lua([("POST", "/v1/tickets", TICKET_BODY)], [key])
