@@ -59,10 +59,11 @@ async def fresh_database(server: str, prefix: str = "hd_bench") -> AsyncIterator
 
 def report(name: str, rows: list[dict[str, object]]) -> None:
     """Print a table and append machine-readable rows to bench/results.jsonl."""
+    width = max([44, *(len(str(r["figure"])) for r in rows)])
     print(f"\n{name}")
-    print(f"{'figure':<44} {'value':>14} {'baseline':>14} {'ratio':>8}  target")
+    print(f"{'figure':<{width}} {'value':>14} {'baseline':>14} {'ratio':>8}  target")
     for r in rows:
-        print(f"{r['figure']!s:<44} {r['value']!s:>14} {r['baseline']!s:>14} "
+        print(f"{r['figure']!s:<{width}} {r['value']!s:>14} {r['baseline']!s:>14} "
               f"{r['ratio']!s:>8}  {r.get('target', '')}")
     out = Path(os.environ.get("BENCH_RESULTS", Path(__file__).with_name("results.jsonl")))
     with out.open("a") as f:

@@ -184,7 +184,8 @@ class Wrk:
             path = self.dir / f"{uuid.uuid4().hex}.lua"
             path.write_text(script)
             cmd += ["-s", str(path)]
-        out = subprocess.run([*cmd, url], check=True, capture_output=True, text=True).stdout
+        out = subprocess.run([*cmd, url], check=True, capture_output=True, text=True,
+                             timeout=seconds + 60).stdout
         return parse_wrk(out)
 
 
@@ -192,13 +193,15 @@ class Wrk:
 
 
 class Served:
-    """One server process tree on a port of its own."""
+    """One server process tree on a port of its own, run from ``tree`` (a checkout; one
+    other than this one with its own ``.venv``)."""
 
-    def __init__(self, args: list[str], env: dict[str, str]) -> None:
+    def __init__(self, args: list[str], env: dict[str, str], tree: Path = ROOT) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.proc = subprocess.Popen([sys.executable, *args, "--port", str(self.port)],
-                                     cwd=ROOT, env=os.environ | env,
+        python = sys.executable if tree == ROOT else str(tree / ".venv/bin/python")
+        self.proc = subprocess.Popen([python, *args, "--port", str(self.port)],
+                                     cwd=tree, env=os.environ | env,
                                      stdout=subprocess.DEVNULL)
 
     async def ready(self) -> None:
@@ -225,8 +228,8 @@ class Served:
 
 
 @contextmanager
-def serving(args: list[str], env: dict[str, str]) -> Iterator[Served]:
-    server = Served(args, env)
+def serving(args: list[str], env: dict[str, str], tree: Path = ROOT) -> Iterator[Served]:
+    server = Served(args, env, tree)
     try:
         yield server
     finally:
