@@ -6,7 +6,7 @@ that expires, shown once (only its sha256 is stored; the operator sends it, ther
 no mail server here). Spending it (``set_password``) gives the contact a password;
 a spent or expired link is ``Gone`` (410), an unknown one ``Missing``.
 
-**Signing in** (``sign_in``) follows the staff rules (handlers/sessions.py): every
+**Signing in** is handlers/sessions.py's ``sign_in`` for the ``PORTAL`` kind: every
 failure is the same ``sign_in_failed`` and the argon2id hash is computed on every path
 (a decoy when there is no password), so neither the answer nor its timing tells
 whether the e-mail has a login. It opens a contact session whose id the access token
@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -55,14 +54,7 @@ from eventstore.types import StoreActor
 from handlers.credentials import Passwords, new_token, parse_token
 from handlers.errors import Gone, Missing
 from handlers.requesters import requester_of_contact
-from handlers.sessions import (
-    Lifetimes,
-    SessionKind,
-    SignedIn,
-    end_session,
-    issue_refresh,
-    sign_in_failed,
-)
+from handlers.sessions import SessionKind, end_session
 from handlers.tenant_events import record
 from handlers.tickets import PostMessage, post_message, run_command
 from projections import people
@@ -83,20 +75,14 @@ PORTAL = SessionKind(
     prefix=REFRESH_PREFIX,
     queries=Q,
     actor=customer_actor,
+    signed_in=lambda contact, session, at: PortalSignedIn(
+        contact_id=ContactId(contact), session_id=session, at=at),
     signed_out=lambda contact, session, at: PortalSignedOut(
         contact_id=ContactId(contact), session_id=session, at=at),
     revoked=lambda contact, session, reason, at: PortalSessionRevoked(
         contact_id=ContactId(contact), session_id=session, reason=reason, at=at),
 )
-"""Portal sessions, for handlers.sessions' refresh and sign-out."""
-
-
-@dataclass(frozen=True, slots=True)
-class PortalSignIn:
-    tenant_id: TenantId
-    email: str
-    password: str
-    at: datetime
+"""Portal sessions, for handlers.sessions' sign-in, refresh and sign-out."""
 
 
 async def issue_link(uow: Session, contact_id: UUID, at: datetime, valid_for: timedelta
@@ -148,37 +134,6 @@ async def set_password(store: EventStore, passwords: Passwords, token: str, pass
         await record(uow, PortalPasswordSet(contact_id=ContactId(row["contact_id"]),
                                             link_id=row["id"], at=at))
     return {"tenant_id": tenant, "contact_id": row["contact_id"], "email": row["email"]}
-
-
-async def sign_in(store: EventStore, passwords: Passwords, lifetimes: Lifetimes,
-                  command: PortalSignIn) -> SignedIn:
-    """Open a portal session for the contact with this e-mail and password, with its
-    first refresh token, or refuse with ``sign_in_failed`` (always the same, see the
-    module)."""
-    tenant = command.tenant_id
-    async with store.session(tenant, readonly=True) as uow:
-        row = await uow.conn.fetchrow(Q["contact_login"], tenant, command.email)
-    stored = (row["password_hash"] if row is not None and row["merged_into"] is None
-              else None)
-    if not await asyncio.to_thread(passwords.verify, stored, command.password):
-        raise sign_in_failed()
-    assert row is not None and stored is not None
-    contact_id: UUID = row["id"]
-    rehashed = (await asyncio.to_thread(passwords.hash, command.password)
-                if passwords.needs_rehash(stored) else None)
-    session_id = uuid.uuid4()
-    at = command.at
-    cap = at + lifetimes.session
-    expires = min(at + lifetimes.refresh, cap)
-    async with store.session(tenant, customer_actor(contact_id)) as uow:
-        if rehashed is not None:
-            await uow.conn.execute(Q["rehash_password"], tenant, contact_id, rehashed, stored,
-                                   at)
-        await uow.conn.execute(Q["insert_session"], tenant, session_id, contact_id, at, cap)
-        token = await issue_refresh(uow, PORTAL, session_id, at, expires)
-        await record(uow, PortalSignedIn(contact_id=ContactId(contact_id),
-                                         session_id=session_id, at=at))
-    return SignedIn(tenant, session_id, contact_id, "customer", token, expires, cap)
 
 
 async def session_open(store: EventStore, tenant: TenantId, session_id: UUID,
@@ -279,7 +234,6 @@ __all__ = [
     "LINK_PREFIX",
     "PORTAL",
     "REFRESH_PREFIX",
-    "PortalSignIn",
     "customer_actor",
     "issue_link",
     "open_ticket",
@@ -290,7 +244,6 @@ __all__ = [
     "revoke_merged",
     "session_open",
     "set_password",
-    "sign_in",
     "sign_out",
     "ticket_document",
 ]

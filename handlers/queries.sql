@@ -119,9 +119,10 @@ SELECT set_config('app.worker', 'on', true)
 -- (no arguments) worker-armed
 SELECT id FROM tenants ORDER BY id
 
--- name: login_by_email --
+-- name: login --
 -- $1 tenant_id, $2 email
--- The agent an e-mail signs in as, with its password hash (NULL: no login yet).
+-- The agent an e-mail signs in as, with its password hash (NULL: no login yet); the
+-- columns of handlers.sessions.SessionKind.
 SELECT a.id, a.role, a.active, l.password_hash
   FROM agents a
   LEFT JOIN agent_logins l ON l.tenant_id = a.tenant_id AND l.agent_id = a.id

@@ -156,10 +156,10 @@ def _signed_in(request: Request, services: Services, done: sessions.SignedIn) ->
              responses=errors(413, 415),
              summary="A contact signs in to the portal (the refresh token is set as a cookie)")
 async def sign_in(body: PortalSignInIn, request: Request, services: ServicesDep) -> Response:
-    done = await portal.sign_in(
+    done = await sessions.sign_in(
         services.store, services.passwords, session_lifetimes(services.settings),
-        portal.PortalSignIn(TenantId(body.tenant), body.email.strip(), body.password,
-                            services.clock.now()))
+        sessions.SignIn(TenantId(body.tenant), body.email.strip(), body.password,
+                        services.clock.now()), portal.PORTAL)
     return _signed_in(request, services, done)
 
 

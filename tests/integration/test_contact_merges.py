@@ -77,8 +77,8 @@ async def test_a_merge_revokes_the_merged_contacts_portal_sessions_in_its_transa
     passwords = Passwords(memory_kib=1024, time_cost=1)
     await portal.set_password(store, passwords, link["token"], "a good password", AT)
     lifetimes = sessions.Lifetimes(refresh=timedelta(days=30), session=timedelta(days=90))
-    signed = await portal.sign_in(store, passwords, lifetimes, portal.PortalSignIn(
-        t, "ann@example.com", "a good password", AT))
+    signed = await sessions.sign_in(store, passwords, lifetimes, sessions.SignIn(
+        t, "ann@example.com", "a good password", AT), portal.PORTAL)
     merge = contacts.Merge(contact_id=ann.id, into=bea.id, at=AT)
 
     # Inside the merge's transaction the session is revoked; undone with it, it is not.
