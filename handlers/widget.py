@@ -79,7 +79,7 @@ async def check_call(store: EventStore, tenant: TenantId, origin: str,
     actor = None if session_id is None else widget_actor(session_id)
     async with store.session(tenant, actor, readonly=True) as uow:
         doc, _ = await load_document(uow.conn, tenant)
-        if origin not in doc.widget_origins:
+        if origin not in doc.settings().widget_origins:
             return CallCheck(False)
         if session_id is None:
             return CallCheck(True)
