@@ -7,8 +7,14 @@ is made from (a request body in ``api.schemas.settings``, a stored document in
 functions raise ``ValueError`` with the message a person reads, so the wire model can
 run the same ones as validators.
 
-The JSON document (the stored row, the ``SettingsChanged`` payload, the API body) is
-not this module's: ``projections.tenant_settings`` maps it to and from the value.
+The JSON document is the ``SettingsChanged`` payload (and so the stored row and the
+API body): ``settings_document`` renders a value as it, ``settings_from_document``
+reads one back. Laying a stored document over the defaults, and which text-search
+configurations exist, are ``projections.tenant_settings``'s.
+
+The settings are an aggregate on the tenant stream (``ReplaceSettings`` decided by
+``decide_settings`` into ``SettingsChanged``), their state the row with its version
+(docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -16,11 +22,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import cached_property
-from typing import TypeVar
+from typing import Any, TypeVar
 from uuid import UUID
 
-from domain.business_hours import Calendar
+from domain.business_hours import Calendar, inverted_shifts
+from domain.errors import CorruptStream, ValidationFailed
+from domain.events import Event, SettingsChanged
 from domain.sla import DEFAULT_PAUSED_STATES, DEFAULT_TARGETS, SlaPolicy, SlaTarget
 from domain.values import Priority, TicketState
 
@@ -162,22 +171,165 @@ DEFAULT_SETTINGS = TenantSettings()
 """What a tenant that never set anything runs on."""
 
 
+# --- the JSON document -----------------------------------------------------------------
+
+KEYS = ("sla_targets", "business_hours", "paused_states", "sweep", "group_sla_targets",
+        "text_search", "widget_origins")
+"""The document's keys, in the order it is rendered."""
+
+
+def _target(target: SlaTarget) -> dict[str, int]:
+    return {"first_response_ms": target.first_response_ms,
+            "resolution_ms": target.resolution_ms}
+
+
+def settings_document(settings: TenantSettings) -> dict[str, Any]:
+    """The JSON document of a value (ints and strings only), as stored and recorded."""
+    calendar = settings.business_hours
+    return {
+        "sla_targets": {p.value: _target(t) for p, t in settings.targets.items()},
+        "business_hours": None if calendar is None else calendar.model_dump(mode="json"),
+        "paused_states": [s.value for s in settings.paused_states],
+        "sweep": {"pending_days": settings.sweep.pending_days,
+                  "solved_days": settings.sweep.solved_days},
+        "group_sla_targets": {str(g): {p.value: _target(t) for p, t in targets.items()}
+                              for g, targets in settings.group_targets.items()},
+        "text_search": settings.text_search,
+        "widget_origins": list(settings.widget_origins),
+    }
+
+
+def _object(value: Any, keys: tuple[str, ...], *, required: bool = True) -> Mapping[str, Any]:
+    if not isinstance(value, dict):
+        raise ValueError(f"expected an object with {', '.join(keys)}")
+    unknown = sorted(set(value) - set(keys))
+    missing = [k for k in keys if k not in value] if required else []
+    if unknown or missing:
+        raise ValueError(f"unknown keys {unknown}, missing keys {missing}")
+    return value
+
+
+def _list(value: Any) -> list[Any]:
+    if not isinstance(value, list):
+        raise ValueError("expected a list")
+    return value
+
+
+def _string(value: Any, name: str) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be a string")
+    return value
+
+
+def _targets(value: Any) -> dict[Priority, SlaTarget]:
+    if not isinstance(value, dict):
+        raise ValueError("targets must be an object by priority")
+    return {Priority(name): SlaTarget(**_object(t, ("first_response_ms", "resolution_ms")))
+            for name, t in value.items()}
+
+
+def settings_from_document(document: Any) -> TenantSettings:
+    """The value of a whole document (every key but the optional ones); ``ValueError``
+    for one that does not fit."""
+    doc = _object(document, KEYS, required=False)
+    for key in KEYS[:4]:
+        if key not in doc:
+            raise ValueError(f"{key} is required")
+    hours = doc["business_hours"]
+    origins = _list(doc.get("widget_origins", []))
+    if not all(isinstance(o, str) for o in origins):
+        raise ValueError("widget_origins must be strings")
+    groups = doc.get("group_sla_targets", {})
+    if not isinstance(groups, dict):
+        raise ValueError("group_sla_targets must be an object by group id")
+    return TenantSettings(
+        targets=_targets(doc["sla_targets"]),
+        business_hours=None if hours is None else Calendar.model_validate(hours),
+        paused_states=tuple(TicketState(s) for s in _list(doc["paused_states"])),
+        sweep=SweepWindows(**_object(doc["sweep"], ("pending_days", "solved_days"))),
+        group_targets={UUID(g): _targets(t) for g, t in groups.items()},
+        text_search=_string(doc.get("text_search", DEFAULT_TEXT_SEARCH), "text_search"),
+        widget_origins=tuple(origins),
+    )
+
+
+
+# --- the aggregate ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TenantSettingsState:
+    """The tenant's settings as of ``version`` changes (0: never set, the defaults)."""
+
+    value: TenantSettings
+    version: int
+
+    @property
+    def document(self) -> dict[str, Any]:
+        return settings_document(self.value)
+
+
+@dataclass(frozen=True, slots=True)
+class ReplaceSettings:
+    """Replace the whole of the settings."""
+
+    settings: TenantSettings
+    at: datetime
+
+
+def check_shifts(calendar: Calendar | None) -> None:
+    """A shift of new business hours ends after it starts (documents stored before this
+    rule keep reading as they always did: it is checked on a change only)."""
+    if calendar is None:
+        return
+    for weekday, index in inverted_shifts(calendar):
+        start, end = calendar.weekly[weekday][index]
+        raise ValidationFailed(f"a shift must end after it starts, not {start}-{end}; a "
+                               "shift across midnight is two shifts, one ending at 24:00 "
+                               "and the next day's starting at 00:00",
+                               field=f"business_hours.weekly.{weekday}.{index}")
+
+
+def decide_settings(command: ReplaceSettings, state: TenantSettingsState) -> list[Event]:
+    """The event of a replacement; the same settings again (once some were set) are
+    nothing to record."""
+    check_shifts(command.settings.business_hours)
+    if command.settings == state.value and state.version > 0:
+        return []
+    return [SettingsChanged(settings=settings_document(command.settings), at=command.at)]
+
+
+def evolve_settings(state: TenantSettingsState, event: Event) -> TenantSettingsState:
+    """Apply one event to the settings."""
+    if not isinstance(event, SettingsChanged):
+        raise CorruptStream(f"{event.TYPE} does not change the settings")
+    return TenantSettingsState(settings_from_document(event.settings), state.version + 1)
+
+
 __all__ = [
     "DAY_MS",
     "DEFAULT_PENDING_DAYS",
     "DEFAULT_SETTINGS",
     "DEFAULT_SOLVED_DAYS",
     "DEFAULT_TEXT_SEARCH",
+    "KEYS",
     "MAX_SWEEP_DAYS",
     "MAX_TARGET_MS",
     "MAX_WIDGET_ORIGINS",
     "PAUSABLE",
+    "ReplaceSettings",
     "SweepWindows",
     "TenantSettings",
+    "TenantSettingsState",
     "by_group",
+    "check_shifts",
     "check_target",
+    "decide_settings",
     "every_priority",
+    "evolve_settings",
     "paused_states",
+    "settings_document",
+    "settings_from_document",
     "widget_origin",
     "widget_origins",
 ]

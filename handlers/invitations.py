@@ -103,7 +103,7 @@ async def accept(store: EventStore, passwords: Passwords, command: AcceptInvitat
         if existing is None:
             await add_agent(uow, AddAgent(email=row["email"], name=row["name"],
                                           role=Role(row["role"]), at=command.at,
-                                          agent_id=agent_id))
+                                          agent_id=AgentId(agent_id)))
         await store_password(uow, agent_id, hashed, command.at)
         await uow.conn.execute(Q["spend_invitation"], tenant, row["id"], command.at, agent_id)
         await record(uow, AgentInvitationAccepted(invitation_id=row["id"],

@@ -30,106 +30,33 @@ a value, which keeps the domain's rules.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from uuid import UUID
 
 import asyncpg
 from pydantic import ValidationError
 
-from domain.business_hours import Calendar
 from domain.errors import ValidationFailed
 from domain.ids import TenantId
-from domain.sla import SlaTarget
 from domain.tenant_settings import DEFAULT_SETTINGS as DEFAULT_VALUE
-from domain.tenant_settings import SweepWindows, TenantSettings, widget_origin
-from domain.values import Priority, TicketState
+from domain.tenant_settings import (
+    SweepWindows,
+    TenantSettings,
+    settings_document,
+    settings_from_document,
+    widget_origin,
+)
 from eventstore.sqlfile import load_queries
 from projections.search import TEXT_SEARCH_CONFIGS
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
-
-KEYS = ("sla_targets", "business_hours", "paused_states", "sweep", "group_sla_targets",
-        "text_search", "widget_origins")
-"""The document's keys, in the order it is rendered."""
-
-
-def _target(target: SlaTarget) -> dict[str, int]:
-    return {"first_response_ms": target.first_response_ms,
-            "resolution_ms": target.resolution_ms}
-
-
-def settings_document(settings: TenantSettings) -> dict[str, Any]:
-    """The JSON document of a value (ints and strings only), as stored and recorded."""
-    calendar = settings.business_hours
-    return {
-        "sla_targets": {p.value: _target(t) for p, t in settings.targets.items()},
-        "business_hours": None if calendar is None else calendar.model_dump(mode="json"),
-        "paused_states": [s.value for s in settings.paused_states],
-        "sweep": {"pending_days": settings.sweep.pending_days,
-                  "solved_days": settings.sweep.solved_days},
-        "group_sla_targets": {str(g): {p.value: _target(t) for p, t in targets.items()}
-                              for g, targets in settings.group_targets.items()},
-        "text_search": settings.text_search,
-        "widget_origins": list(settings.widget_origins),
-    }
-
-
-def _object(value: Any, keys: tuple[str, ...], *, required: bool = True) -> Mapping[str, Any]:
-    if not isinstance(value, dict):
-        raise ValueError(f"expected an object with {', '.join(keys)}")
-    unknown = sorted(set(value) - set(keys))
-    missing = [k for k in keys if k not in value] if required else []
-    if unknown or missing:
-        raise ValueError(f"unknown keys {unknown}, missing keys {missing}")
-    return value
-
-
-def _list(value: Any) -> list[Any]:
-    if not isinstance(value, list):
-        raise ValueError("expected a list")
-    return value
-
-
-def _targets(value: Any) -> dict[Priority, SlaTarget]:
-    if not isinstance(value, dict):
-        raise ValueError("targets must be an object by priority")
-    return {Priority(name): SlaTarget(**_object(t, ("first_response_ms", "resolution_ms")))
-            for name, t in value.items()}
-
 
 def text_search_config(value: Any) -> str:
     """A text-search configuration search knows (projections/search.py)."""
     if value not in TEXT_SEARCH_CONFIGS:
         raise ValueError("text_search must be one of " + ", ".join(TEXT_SEARCH_CONFIGS))
     return str(value)
-
-
-def settings_from_document(document: Any) -> TenantSettings:
-    """The value of a whole document (every key but the optional ones); ``ValueError``
-    for one that does not fit."""
-    doc = _object(document, KEYS, required=False)
-    for key in KEYS[:4]:
-        if key not in doc:
-            raise ValueError(f"{key} is required")
-    hours = doc["business_hours"]
-    origins = _list(doc.get("widget_origins", []))
-    if not all(isinstance(o, str) for o in origins):
-        raise ValueError("widget_origins must be strings")
-    groups = doc.get("group_sla_targets", {})
-    if not isinstance(groups, dict):
-        raise ValueError("group_sla_targets must be an object by group id")
-    return TenantSettings(
-        targets=_targets(doc["sla_targets"]),
-        business_hours=None if hours is None else Calendar.model_validate(hours),
-        paused_states=tuple(TicketState(s) for s in _list(doc["paused_states"])),
-        sweep=SweepWindows(**_object(doc["sweep"], ("pending_days", "solved_days"))),
-        group_targets={UUID(g): _targets(t) for g, t in groups.items()},
-        text_search=text_search_config(doc.get("text_search", "simple")),
-        widget_origins=tuple(origins),
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,7 +102,9 @@ def read_document(stored: Any) -> SettingsDocument:
         else:
             merged[key] = value
     try:
-        return SettingsDocument(settings_from_document(merged))
+        value = settings_from_document(merged)
+        text_search_config(value.text_search)
+        return SettingsDocument(value)
     except (ValueError, TypeError, ValidationError) as exc:
         raise ValidationFailed(f"stored settings are invalid: {exc}", field="settings") from exc
 
@@ -198,7 +127,6 @@ async def load_settings(conn: asyncpg.Connection, tenant_id: TenantId) -> Tenant
 
 __all__ = [
     "DEFAULT_SETTINGS",
-    "KEYS",
     "SettingsDocument",
     "SweepWindows",
     "TenantSettings",

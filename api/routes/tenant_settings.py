@@ -61,11 +61,12 @@ async def put_settings(
     if_match: Annotated[str | None, Header()] = None,
 ) -> Response:
     command = settings_handlers.ReplaceSettings(settings=body.to_settings(),
-                                                at=services.clock.now(),
-                                                expected_version=_expected(if_match))
+                                                at=services.clock.now())
+    expected = _expected(if_match)
 
     async def work(uow: Session) -> JsonReply:
-        state = await settings_handlers.replace_settings(uow, command)
+        state = await settings_handlers.replace_settings(uow, command,
+                                                         expected_version=expected)
         return JsonReply(200, state.document, {"ETag": _etag(state.version)})
 
     return await commands.run(request, services, principal, body.fingerprint(), work)
