@@ -16,7 +16,10 @@ the agent as actor. A refresh is not: it changes nothing a person did.
 
 The checks run in a short read-only unit of work, the hash outside any transaction
 (on a thread: it takes tens of milliseconds of CPU), and the changes in a second unit
-of work whose actor is the agent the first one found.
+of work whose actor is the agent the first one found. That is why ``sign_in``,
+``refresh`` and ``sign_out`` take the store rather than a unit of work (the tenant is
+the token's or the command's, the actor is known only after the first read), and
+``issue_refresh`` and ``end_session`` take the unit of work their caller opened.
 
 Signing in, refreshing and signing out are the same for the customer portal's
 sessions: one implementation, told apart by a ``SessionKind`` (which tables hold the

@@ -191,8 +191,10 @@ async def sign_out(request: Request, services: ServicesDep,
         claims = None if token is None else services.portal_tokens.claims(token, now,
                                                                            expiry=False)
         if claims is not None:
-            await portal.sign_out(services.store, claims.tenant_id, claims.session_id,
-                                  claims.agent_id, now)
+            contact = claims.agent_id  # a portal token's subject is its contact
+            async with services.store.session(claims.tenant_id,
+                                              portal.customer_actor(contact)) as uow:
+                await portal.sign_out(uow, claims.session_id, contact, now)
     return PORTAL_REFRESH.forget(Response(status_code=204), request)
 
 
