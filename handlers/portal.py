@@ -71,17 +71,8 @@ def customer_actor(contact_id: UUID) -> StoreActor:
     return StoreActor("customer", str(contact_id))
 
 
-PORTAL = SessionKind(
-    prefix=REFRESH_PREFIX,
-    queries=Q,
-    actor=customer_actor,
-    signed_in=lambda contact, session, at: PortalSignedIn(
-        contact_id=ContactId(contact), session_id=session, at=at),
-    signed_out=lambda contact, session, at: PortalSignedOut(
-        contact_id=ContactId(contact), session_id=session, at=at),
-    revoked=lambda contact, session, reason, at: PortalSessionRevoked(
-        contact_id=ContactId(contact), session_id=session, reason=reason, at=at),
-)
+PORTAL = SessionKind(REFRESH_PREFIX, Q, customer_actor, "contact_id",
+                     PortalSignedIn, PortalSignedOut, PortalSessionRevoked)
 """Portal sessions, for handlers.sessions' sign-in, refresh and sign-out."""
 
 
@@ -161,8 +152,7 @@ async def revoke_merged(uow: Session, contact_id: UUID, at: datetime) -> int:
     revoked = await uow.conn.fetch(Q["revoke_contact_sessions"], uow.tenant_id, contact_id,
                                    at, "merged")
     for r in revoked:
-        await record(uow, PortalSessionRevoked(contact_id=ContactId(contact_id),
-                                               session_id=r["id"], reason="merged", at=at))
+        await record(uow, PORTAL.revoked(contact_id, r["id"], "merged", at))
     return len(revoked)
 
 

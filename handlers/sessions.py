@@ -113,30 +113,35 @@ class SessionKind:
     $4 now, $5 expires), ``get_refresh_token`` ($1 tenant, $2 token hash: session_id,
     expires_at, rotated_at, holder_id, session_expires_at, revoked_at, role, active),
     ``touch_session`` ($1 tenant, $2 session, $3 now) and ``revoke_session`` ($1 tenant,
-    $2 session, $3 now, $4 reason; returns a row only the first time). ``signed_in``,
-    ``signed_out`` and ``revoked`` make the events (holder, session, [reason,] at)
-    recorded on the tenant stream.
+    $2 session, $3 now, $4 reason; returns a row only the first time). The events of
+    a sign-in, a sign-out and a revocation (``signed_in``, ``signed_out``, ``revoked``)
+    name the holder by ``holder`` and are recorded on the tenant stream.
     """
 
     prefix: str
     queries: Mapping[str, str]
     actor: Callable[[UUID], StoreActor]
-    signed_in: Callable[[UUID, UUID, datetime], Event]
-    signed_out: Callable[[UUID, UUID, datetime], Event]
-    revoked: Callable[[UUID, UUID, str, datetime], Event]
+    holder: str
+    """The field of this kind's events that names the holder."""
+    signed_in_event: type[Event]
+    signed_out_event: type[Event]
+    revoked_event: type[Event]
+
+    def signed_in(self, holder: UUID, session_id: UUID, at: datetime) -> Event:
+        return self.signed_in_event.model_validate(
+            {self.holder: holder, "session_id": session_id, "at": at})
+
+    def signed_out(self, holder: UUID, session_id: UUID, at: datetime) -> Event:
+        return self.signed_out_event.model_validate(
+            {self.holder: holder, "session_id": session_id, "at": at})
+
+    def revoked(self, holder: UUID, session_id: UUID, reason: str, at: datetime) -> Event:
+        return self.revoked_event.model_validate(
+            {self.holder: holder, "session_id": session_id, "reason": reason, "at": at})
 
 
-STAFF = SessionKind(
-    prefix=REFRESH_PREFIX,
-    queries=Q,
-    actor=agent_actor,
-    signed_in=lambda agent, session, at: AgentSignedIn(
-        agent_id=AgentId(agent), session_id=session, at=at),
-    signed_out=lambda agent, session, at: AgentSignedOut(
-        agent_id=AgentId(agent), session_id=session, at=at),
-    revoked=lambda agent, session, reason, at: AgentSessionRevoked(
-        agent_id=AgentId(agent), session_id=session, reason=reason, at=at),
-)
+STAFF = SessionKind(REFRESH_PREFIX, Q, agent_actor, "agent_id",
+                    AgentSignedIn, AgentSignedOut, AgentSessionRevoked)
 
 
 async def issue_refresh(uow: Session, kind: SessionKind, session_id: UUID, at: datetime,

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime, timedelta
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from fastapi import APIRouter, Cookie, Query, Request, Response
@@ -39,7 +39,7 @@ from api.http.auth import bearer_token
 from api.http.cookies import PORTAL_REFRESH
 from api.http.deps import Authorized, CustomerAuthorized, ServicesDep
 from api.http.idempotency import JsonReply
-from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate, scope_of
+from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, Position, tenant_list_page
 from api.http.problem_docs import errors
 from api.http.routing import StrictRoute
 from api.root import Services, session_lifetimes
@@ -206,14 +206,15 @@ async def list_tickets(
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
 ) -> Response:
-    assert principal.contact_id is not None
-    scope = scope_of(principal.tenant_id, "portal-tickets", {"contact": str(principal.contact_id)})
-    after = services.cursors.decode(scope, cursor) if cursor is not None else None
-    async with services.store.session(principal.tenant_id, principal.actor,
-                                      readonly=True) as uow:
-        rows = await portal.own_tickets(uow, principal.contact_id, after, limit + 1)
-    page, next_cursor = paginate(services.cursors, scope, rows, limit,
-                                 lambda r: (r["created_at"], r["id"]))
+    contact = principal.contact_id
+    assert contact is not None
+
+    async def read(uow: Session, after: Position | None, n: int) -> list[Any]:
+        return await portal.own_tickets(uow, contact, after, n)
+
+    page, next_cursor = await tenant_list_page(
+        services, principal.tenant_id, "portal-tickets", read, limit, cursor,
+        actor=principal.actor, filters={"contact": str(contact)})
     return JsonReply(200, {"data": [portal.ticket_document(r) for r in page],
                            "next_cursor": next_cursor}).response()
 
@@ -253,15 +254,15 @@ async def get_messages(
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
 ) -> Response:
-    assert principal.contact_id is not None
-    scope = scope_of(principal.tenant_id, "portal-messages", {"ticket_id": str(ticket_id)})
-    after = services.cursors.decode(scope, cursor) if cursor is not None else None
-    async with services.store.session(principal.tenant_id, principal.actor,
-                                      readonly=True) as uow:
-        rows = await portal.public_messages(uow, principal.contact_id, ticket_id, after,
-                                            limit + 1)
-    page, next_cursor = paginate(services.cursors, scope, rows, limit,
-                                 lambda r: (r["created_at"], r["id"]))
+    contact = principal.contact_id
+    assert contact is not None
+
+    async def read(uow: Session, after: Position | None, n: int) -> list[Any]:
+        return await portal.public_messages(uow, contact, ticket_id, after, n)
+
+    page, next_cursor = await tenant_list_page(
+        services, principal.tenant_id, "portal-messages", read, limit, cursor,
+        actor=principal.actor, filters={"ticket_id": str(ticket_id)})
     return JsonReply(200, {"data": [customer_message(r) for r in page],
                            "next_cursor": next_cursor}).response()
 
