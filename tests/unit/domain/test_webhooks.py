@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from domain.errors import CorruptStream
@@ -55,5 +57,4 @@ def test_later_configurations_keep_the_secret_and_are_all_recorded():
 
 def test_only_configurations_evolve_the_endpoint():
     with pytest.raises(CorruptStream):
-        evolve_webhook(None, AgentUpdated(agent_id=AgentId(__import__("uuid").UUID(int=1)),
-                                          at=at()))
+        evolve_webhook(None, AgentUpdated(agent_id=AgentId(uuid.UUID(int=1)), at=at()))
