@@ -56,7 +56,6 @@ from domain.ids import MessageId, TenantId, TicketId
 from eventstore.store import Session
 from handlers import portal, sessions
 from handlers.credentials import MAX_PASSWORD, check_password
-from handlers.errors import NotAuthenticated
 
 router = APIRouter(tags=["portal"], route_class=StrictRoute)
 
@@ -167,14 +166,11 @@ async def sign_in(body: PortalSignInIn, request: Request, services: ServicesDep)
              summary="A new portal token for the portal refresh cookie, which is rotated")
 async def refresh(request: Request, services: ServicesDep,
                   hd_portal_refresh: PortalRefreshCookie = None) -> Response:
-    try:
-        done = await sessions.refresh(services.store, session_lifetimes(services.settings),
-                                      hd_portal_refresh, services.clock.now(), portal.PORTAL)
-    except NotAuthenticated as exc:
-        # Spent, expired or revoked (a replay revoked the whole session just now): the
-        # cookie is dead, clear it. Portal tokens are not cached: they stop at once.
-        return PORTAL_REFRESH.refused(request, exc)
-    return _signed_in(request, services, done)
+    # Portal tokens are not cached: a revoked session's stop at once.
+    return await PORTAL_REFRESH.rotate(
+        request, sessions.refresh(services.store, session_lifetimes(services.settings),
+                                  hd_portal_refresh, services.clock.now(), portal.PORTAL),
+        lambda done: _signed_in(request, services, done))
 
 
 @router.post("/v1/portal/auth/sign-out", status_code=204, responses=errors(),
