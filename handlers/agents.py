@@ -1,87 +1,70 @@
-"""The tenant's agents: an inline read model (``agents``) plus tenant-stream events.
+"""The tenant's agents: adding and changing them.
 
-Adding and changing an agent records ``AgentAdded`` / ``AgentUpdated`` in the same
-transaction. An e-mail belongs to at most one agent of a tenant.
+Each agent is an aggregate (``domain.agent``) whose events are on the tenant stream;
+its ``agents`` row is its state, locked while a change is decided and written in the
+same transaction as the events. Here is the rule that needs the tenant's rows: an
+e-mail belongs to at most one agent of a tenant.
 """
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-from domain.events import AgentAdded, AgentUpdated
-from domain.ids import AgentId
-from domain.values import Role
+from domain.agent import AddAgent, Agent, UpdateAgent, decide_agent, fold_agent
 from eventstore.sqlfile import load_queries
 from eventstore.store import Session
 from handlers.errors import Conflict, Missing
-from handlers.tenant_events import record
+from handlers.tenant_events import record_all
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
-
-AGENT_FIELDS = ("email", "name", "role", "active")
-
-
-@dataclass(frozen=True, slots=True)
-class AddAgent:
-    email: str
-    name: str
-    role: Role
-    at: datetime
-    agent_id: UUID = field(default_factory=uuid.uuid4)
-
-
-@dataclass(frozen=True, slots=True)
-class UpdateAgent:
-    """Change the given fields (``email``, ``name``, ``role``, ``active``) only."""
-
-    agent_id: UUID
-    changes: Mapping[str, Any]
-    at: datetime
 
 
 def _taken(email: str) -> Conflict:
     return Conflict("agent_exists", f"an agent with e-mail {email} exists")
 
 
+def agent_of_row(row: Any) -> Agent:
+    """An agent's state from its row."""
+    return Agent.model_validate({k: row[k] for k in Agent.model_fields})
+
+
 async def add_agent(uow: Session, command: AddAgent) -> dict[str, Any]:
     """Add an agent; ``agent_exists`` if the e-mail is taken. Returns its row."""
-    row = await uow.conn.fetchrow(Q["insert_agent"], uow.tenant_id, command.agent_id,
-                                  command.email, command.name, command.role.value, command.at)
+    events = decide_agent(command, None)
+    agent = fold_agent(None, events)
+    assert agent is not None
+    row = await uow.conn.fetchrow(Q["insert_agent"], uow.tenant_id, agent.id, agent.email,
+                                  agent.name, agent.role.value, command.at)
     if row is None:
         raise _taken(command.email)
-    await record(uow, AgentAdded(agent_id=AgentId(command.agent_id), email=command.email,
-                                 name=command.name, role=command.role, at=command.at))
+    await record_all(uow, events)
     return dict(row)
 
 
 async def update_agent(uow: Session, command: UpdateAgent) -> dict[str, Any]:
     """Change an agent; a change to nothing records nothing. Returns its row."""
-    unknown = set(command.changes) - set(AGENT_FIELDS)
-    if unknown:
-        raise ValueError(f"not agent fields: {sorted(unknown)}")
     row = await uow.conn.fetchrow(Q["get_agent_for_update"], uow.tenant_id, command.agent_id)
     if row is None:
         raise Missing("not_found", "no such agent")
-    changed = {k: v for k, v in command.changes.items() if row[k] != v}
-    if not changed:
+    state = agent_of_row(row)
+    events = decide_agent(command, state)
+    if not events:
         return dict(row)
-    if "email" in changed and await uow.conn.fetchval(
-        Q["agent_email_taken"], uow.tenant_id, changed["email"], command.agent_id
+    after = fold_agent(state, events)
+    assert after is not None
+    if after.email != state.email and await uow.conn.fetchval(
+        Q["agent_email_taken"], uow.tenant_id, after.email, command.agent_id
     ):
-        raise _taken(changed["email"])
-    merged = {**dict(row), **changed}
+        raise _taken(after.email)
     new = await uow.conn.fetchrow(Q["update_agent"], uow.tenant_id, command.agent_id,
-                                  merged["email"], merged["name"], merged["role"],
-                                  merged["active"], command.at)
+                                  after.email, after.name, after.role.value, after.active,
+                                  command.at)
     assert new is not None
-    await record(uow, AgentUpdated(agent_id=AgentId(command.agent_id), at=command.at,
-                                   **changed))
+    await record_all(uow, events)
     return dict(new)
 
 
@@ -98,4 +81,5 @@ async def list_agents(uow: Session, after: tuple[datetime, UUID] | None,
     return rows
 
 
-__all__ = ["AddAgent", "UpdateAgent", "add_agent", "get_agent", "list_agents", "update_agent"]
+__all__ = ["AddAgent", "UpdateAgent", "add_agent", "agent_of_row", "get_agent", "list_agents",
+           "update_agent"]

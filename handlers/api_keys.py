@@ -2,8 +2,11 @@
 
 A key is ``hd_`` followed by 43 url-safe characters (256 random bits). Only its
 sha256 is stored; the first 10 characters are kept as a ``prefix`` so a person can
-tell keys apart in a listing. Issuing and revoking are ``ApiKeyIssued`` /
-``ApiKeyRevoked`` events on the tenant stream, in the same transaction.
+tell keys apart in a listing. Each key is an aggregate (``domain.api_key``) whose
+events (``ApiKeyIssued``, ``ApiKeyRevoked``) are on the tenant stream; its
+``api_keys`` row is its state, written in the same transaction as the events. Here
+the secret is minted, and the rule that needs the tenant's rows is checked: the agent
+a key acts as is an active agent of the tenant.
 """
 
 from __future__ import annotations
@@ -18,20 +21,25 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-from domain.events import ApiKeyIssued, ApiKeyRevoked
-from domain.ids import ApiKeyId, TenantId
+from domain.api_key import (
+    LINKABLE,
+    AgentLinkRefused,
+    ApiKey,
+    IssueApiKey,
+    RevokeApiKey,
+    decide_api_key,
+)
+from domain.ids import AgentId, ApiKeyId, TenantId
 from domain.values import Role
 from eventstore.sqlfile import load_queries
 from eventstore.store import Session
 from handlers.errors import Invalid, Missing
-from handlers.tenant_events import record
+from handlers.tenant_events import record_all
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
 
 ROLES = tuple(r.value for r in Role)
 KEY_PREFIX = "hd_"
-# Keys that act as a person may name the agent they act as; machine roles may not.
-LINKABLE = frozenset({Role.ADMIN, Role.AGENT})
 
 
 def new_secret() -> str:
@@ -59,7 +67,8 @@ class IssuedKey:
 @dataclass(frozen=True, slots=True)
 class IssueKey:
     """Issue a key with ``role``; ``agent_id`` names the agent an admin or agent key
-    acts as."""
+    acts as. The request: the handler mints the id (unless given) and the secret, and
+    the domain decides ``IssueApiKey``."""
 
     name: str
     role: Role
@@ -77,43 +86,49 @@ async def issue_key(uow: Session, command: IssueKey) -> IssuedKey:
     works only while that agent is active (api/http/auth.py ``Principal.barred``).
     Admin keys may act as an agent or as themselves; machine roles never as a person.
     """
-    if command.role is Role.AGENT and command.agent_id is None:
-        raise Invalid("validation_failed",
-                      "an agent key must belong to an agent: give the agent_id of an active "
-                      "agent", field="agent_id", reason="required for an agent key",
-                      kind="missing")
+    secret = new_secret()
+    agent_id = None if command.agent_id is None else AgentId(command.agent_id)
+    decided = IssueApiKey(key_id=ApiKeyId(command.key_id or uuid.uuid4()), name=command.name,
+                          role=command.role, prefix=secret[:10], agent_id=agent_id,
+                          at=command.at)
+    try:
+        events = decide_api_key(decided, None)
+    except AgentLinkRefused as exc:
+        raise Invalid("validation_failed", exc.message, field=exc.field, reason=exc.reason,
+                      kind=exc.kind) from exc
     if command.agent_id is not None:
-        if command.role not in LINKABLE:
-            raise Invalid("validation_failed",
-                          f"a {command.role.value} key cannot act as an agent; agent_id is "
-                          "for admin and agent keys", field="agent_id")
         agent = await uow.conn.fetchrow(Q["get_agent"], uow.tenant_id, command.agent_id)
         if agent is None or not agent["active"]:
             raise Invalid("unknown_agent", "agent_id names no active agent of this tenant",
                           field="agent_id")
-    secret = new_secret()
     row = await uow.conn.fetchrow(
-        Q["insert_api_key"], uow.tenant_id, command.key_id or uuid.uuid4(), command.name,
-        command.role.value, secret[:10], hash_secret(secret), command.agent_id)
+        Q["insert_api_key"], uow.tenant_id, decided.key_id, decided.name, decided.role.value,
+        decided.prefix, hash_secret(secret), decided.agent_id)
     assert row is not None
     issued = IssuedKey(TenantId(row["tenant_id"]), row["id"], row["name"], row["role"],
                        row["prefix"], row["agent_id"], row["created_at"], secret)
-    await record(uow, ApiKeyIssued(key_id=ApiKeyId(issued.id), name=issued.name,
-                                   role=command.role, prefix=issued.prefix, at=command.at))
+    await record_all(uow, events)
     return issued
+
+
+def key_of_row(row: Any) -> ApiKey:
+    """A key's state from its row."""
+    return ApiKey.model_validate({k: row[k] for k in ApiKey.model_fields})
 
 
 async def revoke_key(uow: Session, key_id: UUID, at: datetime) -> dict[str, Any]:
     """Revoke a key (revoking twice keeps the first instant and records one event);
     returns the key's row."""
-    row = await uow.conn.fetchrow(Q["revoke_api_key"], uow.tenant_id, key_id, at)
+    row = await uow.conn.fetchrow(Q["get_api_key_for_update"], uow.tenant_id, key_id)
     if row is None:
         raise Missing("not_found", "no such API key")
-    if row["changed"]:
-        await record(uow, ApiKeyRevoked(key_id=ApiKeyId(key_id), at=at))
-    out = dict(row)
-    del out["changed"]
-    return out
+    events = decide_api_key(RevokeApiKey(at=at), key_of_row(row))
+    if not events:
+        return dict(row)
+    revoked = await uow.conn.fetchrow(Q["revoke_api_key"], uow.tenant_id, key_id, at)
+    assert revoked is not None
+    await record_all(uow, events)
+    return dict(revoked)
 
 
 async def list_keys(uow: Session, after: tuple[datetime, UUID] | None,

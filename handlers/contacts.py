@@ -17,8 +17,6 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-import asyncpg
-
 from domain.commands import ChangeRequester
 from domain.contact import (
     Contact,
@@ -34,7 +32,7 @@ from domain.contact import (
     fields_of,
 )
 from domain.events import Event
-from domain.ids import ContactId, OrganizationId, TenantId
+from domain.ids import ContactId, OrganizationId
 from domain.mapper import to_stored
 from domain.values import Requester
 from eventstore.store import Session
@@ -86,8 +84,8 @@ async def stage(uow: Session, stream: UUID, version: int, events: list[Event]) -
     await uow.append(stream, version, [stored_event(t, d, v, stream) for t, v, d in stored])
 
 
-async def _check_unique(conn: asyncpg.Connection, tenant: TenantId, f: ContactFields,
-                        own: UUID | None) -> None:
+async def _check_unique(uow: Session, f: ContactFields, own: UUID | None) -> None:
+    conn, tenant = uow.conn, uow.tenant_id
     holder = await people.contact_by_email(conn, tenant, f.email)
     if holder is not None and holder.id != own:
         raise Conflict("contact_exists", f"a contact with e-mail {f.email} exists",
@@ -100,10 +98,9 @@ async def _check_unique(conn: asyncpg.Connection, tenant: TenantId, f: ContactFi
                            contact_id=str(other))
 
 
-async def _check_organization(conn: asyncpg.Connection, tenant: TenantId,
-                              organization_id: UUID | None) -> None:
+async def _check_organization(uow: Session, organization_id: UUID | None) -> None:
     if organization_id is not None and await people.load_organization(
-            conn, tenant, organization_id) is None:
+            uow.conn, uow.tenant_id, organization_id) is None:
         raise Invalid("unknown_organization", f"organization {organization_id} does not exist",
                       field="organization_id")
 
@@ -113,17 +110,17 @@ async def create_contact(uow: Session, command: NewContact) -> Contact:
     taken e-mail, 422 ``unknown_organization`` naming an organization that is not."""
     conn, tenant = uow.conn, uow.tenant_id
     f = check_fields(command.fields)
-    await _check_organization(conn, tenant, f.organization_id)
+    await _check_organization(uow, f.organization_id)
     if f.organization_id is None:
         org = await people.organization_of_domain(conn, tenant, email_domain(f.email))
         if org is not None:
             f = f.model_copy(update={"organization_id": OrganizationId(org)})
-    await _check_unique(conn, tenant, f, None)
+    await _check_unique(uow, f, None)
     events = decide_contact(CreateContact(contact_id=ContactId(command.contact_id), fields=f,
                                           at=command.at), None)
     contact = evolve_contact(None, events[0])
     if not await people.insert_contact(conn, tenant, contact):
-        await _check_unique(conn, tenant, f, None)  # a concurrent create took it
+        await _check_unique(uow, f, None)  # a concurrent create took it
         raise Conflict("contact_exists", f"a contact with e-mail {f.email} exists")
     await stage(uow, contact.id, 0, events)
     return contact
@@ -160,9 +157,9 @@ async def update_contact(uow: Session, command: ChangeContact) -> Contact:
     current = await _locked(uow, command.contact_id, command.expected_version)
     f = check_fields(fields_of(current).model_copy(update=dict(command.changes)))
     if f.organization_id != current.organization_id:
-        await _check_organization(uow.conn, uow.tenant_id, f.organization_id)
+        await _check_organization(uow, f.organization_id)
     if current.merged_into is None:
-        await _check_unique(uow.conn, uow.tenant_id, f, current.id)
+        await _check_unique(uow, f, current.id)
     return await _decide_and_write(uow, current, UpdateContact(fields=f, at=command.at))
 
 

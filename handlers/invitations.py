@@ -80,7 +80,11 @@ def _gone() -> Gone:
 async def accept(store: EventStore, passwords: Passwords, command: AcceptInvitation
                  ) -> dict[str, Any]:
     """Spend an invitation: the e-mail's agent (added if new) gets the password.
-    Returns the tenant and the agent's id and e-mail."""
+    Returns the tenant and the agent's id and e-mail.
+
+    Takes the store, not a unit of work: the tenant is the token's, the invitation is
+    checked in a read-only transaction, the password hashed outside any, and the
+    change runs in a second one acting as the agent."""
     ref = parse_token(INVITATION_PREFIX, command.token)
     if ref is None:
         raise _unknown()
@@ -103,7 +107,7 @@ async def accept(store: EventStore, passwords: Passwords, command: AcceptInvitat
         if existing is None:
             await add_agent(uow, AddAgent(email=row["email"], name=row["name"],
                                           role=Role(row["role"]), at=command.at,
-                                          agent_id=agent_id))
+                                          agent_id=AgentId(agent_id)))
         await store_password(uow, agent_id, hashed, command.at)
         await uow.conn.execute(Q["spend_invitation"], tenant, row["id"], command.at, agent_id)
         await record(uow, AgentInvitationAccepted(invitation_id=row["id"],

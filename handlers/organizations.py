@@ -17,7 +17,7 @@ from uuid import UUID
 
 import asyncpg
 
-from domain.ids import OrganizationId, TenantId
+from domain.ids import OrganizationId
 from domain.organization import (
     CreateOrganization,
     Organization,
@@ -58,7 +58,8 @@ class OrganizationResult:
     contacts_moved: int = 0
 
 
-async def _check_unique(conn: asyncpg.Connection, tenant: TenantId, o: Organization) -> None:
+async def _check_unique(uow: Session, o: Organization) -> None:
+    conn, tenant = uow.conn, uow.tenant_id
     holder = await people.organization_by_name(conn, tenant, o.name)
     if holder is not None and holder != o.id:
         raise Conflict("organization_exists", f"an organization named {o.name} exists",
@@ -91,7 +92,7 @@ async def create_organization(uow: Session, command: NewOrganization) -> Organiz
         organization_id=OrganizationId(command.organization_id), name=command.name,
         domains=command.domains, at=command.at), None)
     org = evolve_organization(None, events[0])
-    await _check_unique(uow.conn, uow.tenant_id, org)
+    await _check_unique(uow, org)
     try:
         async with uow.conn.transaction():
             inserted = await people.insert_organization(uow.conn, uow.tenant_id, org)
@@ -99,7 +100,7 @@ async def create_organization(uow: Session, command: NewOrganization) -> Organiz
         raise Conflict("domain_taken", "another organization claimed one of these domains "
                        "at the same time") from exc
     if not inserted:
-        await _check_unique(uow.conn, uow.tenant_id, org)
+        await _check_unique(uow, org)
         raise Conflict("organization_exists", f"an organization named {org.name} exists")
     await stage(uow, org.id, 0, events)
     moved = await _move_contacts(uow, (), org, command.at) if command.move_contacts else 0
@@ -123,7 +124,7 @@ async def update_organization(uow: Session, command: ChangeOrganization) -> Orga
     for event in events:
         after = evolve_organization(after, event)
     if events:
-        await _check_unique(uow.conn, uow.tenant_id, after)
+        await _check_unique(uow, after)
         try:
             async with uow.conn.transaction():
                 await people.set_organization(uow.conn, uow.tenant_id, current, after)

@@ -6,7 +6,7 @@ that expires, shown once (only its sha256 is stored; the operator sends it, ther
 no mail server here). Spending it (``set_password``) gives the contact a password;
 a spent or expired link is ``Gone`` (410), an unknown one ``Missing``.
 
-**Signing in** (``sign_in``) follows the staff rules (handlers/sessions.py): every
+**Signing in** is handlers/sessions.py's ``sign_in`` for the ``PORTAL`` kind: every
 failure is the same ``sign_in_failed`` and the argon2id hash is computed on every path
 (a decoy when there is no password), so neither the answer nor its timing tells
 whether the e-mail has a login. It opens a contact session whose id the access token
@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -46,7 +45,7 @@ from domain.events import (
     PortalSignedIn,
     PortalSignedOut,
 )
-from domain.ids import ContactId, MessageId, TenantId, TicketId
+from domain.ids import ContactId, MessageId, TicketId
 from domain.ticket import Ticket
 from domain.values import Actor, ActorKind, Source, Visibility
 from eventstore.sqlfile import load_queries
@@ -55,14 +54,7 @@ from eventstore.types import StoreActor
 from handlers.credentials import Passwords, new_token, parse_token
 from handlers.errors import Gone, Missing
 from handlers.requesters import requester_of_contact
-from handlers.sessions import (
-    Lifetimes,
-    SessionKind,
-    SignedIn,
-    end_session,
-    issue_refresh,
-    sign_in_failed,
-)
+from handlers.sessions import SessionKind, end_session
 from handlers.tenant_events import record
 from handlers.tickets import PostMessage, post_message, run_command
 from projections import people
@@ -79,24 +71,9 @@ def customer_actor(contact_id: UUID) -> StoreActor:
     return StoreActor("customer", str(contact_id))
 
 
-PORTAL = SessionKind(
-    prefix=REFRESH_PREFIX,
-    queries=Q,
-    actor=customer_actor,
-    signed_out=lambda contact, session, at: PortalSignedOut(
-        contact_id=ContactId(contact), session_id=session, at=at),
-    revoked=lambda contact, session, reason, at: PortalSessionRevoked(
-        contact_id=ContactId(contact), session_id=session, reason=reason, at=at),
-)
-"""Portal sessions, for handlers.sessions' refresh and sign-out."""
-
-
-@dataclass(frozen=True, slots=True)
-class PortalSignIn:
-    tenant_id: TenantId
-    email: str
-    password: str
-    at: datetime
+PORTAL = SessionKind(REFRESH_PREFIX, Q, customer_actor, "contact_id",
+                     PortalSignedIn, PortalSignedOut, PortalSessionRevoked)
+"""Portal sessions, for handlers.sessions' sign-in, refresh and sign-out."""
 
 
 async def issue_link(uow: Session, contact_id: UUID, at: datetime, valid_for: timedelta
@@ -124,7 +101,12 @@ def _gone() -> Gone:
 async def set_password(store: EventStore, passwords: Passwords, token: str, password: str,
                        at: datetime) -> dict[str, Any]:
     """Spend a password link: its contact gets ``password``. Returns the tenant, the
-    contact and its e-mail."""
+    contact and its e-mail.
+
+    Takes the store, not a unit of work: the tenant is the token's, the link is checked
+    in a read-only transaction, the password is hashed outside any (tens of
+    milliseconds of CPU), and the change runs in a second one acting as the contact
+    the first found."""
     ref = parse_token(LINK_PREFIX, token)
     if ref is None:
         raise Missing("not_found", "no such password link")
@@ -150,50 +132,18 @@ async def set_password(store: EventStore, passwords: Passwords, token: str, pass
     return {"tenant_id": tenant, "contact_id": row["contact_id"], "email": row["email"]}
 
 
-async def sign_in(store: EventStore, passwords: Passwords, lifetimes: Lifetimes,
-                  command: PortalSignIn) -> SignedIn:
-    """Open a portal session for the contact with this e-mail and password, with its
-    first refresh token, or refuse with ``sign_in_failed`` (always the same, see the
-    module)."""
-    tenant = command.tenant_id
-    async with store.session(tenant, readonly=True) as uow:
-        row = await uow.conn.fetchrow(Q["contact_login"], tenant, command.email)
-    stored = (row["password_hash"] if row is not None and row["merged_into"] is None
-              else None)
-    if not await asyncio.to_thread(passwords.verify, stored, command.password):
-        raise sign_in_failed()
-    assert row is not None and stored is not None
-    contact_id: UUID = row["id"]
-    rehashed = (await asyncio.to_thread(passwords.hash, command.password)
-                if passwords.needs_rehash(stored) else None)
-    session_id = uuid.uuid4()
-    at = command.at
-    cap = at + lifetimes.session
-    expires = min(at + lifetimes.refresh, cap)
-    async with store.session(tenant, customer_actor(contact_id)) as uow:
-        if rehashed is not None:
-            await uow.conn.execute(Q["rehash_password"], tenant, contact_id, rehashed, stored,
-                                   at)
-        await uow.conn.execute(Q["insert_session"], tenant, session_id, contact_id, at, cap)
-        token = await issue_refresh(uow, PORTAL, session_id, at, expires)
-        await record(uow, PortalSignedIn(contact_id=ContactId(contact_id),
-                                         session_id=session_id, at=at))
-    return SignedIn(tenant, session_id, contact_id, "customer", token, expires, cap)
+async def session_open(uow: Session, session_id: UUID, contact_id: UUID,
+                       now: datetime) -> bool:
+    """Whether a portal session still lets its access tokens act (in a unit of work
+    acting as ``customer_actor(contact_id)``)."""
+    return bool(await uow.conn.fetchval(Q["session_open"], uow.tenant_id, session_id,
+                                        contact_id, now))
 
 
-async def session_open(store: EventStore, tenant: TenantId, session_id: UUID,
-                       contact_id: UUID, now: datetime) -> bool:
-    """Whether a portal session still lets its access tokens act."""
-    async with store.session(tenant, customer_actor(contact_id), readonly=True) as uow:
-        return bool(await uow.conn.fetchval(Q["session_open"], tenant, session_id,
-                                            contact_id, now))
-
-
-async def sign_out(store: EventStore, tenant: TenantId, session_id: UUID, contact_id: UUID,
-                   at: datetime) -> None:
-    """End the session of a portal access token (its refresh tokens die with it)."""
-    async with store.session(tenant, customer_actor(contact_id)) as uow:
-        await end_session(uow, PORTAL, contact_id, session_id, at)
+async def sign_out(uow: Session, session_id: UUID, contact_id: UUID, at: datetime) -> None:
+    """End the session of a portal access token (its refresh tokens die with it), in a
+    unit of work acting as ``customer_actor(contact_id)``."""
+    await end_session(uow, PORTAL, contact_id, session_id, at)
 
 
 async def revoke_merged(uow: Session, contact_id: UUID, at: datetime) -> int:
@@ -202,8 +152,7 @@ async def revoke_merged(uow: Session, contact_id: UUID, at: datetime) -> int:
     revoked = await uow.conn.fetch(Q["revoke_contact_sessions"], uow.tenant_id, contact_id,
                                    at, "merged")
     for r in revoked:
-        await record(uow, PortalSessionRevoked(contact_id=ContactId(contact_id),
-                                               session_id=r["id"], reason="merged", at=at))
+        await record(uow, PORTAL.revoked(contact_id, r["id"], "merged", at))
     return len(revoked)
 
 
@@ -279,7 +228,6 @@ __all__ = [
     "LINK_PREFIX",
     "PORTAL",
     "REFRESH_PREFIX",
-    "PortalSignIn",
     "customer_actor",
     "issue_link",
     "open_ticket",
@@ -290,7 +238,6 @@ __all__ = [
     "revoke_merged",
     "session_open",
     "set_password",
-    "sign_in",
     "sign_out",
     "ticket_document",
 ]

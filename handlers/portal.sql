@@ -1,8 +1,9 @@
--- name: contact_login --
+-- name: login --
 -- $1 tenant_id, $2 e-mail (any case)
 -- The contact an e-mail signs in to the portal as, with its password hash (NULL: no
--- password yet). A merged contact has no login of its own: its survivor does.
-SELECT c.id, c.merged_into, l.password_hash
+-- password yet), in the columns of handlers.sessions.SessionKind. A merged contact
+-- has no login of its own (it is not active): its survivor does.
+SELECT c.id, 'customer' AS role, c.merged_into IS NULL AS active, l.password_hash
   FROM contacts c
   LEFT JOIN contact_logins l ON l.tenant_id = c.tenant_id AND l.contact_id = c.id
  WHERE c.tenant_id = $1 AND c.email_key = lower($2)

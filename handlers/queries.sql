@@ -47,22 +47,20 @@ SELECT id, name, role, prefix, agent_id, created_at, revoked_at
  ORDER BY created_at, id
  LIMIT $4
 
+-- name: get_api_key_for_update --
+-- $1 tenant_id, $2 id
+-- A key's state, locked: two revocations of one key queue here, and the second sees
+-- the first.
+SELECT id, name, role, prefix, agent_id, created_at, revoked_at
+  FROM api_keys
+ WHERE tenant_id = $1 AND id = $2
+   FOR UPDATE
+
 -- name: revoke_api_key --
 -- $1 tenant_id, $2 id, $3 now
--- Revoking twice keeps the first instant; the caller learns whether this call did it.
-WITH target AS (
-    SELECT id, revoked_at FROM api_keys WHERE tenant_id = $1 AND id = $2 FOR UPDATE
-), changed AS (
-    UPDATE api_keys k SET revoked_at = $3
-      FROM target t
-     WHERE k.tenant_id = $1 AND k.id = t.id AND t.revoked_at IS NULL
-    RETURNING k.id
-)
-SELECT k.id, k.name, k.role, k.prefix, k.agent_id, k.created_at,
-       coalesce(k.revoked_at, $3) AS revoked_at,
-       EXISTS (SELECT 1 FROM changed) AS changed
-  FROM api_keys k
- WHERE k.tenant_id = $1 AND k.id = $2
+UPDATE api_keys SET revoked_at = $3
+ WHERE tenant_id = $1 AND id = $2
+RETURNING id, name, role, prefix, agent_id, created_at, revoked_at
 
 -- name: put_settings --
 -- $1 tenant_id, $2 settings, $3 now
@@ -119,9 +117,10 @@ SELECT set_config('app.worker', 'on', true)
 -- (no arguments) worker-armed
 SELECT id FROM tenants ORDER BY id
 
--- name: login_by_email --
+-- name: login --
 -- $1 tenant_id, $2 email
--- The agent an e-mail signs in as, with its password hash (NULL: no login yet).
+-- The agent an e-mail signs in as, with its password hash (NULL: no login yet); the
+-- columns of handlers.sessions.SessionKind.
 SELECT a.id, a.role, a.active, l.password_hash
   FROM agents a
   LEFT JOIN agent_logins l ON l.tenant_id = a.tenant_id AND l.agent_id = a.id

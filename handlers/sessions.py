@@ -16,11 +16,15 @@ the agent as actor. A refresh is not: it changes nothing a person did.
 
 The checks run in a short read-only unit of work, the hash outside any transaction
 (on a thread: it takes tens of milliseconds of CPU), and the changes in a second unit
-of work whose actor is the agent the first one found.
+of work whose actor is the agent the first one found. That is why ``sign_in``,
+``refresh`` and ``sign_out`` take the store rather than a unit of work (the tenant is
+the token's or the command's, the actor is known only after the first read), and
+``issue_refresh`` and ``end_session`` take the unit of work their caller opened.
 
-Refreshing and signing out are the same for the customer portal's sessions: one
-implementation, told apart by a ``SessionKind`` (which table holds the sessions, whose
-actor acts, which events record a sign-out or a revocation). ``STAFF`` is here; the
+Signing in, refreshing and signing out are the same for the customer portal's
+sessions: one implementation, told apart by a ``SessionKind`` (which tables hold the
+logins and sessions, whose actor acts, which events record a sign-in, a sign-out or a
+revocation). ``STAFF`` is here; the
 portal's kind is ``handlers.portal.PORTAL``.
 """
 
@@ -101,31 +105,43 @@ def agent_actor(agent_id: UUID) -> StoreActor:
 class SessionKind:
     """What tells one kind of session from another; the refresh rules do not differ.
 
-    ``queries`` holds, for this kind's session table (same parameters, same columns):
-    ``insert_refresh_token`` ($1 tenant, $2 token hash, $3 session, $4 now, $5 expires),
-    ``get_refresh_token`` ($1 tenant, $2 token hash: session_id, expires_at, rotated_at,
-    holder_id, session_expires_at, revoked_at, role, active), ``touch_session`` ($1
-    tenant, $2 session, $3 now) and ``revoke_session`` ($1 tenant, $2 session, $3 now,
-    $4 reason; returns a row only the first time). ``signed_out`` and ``revoked`` make
-    the events (holder, session, [reason,] at) recorded on the tenant stream.
+    ``queries`` holds, for this kind's tables (same parameters, same columns): ``login``
+    ($1 tenant, $2 e-mail: id, role, active, password_hash, NULL when there is no
+    password yet), ``rehash_password`` ($1 tenant, $2 holder, $3 new hash, $4 the hash
+    checked, $5 now), ``insert_session`` ($1 tenant, $2 session, $3 holder, $4 now, $5
+    the absolute cap), ``insert_refresh_token`` ($1 tenant, $2 token hash, $3 session,
+    $4 now, $5 expires), ``get_refresh_token`` ($1 tenant, $2 token hash: session_id,
+    expires_at, rotated_at, holder_id, session_expires_at, revoked_at, role, active),
+    ``touch_session`` ($1 tenant, $2 session, $3 now) and ``revoke_session`` ($1 tenant,
+    $2 session, $3 now, $4 reason; returns a row only the first time). The events of
+    a sign-in, a sign-out and a revocation (``signed_in``, ``signed_out``, ``revoked``)
+    name the holder by ``holder`` and are recorded on the tenant stream.
     """
 
     prefix: str
     queries: Mapping[str, str]
     actor: Callable[[UUID], StoreActor]
-    signed_out: Callable[[UUID, UUID, datetime], Event]
-    revoked: Callable[[UUID, UUID, str, datetime], Event]
+    holder: str
+    """The field of this kind's events that names the holder."""
+    signed_in_event: type[Event]
+    signed_out_event: type[Event]
+    revoked_event: type[Event]
+
+    def signed_in(self, holder: UUID, session_id: UUID, at: datetime) -> Event:
+        return self.signed_in_event.model_validate(
+            {self.holder: holder, "session_id": session_id, "at": at})
+
+    def signed_out(self, holder: UUID, session_id: UUID, at: datetime) -> Event:
+        return self.signed_out_event.model_validate(
+            {self.holder: holder, "session_id": session_id, "at": at})
+
+    def revoked(self, holder: UUID, session_id: UUID, reason: str, at: datetime) -> Event:
+        return self.revoked_event.model_validate(
+            {self.holder: holder, "session_id": session_id, "reason": reason, "at": at})
 
 
-STAFF = SessionKind(
-    prefix=REFRESH_PREFIX,
-    queries=Q,
-    actor=agent_actor,
-    signed_out=lambda agent, session, at: AgentSignedOut(
-        agent_id=AgentId(agent), session_id=session, at=at),
-    revoked=lambda agent, session, reason, at: AgentSessionRevoked(
-        agent_id=AgentId(agent), session_id=session, reason=reason, at=at),
-)
+STAFF = SessionKind(REFRESH_PREFIX, Q, agent_actor, "agent_id",
+                    AgentSignedIn, AgentSignedOut, AgentSessionRevoked)
 
 
 async def issue_refresh(uow: Session, kind: SessionKind, session_id: UUID, at: datetime,
@@ -138,31 +154,30 @@ async def issue_refresh(uow: Session, kind: SessionKind, session_id: UUID, at: d
 
 
 async def sign_in(store: EventStore, passwords: Passwords, lifetimes: Lifetimes,
-                  command: SignIn) -> SignedIn:
-    """Open a session for the agent with this e-mail and password, or refuse with
-    ``sign_in_failed`` (always the same, see the module)."""
-    tenant = command.tenant_id
+                  command: SignIn, kind: SessionKind = STAFF) -> SignedIn:
+    """Open a session for the holder with this e-mail and password, with its first
+    refresh token, or refuse with ``sign_in_failed`` (always the same, see the module)."""
+    tenant, q = command.tenant_id, kind.queries
     async with store.session(tenant, readonly=True) as uow:
-        row = await uow.conn.fetchrow(Q["login_by_email"], tenant, command.email)
+        row = await uow.conn.fetchrow(q["login"], tenant, command.email)
     stored = row["password_hash"] if row is not None and row["active"] else None
     if not await asyncio.to_thread(passwords.verify, stored, command.password):
         raise sign_in_failed()
     assert row is not None and stored is not None
-    agent_id: UUID = row["id"]
+    holder: UUID = row["id"]
     rehashed = (await asyncio.to_thread(passwords.hash, command.password)
                 if passwords.needs_rehash(stored) else None)
     session_id = uuid.uuid4()
     at = command.at
     cap = at + lifetimes.session
     expires = min(at + lifetimes.refresh, cap)
-    async with store.session(tenant, agent_actor(agent_id)) as uow:
+    async with store.session(tenant, kind.actor(holder)) as uow:
         if rehashed is not None:
-            await uow.conn.execute(Q["rehash_password"], tenant, agent_id, rehashed, stored, at)
-        await uow.conn.execute(Q["insert_session"], tenant, session_id, agent_id, at, cap)
-        token = await issue_refresh(uow, STAFF, session_id, at, expires)
-        await record(uow, AgentSignedIn(agent_id=AgentId(agent_id), session_id=session_id,
-                                        at=at))
-    return SignedIn(tenant, session_id, agent_id, row["role"], token, expires, cap)
+            await uow.conn.execute(q["rehash_password"], tenant, holder, rehashed, stored, at)
+        await uow.conn.execute(q["insert_session"], tenant, session_id, holder, at, cap)
+        token = await issue_refresh(uow, kind, session_id, at, expires)
+        await record(uow, kind.signed_in(holder, session_id, at))
+    return SignedIn(tenant, session_id, holder, row["role"], token, expires, cap)
 
 
 Outcome = Literal["rotated", "replayed", "refused"]

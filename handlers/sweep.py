@@ -36,7 +36,11 @@ log = logging.getLogger("helpdesk.scheduler")
 
 
 async def sweep_tenant(store: EventStore, tenant_id: TenantId, now: datetime) -> dict[str, int]:
-    """Solve stale pending tickets and close stale solved ones; returns counts moved."""
+    """Solve stale pending tickets and close stale solved ones; returns counts moved.
+
+    Takes the store, not a unit of work: it lists in batches and moves each ticket in
+    its own short transaction, so a ticket a command races with is left for the next
+    sweep without undoing the others, and no lock is held across a tenant's tickets."""
     async with store.session(tenant_id, SYSTEM, readonly=True) as s:
         windows = (await load_settings(s.conn, tenant_id)).sweep
     moves = [

@@ -1,12 +1,15 @@
-"""The tenant-level stream: configuration changes as events.
+"""The tenant-level stream: the events of the tenant's own aggregates and records.
 
-API keys, agents, settings and webhooks are inline read models; every change to them
-is also an event on the stream whose id is the tenant id, appended in the same
-transaction, so the tenant's event feed is the complete audit trail. Nothing writes
-an audit row by hand.
+Agents, API keys, settings and webhooks are aggregates decided in ``domain`` whose
+state is their row; sign-ins, sessions, invitations and portal links are records
+(docs/architecture.md). Every change to either is an event on the stream whose id is
+the tenant id, appended in the same transaction as the row, so the tenant's event feed
+is the complete audit trail. Nothing writes an audit row by hand.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 from domain.events import Event
 from domain.mapper import to_stored
@@ -21,3 +24,9 @@ async def record(session: Session, event: Event) -> None:
     """
     type_, schema_version, data = to_stored(event)
     await session.append(session.tenant_id, None, [NewEvent(type_, data, schema_version)])
+
+
+async def record_all(session: Session, events: Iterable[Event]) -> None:
+    """``record`` each event, in order: what an aggregate on the tenant stream decided."""
+    for event in events:
+        await record(session, event)

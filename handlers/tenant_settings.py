@@ -1,83 +1,72 @@
-"""Replacing a tenant's settings document (SLA targets, business hours, paused
-states, sweep windows). The document and its one model live in
-``projections.tenant_settings``; a change is also ``SettingsChanged`` on the tenant
-stream, in the same transaction."""
+"""Replacing a tenant's settings (SLA targets, business hours, paused states, sweep
+windows, ...).
+
+The settings are an aggregate (``domain.tenant_settings``) on the tenant stream; the
+``tenant_settings`` row (``projections.tenant_settings`` reads it) is its state, with
+its version, written in the same transaction as ``SettingsChanged``. Here are the
+rules that need the tenant's rows: every group with targets is a group of the tenant,
+and the version the caller expects is the current one. A new text-search
+configuration rebuilds the tenant's search index in the same transaction.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
-from typing import Any
 
-from domain.business_hours import Calendar, inverted_shifts
-from domain.events import SettingsChanged
+from domain.errors import ValidationFailed
+from domain.tenant_settings import (
+    ReplaceSettings,
+    TenantSettingsState,
+    decide_settings,
+    evolve_settings,
+)
 from eventstore.sqlfile import load_queries
 from eventstore.store import Session
 from handlers.errors import Invalid, VersionMismatch
-from handlers.tenant_events import record
+from handlers.tenant_events import record_all
 from projections.groups import unknown_groups
 from projections.search import reindex
-from projections.tenant_settings import TenantSettingsDoc, load_document
+from projections.tenant_settings import load_document
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
 
 
-@dataclass(frozen=True, slots=True)
-class ReplaceSettings:
-    """Replace the whole document, if it is at ``expected_version`` (None: any)."""
-
-    document: TenantSettingsDoc
-    at: datetime
-    expected_version: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class SettingsState:
-    document: dict[str, Any]
-    version: int
-
-
-async def replace_settings(uow: Session, command: ReplaceSettings) -> SettingsState:
-    """Store the document; the same document again changes nothing and records
-    nothing (once one was stored). A business-hours shift must end after it starts."""
-    _refuse_inverted_shifts(command.document.business_hours)
-    groups = list(command.document.group_sla_targets)
+async def replace_settings(uow: Session, command: ReplaceSettings, *,
+                           expected_version: int | None = None) -> TenantSettingsState:
+    """Store the settings, if they are at ``expected_version`` (None: any); the same
+    settings again change nothing and record nothing (once some were stored)."""
+    groups = list(command.settings.group_targets)
     unknown = await unknown_groups(uow.conn, uow.tenant_id, groups) if groups else []
+    current, version = await load_document(uow.conn, uow.tenant_id)
+    state = TenantSettingsState(current.settings(), version)
+    try:
+        events = decide_settings(command, state)
+    except ValidationFailed as exc:
+        raise Invalid("validation_failed", exc.message, reason=exc.message,
+                      field=exc.field) from exc
     if unknown:
         reason = f"no group {unknown[0]} in this tenant"
         raise Invalid("unknown_group", reason, reason=reason,
                       field=f"group_sla_targets.{unknown[0]}", kind="unknown_group")
-    current, version = await load_document(uow.conn, uow.tenant_id)
-    if command.expected_version is not None and command.expected_version != version:
+    if expected_version is not None and expected_version != version:
         raise VersionMismatch(f"the settings are at version {version}", version)
-    doc = command.document.document()
-    if current.document() == doc and version > 0:
-        return SettingsState(doc, version)
-    row = await uow.conn.fetchrow(Q["put_settings"], uow.tenant_id, doc, command.at)
-    assert row is not None
-    if current.text_search != command.document.text_search:
+    if not events:
+        return state
+    after = state
+    for event in events:
+        after = evolve_settings(after, event)
+    row = await uow.conn.fetchrow(Q["put_settings"], uow.tenant_id, after.document, command.at)
+    assert row is not None and row["version"] == after.version
+    if state.value.text_search != after.value.text_search:
         # The index and the queries must be built with the same configuration.
         await reindex(uow.conn, uow.tenant_id)
-    await record(uow, SettingsChanged(settings=doc, at=command.at))
-    return SettingsState(doc, row["version"])
+    await record_all(uow, events)
+    return after
 
 
-def _refuse_inverted_shifts(calendar: Calendar | None) -> None:
-    if calendar is None:
-        return
-    for weekday, index in inverted_shifts(calendar):
-        start, end = calendar.weekly[weekday][index]
-        reason = (f"a shift must end after it starts, not {start}-{end}; a shift across "
-                  "midnight is two shifts, one ending at 24:00 and the next day's "
-                  "starting at 00:00")
-        raise Invalid("validation_failed", reason, reason=reason,
-                      field=f"business_hours.weekly.{weekday}.{index}")
-
-
-async def get_settings(uow: Session) -> SettingsState:
+async def get_settings(uow: Session) -> TenantSettingsState:
     doc, version = await load_document(uow.conn, uow.tenant_id)
-    return SettingsState(doc.document(), version)
+    return TenantSettingsState(doc.settings(), version)
 
 
-__all__ = ["ReplaceSettings", "SettingsState", "get_settings", "replace_settings"]
+__all__ = ["ReplaceSettings", "get_settings", "replace_settings"]

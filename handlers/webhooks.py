@@ -1,37 +1,25 @@
 """The tenant's outbound webhook endpoint: one per tenant.
 
-A URL, the event types it wants (``*`` for all) and a secret that signs every
-delivery. The secret is write-only: never returned; configuring without one keeps
-the current secret. Each change records ``WebhookConfigured`` on the tenant stream in
-the same transaction, so the audit trail shows who pointed deliveries where, and
-when. Delivery itself is ``scheduler.webhooks``.
+The endpoint is an aggregate (``domain.webhook``) on the tenant stream, its
+``webhooks`` row its state. The secret is write-only: never returned; configuring
+without one keeps the current secret. Here is what the deployment decides: whether the
+URL may name a private address. Delivery itself is ``scheduler.webhooks``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from domain.events import WebhookConfigured
+from domain.webhook import ConfigureWebhook, SecretRequired, Webhook, decide_webhook
 from eventstore.sqlfile import load_queries
 from eventstore.store import Session
 from handlers.errors import Invalid
-from handlers.tenant_events import record
+from handlers.tenant_events import record_all
 from scheduler.webhooks import private_address
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
-
-
-@dataclass(frozen=True, slots=True)
-class ConfigureWebhook:
-    url: str
-    event_types: tuple[str, ...]
-    enabled: bool
-    at: datetime
-    secret: str | None = None  # None keeps the current secret
 
 
 def names_private_host(url: str) -> bool:
@@ -53,17 +41,20 @@ async def configure_webhook(uow: Session, command: ConfigureWebhook, *,
         raise Invalid("validation_failed",
                       "the webhook URL points at a loopback, private or link-local address",
                       field="url", reason="private address")
-    if command.secret is None and await get_webhook(uow) is None:
-        raise Invalid("validation_failed",
-                      "a secret is required when configuring a webhook first",
-                      field="secret", reason="required", kind="missing")
+    current = await get_webhook(uow)
+    state = None if current is None else Webhook(url=current["url"],
+                                                 event_types=tuple(current["event_types"]),
+                                                 enabled=current["enabled"])
+    try:
+        events = decide_webhook(command, state)
+    except SecretRequired as exc:
+        raise Invalid("validation_failed", exc.message, field=exc.field, reason="required",
+                      kind="missing") from exc
     row = await uow.conn.fetchrow(Q["webhook_put"], uow.tenant_id, command.url, command.secret,
                                   list(command.event_types), command.enabled, command.at)
     assert row is not None
     # Last: the append takes the tenant head lock, held until commit.
-    await record(uow, WebhookConfigured(at=command.at, url=command.url,
-                                        event_types=command.event_types,
-                                        enabled=command.enabled))
+    await record_all(uow, events)
     return dict(row)
 
 

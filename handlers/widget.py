@@ -72,25 +72,27 @@ class CallCheck:
     session_origin: str | None = None
 
 
-async def check_call(store: EventStore, tenant: TenantId, origin: str,
-                     session_id: UUID | None, now: datetime) -> CallCheck:
+async def check_call(uow: Session, origin: str, session_id: UUID | None,
+                     now: datetime) -> CallCheck:
     """One read: is ``origin`` one of the tenant's widget origins, and is the session
-    (if one is named) open? An unknown tenant lists no origin."""
-    actor = None if session_id is None else widget_actor(session_id)
-    async with store.session(tenant, actor, readonly=True) as uow:
-        doc, _ = await load_document(uow.conn, tenant)
-        if origin not in doc.widget_origins:
-            return CallCheck(False)
-        if session_id is None:
-            return CallCheck(True)
-        found = await uow.conn.fetchval(Q["open_session"], tenant, session_id, now)
+    (if one is named) open? An unknown tenant lists no origin. ``uow`` is read-only,
+    acting as ``widget_actor(session_id)`` when a session is named."""
+    doc, _ = await load_document(uow.conn, uow.tenant_id)
+    if origin not in doc.settings().widget_origins:
+        return CallCheck(False)
+    if session_id is None:
+        return CallCheck(True)
+    found = await uow.conn.fetchval(Q["open_session"], uow.tenant_id, session_id, now)
     return CallCheck(True, found)
 
 
 async def open_session(store: EventStore, tenant: TenantId, email: str, origin: str,
                        at: datetime, ttl: timedelta) -> WidgetSession:
     """A new widget session for ``email`` (422 naming ``email`` when it is not an
-    address), from ``origin``, which the caller has checked."""
+    address), from ``origin``, which the caller has checked.
+
+    Takes the store, not a unit of work: the unit of work acts as the session it
+    creates (``widget_actor``), whose id is minted here."""
     email = check_email(email.strip(), "email")
     session_id = uuid.uuid4()
     async with store.session(tenant, widget_actor(session_id)) as uow:

@@ -9,6 +9,7 @@ seconds (api/http/keycache.py) and resolve to the same ``Principal``: everything
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from fastapi import Depends, Request
@@ -16,7 +17,7 @@ from fastapi import Depends, Request
 from api.http.access import roles_for
 from api.http.principal import Principal
 from api.http.problems import Problem
-from api.http.tokens import looks_like_access_token
+from api.http.tokens import Claims, looks_like_access_token
 from api.ops import logging as logs
 from handlers import portal
 
@@ -101,6 +102,13 @@ async def authorize(request: Request, principal: Principal = Depends(authenticat
     return principal
 
 
+async def _portal_session_open(services: Services, claims: Claims, now: datetime) -> bool:
+    contact = claims.agent_id  # a portal token's subject is its contact
+    async with services.store.session(claims.tenant_id, portal.customer_actor(contact),
+                                      readonly=True) as uow:
+        return await portal.session_open(uow, claims.session_id, contact, now)
+
+
 async def authenticate_customer(request: Request) -> Principal:
     """Dependency of the portal's routes: the signed-in contact, or 401.
 
@@ -115,8 +123,7 @@ async def authenticate_customer(request: Request) -> Principal:
     services: Services = request.state.services
     now = services.clock.now()
     claims = services.portal_tokens.claims(token, now)
-    if claims is None or not await portal.session_open(
-            services.store, claims.tenant_id, claims.session_id, claims.agent_id, now):
+    if claims is None or not await _portal_session_open(services, claims, now):
         raise Problem(401, "invalid_access_token",
                       "the portal token has expired or its session has ended: sign in "
                       "again", headers=_UNAUTHORIZED)

@@ -9,13 +9,17 @@ as long as the token does.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TypeVar
 
 from fastapi import Request, Response
 
 from api.http.problems import problem_response
 from handlers.errors import NotAuthenticated
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +44,21 @@ class RefreshCookie:
         """The 401 of a refused refresh: the cookie is spent or dead, so it is cleared."""
         return self.forget(problem_response(401, exc.code, exc.message,
                                             instance=request.url.path), request)
+
+    async def rotate(self, request: Request, refresh: Awaitable[T],
+                     reply: Callable[[T], Response],
+                     on_refused: Callable[[], None] | None = None) -> Response:
+        """Spend this cookie's refresh token (``refresh``, the handler's call): the
+        ``reply`` for the session's next state, or the refusal's 401 with the cookie
+        cleared (spent, expired or revoked: a replay has just revoked the whole
+        session), after ``on_refused``."""
+        try:
+            done = await refresh
+        except NotAuthenticated as exc:
+            if on_refused is not None:
+                on_refused()
+            return self.refused(request, exc)
+        return reply(done)
 
 
 STAFF_REFRESH = RefreshCookie("hd_refresh", "/v1/auth")

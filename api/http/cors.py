@@ -25,9 +25,8 @@ from uuid import UUID
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.http import problems
-from api.http.widget import origin_not_allowed
+from api.http.widget import check_call, origin_not_allowed
 from domain.ids import TenantId
-from handlers import widget
 
 WIDGET_PATH = re.compile(r"^/v1/widget/(?P<tenant>[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-"
                          r"[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})(?:/|$)")
@@ -99,8 +98,8 @@ class Cors:
     async def _widget_preflight(self, scope: Scope, receive: Receive, send: Send,
                                 tenant: str, origin: str | None) -> None:
         services = scope["state"]["services"]
-        listed = origin is not None and (await widget.check_call(
-            services.store, TenantId(UUID(tenant)), origin, None,
+        listed = origin is not None and (await check_call(
+            services, TenantId(UUID(tenant)), origin, None,
             services.clock.now())).origin_listed
         if origin is None or not listed:
             refused = origin_not_allowed(origin)

@@ -20,7 +20,7 @@ import base64
 import binascii
 import hashlib
 import hmac
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -31,6 +31,7 @@ import orjson
 from api.http.problems import Problem
 from domain.ids import TenantId
 from eventstore.store import Session
+from eventstore.types import StoreActor
 
 if TYPE_CHECKING:
     from api.root import Services
@@ -175,16 +176,20 @@ __all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "CursorCodec", "Position", "paginate", 
 async def tenant_list_page(
     services: Services, tenant_id: TenantId, list_name: str,
     read: Callable[[Session, Position | None, int], Awaitable[Sequence[Any]]],
-    limit: int, cursor: str | None,
+    limit: int, cursor: str | None, *,
+    actor: StoreActor | None = None, filters: Mapping[str, str] | None = None,
 ) -> tuple[list[Any], str | None]:
-    """One page of an unfiltered tenant list in ``(created_at, id)`` order.
+    """One page of a tenant list in ``(created_at, id)`` order.
 
     ``read`` takes a read-only unit of work, the position after which to start (None
-    for the first page) and how many rows to fetch.
+    for the first page) and how many rows to fetch. ``filters`` (what narrows the list:
+    a contact, a ticket, a session) are part of the cursor's scope, so a cursor serves
+    only the list it came from; ``actor`` is who reads (a portal contact or a widget
+    session, whom row-level security scopes to their own rows).
     """
     codec = services.cursors
-    scope = scope_of(tenant_id, list_name, {})
+    scope = scope_of(tenant_id, list_name, dict(filters or {}))
     after = codec.decode(scope, cursor) if cursor is not None else None
-    async with services.store.session(tenant_id, readonly=True) as s:
+    async with services.store.session(tenant_id, actor, readonly=True) as s:
         rows = await read(s, after, limit + 1)
     return paginate(codec, scope, rows, limit, row_position)

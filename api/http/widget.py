@@ -14,6 +14,7 @@ Removing an origin from the settings stops its sessions at the next call.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING, Annotated
 from uuid import UUID
 
@@ -30,7 +31,7 @@ from handlers import widget
 if TYPE_CHECKING:
     from api.root import Services
 
-__all__ = ["WidgetAuthorized", "WidgetOrigin", "origin_not_allowed", "widget_origin"]
+__all__ = ["WidgetAuthorized", "WidgetOrigin", "check_call", "origin_not_allowed", "widget_origin"]
 
 _UNAUTHORIZED = {"WWW-Authenticate": 'Bearer realm="helpdesk-widget"'}
 
@@ -40,6 +41,15 @@ def origin_not_allowed(origin: str | None) -> Problem:
     return Problem(403, "origin_not_allowed",
                    f"the widget may not be called with {said}: the tenant's "
                    "widget_origins setting lists the origins it may be called from")
+
+
+async def check_call(services: Services, tenant: TenantId, origin: str,
+                     session_id: UUID | None, now: datetime) -> widget.CallCheck:
+    """``handlers.widget.check_call`` in a read-only unit of work of the tenant, acting
+    as the session when one is named."""
+    actor = None if session_id is None else widget.widget_actor(session_id)
+    async with services.store.session(tenant, actor, readonly=True) as uow:
+        return await widget.check_call(uow, origin, session_id, now)
 
 
 def _origin(request: Request) -> str:
@@ -54,8 +64,8 @@ async def widget_origin(tenant_id: UUID, request: Request) -> str:
     it; else 403."""
     services: Services = request.state.services
     origin = _origin(request)
-    check = await widget.check_call(services.store, TenantId(tenant_id), origin, None,
-                                    services.clock.now())
+    check = await check_call(services, TenantId(tenant_id), origin, None,
+                             services.clock.now())
     if not check.origin_listed:
         raise origin_not_allowed(origin)
     request.state.widget_origin = origin
@@ -73,7 +83,7 @@ async def authorize_widget(tenant_id: UUID, request: Request) -> Principal:
     claims = None if token is None else services.widget_tokens.claims(token, now)
     session = claims.session_id if claims is not None and claims.tenant_id == tenant_id \
         else None
-    check = await widget.check_call(services.store, TenantId(tenant_id), origin, session, now)
+    check = await check_call(services, TenantId(tenant_id), origin, session, now)
     if not check.origin_listed:
         raise origin_not_allowed(origin)
     request.state.widget_origin = origin

@@ -25,6 +25,7 @@ from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.routing import StrictRoute
 from api.schemas import checked_by_domain, patch_fields_given
+from domain.ids import AgentId
 from domain.validation import EMAIL_PATTERN, NOT_BLANK
 from domain.values import Role
 from eventstore.store import Session
@@ -195,7 +196,7 @@ async def patch_agent(
     agent_id: UUID, body: AgentPatch, request: Request, principal: Authorized, services: ServicesDep
 ) -> Response:
     given = body.model_dump(exclude_unset=True)
-    command = agent_handlers.UpdateAgent(agent_id=agent_id, changes=given,
+    command = agent_handlers.UpdateAgent(agent_id=AgentId(agent_id), **given,
                                          at=services.clock.now())
 
     async def work(uow: Session) -> JsonReply:

@@ -38,7 +38,6 @@ from domain.ids import TenantId
 from domain.values import Role
 from handlers import invitations, sessions
 from handlers.credentials import MAX_PASSWORD, check_password
-from handlers.errors import NotAuthenticated
 from projections.reads import whoami
 
 router = APIRouter(prefix="/v1/auth", tags=["auth"], route_class=StrictRoute)
@@ -172,15 +171,12 @@ async def sign_in(body: SignInIn, request: Request, services: ServicesDep) -> Re
              summary="A new access token for the refresh cookie, which is rotated")
 async def refresh(request: Request, services: ServicesDep,
                   hd_refresh: RefreshCookie = None) -> Response:
-    try:
-        done = await sessions.refresh(services.store, session_lifetimes(services.settings),
-                                      hd_refresh, services.clock.now())
-    except NotAuthenticated as exc:
-        # A replay revoked the session: forget it here at once (other processes hear
-        # of it through the notification). The cookie is spent or dead: clear it.
-        services.keys.clear()
-        return STAFF_REFRESH.refused(request, exc)
-    return _signed_in(request, services, done)
+    # A refusal may be a replay that revoked the session: forget its tokens here at
+    # once (other processes hear of it through the notification).
+    return await STAFF_REFRESH.rotate(
+        request, sessions.refresh(services.store, session_lifetimes(services.settings),
+                                  hd_refresh, services.clock.now()),
+        lambda done: _signed_in(request, services, done), on_refused=services.keys.clear)
 
 
 @router.post("/sign-out", status_code=204, responses=errors(),

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime, timedelta
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from fastapi import APIRouter, Cookie, Query, Request, Response
@@ -39,7 +39,7 @@ from api.http.auth import bearer_token
 from api.http.cookies import PORTAL_REFRESH
 from api.http.deps import Authorized, CustomerAuthorized, ServicesDep
 from api.http.idempotency import JsonReply
-from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate, scope_of
+from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, Position, tenant_list_page
 from api.http.problem_docs import errors
 from api.http.routing import StrictRoute
 from api.root import Services, session_lifetimes
@@ -56,7 +56,6 @@ from domain.ids import MessageId, TenantId, TicketId
 from eventstore.store import Session
 from handlers import portal, sessions
 from handlers.credentials import MAX_PASSWORD, check_password
-from handlers.errors import NotAuthenticated
 
 router = APIRouter(tags=["portal"], route_class=StrictRoute)
 
@@ -156,10 +155,10 @@ def _signed_in(request: Request, services: Services, done: sessions.SignedIn) ->
              responses=errors(413, 415),
              summary="A contact signs in to the portal (the refresh token is set as a cookie)")
 async def sign_in(body: PortalSignInIn, request: Request, services: ServicesDep) -> Response:
-    done = await portal.sign_in(
+    done = await sessions.sign_in(
         services.store, services.passwords, session_lifetimes(services.settings),
-        portal.PortalSignIn(TenantId(body.tenant), body.email.strip(), body.password,
-                            services.clock.now()))
+        sessions.SignIn(TenantId(body.tenant), body.email.strip(), body.password,
+                        services.clock.now()), portal.PORTAL)
     return _signed_in(request, services, done)
 
 
@@ -167,14 +166,11 @@ async def sign_in(body: PortalSignInIn, request: Request, services: ServicesDep)
              summary="A new portal token for the portal refresh cookie, which is rotated")
 async def refresh(request: Request, services: ServicesDep,
                   hd_portal_refresh: PortalRefreshCookie = None) -> Response:
-    try:
-        done = await sessions.refresh(services.store, session_lifetimes(services.settings),
-                                      hd_portal_refresh, services.clock.now(), portal.PORTAL)
-    except NotAuthenticated as exc:
-        # Spent, expired or revoked (a replay revoked the whole session just now): the
-        # cookie is dead, clear it. Portal tokens are not cached: they stop at once.
-        return PORTAL_REFRESH.refused(request, exc)
-    return _signed_in(request, services, done)
+    # Portal tokens are not cached: a revoked session's stop at once.
+    return await PORTAL_REFRESH.rotate(
+        request, sessions.refresh(services.store, session_lifetimes(services.settings),
+                                  hd_portal_refresh, services.clock.now(), portal.PORTAL),
+        lambda done: _signed_in(request, services, done))
 
 
 @router.post("/v1/portal/auth/sign-out", status_code=204, responses=errors(),
@@ -191,8 +187,10 @@ async def sign_out(request: Request, services: ServicesDep,
         claims = None if token is None else services.portal_tokens.claims(token, now,
                                                                            expiry=False)
         if claims is not None:
-            await portal.sign_out(services.store, claims.tenant_id, claims.session_id,
-                                  claims.agent_id, now)
+            contact = claims.agent_id  # a portal token's subject is its contact
+            async with services.store.session(claims.tenant_id,
+                                              portal.customer_actor(contact)) as uow:
+                await portal.sign_out(uow, claims.session_id, contact, now)
     return PORTAL_REFRESH.forget(Response(status_code=204), request)
 
 
@@ -204,14 +202,15 @@ async def list_tickets(
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
 ) -> Response:
-    assert principal.contact_id is not None
-    scope = scope_of(principal.tenant_id, "portal-tickets", {"contact": str(principal.contact_id)})
-    after = services.cursors.decode(scope, cursor) if cursor is not None else None
-    async with services.store.session(principal.tenant_id, principal.actor,
-                                      readonly=True) as uow:
-        rows = await portal.own_tickets(uow, principal.contact_id, after, limit + 1)
-    page, next_cursor = paginate(services.cursors, scope, rows, limit,
-                                 lambda r: (r["created_at"], r["id"]))
+    contact = principal.contact_id
+    assert contact is not None
+
+    async def read(uow: Session, after: Position | None, n: int) -> list[Any]:
+        return await portal.own_tickets(uow, contact, after, n)
+
+    page, next_cursor = await tenant_list_page(
+        services, principal.tenant_id, "portal-tickets", read, limit, cursor,
+        actor=principal.actor, filters={"contact": str(contact)})
     return JsonReply(200, {"data": [portal.ticket_document(r) for r in page],
                            "next_cursor": next_cursor}).response()
 
@@ -251,15 +250,15 @@ async def get_messages(
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
 ) -> Response:
-    assert principal.contact_id is not None
-    scope = scope_of(principal.tenant_id, "portal-messages", {"ticket_id": str(ticket_id)})
-    after = services.cursors.decode(scope, cursor) if cursor is not None else None
-    async with services.store.session(principal.tenant_id, principal.actor,
-                                      readonly=True) as uow:
-        rows = await portal.public_messages(uow, principal.contact_id, ticket_id, after,
-                                            limit + 1)
-    page, next_cursor = paginate(services.cursors, scope, rows, limit,
-                                 lambda r: (r["created_at"], r["id"]))
+    contact = principal.contact_id
+    assert contact is not None
+
+    async def read(uow: Session, after: Position | None, n: int) -> list[Any]:
+        return await portal.public_messages(uow, contact, ticket_id, after, n)
+
+    page, next_cursor = await tenant_list_page(
+        services, principal.tenant_id, "portal-messages", read, limit, cursor,
+        actor=principal.actor, filters={"ticket_id": str(ticket_id)})
     return JsonReply(200, {"data": [customer_message(r) for r in page],
                            "next_cursor": next_cursor}).response()
 

@@ -1,6 +1,6 @@
 """Tenant settings over HTTP: ``GET/PUT /v1/settings``.
 
-The document and its one model live in ``projections.tenant_settings``; four keys:
+The wire model is ``api.schemas.settings``, the value ``domain.tenant_settings``; keys:
 ``sla_targets`` (per priority, business milliseconds), ``business_hours`` (a
 ``domain.Calendar`` or null for calendar time), ``paused_states`` and ``sweep`` (days
 before a pending ticket is solved and a solved one closed). No row means the
@@ -20,9 +20,9 @@ from api.http.deps import Authorized, ServicesDep
 from api.http.idempotency import JsonReply
 from api.http.problem_docs import errors
 from api.http.routing import StrictRoute
+from api.schemas.settings import TenantSettingsDoc
 from eventstore.store import Session
 from handlers import tenant_settings as settings_handlers
-from projections.tenant_settings import TenantSettingsDoc
 
 router = APIRouter(prefix="/v1/settings", tags=["settings"], route_class=StrictRoute)
 
@@ -60,11 +60,13 @@ async def put_settings(
     services: ServicesDep,
     if_match: Annotated[str | None, Header()] = None,
 ) -> Response:
-    command = settings_handlers.ReplaceSettings(document=body, at=services.clock.now(),
-                                                expected_version=_expected(if_match))
+    command = settings_handlers.ReplaceSettings(settings=body.to_settings(),
+                                                at=services.clock.now())
+    expected = _expected(if_match)
 
     async def work(uow: Session) -> JsonReply:
-        state = await settings_handlers.replace_settings(uow, command)
+        state = await settings_handlers.replace_settings(uow, command,
+                                                         expected_version=expected)
         return JsonReply(200, state.document, {"ETag": _etag(state.version)})
 
-    return await commands.run(request, services, principal, body.document(), work)
+    return await commands.run(request, services, principal, body.fingerprint(), work)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from fastapi import APIRouter, Query, Request, Response
@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from api.http import commands
 from api.http.deps import ServicesDep
 from api.http.idempotency import JsonReply
-from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate, scope_of
+from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, Position, tenant_list_page
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.routing import StrictRoute
@@ -151,15 +151,14 @@ async def get_messages(
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
 ) -> Response:
-    scope = scope_of(principal.tenant_id, "widget-messages",
-                     {"ticket_id": str(ticket_id), "session": str(principal.key_id)})
-    after = services.cursors.decode(scope, cursor) if cursor is not None else None
-    async with services.store.session(principal.tenant_id, principal.actor,
-                                      readonly=True) as uow:
-        rows = await widget.public_messages(uow, principal.key_id, ticket_id, after,
-                                            limit + 1)
-    page, next_cursor = paginate(services.cursors, scope, rows, limit,
-                                 lambda r: (r["created_at"], r["id"]))
+    session = principal.key_id
+
+    async def read(uow: Session, after: Position | None, n: int) -> list[Any]:
+        return await widget.public_messages(uow, session, ticket_id, after, n)
+
+    page, next_cursor = await tenant_list_page(
+        services, principal.tenant_id, "widget-messages", read, limit, cursor,
+        actor=principal.actor, filters={"ticket_id": str(ticket_id), "session": str(session)})
     return JsonReply(200, {"data": [customer_message(r) for r in page],
                            "next_cursor": next_cursor}).response()
 

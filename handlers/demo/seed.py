@@ -120,7 +120,10 @@ async def seed_demo(owner_dsn: str, store: EventStore, now: datetime,
                     plans: Sequence[Plan] = PLANS, *,
                     passwords: Passwords | None = None) -> list[DemoTenant]:
     """Create one tenant per plan (operator, as ``owner_dsn``) and play its stories
-    through ``store`` (the runtime role), with ``now`` as the moment of seeding."""
+    through ``store`` (the runtime role), with ``now`` as the moment of seeding.
+
+    Takes the store: a demo is thousands of commands, each in its own unit of work (as
+    the API would run them), committed as it goes."""
     hasher = passwords or _light_passwords()
     return [await seed_plan(owner_dsn, store, plan, now, hasher) for plan in plans]
 

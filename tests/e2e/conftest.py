@@ -101,13 +101,13 @@ class Owner:
                 agent_id=agent_id))
             if not active:
                 await agents.update_agent(uow, agents.UpdateAgent(
-                    agent_id=agent_id, changes={"active": False}, at=now))
+                    agent_id=agent_id, active=False, at=now))
 
         await self._run(tenant_id, add)
         return agent_id
 
     async def set_active(self, tenant_id: TenantId, agent_id: uuid.UUID, active: bool) -> None:
-        command = agents.UpdateAgent(agent_id=agent_id, changes={"active": active},
+        command = agents.UpdateAgent(agent_id=agent_id, active=active,
                                      at=SystemClock().now())
         await self._run(tenant_id, lambda uow: agents.update_agent(uow, command))
 

@@ -15,6 +15,7 @@ Business hours Mon-Fri 09:00-17:00 UTC. Monday is 2026-06-01. Agents A1 and A2.
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from datetime import UTC, datetime
 from typing import Any
@@ -26,12 +27,12 @@ from api.app import create_app
 from api.config import Settings
 from domain import Calendar, Priority, SlaMetric, Source, TicketState, Visibility
 from domain.clock import ManualClock
+from domain.tenant_settings import DEFAULT_SETTINGS
 from domain.values import Role
 from eventstore.types import StoreActor
 from handlers.api_keys import IssueKey, issue_key
 from handlers.tenant_settings import ReplaceSettings, replace_settings
 from projections.projector import Projector
-from projections.tenant_settings import DEFAULT_SETTINGS
 from tests.support.desk import Desk
 from tests.support.http import asgi_client
 
@@ -97,8 +98,8 @@ async def scenario(pool: Any, store: Any, make_tenant: Any, db: Any) -> dict[str
     clock = ManualClock(at(1, 9))
     async with store.session(tenant.tenant_id, ACTOR) as s:
         await replace_settings(s, ReplaceSettings(
-            document=DEFAULT_SETTINGS.model_copy(
-                update={"business_hours": Calendar.model_validate(HOURS)}),
+            settings=dataclasses.replace(DEFAULT_SETTINGS,
+                                         business_hours=Calendar.model_validate(HOURS)),
             at=clock.now()))
     desk = Desk(store, tenant.tenant_id, clock)
     await desk.hire(A1, A2)

@@ -77,8 +77,8 @@ async def test_a_merge_revokes_the_merged_contacts_portal_sessions_in_its_transa
     passwords = Passwords(memory_kib=1024, time_cost=1)
     await portal.set_password(store, passwords, link["token"], "a good password", AT)
     lifetimes = sessions.Lifetimes(refresh=timedelta(days=30), session=timedelta(days=90))
-    signed = await portal.sign_in(store, passwords, lifetimes, portal.PortalSignIn(
-        t, "ann@example.com", "a good password", AT))
+    signed = await sessions.sign_in(store, passwords, lifetimes, sessions.SignIn(
+        t, "ann@example.com", "a good password", AT), portal.PORTAL)
     merge = contacts.Merge(contact_id=ann.id, into=bea.id, at=AT)
 
     # Inside the merge's transaction the session is revoked; undone with it, it is not.
@@ -89,11 +89,11 @@ async def test_a_merge_revokes_the_merged_contacts_portal_sessions_in_its_transa
                 "SELECT revoked_reason FROM contact_sessions WHERE id = $1",
                 signed.session_id) == "merged"
             raise _Undone
-    assert await portal.session_open(store, t, signed.session_id, ann.id, AT)
+    assert await _session_open(store, t, signed.session_id, ann.id)
 
     async with store.session(t, ACTOR) as s:
         await contacts.merge_contact(s, merge)
-    assert not await portal.session_open(store, t, signed.session_id, ann.id, AT)
+    assert not await _session_open(store, t, signed.session_id, ann.id)
     with pytest.raises(NotAuthenticated):
         await sessions.refresh(store, lifetimes, signed.refresh_token, AT, portal.PORTAL)
     async with store.session(t, ACTOR, readonly=True) as s:
@@ -105,3 +105,8 @@ async def test_a_merge_revokes_the_merged_contacts_portal_sessions_in_its_transa
     revoked = rows[1]["data"]
     assert (revoked["contact_id"], revoked["session_id"], revoked["reason"]) == (
         str(ann.id), str(signed.session_id), "merged")
+
+
+async def _session_open(store, tenant, session_id, contact_id) -> bool:
+    async with store.session(tenant, portal.customer_actor(contact_id), readonly=True) as uow:
+        return await portal.session_open(uow, session_id, contact_id, AT)

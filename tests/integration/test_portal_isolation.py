@@ -15,7 +15,7 @@ from domain.commands import ChangePriority, ChangeState
 from domain.ids import MessageId, TenantId, TicketId
 from domain.values import Priority, TicketState
 from eventstore.store import EventStore
-from handlers import portal
+from handlers import portal, sessions
 from handlers.credentials import Passwords
 from handlers.sessions import Lifetimes
 from handlers.tickets import run_command
@@ -92,8 +92,8 @@ async def test_raw_sql_as_a_customer_reads_only_public_events_of_own_tickets(
     async with store.session(tenant, ACTOR) as s:
         link = await portal.issue_link(s, me, AT, timedelta(hours=1))
     await portal.set_password(store, passwords, link["token"], "a good password", AT)
-    await portal.sign_in(store, passwords, LIFETIMES, portal.PortalSignIn(
-        tenant, "ann@example.com", "a good password", AT))
+    await sessions.sign_in(store, passwords, LIFETIMES, sessions.SignIn(
+        tenant, "ann@example.com", "a good password", AT), portal.PORTAL)
 
     async with store.session(tenant, ACTOR, readonly=True) as s:
         every = await s.conn.fetch("SELECT stream_id, type FROM events")
@@ -142,8 +142,8 @@ async def test_every_portal_table_is_isolated_by_tenant(store, make_tenant, db) 
         await portal.set_password(store, passwords, link["token"], "a good password", AT)
         async with store.session(tenant, ACTOR) as s:
             await portal.issue_link(s, contact, AT, timedelta(hours=1))  # unspent
-        await portal.sign_in(store, passwords, LIFETIMES, portal.PortalSignIn(
-            tenant, "ann@example.com", "a good password", AT))
+        await sessions.sign_in(store, passwords, LIFETIMES, sessions.SignIn(
+            tenant, "ann@example.com", "a good password", AT), portal.PORTAL)
     a, b = tenants
     conn = await asyncpg.connect(db.runtime_url)
     try:

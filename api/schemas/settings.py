@@ -1,0 +1,129 @@
+"""The body of ``GET/PUT /v1/settings``: the settings document on the wire.
+
+A PUT must give every key but the optional ones; unknown keys are a 422. The rules
+are the domain's (``domain.tenant_settings``), run here as validators so a request
+that breaks one is refused field by field, and ``to_settings`` makes the domain's
+value of a valid body. The document's shape is ``projections.tenant_settings``'s, which
+renders the value the GET answers.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
+
+from domain.business_hours import Calendar
+from domain.sla import SlaTarget
+from domain.tenant_settings import (
+    MAX_SWEEP_DAYS,
+    MAX_TARGET_MS,
+    MAX_WIDGET_ORIGINS,
+    SweepWindows,
+    TenantSettings,
+    by_group,
+    every_priority,
+    paused_states,
+    widget_origins,
+)
+from domain.values import Priority, TicketState
+from projections.search import TEXT_SEARCH_CONFIGS
+from projections.tenant_settings import text_search_config
+
+_DOC = ConfigDict(extra="forbid", frozen=True)
+
+
+class SlaTargetDoc(BaseModel):
+    """Targets of one priority, in business milliseconds."""
+
+    model_config = _DOC
+
+    first_response_ms: Annotated[StrictInt, Field(gt=0, le=MAX_TARGET_MS)]
+    resolution_ms: Annotated[StrictInt, Field(gt=0, le=MAX_TARGET_MS)]
+
+    @model_validator(mode="after")
+    def _ordered(self) -> SlaTargetDoc:
+        if self.first_response_ms > self.resolution_ms:
+            raise ValueError("first_response_ms must not exceed resolution_ms")
+        return self
+
+    def target(self) -> SlaTarget:
+        return SlaTarget(self.first_response_ms, self.resolution_ms)
+
+
+class SweepDoc(BaseModel):
+    """Days of inactivity before the sweep solves a pending ticket / closes a solved one."""
+
+    model_config = _DOC
+
+    pending_days: Annotated[StrictInt, Field(ge=1, le=MAX_SWEEP_DAYS)]
+    solved_days: Annotated[StrictInt, Field(ge=1, le=MAX_SWEEP_DAYS)]
+
+
+TextSearchConfig = Annotated[str, Field(json_schema_extra={"enum": list(TEXT_SEARCH_CONFIGS)})]
+
+
+class TenantSettingsDoc(BaseModel):
+    """The whole settings document; a PUT must give every key."""
+
+    model_config = _DOC
+
+    sla_targets: dict[Priority, SlaTargetDoc]
+    business_hours: Calendar | None
+    paused_states: list[TicketState]
+    sweep: SweepDoc
+    group_sla_targets: dict[UUID, dict[Priority, SlaTargetDoc]] = Field(default_factory=dict)
+    text_search: TextSearchConfig = "simple"
+    """The text-search configuration of search (projections/search.py); optional in a
+    PUT, so documents written before it existed stay valid."""
+    widget_origins: list[str] = Field(default_factory=list, max_length=MAX_WIDGET_ORIGINS)
+    """The origins the embeddable widget may be called from
+    (``domain.tenant_settings.widget_origin``); optional, ``[]`` (the default) turns the
+    widget off."""
+
+    @field_validator("sla_targets")
+    @classmethod
+    def _every_priority(cls, value: dict[Priority, SlaTargetDoc]) -> dict[Priority, SlaTargetDoc]:
+        return every_priority(value)
+
+    @field_validator("group_sla_targets")
+    @classmethod
+    def _canonical_groups(cls, value: dict[UUID, dict[Priority, SlaTargetDoc]]
+                          ) -> dict[UUID, dict[Priority, SlaTargetDoc]]:
+        return by_group(value)
+
+    @field_validator("text_search")
+    @classmethod
+    def _config(cls, value: str) -> str:
+        return text_search_config(value)
+
+    @field_validator("widget_origins")
+    @classmethod
+    def _origins(cls, value: list[str]) -> list[str]:
+        return widget_origins(value)
+
+    @field_validator("paused_states")
+    @classmethod
+    def _pausable(cls, value: list[TicketState]) -> list[TicketState]:
+        return paused_states(value)
+
+    def fingerprint(self) -> dict[str, Any]:
+        """The body as JSON, for the idempotency record."""
+        return self.model_dump(mode="json")
+
+    def to_settings(self) -> TenantSettings:
+        """The domain's value of this body."""
+        return TenantSettings(
+            targets={p: t.target() for p, t in self.sla_targets.items()},
+            business_hours=self.business_hours,
+            paused_states=tuple(self.paused_states),
+            sweep=SweepWindows(self.sweep.pending_days, self.sweep.solved_days),
+            group_targets={g: {p: t.target() for p, t in targets.items()}
+                           for g, targets in self.group_sla_targets.items()},
+            text_search=self.text_search,
+            widget_origins=tuple(self.widget_origins),
+        )
+
+
+__all__ = ["SlaTargetDoc", "SweepDoc", "TenantSettingsDoc"]

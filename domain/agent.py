@@ -1,0 +1,119 @@
+"""The agent aggregate: a person of the tenant who works tickets, with a role.
+
+An agent's events are on the tenant stream (``AgentAdded``, then ``AgentUpdated``
+with only the fields that changed), so the tenant's feed is its audit trail; the
+agent's own state is its row, which the write side locks while it decides
+(docs/architecture.md). ``decide_agent`` is pure and ``evolve_agent`` only applies
+facts. What the aggregate cannot see (that an e-mail is free in the tenant) the
+caller checks against its rows.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from domain.errors import AlreadyExists, CorruptStream, NotFound
+from domain.events import AgentAdded, AgentUpdated, Event
+from domain.ids import AgentId
+from domain.values import Role, UtcDatetime
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+AGENT_FIELDS = ("email", "name", "role", "active")
+"""What ``UpdateAgent`` may change."""
+
+
+class Agent(BaseModel):
+    """An agent as of ``version`` changes (1: as added)."""
+
+    model_config = _FROZEN
+
+    id: AgentId
+    version: int
+    email: str
+    name: str
+    role: Role
+    active: bool = True
+    created_at: UtcDatetime
+    updated_at: UtcDatetime
+
+
+class AddAgent(BaseModel):
+    model_config = _FROZEN
+
+    email: str
+    name: str
+    role: Role
+    at: UtcDatetime
+    agent_id: AgentId = Field(default_factory=lambda: AgentId(uuid.uuid4()))
+
+
+class UpdateAgent(BaseModel):
+    """Change the fields given; None leaves that field as it is."""
+
+    model_config = _FROZEN
+
+    agent_id: AgentId
+    email: str | None = None
+    name: str | None = None
+    role: Role | None = None
+    active: bool | None = None
+    at: UtcDatetime
+
+
+AgentCommand = AddAgent | UpdateAgent
+
+
+def decide_agent(command: AgentCommand, state: Agent | None) -> list[Event]:
+    """The events a command produces on an agent (None: no such agent). A change to
+    nothing returns ``[]``."""
+    if isinstance(command, AddAgent):
+        if state is not None:
+            raise AlreadyExists("the agent already exists")
+        return [AgentAdded(agent_id=command.agent_id, email=command.email, name=command.name,
+                           role=command.role, at=command.at)]
+    if state is None:
+        raise NotFound("the agent does not exist")
+    changed = {k: getattr(command, k) for k in AGENT_FIELDS
+               if getattr(command, k) is not None and getattr(command, k) != getattr(state, k)}
+    if not changed:
+        return []
+    return [AgentUpdated(agent_id=state.id, at=command.at, **changed)]
+
+
+def evolve_agent(state: Agent | None, event: Event) -> Agent:
+    """Apply one event to an agent (None before it was added)."""
+    if state is None:
+        if not isinstance(event, AgentAdded):
+            raise CorruptStream(f"an agent starts with AgentAdded, not {event.TYPE}")
+        return Agent(id=event.agent_id, version=1, email=event.email, name=event.name,
+                     role=event.role, created_at=event.at, updated_at=event.at)
+    match event:
+        case AgentUpdated(agent_id=agent_id) if agent_id == state.id:
+            changes = {k: v for k in AGENT_FIELDS if (v := getattr(event, k)) is not None}
+        case _:
+            raise CorruptStream(f"{event.TYPE} does not apply to agent {state.id}")
+    return state.model_copy(update={**changes, "version": state.version + 1,
+                                    "updated_at": event.at})
+
+
+def fold_agent(state: Agent | None, events: Iterable[Event]) -> Agent | None:
+    """``state`` after ``events`` (None and no events: no agent)."""
+    for event in events:
+        state = evolve_agent(state, event)
+    return state
+
+
+__all__ = [
+    "AGENT_FIELDS",
+    "AddAgent",
+    "Agent",
+    "AgentCommand",
+    "UpdateAgent",
+    "decide_agent",
+    "evolve_agent",
+    "fold_agent",
+]

@@ -1,0 +1,137 @@
+"""The API key aggregate: a credential of the tenant with a role, issued once and
+revoked at most once.
+
+A key's events are on the tenant stream (``ApiKeyIssued``, ``ApiKeyRevoked``); its
+state is its row, which the write side locks while it decides (docs/architecture.md).
+The secret is minted by the caller before the decision (it is random, and only its
+hash and ``prefix`` are kept); ``decide_api_key`` is pure and ``evolve_api_key`` only
+applies facts. What the aggregate cannot see (that the agent a key acts as is an
+active agent of the tenant) the caller checks against its rows.
+
+The rules: an agent key belongs to an agent (its work is attributed to them); admin
+keys may act as an agent or as themselves; machine roles never act as a person.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pydantic import BaseModel, ConfigDict
+
+from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
+from domain.events import ApiKeyIssued, ApiKeyRevoked, Event
+from domain.ids import AgentId, ApiKeyId
+from domain.values import Role, UtcDatetime
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+LINKABLE = frozenset({Role.ADMIN, Role.AGENT})
+"""The roles of keys that may act as a person."""
+
+
+class AgentLinkRefused(ValidationFailed):
+    """A key's ``agent_id`` breaks the rules of its role: ``reason`` and ``kind`` say
+    how, for the field's error."""
+
+    def __init__(self, message: str, *, reason: str | None = None,
+                 kind: str = "value_error") -> None:
+        super().__init__(message, field="agent_id")
+        self.reason = reason or message
+        self.kind = kind
+
+
+class ApiKey(BaseModel):
+    """A key as issued; ``revoked_at`` None while it works."""
+
+    model_config = _FROZEN
+
+    id: ApiKeyId
+    name: str
+    role: Role
+    prefix: str
+    agent_id: AgentId | None = None
+    revoked_at: UtcDatetime | None = None
+
+
+class IssueApiKey(BaseModel):
+    """Issue a key whose secret the caller minted (``prefix``: its first characters)."""
+
+    model_config = _FROZEN
+
+    key_id: ApiKeyId
+    name: str
+    role: Role
+    prefix: str
+    agent_id: AgentId | None = None
+    at: UtcDatetime
+
+
+class RevokeApiKey(BaseModel):
+    model_config = _FROZEN
+
+    at: UtcDatetime
+
+
+ApiKeyCommand = IssueApiKey | RevokeApiKey
+
+
+def check_agent_link(role: Role, agent_id: AgentId | None) -> None:
+    """An agent key names its agent; only admin and agent keys may name one."""
+    if role is Role.AGENT and agent_id is None:
+        raise AgentLinkRefused("an agent key must belong to an agent: give the agent_id of "
+                               "an active agent", reason="required for an agent key",
+                               kind="missing")
+    if agent_id is not None and role not in LINKABLE:
+        raise AgentLinkRefused(f"a {role.value} key cannot act as an agent; agent_id is for "
+                               "admin and agent keys")
+
+
+def decide_api_key(command: ApiKeyCommand, state: ApiKey | None) -> list[Event]:
+    """The events a command produces on a key (None: no such key). Revoking a revoked
+    key returns ``[]``: the first revocation stands."""
+    if isinstance(command, IssueApiKey):
+        if state is not None:
+            raise AlreadyExists("the API key already exists")
+        check_agent_link(command.role, command.agent_id)
+        return [ApiKeyIssued(key_id=command.key_id, name=command.name, role=command.role,
+                             prefix=command.prefix, at=command.at)]
+    if state is None:
+        raise NotFound("the API key does not exist")
+    if state.revoked_at is not None:
+        return []
+    return [ApiKeyRevoked(key_id=state.id, at=command.at)]
+
+
+def evolve_api_key(state: ApiKey | None, event: Event) -> ApiKey:
+    """Apply one event to a key (None before it was issued). ``ApiKeyIssued`` does not
+    carry the agent a key acts as: a key evolved from events alone has none."""
+    if state is None:
+        if not isinstance(event, ApiKeyIssued):
+            raise CorruptStream(f"an API key starts with ApiKeyIssued, not {event.TYPE}")
+        return ApiKey(id=event.key_id, name=event.name, role=event.role, prefix=event.prefix)
+    match event:
+        case ApiKeyRevoked(key_id=key_id) if key_id == state.id:
+            return state.model_copy(update={"revoked_at": event.at})
+        case _:
+            raise CorruptStream(f"{event.TYPE} does not apply to API key {state.id}")
+
+
+def fold_api_key(state: ApiKey | None, events: Iterable[Event]) -> ApiKey | None:
+    """``state`` after ``events`` (None and no events: no key)."""
+    for event in events:
+        state = evolve_api_key(state, event)
+    return state
+
+
+__all__ = [
+    "LINKABLE",
+    "AgentLinkRefused",
+    "ApiKey",
+    "ApiKeyCommand",
+    "IssueApiKey",
+    "RevokeApiKey",
+    "check_agent_link",
+    "decide_api_key",
+    "evolve_api_key",
+    "fold_api_key",
+]
