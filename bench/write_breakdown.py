@@ -86,6 +86,9 @@ async def run(tree: Path, seconds: float, connections: int, tickets: int,
 
     config = {"shared_preload_libraries": "pg_stat_statements,auto_explain",
               "pg_stat_statements.track": "all", "pg_stat_statements.track_planning": "on",
+              # EXECUTE statements differ by their values: tracked as utility statements,
+              # each would be an entry of its own and churn the table.
+              "pg_stat_statements.track_utility": "off",
               "track_functions": "all",
               "max_connections": "100", "shared_buffers": "256MB"}
     if explain:

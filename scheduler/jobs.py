@@ -60,13 +60,6 @@ async def schedule_many(conn: asyncpg.Connection, tenant_id: TenantId, kind: str
     await (write or conn.execute)(Q["schedule_many"], *args)
 
 
-async def cancel_many(conn: asyncpg.Connection, tenant_id: TenantId,
-                      dedupe_keys: Sequence[str], *, write: Write | None = None) -> None:
-    """``cancel`` for several dedupe keys in one statement; by ``write`` when given."""
-    if dedupe_keys:
-        await (write or conn.execute)(Q["cancel_many"], tenant_id, list(dedupe_keys))
-
-
 async def cancel(conn: asyncpg.Connection, tenant_id: TenantId, dedupe_key: str, *,
                  write: Write | None = None) -> bool:
     """Remove a ready job by its dedupe key; True if there was one (always False by

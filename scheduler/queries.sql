@@ -31,11 +31,6 @@ DO UPDATE SET run_at = EXCLUDED.run_at,
               updated_at = now()
         WHERE jobs.status = 'ready'
 
--- name: cancel_many --
--- $1 tenant_id, $2 dedupe keys
-DELETE FROM jobs
- WHERE tenant_id = $1 AND dedupe_key = ANY ($2::text[]) AND status = 'ready'
-
 -- name: arm_worker --
 -- (no arguments) Cross-tenant access to jobs for this transaction only.
 SELECT set_config('app.worker', 'on', true)
