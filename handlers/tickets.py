@@ -45,7 +45,7 @@ from domain.events import Event
 from domain.fields import personal_keys
 from domain.ids import MessageId, TenantId, TicketId
 from domain.mapper import to_stored
-from domain.sla import Clock
+from domain.sla import SlaClock
 from domain.ticket import Ticket
 from domain.values import Actor, ActorKind, TicketState, Visibility
 from eventstore.errors import ConcurrencyError
@@ -231,7 +231,9 @@ async def _with_group_members(conn: asyncpg.Connection, tenant: TenantId, comman
 async def _move_sla_timers(session: Session, before: Ticket | None, after: Ticket) -> None:
     """One ``sla.check`` job per running, unbreached clock, at its due time; a clock
     that stopped, was fulfilled or already breached has none."""
-    old: dict[str, Clock] = {} if before is None else {str(m): c for m, c in before.clocks.items()}
+    old: dict[str, SlaClock] = (
+        {} if before is None else {str(m): c for m, c in before.clocks.items()}
+    )
     for metric, clock in after.clocks.items():
         if old.get(str(metric)) == clock:
             continue

@@ -20,7 +20,7 @@ from uuid import UUID
 import orjson
 
 from domain.group import Group
-from domain.sla import Clock
+from domain.sla import SlaClock
 from domain.ticket import Ticket
 from domain.values import SlaMetric
 
@@ -40,7 +40,7 @@ def dumps(value: Any) -> bytes:
     return orjson.dumps(value, default=_default, option=_OPTIONS)
 
 
-def _clock(clock: Clock) -> dict[str, Any]:
+def _clock(clock: SlaClock) -> dict[str, Any]:
     return {
         "target_ms": clock.target_ms,
         "started_at": clock.started_at,
