@@ -13,11 +13,13 @@ import os
 import sys
 from collections.abc import Iterator
 
-from api.config import Settings
+from api.config import ProcessSettings
 
 
 @contextlib.contextmanager
-def using_database(settings: Settings, *, announce: bool = True) -> Iterator[Settings]:
+def using_database(
+    settings: ProcessSettings, *, announce: bool = True
+) -> Iterator[ProcessSettings]:
     """Settings with DATABASE_URL and MIGRATION_DATABASE_URL filled in, for the block.
 
     With no DATABASE_URL, start (or join) the embedded Postgres in DATA_DIR and migrate
@@ -50,7 +52,7 @@ def _password(url: str) -> str | None:
     return unquote(pw) if pw else None
 
 
-def embedded_demo(settings: Settings, base_url: str) -> str:
+def embedded_demo(settings: ProcessSettings, base_url: str) -> str:
     """What the embedded server prints at start-up: the demo tenants and their keys.
 
     The first start seeds the demo (``helpdesk demo seed``) and keeps the keys in

@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from api.cli.database import using_database
-from api.config import Settings
+from api.config import ProcessSettings
 from api.root import ProcessRole, running
 from domain.clock import SystemClock
 
@@ -27,7 +27,7 @@ Demo = list[dict[str, Any]]
 ``keys`` (``role``, ``name``, ``secret``, ``agent``, ``email``, ``password``)."""
 
 
-async def seed(settings: Settings) -> Demo:
+async def seed(settings: ProcessSettings) -> Demo:
     """Seed the demo tenants now; ``settings`` has both database URLs."""
     from handlers.demo.seed import seed_demo
 
@@ -61,7 +61,7 @@ def describe(demo: Demo, base_url: str | None = None) -> str:
     return "\n".join(lines)
 
 
-def cmd_demo_seed(args: argparse.Namespace, settings: Settings) -> int:
+def cmd_demo_seed(args: argparse.Namespace, settings: ProcessSettings) -> int:
     with using_database(settings, announce=not args.json) as settings:
         if not settings.migration_database_url:
             print("helpdesk: MIGRATION_DATABASE_URL is not set (the owner role's URL): "

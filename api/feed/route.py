@@ -15,7 +15,7 @@ import orjson
 from fastapi import APIRouter, WebSocket
 from starlette.websockets import WebSocketDisconnect
 
-from api.config import Settings
+from api.config import ProcessSettings
 from api.feed import messages as msg
 from api.feed.connection import StreamConnection
 from api.http.access import roles_for
@@ -89,7 +89,7 @@ async def stream(websocket: WebSocket) -> None:
         return
     except WebSocketDisconnect:
         return
-    settings: Settings = services.settings
+    settings: ProcessSettings = services.settings
     await websocket.send_text(msg.control(
         "authenticated", tenant_id=str(principal.tenant_id), role=principal.role,
         heartbeat_seconds=settings.ws_heartbeat_seconds,
