@@ -8,7 +8,7 @@ It is written in the command's own transaction, so a command and its recorded an
 commit together or not at all. A replay sends the first answer's bytes exactly.
 
 An answer that holds a secret (an issued API key) is kept only sealed
-(``api.http.sealed``): a replay opens the seal and sends the same bytes, or, when the
+(``api.http.replay_seal``): a replay opens the seal and sends the same bytes, or, when the
 seal cannot be opened here, answers the problem the route gave for that case.
 
 Concurrency: before looking for a record, the request takes a transaction-level
@@ -41,7 +41,7 @@ from fastapi import Request, Response
 
 from api.http.auth import Principal
 from api.http.problems import Problem
-from api.http.sealed import seal, unseal
+from api.http.replay_seal import open_answer, seal_answer
 from eventstore.sqlfile import load_queries
 from eventstore.store import Session
 from projections.views import dumps
@@ -94,7 +94,7 @@ def _replay(row: Any, ident: tuple[Any, ...], server_secret: str | None) -> Resp
     """The recorded answer again, byte for byte (or its refusal, if sealed shut)."""
     status, headers = row["response_status"], dict(row["response_headers"])
     if row["response_sealed"]:
-        content = unseal(server_secret, ident, row["response_bytes"])
+        content = open_answer(server_secret, ident, row["response_bytes"])
         if content is None:
             refusal = row["refusal"]
             raise Problem(refusal["status"], refusal["code"], refusal["detail"],
@@ -163,7 +163,7 @@ async def idempotent(
     stored: bytes | None = content
     refusal = None
     if reply.secret_lost is not None:
-        stored = None if server_secret is None else seal(server_secret, ident, content)
+        stored = None if server_secret is None else seal_answer(server_secret, ident, content)
         refusal = _refusal(reply.secret_lost)
     # By the unit of work's ``write``: with a deferring one, in its COMMIT's message.
     await session.write(Q["idempotency_put"], *ident, digest, reply.status, stored,

@@ -99,7 +99,7 @@ async def issue_key(
     async def work(uow: Session) -> JsonReply:
         issued = await key_handlers.issue_key(uow, command)
         # The secret is in no table; an Idempotency-Key record keeps this answer only
-        # sealed (api.http.sealed), and a replay that cannot open it names the key.
+        # sealed (api.http.replay_seal), and a replay that cannot open it names the key.
         lost = Problem(409, "secret_not_replayable",
                        f"this Idempotency-Key issued API key {issued.id}, whose secret "
                        "this server can no longer show; revoke it "
