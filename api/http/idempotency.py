@@ -32,7 +32,6 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,9 +41,9 @@ from fastapi import Request, Response
 from api.http.auth import Principal
 from api.http.problems import Problem
 from api.http.replay_seal import open_answer, seal_answer
+from api.http.reply import JsonReply, json_response
 from eventstore.sqlfile import load_queries
 from eventstore.store import Session
-from projections.views import dumps
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
 
@@ -53,36 +52,6 @@ TTL_SECONDS = 24 * 3600
 _KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
 # Headers of the first answer that a replay repeats.
 _REPLAYED_HEADERS = ("etag", "location")
-
-
-@dataclass(frozen=True, slots=True)
-class JsonReply:
-    """An answer a command produced, before it becomes a response.
-
-    ``secret_lost`` marks an answer that holds a secret: its record keeps the answer
-    only sealed, and a replay that cannot open the seal answers this problem instead
-    (it should name what the first request created, so the client can undo it).
-    """
-
-    status: int
-    body: Any
-    headers: dict[str, str] = field(default_factory=dict)
-    secret_lost: Problem | None = None
-
-    def content(self) -> bytes:
-        return dumps(self.body)
-
-    def response(self) -> Response:
-        return _response(self.status, self.content(), self.headers)
-
-
-def _response(status: int, content: bytes, headers: dict[str, str], *,
-              replayed: bool = False) -> Response:
-    headers = dict(headers)
-    if replayed:
-        headers["Idempotent-Replayed"] = "true"
-    return Response(content, status_code=status, media_type="application/json",
-                    headers=headers)
 
 
 def _refusal(problem: Problem) -> dict[str, Any]:
@@ -105,7 +74,7 @@ def _replay(row: Any, ident: tuple[Any, ...], server_secret: str | None) -> Resp
         # Recorded before answers were kept as bytes (migration 0100); such records
         # expire within a day.
         content = orjson.dumps(row["response_body"])
-    return _response(status, content, headers, replayed=True)
+    return json_response(status, content, headers, replayed=True)
 
 
 def fingerprint(request: Request, payload: Any) -> bytes:
@@ -168,7 +137,7 @@ async def idempotent(
     # By the unit of work's ``write``: with a deferring one, in its COMMIT's message.
     await session.write(Q["idempotency_put"], *ident, digest, reply.status, stored,
                         reply.secret_lost is not None, refusal, kept, float(TTL_SECONDS))
-    return _response(reply.status, content, reply.headers)
+    return json_response(reply.status, content, reply.headers)
 
 
-__all__ = ["HEADER", "TTL_SECONDS", "JsonReply", "fingerprint", "idempotent", "route_of"]
+__all__ = ["HEADER", "TTL_SECONDS", "fingerprint", "idempotent", "route_of"]

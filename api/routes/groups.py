@@ -18,10 +18,10 @@ from api.http import commands
 from api.http.commands import parse_if_match
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
-from api.http.idempotency import JsonReply
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, tenant_list_page
 from api.http.problem_docs import errors
 from api.http.problems import Problem
+from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
 from api.schemas.groups import GroupChangedOut, GroupIn, GroupOut, GroupPage, GroupPatch
 from api.schemas.tickets import etag

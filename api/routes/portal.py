@@ -38,9 +38,9 @@ from api.http import commands
 from api.http.auth import bearer_token
 from api.http.cookies import PORTAL_REFRESH
 from api.http.deps import Authorized, CustomerAuthorized, ServicesDep
-from api.http.idempotency import JsonReply
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate, scope_of
 from api.http.problem_docs import errors
+from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
 from api.root import Services, session_lifetimes
 from api.schemas.customers import (

@@ -30,10 +30,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from api.http import commands
 from api.http.deps import ServicesDep
-from api.http.idempotency import JsonReply
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate, scope_of
 from api.http.problem_docs import errors
 from api.http.problems import Problem
+from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
 from api.http.widget import WidgetAuthorized, WidgetOrigin
 from api.ops.ratelimit import Policy
