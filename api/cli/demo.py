@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import os
 import sys
 from typing import Any
 
@@ -59,6 +61,32 @@ def describe(demo: Demo, base_url: str | None = None) -> str:
     lines.append("  Sign in to the console with a person's e-mail and password (and the "
                  "tenant id),\n  or paste a key into it to act as that person or role.")
     return "\n".join(lines)
+
+
+def embedded_demo(settings: ProcessSettings, base_url: str) -> str:
+    """What the embedded server prints at start-up: the demo tenants and their keys.
+
+    The first start seeds the demo (``helpdesk demo seed``) and keeps the keys in
+    ``DATA_DIR/demo.json``, readable by the owner only, to show them at every start. A
+    data directory from before the demo has its one tenant in ``demo-tenant.json``:
+    that one is shown, and nothing is added to it.
+    """
+    path = settings.data_dir / "demo.json"
+    legacy = settings.data_dir / "demo-tenant.json"
+    if not path.exists() and legacy.exists():
+        old: dict[str, str] = json.loads(legacy.read_text())
+        return (f"  Console:       {base_url}/console/\n"
+                f"  API docs:      {base_url}/docs\n"
+                f"  Demo tenant:   {old['tenant_id']}\n"
+                f"  Admin API key: {old['api_key']}\n"
+                "  (`helpdesk demo seed` adds the demo tenants with six weeks of tickets)")
+    if not path.exists():
+        demo = asyncio.run(seed(settings))
+        partial = path.with_suffix(".json.partial")
+        partial.write_text(json.dumps(demo))
+        os.chmod(partial, 0o600)
+        partial.replace(path)
+    return describe(json.loads(path.read_text()), base_url)
 
 
 def cmd_demo_seed(args: argparse.Namespace, settings: ProcessSettings) -> int:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 import orjson
 
-from api.cli.database import embedded_demo, using_database
+from api.cli.database import using_database
 from api.config import ProcessSettings
 
 Command = Callable[[argparse.Namespace, ProcessSettings], int]
@@ -24,6 +24,7 @@ def _fail(message: str) -> int:
 
 
 def cmd_serve(args: argparse.Namespace, settings: ProcessSettings) -> int:
+    from api.cli.demo import embedded_demo
     from api.cli.serve import run_server
 
     if args.host:

@@ -19,7 +19,8 @@ from api.config import ProcessSettings
 from api.feed import messages as msg
 from api.feed.connection import StreamConnection
 from api.http.access import roles_for
-from api.http.auth import Principal, bearer_token, resolve
+from api.http.auth import Principal, resolve
+from api.http.headers import bearer_token
 from api.http.routing import StrictRoute
 from api.root import Services
 from eventstore.errors import StoreUnavailable

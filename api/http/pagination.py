@@ -23,17 +23,14 @@ import hmac
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 from uuid import UUID
 
 import orjson
 
 from api.http.problems import Problem
 from domain.ids import TenantId
-from eventstore.store import Session
-
-if TYPE_CHECKING:
-    from api.root import Services
+from eventstore.store import EventStore, Session
 
 MAX_CURSOR_LENGTH = 512
 DEFAULT_LIMIT = 25
@@ -173,7 +170,7 @@ __all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "CursorCodec", "Position", "paginate", 
 
 
 async def tenant_list_page(
-    services: Services, tenant_id: TenantId, list_name: str,
+    codec: CursorCodec, store: EventStore, tenant_id: TenantId, list_name: str,
     read: Callable[[Session, Position | None, int], Awaitable[Sequence[Any]]],
     limit: int, cursor: str | None,
 ) -> tuple[list[Any], str | None]:
@@ -182,9 +179,8 @@ async def tenant_list_page(
     ``read`` takes a read-only unit of work, the position after which to start (None
     for the first page) and how many rows to fetch.
     """
-    codec = services.cursors
     scope = scope_of(tenant_id, list_name, {})
     after = codec.decode(scope, cursor) if cursor is not None else None
-    async with services.store.session(tenant_id, readonly=True) as s:
+    async with store.session(tenant_id, readonly=True) as s:
         rows = await read(s, after, limit + 1)
     return paginate(codec, scope, rows, limit, row_position)

@@ -20,7 +20,8 @@ from uuid import UUID
 from fastapi import Depends, Request
 
 from api.http.access import roles_for
-from api.http.auth import bearer_token, operation_of, refuse
+from api.http.auth import operation_of, refuse
+from api.http.headers import bearer_token
 from api.http.principal import Principal
 from api.http.problems import Problem
 from api.ops import logging as logs

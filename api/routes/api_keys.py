@@ -81,8 +81,8 @@ async def list_keys(
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
     cursor: Annotated[str | None, Query(max_length=1000)] = None,
 ) -> Any:
-    page, nxt = await tenant_list_page(services, principal.tenant_id, "api-keys",
-                                       key_handlers.list_keys, limit, cursor)
+    page, nxt = await tenant_list_page(services.cursors, services.store, principal.tenant_id,
+                                       "api-keys", key_handlers.list_keys, limit, cursor)
     return JsonReply(200, {"data": [_out(r, model=ApiKeyOut) for r in page],
                            "next_cursor": nxt}).response()
 

@@ -53,8 +53,8 @@ async def list_(
     async def read(s: Session, after: Any, limit: int) -> list[dict[str, Any]]:
         return [group_document(g) for g in await list_groups(s.conn, s.tenant_id, after, limit)]
 
-    page, nxt = await tenant_list_page(services, principal.tenant_id, "groups", read, limit,
-                                       cursor)
+    page, nxt = await tenant_list_page(services.cursors, services.store, principal.tenant_id,
+                                       "groups", read, limit, cursor)
     return JsonReply(200, {"data": page, "next_cursor": nxt}).response()
 
 

@@ -35,9 +35,9 @@ from fastapi import APIRouter, Cookie, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.http import commands
-from api.http.auth import bearer_token
 from api.http.cookies import PORTAL_REFRESH
 from api.http.deps import Authorized, CustomerAuthorized, ServicesDep
+from api.http.headers import bearer_token
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate, scope_of
 from api.http.problem_docs import errors
 from api.http.reply import JsonReply
