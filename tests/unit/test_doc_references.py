@@ -40,9 +40,10 @@ FOLDERS = (*PACKAGES, "docs", "scripts")
 # fails the test as well). Keep it empty otherwise.
 KNOWN_DRIFTS: frozenset[tuple[str, str]] = frozenset()
 
-# A path: one of our folders, then path characters. Globs and placeholders are read
-# whole (and then left out) instead of being cut short at the ``*`` or ``<``.
-_PATH = re.compile(rf"(?<![\w./\-~$@:])((?:{'|'.join(FOLDERS)})/[\w.\-/*{{}}<>]*)")
+# A path: one of our folders (after "./" too), then path characters. Globs and
+# placeholders are read whole (and then left out), not cut short at the ``*`` or ``<``.
+_PATH = re.compile(rf"(?:(?<=[\s(`'\"]\./)|(?<=^\./)|(?<![\w./\-~$@:]))"
+                   rf"((?:{'|'.join(FOLDERS)})/[\w.\-/*{{}}<>]*)", re.M)
 _MODULE = re.compile(rf"(?<![\w./\-~$@:])((?:{'|'.join(PACKAGES)})(?:\.\w+)+)(?![\w/-])")
 # A markdown link's target: [text](target) or [text]: target.
 _LINK = re.compile(r"\]\(([^)\s]+)\)|^\s*\[[^\]]+\]:\s*(\S+)", re.M)
@@ -233,6 +234,8 @@ def test_the_rule_reads_the_mentions_it_is_for():
 @pytest.mark.parametrize(("text", "expected"), [
     ("see api/http/routing.py and tests/e2e/test_tickets_http.py::test_x.", []),
     ("the folders api/http/ and docs/.", []),
+    ("run ./scripts/serve, then ./scripts/srve", ["scripts/srve"]),
+    ("../api/x.py and x/./api/y.py are not from the root", []),
     ("moved: api/http/nowhere.py, then docs/gone.md.", ["api/http/nowhere.py",
                                                          "docs/gone.md"]),
     ("a typo in tests/e2e/test_tikets_http.py:12", ["tests/e2e/test_tikets_http.py"]),
