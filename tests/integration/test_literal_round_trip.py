@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo
 import asyncpg
 import pytest
 
-from eventstore.literal import append_call, statement
+from eventstore.literal import append_call, execute, prepare, prepared_name, statement
 from eventstore.pool import connect
 from eventstore.types import NewEvent
 from tests.support import pg
@@ -90,6 +90,20 @@ async def test_every_literal_reads_back_as_its_value(conn: asyncpg.Connection):
         # No arguments: asyncpg sends the text as a simple query, as the COMMIT
         # message goes.
         await conn.execute(statement(f"INSERT INTO lit ({column}) VALUES ($1)", [value]))
+        got = await conn.fetchval(f"DELETE FROM lit RETURNING {column}")
+        if not _same(got, expected):
+            wrong.append((column, value, got))
+    assert wrong == []
+
+
+async def test_every_literal_reads_back_through_a_prepared_statement(conn: asyncpg.Connection):
+    # As a unit of work's COMMIT message sends its deferred writes: PREPARE once,
+    # then EXECUTE with the values written in, typed by the statement's parameters.
+    wrong = []
+    for column, value, expected in CASES:
+        query = f"INSERT INTO lit ({column}) VALUES ($1)"
+        await conn.execute(f"{prepare(query)}\n{execute(query, [value])}")
+        await conn.execute(f"DEALLOCATE {prepared_name(query)}")
         got = await conn.fetchval(f"DELETE FROM lit RETURNING {column}")
         if not _same(got, expected):
             wrong.append((column, value, got))

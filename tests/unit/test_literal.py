@@ -1,5 +1,6 @@
 """The SQL literal writer (eventstore/literal.py), as text: what each value becomes,
-that no text can end its literal early, and what it refuses.
+that no text can end its literal early, and what it refuses; in a statement of its
+own (``statement``) and as the arguments of a prepared one (``prepare``, ``execute``).
 
 tests/integration/test_literal_round_trip.py sends the same literals to Postgres and
 reads the values back.
@@ -12,10 +13,11 @@ from datetime import UTC, datetime, timedelta, timezone
 from decimal import Decimal
 from uuid import UUID
 
+import orjson
 import pytest
 
 from eventstore import literal
-from eventstore.literal import append_call, statement
+from eventstore.literal import append_call, execute, prepare, prepared_name, statement
 from eventstore.types import NewEvent
 
 TAG = re.compile(r"\$e[0-9a-f]{8}\$")
@@ -256,3 +258,32 @@ def test_append_call_takes_ids_only_as_uuids():
     with pytest.raises(ValueError):
         append_call("x'::uuid, 'y", U2, 1, [NewEvent("T", {})])  # type: ignore[arg-type]
 
+
+def test_a_prepared_statement_is_named_by_its_text():
+    name = prepared_name("INSERT INTO t VALUES ($1)")
+    assert re.fullmatch(r"hd_[0-9a-f]{24}", name)
+    assert prepared_name("INSERT INTO t VALUES ($1)") == name
+    assert prepared_name("INSERT INTO t VALUES ($1) ") != name
+
+
+def test_prepare_keeps_the_parameters_and_drops_the_comments():
+    query = "INSERT INTO t VALUES ($1, '-- $2 stays', \"$3\") -- $4 goes\n;"
+    assert prepare(query) == (f"PREPARE {prepared_name(query)} AS "
+                              "INSERT INTO t VALUES ($1, '-- $2 stays', \"$3\") \n;")
+
+
+def test_execute_writes_each_argument_as_statement_does():
+    query = "INSERT INTO t VALUES ($1, $2, $3, $4)"
+    sql = execute(query, ["it's $$", 2**63 - 1, U1, {"k": HOSTILE}])
+    (tag,) = set(TAG.findall(sql)) - {"$e0123abcd$"}
+    assert sql == (f"EXECUTE {prepared_name(query)}({tag}it's $${tag}, 9223372036854775807, "
+                   f"'{U1}'::uuid, {tag}{orjson.dumps({'k': HOSTILE}).decode()}{tag});")
+    assert execute("SELECT 1", []) == f"EXECUTE {prepared_name('SELECT 1')};"
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_an_executed_text_is_dollar_quoted_under_a_tag_it_does_not_contain(text: str):
+    sql = execute("SELECT $1", [text])
+    written = sql.removeprefix(f"EXECUTE {prepared_name('SELECT $1')}(").removesuffix(");")
+    tag, body = _dollar_quoted(written)
+    assert body == text and tag not in text
