@@ -15,7 +15,7 @@ from typing import Any
 from fastapi import FastAPI
 
 from api import console
-from api.config import Settings
+from api.config import ProcessSettings
 from api.feed import route as feed_route
 from api.http import problem_docs, problems
 from api.http.cors import Cors
@@ -57,13 +57,13 @@ ROUTERS = (health.router, metrics.router, tickets.router, messages.router, agent
 def serve_app() -> FastAPI:
     """The app of one ``helpdesk serve`` process, from the environment: uvicorn calls
     this in each worker process (``--workers``)."""
-    settings = Settings()
+    settings = ProcessSettings()
     configure_logging(settings)
     return create_app(settings)
 
 
 def create_app(
-    settings: Settings,
+    settings: ProcessSettings,
     *,
     services: Services | None = None,
     clock: Clock | None = None,

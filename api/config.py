@@ -15,7 +15,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from projections.tenant_settings import widget_origin
 
 
-class Settings(BaseSettings):
+class ProcessSettings(BaseSettings):
     """Everything a process needs to know about its surroundings."""
 
     model_config = SettingsConfigDict(env_file=".env", extra="ignore", frozen=True)
@@ -279,7 +279,7 @@ class Settings(BaseSettings):
 
     def environment(self, *names: str) -> dict[str, str]:
         """The named settings as environment variables, for child processes that build
-        their own ``Settings`` (unset ones are left out)."""
+        their own ``ProcessSettings`` (unset ones are left out)."""
         out: dict[str, str] = {}
         for name in names:
             value = getattr(self, name)

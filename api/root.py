@@ -38,7 +38,7 @@ from pathlib import Path
 
 import asyncpg
 
-from api.config import Settings
+from api.config import ProcessSettings
 from api.feed.hub import Hub
 from api.http.keycache import KeyCache
 from api.http.pagination import CursorCodec
@@ -96,7 +96,7 @@ class SchedulerRun:
 class Services:
     """Everything a process's routes and loops share, one typed field per part."""
 
-    settings: Settings
+    settings: ProcessSettings
     pool: asyncpg.Pool
     store: EventStore
     clock: Clock
@@ -122,7 +122,7 @@ class Services:
     role: ProcessRole = ProcessRole.SERVE
 
 
-def configure_logging(settings: Settings) -> None:
+def configure_logging(settings: ProcessSettings) -> None:
     """The process's log format and level, the same for every entry point."""
     configure(settings.log_level, json=settings.log_json)
 
@@ -158,7 +158,7 @@ async def close_pool(pool: asyncpg.Pool, timeout: float = 10.0) -> None:
         pool.terminate()
 
 
-async def load_cursor_codec(settings: Settings, store: EventStore) -> CursorCodec:
+async def load_cursor_codec(settings: ProcessSettings, store: EventStore) -> CursorCodec:
     """The cursor signing key: ``CURSOR_SECRET``, or the secret the migrations stored
     (one per database, so every process on it agrees without configuration)."""
     if settings.cursor_secret:
@@ -170,7 +170,7 @@ async def load_cursor_codec(settings: Settings, store: EventStore) -> CursorCode
     return CursorCodec(bytes(stored))
 
 
-async def load_access_tokens(settings: Settings, store: EventStore) -> AccessTokens:
+async def load_access_tokens(settings: ProcessSettings, store: EventStore) -> AccessTokens:
     """The access-token signing key: ``ACCESS_TOKEN_SECRET``, or the secret the
     migrations stored (one per database, like the cursor secret)."""
     ttl = timedelta(minutes=settings.access_token_minutes)
@@ -184,7 +184,7 @@ async def load_access_tokens(settings: Settings, store: EventStore) -> AccessTok
     return AccessTokens(bytes(stored), ttl)
 
 
-async def load_keyring(settings: Settings, conn: asyncpg.Connection) -> Keyring:
+async def load_keyring(settings: ProcessSettings, conn: asyncpg.Connection) -> Keyring:
     """The key-encryption key of personal data: ``DATA_KEY``, or the secret the
     migrations stored (one per database, like the cursor secret); with the previous
     key of a rotation (``DATA_KEY_PREVIOUS``, else the stored secret when ``DATA_KEY``
@@ -210,7 +210,7 @@ async def load_keyring(settings: Settings, conn: asyncpg.Connection) -> Keyring:
     return keyring
 
 
-def session_lifetimes(settings: Settings) -> Lifetimes:
+def session_lifetimes(settings: ProcessSettings) -> Lifetimes:
     """How long refresh tokens and sign-in sessions live."""
     return Lifetimes(refresh=timedelta(days=settings.refresh_token_days),
                      session=timedelta(days=settings.session_max_days))
@@ -225,7 +225,7 @@ def count_appends(store: EventStore, metrics: Metrics) -> None:
     store.on_committed = committed
 
 
-def job_registry(settings: Settings, metrics: Metrics | None = None,
+def job_registry(settings: ProcessSettings, metrics: Metrics | None = None,
                  extra: list[Registrar] | None = None) -> Registry:
     """Every job kind a scheduler of this process handles."""
     registry = Registry()
@@ -261,7 +261,7 @@ def build_scheduler(services: Services, extra: list[Registrar] | None = None) ->
                      listen_dsn=s.listen_database_url or s.database_url)
 
 
-def _listen_dsn(settings: Settings) -> str:
+def _listen_dsn(settings: ProcessSettings) -> str:
     dsn = settings.listen_database_url or settings.database_url
     assert dsn is not None
     return dsn
@@ -269,7 +269,7 @@ def _listen_dsn(settings: Settings) -> str:
 
 @asynccontextmanager
 async def running(
-    settings: Settings,
+    settings: ProcessSettings,
     role: ProcessRole,
     *,
     clock: Clock | None = None,
@@ -358,7 +358,7 @@ async def _check_replica_role(conn: asyncpg.Connection) -> None:
         raise ReplicaRefused(f"READ_DATABASE_URL: {exc}") from exc
 
 
-async def _start_replica(stack: AsyncExitStack, settings: Settings,
+async def _start_replica(stack: AsyncExitStack, settings: ProcessSettings,
                          primary: EventStore) -> Replica | None:
     """The replica's pool and probe, or None without ``READ_DATABASE_URL``.
 

@@ -58,7 +58,7 @@ from domain.events import (
 )
 from domain.ids import AgentId, ApiKeyId, MessageId, TenantId, TicketId
 from domain.mapper import UPCASTERS, from_stored, to_stored
-from domain.sla import DEFAULT_TARGETS, Clock, SlaPolicy, SlaTarget, SlaTargets
+from domain.sla import DEFAULT_TARGETS, SlaClock, SlaPolicy, SlaTarget, SlaTargets
 from domain.ticket import TRANSITIONS, Ticket, evolve, fold
 from domain.values import (
     Actor,
@@ -101,7 +101,6 @@ __all__ = [
     "ChangeState",
     "ChangeTags",
     "CheckSla",
-    "Clock",
     "Command",
     "CorruptStream",
     "DomainError",
@@ -119,6 +118,7 @@ __all__ = [
     "Role",
     "SettingsChanged",
     "SlaBreached",
+    "SlaClock",
     "SlaMetric",
     "SlaPolicy",
     "SlaTarget",

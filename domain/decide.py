@@ -58,7 +58,7 @@ from domain.events import (
 from domain.fields import NO_FIELDS, FieldCatalog, FieldValue, RequiredOn, check_values, require
 from domain.ids import GroupId, TicketId
 from domain.sla import (
-    Clock,
+    SlaClock,
     SlaPolicy,
     breach_due,
     fulfil_clock,
@@ -302,8 +302,8 @@ def _state_change(
 
 
 def _clock_for_state(
-    metric: SlaMetric, clock: Clock, to: TicketState, at: datetime, policy: SlaPolicy
-) -> Clock:
+    metric: SlaMetric, clock: SlaClock, to: TicketState, at: datetime, policy: SlaPolicy
+) -> SlaClock:
     cal = policy.calendar
     if to is TicketState.CLOSED:
         return pause_clock(cal, clock, at)  # closed: every clock stops for good

@@ -24,7 +24,7 @@ from domain.ids import (
     OrganizationId,
     TicketId,
 )
-from domain.sla import Clock
+from domain.sla import SlaClock
 from domain.values import (
     Actor,
     Priority,
@@ -37,7 +37,7 @@ from domain.values import (
     Visibility,
 )
 
-Clocks = dict[SlaMetric, Clock]
+Clocks = dict[SlaMetric, SlaClock]
 
 
 class Event(BaseModel):

@@ -1,6 +1,6 @@
 """SLA policy and the per-metric clock.
 
-A ``Clock`` is a plain, frozen record; the functions here move it between
+A ``SlaClock`` is a plain, frozen record; the functions here move it between
 not-started, running, paused, fulfilled and breached. Which of them to call when is the
 ticket's business (``domain.decide``); the arithmetic lives here.
 
@@ -102,7 +102,7 @@ class SlaPolicy(BaseModel):
         return target.first_response_ms
 
 
-class Clock(BaseModel):
+class SlaClock(BaseModel):
     """The state of one SLA metric on one ticket.
 
     * not started: ``started_at`` is None;
@@ -140,25 +140,25 @@ class Clock(BaseModel):
         return self.started_at is not None and self.fulfilled_at is None
 
 
-def idle_clock(metric: SlaMetric, target_ms: int) -> Clock:
+def idle_clock(metric: SlaMetric, target_ms: int) -> SlaClock:
     """A clock that has not started (next reply before any unanswered message)."""
-    return Clock(metric=metric, target_ms=target_ms)
+    return SlaClock(metric=metric, target_ms=target_ms)
 
 
 def start_clock(
     calendar: Calendar, metric: SlaMetric, target_ms: int, now: datetime, *, paused: bool = False
-) -> Clock:
+) -> SlaClock:
     """Start a fresh clock at ``now``; ``paused`` starts it already paused with the whole
     budget kept (a message arriving while the ticket is pending)."""
     if paused:
-        return Clock(
+        return SlaClock(
             metric=metric, target_ms=target_ms, started_at=now, paused=True, remaining_ms=target_ms
         )
     due = add_business_time(calendar, now, target_ms)
-    return Clock(metric=metric, target_ms=target_ms, started_at=now, due_at=due)
+    return SlaClock(metric=metric, target_ms=target_ms, started_at=now, due_at=due)
 
 
-def remaining_ms(calendar: Calendar, clock: Clock, now: datetime) -> int:
+def remaining_ms(calendar: Calendar, clock: SlaClock, now: datetime) -> int:
     """Business budget left at ``now``; negative once overdue."""
     if clock.paused or clock.due_at is None:
         return clock.remaining_ms if clock.remaining_ms is not None else clock.target_ms
@@ -167,7 +167,7 @@ def remaining_ms(calendar: Calendar, clock: Clock, now: datetime) -> int:
     return -business_ms_between(calendar, clock.due_at, now)
 
 
-def pause_clock(calendar: Calendar, clock: Clock, now: datetime) -> Clock:
+def pause_clock(calendar: Calendar, clock: SlaClock, now: datetime) -> SlaClock:
     """Pause a running clock, keeping its remaining budget; others are returned as is."""
     if not clock.running:
         return clock
@@ -175,7 +175,7 @@ def pause_clock(calendar: Calendar, clock: Clock, now: datetime) -> Clock:
     return clock.model_copy(update={"paused": True, "due_at": None, "remaining_ms": left})
 
 
-def resume_clock(calendar: Calendar, clock: Clock, now: datetime) -> Clock:
+def resume_clock(calendar: Calendar, clock: SlaClock, now: datetime) -> SlaClock:
     """Resume a paused, started clock: due when the kept budget is spent from ``now``.
 
     Clears ``fulfilled_at`` too: the only paused-and-fulfilled clock is resolution on a
@@ -190,7 +190,7 @@ def resume_clock(calendar: Calendar, clock: Clock, now: datetime) -> Clock:
     )
 
 
-def fulfil_clock(clock: Clock, now: datetime) -> Clock:
+def fulfil_clock(clock: SlaClock, now: datetime) -> SlaClock:
     """Mark an active clock fulfilled at ``now``; ``due_at`` is kept as history.
 
     A paused clock (an agent answering while the ticket is pending) is unpaused as it
@@ -201,7 +201,7 @@ def fulfil_clock(clock: Clock, now: datetime) -> Clock:
     return clock.model_copy(update={"fulfilled_at": now, "paused": False, "remaining_ms": None})
 
 
-def solve_resolution(calendar: Calendar, clock: Clock, now: datetime) -> Clock:
+def solve_resolution(calendar: Calendar, clock: SlaClock, now: datetime) -> SlaClock:
     """Solving fulfils resolution and pauses it with the budget kept, so a reopen
     resumes rather than resets it."""
     if not clock.active:
@@ -209,7 +209,9 @@ def solve_resolution(calendar: Calendar, clock: Clock, now: datetime) -> Clock:
     return pause_clock(calendar, clock, now).model_copy(update={"fulfilled_at": now})
 
 
-def retarget_clock(calendar: Calendar, clock: Clock, new_target_ms: int, now: datetime) -> Clock:
+def retarget_clock(
+    calendar: Calendar, clock: SlaClock, new_target_ms: int, now: datetime
+) -> SlaClock:
     """Swap the target after a priority change, keeping elapsed business time."""
     delta = new_target_ms - clock.target_ms
     if delta == 0:
@@ -226,7 +228,7 @@ def retarget_clock(calendar: Calendar, clock: Clock, new_target_ms: int, now: da
     return clock.model_copy(update={"target_ms": new_target_ms, "due_at": due})
 
 
-def breach_due(clock: Clock, now: datetime) -> bool:
+def breach_due(clock: SlaClock, now: datetime) -> bool:
     """True when a check at ``now`` must record a breach: running, past due, and not
     breached before (a breach latches, so it is recorded once)."""
     return (
@@ -237,7 +239,7 @@ def breach_due(clock: Clock, now: datetime) -> bool:
     )
 
 
-def breach_clock(clock: Clock, at: datetime) -> Clock:
+def breach_clock(clock: SlaClock, at: datetime) -> SlaClock:
     """Latch the breach; a second call keeps the first instant."""
     if clock.breached_at is not None:
         return clock
@@ -247,7 +249,7 @@ def breach_clock(clock: Clock, at: datetime) -> Clock:
 __all__ = [
     "DEFAULT_PAUSED_STATES",
     "DEFAULT_TARGETS",
-    "Clock",
+    "SlaClock",
     "SlaPolicy",
     "SlaTarget",
     "SlaTargets",

@@ -45,7 +45,7 @@ from domain.events import Event
 from domain.fields import personal_keys
 from domain.ids import MessageId, TenantId, TicketId
 from domain.mapper import to_stored
-from domain.sla import Clock
+from domain.sla import SlaClock
 from domain.ticket import Ticket
 from domain.values import Actor, ActorKind, TicketState, Visibility
 from eventstore.errors import ConcurrencyError
@@ -232,7 +232,9 @@ async def _move_sla_timers(session: Session, before: Ticket | None, after: Ticke
     """One ``sla.check`` job per running, unbreached clock, at its due time; a clock
     that stopped, was fulfilled or already breached has none. The timers that move go
     in one statement."""
-    old: dict[str, Clock] = {} if before is None else {str(m): c for m, c in before.clocks.items()}
+    old: dict[str, SlaClock] = (
+        {} if before is None else {str(m): c for m, c in before.clocks.items()}
+    )
     due: list[tuple[str, datetime, dict[str, str]]] = []
     gone: list[str] = []
     for metric, clock in after.clocks.items():

@@ -6,9 +6,9 @@ lists and gets then pass the stored bytes through untouched, with no decoding,
 validation or re-encoding per request. Messages, agents and API keys are flat rows,
 rendered straight from the row with orjson.
 
-The shapes are the API's response models (``api.schemas``); tests/unit/test_views.py
-checks that every document here validates against them and equals their own
-serialisation byte for byte. Times are UTC with a ``Z``, as pydantic writes them.
+The shapes are the API's response models (``api.schemas``); tests/e2e/test_response_shapes.py
+checks that every answer made from these documents validates against them and equals
+their own serialisation byte for byte. Times are UTC with a ``Z``, as pydantic writes them.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from uuid import UUID
 import orjson
 
 from domain.group import Group
-from domain.sla import Clock
+from domain.sla import SlaClock
 from domain.ticket import Ticket
 from domain.values import SlaMetric
 
@@ -40,7 +40,7 @@ def dumps(value: Any) -> bytes:
     return orjson.dumps(value, default=_default, option=_OPTIONS)
 
 
-def _clock(clock: Clock) -> dict[str, Any]:
+def _clock(clock: SlaClock) -> dict[str, Any]:
     return {
         "target_ms": clock.target_ms,
         "started_at": clock.started_at,

@@ -18,7 +18,7 @@ from uuid import UUID
 import orjson
 
 from api.cli.database import using_database
-from api.config import Settings
+from api.config import ProcessSettings
 from api.root import ProcessRole, running
 from domain.ids import TenantId
 from eventstore.export import ExportFormatError, event_line, header_line, verify_lines
@@ -34,7 +34,7 @@ def _fail(message: str) -> int:
     return 2
 
 
-async def verify_tenant(settings: Settings, tenant_id: TenantId, *,
+async def verify_tenant(settings: ProcessSettings, tenant_id: TenantId, *,
                         chunk: int = VERIFY_CHUNK, progress: bool = True) -> dict[str, object]:
     """Verify the whole chain of one tenant, ``chunk`` seqs per transaction."""
     from tqdm import tqdm
@@ -71,7 +71,7 @@ def _announce(source: Source) -> None:
     print(f"helpdesk: read from the {source.name}{behind}", file=sys.stderr)
 
 
-async def export_tenant(settings: Settings, tenant_id: TenantId, out: IO[bytes], *,
+async def export_tenant(settings: ProcessSettings, tenant_id: TenantId, out: IO[bytes], *,
                         from_seq: int = 1, to_seq: int | None = None) -> int:
     """Stream the tenant's events ``from_seq..to_seq`` as export lines; returns the count."""
     written = 0
@@ -100,7 +100,7 @@ async def export_tenant(settings: Settings, tenant_id: TenantId, out: IO[bytes],
     return written
 
 
-def cmd_verify(args: argparse.Namespace, settings: Settings) -> int:
+def cmd_verify(args: argparse.Namespace, settings: ProcessSettings) -> int:
     if (args.file is None) == (args.tenant is None):
         return _fail("give exactly one of --tenant and --file")
     if args.file is not None:
@@ -119,7 +119,7 @@ def cmd_verify(args: argparse.Namespace, settings: Settings) -> int:
     return 0 if report["ok"] else 1
 
 
-def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
+def cmd_export(args: argparse.Namespace, settings: ProcessSettings) -> int:
     if args.from_seq < 1 or (args.to_seq is not None and args.to_seq < args.from_seq):
         return _fail("--from-seq must be at least 1 and --to-seq not below it")
     with using_database(settings, announce=False) as resolved:

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import os
 import sys
 from typing import Any
 
 import orjson
 
 from api.cli.database import using_database
-from api.config import Settings
+from api.config import ProcessSettings
 from api.root import ProcessRole, running
 from domain.clock import SystemClock
 
@@ -27,7 +29,7 @@ Demo = list[dict[str, Any]]
 ``keys`` (``role``, ``name``, ``secret``, ``agent``, ``email``, ``password``)."""
 
 
-async def seed(settings: Settings) -> Demo:
+async def seed(settings: ProcessSettings) -> Demo:
     """Seed the demo tenants now; ``settings`` has both database URLs."""
     from handlers.demo.seed import seed_demo
 
@@ -61,7 +63,33 @@ def describe(demo: Demo, base_url: str | None = None) -> str:
     return "\n".join(lines)
 
 
-def cmd_demo_seed(args: argparse.Namespace, settings: Settings) -> int:
+def embedded_demo(settings: ProcessSettings, base_url: str) -> str:
+    """What the embedded server prints at start-up: the demo tenants and their keys.
+
+    The first start seeds the demo (``helpdesk demo seed``) and keeps the keys in
+    ``DATA_DIR/demo.json``, readable by the owner only, to show them at every start. A
+    data directory from before the demo has its one tenant in ``demo-tenant.json``:
+    that one is shown, and nothing is added to it.
+    """
+    path = settings.data_dir / "demo.json"
+    legacy = settings.data_dir / "demo-tenant.json"
+    if not path.exists() and legacy.exists():
+        old: dict[str, str] = json.loads(legacy.read_text())
+        return (f"  Console:       {base_url}/console/\n"
+                f"  API docs:      {base_url}/docs\n"
+                f"  Demo tenant:   {old['tenant_id']}\n"
+                f"  Admin API key: {old['api_key']}\n"
+                "  (`helpdesk demo seed` adds the demo tenants with six weeks of tickets)")
+    if not path.exists():
+        demo = asyncio.run(seed(settings))
+        partial = path.with_suffix(".json.partial")
+        partial.write_text(json.dumps(demo))
+        os.chmod(partial, 0o600)
+        partial.replace(path)
+    return describe(json.loads(path.read_text()), base_url)
+
+
+def cmd_demo_seed(args: argparse.Namespace, settings: ProcessSettings) -> int:
     with using_database(settings, announce=not args.json) as settings:
         if not settings.migration_database_url:
             print("helpdesk: MIGRATION_DATABASE_URL is not set (the owner role's URL): "

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from uuid import UUID
 
 from api.cli.database import using_database
-from api.config import Settings
+from api.config import ProcessSettings
 from api.root import ProcessRole, running
 from domain.ids import TenantId
 from eventstore.keys import kek_census
@@ -51,7 +51,7 @@ async def rotate_tenant(store: EventStore, tenant_id: TenantId, *, batch: int = 
             progress(tenant_id, len(subjects))
 
 
-async def rotate(settings: Settings, tenant: TenantId | None, batch: int) -> int:
+async def rotate(settings: ProcessSettings, tenant: TenantId | None, batch: int) -> int:
     """Re-wrap every tenant's data keys (or one tenant's); prints what was done."""
     async with running(settings, ProcessRole.CLI) as services:
         store = services.store
@@ -74,7 +74,7 @@ async def rotate(settings: Settings, tenant: TenantId | None, batch: int) -> int
     return 0 if not left else 1
 
 
-def cmd_rotate(args: argparse.Namespace, settings: Settings) -> int:
+def cmd_rotate(args: argparse.Namespace, settings: ProcessSettings) -> int:
     if args.batch_size < 1:
         print("helpdesk: --batch-size must be 1 or more", file=sys.stderr)
         return 2

@@ -12,10 +12,10 @@ from collections.abc import Callable, Sequence
 
 import orjson
 
-from api.cli.database import embedded_demo, using_database
-from api.config import Settings
+from api.cli.database import using_database
+from api.config import ProcessSettings
 
-Command = Callable[[argparse.Namespace, Settings], int]
+Command = Callable[[argparse.Namespace, ProcessSettings], int]
 
 
 def _fail(message: str) -> int:
@@ -23,7 +23,8 @@ def _fail(message: str) -> int:
     return 2
 
 
-def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
+def cmd_serve(args: argparse.Namespace, settings: ProcessSettings) -> int:
+    from api.cli.demo import embedded_demo
     from api.cli.serve import run_server
 
     if args.host:
@@ -46,7 +47,7 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
         return run_server(settings, workers=workers)
 
 
-def serve_workers(settings: Settings, *, embedded: bool) -> int:
+def serve_workers(settings: ProcessSettings, *, embedded: bool) -> int:
     """How many API processes ``serve`` runs: WORKERS (or --workers) when given; else
     one per core on a server of one's own, and one on the embedded Postgres, which is
     for trying the service out on one machine."""
@@ -55,7 +56,7 @@ def serve_workers(settings: Settings, *, embedded: bool) -> int:
     return 1 if embedded else max(1, len(os.sched_getaffinity(0)))
 
 
-def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
+def cmd_migrate(args: argparse.Namespace, settings: ProcessSettings) -> int:
     from handlers.upgrades import upgrade
     from migrations.runner import MigrationError, migrate
 
@@ -80,7 +81,7 @@ def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def cmd_tenants_create(args: argparse.Namespace, settings: Settings) -> int:
+def cmd_tenants_create(args: argparse.Namespace, settings: ProcessSettings) -> int:
     from handlers.tenants import create_tenant_as_operator
 
     with contextlib.ExitStack() as stack:
@@ -103,7 +104,7 @@ def cmd_tenants_create(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
+def cmd_worker(args: argparse.Namespace, settings: ProcessSettings) -> int:
     from api.cli.worker import check_heartbeat, run_worker
 
     if args.check:
@@ -116,14 +117,14 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
         return run_worker(settings)
 
 
-def cmd_projections_status(args: argparse.Namespace, settings: Settings) -> int:
+def cmd_projections_status(args: argparse.Namespace, settings: ProcessSettings) -> int:
     from api.cli.projections import show_status
 
     with using_database(settings, announce=False) as settings:
         return asyncio.run(show_status(settings))
 
 
-def cmd_projections_rebuild(args: argparse.Namespace, settings: Settings) -> int:
+def cmd_projections_rebuild(args: argparse.Namespace, settings: ProcessSettings) -> int:
     from api.cli.projections import run_rebuild
 
     with using_database(settings, announce=False) as settings:
@@ -192,7 +193,7 @@ def _terminated(signum: int, _frame: object) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    settings = Settings()
+    settings = ProcessSettings()
     func: Command = args.func
     signal.signal(signal.SIGTERM, _terminated)
     try:

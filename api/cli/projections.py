@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from tqdm import tqdm
 
-from api.config import Settings
+from api.config import ProcessSettings
 from api.root import ProcessRole, running
 from domain.ids import TenantId
 from eventstore.pool import create_pool
@@ -16,7 +16,7 @@ from projections import admin
 from projections.projector import Projector
 
 
-async def show_status(settings: Settings) -> int:
+async def show_status(settings: ProcessSettings) -> int:
     """Print lag per projection and tenant: checkpoints are made on the primary for
     tenants that have none yet, then read where lag is tolerated (the replica while it
     is fit). The heads shown are the primary's, so a replica's delay is in the lag."""
@@ -41,7 +41,7 @@ REBUILD_BATCH = 2000
 a rebuild favours throughput over the time a checkpoint stays locked."""
 
 
-async def run_rebuild(settings: Settings, name: str, tenant: str | None,
+async def run_rebuild(settings: ProcessSettings, name: str, tenant: str | None,
                       batch_size: int | None = None) -> int:
     """Rebuild ``name`` from seq 0 for one tenant or all, with a progress bar each."""
     assert settings.database_url

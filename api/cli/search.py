@@ -8,14 +8,14 @@ import sys
 from uuid import UUID
 
 from api.cli.database import using_database
-from api.config import Settings
+from api.config import ProcessSettings
 from api.root import ProcessRole, running
 from domain.ids import TenantId
 from handlers.search import rebuild_search_index
 from projections import admin
 
 
-async def rebuild(settings: Settings, tenant: TenantId | None) -> int:
+async def rebuild(settings: ProcessSettings, tenant: TenantId | None) -> int:
     """Re-index, one transaction per tenant; prints what was done per tenant."""
     async with running(settings, ProcessRole.CLI) as services:
         tenants = [tenant] if tenant is not None else await admin.tenant_ids(services.pool)
@@ -28,7 +28,7 @@ async def rebuild(settings: Settings, tenant: TenantId | None) -> int:
     return 0
 
 
-def cmd_rebuild(args: argparse.Namespace, settings: Settings) -> int:
+def cmd_rebuild(args: argparse.Namespace, settings: ProcessSettings) -> int:
     with using_database(settings, announce=False) as resolved:
         tenant = TenantId(args.tenant) if args.tenant is not None else None
         return asyncio.run(rebuild(resolved, tenant))

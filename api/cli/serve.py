@@ -22,13 +22,13 @@ import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from api.config import Settings
+from api.config import ProcessSettings
 from api.root import ProcessRole, configure_logging, running
 
 _SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
-async def serve(settings: Settings) -> None:
+async def serve(settings: ProcessSettings) -> None:
     """Build the parts, serve until SIGTERM or SIGINT, tear the parts down."""
     import uvicorn
 
@@ -66,7 +66,7 @@ def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     return factory
 
 
-def run_server(settings: Settings, *, workers: int = 1) -> int:
+def run_server(settings: ProcessSettings, *, workers: int = 1) -> int:
     """Entry point of ``helpdesk serve`` once the database is known; the exit status.
 
     One process serves with the parts built here. Several (``--workers``) are
@@ -94,6 +94,6 @@ def run_server(settings: Settings, *, workers: int = 1) -> int:
     return 0
 
 
-async def _check(settings: Settings) -> None:
+async def _check(settings: ProcessSettings) -> None:
     async with running(settings, ProcessRole.CLI):
         pass

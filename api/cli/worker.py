@@ -13,13 +13,13 @@ import signal
 import time
 from pathlib import Path
 
-from api.config import Settings
+from api.config import ProcessSettings
 from api.root import ProcessRole, Registrar, configure_logging, running
 
 log = logging.getLogger("helpdesk.worker")
 
 
-async def run(settings: Settings, extra: list[Registrar] | None = None) -> None:
+async def run(settings: ProcessSettings, extra: list[Registrar] | None = None) -> None:
     """Run the scheduler and projectors until SIGTERM or SIGINT, then stop them
     gracefully (the composition root stops each within bounds, in reverse order)."""
     stop = asyncio.Event()
@@ -42,7 +42,7 @@ async def run(settings: Settings, extra: list[Registrar] | None = None) -> None:
 HEARTBEAT_EVERY = 5.0
 
 
-async def _heartbeat_file(settings: Settings, status: object) -> None:
+async def _heartbeat_file(settings: ProcessSettings, status: object) -> None:
     """Touch WORKER_HEARTBEAT_FILE while the scheduler loop is healthy.
 
     A container health check (``helpdesk worker --check``) cannot see inside this
@@ -58,7 +58,7 @@ async def _heartbeat_file(settings: Settings, status: object) -> None:
         await asyncio.sleep(HEARTBEAT_EVERY)
 
 
-def check_heartbeat(settings: Settings, now: float | None = None) -> tuple[bool, str]:
+def check_heartbeat(settings: ProcessSettings, now: float | None = None) -> tuple[bool, str]:
     """Whether the worker's heartbeat file is fresh: (healthy, explanation)."""
     path: Path | None = settings.worker_heartbeat_file
     if path is None:
@@ -74,7 +74,7 @@ def check_heartbeat(settings: Settings, now: float | None = None) -> tuple[bool,
     return True, f"heartbeat {age:.1f} s old"
 
 
-def run_worker(settings: Settings, extra: list[Registrar] | None = None) -> int:
+def run_worker(settings: ProcessSettings, extra: list[Registrar] | None = None) -> int:
     """Entry point of ``helpdesk worker``; returns the exit status."""
     configure_logging(settings)
     asyncio.run(run(settings, extra))

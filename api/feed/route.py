@@ -15,11 +15,12 @@ import orjson
 from fastapi import APIRouter, WebSocket
 from starlette.websockets import WebSocketDisconnect
 
-from api.config import Settings
+from api.config import ProcessSettings
 from api.feed import messages as msg
 from api.feed.connection import StreamConnection
 from api.http.access import roles_for
-from api.http.auth import Principal, bearer_token, resolve
+from api.http.auth import Principal, resolve
+from api.http.headers import bearer_token
 from api.http.routing import StrictRoute
 from api.root import Services
 from eventstore.errors import StoreUnavailable
@@ -89,7 +90,7 @@ async def stream(websocket: WebSocket) -> None:
         return
     except WebSocketDisconnect:
         return
-    settings: Settings = services.settings
+    settings: ProcessSettings = services.settings
     await websocket.send_text(msg.control(
         "authenticated", tenant_id=str(principal.tenant_id), role=principal.role,
         heartbeat_seconds=settings.ws_heartbeat_seconds,

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from fastapi import Depends, Request
 
 from api.http.access import roles_for
+from api.http.headers import bearer_token
 from api.http.principal import Principal
 from api.http.problems import Problem
 from api.http.tokens import Claims, looks_like_access_token
@@ -24,17 +25,8 @@ from handlers import portal
 if TYPE_CHECKING:
     from api.root import Services
 
-__all__ = ["Principal", "authenticate", "authorize", "authorize_customer", "bearer_token",
-           "operation_of", "resolve"]
-
-
-def bearer_token(header: str | None) -> str | None:
-    if not header:
-        return None
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        return None
-    return token.strip()
+__all__ = ["Principal", "authenticate", "authorize", "authorize_customer", "operation_of",
+           "resolve"]
 
 
 _UNAUTHORIZED = {"WWW-Authenticate": 'Bearer realm="helpdesk"'}

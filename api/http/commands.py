@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 from fastapi import Request, Response
 
 from api.http.auth import Principal
-from api.http.idempotency import JsonReply, idempotent
+from api.http.idempotency import idempotent
 from api.http.problems import Problem
+from api.http.reply import JsonReply
 from domain.values import Actor, ActorKind
 from eventstore.errors import ConcurrencyError
 from eventstore.store import Session

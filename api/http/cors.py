@@ -7,7 +7,7 @@
   ``Access-Control-Request-Method``) from a listed origin is a 204 naming it; from any
   other origin, or with none, a 403 ``origin_not_allowed`` with no CORS header. The
   actual calls carry ``Access-Control-Allow-Origin`` when their route found the origin
-  allowed (``request.state.widget_origin``, api/http/widget.py), errors included.
+  allowed (``request.state.allowed_widget_origin``, api/http/widget.py), errors included.
 - **Every other route** answers only the front ends of ``CORS_ORIGINS`` (a process
   setting, empty by default), **with credentials** (the refresh cookie): a preflight
   from one of them is a 204, and their calls' answers carry
@@ -118,7 +118,7 @@ class Cors:
 
         async def marked(message: Message) -> None:
             if message["type"] == "http.response.start":
-                allowed = front_end or (scope.get("state") or {}).get("widget_origin")
+                allowed = front_end or (scope.get("state") or {}).get("allowed_widget_origin")
                 extra = [(b"vary", b"Origin")]
                 if allowed:
                     extra += _headers(allowed, credentials=front_end is not None)

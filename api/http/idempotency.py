@@ -8,7 +8,7 @@ It is written in the command's own transaction, so a command and its recorded an
 commit together or not at all. A replay sends the first answer's bytes exactly.
 
 An answer that holds a secret (an issued API key) is kept only sealed
-(``api.http.sealed``): a replay opens the seal and sends the same bytes, or, when the
+(``api.http.replay_seal``): a replay opens the seal and sends the same bytes, or, when the
 seal cannot be opened here, answers the problem the route gave for that case.
 
 Concurrency: before looking for a record, the request takes a transaction-level
@@ -32,7 +32,6 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,10 +40,10 @@ from fastapi import Request, Response
 
 from api.http.auth import Principal
 from api.http.problems import Problem
-from api.http.sealed import seal, unseal
+from api.http.replay_seal import open_answer, seal_answer
+from api.http.reply import JsonReply, json_response
 from eventstore.sqlfile import load_queries
 from eventstore.store import Session
-from projections.views import dumps
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
 
@@ -53,36 +52,6 @@ TTL_SECONDS = 24 * 3600
 _KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
 # Headers of the first answer that a replay repeats.
 _REPLAYED_HEADERS = ("etag", "location")
-
-
-@dataclass(frozen=True, slots=True)
-class JsonReply:
-    """An answer a command produced, before it becomes a response.
-
-    ``secret_lost`` marks an answer that holds a secret: its record keeps the answer
-    only sealed, and a replay that cannot open the seal answers this problem instead
-    (it should name what the first request created, so the client can undo it).
-    """
-
-    status: int
-    body: Any
-    headers: dict[str, str] = field(default_factory=dict)
-    secret_lost: Problem | None = None
-
-    def content(self) -> bytes:
-        return dumps(self.body)
-
-    def response(self) -> Response:
-        return _response(self.status, self.content(), self.headers)
-
-
-def _response(status: int, content: bytes, headers: dict[str, str], *,
-              replayed: bool = False) -> Response:
-    headers = dict(headers)
-    if replayed:
-        headers["Idempotent-Replayed"] = "true"
-    return Response(content, status_code=status, media_type="application/json",
-                    headers=headers)
 
 
 def _refusal(problem: Problem) -> dict[str, Any]:
@@ -94,7 +63,7 @@ def _replay(row: Any, ident: tuple[Any, ...], server_secret: str | None) -> Resp
     """The recorded answer again, byte for byte (or its refusal, if sealed shut)."""
     status, headers = row["response_status"], dict(row["response_headers"])
     if row["response_sealed"]:
-        content = unseal(server_secret, ident, row["response_bytes"])
+        content = open_answer(server_secret, ident, row["response_bytes"])
         if content is None:
             refusal = row["refusal"]
             raise Problem(refusal["status"], refusal["code"], refusal["detail"],
@@ -105,7 +74,7 @@ def _replay(row: Any, ident: tuple[Any, ...], server_secret: str | None) -> Resp
         # Recorded before answers were kept as bytes (migration 0100); such records
         # expire within a day.
         content = orjson.dumps(row["response_body"])
-    return _response(status, content, headers, replayed=True)
+    return json_response(status, content, headers, replayed=True)
 
 
 def fingerprint(request: Request, payload: Any) -> bytes:
@@ -163,12 +132,12 @@ async def idempotent(
     stored: bytes | None = content
     refusal = None
     if reply.secret_lost is not None:
-        stored = None if server_secret is None else seal(server_secret, ident, content)
+        stored = None if server_secret is None else seal_answer(server_secret, ident, content)
         refusal = _refusal(reply.secret_lost)
     # By the unit of work's ``write``: with a deferring one, in its COMMIT's message.
     await session.write(Q["idempotency_put"], *ident, digest, reply.status, stored,
                         reply.secret_lost is not None, refusal, kept, float(TTL_SECONDS))
-    return _response(reply.status, content, reply.headers)
+    return json_response(reply.status, content, reply.headers)
 
 
-__all__ = ["HEADER", "TTL_SECONDS", "JsonReply", "fingerprint", "idempotent", "route_of"]
+__all__ = ["HEADER", "TTL_SECONDS", "fingerprint", "idempotent", "route_of"]

@@ -23,18 +23,15 @@ import hmac
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 from uuid import UUID
 
 import orjson
 
 from api.http.problems import Problem
 from domain.ids import TenantId
-from eventstore.store import Session
+from eventstore.store import EventStore, Session
 from eventstore.types import StoreActor
-
-if TYPE_CHECKING:
-    from api.root import Services
 
 MAX_CURSOR_LENGTH = 512
 DEFAULT_LIMIT = 25
@@ -174,7 +171,7 @@ __all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "CursorCodec", "Position", "paginate", 
 
 
 async def tenant_list_page(
-    services: Services, tenant_id: TenantId, list_name: str,
+    codec: CursorCodec, store: EventStore, tenant_id: TenantId, list_name: str,
     read: Callable[[Session, Position | None, int], Awaitable[Sequence[Any]]],
     limit: int, cursor: str | None, *,
     actor: StoreActor | None = None, filters: Mapping[str, str] | None = None,
@@ -187,9 +184,8 @@ async def tenant_list_page(
     only the list it came from; ``actor`` is who reads (a portal contact or a widget
     session, whom row-level security scopes to their own rows).
     """
-    codec = services.cursors
     scope = scope_of(tenant_id, list_name, dict(filters or {}))
     after = codec.decode(scope, cursor) if cursor is not None else None
-    async with services.store.session(tenant_id, actor, readonly=True) as s:
+    async with store.session(tenant_id, actor, readonly=True) as s:
         rows = await read(s, after, limit + 1)
     return paginate(codec, scope, rows, limit, row_position)

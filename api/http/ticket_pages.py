@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 import orjson
 from fastapi import Response
 
-from api.http.idempotency import JsonReply
 from api.http.pagination import paginate
+from api.http.reply import JsonReply
 from domain.ids import TenantId
 from eventstore.store import Session
 from projections.reads import TicketFilters, list_tickets

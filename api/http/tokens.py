@@ -101,8 +101,10 @@ class AccessTokens:
             expires = datetime.fromtimestamp(int(payload["exp"]), UTC)
             claims = Claims(TenantId(uuid.UUID(payload["tid"])), uuid.UUID(payload["sub"]),
                             uuid.UUID(payload["sid"]), str(payload["role"]), expires)
-        except (binascii.Error, ValueError, KeyError, TypeError, UnicodeEncodeError,
-                orjson.JSONDecodeError):
+        except (binascii.Error, ValueError, KeyError, TypeError, AttributeError,
+                OverflowError, OSError, UnicodeEncodeError, orjson.JSONDecodeError):
+            # A claim of the wrong type (a number for a uuid) or out of range (an
+            # expiry the platform's clock cannot hold) makes the token as bad as a forged one.
             return None
         if payload.get("iss") != ISSUER or (expiry and expires <= now):
             return None

@@ -3,7 +3,7 @@
 Every widget call must come from a page on one of the tenant's ``widget_origins``
 (tenant settings): a browser says which in ``Origin``, and a call with no ``Origin``
 or another one is a 403 ``origin_not_allowed``, before anything else is looked at.
-An allowed origin is remembered on the request (``request.state.widget_origin``) so
+An allowed origin is remembered on the request (``request.state.allowed_widget_origin``) so
 that the answer carries ``Access-Control-Allow-Origin`` for it (api/http/cors.py).
 
 The calls after ``POST .../sessions`` also carry the widget session's token
@@ -21,7 +21,8 @@ from uuid import UUID
 from fastapi import Depends, Request
 
 from api.http.access import roles_for
-from api.http.auth import bearer_token, operation_of, refuse
+from api.http.auth import operation_of, refuse
+from api.http.headers import bearer_token
 from api.http.principal import Principal
 from api.http.problems import Problem
 from api.ops import logging as logs
@@ -31,7 +32,8 @@ from handlers import widget
 if TYPE_CHECKING:
     from api.root import Services
 
-__all__ = ["WidgetAuthorized", "WidgetOrigin", "check_call", "origin_not_allowed", "widget_origin"]
+__all__ = ["WidgetAuthorized", "WidgetOrigin", "check_call", "check_widget_origin",
+           "origin_not_allowed"]
 
 _UNAUTHORIZED = {"WWW-Authenticate": 'Bearer realm="helpdesk-widget"'}
 
@@ -59,16 +61,17 @@ def _origin(request: Request) -> str:
     return origin
 
 
-async def widget_origin(tenant_id: UUID, request: Request) -> str:
+async def check_widget_origin(tenant_id: UUID, request: Request) -> str:
     """Dependency of ``POST .../sessions``: the request's origin, if the tenant lists
-    it; else 403."""
+    it; else 403. (Not ``projections.tenant_settings.widget_origin``, which only puts
+    an origin in the form browsers send it.)"""
     services: Services = request.state.services
     origin = _origin(request)
     check = await check_call(services, TenantId(tenant_id), origin, None,
                              services.clock.now())
     if not check.origin_listed:
         raise origin_not_allowed(origin)
-    request.state.widget_origin = origin
+    request.state.allowed_widget_origin = origin
     return origin
 
 
@@ -86,7 +89,7 @@ async def authorize_widget(tenant_id: UUID, request: Request) -> Principal:
     check = await check_call(services, TenantId(tenant_id), origin, session, now)
     if not check.origin_listed:
         raise origin_not_allowed(origin)
-    request.state.widget_origin = origin
+    request.state.allowed_widget_origin = origin
     if claims is None or check.session_origin is None:
         raise Problem(401, "invalid_widget_token",
                       "missing widget session token, or its session has ended: open a "
@@ -106,7 +109,7 @@ async def authorize_widget(tenant_id: UUID, request: Request) -> Principal:
     return principal
 
 
-WidgetOrigin = Annotated[str, Depends(widget_origin)]
+WidgetOrigin = Annotated[str, Depends(check_widget_origin)]
 """The caller's origin, one the path's tenant lists in ``widget_origins``."""
 WidgetAuthorized = Annotated[Principal, Depends(authorize_widget)]
 """A widget session, from its own allowed origin, allowed by ``api.http.access``."""

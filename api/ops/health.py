@@ -11,18 +11,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from api.ops.readiness import CheckResult
 
 if TYPE_CHECKING:
     from api.root import Services
-
-
-@dataclass(frozen=True, slots=True)
-class CheckResult:
-    status: str  # ok | degraded | lagging | dormant | disabled | stalled | unavailable
-    critical_failure: bool = False
-    detail: str | None = None
 
 
 HealthCheck = Callable[["Services"], Awaitable[CheckResult]]

@@ -11,7 +11,7 @@ Callers are told where they stand on every limited response (the IETF
 request gets 429 problem+json with ``Retry-After``.
 
 The limiter fails open: with Redis unset, unreachable or behind an open breaker the
-request is served without limit headers (see ``api.redis_guard``). A key is
+request is served without limit headers (see ``api.ops.redis_guard``). A key is
 identified by the sha256 of its bearer token, so no database lookup happens here.
 
 That alone would give every made-up token a fresh budget, and each costs a key
@@ -40,7 +40,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.http import problems
 from api.http.access import OPEN
-from api.http.auth import bearer_token
+from api.http.headers import bearer_token
 from api.ops.redis_guard import RedisGuard
 
 # KEYS[1] = bucket, KEYS[2] (optional) = a gate bucket checked first without being

@@ -24,7 +24,7 @@ from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
-from api.ops.health import CheckResult
+from api.ops.readiness import CheckResult
 
 log = logging.getLogger("helpdesk.redis")
 

@@ -19,10 +19,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from api.http import commands
 from api.http.deps import Authorized, ServicesDep
-from api.http.idempotency import JsonReply
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, tenant_list_page
 from api.http.problem_docs import errors
 from api.http.problems import Problem
+from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
 from api.schemas import checked_by_domain, patch_fields_given
 from domain.ids import AgentId
@@ -140,8 +140,8 @@ async def list_agents(
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
     cursor: Annotated[str | None, Query(max_length=1000)] = None,
 ) -> Any:
-    page, nxt = await tenant_list_page(services, principal.tenant_id, "agents",
-                                       agent_handlers.list_agents, limit, cursor)
+    page, nxt = await tenant_list_page(services.cursors, services.store, principal.tenant_id,
+                                       "agents", agent_handlers.list_agents, limit, cursor)
     return JsonReply(200, {"data": [_out(r) for r in page], "next_cursor": nxt}).response()
 
 

@@ -19,11 +19,11 @@ from fastapi import APIRouter, Query, Response
 
 from api.http.auth import Principal
 from api.http.deps import Authorized, ServicesDep
-from api.http.idempotency import JsonReply
 from api.http.lagging import source_headers
 from api.http.params import IsoDate
 from api.http.problem_docs import errors
 from api.http.problems import Problem
+from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
 from api.schemas import analytics as models
 from domain.fields import FILTERABLE_TYPES

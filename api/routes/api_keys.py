@@ -19,10 +19,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from api.http import commands
 from api.http.deps import Authorized, ServicesDep
-from api.http.idempotency import JsonReply
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, tenant_list_page
 from api.http.problem_docs import errors
 from api.http.problems import Problem
+from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
 from domain.values import Role
 from eventstore.store import Session
@@ -81,8 +81,8 @@ async def list_keys(
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
     cursor: Annotated[str | None, Query(max_length=1000)] = None,
 ) -> Any:
-    page, nxt = await tenant_list_page(services, principal.tenant_id, "api-keys",
-                                       key_handlers.list_keys, limit, cursor)
+    page, nxt = await tenant_list_page(services.cursors, services.store, principal.tenant_id,
+                                       "api-keys", key_handlers.list_keys, limit, cursor)
     return JsonReply(200, {"data": [_out(r, model=ApiKeyOut) for r in page],
                            "next_cursor": nxt}).response()
 
@@ -99,7 +99,7 @@ async def issue_key(
     async def work(uow: Session) -> JsonReply:
         issued = await key_handlers.issue_key(uow, command)
         # The secret is in no table; an Idempotency-Key record keeps this answer only
-        # sealed (api.http.sealed), and a replay that cannot open it names the key.
+        # sealed (api.http.replay_seal), and a replay that cannot open it names the key.
         lost = Problem(409, "secret_not_replayable",
                        f"this Idempotency-Key issued API key {issued.id}, whose secret "
                        "this server can no longer show; revoke it "

@@ -30,8 +30,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from api.http.access import ACCESS
 from api.http.cookies import STAFF_REFRESH
 from api.http.deps import Authorized, ServicesDep
-from api.http.idempotency import JsonReply
 from api.http.problem_docs import errors
+from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
 from api.root import Services, session_lifetimes
 from domain.ids import TenantId

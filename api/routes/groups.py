@@ -18,10 +18,10 @@ from api.http import commands
 from api.http.commands import parse_if_match
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
-from api.http.idempotency import JsonReply
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, tenant_list_page
 from api.http.problem_docs import errors
 from api.http.problems import Problem
+from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
 from api.schemas.groups import GroupChangedOut, GroupIn, GroupOut, GroupPage, GroupPatch
 from api.schemas.tickets import etag
@@ -53,8 +53,8 @@ async def list_(
     async def read(s: Session, after: Any, limit: int) -> list[dict[str, Any]]:
         return [group_document(g) for g in await list_groups(s.conn, s.tenant_id, after, limit)]
 
-    page, nxt = await tenant_list_page(services, principal.tenant_id, "groups", read, limit,
-                                       cursor)
+    page, nxt = await tenant_list_page(services.cursors, services.store, principal.tenant_id,
+                                       "groups", read, limit, cursor)
     return JsonReply(200, {"data": page, "next_cursor": nxt}).response()
 
 

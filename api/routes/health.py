@@ -16,7 +16,8 @@ from starlette.responses import Response
 
 from api.http.deps import ServicesDep
 from api.http.routing import StrictRoute
-from api.ops.health import CHECKS, CheckResult, HealthCheck
+from api.ops.health import CHECKS, HealthCheck
+from api.ops.readiness import CheckResult
 
 router = APIRouter(route_class=StrictRoute, tags=["health"])
 

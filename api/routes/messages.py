@@ -12,10 +12,10 @@ from api.http import commands
 from api.http.commands import agent_actor, parse_if_match
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
-from api.http.idempotency import JsonReply
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate, row_position, scope_of
 from api.http.problem_docs import COMMAND_ERRORS, errors
 from api.http.problems import Problem
+from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
 from api.schemas.tickets import (
     MessageIn,

@@ -35,12 +35,12 @@ from fastapi import APIRouter, Cookie, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.http import commands
-from api.http.auth import bearer_token
 from api.http.cookies import PORTAL_REFRESH
 from api.http.deps import Authorized, CustomerAuthorized, ServicesDep
-from api.http.idempotency import JsonReply
+from api.http.headers import bearer_token
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, Position, tenant_list_page
 from api.http.problem_docs import errors
+from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
 from api.root import Services, session_lifetimes
 from api.schemas.customers import (
@@ -209,7 +209,8 @@ async def list_tickets(
         return await portal.own_tickets(uow, contact, after, n)
 
     page, next_cursor = await tenant_list_page(
-        services, principal.tenant_id, "portal-tickets", read, limit, cursor,
+        services.cursors, services.store, principal.tenant_id, "portal-tickets", read, limit,
+        cursor,
         actor=principal.actor, filters={"contact": str(contact)})
     return JsonReply(200, {"data": [portal.ticket_document(r) for r in page],
                            "next_cursor": next_cursor}).response()
@@ -257,7 +258,8 @@ async def get_messages(
         return await portal.public_messages(uow, contact, ticket_id, after, n)
 
     page, next_cursor = await tenant_list_page(
-        services, principal.tenant_id, "portal-messages", read, limit, cursor,
+        services.cursors, services.store, principal.tenant_id, "portal-messages", read, limit,
+        cursor,
         actor=principal.actor, filters={"ticket_id": str(ticket_id)})
     return JsonReply(200, {"data": [customer_message(r) for r in page],
                            "next_cursor": next_cursor}).response()

@@ -17,8 +17,8 @@ from fastapi import APIRouter, Header, Request, Response
 
 from api.http import commands
 from api.http.deps import Authorized, ServicesDep
-from api.http.idempotency import JsonReply
 from api.http.problem_docs import errors
+from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
 from api.schemas.settings import TenantSettingsDoc
 from eventstore.store import Session

@@ -14,12 +14,12 @@ from api.http.commands import parse_if_match
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
 from api.http.history import history_page
-from api.http.idempotency import JsonReply
 from api.http.lagging import source_headers
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT
 from api.http.params import IsoAwareDateTime
 from api.http.problem_docs import errors
 from api.http.problems import Problem
+from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
 from api.schemas.events import LAGGING_HEADERS, EventPage
 from api.schemas.ticket_fields import (

@@ -20,11 +20,11 @@ from api.http.field_params import DESCRIPTION as FIELD_FILTERS_DOC
 from api.http.field_params import PREFIX as FIELD_PREFIX
 from api.http.field_params import field_filters
 from api.http.headers import IfMatch
-from api.http.idempotency import JsonReply
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, scope_of
 from api.http.params import ANY_OF, IsoDateTime
 from api.http.problem_docs import COMMAND_ERRORS, errors
 from api.http.problems import Problem
+from api.http.reply import JsonReply
 from api.http.routing import QUERY_FAMILIES, StrictRoute
 from api.http.ticket_pages import ticket_page
 from api.schemas.tickets import (

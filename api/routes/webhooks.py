@@ -19,9 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from api.http import commands
 from api.http.deps import Authorized, ServicesDep
-from api.http.idempotency import JsonReply
 from api.http.problem_docs import errors
 from api.http.problems import Problem
+from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
 from domain.events import EVENT_TYPES
 from eventstore.store import Session

@@ -30,10 +30,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from api.http import commands
 from api.http.deps import ServicesDep
-from api.http.idempotency import JsonReply
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, Position, tenant_list_page
 from api.http.problem_docs import errors
 from api.http.problems import Problem
+from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
 from api.http.widget import WidgetAuthorized, WidgetOrigin
 from api.ops.ratelimit import Policy
@@ -157,7 +157,8 @@ async def get_messages(
         return await widget.public_messages(uow, session, ticket_id, after, n)
 
     page, next_cursor = await tenant_list_page(
-        services, principal.tenant_id, "widget-messages", read, limit, cursor,
+        services.cursors, services.store, principal.tenant_id, "widget-messages", read, limit,
+        cursor,
         actor=principal.actor, filters={"ticket_id": str(ticket_id), "session": str(session)})
     return JsonReply(200, {"data": [customer_message(r) for r in page],
                            "next_cursor": next_cursor}).response()

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from api.config import Settings
+from api.config import ProcessSettings
 from api.feed.connection import MAX_CLIENT_MESSAGE
 from api.serving.http import DeadlineProtocol
 from api.serving.websocket import FeedWebSocketProtocol
 
 
-def server_options(settings: Settings) -> dict[str, Any]:
+def server_options(settings: ProcessSettings) -> dict[str, Any]:
     """Keyword arguments for ``uvicorn.run`` / ``uvicorn.Config``."""
     return {
         "http": DeadlineProtocol,

@@ -19,7 +19,7 @@ import pytest
 from fastapi import FastAPI
 
 from api.app import create_app
-from api.config import Settings
+from api.config import ProcessSettings
 from api.root import Services
 from domain.clock import SystemClock
 from domain.ids import TenantId
@@ -34,22 +34,22 @@ from tests.support.pg import TestDatabase
 __all__ = ["NEW_TICKET", "Owner", "app_settings", "asgi_client", "auth", "bearer"]
 
 
-def app_settings(db: TestDatabase, **overrides: Any) -> Settings:
-    """Settings of an app on ``db`` as the runtime role (no .env, small pool, cheap
+def app_settings(db: TestDatabase, **overrides: Any) -> ProcessSettings:
+    """ProcessSettings of an app on ``db`` as the runtime role (no .env, small pool, cheap
     password hashes: tests that time hashing ask for the real parameters)."""
     values: dict[str, Any] = {"database_url": db.runtime_url, "max_body_bytes": 65_536,
                               "db_pool_min": 1, "password_hash_memory_kib": 1024,
                               "password_hash_time_cost": 1, **overrides}
-    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+    return ProcessSettings(_env_file=None, **values)  # type: ignore[call-arg]
 
 
 @pytest.fixture
-def settings(db: TestDatabase) -> Settings:
+def settings(db: TestDatabase) -> ProcessSettings:
     return app_settings(db)
 
 
 @pytest.fixture
-def app(settings: Settings) -> FastAPI:
+def app(settings: ProcessSettings) -> FastAPI:
     return create_app(settings)
 
 

@@ -8,7 +8,7 @@ import logging
 import orjson
 
 from api.app import create_app
-from api.config import Settings
+from api.config import ProcessSettings
 from api.ops.logging import JsonFormatter
 from tests.e2e.conftest import asgi_client
 from tests.support.pg import TestDatabase as Db
@@ -18,7 +18,7 @@ async def test_every_log_line_of_a_request_has_its_id_tenant_and_actor(
     db: Db, make_tenant
 ) -> None:
     t = await make_tenant("A")
-    app = create_app(Settings(database_url=db.runtime_url, db_pool_min=1, db_pool_max=2))
+    app = create_app(ProcessSettings(database_url=db.runtime_url, db_pool_min=1, db_pool_max=2))
     sink = io.StringIO()
     handler = logging.StreamHandler(sink)
     handler.setFormatter(JsonFormatter())
@@ -48,7 +48,7 @@ async def test_every_log_line_of_a_request_has_its_id_tenant_and_actor(
 
 
 async def test_metrics_count_requests_by_route_template_and_status(db: Db) -> None:
-    app = create_app(Settings(database_url=db.runtime_url, db_pool_min=1, db_pool_max=2))
+    app = create_app(ProcessSettings(database_url=db.runtime_url, db_pool_min=1, db_pool_max=2))
     async with asgi_client(app) as http:
         await http.get("/v1/webhooks")
         await http.get("/v1/webhooks")
@@ -69,7 +69,7 @@ async def test_metrics_count_requests_by_route_template_and_status(db: Db) -> No
 
 async def test_metrics_report_projection_lag_and_feed_connections(db: Db, make_tenant) -> None:
     tenant = await make_tenant("Acme")  # its stream holds ApiKeyIssued: one event
-    app = create_app(Settings(database_url=db.runtime_url, db_pool_min=1, db_pool_max=2))
+    app = create_app(ProcessSettings(database_url=db.runtime_url, db_pool_min=1, db_pool_max=2))
     async with asgi_client(app) as http:
         await http.post("/v1/tickets", headers={"Authorization":
                                                 f"Bearer {tenant.admin_key.secret}"},

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from api.app import create_app
-from api.config import Settings
+from api.config import ProcessSettings
 from api.root import ProcessRole, running
 from eventstore.errors import StoreUnavailable
 from projections import analytics_reads as reads
@@ -17,8 +17,8 @@ from tests.e2e.conftest import NEW_TICKET, asgi_client, auth
 
 async def test_a_full_pool_answers_503_quickly_then_recovers(db, make_tenant):
     tenant = await make_tenant("Acme")
-    settings = Settings(database_url=db.runtime_url, db_pool_min=1, db_pool_max=1,
-                        db_acquire_timeout=0.3, _env_file=None)  # type: ignore[call-arg]
+    settings = ProcessSettings(database_url=db.runtime_url, db_pool_min=1, db_pool_max=1,
+                               db_acquire_timeout=0.3, _env_file=None)  # type: ignore[call-arg]
     async with running(settings, ProcessRole.SERVE) as services:
         app = create_app(settings, services=services)
         async with asgi_client(app) as http:
@@ -43,8 +43,8 @@ async def test_read_model_reads_on_a_full_pool_give_up_promptly(db, make_tenant)
     """Analytics and other read-model reads wait for a connection no longer than a
     unit of work does: StoreUnavailable (a 503), not a request queued without end."""
     tenant = await make_tenant("Acme")
-    settings = Settings(database_url=db.runtime_url, db_pool_min=1, db_pool_max=1,
-                        db_acquire_timeout=0.3, _env_file=None)  # type: ignore[call-arg]
+    settings = ProcessSettings(database_url=db.runtime_url, db_pool_min=1, db_pool_max=1,
+                               db_acquire_timeout=0.3, _env_file=None)  # type: ignore[call-arg]
     async with running(settings, ProcessRole.CLI) as services:
         held = await services.pool.acquire()
         try:

@@ -13,7 +13,7 @@ import pytest
 
 from api.app import create_app
 from api.cli import embedded
-from api.config import Settings
+from api.config import ProcessSettings
 from handlers.tenants import create_tenant_as_operator
 from migrations.runner import migrate
 from tests.e2e.conftest import asgi_client
@@ -56,8 +56,8 @@ async def _down_and_up(tmp_path: Path, urls: embedded.EmbeddedUrls) -> None:
     await migrate(urls.owner_url, runtime_user=embedded.RUNTIME_USER,
                   runtime_password=password)
     tenant = await create_tenant_as_operator(urls.owner_url, "A")
-    settings = Settings(database_url=urls.runtime_url, db_pool_min=2, db_pool_max=4,
-                        db_connect_timeout=1.0, db_command_timeout=5.0)
+    settings = ProcessSettings(database_url=urls.runtime_url, db_pool_min=2, db_pool_max=4,
+                               db_connect_timeout=1.0, db_command_timeout=5.0)
     h = {"Authorization": f"Bearer {tenant.admin_key.secret}"}
     app = create_app(settings)
     async with asgi_client(app) as http:

@@ -7,15 +7,15 @@ import re
 import pytest
 
 from api.app import create_app
-from api.config import Settings
+from api.config import ProcessSettings
 from tests.e2e.conftest import asgi_client
 from tests.support.pg import TestDatabase as Db
 from tests.support.redis import RedisServer
 
 
-def _settings(db: Db, redis_url: str | None, **kw: object) -> Settings:
-    return Settings(database_url=db.runtime_url, redis_url=redis_url, db_pool_min=1,
-                    db_pool_max=4, **kw)  # type: ignore[arg-type]
+def _settings(db: Db, redis_url: str | None, **kw: object) -> ProcessSettings:
+    return ProcessSettings(database_url=db.runtime_url, redis_url=redis_url, db_pool_min=1,
+                           db_pool_max=4, **kw)  # type: ignore[arg-type]
 
 
 @pytest.mark.slow  # starts a redis-server

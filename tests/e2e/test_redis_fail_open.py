@@ -13,7 +13,7 @@ import time
 import pytest
 
 from api.app import create_app
-from api.config import Settings
+from api.config import ProcessSettings
 from api.ops.redis_guard import OPEN
 from tests.e2e.conftest import asgi_client
 from tests.support.pg import TestDatabase as Db
@@ -31,12 +31,12 @@ class FakeMonotonic:
         return self.now
 
 
-def _settings(db: Db, redis_url: str, **kw: object) -> Settings:
+def _settings(db: Db, redis_url: str, **kw: object) -> ProcessSettings:
     values: dict[str, object] = {"redis_socket_timeout": 0.1, "redis_connect_timeout": 0.1,
                                  "redis_breaker_failures": 3, "redis_breaker_cooldown": 5.0,
                                  **kw}
-    return Settings(database_url=db.runtime_url, redis_url=redis_url, db_pool_min=1,
-                    db_pool_max=8, **values)  # type: ignore[arg-type]
+    return ProcessSettings(database_url=db.runtime_url, redis_url=redis_url, db_pool_min=1,
+                           db_pool_max=8, **values)  # type: ignore[arg-type]
 
 
 @pytest.mark.slow  # starts a redis-server

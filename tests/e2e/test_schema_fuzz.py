@@ -26,7 +26,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from api.app import create_app
-from api.config import Settings
+from api.config import ProcessSettings
 from tests.support.live import serve
 
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
@@ -37,8 +37,8 @@ STATEFUL_EXAMPLES = 30
 
 
 def test_fuzz_the_documented_api(db, tenant):
-    app_settings = Settings(database_url=db.runtime_url, db_pool_min=1, db_pool_max=4,
-                            max_body_bytes=65_536, _env_file=None)  # type: ignore[call-arg]
+    app_settings = ProcessSettings(database_url=db.runtime_url, db_pool_min=1, db_pool_max=4,
+                                   max_body_bytes=65_536, _env_file=None)  # type: ignore[call-arg]
     app = create_app(app_settings)
     headers = {"Authorization": f"Bearer {tenant.admin_key.secret}"}
     with serve(app) as url:
@@ -79,8 +79,8 @@ def test_boundary_values_and_stateful_workflows_find_no_server_error(db, tenant,
     ticket, then command it by the id in the answer, and so on). The engine, unlike a
     Hypothesis state machine run here, copes with workflows that change the database
     and so cannot be replayed exactly."""
-    app = create_app(Settings(database_url=db.runtime_url, db_pool_min=1, db_pool_max=4,
-                              max_body_bytes=65_536, _env_file=None))  # type: ignore[call-arg]
+    app = create_app(ProcessSettings(database_url=db.runtime_url, db_pool_min=1, db_pool_max=4,
+                                     max_body_bytes=65_536, _env_file=None))  # type: ignore[call-arg]
     with serve(app) as url:
         run = subprocess.run(
             [str(Path(sys.executable).with_name("schemathesis")), "run",

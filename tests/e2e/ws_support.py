@@ -22,7 +22,7 @@ import uvicorn
 import websockets
 
 from api.app import create_app
-from api.config import Settings
+from api.config import ProcessSettings
 from api.feed.hub import Hub
 from api.root import Services
 from api.serving.server import server_options
@@ -42,12 +42,12 @@ AGENT = Actor(kind=ActorKind.AGENT, id="agent-1")
 WRITER = StoreActor("system", "ws-test")
 
 
-def ws_settings(database_url: str, **overrides: Any) -> Settings:
+def ws_settings(database_url: str, **overrides: Any) -> ProcessSettings:
     base: dict[str, Any] = {"database_url": database_url, "db_pool_min": 1,
                             "db_pool_max": 5, "ws_heartbeat_seconds": 5.0,
                             "ws_auth_recheck_seconds": 5.0}
     base.update(overrides)
-    return Settings(**base)
+    return ProcessSettings(**base)
 
 
 @dataclass
@@ -63,7 +63,7 @@ class Running:
 
 
 @asynccontextmanager
-async def serve(settings: Settings) -> AsyncIterator[Running]:
+async def serve(settings: ProcessSettings) -> AsyncIterator[Running]:
     """The app on a real socket (uvicorn, 127.0.0.1, a free port) in this process."""
     app = create_app(settings)
     config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from api.app import create_app
-from api.config import Settings
+from api.config import ProcessSettings
 from domain import Requester, TicketId, TicketState
 from domain.clock import ManualClock
 from domain.commands import ChangeFields, OpenTicket
@@ -106,7 +106,7 @@ async def scenario(pool: Any, store: Any, make_tenant: Any, db: Any) -> dict[str
     await projector.ensure_checkpoints()
     await projector.drain()
     return {"analyst": analyst.secret, "clock": clock,
-            "settings": Settings(database_url=db.runtime_url)}
+            "settings": ProcessSettings(database_url=db.runtime_url)}
 
 
 async def get(scenario: dict[str, Any], path: str, **params: str) -> Any:

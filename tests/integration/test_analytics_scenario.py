@@ -24,7 +24,7 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 
 from api.app import create_app
-from api.config import Settings
+from api.config import ProcessSettings
 from domain import Calendar, Priority, SlaMetric, Source, TicketState, Visibility
 from domain.clock import ManualClock
 from domain.tenant_settings import DEFAULT_SETTINGS
@@ -114,7 +114,7 @@ async def scenario(pool: Any, store: Any, make_tenant: Any, db: Any) -> dict[str
     await projector.ensure_checkpoints()
     await projector.drain()
     return {"tenant": tenant, "tickets": tickets, "analyst": analyst.secret,
-            "others": others, "settings": Settings(database_url=db.runtime_url),
+            "others": others, "settings": ProcessSettings(database_url=db.runtime_url),
             "clock": clock, "store": store, "pool": pool}
 
 
@@ -233,7 +233,7 @@ async def test_only_analysts_and_admins_and_only_their_tenant(
 async def test_cached_answers_follow_the_checkpoint_and_report_the_current_lag(
     scenario: dict[str, Any], redis_server: Any, db: Any
 ) -> None:
-    settings = Settings(database_url=db.runtime_url, redis_url=redis_server.url)
+    settings = ProcessSettings(database_url=db.runtime_url, redis_url=redis_server.url)
     app = create_app(settings, clock=scenario["clock"])
     auth = {"Authorization": f"Bearer {scenario['analyst']}"}
     params = {"from": "2026-06-01", "to": "2026-06-03"}

@@ -167,11 +167,11 @@ async def test_the_api_runs_the_projector_when_run_scheduler_is_on(
     pool: Any, store: Any, make_tenant: Any, db: Any
 ) -> None:
     from api.app import create_app
-    from api.config import Settings
+    from api.config import ProcessSettings
     from tests.support.http import asgi_client
 
-    settings = Settings(database_url=db.runtime_url, run_scheduler=True,
-                        projector_poll_interval=5.0)
+    settings = ProcessSettings(database_url=db.runtime_url, run_scheduler=True,
+                               projector_poll_interval=5.0)
     clock = ManualClock(START)
     app = create_app(settings, clock=clock)
     async with asgi_client(app) as client:

@@ -13,7 +13,7 @@ import asyncpg
 import pytest
 
 from api import root
-from api.config import Settings
+from api.config import ProcessSettings
 from api.ops.health import check_scheduler
 from domain.clock import ManualClock, SystemClock
 from eventstore.pool import create_pool
@@ -253,8 +253,8 @@ async def test_two_loops_seed_one_global_periodic_job(pool, admin):
 
 
 async def test_readiness_reports_ok_stalled_and_disabled(db):
-    settings = Settings(database_url=db.runtime_url, run_scheduler=True,
-                        scheduler_poll_interval=0.2)
+    settings = ProcessSettings(database_url=db.runtime_url, run_scheduler=True,
+                               scheduler_poll_interval=0.2)
     async with root.running(settings, root.ProcessRole.SERVE, clock=ManualClock(T0)) as services:
         assert services.scheduler is not None
         scheduler = services.scheduler.scheduler

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import asyncpg
 
-from api.config import Settings
+from api.config import ProcessSettings
 from api.root import job_registry
 from handlers.tenants import create_tenant_as_operator
 
@@ -16,7 +16,7 @@ async def test_a_new_tenant_has_every_per_tenant_periodic_job_when_created(db):
     before = datetime.now(UTC)
     tenant = await create_tenant_as_operator(db.admin_url, "New")
     per_tenant = {(p.kind, p.dedupe_key)
-                  for p in job_registry(Settings(_env_file=None)).periods.values()
+                  for p in job_registry(ProcessSettings(_env_file=None)).periods.values()
                   if p.per_tenant}
     assert {kind for kind, _ in per_tenant} == {"tickets.sweep", "idempotency.purge"}
     conn = await asyncpg.connect(db.admin_url)

@@ -14,7 +14,7 @@ import orjson
 import pytest
 
 from api.app import create_app
-from api.config import Settings
+from api.config import ProcessSettings
 from api.ops.metrics import Metrics, instrument_jobs
 from api.root import ProcessRole, Services, running
 from domain import Actor, ActorKind, OpenTicket, Requester
@@ -44,9 +44,9 @@ ACTOR = StoreActor("api_key", "test")
 async def service(db: Db, max_attempts: int = 8,
                   allow_private: bool = True) -> AsyncIterator[Services]:
     # The test receivers listen on 127.0.0.1, a private address webhooks refuse by default.
-    settings = Settings(database_url=db.runtime_url, db_pool_min=1, db_pool_max=6,
-                        webhook_max_attempts=max_attempts,
-                        webhook_allow_private_addresses=allow_private)
+    settings = ProcessSettings(database_url=db.runtime_url, db_pool_min=1, db_pool_max=6,
+                               webhook_max_attempts=max_attempts,
+                               webhook_allow_private_addresses=allow_private)
     async with running(settings, ProcessRole.CLI, clock=ManualClock(soon())) as services:
         yield services
 

@@ -97,9 +97,9 @@ def test_the_parser_reads_shorthand_rows() -> None:
 
 def test_the_openapi_document_publishes_the_table_on_every_operation() -> None:
     from api.app import create_app
-    from api.config import Settings
+    from api.config import ProcessSettings
 
-    document = create_app(Settings(_env_file=None)).openapi()  # type: ignore[call-arg]
+    document = create_app(ProcessSettings(_env_file=None)).openapi()  # type: ignore[call-arg]
     published = {}
     for path, item in document["paths"].items():
         for method, operation in item.items():

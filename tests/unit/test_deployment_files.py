@@ -11,12 +11,12 @@ from urllib.parse import urlsplit
 import yaml
 
 from api.cli.main import build_parser
-from api.config import Settings
+from api.config import ProcessSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 SERVICES = COMPOSE["services"]
-SETTINGS_ENV = {name.upper() for name in Settings.model_fields}
+SETTINGS_ENV = {name.upper() for name in ProcessSettings.model_fields}
 IMAGE_ENV = {"POSTGRES_DB", "POSTGRES_USER", "POSTGRES_PASSWORD"}
 
 

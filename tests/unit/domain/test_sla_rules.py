@@ -8,10 +8,10 @@ from domain import (
     Calendar,
     ChangePriority,
     CheckSla,
-    Clock,
     Event,
     Priority,
     SlaBreached,
+    SlaClock,
     SlaMetric,
     SlaPolicy,
     TicketState,
@@ -34,7 +34,7 @@ from tests.unit.domain.support import (
 FR, NR, RES = SlaMetric.FIRST_RESPONSE, SlaMetric.NEXT_REPLY, SlaMetric.RESOLUTION
 
 
-def clock(history: list[Event], metric: SlaMetric) -> Clock:
+def clock(history: list[Event], metric: SlaMetric) -> SlaClock:
     return state_of(history).clocks[metric]
 
 

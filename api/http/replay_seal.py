@@ -1,4 +1,4 @@
-"""Sealing an answer that holds a secret inside its idempotency record.
+"""The replay seal: an answer that holds a secret, kept inside its idempotency record.
 
 An issued API key's answer carries the key's secret, which is stored nowhere else
 (only its hash is). To replay that answer, the record keeps the answer's bytes sealed
@@ -12,6 +12,9 @@ with AES-256-GCM under a key derived, with HMAC-SHA256, from two things:
 A seal lives exactly as long as its record (24 hours). Without the setting nothing is
 sealed, and after the setting changes old seals no longer open: either way the replay
 is refused with a problem naming what was created, never answered without the secret.
+
+Nothing here is shared with eventstore/sealing.py, which seals personal data in events
+under each contact's data key so that erasure reaches it.
 """
 
 from __future__ import annotations
@@ -37,15 +40,14 @@ def _key(server_secret: str, ident: Sequence[object]) -> bytes:
     return hmac.new(root, _LABEL + _identity(ident), hashlib.sha256).digest()
 
 
-def seal(server_secret: str, ident: Sequence[object], content: bytes) -> bytes:
+def seal_answer(server_secret: str, ident: Sequence[object], content: bytes) -> bytes:
     """``content`` sealed for the record ``ident``: nonce, then ciphertext and tag."""
     nonce = secrets.token_bytes(_NONCE)
-    return nonce + AESGCM(_key(server_secret, ident)).encrypt(nonce, content,
-                                                              _identity(ident))
+    return nonce + AESGCM(_key(server_secret, ident)).encrypt(nonce, content, _identity(ident))
 
 
-def unseal(server_secret: str | None, ident: Sequence[object], sealed: bytes | None
-           ) -> bytes | None:
+def open_answer(server_secret: str | None, ident: Sequence[object], sealed: bytes | None
+                ) -> bytes | None:
     """The sealed content, or None when it cannot be opened here (no secret set, or
     another secret, or nothing was sealed)."""
     if server_secret is None or sealed is None or len(sealed) <= _NONCE:
@@ -57,4 +59,4 @@ def unseal(server_secret: str | None, ident: Sequence[object], sealed: bytes | N
         return None
 
 
-__all__ = ["seal", "unseal"]
+__all__ = ["open_answer", "seal_answer"]
