@@ -21,7 +21,7 @@ Q = load_queries(Path(__file__).with_name("queries.sql"))
 
 @dataclass(frozen=True, slots=True)
 class ChangesPage:
-    """One page of ``Session.read_changes``: the event rows (``seq``, ``stream_id``,
+    """One page of ``UnitOfWork.read_changes``: the event rows (``seq``, ``stream_id``,
     ``version``, ``type``, ``schema_version``, ``data_json`` (the payload's JSON text),
     ``actor_kind``, ``actor_id``, ``recorded_at``), the seq to ask after next, and the
     head they were read at."""
@@ -33,7 +33,7 @@ class ChangesPage:
 
 
 class Reads(UnitState):
-    """Reads (mixed into ``eventstore.store.Session``)."""
+    """Reads (mixed into ``eventstore.store.UnitOfWork``)."""
 
     async def stream_version(self, stream_id: UUID) -> int:
         """The stream's current version (0 for a stream with no events)."""

@@ -32,7 +32,7 @@ class StagedAppend:
 
 
 class Staging(UnitState):
-    """Staging and commit (mixed into ``eventstore.store.Session``)."""
+    """Staging and commit (mixed into ``eventstore.store.UnitOfWork``)."""
 
     async def append(
         self,

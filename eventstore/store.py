@@ -58,7 +58,7 @@ async def acquire(pool: asyncpg.Pool, *,
         raise StoreUnavailable(f"database unavailable: {exc}") from exc
 
 
-class Session(Staging, SubjectKeys, Reads, ChainVerification):
+class UnitOfWork(Staging, SubjectKeys, Reads, ChainVerification):
     """One transaction on one connection, armed for one tenant (and maybe an actor):
     the unit of work, made of one part per job, each a module of its own: staging and
     commit (eventstore/staging.py), data keys and sealing (eventstore/subject_keys.py),
@@ -117,7 +117,7 @@ class EventStore:
         *,
         readonly: bool = False,
         isolation: str | None = None,
-    ) -> AsyncIterator[Session]:
+    ) -> AsyncIterator[UnitOfWork]:
         """Open a unit of work: one connection, one transaction, tenant (and actor) armed.
 
         The transaction commits when the block exits normally, with the staged appends
@@ -131,7 +131,7 @@ class EventStore:
             try:
                 async with _armed_transaction(conn, tenant_id, actor, readonly=readonly,
                                               isolation=isolation):
-                    session = Session(conn, tenant_id, self.keyring)
+                    session = UnitOfWork(conn, tenant_id, self.keyring)
                     yield session
                     staged = session.staged
                     deferred = bool(session.writes)

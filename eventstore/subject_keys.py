@@ -42,7 +42,7 @@ def record_from_row(row: asyncpg.Record) -> RecordedEvent:
 
 
 class SubjectKeys(UnitState):
-    """Data keys and sealing (mixed into ``eventstore.store.Session``)."""
+    """Data keys and sealing (mixed into ``eventstore.store.UnitOfWork``)."""
 
     def held_key(self, subject: UUID, wrapped: bytes | None, kek: str | None) -> None:
         """A subject's wrapped data key (None: erased) that a read of this unit of work

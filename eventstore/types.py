@@ -14,7 +14,7 @@ JsonObject = dict[str, Any]
 
 Write = Callable[..., Awaitable[Any]]
 """Runs a statement whose rows nobody reads, as ``conn.execute`` does, answering its
-command status: a connection's ``execute``, or a unit of work's ``Session.write``,
+command status: a connection's ``execute``, or a unit of work's ``UnitOfWork.write``,
 which may defer it to the COMMIT's message (and then answers None)."""
 
 

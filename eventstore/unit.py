@@ -1,5 +1,5 @@
 """What the parts of a unit of work share: its connection, tenant and keyring, and the
-state one part keeps for another (eventstore/store.py ``Session`` is made of the parts:
+state one part keeps for another (eventstore/store.py ``UnitOfWork`` is made of the parts:
 eventstore/staging.py, eventstore/reads.py, eventstore/subject_keys.py and
 eventstore/verification.py)."""
 

@@ -16,7 +16,7 @@ ZERO_HASH = bytes(32)
 
 
 class ChainVerification(UnitState):
-    """Chain verification (mixed into ``eventstore.store.Session``)."""
+    """Chain verification (mixed into ``eventstore.store.UnitOfWork``)."""
 
     async def hash_at(self, seq: int) -> bytes | None:
         """The chain hash stored with event ``seq`` (None: no such event)."""

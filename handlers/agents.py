@@ -16,7 +16,7 @@ from uuid import UUID
 
 from domain.agent import AddAgent, Agent, UpdateAgent, decide_agent, fold_agent
 from eventstore.sqlfile import load_queries
-from eventstore.store import Session
+from eventstore.store import UnitOfWork
 from handlers.errors import Conflict, Missing
 from handlers.tenant_events import record_all
 
@@ -32,7 +32,7 @@ def agent_of_row(row: Any) -> Agent:
     return Agent.model_validate({k: row[k] for k in Agent.model_fields})
 
 
-async def add_agent(uow: Session, command: AddAgent) -> dict[str, Any]:
+async def add_agent(uow: UnitOfWork, command: AddAgent) -> dict[str, Any]:
     """Add an agent; ``agent_exists`` if the e-mail is taken. Returns its row."""
     events = decide_agent(command, None)
     agent = fold_agent(None, events)
@@ -45,7 +45,7 @@ async def add_agent(uow: Session, command: AddAgent) -> dict[str, Any]:
     return dict(row)
 
 
-async def update_agent(uow: Session, command: UpdateAgent) -> dict[str, Any]:
+async def update_agent(uow: UnitOfWork, command: UpdateAgent) -> dict[str, Any]:
     """Change an agent; a change to nothing records nothing. Returns its row."""
     row = await uow.conn.fetchrow(Q["get_agent_for_update"], uow.tenant_id, command.agent_id)
     if row is None:
@@ -68,12 +68,12 @@ async def update_agent(uow: Session, command: UpdateAgent) -> dict[str, Any]:
     return dict(new)
 
 
-async def get_agent(uow: Session, agent_id: UUID) -> dict[str, Any] | None:
+async def get_agent(uow: UnitOfWork, agent_id: UUID) -> dict[str, Any] | None:
     row = await uow.conn.fetchrow(Q["get_agent"], uow.tenant_id, agent_id)
     return None if row is None else dict(row)
 
 
-async def list_agents(uow: Session, after: tuple[datetime, UUID] | None,
+async def list_agents(uow: UnitOfWork, after: tuple[datetime, UUID] | None,
                       limit: int) -> Sequence[Any]:
     """The tenant's agents in ``(created_at, id)`` order, after ``after``."""
     at, last = after if after is not None else (None, None)

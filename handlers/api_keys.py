@@ -32,7 +32,7 @@ from domain.api_key import (
 from domain.ids import AgentId, ApiKeyId, TenantId
 from domain.values import Role
 from eventstore.sqlfile import load_queries
-from eventstore.store import Session
+from eventstore.store import UnitOfWork
 from handlers.errors import Invalid, Missing
 from handlers.tenant_events import record_all
 
@@ -77,7 +77,7 @@ class IssueKey:
     key_id: UUID | None = None
 
 
-async def issue_key(uow: Session, command: IssueKey) -> IssuedKey:
+async def issue_key(uow: UnitOfWork, command: IssueKey) -> IssuedKey:
     """Insert the key and record ``ApiKeyIssued``. Refuses an agent key without an
     agent and an agent link for a machine role (422 ``validation_failed``, naming
     ``agent_id``), and an agent that is not active (``unknown_agent``).
@@ -116,7 +116,7 @@ def key_of_row(row: Any) -> ApiKey:
     return ApiKey.model_validate({k: row[k] for k in ApiKey.model_fields})
 
 
-async def revoke_key(uow: Session, key_id: UUID, at: datetime) -> dict[str, Any]:
+async def revoke_key(uow: UnitOfWork, key_id: UUID, at: datetime) -> dict[str, Any]:
     """Revoke a key (revoking twice keeps the first instant and records one event);
     returns the key's row."""
     row = await uow.conn.fetchrow(Q["get_api_key_for_update"], uow.tenant_id, key_id)
@@ -131,7 +131,7 @@ async def revoke_key(uow: Session, key_id: UUID, at: datetime) -> dict[str, Any]
     return dict(revoked)
 
 
-async def list_keys(uow: Session, after: tuple[datetime, UUID] | None,
+async def list_keys(uow: UnitOfWork, after: tuple[datetime, UUID] | None,
                     limit: int) -> Sequence[Any]:
     """The tenant's keys in ``(created_at, id)`` order, after ``after``."""
     at, last = after if after is not None else (None, None)

@@ -35,7 +35,7 @@ from domain.events import Event
 from domain.ids import ContactId, OrganizationId
 from domain.mapper import to_stored
 from domain.values import Requester
-from eventstore.store import Session
+from eventstore.store import UnitOfWork
 from handlers.errors import Conflict, Invalid, Missing, VersionMismatch
 from handlers.portal import revoke_merged
 from handlers.sealing import stored_event
@@ -78,13 +78,13 @@ class Merged:
     tickets_moved: int
 
 
-async def stage(uow: Session, stream: UUID, version: int, events: list[Event]) -> None:
+async def stage(uow: UnitOfWork, stream: UUID, version: int, events: list[Event]) -> None:
     """Stage a contact's or organization's events at ``version``."""
     stored = [to_stored(e) for e in events]
     await uow.append(stream, version, [stored_event(t, d, v, stream) for t, v, d in stored])
 
 
-async def _check_unique(uow: Session, f: ContactFields, own: UUID | None) -> None:
+async def _check_unique(uow: UnitOfWork, f: ContactFields, own: UUID | None) -> None:
     conn, tenant = uow.conn, uow.tenant_id
     holder = await people.contact_by_email(conn, tenant, f.email)
     if holder is not None and holder.id != own:
@@ -98,14 +98,14 @@ async def _check_unique(uow: Session, f: ContactFields, own: UUID | None) -> Non
                            contact_id=str(other))
 
 
-async def _check_organization(uow: Session, organization_id: UUID | None) -> None:
+async def _check_organization(uow: UnitOfWork, organization_id: UUID | None) -> None:
     if organization_id is not None and await people.load_organization(
             uow.conn, uow.tenant_id, organization_id) is None:
         raise Invalid("unknown_organization", f"organization {organization_id} does not exist",
                       field="organization_id")
 
 
-async def create_contact(uow: Session, command: NewContact) -> Contact:
+async def create_contact(uow: UnitOfWork, command: NewContact) -> Contact:
     """Create a contact; 409 ``contact_exists`` (with the holder's ``contact_id``) for a
     taken e-mail, 422 ``unknown_organization`` naming an organization that is not."""
     conn, tenant = uow.conn, uow.tenant_id
@@ -126,7 +126,7 @@ async def create_contact(uow: Session, command: NewContact) -> Contact:
     return contact
 
 
-async def _decide_and_write(uow: Session, current: Contact, command: ContactCommand
+async def _decide_and_write(uow: UnitOfWork, current: Contact, command: ContactCommand
                             ) -> Contact:
     events = decide_contact(command, current)
     if not events:
@@ -139,7 +139,7 @@ async def _decide_and_write(uow: Session, current: Contact, command: ContactComm
     return after
 
 
-async def _locked(uow: Session, contact_id: UUID, expected_version: int | None) -> Contact:
+async def _locked(uow: UnitOfWork, contact_id: UUID, expected_version: int | None) -> Contact:
     current = await people.load_contact(uow.conn, uow.tenant_id, contact_id, for_update=True)
     if current is None:
         raise Missing("not_found", "the contact does not exist")
@@ -149,7 +149,7 @@ async def _locked(uow: Session, contact_id: UUID, expected_version: int | None) 
     return current
 
 
-async def update_contact(uow: Session, command: ChangeContact) -> Contact:
+async def update_contact(uow: UnitOfWork, command: ChangeContact) -> Contact:
     """Change the given fields; a change to nothing records nothing."""
     unknown = set(command.changes) - CONTACT_FIELDS
     if unknown:
@@ -163,7 +163,7 @@ async def update_contact(uow: Session, command: ChangeContact) -> Contact:
     return await _decide_and_write(uow, current, UpdateContact(fields=f, at=command.at))
 
 
-async def set_organization_of(uow: Session, contact: Contact, organization_id: UUID | None,
+async def set_organization_of(uow: UnitOfWork, contact: Contact, organization_id: UUID | None,
                               at: datetime) -> Contact:
     """Move a (locked) contact to another organization, or out of any."""
     org = None if organization_id is None else OrganizationId(organization_id)
@@ -171,7 +171,7 @@ async def set_organization_of(uow: Session, contact: Contact, organization_id: U
     return await _decide_and_write(uow, contact, UpdateContact(fields=f, at=at))
 
 
-async def merge_contact(uow: Session, command: Merge) -> Merged:
+async def merge_contact(uow: UnitOfWork, command: Merge) -> Merged:
     """Merge a contact into another: ``ContactMerged`` on the merged one, each of its
     tickets moved to the survivor, and its portal sessions revoked (the survivor's
     login is the one that signs in from now on)."""
@@ -204,7 +204,7 @@ async def merge_contact(uow: Session, command: Merge) -> Merged:
     return Merged(survivor=target, tickets_moved=len(tickets))
 
 
-async def get_contact(uow: Session, contact_id: UUID) -> Contact | None:
+async def get_contact(uow: UnitOfWork, contact_id: UUID) -> Contact | None:
     return await people.load_contact(uow.conn, uow.tenant_id, contact_id)
 
 

@@ -31,7 +31,7 @@ from domain.events import ContactErased
 from domain.personal import field_at, personal_paths
 from domain.values import Actor
 from eventstore.sealing import is_sealed, sealed_paths
-from eventstore.store import Session
+from eventstore.store import UnitOfWork
 from eventstore.types import RecordedEvent
 from handlers import widget
 from handlers.contacts import stage
@@ -65,7 +65,7 @@ class Erased:
     unsealed_events: int
 
 
-async def erase_contact(uow: Session, command: EraseContact) -> Erased:
+async def erase_contact(uow: UnitOfWork, command: EraseContact) -> Erased:
     """Erase a contact's personal data: see the module's docstring."""
     reason = command.reason.strip()
     if not reason or len(reason) > REASON_MAX:
@@ -132,7 +132,7 @@ class ContactExport:
     events: list[RecordedEvent]
 
 
-async def export_contact(uow: Session, contact_id: UUID) -> ContactExport:
+async def export_contact(uow: UnitOfWork, contact_id: UUID) -> ContactExport:
     """Everything held about a contact (GDPR Article 15)."""
     found = await people.load_contact(uow.conn, uow.tenant_id, contact_id)
     if found is None:

@@ -21,7 +21,7 @@ import asyncpg
 from domain.events import Event, GroupMembersChanged
 from domain.group import ChangeGroup, CreateGroup, Group, decide_group, evolve_group
 from domain.mapper import to_stored
-from eventstore.store import Session
+from eventstore.store import UnitOfWork
 from eventstore.types import NewEvent
 from handlers.errors import Conflict, Invalid, Missing, VersionMismatch
 from projections import groups as read_model
@@ -44,7 +44,7 @@ def _name_taken(name: str, existing: UUID | None) -> Conflict:
     return Conflict("group_exists", f"a group named {name!r} exists", **extra)
 
 
-async def _check_members(uow: Session, agent_ids: Sequence[UUID]) -> None:
+async def _check_members(uow: UnitOfWork, agent_ids: Sequence[UUID]) -> None:
     unknown = await read_model.not_active_agents(uow.conn, uow.tenant_id, agent_ids)
     if unknown:
         names = ", ".join(str(a) for a in unknown)
@@ -52,7 +52,7 @@ async def _check_members(uow: Session, agent_ids: Sequence[UUID]) -> None:
                       field="members", kind="unknown_agent")
 
 
-async def _append(uow: Session, group_id: UUID, version: int, events: list[Event]) -> None:
+async def _append(uow: UnitOfWork, group_id: UUID, version: int, events: list[Event]) -> None:
     stored = [to_stored(e) for e in events]
     await uow.append(group_id, version, [NewEvent(t, d, v) for t, v, d in stored])
 
@@ -64,7 +64,7 @@ def _fold(state: Group | None, events: list[Event]) -> Group:
     return state
 
 
-async def create_group(uow: Session, command: CreateGroup) -> Group:
+async def create_group(uow: UnitOfWork, command: CreateGroup) -> Group:
     """Create a group; ``group_exists`` (with the existing group's id) if the name is
     taken, ``unknown_agent`` if a member is not an active agent."""
     events = decide_group(command, None)
@@ -77,7 +77,7 @@ async def create_group(uow: Session, command: CreateGroup) -> Group:
     return group
 
 
-async def change_group(uow: Session, group_id: UUID, command: ChangeGroup, *,
+async def change_group(uow: UnitOfWork, group_id: UUID, command: ChangeGroup, *,
                        expected_version: int | None = None) -> GroupChange:
     """Rename a group and/or replace its members. A change to nothing records nothing."""
     state = await read_model.load_group(uow.conn, uow.tenant_id, group_id, for_update=True)
@@ -108,7 +108,7 @@ async def change_group(uow: Session, group_id: UUID, command: ChangeGroup, *,
                                 "ticket_ids": list(r["ticket_ids"])} for r in held])
 
 
-async def get_group(uow: Session, group_id: UUID) -> Group | None:
+async def get_group(uow: UnitOfWork, group_id: UUID) -> Group | None:
     return await read_model.load_group(uow.conn, uow.tenant_id, group_id)
 
 

@@ -26,7 +26,7 @@ from domain.events import AgentInvitationAccepted, AgentInvited
 from domain.ids import AgentId
 from domain.values import Role
 from eventstore.sqlfile import load_queries
-from eventstore.store import EventStore, Session
+from eventstore.store import EventStore, UnitOfWork
 from handlers.agents import AddAgent, add_agent
 from handlers.credentials import INVITATION_PREFIX, Passwords, new_token, parse_token
 from handlers.errors import Gone, Missing
@@ -53,7 +53,7 @@ class AcceptInvitation:
     at: datetime
 
 
-async def invite(uow: Session, command: InviteAgent) -> dict[str, Any]:
+async def invite(uow: UnitOfWork, command: InviteAgent) -> dict[str, Any]:
     """Store the invitation and record ``AgentInvited``; the answer holds ``token``,
     which is never stored and cannot be shown again."""
     token, ref = new_token(INVITATION_PREFIX, uow.tenant_id)

@@ -25,7 +25,7 @@ from domain.organization import (
     decide_organization,
     evolve_organization,
 )
-from eventstore.store import Session
+from eventstore.store import UnitOfWork
 from handlers.contacts import set_organization_of, stage
 from handlers.errors import Conflict, Missing, VersionMismatch
 from projections import people
@@ -58,7 +58,7 @@ class OrganizationResult:
     contacts_moved: int = 0
 
 
-async def _check_unique(uow: Session, o: Organization) -> None:
+async def _check_unique(uow: UnitOfWork, o: Organization) -> None:
     conn, tenant = uow.conn, uow.tenant_id
     holder = await people.organization_by_name(conn, tenant, o.name)
     if holder is not None and holder != o.id:
@@ -70,7 +70,7 @@ async def _check_unique(uow: Session, o: Organization) -> None:
                        organization_id=str(other), domain=domain)
 
 
-async def _move_contacts(uow: Session, before: tuple[str, ...], after: Organization,
+async def _move_contacts(uow: UnitOfWork, before: tuple[str, ...], after: Organization,
                          at: datetime) -> int:
     moved = 0
     for contact in await people.contacts_joining(uow.conn, uow.tenant_id, after.domains,
@@ -85,7 +85,7 @@ async def _move_contacts(uow: Session, before: tuple[str, ...], after: Organizat
     return moved
 
 
-async def create_organization(uow: Session, command: NewOrganization) -> OrganizationResult:
+async def create_organization(uow: UnitOfWork, command: NewOrganization) -> OrganizationResult:
     """Create an organization; 409 ``organization_exists`` or ``domain_taken`` naming
     the organization that holds the name or domain."""
     events = decide_organization(CreateOrganization(
@@ -107,7 +107,7 @@ async def create_organization(uow: Session, command: NewOrganization) -> Organiz
     return OrganizationResult(org, moved)
 
 
-async def update_organization(uow: Session, command: ChangeOrganization) -> OrganizationResult:
+async def update_organization(uow: UnitOfWork, command: ChangeOrganization) -> OrganizationResult:
     """Change the name or domains; a change to nothing records nothing."""
     current = await people.load_organization(uow.conn, uow.tenant_id,
                                              command.organization_id, for_update=True)
@@ -137,7 +137,7 @@ async def update_organization(uow: Session, command: ChangeOrganization) -> Orga
     return OrganizationResult(after, moved)
 
 
-async def get_organization(uow: Session, organization_id: UUID) -> Organization | None:
+async def get_organization(uow: UnitOfWork, organization_id: UUID) -> Organization | None:
     return await people.load_organization(uow.conn, uow.tenant_id, organization_id)
 
 

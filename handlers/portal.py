@@ -49,7 +49,7 @@ from domain.ids import ContactId, MessageId, TicketId
 from domain.ticket import Ticket
 from domain.values import Actor, ActorKind, Source, Visibility
 from eventstore.sqlfile import load_queries
-from eventstore.store import EventStore, Session
+from eventstore.store import EventStore, UnitOfWork
 from eventstore.types import StoreActor
 from handlers.credentials import Passwords, new_token, parse_token
 from handlers.errors import Gone, Missing
@@ -76,7 +76,7 @@ PORTAL = SessionKind(REFRESH_PREFIX, Q, customer_actor, "contact_id",
 """Portal sessions, for handlers.sessions' sign-in, refresh and sign-out."""
 
 
-async def issue_link(uow: Session, contact_id: UUID, at: datetime, valid_for: timedelta
+async def issue_link(uow: UnitOfWork, contact_id: UUID, at: datetime, valid_for: timedelta
                      ) -> dict[str, Any]:
     """A password link for a contact of the tenant (``Missing`` if none such); the answer
     holds ``token``, which is never stored and cannot be shown again."""
@@ -132,7 +132,7 @@ async def set_password(store: EventStore, passwords: Passwords, token: str, pass
     return {"tenant_id": tenant, "contact_id": row["contact_id"], "email": row["email"]}
 
 
-async def session_open(uow: Session, session_id: UUID, contact_id: UUID,
+async def session_open(uow: UnitOfWork, session_id: UUID, contact_id: UUID,
                        now: datetime) -> bool:
     """Whether a portal session still lets its access tokens act (in a unit of work
     acting as ``customer_actor(contact_id)``)."""
@@ -140,13 +140,13 @@ async def session_open(uow: Session, session_id: UUID, contact_id: UUID,
                                         contact_id, now))
 
 
-async def sign_out(uow: Session, session_id: UUID, contact_id: UUID, at: datetime) -> None:
+async def sign_out(uow: UnitOfWork, session_id: UUID, contact_id: UUID, at: datetime) -> None:
     """End the session of a portal access token (its refresh tokens die with it), in a
     unit of work acting as ``customer_actor(contact_id)``."""
     await end_session(uow, PORTAL, contact_id, session_id, at)
 
 
-async def revoke_merged(uow: Session, contact_id: UUID, at: datetime) -> int:
+async def revoke_merged(uow: UnitOfWork, contact_id: UUID, at: datetime) -> int:
     """Revoke every open portal session of a contact merged into another (in the
     merge's unit of work), recording each; how many there were."""
     revoked = await uow.conn.fetch(Q["revoke_contact_sessions"], uow.tenant_id, contact_id,
@@ -173,7 +173,7 @@ def _no_ticket(ticket_id: UUID) -> Missing:
     return Missing("not_found", f"no ticket {ticket_id}")
 
 
-async def open_ticket(uow: Session, contact_id: UUID, ticket_id: TicketId, subject: str,
+async def open_ticket(uow: UnitOfWork, contact_id: UUID, ticket_id: TicketId, subject: str,
                       body: str, at: datetime) -> Ticket:
     """Open a ticket whose requester is the signed-in contact."""
     requester = await requester_of_contact(uow.conn, uow.tenant_id, contact_id)
@@ -183,7 +183,7 @@ async def open_ticket(uow: Session, contact_id: UUID, ticket_id: TicketId, subje
     return result.ticket
 
 
-async def reply(uow: Session, contact_id: UUID, ticket_id: TicketId, message_id: MessageId,
+async def reply(uow: UnitOfWork, contact_id: UUID, ticket_id: TicketId, message_id: MessageId,
                 body: str, at: datetime) -> tuple[Ticket, dict[str, Any]]:
     """A public reply by the contact on their own ticket (another's is ``Missing``, as
     row-level security does not let the transaction see it). A reply on a closed
@@ -199,7 +199,7 @@ async def reply(uow: Session, contact_id: UUID, ticket_id: TicketId, message_id:
     return ticket, message
 
 
-async def own_tickets(uow: Session, contact_id: UUID, after: tuple[datetime, UUID] | None,
+async def own_tickets(uow: UnitOfWork, contact_id: UUID, after: tuple[datetime, UUID] | None,
                       limit: int) -> list[Any]:
     """The contact's tickets, newest first, after a keyset position."""
     at, after_id = after if after is not None else (None, None)
@@ -207,14 +207,14 @@ async def own_tickets(uow: Session, contact_id: UUID, after: tuple[datetime, UUI
                                      after_id, limit))
 
 
-async def own_ticket(uow: Session, contact_id: UUID, ticket_id: UUID) -> dict[str, Any]:
+async def own_ticket(uow: UnitOfWork, contact_id: UUID, ticket_id: UUID) -> dict[str, Any]:
     row = await uow.conn.fetchrow(Q["own_ticket"], uow.tenant_id, contact_id, ticket_id)
     if row is None:
         raise _no_ticket(ticket_id)
     return ticket_document(row)
 
 
-async def public_messages(uow: Session, contact_id: UUID, ticket_id: UUID,
+async def public_messages(uow: UnitOfWork, contact_id: UUID, ticket_id: UUID,
                           after: tuple[datetime, UUID] | None, limit: int) -> list[Any]:
     """A ticket's public messages, oldest first; ``Missing`` for a ticket that is not
     the contact's."""

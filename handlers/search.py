@@ -8,11 +8,11 @@ re-indexes by itself (handlers/tenant_settings.py).
 
 from __future__ import annotations
 
-from eventstore.store import Session
+from eventstore.store import UnitOfWork
 from projections.search import reindex
 
 
-async def rebuild_search_index(uow: Session) -> dict[str, int]:
+async def rebuild_search_index(uow: UnitOfWork) -> dict[str, int]:
     """Re-index the unit of work's tenant (tickets, contacts, organizations); returns
     how many things of each kind were indexed."""
     return await reindex(uow.conn, uow.tenant_id)

@@ -48,7 +48,7 @@ from domain.events import (
 )
 from domain.ids import AgentId, TenantId
 from eventstore.sqlfile import load_queries
-from eventstore.store import EventStore, Session
+from eventstore.store import EventStore, UnitOfWork
 from eventstore.types import StoreActor
 from handlers.credentials import REFRESH_PREFIX, Passwords, new_token, parse_token
 from handlers.errors import NotAuthenticated
@@ -144,7 +144,7 @@ STAFF = SessionKind(REFRESH_PREFIX, Q, agent_actor, "agent_id",
                     AgentSignedIn, AgentSignedOut, AgentSessionRevoked)
 
 
-async def issue_refresh(uow: Session, kind: SessionKind, session_id: UUID, at: datetime,
+async def issue_refresh(uow: UnitOfWork, kind: SessionKind, session_id: UUID, at: datetime,
                         expires_at: datetime) -> str:
     """A new refresh token of the session (only its hash is stored), shown once."""
     token, ref = new_token(kind.prefix, uow.tenant_id)
@@ -222,7 +222,7 @@ async def refresh(store: EventStore, lifetimes: Lifetimes, token: str | None,
                     row["session_expires_at"])
 
 
-async def end_session(uow: Session, kind: SessionKind, holder: UUID, session_id: UUID,
+async def end_session(uow: UnitOfWork, kind: SessionKind, holder: UUID, session_id: UUID,
                       at: datetime) -> None:
     """Sign a session out (in ``uow``, acting as its holder), recording it; a session
     ended already is nothing to do."""
@@ -250,7 +250,7 @@ async def sign_out(store: EventStore, token: str | None, at: datetime,
     return True
 
 
-async def store_password(uow: Session, agent_id: UUID, password_hash: str,
+async def store_password(uow: UnitOfWork, agent_id: UUID, password_hash: str,
                          at: datetime) -> None:
     """Give an agent a login, or a new password (hashed by ``Passwords.hash`` outside
     the transaction), recording ``AgentPasswordSet``."""

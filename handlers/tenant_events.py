@@ -13,11 +13,11 @@ from collections.abc import Iterable
 
 from domain.events import Event
 from domain.mapper import to_stored
-from eventstore.store import Session
+from eventstore.store import UnitOfWork
 from eventstore.types import NewEvent
 
 
-async def record(session: Session, event: Event) -> None:
+async def record(session: UnitOfWork, event: Event) -> None:
     """Append ``event`` to the session's tenant stream, at whatever version it is when
     the unit of work commits. The store serialises writers of one stream, so ``None``
     as the expected version never loses an event.
@@ -26,7 +26,7 @@ async def record(session: Session, event: Event) -> None:
     await session.append(session.tenant_id, None, [NewEvent(type_, data, schema_version)])
 
 
-async def record_all(session: Session, events: Iterable[Event]) -> None:
+async def record_all(session: UnitOfWork, events: Iterable[Event]) -> None:
     """``record`` each event, in order: what an aggregate on the tenant stream decided."""
     for event in events:
         await record(session, event)

@@ -21,7 +21,7 @@ from domain.tenant_settings import (
     evolve_settings,
 )
 from eventstore.sqlfile import load_queries
-from eventstore.store import Session
+from eventstore.store import UnitOfWork
 from handlers.errors import Invalid, VersionMismatch
 from handlers.tenant_events import record_all
 from projections.groups import unknown_groups
@@ -31,7 +31,7 @@ from projections.tenant_settings import load_document
 Q = load_queries(Path(__file__).with_name("queries.sql"))
 
 
-async def replace_settings(uow: Session, command: ReplaceSettings, *,
+async def replace_settings(uow: UnitOfWork, command: ReplaceSettings, *,
                            expected_version: int | None = None) -> TenantSettingsState:
     """Store the settings, if they are at ``expected_version`` (None: any); the same
     settings again change nothing and record nothing (once some were stored)."""
@@ -64,7 +64,7 @@ async def replace_settings(uow: Session, command: ReplaceSettings, *,
     return after
 
 
-async def get_settings(uow: Session) -> TenantSettingsState:
+async def get_settings(uow: UnitOfWork) -> TenantSettingsState:
     doc, version = await load_document(uow.conn, uow.tenant_id)
     return TenantSettingsState(doc.settings(), version)
 

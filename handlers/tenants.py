@@ -21,7 +21,7 @@ from domain.ids import TenantId
 from domain.values import Role
 from eventstore.pool import connect
 from eventstore.sqlfile import load_queries
-from eventstore.store import Session, arm
+from eventstore.store import UnitOfWork, arm
 from eventstore.types import StoreActor
 from handlers import sweep
 from handlers.api_keys import IssuedKey, IssueKey, issue_key
@@ -58,7 +58,7 @@ def operator_actor() -> StoreActor:
 
 
 @asynccontextmanager
-async def operator_session(owner_dsn: str, tenant_id: TenantId) -> AsyncIterator[Session]:
+async def operator_session(owner_dsn: str, tenant_id: TenantId) -> AsyncIterator[UnitOfWork]:
     """A unit of work as the owner role, armed for ``tenant_id`` with the operator as
     the actor; commits when the block exits normally."""
     conn = await connect(owner_dsn)
@@ -66,7 +66,7 @@ async def operator_session(owner_dsn: str, tenant_id: TenantId) -> AsyncIterator
         async with conn.transaction():
             await conn.execute("SET LOCAL ROLE helpdesk_owner")
             await arm(conn, tenant_id, operator_actor())
-            session = Session(conn, tenant_id)
+            session = UnitOfWork(conn, tenant_id)
             yield session
             # An operator's connection is no unit of work of the store: its appends go
             # out here, before the commit (nobody queues on this tenant's head yet).
@@ -75,7 +75,7 @@ async def operator_session(owner_dsn: str, tenant_id: TenantId) -> AsyncIterator
         await conn.close()
 
 
-async def create_tenant(uow: Session, command: CreateTenant) -> NewTenant:
+async def create_tenant(uow: UnitOfWork, command: CreateTenant) -> NewTenant:
     """Create the tenant of ``uow`` (armed for ``command.tenant_id``), its head row, its
     periodic jobs (due at ``command.at``) and its first admin key; the key is on the
     audit trail like every other."""

@@ -30,7 +30,7 @@ from domain.fields import FieldDefinition
 from domain.mapper import from_stored, to_stored
 from domain.values import Actor, ActorKind
 from eventstore.errors import ConcurrencyError
-from eventstore.store import Session
+from eventstore.store import UnitOfWork
 from eventstore.types import NewEvent, RecordedEvent
 from handlers.errors import Conflict
 from handlers.ticket_state import load_ticket
@@ -41,7 +41,7 @@ MAX_FIELDS = 100
 """The most fields a tenant defines (the catalog is read whole by ticket commands)."""
 
 
-async def _commit(uow: Session, before: FieldDefinition | None, events: list[Event],
+async def _commit(uow: UnitOfWork, before: FieldDefinition | None, events: list[Event],
                   key: str) -> FieldDefinition:
     stream = field_stream_id(uow.tenant_id, key)
     after = before
@@ -56,7 +56,7 @@ async def _commit(uow: Session, before: FieldDefinition | None, events: list[Eve
     return after
 
 
-async def define_field(uow: Session, command: DefineField) -> FieldDefinition:
+async def define_field(uow: UnitOfWork, command: DefineField) -> FieldDefinition:
     """Define a field; ``already_exists`` (409) for a key the tenant has used."""
     before = await load_field(uow.conn, uow.tenant_id, command.key, for_update=True)
     events = decide_field(command, before)
@@ -66,7 +66,7 @@ async def define_field(uow: Session, command: DefineField) -> FieldDefinition:
     return await _commit(uow, before, events, command.key)
 
 
-async def update_field(uow: Session, key: str, command: UpdateField, *,
+async def update_field(uow: UnitOfWork, key: str, command: UpdateField, *,
                        expected_version: int | None = None) -> FieldDefinition:
     """Change a field; a change to nothing records nothing. ``expected_version`` (an
     ``If-Match``) must be the field's version."""
@@ -82,16 +82,16 @@ async def update_field(uow: Session, key: str, command: UpdateField, *,
     return await _commit(uow, before, events, key)
 
 
-async def get_field(uow: Session, key: str) -> FieldDefinition | None:
+async def get_field(uow: UnitOfWork, key: str) -> FieldDefinition | None:
     return await load_field(uow.conn, uow.tenant_id, key)
 
 
-async def list_fields(uow: Session) -> list[FieldDefinition]:
+async def list_fields(uow: UnitOfWork) -> list[FieldDefinition]:
     """Every field of the tenant in key order, inactive ones included."""
     return list((await load_catalog(uow.conn, uow.tenant_id)).values())
 
 
-async def field_events(uow: Session, key: str, *, after_version: int = 0,
+async def field_events(uow: UnitOfWork, key: str, *, after_version: int = 0,
                        limit: int | None = None, to_version: int | None = None,
                        until: datetime | None = None) -> list[RecordedEvent]:
     """Events of field ``key``'s stream: a page after ``after_version``, or the events
@@ -120,7 +120,7 @@ class SetFields:
     actor: Actor | None = None
 
 
-async def set_fields(uow: Session, command: SetFields, *,
+async def set_fields(uow: UnitOfWork, command: SetFields, *,
                      expected_version: int | None = None) -> CommandResult:
     """Change field values on a ticket, checked against the definitions now."""
     actor = command.actor

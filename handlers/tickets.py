@@ -2,7 +2,7 @@
 
 ``run_command`` (and ``post_message``, which first works out who the author is) run
 ``execute`` in a savepoint and, without an expected version, re-decide on fresh state
-when another writer won a race. One ``execute`` runs inside the caller's ``Session``
+when another writer won a race. One ``execute`` runs inside the caller's ``UnitOfWork``
 (one transaction, tenant and actor armed) and does, in this order:
 
 1. lock and load the ticket's inline row (commands on one ticket queue on that row
@@ -18,8 +18,8 @@ when another writer won a race. One ``execute`` runs inside the caller's ``Sessi
 5. stage the events (a created contact's first): the unit of work sends them in its
    COMMIT's message, where the tenant head lock they take is held for server time only.
 
-Steps 3 and 4 (and a created contact's search row) are written by ``Session.write``:
-in a unit of work that defers its writes (``Session.deferring``, as the HTTP ticket
+Steps 3 and 4 (and a created contact's search row) are written by ``UnitOfWork.write``:
+in a unit of work that defers its writes (``UnitOfWork.deferring``, as the HTTP ticket
 commands do), they too travel in the COMMIT's message, ahead of the appends, so a
 command costs about three round trips: BEGIN with the read, the requester's lookup
 for a new ticket, and COMMIT with everything written.
@@ -49,7 +49,7 @@ from domain.sla import SlaClock
 from domain.ticket import Ticket
 from domain.values import Actor, ActorKind, TicketState, Visibility
 from eventstore.errors import ConcurrencyError
-from eventstore.store import Session
+from eventstore.store import UnitOfWork
 from handlers.requesters import resolve_requester
 from handlers.sealing import new_event, stored_event
 from handlers.ticket_state import load_for_command, load_ticket
@@ -87,7 +87,7 @@ def follow_up_id(closed_id: UUID, message_id: UUID) -> TicketId:
 
 
 async def execute(
-    session: Session,
+    session: UnitOfWork,
     ticket_id: UUID,
     command: Command,
     *,
@@ -180,7 +180,7 @@ async def execute(
                          documents={s: w.document for s, w in after.items()})
 
 
-async def stage_contact_events(session: Session, contact_events: list[tuple[UUID, Event]]
+async def stage_contact_events(session: UnitOfWork, contact_events: list[tuple[UUID, Event]]
                                ) -> None:
     """Stage the events of contacts that resolving a requester created
     (``handlers.requesters.resolve_requester``), each at version 0 of its stream, after
@@ -228,7 +228,7 @@ async def _with_group_members(conn: asyncpg.Connection, tenant: TenantId, comman
     return command.model_copy(update={"group_members": frozenset(found.members)})
 
 
-async def _move_sla_timers(session: Session, before: Ticket | None, after: Ticket) -> None:
+async def _move_sla_timers(session: UnitOfWork, before: Ticket | None, after: Ticket) -> None:
     """One ``sla.check`` job per running, unbreached clock, at its due time; a clock
     that stopped, was fulfilled or already breached has none. The timers that move go
     in one statement."""
@@ -258,7 +258,7 @@ MAX_ATTEMPTS = 5
 
 
 async def run_command(
-    uow: Session,
+    uow: UnitOfWork,
     ticket_id: UUID,
     command: Command,
     *,
@@ -287,7 +287,7 @@ class PostMessage:
     author: Actor | None = None
 
 
-async def post_message(uow: Session, command: PostMessage, *,
+async def post_message(uow: UnitOfWork, command: PostMessage, *,
                        expected_version: int | None = None) -> CommandResult:
     """Post a reply or note (a customer's message on a closed ticket opens a follow-up,
     which the result carries); retried like ``run_command``."""
@@ -309,7 +309,7 @@ async def _decided(command: Command) -> Command:
     return command
 
 
-async def _with_retries(uow: Session, ticket_id: UUID,
+async def _with_retries(uow: UnitOfWork, ticket_id: UUID,
                         build: Callable[[], Awaitable[Command]],
                         expected_version: int | None) -> CommandResult:
     if uow.deferring:

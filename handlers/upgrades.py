@@ -18,7 +18,7 @@ from domain.ids import TenantId
 from domain.values import Requester
 from eventstore.pool import connect
 from eventstore.sqlfile import load_queries
-from eventstore.store import Session, arm
+from eventstore.store import UnitOfWork, arm
 from eventstore.types import StoreActor
 from handlers.contacts import stage
 from handlers.requesters import resolve_requester
@@ -31,10 +31,10 @@ from projections.search import index_missing
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
 
-Step = Callable[[Session], Awaitable[int]]
+Step = Callable[[UnitOfWork], Awaitable[int]]
 
 
-async def _ticket_views(uow: Session) -> int:
+async def _ticket_views(uow: UnitOfWork) -> int:
     return await fill_views(uow.conn, uow.tenant_id)
 
 
@@ -42,7 +42,7 @@ SYSTEM = StoreActor("system", "migrate")
 """Who links old tickets to contacts: the system, not the operator who ran it."""
 
 
-async def _link_requesters(uow: Session, *, batch: int = 500) -> int:
+async def _link_requesters(uow: UnitOfWork, *, batch: int = 500) -> int:
     """Resolve the requester of every ticket linked to no contact (opened before
     contacts existed): its contact is created if no contact has the e-mail, and the
     ticket gets a ``RequesterChanged``, which also renders its document anew. Appended
@@ -73,11 +73,11 @@ async def _link_requesters(uow: Session, *, batch: int = 500) -> int:
         await arm(uow.conn, uow.tenant_id, operator_actor())
 
 
-async def _search_index(uow: Session) -> int:
+async def _search_index(uow: UnitOfWork) -> int:
     return await index_missing(uow.conn, uow.tenant_id)
 
 
-async def _summary_cells(uow: Session) -> int:
+async def _summary_cells(uow: UnitOfWork) -> int:
     return await fill_summary_cells(uow.conn, uow.tenant_id)
 
 
@@ -104,7 +104,7 @@ async def upgrade(owner_dsn: str, *, log: Callable[[str], None] = lambda _m: Non
             async with conn.transaction():
                 await conn.execute("SET LOCAL ROLE helpdesk_owner")
                 await arm(conn, tenant, operator_actor())
-                session = Session(conn, tenant)
+                session = UnitOfWork(conn, tenant)
                 for name, step in STEPS:
                     changed[name] += await step(session)
                 await session.flush()

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from domain.webhook import ConfigureWebhook, SecretRequired, Webhook, decide_webhook
 from eventstore.sqlfile import load_queries
-from eventstore.store import Session
+from eventstore.store import UnitOfWork
 from handlers.errors import Invalid
 from handlers.tenant_events import record_all
 from scheduler.webhooks import private_address
@@ -34,7 +34,7 @@ def names_private_host(url: str) -> bool:
         return False
 
 
-async def configure_webhook(uow: Session, command: ConfigureWebhook, *,
+async def configure_webhook(uow: UnitOfWork, command: ConfigureWebhook, *,
                             allow_private: bool = False) -> dict[str, Any]:
     """Set the endpoint; returns its row (without the secret)."""
     if not allow_private and names_private_host(command.url):
@@ -58,7 +58,7 @@ async def configure_webhook(uow: Session, command: ConfigureWebhook, *,
     return dict(row)
 
 
-async def get_webhook(uow: Session) -> dict[str, Any] | None:
+async def get_webhook(uow: UnitOfWork) -> dict[str, Any] | None:
     row = await uow.conn.fetchrow(Q["webhook_get"], uow.tenant_id)
     return None if row is None else dict(row)
 

@@ -32,7 +32,7 @@ from domain.ticket import Ticket
 from domain.validation import check_email
 from domain.values import Actor, ActorKind, Requester, Source, Visibility
 from eventstore.sqlfile import load_queries
-from eventstore.store import EventStore, Session
+from eventstore.store import EventStore, UnitOfWork
 from eventstore.types import StoreActor
 from handlers.errors import Missing
 from handlers.portal import Q as PORTAL_QUERIES
@@ -72,7 +72,7 @@ class CallCheck:
     session_origin: str | None = None
 
 
-async def check_call(uow: Session, origin: str, session_id: UUID | None,
+async def check_call(uow: UnitOfWork, origin: str, session_id: UUID | None,
                      now: datetime) -> CallCheck:
     """One read: is ``origin`` one of the tenant's widget origins, and is the session
     (if one is named) open? An unknown tenant lists no origin. ``uow`` is read-only,
@@ -109,7 +109,7 @@ def _no_ticket(ticket_id: UUID) -> Missing:
     return Missing("not_found", f"no ticket {ticket_id}")
 
 
-async def open_ticket(uow: Session, session_id: UUID, ticket_id: TicketId, subject: str,
+async def open_ticket(uow: UnitOfWork, session_id: UUID, ticket_id: TicketId, subject: str,
                       body: str, at: datetime) -> Ticket:
     """Open a ticket whose requester is the session's e-mail, resolved to its contact
     (created if none holds it) in this transaction, and held by the session."""
@@ -124,7 +124,7 @@ async def open_ticket(uow: Session, session_id: UUID, ticket_id: TicketId, subje
     return result.ticket
 
 
-async def held_ticket(uow: Session, session_id: UUID, ticket_id: UUID) -> Any:
+async def held_ticket(uow: UnitOfWork, session_id: UUID, ticket_id: UUID) -> Any:
     """The row of a ticket the session opened (or a follow-up of one); ``Missing``
     for any other, like a ticket that does not exist."""
     row = await uow.conn.fetchrow(Q["held_ticket"], uow.tenant_id, session_id, ticket_id)
@@ -133,11 +133,11 @@ async def held_ticket(uow: Session, session_id: UUID, ticket_id: UUID) -> Any:
     return row
 
 
-async def get_ticket(uow: Session, session_id: UUID, ticket_id: UUID) -> dict[str, Any]:
+async def get_ticket(uow: UnitOfWork, session_id: UUID, ticket_id: UUID) -> dict[str, Any]:
     return ticket_document(await held_ticket(uow, session_id, ticket_id))
 
 
-async def public_messages(uow: Session, session_id: UUID, ticket_id: UUID,
+async def public_messages(uow: UnitOfWork, session_id: UUID, ticket_id: UUID,
                           after: tuple[datetime, UUID] | None, limit: int) -> list[Any]:
     """A held ticket's public messages, oldest first (the portal's query)."""
     await held_ticket(uow, session_id, ticket_id)
@@ -146,7 +146,7 @@ async def public_messages(uow: Session, session_id: UUID, ticket_id: UUID,
                                      ticket_id, at, after_id, limit))
 
 
-async def reply(uow: Session, session_id: UUID, ticket_id: TicketId, message_id: MessageId,
+async def reply(uow: UnitOfWork, session_id: UUID, ticket_id: TicketId, message_id: MessageId,
                 body: str, at: datetime) -> tuple[Ticket, dict[str, Any]]:
     """A public reply on a held ticket, as its requester's contact. A reply on a
     closed ticket opens a follow-up, which the session then holds too and which is
@@ -163,7 +163,7 @@ async def reply(uow: Session, session_id: UUID, ticket_id: TicketId, message_id:
     return ticket, message
 
 
-async def forget_contact(uow: Session, email: str, tickets: list[UUID], at: datetime
+async def forget_contact(uow: UnitOfWork, email: str, tickets: list[UUID], at: datetime
                          ) -> int:
     """Erasing a contact: its widget sessions (typed with its e-mail, or holding its
     tickets) keep no e-mail and end. Returns how many."""

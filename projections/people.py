@@ -84,7 +84,7 @@ async def requester_contact(conn: asyncpg.Connection, tenant_id: TenantId, email
                             ) -> tuple[Contact | None, UUID | None]:
     """The contact holding ``email`` (any case), and the organization holding its
     domain, in one round trip. With ``hold_key``, the same statement holds the
-    contact's data key until commit and hands it over (``Session.held_key``)."""
+    contact's data key until commit and hands it over (``UnitOfWork.held_key``)."""
     row = await conn.fetchrow(Q["requester_contact"], tenant_id, email, hold_key is not None)
     assert row is not None
     org: UUID | None = row["domain_organization"]

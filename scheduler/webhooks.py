@@ -35,7 +35,7 @@ import httpx
 import orjson
 
 from eventstore.sqlfile import load_queries
-from eventstore.store import Session, arm
+from eventstore.store import UnitOfWork, arm
 from eventstore.types import RecordedEvent
 from scheduler.registry import Registry
 
@@ -121,7 +121,7 @@ async def deliver(
             # Opened at delivery time: while the contact's key exists the receiver
             # gets the personal fields, and a retry after an erasure gets them erased.
             keyring = getattr(getattr(services_or_pool, "store", None), "keyring", None)
-            [event] = await Session(conn, tenant_id, keyring).opened([row])
+            [event] = await UnitOfWork(conn, tenant_id, keyring).opened([row])
             body_doc = event_body(event)
     if hook is None or not hook["enabled"] or not wants(hook["event_types"], body_doc["type"]):
         return  # removed, disabled or unsubscribed since: nothing to deliver

@@ -19,7 +19,7 @@ from api.http.problems import Problem
 from api.http.reply import JsonReply
 from domain.values import Actor, ActorKind
 from eventstore.errors import ConcurrencyError
-from eventstore.store import Session
+from eventstore.store import UnitOfWork
 
 if TYPE_CHECKING:
     from api.root import Services
@@ -54,7 +54,7 @@ async def run(
     services: Services,
     principal: Principal,
     payload: Any,
-    work: Callable[[Session], Awaitable[JsonReply]],
+    work: Callable[[UnitOfWork], Awaitable[JsonReply]],
     *,
     expected_version: int | None = None,
     deferring: bool = False,
@@ -63,7 +63,7 @@ async def run(
     Idempotency-Key; a version conflict under ``expected_version`` is 412.
 
     ``deferring`` sends the unit of work's writes in its COMMIT's message
-    (``Session.deferring``): for work that reads nothing it wrote, as a ticket
+    (``UnitOfWork.deferring``): for work that reads nothing it wrote, as a ticket
     command does."""
     async with services.store.session(principal.tenant_id, principal.actor) as session:
         session.deferring = deferring

@@ -11,13 +11,13 @@ from api.http.auth import Principal
 from api.http.lagging import source_headers
 from api.http.pagination import paginate_int, scope_of
 from api.schemas.events import render_event
-from eventstore.store import EventStore, Session
+from eventstore.store import EventStore, UnitOfWork
 from eventstore.types import RecordedEvent
 
 if TYPE_CHECKING:
     from api.root import Services
 
-ReadPage = Callable[[Session, int, int], Awaitable[list[RecordedEvent]]]
+ReadPage = Callable[[UnitOfWork, int, int], Awaitable[list[RecordedEvent]]]
 """``(session, after version, how many) -> events``; raises to refuse (a 404, say)."""
 
 

@@ -43,7 +43,7 @@ from api.http.problems import Problem
 from api.http.replay_seal import open_answer, seal_answer
 from api.http.reply import JsonReply, json_response
 from eventstore.sqlfile import load_queries
-from eventstore.store import Session
+from eventstore.store import UnitOfWork
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
 
@@ -93,7 +93,7 @@ def route_of(request: Request) -> str:
 async def idempotent(
     request: Request,
     principal: Principal,
-    session: Session,
+    session: UnitOfWork,
     payload: Any,
     work: Callable[[], Awaitable[JsonReply]],
     *,

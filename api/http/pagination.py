@@ -30,7 +30,7 @@ import orjson
 
 from api.http.problems import Problem
 from domain.ids import TenantId
-from eventstore.store import EventStore, Session
+from eventstore.store import EventStore, UnitOfWork
 from eventstore.types import StoreActor
 
 MAX_CURSOR_LENGTH = 512
@@ -172,7 +172,7 @@ __all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "CursorCodec", "Position", "paginate", 
 
 async def tenant_list_page(
     codec: CursorCodec, store: EventStore, tenant_id: TenantId, list_name: str,
-    read: Callable[[Session, Position | None, int], Awaitable[Sequence[Any]]],
+    read: Callable[[UnitOfWork, Position | None, int], Awaitable[Sequence[Any]]],
     limit: int, cursor: str | None, *,
     actor: StoreActor | None = None, filters: Mapping[str, str] | None = None,
 ) -> tuple[list[Any], str | None]:

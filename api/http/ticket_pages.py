@@ -12,13 +12,13 @@ from fastapi import Response
 from api.http.pagination import paginate
 from api.http.reply import JsonReply
 from domain.ids import TenantId
-from eventstore.store import Session
+from eventstore.store import UnitOfWork
 from projections.reads import TicketFilters, list_tickets
 
 if TYPE_CHECKING:
     from api.root import Services
 
-Guard = Callable[[Session], Awaitable[Response | None]]
+Guard = Callable[[UnitOfWork], Awaitable[Response | None]]
 """Run first in the page's unit of work: a response to send instead (a 308, say), or
 None to go on; it may raise a ``Problem``."""
 

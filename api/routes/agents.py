@@ -28,7 +28,7 @@ from api.schemas import checked_by_domain, patch_fields_given
 from domain.ids import AgentId
 from domain.validation import EMAIL_PATTERN, NOT_BLANK
 from domain.values import Role
-from eventstore.store import Session
+from eventstore.store import UnitOfWork
 from handlers import agents as agent_handlers
 from handlers import invitations
 
@@ -153,7 +153,7 @@ async def add_agent(
     command = agent_handlers.AddAgent(email=body.email, name=body.name, role=Role(body.role),
                                       at=services.clock.now())
 
-    async def work(uow: Session) -> JsonReply:
+    async def work(uow: UnitOfWork) -> JsonReply:
         return JsonReply(201, _out(await agent_handlers.add_agent(uow, command)))
 
     return await commands.run(request, services, principal, body.model_dump(mode="json"), work)
@@ -169,7 +169,7 @@ async def invite(
         email=body.email, name=body.name, role=Role(body.role), at=services.clock.now(),
         valid_for=timedelta(hours=services.settings.invitation_hours))
 
-    async def work(uow: Session) -> JsonReply:
+    async def work(uow: UnitOfWork) -> JsonReply:
         row = await invitations.invite(uow, command)
         lost = Problem(409, "secret_not_replayable",
                        f"this Idempotency-Key created invitation {row['id']}, whose token "
@@ -199,7 +199,7 @@ async def patch_agent(
     command = agent_handlers.UpdateAgent(agent_id=AgentId(agent_id), **given,
                                          at=services.clock.now())
 
-    async def work(uow: Session) -> JsonReply:
+    async def work(uow: UnitOfWork) -> JsonReply:
         row = await agent_handlers.update_agent(uow, command)
         return JsonReply(200, _out(row))
 

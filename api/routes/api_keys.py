@@ -25,7 +25,7 @@ from api.http.problems import Problem
 from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
 from domain.values import Role
-from eventstore.store import Session
+from eventstore.store import UnitOfWork
 from handlers import api_keys as key_handlers
 
 
@@ -96,7 +96,7 @@ async def issue_key(
     command = key_handlers.IssueKey(name=body.name, role=body.role, agent_id=body.agent_id,
                                     at=services.clock.now())
 
-    async def work(uow: Session) -> JsonReply:
+    async def work(uow: UnitOfWork) -> JsonReply:
         issued = await key_handlers.issue_key(uow, command)
         # The secret is in no table; an Idempotency-Key record keeps this answer only
         # sealed (api.http.replay_seal), and a replay that cannot open it names the key.
@@ -122,7 +122,7 @@ async def revoke_key(
 ) -> Response:
     now = services.clock.now()
 
-    async def work(uow: Session) -> JsonReply:
+    async def work(uow: UnitOfWork) -> JsonReply:
         row = await key_handlers.revoke_key(uow, key_id, now)
         return JsonReply(200, _out(row, model=ApiKeyOut))
 

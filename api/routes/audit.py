@@ -46,7 +46,7 @@ from domain.group import fold_group
 from domain.mapper import from_stored
 from domain.organization import fold_organization
 from domain.ticket import fold
-from eventstore.store import EventStore, Session
+from eventstore.store import EventStore, UnitOfWork
 from eventstore.types import ChainReport, RecordedEvent
 from projections.views import dumps, group_document, ticket_json
 
@@ -125,14 +125,14 @@ KINDS = (
 )
 
 
-async def _require(session: Session, kind: _Kind, stream_id: UUID) -> None:
+async def _require(session: UnitOfWork, kind: _Kind, stream_id: UUID) -> None:
     if await session.stream_first_type(stream_id) != kind.first_type:
         raise Problem(404, "not_found", f"no such {kind.name}")
 
 
 async def _history(kind: _Kind, stream_id: UUID, principal: Principal, services: Services,
                    response: Response, limit: int, cursor: str | None) -> Any:
-    async def read_page(s: Session, after: int, n: int) -> list[RecordedEvent]:
+    async def read_page(s: UnitOfWork, after: int, n: int) -> list[RecordedEvent]:
         await _require(s, kind, stream_id)
         return await s.read_stream_page(stream_id, after, n)
 

@@ -40,7 +40,7 @@ from api.schemas.tickets import TicketPage, etag
 from domain.contact import Contact, ContactFields
 from domain.ids import OrganizationId
 from domain.validation import TAG_PATTERN
-from eventstore.store import Session
+from eventstore.store import UnitOfWork
 from handlers import contacts as contact_handlers
 from handlers.erasure import EraseContact, erase_contact, export_contact
 from projections.people import ContactFilters, list_contacts, load_organization
@@ -67,7 +67,7 @@ def _moved(to: UUID, tail: str = "") -> Response:
     return Response(status_code=308, headers={"Location": f"/v1/contacts/{to}{tail}"})
 
 
-async def _visible(session: Session, contact_id: UUID) -> Contact:
+async def _visible(session: UnitOfWork, contact_id: UUID) -> Contact:
     contact = await contact_handlers.get_contact(session, contact_id)
     if contact is None:
         raise Problem(404, "not_found", "the contact does not exist")
@@ -123,7 +123,7 @@ async def create(body: ContactIn, request: Request, services: ServicesDep,
     command = contact_handlers.NewContact(fields=fields, at=services.clock.now(),
                                           contact_id=uuid.uuid4())
 
-    async def work(uow: Session) -> JsonReply:
+    async def work(uow: UnitOfWork) -> JsonReply:
         return _reply(await contact_handlers.create_contact(uow, command), 201)
 
     return await commands.run(request, services, principal, body.model_dump(mode="json"), work)
@@ -155,7 +155,7 @@ async def patch(contact_id: UUID, body: ContactPatch, request: Request,
                                              at=services.clock.now(),
                                              expected_version=parse_if_match(if_match))
 
-    async def work(uow: Session) -> JsonReply:
+    async def work(uow: UnitOfWork) -> JsonReply:
         return _reply(await contact_handlers.update_contact(uow, command))
 
     return await commands.run(request, services, principal, given, work)
@@ -173,7 +173,7 @@ async def merge(contact_id: UUID, body: MergeIn, request: Request, services: Ser
                                      at=services.clock.now(),
                                      expected_version=parse_if_match(if_match))
 
-    async def work(uow: Session) -> JsonReply:
+    async def work(uow: UnitOfWork) -> JsonReply:
         merged = await contact_handlers.merge_contact(uow, command)
         return JsonReply(200, {"contact": contact_document(merged.survivor),
                                "tickets_moved": merged.tickets_moved},
@@ -194,7 +194,7 @@ async def erase(contact_id: UUID, body: EraseIn, request: Request, services: Ser
     command = EraseContact(contact_id=contact_id, reason=body.reason,
                            by=agent_actor(principal), at=services.clock.now())
 
-    async def work(uow: Session) -> JsonReply:
+    async def work(uow: UnitOfWork) -> JsonReply:
         erased = await erase_contact(uow, command)
         return JsonReply(200, {"contact_id": str(erased.contact_id), "events": erased.events,
                                "fields": erased.fields, "tickets": erased.tickets,
@@ -230,7 +230,7 @@ async def tickets(
     """Newest first, as ``GET /v1/tickets?requester_id=``."""
     scope = scope_of(principal.tenant_id, "contact-tickets", {"contact": str(contact_id)})
 
-    async def guard(session: Session) -> Response | None:
+    async def guard(session: UnitOfWork) -> Response | None:
         contact = await _visible(session, contact_id)
         return None if contact.merged_into is None else _moved(contact.merged_into, "/tickets")
 

@@ -27,7 +27,7 @@ from api.schemas.groups import GroupChangedOut, GroupIn, GroupOut, GroupPage, Gr
 from api.schemas.tickets import etag
 from domain.group import ChangeGroup, CreateGroup, Group
 from domain.ids import AgentId, GroupId
-from eventstore.store import Session
+from eventstore.store import UnitOfWork
 from handlers import groups as group_handlers
 from projections.groups import list_groups
 from projections.views import group_document
@@ -50,7 +50,7 @@ async def list_(
 ) -> Response:
     """Oldest first; pass ``next_cursor`` back as ``cursor``."""
 
-    async def read(s: Session, after: Any, limit: int) -> list[dict[str, Any]]:
+    async def read(s: UnitOfWork, after: Any, limit: int) -> list[dict[str, Any]]:
         return [group_document(g) for g in await list_groups(s.conn, s.tenant_id, after, limit)]
 
     page, nxt = await tenant_list_page(services.cursors, services.store, principal.tenant_id,
@@ -66,7 +66,7 @@ async def create(body: GroupIn, request: Request, principal: Authorized,
                           members=tuple(AgentId(m) for m in body.members),
                           at=services.clock.now())
 
-    async def work(uow: Session) -> JsonReply:
+    async def work(uow: UnitOfWork) -> JsonReply:
         return _reply(await group_handlers.create_group(uow, command), 201)
 
     return await commands.run(request, services, principal, body.model_dump(mode="json"),
@@ -97,7 +97,7 @@ async def patch(group_id: UUID, body: GroupPatch, request: Request, principal: A
         members=None if body.members is None else tuple(AgentId(m) for m in body.members),
         at=services.clock.now())
 
-    async def work(uow: Session) -> JsonReply:
+    async def work(uow: UnitOfWork) -> JsonReply:
         change = await group_handlers.change_group(uow, group_id, command,
                                                    expected_version=expected)
         return _reply(change.group, still_assigned=change.still_assigned)

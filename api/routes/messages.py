@@ -28,7 +28,7 @@ from api.schemas.tickets import (
 from domain.events import MessageAdded, TicketOpened
 from domain.ids import MessageId, TicketId
 from domain.mapper import from_stored
-from eventstore.store import Session
+from eventstore.store import UnitOfWork
 from handlers import tickets as ticket_handlers
 from projections.reads import list_messages, ticket_exists
 
@@ -52,7 +52,7 @@ async def post_message(ticket_id: UUID, body: MessageIn, request: Request,
         visibility=body.visibility, at=services.clock.now(),
         author=None if principal.role == "intake" else agent_actor(principal))
 
-    async def work(uow: Session) -> JsonReply:
+    async def work(uow: UnitOfWork) -> JsonReply:
         result = await ticket_handlers.post_message(uow, command, expected_version=expected)
         ticket = result.follow_up or result.ticket
         event = next(e for e in (from_stored(r.type, r.schema_version, r.data)

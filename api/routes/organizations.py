@@ -28,7 +28,7 @@ from api.schemas.people import (
     organization_document,
 )
 from api.schemas.tickets import TicketPage, etag
-from eventstore.store import Session
+from eventstore.store import UnitOfWork
 from handlers import organizations as org_handlers
 from projections.people import list_organizations
 from projections.reads import TicketFilters
@@ -81,7 +81,7 @@ async def create(body: OrganizationIn, request: Request, services: ServicesDep,
                                            at=services.clock.now(),
                                            organization_id=uuid.uuid4())
 
-    async def work(uow: Session) -> JsonReply:
+    async def work(uow: UnitOfWork) -> JsonReply:
         return _reply(await org_handlers.create_organization(uow, command), 201)
 
     return await commands.run(request, services, principal, body.model_dump(mode="json"), work)
@@ -109,7 +109,7 @@ async def patch(organization_id: UUID, body: OrganizationPatch, request: Request
         domains=None if body.domains is None else tuple(body.domains),
         move_contacts=body.move_contacts, expected_version=parse_if_match(if_match))
 
-    async def work(uow: Session) -> JsonReply:
+    async def work(uow: UnitOfWork) -> JsonReply:
         return _reply(await org_handlers.update_organization(uow, command))
 
     return await commands.run(request, services, principal, given, work)
@@ -127,7 +127,7 @@ async def tickets(
     """Newest first, as ``GET /v1/tickets?organization_id=``."""
     scope = scope_of(principal.tenant_id, "organization-tickets", {"org": str(organization_id)})
 
-    async def guard(session: Session) -> Response | None:
+    async def guard(session: UnitOfWork) -> Response | None:
         if await org_handlers.get_organization(session, organization_id) is None:
             raise Problem(404, "not_found", "the organization does not exist")
         return None

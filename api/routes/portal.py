@@ -53,7 +53,7 @@ from api.schemas.customers import (
     customer_message,
 )
 from domain.ids import MessageId, TenantId, TicketId
-from eventstore.store import Session
+from eventstore.store import UnitOfWork
 from handlers import portal, sessions
 from handlers.credentials import MAX_PASSWORD, check_password
 
@@ -117,7 +117,7 @@ async def portal_link(contact_id: UUID, request: Request, services: ServicesDep,
     at = services.clock.now()
     valid = timedelta(hours=services.settings.portal_link_hours)
 
-    async def work(uow: Session) -> JsonReply:
+    async def work(uow: UnitOfWork) -> JsonReply:
         return JsonReply(201, await portal.issue_link(uow, contact_id, at, valid))
 
     return await commands.run(request, services, principal, {"contact_id": str(contact_id)},
@@ -205,7 +205,7 @@ async def list_tickets(
     contact = principal.contact_id
     assert contact is not None
 
-    async def read(uow: Session, after: Position | None, n: int) -> list[Any]:
+    async def read(uow: UnitOfWork, after: Position | None, n: int) -> list[Any]:
         return await portal.own_tickets(uow, contact, after, n)
 
     page, next_cursor = await tenant_list_page(
@@ -223,7 +223,7 @@ async def open_ticket(body: CustomerTicketIn, request: Request, services: Servic
     assert principal.contact_id is not None
     contact, ticket_id, at = principal.contact_id, TicketId(uuid.uuid4()), services.clock.now()
 
-    async def work(uow: Session) -> JsonReply:
+    async def work(uow: UnitOfWork) -> JsonReply:
         ticket = await portal.open_ticket(uow, contact, ticket_id, body.subject, body.body, at)
         return JsonReply(201, portal.ticket_document(ticket),
                          {"Location": f"/v1/portal/tickets/{ticket.id}"})
@@ -254,7 +254,7 @@ async def get_messages(
     contact = principal.contact_id
     assert contact is not None
 
-    async def read(uow: Session, after: Position | None, n: int) -> list[Any]:
+    async def read(uow: UnitOfWork, after: Position | None, n: int) -> list[Any]:
         return await portal.public_messages(uow, contact, ticket_id, after, n)
 
     page, next_cursor = await tenant_list_page(
@@ -274,7 +274,7 @@ async def post_reply(ticket_id: UUID, body: CustomerReplyIn, request: Request,
     assert principal.contact_id is not None
     contact, message_id, at = principal.contact_id, MessageId(uuid.uuid4()), services.clock.now()
 
-    async def work(uow: Session) -> JsonReply:
+    async def work(uow: UnitOfWork) -> JsonReply:
         ticket, message = await portal.reply(uow, contact, TicketId(ticket_id), message_id,
                                              body.body, at)
         return JsonReply(201, {"message": message, "ticket": portal.ticket_document(ticket)})

@@ -21,7 +21,7 @@ from api.http.problem_docs import errors
 from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
 from api.schemas.settings import TenantSettingsDoc
-from eventstore.store import Session
+from eventstore.store import UnitOfWork
 from handlers import tenant_settings as settings_handlers
 
 router = APIRouter(prefix="/v1/settings", tags=["settings"], route_class=StrictRoute)
@@ -64,7 +64,7 @@ async def put_settings(
                                                 at=services.clock.now())
     expected = _expected(if_match)
 
-    async def work(uow: Session) -> JsonReply:
+    async def work(uow: UnitOfWork) -> JsonReply:
         state = await settings_handlers.replace_settings(uow, command,
                                                          expected_version=expected)
         return JsonReply(200, state.document, {"ETag": _etag(state.version)})

@@ -31,7 +31,7 @@ from api.schemas.ticket_fields import (
 from domain.errors import DomainError
 from domain.field_definitions import DefineField, UpdateField
 from domain.fields import FIELD_KEY_PATTERN, FieldDefinition, FieldOption
-from eventstore.store import EventStore, Session
+from eventstore.store import EventStore, UnitOfWork
 from eventstore.types import RecordedEvent
 from handlers import ticket_fields as handlers
 from projections.fields import field_document
@@ -66,7 +66,7 @@ async def define(body: TicketFieldIn, request: Request, principal: Authorized,
         required_on=body.required_on, active=body.active, intake=body.intake,
         personal=body.personal, at=services.clock.now())
 
-    async def work(uow: Session) -> JsonReply:
+    async def work(uow: UnitOfWork) -> JsonReply:
         return _reply(await handlers.define_field(uow, command), 201)
 
     return await commands.run(request, services, principal, body.model_dump(mode="json"), work)
@@ -90,7 +90,7 @@ async def patch(field_key: Key, body: TicketFieldPatch, request: Request, princi
     command = UpdateField(changes=given, at=services.clock.now())
     expected = parse_if_match(if_match)
 
-    async def work(uow: Session) -> JsonReply:
+    async def work(uow: UnitOfWork) -> JsonReply:
         return _reply(await handlers.update_field(uow, field_key, command,
                                                   expected_version=expected))
 
@@ -106,7 +106,7 @@ async def history(
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
     cursor: Annotated[str | None, Query(max_length=1000)] = None,
 ) -> Any:
-    async def read_page(s: Session, after: int, n: int) -> list[RecordedEvent]:
+    async def read_page(s: UnitOfWork, after: int, n: int) -> list[RecordedEvent]:
         if await handlers.get_field(s, field_key) is None:
             raise Problem(404, "not_found", "no such ticket field")
         return await handlers.field_events(s, field_key, after_version=after, limit=n)

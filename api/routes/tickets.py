@@ -43,7 +43,7 @@ from domain.commands import Assign, ChangePriority, ChangeState, ChangeTags, Com
 from domain.ids import AgentId, GroupId, TicketId
 from domain.validation import TAG_PATTERN
 from domain.values import Actor, ActorKind, Priority, Requester, Source, TicketState
-from eventstore.store import Session
+from eventstore.store import UnitOfWork
 from handlers.requesters import requester_of_contact
 from handlers.ticket_fields import SetFields, set_fields
 from handlers.tickets import CommandResult, run_command
@@ -81,7 +81,7 @@ async def _command(request: Request, services: ServicesDep, principal: Principal
                    if_match: str | None) -> Response:
     expected = parse_if_match(if_match)
 
-    async def work(uow: Session) -> JsonReply:
+    async def work(uow: UnitOfWork) -> JsonReply:
         return ticket_reply(await run_command(uow, ticket_id, command,
                                               expected_version=expected))
 
@@ -101,7 +101,7 @@ async def open_ticket(
     ticket_id = TicketId(uuid.uuid4())
     at = services.clock.now()
 
-    async def work(uow: Session) -> JsonReply:
+    async def work(uow: UnitOfWork) -> JsonReply:
         if body.requester.contact_id is not None:
             requester = await requester_of_contact(uow.conn, uow.tenant_id,
                                                    body.requester.contact_id)
@@ -126,7 +126,7 @@ async def open_ticket(
     return await commands.run(request, services, principal, payload, work, deferring=True)
 
 
-async def _known(session: Session, filters: TicketFilters) -> None:  # a Guard
+async def _known(session: UnitOfWork, filters: TicketFilters) -> None:  # a Guard
     """A group, contact or organization the tenant does not have is 404, in a filter
     too; a query the tenant's text-search configuration cannot parse is 400."""
     tenant = session.tenant_id
@@ -285,7 +285,7 @@ async def change_fields(ticket_id: UUID, body: FieldsIn, request: Request,
                         actor=actor)
     expected = parse_if_match(if_match)
 
-    async def work(uow: Session) -> JsonReply:
+    async def work(uow: UnitOfWork) -> JsonReply:
         return ticket_reply(await set_fields(uow, command, expected_version=expected))
 
     return await commands.run(request, services, principal, body.model_dump(mode="json"),

@@ -24,7 +24,7 @@ from api.http.problems import Problem
 from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
 from domain.events import EVENT_TYPES
-from eventstore.store import Session
+from eventstore.store import UnitOfWork
 from handlers import webhooks as webhook_handlers
 from scheduler.webhooks import ALL_EVENTS
 
@@ -95,7 +95,7 @@ async def put_webhook(body: WebhookIn, request: Request, services: ServicesDep,
         enabled=body.enabled, at=services.clock.now())
     allow_private = services.settings.webhook_allow_private_addresses
 
-    async def work(uow: Session) -> JsonReply:
+    async def work(uow: UnitOfWork) -> JsonReply:
         row = await webhook_handlers.configure_webhook(uow, command,
                                                        allow_private=allow_private)
         return JsonReply(200, _out(row).model_dump(mode="json"))

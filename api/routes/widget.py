@@ -46,7 +46,7 @@ from api.schemas.customers import (
     customer_message,
 )
 from domain.ids import MessageId, TenantId, TicketId
-from eventstore.store import Session
+from eventstore.store import UnitOfWork
 from handlers import widget
 from handlers.portal import ticket_document
 
@@ -123,7 +123,7 @@ async def open_ticket(body: CustomerTicketIn, request: Request, services: Servic
     session, ticket_id, at = principal.key_id, TicketId(uuid.uuid4()), services.clock.now()
     tenant = principal.tenant_id
 
-    async def work(uow: Session) -> JsonReply:
+    async def work(uow: UnitOfWork) -> JsonReply:
         ticket = await widget.open_ticket(uow, session, ticket_id, body.subject, body.body, at)
         return JsonReply(201, ticket_document(ticket),
                          {"Location": f"/v1/widget/{tenant}/tickets/{ticket.id}"})
@@ -153,7 +153,7 @@ async def get_messages(
 ) -> Response:
     session = principal.key_id
 
-    async def read(uow: Session, after: Position | None, n: int) -> list[Any]:
+    async def read(uow: UnitOfWork, after: Position | None, n: int) -> list[Any]:
         return await widget.public_messages(uow, session, ticket_id, after, n)
 
     page, next_cursor = await tenant_list_page(
@@ -173,7 +173,7 @@ async def post_reply(ticket_id: UUID, body: CustomerReplyIn, request: Request,
     well and the answer returns."""
     session, message_id, at = principal.key_id, MessageId(uuid.uuid4()), services.clock.now()
 
-    async def work(uow: Session) -> JsonReply:
+    async def work(uow: UnitOfWork) -> JsonReply:
         ticket, message = await widget.reply(uow, session, TicketId(ticket_id), message_id,
                                              body.body, at)
         return JsonReply(201, {"message": message, "ticket": ticket_document(ticket)})

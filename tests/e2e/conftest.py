@@ -24,7 +24,7 @@ from api.root import Services
 from domain.clock import SystemClock
 from domain.ids import TenantId
 from domain.values import Role
-from eventstore.store import Session
+from eventstore.store import UnitOfWork
 from handlers import agents, api_keys
 from handlers.api_keys import IssuedKey
 from handlers.tenants import NewTenant, operator_session
@@ -79,7 +79,7 @@ class Owner:
 
     db: TestDatabase
 
-    async def _run(self, tenant_id: TenantId, fn: Callable[[Session], Awaitable[Any]]) -> Any:
+    async def _run(self, tenant_id: TenantId, fn: Callable[[UnitOfWork], Awaitable[Any]]) -> Any:
         async with operator_session(self.db.admin_url, tenant_id) as uow:
             return await fn(uow)
 
@@ -95,7 +95,7 @@ class Owner:
         agent_id = uuid.uuid4()
         now = SystemClock().now()
 
-        async def add(uow: Session) -> None:
+        async def add(uow: UnitOfWork) -> None:
             await agents.add_agent(uow, agents.AddAgent(
                 email=f"{agent_id}@example.com", name="Agent", role=Role.AGENT, at=now,
                 agent_id=agent_id))

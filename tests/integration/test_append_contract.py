@@ -38,7 +38,7 @@ import pytest
 from domain.events import SettingsChanged
 from domain.ids import TenantId
 from eventstore.errors import ConcurrencyError, MissingContext
-from eventstore.store import EventStore, Session
+from eventstore.store import EventStore, UnitOfWork
 from eventstore.types import NewEvent, RecordedEvent, StoreActor
 from handlers.tenant_events import record
 
@@ -304,10 +304,10 @@ class AppendContract(AnyVersionContract):
 
 
 class TestSessionAppend(AppendContract):
-    """A command's unit of work: ``EventStore.session`` then ``Session.append``."""
+    """A command's unit of work: ``EventStore.session`` then ``UnitOfWork.append``."""
 
     def unit_of_work(self, store: EventStore, tenant: TenantId,
-                     actor: StoreActor | None) -> AbstractAsyncContextManager[Session]:
+                     actor: StoreActor | None) -> AbstractAsyncContextManager[UnitOfWork]:
         return store.session(tenant, actor)
 
 
@@ -318,7 +318,7 @@ class TestSessionAppendAfterAnotherStream(AppendContract):
 
     @asynccontextmanager
     async def unit_of_work(self, store: EventStore, tenant: TenantId,
-                           actor: StoreActor | None) -> AsyncIterator[Session]:
+                           actor: StoreActor | None) -> AsyncIterator[UnitOfWork]:
         async with store.session(tenant, actor) as session:
             await session.append(uuid.uuid4(), 0, [NewEvent("Other", {})])
             yield session
@@ -328,7 +328,7 @@ class _TenantStream:
     """``record`` as an appender: one domain event at a time, to the tenant stream,
     at whatever version it is (the payload rides in a SettingsChanged)."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: UnitOfWork) -> None:
         self.session = session
 
     async def append(self, stream_id: UUID, expected_version: int | None,

@@ -1,4 +1,4 @@
-"""Writes a unit of work defers to its COMMIT's message (``Session.write`` while
+"""Writes a unit of work defers to its COMMIT's message (``UnitOfWork.write`` while
 ``deferring``), against real Postgres as the runtime role."""
 
 from __future__ import annotations
