@@ -55,10 +55,10 @@ import orjson
 
 from bench.common import private_server, report
 from bench.http import Wrk, _given, lua, serving
-from domain.commands import AddMessage, ChangeState, OpenTicket
 from domain.field_definitions import DefineField
 from domain.fields import FieldOption, FieldType
 from domain.ids import MessageId, TicketId
+from domain.ticket.commands import AddMessage, ChangeState, OpenTicket
 from domain.values import Actor, ActorKind, Requester, TicketState
 from eventstore.pool import create_pool
 from eventstore.store import EventStore

@@ -71,8 +71,8 @@ async def seed(runtime_url: str, tenant_id: Any, count: int, vocab: list[str],
     """``count`` tickets of MESSAGES messages each, through the write path, in units
     of work of BATCH tickets, WRITERS at a time, or fewer if ``budget`` seconds run out
     first; returns (tickets written, the tenant's head)."""
-    from domain.commands import AddMessage, OpenTicket
     from domain.ids import MessageId, TicketId
+    from domain.ticket.commands import AddMessage, OpenTicket
     from domain.values import Actor, ActorKind, Requester, Visibility
     from eventstore.pool import create_pool
     from eventstore.store import EventStore

@@ -9,18 +9,6 @@ from domain.business_hours import (
     add_business_time,
     business_ms_between,
 )
-from domain.commands import (
-    AddMessage,
-    Assign,
-    ChangePriority,
-    ChangeRequester,
-    ChangeState,
-    ChangeTags,
-    CheckSla,
-    Command,
-    OpenTicket,
-)
-from domain.decide import decide, decide_follow_up
 from domain.errors import (
     AlreadyExists,
     CorruptStream,
@@ -60,6 +48,18 @@ from domain.ids import AgentId, ApiKeyId, MessageId, TenantId, TicketId
 from domain.mapper import UPCASTERS, from_stored, to_stored
 from domain.sla import DEFAULT_TARGETS, SlaClock, SlaPolicy, SlaTarget, SlaTargets
 from domain.ticket import TRANSITIONS, Ticket, evolve, fold
+from domain.ticket.commands import (
+    AddMessage,
+    Assign,
+    ChangePriority,
+    ChangeRequester,
+    ChangeState,
+    ChangeTags,
+    CheckSla,
+    Command,
+    OpenTicket,
+)
+from domain.ticket.decide import decide, decide_follow_up
 from domain.values import (
     Actor,
     ActorKind,

@@ -2,7 +2,7 @@
 
 A ``SlaClock`` is a plain, frozen record; the functions here move it between
 not-started, running, paused, fulfilled and breached. Which of them to call when is the
-ticket's business (``domain.decide``); the arithmetic lives here.
+ticket's business (``domain.ticket.decide``); the arithmetic lives here.
 
 Budget accounting: a running clock's remaining budget is the business time from now to
 ``due_at`` (negative once overdue). Pausing stores it in ``remaining_ms``; resuming sets

@@ -17,7 +17,6 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from domain.commands import ChangeRequester
 from domain.contact import (
     Contact,
     ContactCommand,
@@ -34,6 +33,7 @@ from domain.contact import (
 from domain.events import Event
 from domain.ids import ContactId, OrganizationId
 from domain.mapper import to_stored
+from domain.ticket.commands import ChangeRequester
 from domain.values import Requester
 from eventstore.store import UnitOfWork
 from handlers.errors import Conflict, Invalid, Missing, VersionMismatch

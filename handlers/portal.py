@@ -37,7 +37,6 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-from domain.commands import OpenTicket
 from domain.events import (
     PortalLinkIssued,
     PortalPasswordSet,
@@ -47,6 +46,7 @@ from domain.events import (
 )
 from domain.ids import ContactId, MessageId, TicketId
 from domain.ticket import Ticket
+from domain.ticket.commands import OpenTicket
 from domain.values import Actor, ActorKind, Source, Visibility
 from eventstore.sqlfile import load_queries
 from eventstore.store import EventStore, UnitOfWork

@@ -17,8 +17,8 @@ from __future__ import annotations
 import logging
 from uuid import UUID
 
-from domain.commands import CheckSla
 from domain.errors import NotFound
+from domain.ticket.commands import CheckSla
 from domain.values import SlaMetric
 from eventstore.errors import ConcurrencyError
 from eventstore.types import SYSTEM

@@ -14,9 +14,9 @@ import logging
 from datetime import datetime, timedelta
 from uuid import UUID
 
-from domain.commands import ChangeState
 from domain.errors import DomainError
 from domain.ids import TenantId
+from domain.ticket.commands import ChangeState
 from domain.values import Actor, ActorKind, TicketState
 from eventstore.errors import ConcurrencyError
 from eventstore.store import EventStore

@@ -15,7 +15,6 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from domain.commands import ChangeFields
 from domain.errors import NotFound
 from domain.events import Event
 from domain.field_definitions import (
@@ -28,6 +27,7 @@ from domain.field_definitions import (
 )
 from domain.fields import FieldDefinition
 from domain.mapper import from_stored, to_stored
+from domain.ticket.commands import ChangeFields
 from domain.values import Actor, ActorKind
 from eventstore.errors import ConcurrencyError
 from eventstore.store import UnitOfWork

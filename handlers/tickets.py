@@ -10,7 +10,7 @@ when another writer won a race. One ``execute`` runs inside the caller's ``UnitO
    the tenant's SLA policy (and, for commands that check field values, the ticket
    field definitions) in the same round trip; a new ticket's requester is resolved to
    a contact (``handlers.requesters``), which may create the contact;
-2. ``domain.decide`` (a customer's message on a closed ticket becomes a follow-up
+2. ``domain.ticket.decide`` (a customer's message on a closed ticket becomes a follow-up
    ticket via ``domain.decide_follow_up``: two streams, one transaction);
 3. update the inline read models, rendering each written ticket's document once (the
    answer sends those bytes, ``CommandResult.documents``);
@@ -38,8 +38,6 @@ from uuid import UUID
 
 import asyncpg
 
-from domain.commands import AddMessage, Assign, ChangeFields, ChangeState, Command, OpenTicket
-from domain.decide import decide, decide_follow_up
 from domain.errors import FollowUpRequired, NotFound, ValidationFailed
 from domain.events import Event
 from domain.fields import personal_keys
@@ -47,6 +45,15 @@ from domain.ids import MessageId, TenantId, TicketId
 from domain.mapper import to_stored
 from domain.sla import SlaClock
 from domain.ticket import Ticket
+from domain.ticket.commands import (
+    AddMessage,
+    Assign,
+    ChangeFields,
+    ChangeState,
+    Command,
+    OpenTicket,
+)
+from domain.ticket.decide import decide, decide_follow_up
 from domain.values import Actor, ActorKind, TicketState, Visibility
 from eventstore.errors import ConcurrencyError
 from eventstore.store import UnitOfWork

@@ -13,8 +13,8 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from domain.commands import ChangeRequester
 from domain.ids import TenantId
+from domain.ticket.commands import ChangeRequester
 from domain.values import Requester
 from eventstore.pool import connect
 from eventstore.sqlfile import load_queries

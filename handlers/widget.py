@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-from domain.commands import OpenTicket
 from domain.ids import MessageId, TenantId, TicketId
 from domain.ticket import Ticket
+from domain.ticket.commands import OpenTicket
 from domain.validation import check_email
 from domain.values import Actor, ActorKind, Requester, Source, Visibility
 from eventstore.sqlfile import load_queries

@@ -39,8 +39,15 @@ from api.schemas.tickets import (
     etag,
     ticket_view,
 )
-from domain.commands import Assign, ChangePriority, ChangeState, ChangeTags, Command, OpenTicket
 from domain.ids import AgentId, GroupId, TicketId
+from domain.ticket.commands import (
+    Assign,
+    ChangePriority,
+    ChangeState,
+    ChangeTags,
+    Command,
+    OpenTicket,
+)
 from domain.validation import TAG_PATTERN
 from domain.values import Actor, ActorKind, Priority, Requester, Source, TicketState
 from eventstore.store import UnitOfWork

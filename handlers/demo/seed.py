@@ -37,7 +37,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from uuid import UUID
 
-from domain.commands import (
+from domain.field_definitions import DefineField
+from domain.fields import FieldOption, FieldType
+from domain.group import CreateGroup
+from domain.ids import AgentId, GroupId, MessageId, TenantId, TicketId
+from domain.ticket import Ticket
+from domain.ticket.commands import (
     Assign,
     ChangePriority,
     ChangeState,
@@ -46,11 +51,6 @@ from domain.commands import (
     Command,
     OpenTicket,
 )
-from domain.field_definitions import DefineField
-from domain.fields import FieldOption, FieldType
-from domain.group import CreateGroup
-from domain.ids import AgentId, GroupId, MessageId, TenantId, TicketId
-from domain.ticket import Ticket
 from domain.values import (
     Actor,
     ActorKind,

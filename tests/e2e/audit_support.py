@@ -11,10 +11,10 @@ from typing import Any
 import orjson
 
 from domain import commands as c
-from domain.decide import decide
 from domain.mapper import from_stored, to_stored
 from domain.sla import SlaPolicy
 from domain.ticket import Ticket, evolve, fold
+from domain.ticket.decide import decide
 from domain.values import Actor, ActorKind, Priority, Requester, SlaMetric, TicketState
 from eventstore.store import EventStore
 from eventstore.types import SYSTEM, NewEvent, StoreActor

@@ -29,9 +29,9 @@ from api.app import create_app
 from api.config import ProcessSettings
 from domain import Requester, TicketId, TicketState
 from domain.clock import ManualClock
-from domain.commands import ChangeFields, OpenTicket
 from domain.field_definitions import DefineField
 from domain.fields import FieldOption, FieldType
+from domain.ticket.commands import ChangeFields, OpenTicket
 from domain.values import Role
 from eventstore.types import StoreActor
 from handlers.api_keys import IssueKey, issue_key

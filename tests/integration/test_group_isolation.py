@@ -10,11 +10,11 @@ from datetime import UTC, datetime
 import asyncpg
 import pytest
 
-from domain.commands import Assign, OpenTicket
 from domain.errors import ValidationFailed
 from domain.group import ChangeGroup, CreateGroup, fold_group
 from domain.ids import AgentId, GroupId, TicketId
 from domain.mapper import from_stored
+from domain.ticket.commands import Assign, OpenTicket
 from domain.values import Actor, ActorKind, Requester
 from eventstore.store import EventStore
 from handlers import groups

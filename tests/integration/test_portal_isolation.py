@@ -11,8 +11,8 @@ import asyncpg
 import pytest
 
 from domain import AddMessage, OpenTicket, Requester, Visibility
-from domain.commands import ChangePriority, ChangeState
 from domain.ids import MessageId, TenantId, TicketId
+from domain.ticket.commands import ChangePriority, ChangeState
 from domain.values import Priority, TicketState
 from eventstore.store import EventStore
 from handlers import portal, sessions

@@ -7,7 +7,6 @@ import uuid
 
 import pytest
 
-from domain.commands import Assign, ChangePriority
 from domain.errors import AlreadyExists, CorruptStream, NotFound, NotGroupMember, ValidationFailed
 from domain.events import (
     Event,
@@ -29,6 +28,7 @@ from domain.group import (
 )
 from domain.ids import AgentId, GroupId
 from domain.sla import SlaPolicy, SlaTarget
+from domain.ticket.commands import Assign, ChangePriority
 from domain.values import Priority, SlaMetric
 from tests.unit.domain.support import (
     AGENT,

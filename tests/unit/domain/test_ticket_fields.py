@@ -18,10 +18,10 @@ from domain import (
     decide_follow_up,
     fold,
 )
-from domain.commands import ChangeFields
 from domain.events import FieldValuesChanged, TicketFieldDefined, TicketFieldUpdated
 from domain.field_definitions import DefineField, UpdateField, decide_field, fold_field
 from domain.fields import FieldCatalog, FieldDefinition, FieldOption, FieldType, RequiredOn
+from domain.ticket.commands import ChangeFields
 from tests.unit.domain.support import AGENT, CUSTOMER, POLICY, SYSTEM, T0, at, mid, open_cmd, reply
 
 PLAN_OPTIONS = (FieldOption(value="free", title="Free"), FieldOption(value="pro", title="Pro"))

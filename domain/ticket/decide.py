@@ -19,18 +19,6 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from domain.commands import (
-    AddMessage,
-    Assign,
-    ChangeFields,
-    ChangePriority,
-    ChangeRequester,
-    ChangeState,
-    ChangeTags,
-    CheckSla,
-    Command,
-    OpenTicket,
-)
 from domain.errors import (
     AlreadyExists,
     FollowUpRequired,
@@ -69,7 +57,19 @@ from domain.sla import (
     solve_resolution,
     start_clock,
 )
-from domain.ticket import TRANSITIONS, Ticket, evolve
+from domain.ticket.commands import (
+    AddMessage,
+    Assign,
+    ChangeFields,
+    ChangePriority,
+    ChangeRequester,
+    ChangeState,
+    ChangeTags,
+    CheckSla,
+    Command,
+    OpenTicket,
+)
+from domain.ticket.state import TRANSITIONS, Ticket, evolve
 from domain.validation import (
     BODY_MAX,
     SUBJECT_MAX,
