@@ -1,4 +1,5 @@
-"""CPU per request of ticket writes, server and Postgres, for two trees of the product.
+"""CPU per request of ticket writes (and the list), server and Postgres, for two trees of
+the product.
 
     python -m bench.cpu_per_request BEFORE_TREE AFTER_TREE [--seconds 5] [--rounds 3]
 
@@ -6,10 +7,9 @@ Each tree (a checkout with its ``.venv``) serves in turn (``helpdesk serve --wor
 1``) on one Postgres of the bench's own, from a database of its own that its own
 migrations built (so a change of schema is measured too), one tenant with 200
 tickets; wrk (pinned as in bench/http.py, 16 connections) sends creates for a known
-e-mail, messages, and
-creates for a new e-mail each time. Around each case the CPU time of the server's
-process tree and of the Postgres server's process tree is read, and divided by the
-requests served: unlike rates, CPU per request holds up on a machine that other work
+e-mail, messages, creates for a new e-mail and the first page of the ticket list each
+time. Around each case the CPU time of the server's process tree and of the Postgres
+server's process tree is read, and divided by the requests served: unlike rates, CPU per request holds up on a machine that other work
 keeps busy. Rounds alternate which tree goes first; medians, and the second tree's
 figures as ratios to the first's.
 """
@@ -32,7 +32,7 @@ from bench.common import free_port, private_server
 from bench.http import NEW_EMAIL, TICKET_BODY, Wrk, lua
 from tests.support.desk import seed_tickets
 
-CASES = ("create, known e-mail", "message", "create, new e-mail")
+CASES = ("create, known e-mail", "message", "create, new e-mail", "list of 25")
 
 
 def tree_cpu(pid: int) -> float:
@@ -113,6 +113,7 @@ async def run(trees: list[Path], seconds: float, rounds: int) -> None:
                 CASES[1]: lua([("POST", f"/v1/tickets/{t}/messages", '{"body": "On it."}')
                                for t in tickets], [key]),
                 CASES[2]: NEW_EMAIL.replace("KEY", key),
+                CASES[3]: lua([("GET", "/v1/tickets?limit=25", None)], [key]),
             }))
         await admin.close()
         load = Wrk()
