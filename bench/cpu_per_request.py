@@ -10,8 +10,8 @@ tickets; wrk (pinned as in bench/http.py, 16 connections) sends creates for a kn
 e-mail, messages, creates for a new e-mail and the first page of the ticket list each
 time. Around each case the CPU time of the server's process tree and of the Postgres
 server's process tree is read, and divided by the requests served: unlike rates, CPU
-per request holds up on a machine that other work keeps busy. Rounds alternate which tree goes first; medians, and the second tree's
-figures as ratios to the first's.
+per request holds up on a machine that other work keeps busy. Rounds alternate which
+tree goes first; medians, and the second tree's figures as ratios to the first's.
 """
 
 from __future__ import annotations
