@@ -28,6 +28,7 @@ from pathlib import Path
 
 import asyncpg
 import httpx
+import psutil
 
 from bench.common import free_port, private_server
 from bench.cpu_per_request import postmaster, start, tree_cpu, wait_ready
@@ -35,6 +36,28 @@ from bench.http import NEW_EMAIL, TICKET_BODY, Wrk, lua
 from tests.support.desk import seed_tickets
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def cpu_by_process(pid: int) -> dict[str, float]:
+    """CPU seconds of a Postgres server's processes by kind: the backends serving
+    clients, and each background process (walwriter, checkpointer, autovacuum, ...) by
+    its title. A process that ended between two reads is missing from the second."""
+    out: dict[str, float] = {}
+    try:
+        root = psutil.Process(pid)
+        procs = [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return out
+    for p in procs:
+        try:
+            title = " ".join(p.cmdline()) or p.name()
+            times = p.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        kind = ("backends" if "(" in title or "idle" in title or "authentication" in title
+                else title.replace("postgres: ", "").split("  ")[0].strip())
+        out[kind] = out.get(kind, 0.0) + times.user + times.system
+    return out
 
 
 def _shorten(query: str, width: int = 110) -> str:
@@ -47,7 +70,8 @@ async def _reset(admin: asyncpg.Connection) -> None:
     await admin.execute("SELECT pg_stat_reset()")
 
 
-async def _report(admin: asyncpg.Connection, requests: int, pg_ms: float) -> None:
+async def _report(admin: asyncpg.Connection, requests: int, pg_ms: float,
+                  by_kind: dict[str, float]) -> None:
     # Statistics of functions reach the collector at the end of each transaction, and
     # the views read a snapshot: a fresh one is asked for.
     await admin.execute("SELECT pg_stat_clear_snapshot()")
@@ -61,6 +85,9 @@ async def _report(admin: asyncpg.Connection, requests: int, pg_ms: float) -> Non
     print(f"  Postgres CPU {pg_ms / n:.3f} ms/request; top-level statements' execution "
           f"and planning {top / n:.3f} ms/request; the rest (parse, plan of simple "
           f"queries, protocol, commit) {(pg_ms - top) / n:.3f}")
+    print("  Postgres CPU by process, ms/request: " + ", ".join(
+        f"{kind} {ms / n:.3f}" for kind, ms in sorted(by_kind.items(), key=lambda kv: -kv[1])
+        if ms / n >= 0.001))
     print(f"  {'level':5} {'calls/req':>9} {'exec ms/req':>11} {'plan ms/req':>11} "
           f"{'rows/call':>9}  statement")
     for r in rows[:40]:
@@ -135,13 +162,14 @@ async def run(tree: Path, seconds: float, connections: int, tickets: int,
                 load.run(url, 1, script, connections=connections)  # warm the plans
                 await _reset(admin)
                 await asyncio.sleep(0.2)
-                p0 = tree_cpu(pg)
+                p0, k0 = tree_cpu(pg), cpu_by_process(pg)
                 result = load.run(url, seconds, script, connections=connections)
-                p1 = tree_cpu(pg)
+                p1, k1 = tree_cpu(pg), cpu_by_process(pg)
+                by_kind = {kind: 1000 * (k1[kind] - k0.get(kind, 0.0)) for kind in k1}
                 print(f"\n{name}: {result.requests} requests, {result.rps:.0f} req/s, "
                       f"{connections} connection(s), bad {result.bad}, "
                       f"load {os.getloadavg()[0]:.1f}")
-                await _report(admin, result.requests, 1000 * (p1 - p0))
+                await _report(admin, result.requests, 1000 * (p1 - p0), by_kind)
         finally:
             if proc is not None:
                 proc.terminate()
