@@ -31,7 +31,7 @@ import httpx
 import psutil
 
 from bench.common import free_port, private_server
-from bench.cpu_per_request import postmaster, start, tree_cpu, wait_ready
+from bench.cpu_per_request import migrate_with, postmaster, start, tree_cpu, wait_ready
 from bench.http import NEW_EMAIL, TICKET_BODY, Wrk, lua
 from tests.support.desk import seed_tickets
 
@@ -109,7 +109,7 @@ async def _report(admin: asyncpg.Connection, requests: int, pg_ms: float,
 async def run(tree: Path, seconds: float, connections: int, tickets: int,
               explain: bool) -> None:
     from handlers.tenants import create_tenant_as_operator
-    from tests.support.pg import Databases
+    from tests.support.pg import RUNTIME_PASSWORD, RUNTIME_USER, with_database
 
     config = {"shared_preload_libraries": "pg_stat_statements,auto_explain",
               "pg_stat_statements.track": "all", "pg_stat_statements.track_planning": "on",
@@ -124,15 +124,20 @@ async def run(tree: Path, seconds: float, connections: int, tickets: int,
                    "auto_explain.log_analyze": "on", "auto_explain.log_buffers": "on"}
     with private_server(**config) as server_url:
         pg = postmaster(int(server_url.rsplit(":", 1)[1].split("/")[0]))
-        dbs = Databases(server_url)
-        await dbs.create_template()
-        db = await dbs.clone()
-        admin = await asyncpg.connect(db.admin_url)
+        # The tree's own migrations build its database, so its schema is measured too.
+        server = await asyncpg.connect(server_url)
+        await server.execute('CREATE DATABASE "hd_breakdown"')
+        await server.close()
+        admin_url = with_database(server_url, "hd_breakdown")
+        runtime_url = with_database(server_url, "hd_breakdown", user=RUNTIME_USER,
+                                    password=RUNTIME_PASSWORD)
+        await asyncio.to_thread(migrate_with, tree, admin_url, runtime_url)
+        admin = await asyncpg.connect(admin_url)
         await admin.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
         proc = None
         try:
-            tenant = await create_tenant_as_operator(db.admin_url, "bench")
-            ids = await seed_tickets(db.runtime_url, tenant.tenant_id, tickets)
+            tenant = await create_tenant_as_operator(admin_url, "bench")
+            ids = await seed_tickets(runtime_url, tenant.tenant_id, tickets)
             key = tenant.admin_key.secret
             cases = {
                 "create, known e-mail": lua([("POST", "/v1/tickets", TICKET_BODY)], [key]),
@@ -147,7 +152,7 @@ async def run(tree: Path, seconds: float, connections: int, tickets: int,
             }
             port = free_port()
             url = f"http://127.0.0.1:{port}"
-            env = {"DATABASE_URL": db.runtime_url, "LOG_LEVEL": "warning",
+            env = {"DATABASE_URL": runtime_url, "LOG_LEVEL": "warning",
                    "RUN_SCHEDULER": "false", "DB_POOL_MAX": "20"}
             proc = start(tree, port, env)
             wait_ready(url, proc)
@@ -175,8 +180,6 @@ async def run(tree: Path, seconds: float, connections: int, tickets: int,
                 proc.terminate()
                 proc.wait()
             await admin.close()
-            await dbs.drop(db.name)
-            await dbs.drop(dbs.template)
 
 
 def main() -> None:
