@@ -12,11 +12,13 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 
@@ -69,6 +71,22 @@ def report(name: str, rows: list[dict[str, object]]) -> None:
     with out.open("a") as f:
         for r in rows:
             f.write(json.dumps({"bench": name, **r}) + "\n")
+
+
+def seeded_desk(tree: Path, server_url: str, tickets: int, smalls: int, *,
+                timeout: float) -> Any:
+    """A helpdesk database on ``server_url``, migrated and seeded by ``tree`` itself
+    (bench/writes_seed.py run with the tree's interpreter, so its migrations and its
+    write path make the data): a main tenant of 200 tickets, ``smalls`` tenants of
+    1,000 and a large one of ``tickets``. Returns what the script prints: the URLs,
+    each tenant's id and admin key, the main tenant's tickets."""
+    root = Path(__file__).resolve().parent.parent
+    python = sys.executable if tree == root else str(tree / ".venv/bin/python")
+    source = Path(__file__).with_name("writes_seed.py").read_text()
+    done = subprocess.run([python, "-c", source, server_url, str(tickets), str(smalls)],
+                          cwd=tree, env=os.environ | {"PYTHONPATH": str(tree)},
+                          check=True, capture_output=True, text=True, timeout=timeout)
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def _server_bindir() -> Path:

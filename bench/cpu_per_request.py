@@ -4,9 +4,9 @@ the product.
     python -m bench.cpu_per_request BEFORE_TREE AFTER_TREE [--seconds 5] [--rounds 3]
 
 Each tree (a checkout with its ``.venv``) serves in turn (``helpdesk serve --workers
-1``) on one Postgres of the bench's own, from a database of its own that its own
-migrations built (so a change of schema is measured too), one tenant with 200
-tickets; wrk (pinned as in bench/http.py, 16 connections) sends creates for a known
+1``) on one Postgres of the bench's own, from a database of its own that it migrated
+and seeded itself (bench/writes_seed.py: its schema and its write path), one tenant
+with 200 tickets; wrk (pinned as in bench/http.py, 16 connections) sends creates for a known
 e-mail, messages, creates for a new e-mail and the first page of the ticket list each
 time. Around each case the CPU time of the server's process tree and of the Postgres
 server's process tree is read, and divided by the requests served: unlike rates, CPU
@@ -24,13 +24,11 @@ import subprocess
 import time
 from pathlib import Path
 
-import asyncpg
 import httpx
 import psutil
 
-from bench.common import free_port, private_server
+from bench.common import free_port, private_server, seeded_desk
 from bench.http import NEW_EMAIL, TICKET_BODY, Wrk, lua
-from tests.support.desk import seed_tickets
 
 CASES = ("create, known e-mail", "message", "create, new e-mail", "list of 25")
 
@@ -79,43 +77,21 @@ def wait_ready(url: str, proc: subprocess.Popen[bytes]) -> None:
     raise SystemExit(f"server on {url} did not start")
 
 
-def migrate_with(tree: Path, admin_url: str, runtime_url: str) -> None:
-    """Migrate a database with ``tree``'s own migrations (``helpdesk migrate`` from its
-    virtualenv): a tree is measured on the schema it ships, not on this one's."""
-    done = subprocess.run([str(tree / ".venv/bin/python"), "-m", "api.cli.main", "migrate"],
-                          cwd=tree, capture_output=True, text=True,
-                          env=os.environ | {"MIGRATION_DATABASE_URL": admin_url,
-                                            "DATABASE_URL": runtime_url})
-    if done.returncode != 0:
-        raise SystemExit(f"helpdesk migrate in {tree} failed:\n{done.stderr}")
-
-
 async def run(trees: list[Path], seconds: float, rounds: int) -> None:
-    from handlers.tenants import create_tenant_as_operator
-    from tests.support.pg import RUNTIME_PASSWORD, RUNTIME_USER, with_database
-
     with private_server(max_connections="300", shared_buffers="256MB") as server_url:
         pg = postmaster(int(server_url.rsplit(":", 1)[1].split("/")[0]))
         desks: list[tuple[str, dict[str, str]]] = []
-        admin = await asyncpg.connect(server_url)
-        for i, tree in enumerate(trees):
-            name = f"hd_cpu_{i}"
-            await admin.execute(f'CREATE DATABASE "{name}"')
-            admin_url = with_database(server_url, name)
-            runtime_url = with_database(server_url, name, user=RUNTIME_USER,
-                                        password=RUNTIME_PASSWORD)
-            await asyncio.to_thread(migrate_with, tree, admin_url, runtime_url)
-            tenant = await create_tenant_as_operator(admin_url, "bench")
-            tickets = await seed_tickets(runtime_url, tenant.tenant_id, 200)
-            key = tenant.admin_key.secret
-            desks.append((runtime_url, {
+        for tree in trees:
+            # Each tree migrates and seeds its own database, with its own code.
+            desk = await asyncio.to_thread(seeded_desk, tree, server_url, 0, 0, timeout=600)
+            key, tickets = desk["main"]["key"], desk["main"]["tickets"]
+            desks.append((desk["runtime_url"], {
                 CASES[0]: lua([("POST", "/v1/tickets", TICKET_BODY)], [key]),
                 CASES[1]: lua([("POST", f"/v1/tickets/{t}/messages", '{"body": "On it."}')
                                for t in tickets], [key]),
                 CASES[2]: NEW_EMAIL.replace("KEY", key),
                 CASES[3]: lua([("GET", "/v1/tickets?limit=25", None)], [key]),
             }))
-        await admin.close()
         load = Wrk()
         found: dict[tuple[str, int], list[tuple[float, float, float]]] = {}
         for round_ in range(rounds):

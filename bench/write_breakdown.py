@@ -1,6 +1,6 @@
 """Where Postgres spends a ticket write: statements, functions and triggers, per request.
 
-    python -m bench.write_breakdown [--seconds 8] [--connections 1] [--tickets 200]
+    python -m bench.write_breakdown [--tree PATH] [--seconds 8] [--connections 1]
 
 Starts a Postgres of its own with ``pg_stat_statements`` (``track = all``, so the
 statements inside functions and triggers count too), ``track_functions = all`` and
@@ -30,10 +30,9 @@ import asyncpg
 import httpx
 import psutil
 
-from bench.common import free_port, private_server
-from bench.cpu_per_request import migrate_with, postmaster, start, tree_cpu, wait_ready
+from bench.common import free_port, private_server, seeded_desk
+from bench.cpu_per_request import postmaster, start, tree_cpu, wait_ready
 from bench.http import NEW_EMAIL, TICKET_BODY, Wrk, lua
-from tests.support.desk import seed_tickets
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -106,10 +105,7 @@ async def _report(admin: asyncpg.Connection, requests: int, pg_ms: float,
               f"{f['self_time'] / n:11.3f}  {f['name']}")
 
 
-async def run(tree: Path, seconds: float, connections: int, tickets: int,
-              explain: bool) -> None:
-    from handlers.tenants import create_tenant_as_operator
-    from tests.support.pg import RUNTIME_PASSWORD, RUNTIME_USER, with_database
+async def run(tree: Path, seconds: float, connections: int, explain: bool) -> None:
 
     config = {"shared_preload_libraries": "pg_stat_statements,auto_explain",
               "pg_stat_statements.track": "all", "pg_stat_statements.track_planning": "on",
@@ -124,21 +120,14 @@ async def run(tree: Path, seconds: float, connections: int, tickets: int,
                    "auto_explain.log_analyze": "on", "auto_explain.log_buffers": "on"}
     with private_server(**config) as server_url:
         pg = postmaster(int(server_url.rsplit(":", 1)[1].split("/")[0]))
-        # The tree's own migrations build its database, so its schema is measured too.
-        server = await asyncpg.connect(server_url)
-        await server.execute('CREATE DATABASE "hd_breakdown"')
-        await server.close()
-        admin_url = with_database(server_url, "hd_breakdown")
-        runtime_url = with_database(server_url, "hd_breakdown", user=RUNTIME_USER,
-                                    password=RUNTIME_PASSWORD)
-        await asyncio.to_thread(migrate_with, tree, admin_url, runtime_url)
+        # The tree migrates and seeds its own database, with its own code.
+        desk = await asyncio.to_thread(seeded_desk, tree, server_url, 0, 0, timeout=600)
+        admin_url, runtime_url = desk["admin_url"], desk["runtime_url"]
         admin = await asyncpg.connect(admin_url)
         await admin.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
         proc = None
         try:
-            tenant = await create_tenant_as_operator(admin_url, "bench")
-            ids = await seed_tickets(runtime_url, tenant.tenant_id, tickets)
-            key = tenant.admin_key.secret
+            ids, key = desk["main"]["tickets"], desk["main"]["key"]
             cases = {
                 "create, known e-mail": lua([("POST", "/v1/tickets", TICKET_BODY)], [key]),
                 "create, new e-mail": NEW_EMAIL.replace("KEY", key),
@@ -188,12 +177,10 @@ def main() -> None:
                         help="the checkout to serve (with its own .venv); default: this one")
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--connections", type=int, default=1)
-    parser.add_argument("--tickets", type=int, default=200)
     parser.add_argument("--explain", action="store_true",
                         help="log every plan, nested ones too (slow: for reading, not rates)")
     args = parser.parse_args()
-    asyncio.run(run(args.tree.resolve(), args.seconds, args.connections, args.tickets,
-                    args.explain))
+    asyncio.run(run(args.tree.resolve(), args.seconds, args.connections, args.explain))
 
 
 if __name__ == "__main__":

@@ -34,13 +34,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import secrets
 import shutil
 import signal
 import statistics
-import subprocess
 import sys
 import time
 import uuid
@@ -52,7 +50,7 @@ from typing import Any, TypeVar
 import asyncpg
 import httpx
 
-from bench.common import private_server, report
+from bench.common import private_server, report, seeded_desk
 from bench.cpu_per_request import postmaster, tree_cpu
 from bench.crud_baseline import create_database
 from bench.http import CONNECTIONS, NEW_EMAIL, ROOT, TICKET_BODY, Served, Wrk, lua, pct, serving
@@ -142,16 +140,6 @@ class Bench:
         return rows
 
 
-def seed(tree: Path, server_url: str, tickets: int, smalls: int, timeout: float) -> Any:
-    """The helpdesk's database, migrated and seeded by ``tree`` (bench/writes_seed.py)."""
-    python = sys.executable if tree == ROOT else str(tree / ".venv/bin/python")
-    source = Path(__file__).with_name("writes_seed.py").read_text()
-    done = subprocess.run([python, "-c", source, server_url, str(tickets), str(smalls)],
-                          cwd=tree, env=os.environ | {"PYTHONPATH": str(tree)},
-                          check=True, capture_output=True, text=True, timeout=timeout)
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 async def deep_ticket(url: str, key: str) -> str:
     """A ticket opened over HTTP, then given DEEP messages by 4 clients at once."""
     async with httpx.AsyncClient(base_url=url, headers=_headers(key), timeout=30) as client:
@@ -176,7 +164,7 @@ async def run(tree: Path, seconds: float, rounds: int, tickets: int) -> None:
             ExitStack() as stack:
         pg = postmaster(int(server_url.rsplit(":", 1)[1].split("/")[0]))
         began = time.perf_counter()
-        desk = seed(tree, server_url, tickets, rounds, timeout=300 + tickets / 50)
+        desk = seeded_desk(tree, server_url, tickets, rounds, timeout=300 + tickets / 50)
         print(f"helpdesk seeded from {tree} in {time.perf_counter() - began:.0f} s; "
               f"{tickets:,} tickets of one tenant in {desk['large_seconds']} s", flush=True)
         crud_tenant, crud_key = uuid.uuid4(), secrets.token_urlsafe(24)
