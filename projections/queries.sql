@@ -617,23 +617,11 @@ SELECT index_ticket_documents($1, $2::uuid[], coalesce(
 -- $1 tenant_id, $2 ticket id, $3 subject, $4 tags, $5 requester name, $6 requester
 -- e-mail, $7 the opening message's body
 -- A ticket just opened, from the values its command holds: what index_tickets computes
--- from the rows (the head, then the one public message), without calling the function
--- or reading the rows back. Only the tenant policy applies to search_documents.
-WITH cfg AS (
-    SELECT coalesce((SELECT settings ->> 'text_search' FROM tenant_settings
-                      WHERE tenant_id = $1), 'simple')::regconfig AS c
-)
-INSERT INTO search_documents (tenant_id, kind, id, document, staff_document)
-SELECT $1, 'ticket', $2, v.head || v.body, v.head || v.body
-  FROM cfg
- CROSS JOIN LATERAL (
-       SELECT setweight(to_tsvector(cfg.c, $3::text), 'A')
-              || setweight(to_tsvector(cfg.c, array_to_string($4::text[], ' ')
-                                       || ' ' || coalesce($5::text, '')
-                                       || ' ' || coalesce($6::text, '')), 'B') AS head,
-              setweight(to_tsvector(cfg.c, $7::text), 'C') AS body) v
-ON CONFLICT (tenant_id, kind, id) DO UPDATE
-   SET document = EXCLUDED.document, staff_document = EXCLUDED.staff_document
+-- from the rows (the head, then the one public message), without reading the rows
+-- back. A function (migration 0535), so a customer's transaction, which reads no
+-- search row, can write this one.
+SELECT index_new_ticket($1::uuid, $2::uuid, $3::text, $4::text[], $5::text, $6::text,
+                        $7::text)
 
 -- name: index_ticket_message --
 -- $1 tenant_id, $2 ticket id, $3 the message's body, $4 whether it is public
@@ -641,15 +629,8 @@ ON CONFLICT (tenant_id, kind, id) DO UPDATE
 -- its body's vector is appended to the ticket's vectors (public messages to both,
 -- internal notes to the staff vector only), which is what recomputing them would give
 -- (migration 0530). No other message is read, so a reply costs the same on a thread
--- of any length. Only the tenant policy applies to search_documents, so a customer's
--- transaction may append to its own ticket's row, and nothing is read back.
-UPDATE search_documents s
-   SET document = CASE WHEN $4::boolean THEN s.document || m.v ELSE s.document END,
-       staff_document = s.staff_document || m.v
-  FROM (SELECT setweight(to_tsvector(coalesce(
-                   (SELECT settings ->> 'text_search' FROM tenant_settings
-                     WHERE tenant_id = $1), 'simple')::regconfig, $3::text), 'C') AS v) m
- WHERE s.tenant_id = $1 AND s.kind = 'ticket' AND s.id = $2
+-- of any length. A function (migration 0535), as index_new_ticket is.
+SELECT index_ticket_message($1::uuid, $2::uuid, $3::text, $4::boolean)
 
 -- name: index_contacts --
 -- $1 tenant_id, $2 contact ids, $3 text-search configuration (NULL: the tenant's, read
@@ -659,22 +640,9 @@ UPDATE search_documents s
 -- as its digits too, so a part of either finds it. Anyone who may search may see all
 -- of it: both vectors are the same. A merged contact is not found (its reads redirect
 -- to the survivor): it gets no row, and drop_search_document removes the one it had.
-WITH cfg AS (
-    SELECT coalesce($3::text, (SELECT settings ->> 'text_search' FROM tenant_settings
-                                WHERE tenant_id = $1), 'simple')::regconfig AS c
-)
-INSERT INTO search_documents (tenant_id, kind, id, document, staff_document)
-SELECT c.tenant_id, 'contact', c.id, v.doc, v.doc
-  FROM contacts c
- CROSS JOIN cfg
- CROSS JOIN LATERAL (
-       SELECT setweight(to_tsvector(cfg.c, concat_ws(' ', c.name, c.email,
-                  translate(c.email, '@.+_-', '     '))), 'A')
-              || setweight(to_tsvector(cfg.c, concat_ws(' ', c.phone,
-                  regexp_replace(c.phone, '[^0-9]', '', 'g'))), 'B') AS doc) v
- WHERE c.tenant_id = $1 AND c.id = ANY ($2::uuid[]) AND c.merged_into IS NULL
-ON CONFLICT (tenant_id, kind, id) DO UPDATE
-   SET document = EXCLUDED.document, staff_document = EXCLUDED.staff_document
+-- The statement is a function (migration 0535), so a widget opening, whose transaction
+-- reads no search row, can write the row of the contact it creates.
+SELECT index_contact_documents($1::uuid, $2::uuid[], $3::text)
 
 -- name: drop_search_document --
 -- $1 tenant_id, $2 kind, $3 id: the thing is found no more (a contact merged away)

@@ -26,6 +26,7 @@ cannot be filled fails by name, so the coverage cannot shrink silently.
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from datetime import UTC, datetime, timedelta
 
@@ -33,6 +34,7 @@ import asyncpg
 import pytest
 
 from domain.ids import TenantId, TicketId
+from domain.tenant_settings import DEFAULT_SETTINGS
 from domain.values import Role
 from eventstore.store import EventStore
 from handlers import invitations, organizations, portal, sessions, webhooks, widget
@@ -41,7 +43,6 @@ from handlers.demo import harbor
 from handlers.demo.seed import DemoTenant, seed_demo
 from handlers.tenant_settings import ReplaceSettings, replace_settings
 from projections.projector import Projector
-from projections.tenant_settings import DEFAULT_SETTINGS
 from tests.support import catalog, pg
 from tests.support.desk import ACTOR
 from tests.support.pg import RUNTIME_USER
@@ -113,8 +114,8 @@ async def _seed(db: pg.TestDatabase, store: EventStore, pool: asyncpg.Pool
         await sessions.sign_in(store, PASSWORDS, LIFETIMES,
                                sessions.SignIn(tenant, person.email, person.password, NOW))
         async with store.session(tenant, ACTOR) as s:
-            await replace_settings(s, ReplaceSettings(document=DEFAULT_SETTINGS.model_copy(
-                update={"widget_origins": [ORIGIN]}), at=NOW))
+            await replace_settings(s, ReplaceSettings(settings=dataclasses.replace(
+                DEFAULT_SETTINGS, widget_origins=(ORIGIN,)), at=NOW))
             await invitations.invite(s, invitations.InviteAgent(
                 email="new@harbor-bikes.example", name="New", role=Role.AGENT, at=NOW,
                 valid_for=timedelta(hours=1)))
@@ -127,8 +128,8 @@ async def _seed(db: pg.TestDatabase, store: EventStore, pool: asyncpg.Pool
                                             harbor.CUSTOMERS["ole"].email)
             link = await portal.issue_link(s, contact, NOW, timedelta(hours=1))
         await portal.set_password(store, PASSWORDS, link["token"], "a good password", NOW)
-        await portal.sign_in(store, PASSWORDS, LIFETIMES, portal.PortalSignIn(
-            tenant, harbor.CUSTOMERS["ole"].email, "a good password", NOW))
+        await sessions.sign_in(store, PASSWORDS, LIFETIMES, sessions.SignIn(
+            tenant, harbor.CUSTOMERS["ole"].email, "a good password", NOW), portal.PORTAL)
         opened = await widget.open_session(store, tenant, "visitor@example.com", ORIGIN, NOW,
                                            timedelta(hours=1))
         async with store.session(tenant, widget.widget_actor(opened.session_id)) as s:

@@ -39,22 +39,7 @@ NOTE_WORD = "quixotryx"
 """Written in internal notes only (a word no stemmer shortens: it is found in search
 vectors as it is written)."""
 
-_JOBS = ("SLA timers name every ticket in their payloads: no customer or widget scope on "
-         "the queue; a customer's reply schedules and moves its ticket's timers in its "
-         "own transaction, no portal or widget query reads it")
-_SEARCH = ("every ticket's search document, whose staff_document holds internal notes' "
-           "words (the customer's own ticket's too): no customer or widget scope; the "
-           "inline search projection rewrites a ticket's document in a customer's reply")
-UNSCOPED: dict[str, dict[str, str]] = {
-    "customer": {
-        "jobs": _JOBS,
-        "search_documents": _SEARCH,
-    },
-    "widget": {
-        "jobs": _JOBS,
-        "search_documents": _SEARCH,
-    },
-}
+UNSCOPED: dict[str, dict[str, str]] = {"customer": {}, "widget": {}}
 """Per scope, the tables from which it reads other tickets' rows or internal notes
 today, and why. Row-level security there holds only the service's own queries, which
 never read these tables under such an actor: exposures to close, not exceptions to
