@@ -10,10 +10,10 @@ from typing import Any
 
 import orjson
 
-from domain import commands as c
 from domain.mapper import from_stored, to_stored
 from domain.sla import SlaPolicy
 from domain.ticket import Ticket, evolve, fold
+from domain.ticket import commands as c
 from domain.ticket.decide import decide
 from domain.values import Actor, ActorKind, Priority, Requester, SlaMetric, TicketState
 from eventstore.store import EventStore
