@@ -242,6 +242,8 @@ def _column(c: asyncpg.Record) -> str:
     if c["attnotnull"]:
         text += " not null"
     if c["attcompression"]:  # empty: the server's default_toast_compression
+        # (lz4 is not in every build: the embedded server's has none, so no migration
+        # may name it)
         text += " compression " + {"p": "pglz", "l": "lz4"}[c["attcompression"]]
     if c["attidentity"]:
         text += " generated " + ("always" if c["attidentity"] == "a" else "by default") \
