@@ -21,7 +21,7 @@ SELECT tenant_id, seq, stream_id, version, type, schema_version, data, metadata,
 -- $1 tenant_id, $2 stream_id, $3 expected version (NULL = any), $4 types,
 -- $5 schema versions, $6 data (JSON texts), $7 metadata (JSON texts)
 -- ``append`` as a unit of work sends it in its COMMIT's message: nobody reads its rows,
--- so none come back (p_quiet, migration 0534).
+-- so none come back (p_quiet, migration 0531).
 SELECT count(*) FROM append_events($1::uuid, $2::uuid, $3::integer, $4::text[],
                                    $5::integer[], $6::jsonb[], $7::jsonb[], true)
 
