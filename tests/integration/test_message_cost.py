@@ -42,6 +42,18 @@ def _message(n: int, at: datetime, visibility: Visibility = Visibility.PUBLIC,
                       visibility=visibility, actor=AGENT, at=at)
 
 
+async def _vectors_and_recomputed(store, tenant, tid):  # type: ignore[no-untyped-def]
+    """A ticket's search vectors as its commands left them, then as a recomputation
+    from its rows (``index_tickets``) makes them."""
+    query = ("SELECT document, staff_document FROM search_documents "
+             "WHERE tenant_id = $1 AND id = $2")
+    async with store.session(tenant) as s:
+        written = await s.conn.fetchrow(query, tenant, tid)
+        await index_tickets(s.conn, tenant, [tid])
+        recomputed = await s.conn.fetchrow(query, tenant, tid)
+    return written, recomputed
+
+
 async def _reads_of_one_message(store, tenant, tid, at):  # type: ignore[no-untyped-def]
     """Rows read per table by one message command, its appends included (run at once,
     not deferred, so they can be counted before the commit)."""
@@ -91,14 +103,8 @@ async def test_vectors_appended_message_by_message_equal_a_recomputation(store, 
     for n, (body, visibility) in enumerate(bodies):
         async with store.session(tenant, KEY) as s:
             await execute(s, tid, _message(n, at + timedelta(seconds=n), visibility, body))
+    appended, recomputed = await _vectors_and_recomputed(store, tenant, tid)
     async with store.session(tenant) as s:
-        appended = await s.conn.fetchrow(
-            "SELECT document, staff_document FROM search_documents "
-            "WHERE tenant_id = $1 AND id = $2", tenant, tid)
-        await index_tickets(s.conn, tenant, [tid])
-        recomputed = await s.conn.fetchrow(
-            "SELECT document, staff_document FROM search_documents "
-            "WHERE tenant_id = $1 AND id = $2", tenant, tid)
         # The words of a note are found by staff only.
         public_escalate = await s.conn.fetchval(
             "SELECT document @@ 'escalate'::tsquery FROM search_documents WHERE id = $1", tid)
@@ -120,14 +126,7 @@ async def test_a_new_ticket_indexed_from_its_values_equals_a_recomputation(store
             body="Smoke comes out of the trays, and the toner smells", tags=("hardware", "urgent"),
             requester=Requester(email="Ann.Lee@Example.com", name="Ann Lee"), actor=CUSTOMER,
             at=T0))
-    async with store.session(tenant) as s:
-        indexed = await s.conn.fetchrow(
-            "SELECT document, staff_document FROM search_documents "
-            "WHERE tenant_id = $1 AND id = $2", tenant, tid)
-        await index_tickets(s.conn, tenant, [tid])
-        recomputed = await s.conn.fetchrow(
-            "SELECT document, staff_document FROM search_documents "
-            "WHERE tenant_id = $1 AND id = $2", tenant, tid)
+    indexed, recomputed = await _vectors_and_recomputed(store, tenant, tid)
     assert indexed["document"] == recomputed["document"]
     assert indexed["staff_document"] == recomputed["staff_document"]
     assert "toner" in indexed["document"] and "hardware" in indexed["document"]
