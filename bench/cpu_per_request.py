@@ -33,21 +33,32 @@ from bench.http import NEW_EMAIL, TICKET_BODY, Wrk, lua
 CASES = ("create, known e-mail", "message", "create, new e-mail", "list of 25")
 
 
-def tree_cpu(pid: int) -> float:
-    """User and system CPU seconds of a process and its children."""
+def cpu_by_process(pid: int) -> dict[str, float]:
+    """User and system CPU seconds of a process tree by kind; for a Postgres server,
+    the backends serving clients, and each background process (walwriter,
+    checkpointer, autovacuum, ...) by its title. A process that ended between two reads
+    is missing from the second."""
+    out: dict[str, float] = {}
     try:
         root = psutil.Process(pid)
         procs = [root, *root.children(recursive=True)]
     except psutil.NoSuchProcess:
-        return 0.0
-    total = 0.0
+        return out
     for p in procs:
         try:
+            title = " ".join(p.cmdline()) or p.name()
             times = p.cpu_times()
         except psutil.NoSuchProcess:
             continue
-        total += times.user + times.system
-    return total
+        kind = ("backends" if "(" in title or "idle" in title or "authentication" in title
+                else title.replace("postgres: ", "").split("  ")[0].strip())
+        out[kind] = out.get(kind, 0.0) + times.user + times.system
+    return out
+
+
+def tree_cpu(pid: int) -> float:
+    """User and system CPU seconds of a process and its children."""
+    return sum(cpu_by_process(pid).values())
 
 
 def postmaster(port: int) -> int:

@@ -28,35 +28,12 @@ from pathlib import Path
 
 import asyncpg
 import httpx
-import psutil
 
 from bench.common import free_port, private_server, seeded_desk
-from bench.cpu_per_request import postmaster, start, tree_cpu, wait_ready
+from bench.cpu_per_request import cpu_by_process, postmaster, start, tree_cpu, wait_ready
 from bench.http import NEW_EMAIL, TICKET_BODY, Wrk, lua
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def cpu_by_process(pid: int) -> dict[str, float]:
-    """CPU seconds of a Postgres server's processes by kind: the backends serving
-    clients, and each background process (walwriter, checkpointer, autovacuum, ...) by
-    its title. A process that ended between two reads is missing from the second."""
-    out: dict[str, float] = {}
-    try:
-        root = psutil.Process(pid)
-        procs = [root, *root.children(recursive=True)]
-    except psutil.NoSuchProcess:
-        return out
-    for p in procs:
-        try:
-            title = " ".join(p.cmdline()) or p.name()
-            times = p.cpu_times()
-        except psutil.NoSuchProcess:
-            continue
-        kind = ("backends" if "(" in title or "idle" in title or "authentication" in title
-                else title.replace("postgres: ", "").split("  ")[0].strip())
-        out[kind] = out.get(kind, 0.0) + times.user + times.system
-    return out
 
 
 def _shorten(query: str, width: int = 110) -> str:
