@@ -34,24 +34,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from api.cli.projections import REBUILD_BATCH
 from bench.common import bench_server, fresh_database, report
-from domain import (
-    Actor,
-    ActorKind,
-    AddMessage,
-    Assign,
-    ChangeState,
-    OpenTicket,
-    Priority,
-    Requester,
-    SlaPolicy,
-    Source,
-    TicketState,
-    decide,
-    evolve,
-    from_stored,
-    to_stored,
-)
 from domain.ids import AgentId, MessageId, TicketId
+from domain.mapper import from_stored, to_stored
+from domain.sla import SlaPolicy
+from domain.ticket import evolve
+from domain.ticket.commands import AddMessage, Assign, ChangeState, OpenTicket
+from domain.ticket.decide import decide
+from domain.values import Actor, ActorKind, Priority, Requester, Source, TicketState
 from eventstore.pool import connect, create_pool
 from eventstore.store import EventStore, arm
 from eventstore.types import NewEvent, StoreActor

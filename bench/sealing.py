@@ -44,9 +44,10 @@ from api.cli.projections import REBUILD_BATCH
 from bench.common import bench_server, fresh_database, report
 from bench.http import CONNECTIONS, NEW_EMAIL, TICKET_BODY, Load, Wrk, lua, serving
 from bench.projections import generate, load
-from domain import Actor, ActorKind, OpenTicket, Requester, Visibility
 from domain.ids import MessageId, TenantId, TicketId
 from domain.personal import paths_in
+from domain.ticket.commands import OpenTicket
+from domain.values import Actor, ActorKind, Requester, Visibility
 from eventstore.keys import Keyring
 from eventstore.pool import create_pool
 from eventstore.sealing import Place, seal

@@ -72,7 +72,7 @@ class FollowUpRequired(DomainError):
     """A customer wrote on a closed ticket: open a follow-up instead.
 
     This is a signal, not a failure: the caller turns it into a new ticket linked to the
-    closed one, most simply with ``domain.decide_follow_up``.
+    closed one, most simply with ``domain.ticket.decide.decide_follow_up``.
     """
 
     code = "follow_up_required"

@@ -11,7 +11,7 @@ when another writer won a race. One ``execute`` runs inside the caller's ``UnitO
    field definitions) in the same round trip; a new ticket's requester is resolved to
    a contact (``handlers.requesters``), which may create the contact;
 2. ``domain.ticket.decide`` (a customer's message on a closed ticket becomes a follow-up
-   ticket via ``domain.decide_follow_up``: two streams, one transaction);
+   ticket via ``domain.ticket.decide.decide_follow_up``: two streams, one transaction);
 3. update the inline read models, rendering each written ticket's document once (the
    answer sends those bytes, ``CommandResult.documents``);
 4. schedule, move or cancel the SLA timers whose clocks changed;

@@ -2,7 +2,7 @@
 
 The wire model is ``api.schemas.settings``, the value ``domain.tenant_settings``; keys:
 ``sla_targets`` (per priority, business milliseconds), ``business_hours`` (a
-``domain.Calendar`` or null for calendar time), ``paused_states`` and ``sweep`` (days
+``domain.business_hours.Calendar`` or null for calendar time), ``paused_states`` and ``sweep`` (days
 before a pending ticket is solved and a solved one closed). No row means the
 defaults. A PUT replaces the whole document and is also a ``SettingsChanged`` event
 on the tenant stream.

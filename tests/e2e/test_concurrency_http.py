@@ -7,8 +7,9 @@ import asyncio
 import uuid
 from datetime import UTC, datetime, timedelta
 
-from domain import Actor, ActorKind, OpenTicket, Requester
 from domain.ids import TicketId
+from domain.ticket.commands import OpenTicket
+from domain.values import Actor, ActorKind, Requester
 from eventstore.types import StoreActor
 from handlers.tickets import execute
 from tests.e2e.conftest import NEW_TICKET, auth

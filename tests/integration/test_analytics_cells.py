@@ -13,14 +13,13 @@ from typing import Any
 import asyncpg
 import pytest
 
-from domain import Priority, TicketState
 from domain.clock import ManualClock
 from domain.errors import DomainError
 from domain.field_definitions import DefineField
 from domain.fields import FieldOption, FieldType
 from domain.ids import TicketId
 from domain.ticket.commands import ChangeFields, OpenTicket
-from domain.values import Requester, Source, Visibility
+from domain.values import Priority, Requester, Source, TicketState, Visibility
 from eventstore.types import StoreActor
 from handlers.ticket_fields import define_field
 from handlers.upgrades import upgrade

@@ -27,12 +27,12 @@ import pytest
 
 from api.app import create_app
 from api.config import ProcessSettings
-from domain import Requester, TicketId, TicketState
 from domain.clock import ManualClock
 from domain.field_definitions import DefineField
 from domain.fields import FieldOption, FieldType
+from domain.ids import TicketId
 from domain.ticket.commands import ChangeFields, OpenTicket
-from domain.values import Role
+from domain.values import Requester, Role, TicketState
 from eventstore.types import StoreActor
 from handlers.api_keys import IssueKey, issue_key
 from handlers.ticket_fields import define_field

@@ -25,10 +25,10 @@ from syrupy.assertion import SnapshotAssertion
 
 from api.app import create_app
 from api.config import ProcessSettings
-from domain import Calendar, Priority, SlaMetric, Source, TicketState, Visibility
+from domain.business_hours import Calendar
 from domain.clock import ManualClock
 from domain.tenant_settings import DEFAULT_SETTINGS
-from domain.values import Role
+from domain.values import Priority, Role, SlaMetric, Source, TicketState, Visibility
 from eventstore.types import StoreActor
 from handlers.api_keys import IssueKey, issue_key
 from handlers.tenant_settings import ReplaceSettings, replace_settings

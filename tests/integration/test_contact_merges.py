@@ -11,9 +11,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from domain import Actor, ActorKind, OpenTicket, Requester
 from domain.contact import ContactFields
 from domain.ids import TicketId
+from domain.ticket.commands import OpenTicket
+from domain.values import Actor, ActorKind, Requester
 from handlers import contacts, portal, sessions
 from handlers.credentials import Passwords
 from handlers.errors import NotAuthenticated

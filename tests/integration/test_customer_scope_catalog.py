@@ -23,8 +23,9 @@ from datetime import UTC, datetime, timedelta
 
 import asyncpg
 
-from domain import AddMessage, OpenTicket, Requester, Visibility
 from domain.ids import MessageId, TenantId, TicketId
+from domain.ticket.commands import AddMessage, OpenTicket
+from domain.values import Requester, Visibility
 from eventstore.store import EventStore
 from eventstore.types import StoreActor
 from handlers import portal, widget

@@ -13,8 +13,9 @@ import asyncpg
 import pytest
 
 from api.cli.keys import rotate_tenant
-from domain import Actor, ActorKind, OpenTicket, Requester
 from domain.ids import TicketId
+from domain.ticket.commands import OpenTicket
+from domain.values import Actor, ActorKind, Requester
 from eventstore.keys import Keyring, SubjectErased, WrongDataKey, kek_census
 from eventstore.store import EventStore
 from handlers.tickets import execute

@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from domain import Actor, ActorKind, OpenTicket, Requester
 from domain.ids import TicketId
+from domain.ticket.commands import OpenTicket
+from domain.values import Actor, ActorKind, Requester
 from eventstore.errors import ConcurrencyError, EventStoreError
 from eventstore.literal import execute, prepare, prepared_name, statement
 from eventstore.pool import create_pool
@@ -205,7 +206,8 @@ async def test_a_lost_race_found_at_commit_is_a_conflict_and_leaves_nothing(stor
 
 async def test_a_second_command_of_a_unit_of_work_reads_the_first_ones_writes(store,
                                                                              make_tenant):
-    from domain import ChangePriority, Priority
+    from domain.ticket.commands import ChangePriority
+    from domain.values import Priority
 
     t = (await make_tenant()).tenant_id
     tid = uuid.uuid4()
@@ -230,8 +232,8 @@ async def test_deferring_is_off_by_default(store, make_tenant):
 async def test_deferred_openings_and_replies_seal_with_keys_stored_once(store, make_tenant):
     # A new contact's key is made without a look-up and stored in the COMMIT's message;
     # a reply seals with the key its first read held. Both open again on reading.
-    from domain import Visibility
     from domain.ids import MessageId
+    from domain.values import Visibility
     from handlers.tickets import PostMessage, post_message
 
     t = (await make_tenant()).tenant_id

@@ -10,20 +10,13 @@ from datetime import UTC, datetime
 
 import pytest
 
-from domain import (
-    Actor,
-    ActorKind,
-    ChangeState,
-    OpenTicket,
-    Requester,
-    TicketState,
-    Visibility,
-)
 from domain.field_definitions import DefineField
 from domain.fields import FieldType
 from domain.ids import MessageId, TicketId
 from domain.mapper import from_stored
 from domain.ticket import fold
+from domain.ticket.commands import ChangeState, OpenTicket
+from domain.values import Actor, ActorKind, Requester, TicketState, Visibility
 from eventstore.export import event_line, header_line, verify_lines
 from eventstore.keys import SubjectErased
 from eventstore.store import EventStore

@@ -12,8 +12,9 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime, timedelta
 
-from domain import Actor, ActorKind, AddMessage, OpenTicket, Requester, Visibility
 from domain.ids import MessageId, TicketId
+from domain.ticket.commands import AddMessage, OpenTicket
+from domain.values import Actor, ActorKind, Requester, Visibility
 from eventstore.types import StoreActor
 from handlers.tickets import execute
 from projections.search import index_tickets

@@ -10,10 +10,9 @@ from datetime import UTC, datetime, timedelta
 import asyncpg
 import pytest
 
-from domain import AddMessage, OpenTicket, Requester, Visibility
 from domain.ids import MessageId, TenantId, TicketId
-from domain.ticket.commands import ChangePriority, ChangeState
-from domain.values import Priority, TicketState
+from domain.ticket.commands import AddMessage, ChangePriority, ChangeState, OpenTicket
+from domain.values import Priority, Requester, TicketState, Visibility
 from eventstore.store import EventStore
 from handlers import portal, sessions
 from handlers.credentials import Passwords

@@ -196,7 +196,7 @@ async def test_the_api_runs_the_projector_when_run_scheduler_is_on(
 async def test_an_unreadable_event_holds_back_only_its_own_tenant(
     pool: Any, store: Any, make_tenant: Any, db: Any
 ) -> None:
-    from domain import ValidationFailed
+    from domain.errors import ValidationFailed
     from eventstore.types import NewEvent, StoreActor
 
     bad, good = (await make_tenant("Bad")).tenant_id, (await make_tenant("Good")).tenant_id

@@ -10,8 +10,9 @@ from datetime import UTC, datetime
 import asyncpg
 import orjson
 
-from domain import Actor, ActorKind, OpenTicket, Requester, Visibility
 from domain.ids import MessageId, TicketId
+from domain.ticket.commands import OpenTicket
+from domain.values import Actor, ActorKind, Requester, Visibility
 from eventstore.store import EventStore
 from handlers.tickets import PostMessage, execute, post_message
 from tests.support.desk import ACTOR

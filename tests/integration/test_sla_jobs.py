@@ -11,19 +11,10 @@ from datetime import UTC, datetime, timedelta
 import asyncpg
 import pytest
 
-from domain import (
-    Actor,
-    ActorKind,
-    AddMessage,
-    ChangePriority,
-    ChangeState,
-    OpenTicket,
-    Priority,
-    Requester,
-    TicketState,
-)
 from domain.clock import ManualClock
 from domain.ids import MessageId, TicketId
+from domain.ticket.commands import AddMessage, ChangePriority, ChangeState, OpenTicket
+from domain.values import Actor, ActorKind, Priority, Requester, TicketState
 from eventstore.pool import create_pool
 from eventstore.store import EventStore
 from eventstore.types import StoreActor

@@ -8,22 +8,18 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from domain import (
-    Actor,
-    ActorKind,
+from domain.errors import ValidationFailed
+from domain.ids import MessageId, TicketId
+from domain.sla import DEFAULT_TARGETS
+from domain.ticket.commands import (
     AddMessage,
     Assign,
     ChangePriority,
     ChangeState,
     ChangeTags,
     OpenTicket,
-    Priority,
-    Requester,
-    TicketState,
-    ValidationFailed,
 )
-from domain.ids import MessageId, TicketId
-from domain.sla import DEFAULT_TARGETS
+from domain.values import Actor, ActorKind, Priority, Requester, TicketState
 from eventstore.errors import ConcurrencyError
 from eventstore.types import StoreActor
 from handlers.ticket_state import load_ticket

@@ -11,8 +11,12 @@ import httpx
 import orjson
 
 from api.app import create_app
-from domain import Actor, ActorKind, OpenTicket, Requester, SlaPolicy, decide, to_stored
 from domain.ids import TicketId
+from domain.mapper import to_stored
+from domain.sla import SlaPolicy
+from domain.ticket.commands import OpenTicket
+from domain.ticket.decide import decide
+from domain.values import Actor, ActorKind, Requester
 from eventstore.types import NewEvent
 from handlers.upgrades import upgrade
 from projections.inline import PendingEvent, apply_inline

@@ -17,9 +17,10 @@ from api.app import create_app
 from api.config import ProcessSettings
 from api.ops.metrics import Metrics, instrument_jobs
 from api.root import ProcessRole, Services, running
-from domain import Actor, ActorKind, OpenTicket, Requester
 from domain.clock import ManualClock
 from domain.ids import TenantId, TicketId
+from domain.ticket.commands import OpenTicket
+from domain.values import Actor, ActorKind, Requester
 from eventstore.types import NewEvent, RecordedEvent, StoreActor
 from handlers.erasure import EraseContact, erase_contact
 from handlers.tickets import execute

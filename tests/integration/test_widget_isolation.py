@@ -11,8 +11,9 @@ from datetime import UTC, datetime, timedelta
 import asyncpg
 import pytest
 
-from domain import AddMessage, Visibility
 from domain.ids import MessageId, TenantId, TicketId
+from domain.ticket.commands import AddMessage
+from domain.values import Visibility
 from eventstore.store import EventStore
 from handlers import widget
 from handlers.erasure import EraseContact, erase_contact

@@ -9,26 +9,28 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from domain import (
-    Actor,
-    ActorKind,
+from domain.clock import ManualClock
+from domain.errors import DomainError
+from domain.ids import AgentId, MessageId, TenantId, TicketId
+from domain.ticket.commands import (
     AddMessage,
     Assign,
     ChangePriority,
     ChangeState,
     CheckSla,
-    DomainError,
     OpenTicket,
+)
+from domain.values import (
+    Actor,
+    ActorKind,
     Priority,
     Requester,
+    Role,
     SlaMetric,
     Source,
     TicketState,
     Visibility,
 )
-from domain.clock import ManualClock
-from domain.ids import AgentId, MessageId, TenantId, TicketId
-from domain.values import Role
 from eventstore.store import EventStore
 from eventstore.types import StoreActor
 from handlers.agents import AddAgent, add_agent, get_agent

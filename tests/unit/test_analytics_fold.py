@@ -15,8 +15,7 @@ import uuid
 from collections import defaultdict
 from datetime import UTC, date, datetime
 
-from domain import Calendar, Priority, SlaMetric, Source, TicketState, Visibility
-from domain.business_hours import CALENDAR_24x7
+from domain.business_hours import Calendar, CALENDAR_24x7
 from domain.events import (
     Event,
     MessageAdded,
@@ -26,7 +25,7 @@ from domain.events import (
     TicketAssigned,
 )
 from domain.ids import AgentId, MessageId, TenantId, TicketId
-from domain.values import Actor, ActorKind
+from domain.values import Actor, ActorKind, Priority, SlaMetric, Source, TicketState, Visibility
 from projections.analytics import Fold, TicketRow
 from projections.base import Envelope
 from tests.unit.domain.support import CUSTOMER, given, open_cmd

@@ -262,7 +262,7 @@ def test_relative_links_in_docs_are_resolved_from_the_doc():
     ("api.http.access.roles_for", None),
     ("api.root.Services.store", None),
     ("domain.sla.SlaClock", None),
-    ("domain.SlaClock", None),  # a name the package imports
+    ("domain.ticket.Ticket", None),  # a name the package imports
     ("tests.support.pg.TestDatabase", None),
     ("api.md", None),
     ("client.close", None),

@@ -5,24 +5,13 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime, timedelta
 
-from domain import (
-    Actor,
-    ActorKind,
-    AddMessage,
-    ChangeState,
-    Command,
-    Event,
-    OpenTicket,
-    Requester,
-    SlaPolicy,
-    Ticket,
-    TicketId,
-    TicketState,
-    Visibility,
-    decide,
-    fold,
-)
-from domain.ids import MessageId
+from domain.events import Event
+from domain.ids import MessageId, TicketId
+from domain.sla import SlaPolicy
+from domain.ticket import Ticket, fold
+from domain.ticket.commands import AddMessage, ChangeState, Command, OpenTicket
+from domain.ticket.decide import decide
+from domain.values import Actor, ActorKind, Requester, TicketState, Visibility
 
 T0 = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)  # a Monday
 H = 3_600_000

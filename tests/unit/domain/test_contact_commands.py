@@ -7,14 +7,6 @@ import uuid
 
 import pytest
 
-from domain import (
-    ChangeRequester,
-    CorruptStream,
-    NotFound,
-    Requester,
-    TicketState,
-    ValidationFailed,
-)
 from domain.contact import (
     ContactFields,
     ContactMergedAway,
@@ -25,9 +17,11 @@ from domain.contact import (
     email_domain,
     fold_contact,
 )
-from domain.errors import AlreadyExists
+from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
 from domain.events import ContactCreated, ContactMerged, ContactUpdated, Event, RequesterChanged
 from domain.ids import ContactId, OrganizationId
+from domain.ticket.commands import ChangeRequester
+from domain.values import Requester, TicketState
 from tests.unit.domain.support import at, given, move, open_cmd, when
 
 ANN = ContactId(uuid.UUID(int=1))

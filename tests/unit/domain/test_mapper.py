@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from domain import (
+from domain.errors import UnknownEventType, ValidationFailed
+from domain.events import (
     EVENT_TYPES,
     AgentAdded,
-    AgentId,
     AgentInvitationAccepted,
     AgentInvited,
     AgentPasswordSet,
@@ -20,34 +20,15 @@ from domain import (
     AgentSignedIn,
     AgentSignedOut,
     AgentUpdated,
-    ApiKeyId,
     ApiKeyIssued,
     ApiKeyRevoked,
-    Assign,
-    ChangePriority,
-    ChangeTags,
-    CheckSla,
-    Event,
-    FollowUpOpened,
-    Priority,
-    Role,
-    SettingsChanged,
-    SlaMetric,
-    TicketId,
-    TicketOpened,
-    TicketState,
-    UnknownEventType,
-    ValidationFailed,
-    WebhookConfigured,
-    from_stored,
-    to_stored,
-)
-from domain.events import (
     ContactCreated,
     ContactErased,
     ContactMerged,
     ContactUpdated,
+    Event,
     FieldValuesChanged,
+    FollowUpOpened,
     GroupCreated,
     GroupMembersChanged,
     GroupRenamed,
@@ -59,13 +40,18 @@ from domain.events import (
     PortalSignedIn,
     PortalSignedOut,
     RequesterChanged,
+    SettingsChanged,
     TicketFieldDefined,
     TicketFieldUpdated,
     TicketGroupChanged,
+    TicketOpened,
+    WebhookConfigured,
 )
 from domain.fields import FieldOption, FieldType, RequiredOn
-from domain.ids import ContactId, GroupId, OrganizationId
-from domain.values import Actor, ActorKind, Requester
+from domain.ids import AgentId, ApiKeyId, ContactId, GroupId, OrganizationId, TicketId
+from domain.mapper import from_stored, to_stored
+from domain.ticket.commands import Assign, ChangePriority, ChangeTags, CheckSla
+from domain.values import Actor, ActorKind, Priority, Requester, Role, SlaMetric, TicketState
 from tests.unit.domain.support import AGENT, CUSTOMER, at, given, move, open_cmd, reply
 
 AT = datetime(2026, 6, 1, 9, 0, 0, 123, tzinfo=UTC)

@@ -6,8 +6,7 @@ import uuid
 
 import pytest
 
-from domain import CorruptStream, NotFound, ValidationFailed
-from domain.errors import AlreadyExists
+from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
 from domain.events import ContactMerged, Event, OrganizationCreated, OrganizationUpdated
 from domain.ids import ContactId, OrganizationId
 from domain.organization import (

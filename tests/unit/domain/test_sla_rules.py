@@ -4,19 +4,11 @@ from __future__ import annotations
 
 from datetime import date
 
-from domain import (
-    Calendar,
-    ChangePriority,
-    CheckSla,
-    Event,
-    Priority,
-    SlaBreached,
-    SlaClock,
-    SlaMetric,
-    SlaPolicy,
-    TicketState,
-    Visibility,
-)
+from domain.business_hours import Calendar
+from domain.events import Event, SlaBreached
+from domain.sla import SlaClock, SlaPolicy
+from domain.ticket.commands import ChangePriority, CheckSla
+from domain.values import Priority, SlaMetric, TicketState, Visibility
 from tests.unit.domain.support import (
     AGENT,
     CUSTOMER,

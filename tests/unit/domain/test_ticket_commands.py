@@ -7,41 +7,37 @@ import uuid
 
 import pytest
 
-from domain import (
-    AddMessage,
-    AgentId,
+from domain.errors import (
     AlreadyExists,
+    CorruptStream,
+    FollowUpRequired,
+    InvalidTransition,
+    NotFound,
+    TicketClosed,
+    ValidationFailed,
+)
+from domain.events import (
+    FollowUpOpened,
+    MessageAdded,
+    PriorityChanged,
+    StateChanged,
+    TagsChanged,
+    TicketAssigned,
+    TicketOpened,
+)
+from domain.ids import AgentId, TicketId
+from domain.ticket import evolve, fold
+from domain.ticket.commands import (
+    AddMessage,
     Assign,
     ChangePriority,
     ChangeState,
     ChangeTags,
     CheckSla,
     Command,
-    CorruptStream,
-    FollowUpOpened,
-    FollowUpRequired,
-    InvalidTransition,
-    MessageAdded,
-    NotFound,
-    Priority,
-    PriorityChanged,
-    Requester,
-    SlaMetric,
-    Source,
-    StateChanged,
-    TagsChanged,
-    TicketAssigned,
-    TicketClosed,
-    TicketId,
-    TicketOpened,
-    TicketState,
-    ValidationFailed,
-    Visibility,
-    decide,
-    decide_follow_up,
-    evolve,
-    fold,
 )
+from domain.ticket.decide import decide, decide_follow_up
+from domain.values import Priority, Requester, SlaMetric, Source, TicketState, Visibility
 from tests.unit.domain.support import (
     AGENT,
     CUSTOMER,
