@@ -14,13 +14,13 @@ at once; a silent half-open one by a keepalive query.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 from collections.abc import Callable, Sequence
 
 import asyncpg
 
+from eventstore.background import cancel_and_wait
 from eventstore.errors import StoreUnavailable
 from eventstore.pool import connect
 
@@ -56,11 +56,8 @@ class Listener:
         self._task = asyncio.create_task(self._run(), name=f"listen-{self.channel}")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await cancel_and_wait(self._task)
+        self._task = None
 
     def _deliver(self, _conn: object, _pid: int, _channel: str, payload: str) -> None:
         self.on_notify(payload)

@@ -27,7 +27,6 @@ connect timeout and the store's acquire timeout.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections import deque
@@ -37,6 +36,7 @@ from typing import Literal, TypeVar
 
 import asyncpg
 
+from eventstore.background import cancel_and_wait
 from eventstore.errors import UNAVAILABLE, StoreUnavailable
 from eventstore.store import EventStore
 
@@ -114,11 +114,8 @@ class Replica:
         self._task = asyncio.create_task(self._loop(), name="replica-probe")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await cancel_and_wait(self._task)
+        self._task = None
 
     def failed(self, exc: BaseException) -> None:
         """A read on the replica just failed: send reads to the primary until a probe
