@@ -17,7 +17,7 @@ from fastapi import FastAPI
 from api import console
 from api.config import ProcessSettings
 from api.feed import route as feed_route
-from api.http import problem_docs, problems
+from api.http import openapi, problems
 from api.http.cors import Cors
 from api.http.limits import BodyLimit
 from api.ops.logging import RequestContext
@@ -35,6 +35,7 @@ from api.routes import (
     groups,
     health,
     messages,
+    meta,
     metrics,
     organizations,
     portal,
@@ -51,7 +52,7 @@ ROUTERS = (health.router, metrics.router, tickets.router, messages.router, agent
            api_keys.router, tenant_settings.router, webhooks.router, audit.router,
            analytics.router, auth.router, contacts.router, organizations.router,
            feed_route.router, groups.router, ticket_fields.router, changes.router,
-           search.router, portal.router, widget.router)
+           search.router, portal.router, widget.router, meta.router)
 
 
 def serve_app() -> FastAPI:
@@ -93,7 +94,7 @@ def create_app(
         lifespan=lifespan,
     )
     problems.install(app)
-    problem_docs.install(app)
+    openapi.install(app)
     for router in ROUTERS:
         app.include_router(router)
     console.mount(app)  # static files, not an API route: in neither ROUTERS nor ACCESS

@@ -31,7 +31,8 @@ _INT = re.compile(r"^[+-]?\d{1,16}$")
 
 
 def _bad(name: str, reason: str) -> Problem:
-    return Problem(400, "invalid_parameter", f"{name}: {reason}", parameters=[name])
+    return Problem(400, "invalid_parameter", f"{name}: {reason}", parameters=[name],
+                   errors=[{"loc": ["query", name], "msg": reason, "type": "value_error"}])
 
 
 def field_filters(query: QueryParams, catalog: Mapping[str, FieldDefinition]

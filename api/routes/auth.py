@@ -28,6 +28,7 @@ from fastapi import APIRouter, Cookie, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.http.access import ACCESS
+from api.http.answer_headers import CACHE_CONTROL, SET_COOKIE, merged, sends
 from api.http.cookies import STAFF_REFRESH
 from api.http.deps import Authorized, ServicesDep
 from api.http.problem_docs import errors
@@ -41,6 +42,9 @@ from handlers.credentials import MAX_PASSWORD, check_password
 from projections.reads import whoami
 
 router = APIRouter(prefix="/v1/auth", tags=["auth"], route_class=StrictRoute)
+_REFRESH_ANSWERS = merged(errors(), sends(200, required=(SET_COOKIE, CACHE_CONTROL)),
+                          sends(401, required=(SET_COOKIE,)))
+"""A refresh: a new cookie, or the refused one cleared."""
 
 
 class TenantOut(BaseModel):
@@ -157,7 +161,8 @@ def _signed_in(request: Request, services: Services, done: sessions.SignedIn) ->
                              now)
 
 
-@router.post("/sign-in", response_model=SignedInOut, responses=errors(413, 415),
+@router.post("/sign-in", response_model=SignedInOut, responses=errors(413, 415)
+         | sends(200, required=(SET_COOKIE, CACHE_CONTROL)),
              summary="Sign in with e-mail and password (the refresh token is set as a cookie)")
 async def sign_in(body: SignInIn, request: Request, services: ServicesDep) -> Response:
     command = sessions.SignIn(tenant_id=TenantId(body.tenant), email=body.email.strip(),
@@ -167,7 +172,7 @@ async def sign_in(body: SignInIn, request: Request, services: ServicesDep) -> Re
     return _signed_in(request, services, done)
 
 
-@router.post("/refresh", response_model=SignedInOut, responses=errors(),
+@router.post("/refresh", response_model=SignedInOut, responses=_REFRESH_ANSWERS,
              summary="A new access token for the refresh cookie, which is rotated")
 async def refresh(request: Request, services: ServicesDep,
                   hd_refresh: RefreshCookie = None) -> Response:
@@ -179,7 +184,7 @@ async def refresh(request: Request, services: ServicesDep,
         lambda done: _signed_in(request, services, done), on_refused=services.keys.clear)
 
 
-@router.post("/sign-out", status_code=204, responses=errors(),
+@router.post("/sign-out", status_code=204, responses=errors() | sends(204, required=(SET_COOKIE,)),
              summary="End the refresh cookie's session and clear the cookie")
 async def sign_out(request: Request, services: ServicesDep,
                    hd_refresh: RefreshCookie = None) -> Response:

@@ -13,6 +13,7 @@ from fastapi import APIRouter, Query, Request, Response
 from pydantic import BeforeValidator, StringConstraints
 
 from api.http import commands
+from api.http.answer_headers import ETAG, LOCATION, sends
 from api.http.auth import Principal
 from api.http.commands import agent_actor, parse_if_match
 from api.http.deps import Authorized, ServicesDep
@@ -97,7 +98,7 @@ async def _command(request: Request, services: ServicesDep, principal: Principal
 
 
 @router.post("", status_code=201, response_model=TicketOut,
-             responses=errors(409, 410, 413, 415),
+             responses=errors(409, 410, 413, 415) | sends(201, required=(ETAG, LOCATION)),
              summary="Open a ticket")
 async def open_ticket(
     body: OpenTicketIn, request: Request, services: ServicesDep, principal: Authorized,
@@ -224,7 +225,8 @@ async def list_(
                              lambda session: _known(session, filters))
 
 
-@router.get("/{ticket_id}", response_model=TicketOut, responses=errors(404),
+@router.get("/{ticket_id}", response_model=TicketOut, responses=errors(404)
+                                                                | sends(200, required=(ETAG,)),
             summary="One ticket with its SLA clocks")
 async def get_one(ticket_id: UUID, services: ServicesDep, principal: Authorized) -> Response:
     async with services.store.session(principal.tenant_id, readonly=True) as session:
