@@ -65,6 +65,8 @@ UUID_OR_NONE = (r"^(none|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F
                 r"[0-9a-fA-F]{12})$")
 
 router = APIRouter(prefix="/v1/tickets", tags=["tickets"], route_class=StrictRoute)
+_COMMAND = COMMAND_ERRORS | sends(200, required=(ETAG,))
+"""A ticket command's answers: the ticket with its ETag, or a problem."""
 
 
 def _as_written(value: object) -> object:
@@ -237,7 +239,7 @@ async def get_one(ticket_id: UUID, services: ServicesDep, principal: Authorized)
                     headers={"ETag": etag(ticket.version)})
 
 
-@router.post("/{ticket_id}/assignee", response_model=TicketOut, responses=COMMAND_ERRORS,
+@router.post("/{ticket_id}/assignee", response_model=TicketOut, responses=_COMMAND,
              summary="Assign to an agent, a group or both, or unassign")
 async def assign(ticket_id: UUID, body: AssigneeIn, request: Request, services: ServicesDep,
                  principal: Authorized, if_match: IfMatch = None) -> Response:
@@ -252,7 +254,7 @@ async def assign(ticket_id: UUID, body: AssigneeIn, request: Request, services: 
                           body.model_dump(mode="json", exclude_unset=True), command, if_match)
 
 
-@router.post("/{ticket_id}/priority", response_model=TicketOut, responses=COMMAND_ERRORS,
+@router.post("/{ticket_id}/priority", response_model=TicketOut, responses=_COMMAND,
              summary="Change the priority")
 async def set_priority(ticket_id: UUID, body: PriorityIn, request: Request,
                        services: ServicesDep, principal: Authorized,
@@ -263,7 +265,7 @@ async def set_priority(ticket_id: UUID, body: PriorityIn, request: Request,
                           body.model_dump(mode="json"), command, if_match)
 
 
-@router.post("/{ticket_id}/state", response_model=TicketOut, responses=COMMAND_ERRORS,
+@router.post("/{ticket_id}/state", response_model=TicketOut, responses=_COMMAND,
              summary="Move the ticket to another state")
 async def set_state(ticket_id: UUID, body: StateIn, request: Request, services: ServicesDep,
                     principal: Authorized, if_match: IfMatch = None) -> Response:
@@ -273,7 +275,7 @@ async def set_state(ticket_id: UUID, body: StateIn, request: Request, services: 
                           body.model_dump(mode="json"), command, if_match)
 
 
-@router.post("/{ticket_id}/tags", response_model=TicketOut, responses=COMMAND_ERRORS,
+@router.post("/{ticket_id}/tags", response_model=TicketOut, responses=_COMMAND,
              summary="Add and remove tags")
 async def change_tags(ticket_id: UUID, body: TagsIn, request: Request, services: ServicesDep,
                       principal: Authorized, if_match: IfMatch = None) -> Response:
@@ -283,7 +285,7 @@ async def change_tags(ticket_id: UUID, body: TagsIn, request: Request, services:
                           body.model_dump(mode="json"), command, if_match)
 
 
-@router.post("/{ticket_id}/fields", response_model=TicketOut, responses=COMMAND_ERRORS,
+@router.post("/{ticket_id}/fields", response_model=TicketOut, responses=_COMMAND,
              summary="Set or clear ticket field values")
 async def change_fields(ticket_id: UUID, body: FieldsIn, request: Request,
                         services: ServicesDep, principal: Authorized,
