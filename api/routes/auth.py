@@ -38,7 +38,7 @@ from api.root import Services, session_lifetimes
 from domain.ids import TenantId
 from domain.values import Role
 from handlers import invitations, sessions
-from handlers.credentials import MAX_PASSWORD, check_password
+from handlers.credentials import MAX_PASSWORD, MIN_PASSWORD, check_password
 from projections.reads import whoami
 
 router = APIRouter(prefix="/v1/auth", tags=["auth"], route_class=StrictRoute)
@@ -135,8 +135,9 @@ class AcceptIn(BaseModel):
 
     token: str = Field(min_length=1, max_length=200,
                        description="the invitation's token, as the admin passed it on")
-    password: str = Field(min_length=1, max_length=MAX_PASSWORD,
-                          description="the password to sign in with (10 characters or more)")
+    password: str = Field(min_length=MIN_PASSWORD, max_length=MAX_PASSWORD, pattern=r"\S",
+                          description="the password to sign in with (10 characters or more, "
+                                      "not only spaces)")
 
 
 class AcceptedOut(BaseModel):

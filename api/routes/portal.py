@@ -56,7 +56,7 @@ from api.schemas.customers import (
 from domain.ids import MessageId, TenantId, TicketId
 from eventstore.store import UnitOfWork
 from handlers import portal, sessions
-from handlers.credentials import MAX_PASSWORD, check_password
+from handlers.credentials import MAX_PASSWORD, MIN_PASSWORD, check_password
 
 router = APIRouter(tags=["portal"], route_class=StrictRoute)
 _REFRESH_ANSWERS = merged(errors(), sends(200, required=(SET_COOKIE, CACHE_CONTROL)),
@@ -80,8 +80,8 @@ class PortalPasswordIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     token: str = Field(min_length=1, max_length=200)
-    password: str = Field(min_length=1, max_length=MAX_PASSWORD,
-                          description="10 characters or more")
+    password: str = Field(min_length=MIN_PASSWORD, max_length=MAX_PASSWORD, pattern=r"\S",
+                          description="10 characters or more, not only spaces")
 
 
 class PortalPasswordSetOut(BaseModel):

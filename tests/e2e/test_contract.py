@@ -7,13 +7,16 @@ Regenerate the file with ``python -m api.cli.openapi`` after changing the API.
 from __future__ import annotations
 
 import json
+import uuid
+from typing import Any
 
+from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 from openapi_spec_validator.validation.exceptions import OpenAPIValidationError
 
 from api.cli.openapi import CONTRACT, render
 from api.http.problem_registry import PROBLEMS
-from tests.e2e.conftest import auth
+from tests.e2e.conftest import NEW_TICKET, auth
 
 
 async def test_the_committed_contract_is_what_the_app_serves(http):
@@ -54,3 +57,104 @@ async def test_the_registry_is_published_with_every_code(http, tenant):
                        "description": code.description}
     refused = await http.get("/v1/meta/error-codes")
     assert refused.status_code == 401
+
+
+def _valid(document: dict[str, Any], schema: dict[str, Any], value: Any) -> bool:
+    """Whether ``value`` is valid by ``schema`` of the document (its refs resolved)."""
+    root = {**schema, "components": document["components"]}
+    return Draft202012Validator(root).is_valid(value)
+
+
+def _body_schema(document: dict[str, Any], method: str, path: str) -> dict[str, Any]:
+    body = document["paths"][path][method]["requestBody"]["content"]["application/json"]
+    return dict(body["schema"])
+
+
+def _parameter(document: dict[str, Any], method: str, path: str, name: str
+               ) -> dict[str, Any]:
+    for parameter in document["paths"][path][method]["parameters"]:
+        if parameter["name"] == name:
+            return dict(parameter["schema"])
+    raise KeyError(name)
+
+
+async def test_the_schema_refuses_what_the_server_refuses_and_no_more(http, tenant):
+    """The limits the issue found written only in prose, each on both sides of its
+    line: what the schema lets through, the server takes; what it refuses, the server
+    refuses with a problem."""
+    document = (await http.get("/openapi.json")).json()
+    h = auth(tenant.admin_key)
+    ticket = (await http.post("/v1/tickets", json=NEW_TICKET, headers=h)).json()
+    agent = (await http.post("/v1/agents", headers=h, json={
+        "email": f"{uuid.uuid4()}@example.com", "name": "Pat"})).json()
+    contact = (await http.post("/v1/contacts", headers=h, json={
+        "email": f"{uuid.uuid4()}@example.com", "name": "Ann"})).json()
+
+    async def invitation() -> str:
+        made = await http.post("/v1/agents/invitations", headers=h, json={
+            "email": f"{uuid.uuid4()}@example.com", "name": "Lee"})
+        token: str = made.json()["token"]
+        return token
+
+    n = iter(range(1000))
+    cases: list[tuple[str, str, str, Any]] = [
+        # method, template, url, body
+        ("post", "/v1/auth/invitations/accept", "", "9 chars!!"),
+        ("post", "/v1/auth/invitations/accept", "", "          "),
+        ("post", "/v1/auth/invitations/accept", "", "ten chars!"),
+        ("post", "/v1/ticket-fields", "", {"title": ""}),
+        ("post", "/v1/ticket-fields", "", {"title": "   "}),
+        ("post", "/v1/ticket-fields", "", {"title": "Plan"}),
+        ("post", "/v1/organizations", "", {"domains": ["not a domain"]}),
+        ("post", "/v1/organizations", "", {"domains": ["x.c"]}),
+        ("post", "/v1/organizations", "", {"domains": [" @Example.COM "]}),
+        ("post", "/v1/tickets/{ticket_id}/tags", f"/v1/tickets/{ticket['id']}/tags",
+         {"add": ["bad tag!"]}),
+        ("post", "/v1/tickets/{ticket_id}/tags", f"/v1/tickets/{ticket['id']}/tags",
+         {"add": [" VIP "]}),
+        ("patch", "/v1/agents/{agent_id}", f"/v1/agents/{agent['id']}", {"name": None}),
+        ("patch", "/v1/agents/{agent_id}", f"/v1/agents/{agent['id']}", {}),
+        ("patch", "/v1/agents/{agent_id}", f"/v1/agents/{agent['id']}", {"name": "Sam"}),
+        ("patch", "/v1/contacts/{contact_id}", f"/v1/contacts/{contact['id']}",
+         {"tags": None}),
+        ("patch", "/v1/contacts/{contact_id}", f"/v1/contacts/{contact['id']}",
+         {"name": None}),
+    ]
+    for method, template, url, given in cases:
+        body = given
+        if template == "/v1/auth/invitations/accept":
+            body = {"token": await invitation(), "password": given}
+        elif template == "/v1/ticket-fields":
+            body = {"key": f"f{next(n)}", "type": "text", **given}
+        elif template == "/v1/organizations":
+            body = {"name": f"Org {uuid.uuid4()}", **given}
+        valid = _valid(document, _body_schema(document, method, template), body)
+        answer = await http.request(method.upper(), url or template, json=body, headers=h)
+        assert (answer.status_code < 300) == valid, (template, body, answer.text)
+        if not valid:
+            assert answer.status_code == 422, answer.text
+            assert answer.json()["errors"], answer.text
+    q = _parameter(document, "get", "/v1/search", "q")
+    for given in ("", "   ", "help"):
+        answer = await http.get("/v1/search", params={"q": given, "type": "ticket"},
+                                headers=h)
+        assert (answer.status_code == 200) == _valid(document, q, given), answer.text
+        if answer.status_code != 200:
+            assert answer.json()["parameters"] == ["q"]
+
+
+async def test_settings_take_if_match_as_the_ticket_routes_do(http, tenant):
+    h = auth(tenant.admin_key)
+    current = await http.get("/v1/settings", headers=h)
+    document = (await http.get("/openapi.json")).json()
+    header = _parameter(document, "put", "/v1/settings", "If-Match")
+    assert header == _parameter(document, "post", "/v1/tickets/{ticket_id}/state", "If-Match")
+    garbage = await http.put("/v1/settings", json=current.json(),
+                             headers=h | {"If-Match": "garbage"})
+    assert garbage.status_code == 400 and garbage.json()["parameters"] == ["If-Match"]
+    stale = await http.put("/v1/settings", json=current.json(),
+                           headers=h | {"If-Match": '"999"'})
+    assert stale.status_code == 412 and stale.json()["current_version"] >= 0
+    done = await http.put("/v1/settings", json=current.json(),
+                          headers=h | {"If-Match": current.headers["etag"]})
+    assert done.status_code == 200, done.text
