@@ -14,7 +14,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from api import console
+from api import console, reference
 from api.config import ProcessSettings
 from api.feed import route as feed_route
 from api.http import openapi, problems
@@ -92,12 +92,16 @@ def create_app(
         version="1.0.0",
         description="Event-sourced, multitenant helpdesk API.",
         lifespan=lifespan,
+        # The reference is served from the package (api/reference), not from a CDN.
+        docs_url=None,
+        redoc_url=None,
     )
     problems.install(app)
     openapi.install(app)
     for router in ROUTERS:
         app.include_router(router)
     console.mount(app)  # static files, not an API route: in neither ROUTERS nor ACCESS
+    reference.mount(app)  # the same, for /docs
     # add_middleware puts each new one outside the previous ones.
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     app.add_middleware(RateLimitMiddleware)

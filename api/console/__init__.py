@@ -40,18 +40,21 @@ HEADERS = (
 
 @dataclass(frozen=True, slots=True)
 class _Route:
-    """What the request metrics label the console's requests with (one label for
-    every file, so the label set stays bounded)."""
+    """What the request metrics label a mount's requests with (one label for every
+    file, so the label set stays bounded)."""
 
     path: str = PREFIX + "/{path}"
 
 
 class ConsoleFiles:
-    """The static files, with the console's security headers on every answer."""
+    """Static files with the console's security headers on every answer: the
+    console's own by default; ``packages`` adds the files of installed packages
+    (``(package, folder)``) under ``prefix`` (the API reference at ``/docs``)."""
 
-    def __init__(self, directory: Path = STATIC) -> None:
-        self.files: ASGIApp = StaticFiles(directory=directory, html=True)
-        self.route = _Route()
+    def __init__(self, directory: Path = STATIC, *, prefix: str = PREFIX,
+                 packages: list[str | tuple[str, str]] | None = None) -> None:
+        self.files: ASGIApp = StaticFiles(directory=directory, packages=packages, html=True)
+        self.route = _Route(prefix + "/{path}")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         scope["route"] = self.route
