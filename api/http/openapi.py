@@ -10,7 +10,8 @@ service itself runs on, so the document cannot say other than the code does.
 - parameters: an optional query, header or cookie parameter is absent, never null, so
   its schema is the value's alone;
 - tags: every tag an operation has is listed, with its description; every operation
-  has a description (its docstring, or one made from its summary and the table).
+  has a description (its docstring, or one made from its summary and the table);
+- tuples (``prefixItems``) say what their ``items`` are, as linters and generators ask.
 
 The document is made once per app. ``docs/openapi.json`` is its committed copy
 (``python -m api.cli.openapi`` writes it), held equal to it by tests/e2e/test_contract.py.
@@ -26,6 +27,7 @@ from fastapi import FastAPI
 from api.http import access
 from api.http.answer_headers import CATALOGUE, declare_common
 from api.http.problem_docs import API_PREFIX, WRITE_METHODS, problem_schemas
+from api.http.problems import PROBLEM_JSON
 
 TAGS: dict[str, str] = {
     "tickets": "Tickets and the commands that change them",
@@ -63,6 +65,23 @@ def _not_null(schema: dict[str, Any]) -> dict[str, Any]:
     return {**kept[0], **rest}
 
 
+def _is_problem(response: dict[str, Any]) -> bool:
+    return PROBLEM_JSON in response.get("content", {})
+
+
+def _close_tuples(node: Any) -> None:
+    """A tuple's ``items``: its one item schema when all are alike, else none more."""
+    if isinstance(node, dict):
+        prefix = node.get("prefixItems")
+        if prefix and "items" not in node:
+            node["items"] = prefix[0] if all(p == prefix[0] for p in prefix) else False
+        for value in node.values():
+            _close_tuples(value)
+    elif isinstance(node, list):
+        for value in node:
+            _close_tuples(value)
+
+
 def _describe(name: str, operation: dict[str, Any]) -> None:
     if operation.get("description"):
         return
@@ -77,7 +96,13 @@ def _describe(name: str, operation: dict[str, Any]) -> None:
 def complete(document: dict[str, Any]) -> dict[str, Any]:
     """Complete FastAPI's document in place (see the module's docstring)."""
     access.publish(document, protected_prefix=API_PREFIX)
-    document.setdefault("components", {}).setdefault("schemas", {}).update(problem_schemas())
+    document["servers"] = [{"url": "/", "description": "This server"}]
+    statuses = {int(status) for item in document["paths"].values()
+                for operation in item.values() for status in operation["responses"]
+                if int(status) >= 400 and _is_problem(operation["responses"][status])}
+    schemas = document.setdefault("components", {}).setdefault("schemas", {})
+    schemas.update(problem_schemas(statuses))
+    _close_tuples(schemas)
     used: set[str] = set()
     for path, item in document["paths"].items():
         for method, operation in item.items():

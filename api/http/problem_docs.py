@@ -16,13 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from api.http.problem_registry import (
-    ERROR_ITEM,
-    ERROR_ITEM_SCHEMA,
-    PROBLEMS,
-    ProblemCode,
-    codes_of,
-)
+from api.http.problem_registry import ERROR_ITEM, ERROR_ITEM_SCHEMA, ProblemCode, codes_of
 from api.http.problems import PROBLEM_JSON
 
 PROBLEM_SCHEMA: dict[str, Any] = {
@@ -59,12 +53,13 @@ def _alternative(codes: list[ProblemCode]) -> dict[str, Any]:
             "properties": properties, "additionalProperties": False}
 
 
-def problem_schemas() -> dict[str, dict[str, Any]]:
-    """``components.schemas`` of the problems: ``Problem``, the error item, one schema
-    per code that has members of its own, and per status ``Problem<status>``: the one
-    body of its codes, or ``oneOf`` them (told apart by ``code``)."""
-    out: dict[str, dict[str, Any]] = {"Problem": PROBLEM_SCHEMA, ERROR_ITEM: ERROR_ITEM_SCHEMA}
-    for status in sorted({p.status for p in PROBLEMS.values()}):
+def problem_schemas(statuses: set[int]) -> dict[str, dict[str, Any]]:
+    """``components.schemas`` of the problems of ``statuses``: the error item, one
+    schema per code that has members of its own, and per status ``Problem<status>``:
+    the one body of its codes, or ``oneOf`` them (told apart by ``code``). Each is
+    ``PROBLEM_SCHEMA`` with its codes and members, and nothing else."""
+    out: dict[str, dict[str, Any]] = {ERROR_ITEM: ERROR_ITEM_SCHEMA}
+    for status in sorted(statuses):
         codes = codes_of(status)
         plain = [c for c in codes if not c.members]
         special = [c for c in codes if c.members]

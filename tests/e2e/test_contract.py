@@ -7,7 +7,9 @@ Regenerate the file with ``python -m api.cli.openapi`` after changing the API.
 from __future__ import annotations
 
 import json
+import subprocess
 import uuid
+from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -17,6 +19,10 @@ from openapi_spec_validator.validation.exceptions import OpenAPIValidationError
 from api.cli.openapi import CONTRACT, render
 from api.http.problem_registry import PROBLEMS
 from tests.e2e.conftest import NEW_TICKET, auth
+
+ROOT = Path(__file__).resolve().parents[2]
+SPECTRAL = ROOT / "spectral" / "node_modules" / ".bin" / "spectral"
+RULESET = ROOT / "spectral" / "ruleset.yaml"
 
 
 async def test_the_committed_contract_is_what_the_app_serves(http):
@@ -34,6 +40,35 @@ async def test_openapi_spec_validator_finds_no_error(http):
         validate(document)
     except OpenAPIValidationError as exc:  # pragma: no cover - the failure's message
         raise AssertionError(f"openapi-spec-validator: {exc}") from exc
+
+
+def _spectral(document: dict[str, Any], tmp_path: Path) -> list[dict[str, Any]]:
+    """Spectral's findings (every severity) on ``document``, with spectral/ruleset.yaml."""
+    if not SPECTRAL.exists():  # the test command installs it; so does this, the same way
+        subprocess.run(["bash", "-c", "source scripts/_venv.sh && spectral_ready"],
+                       cwd=ROOT, check=True, timeout=600)
+    target = tmp_path / "openapi.json"
+    target.write_text(json.dumps(document))
+    run = subprocess.run([str(SPECTRAL), "lint", "--ruleset", str(RULESET), "--format",
+                          "json", "--fail-severity", "hint", "--quiet", str(target)],
+                         capture_output=True, text=True, timeout=300, check=False)
+    assert run.returncode in (0, 1), run.stderr
+    findings: list[dict[str, Any]] = json.loads(run.stdout or "[]")
+    return findings
+
+
+async def test_spectral_finds_nothing(http, tmp_path):
+    document = (await http.get("/openapi.json")).json()
+    findings = _spectral(document, tmp_path)
+    assert findings == [], "\n".join(
+        f"{f['code']} at {'.'.join(map(str, f['path']))}: {f['message']}" for f in findings)
+    # Not blind: a document with an undefined tag and a path parameter it does not
+    # declare is found out.
+    broken = json.loads(json.dumps(document))
+    broken["paths"]["/v1/tickets"]["get"]["tags"] = ["nowhere"]
+    broken["paths"]["/v1/tickets/{ticket_id}"]["get"]["parameters"] = []
+    codes = {f["code"] for f in _spectral(broken, tmp_path)}
+    assert {"operation-tag-defined", "path-params"} <= codes, codes
 
 
 async def test_the_validator_is_not_blind():
