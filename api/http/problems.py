@@ -107,6 +107,14 @@ class Problem(Exception):
         self.extra = extra
 
 
+def invalid_parameter(detail: str, *names: str, reason: str | None = None) -> Problem:
+    """The 400 of query parameters whose values are refused together: its one shape
+    (``parameters`` naming them, ``errors`` with one item each)."""
+    return Problem(400, "invalid_parameter", detail, parameters=list(names),
+                   errors=[{"loc": ["query", name], "msg": reason or detail,
+                            "type": "value_error"} for name in names])
+
+
 def problem_response(
     status: int,
     code: str,

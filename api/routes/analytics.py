@@ -23,7 +23,7 @@ from api.http.deps import Authorized, ServicesDep
 from api.http.lagging import source_headers
 from api.http.params import IsoDate
 from api.http.problem_docs import errors
-from api.http.problems import Problem
+from api.http.problems import Problem, invalid_parameter
 from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
 from api.schemas import analytics as models
@@ -126,8 +126,7 @@ async def _check_field_group(services: ServicesDep, principal: Principal,
         reason = ("is not a ticket field" if field is None
                   else f"is a {field.type} field; only checkbox, dropdown and multiselect "
                        "fields group")
-        raise Problem(400, "invalid_parameter", f"group_by: {key} {reason}",
-                      parameters=["group_by"])
+        raise invalid_parameter(f"group_by: {key} {reason}", "group_by")
 
 
 @router.get("/summary", responses=errors()

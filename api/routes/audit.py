@@ -29,7 +29,7 @@ from api.http.lagging import source_headers
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate_int, scope_of
 from api.http.params import ANY_OF, EventTypeName, IsoAwareDateTime
 from api.http.problem_docs import errors
-from api.http.problems import Problem
+from api.http.problems import Problem, invalid_parameter
 from api.http.routing import StrictRoute
 from api.schemas.events import EventPage, render_event
 from api.schemas.groups import GroupOut
@@ -144,7 +144,7 @@ async def _history(kind: _Kind, stream_id: UUID, principal: Principal, services:
 async def _as_of(kind: _Kind, stream_id: UUID, principal: Principal, services: Services,
                  version: int | None, at: datetime | None) -> Response:
     if (version is None) == (at is None):
-        raise Problem(400, "invalid_parameter", "give exactly one of version and at")
+        raise invalid_parameter("give exactly one of version and at", "version", "at")
 
     async def read(store: EventStore) -> list[RecordedEvent]:
         async with store.session(principal.tenant_id, readonly=True) as s:

@@ -19,7 +19,7 @@ from api.http.lagging import source_headers
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT
 from api.http.params import IsoAwareDateTime
 from api.http.problem_docs import errors
-from api.http.problems import Problem
+from api.http.problems import Problem, invalid_parameter
 from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
 from api.schemas.events import EventPage
@@ -128,7 +128,7 @@ async def as_of(
     at: Annotated[IsoAwareDateTime | None, Query()] = None,
 ) -> Response:
     if (version is None) == (at is None):
-        raise Problem(400, "invalid_parameter", "give exactly one of version and at")
+        raise invalid_parameter("give exactly one of version and at", "version", "at")
 
     async def read(store: EventStore) -> list[RecordedEvent]:
         async with store.session(principal.tenant_id, readonly=True) as s:
