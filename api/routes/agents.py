@@ -66,8 +66,8 @@ class AgentPatch(BaseModel):
 
     model_config = ConfigDict(extra="forbid", json_schema_extra=patch_schema())
 
-    email: str | None = None
-    name: str | None = None
+    email: str | None = Field(None, json_schema_extra=checked_by_domain(EMAIL_PATTERN))
+    name: str | None = Field(None, json_schema_extra=checked_by_domain(NOT_BLANK))
     role: AgentRole | None = None
     active: bool | None = Field(default=None, strict=True)
 
