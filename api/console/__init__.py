@@ -26,6 +26,11 @@ CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self';
        "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 """Self only: ``connect-src 'self'`` covers the API and its WebSocket on this origin."""
 
+def security_headers(csp: str = CSP) -> tuple[tuple[bytes, bytes], ...]:
+    """The headers of every answer of a mount of pages, under the policy ``csp``."""
+    return ((b"content-security-policy", csp.encode()), *HEADERS[1:])
+
+
 HEADERS = (
     (b"content-security-policy", CSP.encode()),
     (b"x-content-type-options", b"nosniff"),
@@ -52,19 +57,21 @@ class ConsoleFiles:
     (``(package, folder)``) under ``prefix`` (the API reference at ``/docs``)."""
 
     def __init__(self, directory: Path = STATIC, *, prefix: str = PREFIX,
-                 packages: list[str | tuple[str, str]] | None = None) -> None:
+                 packages: list[str | tuple[str, str]] | None = None,
+                 csp: str = CSP) -> None:
         self.files: ASGIApp = StaticFiles(directory=directory, packages=packages, html=True)
         self.route = _Route(prefix + "/{path}")
+        self.headers = security_headers(csp)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         scope["route"] = self.route
 
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                names = {name for name, _ in HEADERS}
+                names = {name for name, _ in self.headers}
                 message["headers"] = [
                     *(h for h in message.get("headers", []) if h[0].lower() not in names),
-                    *HEADERS]
+                    *self.headers]
             await send(message)
 
         await self.files(scope, receive, with_headers)
@@ -75,4 +82,4 @@ def mount(app: FastAPI) -> None:
     app.mount(PREFIX, ConsoleFiles(), name="console")
 
 
-__all__ = ["CSP", "STATIC", "ConsoleFiles", "mount"]
+__all__ = ["CSP", "STATIC", "ConsoleFiles", "mount", "security_headers"]

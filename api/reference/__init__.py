@@ -5,8 +5,8 @@ and its start-up script (``static/``), and Swagger UI's script and style from th
 ``fastapi-offline`` package on PyPI (pinned in pyproject.toml and constraints.txt;
 the package is MIT-licensed, the Swagger UI files it ships are Apache-2.0). The pages
 are served with the console's strict Content-Security-Policy (``api.console.CSP``:
-this origin only, no inline script or style, no framing), so Swagger UI runs without
-a single exception to it, and its validator badge (which would call out to a public
+this origin only, no inline script or style, no framing) but for ``data:`` images
+(Swagger UI's icons), and its validator badge (which would call out to a public
 validator) is off. ReDoc is not served: its standalone script injects inline styles,
 which that policy forbids.
 
@@ -20,18 +20,21 @@ from pathlib import Path
 
 from fastapi import FastAPI
 
-from api.console import ConsoleFiles
+from api.console import CSP, ConsoleFiles
 
 STATIC = Path(__file__).with_name("static")
 PREFIX = "/docs"
 SWAGGER_UI = ("fastapi_offline", "static")
+REFERENCE_CSP = CSP.replace("img-src 'self';", "img-src 'self' data:;")
+"""The console's policy, but for images: Swagger UI's style draws its icons as
+``data:`` SVG images (an image runs no script)."""
 """Where Swagger UI's ``swagger-ui-bundle.js`` and ``swagger-ui.css`` are installed."""
 
 
 def mount(app: FastAPI) -> None:
     """Serve the reference at ``/docs/`` (``/docs`` redirects there)."""
-    app.mount(PREFIX, ConsoleFiles(STATIC, prefix=PREFIX, packages=[SWAGGER_UI]),
-              name="reference")
+    app.mount(PREFIX, ConsoleFiles(STATIC, prefix=PREFIX, packages=[SWAGGER_UI],
+                                   csp=REFERENCE_CSP), name="reference")
 
 
-__all__ = ["PREFIX", "STATIC", "mount"]
+__all__ = ["PREFIX", "REFERENCE_CSP", "STATIC", "mount"]

@@ -49,7 +49,9 @@ async def test_the_reference_renders_from_the_package_alone(server: str):
                     if m.type == "error" else None)
             answer = await page.goto(f"{server}/docs")
             assert answer is not None and answer.ok
-            assert "script-src 'self'" in (answer.headers["content-security-policy"])
+            policy = answer.headers["content-security-policy"]
+            assert "script-src 'self';" in policy and "style-src 'self';" in policy
+            assert "unsafe" not in policy and "img-src 'self' data:;" in policy
             await expect(page.locator(".swagger-ui .info .title")).to_contain_text(
                 "Helpdesk", timeout=20_000)
             # Every tag's section is listed, and the operations in them.
@@ -62,6 +64,10 @@ async def test_the_reference_renders_from_the_package_alone(server: str):
             # The security schemes are there to authorize with.
             await page.get_by_role("button", name="Authorize").first.click()
             await expect(page.get_by_text("portalToken")).to_be_visible()
+            await page.locator("button.close-modal").click()
+            # Open an operation: its parameters and answers render too.
+            await page.locator(".opblock-summary-path", has_text="/v1/meta/error-codes").click()
+            await expect(page.locator(".opblock-body .responses-table").first).to_be_visible()
         finally:
             await browser.close()
     assert refused == [], refused
