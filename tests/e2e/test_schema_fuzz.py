@@ -39,7 +39,7 @@ from tests.support.live import serve
 
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
           response_schema_conformance, response_headers_conformance]
-EXAMPLES = {"admin": 25, "agent": 8, "customer": 15, "widget": 15}
+EXAMPLES = {"admin": 20, "agent": 6, "customer": 15, "widget": 15}
 """Examples per operation for each credential kind, on the operations it may call."""
 STATEFUL_EXAMPLES = 30
 """The stateful phase's budget (``--max-examples`` of the command line)."""
@@ -106,6 +106,7 @@ def _kind(operation: dict[str, Any]) -> set[str]:
     return kinds or {"admin"}  # open ones: any caller
 
 
+@pytest.mark.timeout(600)
 async def test_fuzz_the_documented_api_with_every_credential(db, tenant, owner):
     """Every operation with each kind of credential that may call it, checked against
     the document: status, content type, body and headers (on every status, 2xx
@@ -123,9 +124,11 @@ async def test_fuzz_the_documented_api_with_every_credential(db, tenant, owner):
                        for kind, path, body in (
                            ("admin", "/v1/tickets",
                             new | {"requester": {"email": "a@example.com"}}),
+                           # Its own: the agent's commands may close theirs.
+                           ("agent", "/v1/tickets",
+                            new | {"requester": {"email": "b@example.com"}}),
                            ("customer", "/v1/portal/tickets", new),
                            ("widget", f"/v1/widget/{tenant.tenant_id}/tickets", new))}
-        tickets["agent"] = tickets["admin"]
         raw = app.openapi()
         schema = schemathesis.openapi.from_dict(raw)
         operations = [result.ok() for result in schema.get_all_operations()]
@@ -153,10 +156,13 @@ async def test_fuzz_the_documented_api_with_every_credential(db, tenant, owner):
 
             run()
 
-        for operation in operations:
-            documented = raw["paths"][operation.path][operation.method.lower()]
-            for kind in sorted(_kind(documented)):
-                fuzz(operation, kind)
+        # The visitors first, the admin last: an admin's fuzzed settings may take the
+        # widget's origin away, and its erasures a customer's contact.
+        for kind in ("widget", "customer", "agent", "admin"):
+            for operation in operations:
+                documented = raw["paths"][operation.path][operation.method.lower()]
+                if kind in _kind(documented):
+                    fuzz(operation, kind)
         # The run reached past validation with every credential: reads and commands
         # succeeded too.
         succeeded = {(kind, label) for (kind, label, status), _ in seen.items()
