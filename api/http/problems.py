@@ -17,6 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 from starlette.routing import compile_path
 
+from api.http.problem_registry import PROBLEMS
 from domain.contact import ContactMergedAway
 from domain.errors import (
     AlreadyExists,
@@ -125,6 +126,9 @@ def problem_response(
     **extra: Any,
 ) -> Response:
     """Render a problem+json response."""
+    if code not in PROBLEMS:
+        # The document promises only the registry's codes: say so where it shows.
+        log.error("problem code %r is not in api/http/problem_registry.py", code)
     body: dict[str, Any] = {
         "type": f"https://helpdesk.dev/problems/{code}",
         "title": _TITLES.get(status, "Error"),

@@ -99,3 +99,13 @@ def _check_body(code: str, status: int, body: dict[str, Any]) -> None:
     assert required == {name for name, m in row.members.items() if m.required}, code
     for name, member in row.members.items():
         assert body["properties"][name] == dict(member.schema), (code, name)
+
+
+def test_an_unregistered_code_is_logged_where_it_is_answered(caplog):
+    from api.http.problems import problem_response
+
+    problem_response(404, "not_found", "no such thing")
+    assert not caplog.records
+    problem_response(418, "teapot", "short and stout")
+    assert [r.getMessage() for r in caplog.records] == [
+        "problem code 'teapot' is not in api/http/problem_registry.py"]
