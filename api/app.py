@@ -14,10 +14,10 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from api import console
+from api import console, reference
 from api.config import ProcessSettings
 from api.feed import route as feed_route
-from api.http import problem_docs, problems
+from api.http import openapi, problems
 from api.http.cors import Cors
 from api.http.limits import BodyLimit
 from api.ops.logging import RequestContext
@@ -35,6 +35,7 @@ from api.routes import (
     groups,
     health,
     messages,
+    meta,
     metrics,
     organizations,
     portal,
@@ -51,7 +52,7 @@ ROUTERS = (health.router, metrics.router, tickets.router, messages.router, agent
            api_keys.router, tenant_settings.router, webhooks.router, audit.router,
            analytics.router, auth.router, contacts.router, organizations.router,
            feed_route.router, groups.router, ticket_fields.router, changes.router,
-           search.router, portal.router, widget.router)
+           search.router, portal.router, widget.router, meta.router)
 
 
 def serve_app() -> FastAPI:
@@ -91,12 +92,16 @@ def create_app(
         version="1.0.0",
         description="Event-sourced, multitenant helpdesk API.",
         lifespan=lifespan,
+        # The reference is served from the package (api/reference), not from a CDN.
+        docs_url=None,
+        redoc_url=None,
     )
     problems.install(app)
-    problem_docs.install(app)
+    openapi.install(app)
     for router in ROUTERS:
         app.include_router(router)
     console.mount(app)  # static files, not an API route: in neither ROUTERS nor ACCESS
+    reference.mount(app)  # the same, for /docs
     # add_middleware puts each new one outside the previous ones.
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     app.add_middleware(RateLimitMiddleware)

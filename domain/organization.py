@@ -20,6 +20,10 @@ from domain.values import UtcDatetime
 
 DOMAINS_MAX = 50
 DOMAIN_PATTERN = r"^(?=.{3,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$"
+DOMAIN_INPUT_PATTERN = (r"^\s*@?(?=\S{3,253}\s*$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+"
+                        r"[A-Za-z]{2,63}\s*$")
+"""A domain as a request may give it: ``DOMAIN_PATTERN`` once trimmed, lower-cased and
+without a leading ``@``."""
 """An e-mail domain as organizations hold it: lower case, at least one dot."""
 _DOMAIN = re.compile(DOMAIN_PATTERN)
 
@@ -117,6 +121,7 @@ def fold_organization(events: Iterable[Event]) -> Organization | None:
 
 
 __all__ = [
+    "DOMAIN_INPUT_PATTERN",
     "DOMAIN_PATTERN",
     "CreateOrganization",
     "Organization",

@@ -15,6 +15,8 @@ NAME_MAX = 200
 TAGS_MAX = 20
 
 TAG_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,39}$"
+TAG_INPUT_PATTERN = r"^\s*[A-Za-z0-9][A-Za-z0-9_-]{0,39}\s*$"
+"""A tag as a request may give it: ``TAG_PATTERN`` once trimmed and lower-cased."""
 NOT_BLANK = r"\S"
 """Text that is not empty or only white space (a search, not a whole match)."""
 """What a tag is once normalised: a lower-case slug of at most 40 characters."""

@@ -29,3 +29,16 @@ venv_ready() {
     echo "$want" > "$stamp"
   fi
 }
+
+# `spectral_ready`: installs the pinned Spectral (spectral/package-lock.json) into
+# spectral/node_modules with `npm ci`, once per change of the lock file; needs node and
+# npm on PATH. No install scripts run: Spectral needs none.
+spectral_ready() {
+  local want stamp=spectral/node_modules/.installed
+  command -v npm >/dev/null 2>&1 || { echo "helpdesk: npm is needed for Spectral" >&2; exit 1; }
+  want=$(sha256sum spectral/package-lock.json | cut -c1-16)
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    npm ci --prefix spectral --ignore-scripts --no-audit --no-fund --loglevel=error
+    echo "$want" > "$stamp"
+  fi
+}

@@ -26,6 +26,11 @@ CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self';
        "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 """Self only: ``connect-src 'self'`` covers the API and its WebSocket on this origin."""
 
+def security_headers(csp: str = CSP) -> tuple[tuple[bytes, bytes], ...]:
+    """The headers of every answer of a mount of pages, under the policy ``csp``."""
+    return ((b"content-security-policy", csp.encode()), *HEADERS[1:])
+
+
 HEADERS = (
     (b"content-security-policy", CSP.encode()),
     (b"x-content-type-options", b"nosniff"),
@@ -40,28 +45,33 @@ HEADERS = (
 
 @dataclass(frozen=True, slots=True)
 class _Route:
-    """What the request metrics label the console's requests with (one label for
-    every file, so the label set stays bounded)."""
+    """What the request metrics label a mount's requests with (one label for every
+    file, so the label set stays bounded)."""
 
     path: str = PREFIX + "/{path}"
 
 
 class ConsoleFiles:
-    """The static files, with the console's security headers on every answer."""
+    """Static files with the console's security headers on every answer: the
+    console's own by default; ``packages`` adds the files of installed packages
+    (``(package, folder)``) under ``prefix`` (the API reference at ``/docs``)."""
 
-    def __init__(self, directory: Path = STATIC) -> None:
-        self.files: ASGIApp = StaticFiles(directory=directory, html=True)
-        self.route = _Route()
+    def __init__(self, directory: Path = STATIC, *, prefix: str = PREFIX,
+                 packages: list[str | tuple[str, str]] | None = None,
+                 csp: str = CSP) -> None:
+        self.files: ASGIApp = StaticFiles(directory=directory, packages=packages, html=True)
+        self.route = _Route(prefix + "/{path}")
+        self.headers = security_headers(csp)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         scope["route"] = self.route
 
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                names = {name for name, _ in HEADERS}
+                names = {name for name, _ in self.headers}
                 message["headers"] = [
                     *(h for h in message.get("headers", []) if h[0].lower() not in names),
-                    *HEADERS]
+                    *self.headers]
             await send(message)
 
         await self.files(scope, receive, with_headers)
@@ -72,4 +82,4 @@ def mount(app: FastAPI) -> None:
     app.mount(PREFIX, ConsoleFiles(), name="console")
 
 
-__all__ = ["CSP", "STATIC", "ConsoleFiles", "mount"]
+__all__ = ["CSP", "STATIC", "ConsoleFiles", "mount", "security_headers"]

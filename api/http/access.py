@@ -3,12 +3,17 @@
 Every route and the live feed name their operation here (``METHOD /path/{template}``,
 ``WS`` for the WebSocket) with the roles that may run it; ``api.http.auth.authorize``
 reads this table for every request, ``publish`` writes it into the OpenAPI document
-(``x-required-role`` on every operation), and tests/unit/test_access.py compares it
-with the "who" column of the design's endpoint table. The ``/v1`` operations that
-take no bearer credential at all (signing in: their credential is in the body or the
-refresh cookie) are in ``OPEN``, published with an empty ``x-required-role``. Routes
-outside ``/v1`` that answer without a key (health, metrics, the OpenAPI document) are
-in neither.
+(``x-required-role`` and ``security`` on every operation, the credentials as
+``securitySchemes``), and tests/unit/test_access.py compares it with the "who" column
+of the design's endpoint table. The ``/v1`` operations that take no bearer credential
+at all (signing in: their credential is in the body or the refresh cookie) are in
+``OPEN``, published with an empty ``x-required-role`` and the cookie they read, if any,
+as their ``security``. Routes outside ``/v1`` that answer without a key (health,
+metrics, the OpenAPI document) are in neither and are published with ``security: []``.
+
+A new operation needs one row here: ACCESS (its roles; the credential follows from
+them) or OPEN (the credentials it checks itself); ``publish`` refuses a ``/v1``
+operation in neither.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from api.http.cookies import PORTAL_REFRESH, STAFF_REFRESH
 from domain.events import STREAM_KINDS
 from domain.values import Role
 
@@ -125,25 +131,74 @@ ACCESS: Mapping[str, frozenset[str]] = {
     "POST /v1/widget/{tenant_id}/tickets/{ticket_id}/messages": _WIDGET,
     # Every caller may ask who it is and what its role may run (the console does).
     "GET /v1/auth/me": _EVERYONE,
+    # The problem registry: every code the API answers with, for clients to map.
+    "GET /v1/meta/error-codes": _EVERYONE,
     # The feed carries every event, message bodies and internal notes included:
     # analysts see analytics only, and intake keys write for customers.
     "WS /v1/stream": frozenset({AGENT, ADMIN, AUDITOR}),
 }
 
 
-OPEN: frozenset[str] = frozenset({
-    "POST /v1/auth/sign-in",
-    "POST /v1/auth/refresh",
-    "POST /v1/auth/sign-out",
-    "POST /v1/auth/invitations/accept",
-    "POST /v1/portal/auth/sign-in",
-    "POST /v1/portal/auth/password",
-    "POST /v1/portal/auth/refresh",
-    "POST /v1/portal/auth/sign-out",
+BEARER = "bearer"
+"""Security scheme: an API key (``hd_...``) or a staff access token (sign-in)."""
+PORTAL_TOKEN = "portalToken"
+WIDGET_TOKEN = "widgetToken"
+STAFF_COOKIE = "refreshCookie"
+PORTAL_COOKIE = "portalRefreshCookie"
+
+SECURITY_SCHEMES: Mapping[str, dict[str, Any]] = {
+    BEARER: {"type": "http", "scheme": "bearer",
+             "description": "An API key (`hd_...`, made by an admin or the operator's "
+                            "CLI) or a staff access token from `POST /v1/auth/sign-in`; "
+                            "the key's or the person's role decides what it may run "
+                            "(`x-required-role`)."},
+    PORTAL_TOKEN: {"type": "http", "scheme": "bearer",
+                   "description": "A portal token from `POST /v1/portal/auth/sign-in`: a "
+                                  "contact signed in to the customer portal."},
+    WIDGET_TOKEN: {"type": "http", "scheme": "bearer",
+                   "description": "A widget session's token from `POST /v1/widget/"
+                                  "{tenant_id}/sessions`, sent with the page's `Origin`."},
+    STAFF_COOKIE: {"type": "apiKey", "in": "cookie", "name": STAFF_REFRESH.name,
+                   "description": "The staff refresh token, set by sign-in (httpOnly, "
+                                  f"path `{STAFF_REFRESH.path}`)."},
+    PORTAL_COOKIE: {"type": "apiKey", "in": "cookie", "name": PORTAL_REFRESH.name,
+                    "description": "The portal refresh token, set by portal sign-in "
+                                   f"(httpOnly, path `{PORTAL_REFRESH.path}`)."},
+}
+"""Every credential the API takes, as OpenAPI security schemes."""
+
+OPEN: Mapping[str, tuple[tuple[str, ...], ...]] = {
+    # Credentials in the body (e-mail and password, an invitation or link token).
+    "POST /v1/auth/sign-in": (),
+    "POST /v1/auth/invitations/accept": (),
+    "POST /v1/portal/auth/sign-in": (),
+    "POST /v1/portal/auth/password": (),
+    # The refresh cookie; signing out without one is a 204 that ends nothing.
+    "POST /v1/auth/refresh": ((STAFF_COOKIE,),),
+    "POST /v1/auth/sign-out": ((STAFF_COOKIE,), ()),
+    "POST /v1/portal/auth/refresh": ((PORTAL_COOKIE,),),
+    "POST /v1/portal/auth/sign-out": ((PORTAL_COOKIE,), (PORTAL_TOKEN,), ()),
     # Its credential is the request's Origin, checked against the tenant's widget_origins.
-    "POST /v1/widget/{tenant_id}/sessions",
-})
-"""Operations that take no bearer credential: they check the one they are given."""
+    "POST /v1/widget/{tenant_id}/sessions": (),
+}
+"""Operations that take no bearer credential: they check the one they are given. Each
+maps to its alternatives of security schemes (an empty one: it may be called without)."""
+
+
+def credentials_for(operation: str) -> tuple[tuple[str, ...], ...]:
+    """The alternatives of security schemes ``operation`` accepts (none: open)."""
+    if operation in OPEN:
+        return OPEN[operation]
+    roles = roles_for(operation)
+    if not roles:
+        return ()
+    if roles == _CUSTOMER:
+        return ((PORTAL_TOKEN,),)
+    if roles == _WIDGET:
+        return ((WIDGET_TOKEN,),)
+    if roles & (_CUSTOMER | _WIDGET):
+        raise ValueError(f"{operation}: one operation takes one kind of bearer token")
+    return ((BEARER,),)
 
 
 def roles_for(operation: str) -> frozenset[str]:
@@ -171,9 +226,12 @@ def event_types_for(role: str) -> frozenset[str] | None:
     return None if role in roles_for(WHOLE_LOG) else _NOT_TENANT
 
 
-def publish(document: dict[str, Any]) -> dict[str, Any]:
-    """Mark every operation of an OpenAPI document with ``x-required-role``: the roles
-    of this table that may run it (sorted), or none for an ``OPEN`` one."""
+def publish(document: dict[str, Any], *, protected_prefix: str = "/v1/") -> dict[str, Any]:
+    """Mark every operation of an OpenAPI document with ``x-required-role`` (the roles
+    of this table that may run it, sorted, or none for an ``OPEN`` one) and
+    ``security`` (the credentials it takes; ``[]`` for one that takes none), and
+    declare every credential under ``components.securitySchemes``. An operation under
+    ``protected_prefix`` in neither table is a programming error."""
     for path, item in document.get("paths", {}).items():
         for method, operation in item.items():
             name = f"{method.upper()} {path}"
@@ -181,8 +239,14 @@ def publish(document: dict[str, Any]) -> dict[str, Any]:
                 operation["x-required-role"] = sorted(ACCESS[name])
             elif name in OPEN:
                 operation["x-required-role"] = []
+            elif path.startswith(protected_prefix):
+                raise ValueError(f"{name} is in neither ACCESS nor OPEN")
+            operation["security"] = [{scheme: [] for scheme in alternative}
+                                     for alternative in credentials_for(name)]
+    document.setdefault("components", {})["securitySchemes"] = dict(SECURITY_SCHEMES)
     return document
 
 
-__all__ = ["ACCESS", "CUSTOMER", "OPEN", "TENANT_STREAMS", "WHOLE_LOG", "WIDGET",
-           "event_types_for", "publish", "roles_for"]
+__all__ = ["ACCESS", "BEARER", "CUSTOMER", "OPEN", "PORTAL_COOKIE", "PORTAL_TOKEN",
+           "SECURITY_SCHEMES", "STAFF_COOKIE", "TENANT_STREAMS", "WHOLE_LOG", "WIDGET",
+           "WIDGET_TOKEN", "credentials_for", "event_types_for", "publish", "roles_for"]

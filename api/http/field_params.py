@@ -16,7 +16,7 @@ from datetime import date
 
 from starlette.datastructures import QueryParams
 
-from api.http.problems import Problem
+from api.http.problems import Problem, invalid_parameter
 from domain.fields import FieldDefinition, FieldType
 from projections.reads import FieldFilter
 
@@ -31,7 +31,7 @@ _INT = re.compile(r"^[+-]?\d{1,16}$")
 
 
 def _bad(name: str, reason: str) -> Problem:
-    return Problem(400, "invalid_parameter", f"{name}: {reason}", parameters=[name])
+    return invalid_parameter(f"{name}: {reason}", name, reason=reason)
 
 
 def field_filters(query: QueryParams, catalog: Mapping[str, FieldDefinition]

@@ -10,12 +10,11 @@ on the primary); answers with a freshness block say the same in their body.
 
 from __future__ import annotations
 
+from api.http.answer_headers import READ_FROM, READ_LAG
 from eventstore.replica import Source
-
-READ_FROM = "Read-From"
-READ_LAG = "Read-Lag-Seconds"
 
 
 def source_headers(source: Source) -> dict[str, str]:
-    """The headers that say where an answer was read."""
-    return {READ_FROM: source.name, READ_LAG: f"{source.lag_seconds:.3f}"}
+    """The headers that say where an answer was read (declared by a route with
+    ``sends(200, required=(READ_FROM, READ_LAG))``)."""
+    return {READ_FROM.name: source.name, READ_LAG.name: f"{source.lag_seconds:.3f}"}

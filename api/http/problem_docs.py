@@ -1,28 +1,29 @@
-"""OpenAPI documentation of error answers: one problem+json schema, shared by routes.
+"""OpenAPI documentation of error answers, made from the problem registry.
 
 Routes pass ``responses=errors(400, 404, ...)``; every route also documents the
-answers any route can give (401, 403, 500, 503). What a route can answer because of
-where it is and what it does is added by ``api.http.routing.StrictRoute`` from
-``route_answers``: 429 on every ``/v1`` route (the rate limiter), and on every
-side-effecting one what its Idempotency-Key can cause. The ``Problem`` schema is
-registered once under ``components.schemas`` (``install``) and every answer refers
-to it. tests/e2e/test_openapi_declares.py checks the document against what the
-service does.
+answers any route can give (400, 401, 403, 422, 500, 503). What a route can answer
+because of where it is and what it does is added by ``api.http.routing.StrictRoute``
+from ``route_answers``: 429 on every ``/v1`` route (the rate limiter), and on every
+side-effecting one what its Idempotency-Key can cause. Every answer of a status
+refers to the one schema of that status, ``Problem<status>``: one alternative per
+code with members of its own (``api.http.problem_registry``), told apart by
+``code``, and no undeclared member (``problem_schemas``, installed by
+``api.http.openapi``). tests/e2e/test_openapi_declares.py checks the document
+against what the service does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from fastapi import FastAPI
-
-from api.http import access
+from api.http.problem_registry import ERROR_ITEM, ERROR_ITEM_SCHEMA, ProblemCode, codes_of
+from api.http.problems import PROBLEM_JSON
 
 PROBLEM_SCHEMA: dict[str, Any] = {
     "title": "Problem",
     "type": "object",
-    "description": "RFC 9457 problem details with a stable machine-readable `code`.",
+    "description": "RFC 9457 problem details with a stable machine-readable `code` "
+                   "(`GET /v1/meta/error-codes` lists them all).",
     "required": ["type", "title", "status", "code", "detail"],
     "properties": {
         "type": {"type": "string"},
@@ -32,52 +33,56 @@ PROBLEM_SCHEMA: dict[str, Any] = {
         "detail": {"type": "string"},
         "instance": {"type": "string"},
     },
-    "additionalProperties": True,
 }
 
-PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
 
-_DESCRIPTIONS = {
-    400: "Malformed request: unknown or invalid query parameter, path id, cursor, JSON "
-         "or Idempotency-Key (`unknown_parameter`, `invalid_parameter`, `invalid_cursor`, "
-         "`malformed_json`, `invalid_idempotency_key`)",
-    401: "Missing, unknown or revoked API key or access token (`unauthorized`, "
-         "`invalid_api_key`, `invalid_access_token`, `invalid_widget_token`), or "
-         "credentials that prove nothing (`sign_in_failed`, `invalid_refresh_token`)",
-    403: "The key's role may not do this (`forbidden`), or a widget call from an origin "
-         "the tenant does not list (`origin_not_allowed`)",
-    404: "No such resource in this tenant (`not_found`)",
-    409: "Conflict: `invalid_transition`, `ticket_closed`, `already_exists`, "
-         "`not_group_member`, `group_exists`, `version_conflict` or "
-         "`idempotency_in_flight`",
-    410: "Gone: an invitation expired or spent (`invitation_gone`), or a contact "
-         "erased (`contact_erased`; `subject_erased` for a command that would write "
-         "about it)",
-    412: "`If-Match` does not match the current version (`precondition_failed`)",
-    413: "Request body too large (`body_too_large`)",
-    415: "Request body is not JSON (`unsupported_media_type`)",
-    422: "Invalid body (`validation_failed`) or an Idempotency-Key reused with another "
-         "body (`idempotency_key_reused`)",
-    429: "Rate limited (`rate_limited`)",
-    500: "Internal error (`internal_error`)",
-    503: "The database is unavailable (`database_unavailable`)",
-}
+def _camel(code: str) -> str:
+    return "".join(part.capitalize() for part in code.split("_"))
+
+
+def _alternative(codes: list[ProblemCode]) -> dict[str, Any]:
+    """The body of ``codes``, which share their members (one code with members, or
+    every code of a status without any)."""
+    members = codes[0].members
+    properties = {**PROBLEM_SCHEMA["properties"],
+                  "status": {"type": "integer", "enum": [codes[0].status]},
+                  "code": {"type": "string", "enum": [c.code for c in codes]}}
+    properties |= {name: dict(m.schema) for name, m in members.items()}
+    return {"type": "object", "required": [*PROBLEM_SCHEMA["required"],
+                                           *(n for n, m in members.items() if m.required)],
+            "properties": properties, "additionalProperties": False}
+
+
+def problem_schemas(statuses: set[int]) -> dict[str, dict[str, Any]]:
+    """``components.schemas`` of the problems of ``statuses``: the error item, one
+    schema per code that has members of its own, and per status ``Problem<status>``:
+    the one body of its codes, or ``oneOf`` them (told apart by ``code``). Each is
+    ``PROBLEM_SCHEMA`` with its codes and members, and nothing else."""
+    out: dict[str, dict[str, Any]] = {ERROR_ITEM: ERROR_ITEM_SCHEMA}
+    for status in sorted(statuses):
+        codes = codes_of(status)
+        plain = [c for c in codes if not c.members]
+        special = [c for c in codes if c.members]
+        name = f"Problem{status}"
+        if not special:
+            out[name] = {"title": name, "description": _codes_text(codes), **_alternative(plain)}
+            continue
+        refs = []
+        for c in special:
+            out[f"{_camel(c.code)}Problem"] = {"description": c.description, **_alternative([c])}
+            refs.append({"$ref": f"#/components/schemas/{_camel(c.code)}Problem"})
+        if plain:
+            out[f"{name}Plain"] = {"description": _codes_text(plain), **_alternative(plain)}
+            refs.append({"$ref": f"#/components/schemas/{name}Plain"})
+        out[name] = {"title": name, "description": _codes_text(codes), "oneOf": refs}
+    return out
+
+
+def _codes_text(codes: list[ProblemCode]) -> str:
+    return "; ".join(f"`{c.code}`: {c.description}" for c in codes)
+
 
 _ALWAYS = (400, 401, 403, 422, 500, 503)
-
-_HEADERS: dict[int, dict[str, Any]] = {
-    409: {"Retry-After": {"description": "Seconds to wait before retrying (when the "
-                                         "Idempotency-Key is in flight)",
-                          "schema": {"type": "integer"}}},
-    429: {
-        "Retry-After": {"description": "Seconds until a request will be allowed",
-                        "schema": {"type": "integer"}},
-        "RateLimit-Policy": {"description": 'The limit, e.g. `"key";q=600;w=60`',
-                             "schema": {"type": "string"}},
-        "RateLimit": {"description": 'Where the caller stands, e.g. `"key";r=0;t=42`',
-                      "schema": {"type": "string"}},
-    },
-}
 
 API_PREFIX = "/v1/"
 """Every route under it is authenticated, rate limited and on the database."""
@@ -86,13 +91,16 @@ WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
 def errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
-    """The ``responses=`` entry documenting ``statuses`` (plus the common ones)."""
+    """The ``responses=`` entry documenting ``statuses`` (plus the common ones): each
+    with the problem schema of its status, made from the problem registry."""
     out: dict[int | str, dict[str, Any]] = {}
     for status in sorted({*statuses, *_ALWAYS}):
+        codes = codes_of(status)
+        assert codes, f"no problem code answers {status}"
         out[status] = {
-            "description": _DESCRIPTIONS[status],
-            "content": {"application/problem+json": {"schema": PROBLEM_REF}},
-            **({"headers": _HEADERS[status]} if status in _HEADERS else {}),
+            "description": "; ".join(f"`{c.code}`" for c in codes),
+            "content": {PROBLEM_JSON: {
+                "schema": {"$ref": f"#/components/schemas/Problem{status}"}}},
         }
     return out
 
@@ -111,20 +119,5 @@ def route_answers(path: str, methods: set[str]) -> dict[int | str, dict[str, Any
 COMMAND_ERRORS = errors(404, 409, 410, 412, 413, 415)
 """What a ticket command route can answer besides success."""
 
-def install(app: FastAPI) -> None:
-    """Add the ``Problem`` schema and each operation's ``x-required-role`` (from the
-    authorization table) to the app's OpenAPI document, once."""
-    build: Callable[[], dict[str, Any]] = app.openapi
-
-    def openapi() -> dict[str, Any]:
-        if app.openapi_schema is None:
-            document = access.publish(build())
-            document.setdefault("components", {}).setdefault("schemas", {})["Problem"] = \
-                PROBLEM_SCHEMA
-            app.openapi_schema = document
-        return app.openapi_schema
-
-    app.openapi = openapi  # type: ignore[method-assign]
-
-
-__all__ = ["COMMAND_ERRORS", "PROBLEM_REF", "PROBLEM_SCHEMA", "errors", "install"]
+__all__ = ["API_PREFIX", "COMMAND_ERRORS", "PROBLEM_SCHEMA", "WRITE_METHODS", "errors",
+           "problem_schemas", "route_answers"]

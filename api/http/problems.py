@@ -17,6 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 from starlette.routing import compile_path
 
+from api.http.problem_registry import PROBLEMS
 from domain.contact import ContactMergedAway
 from domain.errors import (
     AlreadyExists,
@@ -107,6 +108,14 @@ class Problem(Exception):
         self.extra = extra
 
 
+def invalid_parameter(detail: str, *names: str, reason: str | None = None) -> Problem:
+    """The 400 of query parameters whose values are refused together: its one shape
+    (``parameters`` naming them, ``errors`` with one item each)."""
+    return Problem(400, "invalid_parameter", detail, parameters=list(names),
+                   errors=[{"loc": ["query", name], "msg": reason or detail,
+                            "type": "value_error"} for name in names])
+
+
 def problem_response(
     status: int,
     code: str,
@@ -117,6 +126,9 @@ def problem_response(
     **extra: Any,
 ) -> Response:
     """Render a problem+json response."""
+    if code not in PROBLEMS:
+        # The document promises only the registry's codes: say so where it shows.
+        log.error("problem code %r is not in api/http/problem_registry.py", code)
     body: dict[str, Any] = {
         "type": f"https://helpdesk.dev/problems/{code}",
         "title": _TITLES.get(status, "Error"),
@@ -184,9 +196,12 @@ def install(app: FastAPI) -> None:
             # naming the parameter and the value it was given.
             first, given = errors[0], exc.errors()[0].get("input")
             shown = f" (got {given!r})" if isinstance(given, str) and len(given) <= 200 else ""
+            named = list(dict.fromkeys(e["loc"][1] if len(e["loc"]) > 1 else e["loc"][0]
+                                       for e in errors))
             return problem_response(400, "invalid_parameter",
                                     f"invalid {'.'.join(first['loc'])}: {first['msg']}{shown}",
-                                    instance=request.url.path, errors=errors)
+                                    instance=request.url.path, parameters=named,
+                                    errors=errors)
         return problem_response(422, "validation_failed", "the request body is invalid",
                                 instance=request.url.path, errors=errors)
 
@@ -202,7 +217,7 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(QueryRefused)
     async def _query(request: Request, exc: QueryRefused) -> Response:
         return problem_response(400, exc.code, exc.reason, instance=request.url.path,
-                                parameter="q")
+                                parameters=["q"])
 
     @app.exception_handler(StoreUnavailable)
     async def _unavailable(request: Request, exc: StoreUnavailable) -> Response:
@@ -238,8 +253,11 @@ def install(app: FastAPI) -> None:
             return problem_response(500, "internal_error", "internal error",
                                     instance=request.url.path)
         extra: dict[str, Any] = {}
-        if isinstance(exc, ValidationFailed) and exc.field:
-            extra["field"] = exc.field
+        if isinstance(exc, ValidationFailed):
+            # One shape for the code: the rule's field as an ``errors`` item, as the
+            # wire model's own refusals are.
+            extra["errors"] = [{"loc": ["body", *(exc.field.split(".") if exc.field else [])],
+                                "msg": exc.message, "type": "value_error"}]
         return problem_response(status, exc.code, exc.message, instance=request.url.path,
                                 **extra)
 
@@ -247,9 +265,9 @@ def install(app: FastAPI) -> None:
     async def _refused(request: Request, exc: HandlerError) -> Response:
         status = _HANDLER_STATUS.get(type(exc), 422)
         extra = dict(exc.extra)
-        if isinstance(exc, Invalid) and exc.field is not None:
-            extra["errors"] = [{"loc": ["body", *exc.field.split(".")], "msg": exc.reason,
-                                "type": exc.kind}]
+        if isinstance(exc, Invalid):
+            where = exc.field.split(".") if exc.field is not None else []
+            extra["errors"] = [{"loc": ["body", *where], "msg": exc.reason, "type": exc.kind}]
         return problem_response(status, exc.code, exc.message, instance=request.url.path,
                                 **extra)
 

@@ -107,7 +107,7 @@ def _refuse_nul(request: Request, body: bytes) -> None:
         if "\x00" in key or "\x00" in value:
             raise Problem(400, "invalid_parameter",
                           f"invalid query.{key.replace(chr(0), '?')}: {_NUL_MESSAGE}",
-                          errors=[{"loc": ["query", key], "msg": _NUL_MESSAGE,
+                          parameters=[key], errors=[{"loc": ["query", key], "msg": _NUL_MESSAGE,
                                    "type": "string_nul"}])
     if body and _JSON_NUL.search(body):
         try:

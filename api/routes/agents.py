@@ -24,7 +24,7 @@ from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
-from api.schemas import checked_by_domain, patch_fields_given
+from api.schemas import checked_by_domain, patch_fields_given, patch_schema
 from domain.ids import AgentId
 from domain.validation import EMAIL_PATTERN, NOT_BLANK
 from domain.values import Role
@@ -64,10 +64,10 @@ class AgentIn(BaseModel):
 class AgentPatch(BaseModel):
     """Only the fields given change; null is not a value for any of them."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=patch_schema())
 
-    email: str | None = None
-    name: str | None = None
+    email: str | None = Field(None, json_schema_extra=checked_by_domain(EMAIL_PATTERN))
+    name: str | None = Field(None, json_schema_extra=checked_by_domain(NOT_BLANK))
     role: AgentRole | None = None
     active: bool | None = Field(default=None, strict=True)
 

@@ -17,12 +17,13 @@ from uuid import UUID
 
 from fastapi import APIRouter, Query, Response
 
+from api.http.answer_headers import READ_FROM, READ_LAG, sends
 from api.http.auth import Principal
 from api.http.deps import Authorized, ServicesDep
 from api.http.lagging import source_headers
 from api.http.params import IsoDate
 from api.http.problem_docs import errors
-from api.http.problems import Problem
+from api.http.problems import Problem, invalid_parameter
 from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
 from api.schemas import analytics as models
@@ -125,11 +126,11 @@ async def _check_field_group(services: ServicesDep, principal: Principal,
         reason = ("is not a ticket field" if field is None
                   else f"is a {field.type} field; only checkbox, dropdown and multiselect "
                        "fields group")
-        raise Problem(400, "invalid_parameter", f"group_by: {key} {reason}",
-                      parameters=["group_by"])
+        raise invalid_parameter(f"group_by: {key} {reason}", "group_by")
 
 
-@router.get("/summary", responses=errors(), response_model=models.Summary)
+@router.get("/summary", responses=errors()
+         | sends(200, required=(READ_FROM, READ_LAG)), response_model=models.Summary)
 async def summary(
     principal: Authorized,
     services: ServicesDep,
@@ -149,7 +150,8 @@ async def summary(
                                                      group_by))
 
 
-@router.get("/volume", responses=errors(), response_model=models.Volume)
+@router.get("/volume", responses=errors()
+         | sends(200, required=(READ_FROM, READ_LAG)), response_model=models.Volume)
 async def volume(principal: Authorized, services: ServicesDep, start: From = None,
                  end: To = None, group_by: FieldGroupBy = None) -> Response:
     """Created, solved, reopened and breached per UTC day, split by priority and source
@@ -163,7 +165,8 @@ async def volume(principal: Authorized, services: ServicesDep, start: From = Non
                                                     group_by))
 
 
-@router.get("/backlog", responses=errors(), response_model=models.Backlog)
+@router.get("/backlog", responses=errors()
+         | sends(200, required=(READ_FROM, READ_LAG)), response_model=models.Backlog)
 async def backlog(principal: Authorized, services: ServicesDep) -> Response:
     """Open work now, by state, priority and age bucket (not cached: ages move)."""
     now = services.clock.now()
@@ -171,7 +174,8 @@ async def backlog(principal: Authorized, services: ServicesDep) -> Response:
                          lambda store: reads.backlog(store, principal.tenant_id, now))
 
 
-@router.get("/agents", responses=errors(404), response_model=models.Agents)
+@router.get("/agents", responses=errors(404)
+         | sends(200, required=(READ_FROM, READ_LAG)), response_model=models.Agents)
 async def agents(
     principal: Authorized, services: ServicesDep, start: From = None, end: To = None,
     group_id: Annotated[UUID | None, Query(

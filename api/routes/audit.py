@@ -21,6 +21,7 @@ from uuid import UUID
 from fastapi import APIRouter, Path, Query, Response
 from pydantic import BaseModel, Field
 
+from api.http.answer_headers import ETAG, READ_FROM, READ_LAG, sends
 from api.http.auth import Principal
 from api.http.deps import Authorized, ServicesDep
 from api.http.history import history_page
@@ -28,9 +29,9 @@ from api.http.lagging import source_headers
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate_int, scope_of
 from api.http.params import ANY_OF, EventTypeName, IsoAwareDateTime
 from api.http.problem_docs import errors
-from api.http.problems import Problem
+from api.http.problems import Problem, invalid_parameter
 from api.http.routing import StrictRoute
-from api.schemas.events import LAGGING_HEADERS, EventPage, render_event
+from api.schemas.events import EventPage, render_event
 from api.schemas.groups import GroupOut
 from api.schemas.people import (
     ContactOut,
@@ -143,7 +144,7 @@ async def _history(kind: _Kind, stream_id: UUID, principal: Principal, services:
 async def _as_of(kind: _Kind, stream_id: UUID, principal: Principal, services: Services,
                  version: int | None, at: datetime | None) -> Response:
     if (version is None) == (at is None):
-        raise Problem(400, "invalid_parameter", "give exactly one of version and at")
+        raise invalid_parameter("give exactly one of version and at", "version", "at")
 
     async def read(store: EventStore) -> list[RecordedEvent]:
         async with store.session(principal.tenant_id, readonly=True) as s:
@@ -188,14 +189,15 @@ def _stream_routes(kind: _Kind) -> None:
         return await _as_of(kind, stream_id, principal, services, version, at)
 
     base = f"/v1/{kind.plural}/{{{kind.name}_id}}"
-    answers = errors(404) | {200: {"headers": LAGGING_HEADERS}}
+    read = errors(404) | sends(200, required=(READ_FROM, READ_LAG))
+    state = errors(404) | sends(200, required=(ETAG, READ_FROM, READ_LAG))
     router.add_api_route(
         f"{base}/history", history, methods=["GET"], name=f"{kind.name}_history",
-        response_model=EventPage, responses=answers,
+        response_model=EventPage, responses=read,
         summary=f"{article} {kind.name}'s events in order, with actor, seq, version and hash")
     router.add_api_route(
         f"{base}/as-of", as_of, methods=["GET"], name=f"{kind.name}_as_of",
-        response_model=kind.model, responses=answers,
+        response_model=kind.model, responses=state,
         summary=f"The {kind.name} as the API showed it at a version or an instant")
 
 
@@ -235,7 +237,7 @@ async def event_feed(
 
 @router.get("/v1/audit/verify", response_model=VerifyOut,
             summary=f"Recompute the hash chain over at most {MAX_VERIFY_SEQS} seqs",
-            responses=errors() | {200: {"headers": LAGGING_HEADERS}})
+            responses=errors() | sends(200, required=(READ_FROM, READ_LAG)))
 async def verify(
     principal: Authorized,
     services: ServicesDep,

@@ -28,6 +28,7 @@ from fastapi import APIRouter, Cookie, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.http.access import ACCESS
+from api.http.answer_headers import CACHE_CONTROL, SET_COOKIE, merged, sends
 from api.http.cookies import STAFF_REFRESH
 from api.http.deps import Authorized, ServicesDep
 from api.http.problem_docs import errors
@@ -37,10 +38,13 @@ from api.root import Services, session_lifetimes
 from domain.ids import TenantId
 from domain.values import Role
 from handlers import invitations, sessions
-from handlers.credentials import MAX_PASSWORD, check_password
+from handlers.credentials import MAX_PASSWORD, MIN_PASSWORD, check_password
 from projections.reads import whoami
 
 router = APIRouter(prefix="/v1/auth", tags=["auth"], route_class=StrictRoute)
+_REFRESH_ANSWERS = merged(errors(), sends(200, required=(SET_COOKIE, CACHE_CONTROL)),
+                          sends(401, required=(SET_COOKIE,)))
+"""A refresh: a new cookie, or the refused one cleared."""
 
 
 class TenantOut(BaseModel):
@@ -131,8 +135,9 @@ class AcceptIn(BaseModel):
 
     token: str = Field(min_length=1, max_length=200,
                        description="the invitation's token, as the admin passed it on")
-    password: str = Field(min_length=1, max_length=MAX_PASSWORD,
-                          description="the password to sign in with (10 characters or more)")
+    password: str = Field(min_length=MIN_PASSWORD, max_length=MAX_PASSWORD, pattern=r"\S",
+                          description="the password to sign in with (10 characters or more, "
+                                      "not only spaces)")
 
 
 class AcceptedOut(BaseModel):
@@ -157,7 +162,8 @@ def _signed_in(request: Request, services: Services, done: sessions.SignedIn) ->
                              now)
 
 
-@router.post("/sign-in", response_model=SignedInOut, responses=errors(413, 415),
+@router.post("/sign-in", response_model=SignedInOut, responses=errors(413, 415)
+         | sends(200, required=(SET_COOKIE, CACHE_CONTROL)),
              summary="Sign in with e-mail and password (the refresh token is set as a cookie)")
 async def sign_in(body: SignInIn, request: Request, services: ServicesDep) -> Response:
     command = sessions.SignIn(tenant_id=TenantId(body.tenant), email=body.email.strip(),
@@ -167,7 +173,7 @@ async def sign_in(body: SignInIn, request: Request, services: ServicesDep) -> Re
     return _signed_in(request, services, done)
 
 
-@router.post("/refresh", response_model=SignedInOut, responses=errors(),
+@router.post("/refresh", response_model=SignedInOut, responses=_REFRESH_ANSWERS,
              summary="A new access token for the refresh cookie, which is rotated")
 async def refresh(request: Request, services: ServicesDep,
                   hd_refresh: RefreshCookie = None) -> Response:
@@ -179,7 +185,7 @@ async def refresh(request: Request, services: ServicesDep,
         lambda done: _signed_in(request, services, done), on_refused=services.keys.clear)
 
 
-@router.post("/sign-out", status_code=204, responses=errors(),
+@router.post("/sign-out", status_code=204, responses=errors() | sends(204, required=(SET_COOKIE,)),
              summary="End the refresh cookie's session and clear the cookie")
 async def sign_out(request: Request, services: ServicesDep,
                    hd_refresh: RefreshCookie = None) -> Response:

@@ -28,12 +28,12 @@ from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, Field
 
 from api.http.access import event_types_for
+from api.http.answer_headers import READ_FROM, READ_LAG, sends
 from api.http.deps import Authorized, ServicesDep
 from api.http.lagging import source_headers
 from api.http.params import ANY_OF, EventTypeName, StreamTypeName
 from api.http.problem_docs import errors
 from api.http.routing import StrictRoute
-from api.schemas.events import LAGGING_HEADERS
 from domain.events import EVENT_TYPES, STREAM_KINDS, STREAM_TYPES
 from domain.mapper import current_data, format_datetime
 from eventstore.reads import ChangesPage
@@ -110,7 +110,7 @@ def _types(types: list[str] | None, stream_type: list[str] | None, role: str
 
 
 @router.get("/v1/changes", response_model=ChangesOut,
-            responses=errors() | {200: {"headers": LAGGING_HEADERS}},
+            responses=errors() | sends(200, required=(READ_FROM, READ_LAG)),
             summary="The tenant's events after a seq, in seq order, for mirroring")
 async def changes(
     principal: Authorized,

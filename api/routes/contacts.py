@@ -14,6 +14,7 @@ import orjson
 from fastapi import APIRouter, Query, Request, Response
 
 from api.http import commands
+from api.http.answer_headers import ETAG, LOCATION, sends
 from api.http.commands import agent_actor, parse_if_match
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
@@ -109,7 +110,8 @@ async def list_(
                            "next_cursor": next_cursor}).response()
 
 
-@router.post("", status_code=201, response_model=ContactOut, responses=errors(409, 413, 415),
+@router.post("", status_code=201, response_model=ContactOut, responses=errors(409, 413, 415)
+         | sends(201, required=(ETAG, LOCATION)),
              summary="Create a contact")
 async def create(body: ContactIn, request: Request, services: ServicesDep,
                  principal: Authorized) -> Response:
@@ -129,7 +131,8 @@ async def create(body: ContactIn, request: Request, services: ServicesDep,
     return await commands.run(request, services, principal, body.model_dump(mode="json"), work)
 
 
-@router.get("/{contact_id}", response_model=ContactOut, responses={**errors(404), **_MOVED},
+@router.get("/{contact_id}", response_model=ContactOut, responses=({**errors(404), **_MOVED})
+                                                                  | sends(200, required=(ETAG,)),
             summary="One contact")
 async def get_one(contact_id: UUID, services: ServicesDep, principal: Authorized) -> Response:
     async with services.store.session(principal.tenant_id, readonly=True) as session:
@@ -140,7 +143,8 @@ async def get_one(contact_id: UUID, services: ServicesDep, principal: Authorized
 
 
 @router.patch("/{contact_id}", response_model=ContactOut,
-              responses=errors(404, 409, 410, 412, 413, 415), summary="Change a contact")
+              responses=errors(404, 409, 410, 412, 413, 415)
+                        | sends(200, required=(ETAG,)), summary="Change a contact")
 async def patch(contact_id: UUID, body: ContactPatch, request: Request,
                 services: ServicesDep, principal: Authorized,
                 if_match: IfMatch = None) -> Response:
@@ -162,7 +166,7 @@ async def patch(contact_id: UUID, body: ContactPatch, request: Request,
 
 
 @router.post("/{contact_id}/merge", response_model=MergedOut,
-             responses=errors(404, 409, 412, 413, 415),
+             responses=errors(404, 409, 412, 413, 415) | sends(200, required=(LOCATION,)),
              summary="Merge the contact into another")
 async def merge(contact_id: UUID, body: MergeIn, request: Request, services: ServicesDep,
                 principal: Authorized, if_match: IfMatch = None) -> Response:

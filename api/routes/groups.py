@@ -15,6 +15,7 @@ from uuid import UUID
 from fastapi import APIRouter, Query, Request, Response
 
 from api.http import commands
+from api.http.answer_headers import ETAG, LOCATION, sends
 from api.http.commands import parse_if_match
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
@@ -59,7 +60,7 @@ async def list_(
 
 
 @router.post("", response_model=GroupOut, status_code=201, summary="Create a group",
-             responses=errors(409, 413, 415))
+             responses=errors(409, 413, 415) | sends(201, required=(ETAG, LOCATION)))
 async def create(body: GroupIn, request: Request, principal: Authorized,
                  services: ServicesDep) -> Response:
     command = CreateGroup(group_id=GroupId(uuid.uuid4()), name=body.name,
@@ -73,7 +74,8 @@ async def create(body: GroupIn, request: Request, principal: Authorized,
                               work)
 
 
-@router.get("/{group_id}", response_model=GroupOut, responses=errors(404),
+@router.get("/{group_id}", response_model=GroupOut, responses=errors(404)
+                                                              | sends(200, required=(ETAG,)),
             summary="One group; `ETag`")
 async def get_one(group_id: UUID, principal: Authorized, services: ServicesDep) -> Response:
     async with services.store.session(principal.tenant_id, readonly=True) as s:
@@ -84,7 +86,7 @@ async def get_one(group_id: UUID, principal: Authorized, services: ServicesDep) 
 
 
 @router.patch("/{group_id}", response_model=GroupChangedOut,
-              responses=errors(404, 409, 412, 413, 415),
+              responses=errors(404, 409, 412, 413, 415) | sends(200, required=(ETAG,)),
               summary="Rename a group or replace its members")
 async def patch(group_id: UUID, body: GroupPatch, request: Request, principal: Authorized,
                 services: ServicesDep, if_match: IfMatch = None) -> Response:

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Literal
 
 import orjson
 from fastapi import APIRouter
+from pydantic import BaseModel, Field
 from starlette.responses import Response
 
 from api.http.deps import ServicesDep
@@ -22,7 +24,29 @@ from api.ops.readiness import CheckResult
 router = APIRouter(route_class=StrictRoute, tags=["health"])
 
 
-@router.get("/health/live", summary="The process is up")
+class LiveOut(BaseModel):
+    status: Literal["ok"]
+
+
+class CheckOut(BaseModel):
+    status: str = Field(description="ok, degraded, lagging, dormant, disabled, stalled "
+                                    "or unavailable")
+    latency_ms: float = Field(ge=0)
+    detail: str | None = Field(None, description="Why, when the check is not ok")
+
+
+class ReadyOut(BaseModel):
+    status: Literal["ok", "unavailable"]
+    checks: dict[str, CheckOut]
+
+
+_NOT_READY = {"description": "Not ready: a critical check is failing (the same body, "
+                             "`status: unavailable`)",
+              "content": {"application/json": {"schema": {
+                  "$ref": "#/components/schemas/ReadyOut"}}}}
+
+
+@router.get("/health/live", summary="The process is up", response_model=LiveOut)
 async def live() -> dict[str, str]:
     return {"status": "ok"}
 
@@ -30,7 +54,8 @@ async def live() -> dict[str, str]:
 @router.get(
     "/health/ready",
     summary="Ready to serve: Postgres reachable and enabled loops alive",
-    responses={503: {"description": "Not ready: a critical part is down"}},
+    response_model=ReadyOut,
+    responses={503: _NOT_READY},
 )
 async def ready(services: ServicesDep) -> Response:
     async def run(name: str, check: HealthCheck) -> tuple[str, CheckResult, float]:

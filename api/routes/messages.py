@@ -9,6 +9,7 @@ from uuid import UUID
 from fastapi import APIRouter, Query, Request, Response
 
 from api.http import commands
+from api.http.answer_headers import ETAG, sends
 from api.http.commands import agent_actor, parse_if_match
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
@@ -37,7 +38,8 @@ router = APIRouter(prefix="/v1/tickets", tags=["messages"], route_class=StrictRo
 
 
 @router.post("/{ticket_id}/messages", status_code=201, response_model=MessagePosted,
-             responses=COMMAND_ERRORS, summary="Add a public reply or an internal note")
+             responses=COMMAND_ERRORS
+         | sends(201, required=(ETAG,)), summary="Add a public reply or an internal note")
 async def post_message(ticket_id: UUID, body: MessageIn, request: Request,
                        services: ServicesDep, principal: Authorized,
                        if_match: IfMatch = None) -> Response:

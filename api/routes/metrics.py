@@ -12,7 +12,9 @@ from api.http.routing import StrictRoute
 router = APIRouter(route_class=StrictRoute, tags=["health"])
 
 
-@router.get("/metrics", summary="Prometheus metrics", response_class=Response)
+@router.get("/metrics", summary="Prometheus metrics", response_class=Response,
+            responses={200: {"description": "The metrics in Prometheus' text format",
+                             "content": {CONTENT_TYPE_LATEST: {"schema": {"type": "string"}}}}})
 async def metrics_endpoint(services: ServicesDep) -> Response:
     await services.metrics.refresh(services)
     body = services.metrics.render()

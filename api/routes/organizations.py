@@ -10,6 +10,7 @@ from uuid import UUID
 from fastapi import APIRouter, Query, Request, Response
 
 from api.http import commands
+from api.http.answer_headers import ETAG, LOCATION, sends
 from api.http.commands import parse_if_match
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
@@ -71,7 +72,8 @@ async def list_(
 
 
 @router.post("", status_code=201, response_model=OrganizationChanged,
-             responses=errors(409, 413, 415), summary="Create an organization")
+             responses=errors(409, 413, 415)
+                       | sends(201, required=(ETAG, LOCATION)), summary="Create an organization")
 async def create(body: OrganizationIn, request: Request, services: ServicesDep,
                  principal: Authorized) -> Response:
     """409 ``organization_exists`` or ``domain_taken`` naming the organization holding
@@ -87,7 +89,8 @@ async def create(body: OrganizationIn, request: Request, services: ServicesDep,
     return await commands.run(request, services, principal, body.model_dump(mode="json"), work)
 
 
-@router.get("/{organization_id}", response_model=OrganizationOut, responses=errors(404),
+@router.get("/{organization_id}", response_model=OrganizationOut, responses=errors(404)
+         | sends(200, required=(ETAG,)),
             summary="One organization")
 async def get_one(organization_id: UUID, services: ServicesDep,
                   principal: Authorized) -> Response:
@@ -99,7 +102,8 @@ async def get_one(organization_id: UUID, services: ServicesDep,
 
 
 @router.patch("/{organization_id}", response_model=OrganizationChanged,
-              responses=errors(404, 409, 412, 413, 415), summary="Change an organization")
+              responses=errors(404, 409, 412, 413, 415)
+                        | sends(200, required=(ETAG,)), summary="Change an organization")
 async def patch(organization_id: UUID, body: OrganizationPatch, request: Request,
                 services: ServicesDep, principal: Authorized,
                 if_match: IfMatch = None) -> Response:

@@ -35,6 +35,7 @@ from fastapi import APIRouter, Cookie, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.http import commands
+from api.http.answer_headers import CACHE_CONTROL, LOCATION, SET_COOKIE, merged, sends
 from api.http.cookies import PORTAL_REFRESH
 from api.http.deps import Authorized, CustomerAuthorized, ServicesDep
 from api.http.headers import bearer_token
@@ -55,9 +56,12 @@ from api.schemas.customers import (
 from domain.ids import MessageId, TenantId, TicketId
 from eventstore.store import UnitOfWork
 from handlers import portal, sessions
-from handlers.credentials import MAX_PASSWORD, check_password
+from handlers.credentials import MAX_PASSWORD, MIN_PASSWORD, check_password
 
 router = APIRouter(tags=["portal"], route_class=StrictRoute)
+_REFRESH_ANSWERS = merged(errors(), sends(200, required=(SET_COOKIE, CACHE_CONTROL)),
+                          sends(401, required=(SET_COOKIE,)))
+"""A refresh: a new cookie, or the refused one cleared."""
 
 PortalRefreshCookie = Annotated[str | None, Cookie(alias=PORTAL_REFRESH.name, max_length=200,
                                                    include_in_schema=False)]
@@ -76,8 +80,8 @@ class PortalPasswordIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     token: str = Field(min_length=1, max_length=200)
-    password: str = Field(min_length=1, max_length=MAX_PASSWORD,
-                          description="10 characters or more")
+    password: str = Field(min_length=MIN_PASSWORD, max_length=MAX_PASSWORD, pattern=r"\S",
+                          description="10 characters or more, not only spaces")
 
 
 class PortalPasswordSetOut(BaseModel):
@@ -152,7 +156,7 @@ def _signed_in(request: Request, services: Services, done: sessions.SignedIn) ->
 
 
 @router.post("/v1/portal/auth/sign-in", response_model=PortalSignedInOut,
-             responses=errors(413, 415),
+             responses=errors(413, 415) | sends(200, required=(SET_COOKIE, CACHE_CONTROL)),
              summary="A contact signs in to the portal (the refresh token is set as a cookie)")
 async def sign_in(body: PortalSignInIn, request: Request, services: ServicesDep) -> Response:
     done = await sessions.sign_in(
@@ -162,7 +166,8 @@ async def sign_in(body: PortalSignInIn, request: Request, services: ServicesDep)
     return _signed_in(request, services, done)
 
 
-@router.post("/v1/portal/auth/refresh", response_model=PortalSignedInOut, responses=errors(),
+@router.post("/v1/portal/auth/refresh", response_model=PortalSignedInOut,
+             responses=_REFRESH_ANSWERS,
              summary="A new portal token for the portal refresh cookie, which is rotated")
 async def refresh(request: Request, services: ServicesDep,
                   hd_portal_refresh: PortalRefreshCookie = None) -> Response:
@@ -173,7 +178,8 @@ async def refresh(request: Request, services: ServicesDep,
         lambda done: _signed_in(request, services, done))
 
 
-@router.post("/v1/portal/auth/sign-out", status_code=204, responses=errors(),
+@router.post("/v1/portal/auth/sign-out", status_code=204, responses=errors()
+         | sends(204, required=(SET_COOKIE,)),
              summary="End the portal session of the refresh cookie or the bearer token, "
                      "and clear the cookie")
 async def sign_out(request: Request, services: ServicesDep,
@@ -217,7 +223,8 @@ async def list_tickets(
 
 
 @router.post("/v1/portal/tickets", status_code=201, response_model=CustomerTicketOut,
-             responses=errors(409, 413, 415), summary="Open a ticket as the signed-in contact")
+             responses=errors(409, 413, 415)
+         | sends(201, required=(LOCATION,)), summary="Open a ticket as the signed-in contact")
 async def open_ticket(body: CustomerTicketIn, request: Request, services: ServicesDep,
                       principal: CustomerAuthorized) -> Response:
     assert principal.contact_id is not None

@@ -20,6 +20,7 @@ from api.http.deps import Authorized, ServicesDep
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate_rank, scope_of
 from api.http.problem_docs import errors
 from api.http.routing import StrictRoute
+from api.schemas import checked_by_domain
 from api.schemas.people import (
     ContactOut,
     OrganizationOut,
@@ -28,6 +29,7 @@ from api.schemas.people import (
 )
 from api.schemas.tickets import TicketOut
 from domain.contact import Contact
+from domain.validation import NOT_BLANK
 from domain.values import Role
 from projections.search import (
     MAX_QUERY_LENGTH,
@@ -98,7 +100,8 @@ def _result(kind: str, hit: SearchHit) -> dict[str, Any]:
 async def search(
     services: ServicesDep,
     principal: Authorized,
-    q: Annotated[str, Query(max_length=MAX_QUERY_LENGTH, description=QUERY_HELP)],
+    q: Annotated[str, Query(max_length=MAX_QUERY_LENGTH, description=QUERY_HELP,
+                            json_schema_extra=checked_by_domain(NOT_BLANK))],
     type: Annotated[Literal["ticket", "contact", "organization"], Query(description=(
         "what to find: tickets (subject, messages, tags, the requester's name and "
         "e-mail), contacts (name, e-mail, phone) or organizations (name, domains)"))

@@ -10,13 +10,14 @@ on the tenant stream.
 
 from __future__ import annotations
 
-import re
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Header, Request, Response
+from fastapi import APIRouter, Request, Response
 
 from api.http import commands
+from api.http.answer_headers import ETAG, sends
 from api.http.deps import Authorized, ServicesDep
+from api.http.headers import IfMatch
 from api.http.problem_docs import errors
 from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
@@ -31,42 +32,32 @@ def _etag(version: int) -> str:
     return f'"{version}"'
 
 
-_EXACT_ETAG = re.compile(r'^"(\d{1,9})"$')
-
-
-def _expected(if_match: str | None) -> int | None:
-    """The version ``If-Match`` names; anything but an exact ETag matches no version."""
-    if if_match is None:
-        return None
-    match = _EXACT_ETAG.match(if_match.strip())
-    return int(match.group(1)) if match else -1
-
-
-@router.get("", response_model=TenantSettingsDoc, responses=errors(),
+@router.get("", response_model=TenantSettingsDoc,
+            responses=errors() | sends(200, required=(ETAG,)),
             summary="The tenant's settings")
 async def get_settings(principal: Authorized, services: ServicesDep, response: Response) -> Any:
     async with services.store.session(principal.tenant_id, readonly=True) as s:
         state = await settings_handlers.get_settings(s)
-    response.headers["ETag"] = _etag(state.version)
+    response.headers[ETAG.name] = _etag(state.version)
     return state.document
 
 
 @router.put("", response_model=TenantSettingsDoc, summary="Replace the tenant's settings",
-            responses=errors(409, 412, 413, 415))
+            responses=errors(409, 412, 413, 415) | sends(200, required=(ETAG,)))
 async def put_settings(
     body: TenantSettingsDoc,
     request: Request,
     principal: Authorized,
     services: ServicesDep,
-    if_match: Annotated[str | None, Header()] = None,
+    if_match: IfMatch = None,
 ) -> Response:
     command = settings_handlers.ReplaceSettings(settings=body.to_settings(),
                                                 at=services.clock.now())
-    expected = _expected(if_match)
+    expected = commands.parse_if_match(if_match)
 
     async def work(uow: UnitOfWork) -> JsonReply:
         state = await settings_handlers.replace_settings(uow, command,
                                                          expected_version=expected)
-        return JsonReply(200, state.document, {"ETag": _etag(state.version)})
+        return JsonReply(200, state.document, {ETAG.name: _etag(state.version)})
 
     return await commands.run(request, services, principal, body.fingerprint(), work)

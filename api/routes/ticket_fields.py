@@ -10,6 +10,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query, Request, Response
 
 from api.http import commands
+from api.http.answer_headers import ETAG, LOCATION, READ_FROM, READ_LAG, sends
 from api.http.commands import parse_if_match
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
@@ -18,10 +19,10 @@ from api.http.lagging import source_headers
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT
 from api.http.params import IsoAwareDateTime
 from api.http.problem_docs import errors
-from api.http.problems import Problem
+from api.http.problems import Problem, invalid_parameter
 from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
-from api.schemas.events import LAGGING_HEADERS, EventPage
+from api.schemas.events import EventPage
 from api.schemas.ticket_fields import (
     TicketFieldIn,
     TicketFieldList,
@@ -57,7 +58,8 @@ async def list_fields(principal: Authorized, services: ServicesDep) -> Response:
 
 
 @router.post("", response_model=TicketFieldOut, status_code=201,
-             responses=errors(409, 413, 415), summary="Define a ticket field")
+             responses=errors(409, 413, 415)
+                       | sends(201, required=(ETAG, LOCATION)), summary="Define a ticket field")
 async def define(body: TicketFieldIn, request: Request, principal: Authorized,
                  services: ServicesDep) -> Response:
     command = DefineField(
@@ -72,7 +74,8 @@ async def define(body: TicketFieldIn, request: Request, principal: Authorized,
     return await commands.run(request, services, principal, body.model_dump(mode="json"), work)
 
 
-@router.get("/{field_key}", response_model=TicketFieldOut, responses=errors(404),
+@router.get("/{field_key}", response_model=TicketFieldOut, responses=errors(404)
+                                                                     | sends(200, required=(ETAG,)),
             summary="One ticket field; ETag")
 async def get_one(field_key: Key, principal: Authorized, services: ServicesDep) -> Response:
     async with services.store.session(principal.tenant_id, readonly=True) as s:
@@ -83,7 +86,8 @@ async def get_one(field_key: Key, principal: Authorized, services: ServicesDep) 
 
 
 @router.patch("/{field_key}", response_model=TicketFieldOut,
-              responses=errors(404, 409, 412, 413, 415), summary="Change a ticket field")
+              responses=errors(404, 409, 412, 413, 415)
+                        | sends(200, required=(ETAG,)), summary="Change a ticket field")
 async def patch(field_key: Key, body: TicketFieldPatch, request: Request, principal: Authorized,
                 services: ServicesDep, if_match: IfMatch = None) -> Response:
     given = body.model_dump(mode="json", exclude_unset=True)
@@ -99,7 +103,7 @@ async def patch(field_key: Key, body: TicketFieldPatch, request: Request, princi
 
 
 @router.get("/{field_key}/history", response_model=EventPage,
-            responses=errors(404) | {200: {"headers": LAGGING_HEADERS}},
+            responses=errors(404) | sends(200, required=(READ_FROM, READ_LAG)),
             summary="A field's events in order: each definition it had, with actor and seq")
 async def history(
     field_key: Key, principal: Authorized, services: ServicesDep, response: Response,
@@ -116,7 +120,7 @@ async def history(
 
 
 @router.get("/{field_key}/as-of", response_model=TicketFieldOut,
-            responses=errors(404) | {200: {"headers": LAGGING_HEADERS}},
+            responses=errors(404) | sends(200, required=(ETAG, READ_FROM, READ_LAG)),
             summary="The field's definition as it was at a version or an instant")
 async def as_of(
     field_key: Key, principal: Authorized, services: ServicesDep,
@@ -124,7 +128,7 @@ async def as_of(
     at: Annotated[IsoAwareDateTime | None, Query()] = None,
 ) -> Response:
     if (version is None) == (at is None):
-        raise Problem(400, "invalid_parameter", "give exactly one of version and at")
+        raise invalid_parameter("give exactly one of version and at", "version", "at")
 
     async def read(store: EventStore) -> list[RecordedEvent]:
         async with store.session(principal.tenant_id, readonly=True) as s:

@@ -13,6 +13,7 @@ from fastapi import APIRouter, Query, Request, Response
 from pydantic import BeforeValidator, StringConstraints
 
 from api.http import commands
+from api.http.answer_headers import ETAG, LOCATION, sends
 from api.http.auth import Principal
 from api.http.commands import agent_actor, parse_if_match
 from api.http.deps import Authorized, ServicesDep
@@ -64,6 +65,8 @@ UUID_OR_NONE = (r"^(none|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F
                 r"[0-9a-fA-F]{12})$")
 
 router = APIRouter(prefix="/v1/tickets", tags=["tickets"], route_class=StrictRoute)
+_COMMAND = COMMAND_ERRORS | sends(200, required=(ETAG,))
+"""A ticket command's answers: the ticket with its ETag, or a problem."""
 
 
 def _as_written(value: object) -> object:
@@ -97,7 +100,7 @@ async def _command(request: Request, services: ServicesDep, principal: Principal
 
 
 @router.post("", status_code=201, response_model=TicketOut,
-             responses=errors(409, 410, 413, 415),
+             responses=errors(409, 410, 413, 415) | sends(201, required=(ETAG, LOCATION)),
              summary="Open a ticket")
 async def open_ticket(
     body: OpenTicketIn, request: Request, services: ServicesDep, principal: Authorized,
@@ -224,7 +227,8 @@ async def list_(
                              lambda session: _known(session, filters))
 
 
-@router.get("/{ticket_id}", response_model=TicketOut, responses=errors(404),
+@router.get("/{ticket_id}", response_model=TicketOut, responses=errors(404)
+                                                                | sends(200, required=(ETAG,)),
             summary="One ticket with its SLA clocks")
 async def get_one(ticket_id: UUID, services: ServicesDep, principal: Authorized) -> Response:
     async with services.store.session(principal.tenant_id, readonly=True) as session:
@@ -235,7 +239,7 @@ async def get_one(ticket_id: UUID, services: ServicesDep, principal: Authorized)
                     headers={"ETag": etag(ticket.version)})
 
 
-@router.post("/{ticket_id}/assignee", response_model=TicketOut, responses=COMMAND_ERRORS,
+@router.post("/{ticket_id}/assignee", response_model=TicketOut, responses=_COMMAND,
              summary="Assign to an agent, a group or both, or unassign")
 async def assign(ticket_id: UUID, body: AssigneeIn, request: Request, services: ServicesDep,
                  principal: Authorized, if_match: IfMatch = None) -> Response:
@@ -250,7 +254,7 @@ async def assign(ticket_id: UUID, body: AssigneeIn, request: Request, services: 
                           body.model_dump(mode="json", exclude_unset=True), command, if_match)
 
 
-@router.post("/{ticket_id}/priority", response_model=TicketOut, responses=COMMAND_ERRORS,
+@router.post("/{ticket_id}/priority", response_model=TicketOut, responses=_COMMAND,
              summary="Change the priority")
 async def set_priority(ticket_id: UUID, body: PriorityIn, request: Request,
                        services: ServicesDep, principal: Authorized,
@@ -261,7 +265,7 @@ async def set_priority(ticket_id: UUID, body: PriorityIn, request: Request,
                           body.model_dump(mode="json"), command, if_match)
 
 
-@router.post("/{ticket_id}/state", response_model=TicketOut, responses=COMMAND_ERRORS,
+@router.post("/{ticket_id}/state", response_model=TicketOut, responses=_COMMAND,
              summary="Move the ticket to another state")
 async def set_state(ticket_id: UUID, body: StateIn, request: Request, services: ServicesDep,
                     principal: Authorized, if_match: IfMatch = None) -> Response:
@@ -271,7 +275,7 @@ async def set_state(ticket_id: UUID, body: StateIn, request: Request, services: 
                           body.model_dump(mode="json"), command, if_match)
 
 
-@router.post("/{ticket_id}/tags", response_model=TicketOut, responses=COMMAND_ERRORS,
+@router.post("/{ticket_id}/tags", response_model=TicketOut, responses=_COMMAND,
              summary="Add and remove tags")
 async def change_tags(ticket_id: UUID, body: TagsIn, request: Request, services: ServicesDep,
                       principal: Authorized, if_match: IfMatch = None) -> Response:
@@ -281,7 +285,7 @@ async def change_tags(ticket_id: UUID, body: TagsIn, request: Request, services:
                           body.model_dump(mode="json"), command, if_match)
 
 
-@router.post("/{ticket_id}/fields", response_model=TicketOut, responses=COMMAND_ERRORS,
+@router.post("/{ticket_id}/fields", response_model=TicketOut, responses=_COMMAND,
              summary="Set or clear ticket field values")
 async def change_fields(ticket_id: UUID, body: FieldsIn, request: Request,
                         services: ServicesDep, principal: Authorized,

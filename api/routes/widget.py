@@ -29,6 +29,7 @@ from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.http import commands
+from api.http.answer_headers import CACHE_CONTROL, LOCATION, sends
 from api.http.deps import ServicesDep
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, Position, tenant_list_page
 from api.http.problem_docs import errors
@@ -84,7 +85,7 @@ async def _limit(services: ServicesDep, bucket: str, policy: Policy) -> None:
 
 
 @router.post("/sessions", status_code=201, response_model=WidgetSessionOut,
-             responses=errors(403, 413, 415, 429),
+             responses=errors(403, 413, 415, 429) | sends(201, required=(CACHE_CONTROL,)),
              summary="Open a widget session for an e-mail, from an allowed origin")
 async def open_session(tenant_id: UUID, body: WidgetSessionIn, request: Request,
                        services: ServicesDep, origin: WidgetOrigin) -> Response:
@@ -114,7 +115,7 @@ async def open_session(tenant_id: UUID, body: WidgetSessionIn, request: Request,
 
 
 @router.post("/tickets", status_code=201, response_model=CustomerTicketOut,
-             responses=errors(403, 409, 413, 415),
+             responses=errors(403, 409, 413, 415) | sends(201, required=(LOCATION,)),
              summary="Open a ticket for the widget session's e-mail")
 async def open_ticket(body: CustomerTicketIn, request: Request, services: ServicesDep,
                       principal: WidgetAuthorized) -> Response:

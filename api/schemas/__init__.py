@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import JsonValue
@@ -11,6 +12,35 @@ def checked_by_domain(pattern: str) -> dict[str, JsonValue]:
     """The OpenAPI ``pattern`` of a field the domain checks (with its own, clearer,
     message), documented without checking it twice."""
     return {"pattern": pattern}
+
+
+def checked_items(pattern: str) -> dict[str, JsonValue]:
+    """``checked_by_domain`` for each item of a list."""
+    return {"items": {"type": "string", "pattern": pattern}}
+
+
+def patch_schema(*nullable: str) -> Callable[[dict[str, Any]], None]:
+    """``json_schema_extra`` of a PATCH body's model: as the body's own check has it,
+    a field left out is unchanged and only the ``nullable`` ones take null (to clear
+    them), so every other property's schema is its value's alone; and the body gives
+    at least one field."""
+
+    def extra(schema: dict[str, Any]) -> None:
+        schema["minProperties"] = 1
+        for name, prop in schema.get("properties", {}).items():
+            if name in nullable:
+                continue
+            options = prop.get("anyOf")
+            kept = [o for o in options or () if o.get("type") != "null"]
+            if options and len(kept) < len(options):
+                rest = {k: v for k, v in prop.items() if k not in ("anyOf", "default")}
+                prop.clear()
+                prop.update(kept[0] if len(kept) == 1 else {"anyOf": kept})
+                prop.update(rest)
+            if "default" in prop and prop["default"] is None:
+                del prop["default"]
+
+    return extra
 
 
 def patch_fields_given(data: Any, fields: str) -> Any:

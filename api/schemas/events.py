@@ -34,15 +34,6 @@ class EventPage(BaseModel):
     next_cursor: str | None
 
 
-LAGGING_HEADERS = {
-    "Read-From": {"description": "`primary` or `replica`: where the answer was read",
-                  "schema": {"type": "string", "enum": ["primary", "replica"]}},
-    "Read-Lag-Seconds": {"description": "the replica's delay behind the primary when it "
-                                        "was read (0 on the primary)",
-                         "schema": {"type": "string"}},
-}
-
-
 def render_event(e: RecordedEvent) -> dict[str, Any]:
     """An event as the audit endpoints show it."""
     return {

@@ -9,7 +9,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from api.schemas import patch_fields_given
+from api.schemas import patch_fields_given, patch_schema
 from domain.group import GROUP_MEMBERS_MAX, GROUP_NAME_MAX
 from handlers.groups import MOST_TICKET_IDS
 
@@ -28,7 +28,7 @@ class GroupIn(BaseModel):
 class GroupPatch(BaseModel):
     """Only the fields given change; ``members`` replaces the whole membership."""
 
-    model_config = _IN
+    model_config = ConfigDict(extra="forbid", json_schema_extra=patch_schema())
 
     name: str | None = Field(default=None, min_length=1, max_length=GROUP_NAME_MAX)
     members: list[UUID] | None = Field(default=None, max_length=GROUP_MEMBERS_MAX)

@@ -10,11 +10,11 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from api.schemas import checked_by_domain
+from api.schemas import checked_by_domain, checked_items, patch_schema
 from api.schemas.events import EventOut
 from domain.contact import EXTERNAL_ID_MAX, PHONE_MAX, Contact
-from domain.organization import DOMAIN_PATTERN, DOMAINS_MAX, Organization
-from domain.validation import EMAIL_PATTERN, NAME_MAX, NOT_BLANK, TAGS_MAX
+from domain.organization import DOMAIN_INPUT_PATTERN, DOMAIN_PATTERN, DOMAINS_MAX, Organization
+from domain.validation import EMAIL_PATTERN, NAME_MAX, NOT_BLANK, TAG_INPUT_PATTERN, TAGS_MAX
 
 _IN = ConfigDict(extra="forbid")
 
@@ -40,14 +40,16 @@ class ContactIn(BaseModel):
                                     description="Your system's id; unique in the tenant.")
     organization_id: UUID | None = Field(
         default=None, description="Left out: the organization holding the e-mail's domain.")
-    tags: list[str] = Field(default_factory=list, max_length=TAGS_MAX)
+    tags: list[str] = Field(default_factory=list, max_length=TAGS_MAX,
+                            json_schema_extra=checked_items(TAG_INPUT_PATTERN))
 
 
 class ContactPatch(BaseModel):
     """Only the fields given change; null clears ``name``, ``phone``, ``external_id``
     and ``organization_id``."""
 
-    model_config = _IN
+    model_config = ConfigDict(extra="forbid", json_schema_extra=patch_schema(
+        "name", "phone", "external_id", "organization_id"))
 
     email: str | None = Field(default=None, max_length=254,
                               json_schema_extra=checked_by_domain(EMAIL_PATTERN))
@@ -55,7 +57,8 @@ class ContactPatch(BaseModel):
     phone: str | None = Field(default=None, max_length=PHONE_MAX)
     external_id: str | None = Field(default=None, max_length=EXTERNAL_ID_MAX)
     organization_id: UUID | None = None
-    tags: list[str] | None = Field(default=None, max_length=TAGS_MAX)
+    tags: list[str] | None = Field(default=None, max_length=TAGS_MAX,
+                                   json_schema_extra=checked_items(TAG_INPUT_PATTERN))
 
     @model_validator(mode="before")
     @classmethod
@@ -130,6 +133,7 @@ class OrganizationIn(BaseModel):
 
     name: str = Field(max_length=NAME_MAX, json_schema_extra=checked_by_domain(NOT_BLANK))
     domains: list[str] = Field(default_factory=list, max_length=DOMAINS_MAX,
+                               json_schema_extra=checked_items(DOMAIN_INPUT_PATTERN),
                                description=f"E-mail domains, each matching `{DOMAIN_PATTERN}` "
                                            "once lower-cased.")
     move_contacts: bool = Field(default=False, strict=True, description=(
@@ -140,11 +144,12 @@ class OrganizationPatch(BaseModel):
     """Only the fields given change. Existing contacts move with a change of domains
     only when ``move_contacts`` is true."""
 
-    model_config = _IN
+    model_config = ConfigDict(extra="forbid", json_schema_extra=patch_schema())
 
     name: str | None = Field(default=None, max_length=NAME_MAX,
                              json_schema_extra=checked_by_domain(NOT_BLANK))
-    domains: list[str] | None = Field(default=None, max_length=DOMAINS_MAX)
+    domains: list[str] | None = Field(default=None, max_length=DOMAINS_MAX,
+                                      json_schema_extra=checked_items(DOMAIN_INPUT_PATTERN))
     move_contacts: bool = Field(default=False, strict=True, description=(
         "Contacts of a domain it gains join it; its contacts of a domain it gives up "
         "leave it."))

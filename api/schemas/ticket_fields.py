@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from api.schemas import checked_by_domain
+from api.schemas import checked_by_domain, patch_schema
 from domain.fields import (
     FIELD_KEY_PATTERN,
     OPTION_VALUE_PATTERN,
@@ -17,6 +17,7 @@ from domain.fields import (
     FieldType,
     RequiredOn,
 )
+from domain.validation import NOT_BLANK
 
 _IN = ConfigDict(extra="forbid")
 
@@ -26,7 +27,7 @@ class OptionIn(BaseModel):
 
     value: str = Field(max_length=64, description="Stable: what tickets hold and events "
                        "record.", json_schema_extra=checked_by_domain(OPTION_VALUE_PATTERN))
-    title: str = Field(max_length=TITLE_MAX)
+    title: str = Field(max_length=TITLE_MAX, json_schema_extra=checked_by_domain(NOT_BLANK))
 
 
 class TicketFieldIn(BaseModel):
@@ -34,7 +35,7 @@ class TicketFieldIn(BaseModel):
 
     key: str = Field(max_length=40, description="Stable and never reused.",
                      json_schema_extra=checked_by_domain(FIELD_KEY_PATTERN))
-    title: str = Field(max_length=TITLE_MAX)
+    title: str = Field(max_length=TITLE_MAX, json_schema_extra=checked_by_domain(NOT_BLANK))
     type: FieldType
     options: list[OptionIn] = Field(default_factory=list, max_length=OPTIONS_MAX,
                                     description="For dropdown and multiselect only.")
@@ -53,9 +54,10 @@ class TicketFieldPatch(BaseModel):
     ``options`` is the list to offer: an option left out stays, inactive, so the values
     tickets hold stay readable."""
 
-    model_config = _IN
+    model_config = ConfigDict(extra="forbid", json_schema_extra=patch_schema("required_on"))
 
-    title: str | None = Field(default=None, max_length=TITLE_MAX)
+    title: str | None = Field(default=None, max_length=TITLE_MAX,
+                              json_schema_extra=checked_by_domain(NOT_BLANK))
     options: list[OptionIn] | None = Field(default=None, max_length=OPTIONS_MAX)
     required_on: RequiredOn | None = None
     active: bool | None = Field(default=None, strict=True)

@@ -21,7 +21,7 @@ from pydantic import (
     model_validator,
 )
 
-from api.schemas import checked_by_domain
+from api.schemas import checked_by_domain, checked_items
 from domain.fields import NUMBER_MAX, OPTIONS_MAX, TEXT_MAX
 from domain.ticket import Ticket
 from domain.validation import (
@@ -30,6 +30,7 @@ from domain.validation import (
     NOT_BLANK,
     REASON_MAX,
     SUBJECT_MAX,
+    TAG_INPUT_PATTERN,
     TAGS_MAX,
 )
 from domain.values import Priority, Source, TicketState, Visibility
@@ -74,7 +75,8 @@ class OpenTicketIn(BaseModel):
     requester: RequesterIn
     priority: Priority = Priority.NORMAL
     source: Source = Source.API
-    tags: list[str] = Field(default_factory=list, max_length=TAGS_MAX)
+    tags: list[str] = Field(default_factory=list, max_length=TAGS_MAX,
+                            json_schema_extra=checked_items(TAG_INPUT_PATTERN))
     group_id: UUID | None = Field(default=None, description=(
         "A group of the tenant to route the ticket to; agents and admins only (an intake "
         "key's ticket is routed by staff)."))
@@ -135,8 +137,10 @@ class StateIn(BaseModel):
 class TagsIn(BaseModel):
     model_config = _IN
 
-    add: list[str] = Field(default_factory=list, max_length=TAGS_MAX)
-    remove: list[str] = Field(default_factory=list, max_length=TAGS_MAX)
+    add: list[str] = Field(default_factory=list, max_length=TAGS_MAX,
+                           json_schema_extra=checked_items(TAG_INPUT_PATTERN))
+    remove: list[str] = Field(default_factory=list, max_length=TAGS_MAX,
+                              json_schema_extra=checked_items(TAG_INPUT_PATTERN))
 
 
 class RequesterOut(BaseModel):

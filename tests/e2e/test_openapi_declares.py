@@ -25,6 +25,7 @@ from api.app import ROUTERS, create_app
 from api.http.access import OPEN
 from tests.e2e.conftest import NEW_TICKET, app_settings, asgi_client, auth
 from tests.support import pg
+from tests.support.contract import header_drift
 from tests.support.redis import RedisServer
 
 WRITES = ("post", "put", "patch", "delete")
@@ -177,6 +178,10 @@ async def test_every_side_effecting_route_declares_the_headers_it_honours(client
         again = await http.request(method.upper(), first.request.url, content=first.request.content,
                                    headers=h | url_key | {"content-type": "application/json"})
         assert again.headers.get("idempotent-replayed") == "true", (method, path, again.text)
+        for answer in (first, again):
+            drift = header_drift(document, method, template, answer.status_code,
+                                 answer.headers)
+            assert not drift, drift
         assert again.content == first.content
         assert "idempotency-key" in _headers(op), f"{method} {path} honours Idempotency-Key"
         # If-Match: a version nothing is at.

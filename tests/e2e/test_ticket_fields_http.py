@@ -104,10 +104,11 @@ async def test_tickets_take_check_and_show_field_values(http, tenant, owner):
     bad = await http.post("/v1/tickets", json=NEW_TICKET | {"fields": {"plan": "gold"}},
                           headers=auth(admin))
     assert bad.status_code == 422 and bad.json()["code"] == "validation_failed"
-    assert "fields.plan" in bad.text
+    assert bad.json()["errors"][0]["loc"] == ["body", "fields", "plan"]
     unknown = await http.post(f"/v1/tickets/{tid}/fields", json={"fields": {"colour": "red"}},
                               headers=auth(admin))
-    assert unknown.status_code == 422 and "fields.colour" in unknown.text
+    assert unknown.status_code == 422
+    assert unknown.json()["errors"][0]["loc"] == ["body", "fields", "colour"]
 
     unsolved = await http.post(f"/v1/tickets/{tid}/state", json={"state": "solved"},
                                headers=auth(admin))

@@ -84,7 +84,7 @@ async def test_assignee_must_be_an_active_agent(http, tenant, owner):
                             headers=auth(admin))).json()["assignee"] == str(active)
     for bad in (inactive, uuid.uuid4()):
         r = await http.post(url, json={"agent_id": str(bad)}, headers=auth(admin))
-        assert r.status_code == 422 and r.json()["field"] == "agent_id"
+        assert r.status_code == 422 and r.json()["errors"][0]["loc"] == ["body", "agent_id"]
     r = await http.post(url, json={"agent_id": None}, headers=auth(admin))
     assert r.json()["assignee"] is None
 
