@@ -32,6 +32,9 @@ def to_stored(event: Event) -> tuple[str, int, JsonData]:
     """Serialise an event to ``(type, schema_version, json-ready dict)``."""
     data = _plain(event.model_dump(mode="python"))
     assert isinstance(data, dict)
+    for name in event.OMIT_EMPTY:
+        if not data.get(name):
+            data.pop(name, None)
     return event.TYPE, event.SCHEMA_VERSION, data
 
 

@@ -32,7 +32,8 @@ def test_a_partial_document_keeps_the_defaults_it_leaves_out():
     assert (doc.sweep.pending_days, doc.sweep.solved_days) == (7, 2)
     # A full document, as GET /v1/settings shows it.
     assert set(read.document()) == {"sla_targets", "business_hours", "paused_states", "sweep",
-                                   "group_sla_targets", "text_search", "widget_origins"}
+                                   "group_sla_targets", "text_search", "widget_origins",
+                                   "attachments"}
     assert doc.text_search == "simple"
     assert doc.widget_origins == ()
 
@@ -58,11 +59,11 @@ def test_docs_settings_md_documents_every_key_and_its_example_is_a_valid_documen
     import re
     from pathlib import Path
 
-    from api.schemas.settings import SlaTargetDoc, SweepDoc, TenantSettingsDoc
+    from api.schemas.settings import FileLimitsDoc, SlaTargetDoc, SweepDoc, TenantSettingsDoc
     from domain.business_hours import Calendar, inverted_shifts
 
     text = (Path(__file__).parents[2] / "docs" / "settings.md").read_text()
-    for model in (TenantSettingsDoc, SlaTargetDoc, SweepDoc, Calendar):
+    for model in (TenantSettingsDoc, SlaTargetDoc, SweepDoc, Calendar, FileLimitsDoc):
         for name in model.model_fields:
             assert f"`{name}`" in text, f"docs/settings.md does not name {name}"
     example = re.search(r"```json\n(.*?)```", text, re.S)

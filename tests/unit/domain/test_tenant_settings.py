@@ -85,7 +85,7 @@ def test_the_document_reads_back_as_the_value_it_renders():
                                 widget_origins=("https://shop.example",))
     doc = settings_document(value)
     assert list(doc) == ["sla_targets", "business_hours", "paused_states", "sweep",
-                         "group_sla_targets", "text_search", "widget_origins"]
+                         "group_sla_targets", "text_search", "widget_origins", "attachments"]
     assert settings_from_document(doc) == value
     for bad in ({**doc, "colour": "blue"}, {**doc, "sweep": {"pending_days": 1}},
                 {**doc, "paused_states": "pending"}, ["not", "an", "object"]):
