@@ -214,6 +214,19 @@ class DirectoryStorage:
         for blob_id in blob_ids:
             await self.discard(tenant_id, blob_id)
 
+    async def stored(self, tenant_id: TenantId) -> list[UUID]:
+        """The blobs a tenant has files of, complete ones (not those under ``tmp/``)."""
+        folder = self.root / str(tenant_id)
+        names: list[str] = await self._io(lambda: [p.name for p in folder.iterdir()]
+                                          if folder.is_dir() else [])
+        out = []
+        for name in names:
+            try:
+                out.append(UUID(name))
+            except ValueError:
+                continue
+        return out
+
     @staticmethod
     def _append(path: Path, data: bytes, first: bool) -> None:
         if first:

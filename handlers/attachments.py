@@ -322,16 +322,17 @@ async def attach(uow: UnitOfWork, claimed: Claimed, placed: Placed, at: datetime
     held = {bytes(r["sha256"]): r["id"] for r in await uow.conn.fetch(
         Q["subject_blobs"], tenant, subject, [b[2] for b in unsealed])}
     for upload_id, blob_id, sha, _, wrapped, kek in unsealed:
-        shared = held.get(sha)
-        if shared is not None:
-            # The contact holds these bytes already: this upload's own blob is left
-            # unreferenced, for the purge job.
-            await uow.write(Q["upload_share_blob"], tenant, upload_id, shared)
-            continue
+        # Sealed to the contact either way, so an erasure of the contact reaches it.
         key = keyring.unwrap(tenant, blob_id, wrapped, kek)
         await uow.write(Q["blob_seal"], tenant, blob_id, subject,
                         wrap_for_subject(data_key, tenant, blob_id, subject, key))
-        held[sha] = blob_id
+        shared = held.get(sha)
+        if shared is not None:
+            # The contact holds these bytes already: the upload shares that blob, and
+            # its own, no longer held, is the purge job's.
+            await uow.write(Q["upload_share_blob"], tenant, upload_id, shared)
+        else:
+            held[sha] = blob_id
 
 
 def placed_files(events: Sequence[Any], ticket_ids: Mapping[Any, UUID | None]

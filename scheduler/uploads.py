@@ -4,9 +4,11 @@ An upload not attached to a message within ``UNATTACHED_FOR`` (a day) is deleted
 its blob; so is a blob an upload began and never completed (the process died, the
 database went away before the upload's own clean-up), and a blob no upload holds any
 more (an upload that found the contact holding the same bytes shares theirs, and its
-own is left). Runs per tenant, hourly, under the tenant's context, on the injected
-clock. Blobs kept in a directory lose their file once their row is gone (a file whose
-deletion failed is only ciphertext whose key went with the row).
+own is left). Runs per tenant, hourly, under the tenant's context, on the
+injected clock. Blobs kept in a directory lose their file with their row; and the
+tenant's files that no row names any more (a blob deleted by an erasure or a
+deduplication while its file could not go: ciphertext whose key went with its row) are
+removed too.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ DELETE FROM file_blobs b
                              WHERE u.tenant_id = b.tenant_id AND u.blob_id = b.id)))
 RETURNING b.id, b.storage
 """
+_FILED = "SELECT id FROM file_blobs WHERE tenant_id = $1 AND storage = 'filesystem'"
 
 
 async def purge_uploads(ctx: JobContext, tenant_id: TenantId,
@@ -47,9 +50,16 @@ async def purge_uploads(ctx: JobContext, tenant_id: TenantId,
     async with ctx.store.session(tenant_id, SYSTEM) as s:
         status: str = await s.conn.execute(_UPLOADS, tenant_id, before)
         blobs = await s.conn.fetch(_BLOBS, tenant_id, before)
-    on_disk = [r["id"] for r in blobs if r["storage"] == "filesystem"]
-    if on_disk and directory is not None:
-        await DirectoryStorage(directory).delete(tenant_id, on_disk)
+    if directory is not None:
+        storage = DirectoryStorage(directory)
+        on_disk = [r["id"] for r in blobs if r["storage"] == "filesystem"]
+        # Files first, rows after: a blob's row commits before its file exists, so
+        # every file listed that is still wanted has its row in the read that follows.
+        files = await storage.stored(tenant_id)
+        async with ctx.store.session(tenant_id, SYSTEM, readonly=True) as s:
+            kept = {r["id"] for r in await s.conn.fetch(_FILED, tenant_id)}
+        on_disk += [b for b in files if b not in kept]
+        await storage.delete(tenant_id, on_disk)
     return int(status.split()[-1]), len(blobs)
 
 

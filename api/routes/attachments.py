@@ -180,8 +180,18 @@ async def _download(request: Request, services: Services, principal: Principal,
     if wanted is not None:
         status = 206
         headers["Content-Range"] = f"bytes {start}-{end}/{file.size}"
-    return StreamingResponse(attachments.read_range(file, tenant, actor, start, end),
-                             status_code=status, media_type=media_type, headers=headers)
+    # The first piece is read before the answer starts, so storage that is down (or a
+    # broken file) is still a problem answer, not a connection cut after a 200.
+    pieces = attachments.read_range(file, tenant, actor, start, end)
+    first = await anext(pieces)
+
+    async def body() -> AsyncIterator[bytes]:
+        yield first
+        async for piece in pieces:
+            yield piece
+
+    return StreamingResponse(body(), status_code=status, media_type=media_type,
+                             headers=headers)
 
 
 UPLOAD_ERRORS = errors(400, 404, 409, 413, 415, 503)
