@@ -73,6 +73,12 @@ async def test_the_rich_tenant_covers_the_desk_over_six_weeks(db, store):
     notes = [e for e in events if e["type"] == "MessageAdded"
              and e["data"]["visibility"] == "internal"]
     assert len(notes) >= 20
+    # A few tickets carry files: a screenshot in a reply, a log in a note.
+    files = [a for e in events if e["type"] == "MessageAdded"
+             for a in e["data"].get("attachments", [])]
+    assert {(a["name"], a["type"]) for a in files} == {("settings.png", "image/png"),
+                                                       ("sync.log", "application/octet-stream")}
+    assert len(files) == 6
     at = [datetime.fromisoformat(e["data"]["at"]) for e in events if "at" in e["data"]]
     assert max(at) <= NOW
     # Breaches are recorded as the scheduler would: a minute after the clock's due time.
