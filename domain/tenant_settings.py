@@ -198,7 +198,10 @@ def settings_document(settings: TenantSettings) -> dict[str, Any]:
                               for g, targets in settings.group_targets.items()},
         "text_search": settings.text_search,
         "widget_origins": list(settings.widget_origins),
-        "attachments": settings.files.document(),
+        # Only when set: the documents (and SettingsChanged payloads) of tenants on the
+        # defaults stay as they were before files had limits.
+        **({"attachments": settings.files.document()}
+           if settings.files != FileLimits() else {}),
     }
 
 

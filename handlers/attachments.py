@@ -55,6 +55,7 @@ from domain.errors import ValidationFailed
 from domain.ids import TenantId
 from eventstore.blobs import (
     CHUNK_BYTES,
+    WRITE_BATCH,
     Storage,
     StorageUnavailable,
     chunk_count,
@@ -192,6 +193,7 @@ async def receive(store: EventStore, storages: Storages, tenant_id: TenantId,
     try:
         digest, size, n = hashlib.sha256(), 0, 0
         buffer = bytearray()
+        sealed: list[bytes] = []  # sealed chunks not yet handed to the storage
         content_type: str | None = None
         async for piece in body:
             size += len(piece)
@@ -204,16 +206,19 @@ async def receive(store: EventStore, storages: Storages, tenant_id: TenantId,
             # Strictly more than a chunk: the last chunk is sealed as the last, so one
             # is held back until the body ends.
             while len(buffer) > CHUNK_BYTES:
-                await storage.put(tenant_id, actor, blob_id, n, seal_chunk(
-                    key, tenant_id, blob_id, n, False, bytes(buffer[:CHUNK_BYTES])))
+                sealed.append(seal_chunk(key, tenant_id, blob_id, n + len(sealed), False,
+                                         bytes(buffer[:CHUNK_BYTES])))
                 del buffer[:CHUNK_BYTES]
-                n += 1
+                if len(sealed) == WRITE_BATCH:
+                    await storage.put(tenant_id, actor, blob_id, n, sealed)
+                    n, sealed = n + len(sealed), []
         if size == 0:
             raise Invalid("empty_file", "the file is empty", field="file")
         if content_type is None:
             content_type = _checked_type(declared, bytes(buffer))
-        await storage.put(tenant_id, actor, blob_id, n,
-                          seal_chunk(key, tenant_id, blob_id, n, True, bytes(buffer)))
+        sealed.append(seal_chunk(key, tenant_id, blob_id, n + len(sealed), True,
+                                 bytes(buffer)))
+        await storage.put(tenant_id, actor, blob_id, n, sealed)
         await storage.complete(tenant_id, blob_id)
     except BaseException:
         await _forget(store, storage, tenant_id, blob_id)

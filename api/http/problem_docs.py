@@ -52,18 +52,16 @@ _DESCRIPTIONS = {
          "`idempotency_in_flight`",
     410: "Gone: an invitation expired or spent (`invitation_gone`), or a contact "
          "erased (`contact_erased`; `subject_erased` for a command that would write "
-         "about it; `attachment_erased` for a file of its tickets)",
+         "about it)",
     412: "`If-Match` does not match the current version (`precondition_failed`)",
-    413: "Request body too large (`body_too_large`), or a file over the tenant's "
-         "`attachments.max_file_bytes` (`file_too_large`)",
+    413: "Request body too large (`body_too_large`)",
     415: "Request body is not JSON (`unsupported_media_type`)",
     416: "The `Range` asked for is beyond the file (`range_not_satisfiable`)",
     422: "Invalid body (`validation_failed`) or an Idempotency-Key reused with another "
          "body (`idempotency_key_reused`)",
     429: "Rate limited (`rate_limited`)",
     500: "Internal error (`internal_error`)",
-    503: "The database is unavailable (`database_unavailable`), or for an upload or a "
-         "download the file storage (`storage_unavailable`)",
+    503: "The database is unavailable (`database_unavailable`)",
 }
 
 _ALWAYS = (400, 401, 403, 422, 500, 503)

@@ -46,6 +46,8 @@ CREATE TABLE file_chunks (
     PRIMARY KEY (tenant_id, blob_id, n),
     FOREIGN KEY (tenant_id, blob_id) REFERENCES file_blobs (tenant_id, id) ON DELETE CASCADE
 );
+-- Ciphertext does not compress: stored out of line as it is, without trying.
+ALTER TABLE file_chunks ALTER COLUMN data SET STORAGE EXTERNAL;
 
 CREATE TABLE uploads (
     tenant_id     uuid NOT NULL REFERENCES tenants (id),

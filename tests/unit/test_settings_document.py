@@ -32,8 +32,7 @@ def test_a_partial_document_keeps_the_defaults_it_leaves_out():
     assert (doc.sweep.pending_days, doc.sweep.solved_days) == (7, 2)
     # A full document, as GET /v1/settings shows it.
     assert set(read.document()) == {"sla_targets", "business_hours", "paused_states", "sweep",
-                                   "group_sla_targets", "text_search", "widget_origins",
-                                   "attachments"}
+                                   "group_sla_targets", "text_search", "widget_origins"}
     assert doc.text_search == "simple"
     assert doc.widget_origins == ()
 
