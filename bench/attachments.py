@@ -15,6 +15,8 @@ alternating rounds:
   as chunk rows in Postgres) against ``POST /bench/sink`` of the same bytes;
 - ``GET /v1/attachments/{id}`` of a 10 MiB file (chunks read, opened, streamed)
   against ``GET /bench/source`` of as many bytes;
+- both again on a second server process keeping files in a directory
+  (``FILE_STORAGE=filesystem``), against that server's own baseline routes;
 - ``POST /v1/tickets/{id}/messages`` naming one 200 KiB upload (each upload made
   beforehand, distinct bytes, each attached once) against the same message without.
 
@@ -29,12 +31,14 @@ import asyncio
 import os
 import shutil
 import statistics
+import tempfile
 from contextlib import ExitStack
+from pathlib import Path
 
 import httpx
 
 from bench.common import fresh_database, private_server, report
-from bench.http import TICKET_BODY, Load, Wrk, lua, serving
+from bench.http import TICKET_BODY, Load, Served, Wrk, lua, serving
 
 MIB = 1024 * 1024
 FILE = 10 * MIB
@@ -103,20 +107,25 @@ async def run(seconds: float, rounds: int) -> None:
 
             tenant = await create_tenant_as_operator(db.admin_url, "bench")
             key = tenant.admin_key.secret
-            ours = stack.enter_context(serving(
-                ["-m", "bench.attachments_server"],
-                {"DATABASE_URL": db.runtime_url, "LOG_LEVEL": "warning",
-                 "RUN_SCHEDULER": "false", "MAX_BODY_BYTES": str(2 * FILE),
-                 "DB_POOL_MAX": str(MESSAGE_CONNECTIONS + 4), "HTTP_BODY_TIMEOUT": "120"}))
+            env = {"DATABASE_URL": db.runtime_url, "LOG_LEVEL": "warning",
+                   "RUN_SCHEDULER": "false", "MAX_BODY_BYTES": str(2 * FILE),
+                   "DB_POOL_MAX": str(MESSAGE_CONNECTIONS + 4), "HTTP_BODY_TIMEOUT": "120"}
+            ours = stack.enter_context(serving(["-m", "bench.attachments_server"], env))
+            files_dir = Path(tempfile.mkdtemp(prefix="hd-bench-files-"))
+            stack.callback(shutil.rmtree, files_dir, ignore_errors=True)
+            on_disk = stack.enter_context(serving(["-m", "bench.attachments_server"], env | {
+                "FILE_STORAGE": "filesystem", "FILE_STORAGE_DIR": str(files_dir)}))
             await ours.ready()
+            await on_disk.ready()
             wrk = Wrk()
             stack.callback(shutil.rmtree, wrk.dir, ignore_errors=True)
             runs: dict[str, list[Load]] = {}
 
             def load(case: str, script: str, connections: int,
-                     warm: str | None = None) -> Load:
-                wrk.run(ours.url, 1, warm or script, connections)
-                got = wrk.run(ours.url, seconds, script, connections)
+                     warm: str | None = None, server: Served | None = None) -> Load:
+                url = (server or ours).url
+                wrk.run(url, 1, warm or script, connections)
+                got = wrk.run(url, seconds, script, connections)
                 runs.setdefault(case, []).append(got)
                 print(f"  {case}: {got.rps:.1f} req/s, p50 {got.p50_ms:.1f} ms, "
                       f"bad {got.bad}", flush=True)
@@ -130,22 +139,28 @@ async def run(seconds: float, rounds: int) -> None:
                                         headers={"Content-Type": "application/json"})
                     tickets.append(r.raise_for_status().json()["id"])
                 big = (await _upload_many(http, 1, FILE))[0]
-                files = [
-                    ("upload 10 MiB", _upload_script("/v1/uploads?name=f.bin", key)),
-                    ("baseline: stream in 10 MiB", _upload_script("/bench/sink", key)),
-                ]
-                downloads = [
-                    ("download 10 MiB", lua([("GET", f"/v1/attachments/{big}", None)], [key])),
-                    ("baseline: stream out 10 MiB",
-                     lua([("GET", f"/bench/source?size={FILE}", None)], [key])),
-                ]
+                async with httpx.AsyncClient(base_url=on_disk.url, timeout=120, headers={
+                        "Authorization": f"Bearer {key}"}) as disk_http:
+                    big_on_disk = (await _upload_many(disk_http, 1, FILE))[0]
+                files = []
+                for where, server, file_id in (("postgres", ours, big),
+                                               ("filesystem", on_disk, big_on_disk)):
+                    files += [
+                        (f"upload 10 MiB ({where})", server,
+                         _upload_script("/v1/uploads?name=f.bin", key)),
+                        (f"baseline: stream in 10 MiB ({where} server)", server,
+                         _upload_script("/bench/sink", key)),
+                        (f"download 10 MiB ({where})", server,
+                         lua([("GET", f"/v1/attachments/{file_id}", None)], [key])),
+                        (f"baseline: stream out 10 MiB ({where} server)", server,
+                         lua([("GET", f"/bench/source?size={FILE}", None)], [key])),
+                    ]
                 plain = lua([("POST", f"/v1/tickets/{t}/messages", MESSAGE_BODY)
                              for t in tickets], [key])
                 for round_ in range(rounds):
                     print(f"round {round_ + 1} of {rounds}", flush=True)
-                    order = (lambda xs: xs[::-1]) if round_ % 2 else (lambda xs: xs)
-                    for case, script in order(files) + order(downloads):
-                        load(case, script, FILE_CONNECTIONS)
+                    for case, server, script in (files[::-1] if round_ % 2 else files):
+                        load(case, script, FILE_CONNECTIONS, server=server)
                     without = load("message without a file", plain, MESSAGE_CONNECTIONS)
                     # Enough fresh uploads for the case (and its warm second) to attach
                     # each once, at the rate a message without one had.
@@ -168,10 +183,12 @@ async def run(seconds: float, rounds: int) -> None:
 
     bad = sum(r.bad for loads in runs.values() for r in loads)
     rows = [
-        row("upload of 10 MiB (baseline: a trivial streaming route)", "upload 10 MiB",
-            "baseline: stream in 10 MiB", 10, "MiB/s", ">= 0.5"),
-        row("download of 10 MiB (baseline: a trivial streaming route)", "download 10 MiB",
-            "baseline: stream out 10 MiB", 10, "MiB/s", ">= 0.5"),
+        row(f"{what} of 10 MiB, {where} (baseline: a trivial streaming route)",
+            f"{what} 10 MiB ({where})", f"baseline: stream {way} 10 MiB ({where} server)",
+            10, "MiB/s", ">= 0.5")
+        for where in ("postgres", "filesystem")
+        for what, way in (("upload", "in"), ("download", "out"))
+    ] + [
         row("message with one 200 KiB file (baseline: without)",
             "message with a 200 KiB file", "message without a file", 1, "req/s", ">= 0.7"),
     ]

@@ -31,6 +31,8 @@ Nothing here runs for a command without files.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -90,7 +92,11 @@ class Storages:
 
 async def limits(conn: asyncpg.Connection, tenant_id: TenantId) -> FileLimits:
     """The tenant's file limits (the defaults where its settings say nothing)."""
-    doc = await conn.fetchval(Q["limits"], tenant_id)
+    return limits_of(await conn.fetchval(Q["limits"], tenant_id))
+
+
+def limits_of(doc: Any) -> FileLimits:
+    """File limits from the settings document's ``attachments`` (None: the defaults)."""
     if not isinstance(doc, dict):
         return FileLimits()
     return FileLimits(**{k: int(v) for k, v in doc.items()
@@ -190,10 +196,11 @@ async def receive(store: EventStore, storages: Storages, tenant_id: TenantId,
         await uow.conn.execute(Q["blob_begin"], tenant_id, blob_id, storage.kind, CHUNK_BYTES,
                                store.keyring.wrap(tenant_id, blob_id, key),
                                store.keyring.fingerprint, actor.kind, actor.id, command.at)
+    writer = _Writer(storage, tenant_id, actor, blob_id)
     try:
         digest, size, n = hashlib.sha256(), 0, 0
         buffer = bytearray()
-        sealed: list[bytes] = []  # sealed chunks not yet handed to the storage
+        sealed: list[bytes] = []  # sealed chunks not yet handed to the writer
         content_type: str | None = None
         async for piece in body:
             size += len(piece)
@@ -210,7 +217,7 @@ async def receive(store: EventStore, storages: Storages, tenant_id: TenantId,
                                          bytes(buffer[:CHUNK_BYTES])))
                 del buffer[:CHUNK_BYTES]
                 if len(sealed) == WRITE_BATCH:
-                    await storage.put(tenant_id, actor, blob_id, n, sealed)
+                    await writer.put(n, sealed)
                     n, sealed = n + len(sealed), []
         if size == 0:
             raise Invalid("empty_file", "the file is empty", field="file")
@@ -218,13 +225,46 @@ async def receive(store: EventStore, storages: Storages, tenant_id: TenantId,
             content_type = _checked_type(declared, bytes(buffer))
         sealed.append(seal_chunk(key, tenant_id, blob_id, n + len(sealed), True,
                                  bytes(buffer)))
-        await storage.put(tenant_id, actor, blob_id, n, sealed)
+        await writer.put(n, sealed)
+        await writer.done()
         await storage.complete(tenant_id, blob_id)
     except BaseException:
+        await writer.abandon()
         await _forget(store, storage, tenant_id, blob_id)
         raise
     return Received(blob_id=blob_id, name=name, content_type=content_type, size=size,
                     sha256=digest.digest(), storage=storage)
+
+
+class _Writer:
+    """Writes an upload's sealed batches in a task of its own, one batch behind the
+    body: the next batch is received and sealed while the last is being written (two
+    batches held at most), so the client's sending and the storage's writing overlap."""
+
+    def __init__(self, storage: Storage, tenant_id: TenantId, actor: StoreActor,
+                 blob_id: UUID) -> None:
+        self.storage, self.tenant_id, self.actor, self.blob_id = (storage, tenant_id, actor,
+                                                                 blob_id)
+        self.writing: asyncio.Task[None] | None = None
+
+    async def put(self, n: int, batch: list[bytes]) -> None:
+        await self.done()
+        self.writing = asyncio.create_task(
+            self.storage.put(self.tenant_id, self.actor, self.blob_id, n, batch))
+
+    async def done(self) -> None:
+        """Wait for the batch being written (its error is raised here)."""
+        if self.writing is not None:
+            task, self.writing = self.writing, None
+            await task
+
+    async def abandon(self) -> None:
+        """Stop the batch being written, and wait until it has stopped."""
+        if self.writing is not None:
+            task, self.writing = self.writing, None
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
 
 
 async def record_upload(uow: UnitOfWork, received: Received, command: ReceiveFile
@@ -278,14 +318,15 @@ async def claim(uow: UnitOfWork, ids: Sequence[UUID]) -> Claimed:
     docstring); refuses more than the tenant's ``attachments.per_message``, the same
     one twice, one the caller cannot see (404 ``upload_not_found``) and one already
     attached (409 ``upload_attached``)."""
-    found = await limits(uow.conn, uow.tenant_id)
+    if len(set(ids)) != len(ids):
+        raise Invalid("duplicate_attachment", "the same upload is attached twice",
+                      field="attachments")
+    fetched = await uow.conn.fetch(Q["uploads_claim"], uow.tenant_id, list(ids))
     try:
-        check_attachments(list(ids), found.per_message)
+        check_attachments(list(ids), limits_of(fetched[0]["limits"]).per_message)
     except ValidationFailed as exc:
-        code = "too_many_attachments" if len(set(ids)) == len(ids) else "duplicate_attachment"
-        raise Invalid(code, exc.message, field="attachments") from exc
-    rows = {r["id"]: r for r in await uow.conn.fetch(Q["uploads_claim"], uow.tenant_id,
-                                                       list(ids))}
+        raise Invalid("too_many_attachments", exc.message, field="attachments") from exc
+    rows = {r["id"]: r for r in fetched if r["id"] is not None}
     refs: list[AttachmentRef] = []
     blobs = []
     for upload_id in ids:
@@ -520,6 +561,7 @@ async def _hash_matches(storage: Storage, tenant_id: TenantId, blob_id: UUID, ke
 
 
 __all__ = ["Claimed", "FileCheck", "OpenFile", "Placed", "ReceiveFile", "Received",
-           "Storages", "attach", "check_upload", "claim", "discard", "erase_files", "forget_blobs",
-           "limits", "message_files", "open_file", "placed_files", "read_range", "receive",
-           "record_upload", "ticket_files", "upload_document", "verify_files"]
+           "Storages", "attach", "check_upload", "claim", "discard", "erase_files",
+           "forget_blobs", "limits", "limits_of", "message_files", "open_file",
+           "placed_files", "read_range", "receive", "record_upload", "ticket_files",
+           "upload_document", "verify_files"]

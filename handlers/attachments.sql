@@ -31,13 +31,19 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 -- name: uploads_claim --
 -- $1 tenant_id, $2 upload ids
 -- Locked until commit, so two commands cannot both attach one upload. Row-level
--- security shows a customer or widget session its own unattached uploads only.
-SELECT u.id, u.name, u.content_type, u.size, u.sha256, u.ticket_id, u.blob_id,
-       b.subject_id, b.wrapped_key, b.kek
-  FROM uploads u
-  JOIN file_blobs b ON b.tenant_id = u.tenant_id AND b.id = u.blob_id
- WHERE u.tenant_id = $1 AND u.id = ANY($2::uuid[])
-   FOR UPDATE OF u
+-- security shows a customer or widget session its own unattached uploads only. The
+-- tenant's file limits come along (on every row, and on a row of NULLs when no upload
+-- is found), so claiming is one round trip.
+WITH limits AS (SELECT settings -> 'attachments' AS attachments
+                  FROM tenant_settings WHERE tenant_id = $1),
+     found AS (SELECT u.id, u.name, u.content_type, u.size, u.sha256, u.ticket_id,
+                      u.blob_id, b.subject_id, b.wrapped_key, b.kek
+                 FROM uploads u
+                 JOIN file_blobs b ON b.tenant_id = u.tenant_id AND b.id = u.blob_id
+                WHERE u.tenant_id = $1 AND u.id = ANY($2::uuid[])
+                  FOR UPDATE OF u)
+SELECT f.*, (SELECT attachments FROM limits) AS limits
+  FROM (SELECT 1) AS one LEFT JOIN found f ON true
 
 -- name: uploads_attach --
 -- $1 tenant_id, $2 upload ids, $3 ticket id, $4 message id, $5 visibility, $6 attached_at
