@@ -95,7 +95,12 @@ def _blank_unread(type_: str, payload: JsonData) -> JsonData:
     return payload
 
 
-def _replaced(data: JsonData, path: tuple[str, ...], value: Any) -> JsonData:
+def _replaced(data: Any, path: tuple[str, ...], value: Any) -> Any:
+    if isinstance(data, list):
+        items = list(data)
+        index = int(path[0])
+        items[index] = value if len(path) == 1 else _replaced(data[index], path[1:], value)
+        return items
     out = dict(data)
     out[path[0]] = value if len(path) == 1 else _replaced(data[path[0]], path[1:], value)
     return out

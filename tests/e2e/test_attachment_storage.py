@@ -66,7 +66,7 @@ async def test_files_are_sealed_at_rest_and_erasure_leaves_no_byte_of_them(db, t
         ticket, contact = opened.json()["id"], opened.json()["requester"]["contact_id"]
         ids = []
         for n in range(2):  # the same bytes twice: both uploads share the contact's blob
-            up = await http.post("/v1/uploads", params={"name": f"scan{n}.bin"},
+            up = await http.post("/v1/uploads", params={"name": f"erin-passport-{n}.bin"},
                                  content=data, headers=h)
             assert up.status_code == 201, up.text
             r = await http.post(f"/v1/tickets/{ticket}/messages", headers=h,
@@ -113,6 +113,11 @@ async def test_files_are_sealed_at_rest_and_erasure_leaves_no_byte_of_them(db, t
         assert erased.json()["files"] == 2
         after = dump(db.admin_url)
         assert not any(p in after for p in pieces)
+        # The files' names went too: sealed in the events, blanked in the rows.
+        assert b"erin-passport" in before and b"erin-passport" not in after
+        history = (await http.get(f"/v1/tickets/{ticket}/history", headers=h)).json()
+        names = [a["name"] for e in history["data"] for a in e["data"].get("attachments", [])]
+        assert names == [{"erased": True}] * 2
         owner = await asyncpg.connect(db.admin_url)
         try:
             assert await owner.fetchval("SELECT count(*) FROM file_blobs") == 0
@@ -121,7 +126,7 @@ async def test_files_are_sealed_at_rest_and_erasure_leaves_no_byte_of_them(db, t
             assert [(n["name"], n["blob_id"]) for n in names] == [("", None), ("", None)]
             stored = await owner.fetch("SELECT attachments::text AS a FROM messages "
                                        "WHERE attachments IS NOT NULL")
-            assert stored and all("scan" not in r["a"] for r in stored)
+            assert stored and all("passport" not in r["a"] for r in stored)
         finally:
             await owner.close()
         assert not [p for p in root.rglob("*") if p.is_file()]
