@@ -127,7 +127,7 @@ ACCESS: Mapping[str, frozenset[str]] = {
     # gets their files back (a customer or widget session only those of public
     # messages on its own tickets: row-level security).
     "POST /v1/uploads": _WRITERS,
-    "GET /v1/attachments/{attachment_id}": _STAFF | {AUDITOR},
+    "GET /v1/attachments/{attachment_id}": _STAFF,
     "POST /v1/portal/uploads": _CUSTOMER,
     "GET /v1/portal/attachments/{attachment_id}": _CUSTOMER,
     "POST /v1/widget/{tenant_id}/uploads": _WIDGET,

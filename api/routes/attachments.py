@@ -6,7 +6,7 @@
   ``multipart/form-data`` body whose file part is the file. Streamed to storage as it
   arrives; the answer is the upload (id, name, size, type, sha256). A message or a new
   ticket carries it by naming its id in ``attachments``.
-- ``GET /v1/attachments/{id}`` (staff, auditors), ``GET /v1/portal/attachments/{id}``,
+- ``GET /v1/attachments/{id}`` (agents, admins), ``GET /v1/portal/attachments/{id}``,
   ``GET /v1/widget/{tenant_id}/attachments/{id}``: the file, as an attachment with a
   safe name, ``nosniff``, the ETag of its hash and ``Range`` support; inline
   (``?disposition=inline``) only for png, jpeg, gif and webp.
