@@ -210,7 +210,12 @@ async def test_a_storage_directory_that_is_gone_is_a_fast_503_for_files_only(db,
                               headers=h)).json()
         ticket = (await http.post("/v1/tickets", headers=h,
                                   json=NEW_TICKET | {"attachments": [up["id"]]})).json()["id"]
+        ready = (await http.get("/health/ready")).json()["checks"]["file_storage"]
+        assert ready["status"] == "ok"
         shutil.rmtree(root)
+        ready = await http.get("/health/ready")
+        assert ready.status_code == 200  # degraded, never failing: files only need it
+        assert ready.json()["checks"]["file_storage"]["status"] == "degraded"
         started = time.monotonic()
         refused = await http.post("/v1/uploads", params={"name": "b.txt"}, content=b"x",
                                   headers=h)
