@@ -1,6 +1,7 @@
 """A 100 MiB upload to a real ``helpdesk serve`` process over a real socket: the
 process's resident memory grows by less than 32 MiB while it streams the file into
-storage and back out; a ``Range`` download of the middle gives exactly those bytes."""
+storage and back out; a ``Range`` download of the middle gives exactly those bytes.
+An upload whose client goes away half way leaves nothing stored."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ import hashlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import asyncpg
 import httpx
 import pytest
 
 from tests.e2e.conftest import auth
 from tests.e2e.ws_support import free_port, serve_process
+from tests.support.wait import until
 
 pytestmark = pytest.mark.slow
 
@@ -123,3 +126,38 @@ async def test_a_100_mib_upload_streams_in_bounded_memory_and_downloads_by_range
         growth = peak - baseline
         print(f"server RSS {baseline / MIB:.1f} MiB, peak {peak / MIB:.1f} MiB")
         assert growth < GROWTH_LIMIT, f"the server grew by {growth / MIB:.1f} MiB"
+
+
+async def test_an_upload_cut_off_by_its_client_leaves_nothing_stored(db, tenant) -> None:
+    """A raw upload whose client goes away half way (over a real socket): no upload,
+    no blob, no chunk is left, and the server goes on serving."""
+    port = free_port()
+    async with serve_process(db.runtime_url, port):
+        _, writer = await asyncio.open_connection("127.0.0.1", port)
+        head = (f"POST /v1/uploads?name=cut.bin HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                f"Authorization: Bearer {tenant.admin_key.secret}\r\n"
+                f"Content-Type: application/octet-stream\r\n"
+                f"Content-Length: {4 * MIB}\r\n\r\n").encode()
+        writer.write(head + _piece(7) * 2)  # half of what it announced
+        await writer.drain()
+        admin = await asyncpg.connect(db.admin_url)
+        try:
+            async def chunks_in() -> bool:
+                return bool(await admin.fetchval("SELECT count(*) FROM file_chunks"))
+
+            await until(chunks_in, timeout=10, what="the server to store chunks")
+            writer.close()
+            await writer.wait_closed()
+
+            async def nothing_left() -> bool:
+                counts = [await admin.fetchval(f"SELECT count(*) FROM {t}")
+                          for t in ("uploads", "file_blobs", "file_chunks")]
+                return counts == [0, 0, 0]
+
+            await until(nothing_left, timeout=10, what="the cut upload to be forgotten")
+        finally:
+            await admin.close()
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
+            ok = await http.post("/v1/uploads", params={"name": "whole.bin"},
+                                 content=b"whole", headers=auth(tenant.admin_key))
+            assert ok.status_code == 201, ok.text
