@@ -36,7 +36,7 @@ import contextlib
 import hashlib
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -311,17 +311,23 @@ class Claimed:
     refs: tuple[AttachmentRef, ...]
     blobs: tuple[tuple[UUID, UUID, bytes, UUID | None, bytes, str | None], ...]
     """(upload, blob, sha256, subject, wrapped key, kek) of each."""
+    owner: UUID | None = None
+    """The requester contact of the ticket named when claiming (None: none, or a new
+    ticket)."""
+    shared: Mapping[bytes, UUID] = field(default_factory=dict)
+    """By sha256, a blob ``owner`` holds already with those bytes."""
 
 
-async def claim(uow: UnitOfWork, ids: Sequence[UUID]) -> Claimed:
-    """Lock the uploads ``ids`` for attaching to one message (see the module's
-    docstring); refuses more than the tenant's ``attachments.per_message``, the same
-    one twice, one the caller cannot see (404 ``upload_not_found``) and one already
-    attached (409 ``upload_attached``)."""
+async def claim(uow: UnitOfWork, ids: Sequence[UUID], ticket_id: UUID | None = None
+                ) -> Claimed:
+    """Lock the uploads ``ids`` for attaching to one message on ``ticket_id`` (None: a
+    ticket being opened), see the module's docstring; refuses more than the tenant's
+    ``attachments.per_message``, the same one twice, one the caller cannot see (404
+    ``upload_not_found``) and one already attached (409 ``upload_attached``)."""
     if len(set(ids)) != len(ids):
         raise Invalid("duplicate_attachment", "the same upload is attached twice",
                       field="attachments")
-    fetched = await uow.conn.fetch(Q["uploads_claim"], uow.tenant_id, list(ids))
+    fetched = await uow.conn.fetch(Q["uploads_claim"], uow.tenant_id, list(ids), ticket_id)
     try:
         check_attachments(list(ids), limits_of(fetched[0]["limits"]).per_message)
     except ValidationFailed as exc:
@@ -339,7 +345,8 @@ async def claim(uow: UnitOfWork, ids: Sequence[UUID]) -> Claimed:
                                   type=row["content_type"], sha256=bytes(row["sha256"]).hex()))
         blobs.append((row["id"], row["blob_id"], bytes(row["sha256"]), row["subject_id"],
                       bytes(row["wrapped_key"]), row["kek"]))
-    return Claimed(tuple(refs), tuple(blobs))
+    shared = {bytes(r["sha256"]): r["shared"] for r in rows.values() if r["shared"]}
+    return Claimed(tuple(refs), tuple(blobs), fetched[0]["owner"], shared)
 
 
 @dataclass(frozen=True, slots=True)
@@ -365,8 +372,11 @@ async def attach(uow: UnitOfWork, claimed: Claimed, placed: Placed, at: datetime
     if subject is None or keyring is None or not unsealed:
         return
     data_key = await uow.subject_key(subject)
-    held = {bytes(r["sha256"]): r["id"] for r in await uow.conn.fetch(
-        Q["subject_blobs"], tenant, subject, [b[2] for b in unsealed])}
+    if subject == claimed.owner:
+        held = dict(claimed.shared)  # looked up when claiming
+    else:  # a new ticket's requester, or one changed since
+        held = {bytes(r["sha256"]): r["id"] for r in await uow.conn.fetch(
+            Q["subject_blobs"], tenant, subject, [b[2] for b in unsealed])}
     for upload_id, blob_id, sha, _, wrapped, kek in unsealed:
         # Sealed to the contact either way, so an erasure of the contact reaches it.
         key = keyring.unwrap(tenant, blob_id, wrapped, kek)

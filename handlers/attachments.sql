@@ -29,20 +29,27 @@ INSERT INTO uploads (tenant_id, id, blob_id, name, content_type, size, sha256,
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 
 -- name: uploads_claim --
--- $1 tenant_id, $2 upload ids
+-- $1 tenant_id, $2 upload ids, $3 the ticket the message goes on (NULL: a new one)
 -- Locked until commit, so two commands cannot both attach one upload. Row-level
 -- security shows a customer or widget session its own unattached uploads only. The
 -- tenant's file limits come along (on every row, and on a row of NULLs when no upload
--- is found), so claiming is one round trip.
+-- is found), and so do the ticket's requester contact and, per upload, a blob of the
+-- same bytes that contact holds already (deduplication): claiming is one round trip.
 WITH limits AS (SELECT settings -> 'attachments' AS attachments
                   FROM tenant_settings WHERE tenant_id = $1),
+     owner AS (SELECT contact_id FROM tickets WHERE tenant_id = $1 AND id = $3),
      found AS (SELECT u.id, u.name, u.content_type, u.size, u.sha256, u.ticket_id,
                       u.blob_id, b.subject_id, b.wrapped_key, b.kek
                  FROM uploads u
                  JOIN file_blobs b ON b.tenant_id = u.tenant_id AND b.id = u.blob_id
                 WHERE u.tenant_id = $1 AND u.id = ANY($2::uuid[])
                   FOR UPDATE OF u)
-SELECT f.*, (SELECT attachments FROM limits) AS limits
+SELECT f.*, (SELECT attachments FROM limits) AS limits,
+       (SELECT contact_id FROM owner) AS owner,
+       (SELECT s.id FROM file_blobs s
+         WHERE s.tenant_id = $1 AND s.subject_id = (SELECT contact_id FROM owner)
+           AND s.sha256 = f.sha256 AND s.state = 'stored'
+         ORDER BY s.created_at, s.id LIMIT 1) AS shared
   FROM (SELECT 1) AS one LEFT JOIN found f ON true
 
 -- name: uploads_attach --

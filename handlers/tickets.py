@@ -320,7 +320,7 @@ async def post_message(uow: UnitOfWork, command: PostMessage, *,
                        expected_version: int | None = None) -> CommandResult:
     """Post a reply or note (a customer's message on a closed ticket opens a follow-up,
     which the result carries); retried like ``run_command``."""
-    claimed = (await attachments.claim(uow, command.attachments)
+    claimed = (await attachments.claim(uow, command.attachments, command.ticket_id)
                if command.attachments else None)
 
     async def build() -> Command:
