@@ -163,9 +163,12 @@ async def run(seconds: float, rounds: int) -> None:
                         load(case, script, FILE_CONNECTIONS, server=server)
                     without = load("message without a file", plain, MESSAGE_CONNECTIONS)
                     # Enough fresh uploads for the case (and its warm second) to attach
-                    # each once, at the rate a message without one had.
-                    warm_n = int(without.rps * 1.5) + 50
-                    need = int(without.rps * seconds * 1.5) + 100
+                    # each once: twice what the rate of a message without one would use,
+                    # and no fewer than a quiet machine's rate needs (a round that ran
+                    # slow must not leave the next too few: they would answer 409).
+                    rate = max(without.rps, 200.0)
+                    warm_n = int(rate * 2)
+                    need = int(rate * seconds * 2)
                     uploads = await _upload_many(http, warm_n + need, SMALL)
                     load("message with a 200 KiB file",
                          _messages_with(tickets, uploads[warm_n:], key), MESSAGE_CONNECTIONS,
