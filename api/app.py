@@ -19,7 +19,7 @@ from api.config import ProcessSettings
 from api.feed import route as feed_route
 from api.http import openapi, problems
 from api.http.cors import Cors
-from api.http.limits import BodyLimit
+from api.http.limits import UPLOAD_PATH, BodyLimit
 from api.ops.logging import RequestContext
 from api.ops.metrics import RequestMetrics
 from api.ops.ratelimit import RateLimitMiddleware
@@ -28,6 +28,7 @@ from api.routes import (
     agents,
     analytics,
     api_keys,
+    attachments,
     audit,
     auth,
     changes,
@@ -52,7 +53,8 @@ ROUTERS = (health.router, metrics.router, tickets.router, messages.router, agent
            api_keys.router, tenant_settings.router, webhooks.router, audit.router,
            analytics.router, auth.router, contacts.router, organizations.router,
            feed_route.router, groups.router, ticket_fields.router, changes.router,
-           search.router, portal.router, widget.router, meta.router)
+           search.router, portal.router, widget.router, meta.router,
+           attachments.router)
 
 
 def serve_app() -> FastAPI:
@@ -103,7 +105,8 @@ def create_app(
     console.mount(app)  # static files, not an API route: in neither ROUTERS nor ACCESS
     reference.mount(app)  # the same, for /docs
     # add_middleware puts each new one outside the previous ones.
-    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    # Uploads stream their bodies and hold them to the tenant's own limit.
+    app.add_middleware(BodyLimit, limit=settings.max_body_bytes, unbounded=UPLOAD_PATH)
     app.add_middleware(RateLimitMiddleware)
     app.add_middleware(Cors, front_ends=settings.cors_origin_set)
     app.add_middleware(RequestMetrics)

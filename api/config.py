@@ -7,6 +7,7 @@ README, ``docker-compose.yml`` and this class agree.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator
@@ -96,6 +97,14 @@ class ProcessSettings(BaseSettings):
     )
     log_level: str = "info"
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
+    file_storage: Literal["postgres", "filesystem"] = Field(
+        default="postgres",
+        description="Where uploaded files' bytes are kept: `postgres` (chunk rows, under "
+        "row-level security) or `filesystem` (FILE_STORAGE_DIR).")
+    file_storage_dir: Path | None = Field(
+        default=None,
+        description="The directory files are kept in with FILE_STORAGE=filesystem; files "
+        "already kept there stay readable when FILE_STORAGE moves back to postgres.")
     http_head_timeout: float = Field(
         default=10.0, gt=0, le=3600,
         description="Seconds a client has to send a request's head (request line and "

@@ -50,6 +50,7 @@ from api.ops.ratelimit import Policy, RateLimiter
 from api.ops.redis_guard import RedisGuard
 from domain.clock import Clock, SystemClock
 from domain.ids import TenantId
+from eventstore.blobs import DirectoryStorage, PostgresStorage, Storage
 from eventstore.errors import StoreUnavailable
 from eventstore.keys import Keyring, WrongDataKey, kek_census, unknown_keks
 from eventstore.pool import create_pool
@@ -57,10 +58,11 @@ from eventstore.replica import Reads, Replica, ReplicaRefused
 from eventstore.sqlfile import load_queries
 from eventstore.store import EventStore
 from handlers import sla_check, sweep
+from handlers.attachments import Storages
 from handlers.credentials import Passwords
 from handlers.sessions import Lifetimes
 from projections.projector import Projector
-from scheduler import idempotency, purge, tenant_seed, webhooks
+from scheduler import idempotency, purge, tenant_seed, uploads, webhooks
 from scheduler.loop import LoopConfig, Scheduler
 from scheduler.registry import Registry
 
@@ -116,6 +118,8 @@ class Services:
     reads: Reads
     """Where reads that tolerate lag go; ``reads.replica`` is None without
     ``READ_DATABASE_URL``."""
+    files: Storages
+    """Where files are kept (``file_storages``)."""
     hub: Hub | None = None
     scheduler: SchedulerRun | None = None
     projector: Projector | None = None
@@ -210,6 +214,17 @@ async def load_keyring(settings: ProcessSettings, conn: asyncpg.Connection) -> K
     return keyring
 
 
+def file_storages(settings: ProcessSettings, store: EventStore) -> Storages:
+    """Where new files go (``FILE_STORAGE``) and every storage a file may be in:
+    Postgres always, the directory when ``FILE_STORAGE_DIR`` is set."""
+    by_kind: dict[str, Storage] = {"postgres": PostgresStorage(store)}
+    if settings.file_storage_dir is not None:
+        by_kind["filesystem"] = DirectoryStorage(settings.file_storage_dir)
+    if settings.file_storage not in by_kind:
+        raise UnsafeRole("FILE_STORAGE=filesystem needs FILE_STORAGE_DIR")
+    return Storages(new=by_kind[settings.file_storage], by_kind=by_kind)
+
+
 def session_lifetimes(settings: ProcessSettings) -> Lifetimes:
     """How long refresh tokens and sign-in sessions live."""
     return Lifetimes(refresh=timedelta(days=settings.refresh_token_days),
@@ -239,6 +254,7 @@ def job_registry(settings: ProcessSettings, metrics: Metrics | None = None,
     sla_check.register(registry)
     sweep.register(registry)
     idempotency.register(registry)
+    uploads.register(registry, settings.file_storage_dir)
     tenant_seed.register(registry)
     for registrar in extra or []:
         registrar(registry)
@@ -330,6 +346,7 @@ async def running(
             passwords=Passwords(memory_kib=settings.password_hash_memory_kib,
                                 time_cost=settings.password_hash_time_cost),
             reads=Reads(store, await _start_replica(stack, settings, store)),
+            files=file_storages(settings, store),
             keys=KeyCache(pool, ttl=settings.key_cache_seconds,
                           acquire_timeout=settings.db_acquire_timeout,
                           on_lookup=lambda result: metrics.key_lookups.labels(result).inc()),

@@ -58,7 +58,10 @@ def _message(ticket_id: str, data: Mapping[str, Any], visibility: str) -> Json:
     author = data["author"]
     return {"id": data["message_id"], "ticket_id": ticket_id, "visibility": visibility,
             "author": {"kind": author["kind"], "id": author["id"]}, "body": data["body"],
-            "created_at": _time(data["at"])}
+            "created_at": _time(data["at"]),
+            # Each file's identity (id, name, size, type, sha256); the bytes are
+            # fetched from GET /v1/attachments/{id} when wanted.
+            "attachments": list(data.get("attachments", []))}
 
 
 class Mirror:

@@ -79,6 +79,10 @@ SELECT create_distributed_table('messages', 'tenant_id', colocate_with => 'tenan
 SELECT create_distributed_table('search_documents', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('widget_sessions', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('widget_tickets', 'tenant_id', colocate_with => 'tenants');
+-- Files: blobs before the chunks and uploads that reference them.
+SELECT create_distributed_table('file_blobs', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('file_chunks', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('uploads', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('idempotency_keys', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('jobs', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('projection_checkpoints', 'tenant_id',

@@ -14,6 +14,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
+from domain.attachment import AttachmentRef
 from domain.fields import FieldOption, FieldType, FieldValue, RequiredOn
 from domain.ids import (
     AgentId,
@@ -47,6 +48,9 @@ class Event(BaseModel):
 
     TYPE: ClassVar[str]
     SCHEMA_VERSION: ClassVar[int] = 1
+    OMIT_EMPTY: ClassVar[frozenset[str]] = frozenset()
+    """Fields left out of the stored payload while empty: added after events of the
+    type were written, so a payload without them reads (and hashes) as before."""
 
     at: UtcDatetime
 
@@ -73,18 +77,24 @@ class TicketOpened(Event):
     clocks: Clocks
     fields: dict[str, FieldValue] = {}
     """Ticket field values by key (absent from events written before fields)."""
+    attachments: tuple[AttachmentRef, ...] = ()
+    """The opening message's files (absent when it has none)."""
+    OMIT_EMPTY = frozenset({"attachments"})
 
 
 class MessageAdded(Event):
     """A message was added; ``clocks`` holds the clocks it changed."""
 
     TYPE = "MessageAdded"
+    OMIT_EMPTY = frozenset({"attachments"})
 
     message_id: MessageId
     body: str
     visibility: Visibility
     author: Actor
     clocks: Clocks = {}
+    attachments: tuple[AttachmentRef, ...] = ()
+    """The message's files (absent when it has none)."""
 
 
 class TicketAssigned(Event):

@@ -32,6 +32,9 @@ def to_stored(event: Event) -> tuple[str, int, JsonData]:
     """Serialise an event to ``(type, schema_version, json-ready dict)``."""
     data = _plain(event.model_dump(mode="python"))
     assert isinstance(data, dict)
+    for name in event.OMIT_EMPTY:
+        if not data.get(name):
+            data.pop(name, None)
     return event.TYPE, event.SCHEMA_VERSION, data
 
 
@@ -92,7 +95,12 @@ def _blank_unread(type_: str, payload: JsonData) -> JsonData:
     return payload
 
 
-def _replaced(data: JsonData, path: tuple[str, ...], value: Any) -> JsonData:
+def _replaced(data: Any, path: tuple[str, ...], value: Any) -> Any:
+    if isinstance(data, list):
+        items = list(data)
+        index = int(path[0])
+        items[index] = value if len(path) == 1 else _replaced(data[index], path[1:], value)
+        return items
     out = dict(data)
     out[path[0]] = value if len(path) == 1 else _replaced(data[path[0]], path[1:], value)
     return out

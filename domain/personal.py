@@ -9,6 +9,9 @@ The subject of a contact's events is the contact (its stream id); of a ticket's
 events, the ticket's requester contact (``requester.contact_id`` on the events that
 carry the requester, the ticket's current requester for the others).
 
+The names of a message's files (``attachments`` of ``MessageAdded`` and
+``TicketOpened``) are personal too: a file's name speaks of its owner as its bytes do.
+
 Ticket field values (``fields`` of ``TicketOpened``, ``values`` of
 ``FieldValuesChanged``) are personal when their field is declared ``personal``
 (domain/fields.py). Which ones is the tenant's say as each command is decided, so the
@@ -46,6 +49,14 @@ FIELD_VALUES: Mapping[str, FieldPath] = MappingProxyType({
 })
 """Event type -> where it carries ticket field values by key."""
 
+FILE_NAMES: Mapping[str, FieldPath] = MappingProxyType({
+    "TicketOpened": ("attachments",),
+    "MessageAdded": ("attachments",),
+})
+"""Event type -> where it lists a message's files, each of whose ``name`` is personal
+(a path into the list names an item by its index as text: ``("attachments", "0",
+"name")``)."""
+
 CONTACT_EVENTS = frozenset({"ContactCreated", "ContactUpdated"})
 """Events whose subject is their own stream (the contact)."""
 
@@ -57,7 +68,7 @@ def personal_paths(type_: str) -> tuple[FieldPath, ...]:
 
 def may_be_personal(type_: str) -> bool:
     """Whether events of this type can hold personal data at all."""
-    return type_ in PERSONAL_FIELDS or type_ in FIELD_VALUES
+    return type_ in PERSONAL_FIELDS or type_ in FIELD_VALUES or type_ in FILE_NAMES
 
 
 def paths_in(type_: str, data: Mapping[str, Any],
@@ -67,10 +78,19 @@ def paths_in(type_: str, data: Mapping[str, Any],
     all of them (None, for a reader: only a sealed value is opened)."""
     where = FIELD_VALUES.get(type_)
     values = field_at(data, where) if where is not None else None
+    paths = personal_paths(type_) + _file_names(type_, data)
     if where is None or not isinstance(values, Mapping):
-        return personal_paths(type_)
-    return personal_paths(type_) + tuple((*where, key) for key in values
-                                         if fields is None or key in fields)
+        return paths
+    return paths + tuple((*where, key) for key in values
+                         if fields is None or key in fields)
+
+
+def _file_names(type_: str, data: Mapping[str, Any]) -> tuple[FieldPath, ...]:
+    where = FILE_NAMES.get(type_)
+    files = field_at(data, where) if where is not None else None
+    if where is None or not isinstance(files, list):
+        return ()
+    return tuple((*where, str(i), "name") for i in range(len(files)))
 
 
 def declared_subject(type_: str, stream_id: UUID, data: Mapping[str, Any]) -> UUID | None:
@@ -86,12 +106,16 @@ def declared_subject(type_: str, stream_id: UUID, data: Mapping[str, Any]) -> UU
 
 
 def field_at(data: Mapping[str, Any], path: FieldPath) -> Any:
-    """The value at ``path`` in an event payload (None when any step is missing)."""
+    """The value at ``path`` in an event payload (None when any step is missing); a
+    step into a list is the item's index as text."""
     value: Any = data
     for key in path:
-        if not isinstance(value, Mapping) or key not in value:
+        if isinstance(value, list) and key.isdigit() and int(key) < len(value):
+            value = value[int(key)]
+        elif isinstance(value, Mapping) and key in value:
+            value = value[key]
+        else:
             return None
-        value = value[key]
     return value
 
 
@@ -100,5 +124,6 @@ def path_text(path: FieldPath) -> str:
     return ".".join(path)
 
 
-__all__ = ["CONTACT_EVENTS", "FIELD_VALUES", "PERSONAL_FIELDS", "FieldPath", "declared_subject",
-           "field_at", "may_be_personal", "path_text", "paths_in", "personal_paths"]
+__all__ = ["CONTACT_EVENTS", "FIELD_VALUES", "FILE_NAMES", "PERSONAL_FIELDS", "FieldPath",
+           "declared_subject", "field_at", "may_be_personal", "path_text", "paths_in",
+           "personal_paths"]

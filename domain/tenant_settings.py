@@ -27,6 +27,7 @@ from functools import cached_property
 from typing import Any, TypeVar
 from uuid import UUID
 
+from domain.attachment import FileLimits
 from domain.business_hours import Calendar, inverted_shifts
 from domain.errors import CorruptStream, ValidationFailed
 from domain.events import Event, SettingsChanged
@@ -145,6 +146,7 @@ class TenantSettings:
     group_targets: Mapping[UUID, Mapping[Priority, SlaTarget]] = field(default_factory=dict)
     text_search: str = DEFAULT_TEXT_SEARCH
     widget_origins: tuple[str, ...] = ()
+    files: FileLimits = field(default_factory=FileLimits)
 
     def __post_init__(self) -> None:
         # Canonical forms, so equal settings compare (and record) equal.
@@ -174,7 +176,7 @@ DEFAULT_SETTINGS = TenantSettings()
 # --- the JSON document -----------------------------------------------------------------
 
 KEYS = ("sla_targets", "business_hours", "paused_states", "sweep", "group_sla_targets",
-        "text_search", "widget_origins")
+        "text_search", "widget_origins", "attachments")
 """The document's keys, in the order it is rendered."""
 
 
@@ -196,6 +198,10 @@ def settings_document(settings: TenantSettings) -> dict[str, Any]:
                               for g, targets in settings.group_targets.items()},
         "text_search": settings.text_search,
         "widget_origins": list(settings.widget_origins),
+        # Only when set: the documents (and SettingsChanged payloads) of tenants on the
+        # defaults stay as they were before files had limits.
+        **({"attachments": settings.files.document()}
+           if settings.files != FileLimits() else {}),
     }
 
 
@@ -250,7 +256,17 @@ def settings_from_document(document: Any) -> TenantSettings:
         group_targets={UUID(g): _targets(t) for g, t in groups.items()},
         text_search=_string(doc.get("text_search", DEFAULT_TEXT_SEARCH), "text_search"),
         widget_origins=tuple(origins),
+        files=_files(doc.get("attachments")),
     )
+
+
+def _files(value: Any) -> FileLimits:
+    if value is None:
+        return FileLimits()
+    found = _object(value, ("max_file_bytes", "per_message"), required=False)
+    if not all(type(v) is int for v in found.values()):
+        raise ValueError("attachments limits are integers")
+    return FileLimits(**found)
 
 
 

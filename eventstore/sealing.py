@@ -81,13 +81,16 @@ def seal(data: Mapping[str, Any], paths: Sequence[FieldPath], place: Place, subj
 
 
 def sealed_paths(data: Mapping[str, Any]) -> Iterator[FieldPath]:
-    """The paths of ``data`` that hold a sealed field, wherever they stand."""
+    """The paths of ``data`` that hold a sealed field, wherever they stand (in lists
+    too: a step into a list is the item's index as text)."""
 
-    def walk(node: Mapping[str, Any], at: FieldPath) -> Iterator[FieldPath]:
-        for key, value in node.items():
+    def walk(node: Any, at: FieldPath) -> Iterator[FieldPath]:
+        items = (node.items() if isinstance(node, Mapping)
+                 else ((str(i), v) for i, v in enumerate(node)))
+        for key, value in items:
             if is_sealed(value):
                 yield (*at, key)
-            elif isinstance(value, Mapping):
+            elif isinstance(value, Mapping | list):
                 yield from walk(value, (*at, key))
 
     return walk(data, ())
@@ -125,23 +128,34 @@ def open_sealed(data: Mapping[str, Any], place: Place, keys: Mapping[UUID, bytes
 def _at(data: Mapping[str, Any], path: FieldPath) -> Any:
     value: Any = data
     for key in path:
-        value = value[key]
+        value = value[int(key)] if isinstance(value, list) else value[key]
     return value
 
 
 def _rewrite(data: Mapping[str, Any], paths: Sequence[FieldPath], fn: Any) -> dict[str, Any]:
-    out = dict(data)
+    """``data`` with the value at each path replaced by ``fn(path, value)``, copying
+    what it changes on the way (a path that is missing is left alone)."""
+
+    def step(node: Any, path: FieldPath, whole: FieldPath) -> Any:
+        key, rest = path[0], path[1:]
+        if isinstance(node, list):
+            if not key.isdigit() or int(key) >= len(node):
+                return node
+            out_list = list(node)
+            index = int(key)
+            out_list[index] = (fn(whole, node[index]) if not rest
+                               else step(node[index], rest, whole))
+            return out_list
+        if not isinstance(node, Mapping) or key not in node:
+            return node
+        out_map = dict(node)
+        out_map[key] = fn(whole, node[key]) if not rest else step(node[key], rest, whole)
+        return out_map
+
+    out: Any = dict(data)
     for path in paths:
-        node = out
-        for key in path[:-1]:
-            child = node.get(key)
-            if not isinstance(child, Mapping):
-                break
-            node[key] = node = dict(child)
-        else:
-            if path[-1] in node:
-                node[path[-1]] = fn(path, node[path[-1]])
-    return out
+        out = step(out, path, path)
+    return dict(out)
 
 
 __all__ = ["ERASED", "UNREADABLE", "Broken", "FieldPath", "Place", "is_sealed", "open_sealed",

@@ -65,6 +65,11 @@ class SubjectKeys(UnitState):
                          self.keyring.fingerprint)
         self._keys[subject] = key
 
+    async def subject_key(self, subject: UUID) -> bytes:
+        """The subject's data key, held until commit (``SubjectErased`` once erased):
+        for sealing what is kept outside events with it (a file's key)."""
+        return await self._key(subject)
+
     async def _key(self, subject: UUID) -> bytes:
         """The subject's data key, taken once per unit of work (it stays held)."""
         assert self.keyring is not None

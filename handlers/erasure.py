@@ -2,7 +2,10 @@
 
 Erasing destroys the contact's data key, so every sealed field of every event that
 names the contact reads as ``{"erased": true}`` from then on, while the hash chain,
-which covers the ciphertext, still verifies. In the same transaction it appends
+which covers the ciphertext, still verifies. The files on the contact's tickets were
+sealed by keys that data key wrapped: their blobs are deleted as well (chunk rows
+here, files in the storage directory once the erasure commits), and their uploads keep
+their hash and size, not their names (handlers/attachments.py). In the same transaction it appends
 ``ContactErased`` (who, when, why) and redacts the inline read models, and ends the
 contact's widget sessions, blanking the e-mail they hold (``handlers.widget``).
 
@@ -33,7 +36,7 @@ from domain.values import Actor
 from eventstore.sealing import is_sealed, sealed_paths
 from eventstore.store import UnitOfWork
 from eventstore.types import RecordedEvent
-from handlers import widget
+from handlers import attachments, widget
 from handlers.contacts import stage
 from handlers.errors import Conflict, Gone, Invalid, Missing
 from projections import people
@@ -63,6 +66,10 @@ class Erased:
     fields: int
     tickets: int
     unsealed_events: int
+    files: tuple[tuple[UUID, str], ...] = ()
+    """The blobs of the contact's files deleted, by (id, storage kind): the caller
+    removes those kept outside Postgres once the erasure commits
+    (``handlers.attachments.forget_blobs``)."""
 
 
 async def erase_contact(uow: UnitOfWork, command: EraseContact) -> Erased:
@@ -93,6 +100,8 @@ async def erase_contact(uow: UnitOfWork, command: EraseContact) -> Erased:
     for subject in alive:
         # Waits for the commands that hold the key to commit; they are erased below.
         await uow.keyring.erase(uow.conn, uow.tenant_id, subject)
+    # Their files were sealed by those keys: their bytes go too.
+    files = await attachments.erase_files(uow, alive)
     # Again: the follow-ups those commands opened are found now.
     tickets = await lock_tickets_naming(uow.conn, uow.tenant_id, subjects)
     recorded = await uow.read_streams_stored([*subjects, *tickets])
@@ -117,7 +126,7 @@ async def erase_contact(uow: UnitOfWork, command: EraseContact) -> Erased:
         await drop_contact(uow.conn, uow.tenant_id, contact.id)
         await stage(uow, contact.id, contact.version, [event])
     return Erased(contact_id=found.id, events=events, fields=fields, tickets=len(redacted),
-                  unsealed_events=unsealed)
+                  unsealed_events=unsealed, files=tuple(files))
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +139,8 @@ class ContactExport:
     tickets: list[bytes]
     messages: list[dict[str, Any]]
     events: list[RecordedEvent]
+    attachments: list[dict[str, Any]]
+    """The files on its tickets (each given back by ``GET /v1/attachments/{id}``)."""
 
 
 async def export_contact(uow: UnitOfWork, contact_id: UUID) -> ContactExport:
@@ -141,7 +152,9 @@ async def export_contact(uow: UnitOfWork, contact_id: UUID) -> ContactExport:
     events: list[RecordedEvent] = []
     for stream in (found.id, *ids):
         events += await uow.read_stream(stream)
-    return ContactExport(contact=found, tickets=views, messages=messages, events=events)
+    files = await attachments.ticket_files(uow.conn, uow.tenant_id, ids)
+    return ContactExport(contact=found, tickets=views, messages=messages, events=events,
+                         attachments=files)
 
 
 def _census(recorded: list[RecordedEvent], subjects: set[UUID]) -> tuple[int, int, int]:

@@ -3,7 +3,7 @@
 Each carries a stable ``code`` and a human ``message``; the kind says what went
 wrong in general terms, and the API maps kinds to statuses at its edge
 (``NotAuthenticated`` 401, ``Missing`` 404, ``Conflict`` 409, ``Gone`` 410,
-``VersionMismatch`` 412, ``Invalid`` 422). Rules of the ticket aggregate raise
+``VersionMismatch`` 412, ``TooLarge`` 413, ``Invalid`` 422). Rules of the ticket aggregate raise
 ``domain.errors`` instead.
 """
 
@@ -47,6 +47,10 @@ class VersionMismatch(HandlerError):
         self.current_version = current_version
 
 
+class TooLarge(HandlerError):
+    """What was sent is over a limit on its size (a file over the tenant's limit)."""
+
+
 class Invalid(HandlerError):
     """A value breaks a rule. ``field`` names the input field at fault, if one is."""
 
@@ -59,4 +63,4 @@ class Invalid(HandlerError):
 
 
 __all__ = ["Conflict", "Gone", "HandlerError", "Invalid", "Missing", "NotAuthenticated",
-           "VersionMismatch"]
+           "TooLarge", "VersionMismatch"]

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,7 @@ from domain.values import Actor, ActorKind, Source, Visibility
 from eventstore.sqlfile import load_queries
 from eventstore.store import EventStore, UnitOfWork
 from eventstore.types import StoreActor
+from handlers.attachments import message_files
 from handlers.credentials import Passwords, new_token, parse_token
 from handlers.errors import Gone, Missing
 from handlers.requesters import requester_of_contact
@@ -174,17 +176,19 @@ def _no_ticket(ticket_id: UUID) -> Missing:
 
 
 async def open_ticket(uow: UnitOfWork, contact_id: UUID, ticket_id: TicketId, subject: str,
-                      body: str, at: datetime) -> Ticket:
-    """Open a ticket whose requester is the signed-in contact."""
+                      body: str, at: datetime, files: Sequence[UUID] = ()) -> Ticket:
+    """Open a ticket whose requester is the signed-in contact, its opening message
+    carrying the uploads ``files``."""
     requester = await requester_of_contact(uow.conn, uow.tenant_id, contact_id)
     result = await run_command(uow, ticket_id, OpenTicket(
         ticket_id=ticket_id, subject=subject, body=body, requester=requester,
-        source=Source.PORTAL, actor=_author(contact_id), at=at))
+        source=Source.PORTAL, actor=_author(contact_id), at=at), files=files)
     return result.ticket
 
 
 async def reply(uow: UnitOfWork, contact_id: UUID, ticket_id: TicketId, message_id: MessageId,
-                body: str, at: datetime) -> tuple[Ticket, dict[str, Any]]:
+                body: str, at: datetime, files: Sequence[UUID] = ()
+                ) -> tuple[Ticket, dict[str, Any]]:
     """A public reply by the contact on their own ticket (another's is ``Missing``, as
     row-level security does not let the transaction see it). A reply on a closed
     ticket opens a follow-up, which is returned instead. Returns (ticket, message)."""
@@ -192,10 +196,11 @@ async def reply(uow: UnitOfWork, contact_id: UUID, ticket_id: TicketId, message_
         raise _no_ticket(ticket_id)
     result = await post_message(uow, PostMessage(
         ticket_id=ticket_id, message_id=message_id, body=body, visibility=Visibility.PUBLIC,
-        at=at, author=_author(contact_id)))
+        at=at, author=_author(contact_id), attachments=tuple(files)))
     ticket = result.follow_up or result.ticket
     message = {"id": message_id, "ticket_id": ticket.id, "author_kind": "customer",
-               "body": body, "created_at": at}
+               "body": body, "created_at": at,
+               "attachments": message_files(result.events, message_id)}
     return ticket, message
 
 

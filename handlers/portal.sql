@@ -115,7 +115,7 @@ SELECT id, subject, state, created_at, updated_at
 -- $1 tenant_id, $2 ticket id, $3 after created_at (NULL: first page), $4 after id,
 -- $5 limit
 -- Oldest first; internal notes are never read (and row-level security hides them).
-SELECT id, ticket_id, author_kind, body, created_at
+SELECT id, ticket_id, author_kind, body, created_at, attachments
   FROM messages
  WHERE tenant_id = $1 AND ticket_id = $2 AND visibility = 'public'
    AND ($3::timestamptz IS NULL OR (created_at, id) > ($3, $4))

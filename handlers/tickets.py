@@ -31,7 +31,7 @@ or rolls everything back.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from uuid import UUID
@@ -57,6 +57,7 @@ from domain.ticket.decide import decide, decide_follow_up
 from domain.values import Actor, ActorKind, TicketState, Visibility
 from eventstore.errors import ConcurrencyError
 from eventstore.store import UnitOfWork
+from handlers import attachments
 from handlers.requesters import resolve_requester
 from handlers.sealing import new_event, stored_event
 from handlers.ticket_state import load_for_command, load_ticket
@@ -270,15 +271,34 @@ async def run_command(
     command: Command,
     *,
     expected_version: int | None = None,
+    files: Sequence[UUID] = (),
 ) -> CommandResult:
     """``execute`` with retries: each attempt runs in a savepoint, so a lost race undoes
     only that attempt and the caller's transaction (its idempotency lock) carries on.
 
     With ``expected_version`` a conflict is the caller's answer (``ConcurrencyError``
     at once); without it the command is decided again on the winner's state, up to
-    ``MAX_ATTEMPTS`` times.
+    ``MAX_ATTEMPTS`` times. ``files`` are uploads the opening message (an
+    ``OpenTicket``) carries (handlers/attachments.py).
     """
-    return await _with_retries(uow, ticket_id, lambda: _decided(command), expected_version)
+    if not files:
+        return await _with_retries(uow, ticket_id, lambda: _decided(command), expected_version)
+    assert isinstance(command, OpenTicket)
+    claimed = await attachments.claim(uow, files)
+    command = command.model_copy(update={"attachments": claimed.refs})
+    result = await _with_retries(uow, ticket_id, lambda: _decided(command), expected_version)
+    await _attach(uow, claimed, result, command.at)
+    return result
+
+
+async def _attach(uow: UnitOfWork, claimed: attachments.Claimed, result: CommandResult,
+                  at: datetime) -> None:
+    """Attach the claimed uploads where the command's event put them."""
+    written = {t.id: t.requester.contact_id for t in (result.ticket, result.follow_up)
+               if t is not None}
+    placed = attachments.placed_files(result.events, written)
+    assert placed is not None, "a command given files records them"
+    await attachments.attach(uow, claimed, placed, at)
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,12 +312,16 @@ class PostMessage:
     visibility: Visibility
     at: datetime
     author: Actor | None = None
+    attachments: tuple[UUID, ...] = ()
+    """Upload ids the message carries (handlers/attachments.py)."""
 
 
 async def post_message(uow: UnitOfWork, command: PostMessage, *,
                        expected_version: int | None = None) -> CommandResult:
     """Post a reply or note (a customer's message on a closed ticket opens a follow-up,
     which the result carries); retried like ``run_command``."""
+    claimed = (await attachments.claim(uow, command.attachments, command.ticket_id)
+               if command.attachments else None)
 
     async def build() -> Command:
         author = command.author
@@ -307,9 +331,13 @@ async def post_message(uow: UnitOfWork, command: PostMessage, *,
                 raise NotFound()
             author = Actor(kind=ActorKind.CUSTOMER, id=ticket.requester.email)
         return AddMessage(message_id=command.message_id, body=command.body,
-                          visibility=command.visibility, actor=author, at=command.at)
+                          visibility=command.visibility, actor=author, at=command.at,
+                          attachments=() if claimed is None else claimed.refs)
 
-    return await _with_retries(uow, command.ticket_id, build, expected_version)
+    result = await _with_retries(uow, command.ticket_id, build, expected_version)
+    if claimed is not None:
+        await _attach(uow, claimed, result, command.at)
+    return result
 
 
 async def _decided(command: Command) -> Command:

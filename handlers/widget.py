@@ -20,6 +20,7 @@ resolved to when the ticket was opened.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -34,6 +35,7 @@ from domain.values import Actor, ActorKind, Requester, Source, Visibility
 from eventstore.sqlfile import load_queries
 from eventstore.store import EventStore, UnitOfWork
 from eventstore.types import StoreActor
+from handlers.attachments import message_files
 from handlers.errors import Missing
 from handlers.portal import Q as PORTAL_QUERIES
 from handlers.portal import ticket_document
@@ -110,7 +112,7 @@ def _no_ticket(ticket_id: UUID) -> Missing:
 
 
 async def open_ticket(uow: UnitOfWork, session_id: UUID, ticket_id: TicketId, subject: str,
-                      body: str, at: datetime) -> Ticket:
+                      body: str, at: datetime, files: Sequence[UUID] = ()) -> Ticket:
     """Open a ticket whose requester is the session's e-mail, resolved to its contact
     (created if none holds it) in this transaction, and held by the session."""
     email = await uow.conn.fetchval(Q["session_email"], uow.tenant_id, session_id)
@@ -120,7 +122,7 @@ async def open_ticket(uow: UnitOfWork, session_id: UUID, ticket_id: TicketId, su
     await uow.conn.execute(Q["hold_ticket"], uow.tenant_id, session_id, ticket_id, at)
     result = await run_command(uow, ticket_id, OpenTicket(
         ticket_id=ticket_id, subject=subject, body=body, requester=requester,
-        source=Source.CHAT, actor=_customer(requester.contact_id), at=at))
+        source=Source.CHAT, actor=_customer(requester.contact_id), at=at), files=files)
     return result.ticket
 
 
@@ -147,19 +149,21 @@ async def public_messages(uow: UnitOfWork, session_id: UUID, ticket_id: UUID,
 
 
 async def reply(uow: UnitOfWork, session_id: UUID, ticket_id: TicketId, message_id: MessageId,
-                body: str, at: datetime) -> tuple[Ticket, dict[str, Any]]:
+                body: str, at: datetime, files: Sequence[UUID] = ()
+                ) -> tuple[Ticket, dict[str, Any]]:
     """A public reply on a held ticket, as its requester's contact. A reply on a
     closed ticket opens a follow-up, which the session then holds too and which is
     returned instead. Returns (ticket, message)."""
     row = await held_ticket(uow, session_id, ticket_id)
     result = await post_message(uow, PostMessage(
         ticket_id=ticket_id, message_id=message_id, body=body, visibility=Visibility.PUBLIC,
-        at=at, author=_customer(row["contact_id"])))
+        at=at, author=_customer(row["contact_id"]), attachments=tuple(files)))
     ticket = result.follow_up or result.ticket
     if result.follow_up is not None:
         await uow.conn.execute(Q["hold_ticket"], uow.tenant_id, session_id, ticket.id, at)
     message = {"id": message_id, "ticket_id": ticket.id, "author_kind": "customer",
-               "body": body, "created_at": at}
+               "body": body, "created_at": at,
+               "attachments": message_files(result.events, message_id)}
     return ticket, message
 
 

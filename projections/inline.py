@@ -16,7 +16,9 @@ from typing import Any, Protocol
 from uuid import UUID
 
 import asyncpg
+import orjson
 
+from domain.attachment import AttachmentRef
 from domain.errors import CorruptStream
 from domain.events import (
     TICKET_EVENTS,
@@ -197,11 +199,18 @@ async def _insert_message(run: Write, tenant_id: TenantId, ticket_id: TicketId,
     if isinstance(event, TicketOpened):
         await run(Q["insert_message"], tenant_id, event.message_id, ticket_id, version,
                            "public", event.author.kind.value, event.author.id, event.body,
-                           event.at)
+                           event.at, _files(event.attachments))
     elif isinstance(event, MessageAdded):
         await run(Q["insert_message"], tenant_id, event.message_id, ticket_id, version,
                            event.visibility.value, event.author.kind.value, event.author.id,
-                           event.body, event.at)
+                           event.body, event.at, _files(event.attachments))
+
+
+def _files(refs: tuple[AttachmentRef, ...]) -> str | None:
+    """A message's files as its row keeps them, JSON text (None: none, as before)."""
+    if not refs:
+        return None
+    return orjson.dumps([r.model_dump(mode="json") for r in refs]).decode()
 
 
 async def _write_ticket(conn: asyncpg.Connection, tenant_id: TenantId, t: Ticket, *,

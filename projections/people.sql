@@ -238,7 +238,11 @@ UPDATE tickets SET subject = $3, requester = $4, state_json = $5, view = $6::tex
 
 -- name: redact_messages --
 -- $1 tenant_id, $2 ticket id, $3 versions of its stream that wrote the messages
-UPDATE messages SET body = '' WHERE tenant_id = $1 AND ticket_id = $2 AND version = ANY ($3)
+-- Their files keep their identity (id, size, type, hash) and lose their names.
+UPDATE messages SET body = '',
+       attachments = (SELECT jsonb_agg(a || '{"name": ""}'::jsonb ORDER BY n)
+                        FROM jsonb_array_elements(attachments) WITH ORDINALITY AS f(a, n))
+ WHERE tenant_id = $1 AND ticket_id = $2 AND version = ANY ($3)
 
 -- name: contact_ticket_views --
 -- $1 tenant_id, $2 contact_id
@@ -248,6 +252,7 @@ SELECT id, view::text AS view FROM tickets WHERE tenant_id = $1 AND contact_id =
 
 -- name: contact_messages --
 -- $1 tenant_id, $2 ticket ids
-SELECT id, ticket_id, version, visibility, author_kind, author_id, body, created_at
+SELECT id, ticket_id, version, visibility, author_kind, author_id, body, created_at,
+       attachments
   FROM messages WHERE tenant_id = $1 AND ticket_id = ANY($2)
  ORDER BY ticket_id, created_at, id

@@ -43,10 +43,11 @@ SELECT id, version, created_at, view::text AS view,
 
 -- name: insert_message --
 -- $1 tenant_id, $2 id, $3 ticket_id, $4 version, $5 visibility, $6 author_kind,
--- $7 author_id, $8 body, $9 created_at
+-- $7 author_id, $8 body, $9 created_at, $10 attachments as JSON text (NULL: none; text
+-- so a deferred write renders it as one literal, eventstore/literal.py)
 INSERT INTO messages (tenant_id, id, ticket_id, version, visibility, author_kind, author_id,
-                      body, created_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                      body, created_at, attachments)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::text::jsonb)
 
 -- name: active_agent --
 -- $1 tenant_id, $2 agent_id
@@ -86,7 +87,8 @@ SELECT id, version, created_at, view::text AS view,
 -- name: list_messages --
 -- $1 tenant_id, $2 ticket_id, $3 cursor created_at, $4 cursor id, $5 limit
 -- Oldest first; the first page passes ('-infinity', nil uuid).
-SELECT id, ticket_id, version, visibility, author_kind, author_id, body, created_at
+SELECT id, ticket_id, version, visibility, author_kind, author_id, body, created_at,
+       attachments
   FROM messages
  WHERE tenant_id = $1 AND ticket_id = $2
    AND (created_at, id) > ($3::timestamptz, $4::uuid)

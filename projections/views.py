@@ -93,6 +93,7 @@ def message_document(row: Mapping[str, Any]) -> dict[str, Any]:
         "id": row["id"], "ticket_id": row["ticket_id"], "visibility": row["visibility"],
         "author": {"kind": row["author_kind"], "id": row["author_id"]},
         "body": row["body"], "created_at": row["created_at"],
+        "attachments": row.get("attachments") or [],
     }
 
 

@@ -24,6 +24,7 @@ from domain.ids import TenantId
 from eventstore.export import ExportFormatError, event_line, header_line, verify_lines
 from eventstore.replica import Source
 from eventstore.store import EventStore
+from handlers import attachments
 
 VERIFY_CHUNK = 10_000
 EXPORT_BATCH = 1_000
@@ -66,6 +67,28 @@ async def verify_tenant(settings: ProcessSettings, tenant_id: TenantId, *,
     return {**report, "read_from": source.name}
 
 
+async def verify_files(settings: ProcessSettings, tenant_id: TenantId) -> dict[str, object]:
+    """Check every stored file of the tenant against its recorded hash: the hash its
+    blob row keeps, and the one the event that attached it carries (the chain covers
+    that one). Reads the primary, where the files are."""
+    async with running(settings, ProcessRole.CLI) as services:
+        recorded: dict[UUID, str] = {}
+        after = 0
+        while True:
+            async with services.store.session(tenant_id, readonly=True) as s:
+                head_seq, _ = await s.head()
+                events = await s.read_range(after, head_seq, EXPORT_BATCH)
+            if not events:
+                break
+            for event in events:
+                for ref in event.data.get("attachments", ()):
+                    recorded[UUID(ref["id"])] = ref["sha256"]
+            after = events[-1].seq
+        check = await attachments.verify_files(services.store, services.files, tenant_id,
+                                               recorded)
+    return {"checked": check.checked, "erased": check.erased, "bad": check.bad}
+
+
 def _announce(source: Source) -> None:
     behind = f", {source.lag_seconds:.3f} s behind the primary" if source.replica else ""
     print(f"helpdesk: read from the {source.name}{behind}", file=sys.stderr)
@@ -103,6 +126,8 @@ async def export_tenant(settings: ProcessSettings, tenant_id: TenantId, out: IO[
 def cmd_verify(args: argparse.Namespace, settings: ProcessSettings) -> int:
     if (args.file is None) == (args.tenant is None):
         return _fail("give exactly one of --tenant and --file")
+    if args.files and args.tenant is None:
+        return _fail("--files checks a tenant's stored files: give --tenant")
     if args.file is not None:
         try:
             with open(args.file, "rb") as fh:
@@ -115,6 +140,10 @@ def cmd_verify(args: argparse.Namespace, settings: ProcessSettings) -> int:
         with using_database(settings, announce=False) as resolved:
             report = asyncio.run(verify_tenant(resolved, TenantId(args.tenant),
                                                progress=not args.quiet))
+            if args.files:
+                files = asyncio.run(verify_files(resolved, TenantId(args.tenant)))
+                report = {**report, "files": files,
+                          "ok": bool(report["ok"]) and not files["bad"]}
     sys.stdout.write(orjson.dumps(report).decode() + "\n")
     return 0 if report["ok"] else 1
 
@@ -137,6 +166,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                         "export file with no database); exit 1 if it was altered")
     p.add_argument("--tenant", type=UUID, help="tenant id (uses DATABASE_URL)")
     p.add_argument("--file", help="an export made by `helpdesk audit export`")
+    p.add_argument("--files", action="store_true",
+                   help="also read every stored file and check it against its recorded "
+                        "sha256 (`files` in the report; exit 1 if one does not match)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_verify)
     p = asub.add_parser("export", help="write the tenant's events as JSON lines to stdout")

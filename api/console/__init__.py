@@ -22,9 +22,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 STATIC = Path(__file__).with_name("static")
 PREFIX = "/console"
 
-CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob:; "
        "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
-"""Self only: ``connect-src 'self'`` covers the API and its WebSocket on this origin."""
+"""Self only: ``connect-src 'self'`` covers the API and its WebSocket on this origin;
+``blob:`` images are the thumbnails of attached files, fetched with the session's
+credential (api/console/static/js/views/files.js)."""
 
 def security_headers(csp: str = CSP) -> tuple[tuple[bytes, bytes], ...]:
     """The headers of every answer of a mount of pages, under the policy ``csp``."""

@@ -129,6 +129,15 @@ ACCESS: Mapping[str, frozenset[str]] = {
     "GET /v1/widget/{tenant_id}/tickets/{ticket_id}": _WIDGET,
     "GET /v1/widget/{tenant_id}/tickets/{ticket_id}/messages": _WIDGET,
     "POST /v1/widget/{tenant_id}/tickets/{ticket_id}/messages": _WIDGET,
+    # Files: whoever writes messages uploads them; whoever reads a ticket's messages
+    # gets their files back (a customer or widget session only those of public
+    # messages on its own tickets: row-level security).
+    "POST /v1/uploads": _WRITERS,
+    "GET /v1/attachments/{attachment_id}": _STAFF,
+    "POST /v1/portal/uploads": _CUSTOMER,
+    "GET /v1/portal/attachments/{attachment_id}": _CUSTOMER,
+    "POST /v1/widget/{tenant_id}/uploads": _WIDGET,
+    "GET /v1/widget/{tenant_id}/attachments/{attachment_id}": _WIDGET,
     # Every caller may ask who it is and what its role may run (the console does).
     "GET /v1/auth/me": _EVERYONE,
     # The problem registry: every code the API answers with, for clients to map.

@@ -1,21 +1,35 @@
-"""The request body limit: bodies over ``MAX_BODY_BYTES`` are refused with 413."""
+"""The request body limit: bodies over ``MAX_BODY_BYTES`` are refused with 413.
+
+Uploads (``UPLOAD_PATH``) are not held to it: they are streamed to storage, never read
+whole, and held to the tenant's ``attachments.max_file_bytes`` as they arrive
+(handlers/attachments.py).
+"""
 
 from __future__ import annotations
+
+import re
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.http import problems
 
+UPLOAD_PATH = re.compile(r"^/v1/(portal/|widget/[^/]+/)?uploads$")
+"""The upload routes (api/routes/attachments.py)."""
+
 
 class BodyLimit:
     """Refuse request bodies over ``limit`` bytes with 413, before reading them whole."""
 
-    def __init__(self, app: ASGIApp, limit: int) -> None:
+    def __init__(self, app: ASGIApp, limit: int, unbounded: re.Pattern[str] | None = None
+                 ) -> None:
         self.app = app
         self.limit = limit
+        self.unbounded = unbounded
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or (
+                self.unbounded is not None and scope.get("method") == "POST"
+                and self.unbounded.match(scope.get("path", ""))):
             await self.app(scope, receive, send)
             return
         headers = dict(scope.get("headers") or [])

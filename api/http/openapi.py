@@ -32,6 +32,7 @@ from api.http.problems import PROBLEM_JSON
 TAGS: dict[str, str] = {
     "tickets": "Tickets and the commands that change them",
     "messages": "Replies and internal notes on a ticket",
+    "attachments": "Files: uploads, and downloads of the files attached to messages",
     "contacts": "The people who write in, their tickets, merging and erasure",
     "organizations": "Organizations that contacts belong to (by e-mail domain)",
     "agents": "Staff members and their invitations",

@@ -29,6 +29,7 @@ from domain.errors import (
     TicketClosed,
     ValidationFailed,
 )
+from eventstore.blobs import StorageUnavailable
 from eventstore.errors import ConcurrencyError, EventStoreError, StoreUnavailable
 from eventstore.keys import SubjectErased, WrongDataKey
 from handlers.errors import (
@@ -38,6 +39,7 @@ from handlers.errors import (
     Invalid,
     Missing,
     NotAuthenticated,
+    TooLarge,
     VersionMismatch,
 )
 from projections.search import QueryRefused
@@ -84,6 +86,7 @@ _HANDLER_STATUS: dict[type[HandlerError], int] = {
     Conflict: 409,
     Gone: 410,
     VersionMismatch: 412,
+    TooLarge: 413,
     Invalid: 422,
 }
 
@@ -224,6 +227,14 @@ def install(app: FastAPI) -> None:
         return problem_response(503, "database_unavailable",
                                 "the database is unavailable; retry shortly",
                                 instance=request.url.path, headers={"Retry-After": "1"})
+
+    @app.exception_handler(StorageUnavailable)
+    async def _no_storage(request: Request, exc: StorageUnavailable) -> Response:
+        # Only uploads and downloads touch the file storage; nothing else fails with it.
+        log.error("file storage unavailable on %s: %s", request.url.path, exc)
+        return problem_response(503, exc.code, "the file storage is unavailable; retry "
+                                "shortly", instance=request.url.path,
+                                headers={"Retry-After": "1"})
 
     @app.exception_handler(ConcurrencyError)
     async def _conflict(request: Request, exc: ConcurrencyError) -> Response:

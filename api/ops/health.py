@@ -4,7 +4,8 @@ Only a check that says it is critical and failing makes readiness fail (Postgres
 down; a scheduler that runs here and stalled). Optional parts (Redis, the read
 replica) report ``degraded``, ``lagging`` or ``dormant`` and never fail readiness;
 so do data keys this process met and could not unwrap (``data_keys``: its
-``DATA_KEY`` is not the one that wrapped them; only reads of sealed data fail).
+``DATA_KEY`` is not the one that wrapped them; only reads of sealed data fail), and
+a file storage directory that is not usable (``file_storage``: only files need it).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from api.ops.readiness import CheckResult
+from eventstore.blobs import directory_usable
 
 if TYPE_CHECKING:
     from api.root import Services
@@ -74,11 +76,24 @@ async def check_data_keys(services: Services) -> CheckResult:
     return CheckResult("ok", detail=f"DATA_KEY {keyring.fingerprint}")
 
 
+async def check_file_storage(services: Services) -> CheckResult:
+    """``ok | degraded | dormant``: dormant without ``FILE_STORAGE_DIR`` (files are
+    kept in Postgres, which the database check covers); degraded while the directory
+    is missing or full, which only uploads and downloads need."""
+    root = services.settings.file_storage_dir
+    if root is None:
+        return CheckResult("dormant")
+    if not await asyncio.to_thread(directory_usable, root):
+        return CheckResult("degraded", detail=f"file storage directory {root} is not usable")
+    return CheckResult("ok")
+
+
 CHECKS: dict[str, HealthCheck] = {
     "database": check_database,
     "redis": check_redis,
     "replica": check_replica,
     "scheduler": check_scheduler,
     "data_keys": check_data_keys,
+    "file_storage": check_file_storage,
 }
 """Every readiness check, by the name readiness reports it under."""

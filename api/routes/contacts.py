@@ -43,6 +43,7 @@ from domain.ids import OrganizationId
 from domain.validation import TAG_PATTERN
 from eventstore.store import UnitOfWork
 from handlers import contacts as contact_handlers
+from handlers.attachments import forget_blobs
 from handlers.erasure import EraseContact, erase_contact, export_contact
 from projections.people import ContactFilters, list_contacts, load_organization
 from projections.reads import TicketFilters
@@ -198,13 +199,21 @@ async def erase(contact_id: UUID, body: EraseIn, request: Request, services: Ser
     command = EraseContact(contact_id=contact_id, reason=body.reason,
                            by=agent_actor(principal), at=services.clock.now())
 
+    files: list[tuple[UUID, str]] = []
+
     async def work(uow: UnitOfWork) -> JsonReply:
         erased = await erase_contact(uow, command)
+        files[:] = erased.files
         return JsonReply(200, {"contact_id": str(erased.contact_id), "events": erased.events,
                                "fields": erased.fields, "tickets": erased.tickets,
-                               "unsealed_events": erased.unsealed_events}, {})
+                               "unsealed_events": erased.unsealed_events,
+                               "files": len(erased.files)}, {})
 
-    return await commands.run(request, services, principal, body.model_dump(mode="json"), work)
+    answer = await commands.run(request, services, principal, body.model_dump(mode="json"),
+                                work)
+    # Committed: the bytes of its files kept outside Postgres go now.
+    await forget_blobs(services.files, principal.tenant_id, files)
+    return answer
 
 
 @router.get("/{contact_id}/export", response_model=ContactExportOut, responses=errors(404),
@@ -219,6 +228,7 @@ async def export(contact_id: UUID, services: ServicesDep, principal: Authorized)
         "contact": contact_document(held.contact),
         "tickets": [orjson.loads(t) for t in held.tickets],
         "messages": held.messages,
+        "attachments": held.attachments,
         "events": [render_event(e) for e in held.events]}).response()
 
 

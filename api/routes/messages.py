@@ -18,6 +18,7 @@ from api.http.problem_docs import COMMAND_ERRORS, errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
+from api.schemas.attachments import recorded
 from api.schemas.tickets import (
     MessageIn,
     MessagePage,
@@ -52,7 +53,8 @@ async def post_message(ticket_id: UUID, body: MessageIn, request: Request,
     command = ticket_handlers.PostMessage(
         ticket_id=TicketId(ticket_id), message_id=message_id, body=body.body,
         visibility=body.visibility, at=services.clock.now(),
-        author=None if principal.role == "intake" else agent_actor(principal))
+        author=None if principal.role == "intake" else agent_actor(principal),
+        attachments=tuple(body.attachments))
 
     async def work(uow: UnitOfWork) -> JsonReply:
         result = await ticket_handlers.post_message(uow, command, expected_version=expected)
@@ -65,12 +67,13 @@ async def post_message(ticket_id: UUID, body: MessageIn, request: Request,
             "id": message_id, "ticket_id": ticket.id, "visibility": body.visibility.value,
             "author_kind": event.author.kind.value, "author_id": event.author.id,
             "body": body.body, "created_at": event.at,
+            "attachments": [a.model_dump(mode="json") for a in event.attachments],
         }
         return JsonReply(201, {"message": message_view(message),
                                "ticket": ticket_view(ticket, result.documents.get(ticket.id))},
                          {"ETag": etag(ticket.version)})
 
-    return await commands.run(request, services, principal, body.model_dump(mode="json"), work,
+    return await commands.run(request, services, principal, recorded(body), work,
                               expected_version=expected, deferring=True)
 
 

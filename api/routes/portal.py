@@ -44,6 +44,7 @@ from api.http.problem_docs import errors
 from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
 from api.root import Services, session_lifetimes
+from api.schemas.attachments import recorded
 from api.schemas.customers import (
     CustomerMessagePage,
     CustomerReplyIn,
@@ -231,11 +232,12 @@ async def open_ticket(body: CustomerTicketIn, request: Request, services: Servic
     contact, ticket_id, at = principal.contact_id, TicketId(uuid.uuid4()), services.clock.now()
 
     async def work(uow: UnitOfWork) -> JsonReply:
-        ticket = await portal.open_ticket(uow, contact, ticket_id, body.subject, body.body, at)
+        ticket = await portal.open_ticket(uow, contact, ticket_id, body.subject, body.body, at,
+                                          body.attachments)
         return JsonReply(201, portal.ticket_document(ticket),
                          {"Location": f"/v1/portal/tickets/{ticket.id}"})
 
-    return await commands.run(request, services, principal, body.model_dump(mode="json"), work)
+    return await commands.run(request, services, principal, recorded(body), work)
 
 
 @router.get("/v1/portal/tickets/{ticket_id}", response_model=CustomerTicketOut,
@@ -283,7 +285,7 @@ async def post_reply(ticket_id: UUID, body: CustomerReplyIn, request: Request,
 
     async def work(uow: UnitOfWork) -> JsonReply:
         ticket, message = await portal.reply(uow, contact, TicketId(ticket_id), message_id,
-                                             body.body, at)
+                                             body.body, at, body.attachments)
         return JsonReply(201, {"message": message, "ticket": portal.ticket_document(ticket)})
 
-    return await commands.run(request, services, principal, body.model_dump(mode="json"), work)
+    return await commands.run(request, services, principal, recorded(body), work)

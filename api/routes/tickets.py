@@ -126,12 +126,13 @@ async def open_ticket(
                              tags=tuple(body.tags), actor=actor, at=at,
                              group_id=None if body.group_id is None else GroupId(body.group_id),
                              fields=body.fields)
-        return ticket_reply(await run_command(uow, ticket_id, command), 201)
+        return ticket_reply(await run_command(uow, ticket_id, command,
+                                              files=body.attachments), 201)
 
-    # Without a group or field values the recorded request is what it was before tickets
-    # had them, so a retry across an upgrade still matches its Idempotency-Key.
+    # Without a group, field values or files the recorded request is what it was before
+    # tickets had them, so a retry across an upgrade still matches its Idempotency-Key.
     unset = ({"group_id"} if body.group_id is None else set()) | (
-        set() if body.fields else {"fields"})
+        set() if body.fields else {"fields"}) | (set() if body.attachments else {"attachments"})
     payload = body.model_dump(mode="json", exclude=unset)
     return await commands.run(request, services, principal, payload, work, deferring=True)
 

@@ -38,6 +38,7 @@ from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
 from api.http.widget import WidgetAuthorized, WidgetOrigin
 from api.ops.ratelimit import Policy
+from api.schemas.attachments import recorded
 from api.schemas.customers import (
     CustomerMessagePage,
     CustomerReplyIn,
@@ -125,11 +126,12 @@ async def open_ticket(body: CustomerTicketIn, request: Request, services: Servic
     tenant = principal.tenant_id
 
     async def work(uow: UnitOfWork) -> JsonReply:
-        ticket = await widget.open_ticket(uow, session, ticket_id, body.subject, body.body, at)
+        ticket = await widget.open_ticket(uow, session, ticket_id, body.subject, body.body, at,
+                                          body.attachments)
         return JsonReply(201, ticket_document(ticket),
                          {"Location": f"/v1/widget/{tenant}/tickets/{ticket.id}"})
 
-    return await commands.run(request, services, principal, body.model_dump(mode="json"), work)
+    return await commands.run(request, services, principal, recorded(body), work)
 
 
 @router.get("/tickets/{ticket_id}", response_model=CustomerTicketOut,
@@ -176,7 +178,7 @@ async def post_reply(ticket_id: UUID, body: CustomerReplyIn, request: Request,
 
     async def work(uow: UnitOfWork) -> JsonReply:
         ticket, message = await widget.reply(uow, session, TicketId(ticket_id), message_id,
-                                             body.body, at)
+                                             body.body, at, body.attachments)
         return JsonReply(201, {"message": message, "ticket": ticket_document(ticket)})
 
-    return await commands.run(request, services, principal, body.model_dump(mode="json"), work)
+    return await commands.run(request, services, principal, recorded(body), work)

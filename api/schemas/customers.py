@@ -13,6 +13,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from api.schemas.attachments import AttachmentOut, attachments_field
 from domain.validation import BODY_MAX, SUBJECT_MAX
 
 
@@ -36,6 +37,7 @@ class CustomerMessageOut(BaseModel):
                                          "(staff)")
     body: str
     created_at: datetime
+    attachments: list[AttachmentOut] = []
 
 
 class CustomerMessagePage(BaseModel):
@@ -48,12 +50,14 @@ class CustomerTicketIn(BaseModel):
 
     subject: str = Field(min_length=1, max_length=SUBJECT_MAX)
     body: str = Field(min_length=1, max_length=BODY_MAX)
+    attachments: list[UUID] = attachments_field()
 
 
 class CustomerReplyIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     body: str = Field(min_length=1, max_length=BODY_MAX)
+    attachments: list[UUID] = attachments_field()
 
 
 class CustomerReplyOut(BaseModel):
@@ -63,7 +67,9 @@ class CustomerReplyOut(BaseModel):
 
 def customer_message(row: Mapping[str, Any]) -> dict[str, Any]:
     """A public message row as ``CustomerMessageOut`` shows it."""
-    return {k: row[k] for k in ("id", "ticket_id", "author_kind", "body", "created_at")}
+    out = {k: row[k] for k in ("id", "ticket_id", "author_kind", "body", "created_at")}
+    out["attachments"] = row.get("attachments") or []
+    return out
 
 
 __all__ = ["CustomerMessageOut", "CustomerMessagePage", "CustomerReplyIn",

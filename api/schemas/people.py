@@ -115,6 +115,7 @@ class ErasedOut(BaseModel):
     fields: int
     tickets: int
     unsealed_events: int
+    files: int = Field(description="files on the contact's tickets, now deleted")
 
 
 class ContactExportOut(BaseModel):
@@ -125,6 +126,8 @@ class ContactExportOut(BaseModel):
     contact: ContactOut
     tickets: list[dict[str, Any]]
     messages: list[dict[str, Any]]
+    attachments: list[dict[str, Any]] = Field(description=(
+        "the files on its tickets: `GET /v1/attachments/{id}` gives each back"))
     events: list[EventOut]
 
 

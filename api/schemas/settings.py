@@ -14,6 +14,13 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
+from domain.attachment import (
+    DEFAULT_MAX_FILE_BYTES,
+    DEFAULT_PER_MESSAGE,
+    MAX_FILE_BYTES_CAP,
+    PER_MESSAGE_CAP,
+    FileLimits,
+)
 from domain.business_hours import Calendar
 from domain.sla import SlaTarget
 from domain.tenant_settings import (
@@ -61,6 +68,16 @@ class SweepDoc(BaseModel):
     solved_days: Annotated[StrictInt, Field(ge=1, le=MAX_SWEEP_DAYS)]
 
 
+class FileLimitsDoc(BaseModel):
+    model_config = _DOC
+
+    max_file_bytes: Annotated[StrictInt, Field(ge=1, le=MAX_FILE_BYTES_CAP)] = \
+        DEFAULT_MAX_FILE_BYTES
+    """The largest file an upload may be (413 ``file_too_large`` beyond)."""
+    per_message: Annotated[StrictInt, Field(ge=0, le=PER_MESSAGE_CAP)] = DEFAULT_PER_MESSAGE
+    """How many files one message may carry (422 ``too_many_attachments`` beyond)."""
+
+
 TextSearchConfig = Annotated[str, Field(json_schema_extra={"enum": list(TEXT_SEARCH_CONFIGS)})]
 
 
@@ -81,6 +98,9 @@ class TenantSettingsDoc(BaseModel):
     """The origins the embeddable widget may be called from
     (``domain.tenant_settings.widget_origin``); optional, ``[]`` (the default) turns the
     widget off."""
+
+    attachments: FileLimitsDoc = Field(default_factory=lambda: FileLimitsDoc())
+    """Limits on files; optional, the defaults (20 MiB a file, 20 files a message)."""
 
     @field_validator("sla_targets")
     @classmethod
@@ -123,6 +143,7 @@ class TenantSettingsDoc(BaseModel):
                            for g, targets in self.group_sla_targets.items()},
             text_search=self.text_search,
             widget_origins=tuple(self.widget_origins),
+            files=FileLimits(self.attachments.max_file_bytes, self.attachments.per_message),
         )
 
 

@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from api.schemas import checked_by_domain, checked_items
+from api.schemas.attachments import AttachmentOut, attachments_field
 from domain.fields import NUMBER_MAX, OPTIONS_MAX, TEXT_MAX
 from domain.ticket import Ticket
 from domain.validation import (
@@ -85,6 +86,7 @@ class OpenTicketIn(BaseModel):
         description="Ticket field values by key, checked against the tenant's field "
                     "definitions (`/v1/ticket-fields`): type, options, who may set them, "
                     "required fields.")
+    attachments: list[UUID] = attachments_field()
 
 
 class FieldsIn(BaseModel):
@@ -100,6 +102,7 @@ class MessageIn(BaseModel):
 
     body: str = Field(max_length=BODY_MAX, json_schema_extra=checked_by_domain(NOT_BLANK))
     visibility: Visibility = Visibility.PUBLIC
+    attachments: list[UUID] = attachments_field()
 
 
 class AssigneeIn(BaseModel):
@@ -216,6 +219,7 @@ class MessageOut(BaseModel):
     author: AuthorOut
     body: str
     created_at: datetime
+    attachments: list[AttachmentOut] = []
 
 
 class MessagePage(BaseModel):

@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from domain.attachment import AttachmentRef
 from domain.ids import AgentId, GroupId, MessageId, TicketId
 from domain.values import (
     Actor,
@@ -48,6 +49,8 @@ class OpenTicket(BaseModel):
     """The group the ticket starts in (agents only; its SLA targets apply at once)."""
     fields: dict[str, Any] = {}
     """Ticket field values by key, as given (checked against the definitions)."""
+    attachments: tuple[AttachmentRef, ...] = ()
+    """The opening message's files, as the handler found their uploads."""
 
     def opening_message_id(self) -> MessageId:
         """The id of the opening message (explicit or derived)."""
@@ -64,6 +67,8 @@ class AddMessage(BaseModel):
     visibility: Visibility = Visibility.PUBLIC
     actor: Actor
     at: UtcDatetime
+    attachments: tuple[AttachmentRef, ...] = ()
+    """The message's files, as the handler found their uploads."""
 
 
 class Assign(BaseModel):

@@ -157,6 +157,7 @@ def decide_follow_up(
         follow_up_of=closed.id,
         group_id=closed.group_id,
         fields=dict(closed.fields),
+        attachments=command.attachments,
     )
     old: list[Event] = [FollowUpOpened(follow_up_id=follow_up_id, at=command.at)]
     return old, decide(open_cmd, None, policy)
@@ -200,6 +201,7 @@ def _open(cmd: OpenTicket, policy: SlaPolicy, catalog: FieldCatalog) -> list[Eve
         clocks=clocks,
         at=cmd.at,
         fields=values,
+        attachments=cmd.attachments,
     )
     if group is None:
         return [opened]
@@ -269,6 +271,7 @@ def _add_message(cmd: AddMessage, state: Ticket, policy: SlaPolicy) -> list[Even
         author=cmd.actor,
         clocks=clocks,
         at=cmd.at,
+        attachments=cmd.attachments,
     )
     events: list[Event] = [message]
     if kind is ActorKind.CUSTOMER and state.state in (TicketState.PENDING, TicketState.SOLVED):

@@ -67,6 +67,7 @@ from handlers.agents import AddAgent, add_agent
 from handlers.api_keys import IssuedKey, IssueKey, issue_key
 from handlers.credentials import Passwords, new_password
 from handlers.demo import harbor, tidewater
+from handlers.demo.files import attach_demo_files
 from handlers.demo.plan import Placement, Plan, Step, Story, span
 from handlers.groups import create_group
 from handlers.organizations import NewOrganization, create_organization
@@ -139,6 +140,9 @@ async def seed_plan(owner_dsn: str, store: EventStore, plan: Plan, now: datetime
     await _define_fields(store, tenant.tenant_id, tenant.admin_key, plan, start)
     desk = _Desk(store, tenant.tenant_id, plan, cast, groups, now)
     await desk.play(start)
+    staff = next(h for h in cast.keys if plan.agent(h).role is Role.AGENT)
+    await attach_demo_files(store, tenant.tenant_id, _as(cast.keys[staff]),
+                            cast.agents[staff], now)
     people = tuple(DemoKey(k.role, k.name, k.secret, plan.agent(h).name, plan.agent(h).email,
                            cast.passwords[h])
                    for h, k in cast.keys.items())

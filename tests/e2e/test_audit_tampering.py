@@ -121,3 +121,28 @@ async def test_tampering_is_found_at_its_seq(http, store, make_tenant, db, tmp_p
     offline = cli(db, "verify", "--file", str(export))
     assert offline.returncode == 1, offline.stderr
     assert orjson.loads(offline.stdout)["first_bad_seq"] == bad
+
+
+async def test_verify_files_reads_every_file_back_and_finds_one_altered(http, make_tenant, db):
+    t = await make_tenant()
+    h = bearer(t.admin_key.secret)
+    up = await http.post("/v1/uploads", params={"name": "log.txt"}, content=b"a log line " * 50,
+                         headers=h)
+    assert up.status_code == 201, up.text
+    opened = await http.post("/v1/tickets", headers=h, json={
+        "subject": "Printer on fire", "body": "see the log",
+        "requester": {"email": "files@example.com"}, "attachments": [up.json()["id"]]})
+    assert opened.status_code == 201, opened.text
+    run = cli(db, "verify", "--tenant", str(t.tenant_id), "--files", "--quiet")
+    assert run.returncode == 0, run.stderr
+    report = orjson.loads(run.stdout)
+    assert report["ok"] and report["files"] == {"checked": 1, "erased": 0, "bad": []}
+    # A superuser alters the stored chunk: the chain is intact, the file is not.
+    await _tamper(db, "UPDATE file_chunks SET data = set_byte(data, 30, "
+                      "get_byte(data, 30) # 255)")
+    run = cli(db, "verify", "--tenant", str(t.tenant_id), "--files", "--quiet")
+    assert run.returncode == 1, run.stderr
+    report = orjson.loads(run.stdout)
+    assert report["first_bad_seq"] is None and not report["ok"]
+    assert len(report["files"]["bad"]) == 1
+    assert cli(db, "verify", "--file", "x.jsonl", "--files").returncode == 2

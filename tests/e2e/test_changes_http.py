@@ -186,6 +186,11 @@ async def _workload(http: httpx.AsyncClient, keys: list[Any], intake: Any,
         if roll < 0.45:
             body = {"body": f"message {rng.randrange(10**6)}",
                     "visibility": rng.choice(["public", "internal"])}
+            if rng.random() < 0.2:  # with a file: the mirror lists it as the API does
+                up = await http.post("/v1/uploads", params={"name": "f.txt"},
+                                     content=str(rng.random()).encode(), headers=auth(key))
+                assert up.status_code == 201, up.text
+                body["attachments"] = [up.json()["id"]]
             path = "messages"
         elif roll < 0.55:
             body, path = {"agent_id": rng.choice([*agents, None])}, "assignee"

@@ -27,8 +27,11 @@ async def test_the_console_is_served_with_a_self_only_policy(http):
     assert csp == CSP
     directives = dict(d.strip().split(" ", 1) for d in csp.split(";"))
     assert directives["default-src"] == "'none'"
-    for name in ("script-src", "style-src", "connect-src", "img-src"):
+    for name in ("script-src", "style-src", "connect-src"):
         assert directives[name] == "'self'", name
+    # Images: this origin's, and blob: URLs (the thumbnails of attached files, fetched
+    # with the session's credential); never another origin, never data: URLs.
+    assert directives["img-src"] == "'self' blob:"
     assert directives["frame-ancestors"] == "'none'"
     assert page.headers["x-content-type-options"] == "nosniff"
     assert page.headers["referrer-policy"] == "no-referrer"

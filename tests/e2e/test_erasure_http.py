@@ -48,7 +48,7 @@ async def test_an_admin_erases_a_contact_and_its_data_reads_as_erased(http, tena
     erased = await http.post(url, headers=auth(admin), json={"reason": "GDPR request 17"})
     assert erased.status_code == 200, erased.text
     assert erased.json() == {"contact_id": contact, "events": 3, "fields": 7, "tickets": 1,
-                             "unsealed_events": 0}
+                             "unsealed_events": 0, "files": 0}
 
     view = (await http.get(f"/v1/tickets/{ticket}", headers=auth(admin))).json()
     assert view["subject"] == "" and EMAIL not in str(view)

@@ -26,6 +26,7 @@ from api.http.access import OPEN
 from tests.e2e.conftest import NEW_TICKET, app_settings, asgi_client, auth
 from tests.support import pg
 from tests.support.contract import header_drift
+from tests.support.customers import portal_headers, widget_headers
 from tests.support.redis import RedisServer
 
 WRITES = ("post", "put", "patch", "delete")
@@ -62,6 +63,10 @@ BODIES: dict[str, Callable[[], Any]] = {
     "POST /v1/portal/tickets/{ticket_id}/messages": lambda: {"body": "More"},
     "POST /v1/widget/{tenant_id}/tickets": lambda: {"subject": "Help", "body": "It broke"},
     "POST /v1/widget/{tenant_id}/tickets/{ticket_id}/messages": lambda: {"body": "More"},
+    # Uploads: the body is the file (JSON will do), its name in ?name= (``_request``).
+    "POST /v1/uploads": lambda: {"a": "file"},
+    "POST /v1/portal/uploads": lambda: {"a": "file"},
+    "POST /v1/widget/{tenant_id}/uploads": lambda: {"a": "file"},
 }
 """A request body each side-effecting operation accepts."""
 
@@ -128,35 +133,9 @@ async def _request(http: httpx.AsyncClient, h: dict[str, str], method: str, path
         body = {"into": into.json()["id"]}
     if path == "/v1/settings":
         body = (await http.get("/v1/settings", headers=h)).json()
+    if path.endswith("/uploads"):
+        url += "?name=notes.json"
     return await http.request(method.upper(), url, json=body, headers=h | extra)
-
-
-async def _customer(http: httpx.AsyncClient, h: dict[str, str]) -> dict[str, str]:
-    """The bearer header of a contact signed in to the portal."""
-    email = f"{uuid.uuid4()}@example.com"
-    contact = (await http.post("/v1/contacts", headers=h, json={"email": email})).json()
-    link = (await http.post(f"/v1/contacts/{contact['id']}/portal-link", headers=h)).json()
-    password = "a long enough password"
-    await http.post("/v1/portal/auth/password", json={"token": link["token"],
-                                                      "password": password})
-    tenant = (await http.get("/v1/auth/me", headers=h)).json()["tenant"]["id"]
-    signed = await http.post("/v1/portal/auth/sign-in", json={
-        "tenant": tenant, "email": email, "password": password})
-    assert signed.status_code == 200, signed.text
-    return {"Authorization": f"Bearer {signed.json()['access_token']}"}
-
-
-async def _widget(http: httpx.AsyncClient, h: dict[str, str]) -> tuple[str, dict[str, str]]:
-    """The tenant's id and the headers of a widget page holding a widget session."""
-    origin = "https://shop.example.com"
-    settings = (await http.get("/v1/settings", headers=h)).json()
-    await http.put("/v1/settings", headers=h, json={**settings, "widget_origins": [origin]})
-    tenant = (await http.get("/v1/auth/me", headers=h)).json()["tenant"]["id"]
-    opened = await http.post(f"/v1/widget/{tenant}/sessions", headers={"Origin": origin},
-                             json={"email": f"{uuid.uuid4()}@example.com"})
-    assert opened.status_code == 201, opened.text
-    return tenant, {"Origin": origin,
-                    "Authorization": f"Bearer {opened.json()['access_token']}"}
 
 
 async def test_every_side_effecting_route_declares_the_headers_it_honours(client, tenant):
@@ -165,8 +144,8 @@ async def test_every_side_effecting_route_declares_the_headers_it_honours(client
     writes = [(m, p, op) for m, p, op in _operations(document)
               if m in WRITES and f"{m.upper()} {p}" not in OPEN]
     assert {f"{m.upper()} {p}" for m, p, _ in writes} == set(BODIES)
-    customer = await _customer(http, h)
-    tenant_id, visitor = await _widget(http, h)
+    customer = await portal_headers(http, h)
+    tenant_id, visitor = await widget_headers(http, h)
     for method, template, op in writes:
         path = template.replace("{tenant_id}", tenant_id)
         h = {"customer": customer, "widget": visitor}.get(

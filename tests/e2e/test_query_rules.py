@@ -18,6 +18,7 @@ from uuid import UUID
 import httpx
 
 from tests.e2e.conftest import NEW_TICKET, auth
+from tests.support.customers import portal_headers, widget_headers
 
 PROBLEM = "application/problem+json"
 SAMPLES: dict[str, list[str]] = {"tag": ["auth", "feature", "hardware"]}
@@ -85,7 +86,7 @@ async def _world(http: httpx.AsyncClient, tenant: Any) -> tuple[dict[str, str], 
 
 
 def _url(path: str, ticket_id: str) -> str:
-    for name in ("ticket_id", "agent_id", "key_id"):
+    for name in ("ticket_id", "agent_id", "key_id", "attachment_id"):
         path = path.replace("{" + name + "}", ticket_id)
     return path
 
@@ -157,16 +158,21 @@ async def test_a_scalar_parameter_given_twice_is_refused_naming_it(http, tenant)
 async def test_values_outside_an_enumeration_are_refused_naming_parameter_and_value(
         http, tenant):
     h, ticket_id = await _world(http, tenant)
+    # The portal's and widget's routes take their own callers' credentials.
+    customer = await portal_headers(http, h)
+    tenant_id, visitor = await widget_headers(http, h)
     checked = []
     for method, path, param in await _query_params(http):
         schema = _schema(param)
         enum = schema.get("items", schema).get("enum")
         if enum is None:
             continue
-        name, url = param["name"], _url(path, ticket_id)
+        name, url = param["name"], _url(path.replace("{tenant_id}", tenant_id), ticket_id)
         value = f"{enum[0]},Bogus" if schema.get("type") == "array" else "Bogus"
         params = REQUIRED.get(path, {}) | {name: value}
-        _refused(await http.request(method, url, params=params, headers=h),
+        caller = (customer if path.startswith("/v1/portal/")
+                  else visitor if path.startswith("/v1/widget/") else h)
+        _refused(await http.request(method, url, params=params, headers=caller),
                  "invalid_parameter", name, "'Bogus'")
         checked.append(f"{path}:{name}")
     assert {"/v1/tickets:state", "/v1/events:type", "/v1/search:type"} <= set(checked), \

@@ -43,8 +43,8 @@ from handlers.demo import harbor
 from handlers.demo.seed import DemoTenant, seed_demo
 from handlers.tenant_settings import ReplaceSettings, replace_settings
 from projections.projector import Projector
-from tests.support import catalog, pg
-from tests.support.desk import ACTOR
+from tests.support import catalog, files, pg
+from tests.support.desk import ACTOR, agent
 from tests.support.pg import RUNTIME_USER
 
 NOW = datetime.now(UTC).replace(microsecond=0)
@@ -135,6 +135,13 @@ async def _seed(db: pg.TestDatabase, store: EventStore, pool: asyncpg.Pool
         async with store.session(tenant, widget.widget_actor(opened.session_id)) as s:
             await widget.open_ticket(s, opened.session_id, TicketId(uuid.uuid4()), "Hello",
                                      "From the shop's page", NOW)
+        # A file on a message (uploads, its blob and chunks), and one never attached.
+        async with store.session(tenant, ACTOR, readonly=True) as s:
+            ticket = await s.conn.fetchval("SELECT id FROM tickets WHERE state <> 'closed' "
+                                           "ORDER BY id LIMIT 1")
+        await files.post_file(store, tenant, ACTOR, agent(uuid.uuid4()), ticket,
+                              b"a screenshot", NOW)
+        await files.upload(store, tenant, ACTOR, b"not attached", "later.txt", NOW)
     projector = Projector(pool)
     await projector.ensure_checkpoints()
     await projector.drain()

@@ -16,6 +16,7 @@ shows them fails by name, and so does a listed one once its scope is added.
 
 from __future__ import annotations
 
+import os
 import re
 import uuid
 from dataclasses import dataclass, field
@@ -31,7 +32,7 @@ from eventstore.types import StoreActor
 from handlers import portal, widget
 from handlers.tickets import run_command
 from projections.projector import Projector
-from tests.support import catalog
+from tests.support import catalog, files
 from tests.support.desk import ACTOR, CUSTOMER, agent
 
 AT = datetime(2026, 6, 1, 9, tzinfo=UTC)
@@ -57,10 +58,14 @@ class Scene:
     notes: list[uuid.UUID] = field(default_factory=list)
     contacts: dict[str, uuid.UUID] = field(default_factory=dict)
     sessions: dict[str, uuid.UUID] = field(default_factory=dict)
+    blobs: dict[str, list[uuid.UUID]] = field(default_factory=dict)
+    """The blobs of the files on each one's tickets (public and internal)."""
+    note_blobs: list[uuid.UUID] = field(default_factory=list)
 
 
 async def _answer(store: EventStore, scene: Scene, owner: str, tid: TicketId) -> None:
-    """A public reply and an internal note by staff on the ticket."""
+    """A public reply and an internal note by staff on the ticket, and the same again
+    each with a file."""
     staff = agent(uuid.uuid4())
     async with store.session(scene.tenant, ACTOR) as s:
         for visibility, body in ((Visibility.PUBLIC, "We are on it"),
@@ -71,6 +76,16 @@ async def _answer(store: EventStore, scene: Scene, owner: str, tid: TicketId) ->
             scene.messages.setdefault(owner, []).append(mid)
             if visibility is Visibility.INTERNAL:
                 scene.notes.append(mid)
+    for visibility, body in ((Visibility.PUBLIC, "The steps attached"),
+                             (Visibility.INTERNAL, f"Their log: {NOTE_WORD}")):
+        mid = MessageId(uuid.uuid4())
+        _, blob = await files.post_file(store, scene.tenant, ACTOR, staff, tid, os.urandom(64),
+                                        AT, visibility, body, mid)
+        scene.messages[owner].append(mid)
+        scene.blobs.setdefault(owner, []).append(blob)
+        if visibility is Visibility.INTERNAL:
+            scene.notes.append(mid)
+            scene.note_blobs.append(blob)
 
 
 async def _scene(store: EventStore, pool: asyncpg.Pool, tenant: TenantId) -> Scene:
@@ -108,6 +123,8 @@ def _pattern(scene: Scene, mine: str) -> str:
     ids = [str(t) for who, t in scene.tickets.items() if who != mine]
     ids += [str(m) for who, ms in scene.messages.items() if who != mine for m in ms]
     ids += [str(n) for n in scene.notes]
+    ids += [str(b) for who, bs in scene.blobs.items() if who != mine for b in bs]
+    ids += [str(b) for b in scene.note_blobs]
     return "|".join([*map(re.escape, ids), NOTE_WORD])
 
 
@@ -145,7 +162,8 @@ async def test_a_customer_reads_no_other_contacts_ticket_nor_a_note_from_any_tab
     scene = await _scene(store, pool, (await make_tenant()).tenant_id)
     staff, ann = await _scoped(pool, scene, portal.customer_actor(scene.contacts["ann"]),
                                _pattern(scene, "ann"))
-    assert {"tickets", "messages", "events", "search_documents"} <= set(staff), staff
+    assert {"tickets", "messages", "events", "search_documents", "uploads", "file_blobs",
+            "file_chunks"} <= set(staff), staff
     assert set(ann) == set(UNSCOPED["customer"]), (
         f"a customer reads other contacts' tickets, their messages or internal notes "
         f"from {sorted(set(ann) - set(UNSCOPED['customer']))} (rows: {ann}); listed but "
@@ -157,7 +175,8 @@ async def test_a_widget_session_reads_no_other_ticket_nor_a_note_from_any_table(
     scene = await _scene(store, pool, (await make_tenant()).tenant_id)
     staff, carol = await _scoped(pool, scene, widget.widget_actor(scene.sessions["carol"]),
                                  _pattern(scene, "carol"))
-    assert {"tickets", "messages", "events", "search_documents"} <= set(staff), staff
+    assert {"tickets", "messages", "events", "search_documents", "uploads", "file_blobs",
+            "file_chunks"} <= set(staff), staff
     assert set(carol) == set(UNSCOPED["widget"]), (
         f"a widget session reads other tickets, their messages or internal notes from "
         f"{sorted(set(carol) - set(UNSCOPED['widget']))} (rows: {carol}); listed but no "

@@ -73,6 +73,15 @@ async def test_the_rich_tenant_covers_the_desk_over_six_weeks(db, store):
     notes = [e for e in events if e["type"] == "MessageAdded"
              and e["data"]["visibility"] == "internal"]
     assert len(notes) >= 20
+    # A few tickets carry files: a screenshot in a reply, a log in a note (their names
+    # sealed, as the message bodies are).
+    files = [a for e in events if e["type"] == "MessageAdded"
+             for a in e["data"].get("attachments", [])]
+    assert {a["type"] for a in files} == {"image/png", "application/octet-stream"}
+    assert len(files) == 6 and all("sealed" in a["name"] for a in files)
+    async with store.session(rich.tenant_id, readonly=True) as s:
+        names = {r["name"] for r in await s.conn.fetch("SELECT name FROM uploads")}
+    assert names == {"settings.png", "sync.log"}
     at = [datetime.fromisoformat(e["data"]["at"]) for e in events if "at" in e["data"]]
     assert max(at) <= NOW
     # Breaches are recorded as the scheduler would: a minute after the clock's due time.

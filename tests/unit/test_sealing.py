@@ -7,7 +7,8 @@ import copy
 import os
 import uuid
 
-from domain.personal import declared_subject, personal_paths
+from domain.mapper import from_stored
+from domain.personal import declared_subject, paths_in, personal_paths
 from eventstore.sealing import Place, is_sealed, open_sealed, seal, sealed_paths, subjects
 
 TENANT, STREAM, CONTACT = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
@@ -90,3 +91,26 @@ def test_absent_and_null_fields_are_left_alone():
     data = {"email": "x@example.com", "name": None}
     sealed = seal(data, personal_paths("ContactCreated"), Place(TENANT, CONTACT, 1), CONTACT, KEY)
     assert is_sealed(sealed["email"]) and sealed["name"] is None and "phone" not in sealed
+
+
+def test_the_names_of_a_messages_files_are_sealed_inside_their_list():
+    files = [{"id": str(uuid.uuid4()), "name": f"passport-ada-{n}.png", "size": 10,
+              "type": "image/png", "sha256": "ab" * 32} for n in range(2)]
+    message = {"message_id": str(uuid.uuid4()), "body": "scans", "attachments": files}
+    paths = paths_in("MessageAdded", message)
+    assert paths == (("body",), ("attachments", "0", "name"), ("attachments", "1", "name"))
+    place = Place(TENANT, STREAM, 3)
+    sealed = seal(message, paths, place, CONTACT, KEY)
+    assert "passport" not in repr(sealed) and sealed["attachments"][1]["size"] == 10
+    assert list(sealed_paths(sealed)) == list(paths)
+    assert message["attachments"][0]["name"] == "passport-ada-0.png"  # not changed
+    opened, broken = open_sealed(sealed, place, {CONTACT: KEY})
+    assert opened == message and broken == []
+    erased, _ = open_sealed(sealed, place, {CONTACT: None})
+    assert [f["name"] for f in erased["attachments"]] == [{"erased": True}] * 2
+    assert [f["sha256"] for f in erased["attachments"]] == ["ab" * 32] * 2
+    # Erased, the event still reads: an empty name, as any erased text.
+    event = from_stored("MessageAdded", 1, {**erased, "visibility": "public",
+                                             "author": {"kind": "agent", "id": "a"},
+                                             "clocks": {}, "at": "2026-06-01T09:00:00.000000Z"})
+    assert [a.name for a in event.attachments] == ["", ""]

@@ -58,11 +58,11 @@ def test_docs_settings_md_documents_every_key_and_its_example_is_a_valid_documen
     import re
     from pathlib import Path
 
-    from api.schemas.settings import SlaTargetDoc, SweepDoc, TenantSettingsDoc
+    from api.schemas.settings import FileLimitsDoc, SlaTargetDoc, SweepDoc, TenantSettingsDoc
     from domain.business_hours import Calendar, inverted_shifts
 
     text = (Path(__file__).parents[2] / "docs" / "settings.md").read_text()
-    for model in (TenantSettingsDoc, SlaTargetDoc, SweepDoc, Calendar):
+    for model in (TenantSettingsDoc, SlaTargetDoc, SweepDoc, Calendar, FileLimitsDoc):
         for name in model.model_fields:
             assert f"`{name}`" in text, f"docs/settings.md does not name {name}"
     example = re.search(r"```json\n(.*?)```", text, re.S)

@@ -7,6 +7,7 @@ import dataclasses
 
 import pytest
 
+from domain.attachment import FileLimits
 from domain.business_hours import Calendar
 from domain.errors import CorruptStream, ValidationFailed
 from domain.events import SettingsChanged, WebhookConfigured
@@ -87,6 +88,11 @@ def test_the_document_reads_back_as_the_value_it_renders():
     assert list(doc) == ["sla_targets", "business_hours", "paused_states", "sweep",
                          "group_sla_targets", "text_search", "widget_origins"]
     assert settings_from_document(doc) == value
+    # File limits are rendered once set (tenants on the defaults record what they did).
+    limited = dataclasses.replace(value, files=FileLimits(max_file_bytes=1000, per_message=2))
+    assert settings_document(limited)["attachments"] == {"max_file_bytes": 1000,
+                                                         "per_message": 2}
+    assert settings_from_document(settings_document(limited)) == limited
     for bad in ({**doc, "colour": "blue"}, {**doc, "sweep": {"pending_days": 1}},
                 {**doc, "paused_states": "pending"}, ["not", "an", "object"]):
         with pytest.raises((ValueError, TypeError)):

@@ -11,6 +11,7 @@
 import {newIdempotencyKey} from '../api.js';
 import {announce, busy, clearProblem, fill, h, showProblem} from '../dom.js';
 import {METRICS, PRIORITIES, STATES, dateTime, label, shortId} from '../format.js';
+import {attachmentList, filePicker, ticketFiles} from './files.js';
 import {historyTable} from './history.js';
 import {clockCard} from './sla.js';
 
@@ -31,7 +32,8 @@ function messageItem(app, m, opening = false) {
         h('time', {datetime: m.created_at}, dateTime(m.created_at))),
       kind === 'internal' ? h('p', {class: 'internal-hint'}, 'Not visible to the customer')
         : null,
-      h('div', {class: 'message-body'}, m.body)));
+      h('div', {class: 'message-body'}, m.body),
+      attachmentList(app, m.attachments)));
 }
 
 function summary(t) {
@@ -78,6 +80,8 @@ export function ticketView(app, id) {
   const properties = h('div', {class: 'properties'});
   const fieldsBox = h('div', {class: 'ticket-fields'});
   const clocks = h('ul', {class: 'clocks'});
+  const filesBox = h('div', {class: 'ticket-files'});
+  let shown = [];
   const links = h('div', {class: 'links'});
   const history = canHistory ? historyTable(app, id) : null;
   const reply = canWrite && canRead ? replyForm() : null;
@@ -102,6 +106,8 @@ export function ticketView(app, id) {
           h('h2', {id: 'properties-title'}, 'Properties'), properties),
         h('section', {'aria-labelledby': 'fields-title'},
           h('h2', {id: 'fields-title'}, 'Fields'), fieldsBox),
+        canRead ? h('section', {'aria-labelledby': 'files-title'},
+          h('h2', {id: 'files-title'}, 'Files'), filesBox) : null,
         links)),
     history?.element);
 
@@ -161,7 +167,10 @@ export function ticketView(app, id) {
       cursor = answer.next_cursor;
       if (!cursor) break;
     }
-    if (!disposed) fill(messages, all.map((m, i) => messageItem(app, m, i === 0)));
+    if (disposed) return;
+    fill(messages, all.map((m, i) => messageItem(app, m, i === 0)));
+    shown = all;
+    fill(filesBox, ticketFiles(app, shown));
   }
 
   async function reload() {
@@ -436,6 +445,8 @@ export function ticketView(app, id) {
       h('label', {for: 'reply-body'}, 'Message'), textarea,
       h('p', {id: 'reply-hint', class: 'hint'}, 'Ctrl+Enter sends.'),
       formProblems, closedNote, submit);
+    const picker = filePicker(app, form);
+    submit.before(picker.element);
     // One key per draft: the same text sent again (a double click, a retry after a
     // lost answer) is the same request, which the API answers once.
     let key = null;
@@ -469,12 +480,19 @@ export function ticketView(app, id) {
         keyFor = draft;
       }
       try {
-        const answer = await busy(form, () => app.api.post(`/v1/tickets/${id}/messages`,
-          {body, visibility}, {idempotencyKey: key}));
+        const answer = await busy(form, async () => {
+          const attachments = await picker.upload();
+          return app.api.post(`/v1/tickets/${id}/messages`,
+            attachments.length ? {body, visibility, attachments} : {body, visibility},
+            {idempotencyKey: key});
+        });
         textarea.value = '';
         keyFor = null;
+        picker.clear();
         if (!messages.querySelector(`li[data-id="${answer.body.message.id}"]`)) {
           messages.append(messageItem(app, answer.body.message));
+          shown = [...shown, answer.body.message];
+          fill(filesBox, ticketFiles(app, shown));
         }
         if (answer.body.ticket.id === id) showTicket(answer.body.ticket);
         announce(visibility === 'internal' ? 'Internal note added' : 'Reply sent');

@@ -1,0 +1,120 @@
+-- name: limits --
+-- $1 tenant_id
+-- The tenant's file limits as its settings document holds them (NULL: the defaults).
+SELECT settings -> 'attachments' AS attachments
+  FROM tenant_settings WHERE tenant_id = $1
+
+-- name: blob_begin --
+-- $1 tenant_id, $2 blob id, $3 storage, $4 chunk size, $5 wrapped key, $6 kek,
+-- $7 writer kind, $8 writer id, $9 created_at
+INSERT INTO file_blobs (tenant_id, id, state, storage, chunk_size, wrapped_key, kek,
+                        created_by_kind, created_by_id, created_at)
+VALUES ($1, $2, 'receiving', $3, $4, $5, $6, $7, $8, $9)
+
+-- name: blob_stored --
+-- $1 tenant_id, $2 blob id, $3 sha256, $4 size
+UPDATE file_blobs SET state = 'stored', sha256 = $3, size = $4
+ WHERE tenant_id = $1 AND id = $2 AND state = 'receiving'
+
+-- name: blob_forget --
+-- $1 tenant_id, $2 blob id
+-- An upload that did not complete: its row and (by cascade) its chunk rows.
+DELETE FROM file_blobs WHERE tenant_id = $1 AND id = $2 AND state = 'receiving'
+
+-- name: upload_insert --
+-- $1 tenant_id, $2 id, $3 blob id, $4 name, $5 type, $6 size, $7 sha256, $8 uploader kind,
+-- $9 uploader id, $10 created_at
+INSERT INTO uploads (tenant_id, id, blob_id, name, content_type, size, sha256,
+                     uploaded_by_kind, uploaded_by_id, created_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+
+-- name: uploads_claim --
+-- $1 tenant_id, $2 upload ids, $3 the ticket the message goes on (NULL: a new one)
+-- Locked until commit, so two commands cannot both attach one upload. Row-level
+-- security shows a customer or widget session its own unattached uploads only. The
+-- tenant's file limits come along (on every row, and on a row of NULLs when no upload
+-- is found), and so do the ticket's requester contact and, per upload, a blob of the
+-- same bytes that contact holds already (deduplication): claiming is one round trip.
+WITH limits AS (SELECT settings -> 'attachments' AS attachments
+                  FROM tenant_settings WHERE tenant_id = $1),
+     owner AS (SELECT contact_id FROM tickets WHERE tenant_id = $1 AND id = $3),
+     found AS (SELECT u.id, u.name, u.content_type, u.size, u.sha256, u.ticket_id,
+                      u.blob_id, b.subject_id, b.wrapped_key, b.kek
+                 FROM uploads u
+                 JOIN file_blobs b ON b.tenant_id = u.tenant_id AND b.id = u.blob_id
+                WHERE u.tenant_id = $1 AND u.id = ANY($2::uuid[])
+                  FOR UPDATE OF u)
+SELECT f.*, (SELECT attachments FROM limits) AS limits,
+       (SELECT contact_id FROM owner) AS owner,
+       (SELECT s.id FROM file_blobs s
+         WHERE s.tenant_id = $1 AND s.subject_id = (SELECT contact_id FROM owner)
+           AND s.sha256 = f.sha256 AND s.state = 'stored'
+         ORDER BY s.created_at, s.id LIMIT 1) AS shared
+  FROM (SELECT 1) AS one LEFT JOIN found f ON true
+
+-- name: uploads_attach --
+-- $1 tenant_id, $2 upload ids, $3 ticket id, $4 message id, $5 visibility, $6 attached_at
+UPDATE uploads SET ticket_id = $3, message_id = $4, visibility = $5, attached_at = $6
+ WHERE tenant_id = $1 AND id = ANY($2::uuid[]) AND ticket_id IS NULL
+
+-- name: subject_blobs --
+-- $1 tenant_id, $2 subject, $3 sha256 digests
+-- Blobs the subject already holds with these contents (deduplication).
+SELECT DISTINCT ON (sha256) sha256, id
+  FROM file_blobs
+ WHERE tenant_id = $1 AND subject_id = $2 AND sha256 = ANY($3::bytea[]) AND state = 'stored'
+ ORDER BY sha256, created_at, id
+
+-- name: upload_share_blob --
+-- $1 tenant_id, $2 upload id, $3 blob id
+UPDATE uploads SET blob_id = $3 WHERE tenant_id = $1 AND id = $2
+
+-- name: blob_seal --
+-- $1 tenant_id, $2 blob id, $3 subject, $4 key wrapped by the subject's data key
+UPDATE file_blobs SET subject_id = $3, wrapped_key = $4, kek = NULL
+ WHERE tenant_id = $1 AND id = $2 AND subject_id IS NULL
+
+-- name: download --
+-- $1 tenant_id, $2 upload id
+SELECT u.id, u.name, u.content_type, u.size, u.sha256, u.ticket_id, u.message_id,
+       u.visibility, u.uploaded_by_kind, u.uploaded_by_id, u.created_at, u.attached_at,
+       b.id AS blob_id, b.storage, b.subject_id, b.wrapped_key, b.kek
+  FROM uploads u
+  LEFT JOIN file_blobs b ON b.tenant_id = u.tenant_id AND b.id = u.blob_id
+ WHERE u.tenant_id = $1 AND u.id = $2
+
+-- name: erase_uploads --
+-- $1 tenant_id, $2 subjects
+-- The uploads on erased subjects' blobs lose their blob and their name.
+UPDATE uploads u SET blob_id = NULL, name = ''
+  FROM file_blobs b
+ WHERE u.tenant_id = $1 AND b.tenant_id = $1 AND b.id = u.blob_id
+   AND b.subject_id = ANY($2::uuid[])
+
+-- name: erase_blobs --
+-- $1 tenant_id, $2 subjects
+DELETE FROM file_blobs WHERE tenant_id = $1 AND subject_id = ANY($2::uuid[])
+RETURNING id, storage
+
+-- name: ticket_files --
+-- $1 tenant_id, $2 ticket ids
+SELECT id, ticket_id, message_id, name, content_type, size, sha256, visibility,
+       attached_at, blob_id IS NULL AS erased
+  FROM uploads
+ WHERE tenant_id = $1 AND ticket_id = ANY($2::uuid[])
+ ORDER BY attached_at, id
+
+-- name: stored_blobs --
+-- $1 tenant_id, $2 after blob id, $3 limit
+SELECT id, storage, sha256, size, subject_id, wrapped_key, kek
+  FROM file_blobs
+ WHERE tenant_id = $1 AND state = 'stored' AND id > $2
+ ORDER BY id
+ LIMIT $3
+
+-- name: attached_hashes --
+-- $1 tenant_id
+SELECT u.id, u.sha256, b.sha256 AS blob_sha256, u.blob_id IS NULL AS erased
+  FROM uploads u
+  LEFT JOIN file_blobs b ON b.tenant_id = u.tenant_id AND b.id = u.blob_id
+ WHERE u.tenant_id = $1 AND u.ticket_id IS NOT NULL
