@@ -37,6 +37,7 @@ from handlers.errors import (
     Invalid,
     Missing,
     NotAuthenticated,
+    TooManyAttempts,
     VersionMismatch,
 )
 from projections.search import QueryRefused
@@ -84,6 +85,7 @@ _HANDLER_STATUS: dict[type[HandlerError], int] = {
     Gone: 410,
     VersionMismatch: 412,
     Invalid: 422,
+    TooManyAttempts: 429,
 }
 
 
@@ -240,8 +242,10 @@ def install(app: FastAPI) -> None:
         extra: dict[str, Any] = {}
         if isinstance(exc, ValidationFailed) and exc.field:
             extra["field"] = exc.field
+        headers = ({"Retry-After": str(exc.retry_after)}
+                   if isinstance(exc, TooManyAttempts) else None)
         return problem_response(status, exc.code, exc.message, instance=request.url.path,
-                                **extra)
+                                headers=headers, **extra)
 
     @app.exception_handler(HandlerError)
     async def _refused(request: Request, exc: HandlerError) -> Response:
@@ -250,8 +254,10 @@ def install(app: FastAPI) -> None:
         if isinstance(exc, Invalid) and exc.field is not None:
             extra["errors"] = [{"loc": ["body", *exc.field.split(".")], "msg": exc.reason,
                                 "type": exc.kind}]
+        headers = ({"Retry-After": str(exc.retry_after)}
+                   if isinstance(exc, TooManyAttempts) else None)
         return problem_response(status, exc.code, exc.message, instance=request.url.path,
-                                **extra)
+                                headers=headers, **extra)
 
     @app.exception_handler(EventStoreError)
     async def _store(request: Request, exc: EventStoreError) -> Response:
