@@ -12,8 +12,9 @@ an organization are edited, and 422, 412 and 409 refusals are shown. The contact
 a contact, an organization, the assign form and the field editor fit a phone's width and
 a laptop at 200% zoom, with every control reached by keyboard and its focus drawn.
 
-The run saves screenshots of the queue, a ticket and the analytics page to
-docs/screenshots/ (the README shows them).
+The run saves screenshots of the queue, a ticket and the analytics page to a temporary
+folder; ``scripts/screenshots`` runs it to refresh docs/screenshots/ (the README shows
+them), and only that does.
 """
 
 from __future__ import annotations
@@ -41,7 +42,6 @@ from tests.support.wait import until
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
-SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 WAIT_MS = 15_000
 REPLAY_WINDOW = 2
 
@@ -91,6 +91,12 @@ async def console(databases: pg.Databases) -> AsyncIterator[Console]:
             yield Console(base, db, rich, small)
     finally:
         await databases.drop(db.name)
+
+
+@pytest.fixture(scope="session")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where screenshots go: a temporary folder unless ``scripts/screenshots`` asks."""
+    return chromium.screenshot_dir(tmp_path_factory.mktemp("screenshots"))
 
 
 @pytest.fixture(scope="module")
@@ -162,7 +168,7 @@ def no_script_errors(page: Page) -> None:
     assert not errors, errors
 
 
-async def test_an_agent_filters_loads_more_opens_a_ticket_and_replies(console, context):
+async def test_an_agent_filters_loads_more_opens_a_ticket_and_replies(console, context, shots):
     page = await signed_in_as(context, console, "Jonas Weber")
     await expect(page).to_have_url(re.compile(r"#/queue$"))
     await expect(page.locator("#who")).to_contain_text("Jonas Weber")
@@ -172,8 +178,7 @@ async def test_an_agent_filters_loads_more_opens_a_ticket_and_replies(console, c
     items = page.locator(".ticket-item")
     await expect(items).to_have_count(20)
     await expect(page.locator("#live")).to_have_text("Live")
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    await page.screenshot(path=str(SHOTS / "queue.png"))
+    await page.screenshot(path=str(shots / "queue.png"))
     # Keyset pages: "Load more" follows next_cursor; no page numbers, no totals.
     await expect(page.get_by_text(re.compile(r"\bpage \d|\bof \d+\b", re.I))).to_have_count(0)
     # From the keyboard: the new tickets' first link takes the focus.
@@ -234,7 +239,7 @@ async def test_an_agent_filters_loads_more_opens_a_ticket_and_replies(console, c
     # SLA clocks: the first response was met by the reply.
     await expect(page.locator(".clock[data-metric=first_response] .clock-status")).to_have_text(
         re.compile(r"^Met"))
-    await page.screenshot(path=str(SHOTS / "ticket.png"), full_page=True)
+    await page.screenshot(path=str(shots / "ticket.png"), full_page=True)
     no_script_errors(page)
 
 
@@ -396,7 +401,7 @@ async def test_a_change_on_a_ticket_someone_else_changed_is_refused_and_shown(co
     await expect(page.get_by_label("Priority", exact=True)).to_have_value(ticket["priority"])
 
 
-async def test_an_analyst_sees_the_charts_and_cannot_open_a_ticket(console, context):
+async def test_an_analyst_sees_the_charts_and_cannot_open_a_ticket(console, context, shots):
     async def caught_up() -> bool:
         answer = await console.api("GET", "/v1/analytics/volume", "Support analytics")
         return answer.status_code == 200 and answer.json()["lag"] == 0
@@ -417,7 +422,7 @@ async def test_an_analyst_sees_the_charts_and_cannot_open_a_ticket(console, cont
     await expect(page.locator(".freshness").first).to_have_text(
         re.compile(r"^As of seq \d+, lag \d+ events?"))
     assert await page.locator(".freshness").count() == 6  # each view says its freshness
-    await page.screenshot(path=str(SHOTS / "analytics.png"), full_page=True)
+    await page.screenshot(path=str(shots / "analytics.png"), full_page=True)
     # The split names groups and organizations, which an analyst may not list: the
     # analytics answer carries their names.
     window = {"from": await page.get_by_label("From (UTC day)").input_value(),
