@@ -148,7 +148,7 @@ async def signed_in_as(context: BrowserContext, console: Console, who: str) -> P
     email, password = console.login(who)
     page = await _console_page(context, console)
     form = page.get_by_role("form", name="Sign in with your e-mail and password")
-    await form.get_by_label("Tenant id", exact=True).fill(str(console.rich.tenant_id))
+    await form.get_by_label("Tenant", exact=True).fill(console.rich.slug)
     await form.get_by_label("E-mail", exact=True).fill(email)
     await form.get_by_label("Password", exact=True).fill(password)
     await form.get_by_role("button", name="Sign in").click()
@@ -192,7 +192,7 @@ async def test_an_agent_filters_loads_more_opens_a_ticket_and_replies(console, c
     await expect(page.get_by_text("No more tickets.")).to_be_visible()
 
     # Filters: what the queue shows is what the API lists for them.
-    await page.get_by_role("checkbox", name="Urgent").check()
+    await page.get_by_role("checkbox", name="Urgent", exact=True).check()
     await page.get_by_role("checkbox", name="Open", exact=True).check()
     await expect(page).to_have_url(re.compile(r"#/queue\?state=open&priority=urgent$"))
     listed = (await console.api("GET", "/v1/tickets", "Jonas Weber", params={
@@ -370,7 +370,7 @@ async def test_a_gap_in_the_feed_is_said_and_the_queue_reloaded(console, context
     await expect(page.locator("#live")).to_have_text("Reconnecting…")
     down = False  # the next attempt resumes from the last seq it saw: too far back
     await expect(page.locator(".live-note")).to_contain_text(
-        "The live feed fell behind and skipped events")
+        "The live feed fell behind and missed some changes")
     await expect(page.locator(".ticket-item").first.locator("h2")).to_have_text(subject)
     await expect(page.locator("#live")).to_have_text("Live")
     assert len(sockets) == 2
@@ -386,7 +386,7 @@ async def test_a_change_on_a_ticket_someone_else_changed_is_refused_and_shown(co
     ticket = listed[0]
     await page.goto(f"{console.base}/console/#/tickets/{ticket['id']}")
     await expect(page.get_by_role("heading", level=1)).to_have_text(ticket["subject"])
-    await expect(page.locator(".meta .version")).to_contain_text(f"version {ticket['version']}")
+    await expect(page.locator(".ticket-details .version")).to_contain_text(f"version {ticket['version']}")
     moved = await console.api("POST", f"/v1/tickets/{ticket['id']}/state", "Lucas Moreau",
                               json={"state": "pending"})
     assert moved.status_code == 200, moved.text
@@ -419,8 +419,10 @@ async def test_an_analyst_sees_the_charts_and_cannot_open_a_ticket(console, cont
         "SLA achievement per priority"])
     for i in range(6):
         await expect(charts.nth(i).locator("svg circle, svg rect").first).to_be_visible()
-    await expect(page.locator(".freshness").first).to_have_text(
-        re.compile(r"^As of seq \d+, lag \d+ events?"))
+    await expect(page.locator(".freshness-words").first).to_have_text(
+        re.compile(r"^(Up to date|\d+ recent changes? not counted yet)$"))
+    await expect(page.locator(".freshness-details").first).to_contain_text(
+        re.compile(r"As of seq \d+, lag \d+ events?"))
     assert await page.locator(".freshness").count() == 6  # each view says its freshness
     await page.screenshot(path=str(shots / "analytics.png"), full_page=True)
     # The split names groups and organizations, which an analyst may not list: the
@@ -634,7 +636,7 @@ async def test_field_values_are_edited_and_a_solve_names_the_missing_field(conso
         await fields.get_by_label("Category").select_option(label="Billing")
         await fields.get_by_label("Order number").fill("KL-20931")
         await fields.get_by_role("button", name="Save fields").click()
-        await expect(page.locator(".meta .version")).to_contain_text(
+        await expect(page.locator(".ticket-details .version")).to_contain_text(
             f"version {ticket['version'] + 1}")
         now = (await console.api("GET", f"/v1/tickets/{ticket['id']}", "Lucas Moreau")).json()
         assert now["fields"]["category"] == "billing"
