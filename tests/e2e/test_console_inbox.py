@@ -13,6 +13,7 @@ import re
 import uuid
 from typing import Any
 
+import httpx
 import pytest
 from playwright.async_api import Page, Route, expect
 
@@ -215,3 +216,57 @@ async def test_a_ticket_that_does_not_exist_is_a_not_found_page(console, context
     await expect(page.get_by_role("link", name="\u2190 Queue")).to_be_visible()
     await page.goto(f"{console.base}/console/#/nowhere/at/all")
     await expect(page.get_by_role("heading", level=1)).to_have_text("Page not found")
+
+
+async def test_an_admin_invites_an_agent_and_edits_business_hours(console, context):
+    original = (await console.api("GET", "/v1/settings", "Priya Raman")).json()
+    page = await signed_in_as(context, console, "Priya Raman")
+    await page.get_by_role("navigation", name="Sections").get_by_role(
+        "link", name="Admin").click()
+    await expect(page.get_by_role("heading", level=1)).to_have_text("Admin: Agents")
+    email = f"new-{uuid.uuid4().hex[:8]}@tidewater.example"
+    invite = page.get_by_role("form", name="Invite an agent")
+    await invite.get_by_label("E-mail").fill(email)
+    await invite.get_by_label("Name").fill("Robin New")
+    await invite.get_by_role("button", name="Invite").click()
+    await expect(page.locator(".issued")).to_contain_text(f"Invitation for {email}")
+    token = await page.locator(".issued .token").inner_text()
+    assert token.startswith("hdi_")
+    # The token works once: the invited person sets a password with it.
+    async with httpx.AsyncClient(base_url=console.base) as http:
+        r = await http.post("/v1/auth/invitations/accept",
+                            json={"token": token, "password": "a long new password"})
+    assert r.status_code == 200, r.text
+    # A malformed e-mail: the API's refusal is shown in the form.
+    await invite.get_by_label("E-mail").fill("not an e-mail")
+    await invite.get_by_label("Name").fill("Nobody")
+    await invite.get_by_role("button", name="Invite").click()
+    await expect(invite.locator(".problems [role=alert]")).to_contain_text(
+        "Invite an agent: not done")
+
+    await page.get_by_role("navigation", name="Admin").get_by_role(
+        "link", name="Settings").click()
+    await expect(page.get_by_role("heading", level=1)).to_have_text("Admin: Settings")
+    form = page.get_by_role("form", name="Tenant settings")
+    await form.get_by_label("SLA clocks run in business hours only").check()
+    await form.get_by_label("Time zone").fill("Europe/Oslo")
+    for day in ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday"):
+        await form.get_by_label(f"{day} from").fill("08:00")
+        await form.get_by_label(f"{day} until").fill("16:30")
+    await form.get_by_label("Holidays").fill("2026-12-24, 2026-12-25")
+    await form.get_by_role("button", name="Save settings").click()
+    await expect(form.locator(".saved")).to_have_text("Settings saved.")
+    stored = (await console.api("GET", "/v1/settings", "Priya Raman")).json()
+    hours = stored["business_hours"]
+    assert hours["timezone"] == "Europe/Oslo"
+    assert hours["weekly"]["0"] == [["08:00", "16:30"]] and "5" not in hours["weekly"]
+    assert hours["holidays"] == ["2026-12-24", "2026-12-25"]
+    # A zone that does not exist: the API's detail is in the form, nothing is saved.
+    await form.get_by_label("Time zone").fill("Mars/Olympus")
+    await form.get_by_role("button", name="Save settings").click()
+    await expect(form.locator(".problems [role=alert]")).to_contain_text("Mars/Olympus")
+    again = (await console.api("GET", "/v1/settings", "Priya Raman")).json()
+    assert again["business_hours"]["timezone"] == "Europe/Oslo"
+    # Put back as it was, for the other tests of this demo.
+    r = await console.api("PUT", "/v1/settings", "Priya Raman", json=original)
+    assert r.status_code == 200, r.text

@@ -1,6 +1,7 @@
 // The console's entry point: the session, the API client, the live feed, the drafts,
 // the routes (#/queue, #/tickets/new, #/tickets/<id>, #/search?q=, #/contacts,
-// #/contacts/<id>, #/organizations/<id>, #/analytics, #/audit, #/sign-in) and the
+// #/contacts/<id>, #/organizations/<id>, #/analytics, #/audit, #/admin/<page>,
+// #/sign-in) and the
 // keyboard shortcuts (listed under "?"). A section the principal's role may not use is
 // neither in the navigation nor rendered.
 
@@ -11,6 +12,7 @@ import {countdown, relative} from './format.js';
 import {fill, h, notFoundPage} from './dom.js';
 import {Session} from './session.js';
 import {LiveFeed} from './stream.js';
+import {adminView} from './views/admin.js';
 import {analyticsView} from './views/analytics.js';
 import {auditView} from './views/audit.js';
 import {contactView, contactsView, organizationView} from './views/people.js';
@@ -28,6 +30,7 @@ const SECTIONS = [
   {path: 'analytics', label: 'Analytics', needs: 'GET /v1/analytics/summary',
    view: analyticsView},
   {path: 'audit', label: 'Audit', needs: 'GET /v1/audit/verify', view: auditView},
+  {path: 'admin', label: 'Admin', needs: 'GET /v1/settings', view: adminView, landing: false},
 ];
 
 const LIVE_TEXT = {
@@ -105,6 +108,8 @@ function render() {
     view = newTicketView(app);
   } else if (section === 'tickets' && id) {
     view = ticketView(app, id);
+  } else if (section === 'admin' && id && session.may('GET /v1/settings')) {
+    view = adminView(app, params, id);
   } else if (section === 'search' && session.may('GET /v1/search')) {
     view = searchView(app, params);
   } else if (section === 'contacts' && id) {

@@ -43,7 +43,7 @@ export function bulkBar(app, tickets, updated) {
     mayTags ? h('div', {class: 'bulk-action'}, h('label', {for: 'bulk-tag'}, 'Tag'), tag,
       h('button', {type: 'button', onclick: () => run('tag')}, 'Add tag')) : null,
     h('button', {type: 'button', class: 'quiet', onclick: () => selection.clear(true)},
-      'Clear selection'));
+      'Unselect all'));
 
   function agentOptions() {
     const keep = agent.value;
