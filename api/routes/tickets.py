@@ -164,8 +164,8 @@ StateOrActive = Annotated[str, AfterValidator(_state_or_active), WithJsonSchema(
     {"type": "string", "enum": [*(s.value for s in TicketState), "active"]})]
 
 SORT_DOC = ("`created` (the default): newest first. `sla_due`: the next deadline of a "
-            "running SLA clock, soonest first (overdue ones first of all); tickets with no "
-            "running clock come last, newest first among themselves is not promised. "
+            "running SLA clock, soonest first (overdue ones first of all), then the tickets "
+            "with no running clock; ties by ticket id. "
             "Each order has its own cursors: pass `next_cursor` back with the same `sort`.")
 
 

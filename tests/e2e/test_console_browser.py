@@ -386,7 +386,8 @@ async def test_a_change_on_a_ticket_someone_else_changed_is_refused_and_shown(co
     ticket = listed[0]
     await page.goto(f"{console.base}/console/#/tickets/{ticket['id']}")
     await expect(page.get_by_role("heading", level=1)).to_have_text(ticket["subject"])
-    await expect(page.locator(".ticket-details .version")).to_contain_text(f"version {ticket['version']}")
+    await expect(page.locator(".ticket-details .version")).to_contain_text(
+        f"version {ticket['version']}")
     moved = await console.api("POST", f"/v1/tickets/{ticket['id']}/state", "Lucas Moreau",
                               json={"state": "pending"})
     assert moved.status_code == 200, moved.text

@@ -17,14 +17,12 @@ import httpx
 import pytest
 from playwright.async_api import Page, Route, expect
 
-from tests.e2e.test_console_browser import (  # noqa: F401  (fixtures)
-    Console,
-    browser,
-    console,
-    context,
-    shots,
-    signed_in_as,
-)
+from tests.e2e import test_console_browser as base
+from tests.e2e.test_console_browser import Console, signed_in_as
+
+# The demo served by `helpdesk serve`, the browser and its contexts, as the console's
+# other browser tests have them.
+browser, console, context, shots = base.browser, base.console, base.context, base.shots
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
