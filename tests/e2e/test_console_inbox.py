@@ -268,3 +268,29 @@ async def test_an_admin_invites_an_agent_and_edits_business_hours(console, conte
     # Put back as it was, for the other tests of this demo.
     r = await console.api("PUT", "/v1/settings", "Priya Raman", json=original)
     assert r.status_code == 200, r.text
+
+
+async def test_a_tenant_link_fills_the_sign_in_and_the_browser_remembers_it(console, context):
+    page = await context.new_page()
+    await page.goto(f"{console.base}/console/?tenant={console.rich.slug}")
+    form = page.get_by_role("form", name="Sign in with your e-mail and password")
+    await expect(form.get_by_label("Tenant", exact=True)).to_have_value(console.rich.slug)
+    await expect(form.get_by_label("E-mail", exact=True)).to_be_focused()
+    email, password = console.login(AGENT)
+    await form.get_by_label("E-mail", exact=True).fill(email)
+    await form.get_by_label("Password", exact=True).fill("not the password at all")
+    await form.get_by_role("button", name="Sign in").click()
+    # A refusal in words; its status and code are in the fold.
+    alert = form.locator(".problems [role=alert]")
+    await expect(alert).to_contain_text("Not signed in")
+    await expect(alert.locator("details")).to_contain_text("401 sign_in_failed")
+    await expect(alert.locator("details")).not_to_have_attribute("open", "")
+    await form.get_by_label("Password", exact=True).fill(password)
+    await form.get_by_role("button", name="Sign in").click()
+    await expect(page.locator("#who")).to_contain_text(AGENT)
+    await page.get_by_role("button", name="Sign out").click()
+    # Another visit without the link: the tenant is remembered.
+    again = await context.new_page()
+    await again.goto(f"{console.base}/console/")
+    await expect(again.get_by_role("form", name="Sign in with your e-mail and password")
+                 .get_by_label("Tenant", exact=True)).to_have_value(console.rich.slug)
