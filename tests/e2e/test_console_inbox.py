@@ -4,7 +4,10 @@ e-mail, finds it by a word of its body with the search box, assigns it to themse
 sees it under "My tickets" and sorts the queue by SLA due as the API does; a bulk
 assign of five tickets where one is stale reports that one; a draft survives
 navigation; group names reach the cards when /v1/groups answers late; a ticket that
-does not exist is a not-found page without forms."""
+does not exist is a not-found page without forms; a ``?tenant=`` link fills the sign-in
+and the browser remembers it; an admin invites an agent and edits business hours, issues
+and revokes a key, defines a ticket field, deactivates and reactivates an agent, and
+sees the API's refusals in the forms."""
 
 from __future__ import annotations
 
@@ -294,3 +297,61 @@ async def test_a_tenant_link_fills_the_sign_in_and_the_browser_remembers_it(cons
     await again.goto(f"{console.base}/console/")
     await expect(again.get_by_role("form", name="Sign in with your e-mail and password")
                  .get_by_label("Tenant", exact=True)).to_have_value(console.rich.slug)
+
+
+async def test_an_admin_issues_and_revokes_a_key_defines_a_field_and_deactivates(
+        console, context):
+    page = await signed_in_as(context, console, "Priya Raman")
+    await page.goto(f"{console.base}/console/#/admin/keys")
+    issue = page.get_by_role("form", name="Issue an API key")
+    name = f"Report robot {uuid.uuid4().hex[:6]}"
+    await issue.get_by_label("Name").fill(name)
+    await issue.get_by_label("Role").select_option("analyst")
+    await issue.get_by_role("button", name="Issue").click()
+    secret = await page.locator(".issued .token").inner_text()
+    assert secret.startswith("hd_")
+    async with httpx.AsyncClient(base_url=console.base) as http:
+        assert (await http.get("/v1/analytics/summary", headers={
+            "Authorization": f"Bearer {secret}"})).status_code == 200
+        # An agent key needs an agent: the API's refusal is in the form.
+        await issue.get_by_label("Name").fill("Nobody's key")
+        await issue.get_by_label("Role").select_option("agent")
+        await issue.get_by_role("button", name="Issue").click()
+        await expect(issue.locator(".problems [role=alert]")).to_contain_text(
+            "Issue an API key: not done")
+        await page.get_by_role("form", name=f"Revoke {name}").get_by_role(
+            "button", name="Revoke").click()
+        await expect(page.locator("tr", has_text=name)).to_contain_text("Revoked")
+        assert (await http.get("/v1/analytics/summary", headers={
+            "Authorization": f"Bearer {secret}"})).status_code == 401
+
+    await page.goto(f"{console.base}/console/#/admin/fields")
+    define = page.get_by_role("form", name="Define a ticket field")
+    key = f"bike_{uuid.uuid4().hex[:6]}"
+    await define.get_by_label("Key").fill(key)
+    await define.get_by_label("Title").fill("Bike model")
+    await define.get_by_label("Type").select_option("dropdown")
+    await define.get_by_label("Options").fill("city: City bike\ncargo: Cargo bike")
+    await define.get_by_role("button", name="Define").click()
+    await expect(page.locator("tr", has_text=key)).to_contain_text("City bike, Cargo bike")
+    stored = (await console.api("GET", f"/v1/ticket-fields/{key}", "Priya Raman")).json()
+    assert [o["value"] for o in stored["options"]] == ["city", "cargo"]
+    await define.get_by_label("Key").fill(key)
+    await define.get_by_label("Title").fill("Again")
+    await define.get_by_label("Type").select_option("text")
+    await define.get_by_label("Options").fill("")
+    await define.get_by_role("button", name="Define").click()
+    await expect(define.locator(".problems [role=alert]")).to_contain_text("409")
+
+    who = f"Temp {uuid.uuid4().hex[:6]}"
+    added = await console.api("POST", "/v1/agents", "Priya Raman", json={
+        "email": f"{who.replace(' ', '.').lower()}@tidewater.example", "name": who,
+        "role": "agent"})
+    assert added.status_code == 201, added.text
+    await page.goto(f"{console.base}/console/#/admin/agents")
+    row = page.locator("tbody tr", has_text=who).first
+    await row.get_by_role("button", name="Deactivate").click()
+    row = page.locator("tbody tr", has_text=who).first
+    await expect(row).to_contain_text("Deactivated")
+    await row.get_by_role("button", name="Reactivate").click()
+    await expect(page.locator("tbody tr", has_text=who).first).to_contain_text("Active")

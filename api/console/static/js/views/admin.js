@@ -1,6 +1,6 @@
 // Admin screens: agents (invite, deactivate, reactivate), groups and their members,
-// API keys (issue, shown once; revoke), the webhook endpoint, and the tenant's
-// settings (SLA targets, business hours, holidays, widget origins, sweep windows).
+// API keys (issue, shown once; revoke), the webhook endpoint, ticket fields (define,
+// retitle, take in and out of use), and the tenant's settings (SLA targets, business hours, holidays, widget origins, sweep windows).
 // Each screen is a client of the admin API like any other; every form shows the
 // problem the API answered when it refuses.
 
@@ -13,6 +13,7 @@ const PAGES = [
   ['groups', 'Groups', 'POST /v1/groups'],
   ['keys', 'API keys', 'GET /v1/api-keys'],
   ['webhook', 'Webhook', 'GET /v1/webhooks'],
+  ['fields', 'Ticket fields', 'POST /v1/ticket-fields'],
   ['settings', 'Settings', 'GET /v1/settings'],
 ];
 const DAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];
@@ -198,6 +199,72 @@ async function webhookPage(app, body) {
   }));
 }
 
+const FIELD_TYPES = ['text', 'number', 'date', 'checkbox', 'dropdown', 'multiselect'];
+
+/** Options written one per line as ``value: Title`` (the title defaults to the value). */
+function parseOptions(text) {
+  return text.split('\n').map((line) => line.trim()).filter(Boolean).map((line) => {
+    const [value, ...title] = line.split(':');
+    return {value: value.trim(), title: (title.join(':').trim() || value.trim())};
+  });
+}
+
+function fieldsPage(app, body) {
+  const list = h('div', {class: 'admin-fields'});
+  async function load() {
+    const fields = (await app.api.get('/v1/ticket-fields')).body.data;
+    fill(list, h('table', {class: 'admin-table'}, h('caption', null, 'Ticket fields'),
+      h('thead', null, h('tr', null, ['Title', 'Key', 'Type', 'Options', 'In use', ''].map(
+        (t) => h('th', {scope: 'col'}, t)))),
+      h('tbody', null, fields.map((f) => {
+        const title = h('input', {type: 'text', value: f.title, 'aria-label': `Title of ${f.key}`});
+        return h('tr', {dataset: {key: f.key}},
+          h('td', null, actionForm(`Retitle ${f.key}`, [title,
+            h('button', {type: 'submit'}, 'Save')], async () => {
+            await app.api.patch(`/v1/ticket-fields/${f.key}`, {title: title.value.trim()},
+              {ifMatch: f.version, idempotencyKey: newIdempotencyKey()});
+            await load();
+          })),
+          h('td', null, f.key), h('td', null, f.type),
+          h('td', null, f.options.filter((o) => o.active).map((o) => o.title).join(', ')),
+          h('td', null, f.active ? 'Yes' : 'No'),
+          h('td', null, actionForm(`${f.active ? 'Retire' : 'Restore'} ${f.key}`,
+            h('button', {type: 'submit'}, f.active ? 'Take out of use' : 'Put in use'),
+            async () => {
+              await app.api.patch(`/v1/ticket-fields/${f.key}`, {active: !f.active},
+                {ifMatch: f.version, idempotencyKey: newIdempotencyKey()});
+              await load();
+            })));
+      }))));
+    await app.directory.load(true);
+  }
+  const key = h('input', {id: 'field-new-key', type: 'text', autocomplete: 'off'});
+  const title = h('input', {id: 'field-new-title', type: 'text', autocomplete: 'off'});
+  const type = h('select', {id: 'field-new-type'},
+    FIELD_TYPES.map((t) => h('option', {value: t}, t)));
+  const options = h('textarea', {id: 'field-new-options', rows: 3});
+  const required = h('select', {id: 'field-new-required'}, h('option', {value: ''}, 'Never'),
+    h('option', {value: 'open'}, 'To open a ticket'), h('option', {value: 'solve'}, 'To solve it'));
+  fill(body, actionForm('Define a ticket field', [h('h2', null, 'Define a ticket field'),
+    field('field-new-key', 'Key', key, 'lower-case letters, digits and _; never reused'),
+    field('field-new-title', 'Title', title), field('field-new-type', 'Type', type),
+    field('field-new-options', 'Options', options,
+      'dropdown and multiselect: one per line, as value: Title'),
+    field('field-new-required', 'Needed', required),
+    h('button', {type: 'submit', class: 'primary'}, 'Define')], async () => {
+    await app.api.post('/v1/ticket-fields', {key: key.value.trim(), title: title.value.trim(),
+      type: type.value, options: parseOptions(options.value),
+      ...(required.value ? {required_on: required.value} : {})},
+    {idempotencyKey: newIdempotencyKey()});
+    key.value = '';
+    title.value = '';
+    options.value = '';
+    announce('Field defined');
+    await load();
+  }), list);
+  return load();
+}
+
 /** The settings document as a form: every key of it, sent back whole (PUT). */
 async function settingsPage(app, body) {
   const answer = await app.api.get('/v1/settings');
@@ -271,7 +338,7 @@ async function settingsPage(app, body) {
 }
 
 const RENDER = {agents: agentsPage, groups: groupsPage, keys: keysPage, webhook: webhookPage,
-                settings: settingsPage};
+                fields: fieldsPage, settings: settingsPage};
 
 export function adminView(app, params, page) {
   const pages = PAGES.filter(([, , needs]) => app.session.may(needs));
