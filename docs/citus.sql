@@ -51,8 +51,20 @@ SELECT citus_add_local_table_to_metadata('jobs_global');
 --    pass (tenant_id, id) pairs. Global jobs are claimed from jobs_global by the same
 --    statements pointed at it, on the coordinator.
 
+--    Failed sign-ins are counted before the tenant is known (migration 0552): they
+--    stay on the coordinator, where sign-in requests are answered.
+SELECT citus_add_local_table_to_metadata('sign_in_failures');
+
 -- 3. Tenant tables, co-located: all of a tenant's rows on one node. tenant_heads first
 --    (tenants.id references it), then tenants (by its own id), then the rest.
+--    A tenant's slug is unique across tenants (migration 0551), which a unique index
+--    on a distributed table cannot hold without the distribution column: the slugs
+--    move to a reference table first, and tenant_by_slug and the operator's
+--    slug_taken / set_tenant_slug (handlers/queries.sql) read and write it instead.
+CREATE TABLE tenant_slugs (slug text PRIMARY KEY, tenant_id uuid NOT NULL UNIQUE);
+INSERT INTO tenant_slugs SELECT slug, id FROM tenants;
+DROP INDEX tenants_slug;
+SELECT create_reference_table('tenant_slugs');
 SELECT create_distributed_table('tenant_heads', 'tenant_id');
 SELECT create_distributed_table('tenants', 'id', colocate_with => 'tenant_heads');
 SELECT create_distributed_table('events', 'tenant_id', colocate_with => 'tenants');

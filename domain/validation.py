@@ -28,6 +28,28 @@ EMAIL_PATTERN = r"^[^@\s]+@[^@\s]+\.[^@\s]+$"
 _EMAIL = re.compile(EMAIL_PATTERN)
 
 
+SLUG_PATTERN = r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"
+"""A tenant's slug: lower-case letters, digits and inner hyphens, 1 to 63 characters
+(the constraint of migration 0551)."""
+_SLUG = re.compile(SLUG_PATTERN)
+
+
+def check_slug(value: str) -> str:
+    """A tenant slug as stored (lower-cased), or ``ValueError`` saying what one is."""
+    slug = value.strip().lower()
+    if not _SLUG.fullmatch(slug):
+        raise ValueError("a slug has 1 to 63 lower-case letters, digits and hyphens, "
+                         "and neither begins nor ends with a hyphen")
+    if re.fullmatch(r"[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}", slug):
+        raise ValueError("a slug cannot be a UUID: sign-in reads that as a tenant id")
+    return slug
+
+
+def slug_of(name: str) -> str:
+    """The slug a name suggests (``Acme Support`` -> ``acme-support``)."""
+    return re.sub(r"[^a-z0-9]+", "-", name.lower())[:40].strip("-") or "tenant"
+
+
 def check_text(value: str, field: str, maximum: int) -> str:
     """Reject blank or over-long text; return it unchanged."""
     if not value.strip():

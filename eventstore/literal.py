@@ -22,7 +22,7 @@ import hashlib
 import re
 import secrets
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
@@ -67,6 +67,8 @@ def append_call(tenant_id: UUID, stream_id: UUID, expected_version: int | None,
 
 # In a query's text: a quoted string or identifier (left as it is), a comment (dropped,
 # so no value written in can land inside one), or a parameter ($1...).
+_END = datetime.max.replace(tzinfo=UTC)
+_START = datetime.min.replace(tzinfo=UTC)
 _TOKEN = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|--[^\n]*|\$(\d+)")
 
 
@@ -95,6 +97,11 @@ def _value(value: Any, quote: str) -> str:
     if isinstance(value, datetime):
         if value.tzinfo is None:
             raise TypeError("a datetime without a time zone")
+        # The ends of time are Postgres' infinities, as asyncpg sends them.
+        if value == _END:
+            return "'infinity'::timestamptz"
+        if value == _START:
+            return "'-infinity'::timestamptz"
         return f"'{value.isoformat()}'::timestamptz"
     if isinstance(value, bytes | bytearray | memoryview):
         return f"'\\x{bytes(value).hex()}'::bytea"

@@ -3,7 +3,8 @@
 Each carries a stable ``code`` and a human ``message``; the kind says what went
 wrong in general terms, and the API maps kinds to statuses at its edge
 (``NotAuthenticated`` 401, ``Missing`` 404, ``Conflict`` 409, ``Gone`` 410,
-``VersionMismatch`` 412, ``TooLarge`` 413, ``Invalid`` 422). Rules of the ticket aggregate raise
+``VersionMismatch`` 412, ``TooLarge`` 413, ``Invalid`` 422, ``TooManyAttempts`` 429
+with ``Retry-After``). Rules of the ticket aggregate raise
 ``domain.errors`` instead.
 """
 
@@ -62,5 +63,16 @@ class Invalid(HandlerError):
         self.kind = kind
 
 
+class TooManyAttempts(HandlerError):
+    """Sign-ins for this account or from this address are paused; ``retry_after`` is in
+    whole seconds."""
+
+    def __init__(self, retry_after: int) -> None:
+        super().__init__("too_many_sign_in_attempts",
+                         "too many failed sign-ins for this account or from this address: "
+                         f"try again in {retry_after} seconds")
+        self.retry_after = retry_after
+
+
 __all__ = ["Conflict", "Gone", "HandlerError", "Invalid", "Missing", "NotAuthenticated",
-           "TooLarge", "VersionMismatch"]
+           "TooLarge", "TooManyAttempts", "VersionMismatch"]

@@ -79,8 +79,22 @@ VALUES ($1, $2, $3, $4, $5, $6, $7)
 RETURNING tenant_id, id, name, role, prefix, agent_id, created_at, revoked_at
 
 -- name: insert_tenant --
--- $1 id, $2 name
-INSERT INTO tenants (id, name) VALUES ($1, $2)
+-- $1 id, $2 name, $3 slug
+INSERT INTO tenants (id, name, slug) VALUES ($1, $2, $3)
+
+-- name: slug_taken --
+-- $1 slug (as the owner, who reads every tenant: migration 0551)
+SELECT EXISTS (SELECT 1 FROM tenants WHERE slug = $1)
+
+-- name: set_tenant_slug --
+-- $1 tenant_id, $2 slug; the previous one, or no row for an unknown tenant
+UPDATE tenants t SET slug = $2 FROM tenants old
+ WHERE t.id = $1 AND old.id = t.id
+RETURNING old.slug
+
+-- name: tenant_by_slug --
+-- $1 slug or anything typed in its place (before the tenant is known: migration 0551)
+SELECT tenant_by_slug($1)
 
 -- name: insert_tenant_head --
 -- $1 tenant_id

@@ -10,6 +10,10 @@ Every failure is one ``NotAuthenticated`` with one message, whatever the reason 
 unknown tenant or e-mail, another tenant's e-mail, a deactivated agent, a wrong
 password, an agent with no password yet), and the password hash is computed on every
 path (``Passwords.verify``), so neither the answer nor its timing tells them apart.
+The tenant may be typed as its id or its slug; an unknown one is one more such reason.
+Too many failures for one account or from one address are paused with a backoff,
+counted in Postgres (handlers/sign_in_throttle.py), alike for accounts that exist and
+accounts that do not.
 
 Signing in and out, and a revocation on replay, are events on the tenant stream with
 the agent as actor. A refresh is not: it changes nothing a person did.
@@ -52,7 +56,12 @@ from eventstore.store import EventStore, UnitOfWork
 from eventstore.types import StoreActor
 from handlers.credentials import REFRESH_PREFIX, Passwords, new_token, parse_token
 from handlers.errors import NotAuthenticated
+from handlers.sign_in_throttle import Attempt, Throttle
+from handlers.sign_in_throttle import check as throttle_check
+from handlers.sign_in_throttle import failed as count_failure
+from handlers.sign_in_throttle import succeeded as forgive
 from handlers.tenant_events import record
+from handlers.tenants import resolve_tenant
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
 
@@ -76,10 +85,14 @@ class Lifetimes:
 
 @dataclass(frozen=True, slots=True)
 class SignIn:
-    tenant_id: TenantId
+    """``tenant`` is what the person typed: the tenant's id or its slug. ``address`` is
+    the client's, counted against when the sign-in fails (None: not known)."""
+
+    tenant: str | UUID
     email: str
     password: str
     at: datetime
+    address: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,16 +167,30 @@ async def issue_refresh(uow: UnitOfWork, kind: SessionKind, session_id: UUID, at
 
 
 async def sign_in(store: EventStore, passwords: Passwords, lifetimes: Lifetimes,
-                  command: SignIn, kind: SessionKind = STAFF) -> SignedIn:
+                  command: SignIn, kind: SessionKind = STAFF,
+                  throttle: Throttle = Throttle()) -> SignedIn:
     """Open a session for the holder with this e-mail and password, with its first
-    refresh token, or refuse with ``sign_in_failed`` (always the same, see the module)."""
-    tenant, q = command.tenant_id, kind.queries
-    async with store.session(tenant, readonly=True) as uow:
-        row = await uow.conn.fetchrow(q["login"], tenant, command.email)
+    refresh token, or refuse with ``sign_in_failed`` (always the same, see the module).
+
+    Failures count against the account and the address (handlers/sign_in_throttle.py):
+    one that has failed too often is refused with ``TooManyAttempts`` before anything
+    is checked, whether the account exists or not."""
+    async with store.connection() as conn:
+        tenant = await resolve_tenant(conn, str(command.tenant))
+    # The slug and the id of one tenant count as one account.
+    attempt = Attempt.of(kind.prefix, str(tenant or command.tenant), command.email,
+                         command.address)
+    await throttle_check(store, attempt, command.at)
+    row = None
+    if tenant is not None:
+        async with store.session(tenant, readonly=True) as uow:
+            row = await uow.conn.fetchrow(kind.queries["login"], tenant, command.email)
     stored = row["password_hash"] if row is not None and row["active"] else None
     if not await asyncio.to_thread(passwords.verify, stored, command.password):
+        await count_failure(store, throttle, attempt, command.at)
         raise sign_in_failed()
-    assert row is not None and stored is not None
+    assert tenant is not None and row is not None and stored is not None
+    await forgive(store, attempt)
     holder: UUID = row["id"]
     rehashed = (await asyncio.to_thread(passwords.hash, command.password)
                 if passwords.needs_rehash(stored) else None)
@@ -171,6 +198,7 @@ async def sign_in(store: EventStore, passwords: Passwords, lifetimes: Lifetimes,
     at = command.at
     cap = at + lifetimes.session
     expires = min(at + lifetimes.refresh, cap)
+    q = kind.queries
     async with store.session(tenant, kind.actor(holder)) as uow:
         if rehashed is not None:
             await uow.conn.execute(q["rehash_password"], tenant, holder, rehashed, stored, at)

@@ -17,7 +17,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+import asyncpg
+
 from domain.ids import TenantId
+from domain.validation import check_slug, slug_of
 from domain.values import Role
 from eventstore.pool import connect
 from eventstore.sqlfile import load_queries
@@ -41,6 +44,8 @@ class CreateTenant:
     name: str
     at: datetime
     tenant_id: TenantId = field(default_factory=lambda: TenantId(uuid.uuid4()))
+    slug: str | None = None
+    """None: one made from the name (with a piece of the id if that one is taken)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +53,8 @@ class NewTenant:
     tenant_id: TenantId
     name: str
     admin_key: IssuedKey
+    slug: str = ""
+    """What people type to sign in."""
 
 
 def operator_actor() -> StoreActor:
@@ -85,22 +92,58 @@ async def create_tenant(uow: UnitOfWork, command: CreateTenant) -> NewTenant:
         raise ValueError("a tenant name has 1 to 200 characters")
     if uow.tenant_id != command.tenant_id:
         raise ValueError("the unit of work is armed for another tenant")
-    await uow.conn.execute(Q["insert_tenant"], command.tenant_id, name)
+    if command.slug is not None:
+        slug = check_slug(command.slug)
+        if await uow.conn.fetchval(Q["slug_taken"], slug):
+            raise ValueError(f"the slug {slug!r} is taken by another tenant")
+    else:
+        slug = slug_of(name)
+        if await uow.conn.fetchval(Q["slug_taken"], slug):
+            slug = f"{slug}-{str(command.tenant_id)[:8]}"
+    await uow.conn.execute(Q["insert_tenant"], command.tenant_id, name, slug)
     await uow.conn.execute(Q["insert_tenant_head"], command.tenant_id)
     await ensure_tenant_jobs(uow.conn, command.tenant_id, TENANT_JOBS, command.at)
     key = await issue_key(uow, IssueKey(name="first admin key", role=Role.ADMIN,
                                         at=command.at))
-    return NewTenant(command.tenant_id, name, key)
+    return NewTenant(command.tenant_id, name, key, slug)
 
 
 async def create_tenant_as_operator(owner_dsn: str, name: str, *,
-                                    at: datetime | None = None) -> NewTenant:
+                                    at: datetime | None = None,
+                                    slug: str | None = None) -> NewTenant:
     """``create_tenant`` in an operator session of its own (the CLI's entry point), at
     ``at`` (default: now)."""
-    command = CreateTenant(name=name, at=at or datetime.now(UTC))
+    command = CreateTenant(name=name, at=at or datetime.now(UTC), slug=slug)
     async with operator_session(owner_dsn, command.tenant_id) as uow:
         return await create_tenant(uow, command)
 
 
+async def set_slug(owner_dsn: str, tenant_id: TenantId, slug: str) -> str:
+    """Give a tenant another slug (the operator's ``helpdesk tenants slug``); returns the
+    one it had. ``ValueError`` for a malformed or taken slug, or an unknown tenant.
+    Sign-in takes the new slug at once; the old one stops working."""
+    slug = check_slug(slug)
+    async with operator_session(owner_dsn, tenant_id) as uow:
+        if await uow.conn.fetchval(Q["slug_taken"], slug):
+            raise ValueError(f"the slug {slug!r} is taken")
+        previous: str | None = await uow.conn.fetchval(Q["set_tenant_slug"], tenant_id, slug)
+    if previous is None:
+        raise ValueError(f"no tenant {tenant_id}")
+    return previous
+
+
+async def resolve_tenant(conn: asyncpg.Connection, given: str) -> TenantId | None:
+    """The tenant a person typed at sign-in: its id, or its slug (any case); None when
+    it is neither, told apart from a wrong password by nobody (the caller answers the
+    same 401)."""
+    text = given.strip()
+    try:
+        return TenantId(uuid.UUID(text))
+    except ValueError:
+        pass
+    found: uuid.UUID | None = await conn.fetchval(Q["tenant_by_slug"], text[:63])
+    return None if found is None else TenantId(found)
+
+
 __all__ = ["CreateTenant", "NewTenant", "create_tenant", "create_tenant_as_operator",
-           "operator_actor", "operator_session"]
+           "operator_actor", "operator_session", "resolve_tenant", "set_slug"]

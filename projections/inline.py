@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 from uuid import UUID
@@ -40,6 +41,8 @@ from projections.views import TICKET_KEYS, ticket_json
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
 
+FOREVER = datetime.max.replace(tzinfo=UTC)
+"""Sent by asyncpg as Postgres' 'infinity'."""
 _TICKET_TYPES = frozenset(cls.TYPE for cls in TICKET_EVENTS)
 # Events that change the head of a ticket's search document (subject, tags, requester):
 # it is recomputed from the rows. A message alone is appended to it.
@@ -225,17 +228,24 @@ async def _write_ticket(conn: asyncpg.Connection, tenant_id: TenantId, t: Ticket
             Q["insert_ticket"], tenant_id, t.id, t.version, t.state.value, t.priority.value,
             t.source.value, t.assignee, list(t.tags), t.subject, doc["requester"],
             t.follow_up_of, clocks, doc, t.created_at, t.updated_at, view,
-            t.requester.contact_id,
+            t.requester.contact_id, sla_due(t),
         )
         return document
     args = (tenant_id, t.id, t.version, t.state.value, t.priority.value, t.assignee,
             list(t.tags), clocks, doc, t.updated_at, previous, view, doc["requester"],
-            t.requester.contact_id)
+            t.requester.contact_id, sla_due(t))
     status = await (write or conn.execute)(Q["update_ticket"], *args)
     # None: deferred, where the row is locked and the appends check its stream's version.
     if status is not None and status != "UPDATE 1":
         raise CorruptStream(f"inline ticket {t.id} is not at version {previous}")
     return document
+
+
+def sla_due(t: Ticket) -> datetime:
+    """The next deadline among the ticket's running SLA clocks, or the end of time
+    (Postgres' 'infinity') when none runs: the key of the list's ``sort=sla_due``."""
+    due = [c.due_at for c in t.clocks.values() if c.running and c.due_at is not None]
+    return min(due) if due else FOREVER
 
 
 async def fill_views(conn: asyncpg.Connection, tenant_id: TenantId, *, batch: int = 500) -> int:

@@ -9,22 +9,24 @@ SELECT version, state_json FROM tickets WHERE tenant_id = $1 AND id = $2
 -- name: insert_ticket --
 -- $1 tenant_id, $2 id, $3 version, $4 state, $5 priority, $6 source, $7 assignee,
 -- $8 tags, $9 subject, $10 requester, $11 follow_up_of, $12 clocks, $13 state_json,
--- $14 created_at, $15 updated_at, $16 view (the API document, as text), $17 contact_id
+-- $14 created_at, $15 updated_at, $16 view (the API document, as text), $17 contact_id,
+-- $18 sla_due (the next deadline of a running clock; 'infinity' for none)
 -- The organization is the contact's (projections/people.py keeps it so).
 INSERT INTO tickets (tenant_id, id, version, state, priority, source, assignee, tags, subject,
                      requester, follow_up_of, clocks, state_json, created_at, updated_at, view,
-                     contact_id, organization_id)
+                     contact_id, organization_id, sla_due)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16::text::json,
-        $17, (SELECT c.organization_id FROM contacts c WHERE c.tenant_id = $1 AND c.id = $17))
+        $17, (SELECT c.organization_id FROM contacts c WHERE c.tenant_id = $1 AND c.id = $17),
+        $18)
 
 -- name: update_ticket --
 -- $1 tenant_id, $2 id, $3 version, $4 state, $5 priority, $6 assignee, $7 tags,
 -- $8 clocks, $9 state_json, $10 updated_at, $11 previous version, $12 view (as text),
--- $13 requester, $14 contact_id
+-- $13 requester, $14 contact_id, $15 sla_due
 UPDATE tickets
    SET version = $3, state = $4, priority = $5, assignee = $6, tags = $7, clocks = $8,
        state_json = $9, updated_at = $10, view = $12::text::json, requester = $13,
-       contact_id = $14,
+       contact_id = $14, sla_due = $15,
        organization_id = CASE WHEN contact_id IS NOT DISTINCT FROM $14 THEN organization_id
                               ELSE (SELECT c.organization_id FROM contacts c
                                      WHERE c.tenant_id = $1 AND c.id = $14) END
@@ -37,7 +39,7 @@ SELECT version FROM tickets WHERE tenant_id = $1 AND id = $2
 -- name: ticket_view --
 -- $1 tenant_id, $2 ticket_id
 -- The stored document as text: passed through as it is, never decoded.
-SELECT id, version, created_at, view::text AS view,
+SELECT id, version, created_at AS sort_key, view::text AS view,
        CASE WHEN view IS NULL THEN state_json END AS state_json
   FROM tickets WHERE tenant_id = $1 AND id = $2
 
@@ -75,13 +77,26 @@ SELECT t.name AS tenant_name, k.name AS key_name, a.name AS agent_name,
 -- backwards from the cursor and stops at the limit (0.2 ms), at any depth.
 -- Newest first; the first page passes ('infinity', max uuid) as its cursor. The
 -- document comes as text, passed through.
-SELECT id, version, created_at, view::text AS view,
+SELECT id, version, created_at AS sort_key, view::text AS view,
        CASE WHEN view IS NULL THEN state_json END AS state_json
   FROM tickets
  WHERE tenant_id = $1
    AND (created_at, id) < ($2::timestamptz, $3::uuid)
    {filters}
  ORDER BY created_at DESC, id DESC
+ LIMIT $4
+
+-- name: list_tickets_by_sla_due --
+-- $1 tenant_id, $2 cursor sla_due, $3 cursor id, $4 limit, then the filters as in
+-- list_tickets. The next deadline soonest first (tickets_sla_due, tickets with no
+-- running clock at 'infinity', last); the first page passes ('-infinity', nil uuid).
+SELECT id, version, sla_due AS sort_key, view::text AS view,
+       CASE WHEN view IS NULL THEN state_json END AS state_json
+  FROM tickets
+ WHERE tenant_id = $1
+   AND (sla_due, id) > ($2::timestamptz, $3::uuid)
+   {filters}
+ ORDER BY sla_due, id
  LIMIT $4
 
 -- name: list_messages --

@@ -1,6 +1,7 @@
 """Queries over the inline read models: ticket and message lists, agent checks.
 
-Lists are keyset pages over ``(created_at, id)``: ``after`` is the last row of the
+Lists are keyset pages over ``(created_at, id)`` (the ticket list also over
+``(sla_due, id)``): ``after`` is the last row of the
 previous page (None for the first page), and the caller asks for ``limit + 1`` rows to
 learn whether another page follows.
 """
@@ -64,6 +65,8 @@ class TicketFilters:
     no_organization: bool = False
     updated_after: datetime | None = None
     q: str | None = None
+    member: UUID | None = None
+    """Tickets in any group this agent is a member of (``group_id=mine``)."""
 
 
 async def active_agent(conn: asyncpg.Connection, tenant_id: TenantId, agent_id: UUID) -> bool:
@@ -86,7 +89,9 @@ class TicketView:
 
     id: UUID
     version: int
-    created_at: datetime
+    sort_key: datetime
+    """The row's key in the order it was read in: ``created_at``, or the SLA due time
+    of ``sort=sla_due`` (with ``id``, its keyset position)."""
     view: bytes
 
 
@@ -96,7 +101,10 @@ def _view(row: asyncpg.Record) -> TicketView:
     else:
         # A row from before documents were stored; `helpdesk migrate` fills these in.
         document = ticket_json(state_from_json(row["state_json"]))
-    return TicketView(row["id"], row["version"], row["created_at"], document)
+    key = row["sort_key"]
+    # asyncpg reads 'infinity' (no running SLA clock) as a naive datetime.max.
+    return TicketView(row["id"], row["version"],
+                      key if key.tzinfo is not None else key.replace(tzinfo=UTC), document)
 
 
 async def ticket_exists(conn: asyncpg.Connection, tenant_id: TenantId, ticket_id: UUID) -> bool:
@@ -127,6 +135,8 @@ TICKET_FILTERS: dict[str, str] = {
     "organization_id": "AND organization_id = ${n}::uuid",
     "no_organization": "AND organization_id IS NULL AND ${n}::boolean",
     "updated_after": "AND updated_at >= ${n}::timestamptz",
+    "member": ("AND group_id IN (SELECT g.id FROM groups g"
+               " WHERE g.tenant_id = $1 AND ${n}::uuid = ANY (g.members))"),
     # The list is for agents and admins, who search internal notes too.
     "q": ticket_filter(staff=True),
 }
@@ -146,8 +156,14 @@ FIELD_FILTERS: dict[str, str] = {
 }
 
 
-def ticket_list_query(filters: TicketFilters) -> tuple[str, list[Any]]:
-    """The list statement for the filters in use, and their parameters (from $5)."""
+TICKET_ORDERS = ("created", "sla_due")
+"""The orders of the ticket list: newest first, or the next SLA deadline soonest first."""
+
+
+def ticket_list_query(filters: TicketFilters, order: str = "created"
+                      ) -> tuple[str, list[Any]]:
+    """The list statement for the filters in use and the order, and the filters'
+    parameters (from $5)."""
     conditions: list[str] = []
     values: list[Any] = []
     for name, condition in TICKET_FILTERS.items():
@@ -159,7 +175,8 @@ def ticket_list_query(filters: TicketFilters) -> tuple[str, list[Any]]:
     for f in filters.fields:
         values += [f.key, list(f.value) if isinstance(f.value, tuple) else f.value]
         conditions.append(FIELD_FILTERS[f.op].format(k=3 + len(values), n=4 + len(values)))
-    return Q["list_tickets"].replace("{filters}", "\n   ".join(conditions)), values
+    statement = Q["list_tickets" if order == "created" else "list_tickets_by_sla_due"]
+    return statement.replace("{filters}", "\n   ".join(conditions)), values
 
 
 async def list_tickets(
@@ -168,12 +185,16 @@ async def list_tickets(
     filters: TicketFilters,
     after: tuple[datetime, UUID] | None,
     limit: int,
+    order: str = "created",
 ) -> list[TicketView]:
-    """Tickets newest first, strictly after the keyset position ``after``."""
-    at, last_id = after if after is not None else (None, _MAX_UUID)
-    query, values = ticket_list_query(filters)
-    rows = await conn.fetch(query, tenant_id, at if at is not None else _INFINITY, last_id,
-                            limit, *values)
+    """Tickets in ``order`` (``TICKET_ORDERS``), strictly after the keyset position
+    ``after`` (a ``sort_key`` and an id)."""
+    query, values = ticket_list_query(filters, order)
+    if order == "created":
+        at, last_id = after if after is not None else (_INFINITY, _MAX_UUID)
+    else:
+        at, last_id = after if after is not None else (_MINUS_INFINITY, _NIL_UUID)
+    rows = await conn.fetch(query, tenant_id, at, last_id, limit, *values)
     return [_view(r) for r in rows]
 
 
@@ -194,6 +215,7 @@ async def list_messages(
 __all__ = [
     "FIELD_FILTERS",
     "TICKET_FILTERS",
+    "TICKET_ORDERS",
     "FieldFilter",
     "TicketFilters",
     "TicketView",

@@ -25,7 +25,7 @@ from api.root import ProcessRole, running
 from domain.clock import SystemClock
 
 Demo = list[dict[str, Any]]
-"""The demo as JSON-ready data: per tenant ``tenant_id``, ``name``, ``tickets`` and
+"""The demo as JSON-ready data: per tenant ``tenant_id``, ``slug``, ``name``, ``tickets`` and
 ``keys`` (``role``, ``name``, ``secret``, ``agent``, ``email``, ``password``)."""
 
 
@@ -38,7 +38,8 @@ async def seed(settings: ProcessSettings) -> Demo:
         tenants = await seed_demo(settings.migration_database_url, services.store,
                                   SystemClock().now(), passwords=services.passwords)
         await services.store.notifier.flush()
-    return [{"tenant_id": str(t.tenant_id), "name": t.name, "tickets": t.tickets,
+    return [{"tenant_id": str(t.tenant_id), "slug": t.slug, "name": t.name,
+             "tickets": t.tickets,
              "keys": [{"role": k.role, "name": k.name, "secret": k.secret, "agent": k.agent,
                        "email": k.email, "password": k.password} for k in t.keys]}
             for t in tenants]
@@ -50,7 +51,8 @@ def describe(demo: Demo, base_url: str | None = None) -> str:
     if base_url:
         lines += [f"  Console:  {base_url}/console/", f"  API docs: {base_url}/docs", ""]
     for tenant in demo:
-        lines.append(f"  {tenant['name']}  (tenant {tenant['tenant_id']}, "
+        # A demo.json written before tenants had slugs has none: the id does as well.
+        lines.append(f"  {tenant['name']}  (tenant {tenant.get('slug') or tenant['tenant_id']}, "
                      f"{tenant['tickets']} tickets)")
         for key in tenant["keys"]:
             who = key["agent"] or key["name"]
@@ -58,8 +60,8 @@ def describe(demo: Demo, base_url: str | None = None) -> str:
             if key.get("password"):
                 lines.append(f"    {'':<8} sign in: {key['email']} / {key['password']}")
         lines.append("")
-    lines.append("  Sign in to the console with a person's e-mail and password (and the "
-                 "tenant id),\n  or paste a key into it to act as that person or role.")
+    lines.append("  Sign in to the console with the tenant, a person's e-mail and password,"
+                 "\n  or paste a key into it to act as that person or role.")
     return "\n".join(lines)
 
 

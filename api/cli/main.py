@@ -8,12 +8,14 @@ import contextlib
 import os
 import signal
 import sys
+import uuid
 from collections.abc import Callable, Sequence
 
 import orjson
 
 from api.cli.database import using_database
 from api.config import ProcessSettings
+from domain.ids import TenantId
 
 Command = Callable[[argparse.Namespace, ProcessSettings], int]
 
@@ -91,16 +93,38 @@ def cmd_tenants_create(args: argparse.Namespace, settings: ProcessSettings) -> i
             return _fail("MIGRATION_DATABASE_URL is not set (the owner role's URL)")
         try:
             t = asyncio.run(create_tenant_as_operator(settings.migration_database_url,
-                                                      args.name))
+                                                      args.name, slug=args.slug))
         except ValueError as exc:
             return _fail(str(exc))
     if args.json:
-        sys.stdout.write(orjson.dumps({"tenant_id": str(t.tenant_id),
+        sys.stdout.write(orjson.dumps({"tenant_id": str(t.tenant_id), "slug": t.slug,
                                        "api_key": t.admin_key.secret}).decode() + "\n")
     else:
         print(f"Created tenant {t.name!r}\n  tenant id:     {t.tenant_id}\n"
+              f"  slug:          {t.slug} (people sign in with it)\n"
               f"  admin API key: {t.admin_key.secret}\n"
               "  (the key is shown only now; store it safely)")
+    return 0
+
+
+def cmd_tenants_slug(args: argparse.Namespace, settings: ProcessSettings) -> int:
+    from handlers.tenants import set_slug
+
+    with contextlib.ExitStack() as stack:
+        if not settings.migration_database_url:
+            settings = stack.enter_context(using_database(settings))
+        if not settings.migration_database_url:
+            return _fail("MIGRATION_DATABASE_URL is not set (the owner role's URL)")
+        try:
+            tenant_id = TenantId(uuid.UUID(args.tenant_id))
+        except ValueError:
+            return _fail(f"not a tenant id: {args.tenant_id!r}")
+        try:
+            previous = asyncio.run(set_slug(settings.migration_database_url, tenant_id,
+                                            args.slug))
+        except ValueError as exc:
+            return _fail(str(exc))
+    print(f"Tenant {tenant_id}: slug {previous!r} is now {args.slug.strip().lower()!r}")
     return 0
 
 
@@ -157,8 +181,15 @@ def build_parser() -> argparse.ArgumentParser:
     tsub = tenants.add_subparsers(dest="tenants_command", required=True, metavar="ACTION")
     p = tsub.add_parser("create", help="create a tenant and print its first admin API key")
     p.add_argument("name", help="the tenant's display name")
-    p.add_argument("--json", action="store_true", help="print {tenant_id, api_key} as JSON")
+    p.add_argument("--slug", help="what people type to sign in (default: made from the "
+                   "name); lower-case letters, digits and hyphens")
+    p.add_argument("--json", action="store_true",
+                   help="print {tenant_id, slug, api_key} as JSON")
     p.set_defaults(func=cmd_tenants_create)
+    p = tsub.add_parser("slug", help="give a tenant another slug (the old one stops working)")
+    p.add_argument("tenant_id", help="the tenant's id")
+    p.add_argument("slug", help="the new slug")
+    p.set_defaults(func=cmd_tenants_slug)
 
     projections = sub.add_parser("projections", help="inspect and rebuild async read models")
     psub = projections.add_subparsers(dest="projections_command", required=True,

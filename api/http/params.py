@@ -10,6 +10,7 @@ Event type names are checked against the known types, as ``PUT /v1/webhooks`` do
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import UTC, date, datetime
 from typing import Annotated
 
@@ -90,3 +91,39 @@ def _known_stream_type(value: str) -> str:
 StreamTypeName = Annotated[str, AfterValidator(_known_stream_type),
                            WithJsonSchema({"type": "string", "enum": sorted(STREAM_KINDS)})]
 """The kind of a stream (``ticket``, ``tenant``, ...)."""
+
+
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def _id_or(*words: str) -> Callable[[str], str]:
+    """A check that takes an id (a UUID) or one of ``words`` and keeps the text given,
+    lower-cased. Anything else is refused in plain words, never by the regular
+    expression that checks it."""
+    allowed = ", ".join(f"`{w}`" for w in words)
+
+    def check(value: str) -> str:
+        text = value.strip().lower()
+        if text in words or _UUID.fullmatch(text):
+            return text
+        raise ValueError(f"expected an id (a UUID) or one of {allowed}")
+
+    return check
+
+
+def _id_or_schema(*words: str) -> WithJsonSchema:
+    """The parameter as OpenAPI declares it: one string, a UUID or one of ``words``."""
+    return WithJsonSchema({"type": "string", "pattern": f"^({'|'.join(words)}|{_UUID.pattern})$",
+                           "description": "a UUID or one of: " + ", ".join(words)})
+
+
+IdOrNone = Annotated[str, AfterValidator(_id_or("none")), _id_or_schema("none")]
+"""An id, or ``none`` (the thing is not set)."""
+
+AgentOrMe = Annotated[str, AfterValidator(_id_or("me", "none")), _id_or_schema("me", "none")]
+"""An agent id, ``me`` (the agent calling) or ``none``."""
+
+GroupOrMine = Annotated[str, AfterValidator(_id_or("mine", "none")),
+                        _id_or_schema("mine", "none")]
+"""A group id, ``mine`` (the groups the calling agent is a member of) or ``none``."""

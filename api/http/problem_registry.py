@@ -229,6 +229,9 @@ PROBLEMS: Mapping[str, ProblemCode] = _codes(
                 {"parameters": PARAMETERS}),
     ProblemCode("duplicate_attachment", 422, "Duplicate attachment",
                 "The same upload named twice.", {"errors": ERRORS}),
+    ProblemCode("too_many_sign_in_attempts", 429, "Too many sign-in attempts",
+                "Sign-ins for this account or from this address are paused after too many "
+                "failures (`Retry-After`)."),
     ProblemCode("rate_limited", 429, "Rate limited",
                 "Too many requests (`Retry-After`, `RateLimit`)."),
     ProblemCode("internal_error", 500, "Internal error", "A fault of the server."),

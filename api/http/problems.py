@@ -40,6 +40,7 @@ from handlers.errors import (
     Missing,
     NotAuthenticated,
     TooLarge,
+    TooManyAttempts,
     VersionMismatch,
 )
 from projections.search import QueryRefused
@@ -88,6 +89,7 @@ _HANDLER_STATUS: dict[type[HandlerError], int] = {
     VersionMismatch: 412,
     TooLarge: 413,
     Invalid: 422,
+    TooManyAttempts: 429,
 }
 
 
@@ -279,8 +281,10 @@ def install(app: FastAPI) -> None:
         if isinstance(exc, Invalid):
             where = exc.field.split(".") if exc.field is not None else []
             extra["errors"] = [{"loc": ["body", *where], "msg": exc.reason, "type": exc.kind}]
+        headers = ({"Retry-After": str(exc.retry_after)}
+                   if isinstance(exc, TooManyAttempts) else None)
         return problem_response(status, exc.code, exc.message, instance=request.url.path,
-                                **extra)
+                                headers=headers, **extra)
 
     @app.exception_handler(EventStoreError)
     async def _store(request: Request, exc: EventStoreError) -> Response:

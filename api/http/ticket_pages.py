@@ -25,8 +25,10 @@ None to go on; it may raise a ``Problem``."""
 
 async def ticket_page(services: Services, tenant_id: TenantId, scope: bytes,
                       filters: TicketFilters, limit: int, cursor: str | None,
-                      guard: Guard | None = None) -> Response:
-    """Tickets newest first under ``filters``; ``scope`` signs the cursor."""
+                      guard: Guard | None = None, order: str = "created") -> Response:
+    """Tickets under ``filters`` in ``order`` (newest first by default); ``scope`` signs
+    the cursor, and names the order when it is not the default, so a cursor serves
+    only the order it came from."""
     codec = services.cursors
     after = codec.decode(scope, cursor) if cursor is not None else None
     async with services.store.session(tenant_id, readonly=True) as session:
@@ -34,8 +36,8 @@ async def ticket_page(services: Services, tenant_id: TenantId, scope: bytes,
             instead = await guard(session)
             if instead is not None:
                 return instead
-        rows = await list_tickets(session.conn, tenant_id, filters, after, limit + 1)
-    page, next_cursor = paginate(codec, scope, rows, limit, lambda t: (t.created_at, t.id))
+        rows = await list_tickets(session.conn, tenant_id, filters, after, limit + 1, order)
+    page, next_cursor = paginate(codec, scope, rows, limit, lambda t: (t.sort_key, t.id))
     return JsonReply(200, {"data": [orjson.Fragment(t.view) for t in page],
                            "next_cursor": next_cursor}).response()
 

@@ -1,6 +1,7 @@
 """``/v1/auth``: people sign in, refresh, sign out and accept invitations; who is calling.
 
-- ``POST /v1/auth/sign-in`` takes ``{tenant, email, password}`` and answers a signed
+- ``POST /v1/auth/sign-in`` takes ``{tenant, email, password}`` (the tenant's slug
+  or id) and answers a signed
   access token (``ACCESS_TOKEN_MINUTES``) in the body and an opaque refresh token in an
   httpOnly, ``SameSite=Strict`` cookie scoped to ``/v1/auth`` (``Secure`` over https),
   so page scripts never see it. Every failure is the same 401 ``sign_in_failed``.
@@ -15,7 +16,10 @@
   the same table the service enforces.
 
 The rules are ``handlers.sessions`` and ``handlers.invitations``; failed sign-ins count
-against the caller's address in the rate limiter (api/ops/ratelimit.py).
+against the account and the caller's address in Postgres
+(handlers/sign_in_throttle.py), and against the address in the rate limiter when Redis
+is there (api/ops/ratelimit.py). The portal signs in through the same
+``api.http.sign_in.SignInRoutes``.
 """
 
 from __future__ import annotations
@@ -34,8 +38,8 @@ from api.http.deps import Authorized, ServicesDep
 from api.http.problem_docs import errors
 from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
-from api.root import Services, session_lifetimes
-from domain.ids import TenantId
+from api.http.sign_in import SignInRoutes
+from api.schemas.sign_in import SignInIn
 from domain.values import Role
 from handlers import invitations, sessions
 from handlers.credentials import MAX_PASSWORD, MIN_PASSWORD, check_password
@@ -109,14 +113,6 @@ RefreshCookie = Annotated[str | None, Cookie(alias=STAFF_REFRESH.name, max_lengt
                                              include_in_schema=False)]
 
 
-class SignInIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    tenant: UUID = Field(description="the tenant's id (the operator hands it out)")
-    email: str = Field(min_length=1, max_length=254)
-    password: str = Field(min_length=1, max_length=MAX_PASSWORD)
-
-
 class SignedInOut(BaseModel):
     access_token: str = Field(description="send as `Authorization: Bearer <token>`")
     token_type: Literal["Bearer"]
@@ -146,31 +142,18 @@ class AcceptedOut(BaseModel):
     email: str
 
 
-def _signed_in(request: Request, services: Services, done: sessions.SignedIn) -> Response:
-    """The access token in the body, the refresh token in its cookie."""
-    now = services.clock.now()
-    token, expires = services.tokens.issue(tenant_id=done.tenant_id, agent_id=done.holder_id,
-                                           session_id=done.session_id, role=done.role,
-                                           now=now)
-    response = JsonReply(200, {
-        "access_token": token, "token_type": "Bearer",
-        "expires_in": int(services.tokens.ttl.total_seconds()), "expires_at": expires,
-        "refresh_expires_at": done.refresh_expires_at, "tenant_id": done.tenant_id,
-        "agent_id": done.holder_id, "role": done.role,
-    }, headers={"Cache-Control": "no-store"}).response()
-    return STAFF_REFRESH.set(response, request, done.refresh_token, done.refresh_expires_at,
-                             now)
+STAFF_SIGN_IN = SignInRoutes(sessions.STAFF, STAFF_REFRESH, lambda services: services.tokens,
+                             None, lambda done: {"agent_id": done.holder_id,
+                                                 "role": done.role})
 
 
-@router.post("/sign-in", response_model=SignedInOut, responses=errors(413, 415)
-         | sends(200, required=(SET_COOKIE, CACHE_CONTROL)),
+@router.post("/sign-in", response_model=SignedInOut, responses=errors(413, 415, 429)
+             | sends(200, required=(SET_COOKIE, CACHE_CONTROL)),
              summary="Sign in with e-mail and password (the refresh token is set as a cookie)")
 async def sign_in(body: SignInIn, request: Request, services: ServicesDep) -> Response:
-    command = sessions.SignIn(tenant_id=TenantId(body.tenant), email=body.email.strip(),
-                              password=body.password, at=services.clock.now())
-    done = await sessions.sign_in(services.store, services.passwords,
-                                  session_lifetimes(services.settings), command)
-    return _signed_in(request, services, done)
+    """Every failure is the same 401 ``sign_in_failed``; too many for the account or
+    from the address are a 429 with ``Retry-After`` (docs/api.md, Sign-in)."""
+    return await STAFF_SIGN_IN.sign_in(body, request, services)
 
 
 @router.post("/refresh", response_model=SignedInOut, responses=_REFRESH_ANSWERS,
@@ -179,10 +162,8 @@ async def refresh(request: Request, services: ServicesDep,
                   hd_refresh: RefreshCookie = None) -> Response:
     # A refusal may be a replay that revoked the session: forget its tokens here at
     # once (other processes hear of it through the notification).
-    return await STAFF_REFRESH.rotate(
-        request, sessions.refresh(services.store, session_lifetimes(services.settings),
-                                  hd_refresh, services.clock.now()),
-        lambda done: _signed_in(request, services, done), on_refused=services.keys.clear)
+    return await STAFF_SIGN_IN.refresh(request, services, hd_refresh,
+                                       on_refused=services.keys.clear)
 
 
 @router.post("/sign-out", status_code=204, responses=errors() | sends(204, required=(SET_COOKIE,)),

@@ -19,6 +19,7 @@ from api.http.commands import agent_actor, parse_if_match
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate, scope_of
+from api.http.params import IdOrNone
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply
@@ -49,9 +50,6 @@ from projections.people import ContactFilters, list_contacts, load_organization
 from projections.reads import TicketFilters
 
 router = APIRouter(prefix="/v1/contacts", tags=["contacts"], route_class=StrictRoute)
-
-UUID_OR_NONE = (r"^(none|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
-                r"[0-9a-fA-F]{12})$")
 
 _MOVED: dict[int | str, dict[str, Any]] = {
     308: {"description": "The contact was merged: `Location` names the survivor.",
@@ -84,8 +82,7 @@ async def list_(
     cursor: Annotated[str | None, Query(max_length=512)] = None,
     email: Annotated[str | None, Query(max_length=254,
                                        description="Exactly this e-mail, in any case.")] = None,
-    organization_id: Annotated[str | None, Query(
-        pattern=UUID_OR_NONE,
+    organization_id: Annotated[IdOrNone | None, Query(
         description="An organization id, or `none` for contacts of no organization.")] = None,
     tag: Annotated[str | None, Query(pattern=TAG_PATTERN)] = None,
 ) -> Response:

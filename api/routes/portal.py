@@ -4,7 +4,8 @@
   link's token for a contact, shown once; the operator sends it (no mail server here).
 - ``POST /v1/portal/auth/password`` spends it: the contact sets a password (404
   unknown, 410 ``link_gone`` spent or expired).
-- ``POST /v1/portal/auth/sign-in`` takes ``{tenant, email, password}`` and answers a
+- ``POST /v1/portal/auth/sign-in`` takes ``{tenant, email, password}`` (slug or id)
+  and answers a
   portal token (``ACCESS_TOKEN_MINUTES``), valid while the portal session is open, and
   an opaque refresh token in the httpOnly ``hd_portal_refresh`` cookie scoped to
   ``/v1/portal/auth`` (api/http/cookies.py). Every failure is the same 401
@@ -43,7 +44,7 @@ from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, Position, tenant_list_
 from api.http.problem_docs import errors
 from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
-from api.root import Services, session_lifetimes
+from api.http.sign_in import SignInRoutes
 from api.schemas.attachments import recorded
 from api.schemas.customers import (
     CustomerMessagePage,
@@ -54,7 +55,8 @@ from api.schemas.customers import (
     CustomerTicketPage,
     customer_message,
 )
-from domain.ids import MessageId, TenantId, TicketId
+from api.schemas.sign_in import SignInIn
+from domain.ids import MessageId, TicketId
 from eventstore.store import UnitOfWork
 from handlers import portal, sessions
 from handlers.credentials import MAX_PASSWORD, MIN_PASSWORD, check_password
@@ -89,14 +91,6 @@ class PortalPasswordSetOut(BaseModel):
     tenant_id: UUID
     contact_id: UUID
     email: str
-
-
-class PortalSignInIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    tenant: UUID
-    email: str = Field(min_length=1, max_length=254)
-    password: str = Field(min_length=1, max_length=MAX_PASSWORD)
 
 
 class PortalSignedInOut(BaseModel):
@@ -138,33 +132,18 @@ async def set_password(body: PortalPasswordIn, services: ServicesDep) -> Respons
     return JsonReply(200, done).response()
 
 
-def _signed_in(request: Request, services: Services, done: sessions.SignedIn) -> Response:
-    """The portal token in the body, the refresh token in its cookie."""
-    now = services.clock.now()
-    tokens = services.portal_tokens
-    token, expires = tokens.issue(tenant_id=done.tenant_id, agent_id=done.holder_id,
-                                  session_id=done.session_id, role="customer", now=now)
-    response = JsonReply(200, {
-        "access_token": token, "token_type": "Bearer",
-        "expires_in": int(tokens.ttl.total_seconds()),
-        "expires_at": min(expires, done.session_expires_at),
-        "refresh_expires_at": done.refresh_expires_at,
-        "session_expires_at": done.session_expires_at,
-        "tenant_id": done.tenant_id, "contact_id": done.holder_id,
-    }, headers={"Cache-Control": "no-store"}).response()
-    return PORTAL_REFRESH.set(response, request, done.refresh_token, done.refresh_expires_at,
-                              now)
+PORTAL_SIGN_IN = SignInRoutes(portal.PORTAL, PORTAL_REFRESH,
+                              lambda services: services.portal_tokens, "customer",
+                              lambda done: {"session_expires_at": done.session_expires_at,
+                                            "contact_id": done.holder_id})
 
 
 @router.post("/v1/portal/auth/sign-in", response_model=PortalSignedInOut,
-             responses=errors(413, 415) | sends(200, required=(SET_COOKIE, CACHE_CONTROL)),
+             responses=errors(413, 415, 429) | sends(200, required=(SET_COOKIE, CACHE_CONTROL)),
              summary="A contact signs in to the portal (the refresh token is set as a cookie)")
-async def sign_in(body: PortalSignInIn, request: Request, services: ServicesDep) -> Response:
-    done = await sessions.sign_in(
-        services.store, services.passwords, session_lifetimes(services.settings),
-        sessions.SignIn(TenantId(body.tenant), body.email.strip(), body.password,
-                        services.clock.now()), portal.PORTAL)
-    return _signed_in(request, services, done)
+async def sign_in(body: SignInIn, request: Request, services: ServicesDep) -> Response:
+    """As the staff sign-in: the same 401 for every failure, the same throttle."""
+    return await PORTAL_SIGN_IN.sign_in(body, request, services)
 
 
 @router.post("/v1/portal/auth/refresh", response_model=PortalSignedInOut,
@@ -173,10 +152,7 @@ async def sign_in(body: PortalSignInIn, request: Request, services: ServicesDep)
 async def refresh(request: Request, services: ServicesDep,
                   hd_portal_refresh: PortalRefreshCookie = None) -> Response:
     # Portal tokens are not cached: a revoked session's stop at once.
-    return await PORTAL_REFRESH.rotate(
-        request, sessions.refresh(services.store, session_lifetimes(services.settings),
-                                  hd_portal_refresh, services.clock.now(), portal.PORTAL),
-        lambda done: _signed_in(request, services, done))
+    return await PORTAL_SIGN_IN.refresh(request, services, hd_portal_refresh)
 
 
 @router.post("/v1/portal/auth/sign-out", status_code=204, responses=errors()

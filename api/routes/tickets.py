@@ -6,11 +6,11 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from fastapi import APIRouter, Query, Request, Response
-from pydantic import BeforeValidator, StringConstraints
+from pydantic import AfterValidator, BeforeValidator, StringConstraints, WithJsonSchema
 
 from api.http import commands
 from api.http.answer_headers import ETAG, LOCATION, sends
@@ -22,7 +22,7 @@ from api.http.field_params import PREFIX as FIELD_PREFIX
 from api.http.field_params import field_filters
 from api.http.headers import IfMatch
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, scope_of
-from api.http.params import ANY_OF, IsoDateTime
+from api.http.params import ANY_OF, AgentOrMe, GroupOrMine, IdOrNone, IsoDateTime
 from api.http.problem_docs import COMMAND_ERRORS, errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply
@@ -60,9 +60,6 @@ from projections.groups import unknown_groups
 from projections.people import load_contact, load_organization
 from projections.reads import TicketFilters, get_ticket
 from projections.search import MAX_QUERY_LENGTH, check_query, text_search_config
-
-UUID_OR_NONE = (r"^(none|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
-                r"[0-9a-fA-F]{12})$")
 
 router = APIRouter(prefix="/v1/tickets", tags=["tickets"], route_class=StrictRoute)
 _COMMAND = COMMAND_ERRORS | sends(200, required=(ETAG,))
@@ -155,9 +152,41 @@ async def _known(session: UnitOfWork, filters: TicketFilters) -> None:  # a Guar
         raise Problem(404, "not_found", f"no organization {filters.organization_id}")
 
 
+ACTIVE_STATES = tuple(s.value for s in TicketState
+                      if s not in (TicketState.SOLVED, TicketState.CLOSED))
+"""What ``state=active`` stands for: every state but solved and closed."""
+
+
+def _state_or_active(value: str) -> str:
+    if value != "active" and value not in {s.value for s in TicketState}:
+        raise ValueError("expected one of " + ", ".join(
+            f"`{s}`" for s in [*TicketState, "active"]))
+    return value
+
+
+StateOrActive = Annotated[str, AfterValidator(_state_or_active), WithJsonSchema(
+    {"type": "string", "enum": [*(s.value for s in TicketState), "active"]})]
+
+SORT_DOC = ("`created` (the default): newest first. `sla_due`: the next deadline of a "
+            "running SLA clock, soonest first (overdue ones first of all), then the tickets "
+            "with no running clock; ties by ticket id. "
+            "Each order has its own cursors: pass `next_cursor` back with the same `sort`.")
+
+
+def _me(principal: Principal, name: str, word: str) -> UUID:
+    """The calling agent, for ``assignee=me`` and ``group_id=mine``."""
+    if principal.agent_id is None:
+        raise Problem(400, "invalid_parameter",
+                      f"{name}={word} needs a caller who is an agent: this API key acts "
+                      "for no agent, so pass the agent's id instead",
+                      parameters=[name])
+    return principal.agent_id
+
+
 @router.get("", response_model=TicketPage, responses=errors(404), summary="List tickets",
-            description="Newest first; pass ``next_cursor`` back as ``cursor`` with the same "
-                        "filters. " + FIELD_FILTERS_DOC,
+            description="Newest first, or by SLA due time with `sort=sla_due`; pass "
+                        "``next_cursor`` back as ``cursor`` with the same filters and "
+                        "sort. " + FIELD_FILTERS_DOC,
             openapi_extra={QUERY_FAMILIES: [FIELD_PREFIX]})
 async def list_(
     request: Request,
@@ -165,24 +194,26 @@ async def list_(
     principal: Authorized,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
-    state: Annotated[list[TicketState] | None, Query(description=ANY_OF)] = None,
+    sort: Annotated[Literal["created", "sla_due"], Query(description=SORT_DOC)] = "created",
+    state: Annotated[list[StateOrActive] | None, Query(
+        description=ANY_OF + " `active` stands for every state but `solved` and "
+                             "`closed`.")] = None,
     priority: Annotated[list[Priority] | None, Query(description=ANY_OF)] = None,
     source: Annotated[list[Source] | None, Query(description=ANY_OF)] = None,
-    assignee: Annotated[str | None, Query(
-        pattern=UUID_OR_NONE,
-        description="An agent id, or `none` for unassigned tickets.")] = None,
+    assignee: Annotated[AgentOrMe | None, Query(
+        description="An agent id, `me` for the calling agent's tickets (a key or "
+                    "session that acts as an agent), or `none` for unassigned "
+                    "tickets.")] = None,
     tag: Annotated[list[Tag] | None, Query(description=ANY_OF)] = None,
-    group_id: Annotated[str | None, Query(
-        pattern=r"^(none|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$",
-        description="A group id (404 if the tenant has no such group), or `none` for "
-                    "tickets in no group.")] = None,
+    group_id: Annotated[GroupOrMine | None, Query(
+        description="A group id (404 if the tenant has no such group), `mine` for "
+                    "tickets in any group the calling agent is a member of, or `none` "
+                    "for tickets in no group.")] = None,
     created_after: IsoDateTime | None = None,
     created_before: IsoDateTime | None = None,
-    requester_id: Annotated[str | None, Query(
-        pattern=UUID_OR_NONE,
+    requester_id: Annotated[IdOrNone | None, Query(
         description="A contact id, or `none` for tickets not linked to a contact.")] = None,
-    organization_id: Annotated[str | None, Query(
-        pattern=UUID_OR_NONE,
+    organization_id: Annotated[IdOrNone | None, Query(
         description="An organization id (its contacts' tickets), or `none` for tickets "
                     "of contacts in no organization.")] = None,
     updated_after: Annotated[IsoDateTime | None, Query(
@@ -192,14 +223,20 @@ async def list_(
                                    description="a search query, as `GET /v1/search` "
                                                "takes it; the list keeps its order")] = None,
 ) -> Response:
-    """Newest first; pass ``next_cursor`` back as ``cursor`` with the same filters. A
-    ``requester_id`` or ``organization_id`` the tenant does not have is 404."""
+    """Newest first, or by SLA due time; pass ``next_cursor`` back as ``cursor`` with
+    the same filters and sort. A ``requester_id`` or ``organization_id`` the tenant
+    does not have is 404."""
+    states = _values(state)
+    if "active" in states:
+        states = tuple(sorted((set(states) - {"active"}) | set(ACTIVE_STATES)))
     filters = TicketFilters(
-        states=_values(state), priorities=_values(priority), sources=_values(source),
-        assignee=UUID(assignee) if assignee and assignee != "none" else None,
+        states=states, priorities=_values(priority), sources=_values(source),
+        assignee=(_me(principal, "assignee", "me") if assignee == "me"
+                  else _uuid(assignee)),
         unassigned=assignee == "none", tags=_values(tag),
-        group_id=UUID(group_id) if group_id and group_id != "none" else None,
+        group_id=None if group_id == "mine" else _uuid(group_id),
         no_group=group_id == "none",
+        member=_me(principal, "group_id", "mine") if group_id == "mine" else None,
         created_after=_utc(created_after), created_before=_utc(created_before),
         requester_id=_uuid(requester_id), no_requester=requester_id == "none",
         organization_id=_uuid(organization_id), no_organization=organization_id == "none",
@@ -210,22 +247,28 @@ async def list_(
             catalog = await load_catalog(session.conn, principal.tenant_id)
         filters = replace(filters, fields=field_filters(request.query_params, catalog))
     # Filters are named only when given, so cursors handed out before one existed hold.
+    # ``me`` and ``mine`` are named as the agent they stand for: one agent's cursor is
+    # not another's.
     given = {"group_id": group_id, "requester_id": requester_id,
              "organization_id": organization_id}
     scope = scope_of(principal.tenant_id, "tickets", {
         "state": filters.states, "priority": filters.priorities,
-        "source": filters.sources, "assignee": assignee, "tag": filters.tags,
+        "source": filters.sources,
+        "assignee": str(filters.assignee) if assignee == "me" else assignee,
+        "tag": filters.tags,
         "created_after": filters.created_after and filters.created_after.isoformat(),
         "created_before": filters.created_before and filters.created_before.isoformat(),
-        **{name: value.lower() for name, value in given.items() if value is not None},
+        **{name: value for name, value in given.items() if value is not None},
+        **({"member": str(filters.member)} if filters.member is not None else {}),
         **({"fields": [[f.key, f.op, f.value] for f in filters.fields]}
            if filters.fields else {}),
         **({"updated_after": filters.updated_after.isoformat()}
            if filters.updated_after is not None else {}),
         **({"q": q} if q is not None else {}),
+        **({"sort": sort} if sort != "created" else {}),
     })
     return await ticket_page(services, principal.tenant_id, scope, filters, limit, cursor,
-                             lambda session: _known(session, filters))
+                             lambda session: _known(session, filters), order=sort)
 
 
 @router.get("/{ticket_id}", response_model=TicketOut, responses=errors(404)

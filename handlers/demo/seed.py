@@ -105,6 +105,7 @@ class DemoTenant:
     name: str
     keys: tuple[DemoKey, ...]
     tickets: int
+    slug: str = ""
 
     def key(self, role: str) -> DemoKey:
         """The first key of ``role`` (people's keys come first)."""
@@ -150,7 +151,7 @@ async def seed_plan(owner_dsn: str, store: EventStore, plan: Plan, now: datetime
     first = tenant.admin_key
     return DemoTenant(tenant.tenant_id, plan.name,
                       (*people, *machines, DemoKey(first.role, first.name, first.secret)),
-                      desk.opened)
+                      desk.opened, tenant.slug)
 
 
 async def _organize(store: EventStore, tenant_id: TenantId, admin: IssuedKey, plan: Plan,

@@ -23,9 +23,9 @@ async def test_query_cursor_and_path_errors(http, tenant):
     created = (await http.post("/v1/tickets", json=NEW_TICKET, headers=h)).json()
     await http.post("/v1/tickets", json=NEW_TICKET, headers=h)
 
-    body = problem(await http.get("/v1/tickets", params={"sort": "x"}, headers=h), 400,
+    body = problem(await http.get("/v1/tickets", params={"order": "x"}, headers=h), 400,
                    "unknown_parameter")
-    assert body["parameters"] == ["sort"]
+    assert body["parameters"] == ["order"]
     for params in ({"limit": 0}, {"limit": 101}, {"limit": "x"}, {"state": "nope"},
                    {"assignee": "bob"}, {"created_after": "yesterday"}):
         problem(await http.get("/v1/tickets", params=params, headers=h), 400)

@@ -12,8 +12,9 @@ an organization are edited, and 422, 412 and 409 refusals are shown. The contact
 a contact, an organization, the assign form and the field editor fit a phone's width and
 a laptop at 200% zoom, with every control reached by keyboard and its focus drawn.
 
-The run saves screenshots of the queue, a ticket and the analytics page to
-docs/screenshots/ (the README shows them).
+The run saves screenshots of the queue, a ticket and the analytics page to a temporary
+folder; ``scripts/screenshots`` runs it to refresh docs/screenshots/ (the README shows
+them), and only that does.
 """
 
 from __future__ import annotations
@@ -41,7 +42,6 @@ from tests.support.wait import until
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
-SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 WAIT_MS = 15_000
 REPLAY_WINDOW = 2
 
@@ -93,6 +93,12 @@ async def console(databases: pg.Databases) -> AsyncIterator[Console]:
         await databases.drop(db.name)
 
 
+@pytest.fixture(scope="session")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where screenshots go: a temporary folder unless ``scripts/screenshots`` asks."""
+    return chromium.screenshot_dir(tmp_path_factory.mktemp("screenshots"))
+
+
 @pytest.fixture(scope="module")
 async def browser() -> AsyncIterator[Browser]:
     path = chromium.chromium()
@@ -142,7 +148,7 @@ async def signed_in_as(context: BrowserContext, console: Console, who: str) -> P
     email, password = console.login(who)
     page = await _console_page(context, console)
     form = page.get_by_role("form", name="Sign in with your e-mail and password")
-    await form.get_by_label("Tenant id", exact=True).fill(str(console.rich.tenant_id))
+    await form.get_by_label("Tenant", exact=True).fill(console.rich.slug)
     await form.get_by_label("E-mail", exact=True).fill(email)
     await form.get_by_label("Password", exact=True).fill(password)
     await form.get_by_role("button", name="Sign in").click()
@@ -162,7 +168,7 @@ def no_script_errors(page: Page) -> None:
     assert not errors, errors
 
 
-async def test_an_agent_filters_loads_more_opens_a_ticket_and_replies(console, context):
+async def test_an_agent_filters_loads_more_opens_a_ticket_and_replies(console, context, shots):
     page = await signed_in_as(context, console, "Jonas Weber")
     await expect(page).to_have_url(re.compile(r"#/queue$"))
     await expect(page.locator("#who")).to_contain_text("Jonas Weber")
@@ -172,8 +178,7 @@ async def test_an_agent_filters_loads_more_opens_a_ticket_and_replies(console, c
     items = page.locator(".ticket-item")
     await expect(items).to_have_count(20)
     await expect(page.locator("#live")).to_have_text("Live")
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    await page.screenshot(path=str(SHOTS / "queue.png"))
+    await page.screenshot(path=str(shots / "queue.png"))
     # Keyset pages: "Load more" follows next_cursor; no page numbers, no totals.
     await expect(page.get_by_text(re.compile(r"\bpage \d|\bof \d+\b", re.I))).to_have_count(0)
     # From the keyboard: the new tickets' first link takes the focus.
@@ -187,7 +192,7 @@ async def test_an_agent_filters_loads_more_opens_a_ticket_and_replies(console, c
     await expect(page.get_by_text("No more tickets.")).to_be_visible()
 
     # Filters: what the queue shows is what the API lists for them.
-    await page.get_by_role("checkbox", name="Urgent").check()
+    await page.get_by_role("checkbox", name="Urgent", exact=True).check()
     await page.get_by_role("checkbox", name="Open", exact=True).check()
     await expect(page).to_have_url(re.compile(r"#/queue\?state=open&priority=urgent$"))
     listed = (await console.api("GET", "/v1/tickets", "Jonas Weber", params={
@@ -234,7 +239,7 @@ async def test_an_agent_filters_loads_more_opens_a_ticket_and_replies(console, c
     # SLA clocks: the first response was met by the reply.
     await expect(page.locator(".clock[data-metric=first_response] .clock-status")).to_have_text(
         re.compile(r"^Met"))
-    await page.screenshot(path=str(SHOTS / "ticket.png"), full_page=True)
+    await page.screenshot(path=str(shots / "ticket.png"), full_page=True)
     no_script_errors(page)
 
 
@@ -365,7 +370,7 @@ async def test_a_gap_in_the_feed_is_said_and_the_queue_reloaded(console, context
     await expect(page.locator("#live")).to_have_text("Reconnecting…")
     down = False  # the next attempt resumes from the last seq it saw: too far back
     await expect(page.locator(".live-note")).to_contain_text(
-        "The live feed fell behind and skipped events")
+        "The live feed fell behind and missed some changes")
     await expect(page.locator(".ticket-item").first.locator("h2")).to_have_text(subject)
     await expect(page.locator("#live")).to_have_text("Live")
     assert len(sockets) == 2
@@ -381,7 +386,8 @@ async def test_a_change_on_a_ticket_someone_else_changed_is_refused_and_shown(co
     ticket = listed[0]
     await page.goto(f"{console.base}/console/#/tickets/{ticket['id']}")
     await expect(page.get_by_role("heading", level=1)).to_have_text(ticket["subject"])
-    await expect(page.locator(".meta .version")).to_contain_text(f"version {ticket['version']}")
+    await expect(page.locator(".ticket-details .version")).to_contain_text(
+        f"version {ticket['version']}")
     moved = await console.api("POST", f"/v1/tickets/{ticket['id']}/state", "Lucas Moreau",
                               json={"state": "pending"})
     assert moved.status_code == 200, moved.text
@@ -396,7 +402,7 @@ async def test_a_change_on_a_ticket_someone_else_changed_is_refused_and_shown(co
     await expect(page.get_by_label("Priority", exact=True)).to_have_value(ticket["priority"])
 
 
-async def test_an_analyst_sees_the_charts_and_cannot_open_a_ticket(console, context):
+async def test_an_analyst_sees_the_charts_and_cannot_open_a_ticket(console, context, shots):
     async def caught_up() -> bool:
         answer = await console.api("GET", "/v1/analytics/volume", "Support analytics")
         return answer.status_code == 200 and answer.json()["lag"] == 0
@@ -414,10 +420,12 @@ async def test_an_analyst_sees_the_charts_and_cannot_open_a_ticket(console, cont
         "SLA achievement per priority"])
     for i in range(6):
         await expect(charts.nth(i).locator("svg circle, svg rect").first).to_be_visible()
-    await expect(page.locator(".freshness").first).to_have_text(
-        re.compile(r"^As of seq \d+, lag \d+ events?"))
+    await expect(page.locator(".freshness-words").first).to_have_text(
+        re.compile(r"^(Up to date|\d+ recent changes? not counted yet)$"))
+    await expect(page.locator(".freshness-details").first).to_contain_text(
+        re.compile(r"As of seq \d+, lag \d+ events?"))
     assert await page.locator(".freshness").count() == 6  # each view says its freshness
-    await page.screenshot(path=str(SHOTS / "analytics.png"), full_page=True)
+    await page.screenshot(path=str(shots / "analytics.png"), full_page=True)
     # The split names groups and organizations, which an analyst may not list: the
     # analytics answer carries their names.
     window = {"from": await page.get_by_label("From (UTC day)").input_value(),
@@ -629,7 +637,7 @@ async def test_field_values_are_edited_and_a_solve_names_the_missing_field(conso
         await fields.get_by_label("Category").select_option(label="Billing")
         await fields.get_by_label("Order number").fill("KL-20931")
         await fields.get_by_role("button", name="Save fields").click()
-        await expect(page.locator(".meta .version")).to_contain_text(
+        await expect(page.locator(".ticket-details .version")).to_contain_text(
             f"version {ticket['version'] + 1}")
         now = (await console.api("GET", f"/v1/tickets/{ticket['id']}", "Lucas Moreau")).json()
         assert now["fields"]["category"] == "billing"

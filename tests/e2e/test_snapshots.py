@@ -53,7 +53,7 @@ async def test_representative_responses(http, services, tenant, owner, snapshot)
     messages = await http.get(f"/v1/tickets/{tid}/messages", headers=auth(admin))
     illegal = await http.post(f"/v1/tickets/{tid}/state", json={"state": "closed"},
                               headers=auth(admin))
-    unknown = await http.get("/v1/tickets", params={"sort": "x"}, headers=auth(admin))
+    unknown = await http.get("/v1/tickets", params={"order": "x"}, headers=auth(admin))
     responses = {
         "open": created, "reply": reply, "pending": pending, "page": page,
         "messages": messages, "illegal": illegal, "unknown_parameter": unknown,

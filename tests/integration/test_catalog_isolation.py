@@ -60,6 +60,8 @@ NOT_TENANT_TABLES = {
     "schema_migrations": "the migration runner's ledger, one for the whole database",
     "instance_secrets": "the instance's own keys (cursor, token and data-key secrets), "
                         "shared by every tenant of the database",
+    "sign_in_failures": "failed sign-ins are counted before the tenant is known (an unknown "
+                        "slug too), by hashes of the account and the address only",
 }
 """Public tables without a tenant, and why; any other such table fails."""
 
@@ -80,6 +82,10 @@ EXCEPTIONS: dict[tuple[str, str], tuple[str, str, str | None, str | None, str]] 
     ("agents", "owner_lookup"): (
         "SELECT", "{helpdesk_owner}", "true", None,
         "the operator's commands find agents of any tenant; the owner role only"),
+    ("tenants", "owner_lookup"): (
+        "SELECT", "{helpdesk_owner}", "true", None,
+        "sign-in finds a tenant by its slug before it is known, and the operator checks a "
+        "slug is free; the owner role only"),
     ("api_keys", "owner_lookup"): (
         "SELECT", "{helpdesk_owner}", "true", None,
         "the operator's commands find keys of any tenant; the owner role only"),

@@ -33,6 +33,9 @@ KEY_EXCEPTIONS = {
     "jobs": "tenant_id is NULL for global jobs (jobs.purge, jobs.seed_tenants), so the key "
             "is (id); on Citus those rows move to a coordinator-local jobs_global and the "
             "key becomes (tenant_id, id) (docs/citus.sql, step 2)",
+    "tenants": "a slug names one tenant of all (sign-in finds the tenant by it before it "
+               "is known), so tenants_slug is (slug); on Citus the slugs move to a "
+               "reference table tenant_slugs (docs/citus.sql, step 3)",
 }
 
 _CLAIM = "the job claim: the scheduler works through every tenant's jobs by id and run_at"
@@ -41,6 +44,8 @@ CROSS_TENANT = {
         "the API-key lookup runs before the tenant is known: a key hash is all a request "
         "brings (docs/citus.sql, step 4)",
     "handlers/queries.sql:all_tenant_ids": "operator upgrades walk every tenant",
+    "handlers/queries.sql:slug_taken": "the operator checks that a slug is free among all "
+                                       "tenants (docs/citus.sql, step 3)",
     "eventstore/queries.sql:data_key_census":
         "the start-up check of the key-encryption key runs before any tenant is known and "
         "reads only fingerprints and counts (a fan-out query on Citus)",

@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import asyncpg
@@ -40,7 +41,8 @@ async def test_tenants_create_prints_a_working_admin_key(db):
     out = helpdesk("tenants", "create", "Acme Support", "--json", env=env)
     assert out.returncode == 0, out.stderr
     created = json.loads(out.stdout)
-    assert set(created) == {"tenant_id", "api_key"}
+    assert set(created) == {"tenant_id", "slug", "api_key"}
+    assert created["slug"] == "acme-support"
     pool = await create_pool(db.runtime_url)
     try:
         principal = await KeyCache(pool, ttl=0).lookup(created["api_key"])
@@ -51,6 +53,33 @@ async def test_tenants_create_prints_a_working_admin_key(db):
 
     human = helpdesk("tenants", "create", "Other", env=env)
     assert human.returncode == 0 and "admin API key: hd_" in human.stdout
+
+
+@pytest.mark.slow  # runs `helpdesk` as a subprocess
+async def test_tenant_slugs_are_chosen_unique_and_editable(db):
+    env = _env(MIGRATION_DATABASE_URL=db.admin_url, DATABASE_URL=db.runtime_url)
+    first = json.loads(helpdesk("tenants", "create", "Acme", "--slug", "Acme-Desk", "--json",
+                                env=env).stdout)
+    assert first["slug"] == "acme-desk"
+    taken = helpdesk("tenants", "create", "Other", "--slug", "acme-desk", env=env)
+    assert taken.returncode != 0 and "taken" in taken.stderr
+    bad = helpdesk("tenants", "create", "Other", "--slug=nope-", env=env)
+    assert bad.returncode != 0 and "hyphen" in bad.stderr
+    # Without --slug, one from the name, made unique with a piece of the id.
+    again = json.loads(helpdesk("tenants", "create", "Acme Desk", "--json", env=env).stdout)
+    assert again["slug"] == f"acme-desk-{again['tenant_id'][:8]}"
+    moved = helpdesk("tenants", "slug", first["tenant_id"], "acme", env=env)
+    assert moved.returncode == 0, moved.stderr
+    assert "'acme-desk' is now 'acme'" in moved.stdout
+    refused = helpdesk("tenants", "slug", again["tenant_id"], "acme", env=env)
+    assert refused.returncode != 0 and "taken" in refused.stderr
+    conn = await asyncpg.connect(db.admin_url)
+    try:
+        assert await conn.fetchval("SELECT tenant_by_slug('ACME')") == uuid.UUID(
+            first["tenant_id"])
+        assert await conn.fetchval("SELECT tenant_by_slug('acme-desk')") is None
+    finally:
+        await conn.close()
 
 
 @pytest.mark.slow  # runs `helpdesk` as a subprocess

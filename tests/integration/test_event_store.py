@@ -273,13 +273,14 @@ async def test_a_tenant_cannot_exist_without_its_head(db):
             async with conn.transaction():
                 await conn.execute("SET LOCAL ROLE helpdesk_owner")
                 await arm(conn, tenant, ACTOR)
-                await conn.execute("INSERT INTO tenants (id, name) VALUES ($1, 'headless')",
-                                   tenant)
+                await conn.execute("INSERT INTO tenants (id, name, slug) "
+                                   "VALUES ($1, 'headless', 'headless')", tenant)
         # Together, in either order, they commit.
         async with conn.transaction():
             await conn.execute("SET LOCAL ROLE helpdesk_owner")
             await arm(conn, tenant, ACTOR)
-            await conn.execute("INSERT INTO tenants (id, name) VALUES ($1, 'whole')", tenant)
+            await conn.execute("INSERT INTO tenants (id, name, slug) "
+                               "VALUES ($1, 'whole', 'whole')", tenant)
             await conn.execute("INSERT INTO tenant_heads (tenant_id) VALUES ($1)", tenant)
     finally:
         await conn.close()

@@ -68,3 +68,28 @@ async def test_the_list_by_organization_walks_its_own_index(db, store, make_tena
             f"'ffffffff-ffff-ffff-ffff-ffffffffffff', 26, '{values[0]}')"))
     assert "Index Scan Backward using tickets_organization" in plan, plan
     assert "Sort" not in plan and "Bitmap" not in plan, plan
+
+
+@pytest.mark.parametrize(("filters", "index"), [
+    (TicketFilters(), "tickets_sla_due"),
+    (TicketFilters(assignee=uuid.uuid4()), "tickets_assignee_sla_due"),
+])
+async def test_the_list_by_sla_due_walks_its_own_index(db, store, make_tenant, filters, index):
+    """``sort=sla_due`` (migration 0550): forwards from the cursor, no sort, at any depth."""
+    t = (await make_tenant()).tenant_id
+    await seed_tickets(db.runtime_url, t, 2000)
+    admin = await asyncpg.connect(db.admin_url)
+    try:
+        await admin.execute("ANALYZE tickets")
+    finally:
+        await admin.close()
+    query, values = ticket_list_query(filters, "sla_due")
+    given = [f"'{v}'" for v in values]
+    async with store.session(t, ACTOR, readonly=True) as s:
+        await s.conn.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+        await s.conn.execute(f"PREPARE listing AS {query}")
+        plan = "\n".join(r[0] for r in await s.conn.fetch(
+            f"EXPLAIN (ANALYZE, COSTS OFF) EXECUTE listing('{t}', '-infinity', "
+            f"'00000000-0000-0000-0000-000000000000', 26{''.join(', ' + v for v in given)})"))
+    assert f"Index Scan using {index}" in plan, plan
+    assert "Sort" not in plan and "Bitmap" not in plan, plan

@@ -42,3 +42,18 @@ def chromium() -> Path:
     if not CHROMIUM.exists():
         raise NoBrowser(f"apt installed {PACKAGES} but {CHROMIUM} is still missing")
     return CHROMIUM
+
+
+SCREENSHOTS_ENV = "HELPDESK_SCREENSHOTS"
+"""Where the browser tests save their screenshots when set (``scripts/screenshots``
+sets it to docs/screenshots/); otherwise a temporary folder, so a test run never
+rewrites the tracked pictures."""
+
+
+def screenshot_dir(temporary: Path) -> Path:
+    """The folder the screenshots of this run go to: ``HELPDESK_SCREENSHOTS``, or
+    ``temporary`` (the run's own)."""
+    chosen = os.environ.get(SCREENSHOTS_ENV)
+    folder = Path(chosen) if chosen else temporary
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder

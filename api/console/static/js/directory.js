@@ -88,6 +88,17 @@ export class Directory {
     return c.name ? `${c.name} <${c.email}>` : c.email;
   }
 
+  /** The agent the signed-in person (or key) acts as, or null. */
+  myId() {
+    return this.session.principal?.agent?.id ?? null;
+  }
+
+  /** Whether the signed-in agent is a member of the group ``id``. */
+  inMyGroup(id) {
+    const me = this.myId();
+    return Boolean(me && id && this.groups.get(id)?.members.includes(me));
+  }
+
   /** Groups by name: the choices for a ticket's group and the queue's filter. */
   groupList() {
     return [...this.groups.values()].sort((a, b) => a.name.localeCompare(b.name));

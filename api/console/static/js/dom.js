@@ -58,11 +58,22 @@ export function problemView(error, context) {
   return h('div', {class: 'problem', role: 'alert'},
     h('p', null,
       context ? h('span', {class: 'problem-context'}, `${context}: `) : null,
-      h('strong', {class: 'problem-title'}, p.title || 'Error'),
-      parts.length ? h('span', {class: 'problem-code'}, ` (${parts.join(' ')})`) : null),
+      h('strong', {class: 'problem-title'}, p.title || 'Error')),
     p.detail ? h('p', {class: 'problem-detail'}, p.detail) : null,
+    // The status and the code are for whoever reports it: kept, out of the way.
+    parts.length ? h('details', {class: 'problem-code'}, h('summary', null, 'Details'),
+      parts.join(' ')) : null,
     fields.length ? h('ul', {class: 'problem-fields'},
       fields.map((f) => h('li', null, `${(f.loc ?? []).join('.')}: ${f.msg ?? ''}`))) : null);
+}
+
+/** The page of something that is not there (or not the reader's to see): what, and
+ * where to go instead. No form or panel of the thing is drawn. */
+export function notFoundPage(what, detail, back) {
+  return h('section', {class: 'not-found', 'aria-labelledby': 'not-found-title'},
+    h('h1', {id: 'not-found-title', tabindex: -1}, `${what} not found`),
+    h('p', null, detail),
+    back ? h('p', null, back) : null);
 }
 
 /** Show ``error`` in ``slot`` (replacing what was there). */

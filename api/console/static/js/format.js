@@ -1,12 +1,14 @@
 // Words and numbers as people read them.
 
 export const STATES = ['open', 'pending', 'on_hold', 'solved', 'closed'];
+/** What the list's ``state=active`` stands for. */
+export const ACTIVE_STATES = ['open', 'pending', 'on_hold'];
 export const PRIORITIES = ['urgent', 'high', 'normal', 'low'];
 export const SOURCES = ['email', 'portal', 'chat', 'phone', 'api'];
 export const METRICS = ['first_response', 'next_reply', 'resolution'];
 
 const LABELS = {
-  open: 'Open', pending: 'Pending', on_hold: 'On hold', solved: 'Solved', closed: 'Closed',
+  active: 'Active (not solved or closed)', open: 'Open', pending: 'Pending', on_hold: 'On hold', solved: 'Solved', closed: 'Closed',
   urgent: 'Urgent', high: 'High', normal: 'Normal', low: 'Low',
   email: 'E-mail', portal: 'Portal', chat: 'Chat', phone: 'Phone', api: 'API',
   first_response: 'First response', next_reply: 'Next reply', resolution: 'Resolution',

@@ -1,18 +1,24 @@
-// The console's entry point: the session, the API client, the live feed and the
-// routes (#/queue, #/tickets/<id>, #/contacts, #/contacts/<id>,
-// #/organizations/<id>, #/analytics, #/audit, #/sign-in). A section the
-// principal's role may not use is neither in the navigation nor rendered.
+// The console's entry point: the session, the API client, the live feed, the drafts,
+// the routes (#/queue, #/tickets/new, #/tickets/<id>, #/search?q=, #/contacts,
+// #/contacts/<id>, #/organizations/<id>, #/analytics, #/audit, #/admin/<page>,
+// #/sign-in) and the
+// keyboard shortcuts (listed under "?"). A section the principal's role may not use is
+// neither in the navigation nor rendered.
 
 import {Api, now} from './api.js';
 import {Directory} from './directory.js';
+import {Drafts} from './drafts.js';
 import {countdown, relative} from './format.js';
-import {fill, h} from './dom.js';
+import {fill, h, notFoundPage} from './dom.js';
 import {Session} from './session.js';
 import {LiveFeed} from './stream.js';
+import {adminView} from './views/admin.js';
 import {analyticsView} from './views/analytics.js';
 import {auditView} from './views/audit.js';
 import {contactView, contactsView, organizationView} from './views/people.js';
+import {newTicketView} from './views/newticket.js';
 import {queueView} from './views/queue.js';
+import {searchBox, searchView} from './views/search.js';
 import {signInView} from './views/signin.js';
 import {ticketView} from './views/ticket.js';
 
@@ -24,6 +30,7 @@ const SECTIONS = [
   {path: 'analytics', label: 'Analytics', needs: 'GET /v1/analytics/summary',
    view: analyticsView},
   {path: 'audit', label: 'Audit', needs: 'GET /v1/audit/verify', view: auditView},
+  {path: 'admin', label: 'Admin', needs: 'GET /v1/settings', view: adminView, landing: false},
 ];
 
 const LIVE_TEXT = {
@@ -41,7 +48,8 @@ const feed = new LiveFeed(session, (state, detail) => {
   live.title = detail ?? '';
 });
 const directory = new Directory(api, session);
-const app = {session, api, feed, directory, navigate};
+const drafts = new Drafts(session);
+const app = {session, api, feed, directory, drafts, navigate, lastQueue: []};
 let current = null;
 
 function navigate(hash) {
@@ -72,6 +80,14 @@ function renderChrome(active) {
   fill(who, p ? [h('span', {class: 'who-name'}, session.displayName()),
                  h('span', {class: 'who-role'}, ` ${p.role} · ${p.tenant.name}`)] : null);
   document.getElementById('sign-out').hidden = !session.signedIn;
+  const search = document.getElementById('search');
+  if (session.signedIn && session.may('GET /v1/search')) {
+    if (!search.firstChild) fill(search, searchBox(app));
+    search.hidden = false;
+  } else {
+    fill(search);
+    search.hidden = true;
+  }
 }
 
 function render() {
@@ -88,15 +104,24 @@ function render() {
   }
   const [section, id] = parts;
   let view;
-  if (section === 'tickets' && id) {
+  if (section === 'tickets' && id === 'new') {
+    view = newTicketView(app);
+  } else if (section === 'tickets' && id) {
     view = ticketView(app, id);
+  } else if (section === 'admin' && id && session.may('GET /v1/settings')) {
+    view = adminView(app, params, id);
+  } else if (section === 'search' && session.may('GET /v1/search')) {
+    view = searchView(app, params);
   } else if (section === 'contacts' && id) {
     view = contactView(app, id);
   } else if (section === 'organizations' && id) {
     view = organizationView(app, id);
   } else {
     const match = SECTIONS.find((s) => s.path === section);
-    if (!match) {
+    if (!match && section && section !== 'nothing') {
+      view = {element: notFoundPage('Page', `The console has no page at #/${parts.join('/')}.`,
+        h('a', {href: home()}, 'Back to the start')), title: 'Not found'};
+    } else if (!match) {
       if (section !== 'nothing' && home() !== '#/nothing') {
         window.location.replace(home());
         return;
@@ -110,6 +135,8 @@ function render() {
     }
   }
   renderChrome(section);
+  // The queue's order is remembered for the ticket page's j and k.
+  if (current?.order) app.lastQueue = current.order();
   current = view;
   fill(main, view.element);
   document.title = `${view.title ?? 'Helpdesk'} · Helpdesk console`;
@@ -117,6 +144,54 @@ function render() {
   // on it (a hash change alone leaves focus where the link was).
   (main.querySelector('h1') ?? main).focus({preventScroll: false});
 }
+
+/** The keyboard shortcuts of the page shown, and the console's own, as a list. */
+function shortcutsHelp() {
+  const rows = [['?', 'show or hide this list'], ['/', 'search'],
+                ...(current?.shortcuts ?? [])];
+  const dialog = h('div', {class: 'shortcuts', role: 'dialog', 'aria-modal': 'false',
+                           'aria-labelledby': 'shortcuts-title', tabindex: -1},
+    h('h2', {id: 'shortcuts-title'}, 'Keyboard shortcuts'),
+    h('dl', null, rows.map(([key, what]) => h('div', {class: 'shortcut'},
+      h('dt', null, h('kbd', null, key)), h('dd', null, what)))),
+    h('button', {type: 'button', onclick: () => dialog.remove()}, 'Close'));
+  return dialog;
+}
+
+function typing(target) {
+  return target instanceof HTMLElement && (target.isContentEditable
+    || ['INPUT', 'TEXTAREA', 'SELECT'].includes(target.tagName));
+}
+
+document.addEventListener('keydown', (event) => {
+  if (!session.signedIn || event.ctrlKey || event.metaKey || event.altKey) return;
+  if (event.key === 'Escape') {
+    document.querySelector('.shortcuts')?.remove();
+    return;
+  }
+  if (typing(event.target)) return;
+  if (event.key === '?') {
+    const open = document.querySelector('.shortcuts');
+    if (open) {
+      open.remove();
+    } else {
+      const dialog = shortcutsHelp();
+      document.body.append(dialog);
+      dialog.focus();
+    }
+    event.preventDefault();
+    return;
+  }
+  if (event.key === '/') {
+    const box = document.getElementById('search-q');
+    if (box) {
+      event.preventDefault();
+      box.focus();
+    }
+    return;
+  }
+  if (current?.shortcut?.(event.key)) event.preventDefault();
+});
 
 /** What a role sees for a section it may not use. */
 function refusal(what) {

@@ -22,7 +22,6 @@
 
 const STORAGE_KEY = 'helpdesk.console.credential';
 
-const UUID = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
 // Renew this long before the access token expires, so no call meets an expired one.
 const RENEW_EARLY_MS = 60_000;
 
@@ -31,16 +30,41 @@ function accessToken(answer) {
           expiresAt: Date.now() + answer.expires_in * 1000};
 }
 
+/** A tenant's slug, or its id. */
+const TENANT = '[A-Za-z0-9][A-Za-z0-9\\-]{0,62}';
+const TENANT_KEY = 'helpdesk.tenant';
+
+/** The tenant to sign in to: a ``?tenant=`` link's, else the one this browser signed in
+ * to last (local storage: it is no secret, and it outlives the tab). */
+export function rememberedTenant() {
+  const linked = new URLSearchParams(window.location.search).get('tenant');
+  if (linked) return linked;
+  try {
+    return window.localStorage.getItem(TENANT_KEY) ?? '';
+  } catch {
+    return '';
+  }
+}
+
+function rememberTenant(tenant) {
+  try {
+    window.localStorage.setItem(TENANT_KEY, tenant);
+  } catch {
+    // Storage refused (a private window): the field is simply empty next time.
+  }
+}
+
 export const SIGN_IN_METHODS = [
   {
     id: 'password',
     title: 'Sign in with your e-mail and password',
-    help: 'The tenant id comes from your admin with your invitation (the demo prints it ' +
-      'at start-up). You stay signed in while the console is in use; signing out ends ' +
-      'the session on the server.',
+    help: 'The tenant is your helpdesk\u2019s short name (such as harbor-bikes), from your ' +
+      'admin with your invitation (the demo prints it at start-up); this browser remembers ' +
+      'it. You stay signed in while the console is in use; signing out ends the session ' +
+      'on the server.',
     fields: [
-      {name: 'tenant', label: 'Tenant id', type: 'text', autocomplete: 'organization',
-       pattern: UUID, spellcheck: 'false'},
+      {name: 'tenant', label: 'Tenant', type: 'text', autocomplete: 'organization',
+       pattern: TENANT, spellcheck: 'false', remembered: TENANT_KEY},
       {name: 'email', label: 'E-mail', type: 'email', autocomplete: 'username',
        spellcheck: 'false'},
       {name: 'password', label: 'Password', type: 'password',
@@ -48,9 +72,11 @@ export const SIGN_IN_METHODS = [
     ],
     submit: 'Sign in',
     async obtain(values, api) {
+      const tenant = values.tenant.trim();
       const answer = await api.post('/v1/auth/sign-in', {
-        tenant: values.tenant.trim(), email: values.email.trim(), password: values.password,
+        tenant, email: values.email.trim(), password: values.password,
       }, {credential: {kind: 'none'}});
+      rememberTenant(tenant);
       return accessToken(answer.body);
     },
   },

@@ -29,9 +29,14 @@ function daysBetween(from, to) {
 }
 
 function freshness(answer) {
-  return h('p', {class: `freshness${answer.lag ? ' behind' : ''}`},
-    `As of seq ${answer.as_of_seq}, lag ${answer.lag} event${answer.lag === 1 ? '' : 's'}`,
-    answer.rebuilding ? h('strong', null, ' \u2014 rebuilding: figures are partial') : null);
+  // Plain words; the position in the event log is in a fold for whoever asks.
+  return h('div', {class: `freshness${answer.lag ? ' behind' : ''}`},
+    h('span', {class: 'freshness-words'},
+      answer.lag ? `${answer.lag} recent change${answer.lag === 1 ? '' : 's'} not counted yet`
+        : 'Up to date'),
+    answer.rebuilding ? h('strong', null, ' \u2014 rebuilding: figures are partial') : null,
+    h('details', {class: 'freshness-details'}, h('summary', null, 'Details'),
+      `As of seq ${answer.as_of_seq}, lag ${answer.lag} event${answer.lag === 1 ? '' : 's'}`));
 }
 
 function hoursFormat(v) {

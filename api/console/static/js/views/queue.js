@@ -1,12 +1,17 @@
-// The queue: tickets newest first, filtered, a page at a time ("Load more" follows
-// next_cursor; there are no page numbers and no totals, as the API has none), kept
-// current by the live feed: new tickets appear at the top, changed ones change in
-// place, and a gap reloads the page and says so.
+// The queue: tickets newest first or by SLA due time, filtered, a page at a time
+// ("Load more" follows next_cursor; there are no page numbers and no totals, as the
+// API has none), kept current by the live feed: new tickets appear in their place,
+// changed ones change in place, and a gap reloads the page and says so. "My tickets",
+// "Unassigned" and "My groups" are filters too (assignee=me, assignee=none,
+// group_id=mine, each of the active states). Tickets can be selected for the bulk
+// actions of bulk.js.
 
 import {announce, clearProblem, fill, h, showProblem} from '../dom.js';
-import {PRIORITIES, SOURCES, STATES, dateTime, label, relative, shortId} from '../format.js';
+import {ACTIVE_STATES, PRIORITIES, SOURCES, STATES, dateTime, label, relative, shortId}
+  from '../format.js';
 import {now} from '../api.js';
-import {slaSummary} from './sla.js';
+import {bulkBar} from './bulk.js';
+import {nextDue, slaSummary} from './sla.js';
 
 const PAGE = 20;
 const LIVE_WAIT_MS = 1500;
@@ -17,22 +22,27 @@ const LIVE_WAIT_MS = 1500;
  * requester filter has no control of its own: a contact's page links here with it, and
  * the form shows it with a way to remove it. */
 export const FILTERS = [
-  {name: 'state', legend: 'State', kind: 'multi', options: () => STATES,
-   test: (t, values) => values.includes(t.state)},
+  {name: 'state', legend: 'State', kind: 'multi', options: () => ['active', ...STATES],
+   test: (t, values) => values.includes(t.state)
+     || (values.includes('active') && ACTIVE_STATES.includes(t.state))},
   {name: 'priority', legend: 'Priority', kind: 'multi', options: () => PRIORITIES,
    test: (t, values) => values.includes(t.priority)},
   {name: 'source', legend: 'Source', kind: 'multi', options: () => SOURCES,
    test: (t, values) => values.includes(t.source)},
   {name: 'assignee', legend: 'Assignee', kind: 'select',
-   options: (app) => [['', 'Anyone'], ['none', 'Unassigned'],
+   options: (app) => [['', 'Anyone'], ...(app.directory.myId() ? [['me', 'Me']] : []),
+                      ['none', 'Unassigned'],
                       ...app.directory.activeAgents().map((a) => [a.id, a.name])],
-   test: (t, [value]) => (value === 'none' ? t.assignee === null : t.assignee === value)},
+   test: (t, [value], app) => (value === 'none' ? t.assignee === null
+     : t.assignee === (value === 'me' ? app.directory.myId() : value))},
   {name: 'tag', legend: 'Tag', kind: 'text', hint: 'one or more, separated by commas',
    test: (t, values) => values.some((v) => t.tags.includes(v))},
   {name: 'group_id', legend: 'Group', kind: 'select', needs: 'GET /v1/groups',
-   options: (app) => [['', 'Any group'], ['none', 'No group'],
+   options: (app) => [['', 'Any group'], ...(app.directory.myId() ? [['mine', 'My groups']] : []),
+                      ['none', 'No group'],
                       ...app.directory.groupList().map((g) => [g.id, g.name])],
-   test: (t, [value]) => (value === 'none' ? t.group_id === null : t.group_id === value)},
+   test: (t, [value], app) => (value === 'none' ? t.group_id === null
+     : value === 'mine' ? app.directory.inMyGroup(t.group_id) : t.group_id === value)},
   {name: 'organization_id', legend: 'Organization', kind: 'select',
    needs: 'GET /v1/organizations',
    options: (app) => [['', 'Any organization'], ['none', 'No organization'],
@@ -78,6 +88,29 @@ async function matches(app, ticket, filters) {
 
 function newestFirst(a, b) {
   return b.created_at.localeCompare(a.created_at) || b.id.localeCompare(a.id);
+}
+
+/** The API's ``sort=sla_due``: the next deadline soonest first, no running clock last,
+ * then by id. */
+function dueFirst(a, b) {
+  const [x, y] = [nextDue(a), nextDue(b)];
+  return (x === y ? 0 : x < y ? -1 : 1) || a.id.localeCompare(b.id);
+}
+
+export const SORTS = {created: ['Newest first', newestFirst], sla_due: ['SLA due soonest', dueFirst]};
+
+/** The ready-made queues of an agent's day: each a set of filters. */
+const QUEUES = [
+  {name: 'All tickets', filters: {}},
+  {name: 'My tickets', filters: {assignee: ['me'], state: ['active']}, agent: true},
+  {name: 'Unassigned', filters: {assignee: ['none'], state: ['active']}},
+  {name: 'My groups', filters: {group_id: ['mine'], state: ['active']}, agent: true,
+   needs: 'GET /v1/groups'},
+];
+
+function sameFilters(a, b) {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  return [...keys].every((k) => (a[k] ?? []).join(',') === (b[k] ?? []).join(','));
 }
 
 function filterForm(app, filters, apply) {
@@ -147,10 +180,15 @@ function filterForm(app, filters, apply) {
   return wrapper;
 }
 
-export function ticketItem(app, t, mark) {
+export function ticketItem(app, t, mark, selection) {
   const assignee = t.assignee ? `assigned to ${app.directory.agentName(t.assignee)}`
     : 'unassigned';
-  return h('li', {class: `ticket-item${mark ? ` ${mark}` : ''}`, dataset: {id: t.id}},
+  const pick = selection ? h('input', {type: 'checkbox', class: 'pick', checked: selection.has(t.id),
+    'aria-label': `Select \u201c${t.subject}\u201d`,
+    onchange: (e) => selection.toggle(t.id, e.target.checked)}) : null;
+  return h('li', {class: `ticket-item${mark ? ` ${mark}` : ''}${pick ? ' selectable' : ''}`,
+                  dataset: {id: t.id, mark: mark ?? ''}},
+    pick,
     h('article', {'aria-labelledby': `t-${t.id}`},
       h('h2', {class: 'ticket-subject'},
         h('a', {id: `t-${t.id}`, href: `#/tickets/${t.id}`}, t.subject)),
@@ -169,13 +207,15 @@ export function ticketItem(app, t, mark) {
         h('span', null, 'opened ', h('time', {datetime: t.created_at, title: dateTime(t.created_at),
                                              dataset: {relative: t.created_at}},
           relative(t.created_at, now()))),
-        h('span', {class: 'ticket-id'}, `#${shortId(t.id)}`)),
+        h('span', {class: 'ticket-id', title: t.id}, `#${shortId(t.id)}`)),
       t.tags.length ? h('ul', {class: 'tags', 'aria-label': 'Tags'},
         t.tags.map((tag) => h('li', null, tag))) : null));
 }
 
 export function queueView(app, params) {
   let filters = readFilters(params);
+  let sort = SORTS[params.get('sort')] ? params.get('sort') : 'created';
+  const order = () => SORTS[sort][1];
   const tickets = new Map();
   let cursor = null;
   let loading = null;
@@ -185,39 +225,92 @@ export function queueView(app, params) {
 
   const problems = h('div', {class: 'problems', hidden: true});
   const liveNote = h('div', {class: 'live-note', role: 'status'});
-  const list = h('ol', {class: 'ticket-list', 'aria-label': 'Tickets, newest first'});
+  const list = h('ol', {class: 'ticket-list', 'aria-label': `Tickets, ${SORTS[sort][0].toLowerCase()}`});
+  const bulk = app.session.may('POST /v1/tickets/{ticket_id}/assignee')
+    ? bulkBar(app, tickets, (t) => show(t, 'changed')) : null;
+  const selection = bulk?.selection ?? null;
+  const quick = h('nav', {class: 'quick-queues', 'aria-label': 'Queues'});
+  const sortSelect = h('select', {id: 'queue-sort', name: 'sort'},
+    Object.entries(SORTS).map(([value, [text]]) => h('option', {value, selected: value === sort}, text)));
+  sortSelect.addEventListener('change', () => {
+    sort = sortSelect.value;
+    list.setAttribute('aria-label', `Tickets, ${SORTS[sort][0].toLowerCase()}`);
+    remember();
+    load();
+  });
   const more = h('button', {type: 'button', class: 'load-more', hidden: true,
                             onclick: () => loadMore()}, 'Load more');
   const end = h('p', {class: 'list-end', hidden: true});
   const element = h('section', {class: 'queue', 'aria-labelledby': 'queue-title'},
-    h('h1', {id: 'queue-title', tabindex: -1}, 'Queue'),
-    h('p', {class: 'help'}, 'Newest first. New and changed tickets appear here as they happen.'),
+    h('div', {class: 'queue-head'},
+      h('h1', {id: 'queue-title', tabindex: -1}, 'Queue'),
+      app.session.may('POST /v1/tickets')
+        ? h('a', {class: 'button primary', href: '#/tickets/new'}, 'New ticket') : null),
+    quick,
+    h('p', {class: 'help'}, 'New and changed tickets appear here as they happen. ',
+      h('label', {for: 'queue-sort'}, 'Order: '), sortSelect),
     h('div', {class: 'queue-layout'},
       h('div', {class: 'queue-filters'}),
-      h('div', {class: 'queue-list'}, problems, liveNote, list, more, end)));
+      h('div', {class: 'queue-list'}, problems, liveNote, bulk?.element, list, more, end)));
+
+  /** The address keeps the filters and the order (a link, the back button), without
+   * re-rendering the page: focus stays on the control just used. */
+  function remember() {
+    const search = new URLSearchParams({...filterQuery(filters),
+      ...(sort !== 'created' ? {sort} : {})}).toString();
+    window.history.replaceState(null, '', `#/queue${search ? `?${search}` : ''}`);
+  }
+
+  function renderQuick() {
+    const mine = Boolean(app.directory.myId());
+    fill(quick, h('ul', null, QUEUES.filter((q) => (!q.agent || mine)
+      && (!q.needs || app.session.may(q.needs))).map((q) => {
+      const search = new URLSearchParams(filterQuery(q.filters)).toString();
+      return h('li', null, h('a', {href: `#/queue${search ? `?${search}` : ''}`,
+        'aria-current': sameFilters(q.filters, filters) ? 'page' : null,
+        onclick: (e) => {
+          e.preventDefault();
+          filters = {...q.filters};
+          remember();
+          renderFilters();
+          load();
+        }}, q.name));
+    })));
+  }
 
   function renderFilters() {
     fill(element.querySelector('.queue-filters'), filterForm(app, filters, (chosen) => {
       filters = chosen;
-      const search = new URLSearchParams(filterQuery(filters)).toString();
-      // The address keeps the filters (a link, the back button), without re-rendering
-      // the page: focus stays on the control just used.
-      window.history.replaceState(null, '', `#/queue${search ? `?${search}` : ''}`);
+      remember();
+      renderQuick();
       load();
     }));
+    renderQuick();
   }
 
   function show(t, mark) {
     tickets.set(t.id, t);
-    const item = ticketItem(app, t, mark);
+    const item = ticketItem(app, t, mark, selection);
     const old = list.querySelector(`li[data-id="${t.id}"]`);
     if (old) {
       old.replaceWith(item);
       return item;
     }
-    const after = [...list.children].find((li) => newestFirst(t, tickets.get(li.dataset.id)) < 0);
+    const after = [...list.children].find((li) => order()(t, tickets.get(li.dataset.id)) < 0);
     list.insertBefore(item, after ?? null);
     return item;
+  }
+
+  /** Names arrived (the agents, groups or organizations, after the first page was
+   * drawn, or changed): every card is drawn again with them, as it was marked. */
+  function redrawCards() {
+    for (const li of [...list.children]) {
+      const t = tickets.get(li.dataset.id);
+      if (!t) continue;
+      const again = ticketItem(app, t, li.dataset.mark || undefined, selection);
+      if (li.classList.contains('stale')) again.classList.add('stale');
+      li.replaceWith(again);
+    }
   }
 
   function pageDone(page) {
@@ -229,12 +322,13 @@ export function queueView(app, params) {
 
   async function load() {
     clearProblem(problems);
-    const request = app.api.get('/v1/tickets', {...filterQuery(filters), limit: PAGE});
+    const request = app.api.get('/v1/tickets', {...filterQuery(filters), sort, limit: PAGE});
     loading = request;
     try {
       const page = (await request).body;
       if (loading !== request || disposed) return; // a newer load took over
       tickets.clear();
+      selection?.clear();
       list.replaceChildren();
       page.data.forEach((t) => show(t));
       pageDone(page);
@@ -250,7 +344,7 @@ export function queueView(app, params) {
     more.disabled = true;
     try {
       const page = (await app.api.get('/v1/tickets',
-        {...filterQuery(filters), limit: PAGE, cursor})).body;
+        {...filterQuery(filters), sort, limit: PAGE, cursor})).body;
       const first = page.data.find((t) => !tickets.has(t.id));
       page.data.forEach((t) => { if (!tickets.has(t.id)) show(t); });
       pageDone(page);
@@ -291,9 +385,9 @@ export function queueView(app, params) {
       return;
     }
     if (!belongs) return;
-    // Older than the last ticket shown, while more pages follow: it comes with them.
-    const shown = [...tickets.values()].sort(newestFirst);
-    if (cursor && shown.length && newestFirst(ticket, shown[shown.length - 1]) > 0) return;
+    // After the last ticket shown, while more pages follow: it comes with them.
+    const shown = [...tickets.values()].sort(order());
+    if (cursor && shown.length && order()(ticket, shown[shown.length - 1]) > 0) return;
     show(ticket, 'arrived');
     end.hidden = Boolean(cursor);
     announce(`New ticket: ${ticket.subject}`);
@@ -303,7 +397,7 @@ export function queueView(app, params) {
     // Names and choices changed: the agents, groups or field definitions.
     if (event.type === 'AgentAdded' || event.type === 'AgentUpdated'
         || /^(Group|TicketField)/.test(event.type)) {
-      app.directory.load(true).then(renderFilters,
+      app.directory.load(true).then(() => { renderFilters(); redrawCards(); },
         (error) => showProblem(problems, error, 'The directory could not be loaded'));
     }
     if (event.stream_id === app.session.principal.tenant.id) return; // tenant settings
@@ -324,9 +418,9 @@ export function queueView(app, params) {
     },
     onEvent,
     onGap: (headSeq) => {
-      fill(liveNote, h('p', {class: 'notice'},
-        `The live feed fell behind and skipped events (up to seq ${headSeq}); the queue `
-        + 'was reloaded to show the tickets as they are now.'));
+      fill(liveNote, h('p', {class: 'notice', title: `up to event ${headSeq}`},
+        'The live feed fell behind and missed some changes; the queue was reloaded to '
+        + 'show the tickets as they are now.'));
       load();
     },
   });
@@ -334,15 +428,35 @@ export function queueView(app, params) {
   const fallback = setTimeout(() => { if (!live && !loading && !tickets.size) load(); },
     LIVE_WAIT_MS);
 
-  app.directory.load().then(renderFilters, (error) => {
+  // The names may arrive after the first page is drawn (a cold start, a slow answer):
+  // the cards are drawn again with them, not only the filters.
+  app.directory.load().then(() => {
+    if (disposed) return;
+    renderFilters();
+    redrawCards();
+  }, (error) => {
     renderFilters();
     showProblem(problems, error, 'The agents could not be loaded');
   });
   renderFilters();
 
+  /** j and k move between the cards; the order is kept for the ticket page's j and k. */
+  function shortcut(key) {
+    if (key !== 'j' && key !== 'k') return false;
+    const links = [...list.querySelectorAll('.ticket-subject a')];
+    if (!links.length) return true;
+    const at = links.indexOf(document.activeElement);
+    const next = key === 'j' ? Math.min(links.length - 1, at + 1) : Math.max(0, at - 1);
+    links[at < 0 ? 0 : next].focus();
+    return true;
+  }
+
   return {
     element,
     title: 'Queue',
+    shortcut,
+    shortcuts: [['j / k', 'next / previous ticket in the queue'], ['Enter', 'open it']],
+    order: () => [...list.children].map((li) => li.dataset.id),
     dispose() {
       disposed = true;
       stop();

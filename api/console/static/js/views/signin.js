@@ -2,7 +2,7 @@
 // first, then an API key.
 
 import {busy, clearProblem, h, showProblem} from '../dom.js';
-import {SIGN_IN_METHODS} from '../session.js';
+import {SIGN_IN_METHODS, rememberedTenant} from '../session.js';
 
 function methodForm(app, method, done) {
   const problems = h('div', {class: 'problems', hidden: true});
@@ -10,6 +10,7 @@ function methodForm(app, method, done) {
     id: `${method.id}-${field.name}`, name: field.name, type: field.type ?? 'text',
     autocomplete: field.autocomplete, pattern: field.pattern, spellcheck: field.spellcheck,
     required: true, 'aria-describedby': `${method.id}-help`,
+    value: field.remembered ? rememberedTenant() : null,
   }));
   const form = h('form', {class: 'sign-in', 'aria-labelledby': `${method.id}-title`, novalidate: true},
     h('h2', {id: `${method.id}-title`}, method.title),
@@ -49,12 +50,16 @@ export function signInView(app, done) {
     notice ? h('div', {class: 'notice'},
       h('p', null, 'You were signed out: the API refused the credential.'),
       h('p', null, h('strong', null, notice.problem?.title ?? 'Error'),
-        ` (${notice.status} ${notice.problem?.code ?? ''}): ${notice.problem?.detail ?? ''}`))
+        `: ${notice.problem?.detail ?? ''}`))
       : null,
     forms.map((f) => f.form),
     h('p', {class: 'help'},
-      'On the embedded server, the demo\u2019s tenant ids, people\u2019s e-mails and ' +
+      'On the embedded server, the demo\u2019s tenants, people\u2019s e-mails and ' +
       'passwords, and keys are printed at start-up. What you see here depends on your ' +
       'role.'));
-  return {element, title: 'Sign in', focus: () => forms[0]?.first.focus()};
+  // With the tenant known, the cursor waits in the e-mail field.
+  const first = forms[0];
+  const focus = () => (first?.first.value
+    ? first.form.querySelector('input[name="email"]') : first?.first)?.focus();
+  return {element, title: 'Sign in', focus};
 }

@@ -9,7 +9,7 @@
 // fields are required for names the fields still empty.
 
 import {newIdempotencyKey} from '../api.js';
-import {announce, busy, clearProblem, fill, h, showProblem} from '../dom.js';
+import {announce, busy, clearProblem, fill, h, notFoundPage, showProblem} from '../dom.js';
 import {METRICS, PRIORITIES, STATES, dateTime, label, shortId} from '../format.js';
 import {attachmentList, filePicker, ticketFiles} from './files.js';
 import {historyTable} from './history.js';
@@ -18,17 +18,22 @@ import {clockCard} from './sla.js';
 const MESSAGE_PAGES = 20;
 
 function messageItem(app, m, opening = false) {
+  // The first message opened the ticket: the customer's own, or a customer's words an
+  // agent took down (on the phone, from a mail): the agent is the author of record,
+  // the words are the customer's, and it reads so.
+  const logged = opening && m.author.kind === 'agent';
   const kind = m.visibility === 'internal' ? 'internal'
-    : m.author.kind === 'customer' ? 'customer' : 'public';
-  // The first message opened the ticket: the customer's, or the words of a customer
-  // an agent took on the phone.
-  const what = opening ? 'Opened the ticket'
+    : m.author.kind === 'customer' || logged ? 'customer' : 'public';
+  const what = logged ? 'From the customer' : opening ? 'Opened the ticket'
     : {internal: 'Internal note', customer: 'From the customer', public: 'Public reply'}[kind];
+  const by = app.directory.author(m.author);
   return h('li', {class: `message message-${kind}`, dataset: {id: m.id}},
-    h('article', {'aria-label': `${what} by ${app.directory.author(m.author)}`},
+    h('article', {'aria-label': logged ? `${what}, logged by ${by}` : `${what} by ${by}`},
       h('header', null,
         h('span', {class: 'message-kind'}, what),
-        h('strong', {class: 'message-author'}, app.directory.author(m.author)),
+        logged ? h('span', {class: 'message-logged'}, 'logged by ',
+          h('strong', {class: 'message-author'}, by))
+          : h('strong', {class: 'message-author'}, by),
         h('time', {datetime: m.created_at}, dateTime(m.created_at))),
       kind === 'internal' ? h('p', {class: 'internal-hint'}, 'Not visible to the customer')
         : null,
@@ -40,7 +45,7 @@ function summary(t) {
   return {State: label(t.state), Priority: label(t.priority),
           Assignee: t.assignee ?? 'none', Group: t.group_id ?? 'none',
           Tags: t.tags.join(', ') || 'none',
-          Fields: JSON.stringify(t.fields ?? {}), Version: String(t.version)};
+          Fields: JSON.stringify(t.fields ?? {})};
 }
 
 /** A field value as people read it. */
@@ -60,6 +65,52 @@ function missingFields(error) {
   return match ? match[1].split(',').map((k) => k.trim()).filter(Boolean) : [];
 }
 
+/** The control of one ticket field (the ticket page's field editor, the new ticket
+ * form): ``element``, and ``value()`` as the API takes it. */
+export function fieldControl(f, value) {
+  const id = `field-${f.key}`;
+  const name = `field-${f.key}`;
+  const required = f.required_on ? h('span', {class: 'hint'},
+    f.required_on === 'solve' ? ' (needed to solve)' : ' (needed to open)') : null;
+  const heading = h('label', {for: id}, f.title, required);
+  const options = f.options.filter((o) => o.active || o.value === value
+    || (Array.isArray(value) && value.includes(o.value)));
+  if (f.type === 'checkbox') {
+    const box = h('input', {id, name, type: 'checkbox', checked: value === true});
+    return {key: f.key, element: h('div', {class: 'field-row'}, h('label', {class: 'check'},
+      box, f.title, required)),
+    // An unset checkbox stays unset until someone ticks or unticks it.
+    value: () => (box.checked ? true : value === undefined || value === null ? null : false)};
+  }
+  if (f.type === 'dropdown') {
+    const select = h('select', {id, name}, h('option', {value: '', selected: !value}, 'None'),
+      options.map((o) => h('option', {value: o.value, selected: o.value === value}, o.title)));
+    return {key: f.key, element: h('div', {class: 'field-row'}, heading, select),
+            value: () => select.value || null};
+  }
+  if (f.type === 'multiselect') {
+    const held = Array.isArray(value) ? value : [];
+    const boxes = options.map((o) => h('input', {type: 'checkbox', name, value: o.value,
+                                                 checked: held.includes(o.value)}));
+    return {key: f.key, element: h('fieldset', {class: 'field-row'},
+      h('legend', null, f.title, required),
+      boxes.map((b, i) => h('label', {class: 'check'}, b, options[i].title))),
+    value: () => {
+      const chosen = boxes.filter((b) => b.checked).map((b) => b.value);
+      return chosen.length ? chosen : (held.length ? [] : null);
+    }};
+  }
+  const type = {number: 'number', date: 'date'}[f.type] ?? 'text';
+  const input = h('input', {id, name, type, autocomplete: 'off', step: type === 'number' ? 'any' : null,
+                            value: value === null || value === undefined ? '' : String(value)});
+  return {key: f.key, element: h('div', {class: 'field-row'}, heading, input),
+          value: () => {
+            const raw = input.value.trim();
+            if (!raw) return null;
+            return type === 'number' ? Number(raw) : raw;
+          }};
+}
+
 export function ticketView(app, id) {
   const may = (op) => app.session.may(op);
   if (!may('GET /v1/tickets/{ticket_id}')) return app.refusal('Ticket');
@@ -71,8 +122,10 @@ export function ticketView(app, id) {
   let disposed = false;
   let timer = null;
 
-  const title = h('h1', {id: 'ticket-title', tabindex: -1}, `Ticket ${shortId(id)}`);
+  const title = h('h1', {id: 'ticket-title', tabindex: -1}, 'Ticket');
   const meta = h('p', {class: 'meta'});
+  // The numbers auditors and developers ask for, out of everyone else's way.
+  const details = h('details', {class: 'ticket-details'}, h('summary', null, 'Details'));
   const problems = h('div', {class: 'problems', hidden: true});
   const conflictBox = h('div', {class: 'conflict', hidden: true, tabindex: -1});
   const liveNote = h('div', {class: 'live-note', role: 'status'});
@@ -84,6 +137,7 @@ export function ticketView(app, id) {
   let shown = [];
   const links = h('div', {class: 'links'});
   const history = canHistory ? historyTable(app, id) : null;
+  const drafts = app.drafts;
   const reply = canWrite && canRead ? replyForm() : null;
   const back = may('GET /v1/tickets') ? h('a', {href: '#/queue'}, '\u2190 Queue')
     : may('GET /v1/audit/verify') ? h('a', {href: '#/audit'}, '\u2190 Audit') : null;
@@ -108,7 +162,7 @@ export function ticketView(app, id) {
           h('h2', {id: 'fields-title'}, 'Fields'), fieldsBox),
         canRead ? h('section', {'aria-labelledby': 'files-title'},
           h('h2', {id: 'files-title'}, 'Files'), filesBox) : null,
-        links)),
+        links, details)),
     history?.element);
 
   function showTicket(t) {
@@ -119,8 +173,11 @@ export function ticketView(app, id) {
       h('span', {class: `badge priority-${t.priority}`}, label(t.priority)), ' ',
       requester(t),
       h('span', null, ` · via ${label(t.source)} · opened ${dateTime(t.created_at)}`),
-      h('span', {class: 'version'}, ` · version ${t.version}`),
       t.reopen_count ? h('span', null, ` · reopened ${t.reopen_count}\u00d7`) : null);
+    fill(details, h('summary', null, 'Details'), h('dl', null,
+      h('div', {class: 'property'}, h('dt', null, 'Ticket id'), h('dd', null, t.id)),
+      h('div', {class: 'property'}, h('dt', null, 'Version'),
+        h('dd', {class: 'version'}, `version ${t.version}`))));
     // The forms are drawn again only when there is something new to draw: a reload of
     // the same version (the live feed coming up) keeps what someone is choosing.
     const drawn = `${t.version}:${app.directory.generation}`;
@@ -178,7 +235,18 @@ export function ticketView(app, id) {
     try {
       await Promise.all([loadTicket(), loadMessages(), history?.reload()]);
     } catch (error) {
-      if (!disposed) showProblem(problems, error, 'The ticket could not be loaded');
+      if (disposed) return;
+      if (error.status === 404 && !ticket) {
+        // Nothing to show or change: a page that says so, without the forms.
+        dispose();
+        element.replaceChildren(notFoundPage('Ticket',
+          'No ticket has this address in this helpdesk: the link may be mistyped, or the '
+          + 'ticket was never here.', back));
+        document.title = 'Ticket not found \u00b7 Helpdesk console';
+        element.querySelector('h1').focus();
+        return;
+      }
+      showProblem(problems, error, 'The ticket could not be loaded');
     }
   }
 
@@ -276,6 +344,16 @@ export function ticketView(app, id) {
       forms.push(h('dl', null, readOnly('Priority', label(t.priority))));
     }
     if (may('POST /v1/tickets/{ticket_id}/assignee') && !terminal) {
+      const me = app.directory.myId();
+      if (me && t.assignee !== me) {
+        const form = h('form', {class: 'property-form assign-me', 'aria-label': 'Assign to me'},
+          h('button', {type: 'submit'}, 'Assign to me'));
+        form.addEventListener('submit', (e) => {
+          e.preventDefault();
+          command(form, 'assignee', {agent_id: me}, 'Assigned to you');
+        });
+        forms.push(form);
+      }
       forms.push(assignForm(t));
     } else {
       forms.push(h('dl', null,
@@ -381,50 +459,6 @@ export function ticketView(app, id) {
     return form;
   }
 
-  function fieldControl(f, value) {
-    const id = `field-${f.key}`;
-    const name = `field-${f.key}`;
-    const required = f.required_on ? h('span', {class: 'hint'},
-      f.required_on === 'solve' ? ' (needed to solve)' : ' (needed to open)') : null;
-    const heading = h('label', {for: id}, f.title, required);
-    const options = f.options.filter((o) => o.active || o.value === value
-      || (Array.isArray(value) && value.includes(o.value)));
-    if (f.type === 'checkbox') {
-      const box = h('input', {id, name, type: 'checkbox', checked: value === true});
-      return {key: f.key, element: h('div', {class: 'field-row'}, h('label', {class: 'check'},
-        box, f.title, required)),
-      // An unset checkbox stays unset until someone ticks or unticks it.
-      value: () => (box.checked ? true : value === undefined || value === null ? null : false)};
-    }
-    if (f.type === 'dropdown') {
-      const select = h('select', {id, name}, h('option', {value: '', selected: !value}, 'None'),
-        options.map((o) => h('option', {value: o.value, selected: o.value === value}, o.title)));
-      return {key: f.key, element: h('div', {class: 'field-row'}, heading, select),
-              value: () => select.value || null};
-    }
-    if (f.type === 'multiselect') {
-      const held = Array.isArray(value) ? value : [];
-      const boxes = options.map((o) => h('input', {type: 'checkbox', name, value: o.value,
-                                                   checked: held.includes(o.value)}));
-      return {key: f.key, element: h('fieldset', {class: 'field-row'},
-        h('legend', null, f.title, required),
-        boxes.map((b, i) => h('label', {class: 'check'}, b, options[i].title))),
-      value: () => {
-        const chosen = boxes.filter((b) => b.checked).map((b) => b.value);
-        return chosen.length ? chosen : (held.length ? [] : null);
-      }};
-    }
-    const type = {number: 'number', date: 'date'}[f.type] ?? 'text';
-    const input = h('input', {id, name, type, autocomplete: 'off', step: type === 'number' ? 'any' : null,
-                              value: value === null || value === undefined ? '' : String(value)});
-    return {key: f.key, element: h('div', {class: 'field-row'}, heading, input),
-            value: () => {
-              const raw = input.value.trim();
-              if (!raw) return null;
-              return type === 'number' ? Number(raw) : raw;
-            }};
-  }
-
   // -- the reply and note form -------------------------------------------------------
 
   function replyForm() {
@@ -451,10 +485,25 @@ export function ticketView(app, id) {
     // lost answer) is the same request, which the API answers once.
     let key = null;
     let keyFor = null;
-    form.addEventListener('change', () => {
+    const showMode = () => {
       const internal = form.elements.visibility.value === 'internal';
       form.classList.toggle('internal-mode', internal);
       submit.textContent = internal ? 'Add internal note' : 'Send reply';
+    };
+    form.addEventListener('change', () => {
+      showMode();
+      drafts.save(id, {visibility: form.elements.visibility.value, body: textarea.value});
+    });
+    // What was written and not sent is kept in this browser, per ticket, until it is
+    // sent: leaving the page (or closing the tab) loses nothing.
+    const kept = drafts.load(id);
+    if (kept?.body) {
+      textarea.value = kept.body;
+      form.elements.visibility.value = kept.visibility === 'internal' ? 'internal' : 'public';
+      showMode();
+    }
+    textarea.addEventListener('input', () => {
+      drafts.save(id, {visibility: form.elements.visibility.value, body: textarea.value});
     });
     textarea.addEventListener('keydown', (e) => {
       if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
@@ -487,6 +536,7 @@ export function ticketView(app, id) {
             {idempotencyKey: key});
         });
         textarea.value = '';
+        drafts.save(id, null);
         keyFor = null;
         picker.clear();
         if (!messages.querySelector(`li[data-id="${answer.body.message.id}"]`)) {
@@ -504,6 +554,11 @@ export function ticketView(app, id) {
     });
     return {
       element: form,
+      write(visibility) {
+        form.elements.visibility.value = visibility;
+        showMode();
+        textarea.focus();
+      },
       closed(isClosed) {
         closedNote.hidden = !isClosed;
         submit.disabled = isClosed;
@@ -525,8 +580,8 @@ export function ticketView(app, id) {
       timer = setTimeout(reload, 150);
     },
     onGap: (headSeq) => {
-      fill(liveNote, h('p', {class: 'notice'}, `The live feed skipped events (up to seq ` +
-        `${headSeq}); the ticket was reloaded.`));
+      fill(liveNote, h('p', {class: 'notice', title: `up to event ${headSeq}`},
+        'The live feed missed some changes; the ticket was reloaded.'));
       reload();
     },
   }) : null;
@@ -537,14 +592,41 @@ export function ticketView(app, id) {
   const fallback = stop ? setTimeout(() => { if (!live) reload(); }, 1500) : null;
   if (!stop) reload();
 
+  function dispose() {
+    disposed = true;
+    stop?.();
+    clearTimeout(timer);
+    clearTimeout(fallback);
+  }
+
+  /** r: reply, n: note, a: assign to me, j / k: the next or previous ticket of the
+   * queue this page was opened from. */
+  function shortcut(key) {
+    if ((key === 'r' || key === 'n') && reply) {
+      reply.write(key === 'n' ? 'internal' : 'public');
+      return true;
+    }
+    if (key === 'a') {
+      const button = properties.querySelector('.assign-me button');
+      if (button) button.click();
+      return true;
+    }
+    if ((key === 'j' || key === 'k') && app.lastQueue?.length) {
+      const at = app.lastQueue.indexOf(id);
+      const next = app.lastQueue[at + (key === 'j' ? 1 : -1)];
+      if (next) app.navigate(`#/tickets/${next}`);
+      return true;
+    }
+    return false;
+  }
+
   return {
     element,
     title: 'Ticket',
-    dispose() {
-      disposed = true;
-      stop?.();
-      clearTimeout(timer);
-      clearTimeout(fallback);
-    },
+    dispose,
+    shortcut,
+    shortcuts: [['r', 'write a public reply'], ['n', 'write an internal note'],
+                ['a', 'assign to me'], ['j / k', 'next / previous ticket of the queue'],
+                ['Ctrl+Enter', 'send what you wrote']],
   };
 }
