@@ -9,7 +9,7 @@ import os
 import signal
 import sys
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import orjson
 
@@ -83,17 +83,25 @@ def cmd_migrate(args: argparse.Namespace, settings: ProcessSettings) -> int:
     return 0
 
 
-def cmd_tenants_create(args: argparse.Namespace, settings: ProcessSettings) -> int:
-    from handlers.tenants import create_tenant_as_operator
-
+@contextlib.contextmanager
+def _owner_url(settings: ProcessSettings) -> Iterator[str]:
+    """The owner role's URL for an operator's command: MIGRATION_DATABASE_URL, else the
+    embedded Postgres's (running for the command's length); neither ends the command."""
     with contextlib.ExitStack() as stack:
         if not settings.migration_database_url:
             settings = stack.enter_context(using_database(settings))
         if not settings.migration_database_url:
-            return _fail("MIGRATION_DATABASE_URL is not set (the owner role's URL)")
+            raise SystemExit(_fail("MIGRATION_DATABASE_URL is not set (the owner role's URL)"))
+        yield settings.migration_database_url
+
+
+def cmd_tenants_create(args: argparse.Namespace, settings: ProcessSettings) -> int:
+    from handlers.tenants import create_tenant_as_operator
+
+    with _owner_url(settings) as owner_url:
         try:
-            t = asyncio.run(create_tenant_as_operator(settings.migration_database_url,
-                                                      args.name, slug=args.slug))
+            t = asyncio.run(create_tenant_as_operator(owner_url, args.name,
+                                                      slug=args.slug))
         except ValueError as exc:
             return _fail(str(exc))
     if args.json:
@@ -110,18 +118,13 @@ def cmd_tenants_create(args: argparse.Namespace, settings: ProcessSettings) -> i
 def cmd_tenants_slug(args: argparse.Namespace, settings: ProcessSettings) -> int:
     from handlers.tenants import set_slug
 
-    with contextlib.ExitStack() as stack:
-        if not settings.migration_database_url:
-            settings = stack.enter_context(using_database(settings))
-        if not settings.migration_database_url:
-            return _fail("MIGRATION_DATABASE_URL is not set (the owner role's URL)")
+    with _owner_url(settings) as owner_url:
         try:
             tenant_id = TenantId(uuid.UUID(args.tenant_id))
         except ValueError:
             return _fail(f"not a tenant id: {args.tenant_id!r}")
         try:
-            previous = asyncio.run(set_slug(settings.migration_database_url, tenant_id,
-                                            args.slug))
+            previous = asyncio.run(set_slug(owner_url, tenant_id, args.slug))
         except ValueError as exc:
             return _fail(str(exc))
     print(f"Tenant {tenant_id}: slug {previous!r} is now {args.slug.strip().lower()!r}")
