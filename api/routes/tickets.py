@@ -6,11 +6,11 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 from uuid import UUID
 
 from fastapi import APIRouter, Query, Request, Response
-from pydantic import AfterValidator, BeforeValidator, StringConstraints, WithJsonSchema
+from pydantic import AfterValidator, BaseModel, BeforeValidator, StringConstraints, WithJsonSchema
 
 from api.http import commands
 from api.http.answer_headers import ETAG, LOCATION, sends
@@ -84,9 +84,12 @@ def ticket_reply(result: CommandResult, status: int = 200) -> JsonReply:
 
 
 async def _command(request: Request, services: ServicesDep, principal: Principal,
-                   ticket_id: UUID, payload: Any, command: Command,
-                   if_match: str | None) -> Response:
+                   ticket_id: UUID, body: BaseModel, command: Command, if_match: str | None,
+                   *, partial: bool = False) -> Response:
+    """Run ``command``; ``body`` (only the members it sets, when ``partial``) is what an
+    Idempotency-Key is held to."""
     expected = parse_if_match(if_match)
+    payload = body.model_dump(mode="json", exclude_unset=partial)
 
     async def work(uow: UnitOfWork) -> JsonReply:
         return ticket_reply(await run_command(uow, ticket_id, command,
@@ -294,8 +297,8 @@ async def assign(ticket_id: UUID, body: AssigneeIn, request: Request, services: 
         group_id=None if body.group_id is None else GroupId(body.group_id),
         set_group="group_id" in given,
         actor=agent_actor(principal), at=services.clock.now())
-    return await _command(request, services, principal, ticket_id,
-                          body.model_dump(mode="json", exclude_unset=True), command, if_match)
+    return await _command(request, services, principal, ticket_id, body, command, if_match,
+                          partial=True)
 
 
 @router.post("/{ticket_id}/priority", response_model=TicketOut, responses=_COMMAND,
@@ -305,8 +308,7 @@ async def set_priority(ticket_id: UUID, body: PriorityIn, request: Request,
                        if_match: IfMatch = None) -> Response:
     command = ChangePriority(priority=body.priority, actor=agent_actor(principal),
                              at=services.clock.now())
-    return await _command(request, services, principal, ticket_id,
-                          body.model_dump(mode="json"), command, if_match)
+    return await _command(request, services, principal, ticket_id, body, command, if_match)
 
 
 @router.post("/{ticket_id}/state", response_model=TicketOut, responses=_COMMAND,
@@ -315,8 +317,7 @@ async def set_state(ticket_id: UUID, body: StateIn, request: Request, services: 
                     principal: Authorized, if_match: IfMatch = None) -> Response:
     command = ChangeState(to=body.state, reason=body.reason, actor=agent_actor(principal),
                           at=services.clock.now())
-    return await _command(request, services, principal, ticket_id,
-                          body.model_dump(mode="json"), command, if_match)
+    return await _command(request, services, principal, ticket_id, body, command, if_match)
 
 
 @router.post("/{ticket_id}/tags", response_model=TicketOut, responses=_COMMAND,
@@ -325,8 +326,7 @@ async def change_tags(ticket_id: UUID, body: TagsIn, request: Request, services:
                       principal: Authorized, if_match: IfMatch = None) -> Response:
     command = ChangeTags(add=tuple(body.add), remove=tuple(body.remove),
                          actor=agent_actor(principal), at=services.clock.now())
-    return await _command(request, services, principal, ticket_id,
-                          body.model_dump(mode="json"), command, if_match)
+    return await _command(request, services, principal, ticket_id, body, command, if_match)
 
 
 @router.post("/{ticket_id}/fields", response_model=TicketOut, responses=_COMMAND,
