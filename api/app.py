@@ -38,6 +38,7 @@ from api.routes import (
     metrics,
     organizations,
     portal,
+    rules,
     search,
     tenant_settings,
     ticket_fields,
@@ -51,7 +52,7 @@ ROUTERS = (health.router, metrics.router, tickets.router, messages.router, agent
            api_keys.router, tenant_settings.router, webhooks.router, audit.router,
            analytics.router, auth.router, contacts.router, organizations.router,
            feed_route.router, groups.router, ticket_fields.router, changes.router,
-           search.router, portal.router, widget.router)
+           search.router, portal.router, widget.router, rules.router)
 
 
 def serve_app() -> FastAPI:

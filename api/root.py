@@ -58,6 +58,7 @@ from eventstore.sqlfile import load_queries
 from eventstore.store import EventStore
 from handlers import sla_check, sweep
 from handlers.credentials import Passwords
+from handlers.rule_engine import RuleEngine
 from handlers.sessions import Lifetimes
 from projections.projector import Projector
 from scheduler import idempotency, purge, tenant_seed, webhooks
@@ -403,6 +404,15 @@ async def _start_background(stack: AsyncExitStack, services: Services,
     stack.push_async_callback(_bounded, "projector stop", projector.stop,
                               settings.scheduler_grace_seconds + 5)
     services.projector = projector
+    # The rule engine acts, so it has a projector of its own: it is never rebuilt with
+    # the read models, and its batches end where a rule acted (handlers/rule_engine.py).
+    rules = Projector(services.pool, [RuleEngine(services.store.keyring, services.clock.now)],
+                      batch_size=settings.projector_batch_size,
+                      poll_interval=settings.projector_poll_interval,
+                      listen_dsn=_listen_dsn(settings))
+    await rules.start()
+    stack.push_async_callback(_bounded, "rule engine stop", rules.stop,
+                              settings.scheduler_grace_seconds + 5)
     scheduler = build_scheduler(services, extra_jobs)
     task = asyncio.create_task(scheduler.run(), name="scheduler")
 

@@ -24,6 +24,7 @@ from domain.ids import (
     OrganizationId,
     TicketId,
 )
+from domain.rule_parts import Action, Condition
 from domain.sla import SlaClock
 from domain.values import (
     Actor,
@@ -464,6 +465,44 @@ class TicketFieldUpdated(Event):
     personal: bool = False
 
 
+# --- rule stream (domain/rule.py) -------------------------------------------------------
+
+
+class RuleCreated(Event):
+    TYPE = "RuleCreated"
+
+    rule_id: UUID
+    name: str
+    position: int
+    active: bool
+    conditions: tuple[Condition, ...]
+    actions: tuple[Action, ...]
+
+
+class RuleChanged(Event):
+    """The parts of a rule that changed, each as it is now (None: as it was)."""
+
+    TYPE = "RuleChanged"
+
+    name: str | None = None
+    position: int | None = None
+    active: bool | None = None
+    conditions: tuple[Condition, ...] | None = None
+    actions: tuple[Action, ...] | None = None
+
+
+class RuleChainStopped(Event):
+    """A rule did not fire on ``trigger_seq``: the chain of rules acting on each
+    other's events had reached ``depth`` (tenant stream)."""
+
+    TYPE = "RuleChainStopped"
+
+    rule_id: UUID
+    ticket_id: TicketId
+    trigger_seq: int
+    depth: int
+
+
 TICKET_EVENTS: tuple[type[Event], ...] = (
     TicketOpened,
     MessageAdded,
@@ -479,6 +518,7 @@ TICKET_EVENTS: tuple[type[Event], ...] = (
 )
 GROUP_EVENTS: tuple[type[Event], ...] = (GroupCreated, GroupRenamed, GroupMembersChanged)
 FIELD_EVENTS: tuple[type[Event], ...] = (TicketFieldDefined, TicketFieldUpdated)
+RULE_EVENTS: tuple[type[Event], ...] = (RuleCreated, RuleChanged)
 CONTACT_EVENTS: tuple[type[Event], ...] = (ContactCreated, ContactUpdated, ContactMerged,
                                            ContactErased)
 ORGANIZATION_EVENTS: tuple[type[Event], ...] = (OrganizationCreated, OrganizationUpdated)
@@ -500,11 +540,12 @@ TENANT_EVENTS: tuple[type[Event], ...] = (
     PortalSignedIn,
     PortalSignedOut,
     PortalSessionRevoked,
+    RuleChainStopped,
 )
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.TYPE: cls
     for cls in (TICKET_EVENTS + GROUP_EVENTS + CONTACT_EVENTS + ORGANIZATION_EVENTS
-                + TENANT_EVENTS + FIELD_EVENTS)
+                + TENANT_EVENTS + FIELD_EVENTS + RULE_EVENTS)
 }
 """Every event class by its ``TYPE``."""
 
@@ -515,6 +556,7 @@ STREAM_KINDS: dict[str, tuple[type[Event], ...]] = {
     "group": GROUP_EVENTS,
     "ticket_field": FIELD_EVENTS,
     "tenant": TENANT_EVENTS,
+    "rule": RULE_EVENTS,
 }
 """The kinds of stream and the events each holds; a new aggregate adds its row here."""
 
@@ -529,6 +571,7 @@ __all__ = [
     "FIELD_EVENTS",
     "GROUP_EVENTS",
     "ORGANIZATION_EVENTS",
+    "RULE_EVENTS",
     "STREAM_KINDS",
     "STREAM_TYPES",
     "TENANT_EVENTS",
@@ -564,6 +607,9 @@ __all__ = [
     "PortalSignedOut",
     "PriorityChanged",
     "RequesterChanged",
+    "RuleChainStopped",
+    "RuleChanged",
+    "RuleCreated",
     "SettingsChanged",
     "SlaBreached",
     "StateChanged",

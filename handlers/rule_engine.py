@@ -1,0 +1,258 @@
+"""The rule engine: a projector over the event sequence whose ``apply`` acts.
+
+It is a projection (``projections.base.Projection``) named ``rules``, run by a
+``projections.projector.Projector`` of its own: a worker claims ``(rules, tenant)``
+with ``FOR UPDATE SKIP LOCKED``, reads the events after the checkpoint, and for each
+ticket event matches the tenant's active rules in order against the ticket as it is
+(``domain.rule_parts.failing``). A matching rule's actions run through the same
+command handlers as the API (``handlers.tickets``), stamped by the database as actor
+``rule:<id>``; they, the ``rule_firings`` rows and the checkpoint commit in the
+projector's one transaction, so each event is matched once and its actions happen
+once, a worker killed mid-batch included (the batch rolls back whole and is done
+again by whoever claims it next).
+
+Choices worth knowing:
+
+* The batch ends at the first event some rule acted on: its actions took the
+  ticket's row lock and, once appended, the tenant head lock, held to commit. Ending
+  there keeps one ticket per transaction (the API's lock order: ticket row, then
+  head) and the head lock held for a few statements only.
+* Each rule's actions are appended before the next rule's run (``flush``), under
+  that rule's actor; their seqs are recorded with the firing, so an event a rule
+  appended knows how deep in a chain it is (``projections.rules.chain_depth``).
+* Loop guard: a rule never fires on an event it appended itself; a rule that would
+  fire at depth ``CHAIN_DEPTH_MAX + 1`` does not, and ``RuleChainStopped`` (tenant
+  stream) says so.
+* An action the ticket refuses now (a rule that solves a ticket with a required
+  field empty, an assignee who left the group) undoes that rule's actions only; the
+  firing is recorded as ``refused`` with the reason, and the engine goes on.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+from uuid import UUID
+
+import asyncpg
+
+from domain.business_hours import Calendar, business_ms_between
+from domain.errors import DomainError
+from domain.events import Event, MessageAdded, RuleChainStopped
+from domain.ids import AgentId, GroupId, MessageId, TenantId, TicketId
+from domain.rule import CHAIN_DEPTH_MAX, Rule
+from domain.rule_parts import TICKET_EVENT_TYPES, Action, Facts, event_types, failing
+from domain.templates import render
+from domain.ticket import Ticket
+from domain.ticket.commands import (
+    AddMessage,
+    Assign,
+    ChangeFields,
+    ChangePriority,
+    ChangeState,
+    ChangeTags,
+    Command,
+)
+from domain.values import Actor, ActorKind, Priority, TicketState, Visibility
+from eventstore.errors import ConcurrencyError
+from eventstore.keys import Keyring
+from eventstore.store import UnitOfWork
+from handlers.errors import HandlerError
+from handlers.tenant_events import record
+from handlers.ticket_state import load_ticket
+from handlers.tickets import run_command
+from projections import rules as read_model
+from projections.base import Envelope
+from projections.people import load_contact
+from projections.tenant_settings import load_settings
+from scheduler import jobs
+
+log = logging.getLogger("helpdesk.rules")
+
+NAME = "rules"
+WEBHOOK = "webhook.deliver"
+
+
+def rule_actor(rule_id: UUID) -> Actor:
+    """The domain actor of a rule's commands."""
+    return Actor(kind=ActorKind.RULE, id=str(rule_id))
+
+
+def in_business_hours(calendar: Calendar, at: datetime) -> bool:
+    """Whether ``at`` falls inside the calendar's hours."""
+    return business_ms_between(calendar, at, at + timedelta(minutes=1)) > 0
+
+
+async def ticket_facts(conn: asyncpg.Connection, tenant: TenantId, ticket: Ticket,
+                       event: Event | None, calendar: Calendar, at: datetime) -> Facts:
+    """The ticket after ``event`` (None: no event, the dry run's "now") as conditions
+    see it."""
+    organization = None
+    if ticket.requester.contact_id is not None:
+        contact = await load_contact(conn, tenant, ticket.requester.contact_id)
+        organization = None if contact is None else contact.organization_id
+    customer_reply = (isinstance(event, MessageAdded) and event.visibility is Visibility.PUBLIC
+                      and event.author.kind is ActorKind.CUSTOMER)
+    return Facts(
+        event_type="" if event is None else event.TYPE, state=ticket.state,
+        priority=ticket.priority, channel=ticket.source, group_id=ticket.group_id,
+        assignee_id=ticket.assignee, organization_id=organization, tags=frozenset(ticket.tags),
+        fields=dict(ticket.fields), public_customer_reply=customer_reply,
+        business_hours=in_business_hours(calendar, at))
+
+
+def note_values(ticket: Ticket, agent_name: str | None) -> dict[str, str | None]:
+    """The placeholder values of a ticket (``domain.templates``)."""
+    values: dict[str, str | None] = {
+        "requester.name": ticket.requester.name, "requester.email": ticket.requester.email,
+        "ticket.id": str(ticket.id), "ticket.subject": ticket.subject,
+        "agent.name": agent_name}
+    for key, value in ticket.fields.items():
+        values[f"fields.{key}"] = None if value is None else str(value)
+    return values
+
+
+def action_command(action: Action, ticket: Ticket, actor: Actor, at: datetime,
+                   message_id: UUID, agent_name: str | None = None) -> Command | None:
+    """The ticket command an action is (None: ``call_webhook``, which is no command)."""
+    match action.type:
+        case "set_state":
+            return ChangeState(to=TicketState(action.value), actor=actor, at=at)
+        case "set_priority":
+            return ChangePriority(priority=Priority(action.value), actor=actor, at=at)
+        case "set_group":
+            return Assign(group_id=GroupId(UUID(action.value)), set_group=True,
+                          set_agent=False, actor=actor, at=at)
+        case "assign":
+            agent = None if action.value is None else AgentId(UUID(action.value))
+            return Assign(agent_id=agent, actor=actor, at=at)
+        case "add_tags":
+            return ChangeTags(add=tuple(action.value), actor=actor, at=at)
+        case "remove_tags":
+            return ChangeTags(remove=tuple(action.value), actor=actor, at=at)
+        case "set_fields":
+            return ChangeFields(values=dict(action.value), actor=actor, at=at)
+        case "add_note":
+            return AddMessage(message_id=MessageId(message_id),
+                              body=render(action.value, note_values(ticket, agent_name)),
+                              visibility=Visibility.INTERNAL, actor=actor, at=at)
+    return None
+
+
+class RuleEngine:
+    """The ``rules`` projection: runs the tenant's rules on each ticket event."""
+
+    name = NAME
+    handles = TICKET_EVENT_TYPES
+
+    def __init__(self, keyring: Keyring | None, now: Any = None) -> None:
+        self.keyring = keyring
+        self.now = now  # a clock's ``now`` for ``fired_at`` (None: the event's time)
+
+    async def reset(self, conn: asyncpg.Connection, tenant_id: TenantId) -> None:
+        raise RuntimeError("the rule engine acts; it is never rebuilt")
+
+    async def apply(self, conn: asyncpg.Connection, event: Envelope) -> None:
+        await self.apply_batch(conn, event.tenant_id, [event])
+
+    async def apply_batch(self, conn: asyncpg.Connection, tenant_id: TenantId,
+                          events: Sequence[Envelope]) -> int | None:
+        """Run the rules on ``events`` in order; returns the seq of the first event any
+        rule acted on (the batch ends there), None when none did."""
+        if not events:
+            return None
+        rules = await read_model.active_rules(conn, tenant_id)
+        if not rules:
+            return None
+        wanted = [(r, event_types(r.conditions)) for r in rules]
+        settings = None
+        for envelope in events:
+            candidates = [r for r, types in wanted
+                          if types is None or envelope.event.TYPE in types]
+            if not candidates:
+                continue
+            ticket = await load_ticket(conn, tenant_id, envelope.stream_id)
+            if ticket is None:
+                continue
+            if settings is None:
+                settings = await load_settings(conn, tenant_id)
+            facts = await ticket_facts(conn, tenant_id, ticket, envelope.event,
+                                       settings.policy.calendar, envelope.event.at)
+            matched = [r for r in candidates if not failing(r.conditions, facts)]
+            if matched and await self._fire(conn, tenant_id, envelope, matched):
+                return envelope.seq
+        return None
+
+    async def _fire(self, conn: asyncpg.Connection, tenant: TenantId, envelope: Envelope,
+                    matched: list[Rule]) -> bool:
+        """Run the matched rules' actions on the event's ticket; False when every one
+        was skipped (its own event), so the batch goes on."""
+        depth = 0
+        if envelope.actor_kind == ActorKind.RULE.value:
+            depth = await read_model.chain_depth(conn, tenant, envelope.seq)
+        acted = False
+        for rule in matched:
+            if envelope.actor_kind == ActorKind.RULE.value and envelope.actor_id == str(rule.id):
+                continue  # never on its own events
+            acted = True
+            at = self.now() if self.now is not None else envelope.event.at
+            if depth + 1 > CHAIN_DEPTH_MAX:
+                await self._stopped(conn, tenant, envelope, rule, depth, at)
+                continue
+            await read_model.arm_rule_actor(conn, rule.id)
+            uow = UnitOfWork(conn, tenant, self.keyring)
+            outcome, detail = "fired", None
+            try:
+                async with conn.transaction():  # a savepoint: a refusal undoes this rule
+                    await self._act(uow, envelope, rule, at)
+                    recorded = await uow.flush()
+            except (DomainError, HandlerError, ConcurrencyError) as exc:
+                uow.staged.clear()
+                outcome, detail, recorded = "refused", f"{type(exc).__name__}: {exc}"[:500], []
+                log.info("rule %s refused on seq %s: %s", rule.id, envelope.seq, detail)
+            seqs = [e.seq for e in recorded]
+            await read_model.record_firing(
+                conn, tenant, trigger_seq=envelope.seq, rule_id=rule.id,
+                ticket_id=envelope.stream_id, depth=depth + 1,
+                first_seq=min(seqs, default=None), last_seq=max(seqs, default=None),
+                outcome=outcome, detail=detail, at=at)
+        return acted
+
+    async def _act(self, uow: UnitOfWork, envelope: Envelope, rule: Rule, at: datetime
+                   ) -> None:
+        actor = rule_actor(rule.id)
+        for i, action in enumerate(rule.actions):
+            if action.type == "call_webhook":
+                await jobs.schedule(uow.conn, uow.tenant_id, WEBHOOK, at,
+                                    dedupe_key=f"webhook:rule:{rule.id}:{envelope.seq}",
+                                    payload={"seq": envelope.seq, "rule_id": str(rule.id)},
+                                    max_attempts=8)
+                continue
+            ticket = await load_ticket(uow.conn, uow.tenant_id, envelope.stream_id)
+            if ticket is None:
+                return
+            # Derived: the same firing done again writes the same message.
+            message_id = uuid.uuid5(rule.id, f"note:{envelope.seq}:{i}")
+            command = action_command(action, ticket, actor, at, message_id)
+            if command is not None:
+                await run_command(uow, envelope.stream_id, command)
+
+    async def _stopped(self, conn: asyncpg.Connection, tenant: TenantId, envelope: Envelope,
+                       rule: Rule, depth: int, at: datetime) -> None:
+        await read_model.arm_rule_actor(conn, rule.id)
+        uow = UnitOfWork(conn, tenant, self.keyring)
+        await record(uow, RuleChainStopped(rule_id=rule.id, ticket_id=TicketId(envelope.stream_id),
+                                           trigger_seq=envelope.seq, depth=depth, at=at))
+        recorded = await uow.flush()
+        await read_model.record_firing(
+            conn, tenant, trigger_seq=envelope.seq, rule_id=rule.id,
+            ticket_id=envelope.stream_id, depth=depth + 1, first_seq=None, last_seq=None,
+            outcome="stopped", detail=f"chain depth {CHAIN_DEPTH_MAX} reached "
+                                      f"(RuleChainStopped at seq {recorded[0].seq})", at=at)
+
+
+__all__ = ["NAME", "RuleEngine", "action_command", "in_business_hours", "note_values",
+           "rule_actor", "ticket_facts"]
