@@ -12,7 +12,7 @@ SELECT id, version, name, position, active, conditions, actions, created_at, upd
 
 -- name: lock_rule_count --
 -- $1 tenant_id. Two creations at once queue here, so the count they check is exact.
-SELECT pg_advisory_xact_lock(hashtextextended('rules:' || $1::text, 0))
+SELECT pg_advisory_xact_lock(hashtextextended('rules:' || $1::uuid::text, 0))
 
 -- name: count_rules --
 -- $1 tenant_id

@@ -46,6 +46,8 @@ from projections.projector import Projector
 from tests.support import catalog, pg
 from tests.support.desk import ACTOR
 from tests.support.pg import RUNTIME_USER
+from tests.support.rules import engine as rule_engine
+from tests.support.rules import make_rule
 
 NOW = datetime.now(UTC).replace(microsecond=0)
 PASSWORDS = Passwords(memory_kib=1024, time_cost=1)
@@ -130,14 +132,17 @@ async def _seed(db: pg.TestDatabase, store: EventStore, pool: asyncpg.Pool
         await portal.set_password(store, PASSWORDS, link["token"], "a good password", NOW)
         await sessions.sign_in(store, PASSWORDS, LIFETIMES, sessions.SignIn(
             tenant, harbor.CUSTOMERS["ole"].email, "a good password", NOW), portal.PORTAL)
+        await make_rule(store, tenant, NOW, [{"field": "event", "op": "is",
+                                              "value": "TicketOpened"}],
+                        [{"type": "add_tags", "value": ["seen"]}])
         opened = await widget.open_session(store, tenant, "visitor@example.com", ORIGIN, NOW,
                                            timedelta(hours=1))
         async with store.session(tenant, widget.widget_actor(opened.session_id)) as s:
             await widget.open_ticket(s, opened.session_id, TicketId(uuid.uuid4()), "Hello",
                                      "From the shop's page", NOW)
-    projector = Projector(pool)
-    await projector.ensure_checkpoints()
-    await projector.drain()
+    for projector in (Projector(pool), rule_engine(pool, store)):
+        await projector.ensure_checkpoints()
+        await projector.drain()
     return seeded[0].tenant_id, seeded[1].tenant_id
 
 
