@@ -34,6 +34,7 @@ from api.routes import (
     contacts,
     groups,
     health,
+    macros,
     messages,
     metrics,
     organizations,
@@ -52,7 +53,8 @@ ROUTERS = (health.router, metrics.router, tickets.router, messages.router, agent
            api_keys.router, tenant_settings.router, webhooks.router, audit.router,
            analytics.router, auth.router, contacts.router, organizations.router,
            feed_route.router, groups.router, ticket_fields.router, changes.router,
-           search.router, portal.router, widget.router, rules.router)
+           search.router, portal.router, widget.router, rules.router,
+           macros.router)
 
 
 def serve_app() -> FastAPI:

@@ -503,6 +503,31 @@ class RuleChainStopped(Event):
     depth: int
 
 
+# --- macro stream (domain/macro.py) -----------------------------------------------------
+
+
+class MacroCreated(Event):
+    TYPE = "MacroCreated"
+
+    macro_id: UUID
+    name: str
+    owner_id: AgentId | None
+    text: str | None
+    visibility: Visibility
+    actions: tuple[Action, ...]
+
+
+class MacroChanged(Event):
+    """The parts of a macro that changed, each as it is now (None: as it was)."""
+
+    TYPE = "MacroChanged"
+
+    name: str | None = None
+    text: str | None = None
+    visibility: Visibility | None = None
+    actions: tuple[Action, ...] | None = None
+
+
 TICKET_EVENTS: tuple[type[Event], ...] = (
     TicketOpened,
     MessageAdded,
@@ -519,6 +544,7 @@ TICKET_EVENTS: tuple[type[Event], ...] = (
 GROUP_EVENTS: tuple[type[Event], ...] = (GroupCreated, GroupRenamed, GroupMembersChanged)
 FIELD_EVENTS: tuple[type[Event], ...] = (TicketFieldDefined, TicketFieldUpdated)
 RULE_EVENTS: tuple[type[Event], ...] = (RuleCreated, RuleChanged)
+MACRO_EVENTS: tuple[type[Event], ...] = (MacroCreated, MacroChanged)
 CONTACT_EVENTS: tuple[type[Event], ...] = (ContactCreated, ContactUpdated, ContactMerged,
                                            ContactErased)
 ORGANIZATION_EVENTS: tuple[type[Event], ...] = (OrganizationCreated, OrganizationUpdated)
@@ -545,7 +571,7 @@ TENANT_EVENTS: tuple[type[Event], ...] = (
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.TYPE: cls
     for cls in (TICKET_EVENTS + GROUP_EVENTS + CONTACT_EVENTS + ORGANIZATION_EVENTS
-                + TENANT_EVENTS + FIELD_EVENTS + RULE_EVENTS)
+                + TENANT_EVENTS + FIELD_EVENTS + RULE_EVENTS + MACRO_EVENTS)
 }
 """Every event class by its ``TYPE``."""
 
@@ -557,6 +583,7 @@ STREAM_KINDS: dict[str, tuple[type[Event], ...]] = {
     "ticket_field": FIELD_EVENTS,
     "tenant": TENANT_EVENTS,
     "rule": RULE_EVENTS,
+    "macro": MACRO_EVENTS,
 }
 """The kinds of stream and the events each holds; a new aggregate adds its row here."""
 
@@ -570,6 +597,7 @@ __all__ = [
     "EVENT_TYPES",
     "FIELD_EVENTS",
     "GROUP_EVENTS",
+    "MACRO_EVENTS",
     "ORGANIZATION_EVENTS",
     "RULE_EVENTS",
     "STREAM_KINDS",
@@ -597,6 +625,8 @@ __all__ = [
     "GroupCreated",
     "GroupMembersChanged",
     "GroupRenamed",
+    "MacroChanged",
+    "MacroCreated",
     "MessageAdded",
     "OrganizationCreated",
     "OrganizationUpdated",

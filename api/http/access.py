@@ -131,6 +131,11 @@ ACCESS: Mapping[str, frozenset[str]] = {
     "GET /v1/rules/{rule_id}/history": _AUDIT,
     "GET /v1/rules/{rule_id}/as-of": _AUDIT,
     "GET /v1/tickets/{ticket_id}/rules": _STAFF,
+    # Macros: staff make personal ones (admins shared ones) and apply what they see.
+    "GET /v1/macros": _STAFF,
+    "POST /v1/macros": _STAFF,
+    "GET /v1/macros/{macro_id}": _STAFF,
+    "POST /v1/tickets/{ticket_id}/macros/{macro_id}": _STAFF,
     # Every caller may ask who it is and what its role may run (the console does).
     "GET /v1/auth/me": _EVERYONE,
     # The feed carries every event, message bodies and internal notes included:
@@ -163,11 +168,11 @@ def roles_for(operation: str) -> frozenset[str]:
 WHOLE_LOG = "GET /v1/events"
 """The operation whose roles read every event of the tenant: ``event_types_for``
 gives them every stream in the changes feed and the live feed too."""
-TENANT_STREAMS = frozenset({"tenant", "rule"})
+TENANT_STREAMS = frozenset({"tenant", "rule", "macro"})
 """Kinds of stream only readers of the whole log (``WHOLE_LOG``) get: the tenant
 stream records API keys, agents, settings and webhooks (a webhook's URL may carry a
-secret), which other roles do not read elsewhere either; rule streams are the admins'
-configuration, read nowhere else by other roles."""
+secret), which other roles do not read elsewhere either; rule and macro streams
+are configuration (a personal macro is its agent's alone)."""
 _NOT_TENANT = frozenset(cls.TYPE for kind, classes in STREAM_KINDS.items()
                         if kind not in TENANT_STREAMS for cls in classes)
 

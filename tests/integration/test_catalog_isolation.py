@@ -34,6 +34,7 @@ import asyncpg
 import pytest
 
 from domain.ids import TenantId, TicketId
+from domain.macro import CreateMacro
 from domain.tenant_settings import DEFAULT_SETTINGS
 from domain.values import Role
 from eventstore.store import EventStore
@@ -41,6 +42,7 @@ from handlers import invitations, organizations, portal, sessions, webhooks, wid
 from handlers.credentials import Passwords
 from handlers.demo import harbor
 from handlers.demo.seed import DemoTenant, seed_demo
+from handlers.macros import create_macro
 from handlers.tenant_settings import ReplaceSettings, replace_settings
 from projections.projector import Projector
 from tests.support import catalog, pg
@@ -132,6 +134,9 @@ async def _seed(db: pg.TestDatabase, store: EventStore, pool: asyncpg.Pool
         await portal.set_password(store, PASSWORDS, link["token"], "a good password", NOW)
         await sessions.sign_in(store, PASSWORDS, LIFETIMES, sessions.SignIn(
             tenant, harbor.CUSTOMERS["ole"].email, "a good password", NOW), portal.PORTAL)
+        async with store.session(tenant, ACTOR) as s:
+            await create_macro(s, CreateMacro(macro_id=uuid.uuid4(), name="Thanks",
+                                              text="Thanks!", at=NOW))
         await make_rule(store, tenant, NOW, [{"field": "event", "op": "is",
                                               "value": "TicketOpened"}],
                         [{"type": "add_tags", "value": ["seen"]}])

@@ -32,6 +32,8 @@ from domain.events import (
     GroupCreated,
     GroupMembersChanged,
     GroupRenamed,
+    MacroChanged,
+    MacroCreated,
     OrganizationCreated,
     OrganizationUpdated,
     PortalLinkIssued,
@@ -55,7 +57,16 @@ from domain.ids import AgentId, ApiKeyId, ContactId, GroupId, OrganizationId, Ti
 from domain.mapper import from_stored, to_stored
 from domain.rule_parts import Action, Condition
 from domain.ticket.commands import Assign, ChangePriority, ChangeTags, CheckSla
-from domain.values import Actor, ActorKind, Priority, Requester, Role, SlaMetric, TicketState
+from domain.values import (
+    Actor,
+    ActorKind,
+    Priority,
+    Requester,
+    Role,
+    SlaMetric,
+    TicketState,
+    Visibility,
+)
 from tests.unit.domain.support import AGENT, CUSTOMER, at, given, move, open_cmd, reply
 
 AT = datetime(2026, 6, 1, 9, 0, 0, 123, tzinfo=UTC)
@@ -161,6 +172,10 @@ def rule_events() -> list[Event]:
         RuleChanged(name="Rush", conditions=(), actions=act[:1], position=0, at=AT),
         RuleChainStopped(rule_id=rule, ticket_id=TicketId(uuid.UUID(int=22)), trigger_seq=9,
                          depth=5, at=AT),
+        MacroCreated(macro_id=uuid.UUID(int=23), name="Thanks", owner_id=None,
+                     text="Thanks {{requester.name}}", visibility=Visibility.PUBLIC,
+                     actions=act[:1], at=AT),
+        MacroChanged(name="Thank you", at=AT),
     ]
 
 
