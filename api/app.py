@@ -44,6 +44,7 @@ from api.routes import (
     tenant_settings,
     ticket_fields,
     tickets,
+    views,
     webhooks,
     widget,
 )
@@ -54,7 +55,7 @@ ROUTERS = (health.router, metrics.router, tickets.router, messages.router, agent
            analytics.router, auth.router, contacts.router, organizations.router,
            feed_route.router, groups.router, ticket_fields.router, changes.router,
            search.router, portal.router, widget.router, rules.router,
-           macros.router)
+           macros.router, views.router)
 
 
 def serve_app() -> FastAPI:

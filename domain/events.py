@@ -528,6 +528,20 @@ class MacroChanged(Event):
     actions: tuple[Action, ...] | None = None
 
 
+# --- saved view stream (domain/saved_view.py) -------------------------------------------
+
+
+class ViewCreated(Event):
+    """A saved view: its name and the ticket list's filters, as query parameters."""
+
+    TYPE = "ViewCreated"
+
+    view_id: UUID
+    name: str
+    owner_id: AgentId | None
+    filters: dict[str, str | list[str]]
+
+
 TICKET_EVENTS: tuple[type[Event], ...] = (
     TicketOpened,
     MessageAdded,
@@ -545,6 +559,7 @@ GROUP_EVENTS: tuple[type[Event], ...] = (GroupCreated, GroupRenamed, GroupMember
 FIELD_EVENTS: tuple[type[Event], ...] = (TicketFieldDefined, TicketFieldUpdated)
 RULE_EVENTS: tuple[type[Event], ...] = (RuleCreated, RuleChanged)
 MACRO_EVENTS: tuple[type[Event], ...] = (MacroCreated, MacroChanged)
+VIEW_EVENTS: tuple[type[Event], ...] = (ViewCreated,)
 CONTACT_EVENTS: tuple[type[Event], ...] = (ContactCreated, ContactUpdated, ContactMerged,
                                            ContactErased)
 ORGANIZATION_EVENTS: tuple[type[Event], ...] = (OrganizationCreated, OrganizationUpdated)
@@ -571,7 +586,8 @@ TENANT_EVENTS: tuple[type[Event], ...] = (
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.TYPE: cls
     for cls in (TICKET_EVENTS + GROUP_EVENTS + CONTACT_EVENTS + ORGANIZATION_EVENTS
-                + TENANT_EVENTS + FIELD_EVENTS + RULE_EVENTS + MACRO_EVENTS)
+                + TENANT_EVENTS + FIELD_EVENTS + RULE_EVENTS + MACRO_EVENTS
+                + VIEW_EVENTS)
 }
 """Every event class by its ``TYPE``."""
 
@@ -584,6 +600,7 @@ STREAM_KINDS: dict[str, tuple[type[Event], ...]] = {
     "tenant": TENANT_EVENTS,
     "rule": RULE_EVENTS,
     "macro": MACRO_EVENTS,
+    "view": VIEW_EVENTS,
 }
 """The kinds of stream and the events each holds; a new aggregate adds its row here."""
 
@@ -604,6 +621,7 @@ __all__ = [
     "STREAM_TYPES",
     "TENANT_EVENTS",
     "TICKET_EVENTS",
+    "VIEW_EVENTS",
     "AgentAdded",
     "AgentInvitationAccepted",
     "AgentInvited",
@@ -649,5 +667,6 @@ __all__ = [
     "TicketFieldUpdated",
     "TicketGroupChanged",
     "TicketOpened",
+    "ViewCreated",
     "WebhookConfigured",
 ]

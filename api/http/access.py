@@ -136,6 +136,11 @@ ACCESS: Mapping[str, frozenset[str]] = {
     "POST /v1/macros": _STAFF,
     "GET /v1/macros/{macro_id}": _STAFF,
     "POST /v1/tickets/{ticket_id}/macros/{macro_id}": _STAFF,
+    # Saved views: staff save personal ones (admins shared ones) and read what they see.
+    "GET /v1/views": _STAFF,
+    "POST /v1/views": _STAFF,
+    "GET /v1/views/{view_id}": _STAFF,
+    "GET /v1/views/{view_id}/tickets": _STAFF,
     # Every caller may ask who it is and what its role may run (the console does).
     "GET /v1/auth/me": _EVERYONE,
     # The feed carries every event, message bodies and internal notes included:
@@ -168,11 +173,11 @@ def roles_for(operation: str) -> frozenset[str]:
 WHOLE_LOG = "GET /v1/events"
 """The operation whose roles read every event of the tenant: ``event_types_for``
 gives them every stream in the changes feed and the live feed too."""
-TENANT_STREAMS = frozenset({"tenant", "rule", "macro"})
+TENANT_STREAMS = frozenset({"tenant", "rule", "macro", "view"})
 """Kinds of stream only readers of the whole log (``WHOLE_LOG``) get: the tenant
 stream records API keys, agents, settings and webhooks (a webhook's URL may carry a
-secret), which other roles do not read elsewhere either; rule and macro streams
-are configuration (a personal macro is its agent's alone)."""
+secret), which other roles do not read elsewhere either; rule, macro and view
+streams are configuration (a personal macro or view is its agent's alone)."""
 _NOT_TENANT = frozenset(cls.TYPE for kind, classes in STREAM_KINDS.items()
                         if kind not in TENANT_STREAMS for cls in classes)
 

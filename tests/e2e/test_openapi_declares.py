@@ -66,6 +66,7 @@ BODIES: dict[str, Callable[[], Any]] = {
     "POST /v1/rules": lambda: RULE,
     "PATCH /v1/rules/{rule_id}": lambda: {"name": f"r-{uuid.uuid4()}"},
     "POST /v1/macros": lambda: MACRO,
+    "POST /v1/views": lambda: {"name": "Open", "shared": True, "filters": {"state": "open"}},
     "POST /v1/tickets/{ticket_id}/macros/{macro_id}": lambda: None,
 }
 """A request body each side-effecting operation accepts."""

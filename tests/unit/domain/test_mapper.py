@@ -50,6 +50,7 @@ from domain.events import (
     TicketFieldUpdated,
     TicketGroupChanged,
     TicketOpened,
+    ViewCreated,
     WebhookConfigured,
 )
 from domain.fields import FieldOption, FieldType, RequiredOn
@@ -176,6 +177,8 @@ def rule_events() -> list[Event]:
                      text="Thanks {{requester.name}}", visibility=Visibility.PUBLIC,
                      actions=act[:1], at=AT),
         MacroChanged(name="Thank you", at=AT),
+        ViewCreated(view_id=uuid.UUID(int=24), name="Mine", owner_id=AgentId(uuid.UUID(int=8)),
+                    filters={"state": ["open", "pending"], "fields.plan": "gold"}, at=AT),
     ]
 
 
