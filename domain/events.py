@@ -24,7 +24,7 @@ from domain.ids import (
     OrganizationId,
     TicketId,
 )
-from domain.rule_parts import Action, Condition
+from domain.rule_parts import Action, Condition, TimeTrigger
 from domain.sla import SlaClock
 from domain.values import (
     Actor,
@@ -477,6 +477,8 @@ class RuleCreated(Event):
     active: bool
     conditions: tuple[Condition, ...]
     actions: tuple[Action, ...]
+    time: TimeTrigger | None = None
+    """A time rule's trigger (None: the rule fires on events)."""
 
 
 class RuleChanged(Event):
@@ -489,6 +491,7 @@ class RuleChanged(Event):
     active: bool | None = None
     conditions: tuple[Condition, ...] | None = None
     actions: tuple[Action, ...] | None = None
+    time: TimeTrigger | None = None
 
 
 class RuleChainStopped(Event):

@@ -18,7 +18,14 @@ from pydantic import BaseModel, ConfigDict
 
 from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
 from domain.events import Event, RuleChanged, RuleCreated
-from domain.rule_parts import Action, Condition, check_actions, check_conditions
+from domain.rule_parts import (
+    Action,
+    Condition,
+    TimeTrigger,
+    check_actions,
+    check_conditions,
+    check_time_rule,
+)
 from domain.values import UtcDatetime
 
 RULE_NAME_MAX = 100
@@ -44,6 +51,8 @@ class Rule(BaseModel):
     active: bool
     conditions: tuple[Condition, ...]
     actions: tuple[Action, ...]
+    time: TimeTrigger | None = None
+    """A time rule's trigger (None: the rule fires on events); fixed at creation."""
     created_at: UtcDatetime
     updated_at: UtcDatetime
 
@@ -57,6 +66,7 @@ class CreateRule(BaseModel):
     active: bool = True
     conditions: tuple[Condition, ...] = ()
     actions: tuple[Action, ...]
+    time: TimeTrigger | None = None
     at: UtcDatetime
 
 
@@ -70,6 +80,8 @@ class ChangeRule(BaseModel):
     active: bool | None = None
     conditions: tuple[Condition, ...] | None = None
     actions: tuple[Action, ...] | None = None
+    time: TimeTrigger | None = None
+    """A time rule's new trigger (refused for a rule on events)."""
     at: UtcDatetime
 
 
@@ -95,10 +107,14 @@ def decide_rule(command: RuleCommand, state: Rule | None) -> list[Event]:
     if isinstance(command, CreateRule):
         if state is not None:
             raise AlreadyExists("the rule already exists")
+        conditions = check_conditions(command.conditions)
+        actions = check_actions(command.actions)
+        if command.time is not None:
+            check_time_rule(command.time, conditions, actions)
         return [RuleCreated(rule_id=command.rule_id, name=check_rule_name(command.name),
                             position=_position(command.position), active=command.active,
-                            conditions=check_conditions(command.conditions),
-                            actions=check_actions(command.actions), at=command.at)]
+                            conditions=conditions, actions=actions, time=command.time,
+                            at=command.at)]
     if state is None:
         raise NotFound("the rule does not exist")
     changes: dict[str, object] = {}
@@ -116,6 +132,15 @@ def decide_rule(command: RuleCommand, state: Rule | None) -> list[Event]:
         actions = check_actions(command.actions)
         if actions != state.actions:
             changes["actions"] = actions
+    if command.time is not None:
+        if state.time is None:
+            raise ValidationFailed("a rule on events stays one", field="time")
+        if command.time != state.time:
+            changes["time"] = command.time
+    time = command.time or state.time
+    if time is not None:
+        check_time_rule(time, command.conditions or state.conditions,
+                        command.actions or state.actions)
     return [RuleChanged.model_validate({"at": command.at, **changes})] if changes else []
 
 
@@ -126,11 +151,11 @@ def evolve_rule(state: Rule | None, event: Event) -> Rule:
             raise CorruptStream(f"a rule stream must start with RuleCreated, not {event.TYPE}")
         return Rule(id=event.rule_id, version=1, name=event.name, position=event.position,
                     active=event.active, conditions=event.conditions, actions=event.actions,
-                    created_at=event.at, updated_at=event.at)
+                    time=event.time, created_at=event.at, updated_at=event.at)
     if not isinstance(event, RuleChanged):
         raise CorruptStream(f"{event.TYPE} does not belong to a rule stream")
     changes: dict[str, object] = {"version": state.version + 1, "updated_at": event.at}
-    for part in ("name", "position", "active", "conditions", "actions"):
+    for part in ("name", "position", "active", "conditions", "actions", "time"):
         value = getattr(event, part)
         if value is not None:
             changes[part] = value

@@ -13,7 +13,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -62,6 +62,14 @@ ACTION_TYPES = frozenset({
 
 _PRIORITY_RANK = {p: i for i, p in enumerate(Priority)}
 
+TIME_HOURS_MIN = 1
+TIME_HOURS_MAX = 24 * 365
+Since = Literal["created", "updated", "pending", "customer_reply", "agent_reply"]
+EVENT_BOUND = frozenset({"event", "public_customer_reply"})
+"""Conditions that speak of the event a rule fires on: a time rule has none."""
+TIME_ACTIONS = ACTION_TYPES - {"call_webhook", "send_mail"}
+"""What a time rule may do: the webhook gets events, and a time rule fires on none."""
+
 
 class Condition(BaseModel):
     """One test of the ticket after an event; all of a rule's must hold."""
@@ -80,6 +88,34 @@ class Action(BaseModel):
 
     type: str
     value: Any = None
+
+
+class TimeTrigger(BaseModel):
+    """A time rule's trigger: ``hours`` since the ticket was created, last updated, put
+    pending, or last replied to in public by the customer or an agent, counted in
+    calendar time or in the tenant's business hours."""
+
+    model_config = _FROZEN
+
+    since: Since
+    hours: int
+    business: bool = False
+
+
+def check_time_rule(time: TimeTrigger, conditions: Sequence[Condition],
+                    actions: Sequence[Action]) -> None:
+    """A time rule waits at least an hour, and names no event or webhook."""
+    if not TIME_HOURS_MIN <= time.hours <= TIME_HOURS_MAX:
+        raise ValidationFailed(f"a time rule waits {TIME_HOURS_MIN} to {TIME_HOURS_MAX} hours",
+                               field="time.hours")
+    for i, c in enumerate(conditions):
+        if c.field in EVENT_BOUND:
+            raise ValidationFailed(f"a time rule fires on no event: {c.field} cannot hold",
+                                   field=f"conditions.{i}.field")
+    for i, a in enumerate(actions):
+        if a.type == "call_webhook":
+            raise ValidationFailed(f"a time rule fires on no event: it cannot {a.type}",
+                                   field=f"actions.{i}.type")
 
 
 def field_key(field: str) -> str | None:
@@ -290,13 +326,18 @@ __all__ = [
     "FIELD_OPS",
     "OPS",
     "TICKET_EVENT_TYPES",
+    "TIME_ACTIONS",
+    "TIME_HOURS_MIN",
     "Action",
     "Condition",
     "Facts",
+    "Since",
+    "TimeTrigger",
     "check_action",
     "check_actions",
     "check_condition",
     "check_conditions",
+    "check_time_rule",
     "event_types",
     "failing",
     "field_key",

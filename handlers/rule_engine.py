@@ -41,7 +41,7 @@ import asyncpg
 
 from domain.business_hours import Calendar, business_ms_between
 from domain.errors import DomainError
-from domain.events import Event, MessageAdded, RuleChainStopped
+from domain.events import Event, MessageAdded, RuleChainStopped, StateChanged, TicketOpened
 from domain.ids import AgentId, GroupId, MessageId, TenantId, TicketId
 from domain.rule import CHAIN_DEPTH_MAX, Rule
 from domain.rule_parts import TICKET_EVENT_TYPES, Action, Facts, event_types, failing
@@ -142,6 +142,45 @@ def action_command(action: Action, ticket: Ticket, actor: Actor, at: datetime,
     return None
 
 
+class TicketTimes:
+    """When each ticket's clocks for time rules start, from the events of a batch:
+    created, last updated, pending since (cleared when it leaves pending), the last
+    public reply by the customer and by an agent (``rule_ticket_times``)."""
+
+    def __init__(self) -> None:
+        self.seen: dict[UUID, dict[str, Any]] = {}
+
+    def see(self, envelope: Envelope) -> None:
+        event = envelope.event
+        row = self.seen.setdefault(envelope.stream_id, {"created": None, "pending": False,
+                                                        "pending_since": None,
+                                                        "customer": None, "agent": None})
+        row["updated"] = event.at
+        match event:
+            case TicketOpened():
+                row["created"] = event.at
+                if event.author.kind is ActorKind.CUSTOMER:
+                    row["customer"] = event.at
+            case StateChanged():
+                if event.to_state is TicketState.PENDING:
+                    row["pending"], row["pending_since"] = True, event.at
+                elif event.from_state is TicketState.PENDING:
+                    row["pending"], row["pending_since"] = True, None
+            case MessageAdded() if event.visibility is Visibility.PUBLIC:
+                if event.author.kind is ActorKind.CUSTOMER:
+                    row["customer"] = event.at
+                elif event.author.kind is ActorKind.AGENT:
+                    row["agent"] = event.at
+
+    async def write(self, conn: asyncpg.Connection, tenant: TenantId) -> None:
+        for ticket_id, row in self.seen.items():
+            await read_model.upsert_ticket_times(
+                conn, tenant, ticket_id, created=row["created"], updated=row["updated"],
+                pending_changed=row["pending"], pending_since=row["pending_since"],
+                customer_reply=row["customer"], agent_reply=row["agent"])
+        self.seen.clear()
+
+
 class RuleEngine:
     """The ``rules`` projection: runs the tenant's rules on each ticket event."""
 
@@ -161,15 +200,16 @@ class RuleEngine:
     async def apply_batch(self, conn: asyncpg.Connection, tenant_id: TenantId,
                           events: Sequence[Envelope]) -> int | None:
         """Run the rules on ``events`` in order; returns the seq of the first event any
-        rule acted on (the batch ends there), None when none did."""
+        rule acted on (the batch ends there), None when none did. The ticket times of
+        time rules (``TicketTimes``) are kept for every event applied."""
         if not events:
             return None
-        rules = await read_model.active_rules(conn, tenant_id)
-        if not rules:
-            return None
+        times = TicketTimes()
+        rules = [r for r in await read_model.active_rules(conn, tenant_id) if r.time is None]
         wanted = [(r, event_types(r.conditions)) for r in rules]
         settings = None
         for envelope in events:
+            times.see(envelope)
             candidates = [r for r, types in wanted
                           if types is None or envelope.event.TYPE in types]
             if not candidates:
@@ -183,7 +223,9 @@ class RuleEngine:
                                        settings.policy.calendar, envelope.event.at)
             matched = [r for r in candidates if not failing(r.conditions, facts)]
             if matched and await self._fire(conn, tenant_id, envelope, matched):
+                await times.write(conn, tenant_id)
                 return envelope.seq
+        await times.write(conn, tenant_id)
         return None
 
     async def _fire(self, conn: asyncpg.Connection, tenant: TenantId, envelope: Envelope,
@@ -254,5 +296,5 @@ class RuleEngine:
                                       f"(RuleChainStopped at seq {recorded[0].seq})", at=at)
 
 
-__all__ = ["NAME", "RuleEngine", "action_command", "in_business_hours", "note_values",
-           "rule_actor", "ticket_facts"]
+__all__ = ["NAME", "RuleEngine", "TicketTimes", "action_command", "in_business_hours",
+           "note_values", "rule_actor", "ticket_facts"]

@@ -31,7 +31,7 @@ def _rule(row: asyncpg.Record) -> Rule:
 def _row(tenant_id: TenantId, rule: Rule) -> tuple[Any, ...]:
     dumped = rule.model_dump(mode="json")
     return (tenant_id, rule.id, rule.name, rule.position, rule.active, dumped["conditions"],
-            dumped["actions"], rule.version, rule.created_at, rule.updated_at)
+            dumped["actions"], rule.version, rule.created_at, rule.updated_at, dumped["time"])
 
 
 async def load_rule(conn: asyncpg.Connection, tenant_id: TenantId, rule_id: UUID, *,
@@ -97,21 +97,81 @@ async def firings_of_ticket(conn: asyncpg.Connection, tenant_id: TenantId, ticke
                                               limit)]
 
 
+async def upsert_ticket_times(conn: asyncpg.Connection, tenant_id: TenantId, ticket_id: UUID,
+                              *, created: datetime | None, updated: datetime,
+                              pending_changed: bool, pending_since: datetime | None,
+                              customer_reply: datetime | None,
+                              agent_reply: datetime | None) -> None:
+    """Move a ticket's time-rule clocks (None: no change, but for ``pending_since``,
+    which ``pending_changed`` says)."""
+    await conn.execute(Q["upsert_ticket_times"], tenant_id, ticket_id, created, updated,
+                       pending_changed, pending_since, customer_reply, agent_reply)
+
+
+SINCE_COLUMNS = {"created": "created_at", "updated": "updated_at", "pending": "pending_since",
+                 "customer_reply": "customer_reply_at", "agent_reply": "agent_reply_at"}
+"""The ``rule_ticket_times`` column of each kind of time rule's start."""
+
+
+async def ticket_times(conn: asyncpg.Connection, tenant_id: TenantId, ticket_id: UUID
+                       ) -> dict[str, datetime | None] | None:
+    """A ticket's time-rule clocks by ``since`` (None: the ticket has none yet)."""
+    row = await conn.fetchrow(Q["ticket_times"], tenant_id, ticket_id)
+    if row is None:
+        return None
+    return {since: row[column] for since, column in SINCE_COLUMNS.items()}
+
+
+async def time_candidates(conn: asyncpg.Connection, tenant_id: TenantId, rule_id: UUID,
+                          since: str, started_by: datetime) -> list[asyncpg.Record]:
+    """(ticket_id, episode) of the tickets not closed whose ``since`` clock started at
+    or before ``started_by`` and that the rule did not fire for in that episode."""
+    query = Q["time_candidates"].format(since=SINCE_COLUMNS[since])  # an identifier
+    rows: list[asyncpg.Record] = await conn.fetch(query, tenant_id, rule_id, started_by)
+    return rows
+
+
+async def ticket_states(conn: asyncpg.Connection, tenant_id: TenantId,
+                        ticket_ids: list[UUID]) -> dict[UUID, Any]:
+    """The folded state documents of these tickets, by id."""
+    rows = await conn.fetch(Q["ticket_states"], tenant_id, ticket_ids)
+    return {r["id"]: r["state_json"] for r in rows}
+
+
+async def claim_time_firing(conn: asyncpg.Connection, tenant_id: TenantId, rule_id: UUID,
+                            ticket_id: UUID, episode: datetime, at: datetime) -> bool:
+    """Record the episode's firing; False when it fired already."""
+    return await conn.fetchval(Q["claim_time_firing"], tenant_id, rule_id, ticket_id,
+                               episode, at) is not None
+
+
+async def refuse_time_firing(conn: asyncpg.Connection, tenant_id: TenantId, rule_id: UUID,
+                             ticket_id: UUID, episode: datetime, detail: str) -> None:
+    await conn.execute(Q["refuse_time_firing"], tenant_id, rule_id, ticket_id, episode, detail)
+
+
 async def arm_rule_actor(conn: asyncpg.Connection, rule_id: UUID) -> None:
     """Stamp what is appended from here on in this transaction as the rule's."""
     await conn.execute(Q["arm_rule_actor"], str(rule_id))
 
 
 __all__ = [
+    "SINCE_COLUMNS",
     "active_rules",
     "all_rules",
     "arm_rule_actor",
     "chain_depth",
+    "claim_time_firing",
     "count_rules",
     "firings_of_ticket",
     "insert_rule",
     "list_rules",
     "load_rule",
     "record_firing",
+    "refuse_time_firing",
+    "ticket_states",
+    "ticket_times",
+    "time_candidates",
     "update_rule",
+    "upsert_ticket_times",
 ]

@@ -31,11 +31,12 @@ from api.schemas.rules import (
     RuleOut,
     RulePage,
     RulePatch,
+    TimeIn,
     rule_document,
 )
 from api.schemas.tickets import etag
 from domain.rule import ChangeRule, CreateRule, Rule, in_order
-from domain.rule_parts import Action, Condition, failing
+from domain.rule_parts import Action, Condition, TimeTrigger, failing
 from eventstore.store import UnitOfWork
 from handlers import rules as rule_handlers
 from handlers.rule_engine import ticket_facts
@@ -61,6 +62,10 @@ def _conditions(given: list[ConditionIn]) -> tuple[Condition, ...]:
 
 def _actions(given: list[ActionIn]) -> tuple[Action, ...]:
     return tuple(Action(type=a.type, value=a.value) for a in given)
+
+
+def _time(given: TimeIn | None) -> TimeTrigger | None:
+    return None if given is None else TimeTrigger(**given.model_dump())
 
 
 @router.get("/v1/rules", response_model=RulePage, responses=errors(), summary="List the rules")
@@ -90,7 +95,8 @@ async def create(body: RuleIn, request: Request, principal: Authorized,
     is a 422 naming it, and nothing is saved."""
     command = CreateRule(rule_id=uuid.uuid4(), name=body.name, position=body.position,
                          active=body.active, conditions=_conditions(body.conditions),
-                         actions=_actions(body.actions), at=services.clock.now())
+                         actions=_actions(body.actions), time=_time(body.time),
+                         at=services.clock.now())
 
     async def work(uow: UnitOfWork) -> JsonReply:
         return _reply(await rule_handlers.create_rule(uow, command), 201)
@@ -119,7 +125,7 @@ async def patch(rule_id: UUID, body: RulePatch, request: Request, principal: Aut
         name=body.name, position=body.position, active=body.active,
         conditions=None if body.conditions is None else _conditions(body.conditions),
         actions=None if body.actions is None else _actions(body.actions),
-        at=services.clock.now())
+        time=_time(body.time), at=services.clock.now())
 
     async def work(uow: UnitOfWork) -> JsonReply:
         return _reply(await rule_handlers.change_rule(uow, rule_id, command,

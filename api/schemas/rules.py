@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
 from api.schemas import patch_fields_given
 from domain.rule import POSITION_MAX, RULE_NAME_MAX, Rule
-from domain.rule_parts import ACTION_TYPES, ACTIONS_MAX, CONDITIONS_MAX, OPS
+from domain.rule_parts import ACTION_TYPES, ACTIONS_MAX, CONDITIONS_MAX, OPS, Since
 
 _IN = ConfigDict(extra="forbid")
 
@@ -34,6 +34,19 @@ class ActionIn(BaseModel):
     value: JsonValue = None
 
 
+class TimeIn(BaseModel):
+    """A time rule's trigger."""
+
+    model_config = _IN
+
+    since: Since = Field(description="The clock: since the ticket was created, last "
+                                     "updated, put pending, or last replied to in public "
+                                     "by the customer or an agent.")
+    hours: int = Field(description="At least 1.")
+    business: bool = Field(default=False, description="Count the tenant's business hours "
+                                                      "only (else calendar time).")
+
+
 class RuleIn(BaseModel):
     model_config = _IN
 
@@ -43,6 +56,8 @@ class RuleIn(BaseModel):
     active: bool = True
     conditions: list[ConditionIn] = Field(default_factory=list, max_length=CONDITIONS_MAX)
     actions: list[ActionIn] = Field(min_length=1, max_length=ACTIONS_MAX)
+    time: TimeIn | None = Field(default=None, description="Make it a rule on time: it "
+                                "fires once per episode of its clock, not on events.")
 
 
 class RulePatch(BaseModel):
@@ -55,11 +70,12 @@ class RulePatch(BaseModel):
     active: bool | None = None
     conditions: list[ConditionIn] | None = Field(default=None, max_length=CONDITIONS_MAX)
     actions: list[ActionIn] | None = Field(default=None, min_length=1, max_length=ACTIONS_MAX)
+    time: TimeIn | None = None
 
     @model_validator(mode="before")
     @classmethod
     def _something(cls, data: Any) -> Any:
-        return patch_fields_given(data, "name, position, active, conditions, actions")
+        return patch_fields_given(data, "name, position, active, conditions, actions, time")
 
 
 class ConditionOut(BaseModel):
@@ -73,6 +89,12 @@ class ActionOut(BaseModel):
     value: JsonValue
 
 
+class TimeOut(BaseModel):
+    since: str
+    hours: int
+    business: bool
+
+
 class RuleOut(BaseModel):
     id: UUID
     name: str
@@ -80,6 +102,7 @@ class RuleOut(BaseModel):
     active: bool
     conditions: list[ConditionOut]
     actions: list[ActionOut]
+    time: TimeOut | None
     version: int
     created_at: datetime
     updated_at: datetime
