@@ -56,7 +56,7 @@ from eventstore.pool import create_pool
 from eventstore.replica import Reads, Replica, ReplicaRefused
 from eventstore.sqlfile import load_queries
 from eventstore.store import EventStore
-from handlers import rule_timers, sla_check, sweep
+from handlers import rule_timers, sla_check, sla_warnings, sweep
 from handlers.credentials import Passwords
 from handlers.rule_engine import RuleEngine
 from handlers.sessions import Lifetimes
@@ -240,6 +240,7 @@ def job_registry(settings: ProcessSettings, metrics: Metrics | None = None,
     sla_check.register(registry)
     sweep.register(registry)
     rule_timers.register(registry)
+    sla_warnings.register(registry)
     idempotency.register(registry)
     tenant_seed.register(registry)
     for registrar in extra or []:

@@ -131,6 +131,17 @@ class SlaBreached(Event):
     due_at: UtcDatetime
 
 
+class SlaWarning(Event):
+    """A running clock passed the tenant's warning share of its target (``share``, in
+    percent); ``at`` is when this was noticed."""
+
+    TYPE = "SlaWarning"
+
+    metric: SlaMetric
+    share: int
+    due_at: UtcDatetime
+
+
 class FieldValuesChanged(Event):
     """Ticket field values set (or cleared: ``None``), by key; never by title."""
 
@@ -553,6 +564,7 @@ TICKET_EVENTS: tuple[type[Event], ...] = (
     StateChanged,
     TagsChanged,
     SlaBreached,
+    SlaWarning,
     FollowUpOpened,
     TicketGroupChanged,
     FieldValuesChanged,
@@ -663,6 +675,7 @@ __all__ = [
     "RuleCreated",
     "SettingsChanged",
     "SlaBreached",
+    "SlaWarning",
     "StateChanged",
     "TagsChanged",
     "TicketAssigned",

@@ -30,7 +30,7 @@ ACTIONS_MAX = 20
 
 TICKET_EVENT_TYPES = frozenset({
     "TicketOpened", "MessageAdded", "TicketAssigned", "PriorityChanged", "StateChanged",
-    "TagsChanged", "SlaBreached", "FieldValuesChanged", "TicketGroupChanged",
+    "TagsChanged", "SlaBreached", "SlaWarning", "FieldValuesChanged", "TicketGroupChanged",
     "RequesterChanged",
 })
 """The events a rule may be conditioned on (``event``): those of the ticket stream."""

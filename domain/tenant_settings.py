@@ -145,6 +145,9 @@ class TenantSettings:
     group_targets: Mapping[UUID, Mapping[Priority, SlaTarget]] = field(default_factory=dict)
     text_search: str = DEFAULT_TEXT_SEARCH
     widget_origins: tuple[str, ...] = ()
+    sla_warning_percent: int | None = None
+    """The share of an SLA target at which a running clock is warned (``SlaWarning``),
+    in percent; None: no warnings."""
 
     def __post_init__(self) -> None:
         # Canonical forms, so equal settings compare (and record) equal.
@@ -153,6 +156,8 @@ class TenantSettings:
         set_(self, "group_targets", by_group(self.group_targets))
         set_(self, "paused_states", tuple(paused_states(self.paused_states)))
         set_(self, "widget_origins", tuple(widget_origins(self.widget_origins)))
+        if self.sla_warning_percent is not None and not 1 <= self.sla_warning_percent <= 99:
+            raise ValueError("sla_warning_percent must be 1 to 99")
         for target in [*self.targets.values(),
                        *(t for g in self.group_targets.values() for t in g.values())]:
             check_target(target.first_response_ms, target.resolution_ms)
@@ -174,7 +179,7 @@ DEFAULT_SETTINGS = TenantSettings()
 # --- the JSON document -----------------------------------------------------------------
 
 KEYS = ("sla_targets", "business_hours", "paused_states", "sweep", "group_sla_targets",
-        "text_search", "widget_origins")
+        "text_search", "widget_origins", "sla_warning_percent")
 """The document's keys, in the order it is rendered."""
 
 
@@ -196,6 +201,10 @@ def settings_document(settings: TenantSettings) -> dict[str, Any]:
                               for g, targets in settings.group_targets.items()},
         "text_search": settings.text_search,
         "widget_origins": list(settings.widget_origins),
+        # Only when set: the documents (and SettingsChanged payloads) of tenants that
+        # warn nothing stay what they always were.
+        **({} if settings.sla_warning_percent is None
+           else {"sla_warning_percent": settings.sla_warning_percent}),
     }
 
 
@@ -250,7 +259,14 @@ def settings_from_document(document: Any) -> TenantSettings:
         group_targets={UUID(g): _targets(t) for g, t in groups.items()},
         text_search=_string(doc.get("text_search", DEFAULT_TEXT_SEARCH), "text_search"),
         widget_origins=tuple(origins),
+        sla_warning_percent=_percent(doc.get("sla_warning_percent")),
     )
+
+
+def _percent(value: Any) -> int | None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ValueError("sla_warning_percent must be an integer or null")
+    return value
 
 
 

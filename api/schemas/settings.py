@@ -81,6 +81,9 @@ class TenantSettingsDoc(BaseModel):
     """The origins the embeddable widget may be called from
     (``domain.tenant_settings.widget_origin``); optional, ``[]`` (the default) turns the
     widget off."""
+    sla_warning_percent: Annotated[StrictInt, Field(ge=1, le=99)] | None = None
+    """Warn a running SLA clock (``SlaWarning``) once this share of its target has
+    passed, in percent; optional, null (the default) warns nothing."""
 
     @field_validator("sla_targets")
     @classmethod
@@ -123,6 +126,7 @@ class TenantSettingsDoc(BaseModel):
                            for g, targets in self.group_sla_targets.items()},
             text_search=self.text_search,
             widget_origins=tuple(self.widget_origins),
+            sla_warning_percent=self.sla_warning_percent,
         )
 
 

@@ -133,6 +133,17 @@ class CheckSla(BaseModel):
     at: UtcDatetime
 
 
+class WarnSla(BaseModel):
+    """The warning pass: record ``SlaWarning`` if ``metric``'s clock has used
+    ``percent`` of its target by ``at``."""
+
+    model_config = _FROZEN
+
+    metric: SlaMetric
+    percent: int
+    at: UtcDatetime
+
+
 class ChangeRequester(BaseModel):
     """Give the ticket to another contact (a merge, or linking an old ticket); allowed
     on closed tickets too, since it changes who the ticket is for, not the ticket."""
@@ -144,7 +155,7 @@ class ChangeRequester(BaseModel):
 
 
 Command = (OpenTicket | AddMessage | Assign | ChangePriority | ChangeState | ChangeTags
-           | CheckSla | ChangeFields | ChangeRequester)
+           | CheckSla | ChangeFields | ChangeRequester | WarnSla)
 
 __all__ = [
     "AddMessage",
@@ -157,4 +168,5 @@ __all__ = [
     "CheckSla",
     "Command",
     "OpenTicket",
+    "WarnSla",
 ]

@@ -46,6 +46,7 @@ from domain.events import (
     RuleChanged,
     RuleCreated,
     SettingsChanged,
+    SlaWarning,
     TicketFieldDefined,
     TicketFieldUpdated,
     TicketGroupChanged,
@@ -177,6 +178,7 @@ def rule_events() -> list[Event]:
                      text="Thanks {{requester.name}}", visibility=Visibility.PUBLIC,
                      actions=act[:1], at=AT),
         MacroChanged(name="Thank you", at=AT),
+        SlaWarning(metric=SlaMetric.FIRST_RESPONSE, share=75, due_at=AT, at=AT),
         ViewCreated(view_id=uuid.UUID(int=24), name="Mine", owner_id=AgentId(uuid.UUID(int=8)),
                     filters={"state": ["open", "pending"], "fields.plan": "gold"}, at=AT),
     ]
