@@ -3,6 +3,7 @@
 // current by the live feed: new tickets appear at the top, changed ones change in
 // place, and a gap reloads the page and says so.
 
+import {savedViewsNav} from './automation.js';
 import {announce, clearProblem, fill, h, showProblem} from '../dom.js';
 import {PRIORITIES, SOURCES, STATES, dateTime, label, relative, shortId} from '../format.js';
 import {now} from '../api.js';
@@ -193,7 +194,7 @@ export function queueView(app, params) {
     h('h1', {id: 'queue-title', tabindex: -1}, 'Queue'),
     h('p', {class: 'help'}, 'Newest first. New and changed tickets appear here as they happen.'),
     h('div', {class: 'queue-layout'},
-      h('div', {class: 'queue-filters'}),
+      h('div', {class: 'queue-side'}, savedViewsNav(app), h('div', {class: 'queue-filters'})),
       h('div', {class: 'queue-list'}, problems, liveNote, list, more, end)));
 
   function renderFilters() {
