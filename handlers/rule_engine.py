@@ -13,12 +13,12 @@ again by whoever claims it next).
 
 Choices worth knowing:
 
-* The batch ends at the first event some rule acted on: its actions took the
-  ticket's row lock and, once appended, the tenant head lock, held to commit. Ending
-  there keeps one ticket per transaction (the API's lock order: ticket row, then
-  head) and the head lock held for a few statements only.
-* Each rule's actions are appended before the next rule's run (``flush``), under
-  that rule's actor; their seqs are recorded with the firing, so an event a rule
+* A rule's actions are staged as they run (the ticket rows they lock are locked in
+  event order) and appended together at the end of the batch, each firing's under its
+  rule's actor, just before the commit: the tenant head lock the appends take is held
+  for those statements only, after every row lock (the API's lock order: ticket row,
+  then head). A batch ends after ``ACTED_MAX`` events acted on, so the rows it locked
+  are not held long. Each firing's seqs are recorded with it, so an event a rule
   appended knows how deep in a chain it is (``projections.rules.chain_depth``).
 * Loop guard: a rule never fires on an event it appended itself; a rule that would
   fire at depth ``CHAIN_DEPTH_MAX + 1`` does not, and ``RuleChainStopped`` (tenant
@@ -33,13 +33,14 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
 
 import asyncpg
 
-from domain.business_hours import Calendar, business_ms_between
+from domain.business_hours import Calendar, CALENDAR_24x7, business_ms_between
 from domain.errors import DomainError
 from domain.events import Event, MessageAdded, RuleChainStopped, StateChanged, TicketOpened
 from domain.ids import AgentId, GroupId, MessageId, TenantId, TicketId
@@ -74,6 +75,9 @@ log = logging.getLogger("helpdesk.rules")
 
 NAME = "rules"
 WEBHOOK = "webhook.deliver"
+ACTED_MAX = 20
+"""A batch ends after this many events some rule acted on: the rows their actions
+locked are held until the batch commits."""
 
 
 def rule_actor(rule_id: UUID) -> Actor:
@@ -87,11 +91,13 @@ def in_business_hours(calendar: Calendar, at: datetime) -> bool:
 
 
 async def ticket_facts(conn: asyncpg.Connection, tenant: TenantId, ticket: Ticket,
-                       event: Event | None, calendar: Calendar, at: datetime) -> Facts:
+                       event: Event | None, calendar: Calendar, at: datetime, *,
+                       with_organization: bool = True) -> Facts:
     """The ticket after ``event`` (None: no event, the dry run's "now") as conditions
-    see it."""
+    see it; without ``with_organization`` (no condition asks), the requester's
+    organization is not read."""
     organization = None
-    if ticket.requester.contact_id is not None:
+    if with_organization and ticket.requester.contact_id is not None:
         contact = await load_contact(conn, tenant, ticket.requester.contact_id)
         organization = None if contact is None else contact.organization_id
     customer_reply = (isinstance(event, MessageAdded) and event.visibility is Visibility.PUBLIC
@@ -181,6 +187,20 @@ class TicketTimes:
         self.seen.clear()
 
 
+@dataclass
+class _Firing:
+    """One rule matched on one event in this batch, and where its appends are staged."""
+
+    rule_id: UUID
+    ticket_id: UUID
+    trigger_seq: int
+    depth: int
+    at: datetime
+    outcome: str
+    detail: str | None
+    staged: tuple[int, int]
+
+
 class RuleEngine:
     """The ``rules`` projection: runs the tenant's rules on each ticket event."""
 
@@ -199,39 +219,60 @@ class RuleEngine:
 
     async def apply_batch(self, conn: asyncpg.Connection, tenant_id: TenantId,
                           events: Sequence[Envelope]) -> int | None:
-        """Run the rules on ``events`` in order; returns the seq of the first event any
-        rule acted on (the batch ends there), None when none did. The ticket times of
-        time rules (``TicketTimes``) are kept for every event applied."""
+        """Run the rules on ``events`` in order; returns the seq of the event after
+        which the batch ended (``ACTED_MAX`` events acted on), None for all of them.
+        The ticket times of time rules (``TicketTimes``) are kept for every event
+        applied."""
         if not events:
             return None
         times = TicketTimes()
         rules = [r for r in await read_model.active_rules(conn, tenant_id) if r.time is None]
         wanted = [(r, event_types(r.conditions)) for r in rules]
-        settings = None
+        uses = {c.field for r in rules for c in r.conditions}
+        calendar = ((await load_settings(conn, tenant_id)).policy.calendar
+                    if "business_hours" in uses else CALENDAR_24x7)
+        uow = UnitOfWork(conn, tenant_id, self.keyring)
+        firings: list[_Firing] = []
+        tickets: dict[UUID, Ticket] = {}
+        if rules:
+            ids = list({e.stream_id for e in events})
+            tickets = {k: Ticket.model_validate(v) for k, v in
+                       (await read_model.ticket_states(conn, tenant_id, ids)).items()}
+        touched: set[UUID] = set()
+        acted = 0
+        through: int | None = None
         for envelope in events:
             times.see(envelope)
             candidates = [r for r, types in wanted
                           if types is None or envelope.event.TYPE in types]
             if not candidates:
                 continue
-            ticket = await load_ticket(conn, tenant_id, envelope.stream_id)
+            if envelope.stream_id in touched:  # a rule of this batch changed it since
+                fresh = await load_ticket(conn, tenant_id, envelope.stream_id)
+                if fresh is not None:
+                    tickets[envelope.stream_id] = fresh
+            ticket = tickets.get(envelope.stream_id)
             if ticket is None:
                 continue
-            if settings is None:
-                settings = await load_settings(conn, tenant_id)
-            facts = await ticket_facts(conn, tenant_id, ticket, envelope.event,
-                                       settings.policy.calendar, envelope.event.at)
+            facts = await ticket_facts(conn, tenant_id, ticket, envelope.event, calendar,
+                                       envelope.event.at,
+                                       with_organization="organization_id" in uses)
             matched = [r for r in candidates if not failing(r.conditions, facts)]
-            if matched and await self._fire(conn, tenant_id, envelope, matched):
-                await times.write(conn, tenant_id)
-                return envelope.seq
+            if matched and await self._fire(uow, envelope, matched, firings):
+                touched.add(envelope.stream_id)
+                acted += 1
+                if acted >= ACTED_MAX:
+                    through = envelope.seq
+                    break
+        await self._commit(uow, firings)
         await times.write(conn, tenant_id)
-        return None
+        return through
 
-    async def _fire(self, conn: asyncpg.Connection, tenant: TenantId, envelope: Envelope,
-                    matched: list[Rule]) -> bool:
-        """Run the matched rules' actions on the event's ticket; False when every one
-        was skipped (its own event), so the batch goes on."""
+    async def _fire(self, uow: UnitOfWork, envelope: Envelope, matched: list[Rule],
+                    firings: list[_Firing]) -> bool:
+        """Stage the matched rules' actions on the event's ticket; False when every one
+        was skipped (its own event)."""
+        conn, tenant = uow.conn, uow.tenant_id
         depth = 0
         if envelope.actor_kind == ActorKind.RULE.value:
             depth = await read_model.chain_depth(conn, tenant, envelope.seq)
@@ -241,27 +282,49 @@ class RuleEngine:
                 continue  # never on its own events
             acted = True
             at = self.now() if self.now is not None else envelope.event.at
-            if depth + 1 > CHAIN_DEPTH_MAX:
-                await self._stopped(conn, tenant, envelope, rule, depth, at)
-                continue
-            await read_model.arm_rule_actor(conn, rule.id)
-            uow = UnitOfWork(conn, tenant, self.keyring)
+            mark = uow.mark()
             outcome, detail = "fired", None
-            try:
-                async with conn.transaction():  # a savepoint: a refusal undoes this rule
-                    await self._act(uow, envelope, rule, at)
-                    recorded = await uow.flush()
-            except (DomainError, HandlerError, ConcurrencyError) as exc:
-                uow.staged.clear()
-                outcome, detail, recorded = "refused", f"{type(exc).__name__}: {exc}"[:500], []
-                log.info("rule %s refused on seq %s: %s", rule.id, envelope.seq, detail)
-            seqs = [e.seq for e in recorded]
-            await read_model.record_firing(
-                conn, tenant, trigger_seq=envelope.seq, rule_id=rule.id,
-                ticket_id=envelope.stream_id, depth=depth + 1,
-                first_seq=min(seqs, default=None), last_seq=max(seqs, default=None),
-                outcome=outcome, detail=detail, at=at)
+            if depth + 1 > CHAIN_DEPTH_MAX:
+                outcome, detail = "stopped", f"chain depth {CHAIN_DEPTH_MAX} reached"
+                await record(uow, RuleChainStopped(
+                    rule_id=rule.id, ticket_id=TicketId(envelope.stream_id),
+                    trigger_seq=envelope.seq, depth=depth, at=at))
+            else:
+                try:
+                    async with conn.transaction():  # a savepoint: a refusal undoes the rule
+                        await self._act(uow, envelope, rule, at)
+                except (DomainError, HandlerError, ConcurrencyError) as exc:
+                    uow.undo_to(mark)
+                    outcome, detail = "refused", f"{type(exc).__name__}: {exc}"[:500]
+                    log.info("rule %s refused on seq %s: %s", rule.id, envelope.seq, detail)
+            firings.append(_Firing(rule.id, envelope.stream_id, envelope.seq, depth + 1, at,
+                                   outcome, detail, (mark[0], len(uow.staged))))
         return acted
+
+    async def _commit(self, uow: UnitOfWork, firings: list[_Firing]) -> None:
+        """Append each firing's staged events under its rule's actor, in order, and
+        record the firings with the seqs their events got. The appends go last, just
+        before the commit: the tenant head lock they take is held for them only."""
+        conn, tenant = uow.conn, uow.tenant_id
+        staged = uow.staged
+        for firing in firings:
+            first, last = firing.staged
+            recorded = []
+            if last > first:
+                await read_model.arm_rule_actor(conn, firing.rule_id)
+                uow.staged = staged[first:last]
+                recorded = await uow.flush()
+            seqs = [e.seq for e in recorded]
+            detail = firing.detail
+            if firing.outcome == "stopped" and seqs:
+                detail = f"{detail} (RuleChainStopped at seq {seqs[0]})"
+                seqs = []
+            await read_model.record_firing(
+                conn, tenant, trigger_seq=firing.trigger_seq, rule_id=firing.rule_id,
+                ticket_id=firing.ticket_id, depth=firing.depth,
+                first_seq=min(seqs, default=None), last_seq=max(seqs, default=None),
+                outcome=firing.outcome, detail=detail, at=firing.at)
+        uow.staged = []
 
     async def _act(self, uow: UnitOfWork, envelope: Envelope, rule: Rule, at: datetime
                    ) -> None:
@@ -281,19 +344,6 @@ class RuleEngine:
             command = action_command(action, ticket, actor, at, message_id)
             if command is not None:
                 await run_command(uow, envelope.stream_id, command)
-
-    async def _stopped(self, conn: asyncpg.Connection, tenant: TenantId, envelope: Envelope,
-                       rule: Rule, depth: int, at: datetime) -> None:
-        await read_model.arm_rule_actor(conn, rule.id)
-        uow = UnitOfWork(conn, tenant, self.keyring)
-        await record(uow, RuleChainStopped(rule_id=rule.id, ticket_id=TicketId(envelope.stream_id),
-                                           trigger_seq=envelope.seq, depth=depth, at=at))
-        recorded = await uow.flush()
-        await read_model.record_firing(
-            conn, tenant, trigger_seq=envelope.seq, rule_id=rule.id,
-            ticket_id=envelope.stream_id, depth=depth + 1, first_seq=None, last_seq=None,
-            outcome="stopped", detail=f"chain depth {CHAIN_DEPTH_MAX} reached "
-                                      f"(RuleChainStopped at seq {recorded[0].seq})", at=at)
 
 
 __all__ = ["NAME", "RuleEngine", "TicketTimes", "action_command", "in_business_hours",
