@@ -94,18 +94,19 @@ async def evaluate_tenant(conn: asyncpg.Connection, tenant: TenantId, now: datet
     ids = list({t for pairs in due.values() for t, _ in pairs})
     states = {k: Ticket.model_validate(v)
               for k, v in (await read_model.ticket_states(conn, tenant, ids)).items()}
-    scheduled = 0
+    fire: list[tuple[str, datetime, dict[str, str]]] = []
     for rule in rules:
         for ticket_id, episode in due.get(rule.id, []):
             ticket = states.get(ticket_id)
             if ticket is None or not await _matches(conn, tenant, rule, ticket, calendar, now):
                 continue
-            await jobs.schedule(conn, tenant, FIRE, now,
-                                dedupe_key=time_job_key(rule.id, ticket_id),
-                                payload={"rule_id": str(rule.id), "ticket_id": str(ticket_id),
-                                         "episode": episode.isoformat()})
-            scheduled += 1
-    return scheduled
+            fire.append((time_job_key(rule.id, ticket_id), now,
+                         {"rule_id": str(rule.id), "ticket_id": str(ticket_id),
+                          "episode": episode.isoformat()}))
+    # One statement per thousand jobs, not one each.
+    for start in range(0, len(fire), 1000):
+        await jobs.schedule_many(conn, tenant, FIRE, fire[start:start + 1000])
+    return len(fire)
 
 
 async def time_pass(ctx: JobContext, job: Job) -> None:
