@@ -179,11 +179,11 @@ class TicketTimes:
                     row["agent"] = event.at
 
     async def write(self, conn: asyncpg.Connection, tenant: TenantId) -> None:
-        for ticket_id, row in self.seen.items():
-            await read_model.upsert_ticket_times(
-                conn, tenant, ticket_id, created=row["created"], updated=row["updated"],
-                pending_changed=row["pending"], pending_since=row["pending_since"],
-                customer_reply=row["customer"], agent_reply=row["agent"])
+        await read_model.upsert_ticket_times(conn, tenant, [
+            {"ticket_id": ticket_id, "created": row["created"], "updated": row["updated"],
+             "pending_changed": row["pending"], "pending_since": row["pending_since"],
+             "customer": row["customer"], "agent": row["agent"]}
+            for ticket_id, row in self.seen.items()])
         self.seen.clear()
 
 

@@ -73,6 +73,10 @@ async def _matches(conn: asyncpg.Connection, tenant: TenantId, rule: Rule, ticke
     return not failing(rule.conditions, facts)
 
 
+def _uses_organization(rules: list[Rule]) -> bool:
+    return any(c.field == "organization_id" for r in rules for c in r.conditions)
+
+
 async def evaluate_tenant(conn: asyncpg.Connection, tenant: TenantId, now: datetime) -> int:
     """One pass over a tenant's time rules (the caller's transaction, tenant armed):
     schedule a ``rules.time`` job for each (ticket, rule) due now; returns how many."""
@@ -94,11 +98,16 @@ async def evaluate_tenant(conn: asyncpg.Connection, tenant: TenantId, now: datet
     ids = list({t for pairs in due.values() for t, _ in pairs})
     states = {k: Ticket.model_validate(v)
               for k, v in (await read_model.ticket_states(conn, tenant, ids)).items()}
+    # The facts of each ticket once, whatever number of rules ask.
+    with_organization = _uses_organization(rules)
+    facts = {k: await ticket_facts(conn, tenant, t, None, calendar, now,
+                                   with_organization=with_organization)
+             for k, t in states.items()}
     fire: list[tuple[str, datetime, dict[str, str]]] = []
     for rule in rules:
         for ticket_id, episode in due.get(rule.id, []):
-            ticket = states.get(ticket_id)
-            if ticket is None or not await _matches(conn, tenant, rule, ticket, calendar, now):
+            found = facts.get(ticket_id)
+            if found is None or failing(rule.conditions, found):
                 continue
             fire.append((time_job_key(rule.id, ticket_id), now,
                          {"rule_id": str(rule.id), "ticket_id": str(ticket_id),

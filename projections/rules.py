@@ -97,15 +97,19 @@ async def firings_of_ticket(conn: asyncpg.Connection, tenant_id: TenantId, ticke
                                               limit)]
 
 
-async def upsert_ticket_times(conn: asyncpg.Connection, tenant_id: TenantId, ticket_id: UUID,
-                              *, created: datetime | None, updated: datetime,
-                              pending_changed: bool, pending_since: datetime | None,
-                              customer_reply: datetime | None,
-                              agent_reply: datetime | None) -> None:
-    """Move a ticket's time-rule clocks (None: no change, but for ``pending_since``,
-    which ``pending_changed`` says)."""
-    await conn.execute(Q["upsert_ticket_times"], tenant_id, ticket_id, created, updated,
-                       pending_changed, pending_since, customer_reply, agent_reply)
+async def upsert_ticket_times(conn: asyncpg.Connection, tenant_id: TenantId,
+                              rows: list[dict[str, Any]]) -> None:
+    """Move tickets' time-rule clocks in one statement; each row has ``ticket_id``,
+    ``created``, ``updated``, ``pending_changed``, ``pending_since``, ``customer`` and
+    ``agent`` (None: no change, but for ``pending_since``, which ``pending_changed``
+    says)."""
+    if not rows:
+        return
+    await conn.execute(Q["upsert_ticket_times"], tenant_id,
+                       [r["ticket_id"] for r in rows], [r["created"] for r in rows],
+                       [r["updated"] for r in rows], [r["pending_changed"] for r in rows],
+                       [r["pending_since"] for r in rows], [r["customer"] for r in rows],
+                       [r["agent"] for r in rows])
 
 
 SINCE_COLUMNS = {"created": "created_at", "updated": "updated_at", "pending": "pending_since",

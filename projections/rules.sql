@@ -86,18 +86,23 @@ SELECT set_config('app.actor_kind', 'rule', true),
        set_config('synchronous_commit', 'on', true)
 
 -- name: upsert_ticket_times --
--- $1 tenant_id, $2 ticket_id, $3 created_at (NULL: not in this batch), $4 updated_at,
+-- $1 tenant_id, $2 ticket ids, $3 created_at (NULL: not in this batch), $4 updated_at,
 -- $5 whether pending_since changes, $6 pending_since, $7 customer_reply_at (NULL: no
--- change), $8 agent_reply_at (NULL: no change)
+-- change), $8 agent_reply_at (NULL: no change); arrays, one element per ticket
 INSERT INTO rule_ticket_times AS r (tenant_id, ticket_id, created_at, updated_at,
                                     pending_since, customer_reply_at, agent_reply_at)
-VALUES ($1, $2, coalesce($3::timestamptz, $4::timestamptz), $4::timestamptz,
-        $6::timestamptz, $7::timestamptz, $8::timestamptz)
+SELECT $1, t.id, coalesce(t.created, t.updated), t.updated, t.pending, t.customer, t.agent
+  FROM unnest($2::uuid[], $3::timestamptz[], $4::timestamptz[], $5::boolean[],
+              $6::timestamptz[], $7::timestamptz[], $8::timestamptz[])
+       AS t(id, created, updated, changed, pending, customer, agent)
 ON CONFLICT (tenant_id, ticket_id) DO UPDATE
    SET updated_at = greatest(r.updated_at, excluded.updated_at),
-       pending_since = CASE WHEN $5::boolean THEN $6::timestamptz ELSE r.pending_since END,
-       customer_reply_at = coalesce($7::timestamptz, r.customer_reply_at),
-       agent_reply_at = coalesce($8::timestamptz, r.agent_reply_at)
+       pending_since = CASE WHEN (SELECT u.changed FROM unnest($2::uuid[], $5::boolean[])
+                                                    AS u(id, changed)
+                                   WHERE u.id = r.ticket_id)
+                            THEN excluded.pending_since ELSE r.pending_since END,
+       customer_reply_at = coalesce(excluded.customer_reply_at, r.customer_reply_at),
+       agent_reply_at = coalesce(excluded.agent_reply_at, r.agent_reply_at)
 
 -- name: ticket_times --
 -- $1 tenant_id, $2 ticket_id
