@@ -407,7 +407,7 @@ async def _start_background(stack: AsyncExitStack, services: Services,
                               settings.scheduler_grace_seconds + 5)
     services.projector = projector
     # The rule engine acts, so it has a projector of its own: it is never rebuilt with
-    # the read models, and its batches end where a rule acted (handlers/rule_engine.py).
+    # the read models (handlers/rule_engine.py).
     rules = Projector(services.pool, [RuleEngine(services.store.keyring, services.clock.now)],
                       batch_size=settings.projector_batch_size,
                       poll_interval=settings.projector_poll_interval,
