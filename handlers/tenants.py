@@ -3,8 +3,9 @@
 Tenants are created by the operator, never over the API. The owner connection still
 runs under forced row-level security, so ``operator_session`` arms the tenant like
 any writer, with the operator (the OS user) as the actor. A new tenant gets its
-per-tenant periodic jobs in the same transaction, so its sweep and idempotency purge
-exist from the start rather than from the seeder's next run.
+per-tenant periodic jobs in the same transaction, so its sweep, idempotency purge,
+time-rule pass and SLA-warning pass exist from the start rather than from the seeder's
+next run.
 """
 
 from __future__ import annotations
@@ -23,14 +24,15 @@ from eventstore.pool import connect
 from eventstore.sqlfile import load_queries
 from eventstore.store import UnitOfWork, arm
 from eventstore.types import StoreActor
-from handlers import sweep
+from handlers import rule_timers, sla_warnings, sweep
 from handlers.api_keys import IssuedKey, IssueKey, issue_key
 from scheduler import idempotency
 from scheduler.tenant_seed import ensure_tenant_jobs
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
 
-TENANT_JOBS = ((sweep.KIND, sweep.KIND), (idempotency.KIND, idempotency.KIND))
+TENANT_JOBS = ((sweep.KIND, sweep.KIND), (idempotency.KIND, idempotency.KIND),
+               (rule_timers.PASS, rule_timers.PASS), (sla_warnings.KIND, sla_warnings.KIND))
 """``(kind, dedupe_key)`` of every per-tenant periodic job, as ``api.root.job_registry``
 registers them (a test holds the two together)."""
 
