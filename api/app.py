@@ -35,15 +35,18 @@ from api.routes import (
     contacts,
     groups,
     health,
+    macros,
     messages,
     meta,
     metrics,
     organizations,
     portal,
+    rules,
     search,
     tenant_settings,
     ticket_fields,
     tickets,
+    views,
     webhooks,
     widget,
 )
@@ -54,7 +57,7 @@ ROUTERS = (health.router, metrics.router, tickets.router, messages.router, agent
            analytics.router, auth.router, contacts.router, organizations.router,
            feed_route.router, groups.router, ticket_fields.router, changes.router,
            search.router, portal.router, widget.router, meta.router,
-           attachments.router)
+           attachments.router, rules.router, macros.router, views.router)
 
 
 def serve_app() -> FastAPI:

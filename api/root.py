@@ -57,9 +57,10 @@ from eventstore.pool import create_pool
 from eventstore.replica import Reads, Replica, ReplicaRefused
 from eventstore.sqlfile import load_queries
 from eventstore.store import EventStore
-from handlers import sla_check, sweep
+from handlers import rule_timers, sla_check, sla_warnings, sweep
 from handlers.attachments import Storages
 from handlers.credentials import Passwords
+from handlers.rule_engine import RuleEngine
 from handlers.sessions import Lifetimes
 from projections.projector import Projector
 from scheduler import idempotency, purge, tenant_seed, uploads, webhooks
@@ -253,6 +254,8 @@ def job_registry(settings: ProcessSettings, metrics: Metrics | None = None,
                       max_attempts=settings.webhook_max_attempts)
     sla_check.register(registry)
     sweep.register(registry)
+    rule_timers.register(registry)
+    sla_warnings.register(registry)
     idempotency.register(registry)
     uploads.register(registry, settings.file_storage_dir)
     tenant_seed.register(registry)
@@ -420,6 +423,15 @@ async def _start_background(stack: AsyncExitStack, services: Services,
     stack.push_async_callback(_bounded, "projector stop", projector.stop,
                               settings.scheduler_grace_seconds + 5)
     services.projector = projector
+    # The rule engine acts, so it has a projector of its own: it is never rebuilt with
+    # the read models (handlers/rule_engine.py).
+    rules = Projector(services.pool, [RuleEngine(services.store.keyring, services.clock.now)],
+                      batch_size=settings.projector_batch_size,
+                      poll_interval=settings.projector_poll_interval,
+                      listen_dsn=_listen_dsn(settings))
+    await rules.start()
+    stack.push_async_callback(_bounded, "rule engine stop", rules.stop,
+                              settings.scheduler_grace_seconds + 5)
     scheduler = build_scheduler(services, extra_jobs)
     task = asyncio.create_task(scheduler.run(), name="scheduler")
 

@@ -51,7 +51,8 @@ def _clock(clock: Mapping[str, Any]) -> Json:
             "due_at": _time(clock.get("due_at")), "paused": clock.get("paused", False),
             "remaining_ms": clock.get("remaining_ms"),
             "fulfilled_at": _time(clock.get("fulfilled_at")),
-            "breached_at": _time(clock.get("breached_at"))}
+            "breached_at": _time(clock.get("breached_at")),
+            "warned_at": _time(clock.get("warned_at"))}
 
 
 def _message(ticket_id: str, data: Mapping[str, Any], visibility: str) -> Json:
@@ -152,7 +153,7 @@ class Mirror:
         if t is None or change["version"] != t["version"] + 1:
             raise MirrorError(f"ticket {stream} event version {change['version']} out of order")
         t["version"] += 1
-        if kind not in ("SlaBreached", "RequesterChanged"):
+        if kind not in ("SlaBreached", "SlaWarning", "RequesterChanged"):
             # A breach is the scheduler's observation and a move between contacts is
             # bookkeeping: neither is a change a customer sees.
             t["updated_at"] = at
@@ -185,6 +186,10 @@ class Mirror:
             clock = t["sla"][data["metric"]]
             if clock["breached_at"] is None:
                 clock["breached_at"] = at
+        elif kind == "SlaWarning":
+            clock = t["sla"][data["metric"]]
+            if clock["warned_at"] is None:
+                clock["warned_at"] = at
         elif kind == "FollowUpOpened":
             t["follow_up_ids"].append(data["follow_up_id"])
 

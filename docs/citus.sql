@@ -104,6 +104,13 @@ SELECT create_distributed_table('analytics_daily', 'tenant_id', colocate_with =>
 SELECT create_distributed_table('analytics_agent_daily', 'tenant_id',
                                 colocate_with => 'tenants');
 SELECT create_distributed_table('ticket_fields', 'tenant_id', colocate_with => 'tenants');
+-- Rules, macros and saved views (migrations 0570-0573).
+SELECT create_distributed_table('rules', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('rule_firings', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('rule_ticket_times', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('rule_time_firings', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('macros', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('saved_views', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('analytics_field_daily', 'tenant_id',
                                 colocate_with => 'tenants');
 SELECT create_distributed_table('analytics_summary_cells', 'tenant_id',

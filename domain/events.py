@@ -25,6 +25,7 @@ from domain.ids import (
     OrganizationId,
     TicketId,
 )
+from domain.rule_parts import Action, Condition, TimeTrigger
 from domain.sla import SlaClock
 from domain.values import (
     Actor,
@@ -137,6 +138,17 @@ class SlaBreached(Event):
     TYPE = "SlaBreached"
 
     metric: SlaMetric
+    due_at: UtcDatetime
+
+
+class SlaWarning(Event):
+    """A running clock passed the tenant's warning share of its target (``share``, in
+    percent); ``at`` is when this was noticed."""
+
+    TYPE = "SlaWarning"
+
+    metric: SlaMetric
+    share: int
     due_at: UtcDatetime
 
 
@@ -474,6 +486,86 @@ class TicketFieldUpdated(Event):
     personal: bool = False
 
 
+# --- rule stream (domain/rule.py) -------------------------------------------------------
+
+
+class RuleCreated(Event):
+    TYPE = "RuleCreated"
+
+    rule_id: UUID
+    name: str
+    position: int
+    active: bool
+    conditions: tuple[Condition, ...]
+    actions: tuple[Action, ...]
+    time: TimeTrigger | None = None
+    """A time rule's trigger (None: the rule fires on events)."""
+
+
+class RuleChanged(Event):
+    """The parts of a rule that changed, each as it is now (None: as it was)."""
+
+    TYPE = "RuleChanged"
+
+    name: str | None = None
+    position: int | None = None
+    active: bool | None = None
+    conditions: tuple[Condition, ...] | None = None
+    actions: tuple[Action, ...] | None = None
+    time: TimeTrigger | None = None
+
+
+class RuleChainStopped(Event):
+    """A rule did not fire on ``trigger_seq``: the chain of rules acting on each
+    other's events had reached ``depth`` (tenant stream)."""
+
+    TYPE = "RuleChainStopped"
+
+    rule_id: UUID
+    ticket_id: TicketId
+    trigger_seq: int
+    depth: int
+
+
+# --- macro stream (domain/macro.py) -----------------------------------------------------
+
+
+class MacroCreated(Event):
+    TYPE = "MacroCreated"
+
+    macro_id: UUID
+    name: str
+    owner_id: AgentId | None
+    text: str | None
+    visibility: Visibility
+    actions: tuple[Action, ...]
+
+
+class MacroChanged(Event):
+    """The parts of a macro that changed, each as it is now (None: as it was)."""
+
+    TYPE = "MacroChanged"
+
+    name: str | None = None
+    text: str | None = None
+    visibility: Visibility | None = None
+    actions: tuple[Action, ...] | None = None
+
+
+# --- saved view stream (domain/saved_view.py) -------------------------------------------
+
+
+class ViewCreated(Event):
+    """A saved view: its name and the ticket list's filters, as query parameters."""
+
+    TYPE = "ViewCreated"
+
+    view_id: UUID
+    name: str
+    owner_id: AgentId | None
+    filters: dict[str, str | list[str]]
+
+
 TICKET_EVENTS: tuple[type[Event], ...] = (
     TicketOpened,
     MessageAdded,
@@ -482,6 +574,7 @@ TICKET_EVENTS: tuple[type[Event], ...] = (
     StateChanged,
     TagsChanged,
     SlaBreached,
+    SlaWarning,
     FollowUpOpened,
     TicketGroupChanged,
     FieldValuesChanged,
@@ -489,6 +582,9 @@ TICKET_EVENTS: tuple[type[Event], ...] = (
 )
 GROUP_EVENTS: tuple[type[Event], ...] = (GroupCreated, GroupRenamed, GroupMembersChanged)
 FIELD_EVENTS: tuple[type[Event], ...] = (TicketFieldDefined, TicketFieldUpdated)
+RULE_EVENTS: tuple[type[Event], ...] = (RuleCreated, RuleChanged)
+MACRO_EVENTS: tuple[type[Event], ...] = (MacroCreated, MacroChanged)
+VIEW_EVENTS: tuple[type[Event], ...] = (ViewCreated,)
 CONTACT_EVENTS: tuple[type[Event], ...] = (ContactCreated, ContactUpdated, ContactMerged,
                                            ContactErased)
 ORGANIZATION_EVENTS: tuple[type[Event], ...] = (OrganizationCreated, OrganizationUpdated)
@@ -510,11 +606,13 @@ TENANT_EVENTS: tuple[type[Event], ...] = (
     PortalSignedIn,
     PortalSignedOut,
     PortalSessionRevoked,
+    RuleChainStopped,
 )
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.TYPE: cls
     for cls in (TICKET_EVENTS + GROUP_EVENTS + CONTACT_EVENTS + ORGANIZATION_EVENTS
-                + TENANT_EVENTS + FIELD_EVENTS)
+                + TENANT_EVENTS + FIELD_EVENTS + RULE_EVENTS + MACRO_EVENTS
+                + VIEW_EVENTS)
 }
 """Every event class by its ``TYPE``."""
 
@@ -525,6 +623,9 @@ STREAM_KINDS: dict[str, tuple[type[Event], ...]] = {
     "group": GROUP_EVENTS,
     "ticket_field": FIELD_EVENTS,
     "tenant": TENANT_EVENTS,
+    "rule": RULE_EVENTS,
+    "macro": MACRO_EVENTS,
+    "view": VIEW_EVENTS,
 }
 """The kinds of stream and the events each holds; a new aggregate adds its row here."""
 
@@ -538,11 +639,14 @@ __all__ = [
     "EVENT_TYPES",
     "FIELD_EVENTS",
     "GROUP_EVENTS",
+    "MACRO_EVENTS",
     "ORGANIZATION_EVENTS",
+    "RULE_EVENTS",
     "STREAM_KINDS",
     "STREAM_TYPES",
     "TENANT_EVENTS",
     "TICKET_EVENTS",
+    "VIEW_EVENTS",
     "AgentAdded",
     "AgentInvitationAccepted",
     "AgentInvited",
@@ -564,6 +668,8 @@ __all__ = [
     "GroupCreated",
     "GroupMembersChanged",
     "GroupRenamed",
+    "MacroChanged",
+    "MacroCreated",
     "MessageAdded",
     "OrganizationCreated",
     "OrganizationUpdated",
@@ -574,8 +680,12 @@ __all__ = [
     "PortalSignedOut",
     "PriorityChanged",
     "RequesterChanged",
+    "RuleChainStopped",
+    "RuleChanged",
+    "RuleCreated",
     "SettingsChanged",
     "SlaBreached",
+    "SlaWarning",
     "StateChanged",
     "TagsChanged",
     "TicketAssigned",
@@ -583,5 +693,6 @@ __all__ = [
     "TicketFieldUpdated",
     "TicketGroupChanged",
     "TicketOpened",
+    "ViewCreated",
     "WebhookConfigured",
 ]

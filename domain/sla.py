@@ -123,6 +123,9 @@ class SlaClock(BaseModel):
     remaining_ms: int | None = None
     fulfilled_at: UtcDatetime | None = None
     breached_at: UtcDatetime | None = None
+    warned_at: UtcDatetime | None = None
+    """When the clock passed the tenant's warning share (``SlaWarning``); latches per
+    cycle: a restarted clock is a new one."""
 
     @property
     def running(self) -> bool:
@@ -239,6 +242,23 @@ def breach_due(clock: SlaClock, now: datetime) -> bool:
     )
 
 
+def warn_due(clock: SlaClock, calendar: Calendar, at: datetime, percent: int) -> bool:
+    """Whether a running, unwarned, unbreached clock has used ``percent`` of its
+    target by ``at`` (in the calendar the clock runs on)."""
+    if not clock.running or clock.breached_at is not None or clock.warned_at is not None:
+        return False
+    assert clock.due_at is not None
+    left = business_ms_between(calendar, at, clock.due_at) if at < clock.due_at else 0
+    return (clock.target_ms - left) * 100 >= clock.target_ms * percent
+
+
+def warn_clock(clock: SlaClock, at: datetime) -> SlaClock:
+    """Latch the warning; a second call keeps the first instant."""
+    if clock.warned_at is not None:
+        return clock
+    return clock.model_copy(update={"warned_at": at})
+
+
 def breach_clock(clock: SlaClock, at: datetime) -> SlaClock:
     """Latch the breach; a second call keeps the first instant."""
     if clock.breached_at is not None:
@@ -263,4 +283,6 @@ __all__ = [
     "retarget_clock",
     "solve_resolution",
     "start_clock",
+    "warn_clock",
+    "warn_due",
 ]

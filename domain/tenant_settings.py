@@ -147,6 +147,9 @@ class TenantSettings:
     text_search: str = DEFAULT_TEXT_SEARCH
     widget_origins: tuple[str, ...] = ()
     files: FileLimits = field(default_factory=FileLimits)
+    sla_warning_percent: int | None = None
+    """The share of an SLA target at which a running clock is warned (``SlaWarning``),
+    in percent; None: no warnings."""
 
     def __post_init__(self) -> None:
         # Canonical forms, so equal settings compare (and record) equal.
@@ -155,6 +158,8 @@ class TenantSettings:
         set_(self, "group_targets", by_group(self.group_targets))
         set_(self, "paused_states", tuple(paused_states(self.paused_states)))
         set_(self, "widget_origins", tuple(widget_origins(self.widget_origins)))
+        if self.sla_warning_percent is not None and not 1 <= self.sla_warning_percent <= 99:
+            raise ValueError("sla_warning_percent must be 1 to 99")
         for target in [*self.targets.values(),
                        *(t for g in self.group_targets.values() for t in g.values())]:
             check_target(target.first_response_ms, target.resolution_ms)
@@ -176,7 +181,7 @@ DEFAULT_SETTINGS = TenantSettings()
 # --- the JSON document -----------------------------------------------------------------
 
 KEYS = ("sla_targets", "business_hours", "paused_states", "sweep", "group_sla_targets",
-        "text_search", "widget_origins", "attachments")
+        "text_search", "widget_origins", "attachments", "sla_warning_percent")
 """The document's keys, in the order it is rendered."""
 
 
@@ -202,6 +207,9 @@ def settings_document(settings: TenantSettings) -> dict[str, Any]:
         # defaults stay as they were before files had limits.
         **({"attachments": settings.files.document()}
            if settings.files != FileLimits() else {}),
+        # The same for tenants that warn nothing.
+        **({} if settings.sla_warning_percent is None
+           else {"sla_warning_percent": settings.sla_warning_percent}),
     }
 
 
@@ -257,6 +265,7 @@ def settings_from_document(document: Any) -> TenantSettings:
         text_search=_string(doc.get("text_search", DEFAULT_TEXT_SEARCH), "text_search"),
         widget_origins=tuple(origins),
         files=_files(doc.get("attachments")),
+        sla_warning_percent=_percent(doc.get("sla_warning_percent")),
     )
 
 
@@ -267,6 +276,12 @@ def _files(value: Any) -> FileLimits:
     if not all(type(v) is int for v in found.values()):
         raise ValueError("attachments limits are integers")
     return FileLimits(**found)
+
+
+def _percent(value: Any) -> int | None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ValueError("sla_warning_percent must be an integer or null")
+    return value
 
 
 

@@ -52,11 +52,13 @@ class Visibility(StrEnum):
 
 class ActorKind(StrEnum):
     """Who acts: ``agent`` (an agent or admin key), ``customer`` (an intake key posting as
-    the requester) or ``system`` (the scheduler and its sweeps)."""
+    the requester), ``system`` (the scheduler and its sweeps) or ``rule`` (a tenant's
+    rule, by its id: domain/rule.py)."""
 
     AGENT = "agent"
     CUSTOMER = "customer"
     SYSTEM = "system"
+    RULE = "rule"
 
 
 class Role(StrEnum):

@@ -3,8 +3,9 @@
 Tenants are created by the operator, never over the API. The owner connection still
 runs under forced row-level security, so ``operator_session`` arms the tenant like
 any writer, with the operator (the OS user) as the actor. A new tenant gets its
-per-tenant periodic jobs in the same transaction, so its sweep and its purges
-exist from the start rather than from the seeder's next run.
+per-tenant periodic jobs in the same transaction, so its sweep, its purges, the
+time-rule pass and the SLA-warning pass exist from the start rather than from the
+seeder's next run.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from eventstore.pool import connect
 from eventstore.sqlfile import load_queries
 from eventstore.store import UnitOfWork, arm
 from eventstore.types import StoreActor
-from handlers import sweep
+from handlers import rule_timers, sla_warnings, sweep
 from handlers.api_keys import IssuedKey, IssueKey, issue_key
 from scheduler import idempotency, uploads
 from scheduler.tenant_seed import ensure_tenant_jobs
@@ -34,7 +35,8 @@ from scheduler.tenant_seed import ensure_tenant_jobs
 Q = load_queries(Path(__file__).with_name("queries.sql"))
 
 TENANT_JOBS = ((sweep.KIND, sweep.KIND), (idempotency.KIND, idempotency.KIND),
-               (uploads.KIND, uploads.KIND))
+               (uploads.KIND, uploads.KIND), (rule_timers.PASS, rule_timers.PASS),
+               (sla_warnings.KIND, sla_warnings.KIND))
 """``(kind, dedupe_key)`` of every per-tenant periodic job, as ``api.root.job_registry``
 registers them (a test holds the two together)."""
 

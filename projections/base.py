@@ -27,6 +27,9 @@ class Envelope:
     seq: int
     stream_id: UUID
     event: Event
+    actor_kind: str = ""
+    actor_id: str = ""
+    """Who appended it, as the database stamped it (the rule engine's loop guard)."""
 
 
 class Projection(Protocol):
@@ -41,8 +44,10 @@ class Projection(Protocol):
 
     async def apply_batch(
         self, conn: asyncpg.Connection, tenant_id: TenantId, events: Sequence[Envelope]
-    ) -> None:
-        """Apply events in seq order; same effect as ``apply`` on each in turn."""
+    ) -> int | None:
+        """Apply events in seq order; same effect as ``apply`` on each in turn. A
+        projection that ends the batch early returns the seq it applied through (the
+        checkpoint moves there); None: the whole batch."""
 
     async def reset(self, conn: asyncpg.Connection, tenant_id: TenantId) -> None:
         """Delete the tenant's rows (the first step of a rebuild)."""

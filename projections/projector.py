@@ -161,11 +161,14 @@ class Projector:
             rows = await conn.fetch(Q["read_events"], tenant, last_seq, self.batch_size)
         envelopes = [
             Envelope(tenant, r["seq"], r["stream_id"],
-                     from_stored(r["type"], r["schema_version"], r["data"]))
+                     from_stored(r["type"], r["schema_version"], r["data"]),
+                     r["actor_kind"], r["actor_id"])
             for r in rows if r["type"] in projection.handles
         ]
-        await projection.apply_batch(conn, tenant, envelopes)
-        to_seq = rows[-1]["seq"] if rows else last_seq
+        through = await projection.apply_batch(conn, tenant, envelopes)
+        if through is not None:
+            envelopes = [e for e in envelopes if e.seq <= through]
+        to_seq = through if through is not None else rows[-1]["seq"] if rows else last_seq
         moved = await conn.fetchval(Q["advance"], projection.name, tenant, last_seq, to_seq,
                                     head)
         if moved is None:

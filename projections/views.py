@@ -49,6 +49,7 @@ def _clock(clock: SlaClock) -> dict[str, Any]:
         "remaining_ms": clock.remaining_ms,
         "fulfilled_at": clock.fulfilled_at,
         "breached_at": clock.breached_at,
+        "warned_at": clock.warned_at,
     }
 
 

@@ -123,8 +123,13 @@ async def deliver(
             keyring = getattr(getattr(services_or_pool, "store", None), "keyring", None)
             [event] = await UnitOfWork(conn, tenant_id, keyring).opened([row])
             body_doc = event_body(event)
-    if hook is None or not hook["enabled"] or not wants(hook["event_types"], body_doc["type"]):
+    # A rule's call_webhook action sends its event whatever the subscription says.
+    by_rule = payload.get("rule_id")
+    if hook is None or not hook["enabled"] or (
+            by_rule is None and not wants(hook["event_types"], body_doc["type"])):
         return  # removed, disabled or unsubscribed since: nothing to deliver
+    if by_rule is not None:
+        body_doc = body_doc | {"id": f"{body_doc['id']}.rule.{by_rule}", "rule_id": by_rule}
     if not allow_private:
         await refuse_private_destination(hook["url"])
     body = orjson.dumps(body_doc)

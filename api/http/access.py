@@ -138,6 +138,24 @@ ACCESS: Mapping[str, frozenset[str]] = {
     "GET /v1/portal/attachments/{attachment_id}": _CUSTOMER,
     "POST /v1/widget/{tenant_id}/uploads": _WIDGET,
     "GET /v1/widget/{tenant_id}/attachments/{attachment_id}": _WIDGET,
+    # Rules act on every ticket: admins manage them; staff ask why one fired or not.
+    "GET /v1/rules": _ADMIN,
+    "POST /v1/rules": _ADMIN,
+    "GET /v1/rules/{rule_id}": _ADMIN,
+    "PATCH /v1/rules/{rule_id}": _ADMIN,
+    "GET /v1/rules/{rule_id}/history": _AUDIT,
+    "GET /v1/rules/{rule_id}/as-of": _AUDIT,
+    "GET /v1/tickets/{ticket_id}/rules": _STAFF,
+    # Macros: staff make personal ones (admins shared ones) and apply what they see.
+    "GET /v1/macros": _STAFF,
+    "POST /v1/macros": _STAFF,
+    "GET /v1/macros/{macro_id}": _STAFF,
+    "POST /v1/tickets/{ticket_id}/macros/{macro_id}": _STAFF,
+    # Saved views: staff save personal ones (admins shared ones) and read what they see.
+    "GET /v1/views": _STAFF,
+    "POST /v1/views": _STAFF,
+    "GET /v1/views/{view_id}": _STAFF,
+    "GET /v1/views/{view_id}/tickets": _STAFF,
     # Every caller may ask who it is and what its role may run (the console does).
     "GET /v1/auth/me": _EVERYONE,
     # The problem registry: every code the API answers with, for clients to map.
@@ -219,10 +237,11 @@ def roles_for(operation: str) -> frozenset[str]:
 WHOLE_LOG = "GET /v1/events"
 """The operation whose roles read every event of the tenant: ``event_types_for``
 gives them every stream in the changes feed and the live feed too."""
-TENANT_STREAMS = frozenset({"tenant"})
+TENANT_STREAMS = frozenset({"tenant", "rule", "macro", "view"})
 """Kinds of stream only readers of the whole log (``WHOLE_LOG``) get: the tenant
 stream records API keys, agents, settings and webhooks (a webhook's URL may carry a
-secret), which other roles do not read elsewhere either."""
+secret), which other roles do not read elsewhere either; rule, macro and view
+streams are configuration (a personal macro or view is its agent's alone)."""
 _NOT_TENANT = frozenset(cls.TYPE for kind, classes in STREAM_KINDS.items()
                         if kind not in TENANT_STREAMS for cls in classes)
 

@@ -48,6 +48,9 @@ TAGS: dict[str, str] = {
     "auth": "Staff sign-in, refresh and sign-out; who the caller is",
     "portal": "The customer portal: a contact's sign-in and own tickets",
     "widget": "The embeddable widget: anonymous visitors' sessions and tickets",
+    "rules": "Rules that act on ticket events and on time, and why one fired or not",
+    "macros": "Macros and canned replies, applied to a ticket in one command",
+    "views": "Saved views: named filters of the ticket list",
     "meta": "What the API itself publishes: its problem codes",
     "health": "Liveness, readiness and metrics",
 }

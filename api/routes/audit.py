@@ -39,13 +39,22 @@ from api.schemas.people import (
     contact_document,
     organization_document,
 )
+from api.schemas.rules import RuleOut, rule_document
 from api.schemas.tickets import TicketOut, etag
 from domain.contact import fold_contact
 from domain.errors import DomainError
-from domain.events import ContactCreated, Event, GroupCreated, OrganizationCreated, TicketOpened
+from domain.events import (
+    ContactCreated,
+    Event,
+    GroupCreated,
+    OrganizationCreated,
+    RuleCreated,
+    TicketOpened,
+)
 from domain.group import fold_group
 from domain.mapper import from_stored
 from domain.organization import fold_organization
+from domain.rule import fold_rule
 from domain.ticket import fold
 from eventstore.store import EventStore, UnitOfWork
 from eventstore.types import ChainReport, RecordedEvent
@@ -103,6 +112,12 @@ def _organization(events: Iterable[Event]) -> tuple[bytes, int]:
     return dumps(organization_document(org)), org.version
 
 
+def _rule(events: Iterable[Event]) -> tuple[bytes, int]:
+    rule = fold_rule(events)
+    assert rule is not None
+    return dumps(rule_document(rule)), rule.version
+
+
 @dataclass(frozen=True, slots=True)
 class _Kind:
     """A kind of stream the audit endpoints show: its name, the type of the event
@@ -123,6 +138,7 @@ KINDS = (
     _Kind("contact", "contacts", ContactCreated.TYPE, _contact, ContactOut),
     _Kind("organization", "organizations", OrganizationCreated.TYPE, _organization,
           OrganizationOut),
+    _Kind("rule", "rules", RuleCreated.TYPE, _rule, RuleOut),
 )
 
 

@@ -98,6 +98,9 @@ class TenantSettingsDoc(BaseModel):
     """The origins the embeddable widget may be called from
     (``domain.tenant_settings.widget_origin``); optional, ``[]`` (the default) turns the
     widget off."""
+    sla_warning_percent: Annotated[StrictInt, Field(ge=1, le=99)] | None = None
+    """Warn a running SLA clock (``SlaWarning``) once this share of its target has
+    passed, in percent; optional, null (the default) warns nothing."""
 
     attachments: FileLimitsDoc = Field(default_factory=lambda: FileLimitsDoc())
     """Limits on files; optional, the defaults (20 MiB a file, 20 files a message)."""
@@ -144,6 +147,7 @@ class TenantSettingsDoc(BaseModel):
             text_search=self.text_search,
             widget_origins=tuple(self.widget_origins),
             files=FileLimits(self.attachments.max_file_bytes, self.attachments.per_message),
+            sla_warning_percent=self.sla_warning_percent,
         )
 
 

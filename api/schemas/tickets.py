@@ -165,6 +165,9 @@ class ClockOut(BaseModel):
     remaining_ms: int | None = Field(description="Budget kept while paused.")
     fulfilled_at: datetime | None
     breached_at: datetime | None
+    warned_at: datetime | None = Field(
+        default=None, description="When the clock passed the tenant's warning share of its "
+                                  "target (settings sla_warning_percent); latches.")
 
 
 class SlaOut(BaseModel):

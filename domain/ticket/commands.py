@@ -138,6 +138,17 @@ class CheckSla(BaseModel):
     at: UtcDatetime
 
 
+class WarnSla(BaseModel):
+    """The warning pass: record ``SlaWarning`` if ``metric``'s clock has used
+    ``percent`` of its target by ``at``."""
+
+    model_config = _FROZEN
+
+    metric: SlaMetric
+    percent: int
+    at: UtcDatetime
+
+
 class ChangeRequester(BaseModel):
     """Give the ticket to another contact (a merge, or linking an old ticket); allowed
     on closed tickets too, since it changes who the ticket is for, not the ticket."""
@@ -149,7 +160,7 @@ class ChangeRequester(BaseModel):
 
 
 Command = (OpenTicket | AddMessage | Assign | ChangePriority | ChangeState | ChangeTags
-           | CheckSla | ChangeFields | ChangeRequester)
+           | CheckSla | ChangeFields | ChangeRequester | WarnSla)
 
 __all__ = [
     "AddMessage",
@@ -162,4 +173,5 @@ __all__ = [
     "CheckSla",
     "Command",
     "OpenTicket",
+    "WarnSla",
 ]

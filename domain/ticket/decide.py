@@ -37,6 +37,7 @@ from domain.events import (
     PriorityChanged,
     RequesterChanged,
     SlaBreached,
+    SlaWarning,
     StateChanged,
     TagsChanged,
     TicketAssigned,
@@ -56,6 +57,7 @@ from domain.sla import (
     retarget_clock,
     solve_resolution,
     start_clock,
+    warn_due,
 )
 from domain.ticket.commands import (
     AddMessage,
@@ -68,6 +70,7 @@ from domain.ticket.commands import (
     CheckSla,
     Command,
     OpenTicket,
+    WarnSla,
 )
 from domain.ticket.state import TRANSITIONS, Ticket, evolve
 from domain.validation import (
@@ -99,6 +102,8 @@ def decide(command: Command, state: Ticket | None, policy: SlaPolicy,
         raise NotFound()
     if isinstance(command, CheckSla):
         return _check_sla(command, state)
+    if isinstance(command, WarnSla):
+        return _warn_sla(command, state, policy)
     if isinstance(command, ChangeRequester):
         if command.requester == state.requester:
             return []
@@ -352,6 +357,14 @@ def _check_sla(cmd: CheckSla, state: Ticket) -> list[Event]:
     if clock is None or clock.due_at is None or not breach_due(clock, cmd.at):
         return []
     return [SlaBreached(metric=cmd.metric, due_at=clock.due_at, at=cmd.at)]
+
+
+def _warn_sla(cmd: WarnSla, state: Ticket, policy: SlaPolicy) -> list[Event]:
+    clock = state.clocks.get(cmd.metric)
+    if clock is None or not warn_due(clock, policy.calendar, cmd.at, cmd.percent):
+        return []
+    assert clock.due_at is not None
+    return [SlaWarning(metric=cmd.metric, share=cmd.percent, due_at=clock.due_at, at=cmd.at)]
 
 
 __all__ = ["decide", "decide_follow_up"]

@@ -20,6 +20,7 @@ from domain.events import (
     PriorityChanged,
     RequesterChanged,
     SlaBreached,
+    SlaWarning,
     StateChanged,
     TagsChanged,
     TicketAssigned,
@@ -28,7 +29,7 @@ from domain.events import (
 )
 from domain.fields import FieldValue
 from domain.ids import AgentId, GroupId, TicketId
-from domain.sla import breach_clock
+from domain.sla import breach_clock, warn_clock
 from domain.values import (
     ActorKind,
     Priority,
@@ -129,6 +130,12 @@ def evolve(state: Ticket | None, event: Event) -> Ticket:
             changes["clocks"] = state.clocks | {event.metric: breach_clock(clock, event.at)}
             # A breach is a scheduler observation, not a change a customer sees.
             del changes["updated_at"]
+        case SlaWarning():
+            clock = state.clocks.get(event.metric)
+            if clock is None:
+                raise CorruptStream(f"warning of {event.metric} which has no clock")
+            changes["clocks"] = state.clocks | {event.metric: warn_clock(clock, event.at)}
+            del changes["updated_at"]  # an observation, like a breach
         case FieldValuesChanged():
             fields = dict(state.fields)
             for key, value in event.values.items():

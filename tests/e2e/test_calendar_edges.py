@@ -36,6 +36,8 @@ async def test_instants_outside_the_calendar_are_400_naming_the_parameter(http, 
     h = auth(tenant.admin_key)
     ticket = (await http.post("/v1/tickets", json=NEW_TICKET, headers=h)).json()
     group = (await http.post("/v1/groups", json={"name": "Billing"}, headers=h)).json()
+    rule = (await http.post("/v1/rules", json={"name": "Tag", "actions": [
+        {"type": "add_tags", "value": ["x"]}]}, headers=h)).json()
     document = (await http.get("/openapi.json")).json()
     params = _date_time_params(document)
     assert {("GET", "/v1/tickets", "created_after"), ("GET", "/v1/tickets", "created_before"),
@@ -45,7 +47,7 @@ async def test_instants_outside_the_calendar_are_400_naming_the_parameter(http, 
     for method, path, name in params:
         url = (path.replace("{ticket_id}", ticket["id"]).replace("{group_id}", group["id"])
                .replace("{field_key}", "plan").replace("{contact_id}", contact)
-               .replace("{organization_id}", org))
+               .replace("{organization_id}", org).replace("{rule_id}", rule["id"]))
         for value in OUTSIDE:
             r = await http.request(method, url, params={name: value}, headers=h)
             assert r.status_code == 400, (path, name, value, r.text)

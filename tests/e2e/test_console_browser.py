@@ -855,3 +855,58 @@ async def test_an_admin_edits_an_organization_and_a_taken_domain_is_refused(cons
     assert restored.status_code == 200, restored.text
     refusals_asked_for(page, 409)
     no_script_errors(page)
+
+
+async def test_an_agent_applies_a_macro_and_a_shared_view_shows_in_the_queue(console, context):
+    admin = "Priya Raman"
+    made = await console.api("POST", "/v1/macros", admin, json={
+        "name": "Escalate to urgent", "shared": True,
+        "text": "Thanks {{requester.name}}, {{agent.name}} has raised this to urgent.",
+        "actions": [{"type": "set_priority", "value": "urgent"},
+                    {"type": "add_tags", "value": ["escalated"]}]})
+    assert made.status_code == 201, made.text
+    canned = await console.api("POST", "/v1/macros", admin, json={
+        "name": "Thanks for waiting", "shared": True, "text": "Thanks for waiting, "
+                                                             "{{requester.name}}!"})
+    assert canned.status_code == 201, canned.text
+    view = await console.api("POST", "/v1/views", admin, json={
+        "name": "Urgent and escalated", "shared": True,
+        "filters": {"priority": ["urgent"], "tag": "escalated"}})
+    assert view.status_code == 201, view.text
+    ticket = next(t for t in (await console.api("GET", "/v1/tickets", "Jonas Weber", params={
+        "state": "open", "priority": "low", "limit": 100})).json()["data"])
+
+    page = await signed_in_as(context, console, "Jonas Weber")
+    views = page.get_by_role("navigation", name="Saved views")
+    await expect(views.get_by_role("link", name="Urgent and escalated")).to_be_visible()
+    await page.goto(f"{console.base}/console/#/tickets/{ticket['id']}")
+    await expect(page.get_by_role("heading", level=1)).to_have_text(ticket["subject"])
+    macros = page.get_by_role("form", name="Apply a macro")
+    await macros.get_by_label("Macro", exact=True).select_option(label="Escalate to urgent")
+    await macros.get_by_role("button", name="Preview").click()
+    await expect(macros.locator(".macro-preview")).to_contain_text("Would append 3 event(s)")
+    await expect(macros.locator(".macro-preview")).to_contain_text("Jonas Weber has raised")
+    unchanged = (await console.api("GET", f"/v1/tickets/{ticket['id']}", "Jonas Weber")).json()
+    assert unchanged["version"] == ticket["version"]
+    await macros.get_by_role("button", name="Apply macro").click()
+    await expect(macros.locator(".macro-preview")).to_contain_text("Applied: 3 event(s)")
+    await expect(page.locator(".meta .badge.priority-urgent")).to_be_visible()
+    after = (await console.api("GET", f"/v1/tickets/{ticket['id']}", "Jonas Weber")).json()
+    assert after["priority"] == "urgent" and "escalated" in after["tags"]
+    assert after["version"] == ticket["version"] + 3
+    await expect(page.locator(".message", has_text="has raised this to urgent")).to_have_count(1)
+
+    # A canned reply, offered by name in the reply box, fills the message with its text.
+    await page.get_by_label("Canned reply").fill("Thanks for waiting")
+    await page.get_by_label("Canned reply").dispatch_event("change")
+    await expect(page.get_by_label("Message", exact=True)).to_have_value(
+        re.compile(r"^Thanks for waiting, .+!$"))
+
+    # The shared view lists the ticket in the queue.
+    await page.goto(f"{console.base}/console/#/queue")
+    await page.get_by_role("navigation", name="Saved views").get_by_role(
+        "link", name="Urgent and escalated").click()
+    await expect(page).to_have_url(re.compile(
+        r"#/queue\?(priority=urgent&tag=escalated|tag=escalated&priority=urgent)$"))
+    await expect(page.locator(".ticket-item", has_text=ticket["subject"]).first).to_be_visible()
+    no_script_errors(page)

@@ -31,6 +31,8 @@ from tests.support.redis import RedisServer
 
 WRITES = ("post", "put", "patch", "delete")
 HOOK = {"url": "https://example.com/hooks", "secret": "s" * 16, "event_types": ["*"]}
+MACRO = {"name": "Thanks", "shared": True, "text": "Thanks, {{requester.name}}!"}
+RULE = {"name": "Tag it", "actions": [{"type": "add_tags", "value": ["x"]}]}
 BODIES: dict[str, Callable[[], Any]] = {
     "POST /v1/tickets": lambda: NEW_TICKET,
     "POST /v1/tickets/{ticket_id}/messages": lambda: {"body": "On it."},
@@ -67,6 +69,11 @@ BODIES: dict[str, Callable[[], Any]] = {
     "POST /v1/uploads": lambda: {"a": "file"},
     "POST /v1/portal/uploads": lambda: {"a": "file"},
     "POST /v1/widget/{tenant_id}/uploads": lambda: {"a": "file"},
+    "POST /v1/rules": lambda: RULE,
+    "PATCH /v1/rules/{rule_id}": lambda: {"name": f"r-{uuid.uuid4()}"},
+    "POST /v1/macros": lambda: MACRO,
+    "POST /v1/views": lambda: {"name": "Open", "shared": True, "filters": {"state": "open"}},
+    "POST /v1/tickets/{ticket_id}/macros/{macro_id}": lambda: None,
 }
 """A request body each side-effecting operation accepts."""
 
@@ -107,6 +114,12 @@ async def _request(http: httpx.AsyncClient, h: dict[str, str], method: str, path
     if "{agent_id}" in url:
         agent = (await http.post("/v1/agents", headers=h, json=BODIES["POST /v1/agents"]()))
         url = url.replace("{agent_id}", agent.json()["id"])
+    if "{macro_id}" in url:
+        macro = await http.post("/v1/macros", headers=h, json=MACRO)
+        url = url.replace("{macro_id}", macro.json()["id"])
+    if "{rule_id}" in url:
+        rule = await http.post("/v1/rules", headers=h, json=RULE)
+        url = url.replace("{rule_id}", rule.json()["id"])
     if "{group_id}" in url:
         group = await http.post("/v1/groups", headers=h, json=BODIES["POST /v1/groups"]())
         url = url.replace("{group_id}", group.json()["id"])

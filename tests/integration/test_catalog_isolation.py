@@ -34,6 +34,7 @@ import asyncpg
 import pytest
 
 from domain.ids import TenantId, TicketId
+from domain.macro import CreateMacro
 from domain.tenant_settings import DEFAULT_SETTINGS
 from domain.values import Role
 from eventstore.store import EventStore
@@ -41,11 +42,14 @@ from handlers import invitations, organizations, portal, sessions, webhooks, wid
 from handlers.credentials import Passwords
 from handlers.demo import harbor
 from handlers.demo.seed import DemoTenant, seed_demo
+from handlers.macros import create_macro
 from handlers.tenant_settings import ReplaceSettings, replace_settings
 from projections.projector import Projector
 from tests.support import catalog, files, pg
 from tests.support.desk import ACTOR, agent
 from tests.support.pg import RUNTIME_USER
+from tests.support.rules import engine as rule_engine
+from tests.support.rules import make_rule
 
 NOW = datetime.now(UTC).replace(microsecond=0)
 PASSWORDS = Passwords(memory_kib=1024, time_cost=1)
@@ -136,6 +140,12 @@ async def _seed(db: pg.TestDatabase, store: EventStore, pool: asyncpg.Pool
         await portal.set_password(store, PASSWORDS, link["token"], "a good password", NOW)
         await sessions.sign_in(store, PASSWORDS, LIFETIMES, sessions.SignIn(
             tenant, harbor.CUSTOMERS["ole"].email, "a good password", NOW), portal.PORTAL)
+        async with store.session(tenant, ACTOR) as s:
+            await create_macro(s, CreateMacro(macro_id=uuid.uuid4(), name="Thanks",
+                                              text="Thanks!", at=NOW))
+        await make_rule(store, tenant, NOW, [{"field": "event", "op": "is",
+                                              "value": "TicketOpened"}],
+                        [{"type": "add_tags", "value": ["seen"]}])
         opened = await widget.open_session(store, tenant, "visitor@example.com", ORIGIN, NOW,
                                            timedelta(hours=1))
         async with store.session(tenant, widget.widget_actor(opened.session_id)) as s:
@@ -148,9 +158,9 @@ async def _seed(db: pg.TestDatabase, store: EventStore, pool: asyncpg.Pool
         await files.post_file(store, tenant, ACTOR, agent(uuid.uuid4()), ticket,
                               b"a screenshot", NOW)
         await files.upload(store, tenant, ACTOR, b"not attached", "later.txt", NOW)
-    projector = Projector(pool)
-    await projector.ensure_checkpoints()
-    await projector.drain()
+    for projector in (Projector(pool), rule_engine(pool, store)):
+        await projector.ensure_checkpoints()
+        await projector.drain()
     return seeded[0].tenant_id, seeded[1].tenant_id
 
 

@@ -19,7 +19,8 @@ async def test_a_new_tenant_has_every_per_tenant_periodic_job_when_created(db):
                   for p in job_registry(ProcessSettings(_env_file=None)).periods.values()
                   if p.per_tenant}
     assert {kind for kind, _ in per_tenant} == {"tickets.sweep", "idempotency.purge",
-                                                "uploads.purge"}
+                                                "uploads.purge", "rules.time_pass",
+                                                "sla.warn_pass"}
     conn = await asyncpg.connect(db.admin_url)
     try:
         rows = await conn.fetch("SELECT kind, dedupe_key, status, run_at FROM jobs "

@@ -127,14 +127,17 @@ def test_the_openapi_document_publishes_the_table_on_every_operation() -> None:
 
 
 def test_the_changes_feed_and_the_live_feed_withhold_the_tenant_stream_by_one_rule() -> None:
-    # Roles that read the whole log get every event; others all but the tenant stream's.
-    tenant_types = {cls.TYPE for cls in STREAM_KINDS["tenant"]}
+    # Roles that read the whole log get every event; others all but the tenant stream's
+    # and the configuration streams' (rules, macros, views).
+    tenant_types = {cls.TYPE for kind in ("tenant", "rule", "macro", "view")
+                    for cls in STREAM_KINDS[kind]}
     for role in ACCESS[WHOLE_LOG]:
         assert event_types_for(role) is None, role
     readable = event_types_for("agent")
     assert readable is not None
     assert readable == set(STREAM_TYPES) - tenant_types
     assert "TicketOpened" in readable and "ApiKeyIssued" not in readable
+    assert "RuleCreated" not in readable
 
 
 def test_the_openapi_document_declares_every_operations_credentials() -> None:

@@ -32,6 +32,8 @@ from domain.events import (
     GroupCreated,
     GroupMembersChanged,
     GroupRenamed,
+    MacroChanged,
+    MacroCreated,
     OrganizationCreated,
     OrganizationUpdated,
     PortalLinkIssued,
@@ -40,18 +42,33 @@ from domain.events import (
     PortalSignedIn,
     PortalSignedOut,
     RequesterChanged,
+    RuleChainStopped,
+    RuleChanged,
+    RuleCreated,
     SettingsChanged,
+    SlaWarning,
     TicketFieldDefined,
     TicketFieldUpdated,
     TicketGroupChanged,
     TicketOpened,
+    ViewCreated,
     WebhookConfigured,
 )
 from domain.fields import FieldOption, FieldType, RequiredOn
 from domain.ids import AgentId, ApiKeyId, ContactId, GroupId, OrganizationId, TicketId
 from domain.mapper import from_stored, to_stored
+from domain.rule_parts import Action, Condition
 from domain.ticket.commands import Assign, ChangePriority, ChangeTags, CheckSla
-from domain.values import Actor, ActorKind, Priority, Requester, Role, SlaMetric, TicketState
+from domain.values import (
+    Actor,
+    ActorKind,
+    Priority,
+    Requester,
+    Role,
+    SlaMetric,
+    TicketState,
+    Visibility,
+)
 from tests.unit.domain.support import AGENT, CUSTOMER, at, given, move, open_cmd, reply
 
 AT = datetime(2026, 6, 1, 9, 0, 0, 123, tzinfo=UTC)
@@ -145,8 +162,30 @@ def tenant_events() -> list[Event]:
     ]
 
 
+def rule_events() -> list[Event]:
+    rule = uuid.UUID(int=21)
+    when = (Condition(field="event", op="in", value=["TicketOpened"]),
+            Condition(field="fields.plan", op="is_set"))
+    act = (Action(type="set_priority", value="high"), Action(type="call_webhook"))
+    return [
+        RuleCreated(rule_id=rule, name="Urgent", position=2, active=True, conditions=when,
+                    actions=act, at=AT),
+        RuleChanged(active=False, at=AT),
+        RuleChanged(name="Rush", conditions=(), actions=act[:1], position=0, at=AT),
+        RuleChainStopped(rule_id=rule, ticket_id=TicketId(uuid.UUID(int=22)), trigger_seq=9,
+                         depth=5, at=AT),
+        MacroCreated(macro_id=uuid.UUID(int=23), name="Thanks", owner_id=None,
+                     text="Thanks {{requester.name}}", visibility=Visibility.PUBLIC,
+                     actions=act[:1], at=AT),
+        MacroChanged(name="Thank you", at=AT),
+        SlaWarning(metric=SlaMetric.FIRST_RESPONSE, share=75, due_at=AT, at=AT),
+        ViewCreated(view_id=uuid.UUID(int=24), name="Mine", owner_id=AgentId(uuid.UUID(int=8)),
+                    filters={"state": ["open", "pending"], "fields.plan": "gold"}, at=AT),
+    ]
+
+
 ALL_EVENTS = (ticket_history() + tenant_events() + group_events() + field_events()
-              + people_events())
+              + people_events() + rule_events())
 
 
 def only_json_types(value: Any) -> bool:

@@ -6,6 +6,7 @@
 // group_id=mine, each of the active states). Tickets can be selected for the bulk
 // actions of bulk.js.
 
+import {savedViewsNav} from './automation.js';
 import {announce, clearProblem, fill, h, showProblem} from '../dom.js';
 import {ACTIVE_STATES, PRIORITIES, SOURCES, STATES, dateTime, label, relative, shortId}
   from '../format.js';
@@ -250,7 +251,7 @@ export function queueView(app, params) {
     h('p', {class: 'help'}, 'New and changed tickets appear here as they happen. ',
       h('label', {for: 'queue-sort'}, 'Order: '), sortSelect),
     h('div', {class: 'queue-layout'},
-      h('div', {class: 'queue-filters'}),
+      h('div', {class: 'queue-side'}, savedViewsNav(app), h('div', {class: 'queue-filters'})),
       h('div', {class: 'queue-list'}, problems, liveNote, bulk?.element, list, more, end)));
 
   /** The address keeps the filters and the order (a link, the back button), without

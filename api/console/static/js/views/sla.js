@@ -50,8 +50,10 @@ export function clockCard(metric, clock) {
   const state = clockState(clock);
   let status;
   let detail = null;
+  const warned = Boolean(clock.warned_at) && !clock.breached_at && state !== 'fulfilled';
   if (state === 'running') {
-    status = [clock.breached_at ? 'Breached, still running: ' : 'Running: ', due(clock.due_at)];
+    status = [clock.breached_at ? 'Breached, still running: '
+      : warned ? 'Warned, running: ' : 'Running: ', due(clock.due_at)];
     detail = `Due ${dateTime(clock.due_at)} (target ${duration(clock.target_ms)})`;
   } else if (state === 'paused') {
     status = clock.breached_at ? 'Breached, paused' : 'Paused';
@@ -69,7 +71,8 @@ export function clockCard(metric, clock) {
       : 'Stopped';
   }
   const breached = Boolean(clock.breached_at);
-  return h('li', {class: `clock clock-${state}${breached ? ' clock-breached' : ''}`,
+  return h('li', {class: `clock clock-${state}${breached ? ' clock-breached' : ''}` +
+                         (warned ? ' clock-warned' : ''),
                   dataset: {metric}},
     h('h3', null, label(metric)),
     h('p', {class: 'clock-status'}, status),

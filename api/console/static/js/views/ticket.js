@@ -12,6 +12,7 @@ import {newIdempotencyKey} from '../api.js';
 import {announce, busy, clearProblem, fill, h, notFoundPage, showProblem} from '../dom.js';
 import {METRICS, PRIORITIES, STATES, dateTime, label, shortId} from '../format.js';
 import {attachmentList, filePicker, ticketFiles} from './files.js';
+import {cannedReplies, macroPanel} from './automation.js';
 import {historyTable} from './history.js';
 import {clockCard} from './sla.js';
 
@@ -156,6 +157,8 @@ export function ticketView(app, id) {
       h('aside', {class: 'ticket-side', 'aria-label': 'Ticket details'},
         h('section', {'aria-labelledby': 'sla-title'},
           h('h2', {id: 'sla-title'}, 'SLA clocks'), clocks),
+        canWrite ? macroPanel(app, id, () => ticket, (t) => (t ? showTicket(t) : reload()))
+          : null,
         h('section', {'aria-labelledby': 'properties-title'},
           h('h2', {id: 'properties-title'}, 'Properties'), properties),
         h('section', {'aria-labelledby': 'fields-title'},
@@ -476,6 +479,7 @@ export function ticketView(app, id) {
       h('fieldset', {class: 'visibility'}, h('legend', null, 'Kind'),
         mode('public', 'Public reply (the customer sees it)', true),
         mode('internal', 'Internal note (agents only)', false)),
+      cannedReplies(app, id, textarea),
       h('label', {for: 'reply-body'}, 'Message'), textarea,
       h('p', {id: 'reply-hint', class: 'hint'}, 'Ctrl+Enter sends.'),
       formProblems, closedNote, submit);

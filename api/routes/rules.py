@@ -1,0 +1,165 @@
+"""``/v1/rules``: automation that acts on tickets after events (``handlers.rules`` keeps
+the rules of rules; ``handlers.rule_engine`` runs them), and the dry run
+``GET /v1/tickets/{id}/rules``.
+
+Admins manage rules; a rule's past is in ``/v1/rules/{id}/history`` and ``/as-of``.
+Commands take ``Idempotency-Key``; a PATCH takes ``If-Match`` (the rule's ETag).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Any
+from uuid import UUID
+
+from fastapi import APIRouter, Query, Request, Response
+
+from api.http import commands
+from api.http.answer_headers import ETAG, LOCATION, sends
+from api.http.commands import parse_if_match
+from api.http.deps import Authorized, ServicesDep
+from api.http.headers import IfMatch
+from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, tenant_list_page
+from api.http.problem_docs import errors
+from api.http.problems import Problem
+from api.http.reply import JsonReply
+from api.http.routing import StrictRoute
+from api.schemas.rules import (
+    ActionIn,
+    ConditionIn,
+    DryRunOut,
+    RuleIn,
+    RuleOut,
+    RulePage,
+    RulePatch,
+    TimeIn,
+    rule_document,
+)
+from api.schemas.tickets import etag
+from domain.rule import ChangeRule, CreateRule, Rule, in_order
+from domain.rule_parts import Action, Condition, TimeTrigger, failing
+from eventstore.store import UnitOfWork
+from handlers import rules as rule_handlers
+from handlers.rule_engine import ticket_facts
+from handlers.ticket_state import load_ticket
+from projections import rules as read_model
+from projections.tenant_settings import load_settings
+
+router = APIRouter(tags=["rules"], route_class=StrictRoute)
+
+FIRINGS_SHOWN = 50
+
+
+def _reply(rule: Rule, status: int = 200) -> JsonReply:
+    headers = {"ETag": etag(rule.version)}
+    if status == 201:
+        headers["Location"] = f"/v1/rules/{rule.id}"
+    return JsonReply(status, rule_document(rule), headers)
+
+
+def _conditions(given: list[ConditionIn]) -> tuple[Condition, ...]:
+    return tuple(Condition(field=c.field, op=c.op, value=c.value) for c in given)
+
+
+def _actions(given: list[ActionIn]) -> tuple[Action, ...]:
+    return tuple(Action(type=a.type, value=a.value) for a in given)
+
+
+def _time(given: TimeIn | None) -> TimeTrigger | None:
+    return None if given is None else TimeTrigger(**given.model_dump())
+
+
+@router.get("/v1/rules", response_model=RulePage, responses=errors(), summary="List the rules")
+async def list_(
+    principal: Authorized,
+    services: ServicesDep,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+    cursor: Annotated[str | None, Query(max_length=1000)] = None,
+) -> Response:
+    """Oldest first (each rule says its ``position``: rules run by position, then oldest
+    first); pass ``next_cursor`` back as ``cursor``."""
+
+    async def read(s: UnitOfWork, after: Any, limit: int) -> list[dict[str, Any]]:
+        return [rule_document(r)
+                for r in await read_model.list_rules(s.conn, s.tenant_id, after, limit)]
+
+    page, nxt = await tenant_list_page(services.cursors, services.store, principal.tenant_id,
+                                       "rules", read, limit, cursor)
+    return JsonReply(200, {"data": page, "next_cursor": nxt}).response()
+
+
+@router.post("/v1/rules", response_model=RuleOut, status_code=201, summary="Create a rule",
+             responses=errors(413, 415) | sends(201, required=(ETAG, LOCATION)))
+async def create(body: RuleIn, request: Request, principal: Authorized,
+                 services: ServicesDep) -> Response:
+    """At most 500 rules per tenant; a condition, action or placeholder that cannot work
+    is a 422 naming it, and nothing is saved."""
+    command = CreateRule(rule_id=uuid.uuid4(), name=body.name, position=body.position,
+                         active=body.active, conditions=_conditions(body.conditions),
+                         actions=_actions(body.actions), time=_time(body.time),
+                         at=services.clock.now())
+
+    async def work(uow: UnitOfWork) -> JsonReply:
+        return _reply(await rule_handlers.create_rule(uow, command), 201)
+
+    return await commands.run(request, services, principal, body.model_dump(mode="json"),
+                              work)
+
+
+@router.get("/v1/rules/{rule_id}", response_model=RuleOut,
+            responses=errors(404) | sends(200, required=(ETAG,)),
+            summary="One rule; `ETag`")
+async def get_one(rule_id: UUID, principal: Authorized, services: ServicesDep) -> Response:
+    async with services.store.session(principal.tenant_id, readonly=True) as s:
+        rule = await rule_handlers.get_rule(s, rule_id)
+    if rule is None:
+        raise Problem(404, "not_found", f"no rule {rule_id}")
+    return _reply(rule).response()
+
+
+@router.patch("/v1/rules/{rule_id}", response_model=RuleOut,
+              responses=errors(404, 412, 413, 415) | sends(200, required=(ETAG,)),
+              summary="Change or turn off a rule")
+async def patch(rule_id: UUID, body: RulePatch, request: Request, principal: Authorized,
+                services: ServicesDep, if_match: IfMatch = None) -> Response:
+    given = body.model_dump(mode="json", exclude_unset=True)
+    expected = parse_if_match(if_match)
+    command = ChangeRule(
+        name=body.name, position=body.position, active=body.active,
+        conditions=None if body.conditions is None else _conditions(body.conditions),
+        actions=None if body.actions is None else _actions(body.actions),
+        time=_time(body.time), at=services.clock.now())
+
+    async def work(uow: UnitOfWork) -> JsonReply:
+        return _reply(await rule_handlers.change_rule(uow, rule_id, command,
+                                                      expected_version=expected))
+
+    return await commands.run(request, services, principal, given, work,
+                              expected_version=expected)
+
+
+@router.get("/v1/tickets/{ticket_id}/rules", response_model=DryRunOut, responses=errors(404),
+            summary="Which rules would fire on the ticket now, and why the others would not")
+async def dry_run(ticket_id: UUID, principal: Authorized, services: ServicesDep) -> Response:
+    """The ticket as it is now, with no event: a rule conditioned on an event type
+    fails that condition. ``fired`` is what rules did on the ticket."""
+    now = services.clock.now()
+    async with services.store.session(principal.tenant_id, readonly=True) as s:
+        ticket = await load_ticket(s.conn, s.tenant_id, ticket_id)
+        if ticket is None:
+            raise Problem(404, "not_found", f"no ticket {ticket_id}")
+        settings = await load_settings(s.conn, s.tenant_id)
+        facts = await ticket_facts(s.conn, s.tenant_id, ticket, None,
+                                   settings.policy.calendar, now)
+        rules = in_order(await read_model.all_rules(s.conn, s.tenant_id))
+        fired = await read_model.firings_of_ticket(s.conn, s.tenant_id, ticket_id,
+                                                   FIRINGS_SHOWN)
+    shown = []
+    for rule in rules:
+        reasons = failing(rule.conditions, facts)
+        if not rule.active:
+            reasons = ["the rule is inactive", *reasons]
+        shown.append({"rule_id": str(rule.id), "name": rule.name, "active": rule.active,
+                      "matches": not reasons, "reasons": reasons})
+    return JsonReply(200, {"ticket_id": str(ticket_id), "rules": shown,
+                           "fired": fired}).response()

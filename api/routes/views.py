@@ -1,0 +1,129 @@
+"""``/v1/views``: saved views, a name plus the ticket list's filters, shared by the
+tenant or personal to an agent. ``GET /v1/views/{id}/tickets`` is the ticket list
+under the view's filters, page for page (``api.http.ticket_list`` asks the list's own
+route, so the filters are parsed and checked by the list's code). Another agent's
+personal view is a 404 everywhere."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Any
+from uuid import UUID
+
+import orjson
+from fastapi import APIRouter, Query, Request, Response
+
+from api.http import commands
+from api.http.answer_headers import LOCATION, sends
+from api.http.deps import Authorized, ServicesDep
+from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, tenant_list_page
+from api.http.problem_docs import errors
+from api.http.problems import Problem
+from api.http.reply import JsonReply
+from api.http.routing import StrictRoute
+from api.http.ticket_list import as_params, ticket_list
+from api.schemas.saved_views import ViewIn, ViewOut, ViewPage, view_document
+from api.schemas.tickets import TicketPage
+from domain.errors import ValidationFailed
+from domain.ids import AgentId
+from domain.saved_view import CreateView, check_filters
+from domain.values import Role
+from eventstore.store import UnitOfWork
+from handlers import saved_views as view_handlers
+from projections import saved_views as read_model
+
+router = APIRouter(tags=["views"], route_class=StrictRoute)
+
+
+@router.get("/v1/views", response_model=ViewPage, responses=errors(),
+            summary="The shared views and the caller's own")
+async def list_(
+    principal: Authorized, services: ServicesDep,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+    cursor: Annotated[str | None, Query(max_length=1000)] = None,
+) -> Response:
+    reader = principal.agent_id
+
+    async def read(s: UnitOfWork, after: Any, n: int) -> list[dict[str, Any]]:
+        return [view_document(v)
+                for v in await read_model.list_views(s.conn, s.tenant_id, reader, after, n)]
+
+    page, nxt = await tenant_list_page(services.cursors, services.store, principal.tenant_id,
+                                       "views", read, limit, cursor,
+                                       filters={"reader": str(reader)})
+    return JsonReply(200, {"data": page, "next_cursor": nxt}).response()
+
+
+def _refused(status: int, body: bytes) -> Problem:
+    """The list's refusal of a view's filters, as a 422 naming the filter."""
+    try:
+        problem = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        problem = {}
+    detail = problem.get("detail", f"the ticket list answered {status}")
+    # The list names the parameter at fault in ``parameters`` or in ``errors``' loc.
+    named = [*problem.get("parameters", []),
+             *(e["loc"][1] for e in problem.get("errors", [])
+               if len(e.get("loc", [])) >= 2 and e["loc"][0] == "query")]
+    name = named[0] if named else None
+    extra: dict[str, Any] = {"list_code": problem.get("code")}
+    if name is not None:
+        extra["errors"] = [{"loc": ["body", "filters", name], "msg": detail,
+                            "type": "invalid_filter"}]
+    return Problem(422, "invalid_view_filter", f"the ticket list refuses these filters: "
+                                               f"{detail}", **extra)
+
+
+@router.post("/v1/views", response_model=ViewOut, status_code=201, summary="Save a view",
+             responses=errors(413, 415) | sends(201, required=(LOCATION,)))
+async def create(body: ViewIn, request: Request, principal: Authorized,
+                 services: ServicesDep) -> Response:
+    """The filters are checked by the ticket list; one it refuses is a 422."""
+    if body.shared and principal.role != Role.ADMIN.value:
+        raise Problem(403, "forbidden", "only admins share views with the tenant")
+    if not body.shared and principal.agent_id is None:
+        raise Problem(422, "no_agent", "a personal view belongs to an agent; this key acts "
+                                       "as none (make it shared)")
+    try:
+        filters = check_filters(body.filters)
+    except ValidationFailed as exc:
+        raise Problem(422, "invalid_view_filter", exc.message,
+                      errors=[{"loc": ["body", *(exc.field or "filters").split(".", 1)],
+                               "msg": exc.message, "type": "invalid_filter"}]) from exc
+    status, _, answer = await ticket_list(request, [*as_params(filters), ("limit", "1")])
+    if status != 200:
+        raise _refused(status, answer)
+    command = CreateView(view_id=uuid.uuid4(), name=body.name, filters=filters,
+                         owner_id=None if body.shared else AgentId(principal.agent_id),  # type: ignore[arg-type]
+                         at=services.clock.now())
+
+    async def work(uow: UnitOfWork) -> JsonReply:
+        view = await view_handlers.create_view(uow, command)
+        return JsonReply(201, view_document(view), {"Location": f"/v1/views/{view.id}"})
+
+    return await commands.run(request, services, principal, body.model_dump(mode="json"),
+                              work)
+
+
+@router.get("/v1/views/{view_id}", response_model=ViewOut, responses=errors(404),
+            summary="One saved view")
+async def get_one(view_id: UUID, principal: Authorized, services: ServicesDep) -> Response:
+    async with services.store.session(principal.tenant_id, readonly=True) as s:
+        view = await view_handlers.visible_view(s, view_id, principal.agent_id)
+    return JsonReply(200, view_document(view)).response()
+
+
+@router.get("/v1/views/{view_id}/tickets", response_model=TicketPage, responses=errors(404),
+            summary="The ticket list under the view's filters")
+async def tickets(
+    view_id: UUID, request: Request, principal: Authorized, services: ServicesDep,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+    cursor: Annotated[str | None, Query(max_length=512)] = None,
+) -> Response:
+    """Keyset, newest first, no totals: the pages of ``GET /v1/tickets`` with the view's
+    filters; pass ``next_cursor`` back as ``cursor``."""
+    async with services.store.session(principal.tenant_id, readonly=True) as s:
+        view = await view_handlers.visible_view(s, view_id, principal.agent_id)
+    paging = [("limit", str(limit))] + ([] if cursor is None else [("cursor", cursor)])
+    status, headers, body = await ticket_list(request, [*as_params(view.filters), *paging])
+    return Response(body, status, media_type=headers.get("content-type", "application/json"))

@@ -1,0 +1,128 @@
+"""The macro aggregate: a named set of ticket actions plus a reply or note text, shared
+by the tenant or personal to one agent; a canned reply is a macro with text only.
+
+A macro has its own stream (the stream id is the macro id): ``MacroCreated``, then
+``MacroChanged``. Its actions are a rule's ticket actions (``domain.rule_parts``:
+state, priority, group, assignee, tags, fields); its text takes the placeholders of
+``domain.templates``. Applying it is the ticket's business (``handlers.macros``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict
+
+from domain.errors import AlreadyExists, CorruptStream, ValidationFailed
+from domain.events import Event, MacroChanged, MacroCreated
+from domain.ids import AgentId
+from domain.rule_parts import ACTIONS_MAX, Action, check_action
+from domain.templates import check_template
+from domain.values import UtcDatetime, Visibility
+
+MACRO_NAME_MAX = 100
+MACRO_ACTIONS = frozenset({"set_state", "set_priority", "set_group", "assign", "add_tags",
+                           "remove_tags", "set_fields"})
+"""What a macro may do to a ticket besides its text (a rule's note and webhook are its
+text and nothing)."""
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class Macro(BaseModel):
+    model_config = _FROZEN
+
+    id: UUID
+    version: int
+    name: str
+    owner_id: AgentId | None
+    """The agent whose personal macro it is; None: shared by the tenant."""
+    text: str | None
+    visibility: Visibility
+    actions: tuple[Action, ...]
+    created_at: UtcDatetime
+    updated_at: UtcDatetime
+
+    @property
+    def canned(self) -> bool:
+        """A canned reply: text and nothing else."""
+        return not self.actions
+
+
+class CreateMacro(BaseModel):
+    model_config = _FROZEN
+
+    macro_id: UUID
+    name: str
+    owner_id: AgentId | None = None
+    text: str | None = None
+    visibility: Visibility = Visibility.PUBLIC
+    actions: tuple[Action, ...] = ()
+    at: UtcDatetime
+
+
+def check_macro_name(name: str) -> str:
+    name = name.strip()
+    if not name or len(name) > MACRO_NAME_MAX:
+        raise ValidationFailed(f"name must be 1 to {MACRO_NAME_MAX} characters", field="name")
+    return name
+
+
+def check_macro_actions(actions: Sequence[Action]) -> tuple[Action, ...]:
+    if len(actions) > ACTIONS_MAX:
+        raise ValidationFailed(f"a macro has at most {ACTIONS_MAX} actions", field="actions")
+    out = []
+    for i, a in enumerate(actions):
+        if a.type not in MACRO_ACTIONS:
+            raise ValidationFailed(f"a macro does not {a.type!r}; give its text instead",
+                                   field=f"actions.{i}.type")
+        out.append(check_action(a, f"actions.{i}"))
+    return tuple(out)
+
+
+def decide_macro(command: CreateMacro, state: Macro | None) -> list[Event]:
+    """The events that create a macro: text or actions, or both."""
+    if state is not None:
+        raise AlreadyExists("the macro already exists")
+    if command.text is not None:
+        check_template(command.text, "text")
+    actions = check_macro_actions(command.actions)
+    if command.text is None and not actions:
+        raise ValidationFailed("a macro has a text, actions or both", field="text")
+    return [MacroCreated(macro_id=command.macro_id, name=check_macro_name(command.name),
+                         owner_id=command.owner_id, text=command.text,
+                         visibility=command.visibility, actions=actions, at=command.at)]
+
+
+def evolve_macro(state: Macro | None, event: Event) -> Macro:
+    if state is None:
+        if not isinstance(event, MacroCreated):
+            raise CorruptStream(f"a macro stream must start with MacroCreated, not {event.TYPE}")
+        return Macro(id=event.macro_id, version=1, name=event.name, owner_id=event.owner_id,
+                     text=event.text, visibility=event.visibility, actions=event.actions,
+                     created_at=event.at, updated_at=event.at)
+    if not isinstance(event, MacroChanged):
+        raise CorruptStream(f"{event.TYPE} does not belong to a macro stream")
+    changes: dict[str, object] = {"version": state.version + 1, "updated_at": event.at}
+    for part in ("name", "text", "visibility", "actions"):
+        value = getattr(event, part)
+        if value is not None:
+            changes[part] = value
+    return state.model_copy(update=changes)
+
+
+def fold_macro(events: Iterable[Event]) -> Macro | None:
+    state: Macro | None = None
+    for event in events:
+        state = evolve_macro(state, event)
+    return state
+
+
+def visible_to(macro: Macro, agent_id: UUID | None) -> bool:
+    """A shared macro is every agent's; a personal one its owner's only."""
+    return macro.owner_id is None or macro.owner_id == agent_id
+
+
+__all__ = ["MACRO_ACTIONS", "MACRO_NAME_MAX", "CreateMacro", "Macro", "check_macro_actions",
+           "check_macro_name", "decide_macro", "evolve_macro", "fold_macro", "visible_to"]

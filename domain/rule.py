@@ -1,0 +1,192 @@
+"""The rule aggregate: a tenant's automation that acts on tickets after events.
+
+A rule has its own stream (the stream id is the rule id): ``RuleCreated``, then
+``RuleChanged`` with the parts that changed. Rules are ordered per tenant by
+``position`` (then by creation) and run in that order; an inactive rule is kept and
+never fires. The conditions and actions and their own rules are in
+``domain.rule_parts``; what the aggregate cannot see (a ticket field's type, that an
+agent is active and in the group the rule routes to, how many rules the tenant has)
+the handler checks (``handlers.rules``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict
+
+from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
+from domain.events import Event, RuleChanged, RuleCreated
+from domain.rule_parts import (
+    Action,
+    Condition,
+    TimeTrigger,
+    check_actions,
+    check_conditions,
+    check_time_rule,
+)
+from domain.values import UtcDatetime
+
+RULE_NAME_MAX = 100
+RULES_MAX = 500
+"""How many rules (active or not) a tenant may have."""
+POSITION_MAX = 1_000_000
+CHAIN_DEPTH_MAX = 5
+"""How many rules may act in a row, each on the events of the one before; the next
+one does not fire, and ``RuleChainStopped`` says so."""
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class Rule(BaseModel):
+    """A rule as of ``version`` events."""
+
+    model_config = _FROZEN
+
+    id: UUID
+    version: int
+    name: str
+    position: int
+    active: bool
+    conditions: tuple[Condition, ...]
+    actions: tuple[Action, ...]
+    time: TimeTrigger | None = None
+    """A time rule's trigger (None: the rule fires on events); fixed at creation."""
+    created_at: UtcDatetime
+    updated_at: UtcDatetime
+
+
+class CreateRule(BaseModel):
+    model_config = _FROZEN
+
+    rule_id: UUID
+    name: str
+    position: int = 0
+    active: bool = True
+    conditions: tuple[Condition, ...] = ()
+    actions: tuple[Action, ...]
+    time: TimeTrigger | None = None
+    at: UtcDatetime
+
+
+class ChangeRule(BaseModel):
+    """Change some parts of a rule; None leaves that part as it is."""
+
+    model_config = _FROZEN
+
+    name: str | None = None
+    position: int | None = None
+    active: bool | None = None
+    conditions: tuple[Condition, ...] | None = None
+    actions: tuple[Action, ...] | None = None
+    time: TimeTrigger | None = None
+    """A time rule's new trigger (refused for a rule on events)."""
+    at: UtcDatetime
+
+
+RuleCommand = CreateRule | ChangeRule
+
+
+def check_rule_name(name: str) -> str:
+    name = name.strip()
+    if not name or len(name) > RULE_NAME_MAX:
+        raise ValidationFailed(f"name must be 1 to {RULE_NAME_MAX} characters", field="name")
+    return name
+
+
+def _position(position: int) -> int:
+    if not 0 <= position <= POSITION_MAX:
+        raise ValidationFailed(f"position must be 0 to {POSITION_MAX}", field="position")
+    return position
+
+
+def decide_rule(command: RuleCommand, state: Rule | None) -> list[Event]:
+    """The events a command produces on a rule (None: the stream is empty); a change
+    to nothing returns ``[]``."""
+    if isinstance(command, CreateRule):
+        if state is not None:
+            raise AlreadyExists("the rule already exists")
+        conditions = check_conditions(command.conditions)
+        actions = check_actions(command.actions)
+        if command.time is not None:
+            check_time_rule(command.time, conditions, actions)
+        return [RuleCreated(rule_id=command.rule_id, name=check_rule_name(command.name),
+                            position=_position(command.position), active=command.active,
+                            conditions=conditions, actions=actions, time=command.time,
+                            at=command.at)]
+    if state is None:
+        raise NotFound("the rule does not exist")
+    changes: dict[str, object] = {}
+    if command.name is not None and check_rule_name(command.name) != state.name:
+        changes["name"] = check_rule_name(command.name)
+    if command.position is not None and _position(command.position) != state.position:
+        changes["position"] = command.position
+    if command.active is not None and command.active != state.active:
+        changes["active"] = command.active
+    if command.conditions is not None:
+        conditions = check_conditions(command.conditions)
+        if conditions != state.conditions:
+            changes["conditions"] = conditions
+    if command.actions is not None:
+        actions = check_actions(command.actions)
+        if actions != state.actions:
+            changes["actions"] = actions
+    if command.time is not None:
+        if state.time is None:
+            raise ValidationFailed("a rule on events stays one", field="time")
+        if command.time != state.time:
+            changes["time"] = command.time
+    time = command.time or state.time
+    if time is not None:
+        check_time_rule(time, command.conditions or state.conditions,
+                        command.actions or state.actions)
+    return [RuleChanged.model_validate({"at": command.at, **changes})] if changes else []
+
+
+def evolve_rule(state: Rule | None, event: Event) -> Rule:
+    """Apply one event to a rule (None before the stream's first event)."""
+    if state is None:
+        if not isinstance(event, RuleCreated):
+            raise CorruptStream(f"a rule stream must start with RuleCreated, not {event.TYPE}")
+        return Rule(id=event.rule_id, version=1, name=event.name, position=event.position,
+                    active=event.active, conditions=event.conditions, actions=event.actions,
+                    time=event.time, created_at=event.at, updated_at=event.at)
+    if not isinstance(event, RuleChanged):
+        raise CorruptStream(f"{event.TYPE} does not belong to a rule stream")
+    changes: dict[str, object] = {"version": state.version + 1, "updated_at": event.at}
+    for part in ("name", "position", "active", "conditions", "actions", "time"):
+        value = getattr(event, part)
+        if value is not None:
+            changes[part] = value
+    return state.model_copy(update=changes)
+
+
+def fold_rule(events: Iterable[Event]) -> Rule | None:
+    """Replay a rule's stream from the start; None for an empty stream."""
+    state: Rule | None = None
+    for event in events:
+        state = evolve_rule(state, event)
+    return state
+
+
+def in_order(rules: Sequence[Rule]) -> list[Rule]:
+    """The order rules run in: by position, then oldest first."""
+    return sorted(rules, key=lambda r: (r.position, r.created_at, r.id))
+
+
+__all__ = [
+    "CHAIN_DEPTH_MAX",
+    "POSITION_MAX",
+    "RULES_MAX",
+    "RULE_NAME_MAX",
+    "ChangeRule",
+    "CreateRule",
+    "Rule",
+    "RuleCommand",
+    "check_rule_name",
+    "decide_rule",
+    "evolve_rule",
+    "fold_rule",
+    "in_order",
+]

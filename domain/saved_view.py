@@ -1,0 +1,100 @@
+"""The saved view aggregate: a name and the ticket list's filters, shared by the tenant
+or personal to one agent.
+
+A view has its own stream (the stream id is the view id), begun by ``ViewCreated``.
+Its filters are the ticket list's query parameters as given (``{"state": ["open"],
+"fields.plan": "gold"}``): what each means, and whether it is valid, is the list's
+own business, asked when the view is saved (``api.http.ticket_list``), so a view
+takes every filter the list takes. Here are only the rules of the shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict
+
+from domain.errors import AlreadyExists, CorruptStream, ValidationFailed
+from domain.events import Event, ViewCreated
+from domain.ids import AgentId
+from domain.values import UtcDatetime
+
+VIEW_NAME_MAX = 100
+FILTERS_MAX = 30
+VALUE_MAX = 1000
+PAGING = frozenset({"cursor", "limit"})
+"""List parameters that are not filters: a view's pages bring their own."""
+
+Filters = dict[str, str | list[str]]
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class SavedView(BaseModel):
+    model_config = _FROZEN
+
+    id: UUID
+    version: int
+    name: str
+    owner_id: AgentId | None
+    """The agent whose personal view it is; None: shared by the tenant."""
+    filters: Filters
+    created_at: UtcDatetime
+    updated_at: UtcDatetime
+
+
+class CreateView(BaseModel):
+    model_config = _FROZEN
+
+    view_id: UUID
+    name: str
+    owner_id: AgentId | None = None
+    filters: Filters = {}
+    at: UtcDatetime
+
+
+def check_filters(filters: Mapping[str, str | list[str]]) -> Filters:
+    """The filters, each name once, values as strings; refuses paging parameters."""
+    if len(filters) > FILTERS_MAX:
+        raise ValidationFailed(f"a view has at most {FILTERS_MAX} filters", field="filters")
+    out: Filters = {}
+    for name in sorted(filters):
+        value = filters[name]
+        where = f"filters.{name}"
+        if name in PAGING or not name or len(name) > 100:
+            raise ValidationFailed(f"{name!r} is not a filter of the ticket list", field=where)
+        values = value if isinstance(value, list) else [value]
+        if not values or any(not isinstance(v, str) or len(v) > VALUE_MAX for v in values):
+            raise ValidationFailed(f"give a value of at most {VALUE_MAX} characters, or a "
+                                   "list of them", field=where)
+        out[name] = list(values) if isinstance(value, list) else value
+    return out
+
+
+def decide_view(command: CreateView, state: SavedView | None) -> list[Event]:
+    if state is not None:
+        raise AlreadyExists("the view already exists")
+    name = command.name.strip()
+    if not name or len(name) > VIEW_NAME_MAX:
+        raise ValidationFailed(f"name must be 1 to {VIEW_NAME_MAX} characters", field="name")
+    return [ViewCreated(view_id=command.view_id, name=name, owner_id=command.owner_id,
+                        filters=check_filters(command.filters), at=command.at)]
+
+
+def evolve_view(state: SavedView | None, event: Event) -> SavedView:
+    if state is not None or not isinstance(event, ViewCreated):
+        raise CorruptStream(f"{event.TYPE} does not belong here in a view stream")
+    return SavedView(id=event.view_id, version=1, name=event.name, owner_id=event.owner_id,
+                     filters=event.filters, created_at=event.at, updated_at=event.at)
+
+
+def fold_view(events: Iterable[Event]) -> SavedView | None:
+    state: SavedView | None = None
+    for event in events:
+        state = evolve_view(state, event)
+    return state
+
+
+__all__ = ["FILTERS_MAX", "PAGING", "VIEW_NAME_MAX", "CreateView", "Filters", "SavedView",
+           "check_filters", "decide_view", "evolve_view", "fold_view"]

@@ -1,0 +1,174 @@
+"""Rules (automation on ticket events): creating and changing them.
+
+Each rule is an aggregate with its own stream; its ``rules`` row is written in the
+same transaction as its events. The aggregate (``domain.rule``) keeps its own rules;
+here are those that need the tenant's rows:
+
+* a condition or action on a ticket field names a field the tenant defined, with a
+  value of the field's type (``domain.fields.check_value``), and a note's
+  ``{{fields.<key>}}`` placeholders name defined fields;
+* a group a rule routes to exists, and an agent it assigns to is active and, when
+  the rule routes to a group or fires only in one, a member of that group;
+* a tenant has at most ``RULES_MAX`` rules.
+
+Every refusal is a 422 naming the part (``conditions.2.value``), and nothing is saved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from uuid import UUID
+
+from domain.errors import ValidationFailed
+from domain.events import Event
+from domain.fields import FieldCatalog, check_value, check_values
+from domain.mapper import to_stored
+from domain.rule import (
+    RULES_MAX,
+    ChangeRule,
+    CreateRule,
+    Rule,
+    decide_rule,
+    evolve_rule,
+)
+from domain.rule_parts import Action, Condition, field_key
+from domain.templates import check_template
+from domain.values import Actor, ActorKind
+from eventstore.store import UnitOfWork
+from eventstore.types import NewEvent
+from handlers.errors import Invalid, Missing, VersionMismatch
+from projections import rules as read_model
+from projections.fields import load_catalog
+from projections.groups import load_group
+from projections.reads import active_agent
+
+_STAFF = Actor(kind=ActorKind.RULE, id="check")
+
+
+def _invalid(exc: ValidationFailed, where: str | None = None) -> Invalid:
+    field = where or exc.field
+    return Invalid("invalid_rule", f"{field}: {exc.message}" if field else exc.message,
+                   field=field, reason=exc.message)
+
+
+def check_field_conditions(conditions: Sequence[Condition], catalog: FieldCatalog) -> None:
+    """Each ``fields.<key>`` condition names a defined field and a value of its type."""
+    for i, c in enumerate(conditions):
+        key = field_key(c.field)
+        if key is None:
+            continue
+        d = catalog.get(key)
+        if d is None:
+            raise Invalid("invalid_rule", f"conditions.{i}.field: {key} is not a ticket field",
+                          field=f"conditions.{i}.field")
+        if c.value is not None:
+            try:
+                check_value(d, c.value)
+            except ValidationFailed as exc:
+                raise _invalid(exc, f"conditions.{i}.value") from exc
+
+
+def check_template_fields(text: str, where: str, catalog: FieldCatalog) -> None:
+    """A text's ``{{fields.<key>}}`` placeholders name defined fields."""
+    for key in sorted(check_template(text, where)):
+        if key not in catalog:
+            raise Invalid("invalid_template", f"{where}: {{{{fields.{key}}}}} is not a "
+                          "placeholder: no such ticket field", field=where)
+
+
+async def check_actions_in_tenant(uow: UnitOfWork, actions: Sequence[Action],
+                                  catalog: FieldCatalog, group: UUID | None,
+                                  prefix: str = "actions") -> None:
+    """What the actions name exists in the tenant; ``group`` is the group the ticket is
+    known to be in when they run (None: unknown), for the assignee's membership."""
+    conn, tenant = uow.conn, uow.tenant_id
+    routed = next((UUID(a.value) for a in actions if a.type == "set_group"), group)
+    for i, a in enumerate(actions):
+        at = f"{prefix}.{i}.value"
+        if a.type == "set_group" and await load_group(conn, tenant, UUID(a.value)) is None:
+            raise Invalid("invalid_rule", f"{at}: no group {a.value}", field=at)
+        if a.type == "assign" and a.value is not None:
+            if not await active_agent(conn, tenant, UUID(a.value)):
+                raise Invalid("invalid_rule", f"{at}: not an active agent of this tenant",
+                              field=at)
+            if routed is not None:
+                found = await load_group(conn, tenant, routed)
+                if found is not None and UUID(a.value) not in found.members:
+                    raise Invalid("invalid_rule", f"{at}: the agent is not in the group "
+                                  f"{routed} the ticket is in", field=at)
+        if a.type == "set_fields":
+            try:
+                check_values(a.value, catalog, _STAFF, {})
+            except ValidationFailed as exc:
+                raise _invalid(exc, at) from exc
+        if a.type == "add_note":
+            check_template_fields(a.value, at, catalog)
+
+
+def _group_condition(conditions: Sequence[Condition]) -> UUID | None:
+    return next((UUID(c.value) for c in conditions if c.field == "group_id" and c.op == "is"),
+                None)
+
+
+async def _check_in_tenant(uow: UnitOfWork, rule: Rule) -> None:
+    catalog = await load_catalog(uow.conn, uow.tenant_id)
+    check_field_conditions(rule.conditions, catalog)
+    await check_actions_in_tenant(uow, rule.actions, catalog, _group_condition(rule.conditions))
+
+
+def _decide(command: CreateRule | ChangeRule, state: Rule | None) -> list[Event]:
+    try:
+        return decide_rule(command, state)
+    except ValidationFailed as exc:
+        raise _invalid(exc) from exc
+
+
+def _fold(state: Rule | None, events: list[Event]) -> Rule:
+    for event in events:
+        state = evolve_rule(state, event)
+    assert state is not None
+    return state
+
+
+async def _append(uow: UnitOfWork, rule_id: UUID, version: int, events: list[Event]) -> None:
+    stored = [to_stored(e) for e in events]
+    await uow.append(rule_id, version, [NewEvent(t, d, v) for t, v, d in stored])
+
+
+async def create_rule(uow: UnitOfWork, command: CreateRule) -> Rule:
+    """Create a rule; 422 ``too_many_rules`` past ``RULES_MAX``."""
+    events = _decide(command, None)
+    rule = _fold(None, events)
+    await _check_in_tenant(uow, rule)
+    if await read_model.count_rules(uow.conn, uow.tenant_id) >= RULES_MAX:
+        raise Invalid("too_many_rules", f"a tenant has at most {RULES_MAX} rules")
+    await read_model.insert_rule(uow.write, uow.tenant_id, rule)
+    await _append(uow, rule.id, 0, events)
+    return rule
+
+
+async def change_rule(uow: UnitOfWork, rule_id: UUID, command: ChangeRule, *,
+                      expected_version: int | None = None) -> Rule:
+    """Change a rule's parts (turn it off with ``active=False``). A change to nothing
+    records nothing."""
+    state = await read_model.load_rule(uow.conn, uow.tenant_id, rule_id, for_update=True)
+    if state is None:
+        raise Missing("not_found", f"no rule {rule_id}")
+    if expected_version is not None and expected_version != state.version:
+        raise VersionMismatch(f"the rule is at version {state.version}", state.version)
+    events = _decide(command, state)
+    if not events:
+        return state
+    after = _fold(state, events)
+    await _check_in_tenant(uow, after)
+    await read_model.update_rule(uow.write, uow.tenant_id, after)
+    await _append(uow, rule_id, state.version, events)
+    return after
+
+
+async def get_rule(uow: UnitOfWork, rule_id: UUID) -> Rule | None:
+    return await read_model.load_rule(uow.conn, uow.tenant_id, rule_id)
+
+
+__all__ = ["change_rule", "check_actions_in_tenant", "check_field_conditions",
+           "check_template_fields", "create_rule", "get_rule"]

@@ -1,0 +1,181 @@
+"""The inline read model of rule streams (``rules``) and the engine's record of what
+it did (``rule_firings``).
+
+``rules`` is written by the rule handlers in the command's own transaction, next to
+the events (``handlers.rules``) and read by the rule routes, the engine and the dry
+run. ``rule_firings`` is written by the engine (``handlers.rule_engine``) in the
+transaction that commits a rule's actions and the engine's checkpoint.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import asyncpg
+
+from domain.ids import TenantId
+from domain.rule import Rule
+from eventstore.sqlfile import load_queries
+from eventstore.types import Write
+
+Q = load_queries(Path(__file__).with_name("rules.sql"))
+
+
+def _rule(row: asyncpg.Record) -> Rule:
+    return Rule.model_validate(dict(row))
+
+
+def _row(tenant_id: TenantId, rule: Rule) -> tuple[Any, ...]:
+    dumped = rule.model_dump(mode="json")
+    return (tenant_id, rule.id, rule.name, rule.position, rule.active, dumped["conditions"],
+            dumped["actions"], rule.version, rule.created_at, rule.updated_at, dumped["time"])
+
+
+async def load_rule(conn: asyncpg.Connection, tenant_id: TenantId, rule_id: UUID, *,
+                    for_update: bool = False) -> Rule | None:
+    """The rule as its row holds it; ``for_update`` locks the row until commit."""
+    row = await conn.fetchrow(Q["rule_for_update" if for_update else "get_rule"], tenant_id,
+                              rule_id)
+    return None if row is None else _rule(row)
+
+
+async def count_rules(conn: asyncpg.Connection, tenant_id: TenantId) -> int:
+    """How many rules the tenant has, with the lock that makes the count hold until
+    commit against another creation."""
+    await conn.execute(Q["lock_rule_count"], tenant_id)
+    count: int = await conn.fetchval(Q["count_rules"], tenant_id)
+    return count
+
+
+async def insert_rule(write: Write, tenant_id: TenantId, rule: Rule) -> None:
+    await write(Q["insert_rule"], *_row(tenant_id, rule))
+
+
+async def update_rule(write: Write, tenant_id: TenantId, rule: Rule) -> None:
+    """Overwrite a rule's row with its new state (the caller holds the row lock)."""
+    await write(Q["update_rule"], *_row(tenant_id, rule))
+
+
+async def list_rules(conn: asyncpg.Connection, tenant_id: TenantId,
+                     after: tuple[datetime, UUID] | None, limit: int) -> list[Rule]:
+    """The tenant's rules in ``(created_at, id)`` order, after ``after``."""
+    at, last = after if after is not None else (None, None)
+    return [_rule(r) for r in await conn.fetch(Q["list_rules"], tenant_id, at, last, limit)]
+
+
+async def active_rules(conn: asyncpg.Connection, tenant_id: TenantId) -> list[Rule]:
+    """The tenant's active rules in the order they run."""
+    return [_rule(r) for r in await conn.fetch(Q["active_rules"], tenant_id)]
+
+
+async def all_rules(conn: asyncpg.Connection, tenant_id: TenantId) -> list[Rule]:
+    """Every rule of the tenant, active or not, in the order they run."""
+    return [_rule(r) for r in await conn.fetch(Q["all_rules"], tenant_id)]
+
+
+async def chain_depth(conn: asyncpg.Connection, tenant_id: TenantId, seq: int) -> int:
+    """The depth of the rule firing that appended event ``seq`` (0: none did)."""
+    depth: int | None = await conn.fetchval(Q["chain_depth"], tenant_id, seq)
+    return depth or 0
+
+
+async def record_firing(conn: asyncpg.Connection, tenant_id: TenantId, *, trigger_seq: int,
+                        rule_id: UUID, ticket_id: UUID, depth: int, first_seq: int | None,
+                        last_seq: int | None, outcome: str, detail: str | None,
+                        at: datetime) -> None:
+    await conn.execute(Q["record_firing"], tenant_id, trigger_seq, rule_id, ticket_id, depth,
+                       first_seq, last_seq, outcome, detail, at)
+
+
+async def firings_of_ticket(conn: asyncpg.Connection, tenant_id: TenantId, ticket_id: UUID,
+                            limit: int) -> list[dict[str, Any]]:
+    """What rules did on a ticket, newest first."""
+    return [dict(r) for r in await conn.fetch(Q["firings_of_ticket"], tenant_id, ticket_id,
+                                              limit)]
+
+
+async def upsert_ticket_times(conn: asyncpg.Connection, tenant_id: TenantId,
+                              rows: list[dict[str, Any]]) -> None:
+    """Move tickets' time-rule clocks in one statement; each row has ``ticket_id``,
+    ``created``, ``updated``, ``pending_changed``, ``pending_since``, ``customer`` and
+    ``agent`` (None: no change, but for ``pending_since``, which ``pending_changed``
+    says)."""
+    if not rows:
+        return
+    await conn.execute(Q["upsert_ticket_times"], tenant_id,
+                       [r["ticket_id"] for r in rows], [r["created"] for r in rows],
+                       [r["updated"] for r in rows], [r["pending_changed"] for r in rows],
+                       [r["pending_since"] for r in rows], [r["customer"] for r in rows],
+                       [r["agent"] for r in rows])
+
+
+SINCE_COLUMNS = {"created": "created_at", "updated": "updated_at", "pending": "pending_since",
+                 "customer_reply": "customer_reply_at", "agent_reply": "agent_reply_at"}
+"""The ``rule_ticket_times`` column of each kind of time rule's start."""
+
+
+async def ticket_times(conn: asyncpg.Connection, tenant_id: TenantId, ticket_id: UUID
+                       ) -> dict[str, datetime | None] | None:
+    """A ticket's time-rule clocks by ``since`` (None: the ticket has none yet)."""
+    row = await conn.fetchrow(Q["ticket_times"], tenant_id, ticket_id)
+    if row is None:
+        return None
+    return {since: row[column] for since, column in SINCE_COLUMNS.items()}
+
+
+async def time_candidates(conn: asyncpg.Connection, tenant_id: TenantId, rule_id: UUID,
+                          since: str, started_by: datetime) -> list[asyncpg.Record]:
+    """(ticket_id, episode) of the tickets not closed whose ``since`` clock started at
+    or before ``started_by`` and that the rule did not fire for in that episode."""
+    query = Q["time_candidates"].format(since=SINCE_COLUMNS[since])  # an identifier
+    rows: list[asyncpg.Record] = await conn.fetch(query, tenant_id, rule_id, started_by)
+    return rows
+
+
+async def ticket_states(conn: asyncpg.Connection, tenant_id: TenantId,
+                        ticket_ids: list[UUID]) -> dict[UUID, Any]:
+    """The folded state documents of these tickets, by id."""
+    rows = await conn.fetch(Q["ticket_states"], tenant_id, ticket_ids)
+    return {r["id"]: r["state_json"] for r in rows}
+
+
+async def claim_time_firing(conn: asyncpg.Connection, tenant_id: TenantId, rule_id: UUID,
+                            ticket_id: UUID, episode: datetime, at: datetime) -> bool:
+    """Record the episode's firing; False when it fired already."""
+    return await conn.fetchval(Q["claim_time_firing"], tenant_id, rule_id, ticket_id,
+                               episode, at) is not None
+
+
+async def refuse_time_firing(conn: asyncpg.Connection, tenant_id: TenantId, rule_id: UUID,
+                             ticket_id: UUID, episode: datetime, detail: str) -> None:
+    await conn.execute(Q["refuse_time_firing"], tenant_id, rule_id, ticket_id, episode, detail)
+
+
+async def arm_rule_actor(conn: asyncpg.Connection, rule_id: UUID) -> None:
+    """Stamp what is appended from here on in this transaction as the rule's."""
+    await conn.execute(Q["arm_rule_actor"], str(rule_id))
+
+
+__all__ = [
+    "SINCE_COLUMNS",
+    "active_rules",
+    "all_rules",
+    "arm_rule_actor",
+    "chain_depth",
+    "claim_time_firing",
+    "count_rules",
+    "firings_of_ticket",
+    "insert_rule",
+    "list_rules",
+    "load_rule",
+    "record_firing",
+    "refuse_time_firing",
+    "ticket_states",
+    "ticket_times",
+    "time_candidates",
+    "update_rule",
+    "upsert_ticket_times",
+]

@@ -1,0 +1,138 @@
+-- Statements of the rule read models (projections/rules.py).
+
+-- name: get_rule --
+-- $1 tenant_id, $2 rule id
+SELECT id, version, name, position, active, conditions, actions, time, created_at, updated_at
+  FROM rules WHERE tenant_id = $1 AND id = $2
+
+-- name: rule_for_update --
+-- $1 tenant_id, $2 rule id
+SELECT id, version, name, position, active, conditions, actions, time, created_at, updated_at
+  FROM rules WHERE tenant_id = $1 AND id = $2 FOR UPDATE
+
+-- name: lock_rule_count --
+-- $1 tenant_id. Two creations at once queue here, so the count they check is exact.
+SELECT pg_advisory_xact_lock(hashtextextended('rules:' || $1::uuid::text, 0))
+
+-- name: count_rules --
+-- $1 tenant_id
+SELECT count(*) FROM rules WHERE tenant_id = $1
+
+-- name: insert_rule --
+-- $1 tenant_id, $2 id, $3 name, $4 position, $5 active, $6 conditions, $7 actions,
+-- $8 version, $9 created_at, $10 updated_at, $11 time (NULL: a rule on events)
+INSERT INTO rules (tenant_id, id, name, position, active, conditions, actions, version,
+                   created_at, updated_at, time)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+
+-- name: update_rule --
+-- $1 tenant_id, $2 id, $3 name, $4 position, $5 active, $6 conditions, $7 actions,
+-- $8 version, $9 created_at (unchanged), $10 updated_at, $11 time
+UPDATE rules
+   SET name = $3, position = $4, active = $5, conditions = $6, actions = $7, version = $8,
+       updated_at = $10, time = $11
+ WHERE tenant_id = $1 AND id = $2 AND created_at = $9
+
+-- name: list_rules --
+-- $1 tenant_id, $2 cursor created_at (null: first page), $3 cursor id, $4 limit
+SELECT id, version, name, position, active, conditions, actions, time, created_at, updated_at
+  FROM rules
+ WHERE tenant_id = $1
+   AND ($2::timestamptz IS NULL OR (created_at, id) > ($2::timestamptz, $3::uuid))
+ ORDER BY created_at, id
+ LIMIT $4
+
+-- name: active_rules --
+-- $1 tenant_id. What the engine runs, in order.
+SELECT id, version, name, position, active, conditions, actions, time, created_at, updated_at
+  FROM rules
+ WHERE tenant_id = $1 AND active
+ ORDER BY position, created_at, id
+
+-- name: all_rules --
+-- $1 tenant_id. Every rule, active or not (the dry run).
+SELECT id, version, name, position, active, conditions, actions, time, created_at, updated_at
+  FROM rules
+ WHERE tenant_id = $1
+ ORDER BY position, created_at, id
+
+-- name: chain_depth --
+-- $1 tenant_id, $2 seq of an event a rule appended: the depth of the firing that did.
+SELECT depth FROM rule_firings
+ WHERE tenant_id = $1 AND last_seq >= $2 AND first_seq <= $2
+ ORDER BY last_seq
+ LIMIT 1
+
+-- name: record_firing --
+-- $1 tenant_id, $2 trigger_seq, $3 rule_id, $4 ticket_id, $5 depth, $6 first_seq,
+-- $7 last_seq, $8 outcome, $9 detail, $10 fired_at
+INSERT INTO rule_firings (tenant_id, trigger_seq, rule_id, ticket_id, depth, first_seq,
+                          last_seq, outcome, detail, fired_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+
+-- name: firings_of_ticket --
+-- $1 tenant_id, $2 ticket_id, $3 limit: the newest first
+SELECT trigger_seq, rule_id, depth, first_seq, last_seq, outcome, detail, fired_at
+  FROM rule_firings
+ WHERE tenant_id = $1 AND ticket_id = $2
+ ORDER BY trigger_seq DESC, rule_id
+ LIMIT $3
+
+-- name: arm_rule_actor --
+-- $1 rule id. The actor the database stamps on what the rule's actions append; and
+-- every commit of the engine is durable (its events are seen by the feed at once).
+SELECT set_config('app.actor_kind', 'rule', true),
+       set_config('app.actor_id', $1::text, true),
+       set_config('synchronous_commit', 'on', true)
+
+-- name: upsert_ticket_times --
+-- $1 tenant_id, $2 ticket ids, $3 created_at (NULL: not in this batch), $4 updated_at,
+-- $5 whether pending_since changes, $6 pending_since, $7 customer_reply_at (NULL: no
+-- change), $8 agent_reply_at (NULL: no change); arrays, one element per ticket
+INSERT INTO rule_ticket_times AS r (tenant_id, ticket_id, created_at, updated_at,
+                                    pending_since, customer_reply_at, agent_reply_at)
+SELECT $1, t.id, coalesce(t.created, t.updated), t.updated, t.pending, t.customer, t.agent
+  FROM unnest($2::uuid[], $3::timestamptz[], $4::timestamptz[], $5::boolean[],
+              $6::timestamptz[], $7::timestamptz[], $8::timestamptz[])
+       AS t(id, created, updated, changed, pending, customer, agent)
+ON CONFLICT (tenant_id, ticket_id) DO UPDATE
+   SET updated_at = greatest(r.updated_at, excluded.updated_at),
+       pending_since = CASE WHEN (SELECT u.changed FROM unnest($2::uuid[], $5::boolean[])
+                                                    AS u(id, changed)
+                                   WHERE u.id = r.ticket_id)
+                            THEN excluded.pending_since ELSE r.pending_since END,
+       customer_reply_at = coalesce(excluded.customer_reply_at, r.customer_reply_at),
+       agent_reply_at = coalesce(excluded.agent_reply_at, r.agent_reply_at)
+
+-- name: ticket_times --
+-- $1 tenant_id, $2 ticket_id
+SELECT created_at, updated_at, pending_since, customer_reply_at, agent_reply_at
+  FROM rule_ticket_times WHERE tenant_id = $1 AND ticket_id = $2
+
+-- name: claim_time_firing --
+-- $1 tenant_id, $2 rule_id, $3 ticket_id, $4 episode, $5 fired_at: the episode's one
+-- firing (NULL: it fired already)
+INSERT INTO rule_time_firings (tenant_id, rule_id, ticket_id, episode, outcome, fired_at)
+VALUES ($1, $2, $3, $4, 'fired', $5)
+ON CONFLICT DO NOTHING
+RETURNING episode
+
+-- name: refuse_time_firing --
+-- $1 tenant_id, $2 rule_id, $3 ticket_id, $4 episode, $5 detail
+UPDATE rule_time_firings SET outcome = 'refused', detail = $5
+ WHERE tenant_id = $1 AND rule_id = $2 AND ticket_id = $3 AND episode = $4
+
+-- name: time_candidates --
+-- $1 tenant_id, $2 rule_id, $3 started at or before; {since} is the column of the
+-- rule's start (projections/rules.py SINCE_COLUMNS), an identifier
+SELECT r.ticket_id, r.{since} AS episode
+  FROM rule_ticket_times r
+  JOIN tickets t ON t.tenant_id = r.tenant_id AND t.id = r.ticket_id
+ WHERE r.tenant_id = $1 AND r.{since} <= $3 AND t.state <> 'closed'
+   AND NOT EXISTS (SELECT 1 FROM rule_time_firings f
+                    WHERE f.tenant_id = r.tenant_id AND f.rule_id = $2
+                      AND f.ticket_id = r.ticket_id AND f.episode = r.{since})
+
+-- name: ticket_states --
+-- $1 tenant_id, $2 ticket ids
+SELECT id, state_json FROM tickets WHERE tenant_id = $1 AND id = ANY ($2::uuid[])
