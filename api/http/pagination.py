@@ -166,8 +166,8 @@ def row_position(row: Any) -> Position:
     return row["created_at"], row["id"]
 
 
-__all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "CursorCodec", "Position", "paginate", "scope_of",
-           "tenant_list_page"]
+__all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "CursorCodec", "Position", "paginate",
+           "personal_list_page", "scope_of", "tenant_list_page"]
 
 
 async def tenant_list_page(
@@ -189,3 +189,22 @@ async def tenant_list_page(
     async with store.session(tenant_id, actor, readonly=True) as s:
         rows = await read(s, after, limit + 1)
     return paginate(codec, scope, rows, limit, row_position)
+
+
+async def personal_list_page(
+    codec: CursorCodec, store: EventStore, tenant_id: TenantId, reader: UUID | None,
+    list_name: str,
+    rows: Callable[[Any, TenantId, UUID | None, Position | None, int], Awaitable[Sequence[T]]],
+    document: Callable[[T], Any], limit: int, cursor: str | None,
+) -> dict[str, Any]:
+    """One page, as ``{"data", "next_cursor"}``, of a list of what the tenant shares plus
+    what ``reader`` owns (macros, saved views): ``rows`` reads them as
+    ``(conn, tenant, reader, after, n)``, ``document`` renders each. The reader is part
+    of the cursor's scope: one agent's cursor does not page another's list."""
+
+    async def read(s: UnitOfWork, after: Position | None, n: int) -> list[Any]:
+        return [document(r) for r in await rows(s.conn, s.tenant_id, reader, after, n)]
+
+    page, nxt = await tenant_list_page(codec, store, tenant_id, list_name, read, limit, cursor,
+                                       filters={"reader": str(reader)})
+    return {"data": page, "next_cursor": nxt}

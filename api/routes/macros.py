@@ -7,7 +7,7 @@ Another agent's personal macro is a 404 everywhere."""
 from __future__ import annotations
 
 import uuid
-from typing import Annotated, Any
+from typing import Annotated
 from uuid import UUID
 
 import orjson
@@ -18,7 +18,7 @@ from api.http.answer_headers import ETAG, LOCATION, sends
 from api.http.commands import agent_actor, parse_if_match, precondition_failed
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
-from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, tenant_list_page
+from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, personal_list_page
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply
@@ -51,16 +51,9 @@ async def list_(
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
     cursor: Annotated[str | None, Query(max_length=1000)] = None,
 ) -> Response:
-    reader = principal.agent_id
-
-    async def read(s: UnitOfWork, after: Any, n: int) -> list[dict[str, Any]]:
-        return [macro_document(m)
-                for m in await read_model.list_macros(s.conn, s.tenant_id, reader, after, n)]
-
-    page, nxt = await tenant_list_page(services.cursors, services.store, principal.tenant_id,
-                                       "macros", read, limit, cursor,
-                                       filters={"reader": str(reader)})
-    return JsonReply(200, {"data": page, "next_cursor": nxt}).response()
+    return JsonReply(200, await personal_list_page(
+        services.cursors, services.store, principal.tenant_id, principal.agent_id, "macros",
+        read_model.list_macros, macro_document, limit, cursor)).response()
 
 
 @router.post("/v1/macros", response_model=MacroOut, status_code=201, summary="Create a macro",

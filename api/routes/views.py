@@ -16,7 +16,7 @@ from fastapi import APIRouter, Query, Request, Response
 from api.http import commands
 from api.http.answer_headers import LOCATION, sends
 from api.http.deps import Authorized, ServicesDep
-from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, tenant_list_page
+from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, personal_list_page
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply
@@ -42,16 +42,9 @@ async def list_(
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
     cursor: Annotated[str | None, Query(max_length=1000)] = None,
 ) -> Response:
-    reader = principal.agent_id
-
-    async def read(s: UnitOfWork, after: Any, n: int) -> list[dict[str, Any]]:
-        return [view_document(v)
-                for v in await read_model.list_views(s.conn, s.tenant_id, reader, after, n)]
-
-    page, nxt = await tenant_list_page(services.cursors, services.store, principal.tenant_id,
-                                       "views", read, limit, cursor,
-                                       filters={"reader": str(reader)})
-    return JsonReply(200, {"data": page, "next_cursor": nxt}).response()
+    return JsonReply(200, await personal_list_page(
+        services.cursors, services.store, principal.tenant_id, principal.agent_id, "views",
+        read_model.list_views, view_document, limit, cursor)).response()
 
 
 def _refused(status: int, body: bytes) -> Problem:
