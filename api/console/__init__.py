@@ -22,11 +22,18 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 STATIC = Path(__file__).with_name("static")
 PREFIX = "/console"
 
-CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob:; "
-       "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
-"""Self only: ``connect-src 'self'`` covers the API and its WebSocket on this origin;
-``blob:`` images are the thumbnails of attached files, fetched with the session's
-credential (api/console/static/js/views/files.js)."""
+def page_policy(images: str) -> str:
+    """The Content-Security-Policy of a mount of pages: self only, but for the image
+    sources ``images`` (besides ``'self'``)."""
+    return ("default-src 'none'; script-src 'self'; style-src 'self'; "
+            f"img-src 'self' {images}; connect-src 'self'; base-uri 'none'; "
+            "form-action 'none'; frame-ancestors 'none'")
+
+
+CSP = page_policy("blob:")
+"""The console's: ``connect-src 'self'`` covers the API and its WebSocket on this
+origin; ``blob:`` images are the thumbnails of attached files, fetched with the
+session's credential (api/console/static/js/views/files.js)."""
 
 def security_headers(csp: str = CSP) -> tuple[tuple[bytes, bytes], ...]:
     """The headers of every answer of a mount of pages, under the policy ``csp``."""
@@ -84,4 +91,4 @@ def mount(app: FastAPI) -> None:
     app.mount(PREFIX, ConsoleFiles(), name="console")
 
 
-__all__ = ["CSP", "STATIC", "ConsoleFiles", "mount", "security_headers"]
+__all__ = ["CSP", "STATIC", "ConsoleFiles", "mount", "page_policy", "security_headers"]

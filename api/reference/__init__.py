@@ -20,14 +20,14 @@ from pathlib import Path
 
 from fastapi import FastAPI
 
-from api.console import CSP, ConsoleFiles
+from api.console import ConsoleFiles, page_policy
 
 STATIC = Path(__file__).with_name("static")
 PREFIX = "/docs"
 SWAGGER_UI = ("fastapi_offline", "static")
-REFERENCE_CSP = CSP.replace("img-src 'self';", "img-src 'self' data:;")
+REFERENCE_CSP = page_policy("data:")
 """The console's policy, but for images: Swagger UI's style draws its icons as
-``data:`` SVG images (an image runs no script)."""
+``data:`` SVG images (an image runs no script), and it shows no thumbnails."""
 """Where Swagger UI's ``swagger-ui-bundle.js`` and ``swagger-ui.css`` are installed."""
 
 
