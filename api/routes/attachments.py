@@ -32,7 +32,7 @@ from api.http.auth import Principal
 from api.http.deps import Authorized, CustomerAuthorized, ServicesDep
 from api.http.multipart import MultipartError, boundary_of, file_part
 from api.http.problem_docs import errors
-from api.http.problems import Problem
+from api.http.problems import Problem, invalid_parameter
 from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
 from api.http.widget import WidgetAuthorized
@@ -76,8 +76,8 @@ async def _upload(request: Request, services: Services, principal: Principal,
         declared_type = content_type
     else:
         if name is not None:
-            raise Problem(400, "invalid_parameter", "a multipart upload's file part names "
-                          "its file; ?name= is for a raw body", parameter="name")
+            raise invalid_parameter("a multipart upload's file part names its file; ?name= "
+                                    "is for a raw body", "name")
         body, declared_type = stream, None
     command = attachments.ReceiveFile(name=name or "-", declared_type=declared_type,
                                       uploader=principal.actor, at=services.clock.now())

@@ -200,7 +200,7 @@ async def list_tickets(
 
 
 @router.post("/v1/portal/tickets", status_code=201, response_model=CustomerTicketOut,
-             responses=errors(409, 413, 415)
+             responses=errors(404, 409, 413, 415)
          | sends(201, required=(LOCATION,)), summary="Open a ticket as the signed-in contact")
 async def open_ticket(body: CustomerTicketIn, request: Request, services: ServicesDep,
                       principal: CustomerAuthorized) -> Response:

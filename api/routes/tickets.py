@@ -24,7 +24,7 @@ from api.http.headers import IfMatch
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, scope_of
 from api.http.params import ANY_OF, AgentOrMe, GroupOrMine, IdOrNone, IsoDateTime
 from api.http.problem_docs import COMMAND_ERRORS, errors
-from api.http.problems import Problem
+from api.http.problems import Problem, invalid_parameter
 from api.http.reply import JsonReply
 from api.http.routing import QUERY_FAMILIES, StrictRoute
 from api.http.ticket_pages import ticket_page
@@ -100,7 +100,7 @@ async def _command(request: Request, services: ServicesDep, principal: Principal
 
 
 @router.post("", status_code=201, response_model=TicketOut,
-             responses=errors(409, 410, 413, 415) | sends(201, required=(ETAG, LOCATION)),
+             responses=errors(404, 409, 410, 413, 415) | sends(201, required=(ETAG, LOCATION)),
              summary="Open a ticket")
 async def open_ticket(
     body: OpenTicketIn, request: Request, services: ServicesDep, principal: Authorized,
@@ -179,10 +179,8 @@ SORT_DOC = ("`created` (the default): newest first. `sla_due`: the next deadline
 def _me(principal: Principal, name: str, word: str) -> UUID:
     """The calling agent, for ``assignee=me`` and ``group_id=mine``."""
     if principal.agent_id is None:
-        raise Problem(400, "invalid_parameter",
-                      f"{name}={word} needs a caller who is an agent: this API key acts "
-                      "for no agent, so pass the agent's id instead",
-                      parameters=[name])
+        raise invalid_parameter(f"{name}={word} needs a caller who is an agent: this API key "
+                                "acts for no agent, so pass the agent's id instead", name)
     return principal.agent_id
 
 

@@ -116,7 +116,7 @@ async def open_session(tenant_id: UUID, body: WidgetSessionIn, request: Request,
 
 
 @router.post("/tickets", status_code=201, response_model=CustomerTicketOut,
-             responses=errors(403, 409, 413, 415) | sends(201, required=(LOCATION,)),
+             responses=errors(403, 404, 409, 413, 415) | sends(201, required=(LOCATION,)),
              summary="Open a ticket for the widget session's e-mail")
 async def open_ticket(body: CustomerTicketIn, request: Request, services: ServicesDep,
                       principal: WidgetAuthorized) -> Response:
