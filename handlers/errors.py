@@ -14,13 +14,15 @@ from typing import Any
 
 
 class HandlerError(Exception):
-    """Base class of every error a handler raises for a refused command."""
+    """Base class of every error a handler raises for a refused command; ``headers``
+    are the answer's own (a pause's ``Retry-After``)."""
 
     def __init__(self, code: str, message: str, **extra: Any) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.extra = extra
+        self.headers: dict[str, str] = {}
 
 
 class Missing(HandlerError):
@@ -72,6 +74,7 @@ class TooManyAttempts(HandlerError):
                          "too many failed sign-ins for this account or from this address: "
                          f"try again in {retry_after} seconds")
         self.retry_after = retry_after
+        self.headers = {"Retry-After": str(retry_after)}
 
 
 __all__ = ["Conflict", "Gone", "HandlerError", "Invalid", "Missing", "NotAuthenticated",

@@ -281,10 +281,8 @@ def install(app: FastAPI) -> None:
         if isinstance(exc, Invalid):
             where = exc.field.split(".") if exc.field is not None else []
             extra["errors"] = [{"loc": ["body", *where], "msg": exc.reason, "type": exc.kind}]
-        headers = ({"Retry-After": str(exc.retry_after)}
-                   if isinstance(exc, TooManyAttempts) else None)
         return problem_response(status, exc.code, exc.message, instance=request.url.path,
-                                headers=headers, **extra)
+                                headers=exc.headers or None, **extra)
 
     @app.exception_handler(EventStoreError)
     async def _store(request: Request, exc: EventStoreError) -> Response:
