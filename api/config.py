@@ -112,8 +112,16 @@ class ProcessSettings(BaseSettings):
     )
     http_body_timeout: float = Field(
         default=30.0, gt=0, le=3600,
-        description="Seconds a client has, once the head is in, to send the whole body; "
-        "then 408 and the connection is closed.",
+        description="Seconds a client has, once the head is in, to send the whole body "
+        "(plus the time HTTP_BODY_MIN_RATE allows for the bytes it has sent); then 408 "
+        "and the connection is closed.",
+    )
+    http_body_min_rate: int = Field(
+        default=65_536, ge=0, le=1 << 30,
+        description="Bytes per second a large body earns beyond HTTP_BODY_TIMEOUT: every "
+        "byte received moves the body deadline on by 1/rate seconds, so an upload that "
+        "keeps at least this rate is never cut off, while a trickle still meets the "
+        "deadline (0: the whole body within HTTP_BODY_TIMEOUT).",
     )
     max_connections: int = Field(
         default=1000, ge=2, le=1_000_000,

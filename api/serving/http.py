@@ -11,7 +11,13 @@ is accepted, or the first byte after a keep-alive response arrives) to the end o
 headers; when it passes, the connection is closed (there is no request to answer yet).
 The body deadline runs from the end of the head to the end of the body; when it passes,
 the client gets ``408`` problem+json and ``Connection: close``, unless an answer has
-already started, in which case the connection is just closed.
+already started, in which case the connection is just closed. Bytes that arrive earn
+time (``HTTP_BODY_MIN_RATE``): the deadline is the head's end plus ``HTTP_BODY_TIMEOUT``
+plus the bytes received so far divided by the rate. A large upload that keeps the rate
+is never cut off; a trickle earns next to nothing and meets the plain deadline, so a
+slow client still cannot hold a connection for long at little cost to itself. (A
+deadline between reads, as nginx's ``client_body_timeout``, would let one byte every
+few seconds hold the connection for ever.)
 
 This subclasses uvicorn's httptools protocol (the one it picks by itself when
 httptools is installed, as ``uvicorn[standard]`` does) and relies on its parser
@@ -49,6 +55,9 @@ class DeadlineProtocol(HttpToolsProtocol):
 
     head_timeout: float = 10.0
     body_timeout: float = 30.0
+    body_min_rate: int = 65_536
+    _body_started: float = 0.0
+    _body_bytes: int = 0
     _head_timer: asyncio.TimerHandle | None = None
     _body_timer: asyncio.TimerHandle | None = None
     _lingering: bool = False
@@ -58,6 +67,7 @@ class DeadlineProtocol(HttpToolsProtocol):
         if services is not None:
             self.head_timeout = services.settings.http_head_timeout
             self.body_timeout = services.settings.http_body_timeout
+            self.body_min_rate = services.settings.http_body_min_rate
         super().connection_made(transport)
         # A connection that never sends a byte is held to the head deadline too.
         self._head_timer = self.loop.call_later(self.head_timeout, self._head_expired)
@@ -82,7 +92,17 @@ class DeadlineProtocol(HttpToolsProtocol):
             self._head_timer = None
         super().on_headers_complete()
         if not (self.parser.should_upgrade() and self._should_upgrade()):
+            self._body_started, self._body_bytes = self.loop.time(), 0
             self._body_timer = self.loop.call_later(self.body_timeout, self._body_expired)
+
+    def on_body(self, body: bytes) -> None:
+        self._body_bytes += len(body)
+        super().on_body(body)
+
+    def _body_deadline(self) -> float:
+        """When the body must be in, given the bytes received so far."""
+        earned = self._body_bytes / self.body_min_rate if self.body_min_rate else 0.0
+        return self._body_started + self.body_timeout + earned
 
     def on_message_complete(self) -> None:
         if self._body_timer is not None:
@@ -114,6 +134,10 @@ class DeadlineProtocol(HttpToolsProtocol):
     def _body_expired(self) -> None:
         self._body_timer = None
         if self.transport.is_closing():
+            return
+        deadline = self._body_deadline()
+        if self.loop.time() < deadline:  # the bytes that came meanwhile earned more time
+            self._body_timer = self.loop.call_at(deadline, self._body_expired)
             return
         cycle = self.cycle
         if cycle is not None and not cycle.response_started:
