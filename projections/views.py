@@ -73,7 +73,8 @@ def ticket_document(t: Ticket) -> dict[str, Any]:
 
 TICKET_KEYS = ("id", "version", "state", "subject", "requester", "priority", "source", "tags",
                "assignee", "group_id", "follow_up_of", "follow_up_ids", "created_at", "updated_at",
-               "solved_at", "closed_at", "reopen_count", "awaiting_reply", "sla", "fields", "attachments")
+               "solved_at", "closed_at", "reopen_count", "awaiting_reply", "sla", "fields",
+               "attachments")
 """The top-level keys of a ticket's document (a stored one lacking any is re-rendered
 by ``helpdesk migrate``)."""
 
