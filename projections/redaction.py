@@ -28,6 +28,7 @@ from eventstore.sealing import is_sealed
 from eventstore.sqlfile import load_queries
 from eventstore.types import RecordedEvent
 from projections.inline import state_from_json, state_to_json
+from projections.ticket_versions import redact_versions
 from projections.views import message_document, ticket_json
 
 Q = load_queries(Path(__file__).with_name("people.sql"))
@@ -107,6 +108,8 @@ async def redact_tickets(conn: asyncpg.Connection, tenant_id: TenantId,
                            ticket.requester.model_dump(mode="json"), stored,
                            ticket_json(ticket).decode(), stored["fields"])
         await conn.execute(Q["redact_messages"], tenant_id, row["id"], versions)
+        await redact_versions(conn, tenant_id, row["id"], subject=subject,
+                              requester=requester, fields=fields, nameless=nameless)
         redacted.append(row["id"])
     return redacted
 

@@ -215,6 +215,9 @@ class TicketOut(BaseModel):
 class TicketPage(BaseModel):
     data: list[TicketOut]
     next_cursor: str | None
+    as_of_seq: int | None = Field(None, description="With `as_of_seq` or `as_of`: the seq "
+                                                    "of the tenant's events the list "
+                                                    "describes. Absent otherwise.")
 
 
 class AuthorOut(BaseModel):
