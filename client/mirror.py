@@ -162,7 +162,8 @@ class Mirror:
             t["sla"][metric] = _clock(clock)
         if kind == "MessageAdded":
             self.messages[stream].append(_message(stream, data, data["visibility"]))
-            t["attachments"] += _files(data)
+            if data["visibility"] == "public":
+                t["attachments"] += _files(data)
             if data["visibility"] == "public":
                 if data["author"]["kind"] == "customer":
                     t["awaiting_reply"] = True

@@ -208,8 +208,9 @@ class TicketOut(BaseModel):
         description="Ticket field values by key (`/v1/ticket-fields`); a field with no "
                     "value is absent. A value whose option was taken out of use stays.")
     attachments: list[TicketAttachmentOut] = Field(
-        description="The files on the ticket's messages, internal notes' included, oldest "
-                    "message first: each as its message lists it, with the message's id.")
+        description="The files on the ticket's public messages, oldest message first: "
+                    "each as its message lists it, with the message's id. Internal notes' "
+                    "files are listed on the notes (`GET /v1/tickets/{id}/messages`).")
 
 
 class TicketPage(BaseModel):

@@ -79,7 +79,8 @@ class Ticket(BaseModel):
     fields: dict[str, FieldValue] = {}
     """Ticket field values by key (a field with no value is absent)."""
     files: tuple[TicketFile, ...] = ()
-    """The files on its messages (internal notes' too), oldest message first."""
+    """The files on its public messages, oldest message first (internal notes' files
+    are on the notes only: a customer's transaction reads its ticket's row)."""
 
 
 def _files(message_id: object, refs: tuple[AttachmentRef, ...]) -> tuple[TicketFile, ...]:
@@ -114,7 +115,8 @@ def evolve(state: Ticket | None, event: Event) -> Ticket:
             raise CorruptStream("TicketOpened on a stream that already holds a ticket")
         case MessageAdded():
             changes["clocks"] = state.clocks | event.clocks
-            if event.attachments:
+            # Public messages' only: a customer reads the ticket's row, never a note.
+            if event.attachments and event.visibility is Visibility.PUBLIC:
                 changes["files"] = state.files + _files(event.message_id, event.attachments)
             if event.visibility is Visibility.PUBLIC:
                 if event.author.kind is ActorKind.CUSTOMER:

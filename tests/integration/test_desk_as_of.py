@@ -37,8 +37,10 @@ from domain.ticket.commands import (
 from domain.ticket.decide import decide
 from domain.values import Actor, ActorKind, Priority, Requester, Source, TicketState, Visibility
 from eventstore.store import EventStore
-from eventstore.types import NewEvent
+from eventstore.types import NewEvent, StoreActor
 from projections.inline import PendingEvent, apply_inline
+from projections.reads import TicketFilters
+from projections.ticket_versions import list_as_of
 from projections.views import ticket_json
 from tests.e2e.conftest import app_settings, asgi_client, auth
 from tests.support.desk import ACTOR
@@ -162,57 +164,90 @@ def newest_first(docs: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
 async def test_as_of_lists_equal_a_replay_of_the_events_up_to_each_seq(db, make_tenant, store):
     t = await make_tenant("Desk")
     rng = random.Random(34)
-    await generate(store, t.tenant_id, rng, tickets=2000, commands=1500)
+    await generate(store, t.tenant_id, rng, tickets=2000, commands=500)
     async with store.session(t.tenant_id, readonly=True) as s:
         head = await s.conn.fetchval("SELECT max(seq) FROM events")
-    seqs = {0, head, *rng.sample(range(1, head), 4)}
-    expected, _ = await replay(store, t.tenant_id, seqs)
-    async with asgi_client(create_app(app_settings(db))) as http:
-        key = t.admin_key.secret
-        for seq in sorted(seqs):
-            got = await as_of_list(http, key, seq)
+    seqs = sorted({0, head, *rng.sample(range(1, head), 5)})
+    expected, _ = await replay(store, t.tenant_id, set(seqs))
+    middle = seqs[3]
+    # Every seq in one page each, as the runtime role through the list's own read.
+    async with store.session(t.tenant_id, readonly=True) as s:
+        for seq in seqs:
+            got = [orjson.loads(v.view) for v in await list_as_of(
+                s.conn, t.tenant_id, seq, TicketFilters(), None, 5000)]
             want = newest_first(expected[seq])
             assert [d["id"] for d in got] == [d["id"] for d in want], seq
             for g, w in zip(got, want, strict=True):
                 assert g == w, (seq, g["id"])
-        # Under filters, and the current list at the head is the as-of list there.
-        seq = sorted(seqs)[2]
-        for filters in ({"state": ["open", "pending"]}, {"assignee": str(AGENTS[0])},
-                        {"tag": "vip", "priority": "high"}, {"assignee": "none"},
-                        {"created_after": "2026-01-20T00:00:00Z", "source": "email"}):
-            got = await as_of_list(http, key, seq, limit=100, **filters)
-            want = [d for d in newest_first(expected[seq]) if _matches(d, filters)]
-            assert got == want, filters
+        for filters, match in FILTERS:
+            got = [orjson.loads(v.view) for v in await list_as_of(
+                s.conn, t.tenant_id, middle, filters, None, 5000)]
+            assert got == [d for d in newest_first(expected[middle]) if match(d)], filters
+    async with asgi_client(create_app(app_settings(db))) as http:
+        key = t.admin_key.secret
+        # Page by page over HTTP, the cursor holding the moment.
+        paged = await as_of_list(http, key, middle)
+        assert paged == newest_first(expected[middle])
+        tagged = await as_of_list(http, key, middle, tag="vip", state=["open", "pending"])
+        assert tagged == [d for d in paged if "vip" in d["tags"]
+                          and d["state"] in ("open", "pending")]
+        # At the head the as-of list is the current list.
         now = (await http.get("/v1/tickets", params={"limit": 100},
                               headers=auth(key))).json()["data"]
-        assert now == (await as_of_list(http, key, head))[:100]
+        first = await http.get("/v1/tickets", params={"as_of_seq": head, "limit": 100},
+                               headers=auth(key))
+        assert first.json()["data"] == now and first.json()["as_of_seq"] == head
 
-        backlog = (await http.get("/v1/analytics/backlog", params={"as_of_seq": seq},
+        backlog = (await http.get("/v1/analytics/backlog", params={"as_of_seq": middle},
                                   headers=auth(key))).json()
-        assert backlog["as_of_seq"] == seq and backlog["lag"] == head - seq
-        open_now = Counter((d["state"], d["priority"]) for d in expected[seq].values()
-                           if d["state"] in ("open", "pending", "on_hold"))
+        assert backlog["as_of_seq"] == middle and backlog["lag"] == head - middle
+        open_then = Counter((d["state"], d["priority"]) for d in expected[middle].values()
+                            if d["state"] in ("open", "pending", "on_hold"))
         counted: Counter[tuple[str, str]] = Counter()
         for row in backlog["rows"]:
             counted[(row["state"], row["priority"])] += row["tickets"]
-        assert counted == open_now and backlog["total"] == sum(open_now.values())
+        assert counted == open_then and backlog["total"] == sum(open_then.values())
 
         ahead = await http.get("/v1/tickets", params={"as_of_seq": head + 1},
                                headers=auth(key))
         assert (ahead.status_code, ahead.json()["code"]) == (400, "invalid_parameter")
         assert ahead.json()["parameters"] == ["as_of_seq"]
+        for bad in ({"as_of_seq": 1, "sort": "sla_due"}, {"as_of_seq": 1, "q": "x"},
+                    {"as_of_seq": 1, "as_of": "2026-01-01T00:00:00Z"}):
+            refused = await http.get("/v1/tickets", params=bad, headers=auth(key))
+            assert refused.status_code == 400, bad
+        late = await http.get("/v1/analytics/backlog", params={"as_of_seq": head + 1},
+                              headers=auth(key))
+        assert late.status_code == 400
 
 
-def _matches(doc: dict[str, Any], filters: dict[str, Any]) -> bool:
-    for name, value in filters.items():
-        if name == "state" and doc["state"] not in value:
-            return False
-        if name == "assignee" and doc["assignee"] != (None if value == "none" else value):
-            return False
-        if name == "tag" and value not in doc["tags"]:
-            return False
-        if name in ("priority", "source") and doc[name] != value:
-            return False
-        if name == "created_after" and doc["created_at"] < value:
-            return False
-    return True
+FILTERS = (
+    (TicketFilters(states=("open", "pending")), lambda d: d["state"] in ("open", "pending")),
+    (TicketFilters(assignee=AGENTS[0]), lambda d: d["assignee"] == str(AGENTS[0])),
+    (TicketFilters(unassigned=True), lambda d: d["assignee"] is None),
+    (TicketFilters(tags=("vip",), priorities=("high",)),
+     lambda d: "vip" in d["tags"] and d["priority"] == "high"),
+    (TicketFilters(created_after=datetime(2026, 1, 20, tzinfo=UTC), sources=("email",)),
+     lambda d: d["created_at"] >= "2026-01-20" and d["source"] == "email"),
+    (TicketFilters(updated_after=datetime(2026, 2, 1, tzinfo=UTC)),
+     lambda d: d["updated_at"] >= "2026-02-01"),
+)
+
+
+async def test_kept_versions_are_the_tenants_own_and_no_customers(db, make_tenant, store):
+    """As the runtime role: one tenant's context reads none of another's versions, and
+    a customer's or a widget's reads none at all (outside its own appends)."""
+    a, b = await make_tenant("A"), await make_tenant("B")
+    for t in (a, b):
+        await generate(store, t.tenant_id, random.Random(7), tickets=5, commands=5)
+    async with store.session(a.tenant_id, readonly=True) as s:
+        assert await s.conn.fetchval("SELECT current_user") == "helpdesk_app"
+        mine = await s.conn.fetch("SELECT DISTINCT tenant_id FROM ticket_versions")
+        assert [r["tenant_id"] for r in mine] == [a.tenant_id]
+        assert len(await list_as_of(s.conn, a.tenant_id, 10**6, TicketFilters(), None, 100)
+                   ) == 5
+        assert await list_as_of(s.conn, b.tenant_id, 10**6, TicketFilters(), None, 100) == []
+    for kind in ("customer", "widget"):
+        async with store.session(a.tenant_id, StoreActor(kind, "someone"),
+                                 readonly=True) as s:
+            assert await s.conn.fetchval("SELECT count(*) FROM ticket_versions") == 0
