@@ -170,10 +170,10 @@ async def apply_inline(
             await run(Q["set_ticket_fields"], tenant_id, ticket.id,
                       state_to_json(ticket)["fields"])
         out[stream] = WrittenTicket(ticket, document)
-    for version in made:
-        final = out[version.id]
-        await _write_version(run, tenant_id, version, final.document
-                             if version.version == final.ticket.version else None)
+    for kept in made:
+        final = out[kept.id]
+        await _write_version(run, tenant_id, kept, final.document
+                             if kept.version == final.ticket.version else None)
     # Messages after their tickets' rows: a customer's transaction may only write a
     # message on a ticket row it can see as its own (row-level security, migration 0460),
     # and a new ticket's row must exist for its first message.

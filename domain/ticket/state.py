@@ -7,6 +7,7 @@ folding a stream always reproduces what was decided at the time.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict
 
@@ -83,7 +84,7 @@ class Ticket(BaseModel):
     are on the notes only: a customer's transaction reads its ticket's row)."""
 
 
-def _files(message_id: object, refs: tuple[AttachmentRef, ...]) -> tuple[TicketFile, ...]:
+def _files(message_id: UUID, refs: tuple[AttachmentRef, ...]) -> tuple[TicketFile, ...]:
     return tuple(TicketFile(message_id=message_id, **r.model_dump()) for r in refs)
 
 
