@@ -163,6 +163,8 @@ class Mirror:
         if kind == "MessageAdded":
             self.messages[stream].append(_message(stream, data, data["visibility"]))
             if data["visibility"] == "public":
+                t["attachments"] += _files(data)
+            if data["visibility"] == "public":
                 if data["author"]["kind"] == "customer":
                     t["awaiting_reply"] = True
                 elif data["author"]["kind"] == "agent":
@@ -227,7 +229,13 @@ def _opened(stream: str, data: Mapping[str, Any]) -> Json:
         "reopen_count": 0, "awaiting_reply": data["author"]["kind"] == "customer",
         "sla": {m: _clock(data["clocks"][m]) for m in SLA_METRICS},
         "fields": dict(sorted(data.get("fields", {}).items())),
+        "attachments": _files(data),
     }
+
+
+def _files(data: Mapping[str, Any]) -> list[Json]:
+    """A message's files as the ticket lists them: each with the message's id."""
+    return [{**a, "message_id": data["message_id"]} for a in data.get("attachments", [])]
 
 
 def _state_changed(t: Json, data: Mapping[str, Any], at: str | None) -> None:

@@ -115,6 +115,8 @@ SELECT create_distributed_table('analytics_field_daily', 'tenant_id',
                                 colocate_with => 'tenants');
 SELECT create_distributed_table('analytics_summary_cells', 'tenant_id',
                                 colocate_with => 'tenants');
+-- Every version of every ticket, for the desk as of a seq (migration 0611).
+SELECT create_distributed_table('ticket_versions', 'tenant_id', colocate_with => 'tenants');
 
 -- 4. What changes for the API-key lookup (api_key_lookup, by key hash, before the
 --    tenant is known). On the distributed api_keys it is a query on every shard (one

@@ -69,6 +69,13 @@ class AttachmentRef(BaseModel):
     """Hex digest of the file's bytes."""
 
 
+class TicketFile(AttachmentRef):
+    """A file on one of a ticket's messages, as the ticket lists it: its message's
+    ``AttachmentRef`` and that message's id."""
+
+    message_id: UUID
+
+
 # Characters a file name may not hold: control characters (C0, C1, DEL) and the
 # bidirectional overrides and isolates that make "gpj.exe" read as "exe.jpg".
 _BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f"
@@ -186,6 +193,7 @@ __all__ = [
     "SNIFF_BYTES",
     "AttachmentRef",
     "FileLimits",
+    "TicketFile",
     "check_attachments",
     "check_name",
     "check_type",

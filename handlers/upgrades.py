@@ -28,6 +28,7 @@ from projections import people
 from projections.analytics import fill_summary_cells
 from projections.inline import fill_views
 from projections.search import index_missing
+from projections.ticket_versions import fill_version_views
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
 
@@ -77,12 +78,17 @@ async def _search_index(uow: UnitOfWork) -> int:
     return await index_missing(uow.conn, uow.tenant_id)
 
 
+async def _version_views(uow: UnitOfWork) -> int:
+    return await fill_version_views(uow.conn, uow.tenant_id)
+
+
 async def _summary_cells(uow: UnitOfWork) -> int:
     return await fill_summary_cells(uow.conn, uow.tenant_id)
 
 
 STEPS: tuple[tuple[str, Step], ...] = (
     ("ticket documents rendered", _ticket_views),
+    ("kept ticket versions rendered as their tickets", _version_views),
     ("tickets linked to contacts", _link_requesters),
     ("tickets, contacts and organizations indexed for search", _search_index),
     ("analytics summary cells filled from ticket rows", _summary_cells),

@@ -40,6 +40,7 @@ from projections.search import index_new_ticket, index_ticket_message, index_tic
 from projections.views import TICKET_KEYS, ticket_json
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
+VQ = load_queries(Path(__file__).with_name("ticket_versions.sql"))
 
 FOREVER = datetime.max.replace(tzinfo=UTC)
 """Sent by asyncpg as Postgres' 'infinity'."""
@@ -128,6 +129,7 @@ async def apply_inline(
     inserted: set[UUID] = set()
     with_fields: set[UUID] = set()
     messages: list[tuple[TicketId, int, Event]] = []
+    made: list[Ticket] = []  # every version the events make, in order
     for stored in events:
         if stored.type not in _TICKET_TYPES:
             continue
@@ -148,6 +150,7 @@ async def apply_inline(
             )
         after = evolve(before, event)
         states[stream] = after
+        made.append(after)
         if before is None:
             inserted.add(stream)
         if isinstance(event, FieldValuesChanged) or (isinstance(event, TicketOpened)
@@ -167,6 +170,10 @@ async def apply_inline(
             await run(Q["set_ticket_fields"], tenant_id, ticket.id,
                       state_to_json(ticket)["fields"])
         out[stream] = WrittenTicket(ticket, document)
+    for kept in made:
+        final = out[kept.id]
+        await _write_version(run, tenant_id, kept, final.document
+                             if kept.version == final.ticket.version else None)
     # Messages after their tickets' rows: a customer's transaction may only write a
     # message on a ticket row it can see as its own (row-level security, migration 0460),
     # and a new ticket's row must exist for its first message.
@@ -239,6 +246,16 @@ async def _write_ticket(conn: asyncpg.Connection, tenant_id: TenantId, t: Ticket
     if status is not None and status != "UPDATE 1":
         raise CorruptStream(f"inline ticket {t.id} is not at version {previous}")
     return document
+
+
+async def _write_version(run: Write, tenant_id: TenantId, t: Ticket,
+                         document: bytes | None) -> None:
+    """Keep this version of the ticket for as-of reads (migration 0611): its list
+    columns and document; the events' trigger stamps the seqs it is valid between."""
+    await run(VQ["insert_ticket_version"], tenant_id, t.id, t.version, t.state.value,
+              t.priority.value, t.source.value, t.assignee, list(t.tags), t.group_id,
+              t.requester.contact_id, state_to_json(t)["fields"], t.created_at,
+              t.updated_at, (document or ticket_json(t)).decode())
 
 
 def sla_due(t: Ticket) -> datetime:

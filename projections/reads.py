@@ -26,9 +26,9 @@ from projections.views import ticket_json
 Q = load_queries(Path(__file__).with_name("queries.sql"))
 
 # asyncpg sends these two instants as Postgres' 'infinity' and '-infinity'.
-_INFINITY = datetime.max.replace(tzinfo=UTC)
+INFINITY = datetime.max.replace(tzinfo=UTC)
 _MINUS_INFINITY = datetime.min.replace(tzinfo=UTC)
-_MAX_UUID = uuid.UUID(int=(1 << 128) - 1)
+MAX_UUID = uuid.UUID(int=(1 << 128) - 1)
 _NIL_UUID = uuid.UUID(int=0)
 
 
@@ -95,7 +95,7 @@ class TicketView:
     view: bytes
 
 
-def _view(row: asyncpg.Record) -> TicketView:
+def ticket_view_of(row: asyncpg.Record) -> TicketView:
     if row["view"] is not None:
         document = row["view"].encode()
     else:
@@ -115,7 +115,7 @@ async def get_ticket(conn: asyncpg.Connection, tenant_id: TenantId, ticket_id: U
                      ) -> TicketView | None:
     """One ticket's stored document."""
     row = await conn.fetchrow(Q["ticket_view"], tenant_id, ticket_id)
-    return None if row is None else _view(row)
+    return None if row is None else ticket_view_of(row)
 
 
 # One condition per filter of the ticket list; ``{n}`` is its parameter's number.
@@ -164,6 +164,14 @@ def ticket_list_query(filters: TicketFilters, order: str = "created"
                       ) -> tuple[str, list[Any]]:
     """The list statement for the filters in use and the order, and the filters'
     parameters (from $5)."""
+    conditions, values = filter_conditions(filters, first=5)
+    statement = Q["list_tickets" if order == "created" else "list_tickets_by_sla_due"]
+    return statement.replace("{filters}", "\n   ".join(conditions)), values
+
+
+def filter_conditions(filters: TicketFilters, *, first: int) -> tuple[list[str], list[Any]]:
+    """The conditions of the filters in use and their parameters, numbered from
+    ``$first``: for any statement over rows with the ticket list's columns."""
     conditions: list[str] = []
     values: list[Any] = []
     for name, condition in TICKET_FILTERS.items():
@@ -171,12 +179,12 @@ def ticket_list_query(filters: TicketFilters, order: str = "created"
         if value is None or value == () or value is False:
             continue
         values.append(list(value) if isinstance(value, tuple) else value)
-        conditions.append(condition.format(n=4 + len(values)))
+        conditions.append(condition.format(n=first - 1 + len(values)))
     for f in filters.fields:
         values += [f.key, list(f.value) if isinstance(f.value, tuple) else f.value]
-        conditions.append(FIELD_FILTERS[f.op].format(k=3 + len(values), n=4 + len(values)))
-    statement = Q["list_tickets" if order == "created" else "list_tickets_by_sla_due"]
-    return statement.replace("{filters}", "\n   ".join(conditions)), values
+        conditions.append(FIELD_FILTERS[f.op].format(k=first - 2 + len(values),
+                                                     n=first - 1 + len(values)))
+    return conditions, values
 
 
 async def list_tickets(
@@ -191,11 +199,11 @@ async def list_tickets(
     ``after`` (a ``sort_key`` and an id)."""
     query, values = ticket_list_query(filters, order)
     if order == "created":
-        at, last_id = after if after is not None else (_INFINITY, _MAX_UUID)
+        at, last_id = after if after is not None else (INFINITY, MAX_UUID)
     else:
         at, last_id = after if after is not None else (_MINUS_INFINITY, _NIL_UUID)
     rows = await conn.fetch(query, tenant_id, at, last_id, limit, *values)
-    return [_view(r) for r in rows]
+    return [ticket_view_of(r) for r in rows]
 
 
 async def list_messages(
@@ -214,16 +222,20 @@ async def list_messages(
 
 __all__ = [
     "FIELD_FILTERS",
+    "INFINITY",
+    "MAX_UUID",
     "TICKET_FILTERS",
     "TICKET_ORDERS",
     "FieldFilter",
     "TicketFilters",
     "TicketView",
     "active_agent",
+    "filter_conditions",
     "get_ticket",
     "list_messages",
     "list_tickets",
     "ticket_exists",
     "ticket_list_query",
+    "ticket_view_of",
     "whoami",
 ]

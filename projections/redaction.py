@@ -4,7 +4,8 @@ The events keep their sealed fields (unreadable once the key is gone); the read
 models held the same data in the clear for reads, so erasure overwrites it there:
 the contact's tickets keep their state, with an empty subject, a requester that
 names the contact id only and empty values of the personal fields its key sealed, and
-their messages keep everything but their bodies. A ticket moved to or from the contact
+their messages keep everything but their bodies (and their files' names, in the
+messages and in the ticket's list of files). A ticket moved to or from the contact
 (a merge) loses what the contact's key sealed. An
 empty text is also what a replay of an erased field gives (domain/mapper.py), so a
 rebuild agrees with a redacted row.
@@ -27,6 +28,7 @@ from eventstore.sealing import is_sealed
 from eventstore.sqlfile import load_queries
 from eventstore.types import RecordedEvent
 from projections.inline import state_from_json, state_to_json
+from projections.ticket_versions import redact_versions
 from projections.views import message_document, ticket_json
 
 Q = load_queries(Path(__file__).with_name("people.sql"))
@@ -88,6 +90,12 @@ async def redact_tickets(conn: asyncpg.Connection, tenant_id: TenantId,
             continue
         ticket = state_from_json(row["state_json"])
         changes: dict[str, Any] = {"subject": ""} if subject else {}
+        # A file's name is sealed with its message's body, and goes with it.
+        nameless = {str(a["id"]) for e in streams[row["id"]] if e.version in versions
+                    for a in e.data.get("attachments") or ()}
+        if nameless:
+            changes["files"] = tuple(f.model_copy(update={"name": ""})
+                                     if str(f.id) in nameless else f for f in ticket.files)
         if requester:
             changes["requester"] = Requester(email="", name=None,
                                              contact_id=ticket.requester.contact_id)
@@ -100,6 +108,8 @@ async def redact_tickets(conn: asyncpg.Connection, tenant_id: TenantId,
                            ticket.requester.model_dump(mode="json"), stored,
                            ticket_json(ticket).decode(), stored["fields"])
         await conn.execute(Q["redact_messages"], tenant_id, row["id"], versions)
+        await redact_versions(conn, tenant_id, row["id"], subject=subject,
+                              requester=requester, fields=fields, nameless=nameless)
         redacted.append(row["id"])
     return redacted
 

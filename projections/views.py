@@ -67,12 +67,14 @@ def ticket_document(t: Ticket) -> dict[str, Any]:
         "sla": {m.value: _clock(t.clocks[m]) for m in SlaMetric},
         "fields": {k: list(v) if isinstance(v, tuple) else v
                    for k, v in sorted(t.fields.items())},
+        "attachments": [f.model_dump() for f in t.files],
     }
 
 
 TICKET_KEYS = ("id", "version", "state", "subject", "requester", "priority", "source", "tags",
                "assignee", "group_id", "follow_up_of", "follow_up_ids", "created_at", "updated_at",
-               "solved_at", "closed_at", "reopen_count", "awaiting_reply", "sla", "fields")
+               "solved_at", "closed_at", "reopen_count", "awaiting_reply", "sla", "fields",
+               "attachments")
 """The top-level keys of a ticket's document (a stored one lacking any is re-rendered
 by ``helpdesk migrate``)."""
 

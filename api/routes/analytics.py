@@ -11,7 +11,7 @@ and agents answers are cached in Redis per checkpoint (api.ops.cache).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Annotated, Any
 from uuid import UUID
 
@@ -21,11 +21,12 @@ from api.http.answer_headers import READ_FROM, READ_LAG, sends
 from api.http.auth import Principal
 from api.http.deps import Authorized, ServicesDep
 from api.http.lagging import source_headers
-from api.http.params import IsoDate
+from api.http.params import IsoAwareDateTime, IsoDate
 from api.http.problem_docs import errors
 from api.http.problems import Problem, invalid_parameter
 from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
+from api.http.ticket_pages import AsOf, as_of_seq
 from api.schemas import analytics as models
 from domain.fields import FILTERABLE_TYPES
 from eventstore.replica import Source
@@ -33,6 +34,7 @@ from eventstore.store import EventStore
 from projections import analytics_reads as reads
 from projections.fields import load_catalog
 from projections.groups import unknown_groups
+from projections.ticket_versions import backlog_as_of
 
 router = APIRouter(prefix="/v1/analytics", tags=["analytics"], route_class=StrictRoute)
 
@@ -167,11 +169,41 @@ async def volume(principal: Authorized, services: ServicesDep, start: From = Non
 
 @router.get("/backlog", responses=errors()
          | sends(200, required=(READ_FROM, READ_LAG)), response_model=models.Backlog)
-async def backlog(principal: Authorized, services: ServicesDep) -> Response:
-    """Open work now, by state, priority and age bucket (not cached: ages move)."""
+async def backlog(
+    principal: Authorized, services: ServicesDep,
+    as_of_seq: Annotated[int | None, Query(ge=0, le=2**63 - 1, description=(
+        "the backlog as it stood just after this seq of the tenant's events, from the "
+        "tickets' kept versions (exact, whatever the analytics projection's lag); "
+        "`as_of_seq` in the answer names it, `now` is when its event was recorded. A "
+        "seq ahead of the head is 400."))] = None,
+    as_of: Annotated[IsoAwareDateTime | None, Query(description=(
+        "the backlog as it stood at this instant (ages measured then): as `as_of_seq` "
+        "at the last event recorded by then"))] = None,
+) -> Response:
+    """Open work now, by state, priority and age bucket (not cached: ages move), or as
+    it stood at a seq or an instant."""
+    if as_of_seq is not None and as_of is not None:
+        raise invalid_parameter("give as_of_seq or as_of, not both", "as_of_seq", "as_of")
+    if as_of_seq is not None or as_of is not None:
+        moment = AsOf(seq=as_of_seq, at=as_of)
+        return await _answer(services, principal, None,
+                             lambda store: _backlog_as_of(store, principal, moment))
     now = services.clock.now()
     return await _answer(services, principal, None,
                          lambda store: reads.backlog(store, principal.tenant_id, now))
+
+
+async def _backlog_as_of(store: EventStore, principal: Principal, moment: AsOf
+                         ) -> dict[str, Any]:
+    async with store.session(principal.tenant_id, readonly=True,
+                             isolation="repeatable_read") as s:
+        seq, at = await as_of_seq(s, moment)
+        head = (await s.head())[0]
+        # Seq 0 is before the first event: no tickets, so no ages to measure.
+        at = at or datetime.fromtimestamp(0, UTC)
+        rows = await backlog_as_of(s.conn, principal.tenant_id, seq, at)
+    return {"as_of_seq": seq, "lag": max(0, head - seq), "rebuilding": False,
+            "now": at.isoformat(), "total": sum(r["tickets"] for r in rows), "rows": rows}
 
 
 @router.get("/agents", responses=errors(404)

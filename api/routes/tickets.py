@@ -22,12 +22,19 @@ from api.http.field_params import PREFIX as FIELD_PREFIX
 from api.http.field_params import field_filters
 from api.http.headers import IfMatch
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, scope_of
-from api.http.params import ANY_OF, AgentOrMe, GroupOrMine, IdOrNone, IsoDateTime
+from api.http.params import (
+    ANY_OF,
+    AgentOrMe,
+    GroupOrMine,
+    IdOrNone,
+    IsoAwareDateTime,
+    IsoDateTime,
+)
 from api.http.problem_docs import COMMAND_ERRORS, errors
 from api.http.problems import Problem, invalid_parameter
 from api.http.reply import JsonReply
 from api.http.routing import QUERY_FAMILIES, StrictRoute
-from api.http.ticket_pages import ticket_page
+from api.http.ticket_pages import AsOf, ticket_page
 from api.schemas.tickets import (
     AssigneeIn,
     FieldsIn,
@@ -223,10 +230,15 @@ async def list_(
     q: Annotated[str | None, Query(max_length=MAX_QUERY_LENGTH,
                                    description="a search query, as `GET /v1/search` "
                                                "takes it; the list keeps its order")] = None,
+    as_of_seq: Annotated[int | None, Query(ge=0, le=2**63 - 1, description=AS_OF_DOC)] = None,
+    as_of: Annotated[IsoAwareDateTime | None, Query(
+        description="the desk as it stood at this instant: as `as_of_seq` at the last "
+                    "event recorded by then")] = None,
 ) -> Response:
     """Newest first, or by SLA due time; pass ``next_cursor`` back as ``cursor`` with
     the same filters and sort. A ``requester_id`` or ``organization_id`` the tenant
     does not have is 404."""
+    moment = _as_of(as_of_seq, as_of, sort, q)
     states = _values(state)
     if "active" in states:
         states = tuple(sorted((set(states) - {"active"}) | set(ACTIVE_STATES)))
@@ -267,9 +279,35 @@ async def list_(
            if filters.updated_after is not None else {}),
         **({"q": q} if q is not None else {}),
         **({"sort": sort} if sort != "created" else {}),
+        **({"as_of_seq": as_of_seq} if as_of_seq is not None else {}),
+        **({"as_of": moment.at.isoformat()} if moment and moment.at else {}),
     })
     return await ticket_page(services, principal.tenant_id, scope, filters, limit, cursor,
-                             lambda session: _known(session, filters), order=sort)
+                             lambda session: _known(session, filters), order=sort,
+                             as_of=moment)
+
+
+AS_OF_DOC = ("The desk as it stood just after this seq of the tenant's events: each "
+             "ticket as the API showed it then, under the same filters (an organization "
+             "is the contact's as it was then; `group_id=mine` is the caller's groups "
+             "now), newest first; the answer's `as_of_seq` names the seq. A seq ahead "
+             "of the tenant's head is 400; `sort=sla_due` and `q` are not taken with it.")
+
+
+def _as_of(seq: int | None, at: datetime | None, sort: str, q: str | None) -> AsOf | None:
+    """The moment an as-of list describes (None: now); what it does not take is 400."""
+    if seq is None and at is None:
+        return None
+    if seq is not None and at is not None:
+        raise invalid_parameter("give as_of_seq or as_of, not both", "as_of_seq", "as_of")
+    name = "as_of_seq" if seq is not None else "as_of"
+    if sort != "created":
+        raise invalid_parameter(f"{name} lists newest first only: leave out sort",
+                                name, "sort")
+    if q is not None:
+        raise invalid_parameter(f"{name} does not search: the search index holds the "
+                                "current text only", name, "q")
+    return AsOf(seq=seq, at=_utc(at))
 
 
 @router.get("/{ticket_id}", response_model=TicketOut, responses=errors(404)

@@ -180,6 +180,10 @@ FieldValueOut = bool | int | str | list[str]
 """checkbox: bool; number: int; text, date (YYYY-MM-DD), dropdown: str; multiselect: list."""
 
 
+class TicketAttachmentOut(AttachmentOut):
+    message_id: UUID = Field(description="the message the file is on")
+
+
 class TicketOut(BaseModel):
     id: UUID
     version: int
@@ -203,11 +207,18 @@ class TicketOut(BaseModel):
     fields: dict[str, FieldValueOut] = Field(
         description="Ticket field values by key (`/v1/ticket-fields`); a field with no "
                     "value is absent. A value whose option was taken out of use stays.")
+    attachments: list[TicketAttachmentOut] = Field(
+        description="The files on the ticket's public messages, oldest message first: "
+                    "each as its message lists it, with the message's id. Internal notes' "
+                    "files are listed on the notes (`GET /v1/tickets/{id}/messages`).")
 
 
 class TicketPage(BaseModel):
     data: list[TicketOut]
     next_cursor: str | None
+    as_of_seq: int | None = Field(None, description="With `as_of_seq` or `as_of`: the seq "
+                                                    "of the tenant's events the list "
+                                                    "describes. Absent otherwise.")
 
 
 class AuthorOut(BaseModel):

@@ -7,9 +7,11 @@ folding a stream always reproduces what was decided at the time.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict
 
+from domain.attachment import AttachmentRef, TicketFile
 from domain.errors import CorruptStream
 from domain.events import (
     Clocks,
@@ -77,6 +79,13 @@ class Ticket(BaseModel):
     """True while the last public message is the customer's and no agent answered."""
     fields: dict[str, FieldValue] = {}
     """Ticket field values by key (a field with no value is absent)."""
+    files: tuple[TicketFile, ...] = ()
+    """The files on its public messages, oldest message first (internal notes' files
+    are on the notes only: a customer's transaction reads its ticket's row)."""
+
+
+def _files(message_id: UUID, refs: tuple[AttachmentRef, ...]) -> tuple[TicketFile, ...]:
+    return tuple(TicketFile(message_id=message_id, **r.model_dump()) for r in refs)
 
 
 def evolve(state: Ticket | None, event: Event) -> Ticket:
@@ -99,6 +108,7 @@ def evolve(state: Ticket | None, event: Event) -> Ticket:
             clocks=dict(event.clocks),
             awaiting_reply=event.author.kind is ActorKind.CUSTOMER,
             fields=dict(event.fields),
+            files=_files(event.message_id, event.attachments),
         )
     changes: dict[str, object] = {"version": state.version + 1, "updated_at": event.at}
     match event:
@@ -106,6 +116,9 @@ def evolve(state: Ticket | None, event: Event) -> Ticket:
             raise CorruptStream("TicketOpened on a stream that already holds a ticket")
         case MessageAdded():
             changes["clocks"] = state.clocks | event.clocks
+            # Public messages' only: a customer reads the ticket's row, never a note.
+            if event.attachments and event.visibility is Visibility.PUBLIC:
+                changes["files"] = state.files + _files(event.message_id, event.attachments)
             if event.visibility is Visibility.PUBLIC:
                 if event.author.kind is ActorKind.CUSTOMER:
                     changes["awaiting_reply"] = True

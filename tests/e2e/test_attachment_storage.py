@@ -118,6 +118,11 @@ async def test_files_are_sealed_at_rest_and_erasure_leaves_no_byte_of_them(db, t
         history = (await http.get(f"/v1/tickets/{ticket}/history", headers=h)).json()
         names = [a["name"] for e in history["data"] for a in e["data"].get("attachments", [])]
         assert names == [{"erased": True}] * 2
+        listed = (await http.get(f"/v1/tickets/{ticket}", headers=h)).json()["attachments"]
+        assert [(a["id"], a["name"]) for a in listed] == [(i, "") for i in ids]
+        replayed = await http.get(f"/v1/tickets/{ticket}/as-of", headers=h,
+                                  params={"at": "9999-01-01T00:00:00Z"})
+        assert replayed.json()["attachments"] == listed
         owner = await asyncpg.connect(db.admin_url)
         try:
             assert await owner.fetchval("SELECT count(*) FROM file_blobs") == 0

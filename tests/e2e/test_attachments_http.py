@@ -48,6 +48,19 @@ async def test_staff_upload_attach_and_download_round_trip(http, tenant):
     assert posted.json()["message"]["attachments"] == [ref]
     listed = (await http.get(f"/v1/tickets/{ticket}/messages", headers=h)).json()["data"]
     assert [m["attachments"] for m in listed] == [[], [ref]]
+    # The ticket lists its messages' files, as of any version as now.
+    on_ticket = [ref | {"message_id": posted.json()["message"]["id"]}]
+    assert posted.json()["ticket"]["attachments"] == on_ticket
+    one = await http.get(f"/v1/tickets/{ticket}", headers=h)
+    assert one.json()["attachments"] == on_ticket
+    [row] = [t for t in (await http.get("/v1/tickets", headers=h)).json()["data"]
+             if t["id"] == ticket]
+    assert row == one.json()
+    now = await http.get(f"/v1/tickets/{ticket}/as-of", headers=h,
+                         params={"version": one.json()["version"]})
+    assert now.json() == one.json()
+    first = await http.get(f"/v1/tickets/{ticket}/as-of", headers=h, params={"version": 1})
+    assert first.json()["attachments"] == []
 
     got = await http.get(f"/v1/attachments/{upload['id']}", headers=h)
     assert got.status_code == 200 and got.content == PNG

@@ -430,11 +430,20 @@ async def test_after_an_erasure_the_feed_shows_what_the_event_feed_shows(db, mak
                 "requester": {"email": secrets[2], "name": "Erin"}})
             assert opened.status_code == 201, opened.text
             ticket, contact = opened.json()["id"], opened.json()["requester"]["contact_id"]
+            up = await http.post("/v1/uploads", params={"name": "erin-id.png"},
+                                 content=b"\x89PNG\r\n\x1a\n" + b"erin" * 64,
+                                 headers=admin | {"Content-Type": "image/png"})
+            assert up.status_code == 201, up.text
             reply = await http.post(f"/v1/tickets/{ticket}/messages", headers=admin,
-                                    json={"body": secrets[3], "visibility": "public"})
+                                    json={"body": secrets[3], "visibility": "public",
+                                          "attachments": [up.json()["id"]]})
             assert reply.status_code == 201, reply.text
             live = await recv_events(ws, 3)  # ContactCreated, TicketOpened, MessageAdded
             assert secrets[0] in orjson.dumps(live).decode()  # open while the key exists
+            # The live feed carries the file's identity, as the message answer does.
+            assert live[-1]["event"]["data"]["attachments"] == reply.json()["message"][
+                "attachments"] == [{k: up.json()[k] for k in ("id", "name", "size", "type",
+                                                               "sha256")}]
             erased = await http.post(f"/v1/contacts/{contact}/erase", headers=admin,
                                      json={"reason": "request"})
             assert erased.status_code == 200, erased.text
@@ -447,6 +456,7 @@ async def test_after_an_erasure_the_feed_shows_what_the_event_feed_shows(db, mak
         by_type = {e["type"]: e["data"] for e in feed}
         assert by_type["TicketOpened"]["subject"] == {"erased": True}
         assert by_type["MessageAdded"]["body"] == {"erased": True}
+        assert by_type["MessageAdded"]["attachments"][0]["name"] == {"erased": True}
 
         async def replayed() -> dict[int, object]:
             ws = await connect_ws(srv.url, t.admin_key.secret)
@@ -469,8 +479,10 @@ async def test_after_an_erasure_the_feed_shows_what_the_event_feed_shows(db, mak
         await ws.close()
     async with serve(ws_settings(db.runtime_url)) as srv:
         assert await replayed() == expected
-    for secret in secrets:
+    for secret in (*secrets, "erin-id"):
         assert secret not in orjson.dumps(list(expected.values())).decode()
+
+
 async def test_a_role_is_sent_what_the_changes_feed_gives_it(db, make_tenant, owner,
                                                             store) -> None:
     """One rule for both: an agent's tenant room carries the events ``/v1/changes``

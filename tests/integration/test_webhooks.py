@@ -332,3 +332,40 @@ async def test_a_retry_after_the_contacts_erasure_carries_the_redacted_form(
                                  "name": {"erased": True}}
     for secret in secrets:
         assert secret.encode() not in retry.body
+
+
+async def test_a_message_with_a_file_is_delivered_with_the_files_identity(
+    db: Db, make_tenant
+) -> None:
+    """A webhook for ``MessageAdded`` carries each file's id, name, size, type and hash,
+    as the message answer lists them, never the bytes."""
+    t = await make_tenant("A")
+    h = {"Authorization": f"Bearer {t.admin_key.secret}"}
+    data = b"\x89PNG\r\n\x1a\n" + b"pixels" * 100
+    with Receiver(204) as receiver:
+        async with service(db) as services:
+            await configure(services, t.admin_key.secret, {
+                "url": receiver.url, "secret": SECRET, "event_types": ["MessageAdded"]})
+            async with asgi_client(create_app(services.settings, services=services)) as http:
+                up = await http.post("/v1/uploads", params={"name": "shot.png"}, content=data,
+                                     headers=h | {"Content-Type": "image/png"})
+                assert up.status_code == 201, up.text
+                opened = await http.post("/v1/tickets", headers=h, json={
+                    "subject": "s", "body": "b", "requester": {"email": "c@example.com"}})
+                posted = await http.post(f"/v1/tickets/{opened.json()['id']}/messages",
+                                         headers=h, json={"body": "see",
+                                                          "attachments": [up.json()["id"]]})
+                assert posted.status_code == 201, posted.text
+            loop = scheduler(services, ManualClock(soon()))
+            task = asyncio.create_task(loop.run())
+            try:
+                await until(lambda: len(receiver.requests) == 1, what="the delivery")
+            finally:
+                await loop.stop()
+                await task
+    [delivered] = receiver.requests
+    body = orjson.loads(delivered.body)
+    assert body["type"] == "MessageAdded"
+    assert body["data"]["attachments"] == posted.json()["message"]["attachments"] == [
+        {k: up.json()[k] for k in ("id", "name", "size", "type", "sha256")}]
+    assert data not in delivered.body
