@@ -14,6 +14,7 @@ from eventstore.store import EventStore
 from handlers.tenants import NewTenant, create_tenant_as_operator
 from tests.support.pg import Databases, TestDatabase, server_url
 from tests.support.redis import RedisServer
+from tests.support.smtp import SmtpServer
 
 
 @pytest.fixture(scope="session")
@@ -75,3 +76,13 @@ def redis_server() -> Iterator[RedisServer]:
         yield server
     finally:
         server.kill()
+
+
+@pytest.fixture(scope="session")
+def smtp_server() -> Iterator[SmtpServer]:
+    """One recording SMTP server for the whole session (tests/support/smtp.py)."""
+    server = SmtpServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
