@@ -147,6 +147,8 @@ def _bounces(msg: Message) -> tuple[Bounce, ...]:
         payload = part.get_payload()
         groups = payload if isinstance(payload, list) else []
         for group in groups:
+            if not isinstance(group, Message):
+                continue
             recipient = _header(group, "Final-Recipient") or _header(group, "Original-Recipient")
             if not recipient:
                 continue
@@ -275,7 +277,8 @@ def _files(msg: EmailMessage, bodies: set[int]) -> list[MailFile]:
         if ctype == "message/rfc822":
             payload = part.get_payload()
             inner = payload[0] if isinstance(payload, list) and payload else None
-            data = inner.as_bytes(policy=email.policy.SMTP) if inner is not None else b""
+            data = (inner.as_bytes(policy=email.policy.SMTP) if isinstance(inner, Message)
+                    else b"")
         else:
             decoded = part.get_payload(decode=True)
             data = decoded if isinstance(decoded, bytes) else b""

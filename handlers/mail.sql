@@ -114,6 +114,18 @@ ON CONFLICT (tenant_id, address) DO UPDATE
 SELECT address, status, reason, bounced_at FROM mail_bounces
  WHERE tenant_id = $1 AND address = ANY ($2::text[])
 
+-- name: mail_forget --
+-- $1 tenant_id, $2 ticket ids, $3 e-mail addresses (lower case)
+-- An erasure: the addresses on the mail of the contact's tickets, and of its own mail
+-- that made no ticket, are blanked; its bounce record goes.
+WITH blanked AS (
+    UPDATE mail_messages SET from_address = '', to_addresses = '{}', cc_addresses = '{}'
+     WHERE tenant_id = $1
+       AND (ticket_id = ANY ($2::uuid[]) OR lower(from_address) = ANY ($3::text[]))
+    RETURNING 1
+)
+DELETE FROM mail_bounces WHERE tenant_id = $1 AND address = ANY ($3::text[])
+
 -- name: mail_of_ticket --
 -- $1 tenant_id, $2 ticket_id
 SELECT id, mailbox_id, direction, rfc_message_id, message_id, from_address, to_addresses,
@@ -147,7 +159,8 @@ RETURNING id, mailbox_id, size, reason, attempts, received_at AS created_at, ret
 
 -- name: quarantine_delete --
 -- $1 tenant_id, $2 mailbox_id, $3 id
-DELETE FROM mail_quarantine WHERE tenant_id = $1 AND mailbox_id = $2 AND id = $3 RETURNING id
+DELETE FROM mail_quarantine WHERE tenant_id = $1 AND mailbox_id = $2 AND id = $3
+RETURNING id, mailbox_id, size, reason, attempts, received_at AS created_at, retried_at
 
 -- name: outbound_take --
 -- $1 tenant_id, $2 message id (the ticket message)

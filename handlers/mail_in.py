@@ -30,7 +30,7 @@ from __future__ import annotations
 import base64
 import secrets
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -303,11 +303,14 @@ async def retry_quarantined(store: EventStore, storages: attachments.Storages,
                          quarantine_id=quarantine_id)
 
 
-async def discard_quarantined(uow: UnitOfWork, mailbox_id: UUID, quarantine_id: UUID) -> None:
-    found = await uow.conn.fetchval(Q["quarantine_delete"], uow.tenant_id, mailbox_id,
+async def discard_quarantined(uow: UnitOfWork, mailbox_id: UUID, quarantine_id: UUID
+                              ) -> dict[str, Any]:
+    """Forget a quarantined mail; what it was."""
+    found = await uow.conn.fetchrow(Q["quarantine_delete"], uow.tenant_id, mailbox_id,
                                     quarantine_id)
     if found is None:
         raise Missing("not_found", f"no quarantined mail {quarantine_id}")
+    return quarantine_document(found)
 
 
 async def mail_of_ticket(conn: asyncpg.Connection, tenant_id: TenantId, ticket_id: UUID
@@ -322,6 +325,15 @@ async def mail_of_ticket(conn: asyncpg.Connection, tenant_id: TenantId, ticket_i
             for r in await conn.fetch(Q["mail_of_ticket"], tenant_id, ticket_id)]
 
 
-__all__ = ["SENDER_HOURLY_CAP", "TakenIn", "discard_quarantined", "list_quarantine",
-           "mail_actor", "mail_of_ticket", "new_token", "retry_quarantined", "take_in",
-           "thread_of"]
+async def forget_contact_mail(conn: asyncpg.Connection, tenant_id: TenantId,
+                              tickets: Sequence[UUID], emails: Sequence[str]) -> None:
+    """An erasure's part here: the addresses on the mail rows of the contact's tickets
+    and of its mail that made none, and its bounce record (their bodies and files are
+    on the tickets, erased with them)."""
+    await conn.execute(Q["mail_forget"], tenant_id, list(tickets),
+                       [e.lower() for e in emails])
+
+
+__all__ = ["SENDER_HOURLY_CAP", "TakenIn", "discard_quarantined", "forget_contact_mail",
+           "list_quarantine", "mail_actor", "mail_of_ticket", "new_token",
+           "retry_quarantined", "take_in", "thread_of"]

@@ -155,9 +155,12 @@ async def inbound_mail(mailbox_id: UUID, request: Request, services: ServicesDep
     raw = await _body(request)
     taken = await mail_in.take_in(services.store, services.files, TenantId(tenant),
                                   mailbox_id, raw, services.clock.now())
-    return JsonReply(200, {"outcome": taken.outcome, "reason": taken.reason,
-                           "ticket_id": taken.ticket_id, "message_id": taken.message_id,
-                           "mail_id": taken.mail_id}).response()
+    return JsonReply(200, _taken(taken)).response()
+
+
+def _taken(taken: mail_in.TakenIn) -> dict[str, Any]:
+    return {"outcome": taken.outcome, "reason": taken.reason, "ticket_id": taken.ticket_id,
+            "message_id": taken.message_id, "mail_id": taken.mail_id}
 
 
 async def _body(request: Request) -> bytes:
@@ -196,25 +199,33 @@ async def list_quarantine(mailbox_id: UUID, principal: Authorized, services: Ser
 @router.post("/v1/mailboxes/{mailbox_id}/quarantine/{quarantined_id}/retry",
              response_model=TakenInOut, responses=errors(404),
              summary="Take a quarantined mail in again")
-async def retry_quarantined(mailbox_id: UUID, quarantined_id: UUID, principal: Authorized,
-                            services: ServicesDep) -> Response:
+async def retry_quarantined(mailbox_id: UUID, quarantined_id: UUID, request: Request,
+                            principal: Authorized, services: ServicesDep) -> Response:
     """Taken in, it leaves the quarantine; refused again, it stays with the new reason
-    (``outcome: quarantined``)."""
-    taken = await mail_in.retry_quarantined(services.store, services.files,
-                                            principal.tenant_id, mailbox_id, quarantined_id,
-                                            services.clock.now())
-    return JsonReply(200, {"outcome": taken.outcome, "reason": taken.reason,
-                           "ticket_id": taken.ticket_id, "message_id": taken.message_id,
-                           "mail_id": taken.mail_id}).response()
+    (``outcome: quarantined``). The mail is taken in by its own transactions (as any
+    inbound mail is); the ``Idempotency-Key`` record keeps the answer."""
+
+    async def work(uow: UnitOfWork) -> JsonReply:
+        taken = await mail_in.retry_quarantined(services.store, services.files,
+                                                principal.tenant_id, mailbox_id,
+                                                quarantined_id, services.clock.now())
+        return JsonReply(200, _taken(taken))
+
+    return await commands.run(request, services, principal, None, work)
 
 
-@router.delete("/v1/mailboxes/{mailbox_id}/quarantine/{quarantined_id}", status_code=204,
-               responses=errors(404), summary="Discard a quarantined mail")
-async def discard_quarantined(mailbox_id: UUID, quarantined_id: UUID, principal: Authorized,
-                              services: ServicesDep) -> Response:
-    async with services.store.session(principal.tenant_id, principal.actor) as uow:
-        await mail_in.discard_quarantined(uow, mailbox_id, quarantined_id)
-    return Response(status_code=204)
+@router.delete("/v1/mailboxes/{mailbox_id}/quarantine/{quarantined_id}",
+               response_model=QuarantinedOut, responses=errors(404),
+               summary="Discard a quarantined mail")
+async def discard_quarantined(mailbox_id: UUID, quarantined_id: UUID, request: Request,
+                              principal: Authorized, services: ServicesDep) -> Response:
+    """The answer is what was discarded."""
+
+    async def work(uow: UnitOfWork) -> JsonReply:
+        return JsonReply(200, await mail_in.discard_quarantined(uow, mailbox_id,
+                                                                quarantined_id))
+
+    return await commands.run(request, services, principal, None, work)
 
 
 @router.get("/v1/tickets/{ticket_id}/mail", response_model=TicketMail, responses=errors(404),

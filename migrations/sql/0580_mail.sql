@@ -111,9 +111,8 @@ BEGIN
     END LOOP;
 END
 $$;
-GRANT SELECT, INSERT, UPDATE ON mailboxes, mail_messages, mail_threads, mail_bounces
-    TO helpdesk_runtime;
-GRANT SELECT, INSERT, UPDATE, DELETE ON mail_quarantine TO helpdesk_runtime;
+GRANT SELECT, INSERT, UPDATE ON mailboxes, mail_messages, mail_threads TO helpdesk_runtime;
+GRANT SELECT, INSERT, UPDATE, DELETE ON mail_quarantine, mail_bounces TO helpdesk_runtime;
 
 -- The inbound route names a mailbox before its tenant is known: this maps the mailbox
 -- to its tenant and the hash its secret must match (like api_key_lookup, 0090: it runs

@@ -295,8 +295,25 @@ async def test_quarantine_and_tenant_isolation(http, db, tenant, make_tenant) ->
     assert again["attempts"] == 2 and again["retried_at"] is not None
     gone = await http.delete(f"/v1/mailboxes/{box['id']}/quarantine/{kept['id']}",
                              headers=admin)
-    assert gone.status_code == 204
+    assert gone.status_code == 200 and gone.json()["id"] == kept["id"]
     assert (await http.get(f"/v1/mailboxes/{box['id']}/quarantine",
                            headers=admin)).json()["data"] == []
     dup = await http.post("/v1/mailboxes", headers=admin, json={"address": "SUPPORT@acme.test"})
     assert dup.status_code == 409 and dup.json()["code"] == "mailbox_exists"
+
+
+async def test_erasing_the_contact_blanks_its_addresses_on_the_mail(http, db, tenant) -> None:
+    admin = auth(tenant.admin_key)
+    box = await _mailbox(http, admin, free_port())
+    taken = await _inbound(http, box, corpus("latin1.eml"))
+    contact = (await http.get(f"/v1/tickets/{taken['ticket_id']}", headers=admin)).json()[
+        "requester"]["contact_id"]
+    bounce = corpus("dsn_bounce.eml").replace(b"gone@example.com", b"francois@example.fr")
+    await _inbound(http, box, bounce)
+    r = await http.post(f"/v1/contacts/{contact}/erase", headers=admin,
+                        json={"reason": "asked to be forgotten"})
+    assert r.status_code == 200, r.text
+    rows = await _owner_fetch(db, "SELECT from_address, to_addresses FROM mail_messages "
+                                  "WHERE ticket_id = $1", uuid.UUID(taken["ticket_id"]))
+    assert [(r["from_address"], r["to_addresses"]) for r in rows] == [("", [])]
+    assert await _owner_fetch(db, "SELECT * FROM mail_bounces") == []
