@@ -1,40 +1,56 @@
 -- name: mailbox_insert --
 -- $1 tenant_id, $2 id, $3 address, $4 name, $5 inbound_secret_hash, $6 smtp, $7 smtp_password,
--- $8 kek, $9 at
+-- $8 kek, $9 at, $10 imap, $11 imap_password, $12 imap_kek
 INSERT INTO mailboxes (tenant_id, id, address, name, inbound_secret_hash, smtp, smtp_password,
-                       kek, version, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 1, $9, $9)
+                       kek, version, created_at, updated_at, imap, imap_password, imap_kek)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 1, $9, $9, $10, $11, $12)
 ON CONFLICT DO NOTHING
-RETURNING id, address, name, smtp, version, last_error, last_error_at, last_ok_at,
+RETURNING id, address, name, smtp, imap, version, last_error, last_error_at, last_ok_at,
           created_at, updated_at
 
 -- name: mailbox_update --
--- $1 tenant_id, $2 id, $3 name, $4 smtp, $5 smtp_password, $6 kek, $7 at
+-- $1 tenant_id, $2 id, $3 name, $4 smtp, $5 smtp_password, $6 kek, $7 at, $8 imap,
+-- $9 imap_password, $10 imap_kek
 UPDATE mailboxes SET name = $3, smtp = $4, smtp_password = $5, kek = $6,
+       imap = $8, imap_password = $9, imap_kek = $10,
        version = version + 1, updated_at = $7
  WHERE tenant_id = $1 AND id = $2
-RETURNING id, address, name, smtp, version, last_error, last_error_at, last_ok_at,
+RETURNING id, address, name, smtp, imap, version, last_error, last_error_at, last_ok_at,
           created_at, updated_at
 
 -- name: mailbox_get --
 -- $1 tenant_id, $2 id
-SELECT id, address, name, smtp, version, last_error, last_error_at, last_ok_at,
-       created_at, updated_at, smtp_password, kek
+SELECT id, address, name, smtp, imap, version, last_error, last_error_at, last_ok_at,
+       created_at, updated_at, smtp_password, kek, imap_password, imap_kek, imap_uidvalidity,
+       imap_last_uid
   FROM mailboxes WHERE tenant_id = $1 AND id = $2
 
 -- name: mailbox_lock --
 -- $1 tenant_id, $2 id
-SELECT id, address, name, smtp, version, smtp_password, kek
+SELECT id, address, name, smtp, imap, version, smtp_password, kek, imap_password, imap_kek
   FROM mailboxes WHERE tenant_id = $1 AND id = $2 FOR UPDATE
 
 -- name: mailbox_page --
 -- $1 tenant_id, $2 after created_at (NULL: from the start), $3 after id, $4 limit
-SELECT id, address, name, smtp, version, last_error, last_error_at, last_ok_at,
+SELECT id, address, name, smtp, imap, version, last_error, last_error_at, last_ok_at,
        created_at, updated_at
   FROM mailboxes
  WHERE tenant_id = $1 AND ($2::timestamptz IS NULL OR (created_at, id) > ($2, $3))
  ORDER BY created_at, id
  LIMIT $4
+
+-- name: imap_mailboxes --
+-- $1 tenant_id
+SELECT id FROM mailboxes WHERE tenant_id = $1 AND imap IS NOT NULL ORDER BY created_at, id
+
+-- name: imap_checkpoint --
+-- $1 tenant_id, $2 id, $3 uidvalidity, $4 last uid
+-- Never backwards within one UIDVALIDITY: a poll that lost a race leaves the later one.
+UPDATE mailboxes
+   SET imap_uidvalidity = $3,
+       imap_last_uid = CASE WHEN imap_uidvalidity IS DISTINCT FROM $3 THEN $4
+                            ELSE greatest(imap_last_uid, $4) END
+ WHERE tenant_id = $1 AND id = $2
 
 -- name: mailbox_addresses --
 -- $1 tenant_id

@@ -30,7 +30,7 @@ from __future__ import annotations
 import base64
 import secrets
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -83,18 +83,28 @@ def mail_actor(mailbox_id: UUID) -> StoreActor:
     return StoreActor("system", f"mail:{mailbox_id}")
 
 
+Checkpoint = Callable[[UnitOfWork], Awaitable[None]]
+"""Written in the transaction that settles a mail, whatever became of it (the IMAP
+poller's UID: handlers/mail_poll.py)."""
+
+
+async def _nothing(uow: UnitOfWork) -> None:
+    return None
+
+
 async def take_in(store: EventStore, storages: attachments.Storages, tenant_id: TenantId,
                   mailbox_id: UUID, raw: bytes, at: datetime, *,
-                  quarantine_id: UUID | None = None) -> TakenIn:
+                  quarantine_id: UUID | None = None,
+                  checkpoint: Checkpoint = _nothing) -> TakenIn:
     """Take in ``raw`` for mailbox ``mailbox_id`` (module docstring). A mail retried from
     the quarantine (``quarantine_id``) leaves it once taken in; quarantined again, its
-    row keeps the new reason."""
+    row keeps the new reason. ``checkpoint`` commits with the mail's outcome."""
     actor = mail_actor(mailbox_id)
     try:
         mail = parse(raw)
     except Unparseable as exc:
         return await _quarantine(store, tenant_id, mailbox_id, raw, exc.reason, at,
-                                 quarantine_id)
+                                 quarantine_id, checkpoint)
     async with store.session(tenant_id, actor) as uow:
         mailbox = await uow.conn.fetchrow(Q["mailbox_get"], tenant_id, mailbox_id)
         if mailbox is None:
@@ -102,6 +112,7 @@ async def take_in(store: EventStore, storages: attachments.Storages, tenant_id: 
         seen = await uow.conn.fetchrow(Q["mail_seen"], tenant_id, mail.message_id)
         if seen is not None:
             await _unquarantine(uow, mailbox_id, quarantine_id)
+            await checkpoint(uow)
             return TakenIn("duplicate", "this Message-ID was taken in before",
                            seen["ticket_id"], mail_id=seen["id"])
         noise = await _noise(uow.conn, tenant_id, mail, at)
@@ -109,6 +120,7 @@ async def take_in(store: EventStore, storages: attachments.Storages, tenant_id: 
             outcome, reason = noise
             mail_id = await _record(uow, mailbox_id, mail, None, None, outcome, reason, at)
             await _unquarantine(uow, mailbox_id, quarantine_id)
+            await checkpoint(uow)
             return TakenIn(outcome if mail_id else "duplicate", reason, mail_id=mail_id)
         ticket_id = await thread_of(uow.conn, tenant_id, mailbox["address"], mail)
     received = await _store_files(store, storages, tenant_id, actor, mail.files, at)
@@ -116,6 +128,7 @@ async def take_in(store: EventStore, storages: attachments.Storages, tenant_id: 
         async with store.session(tenant_id, actor) as uow:
             taken = await _write(uow, mailbox_id, mail, ticket_id, received, at)
             await _unquarantine(uow, mailbox_id, quarantine_id)
+            await checkpoint(uow)
             return taken
     except _Duplicate:
         for r in received:
@@ -250,8 +263,10 @@ async def _record(uow: UnitOfWork, mailbox_id: UUID, mail: ParsedMail,
 
 
 async def _quarantine(store: EventStore, tenant_id: TenantId, mailbox_id: UUID, raw: bytes,
-                      reason: str, at: datetime, quarantine_id: UUID | None) -> TakenIn:
+                      reason: str, at: datetime, quarantine_id: UUID | None,
+                      checkpoint: Checkpoint) -> TakenIn:
     async with store.session(tenant_id, mail_actor(mailbox_id)) as uow:
+        await checkpoint(uow)
         if quarantine_id is not None:
             row = await uow.conn.fetchrow(Q["quarantine_failed_again"], tenant_id,
                                           quarantine_id, reason[:500], at)

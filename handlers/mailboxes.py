@@ -28,9 +28,12 @@ from eventstore.keys import Keyring
 from eventstore.sqlfile import load_queries
 from eventstore.store import UnitOfWork
 from handlers.errors import Conflict, Missing
+from scheduler.tenant_seed import ensure_tenant_jobs
 
 Q = load_queries(Path(__file__).with_name("mail.sql"))
 
+POLL_KIND = "mail.poll"
+"""The tenant's IMAP poll job (handlers/mail_poll.py), made with its first IMAP mailbox."""
 SECRET_PREFIX = "hdmail_"
 SECURITY = ("none", "starttls", "tls")
 
@@ -51,11 +54,29 @@ class Smtp:
 
 
 @dataclass(frozen=True, slots=True)
+class Imap:
+    """Inbound IMAP: a server, a folder, credentials. ``password`` None on a change
+    keeps the current one."""
+
+    host: str
+    port: int
+    security: str
+    username: str
+    password: str | None = None
+    folder: str = "INBOX"
+
+    def public(self) -> dict[str, Any]:
+        return {"host": self.host, "port": self.port, "security": self.security,
+                "username": self.username, "folder": self.folder}
+
+
+@dataclass(frozen=True, slots=True)
 class CreateMailbox:
     address: str
     name: str | None
     smtp: Smtp | None
     at: datetime
+    imap: Imap | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +86,22 @@ class ChangeMailbox:
     smtp: Smtp | None
     clear_smtp: bool
     at: datetime
+    imap: Imap | None = None
+    clear_imap: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ImapAccess:
+    """What polling needs: the settings, the opened password, the checkpoint."""
+
+    host: str
+    port: int
+    security: str
+    username: str
+    password: str
+    folder: str
+    uidvalidity: int | None
+    last_uid: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,8 +126,10 @@ def secret_matches(secret: str, stored: bytes) -> bool:
 def mailbox_document(row: Any) -> dict[str, Any]:
     """A mailbox as the API shows it: never a secret."""
     smtp = row["smtp"]
+    imap = row["imap"]
     return {"id": row["id"], "address": row["address"], "name": row["name"],
             "smtp": None if smtp is None else dict(smtp),
+            "imap": None if imap is None else dict(imap),
             "status": status_of(row), "last_error": row["last_error"],
             "last_error_at": row["last_error_at"], "version": row["version"],
             "created_at": row["created_at"], "updated_at": row["updated_at"]}
@@ -119,11 +158,17 @@ async def create_mailbox(uow: UnitOfWork, command: CreateMailbox
     smtp = command.smtp
     sealed, kek = _sealed(uow.keyring, uow.tenant_id, mailbox_id,
                           None if smtp is None else smtp.password)
+    imap = command.imap
+    imap_sealed, imap_kek = _sealed(uow.keyring, uow.tenant_id, mailbox_id,
+                                    None if imap is None else imap.password)
     row = await uow.conn.fetchrow(
         Q["mailbox_insert"], uow.tenant_id, mailbox_id, command.address, command.name,
-        hash_secret(secret), None if smtp is None else smtp.public(), sealed, kek, command.at)
+        hash_secret(secret), None if smtp is None else smtp.public(), sealed, kek, command.at,
+        None if imap is None else imap.public(), imap_sealed, imap_kek)
     if row is None:
         raise Conflict("mailbox_exists", f"the tenant has a mailbox {command.address} already")
+    if imap is not None:
+        await ensure_tenant_jobs(uow.conn, uow.tenant_id, [(POLL_KIND, POLL_KIND)], command.at)
     return mailbox_document(row), secret
 
 
@@ -139,10 +184,22 @@ async def change_mailbox(uow: UnitOfWork, command: ChangeMailbox) -> dict[str, A
         if command.smtp.password is not None:
             sealed, kek = _sealed(uow.keyring, uow.tenant_id, command.mailbox_id,
                                   command.smtp.password)
+    imap_doc, imap_sealed, imap_kek = (current["imap"], current["imap_password"],
+                                       current["imap_kek"])
+    if command.clear_imap:
+        imap_doc, imap_sealed, imap_kek = None, None, None
+    elif command.imap is not None:
+        imap_doc = command.imap.public()
+        if command.imap.password is not None:
+            imap_sealed, imap_kek = _sealed(uow.keyring, uow.tenant_id, command.mailbox_id,
+                                            command.imap.password)
     name = current["name"] if command.name is None else command.name
     row = await uow.conn.fetchrow(Q["mailbox_update"], uow.tenant_id, command.mailbox_id,
-                                  name, smtp_doc, sealed, kek, command.at)
+                                  name, smtp_doc, sealed, kek, command.at, imap_doc,
+                                  imap_sealed, imap_kek)
     assert row is not None
+    if imap_doc is not None:
+        await ensure_tenant_jobs(uow.conn, uow.tenant_id, [(POLL_KIND, POLL_KIND)], command.at)
     return mailbox_document(row)
 
 
@@ -179,6 +236,24 @@ async def smtp_access(conn: asyncpg.Connection, keyring: Keyring | None, tenant_
                                       username=smtp.get("username"), password=password)
 
 
+async def imap_access(conn: asyncpg.Connection, keyring: Keyring | None, tenant_id: TenantId,
+                      mailbox_id: UUID) -> ImapAccess | None:
+    """The mailbox's IMAP and checkpoint (None: it is not polled)."""
+    row = await conn.fetchrow(Q["mailbox_get"], tenant_id, mailbox_id)
+    if row is None or row["imap"] is None:
+        return None
+    imap = row["imap"]
+    password = ""
+    if row["imap_password"] is not None:
+        assert keyring is not None
+        password = keyring.unwrap(tenant_id, mailbox_id, bytes(row["imap_password"]),
+                                  row["imap_kek"]).decode("utf-8")
+    return ImapAccess(host=imap["host"], port=int(imap["port"]), security=imap["security"],
+                      username=imap["username"], password=password,
+                      folder=imap.get("folder") or "INBOX",
+                      uidvalidity=row["imap_uidvalidity"], last_uid=int(row["imap_last_uid"]))
+
+
 async def inbound_tenant(conn: asyncpg.Connection, mailbox_id: UUID, secret: str
                          ) -> TenantId | None:
     """The tenant of the mailbox ``secret`` opens, else None (an unknown mailbox and a
@@ -205,6 +280,22 @@ async def record_use(conn: asyncpg.Connection, tenant_id: TenantId, mailbox_id: 
         await conn.execute(Q["mailbox_failed"], tenant_id, mailbox_id, error[:500], at)
 
 
-__all__ = ["SECURITY", "ChangeMailbox", "CreateMailbox", "Smtp", "SmtpAccess",
-           "change_mailbox", "create_mailbox", "get_mailbox", "inbound_tenant",
-           "list_mailboxes", "mail_health", "mailbox_document", "record_use", "smtp_access"]
+__all__ = [
+    "SECURITY",
+    "ChangeMailbox",
+    "CreateMailbox",
+    "Imap",
+    "ImapAccess",
+    "Smtp",
+    "SmtpAccess",
+    "change_mailbox",
+    "create_mailbox",
+    "get_mailbox",
+    "imap_access",
+    "inbound_tenant",
+    "list_mailboxes",
+    "mail_health",
+    "mailbox_document",
+    "record_use",
+    "smtp_access",
+]

@@ -32,6 +32,7 @@ from api.http.problems import Problem
 from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
 from api.schemas.mail import (
+    ImapIn,
     MailboxCreated,
     MailboxIn,
     MailboxOut,
@@ -63,11 +64,18 @@ def _smtp(given: SmtpIn | None) -> mailboxes.Smtp | None:
         password=given.password)
 
 
+def _imap(given: ImapIn | None) -> mailboxes.Imap | None:
+    return None if given is None else mailboxes.Imap(
+        host=given.host, port=given.port, security=given.security, username=given.username,
+        password=given.password, folder=given.folder)
+
+
 def _safe(body: Any) -> dict[str, Any]:
-    """A mailbox body as its Idempotency-Key record keeps it: without the password."""
+    """A mailbox body as its Idempotency-Key record keeps it: without the passwords."""
     doc: dict[str, Any] = body.model_dump(mode="json", exclude_unset=True)
-    if isinstance(doc.get("smtp"), dict):
-        doc["smtp"] = {k: v for k, v in doc["smtp"].items() if k != "password"}
+    for part in ("smtp", "imap"):
+        if isinstance(doc.get(part), dict):
+            doc[part] = {k: v for k, v in doc[part].items() if k != "password"}
     return doc
 
 
@@ -93,7 +101,8 @@ async def create_mailbox(body: MailboxIn, request: Request, principal: Authorize
     """The answer carries the inbound secret, shown this once (a replay of the same
     ``Idempotency-Key`` does not show it again: it is never stored)."""
     command = mailboxes.CreateMailbox(address=body.address.lower(), name=body.name,
-                                      smtp=_smtp(body.smtp), at=services.clock.now())
+                                      smtp=_smtp(body.smtp), imap=_imap(body.imap),
+                                      at=services.clock.now())
 
     async def work(uow: UnitOfWork) -> JsonReply:
         doc, secret = await mailboxes.create_mailbox(uow, command)
@@ -125,7 +134,8 @@ async def change_mailbox(mailbox_id: UUID, body: MailboxPatch, request: Request,
     given = body.model_fields_set
     command = mailboxes.ChangeMailbox(
         mailbox_id=mailbox_id, name=body.name, smtp=_smtp(body.smtp),
-        clear_smtp="smtp" in given and body.smtp is None, at=services.clock.now())
+        clear_smtp="smtp" in given and body.smtp is None, imap=_imap(body.imap),
+        clear_imap="imap" in given and body.imap is None, at=services.clock.now())
 
     async def work(uow: UnitOfWork) -> JsonReply:
         return JsonReply(200, await mailboxes.change_mailbox(uow, command))

@@ -27,6 +27,28 @@ class SmtpIn(BaseModel):
     password: str | None = Field(default=None, max_length=1000)
 
 
+class ImapIn(BaseModel):
+    """Inbound IMAP, polled by the scheduler. ``password`` is write-only: left out on a
+    change, the current one is kept."""
+
+    model_config = _IN
+
+    host: str = Field(min_length=1, max_length=255, examples=["imap.example.com"])
+    port: int = Field(ge=1, le=65535, examples=[993])
+    security: Literal["none", "starttls", "tls"] = "tls"
+    username: str = Field(min_length=1, max_length=320)
+    password: str | None = Field(default=None, max_length=1000)
+    folder: str = Field(default="INBOX", min_length=1, max_length=200)
+
+
+class ImapOut(BaseModel):
+    host: str
+    port: int
+    security: str
+    username: str
+    folder: str
+
+
 class SmtpOut(BaseModel):
     host: str
     port: int
@@ -42,23 +64,29 @@ class MailboxIn(BaseModel):
                          description="Without a `+`: replies come back to `local+<token>@`.")
     name: str | None = Field(default=None, max_length=200)
     smtp: SmtpIn | None = None
+    imap: ImapIn | None = None
 
 
 class MailboxPatch(BaseModel):
-    """Only what is given changes; ``smtp: null`` stops outbound mail."""
+    """Only what is given changes; ``smtp: null`` stops outbound mail, ``imap: null``
+    the polling."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra=patch_schema("smtp"))
+    model_config = ConfigDict(extra="forbid", json_schema_extra=patch_schema("smtp", "imap"))
 
     name: str | None = Field(default=None, min_length=1, max_length=200)
     smtp: SmtpIn | None = None
+    imap: ImapIn | None = None
 
     @model_validator(mode="before")
     @classmethod
     def _something(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "smtp" in data and data["smtp"] is None:
-            rest = {k: v for k, v in data.items() if k != "smtp"}
-            return patch_fields_given(rest, "name, smtp") if rest else data
-        return patch_fields_given(data, "name, smtp")
+        if isinstance(data, dict):
+            cleared = {k for k in ("smtp", "imap") if k in data and data[k] is None}
+            rest = {k: v for k, v in data.items() if k not in cleared}
+            if cleared and not rest:
+                return data
+            patch_fields_given(rest, "name, smtp, imap")
+        return data
 
 
 class MailboxOut(BaseModel):
@@ -68,6 +96,7 @@ class MailboxOut(BaseModel):
     address: str
     name: str | None
     smtp: SmtpOut | None
+    imap: ImapOut | None
     status: Literal["ok", "degraded"]
     last_error: str | None
     last_error_at: datetime | None

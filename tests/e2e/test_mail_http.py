@@ -5,85 +5,29 @@ reference), noise is recorded and never answered, and a down SMTP server loses n
 
 from __future__ import annotations
 
-import asyncio
 import uuid
-from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import asyncpg
 import httpx
 
-from api.root import Services, file_storages
 from domain.clock import ManualClock
-from handlers import mail_out
-from scheduler.loop import LoopConfig, Scheduler
-from scheduler.registry import Registry
 from tests.e2e.conftest import auth
+from tests.support.mail import (
+    corpus,
+    inbound,
+    make_mailbox,
+    owner_fetch,
+    run_mail_jobs,
+    smtp_at,
+    soon,
+)
 from tests.support.smtp import SmtpServer, free_port
-from tests.support.wait import until
-
-CORPUS = Path(__file__).parent.parent / "mail"
-
-
-def corpus(name: str, **values: str) -> bytes:
-    raw = (CORPUS / name).read_bytes()
-    for key, value in values.items():
-        raw = raw.replace(b"{" + key.encode() + b"}", value.encode())
-    return raw
-
-
-async def _mailbox(http: httpx.AsyncClient, admin: dict[str, str], smtp_port: int
-                   ) -> dict[str, Any]:
-    r = await http.post("/v1/mailboxes", headers=admin, json={
-        "address": "support@acme.test", "name": "Acme support",
-        "smtp": {"host": "127.0.0.1", "port": smtp_port, "security": "none",
-                 "username": None, "password": "not-shown"}})
-    assert r.status_code == 201, r.text
-    return r.json()
-
-
-async def _inbound(http: httpx.AsyncClient, box: dict[str, Any], raw: bytes) -> dict[str, Any]:
-    r = await http.post(box["inbound_url"], content=raw, headers={
-        "Authorization": f"Bearer {box['inbound_secret']}", "Content-Type": "message/rfc822"})
-    assert r.status_code == 200, r.text
-    return r.json()
-
-
-async def _run_jobs(services: Services, clock: ManualClock,
-                    done: Callable[[], Awaitable[bool]]) -> None:
-    """The scheduler, running ``mail.send`` only, until ``done``."""
-    registry = Registry()
-    mail_out.register(registry, lambda store: file_storages(services.settings, store),
-                      timeout=2.0, max_attempts=3)
-    loop = Scheduler(services.store, clock, registry,
-                     config=LoopConfig(concurrency=2, poll_interval=0.05,
-                                       retry_base_seconds=60, retry_cap_seconds=60))
-    task = asyncio.create_task(loop.run())
-    try:
-        await until(done, timeout=15)
-    finally:
-        await loop.stop()
-        await task
-
-
-def soon() -> datetime:
-    return datetime.now(UTC) + timedelta(seconds=5)
 
 
 async def _agent(owner: Any, tenant_id: Any) -> dict[str, str]:
     agent_id = await owner.agent(tenant_id)
     return auth(await owner.key(tenant_id, "agent", agent_id))
-
-
-async def _owner_fetch(db: Any, sql: str, *args: Any) -> list[asyncpg.Record]:
-    """Rows read as the owner (past row-level security), for what the API does not show."""
-    conn = await asyncpg.connect(db.admin_url)
-    try:
-        return list(await conn.fetch(sql, *args))
-    finally:
-        await conn.close()
 
 
 async def _mail(http: httpx.AsyncClient, h: dict[str, str], ticket: str) -> list[dict]:
@@ -95,16 +39,16 @@ async def _mail(http: httpx.AsyncClient, h: dict[str, str], ticket: str) -> list
 async def test_mail_to_ticket_reply_by_smtp_and_threading_back(
         http, db, services, tenant, owner, smtp_server: SmtpServer) -> None:
     admin = auth(tenant.admin_key)
-    box = await _mailbox(http, admin, smtp_server.port)
+    box = await make_mailbox(http, admin, smtp=smtp_at(smtp_server.port))
     assert box["inbound_secret"].startswith("hdmail_") and box["smtp"]["username"] is None
     got = (await http.get(f"/v1/mailboxes/{box['id']}", headers=admin)).json()
     assert "inbound_secret" not in got and "password" not in got["smtp"]
     assert got["status"] == "ok"
 
-    first = await _inbound(http, box, corpus("gmail.eml"))
+    first = await inbound(http, box, corpus("gmail.eml"))
     assert first["outcome"] == "ticket"
     ticket = first["ticket_id"]
-    again = await _inbound(http, box, corpus("gmail.eml"))  # a retried delivery
+    again = await inbound(http, box, corpus("gmail.eml"))  # a retried delivery
     assert again["outcome"] == "duplicate" and again["ticket_id"] == ticket
     t = (await http.get(f"/v1/tickets/{ticket}", headers=admin)).json()
     assert t["source"] == "email" and t["subject"] == "Printer on fire"
@@ -115,8 +59,8 @@ async def test_mail_to_ticket_reply_by_smtp_and_threading_back(
     assert [(a["name"], a["type"]) for a in opening["attachments"]] == [
         ("fire.png", "image/png"), ("invite.ics", "text/calendar"),
         ("original.eml", "message/rfc822")]
-    [inbound] = await _mail(http, admin, ticket)
-    assert inbound["cc"] == ["bob@example.com", "carol@example.com"]
+    [received] = await _mail(http, admin, ticket)
+    assert received["cc"] == ["bob@example.com", "carol@example.com"]
 
     agent = await _agent(owner, tenant.tenant_id)
     r = await http.post(f"/v1/tickets/{ticket}/messages", headers=agent,
@@ -129,13 +73,13 @@ async def test_mail_to_ticket_reply_by_smtp_and_threading_back(
     async def sent() -> bool:
         return any(m["status"] == "sent" for m in await _mail(http, admin, ticket))
 
-    await _run_jobs(services, ManualClock(soon()), sent)
+    await run_mail_jobs(services, ManualClock(soon()), sent)
     out = [m for m in await _mail(http, admin, ticket) if m["direction"] == "out"]
     assert len(out) == 1  # the note is not mailed
     [delivered] = [d for d in smtp_server.to("ann@example.com")
                    if d.message()["Message-ID"] == f"<{out[0]['rfc_message_id']}>"]
     mail = delivered.message()
-    [thread] = await _owner_fetch(db, "SELECT token FROM mail_threads WHERE ticket_id = $1",
+    [thread] = await owner_fetch(db, "SELECT token FROM mail_threads WHERE ticket_id = $1",
                                   uuid.UUID(ticket))
     token = thread["token"]
     assert mail["In-Reply-To"] == "<CAF=gmail-0001@mail.gmail.com>"
@@ -149,12 +93,12 @@ async def test_mail_to_ticket_reply_by_smtp_and_threading_back(
 
     # Threading back: by In-Reply-To under another subject, by the token address alone,
     # and by the subject's reference alone.
-    changed = await _inbound(http, box, corpus("reply_changed_subject.eml",
+    changed = await inbound(http, box, corpus("reply_changed_subject.eml",
                                                 OUTBOUND_ID=out[0]["rfc_message_id"]))
     assert (changed["outcome"], changed["ticket_id"]) == ("reply", ticket)
-    by_token = await _inbound(http, box, corpus("token_only.eml", TOKEN=token))
+    by_token = await inbound(http, box, corpus("token_only.eml", TOKEN=token))
     assert (by_token["outcome"], by_token["ticket_id"]) == ("reply", ticket)
-    by_subject = await _inbound(http, box, (
+    by_subject = await inbound(http, box, (
         f"From: ann@example.com\nTo: support@acme.test\nSubject: Re: fire [#{token}]\n"
         "Message-ID: <subject-ref-1@example.com>\n\nAnd the fire brigade came.\n").encode())
     assert (by_subject["outcome"], by_subject["ticket_id"]) == ("reply", ticket)
@@ -164,7 +108,7 @@ async def test_mail_to_ticket_reply_by_smtp_and_threading_back(
                            "And the fire brigade came."]
 
     # Exactly one delivery: the scheduler run again sends nothing more.
-    jobs = await _owner_fetch(db, "SELECT status FROM jobs WHERE kind = 'mail.send'")
+    jobs = await owner_fetch(db, "SELECT status FROM jobs WHERE kind = 'mail.send'")
     assert [j["status"] for j in jobs] == ["done"]
     assert len([d for d in smtp_server.to("ann@example.com")
                 if d.message()["Message-ID"] == f"<{out[0]['rfc_message_id']}>"]) == 1
@@ -172,17 +116,17 @@ async def test_mail_to_ticket_reply_by_smtp_and_threading_back(
 
 async def test_noise_is_recorded_and_never_answered(http, db, tenant, smtp_server) -> None:
     admin = auth(tenant.admin_key)
-    box = await _mailbox(http, admin, smtp_server.port)
-    auto = await _inbound(http, box, corpus("auto_reply.eml"))
+    box = await make_mailbox(http, admin, smtp=smtp_at(smtp_server.port))
+    auto = await inbound(http, box, corpus("auto_reply.eml"))
     assert auto["outcome"] == "ignored" and "Auto-Submitted" in auto["reason"]
-    listed = await _inbound(http, box, corpus("mailing_list.eml"))
+    listed = await inbound(http, box, corpus("mailing_list.eml"))
     assert listed["outcome"] == "ignored" and "Precedence: list" in listed["reason"]
-    own = await _inbound(http, box, b"From: Acme <support+x1y2z3a4@acme.test>\n"
+    own = await inbound(http, box, b"From: Acme <support+x1y2z3a4@acme.test>\n"
                          b"To: support@acme.test\nMessage-ID: <own-1@acme.test>\n\nloop\n")
     assert own["outcome"] == "ignored" and "own addresses" in own["reason"]
-    bounce = await _inbound(http, box, corpus("dsn_bounce.eml"))
+    bounce = await inbound(http, box, corpus("dsn_bounce.eml"))
     assert bounce["outcome"] == "bounce" and "gone@example.com 5.1.1" in bounce["reason"]
-    bounced = await _owner_fetch(db, "SELECT address, status FROM mail_bounces")
+    bounced = await owner_fetch(db, "SELECT address, status FROM mail_bounces")
     assert [(b["address"], b["status"]) for b in bounced] == [("gone@example.com", "5.1.1")]
     tickets = (await http.get("/v1/tickets", headers=admin)).json()["data"]
     assert tickets == []  # nothing to answer: no ticket, no message, no job
@@ -190,11 +134,11 @@ async def test_noise_is_recorded_and_never_answered(http, db, tenant, smtp_serve
     # The hourly cap per sender: the sender's 30 mails of the hour (automatic ones
     # included) leave the 31st unanswered.
     for n in range(29):
-        r = await _inbound(http, box, (
+        r = await inbound(http, box, (
             f"From: ann@example.com\nTo: support@acme.test\nMessage-ID: <cap-{n}@x>\n"
             "Auto-Submitted: auto-replied\n\nout of office\n").encode())
         assert r["outcome"] == "ignored"
-    over = await _inbound(http, box, corpus("gmail.eml"))
+    over = await inbound(http, box, corpus("gmail.eml"))
     assert over["outcome"] == "ignored" and "within an hour" in over["reason"]
 
 
@@ -202,10 +146,10 @@ async def test_smtp_down_queues_the_reply_and_delivers_after_recovery(
         http, services, tenant, owner, smtp_server) -> None:
     admin = auth(tenant.admin_key)
     closed = free_port()  # nothing listens there
-    box = await _mailbox(http, admin, closed)
+    box = await make_mailbox(http, admin, smtp=smtp_at(closed))
     ready = (await http.get("/health/ready")).json()["checks"]["mail"]
     assert ready["status"] == "ok"
-    ticket = (await _inbound(http, box, corpus("apple_mail.eml")))["ticket_id"]
+    ticket = (await inbound(http, box, corpus("apple_mail.eml")))["ticket_id"]
     agent = await _agent(owner, tenant.tenant_id)
     r = await http.post(f"/v1/tickets/{ticket}/messages", headers=agent,
                         json={"body": "Try clearing the cache."})
@@ -216,7 +160,7 @@ async def test_smtp_down_queues_the_reply_and_delivers_after_recovery(
     async def tried() -> bool:
         return any(m["reason"] for m in await _mail(http, admin, ticket))
 
-    await _run_jobs(services, clock, tried)
+    await run_mail_jobs(services, clock, tried)
     [out] = [m for m in await _mail(http, admin, ticket) if m["direction"] == "out"]
     assert out["status"] == "queued" and "Connection refused" in out["reason"]
     health = await http.get("/health/ready")
@@ -233,7 +177,7 @@ async def test_smtp_down_queues_the_reply_and_delivers_after_recovery(
     async def sent() -> bool:
         return any(m["status"] == "sent" for m in await _mail(http, admin, ticket))
 
-    await _run_jobs(services, clock, sent)
+    await run_mail_jobs(services, clock, sent)
     [out] = [m for m in await _mail(http, admin, ticket) if m["direction"] == "out"]
     assert out["attempts"] == 2 and out["reason"] is None
     arrived = [d for d in smtp_server.to("erin@example.com")
@@ -244,23 +188,20 @@ async def test_smtp_down_queues_the_reply_and_delivers_after_recovery(
 
 async def test_quarantine_and_tenant_isolation(http, db, tenant, make_tenant) -> None:
     admin = auth(tenant.admin_key)
-    box = await _mailbox(http, admin, free_port())
+    box = await make_mailbox(http, admin, smtp=smtp_at(free_port()))
     other = await make_tenant("Other")
     other_admin = auth(other.admin_key)
-    other_box = await _mailbox(http, other_admin, free_port())  # the same address: its own
+    # The same address, in another tenant: its own.
+    other_box = await make_mailbox(http, other_admin, smtp=smtp_at(free_port()))
 
     garbage = b"this is not a mail at all\n"
-    q = await _inbound(http, box, garbage)
+    q = await inbound(http, box, garbage)
     assert q["outcome"] == "quarantined" and q["reason"] == "the message has no headers"
     page = (await http.get(f"/v1/mailboxes/{box['id']}/quarantine", headers=admin)).json()
     [kept] = page["data"]
     assert kept["size"] == len(garbage) and kept["attempts"] == 1
-    stored = await asyncpg.connect(db.admin_url)
-    try:
-        raw = await stored.fetchval("SELECT raw FROM mail_quarantine")
-        assert garbage not in bytes(raw)  # sealed
-    finally:
-        await stored.close()
+    [stored] = await owner_fetch(db, "SELECT raw FROM mail_quarantine")
+    assert garbage not in bytes(stored["raw"])  # sealed
 
     # Another tenant's admin sees none of it, and the other mailbox's secret opens
     # only its own mailbox.
@@ -304,16 +245,16 @@ async def test_quarantine_and_tenant_isolation(http, db, tenant, make_tenant) ->
 
 async def test_erasing_the_contact_blanks_its_addresses_on_the_mail(http, db, tenant) -> None:
     admin = auth(tenant.admin_key)
-    box = await _mailbox(http, admin, free_port())
-    taken = await _inbound(http, box, corpus("latin1.eml"))
+    box = await make_mailbox(http, admin, smtp=smtp_at(free_port()))
+    taken = await inbound(http, box, corpus("latin1.eml"))
     contact = (await http.get(f"/v1/tickets/{taken['ticket_id']}", headers=admin)).json()[
         "requester"]["contact_id"]
     bounce = corpus("dsn_bounce.eml").replace(b"gone@example.com", b"francois@example.fr")
-    await _inbound(http, box, bounce)
+    await inbound(http, box, bounce)
     r = await http.post(f"/v1/contacts/{contact}/erase", headers=admin,
                         json={"reason": "asked to be forgotten"})
     assert r.status_code == 200, r.text
-    rows = await _owner_fetch(db, "SELECT from_address, to_addresses FROM mail_messages "
+    rows = await owner_fetch(db, "SELECT from_address, to_addresses FROM mail_messages "
                                   "WHERE ticket_id = $1", uuid.UUID(taken["ticket_id"]))
     assert [(r["from_address"], r["to_addresses"]) for r in rows] == [("", [])]
-    assert await _owner_fetch(db, "SELECT * FROM mail_bounces") == []
+    assert await owner_fetch(db, "SELECT * FROM mail_bounces") == []
