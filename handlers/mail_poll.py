@@ -89,7 +89,7 @@ def _fetch(access: mailboxes.ImapAccess, limit: int, timeout: float) -> Fetched:
         _, said = client.response("UIDVALIDITY")
         uidvalidity = int(said[0]) if said and said[0] else 0
         after = access.last_uid if access.uidvalidity == uidvalidity else 0
-        typ, data = client.uid("SEARCH", None, f"UID {after + 1}:*")
+        typ, data = client.uid("SEARCH", f"UID {after + 1}:*")
         if typ != "OK":
             raise MailboxUnreachable(f"UID SEARCH failed: {data!r}"[:300])
         # "n:*" always names the last message, even one at or below n.
