@@ -106,8 +106,8 @@ service anvil {{
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"dovecot exited: {self.process.stderr.read()!r} "
-                                   f"{self.log()[-2000:]}")  # type: ignore[union-attr]
+                said = self.process.stderr.read() if self.process.stderr else b""
+                raise RuntimeError(f"dovecot exited: {said!r} {self.log()[-2000:]}")
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
                     return self
@@ -141,7 +141,7 @@ service anvil {{
         client = self.client(name, password)
         try:
             client.select(folder, readonly=True)
-            _, data = client.uid("SEARCH", None, "SEEN")
+            _, data = client.uid("SEARCH", "SEEN")
             return [int(x) for x in (data[0] or b"").split()]
         finally:
             client.logout()
