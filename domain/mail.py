@@ -29,8 +29,11 @@ from email.utils import getaddresses, parseaddr
 
 import nh3
 
-MAX_BODY_CHARS = 100_000
-"""A stored body is cut at this many characters (the original stays attached)."""
+from domain.validation import BODY_MAX, NAME_MAX, SUBJECT_MAX
+
+MAX_BODY_CHARS = BODY_MAX
+"""A stored body is cut at this many characters (the original stays attached), as a
+subject and a sender's name are at what a ticket takes."""
 
 ORIGINAL_NAME = "original.eml"
 
@@ -327,14 +330,19 @@ def parse(raw: bytes) -> ParsedMail:
         body = "(no text)" if not files else "(see the attached files)"
     files.append(MailFile(name=ORIGINAL_NAME, content_type="message/rfc822", data=raw))
     return ParsedMail(
-        message_id=ids[0], sender=sender.strip().lower(), sender_name=name.strip() or None,
-        subject=subject[:500] or "(no subject)", body=body[:MAX_BODY_CHARS],
+        message_id=ids[0][:900], sender=sender.strip().lower(),
+        sender_name=name.strip()[:NAME_MAX] or None,
+        subject=_cut(subject, SUBJECT_MAX) or "(no subject)", body=_cut(body, MAX_BODY_CHARS),
         to=_addresses(msg, "To"), cc=_addresses(msg, "Cc"),
         in_reply_to=message_ids(_header(msg, "In-Reply-To")),
         references=message_ids(_header(msg, "References")),
         files=tuple(files), automatic=automatic_reason(msg), bounces=_bounces(msg),
         headers={k: v for k in ("Delivered-To", "X-Original-To")
                  if (v := _header(msg, k)) is not None})
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
 
 
 # --- threading -------------------------------------------------------------------------

@@ -39,10 +39,12 @@ from uuid import UUID
 
 import asyncpg
 
+from domain.errors import DomainError
 from domain.ids import MessageId, TenantId, TicketId
 from domain.mail import MailFile, ParsedMail, Unparseable, parse, plus_token, subject_ref
 from domain.ticket.commands import OpenTicket
 from domain.values import Actor, ActorKind, Requester, Source, Visibility
+from eventstore.keys import SubjectErased
 from eventstore.sqlfile import load_queries
 from eventstore.store import EventStore, UnitOfWork
 from eventstore.types import StoreActor
@@ -134,6 +136,14 @@ async def take_in(store: EventStore, storages: attachments.Storages, tenant_id: 
         for r in received:
             await attachments.discard(store, tenant_id, r)
         return TakenIn("duplicate", "this Message-ID was taken in before")
+    except (DomainError, HandlerError, SubjectErased) as exc:
+        # Refused by a rule of the desk (a sender address it does not take, an erased
+        # contact's): kept, with the reason, rather than refused again at every poll.
+        for r in received:
+            await attachments.discard(store, tenant_id, r)
+        reason = f"refused: {getattr(exc, 'message', None) or exc}"
+        return await _quarantine(store, tenant_id, mailbox_id, raw, reason, at,
+                                 quarantine_id, checkpoint)
     except BaseException:
         for r in received:
             await attachments.discard(store, tenant_id, r)

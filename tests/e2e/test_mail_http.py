@@ -239,6 +239,16 @@ async def test_quarantine_and_tenant_isolation(http, db, tenant, make_tenant) ->
     assert gone.status_code == 200 and gone.json()["id"] == kept["id"]
     assert (await http.get(f"/v1/mailboxes/{box['id']}/quarantine",
                            headers=admin)).json()["data"] == []
+    # A mail the desk's own rules refuse (an address no ticket takes) is kept too, once;
+    # an over-long subject is cut to what a ticket takes.
+    refused = await inbound(http, box, b"From: <a b@c d>\nMessage-ID: <r-1@x>\n\nhi\n")
+    assert refused["outcome"] == "quarantined"
+    assert refused["reason"] == "refused: requester.email is not an e-mail address"
+    long = await inbound(http, box, b"From: z@example.com\nMessage-ID: <long-1@x>\nSubject: "
+                         + b"x" * 300 + b"\n\nhi\n")
+    subject = (await http.get(f"/v1/tickets/{long['ticket_id']}", headers=admin)).json()[
+        "subject"]
+    assert len(subject) == 200 and subject.endswith("…")
     dup = await http.post("/v1/mailboxes", headers=admin, json={"address": "SUPPORT@acme.test"})
     assert dup.status_code == 409 and dup.json()["code"] == "mailbox_exists"
 
