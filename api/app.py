@@ -36,6 +36,7 @@ from api.routes import (
     groups,
     health,
     macros,
+    mail,
     messages,
     meta,
     metrics,
@@ -57,7 +58,7 @@ ROUTERS = (health.router, metrics.router, tickets.router, messages.router, agent
            analytics.router, auth.router, contacts.router, organizations.router,
            feed_route.router, groups.router, ticket_fields.router, changes.router,
            search.router, portal.router, widget.router, meta.router,
-           attachments.router, rules.router, macros.router, views.router)
+           attachments.router, rules.router, macros.router, views.router, mail.router)
 
 
 def serve_app() -> FastAPI:

@@ -192,6 +192,10 @@ class ProcessSettings(BaseSettings):
         description="Let webhooks reach loopback, private and link-local addresses "
         "(off: a tenant's webhook cannot probe the service's own network).",
     )
+    mail_poll_seconds: int = Field(
+        default=60, ge=5, le=3600,
+        description="Seconds between polls of a tenant's IMAP mailboxes (docs/email.md).",
+    )
     webhook_max_attempts: int = Field(
         default=8, ge=1, le=50, description="Delivery attempts before a webhook job is dead."
     )

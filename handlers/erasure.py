@@ -36,7 +36,7 @@ from domain.values import Actor
 from eventstore.sealing import is_sealed, sealed_paths
 from eventstore.store import UnitOfWork
 from eventstore.types import RecordedEvent
-from handlers import attachments, widget
+from handlers import attachments, mail_in, widget
 from handlers.contacts import stage
 from handlers.errors import Conflict, Gone, Invalid, Missing
 from projections import people
@@ -111,6 +111,8 @@ async def erase_contact(uow: UnitOfWork, command: EraseContact) -> Erased:
     redacted = await redact_tickets(uow.conn, uow.tenant_id, streams, set(subjects))
     for subject in alive:
         await widget.forget_contact(uow, before[subject].email, tickets, command.at)
+    await mail_in.forget_contact_mail(uow.conn, uow.tenant_id, tickets,
+                                      [c.email for c in before.values()])
     events, fields, unsealed = _census(recorded, set(subjects))
     # The search index held the same words: recompute the tickets' rows from their
     # redacted rows, and find the contacts no more.

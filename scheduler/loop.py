@@ -217,13 +217,16 @@ class Scheduler:
         since another worker may already be running it."""
         while True:
             await asyncio.sleep(self.config.lease_seconds / 3)
-            held = list(self._running) + self._succeeded
+            running = list(self._running)
+            held = running + self._succeeded
             try:
                 kept = await self.queue.renew(held)
             except Exception as exc:
                 log.warning("lease renewal failed: %s", exc)
                 continue
-            for job_id in set(self._running) - kept:
+            # Only the jobs asked about: one started while the renewal was on its way
+            # holds a fresh lease, and is not in the answer.
+            for job_id in {j for j in running if j in self._running} - kept:
                 log.warning("lost the lease of job %s; cancelling it here", job_id)
                 self._running[job_id].cancel()
 

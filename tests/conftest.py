@@ -12,8 +12,10 @@ from eventstore.keys import Keyring
 from eventstore.pool import create_pool
 from eventstore.store import EventStore
 from handlers.tenants import NewTenant, create_tenant_as_operator
+from tests.support.dovecot import DovecotServer
 from tests.support.pg import Databases, TestDatabase, server_url
 from tests.support.redis import RedisServer
+from tests.support.smtp import SmtpServer
 
 
 @pytest.fixture(scope="session")
@@ -75,3 +77,23 @@ def redis_server() -> Iterator[RedisServer]:
         yield server
     finally:
         server.kill()
+
+
+@pytest.fixture(scope="session")
+def smtp_server() -> Iterator[SmtpServer]:
+    """One recording SMTP server for the whole session (tests/support/smtp.py)."""
+    server = SmtpServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def dovecot_server() -> Iterator[DovecotServer]:
+    """One Dovecot IMAP server for the whole session (tests/support/dovecot.py)."""
+    server = DovecotServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()

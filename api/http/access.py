@@ -156,6 +156,16 @@ ACCESS: Mapping[str, frozenset[str]] = {
     "POST /v1/views": _STAFF,
     "GET /v1/views/{view_id}": _STAFF,
     "GET /v1/views/{view_id}/tickets": _STAFF,
+    # Mail: admins set up mailboxes and tend their quarantine; staff read a ticket's
+    # mail. Inbound mail takes the mailbox's own secret (OPEN).
+    "GET /v1/mailboxes": _ADMIN,
+    "POST /v1/mailboxes": _ADMIN,
+    "GET /v1/mailboxes/{mailbox_id}": _ADMIN,
+    "PATCH /v1/mailboxes/{mailbox_id}": _ADMIN,
+    "GET /v1/mailboxes/{mailbox_id}/quarantine": _ADMIN,
+    "POST /v1/mailboxes/{mailbox_id}/quarantine/{quarantined_id}/retry": _ADMIN,
+    "DELETE /v1/mailboxes/{mailbox_id}/quarantine/{quarantined_id}": _ADMIN,
+    "GET /v1/tickets/{ticket_id}/mail": _STAFF,
     # Every caller may ask who it is and what its role may run (the console does).
     "GET /v1/auth/me": _EVERYONE,
     # The problem registry: every code the API answers with, for clients to map.
@@ -172,6 +182,7 @@ PORTAL_TOKEN = "portalToken"
 WIDGET_TOKEN = "widgetToken"
 STAFF_COOKIE = "refreshCookie"
 PORTAL_COOKIE = "portalRefreshCookie"
+MAILBOX_SECRET = "mailboxSecret"
 
 SECURITY_SCHEMES: Mapping[str, dict[str, Any]] = {
     BEARER: {"type": "http", "scheme": "bearer",
@@ -191,6 +202,9 @@ SECURITY_SCHEMES: Mapping[str, dict[str, Any]] = {
     PORTAL_COOKIE: {"type": "apiKey", "in": "cookie", "name": PORTAL_REFRESH.name,
                     "description": "The portal refresh token, set by portal sign-in "
                                    f"(httpOnly, path `{PORTAL_REFRESH.path}`)."},
+    MAILBOX_SECRET: {"type": "http", "scheme": "bearer",
+                     "description": "A mailbox's inbound secret (`hdmail_...`), shown once "
+                                    "when the mailbox is made: `POST /v1/mailboxes`."},
 }
 """Every credential the API takes, as OpenAPI security schemes."""
 
@@ -207,6 +221,8 @@ OPEN: Mapping[str, tuple[tuple[str, ...], ...]] = {
     "POST /v1/portal/auth/sign-out": ((PORTAL_COOKIE,), (PORTAL_TOKEN,), ()),
     # Its credential is the request's Origin, checked against the tenant's widget_origins.
     "POST /v1/widget/{tenant_id}/sessions": (),
+    # Its credential is the mailbox's inbound secret, checked against the mailbox's hash.
+    "POST /v1/inbound/mail/{mailbox_id}": ((MAILBOX_SECRET,),),
 }
 """Operations that take no bearer credential: they check the one they are given. Each
 maps to its alternatives of security schemes (an empty one: it may be called without)."""

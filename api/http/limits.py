@@ -2,7 +2,8 @@
 
 Uploads (``UPLOAD_PATH``) are not held to it: they are streamed to storage, never read
 whole, and held to the tenant's ``attachments.max_file_bytes`` as they arrive
-(handlers/attachments.py).
+(handlers/attachments.py). Nor is inbound mail, held to ``MAIL_MAX_BYTES`` by its route
+(api/routes/mail.py).
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.http import problems
 
-UPLOAD_PATH = re.compile(r"^/v1/(portal/|widget/[^/]+/)?uploads$")
-"""The upload routes (api/routes/attachments.py)."""
+UPLOAD_PATH = re.compile(r"^/v1/((portal/|widget/[^/]+/)?uploads|inbound/mail/[^/]+)$")
+"""The upload routes (api/routes/attachments.py) and inbound mail's."""
 
 
 class BodyLimit:

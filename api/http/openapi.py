@@ -45,6 +45,7 @@ TAGS: dict[str, str] = {
     "settings": "The tenant's SLA targets, business hours, sweep and widget settings",
     "api-keys": "API keys of the tenant",
     "webhooks": "The tenant's webhook endpoint",
+    "mail": "Mailboxes, inbound mail, the quarantine and a ticket's mail",
     "auth": "Staff sign-in, refresh and sign-out; who the caller is",
     "portal": "The customer portal: a contact's sign-in and own tickets",
     "widget": "The embeddable widget: anonymous visitors' sessions and tickets",

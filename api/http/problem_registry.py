@@ -124,6 +124,8 @@ PROBLEMS: Mapping[str, ProblemCode] = _codes(
     ProblemCode("upload_not_found", 404, "Upload not found",
                 "An attachment names an upload this tenant (or this customer) does not "
                 "have, or one purged unattached."),
+    ProblemCode("mailbox_not_found", 404, "Mailbox not found",
+                "The tenant has no such mailbox."),
     ProblemCode("webhook_not_configured", 404, "Webhook not configured",
                 "The tenant has no webhook endpoint."),
     ProblemCode("method_not_allowed", 405, "Method not allowed",
@@ -133,6 +135,8 @@ PROBLEMS: Mapping[str, ProblemCode] = _codes(
                 "The ticket cannot move from its state to the one asked for."),
     ProblemCode("ticket_closed", 409, "Ticket closed", "A closed ticket takes no command."),
     ProblemCode("already_exists", 409, "Already exists", "The ticket exists already."),
+    ProblemCode("mailbox_exists", 409, "Mailbox exists",
+                "The tenant has a mailbox of this address already."),
     ProblemCode("follow_up_required", 409, "Follow-up required",
                 "The ticket is closed; a customer's message opens a follow-up instead."),
     ProblemCode("not_group_member", 409, "Not a group member",

@@ -5,7 +5,9 @@ down; a scheduler that runs here and stalled). Optional parts (Redis, the read
 replica) report ``degraded``, ``lagging`` or ``dormant`` and never fail readiness;
 so do data keys this process met and could not unwrap (``data_keys``: its
 ``DATA_KEY`` is not the one that wrapped them; only reads of sealed data fail), and
-a file storage directory that is not usable (``file_storage``: only files need it).
+a file storage directory that is not usable (``file_storage``: only files need it),
+and mail (``mail``: ``dormant`` without a mailbox, ``degraded`` while a mailbox's last
+use of its server failed).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from api.ops.readiness import CheckResult
 from eventstore.blobs import directory_usable
+from handlers.mailboxes import mail_health
 
 if TYPE_CHECKING:
     from api.root import Services
@@ -88,6 +91,23 @@ async def check_file_storage(services: Services) -> CheckResult:
     return CheckResult("ok")
 
 
+async def check_mail(services: Services) -> CheckResult:
+    """``ok | degraded | dormant``: never failing readiness, as mail servers are not the
+    process's to keep up. Degraded names how many mailboxes' last delivery failed."""
+    try:
+        async with asyncio.timeout(2.0):
+            async with services.pool.acquire() as conn:
+                count, failing = await mail_health(conn)
+    except Exception as exc:  # the database check reports the database itself
+        return CheckResult("degraded", detail=f"{type(exc).__name__}: {exc}"[:200])
+    if count == 0:
+        return CheckResult("dormant")
+    if failing:
+        return CheckResult("degraded", detail=f"{failing} of {count} mailboxes failed "
+                                              "on their last use of their server")
+    return CheckResult("ok")
+
+
 CHECKS: dict[str, HealthCheck] = {
     "database": check_database,
     "redis": check_redis,
@@ -95,5 +115,6 @@ CHECKS: dict[str, HealthCheck] = {
     "scheduler": check_scheduler,
     "data_keys": check_data_keys,
     "file_storage": check_file_storage,
+    "mail": check_mail,
 }
 """Every readiness check, by the name readiness reports it under."""

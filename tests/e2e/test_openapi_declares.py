@@ -74,6 +74,10 @@ BODIES: dict[str, Callable[[], Any]] = {
     "POST /v1/macros": lambda: MACRO,
     "POST /v1/views": lambda: {"name": "Open", "shared": True, "filters": {"state": "open"}},
     "POST /v1/tickets/{ticket_id}/macros/{macro_id}": lambda: None,
+    "POST /v1/mailboxes": lambda: {"address": f"s{uuid.uuid4().hex[:12]}@acme.test"},
+    "PATCH /v1/mailboxes/{mailbox_id}": lambda: {"name": f"m-{uuid.uuid4()}"},
+    "POST /v1/mailboxes/{mailbox_id}/quarantine/{quarantined_id}/retry": lambda: None,
+    "DELETE /v1/mailboxes/{mailbox_id}/quarantine/{quarantined_id}": lambda: None,
 }
 """A request body each side-effecting operation accepts."""
 
@@ -126,6 +130,15 @@ async def _request(http: httpx.AsyncClient, h: dict[str, str], method: str, path
     if "{key_id}" in url:
         key = await http.post("/v1/api-keys", json={"name": "r", "role": "intake"}, headers=h)
         url = url.replace("{key_id}", key.json()["id"])
+    if "{mailbox_id}" in url:
+        box = (await http.post("/v1/mailboxes", headers=h,
+                               json=BODIES["POST /v1/mailboxes"]())).json()
+        url = url.replace("{mailbox_id}", box["id"])
+        if "{quarantined_id}" in url:  # a mail it cannot parse, kept in its quarantine
+            kept = (await http.post(box["inbound_url"], content=b"not a mail", headers={
+                "Authorization": f"Bearer {box['inbound_secret']}",
+                "Content-Type": "message/rfc822"})).json()
+            url = url.replace("{quarantined_id}", kept["mail_id"])
     if "{field_key}" in url:
         field = await http.post("/v1/ticket-fields", json=BODIES["POST /v1/ticket-fields"](),
                                 headers=h)

@@ -1,0 +1,254 @@
+"""Mail: the tenant's mailboxes (admin), inbound mail, the quarantine, a ticket's mail.
+
+- ``/v1/mailboxes``: an address, outbound SMTP (optional) and an inbound secret, shown
+  once at creation. Secrets are never returned (handlers/mailboxes.py).
+- ``POST /v1/inbound/mail/{mailbox_id}``: a raw RFC 5322 message (an MTA's pipe, a
+  mail provider's inbound webhook), its credential the mailbox's inbound secret as a
+  bearer token. The answer says what became of it (handlers/mail_in.py); a mail that
+  cannot be parsed is kept in the quarantine and answered 200 too, so the sender does
+  not retry what would fail again.
+- ``/v1/mailboxes/{id}/quarantine``: list, retry, discard.
+- ``GET /v1/tickets/{id}/mail``: the mail a ticket took in and sent, with each reply's
+  delivery status.
+
+See docs/email.md.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+from uuid import UUID
+
+from fastapi import APIRouter, Query, Request, Response
+from starlette.requests import ClientDisconnect
+
+from api.http import commands
+from api.http.answer_headers import LOCATION, sends
+from api.http.deps import Authorized, ServicesDep
+from api.http.headers import bearer_token
+from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, tenant_list_page
+from api.http.problem_docs import errors
+from api.http.problems import Problem
+from api.http.reply import JsonReply
+from api.http.routing import StrictRoute
+from api.schemas.mail import (
+    ImapIn,
+    MailboxCreated,
+    MailboxIn,
+    MailboxOut,
+    MailboxPage,
+    MailboxPatch,
+    QuarantinedOut,
+    QuarantinePage,
+    SmtpIn,
+    TakenInOut,
+    TicketMail,
+)
+from domain.ids import TenantId
+from eventstore.store import UnitOfWork
+from handlers import mail_in, mailboxes
+from handlers.ticket_state import load_ticket
+
+router = APIRouter(tags=["mail"], route_class=StrictRoute)
+
+MAIL_MAX_BYTES = 30 * 1024 * 1024
+"""The largest raw message taken in (providers cap mail at 25-35 MB)."""
+
+Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT)]
+Cursor = Annotated[str | None, Query(max_length=1000)]
+
+
+def _smtp(given: SmtpIn | None) -> mailboxes.Smtp | None:
+    return None if given is None else mailboxes.Smtp(
+        host=given.host, port=given.port, security=given.security, username=given.username,
+        password=given.password)
+
+
+def _imap(given: ImapIn | None) -> mailboxes.Imap | None:
+    return None if given is None else mailboxes.Imap(
+        host=given.host, port=given.port, security=given.security, username=given.username,
+        password=given.password, folder=given.folder)
+
+
+def _safe(body: Any) -> dict[str, Any]:
+    """A mailbox body as its Idempotency-Key record keeps it: without the passwords."""
+    doc: dict[str, Any] = body.model_dump(mode="json", exclude_unset=True)
+    for part in ("smtp", "imap"):
+        if isinstance(doc.get(part), dict):
+            doc[part] = {k: v for k, v in doc[part].items() if k != "password"}
+    return doc
+
+
+@router.get("/v1/mailboxes", response_model=MailboxPage, responses=errors(),
+            summary="List the mailboxes")
+async def list_mailboxes(principal: Authorized, services: ServicesDep,
+                         limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None) -> Response:
+    """Oldest first; pass ``next_cursor`` back as ``cursor``."""
+
+    async def read(s: UnitOfWork, after: Any, n: int) -> list[dict[str, Any]]:
+        return await mailboxes.list_mailboxes(s.conn, s.tenant_id, after, n)
+
+    page, nxt = await tenant_list_page(services.cursors, services.store, principal.tenant_id,
+                                       "mailboxes", read, limit, cursor)
+    return JsonReply(200, {"data": page, "next_cursor": nxt}).response()
+
+
+@router.post("/v1/mailboxes", status_code=201, response_model=MailboxCreated,
+             responses=errors(409, 413, 415) | sends(201, required=(LOCATION,)),
+             summary="Add a mailbox")
+async def create_mailbox(body: MailboxIn, request: Request, principal: Authorized,
+                         services: ServicesDep) -> Response:
+    """The answer carries the inbound secret, shown this once (a replay of the same
+    ``Idempotency-Key`` does not show it again: it is never stored)."""
+    command = mailboxes.CreateMailbox(address=body.address.lower(), name=body.name,
+                                      smtp=_smtp(body.smtp), imap=_imap(body.imap),
+                                      at=services.clock.now())
+
+    async def work(uow: UnitOfWork) -> JsonReply:
+        doc, secret = await mailboxes.create_mailbox(uow, command)
+        where = f"/v1/mailboxes/{doc['id']}"
+        return JsonReply(201, {**doc, "inbound_secret": secret,
+                               "inbound_url": f"/v1/inbound/mail/{doc['id']}"},
+                         {"Location": where})
+
+    return await commands.run(request, services, principal, _safe(body), work)
+
+
+@router.get("/v1/mailboxes/{mailbox_id}", response_model=MailboxOut, responses=errors(404),
+            summary="A mailbox")
+async def get_mailbox(mailbox_id: UUID, principal: Authorized,
+                      services: ServicesDep) -> Response:
+    async with services.store.session(principal.tenant_id, readonly=True) as s:
+        doc = await mailboxes.get_mailbox(s.conn, s.tenant_id, mailbox_id)
+    if doc is None:
+        raise Problem(404, "mailbox_not_found", f"no mailbox {mailbox_id}")
+    return JsonReply(200, doc).response()
+
+
+@router.patch("/v1/mailboxes/{mailbox_id}", response_model=MailboxOut,
+              responses=errors(404, 409, 413, 415), summary="Change a mailbox")
+async def change_mailbox(mailbox_id: UUID, body: MailboxPatch, request: Request,
+                         principal: Authorized, services: ServicesDep) -> Response:
+    """``smtp`` replaces the SMTP settings (its password kept when left out);
+    ``smtp: null`` stops outbound mail."""
+    given = body.model_fields_set
+    command = mailboxes.ChangeMailbox(
+        mailbox_id=mailbox_id, name=body.name, smtp=_smtp(body.smtp),
+        clear_smtp="smtp" in given and body.smtp is None, imap=_imap(body.imap),
+        clear_imap="imap" in given and body.imap is None, at=services.clock.now())
+
+    async def work(uow: UnitOfWork) -> JsonReply:
+        return JsonReply(200, await mailboxes.change_mailbox(uow, command))
+
+    return await commands.run(request, services, principal, _safe(body), work)
+
+
+@router.post("/v1/inbound/mail/{mailbox_id}", response_model=TakenInOut,
+             responses=errors(401, 413, 415), summary="Take in a raw mail")
+async def inbound_mail(mailbox_id: UUID, request: Request, services: ServicesDep) -> Response:
+    """The body is the message as received (``Content-Type: message/rfc822``), the
+    credential the mailbox's inbound secret (``Authorization: Bearer hdmail_...``).
+    Delivering the same mail again does nothing twice (its ``Message-ID``)."""
+    secret = bearer_token(request.headers.get("authorization"))
+    if not secret:
+        raise Problem(401, "unauthorized", "the mailbox's inbound secret is required",
+                      headers={"WWW-Authenticate": "Bearer"})
+    content_type = (request.headers.get("content-type") or "").split(";")[0].strip().lower()
+    if content_type not in ("message/rfc822", "application/octet-stream", "text/plain"):
+        raise Problem(415, "unsupported_media_type",
+                      "send the raw message as message/rfc822")
+    async with services.pool.acquire() as conn:
+        tenant = await mailboxes.inbound_tenant(conn, mailbox_id, secret)
+    if tenant is None:
+        raise Problem(401, "unauthorized", "unknown mailbox or wrong inbound secret",
+                      headers={"WWW-Authenticate": "Bearer"})
+    raw = await _body(request)
+    taken = await mail_in.take_in(services.store, services.files, TenantId(tenant),
+                                  mailbox_id, raw, services.clock.now())
+    return JsonReply(200, _taken(taken)).response()
+
+
+def _taken(taken: mail_in.TakenIn) -> dict[str, Any]:
+    return {"outcome": taken.outcome, "reason": taken.reason, "ticket_id": taken.ticket_id,
+            "message_id": taken.message_id, "mail_id": taken.mail_id}
+
+
+async def _body(request: Request) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > MAIL_MAX_BYTES:
+        raise Problem(413, "body_too_large", f"a mail is at most {MAIL_MAX_BYTES} bytes")
+    data = bytearray()
+    try:
+        async for piece in request.stream():
+            data += piece
+            if len(data) > MAIL_MAX_BYTES:
+                raise Problem(413, "body_too_large", f"a mail is at most {MAIL_MAX_BYTES} bytes")
+    except ClientDisconnect as exc:
+        raise Problem(400, "upload_interrupted", "the mail was cut off") from exc
+    return bytes(data)
+
+
+@router.get("/v1/mailboxes/{mailbox_id}/quarantine", response_model=QuarantinePage,
+            responses=errors(404), summary="List the mailbox's quarantined mail")
+async def list_quarantine(mailbox_id: UUID, principal: Authorized, services: ServicesDep,
+                          limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None) -> Response:
+    """Mail that could not be taken in, oldest first, with the reason."""
+    async with services.store.session(principal.tenant_id, readonly=True) as s:
+        if await mailboxes.get_mailbox(s.conn, s.tenant_id, mailbox_id) is None:
+            raise Problem(404, "mailbox_not_found", f"no mailbox {mailbox_id}")
+
+    async def read(s: UnitOfWork, after: Any, n: int) -> list[dict[str, Any]]:
+        return await mail_in.list_quarantine(s.conn, s.tenant_id, mailbox_id, after, n)
+
+    page, nxt = await tenant_list_page(services.cursors, services.store, principal.tenant_id,
+                                       "quarantine", read, limit, cursor,
+                                       filters={"mailbox": str(mailbox_id)})
+    return JsonReply(200, {"data": page, "next_cursor": nxt}).response()
+
+
+@router.post("/v1/mailboxes/{mailbox_id}/quarantine/{quarantined_id}/retry",
+             response_model=TakenInOut, responses=errors(404),
+             summary="Take a quarantined mail in again")
+async def retry_quarantined(mailbox_id: UUID, quarantined_id: UUID, request: Request,
+                            principal: Authorized, services: ServicesDep) -> Response:
+    """Taken in, it leaves the quarantine; refused again, it stays with the new reason
+    (``outcome: quarantined``). The mail is taken in by its own transactions (as any
+    inbound mail is); the ``Idempotency-Key`` record keeps the answer."""
+
+    async def work(uow: UnitOfWork) -> JsonReply:
+        taken = await mail_in.retry_quarantined(services.store, services.files,
+                                                principal.tenant_id, mailbox_id,
+                                                quarantined_id, services.clock.now())
+        return JsonReply(200, _taken(taken))
+
+    return await commands.run(request, services, principal, None, work)
+
+
+@router.delete("/v1/mailboxes/{mailbox_id}/quarantine/{quarantined_id}",
+               response_model=QuarantinedOut, responses=errors(404),
+               summary="Discard a quarantined mail")
+async def discard_quarantined(mailbox_id: UUID, quarantined_id: UUID, request: Request,
+                              principal: Authorized, services: ServicesDep) -> Response:
+    """The answer is what was discarded."""
+
+    async def work(uow: UnitOfWork) -> JsonReply:
+        return JsonReply(200, await mail_in.discard_quarantined(uow, mailbox_id,
+                                                                quarantined_id))
+
+    return await commands.run(request, services, principal, None, work)
+
+
+@router.get("/v1/tickets/{ticket_id}/mail", response_model=TicketMail, responses=errors(404),
+            summary="The ticket's mail and each reply's delivery")
+async def ticket_mail(ticket_id: UUID, principal: Authorized,
+                      services: ServicesDep) -> Response:
+    """Oldest first: what the ticket took in (with its Cc) and each mailed reply's status
+    (``queued``, ``sent``, ``dead`` with the reason)."""
+    async with services.store.session(principal.tenant_id, readonly=True) as s:
+        if await load_ticket(s.conn, s.tenant_id, ticket_id) is None:
+            raise Problem(404, "not_found", f"no ticket {ticket_id}")
+        data = await mail_in.mail_of_ticket(s.conn, s.tenant_id, ticket_id)
+    return JsonReply(200, {"data": data}).response()
+
+
+__all__ = ["MAIL_MAX_BYTES", "QuarantinedOut", "router"]

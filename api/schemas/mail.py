@@ -1,0 +1,163 @@
+"""Bodies of the mail routes: mailboxes, their quarantine, a ticket's mail."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from api.schemas import patch_fields_given, patch_schema
+
+_IN = ConfigDict(extra="forbid")
+ADDRESS_PATTERN = r"^[A-Za-z0-9._%-]{1,64}@[A-Za-z0-9-]{1,63}(\.[A-Za-z0-9-]{1,63})+$"
+
+
+class SmtpIn(BaseModel):
+    """Outbound SMTP. ``password`` is write-only: left out on a change, the current one
+    is kept."""
+
+    model_config = _IN
+
+    host: str = Field(min_length=1, max_length=255, examples=["smtp.example.com"])
+    port: int = Field(ge=1, le=65535, examples=[587])
+    security: Literal["none", "starttls", "tls"] = "starttls"
+    username: str | None = Field(default=None, max_length=320)
+    password: str | None = Field(default=None, max_length=1000)
+
+
+class ImapIn(BaseModel):
+    """Inbound IMAP, polled by the scheduler. ``password`` is write-only: left out on a
+    change, the current one is kept."""
+
+    model_config = _IN
+
+    host: str = Field(min_length=1, max_length=255, examples=["imap.example.com"])
+    port: int = Field(ge=1, le=65535, examples=[993])
+    security: Literal["none", "starttls", "tls"] = "tls"
+    username: str = Field(min_length=1, max_length=320)
+    password: str | None = Field(default=None, max_length=1000)
+    folder: str = Field(default="INBOX", min_length=1, max_length=200)
+
+
+class ImapOut(BaseModel):
+    host: str
+    port: int
+    security: str
+    username: str
+    folder: str
+
+
+class SmtpOut(BaseModel):
+    host: str
+    port: int
+    security: str
+    username: str | None
+
+
+class MailboxIn(BaseModel):
+    model_config = _IN
+
+    address: str = Field(max_length=254, pattern=ADDRESS_PATTERN,
+                         examples=["support@example.com"],
+                         description="Without a `+`: replies come back to `local+<token>@`.")
+    name: str | None = Field(default=None, max_length=200)
+    smtp: SmtpIn | None = None
+    imap: ImapIn | None = None
+
+
+class MailboxPatch(BaseModel):
+    """Only what is given changes; ``smtp: null`` stops outbound mail, ``imap: null``
+    the polling."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=patch_schema("smtp", "imap"))
+
+    name: str | None = Field(default=None, min_length=1, max_length=200)
+    smtp: SmtpIn | None = None
+    imap: ImapIn | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _something(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            cleared = {k for k in ("smtp", "imap") if k in data and data[k] is None}
+            rest = {k: v for k, v in data.items() if k not in cleared}
+            if cleared and not rest:
+                return data
+            patch_fields_given(rest, "name, smtp, imap")
+        return data
+
+
+class MailboxOut(BaseModel):
+    """A mailbox; its secrets are never shown."""
+
+    id: UUID
+    address: str
+    name: str | None
+    smtp: SmtpOut | None
+    imap: ImapOut | None
+    status: Literal["ok", "degraded"]
+    last_error: str | None
+    last_error_at: datetime | None
+    version: int
+    created_at: datetime
+    updated_at: datetime
+
+
+class MailboxCreated(MailboxOut):
+    inbound_secret: str = Field(description="What `POST /v1/inbound/mail/{mailbox_id}` "
+                                "takes as its bearer credential: shown this once.")
+    inbound_url: str
+
+
+class MailboxPage(BaseModel):
+    data: list[MailboxOut]
+    next_cursor: str | None
+
+
+class QuarantinedOut(BaseModel):
+    id: UUID
+    mailbox_id: UUID
+    size: int
+    reason: str
+    attempts: int
+    created_at: datetime
+    retried_at: datetime | None
+
+
+class QuarantinePage(BaseModel):
+    data: list[QuarantinedOut]
+    next_cursor: str | None
+
+
+class TakenInOut(BaseModel):
+    """What became of a mail taken in."""
+
+    outcome: Literal["ticket", "reply", "follow_up", "ignored", "bounce", "duplicate",
+                     "quarantined"]
+    reason: str | None
+    ticket_id: UUID | None
+    message_id: UUID | None
+    mail_id: UUID | None
+
+
+class MailOut(BaseModel):
+    id: UUID
+    mailbox_id: UUID
+    direction: Literal["in", "out"]
+    message_id: UUID | None = Field(description="The ticket message it is.")
+    rfc_message_id: str
+    from_: str = Field(alias="from")
+    to: list[str]
+    cc: list[str]
+    status: str = Field(description="in: `ticket`, `reply`, `follow_up`; out: `queued`, "
+                        "`sent`, `dead`.")
+    reason: str | None
+    attempts: int
+    created_at: datetime
+    sent_at: datetime | None
+
+
+class TicketMail(BaseModel):
+    data: list[MailOut]

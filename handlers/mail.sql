@@ -1,0 +1,196 @@
+-- name: mailbox_insert --
+-- $1 tenant_id, $2 id, $3 address, $4 name, $5 inbound_secret_hash, $6 smtp, $7 smtp_password,
+-- $8 kek, $9 at, $10 imap, $11 imap_password, $12 imap_kek
+INSERT INTO mailboxes (tenant_id, id, address, name, inbound_secret_hash, smtp, smtp_password,
+                       kek, version, created_at, updated_at, imap, imap_password, imap_kek)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 1, $9, $9, $10, $11, $12)
+ON CONFLICT DO NOTHING
+RETURNING id, address, name, smtp, imap, version, last_error, last_error_at, last_ok_at,
+          created_at, updated_at
+
+-- name: mailbox_update --
+-- $1 tenant_id, $2 id, $3 name, $4 smtp, $5 smtp_password, $6 kek, $7 at, $8 imap,
+-- $9 imap_password, $10 imap_kek
+UPDATE mailboxes SET name = $3, smtp = $4, smtp_password = $5, kek = $6,
+       imap = $8, imap_password = $9, imap_kek = $10,
+       version = version + 1, updated_at = $7
+ WHERE tenant_id = $1 AND id = $2
+RETURNING id, address, name, smtp, imap, version, last_error, last_error_at, last_ok_at,
+          created_at, updated_at
+
+-- name: mailbox_get --
+-- $1 tenant_id, $2 id
+SELECT id, address, name, smtp, imap, version, last_error, last_error_at, last_ok_at,
+       created_at, updated_at, smtp_password, kek, imap_password, imap_kek, imap_uidvalidity,
+       imap_last_uid
+  FROM mailboxes WHERE tenant_id = $1 AND id = $2
+
+-- name: mailbox_lock --
+-- $1 tenant_id, $2 id
+SELECT id, address, name, smtp, imap, version, smtp_password, kek, imap_password, imap_kek
+  FROM mailboxes WHERE tenant_id = $1 AND id = $2 FOR UPDATE
+
+-- name: mailbox_page --
+-- $1 tenant_id, $2 after created_at (NULL: from the start), $3 after id, $4 limit
+SELECT id, address, name, smtp, imap, version, last_error, last_error_at, last_ok_at,
+       created_at, updated_at
+  FROM mailboxes
+ WHERE tenant_id = $1 AND ($2::timestamptz IS NULL OR (created_at, id) > ($2, $3))
+ ORDER BY created_at, id
+ LIMIT $4
+
+-- name: imap_mailboxes --
+-- $1 tenant_id
+SELECT id FROM mailboxes WHERE tenant_id = $1 AND imap IS NOT NULL ORDER BY created_at, id
+
+-- name: imap_checkpoint --
+-- $1 tenant_id, $2 id, $3 uidvalidity, $4 last uid
+-- Never backwards within one UIDVALIDITY: a poll that lost a race leaves the later one.
+UPDATE mailboxes
+   SET imap_uidvalidity = $3,
+       imap_last_uid = CASE WHEN imap_uidvalidity IS DISTINCT FROM $3 THEN $4
+                            ELSE greatest(imap_last_uid, $4) END
+ WHERE tenant_id = $1 AND id = $2
+
+-- name: mailbox_addresses --
+-- $1 tenant_id
+-- The desk's own addresses: mail from any of them is never taken in.
+SELECT lower(address) AS address FROM mailboxes WHERE tenant_id = $1
+
+-- name: mailbox_lookup --
+-- $1 mailbox id
+SELECT tenant_id, inbound_secret_hash FROM mailbox_lookup($1)
+
+-- name: mailbox_failed --
+-- $1 tenant_id, $2 id, $3 error, $4 at
+UPDATE mailboxes SET last_error = $3, last_error_at = $4 WHERE tenant_id = $1 AND id = $2
+
+-- name: mailbox_ok --
+-- $1 tenant_id, $2 id, $3 at
+UPDATE mailboxes SET last_ok_at = $3 WHERE tenant_id = $1 AND id = $2
+
+-- name: mail_health --
+SELECT mailboxes, failing FROM mail_health()
+
+-- name: mail_seen --
+-- $1 tenant_id, $2 rfc Message-ID
+SELECT id, outcome, ticket_id FROM mail_messages WHERE tenant_id = $1 AND rfc_message_id = $2
+
+-- name: mail_insert --
+-- $1 tenant_id, $2 id, $3 mailbox_id, $4 direction, $5 rfc_message_id, $6 ticket_id,
+-- $7 message_id, $8 from, $9 to, $10 cc, $11 outcome, $12 reason, $13 at
+-- Nothing when the Message-ID is known already: the mail was taken in (or sent) before.
+INSERT INTO mail_messages (tenant_id, id, mailbox_id, direction, rfc_message_id, ticket_id,
+                           message_id, from_address, to_addresses, cc_addresses, outcome,
+                           reason, created_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+ON CONFLICT DO NOTHING
+RETURNING id
+
+-- name: mail_thread_of_ids --
+-- $1 tenant_id, $2 Message-IDs
+-- The ticket of the first of these Message-IDs the desk sent or took in.
+SELECT m.ticket_id
+  FROM unnest($2::text[]) WITH ORDINALITY AS r(rfc_id, n)
+  JOIN mail_messages m ON m.tenant_id = $1 AND m.rfc_message_id = r.rfc_id
+ WHERE m.ticket_id IS NOT NULL
+ ORDER BY r.n
+ LIMIT 1
+
+-- name: mail_thread_of_token --
+-- $1 tenant_id, $2 token
+SELECT ticket_id FROM mail_threads WHERE tenant_id = $1 AND token = $2
+
+-- name: mail_thread_insert --
+-- $1 tenant_id, $2 ticket_id, $3 mailbox_id, $4 token, $5 at
+INSERT INTO mail_threads (tenant_id, ticket_id, mailbox_id, token, created_at)
+VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT DO NOTHING
+
+-- name: mail_thread_get --
+-- $1 tenant_id, $2 ticket_id
+SELECT t.ticket_id, t.mailbox_id, t.token FROM mail_threads t
+ WHERE t.tenant_id = $1 AND t.ticket_id = $2
+
+-- name: mail_sender_recent --
+-- $1 tenant_id, $2 address, $3 since
+SELECT count(*) FROM mail_messages
+ WHERE tenant_id = $1 AND direction = 'in' AND lower(from_address) = lower($2)
+   AND created_at > $3
+
+-- name: mail_bounce_put --
+-- $1 tenant_id, $2 address, $3 status, $4 reason, $5 at
+INSERT INTO mail_bounces (tenant_id, address, status, reason, bounced_at)
+VALUES ($1, lower($2), $3, $4, $5)
+ON CONFLICT (tenant_id, address) DO UPDATE
+   SET status = excluded.status, reason = excluded.reason, bounced_at = excluded.bounced_at
+
+-- name: mail_bouncing --
+-- $1 tenant_id, $2 addresses
+SELECT address, status, reason, bounced_at FROM mail_bounces
+ WHERE tenant_id = $1 AND address = ANY ($2::text[])
+
+-- name: mail_forget --
+-- $1 tenant_id, $2 ticket ids, $3 e-mail addresses (lower case)
+-- An erasure: the addresses on the mail of the contact's tickets, and of its own mail
+-- that made no ticket, are blanked; its bounce record goes.
+WITH blanked AS (
+    UPDATE mail_messages SET from_address = '', to_addresses = '{}', cc_addresses = '{}'
+     WHERE tenant_id = $1
+       AND (ticket_id = ANY ($2::uuid[]) OR lower(from_address) = ANY ($3::text[]))
+    RETURNING 1
+)
+DELETE FROM mail_bounces WHERE tenant_id = $1 AND address = ANY ($3::text[])
+
+-- name: mail_of_ticket --
+-- $1 tenant_id, $2 ticket_id
+SELECT id, mailbox_id, direction, rfc_message_id, message_id, from_address, to_addresses,
+       cc_addresses, outcome, reason, attempts, created_at, sent_at
+  FROM mail_messages WHERE tenant_id = $1 AND ticket_id = $2
+ ORDER BY created_at, id
+
+-- name: quarantine_insert --
+-- $1 tenant_id, $2 id, $3 mailbox_id, $4 raw (sealed), $5 kek, $6 size, $7 reason, $8 at
+INSERT INTO mail_quarantine (tenant_id, id, mailbox_id, raw, kek, size, reason, received_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+
+-- name: quarantine_page --
+-- $1 tenant_id, $2 mailbox_id, $3 after received_at, $4 after id, $5 limit
+SELECT id, mailbox_id, size, reason, attempts, received_at AS created_at, retried_at
+  FROM mail_quarantine
+ WHERE tenant_id = $1 AND mailbox_id = $2
+   AND ($3::timestamptz IS NULL OR (received_at, id) > ($3, $4))
+ ORDER BY received_at, id
+ LIMIT $5
+
+-- name: quarantine_raw --
+-- $1 tenant_id, $2 mailbox_id, $3 id
+SELECT raw, kek FROM mail_quarantine WHERE tenant_id = $1 AND mailbox_id = $2 AND id = $3
+
+-- name: quarantine_failed_again --
+-- $1 tenant_id, $2 id, $3 reason, $4 at
+UPDATE mail_quarantine SET reason = $3, attempts = attempts + 1, retried_at = $4
+ WHERE tenant_id = $1 AND id = $2
+RETURNING id, mailbox_id, size, reason, attempts, received_at AS created_at, retried_at
+
+-- name: quarantine_delete --
+-- $1 tenant_id, $2 mailbox_id, $3 id
+DELETE FROM mail_quarantine WHERE tenant_id = $1 AND mailbox_id = $2 AND id = $3
+RETURNING id, mailbox_id, size, reason, attempts, received_at AS created_at, retried_at
+
+-- name: outbound_take --
+-- $1 tenant_id, $2 message id (the ticket message)
+SELECT id, rfc_message_id, outcome, attempts FROM mail_messages
+ WHERE tenant_id = $1 AND direction = 'out' AND message_id = $2 FOR UPDATE
+
+-- name: outbound_done --
+-- $1 tenant_id, $2 id, $3 outcome, $4 reason, $5 at (sent_at, NULL unless sent)
+UPDATE mail_messages SET outcome = $3, reason = $4, attempts = attempts + 1, sent_at = $5
+ WHERE tenant_id = $1 AND id = $2
+
+-- name: outbound_thread_ids --
+-- $1 tenant_id, $2 ticket_id
+-- The Message-IDs of a ticket's mail, oldest first: the References of a reply.
+SELECT rfc_message_id, direction FROM mail_messages
+ WHERE tenant_id = $1 AND ticket_id = $2 AND outcome <> 'dead'
+ ORDER BY created_at, id

@@ -1,0 +1,364 @@
+"""Mail taken in: a raw message becomes a ticket, a message on one, or a record of why not.
+
+``take_in`` is the one path of every inbound mail (the inbound route, a quarantined
+mail retried). In order:
+
+1. parse (``domain.mail``); a mail that cannot be parsed goes to the quarantine, whole
+   and sealed, with the reason;
+2. a Message-ID the tenant has seen (sent or taken in) is a duplicate: nothing is done
+   again, whatever route it came by;
+3. noise is recorded and goes no further: mail from the desk's own addresses, a
+   delivery status notification (whose hard bounces mark the address as bouncing),
+   automatic mail (RFC 3834: ``Auto-Submitted``, ``Precedence``, ``X-Autoreply``,
+   mailing lists), and a sender over the hourly cap;
+4. threading, in this order: In-Reply-To/References against the Message-IDs the desk
+   sent and took in, the ticket's token in a ``local+token@`` recipient, the
+   ``[#token]`` reference in the subject; found, the mail is a public message on that
+   ticket by its sender (a closed ticket gets a follow-up); not found, it opens a
+   ticket (``source: email``) whose requester the sender resolves to, as any opening;
+5. the files (attachments, inline images, ``winmail.dat``, invites and the original
+   message) are stored as uploads first, then attached in the ticket command's own
+   transaction, which also writes the mail's row keyed by its Message-ID: a lost race
+   with the same mail rolls the whole of it back.
+
+Tickets have no CCs of their own: a mail's Cc addresses are kept on its mail row
+(``GET /v1/tickets/{id}/mail``).
+"""
+
+from __future__ import annotations
+
+import base64
+import secrets
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import asyncpg
+
+from domain.errors import DomainError
+from domain.ids import MessageId, TenantId, TicketId
+from domain.mail import MailFile, ParsedMail, Unparseable, parse, plus_token, subject_ref
+from domain.ticket.commands import OpenTicket
+from domain.values import Actor, ActorKind, Requester, Source, Visibility
+from eventstore.keys import SubjectErased
+from eventstore.sqlfile import load_queries
+from eventstore.store import EventStore, UnitOfWork
+from eventstore.types import StoreActor
+from handlers import attachments
+from handlers.errors import HandlerError, Missing
+from handlers.tickets import PostMessage, post_message, run_command
+
+Q = load_queries(Path(__file__).with_name("mail.sql"))
+
+SENDER_HOURLY_CAP = 30
+"""Mail taken in per sender per hour; more is recorded and ignored (a loop's guard)."""
+TOKEN_BYTES = 8
+
+
+@dataclass(frozen=True, slots=True)
+class TakenIn:
+    """What became of one mail: ``outcome`` is ``ticket``, ``reply``, ``follow_up``,
+    ``ignored``, ``bounce``, ``duplicate`` or ``quarantined``."""
+
+    outcome: str
+    reason: str | None = None
+    ticket_id: UUID | None = None
+    message_id: UUID | None = None
+    mail_id: UUID | None = None
+
+
+class _Duplicate(Exception):
+    """The same Message-ID was taken in by another writer first: undo this one."""
+
+
+def new_token() -> str:
+    """A ticket's thread token: lower-case base32, so mail systems that fold the local
+    part's case do not break it."""
+    return base64.b32encode(secrets.token_bytes(TOKEN_BYTES)).decode().rstrip("=").lower()
+
+
+def mail_actor(mailbox_id: UUID) -> StoreActor:
+    return StoreActor("system", f"mail:{mailbox_id}")
+
+
+Checkpoint = Callable[[UnitOfWork], Awaitable[None]]
+"""Written in the transaction that settles a mail, whatever became of it (the IMAP
+poller's UID: handlers/mail_poll.py)."""
+
+
+async def _nothing(uow: UnitOfWork) -> None:
+    return None
+
+
+async def take_in(store: EventStore, storages: attachments.Storages, tenant_id: TenantId,
+                  mailbox_id: UUID, raw: bytes, at: datetime, *,
+                  quarantine_id: UUID | None = None,
+                  checkpoint: Checkpoint = _nothing) -> TakenIn:
+    """Take in ``raw`` for mailbox ``mailbox_id`` (module docstring). A mail retried from
+    the quarantine (``quarantine_id``) leaves it once taken in; quarantined again, its
+    row keeps the new reason. ``checkpoint`` commits with the mail's outcome."""
+    actor = mail_actor(mailbox_id)
+    try:
+        mail = parse(raw)
+    except Unparseable as exc:
+        return await _quarantine(store, tenant_id, mailbox_id, raw, exc.reason, at,
+                                 quarantine_id, checkpoint)
+    async with store.session(tenant_id, actor) as uow:
+        mailbox = await uow.conn.fetchrow(Q["mailbox_get"], tenant_id, mailbox_id)
+        if mailbox is None:
+            raise Missing("mailbox_not_found", f"no mailbox {mailbox_id}")
+        seen = await uow.conn.fetchrow(Q["mail_seen"], tenant_id, mail.message_id)
+        if seen is not None:
+            await _unquarantine(uow, mailbox_id, quarantine_id)
+            await checkpoint(uow)
+            return TakenIn("duplicate", "this Message-ID was taken in before",
+                           seen["ticket_id"], mail_id=seen["id"])
+        noise = await _noise(uow.conn, tenant_id, mail, at)
+        if noise is not None:
+            outcome, reason = noise
+            mail_id = await _record(uow, mailbox_id, mail, None, None, outcome, reason, at)
+            await _unquarantine(uow, mailbox_id, quarantine_id)
+            await checkpoint(uow)
+            return TakenIn(outcome if mail_id else "duplicate", reason, mail_id=mail_id)
+        ticket_id = await thread_of(uow.conn, tenant_id, mailbox["address"], mail)
+    received = await _store_files(store, storages, tenant_id, actor, mail.files, at)
+    try:
+        async with store.session(tenant_id, actor) as uow:
+            taken = await _write(uow, mailbox_id, mail, ticket_id, received, at)
+            await _unquarantine(uow, mailbox_id, quarantine_id)
+            await checkpoint(uow)
+            return taken
+    except _Duplicate:
+        for r in received:
+            await attachments.discard(store, tenant_id, r)
+        return TakenIn("duplicate", "this Message-ID was taken in before")
+    except (DomainError, HandlerError, SubjectErased) as exc:
+        # Refused by a rule of the desk (a sender address it does not take, an erased
+        # contact's): kept, with the reason, rather than refused again at every poll.
+        for r in received:
+            await attachments.discard(store, tenant_id, r)
+        reason = f"refused: {getattr(exc, 'message', None) or exc}"
+        return await _quarantine(store, tenant_id, mailbox_id, raw, reason, at,
+                                 quarantine_id, checkpoint)
+    except BaseException:
+        for r in received:
+            await attachments.discard(store, tenant_id, r)
+        raise
+
+
+async def _noise(conn: asyncpg.Connection, tenant_id: TenantId, mail: ParsedMail,
+                 at: datetime) -> tuple[str, str] | None:
+    own = {r["address"] for r in await conn.fetch(Q["mailbox_addresses"], tenant_id)}
+    local_domain = {(a.split("@")[0], a.split("@")[1]) for a in own}
+    s_local, _, s_domain = mail.sender.partition("@")
+    if mail.sender in own or any(s_domain == d and s_local.startswith(lo + "+")
+                                 for lo, d in local_domain):
+        return "ignored", "from one of the desk's own addresses"
+    if mail.bounces:
+        hard = [b for b in mail.bounces if b.hard]
+        for b in hard:
+            await conn.execute(Q["mail_bounce_put"], tenant_id, b.recipient, b.status,
+                               (b.diagnostic or "")[:500] or None, at)
+        said = ", ".join(f"{b.recipient} {b.status}" for b in mail.bounces)
+        return "bounce", f"a delivery status notification: {said}"[:500]
+    if mail.automatic is not None:
+        return "ignored", f"automatic mail ({mail.automatic}); never answered"[:500]
+    recent = await conn.fetchval(Q["mail_sender_recent"], tenant_id, mail.sender,
+                                 at - timedelta(hours=1))
+    if recent >= SENDER_HOURLY_CAP:
+        return "ignored", (f"{mail.sender} sent more than {SENDER_HOURLY_CAP} mails "
+                           "within an hour")
+    return None
+
+
+async def thread_of(conn: asyncpg.Connection, tenant_id: TenantId, mailbox_address: str,
+                    mail: ParsedMail) -> UUID | None:
+    """The ticket a mail answers (module docstring, step 4), or None."""
+    ids = mail.thread_ids()
+    if ids:
+        found = await conn.fetchval(Q["mail_thread_of_ids"], tenant_id, list(ids))
+        if found is not None:
+            return UUID(str(found))
+    recipients = (*mail.to, *mail.cc, *(v.strip().lower() for v in mail.headers.values()))
+    for token in (plus_token(mailbox_address, recipients), subject_ref(mail.subject)):
+        if token is not None:
+            found = await conn.fetchval(Q["mail_thread_of_token"], tenant_id, token)
+            if found is not None:
+                return UUID(str(found))
+    return None
+
+
+async def _one(data: bytes) -> AsyncIterator[bytes]:
+    yield data
+
+
+async def _store_files(store: EventStore, storages: attachments.Storages,
+                       tenant_id: TenantId, actor: StoreActor, files: tuple[MailFile, ...],
+                       at: datetime) -> list[attachments.Received]:
+    """The mail's files received as blobs, within the tenant's limits: the original
+    message always (it is the last), the others while the per-message limit allows; a
+    file over the size limit or with a name the desk refuses is left out (the original
+    still holds it)."""
+    async with store.session(tenant_id, readonly=True) as uow:
+        found = await attachments.limits(uow.conn, tenant_id)
+    *others, original = files
+    chosen = [*others[:max(found.per_message - 1, 0)], original]
+    received: list[attachments.Received] = []
+    try:
+        for f in chosen:
+            # The type the mail declares, unless the bytes contradict it.
+            for declared in (f.content_type, None):
+                command = attachments.ReceiveFile(name=f.name, declared_type=declared,
+                                                  uploader=actor, at=at)
+                try:
+                    received.append(await attachments.receive(store, storages, tenant_id,
+                                                              command, _one(f.data), found))
+                    break
+                except HandlerError:
+                    continue
+    except BaseException:
+        for r in received:
+            await attachments.discard(store, tenant_id, r)
+        raise
+    return received
+
+
+async def _write(uow: UnitOfWork, mailbox_id: UUID, mail: ParsedMail, ticket_id: UUID | None,
+                 received: list[attachments.Received], at: datetime) -> TakenIn:
+    actor = mail_actor(mailbox_id)
+    uploads = []
+    for r in received:
+        doc = await attachments.record_upload(uow, r, attachments.ReceiveFile(
+            name=r.name, declared_type=r.content_type, uploader=actor, at=at))
+        uploads.append(doc["id"])
+    author = Actor(kind=ActorKind.CUSTOMER, id=mail.sender)
+    if ticket_id is not None:
+        message_id = MessageId(uuid.uuid4())
+        result = await post_message(uow, PostMessage(
+            ticket_id=TicketId(ticket_id), message_id=message_id, body=mail.body,
+            visibility=Visibility.PUBLIC, at=at, author=author, attachments=tuple(uploads)))
+        outcome, landed = "reply", ticket_id
+        if result.follow_up is not None:
+            outcome, landed = "follow_up", result.follow_up.id
+            await uow.conn.execute(Q["mail_thread_insert"], uow.tenant_id, landed, mailbox_id,
+                                   new_token(), at)
+    else:
+        landed = TicketId(uuid.uuid4())
+        command = OpenTicket(ticket_id=landed, subject=mail.subject, body=mail.body,
+                             requester=Requester(email=mail.sender, name=mail.sender_name),
+                             source=Source.EMAIL, actor=author, at=at)
+        message_id = command.opening_message_id()
+        await run_command(uow, landed, command, files=tuple(uploads))
+        await uow.conn.execute(Q["mail_thread_insert"], uow.tenant_id, landed, mailbox_id,
+                               new_token(), at)
+        outcome = "ticket"
+    mail_id = await _record(uow, mailbox_id, mail, landed, message_id, outcome, None, at)
+    if mail_id is None:
+        raise _Duplicate()
+    return TakenIn(outcome, None, landed, message_id, mail_id)
+
+
+async def _record(uow: UnitOfWork, mailbox_id: UUID, mail: ParsedMail,
+                  ticket_id: UUID | None, message_id: UUID | None, outcome: str,
+                  reason: str | None, at: datetime) -> UUID | None:
+    """The mail's row; None when its Message-ID was written first by another."""
+    found = await uow.conn.fetchval(
+        Q["mail_insert"], uow.tenant_id, uuid.uuid4(), mailbox_id, "in", mail.message_id,
+        ticket_id, message_id, mail.sender, list(mail.to), list(mail.cc), outcome, reason, at)
+    return None if found is None else UUID(str(found))
+
+
+async def _quarantine(store: EventStore, tenant_id: TenantId, mailbox_id: UUID, raw: bytes,
+                      reason: str, at: datetime, quarantine_id: UUID | None,
+                      checkpoint: Checkpoint) -> TakenIn:
+    async with store.session(tenant_id, mail_actor(mailbox_id)) as uow:
+        await checkpoint(uow)
+        if quarantine_id is not None:
+            row = await uow.conn.fetchrow(Q["quarantine_failed_again"], tenant_id,
+                                          quarantine_id, reason[:500], at)
+            return TakenIn("quarantined", reason, mail_id=None if row is None else row["id"])
+        if await uow.conn.fetchrow(Q["mailbox_get"], tenant_id, mailbox_id) is None:
+            raise Missing("mailbox_not_found", f"no mailbox {mailbox_id}")
+        assert store.keyring is not None
+        kept = uuid.uuid4()
+        await uow.conn.execute(Q["quarantine_insert"], tenant_id, kept, mailbox_id,
+                               store.keyring.wrap(tenant_id, kept, raw),
+                               store.keyring.fingerprint, len(raw), reason[:500], at)
+    return TakenIn("quarantined", reason, mail_id=kept)
+
+
+async def _unquarantine(uow: UnitOfWork, mailbox_id: UUID, quarantine_id: UUID | None) -> None:
+    if quarantine_id is not None:
+        await uow.conn.execute(Q["quarantine_delete"], uow.tenant_id, mailbox_id, quarantine_id)
+
+
+# --- the quarantine ---------------------------------------------------------------------
+
+
+def quarantine_document(row: Any) -> dict[str, Any]:
+    return {"id": row["id"], "mailbox_id": row["mailbox_id"], "size": row["size"],
+            "reason": row["reason"], "attempts": row["attempts"],
+            "created_at": row["created_at"], "retried_at": row["retried_at"]}
+
+
+async def list_quarantine(conn: asyncpg.Connection, tenant_id: TenantId, mailbox_id: UUID,
+                          after: tuple[datetime, UUID] | None, limit: int
+                          ) -> list[dict[str, Any]]:
+    at, last = after if after is not None else (None, None)
+    rows = await conn.fetch(Q["quarantine_page"], tenant_id, mailbox_id, at, last, limit)
+    return [quarantine_document(r) for r in rows]
+
+
+async def retry_quarantined(store: EventStore, storages: attachments.Storages,
+                            tenant_id: TenantId, mailbox_id: UUID, quarantine_id: UUID,
+                            at: datetime) -> TakenIn:
+    """Take a quarantined mail in again (after a fix of the parser, say)."""
+    assert store.keyring is not None
+    async with store.session(tenant_id, readonly=True) as uow:
+        row = await uow.conn.fetchrow(Q["quarantine_raw"], tenant_id, mailbox_id,
+                                      quarantine_id)
+    if row is None:
+        raise Missing("not_found", f"no quarantined mail {quarantine_id}")
+    raw = store.keyring.unwrap(tenant_id, quarantine_id, bytes(row["raw"]), row["kek"])
+    return await take_in(store, storages, tenant_id, mailbox_id, raw, at,
+                         quarantine_id=quarantine_id)
+
+
+async def discard_quarantined(uow: UnitOfWork, mailbox_id: UUID, quarantine_id: UUID
+                              ) -> dict[str, Any]:
+    """Forget a quarantined mail; what it was."""
+    found = await uow.conn.fetchrow(Q["quarantine_delete"], uow.tenant_id, mailbox_id,
+                                    quarantine_id)
+    if found is None:
+        raise Missing("not_found", f"no quarantined mail {quarantine_id}")
+    return quarantine_document(found)
+
+
+async def mail_of_ticket(conn: asyncpg.Connection, tenant_id: TenantId, ticket_id: UUID
+                         ) -> list[dict[str, Any]]:
+    """The mail a ticket took in and sent, oldest first, with each one's outcome."""
+    return [{"id": r["id"], "mailbox_id": r["mailbox_id"], "direction": r["direction"],
+             "message_id": r["message_id"], "rfc_message_id": r["rfc_message_id"],
+             "from": r["from_address"], "to": list(r["to_addresses"]),
+             "cc": list(r["cc_addresses"]), "status": r["outcome"], "reason": r["reason"],
+             "attempts": r["attempts"], "created_at": r["created_at"],
+             "sent_at": r["sent_at"]}
+            for r in await conn.fetch(Q["mail_of_ticket"], tenant_id, ticket_id)]
+
+
+async def forget_contact_mail(conn: asyncpg.Connection, tenant_id: TenantId,
+                              tickets: Sequence[UUID], emails: Sequence[str]) -> None:
+    """An erasure's part here: the addresses on the mail rows of the contact's tickets
+    and of its mail that made none, and its bounce record (their bodies and files are
+    on the tickets, erased with them)."""
+    await conn.execute(Q["mail_forget"], tenant_id, list(tickets),
+                       [e.lower() for e in emails])
+
+
+__all__ = ["SENDER_HOURLY_CAP", "TakenIn", "discard_quarantined", "forget_contact_mail",
+           "list_quarantine", "mail_actor", "mail_of_ticket", "new_token",
+           "retry_quarantined", "take_in", "thread_of"]

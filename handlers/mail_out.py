@@ -1,0 +1,208 @@
+"""Replies by mail: the ``mail.send`` job that mails a public staff reply on a mail ticket.
+
+The job is enqueued by the appending statement of the reply (migration 0580), so it
+exists exactly when the reply committed and the request never waits for an SMTP
+server. The job, claimed like every job (SKIP LOCKED, lease, backoff):
+
+1. reads the reply's event and the ticket, and makes, once, the reply's outbound mail
+   row with its Message-ID (``<uuid@mailbox domain>``), committed before any attempt:
+   every retry sends the same Message-ID, and a row already ``sent`` is never sent
+   again (one delivery per message);
+2. builds the mail: From the mailbox, To the requester, ``Reply-To`` the ticket's
+   token address, ``Subject: Re: ... [#token]``, ``In-Reply-To`` the last mail the
+   ticket took in, ``References`` every Message-ID of the thread, a text part and an
+   HTML part, and the reply's files;
+3. hands it to the mailbox's SMTP server (TLS, STARTTLS or plain, with credentials).
+   Accepted: the row is ``sent``. Refused or unreachable: the row keeps the reason and
+   the job raises, to be retried with backoff; after the last attempt the row is
+   ``dead`` with the reason, shown by ``GET /v1/tickets/{id}/mail``.
+
+A mailbox without SMTP, or a requester whose address bounces, ends the job at once
+with the row ``dead`` and the reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import html
+import smtplib
+import ssl
+import uuid
+from collections.abc import Callable
+from datetime import datetime
+from email.message import EmailMessage
+from email.utils import format_datetime
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+from domain.ids import TenantId
+from domain.mail import display_address, reply_subject, tokened_address
+from eventstore.sqlfile import load_queries
+from eventstore.store import EventStore
+from eventstore.types import StoreActor
+from handlers import attachments, mailboxes
+from handlers.ticket_state import load_ticket
+from scheduler.queue import Job
+from scheduler.registry import JobContext, Registry
+
+Q = load_queries(Path(__file__).with_name("mail.sql"))
+
+KIND = "mail.send"
+SMTP_TIMEOUT = 10.0
+
+
+class MailNotSent(Exception):
+    """The SMTP server could not be reached, or refused the mail."""
+
+
+def _send(access: mailboxes.SmtpAccess, message: EmailMessage, timeout: float) -> None:
+    """One SMTP transaction (blocking: run in a thread)."""
+    context = ssl.create_default_context()
+    client: smtplib.SMTP
+    if access.security == "tls":
+        client = smtplib.SMTP_SSL(access.host, access.port, timeout=timeout, context=context)
+    else:
+        client = smtplib.SMTP(access.host, access.port, timeout=timeout)
+    with client:
+        client.ehlo()
+        if access.security == "starttls":
+            client.starttls(context=context)
+            client.ehlo()
+        if access.username:
+            client.login(access.username, access.password or "")
+        refused = client.send_message(message)
+        if refused:
+            raise MailNotSent(f"recipients refused: {refused}")
+
+
+async def send_mail(access: mailboxes.SmtpAccess, message: EmailMessage,
+                    timeout: float = SMTP_TIMEOUT) -> None:
+    """Hand ``message`` to the server; ``MailNotSent`` with the reason when it does not
+    take it."""
+    try:
+        await asyncio.to_thread(_send, access, message, timeout)
+    except MailNotSent:
+        raise
+    except (OSError, smtplib.SMTPException, ssl.SSLError) as exc:
+        raise MailNotSent(f"{type(exc).__name__}: {exc}"[:400]) from exc
+
+
+def html_part(text: str) -> str:
+    """The HTML alternative of a plain-text reply: escaped, paragraphs kept."""
+    paragraphs = [html.escape(p).replace("\n", "<br>\n") for p in text.split("\n\n")]
+    return "<!doctype html><html><body>" + "".join(
+        f"<p>{p}</p>" for p in paragraphs) + "</body></html>"
+
+
+def build_reply(*, address: str, sender_name: str | None, to: str, token: str,
+                subject: str, body: str, rfc_id: str, thread: list[tuple[str, str]],
+                at: datetime, files: list[tuple[str, str, bytes]]) -> EmailMessage:
+    """The mail of one reply (module docstring, step 2)."""
+    msg = EmailMessage()
+    msg["From"] = display_address(address, sender_name)
+    msg["To"] = to
+    msg["Reply-To"] = tokened_address(address, token)
+    msg["Subject"] = reply_subject(subject, token)
+    msg["Date"] = format_datetime(at)
+    msg["Message-ID"] = f"<{rfc_id}>"
+    inbound = [rfc for rfc, direction in thread if direction == "in"]
+    if inbound:
+        msg["In-Reply-To"] = f"<{inbound[-1]}>"
+    if thread:
+        msg["References"] = " ".join(f"<{rfc}>" for rfc, _ in thread[-20:])
+    msg.set_content(body)
+    msg.add_alternative(html_part(body), subtype="html")
+    for name, content_type, data in files:
+        maintype, _, subtype = content_type.partition("/")
+        msg.add_attachment(data, maintype=maintype or "application",
+                           subtype=subtype or "octet-stream", filename=name)
+    return msg
+
+
+async def _files(store: EventStore, storages: attachments.Storages, tenant_id: TenantId,
+                 refs: list[dict[str, Any]]) -> list[tuple[str, str, bytes]]:
+    actor = StoreActor("system", "mail")
+    out = []
+    for ref in refs:
+        file = await attachments.open_file(store, storages, tenant_id, actor, UUID(ref["id"]))
+        data = b"".join([piece async for piece in attachments.read_range(
+            file, tenant_id, actor, 0, file.size - 1)])
+        out.append((file.name, file.content_type, data))
+    return out
+
+
+async def deliver(ctx: JobContext, job: Job, *,
+                  storages_for: Callable[[EventStore], attachments.Storages],
+                  timeout: float = SMTP_TIMEOUT) -> None:
+    """Job handler for ``mail.send`` (module docstring)."""
+    assert job.tenant_id is not None
+    tenant, store = job.tenant_id, ctx.store
+    ticket_id, seq = UUID(job.payload["ticket_id"]), int(job.payload["seq"])
+    at = ctx.clock.now()
+    async with store.session(tenant, StoreActor("system", "mail")) as uow:
+        events = await uow.read_stream(ticket_id)
+        event = next((e for e in events if e.seq == seq), None)
+        if event is None:
+            return
+        thread = await uow.conn.fetchrow(Q["mail_thread_get"], tenant, ticket_id)
+        ticket = await load_ticket(uow.conn, tenant, ticket_id)
+        if thread is None or ticket is None:
+            return
+        message_id = UUID(event.data["message_id"])
+        address, access = await mailboxes.smtp_access(uow.conn, store.keyring, tenant,
+                                                      thread["mailbox_id"])
+        row = await uow.conn.fetchrow(Q["outbound_take"], tenant, message_id)
+        if row is None:
+            rfc_id = f"{uuid.uuid4()}@{address.partition('@')[2]}"
+            outcome, reason = ("queued", None) if access is not None else (
+                "dead", "the mailbox has no outbound SMTP")
+            bouncing = await uow.conn.fetch(Q["mail_bouncing"], tenant,
+                                            [ticket.requester.email.lower()])
+            if bouncing and access is not None:
+                outcome, reason = "dead", f"{ticket.requester.email} bounces"
+            await uow.conn.execute(
+                Q["mail_insert"], tenant, uuid.uuid4(), thread["mailbox_id"], "out", rfc_id,
+                ticket_id, message_id, address, [ticket.requester.email], [], outcome, reason,
+                at)
+            row = await uow.conn.fetchrow(Q["outbound_take"], tenant, message_id)
+            assert row is not None
+        if row["outcome"] in ("sent", "dead"):
+            return  # delivered already, or never deliverable
+        history = [(r["rfc_message_id"], r["direction"])
+                   for r in await uow.conn.fetch(Q["outbound_thread_ids"], tenant, ticket_id)
+                   if r["rfc_message_id"] != row["rfc_message_id"]]
+        subject, to, token = ticket.subject, ticket.requester.email, thread["token"]
+        rfc_id, mail_row = row["rfc_message_id"], row["id"]
+        body, refs = event.data["body"], list(event.data.get("attachments", []))
+    assert access is not None
+    files = await _files(store, storages_for(store), tenant, refs)
+    message = build_reply(address=address, sender_name=None, to=to, token=token,
+                          subject=subject, body=body, rfc_id=rfc_id, thread=history,
+                          at=at, files=files)
+    try:
+        await send_mail(access, message, timeout)
+    except MailNotSent as exc:
+        last = job.attempts >= job.max_attempts
+        async with store.session(tenant, StoreActor("system", "mail")) as uow:
+            await uow.conn.execute(Q["outbound_done"], tenant, mail_row,
+                                   "dead" if last else "queued", str(exc)[:500], None)
+            await mailboxes.record_use(uow.conn, tenant, thread["mailbox_id"], at, str(exc))
+        if last:
+            return
+        raise
+    async with store.session(tenant, StoreActor("system", "mail")) as uow:
+        await uow.conn.execute(Q["outbound_done"], tenant, mail_row, "sent", None, at)
+        await mailboxes.record_use(uow.conn, tenant, thread["mailbox_id"], at, None)
+
+
+def register(registry: Registry, storages_for: Callable[[EventStore], attachments.Storages],
+             *, timeout: float = SMTP_TIMEOUT, max_attempts: int | None = None) -> None:
+    """Handle ``mail.send`` jobs in this process's scheduler."""
+    registry.register(KIND, functools.partial(deliver, storages_for=storages_for,
+                                              timeout=timeout), max_attempts=max_attempts)
+
+
+__all__ = ["KIND", "MailNotSent", "build_reply", "deliver", "html_part", "register",
+           "send_mail"]

@@ -1,0 +1,301 @@
+"""A tenant's mailboxes: the addresses mail comes in by and goes out from.
+
+A mailbox has an address, an inbound secret (what ``POST /v1/inbound/mail/{mailbox}``
+must be given; minted here, shown once, kept only as its SHA-256 like an API key's)
+and, optionally, outbound SMTP. Without SMTP it only takes mail in; with it, public
+staff replies on its tickets are mailed (``handlers.mail_out``). The SMTP password is
+sealed by the key-encryption key (``Keyring.wrap``, bound to the tenant and the
+mailbox) and never returned. Nothing here reaches a mail server: a mailbox whose
+server is down or wrong is found out when it is used, and says so in ``last_error``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import asyncpg
+
+from domain.ids import TenantId
+from eventstore.keys import Keyring
+from eventstore.sqlfile import load_queries
+from eventstore.store import UnitOfWork
+from handlers.errors import Conflict, Missing
+from scheduler.tenant_seed import ensure_tenant_jobs
+
+Q = load_queries(Path(__file__).with_name("mail.sql"))
+
+POLL_KIND = "mail.poll"
+"""The tenant's IMAP poll job (handlers/mail_poll.py), made with its first IMAP mailbox."""
+SECRET_PREFIX = "hdmail_"
+SECURITY = ("none", "starttls", "tls")
+
+
+@dataclass(frozen=True, slots=True)
+class Smtp:
+    """Outbound SMTP. ``password`` None on a change keeps the current one."""
+
+    host: str
+    port: int
+    security: str
+    username: str | None = None
+    password: str | None = None
+
+    def public(self) -> dict[str, Any]:
+        return {"host": self.host, "port": self.port, "security": self.security,
+                "username": self.username}
+
+
+@dataclass(frozen=True, slots=True)
+class Imap:
+    """Inbound IMAP: a server, a folder, credentials. ``password`` None on a change
+    keeps the current one."""
+
+    host: str
+    port: int
+    security: str
+    username: str
+    password: str | None = None
+    folder: str = "INBOX"
+
+    def public(self) -> dict[str, Any]:
+        return {"host": self.host, "port": self.port, "security": self.security,
+                "username": self.username, "folder": self.folder}
+
+
+@dataclass(frozen=True, slots=True)
+class CreateMailbox:
+    address: str
+    name: str | None
+    smtp: Smtp | None
+    at: datetime
+    imap: Imap | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeMailbox:
+    mailbox_id: UUID
+    name: str | None
+    smtp: Smtp | None
+    clear_smtp: bool
+    at: datetime
+    imap: Imap | None = None
+    clear_imap: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ImapAccess:
+    """What polling needs: the settings, the opened password, the checkpoint."""
+
+    host: str
+    port: int
+    security: str
+    username: str
+    password: str
+    folder: str
+    uidvalidity: int | None
+    last_uid: int
+
+
+@dataclass(frozen=True, slots=True)
+class SmtpAccess:
+    """What sending needs: the settings and the opened password."""
+
+    host: str
+    port: int
+    security: str
+    username: str | None
+    password: str | None
+
+
+def hash_secret(secret: str) -> bytes:
+    return hashlib.sha256(secret.encode("utf-8")).digest()
+
+
+def secret_matches(secret: str, stored: bytes) -> bool:
+    return hmac.compare_digest(hash_secret(secret), bytes(stored))
+
+
+def mailbox_document(row: Any) -> dict[str, Any]:
+    """A mailbox as the API shows it: never a secret."""
+    smtp = row["smtp"]
+    imap = row["imap"]
+    return {"id": row["id"], "address": row["address"], "name": row["name"],
+            "smtp": None if smtp is None else dict(smtp),
+            "imap": None if imap is None else dict(imap),
+            "status": status_of(row), "last_error": row["last_error"],
+            "last_error_at": row["last_error_at"], "version": row["version"],
+            "created_at": row["created_at"], "updated_at": row["updated_at"]}
+
+
+def status_of(row: Any) -> str:
+    """``degraded`` while its last use failed, else ``ok``."""
+    failed, ok = row["last_error_at"], row["last_ok_at"]
+    return "degraded" if failed is not None and (ok is None or ok < failed) else "ok"
+
+
+def _sealed(keyring: Keyring | None, tenant: UUID, mailbox: UUID, password: str | None
+            ) -> tuple[bytes | None, str | None]:
+    if password is None:
+        return None, None
+    if keyring is None:
+        raise Conflict("files_unavailable", "secrets need sealing, which this store lacks")
+    return keyring.wrap(tenant, mailbox, password.encode("utf-8")), keyring.fingerprint
+
+
+async def create_mailbox(uow: UnitOfWork, command: CreateMailbox
+                         ) -> tuple[dict[str, Any], str]:
+    """The new mailbox's document and its inbound secret (shown this once)."""
+    mailbox_id = uuid.uuid4()
+    secret = SECRET_PREFIX + secrets.token_urlsafe(32)
+    smtp = command.smtp
+    sealed, kek = _sealed(uow.keyring, uow.tenant_id, mailbox_id,
+                          None if smtp is None else smtp.password)
+    imap = command.imap
+    imap_sealed, imap_kek = _sealed(uow.keyring, uow.tenant_id, mailbox_id,
+                                    None if imap is None else imap.password)
+    row = await uow.conn.fetchrow(
+        Q["mailbox_insert"], uow.tenant_id, mailbox_id, command.address, command.name,
+        hash_secret(secret), None if smtp is None else smtp.public(), sealed, kek, command.at,
+        None if imap is None else imap.public(), imap_sealed, imap_kek)
+    if row is None:
+        raise Conflict("mailbox_exists", f"the tenant has a mailbox {command.address} already")
+    if imap is not None:
+        await ensure_tenant_jobs(uow.conn, uow.tenant_id, [(POLL_KIND, POLL_KIND)], command.at)
+    return mailbox_document(row), secret
+
+
+async def change_mailbox(uow: UnitOfWork, command: ChangeMailbox) -> dict[str, Any]:
+    current = await uow.conn.fetchrow(Q["mailbox_lock"], uow.tenant_id, command.mailbox_id)
+    if current is None:
+        raise Missing("mailbox_not_found", f"no mailbox {command.mailbox_id}")
+    smtp_doc, sealed, kek = current["smtp"], current["smtp_password"], current["kek"]
+    if command.clear_smtp:
+        smtp_doc, sealed, kek = None, None, None
+    elif command.smtp is not None:
+        smtp_doc = command.smtp.public()
+        if command.smtp.password is not None:
+            sealed, kek = _sealed(uow.keyring, uow.tenant_id, command.mailbox_id,
+                                  command.smtp.password)
+    imap_doc, imap_sealed, imap_kek = (current["imap"], current["imap_password"],
+                                       current["imap_kek"])
+    if command.clear_imap:
+        imap_doc, imap_sealed, imap_kek = None, None, None
+    elif command.imap is not None:
+        imap_doc = command.imap.public()
+        if command.imap.password is not None:
+            imap_sealed, imap_kek = _sealed(uow.keyring, uow.tenant_id, command.mailbox_id,
+                                            command.imap.password)
+    name = current["name"] if command.name is None else command.name
+    row = await uow.conn.fetchrow(Q["mailbox_update"], uow.tenant_id, command.mailbox_id,
+                                  name, smtp_doc, sealed, kek, command.at, imap_doc,
+                                  imap_sealed, imap_kek)
+    assert row is not None
+    if imap_doc is not None:
+        await ensure_tenant_jobs(uow.conn, uow.tenant_id, [(POLL_KIND, POLL_KIND)], command.at)
+    return mailbox_document(row)
+
+
+async def get_mailbox(conn: asyncpg.Connection, tenant_id: TenantId, mailbox_id: UUID
+                      ) -> dict[str, Any] | None:
+    row = await conn.fetchrow(Q["mailbox_get"], tenant_id, mailbox_id)
+    return None if row is None else mailbox_document(row)
+
+
+async def list_mailboxes(conn: asyncpg.Connection, tenant_id: TenantId,
+                         after: tuple[datetime, UUID] | None, limit: int
+                         ) -> list[dict[str, Any]]:
+    at, last = after if after is not None else (None, None)
+    rows = await conn.fetch(Q["mailbox_page"], tenant_id, at, last, limit)
+    return [mailbox_document(r) for r in rows]
+
+
+async def smtp_access(conn: asyncpg.Connection, keyring: Keyring | None, tenant_id: TenantId,
+                      mailbox_id: UUID) -> tuple[str, SmtpAccess | None]:
+    """The mailbox's address and its SMTP (None: it sends nothing)."""
+    row = await conn.fetchrow(Q["mailbox_get"], tenant_id, mailbox_id)
+    if row is None:
+        raise Missing("mailbox_not_found", f"no mailbox {mailbox_id}")
+    smtp = row["smtp"]
+    if smtp is None:
+        return row["address"], None
+    password = None
+    if row["smtp_password"] is not None:
+        assert keyring is not None
+        password = keyring.unwrap(tenant_id, mailbox_id, bytes(row["smtp_password"]),
+                                  row["kek"]).decode("utf-8")
+    return row["address"], SmtpAccess(host=smtp["host"], port=int(smtp["port"]),
+                                      security=smtp["security"],
+                                      username=smtp.get("username"), password=password)
+
+
+async def imap_access(conn: asyncpg.Connection, keyring: Keyring | None, tenant_id: TenantId,
+                      mailbox_id: UUID) -> ImapAccess | None:
+    """The mailbox's IMAP and checkpoint (None: it is not polled)."""
+    row = await conn.fetchrow(Q["mailbox_get"], tenant_id, mailbox_id)
+    if row is None or row["imap"] is None:
+        return None
+    imap = row["imap"]
+    password = ""
+    if row["imap_password"] is not None:
+        assert keyring is not None
+        password = keyring.unwrap(tenant_id, mailbox_id, bytes(row["imap_password"]),
+                                  row["imap_kek"]).decode("utf-8")
+    return ImapAccess(host=imap["host"], port=int(imap["port"]), security=imap["security"],
+                      username=imap["username"], password=password,
+                      folder=imap.get("folder") or "INBOX",
+                      uidvalidity=row["imap_uidvalidity"], last_uid=int(row["imap_last_uid"]))
+
+
+async def inbound_tenant(conn: asyncpg.Connection, mailbox_id: UUID, secret: str
+                         ) -> TenantId | None:
+    """The tenant of the mailbox ``secret`` opens, else None (an unknown mailbox and a
+    wrong secret look alike)."""
+    row = await conn.fetchrow(Q["mailbox_lookup"], mailbox_id)
+    if row is None or not secret_matches(secret, row["inbound_secret_hash"]):
+        return None
+    return TenantId(row["tenant_id"])
+
+
+async def mail_health(conn: asyncpg.Connection) -> tuple[int, int]:
+    """(mailboxes, mailboxes whose last use failed), over every tenant."""
+    row = await conn.fetchrow(Q["mail_health"])
+    assert row is not None
+    return int(row["mailboxes"]), int(row["failing"])
+
+
+async def record_use(conn: asyncpg.Connection, tenant_id: TenantId, mailbox_id: UUID,
+                     at: datetime, error: str | None) -> None:
+    """Note that the mailbox's server answered (``error`` None) or failed."""
+    if error is None:
+        await conn.execute(Q["mailbox_ok"], tenant_id, mailbox_id, at)
+    else:
+        await conn.execute(Q["mailbox_failed"], tenant_id, mailbox_id, error[:500], at)
+
+
+__all__ = [
+    "SECURITY",
+    "ChangeMailbox",
+    "CreateMailbox",
+    "Imap",
+    "ImapAccess",
+    "Smtp",
+    "SmtpAccess",
+    "change_mailbox",
+    "create_mailbox",
+    "get_mailbox",
+    "imap_access",
+    "inbound_tenant",
+    "list_mailboxes",
+    "mail_health",
+    "mailbox_document",
+    "record_use",
+    "smtp_access",
+]

@@ -1,0 +1,270 @@
+"""E-mail in and out over HTTP, against the session's real SMTP server (aiosmtpd):
+a mail becomes a ticket, an agent's reply is mailed once by the scheduler with its
+thread headers, the customer's replies thread back (In-Reply-To, token address, subject
+reference), noise is recorded and never answered, and a down SMTP server loses nothing."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import asyncpg
+import httpx
+
+from domain.clock import ManualClock
+from tests.e2e.conftest import auth
+from tests.support.mail import (
+    corpus,
+    inbound,
+    make_mailbox,
+    owner_fetch,
+    run_mail_jobs,
+    smtp_at,
+    soon,
+)
+from tests.support.smtp import SmtpServer, free_port
+
+
+async def _agent(owner: Any, tenant_id: Any) -> dict[str, str]:
+    agent_id = await owner.agent(tenant_id)
+    return auth(await owner.key(tenant_id, "agent", agent_id))
+
+
+async def _mail(http: httpx.AsyncClient, h: dict[str, str], ticket: str) -> list[dict]:
+    r = await http.get(f"/v1/tickets/{ticket}/mail", headers=h)
+    assert r.status_code == 200, r.text
+    return list(r.json()["data"])
+
+
+async def test_mail_to_ticket_reply_by_smtp_and_threading_back(
+        http, db, services, tenant, owner, smtp_server: SmtpServer) -> None:
+    admin = auth(tenant.admin_key)
+    box = await make_mailbox(http, admin, smtp=smtp_at(smtp_server.port))
+    assert box["inbound_secret"].startswith("hdmail_") and box["smtp"]["username"] is None
+    got = (await http.get(f"/v1/mailboxes/{box['id']}", headers=admin)).json()
+    assert "inbound_secret" not in got and "password" not in got["smtp"]
+    assert got["status"] == "ok"
+
+    first = await inbound(http, box, corpus("gmail.eml"))
+    assert first["outcome"] == "ticket"
+    ticket = first["ticket_id"]
+    again = await inbound(http, box, corpus("gmail.eml"))  # a retried delivery
+    assert again["outcome"] == "duplicate" and again["ticket_id"] == ticket
+    t = (await http.get(f"/v1/tickets/{ticket}", headers=admin)).json()
+    assert t["source"] == "email" and t["subject"] == "Printer on fire"
+    assert t["requester"]["email"] == "ann@example.com" and t["requester"]["contact_id"]
+    [opening] = (await http.get(f"/v1/tickets/{ticket}/messages", headers=admin)).json()["data"]
+    assert opening["body"] == ("Hi,\n\nThe printer on floor 3 is on fire. Photo attached."
+                               "\n\nThanks,\nAnn")
+    assert [(a["name"], a["type"]) for a in opening["attachments"]] == [
+        ("fire.png", "image/png"), ("invite.ics", "text/calendar"),
+        ("original.eml", "message/rfc822")]
+    [received] = await _mail(http, admin, ticket)
+    assert received["cc"] == ["bob@example.com", "carol@example.com"]
+
+    agent = await _agent(owner, tenant.tenant_id)
+    r = await http.post(f"/v1/tickets/{ticket}/messages", headers=agent,
+                        json={"body": "We are sending someone.\n\nAcme"})
+    assert r.status_code == 201, r.text
+    note = await http.post(f"/v1/tickets/{ticket}/messages", headers=agent,
+                           json={"body": "internal", "visibility": "internal"})
+    assert note.status_code == 201
+
+    async def sent() -> bool:
+        return any(m["status"] == "sent" for m in await _mail(http, admin, ticket))
+
+    await run_mail_jobs(services, ManualClock(soon()), sent)
+    out = [m for m in await _mail(http, admin, ticket) if m["direction"] == "out"]
+    assert len(out) == 1  # the note is not mailed
+    [delivered] = [d for d in smtp_server.to("ann@example.com")
+                   if d.message()["Message-ID"] == f"<{out[0]['rfc_message_id']}>"]
+    mail = delivered.message()
+    [thread] = await owner_fetch(db, "SELECT token FROM mail_threads WHERE ticket_id = $1",
+                                  uuid.UUID(ticket))
+    token = thread["token"]
+    assert mail["In-Reply-To"] == "<CAF=gmail-0001@mail.gmail.com>"
+    assert mail["References"] == "<CAF=gmail-0001@mail.gmail.com>"
+    assert mail["Reply-To"] == f"support+{token}@acme.test"
+    assert mail["Subject"] == f"Re: Printer on fire [#{token}]"
+    assert mail["Auto-Submitted"] is None
+    plain = mail.get_body(("plain",)).get_content().replace("\r\n", "\n")
+    assert plain.strip() == "We are sending someone.\n\nAcme"
+    assert "<p>We are sending someone.</p>" in mail.get_body(("html",)).get_content()
+
+    # Threading back: by In-Reply-To under another subject, by the token address alone,
+    # and by the subject's reference alone.
+    changed = await inbound(http, box, corpus("reply_changed_subject.eml",
+                                                OUTBOUND_ID=out[0]["rfc_message_id"]))
+    assert (changed["outcome"], changed["ticket_id"]) == ("reply", ticket)
+    by_token = await inbound(http, box, corpus("token_only.eml", TOKEN=token))
+    assert (by_token["outcome"], by_token["ticket_id"]) == ("reply", ticket)
+    by_subject = await inbound(http, box, (
+        f"From: ann@example.com\nTo: support@acme.test\nSubject: Re: fire [#{token}]\n"
+        "Message-ID: <subject-ref-1@example.com>\n\nAnd the fire brigade came.\n").encode())
+    assert (by_subject["outcome"], by_subject["ticket_id"]) == ("reply", ticket)
+    bodies = [m["body"] for m in (await http.get(
+        f"/v1/tickets/{ticket}/messages", headers=admin)).json()["data"]]
+    assert bodies[-3:] == ["It is out now, thanks.", "The smoke alarm also went off.",
+                           "And the fire brigade came."]
+
+    # Exactly one delivery: the scheduler run again sends nothing more.
+    jobs = await owner_fetch(db, "SELECT status FROM jobs WHERE kind = 'mail.send'")
+    assert [j["status"] for j in jobs] == ["done"]
+    assert len([d for d in smtp_server.to("ann@example.com")
+                if d.message()["Message-ID"] == f"<{out[0]['rfc_message_id']}>"]) == 1
+
+
+async def test_noise_is_recorded_and_never_answered(http, db, tenant, smtp_server) -> None:
+    admin = auth(tenant.admin_key)
+    box = await make_mailbox(http, admin, smtp=smtp_at(smtp_server.port))
+    auto = await inbound(http, box, corpus("auto_reply.eml"))
+    assert auto["outcome"] == "ignored" and "Auto-Submitted" in auto["reason"]
+    listed = await inbound(http, box, corpus("mailing_list.eml"))
+    assert listed["outcome"] == "ignored" and "Precedence: list" in listed["reason"]
+    own = await inbound(http, box, b"From: Acme <support+x1y2z3a4@acme.test>\n"
+                         b"To: support@acme.test\nMessage-ID: <own-1@acme.test>\n\nloop\n")
+    assert own["outcome"] == "ignored" and "own addresses" in own["reason"]
+    bounce = await inbound(http, box, corpus("dsn_bounce.eml"))
+    assert bounce["outcome"] == "bounce" and "gone@example.com 5.1.1" in bounce["reason"]
+    bounced = await owner_fetch(db, "SELECT address, status FROM mail_bounces")
+    assert [(b["address"], b["status"]) for b in bounced] == [("gone@example.com", "5.1.1")]
+    tickets = (await http.get("/v1/tickets", headers=admin)).json()["data"]
+    assert tickets == []  # nothing to answer: no ticket, no message, no job
+
+    # The hourly cap per sender: the sender's 30 mails of the hour (automatic ones
+    # included) leave the 31st unanswered.
+    for n in range(29):
+        r = await inbound(http, box, (
+            f"From: ann@example.com\nTo: support@acme.test\nMessage-ID: <cap-{n}@x>\n"
+            "Auto-Submitted: auto-replied\n\nout of office\n").encode())
+        assert r["outcome"] == "ignored"
+    over = await inbound(http, box, corpus("gmail.eml"))
+    assert over["outcome"] == "ignored" and "within an hour" in over["reason"]
+
+
+async def test_smtp_down_queues_the_reply_and_delivers_after_recovery(
+        http, services, tenant, owner, smtp_server) -> None:
+    admin = auth(tenant.admin_key)
+    closed = free_port()  # nothing listens there
+    box = await make_mailbox(http, admin, smtp=smtp_at(closed))
+    ready = (await http.get("/health/ready")).json()["checks"]["mail"]
+    assert ready["status"] == "ok"
+    ticket = (await inbound(http, box, corpus("apple_mail.eml")))["ticket_id"]
+    agent = await _agent(owner, tenant.tenant_id)
+    r = await http.post(f"/v1/tickets/{ticket}/messages", headers=agent,
+                        json={"body": "Try clearing the cache."})
+    assert r.status_code == 201  # the request never waits on SMTP
+
+    clock = ManualClock(soon())
+
+    async def tried() -> bool:
+        return any(m["reason"] for m in await _mail(http, admin, ticket))
+
+    await run_mail_jobs(services, clock, tried)
+    [out] = [m for m in await _mail(http, admin, ticket) if m["direction"] == "out"]
+    assert out["status"] == "queued" and "Connection refused" in out["reason"]
+    health = await http.get("/health/ready")
+    assert health.status_code == 200
+    assert health.json()["checks"]["mail"]["status"] == "degraded"
+    assert (await http.get(f"/v1/mailboxes/{box['id']}", headers=admin)).json()[
+        "status"] == "degraded"
+
+    fixed = await http.patch(f"/v1/mailboxes/{box['id']}", headers=admin, json={
+        "smtp": {"host": "127.0.0.1", "port": smtp_server.port, "security": "none"}})
+    assert fixed.status_code == 200, fixed.text
+    clock.advance(seconds=120)
+
+    async def sent() -> bool:
+        return any(m["status"] == "sent" for m in await _mail(http, admin, ticket))
+
+    await run_mail_jobs(services, clock, sent)
+    [out] = [m for m in await _mail(http, admin, ticket) if m["direction"] == "out"]
+    assert out["attempts"] == 2 and out["reason"] is None
+    arrived = [d for d in smtp_server.to("erin@example.com")
+               if d.message()["Message-ID"] == f"<{out['rfc_message_id']}>"]
+    assert len(arrived) == 1
+    assert (await http.get("/health/ready")).json()["checks"]["mail"]["status"] == "ok"
+
+
+async def test_quarantine_and_tenant_isolation(http, db, tenant, make_tenant) -> None:
+    admin = auth(tenant.admin_key)
+    box = await make_mailbox(http, admin, smtp=smtp_at(free_port()))
+    other = await make_tenant("Other")
+    other_admin = auth(other.admin_key)
+    # The same address, in another tenant: its own.
+    other_box = await make_mailbox(http, other_admin, smtp=smtp_at(free_port()))
+
+    garbage = b"this is not a mail at all\n"
+    q = await inbound(http, box, garbage)
+    assert q["outcome"] == "quarantined" and q["reason"] == "the message has no headers"
+    page = (await http.get(f"/v1/mailboxes/{box['id']}/quarantine", headers=admin)).json()
+    [kept] = page["data"]
+    assert kept["size"] == len(garbage) and kept["attempts"] == 1
+    [stored] = await owner_fetch(db, "SELECT raw FROM mail_quarantine")
+    assert garbage not in bytes(stored["raw"])  # sealed
+
+    # Another tenant's admin sees none of it, and the other mailbox's secret opens
+    # only its own mailbox.
+    assert (await http.get(f"/v1/mailboxes/{box['id']}", headers=other_admin)).status_code == 404
+    assert (await http.get(f"/v1/mailboxes/{box['id']}/quarantine",
+                           headers=other_admin)).status_code == 404
+    assert (await http.post(f"/v1/mailboxes/{box['id']}/quarantine/{kept['id']}/retry",
+                            headers=other_admin)).status_code == 404
+    listed = (await http.get("/v1/mailboxes", headers=other_admin)).json()["data"]
+    assert [m["id"] for m in listed] == [other_box["id"]]
+    wrong = await http.post(box["inbound_url"], content=corpus("gmail.eml"), headers={
+        "Authorization": f"Bearer {other_box['inbound_secret']}",
+        "Content-Type": "message/rfc822"})
+    assert wrong.status_code == 401
+    runtime = await asyncpg.connect(db.runtime_url)
+    try:
+        async with runtime.transaction():
+            await runtime.execute("SELECT set_config('app.tenant_id', $1, true)",
+                                  str(other.tenant_id))
+            seen = await runtime.fetch("SELECT id FROM mailboxes")
+            assert [str(r["id"]) for r in seen] == [other_box["id"]]
+            assert await runtime.fetchval("SELECT count(*) FROM mail_quarantine") == 0
+        assert await runtime.fetchval("SELECT count(*) FROM mailboxes") == 0  # no tenant
+    finally:
+        await runtime.close()
+
+    retried = await http.post(f"/v1/mailboxes/{box['id']}/quarantine/{kept['id']}/retry",
+                              headers=admin)
+    assert retried.json()["outcome"] == "quarantined"
+    [again] = (await http.get(f"/v1/mailboxes/{box['id']}/quarantine",
+                              headers=admin)).json()["data"]
+    assert again["attempts"] == 2 and again["retried_at"] is not None
+    gone = await http.delete(f"/v1/mailboxes/{box['id']}/quarantine/{kept['id']}",
+                             headers=admin)
+    assert gone.status_code == 200 and gone.json()["id"] == kept["id"]
+    assert (await http.get(f"/v1/mailboxes/{box['id']}/quarantine",
+                           headers=admin)).json()["data"] == []
+    # A mail the desk's own rules refuse (an address no ticket takes) is kept too, once;
+    # an over-long subject is cut to what a ticket takes.
+    refused = await inbound(http, box, b"From: <a b@c d>\nMessage-ID: <r-1@x>\n\nhi\n")
+    assert refused["outcome"] == "quarantined"
+    assert refused["reason"] == "refused: requester.email is not an e-mail address"
+    long = await inbound(http, box, b"From: z@example.com\nMessage-ID: <long-1@x>\nSubject: "
+                         + b"x" * 300 + b"\n\nhi\n")
+    subject = (await http.get(f"/v1/tickets/{long['ticket_id']}", headers=admin)).json()[
+        "subject"]
+    assert len(subject) == 200 and subject.endswith("…")
+    dup = await http.post("/v1/mailboxes", headers=admin, json={"address": "SUPPORT@acme.test"})
+    assert dup.status_code == 409 and dup.json()["code"] == "mailbox_exists"
+
+
+async def test_erasing_the_contact_blanks_its_addresses_on_the_mail(http, db, tenant) -> None:
+    admin = auth(tenant.admin_key)
+    box = await make_mailbox(http, admin, smtp=smtp_at(free_port()))
+    taken = await inbound(http, box, corpus("latin1.eml"))
+    contact = (await http.get(f"/v1/tickets/{taken['ticket_id']}", headers=admin)).json()[
+        "requester"]["contact_id"]
+    bounce = corpus("dsn_bounce.eml").replace(b"gone@example.com", b"francois@example.fr")
+    await inbound(http, box, bounce)
+    r = await http.post(f"/v1/contacts/{contact}/erase", headers=admin,
+                        json={"reason": "asked to be forgotten"})
+    assert r.status_code == 200, r.text
+    rows = await owner_fetch(db, "SELECT from_address, to_addresses FROM mail_messages "
+                                  "WHERE ticket_id = $1", uuid.UUID(taken["ticket_id"]))
+    assert [(r["from_address"], r["to_addresses"]) for r in rows] == [("", [])]
+    assert await owner_fetch(db, "SELECT * FROM mail_bounces") == []
