@@ -16,7 +16,9 @@ from uuid import UUID
 
 import asyncpg
 
+from domain.events import Event
 from domain.ids import TenantId
+from domain.mapper import from_stored
 from domain.rule import Rule
 from eventstore.sqlfile import load_queries
 from eventstore.types import Write
@@ -142,6 +144,15 @@ async def ticket_states(conn: asyncpg.Connection, tenant_id: TenantId,
     return {r["id"]: r["state_json"] for r in rows}
 
 
+async def ticket_events(conn: asyncpg.Connection, tenant_id: TenantId, ticket_id: UUID,
+                        after_version: int, through_version: int) -> list[Event]:
+    """The ticket's events with ``after_version < version <= through_version``, in
+    order, as stored (a sealed field reads as empty text: no condition asks for one)."""
+    rows = await conn.fetch(Q["ticket_events"], tenant_id, ticket_id, after_version,
+                            through_version)
+    return [from_stored(r["type"], r["schema_version"], r["data"]) for r in rows]
+
+
 async def claim_time_firing(conn: asyncpg.Connection, tenant_id: TenantId, rule_id: UUID,
                             ticket_id: UUID, episode: datetime, at: datetime) -> bool:
     """Record the episode's firing; False when it fired already."""
@@ -173,6 +184,7 @@ __all__ = [
     "load_rule",
     "record_firing",
     "refuse_time_firing",
+    "ticket_events",
     "ticket_states",
     "ticket_times",
     "time_candidates",

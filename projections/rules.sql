@@ -136,3 +136,11 @@ SELECT r.ticket_id, r.{since} AS episode
 -- name: ticket_states --
 -- $1 tenant_id, $2 ticket ids
 SELECT id, state_json FROM tickets WHERE tenant_id = $1 AND id = ANY ($2::uuid[])
+
+-- name: ticket_events --
+-- $1 tenant_id, $2 ticket_id, $3 after version, $4 through version: what the rule
+-- engine folds to know a ticket right after one of its events
+SELECT type, schema_version, data
+  FROM events
+ WHERE tenant_id = $1 AND stream_id = $2 AND version > $3 AND version <= $4
+ ORDER BY version
