@@ -153,6 +153,14 @@ async def ticket_events(conn: asyncpg.Connection, tenant_id: TenantId, ticket_id
     return [from_stored(r["type"], r["schema_version"], r["data"]) for r in rows]
 
 
+async def time_firings_of_ticket(conn: asyncpg.Connection, tenant_id: TenantId,
+                                 ticket_id: UUID, rule_ids: list[UUID]
+                                 ) -> dict[tuple[UUID, datetime], str]:
+    """The outcome of each (time rule, episode) that fired on the ticket."""
+    rows = await conn.fetch(Q["time_firings_of_ticket"], tenant_id, ticket_id, rule_ids)
+    return {(r["rule_id"], r["episode"]): r["outcome"] for r in rows}
+
+
 async def claim_time_firing(conn: asyncpg.Connection, tenant_id: TenantId, rule_id: UUID,
                             ticket_id: UUID, episode: datetime, at: datetime) -> bool:
     """Record the episode's firing; False when it fired already."""
@@ -188,6 +196,7 @@ __all__ = [
     "ticket_states",
     "ticket_times",
     "time_candidates",
+    "time_firings_of_ticket",
     "update_rule",
     "upsert_ticket_times",
 ]

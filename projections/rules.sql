@@ -144,3 +144,10 @@ SELECT type, schema_version, data
   FROM events
  WHERE tenant_id = $1 AND stream_id = $2 AND version > $3 AND version <= $4
  ORDER BY version
+
+-- name: time_firings_of_ticket --
+-- $1 tenant_id, $2 ticket_id, $3 time rule ids: the episodes they fired (or were
+-- refused) for on the ticket
+SELECT rule_id, episode, outcome, fired_at
+  FROM rule_time_firings
+ WHERE tenant_id = $1 AND rule_id = ANY ($3::uuid[]) AND ticket_id = $2
