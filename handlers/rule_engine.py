@@ -45,7 +45,7 @@ from domain.errors import DomainError
 from domain.events import Event, MessageAdded, RuleChainStopped, StateChanged, TicketOpened
 from domain.ids import AgentId, GroupId, MessageId, TenantId, TicketId
 from domain.rule import CHAIN_DEPTH_MAX, Rule
-from domain.rule_parts import TICKET_EVENT_TYPES, Action, Facts, event_types, failing
+from domain.rule_parts import TICKET_EVENT_TYPES, Action, Facts, event_types, holds
 from domain.templates import render
 from domain.ticket import Ticket
 from domain.ticket.commands import (
@@ -260,7 +260,7 @@ class RuleEngine:
             facts = await ticket_facts(conn, tenant_id, ticket, envelope.event, calendar,
                                        envelope.event.at,
                                        with_organization="organization_id" in uses)
-            matched = [r for r in candidates if not failing(r.conditions, facts)]
+            matched = [r for r in candidates if holds(r.conditions, facts)]
             if matched and await self._fire(uow, envelope, matched, firings):
                 acted += 1
                 if acted >= ACTED_MAX:

@@ -128,12 +128,12 @@ async def ticket_times(conn: asyncpg.Connection, tenant_id: TenantId, ticket_id:
     return {since: row[column] for since, column in SINCE_COLUMNS.items()}
 
 
-async def time_candidates(conn: asyncpg.Connection, tenant_id: TenantId, rule_id: UUID,
-                          since: str, started_by: datetime) -> list[asyncpg.Record]:
-    """(ticket_id, episode) of the tickets not closed whose ``since`` clock started at
-    or before ``started_by`` and that the rule did not fire for in that episode."""
-    query = Q["time_candidates"].format(since=SINCE_COLUMNS[since])  # an identifier
-    rows: list[asyncpg.Record] = await conn.fetch(query, tenant_id, rule_id, started_by)
+async def time_due(conn: asyncpg.Connection, tenant_id: TenantId,
+                   rules: list[dict[str, Any]]) -> list[asyncpg.Record]:
+    """(rule_id, ticket_id, episode) due now, with the ticket's state, priority,
+    source, group_id, assignee, organization_id, tags and fields; ``rules`` as the
+    statement's ``$2`` describes them."""
+    rows: list[asyncpg.Record] = await conn.fetch(Q["time_due"], tenant_id, rules)
     return rows
 
 
@@ -195,7 +195,7 @@ __all__ = [
     "ticket_events",
     "ticket_states",
     "ticket_times",
-    "time_candidates",
+    "time_due",
     "time_firings_of_ticket",
     "update_rule",
     "upsert_ticket_times",
