@@ -8,7 +8,7 @@ import itertools
 import random
 from datetime import UTC, date, datetime, timedelta
 
-from domain.business_hours import CALENDAR_24x7, Calendar
+from domain.business_hours import Calendar, CALENDAR_24x7
 from domain.rule_parts import Condition, Facts, TimeTrigger, allowed_values, holds
 from domain.values import Priority, Source, TicketState
 from handlers.rule_timers import elapsed, latest_start
