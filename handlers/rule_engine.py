@@ -309,11 +309,15 @@ class RuleEngine:
         before the commit: the tenant head lock they take is held for them only."""
         conn, tenant = uow.conn, uow.tenant_id
         staged = uow.staged
+        armed: UUID | None = None
+        rows: list[dict[str, Any]] = []
         for firing in firings:
             first, last = firing.staged
             recorded = []
             if last > first:
-                await read_model.arm_rule_actor(conn, firing.rule_id)
+                if armed != firing.rule_id:  # a run of one rule's firings: armed once
+                    await read_model.arm_rule_actor(conn, firing.rule_id)
+                    armed = firing.rule_id
                 uow.staged = staged[first:last]
                 recorded = await uow.flush()
             seqs = [e.seq for e in recorded]
@@ -321,11 +325,12 @@ class RuleEngine:
             if firing.outcome == "stopped" and seqs:
                 detail = f"{detail} (RuleChainStopped at seq {seqs[0]})"
                 seqs = []
-            await read_model.record_firing(
-                conn, tenant, trigger_seq=firing.trigger_seq, rule_id=firing.rule_id,
-                ticket_id=firing.ticket_id, depth=firing.depth,
-                first_seq=min(seqs, default=None), last_seq=max(seqs, default=None),
-                outcome=firing.outcome, detail=detail, at=firing.at)
+            rows.append({"trigger_seq": firing.trigger_seq, "rule_id": firing.rule_id,
+                         "ticket_id": firing.ticket_id, "depth": firing.depth,
+                         "first_seq": min(seqs, default=None),
+                         "last_seq": max(seqs, default=None), "outcome": firing.outcome,
+                         "detail": detail, "fired_at": firing.at})
+        await read_model.record_firings(conn, tenant, rows)
         uow.staged = []
 
     async def _act(self, uow: UnitOfWork, envelope: Envelope, rule: Rule, at: datetime

@@ -84,12 +84,17 @@ async def chain_depth(conn: asyncpg.Connection, tenant_id: TenantId, seq: int) -
     return depth or 0
 
 
-async def record_firing(conn: asyncpg.Connection, tenant_id: TenantId, *, trigger_seq: int,
-                        rule_id: UUID, ticket_id: UUID, depth: int, first_seq: int | None,
-                        last_seq: int | None, outcome: str, detail: str | None,
-                        at: datetime) -> None:
-    await conn.execute(Q["record_firing"], tenant_id, trigger_seq, rule_id, ticket_id, depth,
-                       first_seq, last_seq, outcome, detail, at)
+async def record_firings(conn: asyncpg.Connection, tenant_id: TenantId,
+                         firings: list[dict[str, Any]]) -> None:
+    """Record a batch's firings in one statement; each has ``trigger_seq``, ``rule_id``,
+    ``ticket_id``, ``depth``, ``first_seq``, ``last_seq``, ``outcome``, ``detail`` and
+    ``fired_at``."""
+    if not firings:
+        return
+    columns = ("trigger_seq", "rule_id", "ticket_id", "depth", "first_seq", "last_seq",
+               "outcome", "detail", "fired_at")
+    await conn.execute(Q["record_firings"], tenant_id,
+                       *([f[c] for f in firings] for c in columns))
 
 
 async def firings_of_ticket(conn: asyncpg.Connection, tenant_id: TenantId, ticket_id: UUID,
@@ -190,7 +195,7 @@ __all__ = [
     "insert_rule",
     "list_rules",
     "load_rule",
-    "record_firing",
+    "record_firings",
     "refuse_time_firing",
     "ticket_events",
     "ticket_states",

@@ -63,12 +63,16 @@ SELECT depth FROM rule_firings
  ORDER BY last_seq
  LIMIT 1
 
--- name: record_firing --
--- $1 tenant_id, $2 trigger_seq, $3 rule_id, $4 ticket_id, $5 depth, $6 first_seq,
--- $7 last_seq, $8 outcome, $9 detail, $10 fired_at
+-- name: record_firings --
+-- $1 tenant_id, then arrays, one element per firing: $2 trigger_seq, $3 rule_id,
+-- $4 ticket_id, $5 depth, $6 first_seq, $7 last_seq, $8 outcome, $9 detail, $10 fired_at
+-- (a batch's firings in one statement)
 INSERT INTO rule_firings (tenant_id, trigger_seq, rule_id, ticket_id, depth, first_seq,
                           last_seq, outcome, detail, fired_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+SELECT $1, f.* FROM unnest($2::bigint[], $3::uuid[], $4::uuid[], $5::int[], $6::bigint[],
+                           $7::bigint[], $8::text[], $9::text[], $10::timestamptz[])
+                    AS f(trigger_seq, rule_id, ticket_id, depth, first_seq, last_seq,
+                         outcome, detail, fired_at)
 
 -- name: firings_of_ticket --
 -- $1 tenant_id, $2 ticket_id, $3 limit: the newest first
