@@ -15,11 +15,10 @@ from fastapi import APIRouter, Query, Request, Response
 
 from api.http import commands
 from api.http.answer_headers import ETAG, LOCATION, sends
-from api.http.commands import agent_actor, parse_if_match, precondition_failed
+from api.http.commands import agent_actor, owner_caller, parse_if_match, precondition_failed
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, personal_list_page
-from api.http.principal import Principal
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply
@@ -41,7 +40,6 @@ from eventstore.errors import ConcurrencyError
 from eventstore.store import UnitOfWork
 from handlers import macros as macro_handlers
 from handlers.macros import Applied
-from handlers.owned import Caller
 from projections import macros as read_model
 from projections.views import ticket_json
 
@@ -99,10 +97,6 @@ async def get_one(macro_id: UUID, principal: Authorized, services: ServicesDep) 
     return _reply(macro).response()
 
 
-def _caller(principal: Principal) -> Caller:
-    return Caller(principal.agent_id, principal.role == Role.ADMIN.value)
-
-
 def _reply(macro: Macro) -> JsonReply:
     return JsonReply(200, macro_document(macro), {"ETag": etag(macro.version)})
 
@@ -123,7 +117,7 @@ async def patch(macro_id: UUID, body: MacroPatch, request: Request, principal: A
 
     async def work(uow: UnitOfWork) -> JsonReply:
         return _reply(await macro_handlers.change_macro(uow, macro_id, command,
-                                                        _caller(principal),
+                                                        owner_caller(principal),
                                                         expected_version=expected))
 
     return await commands.run(request, services, principal,
@@ -141,7 +135,7 @@ async def delete(macro_id: UUID, request: Request, principal: Authorized,
     at = services.clock.now()
 
     async def work(uow: UnitOfWork) -> JsonReply:
-        return _reply(await macro_handlers.delete_macro(uow, macro_id, _caller(principal), at,
+        return _reply(await macro_handlers.delete_macro(uow, macro_id, owner_caller(principal), at,
                                                         expected_version=expected))
 
     return await commands.run(request, services, principal, None, work,

@@ -15,11 +15,10 @@ from fastapi import APIRouter, Query, Request, Response
 
 from api.http import commands
 from api.http.answer_headers import ETAG, LOCATION, sends
-from api.http.commands import parse_if_match
+from api.http.commands import owner_caller, parse_if_match
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, personal_list_page
-from api.http.principal import Principal
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply
@@ -33,7 +32,6 @@ from domain.saved_view import ChangeView, CreateView, SavedView, check_filters
 from domain.values import Role
 from eventstore.store import UnitOfWork
 from handlers import saved_views as view_handlers
-from handlers.owned import Caller
 from projections import saved_views as read_model
 
 router = APIRouter(tags=["views"], route_class=StrictRoute)
@@ -115,10 +113,6 @@ def _reply(view: SavedView) -> JsonReply:
     return JsonReply(200, view_document(view), {"ETag": etag(view.version)})
 
 
-def _caller(principal: Principal) -> Caller:
-    return Caller(principal.agent_id, principal.role == Role.ADMIN.value)
-
-
 @router.get("/v1/views/{view_id}", response_model=ViewOut,
             responses=errors(404) | sends(200, required=(ETAG,)), summary="One saved view")
 async def get_one(view_id: UUID, principal: Authorized, services: ServicesDep) -> Response:
@@ -139,8 +133,8 @@ async def patch(view_id: UUID, body: ViewPatch, request: Request, principal: Aut
     command = ChangeView(name=body.name, filters=filters, at=services.clock.now())
 
     async def work(uow: UnitOfWork) -> JsonReply:
-        return _reply(await view_handlers.change_view(uow, view_id, command, _caller(principal),
-                                                      expected_version=expected))
+        return _reply(await view_handlers.change_view(
+            uow, view_id, command, owner_caller(principal), expected_version=expected))
 
     return await commands.run(request, services, principal,
                               body.model_dump(mode="json", exclude_unset=True), work,
@@ -157,7 +151,7 @@ async def delete(view_id: UUID, request: Request, principal: Authorized,
     at = services.clock.now()
 
     async def work(uow: UnitOfWork) -> JsonReply:
-        return _reply(await view_handlers.delete_view(uow, view_id, _caller(principal), at,
+        return _reply(await view_handlers.delete_view(uow, view_id, owner_caller(principal), at,
                                                       expected_version=expected))
 
     return await commands.run(request, services, principal, None, work,
