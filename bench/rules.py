@@ -4,9 +4,10 @@ steady event rate, and one evaluation pass of time rules over many open tickets.
     python -m bench.rules [--seconds 8] [--rounds 3] [--rate 200] [--tickets 10000]
 
 One run starts a Postgres of its own (bench/common.py ``private_server``) and serves
-``helpdesk serve --workers 1`` with the scheduler and the projectors in the same
-process (``RUN_SCHEDULER=true``), as a single-machine deployment runs it: the rule
-engine's work competes with the commands for the same CPU.
+``helpdesk serve --workers 1`` without the scheduler (``RUN_SCHEDULER=false``) next to a
+``helpdesk worker``, which runs the projectors, the rule engine and the scheduler, as
+docker-compose.yml deploys them: the rule engine is off the API's process, though on a
+small machine it still shares the cores with it.
 
 - **Throughput.** Two tenants of one database: one with no rules, one with 100 active
   rules on every event whose conditions never hold (each ends in ``tags contains
@@ -32,10 +33,14 @@ import asyncio
 import dataclasses
 import os
 import statistics
+import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import asyncpg
@@ -98,11 +103,15 @@ async def throughput(url: str, admin_url: str, seconds: float, rounds: int) -> N
         order = list(scripts) if round_ % 2 == 0 else list(reversed(scripts))
         for name in order:
             load = wrk.run(url + "/", seconds, scripts[name], CONNECTIONS)
+            # On a loaded machine wrk's 2 s timeout can cut some requests off: those,
+            # and any answer not 2xx, are counted and left out of the rate.
+            good = load.rps * (load.requests - load.bad) / max(load.requests, 1)
             if load.bad:
-                raise SystemExit(f"{name}: {load.bad} bad answers")
-            rates[name].append(load.rps)
+                print(f"round {round_ + 1} {name}: {load.bad} of {load.requests} answers "
+                      "bad (not 2xx, or timed out)", flush=True)
+            rates[name].append(good)
             p99s[name].append(load.p99_ms)
-            print(f"round {round_ + 1} {name}: {load.rps:.0f} req/s, p99 {load.p99_ms:.1f} ms",
+            print(f"round {round_ + 1} {name}: {good:.0f} req/s, p99 {load.p99_ms:.1f} ms",
                   flush=True)
     base, ruled_rate = statistics.median(rates["0 rules"]), statistics.median(rates["100 rules"])
     report("rules: command throughput", [
@@ -137,7 +146,9 @@ async def lag(url: str, admin_url: str, seconds: float, rate: float) -> None:
     tenant = await _tenant(admin_url, "lag")
     key = tenant.admin_key.secret
     headers = {"Authorization": f"Bearer {key}"}
-    async with httpx.AsyncClient(base_url=url, timeout=30,
+    # No pool timeout: when the server takes fewer than ``rate`` creates a second the
+    # creates queue here, and the rate reached is reported.
+    async with httpx.AsyncClient(base_url=url, timeout=httpx.Timeout(60, pool=None),
                                  limits=httpx.Limits(max_connections=64)) as http:
         await _rule(http, key, {"name": "tag new", "conditions": [
             {"field": "event", "op": "is", "value": "TicketOpened"}],
@@ -262,6 +273,23 @@ async def time_pass(admin_url: str, runtime_url: str, tickets: int) -> None:
     ])
 
 
+@contextmanager
+def working(env: dict[str, str]) -> Iterator[subprocess.Popen[bytes]]:
+    """``helpdesk worker`` (projectors, rule engine, scheduler) until the block ends."""
+    worker = subprocess.Popen([sys.executable, "-m", "api.cli.main", "worker"],
+                              cwd=Path(__file__).parents[1], env=os.environ | env,
+                              stdout=subprocess.DEVNULL)
+    try:
+        yield worker
+    finally:
+        worker.terminate()
+        try:
+            worker.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            worker.wait()
+
+
 async def run(seconds: float, rounds: int, rate: float, tickets: int) -> None:
     from tests.support.pg import Databases
 
@@ -272,10 +300,11 @@ async def run(seconds: float, rounds: int, rate: float, tickets: int) -> None:
         await dbs.create_template()
         db = await dbs.clone()
         try:
-            env = {"DATABASE_URL": db.runtime_url, "RUN_SCHEDULER": "true",
+            env = {"DATABASE_URL": db.runtime_url, "RUN_SCHEDULER": "false",
                    "PROJECTOR_POLL_INTERVAL": "1", "LOG_LEVEL": "warning",
                    "DB_POOL_MAX": str(CONNECTIONS + 8)}
-            with serving(["-m", "api.cli.main", "serve", "--workers", "1"], env) as served:
+            with serving(["-m", "api.cli.main", "serve", "--workers", "1"], env) as served, \
+                    working(env):
                 await served.ready()
                 await throughput(served.url, db.admin_url, seconds, rounds)
                 await lag(served.url, db.admin_url, seconds, rate)

@@ -552,6 +552,12 @@ class MacroChanged(Event):
     actions: tuple[Action, ...] | None = None
 
 
+class MacroDeleted(Event):
+    """The macro is gone from the desk; its stream keeps what it was."""
+
+    TYPE = "MacroDeleted"
+
+
 # --- saved view stream (domain/saved_view.py) -------------------------------------------
 
 
@@ -564,6 +570,21 @@ class ViewCreated(Event):
     name: str
     owner_id: AgentId | None
     filters: dict[str, str | list[str]]
+
+
+class ViewChanged(Event):
+    """The parts of a view that changed, each as it is now (None: as it was)."""
+
+    TYPE = "ViewChanged"
+
+    name: str | None = None
+    filters: dict[str, str | list[str]] | None = None
+
+
+class ViewDeleted(Event):
+    """The view is gone from the desk; its stream keeps what it was."""
+
+    TYPE = "ViewDeleted"
 
 
 TICKET_EVENTS: tuple[type[Event], ...] = (
@@ -583,8 +604,8 @@ TICKET_EVENTS: tuple[type[Event], ...] = (
 GROUP_EVENTS: tuple[type[Event], ...] = (GroupCreated, GroupRenamed, GroupMembersChanged)
 FIELD_EVENTS: tuple[type[Event], ...] = (TicketFieldDefined, TicketFieldUpdated)
 RULE_EVENTS: tuple[type[Event], ...] = (RuleCreated, RuleChanged)
-MACRO_EVENTS: tuple[type[Event], ...] = (MacroCreated, MacroChanged)
-VIEW_EVENTS: tuple[type[Event], ...] = (ViewCreated,)
+MACRO_EVENTS: tuple[type[Event], ...] = (MacroCreated, MacroChanged, MacroDeleted)
+VIEW_EVENTS: tuple[type[Event], ...] = (ViewCreated, ViewChanged, ViewDeleted)
 CONTACT_EVENTS: tuple[type[Event], ...] = (ContactCreated, ContactUpdated, ContactMerged,
                                            ContactErased)
 ORGANIZATION_EVENTS: tuple[type[Event], ...] = (OrganizationCreated, OrganizationUpdated)
@@ -670,6 +691,7 @@ __all__ = [
     "GroupRenamed",
     "MacroChanged",
     "MacroCreated",
+    "MacroDeleted",
     "MessageAdded",
     "OrganizationCreated",
     "OrganizationUpdated",
@@ -693,6 +715,8 @@ __all__ = [
     "TicketFieldUpdated",
     "TicketGroupChanged",
     "TicketOpened",
+    "ViewChanged",
     "ViewCreated",
+    "ViewDeleted",
     "WebhookConfigured",
 ]

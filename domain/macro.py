@@ -2,7 +2,8 @@
 by the tenant or personal to one agent; a canned reply is a macro with text only.
 
 A macro has its own stream (the stream id is the macro id): ``MacroCreated``, then
-``MacroChanged``. Its actions are a rule's ticket actions (``domain.rule_parts``:
+``MacroChanged``, and ``MacroDeleted`` at its end (the stream keeps what it was).
+Its actions are a rule's ticket actions (``domain.rule_parts``:
 state, priority, group, assignee, tags, fields); its text takes the placeholders of
 ``domain.templates``. Applying it is the ticket's business (``handlers.macros``).
 """
@@ -15,7 +16,7 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict
 
 from domain.errors import AlreadyExists, CorruptStream, ValidationFailed
-from domain.events import Event, MacroChanged, MacroCreated
+from domain.events import Event, MacroChanged, MacroCreated, MacroDeleted
 from domain.ids import AgentId
 from domain.rule_parts import ACTIONS_MAX, Action, check_action
 from domain.templates import check_template
@@ -62,6 +63,18 @@ class CreateMacro(BaseModel):
     at: UtcDatetime
 
 
+class ChangeMacro(BaseModel):
+    """Change the parts given (None: as it is); ``actions`` replaces the list."""
+
+    model_config = _FROZEN
+
+    name: str | None = None
+    text: str | None = None
+    visibility: Visibility | None = None
+    actions: tuple[Action, ...] | None = None
+    at: UtcDatetime
+
+
 def check_macro_name(name: str) -> str:
     name = name.strip()
     if not name or len(name) > MACRO_NAME_MAX:
@@ -95,6 +108,31 @@ def decide_macro(command: CreateMacro, state: Macro | None) -> list[Event]:
                          visibility=command.visibility, actions=actions, at=command.at)]
 
 
+def decide_change_macro(command: ChangeMacro, state: Macro) -> list[Event]:
+    """The ``MacroChanged`` of the parts that differ (none: no event); a macro keeps a
+    text, actions or both."""
+    changes: dict[str, object] = {}
+    if command.name is not None and check_macro_name(command.name) != state.name:
+        changes["name"] = check_macro_name(command.name)
+    if command.text is not None:
+        check_template(command.text, "text")
+        if command.text != state.text:
+            changes["text"] = command.text
+    if command.visibility is not None and command.visibility is not state.visibility:
+        changes["visibility"] = command.visibility
+    if command.actions is not None:
+        actions = check_macro_actions(command.actions)
+        if actions != state.actions:
+            changes["actions"] = actions
+    if state.text is None and command.actions is not None and not command.actions:
+        raise ValidationFailed("a macro has a text, actions or both", field="actions")
+    return [MacroChanged.model_validate({"at": command.at, **changes})] if changes else []
+
+
+def decide_delete_macro(state: Macro, at: UtcDatetime) -> list[Event]:
+    return [MacroDeleted(at=at)]
+
+
 def evolve_macro(state: Macro | None, event: Event) -> Macro:
     if state is None:
         if not isinstance(event, MacroCreated):
@@ -102,9 +140,11 @@ def evolve_macro(state: Macro | None, event: Event) -> Macro:
         return Macro(id=event.macro_id, version=1, name=event.name, owner_id=event.owner_id,
                      text=event.text, visibility=event.visibility, actions=event.actions,
                      created_at=event.at, updated_at=event.at)
+    changes: dict[str, object] = {"version": state.version + 1, "updated_at": event.at}
+    if isinstance(event, MacroDeleted):  # the last it was, one version on
+        return state.model_copy(update=changes)
     if not isinstance(event, MacroChanged):
         raise CorruptStream(f"{event.TYPE} does not belong to a macro stream")
-    changes: dict[str, object] = {"version": state.version + 1, "updated_at": event.at}
     for part in ("name", "text", "visibility", "actions"):
         value = getattr(event, part)
         if value is not None:
@@ -124,5 +164,6 @@ def visible_to(macro: Macro, agent_id: UUID | None) -> bool:
     return macro.owner_id is None or macro.owner_id == agent_id
 
 
-__all__ = ["MACRO_ACTIONS", "MACRO_NAME_MAX", "CreateMacro", "Macro", "check_macro_actions",
-           "check_macro_name", "decide_macro", "evolve_macro", "fold_macro", "visible_to"]
+__all__ = ["MACRO_ACTIONS", "MACRO_NAME_MAX", "ChangeMacro", "CreateMacro", "Macro",
+           "check_macro_actions", "check_macro_name", "decide_change_macro",
+           "decide_delete_macro", "decide_macro", "evolve_macro", "fold_macro", "visible_to"]

@@ -308,6 +308,39 @@ def failing(conditions: Sequence[Condition], facts: Facts) -> list[str]:
             " does not hold" for i, c in enumerate(conditions) if not _holds(c, facts)]
 
 
+def holds(conditions: Sequence[Condition], facts: Facts) -> bool:
+    """Whether every condition holds: ``not failing(...)``, stopping at the first that
+    fails and saying nothing of why (what the engine asks of each rule on each event)."""
+    return all(_holds(c, facts) for c in conditions)
+
+
+_KINDS: dict[str, type[TicketState] | type[Priority] | type[Source]] = {
+    "state": TicketState, "priority": Priority, "channel": Source}
+
+
+def allowed_values(conditions: Sequence[Condition]) -> dict[str, list[str] | None]:
+    """The ``state``, ``priority`` and ``channel`` values a ticket may have for the
+    conditions to hold (None: any), so a query can leave out the tickets that cannot
+    match before their other conditions are asked (``holds``)."""
+    out: dict[str, list[str] | None] = {}
+    for name, kind in _KINDS.items():
+        allowed = {m.value for m in kind}
+        for c in conditions:
+            if c.field != name:
+                continue
+            if c.op == "in":
+                allowed &= set(c.value)
+            elif c.op == "is":
+                allowed &= {c.value}
+            elif c.op == "is_not":
+                allowed -= {c.value}
+            elif c.op == "at_least":
+                allowed &= {p.value for p in Priority
+                            if _PRIORITY_RANK[p] >= _PRIORITY_RANK[Priority(c.value)]}
+        out[name] = None if len(allowed) == len(kind) else sorted(allowed)
+    return out
+
+
 def event_types(conditions: Sequence[Condition]) -> frozenset[str] | None:
     """The event types a rule can fire on (None: any): its ``event`` conditions, so the
     engine skips the others without loading the ticket."""
@@ -333,6 +366,7 @@ __all__ = [
     "Facts",
     "Since",
     "TimeTrigger",
+    "allowed_values",
     "check_action",
     "check_actions",
     "check_condition",
@@ -341,4 +375,5 @@ __all__ = [
     "event_types",
     "failing",
     "field_key",
+    "holds",
 ]

@@ -1,7 +1,8 @@
 """The saved view aggregate: a name and the ticket list's filters, shared by the tenant
 or personal to one agent.
 
-A view has its own stream (the stream id is the view id), begun by ``ViewCreated``.
+A view has its own stream (the stream id is the view id): ``ViewCreated``, then
+``ViewChanged``, and ``ViewDeleted`` at its end (the stream keeps what it was).
 Its filters are the ticket list's query parameters as given (``{"state": ["open"],
 "fields.plan": "gold"}``): what each means, and whether it is valid, is the list's
 own business, asked when the view is saved (``api.http.ticket_list``), so a view
@@ -16,7 +17,7 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict
 
 from domain.errors import AlreadyExists, CorruptStream, ValidationFailed
-from domain.events import Event, ViewCreated
+from domain.events import Event, ViewChanged, ViewCreated, ViewDeleted
 from domain.ids import AgentId
 from domain.values import UtcDatetime
 
@@ -54,6 +55,23 @@ class CreateView(BaseModel):
     at: UtcDatetime
 
 
+class ChangeView(BaseModel):
+    """Change the parts given (None: as it is); ``filters`` replaces them all."""
+
+    model_config = _FROZEN
+
+    name: str | None = None
+    filters: Filters | None = None
+    at: UtcDatetime
+
+
+def check_view_name(name: str) -> str:
+    name = name.strip()
+    if not name or len(name) > VIEW_NAME_MAX:
+        raise ValidationFailed(f"name must be 1 to {VIEW_NAME_MAX} characters", field="name")
+    return name
+
+
 def check_filters(filters: Mapping[str, str | list[str]]) -> Filters:
     """The filters, each name once, values as strings; refuses paging parameters."""
     if len(filters) > FILTERS_MAX:
@@ -75,18 +93,43 @@ def check_filters(filters: Mapping[str, str | list[str]]) -> Filters:
 def decide_view(command: CreateView, state: SavedView | None) -> list[Event]:
     if state is not None:
         raise AlreadyExists("the view already exists")
-    name = command.name.strip()
-    if not name or len(name) > VIEW_NAME_MAX:
-        raise ValidationFailed(f"name must be 1 to {VIEW_NAME_MAX} characters", field="name")
-    return [ViewCreated(view_id=command.view_id, name=name, owner_id=command.owner_id,
-                        filters=check_filters(command.filters), at=command.at)]
+    return [ViewCreated(view_id=command.view_id, name=check_view_name(command.name),
+                        owner_id=command.owner_id, filters=check_filters(command.filters),
+                        at=command.at)]
+
+
+def decide_change_view(command: ChangeView, state: SavedView) -> list[Event]:
+    """The ``ViewChanged`` of the parts that differ (none: no event)."""
+    changes: dict[str, object] = {}
+    if command.name is not None and check_view_name(command.name) != state.name:
+        changes["name"] = check_view_name(command.name)
+    if command.filters is not None:
+        filters = check_filters(command.filters)
+        if filters != state.filters:
+            changes["filters"] = filters
+    return [ViewChanged.model_validate({"at": command.at, **changes})] if changes else []
+
+
+def decide_delete_view(state: SavedView, at: UtcDatetime) -> list[Event]:
+    return [ViewDeleted(at=at)]
 
 
 def evolve_view(state: SavedView | None, event: Event) -> SavedView:
-    if state is not None or not isinstance(event, ViewCreated):
-        raise CorruptStream(f"{event.TYPE} does not belong here in a view stream")
-    return SavedView(id=event.view_id, version=1, name=event.name, owner_id=event.owner_id,
-                     filters=event.filters, created_at=event.at, updated_at=event.at)
+    if state is None:
+        if not isinstance(event, ViewCreated):
+            raise CorruptStream(f"a view stream must start with ViewCreated, not {event.TYPE}")
+        return SavedView(id=event.view_id, version=1, name=event.name,
+                         owner_id=event.owner_id, filters=event.filters, created_at=event.at,
+                         updated_at=event.at)
+    changes: dict[str, object] = {"version": state.version + 1, "updated_at": event.at}
+    if isinstance(event, ViewChanged):
+        for part in ("name", "filters"):
+            value = getattr(event, part)
+            if value is not None:
+                changes[part] = value
+    elif not isinstance(event, ViewDeleted):  # deleted: the last it was, one version on
+        raise CorruptStream(f"{event.TYPE} does not belong to a view stream")
+    return state.model_copy(update=changes)
 
 
 def fold_view(events: Iterable[Event]) -> SavedView | None:
@@ -96,5 +139,6 @@ def fold_view(events: Iterable[Event]) -> SavedView | None:
     return state
 
 
-__all__ = ["FILTERS_MAX", "PAGING", "VIEW_NAME_MAX", "CreateView", "Filters", "SavedView",
-           "check_filters", "decide_view", "evolve_view", "fold_view"]
+__all__ = ["FILTERS_MAX", "PAGING", "VIEW_NAME_MAX", "ChangeView", "CreateView", "Filters",
+           "SavedView", "check_filters", "check_view_name", "decide_change_view",
+           "decide_delete_view", "decide_view", "evolve_view", "fold_view"]

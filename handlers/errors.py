@@ -2,7 +2,7 @@
 
 Each carries a stable ``code`` and a human ``message``; the kind says what went
 wrong in general terms, and the API maps kinds to statuses at its edge
-(``NotAuthenticated`` 401, ``Missing`` 404, ``Conflict`` 409, ``Gone`` 410,
+(``NotAuthenticated`` 401, ``Forbidden`` 403, ``Missing`` 404, ``Conflict`` 409, ``Gone`` 410,
 ``VersionMismatch`` 412, ``TooLarge`` 413, ``Invalid`` 422, ``TooManyAttempts`` 429
 with ``Retry-After``). Rules of the ticket aggregate raise
 ``domain.errors`` instead.
@@ -27,6 +27,11 @@ class HandlerError(Exception):
 
 class Missing(HandlerError):
     """The command addresses something the tenant does not have."""
+
+
+class Forbidden(HandlerError):
+    """The caller's role may not do this to this record (a shared macro is the admins'
+    to change)."""
 
 
 class Conflict(HandlerError):
@@ -77,5 +82,5 @@ class TooManyAttempts(HandlerError):
         self.headers = {"Retry-After": str(retry_after)}
 
 
-__all__ = ["Conflict", "Gone", "HandlerError", "Invalid", "Missing", "NotAuthenticated",
-           "TooLarge", "TooManyAttempts", "VersionMismatch"]
+__all__ = ["Conflict", "Forbidden", "Gone", "HandlerError", "Invalid", "Missing",
+           "NotAuthenticated", "TooLarge", "TooManyAttempts", "VersionMismatch"]

@@ -19,7 +19,15 @@ from uuid import UUID
 from domain.errors import ValidationFailed
 from domain.events import Event
 from domain.ids import MessageId, TicketId
-from domain.macro import CreateMacro, Macro, decide_macro, evolve_macro
+from domain.macro import (
+    ChangeMacro,
+    CreateMacro,
+    Macro,
+    decide_change_macro,
+    decide_delete_macro,
+    decide_macro,
+    evolve_macro,
+)
 from domain.mapper import to_stored
 from domain.templates import render
 from domain.ticket import Ticket
@@ -28,6 +36,7 @@ from eventstore.store import UnitOfWork
 from eventstore.types import NewEvent
 from handlers.agents import get_agent
 from handlers.errors import Invalid, Missing
+from handlers.owned import Caller, changed
 from handlers.rule_engine import action_command, note_values
 from handlers.rules import check_actions_in_tenant, check_template_fields
 from handlers.ticket_state import load_ticket
@@ -53,14 +62,47 @@ async def create_macro(uow: UnitOfWork, command: CreateMacro) -> Macro:
         raise Invalid("invalid_macro", f"{exc.field}: {exc.message}", field=exc.field,
                       reason=exc.message) from exc
     macro = evolve_macro(None, events[0])
-    catalog = await load_catalog(uow.conn, uow.tenant_id)
-    if macro.text is not None:
-        check_template_fields(macro.text, "text", catalog)
-    await check_actions_in_tenant(uow, macro.actions, catalog, None)
+    await _check_in_tenant(uow, macro)
     await read_model.insert_macro(uow.write, uow.tenant_id, macro)
     type_, version, data = to_stored(events[0])
     await uow.append(macro.id, 0, [NewEvent(type_, data, version)])
     return macro
+
+
+async def _locked(uow: UnitOfWork, macro_id: UUID) -> Macro | None:
+    return await read_model.macro_for_update(uow.conn, uow.tenant_id, macro_id)
+
+
+async def _check_in_tenant(uow: UnitOfWork, macro: Macro) -> None:
+    catalog = await load_catalog(uow.conn, uow.tenant_id)
+    if macro.text is not None:
+        check_template_fields(macro.text, "text", catalog)
+    await check_actions_in_tenant(uow, macro.actions, catalog, None)
+
+
+async def change_macro(uow: UnitOfWork, macro_id: UUID, command: ChangeMacro, caller: Caller,
+                       *, expected_version: int | None = None) -> Macro:
+    """Change a macro's name, text, visibility or actions (``handlers.owned``)."""
+
+    async def write(uow: UnitOfWork, before: Macro, after: Macro) -> None:
+        await _check_in_tenant(uow, after)
+        await read_model.update_macro(uow.write, uow.tenant_id, after)
+
+    return await changed(uow, "macro", macro_id, caller, expected_version, load=_locked,
+                         decide=lambda state: decide_change_macro(command, state),
+                         evolve=evolve_macro, write=write)
+
+
+async def delete_macro(uow: UnitOfWork, macro_id: UUID, caller: Caller, at: datetime, *,
+                       expected_version: int | None = None) -> Macro:
+    """Delete a macro: its row goes, its stream ends with ``MacroDeleted``."""
+
+    async def write(uow: UnitOfWork, before: Macro, after: Macro) -> None:
+        await read_model.delete_macro(uow.write, uow.tenant_id, macro_id)
+
+    return await changed(uow, "macro", macro_id, caller, expected_version, load=_locked,
+                         decide=lambda state: decide_delete_macro(state, at),
+                         evolve=evolve_macro, write=write)
 
 
 async def visible_macro(uow: UnitOfWork, macro_id: UUID, reader: UUID | None) -> Macro:
@@ -96,4 +138,5 @@ async def apply_macro(uow: UnitOfWork, ticket_id: TicketId, macro_id: UUID, acto
     return Applied(ticket, body, message_id if body is not None else None, count)
 
 
-__all__ = ["Applied", "apply_macro", "create_macro", "visible_macro"]
+__all__ = ["Applied", "apply_macro", "change_macro", "create_macro", "delete_macro",
+           "visible_macro"]

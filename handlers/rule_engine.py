@@ -3,13 +3,13 @@
 It is a projection (``projections.base.Projection``) named ``rules``, run by a
 ``projections.projector.Projector`` of its own: a worker claims ``(rules, tenant)``
 with ``FOR UPDATE SKIP LOCKED``, reads the events after the checkpoint, and for each
-ticket event matches the tenant's active rules in order against the ticket as it is
-(``domain.rule_parts.failing``). A matching rule's actions run through the same
-command handlers as the API (``handlers.tickets``), stamped by the database as actor
-``rule:<id>``; they, the ``rule_firings`` rows and the checkpoint commit in the
-projector's one transaction, so each event is matched once and its actions happen
-once, a worker killed mid-batch included (the batch rolls back whole and is done
-again by whoever claims it next).
+ticket event matches the tenant's active rules in order against the ticket as it stood
+right after that event (``handlers.rule_states``, ``domain.rule_parts.failing``). A
+matching rule's actions run through the same command handlers as the API
+(``handlers.tickets``), stamped by the database as actor ``rule:<id>``; they, the
+``rule_firings`` rows and the checkpoint commit in the projector's one transaction, so
+each event is matched once and its actions happen once, a worker killed mid-batch
+included (the batch rolls back whole and is done again by whoever claims it next).
 
 Choices worth knowing:
 
@@ -45,7 +45,7 @@ from domain.errors import DomainError
 from domain.events import Event, MessageAdded, RuleChainStopped, StateChanged, TicketOpened
 from domain.ids import AgentId, GroupId, MessageId, TenantId, TicketId
 from domain.rule import CHAIN_DEPTH_MAX, Rule
-from domain.rule_parts import TICKET_EVENT_TYPES, Action, Facts, event_types, failing
+from domain.rule_parts import TICKET_EVENT_TYPES, Action, Facts, event_types, holds
 from domain.templates import render
 from domain.ticket import Ticket
 from domain.ticket.commands import (
@@ -62,6 +62,7 @@ from eventstore.errors import ConcurrencyError
 from eventstore.keys import Keyring
 from eventstore.store import UnitOfWork
 from handlers.errors import HandlerError
+from handlers.rule_states import TicketStates
 from handlers.tenant_events import record
 from handlers.ticket_state import load_ticket
 from handlers.tickets import run_command
@@ -210,6 +211,7 @@ class RuleEngine:
     def __init__(self, keyring: Keyring | None, now: Any = None) -> None:
         self.keyring = keyring
         self.now = now  # a clock's ``now`` for ``fired_at`` (None: the event's time)
+        self.states = TicketStates()
 
     async def reset(self, conn: asyncpg.Connection, tenant_id: TenantId) -> None:
         raise RuntimeError("the rule engine acts; it is never rebuilt")
@@ -233,33 +235,33 @@ class RuleEngine:
                     if "business_hours" in uses else CALENDAR_24x7)
         uow = UnitOfWork(conn, tenant_id, self.keyring)
         firings: list[_Firing] = []
-        tickets: dict[UUID, Ticket] = {}
+        rows: dict[UUID, Ticket] = {}
         if rules:
-            ids = list({e.stream_id for e in events})
-            tickets = {k: Ticket.model_validate(v) for k, v in
-                       (await read_model.ticket_states(conn, tenant_id, ids)).items()}
-        touched: set[UUID] = set()
+            # The rows of the tickets whose state memory does not carry on from.
+            ids = list({e.stream_id for e in events
+                        if not self.states.continues(tenant_id, e)})
+            if ids:
+                rows = {k: Ticket.model_validate(v) for k, v in
+                        (await read_model.ticket_states(conn, tenant_id, ids)).items()}
         acted = 0
         through: int | None = None
         for envelope in events:
             times.see(envelope)
+            if not rules:
+                continue
+            # Every ticket event moves the memory on, wanted by a rule or not, so the
+            # next one that is wanted follows from it.
+            ticket = await self.states.after(conn, tenant_id, envelope,
+                                             rows.get(envelope.stream_id))
             candidates = [r for r, types in wanted
                           if types is None or envelope.event.TYPE in types]
-            if not candidates:
-                continue
-            if envelope.stream_id in touched:  # a rule of this batch changed it since
-                fresh = await load_ticket(conn, tenant_id, envelope.stream_id)
-                if fresh is not None:
-                    tickets[envelope.stream_id] = fresh
-            ticket = tickets.get(envelope.stream_id)
-            if ticket is None:
+            if not candidates or ticket is None:
                 continue
             facts = await ticket_facts(conn, tenant_id, ticket, envelope.event, calendar,
                                        envelope.event.at,
                                        with_organization="organization_id" in uses)
-            matched = [r for r in candidates if not failing(r.conditions, facts)]
+            matched = [r for r in candidates if holds(r.conditions, facts)]
             if matched and await self._fire(uow, envelope, matched, firings):
-                touched.add(envelope.stream_id)
                 acted += 1
                 if acted >= ACTED_MAX:
                     through = envelope.seq
@@ -307,11 +309,15 @@ class RuleEngine:
         before the commit: the tenant head lock they take is held for them only."""
         conn, tenant = uow.conn, uow.tenant_id
         staged = uow.staged
+        armed: UUID | None = None
+        rows: list[dict[str, Any]] = []
         for firing in firings:
             first, last = firing.staged
             recorded = []
             if last > first:
-                await read_model.arm_rule_actor(conn, firing.rule_id)
+                if armed != firing.rule_id:  # a run of one rule's firings: armed once
+                    await read_model.arm_rule_actor(conn, firing.rule_id)
+                    armed = firing.rule_id
                 uow.staged = staged[first:last]
                 recorded = await uow.flush()
             seqs = [e.seq for e in recorded]
@@ -319,11 +325,12 @@ class RuleEngine:
             if firing.outcome == "stopped" and seqs:
                 detail = f"{detail} (RuleChainStopped at seq {seqs[0]})"
                 seqs = []
-            await read_model.record_firing(
-                conn, tenant, trigger_seq=firing.trigger_seq, rule_id=firing.rule_id,
-                ticket_id=firing.ticket_id, depth=firing.depth,
-                first_seq=min(seqs, default=None), last_seq=max(seqs, default=None),
-                outcome=firing.outcome, detail=detail, at=firing.at)
+            rows.append({"trigger_seq": firing.trigger_seq, "rule_id": firing.rule_id,
+                         "ticket_id": firing.ticket_id, "depth": firing.depth,
+                         "first_seq": min(seqs, default=None),
+                         "last_seq": max(seqs, default=None), "outcome": firing.outcome,
+                         "detail": detail, "fired_at": firing.at})
+        await read_model.record_firings(conn, tenant, rows)
         uow.staged = []
 
     async def _act(self, uow: UnitOfWork, envelope: Envelope, rule: Rule, at: datetime

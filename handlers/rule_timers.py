@@ -32,13 +32,14 @@ from domain.business_hours import Calendar, business_ms_between
 from domain.errors import DomainError
 from domain.ids import TenantId
 from domain.rule import Rule
-from domain.rule_parts import TimeTrigger, failing
+from domain.rule_parts import Facts, TimeTrigger, allowed_values, holds
 from domain.ticket import Ticket
+from domain.values import Priority, Source, TicketState
 from eventstore.errors import ConcurrencyError
 from eventstore.store import UnitOfWork
 from eventstore.types import SYSTEM, StoreActor
 from handlers.errors import HandlerError
-from handlers.rule_engine import action_command, rule_actor, ticket_facts
+from handlers.rule_engine import action_command, in_business_hours, rule_actor, ticket_facts
 from handlers.ticket_state import load_ticket
 from handlers.tickets import run_command
 from projections import rules as read_model
@@ -70,48 +71,74 @@ def elapsed(time: TimeTrigger, calendar: Calendar, start: datetime, now: datetim
 async def _matches(conn: asyncpg.Connection, tenant: TenantId, rule: Rule, ticket: Ticket,
                    calendar: Calendar, now: datetime) -> bool:
     facts = await ticket_facts(conn, tenant, ticket, None, calendar, now)
-    return not failing(rule.conditions, facts)
+    return holds(rule.conditions, facts)
 
 
-def _uses_organization(rules: list[Rule]) -> bool:
-    return any(c.field == "organization_id" for r in rules for c in r.conditions)
+def latest_start(time: TimeTrigger, calendar: Calendar, now: datetime) -> datetime | None:
+    """The latest instant a clock may have started at for ``time.hours`` to have run
+    by ``now``: ``elapsed(time, calendar, start, now)`` exactly when ``start`` is at or
+    before it (None: no start is, a calendar with no hours). Business time from a start
+    to ``now`` only shrinks as the start moves later, so the instant is found by
+    halving, to the microsecond."""
+    latest = now - timedelta(hours=time.hours)  # business time never runs faster
+    if not time.business or elapsed(time, calendar, latest, now):
+        return latest
+    earliest, span = latest, timedelta(hours=time.hours)
+    while not elapsed(time, calendar, earliest, now):
+        span *= 2
+        if span > timedelta(days=3660):
+            return None
+        earliest = latest - span
+    # elapsed at earliest, not at latest
+    while latest - earliest > timedelta(microseconds=1):
+        middle = earliest + (latest - earliest) / 2
+        if elapsed(time, calendar, middle, now):
+            earliest = middle
+        else:
+            latest = middle
+    return earliest
+
+
+def _row_facts(row: asyncpg.Record, business_hours: bool) -> Facts:
+    """A ticket's facts from its row (``time_due``), as ``ticket_facts`` has them with
+    no event: a multi-select value is a tuple, as in the ticket's state."""
+    fields = {k: tuple(v) if isinstance(v, list) else v for k, v in row["fields"].items()}
+    return Facts(event_type="", state=TicketState(row["state"]),
+                 priority=Priority(row["priority"]), channel=Source(row["source"]),
+                 group_id=row["group_id"], assignee_id=row["assignee"],
+                 organization_id=row["organization_id"], tags=frozenset(row["tags"]),
+                 fields=fields, public_customer_reply=False, business_hours=business_hours)
 
 
 async def evaluate_tenant(conn: asyncpg.Connection, tenant: TenantId, now: datetime) -> int:
     """One pass over a tenant's time rules (the caller's transaction, tenant armed):
-    schedule a ``rules.time`` job for each (ticket, rule) due now; returns how many."""
-    rules = [r for r in await read_model.active_rules(conn, tenant) if r.time is not None]
+    schedule a ``rules.time`` job for each (ticket, rule) due now; returns how many.
+
+    One statement finds them all (``projections.rules.time_due``): each rule's clock
+    is compared with the latest start due now (``latest_start``, so business hours
+    cost one search per rule, not one count per ticket), and the tickets whose state,
+    priority or channel its conditions rule out are left out there; the rest of the
+    conditions are asked of each row here."""
+    rules = {r.id: r for r in await read_model.active_rules(conn, tenant)
+             if r.time is not None}
     if not rules:
         return 0
     calendar = (await load_settings(conn, tenant)).policy.calendar
-    due: dict[UUID, list[tuple[UUID, datetime]]] = {}
-    for rule in rules:
+    wanted = []
+    for rule in rules.values():
         assert rule.time is not None
-        # Business time never runs faster than the calendar's: a lower bound in SQL.
-        started_by = now - timedelta(hours=rule.time.hours)
-        for row in await read_model.time_candidates(conn, tenant, rule.id, rule.time.since,
-                                                    started_by):
-            if elapsed(rule.time, calendar, row["episode"], now):
-                due.setdefault(rule.id, []).append((row["ticket_id"], row["episode"]))
-    if not due:
-        return 0
-    ids = list({t for pairs in due.values() for t, _ in pairs})
-    states = {k: Ticket.model_validate(v)
-              for k, v in (await read_model.ticket_states(conn, tenant, ids)).items()}
-    # The facts of each ticket once, whatever number of rules ask.
-    with_organization = _uses_organization(rules)
-    facts = {k: await ticket_facts(conn, tenant, t, None, calendar, now,
-                                   with_organization=with_organization)
-             for k, t in states.items()}
+        started_by = latest_start(rule.time, calendar, now)
+        if started_by is not None:
+            wanted.append({"rule_id": str(rule.id), "since": rule.time.since,
+                           "started_by": started_by, **allowed_values(rule.conditions)})
+    business_hours = in_business_hours(calendar, now)
     fire: list[tuple[str, datetime, dict[str, str]]] = []
-    for rule in rules:
-        for ticket_id, episode in due.get(rule.id, []):
-            found = facts.get(ticket_id)
-            if found is None or failing(rule.conditions, found):
-                continue
-            fire.append((time_job_key(rule.id, ticket_id), now,
-                         {"rule_id": str(rule.id), "ticket_id": str(ticket_id),
-                          "episode": episode.isoformat()}))
+    for row in await read_model.time_due(conn, tenant, wanted):
+        rule = rules[row["rule_id"]]
+        if holds(rule.conditions, _row_facts(row, business_hours)):
+            fire.append((time_job_key(rule.id, row["ticket_id"]), now,
+                         {"rule_id": str(rule.id), "ticket_id": str(row["ticket_id"]),
+                          "episode": row["episode"].isoformat()}))
     # One statement per thousand jobs, not one each.
     for start in range(0, len(fire), 1000):
         await jobs.schedule_many(conn, tenant, FIRE, fire[start:start + 1000])
@@ -183,5 +210,5 @@ def register(registry: Registry, every: timedelta = EVERY) -> None:
     registry.register(FIRE, handle_fire)
 
 
-__all__ = ["EVERY", "FIRE", "PASS", "elapsed", "evaluate_tenant", "fire", "register",
-           "time_job_key", "time_pass"]
+__all__ = ["EVERY", "FIRE", "PASS", "elapsed", "evaluate_tenant", "fire", "latest_start",
+           "register", "time_job_key", "time_pass"]

@@ -30,6 +30,9 @@ class Envelope:
     actor_kind: str = ""
     actor_id: str = ""
     """Who appended it, as the database stamped it (the rule engine's loop guard)."""
+    version: int = 0
+    """Its version in its stream (0: not known), which tells the rule engine the
+    stream's state right after it."""
 
 
 class Projection(Protocol):

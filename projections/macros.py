@@ -31,6 +31,23 @@ async def load_macro(conn: asyncpg.Connection, tenant_id: TenantId, macro_id: UU
     return None if row is None else _macro(row)
 
 
+async def macro_for_update(conn: asyncpg.Connection, tenant_id: TenantId, macro_id: UUID
+                           ) -> Macro | None:
+    """The macro whoever owns it, its row locked until commit (a change's state)."""
+    row = await conn.fetchrow(Q["macro_for_update"], tenant_id, macro_id)
+    return None if row is None else _macro(row)
+
+
+async def update_macro(write: Write, tenant_id: TenantId, macro: Macro) -> None:
+    dumped = macro.model_dump(mode="json")
+    await write(Q["update_macro"], tenant_id, macro.id, macro.name, macro.text,
+                macro.visibility.value, dumped["actions"], macro.version, macro.updated_at)
+
+
+async def delete_macro(write: Write, tenant_id: TenantId, macro_id: UUID) -> None:
+    await write(Q["delete_macro"], tenant_id, macro_id)
+
+
 async def insert_macro(write: Write, tenant_id: TenantId, macro: Macro) -> None:
     dumped = macro.model_dump(mode="json")
     await write(Q["insert_macro"], tenant_id, macro.id, macro.owner_id, macro.name, macro.text,
@@ -46,4 +63,5 @@ async def list_macros(conn: asyncpg.Connection, tenant_id: TenantId, reader: UUI
                                                 limit)]
 
 
-__all__ = ["insert_macro", "list_macros", "load_macro"]
+__all__ = ["delete_macro", "insert_macro", "list_macros", "load_macro", "macro_for_update",
+           "update_macro"]

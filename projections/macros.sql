@@ -23,3 +23,22 @@ SELECT id, version, name, owner_id, text, visibility, actions, created_at, updat
    AND ($3::timestamptz IS NULL OR (created_at, id) > ($3::timestamptz, $4::uuid))
  ORDER BY created_at, id
  LIMIT $5
+
+-- name: macro_for_update --
+-- $1 tenant_id, $2 macro id: whoever owns it (the handler says who may change it),
+-- locked until commit
+SELECT id, version, name, owner_id, text, visibility, actions, created_at, updated_at
+  FROM macros
+ WHERE tenant_id = $1 AND id = $2
+   FOR UPDATE
+
+-- name: update_macro --
+-- $1 tenant_id, $2 id, $3 name, $4 text, $5 visibility, $6 actions, $7 version,
+-- $8 updated_at
+UPDATE macros
+   SET name = $3, text = $4, visibility = $5, actions = $6, version = $7, updated_at = $8
+ WHERE tenant_id = $1 AND id = $2
+
+-- name: delete_macro --
+-- $1 tenant_id, $2 id
+DELETE FROM macros WHERE tenant_id = $1 AND id = $2

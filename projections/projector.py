@@ -162,7 +162,7 @@ class Projector:
         envelopes = [
             Envelope(tenant, r["seq"], r["stream_id"],
                      from_stored(r["type"], r["schema_version"], r["data"]),
-                     r["actor_kind"], r["actor_id"])
+                     r["actor_kind"], r["actor_id"], r["version"])
             for r in rows if r["type"] in projection.handles
         ]
         through = await projection.apply_batch(conn, tenant, envelopes)

@@ -151,7 +151,7 @@ SELECT c.projection, c.tenant_id, c.last_seq, c.rebuilding, h.seq AS head
 
 -- name: read_events --
 -- $1 tenant_id, $2 after_seq, $3 limit; tenant-armed
-SELECT seq, stream_id, type, schema_version, data, actor_kind, actor_id
+SELECT seq, stream_id, version, type, schema_version, data, actor_kind, actor_id
   FROM events
  WHERE tenant_id = $1 AND seq > $2
  ORDER BY seq

@@ -16,7 +16,9 @@ from uuid import UUID
 
 import asyncpg
 
+from domain.events import Event
 from domain.ids import TenantId
+from domain.mapper import from_stored
 from domain.rule import Rule
 from eventstore.sqlfile import load_queries
 from eventstore.types import Write
@@ -82,12 +84,17 @@ async def chain_depth(conn: asyncpg.Connection, tenant_id: TenantId, seq: int) -
     return depth or 0
 
 
-async def record_firing(conn: asyncpg.Connection, tenant_id: TenantId, *, trigger_seq: int,
-                        rule_id: UUID, ticket_id: UUID, depth: int, first_seq: int | None,
-                        last_seq: int | None, outcome: str, detail: str | None,
-                        at: datetime) -> None:
-    await conn.execute(Q["record_firing"], tenant_id, trigger_seq, rule_id, ticket_id, depth,
-                       first_seq, last_seq, outcome, detail, at)
+async def record_firings(conn: asyncpg.Connection, tenant_id: TenantId,
+                         firings: list[dict[str, Any]]) -> None:
+    """Record a batch's firings in one statement; each has ``trigger_seq``, ``rule_id``,
+    ``ticket_id``, ``depth``, ``first_seq``, ``last_seq``, ``outcome``, ``detail`` and
+    ``fired_at``."""
+    if not firings:
+        return
+    columns = ("trigger_seq", "rule_id", "ticket_id", "depth", "first_seq", "last_seq",
+               "outcome", "detail", "fired_at")
+    await conn.execute(Q["record_firings"], tenant_id,
+                       *([f[c] for f in firings] for c in columns))
 
 
 async def firings_of_ticket(conn: asyncpg.Connection, tenant_id: TenantId, ticket_id: UUID,
@@ -126,12 +133,12 @@ async def ticket_times(conn: asyncpg.Connection, tenant_id: TenantId, ticket_id:
     return {since: row[column] for since, column in SINCE_COLUMNS.items()}
 
 
-async def time_candidates(conn: asyncpg.Connection, tenant_id: TenantId, rule_id: UUID,
-                          since: str, started_by: datetime) -> list[asyncpg.Record]:
-    """(ticket_id, episode) of the tickets not closed whose ``since`` clock started at
-    or before ``started_by`` and that the rule did not fire for in that episode."""
-    query = Q["time_candidates"].format(since=SINCE_COLUMNS[since])  # an identifier
-    rows: list[asyncpg.Record] = await conn.fetch(query, tenant_id, rule_id, started_by)
+async def time_due(conn: asyncpg.Connection, tenant_id: TenantId,
+                   rules: list[dict[str, Any]]) -> list[asyncpg.Record]:
+    """(rule_id, ticket_id, episode) due now, with the ticket's state, priority,
+    source, group_id, assignee, organization_id, tags and fields; ``rules`` as the
+    statement's ``$2`` describes them."""
+    rows: list[asyncpg.Record] = await conn.fetch(Q["time_due"], tenant_id, rules)
     return rows
 
 
@@ -140,6 +147,23 @@ async def ticket_states(conn: asyncpg.Connection, tenant_id: TenantId,
     """The folded state documents of these tickets, by id."""
     rows = await conn.fetch(Q["ticket_states"], tenant_id, ticket_ids)
     return {r["id"]: r["state_json"] for r in rows}
+
+
+async def ticket_events(conn: asyncpg.Connection, tenant_id: TenantId, ticket_id: UUID,
+                        after_version: int, through_version: int) -> list[Event]:
+    """The ticket's events with ``after_version < version <= through_version``, in
+    order, as stored (a sealed field reads as empty text: no condition asks for one)."""
+    rows = await conn.fetch(Q["ticket_events"], tenant_id, ticket_id, after_version,
+                            through_version)
+    return [from_stored(r["type"], r["schema_version"], r["data"]) for r in rows]
+
+
+async def time_firings_of_ticket(conn: asyncpg.Connection, tenant_id: TenantId,
+                                 ticket_id: UUID, rule_ids: list[UUID]
+                                 ) -> dict[tuple[UUID, datetime], str]:
+    """The outcome of each (time rule, episode) that fired on the ticket."""
+    rows = await conn.fetch(Q["time_firings_of_ticket"], tenant_id, ticket_id, rule_ids)
+    return {(r["rule_id"], r["episode"]): r["outcome"] for r in rows}
 
 
 async def claim_time_firing(conn: asyncpg.Connection, tenant_id: TenantId, rule_id: UUID,
@@ -171,11 +195,13 @@ __all__ = [
     "insert_rule",
     "list_rules",
     "load_rule",
-    "record_firing",
+    "record_firings",
     "refuse_time_firing",
+    "ticket_events",
     "ticket_states",
     "ticket_times",
-    "time_candidates",
+    "time_due",
+    "time_firings_of_ticket",
     "update_rule",
     "upsert_ticket_times",
 ]

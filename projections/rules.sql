@@ -63,12 +63,16 @@ SELECT depth FROM rule_firings
  ORDER BY last_seq
  LIMIT 1
 
--- name: record_firing --
--- $1 tenant_id, $2 trigger_seq, $3 rule_id, $4 ticket_id, $5 depth, $6 first_seq,
--- $7 last_seq, $8 outcome, $9 detail, $10 fired_at
+-- name: record_firings --
+-- $1 tenant_id, then arrays, one element per firing: $2 trigger_seq, $3 rule_id,
+-- $4 ticket_id, $5 depth, $6 first_seq, $7 last_seq, $8 outcome, $9 detail, $10 fired_at
+-- (a batch's firings in one statement)
 INSERT INTO rule_firings (tenant_id, trigger_seq, rule_id, ticket_id, depth, first_seq,
                           last_seq, outcome, detail, fired_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+SELECT $1, f.* FROM unnest($2::bigint[], $3::uuid[], $4::uuid[], $5::int[], $6::bigint[],
+                           $7::bigint[], $8::text[], $9::text[], $10::timestamptz[])
+                    AS f(trigger_seq, rule_id, ticket_id, depth, first_seq, last_seq,
+                         outcome, detail, fired_at)
 
 -- name: firings_of_ticket --
 -- $1 tenant_id, $2 ticket_id, $3 limit: the newest first
@@ -122,17 +126,51 @@ RETURNING episode
 UPDATE rule_time_firings SET outcome = 'refused', detail = $5
  WHERE tenant_id = $1 AND rule_id = $2 AND ticket_id = $3 AND episode = $4
 
--- name: time_candidates --
--- $1 tenant_id, $2 rule_id, $3 started at or before; {since} is the column of the
--- rule's start (projections/rules.py SINCE_COLUMNS), an identifier
-SELECT r.ticket_id, r.{since} AS episode
-  FROM rule_ticket_times r
-  JOIN tickets t ON t.tenant_id = r.tenant_id AND t.id = r.ticket_id
- WHERE r.tenant_id = $1 AND r.{since} <= $3 AND t.state <> 'closed'
-   AND NOT EXISTS (SELECT 1 FROM rule_time_firings f
-                    WHERE f.tenant_id = r.tenant_id AND f.rule_id = $2
-                      AND f.ticket_id = r.ticket_id AND f.episode = r.{since})
-
 -- name: ticket_states --
 -- $1 tenant_id, $2 ticket ids
 SELECT id, state_json FROM tickets WHERE tenant_id = $1 AND id = ANY ($2::uuid[])
+
+-- name: ticket_events --
+-- $1 tenant_id, $2 ticket_id, $3 after version, $4 through version: what the rule
+-- engine folds to know a ticket right after one of its events
+SELECT type, schema_version, data
+  FROM events
+ WHERE tenant_id = $1 AND stream_id = $2 AND version > $3 AND version <= $4
+ ORDER BY version
+
+-- name: time_firings_of_ticket --
+-- $1 tenant_id, $2 ticket_id, $3 time rule ids: the episodes they fired (or were
+-- refused) for on the ticket
+SELECT rule_id, episode, outcome, fired_at
+  FROM rule_time_firings
+ WHERE tenant_id = $1 AND rule_id = ANY ($3::uuid[]) AND ticket_id = $2
+
+-- name: time_due --
+-- $1 tenant_id, $2 the time rules as a JSON array of {rule_id, since, started_by,
+-- state, priority, channel}: since names the clock (the CASE below; projections/rules.py
+-- SINCE_COLUMNS), started_by the latest start at which its hours have run by now
+-- (business hours included), state/priority/channel the values its conditions allow
+-- (null: any).
+-- One statement for every time rule of the tenant: the (rule, ticket, episode) due now
+-- and not fired for, of the tickets not closed, with what the rest of the conditions
+-- ask of the ticket (its row's columns, not its state document).
+SELECT q.rule_id, r.ticket_id, e.episode, t.state, t.priority, t.source, t.group_id,
+       t.assignee, t.organization_id, t.tags, t.fields
+  FROM jsonb_to_recordset($2::jsonb)
+       AS q(rule_id uuid, since text, started_by timestamptz, state text[],
+            priority text[], channel text[])
+  JOIN rule_ticket_times r ON r.tenant_id = $1
+ CROSS JOIN LATERAL (SELECT CASE q.since WHEN 'created' THEN r.created_at
+                                         WHEN 'updated' THEN r.updated_at
+                                         WHEN 'pending' THEN r.pending_since
+                                         WHEN 'customer_reply' THEN r.customer_reply_at
+                                         WHEN 'agent_reply' THEN r.agent_reply_at
+                                    END AS episode) e
+  JOIN tickets t ON t.tenant_id = r.tenant_id AND t.id = r.ticket_id
+ WHERE e.episode <= q.started_by AND t.state <> 'closed'
+   AND (q.state IS NULL OR t.state = ANY (q.state))
+   AND (q.priority IS NULL OR t.priority = ANY (q.priority))
+   AND (q.channel IS NULL OR t.source = ANY (q.channel))
+   AND NOT EXISTS (SELECT 1 FROM rule_time_firings f
+                    WHERE f.tenant_id = $1 AND f.rule_id = q.rule_id
+                      AND f.ticket_id = r.ticket_id AND f.episode = e.episode)

@@ -30,6 +30,22 @@ async def load_view(conn: asyncpg.Connection, tenant_id: TenantId, view_id: UUID
     return None if row is None else _view(row)
 
 
+async def view_for_update(conn: asyncpg.Connection, tenant_id: TenantId, view_id: UUID
+                          ) -> SavedView | None:
+    """The view whoever owns it, its row locked until commit (a change's state)."""
+    row = await conn.fetchrow(Q["view_for_update"], tenant_id, view_id)
+    return None if row is None else _view(row)
+
+
+async def update_view(write: Write, tenant_id: TenantId, view: SavedView) -> None:
+    await write(Q["update_view"], tenant_id, view.id, view.name, view.filters, view.version,
+                view.updated_at)
+
+
+async def delete_view(write: Write, tenant_id: TenantId, view_id: UUID) -> None:
+    await write(Q["delete_view"], tenant_id, view_id)
+
+
 async def insert_view(write: Write, tenant_id: TenantId, view: SavedView) -> None:
     await write(Q["insert_view"], tenant_id, view.id, view.owner_id, view.name, view.filters,
                 view.version, view.created_at, view.updated_at)
@@ -43,4 +59,5 @@ async def list_views(conn: asyncpg.Connection, tenant_id: TenantId, reader: UUID
                                                limit)]
 
 
-__all__ = ["insert_view", "list_views", "load_view"]
+__all__ = ["delete_view", "insert_view", "list_views", "load_view", "update_view",
+           "view_for_update"]

@@ -23,3 +23,21 @@ SELECT id, version, name, owner_id, filters, created_at, updated_at
    AND ($3::timestamptz IS NULL OR (created_at, id) > ($3::timestamptz, $4::uuid))
  ORDER BY created_at, id
  LIMIT $5
+
+-- name: view_for_update --
+-- $1 tenant_id, $2 view id: whoever owns it (the handler says who may change it),
+-- locked until commit
+SELECT id, version, name, owner_id, filters, created_at, updated_at
+  FROM saved_views
+ WHERE tenant_id = $1 AND id = $2
+   FOR UPDATE
+
+-- name: update_view --
+-- $1 tenant_id, $2 id, $3 name, $4 filters, $5 version, $6 updated_at
+UPDATE saved_views
+   SET name = $3, filters = $4, version = $5, updated_at = $6
+ WHERE tenant_id = $1 AND id = $2
+
+-- name: delete_view --
+-- $1 tenant_id, $2 id
+DELETE FROM saved_views WHERE tenant_id = $1 AND id = $2

@@ -150,11 +150,16 @@ ACCESS: Mapping[str, frozenset[str]] = {
     "GET /v1/macros": _STAFF,
     "POST /v1/macros": _STAFF,
     "GET /v1/macros/{macro_id}": _STAFF,
+    # Changed and deleted by their owner (a shared one by admins: the handler says).
+    "PATCH /v1/macros/{macro_id}": _STAFF,
+    "DELETE /v1/macros/{macro_id}": _STAFF,
     "POST /v1/tickets/{ticket_id}/macros/{macro_id}": _STAFF,
     # Saved views: staff save personal ones (admins shared ones) and read what they see.
     "GET /v1/views": _STAFF,
     "POST /v1/views": _STAFF,
     "GET /v1/views/{view_id}": _STAFF,
+    "PATCH /v1/views/{view_id}": _STAFF,
+    "DELETE /v1/views/{view_id}": _STAFF,
     "GET /v1/views/{view_id}/tickets": _STAFF,
     # Mail: admins set up mailboxes and tend their quarantine; staff read a ticket's
     # mail. Inbound mail takes the mailbox's own secret (OPEN).

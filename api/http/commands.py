@@ -17,9 +17,10 @@ from api.http.auth import Principal
 from api.http.idempotency import idempotent
 from api.http.problems import Problem
 from api.http.reply import JsonReply
-from domain.values import Actor, ActorKind
+from domain.values import Actor, ActorKind, Role
 from eventstore.errors import ConcurrencyError
 from eventstore.store import UnitOfWork
+from handlers.owned import Caller
 
 if TYPE_CHECKING:
     from api.root import Services
@@ -35,6 +36,12 @@ def parse_if_match(value: str | None) -> int | None:
     if match is None:
         raise Problem(400, "invalid_if_match", 'If-Match must be an ETag such as "3"')
     return int(match.group(1))
+
+
+def owner_caller(principal: Principal) -> Caller:
+    """Who changes a macro or a view (``handlers.owned``): the principal's agent, and
+    whether it is an admin."""
+    return Caller(principal.agent_id, principal.role == Role.ADMIN.value)
 
 
 def agent_actor(principal: Principal) -> Actor:
@@ -80,4 +87,4 @@ async def run(
                                 server_secret=services.settings.idempotency_secret)
 
 
-__all__ = ["agent_actor", "parse_if_match", "precondition_failed", "run"]
+__all__ = ["agent_actor", "owner_caller", "parse_if_match", "precondition_failed", "run"]

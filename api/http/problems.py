@@ -34,6 +34,7 @@ from eventstore.errors import ConcurrencyError, EventStoreError, StoreUnavailabl
 from eventstore.keys import SubjectErased, WrongDataKey
 from handlers.errors import (
     Conflict,
+    Forbidden,
     Gone,
     HandlerError,
     Invalid,
@@ -83,6 +84,7 @@ _DOMAIN_STATUS: dict[type[DomainError], int] = {
 # What each kind of handler refusal answers.
 _HANDLER_STATUS: dict[type[HandlerError], int] = {
     NotAuthenticated: 401,
+    Forbidden: 403,
     Missing: 404,
     Conflict: 409,
     Gone: 410,

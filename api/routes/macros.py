@@ -15,7 +15,7 @@ from fastapi import APIRouter, Query, Request, Response
 
 from api.http import commands
 from api.http.answer_headers import ETAG, LOCATION, sends
-from api.http.commands import agent_actor, parse_if_match, precondition_failed
+from api.http.commands import agent_actor, owner_caller, parse_if_match, precondition_failed
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, personal_list_page
@@ -23,10 +23,17 @@ from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
-from api.schemas.macros import AppliedOut, MacroIn, MacroOut, MacroPage, macro_document
+from api.schemas.macros import (
+    AppliedOut,
+    MacroIn,
+    MacroOut,
+    MacroPage,
+    MacroPatch,
+    macro_document,
+)
 from api.schemas.tickets import etag
 from domain.ids import AgentId, MessageId, TicketId
-from domain.macro import CreateMacro
+from domain.macro import ChangeMacro, CreateMacro, Macro
 from domain.rule_parts import Action
 from domain.values import Role
 from eventstore.errors import ConcurrencyError
@@ -87,7 +94,52 @@ async def create(body: MacroIn, request: Request, principal: Authorized,
 async def get_one(macro_id: UUID, principal: Authorized, services: ServicesDep) -> Response:
     async with services.store.session(principal.tenant_id, readonly=True) as s:
         macro = await macro_handlers.visible_macro(s, macro_id, principal.agent_id)
-    return JsonReply(200, macro_document(macro), {"ETag": etag(macro.version)}).response()
+    return _reply(macro).response()
+
+
+def _reply(macro: Macro) -> JsonReply:
+    return JsonReply(200, macro_document(macro), {"ETag": etag(macro.version)})
+
+
+@router.patch("/v1/macros/{macro_id}", response_model=MacroOut,
+              responses=errors(404, 412, 413, 415) | sends(200, required=(ETAG,)),
+              summary="Change a macro")
+async def patch(macro_id: UUID, body: MacroPatch, request: Request, principal: Authorized,
+                services: ServicesDep, if_match: IfMatch = None) -> Response:
+    """A shared macro is the admins' to change; a personal one its owner's (or an
+    admin's)."""
+    expected = parse_if_match(if_match)
+    command = ChangeMacro(
+        name=body.name, text=body.text, visibility=body.visibility,
+        actions=None if body.actions is None else tuple(
+            Action(type=a.type, value=a.value) for a in body.actions),
+        at=services.clock.now())
+
+    async def work(uow: UnitOfWork) -> JsonReply:
+        return _reply(await macro_handlers.change_macro(uow, macro_id, command,
+                                                        owner_caller(principal),
+                                                        expected_version=expected))
+
+    return await commands.run(request, services, principal,
+                              body.model_dump(mode="json", exclude_unset=True), work,
+                              expected_version=expected)
+
+
+@router.delete("/v1/macros/{macro_id}", response_model=MacroOut,
+               responses=errors(404, 412) | sends(200, required=(ETAG,)),
+               summary="Delete a macro")
+async def delete(macro_id: UUID, request: Request, principal: Authorized,
+                 services: ServicesDep, if_match: IfMatch = None) -> Response:
+    """Answers the macro as it was; its history stays in its stream."""
+    expected = parse_if_match(if_match)
+    at = services.clock.now()
+
+    async def work(uow: UnitOfWork) -> JsonReply:
+        return _reply(await macro_handlers.delete_macro(uow, macro_id, owner_caller(principal), at,
+                                                        expected_version=expected))
+
+    return await commands.run(request, services, principal, None, work,
+                              expected_version=expected)
 
 
 def _applied(applied: Applied, preview: bool) -> JsonReply:

@@ -36,18 +36,14 @@ from api.schemas.rules import (
     rule_document,
 )
 from api.schemas.tickets import etag
-from domain.rule import ChangeRule, CreateRule, Rule, in_order
-from domain.rule_parts import Action, Condition, TimeTrigger, failing
+from domain.rule import ChangeRule, CreateRule, Rule
+from domain.rule_parts import Action, Condition, TimeTrigger
 from eventstore.store import UnitOfWork
+from handlers import rule_dry_run
 from handlers import rules as rule_handlers
-from handlers.rule_engine import ticket_facts
-from handlers.ticket_state import load_ticket
 from projections import rules as read_model
-from projections.tenant_settings import load_settings
 
 router = APIRouter(tags=["rules"], route_class=StrictRoute)
-
-FIRINGS_SHOWN = 50
 
 
 def _reply(rule: Rule, status: int = 200) -> JsonReply:
@@ -142,24 +138,10 @@ async def patch(rule_id: UUID, body: RulePatch, request: Request, principal: Aut
             summary="Which rules would fire on the ticket now, and why the others would not")
 async def dry_run(ticket_id: UUID, principal: Authorized, services: ServicesDep) -> Response:
     """The ticket as it is now, with no event: a rule conditioned on an event type
-    fails that condition. ``fired`` is what rules did on the ticket."""
-    now = services.clock.now()
+    fails that condition; a rule on time is judged by its clock as well.
+    ``fired`` is what rules did on the ticket."""
     async with services.store.session(principal.tenant_id, readonly=True) as s:
-        ticket = await load_ticket(s.conn, s.tenant_id, ticket_id)
-        if ticket is None:
-            raise Problem(404, "not_found", f"no ticket {ticket_id}")
-        settings = await load_settings(s.conn, s.tenant_id)
-        facts = await ticket_facts(s.conn, s.tenant_id, ticket, None,
-                                   settings.policy.calendar, now)
-        rules = in_order(await read_model.all_rules(s.conn, s.tenant_id))
-        fired = await read_model.firings_of_ticket(s.conn, s.tenant_id, ticket_id,
-                                                   FIRINGS_SHOWN)
-    shown = []
-    for rule in rules:
-        reasons = failing(rule.conditions, facts)
-        if not rule.active:
-            reasons = ["the rule is inactive", *reasons]
-        shown.append({"rule_id": str(rule.id), "name": rule.name, "active": rule.active,
-                      "matches": not reasons, "reasons": reasons})
-    return JsonReply(200, {"ticket_id": str(ticket_id), "rules": shown,
-                           "fired": fired}).response()
+        document = await rule_dry_run.dry_run(s, ticket_id, services.clock.now())
+    if document is None:
+        raise Problem(404, "not_found", f"no ticket {ticket_id}")
+    return JsonReply(200, document).response()

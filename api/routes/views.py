@@ -14,19 +14,21 @@ import orjson
 from fastapi import APIRouter, Query, Request, Response
 
 from api.http import commands
-from api.http.answer_headers import LOCATION, sends
+from api.http.answer_headers import ETAG, LOCATION, sends
+from api.http.commands import owner_caller, parse_if_match
 from api.http.deps import Authorized, ServicesDep
+from api.http.headers import IfMatch
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, personal_list_page
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
 from api.http.ticket_list import as_params, ticket_list
-from api.schemas.saved_views import ViewIn, ViewOut, ViewPage, view_document
-from api.schemas.tickets import TicketPage
+from api.schemas.saved_views import ViewIn, ViewOut, ViewPage, ViewPatch, view_document
+from api.schemas.tickets import TicketPage, etag
 from domain.errors import ValidationFailed
 from domain.ids import AgentId
-from domain.saved_view import CreateView, check_filters
+from domain.saved_view import ChangeView, CreateView, SavedView, check_filters
 from domain.values import Role
 from eventstore.store import UnitOfWork
 from handlers import saved_views as view_handlers
@@ -67,8 +69,24 @@ def _refused(status: int, body: bytes) -> Problem:
                                                f"{detail}", **extra)
 
 
+async def _checked(request: Request, given: dict[str, str | list[str]]
+                   ) -> dict[str, str | list[str]]:
+    """The filters, if the view's shape and the ticket list take them; a 422 naming
+    the filter if not."""
+    try:
+        filters = check_filters(given)
+    except ValidationFailed as exc:
+        raise Problem(422, "invalid_view_filter", exc.message,
+                      errors=[{"loc": ["body", *(exc.field or "filters").split(".", 1)],
+                               "msg": exc.message, "type": "invalid_filter"}]) from exc
+    status, _, answer = await ticket_list(request, [*as_params(filters), ("limit", "1")])
+    if status != 200:
+        raise _refused(status, answer)
+    return filters
+
+
 @router.post("/v1/views", response_model=ViewOut, status_code=201, summary="Save a view",
-             responses=errors(413, 415) | sends(201, required=(LOCATION,)))
+             responses=errors(413, 415) | sends(201, required=(ETAG, LOCATION)))
 async def create(body: ViewIn, request: Request, principal: Authorized,
                  services: ServicesDep) -> Response:
     """The filters are checked by the ticket list; one it refuses is a 422."""
@@ -77,33 +95,67 @@ async def create(body: ViewIn, request: Request, principal: Authorized,
     if not body.shared and principal.agent_id is None:
         raise Problem(422, "no_agent", "a personal view belongs to an agent; this key acts "
                                        "as none (make it shared)")
-    try:
-        filters = check_filters(body.filters)
-    except ValidationFailed as exc:
-        raise Problem(422, "invalid_view_filter", exc.message,
-                      errors=[{"loc": ["body", *(exc.field or "filters").split(".", 1)],
-                               "msg": exc.message, "type": "invalid_filter"}]) from exc
-    status, _, answer = await ticket_list(request, [*as_params(filters), ("limit", "1")])
-    if status != 200:
-        raise _refused(status, answer)
+    filters = await _checked(request, body.filters)
     command = CreateView(view_id=uuid.uuid4(), name=body.name, filters=filters,
                          owner_id=None if body.shared else AgentId(principal.agent_id),  # type: ignore[arg-type]
                          at=services.clock.now())
 
     async def work(uow: UnitOfWork) -> JsonReply:
         view = await view_handlers.create_view(uow, command)
-        return JsonReply(201, view_document(view), {"Location": f"/v1/views/{view.id}"})
+        return JsonReply(201, view_document(view), {"ETag": etag(view.version),
+                                                    "Location": f"/v1/views/{view.id}"})
 
     return await commands.run(request, services, principal, body.model_dump(mode="json"),
                               work)
 
 
-@router.get("/v1/views/{view_id}", response_model=ViewOut, responses=errors(404),
-            summary="One saved view")
+def _reply(view: SavedView) -> JsonReply:
+    return JsonReply(200, view_document(view), {"ETag": etag(view.version)})
+
+
+@router.get("/v1/views/{view_id}", response_model=ViewOut,
+            responses=errors(404) | sends(200, required=(ETAG,)), summary="One saved view")
 async def get_one(view_id: UUID, principal: Authorized, services: ServicesDep) -> Response:
     async with services.store.session(principal.tenant_id, readonly=True) as s:
         view = await view_handlers.visible_view(s, view_id, principal.agent_id)
-    return JsonReply(200, view_document(view)).response()
+    return _reply(view).response()
+
+
+@router.patch("/v1/views/{view_id}", response_model=ViewOut,
+              responses=errors(404, 412, 413, 415) | sends(200, required=(ETAG,)),
+              summary="Change a saved view")
+async def patch(view_id: UUID, body: ViewPatch, request: Request, principal: Authorized,
+                services: ServicesDep, if_match: IfMatch = None) -> Response:
+    """A shared view is the admins' to change; a personal one its owner's (or an
+    admin's). New filters are checked by the ticket list, as a new view's are."""
+    expected = parse_if_match(if_match)
+    filters = None if body.filters is None else await _checked(request, body.filters)
+    command = ChangeView(name=body.name, filters=filters, at=services.clock.now())
+
+    async def work(uow: UnitOfWork) -> JsonReply:
+        return _reply(await view_handlers.change_view(
+            uow, view_id, command, owner_caller(principal), expected_version=expected))
+
+    return await commands.run(request, services, principal,
+                              body.model_dump(mode="json", exclude_unset=True), work,
+                              expected_version=expected)
+
+
+@router.delete("/v1/views/{view_id}", response_model=ViewOut,
+               responses=errors(404, 412) | sends(200, required=(ETAG,)),
+               summary="Delete a saved view")
+async def delete(view_id: UUID, request: Request, principal: Authorized,
+                 services: ServicesDep, if_match: IfMatch = None) -> Response:
+    """Answers the view as it was; its history stays in its stream."""
+    expected = parse_if_match(if_match)
+    at = services.clock.now()
+
+    async def work(uow: UnitOfWork) -> JsonReply:
+        return _reply(await view_handlers.delete_view(uow, view_id, owner_caller(principal), at,
+                                                      expected_version=expected))
+
+    return await commands.run(request, services, principal, None, work,
+                              expected_version=expected)
 
 
 @router.get("/v1/views/{view_id}/tickets", response_model=TicketPage, responses=errors(404),

@@ -113,12 +113,28 @@ class RulePage(BaseModel):
     next_cursor: str | None
 
 
+class ClockOut(BaseModel):
+    since: Since
+    hours: int
+    business: bool
+    started_at: datetime | None = Field(description="When the clock's episode began "
+                                                    "(null: the clock is not running).")
+    hours_run: float | None = Field(description="Hours the clock has run by now "
+                                                "(business hours when the rule counts them).")
+    hours_remaining: float | None = Field(description="Hours until the rule is due; 0 once "
+                                                      "it is.")
+
+
 class DryRunRuleOut(BaseModel):
     rule_id: UUID
     name: str
     active: bool
-    matches: bool = Field(description="Whether the rule would fire on the ticket now.")
-    reasons: list[str] = Field(description="Why it would not: each condition that fails.")
+    matches: bool = Field(description="Whether the rule would fire on the ticket now (a "
+                                      "rule on time: at the next pass).")
+    reasons: list[str] = Field(description="Why it would not: each condition that fails, and "
+                                           "for a rule on time what its clock lacks.")
+    clock: ClockOut | None = Field(default=None, description="A rule on time: its clock on "
+                                                             "this ticket.")
 
 
 class FiringOut(BaseModel):

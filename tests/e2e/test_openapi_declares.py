@@ -73,6 +73,10 @@ BODIES: dict[str, Callable[[], Any]] = {
     "PATCH /v1/rules/{rule_id}": lambda: {"name": f"r-{uuid.uuid4()}"},
     "POST /v1/macros": lambda: MACRO,
     "POST /v1/views": lambda: {"name": "Open", "shared": True, "filters": {"state": "open"}},
+    "PATCH /v1/macros/{macro_id}": lambda: {"name": f"m-{uuid.uuid4()}"},
+    "DELETE /v1/macros/{macro_id}": lambda: None,
+    "PATCH /v1/views/{view_id}": lambda: {"name": f"v-{uuid.uuid4()}"},
+    "DELETE /v1/views/{view_id}": lambda: None,
     "POST /v1/tickets/{ticket_id}/macros/{macro_id}": lambda: None,
     "POST /v1/mailboxes": lambda: {"address": f"s{uuid.uuid4().hex[:12]}@acme.test"},
     "PATCH /v1/mailboxes/{mailbox_id}": lambda: {"name": f"m-{uuid.uuid4()}"},
@@ -121,6 +125,9 @@ async def _request(http: httpx.AsyncClient, h: dict[str, str], method: str, path
     if "{macro_id}" in url:
         macro = await http.post("/v1/macros", headers=h, json=MACRO)
         url = url.replace("{macro_id}", macro.json()["id"])
+    if "{view_id}" in url:
+        view = await http.post("/v1/views", headers=h, json=BODIES["POST /v1/views"]())
+        url = url.replace("{view_id}", view.json()["id"])
     if "{rule_id}" in url:
         rule = await http.post("/v1/rules", headers=h, json=RULE)
         url = url.replace("{rule_id}", rule.json()["id"])

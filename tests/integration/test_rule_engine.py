@@ -219,3 +219,37 @@ async def test_a_worker_killed_mid_batch_leaves_each_action_done_once(
     events = await by_rule(store, tenant, rule)
     assert sorted((e["stream_id"], e["type"]) for e in events) == sorted(
         [(t, "TagsChanged") for t in urgent] + [(t, "MessageAdded") for t in urgent])
+
+
+async def test_conditions_see_the_ticket_right_after_the_event_not_as_it_is_later(
+    pool: Any, store: Any, make_tenant: Any
+) -> None:
+    tenant, desk = await setup(store, make_tenant)
+    eng = engine(pool, store)
+    await eng.ensure_checkpoints()
+    on = {"field": "event", "op": "is", "value": "PriorityChanged"}
+    rush = await make_rule(store, tenant, START, [
+        on, {"field": "priority", "op": "is", "value": "urgent"}],
+        [{"type": "add_tags", "value": ["rush"]}])
+    calm = await make_rule(store, tenant, START, [
+        on, {"field": "priority", "op": "is", "value": "low"}],
+        [{"type": "add_tags", "value": ["calm"]}])
+    tid = await desk.open()
+    # Two changes before the engine runs: by then the ticket is low, but the first
+    # change left it urgent, and that is what its rules must see.
+    await desk.priority(tid, Priority.URGENT, AGENT)
+    await desk.priority(tid, Priority.LOW, AGENT)
+    await eng.drain()
+    async with store.session(tenant, readonly=True) as s:
+        changes = await s.conn.fetch(
+            "SELECT seq FROM events WHERE tenant_id = $1 AND stream_id = $2 "
+            "AND type = 'PriorityChanged' ORDER BY seq", tenant, tid)
+        fired = await s.conn.fetch("SELECT rule_id, trigger_seq FROM rule_firings "
+                                   "WHERE tenant_id = $1", tenant)
+        ticket = await load_ticket(s.conn, s.tenant_id, tid)
+    assert {(r["rule_id"], r["trigger_seq"]) for r in fired} == {
+        (rush, changes[0]["seq"]), (calm, changes[1]["seq"])}
+    assert ticket is not None and set(ticket.tags) == {"rush", "calm"}
+    # The engine knew nothing of the ticket: it folded it once, then went on in memory.
+    [rules] = eng.projections.values()
+    assert rules.states.folds == 1

@@ -18,7 +18,7 @@ from domain.rule_parts import Action, Condition, TimeTrigger
 from domain.tenant_settings import DEFAULT_SETTINGS
 from domain.values import TicketState
 from eventstore.types import StoreActor
-from handlers import rule_timers
+from handlers import rule_dry_run, rule_timers
 from handlers.rules import create_rule
 from handlers.tenant_settings import ReplaceSettings, replace_settings
 from handlers.ticket_state import load_ticket
@@ -132,3 +132,45 @@ async def test_a_new_episode_fires_again_and_two_schedulers_fire_once(pool, stor
     assert again["episode"] != job["episode"]
     assert await _fire(store, tenant, again, later + timedelta(hours=3, minutes=1)) is True
     assert len(await by_rule(store, tenant, rule)) == 4
+
+
+async def test_the_dry_run_judges_time_rules_by_their_clocks(pool, store, make_tenant):
+    tenant, desk, eng = await _setup(store, make_tenant, pool)
+    business = await _rule(store, tenant, desk.clock.now(), 8, business=True)
+    calendar = await _rule(store, tenant, desk.clock.now(), 30, business=False)
+    tid = await desk.open()
+    await eng.drain()
+
+    async def judged(now: datetime) -> dict[str, Any]:
+        async with store.session(tenant, readonly=True) as s:
+            document = await rule_dry_run.dry_run(s, tid, now)
+        assert document is not None
+        return {UUID(r["rule_id"]): r for r in document["rules"]}
+
+    open_ = await judged(FRIDAY)
+    assert open_[business]["matches"] is False
+    assert open_[business]["reasons"][0] == "the ticket is not pending"
+    assert open_[business]["clock"]["started_at"] is None
+
+    desk.clock.set(FRIDAY)
+    await desk.state(tid, TicketState.PENDING, AGENT)
+    await eng.drain()
+    saturday = datetime(2026, 6, 6, 21, 30, tzinfo=UTC)
+    seen = await judged(saturday)
+    assert seen[calendar]["matches"] is True and seen[calendar]["reasons"] == []
+    assert seen[calendar]["clock"] == {
+        "since": "pending", "hours": 30, "business": False, "started_at": FRIDAY,
+        "hours_run": 30.5, "hours_remaining": 0.0}
+    # Friday 15-17 is all the business time there is by Saturday night.
+    assert seen[business]["matches"] is False
+    assert seen[business]["reasons"] == ["its clock has run 2.00 of 8 business hours: "
+                                         "6.00 to go"]
+    assert seen[business]["clock"]["hours_remaining"] == 6.0
+
+    [job] = await _pass(store, tenant, saturday)
+    assert await _fire(store, tenant, job, saturday) is True
+    # The engine has not read the rule's events yet: the episode is the same one.
+    after = await judged(saturday)
+    assert after[calendar]["matches"] is False
+    assert after[calendar]["reasons"][0] == (
+        f"it fired already in this clock's episode (since {FRIDAY.isoformat()})")

@@ -34,6 +34,7 @@ from domain.events import (
     GroupRenamed,
     MacroChanged,
     MacroCreated,
+    MacroDeleted,
     OrganizationCreated,
     OrganizationUpdated,
     PortalLinkIssued,
@@ -51,7 +52,9 @@ from domain.events import (
     TicketFieldUpdated,
     TicketGroupChanged,
     TicketOpened,
+    ViewChanged,
     ViewCreated,
+    ViewDeleted,
     WebhookConfigured,
 )
 from domain.fields import FieldOption, FieldType, RequiredOn
@@ -178,9 +181,12 @@ def rule_events() -> list[Event]:
                      text="Thanks {{requester.name}}", visibility=Visibility.PUBLIC,
                      actions=act[:1], at=AT),
         MacroChanged(name="Thank you", at=AT),
+        MacroDeleted(at=AT),
         SlaWarning(metric=SlaMetric.FIRST_RESPONSE, share=75, due_at=AT, at=AT),
         ViewCreated(view_id=uuid.UUID(int=24), name="Mine", owner_id=AgentId(uuid.UUID(int=8)),
                     filters={"state": ["open", "pending"], "fields.plan": "gold"}, at=AT),
+        ViewChanged(filters={"state": "open"}, at=AT),
+        ViewDeleted(at=AT),
     ]
 
 
