@@ -135,10 +135,11 @@ function drawPassword(token) {
         history.replaceState(null, '', '#/sign-in');
         drawSignIn(null, t('passwordSet'));
       } catch (err) {
-        fill(problem, problemView(err, t('setPassword')));
+        const view = problemView(err, t('setPassword'));
+        fill(problem, view);
         // A spent link says so, and how to get another (the problem is shown too).
         if (err instanceof ApiError && (err.status === 410 || err.status === 404)) {
-          problem.append(h('p', {class: 'link-help'},
+          view.append(h('p', {class: 'link-help'},
             h('strong', null, err.status === 410 ? t('linkGone') : t('linkUnknown')), ' ',
             err.status === 410 ? t('linkHelp') : ''));
         }
@@ -385,7 +386,7 @@ async function route() {
 signOutButton.addEventListener('click', async () => {
   feed.stop();
   await session.signOut();
-  location.hash = '#/sign-in';
+  history.replaceState(null, '', '#/sign-in');  // no hashchange: this page says why
   drawSignIn(null, t('signedOut'));
 });
 
