@@ -122,7 +122,10 @@ async def desk(databases: pg.Databases) -> AsyncIterator[Desk]:
     sites: list[http.server.ThreadingHTTPServer] = []
     try:
         tenant = await create_tenant_as_operator(db.admin_url, "Lighthouse Tea")
-        async with serve_process(db.runtime_url) as stream_url:
+        # Cheap password hashes: the tests sign in often, and the cost of argon2id is
+        # not what they are about (tests/e2e/test_sign_in.py is).
+        async with serve_process(db.runtime_url, PASSWORD_HASH_MEMORY_KIB="1024",
+                                 PASSWORD_HASH_TIME_COST="1") as stream_url:
             base = stream_url.replace("ws://", "http://").removesuffix("/v1/stream")
             pages: dict[str, bytes] = {"/": _embedding(base, tenant.tenant_id),
                                        "/hostile": _embedding(base, tenant.tenant_id, True)}
