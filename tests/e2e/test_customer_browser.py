@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import asyncio
 import http.server
+import struct
 import threading
 import uuid
+import zlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,9 +45,21 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
 WAIT_MS = 15_000
 PASSWORD = "a long enough password"
-PNG = bytes.fromhex(
-    "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478"
-    "9c63f8cfc0f01f0005000201a5f5d1f90000000049454e44ae426082")
+
+
+def _png(width: int = 24, height: int = 24) -> bytes:
+    """A real PNG image (a green square), for thumbnails that load."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    rows = b"".join(b"\x00" + b"\x0b\x7a\x5a" * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
+            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+PNG = _png()
 COLOUR = "#0b7a5a"
 
 
@@ -231,6 +245,9 @@ async def test_a_customer_sets_a_password_opens_a_ticket_and_follows_it_live(
     await reply_form.get_by_role("button", name="Send").click()
     await expect(thread.locator(":scope > li")).to_have_count(3)
     await expect(thread.locator(":scope > li").last).to_contain_text("Descaled. Now it is a D.")
+    await expect(reply_form.get_by_role("button", name="Send")).to_be_enabled()
+    await expect(page.locator("img.thumbnail")).to_have_js_property("complete", True)
+    assert await page.evaluate("document.querySelector('img.thumbnail').naturalWidth") == 24
     await page.screenshot(path=str(shots / "portal-ticket.png"), full_page=True)
     assert "INTERNAL" not in await page.content()
 
