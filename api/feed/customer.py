@@ -38,7 +38,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from api.feed import messages as msg
 from api.feed.hub import Hub
-from api.feed.route import AUTH_TIMEOUT, Refused
+from api.feed.route import Refused, first_auth_message
 from api.http.auth import Principal, customer_of
 from api.http.routing import StrictRoute
 from api.root import Services
@@ -55,18 +55,7 @@ CLOSE_ENDED = 4401
 
 
 async def _auth(websocket: WebSocket, services: Services) -> tuple[Principal, str, int | None]:
-    try:
-        text = await asyncio.wait_for(websocket.receive_text(), AUTH_TIMEOUT)
-    except TimeoutError:
-        raise Refused(4401, "no credentials: send {\"op\": \"auth\", \"token\": ...}") from None
-    except KeyError:
-        raise Refused(4400, "the first message must be a JSON text frame") from None
-    try:
-        op = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        op = None
-    if not isinstance(op, dict) or op.get("op") != "auth":
-        raise Refused(4400, "the first message must be {\"op\": \"auth\", \"token\": ...}")
+    op = await first_auth_message(websocket)
     token, after = op.get("token"), op.get("after_seq")
     if not isinstance(token, str) or not token:
         raise Refused(4401, "auth needs a portal token")
