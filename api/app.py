@@ -14,8 +14,9 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from api import console, reference
+from api import console, pages, reference
 from api.config import ProcessSettings
+from api.feed import customer as customer_feed
 from api.feed import route as feed_route
 from api.http import openapi, problems
 from api.http.cors import Cors
@@ -56,7 +57,8 @@ from domain.clock import Clock
 ROUTERS = (health.router, metrics.router, tickets.router, messages.router, agents.router,
            api_keys.router, tenant_settings.router, webhooks.router, audit.router,
            analytics.router, auth.router, contacts.router, organizations.router,
-           feed_route.router, groups.router, ticket_fields.router, changes.router,
+           feed_route.router, customer_feed.router, groups.router, ticket_fields.router,
+           changes.router,
            search.router, portal.router, widget.router, meta.router,
            attachments.router, rules.router, macros.router, views.router, mail.router)
 
@@ -108,6 +110,7 @@ def create_app(
         app.include_router(router)
     console.mount(app)  # static files, not an API route: in neither ROUTERS nor ACCESS
     reference.mount(app)  # the same, for /docs
+    pages.mount(app)  # the same, for the portal and the widget's script
     # add_middleware puts each new one outside the previous ones.
     # Uploads stream their bodies and hold them to the tenant's own limit.
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes, unbounded=UPLOAD_PATH)

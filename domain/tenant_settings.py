@@ -71,6 +71,19 @@ def widget_origin(value: str) -> str:
     return f"{scheme}://{host}" + (f":{int(port)}" if keep else "")
 
 
+BRAND_COLOUR = re.compile(r"#[0-9a-f]{6}")
+
+
+def brand_colour(value: str) -> str:
+    """A colour in its canonical form, ``#rrggbb`` in lower case; ``ValueError`` for
+    anything else (no names, no shorthand, no alpha: the pages mix it with white and
+    black text by its figures, so it must be one exact colour)."""
+    canonical = value.strip().lower()
+    if not BRAND_COLOUR.fullmatch(canonical):
+        raise ValueError("brand_colour is a colour written #rrggbb, such as #0b5fff")
+    return canonical
+
+
 def widget_origins(values: Iterable[str]) -> list[str]:
     """Origins in their browser form (``widget_origin``), each once, in a canonical
     order (so equal settings make equal events)."""
@@ -150,6 +163,9 @@ class TenantSettings:
     sla_warning_percent: int | None = None
     """The share of an SLA target at which a running clock is warned (``SlaWarning``),
     in percent; None: no warnings."""
+    brand_colour: str | None = None
+    """The colour the customer pages (portal and widget) are drawn in, ``#rrggbb`` in
+    lower case (``brand_colour``); None: the pages' own blue."""
 
     def __post_init__(self) -> None:
         # Canonical forms, so equal settings compare (and record) equal.
@@ -158,6 +174,8 @@ class TenantSettings:
         set_(self, "group_targets", by_group(self.group_targets))
         set_(self, "paused_states", tuple(paused_states(self.paused_states)))
         set_(self, "widget_origins", tuple(widget_origins(self.widget_origins)))
+        if self.brand_colour is not None:
+            set_(self, "brand_colour", brand_colour(self.brand_colour))
         if self.sla_warning_percent is not None and not 1 <= self.sla_warning_percent <= 99:
             raise ValueError("sla_warning_percent must be 1 to 99")
         for target in [*self.targets.values(),
@@ -181,7 +199,8 @@ DEFAULT_SETTINGS = TenantSettings()
 # --- the JSON document -----------------------------------------------------------------
 
 KEYS = ("sla_targets", "business_hours", "paused_states", "sweep", "group_sla_targets",
-        "text_search", "widget_origins", "attachments", "sla_warning_percent")
+        "text_search", "widget_origins", "attachments", "sla_warning_percent",
+        "brand_colour")
 """The document's keys, in the order it is rendered."""
 
 
@@ -210,6 +229,7 @@ def settings_document(settings: TenantSettings) -> dict[str, Any]:
         # The same for tenants that warn nothing.
         **({} if settings.sla_warning_percent is None
            else {"sla_warning_percent": settings.sla_warning_percent}),
+        **({} if settings.brand_colour is None else {"brand_colour": settings.brand_colour}),
     }
 
 
@@ -266,6 +286,7 @@ def settings_from_document(document: Any) -> TenantSettings:
         widget_origins=tuple(origins),
         files=_files(doc.get("attachments")),
         sla_warning_percent=_percent(doc.get("sla_warning_percent")),
+        brand_colour=_colour(doc.get("brand_colour")),
     )
 
 
@@ -276,6 +297,12 @@ def _files(value: Any) -> FileLimits:
     if not all(type(v) is int for v in found.values()):
         raise ValueError("attachments limits are integers")
     return FileLimits(**found)
+
+
+def _colour(value: Any) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise ValueError("brand_colour must be a string or null")
+    return value
 
 
 def _percent(value: Any) -> int | None:

@@ -223,3 +223,7 @@ UPDATE agent_invitations SET accepted_at = $3, agent_id = $4
 -- name: agent_by_email --
 -- $1 tenant_id, $2 email
 SELECT id, active FROM agents WHERE tenant_id = $1 AND email = $2
+
+-- name: tenant_name --
+-- $1 tenant_id (row-level security: the tenant's own row only)
+SELECT name FROM tenants WHERE id = $1

@@ -19,10 +19,12 @@ from typing import Any
 
 import orjson
 
+from api.cli import demo_site
 from api.cli.database import using_database
 from api.config import ProcessSettings
 from api.root import ProcessRole, running
 from domain.clock import SystemClock
+from handlers.demo.plan import DEMO_SITE
 
 Demo = list[dict[str, Any]]
 """The demo as JSON-ready data: per tenant ``tenant_id``, ``slug``, ``name``, ``tickets`` and
@@ -54,6 +56,9 @@ def describe(demo: Demo, base_url: str | None = None) -> str:
         # A demo.json written before tenants had slugs has none: the id does as well.
         lines.append(f"  {tenant['name']}  (tenant {tenant.get('slug') or tenant['tenant_id']}, "
                      f"{tenant['tickets']} tickets)")
+        if base_url and tenant.get("slug"):
+            lines.append(f"    portal:  {base_url}/portal/{tenant['slug']}/   widget: "
+                         f"{DEMO_SITE}/{tenant['slug']}/ (`helpdesk demo site`)")
         for key in tenant["keys"]:
             who = key["agent"] or key["name"]
             lines.append(f"    {key['role']:<8} {who:<24} {key['secret']}")
@@ -115,3 +120,4 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--json", action="store_true",
                    help="print the tenants and their keys as JSON")
     p.set_defaults(func=cmd_demo_seed)
+    demo_site.add_parser(dsub)

@@ -12,10 +12,12 @@ authorization table (the files hold no data; the API behind them checks every ca
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from fastapi import FastAPI
+from starlette.responses import PlainTextResponse
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -60,20 +62,40 @@ class _Route:
     path: str = PREFIX + "/{path}"
 
 
-class ConsoleFiles:
-    """Static files with the console's security headers on every answer: the
-    console's own by default; ``packages`` adds the files of installed packages
-    (``(package, folder)``) under ``prefix`` (the API reference at ``/docs``)."""
+TENANT_SEGMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,62}")
+"""A tenant's slug or id as the first segment of a path (``/portal/<tenant>/``)."""
+
+
+class PageFiles:
+    """Static files with the pages' security headers on every answer: the console's
+    own by default; ``packages`` adds the files of installed packages
+    (``(package, folder)``) under ``prefix`` (the API reference at ``/docs``).
+
+    ``tenant_segment``: the first segment of the path names a tenant and is no part of
+    the file's path, so every tenant's pages are the same files (``/portal/acme/``
+    and ``/portal/acme/js/main.js`` are ``index.html`` and ``js/main.js``); the page
+    reads its tenant from its own address. A segment that cannot be a slug or an id
+    is a 404."""
 
     def __init__(self, directory: Path = STATIC, *, prefix: str = PREFIX,
                  packages: list[str | tuple[str, str]] | None = None,
-                 csp: str = CSP) -> None:
+                 csp: str = CSP, tenant_segment: bool = False) -> None:
         self.files: ASGIApp = StaticFiles(directory=directory, packages=packages, html=True)
-        self.route = _Route(prefix + "/{path}")
+        self.route = _Route(prefix + ("/{tenant}/{path}" if tenant_segment else "/{path}"))
         self.headers = security_headers(csp)
+        self.tenant_segment = tenant_segment
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         scope["route"] = self.route
+        if self.tenant_segment and scope["type"] == "http":
+            root, path = scope.get("root_path", ""), scope["path"]
+            tenant, _, _ = path.removeprefix(root).lstrip("/").partition("/")
+            if not TENANT_SEGMENT.fullmatch(tenant):
+                await PlainTextResponse("Not Found", 404,
+                                        headers=dict(_decoded(self.headers)))(
+                    scope, receive, send)
+                return
+            scope = {**scope, "root_path": scope.get("root_path", "") + "/" + tenant}
 
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -86,9 +108,13 @@ class ConsoleFiles:
         await self.files(scope, receive, with_headers)
 
 
+def _decoded(headers: tuple[tuple[bytes, bytes], ...]) -> list[tuple[str, str]]:
+    return [(k.decode(), v.decode()) for k, v in headers]
+
+
 def mount(app: FastAPI) -> None:
     """Serve the console at ``/console/`` (``/console`` redirects there)."""
-    app.mount(PREFIX, ConsoleFiles(), name="console")
+    app.mount(PREFIX, PageFiles(), name="console")
 
 
-__all__ = ["CSP", "STATIC", "ConsoleFiles", "mount", "page_policy", "security_headers"]
+__all__ = ["CSP", "STATIC", "PageFiles", "mount", "page_policy", "security_headers"]

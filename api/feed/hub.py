@@ -104,6 +104,9 @@ class Hub:
         self.listener: Listener | None = None
         self.poll_seconds = poll_seconds
         self._poller: asyncio.Task[None] | None = None
+        self.watchers: dict[TenantId, set[asyncio.Event]] = {}
+        """Wake-ups of the customer feed (api/feed/customer.py), which reads for itself
+        under the customer's row-level security rather than from the ring."""
 
     # --- lifecycle -----------------------------------------------------------------
 
@@ -136,11 +139,33 @@ class Hub:
         feed = self.feeds.get(tenant_id)
         if feed is not None:
             self._poke(feed)
+        for wake in self.watchers.get(tenant_id, ()):
+            wake.set()
 
     def reconnected(self) -> None:
         """The listener (re)connected: catch up every tenant we serve."""
         for feed in self.feeds.values():
             self._poke(feed)
+        self._wake_all()
+
+    def watch(self, tenant_id: TenantId) -> asyncio.Event:
+        """An event set whenever the tenant may have new events (a notification, the
+        listener's reconnection, the poll timer); the watcher clears it and reads."""
+        wake = asyncio.Event()
+        self.watchers.setdefault(tenant_id, set()).add(wake)
+        return wake
+
+    def unwatch(self, tenant_id: TenantId, wake: asyncio.Event) -> None:
+        found = self.watchers.get(tenant_id)
+        if found is not None:
+            found.discard(wake)
+            if not found:
+                del self.watchers[tenant_id]
+
+    def _wake_all(self) -> None:
+        for wakes in self.watchers.values():
+            for wake in wakes:
+                wake.set()
 
     async def _poll(self) -> None:
         # Notifications are hints sent after commit by the appending process; one can be
@@ -152,6 +177,7 @@ class Hub:
             for feed in list(self.feeds.values()):
                 if feed.last_seq is not None:
                     self._poke(feed)
+            self._wake_all()
 
     def _poke(self, feed: TenantFeed) -> None:
         feed.dirty = True

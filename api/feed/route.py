@@ -10,6 +10,7 @@ database is unavailable; try again later).
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import orjson
 from fastapi import APIRouter, WebSocket
@@ -38,7 +39,10 @@ class Refused(Exception):
         self.reason = reason
 
 
-async def _first_message_token(websocket: WebSocket) -> str:
+async def first_auth_message(websocket: WebSocket) -> dict[str, Any]:
+    """The client's first message, which must be ``{"op": "auth", ...}`` within
+    ``AUTH_TIMEOUT``; else ``Refused`` (4401 for no message in time, 4400 for another).
+    The portal's feed (api/feed/customer.py) opens the same way."""
     try:
         text = await asyncio.wait_for(websocket.receive_text(), AUTH_TIMEOUT)
     except TimeoutError:
@@ -51,6 +55,11 @@ async def _first_message_token(websocket: WebSocket) -> str:
         op = None
     if not isinstance(op, dict) or op.get("op") != "auth":
         raise Refused(4400, "the first message must be {\"op\": \"auth\", \"token\": ...}")
+    return op
+
+
+async def _first_message_token(websocket: WebSocket) -> str:
+    op = await first_auth_message(websocket)
     token = op.get("token")
     if not isinstance(token, str) or not token:
         raise Refused(4401, "auth needs a token")

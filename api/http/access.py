@@ -178,6 +178,8 @@ ACCESS: Mapping[str, frozenset[str]] = {
     # The feed carries every event, message bodies and internal notes included:
     # analysts see analytics only, and intake keys write for customers.
     "WS /v1/stream": frozenset({AGENT, ADMIN, AUDITOR}),
+    # The portal's live feed: a contact's own tickets' public events (api/feed/customer.py).
+    "WS /v1/portal/stream": _CUSTOMER,
 }
 
 
@@ -228,6 +230,9 @@ OPEN: Mapping[str, tuple[tuple[str, ...], ...]] = {
     "POST /v1/widget/{tenant_id}/sessions": (),
     # Its credential is the mailbox's inbound secret, checked against the mailbox's hash.
     "POST /v1/inbound/mail/{mailbox_id}": ((MAILBOX_SECRET,),),
+    "GET /v1/widget/{tenant_id}/brand": (),
+    # Public: the portal's sign-in page is drawn in the tenant's name and colour.
+    "GET /v1/portal/brand/{tenant}": (),
 }
 """Operations that take no bearer credential: they check the one they are given. Each
 maps to its alternatives of security schemes (an empty one: it may be called without)."""

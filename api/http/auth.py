@@ -25,7 +25,8 @@ from handlers import portal
 if TYPE_CHECKING:
     from api.root import Services
 
-__all__ = ["Principal", "authenticate", "authorize", "authorize_customer", "operation_of",
+__all__ = ["Principal", "authenticate", "authorize", "authorize_customer", "customer_of",
+           "operation_of",
            "resolve"]
 
 
@@ -101,6 +102,19 @@ async def _portal_session_open(services: Services, claims: Claims, now: datetime
         return await portal.session_open(uow, claims.session_id, contact, now)
 
 
+async def customer_of(services: Services, token: str, *, expiry: bool = True
+                      ) -> Principal | None:
+    """The contact a portal token signs in, while its portal session is open; None
+    for anything else. ``expiry=False`` keeps an expired token's connection (the live
+    feed) while its session is open, as the staff feed does."""
+    now = services.clock.now()
+    claims = services.portal_tokens.claims(token, now, expiry=expiry)
+    if claims is None or not await _portal_session_open(services, claims, now):
+        return None
+    return Principal(tenant_id=claims.tenant_id, key_id=claims.session_id,
+                     role=claims.role, contact_id=claims.agent_id, credential="portal")
+
+
 async def authenticate_customer(request: Request) -> Principal:
     """Dependency of the portal's routes: the signed-in contact, or 401.
 
@@ -113,14 +127,11 @@ async def authenticate_customer(request: Request) -> Principal:
         raise Problem(401, "unauthorized", "missing bearer portal token",
                       headers=_UNAUTHORIZED)
     services: Services = request.state.services
-    now = services.clock.now()
-    claims = services.portal_tokens.claims(token, now)
-    if claims is None or not await _portal_session_open(services, claims, now):
+    principal = await customer_of(services, token)
+    if principal is None:
         raise Problem(401, "invalid_access_token",
                       "the portal token has expired or its session has ended: sign in "
                       "again", headers=_UNAUTHORIZED)
-    principal = Principal(tenant_id=claims.tenant_id, key_id=claims.session_id,
-                          role=claims.role, contact_id=claims.agent_id, credential="portal")
     request.state.principal = principal
     logs.bind(tenant_id=str(principal.tenant_id),
               actor=f"{principal.actor.kind}:{principal.actor.id}")

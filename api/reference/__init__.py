@@ -20,7 +20,7 @@ from pathlib import Path
 
 from fastapi import FastAPI
 
-from api.console import ConsoleFiles, page_policy
+from api.console import PageFiles, page_policy
 
 STATIC = Path(__file__).with_name("static")
 PREFIX = "/docs"
@@ -33,7 +33,7 @@ REFERENCE_CSP = page_policy("data:")
 
 def mount(app: FastAPI) -> None:
     """Serve the reference at ``/docs/`` (``/docs`` redirects there)."""
-    app.mount(PREFIX, ConsoleFiles(STATIC, prefix=PREFIX, packages=[SWAGGER_UI],
+    app.mount(PREFIX, PageFiles(STATIC, prefix=PREFIX, packages=[SWAGGER_UI],
                                    csp=REFERENCE_CSP), name="reference")
 
 

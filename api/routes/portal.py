@@ -32,7 +32,7 @@ from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
-from fastapi import APIRouter, Cookie, Query, Request, Response
+from fastapi import APIRouter, Cookie, Path, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.http import commands
@@ -42,10 +42,12 @@ from api.http.deps import Authorized, CustomerAuthorized, ServicesDep
 from api.http.headers import bearer_token
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, Position, tenant_list_page
 from api.http.problem_docs import errors
+from api.http.problems import Problem
 from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
 from api.http.sign_in import SignInRoutes
 from api.schemas.attachments import recorded
+from api.schemas.brand import BrandOut
 from api.schemas.customers import (
     CustomerMessagePage,
     CustomerReplyIn,
@@ -58,7 +60,7 @@ from api.schemas.customers import (
 from api.schemas.sign_in import SignInIn
 from domain.ids import MessageId, TicketId
 from eventstore.store import UnitOfWork
-from handlers import portal, sessions
+from handlers import brand, portal, sessions
 from handlers.credentials import MAX_PASSWORD, MIN_PASSWORD, check_password
 
 router = APIRouter(tags=["portal"], route_class=StrictRoute)
@@ -175,6 +177,18 @@ async def sign_out(request: Request, services: ServicesDep,
                                               portal.customer_actor(contact)) as uow:
                 await portal.sign_out(uow, claims.session_id, contact, now)
     return PORTAL_REFRESH.forget(Response(status_code=204), request)
+
+
+@router.get("/v1/portal/brand/{tenant}", response_model=BrandOut, responses=errors(404),
+            summary="A tenant's name and colour, for its portal's pages")
+async def get_brand(tenant: Annotated[str, Path(min_length=1, max_length=63)],
+                    services: ServicesDep) -> Response:
+    """``tenant`` is the slug (any case) or the id, as at sign-in. Public: the sign-in
+    page is drawn in them."""
+    found = await brand.brand_of(services.store, tenant)
+    if found is None:
+        raise Problem(404, "not_found", f"no tenant {tenant!r}")
+    return JsonReply(200, found.document()).response()
 
 
 @router.get("/v1/portal/tickets", response_model=CustomerTicketPage, responses=errors(),

@@ -39,6 +39,7 @@ from api.http.routing import StrictRoute
 from api.http.widget import WidgetAuthorized, WidgetOrigin
 from api.ops.ratelimit import Policy
 from api.schemas.attachments import recorded
+from api.schemas.brand import BrandOut
 from api.schemas.customers import (
     CustomerMessagePage,
     CustomerReplyIn,
@@ -49,7 +50,7 @@ from api.schemas.customers import (
 )
 from domain.ids import MessageId, TenantId, TicketId
 from eventstore.store import UnitOfWork
-from handlers import widget
+from handlers import brand, widget
 from handlers.portal import ticket_document
 
 router = APIRouter(prefix="/v1/widget/{tenant_id}", tags=["widget"], route_class=StrictRoute)
@@ -83,6 +84,17 @@ async def _limit(services: ServicesDep, bucket: str, policy: Policy) -> None:
                       f"at most {policy.limit} widget sessions per {policy.window} s "
                       f"({policy.name}); retry in {decision.retry_after} s",
                       headers={"Retry-After": str(max(1, decision.retry_after))})
+
+
+@router.get("/brand", response_model=BrandOut, responses=errors(403, 404),
+            summary="The tenant's name and colour, from an allowed origin")
+async def get_brand(tenant_id: UUID, services: ServicesDep, origin: WidgetOrigin) -> Response:
+    """What the widget's launcher is drawn in; a 403 ``origin_not_allowed`` is how it
+    learns, before anyone types, that it is not enabled on this site."""
+    found = await brand.brand_of(services.store, str(tenant_id))
+    if found is None:
+        raise Problem(404, "not_found", f"no tenant {tenant_id}")
+    return JsonReply(200, found.document()).response()
 
 
 @router.post("/sessions", status_code=201, response_model=WidgetSessionOut,

@@ -29,6 +29,7 @@ from domain.tenant_settings import (
     MAX_WIDGET_ORIGINS,
     SweepWindows,
     TenantSettings,
+    brand_colour,
     by_group,
     every_priority,
     paused_states,
@@ -102,6 +103,10 @@ class TenantSettingsDoc(BaseModel):
     """Warn a running SLA clock (``SlaWarning``) once this share of its target has
     passed, in percent; optional, null (the default) warns nothing."""
 
+    brand_colour: str | None = Field(default=None, max_length=16)
+    """The colour of the customer portal and the widget, ``#rrggbb``; optional, null
+    (the default) draws them in the pages' own blue."""
+
     attachments: FileLimitsDoc = Field(default_factory=lambda: FileLimitsDoc())
     """Limits on files; optional, the defaults (20 MiB a file, 20 files a message)."""
 
@@ -120,6 +125,11 @@ class TenantSettingsDoc(BaseModel):
     @classmethod
     def _config(cls, value: str) -> str:
         return text_search_config(value)
+
+    @field_validator("brand_colour")
+    @classmethod
+    def _colour(cls, value: str | None) -> str | None:
+        return None if value is None else brand_colour(value)
 
     @field_validator("widget_origins")
     @classmethod
@@ -148,6 +158,7 @@ class TenantSettingsDoc(BaseModel):
             widget_origins=tuple(self.widget_origins),
             files=FileLimits(self.attachments.max_file_bytes, self.attachments.per_message),
             sla_warning_percent=self.sla_warning_percent,
+            brand_colour=self.brand_colour,
         )
 
 

@@ -85,6 +85,7 @@ PLACEMENTS = (
 )
 
 PLAN = Plan(
+    colour="#b3471d",
     name="Harbor Bikes",
     agents=AGENTS,
     keys=(MachineKey(Role.INTAKE, "Web shop intake"),),

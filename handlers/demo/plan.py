@@ -37,6 +37,11 @@ def span(text: str) -> timedelta:
     return timedelta(days=days, hours=hours, minutes=minutes)
 
 
+DEMO_SITE = "http://127.0.0.1:8001"
+"""The origin of the demo's web site (``helpdesk demo site``, api/cli/demo_site.py),
+which embeds each demo tenant's widget: listed in their ``widget_origins``."""
+
+
 @dataclass(frozen=True, slots=True)
 class Step:
     """One thing that happens to a ticket, ``after`` the previous step (or the opening).
@@ -159,11 +164,13 @@ class Plan:
     placements: tuple[Placement, ...]
     history: timedelta = field(default_factory=lambda: timedelta(days=43))
     """How long before the moment of seeding the tenant, its people and keys begin."""
+    colour: str = "#1f4e79"
+    """The tenant's ``brand_colour``: its portal and widget are drawn in it."""
 
     def agent(self, handle: str) -> Agent:
         return next(a for a in self.agents if a.handle == handle)
 
 
-__all__ = ["Agent", "Customer", "MachineKey", "Organization", "Placement", "Plan", "Step",
-           "Story", "assign", "customer", "move", "note", "reply", "reprioritise", "retag",
+__all__ = ["DEMO_SITE", "Agent", "Customer", "MachineKey", "Organization", "Placement", "Plan",
+           "Step", "Story", "assign", "customer", "move", "note", "reply", "reprioritise", "retag",
            "span"]

@@ -33,7 +33,7 @@ import heapq
 import itertools
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from uuid import UUID
 
@@ -41,6 +41,7 @@ from domain.field_definitions import DefineField
 from domain.fields import FieldOption, FieldType
 from domain.group import CreateGroup
 from domain.ids import AgentId, GroupId, MessageId, TenantId, TicketId
+from domain.tenant_settings import ReplaceSettings
 from domain.ticket import Ticket
 from domain.ticket.commands import (
     Assign,
@@ -68,11 +69,12 @@ from handlers.api_keys import IssuedKey, IssueKey, issue_key
 from handlers.credentials import Passwords, new_password
 from handlers.demo import harbor, tidewater
 from handlers.demo.files import attach_demo_files
-from handlers.demo.plan import Placement, Plan, Step, Story, span
+from handlers.demo.plan import DEMO_SITE, Placement, Plan, Step, Story, span
 from handlers.groups import create_group
 from handlers.organizations import NewOrganization, create_organization
 from handlers.sessions import store_password
 from handlers.sweep import sweep_tenant
+from handlers.tenant_settings import get_settings, replace_settings
 from handlers.tenants import create_tenant_as_operator
 from handlers.ticket_fields import define_field
 from handlers.tickets import CommandResult, PostMessage, post_message, run_command
@@ -134,6 +136,7 @@ async def seed_plan(owner_dsn: str, store: EventStore, plan: Plan, now: datetime
                     passwords: Passwords | None = None) -> DemoTenant:
     start = now - plan.history
     tenant = await create_tenant_as_operator(owner_dsn, plan.name, at=start)
+    await _brand(store, tenant.tenant_id, tenant.admin_key, plan, start)
     cast = await _hire(store, tenant.tenant_id, tenant.admin_key, plan, start,
                        passwords or _light_passwords())
     await _organize(store, tenant.tenant_id, tenant.admin_key, plan, start)
@@ -152,6 +155,17 @@ async def seed_plan(owner_dsn: str, store: EventStore, plan: Plan, now: datetime
     return DemoTenant(tenant.tenant_id, plan.name,
                       (*people, *machines, DemoKey(first.role, first.name, first.secret)),
                       desk.opened, tenant.slug)
+
+
+async def _brand(store: EventStore, tenant_id: TenantId, admin: IssuedKey, plan: Plan,
+                 at: datetime) -> None:
+    """The tenant's colour, and the demo site as its widget's origin, as over
+    ``PUT /v1/settings``."""
+    async with store.session(tenant_id, _as(admin)) as uow:
+        current = await get_settings(uow)
+        await replace_settings(uow, ReplaceSettings(
+            settings=replace(current.value, brand_colour=plan.colour,
+                             widget_origins=(DEMO_SITE,)), at=at))
 
 
 async def _organize(store: EventStore, tenant_id: TenantId, admin: IssuedKey, plan: Plan,

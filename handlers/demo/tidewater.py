@@ -497,6 +497,7 @@ PLACEMENTS = (
 )
 
 PLAN = Plan(
+    colour="#0b6e99",
     name="Tidewater Support",
     agents=AGENTS,
     keys=KEYS,

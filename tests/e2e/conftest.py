@@ -12,7 +12,8 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
@@ -28,8 +29,12 @@ from eventstore.store import UnitOfWork
 from handlers import agents, api_keys
 from handlers.api_keys import IssuedKey
 from handlers.tenants import NewTenant, operator_session
+from tests.support import browser as chromium
 from tests.support.http import asgi_client
 from tests.support.pg import TestDatabase
+
+if TYPE_CHECKING:
+    from playwright.async_api import Browser
 
 __all__ = ["NEW_TICKET", "Owner", "app_settings", "asgi_client", "auth", "bearer"]
 
@@ -139,3 +144,25 @@ NEW_TICKET = {
 def bearer(secret: str) -> dict[str, str]:
     """The Authorization header for an API key secret."""
     return auth(secret)
+
+
+@pytest.fixture(scope="session")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the browser tests' screenshots go: a temporary folder unless
+    ``scripts/screenshots`` asks (tests/support/browser.py)."""
+    return chromium.screenshot_dir(tmp_path_factory.mktemp("screenshots"))
+
+
+@pytest.fixture(scope="session")
+async def browser() -> AsyncIterator[Browser]:
+    """One headless Chromium for every browser test of the run (console and customer
+    pages); each test opens its own contexts (profiles) in it."""
+    from playwright.async_api import async_playwright  # only where a browser runs
+
+    path = chromium.chromium()
+    async with async_playwright() as p:
+        launched = await p.chromium.launch(executable_path=str(path), args=chromium.ARGS)
+        try:
+            yield launched
+        finally:
+            await launched.close()

@@ -23,20 +23,18 @@ import re
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import asyncpg
 import httpx
 import pytest
-from playwright.async_api import Browser, BrowserContext, Page, async_playwright, expect
+from playwright.async_api import Browser, BrowserContext, Page, expect
 
 from domain.clock import SystemClock
 from eventstore.pool import create_pool
 from eventstore.store import EventStore
 from handlers.demo.seed import DemoTenant, seed_demo
 from tests.e2e.ws_support import serve_process
-from tests.support import browser as chromium
 from tests.support import pg
 from tests.support.wait import until
 
@@ -91,23 +89,6 @@ async def console(databases: pg.Databases) -> AsyncIterator[Console]:
             yield Console(base, db, rich, small)
     finally:
         await databases.drop(db.name)
-
-
-@pytest.fixture(scope="session")
-def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Where screenshots go: a temporary folder unless ``scripts/screenshots`` asks."""
-    return chromium.screenshot_dir(tmp_path_factory.mktemp("screenshots"))
-
-
-@pytest.fixture(scope="module")
-async def browser() -> AsyncIterator[Browser]:
-    path = chromium.chromium()
-    async with async_playwright() as p:
-        launched = await p.chromium.launch(executable_path=str(path), args=chromium.ARGS)
-        try:
-            yield launched
-        finally:
-            await launched.close()
 
 
 @pytest.fixture

@@ -1,0 +1,405 @@
+// The help portal: a contact sets a password from the link the support team sent,
+// signs in, lists their tickets, opens one with files, reads its public thread and
+// replies, with live updates. The tenant is the first segment of the address
+// (/portal/<tenant>/); pages are hash routes: #/password/<token>, #/sign-in,
+// #/tickets, #/new, #/tickets/<id>.
+//
+// The element builder and the API client are the console's (one copy of each): every
+// element is built from values, never from HTML strings, and every failed call is an
+// ApiError whose problem (title, detail, status, code) is shown where it happened.
+
+import {Api, ApiError, newIdempotencyKey} from '/console/js/api.js';
+import {announce, busy, clearProblem, fill, h, problemView, showProblem} from '/console/js/dom.js';
+import {PortalFeed} from './feed.js';
+import {lang, t, when} from './i18n.js';
+import {PortalSession} from './session.js';
+
+const TENANT = decodeURIComponent(location.pathname.split('/')[2] ?? '');
+const main = document.getElementById('main');
+const nav = document.getElementById('nav');
+const liveBadge = document.getElementById('live');
+const signOutButton = document.getElementById('sign-out');
+const INLINE = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
+
+const session = new PortalSession(TENANT, (error) => {
+  feed.stop();
+  drawSignIn(error);
+});
+const api = new Api(session);
+let current = {ticketId: null, reload: null};
+const feed = new PortalFeed(session, {
+  onEvent(event) {
+    if (current.ticketId === event.stream_id && event.type === 'MessageAdded') {
+      announce(t('newReply'));
+    }
+    current.reload?.(event.stream_id);
+  },
+  onGap() { current.reload?.(null); },
+  onStatus(live) {
+    liveBadge.hidden = false;
+    liveBadge.textContent = live ? t('live') : t('offline');
+    liveBadge.classList.toggle('offline', !live);
+  },
+});
+
+// --- brand and words -----------------------------------------------------------------
+
+function readableOn(hex) {
+  const [r, g, b] = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16) / 255)
+    .map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4));
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.179 ? '#000000' : '#ffffff';
+}
+
+async function drawBrand() {
+  document.documentElement.lang = lang();
+  document.getElementById('skip-link').textContent = t('skip');
+  signOutButton.textContent = t('signOut');
+  const {body} = await api.get(`/v1/portal/brand/${encodeURIComponent(TENANT)}`, null,
+                               {credential: 'none'});
+  document.getElementById('brand').textContent = body.name;
+  document.title = `${body.name} · ${t('portal')}`;
+  if (body.colour) {
+    // CSSOM, not a style attribute: the policy forbids inline styles, not this.
+    document.documentElement.style.setProperty('--brand', body.colour);
+    document.documentElement.style.setProperty('--on-brand', readableOn(body.colour));
+  }
+  return body;
+}
+
+// --- pages --------------------------------------------------------------------------
+
+function page(titleText, ...children) {
+  const title = h('h1', {id: 'page-title', tabindex: -1}, titleText);
+  fill(main, h('section', {'aria-labelledby': 'page-title'}, title, children));
+  title.focus();
+  return title;
+}
+
+function field(id, label, control) {
+  control.id = id;
+  return h('p', {class: 'field'}, h('label', {for: id}, label), control);
+}
+
+function signedInChrome(on) {
+  signOutButton.hidden = !on;
+  liveBadge.hidden = !on;
+  fill(nav, on ? [h('a', {href: '#/tickets'}, t('myTickets')),
+    h('a', {href: '#/new'}, t('newTicket'))] : []);
+}
+
+function drawSignIn(error, notice) {
+  signedInChrome(false);
+  const problem = h('div', {class: 'problem-slot', hidden: true});
+  const email = h('input', {type: 'email', name: 'email', autocomplete: 'username', required: true});
+  const password = h('input', {type: 'password', name: 'password',
+                               autocomplete: 'current-password', required: true});
+  const form = h('form', {'aria-label': t('signIn'), class: 'card'},
+    field('sign-in-email', t('email'), email),
+    field('sign-in-password', t('password'), password),
+    h('p', null, h('button', {type: 'submit', class: 'primary'}, t('signIn'))), problem);
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    busy(form, async () => {
+      try {
+        const {body} = await api.post('/v1/portal/auth/sign-in',
+          {tenant: TENANT, email: email.value, password: password.value}, {credential: 'none'});
+        session.keep(body);
+        feed.start();
+        location.hash = '#/tickets';
+        route();
+      } catch (err) {
+        showProblem(problem, err, t('signIn'));
+      }
+    });
+  });
+  page(t('signInTitle'), notice ? h('p', {class: 'notice', role: 'status'}, notice) : null,
+    form);
+  if (error) showProblem(problem, error);
+}
+
+function drawPassword(token) {
+  signedInChrome(false);
+  const problem = h('div', {class: 'problem-slot', hidden: true});
+  const password = h('input', {type: 'password', name: 'new-password', minlength: 10,
+                               autocomplete: 'new-password', required: true});
+  const form = h('form', {'aria-label': t('setPassword'), class: 'card'},
+    h('p', null, t('setPasswordIntro')),
+    field('new-password', t('newPassword'), password),
+    h('p', null, h('button', {type: 'submit', class: 'primary'}, t('setPassword'))), problem);
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    busy(form, async () => {
+      try {
+        await api.post('/v1/portal/auth/password', {token, password: password.value},
+                       {credential: 'none'});
+        history.replaceState(null, '', '#/sign-in');
+        drawSignIn(null, t('passwordSet'));
+      } catch (err) {
+        const view = problemView(err, t('setPassword'));
+        fill(problem, view);
+        // A spent link says so, and how to get another (the problem is shown too).
+        if (err instanceof ApiError && (err.status === 410 || err.status === 404)) {
+          view.append(h('p', {class: 'link-help'},
+            h('strong', null, err.status === 410 ? t('linkGone') : t('linkUnknown')), ' ',
+            err.status === 410 ? t('linkHelp') : ''));
+        }
+        problem.hidden = false;
+      }
+    });
+  });
+  page(t('setPasswordTitle'), form);
+}
+
+function stateBadge(state) {
+  return h('span', {class: `badge state-${state}`}, `${t('state')}: ${t(`state_${state}`)}`);
+}
+
+function drawTickets() {
+  const list = h('ul', {class: 'tickets', 'aria-label': t('myTickets')});
+  const problem = h('div', {class: 'problem-slot', hidden: true});
+  const more = h('button', {type: 'button', hidden: true}, t('loadMore'));
+  let cursor = null;
+
+  function card(ticket) {
+    return h('li', {class: 'ticket-card', dataset: {id: ticket.id}},
+      h('a', {href: `#/tickets/${ticket.id}`}, ticket.subject), ' ', stateBadge(ticket.state),
+      h('p', {class: 'meta'}, t('updated', {when: when(ticket.updated_at)})));
+  }
+
+  async function load(reset) {
+    try {
+      const {body} = await api.get('/v1/portal/tickets', {limit: 10, cursor: reset ? null : cursor});
+      if (reset) list.replaceChildren();
+      list.append(...body.data.map(card));
+      if (!list.children.length) list.append(h('li', {class: 'empty'}, t('noTickets')));
+      cursor = body.next_cursor;
+      more.hidden = !cursor;
+      clearProblem(problem);
+    } catch (err) {
+      showProblem(problem, err, t('myTickets'));
+    }
+  }
+
+  more.addEventListener('click', () => busy(more.parentElement, () => load(false)));
+  page(t('myTickets'), h('p', null, h('a', {href: '#/new', class: 'button primary'}, t('newTicket'))),
+    problem, list, h('p', null, more));
+  current = {ticketId: null, reload: () => load(true)};
+  return load(true);
+}
+
+/** The file picker of a form: uploads the chosen files when the form is sent, each
+ * once (its Idempotency-Key kept until the message went), and answers their ids. */
+function filePicker(id) {
+  const input = h('input', {type: 'file', multiple: true});
+  const chosen = h('ul', {class: 'chosen-files', 'aria-label': t('filesToAttach')});
+  let files = [];
+  const draw = () => chosen.replaceChildren(...files.map((f, i) => h('li', null, f.file.name, ' ',
+    h('button', {type: 'button', class: 'link', onclick: () => { files.splice(i, 1); draw(); }},
+      t('remove', {name: f.file.name})))));
+  input.addEventListener('change', () => {
+    for (const file of input.files) files.push({file, key: newIdempotencyKey(), id: null});
+    input.value = '';
+    draw();
+  });
+  return {
+    element: h('div', {class: 'file-picker'}, field(id, t('attach'), input), chosen),
+    async upload() {
+      for (const f of files) {
+        if (f.id) continue;
+        const answer = await fileCall('POST', `/v1/portal/uploads?name=${encodeURIComponent(f.file.name)}`,
+          {body: f.file, headers: {'Content-Type': f.file.type || 'application/octet-stream',
+                                   'Idempotency-Key': f.key}});
+        f.id = (await answer.json()).id;
+      }
+      return files.map((f) => f.id);
+    },
+    clear() { files = []; draw(); },
+  };
+}
+
+/** A call whose body or answer is a file (not JSON): the portal token, one refresh on
+ * a 401, and the problem of a refusal as an ApiError. */
+async function fileCall(method, path, {body, headers} = {}) {
+  for (let attempt = 0; ; attempt += 1) {
+    const response = await fetch(path, {method, body, cache: 'no-store',
+      headers: {...headers, Authorization: session.authorization()}});
+    if (response.ok) return response;
+    if (response.status === 401 && attempt === 0 && await session.refresh()) continue;
+    let problem;
+    try {
+      problem = await response.json();
+    } catch {
+      problem = {title: response.statusText || `HTTP ${response.status}`};
+    }
+    throw new ApiError(response.status, problem, response.headers);
+  }
+}
+
+function attachments(list) {
+  if (!list?.length) return null;
+  return h('ul', {class: 'attachments', 'aria-label': t('files')}, list.map((a) => {
+    const download = h('button', {type: 'button', class: 'link'}, t('download', {name: a.name}));
+    const item = h('li', {class: 'attachment'}, download, ` (${Math.ceil(a.size / 1024)} KB)`);
+    download.addEventListener('click', async () => {
+      try {
+        const url = URL.createObjectURL(await (await fileCall('GET', `/v1/portal/attachments/${a.id}`)).blob());
+        h('a', {href: url, download: a.name || 'file'}).click();
+        setTimeout(() => URL.revokeObjectURL(url), 60_000);
+      } catch (err) {
+        item.append(problemView(err, t('download', {name: a.name})));
+      }
+    });
+    if (INLINE.has(a.type)) {
+      const img = h('img', {class: 'thumbnail', alt: t('preview', {name: a.name}), width: 96});
+      fileCall('GET', `/v1/portal/attachments/${a.id}?disposition=inline`)
+        .then(async (r) => { img.src = URL.createObjectURL(await r.blob()); })
+        .catch(() => img.remove());
+      item.prepend(img);
+    }
+    return item;
+  }));
+}
+
+function drawNewTicket() {
+  const problem = h('div', {class: 'problem-slot', hidden: true});
+  const subject = h('input', {type: 'text', maxlength: 200, required: true});
+  const body = h('textarea', {rows: 6, required: true});
+  const files = filePicker('new-files');
+  const key = newIdempotencyKey();
+  const form = h('form', {'aria-label': t('newTicketTitle'), class: 'card'},
+    field('new-subject', t('subject'), subject), field('new-body', t('message'), body),
+    files.element, h('p', null, h('button', {type: 'submit', class: 'primary'}, t('send'))),
+    problem);
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    busy(form, async () => {
+      try {
+        const ids = await files.upload();
+        const {body: ticket} = await api.post('/v1/portal/tickets',
+          {subject: subject.value, body: body.value, attachments: ids}, {idempotencyKey: key});
+        files.clear();
+        announce(t('sent'));
+        location.hash = `#/tickets/${ticket.id}`;
+      } catch (err) {
+        showProblem(problem, err, t('newTicketTitle'));
+      }
+    });
+  });
+  current = {ticketId: null, reload: null};
+  page(t('newTicketTitle'), form);
+}
+
+async function drawTicket(id) {
+  const problem = h('div', {class: 'problem-slot', hidden: true});
+  const thread = h('ol', {class: 'thread', 'aria-label': t('message')});
+  const heading = h('p', {class: 'meta'});
+  let ticket;
+  try {
+    ticket = (await api.get(`/v1/portal/tickets/${encodeURIComponent(id)}`)).body;
+  } catch (err) {
+    if (err instanceof ApiError && (err.status === 404 || err.status === 422)) {
+      page(t('notFound'), h('p', null, t('notFoundDetail')), problemView(err),
+        h('p', null, h('a', {href: '#/tickets'}, t('back'))));
+      return;
+    }
+    throw err;
+  }
+
+  function message(m) {
+    const mine = m.author_kind === 'customer';
+    return h('li', {class: `message ${mine ? 'mine' : 'theirs'}`, dataset: {id: m.id}},
+      h('p', {class: 'author'}, mine ? t('you') : t('support'), ' · ', when(m.created_at)),
+      h('p', {class: 'body'}, m.body), attachments(m.attachments));
+  }
+
+  async function loadThread() {
+    try {
+      const all = [];
+      let cursor = null;
+      do {
+        const {body} = await api.get(`/v1/portal/tickets/${id}/messages`, {limit: 100, cursor});
+        all.push(...body.data);
+        cursor = body.next_cursor;
+      } while (cursor);
+      thread.replaceChildren(...all.map(message));
+      ticket = (await api.get(`/v1/portal/tickets/${id}`)).body;
+      fill(heading, stateBadge(ticket.state), ' ', t('opened', {when: when(ticket.created_at)}));
+      clearProblem(problem);
+    } catch (err) {
+      showProblem(problem, err);
+    }
+  }
+
+  const replyProblem = h('div', {class: 'problem-slot', hidden: true});
+  const replyBody = h('textarea', {rows: 4, required: true});
+  const files = filePicker('reply-files');
+  let key = newIdempotencyKey();
+  const form = h('form', {'aria-label': t('reply'), class: 'card'},
+    field('reply-body', t('yourReply'), replyBody), files.element,
+    h('p', null, h('button', {type: 'submit', class: 'primary'}, t('send'))), replyProblem);
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    busy(form, async () => {
+      try {
+        const ids = await files.upload();
+        const {body} = await api.post(`/v1/portal/tickets/${id}/messages`,
+          {body: replyBody.value, attachments: ids}, {idempotencyKey: key});
+        replyBody.value = '';
+        files.clear();
+        key = newIdempotencyKey();
+        if (body.ticket.id !== id) {
+          announce(t('followUp'));
+          location.hash = `#/tickets/${body.ticket.id}`;
+          return;
+        }
+        announce(t('sent'));
+        await loadThread();
+      } catch (err) {
+        showProblem(replyProblem, err, t('reply'));
+      }
+    });
+  });
+  page(ticket.subject, heading, problem, thread, form,
+    h('p', null, h('a', {href: '#/tickets'}, t('back'))));
+  current = {ticketId: id, reload: (changed) => (changed === null || changed === id) && loadThread()};
+  await loadThread();
+}
+
+// --- routing ------------------------------------------------------------------------
+
+async function route() {
+  const path = location.hash.replace(/^#/, '') || '/tickets';
+  const [, section, arg] = path.split('/');
+  try {
+    if (section === 'password' && arg) return drawPassword(decodeURIComponent(arg));
+    if (!session.signedIn) return drawSignIn();
+    signedInChrome(true);
+    if (section === 'new') return drawNewTicket();
+    if (section === 'tickets' && arg) return await drawTicket(arg);
+    return await drawTickets();
+  } catch (err) {
+    page(t('unreachable'), problemView(err));
+  }
+  return undefined;
+}
+
+signOutButton.addEventListener('click', async () => {
+  feed.stop();
+  await session.signOut();
+  history.replaceState(null, '', '#/sign-in');  // no hashchange: this page says why
+  drawSignIn(null, t('signedOut'));
+});
+
+window.addEventListener('hashchange', route);
+
+(async () => {
+  try {
+    await drawBrand();
+  } catch (err) {
+    page(err instanceof ApiError && err.status === 404 ? t('noTenant') : t('unreachable'),
+      problemView(err));
+    return;
+  }
+  if (session.signedIn) feed.start();
+  await route();
+})();
