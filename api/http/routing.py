@@ -120,6 +120,17 @@ def _refuse_nul(request: Request, body: bytes) -> None:
                                    "type": "string_nul"} for p in where])
 
 
+def _refuse_non_utf8(body: bytes) -> None:
+    """JSON is UTF-8 (RFC 8259): other bytes are malformed JSON, as the problem handler
+    answers a body that does not parse (FastAPI alone would answer a bare 400 that no
+    route declares)."""
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Problem(400, "malformed_json",
+                      "the request body is not valid JSON: it is not UTF-8") from None
+
+
 class StrictRoute(APIRoute):
     """APIRoute that holds requests to the rules above: unknown or repeated query
     parameters, comma lists, non-JSON bodies, NUL characters; and declares what the
@@ -173,7 +184,9 @@ class StrictRoute(APIRoute):
                 if has_body and not (ctype == "application/json" or ctype.endswith("+json")):
                     raise Problem(415, "unsupported_media_type",
                                   "request bodies must be application/json")
-                _refuse_nul(request, await request.body())
+                body = await request.body()
+                _refuse_non_utf8(body)
+                _refuse_nul(request, body)
             else:
                 _refuse_nul(request, b"")
             return await handler(request)

@@ -71,6 +71,8 @@ async def test_body_shape_content_type_size_and_headers(http, tenant):
     h = auth(tenant.admin_key)
     problem(await http.post("/v1/tickets", content=b"{not json", headers=h | {
         "content-type": "application/json"}), 400, "malformed_json")
+    problem(await http.post("/v1/tickets", content=b'{"subject": "caf\xe9"}', headers=h | {
+        "content-type": "application/json"}), 400, "malformed_json")
     problem(await http.post("/v1/tickets", content=b"subject=x", headers=h | {
         "content-type": "application/x-www-form-urlencoded"}), 415, "unsupported_media_type")
     huge = NEW_TICKET | {"body": "x" * 70_000}
