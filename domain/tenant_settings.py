@@ -150,6 +150,9 @@ class TenantSettings:
     sla_warning_percent: int | None = None
     """The share of an SLA target at which a running clock is warned (``SlaWarning``),
     in percent; None: no warnings."""
+    group_scoped_access: bool = False
+    """Whether agents see only the tickets of their groups, those in no group and those
+    assigned to them (enforced by row-level security, migration 0600)."""
 
     def __post_init__(self) -> None:
         # Canonical forms, so equal settings compare (and record) equal.
@@ -181,7 +184,8 @@ DEFAULT_SETTINGS = TenantSettings()
 # --- the JSON document -----------------------------------------------------------------
 
 KEYS = ("sla_targets", "business_hours", "paused_states", "sweep", "group_sla_targets",
-        "text_search", "widget_origins", "attachments", "sla_warning_percent")
+        "text_search", "widget_origins", "attachments", "sla_warning_percent",
+        "group_scoped_access")
 """The document's keys, in the order it is rendered."""
 
 
@@ -210,6 +214,8 @@ def settings_document(settings: TenantSettings) -> dict[str, Any]:
         # The same for tenants that warn nothing.
         **({} if settings.sla_warning_percent is None
            else {"sla_warning_percent": settings.sla_warning_percent}),
+        # And for tenants whose agents see the whole tenant.
+        **({"group_scoped_access": True} if settings.group_scoped_access else {}),
     }
 
 
@@ -266,6 +272,8 @@ def settings_from_document(document: Any) -> TenantSettings:
         widget_origins=tuple(origins),
         files=_files(doc.get("attachments")),
         sla_warning_percent=_percent(doc.get("sla_warning_percent")),
+        group_scoped_access=_flag(doc.get("group_scoped_access", False),
+                                  "group_scoped_access"),
     )
 
 
@@ -276,6 +284,12 @@ def _files(value: Any) -> FileLimits:
     if not all(type(v) is int for v in found.values()):
         raise ValueError("attachments limits are integers")
     return FileLimits(**found)
+
+
+def _flag(value: Any, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be true or false")
+    return value
 
 
 def _percent(value: Any) -> int | None:

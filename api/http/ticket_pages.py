@@ -12,7 +12,7 @@ from fastapi import Response
 from api.http.pagination import paginate
 from api.http.reply import JsonReply
 from domain.ids import TenantId
-from eventstore.store import UnitOfWork
+from eventstore.store import StoreActor, UnitOfWork
 from projections.reads import TicketFilters, list_tickets
 
 if TYPE_CHECKING:
@@ -23,15 +23,16 @@ Guard = Callable[[UnitOfWork], Awaitable[Response | None]]
 None to go on; it may raise a ``Problem``."""
 
 
-async def ticket_page(services: Services, tenant_id: TenantId, scope: bytes,
-                      filters: TicketFilters, limit: int, cursor: str | None,
+async def ticket_page(services: Services, tenant_id: TenantId, actor: StoreActor,
+                      scope: bytes, filters: TicketFilters, limit: int, cursor: str | None,
                       guard: Guard | None = None, order: str = "created") -> Response:
     """Tickets under ``filters`` in ``order`` (newest first by default); ``scope`` signs
     the cursor, and names the order when it is not the default, so a cursor serves
-    only the order it came from."""
+    only the order it came from. Read as ``actor``, whose row-level scope applies
+    (group-scoped access, migration 0600)."""
     codec = services.cursors
     after = codec.decode(scope, cursor) if cursor is not None else None
-    async with services.store.session(tenant_id, readonly=True) as session:
+    async with services.store.session(tenant_id, actor, readonly=True) as session:
         if guard is not None:
             instead = await guard(session)
             if instead is not None:

@@ -244,7 +244,7 @@ async def list_(
         updated_after=_utc(updated_after), q=q,
     )
     if any(k.startswith(FIELD_PREFIX) for k in request.query_params):
-        async with services.store.session(principal.tenant_id, readonly=True) as session:
+        async with services.store.session(principal.tenant_id, principal.actor, readonly=True) as session:
             catalog = await load_catalog(session.conn, principal.tenant_id)
         filters = replace(filters, fields=field_filters(request.query_params, catalog))
     # Filters are named only when given, so cursors handed out before one existed hold.
@@ -268,15 +268,15 @@ async def list_(
         **({"q": q} if q is not None else {}),
         **({"sort": sort} if sort != "created" else {}),
     })
-    return await ticket_page(services, principal.tenant_id, scope, filters, limit, cursor,
-                             lambda session: _known(session, filters), order=sort)
+    return await ticket_page(services, principal.tenant_id, principal.actor, scope, filters,
+                             limit, cursor, lambda session: _known(session, filters), order=sort)
 
 
 @router.get("/{ticket_id}", response_model=TicketOut, responses=errors(404)
                                                                 | sends(200, required=(ETAG,)),
             summary="One ticket with its SLA clocks")
 async def get_one(ticket_id: UUID, services: ServicesDep, principal: Authorized) -> Response:
-    async with services.store.session(principal.tenant_id, readonly=True) as session:
+    async with services.store.session(principal.tenant_id, principal.actor, readonly=True) as session:
         ticket = await get_ticket(session.conn, principal.tenant_id, ticket_id)
     if ticket is None:
         raise Problem(404, "not_found", "the ticket does not exist")

@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Annotated, Any
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator,
+                      model_validator)
 
 from domain.attachment import (
     DEFAULT_MAX_FILE_BYTES,
@@ -101,6 +102,10 @@ class TenantSettingsDoc(BaseModel):
     sla_warning_percent: Annotated[StrictInt, Field(ge=1, le=99)] | None = None
     """Warn a running SLA clock (``SlaWarning``) once this share of its target has
     passed, in percent; optional, null (the default) warns nothing."""
+    group_scoped_access: StrictBool = False
+    """Agents see and act on the tickets of their groups, the tickets in no group and
+    the tickets assigned to them, and no other (docs/teamwork.md); optional, false (the
+    default) lets every agent see the whole tenant. Admins and auditors always do."""
 
     attachments: FileLimitsDoc = Field(default_factory=lambda: FileLimitsDoc())
     """Limits on files; optional, the defaults (20 MiB a file, 20 files a message)."""
@@ -148,6 +153,7 @@ class TenantSettingsDoc(BaseModel):
             widget_origins=tuple(self.widget_origins),
             files=FileLimits(self.attachments.max_file_bytes, self.attachments.per_message),
             sla_warning_percent=self.sla_warning_percent,
+            group_scoped_access=self.group_scoped_access,
         )
 
 
