@@ -1,7 +1,7 @@
 """Group-scoped access (docs/teamwork.md): with the tenant setting on, an agent sees the
 tickets of its groups, those in no group and those assigned to it, and nothing of any
 other ticket: not by raw SQL as the runtime role, nor by any route (the ticket, its
-messages, its history, a command, the list, search, the changes feed, its files).
+messages, its history, a command, the list, search, the changes feed, its files, the live feed's rooms).
 Admins and auditors keep the whole tenant; a change of members or of the setting holds
 from the next request on."""
 
@@ -15,6 +15,7 @@ import httpx
 from api.root import Services
 from eventstore.store import StoreActor
 from tests.e2e.conftest import NEW_TICKET, Owner, auth
+from tests.e2e.ws_support import FIRST, connect_ws, recv, recv_until, send, serve, ws_settings
 
 
 async def _ok(r: httpx.Response, status: int = 200) -> Any:
@@ -138,3 +139,39 @@ async def test_an_agent_outside_a_group_reads_nothing_of_its_tickets(
     assert await _raw(services, tenant.tenant_id, ann_actor, hidden["id"]) == {
         "tickets": 1, "messages": 2, "events": 5, "uploads": 1, "search_documents": 1}
     assert (await ann_sees())["get"] == 200
+
+
+async def test_the_live_feed_holds_only_rooms_in_scope(db, make_tenant, owner: Owner):
+    t = await make_tenant("Acme")
+    admin = t.admin_key
+    ann = await owner.agent(t.tenant_id)
+    ann_key = await owner.key(t.tenant_id, "agent", agent_id=ann)
+    async with serve(ws_settings(db.runtime_url, ws_auth_recheck_seconds=0.2)) as srv:
+        http_url = srv.url.replace("ws://", "http://").split("/v1/")[0]
+        async with httpx.AsyncClient(base_url=http_url) as http:
+            sales = await _ok(await http.post("/v1/groups", json={"name": "Sales"},
+                                              headers=auth(admin)), 201)
+            hidden = await _ok(await http.post("/v1/tickets", headers=auth(admin),
+                                               json=NEW_TICKET | {"group_id": sales["id"]}), 201)
+            loose = await _ok(await http.post("/v1/tickets", headers=auth(admin),
+                                              json=NEW_TICKET), 201)
+            await _scoped(http, admin, True)
+            ws = await connect_ws(srv.url, ann_key.secret)
+            for room in ("tenant", f"ticket:{hidden['id']}"):
+                await send(ws, op="subscribe", room=room, after_seq=FIRST)
+                refused = await recv(ws)
+                assert (refused["type"], refused["code"], refused["room"]) == (
+                    "error", "out_of_scope", room)
+            await send(ws, op="subscribe", room=f"ticket:{loose['id']}", after_seq=FIRST)
+            assert (await recv_until(ws, "subscribed"))[0]["event"]["type"] == "TicketOpened"
+            # Moved into a group she is not in: the room is dropped at the next check.
+            await _ok(await http.post(f"/v1/tickets/{loose['id']}/assignee",
+                                      json={"group_id": sales["id"]}, headers=auth(admin)))
+            dropped = (await recv_until(ws, "unsubscribed"))[-1]
+            assert dropped == {"type": "unsubscribed", "room": f"ticket:{loose['id']}",
+                               "reason": "out_of_scope"}
+            # Off again: the tenant room is hers.
+            await _scoped(http, admin, False)
+            await send(ws, op="subscribe", room="tenant", after_seq=FIRST)
+            assert (await recv_until(ws, "subscribed"))[-1]["room"] == "tenant"
+            await ws.close()
