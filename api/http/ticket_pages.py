@@ -12,7 +12,8 @@ from fastapi import Response
 from api.http.pagination import paginate
 from api.http.reply import JsonReply
 from domain.ids import TenantId
-from eventstore.store import StoreActor, UnitOfWork
+from eventstore.store import UnitOfWork
+from eventstore.types import StoreActor
 from projections.reads import TicketFilters, list_tickets
 
 if TYPE_CHECKING:

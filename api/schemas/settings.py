@@ -12,8 +12,15 @@ from __future__ import annotations
 from typing import Annotated, Any
 from uuid import UUID
 
-from pydantic import (BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator,
-                      model_validator)
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    field_validator,
+    model_validator,
+)
 
 from domain.attachment import (
     DEFAULT_MAX_FILE_BYTES,

@@ -25,20 +25,23 @@ DECLARE
     v_agent uuid;
     v_role text;
 BEGIN
-    IF v_kind = 'agent' THEN
-        v_agent := v_who::uuid;
-        SELECT a.role INTO v_role FROM agents a WHERE a.tenant_id = v_tenant AND a.id = v_agent;
-    ELSIF v_kind = 'api_key' THEN
-        SELECT k.role, k.agent_id INTO v_role, v_agent
-          FROM api_keys k WHERE k.tenant_id = v_tenant AND k.id = v_who::uuid;
-    ELSE
-        RETURN NULL;
-    END IF;
-    IF v_role IS DISTINCT FROM 'agent' THEN
+    -- Cheapest first: most transactions are no agent's, or of a tenant with the
+    -- setting off, and stop after one lookup at most.
+    IF v_kind IS DISTINCT FROM 'agent' AND v_kind IS DISTINCT FROM 'api_key' THEN
         RETURN NULL;
     END IF;
     IF NOT coalesce((SELECT (s.settings ->> 'group_scoped_access')::boolean
                        FROM tenant_settings s WHERE s.tenant_id = v_tenant), false) THEN
+        RETURN NULL;
+    END IF;
+    IF v_kind = 'agent' THEN
+        v_agent := v_who::uuid;
+        SELECT a.role INTO v_role FROM agents a WHERE a.tenant_id = v_tenant AND a.id = v_agent;
+    ELSE
+        SELECT k.role, k.agent_id INTO v_role, v_agent
+          FROM api_keys k WHERE k.tenant_id = v_tenant AND k.id = v_who::uuid;
+    END IF;
+    IF v_role IS DISTINCT FROM 'agent' THEN
         RETURN NULL;
     END IF;
     IF v_agent IS NULL THEN
@@ -54,14 +57,18 @@ REVOKE ALL ON FUNCTION acting_agent_scope() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION acting_agent_scope() TO helpdesk_runtime;
 
 -- Whether a ticket (its group and assignee) is in a scope as acting_agent_scope()
--- gives it, never NULL (agent_reads_stream negates it). SQL, so it is inlined where
--- it is used.
+-- gives it, never NULL (agent_reads_stream negates it). In plpgsql, a plain expression
+-- evaluated per row: a SQL function would be inlined, but not here, where its scope
+-- argument is a sub-select used three times, and run through the SQL function
+-- executor per row instead (about 0.1 ms a row, measured on the ticket list).
 CREATE FUNCTION ticket_in_scope(p_scope uuid[], p_group uuid, p_assignee uuid)
 RETURNS boolean
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE COST 1
 AS $$
-    SELECT p_scope IS NULL OR p_group IS NULL OR p_group = ANY (p_scope[2:])
-           OR coalesce(p_assignee = p_scope[1], false)
+BEGIN
+    RETURN p_scope IS NULL OR p_group IS NULL OR p_group = ANY (p_scope[2:])
+           OR coalesce(p_assignee = p_scope[1], false);
+END
 $$;
 
 -- The policies are for the runtime role only: the SECURITY DEFINER functions below

@@ -1,9 +1,9 @@
 """Group-scoped access (docs/teamwork.md): with the tenant setting on, an agent sees the
 tickets of its groups, those in no group and those assigned to it, and nothing of any
 other ticket: not by raw SQL as the runtime role, nor by any route (the ticket, its
-messages, its history, a command, the list, search, the changes feed, its files, the live feed's rooms).
-Admins and auditors keep the whole tenant; a change of members or of the setting holds
-from the next request on."""
+messages, a command, the list, search, the changes feed, its files), nor in the live
+feed's rooms. Admins and auditors keep the whole tenant; a change of members or of the
+setting holds from the next request on."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 
 from api.root import Services
-from eventstore.store import StoreActor
+from eventstore.types import StoreActor
 from tests.e2e.conftest import NEW_TICKET, Owner, auth
 from tests.e2e.ws_support import FIRST, connect_ws, recv, recv_until, send, serve, ws_settings
 
