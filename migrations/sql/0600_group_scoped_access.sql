@@ -82,13 +82,25 @@ $$;
 -- loads of handlers/ticket_state.sql, is marked (ticket_loaded) and stays visible to
 -- that transaction. The mark is transaction-local and set only on a row that was
 -- visible; like app.appending it is armed by the service's own statements.
+--
+-- The function marks only a ticket the caller can see (the EXISTS reads under the
+-- caller's own policies), so calling it by hand reveals nothing; what it cannot stop,
+-- like any scope derived from the armed actor, is SQL that arms settings itself.
 CREATE FUNCTION ticket_loaded(p_ticket uuid) RETURNS boolean
-LANGUAGE sql VOLATILE
+LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, public
 AS $$
-    SELECT set_config('app.loaded_tickets',
-                      coalesce(current_setting('app.loaded_tickets', true), '')
-                      || p_ticket::text || ' ', true) IS NOT NULL
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM tickets t
+                    WHERE t.tenant_id = nullif(current_setting('app.tenant_id', true), '')::uuid
+                      AND t.id = p_ticket) THEN
+        RETURN false;
+    END IF;
+    PERFORM set_config('app.loaded_tickets',
+                       coalesce(current_setting('app.loaded_tickets', true), '')
+                       || p_ticket::text || ' ', true);
+    RETURN true;
+END
 $$;
 
 REVOKE ALL ON FUNCTION ticket_loaded(uuid) FROM PUBLIC;

@@ -99,8 +99,16 @@ async def test_an_agent_outside_a_group_reads_nothing_of_its_tickets(
                                 "search": sorted([mine["id"], loose["id"]]),
                                 "changes": False, "get": 404, "messages": 404,
                                 "file": 404}
-    assert await _raw(services, tenant.tenant_id, ann_actor, hidden["id"]) == {
-        "tickets": 0, "messages": 0, "events": 0, "uploads": 0, "search_documents": 0}
+    # Signed in (armed as the agent herself) or through her key: the same scope.
+    for actor in (ann_actor, StoreActor("agent", str(ann))):
+        assert await _raw(services, tenant.tenant_id, actor, hidden["id"]) == {
+            "tickets": 0, "messages": 0, "events": 0, "uploads": 0, "search_documents": 0}
+    # The mark a command's state load sets marks only a ticket in scope.
+    async with services.store.session(tenant.tenant_id, ann_actor, readonly=True) as s:
+        assert await s.conn.fetchval("SELECT ticket_loaded($1)", uuid.UUID(hidden["id"])) \
+            is False
+        assert await s.conn.fetchval("SELECT count(*) FROM tickets WHERE id = $1",
+                                     uuid.UUID(hidden["id"])) == 0
     # Acting on it is refused as well, and nothing is written.
     for path, body in (("messages", {"body": "hi"}), ("priority", {"priority": "low"}),
                        ("assignee", {"agent_id": str(ann)})):
