@@ -91,8 +91,7 @@ def operations_of(role: str) -> list[str]:
 @router.get("/me", response_model=MeOut, responses=errors(),
             summary="Who is calling, and what its role may do")
 async def me(principal: Authorized, services: ServicesDep) -> Response:
-    async with services.store.session(principal.tenant_id, principal.actor,
-                                      readonly=True) as session:
+    async with services.store.session(principal.tenant_id, readonly=True) as session:
         row = await whoami(session.conn, principal.tenant_id, principal.key_id,
                            principal.agent_id)
     assert row is not None, "a caller's tenant is visible under its own context"
