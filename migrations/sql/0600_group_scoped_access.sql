@@ -13,7 +13,8 @@
 -- first element is the acting agent and whose others are the groups it is a member
 -- of. (One array rather than two functions: each policy asks for it once, as an
 -- InitPlan, so it is computed once per statement, not per row.) An agent-role key
--- without an agent (barred at the edge anyway) gets an empty scope: fail closed.
+-- without an agent (barred at the edge anyway) gets no agent and no group: the
+-- tickets in no group only, never the whole tenant.
 CREATE FUNCTION acting_agent_scope() RETURNS uuid[]
 LANGUAGE plpgsql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, public
