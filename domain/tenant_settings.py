@@ -166,6 +166,9 @@ class TenantSettings:
     brand_colour: str | None = None
     """The colour the customer pages (portal and widget) are drawn in, ``#rrggbb`` in
     lower case (``brand_colour``); None: the pages' own blue."""
+    group_scoped_access: bool = False
+    """Whether agents see only the tickets of their groups, those in no group and those
+    assigned to them (enforced by row-level security, migration 0600)."""
 
     def __post_init__(self) -> None:
         # Canonical forms, so equal settings compare (and record) equal.
@@ -200,7 +203,7 @@ DEFAULT_SETTINGS = TenantSettings()
 
 KEYS = ("sla_targets", "business_hours", "paused_states", "sweep", "group_sla_targets",
         "text_search", "widget_origins", "attachments", "sla_warning_percent",
-        "brand_colour")
+        "brand_colour", "group_scoped_access")
 """The document's keys, in the order it is rendered."""
 
 
@@ -230,6 +233,8 @@ def settings_document(settings: TenantSettings) -> dict[str, Any]:
         **({} if settings.sla_warning_percent is None
            else {"sla_warning_percent": settings.sla_warning_percent}),
         **({} if settings.brand_colour is None else {"brand_colour": settings.brand_colour}),
+        # And for tenants whose agents see the whole tenant.
+        **({"group_scoped_access": True} if settings.group_scoped_access else {}),
     }
 
 
@@ -287,6 +292,8 @@ def settings_from_document(document: Any) -> TenantSettings:
         files=_files(doc.get("attachments")),
         sla_warning_percent=_percent(doc.get("sla_warning_percent")),
         brand_colour=_colour(doc.get("brand_colour")),
+        group_scoped_access=_flag(doc.get("group_scoped_access", False),
+                                  "group_scoped_access"),
     )
 
 
@@ -302,6 +309,12 @@ def _files(value: Any) -> FileLimits:
 def _colour(value: Any) -> str | None:
     if value is not None and not isinstance(value, str):
         raise ValueError("brand_colour must be a string or null")
+    return value
+
+
+def _flag(value: Any, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be true or false")
     return value
 
 

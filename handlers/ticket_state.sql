@@ -9,7 +9,10 @@ SELECT version, state_json FROM tickets WHERE tenant_id = $1 AND id = $2
 -- $1 tenant_id, $2 ticket_id
 -- Commands on one ticket queue here, so each decides on the state the previous one
 -- committed instead of losing a race at append time.
-SELECT version, state_json FROM tickets WHERE tenant_id = $1 AND id = $2 FOR UPDATE
+-- Finding it marks it as this transaction's (app.loaded_tickets, migration 0600): its
+-- write may then move it out of the agent's group scope.
+SELECT version, state_json, ticket_loaded(id) FROM tickets
+ WHERE tenant_id = $1 AND id = $2 FOR UPDATE
 
 -- name: command_state --
 -- $1 tenant_id, $2 ticket_id, $3 whether to read the field definitions, $4 a new
@@ -20,8 +23,9 @@ SELECT version, state_json FROM tickets WHERE tenant_id = $1 AND id = $2 FOR UPD
 -- tenant's settings (null: the defaults); when asked, every field definition (as
 -- ticket_field_catalog orders them); and with an e-mail, its requester lock taken as
 -- lock_requester takes it (its contact is read by the next statement, which sees a
--- merge that held the lock).
+-- merge that held the lock). A ticket found is marked as ticket_state_for_update marks it.
 SELECT t.state_json, t.contact_id, k.subject_id IS NOT NULL AS has_key, k.wrapped, k.kek,
+       CASE WHEN t.state_json IS NOT NULL THEN ticket_loaded($2) END AS loaded,
        s.settings,
        CASE WHEN $3 THEN (SELECT coalesce(json_agg(f.definition ORDER BY f.key), '[]')
                             FROM ticket_fields f WHERE f.tenant_id = $1) END AS catalog,

@@ -2,7 +2,8 @@
 
 Three tasks per connection: the reader handles ops (subscribe, unsubscribe, ping),
 the writer drains the outbox to the socket, and the watchdog sends heartbeats and
-re-checks the API key so a revoked key is cut off. The first to finish ends the
+re-checks the API key so a revoked key is cut off (and the rooms against the caller's
+group scope, api/feed/scope.py). The first to finish ends the
 connection. A malformed op gets an ``error`` message; it never ends the connection.
 
 A client that stops reading: once its socket has taken nothing for
@@ -28,6 +29,7 @@ from api.feed.flow import CLOSE_TOO_SLOW, SocketFlow, flow_of
 from api.feed.hub import Hub
 from api.feed.messages import BadRoom, Room
 from api.feed.outbox import Outbox, Outgoing
+from api.feed.scope import out_of_scope
 from api.http.access import event_types_for
 from api.http.auth import Principal, resolve
 from api.root import Services
@@ -164,6 +166,21 @@ class StreamConnection:
                     raise Revoked()
                 if current.barred is not None:
                     raise Revoked(4403, current.barred[1])
+                await self._drop_out_of_scope()
+
+    async def _drop_out_of_scope(self) -> None:
+        """End the rooms the caller may no longer hold (group-scoped access turned on,
+        or the agent left a ticket's group), each with an ``unsubscribed`` message
+        whose ``reason`` is ``out_of_scope``."""
+        held = [sub.room for sub in self.outbox.subscriptions.values()]
+        try:
+            refused = await out_of_scope(self.services.store, self.principal, held)
+        except StoreUnavailable:
+            return  # fail open while the database is away, as the key check does
+        for room in refused:
+            if self.hub.unsubscribe(self.outbox, room.name):
+                self.outbox.put_control(msg.control("unsubscribed", room=room.name,
+                                                    reason="out_of_scope"))
 
     async def _read(self) -> None:
         while True:
@@ -242,6 +259,13 @@ class StreamConnection:
                                               op="subscribe", room=room.name))
             return
         try:
+            if await out_of_scope(self.services.store, self.principal, [room]):
+                self.outbox.put_control(msg.error(
+                    "out_of_scope",
+                    "group-scoped access: this agent may not read this room (the tenant "
+                    "room, or a ticket outside its groups); subscribe to the rooms of "
+                    "tickets it may see", op="subscribe", room=room.name))
+                return
             await self.hub.subscribe(self.outbox, room, after_seq)
         except EventStoreError as exc:
             log.warning("subscribe failed: %s", exc)

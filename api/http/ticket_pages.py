@@ -16,6 +16,7 @@ from api.http.problems import invalid_parameter
 from api.http.reply import JsonReply
 from domain.ids import TenantId
 from eventstore.store import UnitOfWork
+from eventstore.types import StoreActor
 from projections.reads import TicketFilters, list_tickets
 from projections.ticket_versions import SeqAhead, instant_of, list_as_of, seq_at
 
@@ -48,18 +49,19 @@ async def as_of_seq(session: UnitOfWork, as_of: AsOf) -> tuple[int, datetime | N
     return seq, as_of.at or recorded
 
 
-async def ticket_page(services: Services, tenant_id: TenantId, scope: bytes,
-                      filters: TicketFilters, limit: int, cursor: str | None,
+async def ticket_page(services: Services, tenant_id: TenantId, actor: StoreActor,
+                      scope: bytes, filters: TicketFilters, limit: int, cursor: str | None,
                       guard: Guard | None = None, order: str = "created",
                       as_of: AsOf | None = None) -> Response:
     """Tickets under ``filters`` in ``order`` (newest first by default); ``scope`` signs
     the cursor, and names the order when it is not the default, so a cursor serves
     only the order it came from. With ``as_of``, the tickets as they stood then
-    (newest first; ``scope`` names the moment), and the answer names its seq."""
+    (newest first; ``scope`` names the moment), and the answer names its seq. Read
+    as ``actor``, whose row-level scope applies (group-scoped access, migration 0600)."""
     codec = services.cursors
     after = codec.decode(scope, cursor) if cursor is not None else None
     extra: dict[str, Any] = {}
-    async with services.store.session(tenant_id, readonly=True) as session:
+    async with services.store.session(tenant_id, actor, readonly=True) as session:
         if guard is not None:
             instead = await guard(session)
             if instead is not None:

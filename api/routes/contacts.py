@@ -98,7 +98,8 @@ async def list_(
         organization_id.lower(), "tag": tag})
     codec = services.cursors
     after = codec.decode(scope, cursor) if cursor is not None else None
-    async with services.store.session(principal.tenant_id, readonly=True) as session:
+    async with services.store.session(principal.tenant_id, principal.actor,
+                                      readonly=True) as session:
         if filters.organization_id is not None and await load_organization(
                 session.conn, principal.tenant_id, filters.organization_id) is None:
             raise Problem(404, "not_found", f"no organization {filters.organization_id}")
@@ -133,7 +134,8 @@ async def create(body: ContactIn, request: Request, services: ServicesDep,
                                                                   | sends(200, required=(ETAG,)),
             summary="One contact")
 async def get_one(contact_id: UUID, services: ServicesDep, principal: Authorized) -> Response:
-    async with services.store.session(principal.tenant_id, readonly=True) as session:
+    async with services.store.session(principal.tenant_id, principal.actor,
+                                      readonly=True) as session:
         contact = await _visible(session, contact_id)
     if contact.merged_into is not None:
         return _moved(contact.merged_into)
@@ -245,5 +247,5 @@ async def tickets(
         contact = await _visible(session, contact_id)
         return None if contact.merged_into is None else _moved(contact.merged_into, "/tickets")
 
-    return await ticket_page(services, principal.tenant_id, scope,
+    return await ticket_page(services, principal.tenant_id, principal.actor, scope,
                              TicketFilters(requester_id=contact_id), limit, cursor, guard)

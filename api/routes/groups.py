@@ -78,7 +78,7 @@ async def create(body: GroupIn, request: Request, principal: Authorized,
                                                               | sends(200, required=(ETAG,)),
             summary="One group; `ETag`")
 async def get_one(group_id: UUID, principal: Authorized, services: ServicesDep) -> Response:
-    async with services.store.session(principal.tenant_id, readonly=True) as s:
+    async with services.store.session(principal.tenant_id, principal.actor, readonly=True) as s:
         group = await group_handlers.get_group(s, group_id)
     if group is None:
         raise Problem(404, "not_found", f"no group {group_id}")

@@ -118,7 +118,7 @@ async def create_mailbox(body: MailboxIn, request: Request, principal: Authorize
             summary="A mailbox")
 async def get_mailbox(mailbox_id: UUID, principal: Authorized,
                       services: ServicesDep) -> Response:
-    async with services.store.session(principal.tenant_id, readonly=True) as s:
+    async with services.store.session(principal.tenant_id, principal.actor, readonly=True) as s:
         doc = await mailboxes.get_mailbox(s.conn, s.tenant_id, mailbox_id)
     if doc is None:
         raise Problem(404, "mailbox_not_found", f"no mailbox {mailbox_id}")
@@ -193,7 +193,7 @@ async def _body(request: Request) -> bytes:
 async def list_quarantine(mailbox_id: UUID, principal: Authorized, services: ServicesDep,
                           limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None) -> Response:
     """Mail that could not be taken in, oldest first, with the reason."""
-    async with services.store.session(principal.tenant_id, readonly=True) as s:
+    async with services.store.session(principal.tenant_id, principal.actor, readonly=True) as s:
         if await mailboxes.get_mailbox(s.conn, s.tenant_id, mailbox_id) is None:
             raise Problem(404, "mailbox_not_found", f"no mailbox {mailbox_id}")
 
@@ -244,7 +244,7 @@ async def ticket_mail(ticket_id: UUID, principal: Authorized,
                       services: ServicesDep) -> Response:
     """Oldest first: what the ticket took in (with its Cc) and each mailed reply's status
     (``queued``, ``sent``, ``dead`` with the reason)."""
-    async with services.store.session(principal.tenant_id, readonly=True) as s:
+    async with services.store.session(principal.tenant_id, principal.actor, readonly=True) as s:
         if await load_ticket(s.conn, s.tenant_id, ticket_id) is None:
             raise Problem(404, "not_found", f"no ticket {ticket_id}")
         data = await mail_in.mail_of_ticket(s.conn, s.tenant_id, ticket_id)

@@ -89,7 +89,8 @@ async def get_messages(
     scope = scope_of(principal.tenant_id, "messages", {"ticket_id": str(ticket_id)})
     codec = services.cursors
     after = codec.decode(scope, cursor) if cursor is not None else None
-    async with services.store.session(principal.tenant_id, readonly=True) as session:
+    async with services.store.session(principal.tenant_id, principal.actor,
+                                      readonly=True) as session:
         if not await ticket_exists(session.conn, principal.tenant_id, ticket_id):
             raise Problem(404, "not_found", "the ticket does not exist")
         rows = await list_messages(session.conn, principal.tenant_id, ticket_id, after,

@@ -256,7 +256,8 @@ async def list_(
         updated_after=_utc(updated_after), q=q,
     )
     if any(k.startswith(FIELD_PREFIX) for k in request.query_params):
-        async with services.store.session(principal.tenant_id, readonly=True) as session:
+        async with services.store.session(principal.tenant_id, principal.actor,
+                                          readonly=True) as session:
             catalog = await load_catalog(session.conn, principal.tenant_id)
         filters = replace(filters, fields=field_filters(request.query_params, catalog))
     # Filters are named only when given, so cursors handed out before one existed hold.
@@ -282,9 +283,9 @@ async def list_(
         **({"as_of_seq": as_of_seq} if as_of_seq is not None else {}),
         **({"as_of": moment.at.isoformat()} if moment and moment.at else {}),
     })
-    return await ticket_page(services, principal.tenant_id, scope, filters, limit, cursor,
-                             lambda session: _known(session, filters), order=sort,
-                             as_of=moment)
+    return await ticket_page(services, principal.tenant_id, principal.actor, scope, filters,
+                             limit, cursor, lambda session: _known(session, filters),
+                             order=sort, as_of=moment)
 
 
 AS_OF_DOC = ("The desk as it stood just after this seq of the tenant's events: each "
@@ -314,7 +315,8 @@ def _as_of(seq: int | None, at: datetime | None, sort: str, q: str | None) -> As
                                                                 | sends(200, required=(ETAG,)),
             summary="One ticket with its SLA clocks")
 async def get_one(ticket_id: UUID, services: ServicesDep, principal: Authorized) -> Response:
-    async with services.store.session(principal.tenant_id, readonly=True) as session:
+    async with services.store.session(principal.tenant_id, principal.actor,
+                                      readonly=True) as session:
         ticket = await get_ticket(session.conn, principal.tenant_id, ticket_id)
     if ticket is None:
         raise Problem(404, "not_found", "the ticket does not exist")

@@ -12,7 +12,15 @@ from __future__ import annotations
 from typing import Annotated, Any
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    field_validator,
+    model_validator,
+)
 
 from domain.attachment import (
     DEFAULT_MAX_FILE_BYTES,
@@ -102,6 +110,10 @@ class TenantSettingsDoc(BaseModel):
     sla_warning_percent: Annotated[StrictInt, Field(ge=1, le=99)] | None = None
     """Warn a running SLA clock (``SlaWarning``) once this share of its target has
     passed, in percent; optional, null (the default) warns nothing."""
+    group_scoped_access: StrictBool = False
+    """Agents see and act on the tickets of their groups, the tickets in no group and
+    the tickets assigned to them, and no other (docs/teamwork.md); optional, false (the
+    default) lets every agent see the whole tenant. Admins and auditors always do."""
 
     brand_colour: str | None = Field(default=None, max_length=16)
     """The colour of the customer portal and the widget, ``#rrggbb``; optional, null
@@ -159,6 +171,7 @@ class TenantSettingsDoc(BaseModel):
             files=FileLimits(self.attachments.max_file_bytes, self.attachments.per_message),
             sla_warning_percent=self.sla_warning_percent,
             brand_colour=self.brand_colour,
+            group_scoped_access=self.group_scoped_access,
         )
 
 

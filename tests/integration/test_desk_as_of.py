@@ -262,6 +262,6 @@ async def test_kept_versions_are_the_tenants_own_and_no_customers(db, make_tenan
                    ) == 5
         assert await list_as_of(s.conn, b.tenant_id, 10**6, TicketFilters(), None, 100) == []
     for kind in ("customer", "widget"):
-        async with store.session(a.tenant_id, StoreActor(kind, "someone"),
+        async with store.session(a.tenant_id, StoreActor(kind, str(uuid.uuid4())),
                                  readonly=True) as s:
             assert await s.conn.fetchval("SELECT count(*) FROM ticket_versions") == 0

@@ -97,3 +97,13 @@ def test_the_document_reads_back_as_the_value_it_renders():
                 {**doc, "paused_states": "pending"}, ["not", "an", "object"]):
         with pytest.raises((ValueError, TypeError)):
             settings_from_document(bad)
+
+
+def test_group_scoped_access_is_off_unless_set_and_only_a_boolean():
+    assert "group_scoped_access" not in settings_document(DEFAULT_SETTINGS)
+    on = dataclasses.replace(DEFAULT_SETTINGS, group_scoped_access=True)
+    document = settings_document(on)
+    assert document["group_scoped_access"] is True
+    assert settings_from_document(document) == on
+    with pytest.raises(ValueError, match="group_scoped_access must be true or false"):
+        settings_from_document(document | {"group_scoped_access": "yes"})

@@ -1,0 +1,9 @@
+-- name: hidden_streams --
+-- $1 tenant_id, $2 stream ids
+-- Whether the armed actor is under group-scoped access (migration 0600), and which of
+-- the streams are tickets outside its scope: read by the same functions the events
+-- policy reads with, so a room holds exactly what the changes feed would show.
+SELECT acting_agent_scope() IS NOT NULL AS scoped,
+       coalesce((SELECT array_agg(s) FROM unnest($2::uuid[]) s
+                  WHERE NOT agent_reads_stream(acting_agent_scope(), $1, s)),
+                '{}'::uuid[]) AS hidden
