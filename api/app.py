@@ -43,6 +43,7 @@ from api.routes import (
     portal,
     rules,
     search,
+    sla_policies,
     tenant_settings,
     ticket_fields,
     tickets,
@@ -57,7 +58,8 @@ ROUTERS = (health.router, metrics.router, tickets.router, messages.router, agent
            analytics.router, auth.router, contacts.router, organizations.router,
            feed_route.router, groups.router, ticket_fields.router, changes.router,
            search.router, portal.router, widget.router, meta.router,
-           attachments.router, rules.router, macros.router, views.router)
+           attachments.router, rules.router, macros.router, views.router,
+           sla_policies.router)
 
 
 def serve_app() -> FastAPI:
