@@ -4,6 +4,12 @@ Definitions are in ``docs/analytics.md``. A batch is folded in memory (ticket ro
 loaded once, counters summed per key) and written with one ``unnest`` upsert per
 table, so a rebuild costs a few statements per 500 events rather than several per
 event. Counters are added (``x = x + excluded.x``); ticket rows are overwritten whole.
+
+Verdicts do not move: a figure counted in business time (``first_reply_business_ms``)
+is counted on the calendar the ticket's clocks started on, which is the tenant's
+business hours as the ``SettingsChanged`` events before its ``TicketOpened`` left them
+(``CalendarHistory``), never the settings as they are now. A rebuild after the hours
+change therefore writes every past figure as it was.
 """
 
 from __future__ import annotations
@@ -106,9 +112,13 @@ class Fold:
     field_daily: FieldDaily = dataclasses.field(
         default_factory=lambda: defaultdict(lambda: [0, 0, 0, 0]))
     fields_changed: set[Any] = dataclasses.field(default_factory=set)
+    calendar_of: dict[Any, Calendar] = dataclasses.field(default_factory=dict)
+    """The calendar each ticket's clocks started on, where it is not ``calendar``."""
+    history: CalendarHistory | None = None
+    """Business hours by seq: a ticket opened in the batch runs on those in force then."""
 
-    def __post_init__(self) -> None:
-        self.continuous = self.calendar.is_continuous
+    def _calendar(self, ticket_id: Any) -> Calendar:
+        return self.calendar_of.get(ticket_id, self.calendar)
 
     def _count(self, row: TicketRow, day: date, counter: int) -> None:
         """Count one of created, solved, reopened, breached for the day, by priority and
@@ -130,6 +140,8 @@ class Fold:
                 created_at=event.at, state_since=event.at, last_seq=env.seq,
             )
             self.tickets[env.stream_id] = row
+            if self.history is not None:
+                self.calendar_of[env.stream_id] = self.history.at_seq(env.seq)
             self.fields[env.stream_id] = dict(event.fields)
             if event.fields:
                 self.fields_changed.add(env.stream_id)
@@ -147,9 +159,10 @@ class Fold:
                 if row.first_reply_at is None:
                     row.first_reply_at = event.at
                     row.first_reply_ms = _ms(row.created_at, event.at)
+                    calendar = self._calendar(env.stream_id)
                     row.first_reply_business_ms = (
-                        row.first_reply_ms if self.continuous
-                        else business_ms_between(self.calendar, row.created_at, event.at))
+                        row.first_reply_ms if calendar.is_continuous
+                        else business_ms_between(calendar, row.created_at, event.at))
         elif isinstance(event, TicketAssigned):
             row.assignee = None if event.assignee is None else str(event.assignee)
             if row.assignee is not None:
@@ -224,8 +237,15 @@ class AnalyticsProjection:
             return
         ids = list({e.stream_id for e in events})
         rows = await conn.fetch(Q["load_tickets"], tenant_id, ids)
+        history = await CalendarHistory.load(conn, tenant_id, events[-1].seq)
+        calendar_of: dict[Any, Calendar] = {}
+        if not history.always_continuous:
+            # Tickets opened in earlier batches: the hours in force when they opened.
+            earlier = [r["ticket_id"] for r in rows]
+            for r in await conn.fetch(Q["opened_seqs"], tenant_id, earlier):
+                calendar_of[r["stream_id"]] = history.at_seq(r["seq"])
         fold = Fold(
-            calendar=await _calendar(conn, tenant_id),
+            calendar=CALENDAR_24x7, calendar_of=calendar_of, history=history,
             tickets={r["ticket_id"]: TicketRow(**{c: r[c] for c in COLUMNS}) for r in rows},
             daily=defaultdict(lambda: [0, 0, 0, 0]),
             agents=defaultdict(lambda: [0, 0, 0]),
@@ -290,13 +310,41 @@ def _columns(rows: Iterable[tuple[Any, ...]], width: int) -> list[list[Any]]:
     return columns
 
 
-async def _calendar(conn: asyncpg.Connection, tenant_id: TenantId) -> Calendar:
-    """The tenant's business hours as they are now (null or absent: 24x7)."""
-    raw = await conn.fetchval(Q["business_hours"], tenant_id)
+@dataclass(frozen=True, slots=True)
+class CalendarHistory:
+    """The tenant's business hours as each ``SettingsChanged`` up to a seq left them:
+    ``(seq, calendar)`` in seq order, calendar time before the first."""
+
+    changes: tuple[tuple[int, Calendar], ...]
+
+    @property
+    def always_continuous(self) -> bool:
+        return all(c.is_continuous for _, c in self.changes)
+
+    def at_seq(self, seq: int) -> Calendar:
+        """The hours in force for an event at ``seq`` (set by a change before it)."""
+        found = CALENDAR_24x7
+        for changed, calendar in self.changes:
+            if changed >= seq:
+                break
+            found = calendar
+        return found
+
+    @classmethod
+    async def load(cls, conn: asyncpg.Connection, tenant_id: TenantId,
+                   through: int) -> CalendarHistory:
+        """Read from the tenant's ``SettingsChanged`` events, which never change."""
+        rows = await conn.fetch(Q["business_hours_history"], tenant_id, through)
+        return cls(tuple((r["seq"], _hours(r["hours"], tenant_id)) for r in rows))
+
+
+def _hours(raw: Any, tenant_id: TenantId) -> Calendar:
+    """Recorded business hours (null: calendar time)."""
     if not raw:
         return CALENDAR_24x7
     try:
         return Calendar.model_validate(raw)
     except ValueError:
-        log.warning("tenant %s has unreadable business_hours; using calendar time", tenant_id)
+        log.warning("tenant %s recorded unreadable business_hours; using calendar time",
+                    tenant_id)
         return CALENDAR_24x7
