@@ -27,7 +27,7 @@ from domain.ids import (
     TicketId,
 )
 from domain.rule_parts import Action, Condition, TimeTrigger
-from domain.sla import SlaClock
+from domain.sla import ClockBasis, SlaClock
 from domain.values import (
     Actor,
     Priority,
@@ -131,6 +131,20 @@ class TagsChanged(Event):
     added: tuple[str, ...]
     removed: tuple[str, ...]
     tags: tuple[str, ...]
+
+
+class SlaRetargeted(Event):
+    """The ticket's open clocks moved to another SLA policy, or to another version of
+    their own: re-matched after a change of priority, group or organization, or asked
+    for (``apply``). Names the policy before (None: the tenant's settings) and after;
+    ``clocks`` holds the retargeted clocks, elapsed business time kept."""
+
+    TYPE = "SlaRetargeted"
+
+    from_policy: ClockBasis | None
+    to_policy: ClockBasis
+    reason: str
+    clocks: Clocks
 
 
 class SlaBreached(Event):
@@ -642,6 +656,7 @@ TICKET_EVENTS: tuple[type[Event], ...] = (
     SlaBreached,
     SlaWarning,
     FollowUpOpened,
+    SlaRetargeted,
     TicketGroupChanged,
     FieldValuesChanged,
     RequesterChanged,
@@ -762,6 +777,7 @@ __all__ = [
     "SlaBreached",
     "SlaPolicyChanged",
     "SlaPolicyCreated",
+    "SlaRetargeted",
     "SlaWarning",
     "StateChanged",
     "TagsChanged",

@@ -24,10 +24,12 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict
 
+from domain.business_hours import Calendar, CALENDAR_24x7
 from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
 from domain.events import Event, PolicyTargets, SlaPolicyChanged, SlaPolicyCreated
 from domain.rule_parts import Condition, Facts, check_condition, failing, field_key
-from domain.values import Priority, UtcDatetime
+from domain.sla import ClockBasis, PolicyChoice, PolicyMatcher
+from domain.values import Priority, SlaMetric, UtcDatetime
 
 POLICY_NAME_MAX = 100
 POLICIES_MAX = 200
@@ -223,6 +225,32 @@ def match(ordered: Sequence[TargetPolicy], facts: Facts) -> TargetPolicy:
     raise ValidationFailed("no SLA policy matches and there is no default", field="default")
 
 
+def policy_matcher(policies: Sequence[TargetPolicy],
+                   current: Mapping[UUID, tuple[int, Calendar]],
+                   recorded: Mapping[tuple[UUID, int], Calendar] | None = None,
+                   organization_id: UUID | None = None) -> PolicyMatcher:
+    """The matcher a ticket command decides with: ``policies`` in the order they are
+    tried, each on its calendar's ``current`` version (``{id: (version, hours)}``), with
+    the ``recorded`` versions the ticket's clocks run on beside them."""
+    calendars: dict[tuple[UUID, int], Calendar] = {
+        (cid, version): hours for cid, (version, hours) in current.items()}
+    calendars |= dict(recorded or {})
+    ordered = []
+    for p in in_order(policies):
+        version = None if p.calendar_id is None else current[p.calendar_id][0]
+        basis = ClockBasis(policy_id=p.id, policy_version=p.version,
+                           calendar_id=p.calendar_id, calendar_version=version)
+        key = basis.calendar_key
+        ordered.append((p.conditions, PolicyChoice(
+            basis=basis,
+            targets={SlaMetric.FIRST_RESPONSE: p.targets.first_reply_ms,
+                     SlaMetric.NEXT_REPLY: p.targets.next_reply_ms,
+                     SlaMetric.RESOLUTION: p.targets.resolution_ms},
+            calendar=CALENDAR_24x7 if key is None else calendars[key])))
+    return PolicyMatcher(ordered=tuple(ordered), calendars=calendars,
+                         organization_id=organization_id)
+
+
 def legacy_policies(targets: Mapping[Priority, tuple[int, int]],
                     group_targets: Mapping[UUID, Mapping[Priority, tuple[int, int]]]
                     ) -> list[tuple[str, tuple[Condition, ...], PolicyTargets]]:
@@ -268,4 +296,5 @@ __all__ = [
     "in_order",
     "legacy_policies",
     "match",
+    "policy_matcher",
 ]

@@ -18,9 +18,13 @@ from __future__ import annotations
 
 from uuid import UUID
 
+import asyncpg
+
 from domain.errors import ValidationFailed
 from domain.events import Event
+from domain.ids import TenantId
 from domain.mapper import to_stored
+from domain.sla import SlaPolicy
 from domain.sla_calendar import (
     CALENDARS_MAX,
     ChangeCalendar,
@@ -37,7 +41,9 @@ from domain.target_policy import (
     check_policy_set,
     decide_policy,
     evolve_policy,
+    policy_matcher,
 )
+from domain.ticket import Ticket
 from eventstore.store import UnitOfWork
 from eventstore.types import NewEvent
 from handlers.errors import Invalid, Missing, VersionMismatch
@@ -45,7 +51,7 @@ from handlers.rules import check_field_conditions
 from projections import sla_policies as read_model
 from projections.fields import load_catalog
 from projections.groups import load_group
-from projections.people import load_organization
+from projections.people import load_contact, load_organization
 
 
 def _invalid(code: str, exc: ValidationFailed) -> Invalid:
@@ -188,5 +194,34 @@ async def get_policy(uow: UnitOfWork, policy_id: UUID) -> TargetPolicy | None:
     return await read_model.load_policy(uow.conn, uow.tenant_id, policy_id)
 
 
+# --- what a ticket command decides with -----------------------------------------------
+
+
+async def sla_policy_for(conn: asyncpg.Connection, tenant: TenantId, settings: SlaPolicy,
+                         ticket: Ticket | None, contact_id: UUID | None) -> SlaPolicy:
+    """The SLA view a command on ``ticket`` decides with: the settings' alone while the
+    tenant has no policies; else its policies in order, with their calendars as they
+    are now and the calendar versions the ticket's clocks run on (so pausing or
+    retargeting a clock counts on the calendar it ran on), and the requester's
+    organization when a policy asks for it."""
+    policies = await read_model.all_policies(conn, tenant)
+    if not policies:
+        return settings
+    current = await read_model.current_calendars(
+        conn, tenant, {p.calendar_id for p in policies if p.calendar_id is not None})
+    recorded = {c.basis.calendar_key for c in (ticket.clocks.values() if ticket else ())
+                if c.basis is not None}
+    missing = {k for k in recorded if k is not None and (k[0] not in current
+                                                         or current[k[0]][0] != k[1])}
+    versions = await read_model.calendar_versions(conn, tenant, missing)
+    organization = None
+    if contact_id is not None and any(c.field == "organization_id"
+                                      for p in policies for c in p.conditions):
+        contact = await load_contact(conn, tenant, contact_id)
+        organization = None if contact is None else contact.organization_id
+    return settings.model_copy(update={"matcher": policy_matcher(
+        policies, current, versions, organization)})
+
+
 __all__ = ["change_calendar", "change_policy", "create_calendar", "create_policy",
-           "get_calendar", "get_policy"]
+           "get_calendar", "get_policy", "sla_policy_for"]

@@ -73,4 +73,9 @@ async def load_for_command(conn: asyncpg.Connection, tenant_id: TenantId, ticket
     return CommandState(ticket, doc.settings(), catalog, key)
 
 
-__all__ = ["CommandState", "load_for_command", "load_ticket"]
+__all__ = ["CommandState", "load_for_command", "load_ticket", "open_ticket_ids"]
+
+
+async def open_ticket_ids(conn: asyncpg.Connection, tenant_id: TenantId) -> list[UUID]:
+    """Every ticket of the tenant that is not closed, oldest first."""
+    return [r["id"] for r in await conn.fetch(Q["open_ticket_ids"], tenant_id)]

@@ -33,3 +33,7 @@ SELECT t.state_json, t.contact_id, k.subject_id IS NOT NULL AS has_key, k.wrappe
   LEFT JOIN LATERAL (SELECT subject_id, wrapped, kek FROM data_keys
                       WHERE tenant_id = $1 AND subject_id = t.contact_id FOR SHARE) k ON true
   LEFT JOIN tenant_settings s ON s.tenant_id = $1
+
+-- name: open_ticket_ids --
+-- $1 tenant_id: every ticket not closed, oldest first (tickets_state)
+SELECT id FROM tickets WHERE tenant_id = $1 AND state <> 'closed' ORDER BY created_at, id

@@ -64,6 +64,15 @@ async def calendar_versions(conn: asyncpg.Connection, tenant_id: TenantId,
             for r in rows}
 
 
+async def current_calendars(conn: asyncpg.Connection, tenant_id: TenantId,
+                            ids: set[UUID]) -> dict[UUID, tuple[int, Calendar]]:
+    """Each calendar's current version and hours."""
+    if not ids:
+        return {}
+    rows = await conn.fetch(Q["current_calendars"], tenant_id, sorted(ids, key=str))
+    return {r["id"]: (r["version"], Calendar.model_validate(r["hours"])) for r in rows}
+
+
 async def list_calendars(conn: asyncpg.Connection, tenant_id: TenantId,
                          after: tuple[datetime, UUID] | None, limit: int) -> list[SlaCalendar]:
     at, last = after if after is not None else (None, None)
@@ -103,5 +112,5 @@ async def list_policies(conn: asyncpg.Connection, tenant_id: TenantId,
 
 
 __all__ = ["CalendarVersion", "all_policies", "calendar_versions", "count_calendars",
-           "list_calendars", "list_policies", "load_calendar", "load_policy",
+           "current_calendars", "list_calendars", "list_policies", "load_calendar", "load_policy",
            "lock_policies", "put_calendar", "put_policy"]

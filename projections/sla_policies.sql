@@ -87,3 +87,7 @@ SELECT id, version, name, position, "default", conditions, targets, calendar_id,
    AND ($2::timestamptz IS NULL OR (created_at, id) > ($2::timestamptz, $3::uuid))
  ORDER BY created_at, id
  LIMIT $4
+
+-- name: current_calendars --
+-- $1 tenant_id, $2 calendar ids: each one's current version and hours
+SELECT id, version, hours FROM sla_calendars WHERE tenant_id = $1 AND id = ANY($2::uuid[])

@@ -157,6 +157,7 @@ ACCESS: Mapping[str, frozenset[str]] = {
     "POST /v1/sla-policies": _ADMIN,
     "GET /v1/sla-policies/{policy_id}": _ADMIN,
     "PATCH /v1/sla-policies/{policy_id}": _ADMIN,
+    "POST /v1/sla-policies/{policy_id}/apply": _ADMIN,
     "GET /v1/sla-policies/{policy_id}/history": _AUDIT,
     "GET /v1/sla-policies/{policy_id}/as-of": _AUDIT,
     # Macros: staff make personal ones (admins shared ones) and apply what they see.

@@ -25,6 +25,7 @@ from api.http.problems import Problem
 from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
 from api.schemas.sla_policies import (
+    AppliedOut,
     CalendarIn,
     CalendarOut,
     CalendarPage,
@@ -49,6 +50,7 @@ from domain.target_policy import ChangePolicy, CreatePolicy, TargetPolicy
 from eventstore.store import UnitOfWork
 from handlers import sla_policies as handlers
 from handlers.errors import Invalid
+from handlers.sla_apply import apply_policy
 from projections import sla_policies as read_model
 
 router = APIRouter(tags=["sla"], route_class=StrictRoute)
@@ -226,3 +228,22 @@ async def patch_policy(policy_id: UUID, body: PolicyPatch, request: Request,
 
     return await commands.run(request, services, principal, given, work,
                               expected_version=expected)
+
+
+@router.post("/v1/sla-policies/{policy_id}/apply", response_model=AppliedOut,
+             responses=errors(404, 413, 415),
+             summary="Retarget the running clocks of the tickets the policy matches, now")
+async def apply(policy_id: UUID, request: Request, principal: Authorized,
+                services: ServicesDep) -> Response:
+    """Each open ticket the tenant's policies match to this one has its open clocks
+    moved to the policy's current version, elapsed business time kept, with an
+    ``SlaRetargeted`` event naming the policy before and after."""
+    at = services.clock.now()
+
+    async def work(uow: UnitOfWork) -> JsonReply:
+        applied = await apply_policy(uow, policy_id, at)
+        return JsonReply(200, {"policy_id": str(policy_id),
+                               "policy_version": applied.version,
+                               "tickets": applied.tickets})
+
+    return await commands.run(request, services, principal, {}, work)

@@ -168,6 +168,13 @@ class PolicyPage(BaseModel):
     next_cursor: str | None
 
 
+class AppliedOut(BaseModel):
+    policy_id: UUID
+    policy_version: int
+    tickets: int = Field(description="Open tickets matched to the policy whose clocks "
+                                     "moved to its current version.")
+
+
 def calendar_document(calendar: SlaCalendar) -> dict[str, Any]:
     """The API document of a calendar (``CalendarOut``)."""
     return calendar.model_dump(mode="json")

@@ -81,6 +81,7 @@ BODIES: dict[str, Callable[[], Any]] = {
                                       "conditions": [{"field": "priority", "op": "is",
                                                       "value": "urgent"}]},
     "PATCH /v1/sla-policies/{policy_id}": lambda: {"name": f"p-{uuid.uuid4()}"},
+    "POST /v1/sla-policies/{policy_id}/apply": lambda: None,
     "POST /v1/views": lambda: {"name": "Open", "shared": True, "filters": {"state": "open"}},
     "POST /v1/tickets/{ticket_id}/macros/{macro_id}": lambda: None,
 }

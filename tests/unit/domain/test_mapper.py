@@ -52,6 +52,7 @@ from domain.events import (
     SettingsChanged,
     SlaPolicyChanged,
     SlaPolicyCreated,
+    SlaRetargeted,
     SlaWarning,
     TicketFieldDefined,
     TicketFieldUpdated,
@@ -64,6 +65,7 @@ from domain.fields import FieldOption, FieldType, RequiredOn
 from domain.ids import AgentId, ApiKeyId, ContactId, GroupId, OrganizationId, TicketId
 from domain.mapper import from_stored, to_stored
 from domain.rule_parts import Action, Condition
+from domain.sla import ClockBasis, SlaClock
 from domain.ticket.commands import Assign, ChangePriority, ChangeTags, CheckSla
 from domain.values import (
     Actor,
@@ -201,6 +203,13 @@ def sla_policy_events() -> list[Event]:
                          targets=PolicyTargets(first_reply_ms=60_000, next_reply_ms=120_000),
                          calendar_id=uuid.UUID(int=31), at=AT),
         SlaPolicyChanged(set_calendar=True, calendar_id=None, at=AT),
+        SlaRetargeted(from_policy=None, reason="group", at=AT,
+                      to_policy=ClockBasis(policy_id=uuid.UUID(int=32), policy_version=2,
+                                           calendar_id=uuid.UUID(int=31), calendar_version=1),
+                      clocks={SlaMetric.RESOLUTION: SlaClock(
+                          metric=SlaMetric.RESOLUTION, target_ms=60_000, started_at=AT,
+                          due_at=AT, basis=ClockBasis(policy_id=uuid.UUID(int=32),
+                                                      policy_version=2))}),
     ]
 
 
