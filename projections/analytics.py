@@ -18,7 +18,7 @@ import dataclasses
 import logging
 import operator
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -33,14 +33,17 @@ from domain.events import (
     MessageAdded,
     PriorityChanged,
     SlaBreached,
+    SlaRetargeted,
     StateChanged,
     TicketAssigned,
     TicketOpened,
 )
 from domain.ids import TenantId
+from domain.sla import ClockBasis, SlaClock
 from domain.values import ActorKind, SlaMetric, TicketState, Visibility
 from eventstore.sqlfile import load_queries
 from projections import analytics_cells as cells
+from projections import sla_policies as sla_reads
 from projections.analytics_cells import field_texts
 from projections.base import Envelope
 
@@ -116,6 +119,15 @@ class Fold:
     """The calendar each ticket's clocks started on, where it is not ``calendar``."""
     history: CalendarHistory | None = None
     """Business hours by seq: a ticket opened in the batch runs on those in force then."""
+    versions: Mapping[tuple[Any, int], Calendar] = dataclasses.field(default_factory=dict)
+    """The calendar versions the batch's clocks name (an SLA policy's calendar)."""
+
+    def _on_policy(self, ticket_id: Any, clocks: Mapping[SlaMetric, SlaClock]) -> None:
+        """A first-reply clock on an SLA policy counts on the calendar recorded on it."""
+        clock = clocks.get(SlaMetric.FIRST_RESPONSE)
+        if clock is not None and clock.basis is not None:
+            key = clock.basis.calendar_key
+            self.calendar_of[ticket_id] = CALENDAR_24x7 if key is None else self.versions[key]
 
     def _calendar(self, ticket_id: Any) -> Calendar:
         return self.calendar_of.get(ticket_id, self.calendar)
@@ -142,6 +154,7 @@ class Fold:
             self.tickets[env.stream_id] = row
             if self.history is not None:
                 self.calendar_of[env.stream_id] = self.history.at_seq(env.seq)
+            self._on_policy(env.stream_id, event.clocks)
             self.fields[env.stream_id] = dict(event.fields)
             if event.fields:
                 self.fields_changed.add(env.stream_id)
@@ -179,6 +192,8 @@ class Fold:
                 else:
                     values[key] = list(value) if isinstance(value, tuple) else value
             self.fields_changed.add(env.stream_id)
+        elif isinstance(event, SlaRetargeted):
+            self._on_policy(env.stream_id, event.clocks)
         elif isinstance(event, SlaBreached):
             self._count(row, day, 3)
             if event.metric is SlaMetric.FIRST_RESPONSE:
@@ -212,7 +227,7 @@ class Fold:
 
 HANDLES = frozenset({
     TicketOpened.TYPE, MessageAdded.TYPE, TicketAssigned.TYPE, PriorityChanged.TYPE,
-    StateChanged.TYPE, SlaBreached.TYPE, FieldValuesChanged.TYPE,
+    StateChanged.TYPE, SlaBreached.TYPE, FieldValuesChanged.TYPE, SlaRetargeted.TYPE,
 })
 
 
@@ -238,14 +253,9 @@ class AnalyticsProjection:
         ids = list({e.stream_id for e in events})
         rows = await conn.fetch(Q["load_tickets"], tenant_id, ids)
         history = await CalendarHistory.load(conn, tenant_id, events[-1].seq)
-        calendar_of: dict[Any, Calendar] = {}
-        if not history.always_continuous:
-            # Tickets opened in earlier batches: the hours in force when they opened.
-            earlier = [r["ticket_id"] for r in rows]
-            for r in await conn.fetch(Q["opened_seqs"], tenant_id, earlier):
-                calendar_of[r["stream_id"]] = history.at_seq(r["seq"])
+        calendar_of, versions = await _calendars(conn, tenant_id, rows, events, history)
         fold = Fold(
-            calendar=CALENDAR_24x7, calendar_of=calendar_of, history=history,
+            calendar=CALENDAR_24x7, calendar_of=calendar_of, history=history, versions=versions,
             tickets={r["ticket_id"]: TicketRow(**{c: r[c] for c in COLUMNS}) for r in rows},
             daily=defaultdict(lambda: [0, 0, 0, 0]),
             agents=defaultdict(lambda: [0, 0, 0]),
@@ -308,6 +318,44 @@ def _columns(rows: Iterable[tuple[Any, ...]], width: int) -> list[list[Any]]:
         for column, value in zip(columns, row, strict=True):
             column.append(value)
     return columns
+
+
+async def _calendars(conn: asyncpg.Connection, tenant_id: TenantId,
+                     rows: Sequence[asyncpg.Record], events: Sequence[Envelope],
+                     history: CalendarHistory,
+                     ) -> tuple[dict[Any, Calendar], dict[tuple[Any, int], Calendar]]:
+    """The calendar each ticket loaded from an earlier batch and still waiting for its
+    first reply counts on, and the calendar versions the batch's clocks name: a clock
+    on an SLA policy names its calendar version (``ClockBasis``); one from before
+    policies runs on the business hours in force when its ticket opened."""
+    keys: set[tuple[Any, int]] = set()
+    for env in events:
+        clocks = getattr(env.event, "clocks", None)
+        if isinstance(env.event, TicketOpened | SlaRetargeted) and clocks:
+            basis = clocks.get(SlaMetric.FIRST_RESPONSE)
+            if basis is not None and basis.basis is not None and basis.basis.calendar_key:
+                keys.add(basis.basis.calendar_key)
+    waiting = [r["ticket_id"] for r in rows if r["first_reply_at"] is None]
+    recorded: dict[Any, Any] = {}
+    opened: dict[Any, int] = {}
+    if waiting:
+        # In seq order: the last basis recorded wins (a retarget after the opening).
+        for r in await conn.fetch(Q["first_reply_bases"], tenant_id, waiting):
+            if r["type"] == TicketOpened.TYPE:
+                opened[r["stream_id"]] = r["seq"]
+            if r["basis"] is not None:
+                recorded[r["stream_id"]] = ClockBasis.model_validate(r["basis"])
+        keys |= {b.calendar_key for b in recorded.values() if b.calendar_key is not None}
+    versions = await sla_reads.calendar_versions(conn, tenant_id, keys)
+    calendar_of: dict[Any, Calendar] = {}
+    for ticket in waiting:
+        basis = recorded.get(ticket)
+        if basis is not None:
+            key = basis.calendar_key
+            calendar_of[ticket] = CALENDAR_24x7 if key is None else versions[key]
+        elif ticket in opened:
+            calendar_of[ticket] = history.at_seq(opened[ticket])
+    return calendar_of, versions
 
 
 @dataclass(frozen=True, slots=True)

@@ -210,10 +210,14 @@ SELECT seq, data -> 'settings' -> 'business_hours' AS hours
  WHERE tenant_id = $1 AND type = 'SettingsChanged' AND seq <= $2
  ORDER BY seq
 
--- name: opened_seqs --
--- $1 tenant_id, $2 ticket ids: the seq of each ticket's first event (its TicketOpened)
-SELECT stream_id, seq FROM events
- WHERE tenant_id = $1 AND stream_id = ANY($2::uuid[]) AND version = 1
+-- name: first_reply_bases --
+-- $1 tenant_id, $2 ticket ids: each ticket's opening and retargets, in seq order, with
+-- the policy and calendar its first-reply clock was put on (null: before policies).
+SELECT stream_id, seq, type, data -> 'clocks' -> 'first_response' -> 'basis' AS basis
+  FROM events
+ WHERE tenant_id = $1 AND stream_id = ANY($2::uuid[])
+   AND type IN ('TicketOpened', 'SlaRetargeted')
+ ORDER BY stream_id, seq
 
 -- name: load_tickets --
 -- $1 tenant_id, $2 ticket ids

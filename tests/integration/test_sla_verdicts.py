@@ -22,9 +22,14 @@ import orjson
 
 from domain.business_hours import Calendar
 from domain.clock import ManualClock
+from domain.events import PolicyTargets
+from domain.sla_calendar import ChangeCalendar, CreateCalendar
+from domain.target_policy import CreatePolicy
 from domain.tenant_settings import DEFAULT_SETTINGS
 from eventstore.types import StoreActor
+from handlers import sla_policies as calendars
 from handlers.tenant_settings import ReplaceSettings, replace_settings
+from handlers.ticket_state import load_ticket
 from projections.admin import rebuild
 from projections.projector import Projector
 from tests.support.desk import Desk
@@ -98,3 +103,47 @@ async def test_a_change_of_hours_then_a_rebuild_moves_no_past_figure(pool, store
     old = {r["ticket_id"]: r for r in orjson.loads(before)["analytics_tickets"]}
     for t in (t1, t2):
         assert rows[str(t)] == old[str(t)]
+
+
+async def test_a_clock_on_a_policy_counts_on_its_calendar_version(pool, store, make_tenant):
+    """A ticket on a policy whose calendar then changes: the clock's due time and the
+    analytics figure stay on the version the clock started on, before and after a
+    rebuild; a ticket opened after the change runs on the new version."""
+    tenant = (await make_tenant("Policies")).tenant_id
+    clock = ManualClock(at(6, 8, 8))
+    async with store.session(tenant, ACTOR) as s:
+        office = await calendars.create_calendar(s, CreateCalendar(
+            calendar_id=uuid.uuid4(), name="Office", hours=hours("09:00", "17:00"),
+            at=clock.now()))
+        await calendars.create_policy(s, CreatePolicy(
+            policy_id=uuid.uuid4(), name="Default", default=True, calendar_id=office.id,
+            targets=PolicyTargets(first_reply_ms=4 * HOUR), at=clock.now()))
+    desk = Desk(store, tenant, clock)
+    await desk.hire(A1)
+    clock.set(at(6, 8, 15))
+    t1 = await desk.open()
+    opened = await _ticket(store, tenant, t1)
+    assert opened.clocks["first_response"].due_at == at(6, 9, 11)  # 2 h Mon, 2 h Tue
+    clock.set(at(6, 9, 10))
+    async with store.session(tenant, ACTOR) as s:
+        await calendars.change_calendar(s, office.id, ChangeCalendar(
+            hours=hours("10:00", "12:00"), at=clock.now()))
+    t2 = await desk.open()
+    clock.set(at(6, 9, 11))
+    await desk.reply(t1, A1)
+    await desk.reply(t2, A1)
+    projector = Projector(pool)
+    await projector.ensure_checkpoints()
+    await projector.drain()
+    before = await _dump(pool, tenant)
+    await rebuild(projector, "analytics", tenant)
+    assert await _dump(pool, tenant) == before
+    rows = {r["ticket_id"]: r for r in orjson.loads(before)["analytics_tickets"]}
+    assert rows[str(t1)]["first_reply_business_ms"] == 4 * HOUR  # Mon 15-17, Tue 09-11
+    assert rows[str(t2)]["first_reply_business_ms"] == HOUR  # Tue 10-11 on version 2
+    assert (await _ticket(store, tenant, t2)).clocks["first_response"].basis.calendar_version == 2
+
+
+async def _ticket(store: Any, tenant: Any, tid: uuid.UUID) -> Any:
+    async with store.session(tenant, readonly=True) as s:
+        return await load_ticket(s.conn, tenant, tid)
