@@ -12,20 +12,29 @@ start after it; ``apply`` moves the running one.
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from datetime import timedelta
+from typing import Any
 
+from domain.business_hours import Calendar
 from domain.clock import ManualClock
 from domain.events import PolicyTargets
 from domain.group import CreateGroup
 from domain.ids import GroupId, MessageId
 from domain.rule_parts import Condition
+from domain.sla import SlaTarget
 from domain.target_policy import ChangePolicy, CreatePolicy
+from domain.tenant_settings import DEFAULT_SETTINGS
 from domain.ticket.commands import AddMessage, Assign
+from domain.values import Priority
 from eventstore.pool import create_pool
 from handlers import groups
 from handlers import sla_policies as policies
 from handlers.sla_apply import apply_policy
+from handlers.tenant_settings import ReplaceSettings, replace_settings
+from handlers.upgrades import upgrade
+from projections import sla_policies as sla_reads
 from projections.views import ticket_document
 from tests.integration import test_sla_jobs
 from tests.integration.test_sla_jobs import (
@@ -127,3 +136,48 @@ async def test_regrouping_retargets_and_the_breach_latches_once_at_the_new_deadl
     async with store.session(tenant, KEY) as s:
         again = await apply_policy(s, tier2.id, T0 + timedelta(minutes=33))
     assert again.tickets == 0
+
+
+async def test_migrate_makes_policies_that_judge_as_the_settings_did(db, store, make_tenant):
+    """``helpdesk migrate`` gives a tenant without policies those equivalent to its
+    settings (business hours as a calendar, a group's own targets first): appended as
+    events, once; a ticket opened after it is judged as one opened before."""
+    tenant = (await make_tenant()).tenant_id
+    group = GroupId(uuid.uuid4())
+    office = Calendar(timezone="Europe/Berlin", weekly={d: [("09:00", "17:00")] for d in range(5)})
+    async with store.session(tenant, KEY) as s:
+        await groups.create_group(s, CreateGroup(group_id=group, name="Tier 2", at=T0))
+        await replace_settings(s, ReplaceSettings(at=T0, settings=dataclasses.replace(
+            DEFAULT_SETTINGS, business_hours=office,
+            group_targets={group: {Priority.URGENT: SlaTarget(10 * MIN, 60 * MIN)}})))
+
+    async def story() -> dict[str, Any]:
+        tid = await open_ticket(store, tenant, Priority.URGENT)
+        await run(store, tenant, tid, Assign(group_id=group, set_group=True, set_agent=False,
+                                             actor=AGENT, at=T0 + timedelta(minutes=2)))
+        await run(store, tenant, tid, reply(T0 + timedelta(minutes=3)))
+        await run(store, tenant, tid, AddMessage(
+            message_id=MessageId(uuid.uuid4()), body="And?", actor=CUSTOMER,
+            at=T0 + timedelta(minutes=4)))
+        return {m: (c.target_ms, c.due_at, c.fulfilled_at)
+                for m, c in (await ticket(store, tenant, tid)).clocks.items()}
+
+    before = await story()
+    changed = await upgrade(db.admin_url)
+    assert changed["SLA policies made from the settings' targets"] == 5
+    assert (await upgrade(db.admin_url))["SLA policies made from the settings' targets"] == 0
+    async with store.session(tenant, readonly=True) as s:
+        made = await sla_reads.all_policies(s.conn, tenant)
+        [calendar_id] = {p.calendar_id for p in made}
+        assert (await sla_reads.load_calendar(s.conn, tenant, calendar_id)).hours == office
+    assert await story() == before
+
+    # Row-level security, as the runtime role: another tenant, or none, sees no row.
+    other = (await make_tenant("Other")).tenant_id
+    tables = ("sla_policies", "sla_calendars", "sla_calendar_versions")
+    async with store.session(other, readonly=True) as s:
+        assert [await s.conn.fetchval(f"SELECT count(*) FROM {t}") for t in tables] == [0] * 3
+    async with store.session(tenant, readonly=True) as s:
+        assert [await s.conn.fetchval(f"SELECT count(*) FROM {t}") for t in tables] == [5, 1, 1]
+        assert not await s.conn.fetchval("SELECT rolsuper OR rolbypassrls FROM pg_roles "
+                                         "WHERE rolname = current_user")
