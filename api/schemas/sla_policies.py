@@ -89,18 +89,19 @@ class PolicyConditionIn(BaseModel):
     value: JsonValue = None
 
 
-_TARGET = {"ge": 1, "description": "Business milliseconds, at most 366 days; null or left "
-                                   "out: not measured."}
+def _target() -> Any:
+    return Field(default=None, ge=1, description="Business milliseconds, at most 366 days; "
+                                                 "null or left out: not measured.")
 
 
 class TargetsIn(BaseModel):
     model_config = _IN
 
-    first_reply_ms: int | None = Field(default=None, **_TARGET)  # type: ignore[arg-type]
-    next_reply_ms: int | None = Field(default=None, **_TARGET)  # type: ignore[arg-type]
-    periodic_update_ms: int | None = Field(default=None, **_TARGET)  # type: ignore[arg-type]
-    requester_wait_ms: int | None = Field(default=None, **_TARGET)  # type: ignore[arg-type]
-    resolution_ms: int | None = Field(default=None, **_TARGET)  # type: ignore[arg-type]
+    first_reply_ms: int | None = _target()
+    next_reply_ms: int | None = _target()
+    periodic_update_ms: int | None = _target()
+    requester_wait_ms: int | None = _target()
+    resolution_ms: int | None = _target()
 
 
 class PolicyIn(BaseModel):
