@@ -43,11 +43,11 @@ from domain.target_policy import (
     evolve_policy,
     policy_matcher,
 )
-from domain.ticket import Ticket
 from eventstore.store import UnitOfWork
 from eventstore.types import NewEvent
 from handlers.errors import Invalid, Missing, VersionMismatch
 from handlers.rules import check_field_conditions
+from handlers.ticket_state import CommandState
 from projections import sla_policies as read_model
 from projections.fields import load_catalog
 from projections.groups import load_group
@@ -198,17 +198,16 @@ async def get_policy(uow: UnitOfWork, policy_id: UUID) -> TargetPolicy | None:
 
 
 async def sla_policy_for(conn: asyncpg.Connection, tenant: TenantId, settings: SlaPolicy,
-                         ticket: Ticket | None, contact_id: UUID | None) -> SlaPolicy:
-    """The SLA view a command on ``ticket`` decides with: the settings' alone while the
-    tenant has no policies; else its policies in order, with their calendars as they
-    are now and the calendar versions the ticket's clocks run on (so pausing or
-    retargeting a clock counts on the calendar it ran on), and the requester's
-    organization when a policy asks for it."""
-    policies = await read_model.all_policies(conn, tenant)
-    if not policies:
+                         loaded: CommandState, contact_id: UUID | None) -> SlaPolicy:
+    """The SLA view a command decides with: the settings' alone while the tenant has no
+    policies; else its policies (read with the ticket, ``load_for_command``) in order,
+    with their calendars as they are now and the calendar versions the ticket's clocks
+    run on (so pausing or retargeting a clock counts on the calendar it ran on), and
+    the requester's organization when a policy asks for it."""
+    if not loaded.policies:
         return settings
-    current = await read_model.current_calendars(
-        conn, tenant, {p.calendar_id for p in policies if p.calendar_id is not None})
+    current = loaded.calendars
+    ticket = loaded.ticket
     recorded = {c.basis.calendar_key for c in (ticket.clocks.values() if ticket else ())
                 if c.basis is not None}
     missing = {k for k in recorded if k is not None and (k[0] not in current
@@ -216,11 +215,11 @@ async def sla_policy_for(conn: asyncpg.Connection, tenant: TenantId, settings: S
     versions = await read_model.calendar_versions(conn, tenant, missing)
     organization = None
     if contact_id is not None and any(c.field == "organization_id"
-                                      for p in policies for c in p.conditions):
+                                      for p in loaded.policies for c in p.conditions):
         contact = await load_contact(conn, tenant, contact_id)
         organization = None if contact is None else contact.organization_id
     return settings.model_copy(update={"matcher": policy_matcher(
-        policies, current, versions, organization)})
+        loaded.policies, current, versions, organization)})
 
 
 __all__ = ["change_calendar", "change_policy", "create_calendar", "create_policy",

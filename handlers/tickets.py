@@ -147,7 +147,7 @@ async def execute(
         command = command.model_copy(update={"requester": requester})
     contact = (command.requester.contact_id if isinstance(command, OpenTicket)
                else None if state is None else state.requester.contact_id)
-    policy = await sla_policy_for(conn, tenant, policy, state, contact)
+    policy = await sla_policy_for(conn, tenant, policy, loaded, contact)
 
     decided: dict[UUID, list[Event]]
     try:
