@@ -25,12 +25,12 @@ from api.http.problems import Problem
 from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
 from api.schemas.sla_policies import (
-    AppliedOut,
     CalendarIn,
     CalendarOut,
     CalendarPage,
     CalendarPatch,
     HoursIn,
+    PolicyAppliedOut,
     PolicyConditionIn,
     PolicyIn,
     PolicyOut,
@@ -230,7 +230,7 @@ async def patch_policy(policy_id: UUID, body: PolicyPatch, request: Request,
                               expected_version=expected)
 
 
-@router.post("/v1/sla-policies/{policy_id}/apply", response_model=AppliedOut,
+@router.post("/v1/sla-policies/{policy_id}/apply", response_model=PolicyAppliedOut,
              responses=errors(404, 413, 415),
              summary="Retarget the running clocks of the tickets the policy matches, now")
 async def apply(policy_id: UUID, request: Request, principal: Authorized,

@@ -169,7 +169,7 @@ class PolicyPage(BaseModel):
     next_cursor: str | None
 
 
-class AppliedOut(BaseModel):
+class PolicyAppliedOut(BaseModel):
     policy_id: UUID
     policy_version: int
     tickets: int = Field(description="Open tickets matched to the policy whose clocks "
