@@ -45,6 +45,7 @@ from api.routes import (
     portal,
     rules,
     search,
+    sla_policies,
     tenant_settings,
     ticket_fields,
     tickets,
@@ -60,7 +61,8 @@ ROUTERS = (health.router, metrics.router, tickets.router, messages.router, agent
            feed_route.router, customer_feed.router, groups.router, ticket_fields.router,
            changes.router,
            search.router, portal.router, widget.router, meta.router,
-           attachments.router, rules.router, macros.router, views.router, mail.router)
+           attachments.router, rules.router, macros.router, views.router, mail.router,
+           sla_policies.router)
 
 
 def serve_app() -> FastAPI:

@@ -15,6 +15,7 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from domain.attachment import AttachmentRef
+from domain.business_hours import Calendar
 from domain.fields import FieldOption, FieldType, FieldValue, RequiredOn
 from domain.ids import (
     AgentId,
@@ -26,7 +27,7 @@ from domain.ids import (
     TicketId,
 )
 from domain.rule_parts import Action, Condition, TimeTrigger
-from domain.sla import SlaClock
+from domain.sla import ClockBasis, SlaClock
 from domain.values import (
     Actor,
     Priority,
@@ -130,6 +131,20 @@ class TagsChanged(Event):
     added: tuple[str, ...]
     removed: tuple[str, ...]
     tags: tuple[str, ...]
+
+
+class SlaRetargeted(Event):
+    """The ticket's open clocks moved to another SLA policy, or to another version of
+    their own: re-matched after a change of priority, group or organization, or asked
+    for (``apply``). Names the policy before (None: the tenant's settings) and after;
+    ``clocks`` holds the retargeted clocks, elapsed business time kept."""
+
+    TYPE = "SlaRetargeted"
+
+    from_policy: ClockBasis | None
+    to_policy: ClockBasis
+    reason: str
+    clocks: Clocks
 
 
 class SlaBreached(Event):
@@ -587,6 +602,71 @@ class ViewDeleted(Event):
     TYPE = "ViewDeleted"
 
 
+# --- calendar stream (domain/sla_calendar.py) -------------------------------------------
+
+
+class CalendarCreated(Event):
+    """Named business hours in a time zone, with holidays, for SLA policies."""
+
+    TYPE = "CalendarCreated"
+
+    calendar_id: UUID
+    name: str
+    hours: Calendar
+
+
+class CalendarChanged(Event):
+    """The parts of a calendar that changed, each as it is now (None: as it was)."""
+
+    TYPE = "CalendarChanged"
+
+    name: str | None = None
+    hours: Calendar | None = None
+
+
+# --- SLA policy stream (domain/target_policy.py) ----------------------------------------
+
+
+class PolicyTargets(BaseModel):
+    """A policy's target per metric, in business milliseconds (None: not measured)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    first_reply_ms: int | None = None
+    next_reply_ms: int | None = None
+    periodic_update_ms: int | None = None
+    requester_wait_ms: int | None = None
+    resolution_ms: int | None = None
+
+
+class SlaPolicyCreated(Event):
+    TYPE = "SlaPolicyCreated"
+
+    policy_id: UUID
+    name: str
+    position: int
+    default: bool
+    conditions: tuple[Condition, ...]
+    targets: PolicyTargets
+    calendar_id: UUID | None
+    """None: calendar time (every instant counts)."""
+
+
+class SlaPolicyChanged(Event):
+    """The parts of a policy that changed, each as it is now (None: as it was);
+    ``calendar_id`` changes only with ``set_calendar`` (so a policy can go back to
+    calendar time)."""
+
+    TYPE = "SlaPolicyChanged"
+
+    name: str | None = None
+    position: int | None = None
+    conditions: tuple[Condition, ...] | None = None
+    targets: PolicyTargets | None = None
+    set_calendar: bool = False
+    calendar_id: UUID | None = None
+
+
 TICKET_EVENTS: tuple[type[Event], ...] = (
     TicketOpened,
     MessageAdded,
@@ -597,6 +677,7 @@ TICKET_EVENTS: tuple[type[Event], ...] = (
     SlaBreached,
     SlaWarning,
     FollowUpOpened,
+    SlaRetargeted,
     TicketGroupChanged,
     FieldValuesChanged,
     RequesterChanged,
@@ -606,6 +687,8 @@ FIELD_EVENTS: tuple[type[Event], ...] = (TicketFieldDefined, TicketFieldUpdated)
 RULE_EVENTS: tuple[type[Event], ...] = (RuleCreated, RuleChanged)
 MACRO_EVENTS: tuple[type[Event], ...] = (MacroCreated, MacroChanged, MacroDeleted)
 VIEW_EVENTS: tuple[type[Event], ...] = (ViewCreated, ViewChanged, ViewDeleted)
+CALENDAR_EVENTS: tuple[type[Event], ...] = (CalendarCreated, CalendarChanged)
+SLA_POLICY_EVENTS: tuple[type[Event], ...] = (SlaPolicyCreated, SlaPolicyChanged)
 CONTACT_EVENTS: tuple[type[Event], ...] = (ContactCreated, ContactUpdated, ContactMerged,
                                            ContactErased)
 ORGANIZATION_EVENTS: tuple[type[Event], ...] = (OrganizationCreated, OrganizationUpdated)
@@ -633,7 +716,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
     cls.TYPE: cls
     for cls in (TICKET_EVENTS + GROUP_EVENTS + CONTACT_EVENTS + ORGANIZATION_EVENTS
                 + TENANT_EVENTS + FIELD_EVENTS + RULE_EVENTS + MACRO_EVENTS
-                + VIEW_EVENTS)
+                + VIEW_EVENTS + CALENDAR_EVENTS + SLA_POLICY_EVENTS)
 }
 """Every event class by its ``TYPE``."""
 
@@ -647,6 +730,8 @@ STREAM_KINDS: dict[str, tuple[type[Event], ...]] = {
     "rule": RULE_EVENTS,
     "macro": MACRO_EVENTS,
     "view": VIEW_EVENTS,
+    "calendar": CALENDAR_EVENTS,
+    "sla_policy": SLA_POLICY_EVENTS,
 }
 """The kinds of stream and the events each holds; a new aggregate adds its row here."""
 
@@ -656,6 +741,7 @@ STREAM_TYPES: dict[str, str] = {cls.TYPE: kind for kind, classes in STREAM_KINDS
 appended to."""
 
 __all__ = [
+    "CALENDAR_EVENTS",
     "CONTACT_EVENTS",
     "EVENT_TYPES",
     "FIELD_EVENTS",
@@ -663,6 +749,7 @@ __all__ = [
     "MACRO_EVENTS",
     "ORGANIZATION_EVENTS",
     "RULE_EVENTS",
+    "SLA_POLICY_EVENTS",
     "STREAM_KINDS",
     "STREAM_TYPES",
     "TENANT_EVENTS",
@@ -678,6 +765,8 @@ __all__ = [
     "AgentUpdated",
     "ApiKeyIssued",
     "ApiKeyRevoked",
+    "CalendarChanged",
+    "CalendarCreated",
     "Clocks",
     "ContactCreated",
     "ContactErased",
@@ -695,6 +784,7 @@ __all__ = [
     "MessageAdded",
     "OrganizationCreated",
     "OrganizationUpdated",
+    "PolicyTargets",
     "PortalLinkIssued",
     "PortalPasswordSet",
     "PortalSessionRevoked",
@@ -707,6 +797,9 @@ __all__ = [
     "RuleCreated",
     "SettingsChanged",
     "SlaBreached",
+    "SlaPolicyChanged",
+    "SlaPolicyCreated",
+    "SlaRetargeted",
     "SlaWarning",
     "StateChanged",
     "TagsChanged",

@@ -15,14 +15,24 @@ check breaches it: breaches are never back-dated.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import NamedTuple
+from typing import Any, NamedTuple
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
 
 from domain.business_hours import Calendar, CALENDAR_24x7, add_business_time, business_ms_between
-from domain.values import Priority, SlaMetric, TicketState, UtcDatetime
+from domain.rule_parts import Condition, Facts, failing
+from domain.values import Priority, SlaMetric, Source, TicketState, UtcDatetime
 
 HOUR_MS = 3_600_000
 
@@ -46,12 +56,69 @@ DEFAULT_TARGETS: SlaTargets = {
 DEFAULT_PAUSED_STATES = frozenset({TicketState.PENDING, TicketState.SOLVED})
 
 
+class ClockBasis(BaseModel):
+    """What a clock runs on: the SLA policy (and its version) it started or was last
+    retargeted under, and that policy's calendar then (None: calendar time). Recorded
+    on the clock, so its verdicts are computed on these, never on the policy or the
+    calendar as they are now."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    policy_id: UUID
+    policy_version: int
+    calendar_id: UUID | None = None
+    calendar_version: int | None = None
+
+    @property
+    def calendar_key(self) -> tuple[UUID, int] | None:
+        if self.calendar_id is None or self.calendar_version is None:
+            return None
+        return self.calendar_id, self.calendar_version
+
+
+class PolicyChoice(NamedTuple):
+    """A policy as clocks start on it: its basis, a target per metric (None: the
+    metric is not measured) and the calendar."""
+
+    basis: ClockBasis
+    targets: Mapping[SlaMetric, int | None]
+    calendar: Calendar
+
+
+@dataclass(frozen=True)
+class PolicyMatcher:
+    """A tenant's SLA policies in the order they are tried (the default last, so one
+    always matches), each with its conditions, and the calendar versions its tickets'
+    clocks run on."""
+
+    ordered: tuple[tuple[tuple[Condition, ...], PolicyChoice], ...]
+    calendars: Mapping[tuple[UUID, int], Calendar] = field(default_factory=dict)
+    organization_id: UUID | None = None
+    """The ticket's requester's organization, for conditions on it."""
+
+    def choose(self, priority: Priority, group: UUID | None, channel: Source,
+               tags: tuple[str, ...], fields: Mapping[str, Any]) -> PolicyChoice:
+        facts = Facts(event_type="", state=TicketState.OPEN, priority=priority,
+                      channel=channel, group_id=group, assignee_id=None,
+                      organization_id=self.organization_id,  # type: ignore[arg-type]
+                      tags=frozenset(tags), fields=dict(fields),
+                      public_customer_reply=False, business_hours=False)
+        for conditions, choice in self.ordered:
+            if not failing(conditions, facts):
+                return choice
+        return self.ordered[-1][1]
+
+    def calendar_of(self, basis: ClockBasis) -> Calendar:
+        key = basis.calendar_key
+        return CALENDAR_24x7 if key is None else self.calendars[key]
+
+
 class SlaPolicy(BaseModel):
     """A tenant's SLA settings: targets per priority (and, for some groups, per group
     and priority), calendar, and the states in which the next-reply and resolution
     clocks pause."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 
     targets: SlaTargets = Field(default_factory=lambda: dict(DEFAULT_TARGETS))
     calendar: Calendar = CALENDAR_24x7
@@ -88,6 +155,15 @@ class SlaPolicy(BaseModel):
                 if target.first_response_ms <= 0 or target.resolution_ms <= 0:
                     raise ValueError("targets must be positive")
         return value
+
+    matcher: PolicyMatcher | None = None
+    """The tenant's SLA policies (None: it has none, and the targets above serve)."""
+
+    def calendar_of(self, clock: SlaClock) -> Calendar:
+        """The calendar ``clock`` runs on: its policy's, as recorded on it."""
+        if clock.basis is not None and self.matcher is not None:
+            return self.matcher.calendar_of(clock.basis)
+        return self.calendar
 
     def target_ms(self, metric: SlaMetric, priority: Priority,
                   group: UUID | None = None) -> int:
@@ -126,6 +202,16 @@ class SlaClock(BaseModel):
     warned_at: UtcDatetime | None = None
     """When the clock passed the tenant's warning share (``SlaWarning``); latches per
     cycle: a restarted clock is a new one."""
+    basis: ClockBasis | None = None
+    """The policy and calendar the clock runs on (None: the tenant's settings, as
+    before policies; left out of stored payloads then, so they read as before)."""
+
+    @model_serializer(mode="wrap")
+    def _without_empty_basis(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and data.get("basis") is None:
+            data.pop("basis", None)
+        return data
 
     @property
     def running(self) -> bool:
@@ -212,6 +298,28 @@ def solve_resolution(calendar: Calendar, clock: SlaClock, now: datetime) -> SlaC
     return pause_clock(calendar, clock, now).model_copy(update={"fulfilled_at": now})
 
 
+def rebase_clock(old: Calendar, new: Calendar, clock: SlaClock, target_ms: int | None,
+                 basis: ClockBasis, now: datetime) -> SlaClock:
+    """Move a clock to another policy (or another version of its own) at ``now``: the
+    business time already elapsed (on the calendar it ran on) is kept and the rest of
+    the new target runs on the new calendar. A fulfilled clock is history and keeps its
+    basis; a metric the new policy does not measure stops (not started); a budget
+    already spent makes it due at once, so the next check breaches it."""
+    if clock.fulfilled_at is not None and not clock.paused:
+        return clock
+    if target_ms is None:
+        return SlaClock(metric=clock.metric, target_ms=0, basis=basis)
+    if clock.started_at is None:
+        return clock.model_copy(update={"target_ms": target_ms, "basis": basis})
+    left = remaining_ms(old, clock, now) + (target_ms - clock.target_ms)
+    update: dict[str, Any] = {"target_ms": target_ms, "basis": basis}
+    if clock.paused:
+        update["remaining_ms"] = left
+    elif clock.running:
+        update["due_at"] = add_business_time(new, now, left) if left > 0 else now
+    return clock.model_copy(update=update)
+
+
 def retarget_clock(
     calendar: Calendar, clock: SlaClock, new_target_ms: int, now: datetime
 ) -> SlaClock:
@@ -269,6 +377,9 @@ def breach_clock(clock: SlaClock, at: datetime) -> SlaClock:
 __all__ = [
     "DEFAULT_PAUSED_STATES",
     "DEFAULT_TARGETS",
+    "ClockBasis",
+    "PolicyChoice",
+    "PolicyMatcher",
     "SlaClock",
     "SlaPolicy",
     "SlaTarget",
@@ -278,6 +389,7 @@ __all__ = [
     "fulfil_clock",
     "idle_clock",
     "pause_clock",
+    "rebase_clock",
     "remaining_ms",
     "resume_clock",
     "retarget_clock",

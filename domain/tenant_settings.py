@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 from uuid import UUID
 
 from domain.attachment import FileLimits
-from domain.business_hours import Calendar, inverted_shifts
+from domain.business_hours import Calendar, CALENDAR_24x7, inverted_shifts
 from domain.errors import CorruptStream, ValidationFailed
 from domain.events import Event, SettingsChanged
 from domain.sla import DEFAULT_PAUSED_STATES, DEFAULT_TARGETS, SlaPolicy, SlaTarget
@@ -192,7 +192,7 @@ class TenantSettings:
             targets=dict(self.targets), paused_states=frozenset(self.paused_states),
             group_targets={g: dict(t) for g, t in self.group_targets.items()},
             # No business hours: the clocks run on calendar time.
-            **({} if self.business_hours is None else {"calendar": self.business_hours}))
+            calendar=CALENDAR_24x7 if self.business_hours is None else self.business_hours)
 
 
 DEFAULT_SETTINGS = TenantSettings()

@@ -13,14 +13,16 @@ data key, the requester lock of a new ticket), from SQL of its own
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from uuid import UUID
 
 import asyncpg
 
+from domain.business_hours import Calendar
 from domain.fields import NO_FIELDS, FieldCatalog
 from domain.ids import TenantId
+from domain.target_policy import TargetPolicy
 from domain.ticket import Ticket
 from eventstore.sqlfile import load_queries
 from projections.fields import definition_from_json
@@ -40,6 +42,10 @@ class CommandState:
     """The ticket's requester contact, its wrapped data key (None: erased) and the
     fingerprint of the key-encryption key that wraps it, held FOR SHARE until commit;
     None when the ticket has no contact or the contact no key yet."""
+    policies: list[TargetPolicy] = field(default_factory=list)
+    """The tenant's SLA policies, in no order (none: its settings' targets serve)."""
+    calendars: dict[UUID, tuple[int, Calendar]] = field(default_factory=dict)
+    """The calendars of those policies as they are now: ``{id: (version, hours)}``."""
 
 
 async def load_ticket(
@@ -70,7 +76,15 @@ async def load_for_command(conn: asyncpg.Connection, tenant_id: TenantId, ticket
     if row["has_key"]:
         wrapped = row["wrapped"]
         key = (row["contact_id"], None if wrapped is None else bytes(wrapped), row["kek"])
-    return CommandState(ticket, doc.settings(), catalog, key)
+    policies = [TargetPolicy.model_validate(p) for p in row["policies"] or ()]
+    calendars = {UUID(c["id"]): (c["version"], Calendar.model_validate(c["hours"]))
+                 for c in row["calendars"] or ()}
+    return CommandState(ticket, doc.settings(), catalog, key, policies, calendars)
 
 
-__all__ = ["CommandState", "load_for_command", "load_ticket"]
+__all__ = ["CommandState", "load_for_command", "load_ticket", "open_ticket_ids"]
+
+
+async def open_ticket_ids(conn: asyncpg.Connection, tenant_id: TenantId) -> list[UUID]:
+    """Every ticket of the tenant that is not closed, oldest first."""
+    return [r["id"] for r in await conn.fetch(Q["open_ticket_ids"], tenant_id)]

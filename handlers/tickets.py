@@ -60,6 +60,7 @@ from eventstore.store import UnitOfWork
 from handlers import attachments
 from handlers.requesters import resolve_requester
 from handlers.sealing import new_event, stored_event
+from handlers.sla_policies import sla_policy_for
 from handlers.ticket_state import load_for_command, load_ticket
 from projections.groups import load_group, unknown_groups
 from projections.inline import PendingEvent, apply_inline
@@ -144,6 +145,9 @@ async def execute(
                                                             locked=True,
                                                             hold_key=session.held_key)
         command = command.model_copy(update={"requester": requester})
+    contact = (command.requester.contact_id if isinstance(command, OpenTicket)
+               else None if state is None else state.requester.contact_id)
+    policy = await sla_policy_for(conn, tenant, policy, loaded, contact)
 
     decided: dict[UUID, list[Event]]
     try:

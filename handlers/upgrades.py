@@ -9,25 +9,31 @@ trail), and is idempotent: it only touches what is not yet up to date, so runnin
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
 from domain.ids import TenantId
+from domain.sla_calendar import CreateCalendar
+from domain.target_policy import CreatePolicy, legacy_policies
 from domain.ticket.commands import ChangeRequester
 from domain.values import Requester
 from eventstore.pool import connect
 from eventstore.sqlfile import load_queries
 from eventstore.store import UnitOfWork, arm
 from eventstore.types import StoreActor
+from handlers import sla_policies
 from handlers.contacts import stage
 from handlers.requesters import resolve_requester
 from handlers.tenants import operator_actor
 from handlers.tickets import run_command
 from projections import people
+from projections import sla_policies as sla_reads
 from projections.analytics import fill_summary_cells
 from projections.inline import fill_views
 from projections.search import index_missing
+from projections.tenant_settings import load_settings
 from projections.ticket_versions import fill_version_views
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
@@ -86,12 +92,46 @@ async def _summary_cells(uow: UnitOfWork) -> int:
     return await fill_summary_cells(uow.conn, uow.tenant_id)
 
 
+async def _sla_policies(uow: UnitOfWork) -> int:
+    """A tenant without SLA policies gets those equivalent to its settings' targets
+    (``domain.target_policy.legacy_policies``): its business hours, if it has any, as
+    a calendar, and one policy per group target and per priority, the default last;
+    appended as events by the operator. Returns the policies created (none once the
+    tenant has any)."""
+    if await sla_reads.all_policies(uow.conn, uow.tenant_id):
+        return 0
+    settings = await load_settings(uow.conn, uow.tenant_id)
+    at = datetime.now(UTC)
+    calendar_id = None
+    if settings.business_hours is not None:
+        calendar = await sla_policies.create_calendar(uow, CreateCalendar(
+            calendar_id=uuid.uuid4(), name="Business hours", hours=settings.business_hours,
+            at=at))
+        calendar_id = calendar.id
+    made = legacy_policies(
+        {p: (t.first_response_ms, t.resolution_ms) for p, t in settings.targets.items()},
+        {g: {p: (t.first_response_ms, t.resolution_ms) for p, t in targets.items()}
+         for g, targets in settings.group_targets.items()})
+    # The default first (a tenant's first policy is its default), then the rest in the
+    # order they are tried: the position keeps it.
+    *others, (name, _, targets) = made
+    await sla_policies.create_policy(uow, CreatePolicy(
+        policy_id=uuid.uuid4(), name=name, default=True, targets=targets,
+        calendar_id=calendar_id, at=at))
+    for position, (name, conditions, targets) in enumerate(others):
+        await sla_policies.create_policy(uow, CreatePolicy(
+            policy_id=uuid.uuid4(), name=name, position=position, conditions=conditions,
+            targets=targets, calendar_id=calendar_id, at=at))
+    return len(made)
+
+
 STEPS: tuple[tuple[str, Step], ...] = (
     ("ticket documents rendered", _ticket_views),
     ("kept ticket versions rendered as their tickets", _version_views),
     ("tickets linked to contacts", _link_requesters),
     ("tickets, contacts and organizations indexed for search", _search_index),
     ("analytics summary cells filled from ticket rows", _summary_cells),
+    ("SLA policies made from the settings' targets", _sla_policies),
 )
 """Every step, in the order they run; each returns how many rows it changed."""
 

@@ -4,6 +4,12 @@ Definitions are in ``docs/analytics.md``. A batch is folded in memory (ticket ro
 loaded once, counters summed per key) and written with one ``unnest`` upsert per
 table, so a rebuild costs a few statements per 500 events rather than several per
 event. Counters are added (``x = x + excluded.x``); ticket rows are overwritten whole.
+
+Verdicts do not move: a figure counted in business time (``first_reply_business_ms``)
+is counted on the calendar the ticket's clocks started on, which is the tenant's
+business hours as the ``SettingsChanged`` events before its ``TicketOpened`` left them
+(``CalendarHistory``), never the settings as they are now. A rebuild after the hours
+change therefore writes every past figure as it was.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ import dataclasses
 import logging
 import operator
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -27,14 +33,17 @@ from domain.events import (
     MessageAdded,
     PriorityChanged,
     SlaBreached,
+    SlaRetargeted,
     StateChanged,
     TicketAssigned,
     TicketOpened,
 )
 from domain.ids import TenantId
+from domain.sla import ClockBasis, SlaClock
 from domain.values import ActorKind, SlaMetric, TicketState, Visibility
 from eventstore.sqlfile import load_queries
 from projections import analytics_cells as cells
+from projections import sla_policies as sla_reads
 from projections.analytics_cells import field_texts
 from projections.base import Envelope
 
@@ -106,9 +115,22 @@ class Fold:
     field_daily: FieldDaily = dataclasses.field(
         default_factory=lambda: defaultdict(lambda: [0, 0, 0, 0]))
     fields_changed: set[Any] = dataclasses.field(default_factory=set)
+    calendar_of: dict[Any, Calendar] = dataclasses.field(default_factory=dict)
+    """The calendar each ticket's clocks started on, where it is not ``calendar``."""
+    history: CalendarHistory | None = None
+    """Business hours by seq: a ticket opened in the batch runs on those in force then."""
+    versions: Mapping[tuple[Any, int], Calendar] = dataclasses.field(default_factory=dict)
+    """The calendar versions the batch's clocks name (an SLA policy's calendar)."""
 
-    def __post_init__(self) -> None:
-        self.continuous = self.calendar.is_continuous
+    def _on_policy(self, ticket_id: Any, clocks: Mapping[SlaMetric, SlaClock]) -> None:
+        """A first-reply clock on an SLA policy counts on the calendar recorded on it."""
+        clock = clocks.get(SlaMetric.FIRST_RESPONSE)
+        if clock is not None and clock.basis is not None:
+            key = clock.basis.calendar_key
+            self.calendar_of[ticket_id] = CALENDAR_24x7 if key is None else self.versions[key]
+
+    def _calendar(self, ticket_id: Any) -> Calendar:
+        return self.calendar_of.get(ticket_id, self.calendar)
 
     def _count(self, row: TicketRow, day: date, counter: int) -> None:
         """Count one of created, solved, reopened, breached for the day, by priority and
@@ -130,6 +152,9 @@ class Fold:
                 created_at=event.at, state_since=event.at, last_seq=env.seq,
             )
             self.tickets[env.stream_id] = row
+            if self.history is not None:
+                self.calendar_of[env.stream_id] = self.history.at_seq(env.seq)
+            self._on_policy(env.stream_id, event.clocks)
             self.fields[env.stream_id] = dict(event.fields)
             if event.fields:
                 self.fields_changed.add(env.stream_id)
@@ -147,9 +172,10 @@ class Fold:
                 if row.first_reply_at is None:
                     row.first_reply_at = event.at
                     row.first_reply_ms = _ms(row.created_at, event.at)
+                    calendar = self._calendar(env.stream_id)
                     row.first_reply_business_ms = (
-                        row.first_reply_ms if self.continuous
-                        else business_ms_between(self.calendar, row.created_at, event.at))
+                        row.first_reply_ms if calendar.is_continuous
+                        else business_ms_between(calendar, row.created_at, event.at))
         elif isinstance(event, TicketAssigned):
             row.assignee = None if event.assignee is None else str(event.assignee)
             if row.assignee is not None:
@@ -166,6 +192,8 @@ class Fold:
                 else:
                     values[key] = list(value) if isinstance(value, tuple) else value
             self.fields_changed.add(env.stream_id)
+        elif isinstance(event, SlaRetargeted):
+            self._on_policy(env.stream_id, event.clocks)
         elif isinstance(event, SlaBreached):
             self._count(row, day, 3)
             if event.metric is SlaMetric.FIRST_RESPONSE:
@@ -199,7 +227,7 @@ class Fold:
 
 HANDLES = frozenset({
     TicketOpened.TYPE, MessageAdded.TYPE, TicketAssigned.TYPE, PriorityChanged.TYPE,
-    StateChanged.TYPE, SlaBreached.TYPE, FieldValuesChanged.TYPE,
+    StateChanged.TYPE, SlaBreached.TYPE, FieldValuesChanged.TYPE, SlaRetargeted.TYPE,
 })
 
 
@@ -224,8 +252,10 @@ class AnalyticsProjection:
             return
         ids = list({e.stream_id for e in events})
         rows = await conn.fetch(Q["load_tickets"], tenant_id, ids)
+        history = await CalendarHistory.load(conn, tenant_id, events[-1].seq)
+        calendar_of, versions = await _calendars(conn, tenant_id, rows, events, history)
         fold = Fold(
-            calendar=await _calendar(conn, tenant_id),
+            calendar=CALENDAR_24x7, calendar_of=calendar_of, history=history, versions=versions,
             tickets={r["ticket_id"]: TicketRow(**{c: r[c] for c in COLUMNS}) for r in rows},
             daily=defaultdict(lambda: [0, 0, 0, 0]),
             agents=defaultdict(lambda: [0, 0, 0]),
@@ -290,13 +320,79 @@ def _columns(rows: Iterable[tuple[Any, ...]], width: int) -> list[list[Any]]:
     return columns
 
 
-async def _calendar(conn: asyncpg.Connection, tenant_id: TenantId) -> Calendar:
-    """The tenant's business hours as they are now (null or absent: 24x7)."""
-    raw = await conn.fetchval(Q["business_hours"], tenant_id)
+async def _calendars(conn: asyncpg.Connection, tenant_id: TenantId,
+                     rows: Sequence[asyncpg.Record], events: Sequence[Envelope],
+                     history: CalendarHistory,
+                     ) -> tuple[dict[Any, Calendar], dict[tuple[Any, int], Calendar]]:
+    """The calendar each ticket loaded from an earlier batch and still waiting for its
+    first reply counts on, and the calendar versions the batch's clocks name: a clock
+    on an SLA policy names its calendar version (``ClockBasis``); one from before
+    policies runs on the business hours in force when its ticket opened."""
+    keys: set[tuple[Any, int]] = set()
+    for env in events:
+        clocks = getattr(env.event, "clocks", None)
+        if isinstance(env.event, TicketOpened | SlaRetargeted) and clocks:
+            basis = clocks.get(SlaMetric.FIRST_RESPONSE)
+            if basis is not None and basis.basis is not None and basis.basis.calendar_key:
+                keys.add(basis.basis.calendar_key)
+    waiting = [r["ticket_id"] for r in rows if r["first_reply_at"] is None]
+    recorded: dict[Any, Any] = {}
+    opened: dict[Any, int] = {}
+    if waiting:
+        # In seq order: the last basis recorded wins (a retarget after the opening).
+        for r in await conn.fetch(Q["first_reply_bases"], tenant_id, waiting):
+            if r["type"] == TicketOpened.TYPE:
+                opened[r["stream_id"]] = r["seq"]
+            if r["basis"] is not None:
+                recorded[r["stream_id"]] = ClockBasis.model_validate(r["basis"])
+        keys |= {b.calendar_key for b in recorded.values() if b.calendar_key is not None}
+    versions = await sla_reads.calendar_versions(conn, tenant_id, keys)
+    calendar_of: dict[Any, Calendar] = {}
+    for ticket in waiting:
+        basis = recorded.get(ticket)
+        if basis is not None:
+            key = basis.calendar_key
+            calendar_of[ticket] = CALENDAR_24x7 if key is None else versions[key]
+        elif ticket in opened:
+            calendar_of[ticket] = history.at_seq(opened[ticket])
+    return calendar_of, versions
+
+
+@dataclass(frozen=True, slots=True)
+class CalendarHistory:
+    """The tenant's business hours as each ``SettingsChanged`` up to a seq left them:
+    ``(seq, calendar)`` in seq order, calendar time before the first."""
+
+    changes: tuple[tuple[int, Calendar], ...]
+
+    @property
+    def always_continuous(self) -> bool:
+        return all(c.is_continuous for _, c in self.changes)
+
+    def at_seq(self, seq: int) -> Calendar:
+        """The hours in force for an event at ``seq`` (set by a change before it)."""
+        found = CALENDAR_24x7
+        for changed, calendar in self.changes:
+            if changed >= seq:
+                break
+            found = calendar
+        return found
+
+    @classmethod
+    async def load(cls, conn: asyncpg.Connection, tenant_id: TenantId,
+                   through: int) -> CalendarHistory:
+        """Read from the tenant's ``SettingsChanged`` events, which never change."""
+        rows = await conn.fetch(Q["business_hours_history"], tenant_id, through)
+        return cls(tuple((r["seq"], _hours(r["hours"], tenant_id)) for r in rows))
+
+
+def _hours(raw: Any, tenant_id: TenantId) -> Calendar:
+    """Recorded business hours (null: calendar time)."""
     if not raw:
         return CALENDAR_24x7
     try:
         return Calendar.model_validate(raw)
     except ValueError:
-        log.warning("tenant %s has unreadable business_hours; using calendar time", tenant_id)
+        log.warning("tenant %s recorded unreadable business_hours; using calendar time",
+                    tenant_id)
         return CALENDAR_24x7

@@ -201,9 +201,23 @@ SELECT tenant_id, seq FROM tenant_heads
 -- (no arguments) worker-armed
 SELECT id FROM tenants ORDER BY id
 
--- name: business_hours --
--- $1 tenant_id; tenant-armed
-SELECT settings -> 'business_hours' FROM tenant_settings WHERE tenant_id = $1
+-- name: business_hours_history --
+-- $1 tenant_id, $2 through seq; tenant-armed. The business hours each settings change
+-- recorded, in seq order (events_tenant_type_seq): what analytics counts business time
+-- on, so that a later change moves no past figure.
+SELECT seq, data -> 'settings' -> 'business_hours' AS hours
+  FROM events
+ WHERE tenant_id = $1 AND type = 'SettingsChanged' AND seq <= $2
+ ORDER BY seq
+
+-- name: first_reply_bases --
+-- $1 tenant_id, $2 ticket ids: each ticket's opening and retargets, in seq order, with
+-- the policy and calendar its first-reply clock was put on (null: before policies).
+SELECT stream_id, seq, type, data -> 'clocks' -> 'first_response' -> 'basis' AS basis
+  FROM events
+ WHERE tenant_id = $1 AND stream_id = ANY($2::uuid[])
+   AND type IN ('TicketOpened', 'SlaRetargeted')
+ ORDER BY stream_id, seq
 
 -- name: load_tickets --
 -- $1 tenant_id, $2 ticket ids

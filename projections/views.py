@@ -41,7 +41,7 @@ def dumps(value: Any) -> bytes:
 
 
 def _clock(clock: SlaClock) -> dict[str, Any]:
-    return {
+    shown: dict[str, Any] = {
         "target_ms": clock.target_ms,
         "started_at": clock.started_at,
         "due_at": clock.due_at,
@@ -51,6 +51,10 @@ def _clock(clock: SlaClock) -> dict[str, Any]:
         "breached_at": clock.breached_at,
         "warned_at": clock.warned_at,
     }
+    if clock.basis is not None:
+        # Only for clocks on an SLA policy: documents of the others read as before.
+        shown["policy"] = clock.basis.model_dump(mode="json")
+    return shown
 
 
 def ticket_document(t: Ticket) -> dict[str, Any]:

@@ -146,6 +146,20 @@ ACCESS: Mapping[str, frozenset[str]] = {
     "GET /v1/rules/{rule_id}/history": _AUDIT,
     "GET /v1/rules/{rule_id}/as-of": _AUDIT,
     "GET /v1/tickets/{ticket_id}/rules": _STAFF,
+    # Calendars and SLA policies judge every ticket: admins manage them.
+    "GET /v1/calendars": _ADMIN,
+    "POST /v1/calendars": _ADMIN,
+    "GET /v1/calendars/{calendar_id}": _ADMIN,
+    "PATCH /v1/calendars/{calendar_id}": _ADMIN,
+    "GET /v1/calendars/{calendar_id}/history": _AUDIT,
+    "GET /v1/calendars/{calendar_id}/as-of": _AUDIT,
+    "GET /v1/sla-policies": _ADMIN,
+    "POST /v1/sla-policies": _ADMIN,
+    "GET /v1/sla-policies/{policy_id}": _ADMIN,
+    "PATCH /v1/sla-policies/{policy_id}": _ADMIN,
+    "POST /v1/sla-policies/{policy_id}/apply": _ADMIN,
+    "GET /v1/sla-policies/{policy_id}/history": _AUDIT,
+    "GET /v1/sla-policies/{policy_id}/as-of": _AUDIT,
     # Macros: staff make personal ones (admins shared ones) and apply what they see.
     "GET /v1/macros": _STAFF,
     "POST /v1/macros": _STAFF,
@@ -263,11 +277,12 @@ def roles_for(operation: str) -> frozenset[str]:
 WHOLE_LOG = "GET /v1/events"
 """The operation whose roles read every event of the tenant: ``event_types_for``
 gives them every stream in the changes feed and the live feed too."""
-TENANT_STREAMS = frozenset({"tenant", "rule", "macro", "view"})
+TENANT_STREAMS = frozenset({"tenant", "rule", "macro", "view", "calendar", "sla_policy"})
 """Kinds of stream only readers of the whole log (``WHOLE_LOG``) get: the tenant
 stream records API keys, agents, settings and webhooks (a webhook's URL may carry a
 secret), which other roles do not read elsewhere either; rule, macro and view
-streams are configuration (a personal macro or view is its agent's alone)."""
+streams are configuration (a personal macro or view is its agent's alone), and so
+are calendar and SLA policy streams."""
 _NOT_TENANT = frozenset(cls.TYPE for kind, classes in STREAM_KINDS.items()
                         if kind not in TENANT_STREAMS for cls in classes)
 

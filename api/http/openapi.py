@@ -50,6 +50,7 @@ TAGS: dict[str, str] = {
     "portal": "The customer portal: a contact's sign-in and own tickets",
     "widget": "The embeddable widget: anonymous visitors' sessions and tickets",
     "rules": "Rules that act on ticket events and on time, and why one fired or not",
+    "sla": "Calendars and SLA policies: which targets a ticket's clocks run on",
     "macros": "Macros and canned replies, applied to a ticket in one command",
     "views": "Saved views: named filters of the ticket list",
     "meta": "What the API itself publishes: its problem codes",

@@ -239,6 +239,18 @@ PROBLEMS: Mapping[str, ProblemCode] = _codes(
     ProblemCode("too_many_rules", 422, "Too many rules",
                 "The tenant has as many rules as it may (500).",
                 {"errors": ERRORS}),
+    ProblemCode("invalid_calendar", 422, "Invalid calendar",
+                "A calendar's hours are refused: overlapping or inverted shifts, an "
+                "unknown zone, a holiday outside the years 1-9999 (`errors` names the "
+                "part).", {"errors": ERRORS}),
+    ProblemCode("too_many_calendars", 422, "Too many calendars",
+                "The tenant has as many calendars as it may (100).", {"errors": ERRORS}),
+    ProblemCode("invalid_sla_policy", 422, "Invalid SLA policy",
+                "An SLA policy's condition, target or calendar is refused, or the "
+                "policies would have no default (`errors` names the part).",
+                {"errors": ERRORS}),
+    ProblemCode("too_many_sla_policies", 422, "Too many SLA policies",
+                "The tenant has as many SLA policies as it may (200).", {"errors": ERRORS}),
     ProblemCode("invalid_macro", 422, "Invalid macro",
                 "A macro's actions or text are refused (`errors` names the part).",
                 {"errors": ERRORS}),

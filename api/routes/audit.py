@@ -40,21 +40,26 @@ from api.schemas.people import (
     organization_document,
 )
 from api.schemas.rules import RuleOut, rule_document
+from api.schemas.sla_policies import CalendarOut, PolicyOut, calendar_document, policy_document
 from api.schemas.tickets import TicketOut, etag
 from domain.contact import fold_contact
 from domain.errors import DomainError
 from domain.events import (
+    CalendarCreated,
     ContactCreated,
     Event,
     GroupCreated,
     OrganizationCreated,
     RuleCreated,
+    SlaPolicyCreated,
     TicketOpened,
 )
 from domain.group import fold_group
 from domain.mapper import from_stored
 from domain.organization import fold_organization
 from domain.rule import fold_rule
+from domain.sla_calendar import fold_calendar
+from domain.target_policy import fold_policy
 from domain.ticket import fold
 from eventstore.store import EventStore, UnitOfWork
 from eventstore.types import ChainReport, RecordedEvent
@@ -118,6 +123,18 @@ def _rule(events: Iterable[Event]) -> tuple[bytes, int]:
     return dumps(rule_document(rule)), rule.version
 
 
+def _calendar(events: Iterable[Event]) -> tuple[bytes, int]:
+    calendar = fold_calendar(events)
+    assert calendar is not None
+    return dumps(calendar_document(calendar)), calendar.version
+
+
+def _policy(events: Iterable[Event]) -> tuple[bytes, int]:
+    policy = fold_policy(events)
+    assert policy is not None
+    return dumps(policy_document(policy)), policy.version
+
+
 @dataclass(frozen=True, slots=True)
 class _Kind:
     """A kind of stream the audit endpoints show: its name, the type of the event
@@ -139,6 +156,8 @@ KINDS = (
     _Kind("organization", "organizations", OrganizationCreated.TYPE, _organization,
           OrganizationOut),
     _Kind("rule", "rules", RuleCreated.TYPE, _rule, RuleOut),
+    _Kind("calendar", "calendars", CalendarCreated.TYPE, _calendar, CalendarOut),
+    _Kind("policy", "sla-policies", SlaPolicyCreated.TYPE, _policy, PolicyOut),
 )
 
 

@@ -3,9 +3,34 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import JsonValue
+from pydantic import AfterValidator, JsonValue
+
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _storable(value: JsonValue) -> JsonValue:
+    """JSON a request carries into an event: its integers within 64 bits, what the
+    event store's JSON writer (orjson) and Postgres's bigint hold. A larger one is a
+    422 naming the place, not a 500 when the event is written."""
+    stack: list[JsonValue] = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, bool):
+            continue
+        if isinstance(v, int) and not INT64_MIN <= v <= INT64_MAX:
+            raise ValueError("integers must fit in 64 bits")
+        if isinstance(v, list):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+    return value
+
+
+StorableJson = Annotated[JsonValue, AfterValidator(_storable)]
+"""Any JSON value a request may give where the domain checks the meaning (a rule's
+condition or action value), with integers the store can write."""
 
 
 def checked_by_domain(pattern: str) -> dict[str, JsonValue]:

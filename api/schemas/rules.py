@@ -10,7 +10,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
-from api.schemas import patch_fields_given
+from api.schemas import StorableJson, patch_fields_given
 from domain.rule import POSITION_MAX, RULE_NAME_MAX, Rule
 from domain.rule_parts import ACTION_TYPES, ACTIONS_MAX, CONDITIONS_MAX, OPS, Since
 
@@ -23,7 +23,7 @@ class ConditionIn(BaseModel):
     field: str = Field(max_length=200, description="One of " + ", ".join(sorted(OPS))
                        + ", or fields.<key> for a ticket field.")
     op: str = Field(max_length=20)
-    value: JsonValue = None
+    value: StorableJson = None
 
 
 class ActionIn(BaseModel):
@@ -31,7 +31,7 @@ class ActionIn(BaseModel):
 
     type: str = Field(max_length=40, description="One of " + ", ".join(sorted(ACTION_TYPES))
                       + " (send_mail is refused until the service sends mail).")
-    value: JsonValue = None
+    value: StorableJson = None
 
 
 class TimeIn(BaseModel):

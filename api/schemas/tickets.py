@@ -154,6 +154,13 @@ class RequesterOut(BaseModel):
     name: str | None
 
 
+class ClockPolicyOut(BaseModel):
+    policy_id: UUID
+    policy_version: int
+    calendar_id: UUID | None = Field(description="null: calendar time")
+    calendar_version: int | None
+
+
 class ClockOut(BaseModel):
     """One SLA metric: when it is due, whether it is paused, when it was fulfilled or
     breached (a breach latches)."""
@@ -168,6 +175,10 @@ class ClockOut(BaseModel):
     warned_at: datetime | None = Field(
         default=None, description="When the clock passed the tenant's warning share of its "
                                   "target (settings sla_warning_percent); latches.")
+    policy: ClockPolicyOut | None = Field(
+        default=None, description="The SLA policy (and version) the clock started or was "
+                                  "last retargeted under, with its calendar then; absent "
+                                  "while the tenant has no SLA policies.")
 
 
 class SlaOut(BaseModel):

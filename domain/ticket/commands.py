@@ -138,6 +138,17 @@ class CheckSla(BaseModel):
     at: UtcDatetime
 
 
+class RetargetSla(BaseModel):
+    """Move the ticket's open clocks to the policy the tenant's SLA policies match now,
+    if that is ``policy_id`` (``POST /v1/sla-policies/{id}/apply``); otherwise, or if
+    they already run on its current version, nothing."""
+
+    model_config = _FROZEN
+
+    policy_id: uuid.UUID
+    at: UtcDatetime
+
+
 class WarnSla(BaseModel):
     """The warning pass: record ``SlaWarning`` if ``metric``'s clock has used
     ``percent`` of its target by ``at``."""
@@ -160,7 +171,7 @@ class ChangeRequester(BaseModel):
 
 
 Command = (OpenTicket | AddMessage | Assign | ChangePriority | ChangeState | ChangeTags
-           | CheckSla | ChangeFields | ChangeRequester | WarnSla)
+           | CheckSla | ChangeFields | ChangeRequester | WarnSla | RetargetSla)
 
 __all__ = [
     "AddMessage",
@@ -173,5 +184,6 @@ __all__ = [
     "CheckSla",
     "Command",
     "OpenTicket",
+    "RetargetSla",
     "WarnSla",
 ]

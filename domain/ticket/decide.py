@@ -18,6 +18,7 @@ events. Choices worth knowing:
 from __future__ import annotations
 
 from datetime import datetime
+from uuid import UUID
 
 from domain.errors import (
     AlreadyExists,
@@ -37,6 +38,7 @@ from domain.events import (
     PriorityChanged,
     RequesterChanged,
     SlaBreached,
+    SlaRetargeted,
     SlaWarning,
     StateChanged,
     TagsChanged,
@@ -47,12 +49,14 @@ from domain.events import (
 from domain.fields import NO_FIELDS, FieldCatalog, FieldValue, RequiredOn, check_values, require
 from domain.ids import GroupId, TicketId
 from domain.sla import (
+    PolicyChoice,
     SlaClock,
     SlaPolicy,
     breach_due,
     fulfil_clock,
     idle_clock,
     pause_clock,
+    rebase_clock,
     resume_clock,
     retarget_clock,
     solve_resolution,
@@ -70,6 +74,7 @@ from domain.ticket.commands import (
     CheckSla,
     Command,
     OpenTicket,
+    RetargetSla,
     WarnSla,
 )
 from domain.ticket.state import TRANSITIONS, Ticket, evolve
@@ -104,6 +109,11 @@ def decide(command: Command, state: Ticket | None, policy: SlaPolicy,
         return _check_sla(command, state)
     if isinstance(command, WarnSla):
         return _warn_sla(command, state, policy)
+    if isinstance(command, RetargetSla):
+        if state.state is TicketState.CLOSED:
+            return []
+        return _retarget(state, state.priority, state.group_id, policy, command.at, "apply",
+                         only=command.policy_id)
     if isinstance(command, ChangeRequester):
         if command.requester == state.requester:
             return []
@@ -187,11 +197,17 @@ def _open(cmd: OpenTicket, policy: SlaPolicy, catalog: FieldCatalog) -> list[Eve
         values = {k: v for k, v in checked.items() if v is not None}
         require(catalog, values, RequiredOn.OPEN, cmd.actor)
     cal = policy.calendar
-    clocks: Clocks = {
-        FR: start_clock(cal, FR, policy.target_ms(FR, cmd.priority, group), cmd.at),
-        NR: idle_clock(NR, policy.target_ms(NR, cmd.priority, group)),
-        RES: start_clock(cal, RES, policy.target_ms(RES, cmd.priority, group), cmd.at),
-    }
+    clocks: Clocks
+    if policy.matcher is not None:
+        choice = policy.matcher.choose(cmd.priority, group, cmd.source, tags, values)
+        clocks = {FR: _started(choice, FR, cmd.at), NR: _idle(choice, NR),
+                  RES: _started(choice, RES, cmd.at)}
+    else:
+        clocks = {
+            FR: start_clock(cal, FR, policy.target_ms(FR, cmd.priority, group), cmd.at),
+            NR: idle_clock(NR, policy.target_ms(NR, cmd.priority, group)),
+            RES: start_clock(cal, RES, policy.target_ms(RES, cmd.priority, group), cmd.at),
+        }
     opened = TicketOpened(
         ticket_id=cmd.ticket_id,
         message_id=cmd.opening_message_id(),
@@ -221,6 +237,7 @@ def _assign(cmd: Assign, state: Ticket, policy: SlaPolicy) -> list[Event]:
     if group != state.group_id:
         clocks = _retargeted(state, state.priority, group, policy, cmd.at)
         events.append(TicketGroupChanged(group_id=group, clocks=clocks, at=cmd.at))
+        events += _retarget(state, state.priority, group, policy, cmd.at, "group")
     if agent != state.assignee:
         events.append(TicketAssigned(assignee=agent, at=cmd.at))
     # Checked only on a change: removing an agent from a group leaves their tickets as
@@ -232,10 +249,56 @@ def _assign(cmd: Assign, state: Ticket, policy: SlaPolicy) -> list[Event]:
     return events
 
 
+def _started(choice: PolicyChoice, metric: SlaMetric, at: datetime, *,
+             paused: bool = False) -> SlaClock:
+    """A clock started at ``at`` on a policy (not started: the policy does not measure
+    the metric)."""
+    target = choice.targets.get(metric)
+    if target is None:
+        return _idle(choice, metric)
+    clock = start_clock(choice.calendar, metric, target, at, paused=paused)
+    return clock.model_copy(update={"basis": choice.basis})
+
+
+def _idle(choice: PolicyChoice, metric: SlaMetric) -> SlaClock:
+    return idle_clock(metric, choice.targets.get(metric) or 0).model_copy(
+        update={"basis": choice.basis})
+
+
+def _retarget(state: Ticket, priority: Priority, group: GroupId | None, policy: SlaPolicy,
+              at: datetime, reason: str, only: UUID | None = None) -> list[Event]:
+    """Re-match the ticket under ``priority`` in ``group``; its open clocks not on the
+    chosen policy's current version move to it (``SlaRetargeted``, naming both). With
+    ``only``, nothing unless the chosen policy is that one. No policies: nothing (the
+    settings' targets are swapped on the change event itself, ``_retargeted``)."""
+    if policy.matcher is None:
+        return []
+    choice = policy.matcher.choose(priority, group, state.source, state.tags, state.fields)
+    if only is not None and choice.basis.policy_id != only:
+        return []
+    clocks: Clocks = {}
+    before = None
+    for metric, clock in state.clocks.items():
+        if clock.basis == choice.basis or (clock.fulfilled_at is not None and not clock.paused):
+            continue
+        new = rebase_clock(policy.calendar_of(clock), choice.calendar, clock,
+                           choice.targets.get(metric), choice.basis, at)
+        if new != clock:
+            clocks[metric] = new
+            before = before or clock.basis
+    if not clocks:
+        return []
+    return [SlaRetargeted(from_policy=before, to_policy=choice.basis, reason=reason,
+                          clocks=clocks, at=at)]
+
+
 def _retargeted(state: Ticket, priority: Priority, group: GroupId | None, policy: SlaPolicy,
                 at: datetime) -> Clocks:
-    """The clocks whose target changes under ``priority`` in ``group``, retargeted."""
+    """The clocks whose target changes under ``priority`` in ``group``, retargeted (the
+    settings' targets; with policies, ``_retarget`` does it)."""
     clocks: Clocks = {}
+    if policy.matcher is not None:
+        return clocks
     for metric, clock in state.clocks.items():
         new = retarget_clock(policy.calendar, clock, policy.target_ms(metric, priority, group), at)
         if new != clock:
@@ -261,7 +324,14 @@ def _add_message(cmd: AddMessage, state: Ticket, policy: SlaPolicy) -> list[Even
         # next-reply clock runs at a time, so a second unanswered message keeps the first.
         # Each unanswered message after a reply starts a fresh cycle with its own breach
         # latch; earlier breaches stay in the stream as SlaBreached events.
-        if state.clocks[FR].fulfilled_at is not None and not next_reply.active:
+        if (state.clocks[FR].fulfilled_at is not None and not next_reply.active
+                and policy.matcher is not None):
+            # The policy in force now: an edit applies to clocks that start after it.
+            choice = policy.matcher.choose(state.priority, state.group_id, state.source,
+                                           state.tags, state.fields)
+            clocks[NR] = _started(choice, NR, cmd.at,
+                                  paused=state.state in policy.paused_states)
+        elif state.clocks[FR].fulfilled_at is not None and not next_reply.active:
             clocks[NR] = start_clock(
                 policy.calendar,
                 NR,
@@ -291,7 +361,8 @@ def _change_priority(cmd: ChangePriority, state: Ticket, policy: SlaPolicy) -> l
     if cmd.priority is state.priority:
         return []
     clocks = _retargeted(state, cmd.priority, state.group_id, policy, cmd.at)
-    return [PriorityChanged(priority=cmd.priority, clocks=clocks, at=cmd.at)]
+    return [PriorityChanged(priority=cmd.priority, clocks=clocks, at=cmd.at),
+            *_retarget(state, cmd.priority, state.group_id, policy, cmd.at, "priority")]
 
 
 def _state_change(
@@ -312,7 +383,7 @@ def _state_change(
 def _clock_for_state(
     metric: SlaMetric, clock: SlaClock, to: TicketState, at: datetime, policy: SlaPolicy
 ) -> SlaClock:
-    cal = policy.calendar
+    cal = policy.calendar_of(clock)
     if to is TicketState.CLOSED:
         return pause_clock(cal, clock, at)  # closed: every clock stops for good
     if metric is FR:
@@ -361,7 +432,7 @@ def _check_sla(cmd: CheckSla, state: Ticket) -> list[Event]:
 
 def _warn_sla(cmd: WarnSla, state: Ticket, policy: SlaPolicy) -> list[Event]:
     clock = state.clocks.get(cmd.metric)
-    if clock is None or not warn_due(clock, policy.calendar, cmd.at, cmd.percent):
+    if clock is None or not warn_due(clock, policy.calendar_of(clock), cmd.at, cmd.percent):
         return []
     assert clock.due_at is not None
     return [SlaWarning(metric=cmd.metric, share=cmd.percent, due_at=clock.due_at, at=cmd.at)]

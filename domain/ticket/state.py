@@ -22,6 +22,7 @@ from domain.events import (
     PriorityChanged,
     RequesterChanged,
     SlaBreached,
+    SlaRetargeted,
     SlaWarning,
     StateChanged,
     TagsChanged,
@@ -143,6 +144,9 @@ def evolve(state: Ticket | None, event: Event) -> Ticket:
             changes["clocks"] = state.clocks | {event.metric: breach_clock(clock, event.at)}
             # A breach is a scheduler observation, not a change a customer sees.
             del changes["updated_at"]
+        case SlaRetargeted():
+            changes["clocks"] = state.clocks | event.clocks
+            del changes["updated_at"]  # the SLA's bookkeeping, not a change to the ticket
         case SlaWarning():
             clock = state.clocks.get(event.metric)
             if clock is None:

@@ -33,6 +33,9 @@ WRITES = ("post", "put", "patch", "delete")
 HOOK = {"url": "https://example.com/hooks", "secret": "s" * 16, "event_types": ["*"]}
 MACRO = {"name": "Thanks", "shared": True, "text": "Thanks, {{requester.name}}!"}
 RULE = {"name": "Tag it", "actions": [{"type": "add_tags", "value": ["x"]}]}
+CALENDAR = {"name": "Office", "hours": {"timezone": "Europe/Berlin",
+                                        "weekly": {"0": [["09:00", "17:00"]]}}}
+DEFAULT_POLICY = {"name": "Default", "default": True, "targets": {"first_reply_ms": 3_600_000}}
 BODIES: dict[str, Callable[[], Any]] = {
     "POST /v1/tickets": lambda: NEW_TICKET,
     "POST /v1/tickets/{ticket_id}/messages": lambda: {"body": "On it."},
@@ -72,6 +75,13 @@ BODIES: dict[str, Callable[[], Any]] = {
     "POST /v1/rules": lambda: RULE,
     "PATCH /v1/rules/{rule_id}": lambda: {"name": f"r-{uuid.uuid4()}"},
     "POST /v1/macros": lambda: MACRO,
+    "POST /v1/calendars": lambda: CALENDAR,
+    "PATCH /v1/calendars/{calendar_id}": lambda: {"name": f"c-{uuid.uuid4()}"},
+    "POST /v1/sla-policies": lambda: {"name": "Urgent", "targets": {"first_reply_ms": 60_000},
+                                      "conditions": [{"field": "priority", "op": "is",
+                                                      "value": "urgent"}]},
+    "PATCH /v1/sla-policies/{policy_id}": lambda: {"name": f"p-{uuid.uuid4()}"},
+    "POST /v1/sla-policies/{policy_id}/apply": lambda: None,
     "POST /v1/views": lambda: {"name": "Open", "shared": True, "filters": {"state": "open"}},
     "PATCH /v1/macros/{macro_id}": lambda: {"name": f"m-{uuid.uuid4()}"},
     "DELETE /v1/macros/{macro_id}": lambda: None,
@@ -128,6 +138,15 @@ async def _request(http: httpx.AsyncClient, h: dict[str, str], method: str, path
     if "{view_id}" in url:
         view = await http.post("/v1/views", headers=h, json=BODIES["POST /v1/views"]())
         url = url.replace("{view_id}", view.json()["id"])
+    if "sla-policies" in url:  # the tenant's first policy is its default (422 once made)
+        await http.post("/v1/sla-policies", headers=h, json=DEFAULT_POLICY)
+    if "{policy_id}" in url:
+        policy = await http.post("/v1/sla-policies", headers=h,
+                                 json=BODIES["POST /v1/sla-policies"]())
+        url = url.replace("{policy_id}", policy.json()["id"])
+    if "{calendar_id}" in url:
+        calendar = await http.post("/v1/calendars", headers=h, json=CALENDAR)
+        url = url.replace("{calendar_id}", calendar.json()["id"])
     if "{rule_id}" in url:
         rule = await http.post("/v1/rules", headers=h, json=RULE)
         url = url.replace("{rule_id}", rule.json()["id"])

@@ -74,6 +74,11 @@ async def test_bad_input_is_a_422_naming_the_part_and_saves_nothing(http, tenant
          ["conditions", "0", "field"]),
         ({"conditions": [{"field": "fields.seats", "op": "is", "value": "many"}]},
          ["conditions", "0", "value"]),
+        # More than 64 bits: the event could not be written (it was a 500).
+        ({"conditions": [{"field": "fields.seats", "op": "is", "value": 2**70}]},
+         ["conditions", "0", "value"]),
+        ({"actions": [{"type": "set_fields", "value": {"seats": -(2**64)}}]},
+         ["actions", "0", "value"]),
         ({"actions": [{"type": "send_mail", "value": {"to": "requester"}}]},
          ["actions", "0", "type"]),
         ({"actions": [{"type": "set_state", "value": "closed"}]}, ["actions", "0", "value"]),

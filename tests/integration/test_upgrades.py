@@ -26,6 +26,7 @@ from tests.support.desk import ACTOR
 INDEXED = "tickets, contacts and organizations indexed for search"
 CELLS = "analytics summary cells filled from ticket rows"
 VERSIONS = "kept ticket versions rendered as their tickets"
+POLICIES = "SLA policies made from the settings' targets"
 
 
 async def _three_tickets(http: httpx.AsyncClient, h: dict[str, str]) -> dict[str, bytes]:
@@ -55,13 +56,15 @@ async def test_ticket_rows_without_a_document_are_served_then_filled(db, make_te
             # Three tickets of one requester: three tickets and one contact to index.
             assert await upgrade(db.admin_url) == {"ticket documents rendered": 3,
                                                    "tickets linked to contacts": 0,
-                                                   INDEXED: 4, CELLS: 0, VERSIONS: 0}
+                                                   INDEXED: 4, CELLS: 0, VERSIONS: 0,
+                                               POLICIES: 4}
             assert await admin.fetchval("SELECT count(*) FROM tickets WHERE view IS NULL") == 0
             assert dict(await admin.fetch("SELECT kind, count(*) FROM search_documents "
                                           "GROUP BY kind")) == {"ticket": 3, "contact": 1}
             assert await upgrade(db.admin_url) == {"ticket documents rendered": 0,
                                                    "tickets linked to contacts": 0,
-                                                   INDEXED: 0, CELLS: 0, VERSIONS: 0}
+                                                   INDEXED: 0, CELLS: 0, VERSIONS: 0,
+                                               POLICIES: 0}
         finally:
             await admin.close()
         for tid in ids:
@@ -103,7 +106,8 @@ async def test_ticket_documents_without_fields_are_rendered_again(db, make_tenan
             assert b'"fields"' not in (await http.get(f"/v1/tickets/{tid}", headers=h)).content
             assert await upgrade(db.admin_url) == {"ticket documents rendered": 1,
                                                    "tickets linked to contacts": 0,
-                                                   INDEXED: 0, CELLS: 0, VERSIONS: 1}
+                                                   INDEXED: 0, CELLS: 0, VERSIONS: 1,
+                                               POLICIES: 4}
             assert await admin.fetchval(
                 "SELECT v.view::text = t.view::text FROM ticket_versions v JOIN tickets t "
                 "ON t.id = v.id AND t.version = v.version") is True
@@ -148,7 +152,8 @@ async def test_tickets_from_before_contacts_are_linked_by_the_system_once(db, st
         assert {x["id"] for x in unlinked["data"]} == {str(tid) for tid in old}
         assert await upgrade(db.admin_url) == {"ticket documents rendered": 3,
                                                "tickets linked to contacts": 3,
-                                               INDEXED: 0, CELLS: 0, VERSIONS: 0}
+                                               INDEXED: 0, CELLS: 0, VERSIONS: 0,
+                                               POLICIES: 4}
         tickets = [(await http.get(f"/v1/tickets/{tid}", headers=h)).json() for tid in old]
         ann = tickets[0]["requester"]["contact_id"]
         assert ann is not None
@@ -177,7 +182,8 @@ async def test_tickets_from_before_contacts_are_linked_by_the_system_once(db, st
         assert all("contact_id" in orjson.loads(v["view"])["requester"] for v in views)
         assert await upgrade(db.admin_url) == {"ticket documents rendered": 0,
                                                "tickets linked to contacts": 0,
-                                               INDEXED: 0, CELLS: 0, VERSIONS: 0}
+                                               INDEXED: 0, CELLS: 0, VERSIONS: 0,
+                                               POLICIES: 0}
         assert await admin.fetchval("SELECT seq FROM tenant_heads WHERE tenant_id = $1",
                                     t.tenant_id) == head
     finally:

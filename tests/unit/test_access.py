@@ -128,8 +128,9 @@ def test_the_openapi_document_publishes_the_table_on_every_operation() -> None:
 
 def test_the_changes_feed_and_the_live_feed_withhold_the_tenant_stream_by_one_rule() -> None:
     # Roles that read the whole log get every event; others all but the tenant stream's
-    # and the configuration streams' (rules, macros, views).
-    tenant_types = {cls.TYPE for kind in ("tenant", "rule", "macro", "view")
+    # and the configuration streams' (rules, macros, views, calendars, SLA policies).
+    tenant_types = {cls.TYPE for kind in ("tenant", "rule", "macro", "view",
+                                                 "calendar", "sla_policy")
                     for cls in STREAM_KINDS[kind]}
     for role in ACCESS[WHOLE_LOG]:
         assert event_types_for(role) is None, role

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 import pytest
 
+from domain.business_hours import Calendar
 from domain.errors import UnknownEventType, ValidationFailed
 from domain.events import (
     EVENT_TYPES,
@@ -22,6 +23,8 @@ from domain.events import (
     AgentUpdated,
     ApiKeyIssued,
     ApiKeyRevoked,
+    CalendarChanged,
+    CalendarCreated,
     ContactCreated,
     ContactErased,
     ContactMerged,
@@ -37,6 +40,7 @@ from domain.events import (
     MacroDeleted,
     OrganizationCreated,
     OrganizationUpdated,
+    PolicyTargets,
     PortalLinkIssued,
     PortalPasswordSet,
     PortalSessionRevoked,
@@ -47,6 +51,9 @@ from domain.events import (
     RuleChanged,
     RuleCreated,
     SettingsChanged,
+    SlaPolicyChanged,
+    SlaPolicyCreated,
+    SlaRetargeted,
     SlaWarning,
     TicketFieldDefined,
     TicketFieldUpdated,
@@ -61,6 +68,7 @@ from domain.fields import FieldOption, FieldType, RequiredOn
 from domain.ids import AgentId, ApiKeyId, ContactId, GroupId, OrganizationId, TicketId
 from domain.mapper import from_stored, to_stored
 from domain.rule_parts import Action, Condition
+from domain.sla import ClockBasis, SlaClock
 from domain.ticket.commands import Assign, ChangePriority, ChangeTags, CheckSla
 from domain.values import (
     Actor,
@@ -190,8 +198,29 @@ def rule_events() -> list[Event]:
     ]
 
 
+def sla_policy_events() -> list[Event]:
+    hours = Calendar(timezone="Europe/Berlin", weekly={0: [("09:00", "17:00")]},
+                     holidays=[date(2026, 12, 25)])
+    return [
+        CalendarCreated(calendar_id=uuid.UUID(int=31), name="Office", hours=hours, at=AT),
+        CalendarChanged(hours=hours.model_copy(update={"holidays": []}), at=AT),
+        SlaPolicyCreated(policy_id=uuid.UUID(int=32), name="VIP", position=1, default=False,
+                         conditions=(Condition(field="tags", op="contains", value="vip"),),
+                         targets=PolicyTargets(first_reply_ms=60_000, next_reply_ms=120_000),
+                         calendar_id=uuid.UUID(int=31), at=AT),
+        SlaPolicyChanged(set_calendar=True, calendar_id=None, at=AT),
+        SlaRetargeted(from_policy=None, reason="group", at=AT,
+                      to_policy=ClockBasis(policy_id=uuid.UUID(int=32), policy_version=2,
+                                           calendar_id=uuid.UUID(int=31), calendar_version=1),
+                      clocks={SlaMetric.RESOLUTION: SlaClock(
+                          metric=SlaMetric.RESOLUTION, target_ms=60_000, started_at=AT,
+                          due_at=AT, basis=ClockBasis(policy_id=uuid.UUID(int=32),
+                                                      policy_version=2))}),
+    ]
+
+
 ALL_EVENTS = (ticket_history() + tenant_events() + group_events() + field_events()
-              + people_events() + rule_events())
+              + people_events() + rule_events() + sla_policy_events())
 
 
 def only_json_types(value: Any) -> bool:

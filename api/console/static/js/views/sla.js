@@ -76,5 +76,10 @@ export function clockCard(metric, clock) {
                   dataset: {metric}},
     h('h3', null, label(metric)),
     h('p', {class: 'clock-status'}, status),
-    h('p', {class: 'clock-detail'}, detail));
+    h('p', {class: 'clock-detail'}, detail),
+    // The policy behind the clock (its id and version: agents do not read policies).
+    clock.policy ? h('p', {class: 'clock-policy',
+                           title: `SLA policy ${clock.policy.policy_id}`},
+      `SLA policy ${clock.policy.policy_id.slice(0, 8)}, version ${clock.policy.policy_version}`)
+      : null);
 }

@@ -1,0 +1,249 @@
+"""``/v1/calendars`` and ``/v1/sla-policies``: named business hours, and the policies
+that say which targets a ticket's SLA clocks run on (``handlers.sla_policies`` keeps
+their rules).
+
+Admins manage both; their past is in ``/history`` and ``/as-of`` (api/routes/audit.py).
+Commands take ``Idempotency-Key``; a PATCH takes ``If-Match`` (the ETag).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Any
+from uuid import UUID
+
+from fastapi import APIRouter, Query, Request, Response
+
+from api.http import commands
+from api.http.answer_headers import ETAG, LOCATION, sends
+from api.http.commands import parse_if_match
+from api.http.deps import Authorized, ServicesDep
+from api.http.headers import IfMatch
+from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, tenant_list_page
+from api.http.problem_docs import errors
+from api.http.problems import Problem
+from api.http.reply import JsonReply
+from api.http.routing import StrictRoute
+from api.schemas.sla_policies import (
+    CalendarIn,
+    CalendarOut,
+    CalendarPage,
+    CalendarPatch,
+    HoursIn,
+    PolicyAppliedOut,
+    PolicyConditionIn,
+    PolicyIn,
+    PolicyOut,
+    PolicyPage,
+    PolicyPatch,
+    TargetsIn,
+    calendar_document,
+    policy_document,
+)
+from api.schemas.tickets import etag
+from domain.business_hours import Calendar
+from domain.errors import ValidationFailed
+from domain.events import PolicyTargets
+from domain.rule_parts import Condition
+from domain.sla_calendar import ChangeCalendar, CreateCalendar, SlaCalendar, make_hours
+from domain.target_policy import ChangePolicy, CreatePolicy, TargetPolicy
+from eventstore.store import UnitOfWork
+from handlers import sla_policies as handlers
+from handlers.errors import Invalid
+from handlers.sla_apply import apply_policy
+from projections import sla_policies as read_model
+
+router = APIRouter(tags=["sla"], route_class=StrictRoute)
+Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT)]
+Cursor = Annotated[str | None, Query(max_length=1000)]
+
+
+def _hours(given: HoursIn) -> Calendar:
+    try:
+        return make_hours(given.timezone, given.weekly, given.holidays)
+    except ValidationFailed as exc:
+        raise Invalid("invalid_calendar", f"{exc.field}: {exc.message}", field=exc.field,
+                      reason=exc.message) from exc
+
+
+def _calendar_reply(calendar: SlaCalendar, status: int = 200) -> JsonReply:
+    headers = {"ETag": etag(calendar.version)}
+    if status == 201:
+        headers["Location"] = f"/v1/calendars/{calendar.id}"
+    return JsonReply(status, calendar_document(calendar), headers)
+
+
+def _policy_reply(policy: TargetPolicy, status: int = 200) -> JsonReply:
+    headers = {"ETag": etag(policy.version)}
+    if status == 201:
+        headers["Location"] = f"/v1/sla-policies/{policy.id}"
+    return JsonReply(status, policy_document(policy), headers)
+
+
+def _conditions(given: list[PolicyConditionIn]) -> tuple[Condition, ...]:
+    return tuple(Condition(field=c.field, op=c.op, value=c.value) for c in given)
+
+
+def _targets(given: TargetsIn) -> PolicyTargets:
+    return PolicyTargets(**given.model_dump())
+
+
+# --- calendars ---------------------------------------------------------------------------
+
+
+@router.get("/v1/calendars", response_model=CalendarPage, responses=errors(),
+            summary="List the calendars")
+async def list_calendars(principal: Authorized, services: ServicesDep,
+                         limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None) -> Response:
+    """Oldest first; pass ``next_cursor`` back as ``cursor``."""
+
+    async def read(s: UnitOfWork, after: Any, n: int) -> list[dict[str, Any]]:
+        return [calendar_document(c)
+                for c in await read_model.list_calendars(s.conn, s.tenant_id, after, n)]
+
+    page, nxt = await tenant_list_page(services.cursors, services.store, principal.tenant_id,
+                                       "calendars", read, limit, cursor)
+    return JsonReply(200, {"data": page, "next_cursor": nxt}).response()
+
+
+@router.post("/v1/calendars", response_model=CalendarOut, status_code=201,
+             summary="Create a calendar",
+             responses=errors(413, 415) | sends(201, required=(ETAG, LOCATION)))
+async def create_calendar(body: CalendarIn, request: Request, principal: Authorized,
+                          services: ServicesDep) -> Response:
+    """Overlapping or inverted shifts, an unknown zone or a holiday outside the years
+    1-9999 are a 422 naming the part."""
+
+    async def work(uow: UnitOfWork) -> JsonReply:
+        command = CreateCalendar(calendar_id=uuid.uuid4(), name=body.name,
+                                 hours=_hours(body.hours), at=services.clock.now())
+        return _calendar_reply(await handlers.create_calendar(uow, command), 201)
+
+    return await commands.run(request, services, principal, body.model_dump(mode="json"),
+                              work)
+
+
+@router.get("/v1/calendars/{calendar_id}", response_model=CalendarOut,
+            responses=errors(404) | sends(200, required=(ETAG,)),
+            summary="One calendar; `ETag`")
+async def get_calendar(calendar_id: UUID, principal: Authorized,
+                       services: ServicesDep) -> Response:
+    async with services.store.session(principal.tenant_id, readonly=True) as s:
+        calendar = await handlers.get_calendar(s, calendar_id)
+    if calendar is None:
+        raise Problem(404, "not_found", f"no calendar {calendar_id}")
+    return _calendar_reply(calendar).response()
+
+
+@router.patch("/v1/calendars/{calendar_id}", response_model=CalendarOut,
+              responses=errors(404, 412, 413, 415) | sends(200, required=(ETAG,)),
+              summary="Rename a calendar or change its hours")
+async def patch_calendar(calendar_id: UUID, body: CalendarPatch, request: Request,
+                         principal: Authorized, services: ServicesDep,
+                         if_match: IfMatch = None) -> Response:
+    """New hours are a new version: clocks that start from now on run on it, those
+    running keep the version they started on, so no verdict moves."""
+    given = body.model_dump(mode="json", exclude_unset=True)
+    expected = parse_if_match(if_match)
+
+    async def work(uow: UnitOfWork) -> JsonReply:
+        command = ChangeCalendar(name=body.name,
+                                 hours=None if body.hours is None else _hours(body.hours),
+                                 at=services.clock.now())
+        return _calendar_reply(await handlers.change_calendar(
+            uow, calendar_id, command, expected_version=expected))
+
+    return await commands.run(request, services, principal, given, work,
+                              expected_version=expected)
+
+
+# --- policies ----------------------------------------------------------------------------
+
+
+@router.get("/v1/sla-policies", response_model=PolicyPage, responses=errors(),
+            summary="List the SLA policies")
+async def list_policies(principal: Authorized, services: ServicesDep,
+                        limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None) -> Response:
+    """Oldest first (each says its ``position``; they are tried by position, then
+    oldest first, the default last)."""
+
+    async def read(s: UnitOfWork, after: Any, n: int) -> list[dict[str, Any]]:
+        return [policy_document(p)
+                for p in await read_model.list_policies(s.conn, s.tenant_id, after, n)]
+
+    page, nxt = await tenant_list_page(services.cursors, services.store, principal.tenant_id,
+                                       "sla_policies", read, limit, cursor)
+    return JsonReply(200, {"data": page, "next_cursor": nxt}).response()
+
+
+@router.post("/v1/sla-policies", response_model=PolicyOut, status_code=201,
+             summary="Create an SLA policy",
+             responses=errors(413, 415) | sends(201, required=(ETAG, LOCATION)))
+async def create_policy(body: PolicyIn, request: Request, principal: Authorized,
+                        services: ServicesDep) -> Response:
+    """The tenant's first policy is its default (``default: true``, no conditions). A
+    condition on an unknown field or with a value of the wrong type, a target over 366
+    days, or a next-reply target without a first-reply one is a 422 naming the part."""
+    command = CreatePolicy(policy_id=uuid.uuid4(), name=body.name, position=body.position,
+                           default=body.default, conditions=_conditions(body.conditions),
+                           targets=_targets(body.targets), calendar_id=body.calendar_id,
+                           at=services.clock.now())
+
+    async def work(uow: UnitOfWork) -> JsonReply:
+        return _policy_reply(await handlers.create_policy(uow, command), 201)
+
+    return await commands.run(request, services, principal, body.model_dump(mode="json"),
+                              work)
+
+
+@router.get("/v1/sla-policies/{policy_id}", response_model=PolicyOut,
+            responses=errors(404) | sends(200, required=(ETAG,)),
+            summary="One SLA policy; `ETag`")
+async def get_policy(policy_id: UUID, principal: Authorized, services: ServicesDep) -> Response:
+    async with services.store.session(principal.tenant_id, readonly=True) as s:
+        policy = await handlers.get_policy(s, policy_id)
+    if policy is None:
+        raise Problem(404, "not_found", f"no SLA policy {policy_id}")
+    return _policy_reply(policy).response()
+
+
+@router.patch("/v1/sla-policies/{policy_id}", response_model=PolicyOut,
+              responses=errors(404, 412, 413, 415) | sends(200, required=(ETAG,)),
+              summary="Change an SLA policy (clocks that start after it follow it)")
+async def patch_policy(policy_id: UUID, body: PolicyPatch, request: Request,
+                       principal: Authorized, services: ServicesDep,
+                       if_match: IfMatch = None) -> Response:
+    given = body.model_dump(mode="json", exclude_unset=True)
+    expected = parse_if_match(if_match)
+    command = ChangePolicy(
+        name=body.name, position=body.position,
+        conditions=None if body.conditions is None else _conditions(body.conditions),
+        targets=None if body.targets is None else _targets(body.targets),
+        set_calendar="calendar_id" in body.model_fields_set, calendar_id=body.calendar_id,
+        at=services.clock.now())
+
+    async def work(uow: UnitOfWork) -> JsonReply:
+        return _policy_reply(await handlers.change_policy(uow, policy_id, command,
+                                                          expected_version=expected))
+
+    return await commands.run(request, services, principal, given, work,
+                              expected_version=expected)
+
+
+@router.post("/v1/sla-policies/{policy_id}/apply", response_model=PolicyAppliedOut,
+             responses=errors(404, 413, 415),
+             summary="Retarget the running clocks of the tickets the policy matches, now")
+async def apply(policy_id: UUID, request: Request, principal: Authorized,
+                services: ServicesDep) -> Response:
+    """Each open ticket the tenant's policies match to this one has its open clocks
+    moved to the policy's current version, elapsed business time kept, with an
+    ``SlaRetargeted`` event naming the policy before and after."""
+    at = services.clock.now()
+
+    async def work(uow: UnitOfWork) -> JsonReply:
+        applied = await apply_policy(uow, policy_id, at)
+        return JsonReply(200, {"policy_id": str(policy_id),
+                               "policy_version": applied.version,
+                               "tickets": applied.tickets})
+
+    return await commands.run(request, services, principal, {}, work)

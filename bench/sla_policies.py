@@ -1,0 +1,129 @@
+"""What SLA policies cost a ticket's opening: creates with 50 policies, the one that
+matches tried last, against creates with one policy.
+
+    python -m bench.sla_policies [--seconds 8] [--rounds 3]
+
+One run starts a Postgres of its own (bench/common.py ``private_server``) and serves
+``helpdesk serve --workers 1``. Two tenants of one database: one with only a default
+policy; one with 49 policies whose conditions never hold (``tags contains never-<n>``),
+then one that holds for every ticket (``channel is api``, tried last of the 50 by
+position), then the default. Both on one calendar (Mon-Fri 09:00-17:00 Europe/Berlin),
+so every opening counts business time. wrk (pinned as bench/http.py pins it, 16
+connections) loads ``POST /v1/tickets`` on each tenant in alternating rounds; the ratio
+is the medians'. Target: >= 0.9.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+from typing import Any
+
+import httpx
+
+from bench.common import private_server, report
+from bench.http import CONNECTIONS, Wrk, lua, serving
+
+POLICIES = 50
+HOURS = {"timezone": "Europe/Berlin",
+         "weekly": {str(d): [["09:00", "17:00"]] for d in range(5)}}
+TARGETS = {"first_reply_ms": 3_600_000, "next_reply_ms": 1_800_000,
+           "resolution_ms": 28_800_000}
+TICKET = ('{"subject": "bench", "body": "b", "source": "api", '
+          '"requester": {"email": "b@example.com"}}')
+
+
+async def _tenant(admin_url: str, name: str) -> Any:
+    from handlers.tenants import create_tenant_as_operator
+    return await create_tenant_as_operator(admin_url, name)
+
+
+async def _post(http: httpx.AsyncClient, key: str, path: str, body: dict[str, Any]) -> Any:
+    r = await http.post(path, headers={"Authorization": f"Bearer {key}"}, json=body)
+    if r.status_code != 201:
+        raise SystemExit(f"{path} refused: {r.text}")
+    return r.json()
+
+
+async def _policies(http: httpx.AsyncClient, key: str, many: bool) -> None:
+    calendar = await _post(http, key, "/v1/calendars", {"name": "Office", "hours": HOURS})
+    base = {"targets": TARGETS, "calendar_id": calendar["id"]}
+    await _post(http, key, "/v1/sla-policies", {**base, "name": "Default", "default": True})
+    if not many:
+        return
+    for i in range(POLICIES - 1):
+        await _post(http, key, "/v1/sla-policies", {**base, "name": f"never {i}", "position": i,
+                    "conditions": [{"field": "tags", "op": "contains", "value": f"never-{i}"}]})
+    await _post(http, key, "/v1/sla-policies", {**base, "name": "API", "position": POLICIES,
+                "conditions": [{"field": "channel", "op": "is", "value": "api"}]})
+
+
+async def throughput(url: str, admin_url: str, seconds: float, rounds: int) -> None:
+    one, many = await _tenant(admin_url, "one policy"), await _tenant(admin_url, "50 policies")
+    async with httpx.AsyncClient(base_url=url, timeout=30) as http:
+        await _policies(http, one.admin_key.secret, many=False)
+        await _policies(http, many.admin_key.secret, many=True)
+    scripts = {name: lua([("POST", "/v1/tickets", TICKET)], [tenant.admin_key.secret])
+               for name, tenant in (("1 policy", one), ("50 policies", many))}
+    wrk = Wrk()
+    rates: dict[str, list[float]] = {name: [] for name in scripts}
+    p99s: dict[str, list[float]] = {name: [] for name in scripts}
+    bad = dict.fromkeys(scripts, 0)
+    for round_ in range(rounds):
+        order = list(scripts) if round_ % 2 == 0 else list(reversed(scripts))
+        for name in order:
+            load = wrk.run(url + "/", seconds, scripts[name], CONNECTIONS)
+            # Not fatal: on a loaded 2-core machine a few openings can time out waiting
+            # for a pooled connection (503); they are counted and reported.
+            bad[name] += load.bad
+            rates[name].append(load.rps)
+            p99s[name].append(load.p99_ms)
+            print(f"round {round_ + 1} {name}: {load.rps:.0f} req/s, p99 {load.p99_ms:.1f} ms, "
+                  f"{load.bad} bad", flush=True)
+    base, many_rate = statistics.median(rates["1 policy"]), statistics.median(rates["50 policies"])
+    report("SLA policies: ticket creates", [
+        {"figure": "POST /v1/tickets, 50 policies matching last vs 1 (req/s)",
+         "value": round(many_rate), "baseline": round(base),
+         "ratio": round(many_rate / base, 2), "target": ">= 0.9"},
+        {"figure": "p99 ms, 50 policies vs 1",
+         "value": round(statistics.median(p99s["50 policies"]), 1),
+         "baseline": round(statistics.median(p99s["1 policy"]), 1), "ratio": "", "target": ""},
+        {"figure": "bad answers (non-2xx, socket errors)", "value": bad["50 policies"],
+         "baseline": bad["1 policy"], "ratio": "", "target": "0"},
+    ])
+
+
+async def run(seconds: float, rounds: int) -> None:
+    from tests.support.pg import Databases
+
+    with private_server(max_connections="300", shared_buffers="256MB") as server:
+        dbs = Databases(server)
+        await dbs.create_template()
+        db = await dbs.clone()
+        try:
+            env = {"DATABASE_URL": db.runtime_url, "LOG_LEVEL": "warning",
+                   "DB_POOL_MAX": str(CONNECTIONS + 8)}
+            with serving(["-m", "api.cli.main", "serve", "--workers", "1"], env) as served:
+                await served.ready()
+                await throughput(served.url, db.admin_url, seconds, rounds)
+        finally:
+            await dbs.drop(db.name)
+            await dbs.drop(dbs.template)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seconds", type=float, default=8.0)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    asyncio.run(run(args.seconds, args.rounds))
+
+
+if __name__ == "__main__":
+    if not __package__:
+        sys.exit("run as a module from the repository root: python -m bench.sla_policies")
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    main()

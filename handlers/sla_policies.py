@@ -1,0 +1,226 @@
+"""Calendars and SLA policies: creating and changing them.
+
+Each calendar and each policy is an aggregate with its own stream; their rows are
+written in the same transaction as their events (``projections.sla_policies``). The
+aggregates keep their own rules (``domain.sla_calendar``, ``domain.target_policy``);
+here are those that need the tenant's rows:
+
+* a policy's calendar is a calendar of the tenant;
+* a condition on a ticket field names a field the tenant defined, with a value of its
+  type; one on a group or an organization names one of the tenant's;
+* the tenant's policies, once it has any, keep exactly one default (so the first
+  policy made is the default), and there are at most ``POLICIES_MAX`` of them.
+
+Every refusal is a 422 naming the part (``targets.next_reply_ms``), and nothing is saved.
+"""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+import asyncpg
+
+from domain.errors import ValidationFailed
+from domain.events import Event
+from domain.ids import TenantId
+from domain.mapper import to_stored
+from domain.sla import SlaPolicy
+from domain.sla_calendar import (
+    CALENDARS_MAX,
+    ChangeCalendar,
+    CreateCalendar,
+    SlaCalendar,
+    decide_calendar,
+    evolve_calendar,
+)
+from domain.target_policy import (
+    POLICIES_MAX,
+    ChangePolicy,
+    CreatePolicy,
+    TargetPolicy,
+    check_policy_set,
+    decide_policy,
+    evolve_policy,
+    policy_matcher,
+)
+from eventstore.store import UnitOfWork
+from eventstore.types import NewEvent
+from handlers.errors import Invalid, Missing, VersionMismatch
+from handlers.rules import check_field_conditions
+from handlers.ticket_state import CommandState
+from projections import sla_policies as read_model
+from projections.fields import load_catalog
+from projections.groups import load_group
+from projections.people import load_contact, load_organization
+
+
+def _invalid(code: str, exc: ValidationFailed) -> Invalid:
+    field = exc.field
+    return Invalid(code, f"{field}: {exc.message}" if field else exc.message,
+                   field=field, reason=exc.message)
+
+
+async def _append(uow: UnitOfWork, stream: UUID, version: int, events: list[Event]) -> None:
+    stored = [to_stored(e) for e in events]
+    await uow.append(stream, version, [NewEvent(t, d, v) for t, v, d in stored])
+
+
+# --- calendars ---------------------------------------------------------------------------
+
+
+def _decide_calendar(command: CreateCalendar | ChangeCalendar,
+                     state: SlaCalendar | None) -> list[Event]:
+    try:
+        return decide_calendar(command, state)
+    except ValidationFailed as exc:
+        raise _invalid("invalid_calendar", exc) from exc
+
+
+async def create_calendar(uow: UnitOfWork, command: CreateCalendar) -> SlaCalendar:
+    """Create a calendar; 422 ``too_many_calendars`` past ``CALENDARS_MAX``."""
+    events = _decide_calendar(command, None)
+    await read_model.lock_policies(uow.conn, uow.tenant_id)
+    if await read_model.count_calendars(uow.conn, uow.tenant_id) >= CALENDARS_MAX:
+        raise Invalid("too_many_calendars", f"a tenant has at most {CALENDARS_MAX} calendars")
+    calendar = evolve_calendar(None, events[0])
+    await read_model.put_calendar(uow.write, uow.tenant_id, calendar)
+    await _append(uow, calendar.id, 0, events)
+    return calendar
+
+
+async def change_calendar(uow: UnitOfWork, calendar_id: UUID, command: ChangeCalendar, *,
+                          expected_version: int | None = None) -> SlaCalendar:
+    """Change a calendar's name or hours: a new version, which clocks that start from
+    now on run on; clocks already running keep the version they started on."""
+    state = await read_model.load_calendar(uow.conn, uow.tenant_id, calendar_id,
+                                           for_update=True)
+    if state is None:
+        raise Missing("not_found", f"no calendar {calendar_id}")
+    if expected_version is not None and expected_version != state.version:
+        raise VersionMismatch(f"the calendar is at version {state.version}", state.version)
+    events = _decide_calendar(command, state)
+    if not events:
+        return state
+    after = state
+    for event in events:
+        after = evolve_calendar(after, event)
+    await read_model.put_calendar(uow.write, uow.tenant_id, after)
+    await _append(uow, calendar_id, state.version, events)
+    return after
+
+
+async def get_calendar(uow: UnitOfWork, calendar_id: UUID) -> SlaCalendar | None:
+    return await read_model.load_calendar(uow.conn, uow.tenant_id, calendar_id)
+
+
+# --- policies ----------------------------------------------------------------------------
+
+
+def _decide_policy(command: CreatePolicy | ChangePolicy,
+                   state: TargetPolicy | None) -> list[Event]:
+    try:
+        return decide_policy(command, state)
+    except ValidationFailed as exc:
+        raise _invalid("invalid_sla_policy", exc) from exc
+
+
+async def _check_in_tenant(uow: UnitOfWork, policy: TargetPolicy) -> None:
+    conn, tenant = uow.conn, uow.tenant_id
+    if policy.calendar_id is not None and await read_model.load_calendar(
+            conn, tenant, policy.calendar_id) is None:
+        raise Invalid("invalid_sla_policy", f"calendar_id: no calendar {policy.calendar_id}",
+                      field="calendar_id")
+    try:
+        check_field_conditions(policy.conditions, await load_catalog(conn, tenant))
+    except Invalid as exc:
+        raise Invalid("invalid_sla_policy", str(exc), field=exc.field,
+                      reason=exc.reason) from exc
+    for i, c in enumerate(policy.conditions):
+        at = f"conditions.{i}.value"
+        if c.field == "group_id" and c.value is not None and await load_group(
+                conn, tenant, UUID(c.value)) is None:
+            raise Invalid("invalid_sla_policy", f"{at}: no group {c.value}", field=at)
+        if c.field == "organization_id" and c.value is not None and await load_organization(
+                conn, tenant, UUID(c.value)) is None:
+            raise Invalid("invalid_sla_policy", f"{at}: no organization {c.value}", field=at)
+
+
+async def _check_set(uow: UnitOfWork, policy: TargetPolicy) -> None:
+    others = [p for p in await read_model.all_policies(uow.conn, uow.tenant_id)
+              if p.id != policy.id]
+    if len(others) >= POLICIES_MAX:
+        raise Invalid("too_many_sla_policies", f"a tenant has at most {POLICIES_MAX} policies")
+    try:
+        check_policy_set([*others, policy])
+    except ValidationFailed as exc:
+        raise _invalid("invalid_sla_policy", exc) from exc
+
+
+async def create_policy(uow: UnitOfWork, command: CreatePolicy) -> TargetPolicy:
+    """Create a policy; the tenant's first is its default, and the only default."""
+    events = _decide_policy(command, None)
+    policy = evolve_policy(None, events[0])
+    await read_model.lock_policies(uow.conn, uow.tenant_id)
+    await _check_in_tenant(uow, policy)
+    await _check_set(uow, policy)
+    await read_model.put_policy(uow.write, uow.tenant_id, policy)
+    await _append(uow, policy.id, 0, events)
+    return policy
+
+
+async def change_policy(uow: UnitOfWork, policy_id: UUID, command: ChangePolicy, *,
+                        expected_version: int | None = None) -> TargetPolicy:
+    """Change a policy's parts: clocks that start from now on follow the new version;
+    those running keep theirs until retargeted (``apply``, or a ticket's change)."""
+    await read_model.lock_policies(uow.conn, uow.tenant_id)
+    state = await read_model.load_policy(uow.conn, uow.tenant_id, policy_id, for_update=True)
+    if state is None:
+        raise Missing("not_found", f"no SLA policy {policy_id}")
+    if expected_version is not None and expected_version != state.version:
+        raise VersionMismatch(f"the policy is at version {state.version}", state.version)
+    events = _decide_policy(command, state)
+    if not events:
+        return state
+    after = state
+    for event in events:
+        after = evolve_policy(after, event)
+    await _check_in_tenant(uow, after)
+    await read_model.put_policy(uow.write, uow.tenant_id, after)
+    await _append(uow, policy_id, state.version, events)
+    return after
+
+
+async def get_policy(uow: UnitOfWork, policy_id: UUID) -> TargetPolicy | None:
+    return await read_model.load_policy(uow.conn, uow.tenant_id, policy_id)
+
+
+# --- what a ticket command decides with -----------------------------------------------
+
+
+async def sla_policy_for(conn: asyncpg.Connection, tenant: TenantId, settings: SlaPolicy,
+                         loaded: CommandState, contact_id: UUID | None) -> SlaPolicy:
+    """The SLA view a command decides with: the settings' alone while the tenant has no
+    policies; else its policies (read with the ticket, ``load_for_command``) in order,
+    with their calendars as they are now and the calendar versions the ticket's clocks
+    run on (so pausing or retargeting a clock counts on the calendar it ran on), and
+    the requester's organization when a policy asks for it."""
+    if not loaded.policies:
+        return settings
+    current = loaded.calendars
+    ticket = loaded.ticket
+    recorded = {c.basis.calendar_key for c in (ticket.clocks.values() if ticket else ())
+                if c.basis is not None}
+    missing = {k for k in recorded if k is not None and (k[0] not in current
+                                                         or current[k[0]][0] != k[1])}
+    versions = await read_model.calendar_versions(conn, tenant, missing)
+    organization = None
+    if contact_id is not None and any(c.field == "organization_id"
+                                      for p in loaded.policies for c in p.conditions):
+        contact = await load_contact(conn, tenant, contact_id)
+        organization = None if contact is None else contact.organization_id
+    return settings.model_copy(update={"matcher": policy_matcher(
+        loaded.policies, current, versions, organization)})
+
+
+__all__ = ["change_calendar", "change_policy", "create_calendar", "create_policy",
+           "get_calendar", "get_policy", "sla_policy_for"]

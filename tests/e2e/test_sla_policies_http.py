@@ -1,0 +1,134 @@
+"""Calendars and SLA policies over HTTP: create, change, history and as-of; each kind of
+bad input is a 422 naming the part with nothing saved; a set of policies keeps its one
+default; admins only; one tenant's calendars and policies are not another's (the app
+runs as the runtime role, under row-level security)."""
+
+from __future__ import annotations
+
+from tests.e2e.conftest import Owner, auth
+
+HOURS = {"timezone": "Europe/Berlin", "weekly": {str(d): [["09:00", "17:00"]] for d in range(5)},
+         "holidays": ["2026-12-25"]}
+DEFAULT = {"name": "Default", "default": True,
+           "targets": {"first_reply_ms": 3_600_000, "next_reply_ms": 7_200_000,
+                       "resolution_ms": 86_400_000}}
+
+
+def _loc(r) -> list[str]:
+    assert r.status_code == 422, r.text
+    return r.json()["errors"][0]["loc"]
+
+
+async def test_calendars_refuse_bad_hours_and_keep_their_versions(http, tenant, owner: Owner):
+    admin = auth(tenant.admin_key)
+    for hours, code, where in (
+        ({**HOURS, "weekly": {"0": [["09:00", "13:00"], ["12:00", "17:00"]]}},
+         "invalid_calendar", ["hours", "weekly", "0", "1"]),
+        ({**HOURS, "weekly": {"2": [["17:00", "09:00"]]}},
+         "invalid_calendar", ["hours", "weekly", "2", "0"]),
+        ({**HOURS, "holidays": ["2026-01-01", "10000-01-01"]},
+         "invalid_calendar", ["hours", "holidays", "1"]),
+        ({**HOURS, "holidays": ["0000-12-25"]}, "invalid_calendar", ["hours", "holidays", "0"]),
+        ({**HOURS, "holidays": ["2026-02-30"]}, "invalid_calendar", ["hours", "holidays", "0"]),
+        ({**HOURS, "timezone": "Mars/Olympus"}, "invalid_calendar", ["hours", "timezone"]),
+        ({**HOURS, "weekly": {"7": [["09:00", "17:00"]]}}, "invalid_calendar",
+         ["hours", "weekly", "7"]),
+    ):
+        r = await http.post("/v1/calendars", json={"name": "Office", "hours": hours},
+                            headers=admin)
+        assert _loc(r) == ["body", *where], (hours, r.text)
+        assert r.json()["code"] == code
+    assert (await http.get("/v1/calendars", headers=admin)).json()["data"] == []
+
+    made = await http.post("/v1/calendars", json={"name": "Office", "hours": HOURS},
+                           headers=admin)
+    assert made.status_code == 201, made.text
+    calendar = made.json()
+    assert made.headers["Location"] == f"/v1/calendars/{calendar['id']}"
+    assert calendar["hours"]["holidays"] == ["2026-12-25"] and calendar["version"] == 1
+    later = {**HOURS, "weekly": {"0": [["08:00", "12:00"], ["13:00", "18:00"]]}}
+    changed = await http.patch(f"/v1/calendars/{calendar['id']}", json={"hours": later},
+                               headers=auth(tenant.admin_key, **{"If-Match": '"1"'}))
+    assert changed.status_code == 200 and changed.headers["ETag"] == '"2"', changed.text
+    history = await http.get(f"/v1/calendars/{calendar['id']}/history", headers=admin)
+    assert [e["type"] for e in history.json()["data"]] == ["CalendarCreated",
+                                                          "CalendarChanged"]
+    past = await http.get(f"/v1/calendars/{calendar['id']}/as-of?version=1", headers=admin)
+    assert past.json() == calendar
+
+    agent = await owner.key(tenant.tenant_id, "agent",
+                            agent_id=await owner.agent(tenant.tenant_id))
+    assert (await http.get("/v1/calendars", headers=auth(agent))).status_code == 403
+
+
+async def test_policies_keep_one_default_and_refuse_what_cannot_work(http, tenant,
+                                                                       make_tenant):
+    admin = auth(tenant.admin_key)
+    urgent = {"name": "Urgent", "conditions": [{"field": "priority", "op": "is",
+                                                "value": "urgent"}],
+              "targets": {"first_reply_ms": 600_000}}
+    first = await http.post("/v1/sla-policies", json=urgent, headers=admin)
+    assert first.json()["code"] == "invalid_sla_policy" and _loc(first) == ["body", "default"]
+    conditioned_default = {**DEFAULT, "conditions": urgent["conditions"]}
+    assert _loc(await http.post("/v1/sla-policies", json=conditioned_default,
+                                headers=admin)) == ["body", "conditions"]
+    made = await http.post("/v1/sla-policies", json=DEFAULT, headers=admin)
+    assert made.status_code == 201, made.text
+    default = made.json()
+    assert default["calendar_id"] is None and default["targets"]["periodic_update_ms"] is None
+    assert _loc(await http.post("/v1/sla-policies", json=DEFAULT, headers=admin)) == [
+        "body", "default"]
+
+    field = await http.post("/v1/ticket-fields", json={"key": "seats", "title": "Seats",
+                                                       "type": "number"}, headers=admin)
+    assert field.status_code == 201, field.text
+    for body, where in (
+        ({"conditions": [{"field": "colour", "op": "is", "value": "red"}]},
+         ["conditions", "0", "field"]),
+        ({"conditions": [{"field": "fields.colour", "op": "is", "value": "red"}]},
+         ["conditions", "0", "field"]),
+        ({"conditions": [{"field": "fields.seats", "op": "is", "value": "many"}]},
+         ["conditions", "0", "value"]),
+        ({"conditions": [{"field": "state", "op": "is", "value": "open"}]},
+         ["conditions", "0", "field"]),
+        ({"conditions": [{"field": "priority", "op": "is", "value": "asap"}]},
+         ["conditions", "0", "value"]),
+        ({"conditions": [{"field": "group_id", "op": "is",
+                          "value": "00000000-0000-4000-8000-000000000000"}]},
+         ["conditions", "0", "value"]),
+        ({"targets": {"first_reply_ms": 367 * 86_400_000}}, ["targets", "first_reply_ms"]),
+        ({"targets": {"next_reply_ms": 60_000}}, ["targets", "next_reply_ms"]),
+        ({"calendar_id": "00000000-0000-4000-8000-000000000000"}, ["calendar_id"]),
+    ):
+        r = await http.post("/v1/sla-policies", json={**urgent, **body}, headers=admin)
+        assert _loc(r) == ["body", *where], (body, r.text)
+    assert len((await http.get("/v1/sla-policies", headers=admin)).json()["data"]) == 1
+
+    calendar = (await http.post("/v1/calendars", json={"name": "Office", "hours": HOURS},
+                                headers=admin)).json()
+    vip = await http.post("/v1/sla-policies", headers=admin, json={
+        **urgent, "calendar_id": calendar["id"],
+        "conditions": [*urgent["conditions"],
+                       {"field": "fields.seats", "op": "is", "value": 50},
+                       {"field": "tags", "op": "contains", "value": "VIP"}]})
+    assert vip.status_code == 201, vip.text
+    policy = vip.json()
+    assert policy["conditions"][2]["value"] == "vip"
+    patched = await http.patch(f"/v1/sla-policies/{policy['id']}", json={"calendar_id": None},
+                               headers=admin)
+    assert patched.status_code == 200 and patched.json()["calendar_id"] is None, patched.text
+    as_of = await http.get(f"/v1/sla-policies/{policy['id']}/as-of?version=1", headers=admin)
+    assert as_of.json()["calendar_id"] == calendar["id"]
+
+    other = await make_tenant("Globex")
+    theirs = auth(other.admin_key)
+    assert (await http.get("/v1/sla-policies", headers=theirs)).json()["data"] == []
+    assert (await http.get("/v1/calendars", headers=theirs)).json()["data"] == []
+    assert (await http.get(f"/v1/sla-policies/{policy['id']}",
+                           headers=theirs)).status_code == 404
+    assert (await http.get(f"/v1/calendars/{calendar['id']}/history",
+                           headers=theirs)).status_code == 404
+    # Another tenant's calendar is no calendar of this one.
+    refused = await http.post("/v1/sla-policies", headers=theirs,
+                              json={**DEFAULT, "calendar_id": calendar["id"]})
+    assert _loc(refused) == ["body", "calendar_id"]

@@ -1,0 +1,168 @@
+"""SLA policies in the ticket's decisions: given policies and commands, then clocks.
+
+Worked cases after Zendesk's documented metric examples (pausing on pending, the next
+reply after a customer's reply, business hours across a weekend, a holiday and a DST
+change in the calendar's zone), and the policies made from settings' targets giving
+the same verdicts as the settings themselves.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, date, datetime
+
+import pytest
+
+from domain.business_hours import Calendar
+from domain.errors import ValidationFailed
+from domain.events import PolicyTargets, SlaRetargeted
+from domain.ids import GroupId
+from domain.rule_parts import Condition
+from domain.sla import SlaPolicy, SlaTarget
+from domain.target_policy import (
+    CreatePolicy,
+    TargetPolicy,
+    check_policy_set,
+    decide_policy,
+    evolve_policy,
+    legacy_policies,
+    policy_matcher,
+)
+from domain.ticket.commands import Assign, ChangePriority
+from domain.values import Priority, SlaMetric, TicketState
+from tests.unit.domain.support import (
+    AGENT,
+    CUSTOMER,
+    T0,
+    H,
+    at,
+    given,
+    move,
+    open_cmd,
+    reply,
+    state_of,
+)
+
+FR, NR, RES = SlaMetric.FIRST_RESPONSE, SlaMetric.NEXT_REPLY, SlaMetric.RESOLUTION
+CAL = uuid.UUID(int=7)
+BERLIN_WEEK = Calendar(timezone="Europe/Berlin",
+                       weekly={d: [("09:00", "17:00")] for d in range(5)})
+
+
+def policy(name: str, targets: PolicyTargets, *conditions: Condition, default: bool = False,
+           position: int = 0, calendar: uuid.UUID | None = None) -> TargetPolicy:
+    [event] = decide_policy(CreatePolicy(
+        policy_id=uuid.uuid5(CAL, name), name=name, default=default, position=position,
+        conditions=conditions, targets=targets, calendar_id=calendar, at=T0), None)
+    return evolve_policy(None, event)
+
+
+def view(*policies: TargetPolicy, calendar: Calendar | None = None) -> SlaPolicy:
+    current = {} if calendar is None else {CAL: (1, calendar)}
+    return SlaPolicy(matcher=policy_matcher(policies, current))
+
+
+DEFAULT = policy("default", PolicyTargets(first_reply_ms=H, next_reply_ms=H // 2,
+                                          resolution_ms=8 * H), default=True)
+
+
+def test_the_first_matching_policy_wins_and_the_default_catches_the_rest() -> None:
+    urgent = policy("urgent", PolicyTargets(first_reply_ms=H // 4),
+                    Condition(field="priority", op="is", value="urgent"))
+    vip = policy("vip", PolicyTargets(first_reply_ms=H // 6),
+                 Condition(field="tags", op="contains", value="vip"), position=1)
+    sla = view(DEFAULT, vip, urgent)  # any order: positions decide, the default last
+    clocks = state_of(given(open_cmd(priority=Priority.URGENT, tags=("vip",)),
+                            policy=sla)).clocks
+    assert (clocks[FR].target_ms, clocks[FR].basis.policy_id) == (H // 4, urgent.id)
+    assert clocks[RES].started_at is None  # urgent measures no resolution
+    clocks = state_of(given(open_cmd(tags=("vip",)), policy=sla)).clocks
+    assert clocks[FR].basis.policy_id == vip.id
+    assert state_of(given(open_cmd(), policy=sla)).clocks[FR].basis.policy_id == DEFAULT.id
+    with pytest.raises(ValidationFailed) as no_default:
+        check_policy_set([urgent, vip])
+    assert no_default.value.field == "default"
+
+
+def test_pausing_on_pending_keeps_the_budget() -> None:
+    # Resolution 8 h: open 09:00, pending 10:00-12:00, so due at 19:00, not 17:00.
+    events = given(open_cmd(), reply(at(0.5)), move(TicketState.PENDING, at(1)),
+                   move(TicketState.OPEN, at(3)), policy=view(DEFAULT))
+    clock = state_of(events).clocks[RES]
+    assert clock.due_at == at(10) and not clock.paused
+
+
+def test_the_next_reply_after_a_customers_reply_runs_on_its_own_target() -> None:
+    events = given(open_cmd(), reply(at(0.5)), reply(at(2), actor=CUSTOMER, n=2),
+                   policy=view(DEFAULT))
+    clock = state_of(events).clocks[NR]
+    assert (clock.started_at, clock.target_ms, clock.due_at) == (at(2), H // 2, at(2.5))
+
+
+@pytest.mark.parametrize(("opened", "holidays", "due"), [
+    # Friday 16:00 Berlin (14:00 UTC), 2 business hours: 1 on Friday, 1 on Monday.
+    (datetime(2026, 6, 5, 14, tzinfo=UTC), [], datetime(2026, 6, 8, 8, tzinfo=UTC)),
+    # The same with Monday a holiday: Tuesday 10:00.
+    (datetime(2026, 6, 5, 14, tzinfo=UTC), [date(2026, 6, 8)],
+     datetime(2026, 6, 9, 8, tzinfo=UTC)),
+    # Friday 16:00 before the spring change (UTC+1, 15:00 UTC): Monday 10:00 is UTC+2.
+    (datetime(2026, 3, 27, 15, tzinfo=UTC), [], datetime(2026, 3, 30, 8, tzinfo=UTC)),
+])
+def test_business_hours_across_a_weekend_a_holiday_and_a_dst_change(
+        opened: datetime, holidays: list[date], due: datetime) -> None:
+    hours = BERLIN_WEEK.model_copy(update={"holidays": holidays})
+    office = policy("office", PolicyTargets(first_reply_ms=2 * H, resolution_ms=10 * H),
+                    default=True, calendar=CAL)
+    sla = view(office, calendar=hours)
+    clocks = state_of(given(open_cmd(at=opened), policy=sla)).clocks
+    assert clocks[FR].due_at == due
+    assert (clocks[FR].basis.calendar_id, clocks[FR].basis.calendar_version) == (CAL, 1)
+
+
+def test_a_change_of_priority_retargets_with_an_event_naming_both_policies() -> None:
+    urgent = policy("urgent", PolicyTargets(first_reply_ms=H // 4, resolution_ms=2 * H),
+                    Condition(field="priority", op="is", value="urgent"))
+    sla = view(DEFAULT, urgent)
+    events = given(open_cmd(), ChangePriority(priority=Priority.URGENT, actor=AGENT,
+                                               at=at(0, 10)), policy=sla)
+    moved = events[-1]
+    assert isinstance(moved, SlaRetargeted)
+    assert (moved.from_policy.policy_id, moved.to_policy.policy_id, moved.reason) == (
+        DEFAULT.id, urgent.id, "priority")
+    clocks = state_of(events).clocks
+    assert clocks[FR].due_at == at(0, 15)  # 10 minutes spent of 15
+    assert clocks[RES].due_at == at(2)
+    assert clocks[NR].target_ms == 0 and clocks[NR].started_at is None  # not measured
+
+
+def test_policies_made_from_settings_give_the_same_verdicts() -> None:
+    g1, g2 = GroupId(uuid.UUID(int=1)), GroupId(uuid.UUID(int=2))
+    targets = {Priority.URGENT: SlaTarget(H // 2, 4 * H), Priority.HIGH: SlaTarget(H, 8 * H),
+               Priority.NORMAL: SlaTarget(3 * H, 24 * H), Priority.LOW: SlaTarget(5 * H, 48 * H)}
+    groups = {g1: {Priority.URGENT: SlaTarget(H // 4, 2 * H),
+                   Priority.LOW: SlaTarget(2 * H, 9 * H)}}
+    legacy = SlaPolicy(targets=targets, group_targets=groups, calendar=BERLIN_WEEK)
+    made = legacy_policies({p: tuple(t) for p, t in targets.items()},
+                           {g: {p: tuple(t) for p, t in ts.items()} for g, ts in groups.items()})
+    *others, (name, _, default_targets) = made
+    policies = [policy(name, default_targets, default=True, calendar=CAL),
+                *(policy(n, t, *c, position=i, calendar=CAL)
+                  for i, (n, c, t) in enumerate(others))]
+    converted = SlaPolicy(targets=targets, calendar=BERLIN_WEEK,
+                          matcher=policy_matcher(policies, {CAL: (1, BERLIN_WEEK)}))
+    for priority in Priority:
+        for group in (None, g1, g2):
+            story = [open_cmd(priority=priority, group_id=group, actor=AGENT),
+                     reply(at(1)), reply(at(2), actor=CUSTOMER, n=2),
+                     Assign(group_id=g2 if group == g1 else g1, set_group=True,
+                            set_agent=False, actor=AGENT, at=at(2, 30)),
+                     ChangePriority(priority=Priority.LOW if priority is not Priority.LOW
+                                    else Priority.URGENT, actor=AGENT, at=at(3))]
+            before = state_of(given(*story, policy=legacy)).clocks
+            after = state_of(given(*story, policy=converted)).clocks
+            for metric in (FR, NR, RES):
+                assert (after[metric].target_ms, after[metric].due_at,
+                        after[metric].remaining_ms, after[metric].fulfilled_at) == (
+                    before[metric].target_ms, before[metric].due_at,
+                    before[metric].remaining_ms, before[metric].fulfilled_at), (
+                    priority, group, metric)
