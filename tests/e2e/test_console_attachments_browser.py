@@ -15,7 +15,6 @@ import pytest
 from playwright.async_api import expect
 
 from tests.e2e.test_console_browser import (  # the module's fixtures and helpers
-    browser,
     console,
     context,
     no_script_errors,
@@ -24,7 +23,7 @@ from tests.e2e.test_console_browser import (  # the module's fixtures and helper
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
-__all__ = ["browser", "console", "context"]
+__all__ = ["console", "context"]
 
 PASSWORD = "the customer's own password"
 

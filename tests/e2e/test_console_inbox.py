@@ -23,9 +23,9 @@ from playwright.async_api import Page, Route, expect
 from tests.e2e import test_console_browser as base
 from tests.e2e.test_console_browser import Console, signed_in_as
 
-# The demo served by `helpdesk serve`, the browser and its contexts, as the console's
-# other browser tests have them.
-browser, console, context, shots = base.browser, base.console, base.context, base.shots
+# The demo served by `helpdesk serve` and the browser's contexts, as the console's other
+# browser tests have them (the browser and the screenshots' folder: tests/e2e/conftest.py).
+console, context = base.console, base.context
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
