@@ -117,6 +117,17 @@ SELECT create_distributed_table('analytics_summary_cells', 'tenant_id',
                                 colocate_with => 'tenants');
 -- Every version of every ticket, for the desk as of a seq (migration 0611).
 SELECT create_distributed_table('ticket_versions', 'tenant_id', colocate_with => 'tenants');
+-- Mail (migration 0580): mailboxes before what references them.
+SELECT create_distributed_table('mailboxes', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('mail_messages', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('mail_threads', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('mail_quarantine', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('mail_bounces', 'tenant_id', colocate_with => 'tenants');
+-- SLA calendars and policies (migration 0590): calendars before the policies naming them.
+SELECT create_distributed_table('sla_calendars', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('sla_calendar_versions', 'tenant_id',
+                                colocate_with => 'tenants');
+SELECT create_distributed_table('sla_policies', 'tenant_id', colocate_with => 'tenants');
 
 -- 4. What changes for the API-key lookup (api_key_lookup, by key hash, before the
 --    tenant is known). On the distributed api_keys it is a query on every shard (one

@@ -77,6 +77,30 @@ def erased_parts(events: Sequence[RecordedEvent], erased: Collection[UUID],
     return subject, requester in erased, versions, {k for k, gone in fields.items() if gone}
 
 
+def erased_by_version(events: Sequence[RecordedEvent], erased: Collection[UUID],
+                      contact_id: UUID | None) -> dict[int, tuple[bool, frozenset[str]]]:
+    """What an erasure of ``erased`` takes from each version of a ticket (the state
+    after each event of its stream): whether its requester then was an erased contact,
+    and the keys of the fields whose value then was one an erased contact's key sealed.
+    A kept version (``ticket_versions``) so loses what it held of the contact even when
+    the ticket has since moved to another requester or its value was changed or
+    cleared, as ``erased_parts`` finds it for the current version."""
+    requester = contact_id
+    fields: dict[str, bool] = {}
+    out: dict[int, tuple[bool, frozenset[str]]] = {}
+    for e in events:
+        if e.type in (TicketOpened.TYPE, RequesterChanged.TYPE):
+            named = (e.data.get("requester") or {}).get("contact_id")
+            requester = UUID(named) if named else contact_id
+        values = (e.data.get("fields") if e.type == TicketOpened.TYPE else
+                  e.data.get("values") if e.type == FieldValuesChanged.TYPE else None)
+        for key, value in (values or {}).items():
+            fields[key] = is_sealed(value) and UUID(value["subject"]) in erased
+        out[e.version] = (requester in erased,
+                          frozenset(k for k, gone in fields.items() if gone))
+    return out
+
+
 async def redact_tickets(conn: asyncpg.Connection, tenant_id: TenantId,
                          streams: Mapping[UUID, Sequence[RecordedEvent]],
                          erased: Collection[UUID]) -> list[UUID]:
@@ -86,7 +110,11 @@ async def redact_tickets(conn: asyncpg.Connection, tenant_id: TenantId,
     for row in await conn.fetch(Q["tickets_to_redact"], tenant_id, list(streams)):
         subject, requester, versions, fields = erased_parts(streams[row["id"]], erased,
                                                             row["contact_id"])
-        if not (subject or requester or versions or fields):
+        # Its kept versions: one made while an erased contact was the requester, or
+        # holding a personal value since changed, is redacted though the row is not.
+        by_version = erased_by_version(streams[row["id"]], erased, row["contact_id"])
+        if not (subject or requester or versions or fields
+                or any(r or f for r, f in by_version.values())):
             continue
         ticket = state_from_json(row["state_json"])
         changes: dict[str, Any] = {"subject": ""} if subject else {}
@@ -109,7 +137,8 @@ async def redact_tickets(conn: asyncpg.Connection, tenant_id: TenantId,
                            ticket_json(ticket).decode(), stored["fields"])
         await conn.execute(Q["redact_messages"], tenant_id, row["id"], versions)
         await redact_versions(conn, tenant_id, row["id"], subject=subject,
-                              requester=requester, fields=fields, nameless=nameless)
+                              requester=requester, fields=fields, nameless=nameless,
+                              by_version=by_version, erased=erased)
         redacted.append(row["id"])
     return redacted
 
@@ -126,4 +155,5 @@ async def contact_tickets(conn: asyncpg.Connection, tenant_id: TenantId, contact
     return ids, views, messages
 
 
-__all__ = ["contact_tickets", "erased_parts", "lock_tickets_naming", "redact_tickets"]
+__all__ = ["contact_tickets", "erased_by_version", "erased_parts", "lock_tickets_naming",
+           "redact_tickets"]

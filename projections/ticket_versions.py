@@ -11,7 +11,7 @@ an organization is the contact's as it was when the version was made.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -89,20 +89,44 @@ async def fill_version_views(conn: asyncpg.Connection, tenant_id: TenantId) -> i
 
 async def redact_versions(conn: asyncpg.Connection, tenant_id: TenantId, ticket_id: UUID,
                           *, subject: bool, requester: bool, fields: Collection[str],
-                          nameless: Collection[str]) -> None:
+                          nameless: Collection[str],
+                          by_version: Mapping[int, tuple[bool, Collection[str]]] | None = None,
+                          erased: Collection[UUID] = ()) -> None:
     """Blank in every kept version of the ticket what an erasure blanks in its row: the
-    subject, the requester's e-mail and name, personal field values, file names."""
+    subject, the requester's e-mail and name, personal field values, file names.
+
+    ``by_version`` says, per version, whether its requester then was an erased contact
+    and which fields then held an erased contact's values (a ticket moved away by a
+    merge, a value since changed or cleared); a version it does not name takes the
+    row's ``requester`` and ``fields``, and a requester naming an ``erased`` contact is
+    blanked in any version. The ``fields`` column is redacted on its own, so a key it
+    holds that the document does not show is blanked too."""
+    parts = by_version or {}
+    erased_ids = {str(c) for c in erased}
     for row in await conn.fetch(Q["versions_to_redact"], tenant_id, ticket_id):
         doc = orjson.loads(row["view"])
+        gone_requester, gone_fields = parts.get(row["version"], (requester, fields))
+        gone = set(fields) | set(gone_fields)
         if subject:
             doc["subject"] = ""
-        if requester:
-            doc["requester"] = doc["requester"] | {"email": "", "name": None}
-        doc["fields"] = {k: "" if k in fields else v for k, v in doc["fields"].items()}
-        doc["attachments"] = [a | {"name": ""} if a["id"] in nameless else a
-                              for a in doc.get("attachments", [])]
+        named = doc.get("requester") or {}
+        if gone_requester or (named.get("contact_id") is not None
+                              and str(named["contact_id"]) in erased_ids):
+            doc["requester"] = named | {"email": "", "name": None}
+        doc["fields"] = {k: "" if k in gone else v
+                         for k, v in (doc.get("fields") or {}).items()}
+        doc["attachments"] = [a | {"name": ""} if str(a.get("id")) in nameless else a
+                              for a in doc.get("attachments") or []]
+        column = _json_value(row["fields"])
+        if isinstance(column, dict):
+            column = {k: "" if k in gone else v for k, v in column.items()}
         await conn.execute(Q["redact_version"], tenant_id, ticket_id, row["version"],
-                           orjson.dumps(doc).decode(), doc["fields"])
+                           orjson.dumps(doc).decode(), column)
+
+
+def _json_value(value: Any) -> Any:
+    """A jsonb column's value as read (text when the connection has no codec for it)."""
+    return orjson.loads(value) if isinstance(value, str | bytes) else value
 
 
 __all__ = ["SeqAhead", "backlog_as_of", "fill_version_views", "instant_of", "list_as_of",

@@ -193,7 +193,8 @@ async def test_only_auditors_and_admins_read_the_audit_trail_and_auditors_never_
            "ticket_id": rec.ticket_id, "group_id": uuid.uuid4(), "id": uuid.uuid4(),
            "field_key": "plan", "contact_id": uuid.uuid4(), "organization_id": uuid.uuid4(),
            "tenant_id": t.tenant_id, "rule_id": uuid.uuid4(), "macro_id": uuid.uuid4(),
-           "view_id": uuid.uuid4()}
+           "view_id": uuid.uuid4(), "mailbox_id": uuid.uuid4(), "quarantined_id": uuid.uuid4(),
+           "calendar_id": uuid.uuid4(), "policy_id": uuid.uuid4()}
     head_before = (await http.get("/v1/audit/verify", headers=bearer(admin))).json()["head_seq"]
     for method, path, portal in writes:
         url = path.format_map({k: str(v) for k, v in ids.items()})

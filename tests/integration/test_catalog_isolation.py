@@ -19,7 +19,8 @@ cross-tenant exceptions below, each checked for exactly its text.
 
 The rows come from the product: the demo seed's small tenant played twice through the
 command handlers, a sign-in, an invitation, a portal sign-in, a widget ticket, a
-webhook and a projector run. A table still empty for a tenant gets one minimal row
+webhook, a mailbox with mail taken in (a ticket, a bounce, a quarantined mail), an SLA
+calendar and policy, and a projector run. A table still empty for a tenant gets one minimal row
 written by the owner role from the catalog (tests.support.catalog); a table that
 cannot be filled fails by name, so the coverage cannot shrink silently.
 """
@@ -33,12 +34,26 @@ from datetime import UTC, datetime, timedelta
 import asyncpg
 import pytest
 
+from domain.business_hours import Calendar
+from domain.events import PolicyTargets
 from domain.ids import TenantId, TicketId
 from domain.macro import CreateMacro
+from domain.sla_calendar import CreateCalendar
+from domain.target_policy import CreatePolicy
 from domain.tenant_settings import DEFAULT_SETTINGS
 from domain.values import Role
 from eventstore.store import EventStore
-from handlers import invitations, organizations, portal, sessions, webhooks, widget
+from handlers import (
+    invitations,
+    mail_in,
+    mailboxes,
+    organizations,
+    portal,
+    sessions,
+    sla_policies,
+    webhooks,
+    widget,
+)
 from handlers.credentials import Passwords
 from handlers.demo import harbor
 from handlers.demo.seed import DemoTenant, seed_demo
@@ -47,6 +62,7 @@ from handlers.tenant_settings import ReplaceSettings, replace_settings
 from projections.projector import Projector
 from tests.support import catalog, files, pg
 from tests.support.desk import ACTOR, agent
+from tests.support.mail import corpus
 from tests.support.pg import RUNTIME_USER
 from tests.support.rules import engine as rule_engine
 from tests.support.rules import make_rule
@@ -99,9 +115,13 @@ EXCEPTIONS: dict[tuple[str, str], tuple[str, str, str | None, str | None, str]] 
     ("search_documents", "owner_search"): (
         "SELECT", "{helpdesk_owner}", "true", None,
         "reindexing after a migration reads every tenant's documents; the owner role only"),
+    ("mailboxes", "owner_lookup"): (
+        "SELECT", "{helpdesk_owner}", "true", None,
+        "the inbound route finds a mailbox's tenant before it is known (mailbox_lookup), "
+        "and readiness counts every tenant's (mail_health); the owner role only"),
 }
 """The permissive policies other than a table's tenant policy. Restrictive policies
-(the customer and widget scopes) can only narrow what the tenant policy lets through
+(the customer, widget and group scopes) can only narrow what the tenant policy lets through
 and need no entry."""
 
 INSERT_REFUSALS = {
@@ -158,6 +178,25 @@ async def _seed(db: pg.TestDatabase, store: EventStore, pool: asyncpg.Pool
         await files.post_file(store, tenant, ACTOR, agent(uuid.uuid4()), ticket,
                               b"a screenshot", NOW)
         await files.upload(store, tenant, ACTOR, b"not attached", "later.txt", NOW)
+        # An SLA calendar (and its first version) and the tenant's default policy on it.
+        async with store.session(tenant, ACTOR) as s:
+            office = await sla_policies.create_calendar(s, CreateCalendar(
+                calendar_id=uuid.uuid4(), name="Office", at=NOW, hours=Calendar(
+                    timezone="UTC", weekly={d: [("09:00", "17:00")] for d in range(5)})))
+            await sla_policies.create_policy(s, CreatePolicy(
+                policy_id=uuid.uuid4(), name="Default", default=True, calendar_id=office.id,
+                targets=PolicyTargets(first_reply_ms=4 * 3_600_000), at=NOW))
+        # A mailbox, and mail taken in by it as its inbound route does: a ticket (its
+        # mail row and thread), a hard bounce, and a mail kept in the quarantine.
+        async with store.session(tenant, ACTOR) as s:
+            box, _secret = await mailboxes.create_mailbox(s, mailboxes.CreateMailbox(
+                address="support@acme.test", name="Support", smtp=None, at=NOW))
+        for raw, outcome in ((corpus("gmail.eml"), "ticket"),
+                             (corpus("dsn_bounce.eml"), "bounce"),
+                             (b"this is not a mail at all\n", "quarantined")):
+            taken = await mail_in.take_in(store, files.storages(store), tenant, box["id"],
+                                          raw, NOW)
+            assert taken.outcome == outcome, taken
     for projector in (Projector(pool), rule_engine(pool, store)):
         await projector.ensure_checkpoints()
         await projector.drain()
@@ -244,8 +283,8 @@ async def _breaches(conn: asyncpg.Connection, table: str, column: str, own: Tena
         elif not status.startswith(f"permission denied for table {table}"):
             found.append(f"{verb} without the privilege: {status}")
     names = await catalog.writable_columns(conn, table)
-    copied = ", ".join("$1::uuid" if n == column else n for n in names)
-    insert = (f"INSERT INTO {table} ({', '.join(names)}) "
+    copied = ", ".join("$1::uuid" if n == column else catalog.ident(n) for n in names)
+    insert = (f"INSERT INTO {table} ({', '.join(map(catalog.ident, names))}) "
               f"SELECT {copied} FROM {table} WHERE {column} = $2 LIMIT 1")
     refusal = await _attempt(conn, insert, other, own)
     if not await _may(conn, table, "INSERT"):

@@ -63,6 +63,11 @@ async def columns(conn: asyncpg.Connection, table: str) -> list[Column]:
             for r in rows]
 
 
+def ident(name: str) -> str:
+    """``name`` quoted as an SQL identifier (a column may be called ``default``)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
 async def writable_columns(conn: asyncpg.Connection, table: str) -> list[str]:
     """The columns an INSERT may name (not generated, not identity)."""
     return [c.name for c in await columns(conn, table) if not c.generated]
@@ -139,5 +144,5 @@ async def _insert(conn: asyncpg.Connection, table: str, tenant_column: str,
         if column.has_default or not (column.not_null or every_column):
             continue
         values[column.name] = _literal(column)
-    await conn.execute(f"INSERT INTO {table} ({', '.join(values)}) "
+    await conn.execute(f"INSERT INTO {table} ({', '.join(map(ident, values))}) "
                        f"VALUES ({', '.join(values.values())})", *args)
