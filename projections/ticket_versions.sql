@@ -59,10 +59,12 @@ SELECT id, version, created_at AS sort_key, view::text AS view, NULL::jsonb AS s
 -- name: backlog_as_of --
 -- $1 tenant_id, $2 the seq, $3 the instant ages are measured at
 -- Open work as analytics' backlog counts it, from the versions valid at the seq.
+-- Ages compare created_at with the instant moved back, never subtract the two: the
+-- driver sends the calendar's last instant as infinity, which cannot be subtracted.
 SELECT state, priority,
-       CASE WHEN $3 - created_at < interval '1 day' THEN 'lt_1d'
-            WHEN $3 - created_at < interval '3 days' THEN '1d_3d'
-            WHEN $3 - created_at < interval '7 days' THEN '3d_7d'
+       CASE WHEN created_at > $3::timestamptz - interval '1 day' THEN 'lt_1d'
+            WHEN created_at > $3::timestamptz - interval '3 days' THEN '1d_3d'
+            WHEN created_at > $3::timestamptz - interval '7 days' THEN '3d_7d'
             ELSE 'gte_7d' END AS age,
        count(*) AS tickets
   FROM ticket_versions
@@ -73,7 +75,9 @@ SELECT state, priority,
 
 -- name: versions_to_redact --
 -- $1 tenant_id, $2 ticket id
-SELECT version, view::text AS view FROM ticket_versions WHERE tenant_id = $1 AND id = $2
+-- Its view document and, apart, its fields column (which may hold a key the document
+-- does not show).
+SELECT version, view::text AS view, fields FROM ticket_versions WHERE tenant_id = $1 AND id = $2
 
 -- name: redact_version --
 -- $1 tenant_id, $2 ticket id, $3 version, $4 the document as redacted (text), $5 fields
