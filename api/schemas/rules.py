@@ -113,7 +113,7 @@ class RulePage(BaseModel):
     next_cursor: str | None
 
 
-class ClockOut(BaseModel):
+class RuleClockOut(BaseModel):
     since: Since
     hours: int
     business: bool
@@ -133,8 +133,8 @@ class DryRunRuleOut(BaseModel):
                                       "rule on time: at the next pass).")
     reasons: list[str] = Field(description="Why it would not: each condition that fails, and "
                                            "for a rule on time what its clock lacks.")
-    clock: ClockOut | None = Field(default=None, description="A rule on time: its clock on "
-                                                             "this ticket.")
+    clock: RuleClockOut | None = Field(default=None, description="A rule on time: its clock "
+                                                                 "on this ticket.")
 
 
 class FiringOut(BaseModel):

@@ -154,6 +154,12 @@ class RequesterOut(BaseModel):
     name: str | None
 
 
+def _absent(value: object) -> bool:
+    """A field the document leaves out, rather than sending null (as the rendered
+    documents of ``projections.views`` and the routes do)."""
+    return value is None
+
+
 class ClockPolicyOut(BaseModel):
     policy_id: UUID
     policy_version: int
@@ -176,9 +182,10 @@ class ClockOut(BaseModel):
         default=None, description="When the clock passed the tenant's warning share of its "
                                   "target (settings sla_warning_percent); latches.")
     policy: ClockPolicyOut | None = Field(
-        default=None, description="The SLA policy (and version) the clock started or was "
-                                  "last retargeted under, with its calendar then; absent "
-                                  "while the tenant has no SLA policies.")
+        default=None, exclude_if=_absent,
+        description="The SLA policy (and version) the clock started or was last "
+                    "retargeted under, with its calendar then; absent while the tenant "
+                    "has no SLA policies.")
 
 
 class SlaOut(BaseModel):
@@ -227,9 +234,10 @@ class TicketOut(BaseModel):
 class TicketPage(BaseModel):
     data: list[TicketOut]
     next_cursor: str | None
-    as_of_seq: int | None = Field(None, description="With `as_of_seq` or `as_of`: the seq "
-                                                    "of the tenant's events the list "
-                                                    "describes. Absent otherwise.")
+    as_of_seq: int | None = Field(None, exclude_if=_absent,
+                                  description="With `as_of_seq` or `as_of`: the seq of the "
+                                              "tenant's events the list describes. Absent "
+                                              "otherwise.")
 
 
 class AuthorOut(BaseModel):
