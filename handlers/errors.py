@@ -55,6 +55,13 @@ class VersionMismatch(HandlerError):
         self.current_version = current_version
 
 
+def expect_version(kind: str, current: int, expected: int | None) -> None:
+    """A change asked for at version ``expected`` (If-Match; None: any) of a ``kind``
+    now at ``current``: VersionMismatch unless they agree."""
+    if expected is not None and expected != current:
+        raise VersionMismatch(f"the {kind} is at version {current}", current)
+
+
 class TooLarge(HandlerError):
     """What was sent is over a limit on its size (a file over the tenant's limit)."""
 
@@ -83,4 +90,5 @@ class TooManyAttempts(HandlerError):
 
 
 __all__ = ["Conflict", "Forbidden", "Gone", "HandlerError", "Invalid", "Missing",
-           "NotAuthenticated", "TooLarge", "TooManyAttempts", "VersionMismatch"]
+           "NotAuthenticated", "TooLarge", "TooManyAttempts", "VersionMismatch",
+           "expect_version"]

@@ -23,7 +23,7 @@ from domain.group import ChangeGroup, CreateGroup, Group, decide_group, evolve_g
 from domain.mapper import to_stored
 from eventstore.store import UnitOfWork
 from eventstore.types import NewEvent
-from handlers.errors import Conflict, Invalid, Missing, VersionMismatch
+from handlers.errors import Conflict, Invalid, Missing, expect_version
 from projections import groups as read_model
 
 MOST_TICKET_IDS = 100
@@ -83,8 +83,7 @@ async def change_group(uow: UnitOfWork, group_id: UUID, command: ChangeGroup, *,
     state = await read_model.load_group(uow.conn, uow.tenant_id, group_id, for_update=True)
     if state is None:
         raise Missing("not_found", f"no group {group_id}")
-    if expected_version is not None and expected_version != state.version:
-        raise VersionMismatch(f"the group is at version {state.version}", state.version)
+    expect_version("group", state.version, expected_version)
     events = decide_group(command, state)
     if not events:
         return GroupChange(state)

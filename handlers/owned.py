@@ -20,7 +20,7 @@ from domain.events import Event
 from domain.mapper import to_stored
 from eventstore.store import UnitOfWork
 from eventstore.types import NewEvent
-from handlers.errors import Forbidden, Invalid, Missing, VersionMismatch
+from handlers.errors import Forbidden, Invalid, Missing, expect_version
 
 
 class Owned(Protocol):
@@ -59,8 +59,7 @@ async def changed(uow: UnitOfWork, kind: str, record_id: UUID, caller: Caller,
         raise Missing("not_found", f"no {kind} {record_id}")
     if state.owner_id is None and not caller.admin:
         raise Forbidden("forbidden", f"only admins change a shared {kind}")
-    if expected_version is not None and expected_version != state.version:
-        raise VersionMismatch(f"the {kind} is at version {state.version}", state.version)
+    expect_version(kind, state.version, expected_version)
     try:
         events = decide(state)
     except ValidationFailed as exc:

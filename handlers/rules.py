@@ -36,7 +36,7 @@ from domain.templates import check_template
 from domain.values import Actor, ActorKind
 from eventstore.store import UnitOfWork
 from eventstore.types import NewEvent
-from handlers.errors import Invalid, Missing, VersionMismatch
+from handlers.errors import Invalid, Missing, expect_version
 from projections import rules as read_model
 from projections.fields import load_catalog
 from projections.groups import load_group
@@ -154,8 +154,7 @@ async def change_rule(uow: UnitOfWork, rule_id: UUID, command: ChangeRule, *,
     state = await read_model.load_rule(uow.conn, uow.tenant_id, rule_id, for_update=True)
     if state is None:
         raise Missing("not_found", f"no rule {rule_id}")
-    if expected_version is not None and expected_version != state.version:
-        raise VersionMismatch(f"the rule is at version {state.version}", state.version)
+    expect_version("rule", state.version, expected_version)
     events = _decide(command, state)
     if not events:
         return state

@@ -45,7 +45,7 @@ from domain.target_policy import (
 )
 from eventstore.store import UnitOfWork
 from eventstore.types import NewEvent
-from handlers.errors import Invalid, Missing, VersionMismatch
+from handlers.errors import Invalid, Missing, expect_version
 from handlers.rules import check_field_conditions
 from handlers.ticket_state import CommandState
 from projections import sla_policies as read_model
@@ -96,8 +96,7 @@ async def change_calendar(uow: UnitOfWork, calendar_id: UUID, command: ChangeCal
                                            for_update=True)
     if state is None:
         raise Missing("not_found", f"no calendar {calendar_id}")
-    if expected_version is not None and expected_version != state.version:
-        raise VersionMismatch(f"the calendar is at version {state.version}", state.version)
+    expect_version("calendar", state.version, expected_version)
     events = _decide_calendar(command, state)
     if not events:
         return state
@@ -176,8 +175,7 @@ async def change_policy(uow: UnitOfWork, policy_id: UUID, command: ChangePolicy,
     state = await read_model.load_policy(uow.conn, uow.tenant_id, policy_id, for_update=True)
     if state is None:
         raise Missing("not_found", f"no SLA policy {policy_id}")
-    if expected_version is not None and expected_version != state.version:
-        raise VersionMismatch(f"the policy is at version {state.version}", state.version)
+    expect_version("policy", state.version, expected_version)
     events = _decide_policy(command, state)
     if not events:
         return state
