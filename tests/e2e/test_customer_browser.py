@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import http.server
+import re
 import struct
 import threading
 import uuid
@@ -246,8 +247,11 @@ async def test_a_customer_sets_a_password_opens_a_ticket_and_follows_it_live(
     await expect(thread.locator(":scope > li")).to_have_count(3)
     await expect(thread.locator(":scope > li").last).to_contain_text("Descaled. Now it is a D.")
     await expect(reply_form.get_by_role("button", name="Send")).to_be_enabled()
-    await expect(page.locator("img.thumbnail")).to_have_js_property("complete", True)
-    assert await page.evaluate("document.querySelector('img.thumbnail').naturalWidth") == 24
+    # An image with no src yet is "complete" too: wait for the fetched file itself.
+    thumb = page.locator("img.thumbnail")
+    await expect(thumb).to_have_attribute("src", re.compile(r"^blob:"))
+    await page.wait_for_function("img => img.complete && img.naturalWidth === 24",
+                                 arg=await thumb.element_handle())
     await page.screenshot(path=str(shots / "portal-ticket.png"), full_page=True)
     assert "INTERNAL" not in await page.content()
 
