@@ -5,7 +5,8 @@ runs as the runtime role, under row-level security)."""
 
 from __future__ import annotations
 
-from tests.e2e.conftest import Owner, auth
+from api.app import create_app
+from tests.e2e.conftest import NEW_TICKET, Owner, app_settings, asgi_client, auth
 
 HOURS = {"timezone": "Europe/Berlin", "weekly": {str(d): [["09:00", "17:00"]] for d in range(5)},
          "holidays": ["2026-12-25"]}
@@ -139,9 +140,6 @@ async def test_a_policy_changed_in_one_process_is_applied_by_the_next_command_in
     """Two apps on one database, as two processes: each keeps the tenant's policies
     parsed between commands, and each change made through one (a policy's targets, a
     new policy, a calendar's hours) is what the other's very next opening runs on."""
-    from api.app import create_app
-    from tests.e2e.conftest import NEW_TICKET, app_settings, asgi_client
-
     admin = auth(tenant.admin_key)
     made = await http.post("/v1/sla-policies", json=DEFAULT, headers=admin)
     assert made.status_code == 201, made.text
