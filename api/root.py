@@ -428,7 +428,8 @@ async def _start_background(stack: AsyncExitStack, services: Services,
     services.projector = projector
     # The rule engine acts, so it has a projector of its own: it is never rebuilt with
     # the read models (handlers/rule_engine.py).
-    rules = Projector(services.pool, [RuleEngine(services.store.keyring, services.clock.now)],
+    engine = RuleEngine(services.store.keyring, services.clock.now, memo=services.store.memo)
+    rules = Projector(services.pool, [engine],
                       batch_size=settings.projector_batch_size,
                       poll_interval=settings.projector_poll_interval,
                       listen_dsn=_listen_dsn(settings))

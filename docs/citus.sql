@@ -128,6 +128,10 @@ SELECT create_distributed_table('sla_calendars', 'tenant_id', colocate_with => '
 SELECT create_distributed_table('sla_calendar_versions', 'tenant_id',
                                 colocate_with => 'tenants');
 SELECT create_distributed_table('sla_policies', 'tenant_id', colocate_with => 'tenants');
+-- The revision of a tenant's SLA policies (migration 0680); its sequence stays on the
+-- coordinator, which evaluates nextval for the insert.
+SELECT create_distributed_table('sla_policy_revisions', 'tenant_id',
+                                colocate_with => 'tenants');
 
 -- 4. What changes for the API-key lookup (api_key_lookup, by key hash, before the
 --    tenant is known). On the distributed api_keys it is a query on every shard (one

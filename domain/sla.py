@@ -31,7 +31,7 @@ from pydantic import (
 )
 
 from domain.business_hours import Calendar, CALENDAR_24x7, add_business_time, business_ms_between
-from domain.rule_parts import Condition, Facts, failing
+from domain.rule_parts import Condition, Facts, holds
 from domain.values import Priority, SlaMetric, Source, TicketState, UtcDatetime
 
 HOUR_MS = 3_600_000
@@ -104,7 +104,7 @@ class PolicyMatcher:
                       tags=frozenset(tags), fields=dict(fields),
                       public_customer_reply=False, business_hours=False)
         for conditions, choice in self.ordered:
-            if not failing(conditions, facts):
+            if holds(conditions, facts):
                 return choice
         return self.ordered[-1][1]
 

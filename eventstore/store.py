@@ -20,6 +20,7 @@ import asyncpg
 from domain.ids import TenantId
 from eventstore.errors import UNAVAILABLE, EventStoreError, StoreUnavailable
 from eventstore.keys import Keyring
+from eventstore.memo import TenantMemo
 from eventstore.notifier import CommitNotifier
 from eventstore.pool import arm_statement, discard, store_connection
 from eventstore.reads import Reads
@@ -67,13 +68,16 @@ class UnitOfWork(Staging, SubjectKeys, Reads, ChainVerification):
     With a keyring, the fields each appended event names (``NewEvent.seal``) are
     sealed with their subject's data key before they are staged, and the events read
     back come with them opened (or marked erased); without one, they stay as given.
+    With a memo (eventstore/memo.py), what its work derives from the tenant's rows may
+    be kept for the next unit of work of the process; without one, it is derived anew.
     """
 
     def __init__(self, conn: asyncpg.Connection, tenant_id: TenantId,
-                 keyring: Keyring | None = None) -> None:
+                 keyring: Keyring | None = None, memo: TenantMemo | None = None) -> None:
         self.conn = conn
         self.tenant_id = tenant_id
         self.keyring = keyring
+        self.memo = memo
         self.staged: list[StagedAppend] = []
         # Writes deferred to the COMMIT's message (``write``), in order, ahead of the
         # appends; ``deferring`` turns deferral on for this unit of work.
@@ -91,10 +95,12 @@ class EventStore:
     """Hands out sessions over the process's pool."""
 
     def __init__(self, pool: asyncpg.Pool, *, acquire_timeout: float | None = 5.0,
-                 keyring: Keyring | None = None) -> None:
+                 keyring: Keyring | None = None, memo: TenantMemo | None = None) -> None:
         self.pool = pool
         # Seals personal data on append and opens it on read (None: neither).
         self.keyring = keyring
+        # What units of work derive from a tenant's rows, kept by revision for the next.
+        self.memo = memo if memo is not None else TenantMemo()
         # With every connection busy (a slow or hung database holds them), a unit of
         # work gives up after this long with StoreUnavailable instead of queueing on.
         self.acquire_timeout = acquire_timeout
@@ -131,7 +137,7 @@ class EventStore:
             try:
                 async with _armed_transaction(conn, tenant_id, actor, readonly=readonly,
                                               isolation=isolation):
-                    session = UnitOfWork(conn, tenant_id, self.keyring)
+                    session = UnitOfWork(conn, tenant_id, self.keyring, self.memo)
                     yield session
                     staged = session.staged
                     deferred = bool(session.writes)

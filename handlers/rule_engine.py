@@ -60,6 +60,7 @@ from domain.ticket.commands import (
 from domain.values import Actor, ActorKind, Priority, TicketState, Visibility
 from eventstore.errors import ConcurrencyError
 from eventstore.keys import Keyring
+from eventstore.memo import TenantMemo
 from eventstore.store import UnitOfWork
 from handlers.errors import HandlerError
 from handlers.rule_states import TicketStates
@@ -208,8 +209,10 @@ class RuleEngine:
     name = NAME
     handles = TICKET_EVENT_TYPES
 
-    def __init__(self, keyring: Keyring | None, now: Any = None) -> None:
+    def __init__(self, keyring: Keyring | None, now: Any = None,
+                 memo: TenantMemo | None = None) -> None:
         self.keyring = keyring
+        self.memo = memo  # the store's (eventstore/memo.py), for the actions' commands
         self.now = now  # a clock's ``now`` for ``fired_at`` (None: the event's time)
         self.states = TicketStates()
 
@@ -233,7 +236,7 @@ class RuleEngine:
         uses = {c.field for r in rules for c in r.conditions}
         calendar = ((await load_settings(conn, tenant_id)).policy.calendar
                     if "business_hours" in uses else CALENDAR_24x7)
-        uow = UnitOfWork(conn, tenant_id, self.keyring)
+        uow = UnitOfWork(conn, tenant_id, self.keyring, self.memo)
         firings: list[_Firing] = []
         rows: dict[UUID, Ticket] = {}
         if rules:

@@ -16,6 +16,7 @@ Every refusal is a 422 naming the part (``targets.next_reply_ms``), and nothing 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from uuid import UUID
 
 import asyncpg
@@ -41,7 +42,6 @@ from domain.target_policy import (
     check_policy_set,
     decide_policy,
     evolve_policy,
-    policy_matcher,
 )
 from eventstore.store import UnitOfWork
 from eventstore.types import NewEvent
@@ -198,26 +198,27 @@ async def get_policy(uow: UnitOfWork, policy_id: UUID) -> TargetPolicy | None:
 async def sla_policy_for(conn: asyncpg.Connection, tenant: TenantId, settings: SlaPolicy,
                          loaded: CommandState, contact_id: UUID | None) -> SlaPolicy:
     """The SLA view a command decides with: the settings' alone while the tenant has no
-    policies; else its policies (read with the ticket, ``load_for_command``) in order,
-    with their calendars as they are now and the calendar versions the ticket's clocks
-    run on (so pausing or retargeting a clock counts on the calendar it ran on), and
-    the requester's organization when a policy asks for it."""
-    if not loaded.policies:
+    policies; else its policies' matcher (read with the ticket, ``load_for_command``),
+    their calendars as they are now, with the calendar versions the ticket's clocks
+    run on beside them (so pausing or retargeting a clock counts on the calendar it
+    ran on), and the requester's organization when a policy asks for it."""
+    matcher = loaded.sla.matcher
+    if matcher is None:
         return settings
-    current = loaded.calendars
     ticket = loaded.ticket
     recorded = {c.basis.calendar_key for c in (ticket.clocks.values() if ticket else ())
                 if c.basis is not None}
-    missing = {k for k in recorded if k is not None and (k[0] not in current
-                                                         or current[k[0]][0] != k[1])}
+    missing = {k for k in recorded if k is not None and k not in matcher.calendars}
     versions = await read_model.calendar_versions(conn, tenant, missing)
     organization = None
-    if contact_id is not None and any(c.field == "organization_id"
-                                      for p in loaded.policies for c in p.conditions):
+    if contact_id is not None and loaded.sla.asks_organization:
         contact = await load_contact(conn, tenant, contact_id)
         organization = None if contact is None else contact.organization_id
-    return settings.model_copy(update={"matcher": policy_matcher(
-        loaded.policies, current, versions, organization)})
+    if versions or organization is not None:
+        # The kept matcher is shared by the process's commands: a copy for this one.
+        matcher = replace(matcher, calendars={**matcher.calendars, **versions},
+                          organization_id=organization)
+    return settings.model_copy(update={"matcher": matcher})
 
 
 __all__ = ["change_calendar", "change_policy", "create_calendar", "create_policy",

@@ -9,11 +9,20 @@ decision needs beside it (the tenant's settings, the field definitions, the requ
 data key, the requester lock of a new ticket), from SQL of its own
 (handlers/ticket_state.sql). Nothing here is a read model: lists and gets read
 ``tickets.view`` through projections/reads.py.
+
+The tenant's SLA policies are parsed into the matcher a command decides with
+(``TenantSla``) once per revision of them (migration 0680) and kept in the unit of
+work's memo (eventstore/memo.py): the read gives the tenant's revision and, only when
+the process holds none or another, the policies and their calendars, from the same
+snapshot. Every write of a policy or a calendar takes a revision never given before,
+so a kept matcher serves exactly the commands that read the revision it was parsed
+at, in whichever process the change was made; the number of policies costs a command
+nothing until they change.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from uuid import UUID
 
@@ -22,13 +31,41 @@ import asyncpg
 from domain.business_hours import Calendar
 from domain.fields import NO_FIELDS, FieldCatalog
 from domain.ids import TenantId
-from domain.target_policy import TargetPolicy
+from domain.sla import PolicyMatcher
+from domain.target_policy import TargetPolicy, policy_matcher
 from domain.ticket import Ticket
+from eventstore.memo import MemoKind, TenantMemo
 from eventstore.sqlfile import load_queries
 from projections.fields import definition_from_json
 from projections.tenant_settings import DEFAULT_SETTINGS, TenantSettings, read_document
 
 Q = load_queries(Path(__file__).with_name("ticket_state.sql"))
+
+
+@dataclass(frozen=True, slots=True)
+class TenantSla:
+    """A tenant's SLA policies as ticket commands decide with them, parsed once."""
+
+    matcher: PolicyMatcher | None
+    """The policies in the order they are tried, each on its calendar as it is now,
+    with no organization (``handlers.sla_policies.sla_policy_for`` adds the ticket's);
+    None: the tenant has no policies, its settings' targets serve."""
+    asks_organization: bool
+    """Whether a policy has a condition on the requester's organization."""
+
+
+NO_SLA = TenantSla(None, False)
+SLA_POLICIES: MemoKind[TenantSla] = MemoKind("sla_policies")
+
+
+def tenant_sla(policies: list[TargetPolicy],
+               calendars: dict[UUID, tuple[int, Calendar]]) -> TenantSla:
+    """The matcher of ``policies`` (in no order) on ``calendars`` (``{id: (version,
+    hours)}``, as they are now)."""
+    if not policies:
+        return NO_SLA
+    return TenantSla(policy_matcher(policies, calendars),
+                     any(c.field == "organization_id" for p in policies for c in p.conditions))
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,10 +79,8 @@ class CommandState:
     """The ticket's requester contact, its wrapped data key (None: erased) and the
     fingerprint of the key-encryption key that wraps it, held FOR SHARE until commit;
     None when the ticket has no contact or the contact no key yet."""
-    policies: list[TargetPolicy] = field(default_factory=list)
-    """The tenant's SLA policies, in no order (none: its settings' targets serve)."""
-    calendars: dict[UUID, tuple[int, Calendar]] = field(default_factory=dict)
-    """The calendars of those policies as they are now: ``{id: (version, hours)}``."""
+    sla: TenantSla = NO_SLA
+    """The tenant's SLA policies, at the revision read with the ticket."""
 
 
 async def load_ticket(
@@ -58,14 +93,16 @@ async def load_ticket(
 
 
 async def load_for_command(conn: asyncpg.Connection, tenant_id: TenantId, ticket_id: UUID, *,
-                           with_catalog: bool, requester_email: str | None = None
-                           ) -> CommandState:
+                           with_catalog: bool, requester_email: str | None = None,
+                           memo: TenantMemo | None = None) -> CommandState:
     """The ticket (its row locked until commit) with its requester's data key (held),
-    the tenant's settings and, when ``with_catalog``, its field definitions, in one
-    round trip; with ``requester_email``, that e-mail's requester lock is taken too
-    (``people.lock_requester``)."""
+    the tenant's settings and SLA policies and, when ``with_catalog``, its field
+    definitions, in one round trip; with ``requester_email``, that e-mail's requester
+    lock is taken too (``people.lock_requester``). The policies come from ``memo``
+    when it holds them at the tenant's revision, and are kept there when parsed."""
+    kept = None if memo is None else memo.get(SLA_POLICIES, tenant_id)
     row = await conn.fetchrow(Q["command_state"], tenant_id, ticket_id, with_catalog,
-                              requester_email)
+                              requester_email, None if kept is None else kept[0])
     assert row is not None
     doc = DEFAULT_SETTINGS if row["settings"] is None else read_document(row["settings"])
     catalog: FieldCatalog = NO_FIELDS
@@ -76,13 +113,21 @@ async def load_for_command(conn: asyncpg.Connection, tenant_id: TenantId, ticket
     if row["has_key"]:
         wrapped = row["wrapped"]
         key = (row["contact_id"], None if wrapped is None else bytes(wrapped), row["kek"])
-    policies = [TargetPolicy.model_validate(p) for p in row["policies"] or ()]
-    calendars = {UUID(c["id"]): (c["version"], Calendar.model_validate(c["hours"]))
-                 for c in row["calendars"] or ()}
-    return CommandState(ticket, doc.settings(), catalog, key, policies, calendars)
+    revision: int = row["policy_revision"]
+    if kept is not None and kept[0] == revision:
+        sla = kept[1]
+    else:
+        sla = tenant_sla(
+            [TargetPolicy.model_validate(p) for p in row["policies"] or ()],
+            {UUID(c["id"]): (c["version"], Calendar.model_validate(c["hours"]))
+             for c in row["calendars"] or ()})
+        if memo is not None:
+            memo.put(SLA_POLICIES, tenant_id, revision, sla)
+    return CommandState(ticket, doc.settings(), catalog, key, sla)
 
 
-__all__ = ["CommandState", "load_for_command", "load_ticket", "open_ticket_ids"]
+__all__ = ["NO_SLA", "SLA_POLICIES", "CommandState", "TenantSla", "load_for_command",
+           "load_ticket", "open_ticket_ids", "tenant_sla"]
 
 
 async def open_ticket_ids(conn: asyncpg.Connection, tenant_id: TenantId) -> list[UUID]:

@@ -124,7 +124,7 @@ async def execute(
     email = (command.requester.email if isinstance(command, OpenTicket)
              and command.requester.contact_id is None else None)
     loaded = await load_for_command(conn, tenant, ticket_id, with_catalog=checks_fields,
-                                    requester_email=email)
+                                    requester_email=email, memo=session.memo)
     state, catalog = loaded.ticket, loaded.catalog
     if loaded.key is not None:
         session.held_key(*loaded.key)

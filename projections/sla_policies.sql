@@ -16,16 +16,21 @@ SELECT count(*) FROM sla_calendars WHERE tenant_id = $1
 
 -- name: put_calendar --
 -- $1 tenant_id, $2 id, $3 name, $4 hours, $5 version, $6 created_at, $7 updated_at.
--- The current row, and the version's hours kept for good beside it.
+-- The current row, the version's hours kept for good beside it, and a new revision of
+-- the tenant's policies (migration 0680), since the policies run on it.
 WITH current AS (
     INSERT INTO sla_calendars (tenant_id, id, name, hours, version, created_at, updated_at)
     VALUES ($1, $2, $3, $4, $5, $6, $7)
     ON CONFLICT (tenant_id, id) DO UPDATE
        SET name = excluded.name, hours = excluded.hours, version = excluded.version,
            updated_at = excluded.updated_at
+), kept AS (
+    INSERT INTO sla_calendar_versions (tenant_id, calendar_id, version, hours)
+    VALUES ($1, $2, $5, $4)
 )
-INSERT INTO sla_calendar_versions (tenant_id, calendar_id, version, hours)
-VALUES ($1, $2, $5, $4)
+INSERT INTO sla_policy_revisions (tenant_id, revision)
+VALUES ($1, nextval('sla_policy_revision'))
+ON CONFLICT (tenant_id) DO UPDATE SET revision = excluded.revision
 
 -- name: calendar_versions --
 -- $1 tenant_id, $2 calendar ids, $3 versions (pairwise): the hours of each
@@ -69,14 +74,21 @@ SELECT id, version, name, position, "default", conditions, targets, calendar_id,
 
 -- name: put_policy --
 -- $1 tenant_id, $2 id, $3 name, $4 position, $5 default, $6 conditions, $7 targets,
--- $8 calendar_id, $9 version, $10 created_at, $11 updated_at
-INSERT INTO sla_policies (tenant_id, id, name, position, "default", conditions, targets,
-                          calendar_id, version, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-ON CONFLICT (tenant_id, id) DO UPDATE
-   SET name = excluded.name, position = excluded.position, conditions = excluded.conditions,
-       targets = excluded.targets, calendar_id = excluded.calendar_id,
-       version = excluded.version, updated_at = excluded.updated_at
+-- $8 calendar_id, $9 version, $10 created_at, $11 updated_at.
+-- The row, and a new revision of the tenant's policies (migration 0680).
+WITH policy AS (
+    INSERT INTO sla_policies (tenant_id, id, name, position, "default", conditions, targets,
+                              calendar_id, version, created_at, updated_at)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+    ON CONFLICT (tenant_id, id) DO UPDATE
+       SET name = excluded.name, position = excluded.position,
+           conditions = excluded.conditions, targets = excluded.targets,
+           calendar_id = excluded.calendar_id, version = excluded.version,
+           updated_at = excluded.updated_at
+)
+INSERT INTO sla_policy_revisions (tenant_id, revision)
+VALUES ($1, nextval('sla_policy_revision'))
+ON CONFLICT (tenant_id) DO UPDATE SET revision = excluded.revision
 
 -- name: list_policies --
 -- $1 tenant_id, $2 cursor created_at (null: first page), $3 cursor id, $4 limit

@@ -168,6 +168,8 @@ ACCESS: Mapping[str, frozenset[str]] = {
     "PATCH /v1/macros/{macro_id}": _STAFF,
     "DELETE /v1/macros/{macro_id}": _STAFF,
     "POST /v1/tickets/{ticket_id}/macros/{macro_id}": _STAFF,
+    "GET /v1/macros/{macro_id}/history": _AUDIT,
+    "GET /v1/macros/{macro_id}/as-of": _AUDIT,
     # Saved views: staff save personal ones (admins shared ones) and read what they see.
     "GET /v1/views": _STAFF,
     "POST /v1/views": _STAFF,
@@ -175,6 +177,8 @@ ACCESS: Mapping[str, frozenset[str]] = {
     "PATCH /v1/views/{view_id}": _STAFF,
     "DELETE /v1/views/{view_id}": _STAFF,
     "GET /v1/views/{view_id}/tickets": _STAFF,
+    "GET /v1/views/{view_id}/history": _AUDIT,
+    "GET /v1/views/{view_id}/as-of": _AUDIT,
     # Mail: admins set up mailboxes and tend their quarantine; staff read a ticket's
     # mail. Inbound mail takes the mailbox's own secret (OPEN).
     "GET /v1/mailboxes": _ADMIN,

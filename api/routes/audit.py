@@ -1,5 +1,6 @@
 """Auditor endpoints: the history and past states of tickets, contacts and
-organizations, the tenant feed, chain verification.
+organizations, groups, rules, calendars, SLA policies, macros and saved views; the
+tenant feed, chain verification.
 
 Auditor and admin keys only; every endpoint here reads. Events are shown as stored
 (``schema_version`` and payload as hashed), with the actor the database stamped and
@@ -33,6 +34,7 @@ from api.http.problems import Problem, invalid_parameter
 from api.http.routing import StrictRoute
 from api.schemas.events import EventPage, render_event
 from api.schemas.groups import GroupOut
+from api.schemas.macros import MacroOut, macro_document
 from api.schemas.people import (
     ContactOut,
     OrganizationOut,
@@ -40,6 +42,7 @@ from api.schemas.people import (
     organization_document,
 )
 from api.schemas.rules import RuleOut, rule_document
+from api.schemas.saved_views import ViewOut, view_document
 from api.schemas.sla_policies import CalendarOut, PolicyOut, calendar_document, policy_document
 from api.schemas.tickets import TicketOut, etag
 from domain.contact import fold_contact
@@ -49,15 +52,19 @@ from domain.events import (
     ContactCreated,
     Event,
     GroupCreated,
+    MacroCreated,
     OrganizationCreated,
     RuleCreated,
     SlaPolicyCreated,
     TicketOpened,
+    ViewCreated,
 )
 from domain.group import fold_group
+from domain.macro import fold_macro
 from domain.mapper import from_stored
 from domain.organization import fold_organization
 from domain.rule import fold_rule
+from domain.saved_view import fold_view
 from domain.sla_calendar import fold_calendar
 from domain.target_policy import fold_policy
 from domain.ticket import fold
@@ -135,6 +142,18 @@ def _policy(events: Iterable[Event]) -> tuple[bytes, int]:
     return dumps(policy_document(policy)), policy.version
 
 
+def _macro(events: Iterable[Event]) -> tuple[bytes, int]:
+    macro = fold_macro(events)
+    assert macro is not None
+    return dumps(macro_document(macro)), macro.version
+
+
+def _view(events: Iterable[Event]) -> tuple[bytes, int]:
+    view = fold_view(events)
+    assert view is not None
+    return dumps(view_document(view)), view.version
+
+
 @dataclass(frozen=True, slots=True)
 class _Kind:
     """A kind of stream the audit endpoints show: its name, the type of the event
@@ -158,6 +177,10 @@ KINDS = (
     _Kind("rule", "rules", RuleCreated.TYPE, _rule, RuleOut),
     _Kind("calendar", "calendars", CalendarCreated.TYPE, _calendar, CalendarOut),
     _Kind("policy", "sla-policies", SlaPolicyCreated.TYPE, _policy, PolicyOut),
+    # Personal macros and views too: the audit trail is the tenant's, whoever owns them.
+    # A deleted one replays to what it was when deleted, one version on.
+    _Kind("macro", "macros", MacroCreated.TYPE, _macro, MacroOut),
+    _Kind("view", "views", ViewCreated.TYPE, _view, ViewOut),
 )
 
 

@@ -2,7 +2,8 @@
 tenant or personal to an agent; canned replies are macros with text only. Applying one
 is one command: ``POST /v1/tickets/{id}/macros/{macro_id}`` (``If-Match``,
 ``Idempotency-Key``; ``?preview=true`` answers what it would do and changes nothing).
-Another agent's personal macro is a 404 everywhere."""
+Another agent's personal macro is a 404 everywhere. A macro's past is in
+``/v1/macros/{id}/history`` and ``/as-of`` (api/routes/audit.py), for auditors and admins."""
 
 from __future__ import annotations
 

@@ -2,7 +2,8 @@
 tenant or personal to an agent. ``GET /v1/views/{id}/tickets`` is the ticket list
 under the view's filters, page for page (``api.http.ticket_list`` asks the list's own
 route, so the filters are parsed and checked by the list's code). Another agent's
-personal view is a 404 everywhere."""
+personal view is a 404 everywhere. A view's past is in ``/v1/views/{id}/history`` and
+``/as-of`` (api/routes/audit.py), for auditors and admins."""
 
 from __future__ import annotations
 

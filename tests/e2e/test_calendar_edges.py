@@ -50,7 +50,9 @@ async def test_instants_outside_the_calendar_are_400_naming_the_parameter(http, 
                .replace("{organization_id}", org).replace("{rule_id}", rule["id"])
                .replace("{calendar_id}", str(uuid.uuid4()))
                .replace("{policy_id}", str(uuid.uuid4()))
-               .replace("{mailbox_id}", str(uuid.uuid4())))
+               .replace("{mailbox_id}", str(uuid.uuid4()))
+               .replace("{macro_id}", str(uuid.uuid4()))
+               .replace("{view_id}", str(uuid.uuid4())))
         for value in OUTSIDE:
             r = await http.request(method, url, params={name: value}, headers=h)
             assert r.status_code == 400, (path, name, value, r.text)

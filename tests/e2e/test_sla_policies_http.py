@@ -5,7 +5,8 @@ runs as the runtime role, under row-level security)."""
 
 from __future__ import annotations
 
-from tests.e2e.conftest import Owner, auth
+from api.app import create_app
+from tests.e2e.conftest import NEW_TICKET, Owner, app_settings, asgi_client, auth
 
 HOURS = {"timezone": "Europe/Berlin", "weekly": {str(d): [["09:00", "17:00"]] for d in range(5)},
          "holidays": ["2026-12-25"]}
@@ -132,3 +133,52 @@ async def test_policies_keep_one_default_and_refuse_what_cannot_work(http, tenan
     refused = await http.post("/v1/sla-policies", headers=theirs,
                               json={**DEFAULT, "calendar_id": calendar["id"]})
     assert _loc(refused) == ["body", "calendar_id"]
+
+
+async def test_a_policy_changed_in_one_process_is_applied_by_the_next_command_in_another(
+        db, http, tenant):
+    """Two apps on one database, as two processes: each keeps the tenant's policies
+    parsed between commands, and each change made through one (a policy's targets, a
+    new policy, a calendar's hours) is what the other's very next opening runs on."""
+    admin = auth(tenant.admin_key)
+    made = await http.post("/v1/sla-policies", json=DEFAULT, headers=admin)
+    assert made.status_code == 201, made.text
+    default = made.json()
+    other = create_app(app_settings(db))
+    async with asgi_client(other) as there:
+
+        async def first_reply() -> dict:
+            r = await there.post("/v1/tickets", json=NEW_TICKET, headers=admin)
+            assert r.status_code == 201, r.text
+            clock = r.json()["sla"]["first_response"]
+            return {"target_ms": clock["target_ms"], **clock["policy"]}
+
+        seen = await first_reply()
+        assert seen == {"target_ms": 3_600_000, "policy_id": default["id"],
+                        "policy_version": 1, "calendar_id": None, "calendar_version": None}
+        assert await first_reply() == seen  # kept, not read again: the same answer
+        memo = other.state.services.store.memo
+        assert len(memo) == 1
+
+        changed = await http.patch(f"/v1/sla-policies/{default['id']}",
+                                   json={"targets": {"first_reply_ms": 600_000}},
+                                   headers=auth(tenant.admin_key, **{"If-Match": '"1"'}))
+        assert changed.status_code == 200, changed.text
+        assert await first_reply() == {**seen, "target_ms": 600_000, "policy_version": 2}
+
+        calendar = (await http.post("/v1/calendars", json={"name": "Office", "hours": HOURS},
+                                    headers=admin)).json()
+        mail = await http.post("/v1/sla-policies", headers=admin, json={
+            "name": "Mail", "position": 0, "calendar_id": calendar["id"],
+            "conditions": [{"field": "channel", "op": "is", "value": "email"}],
+            "targets": {"first_reply_ms": 1_800_000}})
+        assert mail.status_code == 201, mail.text
+        assert await first_reply() == {
+            "target_ms": 1_800_000, "policy_id": mail.json()["id"], "policy_version": 1,
+            "calendar_id": calendar["id"], "calendar_version": 1}
+
+        later = {**HOURS, "weekly": {"0": [["08:00", "18:00"]]}}
+        moved = await http.patch(f"/v1/calendars/{calendar['id']}", json={"hours": later},
+                                 headers=auth(tenant.admin_key, **{"If-Match": '"1"'}))
+        assert moved.status_code == 200, moved.text
+        assert (await first_reply())["calendar_version"] == 2
