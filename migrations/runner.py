@@ -23,7 +23,9 @@ sha256 is recorded; an applied file that was edited afterwards is an error.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import random
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -74,17 +76,37 @@ def quote_ident(name: str) -> str:
     return '"' + name + '"'
 
 
+async def _on_roles(conn: asyncpg.Connection, statement: str) -> None:
+    """Run one statement on a role (each in a transaction of its own, never inside a
+    migration's). Roles are cluster-wide while the advisory lock is per database, so
+    two databases of one server migrating at once may update the same role's row at
+    the same moment; Postgres then refuses the second with "tuple concurrently
+    updated". The other statement commits at once, so trying again after it succeeds.
+    """
+    for attempt in range(_ROLE_TRIES):
+        try:
+            await conn.execute(statement)
+            return
+        except asyncpg.InternalServerError as exc:
+            if "concurrently" not in str(exc) or attempt == _ROLE_TRIES - 1:
+                raise
+            await asyncio.sleep(0.02 * (attempt + 1) * (1 + random.random()))
+
+
+_ROLE_TRIES = 8
+
+
 async def _ensure_role(conn: asyncpg.Connection, name: str, attributes: str) -> None:
-    # Roles are cluster-wide while the advisory lock is per database: two databases
-    # migrating at once may race to create the same role, which is harmless.
+    # Two databases migrating at once may also race to create the same role, which is
+    # harmless: the loser alters the winner's.
     exists = await conn.fetchval("SELECT 1 FROM pg_roles WHERE rolname = $1", name)
     if exists:
-        await conn.execute(f"ALTER ROLE {quote_ident(name)} {attributes}")
+        await _on_roles(conn, f"ALTER ROLE {quote_ident(name)} {attributes}")
         return
     try:
         await conn.execute(f"CREATE ROLE {quote_ident(name)} {attributes}")
     except (asyncpg.DuplicateObjectError, asyncpg.UniqueViolationError):
-        await conn.execute(f"ALTER ROLE {quote_ident(name)} {attributes}")
+        await _on_roles(conn, f"ALTER ROLE {quote_ident(name)} {attributes}")
 
 
 async def ensure_roles(conn: asyncpg.Connection) -> None:
@@ -94,7 +116,7 @@ async def ensure_roles(conn: asyncpg.Connection) -> None:
     me = await conn.fetchval("SELECT current_user")
     is_super = await conn.fetchval("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
     if not is_super:
-        await conn.execute(f"GRANT {OWNER_ROLE} TO {quote_ident(me)}")
+        await _on_roles(conn, f"GRANT {OWNER_ROLE} TO {quote_ident(me)}")
     await conn.execute(f"GRANT USAGE, CREATE ON SCHEMA public TO {OWNER_ROLE}")
     await conn.execute(f"GRANT USAGE ON SCHEMA public TO {RUNTIME_GROUP}")
 
@@ -125,8 +147,8 @@ async def ensure_runtime_login(
         # ALTER ROLE takes no bind parameters; quote the literal by doubling quotes
         # (standard_conforming_strings is on in every supported Postgres).
         literal = "'" + password.replace("'", "''") + "'"
-        await conn.execute(f"ALTER ROLE {quote_ident(user)} PASSWORD {literal}")
-    await conn.execute(f"GRANT {RUNTIME_GROUP} TO {quote_ident(user)}")
+        await _on_roles(conn, f"ALTER ROLE {quote_ident(user)} PASSWORD {literal}")
+    await _on_roles(conn, f"GRANT {RUNTIME_GROUP} TO {quote_ident(user)}")
 
 
 _HISTORY = f"""

@@ -135,6 +135,26 @@ async def test_concurrent_runs_apply_each_file_once(empty_db: str):
         await conn.close()
 
 
+async def test_databases_of_one_server_migrate_at_once(pg_server: str):
+    """Roles are the server's: four databases migrating together all alter and grant
+    the same roles (the runtime login's password too), and every one comes up."""
+    names = [f"hd_mig_{uuid.uuid4().hex[:10]}" for _ in range(4)]
+    admin = await asyncpg.connect(pg_server)
+    try:
+        for name in names:
+            await admin.execute(f'CREATE DATABASE "{name}"')
+        try:
+            results = await asyncio.gather(*(
+                migrate(with_database(pg_server, name), runtime_user=RUNTIME_USER,
+                        runtime_password=RUNTIME_PASSWORD) for name in names))
+            assert all(len(r) == len(discover()) for r in results)
+        finally:
+            for name in names:
+                await admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+    finally:
+        await admin.close()
+
+
 async def test_an_edited_applied_file_is_reported(empty_db: str, tmp_path: Path):
     sql_dir = tmp_path / "sql"
     shutil.copytree(SQL_DIR, sql_dir)
