@@ -9,7 +9,10 @@ applies facts. What the aggregate cannot see (that the agent a key acts as is an
 active agent of the tenant) the caller checks against its rows.
 
 The rules: an agent key belongs to an agent (its work is attributed to them); admin
-keys may act as an agent or as themselves; machine roles never act as a person.
+keys may act as an agent or as themselves; machine roles never act as a person. A key
+issued with ``scopes`` holds only those permissions: never one its role does not hold,
+and never more than the credential issuing it holds (the caller says which those are:
+the catalog is the API's, api/http/access.py).
 """
 
 from __future__ import annotations
@@ -40,8 +43,17 @@ class AgentLinkRefused(ValidationFailed):
         self.kind = kind
 
 
+class ScopesRefused(ValidationFailed):
+    """A key's ``scopes`` name permissions it may not be given (``excess``, sorted)."""
+
+    def __init__(self, message: str, excess: list[str]) -> None:
+        super().__init__(message, field="scopes")
+        self.excess = excess
+
+
 class ApiKey(BaseModel):
-    """A key as issued; ``revoked_at`` None while it works."""
+    """A key as issued; ``revoked_at`` None while it works; ``scopes`` None for a key
+    that holds all its role's permissions."""
 
     model_config = _FROZEN
 
@@ -50,11 +62,16 @@ class ApiKey(BaseModel):
     role: Role
     prefix: str
     agent_id: AgentId | None = None
+    scopes: tuple[str, ...] | None = None
     revoked_at: UtcDatetime | None = None
 
 
 class IssueApiKey(BaseModel):
-    """Issue a key whose secret the caller minted (``prefix``: its first characters)."""
+    """Issue a key whose secret the caller minted (``prefix``: its first characters).
+
+    ``scopes`` (None: unscoped) must lie within ``role_permissions`` (what the key's role
+    holds), and what the key will hold within ``issuer_permissions`` (what the credential
+    issuing it holds); None for either skips that check (the operator's CLI, the demo)."""
 
     model_config = _FROZEN
 
@@ -63,6 +80,9 @@ class IssueApiKey(BaseModel):
     role: Role
     prefix: str
     agent_id: AgentId | None = None
+    scopes: tuple[str, ...] | None = None
+    role_permissions: frozenset[str] | None = None
+    issuer_permissions: frozenset[str] | None = None
     at: UtcDatetime
 
 
@@ -86,6 +106,26 @@ def check_agent_link(role: Role, agent_id: AgentId | None) -> None:
                                "admin and agent keys")
 
 
+def check_scopes(command: IssueApiKey) -> None:
+    """A key is given no permission its role lacks, and holds none its issuer lacks."""
+    role_held = command.role_permissions
+    scopes = None if command.scopes is None else frozenset(command.scopes)
+    if scopes is not None and not scopes:
+        raise ScopesRefused("scopes, when given, name at least one permission", [])
+    if role_held is not None and scopes is not None and scopes - role_held:
+        excess = sorted(scopes - role_held)
+        raise ScopesRefused(f"a {command.role.value} key cannot hold "
+                            + ", ".join(excess) + ": its role does not", excess)
+    held = scopes if scopes is not None else role_held
+    if command.issuer_permissions is not None and held is not None:
+        excess = sorted(held - command.issuer_permissions)
+        if excess:
+            raise ScopesRefused("this credential cannot issue a key holding "
+                                + ", ".join(excess) + ": it does not hold "
+                                + ("it" if len(excess) == 1 else "them")
+                                + " itself; give scopes within its own", excess)
+
+
 def decide_api_key(command: ApiKeyCommand, state: ApiKey | None) -> list[Event]:
     """The events a command produces on a key (None: no such key). Revoking a revoked
     key returns ``[]``: the first revocation stands."""
@@ -93,8 +133,10 @@ def decide_api_key(command: ApiKeyCommand, state: ApiKey | None) -> list[Event]:
         if state is not None:
             raise AlreadyExists("the API key already exists")
         check_agent_link(command.role, command.agent_id)
+        check_scopes(command)
+        scopes = None if command.scopes is None else tuple(sorted(set(command.scopes)))
         return [ApiKeyIssued(key_id=command.key_id, name=command.name, role=command.role,
-                             prefix=command.prefix, at=command.at)]
+                             prefix=command.prefix, scopes=scopes, at=command.at)]
     if state is None:
         raise NotFound("the API key does not exist")
     if state.revoked_at is not None:
@@ -108,7 +150,8 @@ def evolve_api_key(state: ApiKey | None, event: Event) -> ApiKey:
     if state is None:
         if not isinstance(event, ApiKeyIssued):
             raise CorruptStream(f"an API key starts with ApiKeyIssued, not {event.TYPE}")
-        return ApiKey(id=event.key_id, name=event.name, role=event.role, prefix=event.prefix)
+        return ApiKey(id=event.key_id, name=event.name, role=event.role, prefix=event.prefix,
+                      scopes=event.scopes)
     match event:
         case ApiKeyRevoked(key_id=key_id) if key_id == state.id:
             return state.model_copy(update={"revoked_at": event.at})
@@ -130,7 +173,9 @@ __all__ = [
     "ApiKeyCommand",
     "IssueApiKey",
     "RevokeApiKey",
+    "ScopesRefused",
     "check_agent_link",
+    "check_scopes",
     "decide_api_key",
     "evolve_api_key",
     "fold_api_key",

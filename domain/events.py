@@ -311,11 +311,14 @@ def _no_floats(value: Any) -> Any:
 
 class ApiKeyIssued(Event):
     TYPE = "ApiKeyIssued"
+    OMIT_EMPTY = frozenset({"scopes"})
 
     key_id: ApiKeyId
     name: str
     role: Role
     prefix: str
+    scopes: tuple[str, ...] | None = None
+    """The permissions a scoped key holds (absent: all its role's)."""
 
 
 class ApiKeyRevoked(Event):

@@ -27,8 +27,10 @@ from domain.api_key import (
     ApiKey,
     IssueApiKey,
     RevokeApiKey,
+    ScopesRefused,
     decide_api_key,
 )
+from domain.events import ApiKeyIssued
 from domain.ids import AgentId, ApiKeyId, TenantId
 from domain.values import Role
 from eventstore.sqlfile import load_queries
@@ -60,6 +62,7 @@ class IssuedKey:
     role: str
     prefix: str
     agent_id: UUID | None
+    scopes: list[str] | None
     created_at: datetime
     secret: str
 
@@ -67,20 +70,27 @@ class IssuedKey:
 @dataclass(frozen=True, slots=True)
 class IssueKey:
     """Issue a key with ``role``; ``agent_id`` names the agent an admin or agent key
-    acts as. The request: the handler mints the id (unless given) and the secret, and
-    the domain decides ``IssueApiKey``."""
+    acts as; ``scopes`` narrow it to those permissions (None: all its role's), which
+    must lie within ``role_permissions`` while what it holds lies within
+    ``issuer_permissions`` (None: not checked; the operator and the demo issue keys
+    as nobody). The request: the handler mints the id (unless given) and the secret,
+    and the domain decides ``IssueApiKey``."""
 
     name: str
     role: Role
     at: datetime
     agent_id: UUID | None = None
     key_id: UUID | None = None
+    scopes: frozenset[str] | None = None
+    role_permissions: frozenset[str] | None = None
+    issuer_permissions: frozenset[str] | None = None
 
 
 async def issue_key(uow: UnitOfWork, command: IssueKey) -> IssuedKey:
     """Insert the key and record ``ApiKeyIssued``. Refuses an agent key without an
     agent and an agent link for a machine role (422 ``validation_failed``, naming
-    ``agent_id``), and an agent that is not active (``unknown_agent``).
+    ``agent_id``), an agent that is not active (``unknown_agent``), and scopes beyond
+    the role's or beyond what the issuer holds (``excess_scopes``, naming the excess).
 
     An agent key is a person's key: what it does is attributed to its agent, and it
     works only while that agent is active (api/http/auth.py ``Principal.barred``).
@@ -90,12 +100,20 @@ async def issue_key(uow: UnitOfWork, command: IssueKey) -> IssuedKey:
     agent_id = None if command.agent_id is None else AgentId(command.agent_id)
     decided = IssueApiKey(key_id=ApiKeyId(command.key_id or uuid.uuid4()), name=command.name,
                           role=command.role, prefix=secret[:10], agent_id=agent_id,
-                          at=command.at)
+                          scopes=None if command.scopes is None else tuple(command.scopes),
+                          role_permissions=command.role_permissions,
+                          issuer_permissions=command.issuer_permissions, at=command.at)
     try:
         events = decide_api_key(decided, None)
     except AgentLinkRefused as exc:
         raise Invalid("validation_failed", exc.message, field=exc.field, reason=exc.reason,
                       kind=exc.kind) from exc
+    except ScopesRefused as exc:
+        if not exc.excess:
+            raise Invalid("validation_failed", exc.message, field="scopes") from exc
+        raise Invalid("excess_scopes", exc.message, field="scopes",
+                      excess=exc.excess) from exc
+    issued_scopes = events[0].scopes if isinstance(events[0], ApiKeyIssued) else None
     if command.agent_id is not None:
         agent = await uow.conn.fetchrow(Q["get_agent"], uow.tenant_id, command.agent_id)
         if agent is None or not agent["active"]:
@@ -103,10 +121,12 @@ async def issue_key(uow: UnitOfWork, command: IssueKey) -> IssuedKey:
                           field="agent_id")
     row = await uow.conn.fetchrow(
         Q["insert_api_key"], uow.tenant_id, decided.key_id, decided.name, decided.role.value,
-        decided.prefix, hash_secret(secret), decided.agent_id)
+        decided.prefix, hash_secret(secret), decided.agent_id,
+        None if issued_scopes is None else list(issued_scopes))
     assert row is not None
     issued = IssuedKey(TenantId(row["tenant_id"]), row["id"], row["name"], row["role"],
-                       row["prefix"], row["agent_id"], row["created_at"], secret)
+                       row["prefix"], row["agent_id"], row["scopes"], row["created_at"],
+                       secret)
     await record_all(uow, events)
     return issued
 

@@ -70,8 +70,8 @@ class Invalid(HandlerError):
     """A value breaks a rule. ``field`` names the input field at fault, if one is."""
 
     def __init__(self, code: str, message: str, *, field: str | None = None,
-                 reason: str | None = None, kind: str = "value_error") -> None:
-        super().__init__(code, message)
+                 reason: str | None = None, kind: str = "value_error", **extra: Any) -> None:
+        super().__init__(code, message, **extra)
         self.field = field
         self.reason = reason or message
         self.kind = kind

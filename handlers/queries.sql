@@ -40,7 +40,7 @@ SELECT EXISTS (SELECT 1 FROM agents WHERE tenant_id = $1 AND email = $2 AND id <
 
 -- name: list_api_keys --
 -- $1 tenant_id, $2 after created_at (NULL = first page), $3 after id, $4 limit
-SELECT id, name, role, prefix, agent_id, created_at, revoked_at
+SELECT id, name, role, prefix, agent_id, scopes, created_at, revoked_at
   FROM api_keys
  WHERE tenant_id = $1
    AND ($2::timestamptz IS NULL OR (created_at, id) > ($2::timestamptz, $3::uuid))
@@ -51,7 +51,7 @@ SELECT id, name, role, prefix, agent_id, created_at, revoked_at
 -- $1 tenant_id, $2 id
 -- A key's state, locked: two revocations of one key queue here, and the second sees
 -- the first.
-SELECT id, name, role, prefix, agent_id, created_at, revoked_at
+SELECT id, name, role, prefix, agent_id, scopes, created_at, revoked_at
   FROM api_keys
  WHERE tenant_id = $1 AND id = $2
    FOR UPDATE
@@ -60,7 +60,7 @@ SELECT id, name, role, prefix, agent_id, created_at, revoked_at
 -- $1 tenant_id, $2 id, $3 now
 UPDATE api_keys SET revoked_at = $3
  WHERE tenant_id = $1 AND id = $2
-RETURNING id, name, role, prefix, agent_id, created_at, revoked_at
+RETURNING id, name, role, prefix, agent_id, scopes, created_at, revoked_at
 
 -- name: put_settings --
 -- $1 tenant_id, $2 settings, $3 now
@@ -73,10 +73,11 @@ ON CONFLICT (tenant_id) DO UPDATE
 RETURNING settings, version, updated_at
 
 -- name: insert_api_key --
--- $1 tenant_id, $2 id, $3 name, $4 role, $5 prefix, $6 key_hash, $7 agent_id
-INSERT INTO api_keys (tenant_id, id, name, role, prefix, key_hash, agent_id)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
-RETURNING tenant_id, id, name, role, prefix, agent_id, created_at, revoked_at
+-- $1 tenant_id, $2 id, $3 name, $4 role, $5 prefix, $6 key_hash, $7 agent_id, $8 scopes
+-- (NULL: unscoped)
+INSERT INTO api_keys (tenant_id, id, name, role, prefix, key_hash, agent_id, scopes)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+RETURNING tenant_id, id, name, role, prefix, agent_id, scopes, created_at, revoked_at
 
 -- name: insert_tenant --
 -- $1 id, $2 name, $3 slug

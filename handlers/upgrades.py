@@ -30,7 +30,7 @@ from handlers.tenants import operator_actor
 from handlers.tickets import run_command
 from projections import people
 from projections import sla_policies as sla_reads
-from projections.analytics import fill_summary_cells
+from projections.analytics import count_staff_notes, fill_summary_cells
 from projections.inline import fill_views
 from projections.search import index_missing
 from projections.tenant_settings import load_settings
@@ -88,6 +88,10 @@ async def _version_views(uow: UnitOfWork) -> int:
     return await fill_version_views(uow.conn, uow.tenant_id)
 
 
+async def _staff_notes(uow: UnitOfWork) -> int:
+    return await count_staff_notes(uow.conn, uow.tenant_id)
+
+
 async def _summary_cells(uow: UnitOfWork) -> int:
     return await fill_summary_cells(uow.conn, uow.tenant_id)
 
@@ -130,6 +134,7 @@ STEPS: tuple[tuple[str, Step], ...] = (
     ("kept ticket versions rendered as their tickets", _version_views),
     ("tickets linked to contacts", _link_requesters),
     ("tickets, contacts and organizations indexed for search", _search_index),
+    ("analytics staff notes counted from ticket events", _staff_notes),
     ("analytics summary cells filled from ticket rows", _summary_cells),
     ("SLA policies made from the settings' targets", _sla_policies),
 )

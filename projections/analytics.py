@@ -86,6 +86,9 @@ class TicketRow:
     breaches_next_reply: int = 0
     breaches_resolution: int = 0
     last_seq: int = 0
+    staff_notes: int | None = 0
+    """Internal notes by agents; None on a row counted before they were (migration
+    0651), until ``count_staff_notes`` counts them from its events."""
 
 
 COLUMNS = tuple(f.name for f in dataclasses.fields(TicketRow))
@@ -166,6 +169,9 @@ class Fold:
             return
         row.last_seq = env.seq
         if isinstance(event, MessageAdded):
+            if (event.visibility is Visibility.INTERNAL and event.author.kind is ActorKind.AGENT
+                    and row.staff_notes is not None):
+                row.staff_notes += 1
             if event.visibility is Visibility.PUBLIC and event.author.kind is ActorKind.AGENT:
                 row.public_agent_replies += 1
                 self.agents[(day, event.author.id)][1] += 1
@@ -309,6 +315,19 @@ async def fill_summary_cells(conn: asyncpg.Connection, tenant_id: TenantId) -> i
     if counted:
         await conn.execute(Q["write_summary_cells"], tenant_id, *counted.columns())
     return len(rows)
+
+
+async def count_staff_notes(conn: asyncpg.Connection, tenant_id: TenantId) -> int:
+    """Count the staff notes of ticket rows projected before they were counted (from
+    their events up to the row's own ``last_seq``, as the projection would have), and
+    drop the tenant's summary cells when any changed, for ``fill_summary_cells`` to
+    count them anew with their deflections; returns the rows counted. Under the
+    analytics checkpoint's lock; running it again changes nothing."""
+    await conn.fetchval(Q["lock_checkpoint"], AnalyticsProjection.name, tenant_id)
+    counted: int = await conn.fetchval(Q["count_staff_notes"], tenant_id)
+    if counted:
+        await conn.execute(Q["delete_summary_cells"], tenant_id)
+    return counted
 
 
 def _columns(rows: Iterable[tuple[Any, ...]], width: int) -> list[list[Any]]:

@@ -1,7 +1,7 @@
 """Summary cells: the summary's counts and duration histograms kept per creation day.
 
 The analytics summary reports, over the tickets opened in a range of days, counts
-(tickets, solved, SLA met, reopened, one-touch) and the median and p90 of four
+(tickets, solved, SLA met, reopened, one-touch, deflected) and the median and p90 of four
 durations, in total and per group. Sorting every ticket of the range per percentile
 costs in proportion to the tickets; these cells cost in proportion to the days.
 
@@ -44,7 +44,7 @@ METRICS = ("first_reply_ms", "first_reply_business_ms", "resolution_ms",
 """Durations kept as histograms, in the order of their columns."""
 
 COUNTERS = ("tickets", "solved", "met_first_response", "met_next_reply", "met_resolution",
-            "ever_solved", "reopened", "one_touch")
+            "ever_solved", "reopened", "one_touch", "deflected")
 """Counters, in the order of their columns."""
 
 HELD = ""
@@ -138,7 +138,8 @@ def contribution(row: Any, fields: Mapping[str, Any], field_keys: frozenset[str]
         counters=tuple(int(c) for c in (
             True, solved, row.breaches_first_response == 0, row.breaches_next_reply == 0,
             row.breaches_resolution == 0, row.solves > 0, row.solves > 0 and row.reopens > 0,
-            solved and row.public_agent_replies == 1)),
+            solved and row.public_agent_replies == 1,
+            solved and row.public_agent_replies == 0 and row.staff_notes == 0)),
         buckets=tuple(None if (v := getattr(row, name)) is None else bucket(v)
                       for name in METRICS))
 

@@ -66,6 +66,8 @@ def _group(row: Mapping[str, Any]) -> dict[str, Any]:
         },
         "reopen_rate": _rate(row["reopened"], row["ever_solved"]),
         "one_touch_rate": _rate(row["one_touch"], row["solved"]),
+        "deflected": row["deflected"],
+        "deflection_rate": _rate(row["deflected"], row["solved"]),
         "key": row["key"],
         "name": row.get("name"),
     }
@@ -209,7 +211,8 @@ def _group_empty() -> dict[str, Any]:
             "first_reply_business_ms": none, "resolution_ms": none,
             "resolution_open_ms": none,
             "sla_achievement": {"first_response": None, "next_reply": None, "resolution": None},
-            "reopen_rate": None, "one_touch_rate": None, "key": "all", "name": None}
+            "reopen_rate": None, "one_touch_rate": None, "deflected": 0,
+            "deflection_rate": None, "key": "all", "name": None}
 
 
 async def volume(store: EventStore, tenant_id: TenantId, start: date,

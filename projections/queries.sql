@@ -224,9 +224,10 @@ SELECT stream_id, seq, type, data -> 'clocks' -> 'first_response' -> 'basis' AS 
 SELECT * FROM analytics_tickets WHERE tenant_id = $1 AND ticket_id = ANY($2::uuid[])
 
 -- name: write_batch --
--- $1 tenant_id; $2..$22 analytics_tickets column arrays (ticket_id .. last_seq, in table
--- order); $23..$29 daily (day, priority, source, created, solved, reopened, breached);
--- $30..$34 agent daily (day, agent_id, assigned, replies, solved).
+-- $1 tenant_id; $2..$23 analytics_tickets column arrays (ticket_id .. last_seq, then
+-- staff_notes: projections.analytics.TicketRow's order); $24..$30 daily (day, priority,
+-- source, created, solved, reopened, breached); $31..$35 agent daily (day, agent_id,
+-- assigned, replies, solved).
 -- One statement for the three tables: a batch costs one round trip to write. Ticket
 -- rows are overwritten whole; counters are added to what earlier batches wrote.
 WITH tickets AS (
@@ -234,12 +235,14 @@ WITH tickets AS (
         tenant_id, ticket_id, priority, source, state, assignee, created_at, state_since,
         first_reply_at, first_reply_ms, first_reply_business_ms, solved_at, solves,
         resolution_ms, open_ms, resolution_open_ms, reopens, public_agent_replies,
-        breaches_first_response, breaches_next_reply, breaches_resolution, last_seq)
+        breaches_first_response, breaches_next_reply, breaches_resolution, last_seq,
+        staff_notes)
     SELECT $1::uuid, * FROM unnest(
         $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[],
         $8::timestamptz[], $9::timestamptz[], $10::bigint[], $11::bigint[],
         $12::timestamptz[], $13::int[], $14::bigint[], $15::bigint[], $16::bigint[],
-        $17::int[], $18::int[], $19::int[], $20::int[], $21::int[], $22::bigint[])
+        $17::int[], $18::int[], $19::int[], $20::int[], $21::int[], $22::bigint[],
+        $23::int[])
     ON CONFLICT (tenant_id, ticket_id) DO UPDATE SET
         priority = excluded.priority, source = excluded.source, state = excluded.state,
         assignee = excluded.assignee, created_at = excluded.created_at,
@@ -252,21 +255,22 @@ WITH tickets AS (
         public_agent_replies = excluded.public_agent_replies,
         breaches_first_response = excluded.breaches_first_response,
         breaches_next_reply = excluded.breaches_next_reply,
-        breaches_resolution = excluded.breaches_resolution, last_seq = excluded.last_seq
+        breaches_resolution = excluded.breaches_resolution, last_seq = excluded.last_seq,
+        staff_notes = excluded.staff_notes
     RETURNING 1
 ), daily AS (
     INSERT INTO analytics_daily AS d
         (tenant_id, day, priority, source, created, solved, reopened, breached)
-    SELECT $1::uuid, * FROM unnest($23::date[], $24::text[], $25::text[], $26::int[],
-                                   $27::int[], $28::int[], $29::int[])
+    SELECT $1::uuid, * FROM unnest($24::date[], $25::text[], $26::text[], $27::int[],
+                                   $28::int[], $29::int[], $30::int[])
     ON CONFLICT (tenant_id, day, priority, source) DO UPDATE SET
         created = d.created + excluded.created, solved = d.solved + excluded.solved,
         reopened = d.reopened + excluded.reopened, breached = d.breached + excluded.breached
     RETURNING 1
 ), agents AS (
     INSERT INTO analytics_agent_daily AS a (tenant_id, day, agent_id, assigned, replies, solved)
-    SELECT $1::uuid, * FROM unnest($30::date[], $31::text[], $32::int[], $33::int[],
-                                   $34::int[])
+    SELECT $1::uuid, * FROM unnest($31::date[], $32::text[], $33::int[], $34::int[],
+                                   $35::int[])
     ON CONFLICT (tenant_id, day, agent_id) DO UPDATE SET
         assigned = a.assigned + excluded.assigned, replies = a.replies + excluded.replies,
         solved = a.solved + excluded.solved
@@ -340,7 +344,11 @@ SELECT key,
        count(*) FILTER (WHERE breaches_resolution = 0) AS met_resolution,
        count(*) FILTER (WHERE solves > 0) AS ever_solved,
        count(*) FILTER (WHERE solves > 0 AND reopens > 0) AS reopened,
-       count(*) FILTER (WHERE resolution_ms IS NOT NULL AND public_agent_replies = 1) AS one_touch
+       count(*) FILTER (WHERE resolution_ms IS NOT NULL AND public_agent_replies = 1) AS one_touch,
+       -- Deflected: solved or closed (closing keeps resolution_ms) with no public
+       -- message and no note by staff. A row not yet counted (staff_notes null) is not.
+       count(*) FILTER (WHERE resolution_ms IS NOT NULL AND public_agent_replies = 0
+                          AND staff_notes = 0) AS deflected
   FROM t
  GROUP BY key
  ORDER BY key
@@ -559,21 +567,22 @@ WITH tickets AS (
 SELECT (SELECT count(*) FROM tickets) + (SELECT count(*) FROM daily)
 
 -- name: write_summary_cells --
--- $1 tenant_id; $2..$17 summary cell changes (span, start_day, dim, key, the eight
+-- $1 tenant_id; $2..$18 summary cell changes (span, start_day, dim, key, the nine
 -- counters, the four histograms as int array literals), added to what earlier batches
 -- wrote (negative where tickets left a cell).
 INSERT INTO analytics_summary_cells AS c (
     tenant_id, span, start_day, dim, key, tickets, solved, met_first_response,
-    met_next_reply, met_resolution, ever_solved, reopened, one_touch, first_reply,
-    first_reply_business, resolution, resolution_open)
+    met_next_reply, met_resolution, ever_solved, reopened, one_touch, deflected,
+    first_reply, first_reply_business, resolution, resolution_open)
 SELECT $1::uuid, span, start_day, dim, key, tickets, solved, met_first_response,
-       met_next_reply, met_resolution, ever_solved, reopened, one_touch, first_reply::int[],
-       first_reply_business::int[], resolution::int[], resolution_open::int[]
+       met_next_reply, met_resolution, ever_solved, reopened, one_touch, deflected,
+       first_reply::int[], first_reply_business::int[], resolution::int[],
+       resolution_open::int[]
   FROM unnest($2::int[], $3::date[], $4::text[], $5::text[], $6::int[], $7::int[],
               $8::int[], $9::int[], $10::int[], $11::int[], $12::int[], $13::int[],
-              $14::text[], $15::text[], $16::text[], $17::text[])
+              $14::int[], $15::text[], $16::text[], $17::text[], $18::text[])
        AS v(span, start_day, dim, key, tickets, solved, met_first_response, met_next_reply,
-            met_resolution, ever_solved, reopened, one_touch, first_reply,
+            met_resolution, ever_solved, reopened, one_touch, deflected, first_reply,
             first_reply_business, resolution, resolution_open)
 ON CONFLICT (tenant_id, dim, span, start_day, key) DO UPDATE SET
     tickets = c.tickets + excluded.tickets, solved = c.solved + excluded.solved,
@@ -582,6 +591,7 @@ ON CONFLICT (tenant_id, dim, span, start_day, key) DO UPDATE SET
     met_resolution = c.met_resolution + excluded.met_resolution,
     ever_solved = c.ever_solved + excluded.ever_solved,
     reopened = c.reopened + excluded.reopened, one_touch = c.one_touch + excluded.one_touch,
+    deflected = c.deflected + excluded.deflected,
     first_reply = histogram_add(c.first_reply, excluded.first_reply),
     first_reply_business = histogram_add(c.first_reply_business,
                                          excluded.first_reply_business),
@@ -596,7 +606,8 @@ ON CONFLICT (tenant_id, dim, span, start_day, key) DO UPDATE SET
 SELECT c.dim,
        CASE WHEN $5::boolean THEN to_char(c.start_day, 'YYYY-MM-DD') ELSE c.key END AS key,
        c.tickets, c.solved, c.met_first_response, c.met_next_reply, c.met_resolution,
-       c.ever_solved, c.reopened, c.one_touch, c.first_reply, c.first_reply_business,
+       c.ever_solved, c.reopened, c.one_touch, c.deflected, c.first_reply,
+       c.first_reply_business,
        c.resolution, c.resolution_open
   FROM unnest($3::int[], $4::date[]) AS r(span, start_day)
   JOIN analytics_summary_cells c
@@ -620,6 +631,22 @@ SELECT last_seq FROM projection_checkpoints
 -- name: all_analytics_tickets --
 -- $1 tenant_id
 SELECT * FROM analytics_tickets WHERE tenant_id = $1
+
+-- name: count_staff_notes --
+-- $1 tenant_id: the staff notes (internal MessageAdded by an agent) of each ticket row
+-- counted before they were (staff_notes null), from its events up to the row's
+-- last_seq; answers how many rows it counted.
+WITH counted AS (
+    UPDATE analytics_tickets a
+       SET staff_notes = (SELECT count(*) FROM events e
+                           WHERE e.tenant_id = a.tenant_id AND e.stream_id = a.ticket_id
+                             AND e.seq <= a.last_seq AND e.type = 'MessageAdded'
+                             AND e.data ->> 'visibility' = 'internal'
+                             AND e.data -> 'author' ->> 'kind' = 'agent')
+     WHERE a.tenant_id = $1 AND a.staff_notes IS NULL
+    RETURNING 1
+)
+SELECT count(*) FROM counted
 
 -- name: delete_summary_cells --
 -- $1 tenant_id

@@ -30,7 +30,7 @@ from api.feed.hub import Hub
 from api.feed.messages import BadRoom, Room
 from api.feed.outbox import Outbox, Outgoing
 from api.feed.scope import out_of_scope
-from api.http.access import event_types_for
+from api.http.access import event_types_for, permissions_of
 from api.http.auth import Principal, resolve
 from api.root import Services
 from eventstore.errors import EventStoreError, StoreUnavailable
@@ -72,7 +72,8 @@ class StreamConnection:
         self.principal = principal
         self.secret = secret
         self.outbox = Outbox(principal.tenant_id, services.settings.ws_send_queue,
-                             event_types_for(principal.role))
+                             event_types_for(permissions_of(principal.role,
+                                                            principal.scopes)))
 
     async def run(self) -> None:
         """Serve until the client leaves or the key is revoked."""

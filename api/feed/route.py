@@ -19,7 +19,7 @@ from starlette.websockets import WebSocketDisconnect
 from api.config import ProcessSettings
 from api.feed import messages as msg
 from api.feed.connection import StreamConnection
-from api.http.access import roles_for
+from api.http.access import permission_for, roles_for
 from api.http.auth import Principal, resolve
 from api.http.headers import bearer_token
 from api.http.routing import StrictRoute
@@ -80,6 +80,9 @@ async def _authenticate(websocket: WebSocket, services: Services) -> tuple[Princ
         raise Refused(4403, principal.barred[1])
     if principal.role not in roles_for(FEED_OPERATION):
         raise Refused(4403, f"role {principal.role!r} may not read the feed")
+    needed = permission_for(FEED_OPERATION)
+    if principal.scopes is not None and needed not in principal.scopes:
+        raise Refused(4403, f"this API key's scopes do not include {needed!r}")
     return principal, secret
 
 

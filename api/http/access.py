@@ -1,24 +1,30 @@
 """Who may call what: the one authorization table of the API.
 
 Every route and the live feed name their operation here (``METHOD /path/{template}``,
-``WS`` for the WebSocket) with the roles that may run it; ``api.http.auth.authorize``
+``WS`` for the WebSocket) with the one permission it needs, from the catalog of named
+permissions (``PERMISSIONS``, each with what it allows). A role is a named set of
+permissions (``ROLE_PERMISSIONS``); an API key issued with ``scopes`` holds only those,
+a subset of its role's (api/http/auth.py checks both). ``api.http.auth.authorize``
 reads this table for every request, ``publish`` writes it into the OpenAPI document
-(``x-required-role`` and ``security`` on every operation, the credentials as
-``securitySchemes``), and tests/unit/test_access.py compares it with the "who" column
-of the design's endpoint table. The ``/v1`` operations that take no bearer credential
-at all (signing in: their credential is in the body or the refresh cookie) are in
-``OPEN``, published with an empty ``x-required-role`` and the cookie they read, if any,
-as their ``security``. Routes outside ``/v1`` that answer without a key (health,
-metrics, the OpenAPI document) are in neither and are published with ``security: []``.
+(``x-required-permission``, ``x-required-role`` and ``security`` on every operation,
+the catalog as ``x-permissions``, the credentials as ``securitySchemes``), and
+tests/unit/test_access.py compares it with the endpoint and permission tables of
+docs/api.md. The ``/v1`` operations that take no bearer credential at all (signing
+in: their credential is in the body or the refresh cookie) are in ``OPEN``, published
+with an empty ``x-required-role``, a null ``x-required-permission`` and the cookie
+they read, if any, as their ``security``. Routes outside ``/v1`` that answer without a
+key (health, metrics, the OpenAPI document) are in neither and are published with
+``security: []``.
 
-A new operation needs one row here: ACCESS (its roles; the credential follows from
-them) or OPEN (the credentials it checks itself); ``publish`` refuses a ``/v1``
-operation in neither.
+A new operation needs one row here: ACCESS (its permission; the roles and the
+credential follow from it) or OPEN (the credentials it checks itself); ``publish``
+refuses a ``/v1`` operation in neither. Several operations share a permission only
+when whoever may run one may run the others.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from api.http.cookies import PORTAL_REFRESH, STAFF_REFRESH
@@ -27,177 +33,273 @@ from domain.values import Role
 
 ADMIN, AGENT, INTAKE = Role.ADMIN.value, Role.AGENT.value, Role.INTAKE.value
 ANALYST, AUDITOR = Role.ANALYST.value, Role.AUDITOR.value
-
-_STAFF = frozenset({AGENT, ADMIN})
-_WRITERS = _STAFF | {INTAKE}
-_ADMIN = frozenset({ADMIN})
-_AUDIT = frozenset({AUDITOR, ADMIN})
-_ANALYTICS = frozenset({ANALYST, ADMIN})
-_EVERYONE = frozenset(r.value for r in Role)
 # A contact signed in to the customer portal. Not a role an API key can have: only a
 # portal token (api/http/auth.py ``authenticate_customer``) carries it, and only the
 # portal's routes accept such tokens.
 CUSTOMER = "customer"
-_CUSTOMER = frozenset({CUSTOMER})
 # An anonymous visitor of the embeddable widget, with a widget session's token (api/
 # http/widget.py): it acts on the tickets that session opened, and only there.
 WIDGET = "widget"
-_WIDGET = frozenset({WIDGET})
 
-ACCESS: Mapping[str, frozenset[str]] = {
-    "POST /v1/tickets": _WRITERS,
-    "GET /v1/tickets": _STAFF,
+PERMISSIONS: Mapping[str, str] = {
+    # Tickets and their threads.
+    "ticket:create": "Open tickets (intake keys as the customer).",
+    "ticket:list": "List and filter the tenant's tickets, now or as of a moment.",
+    "ticket:read": "Read one ticket's current state with its SLA clocks.",
+    "ticket:reply": "Add a message to a ticket: a public reply or an internal note "
+                    "(intake keys post as the customer).",
+    "note:read": "Read a ticket's thread, internal notes included.",
+    "ticket:assign": "Assign a ticket to an agent or a group.",
+    "ticket:prioritize": "Change a ticket's priority.",
+    "ticket:transition": "Move a ticket between states (pending, solved, closed, ...).",
+    "ticket:tag": "Add and remove a ticket's tags.",
+    "ticket:set-fields": "Set a ticket's custom field values (intake keys only those open "
+                         "to intake).",
+    "file:upload": "Upload files to attach to messages.",
+    "attachment:read": "Download the files of a ticket's messages.",
+    "mail:read": "Read the mail a ticket sent and received, with its delivery state.",
+    "search:read": "Search tickets and messages.",
+    "changes:read": "Read the changes feed that mirroring clients follow.",
+    "stream:read": "Follow the live event feed (WebSocket).",
+    # People and teams.
+    "agent:read": "List the tenant's agents and read one.",
+    "agent:manage": "Add, invite, change and deactivate agents.",
+    "group:read": "List groups (teams) and read one.",
+    "group:write": "Create groups, rename them and change their members.",
+    "contact:read": "List contacts and read one, with their tickets.",
+    "contact:write": "Create, change and merge contacts.",
+    "contact:portal-link": "Issue a contact's link to set a portal password.",
+    "contact:erase": "Erase a contact's personal data.",
+    "contact:export": "Export everything kept about a contact.",
+    "organization:read": "List organizations and read one, with their tickets.",
+    "organization:write": "Create and change organizations.",
+    # Configuration.
+    "ticket-field:read": "Read the definitions of custom ticket fields.",
+    "ticket-field:write": "Define and change custom ticket fields.",
+    "rule:read": "List rules and read one.",
+    "rule:write": "Create, change and turn off rules.",
+    "rule:explain": "Ask why each rule fired or not on a ticket.",
+    "macro:read": "List the macros one may use and read one.",
+    "macro:write": "Create, change and delete macros (shared ones: admins).",
+    "macro:apply": "Apply a macro to a ticket.",
+    "view:read": "List saved views, read one and the tickets it shows.",
+    "view:write": "Save, change and delete views (shared ones: admins).",
+    "calendar:read": "List business-hours calendars and read one.",
+    "calendar:write": "Create and change calendars.",
+    "sla-policy:read": "List SLA policies and read one.",
+    "sla-policy:write": "Create and change SLA policies and move open clocks onto one.",
+    "mailbox:read": "List mailboxes, read one and its quarantine.",
+    "mailbox:write": "Create and change mailboxes; retry or drop quarantined mail.",
+    "settings:read": "Read the tenant's settings.",
+    "settings:write": "Change the tenant's settings.",
+    "webhook:read": "Read the tenant's webhook configuration.",
+    "webhook:write": "Configure the tenant's webhooks.",
+    "api-key:read": "List the tenant's API keys.",
+    "api-key:write": "Issue and revoke API keys (never with more than one holds).",
+    # History, audit and analytics.
+    "history:read": "Read a stream's past: its events and its state as of a version "
+                    "or an instant.",
+    "events:read": "Read the tenant's whole event log, configuration streams included.",
+    "audit:verify": "Verify the tenant's hash chain.",
+    "analytics:read": "Read the analytics: summary, volume, backlog and agents.",
+    # Every caller.
+    "self:read": "Ask who one is and what one may do.",
+    "meta:read": "Read the catalog of error codes.",
+    # Customers in the portal and visitors of the widget (no API key holds these).
+    "portal:read": "A signed-in contact reads their own tickets, messages and files, "
+                   "and follows their live feed.",
+    "portal:write": "A signed-in contact opens tickets, replies and uploads files.",
+    "widget:read": "A widget session reads the tickets it opened, with their public "
+                   "messages and files.",
+    "widget:write": "A widget session opens tickets, replies and uploads files.",
+}
+"""Every permission, named ``resource:action``, with what it allows."""
+
+_EVERY_CALLER = frozenset({"self:read", "meta:read", "ticket-field:read"})
+_WRITE_FOR_CUSTOMERS = frozenset({"ticket:create", "ticket:reply", "ticket:set-fields",
+                                  "file:upload"})
+_READ_STATE = frozenset({"ticket:read", "group:read", "contact:read", "organization:read",
+                         "stream:read"})
+_READ_PAST = frozenset({"history:read", "events:read", "audit:verify"})
+_STAFF = (_EVERY_CALLER | _WRITE_FOR_CUSTOMERS | _READ_STATE | frozenset({
+    "ticket:list", "note:read", "ticket:assign", "ticket:prioritize", "ticket:transition",
+    "ticket:tag", "attachment:read", "mail:read", "search:read", "changes:read",
+    "agent:read", "contact:write", "contact:portal-link", "rule:explain", "macro:read",
+    "macro:write", "macro:apply", "view:read", "view:write"}))
+_ANALYTICS = frozenset({"analytics:read"})
+_CUSTOMERS_AND_VISITORS = frozenset({"portal:read", "portal:write", "widget:read",
+                                     "widget:write"})
+
+ROLE_PERMISSIONS: Mapping[str, frozenset[str]] = {
+    # Everything but what only customers and widget visitors do.
+    ADMIN: frozenset(PERMISSIONS) - _CUSTOMERS_AND_VISITORS,
+    # A person working tickets: their threads, contacts, macros and views.
+    AGENT: _STAFF,
+    # Writes for customers (a form, a mail gateway) and reads nothing of anyone's.
+    INTAKE: _EVERY_CALLER | _WRITE_FOR_CUSTOMERS,
+    # Analytics only: no events, no threads, no feed.
+    ANALYST: _EVERY_CALLER | _ANALYTICS,
+    # Read-only: history, audit and current state; the feed carries every event.
+    AUDITOR: _EVERY_CALLER | _READ_STATE | _READ_PAST,
+    CUSTOMER: frozenset({"portal:read", "portal:write"}),
+    WIDGET: frozenset({"widget:read", "widget:write"}),
+}
+"""Each role (and the portal's and widget's callers) as the set of permissions it holds."""
+
+ACCESS: Mapping[str, str] = {
+    "POST /v1/tickets": "ticket:create",
+    "GET /v1/tickets": "ticket:list",
     # Auditors are read-only and may read a ticket's current state as well as its past.
-    "GET /v1/tickets/{ticket_id}": _STAFF | {AUDITOR},
-    "POST /v1/tickets/{ticket_id}/messages": _WRITERS,
-    "GET /v1/tickets/{ticket_id}/messages": _STAFF,
-    "POST /v1/tickets/{ticket_id}/assignee": _STAFF,
-    "POST /v1/tickets/{ticket_id}/priority": _STAFF,
-    "POST /v1/tickets/{ticket_id}/state": _STAFF,
-    "POST /v1/tickets/{ticket_id}/tags": _STAFF,
+    "GET /v1/tickets/{ticket_id}": "ticket:read",
+    "POST /v1/tickets/{ticket_id}/messages": "ticket:reply",
+    "GET /v1/tickets/{ticket_id}/messages": "note:read",
+    "POST /v1/tickets/{ticket_id}/assignee": "ticket:assign",
+    "POST /v1/tickets/{ticket_id}/priority": "ticket:prioritize",
+    "POST /v1/tickets/{ticket_id}/state": "ticket:transition",
+    "POST /v1/tickets/{ticket_id}/tags": "ticket:tag",
     # Intake keys may set the fields whose definition allows it (the domain checks).
-    "POST /v1/tickets/{ticket_id}/fields": _WRITERS,
-    "GET /v1/tickets/{ticket_id}/history": _AUDIT,
-    "GET /v1/tickets/{ticket_id}/as-of": _AUDIT,
-    "GET /v1/contacts/{contact_id}/history": _AUDIT,
-    "GET /v1/contacts/{contact_id}/as-of": _AUDIT,
-    "GET /v1/organizations/{organization_id}/history": _AUDIT,
-    "GET /v1/organizations/{organization_id}/as-of": _AUDIT,
-    "GET /v1/events": _AUDIT,
+    "POST /v1/tickets/{ticket_id}/fields": "ticket:set-fields",
+    "GET /v1/tickets/{ticket_id}/history": "history:read",
+    "GET /v1/tickets/{ticket_id}/as-of": "history:read",
+    "GET /v1/contacts/{contact_id}/history": "history:read",
+    "GET /v1/contacts/{contact_id}/as-of": "history:read",
+    "GET /v1/organizations/{organization_id}/history": "history:read",
+    "GET /v1/organizations/{organization_id}/as-of": "history:read",
+    "GET /v1/events": "events:read",
     # Mirroring clients act as staff: the changes carry internal notes; intake keys
     # write for customers and read nothing.
-    "GET /v1/changes": _STAFF,
-    "GET /v1/search": _STAFF,
-    "GET /v1/audit/verify": _AUDIT,
-    "GET /v1/analytics/summary": _ANALYTICS,
-    "GET /v1/analytics/volume": _ANALYTICS,
-    "GET /v1/analytics/backlog": _ANALYTICS,
-    "GET /v1/analytics/agents": _ANALYTICS,
+    "GET /v1/changes": "changes:read",
+    "GET /v1/search": "search:read",
+    "GET /v1/audit/verify": "audit:verify",
+    "GET /v1/analytics/summary": "analytics:read",
+    "GET /v1/analytics/volume": "analytics:read",
+    "GET /v1/analytics/backlog": "analytics:read",
+    "GET /v1/analytics/agents": "analytics:read",
     # Agents may list their colleagues, to pick an assignee.
-    "GET /v1/agents": _STAFF,
-    "GET /v1/agents/{agent_id}": _STAFF,
-    "POST /v1/agents": _ADMIN,
-    "POST /v1/agents/invitations": _ADMIN,
-    "PATCH /v1/agents/{agent_id}": _ADMIN,
+    "GET /v1/agents": "agent:read",
+    "GET /v1/agents/{agent_id}": "agent:read",
+    "POST /v1/agents": "agent:manage",
+    "POST /v1/agents/invitations": "agent:manage",
+    "PATCH /v1/agents/{agent_id}": "agent:manage",
     # Groups: admins manage them; staff read them (to route work), auditors too.
-    "GET /v1/groups": _STAFF | {AUDITOR},
-    "GET /v1/groups/{group_id}": _STAFF | {AUDITOR},
-    "POST /v1/groups": _ADMIN,
-    "PATCH /v1/groups/{group_id}": _ADMIN,
-    "GET /v1/groups/{group_id}/history": _AUDIT,
-    "GET /v1/groups/{group_id}/as-of": _AUDIT,
-    "GET /v1/settings": _ADMIN,
-    "PUT /v1/settings": _ADMIN,
-    "GET /v1/api-keys": _ADMIN,
-    "POST /v1/api-keys": _ADMIN,
-    "DELETE /v1/api-keys/{key_id}": _ADMIN,
-    "GET /v1/webhooks": _ADMIN,
-    "PUT /v1/webhooks": _ADMIN,
+    "GET /v1/groups": "group:read",
+    "GET /v1/groups/{group_id}": "group:read",
+    "POST /v1/groups": "group:write",
+    "PATCH /v1/groups/{group_id}": "group:write",
+    "GET /v1/groups/{group_id}/history": "history:read",
+    "GET /v1/groups/{group_id}/as-of": "history:read",
+    "GET /v1/settings": "settings:read",
+    "PUT /v1/settings": "settings:write",
+    "GET /v1/api-keys": "api-key:read",
+    "POST /v1/api-keys": "api-key:write",
+    "DELETE /v1/api-keys/{key_id}": "api-key:write",
+    "GET /v1/webhooks": "webhook:read",
+    "PUT /v1/webhooks": "webhook:write",
     # Field definitions are read by whoever fills them in, filters or groups by them.
-    "GET /v1/ticket-fields": _EVERYONE,
-    "GET /v1/ticket-fields/{field_key}": _EVERYONE,
-    "POST /v1/ticket-fields": _ADMIN,
-    "PATCH /v1/ticket-fields/{field_key}": _ADMIN,
-    "GET /v1/ticket-fields/{field_key}/history": _AUDIT,
-    "GET /v1/ticket-fields/{field_key}/as-of": _AUDIT,
+    "GET /v1/ticket-fields": "ticket-field:read",
+    "GET /v1/ticket-fields/{field_key}": "ticket-field:read",
+    "POST /v1/ticket-fields": "ticket-field:write",
+    "PATCH /v1/ticket-fields/{field_key}": "ticket-field:write",
+    "GET /v1/ticket-fields/{field_key}/history": "history:read",
+    "GET /v1/ticket-fields/{field_key}/as-of": "history:read",
     # Contacts: agents create and change them (intake only through a ticket); admins
     # manage organizations; auditors read both.
-    "GET /v1/contacts": _STAFF | {AUDITOR},
-    "POST /v1/contacts": _STAFF,
-    "GET /v1/contacts/{contact_id}": _STAFF | {AUDITOR},
-    "PATCH /v1/contacts/{contact_id}": _STAFF,
-    "POST /v1/contacts/{contact_id}/merge": _STAFF,
-    "POST /v1/contacts/{contact_id}/erase": _ADMIN,
-    "GET /v1/contacts/{contact_id}/export": _ADMIN,
-    "GET /v1/contacts/{contact_id}/tickets": _STAFF | {AUDITOR},
-    "GET /v1/organizations": _STAFF | {AUDITOR},
-    "POST /v1/organizations": _ADMIN,
-    "GET /v1/organizations/{organization_id}": _STAFF | {AUDITOR},
-    "PATCH /v1/organizations/{organization_id}": _ADMIN,
-    "GET /v1/organizations/{organization_id}/tickets": _STAFF | {AUDITOR},
+    "GET /v1/contacts": "contact:read",
+    "POST /v1/contacts": "contact:write",
+    "GET /v1/contacts/{contact_id}": "contact:read",
+    "PATCH /v1/contacts/{contact_id}": "contact:write",
+    "POST /v1/contacts/{contact_id}/merge": "contact:write",
+    "POST /v1/contacts/{contact_id}/erase": "contact:erase",
+    "GET /v1/contacts/{contact_id}/export": "contact:export",
+    "GET /v1/contacts/{contact_id}/tickets": "contact:read",
+    "GET /v1/organizations": "organization:read",
+    "POST /v1/organizations": "organization:write",
+    "GET /v1/organizations/{organization_id}": "organization:read",
+    "PATCH /v1/organizations/{organization_id}": "organization:write",
+    "GET /v1/organizations/{organization_id}/tickets": "organization:read",
     # The customer portal: staff produce a contact's password link; the contact works
     # on their own tickets only (row-level security scopes every statement to them).
-    "POST /v1/contacts/{contact_id}/portal-link": _STAFF,
-    "GET /v1/portal/tickets": _CUSTOMER,
-    "POST /v1/portal/tickets": _CUSTOMER,
-    "GET /v1/portal/tickets/{ticket_id}": _CUSTOMER,
-    "GET /v1/portal/tickets/{ticket_id}/messages": _CUSTOMER,
-    "POST /v1/portal/tickets/{ticket_id}/messages": _CUSTOMER,
+    "POST /v1/contacts/{contact_id}/portal-link": "contact:portal-link",
+    "GET /v1/portal/tickets": "portal:read",
+    "POST /v1/portal/tickets": "portal:write",
+    "GET /v1/portal/tickets/{ticket_id}": "portal:read",
+    "GET /v1/portal/tickets/{ticket_id}/messages": "portal:read",
+    "POST /v1/portal/tickets/{ticket_id}/messages": "portal:write",
     # The embeddable widget: a widget session opens tickets and follows those it opened
     # (row-level security scopes every statement to them).
-    "POST /v1/widget/{tenant_id}/tickets": _WIDGET,
-    "GET /v1/widget/{tenant_id}/tickets/{ticket_id}": _WIDGET,
-    "GET /v1/widget/{tenant_id}/tickets/{ticket_id}/messages": _WIDGET,
-    "POST /v1/widget/{tenant_id}/tickets/{ticket_id}/messages": _WIDGET,
+    "POST /v1/widget/{tenant_id}/tickets": "widget:write",
+    "GET /v1/widget/{tenant_id}/tickets/{ticket_id}": "widget:read",
+    "GET /v1/widget/{tenant_id}/tickets/{ticket_id}/messages": "widget:read",
+    "POST /v1/widget/{tenant_id}/tickets/{ticket_id}/messages": "widget:write",
     # Files: whoever writes messages uploads them; whoever reads a ticket's messages
     # gets their files back (a customer or widget session only those of public
     # messages on its own tickets: row-level security).
-    "POST /v1/uploads": _WRITERS,
-    "GET /v1/attachments/{attachment_id}": _STAFF,
-    "POST /v1/portal/uploads": _CUSTOMER,
-    "GET /v1/portal/attachments/{attachment_id}": _CUSTOMER,
-    "POST /v1/widget/{tenant_id}/uploads": _WIDGET,
-    "GET /v1/widget/{tenant_id}/attachments/{attachment_id}": _WIDGET,
+    "POST /v1/uploads": "file:upload",
+    "GET /v1/attachments/{attachment_id}": "attachment:read",
+    "POST /v1/portal/uploads": "portal:write",
+    "GET /v1/portal/attachments/{attachment_id}": "portal:read",
+    "POST /v1/widget/{tenant_id}/uploads": "widget:write",
+    "GET /v1/widget/{tenant_id}/attachments/{attachment_id}": "widget:read",
     # Rules act on every ticket: admins manage them; staff ask why one fired or not.
-    "GET /v1/rules": _ADMIN,
-    "POST /v1/rules": _ADMIN,
-    "GET /v1/rules/{rule_id}": _ADMIN,
-    "PATCH /v1/rules/{rule_id}": _ADMIN,
-    "GET /v1/rules/{rule_id}/history": _AUDIT,
-    "GET /v1/rules/{rule_id}/as-of": _AUDIT,
-    "GET /v1/tickets/{ticket_id}/rules": _STAFF,
+    "GET /v1/rules": "rule:read",
+    "POST /v1/rules": "rule:write",
+    "GET /v1/rules/{rule_id}": "rule:read",
+    "PATCH /v1/rules/{rule_id}": "rule:write",
+    "GET /v1/rules/{rule_id}/history": "history:read",
+    "GET /v1/rules/{rule_id}/as-of": "history:read",
+    "GET /v1/tickets/{ticket_id}/rules": "rule:explain",
     # Calendars and SLA policies judge every ticket: admins manage them.
-    "GET /v1/calendars": _ADMIN,
-    "POST /v1/calendars": _ADMIN,
-    "GET /v1/calendars/{calendar_id}": _ADMIN,
-    "PATCH /v1/calendars/{calendar_id}": _ADMIN,
-    "GET /v1/calendars/{calendar_id}/history": _AUDIT,
-    "GET /v1/calendars/{calendar_id}/as-of": _AUDIT,
-    "GET /v1/sla-policies": _ADMIN,
-    "POST /v1/sla-policies": _ADMIN,
-    "GET /v1/sla-policies/{policy_id}": _ADMIN,
-    "PATCH /v1/sla-policies/{policy_id}": _ADMIN,
-    "POST /v1/sla-policies/{policy_id}/apply": _ADMIN,
-    "GET /v1/sla-policies/{policy_id}/history": _AUDIT,
-    "GET /v1/sla-policies/{policy_id}/as-of": _AUDIT,
+    "GET /v1/calendars": "calendar:read",
+    "POST /v1/calendars": "calendar:write",
+    "GET /v1/calendars/{calendar_id}": "calendar:read",
+    "PATCH /v1/calendars/{calendar_id}": "calendar:write",
+    "GET /v1/calendars/{calendar_id}/history": "history:read",
+    "GET /v1/calendars/{calendar_id}/as-of": "history:read",
+    "GET /v1/sla-policies": "sla-policy:read",
+    "POST /v1/sla-policies": "sla-policy:write",
+    "GET /v1/sla-policies/{policy_id}": "sla-policy:read",
+    "PATCH /v1/sla-policies/{policy_id}": "sla-policy:write",
+    "POST /v1/sla-policies/{policy_id}/apply": "sla-policy:write",
+    "GET /v1/sla-policies/{policy_id}/history": "history:read",
+    "GET /v1/sla-policies/{policy_id}/as-of": "history:read",
     # Macros: staff make personal ones (admins shared ones) and apply what they see.
-    "GET /v1/macros": _STAFF,
-    "POST /v1/macros": _STAFF,
-    "GET /v1/macros/{macro_id}": _STAFF,
+    "GET /v1/macros": "macro:read",
+    "POST /v1/macros": "macro:write",
+    "GET /v1/macros/{macro_id}": "macro:read",
     # Changed and deleted by their owner (a shared one by admins: the handler says).
-    "PATCH /v1/macros/{macro_id}": _STAFF,
-    "DELETE /v1/macros/{macro_id}": _STAFF,
-    "POST /v1/tickets/{ticket_id}/macros/{macro_id}": _STAFF,
-    "GET /v1/macros/{macro_id}/history": _AUDIT,
-    "GET /v1/macros/{macro_id}/as-of": _AUDIT,
+    "PATCH /v1/macros/{macro_id}": "macro:write",
+    "DELETE /v1/macros/{macro_id}": "macro:write",
+    "POST /v1/tickets/{ticket_id}/macros/{macro_id}": "macro:apply",
+    "GET /v1/macros/{macro_id}/history": "history:read",
+    "GET /v1/macros/{macro_id}/as-of": "history:read",
     # Saved views: staff save personal ones (admins shared ones) and read what they see.
-    "GET /v1/views": _STAFF,
-    "POST /v1/views": _STAFF,
-    "GET /v1/views/{view_id}": _STAFF,
-    "PATCH /v1/views/{view_id}": _STAFF,
-    "DELETE /v1/views/{view_id}": _STAFF,
-    "GET /v1/views/{view_id}/tickets": _STAFF,
-    "GET /v1/views/{view_id}/history": _AUDIT,
-    "GET /v1/views/{view_id}/as-of": _AUDIT,
+    "GET /v1/views": "view:read",
+    "POST /v1/views": "view:write",
+    "GET /v1/views/{view_id}": "view:read",
+    "PATCH /v1/views/{view_id}": "view:write",
+    "DELETE /v1/views/{view_id}": "view:write",
+    "GET /v1/views/{view_id}/tickets": "view:read",
+    "GET /v1/views/{view_id}/history": "history:read",
+    "GET /v1/views/{view_id}/as-of": "history:read",
     # Mail: admins set up mailboxes and tend their quarantine; staff read a ticket's
     # mail. Inbound mail takes the mailbox's own secret (OPEN).
-    "GET /v1/mailboxes": _ADMIN,
-    "POST /v1/mailboxes": _ADMIN,
-    "GET /v1/mailboxes/{mailbox_id}": _ADMIN,
-    "PATCH /v1/mailboxes/{mailbox_id}": _ADMIN,
-    "GET /v1/mailboxes/{mailbox_id}/quarantine": _ADMIN,
-    "POST /v1/mailboxes/{mailbox_id}/quarantine/{quarantined_id}/retry": _ADMIN,
-    "DELETE /v1/mailboxes/{mailbox_id}/quarantine/{quarantined_id}": _ADMIN,
-    "GET /v1/tickets/{ticket_id}/mail": _STAFF,
+    "GET /v1/mailboxes": "mailbox:read",
+    "POST /v1/mailboxes": "mailbox:write",
+    "GET /v1/mailboxes/{mailbox_id}": "mailbox:read",
+    "PATCH /v1/mailboxes/{mailbox_id}": "mailbox:write",
+    "GET /v1/mailboxes/{mailbox_id}/quarantine": "mailbox:read",
+    "POST /v1/mailboxes/{mailbox_id}/quarantine/{quarantined_id}/retry": "mailbox:write",
+    "DELETE /v1/mailboxes/{mailbox_id}/quarantine/{quarantined_id}": "mailbox:write",
+    "GET /v1/tickets/{ticket_id}/mail": "mail:read",
     # Every caller may ask who it is and what its role may run (the console does).
-    "GET /v1/auth/me": _EVERYONE,
+    "GET /v1/auth/me": "self:read",
     # The problem registry: every code the API answers with, for clients to map.
-    "GET /v1/meta/error-codes": _EVERYONE,
+    "GET /v1/meta/error-codes": "meta:read",
     # The feed carries every event, message bodies and internal notes included:
     # analysts see analytics only, and intake keys write for customers.
-    "WS /v1/stream": frozenset({AGENT, ADMIN, AUDITOR}),
+    "WS /v1/stream": "stream:read",
     # The portal's live feed: a contact's own tickets' public events (api/feed/customer.py).
-    "WS /v1/portal/stream": _CUSTOMER,
+    "WS /v1/portal/stream": "portal:read",
 }
 
 
@@ -256,6 +358,19 @@ OPEN: Mapping[str, tuple[tuple[str, ...], ...]] = {
 maps to its alternatives of security schemes (an empty one: it may be called without)."""
 
 
+def permission_for(operation: str) -> str | None:
+    """The permission ``operation`` needs (None: not in the table, refused for everyone)."""
+    return ACCESS.get(operation)
+
+
+def _holders(permission: str) -> frozenset[str]:
+    return frozenset(role for role, held in ROLE_PERMISSIONS.items() if permission in held)
+
+
+ROLES_HOLDING: Mapping[str, frozenset[str]] = {p: _holders(p) for p in PERMISSIONS}
+"""Each permission with the roles that hold it (derived from ``ROLE_PERMISSIONS``)."""
+
+
 def credentials_for(operation: str) -> tuple[tuple[str, ...], ...]:
     """The alternatives of security schemes ``operation`` accepts (none: open)."""
     if operation in OPEN:
@@ -263,24 +378,38 @@ def credentials_for(operation: str) -> tuple[tuple[str, ...], ...]:
     roles = roles_for(operation)
     if not roles:
         return ()
-    if roles == _CUSTOMER:
+    if roles == {CUSTOMER}:
         return ((PORTAL_TOKEN,),)
-    if roles == _WIDGET:
+    if roles == {WIDGET}:
         return ((WIDGET_TOKEN,),)
-    if roles & (_CUSTOMER | _WIDGET):
+    if roles & {CUSTOMER, WIDGET}:
         raise ValueError(f"{operation}: one operation takes one kind of bearer token")
     return ((BEARER,),)
 
 
 def roles_for(operation: str) -> frozenset[str]:
-    """The roles that may run ``operation``; an operation missing from the table is a
-    programming error, refused for everyone rather than open to anyone."""
-    return ACCESS.get(operation, frozenset())
+    """The roles that may run ``operation``: those holding its permission. An operation
+    missing from the table is a programming error, refused for everyone rather than
+    open to anyone."""
+    permission = ACCESS.get(operation)
+    return frozenset() if permission is None else ROLES_HOLDING[permission]
+
+
+def permissions_of(role: str, scopes: Iterable[str] | None = None) -> frozenset[str]:
+    """What a caller with ``role`` holds: the role's permissions, narrowed to ``scopes``
+    when its key was issued with them (None: unscoped)."""
+    held = ROLE_PERMISSIONS.get(role, frozenset())
+    return held if scopes is None else held & frozenset(scopes)
+
+
+def operations_of(permissions: frozenset[str]) -> list[str]:
+    """The operations of the table that ``permissions`` allow, sorted."""
+    return sorted(op for op, needed in ACCESS.items() if needed in permissions)
 
 
 WHOLE_LOG = "GET /v1/events"
-"""The operation whose roles read every event of the tenant: ``event_types_for``
-gives them every stream in the changes feed and the live feed too."""
+"""The operation whose permission reads every event of the tenant: ``event_types_for``
+gives its holders every stream in the changes feed and the live feed too."""
 TENANT_STREAMS = frozenset({"tenant", "rule", "macro", "view", "calendar", "sla_policy"})
 """Kinds of stream only readers of the whole log (``WHOLE_LOG``) get: the tenant
 stream records API keys, agents, settings and webhooks (a webhook's URL may carry a
@@ -291,35 +420,45 @@ _NOT_TENANT = frozenset(cls.TYPE for kind, classes in STREAM_KINDS.items()
                         if kind not in TENANT_STREAMS for cls in classes)
 
 
-def event_types_for(role: str) -> frozenset[str] | None:
-    """The event types ``role`` may be sent by ``GET /v1/changes`` and by the live feed
-    (None: every type). The one rule both follow: what they withhold moves the
-    reader's position past it (a page's ``next_after_seq``, the feed's ``withheld``
-    message), it is never sent."""
-    return None if role in roles_for(WHOLE_LOG) else _NOT_TENANT
+def event_types_for(permissions: frozenset[str]) -> frozenset[str] | None:
+    """The event types a caller holding ``permissions`` may be sent by ``GET
+    /v1/changes`` and by the live feed (None: every type, for a holder of the whole
+    log's permission). The one rule both follow: what they withhold moves the reader's
+    position past it (a page's ``next_after_seq``, the feed's ``withheld`` message), it
+    is never sent."""
+    return None if ACCESS[WHOLE_LOG] in permissions else _NOT_TENANT
 
 
 def publish(document: dict[str, Any], *, protected_prefix: str = "/v1/") -> dict[str, Any]:
-    """Mark every operation of an OpenAPI document with ``x-required-role`` (the roles
-    of this table that may run it, sorted, or none for an ``OPEN`` one) and
-    ``security`` (the credentials it takes; ``[]`` for one that takes none), and
-    declare every credential under ``components.securitySchemes``. An operation under
+    """Mark every operation of an OpenAPI document with ``x-required-permission`` (the
+    permission of this table it needs, null for an ``OPEN`` one), ``x-required-role``
+    (the roles holding it, sorted, or none for an ``OPEN`` one) and ``security`` (the
+    credentials it takes; ``[]`` for one that takes none); publish the catalog as
+    ``x-permissions`` (each permission's description and roles) and declare every
+    credential under ``components.securitySchemes``. An operation under
     ``protected_prefix`` in neither table is a programming error."""
     for path, item in document.get("paths", {}).items():
         for method, operation in item.items():
             name = f"{method.upper()} {path}"
             if name in ACCESS:
-                operation["x-required-role"] = sorted(ACCESS[name])
+                operation["x-required-permission"] = ACCESS[name]
+                operation["x-required-role"] = sorted(roles_for(name))
             elif name in OPEN:
+                operation["x-required-permission"] = None
                 operation["x-required-role"] = []
             elif path.startswith(protected_prefix):
                 raise ValueError(f"{name} is in neither ACCESS nor OPEN")
             operation["security"] = [{scheme: [] for scheme in alternative}
                                      for alternative in credentials_for(name)]
+    document["x-permissions"] = {
+        name: {"description": description, "roles": sorted(ROLES_HOLDING[name])}
+        for name, description in PERMISSIONS.items()}
     document.setdefault("components", {})["securitySchemes"] = dict(SECURITY_SCHEMES)
     return document
 
 
-__all__ = ["ACCESS", "BEARER", "CUSTOMER", "OPEN", "PORTAL_COOKIE", "PORTAL_TOKEN",
-           "SECURITY_SCHEMES", "STAFF_COOKIE", "TENANT_STREAMS", "WHOLE_LOG", "WIDGET",
-           "WIDGET_TOKEN", "credentials_for", "event_types_for", "publish", "roles_for"]
+__all__ = ["ACCESS", "BEARER", "CUSTOMER", "OPEN", "PERMISSIONS", "PORTAL_COOKIE",
+           "PORTAL_TOKEN", "ROLES_HOLDING", "ROLE_PERMISSIONS", "SECURITY_SCHEMES",
+           "STAFF_COOKIE", "TENANT_STREAMS", "WHOLE_LOG", "WIDGET", "WIDGET_TOKEN",
+           "credentials_for", "event_types_for", "operations_of", "permission_for",
+           "permissions_of", "publish", "roles_for"]

@@ -110,8 +110,10 @@ class KeyCache:
             # across tenants (migration 0250), so an ambiguous key fails closed.
             return None
         row = rows[0]
+        scopes = row["scopes"]
         principal = Principal(TenantId(row["tenant_id"]), row["key_id"], row["role"],
-                              row["agent_id"], row["agent_active"])
+                              row["agent_id"], row["agent_active"],
+                              scopes=None if scopes is None else frozenset(scopes))
         # A barred key (its agent deactivated) is not kept: reactivating the agent then
         # takes effect at once here, without waiting for the notification.
         if principal.barred is None:

@@ -2,7 +2,8 @@
 service itself runs on, so the document cannot say other than the code does.
 
 - credentials: ``security`` on every operation and ``securitySchemes``, and
-  ``x-required-role``, from the authorization table (``api.http.access``);
+  ``x-required-permission`` and ``x-required-role`` (with the catalog as
+  ``x-permissions``), from the authorization table (``api.http.access``);
 - problems: one schema per status, one body per code, from the problem registry
   (``api.http.problem_docs``, ``api.http.problem_registry``);
 - headers: those every route sends because of where it is and what it does

@@ -20,7 +20,8 @@ class Principal:
     in to the customer portal: role ``customer``, ``contact_id`` the contact,
     ``key_id`` the portal session's id), or ``widget`` (an anonymous visitor of the
     embeddable widget: role ``widget``, ``key_id`` the widget session's id). All go
-    through the same role table and the same checks from here on.
+    through the same role table and the same checks from here on. ``scopes`` are the
+    permissions an API key was issued with (None: all its role's).
     """
 
     tenant_id: TenantId
@@ -30,6 +31,7 @@ class Principal:
     agent_active: bool | None = None
     credential: str = "api_key"
     contact_id: UUID | None = None
+    scopes: frozenset[str] | None = None
 
     @property
     def actor(self) -> StoreActor:

@@ -113,6 +113,11 @@ PROBLEMS: Mapping[str, ProblemCode] = _codes(
                 "The refresh cookie is unknown, expired, used or revoked."),
     # 403: a genuine credential that may not do this
     ProblemCode("forbidden", 403, "Forbidden", "The credential's role may not run this."),
+    ProblemCode("insufficient_scope", 403, "Insufficient scope",
+                "The API key's role may run this, but its scopes do not name the "
+                "permission it needs (`permission`).",
+                {"permission": Member({"type": "string"}),
+                 "scopes": Member({"type": "array", "items": {"type": "string"}})}),
     ProblemCode("agent_inactive", 403, "Agent inactive",
                 "The agent this key or token acts as is deactivated."),
     ProblemCode("agent_key_unlinked", 403, "Agent key unlinked",
@@ -206,6 +211,12 @@ PROBLEMS: Mapping[str, ProblemCode] = _codes(
                 "The `Idempotency-Key` was used with another request."),
     ProblemCode("invalid_reason", 422, "Invalid reason", "An erasure needs a reason.",
                 {"errors": ERRORS}),
+    ProblemCode("excess_scopes", 422, "Excess scopes",
+                "An API key's `scopes` name permissions its role does not hold, or that "
+                "the credential issuing it does not hold (`excess`).",
+                {"errors": ERRORS,
+                 "excess": Member({"type": "array", "minItems": 1,
+                                   "items": {"type": "string"}})}),
     ProblemCode("unknown_agent", 422, "Unknown agent",
                 "The body names an agent that is not an active agent of the tenant.",
                 {"errors": ERRORS}),

@@ -1,6 +1,6 @@
 -- name: api_key_lookup --
 -- $1 key_hash
-SELECT tenant_id, key_id, role, agent_id, agent_active FROM api_key_lookup($1)
+SELECT tenant_id, key_id, role, agent_id, agent_active, scopes FROM api_key_lookup($1)
 
 -- name: session_principal --
 -- $1 tenant_id, $2 session id, $3 agent id

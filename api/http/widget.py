@@ -20,8 +20,7 @@ from uuid import UUID
 
 from fastapi import Depends, Request
 
-from api.http.access import roles_for
-from api.http.auth import operation_of, refuse
+from api.http.auth import check_access, operation_of
 from api.http.headers import bearer_token
 from api.http.principal import Principal
 from api.http.problems import Problem
@@ -100,9 +99,7 @@ async def authorize_widget(tenant_id: UUID, request: Request) -> Principal:
                       "a widget session is used from the origin it was opened from")
     principal = Principal(tenant_id=claims.tenant_id, key_id=claims.session_id,
                           role=claims.role, credential="widget")
-    allowed = roles_for(operation_of(request))
-    if principal.role not in allowed:
-        raise refuse(principal.role, allowed)
+    check_access(principal, operation_of(request))
     request.state.principal = principal
     logs.bind(tenant_id=str(principal.tenant_id),
               actor=f"{principal.actor.kind}:{principal.actor.id}")

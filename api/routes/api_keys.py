@@ -3,8 +3,10 @@
 The secret is returned once, in the POST response; only its hash is stored. An
 Idempotency-Key replay of that response shows the same secret while the server has
 ``IDEMPOTENCY_SECRET`` (the record keeps it sealed), and is refused with 409
-``secret_not_replayable`` naming the key to revoke otherwise. The rules and events are
-``handlers.api_keys``.
+``secret_not_replayable`` naming the key to revoke otherwise. A key issued with
+``scopes`` holds only those permissions (api/http/access.py ``PERMISSIONS``): a subset
+of its role's, and never one the issuing credential does not hold itself (422
+``excess_scopes`` naming the excess). The rules and events are ``handlers.api_keys``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from api.http import commands
+from api.http.access import ROLE_PERMISSIONS, permissions_of
 from api.http.deps import Authorized, ServicesDep
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, tenant_list_page
 from api.http.problem_docs import errors
@@ -39,6 +42,12 @@ class ApiKeyIn(BaseModel):
         description="The active agent (person) the key acts as: required for an `agent` "
         "key, optional for an `admin` key (without it, its work is attributed to the key), "
         "refused for the other roles. The key stops working while that agent is inactive.")
+    scopes: list[Annotated[str, Field(min_length=1, max_length=100)]] | None = Field(
+        default=None, min_length=1, max_length=200,
+        description="The permissions the key holds (`GET /v1/auth/me` lists a caller's; "
+        "docs/api.md, Permissions, has the catalog): a subset of its role's, and none the "
+        "credential issuing it lacks. Left out: all its role's permissions. A scoped key "
+        "is refused anything else with 403 `insufficient_scope`.")
 
     @field_validator("name")
     @classmethod
@@ -55,6 +64,8 @@ class ApiKeyOut(BaseModel):
     role: Role
     prefix: str
     agent_id: UUID | None
+    scopes: list[str] | None = Field(
+        description="the permissions a scoped key holds, sorted; null: all its role's")
     created_at: datetime
     revoked_at: datetime | None
 
@@ -93,8 +104,11 @@ async def list_keys(
 async def issue_key(
     body: ApiKeyIn, request: Request, principal: Authorized, services: ServicesDep
 ) -> Response:
-    command = key_handlers.IssueKey(name=body.name, role=body.role, agent_id=body.agent_id,
-                                    at=services.clock.now())
+    command = key_handlers.IssueKey(
+        name=body.name, role=body.role, agent_id=body.agent_id, at=services.clock.now(),
+        scopes=None if body.scopes is None else frozenset(body.scopes),
+        role_permissions=ROLE_PERMISSIONS[body.role.value],
+        issuer_permissions=permissions_of(principal.role, principal.scopes))
 
     async def work(uow: UnitOfWork) -> JsonReply:
         issued = await key_handlers.issue_key(uow, command)
@@ -107,7 +121,7 @@ async def issue_key(
                        key_id=str(issued.id))
         return JsonReply(201, _out({
             "id": issued.id, "name": issued.name, "role": issued.role,
-            "prefix": issued.prefix, "agent_id": issued.agent_id,
+            "prefix": issued.prefix, "agent_id": issued.agent_id, "scopes": issued.scopes,
             "created_at": issued.created_at, "revoked_at": None, "secret": issued.secret}),
             secret_lost=lost)
 

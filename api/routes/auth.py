@@ -10,10 +10,11 @@
 - ``POST /v1/auth/sign-out`` ends the cookie's session and clears the cookie.
 - ``POST /v1/auth/invitations/accept`` spends an invitation's token to set a password.
 - ``GET /v1/auth/me`` answers every role: the tenant, the role, the credential the
-  request came with (an API key or a sign-in session), the agent it acts as, and the
-  operations of the authorization table (``api.http.access``) the role may run. The
-  console reads it after sign-in to show what the role may do and hide the rest, from
-  the same table the service enforces.
+  request came with (an API key or a sign-in session, with a key's scopes), the agent
+  it acts as, the permissions the caller holds (its role's, narrowed to its key's
+  scopes) and the operations of the authorization table (``api.http.access``) they
+  allow. The console reads it after sign-in to show what the caller may do and hide
+  the rest, from the same table the service enforces.
 
 The rules are ``handlers.sessions`` and ``handlers.invitations``; failed sign-ins count
 against the account and the caller's address in Postgres
@@ -31,7 +32,7 @@ from uuid import UUID
 from fastapi import APIRouter, Cookie, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from api.http.access import ACCESS
+from api.http.access import operations_of, permissions_of
 from api.http.answer_headers import CACHE_CONTROL, SET_COOKIE, merged, sends
 from api.http.cookies import STAFF_REFRESH
 from api.http.deps import Authorized, ServicesDep
@@ -63,6 +64,9 @@ class CredentialOut(BaseModel):
     id: UUID = Field(description="the API key's id, as in `/v1/api-keys`, or the sign-in "
                                  "session's id")
     name: str | None = Field(description="the API key's name (null for a session)")
+    scopes: list[str] | None = Field(
+        description="a scoped API key's scopes, sorted; null for an unscoped key or a "
+                    "session")
 
 
 class MeAgentOut(BaseModel):
@@ -78,19 +82,18 @@ class MeOut(BaseModel):
     agent: MeAgentOut | None = Field(
         description="the agent this credential acts as (its work is attributed to them); "
                     "null for a key that acts as itself")
+    permissions: list[str] = Field(
+        description="the permissions this caller holds, sorted: its role's, narrowed to "
+                    "its key's scopes (docs/api.md, Permissions)")
     operations: list[str] = Field(
-        description="the operations this role may run, as `METHOD /path` (`WS` for the "
-                    "live feed), from the authorization table of docs/api.md")
-
-
-def operations_of(role: str) -> list[str]:
-    """The operations of the authorization table that ``role`` may run, sorted."""
-    return sorted(op for op, roles in ACCESS.items() if role in roles)
+        description="the operations those permissions allow, as `METHOD /path` (`WS` for "
+                    "the live feed), from the authorization table of docs/api.md")
 
 
 @router.get("/me", response_model=MeOut, responses=errors(),
-            summary="Who is calling, and what its role may do")
+            summary="Who is calling, and what its permissions let it do")
 async def me(principal: Authorized, services: ServicesDep) -> Response:
+    held = permissions_of(principal.role, principal.scopes)
     async with services.store.session(principal.tenant_id, readonly=True) as session:
         row = await whoami(session.conn, principal.tenant_id, principal.key_id,
                            principal.agent_id)
@@ -103,9 +106,11 @@ async def me(principal: Authorized, services: ServicesDep) -> Response:
         "tenant": {"id": principal.tenant_id, "name": row["tenant_name"]},
         "role": principal.role,
         "credential": {"kind": principal.credential, "id": principal.key_id,
-                       "name": row["key_name"]},
+                       "name": row["key_name"],
+                       "scopes": None if principal.scopes is None else sorted(principal.scopes)},
         "agent": agent,
-        "operations": operations_of(principal.role),
+        "permissions": sorted(held),
+        "operations": operations_of(held),
     }).response()
 
 

@@ -27,7 +27,7 @@ import orjson
 from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, Field
 
-from api.http.access import event_types_for
+from api.http.access import event_types_for, permissions_of
 from api.http.answer_headers import READ_FROM, READ_LAG, sends
 from api.http.deps import Authorized, ServicesDep
 from api.http.lagging import source_headers
@@ -94,16 +94,16 @@ def _change(row: Any) -> dict[str, Any]:
     }
 
 
-def _types(types: list[str] | None, stream_type: list[str] | None, role: str
-           ) -> list[str] | None:
+def _types(types: list[str] | None, stream_type: list[str] | None,
+           permissions: frozenset[str]) -> list[str] | None:
     """The event types a page may carry (None: all): the filters', within what the
-    role may read (``event_types_for``). Cursors move past the rest like past a
+    caller's permissions read (``event_types_for``). Cursors move past the rest like past a
     filter."""
     wanted = set(types) if types else None
     if stream_type:
         allowed = {cls.TYPE for kind in stream_type for cls in STREAM_KINDS[kind]}
         wanted = allowed if wanted is None else wanted & allowed
-    readable = event_types_for(role)
+    readable = event_types_for(permissions)
     if readable is not None:
         wanted = set(readable) if wanted is None else wanted & readable
     return None if wanted is None else sorted(wanted)
@@ -122,7 +122,7 @@ async def changes(
                      Query(max_length=50, description=ANY_OF)] = None,
     stream_type: Annotated[list[StreamTypeName] | None, Query(description=ANY_OF)] = None,
 ) -> Response:
-    wanted = _types(types, stream_type, principal.role)
+    wanted = _types(types, stream_type, permissions_of(principal.role, principal.scopes))
 
     async def read(store: EventStore) -> ChangesPage:
         async with store.session(principal.tenant_id, principal.actor, readonly=True) as s:

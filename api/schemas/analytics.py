@@ -55,6 +55,11 @@ class Stats(_Model):
         description="share of the range's tickets whose clock met its target (0-1)")
     reopen_rate: float | None
     one_touch_rate: float | None
+    deflected: int = Field(
+        description="tickets solved or closed with no public message and no internal "
+                    "note from staff (docs/analytics.md)")
+    deflection_rate: float | None = Field(
+        description="deflected / solved; null when none is solved")
 
 
 class GroupStats(Stats):

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import orjson
 
-from api.http.access import ACCESS
+from api.http.access import ROLE_PERMISSIONS, operations_of
 from api.routes.auth import MeOut
 from tests.e2e.conftest import auth
 
 
 def _may(role: str) -> list[str]:
-    return sorted(op for op, roles in ACCESS.items() if role in roles)
+    return operations_of(ROLE_PERMISSIONS[role])
 
 
 async def test_each_role_is_told_its_tenant_credential_and_operations(http, tenant, owner):
@@ -26,8 +26,10 @@ async def test_each_role_is_told_its_tenant_credential_and_operations(http, tena
         body = r.json()
         assert body["tenant"] == {"id": str(tenant.tenant_id), "name": "Acme"}
         assert body["role"] == role
-        assert body["credential"] == {"kind": "api_key", "id": str(key.id), "name": key.name}
+        assert body["credential"] == {"kind": "api_key", "id": str(key.id), "name": key.name,
+                                      "scopes": None}
         assert body["agent"] is None
+        assert body["permissions"] == sorted(ROLE_PERMISSIONS[role])
         assert body["operations"] == _may(role)
     # What the console hides is what the service refuses, and the other way round.
     assert "GET /v1/tickets" not in _may("analyst")

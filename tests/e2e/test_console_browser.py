@@ -891,3 +891,27 @@ async def test_an_agent_applies_a_macro_and_a_shared_view_shows_in_the_queue(con
         r"#/queue\?(priority=urgent&tag=escalated|tag=escalated&priority=urgent)$"))
     await expect(page.locator(".ticket-item", has_text=ticket["subject"]).first).to_be_visible()
     no_script_errors(page)
+
+
+async def test_a_scoped_key_sees_only_what_its_scopes_allow(console, context):
+    # An agent key scoped to reading tickets: the queue and a ticket's thread, and none
+    # of the agent's other controls (contacts, replies, state, priority, assignee).
+    jonas = (await console.api("GET", "/v1/auth/me", "Jonas Weber")).json()["agent"]["id"]
+    issued = await console.api("POST", "/v1/api-keys", "Priya Raman", json={
+        "name": "ticket reader", "role": "agent", "agent_id": jonas,
+        "scopes": ["self:read", "ticket:list", "ticket:read", "note:read"]})
+    assert issued.status_code == 201, issued.text
+    page = await signed_in(context, console, issued.json()["secret"])
+    await expect(page.locator("#who")).to_contain_text("agent (scoped key)")
+    nav = page.get_by_role("navigation", name="Sections")
+    await expect(nav.get_by_role("link")).to_have_text(["Queue"])
+    await expect(page.get_by_role("button", name="New ticket")).to_have_count(0)
+    await page.locator(".ticket-item").first.get_by_role("link").click()
+    await expect(page.locator(".message").first).to_be_visible()
+    await expect(page.locator("form.reply")).to_have_count(0)
+    for form in ("Change the state", "Change the priority", "Assign to me", "Tags"):
+        await expect(page.get_by_role("form", name=form)).to_have_count(0)
+    await page.goto(f"{console.base}/console/#/contacts")
+    await expect(page.get_by_role("alert")).to_contain_text(
+        "The scopes of this key do not allow this")
+    no_script_errors(page)

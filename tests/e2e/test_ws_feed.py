@@ -45,10 +45,11 @@ async def closed_with(ws: websockets.ClientConnection, timeout: float = 10.0) ->
         return exc.rcvd.code, exc.rcvd.reason
 
 
-async def issue_key(owner_dsn: str, tenant: uuid.UUID, role: str) -> str:
+async def issue_key(owner_dsn: str, tenant: uuid.UUID, role: str,
+                    scopes: frozenset[str] | None = None) -> str:
     async with operator_session(owner_dsn, TenantId(tenant)) as uow:
         key = await api_keys.issue_key(uow, api_keys.IssueKey(
-            name=f"{role} key", role=Role(role), at=datetime.now(UTC)))
+            name=f"{role} key", role=Role(role), at=datetime.now(UTC), scopes=scopes))
     return key.secret
 
 
@@ -56,6 +57,7 @@ async def test_auth_by_header_or_first_message_and_refusals(db, make_tenant) -> 
     t = await make_tenant("Acme")
     intake = await issue_key(db.admin_url, t.tenant_id, "intake")
     analyst = await issue_key(db.admin_url, t.tenant_id, "analyst")
+    scoped = await issue_key(db.admin_url, t.tenant_id, "auditor", frozenset({"ticket:read"}))
     async with serve(ws_settings(db.runtime_url)) as srv:
         ws = await connect_ws(srv.url, t.admin_key.secret)
         await send(ws, op="ping", id=7)
@@ -94,6 +96,12 @@ async def test_auth_by_header_or_first_message_and_refusals(db, make_tenant) -> 
             await send(ws, op="auth", token=analyst)
             code, reason = await closed_with(ws)
             assert code == 4403 and "analyst" in reason
+
+        # A key whose scopes leave out the feed's permission, though its role holds it.
+        async with websockets.connect(srv.url) as ws:
+            await send(ws, op="auth", token=scoped)
+            code, reason = await closed_with(ws)
+            assert code == 4403 and "stream:read" in reason
 
 
 async def test_malformed_ops_get_errors_and_the_connection_lives_on(db, make_tenant) -> None:

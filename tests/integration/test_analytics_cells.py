@@ -178,3 +178,19 @@ async def test_cells_do_not_depend_on_batches_and_migrate_fills_missing_ones(
     assert (await upgrade(db.admin_url))[step] == tickets
     assert await dump(db.admin_url) == folded
     assert (await upgrade(db.admin_url))[step] == 0
+
+    # As if the rows had been projected before staff notes were counted (migration
+    # 0651): migrate counts them from the events and the cells' deflections anew.
+    assert any(r[-1] for r in folded["analytics_tickets"])  # staff_notes, the last column
+    assert any(r[-1] for r in folded["analytics_summary_cells"])  # deflected
+    admin = await asyncpg.connect(db.admin_url)
+    try:
+        await admin.execute("UPDATE analytics_tickets SET staff_notes = NULL")
+        await admin.execute("UPDATE analytics_summary_cells SET deflected = 0")
+    finally:
+        await admin.close()
+    notes = "analytics staff notes counted from ticket events"
+    changed = await upgrade(db.admin_url)
+    assert (changed[notes], changed[step]) == (tickets, tickets)
+    assert await dump(db.admin_url) == folded
+    assert (await upgrade(db.admin_url))[notes] == 0

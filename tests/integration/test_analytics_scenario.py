@@ -11,6 +11,13 @@ Business hours Mon-Fri 09:00-17:00 UTC. Monday is 2026-06-01. Agents A1 and A2.
   T3 urgent/chat   Tue 09:00 opened; 10:30 first response breached; 11:00 A1 replies and
                    is assigned; 11:30 priority high. Left open.
   T4 low/email     Wed 09:00 opened, assigned A2, 09:30 on hold.
+
+The Sunday before (2026-05-31, outside the week's window), for deflection:
+
+  T6 normal/email  10:00 opened; 10:30 customer writes; 11:00 A1 solves; 12:00 closed.
+                   No staff message: deflected.
+  T7 low/portal    10:00 opened; 11:00 A2 internal note; 12:00 A2 solves (a note).
+  T8 high/chat     11:00 opened; 11:30 A1 replies; 12:00 A1 solves (a public reply).
 """
 
 from __future__ import annotations
@@ -45,6 +52,25 @@ ACTOR = StoreActor("operator", "test")
 
 def at(day: int, hour: int, minute: int = 0) -> datetime:
     return datetime(2026, 6, day, hour, minute, tzinfo=UTC)
+
+
+async def sunday(desk: Desk, clock: ManualClock) -> dict[str, uuid.UUID]:
+    clock.set(datetime(2026, 5, 31, 10, tzinfo=UTC))
+    t6 = await desk.open(Priority.NORMAL, Source.EMAIL)
+    t7 = await desk.open(Priority.LOW, Source.PORTAL)
+    clock.set(datetime(2026, 5, 31, 10, 30, tzinfo=UTC))
+    await desk.customer(t6)
+    clock.set(datetime(2026, 5, 31, 11, tzinfo=UTC))
+    await desk.state(t6, TicketState.SOLVED, A1)
+    await desk.reply(t7, A2, Visibility.INTERNAL)
+    t8 = await desk.open(Priority.HIGH, Source.CHAT)
+    clock.set(datetime(2026, 5, 31, 11, 30, tzinfo=UTC))
+    await desk.reply(t8, A1)
+    clock.set(datetime(2026, 5, 31, 12, tzinfo=UTC))
+    await desk.state(t6, TicketState.CLOSED, A1)
+    await desk.state(t7, TicketState.SOLVED, A2)
+    await desk.state(t8, TicketState.SOLVED, A1)
+    return {"t6": t6, "t7": t7, "t8": t8}
 
 
 async def play(desk: Desk, clock: ManualClock) -> dict[str, uuid.UUID]:
@@ -109,7 +135,7 @@ async def scenario(pool: Any, store: Any, make_tenant: Any, db: Any) -> dict[str
                                                agent_id=A1 if role is Role.AGENT else None)
                                    )).secret
                   for role in (Role.AGENT, Role.INTAKE, Role.AUDITOR)]
-    tickets = await play(desk, clock)
+    tickets = {**await sunday(desk, clock), **await play(desk, clock)}
     projector = Projector(pool)
     await projector.ensure_checkpoints()
     await projector.drain()
@@ -127,17 +153,23 @@ async def test_per_ticket_metrics_match_the_hand_computed_values(scenario: dict[
     got = {name: rows[tid] for name, tid in t.items()}
     expect = {
         # first reply (calendar, business), resolution, open-only resolution, reopens,
-        # public agent replies, FR breaches, state, priority
-        "t1": (1 * HOUR, 1 * HOUR, 3 * HOUR, 2 * HOUR, 0, 1, 0, "closed", "urgent"),
-        "t2": (18 * HOUR, 2 * HOUR, 44 * HOUR, 22 * HOUR, 1, 2, 0, "solved", "normal"),
-        "t3": (2 * HOUR, 2 * HOUR, None, None, 0, 1, 1, "open", "high"),
-        "t4": (None, None, None, None, 0, 0, 0, "on_hold", "low"),
-        "t5": (None, None, None, None, 0, 0, 1, "open", "normal"),
+        # public agent replies, staff notes, FR breaches, state, priority
+        "t1": (1 * HOUR, 1 * HOUR, 3 * HOUR, 2 * HOUR, 0, 1, 0, 0, "closed", "urgent"),
+        "t2": (18 * HOUR, 2 * HOUR, 44 * HOUR, 22 * HOUR, 1, 2, 1, 0, "solved", "normal"),
+        "t3": (2 * HOUR, 2 * HOUR, None, None, 0, 1, 0, 1, "open", "high"),
+        "t4": (None, None, None, None, 0, 0, 0, 0, "on_hold", "low"),
+        "t5": (None, None, None, None, 0, 0, 0, 1, "open", "normal"),
+        # Sunday: outside business hours, so T8's business first reply is nil.
+        "t6": (None, None, 1 * HOUR, 1 * HOUR, 0, 0, 0, 0, "closed", "normal"),
+        "t7": (None, None, 2 * HOUR, 2 * HOUR, 0, 0, 1, 0, "solved", "low"),
+        "t8": (HOUR // 2, 0, 1 * HOUR, 1 * HOUR, 0, 1, 0, 0, "solved", "high"),
     }
+    assert got.keys() == expect.keys()
     for name, row in got.items():
         assert (row["first_reply_ms"], row["first_reply_business_ms"], row["resolution_ms"],
                 row["resolution_open_ms"], row["reopens"], row["public_agent_replies"],
-                row["breaches_first_response"], row["state"], row["priority"]) == expect[name], name
+                row["staff_notes"], row["breaches_first_response"], row["state"],
+                row["priority"]) == expect[name], name
     assert got["t2"]["assignee"] == str(A2) and got["t3"]["assignee"] == str(A1)
 
 
@@ -167,6 +199,8 @@ async def test_endpoints_match_the_hand_computed_values(
                                         "resolution": 1.0}
     assert total["reopen_rate"] == 0.5  # T2 of T1, T2
     assert total["one_touch_rate"] == 0.5  # T1 of T1, T2
+    # T1 and T2 were answered: nothing deflected in the week.
+    assert (total["deflected"], total["deflection_rate"]) == (0, 0.0)
     groups = {g["key"]: g for g in summary["groups"]}
     assert sorted(groups) == ["high", "low", "normal", "urgent"]
     assert groups["normal"]["sla_achievement"]["first_response"] == 0.5
@@ -188,6 +222,25 @@ async def test_endpoints_match_the_hand_computed_values(
 
     assert [(a["agent_id"], a["assigned"], a["replies"], a["solved"])
             for a in agents["agents"]] == [(str(A1), 2, 2, 1), (str(A2), 2, 2, 2)]
+
+    # Deflection on the Sunday, by every grouping: T6 of the solved T6, T7, T8.
+    sunday = {"from": "2026-05-31", "to": "2026-05-31"}
+    async with asgi_client(app) as client:
+        for group_by, holder in (("priority", "normal"), ("source", "email"),
+                                 ("assignee", "none"), ("group", "none"),
+                                 ("organization", "none"), ("day", "2026-05-31")):
+            body = (await client.get("/v1/analytics/summary",
+                                     params={**sunday, "group_by": group_by},
+                                     headers=auth)).json()
+            got = body["total"]
+            assert (got["tickets"], got["solved"], got["deflected"]) == (3, 3, 1), group_by
+            assert got["deflection_rate"] == 0.3333, group_by
+            deflected = {g["key"]: g["deflected"] for g in body["groups"]}
+            assert deflected.pop(holder) == 1, group_by
+            assert set(deflected.values()) <= {0}, group_by
+            if group_by == "priority":
+                assert {g["key"]: g["deflection_rate"] for g in body["groups"]} == {
+                    "high": 0.0, "low": 0.0, "normal": 1.0}
 
     for body in (summary, volume, backlog, agents):
         assert body["lag"] == 0 and body["rebuilding"] is False and body["as_of_seq"] > 0

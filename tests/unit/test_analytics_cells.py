@@ -64,7 +64,8 @@ def _row(**kw: object) -> SimpleNamespace:
         created_at=datetime(2026, 6, 1, 23, 30, tzinfo=UTC), priority="high", source="email",
         assignee=None, first_reply_ms=5, first_reply_business_ms=None, resolution_ms=None,
         resolution_open_ms=None, solves=0, reopens=0, public_agent_replies=1,
-        breaches_first_response=0, breaches_next_reply=1, breaches_resolution=0)
+        breaches_first_response=0, breaches_next_reply=1, breaches_resolution=0,
+        staff_notes=0)
     return SimpleNamespace(**{**base, **kw})
 
 
@@ -77,7 +78,14 @@ def test_a_ticket_counts_in_its_groups_now_and_moving_it_moves_its_counts() -> N
         ("field.plan", cells.HELD), ("field.plan", "pro"), ("field.areas", cells.HELD),
         ("field.areas", "a"), ("field.areas", "b")}
     # tickets, met first response and met resolution; first reply 5 ms.
-    assert before.counters == (1, 0, 1, 0, 1, 0, 0, 0)
+    assert before.counters == (1, 0, 1, 0, 1, 0, 0, 0, 0)
+    # Deflected (the last counter): solved with no public agent reply and no staff note;
+    # a row whose notes were never counted (None, before migration 0651) is not.
+    solved = {"resolution_ms": 9, "solves": 1, "public_agent_replies": 0}
+    assert [cells.contribution(_row(**solved, staff_notes=n), {}, keys).counters[-1]
+            for n in (0, 1, None)] == [1, 0, 0]
+    assert cells.contribution(_row(**{**solved, "public_agent_replies": 1}), {},
+                              keys).counters[-2:] == (1, 0)
     assert before.buckets == (5, None, None, None)
     assert before.day == date(2026, 6, 1)
 

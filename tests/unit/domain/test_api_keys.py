@@ -11,6 +11,7 @@ from domain.api_key import (
     ApiKey,
     IssueApiKey,
     RevokeApiKey,
+    ScopesRefused,
     decide_api_key,
     evolve_api_key,
     fold_api_key,
@@ -84,3 +85,21 @@ def test_a_key_evolves_only_from_its_own_events():
     other = ApiKeyId(uuid.UUID(int=7))
     with pytest.raises(CorruptStream):
         evolve_api_key(key, ApiKeyRevoked(key_id=other, at=at()))
+
+
+def test_scopes_narrow_a_key_within_its_role_and_its_issuer():
+    role = frozenset({"ticket:list", "ticket:read", "self:read"})
+    scoped = issue(Role.AGENT, ANN).model_copy(update={
+        "scopes": ("ticket:read", "self:read", "ticket:read"), "role_permissions": role,
+        "issuer_permissions": role | {"api-key:write"}})
+    then = when_key([], scoped)
+    assert then[0].scopes == ("self:read", "ticket:read")  # sorted, once each
+    assert fold_api_key(None, then).scopes == ("self:read", "ticket:read")
+    # Beyond the role, beyond the issuer (an unscoped key holds all its role's), none.
+    for update, excess in (({"scopes": ("ticket:read", "audit:verify")}, ["audit:verify"]),
+                           ({"scopes": None, "issuer_permissions": {"ticket:read"}},
+                            ["self:read", "ticket:list"]),
+                           ({"scopes": ()}, [])):
+        with pytest.raises(ScopesRefused) as info:
+            when_key([], scoped.model_copy(update=update))
+        assert (info.value.field, info.value.excess) == ("scopes", excess), update

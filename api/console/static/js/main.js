@@ -78,7 +78,9 @@ function renderChrome(active) {
   const who = document.getElementById('who');
   const p = session.principal;
   fill(who, p ? [h('span', {class: 'who-name'}, session.displayName()),
-                 h('span', {class: 'who-role'}, ` ${p.role} · ${p.tenant.name}`)] : null);
+                 h('span', {class: 'who-role'},
+                   ` ${p.role}${session.scoped ? ' (scoped key)' : ''} · ${p.tenant.name}`)]
+               : null);
   document.getElementById('sign-out').hidden = !session.signedIn;
   const search = document.getElementById('search');
   if (session.signedIn && session.may('GET /v1/search')) {
@@ -127,7 +129,9 @@ function render() {
         return;
       }
       view = {element: h('section', null, h('h1', {tabindex: -1}, 'Nothing to show'),
-        h('p', null, `The ${session.principal.role} role has no section in this console.`))};
+        h('p', null, session.scoped
+          ? 'The scopes of this key allow no section of this console.'
+          : `The ${session.principal.role} role has no section in this console.`))};
     } else if (!session.may(match.needs)) {
       view = refusal(match.label);
     } else {
@@ -193,12 +197,13 @@ document.addEventListener('keydown', (event) => {
   if (current?.shortcut?.(event.key)) event.preventDefault();
 });
 
-/** What a role sees for a section it may not use. */
+/** What a caller sees for a section its permissions do not allow. */
 function refusal(what) {
   return {element: h('section', {class: 'refusal'},
     h('h1', {tabindex: -1}, what),
     h('p', {class: 'problem', role: 'alert'},
-      `Your role (${session.principal.role}) may not use this. `,
+      session.scoped ? 'The scopes of this key do not allow this. '
+        : `Your role (${session.principal.role}) may not use this. `,
       h('a', {href: home()}, 'Back to what you may use'), '.'))};
 }
 app.refusal = refusal;

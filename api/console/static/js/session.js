@@ -126,9 +126,21 @@ export class Session {
     return tokenOf(this.credential);
   }
 
-  /** Whether the principal's role may run ``operation`` ("METHOD /path"). */
+  /** Whether the principal's permissions (its role's, narrowed to a scoped key's
+   * scopes) let it run ``operation`` ("METHOD /path"): ``GET /v1/auth/me`` lists the
+   * operations they allow, from the table the API enforces. */
   may(operation) {
     return Boolean(this.principal?.operations.includes(operation));
+  }
+
+  /** Whether the principal holds ``permission`` (such as "ticket:reply"). */
+  holds(permission) {
+    return Boolean(this.principal?.permissions?.includes(permission));
+  }
+
+  /** Whether the credential is an API key issued with scopes. */
+  get scoped() {
+    return Array.isArray(this.principal?.credential?.scopes);
   }
 
   /** Who the console shows as signed in: the person, else the key's name. */
