@@ -353,10 +353,12 @@ async def mail_of_ticket(conn: asyncpg.Connection, tenant_id: TenantId, ticket_i
 async def forget_contact_mail(conn: asyncpg.Connection, tenant_id: TenantId,
                               tickets: Sequence[UUID], emails: Sequence[str]) -> None:
     """An erasure's part here: the addresses on the mail rows of the contact's tickets
-    and of its mail that made none, and its bounce record (their bodies and files are
-    on the tickets, erased with them)."""
+    and of its mail that made none, its bounce record, and its address on notification
+    mail (with the values of any not yet sent); their bodies and files are on the
+    tickets, erased with them."""
     await conn.execute(Q["mail_forget"], tenant_id, list(tickets),
                        [e.lower() for e in emails])
+    await conn.execute(Q["notices_forget"], tenant_id, [e.lower() for e in emails])
 
 
 __all__ = ["SENDER_HOURLY_CAP", "TakenIn", "discard_quarantined", "forget_contact_mail",

@@ -184,6 +184,7 @@ ACCESS: Mapping[str, frozenset[str]] = {
     "GET /v1/mailboxes/{mailbox_id}/quarantine": _ADMIN,
     "POST /v1/mailboxes/{mailbox_id}/quarantine/{quarantined_id}/retry": _ADMIN,
     "DELETE /v1/mailboxes/{mailbox_id}/quarantine/{quarantined_id}": _ADMIN,
+    "POST /v1/mail-templates/preview": _ADMIN,
     "GET /v1/tickets/{ticket_id}/mail": _STAFF,
     # Every caller may ask who it is and what its role may run (the console does).
     "GET /v1/auth/me": _EVERYONE,

@@ -261,6 +261,8 @@ async def test_erasing_the_contact_blanks_its_addresses_on_the_mail(http, db, te
         "requester"]["contact_id"]
     bounce = corpus("dsn_bounce.eml").replace(b"gone@example.com", b"francois@example.fr")
     await inbound(http, box, bounce)
+    link = await http.post(f"/v1/contacts/{contact}/portal-link", headers=admin)
+    assert link.status_code == 201  # mailed: a notification row holds its address
     r = await http.post(f"/v1/contacts/{contact}/erase", headers=admin,
                         json={"reason": "asked to be forgotten"})
     assert r.status_code == 200, r.text
@@ -268,3 +270,6 @@ async def test_erasing_the_contact_blanks_its_addresses_on_the_mail(http, db, te
                                   "WHERE ticket_id = $1", uuid.UUID(taken["ticket_id"]))
     assert [(r["from_address"], r["to_addresses"]) for r in rows] == [("", [])]
     assert await owner_fetch(db, "SELECT * FROM mail_bounces") == []
+    notices = await owner_fetch(db, "SELECT to_address, data FROM mail_notifications")
+    assert [(n["to_address"], n["data"]) for n in notices] == [("", None)]
+

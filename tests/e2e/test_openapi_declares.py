@@ -92,6 +92,7 @@ BODIES: dict[str, Callable[[], Any]] = {
     "PATCH /v1/mailboxes/{mailbox_id}": lambda: {"name": f"m-{uuid.uuid4()}"},
     "POST /v1/mailboxes/{mailbox_id}/quarantine/{quarantined_id}/retry": lambda: None,
     "DELETE /v1/mailboxes/{mailbox_id}/quarantine/{quarantined_id}": lambda: None,
+    "POST /v1/mail-templates/preview": lambda: {"kind": "acknowledgement"},
 }
 """A request body each side-effecting operation accepts."""
 
