@@ -257,3 +257,11 @@ SELECT rfc_message_id FROM mail_messages
 -- $1 tenant_id, $2 e-mail addresses (lower case)
 UPDATE mail_notifications SET to_address = '', data = NULL, kek = NULL
  WHERE tenant_id = $1 AND lower(to_address) = ANY ($2::text[])
+
+-- name: mail_ticket_copied --
+-- $1 tenant_id, $2 ticket_id, $3 address (lower case)
+-- Whether the address is one of the ticket's CCs: an address the mail it took in was
+-- sent or copied to (tickets keep no CCs of their own; the mail rows are them).
+SELECT EXISTS (SELECT 1 FROM mail_messages
+                WHERE tenant_id = $1 AND ticket_id = $2 AND direction = 'in'
+                  AND ($3 = ANY (cc_addresses) OR $3 = ANY (to_addresses)))

@@ -273,3 +273,37 @@ async def test_erasing_the_contact_blanks_its_addresses_on_the_mail(http, db, te
     notices = await owner_fetch(db, "SELECT to_address, data FROM mail_notifications")
     assert [(n["to_address"], n["data"]) for n in notices] == [("", None)]
 
+async def test_a_reply_from_a_stranger_follows_the_tenant_setting(http, db, tenant) -> None:
+    admin = auth(tenant.admin_key)
+    box = await make_mailbox(http, admin, smtp=smtp_at(free_port()))
+    ticket = (await inbound(http, box, corpus("gmail.eml")))["ticket_id"]  # Cc bob, carol
+    [thread] = await owner_fetch(db, "SELECT token FROM mail_threads WHERE ticket_id = $1",
+                                  uuid.UUID(ticket))
+
+    def reply(sender: str, n: int) -> bytes:
+        return (f"From: {sender}\nTo: support+{thread['token']}@acme.test\nSubject: Re: fire\n"
+                f"Message-ID: <stranger-{n}@example.com>\n\nFrom {sender}.\n").encode()
+
+    # The default: a stranger's mail is a message on the ticket.
+    first = await inbound(http, box, reply("dave@example.com", 1))
+    assert (first["outcome"], first["ticket_id"]) == ("reply", ticket)
+    doc = (await http.get("/v1/settings", headers=admin)).json()
+    put = await http.put("/v1/settings", headers=admin,
+                         json={**doc, "stranger_replies": "ticket"})
+    assert put.status_code == 200 and put.json()["stranger_replies"] == "ticket"
+    # A CC and the requester still reply on the ticket; a stranger opens a ticket of
+    # their own, and the reason says why.
+    by_cc = await inbound(http, box, reply("Bob Example <bob@example.com>", 2))
+    assert (by_cc["outcome"], by_cc["ticket_id"]) == ("reply", ticket)
+    by_requester = await inbound(http, box, reply("ann@example.com", 3))
+    assert (by_requester["outcome"], by_requester["ticket_id"]) == ("reply", ticket)
+    stranger = await inbound(http, box, reply("erin@example.com", 4))
+    assert stranger["outcome"] == "ticket" and stranger["ticket_id"] != ticket
+    assert stranger["reason"] == (f"erin@example.com is neither the requester nor a CC of "
+                                  f"ticket {ticket}: a ticket of its own")
+    own = (await http.get(f"/v1/tickets/{stranger['ticket_id']}", headers=admin)).json()
+    assert own["requester"]["email"] == "erin@example.com" and own["source"] == "email"
+    authors = [m["body"] for m in (await http.get(
+        f"/v1/tickets/{ticket}/messages", headers=admin)).json()["data"]]
+    assert authors[1:] == ["From dave@example.com.", "From Bob Example <bob@example.com>.",
+                           "From ann@example.com."]
