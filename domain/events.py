@@ -468,6 +468,33 @@ class WebhookConfigured(Event):
     enabled: bool
 
 
+class MailboxCreated(Event):
+    """A mailbox was added: its address and its servers as the API shows them (never a
+    secret: ``smtp`` and ``imap`` without passwords, None for none)."""
+
+    TYPE = "MailboxCreated"
+
+    mailbox_id: UUID
+    address: str
+    name: str | None
+    smtp: dict[str, Any] | None
+    imap: dict[str, Any] | None
+
+
+class MailboxChanged(Event):
+    """A mailbox's name or servers changed: the whole of them after the change, and
+    whether a new SMTP or IMAP password was given (the passwords themselves never)."""
+
+    TYPE = "MailboxChanged"
+
+    mailbox_id: UUID
+    name: str | None
+    smtp: dict[str, Any] | None
+    imap: dict[str, Any] | None
+    smtp_password_changed: bool = False
+    imap_password_changed: bool = False
+
+
 # --- ticket field definition streams (one per field) -------------------------------------
 
 
@@ -699,6 +726,8 @@ TENANT_EVENTS: tuple[type[Event], ...] = (
     AgentUpdated,
     SettingsChanged,
     WebhookConfigured,
+    MailboxCreated,
+    MailboxChanged,
     AgentInvited,
     AgentInvitationAccepted,
     AgentPasswordSet,
@@ -781,6 +810,8 @@ __all__ = [
     "MacroChanged",
     "MacroCreated",
     "MacroDeleted",
+    "MailboxChanged",
+    "MailboxCreated",
     "MessageAdded",
     "OrganizationCreated",
     "OrganizationUpdated",

@@ -68,6 +68,10 @@ export function eventSummary(app, e) {
       return 'settings replaced';
     case 'WebhookConfigured':
       return `webhook ${d.enabled ? 'enabled' : 'disabled'}: ${d.url}`;
+    case 'MailboxCreated':
+      return `mailbox ${d.address} added`;
+    case 'MailboxChanged':
+      return `mailbox ${shortId(d.mailbox_id)} changed`;
     default:
       return '';
   }
