@@ -7,8 +7,16 @@ of its kind and nothing else (no attribute of a Python object, no import, no fil
 A tenant's template is checked when it is saved (``check_template``): one that does
 not compile, or that names a placeholder its kind does not have, is refused there,
 so rendering at send time meets only what was checked. Undefined names raise at
-render time too (``StrictUndefined``), and the output is capped, so a template that
-loops is cut short rather than filling a mail.
+render time too (``StrictUndefined``).
+
+Rendering takes time in proportion to the template, whatever it says: the
+placeholders are short strings, so a mail needs no loops, and a template has none
+(``{% for %}``, macros, ``call`` blocks, includes, imports and ``extends`` are
+refused, and no global such as ``range`` or ``lipsum`` is defined); the sandbox is
+told to refuse an operation whose operands could make a huge value (a number above
+``MAX_NUMBER`` given to a filter or method, a string longer than ``MAX_OPERAND``
+filtered or called on, ``*`` and ``**`` making more than ``MAX_OUTPUT``), and the
+output is capped.
 
 Subjects are one line: the rendered subject's line breaks and runs of blanks become
 one space (a header cannot be split by a placeholder's value).
@@ -16,13 +24,16 @@ one space (a header cannot be split by a placeholder's value).
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import jinja2
+import jinja2.exceptions
 import jinja2.meta
+import jinja2.nodes
 import jinja2.sandbox
 
 KINDS = ("invitation", "portal_link", "acknowledgement", "assignment", "breach")
@@ -32,6 +43,14 @@ MAX_SUBJECT = 300
 MAX_BODY = 20_000
 MAX_OUTPUT = 100_000
 """Characters a rendered body may have; a template that makes more is cut short."""
+MAX_OPERAND = 4_000
+"""The longest string a filter or a method is applied to (or given) in a template."""
+MAX_NUMBER = 10_000
+"""The largest number a filter or a method is given in a template (``center(10**9)``
+would make a string of a gigabyte)."""
+_REFUSED_NODES = (jinja2.nodes.For, jinja2.nodes.Macro, jinja2.nodes.CallBlock,
+                  jinja2.nodes.Include, jinja2.nodes.Import, jinja2.nodes.FromImport,
+                  jinja2.nodes.Extends)
 
 PLACEHOLDERS: Mapping[str, Mapping[str, str]] = {
     "invitation": {
@@ -158,12 +177,59 @@ class RenderFailed(Exception):
     operation, a value it needs was missing)."""
 
 
-def _environment() -> jinja2.sandbox.SandboxedEnvironment:
+def _check_operands(values: tuple[Any, ...]) -> None:
+    for value in values:
+        if isinstance(value, str) and len(value) > MAX_OPERAND:
+            raise jinja2.exceptions.SecurityError(
+                f"a string of more than {MAX_OPERAND} characters cannot be filtered or "
+                "called on in a mail template")
+        if (isinstance(value, int | float) and not isinstance(value, bool)
+                and abs(value) > MAX_NUMBER):
+            raise jinja2.exceptions.SecurityError(
+                f"a number above {MAX_NUMBER} cannot be given to a filter or a method in a "
+                "mail template")
+
+
+def _guarded(f: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(f)  # keeps pass_context and its kind, which Jinja reads
+    def call(*args: Any, **kwargs: Any) -> Any:
+        _check_operands((*args, *kwargs.values()))
+        return f(*args, **kwargs)
+    return call
+
+
+class _Sandbox(jinja2.sandbox.SandboxedEnvironment):
+    """Jinja2's sandbox, refusing what could make a huge value (module docstring)."""
+
+    intercepted_binops = frozenset({"*", "**"})
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        numbers = all(isinstance(v, int | float) and not isinstance(v, bool)
+                      for v in (left, right))
+        if operator == "**" and (not numbers or abs(right) > 64 or abs(left) > MAX_NUMBER):
+            raise jinja2.exceptions.SecurityError("** is for small numbers in a mail template")
+        if operator == "*" and not numbers:
+            sized = [v for v in (left, right) if isinstance(v, str | list | tuple)]
+            times = [v for v in (left, right) if isinstance(v, int)]
+            if sized and times and len(sized[0]) * max(times[0], 0) > MAX_OUTPUT:
+                raise jinja2.exceptions.SecurityError(
+                    f"* would make more than {MAX_OUTPUT} characters")
+        return super().call_binop(context, operator, left, right)
+
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+        _check_operands((getattr(__obj, "__self__", None), *args, *kwargs.values()))
+        return super().call(__context, __obj, *args, **kwargs)
+
+
+def _environment() -> _Sandbox:
     # Made per use: the environment caches compiled templates, which is state no
     # module should hold. Compiling a notification's two strings costs well under a
     # millisecond next to an SMTP round trip.
-    return jinja2.sandbox.SandboxedEnvironment(
-        undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
+    env = _Sandbox(undefined=jinja2.StrictUndefined, autoescape=False,
+                   keep_trailing_newline=True)
+    env.globals.clear()
+    env.filters = {name: _guarded(f) for name, f in env.filters.items()}
+    return env
 
 
 def check_template(kind: str, template: MailTemplate) -> None:
@@ -185,6 +251,15 @@ def check_template(kind: str, template: MailTemplate) -> None:
         except jinja2.TemplateSyntaxError as exc:
             raise TemplateInvalid(f"the {field} does not compile: {exc.message} "
                                   f"(line {exc.lineno})", field=field) from exc
+        except RecursionError as exc:
+            raise TemplateInvalid(f"the {field} nests too deep to compile",
+                                  field=field) from exc
+        refused = next(iter(parsed.find_all(_REFUSED_NODES)), None)
+        if refused is not None:
+            raise TemplateInvalid(
+                f"the {field} uses {type(refused).__name__.lower()} (line {refused.lineno}), "
+                "which mail templates do not have: no loops, macros, call blocks, "
+                "includes, imports or extends", field=field)
         unknown = sorted(jinja2.meta.find_undeclared_variables(parsed)
                          - set(PLACEHOLDERS[kind]))
         if unknown:
@@ -193,13 +268,12 @@ def check_template(kind: str, template: MailTemplate) -> None:
                 f"its placeholders are {', '.join(PLACEHOLDERS[kind])}", field=field)
         try:
             _render_one(env, source, SAMPLES[kind])
-        except jinja2.TemplateError as exc:
+        except Exception as exc:  # the sandbox's refusal, a division by zero, ...
             raise TemplateInvalid(f"the {field} does not render: {type(exc).__name__}: "
                                   f"{exc}"[:300], field=field) from exc
 
 
-def _render_one(env: jinja2.sandbox.SandboxedEnvironment, source: str,
-                data: Mapping[str, Any]) -> str:
+def _render_one(env: _Sandbox, source: str, data: Mapping[str, Any]) -> str:
     out: list[str] = []
     size = 0
     for piece in env.from_string(source).generate(**data):
@@ -219,7 +293,7 @@ def render(template: MailTemplate, data: Mapping[str, Any]) -> tuple[str, str]:
     try:
         subject = _render_one(env, template.subject, data)
         body = _render_one(env, template.body, data)
-    except jinja2.TemplateError as exc:  # SecurityError and UndefinedError among them
+    except Exception as exc:  # SecurityError and UndefinedError among them
         raise RenderFailed(f"{type(exc).__name__}: {exc}"[:300]) from exc
     return _BLANKS.sub(" ", subject).strip()[:MAX_SUBJECT], body
 
@@ -229,6 +303,6 @@ def template_of(kind: str, overrides: Mapping[str, MailTemplate]) -> MailTemplat
     return overrides.get(kind) or DEFAULTS[kind]
 
 
-__all__ = ["DEFAULTS", "KINDS", "MAX_BODY", "MAX_SUBJECT", "PLACEHOLDERS", "SAMPLES",
-           "MailTemplate", "RenderFailed", "TemplateInvalid", "check_template", "render",
-           "template_of"]
+__all__ = ["DEFAULTS", "KINDS", "MAX_BODY", "MAX_NUMBER", "MAX_OPERAND", "MAX_SUBJECT",
+           "PLACEHOLDERS", "SAMPLES", "MailTemplate", "RenderFailed", "TemplateInvalid",
+           "check_template", "render", "template_of"]
