@@ -254,6 +254,9 @@ def check_template(kind: str, template: MailTemplate) -> None:
         except RecursionError as exc:
             raise TemplateInvalid(f"the {field} nests too deep to compile",
                                   field=field) from exc
+        except Exception as exc:  # whatever else the parser raises: still the author's
+            raise TemplateInvalid(f"the {field} does not compile: {type(exc).__name__}",
+                                  field=field) from exc
         refused = next(iter(parsed.find_all(_REFUSED_NODES)), None)
         if refused is not None:
             raise TemplateInvalid(
@@ -285,6 +288,7 @@ def _render_one(env: _Sandbox, source: str, data: Mapping[str, Any]) -> str:
 
 
 _BLANKS = re.compile(r"\s+")
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def render(template: MailTemplate, data: Mapping[str, Any]) -> tuple[str, str]:
@@ -295,7 +299,10 @@ def render(template: MailTemplate, data: Mapping[str, Any]) -> tuple[str, str]:
         body = _render_one(env, template.body, data)
     except Exception as exc:  # SecurityError and UndefinedError among them
         raise RenderFailed(f"{type(exc).__name__}: {exc}"[:300]) from exc
-    return _BLANKS.sub(" ", subject).strip()[:MAX_SUBJECT], body
+    # No control character survives in the subject, nor NUL in the body (a string
+    # literal's escape can make one; no mail, and no Postgres text, may hold it).
+    subject = _CONTROLS.sub("", _BLANKS.sub(" ", subject))
+    return subject.strip()[:MAX_SUBJECT], body.replace("\x00", "")
 
 
 def template_of(kind: str, overrides: Mapping[str, MailTemplate]) -> MailTemplate:

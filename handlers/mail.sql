@@ -255,7 +255,11 @@ SELECT rfc_message_id FROM mail_messages
 
 -- name: notices_forget --
 -- $1 tenant_id, $2 e-mail addresses (lower case)
-UPDATE mail_notifications SET to_address = '', data = NULL, kek = NULL
+-- An erasure: the address goes, and so does a mail still waiting to be sent to it.
+UPDATE mail_notifications
+   SET to_address = '', data = NULL, kek = NULL,
+       status = CASE WHEN status = 'queued' THEN 'dead' ELSE status END,
+       reason = CASE WHEN status = 'queued' THEN 'the recipient was erased' ELSE reason END
  WHERE tenant_id = $1 AND lower(to_address) = ANY ($2::text[])
 
 -- name: mail_ticket_copied --

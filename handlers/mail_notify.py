@@ -220,7 +220,7 @@ async def _send_one(store: EventStore, tenant: TenantId, notice_id: UUID, *, las
                     public_url: str, timeout: float, at: datetime) -> None:
     async with store.session(tenant, ACTOR) as uow:
         row = await uow.conn.fetchrow(Q["notice_take"], tenant, notice_id)
-        if row is None or row["status"] != "queued":
+        if row is None or row["status"] != "queued" or row["data"] is None:
             return  # sent already, or never deliverable
         settings = await load_settings(uow.conn, tenant)
         assert uow.keyring is not None
@@ -246,10 +246,17 @@ async def _send_one(store: EventStore, tenant: TenantId, notice_id: UUID, *, las
             await uow.conn.execute(Q["notice_done"], tenant, notice_id, "dead", failure, None)
             return
     assert access is not None
-    message = build_notice(kind=row["kind"], address=address,
-                           sender_name=mailbox["name"] if mailbox else None,
-                           to=row["to_address"], subject=subject, body=body,
-                           rfc_id=row["rfc_message_id"], at=at, token=token, answers=answers)
+    try:
+        message = build_notice(kind=row["kind"], address=address,
+                               sender_name=mailbox["name"] if mailbox else None,
+                               to=row["to_address"], subject=subject, body=body,
+                               rfc_id=row["rfc_message_id"], at=at, token=token,
+                               answers=answers)
+    except (ValueError, TypeError) as exc:  # an address or header no mail can carry
+        async with store.session(tenant, ACTOR) as uow:
+            await uow.conn.execute(Q["notice_done"], tenant, notice_id, "dead",
+                                   f"the mail could not be made: {exc}"[:500], None)
+        return
     try:
         await send_mail(access, message, timeout)
     except MailNotSent as exc:

@@ -259,10 +259,10 @@ async def test_erasing_the_contact_blanks_its_addresses_on_the_mail(http, db, te
     taken = await inbound(http, box, corpus("latin1.eml"))
     contact = (await http.get(f"/v1/tickets/{taken['ticket_id']}", headers=admin)).json()[
         "requester"]["contact_id"]
-    bounce = corpus("dsn_bounce.eml").replace(b"gone@example.com", b"francois@example.fr")
-    await inbound(http, box, bounce)
     link = await http.post(f"/v1/contacts/{contact}/portal-link", headers=admin)
     assert link.status_code == 201  # mailed: a notification row holds its address
+    bounce = corpus("dsn_bounce.eml").replace(b"gone@example.com", b"francois@example.fr")
+    await inbound(http, box, bounce)
     r = await http.post(f"/v1/contacts/{contact}/erase", headers=admin,
                         json={"reason": "asked to be forgotten"})
     assert r.status_code == 200, r.text
@@ -270,8 +270,10 @@ async def test_erasing_the_contact_blanks_its_addresses_on_the_mail(http, db, te
                                   "WHERE ticket_id = $1", uuid.UUID(taken["ticket_id"]))
     assert [(r["from_address"], r["to_addresses"]) for r in rows] == [("", [])]
     assert await owner_fetch(db, "SELECT * FROM mail_bounces") == []
-    notices = await owner_fetch(db, "SELECT to_address, data FROM mail_notifications")
-    assert [(n["to_address"], n["data"]) for n in notices] == [("", None)]
+    notices = await owner_fetch(db, "SELECT to_address, data, status, reason "
+                                    "FROM mail_notifications")
+    assert [tuple(n.values()) for n in notices] == [
+        ("", None, "dead", "the recipient was erased")]  # never sent after the erasure
 
 async def test_a_reply_from_a_stranger_follows_the_tenant_setting(http, db, tenant) -> None:
     admin = auth(tenant.admin_key)

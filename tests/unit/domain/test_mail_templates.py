@@ -27,6 +27,7 @@ def test_the_defaults_check_and_a_subject_stays_one_line():
     subject, _ = render(DEFAULTS["acknowledgement"],
                         {**SAMPLES["acknowledgement"], "subject": "a\r\nBcc: x@y.z\n b"})
     assert subject == "We received your request: a Bcc: x@y.z b [#a1b2c3d4e5f6g]"
+    assert render(MailTemplate("a{{ '\\x07\\x00' }}b", "{{ '\\x00' }}!"), {}) == ("ab", "!")
     body = "{{ name|upper }}{% if reference %} {{ reference }}{% endif %} {{ '-' * 3 }}"
     check_template("acknowledgement", MailTemplate("Hi", body))
     assert render(MailTemplate("Hi", body), {**SAMPLES["acknowledgement"], "reference": ""}
