@@ -495,6 +495,15 @@ class MailboxChanged(Event):
     imap_password_changed: bool = False
 
 
+class MailboxDeleted(Event):
+    """A mailbox that never took in or sent mail was deleted."""
+
+    TYPE = "MailboxDeleted"
+
+    mailbox_id: UUID
+    address: str
+
+
 # --- ticket field definition streams (one per field) -------------------------------------
 
 
@@ -728,6 +737,7 @@ TENANT_EVENTS: tuple[type[Event], ...] = (
     WebhookConfigured,
     MailboxCreated,
     MailboxChanged,
+    MailboxDeleted,
     AgentInvited,
     AgentInvitationAccepted,
     AgentPasswordSet,
@@ -812,6 +822,7 @@ __all__ = [
     "MacroDeleted",
     "MailboxChanged",
     "MailboxCreated",
+    "MailboxDeleted",
     "MessageAdded",
     "OrganizationCreated",
     "OrganizationUpdated",

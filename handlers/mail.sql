@@ -269,3 +269,18 @@ UPDATE mail_notifications
 SELECT EXISTS (SELECT 1 FROM mail_messages
                 WHERE tenant_id = $1 AND ticket_id = $2 AND direction = 'in'
                   AND ($3 = ANY (cc_addresses) OR $3 = ANY (to_addresses)))
+
+-- name: mailbox_used --
+-- $1 tenant_id, $2 id
+-- Whether anything names the mailbox: mail it took in or sent, a thread, the quarantine,
+-- a notification.
+SELECT EXISTS (SELECT 1 FROM mail_messages WHERE tenant_id = $1 AND mailbox_id = $2)
+    OR EXISTS (SELECT 1 FROM mail_threads WHERE tenant_id = $1 AND mailbox_id = $2)
+    OR EXISTS (SELECT 1 FROM mail_quarantine WHERE tenant_id = $1 AND mailbox_id = $2)
+    OR EXISTS (SELECT 1 FROM mail_notifications WHERE tenant_id = $1 AND mailbox_id = $2)
+
+-- name: mailbox_delete --
+-- $1 tenant_id, $2 id
+DELETE FROM mailboxes WHERE tenant_id = $1 AND id = $2
+RETURNING id, address, name, smtp, imap, version, last_error, last_error_at, last_ok_at,
+          created_at, updated_at

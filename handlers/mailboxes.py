@@ -9,10 +9,13 @@ mailbox) and never returned. Nothing here reaches a mail server: a mailbox whose
 server is down or wrong is found out when it is used, and says so in ``last_error``.
 
 Mailboxes are configuration of the tenant, like its settings and webhook: each
-creation and change is an event on the tenant stream (``MailboxCreated``,
-``MailboxChanged``) in the row's own transaction, holding what the API shows of it
-(never a secret; a change says whether a new password was given), so the tenant's
-audit trail shows who pointed its mail where and when.
+creation, change and deletion is an event on the tenant stream
+(``MailboxCreated``, ``MailboxChanged``, ``MailboxDeleted``) in the row's own
+transaction, holding what the API shows of it (never a secret; a change says whether
+a new password was given), so the tenant's audit trail shows who pointed its mail
+where and when. Only a mailbox that never took in or sent mail can be deleted: its
+threads, mail rows, quarantine and notifications name it otherwise (``Conflict``
+``mailbox_in_use``; removing its SMTP and IMAP stops it).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from uuid import UUID
 
 import asyncpg
 
-from domain.events import MailboxChanged, MailboxCreated
+from domain.events import MailboxChanged, MailboxCreated, MailboxDeleted
 from domain.ids import TenantId
 from eventstore.keys import Keyring
 from eventstore.sqlfile import load_queries
@@ -223,6 +226,21 @@ async def change_mailbox(uow: UnitOfWork, command: ChangeMailbox) -> dict[str, A
     return mailbox_document(row)
 
 
+async def delete_mailbox(uow: UnitOfWork, mailbox_id: UUID, at: datetime) -> dict[str, Any]:
+    """Delete a mailbox nothing names (module docstring); what it was."""
+    current = await uow.conn.fetchrow(Q["mailbox_lock"], uow.tenant_id, mailbox_id)
+    if current is None:
+        raise Missing("mailbox_not_found", f"no mailbox {mailbox_id}")
+    # Mail taken in for it meanwhile waits on the row lock, then finds no mailbox.
+    if await uow.conn.fetchval(Q["mailbox_used"], uow.tenant_id, mailbox_id):
+        raise Conflict("mailbox_in_use", "the mailbox took in or sent mail, which names it; "
+                       "remove its smtp and imap to stop it instead")
+    row = await uow.conn.fetchrow(Q["mailbox_delete"], uow.tenant_id, mailbox_id)
+    assert row is not None
+    await record(uow, MailboxDeleted(mailbox_id=mailbox_id, address=row["address"], at=at))
+    return mailbox_document(row)
+
+
 async def get_mailbox(conn: asyncpg.Connection, tenant_id: TenantId, mailbox_id: UUID
                       ) -> dict[str, Any] | None:
     row = await conn.fetchrow(Q["mailbox_get"], tenant_id, mailbox_id)
@@ -310,6 +328,7 @@ __all__ = [
     "SmtpAccess",
     "change_mailbox",
     "create_mailbox",
+    "delete_mailbox",
     "get_mailbox",
     "imap_access",
     "inbound_tenant",

@@ -181,6 +181,7 @@ ACCESS: Mapping[str, frozenset[str]] = {
     "POST /v1/mailboxes": _ADMIN,
     "GET /v1/mailboxes/{mailbox_id}": _ADMIN,
     "PATCH /v1/mailboxes/{mailbox_id}": _ADMIN,
+    "DELETE /v1/mailboxes/{mailbox_id}": _ADMIN,
     "GET /v1/mailboxes/{mailbox_id}/quarantine": _ADMIN,
     "POST /v1/mailboxes/{mailbox_id}/quarantine/{quarantined_id}/retry": _ADMIN,
     "DELETE /v1/mailboxes/{mailbox_id}/quarantine/{quarantined_id}": _ADMIN,

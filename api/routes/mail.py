@@ -1,7 +1,8 @@
 """Mail: the tenant's mailboxes (admin), inbound mail, the quarantine, a ticket's mail.
 
 - ``/v1/mailboxes``: an address, outbound SMTP (optional) and an inbound secret, shown
-  once at creation. Secrets are never returned (handlers/mailboxes.py).
+  once at creation. Secrets are never returned (handlers/mailboxes.py). A mailbox that
+  never took in or sent mail can be deleted.
 - ``POST /v1/inbound/mail/{mailbox_id}``: a raw RFC 5322 message (an MTA's pipe, a
   mail provider's inbound webhook), its credential the mailbox's inbound secret as a
   bearer token. The answer says what became of it (handlers/mail_in.py); a mail that
@@ -145,6 +146,21 @@ async def change_mailbox(mailbox_id: UUID, body: MailboxPatch, request: Request,
         return JsonReply(200, await mailboxes.change_mailbox(uow, command))
 
     return await commands.run(request, services, principal, _safe(body), work)
+
+
+@router.delete("/v1/mailboxes/{mailbox_id}", response_model=MailboxOut,
+               responses=errors(404, 409), summary="Delete an unused mailbox")
+async def delete_mailbox(mailbox_id: UUID, request: Request, principal: Authorized,
+                         services: ServicesDep) -> Response:
+    """Only a mailbox that never took in or sent mail (409 ``mailbox_in_use``
+    otherwise: set its ``smtp`` and ``imap`` to null to stop it). The answer is what
+    was deleted."""
+    at = services.clock.now()
+
+    async def work(uow: UnitOfWork) -> JsonReply:
+        return JsonReply(200, await mailboxes.delete_mailbox(uow, mailbox_id, at))
+
+    return await commands.run(request, services, principal, None, work)
 
 
 @router.post("/v1/inbound/mail/{mailbox_id}", response_model=TakenInOut,

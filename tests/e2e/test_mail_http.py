@@ -210,6 +210,10 @@ async def test_quarantine_and_tenant_isolation(http, db, tenant, make_tenant) ->
                            headers=other_admin)).status_code == 404
     assert (await http.post(f"/v1/mailboxes/{box['id']}/quarantine/{kept['id']}/retry",
                             headers=other_admin)).status_code == 404
+    assert (await http.delete(f"/v1/mailboxes/{box['id']}", headers=other_admin)
+            ).status_code == 404
+    in_use = await http.delete(f"/v1/mailboxes/{box['id']}", headers=admin)
+    assert in_use.status_code == 409 and in_use.json()["code"] == "mailbox_in_use"
     listed = (await http.get("/v1/mailboxes", headers=other_admin)).json()["data"]
     assert [m["id"] for m in listed] == [other_box["id"]]
     wrong = await http.post(box["inbound_url"], content=corpus("gmail.eml"), headers={

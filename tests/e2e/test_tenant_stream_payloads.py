@@ -53,6 +53,7 @@ async def test_every_tenant_aggregate_records_what_it_always_recorded(http, make
     await ok("PATCH", f"/v1/mailboxes/{box['id']}", json={"name": "Help", "imap": {
         "host": "imap.acme.test", "port": 993, "username": "u", "password": "q" * 12}})
     await ok("PATCH", f"/v1/mailboxes/{box['id']}", json={"smtp": None})
+    await ok("DELETE", f"/v1/mailboxes/{box['id']}")  # it never took in or sent mail
 
     smtp = {"host": "smtp.acme.test", "port": 587, "security": "starttls", "username": "u"}
     imap = {"host": "imap.acme.test", "port": 993, "security": "tls", "username": "u",
@@ -87,6 +88,7 @@ async def test_every_tenant_aggregate_records_what_it_always_recorded(http, make
         ("MailboxChanged", {"mailbox_id": box["id"], "name": "Help", "smtp": None,
                             "imap": imap, "smtp_password_changed": False,
                             "imap_password_changed": False}),
+        ("MailboxDeleted", {"mailbox_id": box["id"], "address": "support@acme.test"}),
     ]
     assert all(set(e["data"]) >= {"at"} for e in r.json()["data"])
     assert "s" * 16 not in r.text and "p" * 12 not in r.text and "q" * 12 not in r.text

@@ -40,6 +40,7 @@ from domain.events import (
     MacroDeleted,
     MailboxChanged,
     MailboxCreated,
+    MailboxDeleted,
     OrganizationCreated,
     OrganizationUpdated,
     PolicyTargets,
@@ -180,6 +181,7 @@ def tenant_events() -> list[Event]:
                        imap={"host": "imap.example.com", "port": 993, "security": "tls",
                              "username": "s", "folder": "INBOX"},
                        imap_password_changed=True, at=AT),
+        MailboxDeleted(mailbox_id=uuid.UUID(int=14), address="support@example.com", at=AT),
     ]
 
 

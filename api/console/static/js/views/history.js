@@ -72,6 +72,8 @@ export function eventSummary(app, e) {
       return `mailbox ${d.address} added`;
     case 'MailboxChanged':
       return `mailbox ${shortId(d.mailbox_id)} changed`;
+    case 'MailboxDeleted':
+      return `mailbox ${d.address} deleted`;
     default:
       return '';
   }
