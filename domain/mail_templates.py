@@ -90,7 +90,7 @@ PLACEHOLDERS: Mapping[str, Mapping[str, str]] = {
     },
     "breach": {
         "desk": "the desk's name",
-        "agent_name": "the name of the agent told (the assignee, else each admin)",
+        "agent_name": "the name of the agent told (the assignee, else each active admin)",
         "subject": "the ticket's subject",
         "ticket_id": "the ticket's id",
         "priority": "the ticket's priority",

@@ -150,8 +150,10 @@ async def _event_notices(uow: UnitOfWork, settings: TenantSettings, event: Recor
             "requester": ticket.requester.email}, f"assign:{event.seq}", ticket.id)
             for a in agents]
     if event.type == "SlaBreached" and wanted.breach:
-        told = None if ticket.assignee is None else [ticket.assignee]
-        agents = await uow.conn.fetch(Q["notice_agents"], uow.tenant_id, told)
+        agents = [] if ticket.assignee is None else await uow.conn.fetch(
+            Q["notice_agents"], uow.tenant_id, [ticket.assignee])
+        if not agents:  # unassigned, or its assignee is deactivated: the admins are told
+            agents = await uow.conn.fetch(Q["notice_agents"], uow.tenant_id, None)
         return [Notice("breach", a["email"], {
             **base, "agent_name": a["name"], "priority": str(ticket.priority),
             "metric": str(event.data["metric"]), "due_at": str(event.data["due_at"])},
