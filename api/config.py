@@ -196,6 +196,11 @@ class ProcessSettings(BaseSettings):
         default=60, ge=5, le=3600,
         description="Seconds between polls of a tenant's IMAP mailboxes (docs/email.md).",
     )
+    public_url: str = Field(
+        default="", max_length=300,
+        description="The address people reach the service at (https://desk.example.com), "
+        "which the links in notification mail start with; unset, they are paths only.",
+    )
     webhook_max_attempts: int = Field(
         default=8, ge=1, le=50, description="Delivery attempts before a webhook job is dead."
     )

@@ -57,7 +57,7 @@ from eventstore.pool import create_pool
 from eventstore.replica import Reads, Replica, ReplicaRefused
 from eventstore.sqlfile import load_queries
 from eventstore.store import EventStore
-from handlers import mail_out, mail_poll, rule_timers, sla_check, sla_warnings, sweep
+from handlers import mail_notify, mail_out, mail_poll, rule_timers, sla_check, sla_warnings, sweep
 from handlers.attachments import Storages
 from handlers.credentials import Passwords
 from handlers.rule_engine import RuleEngine
@@ -259,6 +259,7 @@ def job_registry(settings: ProcessSettings, metrics: Metrics | None = None,
     idempotency.register(registry)
     uploads.register(registry, settings.file_storage_dir)
     mail_out.register(registry, lambda store: file_storages(settings, store))
+    mail_notify.register(registry, public_url=settings.public_url)
     mail_poll.register(registry, lambda store: file_storages(settings, store),
                        every=timedelta(seconds=settings.mail_poll_seconds))
     tenant_seed.register(registry)

@@ -471,6 +471,42 @@ class WebhookConfigured(Event):
     enabled: bool
 
 
+class MailboxCreated(Event):
+    """A mailbox was added: its address and its servers as the API shows them (never a
+    secret: ``smtp`` and ``imap`` without passwords, None for none)."""
+
+    TYPE = "MailboxCreated"
+
+    mailbox_id: UUID
+    address: str
+    name: str | None
+    smtp: dict[str, Any] | None
+    imap: dict[str, Any] | None
+
+
+class MailboxChanged(Event):
+    """A mailbox's name or servers changed: the whole of them after the change, and
+    whether a new SMTP or IMAP password was given (the passwords themselves never)."""
+
+    TYPE = "MailboxChanged"
+
+    mailbox_id: UUID
+    name: str | None
+    smtp: dict[str, Any] | None
+    imap: dict[str, Any] | None
+    smtp_password_changed: bool = False
+    imap_password_changed: bool = False
+
+
+class MailboxDeleted(Event):
+    """A mailbox that never took in or sent mail was deleted."""
+
+    TYPE = "MailboxDeleted"
+
+    mailbox_id: UUID
+    address: str
+
+
 # --- ticket field definition streams (one per field) -------------------------------------
 
 
@@ -702,6 +738,9 @@ TENANT_EVENTS: tuple[type[Event], ...] = (
     AgentUpdated,
     SettingsChanged,
     WebhookConfigured,
+    MailboxCreated,
+    MailboxChanged,
+    MailboxDeleted,
     AgentInvited,
     AgentInvitationAccepted,
     AgentPasswordSet,
@@ -784,6 +823,9 @@ __all__ = [
     "MacroChanged",
     "MacroCreated",
     "MacroDeleted",
+    "MailboxChanged",
+    "MailboxCreated",
+    "MailboxDeleted",
     "MessageAdded",
     "OrganizationCreated",
     "OrganizationUpdated",

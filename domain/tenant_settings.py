@@ -31,6 +31,8 @@ from domain.attachment import FileLimits
 from domain.business_hours import Calendar, CALENDAR_24x7, inverted_shifts
 from domain.errors import CorruptStream, ValidationFailed
 from domain.events import Event, SettingsChanged
+from domain.mail_templates import KINDS as TEMPLATE_KINDS
+from domain.mail_templates import MailTemplate, TemplateInvalid, check_template
 from domain.sla import DEFAULT_PAUSED_STATES, DEFAULT_TARGETS, SlaPolicy, SlaTarget
 from domain.values import Priority, TicketState
 
@@ -146,6 +148,40 @@ class SweepWindows:
                 raise ValueError(f"sweep days are whole numbers from 1 to {MAX_SWEEP_DAYS}")
 
 
+STRANGER_REPLIES = ("message", "ticket")
+"""What a mail on a ticket from an address that is neither its requester nor a CC
+becomes: a public message on that ticket, or a ticket of its own."""
+
+
+@dataclass(frozen=True, slots=True)
+class MailNotices:
+    """Which notification mail the desk sends (once it has a mailbox with SMTP)."""
+
+    invitation: bool = True
+    portal_link: bool = True
+    acknowledgement: bool = False
+    assignment: bool = False
+    breach: bool = False
+
+    def __post_init__(self) -> None:
+        for name in TEMPLATE_KINDS:
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"mail_notifications.{name} must be true or false")
+
+    def document(self) -> dict[str, bool]:
+        return {name: getattr(self, name) for name in TEMPLATE_KINDS}
+
+
+def mail_templates(value: Mapping[str, MailTemplate]) -> dict[str, MailTemplate]:
+    """A tenant's own templates, by known kind, in the kinds' order (only their shape:
+    whether they compile is ``check_templates``', on a change)."""
+    unknown = sorted(set(value) - set(TEMPLATE_KINDS))
+    if unknown:
+        raise ValueError(f"no mail template kind {unknown[0]!r}; the kinds are "
+                         + ", ".join(TEMPLATE_KINDS))
+    return {k: value[k] for k in TEMPLATE_KINDS if k in value}
+
+
 @dataclass(frozen=True)
 class TenantSettings:
     """A tenant's settings, their rules kept: targets for every priority, states that
@@ -169,10 +205,19 @@ class TenantSettings:
     group_scoped_access: bool = False
     """Whether agents see only the tickets of their groups, those in no group and those
     assigned to them (enforced by row-level security, migration 0600)."""
+    mail_notifications: MailNotices = field(default_factory=MailNotices)
+    mail_templates: Mapping[str, MailTemplate] = field(default_factory=dict)
+    """The tenant's own notification templates by kind; a kind left out uses the
+    default (``domain.mail_templates.DEFAULTS``)."""
+    stranger_replies: str = "message"
+    """One of ``STRANGER_REPLIES``."""
 
     def __post_init__(self) -> None:
         # Canonical forms, so equal settings compare (and record) equal.
         set_ = object.__setattr__
+        set_(self, "mail_templates", mail_templates(self.mail_templates))
+        if self.stranger_replies not in STRANGER_REPLIES:
+            raise ValueError("stranger_replies is message or ticket")
         set_(self, "targets", every_priority(self.targets))
         set_(self, "group_targets", by_group(self.group_targets))
         set_(self, "paused_states", tuple(paused_states(self.paused_states)))
@@ -203,7 +248,8 @@ DEFAULT_SETTINGS = TenantSettings()
 
 KEYS = ("sla_targets", "business_hours", "paused_states", "sweep", "group_sla_targets",
         "text_search", "widget_origins", "attachments", "sla_warning_percent",
-        "brand_colour", "group_scoped_access")
+        "brand_colour", "group_scoped_access", "mail_notifications", "mail_templates",
+        "stranger_replies")
 """The document's keys, in the order it is rendered."""
 
 
@@ -235,6 +281,13 @@ def settings_document(settings: TenantSettings) -> dict[str, Any]:
         **({} if settings.brand_colour is None else {"brand_colour": settings.brand_colour}),
         # And for tenants whose agents see the whole tenant.
         **({"group_scoped_access": True} if settings.group_scoped_access else {}),
+        # And for tenants that mail as the defaults say, with the default templates.
+        **({"mail_notifications": settings.mail_notifications.document()}
+           if settings.mail_notifications != MailNotices() else {}),
+        **({"mail_templates": {k: t.document() for k, t in settings.mail_templates.items()}}
+           if settings.mail_templates else {}),
+        **({"stranger_replies": settings.stranger_replies}
+           if settings.stranger_replies != "message" else {}),
     }
 
 
@@ -294,7 +347,23 @@ def settings_from_document(document: Any) -> TenantSettings:
         brand_colour=_colour(doc.get("brand_colour")),
         group_scoped_access=_flag(doc.get("group_scoped_access", False),
                                   "group_scoped_access"),
+        mail_notifications=_notices(doc.get("mail_notifications")),
+        mail_templates=_templates(doc.get("mail_templates", {})),
+        stranger_replies=_string(doc.get("stranger_replies", "message"), "stranger_replies"),
     )
+
+
+def _notices(value: Any) -> MailNotices:
+    if value is None:
+        return MailNotices()
+    return MailNotices(**_object(value, TEMPLATE_KINDS, required=False))
+
+
+def _templates(value: Any) -> dict[str, MailTemplate]:
+    if not isinstance(value, dict):
+        raise ValueError("mail_templates must be an object by kind")
+    return {kind: MailTemplate(**_object(t, ("subject", "body")))
+            for kind, t in value.items()}
 
 
 def _files(value: Any) -> FileLimits:
@@ -361,10 +430,22 @@ def check_shifts(calendar: Calendar | None) -> None:
                                field=f"business_hours.weekly.{weekday}.{index}")
 
 
+def check_templates(templates: Mapping[str, MailTemplate]) -> None:
+    """Every template compiles in the sandbox and names only its kind's placeholders
+    (checked on a change: a stored template is rendered as it was accepted)."""
+    for kind, template in templates.items():
+        try:
+            check_template(kind, template)
+        except TemplateInvalid as exc:
+            raise ValidationFailed(exc.message,
+                                   field=f"mail_templates.{kind}.{exc.field}") from exc
+
+
 def decide_settings(command: ReplaceSettings, state: TenantSettingsState) -> list[Event]:
     """The event of a replacement; the same settings again (once some were set) are
     nothing to record."""
     check_shifts(command.settings.business_hours)
+    check_templates(command.settings.mail_templates)
     if command.settings == state.value and state.version > 0:
         return []
     return [SettingsChanged(settings=settings_document(command.settings), at=command.at)]
@@ -388,6 +469,8 @@ __all__ = [
     "MAX_TARGET_MS",
     "MAX_WIDGET_ORIGINS",
     "PAUSABLE",
+    "STRANGER_REPLIES",
+    "MailNotices",
     "ReplaceSettings",
     "SweepWindows",
     "TenantSettings",
@@ -395,6 +478,7 @@ __all__ = [
     "by_group",
     "check_shifts",
     "check_target",
+    "check_templates",
     "decide_settings",
     "every_priority",
     "evolve_settings",

@@ -1,8 +1,10 @@
 """Inviting people: an admin invites an e-mail; the invitee sets a password with the token.
 
 The token is shown once, to the admin who invited (only its sha256 is stored; the
-admin passes it on, there is no mail server here). It is spent once, before it
-expires: a spent or expired token is ``Gone`` (410), an unknown one ``Missing``.
+admin passes it on). With a mailbox that sends, it is also mailed to the invitee
+(``handlers.mail_notify``: sealed with the mail until it is sent, then forgotten).
+It is spent once, before it expires: a spent or expired token is ``Gone`` (410), an
+unknown one ``Missing``.
 Spending it gives the e-mail's agent a password; the agent is added with the
 invitation's name and role if the tenant has none with that e-mail (inviting an
 existing agent's e-mail is how an admin lets them set a new password).
@@ -30,6 +32,7 @@ from eventstore.store import EventStore, UnitOfWork
 from handlers.agents import AddAgent, add_agent
 from handlers.credentials import INVITATION_PREFIX, Passwords, new_token, parse_token
 from handlers.errors import Gone, Missing
+from handlers.mail_notify import Notice, queue_notice, tenant_slug
 from handlers.sessions import agent_actor, store_password
 from handlers.tenant_events import record
 
@@ -65,6 +68,11 @@ async def invite(uow: UnitOfWork, command: InviteAgent) -> dict[str, Any]:
     await record(uow, AgentInvited(invitation_id=command.invitation_id, email=command.email,
                                    name=command.name, role=command.role, expires_at=expires,
                                    at=command.at))
+    await queue_notice(uow, Notice("invitation", command.email, {
+        "name": command.name, "email": command.email, "role": command.role.value,
+        "tenant": await tenant_slug(uow.conn, uow.tenant_id), "token": token,
+        "expires_at": expires.isoformat()}, f"invitation:{command.invitation_id}"),
+        command.at)
     return {**dict(row), "token": token}
 
 

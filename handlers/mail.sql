@@ -194,3 +194,93 @@ UPDATE mail_messages SET outcome = $3, reason = $4, attempts = attempts + 1, sen
 SELECT rfc_message_id, direction FROM mail_messages
  WHERE tenant_id = $1 AND ticket_id = $2 AND outcome <> 'dead'
  ORDER BY created_at, id
+
+-- name: sending_mailbox --
+-- $1 tenant_id, $2 preferred mailbox (NULL: none)
+-- The mailbox notification mail goes out from: the preferred one (a mail ticket's) when
+-- it has SMTP, else the tenant's first mailbox with SMTP.
+SELECT id, address, name FROM mailboxes
+ WHERE tenant_id = $1 AND smtp IS NOT NULL
+ ORDER BY id IS NOT DISTINCT FROM $2 DESC, created_at, id
+ LIMIT 1
+
+-- name: tenant_slug --
+-- $1 tenant_id
+SELECT slug FROM tenants WHERE id = $1
+
+-- name: notice_insert --
+-- $1 tenant_id, $2 id, $3 kind, $4 dedupe_key, $5 mailbox_id, $6 to, $7 ticket_id,
+-- $8 rfc_message_id, $9 data (sealed), $10 kek, $11 status, $12 reason, $13 at
+-- Nothing when the notification was made already (a retried job): its row stands.
+INSERT INTO mail_notifications (tenant_id, id, kind, dedupe_key, mailbox_id, to_address,
+                                ticket_id, rfc_message_id, data, kek, status, reason,
+                                created_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+ON CONFLICT DO NOTHING
+
+-- name: notices_by_keys --
+-- $1 tenant_id, $2 dedupe keys
+SELECT id FROM mail_notifications WHERE tenant_id = $1 AND dedupe_key = ANY ($2::text[])
+ ORDER BY dedupe_key
+
+-- name: notice_take --
+-- $1 tenant_id, $2 id
+SELECT id, kind, mailbox_id, to_address, ticket_id, rfc_message_id, data, kek, status,
+       attempts
+  FROM mail_notifications WHERE tenant_id = $1 AND id = $2 FOR UPDATE
+
+-- name: notice_done --
+-- $1 tenant_id, $2 id, $3 status, $4 reason, $5 at (sent_at, NULL unless sent)
+-- Sent or dead, the values (an invitation's token among them) are kept no longer.
+UPDATE mail_notifications
+   SET status = $3, reason = $4, attempts = attempts + 1, sent_at = $5,
+       data = CASE WHEN $3 = 'queued' THEN data END,
+       kek = CASE WHEN $3 = 'queued' THEN kek END
+ WHERE tenant_id = $1 AND id = $2
+
+-- name: notice_agents --
+-- $1 tenant_id, $2 agent ids (NULL: the active admins)
+SELECT id, email, name FROM agents
+ WHERE tenant_id = $1 AND active
+   AND (CASE WHEN $2::uuid[] IS NULL THEN role = 'admin' ELSE id = ANY ($2::uuid[]) END)
+ ORDER BY id
+
+-- name: notice_first_mail --
+-- $1 tenant_id, $2 ticket_id
+-- The mail a ticket was opened by: what its acknowledgement answers.
+SELECT rfc_message_id FROM mail_messages
+ WHERE tenant_id = $1 AND ticket_id = $2 AND direction = 'in'
+ ORDER BY created_at, id
+ LIMIT 1
+
+-- name: notices_forget --
+-- $1 tenant_id, $2 e-mail addresses (lower case)
+-- An erasure: the address goes, and so does a mail still waiting to be sent to it.
+UPDATE mail_notifications
+   SET to_address = '', data = NULL, kek = NULL,
+       status = CASE WHEN status = 'queued' THEN 'dead' ELSE status END,
+       reason = CASE WHEN status = 'queued' THEN 'the recipient was erased' ELSE reason END
+ WHERE tenant_id = $1 AND lower(to_address) = ANY ($2::text[])
+
+-- name: mail_ticket_copied --
+-- $1 tenant_id, $2 ticket_id, $3 address (lower case)
+-- Whether the address is one of the ticket's CCs: an address the mail it took in was
+-- sent or copied to (tickets keep no CCs of their own; the mail rows are them).
+SELECT EXISTS (SELECT 1 FROM mail_messages
+                WHERE tenant_id = $1 AND ticket_id = $2 AND direction = 'in'
+                  AND ($3 = ANY (cc_addresses) OR $3 = ANY (to_addresses)))
+
+-- name: mailbox_used --
+-- $1 tenant_id, $2 id
+-- Whether anything names the mailbox: mail it took in or sent, a thread, the quarantine,
+-- a notification.
+SELECT EXISTS (SELECT 1 FROM mail_messages WHERE tenant_id = $1 AND mailbox_id = $2)
+    OR EXISTS (SELECT 1 FROM mail_threads WHERE tenant_id = $1 AND mailbox_id = $2)
+    OR EXISTS (SELECT 1 FROM mail_quarantine WHERE tenant_id = $1 AND mailbox_id = $2)
+    OR EXISTS (SELECT 1 FROM mail_notifications WHERE tenant_id = $1 AND mailbox_id = $2)
+
+-- name: mailbox_delete --
+-- $1 tenant_id, $2 id
+DELETE FROM mailboxes WHERE tenant_id = $1 AND id = $2
+RETURNING id, address, name, smtp, imap, version, last_error, last_error_at, last_ok_at,
+          created_at, updated_at

@@ -15,14 +15,18 @@ mail retried). In order:
    sent and took in, the ticket's token in a ``local+token@`` recipient, the
    ``[#token]`` reference in the subject; found, the mail is a public message on that
    ticket by its sender (a closed ticket gets a follow-up); not found, it opens a
-   ticket (``source: email``) whose requester the sender resolves to, as any opening;
+   ticket (``source: email``) whose requester the sender resolves to, as any opening.
+   A sender who is neither the found ticket's requester nor one of its CCs is taken
+   as the tenant's ``stranger_replies`` setting says: a message on it (the default),
+   or a ticket of its own;
 5. the files (attachments, inline images, ``winmail.dat``, invites and the original
    message) are stored as uploads first, then attached in the ticket command's own
    transaction, which also writes the mail's row keyed by its Message-ID: a lost race
    with the same mail rolls the whole of it back.
 
 Tickets have no CCs of their own: a mail's Cc addresses are kept on its mail row
-(``GET /v1/tickets/{id}/mail``).
+(``GET /v1/tickets/{id}/mail``), and a ticket's CCs are the To and Cc addresses of the
+mail it took in.
 """
 
 from __future__ import annotations
@@ -50,7 +54,9 @@ from eventstore.store import EventStore, UnitOfWork
 from eventstore.types import StoreActor
 from handlers import attachments
 from handlers.errors import HandlerError, Missing
+from handlers.ticket_state import load_ticket
 from handlers.tickets import PostMessage, post_message, run_command
+from projections.tenant_settings import load_settings
 
 Q = load_queries(Path(__file__).with_name("mail.sql"))
 
@@ -125,10 +131,17 @@ async def take_in(store: EventStore, storages: attachments.Storages, tenant_id: 
             await checkpoint(uow)
             return TakenIn(outcome if mail_id else "duplicate", reason, mail_id=mail_id)
         ticket_id = await thread_of(uow.conn, tenant_id, mailbox["address"], mail)
+        stranger = None
+        if ticket_id is not None and await _stranger(uow.conn, tenant_id, ticket_id, mail):
+            settings = await load_settings(uow.conn, tenant_id)
+            if settings.stranger_replies == "ticket":
+                stranger = (f"{mail.sender} is neither the requester nor a CC of ticket "
+                            f"{ticket_id}: a ticket of its own")
+                ticket_id = None
     received = await _store_files(store, storages, tenant_id, actor, mail.files, at)
     try:
         async with store.session(tenant_id, actor) as uow:
-            taken = await _write(uow, mailbox_id, mail, ticket_id, received, at)
+            taken = await _write(uow, mailbox_id, mail, ticket_id, received, at, stranger)
             await _unquarantine(uow, mailbox_id, quarantine_id)
             await checkpoint(uow)
             return taken
@@ -192,6 +205,15 @@ async def thread_of(conn: asyncpg.Connection, tenant_id: TenantId, mailbox_addre
     return None
 
 
+async def _stranger(conn: asyncpg.Connection, tenant_id: TenantId, ticket_id: UUID,
+                    mail: ParsedMail) -> bool:
+    """Whether the mail's sender is neither the ticket's requester nor one of its CCs."""
+    ticket = await load_ticket(conn, tenant_id, ticket_id)
+    if ticket is None or ticket.requester.email.lower() == mail.sender:
+        return False
+    return not await conn.fetchval(Q["mail_ticket_copied"], tenant_id, ticket_id, mail.sender)
+
+
 async def _one(data: bytes) -> AsyncIterator[bytes]:
     yield data
 
@@ -228,7 +250,8 @@ async def _store_files(store: EventStore, storages: attachments.Storages,
 
 
 async def _write(uow: UnitOfWork, mailbox_id: UUID, mail: ParsedMail, ticket_id: UUID | None,
-                 received: list[attachments.Received], at: datetime) -> TakenIn:
+                 received: list[attachments.Received], at: datetime,
+                 reason: str | None = None) -> TakenIn:
     actor = mail_actor(mailbox_id)
     uploads = []
     for r in received:
@@ -256,10 +279,10 @@ async def _write(uow: UnitOfWork, mailbox_id: UUID, mail: ParsedMail, ticket_id:
         await uow.conn.execute(Q["mail_thread_insert"], uow.tenant_id, landed, mailbox_id,
                                new_token(), at)
         outcome = "ticket"
-    mail_id = await _record(uow, mailbox_id, mail, landed, message_id, outcome, None, at)
+    mail_id = await _record(uow, mailbox_id, mail, landed, message_id, outcome, reason, at)
     if mail_id is None:
         raise _Duplicate()
-    return TakenIn(outcome, None, landed, message_id, mail_id)
+    return TakenIn(outcome, reason, landed, message_id, mail_id)
 
 
 async def _record(uow: UnitOfWork, mailbox_id: UUID, mail: ParsedMail,
@@ -353,10 +376,12 @@ async def mail_of_ticket(conn: asyncpg.Connection, tenant_id: TenantId, ticket_i
 async def forget_contact_mail(conn: asyncpg.Connection, tenant_id: TenantId,
                               tickets: Sequence[UUID], emails: Sequence[str]) -> None:
     """An erasure's part here: the addresses on the mail rows of the contact's tickets
-    and of its mail that made none, and its bounce record (their bodies and files are
-    on the tickets, erased with them)."""
+    and of its mail that made none, its bounce record, and its address on notification
+    mail (with the values of any not yet sent); their bodies and files are on the
+    tickets, erased with them."""
     await conn.execute(Q["mail_forget"], tenant_id, list(tickets),
                        [e.lower() for e in emails])
+    await conn.execute(Q["notices_forget"], tenant_id, [e.lower() for e in emails])
 
 
 __all__ = ["SENDER_HOURLY_CAP", "TakenIn", "discard_quarantined", "forget_contact_mail",

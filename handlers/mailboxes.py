@@ -7,6 +7,15 @@ staff replies on its tickets are mailed (``handlers.mail_out``). The SMTP passwo
 sealed by the key-encryption key (``Keyring.wrap``, bound to the tenant and the
 mailbox) and never returned. Nothing here reaches a mail server: a mailbox whose
 server is down or wrong is found out when it is used, and says so in ``last_error``.
+
+Mailboxes are configuration of the tenant, like its settings and webhook: each
+creation, change and deletion is an event on the tenant stream
+(``MailboxCreated``, ``MailboxChanged``, ``MailboxDeleted``) in the row's own
+transaction, holding what the API shows of it (never a secret; a change says whether
+a new password was given), so the tenant's audit trail shows who pointed its mail
+where and when. Only a mailbox that never took in or sent mail can be deleted: its
+threads, mail rows, quarantine and notifications name it otherwise (``Conflict``
+``mailbox_in_use``; removing its SMTP and IMAP stops it).
 """
 
 from __future__ import annotations
@@ -23,11 +32,13 @@ from uuid import UUID
 
 import asyncpg
 
+from domain.events import MailboxChanged, MailboxCreated, MailboxDeleted
 from domain.ids import TenantId
 from eventstore.keys import Keyring
 from eventstore.sqlfile import load_queries
 from eventstore.store import UnitOfWork
 from handlers.errors import Conflict, Missing
+from handlers.tenant_events import record
 from scheduler.tenant_seed import ensure_tenant_jobs
 
 Q = load_queries(Path(__file__).with_name("mail.sql"))
@@ -169,6 +180,10 @@ async def create_mailbox(uow: UnitOfWork, command: CreateMailbox
         raise Conflict("mailbox_exists", f"the tenant has a mailbox {command.address} already")
     if imap is not None:
         await ensure_tenant_jobs(uow.conn, uow.tenant_id, [(POLL_KIND, POLL_KIND)], command.at)
+    await record(uow, MailboxCreated(
+        mailbox_id=mailbox_id, address=row["address"], name=row["name"],
+        smtp=None if row["smtp"] is None else dict(row["smtp"]),
+        imap=None if row["imap"] is None else dict(row["imap"]), at=command.at))
     return mailbox_document(row), secret
 
 
@@ -200,6 +215,29 @@ async def change_mailbox(uow: UnitOfWork, command: ChangeMailbox) -> dict[str, A
     assert row is not None
     if imap_doc is not None:
         await ensure_tenant_jobs(uow.conn, uow.tenant_id, [(POLL_KIND, POLL_KIND)], command.at)
+    await record(uow, MailboxChanged(
+        mailbox_id=command.mailbox_id, name=row["name"],
+        smtp=None if row["smtp"] is None else dict(row["smtp"]),
+        imap=None if row["imap"] is None else dict(row["imap"]),
+        smtp_password_changed=(not command.clear_smtp and command.smtp is not None
+                               and command.smtp.password is not None),
+        imap_password_changed=(not command.clear_imap and command.imap is not None
+                               and command.imap.password is not None), at=command.at))
+    return mailbox_document(row)
+
+
+async def delete_mailbox(uow: UnitOfWork, mailbox_id: UUID, at: datetime) -> dict[str, Any]:
+    """Delete a mailbox nothing names (module docstring); what it was."""
+    current = await uow.conn.fetchrow(Q["mailbox_lock"], uow.tenant_id, mailbox_id)
+    if current is None:
+        raise Missing("mailbox_not_found", f"no mailbox {mailbox_id}")
+    # Mail taken in for it meanwhile waits on the row lock, then finds no mailbox.
+    if await uow.conn.fetchval(Q["mailbox_used"], uow.tenant_id, mailbox_id):
+        raise Conflict("mailbox_in_use", "the mailbox took in or sent mail, which names it; "
+                       "remove its smtp and imap to stop it instead")
+    row = await uow.conn.fetchrow(Q["mailbox_delete"], uow.tenant_id, mailbox_id)
+    assert row is not None
+    await record(uow, MailboxDeleted(mailbox_id=mailbox_id, address=row["address"], at=at))
     return mailbox_document(row)
 
 
@@ -290,6 +328,7 @@ __all__ = [
     "SmtpAccess",
     "change_mailbox",
     "create_mailbox",
+    "delete_mailbox",
     "get_mailbox",
     "imap_access",
     "inbound_tenant",

@@ -2,9 +2,10 @@
 as a customer on their own tickets.
 
 Staff produce a **password link** for a contact (``issue_link``): a single-use token
-that expires, shown once (only its sha256 is stored; the operator sends it, there is
-no mail server here). Spending it (``set_password``) gives the contact a password;
-a spent or expired link is ``Gone`` (410), an unknown one ``Missing``.
+that expires, shown once (only its sha256 is stored), and mailed to the contact when
+the tenant has a mailbox that sends (``handlers.mail_notify``). Spending it
+(``set_password``) gives the contact a password; a spent or expired link is ``Gone``
+(410), an unknown one ``Missing``.
 
 **Signing in** is handlers/sessions.py's ``sign_in`` for the ``PORTAL`` kind: every
 failure is the same ``sign_in_failed`` and the argon2id hash is computed on every path
@@ -55,6 +56,7 @@ from eventstore.types import StoreActor
 from handlers.attachments import message_files
 from handlers.credentials import Passwords, new_token, parse_token
 from handlers.errors import Gone, Missing
+from handlers.mail_notify import Notice, queue_notice, tenant_slug
 from handlers.requesters import requester_of_contact
 from handlers.sessions import SessionKind, end_session
 from handlers.tenant_events import record
@@ -92,6 +94,11 @@ async def issue_link(uow: UnitOfWork, contact_id: UUID, at: datetime, valid_for:
     assert row is not None
     await record(uow, PortalLinkIssued(contact_id=ContactId(contact_id), link_id=link_id,
                                        expires_at=row["expires_at"], at=at))
+    if contact.email:
+        await queue_notice(uow, Notice("portal_link", contact.email, {
+            "name": contact.name or contact.email, "email": contact.email,
+            "tenant": await tenant_slug(uow.conn, uow.tenant_id), "token": token,
+            "expires_at": row["expires_at"].isoformat()}, f"portal_link:{link_id}"), at)
     return {**dict(row), "token": token}
 
 

@@ -89,7 +89,7 @@ PERMISSIONS: Mapping[str, str] = {
     "sla-policy:read": "List SLA policies and read one.",
     "sla-policy:write": "Create and change SLA policies and move open clocks onto one.",
     "mailbox:read": "List mailboxes, read one and its quarantine.",
-    "mailbox:write": "Create and change mailboxes; retry or drop quarantined mail.",
+    "mailbox:write": "Create, change and delete mailboxes; retry or drop quarantined mail.",
     "settings:read": "Read the tenant's settings.",
     "settings:write": "Change the tenant's settings.",
     "webhook:read": "Read the tenant's webhook configuration.",
@@ -287,9 +287,12 @@ ACCESS: Mapping[str, str] = {
     "POST /v1/mailboxes": "mailbox:write",
     "GET /v1/mailboxes/{mailbox_id}": "mailbox:read",
     "PATCH /v1/mailboxes/{mailbox_id}": "mailbox:write",
+    "DELETE /v1/mailboxes/{mailbox_id}": "mailbox:write",
     "GET /v1/mailboxes/{mailbox_id}/quarantine": "mailbox:read",
     "POST /v1/mailboxes/{mailbox_id}/quarantine/{quarantined_id}/retry": "mailbox:write",
     "DELETE /v1/mailboxes/{mailbox_id}/quarantine/{quarantined_id}": "mailbox:write",
+    # A template preview renders the tenant's templates (its settings) and changes nothing.
+    "POST /v1/mail-templates/preview": "settings:read",
     "GET /v1/tickets/{ticket_id}/mail": "mail:read",
     # Every caller may ask who it is and what its role may run (the console does).
     "GET /v1/auth/me": "self:read",

@@ -142,6 +142,8 @@ PROBLEMS: Mapping[str, ProblemCode] = _codes(
     ProblemCode("already_exists", 409, "Already exists", "The ticket exists already."),
     ProblemCode("mailbox_exists", 409, "Mailbox exists",
                 "The tenant has a mailbox of this address already."),
+    ProblemCode("mailbox_in_use", 409, "Mailbox in use",
+                "The mailbox took in or sent mail, which names it; it cannot be deleted."),
     ProblemCode("follow_up_required", 409, "Follow-up required",
                 "The ticket is closed; a customer's message opens a follow-up instead."),
     ProblemCode("not_group_member", 409, "Not a group member",

@@ -1,7 +1,8 @@
 """Mail: the tenant's mailboxes (admin), inbound mail, the quarantine, a ticket's mail.
 
 - ``/v1/mailboxes``: an address, outbound SMTP (optional) and an inbound secret, shown
-  once at creation. Secrets are never returned (handlers/mailboxes.py).
+  once at creation. Secrets are never returned (handlers/mailboxes.py). A mailbox that
+  never took in or sent mail can be deleted.
 - ``POST /v1/inbound/mail/{mailbox_id}``: a raw RFC 5322 message (an MTA's pipe, a
   mail provider's inbound webhook), its credential the mailbox's inbound secret as a
   bearer token. The answer says what became of it (handlers/mail_in.py); a mail that
@@ -10,6 +11,8 @@
 - ``/v1/mailboxes/{id}/quarantine``: list, retry, discard.
 - ``GET /v1/tickets/{id}/mail``: the mail a ticket took in and sent, with each reply's
   delivery status.
+- ``POST /v1/mail-templates/preview``: a notification mail rendered with the tenant's
+  template (or one not yet saved) and sample or given values; it changes nothing.
 
 See docs/email.md.
 """
@@ -38,6 +41,8 @@ from api.schemas.mail import (
     MailboxOut,
     MailboxPage,
     MailboxPatch,
+    MailPreviewIn,
+    MailPreviewOut,
     QuarantinedOut,
     QuarantinePage,
     SmtpIn,
@@ -46,7 +51,7 @@ from api.schemas.mail import (
 )
 from domain.ids import TenantId
 from eventstore.store import UnitOfWork
-from handlers import mail_in, mailboxes
+from handlers import mail_in, mail_notify, mailboxes
 from handlers.ticket_state import load_ticket
 
 router = APIRouter(tags=["mail"], route_class=StrictRoute)
@@ -141,6 +146,21 @@ async def change_mailbox(mailbox_id: UUID, body: MailboxPatch, request: Request,
         return JsonReply(200, await mailboxes.change_mailbox(uow, command))
 
     return await commands.run(request, services, principal, _safe(body), work)
+
+
+@router.delete("/v1/mailboxes/{mailbox_id}", response_model=MailboxOut,
+               responses=errors(404, 409), summary="Delete an unused mailbox")
+async def delete_mailbox(mailbox_id: UUID, request: Request, principal: Authorized,
+                         services: ServicesDep) -> Response:
+    """Only a mailbox that never took in or sent mail (409 ``mailbox_in_use``
+    otherwise: set its ``smtp`` and ``imap`` to null to stop it). The answer is what
+    was deleted."""
+    at = services.clock.now()
+
+    async def work(uow: UnitOfWork) -> JsonReply:
+        return JsonReply(200, await mailboxes.delete_mailbox(uow, mailbox_id, at))
+
+    return await commands.run(request, services, principal, None, work)
 
 
 @router.post("/v1/inbound/mail/{mailbox_id}", response_model=TakenInOut,
@@ -249,6 +269,23 @@ async def ticket_mail(ticket_id: UUID, principal: Authorized,
             raise Problem(404, "not_found", f"no ticket {ticket_id}")
         data = await mail_in.mail_of_ticket(s.conn, s.tenant_id, ticket_id)
     return JsonReply(200, {"data": data}).response()
+
+
+@router.post("/v1/mail-templates/preview", response_model=MailPreviewOut,
+             responses=errors(413, 415), summary="Render a notification mail")
+async def preview_mail(body: MailPreviewIn, request: Request, principal: Authorized,
+                       services: ServicesDep) -> Response:
+    """The subject, text and HTML a notification of ``kind`` would have, rendered in the
+    template sandbox; nothing is saved or sent. A template that does not compile or
+    names a placeholder the kind lacks is a 422, as saving it in ``mail_templates`` of
+    ``PUT /v1/settings`` would be."""
+
+    async def work(uow: UnitOfWork) -> JsonReply:
+        return JsonReply(200, await mail_notify.preview(uow, body.kind, body.subject,
+                                                        body.body, body.data))
+
+    return await commands.run(request, services, principal,
+                              body.model_dump(mode="json"), work)
 
 
 __all__ = ["MAIL_MAX_BYTES", "QuarantinedOut", "router"]

@@ -9,6 +9,8 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from api.schemas import patch_fields_given, patch_schema
+from api.schemas.settings import TemplateKind
+from domain.mail_templates import MAX_BODY, MAX_SUBJECT
 
 _IN = ConfigDict(extra="forbid")
 ADDRESS_PATTERN = r"^[A-Za-z0-9._%-]{1,64}@[A-Za-z0-9-]{1,63}(\.[A-Za-z0-9-]{1,63})+$"
@@ -161,3 +163,32 @@ class MailOut(BaseModel):
 
 class TicketMail(BaseModel):
     data: list[MailOut]
+
+
+class MailPreviewIn(BaseModel):
+    """A notification mail to render: the tenant's template of ``kind``, with
+    ``subject`` or ``body`` in its place when given (a template not yet saved), and
+    ``data`` over the kind's sample values."""
+
+    model_config = _IN
+
+    kind: TemplateKind
+    subject: str | None = Field(default=None, min_length=1, max_length=MAX_SUBJECT)
+    body: str | None = Field(default=None, min_length=1, max_length=MAX_BODY)
+    data: dict[str, str] = Field(default_factory=dict, max_length=50)
+
+    @model_validator(mode="after")
+    def _short_values(self) -> MailPreviewIn:
+        if any(len(v) > 2000 for v in self.data.values()):
+            raise ValueError("a data value is at most 2000 characters")
+        return self
+
+
+class MailPreviewOut(BaseModel):
+    kind: str
+    subject: str
+    body: str
+    html: str = Field(description="The HTML part the mail carries beside the text.")
+    placeholders: dict[str, str] = Field(description="The kind's placeholders and what "
+                                                     "each holds.")
+    own: bool = Field(description="Whether the tenant has its own template of the kind.")

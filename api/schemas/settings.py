@@ -9,7 +9,7 @@ renders the value the GET answers.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from pydantic import (
@@ -30,11 +30,14 @@ from domain.attachment import (
     FileLimits,
 )
 from domain.business_hours import Calendar
+from domain.mail_templates import KINDS as TEMPLATE_KINDS
+from domain.mail_templates import MAX_BODY, MAX_SUBJECT, MailTemplate
 from domain.sla import SlaTarget
 from domain.tenant_settings import (
     MAX_SWEEP_DAYS,
     MAX_TARGET_MS,
     MAX_WIDGET_ORIGINS,
+    MailNotices,
     SweepWindows,
     TenantSettings,
     brand_colour,
@@ -87,6 +90,31 @@ class FileLimitsDoc(BaseModel):
     """How many files one message may carry (422 ``too_many_attachments`` beyond)."""
 
 
+class MailNotificationsDoc(BaseModel):
+    """Which notification mail is sent, once the tenant has a mailbox with SMTP."""
+
+    model_config = _DOC
+
+    invitation: StrictBool = True
+    portal_link: StrictBool = True
+    acknowledgement: StrictBool = False
+    assignment: StrictBool = False
+    breach: StrictBool = False
+
+
+class MailTemplateDoc(BaseModel):
+    """A notification template: Jinja2 source, rendered in the sandbox
+    (docs/email.md lists each kind's placeholders)."""
+
+    model_config = _DOC
+
+    subject: Annotated[str, Field(min_length=1, max_length=MAX_SUBJECT)]
+    body: Annotated[str, Field(min_length=1, max_length=MAX_BODY)]
+
+
+TemplateKind = Literal["invitation", "portal_link", "acknowledgement", "assignment", "breach"]
+assert set(TemplateKind.__args__) == set(TEMPLATE_KINDS)  # type: ignore[attr-defined]
+
 TextSearchConfig = Annotated[str, Field(json_schema_extra={"enum": list(TEXT_SEARCH_CONFIGS)})]
 
 
@@ -121,6 +149,18 @@ class TenantSettingsDoc(BaseModel):
 
     attachments: FileLimitsDoc = Field(default_factory=lambda: FileLimitsDoc())
     """Limits on files; optional, the defaults (20 MiB a file, 20 files a message)."""
+
+    mail_notifications: MailNotificationsDoc = Field(
+        default_factory=lambda: MailNotificationsDoc())
+    """Which notification mail the desk sends (docs/email.md); optional, invitations and
+    portal links only by default."""
+    mail_templates: dict[TemplateKind, MailTemplateDoc] = Field(default_factory=dict)
+    """The tenant's own notification templates by kind; optional, a kind left out uses
+    the default. A template that does not compile or names a placeholder its kind lacks
+    is a 422."""
+    stranger_replies: Literal["message", "ticket"] = "message"
+    """A mail on a ticket from an address that is neither its requester nor one of its
+    CCs: a public message on the ticket (the default) or a new ticket."""
 
     @field_validator("sla_targets")
     @classmethod
@@ -172,7 +212,12 @@ class TenantSettingsDoc(BaseModel):
             sla_warning_percent=self.sla_warning_percent,
             brand_colour=self.brand_colour,
             group_scoped_access=self.group_scoped_access,
+            mail_notifications=MailNotices(**self.mail_notifications.model_dump()),
+            mail_templates={k: MailTemplate(t.subject, t.body)
+                            for k, t in self.mail_templates.items()},
+            stranger_replies=self.stranger_replies,
         )
 
 
-__all__ = ["SlaTargetDoc", "SweepDoc", "TenantSettingsDoc"]
+__all__ = ["MailNotificationsDoc", "MailTemplateDoc", "SlaTargetDoc", "SweepDoc",
+           "TenantSettingsDoc"]

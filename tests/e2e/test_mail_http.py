@@ -210,6 +210,10 @@ async def test_quarantine_and_tenant_isolation(http, db, tenant, make_tenant) ->
                            headers=other_admin)).status_code == 404
     assert (await http.post(f"/v1/mailboxes/{box['id']}/quarantine/{kept['id']}/retry",
                             headers=other_admin)).status_code == 404
+    assert (await http.delete(f"/v1/mailboxes/{box['id']}", headers=other_admin)
+            ).status_code == 404
+    in_use = await http.delete(f"/v1/mailboxes/{box['id']}", headers=admin)
+    assert in_use.status_code == 409 and in_use.json()["code"] == "mailbox_in_use"
     listed = (await http.get("/v1/mailboxes", headers=other_admin)).json()["data"]
     assert [m["id"] for m in listed] == [other_box["id"]]
     wrong = await http.post(box["inbound_url"], content=corpus("gmail.eml"), headers={
@@ -259,6 +263,8 @@ async def test_erasing_the_contact_blanks_its_addresses_on_the_mail(http, db, te
     taken = await inbound(http, box, corpus("latin1.eml"))
     contact = (await http.get(f"/v1/tickets/{taken['ticket_id']}", headers=admin)).json()[
         "requester"]["contact_id"]
+    link = await http.post(f"/v1/contacts/{contact}/portal-link", headers=admin)
+    assert link.status_code == 201  # mailed: a notification row holds its address
     bounce = corpus("dsn_bounce.eml").replace(b"gone@example.com", b"francois@example.fr")
     await inbound(http, box, bounce)
     r = await http.post(f"/v1/contacts/{contact}/erase", headers=admin,
@@ -268,3 +274,42 @@ async def test_erasing_the_contact_blanks_its_addresses_on_the_mail(http, db, te
                                   "WHERE ticket_id = $1", uuid.UUID(taken["ticket_id"]))
     assert [(r["from_address"], r["to_addresses"]) for r in rows] == [("", [])]
     assert await owner_fetch(db, "SELECT * FROM mail_bounces") == []
+    notices = await owner_fetch(db, "SELECT to_address, data, status, reason "
+                                    "FROM mail_notifications")
+    assert [tuple(n.values()) for n in notices] == [
+        ("", None, "dead", "the recipient was erased")]  # never sent after the erasure
+
+async def test_a_reply_from_a_stranger_follows_the_tenant_setting(http, db, tenant) -> None:
+    admin = auth(tenant.admin_key)
+    box = await make_mailbox(http, admin, smtp=smtp_at(free_port()))
+    ticket = (await inbound(http, box, corpus("gmail.eml")))["ticket_id"]  # Cc bob, carol
+    [thread] = await owner_fetch(db, "SELECT token FROM mail_threads WHERE ticket_id = $1",
+                                  uuid.UUID(ticket))
+
+    def reply(sender: str, n: int) -> bytes:
+        return (f"From: {sender}\nTo: support+{thread['token']}@acme.test\nSubject: Re: fire\n"
+                f"Message-ID: <stranger-{n}@example.com>\n\nFrom {sender}.\n").encode()
+
+    # The default: a stranger's mail is a message on the ticket.
+    first = await inbound(http, box, reply("dave@example.com", 1))
+    assert (first["outcome"], first["ticket_id"]) == ("reply", ticket)
+    doc = (await http.get("/v1/settings", headers=admin)).json()
+    put = await http.put("/v1/settings", headers=admin,
+                         json={**doc, "stranger_replies": "ticket"})
+    assert put.status_code == 200 and put.json()["stranger_replies"] == "ticket"
+    # A CC and the requester still reply on the ticket; a stranger opens a ticket of
+    # their own, and the reason says why.
+    by_cc = await inbound(http, box, reply("Bob Example <bob@example.com>", 2))
+    assert (by_cc["outcome"], by_cc["ticket_id"]) == ("reply", ticket)
+    by_requester = await inbound(http, box, reply("ann@example.com", 3))
+    assert (by_requester["outcome"], by_requester["ticket_id"]) == ("reply", ticket)
+    stranger = await inbound(http, box, reply("erin@example.com", 4))
+    assert stranger["outcome"] == "ticket" and stranger["ticket_id"] != ticket
+    assert stranger["reason"] == (f"erin@example.com is neither the requester nor a CC of "
+                                  f"ticket {ticket}: a ticket of its own")
+    own = (await http.get(f"/v1/tickets/{stranger['ticket_id']}", headers=admin)).json()
+    assert own["requester"]["email"] == "erin@example.com" and own["source"] == "email"
+    authors = [m["body"] for m in (await http.get(
+        f"/v1/tickets/{ticket}/messages", headers=admin)).json()["data"]]
+    assert authors[1:] == ["From dave@example.com.", "From Bob Example <bob@example.com>.",
+                           "From ann@example.com."]

@@ -90,8 +90,10 @@ BODIES: dict[str, Callable[[], Any]] = {
     "POST /v1/tickets/{ticket_id}/macros/{macro_id}": lambda: None,
     "POST /v1/mailboxes": lambda: {"address": f"s{uuid.uuid4().hex[:12]}@acme.test"},
     "PATCH /v1/mailboxes/{mailbox_id}": lambda: {"name": f"m-{uuid.uuid4()}"},
+    "DELETE /v1/mailboxes/{mailbox_id}": lambda: None,
     "POST /v1/mailboxes/{mailbox_id}/quarantine/{quarantined_id}/retry": lambda: None,
     "DELETE /v1/mailboxes/{mailbox_id}/quarantine/{quarantined_id}": lambda: None,
+    "POST /v1/mail-templates/preview": lambda: {"kind": "acknowledgement"},
 }
 """A request body each side-effecting operation accepts."""
 

@@ -1,6 +1,6 @@
-"""The tenant stream's events of agents, API keys, the webhook and the settings, pinned
-whole (type and payload): how their handlers decide must never change what is
-recorded, so a feed consumer, a projection or an audit reads the same facts."""
+"""The tenant stream's events of agents, API keys, the webhook, the settings and the
+mailboxes, pinned whole (type and payload): how their handlers decide must never change
+what is recorded, so a feed consumer, a projection or an audit reads the same facts."""
 
 from __future__ import annotations
 
@@ -47,7 +47,17 @@ async def test_every_tenant_aggregate_records_what_it_always_recorded(http, make
                                           "event_types": ["TicketOpened"], "enabled": False})
     await ok("PUT", "/v1/settings", json=SETTINGS)
     await ok("PUT", "/v1/settings", json=SETTINGS)  # the same again: no event
+    box = await ok("POST", "/v1/mailboxes", json={
+        "address": "support@acme.test", "name": "Support", "smtp": {
+            "host": "smtp.acme.test", "port": 587, "username": "u", "password": "p" * 12}})
+    await ok("PATCH", f"/v1/mailboxes/{box['id']}", json={"name": "Help", "imap": {
+        "host": "imap.acme.test", "port": 993, "username": "u", "password": "q" * 12}})
+    await ok("PATCH", f"/v1/mailboxes/{box['id']}", json={"smtp": None})
+    await ok("DELETE", f"/v1/mailboxes/{box['id']}")  # it never took in or sent mail
 
+    smtp = {"host": "smtp.acme.test", "port": 587, "security": "starttls", "username": "u"}
+    imap = {"host": "imap.acme.test", "port": 993, "security": "tls", "username": "u",
+            "folder": "INBOX"}
     r = await http.get("/v1/events", params={"stream_id": str(t.tenant_id), "limit": 100},
                        headers=h)
     assert r.status_code == 200, r.text
@@ -70,6 +80,15 @@ async def test_every_tenant_aggregate_records_what_it_always_recorded(http, make
         ("WebhookConfigured", {"url": "https://hooks.example.com/in",
                                "event_types": ["TicketOpened"], "enabled": False}),
         ("SettingsChanged", {"settings": STORED_SETTINGS}),
+        ("MailboxCreated", {"mailbox_id": box["id"], "address": "support@acme.test",
+                            "name": "Support", "smtp": smtp, "imap": None}),
+        ("MailboxChanged", {"mailbox_id": box["id"], "name": "Help", "smtp": smtp,
+                            "imap": imap, "smtp_password_changed": False,
+                            "imap_password_changed": True}),
+        ("MailboxChanged", {"mailbox_id": box["id"], "name": "Help", "smtp": None,
+                            "imap": imap, "smtp_password_changed": False,
+                            "imap_password_changed": False}),
+        ("MailboxDeleted", {"mailbox_id": box["id"], "address": "support@acme.test"}),
     ]
     assert all(set(e["data"]) >= {"at"} for e in r.json()["data"])
-    assert "s" * 16 not in r.text
+    assert "s" * 16 not in r.text and "p" * 12 not in r.text and "q" * 12 not in r.text

@@ -19,10 +19,11 @@ cross-tenant exceptions below, each checked for exactly its text.
 
 The rows come from the product: the demo seed's small tenant played twice through the
 command handlers, a sign-in, an invitation, a portal sign-in, a widget ticket, a
-webhook, a mailbox with mail taken in (a ticket, a bounce, a quarantined mail), an SLA
-calendar and policy, and a projector run. A table still empty for a tenant gets one minimal row
-written by the owner role from the catalog (tests.support.catalog); a table that
-cannot be filled fails by name, so the coverage cannot shrink silently.
+webhook, a mailbox with mail taken in (a ticket, a bounce, a quarantined mail) and an
+invitation mailed by it, an SLA calendar and policy, and a projector run. A table still
+empty for a tenant gets one minimal row written by the owner role from the catalog
+(tests.support.catalog); a table that cannot be filled fails by name, so the coverage
+cannot shrink silently.
 """
 
 from __future__ import annotations
@@ -187,10 +188,15 @@ async def _seed(db: pg.TestDatabase, store: EventStore, pool: asyncpg.Pool
                 policy_id=uuid.uuid4(), name="Default", default=True, calendar_id=office.id,
                 targets=PolicyTargets(first_reply_ms=4 * 3_600_000), at=NOW))
         # A mailbox, and mail taken in by it as its inbound route does: a ticket (its
-        # mail row and thread), a hard bounce, and a mail kept in the quarantine.
+        # mail row and thread), a hard bounce, and a mail kept in the quarantine; with
+        # its SMTP, an invitation is mailed (a notification row).
         async with store.session(tenant, ACTOR) as s:
             box, _secret = await mailboxes.create_mailbox(s, mailboxes.CreateMailbox(
-                address="support@acme.test", name="Support", smtp=None, at=NOW))
+                address="support@acme.test", name="Support", at=NOW,
+                smtp=mailboxes.Smtp(host="127.0.0.1", port=25, security="none")))
+            await invitations.invite(s, invitations.InviteAgent(
+                email="mailed@harbor-bikes.example", name="Mailed", role=Role.AGENT, at=NOW,
+                valid_for=timedelta(hours=1)))
         for raw, outcome in ((corpus("gmail.eml"), "ticket"),
                              (corpus("dsn_bounce.eml"), "bounce"),
                              (b"this is not a mail at all\n", "quarantined")):

@@ -14,7 +14,7 @@ import httpx
 
 from api.root import Services, file_storages
 from domain.clock import ManualClock
-from handlers import mail_out, mail_poll
+from handlers import mail_notify, mail_out, mail_poll, sla_check
 from scheduler.loop import LoopConfig, Scheduler
 from scheduler.registry import Registry
 from tests.support.wait import until
@@ -65,12 +65,19 @@ async def owner_fetch(db: Any, sql: str, *args: Any) -> list[asyncpg.Record]:
         await conn.close()
 
 
+PUBLIC_URL = "https://desk.example.com"
+
+
 async def run_mail_jobs(services: Services, clock: ManualClock,
-                        done: Callable[[], Awaitable[bool]]) -> None:
-    """A scheduler running the mail job kinds only, until ``done``."""
+                        done: Callable[[], Awaitable[bool]], *, sla: bool = False) -> None:
+    """A scheduler running the mail job kinds only (and ``sla.check``, with ``sla``),
+    until ``done``."""
     registry = Registry()
     storages = lambda store: file_storages(services.settings, store)  # noqa: E731
     mail_out.register(registry, storages, timeout=2.0, max_attempts=3)
+    mail_notify.register(registry, public_url=PUBLIC_URL, timeout=2.0, max_attempts=3)
+    if sla:
+        sla_check.register(registry)
     mail_poll.register(registry, storages, timeout=5.0)
     loop = Scheduler(services.store, clock, registry,
                      config=LoopConfig(concurrency=2, poll_interval=0.05,

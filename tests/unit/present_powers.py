@@ -121,6 +121,8 @@ PRESENT_POWERS: dict[str, frozenset[str]] = {
     "GET /v1/views/{view_id}/tickets": frozenset(["admin", "agent"]),
     "GET /v1/mailboxes": frozenset(["admin"]),
     "POST /v1/mailboxes": frozenset(["admin"]),
+    "DELETE /v1/mailboxes/{mailbox_id}": frozenset(["admin"]),
+    "POST /v1/mail-templates/preview": frozenset(["admin"]),
     "GET /v1/mailboxes/{mailbox_id}": frozenset(["admin"]),
     "PATCH /v1/mailboxes/{mailbox_id}": frozenset(["admin"]),
     "GET /v1/mailboxes/{mailbox_id}/quarantine": frozenset(["admin"]),

@@ -38,6 +38,9 @@ from domain.events import (
     MacroChanged,
     MacroCreated,
     MacroDeleted,
+    MailboxChanged,
+    MailboxCreated,
+    MailboxDeleted,
     OrganizationCreated,
     OrganizationUpdated,
     PolicyTargets,
@@ -170,6 +173,15 @@ def tenant_events() -> list[Event]:
         PortalSignedOut(contact_id=contact, session_id=uuid.UUID(int=12), at=AT),
         PortalSessionRevoked(contact_id=contact, session_id=uuid.UUID(int=12),
                              reason="merged", at=AT),
+        MailboxCreated(mailbox_id=uuid.UUID(int=14), address="support@example.com",
+                       name="Support", smtp={"host": "smtp.example.com", "port": 587,
+                                             "security": "starttls", "username": None},
+                       imap=None, at=AT),
+        MailboxChanged(mailbox_id=uuid.UUID(int=14), name=None, smtp=None,
+                       imap={"host": "imap.example.com", "port": 993, "security": "tls",
+                             "username": "s", "folder": "INBOX"},
+                       imap_password_changed=True, at=AT),
+        MailboxDeleted(mailbox_id=uuid.UUID(int=14), address="support@example.com", at=AT),
     ]
 
 

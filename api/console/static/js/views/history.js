@@ -68,6 +68,12 @@ export function eventSummary(app, e) {
       return 'settings replaced';
     case 'WebhookConfigured':
       return `webhook ${d.enabled ? 'enabled' : 'disabled'}: ${d.url}`;
+    case 'MailboxCreated':
+      return `mailbox ${d.address} added`;
+    case 'MailboxChanged':
+      return `mailbox ${shortId(d.mailbox_id)} changed`;
+    case 'MailboxDeleted':
+      return `mailbox ${d.address} deleted`;
     default:
       return '';
   }

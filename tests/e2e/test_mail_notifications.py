@@ -1,0 +1,205 @@
+"""Notification mail over HTTP, against the session's real SMTP server (aiosmtpd):
+invitations, portal password links, acknowledgements, assignment and breach notices,
+each sent once by the scheduler after its commit with the tenant's sandboxed
+templates; dormant without a mailbox; an SMTP server that is down loses nothing; and
+templates checked on save and previewed without changing anything."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import httpx
+
+from domain.clock import ManualClock
+from tests.e2e.conftest import auth
+from tests.support.mail import (
+    PUBLIC_URL,
+    corpus,
+    inbound,
+    make_mailbox,
+    owner_fetch,
+    run_mail_jobs,
+    smtp_at,
+    soon,
+)
+from tests.support.smtp import SmtpServer, free_port
+
+
+async def _put_settings(http: httpx.AsyncClient, admin: dict[str, str], **keys: Any
+                        ) -> httpx.Response:
+    doc = (await http.get("/v1/settings", headers=admin)).json()
+    return await http.put("/v1/settings", headers=admin, json={**doc, **keys})
+
+
+async def _notices(db: Any) -> list[Any]:
+    return await owner_fetch(db, "SELECT kind, to_address, status, reason, attempts, data, "
+                                 "rfc_message_id FROM mail_notifications ORDER BY created_at")
+
+
+def _text(delivered: Any) -> str:
+    return str(delivered.message().get_body(("plain",)).get_content()).replace("\r\n", "\n")
+
+
+async def test_notifications_are_mailed_once_with_the_tenants_templates(
+        http, db, services, tenant, owner, smtp_server: SmtpServer) -> None:
+    admin = auth(tenant.admin_key)
+    # Dormant without a mailbox: an invitation is only the token shown to the admin.
+    quiet = await http.post("/v1/agents/invitations", headers=admin,
+                            json={"email": "quiet@example.com", "name": "Quiet"})
+    assert quiet.status_code == 201 and quiet.json()["token"]
+    assert await _notices(db) == []
+
+    box = await make_mailbox(http, admin, smtp=smtp_at(smtp_server.port))
+    # Templates are checked on save: one that does not compile, one naming a
+    # placeholder its kind lacks, one the sandbox refuses; each a 422 naming the part.
+    for template, field, said in (
+            ({"subject": "{% if %}", "body": "x"}, "subject", "does not compile"),
+            ({"subject": "Hi", "body": "{{ password }}"}, "body", "names password"),
+            ({"subject": "Hi", "body": "{{ name.__class__.__mro__ }}"}, "body", "unsafe")):
+        bad = await _put_settings(http, admin, mail_templates={"acknowledgement": template})
+        assert bad.status_code == 422, bad.text
+        problem = bad.json()
+        assert said in problem["detail"], problem
+        assert problem["errors"][0]["loc"] == ["body", "mail_templates", "acknowledgement",
+                                               field]
+    ok = await _put_settings(http, admin, mail_notifications={
+        "invitation": True, "portal_link": True, "acknowledgement": True,
+        "assignment": True, "breach": True}, mail_templates={"acknowledgement": {
+            "subject": "Got it: {{ subject }} {{ reference }}",
+            "body": "Dear {{ name }},\n{% if reference %}Keep {{ reference }} in the "
+                    "subject.{% endif %}\n-- {{ desk }}\n"}})
+    assert ok.status_code == 200, ok.text
+
+    invited = (await http.post("/v1/agents/invitations", headers=admin, json={
+        "email": "sam@example.com", "name": "Sam"})).json()
+    contact = (await http.post("/v1/contacts", headers=admin, json={
+        "email": "pat@example.com", "name": "Pat"})).json()
+    link = await http.post(f"/v1/contacts/{contact['id']}/portal-link", headers=admin)
+    assert link.status_code == 201, link.text
+    ticket = (await inbound(http, box, corpus("gmail.eml")))["ticket_id"]
+    agent_id = await owner.agent(tenant.tenant_id)
+    assigned = await http.post(f"/v1/tickets/{ticket}/assignee", headers=admin,
+                               json={"agent_id": str(agent_id)})
+    assert assigned.status_code == 200, assigned.text
+    # Made in the request's transaction, the token sealed with the mail.
+    made = {n["kind"]: n for n in await _notices(db)}
+    assert set(made) == {"invitation", "portal_link"}
+    assert invited["token"].encode() not in bytes(made["invitation"]["data"])
+
+    async def breached_and_sent() -> bool:
+        rows = await _notices(db)
+        return (any(n["kind"] == "breach" for n in rows)
+                and all(n["status"] == "sent" for n in rows))
+
+    # Days later: the first-response and resolution clocks have breached, and their
+    # notices go out too, to the assignee.
+    await run_mail_jobs(services, ManualClock(soon() + timedelta(days=10)), breached_and_sent,
+                        sla=True)
+    rows = await _notices(db)
+    assert sorted((n["kind"], n["to_address"]) for n in rows) == [
+        ("acknowledgement", "ann@example.com"), ("assignment", f"{agent_id}@example.com"),
+        ("breach", f"{agent_id}@example.com"), ("breach", f"{agent_id}@example.com"),
+        ("invitation", "sam@example.com"),
+        ("portal_link", "pat@example.com")]
+    assert all(n["data"] is None and n["attempts"] == 1 for n in rows)  # tokens forgotten
+
+    [mail] = smtp_server.to("sam@example.com")
+    message = mail.message()
+    assert message["From"] == "Acme support <support@acme.test>"
+    assert message["Subject"] == "You are invited to Acme support"
+    assert message["Auto-Submitted"] == "auto-generated"
+    assert invited["token"] in _text(mail) and f"{PUBLIC_URL}/console/" in _text(mail)
+    [mail] = smtp_server.to("pat@example.com")
+    slug = (await owner_fetch(db, "SELECT slug FROM tenants WHERE id = $1",
+                              tenant.tenant_id))[0]["slug"]
+    assert (f"{PUBLIC_URL}/portal/{slug}/#/password/{link.json()['token']}"
+            in _text(mail))
+    # The acknowledgement threads back to its ticket: its Reply-To token, its answer to
+    # the opening mail, the tenant's own template.
+    [token] = [r["token"] for r in await owner_fetch(
+        db, "SELECT token FROM mail_threads WHERE ticket_id = $1", uuid.UUID(ticket))]
+    [ack] = [d for d in smtp_server.to("ann@example.com")
+             if d.message()["Auto-Submitted"] == "auto-replied"]
+    message = ack.message()
+    assert message["Subject"] == f"Got it: Printer on fire #{token}"
+    assert message["Reply-To"] == f"support+{token}@acme.test"
+    assert message["In-Reply-To"] == "<CAF=gmail-0001@mail.gmail.com>"
+    assert _text(ack) == f"Dear Ann Example,\nKeep #{token} in the subject.\n-- Acme support\n"
+    ack_row = next(n for n in rows if n["kind"] == "acknowledgement")
+    assert message["Message-ID"] == f"<{ack_row['rfc_message_id']}>"
+    to_agent = smtp_server.to(f"{agent_id}@example.com")
+    assert sorted(d.message()["Subject"] for d in to_agent) == [
+        "Assigned to you: Printer on fire", "SLA breached (first_response): Printer on fire",
+        "SLA breached (resolution): Printer on fire"]
+    # A customer's answer to the acknowledgement lands on the ticket, never a new one.
+    answer = await inbound(http, box, (
+        f"From: ann@example.com\nTo: support+{token}@acme.test\nSubject: Re: Got it\n"
+        f"In-Reply-To: {message['Message-ID']}\nMessage-ID: <ack-answer-1@example.com>\n\n"
+        "Thanks.\n").encode())
+    assert (answer["outcome"], answer["ticket_id"]) == ("reply", ticket)
+
+    # Exactly once: every job done, one mail per notification.
+    jobs = await owner_fetch(db, "SELECT status FROM jobs WHERE kind = 'mail.notify'")
+    assert len(jobs) == 6 and {j["status"] for j in jobs} == {"done"}
+    assert len(smtp_server.to(f"{agent_id}@example.com")) == 3
+
+
+async def test_smtp_down_loses_no_notification_and_a_preview_changes_nothing(
+        http, db, services, tenant, smtp_server: SmtpServer) -> None:
+    admin = auth(tenant.admin_key)
+    box = await make_mailbox(http, admin, smtp=smtp_at(free_port()))  # nothing listens
+    invited = await http.post("/v1/agents/invitations", headers=admin,
+                              json={"email": "lee@example.com", "name": "Lee"})
+    assert invited.status_code == 201  # the request never waits on SMTP
+    clock = ManualClock(soon())
+
+    async def tried() -> bool:
+        return any(n["reason"] for n in await _notices(db))
+
+    await run_mail_jobs(services, clock, tried)
+    [row] = await _notices(db)
+    assert row["status"] == "queued" and "Connection refused" in row["reason"]
+    assert row["data"] is not None  # kept until it is sent
+    fixed = await http.patch(f"/v1/mailboxes/{box['id']}", headers=admin, json={
+        "smtp": {"host": "127.0.0.1", "port": smtp_server.port, "security": "none"}})
+    assert fixed.status_code == 200, fixed.text
+    clock.advance(seconds=120)
+
+    async def sent() -> bool:
+        return all(n["status"] == "sent" for n in await _notices(db))
+
+    await run_mail_jobs(services, clock, sent)
+    [row] = await _notices(db)
+    assert row["attempts"] == 2 and row["reason"] is None and row["data"] is None
+    [mail] = smtp_server.to("lee@example.com")
+    assert invited.json()["token"] in _text(mail)
+
+    # The preview: the default, given values, a template not yet saved; and what it
+    # refuses. It saves and sends nothing.
+    before = (await http.get("/v1/settings", headers=admin)).headers["ETag"]
+    jobs_before = await owner_fetch(db, "SELECT count(*) AS n FROM jobs")
+    default = await http.post("/v1/mail-templates/preview", headers=admin,
+                              json={"kind": "breach", "data": {"metric": "resolution"}})
+    assert default.status_code == 200, default.text
+    shown = default.json()
+    assert shown["subject"] == "SLA breached (resolution): Printer on fire"
+    assert shown["own"] is False and "due_at" in shown["placeholders"]
+    assert "<p>Hello Sam Agent,</p>" in shown["html"]
+    draft = await http.post("/v1/mail-templates/preview", headers=admin, json={
+        "kind": "portal_link", "body": "{{ name | upper }}: {{ link }}",
+        "data": {"name": "Zoë <b>"}})
+    assert draft.status_code == 200, draft.text
+    assert draft.json()["body"] == ("ZOË <B>: https://desk.example.com/portal/acme/#/password/"
+                                    "hdp_sample-token")
+    assert "ZOË &lt;B&gt;" in draft.json()["html"]
+    for body, said in (({"kind": "breach", "body": "{{ token }}"}, "names token"),
+                       ({"kind": "breach", "subject": "{{ x"}, "does not compile"),
+                       ({"kind": "breach", "data": {"token": "t"}}, "no placeholder token"),
+                       ({"kind": "nope"}, "")):
+        refused = await http.post("/v1/mail-templates/preview", headers=admin, json=body)
+        assert refused.status_code == 422, refused.text
+        assert said in refused.text
+    assert (await http.get("/v1/settings", headers=admin)).headers["ETag"] == before
+    assert await owner_fetch(db, "SELECT count(*) AS n FROM jobs") == jobs_before
