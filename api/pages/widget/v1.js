@@ -123,7 +123,7 @@ li.theirs { border-left-color: var(--b); }
   const uid = Math.random().toString(36).slice(2, 8);
   const id = (name) => `hdw-${uid}-${name}`;
   const panel = h('section', {class: 'panel', role: 'dialog', 'aria-labelledby': id('title'),
-                              id: id('panel'), hidden: true});
+                              id: id('panel'), hidden: true, tabindex: '-1'});
   const launcher = h('button', {type: 'button', class: 'launch', 'aria-expanded': 'false',
                                 'aria-controls': id('panel')}, t('help'));
   const title = h('h2', {id: id('title')}, t('help'));
@@ -141,6 +141,13 @@ li.theirs { border-left-color: var(--b); }
     launcher.setAttribute('aria-expanded', String(open));
     if (open) (content.querySelector('input, textarea, button') || panel).focus();
     else launcher.focus();
+  }
+  // A view drawn into the open panel (the form once the brand arrives, after the
+  // launcher opened an empty panel) takes the focus, unless the visitor is in it.
+  function drawn() {
+    const at = root.activeElement;
+    if (panel.hidden || (at && at !== panel && panel.contains(at))) return;
+    (content.querySelector('input, textarea, button') || panel).focus();
   }
   launcher.addEventListener('click', () => toggle(panel.hidden));
   panel.addEventListener('keydown', (e) => { if (e.key === 'Escape') toggle(false); });
@@ -193,6 +200,7 @@ li.theirs { border-left-color: var(--b); }
     content.replaceChildren(h('div', {class: 'problem', role: 'alert'},
       h('strong', null, reachable ? t('off') : t('down')),
       reachable ? h('p', null, t('offDetail')) : null));
+    drawn();
   }
 
   function form(name) {
@@ -240,6 +248,7 @@ li.theirs { border-left-color: var(--b); }
       }
     });
     content.replaceChildren(f);
+    drawn();
   }
 
   let poller = null;
