@@ -14,7 +14,9 @@ An export is JSON lines, written by the command line in this order:
    tenant table, in an order that puts a row after those it refers to. Values sealed
    by the key-encryption key itself (a file's key while it is on nobody's ticket, a
    mailbox's passwords, quarantined mail) are wrapped again the same way; file chunks
-   stay sealed by their file's key, which moves wrapped;
+   stay sealed by their file's key, which moves wrapped: those kept in Postgres as
+   ``file_chunks`` rows, those kept in a directory (``FILE_STORAGE_DIR``) read from it
+   after the rows;
 4. an end line with the head and the number of lines, so a cut-short file is refused.
 
 An import (``import_tenant``) runs in one transaction as the owner role: the tenant's
@@ -28,6 +30,7 @@ rebuilt from the events (``rebuild_projections``).
 
 from __future__ import annotations
 
+import base64
 import graphlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -40,6 +43,7 @@ import asyncpg
 import orjson
 
 from domain.ids import TenantId
+from eventstore.blobs import Storage, chunk_count
 from eventstore.chain import format_recorded_at
 from eventstore.export import FORMAT as AUDIT_FORMAT
 from eventstore.keys import Keyring
@@ -54,6 +58,7 @@ Q = load_queries(Path(__file__).with_name("tenant_move.sql"))
 FORMAT = "helpdesk-tenant-export/1"
 EVENT_BATCH = 1_000
 ROW_BATCH = 500
+CHUNK_BATCH = 16
 REBUILD_BATCH = 2_000
 
 SPECIAL = frozenset({"events", "tenant_heads", "tenants", "data_keys"})
@@ -78,6 +83,9 @@ class MoveRefused(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
+
+
+REWRAPPED_TABLES = frozenset(name for name, _, _ in REWRAPPED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,9 +168,10 @@ def _rewrap(table: str, row: dict[str, Any], tenant_id: TenantId, opener: Keyrin
 
 
 async def write_state(conn: asyncpg.Connection, tenant_id: TenantId, keyring: Keyring,
-                      transport: Keyring, out: IO[bytes]) -> int:
-    """Write the data keys and every tenant row (section 3 of the module docstring);
-    returns the lines written. ``conn`` is armed by ``arm_owner``, in one snapshot."""
+                      transport: Keyring, out: IO[bytes], files: Storage | None = None) -> int:
+    """Write the data keys, every tenant row and the chunks of files kept outside
+    Postgres, read from ``files`` (section 3 of the module docstring); returns the lines
+    written. ``conn`` is armed by ``arm_owner``, in one snapshot."""
     written = 0
     for r in await conn.fetch(Q["data_keys"], tenant_id):
         wrapped = None
@@ -175,17 +184,27 @@ async def write_state(conn: asyncpg.Connection, tenant_id: TenantId, keyring: Ke
             "erased_at": None if r["erased_at"] is None else format_recorded_at(r["erased_at"]),
         }) + b"\n")
         written += 1
-    rewrapped = {name for name, _, _ in REWRAPPED}
     for table in await tables(conn):
         # json, not jsonb: a json column (a ticket's rendered document) keeps its text.
         query = f'SELECT row_to_json(t)::text FROM "{table.name}" t WHERE t.tenant_id = $1'
         prefix = b'{"part":"row","table":' + orjson.dumps(table.name) + b',"row":'
         async for rec in conn.cursor(query, tenant_id, prefetch=ROW_BATCH):
             text: str = rec[0]
-            if table.name in rewrapped:
+            if table.name in REWRAPPED_TABLES:
                 row = _rewrap(table.name, orjson.loads(text), tenant_id, keyring, transport)
                 text = orjson.dumps(row).decode()
             out.write(prefix + text.encode() + b"}\n")
+            written += 1
+    for blob in await conn.fetch(Q["blobs_elsewhere"], tenant_id):
+        if files is None or blob["storage"] != files.kind:
+            raise MoveRefused("files_unreachable", f"files of the tenant are kept in "
+                              f"{blob['storage']} storage: set FILE_STORAGE_DIR to export them")
+        n = 0
+        async for sealed in files.read(tenant_id, None, blob["id"], 0,
+                                       chunk_count(blob["size"]) - 1, blob["size"]):
+            out.write(orjson.dumps({"part": "file_chunk", "blob_id": str(blob["id"]), "n": n,
+                                    "data": base64.b64encode(sealed).decode()}) + b"\n")
+            n += 1
             written += 1
     return written
 
@@ -219,11 +238,13 @@ def _objects(lines: Iterable[bytes]) -> Iterator[dict[str, Any]]:
 
 
 async def import_tenant(conn: asyncpg.Connection, lines: Iterable[bytes], keyring: Keyring,
-                        transport: Keyring) -> Imported:
+                        transport: Keyring, files: Storage | None = None) -> Imported:
     """Import an export into this database, in the transaction ``conn`` is in (it
     commits or rolls back as one). ``keyring`` is this database's key-encryption key,
-    ``transport`` the key the export was wrapped by. ``MoveRefused`` for a file that
-    is not a whole export of this schema, or a tenant (or slug) already here.
+    ``transport`` the key the export was wrapped by, ``files`` this database's file
+    directory (None: files kept in a directory there come into ``file_chunks``).
+    ``MoveRefused`` for a file that is not a whole export of this schema, or a tenant
+    (or slug) already here.
     """
     reader = _objects(lines)
     first = next(reader, None)
@@ -263,7 +284,8 @@ async def import_tenant(conn: asyncpg.Connection, lines: Iterable[bytes], keyrin
     else:
         obj = None
     events += await _insert_events(conn, batch)
-    data_keys, rows = await _import_state(conn, tenant_id, obj, reader, keyring, transport)
+    data_keys, rows = await _import_state(conn, tenant_id, obj, reader, keyring, transport,
+                                          files)
     head_seq, _ = await head_of(conn, tenant_id)
     return Imported(tenant_id, events, data_keys, rows, head_seq)
 
@@ -279,66 +301,113 @@ async def _insert_events(conn: asyncpg.Connection, batch: list[dict[str, Any]]) 
     return len(batch)
 
 
+class _StateWriter:
+    """Writes the state lines of an import in batches: data keys, rows, file chunks."""
+
+    def __init__(self, conn: asyncpg.Connection, tenant_id: TenantId, known: dict[str, Table],
+                 keyring: Keyring, transport: Keyring, files: Storage | None) -> None:
+        self.conn, self.tenant_id, self.known = conn, tenant_id, known
+        self.keyring, self.transport, self.files = keyring, transport, files
+        self.keys: list[tuple[UUID, bytes | None, datetime, datetime | None]] = []
+        self.rows: list[dict[str, Any]] = []
+        self.table: str | None = None
+        self.chunks: list[tuple[UUID, int, bytes]] = []
+        self.open_blob: UUID | None = None  # a blob being written into ``files``
+        self.data_keys = self.row_count = 0
+
+    async def data_key(self, obj: dict[str, Any]) -> None:
+        subject = UUID(obj["subject_id"])
+        wrapped = None
+        if obj["wrapped"] is not None:
+            key = self.transport.unwrap(self.tenant_id, subject, bytes.fromhex(obj["wrapped"]))
+            wrapped = self.keyring.wrap(self.tenant_id, subject, key)
+        self.keys.append((subject, wrapped, _instant(obj["created_at"]),
+                          None if obj["erased_at"] is None else _instant(obj["erased_at"])))
+        if len(self.keys) >= ROW_BATCH:
+            await self.flush()
+
+    async def row(self, obj: dict[str, Any]) -> None:
+        name = obj["table"]
+        if name not in self.known:
+            raise MoveRefused("schema_mismatch", f"this database has no table {name!r}")
+        if name != self.table or len(self.rows) >= ROW_BATCH:
+            await self.flush()
+            self.table = name
+        row = obj["row"]
+        if row.get("tenant_id") != str(self.tenant_id):
+            raise MoveRefused("bad_export", f"a row of {name} belongs to another tenant")
+        if name in REWRAPPED_TABLES:
+            row = _rewrap(name, row, self.tenant_id, self.transport, self.keyring)
+        if name == "file_blobs" and row["storage"] != "postgres":
+            # Files kept in a directory: their chunks follow the rows, into this
+            # database's directory when it has one, else into file_chunks rows.
+            row["storage"] = "postgres" if self.files is None else self.files.kind
+        self.rows.append(row)
+
+    async def chunk(self, obj: dict[str, Any]) -> None:
+        await self.flush()
+        blob, n, data = UUID(obj["blob_id"]), int(obj["n"]), base64.b64decode(obj["data"])
+        if self.files is None:
+            self.chunks.append((blob, n, data))
+            if len(self.chunks) >= CHUNK_BATCH:
+                await self.flush()
+            return
+        if self.open_blob is not None and self.open_blob != blob:
+            await self.files.complete(self.tenant_id, self.open_blob)
+        self.open_blob = blob
+        await self.files.put(self.tenant_id, operator_actor(), blob, n, [data])
+
+    async def flush(self) -> None:
+        if self.keys:
+            k = self.keys
+            await self.conn.execute(Q["insert_data_keys"], self.tenant_id, [x[0] for x in k],
+                                    [x[1] for x in k], self.keyring.fingerprint,
+                                    [x[2] for x in k], [x[3] for x in k])
+            self.data_keys += len(k)
+            self.keys = []
+        if self.rows and self.table is not None:
+            table = self.table
+            cols = ", ".join(f'"{c}"' for c in self.known[table].columns)
+            await self.conn.execute(f'INSERT INTO "{table}" ({cols}) SELECT {cols} FROM '
+                                    f'json_populate_recordset(NULL::"{table}", $1::json)',
+                                    self.rows)
+            self.row_count += len(self.rows)
+            self.rows = []
+        if self.chunks:
+            c = self.chunks
+            await self.conn.execute(Q["insert_chunks"], self.tenant_id, [x[0] for x in c],
+                                    [x[1] for x in c], [x[2] for x in c])
+            self.chunks = []
+
+    async def finish(self) -> None:
+        await self.flush()
+        if self.open_blob is not None and self.files is not None:
+            await self.files.complete(self.tenant_id, self.open_blob)
+            self.open_blob = None
+
+
 async def _import_state(conn: asyncpg.Connection, tenant_id: TenantId,
                         first: dict[str, Any] | None, reader: Iterator[dict[str, Any]],
-                        keyring: Keyring, transport: Keyring) -> tuple[int, int]:
+                        keyring: Keyring, transport: Keyring, files: Storage | None
+                        ) -> tuple[int, int]:
     known = {t.name: t for t in await tables(conn)}
-    keys: list[tuple[UUID, bytes | None, datetime, datetime | None]] = []
-    rows: list[dict[str, Any]] = []
-    table: str | None = None
-    counts = [0, 0]
-
-    async def flush_keys() -> None:
-        if keys:
-            await conn.execute(Q["insert_data_keys"], tenant_id, [k[0] for k in keys],
-                               [k[1] for k in keys], keyring.fingerprint,
-                               [k[2] for k in keys], [k[3] for k in keys])
-            counts[0] += len(keys)
-            keys.clear()
-
-    async def flush_rows() -> None:
-        if rows and table is not None:
-            cols = ", ".join(f'"{c}"' for c in known[table].columns)
-            await conn.execute(f'INSERT INTO "{table}" ({cols}) SELECT {cols} FROM '
-                               f'json_populate_recordset(NULL::"{table}", $1::json)', rows)
-            counts[1] += len(rows)
-            rows.clear()
-
-    rewrapped = {name for name, _, _ in REWRAPPED}
+    writer = _StateWriter(conn, tenant_id, known, keyring, transport, files)
     for lines, obj in enumerate(_chain(first, reader)):
         part = obj.get("part")
         if part == "end":
-            await flush_keys()
-            await flush_rows()
+            await writer.finish()
             if obj.get("state_lines") != lines:
                 raise MoveRefused("bad_export", "the export is cut short")
             seq, last = await head_of(conn, tenant_id)
             if seq != obj["head_seq"] or last.hex() != obj["head_hash"]:
                 raise MoveRefused("broken_chain", "the events do not reach the exported head")
-            return counts[0], counts[1]
+            return writer.data_keys, writer.row_count
         if part == "data_key":
-            subject = UUID(obj["subject_id"])
-            wrapped = None
-            if obj["wrapped"] is not None:
-                key = transport.unwrap(tenant_id, subject, bytes.fromhex(obj["wrapped"]))
-                wrapped = keyring.wrap(tenant_id, subject, key)
-            keys.append((subject, wrapped, _instant(obj["created_at"]),
-                         None if obj["erased_at"] is None else _instant(obj["erased_at"])))
-            if len(keys) >= ROW_BATCH:
-                await flush_keys()
+            await writer.data_key(obj)
         elif part == "row":
-            await flush_keys()
-            name = obj["table"]
-            if name not in known:
-                raise MoveRefused("schema_mismatch", f"this database has no table {name!r}")
-            if name != table or len(rows) >= ROW_BATCH:
-                await flush_rows()
-                table = name
-            row = obj["row"]
-            if row.get("tenant_id") != str(tenant_id):
-                raise MoveRefused("bad_export", f"a row of {name} belongs to another tenant")
-            rows.append(_rewrap(name, row, tenant_id, transport, keyring)
-                        if name in rewrapped else row)
+            await writer.row(obj)
+        elif part == "file_chunk":
+            await writer.chunk(obj)
         else:
             raise MoveRefused("bad_export", f"unknown part {part!r} in the export")
     raise MoveRefused("bad_export", "the export is cut short (no end line)")

@@ -74,3 +74,14 @@ SELECT $1, s, w, CASE WHEN w IS NULL THEN NULL ELSE $4 END, c, e
 -- name: head --
 -- $1 tenant_id
 SELECT seq, hash FROM tenant_heads WHERE tenant_id = $1
+
+-- name: blobs_elsewhere --
+-- $1 tenant_id: stored files whose chunks are not file_chunks rows
+SELECT id, storage, size FROM file_blobs
+ WHERE tenant_id = $1 AND storage <> 'postgres' AND state = 'stored'
+ ORDER BY id
+
+-- name: insert_chunks --
+-- $1 tenant_id, $2 blob ids, $3 chunk numbers, $4 sealed chunks
+INSERT INTO file_chunks (tenant_id, blob_id, n, data)
+SELECT $1, b, n, d FROM unnest($2::uuid[], $3::integer[], $4::bytea[]) AS c(b, n, d)

@@ -24,6 +24,7 @@ from api.cli.database import owner_url
 from api.config import ProcessSettings
 from api.root import load_keyring
 from domain.ids import TenantId
+from eventstore.blobs import DirectoryStorage
 from eventstore.keys import Keyring
 from eventstore.pool import create_pool
 from eventstore.store import EventStore
@@ -48,6 +49,12 @@ async def _as_owner(conn: asyncpg.Connection) -> None:
 async def _owner_pool(url: str) -> asyncpg.Pool:
     return await create_pool(url, min_size=1, max_size=3, command_timeout=None,
                              init=_as_owner)
+
+
+def _directory(settings: ProcessSettings) -> DirectoryStorage | None:
+    """The file directory of this database's processes (FILE_STORAGE_DIR), if any."""
+    return (None if settings.file_storage_dir is None
+            else DirectoryStorage(settings.file_storage_dir))
 
 
 def transport_keyring(secret: str) -> Keyring:
@@ -75,7 +82,8 @@ async def export_tenant(url: str, settings: ProcessSettings, tenant_id: TenantId
         async with pool.acquire() as conn, conn.transaction(readonly=True,
                                                             isolation="repeatable_read"):
             await tenant_move.arm_owner(conn, tenant_id)
-            lines = await tenant_move.write_state(conn, tenant_id, keyring, transport, out)
+            lines = await tenant_move.write_state(conn, tenant_id, keyring, transport, out,
+                                                  _directory(settings))
             now, _ = await tenant_move.head_of(conn, tenant_id)
         if now != head_seq or head_seq != head["head_seq"]:
             raise MoveRefused("written_meanwhile", "the tenant was written during "
@@ -96,7 +104,8 @@ async def import_tenant(url: str, settings: ProcessSettings, source: IO[bytes],
         async with pool.acquire() as conn:
             keyring = await load_keyring(settings, conn)
             async with conn.transaction():
-                imported = await tenant_move.import_tenant(conn, source, keyring, transport)
+                imported = await tenant_move.import_tenant(conn, source, keyring, transport,
+                                                           _directory(settings))
         await tenant_move.rebuild_projections(pool, imported.tenant_id, progress)
     finally:
         await pool.close()

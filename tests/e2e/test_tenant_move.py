@@ -30,13 +30,22 @@ from handlers.tenant_move import MoveRefused
 from handlers.tenants import NewTenant
 from migrations.runner import migrate
 from projections.projector import Projector
-from tests.e2e.conftest import NEW_TICKET, auth
+from tests.e2e.conftest import NEW_TICKET, app_settings, auth
+from tests.support import pg
 from tests.support.http import asgi_client
 from tests.support.pg import embedded_server
 
 pytestmark = pytest.mark.slow
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8
+
+
+@pytest.fixture
+def settings(db: pg.TestDatabase, tmp_path: Path) -> ProcessSettings:
+    """The source keeps files in a directory; the target (no directory) in Postgres, so
+    the file's sealed chunks move from one storage to the other."""
+    (tmp_path / "files").mkdir()
+    return app_settings(db, file_storage="filesystem", file_storage_dir=tmp_path / "files")
 
 
 def _settings(runtime_url: str) -> ProcessSettings:
@@ -63,6 +72,8 @@ async def test_a_tenant_moves_to_another_server_with_its_chain_and_sealed_data(
     up = await http.post("/v1/uploads", params={"name": "screen.png"}, content=PNG,
                          headers=h | {"Content-Type": "image/png"})
     assert up.status_code == 201, up.text
+    assert settings.file_storage_dir is not None
+    assert len(list((settings.file_storage_dir / str(tenant.tenant_id)).iterdir())) == 1
     opened = await http.post("/v1/tickets", headers=h, json=NEW_TICKET | {
         "attachments": [up.json()["id"]]})
     assert opened.status_code == 201, opened.text
