@@ -272,10 +272,12 @@ async def import_tenant(conn: asyncpg.Connection, lines: Iterable[bytes], keyrin
         raise MoveRefused("bad_export", "the events of the export are missing")
     await conn.execute(Q["arm_import"])
     events, batch = 0, []
+    last: tuple[int, bytes] | None = None
     obj: dict[str, Any] | None = None
     for obj in reader:
         if "part" in obj:
             break
+        last = (obj["seq"], bytes.fromhex(obj["hash"]))
         obj["hash"] = "\\x" + obj["hash"]
         batch.append(obj)
         if len(batch) >= EVENT_BATCH:
@@ -284,6 +286,8 @@ async def import_tenant(conn: asyncpg.Connection, lines: Iterable[bytes], keyrin
     else:
         obj = None
     events += await _insert_events(conn, batch)
+    if last is not None and await conn.fetchval(Q["import_head"], tenant_id, *last) is None:
+        raise MoveRefused("broken_chain", "the imported events do not end at their last seq")
     data_keys, rows = await _import_state(conn, tenant_id, obj, reader, keyring, transport,
                                           files)
     head_seq, _ = await head_of(conn, tenant_id)

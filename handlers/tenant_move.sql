@@ -85,3 +85,12 @@ SELECT id, storage, size FROM file_blobs
 -- $1 tenant_id, $2 blob ids, $3 chunk numbers, $4 sealed chunks
 INSERT INTO file_chunks (tenant_id, blob_id, n, data)
 SELECT $1, b, n, d FROM unnest($2::uuid[], $3::integer[], $4::bytea[]) AS c(b, n, d)
+
+-- name: import_head --
+-- $1 tenant_id, $2 seq and $3 hash of the last imported event: the head moves there
+-- from where the import began (the trigger checked every link up to it)
+UPDATE tenant_heads h SET seq = e.seq, hash = e.hash
+  FROM events e
+ WHERE h.tenant_id = $1 AND e.tenant_id = $1 AND e.seq = $2 AND e.hash = $3
+   AND h.seq < $2
+RETURNING h.seq

@@ -149,6 +149,14 @@ async def _move(export: bytes, paths: list[str], before: dict[str, bytes], tenan
         await migrate(urls.owner_url, runtime_user=embedded.RUNTIME_USER,
                       runtime_password=password)
         target = _settings(urls.runtime_url)
+        # An event altered in the file: the trigger recomputes its hash and refuses it.
+        lines = export.split(b"\n")
+        altered = orjson.loads(lines[3])
+        altered["data"] = {**altered["data"], "note": "added later"}
+        lines[3] = orjson.dumps(altered)
+        with pytest.raises(MoveRefused, match="does not continue the chain at seq 2"):
+            await import_tenant(urls.owner_url, target, io.BytesIO(b"\n".join(lines)),
+                                transport)
         wrong = transport_keyring("another key")
         with pytest.raises(MoveRefused, match="transport key"):
             await import_tenant(urls.owner_url, target, io.BytesIO(export), wrong)
