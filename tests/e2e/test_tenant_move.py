@@ -96,6 +96,10 @@ async def test_a_tenant_moves_to_another_server_with_its_chain_and_sealed_data(
     assert refused.headers["content-type"].startswith("application/problem+json")
     assert refused.json()["code"] == "tenant_read_only"
     assert refused.headers["Retry-After"] == "120"
+    # An upload appends no event, and is refused all the same (it would stay behind).
+    late = await http.post("/v1/uploads", params={"name": "late.png"}, content=PNG,
+                           headers=h | {"Content-Type": "image/png"})
+    assert late.status_code == 503 and late.json()["code"] == "tenant_read_only", late.text
     assert (await http.get(f"/v1/tickets/{ticket}", headers=h)).status_code == 200
 
     # The source's analytics as a running worker leaves them: caught up.
@@ -170,6 +174,22 @@ async def _move(export: bytes, paths: list[str], before: dict[str, bytes], tenan
         for side in (settings, target):
             report = await verify_tenant(side, tenant.tenant_id, progress=False)
             assert report["ok"] is True and report["checked"] == events, report
+        # Only the owner imports: the runtime role arming app.importing is refused.
+        runtime = await asyncpg.connect(urls.runtime_url)
+        try:
+            async with runtime.transaction():
+                await runtime.execute(
+                    "SELECT set_config('app.tenant_id', $1, true), set_config("
+                    "'app.actor_kind', 'agent', true), set_config('app.actor_id', 'x', true),"
+                    " set_config('app.importing', 'on', true)", str(tenant.tenant_id))
+                with pytest.raises(asyncpg.InsufficientPrivilegeError, match="only the owner"):
+                    await runtime.execute(
+                        "INSERT INTO events (tenant_id, seq, stream_id, version, type, data, "
+                        "actor_kind, actor_id, recorded_at, hash) VALUES ($1, $2, "
+                        "gen_random_uuid(), 1, 'TicketOpened', '{}', 'agent', 'x', now(), "
+                        "'\\x00')", tenant.tenant_id, events + 1)
+        finally:
+            await runtime.close()
         # Another key-encryption key there: the data keys were wrapped anew.
         kek = await _kek(settings), await _kek(target)
         assert kek[0] != kek[1]
