@@ -246,7 +246,14 @@ async def import_tenant(conn: asyncpg.Connection, lines: Iterable[bytes], keyrin
     ``MoveRefused`` for a file that is not a whole export of this schema, or a tenant
     (or slug) already here.
     """
-    reader = _objects(lines)
+    try:
+        return await _import(conn, _objects(lines), keyring, transport, files)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise MoveRefused("bad_export", f"the export is malformed: {exc!r}") from exc
+
+
+async def _import(conn: asyncpg.Connection, reader: Iterator[dict[str, Any]],
+                  keyring: Keyring, transport: Keyring, files: Storage | None) -> Imported:
     first = next(reader, None)
     if first is None or first.get("export") != FORMAT:
         raise MoveRefused("bad_export", "the file does not start with a tenant export header")
@@ -256,14 +263,14 @@ async def import_tenant(conn: asyncpg.Connection, lines: Iterable[bytes], keyrin
     ours = await conn.fetchval(Q["schema_version"])
     if first["schema_version"] != ours:
         raise MoveRefused("schema_mismatch", f"the export is of schema version "
-                      f"{first['schema_version']} and this database is at {ours}: migrate "
-                      "both to the same version first")
+                          f"{first['schema_version']} and this database is at {ours}: "
+                          "migrate both to the same version first")
     if first["transport_kek"] != transport.fingerprint:
-        raise MoveRefused("wrong_transport_key", "the transport key is not the one the export "
-                      "was made with")
+        raise MoveRefused("wrong_transport_key", "the transport key is not the one the "
+                          "export was made with")
     if await conn.fetchval(Q["tenant_taken"], tenant_id, tenant["slug"]) is not None:
-        raise MoveRefused("tenant_exists", f"this database has tenant {tenant_id} or the slug "
-                       f"{tenant['slug']!r} already")
+        raise MoveRefused("tenant_exists", f"this database has tenant {tenant_id} or the "
+                          f"slug {tenant['slug']!r} already")
     await conn.execute(Q["insert_tenant"], tenant_id, tenant["name"], tenant["slug"],
                        _instant(tenant["created_at"]))
     await conn.execute(Q["insert_head"], tenant_id, first["paused_retry_after"])
@@ -277,6 +284,8 @@ async def import_tenant(conn: asyncpg.Connection, lines: Iterable[bytes], keyrin
     for obj in reader:
         if "part" in obj:
             break
+        if obj.get("tenant_id") != str(tenant_id):
+            raise MoveRefused("bad_export", f"event {obj.get('seq')} belongs to another tenant")
         last = (obj["seq"], bytes.fromhex(obj["hash"]))
         obj["hash"] = "\\x" + obj["hash"]
         batch.append(obj)
