@@ -41,6 +41,17 @@ class ImmutableEvents(EventStoreError):
     code = "immutable_events"
 
 
+class TenantReadOnly(EventStoreError):
+    """The tenant's writes are paused (it is being moved to another database): retry
+    after ``retry_after`` seconds. Reads go on as usual."""
+
+    code = "tenant_read_only"
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class StoreUnavailable(EventStoreError):
     """Postgres could not be reached or did not answer in time."""
 
@@ -76,6 +87,9 @@ def translate(exc: BaseException) -> EventStoreError:
             return MissingContext(str(exc))
         if code == "HD003":
             return ImmutableEvents(str(exc))
+        if code == "HD005":
+            detail = getattr(exc, "detail", None) or ""
+            return TenantReadOnly(str(exc), int(detail) if detail.isdigit() else 60)
     if isinstance(exc, UNAVAILABLE):
         return StoreUnavailable(f"database unavailable: {exc}")
     return EventStoreError(str(exc))

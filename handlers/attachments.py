@@ -67,6 +67,7 @@ from eventstore.blobs import (
     unwrap_for_subject,
     wrap_for_subject,
 )
+from eventstore.errors import TenantReadOnly
 from eventstore.sqlfile import load_queries
 from eventstore.store import EventStore, UnitOfWork
 from eventstore.types import StoreActor
@@ -193,6 +194,10 @@ async def receive(store: EventStore, storages: Storages, tenant_id: TenantId,
     blob_id, key = uuid.uuid4(), new_key()
     actor = command.uploader
     async with store.session(tenant_id, actor) as uow:
+        paused = await uow.conn.fetchval(Q["writes_paused"], tenant_id)
+        if paused is not None:
+            # A file taken now would be left behind by the move (docs/operations.md).
+            raise TenantReadOnly(f"tenant {tenant_id} is read-only while it moves", paused)
         await uow.conn.execute(Q["blob_begin"], tenant_id, blob_id, storage.kind, CHUNK_BYTES,
                                store.keyring.wrap(tenant_id, blob_id, key),
                                store.keyring.fingerprint, actor.kind, actor.id, command.at)

@@ -11,6 +11,11 @@ INSERT INTO file_blobs (tenant_id, id, state, storage, chunk_size, wrapped_key, 
                         created_by_kind, created_by_id, created_at)
 VALUES ($1, $2, 'receiving', $3, $4, $5, $6, $7, $8, $9)
 
+-- name: writes_paused --
+-- $1 tenant_id: the Retry-After of a tenant whose writes are paused for a move (NULL:
+-- they go on); an upload appends no event, so the insert trigger cannot refuse it
+SELECT paused_retry_after FROM tenant_heads WHERE tenant_id = $1
+
 -- name: blob_stored --
 -- $1 tenant_id, $2 blob id, $3 sha256, $4 size
 UPDATE file_blobs SET state = 'stored', sha256 = $3, size = $4

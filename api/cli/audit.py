@@ -94,31 +94,41 @@ def _announce(source: Source) -> None:
     print(f"helpdesk: read from the {source.name}{behind}", file=sys.stderr)
 
 
+async def write_events(store: EventStore, tenant_id: TenantId, out: IO[bytes], *,
+                       from_seq: int = 1, to_seq: int | None = None) -> tuple[int, int, bytes]:
+    """Write the audit export of the tenant's events ``from_seq..to_seq`` (header and
+    event lines) from ``store``; returns (events written, the head when the export
+    began, its hash). ``helpdesk tenant export`` carries its events by this too."""
+    written = 0
+    async with store.session(tenant_id, readonly=True) as s:
+        head_seq, head_hash = await s.head()
+        end = head_seq if to_seq is None else min(to_seq, head_seq)
+        prev = await s.hash_at(from_seq - 1) if from_seq > 1 else bytes(32)
+    out.write(header_line(tenant_id, from_seq, end, prev,
+                          head_seq, head_hash if end == head_seq else None))
+    after = from_seq - 1
+    while after < end:
+        async with store.session(tenant_id, readonly=True) as s:
+            events = await s.read_range(after, end, EXPORT_BATCH)
+        if not events:
+            break
+        for event in events:
+            out.write(event_line(event))
+        written += len(events)
+        after = events[-1].seq
+    return written, head_seq, head_hash
+
+
 async def export_tenant(settings: ProcessSettings, tenant_id: TenantId, out: IO[bytes], *,
                         from_seq: int = 1, to_seq: int | None = None) -> int:
     """Stream the tenant's events ``from_seq..to_seq`` as export lines; returns the count."""
-    written = 0
     async with running(settings, ProcessRole.CLI) as services:
         # Lines already written cannot be taken back: the source is chosen once, and
         # a replica failing part-way fails the export (run it again).
         store, source = services.reads.choose()
         _announce(source)
-        async with store.session(tenant_id, readonly=True) as s:
-            head_seq, head_hash = await s.head()
-            end = head_seq if to_seq is None else min(to_seq, head_seq)
-            prev = await s.hash_at(from_seq - 1) if from_seq > 1 else bytes(32)
-        out.write(header_line(tenant_id, from_seq, end, prev,
-                              head_seq, head_hash if end == head_seq else None))
-        after = from_seq - 1
-        while after < end:
-            async with store.session(tenant_id, readonly=True) as s:
-                events = await s.read_range(after, end, EXPORT_BATCH)
-            if not events:
-                break
-            for event in events:
-                out.write(event_line(event))
-            written += len(events)
-            after = events[-1].seq
+        written, _, _ = await write_events(store, tenant_id, out, from_seq=from_seq,
+                                           to_seq=to_seq)
     out.flush()
     return written
 

@@ -44,6 +44,20 @@ def using_database(
                                           "migration_database_url": urls.owner_url})
 
 
+@contextlib.contextmanager
+def owner_url(settings: ProcessSettings) -> Iterator[str]:
+    """The owner role's URL for an operator's command: MIGRATION_DATABASE_URL, else the
+    embedded Postgres's (running for the command's length); neither ends the command."""
+    with contextlib.ExitStack() as stack:
+        if not settings.migration_database_url:
+            settings = stack.enter_context(using_database(settings))
+        if not settings.migration_database_url:
+            print("helpdesk: MIGRATION_DATABASE_URL is not set (the owner role's URL)",
+                  file=sys.stderr)
+            raise SystemExit(2)
+        yield settings.migration_database_url
+
+
 def _password(url: str) -> str | None:
     from urllib.parse import unquote, urlsplit
 

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import os
 import signal
 import sys
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 
 import orjson
 
+from api.cli.database import owner_url as _owner_url
 from api.cli.database import using_database
 from api.config import ProcessSettings
 from domain.ids import TenantId
@@ -81,18 +81,6 @@ def cmd_migrate(args: argparse.Namespace, settings: ProcessSettings) -> int:
     print(f"helpdesk: {len(applied)} migration(s) applied" if applied
           else "helpdesk: the database is up to date", file=sys.stderr)
     return 0
-
-
-@contextlib.contextmanager
-def _owner_url(settings: ProcessSettings) -> Iterator[str]:
-    """The owner role's URL for an operator's command: MIGRATION_DATABASE_URL, else the
-    embedded Postgres's (running for the command's length); neither ends the command."""
-    with contextlib.ExitStack() as stack:
-        if not settings.migration_database_url:
-            settings = stack.enter_context(using_database(settings))
-        if not settings.migration_database_url:
-            raise SystemExit(_fail("MIGRATION_DATABASE_URL is not set (the owner role's URL)"))
-        yield settings.migration_database_url
 
 
 def cmd_tenants_create(args: argparse.Namespace, settings: ProcessSettings) -> int:
@@ -180,7 +168,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "create or update the runtime role of DATABASE_URL")
     p.set_defaults(func=cmd_migrate)
 
-    tenants = sub.add_parser("tenants", help="manage tenants (operator)")
+    tenants = sub.add_parser("tenants", aliases=["tenant"],
+                             help="manage tenants and move them between databases (operator)")
     tsub = tenants.add_subparsers(dest="tenants_command", required=True, metavar="ACTION")
     p = tsub.add_parser("create", help="create a tenant and print its first admin API key")
     p.add_argument("name", help="the tenant's display name")
@@ -193,6 +182,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("tenant_id", help="the tenant's id")
     p.add_argument("slug", help="the new slug")
     p.set_defaults(func=cmd_tenants_slug)
+    from api.cli import tenant as tenant_cli
+
+    tenant_cli.add_actions(tsub)
 
     projections = sub.add_parser("projections", help="inspect and rebuild async read models")
     psub = projections.add_subparsers(dest="projections_command", required=True,

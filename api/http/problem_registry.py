@@ -294,6 +294,9 @@ PROBLEMS: Mapping[str, ProblemCode] = _codes(
                 "The database cannot be reached; retry shortly (`Retry-After`)."),
     ProblemCode("data_key_mismatch", 503, "Data key mismatch",
                 "This server's key-encryption key does not open the tenant's data keys."),
+    ProblemCode("tenant_read_only", 503, "Tenant read-only",
+                "Writes to this tenant are paused while it moves to another database; "
+                "reads go on. Retry after `Retry-After` seconds."),
     ProblemCode("storage_unavailable", 503, "File storage unavailable",
                 "The file storage cannot be reached; retry shortly (`Retry-After`)."),
 )

@@ -30,7 +30,12 @@ from domain.errors import (
     ValidationFailed,
 )
 from eventstore.blobs import StorageUnavailable
-from eventstore.errors import ConcurrencyError, EventStoreError, StoreUnavailable
+from eventstore.errors import (
+    ConcurrencyError,
+    EventStoreError,
+    StoreUnavailable,
+    TenantReadOnly,
+)
 from eventstore.keys import SubjectErased, WrongDataKey
 from handlers.errors import (
     Conflict,
@@ -231,6 +236,14 @@ def install(app: FastAPI) -> None:
         return problem_response(503, "database_unavailable",
                                 "the database is unavailable; retry shortly",
                                 instance=request.url.path, headers={"Retry-After": "1"})
+
+    @app.exception_handler(TenantReadOnly)
+    async def _read_only(request: Request, exc: TenantReadOnly) -> Response:
+        # The operator paused the tenant's writes for a move (docs/operations.md).
+        return problem_response(503, exc.code, "writes to this tenant are paused while "
+                                "it moves; retry later (reads go on)",
+                                instance=request.url.path,
+                                headers={"Retry-After": str(exc.retry_after)})
 
     @app.exception_handler(StorageUnavailable)
     async def _no_storage(request: Request, exc: StorageUnavailable) -> Response:

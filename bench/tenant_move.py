@@ -1,0 +1,119 @@
+"""Moving a tenant: ``helpdesk tenant export`` then ``import`` (with the rebuild of its
+async read models), in events per second, against ``helpdesk audit export`` alone of
+the same tenant in the same run. Target: move >= 0.5x the audit export's rate.
+
+The tenant's history is bench/projections.py's generated ticket lives (about six
+events a ticket), loaded once into a source database; every round exports it with
+the audit export (the baseline), then exports it with the tenant export and imports
+it into a fresh target database on the same server (made and migrated outside the
+timing). The figures are medians over ``--rounds``; the cases take turns so load
+from elsewhere falls on both alike. The files are written to a temporary directory,
+as an operator writes them. The import is split into its transaction and the
+rebuild after it (from the rebuild's first progress call).
+
+    python -m bench.tenant_move [--events 50000] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from api.cli import audit
+from api.cli import tenant as tenant_cli
+from api.config import ProcessSettings
+from bench.common import bench_server, fresh_database, report
+from bench.projections import generate, load
+from domain.ids import TenantId
+from eventstore.pool import create_pool
+from handlers.tenants import create_tenant_as_operator
+
+
+def _settings(runtime_url: str) -> ProcessSettings:
+    return ProcessSettings(_env_file=None, database_url=runtime_url)  # type: ignore[call-arg]
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--events", type=int, default=50_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    transport = tenant_cli.transport_keyring("bench transport key")
+    with bench_server() as server, tempfile.TemporaryDirectory() as tmp:
+        async with fresh_database(server, "hd_bench_move_src") as source:
+            tenant = await create_tenant_as_operator(source.admin_url, "Move")
+            tenant_id = TenantId(tenant.tenant_id)
+            pool = await create_pool(source.runtime_url, min_size=1, max_size=2)
+            try:
+                rows = generate(args.events, seed=7)
+                for i in range(0, len(rows), 10_000):
+                    await load(pool, tenant_id, rows[i:i + 10_000])
+            finally:
+                await pool.close()
+            src = _settings(source.runtime_url)
+            audit_rates: list[float] = []
+            export_rates: list[float] = []
+            import_rates: list[float] = []
+            move_rates: list[float] = []
+            written_rates: list[float] = []
+            rebuild_rates: list[float] = []
+            events = 0
+            for n in range(args.rounds):
+                path = Path(tmp) / f"audit-{n}.jsonl"
+                t0 = time.perf_counter()
+                with path.open("wb") as fh:
+                    events = await audit.export_tenant(src, tenant_id, fh)
+                audit_rates.append(events / (time.perf_counter() - t0))
+                path.unlink()
+
+                path = Path(tmp) / f"move-{n}.jsonl"
+                t0 = time.perf_counter()
+                with path.open("wb") as fh:
+                    moved, _ = await tenant_cli.export_tenant(source.admin_url, src,
+                                                              tenant_id, fh, transport)
+                exported = time.perf_counter() - t0
+                async with fresh_database(server, "hd_bench_move_dst") as target:
+                    began: list[float] = []
+
+                    def rebuilding(_name: str, _done: int, _head: int,
+                                   began: list[float] = began) -> None:
+                        if not began:
+                            began.append(time.perf_counter())  # the rebuild's first call
+
+                    t1 = time.perf_counter()
+                    with path.open("rb") as fh:
+                        done = await tenant_cli.import_tenant(
+                            target.admin_url, _settings(target.runtime_url), fh, transport,
+                            rebuilding)
+                    imported = time.perf_counter() - t1
+                    written_rates.append(moved / (began[0] - t1))
+                    rebuild_rates.append(moved / (t1 + imported - began[0]))
+                assert moved == events == done.events
+                path.unlink()
+                export_rates.append(moved / exported)
+                import_rates.append(moved / imported)
+                move_rates.append(moved / (exported + imported))
+    base = statistics.median(audit_rates)
+
+    def row(figure: str, rates: list[float], target: str = "") -> dict[str, object]:
+        value = statistics.median(rates)
+        return {"figure": figure, "value": round(value), "baseline": round(base),
+                "ratio": round(value / base, 2), "target": target}
+
+    report(f"tenant move, {events} events, {args.rounds} rounds (events/s, medians; "
+           "baseline: helpdesk audit export)", [
+               row("tenant export + import (with rebuild)", move_rates, ">= 0.5x"),
+               row("tenant export alone", export_rates),
+               row("tenant import alone (with rebuild)", import_rates),
+               row("  of it: the transaction (events, keys, rows)", written_rates),
+               row("  of it: the analytics rebuild", rebuild_rates),
+           ])
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

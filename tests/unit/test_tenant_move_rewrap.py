@@ -1,0 +1,33 @@
+"""Values the key-encryption key wraps itself cross a move wrapped by the transport
+key, and arrive wrapped by the target's; a value wrapped by something else (a file's
+key under its contact's data key) moves as it is."""
+
+from __future__ import annotations
+
+import uuid
+
+from domain.ids import TenantId
+from eventstore.keys import Keyring
+from handlers.tenant_move import _bytea, _rewrap, _unbytea
+
+
+def test_kek_wrapped_values_are_wrapped_again_and_others_move_as_they_are():
+    tenant = TenantId(uuid.uuid4())
+    source, transport, target = Keyring(b"source"), Keyring(b"transport"), Keyring(b"target")
+    mailbox = uuid.uuid4()
+    row = {"id": str(mailbox), "tenant_id": str(tenant),
+           "smtp_password": _bytea(source.wrap(tenant, mailbox, b"smtp secret")),
+           "kek": source.fingerprint,
+           "imap_password": _bytea(source.wrap(tenant, mailbox, b"imap secret")),
+           "imap_kek": source.fingerprint}
+    sent = _rewrap("mailboxes", dict(row), tenant, source, transport)
+    assert (sent["kek"], sent["imap_kek"]) == (transport.fingerprint, transport.fingerprint)
+    came = _rewrap("mailboxes", dict(sent), tenant, transport, target)
+    assert came["kek"] == came["imap_kek"] == target.fingerprint
+    assert target.unwrap(tenant, mailbox, _unbytea(came["smtp_password"]),
+                         came["kek"]) == b"smtp secret"
+    assert target.unwrap(tenant, mailbox, _unbytea(came["imap_password"]),
+                         came["imap_kek"]) == b"imap secret"
+
+    on_a_ticket = {"id": str(uuid.uuid4()), "wrapped_key": "\\x00ff", "kek": None}
+    assert _rewrap("file_blobs", dict(on_a_ticket), tenant, source, transport) == on_a_ticket
