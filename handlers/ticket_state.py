@@ -82,7 +82,20 @@ async def load_for_command(conn: asyncpg.Connection, tenant_id: TenantId, ticket
     return CommandState(ticket, doc.settings(), catalog, key, policies, calendars)
 
 
-__all__ = ["CommandState", "load_for_command", "load_ticket", "open_ticket_ids"]
+async def thread_message_ids(conn: asyncpg.Connection, tenant_id: TenantId,
+                             ticket_ids: list[UUID]) -> list[UUID]:
+    """The ids of the messages of a thread (a ticket and those merged into it), oldest
+    first."""
+    return [r["id"] for r in await conn.fetch(Q["thread_message_ids"], tenant_id, ticket_ids)]
+
+
+async def lock_duplicate_links(conn: asyncpg.Connection, tenant_id: TenantId) -> None:
+    """Take the tenant's duplicate-link lock until commit."""
+    await conn.execute(Q["lock_duplicate_links"], tenant_id)
+
+
+__all__ = ["CommandState", "load_for_command", "load_ticket", "lock_duplicate_links",
+           "open_ticket_ids", "thread_message_ids"]
 
 
 async def open_ticket_ids(conn: asyncpg.Connection, tenant_id: TenantId) -> list[UUID]:

@@ -57,6 +57,10 @@ ACCESS: Mapping[str, frozenset[str]] = {
     "POST /v1/tickets/{ticket_id}/tags": _STAFF,
     # Intake keys may set the fields whose definition allows it (the domain checks).
     "POST /v1/tickets/{ticket_id}/fields": _WRITERS,
+    "POST /v1/tickets/{ticket_id}/merge": _STAFF,
+    "POST /v1/tickets/{ticket_id}/links": _STAFF,
+    "POST /v1/tickets/{ticket_id}/followers": _STAFF,
+    "POST /v1/tickets/{ticket_id}/ccs": _STAFF,
     "GET /v1/tickets/{ticket_id}/history": _AUDIT,
     "GET /v1/tickets/{ticket_id}/as-of": _AUDIT,
     "GET /v1/contacts/{contact_id}/history": _AUDIT,

@@ -1,0 +1,137 @@
+"""Merging, linking, following and copying customers over HTTP (docs/teamwork.md): the
+merge under concurrent replies on both tickets, the refusals that leave nothing
+behind, and each change in the ticket answer, its history, as-of and /v1/changes."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+from tests.e2e.conftest import NEW_TICKET, auth, bearer
+
+
+async def _open(http, key, email="ann@example.com", subject="Printer on fire"):  # type: ignore[no-untyped-def]
+    body = NEW_TICKET | {"subject": subject, "requester": {"email": email}}
+    r = await http.post("/v1/tickets", json=body, headers=auth(key))
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+async def _auditor(http, key):  # type: ignore[no-untyped-def]
+    r = await http.post("/v1/api-keys", json={"name": "audit", "role": "auditor"},
+                        headers=auth(key))
+    assert r.status_code == 201, r.text
+    return bearer(r.json()["secret"])
+
+
+async def _events(store, tenant_id, ticket_id, type_):  # type: ignore[no-untyped-def]
+    async with store.session(tenant_id, readonly=True) as s:
+        return [e for e in await s.read_stream(uuid.UUID(ticket_id)) if e.type == type_]
+
+
+async def test_merge_under_concurrent_replies_loses_nothing_and_happens_once(
+        http, tenant, store, make_tenant):
+    admin = tenant.admin_key
+    source = await _open(http, admin, "bob@example.com", "Printer smokes")
+    target = await _open(http, admin)
+    sid, tid = source["id"], target["id"]
+    note = await http.post(f"/v1/tickets/{sid}/messages",
+                           json={"body": "internal: toner?", "visibility": "internal"},
+                           headers=auth(admin))
+    assert note.status_code == 201
+
+    def reply(ticket_id: str, i: int):  # type: ignore[no-untyped-def]
+        return http.post(f"/v1/tickets/{ticket_id}/messages", json={"body": f"r{ticket_id[:4]}{i}"},
+                         headers=auth(admin))
+
+    merges = [http.post(f"/v1/tickets/{sid}/merge", json={"into": tid}, headers=auth(admin))
+              for _ in range(3)]
+    back = http.post(f"/v1/tickets/{tid}/merge", json={"into": sid}, headers=auth(admin))
+    # Replies to both tickets go out before, among and after the merges.
+    answers = await asyncio.gather(*(reply(sid, i) for i in range(3)), *merges,
+                                   *(reply(tid, i) for i in range(3)), back,
+                                   *(reply(sid, i) for i in range(3, 6)),
+                                   *(reply(tid, i) for i in range(3, 6)))
+    merged = answers[3:6] + answers[9:10]
+    replies = answers[:3] + answers[6:9] + answers[10:]
+    won = [r for r in merged if r.status_code == 200]
+    assert len(won) == 1, [r.text for r in merged]
+    for r in merged:
+        assert r.status_code in (200, 409, 422), r.text
+    # Exactly one merge in the streams, whichever way it went.
+    got = won[0].json()
+    into, gone = got["into"]["id"], got["ticket"]["id"]
+    assert {into, gone} == {sid, tid}
+    assert len(await _events(store, tenant.tenant_id, gone, "TicketMerged")) == 1
+    assert await _events(store, tenant.tenant_id, into, "TicketMerged") == []
+    assert len(await _events(store, tenant.tenant_id, into, "TicketMergeReceived")) == 1
+    assert got["ticket"]["merged_into"] == into and got["ticket"]["state"] == "closed"
+    assert got["into"]["merged_from"] == [gone]
+    cc = "bob@example.com" if gone == sid else "ann@example.com"
+    assert [c["email"] for c in got["into"]["ccs"]] == [cc]
+
+    accepted = []
+    for r in replies:
+        if r.status_code == 201:
+            accepted.append(r.json()["message"]["id"])
+        else:  # after the merge, on the merged ticket: refused, naming where it went
+            assert r.status_code == 409, r.text
+            assert r.json()["code"] in ("ticket_merged", "version_conflict"), r.text
+            if r.json()["code"] == "ticket_merged":
+                assert r.json()["merged_into"] == into
+    # Nothing lost: every accepted reply, both openings and the note are in the thread,
+    # in order, with their authors and times, each once.
+    thread = (await http.get(f"/v1/tickets/{into}/messages", params={"limit": 100},
+                             headers=auth(admin))).json()["data"]
+    ids = [m["id"] for m in thread]
+    assert len(ids) == len(set(ids)) == len(accepted) + 3
+    assert set(accepted) <= set(ids) and note.json()["message"]["id"] in ids
+    assert [(m["created_at"], m["id"]) for m in thread] == sorted(
+        (m["created_at"], m["id"]) for m in thread)
+    assert {m["ticket_id"] for m in thread} == {sid, tid}
+    internal = next(m for m in thread if m["visibility"] == "internal")
+    assert internal["ticket_id"] == sid and internal["body"] == "internal: toner?"
+    [received] = await _events(store, tenant.tenant_id, into, "TicketMergeReceived")
+    own = [m["id"] for m in thread if m["ticket_id"] == gone]
+    assert received.data["message_ids"] == own
+
+    # Later commands on the merged ticket: 409 naming the target; reads carry the link.
+    for path, body in (("tags", {"add": ["x"]}), ("state", {"state": "open"}),
+                       ("messages", {"body": "late"}), ("merge", {"into": into})):
+        r = await http.post(f"/v1/tickets/{gone}/{path}", json=body, headers=auth(admin))
+        assert r.status_code == 409 and r.json()["merged_into"] == into, (path, r.text)
+    shown = (await http.get(f"/v1/tickets/{gone}", headers=auth(admin))).json()
+    assert shown["merged_into"] == into
+
+    # Bad input: clear 4xx, nothing written.
+    other = await _open(http, admin, "carol@example.com")
+    foreign = await _open(http, (await make_tenant("Globex")).admin_key)
+    before = (await http.get(f"/v1/tickets/{into}", headers=auth(admin))).json()
+    for ticket_id, body, status in (
+            (into, {"into": into}, 422),  # into itself
+            (into, {"into": gone}, 422),  # into a ticket it was merged from
+            (into, {"into": foreign["id"]}, 404),  # another tenant's
+            (other["id"], {"into": gone}, 409),  # into a merged ticket
+            (into, {"into": str(uuid.uuid4())}, 404)):
+        r = await http.post(f"/v1/tickets/{ticket_id}/merge", json=body, headers=auth(admin))
+        assert r.status_code == status, (body, r.text)
+    assert (await http.get(f"/v1/tickets/{into}", headers=auth(admin))).json() == before
+    assert (await http.get(f"/v1/tickets/{other['id']}", headers=auth(admin))
+            ).json()["version"] == other["version"]
+
+    # History, as-of and the changes feed show the merge.
+    audit = await _auditor(http, admin)
+    history = (await http.get(f"/v1/tickets/{gone}/history", params={"limit": 100},
+                              headers=audit)).json()["data"]
+    assert [e["type"] for e in history][-2:] == ["StateChanged", "TicketMerged"]
+    last = history[-1]["version"]
+    was = (await http.get(f"/v1/tickets/{gone}/as-of", params={"version": last - 2},
+                          headers=audit)).json()
+    assert "merged_into" not in was and was["state"] != "closed"
+    now = (await http.get(f"/v1/tickets/{gone}/as-of", params={"version": last},
+                          headers=audit)).json()
+    assert now == shown
+    changes = (await http.get("/v1/changes", params={"after_seq": 0, "limit": 1000},
+                              headers=auth(admin))).json()["data"]
+    types = [c["type"] for c in changes if c["stream_id"] in (sid, tid)]
+    assert types.count("TicketMerged") == 1 and types.count("TicketMergeReceived") == 1
