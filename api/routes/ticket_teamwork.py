@@ -26,9 +26,9 @@ from api.schemas.tickets import (
     CcsIn,
     FollowersIn,
     LinkIn,
-    MergedOut,
-    MergeIn,
+    TicketMergeIn,
     TicketOut,
+    TicketsMergedOut,
     etag,
     ticket_view,
 )
@@ -61,9 +61,9 @@ async def _run(request: Request, services: ServicesDep, principal: Principal,
                               attempt, expected_version=expected, deferring=True)
 
 
-@router.post("/{ticket_id}/merge", response_model=MergedOut, responses=_COMMAND,
+@router.post("/{ticket_id}/merge", response_model=TicketsMergedOut, responses=_COMMAND,
              summary="Merge the ticket into another")
-async def merge(ticket_id: UUID, body: MergeIn, request: Request, services: ServicesDep,
+async def merge(ticket_id: UUID, body: TicketMergeIn, request: Request, services: ServicesDep,
                 principal: Authorized, if_match: IfMatch = None) -> Response:
     """The ticket is closed with a `TicketMerged` event naming `into`; `into`'s thread
     lists its messages (in order, as written) and copies its requester and CCs. Later

@@ -149,7 +149,7 @@ class TagsIn(BaseModel):
                               json_schema_extra=checked_items(TAG_INPUT_PATTERN))
 
 
-class MergeIn(BaseModel):
+class TicketMergeIn(BaseModel):
     model_config = _IN
 
     into: UUID = Field(description="The ticket to merge this one into (of the same tenant).")
@@ -318,7 +318,7 @@ class TicketOut(BaseModel):
         description="The customers copied on the ticket; absent when none.")
 
 
-class MergedOut(BaseModel):
+class TicketsMergedOut(BaseModel):
     """Both tickets after a merge: the merged one (closed, ``merged_into`` set) and the
     one it went into (``merged_from`` naming it)."""
 

@@ -8,6 +8,7 @@ import asyncio
 import uuid
 
 from tests.e2e.conftest import NEW_TICKET, auth, bearer
+from tests.support.customers import portal_headers
 
 
 async def _open(http, key, email="ann@example.com", subject="Printer on fire"):  # type: ignore[no-untyped-def]
@@ -135,3 +136,112 @@ async def test_merge_under_concurrent_replies_loses_nothing_and_happens_once(
                               headers=auth(admin))).json()["data"]
     types = [c["type"] for c in changes if c["stream_id"] in (sid, tid)]
     assert types.count("TicketMerged") == 1 and types.count("TicketMergeReceived") == 1
+
+
+async def test_links_followers_and_ccs_in_the_answer_history_and_as_of(
+        http, tenant, owner, store):
+    admin = tenant.admin_key
+    h = auth(admin)
+    customer = await portal_headers(http, h, "fay@example.com")  # a's requester
+    a = await _open(http, admin, "fay@example.com", "A")
+    b, c = [await _open(http, admin, subject=s) for s in ("B", "C")]
+
+    async def post(ticket: dict, path: str, body: dict, **headers: str):  # type: ignore[type-arg]
+        return await http.post(f"/v1/tickets/{ticket['id']}/{path}", json=body,
+                               headers=h | headers)
+
+    # a duplicates b, b duplicates c; c duplicating a would close a cycle: refused, and
+    # so is its mirror image, at once from both sides; nothing is written.
+    r = await post(a, "links", {"kind": "duplicate_of", "ticket_id": b["id"]},
+                   **{"If-Match": f'"{a["version"]}"', "Idempotency-Key": "dup-a"})
+    assert r.status_code == 200, r.text
+    assert r.json()["links"]["duplicate_of"] == b["id"] and r.headers["etag"] == '"2"'
+    again = await post(a, "links", {"kind": "duplicate_of", "ticket_id": b["id"]},
+                       **{"Idempotency-Key": "dup-a"})
+    assert again.headers["idempotent-replayed"] == "true" and again.json() == r.json()
+    stale = await post(a, "links", {"kind": "related", "ticket_id": c["id"]},
+                       **{"If-Match": '"1"'})
+    assert stale.status_code == 412
+    assert (await post(b, "links", {"kind": "duplicate_of", "ticket_id": c["id"]})
+            ).status_code == 200
+    before = {t["id"]: (await http.get(f"/v1/tickets/{t['id']}", headers=h)).json()
+              for t in (a, b, c)}
+    assert before[b["id"]]["links"] == {"related": [], "duplicate_of": c["id"],
+                                        "duplicates": [a["id"]], "problem": None,
+                                        "incidents": []}
+    for here, there, kind in ((c, a, "duplicate_of"), (a, c, "duplicates"), (a, a, "related")):
+        r = await post(here, "links", {"kind": kind, "ticket_id": there["id"]})
+        assert r.status_code == 422, r.text
+    # Two links that each look fine alone but close a cycle together: one wins.
+    d, e = [await _open(http, admin, subject=s) for s in ("D", "E")]
+    both = await asyncio.gather(post(d, "links", {"kind": "duplicate_of", "ticket_id": e["id"]}),
+                                post(e, "links", {"kind": "duplicate_of", "ticket_id": d["id"]}))
+    assert sorted(r.status_code for r in both) == [200, 422], [r.text for r in both]
+    for t in (a, b, c):
+        assert (await http.get(f"/v1/tickets/{t['id']}", headers=h)).json() == before[t["id"]]
+    # A problem lists its incidents; a link comes off both tickets.
+    assert (await post(c, "links", {"kind": "incident", "ticket_id": d["id"]})).status_code == 200
+    shown = (await http.get(f"/v1/tickets/{c['id']}", headers=h)).json()
+    assert shown["links"]["incidents"] == [d["id"]]
+    incident = (await http.get(f"/v1/tickets/{d['id']}", headers=h)).json()
+    assert incident["links"]["problem"] == c["id"]
+    off = await post(d, "links", {"kind": "problem", "ticket_id": c["id"], "remove": True})
+    assert off.status_code == 200 and off.json()["links"]["problem"] is None
+    assert (await http.get(f"/v1/tickets/{c['id']}", headers=h)).json()["links"] == {
+        "related": [], "duplicate_of": None, "duplicates": [b["id"]], "problem": None,
+        "incidents": []}
+
+    # Followers: agents only.
+    agent = await owner.agent(tenant.tenant_id)
+    intake = await owner.key(tenant.tenant_id, "intake")
+    r = await post(a, "followers", {"add": [str(agent)]})
+    assert r.status_code == 200 and r.json()["followers"] == [str(agent)]
+    for who in (uuid.uuid4(), await owner.agent(tenant.tenant_id, active=False), intake.id):
+        r = await post(a, "followers", {"add": [str(who)]})
+        assert r.status_code == 422, r.text
+    r = await http.post(f"/v1/tickets/{a['id']}/followers", json={"add": [str(agent)]},
+                        headers=auth(intake))
+    assert r.status_code == 403
+    # CCs: e-mails and contacts; the requester reads them in the portal.
+    contact = (await http.post("/v1/contacts", headers=h,
+                               json={"email": "dan@example.com", "name": "Dan"})).json()
+    r = await post(a, "ccs", {"add": [{"email": "Eve@example.com", "name": "Eve"},
+                                      {"contact_id": contact["id"]}]})
+    assert r.status_code == 200, r.text
+    assert r.json()["ccs"] == [
+        {"contact_id": None, "email": "Eve@example.com", "name": "Eve"},
+        {"contact_id": contact["id"], "email": "dan@example.com", "name": "Dan"}]
+    for bad in ({"add": [{"email": "fay@example.com"}]}, {"add": [{"email": "nope"}]},
+                {"add": [{"contact_id": str(uuid.uuid4())}]}):
+        assert (await post(a, "ccs", bad)).status_code == 422, bad
+    seen = (await http.get(f"/v1/portal/tickets/{a['id']}", headers=customer)).json()
+    assert seen["ccs"] == [{"email": "Eve@example.com", "name": "Eve"},
+                           {"email": "dan@example.com", "name": "Dan"}]
+    r = await post(a, "ccs", {"remove": ["eve@example.com"]})
+    assert [x["email"] for x in r.json()["ccs"]] == ["dan@example.com"]
+    unfollow = await post(a, "followers", {"remove": [str(agent)]})
+    assert "followers" not in unfollow.json()
+
+    # History and as-of: every change an event, each version replayed as answered.
+    audit = await _auditor(http, admin)
+    history = (await http.get(f"/v1/tickets/{a['id']}/history", params={"limit": 100},
+                              headers=audit)).json()["data"]
+    assert [e["type"] for e in history] == [
+        "TicketOpened", "TicketLinked", "FollowersChanged", "CcsChanged", "CcsChanged",
+        "FollowersChanged"]
+    assert history[1]["data"]["kind"] == "duplicate_of"
+    as_of = (await http.get(f"/v1/tickets/{a['id']}/as-of", params={"version": 4},
+                            headers=audit)).json()
+    assert as_of["followers"] == [str(agent)] and len(as_of["ccs"]) == 2
+    # The e-mails of CCs are sealed in the stream as personal data.
+    async with store.session(tenant.tenant_id, readonly=True) as s:
+        raw = await s.conn.fetchval(
+            "SELECT data FROM events WHERE stream_id = $1 AND type = 'CcsChanged' "
+            "ORDER BY version LIMIT 1", uuid.UUID(a["id"]))
+    assert "Eve@example.com" not in str(raw)
+    # Erasing the requester takes the CCs its key sealed off the ticket's answer too.
+    erased = await http.post(f"/v1/contacts/{a['requester']['contact_id']}/erase",
+                             json={"reason": "asked to be forgotten"}, headers=h)
+    assert erased.status_code == 200, erased.text
+    after = (await http.get(f"/v1/tickets/{a['id']}", headers=h)).json()
+    assert after["ccs"] == [{"contact_id": contact["id"], "email": "", "name": None}]
