@@ -82,6 +82,22 @@ async def load_for_command(conn: asyncpg.Connection, tenant_id: TenantId, ticket
     return CommandState(ticket, doc.settings(), catalog, key, policies, calendars)
 
 
+MERGES_MAX = 100
+"""The longest chain of merges ``merged_target`` follows."""
+
+
+async def merged_target(conn: asyncpg.Connection, tenant_id: TenantId, ticket_id: UUID
+                        ) -> UUID:
+    """The ticket that now holds ``ticket_id``'s thread: itself unless it was merged,
+    else the ticket it was merged into (followed on, if that was merged too)."""
+    for _ in range(MERGES_MAX):
+        ticket = await load_ticket(conn, tenant_id, ticket_id)
+        if ticket is None or ticket.merged_into is None:
+            return ticket_id
+        ticket_id = ticket.merged_into
+    return ticket_id
+
+
 async def thread_message_ids(conn: asyncpg.Connection, tenant_id: TenantId,
                              ticket_ids: list[UUID]) -> list[UUID]:
     """The ids of the messages of a thread (a ticket and those merged into it), oldest
@@ -94,7 +110,8 @@ async def lock_duplicate_links(conn: asyncpg.Connection, tenant_id: TenantId) ->
     await conn.execute(Q["lock_duplicate_links"], tenant_id)
 
 
-__all__ = ["CommandState", "load_for_command", "load_ticket", "lock_duplicate_links",
+__all__ = ["MERGES_MAX", "CommandState", "load_for_command", "load_ticket",
+           "lock_duplicate_links", "merged_target",
            "open_ticket_ids", "thread_message_ids"]
 
 

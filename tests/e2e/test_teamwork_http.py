@@ -9,6 +9,8 @@ import uuid
 
 from tests.e2e.conftest import NEW_TICKET, auth, bearer
 from tests.support.customers import portal_headers
+from tests.support.mail import inbound, make_mailbox, smtp_at
+from tests.support.smtp import free_port
 
 
 async def _open(http, key, email="ann@example.com", subject="Printer on fire"):  # type: ignore[no-untyped-def]
@@ -245,3 +247,19 @@ async def test_links_followers_and_ccs_in_the_answer_history_and_as_of(
     assert erased.status_code == 200, erased.text
     after = (await http.get(f"/v1/tickets/{a['id']}", headers=h)).json()
     assert after["ccs"] == [{"contact_id": contact["id"], "email": "", "name": None}]
+
+
+async def test_a_mail_answering_a_merged_ticket_lands_where_it_went(http, tenant):
+    admin = auth(tenant.admin_key)
+    box = await make_mailbox(http, admin, smtp=smtp_at(free_port()))
+    first = await inbound(http, box, b"From: bob@example.com\nMessage-ID: <m-1@x>\n"
+                                     b"Subject: Broken\n\nIt broke.\n")
+    target = await _open(http, tenant.admin_key)
+    merged = await http.post(f"/v1/tickets/{first['ticket_id']}/merge",
+                             json={"into": target["id"]}, headers=admin)
+    assert merged.status_code == 200, merged.text
+    answer = await inbound(http, box, b"From: bob@example.com\nMessage-ID: <m-2@x>\n"
+                                      b"In-Reply-To: <m-1@x>\nSubject: Re: Broken\n\nStill.\n")
+    assert (answer["outcome"], answer["ticket_id"]) == ("reply", target["id"]), answer
+    thread = (await http.get(f"/v1/tickets/{target['id']}/messages", headers=admin)).json()
+    assert [m["body"] for m in thread["data"]][-1] == "Still."
