@@ -86,6 +86,8 @@ async def get_messages(
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
 ) -> Response:
+    """A ticket that others were merged into lists their messages too, in one order by
+    time, each with the `ticket_id` it was written on (docs/teamwork.md)."""
     scope = scope_of(principal.tenant_id, "messages", {"ticket_id": str(ticket_id)})
     codec = services.cursors
     after = codec.decode(scope, cursor) if cursor is not None else None
