@@ -263,3 +263,31 @@ async def test_a_mail_answering_a_merged_ticket_lands_where_it_went(http, tenant
     assert (answer["outcome"], answer["ticket_id"]) == ("reply", target["id"]), answer
     thread = (await http.get(f"/v1/tickets/{target['id']}/messages", headers=admin)).json()
     assert [m["body"] for m in thread["data"]][-1] == "Still."
+
+
+async def test_duplicate_links_on_disjoint_pairs_cannot_close_a_ring(http, tenant, store):
+    """P of Q and R of S stand; Q of R and S of P, each decided alone, are fine, and they
+    lock disjoint pairs of tickets: the tenant's duplicate-link lock (held here while
+    both queue on it) lets the second see the first, and refuse."""
+    admin = tenant.admin_key
+    p, q, r, s = [await _open(http, admin, subject=n) for n in "PQRS"]
+
+    def dup(a, b):  # type: ignore[no-untyped-def]
+        return http.post(f"/v1/tickets/{a['id']}/links",
+                         json={"kind": "duplicate_of", "ticket_id": b["id"]}, headers=auth(admin))
+
+    assert (await dup(p, q)).status_code == 200 and (await dup(r, s)).status_code == 200
+    async with store.session(tenant.tenant_id) as held:
+        await held.conn.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended($1::uuid::text || "
+            "'/duplicate-links', 0))", tenant.tenant_id)
+        racing = [asyncio.ensure_future(dup(q, r)), asyncio.ensure_future(dup(s, p))]
+        for _ in range(10_000):  # until both wait on the lock (bounded, no timer)
+            await asyncio.sleep(0)
+            waiting = await held.conn.fetchval(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
+            if waiting == 2 or any(t.done() for t in racing):
+                break
+        assert waiting == 2 and not any(t.done() for t in racing)
+    answers = await asyncio.gather(*racing)
+    assert sorted(a.status_code for a in answers) == [200, 422], [a.text for a in answers]
