@@ -4,7 +4,7 @@
   secret is write-only (a PUT without it keeps the current one); the answer names the
   ``redirect_uri`` to register with the provider.
 - ``GET /v1/auth/oidc/{tenant}``: the sign-in button (its label and where it starts),
-  404 when the tenant (slug or id) has no provider. The console asks it.
+  nulls when the tenant (slug or id) has no provider. The console asks it.
 - ``GET /v1/auth/oidc/{tenant}/start``: redirects the browser to the provider, the
   state bound to the browser in a short-lived cookie (``SameSite=Lax``: it must come
   back with the provider's redirect).
@@ -92,8 +92,9 @@ class OidcProviderOut(BaseModel):
 
 
 class OidcButtonOut(BaseModel):
-    label: str
-    start_url: str = Field(description="where the browser goes to sign in")
+    label: str | None = Field(description="the provider's name on the button; null: the "
+                                          "tenant offers no OpenID Connect sign-in")
+    start_url: str | None = Field(description="where the browser goes to sign in")
 
 
 def _callback(request: Request, tenant_id: Any) -> str:
@@ -153,11 +154,13 @@ async def delete_provider(request: Request, principal: Authorized,
 
 
 @router.get("/v1/auth/oidc/{tenant}", tags=["auth"], response_model=OidcButtonOut,
-            responses=errors(404), summary="The tenant's \"Sign in with ...\" button")
+            responses=errors(), summary="The tenant's \"Sign in with ...\" button")
 async def oidc_button(tenant: TenantPath, services: ServicesDep) -> Response:
+    """Nulls when there is no button to show: a tenant without a provider and an
+    unknown one answer alike (and the console's probe is no failed request)."""
     found = await oidc.button(services.store, tenant)
     if found is None:
-        raise oidc.not_configured()
+        return JsonReply(200, {"label": None, "start_url": None}).response()
     tenant_id, label = found
     return JsonReply(200, {"label": label,
                            "start_url": f"{STATE_PATH}/{tenant_id}/start"}).response()

@@ -64,7 +64,9 @@ async def test_oidc_sign_in_and_each_refusal(http: httpx.AsyncClient, tenant: Ne
         services.oidc = Providers(client, refetch_after=30, clock=ticks)
         with running_provider() as provider:
             # Dormant: nothing to sign in with, nothing configured.
-            assert (await http.get(f"/v1/auth/oidc/{tenant.slug}")).status_code == 404
+            nothing = {"label": None, "start_url": None}
+            assert (await http.get(f"/v1/auth/oidc/{tenant.slug}")).json() == nothing
+            assert (await http.get("/v1/auth/oidc/no-such-tenant")).json() == nothing
             r = await http.get(f"/v1/auth/oidc/{tenant.slug}/start")
             assert r.status_code == 404 and r.json()["code"] == "oidc_not_configured"
             assert (await http.get("/v1/settings/oidc", headers=admin)).status_code == 404
@@ -188,7 +190,7 @@ async def test_oidc_sign_in_and_each_refusal(http: httpx.AsyncClient, tenant: Ne
             assert listed.json()["role"] == "agent" and listed.json()["name"] == "Sam"
 
             assert (await http.delete("/v1/settings/oidc", headers=admin)).status_code == 200
-            assert (await http.get(f"/v1/auth/oidc/{tenant.slug}")).status_code == 404
+            assert (await http.get(f"/v1/auth/oidc/{tenant.slug}")).json() == nothing
 
     conn = await asyncpg.connect(owner.db.admin_url)
     try:

@@ -6,7 +6,8 @@ it issued (once), the same ``redirect_uri``, and the PKCE verifier against the S
 challenge of the authorization request. The authorization step itself (a person at
 the provider's login page) is ``authorize``: the test hands it the URL the service
 redirected to, and gets the code the provider would have sent back, with the claims
-and the signing key of the ID token that code will buy.
+and the signing key of the ID token that code will buy. A browser sent to
+``/authorize`` is sent straight back with a code for ``login_as``.
 
 Its keys are its own RSA keys, made per test; ``rotate`` publishes a new one and
 withdraws the old, as providers do.
@@ -25,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import jwt
 from cryptography.hazmat.primitives.asymmetric import rsa
@@ -55,6 +56,9 @@ class Provider:
     keys: dict[str, rsa.RSAPrivateKey] = field(default_factory=dict)
     published: list[str] = field(default_factory=list)
     codes: dict[str, Pending] = field(default_factory=dict)
+    login_as: str | None = None
+    """Who signs in at ``/authorize`` (a browser's visit): it redirects straight back
+    with a code for this e-mail, as a provider does for a person already signed in."""
     jwks_fetches: int = 0
     token_requests: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -140,7 +144,16 @@ def _handler(provider: Provider) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(data)
 
         def do_GET(self) -> None:
-            if self.path == "/.well-known/openid-configuration":
+            if self.path.startswith("/authorize?") and provider.login_as is not None:
+                url = f"{provider.issuer}{self.path}"
+                code, query = provider.authorize(url, email=provider.login_as)
+                back = query["redirect_uri"] + "?" + urlencode({"code": code,
+                                                                "state": query["state"]})
+                self.send_response(303)
+                self.send_header("Location", back)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+            elif self.path == "/.well-known/openid-configuration":
                 self._answer(200, provider.discovery())
             elif self.path == "/jwks":
                 with provider.lock:

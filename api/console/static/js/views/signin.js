@@ -59,6 +59,7 @@ function providerButton(tenantInput) {
                             {cache: 'no-store', redirect: 'error'});
       if (!r.ok || asked !== tenant) return;
       const button = await r.json();
+      if (!button.start_url) return;
       link.textContent = `Sign in with ${button.label}`;
       link.href = button.start_url;
       link.hidden = false;
