@@ -59,6 +59,10 @@ def issuer_allowed(issuer: str) -> bool:
     """An issuer is an https URL without query or fragment; plain http only on a
     loopback address (a provider on this machine)."""
     parts = urlsplit(issuer)
+    try:
+        parts.port  # noqa: B018 (raises on a port out of range)
+    except ValueError:
+        return False
     if parts.query or parts.fragment or not parts.hostname:
         return False
     if parts.scheme == "https":
@@ -163,7 +167,7 @@ class Providers:
             answer = await self._client.get(url, headers={"Accept": "application/json"})
             answer.raise_for_status()
             return answer.json()
-        except (httpx.HTTPError, ValueError) as exc:
+        except (httpx.HTTPError, httpx.InvalidURL, ValueError) as exc:
             raise ProviderUnavailable(f"{url} did not answer usably ({exc})") from exc
 
     async def discovery(self, issuer: str) -> Discovery:
@@ -215,7 +219,7 @@ class Providers:
                 form |= {"client_id": client_id, "client_secret": client_secret}
                 answer = await self._client.post(found.token_endpoint, data=form,
                                                  headers=headers)
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
             raise ProviderUnavailable(f"the token endpoint did not answer ({exc})") from exc
         if answer.status_code in (400, 401):
             # invalid_grant and the like: a spent, wrong or foreign code.

@@ -59,6 +59,7 @@ def test_the_authorization_url_asks_for_the_code_flow_with_pkce() -> None:
     ("https://id.example.com#f", False),
     ("ftp://id.example.com", False),
     ("https://", False),
+    ("http://127.0.0.1:99999", False),
 ])
 def test_issuers_are_https_or_loopback(issuer: str, taken: bool) -> None:
     assert issuer_allowed(issuer) is taken
