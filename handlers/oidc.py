@@ -93,13 +93,18 @@ class Started:
 
 @dataclass(frozen=True, slots=True)
 class Finish:
+    """The provider's redirect back: a ``code``, or an ``error`` (the person declined,
+    say); ``iss`` when the provider names itself (RFC 9207)."""
+
     tenant: str
-    code: str
+    code: str | None
     state: str
     browser_state: str | None
     """The state the browser kept from ``start`` (its cookie): a callback that another
     browser started is refused."""
     at: datetime
+    error: str | None = None
+    iss: str | None = None
 
 
 def provider_document(row: Any) -> dict[str, Any]:
@@ -209,6 +214,10 @@ async def finish(store: EventStore, providers: Providers, lifetimes: Lifetimes,
         raise not_configured()
     if attempt is None:
         raise refused("the sign-in is unknown, expired or was completed already")
+    if command.error is not None or command.code is None:
+        raise refused(f"the provider answered {command.error or 'no code'}")
+    if command.iss is not None and command.iss != row["issuer"]:
+        raise refused("the answer is from another issuer")
     assert store.keyring is not None, "a provider's secret was sealed by the store's keyring"
     secret = store.keyring.unwrap(tenant_id, row["id"], bytes(row["client_secret"]),
                             row["kek"]).decode()

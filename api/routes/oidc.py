@@ -188,17 +188,32 @@ async def oidc_start(tenant: TenantPath, request: Request,
             summary="The provider's redirect back: a session, then the console")
 async def oidc_callback(
         tenant: TenantPath, request: Request, services: ServicesDep,
-        code: Annotated[str, Query(min_length=1, max_length=4000)],
         state: Annotated[str, Query(min_length=1, max_length=200)],
+        code: Annotated[str | None, Query(min_length=1, max_length=4000)] = None,
+        error: Annotated[str | None, Query(max_length=200)] = None,
+        error_description: Annotated[str | None, Query(max_length=2000)] = None,
+        error_uri: Annotated[str | None, Query(max_length=2000)] = None,
+        iss: Annotated[str | None, Query(max_length=500,
+                                         description="the issuer (RFC 9207), checked "
+                                                     "when the provider sends it")] = None,
+        scope: Annotated[str | None, Query(max_length=2000)] = None,
+        session_state: Annotated[str | None, Query(max_length=500)] = None,
+        authuser: Annotated[str | None, Query(max_length=50)] = None,
+        hd: Annotated[str | None, Query(max_length=253)] = None,
+        prompt: Annotated[str | None, Query(max_length=200)] = None,
         hd_oidc: Annotated[str | None, Cookie(max_length=200,
                                               include_in_schema=False)] = None) -> Response:
     """The refresh cookie is set as by ``POST /v1/auth/sign-in``; the console's
-    ``POST /v1/auth/refresh`` then answers the access token."""
+    ``POST /v1/auth/refresh`` then answers the access token. The parameters besides
+    ``code``, ``state``, ``error`` and ``iss`` are what providers add to their redirect
+    (Google's ``scope``, ``authuser``, ``hd``, ``prompt``; ``session_state``): taken,
+    and not used."""
     now = services.clock.now()
     done = await oidc.finish(services.store, services.oidc,
                              session_lifetimes(services.settings),
                              oidc.Finish(tenant=tenant, code=code, state=state,
-                                         browser_state=hd_oidc, at=now))
+                                         browser_state=hd_oidc, at=now, error=error,
+                                         iss=iss))
     where = f"{CONSOLE_AFTER}&tenant={quote(str(done.tenant_id))}"
     response = Response(status_code=303, headers={"Location": where,
                                                   "Cache-Control": "no-store"})

@@ -135,6 +135,18 @@ async def test_oidc_sign_in_and_each_refusal(http: httpx.AsyncClient, tenant: Ne
                                params={"code": _code, "state": query["state"]})
             _refused(r, "not started in this browser")
 
+            # The person declined at the provider; a provider naming another issuer.
+            for extra, reason in (({"error": "access_denied"}, "access_denied"),
+                                  ({"iss": "https://evil.example.com"}, "another issuer")):
+                http.cookies.clear()
+                r = await http.get(f"/v1/auth/oidc/{tenant.slug}/start")
+                _code, query = provider.authorize(r.headers["Location"], email=email)
+                params = {"state": query["state"], "scope": "openid email", **extra}
+                if "error" not in extra:
+                    params["code"] = _code
+                _refused(await http.get(f"/v1/auth/oidc/{tenant.slug}/callback",
+                                        params=params), reason)
+
             now = int(time.time())
             _refused((await _sign_in(http, tenant, provider, email=email,
                                      aud="someone-else"))[0], "another client")
