@@ -159,8 +159,6 @@ class Providers:
         self._refetch_after = refetch_after
         self._clock = clock
         self._issuers: dict[str, _Issuer] = {}
-        self.fetches = 0
-        """JWKS fetched so far (what tests and metrics read)."""
 
     async def _get(self, url: str) -> Any:
         try:
@@ -181,7 +179,6 @@ class Providers:
 
     async def _fetch_keys(self, entry: _Issuer, jwks_uri: str) -> None:
         doc = await self._get(jwks_uri)
-        self.fetches += 1
         try:
             found = jwt.PyJWKSet.from_dict(doc).keys
         except jwt.PyJWTError as exc:
