@@ -894,7 +894,8 @@ async def test_an_agent_applies_a_macro_and_a_shared_view_shows_in_the_queue(con
     no_script_errors(page)
 
 
-async def test_an_admin_signs_in_with_the_tenants_openid_connect_provider(console, context):
+async def test_an_admin_signs_in_with_the_tenants_openid_connect_provider(console, context,
+                                                                         shots):
     """The button appears for a tenant with a provider (tests/support/oidc.py, on
     127.0.0.1), goes there and comes back signed in, with the password's cookie."""
     who = "Priya Raman"
@@ -909,7 +910,10 @@ async def test_an_admin_signs_in_with_the_tenants_openid_connect_provider(consol
             page = await _console_page(context, console)
             await page.get_by_label("Tenant", exact=True).fill(console.rich.slug)
             await page.get_by_label("Tenant", exact=True).press("Tab")
-            await page.get_by_role("link", name="Sign in with Example ID").click()
+            button = page.get_by_role("link", name="Sign in with Example ID")
+            await expect(button).to_be_visible()
+            await page.screenshot(path=str(shots / "sign-in-oidc.png"))
+            await button.click()
             await expect(page.locator("#who")).to_contain_text(who)
             assert "signed_in" not in page.url
             cookie = {c["name"]: c for c in await context.cookies()}["hd_refresh"]
