@@ -41,6 +41,7 @@ from api.routes import (
     messages,
     meta,
     metrics,
+    oidc,
     organizations,
     portal,
     rules,
@@ -63,7 +64,7 @@ ROUTERS = (health.router, metrics.router, tickets.router, messages.router, agent
            changes.router,
            search.router, portal.router, widget.router, meta.router,
            attachments.router, rules.router, macros.router, views.router, mail.router,
-           sla_policies.router, ticket_teamwork.router)
+           sla_policies.router, ticket_teamwork.router, oidc.router)
 
 
 def serve_app() -> FastAPI:

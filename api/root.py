@@ -37,6 +37,7 @@ from enum import StrEnum
 from pathlib import Path
 
 import asyncpg
+import httpx
 
 from api.config import ProcessSettings
 from api.feed.hub import Hub
@@ -60,6 +61,7 @@ from eventstore.store import EventStore
 from handlers import mail_notify, mail_out, mail_poll, rule_timers, sla_check, sla_warnings, sweep
 from handlers.attachments import Storages
 from handlers.credentials import Passwords
+from handlers.oidc_provider import Providers
 from handlers.rule_engine import RuleEngine
 from handlers.sessions import Lifetimes
 from projections.projector import Projector
@@ -68,6 +70,8 @@ from scheduler.loop import LoopConfig, Scheduler
 from scheduler.registry import Registry
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
+OIDC_TIMEOUT_SECONDS = 10.0
+"""How long a request to an OpenID Connect provider may take."""
 log = logging.getLogger("helpdesk")
 
 
@@ -121,6 +125,8 @@ class Services:
     ``READ_DATABASE_URL``."""
     files: Storages
     """Where files are kept (``file_storages``)."""
+    oidc: Providers
+    """OpenID Connect providers' discovery documents and keys, cached per process."""
     hub: Hub | None = None
     scheduler: SchedulerRun | None = None
     projector: Projector | None = None
@@ -334,6 +340,9 @@ async def running(
         stack.push_async_callback(redis.close)
         metrics.watch_redis(redis)
         tokens = await load_access_tokens(settings, store)
+        # Only OpenID Connect sign-in uses it; it connects to nothing until then.
+        oidc_client = httpx.AsyncClient(timeout=OIDC_TIMEOUT_SECONDS, follow_redirects=False)
+        stack.push_async_callback(oidc_client.aclose)
         services = Services(
             settings=settings, pool=pool, store=store, clock=clock, metrics=metrics,
             redis=redis,
@@ -354,6 +363,7 @@ async def running(
                                 time_cost=settings.password_hash_time_cost),
             reads=Reads(store, await _start_replica(stack, settings, store)),
             files=file_storages(settings, store),
+            oidc=Providers(oidc_client),
             keys=KeyCache(pool, ttl=settings.key_cache_seconds,
                           acquire_timeout=settings.db_acquire_timeout,
                           on_lookup=lambda result: metrics.key_lookups.labels(result).inc()),

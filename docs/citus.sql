@@ -134,6 +134,9 @@ SELECT create_distributed_table('sla_policies', 'tenant_id', colocate_with => 't
 -- coordinator, which evaluates nextval for the insert.
 SELECT create_distributed_table('sla_policy_revisions', 'tenant_id',
                                 colocate_with => 'tenants');
+-- OpenID Connect sign-in (migration 0690).
+SELECT create_distributed_table('oidc_providers', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('oidc_attempts', 'tenant_id', colocate_with => 'tenants');
 
 -- 4. What changes for the API-key lookup (api_key_lookup, by key hash, before the
 --    tenant is known). On the distributed api_keys it is a query on every shard (one

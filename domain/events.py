@@ -467,6 +467,24 @@ class AgentSessionRevoked(Event):
     reason: str
 
 
+class OidcProviderSet(Event):
+    """An admin set the tenant's OpenID Connect provider (its secret is never in it)."""
+
+    TYPE = "OidcProviderSet"
+
+    label: str
+    issuer: str
+    client_id: str
+    allowed_domain: str | None
+    create_agents: bool
+
+
+class OidcProviderRemoved(Event):
+    TYPE = "OidcProviderRemoved"
+
+    issuer: str
+
+
 class PortalLinkIssued(Event):
     """Staff produced a portal password link for a contact (the token is never
     recorded; the actor is who asked)."""
@@ -818,6 +836,8 @@ TENANT_EVENTS: tuple[type[Event], ...] = (
     AgentSignedIn,
     AgentSignedOut,
     AgentSessionRevoked,
+    OidcProviderSet,
+    OidcProviderRemoved,
     PortalLinkIssued,
     PortalPasswordSet,
     PortalSignedIn,
@@ -898,6 +918,8 @@ __all__ = [
     "MailboxCreated",
     "MailboxDeleted",
     "MessageAdded",
+    "OidcProviderRemoved",
+    "OidcProviderSet",
     "OrganizationCreated",
     "OrganizationUpdated",
     "PolicyTargets",

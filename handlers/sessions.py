@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -194,18 +194,35 @@ async def sign_in(store: EventStore, passwords: Passwords, lifetimes: Lifetimes,
     holder: UUID = row["id"]
     rehashed = (await asyncio.to_thread(passwords.hash, command.password)
                 if passwords.needs_rehash(stored) else None)
+
+    async def rehash(uow: UnitOfWork) -> None:
+        if rehashed is not None:
+            await uow.conn.execute(kind.queries["rehash_password"], tenant, holder, rehashed,
+                                   stored, command.at)
+
+    return await open_session(store, lifetimes, tenant, holder, row["role"], command.at,
+                              kind, before=rehash)
+
+
+async def open_session(store: EventStore, lifetimes: Lifetimes, tenant: TenantId,
+                       holder: UUID, role: str, at: datetime, kind: SessionKind = STAFF,
+                       before: Callable[[UnitOfWork], Awaitable[None]] | None = None
+                       ) -> SignedIn:
+    """Open a session for a holder whose credential was checked (a password, an
+    OpenID Connect ID token), with its first refresh token, recording the sign-in, in
+    one unit of work acting as the holder; ``before`` runs first in it (a rehash, an
+    agent added on first sign-in)."""
     session_id = uuid.uuid4()
-    at = command.at
     cap = at + lifetimes.session
     expires = min(at + lifetimes.refresh, cap)
-    q = kind.queries
     async with store.session(tenant, kind.actor(holder)) as uow:
-        if rehashed is not None:
-            await uow.conn.execute(q["rehash_password"], tenant, holder, rehashed, stored, at)
-        await uow.conn.execute(q["insert_session"], tenant, session_id, holder, at, cap)
+        if before is not None:
+            await before(uow)
+        await uow.conn.execute(kind.queries["insert_session"], tenant, session_id, holder,
+                               at, cap)
         token = await issue_refresh(uow, kind, session_id, at, expires)
         await record(uow, kind.signed_in(holder, session_id, at))
-    return SignedIn(tenant, session_id, holder, row["role"], token, expires, cap)
+    return SignedIn(tenant, session_id, holder, role, token, expires, cap)
 
 
 Outcome = Literal["rotated", "replayed", "refused"]
@@ -295,6 +312,7 @@ __all__ = [
     "agent_actor",
     "end_session",
     "issue_refresh",
+    "open_session",
     "refresh",
     "sign_in",
     "sign_in_failed",

@@ -202,6 +202,9 @@ ACCESS: Mapping[str, str] = {
     "GET /v1/api-keys": "api-key:read",
     "POST /v1/api-keys": "api-key:write",
     "DELETE /v1/api-keys/{key_id}": "api-key:write",
+    "GET /v1/settings/oidc": "settings:read",
+    "PUT /v1/settings/oidc": "settings:write",
+    "DELETE /v1/settings/oidc": "settings:write",
     "GET /v1/webhooks": "webhook:read",
     "PUT /v1/webhooks": "webhook:write",
     # Field definitions are read by whoever fills them in, filters or groups by them.
@@ -365,6 +368,11 @@ OPEN: Mapping[str, tuple[tuple[str, ...], ...]] = {
     "GET /v1/widget/{tenant_id}/brand": (),
     # Public: the portal's sign-in page is drawn in the tenant's name and colour.
     "GET /v1/portal/brand/{tenant}": (),
+    # OpenID Connect sign-in: the provider's ID token is the credential, checked at the
+    # callback (with the state cookie that the start set in the same browser).
+    "GET /v1/auth/oidc/{tenant}": (),
+    "GET /v1/auth/oidc/{tenant}/start": (),
+    "GET /v1/auth/oidc/{tenant}/callback": (),
 }
 """Operations that take no bearer credential: they check the one they are given. Each
 maps to its alternatives of security schemes (an empty one: it may be called without)."""

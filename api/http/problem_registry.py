@@ -109,6 +109,12 @@ PROBLEMS: Mapping[str, ProblemCode] = _codes(
     ProblemCode("sign_in_failed", 401, "Sign-in failed",
                 "The e-mail and password do not sign anyone in (one answer for every "
                 "reason)."),
+    ProblemCode("oidc_sign_in_failed", 401, "OpenID Connect sign-in refused",
+                "The provider's answer does not sign anyone in to this tenant: the state, "
+                "code, ID token (signature, `iss`, `aud`, `exp`, `nonce`) or e-mail "
+                "(unverified, outside the allowed domain, no active agent) was refused; "
+                "`reason` says which.",
+                {"reason": Member({"type": "string"})}),
     ProblemCode("invalid_refresh_token", 401, "Invalid refresh token",
                 "The refresh cookie is unknown, expired, used or revoked."),
     # 403: a genuine credential that may not do this
@@ -131,6 +137,8 @@ PROBLEMS: Mapping[str, ProblemCode] = _codes(
                 "have, or one purged unattached."),
     ProblemCode("mailbox_not_found", 404, "Mailbox not found",
                 "The tenant has no such mailbox."),
+    ProblemCode("oidc_not_configured", 404, "OpenID Connect not configured",
+                "The tenant (slug or id) has no OpenID Connect provider."),
     ProblemCode("webhook_not_configured", 404, "Webhook not configured",
                 "The tenant has no webhook endpoint."),
     ProblemCode("method_not_allowed", 405, "Method not allowed",
@@ -293,6 +301,9 @@ PROBLEMS: Mapping[str, ProblemCode] = _codes(
                 "Stored events cannot be folded: a fault or tampering."),
     ProblemCode("broken_blob", 500, "Broken file",
                 "A stored file does not open or is cut short: a fault or tampering."),
+    ProblemCode("oidc_provider_unavailable", 502, "OpenID Connect provider unavailable",
+                "The tenant's OpenID Connect provider could not be reached, or answered "
+                "something unusable (its discovery document, keys or token endpoint)."),
     ProblemCode("database_unavailable", 503, "Database unavailable",
                 "The database cannot be reached; retry shortly (`Retry-After`)."),
     ProblemCode("data_key_mismatch", 503, "Data key mismatch",

@@ -50,6 +50,7 @@ from handlers.errors import (
     TooManyAttempts,
     VersionMismatch,
 )
+from handlers.oidc_provider import ProviderUnavailable
 from projections.search import QueryRefused
 
 log = logging.getLogger("helpdesk.api")
@@ -99,6 +100,7 @@ _HANDLER_STATUS: dict[type[HandlerError], int] = {
     TooLarge: 413,
     Invalid: 422,
     TooManyAttempts: 429,
+    ProviderUnavailable: 502,
 }
 
 

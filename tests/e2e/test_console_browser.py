@@ -36,6 +36,7 @@ from eventstore.store import EventStore
 from handlers.demo.seed import DemoTenant, seed_demo
 from tests.e2e.ws_support import serve_process
 from tests.support import pg
+from tests.support.oidc import CLIENT_ID, CLIENT_SECRET, running_provider
 from tests.support.wait import until
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
@@ -915,3 +916,35 @@ async def test_a_scoped_key_sees_only_what_its_scopes_allow(console, context):
     await expect(page.get_by_role("alert")).to_contain_text(
         "The scopes of this key do not allow this")
     no_script_errors(page)
+
+
+async def test_an_admin_signs_in_with_the_tenants_openid_connect_provider(console, context,
+                                                                         shots):
+    """The button appears for a tenant with a provider (tests/support/oidc.py, on
+    127.0.0.1), goes there and comes back signed in, with the password's cookie."""
+    who = "Priya Raman"
+    email, _password = console.login(who)
+    with running_provider() as provider:
+        provider.login_as = email
+        body = {"label": "Example ID", "issuer": provider.issuer, "client_id": CLIENT_ID,
+                "client_secret": CLIENT_SECRET}
+        r = await console.api("PUT", "/v1/settings/oidc", who, json=body)
+        assert r.status_code == 200, r.text
+        try:
+            page = await _console_page(context, console)
+            await page.get_by_label("Tenant", exact=True).fill(console.rich.slug)
+            await page.get_by_label("Tenant", exact=True).press("Tab")
+            button = page.get_by_role("link", name="Sign in with Example ID")
+            await expect(button).to_be_visible()
+            await page.screenshot(path=str(shots / "sign-in-oidc.png"))
+            await button.click()
+            await expect(page.locator("#who")).to_contain_text(who)
+            assert "signed_in" not in page.url
+            cookie = {c["name"]: c for c in await context.cookies()}["hd_refresh"]
+            assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+            kept = await page.evaluate(f"JSON.parse(sessionStorage.getItem('{STORED}'))")
+            assert kept["kind"] == "access_token"
+            no_script_errors(page)
+        finally:
+            r = await console.api("DELETE", "/v1/settings/oidc", who)
+            assert r.status_code == 200, r.text

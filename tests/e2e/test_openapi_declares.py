@@ -55,6 +55,9 @@ BODIES: dict[str, Callable[[], Any]] = {
     "DELETE /v1/api-keys/{key_id}": lambda: None,
     "PUT /v1/settings": lambda: None,  # filled from GET /v1/settings
     "PUT /v1/webhooks": lambda: HOOK,
+    "PUT /v1/settings/oidc": lambda: {"label": "Example ID", "issuer": "https://id.example.com",
+                                      "client_id": "c", "client_secret": "s"},
+    "DELETE /v1/settings/oidc": lambda: None,  # after the PUT: the provider it set
     "POST /v1/groups": lambda: {"name": f"g-{uuid.uuid4()}"},
     "PATCH /v1/groups/{group_id}": lambda: {"name": f"g-{uuid.uuid4()}"},
     "POST /v1/tickets/{ticket_id}/fields": lambda: {"fields": {"note": str(uuid.uuid4())}},

@@ -20,10 +20,10 @@ cross-tenant exceptions below, each checked for exactly its text.
 The rows come from the product: the demo seed's small tenant played twice through the
 command handlers, a sign-in, an invitation, a portal sign-in, a widget ticket, a
 webhook, a mailbox with mail taken in (a ticket, a bounce, a quarantined mail) and an
-invitation mailed by it, an SLA calendar and policy, and a projector run. A table still
-empty for a tenant gets one minimal row written by the owner role from the catalog
-(tests.support.catalog); a table that cannot be filled fails by name, so the coverage
-cannot shrink silently.
+invitation mailed by it, an SLA calendar and policy, an OpenID Connect provider, and a
+projector run. A table still empty for a tenant gets one minimal row written by the
+owner role from the catalog (tests.support.catalog); a table that cannot be filled fails
+by name, so the coverage cannot shrink silently.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ from handlers import (
     invitations,
     mail_in,
     mailboxes,
+    oidc,
     organizations,
     portal,
     sessions,
@@ -203,6 +204,13 @@ async def _seed(db: pg.TestDatabase, store: EventStore, pool: asyncpg.Pool
             taken = await mail_in.take_in(store, files.storages(store), tenant, box["id"],
                                           raw, NOW)
             assert taken.outcome == outcome, taken
+        # An OpenID Connect provider (its secret sealed); its sign-ins under way get
+        # the catalog's minimal row, as starting one asks the provider for its metadata.
+        async with store.session(tenant, ACTOR) as s:
+            await oidc.set_provider(s, oidc.SetProvider(
+                label="Example ID", issuer="https://id.acme.test", client_id="helpdesk",
+                client_secret="sealed-secret", allowed_domain=None, create_agents=False,
+                at=NOW))
     for projector in (Projector(pool), rule_engine(pool, store)):
         await projector.ensure_checkpoints()
         await projector.drain()

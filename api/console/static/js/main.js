@@ -238,7 +238,7 @@ window.addEventListener('hashchange', render);
 setInterval(tick, 1000);
 
 (async () => {
-  await session.restore(api);
+  if (!await session.adoptRedirect(api).catch(() => false)) await session.restore(api);
   if (session.signedIn && !window.location.hash) window.location.replace(home());
   render();
 })();

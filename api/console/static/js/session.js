@@ -13,6 +13,10 @@
 //   never through this code: refresh() renews the access token through
 //   POST /v1/auth/refresh a minute before it expires (and once on a 401), and
 //   signOut() POSTs /v1/auth/sign-out, which ends the session on the server.
+// - a "Sign in with ..." button when the tenant has an OpenID Connect provider
+//   (GET /v1/auth/oidc/{tenant}): the browser goes to the provider and comes back
+//   through the server's callback, which sets the same refresh cookie and lands here
+//   with ?signed_in=oidc; adoptRedirect() spends the cookie for the access token.
 // - an API key pasted into the page, for programs' owners: it cannot be renewed.
 // An access token is a bearer token like a key, and /v1/auth/me answers for both.
 //
@@ -178,6 +182,26 @@ export class Session {
       const wait = Math.max(0, credential.expiresAt - Date.now() - RENEW_EARLY_MS);
       this.renewal = setTimeout(() => { this.refresh(); }, wait);
     }
+  }
+
+  /** Back from an OpenID Connect sign-in (?signed_in=oidc): the refresh cookie is set,
+   * so a refresh answers the access token. Tidies the address bar either way. */
+  async adoptRedirect(api) {
+    const params = new URLSearchParams(window.location.search);
+    if (params.get('signed_in') !== 'oidc') return false;
+    params.delete('signed_in');
+    params.delete('tenant');
+    const rest = params.toString();
+    window.history.replaceState(null, '', window.location.pathname +
+      (rest ? `?${rest}` : '') + window.location.hash);
+    this.credential = {kind: 'access_token', token: '', expiresAt: 0};
+    if (!await this.renew()) {
+      this.credential = null;
+      return false;
+    }
+    const me = await api.get('/v1/auth/me', null, {credential: this.credential});
+    this.principal = me.body;
+    return true;
   }
 
   /** Sign in again with the credential this tab kept, if any. */

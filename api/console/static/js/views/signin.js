@@ -1,5 +1,6 @@
 // Sign-in: one form per method of SIGN_IN_METHODS (session.js): e-mail and password
-// first, then an API key.
+// first, then an API key; above them a "Sign in with ..." button when the tenant typed
+// has an OpenID Connect provider (GET /v1/auth/oidc/{tenant}).
 
 import {busy, clearProblem, h, showProblem} from '../dom.js';
 import {SIGN_IN_METHODS, rememberedTenant} from '../session.js';
@@ -42,8 +43,38 @@ function methodForm(app, method, done) {
   return {form, first: inputs[0]};
 }
 
+/** The tenant's "Sign in with ..." link, shown while the tenant field names a tenant
+ * with an OpenID Connect provider. */
+function providerButton(tenantInput) {
+  const link = h('a', {class: 'button primary oidc', hidden: true});
+  let asked = '';
+  const ask = async () => {
+    const tenant = tenantInput.value.trim();
+    if (tenant === asked) return;
+    asked = tenant;
+    link.hidden = true;
+    if (!tenant || !tenantInput.checkValidity()) return;
+    try {
+      const r = await fetch(`/v1/auth/oidc/${encodeURIComponent(tenant)}`,
+                            {cache: 'no-store', redirect: 'error'});
+      if (!r.ok || asked !== tenant) return;
+      const button = await r.json();
+      if (!button.start_url) return;
+      link.textContent = `Sign in with ${button.label}`;
+      link.href = button.start_url;
+      link.hidden = false;
+    } catch {
+      // No provider to offer: the password form stays.
+    }
+  };
+  tenantInput.addEventListener('change', ask);
+  ask();
+  return link;
+}
+
 export function signInView(app, done) {
   const forms = SIGN_IN_METHODS.map((method) => methodForm(app, method, done));
+  const tenantInput = forms[0].form.querySelector('input[name="tenant"]');
   const notice = app.session.notice;
   const element = h('section', {class: 'sign-in-page', 'aria-labelledby': 'sign-in-title'},
     h('h1', {id: 'sign-in-title', tabindex: -1}, 'Sign in to the helpdesk console'),
@@ -52,6 +83,7 @@ export function signInView(app, done) {
       h('p', null, h('strong', null, notice.problem?.title ?? 'Error'),
         `: ${notice.problem?.detail ?? ''}`))
       : null,
+    tenantInput ? providerButton(tenantInput) : null,
     forms.map((f) => f.form),
     h('p', {class: 'help'},
       'On the embedded server, the demo\u2019s tenants, people\u2019s e-mails and ' +
