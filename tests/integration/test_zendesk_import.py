@@ -13,8 +13,10 @@ import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from api.app import create_app
@@ -30,6 +32,7 @@ from handlers.zendesk_export import parse_time
 from handlers.zendesk_import import import_zendesk
 from handlers.zendesk_records import ImportReport, field_key, target_id
 from tests.e2e.conftest import asgi_client
+from tests.integration.test_cli import _env, helpdesk
 from tests.support import pg
 from tests.support.rules import engine, make_rule
 from tests.support.zendesk import PLAN_FIELD, ZendeskExport, write_export
@@ -69,6 +72,8 @@ async def imported(databases: pg.Databases, tmp_path_factory: pytest.TempPathFac
             await make_rule(services.store, a.tenant_id, NOW,
                             [{"field": "event", "op": "is", "value": "TicketOpened"}],
                             [{"type": "add_tags", "value": ["ruled"]}])
+            # The rule engine's checkpoint, made now, stands before every imported event.
+            await engine(services.pool, services.store).ensure_checkpoints()
             async with services.store.session(a.tenant_id, readonly=True) as uow:
                 before = (await uow.head())[0]
             report = await import_zendesk(services.store, services.files, a.tenant_id,
@@ -261,7 +266,7 @@ async def test_imported_tickets_are_found_and_mirrored_but_nothing_reacts(
                  if c["type"] == "TicketOpened"}
         assert kinds == {"import"}
     # The rule engine reads every imported event and acts on none.
-    await engine(services.pool, services.store).drain(tenant_id=tenant)
+    assert await engine(services.pool, services.store).drain(tenant_id=tenant) > 0
     assert await _fetch(services, tenant, "SELECT * FROM rule_firings") == []
     assert await _fetch(services, tenant, "SELECT seq FROM events "
                         "WHERE actor_kind = 'rule'") == []
@@ -276,3 +281,21 @@ async def test_imported_tickets_are_found_and_mirrored_but_nothing_reacts(
                           "'webhook.deliver' AND (payload ->> 'seq')::bigint > $1",
                           imported.before)
     assert jobs["n"] == 1
+
+
+@pytest.mark.slow  # runs `helpdesk` as a subprocess
+async def test_the_command_line_reports_skips_and_counts(imported: Imported,
+                                                         tmp_path: Path) -> None:
+    small = write_export(tmp_path / "small", tickets=12)
+    c = await create_tenant_as_operator(imported.db.admin_url, "Command line", at=NOW)
+    env = _env(DATABASE_URL=imported.db.runtime_url)
+    args = ("import", "zendesk", str(small.directory), "--tenant", str(c.tenant_id))
+    dry = helpdesk(*args, "--dry-run", "--json", env=env)
+    assert dry.returncode == 0, dry.stderr
+    out = helpdesk(*args, env=env)
+    assert out.returncode == 0, out.stderr
+    assert "created: " in out.stdout and "12 ticket" in out.stdout
+    for kind, source_id in small.bad:
+        assert f"skipped {kind} {source_id}: " in out.stdout
+    assert orjson.loads(dry.stdout)["created"]["ticket"] == 12
+    assert "would create" not in out.stdout
