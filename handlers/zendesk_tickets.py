@@ -252,6 +252,9 @@ async def _write(run: Run, plan: Plan) -> None:
                for c in plan.comments if c.files}
     zid = plan.source_id
     async with run.store.session(run.tenant_id, ACTOR) as uow:
+        # The commands' writes wait for the next read or the COMMIT (as the HTTP ticket
+        # commands' do): each command saves its savepoint's round trips.
+        uow.deferring = True
         first, *rest = plan.comments
         uow.stamp = stamp("ticket", zid, first.author_source, recorded=plan.facts)
         await run_command(uow, plan.ticket_id, OpenTicket(
@@ -281,7 +284,8 @@ async def _write(run: Run, plan: Plan) -> None:
         # History's clocks are not run again: no timer, so no breach, for this ticket.
         for metric in SlaMetric:
             await jobs.cancel(uow.conn, run.tenant_id, sla_job_key(plan.ticket_id,
-                                                                   metric.value))
+                                                                   metric.value),
+                              write=uow.write)
         await run.record(uow, "ticket", zid, plan.ticket_id, plan.facts)
     run.done("ticket", zid, plan.ticket_id)
     run.report.created["comment"] += len(plan.comments)

@@ -45,8 +45,10 @@ class ZendeskExport:
         return {k: u for k, u in self.users.items() if u["role"] != "end-user"}
 
 
-def write_export(directory: Path, *, tickets: int = 200, seed: int = 40) -> ZendeskExport:
-    """Write an export of ``tickets`` good tickets (and the bad records) to ``directory``."""
+def write_export(directory: Path, *, tickets: int = 200, seed: int = 40,
+                 per_ticket: int | None = None) -> ZendeskExport:
+    """Write an export of ``tickets`` good tickets (and the bad records) to ``directory``;
+    each ticket has ``per_ticket`` comments (None: one to five)."""
     rnd = random.Random(seed)
     out = ZendeskExport(directory)
     (directory / "ticket_comments").mkdir(parents=True)
@@ -109,7 +111,7 @@ def write_export(directory: Path, *, tickets: int = 200, seed: int = 40) -> Zend
                   {"id": ORDER_FIELD, "value": f"A-{n:05d}"},
                   {"id": VIP_FIELD, "value": n % 7 == 0}]
         comments = []
-        for c in range(rnd.randint(1, 5)):
+        for c in range(per_ticket if per_ticket is not None else rnd.randint(1, 5)):
             comment_id += 1
             by_agent = c > 0 and (c % 2 == 1)
             author = (assignee or 202) if by_agent else requester
