@@ -149,6 +149,8 @@ class Run:
     mapped: dict[tuple[str, str], UUID] = field(default_factory=dict)
     emails: dict[str, str] = field(default_factory=dict)
     """Each user's e-mail, by Zendesk user id (a duplicate's is its first holder's)."""
+    contacts: dict[str, UUID] = field(default_factory=dict)
+    """The imported contact holding each e-mail."""
 
     def known(self, kind: str, source_id: Any) -> UUID | None:
         return self.mapped.get((kind, str(source_id)))
@@ -281,9 +283,12 @@ async def import_users(run: Run, dry_run: bool) -> None:
                                   at: datetime = at, target: UUID = target) -> None:
             await create_contact(uow, NewContact(fields=fields, at=at, contact_id=target))
 
+        # Even when the contact is refused (a contact of the tenant holds the address),
+        # the user's tickets go to whoever holds its e-mail (handlers/requesters.py).
+        run.emails[zid] = email
         if await _once(run, "contact", zid, target, dry_run, create_contact_) \
                 or run.known("contact", zid):
-            run.emails[zid] = email
+            run.contacts[email] = target
 
 
 async def import_groups(run: Run, dry_run: bool) -> None:

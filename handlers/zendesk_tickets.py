@@ -108,10 +108,9 @@ def _facts(ticket: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _fields(run: Run, zid: str, raw: Any) -> dict[str, Any]:
+def _fields(run: Run, zid: str, raw: Any,
+            definitions: Mapping[str, FieldDefinition | None]) -> dict[str, Any]:
     values: dict[str, Any] = {}
-    definitions: dict[str, FieldDefinition | None] = {
-        k: definition_of(k, v) for k, v in run.export.ticket_fields.items()}
     for item in raw or ():
         fid, value = str(item.get("id")), item.get("value")
         if value is None or value == "" or value == []:
@@ -164,8 +163,10 @@ def _comments(run: Run, zid: str, opened: datetime) -> list[Comment]:
     return out
 
 
-def plan_ticket(run: Run, zid: str, ticket: Mapping[str, Any]) -> Plan | None:
-    """The ticket as it will be written, or None (reported) when it cannot be."""
+def plan_ticket(run: Run, zid: str, ticket: Mapping[str, Any],
+                definitions: Mapping[str, FieldDefinition | None]) -> Plan | None:
+    """The ticket as it will be written, or None (reported) when it cannot be;
+    ``definitions``: ours of the export's ticket fields, by Zendesk id."""
     at = parse_time(ticket.get("created_at"))
     if at is None:
         run.report.skip("ticket", zid, f"invalid time {ticket.get('created_at')!r}")
@@ -175,11 +176,9 @@ def plan_ticket(run: Run, zid: str, ticket: Mapping[str, Any]) -> Plan | None:
     if email is None:
         run.report.skip("ticket", zid, f"unknown requester {requester_id}")
         return None
-    contact = run.known("contact", requester_id)
-    if contact is None:  # an agent, or the duplicate of another user's e-mail
-        holder = next((k for (kind, k), _ in run.mapped.items() if kind == "contact"
-                       and run.emails.get(k) == email), None)
-        contact = run.known("contact", holder) if holder is not None else None
+    # None for an agent, or an address a contact of the tenant held before the import:
+    # the ticket then goes to whoever holds the e-mail (handlers/requesters.py).
+    contact = run.contacts.get(email)
     user = run.export.users.get(requester_id, {})
     requester = Requester(email=email, name=user.get("name") or None,
                           contact_id=ContactId(contact) if contact is not None else None)
@@ -211,13 +210,14 @@ def plan_ticket(run: Run, zid: str, ticket: Mapping[str, Any]) -> Plan | None:
                 str(ticket.get("subject") or "").strip() or "(no subject)", requester,
                 PRIORITIES.get(str(ticket.get("priority")), Priority.NORMAL),
                 tuple(str(t) for t in ticket.get("tags") or ()),
-                _fields(run, zid, ticket.get("custom_fields")), at, state,
+                _fields(run, zid, ticket.get("custom_fields"), definitions), at, state,
                 max(state_at, comments[-1].at), comments, agent, group, _facts(ticket))
 
 
 async def import_tickets(run: Run, dry_run: bool) -> None:
     """Every ticket of the export not imported yet, in Zendesk id order."""
     tickets = run.export.tickets
+    definitions = {k: definition_of(k, v) for k, v in run.export.ticket_fields.items()}
     for zid in run.export.comments:
         if zid not in tickets:
             run.report.skip("comment", f"ticket {zid}", f"{len(run.export.comments[zid])} "
@@ -227,7 +227,7 @@ async def import_tickets(run: Run, dry_run: bool) -> None:
         if run.known("ticket", zid) is not None:
             run.report.existing["ticket"] += 1
             continue
-        plan = plan_ticket(run, zid, ticket)
+        plan = plan_ticket(run, zid, ticket, definitions)
         if plan is None:
             continue
         if dry_run:
