@@ -182,6 +182,9 @@ async def test_the_import_creates_what_the_export_holds_and_reports_every_skip(
     assert opened["metadata"]["import"]["author"] == str(export.comments[3][0]["author_id"])
     assert opened["metadata"]["import"]["recorded"]["first_reply_minutes"] == 45
     assert opened["recorded_at"].year >= 2026
+    async with services.store.session(tenant, readonly=True) as uow:
+        chain = await uow.verify_chain()
+    assert chain.ok and chain.checked == chain.head_seq
 
     # A second run creates nothing.
     before = await _fetch(services, tenant, "SELECT count(*) AS n FROM events")
