@@ -138,6 +138,9 @@ SELECT create_distributed_table('sla_policy_revisions', 'tenant_id',
 SELECT create_distributed_table('oidc_providers', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('oidc_attempts', 'tenant_id', colocate_with => 'tenants');
 
+-- What importers made of their sources' records (migration 0695).
+SELECT create_distributed_table('import_sources', 'tenant_id', colocate_with => 'tenants');
+
 -- 4. What changes for the API-key lookup (api_key_lookup, by key hash, before the
 --    tenant is known). On the distributed api_keys it is a query on every shard (one
 --    index probe each, api_keys_key_hash), behind each process's key cache

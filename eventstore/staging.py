@@ -4,6 +4,7 @@ appends (checked against their stream's version at commit) and deferred writes, 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,6 +58,11 @@ class Staging(UnitState):
         """
         if not events:
             return
+        if self.stamp:
+            # What the caller says of every event of this unit of work (an importer's
+            # source and author, docs/import.md), merged into each event's metadata.
+            events = [dataclasses.replace(e, metadata={**e.metadata, **self.stamp})
+                      for e in events]
         if self.keyring is not None and any(e.seal and e.subject for e in events):
             if expected_version is None:
                 expected_version = await self.stream_version(stream_id)

@@ -89,6 +89,7 @@ class UnitOfWork(Staging, SubjectKeys, Reads, ChainVerification):
         # Sealed fields that failed to open in this unit of work's reads: moved or
         # altered ciphertexts, reported rather than shown.
         self.broken: list[Broken] = []
+        self.stamp: dict[str, Any] = {}
 
 
 class EventStore:

@@ -32,6 +32,16 @@ class StoreActor:
 
 SYSTEM = StoreActor("system", "scheduler")
 
+IMPORT_ACTOR_KIND = "import"
+"""The actor kind of events an importer appends (``import:<source>``, docs/import.md):
+history brought from another helpdesk. It is the flag every reactor reads: no webhook,
+mail, rule or live-feed notice comes of such an event."""
+
+
+def importer(source: str) -> StoreActor:
+    """The actor of an import from ``source`` (``import:zendesk``)."""
+    return StoreActor(IMPORT_ACTOR_KIND, source)
+
 
 @dataclass(frozen=True, slots=True)
 class NewEvent:

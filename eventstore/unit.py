@@ -29,6 +29,9 @@ class UnitState:
     deferring: bool
     _keys: dict[UUID, bytes | None]
     broken: list[Broken]
+    stamp: dict[str, Any]
+    """Metadata merged into every event this unit of work appends from now on (empty:
+    none); an importer names its source and the record's author here."""
 
     if TYPE_CHECKING:
         # What one part calls on another; each is defined by the part named beside it,

@@ -62,6 +62,7 @@ from eventstore.errors import ConcurrencyError
 from eventstore.keys import Keyring
 from eventstore.memo import TenantMemo
 from eventstore.store import UnitOfWork
+from eventstore.types import IMPORT_ACTOR_KIND
 from handlers.errors import HandlerError
 from handlers.rule_states import TicketStates
 from handlers.tenant_events import record
@@ -249,13 +250,17 @@ class RuleEngine:
         acted = 0
         through: int | None = None
         for envelope in events:
-            times.see(envelope)
+            imported = envelope.actor_kind == IMPORT_ACTOR_KIND
+            if not imported:
+                times.see(envelope)
             if not rules:
                 continue
             # Every ticket event moves the memory on, wanted by a rule or not, so the
             # next one that is wanted follows from it.
             ticket = await self.states.after(conn, tenant_id, envelope,
                                              rows.get(envelope.stream_id))
+            if imported:
+                continue  # history brought from another desk: no rule acts on it
             candidates = [r for r, types in wanted
                           if types is None or envelope.event.TYPE in types]
             if not candidates or ticket is None:

@@ -199,11 +199,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     from api.cli import audit as audit_cli
     from api.cli import demo as demo_cli
+    from api.cli import imports as imports_cli
     from api.cli import keys as keys_cli
     from api.cli import search as search_cli
 
     audit_cli.add_parser(sub)
     demo_cli.add_parser(sub)
+    imports_cli.add_parser(sub)
     keys_cli.add_parser(sub)
     search_cli.add_parser(sub)
     return parser

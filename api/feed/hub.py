@@ -34,7 +34,7 @@ from eventstore.errors import EventStoreError
 from eventstore.listener import Listener
 from eventstore.notifier import CHANNEL as EVENTS_CHANNEL
 from eventstore.store import EventStore
-from eventstore.types import RecordedEvent
+from eventstore.types import IMPORT_ACTOR_KIND, RecordedEvent
 
 log = logging.getLogger("helpdesk.ws")
 
@@ -46,6 +46,9 @@ class RingEntry:
     type: str
     body: dict[str, Any]
     tenant_text: str
+    imported: bool = False
+    """Appended by an importer (eventstore/types.py ``IMPORT_ACTOR_KIND``): history,
+    so no notice of it goes out; the tenant room gets ``withheld`` in its place."""
 
 
 @dataclass(eq=False)
@@ -238,17 +241,19 @@ class Hub:
             feed.ring.clear()
         body = msg.event_body(event)
         tenant_text = msg.event_message(msg.TENANT_ROOM, event.seq, body)
-        feed.ring.append(RingEntry(event.seq, event.stream_id, event.type, body, tenant_text))
+        imported = event.actor_kind == IMPORT_ACTOR_KIND
+        feed.ring.append(RingEntry(event.seq, event.stream_id, event.type, body, tenant_text,
+                                   imported))
         feed.last_seq = event.seq
         head = feed.known_head = max(feed.known_head, event.seq)
         withheld: str | None = None
         for sub in list(feed.tenant_subs):
-            if sub.outbox.reads(event.type):
+            if not imported and sub.outbox.reads(event.type):
                 sub.outbox.offer(sub, tenant_text, head)
             else:
                 withheld = withheld or msg.withheld(msg.TENANT_ROOM, event.seq)
                 sub.outbox.offer(sub, withheld, head)
-        stream_subs = feed.ticket_subs.get(event.stream_id)
+        stream_subs = None if imported else feed.ticket_subs.get(event.stream_id)
         if stream_subs:
             # Encoded once per room (a stream is one kind's, so nearly always one room).
             texts: dict[str, str] = {}
@@ -376,7 +381,8 @@ class Hub:
                         expected += 1
                         if not room.wants(event.stream_id):
                             continue
-                        if outbox.reads(event.type):
+                        if (event.actor_kind != IMPORT_ACTOR_KIND
+                                and outbox.reads(event.type)):
                             texts.append(msg.event_message(room.name, event.seq,
                                                            msg.event_body(event)))
                         elif room.stream_id is None:
@@ -391,7 +397,7 @@ class Hub:
             expected += 1
             if not room.wants(entry.stream_id):
                 continue
-            if not outbox.reads(entry.type):
+            if entry.imported or not outbox.reads(entry.type):
                 if room.stream_id is None:
                     texts.append(msg.withheld(room.name, entry.seq))
             elif room.stream_id is None:

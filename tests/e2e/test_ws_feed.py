@@ -18,6 +18,7 @@ from domain.ids import TenantId
 from domain.values import Role
 from eventstore.pool import connect
 from eventstore.store import EventStore
+from eventstore.types import importer
 from handlers import agents, api_keys, contacts, organizations, sessions
 from handlers.credentials import Passwords
 from handlers.tenants import operator_session
@@ -204,6 +205,40 @@ async def test_resume_after_disconnect_replays_exactly_the_missed_events_then_li
         assert [m["seq"] for m in await recv_events(ws, 2)] == after
         with pytest.raises(TimeoutError):
             await recv(ws, timeout=0.3)
+        await ws.close()
+
+
+async def test_imported_events_are_withheld_live_and_in_replays(db, make_tenant,
+                                                               store) -> None:
+    """An importer's events (actor ``import:<source>``, docs/import.md) are history: the
+    tenant room carries ``withheld`` in their place, live and replayed (from memory and
+    from the store), so it stays contiguous; a ticket room leaves them out."""
+    t = await make_tenant("Acme")
+    ticket = uuid.uuid4()
+
+    def seen(messages: list[dict]) -> list[tuple[str, int]]:
+        return [(m["type"], m["seq"]) for m in messages]
+
+    async with serve(ws_settings(db.runtime_url)) as srv:
+        ws = await connect_ws(srv.url, t.admin_key.secret)
+        await send(ws, op="subscribe", room="tenant", after_seq=FIRST)
+        await recv_until(ws, "subscribed")
+        imported = await append_notes(store, t.tenant_id, ticket, 2, writer=importer("zd"))
+        live = await append_notes(store, t.tenant_id, ticket, 1)
+        want = [("withheld", s) for s in imported] + [("event", s) for s in live]
+        assert seen([await recv(ws) for _ in want]) == want
+        room = await connect_ws(srv.url, t.admin_key.secret)
+        await send(room, op="subscribe", room=f"ticket:{ticket}", after_seq=0)
+        assert seen((await recv_until(room, "subscribed"))[:-1]) == [("event", s) for s in live]
+        again = await connect_ws(srv.url, t.admin_key.secret)
+        await send(again, op="subscribe", room="tenant", after_seq=FIRST)
+        assert seen((await recv_until(again, "subscribed"))[:-1]) == want
+        for s in (ws, room, again):
+            await s.close()
+    async with serve(ws_settings(db.runtime_url)) as srv:
+        ws = await connect_ws(srv.url, t.admin_key.secret)
+        await send(ws, op="subscribe", room="tenant", after_seq=FIRST)
+        assert seen((await recv_until(ws, "subscribed"))[:-1]) == want
         await ws.close()
 
 

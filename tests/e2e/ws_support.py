@@ -154,13 +154,15 @@ def note(n: int, body: str = "internal note") -> NewEvent:
 
 
 async def append_notes(store: EventStore, tenant: uuid.UUID, ticket: uuid.UUID, n: int,
-                       *, per_tx: int = 1, body: str = "internal note") -> list[int]:
-    """Append ``n`` notes to ``ticket`` (opening it first if new); returns their seqs."""
+                       *, per_tx: int = 1, body: str = "internal note",
+                       writer: StoreActor | None = None) -> list[int]:
+    """Append ``n`` notes to ``ticket`` (opening it first if new) as ``writer`` (default
+    ``WRITER``); returns their seqs."""
     seqs: list[int] = []
 
     async def append(events: list[NewEvent]) -> None:
         # Appends go out with the commit; their seqs are read back after it.
-        async with store.session(tenant, WRITER) as s:  # type: ignore[arg-type]
+        async with store.session(tenant, writer or WRITER) as s:  # type: ignore[arg-type]
             version = await s.stream_version(ticket)
             if version == 0:
                 events = [open_ticket(ticket), *events]

@@ -1,0 +1,18 @@
+-- What importers made of their sources' records (migration 0695, handlers/zendesk_import.py).
+
+-- name: imported --
+-- $1 tenant_id, $2 source
+-- Everything imported from the source so far: the importer's resume point.
+SELECT kind, source_id, target_id
+  FROM import_sources
+ WHERE tenant_id = $1 AND source = $2
+
+-- name: record_import --
+-- $1 tenant_id, $2 source, $3 kind, $4 source_id, $5 target_id, $6 facts (jsonb)
+-- In the transaction that created the record: the unique key makes a second import of
+-- the same record fail that transaction, so it never commits twice. Returns the row
+-- when it was written, none when the record was imported already (the marker kinds).
+INSERT INTO import_sources (tenant_id, source, kind, source_id, target_id, facts)
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT DO NOTHING
+RETURNING source_id

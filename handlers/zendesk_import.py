@@ -1,0 +1,63 @@
+"""``helpdesk import zendesk`` (api/cli/imports.py): a Zendesk export brought into a tenant
+as history, through the same command handlers as the API (docs/import.md).
+
+The export is read from files (handlers/zendesk_export.py); its people, organizations,
+groups and ticket fields become ours in handlers/zendesk_records.py, its tickets in
+handlers/zendesk_tickets.py, each record in a transaction of its own together with the
+``import_sources`` row that makes a rerun skip it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from domain.ids import TenantId
+from eventstore.store import EventStore
+from handlers import attachments
+from handlers.zendesk_export import read_export
+from handlers.zendesk_records import (
+    ACTOR,
+    SOURCE,
+    Checkpoint,
+    ImportReport,
+    Progress,
+    Q,
+    Run,
+    deactivate_agents,
+    import_fields,
+    import_groups,
+    import_organizations,
+    import_users,
+)
+from handlers.zendesk_tickets import import_tickets
+
+
+async def import_zendesk(store: EventStore, storages: attachments.Storages | None,
+                         tenant_id: TenantId, directory: Path, *, dry_run: bool = False,
+                         progress: Progress | None = None,
+                         checkpoint: Checkpoint | None = None) -> ImportReport:
+    """Import the export in ``directory`` into ``tenant_id`` (module docstring).
+
+    ``dry_run`` writes nothing and reports what would be created and skipped.
+    ``storages`` keeps the attachments' files (None: none are imported, each reported).
+    """
+    export = read_export(directory)
+    report = ImportReport(dry_run=dry_run)
+    for bad in export.unreadable:
+        report.skip(bad.kind, bad.source_id, bad.reason)
+    run = Run(store, storages, tenant_id, export, report, checkpoint, progress)
+    async with store.session(tenant_id, ACTOR, readonly=True) as uow:
+        for row in await uow.conn.fetch(Q["imported"], tenant_id, SOURCE):
+            run.mapped[(row["kind"], row["source_id"])] = row["target_id"]
+    await import_organizations(run, dry_run)
+    await import_users(run, dry_run)
+    await import_groups(run, dry_run)
+    await import_fields(run, dry_run)
+    await import_tickets(run, dry_run)
+    if not dry_run:
+        await deactivate_agents(run)
+    return report
+
+
+
+__all__ = ["import_zendesk"]
