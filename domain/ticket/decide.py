@@ -112,14 +112,20 @@ def decide(command: Command, state: Ticket | None, policy: SlaPolicy,
     if isinstance(command, RetargetSla):
         if state.state is TicketState.CLOSED:
             return []
-        return _retarget(state, state.priority, state.group_id, policy, command.at, "apply",
-                         only=command.policy_id)
+        return _retarget(state, state.priority, state.group_id, policy, command.at,
+                         command.reason, only=command.policy_id)
     if isinstance(command, ChangeRequester):
         if command.requester == state.requester:
             return []
         if command.requester.contact_id is None:
             raise ValidationFailed("a ticket moves to a contact", field="requester.contact_id")
-        return [RequesterChanged(requester=check_requester(command.requester), at=command.at)]
+        moved: list[Event] = [RequesterChanged(requester=check_requester(command.requester),
+                                               at=command.at)]
+        if state.state is TicketState.CLOSED:
+            return moved
+        # ``policy`` knows the new requester's organization: re-match on it.
+        return moved + _retarget(state, state.priority, state.group_id, policy, command.at,
+                                 "requester")
     if state.state is TicketState.CLOSED:
         if isinstance(command, AddMessage) and command.actor.kind is ActorKind.CUSTOMER:
             raise FollowUpRequired(state.id)

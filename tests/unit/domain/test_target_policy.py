@@ -28,8 +28,11 @@ from domain.target_policy import (
     legacy_policies,
     policy_matcher,
 )
-from domain.ticket.commands import Assign, ChangePriority
-from domain.values import Priority, SlaMetric, TicketState
+from dataclasses import replace
+
+from domain.ids import ContactId
+from domain.ticket.commands import Assign, ChangePriority, ChangeRequester, RetargetSla
+from domain.values import Priority, Requester, SlaMetric, TicketState
 from tests.unit.domain.support import (
     AGENT,
     CUSTOMER,
@@ -38,6 +41,8 @@ from tests.unit.domain.support import (
     at,
     given,
     move,
+    path_to,
+    when,
     open_cmd,
     reply,
     state_of,
@@ -133,6 +138,39 @@ def test_a_change_of_priority_retargets_with_an_event_naming_both_policies() -> 
     assert clocks[FR].due_at == at(0, 15)  # 10 minutes spent of 15
     assert clocks[RES].due_at == at(2)
     assert clocks[NR].target_ms == 0 and clocks[NR].started_at is None  # not measured
+
+
+def test_a_change_of_organization_re_matches_the_ticket() -> None:
+    acme = uuid.UUID(int=42)
+    gold = policy("gold", PolicyTargets(first_reply_ms=H // 4, resolution_ms=2 * H),
+                  Condition(field="organization_id", op="is", value=str(acme)))
+    outside = view(DEFAULT, gold)
+    assert outside.matcher is not None
+    inside = outside.model_copy(update={"matcher": replace(outside.matcher,
+                                                           organization_id=acme)})
+    history = given(open_cmd(), policy=outside)
+    # Given a ticket on the default, when its requester's organization becomes acme,
+    # then its open clocks move to gold, elapsed time kept.
+    [moved] = when(history, RetargetSla(policy_id=None, reason="organization",
+                                        at=at(0, 10)), policy=inside)
+    assert isinstance(moved, SlaRetargeted)
+    assert (moved.from_policy.policy_id, moved.to_policy.policy_id, moved.reason) == (
+        DEFAULT.id, gold.id, "organization")
+    assert moved.clocks[FR].due_at == at(0, 15) and moved.clocks[RES].due_at == at(2)
+    # Moving it again decides nothing; nor does a re-match that still chooses the same.
+    assert when([*history, moved], RetargetSla(policy_id=None, reason="organization",
+                                               at=at(0, 20)), policy=inside) == []
+    assert when(history, RetargetSla(policy_id=None, reason="organization",
+                                     at=at(0, 20)), policy=outside) == []
+    # A ticket moved to a requester of acme is re-matched with the move.
+    to_acme = ChangeRequester(requester=Requester(email="b@acme.example",
+                                                  contact_id=ContactId(uuid.UUID(int=9))),
+                              at=at(0, 10))
+    changed, retargeted = when(history, to_acme, policy=inside)
+    assert isinstance(retargeted, SlaRetargeted) and retargeted.reason == "requester"
+    assert retargeted.to_policy.policy_id == gold.id
+    closed = given(*path_to(TicketState.CLOSED), policy=outside)
+    assert len(when(closed, to_acme, policy=inside)) == 1  # moved, clocks stopped as were
 
 
 def test_policies_made_from_settings_give_the_same_verdicts() -> None:
