@@ -245,7 +245,9 @@ def policy_matcher(policies: Sequence[TargetPolicy],
             basis=basis,
             targets={SlaMetric.FIRST_RESPONSE: p.targets.first_reply_ms,
                      SlaMetric.NEXT_REPLY: p.targets.next_reply_ms,
-                     SlaMetric.RESOLUTION: p.targets.resolution_ms},
+                     SlaMetric.RESOLUTION: p.targets.resolution_ms,
+                     SlaMetric.PERIODIC_UPDATE: p.targets.periodic_update_ms,
+                     SlaMetric.REQUESTER_WAIT: p.targets.requester_wait_ms},
             calendar=CALENDAR_24x7 if key is None else calendars[key])))
     return PolicyMatcher(ordered=tuple(ordered), calendars=calendars,
                          organization_id=organization_id)

@@ -75,6 +75,10 @@ class SlaMetric(StrEnum):
     FIRST_RESPONSE = "first_response"
     NEXT_REPLY = "next_reply"
     RESOLUTION = "resolution"
+    PERIODIC_UPDATE = "periodic_update"
+    """From each public agent reply to the next one (docs/sla.md); on SLA policies only."""
+    REQUESTER_WAIT = "requester_wait"
+    """The time the requester waits on the desk: open and on hold, not pending."""
 
 
 class Actor(BaseModel):

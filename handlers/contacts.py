@@ -33,7 +33,7 @@ from domain.contact import (
 from domain.events import Event
 from domain.ids import ContactId, OrganizationId
 from domain.mapper import to_stored
-from domain.ticket.commands import ChangeRequester
+from domain.ticket.commands import ChangeRequester, RetargetSla
 from domain.values import Requester
 from eventstore.store import UnitOfWork
 from handlers.errors import Conflict, Invalid, Missing, VersionMismatch
@@ -41,6 +41,7 @@ from handlers.portal import revoke_merged
 from handlers.sealing import stored_event
 from handlers.tickets import run_command
 from projections import people
+from projections import sla_policies as sla_reads
 
 CONTACT_FIELDS = frozenset(ContactFields.model_fields)
 
@@ -136,7 +137,21 @@ async def _decide_and_write(uow: UnitOfWork, current: Contact, command: ContactC
         after = evolve_contact(after, event)
     await people.set_contact(uow.conn, uow.tenant_id, current, after)
     await stage(uow, current.id, current.version, events)
+    if after.organization_id != current.organization_id:
+        await _rematch_tickets(uow, after.id, events[-1].at)
     return after
+
+
+async def _rematch_tickets(uow: UnitOfWork, contact_id: UUID, at: datetime) -> None:
+    """A contact moved to another organization (or out of any): its open tickets are
+    re-matched against the tenant's SLA policies, as after a change of group or
+    priority (``SlaRetargeted``, reason ``organization``); only if a policy has a
+    condition on the organization, since no other match can change."""
+    if not await sla_reads.policies_ask_organization(uow.conn, uow.tenant_id):
+        return
+    for ticket_id in await people.contact_ticket_ids(uow.conn, uow.tenant_id, contact_id):
+        await run_command(uow, ticket_id, RetargetSla(policy_id=None, at=at,
+                                                      reason="organization"))
 
 
 async def _locked(uow: UnitOfWork, contact_id: UUID, expected_version: int | None) -> Contact:

@@ -50,6 +50,7 @@ from domain.ticket.commands import (
     Assign,
     ChangeFields,
     ChangeFollowers,
+    ChangeRequester,
     ChangeState,
     Command,
     OpenTicket,
@@ -149,7 +150,9 @@ async def execute(
                                                             locked=True,
                                                             hold_key=session.held_key)
         command = command.model_copy(update={"requester": requester})
-    contact = (command.requester.contact_id if isinstance(command, OpenTicket)
+    # The requester a command decides for: a moved ticket's new one (its organization
+    # re-matches the ticket's SLA policy).
+    contact = (command.requester.contact_id if isinstance(command, OpenTicket | ChangeRequester)
                else None if state is None else state.requester.contact_id)
     policy = await sla_policy_for(conn, tenant, policy, loaded, contact)
 

@@ -206,7 +206,7 @@ class Fold:
                 row.breaches_first_response += 1
             elif event.metric is SlaMetric.NEXT_REPLY:
                 row.breaches_next_reply += 1
-            else:
+            elif event.metric is SlaMetric.RESOLUTION:
                 row.breaches_resolution += 1
 
     def _state(self, row: TicketRow, event: StateChanged, day: date) -> None:

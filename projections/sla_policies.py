@@ -97,6 +97,16 @@ async def all_policies(conn: asyncpg.Connection, tenant_id: TenantId) -> list[Ta
     return [_policy(r) for r in await conn.fetch(Q["all_policies"], tenant_id)]
 
 
+async def has_policies(conn: asyncpg.Connection, tenant_id: TenantId) -> bool:
+    """Whether the tenant has any SLA policy (then they, not its settings, set clocks)."""
+    return bool(await conn.fetchval(Q["has_policies"], tenant_id))
+
+
+async def policies_ask_organization(conn: asyncpg.Connection, tenant_id: TenantId) -> bool:
+    """Whether any policy of the tenant has a condition on the requester's organization."""
+    return bool(await conn.fetchval(Q["policies_ask_organization"], tenant_id))
+
+
 async def put_policy(write: Write, tenant_id: TenantId, policy: TargetPolicy) -> None:
     dumped: dict[str, Any] = policy.model_dump(mode="json")
     await write(Q["put_policy"], tenant_id, policy.id, policy.name, policy.position,
@@ -112,5 +122,6 @@ async def list_policies(conn: asyncpg.Connection, tenant_id: TenantId,
 
 
 __all__ = ["CalendarVersion", "all_policies", "calendar_versions", "count_calendars",
-           "current_calendars", "list_calendars", "list_policies", "load_calendar", "load_policy",
-           "lock_policies", "put_calendar", "put_policy"]
+           "current_calendars", "has_policies", "list_calendars", "list_policies",
+           "load_calendar", "load_policy", "lock_policies", "policies_ask_organization",
+           "put_calendar", "put_policy"]

@@ -72,6 +72,15 @@ SELECT id, version, name, position, "default", conditions, targets, calendar_id,
        created_at, updated_at
   FROM sla_policies WHERE tenant_id = $1
 
+-- name: has_policies --
+-- $1 tenant_id
+SELECT EXISTS (SELECT 1 FROM sla_policies WHERE tenant_id = $1)
+
+-- name: policies_ask_organization --
+-- $1 tenant_id: whether a policy has a condition on the requester's organization
+SELECT EXISTS (SELECT 1 FROM sla_policies
+                WHERE tenant_id = $1 AND conditions @> '[{"field": "organization_id"}]')
+
 -- name: put_policy --
 -- $1 tenant_id, $2 id, $3 name, $4 position, $5 default, $6 conditions, $7 targets,
 -- $8 calendar_id, $9 version, $10 created_at, $11 updated_at.

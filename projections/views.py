@@ -68,7 +68,8 @@ def ticket_document(t: Ticket) -> dict[str, Any]:
         "follow_up_ids": list(t.follow_up_ids), "created_at": t.created_at,
         "updated_at": t.updated_at, "solved_at": t.solved_at, "closed_at": t.closed_at,
         "reopen_count": t.reopen_count, "awaiting_reply": t.awaiting_reply,
-        "sla": {m.value: _clock(t.clocks[m]) for m in SlaMetric},
+        # Periodic update and requester wait: on tickets opened on SLA policies only.
+        "sla": {m.value: _clock(t.clocks[m]) for m in SlaMetric if m in t.clocks},
         "fields": {k: list(v) if isinstance(v, tuple) else v
                    for k, v in sorted(t.fields.items())},
         "attachments": [f.model_dump() for f in t.files],

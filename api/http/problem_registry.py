@@ -186,6 +186,13 @@ PROBLEMS: Mapping[str, ProblemCode] = _codes(
     ProblemCode("group_exists", 409, "Group exists",
                 "A group has this name (`group_id`, when known, is which).",
                 {"group_id": Member(_UUID, required=False)}),
+    ProblemCode("sla_settings_superseded", 409, "SLA settings superseded",
+                "The tenant's SLA clocks run on its SLA policies (`/v1/sla-policies`, "
+                "`/v1/calendars`): a change of the settings' SLA targets (`fields` names "
+                "them) would set no clock.",
+                {"fields": Member({"type": "array", "minItems": 1,
+                                   "items": {"type": "string",
+                                             "enum": ["sla_targets", "group_sla_targets"]}})}),
     ProblemCode("too_many_fields", 409, "Too many fields",
                 "The tenant has as many ticket fields as it may."),
     ProblemCode("erasure_unavailable", 409, "Erasure unavailable",

@@ -245,6 +245,14 @@ class SlaOut(BaseModel):
     first_response: ClockOut
     next_reply: ClockOut
     resolution: ClockOut
+    periodic_update: ClockOut | None = Field(
+        default=None, exclude_if=_absent,
+        description="From each public agent reply to the next (docs/sla.md); absent on "
+                    "tickets opened before SLA policies.")
+    requester_wait: ClockOut | None = Field(
+        default=None, exclude_if=_absent,
+        description="While the ticket is open or on hold, until solved; absent on "
+                    "tickets opened before SLA policies.")
 
 
 FieldValueOut = bool | int | str | list[str]

@@ -8,7 +8,7 @@ injected clock, never read inside the domain.
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -141,13 +141,16 @@ class CheckSla(BaseModel):
 
 class RetargetSla(BaseModel):
     """Move the ticket's open clocks to the policy the tenant's SLA policies match now,
-    if that is ``policy_id`` (``POST /v1/sla-policies/{id}/apply``); otherwise, or if
-    they already run on its current version, nothing."""
+    if that is ``policy_id`` (``POST /v1/sla-policies/{id}/apply``; None: whichever
+    matches, as after the requester's organization changed); otherwise, or if they
+    already run on its current version, nothing. ``reason`` is recorded on
+    ``SlaRetargeted``."""
 
     model_config = _FROZEN
 
-    policy_id: uuid.UUID
+    policy_id: uuid.UUID | None
     at: UtcDatetime
+    reason: Literal["apply", "organization"] = "apply"
 
 
 class WarnSla(BaseModel):

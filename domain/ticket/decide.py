@@ -109,6 +109,7 @@ from domain.values import (
 )
 
 FR, NR, RES = SlaMetric.FIRST_RESPONSE, SlaMetric.NEXT_REPLY, SlaMetric.RESOLUTION
+PU, RW = SlaMetric.PERIODIC_UPDATE, SlaMetric.REQUESTER_WAIT
 CCS_MAX = 50
 """The most customers one ticket copies."""
 
@@ -133,14 +134,20 @@ def decide(command: Command, state: Ticket | None, policy: SlaPolicy,
     if isinstance(command, RetargetSla):
         if state.state is TicketState.CLOSED:
             return []
-        return _retarget(state, state.priority, state.group_id, policy, command.at, "apply",
-                         only=command.policy_id)
+        return _retarget(state, state.priority, state.group_id, policy, command.at,
+                         command.reason, only=command.policy_id)
     if isinstance(command, ChangeRequester):
         if command.requester == state.requester:
             return []
         if command.requester.contact_id is None:
             raise ValidationFailed("a ticket moves to a contact", field="requester.contact_id")
-        return [RequesterChanged(requester=check_requester(command.requester), at=command.at)]
+        moved: list[Event] = [RequesterChanged(requester=check_requester(command.requester),
+                                               at=command.at)]
+        if state.state is TicketState.CLOSED:
+            return moved
+        # ``policy`` knows the new requester's organization: re-match on it.
+        return moved + _retarget(state, state.priority, state.group_id, policy, command.at,
+                                 "requester")
     if state.merged_into is not None:
         raise TicketMergedAway(state.merged_into)
     if state.state is TicketState.CLOSED:
@@ -335,6 +342,12 @@ def _open(cmd: OpenTicket, policy: SlaPolicy, catalog: FieldCatalog) -> list[Eve
         choice = policy.matcher.choose(cmd.priority, group, cmd.source, tags, values)
         clocks = {FR: _started(choice, FR, cmd.at), NR: _idle(choice, NR),
                   RES: _started(choice, RES, cmd.at)}
+        # The metrics settings never had only where the policy measures them, so the
+        # clocks of a policy made from settings read as the settings' did.
+        if choice.targets.get(PU) is not None:
+            clocks[PU] = _idle(choice, PU)
+        if choice.targets.get(RW) is not None:
+            clocks[RW] = _started(choice, RW, cmd.at)
     else:
         clocks = {
             FR: start_clock(cal, FR, policy.target_ms(FR, cmd.priority, group), cmd.at),
@@ -451,6 +464,14 @@ def _add_message(cmd: AddMessage, state: Ticket, policy: SlaPolicy) -> list[Even
             clock = state.clocks[metric]
             if clock.active:
                 clocks[metric] = fulfil_clock(clock, cmd.at)
+        if policy.matcher is not None and state.state not in (TicketState.SOLVED,
+                                                               TicketState.CLOSED):
+            # Each public reply meets the periodic update due and starts the next one,
+            # on the policy in force now, with its own breach latch.
+            choice = policy.matcher.choose(state.priority, state.group_id, state.source,
+                                           state.tags, state.fields)
+            if choice.targets.get(PU) is not None or PU in state.clocks:
+                clocks[PU] = _started(choice, PU, cmd.at)
     elif kind is ActorKind.CUSTOMER:
         next_reply = state.clocks[NR]
         # Before the first response, that clock already measures the wait; and only one
@@ -521,8 +542,18 @@ def _clock_for_state(
         return pause_clock(cal, clock, at)  # closed: every clock stops for good
     if metric is FR:
         return clock  # first response never pauses
-    if metric is RES and to is TicketState.SOLVED:
+    if metric is PU:
+        # Updates are owed while the ticket is unsolved, pending or not; solving meets
+        # the one due, and the next public reply after a reopen starts another.
+        return fulfil_clock(clock, at) if to is TicketState.SOLVED else clock
+    if metric in (RES, RW) and to is TicketState.SOLVED:
         return solve_resolution(cal, clock, at)
+    if metric is RW:
+        # The requester waits while the ticket is open or on hold, not while pending
+        # (the desk waits on them), whatever the tenant's paused states.
+        if to is TicketState.PENDING:
+            return pause_clock(cal, clock, at)
+        return resume_clock(cal, clock, at)
     if to in policy.paused_states:
         return pause_clock(cal, clock, at)
     return resume_clock(cal, clock, at)

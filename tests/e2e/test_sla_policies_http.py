@@ -182,3 +182,59 @@ async def test_a_policy_changed_in_one_process_is_applied_by_the_next_command_in
                                  headers=auth(tenant.admin_key, **{"If-Match": '"1"'}))
         assert moved.status_code == 200, moved.text
         assert (await first_reply())["calendar_version"] == 2
+
+
+async def test_settings_targets_are_refused_once_policies_set_the_clocks(http, tenant):
+    admin = auth(tenant.admin_key)
+    doc = (await http.get("/v1/settings", headers=admin)).json()
+    faster = {**doc, "sla_targets": {**doc["sla_targets"],
+                                     "urgent": {"first_response_ms": 60_000,
+                                                "resolution_ms": 600_000}}}
+    before = await http.put("/v1/settings", json=faster, headers=admin)
+    assert before.status_code == 200, before.text
+    assert (await http.post("/v1/sla-policies", json=DEFAULT, headers=admin)).status_code == 201
+
+    refused = await http.put("/v1/settings", json=doc, headers=admin)
+    assert refused.status_code == 409, refused.text
+    body = refused.json()
+    assert body["code"] == "sla_settings_superseded" and body["fields"] == ["sla_targets"]
+    assert "/v1/sla-policies" in body["detail"] and "/v1/calendars" in body["detail"]
+    assert refused.headers["content-type"].startswith("application/problem+json")
+    stored = (await http.get("/v1/settings", headers=admin)).json()
+    assert stored["sla_targets"] == faster["sla_targets"]
+    # The stored targets, sent back with other changes, are taken; so are business
+    # hours, which still set the rules' hours.
+    kept = {**stored, "paused_states": ["pending"], "business_hours": HOURS}
+    taken = await http.put("/v1/settings", json=kept, headers=admin)
+    assert taken.status_code == 200, taken.text
+    assert taken.json()["paused_states"] == ["pending"]
+
+
+async def test_periodic_update_and_requester_wait_clocks_follow_replies_and_states(
+        http, tenant):
+    admin = auth(tenant.admin_key)
+    too_long = {**DEFAULT, "targets": {**DEFAULT["targets"],
+                                       "requester_wait_ms": 367 * 86_400_000}}
+    assert _loc(await http.post("/v1/sla-policies", json=too_long, headers=admin)) == [
+        "body", "targets", "requester_wait_ms"]
+    both = {**DEFAULT, "targets": {**DEFAULT["targets"], "periodic_update_ms": 7_200_000,
+                                   "requester_wait_ms": 14_400_000}}
+    made = await http.post("/v1/sla-policies", json=both, headers=admin)
+    assert made.status_code == 201, made.text
+    tid = (await http.post("/v1/tickets", json=NEW_TICKET, headers=admin)).json()["id"]
+
+    sla = (await http.get(f"/v1/tickets/{tid}", headers=admin)).json()["sla"]
+    assert sla["periodic_update"]["started_at"] is None
+    wait = sla["requester_wait"]
+    assert wait["target_ms"] == 14_400_000 and wait["due_at"] is not None
+    assert wait["policy"]["policy_id"] == made.json()["id"]
+
+    r = await http.post(f"/v1/tickets/{tid}/messages", json={"body": "On it"}, headers=admin)
+    assert r.status_code in (200, 201), r.text
+    r = await http.post(f"/v1/tickets/{tid}/state", json={"state": "pending"}, headers=admin)
+    assert r.status_code == 200, r.text
+    sla = r.json()["sla"]
+    update = sla["periodic_update"]
+    assert update["started_at"] is not None and update["due_at"] is not None
+    assert not update["paused"]  # updates are owed while pending
+    assert sla["requester_wait"]["paused"] and sla["requester_wait"]["remaining_ms"] > 0

@@ -181,3 +181,43 @@ async def test_migrate_makes_policies_that_judge_as_the_settings_did(db, store, 
         assert [await s.conn.fetchval(f"SELECT count(*) FROM {t}") for t in tables] == [5, 1, 1]
         assert not await s.conn.fetchval("SELECT rolsuper OR rolbypassrls FROM pg_roles "
                                          "WHERE rolname = current_user")
+
+
+async def test_a_requester_joining_or_leaving_an_organization_re_matches_their_tickets(
+        db, store, make_tenant):
+    from handlers import contacts, organizations
+
+    tenant = (await make_tenant()).tenant_id
+    async with store.session(tenant, KEY) as s:
+        acme = (await organizations.create_organization(s, organizations.NewOrganization(
+            name="Acme", domains=(), at=T0))).organization
+        default = await policies.create_policy(s, CreatePolicy(
+            policy_id=uuid.uuid4(), name="Default", default=True, at=T0,
+            targets=PolicyTargets(first_reply_ms=60 * MIN, resolution_ms=480 * MIN)))
+        gold = await policies.create_policy(s, CreatePolicy(
+            policy_id=uuid.uuid4(), name="Gold", at=T0,
+            conditions=(Condition(field="organization_id", op="is", value=str(acme.id)),),
+            targets=PolicyTargets(first_reply_ms=20 * MIN, resolution_ms=120 * MIN)))
+    tid = await open_ticket(store, tenant)
+    contact = (await ticket(store, tenant, tid)).requester.contact_id
+    # The organization claims the requester's domain: its tickets move to Gold.
+    async with store.session(tenant, KEY) as s:
+        await organizations.update_organization(s, organizations.ChangeOrganization(
+            organization_id=acme.id, domains=("example.com",), move_contacts=True,
+            at=T0 + timedelta(minutes=10)))
+    [joined] = await events(store, tenant, tid, "SlaRetargeted")
+    assert joined.data["reason"] == "organization"
+    assert (joined.data["from_policy"]["policy_id"], joined.data["to_policy"]["policy_id"]) == (
+        str(default.id), str(gold.id))
+    clocks = (await ticket(store, tenant, tid)).clocks
+    assert clocks["first_response"].due_at == T0 + timedelta(minutes=20)
+    # The requester leaves it by an edit of the contact: back to the default.
+    async with store.session(tenant, KEY) as s:
+        await contacts.update_contact(s, contacts.ChangeContact(
+            contact_id=contact, changes={"organization_id": None},
+            at=T0 + timedelta(minutes=15)))
+    left = (await events(store, tenant, tid, "SlaRetargeted"))[-1]
+    assert (left.data["reason"], left.data["to_policy"]["policy_id"]) == (
+        "organization", str(default.id))
+    assert (await ticket(store, tenant, tid)).clocks["first_response"].due_at == (
+        T0 + timedelta(minutes=60))

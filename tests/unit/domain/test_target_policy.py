@@ -9,6 +9,7 @@ the same verdicts as the settings themselves.
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from datetime import UTC, date, datetime
 
 import pytest
@@ -16,7 +17,7 @@ import pytest
 from domain.business_hours import Calendar
 from domain.errors import ValidationFailed
 from domain.events import PolicyTargets, SlaRetargeted
-from domain.ids import GroupId
+from domain.ids import ContactId, GroupId
 from domain.rule_parts import Condition
 from domain.sla import SlaPolicy, SlaTarget
 from domain.target_policy import (
@@ -28,8 +29,14 @@ from domain.target_policy import (
     legacy_policies,
     policy_matcher,
 )
-from domain.ticket.commands import Assign, ChangePriority
-from domain.values import Priority, SlaMetric, TicketState
+from domain.ticket.commands import (
+    Assign,
+    ChangePriority,
+    ChangeRequester,
+    CheckSla,
+    RetargetSla,
+)
+from domain.values import Priority, Requester, SlaMetric, TicketState, Visibility
 from tests.unit.domain.support import (
     AGENT,
     CUSTOMER,
@@ -39,8 +46,10 @@ from tests.unit.domain.support import (
     given,
     move,
     open_cmd,
+    path_to,
     reply,
     state_of,
+    when,
 )
 
 FR, NR, RES = SlaMetric.FIRST_RESPONSE, SlaMetric.NEXT_REPLY, SlaMetric.RESOLUTION
@@ -135,6 +144,40 @@ def test_a_change_of_priority_retargets_with_an_event_naming_both_policies() -> 
     assert clocks[NR].target_ms == 0 and clocks[NR].started_at is None  # not measured
 
 
+def test_a_change_of_organization_re_matches_the_ticket() -> None:
+    acme = uuid.UUID(int=42)
+    gold = policy("gold", PolicyTargets(first_reply_ms=H // 4, resolution_ms=2 * H),
+                  Condition(field="organization_id", op="is", value=str(acme)))
+    outside = view(DEFAULT, gold)
+    assert outside.matcher is not None
+    inside = outside.model_copy(update={"matcher": replace(outside.matcher,
+                                                           organization_id=acme)})
+    history = given(open_cmd(), policy=outside)
+    # Given a ticket on the default, when its requester's organization becomes acme,
+    # then its open clocks move to gold, elapsed time kept.
+    [moved] = when(history, RetargetSla(policy_id=None, reason="organization",
+                                        at=at(0, 10)), policy=inside)
+    assert isinstance(moved, SlaRetargeted)
+    assert (moved.from_policy.policy_id, moved.to_policy.policy_id, moved.reason) == (
+        DEFAULT.id, gold.id, "organization")
+    assert moved.clocks[FR].due_at == at(0, 15) and moved.clocks[RES].due_at == at(2)
+    # Moving it again decides nothing; nor does a re-match that still chooses the same.
+    assert when([*history, moved], RetargetSla(policy_id=None, reason="organization",
+                                               at=at(0, 20)), policy=inside) == []
+    assert when(history, RetargetSla(policy_id=None, reason="organization",
+                                     at=at(0, 20)), policy=outside) == []
+    # A ticket moved to a requester of acme is re-matched with the move.
+    to_acme = ChangeRequester(requester=Requester(email="b@acme.example",
+                                                  contact_id=ContactId(uuid.UUID(int=9))),
+                              at=at(0, 10))
+    changed, retargeted = when(history, to_acme, policy=inside)
+    assert changed.requester.contact_id == to_acme.requester.contact_id
+    assert isinstance(retargeted, SlaRetargeted) and retargeted.reason == "requester"
+    assert retargeted.to_policy.policy_id == gold.id
+    closed = given(*path_to(TicketState.CLOSED), policy=outside)
+    assert len(when(closed, to_acme, policy=inside)) == 1  # moved, clocks stopped as were
+
+
 def test_policies_made_from_settings_give_the_same_verdicts() -> None:
     g1, g2 = GroupId(uuid.UUID(int=1)), GroupId(uuid.UUID(int=2))
     targets = {Priority.URGENT: SlaTarget(H // 2, 4 * H), Priority.HIGH: SlaTarget(H, 8 * H),
@@ -166,3 +209,54 @@ def test_policies_made_from_settings_give_the_same_verdicts() -> None:
                     before[metric].target_ms, before[metric].due_at,
                     before[metric].remaining_ms, before[metric].fulfilled_at), (
                     priority, group, metric)
+
+
+PU, RW = SlaMetric.PERIODIC_UPDATE, SlaMetric.REQUESTER_WAIT
+UPDATES = policy("updates", PolicyTargets(first_reply_ms=H, periodic_update_ms=2 * H,
+                                          requester_wait_ms=4 * H), default=True)
+
+
+def test_a_periodic_update_is_owed_from_each_public_reply_to_the_next() -> None:
+    sla = view(UPDATES)
+    opened = state_of(given(open_cmd(), policy=sla)).clocks
+    assert opened[PU].started_at is None  # nothing owed before the first reply
+    # Given a reply at 10:00 and the ticket pending (updates are still owed), when the
+    # agent replies again at 11:00, then that update is met and the next is due at 13:00.
+    history = given(open_cmd(), reply(at(1)), move(TicketState.PENDING, at(1, 30)),
+                    policy=sla)
+    assert state_of(history).clocks[PU].due_at == at(3)
+    [message] = when(history, reply(at(2), n=3), policy=sla)
+    assert message.clocks[PU].started_at == at(2) and message.clocks[PU].due_at == at(4)
+    # A breach latches on its cycle only: the next reply starts a fresh clock.
+    breached = [*history, *when(history, CheckSla(metric=PU, at=at(3)), policy=sla)]
+    assert state_of(breached).clocks[PU].breached_at == at(3)
+    assert when(breached, CheckSla(metric=PU, at=at(3, 5)), policy=sla) == []
+    [again] = when(breached, reply(at(4), n=4), policy=sla)
+    assert again.clocks[PU].breached_at is None and again.clocks[PU].due_at == at(6)
+    # Solving meets the one due; an internal note or a customer's message starts none.
+    solved = [*history, *when(history, move(TicketState.SOLVED, at(2)), policy=sla)]
+    assert state_of(solved).clocks[PU].fulfilled_at == at(2)
+    assert not state_of(solved).clocks[PU].running
+    [note] = when(history, reply(at(2), visibility=Visibility.INTERNAL, n=5), policy=sla)
+    assert PU not in note.clocks
+    # A policy that measures no periodic update starts no clock.
+    assert PU not in state_of(given(open_cmd(), reply(at(1)), policy=view(DEFAULT))).clocks
+
+
+def test_the_requester_waits_while_open_or_on_hold_but_not_while_pending() -> None:
+    # 4 h budget from 09:00: 1 h open, 2 h pending (paused), 1 h on hold (runs),
+    # solved at 13:00 (met, 2 h kept), reopened at 15:00: due at 17:00.
+    events = given(open_cmd(), move(TicketState.PENDING, at(1)),
+                   move(TicketState.ON_HOLD, at(3)), policy=view(UPDATES))
+    assert state_of(events).clocks[RW].due_at == at(6)
+    events += when(events, move(TicketState.SOLVED, at(4)), policy=view(UPDATES))
+    clock = state_of(events).clocks[RW]
+    assert (clock.fulfilled_at, clock.remaining_ms, clock.running) == (at(4), 2 * H, False)
+    reopened = [*events, *when(events, move(TicketState.OPEN, at(6)), policy=view(UPDATES))]
+    clock = state_of(reopened).clocks[RW]
+    assert (clock.running, clock.fulfilled_at, clock.due_at) == (True, None, at(8))
+    # Paused states of the tenant do not pause it: on hold runs even when they name it.
+    on_hold_pauses = view(UPDATES).model_copy(update={
+        "paused_states": frozenset({TicketState.ON_HOLD, TicketState.PENDING})})
+    held = given(open_cmd(), move(TicketState.ON_HOLD, at(1)), policy=on_hold_pauses)
+    assert state_of(held).clocks[RW].running

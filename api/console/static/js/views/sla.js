@@ -25,14 +25,14 @@ function due(at) {
 /** The next deadline among a ticket's running clocks (ms), or Infinity: the key of the
  * queue's "SLA due" order, as the API's ``sort=sla_due`` keeps it. */
 export function nextDue(ticket) {
-  const due = METRICS.map((m) => ticket.sla[m]).filter((c) => clockState(c) === 'running')
+  const due = METRICS.map((m) => ticket.sla[m]).filter((c) => c && clockState(c) === 'running')
     .map((c) => new Date(c.due_at).getTime());
   return due.length ? Math.min(...due) : Infinity;
 }
 
 /** The badge a queue row shows: a breach, else the clock due soonest. */
 export function slaSummary(ticket) {
-  const clocks = METRICS.map((m) => [m, ticket.sla[m]]);
+  const clocks = METRICS.filter((m) => ticket.sla[m]).map((m) => [m, ticket.sla[m]]);
   const breached = clocks.filter(([, c]) => c.breached_at && !c.fulfilled_at);
   if (breached.length) {
     return h('span', {class: 'badge sla-breached'},
