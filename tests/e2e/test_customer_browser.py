@@ -529,8 +529,14 @@ async def test_the_widget_on_a_listed_site_sends_a_ticket_and_shows_the_reply(
     shown = await widget.wait_text("Yes, 40 tins left.")
     assert "secret staff note" not in shown
     await widget.type("form[aria-label='Your reply'] textarea", "I'll take two.")
+    order = tmp_path / "order.png"
+    order.write_bytes(PNG)
+    await widget.attach("form[aria-label='Your reply'] input[type=file]", order)
     await widget.click("form[aria-label='Your reply'] button[type=submit]")
-    await widget.wait_text("I'll take two.")
+    await widget.wait_text("order.png")
+    messages = (await desk.api("GET", f"/v1/tickets/{ticket['id']}/messages")).json()["data"]
+    assert [(m["body"], [a["name"] for a in m["attachments"]]) for m in messages[-1:]] == [
+        ("I'll take two.", ["order.png"])]
     assert await page.evaluate("window.seen") == []  # the widget kept its own fetch
     await page.screenshot(path=str(shots / "widget.png"))
     assert not errors, errors
