@@ -48,6 +48,7 @@ from api.routes import (
     sla_policies,
     tenant_settings,
     ticket_fields,
+    ticket_teamwork,
     tickets,
     views,
     webhooks,
@@ -62,7 +63,7 @@ ROUTERS = (health.router, metrics.router, tickets.router, messages.router, agent
            changes.router,
            search.router, portal.router, widget.router, meta.router,
            attachments.router, rules.router, macros.router, views.router, mail.router,
-           sla_policies.router)
+           sla_policies.router, ticket_teamwork.router)
 
 
 def serve_app() -> FastAPI:

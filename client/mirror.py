@@ -99,8 +99,10 @@ class Mirror:
         self.after_seq = change["seq"]
 
     def ticket_messages(self, ticket_id: str) -> list[Json]:
-        """A ticket's messages in the list's order (oldest first)."""
-        return sorted(self.messages.get(ticket_id, []),
+        """A ticket's messages in the list's order (oldest first): with those of the
+        tickets merged into it, as its thread lists them."""
+        thread = [ticket_id, *self.tickets.get(ticket_id, {}).get("merged_from", [])]
+        return sorted((m for t in thread for m in self.messages.get(t, [])),
                       key=lambda m: (m["created_at"], m["id"]))
 
     def contact(self, contact_id: str) -> Json:
@@ -194,6 +196,45 @@ class Mirror:
                 clock["warned_at"] = at
         elif kind == "FollowUpOpened":
             t["follow_up_ids"].append(data["follow_up_id"])
+        else:
+            _teamwork(t, kind, data)
+
+
+_LINK_KEYS = {"related": "related", "duplicate_of": "duplicate_of",
+              "duplicates": "duplicates", "problem": "problem", "incident": "incidents"}
+
+
+def _teamwork(t: Json, kind: str, data: Mapping[str, Any]) -> None:
+    """Merges, links, followers and CCs: each key only while the ticket has any, as
+    ``GET`` shows them."""
+    if kind == "TicketMerged":
+        t["merged_into"] = data["into"]
+    elif kind == "TicketMergeReceived":
+        merged = t.setdefault("merged_from", [])
+        merged += [m for m in data["merged_ids"] if m not in merged]
+        ccs = [*t.get("ccs", []), *map(_requester, data.get("ccs", []))]
+        if ccs:
+            t["ccs"] = ccs
+    elif kind in ("TicketLinked", "TicketUnlinked"):
+        links = t.pop("links", None) or {"related": [], "duplicate_of": None,
+                                         "duplicates": [], "problem": None, "incidents": []}
+        key, other = _LINK_KEYS[data["kind"]], data["ticket_id"]
+        if isinstance(links[key], list):
+            links[key] = ([*links[key], other] if kind == "TicketLinked"
+                          and other not in links[key]
+                          else [x for x in links[key] if x != other or kind == "TicketLinked"])
+        else:
+            links[key] = other if kind == "TicketLinked" else None
+        if any(links.values()):
+            t["links"] = links
+    elif kind == "FollowersChanged":
+        t.pop("followers", None)
+        if data["followers"]:
+            t["followers"] = list(data["followers"])
+    elif kind == "CcsChanged":
+        t.pop("ccs", None)
+        if data["ccs"]:
+            t["ccs"] = [_requester(c) for c in data["ccs"]]
 
 
 def _next(held: dict[str, Json], name: str, change: Mapping[str, Any]) -> Json:

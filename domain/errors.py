@@ -95,6 +95,17 @@ class NotGroupMember(DomainError):
         self.group_id = group_id
 
 
+class TicketMergedAway(DomainError):
+    """The ticket was merged into another: it takes no command; ``merged_into`` names
+    where its thread went."""
+
+    code = "ticket_merged"
+
+    def __init__(self, merged_into: object) -> None:
+        super().__init__(f"the ticket was merged into {merged_into}")
+        self.merged_into = merged_into
+
+
 class CorruptStream(DomainError):
     """Events cannot be folded: the stream does not start with ``TicketOpened`` or is
     otherwise out of order. Indicates a bug or tampering, never user input."""
@@ -117,6 +128,7 @@ __all__ = [
     "NotFound",
     "NotGroupMember",
     "TicketClosed",
+    "TicketMergedAway",
     "UnknownEventType",
     "ValidationFailed",
 ]

@@ -30,6 +30,7 @@ from domain.rule_parts import Action, Condition, TimeTrigger
 from domain.sla import ClockBasis, SlaClock
 from domain.values import (
     Actor,
+    LinkKind,
     Priority,
     Requester,
     Role,
@@ -191,6 +192,70 @@ class TicketGroupChanged(Event):
 
     group_id: GroupId | None
     clocks: Clocks = {}
+
+
+class TicketMerged(Event):
+    """The ticket was merged into ``into`` (closed by the ``StateChanged`` before this
+    event, reason ``merged``): its thread is read from there, and it takes no command."""
+
+    TYPE = "TicketMerged"
+
+    into: TicketId
+
+
+class TicketMergeReceived(Event):
+    """Another ticket was merged into this one: ``merged_ids`` are the tickets whose
+    messages this thread now references (the source and the tickets merged into it
+    before), ``message_ids`` those messages, oldest first, as they stood at the merge;
+    ``ccs`` the source's requester and CCs this ticket did not have yet."""
+
+    TYPE = "TicketMergeReceived"
+
+    source_id: TicketId
+    merged_ids: tuple[TicketId, ...]
+    message_ids: tuple[MessageId, ...]
+    ccs: tuple[Requester, ...] = ()
+
+
+class TicketLinked(Event):
+    """This ticket now holds a link of ``kind`` to ``ticket_id`` (the other ticket
+    holds the other side, ``LinkKind.other_side``, by its own event)."""
+
+    TYPE = "TicketLinked"
+
+    kind: LinkKind
+    ticket_id: TicketId
+
+
+class TicketUnlinked(Event):
+    """The link of ``kind`` to ``ticket_id`` was taken off this ticket."""
+
+    TYPE = "TicketUnlinked"
+
+    kind: LinkKind
+    ticket_id: TicketId
+
+
+class FollowersChanged(Event):
+    """Agents started or stopped following the ticket; ``followers`` is the whole set
+    after the change, in the order they started following."""
+
+    TYPE = "FollowersChanged"
+
+    added: tuple[AgentId, ...]
+    removed: tuple[AgentId, ...]
+    followers: tuple[AgentId, ...]
+
+
+class CcsChanged(Event):
+    """Customers were copied on the ticket or taken off it (``removed``: their
+    e-mails); ``ccs`` is the whole list after the change."""
+
+    TYPE = "CcsChanged"
+
+    added: tuple[Requester, ...]
+    removed: tuple[str, ...]
+    ccs: tuple[Requester, ...]
 
 
 # --- group stream (a team of agents; the stream id is the group id) -----------------------
@@ -720,6 +785,12 @@ TICKET_EVENTS: tuple[type[Event], ...] = (
     TicketGroupChanged,
     FieldValuesChanged,
     RequesterChanged,
+    TicketMerged,
+    TicketMergeReceived,
+    TicketLinked,
+    TicketUnlinked,
+    FollowersChanged,
+    CcsChanged,
 )
 GROUP_EVENTS: tuple[type[Event], ...] = (GroupCreated, GroupRenamed, GroupMembersChanged)
 FIELD_EVENTS: tuple[type[Event], ...] = (TicketFieldDefined, TicketFieldUpdated)
@@ -852,6 +923,7 @@ __all__ = [
     "TicketFieldDefined",
     "TicketFieldUpdated",
     "TicketGroupChanged",
+    "TicketMerged",
     "TicketOpened",
     "ViewChanged",
     "ViewCreated",

@@ -57,6 +57,15 @@ FILE_NAMES: Mapping[str, FieldPath] = MappingProxyType({
 (a path into the list names an item by its index as text: ``("attachments", "0",
 "name")``)."""
 
+_CC = (("email",), ("name",))
+LISTED: Mapping[str, tuple[tuple[FieldPath, tuple[FieldPath, ...]], ...]] = MappingProxyType({
+    "CcsChanged": ((("added",), _CC), (("ccs",), _CC), (("removed",), ((),))),
+    "TicketMergeReceived": ((("ccs",), _CC),),
+})
+"""Event type -> the lists it carries whose items hold personal fields, each with the
+fields of an item (``()``: the item itself, an e-mail): a ticket's CCs, sealed with
+its requester's key as its messages are."""
+
 CONTACT_EVENTS = frozenset({"ContactCreated", "ContactUpdated"})
 """Events whose subject is their own stream (the contact)."""
 
@@ -68,7 +77,8 @@ def personal_paths(type_: str) -> tuple[FieldPath, ...]:
 
 def may_be_personal(type_: str) -> bool:
     """Whether events of this type can hold personal data at all."""
-    return type_ in PERSONAL_FIELDS or type_ in FIELD_VALUES or type_ in FILE_NAMES
+    return (type_ in PERSONAL_FIELDS or type_ in FIELD_VALUES or type_ in FILE_NAMES
+            or type_ in LISTED)
 
 
 def paths_in(type_: str, data: Mapping[str, Any],
@@ -78,7 +88,7 @@ def paths_in(type_: str, data: Mapping[str, Any],
     all of them (None, for a reader: only a sealed value is opened)."""
     where = FIELD_VALUES.get(type_)
     values = field_at(data, where) if where is not None else None
-    paths = personal_paths(type_) + _file_names(type_, data)
+    paths = personal_paths(type_) + _file_names(type_, data) + _listed(type_, data)
     if where is None or not isinstance(values, Mapping):
         return paths
     return paths + tuple((*where, key) for key in values
@@ -91,6 +101,15 @@ def _file_names(type_: str, data: Mapping[str, Any]) -> tuple[FieldPath, ...]:
     if where is None or not isinstance(files, list):
         return ()
     return tuple((*where, str(i), "name") for i in range(len(files)))
+
+
+def _listed(type_: str, data: Mapping[str, Any]) -> tuple[FieldPath, ...]:
+    out: list[FieldPath] = []
+    for where, item_paths in LISTED.get(type_, ()):
+        items = field_at(data, where)
+        if isinstance(items, list):
+            out += [(*where, str(i), *sub) for i in range(len(items)) for sub in item_paths]
+    return tuple(out)
 
 
 def declared_subject(type_: str, stream_id: UUID, data: Mapping[str, Any]) -> UUID | None:
@@ -124,6 +143,6 @@ def path_text(path: FieldPath) -> str:
     return ".".join(path)
 
 
-__all__ = ["CONTACT_EVENTS", "FIELD_VALUES", "FILE_NAMES", "PERSONAL_FIELDS", "FieldPath",
+__all__ = ["CONTACT_EVENTS", "FIELD_VALUES", "FILE_NAMES", "LISTED", "PERSONAL_FIELDS", "FieldPath",
            "declared_subject", "field_at", "may_be_personal", "path_text", "paths_in",
            "personal_paths"]

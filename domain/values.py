@@ -86,6 +86,34 @@ class Actor(BaseModel):
     id: str
 
 
+class LinkKind(StrEnum):
+    """How one ticket is linked to another, as the ticket holding the link sees it.
+
+    Each link is held by both tickets, each its own side of it: ``related`` on both,
+    ``duplicate_of`` on the duplicate and ``duplicates`` on the original, ``problem``
+    on an incident (naming its problem) and ``incident`` on the problem."""
+
+    RELATED = "related"
+    DUPLICATE_OF = "duplicate_of"
+    DUPLICATES = "duplicates"
+    PROBLEM = "problem"
+    INCIDENT = "incident"
+
+    @property
+    def other_side(self) -> LinkKind:
+        """The kind the other ticket holds the same link as."""
+        return _OTHER_SIDE[self]
+
+
+_OTHER_SIDE = {
+    LinkKind.RELATED: LinkKind.RELATED,
+    LinkKind.DUPLICATE_OF: LinkKind.DUPLICATES,
+    LinkKind.DUPLICATES: LinkKind.DUPLICATE_OF,
+    LinkKind.PROBLEM: LinkKind.INCIDENT,
+    LinkKind.INCIDENT: LinkKind.PROBLEM,
+}
+
+
 class Requester(BaseModel):
     """The customer a ticket is for: the contact it resolved to (None on tickets opened
     before contacts existed, until ``helpdesk migrate`` links them) and the e-mail and
@@ -101,6 +129,7 @@ class Requester(BaseModel):
 __all__ = [
     "Actor",
     "ActorKind",
+    "LinkKind",
     "Priority",
     "Requester",
     "Role",

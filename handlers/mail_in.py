@@ -54,7 +54,7 @@ from eventstore.store import EventStore, UnitOfWork
 from eventstore.types import StoreActor
 from handlers import attachments
 from handlers.errors import HandlerError, Missing
-from handlers.ticket_state import load_ticket
+from handlers.ticket_state import load_ticket, merged_target
 from handlers.tickets import PostMessage, post_message, run_command
 from projections.tenant_settings import load_settings
 
@@ -260,6 +260,9 @@ async def _write(uow: UnitOfWork, mailbox_id: UUID, mail: ParsedMail, ticket_id:
         uploads.append(doc["id"])
     author = Actor(kind=ActorKind.CUSTOMER, id=mail.sender)
     if ticket_id is not None:
+        # A reply to a merged ticket's mail lands where its thread went (its sender is
+        # copied there by the merge), not in the quarantine as a refused command.
+        ticket_id = await merged_target(uow.conn, uow.tenant_id, ticket_id)
         message_id = MessageId(uuid.uuid4())
         result = await post_message(uow, PostMessage(
             ticket_id=TicketId(ticket_id), message_id=message_id, body=mail.body,

@@ -248,10 +248,15 @@ async def own_tickets(uow: UnitOfWork, contact_id: UUID, after: tuple[datetime, 
 
 
 async def own_ticket(uow: UnitOfWork, contact_id: UUID, ticket_id: UUID) -> dict[str, Any]:
+    """The contact's ticket as the customer sees it, with the customers it copies (their
+    e-mails and names) when it copies any."""
     row = await uow.conn.fetchrow(Q["own_ticket"], uow.tenant_id, contact_id, ticket_id)
     if row is None:
         raise _no_ticket(ticket_id)
-    return ticket_document(row, await load_catalog(uow.conn, uow.tenant_id))
+    shown = ticket_document(row, await load_catalog(uow.conn, uow.tenant_id))
+    if row["ccs"]:
+        shown["ccs"] = [{"email": c["email"], "name": c.get("name")} for c in row["ccs"]]
+    return shown
 
 
 async def public_messages(uow: UnitOfWork, contact_id: UUID, ticket_id: UUID,

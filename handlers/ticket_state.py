@@ -126,8 +126,37 @@ async def load_for_command(conn: asyncpg.Connection, tenant_id: TenantId, ticket
     return CommandState(ticket, doc.settings(), catalog, key, sla)
 
 
-__all__ = ["NO_SLA", "SLA_POLICIES", "CommandState", "TenantSla", "load_for_command",
-           "load_ticket", "open_ticket_ids", "tenant_sla"]
+MERGES_MAX = 100
+"""The longest chain of merges ``merged_target`` follows."""
+
+
+async def merged_target(conn: asyncpg.Connection, tenant_id: TenantId, ticket_id: UUID
+                        ) -> UUID:
+    """The ticket that now holds ``ticket_id``'s thread: itself unless it was merged,
+    else the ticket it was merged into (followed on, if that was merged too)."""
+    for _ in range(MERGES_MAX):
+        ticket = await load_ticket(conn, tenant_id, ticket_id)
+        if ticket is None or ticket.merged_into is None:
+            return ticket_id
+        ticket_id = ticket.merged_into
+    return ticket_id
+
+
+async def thread_message_ids(conn: asyncpg.Connection, tenant_id: TenantId,
+                             ticket_ids: list[UUID]) -> list[UUID]:
+    """The ids of the messages of a thread (a ticket and those merged into it), oldest
+    first."""
+    return [r["id"] for r in await conn.fetch(Q["thread_message_ids"], tenant_id, ticket_ids)]
+
+
+async def lock_duplicate_links(conn: asyncpg.Connection, tenant_id: TenantId) -> None:
+    """Take the tenant's duplicate-link lock until commit."""
+    await conn.execute(Q["lock_duplicate_links"], tenant_id)
+
+
+__all__ = ["MERGES_MAX", "NO_SLA", "SLA_POLICIES", "CommandState", "TenantSla",
+           "load_for_command", "load_ticket", "lock_duplicate_links", "merged_target",
+           "open_ticket_ids", "tenant_sla", "thread_message_ids"]
 
 
 async def open_ticket_ids(conn: asyncpg.Connection, tenant_id: TenantId) -> list[UUID]:

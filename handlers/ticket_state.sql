@@ -59,3 +59,14 @@ SELECT t.state_json, t.contact_id, k.subject_id IS NOT NULL AS has_key, k.wrappe
 -- name: open_ticket_ids --
 -- $1 tenant_id: every ticket not closed, oldest first (tickets_state)
 SELECT id FROM tickets WHERE tenant_id = $1 AND state <> 'closed' ORDER BY created_at, id
+
+-- name: thread_message_ids --
+-- $1 tenant_id, $2 ticket ids (a ticket and the tickets merged into it): the messages
+-- of its thread, oldest first, as GET /v1/tickets/{id}/messages lists them
+SELECT id FROM messages
+ WHERE tenant_id = $1 AND ticket_id = ANY($2::uuid[])
+ ORDER BY created_at, id
+
+-- name: lock_duplicate_links --
+-- $1 tenant_id: one writer of a tenant's duplicate links at a time, to commit
+SELECT pg_advisory_xact_lock(hashtextextended($1::uuid::text || '/duplicate-links', 0))

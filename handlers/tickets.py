@@ -49,6 +49,7 @@ from domain.ticket.commands import (
     AddMessage,
     Assign,
     ChangeFields,
+    ChangeFollowers,
     ChangeState,
     Command,
     OpenTicket,
@@ -138,6 +139,9 @@ async def execute(
         command = await _with_group_members(conn, tenant, command, state)
     elif isinstance(command, OpenTicket) and command.group_id is not None:
         await _check_groups(conn, tenant, [command.group_id])
+    elif isinstance(command, ChangeFollowers):
+        found = [a for a in dict.fromkeys(command.add) if await active_agent(conn, tenant, a)]
+        command = command.model_copy(update={"agents": frozenset(found)})
     contact_events: list[tuple[UUID, Event]] = []
     if isinstance(command, OpenTicket) and command.requester.contact_id is None:
         requester, contact_events = await resolve_requester(conn, tenant, command.requester,
@@ -166,7 +170,7 @@ async def execute(
         return CommandResult(ticket=state)
 
     versions = {ticket_id: current} | {s: 0 for s in decided if s != ticket_id}
-    pending = _pending(decided, versions)
+    pending = pending_events(decided, versions)
     try:
         after = await apply_inline(conn, tenant, pending, write=session.write,
                                    known={ticket_id: state})
@@ -176,7 +180,7 @@ async def execute(
         raise ConcurrencyError(ticket_id, current, None) from exc
     for stream, written in after.items():
         before = state if stream == ticket_id else None
-        await _move_sla_timers(session, before, written.ticket)
+        await move_sla_timers(session, before, written.ticket)
 
     # The contact a new requester created goes first: the ticket's events refer to it.
     await stage_contact_events(session, contact_events)
@@ -203,7 +207,9 @@ async def stage_contact_events(session: UnitOfWork, contact_events: list[tuple[U
         await session.append(contact_id, 0, [new_event(event, contact_id)])
 
 
-def _pending(decided: dict[UUID, list[Event]], versions: dict[UUID, int]) -> list[PendingEvent]:
+def pending_events(decided: dict[UUID, list[Event]], versions: dict[UUID, int]
+                   ) -> list[PendingEvent]:
+    """The decided events of each stream in stored form, numbered on from ``versions``."""
     out: list[PendingEvent] = []
     for stream, events in decided.items():
         for offset, event in enumerate(events, start=1):
@@ -240,7 +246,7 @@ async def _with_group_members(conn: asyncpg.Connection, tenant: TenantId, comman
     return command.model_copy(update={"group_members": frozenset(found.members)})
 
 
-async def _move_sla_timers(session: UnitOfWork, before: Ticket | None, after: Ticket) -> None:
+async def move_sla_timers(session: UnitOfWork, before: Ticket | None, after: Ticket) -> None:
     """One ``sla.check`` job per running, unbreached clock, at its due time; a clock
     that stopped, was fulfilled or already breached has none. The timers that move go
     in one statement."""
@@ -370,5 +376,5 @@ async def _with_retries(uow: UnitOfWork, ticket_id: UUID,
 
 
 __all__ = ["MAX_ATTEMPTS", "SLA_CHECK", "CommandResult", "PostMessage", "execute",
-           "follow_up_id", "post_message", "run_command", "sla_job_key",
-           "stage_contact_events"]
+           "follow_up_id", "move_sla_timers", "pending_events", "post_message",
+           "run_command", "sla_job_key", "stage_contact_events"]

@@ -36,6 +36,13 @@ UPDATE tickets
 -- $1 tenant_id, $2 ticket_id
 SELECT version FROM tickets WHERE tenant_id = $1 AND id = $2
 
+-- name: ticket_thread --
+-- $1 tenant_id, $2 ticket_id: the tickets whose messages its thread lists, itself first
+-- and then those merged into it (no row: no such ticket)
+SELECT array_prepend(id, ARRAY(SELECT jsonb_array_elements_text(
+           coalesce(state_json->'merged_from', '[]'))::uuid)) AS ids
+  FROM tickets WHERE tenant_id = $1 AND id = $2
+
 -- name: ticket_view --
 -- $1 tenant_id, $2 ticket_id
 -- The stored document as text: passed through as it is, never decoded.
@@ -106,6 +113,18 @@ SELECT id, ticket_id, version, visibility, author_kind, author_id, body, created
        attachments
   FROM messages
  WHERE tenant_id = $1 AND ticket_id = $2
+   AND (created_at, id) > ($3::timestamptz, $4::uuid)
+ ORDER BY created_at, id
+ LIMIT $5
+
+-- name: list_thread_messages --
+-- $1 tenant_id, $2 ticket ids (a ticket and those merged into it), $3 cursor created_at,
+-- $4 cursor id, $5 limit: list_messages of a merged thread, each message as written on
+-- its own ticket
+SELECT id, ticket_id, version, visibility, author_kind, author_id, body, created_at,
+       attachments
+  FROM messages
+ WHERE tenant_id = $1 AND ticket_id = ANY($2::uuid[])
    AND (created_at, id) > ($3::timestamptz, $4::uuid)
  ORDER BY created_at, id
  LIMIT $5

@@ -206,16 +206,28 @@ async def list_tickets(
     return [ticket_view_of(r) for r in rows]
 
 
+async def ticket_thread(conn: asyncpg.Connection, tenant_id: TenantId, ticket_id: UUID
+                        ) -> list[UUID] | None:
+    """The tickets whose messages a ticket's thread lists: itself, then those merged
+    into it; None when there is no such ticket."""
+    ids = await conn.fetchval(Q["ticket_thread"], tenant_id, ticket_id)
+    return None if ids is None else list(ids)
+
+
 async def list_messages(
     conn: asyncpg.Connection,
     tenant_id: TenantId,
-    ticket_id: UUID,
+    ticket_id: UUID | list[UUID],
     after: tuple[datetime, UUID] | None,
     limit: int,
 ) -> list[dict[str, Any]]:
-    """A ticket's messages oldest first, strictly after ``after``."""
+    """A ticket's messages oldest first, strictly after ``after``; given a thread
+    (``ticket_thread``), the messages of every ticket in it."""
     at, last_id = after if after is not None else (None, _NIL_UUID)
-    rows = await conn.fetch(Q["list_messages"], tenant_id, ticket_id,
+    if isinstance(ticket_id, list) and len(ticket_id) == 1:
+        ticket_id = ticket_id[0]  # its own index order: no merge to interleave
+    query = Q["list_thread_messages" if isinstance(ticket_id, list) else "list_messages"]
+    rows = await conn.fetch(query, tenant_id, ticket_id,
                             at if at is not None else _MINUS_INFINITY, last_id, limit)
     return [dict(r) for r in rows]
 
@@ -236,6 +248,7 @@ __all__ = [
     "list_tickets",
     "ticket_exists",
     "ticket_list_query",
+    "ticket_thread",
     "ticket_view_of",
     "whoami",
 ]

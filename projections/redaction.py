@@ -22,7 +22,7 @@ import asyncpg
 
 from domain.events import FieldValuesChanged, MessageAdded, RequesterChanged, TicketOpened
 from domain.ids import TenantId
-from domain.personal import field_at
+from domain.personal import LISTED, field_at, paths_in
 from domain.values import Requester
 from eventstore.sealing import is_sealed
 from eventstore.sqlfile import load_queries
@@ -77,6 +77,14 @@ def erased_parts(events: Sequence[RecordedEvent], erased: Collection[UUID],
     return subject, requester in erased, versions, {k for k, gone in fields.items() if gone}
 
 
+def erased_ccs(events: Sequence[RecordedEvent], erased: Collection[UUID]) -> bool:
+    """Whether a CC of the ticket was written sealed with an erased contact's key (the
+    requester's then: CCs are sealed as its messages are, domain/personal.py)."""
+    return any(is_sealed(field_at(e.data, path)) and UUID(field_at(e.data, path)["subject"])
+               in erased for e in events for path in paths_in(e.type, e.data)
+               if e.type in LISTED)
+
+
 def erased_by_version(events: Sequence[RecordedEvent], erased: Collection[UUID],
                       contact_id: UUID | None) -> dict[int, tuple[bool, frozenset[str]]]:
     """What an erasure of ``erased`` takes from each version of a ticket (the state
@@ -113,7 +121,8 @@ async def redact_tickets(conn: asyncpg.Connection, tenant_id: TenantId,
         # Its kept versions: one made while an erased contact was the requester, or
         # holding a personal value since changed, is redacted though the row is not.
         by_version = erased_by_version(streams[row["id"]], erased, row["contact_id"])
-        if not (subject or requester or versions or fields
+        ccs = erased_ccs(streams[row["id"]], erased)
+        if not (subject or requester or versions or fields or ccs
                 or any(r or f for r, f in by_version.values())):
             continue
         ticket = state_from_json(row["state_json"])
@@ -130,6 +139,9 @@ async def redact_tickets(conn: asyncpg.Connection, tenant_id: TenantId,
         if fields:
             changes["fields"] = {k: "" if k in fields else v
                                  for k, v in ticket.fields.items()}
+        if ccs:  # each CC keeps its contact (if any), as an erased requester does
+            changes["ccs"] = tuple(c.model_copy(update={"email": "", "name": None})
+                                   for c in ticket.ccs)
         ticket = ticket.model_copy(update=changes)
         stored = state_to_json(ticket)
         await conn.execute(Q["redact_ticket"], tenant_id, row["id"], ticket.subject,
@@ -155,5 +167,6 @@ async def contact_tickets(conn: asyncpg.Connection, tenant_id: TenantId, contact
     return ids, views, messages
 
 
-__all__ = ["contact_tickets", "erased_by_version", "erased_parts", "lock_tickets_naming",
+__all__ = ["contact_tickets", "erased_by_version", "erased_ccs", "erased_parts",
+           "lock_tickets_naming",
            "redact_tickets"]

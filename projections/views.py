@@ -72,7 +72,29 @@ def ticket_document(t: Ticket) -> dict[str, Any]:
         "fields": {k: list(v) if isinstance(v, tuple) else v
                    for k, v in sorted(t.fields.items())},
         "attachments": [f.model_dump() for f in t.files],
+        **_teamwork(t),
     }
+
+
+def _teamwork(t: Ticket) -> dict[str, Any]:
+    """Merges, links, followers and CCs, each only when the ticket has any: a ticket
+    without them reads as it did before they existed (docs/teamwork.md)."""
+    out: dict[str, Any] = {}
+    if t.merged_into is not None:
+        out["merged_into"] = t.merged_into
+    if t.merged_from:
+        out["merged_from"] = list(t.merged_from)
+    if not t.links.empty():
+        out["links"] = {"related": list(t.links.related),
+                        "duplicate_of": t.links.duplicate_of,
+                        "duplicates": list(t.links.duplicates),
+                        "problem": t.links.problem, "incidents": list(t.links.incidents)}
+    if t.followers:
+        out["followers"] = list(t.followers)
+    if t.ccs:
+        out["ccs"] = [{"contact_id": c.contact_id, "email": c.email, "name": c.name}
+                      for c in t.ccs]
+    return out
 
 
 TICKET_KEYS = ("id", "version", "state", "subject", "requester", "priority", "source", "tags",

@@ -53,6 +53,10 @@ PERMISSIONS: Mapping[str, str] = {
     "ticket:prioritize": "Change a ticket's priority.",
     "ticket:transition": "Move a ticket between states (pending, solved, closed, ...).",
     "ticket:tag": "Add and remove a ticket's tags.",
+    "ticket:merge": "Merge a ticket into another, closing it.",
+    "ticket:link": "Link tickets (related, duplicate, problem and incident) and unlink them.",
+    "ticket:follow": "Add and remove a ticket's followers (agents).",
+    "ticket:cc": "Add and remove a ticket's customer CCs.",
     "ticket:set-fields": "Set a ticket's custom field values (intake keys only those open "
                          "to intake).",
     "file:upload": "Upload files to attach to messages.",
@@ -123,7 +127,8 @@ _READ_STATE = frozenset({"ticket:read", "group:read", "contact:read", "organizat
 _READ_PAST = frozenset({"history:read", "events:read", "audit:verify"})
 _STAFF = (_EVERY_CALLER | _WRITE_FOR_CUSTOMERS | _READ_STATE | frozenset({
     "ticket:list", "note:read", "ticket:assign", "ticket:prioritize", "ticket:transition",
-    "ticket:tag", "attachment:read", "mail:read", "search:read", "changes:read",
+    "ticket:tag", "ticket:merge", "ticket:link", "ticket:follow", "ticket:cc",
+    "attachment:read", "mail:read", "search:read", "changes:read",
     "agent:read", "contact:write", "contact:portal-link", "rule:explain", "macro:read",
     "macro:write", "macro:apply", "view:read", "view:write"}))
 _ANALYTICS = frozenset({"analytics:read"})
@@ -159,6 +164,10 @@ ACCESS: Mapping[str, str] = {
     "POST /v1/tickets/{ticket_id}/tags": "ticket:tag",
     # Intake keys may set the fields whose definition allows it (the domain checks).
     "POST /v1/tickets/{ticket_id}/fields": "ticket:set-fields",
+    "POST /v1/tickets/{ticket_id}/merge": "ticket:merge",
+    "POST /v1/tickets/{ticket_id}/links": "ticket:link",
+    "POST /v1/tickets/{ticket_id}/followers": "ticket:follow",
+    "POST /v1/tickets/{ticket_id}/ccs": "ticket:cc",
     "GET /v1/tickets/{ticket_id}/history": "history:read",
     "GET /v1/tickets/{ticket_id}/as-of": "history:read",
     "GET /v1/contacts/{contact_id}/history": "history:read",

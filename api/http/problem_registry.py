@@ -148,6 +148,9 @@ PROBLEMS: Mapping[str, ProblemCode] = _codes(
                 "The ticket is closed; a customer's message opens a follow-up instead."),
     ProblemCode("not_group_member", 409, "Not a group member",
                 "The assignee is not a member of the ticket's group."),
+    ProblemCode("ticket_merged", 409, "Ticket merged",
+                "The ticket was merged into another (`merged_into`), which takes its "
+                "commands now.", {"merged_into": Member(_UUID)}),
     ProblemCode("contact_merged", 409, "Contact merged",
                 "The contact was merged into another one."),
     ProblemCode("version_conflict", 409, "Version conflict",

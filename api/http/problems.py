@@ -27,6 +27,7 @@ from domain.errors import (
     NotFound,
     NotGroupMember,
     TicketClosed,
+    TicketMergedAway,
     ValidationFailed,
 )
 from eventstore.blobs import StorageUnavailable
@@ -81,6 +82,7 @@ _DOMAIN_STATUS: dict[type[DomainError], int] = {
     AlreadyExists: 409,
     FollowUpRequired: 409,
     NotGroupMember: 409,
+    TicketMergedAway: 409,
     ContactMergedAway: 409,
     ValidationFailed: 422,
 }
@@ -286,6 +288,8 @@ def install(app: FastAPI) -> None:
             # wire model's own refusals are.
             extra["errors"] = [{"loc": ["body", *(exc.field.split(".") if exc.field else [])],
                                 "msg": exc.message, "type": "value_error"}]
+        if isinstance(exc, TicketMergedAway):
+            extra["merged_into"] = str(exc.merged_into)
         return problem_response(status, exc.code, exc.message, instance=request.url.path,
                                 **extra)
 

@@ -32,7 +32,7 @@ from domain.ids import MessageId, TicketId
 from domain.mapper import from_stored
 from eventstore.store import UnitOfWork
 from handlers import tickets as ticket_handlers
-from projections.reads import list_messages, ticket_exists
+from projections.reads import list_messages, ticket_thread
 
 router = APIRouter(prefix="/v1/tickets", tags=["messages"], route_class=StrictRoute)
 
@@ -86,14 +86,18 @@ async def get_messages(
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
 ) -> Response:
+    """A ticket that others were merged into lists their messages too, in one order by
+    time, each with the `ticket_id` it was written on (docs/teamwork.md)."""
     scope = scope_of(principal.tenant_id, "messages", {"ticket_id": str(ticket_id)})
     codec = services.cursors
     after = codec.decode(scope, cursor) if cursor is not None else None
     async with services.store.session(principal.tenant_id, principal.actor,
                                       readonly=True) as session:
-        if not await ticket_exists(session.conn, principal.tenant_id, ticket_id):
+        # A merged-into ticket's thread lists the messages of the tickets merged into it.
+        thread = await ticket_thread(session.conn, principal.tenant_id, ticket_id)
+        if thread is None:
             raise Problem(404, "not_found", "the ticket does not exist")
-        rows = await list_messages(session.conn, principal.tenant_id, ticket_id, after,
+        rows = await list_messages(session.conn, principal.tenant_id, thread, after,
                                    limit + 1)
     page, next_cursor = paginate(codec, scope, rows, limit, row_position)
     return JsonReply(200, {"data": [message_view(r) for r in page],

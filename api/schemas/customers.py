@@ -18,12 +18,21 @@ from api.schemas.tickets import FIELDS_MAX, FieldKeyIn, FieldValueIn, FieldValue
 from domain.validation import BODY_MAX, SUBJECT_MAX
 
 
+class CustomerCcOut(BaseModel):
+    email: str
+    name: str | None
+
+
 class CustomerTicketOut(BaseModel):
     id: UUID
     subject: str
     state: str
     created_at: datetime
     updated_at: datetime
+    ccs: list[CustomerCcOut] | None = Field(
+        None, exclude_if=lambda v: v is None,
+        description="`GET /v1/portal/tickets/{id}` only: the customers copied on the "
+                    "ticket; absent when none.")
 
 
 class PortalTicketOut(CustomerTicketOut):

@@ -25,6 +25,7 @@ from api.schemas import checked_by_domain, checked_items
 from api.schemas.attachments import AttachmentOut, attachments_field
 from domain.fields import NUMBER_MAX, OPTIONS_MAX, TEXT_MAX
 from domain.ticket import Ticket
+from domain.ticket.decide import CCS_MAX
 from domain.validation import (
     BODY_MAX,
     EMAIL_PATTERN,
@@ -34,10 +35,12 @@ from domain.validation import (
     TAG_INPUT_PATTERN,
     TAGS_MAX,
 )
-from domain.values import Priority, Source, TicketState, Visibility
+from domain.values import LinkKind, Priority, Source, TicketState, Visibility
 from projections.views import message_document, ticket_json
 
 _IN = ConfigDict(extra="forbid")
+FOLLOWERS_MAX = 100
+"""The most agents one request adds or removes as followers."""
 FIELDS_MAX = 100
 """The most fields one request sets (a tenant has at most as many)."""
 FieldKeyIn = Annotated[str, Field(max_length=40)]
@@ -146,6 +149,56 @@ class TagsIn(BaseModel):
                               json_schema_extra=checked_items(TAG_INPUT_PATTERN))
 
 
+class TicketMergeIn(BaseModel):
+    model_config = _IN
+
+    into: UUID = Field(description="The ticket to merge this one into (of the same tenant).")
+
+
+class LinkIn(BaseModel):
+    """One link: this ticket is ``kind`` of ``ticket_id`` (``duplicate_of``: a duplicate
+    of it; ``duplicates``: its original; ``problem``: an incident of that problem;
+    ``incident``: the problem of that incident; ``related``). Both tickets hold it."""
+
+    model_config = _IN
+
+    kind: LinkKind
+    ticket_id: UUID = Field(description="The other ticket (of the same tenant).")
+    remove: bool = Field(False, description="true: take the link off both tickets.")
+
+
+class FollowersIn(BaseModel):
+    """Agents to start or stop following the ticket (each an active agent's id)."""
+
+    model_config = _IN
+
+    add: list[UUID] = Field(default_factory=list, max_length=FOLLOWERS_MAX)
+    remove: list[UUID] = Field(default_factory=list, max_length=FOLLOWERS_MAX)
+
+    @model_validator(mode="after")
+    def _something(self) -> FollowersIn:
+        if not self.add and not self.remove:
+            raise ValueError("give add, remove or both")
+        return self
+
+
+class CcsIn(BaseModel):
+    """Customers to copy on the ticket (each an e-mail, with an optional name, or a
+    contact) or to take off it (by e-mail)."""
+
+    model_config = _IN
+
+    add: list[RequesterIn] = Field(default_factory=list, max_length=CCS_MAX)
+    remove: list[Annotated[str, Field(max_length=254)]] = Field(default_factory=list,
+                                                                max_length=CCS_MAX)
+
+    @model_validator(mode="after")
+    def _something(self) -> CcsIn:
+        if not self.add and not self.remove:
+            raise ValueError("give add, remove or both")
+        return self
+
+
 class RequesterOut(BaseModel):
     contact_id: UUID | None = Field(description="The contact the ticket belongs to (null "
                                     "only on a ticket from before contacts, until "
@@ -202,6 +255,22 @@ class TicketAttachmentOut(AttachmentOut):
     message_id: UUID = Field(description="the message the file is on")
 
 
+class LinksOut(BaseModel):
+    """Each link is held by both tickets (docs/teamwork.md)."""
+
+    related: list[UUID]
+    duplicate_of: UUID | None = Field(description="The original this ticket duplicates.")
+    duplicates: list[UUID] = Field(description="The tickets that duplicate this one.")
+    problem: UUID | None = Field(description="The problem this ticket is an incident of.")
+    incidents: list[UUID] = Field(description="The incidents of this problem.")
+
+
+class CcOut(BaseModel):
+    contact_id: UUID | None
+    email: str
+    name: str | None
+
+
 class TicketOut(BaseModel):
     id: UUID
     version: int
@@ -229,6 +298,32 @@ class TicketOut(BaseModel):
         description="The files on the ticket's public messages, oldest message first: "
                     "each as its message lists it, with the message's id. Internal notes' "
                     "files are listed on the notes (`GET /v1/tickets/{id}/messages`).")
+    merged_into: UUID | None = Field(
+        None, exclude_if=_absent,
+        description="The ticket this one was merged into (it is closed, and every command "
+                    "on it answers 409 `ticket_merged` naming that ticket); absent unless "
+                    "merged.")
+    merged_from: list[UUID] | None = Field(
+        None, exclude_if=_absent,
+        description="The tickets merged into this one (and into those before), whose "
+                    "messages its thread lists; absent when none.")
+    links: LinksOut | None = Field(None, exclude_if=_absent,
+                                   description="Links to other tickets; absent when none.")
+    followers: list[UUID] | None = Field(
+        None, exclude_if=_absent,
+        description="The agents following the ticket, in the order they started; absent "
+                    "when none.")
+    ccs: list[CcOut] | None = Field(
+        None, exclude_if=_absent,
+        description="The customers copied on the ticket; absent when none.")
+
+
+class TicketsMergedOut(BaseModel):
+    """Both tickets after a merge: the merged one (closed, ``merged_into`` set) and the
+    one it went into (``merged_from`` naming it)."""
+
+    ticket: TicketOut
+    into: TicketOut
 
 
 class TicketPage(BaseModel):

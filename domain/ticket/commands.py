@@ -16,6 +16,7 @@ from domain.attachment import AttachmentRef
 from domain.ids import AgentId, GroupId, MessageId, TicketId
 from domain.values import (
     Actor,
+    LinkKind,
     Priority,
     Requester,
     SlaMetric,
@@ -170,19 +171,78 @@ class ChangeRequester(BaseModel):
     at: UtcDatetime
 
 
+class MergeTicket(BaseModel):
+    """Merge the ticket into ``into`` (``domain.ticket.decide.decide_merge`` decides on
+    both tickets at once). ``message_ids`` are the ticket's thread as the caller read
+    it under the ticket's lock, oldest first."""
+
+    model_config = _FROZEN
+
+    into: TicketId
+    message_ids: tuple[MessageId, ...] = ()
+    actor: Actor
+    at: UtcDatetime
+
+
+class LinkTicket(BaseModel):
+    """Link the ticket to ``ticket_id`` as ``kind`` (``remove``: take the link off);
+    ``domain.ticket.decide.decide_link`` decides on both tickets. ``chain`` is, for a
+    duplicate link, the original and the tickets it is itself a duplicate of, in turn,
+    as the caller read them (a duplicate may not be an original of its own)."""
+
+    model_config = _FROZEN
+
+    kind: LinkKind
+    ticket_id: TicketId
+    remove: bool = False
+    chain: tuple[TicketId, ...] = ()
+    actor: Actor
+    at: UtcDatetime
+
+
+class ChangeFollowers(BaseModel):
+    """Agents start (``add``) or stop (``remove``) following the ticket. ``agents`` are
+    those of ``add`` that the caller found to be active agents of the tenant."""
+
+    model_config = _FROZEN
+
+    add: tuple[AgentId, ...] = ()
+    remove: tuple[AgentId, ...] = ()
+    agents: frozenset[AgentId] = frozenset()
+    actor: Actor
+    at: UtcDatetime
+
+
+class ChangeCcs(BaseModel):
+    """Copy customers on the ticket (``add``, each an e-mail and, when known, its
+    contact) or take them off (``remove``: e-mails)."""
+
+    model_config = _FROZEN
+
+    add: tuple[Requester, ...] = ()
+    remove: tuple[str, ...] = ()
+    actor: Actor
+    at: UtcDatetime
+
+
 Command = (OpenTicket | AddMessage | Assign | ChangePriority | ChangeState | ChangeTags
-           | CheckSla | ChangeFields | ChangeRequester | WarnSla | RetargetSla)
+           | CheckSla | ChangeFields | ChangeRequester | WarnSla | RetargetSla
+           | ChangeFollowers | ChangeCcs)
 
 __all__ = [
     "AddMessage",
     "Assign",
+    "ChangeCcs",
     "ChangeFields",
+    "ChangeFollowers",
     "ChangePriority",
     "ChangeRequester",
     "ChangeState",
     "ChangeTags",
     "CheckSla",
     "Command",
+    "LinkTicket",
+    "MergeTicket",
     "OpenTicket",
     "RetargetSla",
     "WarnSla",

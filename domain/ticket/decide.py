@@ -27,12 +27,15 @@ from domain.errors import (
     NotFound,
     NotGroupMember,
     TicketClosed,
+    TicketMergedAway,
     ValidationFailed,
 )
 from domain.events import (
+    CcsChanged,
     Clocks,
     Event,
     FieldValuesChanged,
+    FollowersChanged,
     FollowUpOpened,
     MessageAdded,
     PriorityChanged,
@@ -44,7 +47,11 @@ from domain.events import (
     TagsChanged,
     TicketAssigned,
     TicketGroupChanged,
+    TicketLinked,
+    TicketMerged,
+    TicketMergeReceived,
     TicketOpened,
+    TicketUnlinked,
 )
 from domain.fields import NO_FIELDS, FieldCatalog, FieldValue, RequiredOn, check_values, require
 from domain.ids import GroupId, TicketId
@@ -66,13 +73,17 @@ from domain.sla import (
 from domain.ticket.commands import (
     AddMessage,
     Assign,
+    ChangeCcs,
     ChangeFields,
+    ChangeFollowers,
     ChangePriority,
     ChangeRequester,
     ChangeState,
     ChangeTags,
     CheckSla,
     Command,
+    LinkTicket,
+    MergeTicket,
     OpenTicket,
     RetargetSla,
     WarnSla,
@@ -87,9 +98,19 @@ from domain.validation import (
     check_text,
     normalize_tags,
 )
-from domain.values import ActorKind, Priority, SlaMetric, TicketState, Visibility
+from domain.values import (
+    ActorKind,
+    LinkKind,
+    Priority,
+    Requester,
+    SlaMetric,
+    TicketState,
+    Visibility,
+)
 
 FR, NR, RES = SlaMetric.FIRST_RESPONSE, SlaMetric.NEXT_REPLY, SlaMetric.RESOLUTION
+CCS_MAX = 50
+"""The most customers one ticket copies."""
 
 
 def decide(command: Command, state: Ticket | None, policy: SlaPolicy,
@@ -120,6 +141,8 @@ def decide(command: Command, state: Ticket | None, policy: SlaPolicy,
         if command.requester.contact_id is None:
             raise ValidationFailed("a ticket moves to a contact", field="requester.contact_id")
         return [RequesterChanged(requester=check_requester(command.requester), at=command.at)]
+    if state.merged_into is not None:
+        raise TicketMergedAway(state.merged_into)
     if state.state is TicketState.CLOSED:
         if isinstance(command, AddMessage) and command.actor.kind is ActorKind.CUSTOMER:
             raise FollowUpRequired(state.id)
@@ -141,6 +164,10 @@ def decide(command: Command, state: Ticket | None, policy: SlaPolicy,
             return _change_tags(command, state)
         case ChangeFields():
             return _change_fields(command, state, fields)
+        case ChangeFollowers():
+            return _change_followers(command, state)
+        case ChangeCcs():
+            return _change_ccs(command, state)
     raise TypeError(f"unknown command {type(command).__name__}")  # pragma: no cover
 
 
@@ -176,6 +203,112 @@ def decide_follow_up(
     )
     old: list[Event] = [FollowUpOpened(follow_up_id=follow_up_id, at=command.at)]
     return old, decide(open_cmd, None, policy)
+
+
+def decide_merge(command: MergeTicket, source: Ticket | None, target: Ticket | None,
+                 policy: SlaPolicy) -> tuple[list[Event], list[Event]]:
+    """Merge ``source`` into ``target``: ``(events for the source, events for the
+    target)``. The source is closed (``StateChanged``, reason ``merged``, its clocks
+    stopped) and points at the target (``TicketMerged``); the target references the
+    source's thread and takes its requester and CCs as CCs (``TicketMergeReceived``).
+
+    Refused, with nothing decided: a ticket into itself (422), into a ticket it was
+    merged from (422), a ticket merged already or into one merged already (409
+    ``ticket_merged`` naming where it went), from or into a closed ticket (409)."""
+    if source is None or target is None:
+        raise NotFound("the ticket does not exist" if source is None
+                       else f"no ticket {command.into} to merge into")
+    if command.actor.kind is not ActorKind.AGENT:
+        raise ValidationFailed("only agents merge tickets", field="actor")
+    if source.id == target.id:
+        raise ValidationFailed("a ticket cannot be merged into itself", field="into")
+    if source.merged_into is not None:
+        raise TicketMergedAway(source.merged_into)
+    if target.id in source.merged_from or target.merged_into == source.id:
+        raise ValidationFailed(f"ticket {target.id} was merged into this one: it cannot "
+                               "take this ticket back", field="into")
+    if target.merged_into is not None:
+        raise TicketMergedAway(target.merged_into)
+    if source.state is TicketState.CLOSED:
+        raise TicketClosed()
+    if target.state is TicketState.CLOSED:
+        raise TicketClosed(f"ticket {target.id}, to merge into, is closed")
+    # Closed from any state (not a move TRANSITIONS offers): every clock stops for good.
+    clocks: Clocks = {}
+    for metric, clock in source.clocks.items():
+        new = _clock_for_state(metric, clock, TicketState.CLOSED, command.at, policy)
+        if new != clock:
+            clocks[metric] = new
+    closed = StateChanged(from_state=source.state, to_state=TicketState.CLOSED,
+                          reason="merged", clocks=clocks, at=command.at)
+    held = {target.requester.email.lower(), *(c.email.lower() for c in target.ccs)}
+    ccs: list[Requester] = []
+    for person in (source.requester, *source.ccs):
+        if person.email.lower() not in held:
+            held.add(person.email.lower())
+            ccs.append(person)
+    if len(target.ccs) + len(ccs) > CCS_MAX:
+        raise ValidationFailed(f"the merged ticket would copy more than {CCS_MAX} customers",
+                               field="into")
+    received = TicketMergeReceived(source_id=source.id,
+                                   merged_ids=(source.id, *source.merged_from),
+                                   message_ids=command.message_ids, ccs=tuple(ccs),
+                                   at=command.at)
+    return [closed, TicketMerged(into=target.id, at=command.at)], [received]
+
+
+def decide_link(command: LinkTicket, state: Ticket | None, other: Ticket | None
+                ) -> tuple[list[Event], list[Event]]:
+    """Link ``state`` to ``other`` as ``command.kind`` (or take the link off):
+    ``(events for this ticket, events for the other)``, each holding its own side.
+    Closed tickets take links (a new ticket is often a duplicate of a closed one);
+    merged ones refuse, naming where they went. A link already held (or, to remove,
+    not held) decides nothing.
+
+    Refused: a link to itself; a second original or a second problem (remove the
+    first); a ``duplicate_of`` cycle; a problem that is itself an incident, or an
+    incident that is itself a problem."""
+    if state is None or other is None:
+        raise NotFound("the ticket does not exist" if state is None
+                       else f"no ticket {command.ticket_id} to link to")
+    if command.actor.kind is not ActorKind.AGENT:
+        raise ValidationFailed("only agents link tickets", field="actor")
+    for ticket in (state, other):
+        if ticket.merged_into is not None:
+            raise TicketMergedAway(ticket.merged_into)
+    kind = command.kind
+    if state.id == other.id:
+        raise ValidationFailed("a ticket cannot be linked to itself", field="ticket_id")
+    here = TicketUnlinked if command.remove else TicketLinked
+    if command.remove:
+        if not state.links.has(kind, other.id):
+            return [], []
+        return ([here(kind=kind, ticket_id=other.id, at=command.at)],
+                [here(kind=kind.other_side, ticket_id=state.id, at=command.at)])
+    if state.links.has(kind, other.id):
+        return [], []
+    # Normalised to (the side holding the single link, the ticket it names).
+    one, named = ((state, other) if kind in (LinkKind.DUPLICATE_OF, LinkKind.PROBLEM)
+                  else (other, state))
+    if kind in (LinkKind.DUPLICATE_OF, LinkKind.DUPLICATES):
+        if one.links.duplicate_of is not None:
+            raise ValidationFailed(f"ticket {one.id} is a duplicate of "
+                                   f"{one.links.duplicate_of} already: unlink that first",
+                                   field="ticket_id")
+        if one.id in command.chain:
+            raise ValidationFailed(f"ticket {named.id} is a duplicate of ticket {one.id} "
+                                   "(or of one of its duplicates): a duplicate cannot be "
+                                   "the original of its own original", field="ticket_id")
+    if kind in (LinkKind.PROBLEM, LinkKind.INCIDENT):
+        if one.links.problem is not None:
+            raise ValidationFailed(f"ticket {one.id} is an incident of "
+                                   f"{one.links.problem} already: unlink that first",
+                                   field="ticket_id")
+        if named.links.problem is not None or one.links.incidents:
+            raise ValidationFailed("a problem cannot be an incident, nor an incident a "
+                                   "problem", field="ticket_id")
+    return ([here(kind=kind, ticket_id=other.id, at=command.at)],
+            [here(kind=kind.other_side, ticket_id=state.id, at=command.at)])
 
 
 # --- handlers -----------------------------------------------------------------------------
@@ -423,6 +556,47 @@ def _change_fields(cmd: ChangeFields, state: Ticket, catalog: FieldCatalog) -> l
     return [FieldValuesChanged(values=changed, at=cmd.at)]
 
 
+def _change_followers(cmd: ChangeFollowers, state: Ticket) -> list[Event]:
+    if set(cmd.add) & set(cmd.remove):
+        raise ValidationFailed("an agent cannot be both added and removed", field="add")
+    for agent in cmd.add:
+        if agent not in cmd.agents:
+            raise ValidationFailed(f"{agent} is not an active agent of this tenant: only "
+                                   "agents follow tickets", field="add")
+    current = state.followers
+    added = tuple(dict.fromkeys(a for a in cmd.add if a not in current))
+    removed = tuple(dict.fromkeys(a for a in cmd.remove if a in current))
+    if not added and not removed:
+        return []
+    followers = (*(a for a in current if a not in removed), *added)
+    return [FollowersChanged(added=added, removed=removed, followers=followers, at=cmd.at)]
+
+
+def _change_ccs(cmd: ChangeCcs, state: Ticket) -> list[Event]:
+    adding = {p.email.lower() for p in cmd.add}
+    removing = {e.strip().lower() for e in cmd.remove}
+    if adding & removing:
+        raise ValidationFailed("a customer cannot be both copied and taken off", field="add")
+    held = {c.email.lower() for c in state.ccs}
+    added: list[Requester] = []
+    for person in cmd.add:
+        check_requester(person)
+        email = person.email.lower()
+        if email == state.requester.email.lower():
+            raise ValidationFailed(f"{person.email} is the ticket's requester",
+                                   field="add")
+        if email not in held:
+            held.add(email)
+            added.append(person)
+    removed = tuple(c.email for c in state.ccs if c.email.lower() in removing)
+    if not added and not removed:
+        return []
+    ccs = (*(c for c in state.ccs if c.email.lower() not in removing), *added)
+    if len(ccs) > CCS_MAX:
+        raise ValidationFailed(f"a ticket copies at most {CCS_MAX} customers", field="add")
+    return [CcsChanged(added=tuple(added), removed=removed, ccs=ccs, at=cmd.at)]
+
+
 def _check_sla(cmd: CheckSla, state: Ticket) -> list[Event]:
     clock = state.clocks.get(cmd.metric)
     if clock is None or clock.due_at is None or not breach_due(clock, cmd.at):
@@ -438,4 +612,4 @@ def _warn_sla(cmd: WarnSla, state: Ticket, policy: SlaPolicy) -> list[Event]:
     return [SlaWarning(metric=cmd.metric, share=cmd.percent, due_at=clock.due_at, at=cmd.at)]
 
 
-__all__ = ["decide", "decide_follow_up"]
+__all__ = ["CCS_MAX", "decide", "decide_follow_up", "decide_link", "decide_merge"]

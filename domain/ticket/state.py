@@ -14,9 +14,11 @@ from pydantic import BaseModel, ConfigDict
 from domain.attachment import AttachmentRef, TicketFile
 from domain.errors import CorruptStream
 from domain.events import (
+    CcsChanged,
     Clocks,
     Event,
     FieldValuesChanged,
+    FollowersChanged,
     FollowUpOpened,
     MessageAdded,
     PriorityChanged,
@@ -28,13 +30,18 @@ from domain.events import (
     TagsChanged,
     TicketAssigned,
     TicketGroupChanged,
+    TicketLinked,
+    TicketMerged,
+    TicketMergeReceived,
     TicketOpened,
+    TicketUnlinked,
 )
 from domain.fields import FieldValue
 from domain.ids import AgentId, GroupId, TicketId
 from domain.sla import breach_clock, warn_clock
 from domain.values import (
     ActorKind,
+    LinkKind,
     Priority,
     Requester,
     Source,
@@ -51,6 +58,39 @@ TRANSITIONS: dict[TicketState, frozenset[TicketState]] = {
     TicketState.SOLVED: frozenset({TicketState.OPEN, TicketState.CLOSED}),
     TicketState.CLOSED: frozenset(),
 }
+
+
+class Links(BaseModel):
+    """A ticket's links to other tickets, by kind (``domain.values.LinkKind``): the
+    original it duplicates and the problem it is an incident of are one ticket each."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    related: tuple[TicketId, ...] = ()
+    duplicate_of: TicketId | None = None
+    duplicates: tuple[TicketId, ...] = ()
+    problem: TicketId | None = None
+    incidents: tuple[TicketId, ...] = ()
+
+    def has(self, kind: LinkKind, ticket_id: TicketId) -> bool:
+        """Whether this link is held."""
+        held = getattr(self, kind.value if kind is not LinkKind.INCIDENT else "incidents")
+        return held == ticket_id if not isinstance(held, tuple) else ticket_id in held
+
+    def with_link(self, kind: LinkKind, ticket_id: TicketId, *, on: bool) -> Links:
+        """These links with ``kind`` to ``ticket_id`` added (``on``) or taken off."""
+        name = kind.value if kind is not LinkKind.INCIDENT else "incidents"
+        held = getattr(self, name)
+        if not isinstance(held, tuple):
+            value: object = ticket_id if on else None
+        elif on:
+            value = held if ticket_id in held else (*held, ticket_id)
+        else:
+            value = tuple(t for t in held if t != ticket_id)
+        return self.model_copy(update={name: value})
+
+    def empty(self) -> bool:
+        return self == Links()
 
 
 class Ticket(BaseModel):
@@ -83,6 +123,16 @@ class Ticket(BaseModel):
     files: tuple[TicketFile, ...] = ()
     """The files on its public messages, oldest message first (internal notes' files
     are on the notes only: a customer's transaction reads its ticket's row)."""
+    merged_into: TicketId | None = None
+    """The ticket this one was merged into: it is closed and takes no command."""
+    merged_from: tuple[TicketId, ...] = ()
+    """The tickets merged into this one (and into them before), whose messages its
+    thread references, in the order they were merged."""
+    links: Links = Links()
+    followers: tuple[AgentId, ...] = ()
+    """The agents following the ticket, in the order they started."""
+    ccs: tuple[Requester, ...] = ()
+    """The customers copied on the ticket (by e-mail, each its contact when known)."""
 
 
 def _files(message_id: UUID, refs: tuple[AttachmentRef, ...]) -> tuple[TicketFile, ...]:
@@ -167,6 +217,23 @@ def evolve(state: Ticket | None, event: Event) -> Ticket:
             del changes["updated_at"]
         case FollowUpOpened():
             changes["follow_up_ids"] = (*state.follow_up_ids, event.follow_up_id)
+        case TicketMerged():
+            if state.state is not TicketState.CLOSED:
+                raise CorruptStream("TicketMerged on a ticket that is not closed")
+            changes["merged_into"] = event.into
+        case TicketMergeReceived():
+            known = set(state.merged_from)
+            changes["merged_from"] = (*state.merged_from,
+                                      *(t for t in event.merged_ids if t not in known))
+            changes["ccs"] = (*state.ccs, *event.ccs)
+        case TicketLinked():
+            changes["links"] = state.links.with_link(event.kind, event.ticket_id, on=True)
+        case TicketUnlinked():
+            changes["links"] = state.links.with_link(event.kind, event.ticket_id, on=False)
+        case FollowersChanged():
+            changes["followers"] = event.followers
+        case CcsChanged():
+            changes["ccs"] = event.ccs
         case _:
             raise CorruptStream(f"{event.TYPE} does not belong to a ticket stream")
     return state.model_copy(update=changes)
@@ -194,4 +261,4 @@ def fold(events: Iterable[Event]) -> Ticket | None:
     return state
 
 
-__all__ = ["TRANSITIONS", "Ticket", "evolve", "fold"]
+__all__ = ["TRANSITIONS", "Links", "Ticket", "evolve", "fold"]

@@ -155,6 +155,28 @@ async def _people(http: httpx.AsyncClient, key: Any, rng: random.Random) -> None
     assert r.status_code in (200, 201, 308, 409, 412, 422), r.text
 
 
+async def _teamwork(http: httpx.AsyncClient, key: Any, agents: list[str], tid: str,
+                    other: str, rng: random.Random) -> None:
+    roll = rng.random()
+    if roll < 0.3:
+        path, body = "merge", {"into": other}
+    elif roll < 0.6:
+        path, body = "links", {"kind": rng.choice(["related", "duplicate_of", "problem",
+                                                   "incident", "duplicates"]),
+                               "ticket_id": other, "remove": rng.random() < 0.2}
+    elif roll < 0.8:
+        path, body = "followers", {"add": rng.sample(agents, 1), "remove": rng.sample(agents, 1)}
+        if body["add"] == body["remove"]:
+            body["remove"] = []
+    else:
+        path, body = "ccs", {"add": [{"email": f"cc{rng.randrange(4)}@example.com"}],
+                             "remove": [f"cc{rng.randrange(4)}@example.com"]}
+        if body["add"][0]["email"] == body["remove"][0]:
+            body["remove"] = []
+    r = await http.post(f"/v1/tickets/{tid}/{path}", json=body, headers=auth(key))
+    assert r.status_code in (200, 409, 422), r.text
+
+
 async def _workload(http: httpx.AsyncClient, keys: list[Any], intake: Any,
                     agents: list[str], groups: list[str], tickets: list[str],
                     rng: random.Random, commands: int) -> None:
@@ -177,6 +199,9 @@ async def _workload(http: httpx.AsyncClient, keys: list[Any], intake: Any,
             await _people(http, keys[0], rng)
             continue
         tid = rng.choice(tickets)
+        if rng.random() < 0.12:  # merges, links, followers and CCs
+            await _teamwork(http, key, agents, tid, rng.choice(tickets), rng)
+            continue
         roll = rng.random()
         if roll < 0.15:  # the customer writes (through an intake key)
             r = await http.post(f"/v1/tickets/{tid}/messages", json={"body": "customer"},
@@ -276,6 +301,9 @@ async def test_the_fold_over_changes_equals_get_under_concurrent_writers(http, t
         listed = await http.get(f"/v1/tickets/{tid}/messages", params={"limit": 100},
                                 headers=auth(admin))
         assert mirror.ticket_messages(tid) == listed.json()["data"], tid
+    # Merged tickets (and their targets' threads), links, followers and CCs among them.
+    for key in ("merged_into", "merged_from", "links", "followers", "ccs"):
+        assert any(key in t for t in mirror.tickets.values()), key
     # Every contact and organization as GET shows it; a merged contact redirects to the
     # contact the mirror says it was merged into.
     assert mirror.merged_into and len(mirror.contacts) > len(mirror.merged_into)

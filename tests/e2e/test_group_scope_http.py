@@ -122,6 +122,15 @@ async def test_an_agent_outside_a_group_reads_nothing_of_its_tickets(
         r = await http.post(f"/v1/tickets/{hidden['id']}/{path}", json=body,
                             headers=auth(ann_key))
         assert r.status_code == 404, (path, r.text)
+    # Nor can she merge or link it, either way round, from a ticket she sees.
+    for source, path, body in ((hidden, "merge", {"into": loose["id"]}),
+                               (loose, "merge", {"into": hidden["id"]}),
+                               (loose, "links", {"kind": "related", "ticket_id": hidden["id"]})):
+        r = await http.post(f"/v1/tickets/{source['id']}/{path}", json=body,
+                            headers=auth(ann_key))
+        assert r.status_code == 404, (path, r.text)
+    assert (await http.get(f"/v1/tickets/{loose['id']}", headers=auth(ann_key))
+            ).json()["version"] == loose["version"]
     # Her own ticket and the one in no group are untouched by the scope.
     assert (await _raw(services, tenant.tenant_id, ann_actor, mine["id"]))["events"] >= 1
     # Admins, auditors and the key of an agent who is a member see it all.

@@ -43,6 +43,10 @@ BODIES: dict[str, Callable[[], Any]] = {
     "POST /v1/tickets/{ticket_id}/priority": lambda: {"priority": "low"},
     "POST /v1/tickets/{ticket_id}/state": lambda: {"state": "pending"},
     "POST /v1/tickets/{ticket_id}/tags": lambda: {"add": ["x"]},
+    "POST /v1/tickets/{ticket_id}/merge": lambda: None,  # into: a ticket made for it
+    "POST /v1/tickets/{ticket_id}/links": lambda: None,  # to: a ticket made for it
+    "POST /v1/tickets/{ticket_id}/followers": lambda: {"remove": [str(uuid.uuid4())]},
+    "POST /v1/tickets/{ticket_id}/ccs": lambda: {"add": [{"email": "cc@example.com"}]},
     "POST /v1/agents": lambda: {"email": f"{uuid.uuid4()}@example.com", "name": "A"},
     "POST /v1/agents/invitations": lambda: {"email": f"{uuid.uuid4()}@example.com",
                                             "name": "A"},
@@ -182,9 +186,13 @@ async def _request(http: httpx.AsyncClient, h: dict[str, str], method: str, path
     template = path.replace(path.split("/")[3], "{tenant_id}") if path.startswith(
         "/v1/widget/") else path
     body = BODIES[f"{method.upper()} {template}"]()
-    if path.endswith("/merge"):
+    if path.endswith("/merge") and path.startswith("/v1/contacts/"):
         into = await http.post("/v1/contacts", headers=h, json=BODIES["POST /v1/contacts"]())
         body = {"into": into.json()["id"]}
+    if path.endswith(("/tickets/{ticket_id}/merge", "/tickets/{ticket_id}/links")):
+        other = (await http.post("/v1/tickets", json=NEW_TICKET, headers=h)).json()["id"]
+        body = {"into": other} if path.endswith("/merge") else {"kind": "related",
+                                                                "ticket_id": other}
     if path == "/v1/settings":
         body = (await http.get("/v1/settings", headers=h)).json()
     if path.endswith("/uploads"):

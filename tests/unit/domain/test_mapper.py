@@ -25,12 +25,14 @@ from domain.events import (
     ApiKeyRevoked,
     CalendarChanged,
     CalendarCreated,
+    CcsChanged,
     ContactCreated,
     ContactErased,
     ContactMerged,
     ContactUpdated,
     Event,
     FieldValuesChanged,
+    FollowersChanged,
     FollowUpOpened,
     GroupCreated,
     GroupMembersChanged,
@@ -61,7 +63,11 @@ from domain.events import (
     TicketFieldDefined,
     TicketFieldUpdated,
     TicketGroupChanged,
+    TicketLinked,
+    TicketMerged,
+    TicketMergeReceived,
     TicketOpened,
+    TicketUnlinked,
     ViewChanged,
     ViewCreated,
     ViewDeleted,
@@ -76,6 +82,7 @@ from domain.ticket.commands import Assign, ChangePriority, ChangeTags, CheckSla
 from domain.values import (
     Actor,
     ActorKind,
+    LinkKind,
     Priority,
     Requester,
     Role,
@@ -83,7 +90,7 @@ from domain.values import (
     TicketState,
     Visibility,
 )
-from tests.unit.domain.support import AGENT, CUSTOMER, at, given, move, open_cmd, reply
+from tests.unit.domain.support import AGENT, CUSTOMER, at, given, mid, move, open_cmd, reply
 
 AT = datetime(2026, 6, 1, 9, 0, 0, 123, tzinfo=UTC)
 
@@ -105,7 +112,21 @@ def ticket_history() -> list[Event]:
     return [*history,
             FieldValuesChanged(values={"plan": "pro", "areas": ("api", "login"), "n": 3,
                                        "vip": True, "gone": None}, at=at(10, 30)),
-            FollowUpOpened(follow_up_id=TicketId(uuid.UUID(int=6)), at=at(12)), linked]
+            FollowUpOpened(follow_up_id=TicketId(uuid.UUID(int=6)), at=at(12)), linked,
+            TicketMergeReceived(source_id=TicketId(uuid.UUID(int=7)),
+                                merged_ids=(TicketId(uuid.UUID(int=7)),),
+                                message_ids=(mid(8),), ccs=(BOB,), at=at(13)),
+            TicketLinked(kind=LinkKind.DUPLICATES, ticket_id=TicketId(uuid.UUID(int=7)),
+                         at=at(13)),
+            TicketUnlinked(kind=LinkKind.RELATED, ticket_id=TicketId(uuid.UUID(int=7)),
+                           at=at(13)),
+            FollowersChanged(added=(AgentId(uuid.UUID(int=5)),), removed=(),
+                             followers=(AgentId(uuid.UUID(int=5)),), at=at(13)),
+            CcsChanged(added=(), removed=("bob@example.com",), ccs=(), at=at(13)),
+            TicketMerged(into=TicketId(uuid.UUID(int=8)), at=at(14))]
+
+
+BOB = Requester(email="bob@example.com", name="Bob")
 
 
 CONTACT = ContactId(uuid.UUID(int=9))

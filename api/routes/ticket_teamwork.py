@@ -1,0 +1,142 @@
+"""Ticket routes for working together: merge a ticket into another, link tickets,
+follow them, copy customers on them (docs/teamwork.md).
+
+Each is a ticket command like those of api/routes/tickets.py: ``If-Match`` on the
+addressed ticket (412), ``Idempotency-Key``, the ticket and its ``ETag`` in the answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from uuid import UUID
+
+from fastapi import APIRouter, Request, Response
+from pydantic import BaseModel
+
+from api.http import commands
+from api.http.answer_headers import ETAG, sends
+from api.http.auth import Principal
+from api.http.commands import agent_actor, parse_if_match
+from api.http.deps import Authorized, ServicesDep
+from api.http.headers import IfMatch
+from api.http.problem_docs import COMMAND_ERRORS
+from api.http.reply import JsonReply
+from api.http.routing import StrictRoute
+from api.schemas.tickets import (
+    CcsIn,
+    FollowersIn,
+    LinkIn,
+    TicketMergeIn,
+    TicketOut,
+    TicketsMergedOut,
+    etag,
+    ticket_view,
+)
+from domain.ids import AgentId, TicketId
+from domain.ticket.commands import ChangeCcs, ChangeFollowers, LinkTicket, MergeTicket
+from domain.values import Requester
+from eventstore.store import UnitOfWork
+from handlers.requesters import requester_of_contact
+from handlers.ticket_links import link_ticket, merge_ticket
+from handlers.tickets import CommandResult, run_command
+
+router = APIRouter(prefix="/v1/tickets", tags=["tickets"], route_class=StrictRoute)
+_COMMAND = COMMAND_ERRORS | sends(200, required=(ETAG,))
+
+
+def _reply(result: CommandResult) -> JsonReply:
+    t = result.ticket
+    return JsonReply(200, ticket_view(t, result.documents.get(t.id)), {"ETag": etag(t.version)})
+
+
+async def _run(request: Request, services: ServicesDep, principal: Principal,
+               body: BaseModel, if_match: str | None,
+               work: Callable[[UnitOfWork, int | None], Awaitable[JsonReply]]) -> Response:
+    expected = parse_if_match(if_match)
+
+    async def attempt(uow: UnitOfWork) -> JsonReply:
+        return await work(uow, expected)
+
+    return await commands.run(request, services, principal, body.model_dump(mode="json"),
+                              attempt, expected_version=expected, deferring=True)
+
+
+@router.post("/{ticket_id}/merge", response_model=TicketsMergedOut, responses=_COMMAND,
+             summary="Merge the ticket into another")
+async def merge(ticket_id: UUID, body: TicketMergeIn, request: Request, services: ServicesDep,
+                principal: Authorized, if_match: IfMatch = None) -> Response:
+    """The ticket is closed with a `TicketMerged` event naming `into`; `into`'s thread
+    lists its messages (in order, as written) and copies its requester and CCs. Later
+    commands on the merged ticket answer 409 `ticket_merged` naming `into`. Into itself
+    or into a ticket it was merged from: 422; a ticket of another tenant: 404; either
+    ticket merged or closed already: 409. `If-Match` is the merged ticket's version."""
+    command = MergeTicket(into=TicketId(body.into), actor=agent_actor(principal),
+                          at=services.clock.now())
+
+    async def work(uow: UnitOfWork, expected: int | None) -> JsonReply:
+        done = await merge_ticket(uow, ticket_id, command, expected_version=expected)
+        source, target = done.ticket, done.other
+        return JsonReply(200, {
+            "ticket": ticket_view(source.ticket, source.documents.get(source.ticket.id)),
+            "into": ticket_view(target.ticket, target.documents.get(target.ticket.id))},
+            {"ETag": etag(source.ticket.version)})
+
+    return await _run(request, services, principal, body, if_match, work)
+
+
+@router.post("/{ticket_id}/links", response_model=TicketOut, responses=_COMMAND,
+             summary="Link the ticket to another, or take a link off")
+async def link(ticket_id: UUID, body: LinkIn, request: Request, services: ServicesDep,
+               principal: Authorized, if_match: IfMatch = None) -> Response:
+    """Both tickets hold the link, each its side (`links` of each ticket). A link that
+    would make a ticket a duplicate of its own duplicate, a second original or problem,
+    a problem that is an incident: 422. A merged ticket: 409 `ticket_merged`."""
+    command = LinkTicket(kind=body.kind, ticket_id=TicketId(body.ticket_id),
+                         remove=body.remove, actor=agent_actor(principal),
+                         at=services.clock.now())
+
+    async def work(uow: UnitOfWork, expected: int | None) -> JsonReply:
+        return _reply((await link_ticket(uow, ticket_id, command,
+                                         expected_version=expected)).ticket)
+
+    return await _run(request, services, principal, body, if_match, work)
+
+
+@router.post("/{ticket_id}/followers", response_model=TicketOut, responses=_COMMAND,
+             summary="Agents start or stop following the ticket")
+async def followers(ticket_id: UUID, body: FollowersIn, request: Request,
+                    services: ServicesDep, principal: Authorized,
+                    if_match: IfMatch = None) -> Response:
+    """Only active agents follow (anyone else in `add`: 422)."""
+    command = ChangeFollowers(add=tuple(AgentId(a) for a in body.add),
+                              remove=tuple(AgentId(a) for a in body.remove),
+                              actor=agent_actor(principal), at=services.clock.now())
+
+    async def work(uow: UnitOfWork, expected: int | None) -> JsonReply:
+        return _reply(await run_command(uow, ticket_id, command, expected_version=expected))
+
+    return await _run(request, services, principal, body, if_match, work)
+
+
+@router.post("/{ticket_id}/ccs", response_model=TicketOut, responses=_COMMAND,
+             summary="Copy customers on the ticket, or take them off")
+async def ccs(ticket_id: UUID, body: CcsIn, request: Request, services: ServicesDep,
+              principal: Authorized, if_match: IfMatch = None) -> Response:
+    """Each CC is an e-mail (with a name) or a contact (422 `unknown_contact` for one
+    the tenant does not have); the requester cannot be a CC (422)."""
+    at = services.clock.now()
+
+    async def work(uow: UnitOfWork, expected: int | None) -> JsonReply:
+        add: list[Requester] = []
+        for person in body.add:
+            if person.contact_id is not None:
+                add.append(await requester_of_contact(uow.conn, uow.tenant_id,
+                                                      person.contact_id))
+            else:
+                assert person.email is not None
+                add.append(Requester(email=person.email, name=person.name))
+        command = ChangeCcs(add=tuple(add), remove=tuple(body.remove),
+                            actor=agent_actor(principal), at=at)
+        return _reply(await run_command(uow, ticket_id, command, expected_version=expected))
+
+    return await _run(request, services, principal, body, if_match, work)
