@@ -94,7 +94,8 @@ class FieldDefinition(BaseModel):
     required_on: RequiredOn | None = None
     active: bool = True
     intake: bool = False
-    """Intake keys (customers) may set it too; otherwise agents only."""
+    """Open to customers: intake keys and the portal may set it, and the portal shows
+    its value; otherwise agents only."""
     personal: bool = False
     """A text field holding personal data (to be encrypted with the rest of it)."""
     created_at: UtcDatetime

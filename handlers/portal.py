@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,7 @@ from domain.events import (
     PortalSignedIn,
     PortalSignedOut,
 )
+from domain.fields import FieldCatalog, RequiredOn
 from domain.ids import ContactId, MessageId, TicketId
 from domain.ticket import Ticket
 from domain.ticket.commands import OpenTicket
@@ -62,6 +63,7 @@ from handlers.sessions import SessionKind, end_session
 from handlers.tenant_events import record
 from handlers.tickets import PostMessage, post_message, run_command
 from projections import people
+from projections.fields import load_catalog
 
 Q = load_queries(Path(__file__).with_name("portal.sql"))
 
@@ -170,12 +172,34 @@ def _author(contact_id: UUID) -> Actor:
     return Actor(kind=ActorKind.CUSTOMER, id=str(contact_id))
 
 
-def ticket_document(t: Ticket | Any) -> dict[str, Any]:
+def ticket_document(t: Ticket | Any, catalog: FieldCatalog | None = None
+                    ) -> dict[str, Any]:
     """What a customer sees of a ticket (a ``Ticket`` or a row of ``own_tickets``): no
-    assignee, group, tags or fields, which are the staff's."""
+    assignee, group or tags, which are the staff's. Given the tenant's ``catalog``, the
+    values of the fields open to customers too (``customer_values``)."""
     get = (lambda k: getattr(t, k)) if isinstance(t, Ticket) else t.__getitem__
-    return {"id": get("id"), "subject": get("subject"), "state": str(get("state")),
-            "created_at": get("created_at"), "updated_at": get("updated_at")}
+    doc = {"id": get("id"), "subject": get("subject"), "state": str(get("state")),
+           "created_at": get("created_at"), "updated_at": get("updated_at")}
+    if catalog is not None:
+        doc["fields"] = customer_values(get("fields"), catalog)
+    return doc
+
+
+def customer_values(values: Mapping[str, Any], catalog: FieldCatalog) -> dict[str, Any]:
+    """The values of the fields a customer may see: those the tenant opened to intake
+    (a field's ``intake`` flag), which are also the only ones a customer may set.
+    Staff-only values stay with the staff."""
+    return {k: v for k, v in values.items() if (d := catalog.get(k)) is not None and d.intake}
+
+
+async def customer_fields(uow: UnitOfWork) -> list[dict[str, Any]]:
+    """The fields a customer fills in on a new ticket: active, open to intake, in key
+    order, with their active options and whether opening needs a value."""
+    catalog = await load_catalog(uow.conn, uow.tenant_id)
+    return [{"key": d.key, "title": d.title, "type": d.type.value,
+             "options": [{"value": o.value, "title": o.title} for o in d.options if o.active],
+             "required": d.required_on is RequiredOn.OPEN}
+            for d in catalog.values() if d.active and d.intake]
 
 
 def _no_ticket(ticket_id: UUID) -> Missing:
@@ -183,14 +207,18 @@ def _no_ticket(ticket_id: UUID) -> Missing:
 
 
 async def open_ticket(uow: UnitOfWork, contact_id: UUID, ticket_id: TicketId, subject: str,
-                      body: str, at: datetime, files: Sequence[UUID] = ()) -> Ticket:
+                      body: str, at: datetime, files: Sequence[UUID] = (),
+                      fields: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Open a ticket whose requester is the signed-in contact, its opening message
-    carrying the uploads ``files``."""
+    carrying the uploads ``files``, with ``fields`` values: the domain checks them as
+    it checks staff-set ones, acting as the customer (fields open to intake only,
+    required ones enforced). Returns the ticket as the customer sees it."""
     requester = await requester_of_contact(uow.conn, uow.tenant_id, contact_id)
     result = await run_command(uow, ticket_id, OpenTicket(
         ticket_id=ticket_id, subject=subject, body=body, requester=requester,
-        source=Source.PORTAL, actor=_author(contact_id), at=at), files=files)
-    return result.ticket
+        source=Source.PORTAL, actor=_author(contact_id), at=at, fields=dict(fields or {})),
+        files=files)
+    return ticket_document(result.ticket, await load_catalog(uow.conn, uow.tenant_id))
 
 
 async def reply(uow: UnitOfWork, contact_id: UUID, ticket_id: TicketId, message_id: MessageId,
@@ -225,7 +253,7 @@ async def own_ticket(uow: UnitOfWork, contact_id: UUID, ticket_id: UUID) -> dict
     row = await uow.conn.fetchrow(Q["own_ticket"], uow.tenant_id, contact_id, ticket_id)
     if row is None:
         raise _no_ticket(ticket_id)
-    shown = ticket_document(row)
+    shown = ticket_document(row, await load_catalog(uow.conn, uow.tenant_id))
     if row["ccs"]:
         shown["ccs"] = [{"email": c["email"], "name": c.get("name")} for c in row["ccs"]]
     return shown
@@ -235,7 +263,8 @@ async def public_messages(uow: UnitOfWork, contact_id: UUID, ticket_id: UUID,
                           after: tuple[datetime, UUID] | None, limit: int) -> list[Any]:
     """A ticket's public messages, oldest first; ``Missing`` for a ticket that is not
     the contact's."""
-    await own_ticket(uow, contact_id, ticket_id)
+    if await uow.conn.fetchrow(Q["own_ticket"], uow.tenant_id, contact_id, ticket_id) is None:
+        raise _no_ticket(ticket_id)
     at, after_id = after if after is not None else (None, None)
     return list(await uow.conn.fetch(Q["public_messages"], uow.tenant_id, ticket_id, at,
                                      after_id, limit))
@@ -246,6 +275,8 @@ __all__ = [
     "PORTAL",
     "REFRESH_PREFIX",
     "customer_actor",
+    "customer_fields",
+    "customer_values",
     "issue_link",
     "open_ticket",
     "own_ticket",

@@ -232,6 +232,7 @@ ACCESS: Mapping[str, str] = {
     # The customer portal: staff produce a contact's password link; the contact works
     # on their own tickets only (row-level security scopes every statement to them).
     "POST /v1/contacts/{contact_id}/portal-link": "contact:portal-link",
+    "GET /v1/portal/ticket-fields": "portal:read",
     "GET /v1/portal/tickets": "portal:read",
     "POST /v1/portal/tickets": "portal:write",
     "GET /v1/portal/tickets/{ticket_id}": "portal:read",

@@ -16,11 +16,13 @@
   cap); a token spent before revokes its whole session (401).
 - ``POST /v1/portal/auth/sign-out`` ends the session of the cookie, or of the bearer
   portal token, and clears the cookie.
-- ``/v1/portal/tickets...``: the contact's tickets (keyset, newest first), one of them,
-  its public messages, a public reply, a new ticket. Another contact's ticket is 404
-  like a missing one, and internal notes are never read: the routes ask for the
-  contact's rows, and row-level security (migration 0460) lets the transaction see
-  nothing else, as it acts as the customer.
+- ``/v1/portal/ticket-fields``: the fields the tenant opened to customers (``intake``).
+- ``/v1/portal/tickets...``: the contact's tickets (keyset, newest first), one of them
+  (with its values of those fields), its public messages, a public reply, a new ticket
+  (with values of those fields, checked by the domain as staff-set ones are). Another
+  contact's ticket is 404 like a missing one, and internal notes are never read: the
+  routes ask for the contact's rows, and row-level security (migration 0460) lets the
+  transaction see nothing else, as it acts as the customer.
 
 The rules are ``handlers.portal``.
 """
@@ -52,9 +54,10 @@ from api.schemas.customers import (
     CustomerMessagePage,
     CustomerReplyIn,
     CustomerReplyOut,
-    CustomerTicketIn,
-    CustomerTicketOut,
     CustomerTicketPage,
+    PortalFieldList,
+    PortalTicketIn,
+    PortalTicketOut,
     customer_message,
 )
 from api.schemas.sign_in import SignInIn
@@ -213,24 +216,37 @@ async def list_tickets(
                            "next_cursor": next_cursor}).response()
 
 
-@router.post("/v1/portal/tickets", status_code=201, response_model=CustomerTicketOut,
+@router.get("/v1/portal/ticket-fields", response_model=PortalFieldList, responses=errors(),
+            summary="The ticket fields a customer fills in on a new ticket")
+async def list_fields(services: ServicesDep, principal: CustomerAuthorized) -> Response:
+    """Active fields the tenant opened to customers (``intake``), in key order; staff-only
+    fields are not listed."""
+    async with services.store.session(principal.tenant_id, principal.actor,
+                                      readonly=True) as uow:
+        found = await portal.customer_fields(uow)
+    return JsonReply(200, {"data": found}).response()
+
+
+@router.post("/v1/portal/tickets", status_code=201, response_model=PortalTicketOut,
              responses=errors(404, 409, 413, 415)
          | sends(201, required=(LOCATION,)), summary="Open a ticket as the signed-in contact")
-async def open_ticket(body: CustomerTicketIn, request: Request, services: ServicesDep,
+async def open_ticket(body: PortalTicketIn, request: Request, services: ServicesDep,
                       principal: CustomerAuthorized) -> Response:
     assert principal.contact_id is not None
     contact, ticket_id, at = principal.contact_id, TicketId(uuid.uuid4()), services.clock.now()
 
     async def work(uow: UnitOfWork) -> JsonReply:
         ticket = await portal.open_ticket(uow, contact, ticket_id, body.subject, body.body, at,
-                                          body.attachments)
-        return JsonReply(201, portal.ticket_document(ticket),
-                         {"Location": f"/v1/portal/tickets/{ticket.id}"})
+                                          body.attachments, body.fields)
+        return JsonReply(201, ticket, {"Location": f"/v1/portal/tickets/{ticket['id']}"})
 
-    return await commands.run(request, services, principal, recorded(body), work)
+    payload = recorded(body)
+    if not body.fields:  # recorded as before tickets here had fields, for retries
+        del payload["fields"]
+    return await commands.run(request, services, principal, payload, work)
 
 
-@router.get("/v1/portal/tickets/{ticket_id}", response_model=CustomerTicketOut,
+@router.get("/v1/portal/tickets/{ticket_id}", response_model=PortalTicketOut,
             responses=errors(404), summary="One of the signed-in contact's tickets")
 async def get_ticket(ticket_id: UUID, services: ServicesDep,
                      principal: CustomerAuthorized) -> Response:

@@ -14,6 +14,7 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.schemas.attachments import AttachmentOut, attachments_field
+from api.schemas.tickets import FIELDS_MAX, FieldKeyIn, FieldValueIn, FieldValueOut
 from domain.validation import BODY_MAX, SUBJECT_MAX
 
 
@@ -32,6 +33,13 @@ class CustomerTicketOut(BaseModel):
         None, exclude_if=lambda v: v is None,
         description="`GET /v1/portal/tickets/{id}` only: the customers copied on the "
                     "ticket; absent when none.")
+
+
+class PortalTicketOut(CustomerTicketOut):
+    fields: dict[str, FieldValueOut] = Field(
+        default_factory=dict,
+        description="The values of the ticket's fields open to customers (`intake`); "
+                    "staff-only fields are never shown")
 
 
 class CustomerTicketPage(BaseModel):
@@ -62,6 +70,34 @@ class CustomerTicketIn(BaseModel):
     attachments: list[UUID] = attachments_field()
 
 
+class PortalTicketIn(CustomerTicketIn):
+    fields: dict[FieldKeyIn, FieldValueIn] = Field(
+        default_factory=dict, max_length=FIELDS_MAX,
+        description="Values of the tenant's fields open to customers "
+                    "(`GET /v1/portal/ticket-fields`), checked as staff-set values are: a "
+                    "bad value, a staff-only field or a required one missing is a 422 "
+                    "naming `fields.<key>`.")
+
+
+class PortalFieldOptionOut(BaseModel):
+    value: str
+    title: str
+
+
+class PortalFieldOut(BaseModel):
+    key: str
+    title: str
+    type: str = Field(description="`text`, `number`, `checkbox`, `date`, `dropdown` or "
+                                  "`multiselect`")
+    options: list[PortalFieldOptionOut] = Field(description="the active choices of a "
+                                                            "dropdown or multiselect")
+    required: bool = Field(description="a new ticket must have a value")
+
+
+class PortalFieldList(BaseModel):
+    data: list[PortalFieldOut]
+
+
 class CustomerReplyIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -83,4 +119,5 @@ def customer_message(row: Mapping[str, Any]) -> dict[str, Any]:
 
 __all__ = ["CustomerMessageOut", "CustomerMessagePage", "CustomerReplyIn",
            "CustomerReplyOut", "CustomerTicketIn", "CustomerTicketOut",
-           "CustomerTicketPage", "customer_message"]
+           "CustomerTicketPage", "PortalFieldList", "PortalFieldOut", "PortalTicketIn",
+           "PortalTicketOut", "customer_message"]

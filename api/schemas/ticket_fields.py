@@ -44,7 +44,9 @@ class TicketFieldIn(BaseModel):
                                   "may set it); `solve`: to solve one.")
     active: bool = Field(default=True, strict=True)
     intake: bool = Field(default=False, strict=True,
-                         description="Intake keys may set it too (else agents only).")
+                         description="Open to customers: intake keys may set it too, and "
+                                     "the portal shows it on a new ticket and its value "
+                                     "on the customer's ticket (else agents only).")
     personal: bool = Field(default=False, strict=True,
                            description="A text field holding personal data.")
 

@@ -212,9 +212,16 @@ async def test_a_customer_sets_a_password_opens_a_ticket_and_follows_it_live(
     await _sign_in(page, email)
     await expect(page.get_by_text("You have no tickets yet.")).to_be_visible()
 
-    # A new ticket with a file.
+    # A new ticket with a file and a ticket field open to customers (not required: the
+    # widget's tickets on this desk have none).
+    made = await desk.api("POST", "/v1/ticket-fields", json={
+        "key": "kettle", "title": "Kettle model", "type": "dropdown", "intake": True,
+        "options": [{"value": "whistler", "title": "Whistler"},
+                    {"value": "quiet", "title": "Quiet one"}]})
+    assert made.status_code == 201, made.text
     await page.get_by_role("link", name="New ticket").first.click()
     form = page.get_by_role("form", name="Ask for help")
+    await form.get_by_label("Kettle model").select_option("whistler")
     await form.get_by_label("Subject").fill("The kettle whistles in C sharp")
     await form.get_by_label("Your message").fill("It used to be a C.")
     shot = tmp_path / "kettle.png"
@@ -224,6 +231,7 @@ async def test_a_customer_sets_a_password_opens_a_ticket_and_follows_it_live(
     await expect(page.get_by_role("heading", name="The kettle whistles in C sharp")
                  ).to_be_visible()
     await expect(page.get_by_role("button", name="Download kettle.png")).to_be_visible()
+    await expect(page.locator(".ticket-field-values")).to_have_text("Kettle modelWhistler")
     ticket_id = page.url.rsplit("/", 1)[1]
     await expect(page.locator("#live")).to_have_text("Live")
 
@@ -521,8 +529,14 @@ async def test_the_widget_on_a_listed_site_sends_a_ticket_and_shows_the_reply(
     shown = await widget.wait_text("Yes, 40 tins left.")
     assert "secret staff note" not in shown
     await widget.type("form[aria-label='Your reply'] textarea", "I'll take two.")
+    order = tmp_path / "order.png"
+    order.write_bytes(PNG)
+    await widget.attach("form[aria-label='Your reply'] input[type=file]", order)
     await widget.click("form[aria-label='Your reply'] button[type=submit]")
-    await widget.wait_text("I'll take two.")
+    await widget.wait_text("order.png")
+    messages = (await desk.api("GET", f"/v1/tickets/{ticket['id']}/messages")).json()["data"]
+    assert [(m["body"], [a["name"] for a in m["attachments"]]) for m in messages[-1:]] == [
+        ("I'll take two.", ["order.png"])]
     assert await page.evaluate("window.seen") == []  # the widget kept its own fetch
     await page.screenshot(path=str(shots / "widget.png"))
     assert not errors, errors

@@ -368,3 +368,45 @@ async def test_merging_a_contact_revokes_its_portal_sessions(http, tenant) -> No
     assert {(e["data"]["contact_id"], e["data"]["reason"]) for e in events["data"][1:]} == {
         (ann, "merged")}
     assert len({e["data"]["session_id"] for e in events["data"][1:]}) == 2
+
+
+async def test_a_contact_fills_in_the_fields_open_to_customers(http, tenant) -> None:
+    admin = auth(tenant.admin_key)
+    ann = await customer(http, tenant, await open_for(http, tenant, "ann@example.com"))
+    for body in ({"key": "product", "title": "Product", "type": "dropdown", "intake": True,
+                  "required_on": "open", "options": [{"value": "app", "title": "App"},
+                                                      {"value": "web", "title": "Web"}]},
+                 {"key": "since", "title": "Since", "type": "date", "intake": True},
+                 {"key": "internal_score", "title": "Score", "type": "number"}):
+        r = await http.post("/v1/ticket-fields", headers=admin, json=body)
+        assert r.status_code == 201, r.text
+
+    listed = await http.get("/v1/portal/ticket-fields", headers=ann)
+    assert listed.status_code == 200, listed.text
+    assert listed.json()["data"] == [
+        {"key": "product", "title": "Product", "type": "dropdown", "required": True,
+         "options": [{"value": "app", "title": "App"}, {"value": "web", "title": "Web"}]},
+        {"key": "since", "title": "Since", "type": "date", "required": False, "options": []}]
+
+    new = {"subject": "Crash", "body": "On start"}
+    for fields, where in (({"since": "2026-01-02"}, "fields.product"),
+                          ({"product": "tv"}, "fields.product"),
+                          ({"product": "app", "since": "yesterday"}, "fields.since"),
+                          ({"product": "app", "internal_score": 3}, "fields.internal_score")):
+        r = await http.post("/v1/portal/tickets", headers=ann, json=new | {"fields": fields})
+        assert r.status_code == 422, (fields, r.text)
+        assert [e["loc"] for e in r.json()["errors"]] == [["body", *where.split(".")]]
+    assert len((await http.get("/v1/portal/tickets", headers=ann)).json()["data"]) == 1
+
+    r = await http.post("/v1/portal/tickets", headers=ann,
+                        json=new | {"fields": {"product": "app", "since": "2026-01-02"}})
+    assert r.status_code == 201, r.text
+    assert r.json()["fields"] == {"product": "app", "since": "2026-01-02"}
+    ticket = r.json()["id"]
+    # Staff set a staff-only value: the customer's view of the ticket never shows it.
+    r = await http.post(f"/v1/tickets/{ticket}/fields", headers=admin,
+                         json={"fields": {"internal_score": 7}})
+    assert r.status_code == 200, r.text
+    assert r.json()["fields"]["internal_score"] == 7
+    got = await http.get(f"/v1/portal/tickets/{ticket}", headers=ann)
+    assert got.json()["fields"] == {"product": "app", "since": "2026-01-02"}

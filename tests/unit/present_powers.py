@@ -75,6 +75,7 @@ PRESENT_POWERS: dict[str, frozenset[str]] = {
     "PATCH /v1/organizations/{organization_id}": frozenset(["admin"]),
     "GET /v1/organizations/{organization_id}/tickets": frozenset(["admin", "agent", "auditor"]),
     "POST /v1/contacts/{contact_id}/portal-link": frozenset(["admin", "agent"]),
+    "GET /v1/portal/ticket-fields": frozenset(["customer"]),
     "GET /v1/portal/tickets": frozenset(["customer"]),
     "POST /v1/portal/tickets": frozenset(["customer"]),
     "GET /v1/portal/tickets/{ticket_id}": frozenset(["customer"]),

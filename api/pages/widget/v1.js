@@ -2,7 +2,8 @@
  *   <script src="https://<helpdesk>/widget/v1.js" data-tenant="<tenant id>" async></script>
  * into a page of a site the tenant lists in widget_origins. It draws a launcher and a
  * small form in a closed shadow root: a visitor gives an e-mail, writes, attaches a
- * file, and follows the replies while the widget session lasts (docs/widget.md).
+ * file, and follows the replies (replying with a file too) while the widget session
+ * lasts (docs/widget.md).
  *
  * Why a shadow root and not an iframe: the widget's routes are governed by the page's
  * origin (the browser's Origin header, checked against widget_origins, and the
@@ -93,6 +94,7 @@ li { border: 1px solid #c9d1da; border-left: 4px solid #c9d1da; border-radius: .
   padding: .35rem .6rem; margin: 0 0 .4rem; white-space: pre-wrap; overflow-wrap: anywhere; }
 li.theirs { border-left-color: var(--b); }
 .who { font-weight: 600; font-size: .85rem; display: block; }
+.file { display: block; font-size: .85rem; font-style: italic; }
 .note { color: #4b5560; font-size: .9rem; margin: 0 0 .5rem; }
 `;
 
@@ -203,6 +205,15 @@ li.theirs { border-left-color: var(--b); }
     drawn();
   }
 
+  // The file chosen in ``input``, uploaded once (``idem``): its id in a list, or none.
+  async function upload(input, idem) {
+    const chosen = input.files[0];
+    if (!chosen) return [];
+    const up = await request('POST', `/uploads?name=${encodeURIComponent(chosen.name)}`, {
+      body: chosen, idem, headers: {'Content-Type': chosen.type || 'application/octet-stream'}});
+    return [up.id];
+  }
+
   function form(name) {
     const slot = h('div');
     const email = h('input', {id: id('email'), type: 'email', autocomplete: 'email', required: true});
@@ -227,14 +238,7 @@ li.theirs { border-left-color: var(--b); }
           session = {token: opened.access_token, expiresAt: Date.parse(opened.expires_at),
                      email: email.value};
         }
-        const attachments = [];
-        const chosen = file.files[0];
-        if (chosen) {
-          const up = await request('POST', `/uploads?name=${encodeURIComponent(chosen.name)}`, {
-            body: chosen, idem: uploadKey,
-            headers: {'Content-Type': chosen.type || 'application/octet-stream'}});
-          attachments.push(up.id);
-        }
+        const attachments = await upload(file, uploadKey);
         const text = message.value.trim();
         const subject = (text.split('\n')[0] || text).slice(0, 120);
         const ticket = await request('POST', '/tickets',
@@ -257,11 +261,14 @@ li.theirs { border-left-color: var(--b); }
     const list = h('ol', {'aria-label': t('help')});
     const slot = h('div');
     const reply = h('textarea', {id: id('reply'), required: true});
+    const file = h('input', {id: id('reply-file'), type: 'file'});
     const send = h('button', {type: 'submit'}, t('send'));
     const f = h('form', {'aria-label': t('reply')}, h('label', {for: id('reply')}, t('reply')),
-      reply, h('div', {class: 'row'}, send), slot);
+      reply, h('label', {for: id('reply-file')}, t('file')), file,
+      h('div', {class: 'row'}, send), slot);
     let seen = 0;
     let replyKey = key();
+    let uploadKey = key();
     async function load() {
       if (!session || Date.now() >= session.expiresAt) {
         clearInterval(poller);
@@ -273,7 +280,8 @@ li.theirs { border-left-color: var(--b); }
       try {
         const page = await request('GET', `/tickets/${ticketId}/messages?limit=100`);
         list.replaceChildren(...page.data.map((m) => h('li', {class: m.author_kind === 'customer' ? 'mine' : 'theirs'},
-          h('span', {class: 'who'}, m.author_kind === 'customer' ? t('you') : t('support')), m.body)));
+          h('span', {class: 'who'}, m.author_kind === 'customer' ? t('you') : t('support')), m.body,
+          (m.attachments || []).map((a) => h('span', {class: 'file'}, a.name)))));
         const theirs = page.data.filter((m) => m.author_kind !== 'customer').length;
         if (theirs > seen && seen >= 0) status.textContent = t('newReply');
         seen = theirs;
@@ -286,9 +294,13 @@ li.theirs { border-left-color: var(--b); }
       e.preventDefault();
       send.disabled = true;
       try {
-        await request('POST', `/tickets/${ticketId}/messages`, {json: {body: reply.value}, idem: replyKey});
+        const attachments = await upload(file, uploadKey);
+        await request('POST', `/tickets/${ticketId}/messages`,
+          {json: {body: reply.value, attachments}, idem: replyKey});
         reply.value = '';
+        file.value = '';
         replyKey = key();
+        uploadKey = key();
         await load();
       } catch (error) {
         slot.replaceChildren(problemOf(error));

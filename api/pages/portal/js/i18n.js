@@ -58,6 +58,10 @@ export const WORDS = {
     unreachable: 'The help centre could not be reached',
     noTenant: 'This address names no help centre.',
     details: 'Details',
+    required: 'required',
+    choose: 'Choose…',
+    yes: 'Yes',
+    no: 'No',
     signedOut: 'You are signed out.',
   },
   fr: {
@@ -114,6 +118,10 @@ export const WORDS = {
     unreachable: 'Le centre d’aide est injoignable',
     noTenant: 'Cette adresse ne désigne aucun centre d’aide.',
     details: 'Détails',
+    required: 'obligatoire',
+    choose: 'Choisir…',
+    yes: 'Oui',
+    no: 'Non',
     signedOut: 'Vous êtes déconnecté.',
   },
 };

@@ -1,5 +1,6 @@
 // The help portal: a contact sets a password from the link the support team sent,
-// signs in, lists their tickets, opens one with files, reads its public thread and
+// signs in, lists their tickets, opens one with files and the tenant's ticket fields
+// open to customers, reads its public thread and
 // replies, with live updates. The tenant is the first segment of the address
 // (/portal/<tenant>/); pages are hash routes: #/password/<token>, #/sign-in,
 // #/tickets, #/new, #/tickets/<id>.
@@ -11,6 +12,7 @@
 import {Api, ApiError, newIdempotencyKey} from '/console/js/api.js';
 import {announce, busy, clearProblem, fill, h, problemView, showProblem} from '/console/js/dom.js';
 import {PortalFeed} from './feed.js';
+import {fieldControls, fieldValues} from './fields.js';
 import {lang, t, when} from './i18n.js';
 import {PortalSession} from './session.js';
 
@@ -260,15 +262,21 @@ function attachments(list) {
   }));
 }
 
-function drawNewTicket() {
+/** The ticket fields a customer fills in (key order). */
+async function customerFields() {
+  return (await api.get('/v1/portal/ticket-fields')).body.data;
+}
+
+async function drawNewTicket() {
   const problem = h('div', {class: 'problem-slot', hidden: true});
   const subject = h('input', {type: 'text', maxlength: 200, required: true});
   const body = h('textarea', {rows: 6, required: true});
   const files = filePicker('new-files');
+  const fields = fieldControls(await customerFields());
   const key = newIdempotencyKey();
   const form = h('form', {'aria-label': t('newTicketTitle'), class: 'card'},
     field('new-subject', t('subject'), subject), field('new-body', t('message'), body),
-    files.element, h('p', null, h('button', {type: 'submit', class: 'primary'}, t('send'))),
+    fields.element, files.element, h('p', null, h('button', {type: 'submit', class: 'primary'}, t('send'))),
     problem);
   form.addEventListener('submit', (e) => {
     e.preventDefault();
@@ -276,7 +284,8 @@ function drawNewTicket() {
       try {
         const ids = await files.upload();
         const {body: ticket} = await api.post('/v1/portal/tickets',
-          {subject: subject.value, body: body.value, attachments: ids}, {idempotencyKey: key});
+          {subject: subject.value, body: body.value, attachments: ids, fields: fields.values()},
+          {idempotencyKey: key});
         files.clear();
         announce(t('sent'));
         location.hash = `#/tickets/${ticket.id}`;
@@ -293,9 +302,13 @@ async function drawTicket(id) {
   const problem = h('div', {class: 'problem-slot', hidden: true});
   const thread = h('ol', {class: 'thread', 'aria-label': t('message')});
   const heading = h('p', {class: 'meta'});
+  const values = h('div', {class: 'ticket-fields'});
   let ticket;
+  let defs;
   try {
-    ticket = (await api.get(`/v1/portal/tickets/${encodeURIComponent(id)}`)).body;
+    [ticket, defs] = await Promise.all([
+      api.get(`/v1/portal/tickets/${encodeURIComponent(id)}`).then((r) => r.body),
+      customerFields()]);
   } catch (err) {
     if (err instanceof ApiError && (err.status === 404 || err.status === 422)) {
       page(t('notFound'), h('p', null, t('notFoundDetail')), problemView(err),
@@ -324,6 +337,7 @@ async function drawTicket(id) {
       thread.replaceChildren(...all.map(message));
       ticket = (await api.get(`/v1/portal/tickets/${id}`)).body;
       fill(heading, stateBadge(ticket.state), ' ', t('opened', {when: when(ticket.created_at)}));
+      fill(values, fieldValues(defs, ticket.fields));
       clearProblem(problem);
     } catch (err) {
       showProblem(problem, err);
@@ -359,7 +373,7 @@ async function drawTicket(id) {
       }
     });
   });
-  page(ticket.subject, heading, problem, thread, form,
+  page(ticket.subject, heading, values, problem, thread, form,
     h('p', null, h('a', {href: '#/tickets'}, t('back'))));
   current = {ticketId: id, reload: (changed) => (changed === null || changed === id) && loadThread()};
   await loadThread();
@@ -374,7 +388,7 @@ async function route() {
     if (section === 'password' && arg) return drawPassword(decodeURIComponent(arg));
     if (!session.signedIn) return drawSignIn();
     signedInChrome(true);
-    if (section === 'new') return drawNewTicket();
+    if (section === 'new') return await drawNewTicket();
     if (section === 'tickets' && arg) return await drawTicket(arg);
     return await drawTickets();
   } catch (err) {
