@@ -18,10 +18,10 @@ from uuid import UUID
 from domain.errors import ValidationFailed
 from domain.events import Event
 from domain.ids import TenantId
-from domain.mapper import to_stored
 from eventstore.store import UnitOfWork
-from eventstore.types import NewEvent, Write
-from handlers.errors import Forbidden, Invalid, Missing, expect_version
+from eventstore.types import Write
+from handlers.errors import Forbidden, Invalid, Missing
+from handlers.records import append_events, change_record
 
 
 class Owned(Protocol):
@@ -50,12 +50,6 @@ def _invalid(kind: str, exc: ValidationFailed) -> Invalid:
                    reason=exc.message)
 
 
-async def _append(uow: UnitOfWork, record_id: UUID, version: int,
-                  events: list[Event]) -> None:
-    stored = [to_stored(e) for e in events]
-    await uow.append(record_id, version, [NewEvent(t, d, v) for t, v, d in stored])
-
-
 async def created(uow: UnitOfWork, kind: str, *, decide: Callable[[], list[Event]],
                   evolve: Callable[[T | None, Event], T],
                   write: Callable[[UnitOfWork, T], Awaitable[None]]) -> T:
@@ -70,7 +64,7 @@ async def created(uow: UnitOfWork, kind: str, *, decide: Callable[[], list[Event
         record = evolve(record, event)
     assert record is not None  # a creation decides at least its first event
     await write(uow, record)
-    await _append(uow, record.id, 0, events)
+    await append_events(uow, record.id, 0, events)
     return record
 
 
@@ -96,19 +90,16 @@ async def changed(uow: UnitOfWork, kind: str, record_id: UUID, caller: Caller,
         raise Missing("not_found", f"no {kind} {record_id}")
     if state.owner_id is None and not caller.admin:
         raise Forbidden("forbidden", f"only admins change a shared {kind}")
-    expect_version(kind, state.version, expected_version)
-    try:
-        events = decide(state)
-    except ValidationFailed as exc:
-        raise _invalid(kind, exc) from exc
-    if not events:
-        return state
-    after = state
-    for event in events:
-        after = evolve(after, event)
-    await write(uow, state, after)
-    await _append(uow, record_id, state.version, events)
-    return after
+
+    def decided(state: T) -> list[Event]:
+        try:
+            return decide(state)
+        except ValidationFailed as exc:
+            raise _invalid(kind, exc) from exc
+
+    return await change_record(uow, kind, record_id, state, expected_version,
+                               missing=f"no {kind} {record_id}", decide=decided,
+                               evolve=evolve, write=write)
 
 
 async def deleted(uow: UnitOfWork, kind: str, record_id: UUID, caller: Caller,
