@@ -21,7 +21,7 @@ from domain.ids import TenantId
 from eventstore.store import UnitOfWork
 from eventstore.types import Write
 from handlers.errors import Forbidden, Invalid, Missing
-from handlers.records import append_events, change_record
+from handlers.records import change_record, create_record
 
 
 class Owned(Protocol):
@@ -59,13 +59,7 @@ async def created(uow: UnitOfWork, kind: str, *, decide: Callable[[], list[Event
         events = decide()
     except ValidationFailed as exc:
         raise _invalid(kind, exc) from exc
-    record: T | None = None
-    for event in events:
-        record = evolve(record, event)
-    assert record is not None  # a creation decides at least its first event
-    await write(uow, record)
-    await append_events(uow, record.id, 0, events)
-    return record
+    return await create_record(uow, events, evolve=evolve, write=write)
 
 
 def found(kind: str, record_id: UUID, record: T | None) -> T:

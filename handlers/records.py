@@ -1,9 +1,10 @@
 """One record of the tenant's setup, written with its events: its row and its stream's
-events go in the caller's one unit of work (rules, calendars, SLA policies, groups,
+events go in the caller's one unit of work (rules, calendars, SLA policies,
 macros and saved views).
 
-A change is decided on the record's row, locked until commit by the caller, after the
-caller's ``If-Match`` (412 on another version); a change to nothing records nothing.
+A creation writes the row of the record its events fold to. A change is decided on
+the record's row, locked until commit by the caller, after the caller's ``If-Match``
+(412 on another version); a change to nothing records nothing.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from handlers.errors import Missing, expect_version
 
 class Versioned(Protocol):
     @property
+    def id(self) -> UUID: ...
+    @property
     def version(self) -> int: ...
 
 
@@ -32,6 +35,20 @@ async def append_events(uow: UnitOfWork, stream: UUID, version: int,
     """Append ``events`` to the record's stream, which is at ``version``."""
     stored = [to_stored(e) for e in events]
     await uow.append(stream, version, [NewEvent(t, d, v) for t, v, d in stored])
+
+
+async def create_record(uow: UnitOfWork, events: list[Event], *,
+                        evolve: Callable[[T | None, Event], T],
+                        write: Callable[[UnitOfWork, T], Awaitable[None]]) -> T:
+    """The record the decided ``events`` create: its row written (``write(uow, record)``,
+    which may refuse it first) and its stream started; returns the record."""
+    record: T | None = None
+    for event in events:
+        record = evolve(record, event)
+    assert record is not None  # a creation decides at least its first event
+    await write(uow, record)
+    await append_events(uow, record.id, 0, events)
+    return record
 
 
 async def change_record(uow: UnitOfWork, kind: str, record_id: UUID, state: T | None,
@@ -56,4 +73,4 @@ async def change_record(uow: UnitOfWork, kind: str, record_id: UUID, state: T | 
     return after
 
 
-__all__ = ["append_events", "change_record"]
+__all__ = ["append_events", "change_record", "create_record"]

@@ -35,7 +35,7 @@ from domain.templates import check_template
 from domain.values import Actor, ActorKind
 from eventstore.store import UnitOfWork
 from handlers.errors import Invalid
-from handlers.records import append_events, change_record
+from handlers.records import change_record, create_record
 from projections import rules as read_model
 from projections.fields import load_catalog
 from projections.groups import load_group
@@ -122,23 +122,16 @@ def _decide(command: CreateRule | ChangeRule, state: Rule | None) -> list[Event]
         raise _invalid(exc) from exc
 
 
-def _fold(state: Rule | None, events: list[Event]) -> Rule:
-    for event in events:
-        state = evolve_rule(state, event)
-    assert state is not None
-    return state
-
-
 async def create_rule(uow: UnitOfWork, command: CreateRule) -> Rule:
     """Create a rule; 422 ``too_many_rules`` past ``RULES_MAX``."""
-    events = _decide(command, None)
-    rule = _fold(None, events)
-    await _check_in_tenant(uow, rule)
-    if await read_model.count_rules(uow.conn, uow.tenant_id) >= RULES_MAX:
-        raise Invalid("too_many_rules", f"a tenant has at most {RULES_MAX} rules")
-    await read_model.insert_rule(uow.write, uow.tenant_id, rule)
-    await append_events(uow, rule.id, 0, events)
-    return rule
+
+    async def write(uow: UnitOfWork, rule: Rule) -> None:
+        await _check_in_tenant(uow, rule)
+        if await read_model.count_rules(uow.conn, uow.tenant_id) >= RULES_MAX:
+            raise Invalid("too_many_rules", f"a tenant has at most {RULES_MAX} rules")
+        await read_model.insert_rule(uow.write, uow.tenant_id, rule)
+
+    return await create_record(uow, _decide(command, None), evolve=evolve_rule, write=write)
 
 
 async def change_rule(uow: UnitOfWork, rule_id: UUID, command: ChangeRule, *,

@@ -44,7 +44,7 @@ from domain.target_policy import (
 )
 from eventstore.store import UnitOfWork
 from handlers.errors import Invalid
-from handlers.records import append_events, change_record
+from handlers.records import change_record, create_record
 from handlers.rules import check_field_conditions
 from handlers.ticket_state import CommandState
 from projections import sla_policies as read_model
@@ -72,14 +72,16 @@ def _decide_calendar(command: CreateCalendar | ChangeCalendar,
 
 async def create_calendar(uow: UnitOfWork, command: CreateCalendar) -> SlaCalendar:
     """Create a calendar; 422 ``too_many_calendars`` past ``CALENDARS_MAX``."""
-    events = _decide_calendar(command, None)
-    await read_model.lock_policies(uow.conn, uow.tenant_id)
-    if await read_model.count_calendars(uow.conn, uow.tenant_id) >= CALENDARS_MAX:
-        raise Invalid("too_many_calendars", f"a tenant has at most {CALENDARS_MAX} calendars")
-    calendar = evolve_calendar(None, events[0])
-    await read_model.put_calendar(uow.write, uow.tenant_id, calendar)
-    await append_events(uow, calendar.id, 0, events)
-    return calendar
+
+    async def write(uow: UnitOfWork, calendar: SlaCalendar) -> None:
+        await read_model.lock_policies(uow.conn, uow.tenant_id)
+        if await read_model.count_calendars(uow.conn, uow.tenant_id) >= CALENDARS_MAX:
+            raise Invalid("too_many_calendars",
+                          f"a tenant has at most {CALENDARS_MAX} calendars")
+        await read_model.put_calendar(uow.write, uow.tenant_id, calendar)
+
+    return await create_record(uow, _decide_calendar(command, None), evolve=evolve_calendar,
+                               write=write)
 
 
 async def change_calendar(uow: UnitOfWork, calendar_id: UUID, command: ChangeCalendar, *,
@@ -147,14 +149,15 @@ async def _check_set(uow: UnitOfWork, policy: TargetPolicy) -> None:
 
 async def create_policy(uow: UnitOfWork, command: CreatePolicy) -> TargetPolicy:
     """Create a policy; the tenant's first is its default, and the only default."""
-    events = _decide_policy(command, None)
-    policy = evolve_policy(None, events[0])
-    await read_model.lock_policies(uow.conn, uow.tenant_id)
-    await _check_in_tenant(uow, policy)
-    await _check_set(uow, policy)
-    await read_model.put_policy(uow.write, uow.tenant_id, policy)
-    await append_events(uow, policy.id, 0, events)
-    return policy
+
+    async def write(uow: UnitOfWork, policy: TargetPolicy) -> None:
+        await read_model.lock_policies(uow.conn, uow.tenant_id)
+        await _check_in_tenant(uow, policy)
+        await _check_set(uow, policy)
+        await read_model.put_policy(uow.write, uow.tenant_id, policy)
+
+    return await create_record(uow, _decide_policy(command, None), evolve=evolve_policy,
+                               write=write)
 
 
 async def change_policy(uow: UnitOfWork, policy_id: UUID, command: ChangePolicy, *,
