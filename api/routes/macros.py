@@ -69,9 +69,8 @@ async def create(body: MacroIn, request: Request, principal: Authorized,
                  services: ServicesDep) -> Response:
     owner = new_owner(principal, body.shared, "macro")
     command = CreateMacro(
-        macro_id=uuid.uuid4(), name=body.name,
-        owner_id=owner,
-        text=body.text, visibility=body.visibility,
+        macro_id=uuid.uuid4(), name=body.name, owner_id=owner, text=body.text,
+        visibility=body.visibility,
         actions=tuple(Action(type=a.type, value=a.value) for a in body.actions),
         at=services.clock.now())
     return await commands.run_to(request, services, principal, body.model_dump(mode="json"),

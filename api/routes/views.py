@@ -92,8 +92,7 @@ async def create(body: ViewIn, request: Request, principal: Authorized,
     owner = new_owner(principal, body.shared, "view")
     filters = await _checked(request, body.filters)
     command = CreateView(view_id=uuid.uuid4(), name=body.name, filters=filters,
-                         owner_id=owner,
-                         at=services.clock.now())
+                         owner_id=owner, at=services.clock.now())
     return await commands.run_to(request, services, principal, body.model_dump(mode="json"),
                                  lambda uow: view_handlers.create_view(uow, command), _created)
 
