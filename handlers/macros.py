@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
 
-from domain.errors import ValidationFailed
-from domain.events import Event
 from domain.ids import MessageId, TicketId
 from domain.macro import (
     ChangeMacro,
@@ -28,15 +26,13 @@ from domain.macro import (
     decide_macro,
     evolve_macro,
 )
-from domain.mapper import to_stored
 from domain.templates import render
 from domain.ticket import Ticket
 from domain.values import Actor
 from eventstore.store import UnitOfWork
-from eventstore.types import NewEvent
 from handlers.agents import get_agent
-from handlers.errors import Invalid, Missing
-from handlers.owned import Caller, changed
+from handlers.errors import Missing
+from handlers.owned import Caller, changed, created, deleted, found
 from handlers.rule_engine import action_command, note_values
 from handlers.rules import check_actions_in_tenant, check_template_fields
 from handlers.ticket_state import load_ticket
@@ -56,17 +52,12 @@ class Applied:
 
 
 async def create_macro(uow: UnitOfWork, command: CreateMacro) -> Macro:
-    try:
-        events: list[Event] = decide_macro(command, None)
-    except ValidationFailed as exc:
-        raise Invalid("invalid_macro", f"{exc.field}: {exc.message}", field=exc.field,
-                      reason=exc.message) from exc
-    macro = evolve_macro(None, events[0])
-    await _check_in_tenant(uow, macro)
-    await read_model.insert_macro(uow.write, uow.tenant_id, macro)
-    type_, version, data = to_stored(events[0])
-    await uow.append(macro.id, 0, [NewEvent(type_, data, version)])
-    return macro
+    async def write(uow: UnitOfWork, macro: Macro) -> None:
+        await _check_in_tenant(uow, macro)
+        await read_model.insert_macro(uow.write, uow.tenant_id, macro)
+
+    return await created(uow, "macro", decide=lambda: decide_macro(command, None),
+                         evolve=evolve_macro, write=write)
 
 
 async def _locked(uow: UnitOfWork, macro_id: UUID) -> Macro | None:
@@ -96,20 +87,14 @@ async def change_macro(uow: UnitOfWork, macro_id: UUID, command: ChangeMacro, ca
 async def delete_macro(uow: UnitOfWork, macro_id: UUID, caller: Caller, at: datetime, *,
                        expected_version: int | None = None) -> Macro:
     """Delete a macro: its row goes, its stream ends with ``MacroDeleted``."""
-
-    async def write(uow: UnitOfWork, before: Macro, after: Macro) -> None:
-        await read_model.delete_macro(uow.write, uow.tenant_id, macro_id)
-
-    return await changed(uow, "macro", macro_id, caller, expected_version, load=_locked,
+    return await deleted(uow, "macro", macro_id, caller, expected_version, load=_locked,
                          decide=lambda state: decide_delete_macro(state, at),
-                         evolve=evolve_macro, write=write)
+                         evolve=evolve_macro, remove=read_model.delete_macro)
 
 
 async def visible_macro(uow: UnitOfWork, macro_id: UUID, reader: UUID | None) -> Macro:
-    macro = await read_model.load_macro(uow.conn, uow.tenant_id, macro_id, reader)
-    if macro is None:
-        raise Missing("not_found", f"no macro {macro_id}")
-    return macro
+    return found("macro", macro_id,
+                 await read_model.load_macro(uow.conn, uow.tenant_id, macro_id, reader))
 
 
 async def apply_macro(uow: UnitOfWork, ticket_id: TicketId, macro_id: UUID, actor: Actor,

@@ -161,6 +161,20 @@ def _sealed(keyring: Keyring | None, tenant: UUID, mailbox: UUID, password: str 
     return keyring.wrap(tenant, mailbox, password.encode("utf-8")), keyring.fingerprint
 
 
+def _server_changed(uow: UnitOfWork, mailbox_id: UUID, clear: bool, given: Smtp | Imap | None,
+                    current: tuple[Any, Any, Any]) -> tuple[Any, Any, Any]:
+    """A server's document, sealed password and key after a change: cleared, replaced
+    (a password given is sealed anew, else the current one is kept) or as it is."""
+    if clear:
+        return None, None, None
+    if given is None:
+        return current
+    _, sealed, kek = current
+    if given.password is not None:
+        sealed, kek = _sealed(uow.keyring, uow.tenant_id, mailbox_id, given.password)
+    return given.public(), sealed, kek
+
+
 async def create_mailbox(uow: UnitOfWork, command: CreateMailbox
                          ) -> tuple[dict[str, Any], str]:
     """The new mailbox's document and its inbound secret (shown this once)."""
@@ -191,23 +205,12 @@ async def change_mailbox(uow: UnitOfWork, command: ChangeMailbox) -> dict[str, A
     current = await uow.conn.fetchrow(Q["mailbox_lock"], uow.tenant_id, command.mailbox_id)
     if current is None:
         raise Missing("mailbox_not_found", f"no mailbox {command.mailbox_id}")
-    smtp_doc, sealed, kek = current["smtp"], current["smtp_password"], current["kek"]
-    if command.clear_smtp:
-        smtp_doc, sealed, kek = None, None, None
-    elif command.smtp is not None:
-        smtp_doc = command.smtp.public()
-        if command.smtp.password is not None:
-            sealed, kek = _sealed(uow.keyring, uow.tenant_id, command.mailbox_id,
-                                  command.smtp.password)
-    imap_doc, imap_sealed, imap_kek = (current["imap"], current["imap_password"],
-                                       current["imap_kek"])
-    if command.clear_imap:
-        imap_doc, imap_sealed, imap_kek = None, None, None
-    elif command.imap is not None:
-        imap_doc = command.imap.public()
-        if command.imap.password is not None:
-            imap_sealed, imap_kek = _sealed(uow.keyring, uow.tenant_id, command.mailbox_id,
-                                            command.imap.password)
+    smtp_doc, sealed, kek = _server_changed(
+        uow, command.mailbox_id, command.clear_smtp, command.smtp,
+        (current["smtp"], current["smtp_password"], current["kek"]))
+    imap_doc, imap_sealed, imap_kek = _server_changed(
+        uow, command.mailbox_id, command.clear_imap, command.imap,
+        (current["imap"], current["imap_password"], current["imap_kek"]))
     name = current["name"] if command.name is None else command.name
     row = await uow.conn.fetchrow(Q["mailbox_update"], uow.tenant_id, command.mailbox_id,
                                   name, smtp_doc, sealed, kek, command.at, imap_doc,

@@ -1,5 +1,5 @@
-"""Changing and deleting what is shared by the tenant or personal to one agent: macros
-and saved views (``handlers.macros``, ``handlers.saved_views``).
+"""Creating, finding, changing and deleting what is shared by the tenant or personal to
+one agent: macros and saved views (``handlers.macros``, ``handlers.saved_views``).
 
 Who may: a shared one, admins only (403); a personal one, its owner or an admin; to
 anyone else another agent's personal record is not there (404), as it is not there
@@ -17,10 +17,11 @@ from uuid import UUID
 
 from domain.errors import ValidationFailed
 from domain.events import Event
-from domain.mapper import to_stored
+from domain.ids import TenantId
 from eventstore.store import UnitOfWork
-from eventstore.types import NewEvent
-from handlers.errors import Forbidden, Invalid, Missing, expect_version
+from eventstore.types import Write
+from handlers.errors import Forbidden, Invalid, Missing
+from handlers.records import change_record, create_record
 
 
 class Owned(Protocol):
@@ -44,6 +45,30 @@ class Caller:
     admin: bool
 
 
+def _invalid(kind: str, exc: ValidationFailed) -> Invalid:
+    return Invalid(f"invalid_{kind}", f"{exc.field}: {exc.message}", field=exc.field,
+                   reason=exc.message)
+
+
+async def created(uow: UnitOfWork, kind: str, *, decide: Callable[[], list[Event]],
+                  evolve: Callable[[T | None, Event], T],
+                  write: Callable[[UnitOfWork, T], Awaitable[None]]) -> T:
+    """Decide the creation of a ``kind`` record, write its row (``write(uow, record)``,
+    which may refuse it first) and start its stream; returns the record."""
+    try:
+        events = decide()
+    except ValidationFailed as exc:
+        raise _invalid(kind, exc) from exc
+    return await create_record(uow, events, evolve=evolve, write=write)
+
+
+def found(kind: str, record_id: UUID, record: T | None) -> T:
+    """The record a reader asked for, or the 404 of one that is not there for them."""
+    if record is None:
+        raise Missing("not_found", f"no {kind} {record_id}")
+    return record
+
+
 async def changed(uow: UnitOfWork, kind: str, record_id: UUID, caller: Caller,
                   expected_version: int | None, *,
                   load: Callable[[UnitOfWork, UUID], Awaitable[T | None]],
@@ -59,21 +84,33 @@ async def changed(uow: UnitOfWork, kind: str, record_id: UUID, caller: Caller,
         raise Missing("not_found", f"no {kind} {record_id}")
     if state.owner_id is None and not caller.admin:
         raise Forbidden("forbidden", f"only admins change a shared {kind}")
-    expect_version(kind, state.version, expected_version)
-    try:
-        events = decide(state)
-    except ValidationFailed as exc:
-        raise Invalid(f"invalid_{kind}", f"{exc.field}: {exc.message}", field=exc.field,
-                      reason=exc.message) from exc
-    if not events:
-        return state
-    after = state
-    for event in events:
-        after = evolve(after, event)
-    await write(uow, state, after)
-    stored = [to_stored(e) for e in events]
-    await uow.append(record_id, state.version, [NewEvent(t, d, v) for t, v, d in stored])
-    return after
+
+    def decided(state: T) -> list[Event]:
+        try:
+            return decide(state)
+        except ValidationFailed as exc:
+            raise _invalid(kind, exc) from exc
+
+    return await change_record(uow, kind, record_id, state, expected_version,
+                               missing=f"no {kind} {record_id}", decide=decided,
+                               evolve=evolve, write=write)
 
 
-__all__ = ["Caller", "changed"]
+async def deleted(uow: UnitOfWork, kind: str, record_id: UUID, caller: Caller,
+                  expected_version: int | None, *,
+                  load: Callable[[UnitOfWork, UUID], Awaitable[T | None]],
+                  decide: Callable[[T], list[Event]],
+                  evolve: Callable[[T, Event], T],
+                  remove: Callable[[Write, TenantId, UUID], Awaitable[None]]) -> T:
+    """A deletion decided as ``changed`` decides a change: the row goes
+    (``remove(write, tenant, id)``) and the stream ends with the deciding event;
+    returns the record as it last was, one version on."""
+
+    async def write(uow: UnitOfWork, before: T, after: T) -> None:
+        await remove(uow.write, uow.tenant_id, record_id)
+
+    return await changed(uow, kind, record_id, caller, expected_version, load=load,
+                         decide=decide, evolve=evolve, write=write)
+
+
+__all__ = ["Caller", "changed", "created", "deleted", "found"]

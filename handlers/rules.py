@@ -22,7 +22,6 @@ from uuid import UUID
 from domain.errors import ValidationFailed
 from domain.events import Event
 from domain.fields import FieldCatalog, check_value, check_values
-from domain.mapper import to_stored
 from domain.rule import (
     RULES_MAX,
     ChangeRule,
@@ -35,8 +34,8 @@ from domain.rule_parts import Action, Condition, field_key
 from domain.templates import check_template
 from domain.values import Actor, ActorKind
 from eventstore.store import UnitOfWork
-from eventstore.types import NewEvent
-from handlers.errors import Invalid, Missing, expect_version
+from handlers.errors import Invalid
+from handlers.records import change_record, create_record
 from projections import rules as read_model
 from projections.fields import load_catalog
 from projections.groups import load_group
@@ -123,46 +122,32 @@ def _decide(command: CreateRule | ChangeRule, state: Rule | None) -> list[Event]
         raise _invalid(exc) from exc
 
 
-def _fold(state: Rule | None, events: list[Event]) -> Rule:
-    for event in events:
-        state = evolve_rule(state, event)
-    assert state is not None
-    return state
-
-
-async def _append(uow: UnitOfWork, rule_id: UUID, version: int, events: list[Event]) -> None:
-    stored = [to_stored(e) for e in events]
-    await uow.append(rule_id, version, [NewEvent(t, d, v) for t, v, d in stored])
-
-
 async def create_rule(uow: UnitOfWork, command: CreateRule) -> Rule:
     """Create a rule; 422 ``too_many_rules`` past ``RULES_MAX``."""
-    events = _decide(command, None)
-    rule = _fold(None, events)
-    await _check_in_tenant(uow, rule)
-    if await read_model.count_rules(uow.conn, uow.tenant_id) >= RULES_MAX:
-        raise Invalid("too_many_rules", f"a tenant has at most {RULES_MAX} rules")
-    await read_model.insert_rule(uow.write, uow.tenant_id, rule)
-    await _append(uow, rule.id, 0, events)
-    return rule
+
+    async def write(uow: UnitOfWork, rule: Rule) -> None:
+        await _check_in_tenant(uow, rule)
+        if await read_model.count_rules(uow.conn, uow.tenant_id) >= RULES_MAX:
+            raise Invalid("too_many_rules", f"a tenant has at most {RULES_MAX} rules")
+        await read_model.insert_rule(uow.write, uow.tenant_id, rule)
+
+    return await create_record(uow, _decide(command, None), evolve=evolve_rule, write=write)
 
 
 async def change_rule(uow: UnitOfWork, rule_id: UUID, command: ChangeRule, *,
                       expected_version: int | None = None) -> Rule:
     """Change a rule's parts (turn it off with ``active=False``). A change to nothing
     records nothing."""
+
+    async def write(uow: UnitOfWork, before: Rule, after: Rule) -> None:
+        await _check_in_tenant(uow, after)
+        await read_model.update_rule(uow.write, uow.tenant_id, after)
+
     state = await read_model.load_rule(uow.conn, uow.tenant_id, rule_id, for_update=True)
-    if state is None:
-        raise Missing("not_found", f"no rule {rule_id}")
-    expect_version("rule", state.version, expected_version)
-    events = _decide(command, state)
-    if not events:
-        return state
-    after = _fold(state, events)
-    await _check_in_tenant(uow, after)
-    await read_model.update_rule(uow.write, uow.tenant_id, after)
-    await _append(uow, rule_id, state.version, events)
-    return after
+    return await change_record(uow, "rule", rule_id, state, expected_version,
+                               missing=f"no rule {rule_id}",
+                               decide=lambda state: _decide(command, state),
+                               evolve=evolve_rule, write=write)
 
 
 async def get_rule(uow: UnitOfWork, rule_id: UUID) -> Rule | None:

@@ -24,7 +24,6 @@ import asyncpg
 from domain.errors import ValidationFailed
 from domain.events import Event
 from domain.ids import TenantId
-from domain.mapper import to_stored
 from domain.sla import SlaPolicy
 from domain.sla_calendar import (
     CALENDARS_MAX,
@@ -44,8 +43,8 @@ from domain.target_policy import (
     evolve_policy,
 )
 from eventstore.store import UnitOfWork
-from eventstore.types import NewEvent
-from handlers.errors import Invalid, Missing, expect_version
+from handlers.errors import Invalid
+from handlers.records import change_record, create_record
 from handlers.rules import check_field_conditions
 from handlers.ticket_state import CommandState
 from projections import sla_policies as read_model
@@ -58,11 +57,6 @@ def _invalid(code: str, exc: ValidationFailed) -> Invalid:
     field = exc.field
     return Invalid(code, f"{field}: {exc.message}" if field else exc.message,
                    field=field, reason=exc.message)
-
-
-async def _append(uow: UnitOfWork, stream: UUID, version: int, events: list[Event]) -> None:
-    stored = [to_stored(e) for e in events]
-    await uow.append(stream, version, [NewEvent(t, d, v) for t, v, d in stored])
 
 
 # --- calendars ---------------------------------------------------------------------------
@@ -78,34 +72,32 @@ def _decide_calendar(command: CreateCalendar | ChangeCalendar,
 
 async def create_calendar(uow: UnitOfWork, command: CreateCalendar) -> SlaCalendar:
     """Create a calendar; 422 ``too_many_calendars`` past ``CALENDARS_MAX``."""
-    events = _decide_calendar(command, None)
-    await read_model.lock_policies(uow.conn, uow.tenant_id)
-    if await read_model.count_calendars(uow.conn, uow.tenant_id) >= CALENDARS_MAX:
-        raise Invalid("too_many_calendars", f"a tenant has at most {CALENDARS_MAX} calendars")
-    calendar = evolve_calendar(None, events[0])
-    await read_model.put_calendar(uow.write, uow.tenant_id, calendar)
-    await _append(uow, calendar.id, 0, events)
-    return calendar
+
+    async def write(uow: UnitOfWork, calendar: SlaCalendar) -> None:
+        await read_model.lock_policies(uow.conn, uow.tenant_id)
+        if await read_model.count_calendars(uow.conn, uow.tenant_id) >= CALENDARS_MAX:
+            raise Invalid("too_many_calendars",
+                          f"a tenant has at most {CALENDARS_MAX} calendars")
+        await read_model.put_calendar(uow.write, uow.tenant_id, calendar)
+
+    return await create_record(uow, _decide_calendar(command, None), evolve=evolve_calendar,
+                               write=write)
 
 
 async def change_calendar(uow: UnitOfWork, calendar_id: UUID, command: ChangeCalendar, *,
                           expected_version: int | None = None) -> SlaCalendar:
     """Change a calendar's name or hours: a new version, which clocks that start from
     now on run on; clocks already running keep the version they started on."""
+
+    async def write(uow: UnitOfWork, before: SlaCalendar, after: SlaCalendar) -> None:
+        await read_model.put_calendar(uow.write, uow.tenant_id, after)
+
     state = await read_model.load_calendar(uow.conn, uow.tenant_id, calendar_id,
                                            for_update=True)
-    if state is None:
-        raise Missing("not_found", f"no calendar {calendar_id}")
-    expect_version("calendar", state.version, expected_version)
-    events = _decide_calendar(command, state)
-    if not events:
-        return state
-    after = state
-    for event in events:
-        after = evolve_calendar(after, event)
-    await read_model.put_calendar(uow.write, uow.tenant_id, after)
-    await _append(uow, calendar_id, state.version, events)
-    return after
+    return await change_record(uow, "calendar", calendar_id, state, expected_version,
+                               missing=f"no calendar {calendar_id}",
+                               decide=lambda state: _decide_calendar(command, state),
+                               evolve=evolve_calendar, write=write)
 
 
 async def get_calendar(uow: UnitOfWork, calendar_id: UUID) -> SlaCalendar | None:
@@ -157,14 +149,15 @@ async def _check_set(uow: UnitOfWork, policy: TargetPolicy) -> None:
 
 async def create_policy(uow: UnitOfWork, command: CreatePolicy) -> TargetPolicy:
     """Create a policy; the tenant's first is its default, and the only default."""
-    events = _decide_policy(command, None)
-    policy = evolve_policy(None, events[0])
-    await read_model.lock_policies(uow.conn, uow.tenant_id)
-    await _check_in_tenant(uow, policy)
-    await _check_set(uow, policy)
-    await read_model.put_policy(uow.write, uow.tenant_id, policy)
-    await _append(uow, policy.id, 0, events)
-    return policy
+
+    async def write(uow: UnitOfWork, policy: TargetPolicy) -> None:
+        await read_model.lock_policies(uow.conn, uow.tenant_id)
+        await _check_in_tenant(uow, policy)
+        await _check_set(uow, policy)
+        await read_model.put_policy(uow.write, uow.tenant_id, policy)
+
+    return await create_record(uow, _decide_policy(command, None), evolve=evolve_policy,
+                               write=write)
 
 
 async def change_policy(uow: UnitOfWork, policy_id: UUID, command: ChangePolicy, *,
@@ -172,20 +165,16 @@ async def change_policy(uow: UnitOfWork, policy_id: UUID, command: ChangePolicy,
     """Change a policy's parts: clocks that start from now on follow the new version;
     those running keep theirs until retargeted (``apply``, or a ticket's change)."""
     await read_model.lock_policies(uow.conn, uow.tenant_id)
+
+    async def write(uow: UnitOfWork, before: TargetPolicy, after: TargetPolicy) -> None:
+        await _check_in_tenant(uow, after)
+        await read_model.put_policy(uow.write, uow.tenant_id, after)
+
     state = await read_model.load_policy(uow.conn, uow.tenant_id, policy_id, for_update=True)
-    if state is None:
-        raise Missing("not_found", f"no SLA policy {policy_id}")
-    expect_version("policy", state.version, expected_version)
-    events = _decide_policy(command, state)
-    if not events:
-        return state
-    after = state
-    for event in events:
-        after = evolve_policy(after, event)
-    await _check_in_tenant(uow, after)
-    await read_model.put_policy(uow.write, uow.tenant_id, after)
-    await _append(uow, policy_id, state.version, events)
-    return after
+    return await change_record(uow, "policy", policy_id, state, expected_version,
+                               missing=f"no SLA policy {policy_id}",
+                               decide=lambda state: _decide_policy(command, state),
+                               evolve=evolve_policy, write=write)
 
 
 async def get_policy(uow: UnitOfWork, policy_id: UUID) -> TargetPolicy | None:

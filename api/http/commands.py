@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from fastapi import Request, Response
 
@@ -25,6 +25,7 @@ from handlers.owned import Caller
 if TYPE_CHECKING:
     from api.root import Services
 
+R = TypeVar("R")
 _ETAG = re.compile(r'^(?:W/)?"(\d{1,9})"$')
 
 
@@ -87,4 +88,25 @@ async def run(
                                 server_secret=services.settings.idempotency_secret)
 
 
-__all__ = ["agent_actor", "owner_caller", "parse_if_match", "precondition_failed", "run"]
+async def run_to(
+    request: Request,
+    services: Services,
+    principal: Principal,
+    payload: Any,
+    call: Callable[[UnitOfWork], Awaitable[R]],
+    reply: Callable[[R], JsonReply],
+    *,
+    expected_version: int | None = None,
+) -> Response:
+    """``run`` the command ``call`` and answer ``reply`` of what it returns: the shape of
+    a route that creates, changes or deletes one record."""
+
+    async def work(uow: UnitOfWork) -> JsonReply:
+        return reply(await call(uow))
+
+    return await run(request, services, principal, payload, work,
+                     expected_version=expected_version)
+
+
+__all__ = ["agent_actor", "owner_caller", "parse_if_match", "precondition_failed", "run",
+           "run_to"]

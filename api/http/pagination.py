@@ -167,7 +167,7 @@ def row_position(row: Any) -> Position:
 
 
 __all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "CursorCodec", "Position", "paginate",
-           "personal_list_page", "scope_of", "tenant_list_page"]
+           "personal_list_page", "scope_of", "tenant_list_document", "tenant_list_page"]
 
 
 async def tenant_list_page(
@@ -191,6 +191,23 @@ async def tenant_list_page(
     return paginate(codec, scope, rows, limit, row_position)
 
 
+async def tenant_list_document(
+    codec: CursorCodec, store: EventStore, tenant_id: TenantId, list_name: str,
+    rows: Callable[[Any, TenantId, Position | None, int], Awaitable[Sequence[T]]],
+    document: Callable[[T], Any], limit: int, cursor: str | None, *,
+    filters: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """One page, as ``{"data", "next_cursor"}``, of a tenant list (``tenant_list_page``):
+    ``rows`` reads them as ``(conn, tenant, after, n)``, ``document`` renders each."""
+
+    async def read(s: UnitOfWork, after: Position | None, n: int) -> list[Any]:
+        return [document(r) for r in await rows(s.conn, s.tenant_id, after, n)]
+
+    page, nxt = await tenant_list_page(codec, store, tenant_id, list_name, read, limit, cursor,
+                                       filters=filters)
+    return {"data": page, "next_cursor": nxt}
+
+
 async def personal_list_page(
     codec: CursorCodec, store: EventStore, tenant_id: TenantId, reader: UUID | None,
     list_name: str,
@@ -202,9 +219,9 @@ async def personal_list_page(
     ``(conn, tenant, reader, after, n)``, ``document`` renders each. The reader is part
     of the cursor's scope: one agent's cursor does not page another's list."""
 
-    async def read(s: UnitOfWork, after: Position | None, n: int) -> list[Any]:
-        return [document(r) for r in await rows(s.conn, s.tenant_id, reader, after, n)]
+    def own(conn: Any, tenant: TenantId, after: Position | None, n: int
+            ) -> Awaitable[Sequence[T]]:
+        return rows(conn, tenant, reader, after, n)
 
-    page, nxt = await tenant_list_page(codec, store, tenant_id, list_name, read, limit, cursor,
-                                       filters={"reader": str(reader)})
-    return {"data": page, "next_cursor": nxt}
+    return await tenant_list_document(codec, store, tenant_id, list_name, own, document,
+                                      limit, cursor, filters={"reader": str(reader)})

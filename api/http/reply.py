@@ -8,12 +8,14 @@ becomes a response at once. Either way the bytes are made once, by ``content``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from fastapi import Response
 
 from api.http.problems import Problem
 from projections.views import dumps
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,4 +49,21 @@ def json_response(status: int, content: bytes, headers: dict[str, str], *,
                     headers=headers)
 
 
-__all__ = ["JsonReply", "json_response"]
+def versioned(status: int, body: Any, version: int, location: str | None = None
+              ) -> JsonReply:
+    """The answer of one record at ``version``: its ``ETag``, and the ``Location`` of one
+    just created."""
+    headers = {"ETag": f'"{version}"'}
+    if location is not None:
+        headers["Location"] = location
+    return JsonReply(status, body, headers)
+
+
+def present(record: T | None, detail: str) -> T:
+    """The record read, or the 404 problem saying it is not there."""
+    if record is None:
+        raise Problem(404, "not_found", detail)
+    return record
+
+
+__all__ = ["JsonReply", "json_response", "present", "versioned"]

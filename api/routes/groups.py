@@ -19,13 +19,11 @@ from api.http.answer_headers import ETAG, LOCATION, sends
 from api.http.commands import parse_if_match
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
-from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, tenant_list_page
+from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, tenant_list_document
 from api.http.problem_docs import errors
-from api.http.problems import Problem
-from api.http.reply import JsonReply
+from api.http.reply import JsonReply, present, versioned
 from api.http.routing import StrictRoute
 from api.schemas.groups import GroupChangedOut, GroupIn, GroupOut, GroupPage, GroupPatch
-from api.schemas.tickets import etag
 from domain.group import ChangeGroup, CreateGroup, Group
 from domain.ids import AgentId, GroupId
 from eventstore.store import UnitOfWork
@@ -35,11 +33,12 @@ from projections.views import group_document
 
 router = APIRouter(prefix="/v1/groups", tags=["groups"], route_class=StrictRoute)
 
-def _reply(group: Group, status: int = 200, **extra: Any) -> JsonReply:
-    headers = {"ETag": etag(group.version)}
-    if status == 201:
-        headers["Location"] = f"/v1/groups/{group.id}"
-    return JsonReply(status, group_document(group) | extra, headers)
+def _reply(group: Group, **extra: Any) -> JsonReply:
+    return versioned(200, group_document(group) | extra, group.version)
+
+
+def _created(group: Group) -> JsonReply:
+    return versioned(201, group_document(group), group.version, f"/v1/groups/{group.id}")
 
 
 @router.get("", response_model=GroupPage, responses=errors(), summary="List the groups")
@@ -50,13 +49,9 @@ async def list_(
     cursor: Annotated[str | None, Query(max_length=1000)] = None,
 ) -> Response:
     """Oldest first; pass ``next_cursor`` back as ``cursor``."""
-
-    async def read(s: UnitOfWork, after: Any, limit: int) -> list[dict[str, Any]]:
-        return [group_document(g) for g in await list_groups(s.conn, s.tenant_id, after, limit)]
-
-    page, nxt = await tenant_list_page(services.cursors, services.store, principal.tenant_id,
-                                       "groups", read, limit, cursor)
-    return JsonReply(200, {"data": page, "next_cursor": nxt}).response()
+    return JsonReply(200, await tenant_list_document(
+        services.cursors, services.store, principal.tenant_id, "groups", list_groups,
+        group_document, limit, cursor)).response()
 
 
 @router.post("", response_model=GroupOut, status_code=201, summary="Create a group",
@@ -66,12 +61,8 @@ async def create(body: GroupIn, request: Request, principal: Authorized,
     command = CreateGroup(group_id=GroupId(uuid.uuid4()), name=body.name,
                           members=tuple(AgentId(m) for m in body.members),
                           at=services.clock.now())
-
-    async def work(uow: UnitOfWork) -> JsonReply:
-        return _reply(await group_handlers.create_group(uow, command), 201)
-
-    return await commands.run(request, services, principal, body.model_dump(mode="json"),
-                              work)
+    return await commands.run_to(request, services, principal, body.model_dump(mode="json"),
+                                 lambda uow: group_handlers.create_group(uow, command), _created)
 
 
 @router.get("/{group_id}", response_model=GroupOut, responses=errors(404)
@@ -80,9 +71,7 @@ async def create(body: GroupIn, request: Request, principal: Authorized,
 async def get_one(group_id: UUID, principal: Authorized, services: ServicesDep) -> Response:
     async with services.store.session(principal.tenant_id, principal.actor, readonly=True) as s:
         group = await group_handlers.get_group(s, group_id)
-    if group is None:
-        raise Problem(404, "not_found", f"no group {group_id}")
-    return _reply(group).response()
+    return _reply(present(group, f"no group {group_id}")).response()
 
 
 @router.patch("/{group_id}", response_model=GroupChangedOut,

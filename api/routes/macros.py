@@ -16,13 +16,13 @@ from fastapi import APIRouter, Query, Request, Response
 
 from api.http import commands
 from api.http.answer_headers import ETAG, LOCATION, sends
-from api.http.commands import agent_actor, owner_caller, parse_if_match, precondition_failed
+from api.http.commands import agent_actor, parse_if_match, precondition_failed
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
+from api.http.owned import new_owner, run_owned
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, personal_list_page
 from api.http.problem_docs import errors
-from api.http.problems import Problem
-from api.http.reply import JsonReply
+from api.http.reply import JsonReply, versioned
 from api.http.routing import StrictRoute
 from api.schemas.macros import (
     AppliedOut,
@@ -33,10 +33,9 @@ from api.schemas.macros import (
     macro_document,
 )
 from api.schemas.tickets import etag
-from domain.ids import AgentId, MessageId, TicketId
+from domain.ids import MessageId, TicketId
 from domain.macro import ChangeMacro, CreateMacro, Macro
 from domain.rule_parts import Action
-from domain.values import Role
 from eventstore.errors import ConcurrencyError
 from eventstore.store import UnitOfWork
 from handlers import macros as macro_handlers
@@ -68,25 +67,15 @@ async def list_(
              responses=errors(413, 415) | sends(201, required=(ETAG, LOCATION)))
 async def create(body: MacroIn, request: Request, principal: Authorized,
                  services: ServicesDep) -> Response:
-    if body.shared and principal.role != Role.ADMIN.value:
-        raise Problem(403, "forbidden", "only admins share macros with the tenant")
-    if not body.shared and principal.agent_id is None:
-        raise Problem(422, "no_agent", "a personal macro belongs to an agent; this key acts "
-                                       "as none (make it shared)")
+    owner = new_owner(principal, body.shared, "macro")
     command = CreateMacro(
-        macro_id=uuid.uuid4(), name=body.name,
-        owner_id=None if body.shared else AgentId(principal.agent_id),  # type: ignore[arg-type]
-        text=body.text, visibility=body.visibility,
+        macro_id=uuid.uuid4(), name=body.name, owner_id=owner, text=body.text,
+        visibility=body.visibility,
         actions=tuple(Action(type=a.type, value=a.value) for a in body.actions),
         at=services.clock.now())
-
-    async def work(uow: UnitOfWork) -> JsonReply:
-        macro = await macro_handlers.create_macro(uow, command)
-        return JsonReply(201, macro_document(macro), {"ETag": etag(macro.version),
-                                                      "Location": f"/v1/macros/{macro.id}"})
-
-    return await commands.run(request, services, principal, body.model_dump(mode="json"),
-                              work)
+    return await commands.run_to(request, services, principal, body.model_dump(mode="json"),
+                                 lambda uow: macro_handlers.create_macro(uow, command),
+                                 _created)
 
 
 @router.get("/v1/macros/{macro_id}", response_model=MacroOut,
@@ -99,7 +88,11 @@ async def get_one(macro_id: UUID, principal: Authorized, services: ServicesDep) 
 
 
 def _reply(macro: Macro) -> JsonReply:
-    return JsonReply(200, macro_document(macro), {"ETag": etag(macro.version)})
+    return versioned(200, macro_document(macro), macro.version)
+
+
+def _created(macro: Macro) -> JsonReply:
+    return versioned(201, macro_document(macro), macro.version, f"/v1/macros/{macro.id}")
 
 
 @router.patch("/v1/macros/{macro_id}", response_model=MacroOut,
@@ -116,14 +109,10 @@ async def patch(macro_id: UUID, body: MacroPatch, request: Request, principal: A
             Action(type=a.type, value=a.value) for a in body.actions),
         at=services.clock.now())
 
-    async def work(uow: UnitOfWork) -> JsonReply:
-        return _reply(await macro_handlers.change_macro(uow, macro_id, command,
-                                                        owner_caller(principal),
-                                                        expected_version=expected))
-
-    return await commands.run(request, services, principal,
-                              body.model_dump(mode="json", exclude_unset=True), work,
-                              expected_version=expected)
+    return await run_owned(
+        request, services, principal, body.model_dump(mode="json", exclude_unset=True),
+        expected, lambda uow, caller: macro_handlers.change_macro(
+            uow, macro_id, command, caller, expected_version=expected), _reply)
 
 
 @router.delete("/v1/macros/{macro_id}", response_model=MacroOut,
@@ -135,12 +124,10 @@ async def delete(macro_id: UUID, request: Request, principal: Authorized,
     expected = parse_if_match(if_match)
     at = services.clock.now()
 
-    async def work(uow: UnitOfWork) -> JsonReply:
-        return _reply(await macro_handlers.delete_macro(uow, macro_id, owner_caller(principal), at,
-                                                        expected_version=expected))
-
-    return await commands.run(request, services, principal, None, work,
-                              expected_version=expected)
+    return await run_owned(
+        request, services, principal, None, expected,
+        lambda uow, caller: macro_handlers.delete_macro(uow, macro_id, caller, at,
+                                                        expected_version=expected), _reply)
 
 
 def _applied(applied: Applied, preview: bool) -> JsonReply:

@@ -4,7 +4,7 @@ keeps the rules). Admins manage them; agents and auditors read them."""
 from __future__ import annotations
 
 import uuid
-from typing import Annotated
+from typing import Annotated, Any
 from uuid import UUID
 
 from fastapi import APIRouter, Query, Request, Response
@@ -17,7 +17,7 @@ from api.http.headers import IfMatch
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate, scope_of
 from api.http.problem_docs import errors
 from api.http.problems import Problem
-from api.http.reply import JsonReply
+from api.http.reply import JsonReply, present, versioned
 from api.http.routing import StrictRoute
 from api.http.ticket_pages import ticket_page
 from api.schemas.people import (
@@ -28,7 +28,7 @@ from api.schemas.people import (
     OrganizationPatch,
     organization_document,
 )
-from api.schemas.tickets import TicketPage, etag
+from api.schemas.tickets import TicketPage
 from eventstore.store import UnitOfWork
 from handlers import organizations as org_handlers
 from projections.people import list_organizations
@@ -37,13 +37,18 @@ from projections.reads import TicketFilters
 router = APIRouter(prefix="/v1/organizations", tags=["organizations"], route_class=StrictRoute)
 
 
-def _reply(result: org_handlers.OrganizationResult, status: int = 200) -> JsonReply:
+def _document(result: org_handlers.OrganizationResult) -> dict[str, Any]:
+    return {**organization_document(result.organization),
+            "contacts_moved": result.contacts_moved}
+
+
+def _reply(result: org_handlers.OrganizationResult) -> JsonReply:
+    return versioned(200, _document(result), result.organization.version)
+
+
+def _created(result: org_handlers.OrganizationResult) -> JsonReply:
     o = result.organization
-    headers = {"ETag": etag(o.version)}
-    if status == 201:
-        headers["Location"] = f"/v1/organizations/{o.id}"
-    return JsonReply(status, {**organization_document(o),
-                              "contacts_moved": result.contacts_moved}, headers)
+    return versioned(201, _document(result), o.version, f"/v1/organizations/{o.id}")
 
 
 @router.get("", response_model=OrganizationPage, responses=errors(),
@@ -83,11 +88,9 @@ async def create(body: OrganizationIn, request: Request, services: ServicesDep,
                                            move_contacts=body.move_contacts,
                                            at=services.clock.now(),
                                            organization_id=uuid.uuid4())
-
-    async def work(uow: UnitOfWork) -> JsonReply:
-        return _reply(await org_handlers.create_organization(uow, command), 201)
-
-    return await commands.run(request, services, principal, body.model_dump(mode="json"), work)
+    return await commands.run_to(request, services, principal, body.model_dump(mode="json"),
+                                 lambda uow: org_handlers.create_organization(uow, command),
+                                 _created)
 
 
 @router.get("/{organization_id}", response_model=OrganizationOut, responses=errors(404)
@@ -98,9 +101,8 @@ async def get_one(organization_id: UUID, services: ServicesDep,
     async with services.store.session(principal.tenant_id, principal.actor,
                                       readonly=True) as session:
         org = await org_handlers.get_organization(session, organization_id)
-    if org is None:
-        raise Problem(404, "not_found", "the organization does not exist")
-    return JsonReply(200, organization_document(org), {"ETag": etag(org.version)}).response()
+    org = present(org, "the organization does not exist")
+    return versioned(200, organization_document(org), org.version).response()
 
 
 @router.patch("/{organization_id}", response_model=OrganizationChanged,
@@ -114,11 +116,9 @@ async def patch(organization_id: UUID, body: OrganizationPatch, request: Request
         organization_id=organization_id, at=services.clock.now(), name=body.name,
         domains=None if body.domains is None else tuple(body.domains),
         move_contacts=body.move_contacts, expected_version=parse_if_match(if_match))
-
-    async def work(uow: UnitOfWork) -> JsonReply:
-        return _reply(await org_handlers.update_organization(uow, command))
-
-    return await commands.run(request, services, principal, given, work)
+    return await commands.run_to(request, services, principal, given,
+                                 lambda uow: org_handlers.update_organization(uow, command),
+                                 _reply)
 
 
 @router.get("/{organization_id}/tickets", response_model=TicketPage, responses=errors(404),

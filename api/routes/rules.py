@@ -9,7 +9,7 @@ Commands take ``Idempotency-Key``; a PATCH takes ``If-Match`` (the rule's ETag).
 from __future__ import annotations
 
 import uuid
-from typing import Annotated, Any
+from typing import Annotated
 from uuid import UUID
 
 from fastapi import APIRouter, Query, Request, Response
@@ -19,10 +19,10 @@ from api.http.answer_headers import ETAG, LOCATION, sends
 from api.http.commands import parse_if_match
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
-from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, tenant_list_page
+from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, tenant_list_document
 from api.http.problem_docs import errors
 from api.http.problems import Problem
-from api.http.reply import JsonReply
+from api.http.reply import JsonReply, present, versioned
 from api.http.routing import StrictRoute
 from api.schemas.rules import (
     ActionIn,
@@ -35,10 +35,8 @@ from api.schemas.rules import (
     TimeIn,
     rule_document,
 )
-from api.schemas.tickets import etag
 from domain.rule import ChangeRule, CreateRule, Rule
 from domain.rule_parts import Action, Condition, TimeTrigger
-from eventstore.store import UnitOfWork
 from handlers import rule_dry_run
 from handlers import rules as rule_handlers
 from projections import rules as read_model
@@ -46,11 +44,12 @@ from projections import rules as read_model
 router = APIRouter(tags=["rules"], route_class=StrictRoute)
 
 
-def _reply(rule: Rule, status: int = 200) -> JsonReply:
-    headers = {"ETag": etag(rule.version)}
-    if status == 201:
-        headers["Location"] = f"/v1/rules/{rule.id}"
-    return JsonReply(status, rule_document(rule), headers)
+def _reply(rule: Rule) -> JsonReply:
+    return versioned(200, rule_document(rule), rule.version)
+
+
+def _created(rule: Rule) -> JsonReply:
+    return versioned(201, rule_document(rule), rule.version, f"/v1/rules/{rule.id}")
 
 
 def _conditions(given: list[ConditionIn]) -> tuple[Condition, ...]:
@@ -74,14 +73,9 @@ async def list_(
 ) -> Response:
     """Oldest first (each rule says its ``position``: rules run by position, then oldest
     first); pass ``next_cursor`` back as ``cursor``."""
-
-    async def read(s: UnitOfWork, after: Any, limit: int) -> list[dict[str, Any]]:
-        return [rule_document(r)
-                for r in await read_model.list_rules(s.conn, s.tenant_id, after, limit)]
-
-    page, nxt = await tenant_list_page(services.cursors, services.store, principal.tenant_id,
-                                       "rules", read, limit, cursor)
-    return JsonReply(200, {"data": page, "next_cursor": nxt}).response()
+    return JsonReply(200, await tenant_list_document(
+        services.cursors, services.store, principal.tenant_id, "rules", read_model.list_rules,
+        rule_document, limit, cursor)).response()
 
 
 @router.post("/v1/rules", response_model=RuleOut, status_code=201, summary="Create a rule",
@@ -94,12 +88,8 @@ async def create(body: RuleIn, request: Request, principal: Authorized,
                          active=body.active, conditions=_conditions(body.conditions),
                          actions=_actions(body.actions), time=_time(body.time),
                          at=services.clock.now())
-
-    async def work(uow: UnitOfWork) -> JsonReply:
-        return _reply(await rule_handlers.create_rule(uow, command), 201)
-
-    return await commands.run(request, services, principal, body.model_dump(mode="json"),
-                              work)
+    return await commands.run_to(request, services, principal, body.model_dump(mode="json"),
+                                 lambda uow: rule_handlers.create_rule(uow, command), _created)
 
 
 @router.get("/v1/rules/{rule_id}", response_model=RuleOut,
@@ -108,9 +98,7 @@ async def create(body: RuleIn, request: Request, principal: Authorized,
 async def get_one(rule_id: UUID, principal: Authorized, services: ServicesDep) -> Response:
     async with services.store.session(principal.tenant_id, principal.actor, readonly=True) as s:
         rule = await rule_handlers.get_rule(s, rule_id)
-    if rule is None:
-        raise Problem(404, "not_found", f"no rule {rule_id}")
-    return _reply(rule).response()
+    return _reply(present(rule, f"no rule {rule_id}")).response()
 
 
 @router.patch("/v1/rules/{rule_id}", response_model=RuleOut,
@@ -125,13 +113,10 @@ async def patch(rule_id: UUID, body: RulePatch, request: Request, principal: Aut
         conditions=None if body.conditions is None else _conditions(body.conditions),
         actions=None if body.actions is None else _actions(body.actions),
         time=_time(body.time), at=services.clock.now())
-
-    async def work(uow: UnitOfWork) -> JsonReply:
-        return _reply(await rule_handlers.change_rule(uow, rule_id, command,
-                                                      expected_version=expected))
-
-    return await commands.run(request, services, principal, given, work,
-                              expected_version=expected)
+    return await commands.run_to(
+        request, services, principal, given,
+        lambda uow: rule_handlers.change_rule(uow, rule_id, command, expected_version=expected),
+        _reply, expected_version=expected)
 
 
 @router.get("/v1/tickets/{ticket_id}/rules", response_model=DryRunOut, responses=errors(404),

@@ -9,7 +9,7 @@ Commands take ``Idempotency-Key``; a PATCH takes ``If-Match`` (the ETag).
 from __future__ import annotations
 
 import uuid
-from typing import Annotated, Any
+from typing import Annotated
 from uuid import UUID
 
 from fastapi import APIRouter, Query, Request, Response
@@ -19,10 +19,9 @@ from api.http.answer_headers import ETAG, LOCATION, sends
 from api.http.commands import parse_if_match
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
-from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, tenant_list_page
+from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, tenant_list_document
 from api.http.problem_docs import errors
-from api.http.problems import Problem
-from api.http.reply import JsonReply
+from api.http.reply import JsonReply, present, versioned
 from api.http.routing import StrictRoute
 from api.schemas.sla_policies import (
     CalendarIn,
@@ -40,7 +39,6 @@ from api.schemas.sla_policies import (
     calendar_document,
     policy_document,
 )
-from api.schemas.tickets import etag
 from domain.business_hours import Calendar
 from domain.errors import ValidationFailed
 from domain.events import PolicyTargets
@@ -66,18 +64,22 @@ def _hours(given: HoursIn) -> Calendar:
                       reason=exc.message) from exc
 
 
-def _calendar_reply(calendar: SlaCalendar, status: int = 200) -> JsonReply:
-    headers = {"ETag": etag(calendar.version)}
-    if status == 201:
-        headers["Location"] = f"/v1/calendars/{calendar.id}"
-    return JsonReply(status, calendar_document(calendar), headers)
+def _calendar_reply(calendar: SlaCalendar) -> JsonReply:
+    return versioned(200, calendar_document(calendar), calendar.version)
 
 
-def _policy_reply(policy: TargetPolicy, status: int = 200) -> JsonReply:
-    headers = {"ETag": etag(policy.version)}
-    if status == 201:
-        headers["Location"] = f"/v1/sla-policies/{policy.id}"
-    return JsonReply(status, policy_document(policy), headers)
+def _calendar_created(calendar: SlaCalendar) -> JsonReply:
+    return versioned(201, calendar_document(calendar), calendar.version,
+                     f"/v1/calendars/{calendar.id}")
+
+
+def _policy_reply(policy: TargetPolicy) -> JsonReply:
+    return versioned(200, policy_document(policy), policy.version)
+
+
+def _policy_created(policy: TargetPolicy) -> JsonReply:
+    return versioned(201, policy_document(policy), policy.version,
+                     f"/v1/sla-policies/{policy.id}")
 
 
 def _conditions(given: list[PolicyConditionIn]) -> tuple[Condition, ...]:
@@ -96,14 +98,9 @@ def _targets(given: TargetsIn) -> PolicyTargets:
 async def list_calendars(principal: Authorized, services: ServicesDep,
                          limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None) -> Response:
     """Oldest first; pass ``next_cursor`` back as ``cursor``."""
-
-    async def read(s: UnitOfWork, after: Any, n: int) -> list[dict[str, Any]]:
-        return [calendar_document(c)
-                for c in await read_model.list_calendars(s.conn, s.tenant_id, after, n)]
-
-    page, nxt = await tenant_list_page(services.cursors, services.store, principal.tenant_id,
-                                       "calendars", read, limit, cursor)
-    return JsonReply(200, {"data": page, "next_cursor": nxt}).response()
+    return JsonReply(200, await tenant_list_document(
+        services.cursors, services.store, principal.tenant_id, "calendars",
+        read_model.list_calendars, calendar_document, limit, cursor)).response()
 
 
 @router.post("/v1/calendars", response_model=CalendarOut, status_code=201,
@@ -114,13 +111,13 @@ async def create_calendar(body: CalendarIn, request: Request, principal: Authori
     """Overlapping or inverted shifts, an unknown zone or a holiday outside the years
     1-9999 are a 422 naming the part."""
 
-    async def work(uow: UnitOfWork) -> JsonReply:
+    async def create(uow: UnitOfWork) -> SlaCalendar:
         command = CreateCalendar(calendar_id=uuid.uuid4(), name=body.name,
                                  hours=_hours(body.hours), at=services.clock.now())
-        return _calendar_reply(await handlers.create_calendar(uow, command), 201)
+        return await handlers.create_calendar(uow, command)
 
-    return await commands.run(request, services, principal, body.model_dump(mode="json"),
-                              work)
+    return await commands.run_to(request, services, principal, body.model_dump(mode="json"),
+                                 create, _calendar_created)
 
 
 @router.get("/v1/calendars/{calendar_id}", response_model=CalendarOut,
@@ -130,9 +127,7 @@ async def get_calendar(calendar_id: UUID, principal: Authorized,
                        services: ServicesDep) -> Response:
     async with services.store.session(principal.tenant_id, readonly=True) as s:
         calendar = await handlers.get_calendar(s, calendar_id)
-    if calendar is None:
-        raise Problem(404, "not_found", f"no calendar {calendar_id}")
-    return _calendar_reply(calendar).response()
+    return _calendar_reply(present(calendar, f"no calendar {calendar_id}")).response()
 
 
 @router.patch("/v1/calendars/{calendar_id}", response_model=CalendarOut,
@@ -146,15 +141,15 @@ async def patch_calendar(calendar_id: UUID, body: CalendarPatch, request: Reques
     given = body.model_dump(mode="json", exclude_unset=True)
     expected = parse_if_match(if_match)
 
-    async def work(uow: UnitOfWork) -> JsonReply:
+    async def change(uow: UnitOfWork) -> SlaCalendar:
         command = ChangeCalendar(name=body.name,
                                  hours=None if body.hours is None else _hours(body.hours),
                                  at=services.clock.now())
-        return _calendar_reply(await handlers.change_calendar(
-            uow, calendar_id, command, expected_version=expected))
+        return await handlers.change_calendar(uow, calendar_id, command,
+                                              expected_version=expected)
 
-    return await commands.run(request, services, principal, given, work,
-                              expected_version=expected)
+    return await commands.run_to(request, services, principal, given, change,
+                                 _calendar_reply, expected_version=expected)
 
 
 # --- policies ----------------------------------------------------------------------------
@@ -166,14 +161,9 @@ async def list_policies(principal: Authorized, services: ServicesDep,
                         limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None) -> Response:
     """Oldest first (each says its ``position``; they are tried by position, then
     oldest first, the default last)."""
-
-    async def read(s: UnitOfWork, after: Any, n: int) -> list[dict[str, Any]]:
-        return [policy_document(p)
-                for p in await read_model.list_policies(s.conn, s.tenant_id, after, n)]
-
-    page, nxt = await tenant_list_page(services.cursors, services.store, principal.tenant_id,
-                                       "sla_policies", read, limit, cursor)
-    return JsonReply(200, {"data": page, "next_cursor": nxt}).response()
+    return JsonReply(200, await tenant_list_document(
+        services.cursors, services.store, principal.tenant_id, "sla_policies",
+        read_model.list_policies, policy_document, limit, cursor)).response()
 
 
 @router.post("/v1/sla-policies", response_model=PolicyOut, status_code=201,
@@ -188,12 +178,9 @@ async def create_policy(body: PolicyIn, request: Request, principal: Authorized,
                            default=body.default, conditions=_conditions(body.conditions),
                            targets=_targets(body.targets), calendar_id=body.calendar_id,
                            at=services.clock.now())
-
-    async def work(uow: UnitOfWork) -> JsonReply:
-        return _policy_reply(await handlers.create_policy(uow, command), 201)
-
-    return await commands.run(request, services, principal, body.model_dump(mode="json"),
-                              work)
+    return await commands.run_to(request, services, principal, body.model_dump(mode="json"),
+                                 lambda uow: handlers.create_policy(uow, command),
+                                 _policy_created)
 
 
 @router.get("/v1/sla-policies/{policy_id}", response_model=PolicyOut,
@@ -202,9 +189,7 @@ async def create_policy(body: PolicyIn, request: Request, principal: Authorized,
 async def get_policy(policy_id: UUID, principal: Authorized, services: ServicesDep) -> Response:
     async with services.store.session(principal.tenant_id, readonly=True) as s:
         policy = await handlers.get_policy(s, policy_id)
-    if policy is None:
-        raise Problem(404, "not_found", f"no SLA policy {policy_id}")
-    return _policy_reply(policy).response()
+    return _policy_reply(present(policy, f"no SLA policy {policy_id}")).response()
 
 
 @router.patch("/v1/sla-policies/{policy_id}", response_model=PolicyOut,
@@ -221,13 +206,10 @@ async def patch_policy(policy_id: UUID, body: PolicyPatch, request: Request,
         targets=None if body.targets is None else _targets(body.targets),
         set_calendar="calendar_id" in body.model_fields_set, calendar_id=body.calendar_id,
         at=services.clock.now())
-
-    async def work(uow: UnitOfWork) -> JsonReply:
-        return _policy_reply(await handlers.change_policy(uow, policy_id, command,
-                                                          expected_version=expected))
-
-    return await commands.run(request, services, principal, given, work,
-                              expected_version=expected)
+    return await commands.run_to(
+        request, services, principal, given,
+        lambda uow: handlers.change_policy(uow, policy_id, command, expected_version=expected),
+        _policy_reply, expected_version=expected)
 
 
 @router.post("/v1/sla-policies/{policy_id}/apply", response_model=PolicyAppliedOut,

@@ -20,7 +20,7 @@ from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT
 from api.http.params import IsoAwareDateTime
 from api.http.problem_docs import errors
 from api.http.problems import Problem, invalid_parameter
-from api.http.reply import JsonReply
+from api.http.reply import JsonReply, present, versioned
 from api.http.routing import StrictRoute
 from api.schemas.events import EventPage
 from api.schemas.ticket_fields import (
@@ -42,11 +42,12 @@ INT32 = 2**31 - 1
 Key = Annotated[str, Path(pattern=FIELD_KEY_PATTERN, max_length=40)]
 
 
-def _reply(d: FieldDefinition, status: int = 200) -> JsonReply:
-    headers = {"ETag": f'"{d.version}"'}
-    if status == 201:
-        headers["Location"] = f"/v1/ticket-fields/{d.key}"
-    return JsonReply(status, field_document(d), headers)
+def _reply(d: FieldDefinition) -> JsonReply:
+    return versioned(200, field_document(d), d.version)
+
+
+def _created(d: FieldDefinition) -> JsonReply:
+    return versioned(201, field_document(d), d.version, f"/v1/ticket-fields/{d.key}")
 
 
 @router.get("", response_model=TicketFieldList, responses=errors(),
@@ -67,11 +68,8 @@ async def define(body: TicketFieldIn, request: Request, principal: Authorized,
         options=tuple(FieldOption(value=o.value, title=o.title) for o in body.options),
         required_on=body.required_on, active=body.active, intake=body.intake,
         personal=body.personal, at=services.clock.now())
-
-    async def work(uow: UnitOfWork) -> JsonReply:
-        return _reply(await handlers.define_field(uow, command), 201)
-
-    return await commands.run(request, services, principal, body.model_dump(mode="json"), work)
+    return await commands.run_to(request, services, principal, body.model_dump(mode="json"),
+                                 lambda uow: handlers.define_field(uow, command), _created)
 
 
 @router.get("/{field_key}", response_model=TicketFieldOut, responses=errors(404)
@@ -80,9 +78,7 @@ async def define(body: TicketFieldIn, request: Request, principal: Authorized,
 async def get_one(field_key: Key, principal: Authorized, services: ServicesDep) -> Response:
     async with services.store.session(principal.tenant_id, principal.actor, readonly=True) as s:
         d = await handlers.get_field(s, field_key)
-    if d is None:
-        raise Problem(404, "not_found", "no such ticket field")
-    return _reply(d).response()
+    return _reply(present(d, "no such ticket field")).response()
 
 
 @router.patch("/{field_key}", response_model=TicketFieldOut,
@@ -93,13 +89,10 @@ async def patch(field_key: Key, body: TicketFieldPatch, request: Request, princi
     given = body.model_dump(mode="json", exclude_unset=True)
     command = UpdateField(changes=given, at=services.clock.now())
     expected = parse_if_match(if_match)
-
-    async def work(uow: UnitOfWork) -> JsonReply:
-        return _reply(await handlers.update_field(uow, field_key, command,
-                                                  expected_version=expected))
-
-    return await commands.run(request, services, principal, given, work,
-                              expected_version=expected)
+    return await commands.run_to(
+        request, services, principal, given,
+        lambda uow: handlers.update_field(uow, field_key, command, expected_version=expected),
+        _reply, expected_version=expected)
 
 
 @router.get("/{field_key}/history", response_model=EventPage,

@@ -16,22 +16,20 @@ from fastapi import APIRouter, Query, Request, Response
 
 from api.http import commands
 from api.http.answer_headers import ETAG, LOCATION, sends
-from api.http.commands import owner_caller, parse_if_match
+from api.http.commands import parse_if_match
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
+from api.http.owned import new_owner, run_owned
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, personal_list_page
 from api.http.problem_docs import errors
 from api.http.problems import Problem
-from api.http.reply import JsonReply
+from api.http.reply import JsonReply, versioned
 from api.http.routing import StrictRoute
 from api.http.ticket_list import as_params, ticket_list
 from api.schemas.saved_views import ViewIn, ViewOut, ViewPage, ViewPatch, view_document
-from api.schemas.tickets import TicketPage, etag
+from api.schemas.tickets import TicketPage
 from domain.errors import ValidationFailed
-from domain.ids import AgentId
 from domain.saved_view import ChangeView, CreateView, SavedView, check_filters
-from domain.values import Role
-from eventstore.store import UnitOfWork
 from handlers import saved_views as view_handlers
 from projections import saved_views as read_model
 
@@ -91,27 +89,20 @@ async def _checked(request: Request, given: dict[str, str | list[str]]
 async def create(body: ViewIn, request: Request, principal: Authorized,
                  services: ServicesDep) -> Response:
     """The filters are checked by the ticket list; one it refuses is a 422."""
-    if body.shared and principal.role != Role.ADMIN.value:
-        raise Problem(403, "forbidden", "only admins share views with the tenant")
-    if not body.shared and principal.agent_id is None:
-        raise Problem(422, "no_agent", "a personal view belongs to an agent; this key acts "
-                                       "as none (make it shared)")
+    owner = new_owner(principal, body.shared, "view")
     filters = await _checked(request, body.filters)
     command = CreateView(view_id=uuid.uuid4(), name=body.name, filters=filters,
-                         owner_id=None if body.shared else AgentId(principal.agent_id),  # type: ignore[arg-type]
-                         at=services.clock.now())
-
-    async def work(uow: UnitOfWork) -> JsonReply:
-        view = await view_handlers.create_view(uow, command)
-        return JsonReply(201, view_document(view), {"ETag": etag(view.version),
-                                                    "Location": f"/v1/views/{view.id}"})
-
-    return await commands.run(request, services, principal, body.model_dump(mode="json"),
-                              work)
+                         owner_id=owner, at=services.clock.now())
+    return await commands.run_to(request, services, principal, body.model_dump(mode="json"),
+                                 lambda uow: view_handlers.create_view(uow, command), _created)
 
 
 def _reply(view: SavedView) -> JsonReply:
-    return JsonReply(200, view_document(view), {"ETag": etag(view.version)})
+    return versioned(200, view_document(view), view.version)
+
+
+def _created(view: SavedView) -> JsonReply:
+    return versioned(201, view_document(view), view.version, f"/v1/views/{view.id}")
 
 
 @router.get("/v1/views/{view_id}", response_model=ViewOut,
@@ -133,13 +124,10 @@ async def patch(view_id: UUID, body: ViewPatch, request: Request, principal: Aut
     filters = None if body.filters is None else await _checked(request, body.filters)
     command = ChangeView(name=body.name, filters=filters, at=services.clock.now())
 
-    async def work(uow: UnitOfWork) -> JsonReply:
-        return _reply(await view_handlers.change_view(
-            uow, view_id, command, owner_caller(principal), expected_version=expected))
-
-    return await commands.run(request, services, principal,
-                              body.model_dump(mode="json", exclude_unset=True), work,
-                              expected_version=expected)
+    return await run_owned(
+        request, services, principal, body.model_dump(mode="json", exclude_unset=True),
+        expected, lambda uow, caller: view_handlers.change_view(
+            uow, view_id, command, caller, expected_version=expected), _reply)
 
 
 @router.delete("/v1/views/{view_id}", response_model=ViewOut,
@@ -151,12 +139,10 @@ async def delete(view_id: UUID, request: Request, principal: Authorized,
     expected = parse_if_match(if_match)
     at = services.clock.now()
 
-    async def work(uow: UnitOfWork) -> JsonReply:
-        return _reply(await view_handlers.delete_view(uow, view_id, owner_caller(principal), at,
-                                                      expected_version=expected))
-
-    return await commands.run(request, services, principal, None, work,
-                              expected_version=expected)
+    return await run_owned(
+        request, services, principal, None, expected,
+        lambda uow, caller: view_handlers.delete_view(uow, view_id, caller, at,
+                                                      expected_version=expected), _reply)
 
 
 @router.get("/v1/views/{view_id}/tickets", response_model=TicketPage, responses=errors(404),

@@ -1,0 +1,58 @@
+"""The route side of what is shared by the tenant or personal to one agent: macros and
+saved views (``api.routes.macros``, ``api.routes.views``; ``handlers.owned`` holds the
+rules of who may change one).
+
+A new one is shared (admins only, else 403) or personal to the caller's agent (a key
+of no agent has none to give it: 422). A change or a deletion runs as one command
+under the caller's ``If-Match`` and answers the record with its ``ETag``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from fastapi import Request, Response
+
+from api.http import commands
+from api.http.auth import Principal
+from api.http.commands import owner_caller
+from api.http.problems import Problem
+from api.http.reply import JsonReply
+from domain.ids import AgentId
+from domain.values import Role
+from eventstore.store import UnitOfWork
+from handlers.owned import Caller
+
+if TYPE_CHECKING:
+    from api.root import Services
+
+R = TypeVar("R")
+
+
+def new_owner(principal: Principal, shared: bool, kind: str) -> AgentId | None:
+    """The owner of a new ``kind`` (None: shared by the tenant), if the caller may
+    make it so."""
+    if shared:
+        if principal.role != Role.ADMIN.value:
+            raise Problem(403, "forbidden", f"only admins share {kind}s with the tenant")
+        return None
+    if principal.agent_id is None:
+        raise Problem(422, "no_agent", f"a personal {kind} belongs to an agent; this key "
+                                       f"acts as none (make it shared)")
+    return AgentId(principal.agent_id)
+
+
+async def run_owned(request: Request, services: Services, principal: Principal,
+                    payload: Any, expected: int | None,
+                    change: Callable[[UnitOfWork, Caller], Awaitable[R]],
+                    reply: Callable[[R], JsonReply]) -> Response:
+    """Run ``change(uow, caller)`` as the principal's command under ``expected`` (the
+    ``If-Match`` version) and answer ``reply`` of what it returns."""
+    caller = owner_caller(principal)
+    return await commands.run_to(request, services, principal, payload,
+                                 lambda uow: change(uow, caller), reply,
+                                 expected_version=expected)
+
+
+__all__ = ["new_owner", "run_owned"]

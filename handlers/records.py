@@ -1,0 +1,76 @@
+"""One record of the tenant's setup, written with its events: its row and its stream's
+events go in the caller's one unit of work (rules, calendars, SLA policies,
+macros and saved views).
+
+A creation writes the row of the record its events fold to. A change is decided on
+the record's row, locked until commit by the caller, after the caller's ``If-Match``
+(412 on another version); a change to nothing records nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Protocol, TypeVar
+from uuid import UUID
+
+from domain.events import Event
+from domain.mapper import to_stored
+from eventstore.store import UnitOfWork
+from eventstore.types import NewEvent
+from handlers.errors import Missing, expect_version
+
+
+class Versioned(Protocol):
+    @property
+    def id(self) -> UUID: ...
+    @property
+    def version(self) -> int: ...
+
+
+T = TypeVar("T", bound=Versioned)
+
+
+async def append_events(uow: UnitOfWork, stream: UUID, version: int,
+                        events: list[Event]) -> None:
+    """Append ``events`` to the record's stream, which is at ``version``."""
+    stored = [to_stored(e) for e in events]
+    await uow.append(stream, version, [NewEvent(t, d, v) for t, v, d in stored])
+
+
+async def create_record(uow: UnitOfWork, events: list[Event], *,
+                        evolve: Callable[[T | None, Event], T],
+                        write: Callable[[UnitOfWork, T], Awaitable[None]]) -> T:
+    """The record the decided ``events`` create: its row written (``write(uow, record)``,
+    which may refuse it first) and its stream started; returns the record."""
+    record: T | None = None
+    for event in events:
+        record = evolve(record, event)
+    assert record is not None  # a creation decides at least its first event
+    await write(uow, record)
+    await append_events(uow, record.id, 0, events)
+    return record
+
+
+async def change_record(uow: UnitOfWork, kind: str, record_id: UUID, state: T | None,
+                        expected_version: int | None, *, missing: str,
+                        decide: Callable[[T], list[Event]],
+                        evolve: Callable[[T, Event], T],
+                        write: Callable[[UnitOfWork, T, T], Awaitable[None]]) -> T:
+    """Decide a change of the ``kind`` record ``state`` (None: not there, 404
+    ``missing``), write its row (``write(uow, before, after)``) and append its events;
+    returns the record after them (the record as it was, when nothing changes)."""
+    if state is None:
+        raise Missing("not_found", missing)
+    expect_version(kind, state.version, expected_version)
+    events = decide(state)
+    if not events:
+        return state
+    after = state
+    for event in events:
+        after = evolve(after, event)
+    await write(uow, state, after)
+    await append_events(uow, record_id, state.version, events)
+    return after
+
+
+__all__ = ["append_events", "change_record", "create_record"]
