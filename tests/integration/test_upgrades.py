@@ -24,6 +24,7 @@ from tests.e2e.conftest import NEW_TICKET, app_settings, asgi_client, auth
 from tests.support.desk import ACTOR
 
 INDEXED = "tickets, contacts and organizations indexed for search"
+NOTES = "analytics staff notes counted from ticket events"
 CELLS = "analytics summary cells filled from ticket rows"
 VERSIONS = "kept ticket versions rendered as their tickets"
 POLICIES = "SLA policies made from the settings' targets"
@@ -56,14 +57,14 @@ async def test_ticket_rows_without_a_document_are_served_then_filled(db, make_te
             # Three tickets of one requester: three tickets and one contact to index.
             assert await upgrade(db.admin_url) == {"ticket documents rendered": 3,
                                                    "tickets linked to contacts": 0,
-                                                   INDEXED: 4, CELLS: 0, VERSIONS: 0,
+                                                   INDEXED: 4, NOTES: 0, CELLS: 0, VERSIONS: 0,
                                                POLICIES: 4}
             assert await admin.fetchval("SELECT count(*) FROM tickets WHERE view IS NULL") == 0
             assert dict(await admin.fetch("SELECT kind, count(*) FROM search_documents "
                                           "GROUP BY kind")) == {"ticket": 3, "contact": 1}
             assert await upgrade(db.admin_url) == {"ticket documents rendered": 0,
                                                    "tickets linked to contacts": 0,
-                                                   INDEXED: 0, CELLS: 0, VERSIONS: 0,
+                                                   INDEXED: 0, NOTES: 0, CELLS: 0, VERSIONS: 0,
                                                POLICIES: 0}
         finally:
             await admin.close()
@@ -106,7 +107,7 @@ async def test_ticket_documents_without_fields_are_rendered_again(db, make_tenan
             assert b'"fields"' not in (await http.get(f"/v1/tickets/{tid}", headers=h)).content
             assert await upgrade(db.admin_url) == {"ticket documents rendered": 1,
                                                    "tickets linked to contacts": 0,
-                                                   INDEXED: 0, CELLS: 0, VERSIONS: 1,
+                                                   INDEXED: 0, NOTES: 0, CELLS: 0, VERSIONS: 1,
                                                POLICIES: 4}
             assert await admin.fetchval(
                 "SELECT v.view::text = t.view::text FROM ticket_versions v JOIN tickets t "
@@ -152,7 +153,7 @@ async def test_tickets_from_before_contacts_are_linked_by_the_system_once(db, st
         assert {x["id"] for x in unlinked["data"]} == {str(tid) for tid in old}
         assert await upgrade(db.admin_url) == {"ticket documents rendered": 3,
                                                "tickets linked to contacts": 3,
-                                               INDEXED: 0, CELLS: 0, VERSIONS: 0,
+                                               INDEXED: 0, NOTES: 0, CELLS: 0, VERSIONS: 0,
                                                POLICIES: 4}
         tickets = [(await http.get(f"/v1/tickets/{tid}", headers=h)).json() for tid in old]
         ann = tickets[0]["requester"]["contact_id"]
@@ -182,7 +183,7 @@ async def test_tickets_from_before_contacts_are_linked_by_the_system_once(db, st
         assert all("contact_id" in orjson.loads(v["view"])["requester"] for v in views)
         assert await upgrade(db.admin_url) == {"ticket documents rendered": 0,
                                                "tickets linked to contacts": 0,
-                                               INDEXED: 0, CELLS: 0, VERSIONS: 0,
+                                               INDEXED: 0, NOTES: 0, CELLS: 0, VERSIONS: 0,
                                                POLICIES: 0}
         assert await admin.fetchval("SELECT seq FROM tenant_heads WHERE tenant_id = $1",
                                     t.tenant_id) == head
