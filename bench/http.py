@@ -61,8 +61,8 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -234,6 +234,36 @@ def serving(args: list[str], env: dict[str, str], tree: Path = ROOT) -> Iterator
         yield server
     finally:
         server.stop()
+
+
+@dataclass(frozen=True)
+class OneApi:
+    """One ``helpdesk serve --workers 1`` on a migrated database of a private Postgres."""
+
+    served: Served
+    admin_url: str
+    server_url: str  # the private Postgres (superuser)
+
+
+@asynccontextmanager
+async def one_api() -> AsyncIterator[OneApi]:
+    """The setup of the single-server HTTP benches: a private Postgres, a database cloned
+    from a migrated template, and one API process on it, ready; all gone afterwards."""
+    from tests.support.pg import Databases
+
+    with private_server(max_connections="300", shared_buffers="256MB") as server:
+        dbs = Databases(server)
+        await dbs.create_template()
+        db = await dbs.clone()
+        try:
+            env = {"DATABASE_URL": db.runtime_url, "LOG_LEVEL": "warning",
+                   "DB_POOL_MAX": str(CONNECTIONS + 8)}
+            with serving(["-m", "api.cli.main", "serve", "--workers", "1"], env) as served:
+                await served.ready()
+                yield OneApi(served, db.admin_url, server)
+        finally:
+            await dbs.drop(db.name)
+            await dbs.drop(dbs.template)
 
 
 # --- data -----------------------------------------------------------------------------------

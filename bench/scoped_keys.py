@@ -24,8 +24,8 @@ from typing import Any
 
 import httpx
 
-from bench.common import private_server, report
-from bench.http import CONNECTIONS, Wrk, lua, serving
+from bench.common import report
+from bench.http import CONNECTIONS, Wrk, lua, one_api
 
 LIST = "/v1/tickets?limit=25"
 
@@ -91,21 +91,8 @@ async def measure(url: str, admin_url: str, seconds: float, rounds: int, tickets
 
 
 async def run(seconds: float, rounds: int, tickets: int) -> None:
-    from tests.support.pg import Databases
-
-    with private_server(max_connections="300", shared_buffers="256MB") as server:
-        dbs = Databases(server)
-        await dbs.create_template()
-        db = await dbs.clone()
-        try:
-            env = {"DATABASE_URL": db.runtime_url, "LOG_LEVEL": "warning",
-                   "DB_POOL_MAX": str(CONNECTIONS + 8)}
-            with serving(["-m", "api.cli.main", "serve", "--workers", "1"], env) as served:
-                await served.ready()
-                await measure(served.url, db.admin_url, seconds, rounds, tickets)
-        finally:
-            await dbs.drop(db.name)
-            await dbs.drop(dbs.template)
+    async with one_api() as api:
+        await measure(api.served.url, api.admin_url, seconds, rounds, tickets)
 
 
 def main() -> None:

@@ -27,9 +27,9 @@ from typing import Any
 
 import httpx
 
-from bench.common import private_server, report
+from bench.common import report
 from bench.cpu_per_request import postmaster, tree_cpu
-from bench.http import CONNECTIONS, Wrk, lua, serving
+from bench.http import CONNECTIONS, Wrk, lua, one_api
 
 POLICIES = 50
 HOURS = {"timezone": "Europe/Berlin",
@@ -115,22 +115,9 @@ async def throughput(url: str, admin_url: str, seconds: float, rounds: int,
 
 
 async def run(seconds: float, rounds: int) -> None:
-    from tests.support.pg import Databases
-
-    with private_server(max_connections="300", shared_buffers="256MB") as server:
-        dbs = Databases(server)
-        await dbs.create_template()
-        db = await dbs.clone()
-        try:
-            env = {"DATABASE_URL": db.runtime_url, "LOG_LEVEL": "warning",
-                   "DB_POOL_MAX": str(CONNECTIONS + 8)}
-            with serving(["-m", "api.cli.main", "serve", "--workers", "1"], env) as served:
-                await served.ready()
-                await throughput(served.url, db.admin_url, seconds, rounds, served.proc.pid,
-                                 postmaster(int(server.rsplit(":", 1)[1].split("/")[0])))
-        finally:
-            await dbs.drop(db.name)
-            await dbs.drop(dbs.template)
+    async with one_api() as api:
+        await throughput(api.served.url, api.admin_url, seconds, rounds, api.served.proc.pid,
+                             postmaster(int(api.server_url.rsplit(":", 1)[1].split("/")[0])))
 
 
 def main() -> None:
