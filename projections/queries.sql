@@ -32,10 +32,6 @@ UPDATE tickets
                                      WHERE c.tenant_id = $1 AND c.id = $14) END
  WHERE tenant_id = $1 AND id = $2 AND version = $11
 
--- name: ticket_version --
--- $1 tenant_id, $2 ticket_id
-SELECT version FROM tickets WHERE tenant_id = $1 AND id = $2
-
 -- name: ticket_thread --
 -- $1 tenant_id, $2 ticket_id: the tickets whose messages its thread lists, itself first
 -- and then those merged into it (no row: no such ticket)

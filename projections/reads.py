@@ -107,10 +107,6 @@ def ticket_view_of(row: asyncpg.Record) -> TicketView:
                       key if key.tzinfo is not None else key.replace(tzinfo=UTC), document)
 
 
-async def ticket_exists(conn: asyncpg.Connection, tenant_id: TenantId, ticket_id: UUID) -> bool:
-    return await conn.fetchval(Q["ticket_version"], tenant_id, ticket_id) is not None
-
-
 async def get_ticket(conn: asyncpg.Connection, tenant_id: TenantId, ticket_id: UUID
                      ) -> TicketView | None:
     """One ticket's stored document."""
@@ -246,7 +242,6 @@ __all__ = [
     "get_ticket",
     "list_messages",
     "list_tickets",
-    "ticket_exists",
     "ticket_list_query",
     "ticket_thread",
     "ticket_view_of",
