@@ -27,7 +27,7 @@ from typing import Any
 import httpx
 
 from bench.common import report
-from bench.http import CONNECTIONS, Wrk, lua, one_api
+from bench.http import alternating, lua, one_api
 
 
 async def _desk(http: httpx.AsyncClient, admin_url: str, name: str, tickets: int,
@@ -86,17 +86,7 @@ async def measure(url: str, admin_url: str, seconds: float, rounds: int, tickets
         ("command", "off"): lua(priorities(off_own), [off_key]),
         ("command", "on"): lua(priorities(on_own), [on_key]),
     }
-    wrk = Wrk()
-    rates: dict[tuple[str, str], list[float]] = {k: [] for k in scripts}
-    bad = 0
-    for round_ in range(rounds):
-        order = list(scripts) if round_ % 2 == 0 else list(reversed(scripts))
-        for case in order:
-            load = wrk.run(url + "/", seconds, scripts[case], CONNECTIONS)
-            rates[case].append(load.rps)
-            bad += load.bad
-            print(f"round {round_ + 1} {case[0]} {case[1]}: {load.rps:.0f} req/s, "
-                  f"p99 {load.p99_ms:.1f} ms, bad {load.bad}", flush=True)
+    rates, bad = alternating(url, scripts, seconds, rounds, label=" ".join)
     rows = []
     for what, figure in (("list", "GET /v1/tickets?limit=25 as an agent (req/s)"),
                          ("command", "POST priority as an agent (req/s)")):

@@ -61,11 +61,11 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import asyncpg
 import httpx
@@ -75,6 +75,7 @@ from bench.common import free_port, private_server, report
 from tests.support.desk import seed_tickets
 
 ROOT = Path(__file__).resolve().parents[1]
+K = TypeVar("K")
 CONNECTIONS = 16
 TICKETS = 500
 TENANTS = 100
@@ -225,6 +226,25 @@ class Served:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+
+
+def alternating(url: str, scripts: Mapping[K, str], seconds: float, rounds: int,
+                label: Callable[[K], str] = str) -> tuple[dict[K, list[float]], int]:
+    """Each script under wrk for ``seconds``, in ``rounds`` rounds whose order alternates
+    (so neither case always runs on a warmer server), each round printed: the req/s of
+    every round by case, and the count of bad answers (errors, timeouts) in all."""
+    wrk = Wrk()
+    rates: dict[K, list[float]] = {k: [] for k in scripts}
+    bad = 0
+    for round_ in range(rounds):
+        order = list(scripts) if round_ % 2 == 0 else list(reversed(scripts))
+        for case in order:
+            load = wrk.run(url + "/", seconds, scripts[case], CONNECTIONS)
+            rates[case].append(load.rps)
+            bad += load.bad
+            print(f"round {round_ + 1} {label(case)}: {load.rps:.0f} req/s, "
+                  f"p99 {load.p99_ms:.1f} ms, bad {load.bad}", flush=True)
+    return rates, bad
 
 
 @contextmanager

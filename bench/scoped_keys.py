@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 
 from bench.common import report
-from bench.http import CONNECTIONS, Wrk, lua, one_api
+from bench.http import alternating, lua, one_api
 
 LIST = "/v1/tickets?limit=25"
 
@@ -68,17 +68,7 @@ async def measure(url: str, admin_url: str, seconds: float, rounds: int, tickets
 
     scripts = {"role": lua([("GET", LIST, None)], [role_key]),
                "scoped": lua([("GET", LIST, None)], [scoped_key])}
-    wrk = Wrk()
-    rates: dict[str, list[float]] = {k: [] for k in scripts}
-    bad = 0
-    for round_ in range(rounds):
-        order = list(scripts) if round_ % 2 == 0 else list(reversed(scripts))
-        for case in order:
-            load = wrk.run(url + "/", seconds, scripts[case], CONNECTIONS)
-            rates[case].append(load.rps)
-            bad += load.bad
-            print(f"round {round_ + 1} {case}: {load.rps:.0f} req/s, "
-                  f"p99 {load.p99_ms:.1f} ms, bad {load.bad}", flush=True)
+    rates, bad = alternating(url, scripts, seconds, rounds)
     scoped, role = (statistics.median(rates[k]) for k in ("scoped", "role"))
     report("scoped API keys", [{
         "figure": f"GET {LIST} as an agent (req/s), scoped key vs role key",
