@@ -30,8 +30,9 @@ import orjson
 
 
 @dataclass(frozen=True, slots=True)
-class Unreadable:
-    """A file or record the reader could not use, and why."""
+class Skipped:
+    """A record, or a part of one, that was not imported, and why (the reader's: a file
+    or record it could not use; the import's: one it refused)."""
 
     kind: str
     source_id: str
@@ -51,7 +52,7 @@ class Export:
     tickets: dict[str, dict[str, Any]] = field(default_factory=dict)
     comments: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """Each ticket's comments, by the ticket id their file is named for."""
-    unreadable: list[Unreadable] = field(default_factory=list)
+    unreadable: list[Skipped] = field(default_factory=list)
 
     def attachment_path(self, attachment: dict[str, Any]) -> Path | None:
         """Where the export keeps an attachment's file; None when it names no usable
@@ -77,11 +78,11 @@ def parse_time(value: Any) -> datetime | None:
     return parsed.astimezone(UTC)
 
 
-def _load(path: Path, out: list[Unreadable]) -> Any:
+def _load(path: Path, out: list[Skipped]) -> Any:
     try:
         return orjson.loads(path.read_bytes())
     except (OSError, orjson.JSONDecodeError) as exc:
-        out.append(Unreadable("file", path.name, f"cannot read {path.name}: {exc}"))
+        out.append(Skipped("file", path.name, f"cannot read {path.name}: {exc}"))
         return None
 
 
@@ -91,11 +92,11 @@ def _records(doc: Any, key: str) -> Iterator[dict[str, Any]]:
 
 
 def _keyed(directory: Path, pattern: str, key: str, into: dict[str, dict[str, Any]],
-           out: list[Unreadable]) -> None:
+           out: list[Skipped]) -> None:
     for path in sorted(directory.glob(pattern)):
         for record in _records(_load(path, out), key):
             if record.get("id") is None:
-                out.append(Unreadable(key, "?", f"a record in {path.name} has no id"))
+                out.append(Skipped(key, "?", f"a record in {path.name} has no id"))
                 continue
             into[str(record["id"])] = record
 
@@ -120,4 +121,4 @@ def read_export(directory: Path) -> Export:
     return export
 
 
-__all__ = ["Export", "Unreadable", "parse_time", "read_export"]
+__all__ = ["Export", "Skipped", "parse_time", "read_export"]

@@ -43,8 +43,7 @@ async def import_zendesk(store: EventStore, storages: attachments.Storages | Non
     """
     export = read_export(directory)
     report = ImportReport(dry_run=dry_run)
-    for bad in export.unreadable:
-        report.skip(bad.kind, bad.source_id, bad.reason)
+    report.skipped.extend(export.unreadable)
     run = Run(store, storages, tenant_id, export, report, checkpoint, progress)
     async with store.session(tenant_id, ACTOR, readonly=True) as uow:
         for row in await uow.conn.fetch(Q["imported"], tenant_id, SOURCE):

@@ -64,7 +64,7 @@ from handlers.errors import HandlerError
 from handlers.groups import create_group
 from handlers.organizations import NewOrganization, create_organization
 from handlers.ticket_fields import define_field
-from handlers.zendesk_export import Export, parse_time
+from handlers.zendesk_export import Export, Skipped, parse_time
 
 Q = load_queries(Path(__file__).with_name("imports.sql"))
 
@@ -88,15 +88,6 @@ Checkpoint = Callable[[str, str], None]
 """Told (kind, Zendesk id) inside a record's transaction, just before it commits."""
 Progress = Callable[[str, int, int], None]
 """Told (kind, records done, records of the kind) after each record."""
-
-
-@dataclass(frozen=True, slots=True)
-class Skipped:
-    """A record, or a part of one, that was not imported, and why."""
-
-    kind: str
-    source_id: str
-    reason: str
 
 
 @dataclass(slots=True)
@@ -401,7 +392,7 @@ async def upload_file(run: Run, path: Path, name: str, at: datetime) -> UUID:
 
 
 __all__ = ["ACTOR", "PRIORITIES", "SOURCE", "STATES", "AlreadyImported", "ImportReport",
-           "Run", "Skipped", "deactivate_agents", "definition_of", "field_key",
+           "Run", "deactivate_agents", "definition_of", "field_key",
            "import_fields", "import_groups", "import_organizations", "import_users",
            "int_key", "stamp", "target_id", "upload_file"]
 
