@@ -141,11 +141,11 @@ li.theirs { border-left-color: var(--b); }
   function toggle(open) {
     panel.hidden = !open;
     launcher.setAttribute('aria-expanded', String(open));
-    if (open) (content.querySelector('input, textarea, button') || panel).focus();
+    if (open) drawn();
     else launcher.focus();
   }
-  // A view drawn into the open panel (the form once the brand arrives, after the
-  // launcher opened an empty panel) takes the focus, unless the visitor is in it.
+  // The open panel's first field takes the focus, when it opens and when a view is
+  // drawn into it (the form once the brand arrives), unless the visitor is in it.
   function drawn() {
     const at = root.activeElement;
     if (panel.hidden || (at && at !== panel && panel.contains(at))) return;
