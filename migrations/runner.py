@@ -76,6 +76,9 @@ def quote_ident(name: str) -> str:
     return '"' + name + '"'
 
 
+_ROLE_TRIES = 8
+
+
 async def _on_roles(conn: asyncpg.Connection, statement: str) -> None:
     """Run one statement on a role (each in a transaction of its own, never inside a
     migration's). Roles are cluster-wide while the advisory lock is per database, so
@@ -91,9 +94,6 @@ async def _on_roles(conn: asyncpg.Connection, statement: str) -> None:
             if "concurrently" not in str(exc) or attempt == _ROLE_TRIES - 1:
                 raise
             await asyncio.sleep(0.02 * (attempt + 1) * (1 + random.random()))
-
-
-_ROLE_TRIES = 8
 
 
 async def _ensure_role(conn: asyncpg.Connection, name: str, attributes: str) -> None:
