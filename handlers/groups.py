@@ -20,10 +20,9 @@ import asyncpg
 
 from domain.events import Event, GroupMembersChanged
 from domain.group import ChangeGroup, CreateGroup, Group, decide_group, evolve_group
-from domain.mapper import to_stored
 from eventstore.store import UnitOfWork
-from eventstore.types import NewEvent
 from handlers.errors import Conflict, Invalid, Missing, expect_version
+from handlers.records import append_events
 from projections import groups as read_model
 
 MOST_TICKET_IDS = 100
@@ -52,11 +51,6 @@ async def _check_members(uow: UnitOfWork, agent_ids: Sequence[UUID]) -> None:
                       field="members", kind="unknown_agent")
 
 
-async def _append(uow: UnitOfWork, group_id: UUID, version: int, events: list[Event]) -> None:
-    stored = [to_stored(e) for e in events]
-    await uow.append(group_id, version, [NewEvent(t, d, v) for t, v, d in stored])
-
-
 def _fold(state: Group | None, events: list[Event]) -> Group:
     for event in events:
         state = evolve_group(state, event)
@@ -73,7 +67,7 @@ async def create_group(uow: UnitOfWork, command: CreateGroup) -> Group:
     if not await read_model.insert_group(uow.conn, uow.tenant_id, group):
         raise _name_taken(group.name, await read_model.group_named(uow.conn, uow.tenant_id,
                                                                     group.name))
-    await _append(uow, group.id, 0, events)
+    await append_events(uow, group.id, 0, events)
     return group
 
 
@@ -99,7 +93,7 @@ async def change_group(uow: UnitOfWork, group_id: UUID, command: ChangeGroup, *,
             await read_model.update_group(uow.conn, uow.tenant_id, after)
     except asyncpg.UniqueViolationError as exc:
         raise _name_taken(after.name, None) from exc
-    await _append(uow, group_id, state.version, events)
+    await append_events(uow, group_id, state.version, events)
     removed = [a for e in events if isinstance(e, GroupMembersChanged) for a in e.removed]
     held = await read_model.tickets_held(uow.conn, uow.tenant_id, group_id, removed,
                                          MOST_TICKET_IDS)
