@@ -20,6 +20,10 @@ alternating rounds:
 - ``POST /v1/tickets/{id}/messages`` naming one 200 KiB upload (each upload made
   beforehand, distinct bytes, each attached once) against the same message without.
 
+A second baseline per file case separates storage from the work every design must
+do: ``POST /bench/sink-sealed`` hashes the body and seals each chunk, and
+``GET /bench/source-sealed`` opens each chunk it sends, in the same process.
+
 Throughput is MiB/s (requests per second times 10 MiB); the message cases are req/s.
 Targets: files at 0.5x their baseline or better, a message with a file at 0.7x.
 """
@@ -154,6 +158,10 @@ async def run(seconds: float, rounds: int) -> None:
                          lua([("GET", f"/v1/attachments/{file_id}", None)], [key])),
                         (f"baseline: stream out 10 MiB ({where} server)", server,
                          lua([("GET", f"/bench/source?size={FILE}", None)], [key])),
+                        (f"hashed and sealed: stream in 10 MiB ({where} server)", server,
+                         _upload_script("/bench/sink-sealed", key)),
+                        (f"opened: stream out 10 MiB ({where} server)", server,
+                         lua([("GET", f"/bench/source-sealed?size={FILE}", None)], [key])),
                     ]
                 plain = lua([("POST", f"/v1/tickets/{t}/messages", MESSAGE_BODY)
                              for t in tickets], [key])
@@ -191,6 +199,13 @@ async def run(seconds: float, rounds: int) -> None:
             10, "MiB/s", ">= 0.5")
         for where in ("postgres", "filesystem")
         for what, way in (("upload", "in"), ("download", "out"))
+    ] + [
+        row(f"{what} of 10 MiB, {where} (baseline: the same route {how})",
+            f"{what} 10 MiB ({where})", f"{how}: stream {way} 10 MiB ({where} server)",
+            10, "MiB/s", "")
+        for where in ("postgres", "filesystem")
+        for what, way, how in (("upload", "in", "hashed and sealed"),
+                               ("download", "out", "opened"))
     ] + [
         row("message with one 200 KiB file (baseline: without)",
             "message with a 200 KiB file", "message without a file", 1, "req/s", ">= 0.7"),

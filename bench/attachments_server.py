@@ -5,7 +5,11 @@ streaming routes in the same process, which exist here only, never in the produc
     python -m bench.attachments_server --port P
 
 - ``POST /bench/sink`` reads the body as it arrives and counts it (nothing kept);
-- ``GET /bench/source?size=N`` streams N bytes, in the pieces a download sends.
+- ``GET /bench/source?size=N`` streams N bytes, in the pieces a download sends;
+- ``POST /bench/sink-sealed`` and ``GET /bench/source-sealed?size=N`` do the same and
+  also what no design of file storage can skip: the body's sha256, and each 256 KiB
+  chunk sealed (or opened) with AES-256-GCM, in the event loop as the upload does it.
+  They separate what storage costs from what the file's hash and seal cost.
 
 Settings from the environment, as ``helpdesk serve`` reads them (set MAX_BODY_BYTES
 above the file size: the sink is held to it, uploads are not).
@@ -15,6 +19,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
+import uuid
 from collections.abc import AsyncIterator
 
 from fastapi import APIRouter, Request
@@ -25,7 +31,7 @@ from api.app import create_app
 from api.config import ProcessSettings
 from api.root import ProcessRole, running
 from api.serving.server import server_options
-from eventstore.blobs import CHUNK_BYTES
+from eventstore.blobs import CHUNK_BYTES, new_key, open_chunk, seal_chunk
 
 baseline = APIRouter()
 PIECE = bytes(range(256)) * (CHUNK_BYTES // 256)
@@ -40,6 +46,40 @@ async def sink(request: Request) -> dict[str, int]:
     except ClientDisconnect:  # wrk ends a run mid-request
         pass
     return {"size": size}
+
+
+_KEY, _TENANT, _BLOB = new_key(), uuid.uuid4(), uuid.uuid4()
+_SEALED = seal_chunk(_KEY, _TENANT, _BLOB, 0, False, PIECE)
+
+
+@baseline.post("/bench/sink-sealed")
+async def sink_sealed(request: Request) -> dict[str, object]:
+    digest, size, buffer, n = hashlib.sha256(), 0, bytearray(), 0
+    try:
+        async for piece in request.stream():
+            size += len(piece)
+            digest.update(piece)
+            buffer += piece
+            while len(buffer) > CHUNK_BYTES:
+                seal_chunk(_KEY, _TENANT, _BLOB, n, False, bytes(buffer[:CHUNK_BYTES]))
+                del buffer[:CHUNK_BYTES]
+                n += 1
+    except ClientDisconnect:
+        pass
+    seal_chunk(_KEY, _TENANT, _BLOB, n, True, bytes(buffer))
+    return {"size": size, "sha256": digest.hexdigest()}
+
+
+@baseline.get("/bench/source-sealed")
+async def source_sealed(size: int) -> StreamingResponse:
+    async def pieces() -> AsyncIterator[bytes]:
+        left = size
+        while left > 0:
+            yield open_chunk(_KEY, _TENANT, _BLOB, 0, False, _SEALED)[:left]
+            left -= len(PIECE)
+
+    return StreamingResponse(pieces(), media_type="application/octet-stream",
+                             headers={"Content-Length": str(size)})
 
 
 @baseline.get("/bench/source")
