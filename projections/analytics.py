@@ -272,6 +272,10 @@ class AnalyticsProjection:
             fold.tickets[r["ticket_id"]], r["fields"] or {}, fold.field_keys) for r in rows}
         for env in events:
             fold.apply(env)
+        imported = list({e.stream_id for e in events if e.actor_kind == "import"})
+        if imported:
+            _source_measures(fold, await conn.fetch(Q["imported_measures"], tenant_id,
+                                                    imported))
         moved = cells.Tallies()
         for t, row in fold.tickets.items():
             moved.move(before.get(t), cells.contribution(row, fold.fields.get(t, {}),
@@ -328,6 +332,32 @@ async def count_staff_notes(conn: asyncpg.Connection, tenant_id: TenantId) -> in
     if counted:
         await conn.execute(Q["delete_summary_cells"], tenant_id)
     return counted
+
+
+def _source_measures(fold: Fold, rows: Iterable[asyncpg.Record]) -> None:
+    """An imported ticket's first reply and resolution as its source measured them
+    (``first_reply_minutes``, ``full_resolution_minutes``, in calendar time), in place
+    of what its history's times give: the source's clocks are facts, not run again
+    (docs/import.md). Its history's times stand where the source recorded nothing, and
+    business time stays counted from them on a business-hours calendar."""
+    for r in rows:
+        row = fold.tickets.get(r["stream_id"])
+        recorded = orjson.loads(r["recorded"]) if isinstance(r["recorded"], str) else (
+            r["recorded"] or {})
+        if row is None or not isinstance(recorded, dict):
+            continue
+        first, resolution = (recorded.get("first_reply_minutes"),
+                             recorded.get("full_resolution_minutes"))
+        if row.first_reply_at is not None and _minutes(first):
+            if row.first_reply_business_ms == row.first_reply_ms:  # calendar time
+                row.first_reply_business_ms = first * 60_000
+            row.first_reply_ms = first * 60_000
+        if row.resolution_ms is not None and _minutes(resolution):
+            row.resolution_ms = resolution * 60_000
+
+
+def _minutes(value: Any) -> bool:
+    return type(value) is int and value >= 0
 
 
 def _columns(rows: Iterable[tuple[Any, ...]], width: int) -> list[list[Any]]:

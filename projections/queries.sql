@@ -234,6 +234,14 @@ SELECT stream_id, seq, type, data -> 'clocks' -> 'first_response' -> 'basis' AS 
    AND type IN ('TicketOpened', 'SlaRetargeted')
  ORDER BY stream_id, seq
 
+-- name: imported_measures --
+-- $1 tenant_id, $2 ticket ids: what the source of an imported ticket recorded of its
+-- first reply and resolution (docs/import.md), from its opening event's metadata.
+SELECT stream_id, metadata -> 'import' -> 'recorded' AS recorded
+  FROM events
+ WHERE tenant_id = $1 AND stream_id = ANY($2::uuid[]) AND type = 'TicketOpened'
+   AND actor_kind = 'import'
+
 -- name: load_tickets --
 -- $1 tenant_id, $2 ticket ids
 SELECT * FROM analytics_tickets WHERE tenant_id = $1 AND ticket_id = ANY($2::uuid[])
