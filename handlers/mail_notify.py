@@ -134,8 +134,10 @@ async def _event_notices(uow: UnitOfWork, settings: TenantSettings, event: Recor
         return []
     base = {"subject": ticket.subject, "ticket_id": str(ticket.id)}
     if event.type == "TicketOpened" and wanted.acknowledgement:
-        thread = await uow.conn.fetchrow(Q["mail_thread_get"], uow.tenant_id, ticket.id)
         email = ticket.requester.email
+        if email.lower().endswith(".invalid"):
+            return []  # no one's address (a Slack user's contact: docs/slack.md)
+        thread = await uow.conn.fetchrow(Q["mail_thread_get"], uow.tenant_id, ticket.id)
         return [Notice("acknowledgement", email, {
             **base, "name": ticket.requester.name or email, "email": email,
             "reference": f"#{thread['token']}" if thread is not None else ""},

@@ -87,8 +87,9 @@ async def test_a_worker_killed_mid_post_leaves_one_post_in_the_thread(
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SCHEDULER_", "RUN_"))}
     env.update(DATABASE_URL=db.runtime_url, LOG_LEVEL="warning", SLACK_API_URL=fake.url,
                SCHEDULER_POLL_INTERVAL="0.2", SCHEDULER_LEASE_SECONDS="1")
-    worker = subprocess.Popen([sys.executable, "-m", "tests.support.job_worker"], cwd=ROOT,
-                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    worker = await asyncio.to_thread(
+        subprocess.Popen, [sys.executable, "-m", "tests.support.job_worker"], cwd=ROOT,
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         await until(fake.held.is_set, timeout=30, what="the worker to post")
         os.kill(worker.pid, signal.SIGKILL)
