@@ -127,7 +127,8 @@ def notice_text(kind: str, subject: str, detail: str | None = None) -> str:
     """What a notice posted to a ticket's thread says."""
     if kind == "ticket_opened":
         return f"Thanks, we have opened a ticket for this: {subject}. We reply in this thread."
-    return (f"This request has gone past its {detail or 'service'} target; "
+    target = (detail or "service").replace("_", " ")
+    return (f"This request has gone past its {target} target; "
             "we are on it and will reply in this thread.")
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import httpx
@@ -259,3 +260,23 @@ async def test_a_permanent_refusal_is_dead_at_once_and_disconnecting_is_recorded
     half = await http.put("/v1/integrations/slack", headers=admin,
                           json={"channel_id": CHANNEL, "bot_token": BOT_TOKEN})
     assert half.status_code == 422 and half.json()["code"] == "validation_failed"
+
+
+async def test_breaches_of_a_slack_ticket_are_posted_to_its_thread_when_chosen(
+        http, services, tenant, slack: FakeSlack) -> None:
+    admin = auth(tenant.admin_key)
+    url = (await connect(http, admin, notices={"sla_breached": True}))["events_url"]
+    top = slack.message()
+    ticket = (await event(http, url, message_event("Ev400", top, "Laptop dead")))["ticket_id"]
+
+    async def both_breaches_posted() -> bool:
+        found = await posts(http, admin, ticket)
+        return len(found) == 2 and all(p["status"] == "sent" for p in found)
+
+    # Days later the first-response and resolution clocks have breached.
+    await run_slack_jobs(services.store, ManualClock(soon() + timedelta(days=10)), slack.url,
+                         both_breaches_posted, sla=True)
+    assert {p["kind"] for p in await posts(http, admin, ticket)} == {"sla_breached"}
+    texts = sorted(p.text for p in slack.posted(top))
+    assert ["first response" in texts[0], "resolution" in texts[1]] == [True, True]
+    assert slack.refusals == []  # no ticket_opened notice: it was not chosen
