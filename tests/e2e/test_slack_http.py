@@ -280,3 +280,26 @@ async def test_breaches_of_a_slack_ticket_are_posted_to_its_thread_when_chosen(
     texts = sorted(p.text for p in slack.posted(top))
     assert ["first response" in texts[0], "resolution" in texts[1]] == [True, True]
     assert slack.refusals == []  # no ticket_opened notice: it was not chosen
+
+
+async def test_a_post_slack_never_takes_is_dead_after_its_last_attempt(
+        http, services, tenant, owner, slack: FakeSlack) -> None:
+    admin = auth(tenant.admin_key)
+    url = (await connect(http, admin))["events_url"]
+    ticket = (await event(http, url, message_event("Ev500", slack.message(), "Hi")))[
+        "ticket_id"]
+    agent_id = await owner.agent(tenant.tenant_id)
+    agent = auth(await owner.key(tenant.tenant_id, "agent", agent_id))
+    slack.mode = "down"
+    await http.post(f"/v1/tickets/{ticket}/messages", headers=agent, json={"body": "Hello"})
+    clock = ManualClock(soon())
+    for attempts in (1, 2, 3):  # run_slack_jobs gives a post three attempts
+
+        async def tried(n: int = attempts) -> bool:
+            return any(p["attempts"] == n for p in await posts(http, admin, ticket))
+
+        await run_slack_jobs(services.store, clock, slack.url, tried)
+        clock.advance(seconds=120)
+    [post] = await posts(http, admin, ticket)
+    assert (post["status"], post["attempts"]) == ("dead", 3) and "503" in post["reason"]
+    assert slack.posts == []
