@@ -155,3 +155,28 @@ async def test_tenants_slack_is_their_own_as_the_runtime_role(
             await s.conn.execute(
                 "INSERT INTO slack_events (tenant_id, event_id, outcome, received_at) "
                 "VALUES ($1, 'EvX', 'ignored', now())", globex)
+
+
+async def test_slack_retries_and_a_new_users_messages_at_once_make_one_of_each(
+        store: Any, make_tenant: Any, fake: FakeSlack) -> None:
+    tenant = (await make_tenant("Acme")).tenant_id
+    await connected(store, tenant)
+    top = fake.message()
+    same = message_event("EvSame", top, "Printer on fire")
+    taken = await asyncio.gather(*(slack_in.take_event(store, tenant, same, soon())
+                                   for _ in range(3)))
+    assert sorted(t.outcome for t in taken) == ["duplicate", "duplicate", "ticket"]
+    assert len({t.ticket_id for t in taken}) == 1
+    # Two messages of a user the desk has not met, at once: one contact for both.
+    firsts = await asyncio.gather(*(slack_in.take_event(
+        store, tenant, message_event(f"EvNew{n}", fake.message(), "Hi", user="UNEW"), soon())
+        for n in range(2)))
+    assert [t.outcome for t in firsts] == ["ticket", "ticket"]
+    async with store.session(tenant, readonly=True) as s:
+        contacts = await s.conn.fetch("SELECT id FROM contacts WHERE external_id = 'slack:UNEW'")
+        requesters = await s.conn.fetch(
+            "SELECT DISTINCT view -> 'requester' ->> 'contact_id' AS c FROM tickets "
+            "WHERE id = ANY ($1::uuid[])", [t.ticket_id for t in firsts])
+        tickets = await s.conn.fetchval("SELECT count(*) FROM tickets")
+    assert len(contacts) == 1 and [r["c"] for r in requesters] == [str(contacts[0]["id"])]
+    assert tickets == 3
