@@ -121,7 +121,7 @@ async def find_post(api_url: str, token: str, channel: str, thread_ts: str, post
                                  params=params)
             for m in answer.get("messages") or []:
                 meta = m.get("metadata") or {}
-                if (meta.get("event_type") == METADATA_TYPE
+                if (meta.get("event_type") == METADATA_TYPE and m.get("ts")
                         and (meta.get("event_payload") or {}).get("post_id") == str(post_id)):
                     return str(m["ts"])
             cursor = (answer.get("response_metadata") or {}).get("next_cursor")
