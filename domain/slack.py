@@ -82,12 +82,14 @@ def read_message(payload: dict[str, Any], channel_id: str, bot_user_id: str | No
         return "not a message event"
     if event.get("channel") != channel_id:
         return "not the connected channel"
-    if event.get("subtype") not in PEOPLE_SUBTYPES:
-        return f"a {event.get('subtype')} message"
+    subtype = event.get("subtype")
+    if not (subtype is None or isinstance(subtype, str)) or subtype not in PEOPLE_SUBTYPES:
+        return f"a {subtype} message"
     user, ts = event.get("user"), event.get("ts")
     if event.get("bot_id") or event.get("bot_profile") or not isinstance(user, str):
         return "a bot's message"
-    own = {a.get("user_id") for a in payload.get("authorizations") or []
+    authorizations = payload.get("authorizations")
+    own = {a.get("user_id") for a in (authorizations if isinstance(authorizations, list) else [])
            if isinstance(a, dict) and a.get("is_bot")}
     if user == bot_user_id or user in own:
         return "the desk's own bot"

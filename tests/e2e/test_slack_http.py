@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from domain.clock import ManualClock
+from domain.slack import signature
 from tests.e2e.conftest import auth
 from tests.support.mail import owner_fetch, soon
 from tests.support.slack import (
@@ -169,6 +170,12 @@ async def test_a_bad_or_stale_signature_is_a_401(http, tenant, make_tenant) -> N
     theirs = (await connect(http, other, signing_secret="b" * 32))["events_url"]
     assert (await http.post(theirs, content=raw, headers=headers)).status_code == 401
     assert (await http.get("/v1/tickets", headers=admin)).json()["data"] == []
+    # Signed, but not JSON: a 400, never a 500.
+    stamp = str(int(time.time()))
+    bad = await http.post(url, content=b"{not json", headers={
+        "X-Slack-Request-Timestamp": stamp,
+        "X-Slack-Signature": signature(SIGNING_SECRET, stamp, b"{not json")})
+    assert bad.status_code == 400 and bad.json()["code"] == "malformed_json"
     # Nothing was taken in by any of them.
     ok = await event(http, url, body)
     assert ok["outcome"] == "ticket"

@@ -87,6 +87,16 @@ def test_noise_is_never_a_customer_message(event: dict[str, object], own: str | 
     assert isinstance(read, str) and why in read
 
 
+def test_odd_shapes_are_noise_or_read_never_an_error() -> None:
+    assert isinstance(read_message(callback(subtype=["x"]), "C1", None), str)
+    assert isinstance(read_message(callback(user=7), "C1", None), str)
+    assert isinstance(read_message(callback(ts=None), "C1", None), str)
+    assert isinstance(read_message({"event": "message"}, "C1", None), str)
+    odd = {**callback(text=None, thread_ts=5, user_profile="Ann"), "authorizations": 3}
+    assert read_message(odd, "C1", None) == SlackMessage(
+        user="U1", ts="10.1", text="", thread_ts=None, name=None)
+
+
 def test_subjects_and_escaping() -> None:
     assert subject_of("\n  Printer on fire \nreally") == "Printer on fire"
     assert subject_of("") == "Slack message"
