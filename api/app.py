@@ -47,6 +47,7 @@ from api.routes import (
     rules,
     search,
     sla_policies,
+    slack,
     tenant_settings,
     ticket_fields,
     ticket_teamwork,
@@ -64,7 +65,7 @@ ROUTERS = (health.router, metrics.router, tickets.router, messages.router, agent
            changes.router,
            search.router, portal.router, widget.router, meta.router,
            attachments.router, rules.router, macros.router, views.router, mail.router,
-           sla_policies.router, ticket_teamwork.router, oidc.router)
+           sla_policies.router, ticket_teamwork.router, oidc.router, slack.router)
 
 
 def serve_app() -> FastAPI:

@@ -196,6 +196,14 @@ class ProcessSettings(BaseSettings):
         default=60, ge=5, le=3600,
         description="Seconds between polls of a tenant's IMAP mailboxes (docs/email.md).",
     )
+    slack_api_url: str = Field(
+        default="https://slack.com/api", max_length=300,
+        description="Where Slack's Web API is (chat.postMessage, conversations.replies); "
+        "a test points it at a local server (docs/slack.md).",
+    )
+    slack_timeout: float = Field(
+        default=10.0, gt=0, le=60, description="Seconds Slack has to answer a post."
+    )
     public_url: str = Field(
         default="", max_length=300,
         description="The address people reach the service at (https://desk.example.com), "

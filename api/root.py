@@ -58,7 +58,16 @@ from eventstore.pool import create_pool
 from eventstore.replica import Reads, Replica, ReplicaRefused
 from eventstore.sqlfile import load_queries
 from eventstore.store import EventStore
-from handlers import mail_notify, mail_out, mail_poll, rule_timers, sla_check, sla_warnings, sweep
+from handlers import (
+    mail_notify,
+    mail_out,
+    mail_poll,
+    rule_timers,
+    sla_check,
+    sla_warnings,
+    slack_out,
+    sweep,
+)
 from handlers.attachments import Storages
 from handlers.credentials import Passwords
 from handlers.oidc_provider import Providers
@@ -268,6 +277,8 @@ def job_registry(settings: ProcessSettings, metrics: Metrics | None = None,
     mail_notify.register(registry, public_url=settings.public_url)
     mail_poll.register(registry, lambda store: file_storages(settings, store),
                        every=timedelta(seconds=settings.mail_poll_seconds))
+    slack_out.register(registry, api_url=settings.slack_api_url,
+                       timeout=settings.slack_timeout)
     tenant_seed.register(registry)
     for registrar in extra or []:
         registrar(registry)

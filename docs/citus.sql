@@ -125,6 +125,11 @@ SELECT create_distributed_table('mail_quarantine', 'tenant_id', colocate_with =>
 SELECT create_distributed_table('mail_bounces', 'tenant_id', colocate_with => 'tenants');
 -- Notification mail (migration 0670).
 SELECT create_distributed_table('mail_notifications', 'tenant_id', colocate_with => 'tenants');
+-- Slack (migration 0760): the connection, the events taken in, threads and posts.
+SELECT create_distributed_table('slack_integrations', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('slack_events', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('slack_threads', 'tenant_id', colocate_with => 'tenants');
+SELECT create_distributed_table('slack_posts', 'tenant_id', colocate_with => 'tenants');
 -- SLA calendars and policies (migration 0590): calendars before the policies naming them.
 SELECT create_distributed_table('sla_calendars', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('sla_calendar_versions', 'tenant_id',

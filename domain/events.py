@@ -590,6 +590,41 @@ class MailboxDeleted(Event):
     address: str
 
 
+class SlackConnected(Event):
+    """The tenant connected a Slack channel: its id, the bot's own user id when given, and
+    which notices are posted (never the bot token or the signing secret)."""
+
+    TYPE = "SlackConnected"
+
+    integration_id: UUID
+    channel_id: str
+    bot_user_id: str | None
+    notices: dict[str, bool]
+
+
+class SlackChanged(Event):
+    """The Slack connection changed: the whole of what the API shows of it after the
+    change, and whether a new bot token or signing secret was given (never their values)."""
+
+    TYPE = "SlackChanged"
+
+    integration_id: UUID
+    channel_id: str
+    bot_user_id: str | None
+    notices: dict[str, bool]
+    bot_token_changed: bool = False
+    signing_secret_changed: bool = False
+
+
+class SlackDisconnected(Event):
+    """The tenant disconnected Slack: no more events are taken in, nothing more posted."""
+
+    TYPE = "SlackDisconnected"
+
+    integration_id: UUID
+    channel_id: str
+
+
 # --- ticket field definition streams (one per field) -------------------------------------
 
 
@@ -830,6 +865,9 @@ TENANT_EVENTS: tuple[type[Event], ...] = (
     MailboxCreated,
     MailboxChanged,
     MailboxDeleted,
+    SlackConnected,
+    SlackChanged,
+    SlackDisconnected,
     AgentInvited,
     AgentInvitationAccepted,
     AgentPasswordSet,
@@ -939,6 +977,9 @@ __all__ = [
     "SlaPolicyCreated",
     "SlaRetargeted",
     "SlaWarning",
+    "SlackChanged",
+    "SlackConnected",
+    "SlackDisconnected",
     "StateChanged",
     "TagsChanged",
     "TicketAssigned",

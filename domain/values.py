@@ -35,6 +35,7 @@ class Source(StrEnum):
     PORTAL = "portal"
     CHAT = "chat"
     PHONE = "phone"
+    SLACK = "slack"
 
 
 class TicketState(StrEnum):

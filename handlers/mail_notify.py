@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import uuid
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from datetime import datetime
 from email.message import EmailMessage
@@ -55,7 +56,7 @@ from domain.tenant_settings import TenantSettings
 from eventstore.sqlfile import load_queries
 from eventstore.store import EventStore, UnitOfWork
 from eventstore.types import RecordedEvent, StoreActor
-from handlers import mailboxes
+from handlers import delivery, mailboxes
 from handlers.errors import Invalid
 from handlers.mail_out import SMTP_TIMEOUT, MailNotSent, html_part, send_mail
 from handlers.ticket_state import load_ticket
@@ -134,8 +135,10 @@ async def _event_notices(uow: UnitOfWork, settings: TenantSettings, event: Recor
         return []
     base = {"subject": ticket.subject, "ticket_id": str(ticket.id)}
     if event.type == "TicketOpened" and wanted.acknowledgement:
-        thread = await uow.conn.fetchrow(Q["mail_thread_get"], uow.tenant_id, ticket.id)
         email = ticket.requester.email
+        if email.lower().endswith(".invalid"):
+            return []  # no one's address (a Slack user's contact: docs/slack.md)
+        thread = await uow.conn.fetchrow(Q["mail_thread_get"], uow.tenant_id, ticket.id)
         return [Notice("acknowledgement", email, {
             **base, "name": ticket.requester.name or email, "email": email,
             "reference": f"#{thread['token']}" if thread is not None else ""},
@@ -218,8 +221,10 @@ def build_notice(*, kind: str, address: str, sender_name: str | None, to: str,
     return msg
 
 
-async def _send_one(store: EventStore, tenant: TenantId, notice_id: UUID, *, last: bool,
+async def _send_one(store: EventStore, tenant: TenantId, notice_id: UUID, *, job: Job,
                     public_url: str, timeout: float, at: datetime) -> None:
+    """Mail one notification, settled as every outbound delivery is
+    (``handlers.delivery``): the last attempt's failure leaves it ``dead``."""
     async with store.session(tenant, ACTOR) as uow:
         row = await uow.conn.fetchrow(Q["notice_take"], tenant, notice_id)
         if row is None or row["status"] != "queued" or row["data"] is None:
@@ -259,17 +264,17 @@ async def _send_one(store: EventStore, tenant: TenantId, notice_id: UUID, *, las
             await uow.conn.execute(Q["notice_done"], tenant, notice_id, "dead",
                                    f"the mail could not be made: {exc}"[:500], None)
         return
-    try:
-        await send_mail(access, message, timeout)
-    except MailNotSent as exc:
-        async with store.session(tenant, ACTOR) as uow:
-            await uow.conn.execute(Q["notice_done"], tenant, notice_id,
-                                   "dead" if last else "queued", str(exc)[:500], None)
-            await mailboxes.record_use(uow.conn, tenant, row["mailbox_id"], at, str(exc))
-        raise
-    async with store.session(tenant, ACTOR) as uow:
-        await uow.conn.execute(Q["notice_done"], tenant, notice_id, "sent", None, at)
-        await mailboxes.record_use(uow.conn, tenant, row["mailbox_id"], at, None)
+    mailbox_id = row["mailbox_id"]
+
+    async def settle(uow: UnitOfWork, status: str, reason: str | None, _: None) -> None:
+        await uow.conn.execute(Q["notice_done"], tenant, notice_id, status, reason,
+                               at if status == "sent" else None)
+        await mailboxes.record_use(uow.conn, tenant, mailbox_id, at, reason)
+
+    def send() -> Awaitable[None]:
+        return send_mail(access, message, timeout)
+
+    await delivery.attempt(store, tenant, ACTOR, job, send, settle, (MailNotSent,))
 
 
 async def deliver(ctx: JobContext, job: Job, *, public_url: str,
@@ -282,15 +287,14 @@ async def deliver(ctx: JobContext, job: Job, *, public_url: str,
     else:
         ids = await _make_event_notices(ctx.store, tenant, UUID(job.payload["stream_id"]),
                                         int(job.payload["seq"]), at)
-    last = job.attempts >= job.max_attempts
     failed: MailNotSent | None = None
     for notice_id in ids:  # one recipient's failure does not hold back the others
         try:
-            await _send_one(ctx.store, tenant, notice_id, last=last, public_url=public_url,
+            await _send_one(ctx.store, tenant, notice_id, job=job, public_url=public_url,
                             timeout=timeout, at=at)
-        except MailNotSent as exc:
+        except MailNotSent as exc:  # raised only while attempts remain
             failed = exc
-    if failed is not None and not last:
+    if failed is not None:
         raise failed
 
 

@@ -15,7 +15,8 @@ server. The job, claimed like every job (SKIP LOCKED, lease, backoff):
 3. hands it to the mailbox's SMTP server (TLS, STARTTLS or plain, with credentials).
    Accepted: the row is ``sent``. Refused or unreachable: the row keeps the reason and
    the job raises, to be retried with backoff; after the last attempt the row is
-   ``dead`` with the reason, shown by ``GET /v1/tickets/{id}/mail``.
+   ``dead`` with the reason, shown by ``GET /v1/tickets/{id}/mail`` (the attempt and
+   its settling are ``handlers.delivery.attempt``, shared with Slack's posts).
 
 A mailbox without SMTP, or a requester whose address bounces, ends the job at once
 with the row ``dead`` and the reason.
@@ -40,9 +41,9 @@ from uuid import UUID
 from domain.ids import TenantId
 from domain.mail import display_address, reply_subject, tokened_address
 from eventstore.sqlfile import load_queries
-from eventstore.store import EventStore
+from eventstore.store import EventStore, UnitOfWork
 from eventstore.types import StoreActor
-from handlers import attachments, mailboxes
+from handlers import attachments, delivery, mailboxes
 from handlers.ticket_state import load_ticket
 from scheduler.queue import Job
 from scheduler.registry import JobContext, Registry
@@ -181,20 +182,16 @@ async def deliver(ctx: JobContext, job: Job, *,
     message = build_reply(address=address, sender_name=None, to=to, token=token,
                           subject=subject, body=body, rfc_id=rfc_id, thread=history,
                           at=at, files=files)
-    try:
-        await send_mail(access, message, timeout)
-    except MailNotSent as exc:
-        last = job.attempts >= job.max_attempts
-        async with store.session(tenant, StoreActor("system", "mail")) as uow:
-            await uow.conn.execute(Q["outbound_done"], tenant, mail_row,
-                                   "dead" if last else "queued", str(exc)[:500], None)
-            await mailboxes.record_use(uow.conn, tenant, thread["mailbox_id"], at, str(exc))
-        if last:
-            return
-        raise
-    async with store.session(tenant, StoreActor("system", "mail")) as uow:
-        await uow.conn.execute(Q["outbound_done"], tenant, mail_row, "sent", None, at)
-        await mailboxes.record_use(uow.conn, tenant, thread["mailbox_id"], at, None)
+    mailbox_id = thread["mailbox_id"]
+
+    async def settle(uow: UnitOfWork, status: str, reason: str | None, _: None) -> None:
+        await uow.conn.execute(Q["outbound_done"], tenant, mail_row, status, reason,
+                               at if status == "sent" else None)
+        await mailboxes.record_use(uow.conn, tenant, mailbox_id, at, reason)
+
+    await delivery.attempt(store, tenant, StoreActor("system", "mail"), job,
+                           lambda: send_mail(access, message, timeout), settle,
+                           (MailNotSent,))
 
 
 def register(registry: Registry, storages_for: Callable[[EventStore], attachments.Storages],

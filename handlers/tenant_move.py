@@ -69,6 +69,8 @@ REWRAPPED: tuple[tuple[str, str, str], ...] = (
     ("mailboxes", "smtp_password", "kek"),
     ("mailboxes", "imap_password", "imap_kek"),
     ("mail_quarantine", "raw", "kek"),
+    ("slack_integrations", "bot_token", "bot_token_kek"),
+    ("slack_integrations", "signing_secret", "signing_secret_kek"),
 )
 """(table, value, kek column) of values wrapped by the key-encryption key itself, bound
 to the row's ``id`` (``Keyring.wrap``); a value whose kek column is NULL is wrapped by

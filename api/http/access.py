@@ -61,7 +61,8 @@ PERMISSIONS: Mapping[str, str] = {
                          "to intake).",
     "file:upload": "Upload files to attach to messages.",
     "attachment:read": "Download the files of a ticket's messages.",
-    "mail:read": "Read the mail a ticket sent and received, with its delivery state.",
+    "mail:read": "Read the mail a ticket sent and received, and its posts to Slack, with "
+                 "their delivery state.",
     "search:read": "Search tickets and messages.",
     "changes:read": "Read the changes feed that mirroring clients follow.",
     "stream:read": "Follow the live event feed (WebSocket).",
@@ -94,6 +95,8 @@ PERMISSIONS: Mapping[str, str] = {
     "sla-policy:write": "Create and change SLA policies and move open clocks onto one.",
     "mailbox:read": "List mailboxes, read one and its quarantine.",
     "mailbox:write": "Create, change and delete mailboxes; retry or drop quarantined mail.",
+    "integration:read": "Read the tenant's Slack connection (never its secrets).",
+    "integration:write": "Connect, change and disconnect the tenant's Slack channel.",
     "settings:read": "Read the tenant's settings.",
     "settings:write": "Change the tenant's settings.",
     "webhook:read": "Read the tenant's webhook configuration.",
@@ -307,6 +310,12 @@ ACCESS: Mapping[str, str] = {
     # A template preview renders the tenant's templates (its settings) and changes nothing.
     "POST /v1/mail-templates/preview": "settings:read",
     "GET /v1/tickets/{ticket_id}/mail": "mail:read",
+    # Slack: admins connect the channel; staff read a ticket's posts to its thread (the
+    # delivery state of their replies, as with mail). Slack's events are signed (OPEN).
+    "GET /v1/integrations/slack": "integration:read",
+    "PUT /v1/integrations/slack": "integration:write",
+    "DELETE /v1/integrations/slack": "integration:write",
+    "GET /v1/tickets/{ticket_id}/slack": "mail:read",
     # Every caller may ask who it is and what its role may run (the console does).
     "GET /v1/auth/me": "self:read",
     # The problem registry: every code the API answers with, for clients to map.
@@ -326,6 +335,7 @@ WIDGET_TOKEN = "widgetToken"
 STAFF_COOKIE = "refreshCookie"
 PORTAL_COOKIE = "portalRefreshCookie"
 MAILBOX_SECRET = "mailboxSecret"
+SLACK_SIGNATURE = "slackSignature"
 
 SECURITY_SCHEMES: Mapping[str, dict[str, Any]] = {
     BEARER: {"type": "http", "scheme": "bearer",
@@ -348,6 +358,10 @@ SECURITY_SCHEMES: Mapping[str, dict[str, Any]] = {
     MAILBOX_SECRET: {"type": "http", "scheme": "bearer",
                      "description": "A mailbox's inbound secret (`hdmail_...`), shown once "
                                     "when the mailbox is made: `POST /v1/mailboxes`."},
+    SLACK_SIGNATURE: {"type": "apiKey", "in": "header", "name": "X-Slack-Signature",
+                      "description": "Slack's `v0` signature of the request, made with the "
+                                     "app's signing secret, with "
+                                     "`X-Slack-Request-Timestamp` (docs/slack.md)."},
 }
 """Every credential the API takes, as OpenAPI security schemes."""
 
@@ -366,6 +380,8 @@ OPEN: Mapping[str, tuple[tuple[str, ...], ...]] = {
     "POST /v1/widget/{tenant_id}/sessions": (),
     # Its credential is the mailbox's inbound secret, checked against the mailbox's hash.
     "POST /v1/inbound/mail/{mailbox_id}": ((MAILBOX_SECRET,),),
+    # Its credential is Slack's signature of the body, checked with the signing secret.
+    "POST /v1/inbound/slack/{integration_id}": ((SLACK_SIGNATURE,),),
     "GET /v1/widget/{tenant_id}/brand": (),
     # Public: the portal's sign-in page is drawn in the tenant's name and colour.
     "GET /v1/portal/brand/{tenant}": (),

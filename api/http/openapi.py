@@ -47,6 +47,7 @@ TAGS: dict[str, str] = {
     "api-keys": "API keys of the tenant",
     "webhooks": "The tenant's webhook endpoint",
     "mail": "Mailboxes, inbound mail, the quarantine and a ticket's mail",
+    "slack": "The Slack connection, Slack's Events API and a ticket's posts to its thread",
     "auth": "Staff sign-in, refresh and sign-out; who the caller is",
     "portal": "The customer portal: a contact's sign-in and own tickets",
     "widget": "The embeddable widget: anonymous visitors' sessions and tickets",

@@ -101,6 +101,10 @@ PROBLEMS: Mapping[str, ProblemCode] = _codes(
                 "A search query longer than the search reads.", {"parameters": PARAMETERS}),
     # 401: credentials that prove nothing
     ProblemCode("unauthorized", 401, "Unauthorized", "No bearer credential was sent."),
+    ProblemCode("invalid_slack_signature", 401, "Invalid Slack signature",
+                "A Slack Events API request whose `X-Slack-Signature` does not match the "
+                "connection's signing secret, whose `X-Slack-Request-Timestamp` is more "
+                "than five minutes from now, or that names no connection."),
     ProblemCode("invalid_api_key", 401, "Invalid API key", "The API key is unknown or revoked."),
     ProblemCode("invalid_access_token", 401, "Invalid access token",
                 "The access or portal token expired, or its session ended."),
@@ -139,6 +143,8 @@ PROBLEMS: Mapping[str, ProblemCode] = _codes(
                 "The tenant has no such mailbox."),
     ProblemCode("oidc_not_configured", 404, "OpenID Connect not configured",
                 "The tenant (slug or id) has no OpenID Connect provider."),
+    ProblemCode("slack_not_connected", 404, "Slack not connected",
+                "The tenant has not connected Slack."),
     ProblemCode("webhook_not_configured", 404, "Webhook not configured",
                 "The tenant has no webhook endpoint."),
     ProblemCode("method_not_allowed", 405, "Method not allowed",
@@ -150,6 +156,9 @@ PROBLEMS: Mapping[str, ProblemCode] = _codes(
     ProblemCode("already_exists", 409, "Already exists", "The ticket exists already."),
     ProblemCode("mailbox_exists", 409, "Mailbox exists",
                 "The tenant has a mailbox of this address already."),
+    ProblemCode("slack_connected", 409, "Slack connected meanwhile",
+                "Slack was connected by another request at the same time; send the change "
+                "again."),
     ProblemCode("mailbox_in_use", 409, "Mailbox in use",
                 "The mailbox took in or sent mail, which names it; it cannot be deleted."),
     ProblemCode("follow_up_required", 409, "Follow-up required",

@@ -7,7 +7,8 @@ so do data keys this process met and could not unwrap (``data_keys``: its
 ``DATA_KEY`` is not the one that wrapped them; only reads of sealed data fail), and
 a file storage directory that is not usable (``file_storage``: only files need it),
 and mail (``mail``: ``dormant`` without a mailbox, ``degraded`` while a mailbox's last
-use of its server failed).
+use of its server failed), and Slack alike (``slack``: ``dormant`` while no tenant has
+connected it, ``degraded`` while a connection's last post failed).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING
 from api.ops.readiness import CheckResult
 from eventstore.blobs import directory_usable
 from handlers.mailboxes import mail_health
+from handlers.slack import slack_health
 
 if TYPE_CHECKING:
     from api.root import Services
@@ -108,6 +110,23 @@ async def check_mail(services: Services) -> CheckResult:
     return CheckResult("ok")
 
 
+async def check_slack(services: Services) -> CheckResult:
+    """``ok | degraded | dormant``, never failing readiness: Slack is not the process's to
+    keep up. Degraded names how many connections' last post failed."""
+    try:
+        async with asyncio.timeout(2.0):
+            async with services.pool.acquire() as conn:
+                count, failing = await slack_health(conn)
+    except Exception as exc:  # the database check reports the database itself
+        return CheckResult("degraded", detail=f"{type(exc).__name__}: {exc}"[:200])
+    if count == 0:
+        return CheckResult("dormant")
+    if failing:
+        return CheckResult("degraded", detail=f"{failing} of {count} Slack connections "
+                                              "failed on their last post")
+    return CheckResult("ok")
+
+
 CHECKS: dict[str, HealthCheck] = {
     "database": check_database,
     "redis": check_redis,
@@ -116,5 +135,6 @@ CHECKS: dict[str, HealthCheck] = {
     "data_keys": check_data_keys,
     "file_storage": check_file_storage,
     "mail": check_mail,
+    "slack": check_slack,
 }
 """Every readiness check, by the name readiness reports it under."""

@@ -22,6 +22,12 @@ tokens are refused with 429 before they reach authentication, until the bucket
 drains. Both checks run in one Redis call. A shared address (a NAT) with a
 misbehaving client shares the refusal; valid requests never count against it.
 
+Slack's Events API requests carry a signature, not a bearer token, and come from
+Slack's addresses for every workspace at once: they are counted per Slack connection
+(the id in their path), at a key's rate, and gated by their address's failures like
+the other operations without a bearer credential, so forged signatures are refused
+before they are checked.
+
 Signing in presents a credential in the body (or the refresh cookie) rather than a
 bearer token, so the operations that take no bearer credential (``OPEN`` in
 api/http/access.py) are counted per address and gated by the same failures bucket: a
@@ -33,6 +39,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from dataclasses import dataclass
 
 from redis.asyncio import Redis
@@ -118,6 +125,10 @@ def state_header(policy: Policy, decision: Decision) -> str:
     return f'"{policy.name}";r={decision.remaining};t={decision.reset}'
 
 
+_SLACK_EVENTS = re.compile(r"^/v1/inbound/slack/([0-9A-Fa-f-]{1,36})$")
+"""Slack's Events API route (api/routes/slack.py), with the connection id it names."""
+
+
 class RateLimiter:
     """Checks and counts one request against a caller's bucket."""
 
@@ -139,6 +150,10 @@ class RateLimiter:
         if token is not None:
             digest = hashlib.sha256(token.encode("utf-8")).hexdigest()[:32]
             return Caller(f"{self.prefix}k:{digest}", self.per_key, failures=failures)
+        method, _, path = operation.partition(" ")
+        slack = _SLACK_EVENTS.match(path) if method == "POST" else None
+        if slack is not None:
+            return Caller(f"{self.prefix}s:{slack.group(1)}", self.per_key, failures=failures)
         return Caller(f"{self.prefix}a:{address}", self.per_address,
                       failures=failures if operation in OPEN else None)
 

@@ -100,6 +100,10 @@ BODIES: dict[str, Callable[[], Any]] = {
     "DELETE /v1/mailboxes/{mailbox_id}": lambda: None,
     "POST /v1/mailboxes/{mailbox_id}/quarantine/{quarantined_id}/retry": lambda: None,
     "DELETE /v1/mailboxes/{mailbox_id}/quarantine/{quarantined_id}": lambda: None,
+    "PUT /v1/integrations/slack": lambda: {"channel_id": "C0HELPDESK",
+                                           "bot_token": "xoxb-1-2-token",
+                                           "signing_secret": "a" * 32},
+    "DELETE /v1/integrations/slack": lambda: None,  # after the PUT: the connection it made
     "POST /v1/mail-templates/preview": lambda: {"kind": "acknowledgement"},
 }
 """A request body each side-effecting operation accepts."""

@@ -53,6 +53,8 @@ from handlers import (
     portal,
     sessions,
     sla_policies,
+    slack,
+    slack_in,
     webhooks,
     widget,
 )
@@ -68,6 +70,7 @@ from tests.support.mail import corpus
 from tests.support.pg import RUNTIME_USER
 from tests.support.rules import engine as rule_engine
 from tests.support.rules import make_rule
+from tests.support.slack import message_event
 
 NOW = datetime.now(UTC).replace(microsecond=0)
 PASSWORDS = Passwords(memory_kib=1024, time_cost=1)
@@ -121,6 +124,11 @@ EXCEPTIONS: dict[tuple[str, str], tuple[str, str, str | None, str | None, str]] 
         "SELECT", "{helpdesk_owner}", "true", None,
         "the inbound route finds a mailbox's tenant before it is known (mailbox_lookup), "
         "and readiness counts every tenant's (mail_health); the owner role only"),
+    ("slack_integrations", "owner_lookup"): (
+        "SELECT", "{helpdesk_owner}", "true", None,
+        "the Events API route finds a Slack connection's tenant before it is known "
+        "(slack_lookup), and readiness counts every tenant's (slack_health); the owner "
+        "role only"),
 }
 """The permissive policies other than a table's tenant policy. Restrictive policies
 (the customer, widget and group scopes) can only narrow what the tenant policy lets through
@@ -211,6 +219,21 @@ async def _seed(db: pg.TestDatabase, store: EventStore, pool: asyncpg.Pool
                 label="Example ID", issuer="https://id.acme.test", client_id="helpdesk",
                 client_secret="sealed-secret", allowed_domain=None, create_agents=False,
                 at=NOW))
+        # A Slack connection (its secrets sealed), a message taken in from it (its event
+        # row and thread) and a post to that thread, as the slack.post job makes one.
+        async with store.session(tenant, ACTOR) as s:
+            await slack.connect_slack(s, slack.ConnectSlack(
+                channel_id="C0HELPDESK", bot_user_id=None, bot_token="xoxb-1-2-token",
+                signing_secret="a" * 32, notices=None, at=NOW))
+        taken = await slack_in.take_event(store, tenant, message_event(
+            "Ev1", "1700000000.000001", "Help"), NOW)
+        assert taken.outcome == "ticket", taken
+        async with store.session(tenant, ACTOR) as s:
+            await s.conn.execute(
+                "INSERT INTO slack_posts (tenant_id, id, dedupe_key, kind, ticket_id, "
+                "channel_id, thread_ts, status, created_at) VALUES ($1, $2, 'k', 'reply', "
+                "$3, 'C0HELPDESK', '1700000000.000001', 'queued', $4)",
+                tenant, uuid.uuid4(), taken.ticket_id, NOW)
     for projector in (Projector(pool), rule_engine(pool, store)):
         await projector.ensure_checkpoints()
         await projector.drain()

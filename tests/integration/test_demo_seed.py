@@ -69,7 +69,8 @@ async def test_the_rich_tenant_covers_the_desk_over_six_weeks(seeded, store):
     assert len(tickets) == rich.tickets >= 50
     assert {t["state"] for t in tickets} == set(TicketState)
     assert {t["priority"] for t in tickets} == set(Priority)
-    assert {t["source"] for t in tickets} == set(Source)
+    # Slack tickets come in only from a connected Slack channel, which the demo has not.
+    assert {t["source"] for t in tickets} == set(Source) - {Source.SLACK}
     created = [datetime.fromisoformat(t["created_at"]) for t in tickets]
     assert NOW - timedelta(days=42) <= min(created) < NOW - timedelta(days=40)
     assert NOW - timedelta(hours=1) < max(created) <= NOW

@@ -68,6 +68,18 @@ def test_operations_that_take_no_bearer_credential_are_gated_by_address_failures
     assert rl.identify(None, "10.1.2.3", "GET /v1/tickets").failures is None
 
 
+def test_slacks_events_are_counted_per_connection_and_gated_by_address_failures():
+    rl = limiter()
+    connection = "6f1c1e0e-9a51-4f7e-9d6c-0c2b8a3f4e11"
+    caller = rl.identify(None, "10.1.2.3", f"POST /v1/inbound/slack/{connection}")
+    assert caller == Caller(f"hd:rl:s:{connection}", rl.per_key, failures="hd:rl:f:10.1.2.3")
+    # From another of Slack's addresses: the same connection's bucket.
+    assert rl.identify(None, "10.9.9.9", f"POST /v1/inbound/slack/{connection}").bucket == \
+        caller.bucket
+    assert rl.identify(None, "10.1.2.3", "POST /v1/inbound/slack/x/y").bucket == \
+        "hd:rl:a:10.1.2.3"
+
+
 def test_the_failures_gate_has_the_address_budget_under_its_own_name():
     rl = limiter()
     assert rl.auth_failures == Policy("auth-failures", 30, 60)

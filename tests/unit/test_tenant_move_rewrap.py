@@ -31,3 +31,21 @@ def test_kek_wrapped_values_are_wrapped_again_and_others_move_as_they_are():
 
     on_a_ticket = {"id": str(uuid.uuid4()), "wrapped_key": "\\x00ff", "kek": None}
     assert _rewrap("file_blobs", dict(on_a_ticket), tenant, source, transport) == on_a_ticket
+
+
+def test_slacks_bot_token_and_signing_secret_are_wrapped_again():
+    tenant = TenantId(uuid.uuid4())
+    source, transport, target = Keyring(b"source"), Keyring(b"transport"), Keyring(b"target")
+    connection = uuid.uuid4()
+    row = {"id": str(connection), "tenant_id": str(tenant),
+           "bot_token": _bytea(source.wrap(tenant, connection, b"xoxb-token")),
+           "bot_token_kek": source.fingerprint,
+           "signing_secret": _bytea(source.wrap(tenant, connection, b"signing")),
+           "signing_secret_kek": source.fingerprint}
+    sent = _rewrap("slack_integrations", dict(row), tenant, source, transport)
+    came = _rewrap("slack_integrations", sent, tenant, transport, target)
+    assert came["bot_token_kek"] == came["signing_secret_kek"] == target.fingerprint
+    assert target.unwrap(tenant, connection, _unbytea(came["bot_token"]),
+                         came["bot_token_kek"]) == b"xoxb-token"
+    assert target.unwrap(tenant, connection, _unbytea(came["signing_secret"]),
+                         came["signing_secret_kek"]) == b"signing"

@@ -58,6 +58,9 @@ from domain.events import (
     RuleChanged,
     RuleCreated,
     SettingsChanged,
+    SlackChanged,
+    SlackConnected,
+    SlackDisconnected,
     SlaPolicyChanged,
     SlaPolicyCreated,
     SlaRetargeted,
@@ -209,6 +212,12 @@ def tenant_events() -> list[Event]:
                              "username": "s", "folder": "INBOX"},
                        imap_password_changed=True, at=AT),
         MailboxDeleted(mailbox_id=uuid.UUID(int=14), address="support@example.com", at=AT),
+        SlackConnected(integration_id=uuid.UUID(int=15), channel_id="C0HELP",
+                       bot_user_id=None, notices={"ticket_opened": True}, at=AT),
+        SlackChanged(integration_id=uuid.UUID(int=15), channel_id="C0HELP",
+                     bot_user_id="UBOT", notices={"ticket_opened": False},
+                     bot_token_changed=True, at=AT),
+        SlackDisconnected(integration_id=uuid.UUID(int=15), channel_id="C0HELP", at=AT),
     ]
 
 

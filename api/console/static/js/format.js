@@ -4,7 +4,7 @@ export const STATES = ['open', 'pending', 'on_hold', 'solved', 'closed'];
 /** What the list's ``state=active`` stands for. */
 export const ACTIVE_STATES = ['open', 'pending', 'on_hold'];
 export const PRIORITIES = ['urgent', 'high', 'normal', 'low'];
-export const SOURCES = ['email', 'portal', 'chat', 'phone', 'api'];
+export const SOURCES = ['email', 'portal', 'chat', 'slack', 'phone', 'api'];
 /** The SLA metrics in the order a ticket shows them; the last two only on tickets whose
  * SLA policy measures them (absent from `sla` otherwise). */
 export const METRICS = ['first_response', 'next_reply', 'resolution', 'periodic_update',
@@ -13,7 +13,7 @@ export const METRICS = ['first_response', 'next_reply', 'resolution', 'periodic_
 const LABELS = {
   active: 'Active (not solved or closed)', open: 'Open', pending: 'Pending', on_hold: 'On hold', solved: 'Solved', closed: 'Closed',
   urgent: 'Urgent', high: 'High', normal: 'Normal', low: 'Low',
-  email: 'E-mail', portal: 'Portal', chat: 'Chat', phone: 'Phone', api: 'API',
+  email: 'E-mail', portal: 'Portal', chat: 'Chat', slack: 'Slack', phone: 'Phone', api: 'API',
   first_response: 'First response', next_reply: 'Next reply', resolution: 'Resolution',
   periodic_update: 'Periodic update', requester_wait: 'Requester wait',
   lt_1d: 'Under a day', '1d_3d': '1 to 3 days', '3d_7d': '3 to 7 days', gte_7d: 'A week or more',
