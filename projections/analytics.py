@@ -89,6 +89,17 @@ class TicketRow:
     staff_notes: int | None = 0
     """Internal notes by agents; None on a row counted before they were (migration
     0651), until ``count_staff_notes`` counts them from its events."""
+    requester_wait_measured: bool = False
+    """A requester-wait clock ran on the ticket (its policy measured it)."""
+    requester_wait_missed: bool = False
+    """It breached, or a solve found its budget spent."""
+    requester_wait_ms: int | None = None
+    """Business time the requester waited by the latest solve (None: not solved)."""
+    periodic_updates: int = 0
+    """Periodic updates judged: each ended by a public reply or a solve, or breached."""
+    periodic_updates_met: int = 0
+    periodic_update_due_at: datetime | None = None
+    """When the update owed now is due (None: none owed, or it breached already)."""
 
 
 COLUMNS = tuple(f.name for f in dataclasses.fields(TicketRow))
@@ -162,6 +173,7 @@ class Fold:
             if event.fields:
                 self.fields_changed.add(env.stream_id)
             self._count(row, day, 0)
+            self._clocks(row, env)
             return
         row = self.tickets.get(env.stream_id)  # type: ignore[assignment]
         if row is None:
@@ -208,6 +220,40 @@ class Fold:
                 row.breaches_next_reply += 1
             elif event.metric is SlaMetric.RESOLUTION:
                 row.breaches_resolution += 1
+            elif event.metric is SlaMetric.REQUESTER_WAIT:
+                row.requester_wait_missed = True
+            elif event.metric is SlaMetric.PERIODIC_UPDATE and row.periodic_update_due_at:
+                row.periodic_updates += 1  # judged now, missed; its end counts no more
+                row.periodic_update_due_at = None
+        self._clocks(row, env)
+
+    @staticmethod
+    def _clocks(row: TicketRow, env: Envelope) -> None:
+        """Periodic update and requester wait, read from the clocks the event recorded
+        (their targets, and due times and budgets counted on the calendar each clock
+        names), never from a policy or calendar as it is now."""
+        event = env.event
+        clocks: Mapping[SlaMetric, SlaClock] = getattr(event, "clocks", None) or {}
+        waits = clocks.get(SlaMetric.REQUESTER_WAIT)
+        if waits is not None and waits.started_at is not None:
+            row.requester_wait_measured = True
+            if (isinstance(event, StateChanged) and event.to_state is TicketState.SOLVED
+                    and waits.fulfilled_at == event.at):
+                left = waits.target_ms if waits.remaining_ms is None else waits.remaining_ms
+                row.requester_wait_ms = max(0, waits.target_ms - left)
+                row.requester_wait_missed |= left < 0
+        update = clocks.get(SlaMetric.PERIODIC_UPDATE)
+        if update is None:
+            return
+        owed = row.periodic_update_due_at
+        # A public reply starts the next update (and meets the one owed); a solve
+        # meets it. A retarget moves its due time; a close stops it unjudged.
+        if owed is not None and isinstance(event, MessageAdded | StateChanged) and (
+                update.fulfilled_at == event.at or update.started_at == event.at):
+            row.periodic_updates += 1
+            row.periodic_updates_met += event.at <= owed
+        row.periodic_update_due_at = (update.due_at if update.running
+                                      and update.breached_at is None else None)
 
     def _state(self, row: TicketRow, event: StateChanged, day: date) -> None:
         if row.state == TicketState.OPEN.value:
@@ -224,6 +270,7 @@ class Fold:
         elif row.state == _SOLVED and to != TicketState.CLOSED.value:
             row.reopens += 1
             row.solved_at = None
+            row.requester_wait_ms = None
             row.resolution_ms = None
             row.resolution_open_ms = None
             self._count(row, day, 2)

@@ -1,9 +1,10 @@
 """Summary cells: the summary's counts and duration histograms kept per creation day.
 
 The analytics summary reports, over the tickets opened in a range of days, counts
-(tickets, solved, SLA met, reopened, one-touch, deflected) and the median and p90 of four
-durations, in total and per group. Sorting every ticket of the range per percentile
-costs in proportion to the tickets; these cells cost in proportion to the days.
+(tickets, solved, SLA met, reopened, one-touch, deflected, periodic updates) and the
+median and p90 of five durations, in total and per group. Sorting every ticket of the
+range per percentile costs in proportion to the tickets; these cells cost in
+proportion to the days.
 
 A cell is ``(dim, span, start_day, key)``: the tickets opened in the ``span`` days from
 ``start_day`` whose group ``dim`` (``all``, ``priority``, ``source``, ``assignee`` or
@@ -40,11 +41,12 @@ RELATIVE_ERROR = 1 / 2 ** (SUB_BITS + 1)
 """Largest error of a reported percentile, relative to the exact one (1/32: 3.1 %)."""
 
 METRICS = ("first_reply_ms", "first_reply_business_ms", "resolution_ms",
-           "resolution_open_ms")
+           "resolution_open_ms", "requester_wait_ms")
 """Durations kept as histograms, in the order of their columns."""
 
 COUNTERS = ("tickets", "solved", "met_first_response", "met_next_reply", "met_resolution",
-            "ever_solved", "reopened", "one_touch", "deflected")
+            "ever_solved", "reopened", "one_touch", "deflected", "measured_requester_wait",
+            "met_requester_wait", "periodic_updates", "periodic_updates_met")
 """Counters, in the order of their columns."""
 
 HELD = ""
@@ -58,8 +60,8 @@ Group = tuple[date, str, str]
 @dataclass(slots=True)
 class Counted:
     """What one ticket counts in each of its groups: its creation day, its groups, the
-    counters it adds 1 to (``COUNTERS`` order, 0 or 1) and the bucket of each duration
-    it has (``METRICS`` order, None without it)."""
+    counters it adds (``COUNTERS`` order: 0 or 1, but the periodic updates it
+    counts) and the bucket of each duration it has (``METRICS`` order, None without it)."""
 
     day: date
     groups: list[tuple[str, str]]
@@ -139,7 +141,10 @@ def contribution(row: Any, fields: Mapping[str, Any], field_keys: frozenset[str]
             True, solved, row.breaches_first_response == 0, row.breaches_next_reply == 0,
             row.breaches_resolution == 0, row.solves > 0, row.solves > 0 and row.reopens > 0,
             solved and row.public_agent_replies == 1,
-            solved and row.public_agent_replies == 0 and row.staff_notes == 0)),
+            solved and row.public_agent_replies == 0 and row.staff_notes == 0,
+            row.requester_wait_measured,
+            row.requester_wait_measured and not row.requester_wait_missed,
+            row.periodic_updates, row.periodic_updates_met)),
         buckets=tuple(None if (v := getattr(row, name)) is None else bucket(v)
                       for name in METRICS))
 

@@ -59,10 +59,17 @@ def _group(row: Mapping[str, Any]) -> dict[str, Any]:
         "resolution_ms": {"median": row["resolution_p50"], "p90": row["resolution_p90"]},
         "resolution_open_ms": {"median": row["resolution_open_p50"],
                                "p90": row["resolution_open_p90"]},
+        "requester_wait_ms": {"median": row["requester_wait_p50"],
+                              "p90": row["requester_wait_p90"]},
         "sla_achievement": {
             "first_response": _rate(row["met_first_response"], n),
             "next_reply": _rate(row["met_next_reply"], n),
             "resolution": _rate(row["met_resolution"], n),
+            # Over what was measured: the tickets whose requester-wait clock ran, and
+            # the periodic updates judged (docs/analytics.md).
+            "periodic_update": _rate(row["periodic_updates_met"], row["periodic_updates"]),
+            "requester_wait": _rate(row["met_requester_wait"],
+                                    row["measured_requester_wait"]),
         },
         "reopen_rate": _rate(row["reopened"], row["ever_solved"]),
         "one_touch_rate": _rate(row["one_touch"], row["solved"]),
@@ -152,7 +159,8 @@ async def summary(store: EventStore, tenant_id: TenantId, start: date, end: date
 
 
 _PERCENTILES = (("p50", 0.5), ("p90", 0.9))
-_COLUMNS = ("first_reply", "first_reply_business", "resolution", "resolution_open")
+_COLUMNS = ("first_reply", "first_reply_business", "resolution", "resolution_open",
+            "requester_wait")
 
 
 def _from_cells(rows: list[asyncpg.Record], dim: str = "all"
@@ -209,8 +217,9 @@ def _group_empty() -> dict[str, Any]:
     none = {"median": None, "p90": None}
     return {"tickets": 0, "solved": 0, "first_reply_ms": none,
             "first_reply_business_ms": none, "resolution_ms": none,
-            "resolution_open_ms": none,
-            "sla_achievement": {"first_response": None, "next_reply": None, "resolution": None},
+            "resolution_open_ms": none, "requester_wait_ms": none,
+            "sla_achievement": {"first_response": None, "next_reply": None, "resolution": None,
+                                "periodic_update": None, "requester_wait": None},
             "reopen_rate": None, "one_touch_rate": None, "deflected": 0,
             "deflection_rate": None, "key": "all", "name": None}
 

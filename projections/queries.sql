@@ -247,10 +247,10 @@ SELECT stream_id, metadata -> 'import' -> 'recorded' AS recorded
 SELECT * FROM analytics_tickets WHERE tenant_id = $1 AND ticket_id = ANY($2::uuid[])
 
 -- name: write_batch --
--- $1 tenant_id; $2..$23 analytics_tickets column arrays (ticket_id .. last_seq, then
--- staff_notes: projections.analytics.TicketRow's order); $24..$30 daily (day, priority,
--- source, created, solved, reopened, breached); $31..$35 agent daily (day, agent_id,
--- assigned, replies, solved).
+-- $1 tenant_id; $2..$29 analytics_tickets column arrays (ticket_id .. last_seq, then
+-- staff_notes .. periodic_update_due_at: projections.analytics.TicketRow's order);
+-- $30..$36 daily (day, priority, source, created, solved, reopened, breached);
+-- $37..$41 agent daily (day, agent_id, assigned, replies, solved).
 -- One statement for the three tables: a batch costs one round trip to write. Ticket
 -- rows are overwritten whole; counters are added to what earlier batches wrote.
 WITH tickets AS (
@@ -259,13 +259,15 @@ WITH tickets AS (
         first_reply_at, first_reply_ms, first_reply_business_ms, solved_at, solves,
         resolution_ms, open_ms, resolution_open_ms, reopens, public_agent_replies,
         breaches_first_response, breaches_next_reply, breaches_resolution, last_seq,
-        staff_notes)
+        staff_notes, requester_wait_measured, requester_wait_missed, requester_wait_ms,
+        periodic_updates, periodic_updates_met, periodic_update_due_at)
     SELECT $1::uuid, * FROM unnest(
         $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[],
         $8::timestamptz[], $9::timestamptz[], $10::bigint[], $11::bigint[],
         $12::timestamptz[], $13::int[], $14::bigint[], $15::bigint[], $16::bigint[],
         $17::int[], $18::int[], $19::int[], $20::int[], $21::int[], $22::bigint[],
-        $23::int[])
+        $23::int[], $24::boolean[], $25::boolean[], $26::bigint[], $27::int[], $28::int[],
+        $29::timestamptz[])
     ON CONFLICT (tenant_id, ticket_id) DO UPDATE SET
         priority = excluded.priority, source = excluded.source, state = excluded.state,
         assignee = excluded.assignee, created_at = excluded.created_at,
@@ -279,21 +281,27 @@ WITH tickets AS (
         breaches_first_response = excluded.breaches_first_response,
         breaches_next_reply = excluded.breaches_next_reply,
         breaches_resolution = excluded.breaches_resolution, last_seq = excluded.last_seq,
-        staff_notes = excluded.staff_notes
+        staff_notes = excluded.staff_notes,
+        requester_wait_measured = excluded.requester_wait_measured,
+        requester_wait_missed = excluded.requester_wait_missed,
+        requester_wait_ms = excluded.requester_wait_ms,
+        periodic_updates = excluded.periodic_updates,
+        periodic_updates_met = excluded.periodic_updates_met,
+        periodic_update_due_at = excluded.periodic_update_due_at
     RETURNING 1
 ), daily AS (
     INSERT INTO analytics_daily AS d
         (tenant_id, day, priority, source, created, solved, reopened, breached)
-    SELECT $1::uuid, * FROM unnest($24::date[], $25::text[], $26::text[], $27::int[],
-                                   $28::int[], $29::int[], $30::int[])
+    SELECT $1::uuid, * FROM unnest($30::date[], $31::text[], $32::text[], $33::int[],
+                                   $34::int[], $35::int[], $36::int[])
     ON CONFLICT (tenant_id, day, priority, source) DO UPDATE SET
         created = d.created + excluded.created, solved = d.solved + excluded.solved,
         reopened = d.reopened + excluded.reopened, breached = d.breached + excluded.breached
     RETURNING 1
 ), agents AS (
     INSERT INTO analytics_agent_daily AS a (tenant_id, day, agent_id, assigned, replies, solved)
-    SELECT $1::uuid, * FROM unnest($31::date[], $32::text[], $33::int[], $34::int[],
-                                   $35::int[])
+    SELECT $1::uuid, * FROM unnest($37::date[], $38::text[], $39::int[], $40::int[],
+                                   $41::int[])
     ON CONFLICT (tenant_id, day, agent_id) DO UPDATE SET
         assigned = a.assigned + excluded.assigned, replies = a.replies + excluded.replies,
         solved = a.solved + excluded.solved
@@ -371,7 +379,14 @@ SELECT key,
        -- Deflected: solved or closed (closing keeps resolution_ms) with no public
        -- message and no note by staff. A row not yet counted (staff_notes null) is not.
        count(*) FILTER (WHERE resolution_ms IS NOT NULL AND public_agent_replies = 0
-                          AND staff_notes = 0) AS deflected
+                          AND staff_notes = 0) AS deflected,
+       percentile_disc(0.5) WITHIN GROUP (ORDER BY requester_wait_ms) AS requester_wait_p50,
+       percentile_disc(0.9) WITHIN GROUP (ORDER BY requester_wait_ms) AS requester_wait_p90,
+       count(*) FILTER (WHERE requester_wait_measured) AS measured_requester_wait,
+       count(*) FILTER (WHERE requester_wait_measured AND NOT requester_wait_missed)
+           AS met_requester_wait,
+       sum(periodic_updates)::int AS periodic_updates,
+       sum(periodic_updates_met)::int AS periodic_updates_met
   FROM t
  GROUP BY key
  ORDER BY key
@@ -590,23 +605,29 @@ WITH tickets AS (
 SELECT (SELECT count(*) FROM tickets) + (SELECT count(*) FROM daily)
 
 -- name: write_summary_cells --
--- $1 tenant_id; $2..$18 summary cell changes (span, start_day, dim, key, the nine
--- counters, the four histograms as int array literals), added to what earlier batches
--- wrote (negative where tickets left a cell).
+-- $1 tenant_id; $2..$23 summary cell changes (span, start_day, dim, key, the thirteen
+-- counters, the five histograms as int array literals: projections.analytics_cells
+-- COUNTERS and METRICS order), added to what earlier batches wrote (negative where
+-- tickets left a cell).
 INSERT INTO analytics_summary_cells AS c (
     tenant_id, span, start_day, dim, key, tickets, solved, met_first_response,
     met_next_reply, met_resolution, ever_solved, reopened, one_touch, deflected,
-    first_reply, first_reply_business, resolution, resolution_open)
+    measured_requester_wait, met_requester_wait, periodic_updates, periodic_updates_met,
+    first_reply, first_reply_business, resolution, resolution_open, requester_wait)
 SELECT $1::uuid, span, start_day, dim, key, tickets, solved, met_first_response,
        met_next_reply, met_resolution, ever_solved, reopened, one_touch, deflected,
+       measured_requester_wait, met_requester_wait, periodic_updates, periodic_updates_met,
        first_reply::int[], first_reply_business::int[], resolution::int[],
-       resolution_open::int[]
+       resolution_open::int[], requester_wait::int[]
   FROM unnest($2::int[], $3::date[], $4::text[], $5::text[], $6::int[], $7::int[],
               $8::int[], $9::int[], $10::int[], $11::int[], $12::int[], $13::int[],
-              $14::int[], $15::text[], $16::text[], $17::text[], $18::text[])
+              $14::int[], $15::int[], $16::int[], $17::int[], $18::int[], $19::text[],
+              $20::text[], $21::text[], $22::text[], $23::text[])
        AS v(span, start_day, dim, key, tickets, solved, met_first_response, met_next_reply,
-            met_resolution, ever_solved, reopened, one_touch, deflected, first_reply,
-            first_reply_business, resolution, resolution_open)
+            met_resolution, ever_solved, reopened, one_touch, deflected,
+            measured_requester_wait, met_requester_wait, periodic_updates,
+            periodic_updates_met, first_reply, first_reply_business, resolution,
+            resolution_open, requester_wait)
 ON CONFLICT (tenant_id, dim, span, start_day, key) DO UPDATE SET
     tickets = c.tickets + excluded.tickets, solved = c.solved + excluded.solved,
     met_first_response = c.met_first_response + excluded.met_first_response,
@@ -615,11 +636,16 @@ ON CONFLICT (tenant_id, dim, span, start_day, key) DO UPDATE SET
     ever_solved = c.ever_solved + excluded.ever_solved,
     reopened = c.reopened + excluded.reopened, one_touch = c.one_touch + excluded.one_touch,
     deflected = c.deflected + excluded.deflected,
+    measured_requester_wait = c.measured_requester_wait + excluded.measured_requester_wait,
+    met_requester_wait = c.met_requester_wait + excluded.met_requester_wait,
+    periodic_updates = c.periodic_updates + excluded.periodic_updates,
+    periodic_updates_met = c.periodic_updates_met + excluded.periodic_updates_met,
     first_reply = histogram_add(c.first_reply, excluded.first_reply),
     first_reply_business = histogram_add(c.first_reply_business,
                                          excluded.first_reply_business),
     resolution = histogram_add(c.resolution, excluded.resolution),
-    resolution_open = histogram_add(c.resolution_open, excluded.resolution_open)
+    resolution_open = histogram_add(c.resolution_open, excluded.resolution_open),
+    requester_wait = histogram_add(c.requester_wait, excluded.requester_wait)
 
 -- name: summary_cells --
 -- $1 tenant_id, $2 dims, $3 spans and $4 start days of the cells that cover the range,
@@ -629,9 +655,9 @@ ON CONFLICT (tenant_id, dim, span, start_day, key) DO UPDATE SET
 SELECT c.dim,
        CASE WHEN $5::boolean THEN to_char(c.start_day, 'YYYY-MM-DD') ELSE c.key END AS key,
        c.tickets, c.solved, c.met_first_response, c.met_next_reply, c.met_resolution,
-       c.ever_solved, c.reopened, c.one_touch, c.deflected, c.first_reply,
-       c.first_reply_business,
-       c.resolution, c.resolution_open
+       c.ever_solved, c.reopened, c.one_touch, c.deflected, c.measured_requester_wait,
+       c.met_requester_wait, c.periodic_updates, c.periodic_updates_met, c.first_reply,
+       c.first_reply_business, c.resolution, c.resolution_open, c.requester_wait
   FROM unnest($3::int[], $4::date[]) AS r(span, start_day)
   JOIN analytics_summary_cells c
     ON c.tenant_id = $1 AND c.dim = ANY($2::text[]) AND c.span = r.span

@@ -39,9 +39,15 @@ class Percentiles(_Model):
 
 
 class SlaAchievement(_Model):
-    first_response: float | None
-    next_reply: float | None
-    resolution: float | None
+    first_response: float | None = Field(description="tickets with no breach / tickets")
+    next_reply: float | None = Field(description="tickets with no breach / tickets")
+    resolution: float | None = Field(description="tickets with no breach / tickets")
+    periodic_update: float | None = Field(
+        description="periodic updates met / periodic updates judged (each ended by a "
+                    "public reply or a solve, or breached); null when none was")
+    requester_wait: float | None = Field(
+        description="tickets whose requester-wait clock neither breached nor was solved "
+                    "over budget / tickets it ran on; null when it ran on none")
 
 
 class Stats(_Model):
@@ -51,8 +57,12 @@ class Stats(_Model):
     first_reply_business_ms: Percentiles
     resolution_ms: Percentiles
     resolution_open_ms: Percentiles
+    requester_wait_ms: Percentiles = Field(
+        description="business time the requester waited by the latest solve, on the "
+                    "calendar and target recorded on the clock (solved tickets whose "
+                    "policy measures requester wait)")
     sla_achievement: SlaAchievement = Field(
-        description="share of the range's tickets whose clock met its target (0-1)")
+        description="share met of each metric's target (0-1)")
     reopen_rate: float | None
     one_touch_rate: float | None
     deflected: int = Field(

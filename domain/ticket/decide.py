@@ -432,10 +432,26 @@ def _retarget(state: Ticket, priority: Priority, group: GroupId | None, policy: 
         if new != clock:
             clocks[metric] = new
             before = before or clock.basis
+    waiting = state.clocks.get(RW)
+    if choice.targets.get(RW) is not None and (waiting is None or waiting.started_at is None):
+        clocks[RW] = _requester_waits(state.state, choice, at)
+        before = before or (waiting.basis if waiting is not None else None)
     if not clocks:
         return []
     return [SlaRetargeted(from_policy=before, to_policy=choice.basis, reason=reason,
                           clocks=clocks, at=at)]
+
+
+def _requester_waits(now: TicketState, choice: PolicyChoice, at: datetime) -> SlaClock:
+    """A requester-wait clock for a ticket re-matched onto a policy that measures it,
+    having had none: its whole budget from ``at`` (nothing recorded counts the wait
+    before), in the state the ticket's state gives it: running while open or on hold,
+    paused while pending, and met with the budget kept while solved, so that a reopen
+    resumes it as it would a clock that ran."""
+    clock = _started(choice, RW, at, paused=now is TicketState.PENDING)
+    if now is TicketState.SOLVED:
+        return solve_resolution(choice.calendar, clock, at)
+    return clock
 
 
 def _retargeted(state: Ticket, priority: Priority, group: GroupId | None, policy: SlaPolicy,

@@ -34,11 +34,18 @@ from api.app import create_app
 from api.config import ProcessSettings
 from domain.business_hours import Calendar
 from domain.clock import ManualClock
+from domain.events import PolicyTargets
+from domain.rule_parts import Condition
+from domain.sla_calendar import CreateCalendar
+from domain.target_policy import CreatePolicy
 from domain.tenant_settings import DEFAULT_SETTINGS
 from domain.values import Priority, Role, SlaMetric, Source, TicketState, Visibility
 from eventstore.types import StoreActor
+from handlers import sla_policies as calendars
 from handlers.api_keys import IssueKey, issue_key
 from handlers.tenant_settings import ReplaceSettings, replace_settings
+from projections import analytics_cells as cells
+from projections import analytics_reads as reads
 from projections.projector import Projector
 from tests.support.desk import Desk
 from tests.support.http import asgi_client
@@ -195,8 +202,11 @@ async def test_endpoints_match_the_hand_computed_values(
     assert total["first_reply_ms"] == {"median": 2 * HOUR, "p90": 18 * HOUR}
     assert total["first_reply_business_ms"] == {"median": 2 * HOUR, "p90": 2 * HOUR}
     assert total["resolution_ms"] == {"median": 3 * HOUR, "p90": 44 * HOUR}
+    # On settings, no policy measures periodic updates or requester wait: null.
     assert total["sla_achievement"] == {"first_response": 0.6, "next_reply": 1.0,
-                                        "resolution": 1.0}
+                                        "resolution": 1.0, "periodic_update": None,
+                                        "requester_wait": None}
+    assert total["requester_wait_ms"] == {"median": None, "p90": None}
     assert total["reopen_rate"] == 0.5  # T2 of T1, T2
     assert total["one_touch_rate"] == 0.5  # T1 of T1, T2
     # T1 and T2 were answered: nothing deflected in the week.
@@ -307,3 +317,135 @@ async def test_cached_answers_follow_the_checkpoint_and_report_the_current_lag(
         moved = (await client.get("/v1/analytics/summary", params=params, headers=auth)).json()
         assert moved["lag"] == 0 and moved["as_of_seq"] == first["as_of_seq"] + 1
         assert moved["total"]["tickets"] == first["total"]["tickets"] + 1
+
+
+# Periodic update and requester wait, on SLA policies. Calendar "Office" Mon-Fri
+# 09:00-17:00 UTC. Policy "urgent" (priority urgent): first reply 1 h, periodic update
+# 1 h, no requester wait. Default: first reply 8 h, periodic update 2 h, requester wait
+# 4 h. Both on Office.
+#
+#   W1 normal/email  Mon 09:00 opened; 10:00 A1 replies (update due 12:00), pending (wait
+#                    paused, 1 h used); 11:00 A1 replies (met; next due 13:00); 13:00 the
+#                    update breaches; 14:00 customer writes (open: the wait resumes);
+#                    15:00 A1 replies (next due 17:00); 16:00 solved: the update met,
+#                    waited 3 h of 4 (met). Updates: 2 met of 3.
+#   W2 normal/portal Mon 16:00 opened (wait due Tue 12:00); Tue 12:00 the wait breaches;
+#                    13:00 A2 replies and is assigned (update due 15:00); 14:00 solved:
+#                    the update met, waited 6 h (missed). Updates: 1 of 1.
+#   W3 urgent/chat   Tue 09:00 opened on urgent (no wait clock); 09:30 A1 replies (due
+#                    10:30); 11:00 A1 replies late (missed, no check ran; next due
+#                    12:00); 11:30 priority normal: re-matched onto the default, its wait
+#                    starts then (due 15:30) and the update owed moves to 13:00 (30 min
+#                    spent of 2 h); 12:30 A2 replies (met). Left open. Updates: 1 of 2.
+#   W4 low/email     Wed 09:00 opened, left alone: waiting, nothing missed, no update owed.
+
+
+async def update_and_wait(desk: Desk, clock: ManualClock) -> dict[str, uuid.UUID]:
+    clock.set(at(1, 9))
+    w1 = await desk.open(Priority.NORMAL, Source.EMAIL)
+    clock.set(at(1, 10))
+    await desk.reply(w1, A1)
+    await desk.state(w1, TicketState.PENDING, A1)
+    clock.set(at(1, 11))
+    await desk.reply(w1, A1)
+    clock.set(at(1, 13))
+    assert await desk.check(w1, SlaMetric.PERIODIC_UPDATE) == 1
+    clock.set(at(1, 14))
+    await desk.customer(w1)
+    clock.set(at(1, 15))
+    await desk.reply(w1, A1)
+    clock.set(at(1, 16))
+    await desk.state(w1, TicketState.SOLVED, A1)
+    w2 = await desk.open(Priority.NORMAL, Source.PORTAL)
+    clock.set(at(2, 9))
+    w3 = await desk.open(Priority.URGENT, Source.CHAT)
+    clock.set(at(2, 9, 30))
+    await desk.reply(w3, A1)
+    clock.set(at(2, 11))
+    await desk.reply(w3, A1)
+    clock.set(at(2, 11, 30))
+    await desk.priority(w3, Priority.NORMAL, A1)
+    clock.set(at(2, 12))
+    assert await desk.check(w2, SlaMetric.REQUESTER_WAIT) == 1
+    clock.set(at(2, 12, 30))
+    await desk.reply(w3, A2)
+    clock.set(at(2, 13))
+    await desk.reply(w2, A2)
+    await desk.assign(w2, A2, A2)
+    clock.set(at(2, 14))
+    await desk.state(w2, TicketState.SOLVED, A2)
+    clock.set(at(3, 9))
+    w4 = await desk.open(Priority.LOW, Source.EMAIL)
+    return {"w1": w1, "w2": w2, "w3": w3, "w4": w4}
+
+
+async def test_periodic_update_and_requester_wait_match_the_hand_computed_values(
+        pool: Any, store: Any, make_tenant: Any, db: Any,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    tenant = await make_tenant("Updates")
+    clock = ManualClock(at(1, 8))
+    async with store.session(tenant.tenant_id, ACTOR) as s:
+        office = await calendars.create_calendar(s, CreateCalendar(
+            calendar_id=uuid.uuid4(), name="Office", hours=Calendar.model_validate(HOURS),
+            at=clock.now()))
+        await calendars.create_policy(s, CreatePolicy(
+            policy_id=uuid.uuid4(), name="Default", default=True, calendar_id=office.id,
+            targets=PolicyTargets(first_reply_ms=8 * HOUR, periodic_update_ms=2 * HOUR,
+                                  requester_wait_ms=4 * HOUR), at=clock.now()))
+        await calendars.create_policy(s, CreatePolicy(
+            policy_id=uuid.uuid4(), name="Urgent", calendar_id=office.id,
+            conditions=(Condition(field="priority", op="is", value="urgent"),),
+            targets=PolicyTargets(first_reply_ms=HOUR, periodic_update_ms=HOUR),
+            at=clock.now()))
+    desk = Desk(store, tenant.tenant_id, clock)
+    await desk.hire(A1, A2)
+    t = await update_and_wait(desk, clock)
+    projector = Projector(pool)
+    await projector.ensure_checkpoints()
+    await projector.drain()
+
+    async with pool.acquire() as conn, conn.transaction():
+        await conn.execute("SELECT set_config('app.tenant_id', $1, true)",
+                           str(tenant.tenant_id))
+        rows = {r["ticket_id"]: r for r in await conn.fetch("SELECT * FROM analytics_tickets")}
+    # measured, missed, waited (business ms), updates judged, met
+    expect = {"w1": (True, False, 3 * HOUR, 3, 2), "w2": (True, True, 6 * HOUR, 1, 1),
+              "w3": (True, False, None, 2, 1), "w4": (True, False, None, 0, 0)}
+    assert {name: (rows[tid]["requester_wait_measured"], rows[tid]["requester_wait_missed"],
+                   rows[tid]["requester_wait_ms"], rows[tid]["periodic_updates"],
+                   rows[tid]["periodic_updates_met"]) for name, tid in t.items()} == expect
+
+    wait = {"median": 3 * HOUR, "p90": 6 * HOUR}
+    # group_by -> {key: (requester wait met, periodic update met)}, and the total: wait 3
+    # of 4, updates 4 of 6.
+    want = {
+        "priority": {"low": (1.0, None), "normal": (0.6667, 0.6667)},
+        "source": {"chat": (1.0, 0.5), "email": (1.0, 0.6667), "portal": (0.0, 1.0)},
+        "assignee": {str(A2): (0.0, 1.0), "none": (1.0, 0.6)},
+        "day": {"2026-06-01": (0.5, 0.75), "2026-06-02": (1.0, 0.5),
+                "2026-06-03": (1.0, None)},
+        "group": {"none": (0.75, 0.6667)},
+        "organization": {"none": (0.75, 0.6667)},
+    }
+    app = create_app(ProcessSettings(database_url=db.runtime_url), clock=clock)
+    auth = {"Authorization": f"Bearer {tenant.admin_key.secret}"}
+    window = {"from": "2026-06-01", "to": "2026-06-03"}
+    async with asgi_client(app) as client:
+        for exact_up_to in (10**9, 0):  # from the ticket rows, then from the cells
+            monkeypatch.setattr(reads, "EXACT_UP_TO", exact_up_to)
+            for group_by, groups in want.items():
+                body = (await client.get("/v1/analytics/summary", headers=auth, params={
+                    **window, "group_by": group_by})).json()
+                assert body["percentiles"]["exact"] is (
+                    exact_up_to > 0 or group_by in ("group", "organization")), group_by
+                total = body["total"]["sla_achievement"]
+                assert (total["requester_wait"], total["periodic_update"]) == (0.75, 0.6667)
+                got_wait = body["total"]["requester_wait_ms"]
+                for p in ("median", "p90"):  # the cells' histograms: within the bound
+                    assert abs(got_wait[p] - wait[p]) <= (
+                        0 if body["percentiles"]["exact"] else cells.RELATIVE_ERROR
+                    ) * wait[p], (group_by, p)
+                got = {g["key"]: (g["sla_achievement"]["requester_wait"],
+                                  g["sla_achievement"]["periodic_update"])
+                       for g in body["groups"]}
+                assert got == groups, (group_by, exact_up_to)

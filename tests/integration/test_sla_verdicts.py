@@ -1,5 +1,5 @@
 """Verdicts do not move: a change of business hours, then a rebuild of analytics,
-leaves every past figure byte-identical.
+leaves every past figure byte-identical (periodic updates and requester waits too).
 
 Business hours Mon-Fri 09:00-17:00 UTC (Monday is 2026-06-08), then, from Tuesday
 12:00, Mon-Fri 10:00-12:00. T1 (Mon 09:00, answered 11:00) and T2 (Fri 5th 16:00,
@@ -26,6 +26,7 @@ from domain.events import PolicyTargets
 from domain.sla_calendar import ChangeCalendar, CreateCalendar
 from domain.target_policy import CreatePolicy
 from domain.tenant_settings import DEFAULT_SETTINGS
+from domain.values import TicketState
 from eventstore.types import StoreActor
 from handlers import sla_policies as calendars
 from handlers.tenant_settings import ReplaceSettings, replace_settings
@@ -117,7 +118,8 @@ async def test_a_clock_on_a_policy_counts_on_its_calendar_version(pool, store, m
             at=clock.now()))
         await calendars.create_policy(s, CreatePolicy(
             policy_id=uuid.uuid4(), name="Default", default=True, calendar_id=office.id,
-            targets=PolicyTargets(first_reply_ms=4 * HOUR), at=clock.now()))
+            targets=PolicyTargets(first_reply_ms=4 * HOUR, periodic_update_ms=HOUR,
+                                  requester_wait_ms=4 * HOUR), at=clock.now()))
     desk = Desk(store, tenant, clock)
     await desk.hire(A1)
     clock.set(at(6, 8, 15))
@@ -132,6 +134,8 @@ async def test_a_clock_on_a_policy_counts_on_its_calendar_version(pool, store, m
     clock.set(at(6, 9, 11))
     await desk.reply(t1, A1)
     await desk.reply(t2, A1)
+    await desk.state(t1, TicketState.SOLVED, A1)
+    await desk.state(t2, TicketState.SOLVED, A1)
     projector = Projector(pool)
     await projector.ensure_checkpoints()
     await projector.drain()
@@ -141,6 +145,11 @@ async def test_a_clock_on_a_policy_counts_on_its_calendar_version(pool, store, m
     rows = {r["ticket_id"]: r for r in orjson.loads(before)["analytics_tickets"]}
     assert rows[str(t1)]["first_reply_business_ms"] == 4 * HOUR  # Mon 15-17, Tue 09-11
     assert rows[str(t2)]["first_reply_business_ms"] == HOUR  # Tue 10-11 on version 2
+    # The requester's wait and the periodic update, on the same versions: T1 waited
+    # Mon 15-17 and Tue 09-11, T2 Tue 10-11; each met the one update it owed.
+    assert [(rows[str(t)]["requester_wait_ms"], rows[str(t)]["periodic_updates"],
+             rows[str(t)]["periodic_updates_met"]) for t in (t1, t2)] == [
+        (4 * HOUR, 1, 1), (HOUR, 1, 1)]
     assert (await _ticket(store, tenant, t2)).clocks["first_response"].basis.calendar_version == 2
 
 

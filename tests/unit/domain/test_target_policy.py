@@ -260,3 +260,47 @@ def test_the_requester_waits_while_open_or_on_hold_but_not_while_pending() -> No
         "paused_states": frozenset({TicketState.ON_HOLD, TicketState.PENDING})})
     held = given(open_cmd(), move(TicketState.ON_HOLD, at(1)), policy=on_hold_pauses)
     assert state_of(held).clocks[RW].running
+
+
+@pytest.mark.parametrize(("state", "running", "paused", "fulfilled"), [
+    (TicketState.OPEN, True, False, None),
+    (TicketState.ON_HOLD, True, False, None),
+    (TicketState.PENDING, False, True, None),
+    (TicketState.SOLVED, False, True, at(1)),
+])
+def test_a_ticket_re_matched_onto_a_policy_measuring_requester_wait_starts_the_clock(
+        state: TicketState, running: bool, paused: bool, fulfilled: object) -> None:
+    # Given a ticket on the default (no requester wait) moved to ``state``, when it
+    # becomes urgent at 10:00 and so matches "waits" (4 h), then its requester-wait
+    # clock starts then with the whole budget, in the state the ticket's state gives.
+    waits = policy("waits", PolicyTargets(first_reply_ms=H, requester_wait_ms=4 * H),
+                   Condition(field="priority", op="is", value="urgent"))
+    sla = view(DEFAULT, waits)
+    history = given(open_cmd(), reply(at(0.5)), *(
+        [] if state is TicketState.OPEN else [move(state, at(0.75))]), policy=sla)
+    assert RW not in state_of(history).clocks
+    [moved] = when(history, ChangePriority(priority=Priority.URGENT, actor=AGENT,
+                                           at=at(1)), policy=sla)[-1:]
+    assert isinstance(moved, SlaRetargeted) and moved.to_policy.policy_id == waits.id
+    assert moved.from_policy is not None and moved.from_policy.policy_id == DEFAULT.id
+    clock = moved.clocks[RW]
+    assert (clock.started_at, clock.target_ms, clock.basis) == (at(1), 4 * H, moved.to_policy)
+    assert (clock.running, clock.paused, clock.fulfilled_at) == (running, paused, fulfilled)
+    assert clock.due_at == (at(5) if running else None)
+    assert clock.remaining_ms == (4 * H if paused else None)
+    # A reopen (or the end of pending) resumes it: due 4 h on.
+    if state in (TicketState.PENDING, TicketState.SOLVED):
+        after = [*history, *when(history, ChangePriority(priority=Priority.URGENT,
+                                                         actor=AGENT, at=at(1)), policy=sla)]
+        resumed = when(after, move(TicketState.OPEN, at(2)), policy=sla)
+        clock = state_of([*after, *resumed]).clocks[RW]
+        assert (clock.running, clock.fulfilled_at, clock.due_at) == (True, None, at(6))
+    # Re-matched again onto a policy that measures it, it is not started anew.
+    after = [*history, *when(history, ChangePriority(priority=Priority.URGENT, actor=AGENT,
+                                                     at=at(1)), policy=sla)]
+    waits_more = policy("waits", PolicyTargets(first_reply_ms=H, requester_wait_ms=6 * H),
+                        Condition(field="priority", op="is", value="urgent"))
+    waits_more = waits_more.model_copy(update={"version": waits.version + 1})
+    [again] = when(after, RetargetSla(policy_id=None, reason="apply", at=at(1, 30)),
+                   policy=view(DEFAULT, waits_more))
+    assert again.clocks[RW].started_at == at(1)
