@@ -26,6 +26,10 @@ Choices worth knowing:
 * An action the ticket refuses now (a rule that solves a ticket with a required
   field empty, an assignee who left the group) undoes that rule's actions only; the
   firing is recorded as ``refused`` with the reason, and the engine goes on.
+* ``send_mail`` appends no event: its notification rows and their jobs are written
+  in the batch's transaction (``handlers.rule_mail``), so they commit with the
+  checkpoint and are sent after it; a mail that cannot be queued (no mailbox left,
+  nobody to mail) is said in the firing's ``detail``.
 """
 
 from __future__ import annotations
