@@ -2,12 +2,15 @@
 steady event rate, and one evaluation pass of time rules over many open tickets.
 
     python -m bench.rules [--seconds 8] [--rounds 3] [--rate 200] [--tickets 10000]
+                          [--in-api]
 
 One run starts a Postgres of its own (bench/common.py ``private_server``) and serves
 ``helpdesk serve --workers 1`` without the scheduler (``RUN_SCHEDULER=false``) next to a
 ``helpdesk worker``, which runs the projectors, the rule engine and the scheduler, as
 docker-compose.yml deploys them: the rule engine is off the API's process, though on a
-small machine it still shares the cores with it.
+small machine it still shares the cores with it. With ``--in-api`` there is no worker:
+the API process runs them itself (``RUN_SCHEDULER=true``), as a one-process deployment
+does.
 
 - **Throughput.** Two tenants of one database: one with no rules, one with 100 active
   rules on every event whose conditions never hold (each ends in ``tags contains
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
 import os
 import statistics
@@ -290,7 +294,8 @@ def working(env: dict[str, str]) -> Iterator[subprocess.Popen[bytes]]:
             worker.wait()
 
 
-async def run(seconds: float, rounds: int, rate: float, tickets: int) -> None:
+async def run(seconds: float, rounds: int, rate: float, tickets: int,
+              in_api: bool = False) -> None:
     from tests.support.pg import Databases
 
     config = {"track_commit_timestamp": "on", "max_connections": "300",
@@ -300,11 +305,12 @@ async def run(seconds: float, rounds: int, rate: float, tickets: int) -> None:
         await dbs.create_template()
         db = await dbs.clone()
         try:
-            env = {"DATABASE_URL": db.runtime_url, "RUN_SCHEDULER": "false",
+            env = {"DATABASE_URL": db.runtime_url,
+                   "RUN_SCHEDULER": "true" if in_api else "false",
                    "PROJECTOR_POLL_INTERVAL": "1", "LOG_LEVEL": "warning",
                    "DB_POOL_MAX": str(CONNECTIONS + 8)}
             with serving(["-m", "api.cli.main", "serve", "--workers", "1"], env) as served, \
-                    working(env):
+                    (contextlib.nullcontext() if in_api else working(env)):
                 await served.ready()
                 await throughput(served.url, db.admin_url, seconds, rounds)
                 await lag(served.url, db.admin_url, seconds, rate)
@@ -320,8 +326,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--rate", type=float, default=200.0)
     parser.add_argument("--tickets", type=int, default=10_000)
+    parser.add_argument("--in-api", action="store_true",
+                        help="run the rule engine in the API process (RUN_SCHEDULER=true)")
     args = parser.parse_args()
-    asyncio.run(run(args.seconds, args.rounds, args.rate, args.tickets))
+    asyncio.run(run(args.seconds, args.rounds, args.rate, args.tickets, args.in_api))
 
 
 if __name__ == "__main__":

@@ -37,7 +37,11 @@ import jinja2.nodes
 import jinja2.sandbox
 
 KINDS = ("invitation", "portal_link", "acknowledgement", "assignment", "breach")
-"""Every kind of notification mail, in the order the docs list them."""
+"""Every kind of notification mail a tenant has a template of, in the order the docs
+list them."""
+RULE_KIND = "rule"
+"""The mail a rule's ``send_mail`` action sends: its template is the rule's own, so it
+has placeholders (``PLACEHOLDERS``) but no default and no tenant template."""
 
 MAX_SUBJECT = 300
 MAX_BODY = 20_000
@@ -97,6 +101,18 @@ PLACEHOLDERS: Mapping[str, Mapping[str, str]] = {
         "metric": "the SLA metric breached (first_response, next_reply, resolution)",
         "due_at": "when it was due (UTC, ISO 8601)",
     },
+    RULE_KIND: {
+        "desk": "the desk's name",
+        "name": "the recipient's name (their e-mail when they have none)",
+        "email": "the recipient's e-mail",
+        "requester_name": "the requester's name (their e-mail when they have none)",
+        "requester_email": "the requester's e-mail",
+        "subject": "the ticket's subject",
+        "ticket_id": "the ticket's id",
+        "priority": "the ticket's priority",
+        "state": "the ticket's state",
+        "reference": "the ticket's mail reference (#token) on a mail ticket, else empty",
+    },
 }
 
 SAMPLES: Mapping[str, Mapping[str, str]] = {
@@ -119,6 +135,11 @@ SAMPLES: Mapping[str, Mapping[str, str]] = {
     "breach": {"desk": "Acme support", "agent_name": "Sam Agent", "subject": "Printer on fire",
                "ticket_id": "00000000-0000-4000-8000-000000000001", "priority": "high",
                "metric": "first_response", "due_at": "2026-01-01T10:00:00+00:00"},
+    RULE_KIND: {"desk": "Acme support", "name": "Ann Customer", "email": "ann@example.com",
+                "requester_name": "Ann Customer", "requester_email": "ann@example.com",
+                "subject": "Printer on fire",
+                "ticket_id": "00000000-0000-4000-8000-000000000001", "priority": "high",
+                "state": "open", "reference": "#a1b2c3d4e5f6g"},
 }
 """What a preview renders with when it is given no data."""
 
@@ -311,5 +332,5 @@ def template_of(kind: str, overrides: Mapping[str, MailTemplate]) -> MailTemplat
 
 
 __all__ = ["DEFAULTS", "KINDS", "MAX_BODY", "MAX_NUMBER", "MAX_OPERAND", "MAX_SUBJECT",
-           "PLACEHOLDERS", "SAMPLES", "MailTemplate", "RenderFailed", "TemplateInvalid",
-           "check_template", "render", "template_of"]
+           "PLACEHOLDERS", "RULE_KIND", "SAMPLES", "MailTemplate", "RenderFailed",
+           "TemplateInvalid", "check_template", "render", "template_of"]

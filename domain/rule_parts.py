@@ -19,6 +19,8 @@ from pydantic import BaseModel, ConfigDict
 
 from domain.errors import ValidationFailed
 from domain.ids import OrganizationId
+from domain.mail_templates import RULE_KIND, MailTemplate, TemplateInvalid
+from domain.mail_templates import check_template as check_mail_template
 from domain.templates import check_template
 from domain.validation import normalize_tags
 from domain.values import Priority, Source, TicketState
@@ -58,7 +60,10 @@ ACTION_TYPES = frozenset({
     "set_state", "set_priority", "set_group", "assign", "add_tags", "remove_tags",
     "set_fields", "add_note", "send_mail", "call_webhook",
 })
-"""Every action a rule may name; ``send_mail`` is refused until the service sends mail."""
+"""Every action a rule may name."""
+MAIL_TO = frozenset({"requester", "assignee", "group"})
+"""Whom a ``send_mail`` action mails: the ticket's requester, its assignee, or the
+active members of a group."""
 
 _PRIORITY_RANK = {p: i for i, p in enumerate(Priority)}
 
@@ -67,8 +72,9 @@ TIME_HOURS_MAX = 24 * 365
 Since = Literal["created", "updated", "pending", "customer_reply", "agent_reply"]
 EVENT_BOUND = frozenset({"event", "public_customer_reply"})
 """Conditions that speak of the event a rule fires on: a time rule has none."""
-TIME_ACTIONS = ACTION_TYPES - {"call_webhook", "send_mail"}
-"""What a time rule may do: the webhook gets events, and a time rule fires on none."""
+TIME_ACTIONS = ACTION_TYPES - {"call_webhook"}
+"""What a time rule may do: the webhook gets events, and a time rule fires on none. A
+time rule may send mail: its job queues it with the episode it claims."""
 
 
 class Condition(BaseModel):
@@ -200,7 +206,7 @@ def check_action(a: Action, where: str) -> Action:
     value: Any = a.value
     match a.type:
         case "send_mail":
-            raise ValidationFailed("the service does not send mail yet", field=f"{where}.type")
+            value = check_send_mail(value, at)
         case "set_state":
             state = _choice(TicketState, value, at)
             if state is TicketState.CLOSED:
@@ -229,6 +235,32 @@ def check_action(a: Action, where: str) -> Action:
             if value is not None:
                 raise ValidationFailed("call_webhook takes no value", field=at)
     return a.model_copy(update={"value": value})
+
+
+def check_send_mail(value: Any, at: str) -> dict[str, Any]:
+    """A ``send_mail`` value: ``{to, group_id (to a group only), template: {subject,
+    body}}``, the template checked as a tenant's mail template is (it compiles, names
+    only the placeholders of rule mail, renders in the sandbox)."""
+    if not isinstance(value, dict) or set(value) - {"to", "group_id", "template"}:
+        raise ValidationFailed("give {to, template: {subject, body}} (and group_id "
+                               "to mail a group)", field=at)
+    to = value.get("to")
+    if to not in MAIL_TO:
+        raise ValidationFailed(f"to is one of {', '.join(sorted(MAIL_TO))}", field=f"{at}.to")
+    out: dict[str, Any] = {"to": to}
+    if to == "group":
+        out["group_id"] = _uuid(value.get("group_id"), f"{at}.group_id")
+    elif value.get("group_id") is not None:
+        raise ValidationFailed("group_id is for mail to a group", field=f"{at}.group_id")
+    template = value.get("template")
+    if not isinstance(template, dict) or set(template) != {"subject", "body"}:
+        raise ValidationFailed("give the template's subject and body", field=f"{at}.template")
+    try:
+        check_mail_template(RULE_KIND, MailTemplate(template["subject"], template["body"]))
+    except TemplateInvalid as exc:
+        raise ValidationFailed(exc.message, field=f"{at}.template.{exc.field}") from exc
+    out["template"] = {"subject": template["subject"], "body": template["body"]}
+    return out
 
 
 def check_conditions(conditions: Sequence[Condition]) -> tuple[Condition, ...]:
@@ -357,6 +389,7 @@ __all__ = [
     "ACTION_TYPES",
     "CONDITIONS_MAX",
     "FIELD_OPS",
+    "MAIL_TO",
     "OPS",
     "TICKET_EVENT_TYPES",
     "TIME_ACTIONS",
@@ -371,6 +404,7 @@ __all__ = [
     "check_actions",
     "check_condition",
     "check_conditions",
+    "check_send_mail",
     "check_time_rule",
     "event_types",
     "failing",

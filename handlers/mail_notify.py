@@ -11,7 +11,10 @@ after the commit that called for it, the way replies are (handlers/mail_out.py):
 - an opened, assigned or breached ticket's event enqueues its job from the appending
   statement (migration 0670), when the tenant's ``mail_notifications`` setting asks
   for it; the job's first attempt makes the rows (one per recipient, each keyed by
-  what it tells of and to whom, so a retry makes none twice).
+  what it tells of and to whom, so a retry makes none twice);
+- a rule's ``send_mail`` action makes its rows and jobs in the rule's own transaction
+  (``queue_notices``, from ``handlers.rule_mail``), with the rule's template among the
+  sealed values.
 
 A row's Message-ID is fixed when it is made; a row ``sent`` is never sent again, and
 one that fails keeps the reason and is retried with backoff until the last attempt
@@ -44,6 +47,7 @@ from domain.ids import TenantId
 from domain.mail import display_address, tokened_address
 from domain.mail_templates import (
     PLACEHOLDERS,
+    RULE_KIND,
     SAMPLES,
     MailTemplate,
     RenderFailed,
@@ -120,6 +124,36 @@ async def queue_notice(uow: UnitOfWork, notice: Notice, at: datetime) -> bool:
     return True
 
 
+async def sending_mailbox(conn: asyncpg.Connection, tenant: TenantId,
+                          ticket_id: UUID | None = None) -> Any:
+    """The mailbox notification mail goes out from (a mail ticket's own when it has SMTP,
+    else the tenant's first with SMTP), or None: notification mail is dormant."""
+    thread = None if ticket_id is None else await conn.fetchrow(
+        Q["mail_thread_get"], tenant, ticket_id)
+    return await conn.fetchrow(Q["sending_mailbox"], tenant,
+                               None if thread is None else thread["mailbox_id"])
+
+
+async def queue_notices(uow: UnitOfWork, notices: list[Notice], at: datetime,
+                        ticket_id: UUID | None = None) -> list[UUID] | None:
+    """Make ``notices`` and one job each in the caller's transaction, whatever the
+    tenant's ``mail_notifications`` setting says (the caller chose to send them); the
+    rows' ids, or None with no mailbox that has SMTP (or no keyring to seal with)."""
+    mailbox = await sending_mailbox(uow.conn, uow.tenant_id, ticket_id)
+    if mailbox is None or uow.keyring is None:
+        return None
+    for notice in notices:
+        await _insert(uow, mailbox, notice, at)
+    rows = [] if not notices else await uow.conn.fetch(
+        Q["notices_by_keys"], uow.tenant_id, [n.dedupe_key for n in notices])
+    for row in rows:
+        await jobs.schedule(uow.conn, uow.tenant_id, KIND, at,
+                            dedupe_key=f"notice:{row['id']}",
+                            payload={"notification": str(row["id"])},
+                            max_attempts=MAX_ATTEMPTS)
+    return [r["id"] for r in rows]
+
+
 async def tenant_slug(conn: asyncpg.Connection, tenant_id: TenantId) -> str:
     return str(await conn.fetchval(Q["tenant_slug"], tenant_id))
 
@@ -188,6 +222,19 @@ async def _make_event_notices(store: EventStore, tenant: TenantId, stream_id: UU
 # --- sending -----------------------------------------------------------------------------
 
 
+THREADED = ("acknowledgement", RULE_KIND)
+"""The kinds of mail that come back to their ticket (Reply-To its token, In-Reply-To
+the mail that opened it), as a reply would."""
+
+
+def _template(kind: str, data: dict[str, str], settings: TenantSettings) -> MailTemplate:
+    """A rule's mail carries its rule's template (as the rule stood when it fired);
+    the others are the tenant's of their kind."""
+    if kind == RULE_KIND:
+        return MailTemplate(data["template_subject"], data["template_body"])
+    return template_of(kind, settings.mail_templates)
+
+
 def links(kind: str, data: dict[str, str], public_url: str) -> dict[str, str]:
     """``data`` with the ``link`` of an invitation (the console) or a password link (the
     portal's page that spends it), under ``public_url`` ('' leaves the path alone)."""
@@ -237,7 +284,7 @@ async def _send_one(store: EventStore, tenant: TenantId, notice_id: UUID, *, job
                                                       row["mailbox_id"])
         mailbox = await uow.conn.fetchrow(Q["mailbox_get"], tenant, row["mailbox_id"])
         token = answers = None
-        if row["kind"] == "acknowledgement" and row["ticket_id"] is not None:
+        if row["kind"] in THREADED and row["ticket_id"] is not None:
             thread = await uow.conn.fetchrow(Q["mail_thread_get"], tenant, row["ticket_id"])
             if thread is not None:
                 token = thread["token"]
@@ -245,7 +292,7 @@ async def _send_one(store: EventStore, tenant: TenantId, notice_id: UUID, *, job
                                                   row["ticket_id"])
         failure = None if access is not None else "the mailbox has no outbound SMTP"
         try:
-            subject, body = render(template_of(row["kind"], settings.mail_templates),
+            subject, body = render(_template(row["kind"], data, settings),
                                    links(row["kind"], data, public_url))
         except RenderFailed as exc:
             failure = f"the template did not render: {exc}"
@@ -338,5 +385,6 @@ async def preview(uow: UnitOfWork, kind: str, subject: str | None, body: str | N
             "own": kind in settings.mail_templates}
 
 
-__all__ = ["KIND", "Notice", "build_notice", "deliver", "links",
-           "preview", "queue_notice", "register", "tenant_slug"]
+__all__ = ["KIND", "THREADED", "Notice", "build_notice", "deliver", "links",
+           "preview", "queue_notice", "queue_notices", "register", "sending_mailbox",
+           "tenant_slug"]

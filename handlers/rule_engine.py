@@ -26,6 +26,10 @@ Choices worth knowing:
 * An action the ticket refuses now (a rule that solves a ticket with a required
   field empty, an assignee who left the group) undoes that rule's actions only; the
   firing is recorded as ``refused`` with the reason, and the engine goes on.
+* ``send_mail`` appends no event: its notification rows and their jobs are written
+  in the batch's transaction (``handlers.rule_mail``), so they commit with the
+  checkpoint and are sent after it; a mail that cannot be queued (no mailbox left,
+  nobody to mail) is said in the firing's ``detail``.
 """
 
 from __future__ import annotations
@@ -64,6 +68,7 @@ from eventstore.memo import TenantMemo
 from eventstore.store import UnitOfWork
 from eventstore.types import IMPORT_ACTOR_KIND
 from handlers.errors import HandlerError
+from handlers.rule_mail import queue_rule_mail
 from handlers.rule_states import TicketStates
 from handlers.tenant_events import record
 from handlers.ticket_state import load_ticket
@@ -302,7 +307,8 @@ class RuleEngine:
             else:
                 try:
                     async with conn.transaction():  # a savepoint: a refusal undoes the rule
-                        await self._act(uow, envelope, rule, at)
+                        notes = await self._act(uow, envelope, rule, at)
+                    detail = "; ".join(notes)[:500] or None
                 except (DomainError, HandlerError, ConcurrencyError) as exc:
                     uow.undo_to(mark)
                     outcome, detail = "refused", f"{type(exc).__name__}: {exc}"[:500]
@@ -342,8 +348,11 @@ class RuleEngine:
         uow.staged = []
 
     async def _act(self, uow: UnitOfWork, envelope: Envelope, rule: Rule, at: datetime
-                   ) -> None:
+                   ) -> list[str]:
+        """Run the rule's actions; what the firing's detail should say (a mail that
+        could not be queued)."""
         actor = rule_actor(rule.id)
+        notes: list[str] = []
         for i, action in enumerate(rule.actions):
             if action.type == "call_webhook":
                 await jobs.schedule(uow.conn, uow.tenant_id, WEBHOOK, at,
@@ -353,12 +362,20 @@ class RuleEngine:
                 continue
             ticket = await load_ticket(uow.conn, uow.tenant_id, envelope.stream_id)
             if ticket is None:
-                return
+                return notes
+            if action.type == "send_mail":
+                # Queued in this batch's transaction: the mail exists once the firing
+                # commits, with the checkpoint, and a batch done again makes none twice.
+                note = await queue_rule_mail(uow, action.value, ticket,
+                                             f"{rule.id}:{envelope.seq}:{i}", at)
+                notes += [] if note is None else [note]
+                continue
             # Derived: the same firing done again writes the same message.
             message_id = uuid.uuid5(rule.id, f"note:{envelope.seq}:{i}")
             command = action_command(action, ticket, actor, at, message_id)
             if command is not None:
                 await run_command(uow, envelope.stream_id, command)
+        return notes
 
 
 __all__ = ["NAME", "RuleEngine", "TicketTimes", "action_command", "in_business_hours",

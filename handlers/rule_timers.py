@@ -40,6 +40,7 @@ from eventstore.store import UnitOfWork
 from eventstore.types import SYSTEM, StoreActor
 from handlers.errors import HandlerError
 from handlers.rule_engine import action_command, in_business_hours, rule_actor, ticket_facts
+from handlers.rule_mail import queue_rule_mail
 from handlers.ticket_state import load_ticket
 from handlers.tickets import run_command
 from projections import rules as read_model
@@ -178,6 +179,13 @@ async def fire(uow: UnitOfWork, rule_id: UUID, ticket_id: UUID, episode: datetim
             for i, action in enumerate(rule.actions):
                 current = await load_ticket(conn, tenant, ticket_id)
                 assert current is not None
+                if action.type == "send_mail":
+                    # Queued with the episode's claim: once per episode, sent after
+                    # this job commits.
+                    await queue_rule_mail(uow, action.value, current,
+                                          f"{rule.id}:{ticket_id}:{episode.isoformat()}:{i}",
+                                          now)
+                    continue
                 # Derived: the same episode's firing done again writes the same note.
                 message_id = uuid.uuid5(rule.id, f"time-note:{ticket_id}:"
                                                  f"{episode.isoformat()}:{i}")

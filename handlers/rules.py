@@ -9,6 +9,8 @@ here are those that need the tenant's rows:
   ``{{fields.<key>}}`` placeholders name defined fields;
 * a group a rule routes to exists, and an agent it assigns to is active and, when
   the rule routes to a group or fires only in one, a member of that group;
+* a rule that sends mail has a mailbox with SMTP to send it from, and a group it
+  mails exists (``handlers.rule_mail``);
 * a tenant has at most ``RULES_MAX`` rules.
 
 Every refusal is a 422 naming the part (``conditions.2.value``), and nothing is saved.
@@ -36,6 +38,7 @@ from domain.values import Actor, ActorKind
 from eventstore.store import UnitOfWork
 from handlers.errors import Invalid
 from handlers.records import change_record, create_record
+from handlers.rule_mail import check_can_send
 from projections import rules as read_model
 from projections.fields import load_catalog
 from projections.groups import load_group
@@ -82,6 +85,7 @@ async def check_actions_in_tenant(uow: UnitOfWork, actions: Sequence[Action],
     known to be in when they run (None: unknown), for the assignee's membership."""
     conn, tenant = uow.conn, uow.tenant_id
     routed = next((UUID(a.value) for a in actions if a.type == "set_group"), group)
+    mails = [i for i, a in enumerate(actions) if a.type == "send_mail"]
     for i, a in enumerate(actions):
         at = f"{prefix}.{i}.value"
         if a.type == "set_group" and await load_group(conn, tenant, UUID(a.value)) is None:
@@ -102,6 +106,12 @@ async def check_actions_in_tenant(uow: UnitOfWork, actions: Sequence[Action],
                 raise _invalid(exc, at) from exc
         if a.type == "add_note":
             check_template_fields(a.value, at, catalog)
+        if (a.type == "send_mail" and a.value["to"] == "group"
+                and await load_group(conn, tenant, UUID(a.value["group_id"])) is None):
+            raise Invalid("invalid_rule", f"{at}.group_id: no group {a.value['group_id']}",
+                          field=f"{at}.group_id")
+    if mails:
+        await check_can_send(uow, f"{prefix}.{mails[0]}.value")
 
 
 def _group_condition(conditions: Sequence[Condition]) -> UUID | None:

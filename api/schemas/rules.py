@@ -30,7 +30,8 @@ class ActionIn(BaseModel):
     model_config = _IN
 
     type: str = Field(max_length=40, description="One of " + ", ".join(sorted(ACTION_TYPES))
-                      + " (send_mail is refused until the service sends mail).")
+                      + "; send_mail takes {to: requester | assignee | group, group_id, "
+                      "template: {subject, body}}.")
     value: StorableJson = None
 
 

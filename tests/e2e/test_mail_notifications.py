@@ -203,3 +203,47 @@ async def test_smtp_down_loses_no_notification_and_a_preview_changes_nothing(
         assert said in refused.text
     assert (await http.get("/v1/settings", headers=admin)).headers["ETag"] == before
     assert await owner_fetch(db, "SELECT count(*) AS n FROM jobs") == jobs_before
+
+
+async def test_a_rule_mails_the_requester_once_threaded_and_auto_submitted(
+        http, db, services, tenant, smtp_server: SmtpServer) -> None:
+    from handlers.rule_engine import RuleEngine
+    from projections.projector import Projector
+
+    admin = auth(tenant.admin_key)
+    rule = {"name": "Say hello", "conditions": [
+        {"field": "event", "op": "is", "value": "TicketOpened"}],
+        "actions": [{"type": "send_mail", "value": {"to": "requester", "template": {
+            "subject": "Hello {{ requester_name }}: {{ subject }}",
+            "body": "We have ticket {{ ticket_id }} ({{ priority }}) for {{ email }}.\n"
+                    "-- {{ desk }}\n"}}}]}
+    # Refused while the tenant has no mailbox to send from.
+    refused = await http.post("/v1/rules", headers=admin, json=rule)
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["errors"][0]["loc"] == ["body", "actions", "0", "value"]
+    await make_mailbox(http, admin, smtp=smtp_at(smtp_server.port))
+    made = await http.post("/v1/rules", headers=admin, json=rule)
+    assert made.status_code == 201, made.text
+    engine = Projector(services.pool, [RuleEngine(services.store.keyring)])
+    await engine.ensure_checkpoints()
+    to = f"rule-{uuid.uuid4().hex[:8]}@example.com"
+    ticket = (await http.post("/v1/tickets", headers=admin, json={
+        "subject": "Printer on fire", "body": "It is.", "priority": "high",
+        "requester": {"email": to, "name": "Rita"}})).json()
+    await engine.drain()
+    await engine.drain()  # nothing more: the firing is done
+    rows = await owner_fetch(db, "SELECT kind, to_address, status FROM mail_notifications "
+                                 "WHERE kind = 'rule'")
+    assert [tuple(r) for r in rows] == [("rule", to, "queued")]
+
+    async def sent() -> bool:
+        return all(r["status"] == "sent" for r in await owner_fetch(
+            db, "SELECT status FROM mail_notifications WHERE kind = 'rule'"))
+
+    await run_mail_jobs(services, ManualClock(soon()), sent)
+    [mail] = smtp_server.to(to)
+    message = mail.message()
+    assert message["Subject"] == "Hello Rita: Printer on fire"
+    assert message["From"] == "Acme support <support@acme.test>"
+    assert message["Auto-Submitted"] == "auto-generated"
+    assert _text(mail) == f"We have ticket {ticket['id']} (high) for {to}.\n-- Acme support\n"

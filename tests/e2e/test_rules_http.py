@@ -79,8 +79,16 @@ async def test_bad_input_is_a_422_naming_the_part_and_saves_nothing(http, tenant
          ["conditions", "0", "value"]),
         ({"actions": [{"type": "set_fields", "value": {"seats": -(2**64)}}]},
          ["actions", "0", "value"]),
-        ({"actions": [{"type": "send_mail", "value": {"to": "requester"}}]},
-         ["actions", "0", "type"]),
+        ({"actions": [{"type": "add_tags", "value": ["x"]}, {"type": "send_mail", "value": {
+            "to": "requester", "template": {"subject": "Hi", "body": "{{ password }}"}}}]},
+         ["actions", "1", "value", "template", "body"]),
+        # A well-formed mail, but the tenant has no mailbox to send it from.
+        ({"actions": [{"type": "send_mail", "value": {
+            "to": "requester", "template": {"subject": "Hi", "body": "Hello {{ name }}"}}}]},
+         ["actions", "0", "value"]),
+        ({"actions": [{"type": "send_mail", "value": {"to": "group", "group_id": str(
+            uuid.uuid4()), "template": {"subject": "Hi", "body": "Hello"}}}]},
+         ["actions", "0", "value", "group_id"]),
         ({"actions": [{"type": "set_state", "value": "closed"}]}, ["actions", "0", "value"]),
         ({"actions": [{"type": "set_group", "value": group["id"]},
                       {"type": "assign", "value": str(outsider)}]},

@@ -21,6 +21,7 @@ from domain.clock import ManualClock
 from domain.ids import AgentId
 from domain.rule import CHAIN_DEPTH_MAX
 from domain.values import Priority, TicketState
+from handlers import mailboxes
 from handlers.agents import update_agent
 from handlers.ticket_state import load_ticket
 from tests.support.desk import ACTOR, Desk
@@ -187,6 +188,13 @@ async def test_a_worker_killed_mid_batch_leaves_each_action_done_once(
     eng = engine(pool, store)
     await eng.ensure_checkpoints()
     rule = await make_rule(store, tenant, START, *URGENT_TAG)
+    async with store.session(tenant, ACTOR) as s:
+        await mailboxes.create_mailbox(s, mailboxes.CreateMailbox(
+            address="support@acme.test", name="Support", at=START,
+            smtp=mailboxes.Smtp(host="127.0.0.1", port=25, security="none")))
+    await make_rule(store, tenant, START, URGENT_TAG[0], [{"type": "send_mail", "value": {
+        "to": "requester", "template": {"subject": "Re: {{ subject }}",
+                                        "body": "Hello {{ name }}"}}}], name="mail")
     urgent = [await desk.open(Priority.URGENT) for _ in range(6)]
     child = await asyncio.to_thread(
         subprocess.Popen,
@@ -219,6 +227,15 @@ async def test_a_worker_killed_mid_batch_leaves_each_action_done_once(
     events = await by_rule(store, tenant, rule)
     assert sorted((e["stream_id"], e["type"]) for e in events) == sorted(
         [(t, "TagsChanged") for t in urgent] + [(t, "MessageAdded") for t in urgent])
+    # The mail rule's mail was queued once per event, with one job each.
+    async with store.session(tenant, readonly=True) as s:
+        mails = await s.conn.fetch(
+            "SELECT ticket_id, count(*) AS n FROM mail_notifications WHERE tenant_id = $1 "
+            "AND kind = 'rule' GROUP BY ticket_id", tenant)
+        mail_jobs = await s.conn.fetchval(
+            "SELECT count(*) FROM jobs WHERE tenant_id = $1 AND kind = 'mail.notify'", tenant)
+    assert sorted((m["ticket_id"], m["n"]) for m in mails) == sorted((t, 1) for t in urgent)
+    assert mail_jobs == len(urgent)
 
 
 async def test_conditions_see_the_ticket_right_after_the_event_not_as_it_is_later(

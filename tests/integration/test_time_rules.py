@@ -174,3 +174,32 @@ async def test_the_dry_run_judges_time_rules_by_their_clocks(pool, store, make_t
     assert after[calendar]["matches"] is False
     assert after[calendar]["reasons"][0] == (
         f"it fired already in this clock's episode (since {FRIDAY.isoformat()})")
+
+
+async def test_a_time_rule_mails_once_per_episode(pool, store, make_tenant):
+    from handlers import mailboxes
+
+    tenant, desk, eng = await _setup(store, make_tenant, pool)
+    async with store.session(tenant, ACTOR) as s:
+        await mailboxes.create_mailbox(s, mailboxes.CreateMailbox(
+            address="support@acme.test", name="Support", at=desk.clock.now(),
+            smtp=mailboxes.Smtp(host="127.0.0.1", port=25, security="none")))
+        await create_rule(s, CreateRule(
+            rule_id=uuid.uuid4(), name="nudge", at=desk.clock.now(),
+            time=TimeTrigger(since="pending", hours=2),
+            conditions=(Condition(field="state", op="is", value="pending"),),
+            actions=(Action(type="send_mail", value={"to": "requester", "template": {
+                "subject": "Still there? {{ subject }}", "body": "Hello {{ name }}"}}),)))
+    tid = await desk.open()
+    desk.clock.set(FRIDAY)
+    await desk.state(tid, TicketState.PENDING, AGENT)
+    await eng.drain()
+    later = FRIDAY + timedelta(hours=3)
+    [job] = await _pass(store, tenant, later)
+    both = await asyncio.gather(_fire(store, tenant, job, later),
+                                _fire(store, tenant, job, later))
+    assert sorted(both) == [False, True]
+    async with store.session(tenant, readonly=True) as s:
+        mails = await s.conn.fetch("SELECT to_address, ticket_id FROM mail_notifications "
+                                   "WHERE tenant_id = $1 AND kind = 'rule'", tenant)
+    assert [(m["to_address"], m["ticket_id"]) for m in mails] == [("c@example.com", tid)]

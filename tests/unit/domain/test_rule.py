@@ -55,9 +55,20 @@ def test_a_bad_condition_is_refused_naming_its_part(condition: Condition, where:
     assert caught.value.field == where
 
 
+MAIL = {"subject": "Re: {{ subject }}", "body": "Hello {{ name }}"}
+
+
 @pytest.mark.parametrize(("action", "where"), [
     (Action(type="explode"), "actions.0.type"),
-    (Action(type="send_mail", value={"to": "requester"}), "actions.0.type"),
+    (Action(type="send_mail", value={"to": "requester"}), "actions.0.value.template"),
+    (Action(type="send_mail", value={"to": "someone", "template": MAIL}), "actions.0.value.to"),
+    (Action(type="send_mail", value={"to": "group", "template": MAIL}),
+     "actions.0.value.group_id"),
+    (Action(type="send_mail", value={"to": "requester", "template": {
+        "subject": "Re: {{ subject }}", "body": "Hi {{ shoe_size }}"}}),
+     "actions.0.value.template.body"),
+    (Action(type="send_mail", value={"to": "requester", "template": {
+        "subject": "{% if %}", "body": "x"}}), "actions.0.value.template.subject"),
     (Action(type="set_state", value="closed"), "actions.0.value"),
     (Action(type="add_note", value="Hi {{ticket.colour}}"), "actions.0.value"),
     (Action(type="assign", value="not-an-id"), "actions.0.value"),
