@@ -153,6 +153,8 @@ PROBLEMS: Mapping[str, ProblemCode] = _codes(
     ProblemCode("invalid_transition", 409, "Invalid transition",
                 "The ticket cannot move from its state to the one asked for."),
     ProblemCode("ticket_closed", 409, "Ticket closed", "A closed ticket takes no command."),
+    ProblemCode("ticket_not_solved", 409, "Ticket not solved",
+                "Only a solved ticket can be rated; a closed one keeps its last rating."),
     ProblemCode("already_exists", 409, "Already exists", "The ticket exists already."),
     ProblemCode("mailbox_exists", 409, "Mailbox exists",
                 "The tenant has a mailbox of this address already."),
