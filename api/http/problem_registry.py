@@ -153,6 +153,8 @@ PROBLEMS: Mapping[str, ProblemCode] = _codes(
     ProblemCode("invalid_transition", 409, "Invalid transition",
                 "The ticket cannot move from its state to the one asked for."),
     ProblemCode("ticket_closed", 409, "Ticket closed", "A closed ticket takes no command."),
+    ProblemCode("requester_not_a_contact", 409, "Requester not a contact",
+                "Only a requester who is a contact can be sent a rating link."),
     ProblemCode("ticket_not_solved", 409, "Ticket not solved",
                 "Only a solved ticket can be rated; a closed one keeps its last rating."),
     ProblemCode("already_exists", 409, "Already exists", "The ticket exists already."),
@@ -215,6 +217,8 @@ PROBLEMS: Mapping[str, ProblemCode] = _codes(
     # 410
     ProblemCode("invitation_gone", 410, "Invitation gone",
                 "The invitation expired or was spent."),
+    ProblemCode("rating_link_gone", 410, "Rating link gone",
+                "The satisfaction rating link expired or was spent."),
     ProblemCode("link_gone", 410, "Link gone", "The portal password link expired or was spent."),
     ProblemCode("contact_erased", 410, "Contact erased", "The contact was erased."),
     ProblemCode("subject_erased", 410, "Subject erased",
