@@ -10,7 +10,7 @@ import httpx
 
 from handlers.tenants import NewTenant
 from tests.e2e.conftest import auth
-from tests.e2e.test_portal import app, clock, customer, open_for  # noqa: F401
+from tests.e2e.test_portal import app, clock, customer, open_for
 
 __all__ = ["app", "clock"]
 
