@@ -251,6 +251,7 @@ ACCESS: Mapping[str, str] = {
     "GET /v1/widget/{tenant_id}/tickets/{ticket_id}": "widget:read",
     "GET /v1/widget/{tenant_id}/tickets/{ticket_id}/messages": "widget:read",
     "POST /v1/widget/{tenant_id}/tickets/{ticket_id}/messages": "widget:write",
+    "POST /v1/widget/{tenant_id}/tickets/{ticket_id}/rating": "widget:write",
     # Files: whoever writes messages uploads them; whoever reads a ticket's messages
     # gets their files back (a customer or widget session only those of public
     # messages on its own tickets: row-level security).

@@ -77,6 +77,7 @@ BODIES: dict[str, Callable[[], Any]] = {
     "POST /v1/portal/tickets/{ticket_id}/rating": lambda: {"rating": "good"},
     "POST /v1/widget/{tenant_id}/tickets": lambda: {"subject": "Help", "body": "It broke"},
     "POST /v1/widget/{tenant_id}/tickets/{ticket_id}/messages": lambda: {"body": "More"},
+    "POST /v1/widget/{tenant_id}/tickets/{ticket_id}/rating": lambda: {"rating": "bad"},
     # Uploads: the body is the file (JSON will do), its name in ?name= (``_request``).
     "POST /v1/uploads": lambda: {"a": "file"},
     "POST /v1/portal/uploads": lambda: {"a": "file"},
@@ -146,7 +147,8 @@ async def _request(http: httpx.AsyncClient, h: dict[str, str], method: str, path
         ticket = (await http.post("/v1/tickets", json=NEW_TICKET, headers=h)).json()
         url = url.replace("{ticket_id}", ticket["id"])
     if path.endswith(("/rating", "/satisfaction-link")):  # only a solved ticket is rated
-        solved = await http.post(url.rsplit("/", 1)[0].replace("/portal/", "/") + "/state",
+        rated = url.split("/tickets/")[1].split("/")[0]
+        solved = await http.post(f"/v1/tickets/{rated}/state",
                                  json={"state": "solved"}, headers=staff or h)
         assert solved.status_code == 200, solved.text
     if "{agent_id}" in url:

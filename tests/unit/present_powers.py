@@ -87,6 +87,7 @@ PRESENT_POWERS: dict[str, frozenset[str]] = {
     "GET /v1/widget/{tenant_id}/tickets/{ticket_id}": frozenset(["widget"]),
     "GET /v1/widget/{tenant_id}/tickets/{ticket_id}/messages": frozenset(["widget"]),
     "POST /v1/widget/{tenant_id}/tickets/{ticket_id}/messages": frozenset(["widget"]),
+    "POST /v1/widget/{tenant_id}/tickets/{ticket_id}/rating": frozenset(["widget"]),
     "POST /v1/uploads": frozenset(["admin", "agent", "intake"]),
     "GET /v1/attachments/{attachment_id}": frozenset(["admin", "agent"]),
     "POST /v1/portal/uploads": frozenset(["customer"]),
