@@ -11,6 +11,7 @@ import httpx
 from handlers.tenants import NewTenant
 from tests.e2e.conftest import auth
 from tests.e2e.test_portal import app, clock, customer, open_for
+from tests.e2e.test_widget import SHOP, allow, base, session
 
 __all__ = ["app", "clock"]
 
@@ -103,3 +104,20 @@ async def test_a_customer_cannot_rate_another_customers_ticket(http, tenant) -> 
     assert await satisfaction(http, tenant, theirs["id"]) is None
     problem(await http.post(f"/v1/portal/tickets/{mine['id']}/rating", headers=ann,
                             json={"rating": "meh"}), 422, "validation_failed")
+
+
+async def test_a_widget_session_rates_a_solved_ticket_it_opened(http, tenant) -> None:
+    await allow(http, tenant, SHOP)
+    visitor = await session(http, tenant, "ann@example.com")
+    other = await session(http, tenant, "bob@example.com")
+    r = await http.post(f"{base(tenant)}/tickets", headers=visitor,
+                        json={"subject": "Where is my order?", "body": "Ordered last week"})
+    assert r.status_code == 201, r.text
+    ticket_id = r.json()["id"]
+    await move(http, tenant, ticket_id, "solved")
+    rate = f"{base(tenant)}/tickets/{ticket_id}/rating"
+    problem(await http.post(rate, headers=other, json={"rating": "bad"}), 404, "not_found")
+    r = await http.post(rate, headers=visitor, json={"rating": "good", "comment": "fast"})
+    assert r.status_code == 200, r.text
+    got = await satisfaction(http, tenant, ticket_id)
+    assert got is not None and (got["rating"], got["via"]) == ("good", "widget")
