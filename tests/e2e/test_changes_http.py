@@ -165,7 +165,11 @@ async def _teamwork(http: httpx.AsyncClient, key: Any, agents: list[str], tid: s
                                                    "incident", "duplicates"]),
                                "ticket_id": other, "remove": rng.random() < 0.2}
     elif roll < 0.62:
-        # The requester rates through a rating link (409 unless the ticket is solved).
+        # Staff solve the ticket and its requester rates it through a rating link (409
+        # when it was closed or merged, or another writer moved it meanwhile).
+        solved = await http.post(f"/v1/tickets/{tid}/state", json={"state": "solved"},
+                                 headers=auth(key))
+        assert solved.status_code in (200, 409), solved.text
         link = await http.post(f"/v1/tickets/{tid}/satisfaction-link", headers=auth(key))
         assert link.status_code in (201, 409), link.text
         if link.status_code == 201:
