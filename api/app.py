@@ -45,6 +45,7 @@ from api.routes import (
     organizations,
     portal,
     rules,
+    satisfaction,
     search,
     sla_policies,
     slack,
@@ -65,7 +66,8 @@ ROUTERS = (health.router, metrics.router, tickets.router, messages.router, agent
            changes.router,
            search.router, portal.router, widget.router, meta.router,
            attachments.router, rules.router, macros.router, views.router, mail.router,
-           sla_policies.router, ticket_teamwork.router, oidc.router, slack.router)
+           sla_policies.router, ticket_teamwork.router, oidc.router, slack.router,
+           satisfaction.router)
 
 
 def serve_app() -> FastAPI:

@@ -205,8 +205,8 @@ _LINK_KEYS = {"related": "related", "duplicate_of": "duplicate_of",
 
 
 def _teamwork(t: Json, kind: str, data: Mapping[str, Any]) -> None:
-    """Merges, links, followers and CCs: each key only while the ticket has any, as
-    ``GET`` shows them."""
+    """Merges, links, followers, CCs and the satisfaction rating: each key only while
+    the ticket has any, as ``GET`` shows them."""
     if kind == "TicketMerged":
         t["merged_into"] = data["into"]
     elif kind == "TicketMergeReceived":
@@ -235,6 +235,9 @@ def _teamwork(t: Json, kind: str, data: Mapping[str, Any]) -> None:
         t.pop("ccs", None)
         if data["ccs"]:
             t["ccs"] = [_requester(c) for c in data["ccs"]]
+    elif kind == "SatisfactionRated":
+        t["satisfaction"] = {"rating": data["rating"], "comment": data.get("comment"),
+                             "via": data["via"], "rated_at": _time(data["at"])}
 
 
 def _next(held: dict[str, Json], name: str, change: Mapping[str, Any]) -> Json:

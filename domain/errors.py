@@ -40,6 +40,15 @@ class TicketClosed(DomainError):
         super().__init__(message)
 
 
+class NotSolved(DomainError):
+    """Only a solved ticket takes a satisfaction rating."""
+
+    code = "ticket_not_solved"
+
+    def __init__(self, message: str = "only a solved ticket can be rated") -> None:
+        super().__init__(message)
+
+
 class ValidationFailed(DomainError):
     """Input breaks a domain rule (length, format, limits)."""
 
@@ -127,6 +136,7 @@ __all__ = [
     "InvalidTransition",
     "NotFound",
     "NotGroupMember",
+    "NotSolved",
     "TicketClosed",
     "TicketMergedAway",
     "UnknownEventType",

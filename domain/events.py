@@ -32,6 +32,7 @@ from domain.values import (
     Actor,
     LinkKind,
     Priority,
+    Rating,
     Requester,
     Role,
     SlaMetric,
@@ -245,6 +246,19 @@ class FollowersChanged(Event):
     added: tuple[AgentId, ...]
     removed: tuple[AgentId, ...]
     followers: tuple[AgentId, ...]
+
+
+class SatisfactionRated(Event):
+    """The requester rated the solved ticket; a later rating replaces this one until the
+    ticket closes. ``via`` is how they rated: ``link`` (a signed single-use link),
+    ``portal`` or ``widget``."""
+
+    TYPE = "SatisfactionRated"
+
+    rating: Rating
+    comment: str | None = None
+    author: Actor
+    via: str
 
 
 class CcsChanged(Event):
@@ -844,6 +858,7 @@ TICKET_EVENTS: tuple[type[Event], ...] = (
     TicketUnlinked,
     FollowersChanged,
     CcsChanged,
+    SatisfactionRated,
 )
 GROUP_EVENTS: tuple[type[Event], ...] = (GroupCreated, GroupRenamed, GroupMembersChanged)
 FIELD_EVENTS: tuple[type[Event], ...] = (TicketFieldDefined, TicketFieldUpdated)

@@ -91,6 +91,13 @@ class Actor(BaseModel):
     id: str
 
 
+class Rating(StrEnum):
+    """A requester's satisfaction rating of a solved ticket."""
+
+    GOOD = "good"
+    BAD = "bad"
+
+
 class LinkKind(StrEnum):
     """How one ticket is linked to another, as the ticket holding the link sees it.
 

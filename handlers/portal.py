@@ -49,8 +49,8 @@ from domain.events import (
 from domain.fields import FieldCatalog, RequiredOn
 from domain.ids import ContactId, MessageId, TicketId
 from domain.ticket import Ticket
-from domain.ticket.commands import OpenTicket
-from domain.values import Actor, ActorKind, Source, Visibility
+from domain.ticket.commands import OpenTicket, RateSatisfaction
+from domain.values import Actor, ActorKind, Rating, Source, Visibility
 from eventstore.sqlfile import load_queries
 from eventstore.store import EventStore, UnitOfWork
 from eventstore.types import StoreActor
@@ -239,6 +239,26 @@ async def reply(uow: UnitOfWork, contact_id: UUID, ticket_id: TicketId, message_
     return ticket, message
 
 
+async def rate(uow: UnitOfWork, contact_id: UUID, ticket_id: TicketId, rating: Rating,
+               comment: str | None, at: datetime) -> dict[str, Any]:
+    """The contact rates their own solved ticket (another's is ``Missing``, as for a
+    reply); a later rating replaces this one until the ticket closes. Returns the
+    ticket as the customer sees it, with its rating."""
+    if await uow.conn.fetchrow(Q["own_ticket"], uow.tenant_id, contact_id, ticket_id) is None:
+        raise _no_ticket(ticket_id)
+    result = await run_command(uow, ticket_id, RateSatisfaction(
+        rating=rating, comment=comment, via="portal", actor=_author(contact_id), at=at))
+    return rated_document(result.ticket)
+
+
+def rated_document(t: Ticket) -> dict[str, Any]:
+    """A ticket as the customer sees it, with its satisfaction rating when it has one."""
+    doc = ticket_document(t)
+    if t.satisfaction is not None:
+        doc["satisfaction"] = t.satisfaction.model_dump()
+    return doc
+
+
 async def own_tickets(uow: UnitOfWork, contact_id: UUID, after: tuple[datetime, UUID] | None,
                       limit: int) -> list[Any]:
     """The contact's tickets, newest first, after a keyset position."""
@@ -249,13 +269,15 @@ async def own_tickets(uow: UnitOfWork, contact_id: UUID, after: tuple[datetime, 
 
 async def own_ticket(uow: UnitOfWork, contact_id: UUID, ticket_id: UUID) -> dict[str, Any]:
     """The contact's ticket as the customer sees it, with the customers it copies (their
-    e-mails and names) when it copies any."""
+    e-mails and names) when it copies any and its satisfaction rating when rated."""
     row = await uow.conn.fetchrow(Q["own_ticket"], uow.tenant_id, contact_id, ticket_id)
     if row is None:
         raise _no_ticket(ticket_id)
     shown = ticket_document(row, await load_catalog(uow.conn, uow.tenant_id))
     if row["ccs"]:
         shown["ccs"] = [{"email": c["email"], "name": c.get("name")} for c in row["ccs"]]
+    if row["satisfaction"]:
+        shown["satisfaction"] = row["satisfaction"]
     return shown
 
 

@@ -108,7 +108,9 @@ SELECT id, subject, state, created_at, updated_at
 
 -- name: own_ticket --
 -- $1 tenant_id, $2 contact_id, $3 ticket id; with the customers it copies (null: none)
-SELECT id, subject, state, created_at, updated_at, fields, state_json->'ccs' AS ccs
+-- and its satisfaction rating (null: not rated)
+SELECT id, subject, state, created_at, updated_at, fields, state_json->'ccs' AS ccs,
+       state_json->'satisfaction' AS satisfaction
   FROM tickets WHERE tenant_id = $1 AND contact_id = $2 AND id = $3
 
 -- name: public_messages --

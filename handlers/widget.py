@@ -29,16 +29,16 @@ from uuid import UUID
 
 from domain.ids import MessageId, TenantId, TicketId
 from domain.ticket import Ticket
-from domain.ticket.commands import OpenTicket
+from domain.ticket.commands import OpenTicket, RateSatisfaction
 from domain.validation import check_email
-from domain.values import Actor, ActorKind, Requester, Source, Visibility
+from domain.values import Actor, ActorKind, Rating, Requester, Source, Visibility
 from eventstore.sqlfile import load_queries
 from eventstore.store import EventStore, UnitOfWork
 from eventstore.types import StoreActor
 from handlers.attachments import message_files
 from handlers.errors import Missing
 from handlers.portal import Q as PORTAL_QUERIES
-from handlers.portal import ticket_document
+from handlers.portal import rated_document, ticket_document
 from handlers.requesters import resolve_requester
 from handlers.tickets import PostMessage, post_message, run_command, stage_contact_events
 from projections.tenant_settings import load_document
@@ -165,6 +165,18 @@ async def reply(uow: UnitOfWork, session_id: UUID, ticket_id: TicketId, message_
                "body": body, "created_at": at,
                "attachments": message_files(result.events, message_id)}
     return ticket, message
+
+
+async def rate(uow: UnitOfWork, session_id: UUID, ticket_id: TicketId, rating: Rating,
+               comment: str | None, at: datetime) -> dict[str, Any]:
+    """The visitor rates a solved ticket the session holds, as its requester's contact
+    (a ticket it does not hold is ``Missing``); a later rating replaces this one until
+    the ticket closes. Returns the ticket as the customer sees it, with its rating."""
+    row = await held_ticket(uow, session_id, ticket_id)
+    result = await run_command(uow, ticket_id, RateSatisfaction(
+        rating=rating, comment=comment, via="widget", actor=_customer(row["contact_id"]),
+        at=at))
+    return rated_document(result.ticket)
 
 
 async def forget_contact(uow: UnitOfWork, email: str, tickets: list[UUID], at: datetime

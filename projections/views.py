@@ -78,8 +78,9 @@ def ticket_document(t: Ticket) -> dict[str, Any]:
 
 
 def _teamwork(t: Ticket) -> dict[str, Any]:
-    """Merges, links, followers and CCs, each only when the ticket has any: a ticket
-    without them reads as it did before they existed (docs/teamwork.md)."""
+    """Merges, links, followers, CCs and the satisfaction rating, each only when the
+    ticket has any: a ticket without them reads as it did before they existed
+    (docs/teamwork.md)."""
     out: dict[str, Any] = {}
     if t.merged_into is not None:
         out["merged_into"] = t.merged_into
@@ -95,6 +96,8 @@ def _teamwork(t: Ticket) -> dict[str, Any]:
     if t.ccs:
         out["ccs"] = [{"contact_id": c.contact_id, "email": c.email, "name": c.name}
                       for c in t.ccs]
+    if t.satisfaction is not None:
+        out["satisfaction"] = t.satisfaction.model_dump()
     return out
 
 

@@ -56,6 +56,7 @@ PERMISSIONS: Mapping[str, str] = {
     "ticket:merge": "Merge a ticket into another, closing it.",
     "ticket:link": "Link tickets (related, duplicate, problem and incident) and unlink them.",
     "ticket:follow": "Add and remove a ticket's followers (agents).",
+    "ticket:rating-link": "Produce a solved ticket's single-use satisfaction rating link.",
     "ticket:cc": "Add and remove a ticket's customer CCs.",
     "ticket:set-fields": "Set a ticket's custom field values (intake keys only those open "
                          "to intake).",
@@ -131,6 +132,7 @@ _READ_PAST = frozenset({"history:read", "events:read", "audit:verify"})
 _STAFF = (_EVERY_CALLER | _WRITE_FOR_CUSTOMERS | _READ_STATE | frozenset({
     "ticket:list", "note:read", "ticket:assign", "ticket:prioritize", "ticket:transition",
     "ticket:tag", "ticket:merge", "ticket:link", "ticket:follow", "ticket:cc",
+    "ticket:rating-link",
     "attachment:read", "mail:read", "search:read", "changes:read",
     "agent:read", "contact:write", "contact:portal-link", "rule:explain", "macro:read",
     "macro:write", "macro:apply", "view:read", "view:write"}))
@@ -170,6 +172,7 @@ ACCESS: Mapping[str, str] = {
     "POST /v1/tickets/{ticket_id}/merge": "ticket:merge",
     "POST /v1/tickets/{ticket_id}/links": "ticket:link",
     "POST /v1/tickets/{ticket_id}/followers": "ticket:follow",
+    "POST /v1/tickets/{ticket_id}/satisfaction-link": "ticket:rating-link",
     "POST /v1/tickets/{ticket_id}/ccs": "ticket:cc",
     "GET /v1/tickets/{ticket_id}/history": "history:read",
     "GET /v1/tickets/{ticket_id}/as-of": "history:read",
@@ -241,12 +244,14 @@ ACCESS: Mapping[str, str] = {
     "GET /v1/portal/tickets/{ticket_id}": "portal:read",
     "GET /v1/portal/tickets/{ticket_id}/messages": "portal:read",
     "POST /v1/portal/tickets/{ticket_id}/messages": "portal:write",
+    "POST /v1/portal/tickets/{ticket_id}/rating": "portal:write",
     # The embeddable widget: a widget session opens tickets and follows those it opened
     # (row-level security scopes every statement to them).
     "POST /v1/widget/{tenant_id}/tickets": "widget:write",
     "GET /v1/widget/{tenant_id}/tickets/{ticket_id}": "widget:read",
     "GET /v1/widget/{tenant_id}/tickets/{ticket_id}/messages": "widget:read",
     "POST /v1/widget/{tenant_id}/tickets/{ticket_id}/messages": "widget:write",
+    "POST /v1/widget/{tenant_id}/tickets/{ticket_id}/rating": "widget:write",
     # Files: whoever writes messages uploads them; whoever reads a ticket's messages
     # gets their files back (a customer or widget session only those of public
     # messages on its own tickets: row-level security).
@@ -371,6 +376,7 @@ OPEN: Mapping[str, tuple[tuple[str, ...], ...]] = {
     "POST /v1/auth/invitations/accept": (),
     "POST /v1/portal/auth/sign-in": (),
     "POST /v1/portal/auth/password": (),
+    "POST /v1/ratings/{token}": (),
     # The refresh cookie; signing out without one is a 204 that ends nothing.
     "POST /v1/auth/refresh": ((STAFF_COOKIE,),),
     "POST /v1/auth/sign-out": ((STAFF_COOKIE,), ()),

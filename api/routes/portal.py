@@ -54,10 +54,12 @@ from api.schemas.customers import (
     CustomerMessagePage,
     CustomerReplyIn,
     CustomerReplyOut,
+    CustomerTicketOut,
     CustomerTicketPage,
     PortalFieldList,
     PortalTicketIn,
     PortalTicketOut,
+    RatingIn,
     customer_message,
 )
 from api.schemas.sign_in import SignInIn
@@ -295,3 +297,22 @@ async def post_reply(ticket_id: UUID, body: CustomerReplyIn, request: Request,
         return JsonReply(201, {"message": message, "ticket": portal.ticket_document(ticket)})
 
     return await commands.run(request, services, principal, recorded(body), work)
+
+
+@router.post("/v1/portal/tickets/{ticket_id}/rating", response_model=CustomerTicketOut,
+             responses=errors(404, 409, 413, 415, 422),
+             summary="Rate one of the signed-in contact's solved tickets")
+async def rate_ticket(ticket_id: UUID, body: RatingIn, request: Request,
+                      services: ServicesDep, principal: CustomerAuthorized) -> Response:
+    """Good or bad, with an optional comment; a later rating replaces this one until the
+    ticket closes (then 409 ``ticket_closed``; 409 ``ticket_not_solved`` before it is
+    solved)."""
+    assert principal.contact_id is not None
+    contact, at = principal.contact_id, services.clock.now()
+
+    async def work(uow: UnitOfWork) -> JsonReply:
+        return JsonReply(200, await portal.rate(uow, contact, TicketId(ticket_id),
+                                                body.rating, body.comment, at))
+
+    return await commands.run(request, services, principal, body.model_dump(mode="json"),
+                              work)

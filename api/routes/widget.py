@@ -46,6 +46,7 @@ from api.schemas.customers import (
     CustomerReplyOut,
     CustomerTicketIn,
     CustomerTicketOut,
+    RatingIn,
     customer_message,
 )
 from domain.ids import MessageId, TenantId, TicketId
@@ -194,3 +195,20 @@ async def post_reply(ticket_id: UUID, body: CustomerReplyIn, request: Request,
         return JsonReply(201, {"message": message, "ticket": ticket_document(ticket)})
 
     return await commands.run(request, services, principal, recorded(body), work)
+
+
+@router.post("/tickets/{ticket_id}/rating", response_model=CustomerTicketOut,
+             responses=errors(403, 404, 409, 413, 415, 422),
+             summary="Rate a solved ticket the widget session opened")
+async def rate_ticket(ticket_id: UUID, body: RatingIn, request: Request,
+                      services: ServicesDep, principal: WidgetAuthorized) -> Response:
+    """Good or bad, with an optional comment; a later rating replaces this one until the
+    ticket closes (then 409 ``ticket_closed``)."""
+    session, at = principal.key_id, services.clock.now()
+
+    async def work(uow: UnitOfWork) -> JsonReply:
+        return JsonReply(200, await widget.rate(uow, session, TicketId(ticket_id),
+                                                body.rating, body.comment, at))
+
+    return await commands.run(request, services, principal, body.model_dump(mode="json"),
+                              work)

@@ -14,8 +14,15 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.schemas.attachments import AttachmentOut, attachments_field
-from api.schemas.tickets import FIELDS_MAX, FieldKeyIn, FieldValueIn, FieldValueOut
+from api.schemas.tickets import (
+    FIELDS_MAX,
+    FieldKeyIn,
+    FieldValueIn,
+    FieldValueOut,
+    SatisfactionOut,
+)
 from domain.validation import BODY_MAX, SUBJECT_MAX
+from domain.values import Rating
 
 
 class CustomerCcOut(BaseModel):
@@ -33,6 +40,9 @@ class CustomerTicketOut(BaseModel):
         None, exclude_if=lambda v: v is None,
         description="`GET /v1/portal/tickets/{id}` only: the customers copied on the "
                     "ticket; absent when none.")
+    satisfaction: SatisfactionOut | None = Field(
+        None, exclude_if=lambda v: v is None,
+        description="The customer's latest rating of the ticket; absent until they rate.")
 
 
 class PortalTicketOut(CustomerTicketOut):
@@ -105,6 +115,15 @@ class CustomerReplyIn(BaseModel):
     attachments: list[UUID] = attachments_field()
 
 
+class RatingIn(BaseModel):
+    """A satisfaction rating of a solved ticket (docs/teamwork.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rating: Rating
+    comment: str | None = Field(None, max_length=2000)
+
+
 class CustomerReplyOut(BaseModel):
     message: CustomerMessageOut
     ticket: CustomerTicketOut
@@ -117,7 +136,18 @@ def customer_message(row: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-__all__ = ["CustomerMessageOut", "CustomerMessagePage", "CustomerReplyIn",
-           "CustomerReplyOut", "CustomerTicketIn", "CustomerTicketOut",
-           "CustomerTicketPage", "PortalFieldList", "PortalFieldOut", "PortalTicketIn",
-           "PortalTicketOut", "customer_message"]
+__all__ = [
+    "CustomerMessageOut",
+    "CustomerMessagePage",
+    "CustomerReplyIn",
+    "CustomerReplyOut",
+    "CustomerTicketIn",
+    "CustomerTicketOut",
+    "CustomerTicketPage",
+    "PortalFieldList",
+    "PortalFieldOut",
+    "PortalTicketIn",
+    "PortalTicketOut",
+    "RatingIn",
+    "customer_message",
+]

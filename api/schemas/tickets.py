@@ -35,7 +35,7 @@ from domain.validation import (
     TAG_INPUT_PATTERN,
     TAGS_MAX,
 )
-from domain.values import LinkKind, Priority, Source, TicketState, Visibility
+from domain.values import LinkKind, Priority, Rating, Source, TicketState, Visibility
 from projections.views import message_document, ticket_json
 
 _IN = ConfigDict(extra="forbid")
@@ -279,6 +279,15 @@ class CcOut(BaseModel):
     name: str | None
 
 
+class SatisfactionOut(BaseModel):
+    """The requester's latest satisfaction rating (docs/teamwork.md)."""
+
+    rating: Rating
+    comment: str | None
+    via: str = Field(description="How they rated: `link`, `portal` or `widget`.")
+    rated_at: datetime
+
+
 class TicketOut(BaseModel):
     id: UUID
     version: int
@@ -324,6 +333,10 @@ class TicketOut(BaseModel):
     ccs: list[CcOut] | None = Field(
         None, exclude_if=_absent,
         description="The customers copied on the ticket; absent when none.")
+    satisfaction: SatisfactionOut | None = Field(
+        None, exclude_if=_absent,
+        description="The requester's latest rating of the solved ticket; a later one "
+                    "replaces it until the ticket closes. Absent until they rate.")
 
 
 class TicketsMergedOut(BaseModel):

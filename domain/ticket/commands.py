@@ -18,6 +18,7 @@ from domain.values import (
     Actor,
     LinkKind,
     Priority,
+    Rating,
     Requester,
     SlaMetric,
     Source,
@@ -228,9 +229,21 @@ class ChangeCcs(BaseModel):
     at: UtcDatetime
 
 
+class RateSatisfaction(BaseModel):
+    """The requester rates the solved ticket (``via``: link, portal or widget)."""
+
+    model_config = _FROZEN
+
+    rating: Rating
+    comment: str | None = None
+    via: str
+    actor: Actor
+    at: UtcDatetime
+
+
 Command = (OpenTicket | AddMessage | Assign | ChangePriority | ChangeState | ChangeTags
            | CheckSla | ChangeFields | ChangeRequester | WarnSla | RetargetSla
-           | ChangeFollowers | ChangeCcs)
+           | ChangeFollowers | ChangeCcs | RateSatisfaction)
 
 __all__ = [
     "AddMessage",
@@ -247,6 +260,7 @@ __all__ = [
     "LinkTicket",
     "MergeTicket",
     "OpenTicket",
+    "RateSatisfaction",
     "RetargetSla",
     "WarnSla",
 ]

@@ -26,6 +26,7 @@ from domain.errors import (
     InvalidTransition,
     NotFound,
     NotGroupMember,
+    NotSolved,
     TicketClosed,
     TicketMergedAway,
     ValidationFailed,
@@ -40,6 +41,7 @@ from domain.events import (
     MessageAdded,
     PriorityChanged,
     RequesterChanged,
+    SatisfactionRated,
     SlaBreached,
     SlaRetargeted,
     SlaWarning,
@@ -85,6 +87,7 @@ from domain.ticket.commands import (
     LinkTicket,
     MergeTicket,
     OpenTicket,
+    RateSatisfaction,
     RetargetSla,
     WarnSla,
 )
@@ -175,6 +178,8 @@ def decide(command: Command, state: Ticket | None, policy: SlaPolicy,
             return _change_followers(command, state)
         case ChangeCcs():
             return _change_ccs(command, state)
+        case RateSatisfaction():
+            return _rate(command, state)
     raise TypeError(f"unknown command {type(command).__name__}")  # pragma: no cover
 
 
@@ -617,6 +622,23 @@ def _change_followers(cmd: ChangeFollowers, state: Ticket) -> list[Event]:
         return []
     followers = (*(a for a in current if a not in removed), *added)
     return [FollowersChanged(added=added, removed=removed, followers=followers, at=cmd.at)]
+
+
+RATING_COMMENT_MAX = 2000
+"""The longest satisfaction comment, in characters."""
+
+
+def _rate(cmd: RateSatisfaction, state: Ticket) -> list[Event]:
+    """A rating of a solved ticket, by its requester; a later one replaces it (the
+    closed ticket keeps the last, as every command after close is refused above)."""
+    if state.state is not TicketState.SOLVED:
+        raise NotSolved()
+    comment = (cmd.comment or "").strip() or None
+    if comment is not None and len(comment) > RATING_COMMENT_MAX:
+        raise ValidationFailed(f"a comment has at most {RATING_COMMENT_MAX} characters",
+                               field="comment")
+    return [SatisfactionRated(rating=cmd.rating, comment=comment, author=cmd.actor,
+                              via=cmd.via, at=cmd.at)]
 
 
 def _change_ccs(cmd: ChangeCcs, state: Ticket) -> list[Event]:

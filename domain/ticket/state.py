@@ -23,6 +23,7 @@ from domain.events import (
     MessageAdded,
     PriorityChanged,
     RequesterChanged,
+    SatisfactionRated,
     SlaBreached,
     SlaRetargeted,
     SlaWarning,
@@ -43,6 +44,7 @@ from domain.values import (
     ActorKind,
     LinkKind,
     Priority,
+    Rating,
     Requester,
     Source,
     TicketState,
@@ -93,6 +95,17 @@ class Links(BaseModel):
         return self == Links()
 
 
+class Satisfaction(BaseModel):
+    """The requester's latest satisfaction rating of the ticket."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    rating: Rating
+    comment: str | None = None
+    via: str
+    rated_at: UtcDatetime
+
+
 class Ticket(BaseModel):
     """A ticket as of ``version`` events."""
 
@@ -133,6 +146,8 @@ class Ticket(BaseModel):
     """The agents following the ticket, in the order they started."""
     ccs: tuple[Requester, ...] = ()
     """The customers copied on the ticket (by e-mail, each its contact when known)."""
+    satisfaction: Satisfaction | None = None
+    """The requester's latest rating (None until they rate)."""
 
 
 def _files(message_id: UUID, refs: tuple[AttachmentRef, ...]) -> tuple[TicketFile, ...]:
@@ -232,6 +247,9 @@ def evolve(state: Ticket | None, event: Event) -> Ticket:
             changes["links"] = state.links.with_link(event.kind, event.ticket_id, on=False)
         case FollowersChanged():
             changes["followers"] = event.followers
+        case SatisfactionRated():
+            changes["satisfaction"] = Satisfaction(rating=event.rating, comment=event.comment,
+                                                   via=event.via, rated_at=event.at)
         case CcsChanged():
             changes["ccs"] = event.ccs
         case _:

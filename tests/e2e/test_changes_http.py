@@ -160,10 +160,23 @@ async def _teamwork(http: httpx.AsyncClient, key: Any, agents: list[str], tid: s
     roll = rng.random()
     if roll < 0.3:
         path, body = "merge", {"into": other}
-    elif roll < 0.6:
+    elif roll < 0.5:
         path, body = "links", {"kind": rng.choice(["related", "duplicate_of", "problem",
                                                    "incident", "duplicates"]),
                                "ticket_id": other, "remove": rng.random() < 0.2}
+    elif roll < 0.62:
+        # Staff solve the ticket and its requester rates it through a rating link (409
+        # when it was closed or merged, or another writer moved it meanwhile).
+        solved = await http.post(f"/v1/tickets/{tid}/state", json={"state": "solved"},
+                                 headers=auth(key))
+        assert solved.status_code in (200, 409), solved.text
+        link = await http.post(f"/v1/tickets/{tid}/satisfaction-link", headers=auth(key))
+        assert link.status_code in (201, 409), link.text
+        if link.status_code == 201:
+            r = await http.post(f"/v1/ratings/{link.json()['token']}",
+                                json={"rating": rng.choice(["good", "bad"])})
+            assert r.status_code in (200, 409), r.text
+        return
     elif roll < 0.8:
         path, body = "followers", {"add": rng.sample(agents, 1), "remove": rng.sample(agents, 1)}
         if body["add"] == body["remove"]:
@@ -301,8 +314,9 @@ async def test_the_fold_over_changes_equals_get_under_concurrent_writers(http, t
         listed = await http.get(f"/v1/tickets/{tid}/messages", params={"limit": 100},
                                 headers=auth(admin))
         assert mirror.ticket_messages(tid) == listed.json()["data"], tid
-    # Merged tickets (and their targets' threads), links, followers and CCs among them.
-    for key in ("merged_into", "merged_from", "links", "followers", "ccs"):
+    # Merged tickets (and their targets' threads), links, followers, CCs and ratings
+    # among them.
+    for key in ("merged_into", "merged_from", "links", "followers", "ccs", "satisfaction"):
         assert any(key in t for t in mirror.tickets.values()), key
     # Every contact and organization as GET shows it; a merged contact redirects to the
     # contact the mirror says it was merged into.

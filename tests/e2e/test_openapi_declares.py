@@ -46,6 +46,7 @@ BODIES: dict[str, Callable[[], Any]] = {
     "POST /v1/tickets/{ticket_id}/merge": lambda: None,  # into: a ticket made for it
     "POST /v1/tickets/{ticket_id}/links": lambda: None,  # to: a ticket made for it
     "POST /v1/tickets/{ticket_id}/followers": lambda: {"remove": [str(uuid.uuid4())]},
+    "POST /v1/tickets/{ticket_id}/satisfaction-link": lambda: None,
     "POST /v1/tickets/{ticket_id}/ccs": lambda: {"add": [{"email": "cc@example.com"}]},
     "POST /v1/agents": lambda: {"email": f"{uuid.uuid4()}@example.com", "name": "A"},
     "POST /v1/agents/invitations": lambda: {"email": f"{uuid.uuid4()}@example.com",
@@ -73,8 +74,10 @@ BODIES: dict[str, Callable[[], Any]] = {
     "POST /v1/contacts/{contact_id}/portal-link": lambda: None,
     "POST /v1/portal/tickets": lambda: {"subject": "Help", "body": "It broke"},
     "POST /v1/portal/tickets/{ticket_id}/messages": lambda: {"body": "More"},
+    "POST /v1/portal/tickets/{ticket_id}/rating": lambda: {"rating": "good"},
     "POST /v1/widget/{tenant_id}/tickets": lambda: {"subject": "Help", "body": "It broke"},
     "POST /v1/widget/{tenant_id}/tickets/{ticket_id}/messages": lambda: {"body": "More"},
+    "POST /v1/widget/{tenant_id}/tickets/{ticket_id}/rating": lambda: {"rating": "bad"},
     # Uploads: the body is the file (JSON will do), its name in ?name= (``_request``).
     "POST /v1/uploads": lambda: {"a": "file"},
     "POST /v1/portal/uploads": lambda: {"a": "file"},
@@ -127,7 +130,8 @@ def _headers(op: dict[str, Any]) -> set[str]:
 
 
 async def _request(http: httpx.AsyncClient, h: dict[str, str], method: str, path: str,
-                   extra: dict[str, str]) -> httpx.Response:
+                   extra: dict[str, str], staff: dict[str, str] | None = None
+                   ) -> httpx.Response:
     """One fresh request of the operation: new resources for its path ids."""
     url = path
     if "{ticket_id}" in url and path.startswith("/v1/portal/"):
@@ -142,6 +146,11 @@ async def _request(http: httpx.AsyncClient, h: dict[str, str], method: str, path
     if "{ticket_id}" in url:
         ticket = (await http.post("/v1/tickets", json=NEW_TICKET, headers=h)).json()
         url = url.replace("{ticket_id}", ticket["id"])
+    if path.endswith(("/rating", "/satisfaction-link")):  # only a solved ticket is rated
+        rated = url.split("/tickets/")[1].split("/")[0]
+        solved = await http.post(f"/v1/tickets/{rated}/state",
+                                 json={"state": "solved"}, headers=staff or h)
+        assert solved.status_code == 200, solved.text
     if "{agent_id}" in url:
         agent = (await http.post("/v1/agents", headers=h, json=BODIES["POST /v1/agents"]()))
         url = url.replace("{agent_id}", agent.json()["id"])
@@ -221,7 +230,7 @@ async def test_every_side_effecting_route_declares_the_headers_it_honours(client
             "".join(op["x-required-role"]), auth(tenant.admin_key))
         # Idempotency-Key: the same key twice, and the second answer is the first's.
         url_key = {"Idempotency-Key": f"k-{uuid.uuid4()}"}
-        first = await _request(http, h, method, path, url_key)
+        first = await _request(http, h, method, path, url_key, auth(tenant.admin_key))
         assert first.status_code < 300, (method, path, first.text)
         again = await http.request(method.upper(), first.request.url, content=first.request.content,
                                    headers=h | url_key | {"content-type": "application/json"})
@@ -233,7 +242,8 @@ async def test_every_side_effecting_route_declares_the_headers_it_honours(client
         assert again.content == first.content
         assert "idempotency-key" in _headers(op), f"{method} {path} honours Idempotency-Key"
         # If-Match: a version nothing is at.
-        stale = await _request(http, h, method, path, {"If-Match": '"999999"'})
+        stale = await _request(http, h, method, path, {"If-Match": '"999999"'},
+                               auth(tenant.admin_key))
         honours = stale.status_code == 412
         assert ("if-match" in _headers(op)) == honours, (method, path, stale.status_code)
         assert ("412" in op["responses"]) == honours, (method, path)

@@ -57,6 +57,7 @@ from domain.events import (
     RuleChainStopped,
     RuleChanged,
     RuleCreated,
+    SatisfactionRated,
     SettingsChanged,
     SlackChanged,
     SlackConnected,
@@ -89,6 +90,7 @@ from domain.values import (
     ActorKind,
     LinkKind,
     Priority,
+    Rating,
     Requester,
     Role,
     SlaMetric,
@@ -128,6 +130,8 @@ def ticket_history() -> list[Event]:
             FollowersChanged(added=(AgentId(uuid.UUID(int=5)),), removed=(),
                              followers=(AgentId(uuid.UUID(int=5)),), at=at(13)),
             CcsChanged(added=(), removed=("bob@example.com",), ccs=(), at=at(13)),
+            SatisfactionRated(rating=Rating.GOOD, comment="quick", author=CUSTOMER,
+                              via="link", at=at(13)),
             TicketMerged(into=TicketId(uuid.UUID(int=8)), at=at(14))]
 
 
