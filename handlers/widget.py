@@ -20,7 +20,7 @@ resolved to when the ticket was opened.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -112,9 +112,11 @@ def _no_ticket(ticket_id: UUID) -> Missing:
 
 
 async def open_ticket(uow: UnitOfWork, session_id: UUID, ticket_id: TicketId, subject: str,
-                      body: str, at: datetime, files: Sequence[UUID] = ()) -> Ticket:
+                      body: str, at: datetime, files: Sequence[UUID] = (),
+                      fields: Mapping[str, Any] | None = None) -> Ticket:
     """Open a ticket whose requester is the session's e-mail, resolved to its contact
-    (created if none holds it) in this transaction, and held by the session."""
+    (created if none holds it) in this transaction, and held by the session; ``fields``
+    are checked as the portal's (open to customers only, required ones enforced)."""
     email = await uow.conn.fetchval(Q["session_email"], uow.tenant_id, session_id)
     requester, created = await resolve_requester(uow.conn, uow.tenant_id,
                                                  Requester(email=email), at)
@@ -122,7 +124,8 @@ async def open_ticket(uow: UnitOfWork, session_id: UUID, ticket_id: TicketId, su
     await uow.conn.execute(Q["hold_ticket"], uow.tenant_id, session_id, ticket_id, at)
     result = await run_command(uow, ticket_id, OpenTicket(
         ticket_id=ticket_id, subject=subject, body=body, requester=requester,
-        source=Source.CHAT, actor=_customer(requester.contact_id), at=at), files=files)
+        source=Source.CHAT, actor=_customer(requester.contact_id), at=at,
+        fields=dict(fields or {})), files=files)
     return result.ticket
 
 

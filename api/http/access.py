@@ -389,6 +389,7 @@ OPEN: Mapping[str, tuple[tuple[str, ...], ...]] = {
     # Its credential is Slack's signature of the body, checked with the signing secret.
     "POST /v1/inbound/slack/{integration_id}": ((SLACK_SIGNATURE,),),
     "GET /v1/widget/{tenant_id}/brand": (),
+    "GET /v1/widget/{tenant_id}/ticket-fields": (),
     # Public: the portal's sign-in page is drawn in the tenant's name and colour.
     "GET /v1/portal/brand/{tenant}": (),
     # OpenID Connect sign-in: the provider's ID token is the credential, checked at the

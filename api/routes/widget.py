@@ -44,14 +44,15 @@ from api.schemas.customers import (
     CustomerMessagePage,
     CustomerReplyIn,
     CustomerReplyOut,
-    CustomerTicketIn,
     CustomerTicketOut,
+    PortalFieldList,
+    PortalTicketIn,
     RatingIn,
     customer_message,
 )
 from domain.ids import MessageId, TenantId, TicketId
 from eventstore.store import UnitOfWork
-from handlers import brand, widget
+from handlers import brand, portal, widget
 from handlers.portal import ticket_document
 
 router = APIRouter(prefix="/v1/widget/{tenant_id}", tags=["widget"], route_class=StrictRoute)
@@ -98,6 +99,17 @@ async def get_brand(tenant_id: UUID, services: ServicesDep, origin: WidgetOrigin
     return JsonReply(200, found.document()).response()
 
 
+@router.get("/ticket-fields", response_model=PortalFieldList, responses=errors(403),
+            summary="The ticket fields a visitor fills in, from an allowed origin")
+async def list_fields(tenant_id: UUID, services: ServicesDep, origin: WidgetOrigin) -> Response:
+    """The fields the portal's new-ticket form draws (open to customers, active), so
+    that the widget asks for them too: a field the tenant requires on open is required
+    of a widget visitor as of a portal customer."""
+    async with services.store.session(TenantId(tenant_id), None, readonly=True) as uow:
+        found = await portal.customer_fields(uow)
+    return JsonReply(200, {"data": found}).response()
+
+
 @router.post("/sessions", status_code=201, response_model=WidgetSessionOut,
              responses=errors(403, 413, 415, 429) | sends(201, required=(CACHE_CONTROL,)),
              summary="Open a widget session for an e-mail, from an allowed origin")
@@ -131,16 +143,17 @@ async def open_session(tenant_id: UUID, body: WidgetSessionIn, request: Request,
 @router.post("/tickets", status_code=201, response_model=CustomerTicketOut,
              responses=errors(403, 404, 409, 413, 415) | sends(201, required=(LOCATION,)),
              summary="Open a ticket for the widget session's e-mail")
-async def open_ticket(body: CustomerTicketIn, request: Request, services: ServicesDep,
+async def open_ticket(body: PortalTicketIn, request: Request, services: ServicesDep,
                       principal: WidgetAuthorized) -> Response:
     """The requester is the session's e-mail, resolved to its contact (created if no
-    contact holds it) in the ticket's own transaction; source ``chat``."""
+    contact holds it) in the ticket's own transaction; source ``chat``. Its ``fields``
+    are checked as the portal's are."""
     session, ticket_id, at = principal.key_id, TicketId(uuid.uuid4()), services.clock.now()
     tenant = principal.tenant_id
 
     async def work(uow: UnitOfWork) -> JsonReply:
         ticket = await widget.open_ticket(uow, session, ticket_id, body.subject, body.body, at,
-                                          body.attachments)
+                                          body.attachments, body.fields)
         return JsonReply(201, ticket_document(ticket),
                          {"Location": f"/v1/widget/{tenant}/tickets/{ticket.id}"})
 

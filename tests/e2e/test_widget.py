@@ -120,6 +120,39 @@ async def test_a_visitor_opens_follows_and_replies(http, tenant, clock) -> None:
     assert other.json()["requester"]["contact_id"] == requester["contact_id"]
 
 
+async def test_a_visitor_fills_in_the_fields_open_to_customers(http, tenant) -> None:
+    admin = auth(tenant.admin_key)
+    await allow(http, tenant, SHOP)
+    for body in ({"key": "product", "title": "Product", "type": "dropdown", "intake": True,
+                  "required_on": "open", "options": [{"value": "app", "title": "App"}]},
+                 {"key": "internal_score", "title": "Score", "type": "number"}):
+        r = await http.post("/v1/ticket-fields", headers=admin, json=body)
+        assert r.status_code == 201, r.text
+    # The list is the portal's, from an allowed origin only, before any session.
+    listed = await http.get(f"{base(tenant)}/ticket-fields", headers={"Origin": SHOP})
+    assert listed.status_code == 200, listed.text
+    assert listed.headers["access-control-allow-origin"] == SHOP
+    assert listed.json()["data"] == [
+        {"key": "product", "title": "Product", "type": "dropdown", "required": True,
+         "options": [{"value": "app", "title": "App"}]}]
+    r = await http.get(f"{base(tenant)}/ticket-fields", headers={"Origin": DEV})
+    assert r.status_code == 403 and r.json()["code"] == "origin_not_allowed"
+
+    visitor = await session(http, tenant, "ann@example.com")
+    new = {"subject": "Crash", "body": "On start"}
+    for fields, where in (({}, "fields.product"), ({"product": "tv"}, "fields.product"),
+                          ({"product": "app", "internal_score": 3}, "fields.internal_score")):
+        r = await http.post(f"{base(tenant)}/tickets", headers=visitor,
+                            json=new | {"fields": fields})
+        assert r.status_code == 422, (fields, r.text)
+        assert [e["loc"] for e in r.json()["errors"]] == [["body", *where.split(".")]]
+    r = await http.post(f"{base(tenant)}/tickets", headers=visitor,
+                        json=new | {"fields": {"product": "app"}})
+    assert r.status_code == 201, r.text
+    staff = await http.get(f"/v1/tickets/{r.json()['id']}", headers=admin)
+    assert staff.json()["fields"] == {"product": "app"}
+
+
 async def test_a_session_reaches_only_the_tickets_it_opened(http, tenant) -> None:
     await allow(http, tenant, SHOP)
     first = await session(http, tenant, "ann@example.com")

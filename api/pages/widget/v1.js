@@ -84,6 +84,8 @@ label { display: block; font-weight: 600; margin: .5rem 0 .2rem; }
 input, textarea { font: inherit; width: 100%; padding: .4rem .5rem; border: 1px solid #4b5560;
   border-radius: .25rem; background: #fff; color: #1b1f24; }
 textarea { min-height: 5rem; resize: vertical; }
+select { font: inherit; width: 100%; padding: .4rem .5rem; }
+input[type=checkbox] { width: auto; margin-right: .4rem; }
 .row { margin-top: .75rem; display: flex; gap: .5rem; flex-wrap: wrap; }
 .problem { background: #fbe9ea; border: 1px solid #a4161a; border-radius: .3rem;
   padding: .4rem .6rem; margin: .6rem 0 0; }
@@ -214,8 +216,29 @@ li.theirs { border-left-color: var(--b); }
     return [up.id];
   }
 
+  // The tenant's ticket fields open to customers, drawn as the portal draws them: a
+  // field required on open is required here too. Each is [label and control, value()].
+  let fields = [];
+  function fieldControl(f) {
+    const fid = id(`field-${f.key}`);
+    if (f.type === 'checkbox') {
+      const box = h('input', {id: fid, type: 'checkbox'});
+      return [h('label', {for: fid}, box, f.title), () => box.checked];
+    }
+    const attrs = {id: fid, required: f.required};
+    const control = f.type === 'dropdown'
+      ? h('select', attrs, h('option', {value: ''}, '—'),
+        f.options.map((o) => h('option', {value: o.value}, o.title)))
+      : h('input', {...attrs, type: f.type === 'number' ? 'number' : f.type === 'date' ? 'date' : 'text',
+        step: f.type === 'number' ? 'any' : null});
+    const value = () => (control.value === '' ? null
+      : f.type === 'number' ? Number(control.value) : control.value);
+    return [[h('label', {for: fid}, f.title), control], value];
+  }
+
   function form(name) {
     const slot = h('div');
+    const drawnFields = fields.map((f) => [f.key, ...fieldControl(f)]);
     const email = h('input', {id: id('email'), type: 'email', autocomplete: 'email', required: true});
     const message = h('textarea', {id: id('message'), required: true});
     const file = h('input', {id: id('file'), type: 'file'});
@@ -223,6 +246,7 @@ li.theirs { border-left-color: var(--b); }
     const f = h('form', {'aria-label': t('title', {name})},
       h('label', {for: id('email')}, t('email')), email,
       h('label', {for: id('message')}, t('message')), message,
+      drawnFields.flatMap(([, control]) => control),
       h('label', {for: id('file')}, t('file')), file,
       h('div', {class: 'row'}, send), slot);
     const ticketKey = key();
@@ -239,10 +263,12 @@ li.theirs { border-left-color: var(--b); }
                      email: email.value};
         }
         const attachments = await upload(file, uploadKey);
+        const values = {};
+        for (const [k, , value] of drawnFields) if (value() !== null) values[k] = value();
         const text = message.value.trim();
         const subject = (text.split('\n')[0] || text).slice(0, 120);
         const ticket = await request('POST', '/tickets',
-          {json: {subject, body: message.value, attachments}, idem: ticketKey});
+          {json: {subject, body: message.value, attachments, fields: values}, idem: ticketKey});
         thread(ticket.id);
       } catch (error) {
         slot.replaceChildren(problemOf(error));
@@ -324,6 +350,7 @@ li.theirs { border-left-color: var(--b); }
         wrap.style.setProperty('--b', brand.colour);
         wrap.style.setProperty('--o', readableOn(brand.colour));
       }
+      fields = (await request('GET', '/ticket-fields')).data;
       form(brand.name);
     } catch (error) {
       if (!error.network) return notEnabled(true);
