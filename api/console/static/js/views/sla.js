@@ -1,6 +1,8 @@
 // SLA clocks as people read them: a live countdown while a clock runs (the page's one
 // ticker in main.js updates every [data-due] element each second), and otherwise
-// paused with the budget left, breached (a breach latches), met, or not running.
+// paused with the budget left, breached (a breach latches), met, or not running. A
+// warned clock (past the tenant's warning share of its target) is amber, on the ticket
+// page and in the queue's badge. Each clock names the SLA policy behind it.
 
 import {countdown, dateTime, duration, label, METRICS} from '../format.js';
 import {now} from '../api.js';
@@ -42,11 +44,28 @@ export function slaSummary(ticket) {
     .sort(([, a], [, b]) => a.due_at.localeCompare(b.due_at));
   if (!running.length) return null;
   const [metric, clock] = running[0];
+  if (clock.warned_at) {
+    return h('span', {class: 'badge sla-warned'}, `${label(metric)} (warned) `,
+      due(clock.due_at));
+  }
   return h('span', {class: 'badge sla-running'}, `${label(metric)} `, due(clock.due_at));
 }
 
-/** One clock as a card of the ticket page. */
-export function clockCard(metric, clock) {
+/** The words naming a clock's policy: its name when ``policyName`` knows it (a role
+ * that may read policies), else its id; and the version the clock runs on. */
+function policyLine(policy, policyName) {
+  const name = policyName?.(policy.policy_id);
+  const calendar = policy.calendar_id
+    ? `calendar ${policy.calendar_id.slice(0, 8)} version ${policy.calendar_version}`
+    : 'calendar time';
+  return h('p', {class: 'clock-policy', title: `SLA policy ${policy.policy_id}, ${calendar}`},
+    name ? ['Policy ', h('strong', null, name), `, version ${policy.policy_version}`]
+      : `SLA policy ${policy.policy_id.slice(0, 8)}, version ${policy.policy_version}`);
+}
+
+/** One clock as a card of the ticket page; ``policyName(id)`` names a policy, or
+ * answers null. */
+export function clockCard(metric, clock, policyName) {
   const state = clockState(clock);
   let status;
   let detail = null;
@@ -77,9 +96,7 @@ export function clockCard(metric, clock) {
     h('h3', null, label(metric)),
     h('p', {class: 'clock-status'}, status),
     h('p', {class: 'clock-detail'}, detail),
-    // The policy behind the clock (its id and version: agents do not read policies).
-    clock.policy ? h('p', {class: 'clock-policy',
-                           title: `SLA policy ${clock.policy.policy_id}`},
-      `SLA policy ${clock.policy.policy_id.slice(0, 8)}, version ${clock.policy.policy_version}`)
-      : null);
+    // The policy behind the clock: by name for a role that reads policies (admins);
+    // others (agents may not read policies) see its id.
+    clock.policy ? policyLine(clock.policy, policyName) : null);
 }
