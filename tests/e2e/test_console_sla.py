@@ -3,8 +3,10 @@
 this module's own: the policies made here would change the clocks the other modules'
 tickets start): an admin creates a calendar and the default policy, a target over 366
 days is refused with its message next to the target's input, the ticket page names the
-policy behind each clock, and the queue's past view shows the desk as it stood before
-changes made after the moment picked, read-only, with the way back to now."""
+policy behind each clock (by name for the admin, by id for an agent, who may not read
+policies), and the queue's past view shows the desk as it stood before
+changes made after the moment picked, read-only, with the way back to now. It saves
+``sla-policies.png`` and ``queue-as-of.png`` (``scripts/screenshots`` into docs/screenshots/)."""
 
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ HOUR = 3_600_000
 
 
 async def test_an_admin_makes_a_calendar_and_a_policy_and_reads_the_desk_as_it_stood(
-        console, context):
+        console, context, shots):
     page = await signed_in_as(context, console, ADMIN)
 
     # A calendar: two shifts on Monday, one on Friday, a holiday.
@@ -60,7 +62,8 @@ async def test_an_admin_makes_a_calendar_and_a_policy_and_reads_the_desk_as_it_s
     await expect(form.locator(".problem-title")).to_be_visible()
     await expect(first_reply).to_have_attribute("aria-invalid", "true")
     note = form.locator("#pol-new-first_reply_ms + .field-error")
-    await expect(note).to_contain_text("targets.first_reply_ms")
+    await expect(note).to_contain_text("(366 days)")
+    await expect(form.locator(".problem-fields")).to_contain_text("targets.first_reply_ms")
     refusals_asked_for(page, 422)
     assert (await console.api("GET", "/v1/sla-policies", ADMIN)).json()["data"] == []
 
@@ -73,6 +76,8 @@ async def test_an_admin_makes_a_calendar_and_a_policy_and_reads_the_desk_as_it_s
     assert (policy["default"], policy["calendar_id"]) == (True, calendar["id"])
     assert policy["targets"]["first_reply_ms"] == 8 * HOUR
     assert policy["targets"]["resolution_ms"] == 72 * HOUR
+    await page.locator(f'.admin-item[data-id="{policy["id"]}"] > summary').click()
+    await page.screenshot(path=str(shots / "sla-policies.png"), full_page=True)
 
     # A moment, then changes after it: a ticket's priority, and a ticket opened (on the
     # policy just made, which its clocks name).
@@ -119,10 +124,23 @@ async def test_an_admin_makes_a_calendar_and_a_policy_and_reads_the_desk_as_it_s
     await expect(page.get_by_role("link", name="New ticket")).to_have_count(0)
     await expect(page.locator(".pick")).to_have_count(0)
     await expect(page.get_by_label("Order")).to_be_disabled()
+    await page.screenshot(path=str(shots / "queue-as-of.png"))
 
     await banner.get_by_role("link", name="Back to now").click()
     await expect(page).to_have_url(re.compile(r"#/queue$"))
     await expect(page.get_by_role("note")).to_have_count(0)
     await expect(items.first.locator("h2")).to_have_text(subject)
     await expect(card.locator(".priority-urgent")).to_be_visible()
+    await expect(page.get_by_role("link", name="New ticket")).to_be_visible()
+    await expect(page.locator(".pick").first).to_be_visible()
+    no_script_errors(page)
+
+    # An agent may not read policies: the clock names the policy by its id, and the
+    # admin pages are not theirs.
+    page = await signed_in_as(context, console, "Jonas Weber")
+    await page.goto(f"{console.base}/console/#/tickets/{opened['id']}")
+    await expect(page.locator('.clock[data-metric="first_response"] .clock-policy')).to_have_text(
+        f"SLA policy {policy['id'][:8]}, version 1")
+    await expect(page.get_by_role("navigation", name="Sections").get_by_role(
+        "link", name="Admin")).to_have_count(0)
     no_script_errors(page)

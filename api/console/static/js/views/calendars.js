@@ -74,18 +74,21 @@ function calendarForm(app, calendar, reload) {
         {ifMatch: calendar.version, idempotencyKey: newIdempotencyKey()});
       fill(saved, `Saved: version ${done.body.version}.`);
       announce(`Calendar ${done.body.name} saved`);
-      await reload();
-    }, {}, errors));
+      await reload(calendar.id);
+    }, {errors, reread: () => reload(calendar.id)}));
 }
 
 export function calendarsPage(app, body) {
   const list = h('div', {class: 'admin-list'});
-  async function load() {
+  /** Read the calendars and draw them, the one ``open`` (an id) opened. */
+  async function load(open) {
     const calendars = await all(app.api, '/v1/calendars');
     fill(list, h('h2', null, 'Calendars'), calendars.length
       ? calendars.map((c) => calendarForm(app, c, load))
       : h('p', {class: 'help'}, 'No calendars yet: SLA policies without one count every '
         + 'hour of the day.'));
+    const item = open ? list.querySelector(`[data-id="${open}"]`) : null;
+    if (item) item.open = true;
   }
   const parts = [];
   if (app.session.may('POST /v1/calendars')) {
@@ -97,13 +100,10 @@ export function calendarsPage(app, body) {
         {idempotencyKey: newIdempotencyKey()});
       announce(`Calendar ${done.body.name} created`);
       form.reset();
-      await load();
-      // The new calendar is shown open.
-      const item = list.querySelector(`[data-id="${done.body.id}"]`);
-      if (item) item.open = true;
-    }, {}, errors);
+      await load(done.body.id);
+    }, {errors});
     parts.push(form);
   }
-  fill(body, parts, list);
+  fill(body, list, parts);
   return load();
 }

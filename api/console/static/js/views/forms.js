@@ -66,8 +66,10 @@ export class FieldErrors {
       for (let n = parts.length; n > 0; n -= 1) {
         const input = this.places.get(parts.slice(0, n).join('.'));
         if (!input) continue;
+        // The message only: the part it names is this input (the form's problem box
+        // lists every part by its full name).
         const note = h('p', {class: 'field-error', id: `${input.id || 'input'}-error-${i}`},
-          `${parts.join('.')}: ${f.msg ?? ''}`);
+          f.msg ?? '');
         const describedBy = input.getAttribute('aria-describedby');
         input.setAttribute('aria-invalid', 'true');
         input.setAttribute('aria-describedby', [describedBy, note.id].filter(Boolean).join(' '));
@@ -81,8 +83,9 @@ export class FieldErrors {
 
 /** A form that runs ``work`` on submit, busy while it runs; a refusal is shown in the
  * form with the API's words, and the inputs ``errors`` (a FieldErrors) knows get the
- * messages that name them. */
-export function actionForm(label, children, work, attrs = {}, errors = null) {
+ * messages that name them. ``reread``: after a 412 (someone changed the record since
+ * it was shown) the refusal offers to show the record as it is now. */
+export function actionForm(label, children, work, {attrs = {}, errors = null, reread = null} = {}) {
   const problems = h('div', {class: 'problems', hidden: true});
   const form = h('form', {class: 'admin-form', 'aria-label': label, novalidate: true, ...attrs},
     children, problems);
@@ -95,6 +98,11 @@ export function actionForm(label, children, work, attrs = {}, errors = null) {
     } catch (error) {
       showProblem(problems, error, `${label}: not done`);
       errors?.show(error);
+      if (error?.status === 412 && reread) {
+        problems.firstChild.append(h('p', null, 'Someone else changed it since it was shown. ',
+          h('button', {type: 'button', onclick: reread}, 'Show it as it is now'),
+          ' (what was typed here is then lost).'));
+      }
     }
   });
   return form;

@@ -107,7 +107,7 @@ function policyForm(app, policy, rank, calendars, reload) {
       {ifMatch: policy.version, idempotencyKey: newIdempotencyKey()});
     announce(`Policy ${done.body.name} saved`);
     await reload(done.body.id);
-  }, {}, errors)];
+  }, {errors, reread: () => reload(policy.id)})];
   if (app.session.may('POST /v1/sla-policies/{policy_id}/apply')) {
     const applied = h('p', {class: 'saved', role: 'status'});
     parts.push(actionForm(`Move open clocks onto ${policy.name}`, [
@@ -202,8 +202,8 @@ export async function policiesPage(app, body) {
         {idempotencyKey: newIdempotencyKey()});
       announce(`Policy ${done.body.name} created`);
       await load(done.body.id);
-    }, {}, errors);
+    }, {errors});
   }
-  fill(body, problems, creating, order, list);
+  fill(body, problems, order, list, creating);
   await load();
 }

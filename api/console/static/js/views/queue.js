@@ -183,7 +183,9 @@ function filterForm(app, filters, apply) {
   return wrapper;
 }
 
-export function ticketItem(app, t, mark, selection) {
+/** A ticket's card; ``past``: as it stood at a past moment, so its clocks are not
+ * counted down from now. */
+export function ticketItem(app, t, mark, selection, past = false) {
   const assignee = t.assignee ? `assigned to ${app.directory.agentName(t.assignee)}`
     : 'unassigned';
   const pick = selection ? h('input', {type: 'checkbox', class: 'pick', checked: selection.has(t.id),
@@ -200,7 +202,7 @@ export function ticketItem(app, t, mark, selection) {
         mark === 'changed' ? h('span', {class: 'badge changed'}, 'Updated') : null,
         h('span', {class: `badge state-${t.state}`}, label(t.state)),
         h('span', {class: `badge priority-${t.priority}`}, label(t.priority)),
-        slaSummary(t)),
+        slaSummary(t, past)),
       h('p', {class: 'meta'},
         h('span', null, t.requester.name ? `${t.requester.name} <${t.requester.email}>`
           : t.requester.email),
@@ -306,7 +308,7 @@ export function queueView(app, params) {
 
   function show(t, mark) {
     tickets.set(t.id, t);
-    const item = ticketItem(app, t, mark, selection);
+    const item = ticketItem(app, t, mark, selection, Boolean(moment));
     const old = list.querySelector(`li[data-id="${t.id}"]`);
     if (old) {
       old.replaceWith(item);
@@ -323,7 +325,8 @@ export function queueView(app, params) {
     for (const li of [...list.children]) {
       const t = tickets.get(li.dataset.id);
       if (!t) continue;
-      const again = ticketItem(app, t, li.dataset.mark || undefined, selection);
+      const again = ticketItem(app, t, li.dataset.mark || undefined, selection,
+        Boolean(moment));
       if (li.classList.contains('stale')) again.classList.add('stale');
       li.replaceWith(again);
     }

@@ -32,8 +32,9 @@ export function nextDue(ticket) {
   return due.length ? Math.min(...due) : Infinity;
 }
 
-/** The badge a queue row shows: a breach, else the clock due soonest. */
-export function slaSummary(ticket) {
+/** The badge a queue row shows: a breach, else the clock due soonest. ``past``: the
+ * ticket as it stood at a past moment, its due time said, not counted from now. */
+export function slaSummary(ticket, past = false) {
   const clocks = METRICS.filter((m) => ticket.sla[m]).map((m) => [m, ticket.sla[m]]);
   const breached = clocks.filter(([, c]) => c.breached_at && !c.fulfilled_at);
   if (breached.length) {
@@ -44,11 +45,11 @@ export function slaSummary(ticket) {
     .sort(([, a], [, b]) => a.due_at.localeCompare(b.due_at));
   if (!running.length) return null;
   const [metric, clock] = running[0];
+  const when = past ? `due ${dateTime(clock.due_at)}` : due(clock.due_at);
   if (clock.warned_at) {
-    return h('span', {class: 'badge sla-warned'}, `${label(metric)} (warned) `,
-      due(clock.due_at));
+    return h('span', {class: 'badge sla-warned'}, `${label(metric)} (warned) `, when);
   }
-  return h('span', {class: 'badge sla-running'}, `${label(metric)} `, due(clock.due_at));
+  return h('span', {class: 'badge sla-running'}, `${label(metric)} `, when);
 }
 
 /** The words naming a clock's policy: its name when ``policyName`` knows it (a role
