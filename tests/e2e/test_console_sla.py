@@ -76,7 +76,10 @@ async def test_an_admin_makes_a_calendar_and_a_policy_and_reads_the_desk_as_it_s
     assert (policy["default"], policy["calendar_id"]) == (True, calendar["id"])
     assert policy["targets"]["first_reply_ms"] == 8 * HOUR
     assert policy["targets"]["resolution_ms"] == 72 * HOUR
-    await page.locator(f'.admin-item[data-id="{policy["id"]}"] > summary').click()
+    # The policy made is shown open, its form filled in.
+    made = page.locator(f'.admin-item[data-id="{policy["id"]}"]')
+    await expect(made).to_have_attribute("open", "")
+    await expect(made.get_by_label("First reply", exact=True)).to_have_value("8")
     await page.screenshot(path=str(shots / "sla-policies.png"), full_page=True)
 
     # A moment, then changes after it: a ticket's priority, and a ticket opened (on the

@@ -32,19 +32,18 @@ function localValue(iso) {
 }
 
 /** The picker: a date and time, or a seq; ``choose(moment)`` is called with the one
- * given. (The way back to now is the banner's.) */
-export function asOfPicker(moment, choose) {
+ * given, and a moment not given is said in ``problems`` (the view's). The way back to
+ * now is the banner's. */
+export function asOfPicker(moment, choose, problems) {
   const at = h('input', {id: 'as-of-at', type: 'datetime-local', step: 1,
                          value: moment?.as_of ? localValue(moment.as_of) : ''});
   const seq = h('input', {id: 'as-of-seq', type: 'number', min: 0, step: 1,
                           value: moment?.as_of_seq ?? '', inputmode: 'numeric'});
-  const problems = h('div', {class: 'problems', hidden: true});
   const form = h('form', {class: 'as-of', 'aria-label': 'See the desk as it stood',
                           novalidate: true},
     h('div', {class: 'field'}, h('label', {for: 'as-of-at'}, 'As of (date and time)'), at),
     h('div', {class: 'field'}, h('label', {for: 'as-of-seq'}, 'or just after event'), seq),
-    h('button', {type: 'submit'}, 'Show the desk then'),
-    problems);
+    h('button', {type: 'submit'}, 'Show the desk then'));
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     clearProblem(problems);

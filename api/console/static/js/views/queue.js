@@ -254,7 +254,7 @@ export function queueView(app, params) {
     return `#/queue${search ? `?${search}` : ''}`;
   };
   const banner = moment ? pastBanner(moment, address(null)) : null;
-  const picker = asOfPicker(moment, (chosen) => app.navigate(address(chosen)));
+  const picker = asOfPicker(moment, (chosen) => app.navigate(address(chosen)), problems);
   const element = h('section', {class: 'queue', 'aria-labelledby': 'queue-title'},
     h('div', {class: 'queue-head'},
       h('h1', {id: 'queue-title', tabindex: -1}, 'Queue'),
