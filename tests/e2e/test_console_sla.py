@@ -82,6 +82,11 @@ async def test_an_admin_makes_a_calendar_and_a_policy_and_reads_the_desk_as_it_s
     await expect(made.get_by_label("First reply", exact=True)).to_have_value("8")
     await page.screenshot(path=str(shots / "sla-policies.png"), full_page=True)
 
+    # The settings' targets no longer set clocks: shown, not offered.
+    await page.get_by_role("navigation", name="Admin").get_by_role("link", name="Settings").click()
+    await expect(page.locator("#sla-urgent-first")).to_be_disabled()
+    await expect(page.get_by_text("SLA policies set the clocks now")).to_be_visible()
+
     # A moment, then changes after it: a ticket's priority, and a ticket opened (on the
     # policy just made, which its clocks name).
     shown = (await console.api("GET", "/v1/tickets", ADMIN, params={"limit": 20})).json()

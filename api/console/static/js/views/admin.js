@@ -239,6 +239,10 @@ function fieldsPage(app, body) {
 /** The settings document as a form: every key of it, sent back whole (PUT). */
 async function settingsPage(app, body) {
   const answer = await app.api.get('/v1/settings');
+  // Once the tenant has SLA policies they set the clocks, and a change of these
+  // targets is refused (409 sla_settings_superseded): they are shown, not offered.
+  const superseded = app.session.may('GET /v1/sla-policies')
+    && (await app.api.get('/v1/sla-policies', {limit: 1})).body.data.length > 0;
   let doc = answer.body;
   let version = answer.etag;
   const hours = doc.business_hours;
@@ -289,7 +293,10 @@ async function settingsPage(app, body) {
         h('tbody', null, days.map((d) => h('tr', null, h('th', {scope: 'row'}, d.day),
           h('td', null, d.start), h('td', null, d.end))))),
       field('bh-holidays', 'Holidays', holidays, 'dates YYYY-MM-DD, separated by commas')),
-    h('fieldset', null, h('legend', null, 'SLA targets (hours)'),
+    h('fieldset', {disabled: superseded}, h('legend', null, 'SLA targets (hours)'),
+      superseded ? h('p', {class: 'help'}, 'The tenant\u2019s SLA policies set the clocks '
+        + 'now, not these targets: ', h('a', {href: '#/admin/policies'}, 'SLA policies'), '.')
+        : null,
       h('table', {class: 'admin-table'}, h('thead', null, h('tr', null,
         ['Priority', 'First response', 'Resolution'].map((t) => h('th', {scope: 'col'}, t)))),
       h('tbody', null, targets.map((t) => h('tr', null, h('th', {scope: 'row'}, label(t.p)),
