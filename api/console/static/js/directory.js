@@ -1,7 +1,8 @@
 // Names for ids: the tenant's agents (to show who wrote, who is assigned, whom to
 // assign), its groups and organizations (to filter and group by, to name a ticket's
 // group), its ticket fields (their titles, types and options) and, for admins, its API
-// keys (to name the key an event was stamped with). Read once per sign-in, when the
+// keys (to name the key an event was stamped with) and SLA policies (to name the policy
+// behind a ticket's clock). Read once per sign-in, when the
 // role may; a role that may not sees short ids.
 
 import {shortId} from './format.js';
@@ -29,6 +30,7 @@ export class Directory {
     this.groups = new Map();
     this.organizations = new Map();
     this.fields = [];
+    this.policies = new Map();
     this.contacts = new Map();
     this.loaded = null;
     this.generation = 0; // counts the loads done: views redraw what names once it moves
@@ -58,6 +60,10 @@ export class Directory {
           // One answer, no pages: a tenant has a bounded number of fields.
           this.fields = (await this.api.get('/v1/ticket-fields')).body.data;
         }
+        if (this.session.may('GET /v1/sla-policies')) {
+          const policies = await all(this.api, '/v1/sla-policies');
+          this.policies = new Map(policies.map((p) => [p.id, p]));
+        }
         this.generation += 1;
       })();
       this.loaded.catch(() => { this.loaded = null; });
@@ -71,6 +77,7 @@ export class Directory {
     this.groups = new Map();
     this.organizations = new Map();
     this.fields = [];
+    this.policies = new Map();
     this.contacts = new Map();
     this.loaded = null;
   }
@@ -121,6 +128,12 @@ export class Directory {
   /** A ticket field's title by its key (the key itself when unknown). */
   fieldTitle(key) {
     return this.fields.find((f) => f.key === key)?.title ?? key;
+  }
+
+  /** An SLA policy's name as it is now, or null when this role may not read policies
+   * (or the policy is not among those read). */
+  policyName(id) {
+    return this.policies.get(id)?.name ?? null;
   }
 
   /** Active agents, by name: the choices for an assignee. */

@@ -1,12 +1,17 @@
 // Admin screens: agents (invite, deactivate, reactivate), groups and their members,
 // API keys (issue, shown once; revoke), the webhook endpoint, ticket fields (define,
-// retitle, take in and out of use), and the tenant's settings (SLA targets, business hours, holidays, widget origins, sweep windows).
+// retitle, take in and out of use), SLA policies and calendars (policies.js,
+// calendars.js), and the tenant's settings (SLA targets, business hours, holidays,
+// widget origins, sweep windows). A page is listed when the caller may read it.
 // Each screen is a client of the admin API like any other; every form shows the
 // problem the API answered when it refuses.
 
 import {newIdempotencyKey} from '../api.js';
-import {announce, busy, clearProblem, fill, h, showProblem} from '../dom.js';
+import {announce, fill, h, showProblem} from '../dom.js';
 import {PRIORITIES, dateTime, label} from '../format.js';
+import {DAYS, calendarsPage} from './calendars.js';
+import {actionForm, all, field} from './forms.js';
+import {policiesPage} from './policies.js';
 
 const PAGES = [
   ['agents', 'Agents', 'GET /v1/agents'],
@@ -14,45 +19,11 @@ const PAGES = [
   ['keys', 'API keys', 'GET /v1/api-keys'],
   ['webhook', 'Webhook', 'GET /v1/webhooks'],
   ['fields', 'Ticket fields', 'POST /v1/ticket-fields'],
+  ['policies', 'SLA policies', 'GET /v1/sla-policies'],
+  ['calendars', 'Calendars', 'GET /v1/calendars'],
   ['settings', 'Settings', 'GET /v1/settings'],
 ];
-const DAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];
 const HOUR = 3_600_000;
-
-async function all(api, path) {
-  const rows = [];
-  let cursor = null;
-  for (let page = 0; page < 20; page += 1) {
-    const answer = (await api.get(path, {limit: 100, cursor})).body;
-    rows.push(...answer.data);
-    cursor = answer.next_cursor;
-    if (!cursor) break;
-  }
-  return rows;
-}
-
-/** A form that runs ``work`` on submit, busy while it runs; a refusal is shown in the
- * form with the API's words. */
-function actionForm(label_, children, work, attrs = {}) {
-  const problems = h('div', {class: 'problems', hidden: true});
-  const form = h('form', {class: 'admin-form', 'aria-label': label_, novalidate: true, ...attrs},
-    children, problems);
-  form.addEventListener('submit', async (event) => {
-    event.preventDefault();
-    clearProblem(problems);
-    try {
-      await busy(form, work);
-    } catch (error) {
-      showProblem(problems, error, `${label_}: not done`);
-    }
-  });
-  return form;
-}
-
-function field(id, text, input, hint) {
-  return h('div', {class: 'field'}, h('label', {for: id}, text), input,
-    hint ? h('span', {class: 'hint'}, hint) : null);
-}
 
 function agentsPage(app, body) {
   const list = h('table', {class: 'admin-table'});
@@ -268,6 +239,10 @@ function fieldsPage(app, body) {
 /** The settings document as a form: every key of it, sent back whole (PUT). */
 async function settingsPage(app, body) {
   const answer = await app.api.get('/v1/settings');
+  // Once the tenant has SLA policies they set the clocks, and a change of these
+  // targets is refused (409 sla_settings_superseded): they are shown, not offered.
+  const superseded = app.session.may('GET /v1/sla-policies')
+    && (await app.api.get('/v1/sla-policies', {limit: 1})).body.data.length > 0;
   let doc = answer.body;
   let version = answer.etag;
   const hours = doc.business_hours;
@@ -318,7 +293,10 @@ async function settingsPage(app, body) {
         h('tbody', null, days.map((d) => h('tr', null, h('th', {scope: 'row'}, d.day),
           h('td', null, d.start), h('td', null, d.end))))),
       field('bh-holidays', 'Holidays', holidays, 'dates YYYY-MM-DD, separated by commas')),
-    h('fieldset', null, h('legend', null, 'SLA targets (hours)'),
+    h('fieldset', {disabled: superseded}, h('legend', null, 'SLA targets (hours)'),
+      superseded ? h('p', {class: 'help'}, 'The tenant\u2019s SLA policies set the clocks '
+        + 'now, not these targets: ', h('a', {href: '#/admin/policies'}, 'SLA policies'), '.')
+        : null,
       h('table', {class: 'admin-table'}, h('thead', null, h('tr', null,
         ['Priority', 'First response', 'Resolution'].map((t) => h('th', {scope: 'col'}, t)))),
       h('tbody', null, targets.map((t) => h('tr', null, h('th', {scope: 'row'}, label(t.p)),
@@ -338,7 +316,8 @@ async function settingsPage(app, body) {
 }
 
 const RENDER = {agents: agentsPage, groups: groupsPage, keys: keysPage, webhook: webhookPage,
-                fields: fieldsPage, settings: settingsPage};
+                fields: fieldsPage, policies: policiesPage, calendars: calendarsPage,
+                settings: settingsPage};
 
 export function adminView(app, params, page) {
   const pages = PAGES.filter(([, , needs]) => app.session.may(needs));

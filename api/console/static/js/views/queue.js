@@ -4,8 +4,10 @@
 // changed ones change in place, and a gap reloads the page and says so. "My tickets",
 // "Unassigned" and "My groups" are filters too (assignee=me, assignee=none,
 // group_id=mine, each of the active states). Tickets can be selected for the bulk
-// actions of bulk.js.
+// actions of bulk.js. With a moment in the address (asof.js) the queue is the desk as
+// it stood then: read-only, no live changes, no commands.
 
+import {asOfPicker, pastBanner, readMoment} from './asof.js';
 import {savedViewsNav} from './automation.js';
 import {announce, clearProblem, fill, h, showProblem} from '../dom.js';
 import {ACTIVE_STATES, PRIORITIES, SOURCES, STATES, dateTime, label, relative, shortId}
@@ -181,7 +183,9 @@ function filterForm(app, filters, apply) {
   return wrapper;
 }
 
-export function ticketItem(app, t, mark, selection) {
+/** A ticket's card; ``past``: as it stood at a past moment, so its clocks are not
+ * counted down from now. */
+export function ticketItem(app, t, mark, selection, past = false) {
   const assignee = t.assignee ? `assigned to ${app.directory.agentName(t.assignee)}`
     : 'unassigned';
   const pick = selection ? h('input', {type: 'checkbox', class: 'pick', checked: selection.has(t.id),
@@ -198,7 +202,7 @@ export function ticketItem(app, t, mark, selection) {
         mark === 'changed' ? h('span', {class: 'badge changed'}, 'Updated') : null,
         h('span', {class: `badge state-${t.state}`}, label(t.state)),
         h('span', {class: `badge priority-${t.priority}`}, label(t.priority)),
-        slaSummary(t)),
+        slaSummary(t, past)),
       h('p', {class: 'meta'},
         h('span', null, t.requester.name ? `${t.requester.name} <${t.requester.email}>`
           : t.requester.email),
@@ -215,7 +219,9 @@ export function ticketItem(app, t, mark, selection) {
 
 export function queueView(app, params) {
   let filters = readFilters(params);
-  let sort = SORTS[params.get('sort')] ? params.get('sort') : 'created';
+  const moment = readMoment(params);
+  // A past desk is listed newest first only (docs/as-of.md).
+  let sort = !moment && SORTS[params.get('sort')] ? params.get('sort') : 'created';
   const order = () => SORTS[sort][1];
   const tickets = new Map();
   let cursor = null;
@@ -227,11 +233,11 @@ export function queueView(app, params) {
   const problems = h('div', {class: 'problems', hidden: true});
   const liveNote = h('div', {class: 'live-note', role: 'status'});
   const list = h('ol', {class: 'ticket-list', 'aria-label': `Tickets, ${SORTS[sort][0].toLowerCase()}`});
-  const bulk = app.session.may('POST /v1/tickets/{ticket_id}/assignee')
+  const bulk = !moment && app.session.may('POST /v1/tickets/{ticket_id}/assignee')
     ? bulkBar(app, tickets, (t) => show(t, 'changed')) : null;
   const selection = bulk?.selection ?? null;
   const quick = h('nav', {class: 'quick-queues', 'aria-label': 'Queues'});
-  const sortSelect = h('select', {id: 'queue-sort', name: 'sort'},
+  const sortSelect = h('select', {id: 'queue-sort', name: 'sort', disabled: Boolean(moment)},
     Object.entries(SORTS).map(([value, [text]]) => h('option', {value, selected: value === sort}, text)));
   sortSelect.addEventListener('change', () => {
     sort = sortSelect.value;
@@ -242,14 +248,25 @@ export function queueView(app, params) {
   const more = h('button', {type: 'button', class: 'load-more', hidden: true,
                             onclick: () => loadMore()}, 'Load more');
   const end = h('p', {class: 'list-end', hidden: true});
+  const address = (chosen) => {
+    const search = new URLSearchParams({...filterQuery(filters),
+      ...(sort !== 'created' ? {sort} : {}), ...(chosen ?? {})}).toString();
+    return `#/queue${search ? `?${search}` : ''}`;
+  };
+  const banner = moment ? pastBanner(moment, address(null)) : null;
+  const picker = asOfPicker(moment, (chosen) => app.navigate(address(chosen)), problems);
   const element = h('section', {class: 'queue', 'aria-labelledby': 'queue-title'},
     h('div', {class: 'queue-head'},
       h('h1', {id: 'queue-title', tabindex: -1}, 'Queue'),
-      app.session.may('POST /v1/tickets')
+      !moment && app.session.may('POST /v1/tickets')
         ? h('a', {class: 'button primary', href: '#/tickets/new'}, 'New ticket') : null),
+    banner?.element,
     quick,
-    h('p', {class: 'help'}, 'New and changed tickets appear here as they happen. ',
-      h('label', {for: 'queue-sort'}, 'Order: '), sortSelect),
+    h('p', {class: 'help'}, moment ? 'Newest first, as they stood then. '
+      : 'New and changed tickets appear here as they happen. ',
+    h('label', {for: 'queue-sort'}, 'Order: '), sortSelect),
+    h('details', {class: 'as-of-box', open: Boolean(moment)},
+      h('summary', null, 'The desk as it stood at another moment'), picker),
     h('div', {class: 'queue-layout'},
       h('div', {class: 'queue-side'}, savedViewsNav(app), h('div', {class: 'queue-filters'})),
       h('div', {class: 'queue-list'}, problems, liveNote, bulk?.element, list, more, end)));
@@ -257,16 +274,16 @@ export function queueView(app, params) {
   /** The address keeps the filters and the order (a link, the back button), without
    * re-rendering the page: focus stays on the control just used. */
   function remember() {
-    const search = new URLSearchParams({...filterQuery(filters),
-      ...(sort !== 'created' ? {sort} : {})}).toString();
-    window.history.replaceState(null, '', `#/queue${search ? `?${search}` : ''}`);
+    window.history.replaceState(null, '', address(moment));
+    banner?.nowHref(address(null));
   }
 
   function renderQuick() {
     const mine = Boolean(app.directory.myId());
     fill(quick, h('ul', null, QUEUES.filter((q) => (!q.agent || mine)
       && (!q.needs || app.session.may(q.needs))).map((q) => {
-      const search = new URLSearchParams(filterQuery(q.filters)).toString();
+      const search = new URLSearchParams({...filterQuery(q.filters), ...(moment ?? {})})
+        .toString();
       return h('li', null, h('a', {href: `#/queue${search ? `?${search}` : ''}`,
         'aria-current': sameFilters(q.filters, filters) ? 'page' : null,
         onclick: (e) => {
@@ -291,7 +308,7 @@ export function queueView(app, params) {
 
   function show(t, mark) {
     tickets.set(t.id, t);
-    const item = ticketItem(app, t, mark, selection);
+    const item = ticketItem(app, t, mark, selection, Boolean(moment));
     const old = list.querySelector(`li[data-id="${t.id}"]`);
     if (old) {
       old.replaceWith(item);
@@ -308,7 +325,8 @@ export function queueView(app, params) {
     for (const li of [...list.children]) {
       const t = tickets.get(li.dataset.id);
       if (!t) continue;
-      const again = ticketItem(app, t, li.dataset.mark || undefined, selection);
+      const again = ticketItem(app, t, li.dataset.mark || undefined, selection,
+        Boolean(moment));
       if (li.classList.contains('stale')) again.classList.add('stale');
       li.replaceWith(again);
     }
@@ -323,7 +341,8 @@ export function queueView(app, params) {
 
   async function load() {
     clearProblem(problems);
-    const request = app.api.get('/v1/tickets', {...filterQuery(filters), sort, limit: PAGE});
+    const request = app.api.get('/v1/tickets',
+      {...filterQuery(filters), sort, limit: PAGE, ...(moment ?? {})});
     loading = request;
     try {
       const page = (await request).body;
@@ -333,6 +352,7 @@ export function queueView(app, params) {
       list.replaceChildren();
       page.data.forEach((t) => show(t));
       pageDone(page);
+      banner?.named(page.as_of_seq);
     } catch (error) {
       if (loading === request) showProblem(problems, error, 'The queue could not be loaded');
     } finally {
@@ -345,7 +365,7 @@ export function queueView(app, params) {
     more.disabled = true;
     try {
       const page = (await app.api.get('/v1/tickets',
-        {...filterQuery(filters), sort, limit: PAGE, cursor})).body;
+        {...filterQuery(filters), sort, limit: PAGE, cursor, ...(moment ?? {})})).body;
       const first = page.data.find((t) => !tickets.has(t.id));
       page.data.forEach((t) => { if (!tickets.has(t.id)) show(t); });
       pageDone(page);
@@ -412,7 +432,8 @@ export function queueView(app, params) {
     }, 150));
   }
 
-  const stop = app.feed.subscribe('tenant', {
+  // The past does not change: a past view listens to no feed and loads at once.
+  const stop = moment ? () => {} : app.feed.subscribe('tenant', {
     onLive: ({resumed}) => {
       live = true;
       if (!resumed) load();
@@ -427,7 +448,7 @@ export function queueView(app, params) {
   });
   // Without the feed (refused, unreachable) the queue still loads, a moment later.
   const fallback = setTimeout(() => { if (!live && !loading && !tickets.size) load(); },
-    LIVE_WAIT_MS);
+    moment ? 0 : LIVE_WAIT_MS);
 
   // The names may arrive after the first page is drawn (a cold start, a slow answer):
   // the cards are drawn again with them, not only the filters.

@@ -1,6 +1,8 @@
 // SLA clocks as people read them: a live countdown while a clock runs (the page's one
 // ticker in main.js updates every [data-due] element each second), and otherwise
-// paused with the budget left, breached (a breach latches), met, or not running.
+// paused with the budget left, breached (a breach latches), met, or not running. A
+// warned clock (past the tenant's warning share of its target) is amber, on the ticket
+// page and in the queue's badge. Each clock names the SLA policy behind it.
 
 import {countdown, dateTime, duration, label, METRICS} from '../format.js';
 import {now} from '../api.js';
@@ -30,8 +32,9 @@ export function nextDue(ticket) {
   return due.length ? Math.min(...due) : Infinity;
 }
 
-/** The badge a queue row shows: a breach, else the clock due soonest. */
-export function slaSummary(ticket) {
+/** The badge a queue row shows: a breach, else the clock due soonest. ``past``: the
+ * ticket as it stood at a past moment, its due time said, not counted from now. */
+export function slaSummary(ticket, past = false) {
   const clocks = METRICS.filter((m) => ticket.sla[m]).map((m) => [m, ticket.sla[m]]);
   const breached = clocks.filter(([, c]) => c.breached_at && !c.fulfilled_at);
   if (breached.length) {
@@ -42,11 +45,28 @@ export function slaSummary(ticket) {
     .sort(([, a], [, b]) => a.due_at.localeCompare(b.due_at));
   if (!running.length) return null;
   const [metric, clock] = running[0];
-  return h('span', {class: 'badge sla-running'}, `${label(metric)} `, due(clock.due_at));
+  const when = past ? `due ${dateTime(clock.due_at)}` : due(clock.due_at);
+  if (clock.warned_at) {
+    return h('span', {class: 'badge sla-warned'}, `${label(metric)} (warned) `, when);
+  }
+  return h('span', {class: 'badge sla-running'}, `${label(metric)} `, when);
 }
 
-/** One clock as a card of the ticket page. */
-export function clockCard(metric, clock) {
+/** The words naming a clock's policy: its name when ``policyName`` knows it (a role
+ * that may read policies), else its id; and the version the clock runs on. */
+function policyLine(policy, policyName) {
+  const name = policyName?.(policy.policy_id);
+  const calendar = policy.calendar_id
+    ? `calendar ${policy.calendar_id.slice(0, 8)} version ${policy.calendar_version}`
+    : 'calendar time';
+  return h('p', {class: 'clock-policy', title: `SLA policy ${policy.policy_id}, ${calendar}`},
+    name ? ['Policy ', h('strong', null, name), `, version ${policy.policy_version}`]
+      : `SLA policy ${policy.policy_id.slice(0, 8)}, version ${policy.policy_version}`);
+}
+
+/** One clock as a card of the ticket page; ``policyName(id)`` names a policy, or
+ * answers null. */
+export function clockCard(metric, clock, policyName) {
   const state = clockState(clock);
   let status;
   let detail = null;
@@ -77,9 +97,7 @@ export function clockCard(metric, clock) {
     h('h3', null, label(metric)),
     h('p', {class: 'clock-status'}, status),
     h('p', {class: 'clock-detail'}, detail),
-    // The policy behind the clock (its id and version: agents do not read policies).
-    clock.policy ? h('p', {class: 'clock-policy',
-                           title: `SLA policy ${clock.policy.policy_id}`},
-      `SLA policy ${clock.policy.policy_id.slice(0, 8)}, version ${clock.policy.policy_version}`)
-      : null);
+    // The policy behind the clock: by name for a role that reads policies (admins);
+    // others (agents may not read policies) see its id.
+    clock.policy ? policyLine(clock.policy, policyName) : null);
 }

@@ -189,7 +189,8 @@ export function ticketView(app, id) {
       fill(properties, propertyForms(t));
       fill(fieldsBox, fieldsForm(t));
     }
-    fill(clocks, METRICS.filter((m) => t.sla[m]).map((m) => clockCard(m, t.sla[m])));
+    fill(clocks, METRICS.filter((m) => t.sla[m]).map((m) => clockCard(m, t.sla[m],
+      (policy) => app.directory.policyName(policy))));
     const related = [
       t.follow_up_of ? h('li', null, 'Follow-up of ',
         h('a', {href: `#/tickets/${t.follow_up_of}`}, `ticket ${shortId(t.follow_up_of)}`)) : null,
