@@ -393,18 +393,19 @@ def _source_measures(fold: Fold, rows: Iterable[asyncpg.Record]) -> None:
             r["recorded"] or {})
         if row is None or not isinstance(recorded, dict):
             continue
-        first, resolution = (recorded.get("first_reply_minutes"),
-                             recorded.get("full_resolution_minutes"))
-        if row.first_reply_at is not None and _minutes(first):
+        first = _ms_of_minutes(recorded.get("first_reply_minutes"))
+        resolution = _ms_of_minutes(recorded.get("full_resolution_minutes"))
+        if row.first_reply_at is not None and first is not None:
             if row.first_reply_business_ms == row.first_reply_ms:  # calendar time
-                row.first_reply_business_ms = first * 60_000
-            row.first_reply_ms = first * 60_000
-        if row.resolution_ms is not None and _minutes(resolution):
-            row.resolution_ms = resolution * 60_000
+                row.first_reply_business_ms = first
+            row.first_reply_ms = first
+        if row.resolution_ms is not None and resolution is not None:
+            row.resolution_ms = resolution
 
 
-def _minutes(value: Any) -> bool:
-    return type(value) is int and value >= 0
+def _ms_of_minutes(value: Any) -> int | None:
+    """Recorded whole minutes in milliseconds; None for anything else."""
+    return value * 60_000 if type(value) is int and value >= 0 else None
 
 
 def _columns(rows: Iterable[tuple[Any, ...]], width: int) -> list[list[Any]]:
