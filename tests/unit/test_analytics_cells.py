@@ -65,7 +65,8 @@ def _row(**kw: object) -> SimpleNamespace:
         assignee=None, first_reply_ms=5, first_reply_business_ms=None, resolution_ms=None,
         resolution_open_ms=None, solves=0, reopens=0, public_agent_replies=1,
         breaches_first_response=0, breaches_next_reply=1, breaches_resolution=0,
-        staff_notes=0)
+        staff_notes=0, requester_wait_measured=False, requester_wait_missed=False,
+        requester_wait_ms=None, periodic_updates=0, periodic_updates_met=0)
     return SimpleNamespace(**{**base, **kw})
 
 
@@ -78,15 +79,15 @@ def test_a_ticket_counts_in_its_groups_now_and_moving_it_moves_its_counts() -> N
         ("field.plan", cells.HELD), ("field.plan", "pro"), ("field.areas", cells.HELD),
         ("field.areas", "a"), ("field.areas", "b")}
     # tickets, met first response and met resolution; first reply 5 ms.
-    assert before.counters == (1, 0, 1, 0, 1, 0, 0, 0, 0)
-    # Deflected (the last counter): solved with no public agent reply and no staff note;
+    assert before.counters == (1, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0)
+    # Deflected (the ninth counter): solved with no public agent reply and no staff note;
     # a row whose notes were never counted (None, before migration 0651) is not.
     solved = {"resolution_ms": 9, "solves": 1, "public_agent_replies": 0}
-    assert [cells.contribution(_row(**solved, staff_notes=n), {}, keys).counters[-1]
+    assert [cells.contribution(_row(**solved, staff_notes=n), {}, keys).counters[8]
             for n in (0, 1, None)] == [1, 0, 0]
     assert cells.contribution(_row(**{**solved, "public_agent_replies": 1}), {},
-                              keys).counters[-2:] == (1, 0)
-    assert before.buckets == (5, None, None, None)
+                              keys).counters[7:9] == (1, 0)
+    assert before.buckets == (5, None, None, None, None)
     assert before.day == date(2026, 6, 1)
 
     tallies = cells.Tallies()
@@ -94,7 +95,7 @@ def test_a_ticket_counts_in_its_groups_now_and_moving_it_moves_its_counts() -> N
     tallies.move(before, before)  # no change: nothing moves
     columns = tallies.columns()
     assert len(columns[0]) == len(before.groups) * len(cells.SPANS)
-    assert set(columns[-4]) == {"{0,0,0,0,0,1}"} and set(columns[-1]) == {"{}"}
+    assert set(columns[-5]) == {"{0,0,0,0,0,1}"} and set(columns[-1]) == {"{}"}
 
     moved = cells.Tallies()
     moved.move(before, cells.contribution(_row(priority="low"), fields, keys))
