@@ -196,6 +196,12 @@ class ProcessSettings(BaseSettings):
         default=60, ge=5, le=3600,
         description="Seconds between polls of a tenant's IMAP mailboxes (docs/email.md).",
     )
+    mail_idle_tenants: int = Field(
+        default=4, ge=0, le=256,
+        description="Tenants whose IMAP mailboxes one scheduler loop watches with IDLE at "
+                    "once, each holding one of its job slots; the rest are polled, and 0 "
+                    "turns IDLE off (docs/email.md).",
+    )
     public_url: str = Field(
         default="", max_length=300,
         description="The address people reach the service at (https://desk.example.com), "

@@ -58,7 +58,16 @@ from eventstore.pool import create_pool
 from eventstore.replica import Reads, Replica, ReplicaRefused
 from eventstore.sqlfile import load_queries
 from eventstore.store import EventStore
-from handlers import mail_notify, mail_out, mail_poll, rule_timers, sla_check, sla_warnings, sweep
+from handlers import (
+    mail_idle,
+    mail_notify,
+    mail_out,
+    mail_poll,
+    rule_timers,
+    sla_check,
+    sla_warnings,
+    sweep,
+)
 from handlers.attachments import Storages
 from handlers.credentials import Passwords
 from handlers.oidc_provider import Providers
@@ -267,6 +276,9 @@ def job_registry(settings: ProcessSettings, metrics: Metrics | None = None,
     mail_out.register(registry, lambda store: file_storages(settings, store))
     mail_notify.register(registry, public_url=settings.public_url)
     mail_poll.register(registry, lambda store: file_storages(settings, store),
+                       every=timedelta(seconds=settings.mail_poll_seconds))
+    mail_idle.register(registry, tenants=min(settings.mail_idle_tenants,
+                                             settings.scheduler_concurrency - 1),
                        every=timedelta(seconds=settings.mail_poll_seconds))
     tenant_seed.register(registry)
     for registrar in extra or []:
