@@ -204,6 +204,12 @@ class ProcessSettings(BaseSettings):
     slack_timeout: float = Field(
         default=10.0, gt=0, le=60, description="Seconds Slack has to answer a post."
     )
+    mail_idle_tenants: int = Field(
+        default=4, ge=0, le=256,
+        description="Tenants whose IMAP mailboxes one scheduler loop watches with IDLE at "
+                    "once, each holding one of its job slots; the rest are polled, and 0 "
+                    "turns IDLE off (docs/email.md).",
+    )
     public_url: str = Field(
         default="", max_length=300,
         description="The address people reach the service at (https://desk.example.com), "

@@ -59,6 +59,7 @@ from eventstore.replica import Reads, Replica, ReplicaRefused
 from eventstore.sqlfile import load_queries
 from eventstore.store import EventStore
 from handlers import (
+    mail_idle,
     mail_notify,
     mail_out,
     mail_poll,
@@ -279,6 +280,9 @@ def job_registry(settings: ProcessSettings, metrics: Metrics | None = None,
                        every=timedelta(seconds=settings.mail_poll_seconds))
     slack_out.register(registry, api_url=settings.slack_api_url,
                        timeout=settings.slack_timeout)
+    mail_idle.register(registry, tenants=min(settings.mail_idle_tenants,
+                                             settings.scheduler_concurrency - 1),
+                       every=timedelta(seconds=settings.mail_poll_seconds))
     tenant_seed.register(registry)
     for registrar in extra or []:
         registrar(registry)

@@ -284,3 +284,17 @@ SELECT EXISTS (SELECT 1 FROM mail_messages WHERE tenant_id = $1 AND mailbox_id =
 DELETE FROM mailboxes WHERE tenant_id = $1 AND id = $2
 RETURNING id, address, name, smtp, imap, version, last_error, last_error_at, last_ok_at,
           created_at, updated_at
+
+-- name: imap_poll_now --
+-- $1 tenant_id, $2 now
+-- IDLE said a message arrived: the tenant's waiting mail.poll job is due now (the
+-- update's own NOTIFY wakes the schedulers). Nothing moves while the poll runs, since
+-- that run may have looked before the message arrived: the caller tries again.
+UPDATE jobs SET run_at = least(run_at, $2), updated_at = $2
+ WHERE tenant_id = $1 AND dedupe_key = 'mail.poll' AND status = 'ready'
+RETURNING id
+
+-- name: imap_poll_live --
+-- $1 tenant_id
+SELECT count(*) FROM jobs
+ WHERE tenant_id = $1 AND dedupe_key = 'mail.poll' AND status IN ('ready', 'running')

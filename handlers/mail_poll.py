@@ -19,8 +19,9 @@ For each mailbox with IMAP, in turn:
 4. only then flag the taken-in messages ``\\Seen`` on the server.
 
 The server's failure is noted on the mailbox (readiness ``degraded``) and raised, for
-the queue's backoff; an unreachable server holds up nothing else. IDLE is not used:
-the period is the latency.
+the queue's backoff; an unreachable server holds up nothing else. Where the server
+offers IDLE, the tenant's ``mail.idle`` job (handlers/mail_idle.py) makes this job due
+as soon as a mail arrives; the period is the latency only where it does not.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from eventstore.store import EventStore, UnitOfWork
 from handlers import attachments, mail_in, mailboxes
 from scheduler.queue import Job
 from scheduler.registry import JobContext, Registry
+from scheduler.tenant_seed import ensure_tenant_jobs
 
 Q = load_queries(Path(__file__).with_name("mail.sql"))
 
@@ -173,6 +175,11 @@ async def poll(ctx: JobContext, job: Job, *,
     tenant = job.tenant_id
     async with ctx.store.session(tenant, readonly=True) as uow:
         ids = [r["id"] for r in await uow.conn.fetch(Q["imap_mailboxes"], tenant)]
+    if ids:  # the IDLE watch of a tenant whose mailbox was made before it existed
+        async with ctx.store.session(tenant, mail_in.mail_actor(ids[0])) as uow:
+            await ensure_tenant_jobs(uow.conn, tenant, [(mailboxes.IDLE_KIND,
+                                                         mailboxes.IDLE_KIND)],
+                                     ctx.clock.now())
     storages = storages_for(ctx.store)
     failed: list[str] = []
     for mailbox_id in ids:

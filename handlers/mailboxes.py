@@ -45,6 +45,9 @@ Q = load_queries(Path(__file__).with_name("mail.sql"))
 
 POLL_KIND = "mail.poll"
 """The tenant's IMAP poll job (handlers/mail_poll.py), made with its first IMAP mailbox."""
+IDLE_KIND = "mail.idle"
+"""Its IDLE watch (handlers/mail_idle.py), made with the poll job."""
+IMAP_JOBS = [(POLL_KIND, POLL_KIND), (IDLE_KIND, IDLE_KIND)]
 SECRET_PREFIX = "hdmail_"
 SECURITY = ("none", "starttls", "tls")
 
@@ -193,7 +196,7 @@ async def create_mailbox(uow: UnitOfWork, command: CreateMailbox
     if row is None:
         raise Conflict("mailbox_exists", f"the tenant has a mailbox {command.address} already")
     if imap is not None:
-        await ensure_tenant_jobs(uow.conn, uow.tenant_id, [(POLL_KIND, POLL_KIND)], command.at)
+        await ensure_tenant_jobs(uow.conn, uow.tenant_id, IMAP_JOBS, command.at)
     await record(uow, MailboxCreated(
         mailbox_id=mailbox_id, address=row["address"], name=row["name"],
         smtp=None if row["smtp"] is None else dict(row["smtp"]),
@@ -217,7 +220,7 @@ async def change_mailbox(uow: UnitOfWork, command: ChangeMailbox) -> dict[str, A
                                   imap_sealed, imap_kek)
     assert row is not None
     if imap_doc is not None:
-        await ensure_tenant_jobs(uow.conn, uow.tenant_id, [(POLL_KIND, POLL_KIND)], command.at)
+        await ensure_tenant_jobs(uow.conn, uow.tenant_id, IMAP_JOBS, command.at)
     await record(uow, MailboxChanged(
         mailbox_id=command.mailbox_id, name=row["name"],
         smtp=None if row["smtp"] is None else dict(row["smtp"]),

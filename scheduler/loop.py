@@ -106,6 +106,7 @@ class Scheduler:
     async def stop(self) -> None:
         """Stop claiming, finish or release running jobs, and wait for the loop to end."""
         self._stopping = True
+        self.ctx.stopping.set()
         self.wake()
         await self._finished.wait()
 

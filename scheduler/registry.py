@@ -15,6 +15,7 @@ with ``registry.periodic("jobs.purge", timedelta(hours=1), purge)``.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -29,12 +30,15 @@ from scheduler.queue import Job, Queue
 
 @dataclass(frozen=True, slots=True)
 class JobContext:
-    """What a handler may use: the store (tenant sessions), the pool, the clock."""
+    """What a handler may use: the store (tenant sessions), the pool, the clock, and
+    ``stopping``, set when the loop stops: a handler that waits for minutes (an IMAP
+    IDLE) ends on it instead of holding up the grace period."""
 
     store: EventStore
     pool: asyncpg.Pool
     clock: Clock
     queue: Queue
+    stopping: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 Handler = Callable[[JobContext, Job], Awaitable[None]]

@@ -92,3 +92,38 @@ async def test_an_imap_server_that_is_down_degrades_readiness_only(
     ready = await http.get("/health/ready")
     assert ready.status_code == 200 and ready.json()["checks"]["mail"]["status"] == "degraded"
     assert (await http.get("/v1/tickets", headers=admin)).status_code == 200
+
+
+async def test_idle_takes_a_mail_in_when_it_arrives_not_a_period_later(
+        http, db, services, tenant, dovecot_server: DovecotServer) -> None:
+    user = f"{uuid.uuid4().hex[:12]}@acme.test"
+    dovecot_server.add_user(user, PASSWORD)
+    dovecot_server.append(user, PASSWORD, corpus("gmail.eml"))
+    admin = auth(tenant.admin_key)
+    await make_mailbox(http, admin, imap=imap_at(dovecot_server.port, user))
+    # The clock never moves: the poll comes back a period (60 s) after its first run
+    # by the clock, that is never, unless IDLE makes it due.
+    clock = ManualClock(soon())
+    arrived = False
+
+    async def taken_in() -> bool:
+        nonlocal arrived
+        tickets, mails, _ = await _counts(db, tenant.tenant_id)
+        if tickets == 1 and not arrived:
+            [watch] = await owner_fetch(db, "SELECT status FROM jobs WHERE tenant_id = $1 "
+                                            "AND kind = 'mail.idle'", tenant.tenant_id)
+            if watch["status"] == "running":
+                dovecot_server.append(user, PASSWORD, corpus("apple_mail.eml"))
+                arrived = True
+        return (tickets, mails) == (2, 2)
+
+    await run_mail_jobs(services, clock, taken_in, idle=True)
+    [mark] = await owner_fetch(db, "SELECT imap_last_uid FROM mailboxes")
+    assert mark["imap_last_uid"] == 2 and dovecot_server.seen(user, PASSWORD) == [1, 2]
+    tickets = (await http.get("/v1/tickets", headers=admin)).json()["data"]
+    assert sorted(t["subject"] for t in tickets) == ["Login page blank", "Printer on fire"]
+    # Stopped, the watch ended and comes back a period later (the poll covers meanwhile).
+    [watch] = await owner_fetch(db, "SELECT status FROM jobs WHERE tenant_id = $1 AND "
+                                    "kind = 'mail.idle' AND status <> 'done'",
+                                tenant.tenant_id)
+    assert watch["status"] == "ready"

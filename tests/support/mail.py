@@ -14,7 +14,7 @@ import httpx
 
 from api.root import Services, file_storages
 from domain.clock import ManualClock
-from handlers import mail_notify, mail_out, mail_poll, sla_check
+from handlers import mail_idle, mail_notify, mail_out, mail_poll, sla_check
 from scheduler.loop import LoopConfig, Scheduler
 from scheduler.registry import Registry
 from tests.support.wait import until
@@ -69,9 +69,10 @@ PUBLIC_URL = "https://desk.example.com"
 
 
 async def run_mail_jobs(services: Services, clock: ManualClock,
-                        done: Callable[[], Awaitable[bool]], *, sla: bool = False) -> None:
-    """A scheduler running the mail job kinds only (and ``sla.check``, with ``sla``),
-    until ``done``."""
+                        done: Callable[[], Awaitable[bool]], *, sla: bool = False,
+                        idle: bool = False) -> None:
+    """A scheduler running the mail job kinds only (and ``sla.check``, with ``sla``;
+    ``mail.idle``, with ``idle``), until ``done``."""
     registry = Registry()
     storages = lambda store: file_storages(services.settings, store)  # noqa: E731
     mail_out.register(registry, storages, timeout=2.0, max_attempts=3)
@@ -79,6 +80,8 @@ async def run_mail_jobs(services: Services, clock: ManualClock,
     if sla:
         sla_check.register(registry)
     mail_poll.register(registry, storages, timeout=5.0)
+    if idle:
+        mail_idle.register(registry, tenants=1, timeout=5.0)
     loop = Scheduler(services.store, clock, registry,
                      config=LoopConfig(concurrency=2, poll_interval=0.05,
                                        retry_base_seconds=60, retry_cap_seconds=60))
