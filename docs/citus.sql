@@ -130,6 +130,8 @@ SELECT create_distributed_table('slack_integrations', 'tenant_id', colocate_with
 SELECT create_distributed_table('slack_events', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('slack_threads', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('slack_posts', 'tenant_id', colocate_with => 'tenants');
+-- Satisfaction links (migration 0720), after the contacts they name.
+SELECT create_distributed_table('satisfaction_links', 'tenant_id', colocate_with => 'tenants');
 -- SLA calendars and policies (migration 0590): calendars before the policies naming them.
 SELECT create_distributed_table('sla_calendars', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('sla_calendar_versions', 'tenant_id',
