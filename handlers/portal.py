@@ -167,7 +167,7 @@ async def revoke_merged(uow: UnitOfWork, contact_id: UUID, at: datetime) -> int:
     return len(revoked)
 
 
-def _author(contact_id: UUID) -> Actor:
+def _author(contact_id: UUID | None) -> Actor:
     """The domain actor of a contact's own action: the customer, named by contact id."""
     return Actor(kind=ActorKind.CUSTOMER, id=str(contact_id))
 
@@ -229,6 +229,18 @@ async def reply(uow: UnitOfWork, contact_id: UUID, ticket_id: TicketId, message_
     ticket opens a follow-up, which is returned instead. Returns (ticket, message)."""
     if await uow.conn.fetchrow(Q["own_ticket"], uow.tenant_id, contact_id, ticket_id) is None:
         raise _no_ticket(ticket_id)
+    ticket, message, _ = await customer_reply(uow, contact_id, ticket_id, message_id, body,
+                                              at, files)
+    return ticket, message
+
+
+async def customer_reply(uow: UnitOfWork, contact_id: UUID | None, ticket_id: TicketId,
+                         message_id: MessageId, body: str, at: datetime,
+                         files: Sequence[UUID]) -> tuple[Ticket, dict[str, Any], bool]:
+    """A customer's public reply, once the caller has found the ticket theirs (the
+    portal by its contact, the widget by its session): the ticket it landed on (a
+    follow-up, for a closed one), the message as the customer sees it, and whether it
+    opened a follow-up."""
     result = await post_message(uow, PostMessage(
         ticket_id=ticket_id, message_id=message_id, body=body, visibility=Visibility.PUBLIC,
         at=at, author=_author(contact_id), attachments=tuple(files)))
@@ -236,7 +248,7 @@ async def reply(uow: UnitOfWork, contact_id: UUID, ticket_id: TicketId, message_
     message = {"id": message_id, "ticket_id": ticket.id, "author_kind": "customer",
                "body": body, "created_at": at,
                "attachments": message_files(result.events, message_id)}
-    return ticket, message
+    return ticket, message, result.follow_up is not None
 
 
 async def rate(uow: UnitOfWork, contact_id: UUID, ticket_id: TicketId, rating: Rating,

@@ -31,16 +31,15 @@ from domain.ids import MessageId, TenantId, TicketId
 from domain.ticket import Ticket
 from domain.ticket.commands import OpenTicket, RateSatisfaction
 from domain.validation import check_email
-from domain.values import Actor, ActorKind, Rating, Requester, Source, Visibility
+from domain.values import Actor, ActorKind, Rating, Requester, Source
 from eventstore.sqlfile import load_queries
 from eventstore.store import EventStore, UnitOfWork
 from eventstore.types import StoreActor
-from handlers.attachments import message_files
 from handlers.errors import Missing
 from handlers.portal import Q as PORTAL_QUERIES
-from handlers.portal import rated_document, ticket_document
+from handlers.portal import customer_reply, rated_document, ticket_document
 from handlers.requesters import resolve_requester
-from handlers.tickets import PostMessage, post_message, run_command, stage_contact_events
+from handlers.tickets import run_command, stage_contact_events
 from projections.tenant_settings import load_document
 
 Q = load_queries(Path(__file__).with_name("widget.sql"))
@@ -158,15 +157,10 @@ async def reply(uow: UnitOfWork, session_id: UUID, ticket_id: TicketId, message_
     closed ticket opens a follow-up, which the session then holds too and which is
     returned instead. Returns (ticket, message)."""
     row = await held_ticket(uow, session_id, ticket_id)
-    result = await post_message(uow, PostMessage(
-        ticket_id=ticket_id, message_id=message_id, body=body, visibility=Visibility.PUBLIC,
-        at=at, author=_customer(row["contact_id"]), attachments=tuple(files)))
-    ticket = result.follow_up or result.ticket
-    if result.follow_up is not None:
+    ticket, message, followed_up = await customer_reply(
+        uow, row["contact_id"], ticket_id, message_id, body, at, files)
+    if followed_up:
         await uow.conn.execute(Q["hold_ticket"], uow.tenant_id, session_id, ticket.id, at)
-    message = {"id": message_id, "ticket_id": ticket.id, "author_kind": "customer",
-               "body": body, "created_at": at,
-               "attachments": message_files(result.events, message_id)}
     return ticket, message
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from api.ops.readiness import CheckResult
 from eventstore.blobs import directory_usable
@@ -93,38 +93,34 @@ async def check_file_storage(services: Services) -> CheckResult:
     return CheckResult("ok")
 
 
-async def check_mail(services: Services) -> CheckResult:
-    """``ok | degraded | dormant``: never failing readiness, as mail servers are not the
-    process's to keep up. Degraded names how many mailboxes' last delivery failed."""
+async def _integration(services: Services, health: Callable[[Any], Awaitable[tuple[int, int]]],
+                       failed: str) -> CheckResult:
+    """``ok | degraded | dormant`` of an integration that is not the process's to keep
+    up, so never failing readiness: dormant with no connection, degraded naming how many
+    (``failed``: "{failing} of {count} ...") failed on their last use."""
     try:
         async with asyncio.timeout(2.0):
             async with services.pool.acquire() as conn:
-                count, failing = await mail_health(conn)
+                count, failing = await health(conn)
     except Exception as exc:  # the database check reports the database itself
         return CheckResult("degraded", detail=f"{type(exc).__name__}: {exc}"[:200])
     if count == 0:
         return CheckResult("dormant")
     if failing:
-        return CheckResult("degraded", detail=f"{failing} of {count} mailboxes failed "
-                                              "on their last use of their server")
+        return CheckResult("degraded", detail=failed.format(failing=failing, count=count))
     return CheckResult("ok")
+
+
+async def check_mail(services: Services) -> CheckResult:
+    """Mail: degraded names how many mailboxes' last delivery failed."""
+    return await _integration(services, mail_health, "{failing} of {count} mailboxes "
+                              "failed on their last use of their server")
 
 
 async def check_slack(services: Services) -> CheckResult:
-    """``ok | degraded | dormant``, never failing readiness: Slack is not the process's to
-    keep up. Degraded names how many connections' last post failed."""
-    try:
-        async with asyncio.timeout(2.0):
-            async with services.pool.acquire() as conn:
-                count, failing = await slack_health(conn)
-    except Exception as exc:  # the database check reports the database itself
-        return CheckResult("degraded", detail=f"{type(exc).__name__}: {exc}"[:200])
-    if count == 0:
-        return CheckResult("dormant")
-    if failing:
-        return CheckResult("degraded", detail=f"{failing} of {count} Slack connections "
-                                              "failed on their last post")
-    return CheckResult("ok")
+    """Slack: degraded names how many connections' last post failed."""
+    return await _integration(services, slack_health, "{failing} of {count} Slack "
+                              "connections failed on their last post")
 
 
 CHECKS: dict[str, HealthCheck] = {
