@@ -39,6 +39,8 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
+import asyncpg
+
 from domain.events import (
     PortalLinkIssued,
     PortalPasswordSet,
@@ -55,7 +57,7 @@ from eventstore.sqlfile import load_queries
 from eventstore.store import EventStore, UnitOfWork
 from eventstore.types import StoreActor
 from handlers.attachments import message_files
-from handlers.credentials import Passwords, new_token, parse_token
+from handlers.credentials import Passwords, TokenRef, new_token, parse_token
 from handlers.errors import Gone, Missing
 from handlers.mail_notify import Notice, queue_notice, tenant_slug
 from handlers.requesters import requester_of_contact
@@ -118,17 +120,11 @@ async def set_password(store: EventStore, passwords: Passwords, token: str, pass
     in a read-only transaction, the password is hashed outside any (tens of
     milliseconds of CPU), and the change runs in a second one acting as the contact
     the first found."""
-    ref = parse_token(LINK_PREFIX, token)
-    if ref is None:
-        raise Missing("not_found", "no such password link")
-    tenant = ref.tenant_id
-    async with store.session(tenant, readonly=True) as uow:
-        found = await uow.conn.fetchrow(Q["find_link"], tenant, ref.digest)
     # Checked before hashing: an unknown, spent or expired link costs no argon2 work.
-    if found is None:
-        raise Missing("not_found", "no such password link")
-    if found["spent_at"] is not None or found["expires_at"] <= at:
-        raise _gone()
+    ref, found = await spendable_link(
+        store, LINK_PREFIX, token, Q["find_link"], at,
+        missing=Missing("not_found", "no such password link"), gone=_gone())
+    tenant = ref.tenant_id
     hashed = await asyncio.to_thread(passwords.hash, password)
     async with store.session(tenant, customer_actor(found["contact_id"])) as uow:
         # Locked and checked again: two people spending one link race here.
@@ -165,6 +161,25 @@ async def revoke_merged(uow: UnitOfWork, contact_id: UUID, at: datetime) -> int:
     for r in revoked:
         await record(uow, PORTAL.revoked(contact_id, r["id"], "merged", at))
     return len(revoked)
+
+
+async def spendable_link(store: EventStore, prefix: str, token: str | None, query: str,
+                         at: datetime, *, missing: Exception, gone: Exception
+                         ) -> tuple[TokenRef, asyncpg.Record]:
+    """A single-use link's row (a portal password link, a rating link), found by
+    ``query`` (tenant, digest) in a read-only transaction of the token's tenant:
+    ``missing`` for a forged or unknown token, ``gone`` for a spent or expired one. The
+    caller locks it and checks it again where it spends it."""
+    ref = parse_token(prefix, token)
+    if ref is None:
+        raise missing
+    async with store.session(ref.tenant_id, readonly=True) as uow:
+        found = await uow.conn.fetchrow(query, ref.tenant_id, ref.digest)
+    if found is None:
+        raise missing
+    if found["spent_at"] is not None or found["expires_at"] <= at:
+        raise gone
+    return ref, found
 
 
 def _author(contact_id: UUID | None) -> Actor:

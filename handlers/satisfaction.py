@@ -28,9 +28,9 @@ from domain.ticket.commands import RateSatisfaction
 from domain.values import Actor, ActorKind, Rating, TicketState
 from eventstore.sqlfile import load_queries
 from eventstore.store import EventStore, UnitOfWork
-from handlers.credentials import new_token, parse_token
+from handlers.credentials import new_token
 from handlers.errors import Conflict, Gone, Missing
-from handlers.portal import customer_actor, rated_document
+from handlers.portal import customer_actor, rated_document, spendable_link
 from handlers.tickets import run_command
 
 Q = load_queries(Path(__file__).with_name("satisfaction.sql"))
@@ -72,16 +72,9 @@ async def rate_by_link(store: EventStore, token: str, rating: Rating, comment: s
     """Spend a rating link: its ticket takes the rating, as its requester's. The tenant
     is the token's; the link is locked, checked and spent in the rating's own
     transaction, so a refused rating leaves the link unspent and nothing written."""
-    ref = parse_token(LINK_PREFIX, token)
-    if ref is None:
-        raise _forged()
+    ref, found = await spendable_link(store, LINK_PREFIX, token, Q["find_link"], at,
+                                      missing=_forged(), gone=_gone())
     tenant = ref.tenant_id
-    async with store.session(tenant, readonly=True) as uow:
-        found = await uow.conn.fetchrow(Q["find_link"], tenant, ref.digest)
-    if found is None:
-        raise _forged()
-    if found["spent_at"] is not None or found["expires_at"] <= at:
-        raise _gone()
     contact_id = found["contact_id"]
     async with store.session(tenant, customer_actor(contact_id)) as uow:
         row = await uow.conn.fetchrow(Q["get_link"], tenant, ref.digest)
