@@ -112,16 +112,9 @@ async def queue_notice(uow: UnitOfWork, notice: Notice, at: datetime) -> bool:
     kind and has a mailbox with SMTP (and a keyring to seal its values with); whether it
     did."""
     settings = await load_settings(uow.conn, uow.tenant_id)
-    if not getattr(settings.mail_notifications, notice.kind) or uow.keyring is None:
+    if not getattr(settings.mail_notifications, notice.kind):
         return False
-    mailbox = await uow.conn.fetchrow(Q["sending_mailbox"], uow.tenant_id, None)
-    if mailbox is None:
-        return False
-    await _insert(uow, mailbox, notice, at)
-    [made] = await uow.conn.fetch(Q["notices_by_keys"], uow.tenant_id, [notice.dedupe_key])
-    await jobs.schedule(uow.conn, uow.tenant_id, KIND, at, dedupe_key=f"notice:{made['id']}",
-                        payload={"notification": str(made["id"])}, max_attempts=MAX_ATTEMPTS)
-    return True
+    return await queue_notices(uow, [notice], at) is not None
 
 
 async def sending_mailbox(conn: asyncpg.Connection, tenant: TenantId,
