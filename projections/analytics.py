@@ -389,8 +389,7 @@ def _source_measures(fold: Fold, rows: Iterable[asyncpg.Record]) -> None:
     business time stays counted from them on a business-hours calendar."""
     for r in rows:
         row = fold.tickets.get(r["stream_id"])
-        recorded = orjson.loads(r["recorded"]) if isinstance(r["recorded"], str) else (
-            r["recorded"] or {})
+        recorded = r["recorded"]  # jsonb, decoded by the pool's codec
         if row is None or not isinstance(recorded, dict):
             continue
         first = _ms_of_minutes(recorded.get("first_reply_minutes"))
