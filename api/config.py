@@ -162,6 +162,16 @@ class ProcessSettings(BaseSettings):
         default=30.0, gt=0,
         description="How often a WebSocket's API key is re-checked; revoked keys are cut off.",
     )
+    ws_presence_seconds: float = Field(
+        default=30.0, gt=0, le=3600,
+        description="How long an agent's presence on a ticket (viewing) lasts on the feed "
+        "unless its client refreshes it.",
+    )
+    ws_typing_seconds: float = Field(
+        default=6.0, gt=0, le=3600,
+        description="How long an agent's typing on a ticket lasts on the feed unless its "
+        "client refreshes it; then it is viewing again.",
+    )
     redis_socket_timeout: float = Field(
         default=0.1, gt=0, le=10, description="Seconds a Redis operation may take."
     )

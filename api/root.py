@@ -10,7 +10,7 @@
 | access tokens (signing key), password hasher | yes | yes | yes |
 | replica pool and its delay probe (``READ_DATABASE_URL``) | yes | yes | yes |
 | key cache invalidation (LISTEN helpdesk_keys) | yes | no | no |
-| live-feed hub (LISTEN) | yes | no | no |
+| live-feed hub and presence board (LISTEN, each its own) | yes | no | no |
 | scheduler loop and projector | with ``RUN_SCHEDULER`` | yes | no |
 
 Reads that tolerate lag (analytics, audit, projection status) go through
@@ -41,6 +41,7 @@ import httpx
 
 from api.config import ProcessSettings
 from api.feed.hub import Hub
+from api.feed.presence import PresenceBoard
 from api.http.keycache import KeyCache
 from api.http.pagination import CursorCodec
 from api.http.tokens import AccessTokens
@@ -138,6 +139,8 @@ class Services:
     oidc: Providers
     """OpenID Connect providers' discovery documents and keys, cached per process."""
     hub: Hub | None = None
+    presence: PresenceBoard | None = None
+    """Who is viewing and typing on which ticket (a serving process's, beside the hub)."""
     scheduler: SchedulerRun | None = None
     projector: Projector | None = None
     role: ProcessRole = ProcessRole.SERVE
@@ -393,6 +396,12 @@ async def running(
             await hub.start(_listen_dsn(settings))
             stack.push_async_callback(hub.stop)
             services.hub = hub
+            presence = PresenceBoard(store, hub.cast,
+                                     viewing_seconds=settings.ws_presence_seconds,
+                                     typing_seconds=settings.ws_typing_seconds)
+            presence.start(_listen_dsn(settings))
+            stack.push_async_callback(presence.stop)
+            services.presence = presence
         if role is ProcessRole.WORKER or (role is ProcessRole.SERVE and settings.run_scheduler):
             await _start_background(stack, services, extra_jobs)
         yield services

@@ -1,10 +1,17 @@
 """One authenticated WebSocket connection: the client's ops, the writer, the watchdog.
 
-Three tasks per connection: the reader handles ops (subscribe, unsubscribe, ping),
+Three tasks per connection: the reader handles ops (subscribe, unsubscribe, ping,
+presence),
 the writer drains the outbox to the socket, and the watchdog sends heartbeats and
 re-checks the API key so a revoked key is cut off (and the rooms against the caller's
 group scope, api/feed/scope.py). The first to finish ends the
 connection. A malformed op gets an ``error`` message; it never ends the connection.
+
+Presence (api/feed/presence.py): a ``presence`` op says the caller's agent is viewing
+a ticket, typing on it, or gone from it. The ticket is checked once per connection
+under the caller's own row-level security (another tenant's ticket, or one outside its
+groups under group-scoped access, is refused and nothing is said to anyone); presence
+ops are rate-limited per connection; a socket that closes clears its presence.
 
 A client that stops reading: once its socket has taken nothing for
 ``WS_STALL_SECONDS`` while a message waits, every subscription of the connection is
@@ -19,6 +26,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import uuid
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -29,11 +38,13 @@ from api.feed.flow import CLOSE_TOO_SLOW, SocketFlow, flow_of
 from api.feed.hub import Hub
 from api.feed.messages import BadRoom, Room
 from api.feed.outbox import Outbox, Outgoing
+from api.feed.presence import STATES, Agent
 from api.feed.scope import out_of_scope
 from api.http.access import event_types_for, permissions_of
 from api.http.auth import Principal, resolve
 from api.root import Services
 from eventstore.errors import EventStoreError, StoreUnavailable
+from eventstore.sqlfile import load_queries
 
 log = logging.getLogger("helpdesk.ws")
 
@@ -44,6 +55,34 @@ MAX_PING_ID = 128  # characters of a string ping id
 # The largest message a client may send (the server's own messages are not bounded by
 # it). Ops are a few hundred bytes; uvicorn's default would accept 16 MiB to parse.
 MAX_CLIENT_MESSAGE = 64 * 1024
+# Presence ops a connection may send: a burst of PRESENCE_BURST, then PRESENCE_RATE a
+# second (the console sends one every few seconds, and on a keystroke at most every 2 s).
+PRESENCE_BURST = 10
+PRESENCE_RATE = 2.0
+MAX_TICKET_ID = 64  # characters of a presence op's ticket_id looked at before parsing
+PRESENCE_FIELDS = frozenset({"op", "ticket_id", "state"})
+
+Q = load_queries(Path(__file__).with_name("queries.sql"))
+
+
+class TokenBucket:
+    """``capacity`` tokens, refilled at ``rate`` a second on ``clock`` (seconds)."""
+
+    def __init__(self, capacity: int, rate: float, clock: Any) -> None:
+        self.capacity = float(capacity)
+        self.rate = rate
+        self.clock = clock
+        self.tokens = float(capacity)
+        self.at = clock()
+
+    def take(self) -> bool:
+        now = self.clock()
+        self.tokens = min(self.capacity, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        if self.tokens < 1:
+            return False
+        self.tokens -= 1
+        return True
 
 
 class Revoked(Exception):
@@ -71,9 +110,16 @@ class StreamConnection:
         self.hub = hub
         self.principal = principal
         self.secret = secret
+        agent_id = str(principal.agent_id) if principal.agent_id is not None else None
         self.outbox = Outbox(principal.tenant_id, services.settings.ws_send_queue,
                              event_types_for(permissions_of(principal.role,
-                                                            principal.scopes)))
+                                                            principal.scopes)),
+                             agent_id=agent_id)
+        self.presence_id = uuid.uuid4().hex
+        self.presence_agent: Agent | None = None
+        self.presence_tickets: set[uuid.UUID] = set()  # checked: the caller may see them
+        self.presence_budget = TokenBucket(PRESENCE_BURST, PRESENCE_RATE,
+                                           asyncio.get_running_loop().time)
 
     async def run(self) -> None:
         """Serve until the client leaves or the key is revoked."""
@@ -87,6 +133,7 @@ class StreamConnection:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             self.hub.detach(self.outbox)
+            await self._leave(self.presence_tickets)
         failures = [exc for t in done if not t.cancelled() and (exc := t.exception())]
         revoked = [exc for exc in failures if isinstance(exc, Revoked)]
         if any(isinstance(exc, TooSlow) for exc in failures):
@@ -182,6 +229,16 @@ class StreamConnection:
             if self.hub.unsubscribe(self.outbox, room.name):
                 self.outbox.put_control(msg.control("unsubscribed", room=room.name,
                                                     reason="out_of_scope"))
+        if self.presence_tickets:
+            # Present on a ticket it may no longer see: gone from it, checked again if
+            # it says otherwise.
+            try:
+                hidden = await out_of_scope(self.services.store, self.principal,
+                                            [Room(f"ticket:{t}", t)
+                                             for t in self.presence_tickets])
+            except StoreUnavailable:
+                return
+            await self._leave({room.stream_id for room in hidden if room.stream_id})
 
     async def _read(self) -> None:
         while True:
@@ -226,13 +283,15 @@ class StreamConnection:
                     return
                 reply["id"] = ping_id
             self.outbox.put_control(msg.control("pong", **reply))
+        elif name == "presence":
+            await self._presence(op)
         elif name == "auth":
             self.outbox.put_control(msg.error("already_authenticated",
                                               "this connection is already authenticated",
                                               op="auth"))
         else:
             self.outbox.put_control(msg.error(
-                "unknown_op", "op must be one of subscribe, unsubscribe, ping",
+                "unknown_op", "op must be one of subscribe, unsubscribe, ping, presence",
                 op=name if isinstance(name, str) else None))
 
     async def _subscribe(self, op: dict[str, Any]) -> None:
@@ -268,6 +327,15 @@ class StreamConnection:
                     "tickets it may see", op="subscribe", room=room.name))
                 return
             await self.hub.subscribe(self.outbox, room, after_seq)
+            board = self.services.presence
+            if (board is not None and room.stream_id is not None
+                    and room.name.startswith(msg.TICKET_PREFIX)
+                    and room.name in self.outbox.subscriptions):
+                # Who is on the ticket already, right behind the room's marker.
+                self.outbox.put_control(msg.control(
+                    "presence_list", room=room.name, ticket_id=str(room.stream_id),
+                    present=board.present(self.principal.tenant_id, room.stream_id,
+                                          but=self.outbox.agent_id)))
         except EventStoreError as exc:
             log.warning("subscribe failed: %s", exc)
             self.outbox.put_control(msg.error("unavailable",
@@ -286,3 +354,71 @@ class StreamConnection:
                                               op="unsubscribe", room=room.name))
             return
         self.outbox.put_control(msg.control("unsubscribed", room=room.name))
+
+    async def _presence(self, op: dict[str, Any]) -> None:
+        """``{"op": "presence", "ticket_id": ..., "state": "viewing" | "typing" | "gone"}``."""
+        def refuse(code: str, detail: str) -> None:
+            self.outbox.put_control(msg.error(code, detail, op="presence"))
+
+        board = self.services.presence
+        if board is None:
+            refuse("unavailable", "this process does not serve presence")
+            return
+        extra = sorted(set(op) - PRESENCE_FIELDS)
+        if extra:
+            refuse("bad_message", f"a presence op has ticket_id and state only, not {extra}")
+            return
+        raw, state = op.get("ticket_id"), op.get("state")
+        try:
+            if not isinstance(raw, str) or len(raw) > MAX_TICKET_ID:
+                raise ValueError(raw)
+            ticket_id = uuid.UUID(raw)
+        except ValueError:
+            refuse("bad_message", "ticket_id is a ticket's id (a UUID string)")
+            return
+        if state not in STATES:
+            refuse("bad_message", "state is one of " + ", ".join(STATES))
+            return
+        if self.principal.agent_id is None:
+            refuse("not_an_agent", "presence is a person's: use a sign-in or a key that "
+                   "acts as an agent")
+            return
+        if not self.presence_budget.take():
+            refuse("rate_limited", f"at most {PRESENCE_RATE:g} presence ops a second "
+                   f"(bursts of {PRESENCE_BURST}); this one was dropped")
+            return
+        tenant_id = self.principal.tenant_id
+        try:
+            if ticket_id not in self.presence_tickets:
+                if state == "gone":
+                    return  # not present there: nothing to clear
+                async with self.services.store.session(tenant_id, self.principal.actor,
+                                                       readonly=True) as s:
+                    row = await s.conn.fetchrow(Q["presence_target"], ticket_id,
+                                                self.principal.agent_id)
+                if not row["visible"]:
+                    refuse("unknown_ticket", "no ticket with this id that this agent may "
+                           "see (another tenant's, or outside its groups under group-scoped "
+                           "access); nothing was sent")
+                    return
+                if self.presence_agent is None:
+                    self.presence_agent = Agent(str(self.principal.agent_id),
+                                                row["agent_name"] or "An agent")
+                self.presence_tickets.add(ticket_id)
+            assert self.presence_agent is not None
+            if state == "gone":
+                self.presence_tickets.discard(ticket_id)
+            await board.say(tenant_id, ticket_id, self.presence_id, self.presence_agent,
+                            state)
+        except EventStoreError as exc:
+            log.warning("presence failed: %s", exc)
+            refuse("unavailable", "the database is unavailable; retry")
+
+    async def _leave(self, tickets: set[uuid.UUID]) -> None:
+        """Clear the connection's presence on ``tickets``."""
+        board = self.services.presence
+        if board is None or not tickets:
+            return
+        gone = set(tickets)
+        self.presence_tickets -= gone
+        await board.leave(self.principal.tenant_id, self.presence_id, gone)

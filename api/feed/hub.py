@@ -345,6 +345,19 @@ class Hub:
             feed.pending -= 1
             self._maybe_retire(feed)
 
+    def cast(self, tenant_id: TenantId, ticket_id: uuid.UUID, text: str, agent_id: str
+             ) -> None:
+        """Send a presence message (api/feed/presence.py) to the subscribers of a
+        ticket's room in this process, but to the agent's own connections. It is a
+        control message: no seq, nothing to replay, outside the backlog's bound (the
+        presence a client sends is rate-limited)."""
+        feed = self.feeds.get(tenant_id)
+        if feed is None:
+            return
+        for sub in feed.ticket_subs.get(ticket_id, ()):
+            if sub.room.name.startswith(msg.TICKET_PREFIX) and sub.outbox.agent_id != agent_id:
+                sub.outbox.put_control(text)
+
     def stall(self, outbox: Outbox) -> list[str]:
         """The connection's socket has stopped draining: end every subscription of it.
 

@@ -45,6 +45,7 @@ class Outbox:
     tenant_id: TenantId
     bound: int
     types: frozenset[str] | None = None  # the event types the role reads; None: all
+    agent_id: str | None = None  # the agent the connection acts as: not sent its own presence
     on_drop: Callable[[Subscription], None] = field(default=lambda sub: None)
     subscriptions: dict[str, Subscription] = field(default_factory=dict)
     high_water: int = 0

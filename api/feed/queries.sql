@@ -7,3 +7,10 @@ SELECT acting_agent_scope() IS NOT NULL AS scoped,
        coalesce((SELECT array_agg(s) FROM unnest($2::uuid[]) s
                   WHERE NOT agent_reads_stream(acting_agent_scope(), $1, s)),
                 '{}'::uuid[]) AS hidden
+
+-- name: presence_target --
+-- $1 ticket id, $2 agent id
+-- Whether the armed actor may see the ticket (row-level security: the tenant's own,
+-- and under group-scoped access only those of its groups), and the present agent's name.
+SELECT EXISTS (SELECT 1 FROM tickets WHERE id = $1) AS visible,
+       (SELECT name FROM agents WHERE id = $2) AS agent_name
