@@ -1,0 +1,176 @@
+"""Presence on the live feed (docs/websocket.md, "Presence"): an agent viewing and
+typing on a ticket on one ``helpdesk serve`` process is seen by an agent on another,
+a newcomer gets the list, and it lapses by itself or goes with the socket. Presence
+on a ticket the agent may not see is refused and reaches nobody; bad presence ops get
+an error and the connection stays."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.e2e.conftest import NEW_TICKET, Owner, auth
+from tests.e2e.ws_support import (
+    connect_ws,
+    recv,
+    recv_until,
+    send,
+    serve,
+    serve_process,
+    ws_settings,
+)
+from tests.support.wait import until
+
+VIEWING = 3.0  # WS_PRESENCE_SECONDS of the processes
+TYPING = 1.0  # WS_TYPING_SECONDS
+
+
+async def _join(url: str, secret: str, ticket: uuid.UUID) -> tuple[Any, list[dict[str, Any]]]:
+    """A socket subscribed to the ticket's room, and the presence list it was given."""
+    ws = await connect_ws(url, secret)
+    await send(ws, op="subscribe", room=f"ticket:{ticket}")
+    await recv_until(ws, "subscribed")
+    listed = await recv(ws)
+    assert listed["type"] == "presence_list" and listed["room"] == f"ticket:{ticket}", listed
+    return ws, listed["present"]
+
+
+async def _presence(ws: Any, timeout: float = 10.0) -> dict[str, Any]:
+    message = await recv(ws, timeout)
+    assert message["type"] == "presence", message
+    return message
+
+
+@pytest.mark.slow
+async def test_presence_crosses_processes_and_lapses(db, make_tenant, owner: Owner):
+    t = await make_tenant("Acme")
+    ann = await owner.agent(t.tenant_id)
+    bob = await owner.agent(t.tenant_id)
+    ann_key = await owner.key(t.tenant_id, "agent", agent_id=ann)
+    bob_key = await owner.key(t.tenant_id, "agent", agent_id=bob)
+    env = {"WS_PRESENCE_SECONDS": str(VIEWING), "WS_TYPING_SECONDS": str(TYPING)}
+    async with serve_process(db.runtime_url, **env) as one, \
+            serve_process(db.runtime_url, **env) as two:
+        async with httpx.AsyncClient(base_url=one.replace("ws://", "http://")
+                                     .removesuffix("/v1/stream")) as http:
+            ticket = uuid.UUID((await _ok(await http.post(
+                "/v1/tickets", json=NEW_TICKET, headers=auth(t.admin_key)), 201))["id"])
+        on_one, present = await _join(one, ann_key.secret, ticket)
+        assert present == []
+        on_two, present = await _join(two, bob_key.secret, ticket)
+        assert present == []
+
+        await send(on_one, op="presence", ticket_id=str(ticket), state="viewing")
+        seen = await _presence(on_two)
+        assert (seen["room"], seen["ticket_id"], seen["agent"]["id"], seen["state"]) == (
+            f"ticket:{ticket}", str(ticket), str(ann), "viewing")
+        assert seen["agent"]["name"] == "Agent" and seen["expires_at"].endswith("Z")
+
+        # A newcomer on the other process is given who is there.
+        later, present = await _join(two, bob_key.secret, ticket)
+        assert [(p["agent"]["id"], p["state"]) for p in present] == [(str(ann), "viewing")]
+        await later.close()
+
+        # Typing, not refreshed: back to viewing after WS_TYPING_SECONDS, then gone
+        # after WS_PRESENCE_SECONDS, each told once, by the other process's own clock.
+        await send(on_one, op="presence", ticket_id=str(ticket), state="typing")
+        typed = time.monotonic()
+        assert (await _presence(on_two))["state"] == "typing"
+        assert (await _presence(on_two, timeout=VIEWING))["state"] == "viewing"
+        assert time.monotonic() - typed >= TYPING * 0.8
+        gone = await _presence(on_two, timeout=VIEWING * 2)
+        assert (gone["agent"]["id"], gone["state"]) == (str(ann), "gone")
+        assert time.monotonic() - typed >= VIEWING * 0.8
+        # Ann is not told of her own presence: nothing came to her but Bob's.
+        await send(on_one, op="ping", id=1)
+        assert await recv(on_one) == {"type": "pong", "id": 1}
+
+        # A dropped socket clears its presence at once, not after the time to live.
+        await send(on_one, op="presence", ticket_id=str(ticket), state="viewing")
+        assert (await _presence(on_two))["state"] == "viewing"
+        closed = time.monotonic()
+        await on_one.close()
+        gone = await _presence(on_two, timeout=VIEWING)
+        assert gone["state"] == "gone" and time.monotonic() - closed < VIEWING * 0.8
+        await on_two.close()
+
+
+async def _ok(r: httpx.Response, status: int = 200) -> Any:
+    assert r.status_code == status, r.text
+    return r.json()
+
+
+async def test_presence_on_a_ticket_the_agent_may_not_see_is_refused(
+        db, make_tenant, owner: Owner):
+    t = await make_tenant("Acme")
+    other = await make_tenant("Globex")
+    admin = t.admin_key
+    ann = await owner.agent(t.tenant_id)
+    ann_key = await owner.key(t.tenant_id, "agent", agent_id=ann)
+    async with serve(ws_settings(db.runtime_url)) as srv:
+        base = srv.url.replace("ws://", "http://").split("/v1/")[0]
+        async with httpx.AsyncClient(base_url=base) as http:
+            sales = await _ok(await http.post("/v1/groups", json={"name": "Sales"},
+                                              headers=auth(admin)), 201)
+            hidden = await _ok(await http.post("/v1/tickets", headers=auth(admin),
+                                               json=NEW_TICKET | {"group_id": sales["id"]}),
+                               201)
+            loose = await _ok(await http.post("/v1/tickets", headers=auth(admin),
+                                              json=NEW_TICKET), 201)
+            foreign = await _ok(await http.post("/v1/tickets", headers=auth(other.admin_key),
+                                                json=NEW_TICKET), 201)
+            doc = await _ok(await http.get("/v1/settings", headers=auth(admin)))
+            await _ok(await http.put("/v1/settings", json=doc | {"group_scoped_access": True},
+                                     headers=auth(admin)))
+        # Someone who may watch both rooms, to see that nothing reaches them.
+        watcher = await connect_ws(srv.url, admin.secret)
+        for room in (f"ticket:{hidden['id']}", f"ticket:{foreign['id']}"):
+            await send(watcher, op="subscribe", room=room)
+            await recv_until(watcher, "presence_list")
+        ws = await connect_ws(srv.url, ann_key.secret)
+        for ticket in (hidden["id"], foreign["id"], str(uuid.uuid4())):
+            for state in ("viewing", "typing"):
+                await send(ws, op="presence", ticket_id=ticket, state=state)
+                refused = await recv(ws)
+                assert (refused["type"], refused["code"], refused["op"]) == (
+                    "error", "unknown_ticket", "presence"), refused
+        assert srv.services.presence is not None
+        assert srv.services.presence.stats() == {"tickets": 0, "entries": 0}
+        await send(watcher, op="ping", id="after")
+        assert await recv(watcher) == {"type": "pong", "id": "after"}
+
+        # Bad presence ops: an error each, and the connection goes on.
+        for op, code in (
+            ({"ticket_id": loose["id"], "state": "dancing"}, "bad_message"),
+            ({"ticket_id": "ticket-1", "state": "viewing"}, "bad_message"),
+            ({"ticket_id": "x" * 10_000, "state": "viewing"}, "bad_message"),
+            ({"ticket_id": 7, "state": "viewing"}, "bad_message"),
+            ({"ticket_id": loose["id"], "state": "viewing", "note": "x"}, "bad_message"),
+            ({"state": "viewing"}, "bad_message"),
+        ):
+            await send(ws, op="presence", **op)
+            answer = await recv(ws)
+            assert (answer["type"], answer["code"]) == ("error", code), (op, answer)
+        # A key that acts as no agent has no presence.
+        await send(watcher, op="presence", ticket_id=loose["id"], state="viewing")
+        assert (await recv(watcher))["code"] == "not_an_agent"
+
+        # Her own ticket in no group: accepted; a flood is cut off, not the socket.
+        answers: list[dict[str, Any]] = []
+        for _ in range(30):
+            await send(ws, op="presence", ticket_id=loose["id"], state="viewing")
+        await send(ws, op="ping", id="end")
+        while (message := await recv(ws))["type"] != "pong":
+            answers.append(message)
+        limited = [a for a in answers if a.get("code") == "rate_limited"]
+        assert limited and len(limited) == len(answers) and len(limited) < 30
+        assert srv.services.presence.stats() == {"tickets": 1, "entries": 1}
+        board = srv.services.presence
+        await ws.close()
+        await until(lambda: board.stats()["entries"] == 0, timeout=10, interval=0.01,
+                    what="the closed socket's presence to clear")
+        await watcher.close()
