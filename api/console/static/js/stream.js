@@ -8,6 +8,11 @@
 // view says so and reloads; the feed resubscribes from the gap's head_seq itself).
 // After a disconnect the feed reconnects with backoff and resumes each room from the
 // last seq it saw, so the server replays what came in between.
+//
+// Presence (docs/websocket.md, "Presence"): ``present(ticketId, state)`` says this agent
+// is viewing a ticket, typing on it, or gone from it; what it last said is said again
+// after a reconnect. A ticket room's onPresence gets the server's ``presence_list`` (on
+// subscribing) and each ``presence`` change of someone else.
 
 const HEARTBEAT_GRACE = 3;
 
@@ -16,6 +21,7 @@ export class LiveFeed {
     this.session = session;
     this.onStatus = onStatus;
     this.rooms = new Map(); // room -> {handlers: Set, lastSeq}
+    this.presence = new Map(); // ticket id -> what this tab last said of itself there
     this.socket = null;
     this.retry = 0;
     this.timer = null;
@@ -45,6 +51,16 @@ export class LiveFeed {
     };
   }
 
+  /** Say ``state`` ('viewing', 'typing' or 'gone') of this agent on a ticket. */
+  present(ticketId, state) {
+    if (state === 'gone') {
+      if (!this.presence.delete(ticketId)) return;
+    } else {
+      this.presence.set(ticketId, state);
+    }
+    this.send({op: 'presence', ticket_id: ticketId, state});
+  }
+
   start() {
     this.stopped = false;
     this.connect();
@@ -56,6 +72,7 @@ export class LiveFeed {
     clearTimeout(this.timer);
     clearTimeout(this.watchdog);
     this.rooms.clear();
+    this.presence.clear();
     if (this.socket) this.socket.close(1000, 'signed out');
     this.socket = null;
     this.status('off');
@@ -130,6 +147,9 @@ export class LiveFeed {
           const resume = entry.resumed ? {after_seq: entry.lastSeq} : {};
           this.send({op: 'subscribe', room, ...resume});
         }
+        for (const [ticketId, state] of this.presence) {
+          this.send({op: 'presence', ticket_id: ticketId, state});
+        }
         break;
       case 'subscribed': {
         const entry = this.rooms.get(data.room);
@@ -158,6 +178,13 @@ export class LiveFeed {
         for (const handlers of entry.handlers) handlers.onGap?.(data.head_seq);
         entry.resumed = true; // the view refetched on the gap
         this.send({op: 'subscribe', room: data.room, after_seq: data.head_seq});
+        break;
+      }
+      case 'presence':
+      case 'presence_list': {
+        const entry = this.rooms.get(data.room);
+        if (!entry) break;
+        for (const handlers of entry.handlers) handlers.onPresence?.(data);
         break;
       }
       case 'error':

@@ -7,6 +7,13 @@
 // not a member of the group is refused, 409 not_group_member, and said so); the ticket
 // field values are shown and edited as /v1/ticket-fields defines them, and a state the
 // fields are required for names the fields still empty.
+//
+// Who else is on the ticket shows under its title, from the live feed's presence: this
+// page says it is viewing when it opens (again every few seconds), typing while the
+// message box is written in, and gone when it closes. The reply and note form sends
+// If-Match with the version its draft was begun on (the page's version while the box
+// is empty; a change of the agent's own moves it on): a 412 says that someone replied
+// meanwhile, shows what came in, and keeps the draft, which sends as it is next time.
 
 import {newIdempotencyKey} from '../api.js';
 import {announce, busy, clearProblem, fill, h, notFoundPage, showProblem} from '../dom.js';
@@ -17,6 +24,9 @@ import {historyTable} from './history.js';
 import {clockCard} from './sla.js';
 
 const MESSAGE_PAGES = 20;
+const PRESENCE_REFRESH_MS = 10_000; // well inside WS_PRESENCE_SECONDS (30 s by default)
+const TYPING_EVERY_MS = 2_000; // at most one "typing" per this, while keys are pressed
+const TYPING_RECENT_MS = 4_000; // a refresh says "typing" if a key came this recently
 
 function messageItem(app, m, opening = false) {
   // The first message opened the ticket: the customer's own, or a customer's words an
@@ -130,6 +140,7 @@ export function ticketView(app, id) {
   const problems = h('div', {class: 'problems', hidden: true});
   const conflictBox = h('div', {class: 'conflict', hidden: true, tabindex: -1});
   const liveNote = h('div', {class: 'live-note', role: 'status'});
+  const presenceBox = h('p', {class: 'presence', 'aria-live': 'polite', hidden: true});
   const messages = h('ol', {class: 'messages', 'aria-label': 'Conversation, oldest first'});
   const properties = h('div', {class: 'properties'});
   const fieldsBox = h('div', {class: 'ticket-fields'});
@@ -145,7 +156,7 @@ export function ticketView(app, id) {
 
   const element = h('section', {class: 'ticket-page', 'aria-labelledby': 'ticket-title'},
     back ? h('p', {class: 'back'}, back) : null,
-    title, meta, problems, conflictBox, liveNote,
+    title, meta, presenceBox, problems, conflictBox, liveNote,
     h('div', {class: 'ticket-grid'},
       h('div', {class: 'ticket-main'},
         h('section', {class: 'conversation', 'aria-labelledby': 'conversation-title'},
@@ -238,6 +249,7 @@ export function ticketView(app, id) {
     clearProblem(problems);
     try {
       await Promise.all([loadTicket(), loadMessages(), history?.reload()]);
+      if (!disposed) reply?.rebase(ticket.version, shown);
     } catch (error) {
       if (disposed) return;
       if (error.status === 404 && !ticket) {
@@ -263,6 +275,7 @@ export function ticketView(app, id) {
     try {
       const answer = await busy(form, () => app.api.post(`/v1/tickets/${id}/${path}`, body,
         {ifMatch: seen.version, idempotencyKey: newIdempotencyKey()}));
+      reply?.movedOn(seen.version, answer.body.version);
       showTicket(answer.body);
       announce(done);
     } catch (error) {
@@ -472,6 +485,7 @@ export function ticketView(app, id) {
       h('input', {type: 'radio', name: 'visibility', value, checked}), text);
     const submit = h('button', {type: 'submit', class: 'primary'}, 'Send reply');
     const formProblems = h('div', {class: 'problems', hidden: true});
+    const staleBox = h('div', {class: 'conflict reply-conflict', hidden: true, tabindex: -1});
     const closedNote = h('p', {class: 'help', hidden: true},
       'This ticket is closed: it takes no more replies. A customer\u2019s new message opens ' +
       'a follow-up ticket.');
@@ -483,13 +497,20 @@ export function ticketView(app, id) {
       cannedReplies(app, id, textarea),
       h('label', {for: 'reply-body'}, 'Message'), textarea,
       h('p', {id: 'reply-hint', class: 'hint'}, 'Ctrl+Enter sends.'),
-      formProblems, closedNote, submit);
+      staleBox, formProblems, closedNote, submit);
     const picker = filePicker(app, form);
     submit.before(picker.element);
     // One key per draft: the same text sent again (a double click, a retry after a
     // lost answer) is the same request, which the API answers once.
     let key = null;
     let keyFor = null;
+    // The version the draft is written against, and the messages it was written after.
+    let base = null;
+    let seenIds = new Set();
+    const rebase = (version, messagesNow) => {
+      base = version;
+      seenIds = new Set(messagesNow.map((m) => m.id));
+    };
     const showMode = () => {
       const internal = form.elements.visibility.value === 'internal';
       form.classList.toggle('internal-mode', internal);
@@ -509,6 +530,7 @@ export function ticketView(app, id) {
     }
     textarea.addEventListener('input', () => {
       drafts.save(id, {visibility: form.elements.visibility.value, body: textarea.value});
+      typed();
     });
     textarea.addEventListener('keydown', (e) => {
       if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
@@ -538,27 +560,69 @@ export function ticketView(app, id) {
           const attachments = await picker.upload();
           return app.api.post(`/v1/tickets/${id}/messages`,
             attachments.length ? {body, visibility, attachments} : {body, visibility},
-            {idempotencyKey: key});
+            {idempotencyKey: key, ifMatch: base});
         });
         textarea.value = '';
         drafts.save(id, null);
         keyFor = null;
         picker.clear();
+        staleBox.hidden = true;
+        stoppedTyping();
         if (!messages.querySelector(`li[data-id="${answer.body.message.id}"]`)) {
           messages.append(messageItem(app, answer.body.message));
           shown = [...shown, answer.body.message];
           fill(filesBox, ticketFiles(app, shown));
         }
-        if (answer.body.ticket.id === id) showTicket(answer.body.ticket);
+        if (answer.body.ticket.id === id) {
+          showTicket(answer.body.ticket);
+          rebase(answer.body.ticket.version, shown);
+        }
         announce(visibility === 'internal' ? 'Internal note added' : 'Reply sent');
         textarea.focus();
       } catch (error) {
+        if (error.status === 412) {
+          await stale(error);
+          return;
+        }
         // The draft and its key stay: sending again cannot post twice.
         showProblem(formProblems, error, 'Not sent');
       }
     });
+
+    /** If-Match failed: the ticket moved on while the draft was written. Nothing was
+     * posted, so the next send is a new request (a new key) against the new version. */
+    async function stale(error) {
+      const before = seenIds;
+      await reload();
+      if (disposed) return;
+      const fresh = shown.filter((m) => !before.has(m.id));
+      rebase(ticket.version, shown);
+      key = null;
+      keyFor = null;
+      fill(staleBox,
+        h('h2', null, fresh.length ? 'Someone replied meanwhile' : 'The ticket changed meanwhile'),
+        h('p', null, 'Your message was not sent: the ticket changed while you wrote it ' +
+          `(${error.problem.detail}). Your draft is kept below; read what came in, then ` +
+          'send it again (or change it first).'),
+        fresh.length ? h('ul', {class: 'stale-messages'}, fresh.map((m) => h('li', null,
+          h('strong', null, `${app.directory.author(m.author)}: `),
+          m.visibility === 'internal' ? '(internal note) ' : '', m.body))) : null);
+      staleBox.hidden = false;
+      staleBox.setAttribute('role', 'alert');
+      staleBox.focus();
+    }
+
     return {
       element: form,
+      /** The page (re)loaded the ticket: an empty box is written against what it shows. */
+      rebase(version, messagesNow) {
+        if (base === null || !textarea.value.trim()) rebase(version, messagesNow);
+      },
+      /** The agent's own change moved the ticket from ``from`` to ``to``: a draft begun
+       * on ``from`` is not stale for it. */
+      movedOn(from, to) {
+        if (base === from) base = to;
+      },
       write(visibility) {
         form.elements.visibility.value = visibility;
         showMode();
@@ -574,8 +638,59 @@ export function ticketView(app, id) {
 
   // -- live ---------------------------------------------------------------------------
 
+  // -- presence ------------------------------------------------------------------------
+
+  const present = new Map(); // agent id -> {name, state}, of everyone but this agent
+  const presenceOn = may('WS /v1/stream') && Boolean(app.session.principal?.agent);
+  let lastKey = 0;
+  let lastTypingSent = 0;
+
+  function showPresence() {
+    const people = [...present.values()].sort((a, b) => a.name.localeCompare(b.name));
+    presenceBox.hidden = !people.length;
+    fill(presenceBox, people.map((p, i) => [i ? ' \u00b7 ' : null,
+      h('span', {class: `presence-agent presence-${p.state}`},
+        `${p.name} is ${p.state === 'typing' ? 'typing\u2026' : 'viewing'}`)]));
+  }
+
+  function onPresence(data) {
+    if (data.type === 'presence_list') {
+      present.clear();
+      for (const p of data.present) present.set(p.agent.id, {name: p.agent.name, state: p.state});
+    } else if (data.state === 'gone') {
+      present.delete(data.agent.id);
+    } else {
+      present.set(data.agent.id, {name: data.agent.name, state: data.state});
+    }
+    showPresence();
+  }
+
+  function say(state) {
+    if (presenceOn && !disposed) app.feed.present(id, state);
+  }
+
+  function typed() {
+    lastKey = Date.now();
+    if (lastKey - lastTypingSent >= TYPING_EVERY_MS) {
+      lastTypingSent = lastKey;
+      say('typing');
+    }
+  }
+
+  function stoppedTyping() {
+    lastKey = 0;
+    lastTypingSent = 0;
+    say('viewing');
+  }
+
+  say('viewing');
+  const refresher = presenceOn ? setInterval(() => {
+    say(Date.now() - lastKey < TYPING_RECENT_MS ? 'typing' : 'viewing');
+  }, PRESENCE_REFRESH_MS) : null;
+
   let live = false;
   const stop = may('WS /v1/stream') ? app.feed.subscribe(`ticket:${id}`, {
+    onPresence,
     onLive: ({resumed}) => {
       live = true;
       if (!resumed) reload();
@@ -598,6 +713,8 @@ export function ticketView(app, id) {
   if (!stop) reload();
 
   function dispose() {
+    if (presenceOn) app.feed.present(id, 'gone');
+    clearInterval(refresher);
     disposed = true;
     stop?.();
     clearTimeout(timer);
