@@ -331,11 +331,14 @@ class StreamConnection:
             if (board is not None and room.stream_id is not None
                     and room.name.startswith(msg.TICKET_PREFIX)
                     and room.name in self.outbox.subscriptions):
-                # Who is on the ticket already, right behind the room's marker.
-                self.outbox.put_control(msg.control(
-                    "presence_list", room=room.name, ticket_id=str(room.stream_id),
-                    present=board.present(self.principal.tenant_id, room.stream_id,
-                                          but=self.outbox.agent_id)))
+                # Who is on the ticket already, right behind the room's marker (nothing
+                # when nobody is: a client that knows nothing of presence sees no change).
+                present = board.present(self.principal.tenant_id, room.stream_id,
+                                        but=self.outbox.agent_id)
+                if present:
+                    self.outbox.put_control(msg.control(
+                        "presence_list", room=room.name, ticket_id=str(room.stream_id),
+                        present=present))
         except EventStoreError as exc:
             log.warning("subscribe failed: %s", exc)
             self.outbox.put_control(msg.error("unavailable",

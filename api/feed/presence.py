@@ -38,6 +38,7 @@ import asyncpg
 import orjson
 
 from domain.ids import TenantId
+from domain.mapper import format_datetime
 from eventstore.background import cancel_and_wait
 from eventstore.errors import StoreUnavailable
 from eventstore.listener import Listener
@@ -89,7 +90,7 @@ Key = tuple[TenantId, uuid.UUID]  # (tenant, ticket)
 
 
 def _iso(instant: float) -> str:
-    return datetime.fromtimestamp(instant, UTC).isoformat().replace("+00:00", "Z")
+    return format_datetime(datetime.fromtimestamp(instant, UTC))
 
 
 class PresenceBoard:

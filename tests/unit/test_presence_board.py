@@ -68,7 +68,7 @@ def test_a_change_is_told_once_and_lapses_by_the_clock() -> None:
 
 
 def test_one_agent_on_two_connections_is_one_presence() -> None:
-    b, clock, told = board()
+    b, _, told = board()
     b.notified(note("viewing", connection="tab-1"))
     b.notified(note("typing", connection="tab-2", ttl=6))
     b.notified(note("viewing", who="bob", connection="tab-3"))

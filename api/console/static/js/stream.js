@@ -11,8 +11,8 @@
 //
 // Presence (docs/websocket.md, "Presence"): ``present(ticketId, state)`` says this agent
 // is viewing a ticket, typing on it, or gone from it; what it last said is said again
-// after a reconnect. A ticket room's onPresence gets the server's ``presence_list`` (on
-// subscribing) and each ``presence`` change of someone else.
+// after a reconnect. A ticket room's onPresence gets the server's ``presence_list`` (right
+// after onLive, when anyone is there) and each ``presence`` change of someone else.
 
 const HEARTBEAT_GRACE = 3;
 

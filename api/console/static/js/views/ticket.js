@@ -693,6 +693,9 @@ export function ticketView(app, id) {
     onPresence,
     onLive: ({resumed}) => {
       live = true;
+      // Who is here comes right behind (a presence_list), or nobody is.
+      present.clear();
+      showPresence();
       if (!resumed) reload();
     },
     onEvent: () => {
