@@ -22,6 +22,12 @@ which the client reconnects at once. Usage::
     task = asyncio.create_task(client.run())
     ...
     await client.close()
+
+Presence (docs/websocket.md, "Presence"): ``await client.present(ticket_id, "viewing")``
+says the key's agent is viewing a ticket (``"typing"``, ``"gone"``); what it last said
+is said again after a reconnect, and the caller refreshes it within the server's time
+to live. ``on_presence`` gets the ``presence`` and ``presence_list`` messages of the
+rooms followed.
 """
 
 from __future__ import annotations
@@ -76,6 +82,7 @@ class StreamClient:
         max_backoff: float = 5.0,
         changes_url: str | None = None,
         changes_page: int = 1000,
+        on_presence: EventHandler | None = None,
     ) -> None:
         self.url = url
         self.token = token
@@ -93,13 +100,31 @@ class StreamClient:
         self.changes_url = changes_url
         self.changes_page = changes_page
         self.resumed = 0  # gaps closed from /v1/changes, with no refetch
+        self.on_presence = on_presence
+        self.presence: dict[str, str] = {}  # ticket id -> what we last said there
         self._subscribed: dict[str, asyncio.Event] = {r: asyncio.Event() for r in self.last_seq}
         self._ws: Any = None
+        self._said_hello = False  # the current socket has authenticated (ops may go)
         self._closing = False
 
     async def wait_subscribed(self, room: str, timeout: float = 10.0) -> None:
         """Wait until ``room`` is live (its replay done) on the current connection."""
         await asyncio.wait_for(self._subscribed[room].wait(), timeout)
+
+    async def present(self, ticket_id: str, state: str) -> None:
+        """Say ``state`` (``viewing``, ``typing`` or ``gone``) of the key's agent on a
+        ticket: now if connected, and again after every reconnect until ``gone``."""
+        if state == "gone":
+            self.presence.pop(ticket_id, None)
+        else:
+            self.presence[ticket_id] = state
+        if self._ws is not None and self._said_hello:
+            with contextlib.suppress(ConnectionClosed):
+                await self._send_presence(self._ws, ticket_id, state)
+
+    async def _send_presence(self, ws: Any, ticket_id: str, state: str) -> None:
+        await ws.send(orjson.dumps({"op": "presence", "ticket_id": ticket_id,
+                                    "state": state}).decode())
 
     async def close(self) -> None:
         """Stop: ``run`` returns."""
@@ -147,10 +172,14 @@ class StreamClient:
                 for room in self.last_seq:
                     self._subscribed[room].clear()
                     await self._subscribe(ws, room)
+                self._said_hello = True
+                for ticket_id, state in list(self.presence.items()):
+                    await self._send_presence(ws, ticket_id, state)
                 async for raw in ws:
                     await self._dispatch(ws, orjson.loads(raw))
             finally:
                 self._ws = None
+                self._said_hello = False
                 for event in self._subscribed.values():
                     event.clear()
 
@@ -179,6 +208,9 @@ class StreamClient:
             if self.last_seq[room] is None:
                 self.last_seq[room] = message["head_seq"]
             self._subscribed[room].set()
+        elif kind in ("presence", "presence_list") and room in self.last_seq:
+            if self.on_presence is not None:
+                await self.on_presence(room, message)
         elif kind == "gap" and room in self.last_seq:
             self._subscribed[room].clear()  # the server has ended the subscription
             await self._gap(ws, room, message["head_seq"])

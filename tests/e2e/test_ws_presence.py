@@ -6,6 +6,7 @@ an error and the connection stays."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
+from client.stream import StreamClient
 from tests.e2e.conftest import NEW_TICKET, Owner, auth
 from tests.e2e.ws_support import (
     connect_ws,
@@ -178,3 +180,48 @@ async def test_presence_on_a_ticket_the_agent_may_not_see_is_refused(
         await until(lambda: board.stats()["entries"] == 0, timeout=10, interval=0.01,
                     what="the closed socket's presence to clear")
         await watcher.close()
+
+
+async def test_the_python_client_says_presence_and_says_it_again_after_a_reconnect(
+        db, make_tenant, owner: Owner):
+    t = await make_tenant("Acme")
+    ann = await owner.agent(t.tenant_id)
+    bob = await owner.agent(t.tenant_id)
+    ann_key = await owner.key(t.tenant_id, "agent", agent_id=ann)
+    bob_key = await owner.key(t.tenant_id, "agent", agent_id=bob)
+    async with serve(ws_settings(db.runtime_url)) as srv:
+        base = srv.url.replace("ws://", "http://").split("/v1/")[0]
+        async with httpx.AsyncClient(base_url=base) as http:
+            ticket = (await _ok(await http.post("/v1/tickets", json=NEW_TICKET,
+                                                headers=auth(t.admin_key)), 201))["id"]
+        heard: list[dict[str, Any]] = []
+
+        async def on_presence(room: str, message: dict[str, Any]) -> None:
+            heard.append(message)
+
+        async def on_event(room: str, message: dict[str, Any]) -> None:
+            return None
+
+        client = StreamClient(srv.url, ann_key.secret, rooms=[f"ticket:{ticket}"],
+                              on_event=on_event, on_presence=on_presence, max_backoff=0.2)
+        runner = asyncio.create_task(client.run())
+        await client.wait_subscribed(f"ticket:{ticket}")
+        bob_ws, present = await _join(srv.url, bob_key.secret, uuid.UUID(ticket))
+        assert present == []
+        await client.present(ticket, "typing")
+        assert ((await _presence(bob_ws))["state"], heard) == ("typing", [])
+        await send(bob_ws, op="presence", ticket_id=ticket, state="viewing")
+        await until(lambda: len(heard) == 1, timeout=10, interval=0.01, what="Bob's presence")
+        assert (heard[0]["agent"]["id"], heard[0]["state"]) == (str(bob), "viewing")
+        # Dropped: gone for Bob; back: said again, and Ann hears who is there.
+        await client.drop_connection()
+        assert (await _presence(bob_ws))["state"] == "gone"
+        assert (await _presence(bob_ws))["state"] == "typing"
+        await until(lambda: heard[-1]["type"] == "presence_list", timeout=10, interval=0.01,
+                    what="the presence list after the reconnect")
+        assert [p["agent"]["id"] for p in heard[-1]["present"]] == [str(bob)]
+        await client.present(ticket, "gone")
+        assert (await _presence(bob_ws))["state"] == "gone"
+        await client.close()
+        await asyncio.wait_for(runner, 10)
+        await bob_ws.close()
