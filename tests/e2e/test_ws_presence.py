@@ -117,7 +117,7 @@ async def test_presence_on_a_ticket_the_agent_may_not_see_is_refused(
     admin = t.admin_key
     ann = await owner.agent(t.tenant_id)
     ann_key = await owner.key(t.tenant_id, "agent", agent_id=ann)
-    async with serve(ws_settings(db.runtime_url)) as srv:
+    async with serve(ws_settings(db.runtime_url, ws_auth_recheck_seconds=0.2)) as srv:
         base = srv.url.replace("ws://", "http://").split("/v1/")[0]
         async with httpx.AsyncClient(base_url=base) as http:
             sales = await _ok(await http.post("/v1/groups", json={"name": "Sales"},
@@ -132,9 +132,10 @@ async def test_presence_on_a_ticket_the_agent_may_not_see_is_refused(
             doc = await _ok(await http.get("/v1/settings", headers=auth(admin)))
             await _ok(await http.put("/v1/settings", json=doc | {"group_scoped_access": True},
                                      headers=auth(admin)))
-        # Someone who may watch both rooms, to see that nothing reaches them.
+        # Someone who may watch every room, to see what reaches them.
         watcher = await connect_ws(srv.url, admin.secret)
-        for room in (f"ticket:{hidden['id']}", f"ticket:{foreign['id']}"):
+        for room in (f"ticket:{hidden['id']}", f"ticket:{foreign['id']}",
+                     f"ticket:{loose['id']}"):
             await send(watcher, op="subscribe", room=room)
             await recv_until(watcher, "subscribed")
         ws = await connect_ws(srv.url, ann_key.secret)
@@ -175,10 +176,23 @@ async def test_presence_on_a_ticket_the_agent_may_not_see_is_refused(
         limited = [a for a in answers if a.get("code") == "rate_limited"]
         assert limited and len(limited) == len(answers) and len(limited) < 30
         assert srv.services.presence.stats() == {"tickets": 1, "entries": 1}
+        seen = await _presence(watcher)
+        assert (seen["ticket_id"], seen["agent"]["id"], seen["state"]) == (
+            loose["id"], str(ann), "viewing")
+
+        # Moved into a group she is not in: her presence there is cleared at the next
+        # re-check of her credential, and she may not say it again.
         board = srv.services.presence
+        async with httpx.AsyncClient(base_url=base) as http:
+            await _ok(await http.post(f"/v1/tickets/{loose['id']}/assignee",
+                                      json={"group_id": sales["id"]}, headers=auth(admin)))
+        gone = await recv_until(watcher, "presence")
+        assert (gone[-1]["agent"]["id"], gone[-1]["state"]) == (str(ann), "gone"), gone
+        assert board.stats() == {"tickets": 0, "entries": 0}
+        await asyncio.sleep(0.6)  # past the rate limit's refill of one op
+        await send(ws, op="presence", ticket_id=loose["id"], state="viewing")
+        assert (await recv(ws))["code"] == "unknown_ticket"
         await ws.close()
-        await until(lambda: board.stats()["entries"] == 0, timeout=10, interval=0.01,
-                    what="the closed socket's presence to clear")
         await watcher.close()
 
 
