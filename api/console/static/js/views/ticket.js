@@ -485,7 +485,7 @@ export function ticketView(app, id) {
       h('input', {type: 'radio', name: 'visibility', value, checked}), text);
     const submit = h('button', {type: 'submit', class: 'primary'}, 'Send reply');
     const formProblems = h('div', {class: 'problems', hidden: true});
-    const staleBox = h('div', {class: 'conflict reply-conflict', hidden: true, tabindex: -1});
+    const staleBox = h('div', {class: 'notice reply-conflict', hidden: true, tabindex: -1});
     const closedNote = h('p', {class: 'help', hidden: true},
       'This ticket is closed: it takes no more replies. A customer\u2019s new message opens ' +
       'a follow-up ticket.');
