@@ -36,10 +36,13 @@ from eventstore.pool import discard
 CHANNEL = "helpdesk_events"
 log = logging.getLogger("helpdesk.eventstore")
 
-_SEND = (
+SEND = (
     "SELECT set_config('synchronous_commit', 'off', true), "
     "count(pg_notify($1, p)) FROM unnest($2::text[]) AS p"
 )
+"""One statement sending many notifications on one channel: $1 the channel, $2 the
+payloads (text[]), with ``synchronous_commit`` off (a notification carries no data
+worth a flush)."""
 
 
 class CommitNotifier:
@@ -64,7 +67,7 @@ class CommitNotifier:
             try:
                 async with self._pool.acquire() as conn:
                     try:
-                        await conn.fetchval(_SEND, CHANNEL, payloads)
+                        await conn.fetchval(SEND, CHANNEL, payloads)
                     except asyncpg.InternalClientError:
                         # The server ended the connection between statements: never
                         # hand it out again (see eventstore/store.py, UNAVAILABLE).

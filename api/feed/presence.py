@@ -42,6 +42,7 @@ from domain.mapper import format_datetime
 from eventstore.background import cancel_and_wait
 from eventstore.errors import StoreUnavailable
 from eventstore.listener import Listener
+from eventstore.notifier import SEND
 from eventstore.store import EventStore
 
 log = logging.getLogger("helpdesk.ws")
@@ -136,11 +137,7 @@ class PresenceBoard:
         process; raises ``StoreUnavailable`` when the database cannot carry it (then
         nothing changed)."""
         agent = Agent(agent.id, agent.name[:MAX_NAME])
-        payload = {"tenant": str(tenant_id), "ticket": str(ticket_id),
-                   "connection": connection, "agent": {"id": agent.id, "name": agent.name},
-                   "state": state, "origin": self.origin,
-                   "expires_in": self._ttl(state)}
-        await self._send(orjson.dumps(payload).decode())
+        await self._send([self._note(tenant_id, ticket_id, connection, agent, state)])
         self._apply(tenant_id, ticket_id, connection, agent, state)
 
     async def leave(self, tenant_id: TenantId, connection: str,
@@ -154,17 +151,12 @@ class PresenceBoard:
             if entry is None:
                 continue
             self._apply(tenant_id, ticket_id, connection, entry.agent, GONE)
-            notes.append(orjson.dumps({
-                "tenant": str(tenant_id), "ticket": str(ticket_id),
-                "connection": connection,
-                "agent": {"id": entry.agent.id, "name": entry.agent.name},
-                "state": GONE, "origin": self.origin, "expires_in": 0}).decode())
-        for note in notes:
+            notes.append(self._note(tenant_id, ticket_id, connection, entry.agent, GONE))
+        if notes:
             try:
-                await self._send(note)
+                await self._send(notes)
             except StoreUnavailable as exc:
                 log.warning("could not send presence: %s", exc)
-                return
 
     def present(self, tenant_id: TenantId, ticket_id: uuid.UUID,
                 but: str | None = None) -> list[dict[str, Any]]:
@@ -189,10 +181,19 @@ class PresenceBoard:
 
     # --- across processes ----------------------------------------------------------
 
-    async def _send(self, payload: str) -> None:
+    def _note(self, tenant_id: TenantId, ticket_id: uuid.UUID, connection: str,
+              agent: Agent, state: str) -> str:
+        """The notification of a change, as ``notified`` reads it."""
+        return orjson.dumps({"tenant": str(tenant_id), "ticket": str(ticket_id),
+                             "connection": connection,
+                             "agent": {"id": agent.id, "name": agent.name},
+                             "state": state, "origin": self.origin,
+                             "expires_in": self._ttl(state)}).decode()
+
+    async def _send(self, notes: list[str]) -> None:
         try:
             async with self.store.connection() as conn:
-                await conn.execute("SELECT pg_notify($1, $2)", CHANNEL, payload)
+                await conn.fetchval(SEND, CHANNEL, notes)
         except (asyncpg.PostgresError, OSError, TimeoutError, asyncpg.InterfaceError) as exc:
             raise StoreUnavailable(f"database unavailable: {exc}") from exc
 
