@@ -188,6 +188,8 @@ export class LiveFeed {
         break;
       }
       case 'error':
+        // A refused presence (a ticket not found, a flood) is no fault of the feed.
+        if (data.op === 'presence') break;
         this.status('error', `${data.code}: ${data.detail}`);
         break;
       default:
