@@ -2,9 +2,9 @@
 
 The analytics summary reports, over the tickets opened in a range of days, counts
 (tickets, solved, SLA met, reopened, one-touch, deflected, periodic updates, rated
-and rated good) and the median and p90 of five durations, in total and per group. Sorting every ticket of the
-range per percentile costs in proportion to the tickets; these cells cost in
-proportion to the days.
+and rated good) and the median and p90 of five durations, in total and per group.
+Sorting every ticket of the range per percentile costs in proportion to the tickets;
+these cells cost in proportion to the days.
 
 A cell is ``(dim, span, start_day, key)``: the tickets opened in the ``span`` days from
 ``start_day`` whose group ``dim`` (``all``, ``priority``, ``source``, ``assignee`` or
