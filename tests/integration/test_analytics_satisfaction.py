@@ -3,6 +3,7 @@
 a rebuild of the projection.
 
 Agents A1 (group G1) and A2 (group G2). Monday 2026-06-01 and Tuesday 2026-06-02.
+A dropdown field ``plan``: R1 and R6 pro, R2 and R3 free, R4 and R5 none.
 
   R1 urgent/email  Mon, A1 in G1; solved; rated bad, then good (the second replaces
                    the first): good.
@@ -28,12 +29,15 @@ import pytest
 from api.app import create_app
 from api.config import ProcessSettings
 from domain.clock import ManualClock
+from domain.field_definitions import DefineField
+from domain.fields import FieldOption, FieldType
 from domain.group import CreateGroup
 from domain.ids import AgentId, GroupId
-from domain.ticket.commands import Assign, RateSatisfaction
+from domain.ticket.commands import Assign, ChangeFields, RateSatisfaction
 from domain.values import Priority, Rating, Source, TicketState
 from eventstore.types import StoreActor
 from handlers import groups
+from handlers.ticket_fields import define_field
 from projections import analytics_reads as reads
 from projections.admin import rebuild
 from projections.projector import Projector
@@ -62,6 +66,11 @@ async def assign(desk: Desk, tid: uuid.UUID, to: uuid.UUID, group: uuid.UUID) ->
                                at=desk.clock.now()))
 
 
+async def plan(desk: Desk, tid: uuid.UUID, value: str) -> None:
+    await desk.run(tid, ChangeFields(values={"plan": value}, actor=agent(A1),
+                                     at=desk.clock.now()))
+
+
 async def play(desk: Desk, clock: ManualClock) -> dict[str, uuid.UUID]:
     clock.set(at(1, 9))
     r1 = await desk.open(Priority.URGENT, Source.EMAIL)
@@ -69,6 +78,8 @@ async def play(desk: Desk, clock: ManualClock) -> dict[str, uuid.UUID]:
     r6 = await desk.open(Priority.NORMAL, Source.CHAT)
     await assign(desk, r1, A1, G1)
     await assign(desk, r2, A1, G1)
+    for t, value in ((r1, "pro"), (r2, "free"), (r6, "pro")):
+        await plan(desk, t, value)
     clock.set(at(1, 10))
     for t in (r1, r2, r6):
         await desk.state(t, TicketState.SOLVED, A1)
@@ -84,6 +95,7 @@ async def play(desk: Desk, clock: ManualClock) -> dict[str, uuid.UUID]:
     r4 = await desk.open(Priority.HIGH, Source.CHAT)
     await desk.open(Priority.LOW, Source.EMAIL)
     await assign(desk, r3, A2, G2)
+    await plan(desk, r3, "free")
     await assign(desk, r4, A2, G2)
     clock.set(at(2, 10))
     await desk.state(r3, TicketState.SOLVED, A2)
@@ -108,6 +120,8 @@ WANT: dict[str, dict[str, tuple[int, int, float | None, float | None]]] = {
               "none": (1, 1, 1.0, 1.0)},
     "day": {"2026-06-01": (3, 2, 0.6667, 1.0), "2026-06-02": (0, 0, None, 0.0)},
     "organization": {"none": TOTAL},
+    "field.plan": {"pro": (2, 2, 1.0, 1.0), "free": (1, 0, 0.0, 0.5),
+                   "none": (0, 0, None, None)},
 }
 
 
@@ -146,6 +160,10 @@ async def test_satisfaction_score_and_response_rate_match_the_hand_recount(
             await groups.create_group(s, CreateGroup(
                 group_id=GroupId(gid), name=f"Group {member}", members=(AgentId(member),),
                 at=clock.now()))
+        await define_field(s, DefineField(
+            key="plan", title="Plan", type=FieldType.DROPDOWN, at=clock.now(),
+            options=(FieldOption(value="free", title="Free"),
+                     FieldOption(value="pro", title="Pro"))))
     t = await play(desk, clock)
     projector = Projector(pool)
     await projector.ensure_checkpoints()
