@@ -1,17 +1,21 @@
 """Follower notifications on a real socket (docs/websocket.md): an agent following a
 ticket is told of its messages, state changes and assignments, never of its own
 actions; a ticket it does not follow tells it nothing; the room is an agent's and live
-only; and under group-scoped access a ticket it may no longer see is not announced."""
+only (and the Python client holds it live across reconnects); and under group-scoped
+access a ticket it may no longer see is not announced."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import httpx
 import pytest
 
+from client.stream import StreamClient
 from tests.e2e.conftest import NEW_TICKET, auth
 from tests.e2e.ws_support import connect_ws, recv, send, serve, ws_settings
+from tests.support.wait import until
 
 
 async def notification(ws: Any, timeout: float = 10.0) -> dict[str, Any]:
@@ -131,3 +135,45 @@ async def test_a_ticket_outside_the_agents_groups_is_not_announced(db, make_tena
             await post(bob_key, f"/v1/tickets/{tid}/messages", {"body": "Hidden"})
             await nothing_more(ws)
             await ws.close()
+
+
+async def test_the_python_client_holds_the_room_live_across_reconnects(db, make_tenant,
+                                                                       owner) -> None:
+    t = await make_tenant("Acme")
+    ann, bob = await owner.agent(t.tenant_id), await owner.agent(t.tenant_id)
+    ann_key = await owner.key(t.tenant_id, "agent", ann)
+    bob_key = await owner.key(t.tenant_id, "agent", bob)
+    async with serve(ws_settings(db.runtime_url)) as srv:
+        base = srv.url.replace("ws://", "http://").removesuffix("/v1/stream")
+        got: list[dict[str, Any]] = []
+
+        async def on_event(room: str, message: dict[str, Any]) -> None:
+            got.append(message)
+
+        client = StreamClient(srv.url, ann_key.secret, rooms=["notifications"],
+                              on_event=on_event)
+        running = asyncio.create_task(client.run())
+        async with httpx.AsyncClient(base_url=base) as http:
+            r = await http.post("/v1/tickets", json=NEW_TICKET, headers=auth(bob_key))
+            tid = r.json()["id"]
+            r = await http.post(f"/v1/tickets/{tid}/followers", json={"add": [str(ann)]},
+                                headers=auth(ann_key))
+            assert r.status_code == 200, r.text
+            try:
+                for n, body in enumerate(("First", "After reconnecting"), start=2):
+                    await client.wait_subscribed("notifications")
+                    r = await http.post(f"/v1/tickets/{tid}/messages", json={"body": body},
+                                        headers=auth(bob_key))
+                    assert r.status_code == 201, r.text
+                    await until(lambda b=body: bool(got)
+                                and got[-1]["event"]["data"]["body"] == b,
+                                timeout=10, what=f"the notification of {body!r}")
+                    assert client._ws is not None
+                    await client._ws.close()  # a dropped connection: it resubscribes live
+                    await until(lambda k=n: client.connects >= k,
+                                timeout=10,
+                                what="the client to reconnect")
+            finally:
+                await client.close()
+                await asyncio.wait_for(running, 10)
+    assert [m["reason"] for m in got] == ["message", "message"]
