@@ -66,6 +66,11 @@ async def _no_gap(_room: str, _head_seq: int) -> None:
     return None
 
 
+LIVE_ONLY = frozenset({"notifications"})
+"""Rooms the server does not replay (docs/websocket.md): subscribed live every time,
+their ``notification`` messages handed to ``on_event``."""
+
+
 class StreamClient:
     """Follows rooms of the feed, resuming from the last seen seq after disconnects."""
 
@@ -185,7 +190,7 @@ class StreamClient:
 
     async def _subscribe(self, ws: Any, room: str) -> None:
         op: dict[str, Any] = {"op": "subscribe", "room": room}
-        if self.last_seq[room] is not None:
+        if self.last_seq[room] is not None and room not in LIVE_ONLY:
             op["after_seq"] = self.last_seq[room]
         await ws.send(orjson.dumps(op).decode())
 
@@ -204,6 +209,8 @@ class StreamClient:
             self.last_seq[room] = seq
             if kind == "event":  # a withheld one only moves the position past it
                 await self.on_event(room, message)
+        elif kind == "notification" and room in self.last_seq:
+            await self.on_event(room, message)
         elif kind == "subscribed" and room in self.last_seq:
             if self.last_seq[room] is None:
                 self.last_seq[room] = message["head_seq"]

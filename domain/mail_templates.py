@@ -36,7 +36,7 @@ import jinja2.meta
 import jinja2.nodes
 import jinja2.sandbox
 
-KINDS = ("invitation", "portal_link", "acknowledgement", "assignment", "breach")
+KINDS = ("invitation", "portal_link", "acknowledgement", "assignment", "breach", "follow")
 """Every kind of notification mail a tenant has a template of, in the order the docs
 list them."""
 RULE_KIND = "rule"
@@ -101,6 +101,14 @@ PLACEHOLDERS: Mapping[str, Mapping[str, str]] = {
         "metric": "the SLA metric breached (first_response, next_reply, resolution)",
         "due_at": "when it was due (UTC, ISO 8601)",
     },
+    "follow": {
+        "desk": "the desk's name",
+        "agent_name": "the name of the follower told",
+        "subject": "the ticket's subject",
+        "ticket_id": "the ticket's id",
+        "priority": "the ticket's priority",
+        "change": "what happened (a new reply or note, its new state, its new assignee)",
+    },
     RULE_KIND: {
         "desk": "the desk's name",
         "name": "the recipient's name (their e-mail when they have none)",
@@ -135,6 +143,9 @@ SAMPLES: Mapping[str, Mapping[str, str]] = {
     "breach": {"desk": "Acme support", "agent_name": "Sam Agent", "subject": "Printer on fire",
                "ticket_id": "00000000-0000-4000-8000-000000000001", "priority": "high",
                "metric": "first_response", "due_at": "2026-01-01T10:00:00+00:00"},
+    "follow": {"desk": "Acme support", "agent_name": "Sam Agent", "subject": "Printer on fire",
+               "ticket_id": "00000000-0000-4000-8000-000000000001", "priority": "high",
+               "change": "a new public reply"},
     RULE_KIND: {"desk": "Acme support", "name": "Ann Customer", "email": "ann@example.com",
                 "requester_name": "Ann Customer", "requester_email": "ann@example.com",
                 "subject": "Printer on fire",
@@ -180,6 +191,10 @@ DEFAULTS: Mapping[str, MailTemplate] = {
         "Hello {{ agent_name }},\n\nthe {{ metric }} target of the ticket \"{{ subject }}\" "
         "({{ priority }}) was due at {{ due_at }} and has passed.\n\n"
         "Ticket {{ ticket_id }}\n"),
+    "follow": MailTemplate(
+        "Update on a ticket you follow: {{ subject }}",
+        "Hello {{ agent_name }},\n\nthe ticket \"{{ subject }}\" ({{ priority }}) that you "
+        "follow has {{ change }}.\n\nTicket {{ ticket_id }}\n"),
 }
 
 

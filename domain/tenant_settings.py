@@ -162,6 +162,9 @@ class MailNotices:
     acknowledgement: bool = False
     assignment: bool = False
     breach: bool = False
+    follow: bool = True
+    """Followers' mail (a message, a state change or an assignment by someone else):
+    on, as the agents chose to follow."""
 
     def __post_init__(self) -> None:
         for name in TEMPLATE_KINDS:

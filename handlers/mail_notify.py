@@ -1,5 +1,5 @@
 """Notification mail: invitations, portal password links, a new ticket's acknowledgement
-to its requester, and assignment and breach notices to agents.
+to its requester, and assignment, breach and follow notices to agents.
 
 Each is a ``mail_notifications`` row, made once and sent by a ``mail.notify`` job
 after the commit that called for it, the way replies are (handlers/mail_out.py):
@@ -12,6 +12,9 @@ after the commit that called for it, the way replies are (handlers/mail_out.py):
   statement (migration 0670), when the tenant's ``mail_notifications`` setting asks
   for it; the job's first attempt makes the rows (one per recipient, each keyed by
   what it tells of and to whom, so a retry makes none twice);
+- a followed ticket's message, state change or assignment makes its rows (one per
+  follower but the agent who did it) and jobs in the command's own transaction
+  (``queue_follower_notices``, from ``handlers.tickets``);
 - a rule's ``send_mail`` action makes its rows and jobs in the rule's own transaction
   (``queue_notices``, from ``handlers.rule_mail``), with the rule's template among the
   sealed values.
@@ -31,7 +34,7 @@ from __future__ import annotations
 
 import functools
 import uuid
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from email.message import EmailMessage
@@ -57,6 +60,8 @@ from domain.mail_templates import (
     template_of,
 )
 from domain.tenant_settings import TenantSettings
+from domain.ticket import Ticket
+from domain.values import Actor, ActorKind
 from eventstore.sqlfile import load_queries
 from eventstore.store import EventStore, UnitOfWork
 from eventstore.types import RecordedEvent, StoreActor
@@ -64,6 +69,7 @@ from handlers import delivery, mailboxes
 from handlers.errors import Invalid
 from handlers.mail_out import SMTP_TIMEOUT, MailNotSent, html_part, send_mail
 from handlers.ticket_state import load_ticket
+from projections.inline import PendingEvent
 from projections.tenant_settings import load_settings
 from scheduler import jobs
 from scheduler.queue import Job
@@ -210,6 +216,53 @@ async def _make_event_notices(store: EventStore, tenant: TenantId, stream_id: UU
         rows = await uow.conn.fetch(Q["notices_by_keys"], tenant,
                                     [n.dedupe_key for n in notices])
     return [r["id"] for r in rows]
+
+
+FOLLOWED = frozenset({"MessageAdded", "StateChanged", "TicketAssigned"})
+"""The events of a ticket its followers are mailed of (docs/email.md)."""
+
+
+def _change(event: PendingEvent, names: dict[str, str]) -> str:
+    """What an event did, as the follow mail's ``change`` says it."""
+    if event.type == "MessageAdded":
+        internal = event.data.get("visibility") == "internal"
+        return "a new internal note" if internal else "a new public reply"
+    if event.type == "StateChanged":
+        return f"moved to {event.data.get('to_state')}"
+    assignee = event.data.get("assignee")
+    return ("been unassigned" if assignee is None
+            else f"been assigned to {names.get(str(assignee), 'an agent')}")
+
+
+async def queue_follower_notices(uow: UnitOfWork, ticket: Ticket,
+                                 events: Sequence[PendingEvent], actor: Actor | None,
+                                 at: datetime) -> None:
+    """Mail the ticket's followers, in the command's own transaction, of its messages,
+    state changes and assignments (one mail each per command), but not the agent who
+    did it: when the tenant sends ``follow`` mail and has a mailbox with SMTP. An
+    import (a unit of work that stamps its events) writes history: it tells no one."""
+    followed = [e for e in events if e.stream_id == ticket.id and e.type in FOLLOWED]
+    doer = actor.id if actor is not None and actor.kind is ActorKind.AGENT else None
+    told = {str(a) for a in ticket.followers} - {doer}
+    if uow.stamp or uow.keyring is None or not followed or not told:
+        return
+    settings = await load_settings(uow.conn, uow.tenant_id)
+    if not settings.mail_notifications.follow:
+        return
+    assignees = {str(a) for e in followed
+                 if e.type == "TicketAssigned" and (a := e.data.get("assignee"))}
+    agents = await uow.conn.fetch(Q["notice_agents"], uow.tenant_id,
+                                  [UUID(a) for a in told | assignees])
+    names = {str(a["id"]): a["name"] for a in agents}
+    change = " and ".join(dict.fromkeys(_change(e, names) for e in followed))
+    version = max(e.version for e in followed)
+    base = {"subject": ticket.subject, "ticket_id": str(ticket.id),
+            "priority": str(ticket.priority), "change": change}
+    notices = [Notice("follow", a["email"], {**base, "agent_name": a["name"]},
+                      f"follow:{ticket.id}:{version}:{a['id']}", ticket.id)
+               for a in agents if str(a["id"]) in told]
+    if notices:
+        await queue_notices(uow, notices, at, ticket.id)
 
 
 # --- sending -----------------------------------------------------------------------------
@@ -378,6 +431,6 @@ async def preview(uow: UnitOfWork, kind: str, subject: str | None, body: str | N
             "own": kind in settings.mail_templates}
 
 
-__all__ = ["KIND", "THREADED", "Notice", "build_notice", "deliver", "links",
-           "preview", "queue_notice", "queue_notices", "register", "sending_mailbox",
-           "tenant_slug"]
+__all__ = ["FOLLOWED", "KIND", "THREADED", "Notice", "build_notice", "deliver", "links",
+           "preview", "queue_follower_notices", "queue_notice", "queue_notices", "register",
+           "sending_mailbox", "tenant_slug"]

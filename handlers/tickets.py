@@ -59,7 +59,7 @@ from domain.ticket.decide import decide, decide_follow_up
 from domain.values import Actor, ActorKind, TicketState, Visibility
 from eventstore.errors import ConcurrencyError
 from eventstore.store import UnitOfWork
-from handlers import attachments
+from handlers import attachments, mail_notify
 from handlers.requesters import resolve_requester
 from handlers.sealing import new_event, stored_event
 from handlers.sla_policies import sla_policy_for
@@ -357,6 +357,13 @@ async def _decided(command: Command) -> Command:
     return command
 
 
+async def _tell_followers(uow: UnitOfWork, command: Command, result: CommandResult
+                          ) -> None:
+    """Mail the ticket's followers of what the command did (handlers/mail_notify.py)."""
+    await mail_notify.queue_follower_notices(uow, result.ticket, result.events,
+                                             getattr(command, "actor", None), command.at)
+
+
 async def _with_retries(uow: UnitOfWork, ticket_id: UUID,
                         build: Callable[[], Awaitable[Command]],
                         expected_version: int | None) -> CommandResult:
@@ -364,13 +371,20 @@ async def _with_retries(uow: UnitOfWork, ticket_id: UUID,
         # Every write goes with the COMMIT, so no race is lost before it and a
         # savepoint has nothing to undo (two round trips saved); a version that moved
         # on is found at commit, where the whole unit of work fails as a conflict.
-        return await execute(uow, ticket_id, await build(), expected_version=expected_version)
+        command = await build()
+        result = await execute(uow, ticket_id, command, expected_version=expected_version)
+        await _tell_followers(uow, command, result)
+        return result
     for attempt in range(1, MAX_ATTEMPTS + 1):
         mark = uow.mark()
         try:
             async with uow.conn.transaction():  # a savepoint: a lost race undoes only this
                 command = await build()
-                return await execute(uow, ticket_id, command, expected_version=expected_version)
+                result = await execute(uow, ticket_id, command,
+                                       expected_version=expected_version)
+                # Followers' mail goes with the attempt that won (none when undone).
+                await _tell_followers(uow, command, result)
+                return result
         except ConcurrencyError:
             uow.undo_to(mark)  # what the undone attempt staged goes with its rows
             if expected_version is not None or attempt == MAX_ATTEMPTS:

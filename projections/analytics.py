@@ -32,6 +32,7 @@ from domain.events import (
     FieldValuesChanged,
     MessageAdded,
     PriorityChanged,
+    SatisfactionRated,
     SlaBreached,
     SlaRetargeted,
     StateChanged,
@@ -100,6 +101,8 @@ class TicketRow:
     periodic_updates_met: int = 0
     periodic_update_due_at: datetime | None = None
     """When the update owed now is due (None: none owed, or it breached already)."""
+    rating: str | None = None
+    """The requester's latest satisfaction rating (``good``, ``bad``); None: unrated."""
 
 
 COLUMNS = tuple(f.name for f in dataclasses.fields(TicketRow))
@@ -212,6 +215,8 @@ class Fold:
             self.fields_changed.add(env.stream_id)
         elif isinstance(event, SlaRetargeted):
             self._on_policy(env.stream_id, event.clocks)
+        elif isinstance(event, SatisfactionRated):
+            row.rating = event.rating.value  # a later rating replaces this one
         elif isinstance(event, SlaBreached):
             self._count(row, day, 3)
             if event.metric is SlaMetric.FIRST_RESPONSE:
@@ -281,6 +286,7 @@ class Fold:
 HANDLES = frozenset({
     TicketOpened.TYPE, MessageAdded.TYPE, TicketAssigned.TYPE, PriorityChanged.TYPE,
     StateChanged.TYPE, SlaBreached.TYPE, FieldValuesChanged.TYPE, SlaRetargeted.TYPE,
+    SatisfactionRated.TYPE,
 })
 
 

@@ -1,10 +1,10 @@
 """Summary cells: the summary's counts and duration histograms kept per creation day.
 
 The analytics summary reports, over the tickets opened in a range of days, counts
-(tickets, solved, SLA met, reopened, one-touch, deflected, periodic updates) and the
-median and p90 of five durations, in total and per group. Sorting every ticket of the
-range per percentile costs in proportion to the tickets; these cells cost in
-proportion to the days.
+(tickets, solved, SLA met, reopened, one-touch, deflected, periodic updates, rated
+and rated good) and the median and p90 of five durations, in total and per group.
+Sorting every ticket of the range per percentile costs in proportion to the tickets;
+these cells cost in proportion to the days.
 
 A cell is ``(dim, span, start_day, key)``: the tickets opened in the ``span`` days from
 ``start_day`` whose group ``dim`` (``all``, ``priority``, ``source``, ``assignee`` or
@@ -46,7 +46,8 @@ METRICS = ("first_reply_ms", "first_reply_business_ms", "resolution_ms",
 
 COUNTERS = ("tickets", "solved", "met_first_response", "met_next_reply", "met_resolution",
             "ever_solved", "reopened", "one_touch", "deflected", "measured_requester_wait",
-            "met_requester_wait", "periodic_updates", "periodic_updates_met")
+            "met_requester_wait", "periodic_updates", "periodic_updates_met", "rated",
+            "rated_good")
 """Counters, in the order of their columns."""
 
 HELD = ""
@@ -144,7 +145,8 @@ def contribution(row: Any, fields: Mapping[str, Any], field_keys: frozenset[str]
             solved and row.public_agent_replies == 0 and row.staff_notes == 0,
             row.requester_wait_measured,
             row.requester_wait_measured and not row.requester_wait_missed,
-            row.periodic_updates, row.periodic_updates_met)),
+            row.periodic_updates, row.periodic_updates_met,
+            solved and row.rating is not None, solved and row.rating == "good")),
         buckets=tuple(None if (v := getattr(row, name)) is None else bucket(v)
                       for name in METRICS))
 

@@ -75,6 +75,10 @@ def _group(row: Mapping[str, Any]) -> dict[str, Any]:
         "one_touch_rate": _rate(row["one_touch"], row["solved"]),
         "deflected": row["deflected"],
         "deflection_rate": _rate(row["deflected"], row["solved"]),
+        # Over the solved tickets, by their latest rating (docs/analytics.md).
+        "satisfaction": {"rated": row["rated"], "good": row["rated_good"],
+                         "score": _rate(row["rated_good"], row["rated"]),
+                         "response_rate": _rate(row["rated"], row["solved"])},
         "key": row["key"],
         "name": row.get("name"),
     }
@@ -221,7 +225,9 @@ def _group_empty() -> dict[str, Any]:
             "sla_achievement": {"first_response": None, "next_reply": None, "resolution": None,
                                 "periodic_update": None, "requester_wait": None},
             "reopen_rate": None, "one_touch_rate": None, "deflected": 0,
-            "deflection_rate": None, "key": "all", "name": None}
+            "deflection_rate": None,
+            "satisfaction": {"rated": 0, "good": 0, "score": None, "response_rate": None},
+            "key": "all", "name": None}
 
 
 async def volume(store: EventStore, tenant_id: TenantId, start: date,

@@ -247,10 +247,10 @@ SELECT stream_id, metadata -> 'import' -> 'recorded' AS recorded
 SELECT * FROM analytics_tickets WHERE tenant_id = $1 AND ticket_id = ANY($2::uuid[])
 
 -- name: write_batch --
--- $1 tenant_id; $2..$29 analytics_tickets column arrays (ticket_id .. last_seq, then
--- staff_notes .. periodic_update_due_at: projections.analytics.TicketRow's order);
--- $30..$36 daily (day, priority, source, created, solved, reopened, breached);
--- $37..$41 agent daily (day, agent_id, assigned, replies, solved).
+-- $1 tenant_id; $2..$30 analytics_tickets column arrays (ticket_id .. last_seq, then
+-- staff_notes .. rating: projections.analytics.TicketRow's order);
+-- $31..$37 daily (day, priority, source, created, solved, reopened, breached);
+-- $38..$42 agent daily (day, agent_id, assigned, replies, solved).
 -- One statement for the three tables: a batch costs one round trip to write. Ticket
 -- rows are overwritten whole; counters are added to what earlier batches wrote.
 WITH tickets AS (
@@ -260,14 +260,14 @@ WITH tickets AS (
         resolution_ms, open_ms, resolution_open_ms, reopens, public_agent_replies,
         breaches_first_response, breaches_next_reply, breaches_resolution, last_seq,
         staff_notes, requester_wait_measured, requester_wait_missed, requester_wait_ms,
-        periodic_updates, periodic_updates_met, periodic_update_due_at)
+        periodic_updates, periodic_updates_met, periodic_update_due_at, rating)
     SELECT $1::uuid, * FROM unnest(
         $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[],
         $8::timestamptz[], $9::timestamptz[], $10::bigint[], $11::bigint[],
         $12::timestamptz[], $13::int[], $14::bigint[], $15::bigint[], $16::bigint[],
         $17::int[], $18::int[], $19::int[], $20::int[], $21::int[], $22::bigint[],
         $23::int[], $24::boolean[], $25::boolean[], $26::bigint[], $27::int[], $28::int[],
-        $29::timestamptz[])
+        $29::timestamptz[], $30::text[])
     ON CONFLICT (tenant_id, ticket_id) DO UPDATE SET
         priority = excluded.priority, source = excluded.source, state = excluded.state,
         assignee = excluded.assignee, created_at = excluded.created_at,
@@ -287,21 +287,22 @@ WITH tickets AS (
         requester_wait_ms = excluded.requester_wait_ms,
         periodic_updates = excluded.periodic_updates,
         periodic_updates_met = excluded.periodic_updates_met,
-        periodic_update_due_at = excluded.periodic_update_due_at
+        periodic_update_due_at = excluded.periodic_update_due_at,
+        rating = excluded.rating
     RETURNING 1
 ), daily AS (
     INSERT INTO analytics_daily AS d
         (tenant_id, day, priority, source, created, solved, reopened, breached)
-    SELECT $1::uuid, * FROM unnest($30::date[], $31::text[], $32::text[], $33::int[],
-                                   $34::int[], $35::int[], $36::int[])
+    SELECT $1::uuid, * FROM unnest($31::date[], $32::text[], $33::text[], $34::int[],
+                                   $35::int[], $36::int[], $37::int[])
     ON CONFLICT (tenant_id, day, priority, source) DO UPDATE SET
         created = d.created + excluded.created, solved = d.solved + excluded.solved,
         reopened = d.reopened + excluded.reopened, breached = d.breached + excluded.breached
     RETURNING 1
 ), agents AS (
     INSERT INTO analytics_agent_daily AS a (tenant_id, day, agent_id, assigned, replies, solved)
-    SELECT $1::uuid, * FROM unnest($37::date[], $38::text[], $39::int[], $40::int[],
-                                   $41::int[])
+    SELECT $1::uuid, * FROM unnest($38::date[], $39::text[], $40::int[], $41::int[],
+                                   $42::int[])
     ON CONFLICT (tenant_id, day, agent_id) DO UPDATE SET
         assigned = a.assigned + excluded.assigned, replies = a.replies + excluded.replies,
         solved = a.solved + excluded.solved
@@ -386,7 +387,10 @@ SELECT key,
        count(*) FILTER (WHERE requester_wait_measured AND NOT requester_wait_missed)
            AS met_requester_wait,
        sum(periodic_updates)::int AS periodic_updates,
-       sum(periodic_updates_met)::int AS periodic_updates_met
+       sum(periodic_updates_met)::int AS periodic_updates_met,
+       -- Satisfaction: the latest rating of the solved (or closed) tickets.
+       count(*) FILTER (WHERE resolution_ms IS NOT NULL AND rating IS NOT NULL) AS rated,
+       count(*) FILTER (WHERE resolution_ms IS NOT NULL AND rating = 'good') AS rated_good
   FROM t
  GROUP BY key
  ORDER BY key
@@ -605,7 +609,7 @@ WITH tickets AS (
 SELECT (SELECT count(*) FROM tickets) + (SELECT count(*) FROM daily)
 
 -- name: write_summary_cells --
--- $1 tenant_id; $2..$23 summary cell changes (span, start_day, dim, key, the thirteen
+-- $1 tenant_id; $2..$25 summary cell changes (span, start_day, dim, key, the fifteen
 -- counters, the five histograms as int array literals: projections.analytics_cells
 -- COUNTERS and METRICS order), added to what earlier batches wrote (negative where
 -- tickets left a cell).
@@ -613,21 +617,23 @@ INSERT INTO analytics_summary_cells AS c (
     tenant_id, span, start_day, dim, key, tickets, solved, met_first_response,
     met_next_reply, met_resolution, ever_solved, reopened, one_touch, deflected,
     measured_requester_wait, met_requester_wait, periodic_updates, periodic_updates_met,
+    rated, rated_good,
     first_reply, first_reply_business, resolution, resolution_open, requester_wait)
 SELECT $1::uuid, span, start_day, dim, key, tickets, solved, met_first_response,
        met_next_reply, met_resolution, ever_solved, reopened, one_touch, deflected,
        measured_requester_wait, met_requester_wait, periodic_updates, periodic_updates_met,
+       rated, rated_good,
        first_reply::int[], first_reply_business::int[], resolution::int[],
        resolution_open::int[], requester_wait::int[]
   FROM unnest($2::int[], $3::date[], $4::text[], $5::text[], $6::int[], $7::int[],
               $8::int[], $9::int[], $10::int[], $11::int[], $12::int[], $13::int[],
-              $14::int[], $15::int[], $16::int[], $17::int[], $18::int[], $19::text[],
-              $20::text[], $21::text[], $22::text[], $23::text[])
+              $14::int[], $15::int[], $16::int[], $17::int[], $18::int[], $19::int[],
+              $20::int[], $21::text[], $22::text[], $23::text[], $24::text[], $25::text[])
        AS v(span, start_day, dim, key, tickets, solved, met_first_response, met_next_reply,
             met_resolution, ever_solved, reopened, one_touch, deflected,
             measured_requester_wait, met_requester_wait, periodic_updates,
-            periodic_updates_met, first_reply, first_reply_business, resolution,
-            resolution_open, requester_wait)
+            periodic_updates_met, rated, rated_good, first_reply, first_reply_business,
+            resolution, resolution_open, requester_wait)
 ON CONFLICT (tenant_id, dim, span, start_day, key) DO UPDATE SET
     tickets = c.tickets + excluded.tickets, solved = c.solved + excluded.solved,
     met_first_response = c.met_first_response + excluded.met_first_response,
@@ -640,6 +646,7 @@ ON CONFLICT (tenant_id, dim, span, start_day, key) DO UPDATE SET
     met_requester_wait = c.met_requester_wait + excluded.met_requester_wait,
     periodic_updates = c.periodic_updates + excluded.periodic_updates,
     periodic_updates_met = c.periodic_updates_met + excluded.periodic_updates_met,
+    rated = c.rated + excluded.rated, rated_good = c.rated_good + excluded.rated_good,
     first_reply = histogram_add(c.first_reply, excluded.first_reply),
     first_reply_business = histogram_add(c.first_reply_business,
                                          excluded.first_reply_business),
@@ -656,7 +663,8 @@ SELECT c.dim,
        CASE WHEN $5::boolean THEN to_char(c.start_day, 'YYYY-MM-DD') ELSE c.key END AS key,
        c.tickets, c.solved, c.met_first_response, c.met_next_reply, c.met_resolution,
        c.ever_solved, c.reopened, c.one_touch, c.deflected, c.measured_requester_wait,
-       c.met_requester_wait, c.periodic_updates, c.periodic_updates_met, c.first_reply,
+       c.met_requester_wait, c.periodic_updates, c.periodic_updates_met, c.rated,
+       c.rated_good, c.first_reply,
        c.first_reply_business, c.resolution, c.resolution_open, c.requester_wait
   FROM unnest($3::int[], $4::date[]) AS r(span, start_day)
   JOIN analytics_summary_cells c

@@ -308,6 +308,16 @@ class StreamConnection:
                                               "after_seq is a non-negative integer",
                                               op="subscribe", room=room.name))
             return
+        if room.notices and after_seq is not None:
+            self.outbox.put_control(msg.error("bad_after_seq",
+                                              "the notifications room is live only",
+                                              op="subscribe", room=room.name))
+            return
+        if room.notices and self.principal.agent_id is None:
+            self.outbox.put_control(msg.error(
+                "not_an_agent", "notifications are an agent's: this key acts as no agent",
+                op="subscribe", room=room.name))
+            return
         if room.name in self.outbox.subscriptions:
             self.outbox.put_control(msg.error("already_subscribed",
                                               f"already subscribed to {room.name}",
@@ -326,7 +336,7 @@ class StreamConnection:
                     "room, or a ticket outside its groups); subscribe to the rooms of "
                     "tickets it may see", op="subscribe", room=room.name))
                 return
-            await self.hub.subscribe(self.outbox, room, after_seq)
+            await self.hub.subscribe(self.outbox, room, after_seq, self.principal)
             board = self.services.presence
             if (board is not None and room.stream_id is not None
                     and room.name.startswith(msg.TICKET_PREFIX)

@@ -27,7 +27,9 @@ from typing import Any
 
 from api.feed import messages as msg
 from api.feed.messages import Room
+from api.feed.notices import notices
 from api.feed.outbox import Outbox, Subscription
+from api.http.principal import Principal
 from domain.events import ContactErased
 from domain.ids import TenantId
 from eventstore.errors import EventStoreError
@@ -60,6 +62,7 @@ class TenantFeed:
     last_seq: int | None = None
     known_head: int = 0
     tenant_subs: set[Subscription] = field(default_factory=set)
+    notice_subs: set[Subscription] = field(default_factory=set)
     ticket_subs: dict[uuid.UUID, set[Subscription]] = field(default_factory=dict)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     dirty: bool = False
@@ -67,12 +70,17 @@ class TenantFeed:
     task: asyncio.Task[None] | None = None
 
     def add(self, sub: Subscription) -> None:
-        if sub.room.stream_id is None:
+        if sub.room.notices:
+            self.notice_subs.add(sub)
+        elif sub.room.stream_id is None:
             self.tenant_subs.add(sub)
         else:
             self.ticket_subs.setdefault(sub.room.stream_id, set()).add(sub)
 
     def remove(self, sub: Subscription) -> None:
+        if sub.room.notices:
+            self.notice_subs.discard(sub)
+            return
         if sub.room.stream_id is None:
             self.tenant_subs.discard(sub)
             return
@@ -83,7 +91,8 @@ class TenantFeed:
                 del self.ticket_subs[sub.room.stream_id]
 
     def idle(self) -> bool:
-        return not self.tenant_subs and not self.ticket_subs and self.pending == 0
+        return (not self.tenant_subs and not self.ticket_subs and not self.notice_subs
+                and self.pending == 0)
 
 
 class Hub:
@@ -219,15 +228,29 @@ class Hub:
                         return
             for event in rows:
                 self._publish(feed, event)
+            if feed.notice_subs:
+                await self._notify_followers(feed, rows)
             if len(rows) < self.batch:
                 return
+
+    async def _notify_followers(self, feed: TenantFeed, rows: list[RecordedEvent]) -> None:
+        """Notices of the events just published to the agents following their tickets
+        (api/feed/notices.py). A failed read loses those notices, never an event."""
+        try:
+            found = await notices(self.store, feed.tenant_id, list(feed.notice_subs), rows)
+        except EventStoreError as exc:
+            log.warning("reading followers of tenant %s failed: %s", feed.tenant_id, exc)
+            return
+        for sub, text in found:
+            sub.outbox.offer(sub, text, feed.known_head)
 
     def _skip_to(self, feed: TenantFeed, head: int) -> None:
         # Far behind (the listener was down a long time): pushing every missed event
         # would flood every client; each gets a gap and refetches instead.
         log.warning("tenant %s feed is %d events behind; sending gaps",
                     feed.tenant_id, head - (feed.last_seq or 0))
-        for sub in [*feed.tenant_subs, *(s for subs in feed.ticket_subs.values() for s in subs)]:
+        for sub in [*feed.tenant_subs, *feed.notice_subs,
+                    *(s for subs in feed.ticket_subs.values() for s in subs)]:
             sub.outbox.drop(sub, head)
         feed.ring.clear()
         feed.last_seq = head
@@ -302,8 +325,10 @@ class Hub:
         self._forget(sub)
         return True
 
-    async def subscribe(self, outbox: Outbox, room: Room, after_seq: int | None) -> None:
-        """Replay ``(after_seq, head]`` of ``room`` into the outbox, then go live.
+    async def subscribe(self, outbox: Outbox, room: Room, after_seq: int | None,
+                        principal: Principal | None = None) -> None:
+        """Replay ``(after_seq, head]`` of ``room`` into the outbox, then go live
+        (``principal``: whose notifications the notifications room carries).
 
         Queues the replayed events and a ``subscribed`` marker, or a ``gap`` when the
         replay is beyond the window or would not fit the outbox. Raises
@@ -334,7 +359,7 @@ class Hub:
                     return
                 # The replay and the marker are the subscription's backlog: should it be
                 # dropped before they are sent, its gap takes their place.
-                sub = Subscription(outbox, room)
+                sub = Subscription(outbox, room, principal=principal)
                 for text in texts:
                     outbox.put(sub, text)
                 outbox.subscriptions[room.name] = sub

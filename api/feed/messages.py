@@ -16,6 +16,8 @@ from domain.mapper import current_data, format_datetime
 from eventstore.types import RecordedEvent
 
 TENANT_ROOM = "tenant"
+NOTICES_ROOM = "notifications"
+"""The connection's own agent's notifications: activity on the tickets it follows."""
 TICKET_PREFIX = "ticket:"
 STREAM_ROOMS = {TICKET_PREFIX: "ticket", "contact:": "contact", "organization:": "organization"}
 """Rooms of one stream, by prefix: a ticket's, a contact's or an organization's."""
@@ -27,18 +29,20 @@ class BadRoom(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Room:
-    """A parsed room: the whole tenant, or one stream (a ticket, a contact or an
-    organization)."""
+    """A parsed room: the whole tenant, the connection's notifications, or one stream
+    (a ticket, a contact or an organization)."""
 
     name: str
     stream_id: uuid.UUID | None
 
     @classmethod
     def parse(cls, value: Any) -> Room:
-        """Parse ``tenant``, ``ticket:<uuid>``, ``contact:<uuid>`` or
+        """Parse ``tenant``, ``notifications``, ``ticket:<uuid>``, ``contact:<uuid>`` or
         ``organization:<uuid>``; raise ``BadRoom`` otherwise."""
         if value == TENANT_ROOM:
             return cls(TENANT_ROOM, None)
+        if value == NOTICES_ROOM:
+            return cls(NOTICES_ROOM, None)
         if isinstance(value, str):
             for prefix, kind in STREAM_ROOMS.items():
                 if value.startswith(prefix):
@@ -47,8 +51,13 @@ class Room:
                     except ValueError:
                         raise BadRoom(f"{value!r} does not name a {kind} id") from None
                     return cls(f"{prefix}{stream_id}", stream_id)
-        raise BadRoom("room must be 'tenant', 'ticket:<uuid>', 'contact:<uuid>' or "
-                      "'organization:<uuid>'")
+        raise BadRoom("room must be 'tenant', 'notifications', 'ticket:<uuid>', "
+                      "'contact:<uuid>' or 'organization:<uuid>'")
+
+    @property
+    def notices(self) -> bool:
+        """The notifications room (api/feed/notices.py), which no stream fills."""
+        return self.name == NOTICES_ROOM
 
     def wants(self, stream_id: uuid.UUID) -> bool:
         return self.stream_id is None or self.stream_id == stream_id

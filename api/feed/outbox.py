@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from api.feed import messages as msg
 from api.feed.messages import Room
+from api.http.principal import Principal
 from domain.ids import TenantId
 
 
@@ -27,6 +28,8 @@ class Subscription:
     outbox: Outbox
     room: Room
     live: bool = True
+    principal: Principal | None = None
+    """Whose notifications the room carries (the notifications room only)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,3 +14,17 @@ SELECT acting_agent_scope() IS NOT NULL AS scoped,
 -- and under group-scoped access only those of its groups), and the present agent's name.
 SELECT EXISTS (SELECT 1 FROM tickets WHERE id = $1) AS visible,
        (SELECT name FROM agents WHERE id = $2) AS agent_name
+
+-- name: notice_facts --
+-- $1 tenant_id, $2 ticket ids, $3 ids of the API keys that acted
+-- Who follows each ticket now (tickets' state_json.followers), and the agent each
+-- acting key belongs to: an agent's own action, by any of its keys, notifies no one of
+-- it to that agent.
+SELECT (SELECT coalesce(jsonb_object_agg(t.id::text, t.state_json -> 'followers'), '{}')
+          FROM tickets t
+         WHERE t.tenant_id = $1 AND t.id = ANY($2::uuid[])
+           AND jsonb_typeof(t.state_json -> 'followers') = 'array') AS followers,
+       (SELECT coalesce(jsonb_object_agg(k.id::text, k.agent_id::text), '{}')
+          FROM api_keys k
+         WHERE k.tenant_id = $1 AND k.id = ANY($3::uuid[]) AND k.agent_id IS NOT NULL)
+           AS key_agents

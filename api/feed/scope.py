@@ -34,7 +34,9 @@ async def out_of_scope(store: EventStore, principal: Principal, rooms: Iterable[
     if not row["scoped"]:
         return []
     hidden = set(row["hidden"])
-    return [r for r in wanted if r.stream_id is None or r.stream_id in hidden]
+    # The notifications room is the agent's own; each notice is checked as it goes out.
+    return [r for r in wanted if (r.stream_id is None and not r.notices)
+            or r.stream_id in hidden]
 
 
 __all__ = ["out_of_scope"]

@@ -50,6 +50,16 @@ class SlaAchievement(_Model):
                     "over budget / tickets it ran on; null when it ran on none")
 
 
+class Satisfaction(_Model):
+    rated: int = Field(description="solved or closed tickets whose requester rated them "
+                                   "(by their latest rating)")
+    good: int = Field(description="those whose latest rating is good")
+    score: float | None = Field(description="good / rated; null when none is rated")
+    response_rate: float | None = Field(
+        description="rated / solved (the solved or closed tickets, each of which its "
+                    "requester could rate); null when none is solved")
+
+
 class Stats(_Model):
     tickets: int
     solved: int
@@ -70,6 +80,8 @@ class Stats(_Model):
                     "note from staff (docs/analytics.md)")
     deflection_rate: float | None = Field(
         description="deflected / solved; null when none is solved")
+    satisfaction: Satisfaction = Field(
+        description="satisfaction ratings of the solved tickets (docs/analytics.md)")
 
 
 class GroupStats(Stats):

@@ -100,6 +100,7 @@ class MailNotificationsDoc(BaseModel):
     acknowledgement: StrictBool = False
     assignment: StrictBool = False
     breach: StrictBool = False
+    follow: StrictBool = True
 
 
 class MailTemplateDoc(BaseModel):
@@ -112,7 +113,8 @@ class MailTemplateDoc(BaseModel):
     body: Annotated[str, Field(min_length=1, max_length=MAX_BODY)]
 
 
-TemplateKind = Literal["invitation", "portal_link", "acknowledgement", "assignment", "breach"]
+TemplateKind = Literal["invitation", "portal_link", "acknowledgement", "assignment", "breach",
+                       "follow"]
 assert set(TemplateKind.__args__) == set(TEMPLATE_KINDS)  # type: ignore[attr-defined]
 
 TextSearchConfig = Annotated[str, Field(json_schema_extra={"enum": list(TEXT_SEARCH_CONFIGS)})]

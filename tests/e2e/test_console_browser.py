@@ -3,7 +3,8 @@ with the demo: an agent signs in with e-mail and password, filters the queue, lo
 more, opens a ticket and replies; their access token is renewed through the refresh
 cookie and signing out ends the session; a second browser sees a new ticket arrive
 live; an If-Match conflict is shown; an analyst (with an API key) sees the charts and
-cannot open a ticket, and the split chart names groups and organizations; an auditor
+the satisfaction score and response rate, and cannot open a ticket, and the split chart
+names groups and organizations, and an agent sees the ticket's rating; an auditor
 verifies the chain. Groups, organizations, contacts and ticket fields: the queue filters
 by group, organization and requester; a contact's and an organization's pages list their
 tickets; field values are edited and a state the fields are required for names them; a
@@ -384,7 +385,25 @@ async def test_a_change_on_a_ticket_someone_else_changed_is_refused_and_shown(co
     await expect(page.get_by_label("Priority", exact=True)).to_have_value(ticket["priority"])
 
 
+async def rate_twice(console: Console) -> dict[str, Any]:
+    """The newest solved ticket, rated bad and then good with a comment (through two
+    single-use links, as its requester would): the latest rating is what counts."""
+    solved = (await console.api("GET", "/v1/tickets", "Jonas Weber", params={
+        "state": "solved", "limit": 100})).json()["data"]
+    ticket = max(solved, key=lambda t: t["created_at"])
+    async with httpx.AsyncClient(base_url=console.base) as http:
+        for body in ({"rating": "bad"}, {"rating": "good", "comment": "Quick and kind"}):
+            link = await console.api("POST", f"/v1/tickets/{ticket['id']}/satisfaction-link",
+                                     "Jonas Weber")
+            assert link.status_code == 201, link.text
+            rated = await http.post(f"/v1/ratings/{link.json()['token']}", json=body)
+            assert rated.status_code == 200, rated.text
+    return ticket
+
+
 async def test_an_analyst_sees_the_charts_and_cannot_open_a_ticket(console, context, shots):
+    rated = await rate_twice(console)
+
     async def caught_up() -> bool:
         answer = await console.api("GET", "/v1/analytics/volume", "Support analytics")
         return answer.status_code == 200 and answer.json()["lag"] == 0
@@ -406,12 +425,30 @@ async def test_an_analyst_sees_the_charts_and_cannot_open_a_ticket(console, cont
         re.compile(r"^(Up to date|\d+ recent changes? not counted yet)$"))
     await expect(page.locator(".freshness-details").first).to_contain_text(
         re.compile(r"As of seq \d+, lag \d+ events?"))
-    assert await page.locator(".freshness").count() == 6  # each view says its freshness
+    assert await page.locator(".freshness").count() == 7  # each view says its freshness
     await page.screenshot(path=str(shots / "analytics.png"), full_page=True)
     # The split names groups and organizations, which an analyst may not list: the
     # analytics answer carries their names.
     window = {"from": await page.get_by_label("From (UTC day)").input_value(),
               "to": await page.get_by_label("To (UTC day)").input_value()}
+    # Satisfaction: the score and response rate of the range, as the summary has them
+    # (the rated ticket among them), in total and by the split.
+    assert window["from"] <= rated["created_at"][:10]
+    total = (await console.api("GET", "/v1/analytics/summary", "Support analytics",
+                               params=window)).json()["total"]["satisfaction"]
+    assert total["rated"] >= 1 and total["good"] >= 1
+    tiles = page.locator(".tiles")
+    for name, share in (("Satisfaction score", total["score"]),
+                        ("Response rate", total["response_rate"])):
+        await expect(tiles.locator(".tile", has=page.locator("dt", has_text=name))
+                     .locator("dd")).to_have_text(f"{round(share * 100)}%")
+    by_group = (await console.api("GET", "/v1/analytics/summary", "Support analytics",
+                                  params={"group_by": "group", **window})).json()
+    table = page.get_by_role("table", name=re.compile("^Satisfaction by group"))
+    await expect(table.locator("tbody tr")).to_have_count(len(by_group["groups"]))
+    assert sum(int(n) for n in await table.locator("tbody td:nth-child(3)")
+               .all_text_contents()) == sum(g["satisfaction"]["rated"]
+                                            for g in by_group["groups"])
     split = charts.nth(3)
     by_group = (await console.api("GET", "/v1/analytics/summary", "Support analytics",
                                   params={"group_by": "group", **window})).json()
@@ -443,6 +480,16 @@ async def test_an_analyst_sees_the_charts_and_cannot_open_a_ticket(console, cont
              {headers: {Authorization: `Bearer ${key}`}})).status""",
         [ticket_id, console.key("Support analytics")])
     assert status == 403
+
+    # An agent sees the rating on the ticket page: the latest (good), its comment, when.
+    agent_page = await signed_in(context, console, console.key("Jonas Weber"))
+    await agent_page.goto(f"{console.base}/console/#/tickets/{rated['id']}")
+    box = agent_page.get_by_role("region", name="Satisfaction")
+    await expect(box.locator(".badge")).to_have_text("Good")
+    await expect(box.locator(".rating-comment")).to_have_text("Quick and kind")
+    await expect(box.locator(".rated-at")).to_contain_text("rated ")
+    await expect(box.locator(".rated-at")).to_contain_text("via link")
+    no_script_errors(agent_page)
 
 
 async def test_an_auditor_verifies_the_chain_and_sees_where_it_breaks(console, context):

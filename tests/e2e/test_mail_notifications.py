@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 
 from domain.clock import ManualClock
-from tests.e2e.conftest import auth
+from tests.e2e.conftest import NEW_TICKET, auth
 from tests.support.mail import (
     PUBLIC_URL,
     corpus,
@@ -247,3 +247,62 @@ async def test_a_rule_mails_the_requester_once_threaded_and_auto_submitted(
     assert message["From"] == "Acme support <support@acme.test>"
     assert message["Auto-Submitted"] == "auto-generated"
     assert _text(mail) == f"We have ticket {ticket['id']} (high) for {to}.\n-- Acme support\n"
+
+
+async def test_followers_are_mailed_of_what_others_do_once_and_not_without_a_mailbox(
+        http, db, services, tenant, owner, smtp_server: SmtpServer) -> None:
+    admin = auth(tenant.admin_key)
+    ann, bob = await owner.agent(tenant.tenant_id), await owner.agent(tenant.tenant_id)
+    ann_key = auth(await owner.key(tenant.tenant_id, "agent", ann))
+    bob_key = auth(await owner.key(tenant.tenant_id, "agent", bob))
+
+    async def ok(r: Any) -> dict[str, Any]:
+        response = await r
+        assert response.status_code in (200, 201), response.text
+        answer: dict[str, Any] = response.json()
+        return answer
+
+    ticket = (await ok(http.post("/v1/tickets", headers=admin, json=NEW_TICKET)))["id"]
+    await ok(http.post(f"/v1/tickets/{ticket}/followers", headers=ann_key,
+                       json={"add": [str(ann), str(bob)]}))
+    # Dormant without a mailbox: a reply to a followed ticket makes no mail.
+    await ok(http.post(f"/v1/tickets/{ticket}/messages", headers=bob_key,
+                       json={"body": "Before the mailbox"}))
+    assert await _notices(db) == []
+
+    await make_mailbox(http, admin, smtp=smtp_at(smtp_server.port))
+    # Bob replies (Ann is told), Ann moves it to pending (Bob is told), and a key of
+    # no agent assigns it to Bob (both are told).
+    await ok(http.post(f"/v1/tickets/{ticket}/messages", headers=bob_key,
+                       json={"body": "On it"}))
+    await ok(http.post(f"/v1/tickets/{ticket}/state", headers=ann_key,
+                       json={"state": "pending"}))
+    await ok(http.post(f"/v1/tickets/{ticket}/assignee", headers=admin,
+                       json={"agent_id": str(bob)}))
+    made = await _notices(db)
+    assert sorted(n["to_address"] for n in made) == sorted(
+        [f"{ann}@example.com", f"{bob}@example.com", f"{ann}@example.com",
+         f"{bob}@example.com"])
+    assert {n["kind"] for n in made} == {"follow"}
+
+    async def sent() -> bool:
+        rows = await _notices(db)
+        return bool(rows) and all(n["status"] == "sent" for n in rows)
+
+    await run_mail_jobs(services, ManualClock(soon()), sent)
+    to_ann = sorted(_text(d) for d in smtp_server.to(f"{ann}@example.com"))
+    to_bob = sorted(_text(d) for d in smtp_server.to(f"{bob}@example.com"))
+    about = 'the ticket "Printer on fire" (high) that you follow has'
+    assert to_ann == sorted([
+        f"Hello Agent,\n\n{about} a new public reply.\n\nTicket {ticket}\n",
+        f"Hello Agent,\n\n{about} been assigned to Agent.\n\nTicket {ticket}\n"])
+    assert to_bob == sorted([
+        f"Hello Agent,\n\n{about} moved to pending.\n\nTicket {ticket}\n",
+        f"Hello Agent,\n\n{about} been assigned to Agent.\n\nTicket {ticket}\n"])
+    for delivered in [*smtp_server.to(f"{ann}@example.com"),
+                      *smtp_server.to(f"{bob}@example.com")]:
+        message = delivered.message()
+        assert message["Subject"] == "Update on a ticket you follow: Printer on fire"
+        assert message["Auto-Submitted"] == "auto-generated"
+    jobs = await owner_fetch(db, "SELECT status FROM jobs WHERE kind = 'mail.notify'")
+    assert len(jobs) == 4 and {j["status"] for j in jobs} == {"done"}

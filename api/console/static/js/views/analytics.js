@@ -2,7 +2,8 @@
 // reply and resolution times (p50 and p90) by the day or week tickets were opened,
 // volume per day, the backlog by state and age, SLA achievement per priority, and the
 // tickets opened and solved split by a choice of priority, source, assignee, group or
-// organization (group_by of /v1/analytics/summary, whose groups carry their names).
+// organization (group_by of /v1/analytics/summary, whose groups carry their names),
+// with the satisfaction score and response rate in total and by that split.
 // Each chart says how fresh its answer is (as_of_seq and lag): the read models are
 // built asynchronously from the events.
 
@@ -56,7 +57,9 @@ function tiles(summary) {
     tile('First reply, median', duration(t.first_reply_ms.median)),
     tile('Resolution, median', duration(t.resolution_ms.median)),
     tile('Reopen rate', percent(t.reopen_rate)),
-    tile('One-touch rate', percent(t.one_touch_rate)));
+    tile('One-touch rate', percent(t.one_touch_rate)),
+    tile('Satisfaction score', percent(t.satisfaction.score)),
+    tile('Response rate', percent(t.satisfaction.response_rate)));
 }
 
 /** Spans of the range to take percentiles over: days for two weeks or less, else
@@ -175,6 +178,24 @@ function splitChart(app, by, summary) {
              {name: 'Solved', values: rows.map((g) => g.solved)}]}));
 }
 
+/** Satisfaction per split: of the solved tickets, the share rated (response rate)
+ * and the share of those rated good (score), by their latest rating. */
+function satisfactionTable(app, by, summary) {
+  const rows = [...summary.groups].sort((a, b) => b.tickets - a.tickets);
+  return panel(`Satisfaction by ${SPLITS[by].toLowerCase()}`, summary,
+    h('table', {class: 'satisfaction-table'},
+      h('caption', null, `Satisfaction by ${SPLITS[by].toLowerCase()}: good / rated, and ` +
+        'rated / solved'),
+      h('thead', null, h('tr', null, h('th', {scope: 'col'}, SPLITS[by]),
+        h('th', {scope: 'col'}, 'Solved'), h('th', {scope: 'col'}, 'Rated'),
+        h('th', {scope: 'col'}, 'Score'), h('th', {scope: 'col'}, 'Response rate'))),
+      h('tbody', null, rows.map((g) => h('tr', null,
+        h('th', {scope: 'row'}, splitLabel(app, by, g.key, g.name)),
+        h('td', null, String(g.solved)), h('td', null, String(g.satisfaction.rated)),
+        h('td', null, percent(g.satisfaction.score)),
+        h('td', null, percent(g.satisfaction.response_rate)))))));
+}
+
 export function analyticsView(app, params) {
   const to = params.get('to') || isoDay(now());
   const from = params.get('from') || isoDay(Date.parse(`${to}T00:00:00Z`) - (DAYS - 1) * 86_400_000);
@@ -221,6 +242,7 @@ export function analyticsView(app, params) {
         timesCharts(periods, times.map((t) => t.body)),
         volumeChart(volume.body, from, to),
         splitChart(app, by, split.body),
+        satisfactionTable(app, by, split.body),
         h('div', {class: 'panel-row'}, backlogChart(backlog.body), slaChart(byPriority.body)));
     } catch (error) {
       fill(body);

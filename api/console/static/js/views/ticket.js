@@ -148,6 +148,8 @@ export function ticketView(app, id) {
   const filesBox = h('div', {class: 'ticket-files'});
   let shown = [];
   const links = h('div', {class: 'links'});
+  const rating = h('section', {class: 'satisfaction', 'aria-labelledby': 'rating-title',
+                               hidden: true});
   const history = canHistory ? historyTable(app, id) : null;
   const drafts = app.drafts;
   const reply = canWrite && canRead ? replyForm() : null;
@@ -176,7 +178,7 @@ export function ticketView(app, id) {
           h('h2', {id: 'fields-title'}, 'Fields'), fieldsBox),
         canRead ? h('section', {'aria-labelledby': 'files-title'},
           h('h2', {id: 'files-title'}, 'Files'), filesBox) : null,
-        links, details)),
+        rating, links, details)),
     history?.element);
 
   function showTicket(t) {
@@ -208,9 +210,26 @@ export function ticketView(app, id) {
       ...t.follow_up_ids.map((f) => h('li', null, 'Followed up by ',
         h('a', {href: `#/tickets/${f}`}, `ticket ${shortId(f)}`))),
     ].filter(Boolean);
+    showRating(t.satisfaction);
     fill(links, related.length ? [h('h2', null, 'Related tickets'), h('ul', null, related)] : []);
     reply?.closed(t.state === 'closed');
     document.title = `${t.subject} · Helpdesk console`;
+  }
+
+  // The requester's latest rating (a later one replaces it): good or bad, the
+  // comment they left, when and how they rated (docs/teamwork.md).
+  function showRating(given) {
+    rating.hidden = !given;
+    if (!given) {
+      fill(rating);
+      return;
+    }
+    fill(rating, h('h2', {id: 'rating-title'}, 'Satisfaction'),
+      h('p', null, h('span', {class: `badge rating-${given.rating}`},
+        given.rating === 'good' ? 'Good' : 'Bad'),
+        h('span', {class: 'rated-at'}, ` rated ${dateTime(given.rated_at)} via ${
+          label(given.via)}`)),
+      given.comment ? h('blockquote', {class: 'rating-comment'}, given.comment) : null);
   }
 
   function requester(t) {
