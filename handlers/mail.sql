@@ -180,7 +180,7 @@ RETURNING id, mailbox_id, size, reason, attempts, received_at AS created_at, ret
 
 -- name: outbound_take --
 -- $1 tenant_id, $2 message id (the ticket message)
-SELECT id, rfc_message_id, outcome, attempts FROM mail_messages
+SELECT id, rfc_message_id, outcome, attempts, to_addresses, cc_addresses FROM mail_messages
  WHERE tenant_id = $1 AND direction = 'out' AND message_id = $2 FOR UPDATE
 
 -- name: outbound_done --
@@ -261,6 +261,17 @@ UPDATE mail_notifications
        status = CASE WHEN status = 'queued' THEN 'dead' ELSE status END,
        reason = CASE WHEN status = 'queued' THEN 'the recipient was erased' ELSE reason END
  WHERE tenant_id = $1 AND lower(to_address) = ANY ($2::text[])
+
+-- name: mail_ticket_copies --
+-- $1 tenant_id, $2 ticket_id
+-- The addresses the mail a ticket took in was sent or copied to, oldest first: with the
+-- ticket's own CCs, whom its replies are copied to (the desk's own addresses are
+-- among them, and left out by the caller).
+SELECT a.address
+  FROM mail_messages m,
+       unnest(m.to_addresses || m.cc_addresses) WITH ORDINALITY AS a(address, n)
+ WHERE m.tenant_id = $1 AND m.ticket_id = $2 AND m.direction = 'in'
+ ORDER BY m.created_at, m.id, a.n
 
 -- name: mail_ticket_copied --
 -- $1 tenant_id, $2 ticket_id, $3 address (lower case)

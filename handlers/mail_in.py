@@ -24,9 +24,9 @@ mail retried). In order:
    transaction, which also writes the mail's row keyed by its Message-ID: a lost race
    with the same mail rolls the whole of it back.
 
-Tickets have no CCs of their own: a mail's Cc addresses are kept on its mail row
-(``GET /v1/tickets/{id}/mail``), and a ticket's CCs are the To and Cc addresses of the
-mail it took in.
+A mail's To and Cc addresses are kept on its mail row (``GET /v1/tickets/{id}/mail``):
+a sender among them may write to the ticket, and its replies are copied to them as
+well as to the ticket's own CCs (handlers/mail_out.py).
 """
 
 from __future__ import annotations
@@ -45,7 +45,15 @@ import asyncpg
 
 from domain.errors import DomainError
 from domain.ids import MessageId, TenantId, TicketId
-from domain.mail import MailFile, ParsedMail, Unparseable, parse, plus_token, subject_ref
+from domain.mail import (
+    MailFile,
+    ParsedMail,
+    Unparseable,
+    is_own_address,
+    parse,
+    plus_token,
+    subject_ref,
+)
 from domain.ticket.commands import OpenTicket
 from domain.values import Actor, ActorKind, Requester, Source, Visibility
 from eventstore.keys import SubjectErased
@@ -166,10 +174,7 @@ async def take_in(store: EventStore, storages: attachments.Storages, tenant_id: 
 async def _noise(conn: asyncpg.Connection, tenant_id: TenantId, mail: ParsedMail,
                  at: datetime) -> tuple[str, str] | None:
     own = {r["address"] for r in await conn.fetch(Q["mailbox_addresses"], tenant_id)}
-    local_domain = {(a.split("@")[0], a.split("@")[1]) for a in own}
-    s_local, _, s_domain = mail.sender.partition("@")
-    if mail.sender in own or any(s_domain == d and s_local.startswith(lo + "+")
-                                 for lo, d in local_domain):
+    if is_own_address(mail.sender, own):
         return "ignored", "from one of the desk's own addresses"
     if mail.bounces:
         hard = [b for b in mail.bounces if b.hard]
