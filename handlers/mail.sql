@@ -1,38 +1,42 @@
 -- name: mailbox_insert --
 -- $1 tenant_id, $2 id, $3 address, $4 name, $5 inbound_secret_hash, $6 smtp, $7 smtp_password,
--- $8 kek, $9 at, $10 imap, $11 imap_password, $12 imap_kek
+-- $8 kek, $9 at, $10 imap, $11 imap_password, $12 imap_kek, $13 dkim, $14 dkim_key,
+-- $15 dkim_kek
 INSERT INTO mailboxes (tenant_id, id, address, name, inbound_secret_hash, smtp, smtp_password,
-                       kek, version, created_at, updated_at, imap, imap_password, imap_kek)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 1, $9, $9, $10, $11, $12)
+                       kek, version, created_at, updated_at, imap, imap_password, imap_kek,
+                       dkim, dkim_key, dkim_kek)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 1, $9, $9, $10, $11, $12, $13, $14, $15)
 ON CONFLICT DO NOTHING
-RETURNING id, address, name, smtp, imap, version, last_error, last_error_at, last_ok_at,
+RETURNING id, address, name, smtp, imap, dkim, version, last_error, last_error_at, last_ok_at,
           created_at, updated_at
 
 -- name: mailbox_update --
 -- $1 tenant_id, $2 id, $3 name, $4 smtp, $5 smtp_password, $6 kek, $7 at, $8 imap,
--- $9 imap_password, $10 imap_kek
+-- $9 imap_password, $10 imap_kek, $11 dkim, $12 dkim_key, $13 dkim_kek
 UPDATE mailboxes SET name = $3, smtp = $4, smtp_password = $5, kek = $6,
        imap = $8, imap_password = $9, imap_kek = $10,
+       dkim = $11, dkim_key = $12, dkim_kek = $13,
        version = version + 1, updated_at = $7
  WHERE tenant_id = $1 AND id = $2
-RETURNING id, address, name, smtp, imap, version, last_error, last_error_at, last_ok_at,
+RETURNING id, address, name, smtp, imap, dkim, version, last_error, last_error_at, last_ok_at,
           created_at, updated_at
 
 -- name: mailbox_get --
 -- $1 tenant_id, $2 id
-SELECT id, address, name, smtp, imap, version, last_error, last_error_at, last_ok_at,
+SELECT id, address, name, smtp, imap, dkim, version, last_error, last_error_at, last_ok_at,
        created_at, updated_at, smtp_password, kek, imap_password, imap_kek, imap_uidvalidity,
-       imap_last_uid
+       imap_last_uid, dkim_key, dkim_kek
   FROM mailboxes WHERE tenant_id = $1 AND id = $2
 
 -- name: mailbox_lock --
 -- $1 tenant_id, $2 id
-SELECT id, address, name, smtp, imap, version, smtp_password, kek, imap_password, imap_kek
+SELECT id, address, name, smtp, imap, dkim, version, smtp_password, kek, imap_password,
+       imap_kek, dkim_key, dkim_kek
   FROM mailboxes WHERE tenant_id = $1 AND id = $2 FOR UPDATE
 
 -- name: mailbox_page --
 -- $1 tenant_id, $2 after created_at (NULL: from the start), $3 after id, $4 limit
-SELECT id, address, name, smtp, imap, version, last_error, last_error_at, last_ok_at,
+SELECT id, address, name, smtp, imap, dkim, version, last_error, last_error_at, last_ok_at,
        created_at, updated_at
   FROM mailboxes
  WHERE tenant_id = $1 AND ($2::timestamptz IS NULL OR (created_at, id) > ($2, $3))
@@ -293,7 +297,7 @@ SELECT EXISTS (SELECT 1 FROM mail_messages WHERE tenant_id = $1 AND mailbox_id =
 -- name: mailbox_delete --
 -- $1 tenant_id, $2 id
 DELETE FROM mailboxes WHERE tenant_id = $1 AND id = $2
-RETURNING id, address, name, smtp, imap, version, last_error, last_error_at, last_ok_at,
+RETURNING id, address, name, smtp, imap, dkim, version, last_error, last_error_at, last_ok_at,
           created_at, updated_at
 
 -- name: imap_poll_now --

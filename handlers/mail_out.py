@@ -14,7 +14,8 @@ server. The job, claimed like every job (SKIP LOCKED, lease, backoff):
    token address, ``Subject: Re: ... [#token]``, ``In-Reply-To`` the last mail the
    ticket took in, ``References`` every Message-ID of the thread, a text part and an
    HTML part, and the reply's files;
-3. hands it to the mailbox's SMTP server (TLS, STARTTLS or plain, with credentials).
+3. signs it with the mailbox's DKIM key, if it has one (domain/mail_dkim.py), and hands
+   it to the mailbox's SMTP server (TLS, STARTTLS or plain, with credentials).
    Accepted: the row is ``sent``. Refused or unreachable: the row keeps the reason and
    the job raises, to be retried with backoff; after the last attempt the row is
    ``dead`` with the reason, shown by ``GET /v1/tickets/{id}/mail`` (the attempt and
@@ -27,6 +28,7 @@ with the row ``dead`` and the reason.
 from __future__ import annotations
 
 import asyncio
+import email.policy
 import functools
 import html
 import smtplib
@@ -35,11 +37,12 @@ import uuid
 from collections.abc import Callable
 from datetime import datetime
 from email.message import EmailMessage
-from email.utils import format_datetime
+from email.utils import format_datetime, getaddresses, parseaddr
 from pathlib import Path
 from typing import Any
 from uuid import UUID
 
+from domain import mail_dkim
 from domain.ids import TenantId
 from domain.mail import display_address, reply_copies, reply_subject, tokened_address
 from eventstore.sqlfile import load_queries
@@ -75,7 +78,15 @@ def _send(access: mailboxes.SmtpAccess, message: EmailMessage, timeout: float) -
             client.ehlo()
         if access.username:
             client.login(access.username, access.password or "")
-        refused = client.send_message(message)
+        if access.dkim is None:
+            refused = client.send_message(message)
+        else:
+            # Signed over the very bytes sent: smtplib is handed them as they are.
+            data = message.as_bytes(policy=email.policy.SMTP)
+            data = mail_dkim.sign(access.dkim, data) + data
+            recipients = [a for _, a in getaddresses([*message.get_all("To", []),
+                                                      *message.get_all("Cc", [])])]
+            refused = client.sendmail(parseaddr(str(message["From"]))[1], recipients, data)
         if refused:
             raise MailNotSent(f"recipients refused: {refused}")
 

@@ -35,6 +35,7 @@ from api.http.problems import Problem
 from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
 from api.schemas.mail import (
+    DkimIn,
     ImapIn,
     MailboxCreated,
     MailboxIn,
@@ -75,12 +76,19 @@ def _imap(given: ImapIn | None) -> mailboxes.Imap | None:
         password=given.password, folder=given.folder)
 
 
+def _dkim(given: DkimIn | None) -> mailboxes.Dkim | None:
+    return None if given is None else mailboxes.Dkim(
+        selector=given.selector, domain=given.domain, private_key=given.private_key)
+
+
 def _safe(body: Any) -> dict[str, Any]:
-    """A mailbox body as its Idempotency-Key record keeps it: without the passwords."""
+    """A mailbox body as its Idempotency-Key record keeps it: without the passwords and
+    the DKIM key."""
     doc: dict[str, Any] = body.model_dump(mode="json", exclude_unset=True)
-    for part in ("smtp", "imap"):
+    for part in ("smtp", "imap", "dkim"):
         if isinstance(doc.get(part), dict):
-            doc[part] = {k: v for k, v in doc[part].items() if k != "password"}
+            doc[part] = {k: v for k, v in doc[part].items()
+                         if k not in ("password", "private_key")}
     return doc
 
 
@@ -107,7 +115,7 @@ async def create_mailbox(body: MailboxIn, request: Request, principal: Authorize
     ``Idempotency-Key`` does not show it again: it is never stored)."""
     command = mailboxes.CreateMailbox(address=body.address.lower(), name=body.name,
                                       smtp=_smtp(body.smtp), imap=_imap(body.imap),
-                                      at=services.clock.now())
+                                      dkim=_dkim(body.dkim), at=services.clock.now())
 
     async def work(uow: UnitOfWork) -> JsonReply:
         doc, secret = await mailboxes.create_mailbox(uow, command)
@@ -140,7 +148,8 @@ async def change_mailbox(mailbox_id: UUID, body: MailboxPatch, request: Request,
     command = mailboxes.ChangeMailbox(
         mailbox_id=mailbox_id, name=body.name, smtp=_smtp(body.smtp),
         clear_smtp="smtp" in given and body.smtp is None, imap=_imap(body.imap),
-        clear_imap="imap" in given and body.imap is None, at=services.clock.now())
+        clear_imap="imap" in given and body.imap is None, dkim=_dkim(body.dkim),
+        clear_dkim="dkim" in given and body.dkim is None, at=services.clock.now())
 
     async def work(uow: UnitOfWork) -> JsonReply:
         return JsonReply(200, await mailboxes.change_mailbox(uow, command))
