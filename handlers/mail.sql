@@ -313,3 +313,17 @@ RETURNING id
 -- $1 tenant_id
 SELECT count(*) FROM jobs
  WHERE tenant_id = $1 AND dedupe_key = 'mail.poll' AND status IN ('ready', 'running')
+
+-- name: notice_page --
+-- $1 tenant_id, $2 kind (NULL: any), $3 status (NULL: any), $4 recipient in lower case
+-- (NULL: any), $5 ticket_id (NULL: any), $6 after created_at (NULL: from the start),
+-- $7 after id, $8 limit
+SELECT id, kind, mailbox_id, to_address, ticket_id, rfc_message_id, status, reason, attempts,
+       created_at, sent_at
+  FROM mail_notifications
+ WHERE tenant_id = $1
+   AND ($2::text IS NULL OR kind = $2) AND ($3::text IS NULL OR status = $3)
+   AND ($4::text IS NULL OR lower(to_address) = $4) AND ($5::uuid IS NULL OR ticket_id = $5)
+   AND ($6::timestamptz IS NULL OR (created_at, id) > ($6, $7))
+ ORDER BY created_at, id
+ LIMIT $8

@@ -11,6 +11,7 @@
 - ``/v1/mailboxes/{id}/quarantine``: list, retry, discard.
 - ``GET /v1/tickets/{id}/mail``: the mail a ticket took in and sent, with each reply's
   delivery status.
+- ``GET /v1/mail-notifications``: the notification mail queued, sent and dead (admin).
 - ``POST /v1/mail-templates/preview``: a notification mail rendered with the tenant's
   template (or one not yet saved) and sample or given values; it changes nothing.
 
@@ -44,6 +45,9 @@ from api.schemas.mail import (
     MailboxPatch,
     MailPreviewIn,
     MailPreviewOut,
+    NoticeKind,
+    NoticeStatus,
+    NotificationPage,
     QuarantinedOut,
     QuarantinePage,
     SmtpIn,
@@ -215,6 +219,32 @@ async def _body(request: Request) -> bytes:
     except ClientDisconnect as exc:
         raise Problem(400, "upload_interrupted", "the mail was cut off") from exc
     return bytes(data)
+
+
+@router.get("/v1/mail-notifications", response_model=NotificationPage, responses=errors(),
+            summary="List the notification mail")
+async def list_notifications(
+        principal: Authorized, services: ServicesDep, limit: Limit = DEFAULT_LIMIT,
+        cursor: Cursor = None, kind: NoticeKind | None = None,
+        status: NoticeStatus | None = None,
+        to: Annotated[str | None, Query(min_length=3, max_length=320,
+                                        description="The recipient (any case).")] = None,
+        ticket_id: UUID | None = None) -> Response:
+    """Invitations, password links, acknowledgements, assignment and breach notices and
+    rules' mail, oldest first: each one's recipient, status (``queued``, ``sent``,
+    ``dead``), attempts and last error."""
+    filters = mail_notify.NoticeFilter(kind=kind, status=status, to=to, ticket_id=ticket_id)
+
+    async def read(s: UnitOfWork, after: Any, n: int) -> list[dict[str, Any]]:
+        return await mail_notify.list_notices(s.conn, s.tenant_id, filters, after, n)
+
+    scope = {k: str(v) for k, v in (("kind", kind), ("status", status),
+                                    ("to", None if to is None else to.lower()),
+                                    ("ticket", ticket_id)) if v is not None}
+    page, nxt = await tenant_list_page(services.cursors, services.store, principal.tenant_id,
+                                       "mail_notifications", read, limit, cursor,
+                                       filters=scope)
+    return JsonReply(200, {"data": page, "next_cursor": nxt}).response()
 
 
 @router.get("/v1/mailboxes/{mailbox_id}/quarantine", response_model=QuarantinePage,

@@ -159,6 +159,34 @@ class QuarantinePage(BaseModel):
     next_cursor: str | None
 
 
+NoticeKind = Literal["invitation", "portal_link", "acknowledgement", "assignment", "breach",
+                     "rule"]
+NoticeStatus = Literal["queued", "sent", "dead"]
+
+
+class NotificationOut(BaseModel):
+    """A notification mail: what it tells of, to whom, and how its delivery went (its
+    values, an invitation's token among them, are never shown)."""
+
+    id: UUID
+    kind: NoticeKind
+    mailbox_id: UUID
+    to: str = Field(description="The recipient ('' once erased).")
+    ticket_id: UUID | None
+    rfc_message_id: str
+    status: NoticeStatus
+    attempts: int
+    last_error: str | None = Field(description="Why the last attempt failed, or why it "
+                                   "is dead.")
+    created_at: datetime
+    sent_at: datetime | None
+
+
+class NotificationPage(BaseModel):
+    data: list[NotificationOut]
+    next_cursor: str | None
+
+
 class TakenInOut(BaseModel):
     """What became of a mail taken in."""
 
