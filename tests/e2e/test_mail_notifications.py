@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 
 from domain.clock import ManualClock
+from domain.values import Role
 from tests.e2e.conftest import auth
 from tests.support.mail import (
     PUBLIC_URL,
@@ -247,3 +248,94 @@ async def test_a_rule_mails_the_requester_once_threaded_and_auto_submitted(
     assert message["From"] == "Acme support <support@acme.test>"
     assert message["Auto-Submitted"] == "auto-generated"
     assert _text(mail) == f"We have ticket {ticket['id']} (high) for {to}.\n-- Acme support\n"
+
+
+async def test_breach_notices_fall_back_to_the_admins_and_are_listed_for_admins(
+        http, db, services, tenant, owner, smtp_server: SmtpServer) -> None:
+    admin = auth(tenant.admin_key)
+    box = await make_mailbox(http, admin, smtp=smtp_at(smtp_server.port))
+    ok = await _put_settings(http, admin, mail_notifications={"breach": True})
+    assert ok.status_code == 200, ok.text
+    admins = [await owner.agent(tenant.tenant_id, role=Role.ADMIN) for _ in range(2)]
+    assert sorted(r["id"] for r in await owner_fetch(
+        db, "SELECT id FROM agents WHERE role = 'admin' AND active AND tenant_id = $1",
+        tenant.tenant_id)) == sorted(admins)
+    gone, kept = [await owner.agent(tenant.tenant_id) for _ in range(2)]
+    # The second admin's address bounces: its notices are made dead, with the reason.
+    bounce = await inbound(http, box, corpus("dsn_bounce.eml").replace(
+        b"gone@example.com", f"{admins[1]}@example.com".encode()))
+    assert bounce["outcome"] == "bounce"
+
+    async def opened(subject: str, assignee: uuid.UUID | None) -> str:
+        ticket = (await inbound(http, box, (
+            f"From: c.{subject}@example.com\nTo: support@acme.test\nSubject: {subject}\n"
+            f"Message-ID: <{subject}-{uuid.uuid4()}@example.com>\n\nHelp.\n").encode())
+                  )["ticket_id"]
+        if assignee is not None:
+            r = await http.post(f"/v1/tickets/{ticket}/assignee", headers=admin,
+                                json={"agent_id": str(assignee)})
+            assert r.status_code == 200, r.text
+        return str(ticket)
+
+    unassigned = await opened("unassigned", None)
+    deactivated = await opened("deactivated", gone)
+    assigned = await opened("assigned", kept)
+    await owner.set_active(tenant.tenant_id, gone, False)
+
+    async def settled() -> bool:
+        rows = [n for n in await _notices(db) if n["kind"] == "breach"]
+        return len(rows) == 10 and all(n["status"] != "queued" for n in rows)
+
+    # Days later every first-response and resolution clock has breached: the assignee
+    # is told, and where there is none (or it was deactivated) the active admins are.
+    await run_mail_jobs(services, ManualClock(soon() + timedelta(days=10)), settled,
+                        sla=True)
+
+    async def listed(query: str = "", **params: Any) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        cursor = None
+        while True:
+            page = await http.get("/v1/mail-notifications" + query, headers=admin, params={
+                **params, "limit": 3, **({"cursor": cursor} if cursor else {})})
+            assert page.status_code == 200, page.text
+            out += page.json()["data"]
+            cursor = page.json()["next_cursor"]
+            if cursor is None:
+                return out
+
+    def told(ticket: str, rows: list[dict[str, Any]]) -> list[tuple[str, str]]:
+        return sorted((n["to"], n["status"]) for n in rows if n["ticket_id"] == ticket)
+
+    everything = await listed()
+    assert {n["kind"] for n in everything} == {"breach"} and len(everything) == 10
+    to_admins = sorted([(f"{admins[0]}@example.com", "sent")] * 2
+                       + [(f"{admins[1]}@example.com", "dead")] * 2)
+    assert told(unassigned, everything) == told(deactivated, everything) == to_admins
+    assert told(assigned, everything) == [(f"{kept}@example.com", "sent")] * 2
+    dead = await listed(status="dead")
+    assert len(dead) == 4 and {n["last_error"] for n in dead} == {
+        f"{admins[1]}@example.com bounces"}
+    assert {n["attempts"] for n in everything if n["status"] == "sent"} == {1}
+    assert "data" not in everything[0] and set(everything[0]) == {
+        "id", "kind", "mailbox_id", "to", "ticket_id", "rfc_message_id", "status",
+        "attempts", "last_error", "created_at", "sent_at"}
+    mine = await listed(to=f"{kept}@example.com".upper(), ticket_id=assigned)
+    assert [n["id"] for n in mine] == [n["id"] for n in everything
+                                       if n["ticket_id"] == assigned]
+    assert await listed(kind="invitation") == []
+    assert [d.message()["Subject"] for d in smtp_server.to(f"{kept}@example.com")] == [
+        "SLA breached (first_response): assigned", "SLA breached (resolution): assigned"]
+    assert smtp_server.to(f"{admins[1]}@example.com") == []
+    assert smtp_server.to(f"{gone}@example.com") == []
+
+    # Bad input is a clear 4xx; a cursor serves only the list it came from.
+    first = (await http.get("/v1/mail-notifications", headers=admin,
+                            params={"limit": 1, "status": "sent"})).json()
+    for params, status in (({"kind": "postcard"}, 400), ({"colour": "red"}, 400),
+                           ({"cursor": "garbage"}, 400),
+                           ({"cursor": first["next_cursor"], "status": "dead"}, 400)):
+        r = await http.get("/v1/mail-notifications", headers=admin, params=params)
+        assert r.status_code == status, (params, r.text)
+        assert r.headers["content-type"].startswith("application/problem+json")
+    agent = auth(await owner.key(tenant.tenant_id, "agent", kept))
+    assert (await http.get("/v1/mail-notifications", headers=agent)).status_code == 403
