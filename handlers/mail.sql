@@ -171,6 +171,15 @@ SELECT id, mailbox_id, size, reason, attempts, received_at AS created_at, retrie
 -- $1 tenant_id, $2 mailbox_id, $3 id
 SELECT raw, kek FROM mail_quarantine WHERE tenant_id = $1 AND mailbox_id = $2 AND id = $3
 
+-- name: quarantine_sealed --
+-- $1 tenant_id
+-- Every quarantined mail, locked: an erasure opens each to find those naming the contact.
+SELECT id, raw, kek FROM mail_quarantine WHERE tenant_id = $1 ORDER BY id FOR UPDATE
+
+-- name: quarantine_forget --
+-- $1 tenant_id, $2 ids
+DELETE FROM mail_quarantine WHERE tenant_id = $1 AND id = ANY ($2::uuid[])
+
 -- name: quarantine_failed_again --
 -- $1 tenant_id, $2 id, $3 reason, $4 at
 UPDATE mail_quarantine SET reason = $3, attempts = attempts + 1, retried_at = $4

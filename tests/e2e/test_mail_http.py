@@ -356,3 +356,30 @@ async def test_a_reply_is_mailed_to_the_requester_and_copied_to_the_ticket_ccs(
     assert mail["From"] == "support@acme.test"
     assert mail["In-Reply-To"] == f"<copies-{run}@example.com>"
     assert "support" not in mail["Cc"] and gone not in str(delivered.rcpt_tos)
+
+
+async def test_a_contacts_erasure_deletes_the_quarantined_mail_naming_it(
+        http, db, tenant) -> None:
+    admin = auth(tenant.admin_key)
+    box = await make_mailbox(http, admin)
+    # Mail the desk could not take in (no Message-ID), from the contact, to it, and
+    # from someone else.
+    kept = {}
+    for sender, to in (("Erin <ERIN@example.com>", "support@acme.test"),
+                       ("support@acme.test", "erin@example.com"),
+                       ("other@example.com", "support@acme.test")):
+        q = await inbound(http, box, f"From: {sender}\r\nTo: {to}\r\nSubject: x\r\n\r\n"
+                                     "no id\r\n".encode())
+        assert q["outcome"] == "quarantined" and "Message-ID" in q["reason"]
+        kept[sender] = q["mail_id"]
+    opened = await http.post("/v1/tickets", headers=admin, json={
+        "subject": "Forget me", "body": "Please.", "requester": {"email": "erin@example.com"}})
+    assert opened.status_code == 201, opened.text
+    contact = opened.json()["requester"]["contact_id"]
+    erased = await http.post(f"/v1/contacts/{contact}/erase", headers=admin,
+                             json={"reason": "GDPR request 18"})
+    assert erased.status_code == 200, erased.text
+    page = (await http.get(f"/v1/mailboxes/{box['id']}/quarantine", headers=admin)).json()
+    assert [q["id"] for q in page["data"]] == [kept["other@example.com"]]
+    rows = await owner_fetch(db, "SELECT id FROM mail_quarantine")
+    assert [str(r["id"]) for r in rows] == [kept["other@example.com"]]
