@@ -252,7 +252,8 @@ async def create_mailbox(uow: UnitOfWork, command: CreateMailbox
     await record(uow, MailboxCreated(
         mailbox_id=mailbox_id, address=row["address"], name=row["name"],
         smtp=None if row["smtp"] is None else dict(row["smtp"]),
-        imap=None if row["imap"] is None else dict(row["imap"]), at=command.at))
+        imap=None if row["imap"] is None else dict(row["imap"]),
+        dkim=None if row["dkim"] is None else dict(row["dkim"]), at=command.at))
     return mailbox_document(row), secret
 
 
@@ -289,7 +290,10 @@ async def change_mailbox(uow: UnitOfWork, command: ChangeMailbox) -> dict[str, A
         smtp_password_changed=(not command.clear_smtp and command.smtp is not None
                                and command.smtp.password is not None),
         imap_password_changed=(not command.clear_imap and command.imap is not None
-                               and command.imap.password is not None), at=command.at))
+                               and command.imap.password is not None),
+        dkim=None if row["dkim"] is None else dict(row["dkim"]),
+        dkim_key_changed=(not command.clear_dkim and command.dkim is not None
+                          and command.dkim.private_key is not None), at=command.at))
     return mailbox_document(row)
 
 

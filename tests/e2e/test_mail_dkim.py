@@ -99,3 +99,12 @@ async def test_replies_are_signed_with_the_mailbox_dkim_key(
     # Signing off: mail goes out unsigned.
     r = await http.patch(f"/v1/mailboxes/{box['id']}", headers=admin, json={"dkim": None})
     assert r.status_code == 200 and r.json()["dkim"] is None
+    # The tenant's stream says who set what, never the key.
+    tenant_events = (await http.get("/v1/events", headers=admin, params={
+        "stream_id": str(tenant.tenant_id), "limit": 100})).json()["data"]
+    told = [(e["type"], (e["data"].get("dkim") or {}).get("selector"),
+             e["data"].get("dkim_key_changed")) for e in tenant_events
+            if e["type"].startswith("Mailbox")]
+    assert told == [("MailboxCreated", "desk", None), ("MailboxChanged", "desk2", False),
+                    ("MailboxChanged", None, False)]
+    assert "PRIVATE KEY" not in str(tenant_events)
