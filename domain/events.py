@@ -570,7 +570,8 @@ class WebhookConfigured(Event):
 
 class MailboxCreated(Event):
     """A mailbox was added: its address and its servers as the API shows them (never a
-    secret: ``smtp`` and ``imap`` without passwords, None for none)."""
+    secret: ``smtp`` and ``imap`` without passwords, ``dkim`` without its private key,
+    None for none)."""
 
     TYPE = "MailboxCreated"
 
@@ -579,11 +580,13 @@ class MailboxCreated(Event):
     name: str | None
     smtp: dict[str, Any] | None
     imap: dict[str, Any] | None
+    dkim: dict[str, Any] | None = None
 
 
 class MailboxChanged(Event):
-    """A mailbox's name or servers changed: the whole of them after the change, and
-    whether a new SMTP or IMAP password was given (the passwords themselves never)."""
+    """A mailbox's name, servers or DKIM signing changed: the whole of them after the
+    change, and whether a new SMTP or IMAP password or DKIM key was given (the secrets
+    themselves never)."""
 
     TYPE = "MailboxChanged"
 
@@ -593,6 +596,8 @@ class MailboxChanged(Event):
     imap: dict[str, Any] | None
     smtp_password_changed: bool = False
     imap_password_changed: bool = False
+    dkim: dict[str, Any] | None = None
+    dkim_key_changed: bool = False
 
 
 class MailboxDeleted(Event):

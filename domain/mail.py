@@ -22,6 +22,7 @@ import email
 import email.policy
 import html
 import re
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from email.headerregistry import Address
 from email.message import EmailMessage, Message
@@ -386,6 +387,34 @@ def reply_subject(subject: str, token: str) -> str:
     return f"Re: {base} [#{token}]"
 
 
+def is_own_address(address: str, own: Collection[str]) -> bool:
+    """Whether ``address`` is one of the desk's mailboxes ``own`` (lower case), or a
+    ``local+anything@domain`` of one."""
+    a_local, _, a_domain = address.lower().partition("@")
+    for mailbox in own:
+        local, _, domain = mailbox.partition("@")
+        if a_domain == domain and (a_local == local or a_local.startswith(local + "+")):
+            return True
+    return False
+
+
+def reply_copies(requester: str, candidates: Iterable[str], own: Collection[str],
+                 bouncing: Collection[str]) -> tuple[str, ...]:
+    """The Cc of a reply mailed to ``requester``: each of ``candidates`` once (in order,
+    by lower case), but never the requester, the desk's own addresses, an address that
+    bounces (lower case), an erased one ('') or a no one's (``.invalid``)."""
+    seen = {requester.lower()}
+    out = []
+    for address in candidates:
+        key = address.strip().lower()
+        if (not key or "@" not in key or key in seen or key.endswith(".invalid")
+                or key in bouncing or is_own_address(key, own)):
+            continue
+        seen.add(key)
+        out.append(key)
+    return tuple(out)
+
+
 def display_address(address: str, name: str | None) -> str:
     """An address header value with a display name, quoted as RFC 5322 needs."""
     local, _, domain = address.partition("@")
@@ -394,5 +423,6 @@ def display_address(address: str, name: str | None) -> str:
 
 __all__ = ["MAX_BODY_CHARS", "ORIGINAL_NAME", "Bounce", "MailFile", "ParsedMail",
            "Unparseable", "automatic_reason", "display_address", "html_to_text",
-           "message_ids", "parse", "plus_token", "reply_subject", "sanitize_html",
-           "strip_quoted", "subject_ref", "tokened_address"]
+           "is_own_address", "message_ids", "parse", "plus_token", "reply_copies",
+           "reply_subject", "sanitize_html", "strip_quoted", "subject_ref",
+           "tokened_address"]

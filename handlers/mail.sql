@@ -1,38 +1,42 @@
 -- name: mailbox_insert --
 -- $1 tenant_id, $2 id, $3 address, $4 name, $5 inbound_secret_hash, $6 smtp, $7 smtp_password,
--- $8 kek, $9 at, $10 imap, $11 imap_password, $12 imap_kek
+-- $8 kek, $9 at, $10 imap, $11 imap_password, $12 imap_kek, $13 dkim, $14 dkim_key,
+-- $15 dkim_kek
 INSERT INTO mailboxes (tenant_id, id, address, name, inbound_secret_hash, smtp, smtp_password,
-                       kek, version, created_at, updated_at, imap, imap_password, imap_kek)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 1, $9, $9, $10, $11, $12)
+                       kek, version, created_at, updated_at, imap, imap_password, imap_kek,
+                       dkim, dkim_key, dkim_kek)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 1, $9, $9, $10, $11, $12, $13, $14, $15)
 ON CONFLICT DO NOTHING
-RETURNING id, address, name, smtp, imap, version, last_error, last_error_at, last_ok_at,
+RETURNING id, address, name, smtp, imap, dkim, version, last_error, last_error_at, last_ok_at,
           created_at, updated_at
 
 -- name: mailbox_update --
 -- $1 tenant_id, $2 id, $3 name, $4 smtp, $5 smtp_password, $6 kek, $7 at, $8 imap,
--- $9 imap_password, $10 imap_kek
+-- $9 imap_password, $10 imap_kek, $11 dkim, $12 dkim_key, $13 dkim_kek
 UPDATE mailboxes SET name = $3, smtp = $4, smtp_password = $5, kek = $6,
        imap = $8, imap_password = $9, imap_kek = $10,
+       dkim = $11, dkim_key = $12, dkim_kek = $13,
        version = version + 1, updated_at = $7
  WHERE tenant_id = $1 AND id = $2
-RETURNING id, address, name, smtp, imap, version, last_error, last_error_at, last_ok_at,
+RETURNING id, address, name, smtp, imap, dkim, version, last_error, last_error_at, last_ok_at,
           created_at, updated_at
 
 -- name: mailbox_get --
 -- $1 tenant_id, $2 id
-SELECT id, address, name, smtp, imap, version, last_error, last_error_at, last_ok_at,
+SELECT id, address, name, smtp, imap, dkim, version, last_error, last_error_at, last_ok_at,
        created_at, updated_at, smtp_password, kek, imap_password, imap_kek, imap_uidvalidity,
-       imap_last_uid
+       imap_last_uid, dkim_key, dkim_kek
   FROM mailboxes WHERE tenant_id = $1 AND id = $2
 
 -- name: mailbox_lock --
 -- $1 tenant_id, $2 id
-SELECT id, address, name, smtp, imap, version, smtp_password, kek, imap_password, imap_kek
+SELECT id, address, name, smtp, imap, dkim, version, smtp_password, kek, imap_password,
+       imap_kek, dkim_key, dkim_kek
   FROM mailboxes WHERE tenant_id = $1 AND id = $2 FOR UPDATE
 
 -- name: mailbox_page --
 -- $1 tenant_id, $2 after created_at (NULL: from the start), $3 after id, $4 limit
-SELECT id, address, name, smtp, imap, version, last_error, last_error_at, last_ok_at,
+SELECT id, address, name, smtp, imap, dkim, version, last_error, last_error_at, last_ok_at,
        created_at, updated_at
   FROM mailboxes
  WHERE tenant_id = $1 AND ($2::timestamptz IS NULL OR (created_at, id) > ($2, $3))
@@ -167,6 +171,15 @@ SELECT id, mailbox_id, size, reason, attempts, received_at AS created_at, retrie
 -- $1 tenant_id, $2 mailbox_id, $3 id
 SELECT raw, kek FROM mail_quarantine WHERE tenant_id = $1 AND mailbox_id = $2 AND id = $3
 
+-- name: quarantine_sealed --
+-- $1 tenant_id
+-- Every quarantined mail, locked: an erasure opens each to find those naming the contact.
+SELECT id, raw, kek FROM mail_quarantine WHERE tenant_id = $1 ORDER BY id FOR UPDATE
+
+-- name: quarantine_forget --
+-- $1 tenant_id, $2 ids
+DELETE FROM mail_quarantine WHERE tenant_id = $1 AND id = ANY ($2::uuid[])
+
 -- name: quarantine_failed_again --
 -- $1 tenant_id, $2 id, $3 reason, $4 at
 UPDATE mail_quarantine SET reason = $3, attempts = attempts + 1, retried_at = $4
@@ -180,7 +193,7 @@ RETURNING id, mailbox_id, size, reason, attempts, received_at AS created_at, ret
 
 -- name: outbound_take --
 -- $1 tenant_id, $2 message id (the ticket message)
-SELECT id, rfc_message_id, outcome, attempts FROM mail_messages
+SELECT id, rfc_message_id, outcome, attempts, to_addresses, cc_addresses FROM mail_messages
  WHERE tenant_id = $1 AND direction = 'out' AND message_id = $2 FOR UPDATE
 
 -- name: outbound_done --
@@ -262,6 +275,17 @@ UPDATE mail_notifications
        reason = CASE WHEN status = 'queued' THEN 'the recipient was erased' ELSE reason END
  WHERE tenant_id = $1 AND lower(to_address) = ANY ($2::text[])
 
+-- name: mail_ticket_copies --
+-- $1 tenant_id, $2 ticket_id
+-- The addresses the mail a ticket took in was sent or copied to, oldest first: with the
+-- ticket's own CCs, whom its replies are copied to (the desk's own addresses are
+-- among them, and left out by the caller).
+SELECT a.address
+  FROM mail_messages m,
+       unnest(m.to_addresses || m.cc_addresses) WITH ORDINALITY AS a(address, n)
+ WHERE m.tenant_id = $1 AND m.ticket_id = $2 AND m.direction = 'in'
+ ORDER BY m.created_at, m.id, a.n
+
 -- name: mail_ticket_copied --
 -- $1 tenant_id, $2 ticket_id, $3 address (lower case)
 -- Whether the address is one of the ticket's CCs: an address the mail it took in was
@@ -282,7 +306,7 @@ SELECT EXISTS (SELECT 1 FROM mail_messages WHERE tenant_id = $1 AND mailbox_id =
 -- name: mailbox_delete --
 -- $1 tenant_id, $2 id
 DELETE FROM mailboxes WHERE tenant_id = $1 AND id = $2
-RETURNING id, address, name, smtp, imap, version, last_error, last_error_at, last_ok_at,
+RETURNING id, address, name, smtp, imap, dkim, version, last_error, last_error_at, last_ok_at,
           created_at, updated_at
 
 -- name: imap_poll_now --
@@ -298,3 +322,17 @@ RETURNING id
 -- $1 tenant_id
 SELECT count(*) FROM jobs
  WHERE tenant_id = $1 AND dedupe_key = 'mail.poll' AND status IN ('ready', 'running')
+
+-- name: notice_page --
+-- $1 tenant_id, $2 kind (NULL: any), $3 status (NULL: any), $4 recipient in lower case
+-- (NULL: any), $5 ticket_id (NULL: any), $6 after created_at (NULL: from the start),
+-- $7 after id, $8 limit
+SELECT id, kind, mailbox_id, to_address, ticket_id, rfc_message_id, status, reason, attempts,
+       created_at, sent_at
+  FROM mail_notifications
+ WHERE tenant_id = $1
+   AND ($2::text IS NULL OR kind = $2) AND ($3::text IS NULL OR status = $3)
+   AND ($4::text IS NULL OR lower(to_address) = $4) AND ($5::uuid IS NULL OR ticket_id = $5)
+   AND ($6::timestamptz IS NULL OR (created_at, id) > ($6, $7))
+ ORDER BY created_at, id
+ LIMIT $8

@@ -24,9 +24,9 @@ mail retried). In order:
    transaction, which also writes the mail's row keyed by its Message-ID: a lost race
    with the same mail rolls the whole of it back.
 
-Tickets have no CCs of their own: a mail's Cc addresses are kept on its mail row
-(``GET /v1/tickets/{id}/mail``), and a ticket's CCs are the To and Cc addresses of the
-mail it took in.
+A mail's To and Cc addresses are kept on its mail row (``GET /v1/tickets/{id}/mail``):
+a sender among them may write to the ticket, and its replies are copied to them as
+well as to the ticket's own CCs (handlers/mail_out.py).
 """
 
 from __future__ import annotations
@@ -45,10 +45,18 @@ import asyncpg
 
 from domain.errors import DomainError
 from domain.ids import MessageId, TenantId, TicketId
-from domain.mail import MailFile, ParsedMail, Unparseable, parse, plus_token, subject_ref
+from domain.mail import (
+    MailFile,
+    ParsedMail,
+    Unparseable,
+    is_own_address,
+    parse,
+    plus_token,
+    subject_ref,
+)
 from domain.ticket.commands import OpenTicket
 from domain.values import Actor, ActorKind, Requester, Source, Visibility
-from eventstore.keys import SubjectErased
+from eventstore.keys import Keyring, SubjectErased
 from eventstore.sqlfile import load_queries
 from eventstore.store import EventStore, UnitOfWork
 from eventstore.types import StoreActor
@@ -166,10 +174,7 @@ async def take_in(store: EventStore, storages: attachments.Storages, tenant_id: 
 async def _noise(conn: asyncpg.Connection, tenant_id: TenantId, mail: ParsedMail,
                  at: datetime) -> tuple[str, str] | None:
     own = {r["address"] for r in await conn.fetch(Q["mailbox_addresses"], tenant_id)}
-    local_domain = {(a.split("@")[0], a.split("@")[1]) for a in own}
-    s_local, _, s_domain = mail.sender.partition("@")
-    if mail.sender in own or any(s_domain == d and s_local.startswith(lo + "+")
-                                 for lo, d in local_domain):
+    if is_own_address(mail.sender, own):
         return "ignored", "from one of the desk's own addresses"
     if mail.bounces:
         hard = [b for b in mail.bounces if b.hard]
@@ -377,14 +382,29 @@ async def mail_of_ticket(conn: asyncpg.Connection, tenant_id: TenantId, ticket_i
 
 
 async def forget_contact_mail(conn: asyncpg.Connection, tenant_id: TenantId,
-                              tickets: Sequence[UUID], emails: Sequence[str]) -> None:
+                              tickets: Sequence[UUID], emails: Sequence[str],
+                              keyring: Keyring | None = None) -> int:
     """An erasure's part here: the addresses on the mail rows of the contact's tickets
     and of its mail that made none, its bounce record, and its address on notification
     mail (with the values of any not yet sent); their bodies and files are on the
-    tickets, erased with them."""
-    await conn.execute(Q["mail_forget"], tenant_id, list(tickets),
-                       [e.lower() for e in emails])
-    await conn.execute(Q["notices_forget"], tenant_id, [e.lower() for e in emails])
+    tickets, erased with them. Quarantined mail that names one of ``emails`` anywhere in
+    its raw form (sender, recipients, body) is deleted; how many. The quarantine is
+    opened whole to find them: it is small by nature (admins tend it), and a mail
+    that could not be parsed has no sender to look up by."""
+    lowered = [e.lower() for e in emails if e]
+    await conn.execute(Q["mail_forget"], tenant_id, list(tickets), lowered)
+    await conn.execute(Q["notices_forget"], tenant_id, lowered)
+    if keyring is None or not lowered:
+        return 0
+    wanted = [e.encode() for e in lowered]
+    naming = []
+    for row in await conn.fetch(Q["quarantine_sealed"], tenant_id):
+        raw = keyring.unwrap(tenant_id, row["id"], bytes(row["raw"]), row["kek"]).lower()
+        if any(w in raw for w in wanted):
+            naming.append(row["id"])
+    if naming:
+        await conn.execute(Q["quarantine_forget"], tenant_id, naming)
+    return len(naming)
 
 
 __all__ = ["SENDER_HOURLY_CAP", "TakenIn", "discard_quarantined", "forget_contact_mail",

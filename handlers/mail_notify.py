@@ -398,6 +398,39 @@ def register(registry: Registry, *, public_url: str = "", timeout: float = SMTP_
                                               timeout=timeout), max_attempts=max_attempts)
 
 
+# --- the list ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class NoticeFilter:
+    """What narrows the list of notifications (None: anything)."""
+
+    kind: str | None = None
+    status: str | None = None
+    to: str | None = None
+    ticket_id: UUID | None = None
+
+
+def notice_document(row: Any) -> dict[str, Any]:
+    """A notification as admins see it: never its values (an invitation's token)."""
+    return {"id": row["id"], "kind": row["kind"], "mailbox_id": row["mailbox_id"],
+            "to": row["to_address"], "ticket_id": row["ticket_id"],
+            "rfc_message_id": row["rfc_message_id"], "status": row["status"],
+            "attempts": row["attempts"], "last_error": row["reason"],
+            "created_at": row["created_at"], "sent_at": row["sent_at"]}
+
+
+async def list_notices(conn: asyncpg.Connection, tenant_id: TenantId, filters: NoticeFilter,
+                       after: tuple[datetime, UUID] | None, limit: int
+                       ) -> list[dict[str, Any]]:
+    """The tenant's notifications, oldest first, after ``after``."""
+    at, last = after if after is not None else (None, None)
+    rows = await conn.fetch(Q["notice_page"], tenant_id, filters.kind, filters.status,
+                            None if filters.to is None else filters.to.lower(),
+                            filters.ticket_id, at, last, limit)
+    return [notice_document(r) for r in rows]
+
+
 # --- preview -----------------------------------------------------------------------------
 
 
@@ -431,6 +464,6 @@ async def preview(uow: UnitOfWork, kind: str, subject: str | None, body: str | N
             "own": kind in settings.mail_templates}
 
 
-__all__ = ["FOLLOWED", "KIND", "THREADED", "Notice", "build_notice", "deliver", "links",
-           "preview", "queue_follower_notices", "queue_notice", "queue_notices", "register",
-           "sending_mailbox", "tenant_slug"]
+__all__ = ["FOLLOWED", "KIND", "THREADED", "Notice", "NoticeFilter", "build_notice", "deliver",
+           "links", "list_notices", "notice_document", "preview", "queue_follower_notices",
+           "queue_notice", "queue_notices", "register", "sending_mailbox", "tenant_slug"]

@@ -8,11 +8,14 @@ server. The job, claimed like every job (SKIP LOCKED, lease, backoff):
    row with its Message-ID (``<uuid@mailbox domain>``), committed before any attempt:
    every retry sends the same Message-ID, and a row already ``sent`` is never sent
    again (one delivery per message);
-2. builds the mail: From the mailbox, To the requester, ``Reply-To`` the ticket's
+2. builds the mail: From the mailbox, To the requester, Cc the ticket's CCs (its own
+   and the addresses its mail was sent or copied to; never the desk's own addresses,
+   nor one that bounces: fixed on the row with its Message-ID), ``Reply-To`` the ticket's
    token address, ``Subject: Re: ... [#token]``, ``In-Reply-To`` the last mail the
    ticket took in, ``References`` every Message-ID of the thread, a text part and an
    HTML part, and the reply's files;
-3. hands it to the mailbox's SMTP server (TLS, STARTTLS or plain, with credentials).
+3. signs it with the mailbox's DKIM key, if it has one (domain/mail_dkim.py), and hands
+   it to the mailbox's SMTP server (TLS, STARTTLS or plain, with credentials).
    Accepted: the row is ``sent``. Refused or unreachable: the row keeps the reason and
    the job raises, to be retried with backoff; after the last attempt the row is
    ``dead`` with the reason, shown by ``GET /v1/tickets/{id}/mail`` (the attempt and
@@ -25,6 +28,7 @@ with the row ``dead`` and the reason.
 from __future__ import annotations
 
 import asyncio
+import email.policy
 import functools
 import html
 import smtplib
@@ -33,13 +37,14 @@ import uuid
 from collections.abc import Callable
 from datetime import datetime
 from email.message import EmailMessage
-from email.utils import format_datetime
+from email.utils import format_datetime, getaddresses, parseaddr
 from pathlib import Path
 from typing import Any
 from uuid import UUID
 
+from domain import mail_dkim
 from domain.ids import TenantId
-from domain.mail import display_address, reply_subject, tokened_address
+from domain.mail import display_address, reply_copies, reply_subject, tokened_address
 from eventstore.sqlfile import load_queries
 from eventstore.store import EventStore, UnitOfWork
 from eventstore.types import StoreActor
@@ -73,7 +78,15 @@ def _send(access: mailboxes.SmtpAccess, message: EmailMessage, timeout: float) -
             client.ehlo()
         if access.username:
             client.login(access.username, access.password or "")
-        refused = client.send_message(message)
+        if access.dkim is None:
+            refused = client.send_message(message)
+        else:
+            # Signed over the very bytes sent: smtplib is handed them as they are.
+            data = message.as_bytes(policy=email.policy.SMTP)
+            data = mail_dkim.sign(access.dkim, data) + data
+            recipients = [a for _, a in getaddresses([*message.get_all("To", []),
+                                                      *message.get_all("Cc", [])])]
+            refused = client.sendmail(parseaddr(str(message["From"]))[1], recipients, data)
         if refused:
             raise MailNotSent(f"recipients refused: {refused}")
 
@@ -99,11 +112,14 @@ def html_part(text: str) -> str:
 
 def build_reply(*, address: str, sender_name: str | None, to: str, token: str,
                 subject: str, body: str, rfc_id: str, thread: list[tuple[str, str]],
-                at: datetime, files: list[tuple[str, str, bytes]]) -> EmailMessage:
+                at: datetime, files: list[tuple[str, str, bytes]],
+                cc: list[str] | None = None) -> EmailMessage:
     """The mail of one reply (module docstring, step 2)."""
     msg = EmailMessage()
     msg["From"] = display_address(address, sender_name)
     msg["To"] = to
+    if cc:
+        msg["Cc"] = ", ".join(cc)
     msg["Reply-To"] = tokened_address(address, token)
     msg["Subject"] = reply_subject(subject, token)
     msg["Date"] = format_datetime(at)
@@ -159,14 +175,20 @@ async def deliver(ctx: JobContext, job: Job, *,
             rfc_id = f"{uuid.uuid4()}@{address.partition('@')[2]}"
             outcome, reason = ("queued", None) if access is not None else (
                 "dead", "the mailbox has no outbound SMTP")
-            bouncing = await uow.conn.fetch(Q["mail_bouncing"], tenant,
-                                            [ticket.requester.email.lower()])
-            if bouncing and access is not None:
-                outcome, reason = "dead", f"{ticket.requester.email} bounces"
+            requester = ticket.requester.email
+            candidates = [*(c.email for c in ticket.ccs), *(
+                r["address"] for r in await uow.conn.fetch(Q["mail_ticket_copies"], tenant,
+                                                           ticket_id))]
+            own = {r["address"] for r in await uow.conn.fetch(Q["mailbox_addresses"], tenant)}
+            bouncing = {r["address"] for r in await uow.conn.fetch(
+                Q["mail_bouncing"], tenant, [requester.lower(),
+                                             *(c.lower() for c in candidates)])}
+            if requester.lower() in bouncing and access is not None:
+                outcome, reason = "dead", f"{requester} bounces"
+            copies = list(reply_copies(requester, candidates, own, bouncing))
             await uow.conn.execute(
                 Q["mail_insert"], tenant, uuid.uuid4(), thread["mailbox_id"], "out", rfc_id,
-                ticket_id, message_id, address, [ticket.requester.email], [], outcome, reason,
-                at)
+                ticket_id, message_id, address, [requester], copies, outcome, reason, at)
             row = await uow.conn.fetchrow(Q["outbound_take"], tenant, message_id)
             assert row is not None
         if row["outcome"] in ("sent", "dead"):
@@ -174,12 +196,14 @@ async def deliver(ctx: JobContext, job: Job, *,
         history = [(r["rfc_message_id"], r["direction"])
                    for r in await uow.conn.fetch(Q["outbound_thread_ids"], tenant, ticket_id)
                    if r["rfc_message_id"] != row["rfc_message_id"]]
-        subject, to, token = ticket.subject, ticket.requester.email, thread["token"]
+        # As the row has them: every attempt mails the same people.
+        subject, token = ticket.subject, thread["token"]
+        to, cc = row["to_addresses"][0], list(row["cc_addresses"])
         rfc_id, mail_row = row["rfc_message_id"], row["id"]
         body, refs = event.data["body"], list(event.data.get("attachments", []))
     assert access is not None
     files = await _files(store, storages_for(store), tenant, refs)
-    message = build_reply(address=address, sender_name=None, to=to, token=token,
+    message = build_reply(address=address, sender_name=None, to=to, cc=cc, token=token,
                           subject=subject, body=body, rfc_id=rfc_id, thread=history,
                           at=at, files=files)
     mailbox_id = thread["mailbox_id"]

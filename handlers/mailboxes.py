@@ -5,8 +5,11 @@ must be given; minted here, shown once, kept only as its SHA-256 like an API key
 and, optionally, outbound SMTP. Without SMTP it only takes mail in; with it, public
 staff replies on its tickets are mailed (``handlers.mail_out``). The SMTP password is
 sealed by the key-encryption key (``Keyring.wrap``, bound to the tenant and the
-mailbox) and never returned. Nothing here reaches a mail server: a mailbox whose
-server is down or wrong is found out when it is used, and says so in ``last_error``.
+mailbox) and never returned; so are the IMAP password and the DKIM private key, which
+is checked when saved (domain/mail_dkim.py: it must sign a mail that verifies against
+the DNS record it implies, which the mailbox shows). Nothing here reaches a mail
+server: a mailbox whose server is down or wrong is found out when it is used, and says
+so in ``last_error``.
 
 Mailboxes are configuration of the tenant, like its settings and webhook: each
 creation, change and deletion is an event on the tenant stream
@@ -32,12 +35,14 @@ from uuid import UUID
 
 import asyncpg
 
+from domain import mail_dkim
 from domain.events import MailboxChanged, MailboxCreated, MailboxDeleted
 from domain.ids import TenantId
+from domain.mail_dkim import DkimKey
 from eventstore.keys import Keyring
 from eventstore.sqlfile import load_queries
 from eventstore.store import UnitOfWork
-from handlers.errors import Conflict, Missing
+from handlers.errors import Conflict, Invalid, Missing
 from handlers.tenant_events import record
 from scheduler.tenant_seed import ensure_tenant_jobs
 
@@ -85,12 +90,23 @@ class Imap:
 
 
 @dataclass(frozen=True, slots=True)
+class Dkim:
+    """DKIM signing of outbound mail. ``private_key`` (PEM) None on a change keeps the
+    current one."""
+
+    selector: str
+    domain: str
+    private_key: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class CreateMailbox:
     address: str
     name: str | None
     smtp: Smtp | None
     at: datetime
     imap: Imap | None = None
+    dkim: Dkim | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +118,8 @@ class ChangeMailbox:
     at: datetime
     imap: Imap | None = None
     clear_imap: bool = False
+    dkim: Dkim | None = None
+    clear_dkim: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +145,8 @@ class SmtpAccess:
     security: str
     username: str | None
     password: str | None
+    dkim: DkimKey | None = None
+    """The key outbound mail is signed with (None: unsigned)."""
 
 
 def hash_secret(secret: str) -> bytes:
@@ -144,6 +164,7 @@ def mailbox_document(row: Any) -> dict[str, Any]:
     return {"id": row["id"], "address": row["address"], "name": row["name"],
             "smtp": None if smtp is None else dict(smtp),
             "imap": None if imap is None else dict(imap),
+            "dkim": None if row["dkim"] is None else dict(row["dkim"]),
             "status": status_of(row), "last_error": row["last_error"],
             "last_error_at": row["last_error_at"], "version": row["version"],
             "created_at": row["created_at"], "updated_at": row["updated_at"]}
@@ -178,6 +199,35 @@ def _server_changed(uow: UnitOfWork, mailbox_id: UUID, clear: bool, given: Smtp 
     return given.public(), sealed, kek
 
 
+def _dkim_checked(address: str, given: Dkim, current_key: str | None) -> DkimKey:
+    """``given`` checked (domain/mail_dkim.py), with ``current_key`` when it names no
+    key; ``Invalid`` (422) naming the field at fault."""
+    key = given.private_key if given.private_key is not None else current_key
+    if key is None:
+        raise Invalid("validation_failed", "dkim needs a private_key", field="dkim.private_key",
+                      kind="missing")
+    try:
+        return mail_dkim.check_key(address, given.selector, given.domain, key)
+    except mail_dkim.DkimInvalid as exc:
+        raise Invalid("validation_failed", exc.message, field=f"dkim.{exc.field}") from exc
+
+
+def _dkim_sealed(uow: UnitOfWork, mailbox_id: UUID, key: DkimKey | None
+                 ) -> tuple[dict[str, Any] | None, bytes | None, str | None]:
+    if key is None:
+        return None, None, None
+    sealed, kek = _sealed(uow.keyring, uow.tenant_id, mailbox_id, key.private_key.decode())
+    return key.public(), sealed, kek
+
+
+def _opened(keyring: Keyring | None, tenant_id: UUID, mailbox_id: UUID, sealed: Any,
+            kek: str | None) -> str | None:
+    if sealed is None:
+        return None
+    assert keyring is not None
+    return keyring.unwrap(tenant_id, mailbox_id, bytes(sealed), kek).decode("utf-8")
+
+
 async def create_mailbox(uow: UnitOfWork, command: CreateMailbox
                          ) -> tuple[dict[str, Any], str]:
     """The new mailbox's document and its inbound secret (shown this once)."""
@@ -189,10 +239,12 @@ async def create_mailbox(uow: UnitOfWork, command: CreateMailbox
     imap = command.imap
     imap_sealed, imap_kek = _sealed(uow.keyring, uow.tenant_id, mailbox_id,
                                     None if imap is None else imap.password)
+    dkim = _dkim_sealed(uow, mailbox_id, None if command.dkim is None else _dkim_checked(
+        command.address, command.dkim, None))
     row = await uow.conn.fetchrow(
         Q["mailbox_insert"], uow.tenant_id, mailbox_id, command.address, command.name,
         hash_secret(secret), None if smtp is None else smtp.public(), sealed, kek, command.at,
-        None if imap is None else imap.public(), imap_sealed, imap_kek)
+        None if imap is None else imap.public(), imap_sealed, imap_kek, *dkim)
     if row is None:
         raise Conflict("mailbox_exists", f"the tenant has a mailbox {command.address} already")
     if imap is not None:
@@ -200,7 +252,8 @@ async def create_mailbox(uow: UnitOfWork, command: CreateMailbox
     await record(uow, MailboxCreated(
         mailbox_id=mailbox_id, address=row["address"], name=row["name"],
         smtp=None if row["smtp"] is None else dict(row["smtp"]),
-        imap=None if row["imap"] is None else dict(row["imap"]), at=command.at))
+        imap=None if row["imap"] is None else dict(row["imap"]),
+        dkim=None if row["dkim"] is None else dict(row["dkim"]), at=command.at))
     return mailbox_document(row), secret
 
 
@@ -214,10 +267,19 @@ async def change_mailbox(uow: UnitOfWork, command: ChangeMailbox) -> dict[str, A
     imap_doc, imap_sealed, imap_kek = _server_changed(
         uow, command.mailbox_id, command.clear_imap, command.imap,
         (current["imap"], current["imap_password"], current["imap_kek"]))
+    dkim: tuple[Any, Any, Any] = (current["dkim"], current["dkim_key"], current["dkim_kek"])
+    if command.clear_dkim:
+        dkim = (None, None, None)
+    elif command.dkim is not None:
+        kept = None if command.dkim.private_key is not None else _opened(
+            uow.keyring, uow.tenant_id, command.mailbox_id, current["dkim_key"],
+            current["dkim_kek"])
+        dkim = _dkim_sealed(uow, command.mailbox_id,
+                            _dkim_checked(current["address"], command.dkim, kept))
     name = current["name"] if command.name is None else command.name
     row = await uow.conn.fetchrow(Q["mailbox_update"], uow.tenant_id, command.mailbox_id,
                                   name, smtp_doc, sealed, kek, command.at, imap_doc,
-                                  imap_sealed, imap_kek)
+                                  imap_sealed, imap_kek, *dkim)
     assert row is not None
     if imap_doc is not None:
         await ensure_tenant_jobs(uow.conn, uow.tenant_id, IMAP_JOBS, command.at)
@@ -228,7 +290,10 @@ async def change_mailbox(uow: UnitOfWork, command: ChangeMailbox) -> dict[str, A
         smtp_password_changed=(not command.clear_smtp and command.smtp is not None
                                and command.smtp.password is not None),
         imap_password_changed=(not command.clear_imap and command.imap is not None
-                               and command.imap.password is not None), at=command.at))
+                               and command.imap.password is not None),
+        dkim=None if row["dkim"] is None else dict(row["dkim"]),
+        dkim_key_changed=(not command.clear_dkim and command.dkim is not None
+                          and command.dkim.private_key is not None), at=command.at))
     return mailbox_document(row)
 
 
@@ -270,14 +335,17 @@ async def smtp_access(conn: asyncpg.Connection, keyring: Keyring | None, tenant_
     smtp = row["smtp"]
     if smtp is None:
         return row["address"], None
-    password = None
-    if row["smtp_password"] is not None:
-        assert keyring is not None
-        password = keyring.unwrap(tenant_id, mailbox_id, bytes(row["smtp_password"]),
-                                  row["kek"]).decode("utf-8")
+    password = _opened(keyring, tenant_id, mailbox_id, row["smtp_password"], row["kek"])
+    dkim = None
+    pem = _opened(keyring, tenant_id, mailbox_id, row["dkim_key"], row["dkim_kek"])
+    if row["dkim"] is not None and pem is not None:
+        doc = row["dkim"]
+        dkim = DkimKey(doc["selector"], doc["domain"], pem.encode(), doc["algorithm"],
+                       doc["dns_record"])
     return row["address"], SmtpAccess(host=smtp["host"], port=int(smtp["port"]),
                                       security=smtp["security"],
-                                      username=smtp.get("username"), password=password)
+                                      username=smtp.get("username"), password=password,
+                                      dkim=dkim)
 
 
 async def imap_access(conn: asyncpg.Connection, keyring: Keyring | None, tenant_id: TenantId,
@@ -328,6 +396,7 @@ __all__ = [
     "SECURITY",
     "ChangeMailbox",
     "CreateMailbox",
+    "Dkim",
     "Imap",
     "ImapAccess",
     "Smtp",

@@ -49,6 +49,7 @@ from eventstore.export import FORMAT as AUDIT_FORMAT
 from eventstore.keys import Keyring
 from eventstore.sqlfile import load_queries
 from eventstore.store import arm
+from handlers.sealed_values import REWRAPPED
 from handlers.tenants import operator_actor
 from projections import admin
 from projections.projector import Projector
@@ -63,19 +64,6 @@ REBUILD_BATCH = 2_000
 
 SPECIAL = frozenset({"events", "tenant_heads", "tenants", "data_keys"})
 """Tenant tables that travel in a form of their own, not as rows."""
-
-REWRAPPED: tuple[tuple[str, str, str], ...] = (
-    ("file_blobs", "wrapped_key", "kek"),
-    ("mailboxes", "smtp_password", "kek"),
-    ("mailboxes", "imap_password", "imap_kek"),
-    ("mail_quarantine", "raw", "kek"),
-    ("slack_integrations", "bot_token", "bot_token_kek"),
-    ("slack_integrations", "signing_secret", "signing_secret_kek"),
-)
-"""(table, value, kek column) of values wrapped by the key-encryption key itself, bound
-to the row's ``id`` (``Keyring.wrap``); a value whose kek column is NULL is wrapped by
-something else (a file's key by its contact's data key) and moves as it is."""
-
 
 class MoveRefused(Exception):
     """An export or import that cannot go on, said for the operator (never an HTTP

@@ -3,9 +3,11 @@
 Run with ``DATA_KEY`` set to the new key and ``DATA_KEY_PREVIOUS`` to the old one (or
 unset, when the old one is the secret the migrations stored). Each tenant's live data
 keys not yet wrapped by ``DATA_KEY`` are re-wrapped in batches, one transaction per
-batch; no event is rewritten. A rotation stopped half way is run again and goes on
-where it was: rows already re-wrapped are not picked again. docs/erasure.md has the
-whole procedure.
+batch; no event is rewritten. Then the values sealed by the key-encryption key itself
+(mailbox and Slack secrets, quarantined mail, the values of notifications still to be
+mailed: handlers/sealed_values.py) are re-wrapped the same way. A rotation stopped half
+way is run again and goes on where it was: rows already re-wrapped are not picked
+again. docs/erasure.md has the whole procedure.
 
 Run with the key-encryption key unchanged, it names the key of the data keys made
 before rows named it (re-wrapping them under the same key), so the start-up check
@@ -26,6 +28,7 @@ from api.root import ProcessRole, running
 from domain.ids import TenantId
 from eventstore.keys import kek_census
 from eventstore.store import EventStore
+from handlers import sealed_values
 from projections import admin
 
 DEFAULT_BATCH = 500
@@ -51,6 +54,24 @@ async def rotate_tenant(store: EventStore, tenant_id: TenantId, *, batch: int = 
             progress(tenant_id, len(subjects))
 
 
+async def rotate_sealed(store: EventStore, tenant_id: TenantId, *,
+                        batch: int = DEFAULT_BATCH) -> int:
+    """Re-wrap one tenant's values sealed by the key-encryption key itself (mailbox and
+    Slack secrets, quarantined mail, notifications waiting to be mailed:
+    handlers/sealed_values.py), a committed batch at a time; how many."""
+    assert store.keyring is not None
+    done = 0
+    for table, value, kek in sealed_values.REWRAPPED:
+        while True:
+            async with store.session(tenant_id) as uow:
+                n = await sealed_values.rewrap_values(uow.conn, store.keyring, tenant_id,
+                                                      table, value, kek, batch)
+            if not n:
+                break
+            done += n
+    return done
+
+
 async def rotate(settings: ProcessSettings, tenant: TenantId | None, batch: int) -> int:
     """Re-wrap every tenant's data keys (or one tenant's); prints what was done."""
     async with running(settings, ProcessRole.CLI) as services:
@@ -63,6 +84,10 @@ async def rotate(settings: ProcessSettings, tenant: TenantId | None, batch: int)
             total += n
             if n:
                 print(f"helpdesk: tenant {tenant_id}: {n} data key(s) re-wrapped",
+                      file=sys.stderr)
+            sealed = await rotate_sealed(store, tenant_id, batch=batch)
+            if sealed:
+                print(f"helpdesk: tenant {tenant_id}: {sealed} sealed secret(s) re-wrapped",
                       file=sys.stderr)
         async with services.pool.acquire() as conn:
             census = await kek_census(conn)

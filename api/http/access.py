@@ -94,7 +94,7 @@ PERMISSIONS: Mapping[str, str] = {
     "calendar:write": "Create and change calendars.",
     "sla-policy:read": "List SLA policies and read one.",
     "sla-policy:write": "Create and change SLA policies and move open clocks onto one.",
-    "mailbox:read": "List mailboxes, read one and its quarantine.",
+    "mailbox:read": "List mailboxes, read one and its quarantine; list notification mail.",
     "mailbox:write": "Create, change and delete mailboxes; retry or drop quarantined mail.",
     "integration:read": "Read the tenant's Slack connection (never its secrets).",
     "integration:write": "Connect, change and disconnect the tenant's Slack channel.",
@@ -314,6 +314,7 @@ ACCESS: Mapping[str, str] = {
     "DELETE /v1/mailboxes/{mailbox_id}/quarantine/{quarantined_id}": "mailbox:write",
     # A template preview renders the tenant's templates (its settings) and changes nothing.
     "POST /v1/mail-templates/preview": "settings:read",
+    "GET /v1/mail-notifications": "mailbox:read",
     "GET /v1/tickets/{ticket_id}/mail": "mail:read",
     # Slack: admins connect the channel; staff read a ticket's posts to its thread (the
     # delivery state of their replies, as with mail). Slack's events are signed (OPEN).

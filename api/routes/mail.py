@@ -11,6 +11,7 @@
 - ``/v1/mailboxes/{id}/quarantine``: list, retry, discard.
 - ``GET /v1/tickets/{id}/mail``: the mail a ticket took in and sent, with each reply's
   delivery status.
+- ``GET /v1/mail-notifications``: the notification mail queued, sent and dead (admin).
 - ``POST /v1/mail-templates/preview``: a notification mail rendered with the tenant's
   template (or one not yet saved) and sample or given values; it changes nothing.
 
@@ -35,6 +36,7 @@ from api.http.problems import Problem
 from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
 from api.schemas.mail import (
+    DkimIn,
     ImapIn,
     MailboxCreated,
     MailboxIn,
@@ -43,6 +45,9 @@ from api.schemas.mail import (
     MailboxPatch,
     MailPreviewIn,
     MailPreviewOut,
+    NoticeKind,
+    NoticeStatus,
+    NotificationPage,
     QuarantinedOut,
     QuarantinePage,
     SmtpIn,
@@ -75,12 +80,19 @@ def _imap(given: ImapIn | None) -> mailboxes.Imap | None:
         password=given.password, folder=given.folder)
 
 
+def _dkim(given: DkimIn | None) -> mailboxes.Dkim | None:
+    return None if given is None else mailboxes.Dkim(
+        selector=given.selector, domain=given.domain, private_key=given.private_key)
+
+
 def _safe(body: Any) -> dict[str, Any]:
-    """A mailbox body as its Idempotency-Key record keeps it: without the passwords."""
+    """A mailbox body as its Idempotency-Key record keeps it: without the passwords and
+    the DKIM key."""
     doc: dict[str, Any] = body.model_dump(mode="json", exclude_unset=True)
-    for part in ("smtp", "imap"):
+    for part in ("smtp", "imap", "dkim"):
         if isinstance(doc.get(part), dict):
-            doc[part] = {k: v for k, v in doc[part].items() if k != "password"}
+            doc[part] = {k: v for k, v in doc[part].items()
+                         if k not in ("password", "private_key")}
     return doc
 
 
@@ -107,7 +119,7 @@ async def create_mailbox(body: MailboxIn, request: Request, principal: Authorize
     ``Idempotency-Key`` does not show it again: it is never stored)."""
     command = mailboxes.CreateMailbox(address=body.address.lower(), name=body.name,
                                       smtp=_smtp(body.smtp), imap=_imap(body.imap),
-                                      at=services.clock.now())
+                                      dkim=_dkim(body.dkim), at=services.clock.now())
 
     async def work(uow: UnitOfWork) -> JsonReply:
         doc, secret = await mailboxes.create_mailbox(uow, command)
@@ -140,7 +152,8 @@ async def change_mailbox(mailbox_id: UUID, body: MailboxPatch, request: Request,
     command = mailboxes.ChangeMailbox(
         mailbox_id=mailbox_id, name=body.name, smtp=_smtp(body.smtp),
         clear_smtp="smtp" in given and body.smtp is None, imap=_imap(body.imap),
-        clear_imap="imap" in given and body.imap is None, at=services.clock.now())
+        clear_imap="imap" in given and body.imap is None, dkim=_dkim(body.dkim),
+        clear_dkim="dkim" in given and body.dkim is None, at=services.clock.now())
 
     async def work(uow: UnitOfWork) -> JsonReply:
         return JsonReply(200, await mailboxes.change_mailbox(uow, command))
@@ -206,6 +219,32 @@ async def _body(request: Request) -> bytes:
     except ClientDisconnect as exc:
         raise Problem(400, "upload_interrupted", "the mail was cut off") from exc
     return bytes(data)
+
+
+@router.get("/v1/mail-notifications", response_model=NotificationPage, responses=errors(),
+            summary="List the notification mail")
+async def list_notifications(
+        principal: Authorized, services: ServicesDep, limit: Limit = DEFAULT_LIMIT,
+        cursor: Cursor = None, kind: NoticeKind | None = None,
+        status: NoticeStatus | None = None,
+        to: Annotated[str | None, Query(min_length=3, max_length=320,
+                                        description="The recipient (any case).")] = None,
+        ticket_id: UUID | None = None) -> Response:
+    """Invitations, password links, acknowledgements, assignment and breach notices and
+    rules' mail, oldest first: each one's recipient, status (``queued``, ``sent``,
+    ``dead``), attempts and last error."""
+    filters = mail_notify.NoticeFilter(kind=kind, status=status, to=to, ticket_id=ticket_id)
+
+    async def read(s: UnitOfWork, after: Any, n: int) -> list[dict[str, Any]]:
+        return await mail_notify.list_notices(s.conn, s.tenant_id, filters, after, n)
+
+    scope = {k: str(v) for k, v in (("kind", kind), ("status", status),
+                                    ("to", None if to is None else to.lower()),
+                                    ("ticket", ticket_id)) if v is not None}
+    page, nxt = await tenant_list_page(services.cursors, services.store, principal.tenant_id,
+                                       "mail_notifications", read, limit, cursor,
+                                       filters=scope)
+    return JsonReply(200, {"data": page, "next_cursor": nxt}).response()
 
 
 @router.get("/v1/mailboxes/{mailbox_id}/quarantine", response_model=QuarantinePage,

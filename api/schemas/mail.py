@@ -43,6 +43,28 @@ class ImapIn(BaseModel):
     folder: str = Field(default="INBOX", min_length=1, max_length=200)
 
 
+class DkimIn(BaseModel):
+    """DKIM signing of the mailbox's outbound mail. ``private_key`` (an unencrypted PEM
+    RSA key, 1024 bits or more) is write-only: left out on a change, the current one is
+    kept. It is checked when saved (422 naming the field at fault)."""
+
+    model_config = _IN
+
+    selector: str = Field(min_length=1, max_length=63, examples=["helpdesk"])
+    domain: str = Field(min_length=1, max_length=253, examples=["example.com"],
+                        description="The mailbox address's domain or one it belongs to.")
+    private_key: str | None = Field(default=None, max_length=20_000)
+
+
+class DkimOut(BaseModel):
+    selector: str
+    domain: str
+    algorithm: str
+    dns_name: str = Field(description="Where the public key is published: "
+                          "`<selector>._domainkey.<domain>`.")
+    dns_record: str = Field(description="The TXT record to publish there.")
+
+
 class ImapOut(BaseModel):
     host: str
     port: int
@@ -67,27 +89,30 @@ class MailboxIn(BaseModel):
     name: str | None = Field(default=None, max_length=200)
     smtp: SmtpIn | None = None
     imap: ImapIn | None = None
+    dkim: DkimIn | None = None
 
 
 class MailboxPatch(BaseModel):
     """Only what is given changes; ``smtp: null`` stops outbound mail, ``imap: null``
-    the polling."""
+    the polling, ``dkim: null`` the signing."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra=patch_schema("smtp", "imap"))
+    model_config = ConfigDict(extra="forbid",
+                              json_schema_extra=patch_schema("smtp", "imap", "dkim"))
 
     name: str | None = Field(default=None, min_length=1, max_length=200)
     smtp: SmtpIn | None = None
     imap: ImapIn | None = None
+    dkim: DkimIn | None = None
 
     @model_validator(mode="before")
     @classmethod
     def _something(cls, data: Any) -> Any:
         if isinstance(data, dict):
-            cleared = {k for k in ("smtp", "imap") if k in data and data[k] is None}
+            cleared = {k for k in ("smtp", "imap", "dkim") if k in data and data[k] is None}
             rest = {k: v for k, v in data.items() if k not in cleared}
             if cleared and not rest:
                 return data
-            patch_fields_given(rest, "name, smtp, imap")
+            patch_fields_given(rest, "name, smtp, imap, dkim")
         return data
 
 
@@ -99,6 +124,7 @@ class MailboxOut(BaseModel):
     name: str | None
     smtp: SmtpOut | None
     imap: ImapOut | None
+    dkim: DkimOut | None
     status: Literal["ok", "degraded"]
     last_error: str | None
     last_error_at: datetime | None
@@ -130,6 +156,34 @@ class QuarantinedOut(BaseModel):
 
 class QuarantinePage(BaseModel):
     data: list[QuarantinedOut]
+    next_cursor: str | None
+
+
+NoticeKind = Literal["invitation", "portal_link", "acknowledgement", "assignment", "breach",
+                     "rule"]
+NoticeStatus = Literal["queued", "sent", "dead"]
+
+
+class NotificationOut(BaseModel):
+    """A notification mail: what it tells of, to whom, and how its delivery went (its
+    values, an invitation's token among them, are never shown)."""
+
+    id: UUID
+    kind: NoticeKind
+    mailbox_id: UUID
+    to: str = Field(description="The recipient ('' once erased).")
+    ticket_id: UUID | None
+    rfc_message_id: str
+    status: NoticeStatus
+    attempts: int
+    last_error: str | None = Field(description="Why the last attempt failed, or why it "
+                                   "is dead.")
+    created_at: datetime
+    sent_at: datetime | None
+
+
+class NotificationPage(BaseModel):
+    data: list[NotificationOut]
     next_cursor: str | None
 
 

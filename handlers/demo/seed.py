@@ -71,6 +71,7 @@ from handlers.demo import harbor, tidewater
 from handlers.demo.files import attach_demo_files
 from handlers.demo.plan import DEMO_SITE, Placement, Plan, Step, Story, span
 from handlers.groups import create_group
+from handlers.mailboxes import CreateMailbox, create_mailbox
 from handlers.organizations import NewOrganization, create_organization
 from handlers.sessions import store_password
 from handlers.sweep import sweep_tenant
@@ -137,6 +138,7 @@ async def seed_plan(owner_dsn: str, store: EventStore, plan: Plan, now: datetime
     start = now - plan.history
     tenant = await create_tenant_as_operator(owner_dsn, plan.name, at=start)
     await _brand(store, tenant.tenant_id, tenant.admin_key, plan, start)
+    await _mailbox(store, tenant.tenant_id, tenant.admin_key, plan, start)
     cast = await _hire(store, tenant.tenant_id, tenant.admin_key, plan, start,
                        passwords or _light_passwords())
     await _organize(store, tenant.tenant_id, tenant.admin_key, plan, start)
@@ -166,6 +168,17 @@ async def _brand(store: EventStore, tenant_id: TenantId, admin: IssuedKey, plan:
         await replace_settings(uow, ReplaceSettings(
             settings=replace(current.value, brand_colour=plan.colour,
                              widget_origins=(DEMO_SITE,)), at=at))
+
+
+async def _mailbox(store: EventStore, tenant_id: TenantId, admin: IssuedKey, plan: Plan,
+                   at: datetime) -> None:
+    """The support address, as over ``POST /v1/mailboxes``: dormant, with no SMTP or
+    IMAP server, so the demo mails no one and polls nothing (an admin may give it
+    servers; its inbound route takes mail as it is)."""
+    domain = plan.agents[0].email.partition("@")[2]
+    async with store.session(tenant_id, _as(admin)) as uow:
+        await create_mailbox(uow, CreateMailbox(address=f"support@{domain}",
+                                                name=f"{plan.name} support", smtp=None, at=at))
 
 
 async def _organize(store: EventStore, tenant_id: TenantId, admin: IssuedKey, plan: Plan,

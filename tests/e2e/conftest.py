@@ -96,13 +96,14 @@ class Owner:
                                             lambda uow: api_keys.issue_key(uow, command))
         return issued
 
-    async def agent(self, tenant_id: TenantId, *, active: bool = True) -> uuid.UUID:
+    async def agent(self, tenant_id: TenantId, *, active: bool = True,
+                    role: Role = Role.AGENT) -> uuid.UUID:
         agent_id = uuid.uuid4()
         now = SystemClock().now()
 
         async def add(uow: UnitOfWork) -> None:
             await agents.add_agent(uow, agents.AddAgent(
-                email=f"{agent_id}@example.com", name="Agent", role=Role.AGENT, at=now,
+                email=f"{agent_id}@example.com", name="Agent", role=role, at=now,
                 agent_id=agent_id))
             if not active:
                 await agents.update_agent(uow, agents.UpdateAgent(

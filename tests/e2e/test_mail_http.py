@@ -313,3 +313,73 @@ async def test_a_reply_from_a_stranger_follows_the_tenant_setting(http, db, tena
         f"/v1/tickets/{ticket}/messages", headers=admin)).json()["data"]]
     assert authors[1:] == ["From dave@example.com.", "From Bob Example <bob@example.com>.",
                            "From ann@example.com."]
+
+
+async def test_a_reply_is_mailed_to_the_requester_and_copied_to_the_ticket_ccs(
+        http, db, services, tenant, owner, smtp_server: SmtpServer) -> None:
+    admin = auth(tenant.admin_key)
+    box = await make_mailbox(http, admin, smtp=smtp_at(smtp_server.port))
+    run = uuid.uuid4().hex[:8]
+    requester, gone = f"ann.{run}@example.com", f"gone.{run}@example.com"
+    # The bounce comes first: that address is marked, and left out of every copy.
+    bounced = await inbound(http, box, corpus("dsn_bounce.eml").replace(
+        b"gone@example.com", gone.encode()))
+    assert bounced["outcome"] == "bounce"
+    opened = await inbound(http, box, (
+        f"From: Ann <{requester}>\r\nTo: support@acme.test, Dave <dave.{run}@example.com>\r\n"
+        f"Cc: Bob <BOB.{run}@example.com>, {gone}, support+abcdefgh@acme.test, "
+        f"{requester}\r\nSubject: Copies\r\nMessage-ID: <copies-{run}@example.com>\r\n\r\n"
+        "Please keep everyone posted.\r\n").encode())
+    assert opened["outcome"] == "ticket"
+    ticket = opened["ticket_id"]
+    agent = await _agent(owner, tenant.tenant_id)
+    # A CC the ticket got by the API, and one who is on the mail already (once only).
+    r = await http.post(f"/v1/tickets/{ticket}/ccs", headers=agent, json={"add": [
+        {"email": f"frank.{run}@example.com"}, {"email": f"bob.{run}@example.com"}]})
+    assert r.status_code == 200, r.text
+    r = await http.post(f"/v1/tickets/{ticket}/messages", headers=agent,
+                        json={"body": "Everyone is posted."})
+    assert r.status_code == 201, r.text
+
+    async def sent() -> bool:
+        return any(m["status"] == "sent" for m in await _mail(http, admin, ticket))
+
+    await run_mail_jobs(services, ManualClock(soon()), sent)
+    [out] = [m for m in await _mail(http, admin, ticket) if m["direction"] == "out"]
+    copies = [f"frank.{run}@example.com", f"bob.{run}@example.com", f"dave.{run}@example.com"]
+    assert out["to"] == [requester] and out["cc"] == copies
+    [delivered] = [d for d in smtp_server.delivered
+                   if d.message()["Message-ID"] == f"<{out['rfc_message_id']}>"]
+    assert sorted(delivered.rcpt_tos) == sorted([requester, *copies])
+    mail = delivered.message()
+    assert mail["To"] == requester and mail["Cc"] == ", ".join(copies)
+    assert mail["From"] == "support@acme.test"
+    assert mail["In-Reply-To"] == f"<copies-{run}@example.com>"
+    assert "support" not in mail["Cc"] and gone not in str(delivered.rcpt_tos)
+
+
+async def test_a_contacts_erasure_deletes_the_quarantined_mail_naming_it(
+        http, db, tenant) -> None:
+    admin = auth(tenant.admin_key)
+    box = await make_mailbox(http, admin)
+    # Mail the desk could not take in (no Message-ID), from the contact, to it, and
+    # from someone else.
+    kept = {}
+    for sender, to in (("Erin <ERIN@example.com>", "support@acme.test"),
+                       ("support@acme.test", "erin@example.com"),
+                       ("other@example.com", "support@acme.test")):
+        q = await inbound(http, box, f"From: {sender}\r\nTo: {to}\r\nSubject: x\r\n\r\n"
+                                     "no id\r\n".encode())
+        assert q["outcome"] == "quarantined" and "Message-ID" in q["reason"]
+        kept[sender] = q["mail_id"]
+    opened = await http.post("/v1/tickets", headers=admin, json={
+        "subject": "Forget me", "body": "Please.", "requester": {"email": "erin@example.com"}})
+    assert opened.status_code == 201, opened.text
+    contact = opened.json()["requester"]["contact_id"]
+    erased = await http.post(f"/v1/contacts/{contact}/erase", headers=admin,
+                             json={"reason": "GDPR request 18"})
+    assert erased.status_code == 200, erased.text
+    page = (await http.get(f"/v1/mailboxes/{box['id']}/quarantine", headers=admin)).json()
+    assert [q["id"] for q in page["data"]] == [kept["other@example.com"]]
+    rows = await owner_fetch(db, "SELECT id FROM mail_quarantine")
+    assert [str(r["id"]) for r in rows] == [kept["other@example.com"]]

@@ -6,13 +6,20 @@ templates checked on save and previewed without changing anything."""
 
 from __future__ import annotations
 
+import os
 import uuid
 from datetime import timedelta
 from typing import Any
 
 import httpx
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
 
+from api.cli.keys import rotate_sealed
 from domain.clock import ManualClock
+from domain.values import Role
+from eventstore.keys import Keyring
+from eventstore.store import EventStore
 from tests.e2e.conftest import NEW_TICKET, auth
 from tests.support.mail import (
     PUBLIC_URL,
@@ -306,3 +313,141 @@ async def test_followers_are_mailed_of_what_others_do_once_and_not_without_a_mai
         assert message["Auto-Submitted"] == "auto-generated"
     jobs = await owner_fetch(db, "SELECT status FROM jobs WHERE kind = 'mail.notify'")
     assert len(jobs) == 4 and {j["status"] for j in jobs} == {"done"}
+
+
+async def test_breach_notices_fall_back_to_the_admins_and_are_listed_for_admins(
+        http, db, services, tenant, owner, smtp_server: SmtpServer) -> None:
+    admin = auth(tenant.admin_key)
+    box = await make_mailbox(http, admin, smtp=smtp_at(smtp_server.port))
+    ok = await _put_settings(http, admin, mail_notifications={"breach": True})
+    assert ok.status_code == 200, ok.text
+    admins = [await owner.agent(tenant.tenant_id, role=Role.ADMIN) for _ in range(2)]
+    assert sorted(r["id"] for r in await owner_fetch(
+        db, "SELECT id FROM agents WHERE role = 'admin' AND active AND tenant_id = $1",
+        tenant.tenant_id)) == sorted(admins)
+    gone, kept = [await owner.agent(tenant.tenant_id) for _ in range(2)]
+    # The second admin's address bounces: its notices are made dead, with the reason.
+    bounce = await inbound(http, box, corpus("dsn_bounce.eml").replace(
+        b"gone@example.com", f"{admins[1]}@example.com".encode()))
+    assert bounce["outcome"] == "bounce"
+
+    async def opened(subject: str, assignee: uuid.UUID | None) -> str:
+        ticket = (await inbound(http, box, (
+            f"From: c.{subject}@example.com\nTo: support@acme.test\nSubject: {subject}\n"
+            f"Message-ID: <{subject}-{uuid.uuid4()}@example.com>\n\nHelp.\n").encode())
+                  )["ticket_id"]
+        if assignee is not None:
+            r = await http.post(f"/v1/tickets/{ticket}/assignee", headers=admin,
+                                json={"agent_id": str(assignee)})
+            assert r.status_code == 200, r.text
+        return str(ticket)
+
+    unassigned = await opened("unassigned", None)
+    deactivated = await opened("deactivated", gone)
+    assigned = await opened("assigned", kept)
+    await owner.set_active(tenant.tenant_id, gone, False)
+
+    async def settled() -> bool:
+        rows = [n for n in await _notices(db) if n["kind"] == "breach"]
+        return len(rows) == 10 and all(n["status"] != "queued" for n in rows)
+
+    # Days later every first-response and resolution clock has breached: the assignee
+    # is told, and where there is none (or it was deactivated) the active admins are.
+    await run_mail_jobs(services, ManualClock(soon() + timedelta(days=10)), settled,
+                        sla=True)
+
+    async def listed(query: str = "", **params: Any) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        cursor = None
+        while True:
+            page = await http.get("/v1/mail-notifications" + query, headers=admin, params={
+                **params, "limit": 3, **({"cursor": cursor} if cursor else {})})
+            assert page.status_code == 200, page.text
+            out += page.json()["data"]
+            cursor = page.json()["next_cursor"]
+            if cursor is None:
+                return out
+
+    def told(ticket: str, rows: list[dict[str, Any]]) -> list[tuple[str, str]]:
+        return sorted((n["to"], n["status"]) for n in rows if n["ticket_id"] == ticket)
+
+    everything = await listed()
+    assert {n["kind"] for n in everything} == {"breach"} and len(everything) == 10
+    to_admins = sorted([(f"{admins[0]}@example.com", "sent")] * 2
+                       + [(f"{admins[1]}@example.com", "dead")] * 2)
+    assert told(unassigned, everything) == told(deactivated, everything) == to_admins
+    assert told(assigned, everything) == [(f"{kept}@example.com", "sent")] * 2
+    dead = await listed(status="dead")
+    assert len(dead) == 4 and {n["last_error"] for n in dead} == {
+        f"{admins[1]}@example.com bounces"}
+    assert {n["attempts"] for n in everything if n["status"] == "sent"} == {1}
+    assert "data" not in everything[0] and set(everything[0]) == {
+        "id", "kind", "mailbox_id", "to", "ticket_id", "rfc_message_id", "status",
+        "attempts", "last_error", "created_at", "sent_at"}
+    mine = await listed(to=f"{kept}@example.com".upper(), ticket_id=assigned)
+    assert [n["id"] for n in mine] == [n["id"] for n in everything
+                                       if n["ticket_id"] == assigned]
+    assert await listed(kind="invitation") == []
+    assert [d.message()["Subject"] for d in smtp_server.to(f"{kept}@example.com")] == [
+        "SLA breached (first_response): assigned", "SLA breached (resolution): assigned"]
+    assert smtp_server.to(f"{admins[1]}@example.com") == []
+    assert smtp_server.to(f"{gone}@example.com") == []
+
+    # Bad input is a clear 4xx; a cursor serves only the list it came from.
+    first = (await http.get("/v1/mail-notifications", headers=admin,
+                            params={"limit": 1, "status": "sent"})).json()
+    for params, status in (({"kind": "postcard"}, 400), ({"colour": "red"}, 400),
+                           ({"cursor": "garbage"}, 400),
+                           ({"cursor": first["next_cursor"], "status": "dead"}, 400)):
+        r = await http.get("/v1/mail-notifications", headers=admin, params=params)
+        assert r.status_code == status, (params, r.text)
+        assert r.headers["content-type"].startswith("application/problem+json")
+    agent = auth(await owner.key(tenant.tenant_id, "agent", kept))
+    assert (await http.get("/v1/mail-notifications", headers=agent)).status_code == 403
+
+
+async def test_a_key_rotation_rewraps_queued_notifications_and_mailbox_secrets(
+        http, db, services, tenant, smtp_server: SmtpServer) -> None:
+    """Notifications queued under the old key-encryption key, and the mailbox's SMTP
+    password and DKIM key, are re-wrapped by ``helpdesk keys rotate``'s steps and still
+    go out from a process that has the new key only."""
+    admin = auth(tenant.admin_key)
+    pem = rsa.generate_private_key(public_exponent=65537, key_size=2048).private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption()).decode()
+    await make_mailbox(http, admin, smtp=smtp_at(smtp_server.port), dkim={
+        "selector": "desk", "domain": "acme.test", "private_key": pem})
+    ok = await _put_settings(http, admin, mail_notifications={"invitation": True})
+    assert ok.status_code == 200, ok.text
+    run = uuid.uuid4().hex[:8]
+    invited = [(await http.post("/v1/agents/invitations", headers=admin, json={
+        "email": f"new{i}.{run}@example.com", "name": f"New {i}"})).json() for i in range(3)]
+    assert all(i.get("token") for i in invited)
+
+    old = await services.store.pool.fetchval(
+        "SELECT value FROM instance_secrets WHERE name = 'data_key'")
+    new = os.urandom(32)
+    only_new = EventStore(services.store.pool, keyring=Keyring(new))
+    sealed = """SELECT (SELECT array_agg(DISTINCT kek) FROM mail_notifications
+                         WHERE status = 'queued') AS notices,
+                       (SELECT array_agg(DISTINCT k) FROM mailboxes,
+                               unnest(ARRAY[kek, dkim_kek]) AS k) AS mailbox"""
+    [before] = await owner_fetch(db, sealed)
+    assert only_new.keyring is not None
+    assert only_new.keyring.fingerprint not in before["notices"] + before["mailbox"]
+    rotating = EventStore(services.store.pool, keyring=Keyring(new, bytes(old)))
+    # Twice over, one row a batch, as a rotation run again after a stop would be.
+    assert await rotate_sealed(rotating, tenant.tenant_id, batch=1) == 3 + 2
+    assert await rotate_sealed(rotating, tenant.tenant_id) == 0
+    [after] = await owner_fetch(db, sealed)
+    assert after["notices"] == after["mailbox"] == [only_new.keyring.fingerprint]
+
+    async def sent() -> bool:
+        rows = await _notices(db)
+        return len(rows) == 3 and all(n["status"] == "sent" for n in rows)
+
+    await run_mail_jobs(services, ManualClock(soon()), sent, store=only_new)
+    for i, invitation in enumerate(invited):
+        [mail] = smtp_server.to(f"new{i}.{run}@example.com")
+        assert invitation["token"] in _text(mail)
+        assert "s=desk" in mail.message()["DKIM-Signature"]

@@ -11,17 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import os
-import signal
-import subprocess
-import sys
-import tempfile
 from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import asyncpg
@@ -32,8 +26,8 @@ from tests.e2e.conftest import bearer
 from tests.e2e.ws_support import free_port, serve_process
 from tests.support.readmodels import checkpoints, dump, refold_alone
 from tests.support.wait import until
+from tests.support.worker_process import worker_process
 
-ROOT = Path(__file__).parents[2]
 # Two `helpdesk serve` and two `helpdesk worker` processes.
 pytestmark = pytest.mark.slow
 FR, NR, RES = "first_response", "next_reply", "resolution"
@@ -48,55 +42,6 @@ PROCESS_ENV = {"DB_POOL_MIN": "1", "DB_POOL_MAX": "4", "SCHEDULER_POLL_INTERVAL"
                "PROJECTOR_POLL_INTERVAL": "0.5", "LOG_LEVEL": "warning"}
 WAIT = 60.0
 POLL = 0.2  # the checks below go through the API processes; no need to hammer them
-
-
-@dataclass
-class Worker:
-    proc: asyncio.subprocess.Process
-    log: Any
-
-    def output(self) -> str:
-        self.log.seek(0)
-        return str(self.log.read().decode(errors="replace"))
-
-    async def stop(self) -> int:
-        """SIGTERM, wait for the graceful exit, kill if it does not come."""
-        if self.proc.returncode is None:
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            return await asyncio.wait_for(self.proc.wait(), 20)
-        except TimeoutError:
-            self.proc.kill()
-            await self.proc.wait()
-            raise AssertionError(f"worker ignored SIGTERM: {self.output()}") from None
-
-
-@asynccontextmanager
-async def worker_process(database_url: str) -> AsyncIterator[Worker]:
-    """``helpdesk worker`` as its own OS process; never outlives the block."""
-    # Info level: "worker started" marks it up, and a failure shows how far it got.
-    env = {**os.environ, "DATABASE_URL": database_url, **PROCESS_ENV, "LOG_LEVEL": "info"}
-    with tempfile.TemporaryFile() as log:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "api.cli.main", "worker", cwd=ROOT, env=env,
-            stdout=subprocess.DEVNULL, stderr=log)
-        worker = Worker(proc, log)
-        try:
-
-            async def started() -> bool:
-                assert proc.returncode is None, worker.output()
-                return "worker started as" in worker.output()
-
-            await until(started, timeout=WAIT, interval=POLL, what="the worker to start")
-            yield worker
-        finally:
-            if proc.returncode is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    await asyncio.wait_for(proc.wait(), 10)
-                except TimeoutError:
-                    proc.kill()
-                    await proc.wait()
 
 
 @asynccontextmanager
@@ -202,7 +147,7 @@ async def test_two_apis_and_two_workers_record_each_breach_once_and_project_as_o
         }
 
     async with AsyncExitStack() as stack:
-        workers = [await stack.enter_async_context(worker_process(db.runtime_url))
+        workers = [await stack.enter_async_context(worker_process(db.runtime_url, **PROCESS_ENV))
                    for _ in range(2)]
         apis = [await stack.enter_async_context(api_process(db.runtime_url))
                 for _ in range(2)]

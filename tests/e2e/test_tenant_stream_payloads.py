@@ -81,13 +81,15 @@ async def test_every_tenant_aggregate_records_what_it_always_recorded(http, make
                                "event_types": ["TicketOpened"], "enabled": False}),
         ("SettingsChanged", {"settings": STORED_SETTINGS}),
         ("MailboxCreated", {"mailbox_id": box["id"], "address": "support@acme.test",
-                            "name": "Support", "smtp": smtp, "imap": None}),
+                            "name": "Support", "smtp": smtp, "imap": None, "dkim": None}),
         ("MailboxChanged", {"mailbox_id": box["id"], "name": "Help", "smtp": smtp,
                             "imap": imap, "smtp_password_changed": False,
-                            "imap_password_changed": True}),
+                            "imap_password_changed": True, "dkim": None,
+                            "dkim_key_changed": False}),
         ("MailboxChanged", {"mailbox_id": box["id"], "name": "Help", "smtp": None,
                             "imap": imap, "smtp_password_changed": False,
-                            "imap_password_changed": False}),
+                            "imap_password_changed": False, "dkim": None,
+                            "dkim_key_changed": False}),
         ("MailboxDeleted", {"mailbox_id": box["id"], "address": "support@acme.test"}),
     ]
     assert all(set(e["data"]) >= {"at"} for e in r.json()["data"])

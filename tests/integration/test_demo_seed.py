@@ -20,6 +20,7 @@ from handlers.credentials import Passwords
 from handlers.demo import tidewater
 from handlers.demo.plan import span
 from handlers.demo.seed import DemoTenant, seed_demo
+from handlers.mailboxes import list_mailboxes, mail_health
 from handlers.sessions import Lifetimes, SignIn, sign_in
 from tests.integration.test_cli import _env, helpdesk
 from tests.support import pg
@@ -184,6 +185,18 @@ async def test_the_small_tenant_sees_only_its_own(seeded, store):
     rich_ids = {t["id"] for t in await _tickets(store, rich)}
     assert rich_ids.isdisjoint(t["id"] for t in small_tickets)
     assert {k.role for k in small.keys} == {"admin", "agent", "intake"}
+
+
+async def test_each_tenant_has_one_dormant_mailbox(seeded, store, pool):
+    _, rich, small = seeded
+    for tenant in (rich, small):
+        async with store.session(tenant.tenant_id, readonly=True) as s:
+            boxes = await list_mailboxes(s.conn, s.tenant_id, None, 10)
+        [box] = boxes
+        assert box["address"].startswith("support@") and box["name"] == f"{tenant.name} support"
+        assert (box["smtp"], box["imap"], box["dkim"]) == (None, None, None)
+    async with pool.acquire() as conn:
+        assert await mail_health(conn) == (0, 0)  # readiness: mail dormant
 
 
 async def test_another_moment_gives_the_same_desk_shifted_in_time(seeded, store):

@@ -14,6 +14,7 @@ import httpx
 
 from api.root import Services, file_storages
 from domain.clock import ManualClock
+from eventstore.store import EventStore
 from handlers import mail_idle, mail_notify, mail_out, mail_poll, sla_check
 from scheduler.loop import LoopConfig, Scheduler
 from scheduler.registry import Registry
@@ -70,9 +71,10 @@ PUBLIC_URL = "https://desk.example.com"
 
 async def run_mail_jobs(services: Services, clock: ManualClock,
                         done: Callable[[], Awaitable[bool]], *, sla: bool = False,
-                        idle: bool = False) -> None:
+                        idle: bool = False, store: EventStore | None = None) -> None:
     """A scheduler running the mail job kinds only (and ``sla.check``, with ``sla``;
-    ``mail.idle``, with ``idle``), until ``done``."""
+    ``mail.idle``, with ``idle``), until ``done``; on the app's store, or ``store`` (a
+    process with another key-encryption key)."""
     registry = Registry()
     storages = lambda store: file_storages(services.settings, store)  # noqa: E731
     mail_out.register(registry, storages, timeout=2.0, max_attempts=3)
@@ -82,7 +84,7 @@ async def run_mail_jobs(services: Services, clock: ManualClock,
     mail_poll.register(registry, storages, timeout=5.0)
     if idle:
         mail_idle.register(registry, tenants=1, timeout=5.0)
-    loop = Scheduler(services.store, clock, registry,
+    loop = Scheduler(store or services.store, clock, registry,
                      config=LoopConfig(concurrency=2, poll_interval=0.05,
                                        retry_base_seconds=60, retry_cap_seconds=60))
     task = asyncio.create_task(loop.run())

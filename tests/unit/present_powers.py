@@ -134,6 +134,7 @@ PRESENT_POWERS: dict[str, frozenset[str]] = {
     "POST /v1/mailboxes": frozenset(["admin"]),
     "DELETE /v1/mailboxes/{mailbox_id}": frozenset(["admin"]),
     "POST /v1/mail-templates/preview": frozenset(["admin"]),
+    "GET /v1/mail-notifications": frozenset(["admin"]),
     "GET /v1/mailboxes/{mailbox_id}": frozenset(["admin"]),
     "PATCH /v1/mailboxes/{mailbox_id}": frozenset(["admin"]),
     "GET /v1/mailboxes/{mailbox_id}/quarantine": frozenset(["admin"]),

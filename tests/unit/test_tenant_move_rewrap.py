@@ -49,3 +49,20 @@ def test_slacks_bot_token_and_signing_secret_are_wrapped_again():
                          came["bot_token_kek"]) == b"xoxb-token"
     assert target.unwrap(tenant, connection, _unbytea(came["signing_secret"]),
                          came["signing_secret_kek"]) == b"signing"
+
+
+def test_a_notifications_values_and_a_mailboxs_dkim_key_are_wrapped_again():
+    tenant = TenantId(uuid.uuid4())
+    source, transport = Keyring(b"source"), Keyring(b"transport")
+    notice, mailbox = uuid.uuid4(), uuid.uuid4()
+    row = {"id": str(notice), "data": _bytea(source.wrap(tenant, notice, b'{"token":"t"}')),
+           "kek": source.fingerprint}
+    sent = _rewrap("mail_notifications", dict(row), tenant, source, transport)
+    assert transport.unwrap(tenant, notice, _unbytea(sent["data"]),
+                            sent["kek"]) == b'{"token":"t"}'
+    box = {"id": str(mailbox), "dkim_key": _bytea(source.wrap(tenant, mailbox, b"pem")),
+           "dkim_kek": source.fingerprint, "smtp_password": None, "kek": None,
+           "imap_password": None, "imap_kek": None}
+    moved = _rewrap("mailboxes", dict(box), tenant, source, transport)
+    assert transport.unwrap(tenant, mailbox, _unbytea(moved["dkim_key"]),
+                            moved["dkim_kek"]) == b"pem"
