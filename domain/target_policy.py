@@ -238,7 +238,7 @@ def policy_matcher(policies: Sequence[TargetPolicy],
     ordered = []
     for p in in_order(policies):
         version = None if p.calendar_id is None else current[p.calendar_id][0]
-        basis = ClockBasis(policy_id=p.id, policy_version=p.version,
+        basis = ClockBasis(policy_id=p.id, policy_version=p.version, policy_name=p.name,
                            calendar_id=p.calendar_id, calendar_version=version)
         key = basis.calendar_key
         ordered.append((p.conditions, PolicyChoice(
