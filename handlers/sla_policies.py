@@ -59,7 +59,7 @@ from domain.target_policy import (
 )
 from domain.values import UtcDatetime
 from eventstore.store import UnitOfWork
-from handlers.errors import Conflict, Invalid, expect_version
+from handlers.errors import Conflict, Invalid
 from handlers.records import change_record, create_record
 from handlers.rules import check_field_conditions
 from handlers.ticket_state import CommandState
@@ -247,7 +247,8 @@ async def reorder_policies(uow: UnitOfWork, order: Sequence[tuple[UUID, int]],
     """Put the tenant's policies in the order ``order`` (``(id, version)`` of each, the
     default last) in one go: all or nothing. Each policy whose position changes gets
     ``SlaPolicyChanged`` with its new one; every version named must be the policy's
-    (412 otherwise, nothing changed). Returns the policies in the order now tried."""
+    (409 ``sla_policy_changed`` otherwise, nothing changed). Returns the policies in the
+    order now tried."""
     await read_model.lock_policies(uow.conn, uow.tenant_id)
     policies = await read_model.all_policies(uow.conn, uow.tenant_id)
     try:
@@ -256,7 +257,13 @@ async def reorder_policies(uow: UnitOfWork, order: Sequence[tuple[UUID, int]],
         raise _invalid("invalid_sla_policy_order", exc) from exc
     known = {p.id: p for p in policies}
     for pid, version in order:
-        expect_version(f"policy {pid}", known[pid].version, version)
+        if known[pid].version != version:
+            # A version in the body, not an If-Match: a conflict with what the caller
+            # read, answered as one (409), naming the policy that moved on.
+            raise Conflict("sla_policy_changed",
+                           f"SLA policy {known[pid].name!r} ({pid}) is at version "
+                           f"{known[pid].version}, not {version}: read the policies again",
+                           policy_id=str(pid), current_version=known[pid].version)
     out = []
     for policy in policies:
         position = positions.get(policy.id)

@@ -216,6 +216,10 @@ PROBLEMS: Mapping[str, ProblemCode] = _codes(
     ProblemCode("sla_policy_is_default", 409, "Default SLA policy",
                 "The default SLA policy, which every ticket no other policy matches falls "
                 "back to, is not deleted; change its targets instead."),
+    ProblemCode("sla_policy_changed", 409, "SLA policy changed",
+                "A new order of the SLA policies names a version of a policy that is not "
+                "its version now (`policy_id`, `current_version`): read them again.",
+                {"policy_id": Member(_UUID), "current_version": Member({"type": "integer"})}),
     ProblemCode("too_many_fields", 409, "Too many fields",
                 "The tenant has as many ticket fields as it may."),
     ProblemCode("erasure_unavailable", 409, "Erasure unavailable",

@@ -203,14 +203,14 @@ async def create_policy(body: PolicyIn, request: Request, principal: Authorized,
 
 
 @router.put("/v1/sla-policies/order", response_model=PolicyOrderOut,
-            responses=errors(412, 413, 415),
+            responses=errors(409, 413, 415),
             summary="Set the order the SLA policies are tried in, all at once")
 async def put_order(body: PolicyOrderIn, request: Request, principal: Authorized,
                     services: ServicesDep) -> Response:
     """Name every policy once, with the version you saw, the default last: their
     positions become 10, 20, 30... in that order, in one transaction. A list that is not
     exactly the tenant's policies is a 422 naming the entry; a version that is not the
-    policy's is a 412, and nothing changes."""
+    policy's is a 409 ``sla_policy_changed``, and nothing changes."""
     at = services.clock.now()
     order = [(p.id, p.version) for p in body.policies]
 

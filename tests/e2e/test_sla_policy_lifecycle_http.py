@@ -186,7 +186,9 @@ async def test_the_whole_order_is_set_at_once_or_not_at_all(http, tenant):
         assert r.json()["errors"][0]["loc"] == loc, case
     assert (await put({"policies": [], "extra": 1})).status_code == 422
     stale = await put(at(c, b, a, default["id"], versions={b: 2}))
-    assert stale.status_code == 412, stale.text
+    assert stale.status_code == 409, stale.text
+    assert stale.json()["code"] == "sla_policy_changed"
+    assert (stale.json()["policy_id"], stale.json()["current_version"]) == (b, 1)
     assert await names() == ["A", "B", "C", "Default"]
 
     done = await put(at(c, a, b, default["id"]))
