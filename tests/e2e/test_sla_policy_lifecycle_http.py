@@ -206,3 +206,24 @@ async def test_the_whole_order_is_set_at_once_or_not_at_all(http, tenant):
     again = await put(at(c, a, b, default["id"], versions={a: 2, b: 2, c: 2}))
     assert again.status_code == 200 and [p["version"] for p in again.json()["data"]] == [
         2, 2, 2, 1]
+
+
+async def test_the_lists_of_policies_and_calendars_page_on(http, tenant):
+    """A page short of the whole list hands out a cursor that reads the rest (the
+    cursor is the record's position, not its rendered document's)."""
+    admin = auth(tenant.admin_key)
+    made = [await _made(http, admin, "/v1/sla-policies", DEFAULT)]
+    made += [await _made(http, admin, "/v1/sla-policies", {**HIGH, "name": n}) for n in "AB"]
+    calendars = [await _made(http, admin, "/v1/calendars", {"name": n, "hours": HOURS})
+                 for n in "XY"]
+    for path, want in (("/v1/sla-policies", made), ("/v1/calendars", calendars)):
+        seen, cursor = [], None
+        while True:
+            r = await http.get(path, params={"limit": 1, **({"cursor": cursor} if cursor
+                                                              else {})}, headers=admin)
+            assert r.status_code == 200, (path, r.text)
+            seen += [d["id"] for d in r.json()["data"]]
+            cursor = r.json()["next_cursor"]
+            if cursor is None:
+                break
+        assert seen == [d["id"] for d in want], path
