@@ -70,7 +70,7 @@ async def test_every_clock_names_its_policy_for_agents_in_lists_as_of_and_histor
 
 
 async def test_deleting_a_policy_keeps_its_open_clocks_and_refuses_the_default(
-        http, tenant, owner: Owner):
+        http, tenant, owner: Owner, make_tenant):
     admin = auth(tenant.admin_key)
     agent = auth(await owner.key(tenant.tenant_id, "agent", await owner.agent(tenant.tenant_id)))
     default = await _made(http, admin, "/v1/sla-policies", DEFAULT)
@@ -80,6 +80,12 @@ async def test_deleting_a_policy_keeps_its_open_clocks_and_refuses_the_default(
 
     path = f"/v1/sla-policies/{high['id']}"
     assert (await http.delete(path, headers=agent)).status_code == 403
+    # Another tenant's policy is no policy of this one (row-level security).
+    theirs = auth((await make_tenant("Globex")).admin_key)
+    assert (await http.delete(path, headers=theirs)).status_code == 404
+    assert (await http.put("/v1/sla-policies/order", headers=theirs, json={
+        "policies": [{"id": high["id"], "version": 1}]})).json()["code"] == (
+        "invalid_sla_policy_order")
     stale = await http.delete(path, headers=auth(tenant.admin_key, **{"If-Match": '"7"'}))
     assert stale.status_code == 412, stale.text
     kept = await http.delete(f"/v1/sla-policies/{default['id']}",
@@ -120,7 +126,8 @@ async def test_deleting_a_policy_keeps_its_open_clocks_and_refuses_the_default(
     assert retarget["data"]["from_policy"]["policy_id"] == high["id"]
 
 
-async def test_a_calendar_in_use_is_not_deleted_and_names_its_policies(http, tenant):
+async def test_a_calendar_in_use_is_not_deleted_and_names_its_policies(http, tenant,
+                                                                        make_tenant):
     admin = auth(tenant.admin_key)
     office = await _made(http, admin, "/v1/calendars", {"name": "Office", "hours": HOURS})
     spare = await _made(http, admin, "/v1/calendars", {"name": "Spare", "hours": HOURS})
@@ -128,6 +135,8 @@ async def test_a_calendar_in_use_is_not_deleted_and_names_its_policies(http, ten
     high = await _made(http, admin, "/v1/sla-policies", {**HIGH, "calendar_id": office["id"]})
 
     path = f"/v1/calendars/{office['id']}"
+    theirs = auth((await make_tenant("Globex")).admin_key)
+    assert (await http.delete(path, headers=theirs)).status_code == 404
     used = await http.delete(path, headers=auth(tenant.admin_key, **{"If-Match": '"1"'}))
     assert used.status_code == 409, used.text
     body = used.json()
