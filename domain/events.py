@@ -800,6 +800,13 @@ class CalendarChanged(Event):
     hours: Calendar | None = None
 
 
+class CalendarDeleted(Event):
+    """The calendar is gone from the desk; its stream keeps what it was, and its hours
+    at every version stay readable for the clocks that ran on them."""
+
+    TYPE = "CalendarDeleted"
+
+
 # --- SLA policy stream (domain/target_policy.py) ----------------------------------------
 
 
@@ -843,6 +850,14 @@ class SlaPolicyChanged(Event):
     calendar_id: UUID | None = None
 
 
+class SlaPolicyDeleted(Event):
+    """The policy is gone from the desk: no ticket is matched to it from now on. Clocks
+    that run on it keep the targets and calendar recorded with them (verdicts never
+    change after the fact) until their ticket is re-matched."""
+
+    TYPE = "SlaPolicyDeleted"
+
+
 TICKET_EVENTS: tuple[type[Event], ...] = (
     TicketOpened,
     MessageAdded,
@@ -870,8 +885,9 @@ FIELD_EVENTS: tuple[type[Event], ...] = (TicketFieldDefined, TicketFieldUpdated)
 RULE_EVENTS: tuple[type[Event], ...] = (RuleCreated, RuleChanged)
 MACRO_EVENTS: tuple[type[Event], ...] = (MacroCreated, MacroChanged, MacroDeleted)
 VIEW_EVENTS: tuple[type[Event], ...] = (ViewCreated, ViewChanged, ViewDeleted)
-CALENDAR_EVENTS: tuple[type[Event], ...] = (CalendarCreated, CalendarChanged)
-SLA_POLICY_EVENTS: tuple[type[Event], ...] = (SlaPolicyCreated, SlaPolicyChanged)
+CALENDAR_EVENTS: tuple[type[Event], ...] = (CalendarCreated, CalendarChanged, CalendarDeleted)
+SLA_POLICY_EVENTS: tuple[type[Event], ...] = (SlaPolicyCreated, SlaPolicyChanged,
+                                               SlaPolicyDeleted)
 CONTACT_EVENTS: tuple[type[Event], ...] = (ContactCreated, ContactUpdated, ContactMerged,
                                            ContactErased)
 ORGANIZATION_EVENTS: tuple[type[Event], ...] = (OrganizationCreated, OrganizationUpdated)
@@ -958,6 +974,7 @@ __all__ = [
     "ApiKeyRevoked",
     "CalendarChanged",
     "CalendarCreated",
+    "CalendarDeleted",
     "Clocks",
     "ContactCreated",
     "ContactErased",
@@ -995,6 +1012,7 @@ __all__ = [
     "SlaBreached",
     "SlaPolicyChanged",
     "SlaPolicyCreated",
+    "SlaPolicyDeleted",
     "SlaRetargeted",
     "SlaWarning",
     "SlackChanged",

@@ -60,7 +60,9 @@ class ClockBasis(BaseModel):
     """What a clock runs on: the SLA policy (and its version) it started or was last
     retargeted under, and that policy's calendar then (None: calendar time). Recorded
     on the clock, so its verdicts are computed on these, never on the policy or the
-    calendar as they are now."""
+    calendar as they are now. ``policy_name`` is the name the policy had at that
+    version (None on clocks recorded before names were), so a ticket names its policy
+    with no look-up, and still does after the policy is renamed or deleted."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -68,6 +70,15 @@ class ClockBasis(BaseModel):
     policy_version: int
     calendar_id: UUID | None = None
     calendar_version: int | None = None
+    policy_name: str | None = None
+
+    def runs_as(self, other: ClockBasis | None) -> bool:
+        """Whether a clock on ``other`` runs on the same policy version and calendar
+        version as one on this (the name, a label of the version, aside)."""
+        return other is not None and (
+            self.policy_id, self.policy_version, self.calendar_id, self.calendar_version
+        ) == (other.policy_id, other.policy_version, other.calendar_id,
+              other.calendar_version)
 
     @property
     def calendar_key(self) -> tuple[UUID, int] | None:

@@ -2,7 +2,8 @@
 by SLA policies (``domain.target_policy``).
 
 A calendar has its own stream (the stream id is the calendar id): ``CalendarCreated``
-then ``CalendarChanged`` with the parts that changed. Its hours at every version stay
+then ``CalendarChanged`` with the parts that changed, and ``CalendarDeleted`` at its
+end (once no policy runs on it). Its hours at every version stay
 readable (``sla_calendar_versions``), because a clock records the calendar version it
 runs on and its verdicts are computed on that one, never on the calendar as it is now.
 The arithmetic is ``domain.business_hours``'s; here are the rules of new hours: a
@@ -23,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from domain.business_hours import Calendar
 from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
-from domain.events import CalendarChanged, CalendarCreated, Event
+from domain.events import CalendarChanged, CalendarCreated, CalendarDeleted, Event
 from domain.values import UtcDatetime
 
 CALENDAR_NAME_MAX = 100
@@ -157,6 +158,12 @@ def decide_calendar(command: CreateCalendar | ChangeCalendar,
     return [CalendarChanged.model_validate({"at": command.at, **changes})] if changes else []
 
 
+def decide_delete_calendar(state: SlaCalendar, at: UtcDatetime) -> list[Event]:
+    """Delete a calendar (the handler refuses one a policy runs on); its hours at every
+    version stay, for the clocks that ran on them."""
+    return [CalendarDeleted(at=at)]
+
+
 def evolve_calendar(state: SlaCalendar | None, event: Event) -> SlaCalendar:
     """Apply one event to a calendar (None before the stream's first event)."""
     if state is None:
@@ -164,9 +171,11 @@ def evolve_calendar(state: SlaCalendar | None, event: Event) -> SlaCalendar:
             raise CorruptStream(f"a calendar stream starts with CalendarCreated, not {event.TYPE}")
         return SlaCalendar(id=event.calendar_id, version=1, name=event.name, hours=event.hours,
                            created_at=event.at, updated_at=event.at)
+    changes: dict[str, object] = {"version": state.version + 1, "updated_at": event.at}
+    if isinstance(event, CalendarDeleted):  # the last it was, one version on
+        return state.model_copy(update=changes)
     if not isinstance(event, CalendarChanged):
         raise CorruptStream(f"{event.TYPE} does not belong to a calendar stream")
-    changes: dict[str, object] = {"version": state.version + 1, "updated_at": event.at}
     if event.name is not None:
         changes["name"] = event.name
     if event.hours is not None:
@@ -190,6 +199,7 @@ __all__ = [
     "SlaCalendar",
     "check_calendar_name",
     "decide_calendar",
+    "decide_delete_calendar",
     "evolve_calendar",
     "fold_calendar",
     "make_hours",

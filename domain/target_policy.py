@@ -2,7 +2,9 @@
 calendar.
 
 A policy has its own stream (the stream id is the policy id): ``SlaPolicyCreated``,
-then ``SlaPolicyChanged`` with the parts that changed. A tenant's policies are tried
+then ``SlaPolicyChanged`` with the parts that changed, and ``SlaPolicyDeleted`` at its
+end (the stream keeps what it was; the default, which every ticket falls back to, is
+never deleted). A tenant's policies are tried
 in order (by ``position``, then oldest first; the default last) and the first whose
 conditions all hold is the ticket's; the default has no conditions, so it always
 matches. Conditions are a rule's (``domain.rule_parts``), on the fields a policy may
@@ -25,8 +27,20 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict
 
 from domain.business_hours import Calendar, CALENDAR_24x7
-from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
-from domain.events import Event, PolicyTargets, SlaPolicyChanged, SlaPolicyCreated
+from domain.errors import (
+    AlreadyExists,
+    CorruptStream,
+    DomainError,
+    NotFound,
+    ValidationFailed,
+)
+from domain.events import (
+    Event,
+    PolicyTargets,
+    SlaPolicyChanged,
+    SlaPolicyCreated,
+    SlaPolicyDeleted,
+)
 from domain.rule_parts import Condition, Facts, check_condition, failing, field_key
 from domain.sla import ClockBasis, PolicyChoice, PolicyMatcher
 from domain.values import Priority, SlaMetric, UtcDatetime
@@ -42,6 +56,10 @@ POLICY_FIELDS = frozenset({"priority", "group_id", "organization_id", "tags", "c
 METRICS = ("first_reply", "next_reply", "periodic_update", "requester_wait", "resolution")
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class DefaultPolicyKept(DomainError):
+    """A deletion of the tenant's default policy."""
 
 
 class TargetPolicy(BaseModel):
@@ -171,6 +189,15 @@ def decide_policy(command: CreatePolicy | ChangePolicy,
     return [SlaPolicyChanged.model_validate({"at": command.at, **changes})] if changes else []
 
 
+def decide_delete_policy(state: TargetPolicy, at: UtcDatetime) -> list[Event]:
+    """Delete a policy; the default cannot be (``DefaultPolicyKept``)."""
+    if state.default:
+        raise DefaultPolicyKept("the default policy is what every ticket no other policy "
+                                "matches falls back to: it cannot be deleted (change its "
+                                "targets instead)")
+    return [SlaPolicyDeleted(at=at)]
+
+
 def evolve_policy(state: TargetPolicy | None, event: Event) -> TargetPolicy:
     """Apply one event to a policy (None before the stream's first event)."""
     if state is None:
@@ -181,9 +208,11 @@ def evolve_policy(state: TargetPolicy | None, event: Event) -> TargetPolicy:
                             conditions=event.conditions, targets=event.targets,
                             calendar_id=event.calendar_id, created_at=event.at,
                             updated_at=event.at)
+    changes: dict[str, object] = {"version": state.version + 1, "updated_at": event.at}
+    if isinstance(event, SlaPolicyDeleted):  # the last it was, one version on
+        return state.model_copy(update=changes)
     if not isinstance(event, SlaPolicyChanged):
         raise CorruptStream(f"{event.TYPE} does not belong to a policy stream")
-    changes: dict[str, object] = {"version": state.version + 1, "updated_at": event.at}
     for part in ("name", "position", "conditions", "targets"):
         value = getattr(event, part)
         if value is not None:
@@ -217,6 +246,34 @@ def check_policy_set(policies: Sequence[TargetPolicy]) -> None:
         raise ValidationFailed("the tenant already has a default policy", field="default")
 
 
+POSITION_STEP = 10
+"""A new order numbers the positions 10, 20, 30...: room for a policy made between."""
+
+
+def reorder(policies: Sequence[TargetPolicy], ids: Sequence[UUID]) -> dict[UUID, int]:
+    """The position of each policy in the order ``ids`` (each of the tenant's policies
+    exactly once, the default last, since it is always tried last): 10, 20, 30... in
+    that order; ``ValidationFailed`` names the entry at fault (``policies.2.id``) or the
+    list (``policies``)."""
+    known = {p.id: p for p in policies}
+    seen: set[UUID] = set()
+    for i, pid in enumerate(ids):
+        if pid not in known:
+            raise ValidationFailed(f"no SLA policy {pid}", field=f"policies.{i}.id")
+        if pid in seen:
+            raise ValidationFailed(f"policy {pid} is named twice", field=f"policies.{i}.id")
+        seen.add(pid)
+        if known[pid].default and i != len(ids) - 1:
+            raise ValidationFailed("the default policy is always tried last: put it last",
+                                   field=f"policies.{i}.id")
+    missing = [p for p in in_order(policies) if p.id not in seen]
+    if missing:
+        raise ValidationFailed("a new order names every policy of the tenant exactly once; "
+                               "missing: " + ", ".join(f"{p.name!r} ({p.id})" for p in missing),
+                               field="policies")
+    return {pid: (i + 1) * POSITION_STEP for i, pid in enumerate(ids) if not known[pid].default}
+
+
 def match(ordered: Sequence[TargetPolicy], facts: Facts) -> TargetPolicy:
     """The first of ``ordered`` (``in_order``) whose conditions all hold."""
     for policy in ordered:
@@ -238,7 +295,7 @@ def policy_matcher(policies: Sequence[TargetPolicy],
     ordered = []
     for p in in_order(policies):
         version = None if p.calendar_id is None else current[p.calendar_id][0]
-        basis = ClockBasis(policy_id=p.id, policy_version=p.version,
+        basis = ClockBasis(policy_id=p.id, policy_version=p.version, policy_name=p.name,
                            calendar_id=p.calendar_id, calendar_version=version)
         key = basis.calendar_key
         ordered.append((p.conditions, PolicyChoice(
@@ -285,13 +342,16 @@ __all__ = [
     "METRICS",
     "POLICIES_MAX",
     "POLICY_FIELDS",
+    "POSITION_STEP",
     "TARGET_MAX_MS",
     "ChangePolicy",
     "CreatePolicy",
+    "DefaultPolicyKept",
     "TargetPolicy",
     "check_policy_conditions",
     "check_policy_set",
     "check_targets",
+    "decide_delete_policy",
     "decide_policy",
     "evolve_policy",
     "fold_policy",
@@ -299,4 +359,5 @@ __all__ = [
     "legacy_policies",
     "match",
     "policy_matcher",
+    "reorder",
 ]

@@ -9,13 +9,23 @@ here are those that need the tenant's rows:
 * a condition on a ticket field names a field the tenant defined, with a value of its
   type; one on a group or an organization names one of the tenant's;
 * the tenant's policies, once it has any, keep exactly one default (so the first
-  policy made is the default), and there are at most ``POLICIES_MAX`` of them.
+  policy made is the default), and there are at most ``POLICIES_MAX`` of them;
+* a calendar a policy runs on is not deleted (409 naming the policies), nor is the
+  default policy (409);
+* a new order of the policies names each of them exactly once, at the version the
+  caller saw.
+
+A deleted policy's open clocks keep the targets and calendar they recorded: no verdict
+moves because a policy went, and no deadline of a running clock either. The ticket's
+next re-match (a change of priority, group or organization, or ``apply`` of the policy
+that matches it now) moves them on, with an ``SlaRetargeted`` naming the deleted one.
 
 Every refusal is a 422 naming the part (``targets.next_reply_ms``), and nothing is saved.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from uuid import UUID
 
@@ -31,19 +41,25 @@ from domain.sla_calendar import (
     CreateCalendar,
     SlaCalendar,
     decide_calendar,
+    decide_delete_calendar,
     evolve_calendar,
 )
 from domain.target_policy import (
     POLICIES_MAX,
     ChangePolicy,
     CreatePolicy,
+    DefaultPolicyKept,
     TargetPolicy,
     check_policy_set,
+    decide_delete_policy,
     decide_policy,
     evolve_policy,
+    in_order,
+    reorder,
 )
+from domain.values import UtcDatetime
 from eventstore.store import UnitOfWork
-from handlers.errors import Invalid
+from handlers.errors import Conflict, Invalid
 from handlers.records import change_record, create_record
 from handlers.rules import check_field_conditions
 from handlers.ticket_state import CommandState
@@ -97,6 +113,32 @@ async def change_calendar(uow: UnitOfWork, calendar_id: UUID, command: ChangeCal
     return await change_record(uow, "calendar", calendar_id, state, expected_version,
                                missing=f"no calendar {calendar_id}",
                                decide=lambda state: _decide_calendar(command, state),
+                               evolve=evolve_calendar, write=write)
+
+
+async def delete_calendar(uow: UnitOfWork, calendar_id: UUID, at: UtcDatetime, *,
+                          expected_version: int | None = None) -> SlaCalendar:
+    """Delete a calendar no policy runs on (409 ``calendar_in_use`` naming those that
+    do); its stream ends with ``CalendarDeleted``, and its hours at every version stay
+    for the clocks that ran on them. Returns the calendar as it last was, one version
+    on."""
+    await read_model.lock_policies(uow.conn, uow.tenant_id)
+
+    async def write(uow: UnitOfWork, before: SlaCalendar, after: SlaCalendar) -> None:
+        users = await read_model.policies_on_calendar(uow.conn, uow.tenant_id, calendar_id)
+        if users:
+            raise Conflict("calendar_in_use",
+                           "SLA policies run on this calendar: "
+                           + ", ".join(f"{name!r} ({pid})" for pid, name in users)
+                           + "; give them another calendar first",
+                           policies=[{"id": str(pid), "name": name} for pid, name in users])
+        await read_model.delete_calendar(uow.write, uow.tenant_id, calendar_id)
+
+    state = await read_model.load_calendar(uow.conn, uow.tenant_id, calendar_id,
+                                           for_update=True)
+    return await change_record(uow, "calendar", calendar_id, state, expected_version,
+                               missing=f"no calendar {calendar_id}",
+                               decide=lambda state: decide_delete_calendar(state, at),
                                evolve=evolve_calendar, write=write)
 
 
@@ -177,6 +219,63 @@ async def change_policy(uow: UnitOfWork, policy_id: UUID, command: ChangePolicy,
                                evolve=evolve_policy, write=write)
 
 
+async def delete_policy(uow: UnitOfWork, policy_id: UUID, at: UtcDatetime, *,
+                        expected_version: int | None = None) -> TargetPolicy:
+    """Delete a policy but the default (409 ``sla_policy_is_default``): no ticket is
+    matched to it from the next command on; its stream ends with ``SlaPolicyDeleted``
+    and the clocks running on it keep what they recorded (the module's docstring).
+    Returns the policy as it last was, one version on."""
+    await read_model.lock_policies(uow.conn, uow.tenant_id)
+
+    def decide(state: TargetPolicy) -> list[Event]:
+        try:
+            return decide_delete_policy(state, at)
+        except DefaultPolicyKept as exc:
+            raise Conflict("sla_policy_is_default", exc.message) from exc
+
+    async def write(uow: UnitOfWork, before: TargetPolicy, after: TargetPolicy) -> None:
+        await read_model.delete_policy(uow.write, uow.tenant_id, policy_id)
+
+    state = await read_model.load_policy(uow.conn, uow.tenant_id, policy_id, for_update=True)
+    return await change_record(uow, "policy", policy_id, state, expected_version,
+                               missing=f"no SLA policy {policy_id}", decide=decide,
+                               evolve=evolve_policy, write=write)
+
+
+async def reorder_policies(uow: UnitOfWork, order: Sequence[tuple[UUID, int]],
+                           at: UtcDatetime) -> list[TargetPolicy]:
+    """Put the tenant's policies in the order ``order`` (``(id, version)`` of each, the
+    default last) in one go: all or nothing. Each policy whose position changes gets
+    ``SlaPolicyChanged`` with its new one; every version named must be the policy's
+    (409 ``sla_policy_changed`` otherwise, nothing changed). Returns the policies in the
+    order now tried."""
+    await read_model.lock_policies(uow.conn, uow.tenant_id)
+    policies = await read_model.all_policies(uow.conn, uow.tenant_id)
+    try:
+        positions = reorder(policies, [pid for pid, _ in order])
+    except ValidationFailed as exc:
+        raise _invalid("invalid_sla_policy_order", exc) from exc
+    known = {p.id: p for p in policies}
+    for pid, version in order:
+        if known[pid].version != version:
+            # A version in the body, not an If-Match: a conflict with what the caller
+            # read, answered as one (409), naming the policy that moved on.
+            raise Conflict("sla_policy_changed",
+                           f"SLA policy {known[pid].name!r} ({pid}) is at version "
+                           f"{known[pid].version}, not {version}: read the policies again",
+                           policy_id=str(pid), current_version=known[pid].version)
+    out = []
+    for policy in policies:
+        position = positions.get(policy.id)
+        if position is None or position == policy.position:
+            out.append(policy)
+            continue
+        command = ChangePolicy(position=position, at=at)
+        out.append(await change_policy(uow, policy.id, command,
+                                       expected_version=policy.version))
+    return in_order(out)
+
+
 async def get_policy(uow: UnitOfWork, policy_id: UUID) -> TargetPolicy | None:
     return await read_model.load_policy(uow.conn, uow.tenant_id, policy_id)
 
@@ -211,4 +310,5 @@ async def sla_policy_for(conn: asyncpg.Connection, tenant: TenantId, settings: S
 
 
 __all__ = ["change_calendar", "change_policy", "create_calendar", "create_policy",
-           "get_calendar", "get_policy", "sla_policy_for"]
+           "delete_calendar", "delete_policy", "get_calendar", "get_policy",
+           "reorder_policies", "sla_policy_for"]

@@ -121,7 +121,23 @@ async def list_policies(conn: asyncpg.Connection, tenant_id: TenantId,
                                                   limit)]
 
 
+async def delete_policy(write: Write, tenant_id: TenantId, policy_id: UUID) -> None:
+    await write(Q["delete_policy"], tenant_id, policy_id)
+
+
+async def delete_calendar(write: Write, tenant_id: TenantId, calendar_id: UUID) -> None:
+    await write(Q["delete_calendar"], tenant_id, calendar_id)
+
+
+async def policies_on_calendar(conn: asyncpg.Connection, tenant_id: TenantId,
+                               calendar_id: UUID) -> list[tuple[UUID, str]]:
+    """The ``(id, name)`` of each policy that runs on the calendar, oldest first."""
+    return [(r["id"], r["name"]) for r in await conn.fetch(Q["policies_on_calendar"],
+                                                           tenant_id, calendar_id)]
+
+
 __all__ = ["CalendarVersion", "all_policies", "calendar_versions", "count_calendars",
-           "current_calendars", "has_policies", "list_calendars", "list_policies",
+           "current_calendars", "delete_calendar", "delete_policy", "has_policies",
+           "list_calendars", "list_policies",
            "load_calendar", "load_policy", "lock_policies", "policies_ask_organization",
-           "put_calendar", "put_policy"]
+           "policies_on_calendar", "put_calendar", "put_policy"]

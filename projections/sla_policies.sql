@@ -112,3 +112,29 @@ SELECT id, version, name, position, "default", conditions, targets, calendar_id,
 -- name: current_calendars --
 -- $1 tenant_id, $2 calendar ids: each one's current version and hours
 SELECT id, version, hours FROM sla_calendars WHERE tenant_id = $1 AND id = ANY($2::uuid[])
+
+-- name: delete_policy --
+-- $1 tenant_id, $2 policy id. The row goes, and the tenant's policies get a new
+-- revision (migration 0680), so no process decides on the deleted one again. Clocks
+-- that ran on it keep what they recorded.
+WITH gone AS (
+    DELETE FROM sla_policies WHERE tenant_id = $1 AND id = $2
+)
+INSERT INTO sla_policy_revisions (tenant_id, revision)
+VALUES ($1, nextval('sla_policy_revision'))
+ON CONFLICT (tenant_id) DO UPDATE SET revision = excluded.revision
+
+-- name: delete_calendar --
+-- $1 tenant_id, $2 calendar id. The row goes; its versions' hours stay for good
+-- (sla_calendar_versions), for the clocks that ran on them.
+WITH gone AS (
+    DELETE FROM sla_calendars WHERE tenant_id = $1 AND id = $2
+)
+INSERT INTO sla_policy_revisions (tenant_id, revision)
+VALUES ($1, nextval('sla_policy_revision'))
+ON CONFLICT (tenant_id) DO UPDATE SET revision = excluded.revision
+
+-- name: policies_on_calendar --
+-- $1 tenant_id, $2 calendar id: the policies that run on it, oldest first
+SELECT id, name FROM sla_policies WHERE tenant_id = $1 AND calendar_id = $2
+ ORDER BY created_at, id

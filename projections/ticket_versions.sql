@@ -37,19 +37,21 @@ SELECT (SELECT recorded_at FROM events WHERE tenant_id = $1 AND seq = $2) AS at,
 -- index. The start is one row value, so that the index scan begins there: with the
 -- bound as a condition of its own beside the cursor's, Postgres began at the cursor
 -- and stepped over every newer entry (18 ms at a tenth of a 20,000-ticket history).
+-- The bound is read once (`bound`): written out twice, it was two InitPlans, each a
+-- reference to ticket_versions with its own copy of the row-level security quals to
+-- set up, which cost more than the walk itself (docs/performance.md, bench/as_of.py).
 -- (A ticket id of all ones would be skipped at the bound; a v4 uuid never is one.)
+WITH bound AS (
+    SELECT o.created_max FROM ticket_versions o
+     WHERE o.tenant_id = $1 AND o.created_max IS NOT NULL AND o.valid_from_seq <= $5
+     ORDER BY o.valid_from_seq DESC LIMIT 1
+)
 SELECT id, version, created_at AS sort_key, view::text AS view, NULL::jsonb AS state_json
   FROM ticket_versions
  WHERE tenant_id = $1
    AND (created_at, id) < (
-       least($2::timestamptz, (SELECT o.created_max FROM ticket_versions o
-                                WHERE o.tenant_id = $1 AND o.created_max IS NOT NULL
-                                  AND o.valid_from_seq <= $5
-                                ORDER BY o.valid_from_seq DESC LIMIT 1)),
-       CASE WHEN $2::timestamptz <= (SELECT o.created_max FROM ticket_versions o
-                                      WHERE o.tenant_id = $1 AND o.created_max IS NOT NULL
-                                        AND o.valid_from_seq <= $5
-                                      ORDER BY o.valid_from_seq DESC LIMIT 1)
+       least($2::timestamptz, (SELECT created_max FROM bound)),
+       CASE WHEN $2::timestamptz <= (SELECT created_max FROM bound)
             THEN $3::uuid ELSE 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid END)
    AND valid_from_seq <= $5 AND valid_to_seq > $5
    {filters}

@@ -53,7 +53,11 @@ def _clock(clock: SlaClock) -> dict[str, Any]:
     }
     if clock.basis is not None:
         # Only for clocks on an SLA policy: documents of the others read as before.
-        shown["policy"] = clock.basis.model_dump(mode="json")
+        policy = clock.basis.model_dump(mode="json")
+        if policy["policy_name"] is None:
+            # A clock recorded before policies' names were: its document reads as it did.
+            del policy["policy_name"]
+        shown["policy"] = policy
     return shown
 
 

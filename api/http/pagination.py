@@ -166,6 +166,14 @@ def row_position(row: Any) -> Position:
     return row["created_at"], row["id"]
 
 
+def record_position(record: Any) -> Position:
+    """The keyset position of a row or of a record with ``created_at`` and ``id``
+    attributes (an aggregate's state, before it is rendered as JSON text)."""
+    if hasattr(record, "created_at"):
+        return record.created_at, record.id
+    return row_position(record)
+
+
 __all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "CursorCodec", "Position", "paginate",
            "personal_list_page", "scope_of", "tenant_list_document", "tenant_list_page"]
 
@@ -175,6 +183,7 @@ async def tenant_list_page(
     read: Callable[[UnitOfWork, Position | None, int], Awaitable[Sequence[Any]]],
     limit: int, cursor: str | None, *,
     actor: StoreActor | None = None, filters: Mapping[str, str] | None = None,
+    position: Callable[[Any], Position] = row_position,
 ) -> tuple[list[Any], str | None]:
     """One page of a tenant list in ``(created_at, id)`` order.
 
@@ -188,7 +197,7 @@ async def tenant_list_page(
     after = codec.decode(scope, cursor) if cursor is not None else None
     async with store.session(tenant_id, actor, readonly=True) as s:
         rows = await read(s, after, limit + 1)
-    return paginate(codec, scope, rows, limit, row_position)
+    return paginate(codec, scope, rows, limit, position)
 
 
 async def tenant_list_document(
@@ -198,14 +207,16 @@ async def tenant_list_document(
     filters: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """One page, as ``{"data", "next_cursor"}``, of a tenant list (``tenant_list_page``):
-    ``rows`` reads them as ``(conn, tenant, after, n)``, ``document`` renders each."""
+    ``rows`` reads them as ``(conn, tenant, after, n)``, ``document`` renders each. The
+    next cursor is taken from the record, not from its document: a document rendered
+    as JSON text has its ``created_at`` as a string."""
 
     async def read(s: UnitOfWork, after: Position | None, n: int) -> list[Any]:
-        return [document(r) for r in await rows(s.conn, s.tenant_id, after, n)]
+        return list(await rows(s.conn, s.tenant_id, after, n))
 
     page, nxt = await tenant_list_page(codec, store, tenant_id, list_name, read, limit, cursor,
-                                       filters=filters)
-    return {"data": page, "next_cursor": nxt}
+                                       filters=filters, position=record_position)
+    return {"data": [document(r) for r in page], "next_cursor": nxt}
 
 
 async def personal_list_page(

@@ -206,6 +206,20 @@ PROBLEMS: Mapping[str, ProblemCode] = _codes(
                 {"fields": Member({"type": "array", "minItems": 1,
                                    "items": {"type": "string",
                                              "enum": ["sla_targets", "group_sla_targets"]}})}),
+    ProblemCode("calendar_in_use", 409, "Calendar in use",
+                "SLA policies run on the calendar (`policies` names them): give them "
+                "another calendar before deleting it.",
+                {"policies": Member({"type": "array", "minItems": 1, "items": {
+                    "type": "object", "required": ["id", "name"],
+                    "properties": {"id": _UUID, "name": {"type": "string"}},
+                    "additionalProperties": False}})}),
+    ProblemCode("sla_policy_is_default", 409, "Default SLA policy",
+                "The default SLA policy, which every ticket no other policy matches falls "
+                "back to, is not deleted; change its targets instead."),
+    ProblemCode("sla_policy_changed", 409, "SLA policy changed",
+                "A new order of the SLA policies names a version of a policy that is not "
+                "its version now (`policy_id`, `current_version`): read them again.",
+                {"policy_id": Member(_UUID), "current_version": Member({"type": "integer"})}),
     ProblemCode("too_many_fields", 409, "Too many fields",
                 "The tenant has as many ticket fields as it may."),
     ProblemCode("erasure_unavailable", 409, "Erasure unavailable",
@@ -295,6 +309,10 @@ PROBLEMS: Mapping[str, ProblemCode] = _codes(
                 "An SLA policy's condition, target or calendar is refused, or the "
                 "policies would have no default (`errors` names the part).",
                 {"errors": ERRORS}),
+    ProblemCode("invalid_sla_policy_order", 422, "Invalid SLA policy order",
+                "A new order of the SLA policies that does not name each of the tenant's "
+                "policies exactly once, or does not put the default last (`errors` names "
+                "the part).", {"errors": ERRORS}),
     ProblemCode("too_many_sla_policies", 422, "Too many SLA policies",
                 "The tenant has as many SLA policies as it may (200).", {"errors": ERRORS}),
     ProblemCode("invalid_macro", 422, "Invalid macro",

@@ -3,7 +3,8 @@ that say which targets a ticket's SLA clocks run on (``handlers.sla_policies`` k
 their rules).
 
 Admins manage both; their past is in ``/history`` and ``/as-of`` (api/routes/audit.py).
-Commands take ``Idempotency-Key``; a PATCH takes ``If-Match`` (the ETag).
+Commands take ``Idempotency-Key``; a PATCH or DELETE takes ``If-Match`` (the ETag), and
+a new order of the policies names the version of each.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ from api.schemas.sla_policies import (
     PolicyAppliedOut,
     PolicyConditionIn,
     PolicyIn,
+    PolicyOrderIn,
+    PolicyOrderOut,
     PolicyOut,
     PolicyPage,
     PolicyPatch,
@@ -152,6 +155,22 @@ async def patch_calendar(calendar_id: UUID, body: CalendarPatch, request: Reques
                                  _calendar_reply, expected_version=expected)
 
 
+@router.delete("/v1/calendars/{calendar_id}", response_model=CalendarOut,
+               responses=errors(404, 409, 412) | sends(200, required=(ETAG,)),
+               summary="Delete a calendar no SLA policy runs on")
+async def delete_calendar(calendar_id: UUID, request: Request, principal: Authorized,
+                          services: ServicesDep, if_match: IfMatch = None) -> Response:
+    """A calendar an SLA policy runs on is a 409 ``calendar_in_use`` naming the
+    policies. Clocks that ran on it keep being judged on the hours they recorded.
+    Answers the calendar as it was; its history stays in its stream."""
+    expected = parse_if_match(if_match)
+    at = services.clock.now()
+    return await commands.run_to(
+        request, services, principal, None,
+        lambda uow: handlers.delete_calendar(uow, calendar_id, at, expected_version=expected),
+        _calendar_reply, expected_version=expected)
+
+
 # --- policies ----------------------------------------------------------------------------
 
 
@@ -183,6 +202,26 @@ async def create_policy(body: PolicyIn, request: Request, principal: Authorized,
                                  _policy_created)
 
 
+@router.put("/v1/sla-policies/order", response_model=PolicyOrderOut,
+            responses=errors(409, 413, 415),
+            summary="Set the order the SLA policies are tried in, all at once")
+async def put_order(body: PolicyOrderIn, request: Request, principal: Authorized,
+                    services: ServicesDep) -> Response:
+    """Name every policy once, with the version you saw, the default last: their
+    positions become 10, 20, 30... in that order, in one transaction. A list that is not
+    exactly the tenant's policies is a 422 naming the entry; a version that is not the
+    policy's is a 409 ``sla_policy_changed``, and nothing changes."""
+    at = services.clock.now()
+    order = [(p.id, p.version) for p in body.policies]
+
+    async def work(uow: UnitOfWork) -> JsonReply:
+        policies = await handlers.reorder_policies(uow, order, at)
+        return JsonReply(200, {"data": [policy_document(p) for p in policies]})
+
+    return await commands.run(request, services, principal, body.model_dump(mode="json"),
+                              work)
+
+
 @router.get("/v1/sla-policies/{policy_id}", response_model=PolicyOut,
             responses=errors(404) | sends(200, required=(ETAG,)),
             summary="One SLA policy; `ETag`")
@@ -209,6 +248,25 @@ async def patch_policy(policy_id: UUID, body: PolicyPatch, request: Request,
     return await commands.run_to(
         request, services, principal, given,
         lambda uow: handlers.change_policy(uow, policy_id, command, expected_version=expected),
+        _policy_reply, expected_version=expected)
+
+
+@router.delete("/v1/sla-policies/{policy_id}", response_model=PolicyOut,
+               responses=errors(404, 409, 412) | sends(200, required=(ETAG,)),
+               summary="Delete an SLA policy (not the default)")
+async def delete_policy(policy_id: UUID, request: Request, principal: Authorized,
+                        services: ServicesDep, if_match: IfMatch = None) -> Response:
+    """No ticket is matched to it from now on. Open clocks running on it keep the
+    targets and calendar they recorded (their verdicts and deadlines do not move) until
+    their ticket is re-matched: a change of priority, group or organization, or
+    ``apply`` of the policy that matches it now. The default is a 409
+    ``sla_policy_is_default``. Answers the policy as it was; its history stays in its
+    stream."""
+    expected = parse_if_match(if_match)
+    at = services.clock.now()
+    return await commands.run_to(
+        request, services, principal, None,
+        lambda uow: handlers.delete_policy(uow, policy_id, at, expected_version=expected),
         _policy_reply, expected_version=expected)
 
 

@@ -15,6 +15,7 @@ from api.schemas import StorableJson, patch_fields_given, patch_schema
 from api.schemas.rules import ConditionOut
 from domain.sla_calendar import CALENDAR_NAME_MAX, HOLIDAYS_MAX, SlaCalendar
 from domain.target_policy import (
+    POLICIES_MAX,
     POLICY_CONDITIONS_MAX,
     POLICY_FIELDS,
     POLICY_NAME_MAX,
@@ -167,6 +168,28 @@ class PolicyOut(BaseModel):
 class PolicyPage(BaseModel):
     data: list[PolicyOut]
     next_cursor: str | None
+
+
+class PolicyAtVersionIn(BaseModel):
+    model_config = _IN
+
+    id: UUID
+    version: int = Field(ge=1, le=2**31 - 1,
+                         description="The version the caller saw: 412 if it is not the "
+                                     "policy's.")
+
+
+class PolicyOrderIn(BaseModel):
+    """Every policy of the tenant, once each, in the order they are to be tried, the
+    default last."""
+
+    model_config = _IN
+
+    policies: list[PolicyAtVersionIn] = Field(min_length=1, max_length=POLICIES_MAX)
+
+
+class PolicyOrderOut(BaseModel):
+    data: list[PolicyOut] = Field(description="Every policy, in the order now tried.")
 
 
 class PolicyAppliedOut(BaseModel):

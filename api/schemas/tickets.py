@@ -218,6 +218,11 @@ class ClockPolicyOut(BaseModel):
     policy_version: int
     calendar_id: UUID | None = Field(description="null: calendar time")
     calendar_version: int | None
+    policy_name: str | None = Field(
+        default=None, exclude_if=_absent,
+        description="The policy's name at that version, recorded with the clock: it "
+                    "stays after the policy is renamed (until the clock is retargeted) "
+                    "or deleted. Absent on clocks recorded before names were.")
 
 
 class ClockOut(BaseModel):

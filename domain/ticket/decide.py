@@ -430,7 +430,8 @@ def _retarget(state: Ticket, priority: Priority, group: GroupId | None, policy: 
     clocks: Clocks = {}
     before = None
     for metric, clock in state.clocks.items():
-        if clock.basis == choice.basis or (clock.fulfilled_at is not None and not clock.paused):
+        if choice.basis.runs_as(clock.basis) or (clock.fulfilled_at is not None
+                                                 and not clock.paused):
             continue
         new = rebase_clock(policy.calendar_of(clock), choice.calendar, clock,
                            choice.targets.get(metric), choice.basis, at)

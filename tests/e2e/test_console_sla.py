@@ -3,9 +3,10 @@
 this module's own: the policies made here would change the clocks the other modules'
 tickets start): an admin creates a calendar and the default policy, a target over 366
 days is refused with its message next to the target's input, the ticket page names the
-policy behind each clock (by name for the admin, by id for an agent, who may not read
-policies), and the queue's past view shows the desk as it stood before
-changes made after the moment picked, read-only, with the way back to now. It saves
+policy behind each clock by name, for an agent too (who may not read policies), moving
+a policy in the order is one request that sets the whole order, and the queue's past
+view shows the desk as it stood before changes made after the moment picked,
+read-only, with the way back to now. It saves
 ``sla-policies.png`` and ``queue-as-of.png`` (``scripts/screenshots`` into docs/screenshots/)."""
 
 from __future__ import annotations
@@ -82,6 +83,30 @@ async def test_an_admin_makes_a_calendar_and_a_policy_and_reads_the_desk_as_it_s
     await expect(made.get_by_label("First reply", exact=True)).to_have_value("8")
     await page.screenshot(path=str(shots / "sla-policies.png"), full_page=True)
 
+    # Two more policies (on tags no ticket here has); moving one down is one request
+    # that sets the whole order, not a PATCH per policy moved.
+    for name in ("VIP", "Partners"):
+        r = await console.api("POST", "/v1/sla-policies", ADMIN, json={
+            "name": name, "conditions": [{"field": "tags", "op": "contains",
+                                          "value": f"{name.lower()}-only"}],
+            "targets": {"first_reply_ms": HOUR}})
+        assert r.status_code == 201, r.text
+    await page.reload()
+    order = page.locator(".policy-order li")
+    await expect(order).to_have_count(3)
+    await expect(order.nth(0)).to_contain_text("VIP")
+    writes: list[str] = []
+    page.on("request", lambda q: writes.append(f"{q.method} {q.url.split('/v1/')[-1]}")
+            if q.method in ("PUT", "PATCH") else None)
+    await page.get_by_role("button", name="Move down: VIP").click()
+    await expect(order.nth(0)).to_contain_text("Partners")
+    await expect(order.nth(1)).to_contain_text("VIP")
+    await expect(order.nth(2)).to_contain_text("Standard (the default, always last)")
+    assert writes == ["PUT sla-policies/order"]
+    positions = {p["name"]: p["position"] for p in (await console.api(
+        "GET", "/v1/sla-policies", ADMIN)).json()["data"] if not p["default"]}
+    assert positions == {"Partners": 10, "VIP": 20}
+
     # The settings' targets no longer set clocks: shown, not offered.
     await page.get_by_role("navigation", name="Admin").get_by_role("link", name="Settings").click()
     await expect(page.locator("#sla-urgent-first")).to_be_disabled()
@@ -143,12 +168,12 @@ async def test_an_admin_makes_a_calendar_and_a_policy_and_reads_the_desk_as_it_s
     await expect(page.locator(".pick").first).to_be_visible()
     no_script_errors(page)
 
-    # An agent may not read policies: the clock names the policy by its id, and the
-    # admin pages are not theirs.
+    # An agent may not read policies: the clock names the policy by the name its ticket
+    # records with it, and the admin pages are not theirs.
     page = await signed_in_as(context, console, "Jonas Weber")
     await page.goto(f"{console.base}/console/#/tickets/{opened['id']}")
     await expect(page.locator('.clock[data-metric="first_response"] .clock-policy')).to_have_text(
-        f"SLA policy {policy['id'][:8]}, version 1")
+        "Policy Standard, version 1")
     await expect(page.get_by_role("navigation", name="Sections").get_by_role(
         "link", name="Admin")).to_have_count(0)
     no_script_errors(page)

@@ -92,6 +92,9 @@ BODIES: dict[str, Callable[[], Any]] = {
                                                       "value": "urgent"}]},
     "PATCH /v1/sla-policies/{policy_id}": lambda: {"name": f"p-{uuid.uuid4()}"},
     "POST /v1/sla-policies/{policy_id}/apply": lambda: None,
+    "DELETE /v1/sla-policies/{policy_id}": lambda: None,
+    "PUT /v1/sla-policies/order": lambda: None,  # the tenant's policies, read (_request)
+    "DELETE /v1/calendars/{calendar_id}": lambda: None,
     "POST /v1/views": lambda: {"name": "Open", "shared": True, "filters": {"state": "open"}},
     "PATCH /v1/macros/{macro_id}": lambda: {"name": f"m-{uuid.uuid4()}"},
     "DELETE /v1/macros/{macro_id}": lambda: None,
@@ -211,6 +214,10 @@ async def _request(http: httpx.AsyncClient, h: dict[str, str], method: str, path
                                                                 "ticket_id": other}
     if path == "/v1/settings":
         body = (await http.get("/v1/settings", headers=h)).json()
+    if path == "/v1/sla-policies/order":
+        listed = (await http.get("/v1/sla-policies", headers=h)).json()["data"]
+        body = {"policies": [{"id": p["id"], "version": p["version"]}
+                             for p in sorted(listed, key=lambda p: p["default"])]}
     if path.endswith("/uploads"):
         url += "?name=notes.json"
     return await http.request(method.upper(), url, json=body, headers=h | extra)

@@ -155,7 +155,8 @@ async def test_a_policy_changed_in_one_process_is_applied_by_the_next_command_in
 
         seen = await first_reply()
         assert seen == {"target_ms": 3_600_000, "policy_id": default["id"],
-                        "policy_version": 1, "calendar_id": None, "calendar_version": None}
+                        "policy_version": 1, "calendar_id": None, "calendar_version": None,
+                        "policy_name": "Default"}
         assert await first_reply() == seen  # kept, not read again: the same answer
         memo = other.state.services.store.memo
         assert len(memo) == 1
@@ -175,7 +176,7 @@ async def test_a_policy_changed_in_one_process_is_applied_by_the_next_command_in
         assert mail.status_code == 201, mail.text
         assert await first_reply() == {
             "target_ms": 1_800_000, "policy_id": mail.json()["id"], "policy_version": 1,
-            "calendar_id": calendar["id"], "calendar_version": 1}
+            "calendar_id": calendar["id"], "calendar_version": 1, "policy_name": "Mail"}
 
         later = {**HOURS, "weekly": {"0": [["08:00", "18:00"]]}}
         moved = await http.patch(f"/v1/calendars/{calendar['id']}", json={"hours": later},

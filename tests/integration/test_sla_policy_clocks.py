@@ -85,7 +85,7 @@ async def test_regrouping_retargets_and_the_breach_latches_once_at_the_new_deadl
     assert regrouped.clocks["resolution"].due_at == T0 + timedelta(minutes=120)
     shown = ticket_document(regrouped)["sla"]["first_response"]["policy"]
     assert shown == {"policy_id": str(tier2.id), "policy_version": 1, "calendar_id": None,
-                     "calendar_version": None}
+                     "calendar_version": None, "policy_name": "Tier 2"}
 
     clock = ManualClock(T0 + timedelta(minutes=10))
     pools = [await create_pool(db.runtime_url, min_size=1, max_size=4) for _ in range(2)]

@@ -25,6 +25,7 @@ from domain.events import (
     ApiKeyRevoked,
     CalendarChanged,
     CalendarCreated,
+    CalendarDeleted,
     CcsChanged,
     ContactCreated,
     ContactErased,
@@ -64,6 +65,7 @@ from domain.events import (
     SlackDisconnected,
     SlaPolicyChanged,
     SlaPolicyCreated,
+    SlaPolicyDeleted,
     SlaRetargeted,
     SlaWarning,
     TicketFieldDefined,
@@ -263,11 +265,14 @@ def sla_policy_events() -> list[Event]:
         SlaPolicyChanged(set_calendar=True, calendar_id=None, at=AT),
         SlaRetargeted(from_policy=None, reason="group", at=AT,
                       to_policy=ClockBasis(policy_id=uuid.UUID(int=32), policy_version=2,
-                                           calendar_id=uuid.UUID(int=31), calendar_version=1),
+                                           calendar_id=uuid.UUID(int=31), calendar_version=1,
+                                           policy_name="VIP"),
                       clocks={SlaMetric.RESOLUTION: SlaClock(
                           metric=SlaMetric.RESOLUTION, target_ms=60_000, started_at=AT,
                           due_at=AT, basis=ClockBasis(policy_id=uuid.UUID(int=32),
                                                       policy_version=2))}),
+        SlaPolicyDeleted(at=AT),
+        CalendarDeleted(at=AT),
     ]
 
 

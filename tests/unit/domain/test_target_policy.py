@@ -16,18 +16,21 @@ import pytest
 
 from domain.business_hours import Calendar
 from domain.errors import ValidationFailed
-from domain.events import PolicyTargets, SlaRetargeted
+from domain.events import PolicyTargets, SlaPolicyDeleted, SlaRetargeted
 from domain.ids import ContactId, GroupId
 from domain.rule_parts import Condition
 from domain.sla import SlaPolicy, SlaTarget
 from domain.target_policy import (
     CreatePolicy,
+    DefaultPolicyKept,
     TargetPolicy,
     check_policy_set,
+    decide_delete_policy,
     decide_policy,
     evolve_policy,
     legacy_policies,
     policy_matcher,
+    reorder,
 )
 from domain.ticket.commands import (
     Assign,
@@ -304,3 +307,45 @@ def test_a_ticket_re_matched_onto_a_policy_measuring_requester_wait_starts_the_c
     [again] = when(after, RetargetSla(policy_id=None, reason="apply", at=at(1, 30)),
                    policy=view(DEFAULT, waits_more))
     assert again.clocks[RW].started_at == at(1)
+
+
+def test_a_clock_records_the_name_its_policy_had_and_a_rename_alone_retargets_nothing(
+        ) -> None:
+    history = given(open_cmd(), policy=view(DEFAULT))
+    assert state_of(history).clocks[FR].basis.policy_name == "default"
+    # The same version under another name (a clock recorded before names were, say)
+    # runs on the same policy: re-matching it moves nothing.
+    unnamed = DEFAULT.model_copy(update={"name": "renamed"})
+    assert when(history, RetargetSla(policy_id=None, reason="apply", at=at(1)),
+                policy=view(unnamed)) == []
+    # A rename is a new version: apply moves the clocks, and names both.
+    renamed = unnamed.model_copy(update={"version": DEFAULT.version + 1})
+    [moved] = when(history, RetargetSla(policy_id=None, reason="apply", at=at(1)),
+                   policy=view(renamed))
+    assert isinstance(moved, SlaRetargeted)
+    assert moved.from_policy is not None and moved.from_policy.policy_name == "default"
+    assert moved.to_policy.policy_name == "renamed"
+
+
+def test_the_default_is_not_deleted_and_a_deleted_policy_replays_to_what_it_was() -> None:
+    with pytest.raises(DefaultPolicyKept):
+        decide_delete_policy(DEFAULT, at(1))
+    vip = policy("vip", PolicyTargets(first_reply_ms=H // 6),
+                 Condition(field="tags", op="contains", value="vip"))
+    [gone] = decide_delete_policy(vip, at(1))
+    assert isinstance(gone, SlaPolicyDeleted)
+    assert evolve_policy(vip, gone) == vip.model_copy(update={"version": 2,
+                                                              "updated_at": at(1)})
+
+
+def test_a_new_order_names_every_policy_once_with_the_default_last() -> None:
+    a, b = (policy(n, PolicyTargets(first_reply_ms=H),
+                   Condition(field="tags", op="contains", value=n)) for n in "ab")
+    assert reorder([DEFAULT, a, b], [b.id, a.id, DEFAULT.id]) == {b.id: 10, a.id: 20}
+    for ids, field in (([b.id, DEFAULT.id], "policies"),
+                       ([b.id, b.id, a.id, DEFAULT.id], "policies.1.id"),
+                       ([DEFAULT.id, b.id, a.id], "policies.0.id"),
+                       ([b.id, CAL, a.id, DEFAULT.id], "policies.1.id")):
+        with pytest.raises(ValidationFailed) as refused:
+            reorder([DEFAULT, a, b], ids)
+        assert refused.value.field == field, ids

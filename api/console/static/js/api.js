@@ -69,6 +69,10 @@ export class Api {
     return this.request('PATCH', path, {...options, body});
   }
 
+  put(path, body, options) {
+    return this.request('PUT', path, {...options, body});
+  }
+
   /** One call. ``ifMatch`` is a version (of a ticket, contact or organization; sent as
    * an ETag); ``idempotencyKey``
    * makes a repeated POST a replay of the first. Answers {status, body, etag}. */

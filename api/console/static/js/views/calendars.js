@@ -1,8 +1,9 @@
 // Admin: the tenant's calendars (/v1/calendars), the business hours SLA policies count
 // on: a time zone, shifts per weekday, holidays. Each calendar is a form of its own,
 // saved with If-Match on the version shown; a new version of the hours is what clocks
-// starting from then on run on (docs/sla.md). The API has no way to delete a calendar.
-// A refusal's messages stand next to the inputs they name.
+// starting from then on run on (docs/sla.md). "Delete" is DELETE with If-Match; a
+// calendar an SLA policy runs on is refused, the refusal naming the policies. A
+// refusal's messages stand next to the inputs they name.
 
 import {newIdempotencyKey} from '../api.js';
 import {announce, fill, h} from '../dom.js';
@@ -63,6 +64,16 @@ function calendarForm(app, calendar, reload) {
   const key = `cal-${calendar.id.slice(0, 8)}`;
   const {controls, body, errors} = calendarInputs(key, calendar, editable);
   const saved = h('p', {class: 'saved', role: 'status'});
+  const deleting = app.session.may('DELETE /v1/calendars/{calendar_id}')
+    ? actionForm(`Delete ${calendar.name}`, [
+      h('p', {class: 'help'}, 'Only a calendar no SLA policy runs on; clocks that ran on it '
+        + 'keep being judged on its hours.'),
+      h('button', {type: 'submit'}, 'Delete the calendar')], async () => {
+      await app.api.request('DELETE', `/v1/calendars/${calendar.id}`,
+        {ifMatch: calendar.version, idempotencyKey: newIdempotencyKey()});
+      announce(`Calendar ${calendar.name} deleted`);
+      await reload();
+    }, {reread: () => reload(calendar.id)}) : null;
   return h('details', {class: 'admin-item', dataset: {id: calendar.id}},
     h('summary', null, calendar.name, ' ', h('span', {class: 'hint'},
       `${calendar.hours.timezone} · version ${calendar.version} · changed `
@@ -75,7 +86,7 @@ function calendarForm(app, calendar, reload) {
       fill(saved, `Saved: version ${done.body.version}.`);
       announce(`Calendar ${done.body.name} saved`);
       await reload(calendar.id);
-    }, {errors, reread: () => reload(calendar.id)}));
+    }, {errors, reread: () => reload(calendar.id)}), deleting);
 }
 
 export function calendarsPage(app, body) {

@@ -2,9 +2,11 @@
 // tried (by position, then oldest first, the default last; the first whose conditions
 // all hold is a ticket's). Each is a form: name, conditions, a target per metric in
 // hours, the calendar; saved with If-Match on the version shown. The order is changed by
-// moving a policy up or down, which renumbers the positions (one PATCH per policy whose
-// position changes). "Move open clocks here" is POST .../apply. The API has no way to
-// delete a policy. A refusal's messages stand next to the inputs they name.
+// moving a policy up or down: one PUT /v1/sla-policies/order with the whole new order
+// and the version of each policy shown, all or nothing. "Move open clocks here" is POST
+// .../apply; "Delete" is DELETE with If-Match (not the default; the open clocks on a
+// deleted policy keep their targets). A refusal's messages stand next to the inputs
+// they name.
 
 import {newIdempotencyKey} from '../api.js';
 import {announce, clearProblem, fill, h, showProblem} from '../dom.js';
@@ -20,7 +22,6 @@ export const TARGETS = [
   ['periodic_update_ms', 'Periodic update'], ['requester_wait_ms', 'Requester wait'],
   ['resolution_ms', 'Resolution'],
 ];
-const STEP = 10; // positions are renumbered 10, 20, 30...: room to spare
 
 /** The order the API tries policies in. */
 export function tried(policies) {
@@ -121,6 +122,17 @@ function policyForm(app, policy, rank, calendars, reload) {
       announce(applied.textContent);
     }));
   }
+  if (!policy.default && app.session.may('DELETE /v1/sla-policies/{policy_id}')) {
+    parts.push(actionForm(`Delete ${policy.name}`, [
+      h('p', {class: 'help'}, 'No ticket is matched to it from then on. Open clocks on it '
+        + 'keep its targets until their ticket is matched again.'),
+      h('button', {type: 'submit'}, 'Delete the policy')], async () => {
+      await app.api.request('DELETE', `/v1/sla-policies/${policy.id}`,
+        {ifMatch: policy.version, idempotencyKey: newIdempotencyKey()});
+      announce(`Policy ${policy.name} deleted`);
+      await reload();
+    }, {reread: () => reload(policy.id)}));
+  }
   return h('details', {class: 'admin-item', dataset: {id: policy.id}},
     h('summary', null, `${rank}. ${policy.name}`, policy.default
       ? h('span', {class: 'badge'}, 'default') : null, ' ',
@@ -130,32 +142,31 @@ function policyForm(app, policy, rank, calendars, reload) {
 }
 
 /** Move the policy at ``from`` of ``order`` (the non-default ones, as tried) to ``to``:
- * every policy whose position changes is saved with its new one, If-Match its version. */
-async function move(app, order, from, to) {
+ * the whole new order, the default last, in one request naming the version of each
+ * policy shown (the API renumbers the positions 10, 20, 30...). */
+async function move(app, order, defaults, from, to) {
   const moved = [...order];
   const [policy] = moved.splice(from, 1);
   moved.splice(to, 0, policy);
-  for (const [i, p] of moved.entries()) {
-    const position = (i + 1) * STEP;
-    if (p.position === position) continue;
-    await app.api.patch(`/v1/sla-policies/${p.id}`, {position},
-      {ifMatch: p.version, idempotencyKey: newIdempotencyKey()});
-  }
+  await app.api.put('/v1/sla-policies/order',
+    {policies: [...moved, ...defaults].map((p) => ({id: p.id, version: p.version}))},
+    {idempotencyKey: newIdempotencyKey()});
 }
 
 function orderList(app, policies, problems, reload) {
   const order = policies.filter((p) => !p.default);
-  const movable = app.session.may('PATCH /v1/sla-policies/{policy_id}') && order.length > 1;
+  const defaults = policies.filter((p) => p.default);
+  const movable = app.session.may('PUT /v1/sla-policies/order') && order.length > 1;
   const step = (i, to, text) => h('button', {type: 'button', class: 'quiet',
     disabled: to < 0 || to >= order.length, 'aria-label': `${text}: ${order[i].name}`,
     onclick: async (event) => {
       clearProblem(problems);
       event.target.disabled = true;
       try {
-        await move(app, order, i, to);
+        await move(app, order, defaults, i, to);
         announce(`${order[i].name} moved ${text.toLowerCase()}`);
       } catch (error) {
-        showProblem(problems, error, 'The order was not changed (in full)');
+        showProblem(problems, error, 'The order was not changed');
       }
       await reload();
     }}, text);

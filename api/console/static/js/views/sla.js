@@ -2,7 +2,8 @@
 // ticker in main.js updates every [data-due] element each second), and otherwise
 // paused with the budget left, breached (a breach latches), met, or not running. A
 // warned clock (past the tenant's warning share of its target) is amber, on the ticket
-// page and in the queue's badge. Each clock names the SLA policy behind it.
+// page and in the queue's badge. Each clock names the SLA policy behind it, by the
+// name recorded with the clock.
 
 import {countdown, dateTime, duration, label, METRICS} from '../format.js';
 import {now} from '../api.js';
@@ -52,10 +53,12 @@ export function slaSummary(ticket, past = false) {
   return h('span', {class: 'badge sla-running'}, `${label(metric)} `, when);
 }
 
-/** The words naming a clock's policy: its name when ``policyName`` knows it (a role
- * that may read policies), else its id; and the version the clock runs on. */
+/** The words naming a clock's policy: the name recorded with the clock (the policy's
+ * at the version the clock runs on), else, on a clock recorded before names were, its
+ * name when ``policyName`` knows it (a role that may read policies), else its id; and
+ * the version the clock runs on. */
 function policyLine(policy, policyName) {
-  const name = policyName?.(policy.policy_id);
+  const name = policy.policy_name ?? policyName?.(policy.policy_id);
   const calendar = policy.calendar_id
     ? `calendar ${policy.calendar_id.slice(0, 8)} version ${policy.calendar_version}`
     : 'calendar time';
@@ -97,7 +100,7 @@ export function clockCard(metric, clock, policyName) {
     h('h3', null, label(metric)),
     h('p', {class: 'clock-status'}, status),
     h('p', {class: 'clock-detail'}, detail),
-    // The policy behind the clock: by name for a role that reads policies (admins);
-    // others (agents may not read policies) see its id.
+    // The policy behind the clock, by the name the ticket's answer records with it,
+    // for every role (agents may not read policies themselves).
     clock.policy ? policyLine(clock.policy, policyName) : null);
 }
