@@ -138,7 +138,12 @@ async def held_ticket(uow: UnitOfWork, session_id: UUID, ticket_id: UUID) -> Any
 
 
 async def get_ticket(uow: UnitOfWork, session_id: UUID, ticket_id: UUID) -> dict[str, Any]:
-    return ticket_document(await held_ticket(uow, session_id, ticket_id))
+    """A held ticket as the visitor sees it, with its satisfaction rating when rated."""
+    row = await held_ticket(uow, session_id, ticket_id)
+    shown = ticket_document(row)
+    if row["satisfaction"]:
+        shown["satisfaction"] = row["satisfaction"]
+    return shown
 
 
 async def public_messages(uow: UnitOfWork, session_id: UUID, ticket_id: UUID,
