@@ -654,6 +654,7 @@ class TicketFieldDefined(Event):
     required_on: RequiredOn | None = None
     active: bool = True
     intake: bool = False
+    customer_read_only: bool = False
     personal: bool = False
 
 
@@ -669,6 +670,7 @@ class TicketFieldUpdated(Event):
     required_on: RequiredOn | None = None
     active: bool = True
     intake: bool = False
+    customer_read_only: bool = False
     personal: bool = False
 
 

@@ -37,13 +37,15 @@ FIELDS = (
     {"key": "order_no", "title": "Order number", "type": "text", "intake": True},
     {"key": "gift", "title": "It is a gift", "type": "checkbox", "intake": True},
     {"key": "score", "title": "Internal score", "type": "number"},
+    {"key": "dispatch", "title": "Dispatched on", "type": "date", "intake": True,
+     "customer_read_only": True},
 )
 
 
 @pytest.fixture(scope="module")
 async def fields(desk: Desk) -> AsyncIterator[None]:
     """The desk's ticket fields: three open to customers (one required on open), one
-    for staff only."""
+    shown to them read-only, one for staff only."""
     for body in FIELDS:
         made = await desk.api("POST", "/v1/ticket-fields", json=body)
         assert made.status_code == 201, made.text
@@ -99,6 +101,7 @@ async def test_the_widget_sends_its_ticket_fields_and_says_which_one_is_missing(
     text = await widget.wait_text("Tin size")
     assert "Order number" in text and "It is a gift" in text
     assert "Internal score" not in text  # staff-only: never drawn
+    assert "Dispatched on" not in text  # read-only: not asked for
     await widget.type("input[type=email]", "fields@example.com")
     await widget.type("textarea", "The lid of my tin is stuck.")
 
@@ -129,6 +132,13 @@ async def test_the_widget_sends_its_ticket_fields_and_says_which_one_is_missing(
     [ticket] = [t for t in await _tickets(desk) if t["subject"] == "The lid of my tin is stuck."]
     stored = await desk.api("GET", f"/v1/tickets/{ticket['id']}")
     assert stored.json()["fields"] == {"tin": "large", "order_no": "A-1042", "gift": True}
+    # The visitor sees the values, and the read-only one once an agent sets it.
+    await widget.wait_text("A-1042")
+    set_ = await desk.api("POST", f"/v1/tickets/{ticket['id']}/fields",
+                          json={"fields": {"dispatch": "2026-12-01", "score": 3}})
+    assert set_.status_code == 200, set_.text
+    shown = await widget.wait_text("2026-12-01")
+    assert "Dispatched on" in shown and "Large" in shown and "Internal score" not in shown
     back = await desk.api("PATCH", "/v1/ticket-fields/order_no", json={"required_on": None})
     assert back.status_code == 200, back.text
     assert not errors, errors
@@ -205,6 +215,14 @@ async def test_the_portal_rates_a_solved_ticket(desk: Desk, context: BrowserCont
     await _sign_in(page, email)
     await page.goto(f"{desk.base}/portal/{desk.tenant.slug}/#/tickets/{ticket_id}")
     await expect(page.get_by_role("heading", name="Rate me")).to_be_visible()
+    # The read-only field: on the ticket once an agent sets it, never in the form.
+    set_ = await desk.api("POST", f"/v1/tickets/{ticket_id}/fields",
+                          json={"fields": {"dispatch": "2026-12-01"}})
+    assert set_.status_code == 200, set_.text
+    await page.reload()  # a change of values is not on the customer's live feed
+    await expect(page.locator(".ticket-field-values dd[data-key=dispatch]")).to_have_text(
+        "2026-12-01")
+    await expect(page.locator(".ticket-field-values")).to_contain_text("Dispatched on")
     rate = page.get_by_role("form", name="How did we do?")
     await expect(rate).to_have_count(0)
 
@@ -238,4 +256,21 @@ async def test_the_portal_rates_a_solved_ticket(desk: Desk, context: BrowserCont
     await expect(rate).to_have_count(0)
     await expect(page.locator(".current-rating")).to_have_text(
         "Your rating: Good · Quick and kind.")
+    assert not errors, errors
+
+
+async def test_the_portal_form_asks_for_the_fields_customers_set_only(
+        desk: Desk, context: BrowserContext, fields: None) -> None:
+    email = "portal-form@example.com"
+    await desk.customer(email)
+    page = await context.new_page()
+    errors = _watched(page)
+    await page.goto(f"{desk.base}/portal/{desk.tenant.slug}/")
+    await _sign_in(page, email)
+    await page.get_by_role("link", name="New ticket").first.click()
+    form = page.get_by_role("form", name="Ask for help")
+    await expect(form.get_by_label("Tin size (required)")).to_be_visible()
+    await expect(form.get_by_label("Order number")).to_be_visible()
+    await expect(form.get_by_label("Dispatched on")).to_have_count(0)
+    await expect(form.get_by_label("Internal score")).to_have_count(0)
     assert not errors, errors

@@ -103,6 +103,9 @@ li.theirs { border-left-color: var(--b); }
 .who { font-weight: 600; font-size: .85rem; display: block; }
 .file { display: block; font-size: .85rem; font-style: italic; }
 .note { color: #4b5560; font-size: .9rem; margin: 0 0 .5rem; }
+.values { display: grid; grid-template-columns: auto 1fr; gap: .1rem .6rem; margin: 0 0 .5rem; }
+.values:empty { display: none; }
+dt { font-weight: 600; } dd { margin: 0; overflow-wrap: anywhere; }
 .err { color: #a4161a; font-size: .9rem; font-weight: 600; margin: .2rem 0 0; }
 .err:empty { display: none; }
 [aria-invalid=true] { border-color: #a4161a; outline: 1px solid #a4161a; }
@@ -256,7 +259,8 @@ input[type=radio] { width: auto; margin: 0 .35rem 0 0; }
 
   // The tenant's ticket fields open to customers, drawn as the portal draws them: a
   // field required on open is required here too. Each is [label and control, value(),
-  // its error line]; a field shown read-only (customer_editable false) is not drawn.
+  // its error line]; a field shown read-only (set by agents) is not asked for, only
+  // shown with the ticket's other values on the thread.
   let fields = [];
   function fieldControl(f) {
     const fid = id(`field-${f.key}`);
@@ -279,7 +283,7 @@ input[type=radio] { width: auto; margin: 0 .35rem 0 0; }
 
   function form(name) {
     const slot = h('div');
-    const drawnFields = fields.map((f) => [f.key, ...fieldControl(f)]);
+    const drawnFields = fields.filter((f) => !f.read_only).map((f) => [f.key, ...fieldControl(f)]);
     const email = h('input', {id: id('email'), type: 'email', autocomplete: 'email', required: true});
     const message = h('textarea', {id: id('message'), required: true});
     const file = h('input', {id: id('file'), type: 'file'});
@@ -339,6 +343,16 @@ input[type=radio] { width: auto; margin: 0 .35rem 0 0; }
   }
 
   let poller = null;
+
+  // A ticket's values of the fields open to customers, titled as the form titles them.
+  function showValues(dl, given) {
+    const shown = (f, v) => (typeof v === 'boolean' ? (v ? '✓' : '✗')
+      : [].concat(v).map((x) => ((f && f.options.find((o) => o.value === x)) || {title: x}).title).join(', '));
+    dl.replaceChildren(...Object.keys(given).sort().flatMap((k) => {
+      const f = fields.find((d) => d.key === k);
+      return [h('dt', null, f ? f.title : k), h('dd', {'data-key': k}, shown(f, given[k]))];
+    }));
+  }
 
   // "How did we do?" on a solved ticket: good or bad and an optional comment, sent to
   // the rating route; the current rating is shown while there is one (a later rating
@@ -413,6 +427,7 @@ input[type=radio] { width: auto; margin: 0 .35rem 0 0; }
       reply, h('label', {for: id('reply-file')}, t('file')), file,
       h('div', {class: 'row'}, send), slot);
     const rated = rating(ticketId);
+    const values = h('dl', {class: 'values'});
     let seen = 0;
     let replyKey = key();
     let uploadKey = key();
@@ -429,6 +444,7 @@ input[type=radio] { width: auto; margin: 0 .35rem 0 0; }
           request('GET', `/tickets/${ticketId}/messages?limit=100`),
           request('GET', `/tickets/${ticketId}`)]);
         rated.update(ticket);
+        showValues(values, ticket.fields || {});
         list.replaceChildren(...page.data.map((m) => h('li', {class: m.author_kind === 'customer' ? 'mine' : 'theirs'},
           h('span', {class: 'who'}, m.author_kind === 'customer' ? t('you') : t('support')), m.body,
           (m.attachments || []).map((a) => h('span', {class: 'file'}, a.name)))));
@@ -459,7 +475,7 @@ input[type=radio] { width: auto; margin: 0 .35rem 0 0; }
       }
     });
     status.textContent = t('sent');
-    content.replaceChildren(status, list, rated.element, f);
+    content.replaceChildren(status, values, list, rated.element, f);
     clearInterval(poller);
     poller = setInterval(load, POLL_MS);
     load();

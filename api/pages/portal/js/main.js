@@ -272,7 +272,8 @@ async function drawNewTicket() {
   const subject = h('input', {type: 'text', maxlength: 200, required: true});
   const body = h('textarea', {rows: 6, required: true});
   const files = filePicker('new-files');
-  const fields = fieldControls(await customerFields());
+  // A field shown read-only is the agents' to set: on the ticket, never in this form.
+  const fields = fieldControls((await customerFields()).filter((d) => !d.read_only));
   const key = newIdempotencyKey();
   const form = h('form', {'aria-label': t('newTicketTitle'), class: 'card'},
     field('new-subject', t('subject'), subject), field('new-body', t('message'), body),
