@@ -168,6 +168,12 @@ input[type=radio] { width: auto; margin: 0 .35rem 0 0; }
     if (panel.hidden || (at && at !== panel && panel.contains(at))) return;
     (content.querySelector('input, textarea, button') || panel).focus();
   }
+  // A button disabled while its request runs loses the focus; when it is enabled
+  // again, a keyboard user who was on it gets it back (unless they went elsewhere).
+  function enable(button) {
+    button.disabled = false;
+    if (!panel.hidden && button.isConnected && !root.activeElement) button.focus();
+  }
   launcher.addEventListener('click', () => toggle(panel.hidden));
   panel.addEventListener('keydown', (e) => { if (e.key === 'Escape') toggle(false); });
 
@@ -334,7 +340,7 @@ input[type=radio] { width: auto; margin: 0 .35rem 0 0; }
         for (const [where, text] of at) if (lines.has(where)) lines.get(where).set(text);
         if (first) root.getElementById(lines.get(first).line.id.replace(/-error$/, '')).focus();
       } finally {
-        send.disabled = false;
+        enable(send);
         send.textContent = t('send');
       }
     });
@@ -403,7 +409,7 @@ input[type=radio] { width: auto; margin: 0 .35rem 0 0; }
           commentErr.set(at.get('comment'));
           if (at.has('comment')) comment.focus();
         } finally {
-          send.disabled = false;
+          enable(send);
         }
       });
       box.replaceChildren(current, f);
@@ -471,11 +477,12 @@ input[type=radio] { width: auto; margin: 0 .35rem 0 0; }
       } catch (error) {
         slot.replaceChildren(problemOf(error));
       } finally {
-        send.disabled = false;
+        enable(send);
       }
     });
     status.textContent = t('sent');
     content.replaceChildren(status, values, list, rated.element, f);
+    drawn();  // the sent form is gone: the focus goes on to the reply box, not the page
     clearInterval(poller);
     poller = setInterval(load, POLL_MS);
     load();
@@ -483,14 +490,16 @@ input[type=radio] { width: auto; margin: 0 .35rem 0 0; }
 
   async function start() {
     try {
-      const brand = await request('GET', '/brand');
+      const [brand, listed] = await Promise.all([request('GET', '/brand'),
+                                                 request('GET', '/ticket-fields')]);
+      fields = listed.data;
+      // The name and the form together: the title says the form is there.
       title.textContent = t('title', {name: brand.name});
       title.dataset.name = brand.name;
       if (brand.colour) {
         wrap.style.setProperty('--b', brand.colour);
         wrap.style.setProperty('--o', readableOn(brand.colour));
       }
-      fields = (await request('GET', '/ticket-fields')).data;
       form(brand.name);
     } catch (error) {
       if (!error.network) return notEnabled(true);

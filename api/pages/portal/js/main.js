@@ -482,6 +482,12 @@ signOutButton.addEventListener('click', async () => {
 });
 
 window.addEventListener('hashchange', route);
+// The skip link moves the focus to the content without following its href: the pages
+// are hash routes, and "#main" would leave the page for "My tickets".
+document.getElementById('skip-link').addEventListener('click', (e) => {
+  e.preventDefault();
+  main.focus();
+});
 
 (async () => {
   try {
