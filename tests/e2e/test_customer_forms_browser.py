@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -91,7 +92,7 @@ async def _satisfaction(desk: Desk, ticket_id: str) -> dict[str, Any] | None:
 
 
 async def test_the_widget_sends_its_ticket_fields_and_says_which_one_is_missing(
-        desk: Desk, context: BrowserContext, fields: None) -> None:
+        desk: Desk, context: BrowserContext, fields: None, shots: Path) -> None:
     before = len(await _tickets(desk))
     page = await context.new_page()
     errors = _watched(page)
@@ -124,6 +125,7 @@ async def test_the_widget_sends_its_ticket_fields_and_says_which_one_is_missing(
     assert await widget.run("function() { return this.querySelector('select')"
                             ".getAttribute('aria-invalid'); }") is None  # cleared
     assert len(await _tickets(desk)) == before
+    await page.screenshot(path=str(shots / "widget-fields.png"))
 
     await widget.type("input[type=text]", "A-1042")
     await widget.click("input[type=checkbox]")
@@ -145,7 +147,7 @@ async def test_the_widget_sends_its_ticket_fields_and_says_which_one_is_missing(
 
 
 async def test_the_widget_rates_a_solved_ticket_and_a_second_rating_replaces_the_first(
-        desk: Desk, context: BrowserContext, fields: None) -> None:
+        desk: Desk, context: BrowserContext, fields: None, shots: Path) -> None:
     page = await context.new_page()
     errors = _watched(page)
     await page.goto(f"{desk.site}/")
@@ -177,6 +179,7 @@ async def test_the_widget_rates_a_solved_ticket_and_a_second_rating_replaces_the
     await widget.type(f"{rating} textarea", "Took a week.")
     await widget.click(f"{rating} button[type=submit]")
     await widget.wait_text("Your rating: Bad · Took a week.")
+    await page.screenshot(path=str(shots / "widget-rating.png"))
     got = await _satisfaction(desk, ticket["id"])
     assert got is not None and (got["rating"], got["comment"], got["via"]) == (
         "bad", "Took a week.", "widget")
@@ -199,7 +202,7 @@ async def test_the_widget_rates_a_solved_ticket_and_a_second_rating_replaces_the
 
 
 async def test_the_portal_rates_a_solved_ticket(desk: Desk, context: BrowserContext,
-                                                fields: None) -> None:
+                                                fields: None, shots: Path) -> None:
     email = "portal-rater@example.com"
     token = await desk.customer(email)
     async with httpx.AsyncClient(base_url=desk.base) as client:
@@ -239,6 +242,7 @@ async def test_the_portal_rates_a_solved_ticket(desk: Desk, context: BrowserCont
         "Your rating: Good · Quick and kind.")
     got = await _satisfaction(desk, ticket_id)
     assert got is not None and (got["rating"], got["via"]) == ("good", "portal")
+    await page.screenshot(path=str(shots / "portal-rating.png"), full_page=True)
 
     # A refusal is shown with its problem, and its message next to the comment.
     await rate.get_by_label("Bad").check()
