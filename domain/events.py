@@ -659,6 +659,7 @@ class TicketFieldDefined(Event):
     required_on: RequiredOn | None = None
     active: bool = True
     intake: bool = False
+    customer_read_only: bool = False
     personal: bool = False
 
 
@@ -674,6 +675,7 @@ class TicketFieldUpdated(Event):
     required_on: RequiredOn | None = None
     active: bool = True
     intake: bool = False
+    customer_read_only: bool = False
     personal: bool = False
 
 

@@ -34,7 +34,8 @@ from domain.values import UtcDatetime
 
 _KEY = re.compile(FIELD_KEY_PATTERN)
 _OPTION = re.compile(OPTION_VALUE_PATTERN)
-CHANGEABLE = ("title", "options", "required_on", "active", "intake", "personal")
+CHANGEABLE = ("title", "options", "required_on", "active", "intake", "customer_read_only",
+              "personal")
 """What a change may set; ``key`` and ``type`` are fixed at definition."""
 
 
@@ -53,6 +54,7 @@ class DefineField(BaseModel):
     required_on: RequiredOn | None = None
     active: bool = True
     intake: bool = False
+    customer_read_only: bool = False
     personal: bool = False
     at: UtcDatetime
 
@@ -130,6 +132,10 @@ def _check(type_: FieldType, attrs: Mapping[str, Any]) -> None:
                                        field="options")
     elif options:
         raise ValidationFailed(f"a {type_} field has no options", field="options")
+    if attrs["customer_read_only"] and not attrs["intake"]:
+        raise ValidationFailed("customer_read_only needs intake: only a field open to "
+                               "customers is shown to them read-only (turn both off to "
+                               "close it)", field="customer_read_only")
     if attrs["personal"] and type_ is not FieldType.TEXT:
         raise ValidationFailed("only a text field holds personal data", field="personal")
 

@@ -6,7 +6,9 @@ and the value, never the title, so renaming a field rewrites no history. Every v
 is checked against the definitions as they are when the command is decided:
 
 * a key that is not defined, or whose field is inactive, is refused;
-* a customer (an intake key) may set only fields whose definition allows intake;
+* a customer (an intake key, the portal, the widget) may set only fields whose
+  definition allows intake and that are not ``customer_read_only`` (shown to
+  customers, set by agents: a status, a plan, an order's dispatch date);
 * the value must fit the type: ``text`` (non-blank, at most ``TEXT_MAX``
   characters), ``number`` (an integer: event data holds no floats), ``checkbox``
   (true or false), ``date`` (``YYYY-MM-DD``), ``dropdown`` (one active option's
@@ -96,6 +98,8 @@ class FieldDefinition(BaseModel):
     intake: bool = False
     """Open to customers: intake keys and the portal may set it, and the portal shows
     its value; otherwise agents only."""
+    customer_read_only: bool = False
+    """With ``intake``: customers see the value but may not set it (agents do)."""
     personal: bool = False
     """A text field holding personal data (to be encrypted with the rest of it)."""
     created_at: UtcDatetime
@@ -180,6 +184,11 @@ def _multiselect(d: FieldDefinition, raw: Any, held: FieldValue | None) -> Field
     return tuple(v for v in d.option_values(active_only=False) if v in chosen)
 
 
+def customer_settable(d: FieldDefinition) -> bool:
+    """Whether a customer may give field ``d`` a value (open to intake, not read-only)."""
+    return d.intake and not d.customer_read_only
+
+
 def check_values(values: Mapping[str, Any], catalog: FieldCatalog, actor: Actor,
                  held: Mapping[str, FieldValue]) -> dict[str, FieldValue | None]:
     """Check values a command sets (None clears), in key order; see the module's rules."""
@@ -190,8 +199,9 @@ def check_values(values: Mapping[str, Any], catalog: FieldCatalog, actor: Actor,
             raise ValidationFailed(f"{key} is not a ticket field", field=_where(key))
         if not d.active:
             raise ValidationFailed(f"{key} is inactive", field=_where(key))
-        if actor.kind is ActorKind.CUSTOMER and not d.intake:
-            raise ValidationFailed(f"{key} is set by agents only", field=_where(key))
+        if actor.kind is ActorKind.CUSTOMER and not customer_settable(d):
+            raise ValidationFailed(f"{key} is set by agents only" + (
+                " (customers see it read-only)" if d.intake else ""), field=_where(key))
         out[key] = check_value(d, values[key], held.get(key))
     return out
 
@@ -206,7 +216,8 @@ def require(catalog: FieldCatalog, fields: Mapping[str, FieldValue], on: Require
     missing = sorted(
         key for key, d in catalog.items()
         if d.active and d.required_on in stages and fields.get(key) is None
-        and (on is RequiredOn.SOLVE or actor.kind is not ActorKind.CUSTOMER or d.intake))
+        and (on is RequiredOn.SOLVE or actor.kind is not ActorKind.CUSTOMER
+             or customer_settable(d)))
     if missing:
         verb = "opening" if on is RequiredOn.OPEN else "solving"
         raise ValidationFailed(f"{verb} needs a value for {', '.join(missing)}",
@@ -228,6 +239,7 @@ __all__ = [
     "RequiredOn",
     "check_value",
     "check_values",
+    "customer_settable",
     "personal_keys",
     "require",
 ]

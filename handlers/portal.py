@@ -48,7 +48,7 @@ from domain.events import (
     PortalSignedIn,
     PortalSignedOut,
 )
-from domain.fields import FieldCatalog, RequiredOn
+from domain.fields import FieldCatalog, RequiredOn, customer_settable
 from domain.ids import ContactId, MessageId, TicketId
 from domain.ticket import Ticket
 from domain.ticket.commands import OpenTicket, RateSatisfaction
@@ -202,18 +202,20 @@ def ticket_document(t: Ticket | Any, catalog: FieldCatalog | None = None
 
 def customer_values(values: Mapping[str, Any], catalog: FieldCatalog) -> dict[str, Any]:
     """The values of the fields a customer may see: those the tenant opened to intake
-    (a field's ``intake`` flag), which are also the only ones a customer may set.
+    (a field's ``intake`` flag); a customer may set those not ``customer_read_only``.
     Staff-only values stay with the staff."""
     return {k: v for k, v in values.items() if (d := catalog.get(k)) is not None and d.intake}
 
 
 async def customer_fields(uow: UnitOfWork) -> list[dict[str, Any]]:
-    """The fields a customer fills in on a new ticket: active, open to intake, in key
-    order, with their active options and whether opening needs a value."""
+    """The fields open to customers: active, open to intake, in key order, with their
+    active options, whether opening needs a value from the customer, and whether they
+    only read it (``read_only``: shown on their tickets, never in their forms)."""
     catalog = await load_catalog(uow.conn, uow.tenant_id)
     return [{"key": d.key, "title": d.title, "type": d.type.value,
              "options": [{"value": o.value, "title": o.title} for o in d.options if o.active],
-             "required": d.required_on is RequiredOn.OPEN}
+             "required": d.required_on is RequiredOn.OPEN and customer_settable(d),
+             "read_only": not customer_settable(d)}
             for d in catalog.values() if d.active and d.intake]
 
 

@@ -40,6 +40,7 @@ from handlers.portal import Q as PORTAL_QUERIES
 from handlers.portal import customer_reply, rated_document, ticket_document
 from handlers.requesters import resolve_requester
 from handlers.tickets import run_command, stage_contact_events
+from projections.fields import load_catalog
 from projections.tenant_settings import load_document
 
 Q = load_queries(Path(__file__).with_name("widget.sql"))
@@ -138,7 +139,13 @@ async def held_ticket(uow: UnitOfWork, session_id: UUID, ticket_id: UUID) -> Any
 
 
 async def get_ticket(uow: UnitOfWork, session_id: UUID, ticket_id: UUID) -> dict[str, Any]:
-    return ticket_document(await held_ticket(uow, session_id, ticket_id))
+    """A held ticket as the visitor sees it: the values of the fields open to customers,
+    and its satisfaction rating when rated."""
+    row = await held_ticket(uow, session_id, ticket_id)
+    shown = ticket_document(row, await load_catalog(uow.conn, uow.tenant_id))
+    if row["satisfaction"]:
+        shown["satisfaction"] = row["satisfaction"]
+    return shown
 
 
 async def public_messages(uow: UnitOfWork, session_id: UUID, ticket_id: UUID,

@@ -24,8 +24,11 @@ ON CONFLICT DO NOTHING
 -- name: held_ticket --
 -- $1 tenant_id, $2 session id, $3 ticket id
 -- A ticket the session opened, or a follow-up of one. The scope is written out
--- although row-level security applies it too (migration 0470).
-SELECT t.id, t.subject, t.state, t.created_at, t.updated_at, t.contact_id
+-- although row-level security applies it too (migration 0470). With its field values
+-- and its satisfaction rating (null: not rated), which the visitor sees as the
+-- portal's customer does.
+SELECT t.id, t.subject, t.state, t.created_at, t.updated_at, t.contact_id, t.fields,
+       t.state_json->'satisfaction' AS satisfaction
   FROM tickets t
  WHERE t.tenant_id = $1 AND t.id = $3
    AND EXISTS (SELECT 1 FROM widget_tickets w

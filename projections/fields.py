@@ -32,7 +32,8 @@ def field_document(d: FieldDefinition) -> dict[str, Any]:
         "options": [{"value": o.value, "title": o.title, "active": o.active}
                     for o in d.options],
         "required_on": None if d.required_on is None else d.required_on.value,
-        "active": d.active, "intake": d.intake, "personal": d.personal,
+        "active": d.active, "intake": d.intake, "customer_read_only": d.customer_read_only,
+        "personal": d.personal,
         "version": d.version, "created_at": d.created_at, "updated_at": d.updated_at,
     }
 

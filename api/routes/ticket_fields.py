@@ -67,7 +67,8 @@ async def define(body: TicketFieldIn, request: Request, principal: Authorized,
         key=body.key, title=body.title, type=body.type,
         options=tuple(FieldOption(value=o.value, title=o.title) for o in body.options),
         required_on=body.required_on, active=body.active, intake=body.intake,
-        personal=body.personal, at=services.clock.now())
+        customer_read_only=body.customer_read_only, personal=body.personal,
+        at=services.clock.now())
     return await commands.run_to(request, services, principal, body.model_dump(mode="json"),
                                  lambda uow: handlers.define_field(uow, command), _created)
 

@@ -47,6 +47,7 @@ from api.schemas.customers import (
     CustomerTicketOut,
     PortalFieldList,
     PortalTicketIn,
+    PortalTicketOut,
     RatingIn,
     customer_message,
 )
@@ -160,7 +161,7 @@ async def open_ticket(body: PortalTicketIn, request: Request, services: Services
     return await commands.run(request, services, principal, recorded(body), work)
 
 
-@router.get("/tickets/{ticket_id}", response_model=CustomerTicketOut,
+@router.get("/tickets/{ticket_id}", response_model=PortalTicketOut,
             responses=errors(403, 404), summary="A ticket the widget session opened")
 async def get_ticket(ticket_id: UUID, services: ServicesDep,
                      principal: WidgetAuthorized) -> Response:

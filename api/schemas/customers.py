@@ -102,6 +102,8 @@ class PortalFieldOut(BaseModel):
     options: list[PortalFieldOptionOut] = Field(description="the active choices of a "
                                                             "dropdown or multiselect")
     required: bool = Field(description="a new ticket must have a value")
+    read_only: bool = Field(description="shown on the customer's ticket, set by agents "
+                                        "only: not asked for in a form")
 
 
 class PortalFieldList(BaseModel):

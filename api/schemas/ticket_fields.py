@@ -47,6 +47,11 @@ class TicketFieldIn(BaseModel):
                          description="Open to customers: intake keys may set it too, and "
                                      "the portal shows it on a new ticket and its value "
                                      "on the customer's ticket (else agents only).")
+    customer_read_only: bool = Field(
+        default=False, strict=True,
+        description="With `intake`: customers see the value on their ticket but may not "
+                    "set it (a customer's value is a 422 naming `fields.<key>`); agents "
+                    "set it.")
     personal: bool = Field(default=False, strict=True,
                            description="A text field holding personal data.")
 
@@ -64,6 +69,7 @@ class TicketFieldPatch(BaseModel):
     required_on: RequiredOn | None = None
     active: bool | None = Field(default=None, strict=True)
     intake: bool | None = Field(default=None, strict=True)
+    customer_read_only: bool | None = Field(default=None, strict=True)
     personal: bool | None = Field(default=None, strict=True)
 
     @model_validator(mode="before")
@@ -92,6 +98,7 @@ class TicketFieldOut(BaseModel):
     required_on: RequiredOn | None
     active: bool
     intake: bool
+    customer_read_only: bool
     personal: bool
     version: int
     created_at: datetime

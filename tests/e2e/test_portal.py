@@ -385,8 +385,10 @@ async def test_a_contact_fills_in_the_fields_open_to_customers(http, tenant) -> 
     assert listed.status_code == 200, listed.text
     assert listed.json()["data"] == [
         {"key": "product", "title": "Product", "type": "dropdown", "required": True,
+         "read_only": False,
          "options": [{"value": "app", "title": "App"}, {"value": "web", "title": "Web"}]},
-        {"key": "since", "title": "Since", "type": "date", "required": False, "options": []}]
+        {"key": "since", "title": "Since", "type": "date", "required": False,
+         "read_only": False, "options": []}]
 
     new = {"subject": "Crash", "body": "On start"}
     for fields, where in (({"since": "2026-01-02"}, "fields.product"),
@@ -410,3 +412,51 @@ async def test_a_contact_fills_in_the_fields_open_to_customers(http, tenant) -> 
     assert r.json()["fields"]["internal_score"] == 7
     got = await http.get(f"/v1/portal/tickets/{ticket}", headers=ann)
     assert got.json()["fields"] == {"product": "app", "since": "2026-01-02"}
+
+
+async def test_a_field_shown_read_only_is_seen_by_customers_and_set_by_agents(
+        http, tenant, owner) -> None:
+    admin = auth(tenant.admin_key)
+    ann = await customer(http, tenant, await open_for(http, tenant, "ann@example.com"))
+    # Read-only needs the field open to customers: refused alone, and on closing it.
+    r = await http.post("/v1/ticket-fields", headers=admin, json={
+        "key": "dispatch", "title": "Dispatched on", "type": "date",
+        "customer_read_only": True})
+    assert r.status_code == 422, r.text
+    assert [e["loc"] for e in r.json()["errors"]] == [["body", "customer_read_only"]]
+    r = await http.post("/v1/ticket-fields", headers=admin, json={
+        "key": "dispatch", "title": "Dispatched on", "type": "date", "intake": True,
+        "customer_read_only": True, "required_on": "open"})
+    assert r.status_code == 201, r.text
+    assert (r.json()["intake"], r.json()["customer_read_only"]) == (True, True)
+    r = await http.patch("/v1/ticket-fields/dispatch", headers=admin, json={"intake": False})
+    assert r.status_code == 422 and r.json()["errors"][0]["loc"] == [
+        "body", "customer_read_only"], r.text
+
+    listed = await http.get("/v1/portal/ticket-fields", headers=ann)
+    # Listed read-only, and not required of customers: agents fill it in.
+    assert listed.json()["data"] == [
+        {"key": "dispatch", "title": "Dispatched on", "type": "date", "required": False,
+         "read_only": True, "options": []}]
+    new = {"subject": "Parcel", "body": "Where is it?"}
+    r = await http.post("/v1/portal/tickets", headers=ann,
+                        json=new | {"fields": {"dispatch": "2026-12-01"}})
+    assert r.status_code == 422, r.text
+    assert [e["loc"] for e in r.json()["errors"]] == [["body", "fields", "dispatch"]]
+    assert "dispatch" in r.json()["errors"][0]["msg"]
+    r = await http.post("/v1/portal/tickets", headers=ann, json=new)
+    assert r.status_code == 201, r.text
+    ticket = r.json()["id"]
+
+    # An agent sets it; the customer sees it and still cannot change it.
+    r = await http.post(f"/v1/tickets/{ticket}/fields", headers=admin,
+                        json={"fields": {"dispatch": "2026-12-01"}})
+    assert r.status_code == 200, r.text
+    got = await http.get(f"/v1/portal/tickets/{ticket}", headers=ann)
+    assert got.json()["fields"] == {"dispatch": "2026-12-01"}
+    # Nor may an intake key writing for the customer.
+    intake = await owner.key(tenant.tenant_id, "intake")
+    r = await http.post(f"/v1/tickets/{ticket}/fields", headers=auth(intake),
+                        json={"fields": {"dispatch": "2026-12-24"}})
+    assert r.status_code == 422, r.text
+    assert r.json()["errors"][0]["loc"] == ["body", "fields", "dispatch"]

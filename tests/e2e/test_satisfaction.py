@@ -115,9 +115,16 @@ async def test_a_widget_session_rates_a_solved_ticket_it_opened(http, tenant) ->
     assert r.status_code == 201, r.text
     ticket_id = r.json()["id"]
     await move(http, tenant, ticket_id, "solved")
+    read = await http.get(f"{base(tenant)}/tickets/{ticket_id}", headers=visitor)
+    assert "satisfaction" not in read.json(), read.text  # not rated yet
     rate = f"{base(tenant)}/tickets/{ticket_id}/rating"
     problem(await http.post(rate, headers=other, json={"rating": "bad"}), 404, "not_found")
     r = await http.post(rate, headers=visitor, json={"rating": "good", "comment": "fast"})
     assert r.status_code == 200, r.text
     got = await satisfaction(http, tenant, ticket_id)
     assert got is not None and (got["rating"], got["via"]) == ("good", "widget")
+    # The session's read of the ticket shows the rating, as the portal's does.
+    read = await http.get(f"{base(tenant)}/tickets/{ticket_id}", headers=visitor)
+    assert read.status_code == 200, read.text
+    assert (read.json()["satisfaction"]["rating"],
+            read.json()["satisfaction"]["comment"]) == ("good", "fast")

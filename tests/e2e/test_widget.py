@@ -134,7 +134,7 @@ async def test_a_visitor_fills_in_the_fields_open_to_customers(http, tenant) -> 
     assert listed.headers["access-control-allow-origin"] == SHOP
     assert listed.json()["data"] == [
         {"key": "product", "title": "Product", "type": "dropdown", "required": True,
-         "options": [{"value": "app", "title": "App"}]}]
+         "read_only": False, "options": [{"value": "app", "title": "App"}]}]
     r = await http.get(f"{base(tenant)}/ticket-fields", headers={"Origin": DEV})
     assert r.status_code == 403 and r.json()["code"] == "origin_not_allowed"
 

@@ -41,6 +41,8 @@
       down: 'The help desk could not be reached. Try again later.',
       ended: 'This conversation\u2019s session has ended; start a new one to write again.',
       again: 'New conversation', newReply: 'New reply from support',
+      rate: 'How did we do?', good: 'Good', bad: 'Bad', comment: 'Comment (optional)',
+      rateSend: 'Send my rating', rated: 'Your rating: {rating}', rateThanks: 'Thank you for your rating.',
     },
     fr: {
       help: 'Aide', close: 'Fermer', title: 'Contacter {name}', email: 'Votre adresse e-mail',
@@ -52,6 +54,9 @@
       down: 'Le service d’assistance est injoignable. Réessayez plus tard.',
       ended: 'La session de cette conversation a pris fin ; ouvrez-en une nouvelle pour écrire.',
       again: 'Nouvelle conversation', newReply: 'Nouvelle réponse de l’assistance',
+      rate: 'Qu’avez-vous pensé de notre aide ?', good: 'Bien', bad: 'Pas bien',
+      comment: 'Commentaire (facultatif)', rateSend: 'Envoyer ma note', rated: 'Votre note : {rating}',
+      rateThanks: 'Merci pour votre note.',
     },
   };
   const lang = (navigator.languages || [navigator.language]).map((l) => String(l).toLowerCase().split('-')[0])
@@ -98,6 +103,16 @@ li.theirs { border-left-color: var(--b); }
 .who { font-weight: 600; font-size: .85rem; display: block; }
 .file { display: block; font-size: .85rem; font-style: italic; }
 .note { color: #4b5560; font-size: .9rem; margin: 0 0 .5rem; }
+.values { display: grid; grid-template-columns: auto 1fr; gap: .1rem .6rem; margin: 0 0 .5rem; }
+.values:empty { display: none; }
+dt { font-weight: 600; } dd { margin: 0; overflow-wrap: anywhere; }
+.err { color: #a4161a; font-size: .9rem; font-weight: 600; margin: .2rem 0 0; }
+.err:empty { display: none; }
+[aria-invalid=true] { border-color: #a4161a; outline: 1px solid #a4161a; }
+fieldset { border: 1px solid #c9d1da; border-radius: .3rem; margin: .5rem 0 0; padding: .4rem .6rem; }
+legend { font-weight: 600; }
+fieldset label { display: inline-flex; align-items: center; margin: .2rem 1rem .2rem 0; font-weight: 400; }
+input[type=radio] { width: auto; margin: 0 .35rem 0 0; }
 `;
 
   // --- elements, from values only (nothing a visitor or an agent wrote becomes markup)
@@ -152,6 +167,12 @@ li.theirs { border-left-color: var(--b); }
     const at = root.activeElement;
     if (panel.hidden || (at && at !== panel && panel.contains(at))) return;
     (content.querySelector('input, textarea, button') || panel).focus();
+  }
+  // A button disabled while its request runs loses the focus; when it is enabled
+  // again, a keyboard user who was on it gets it back (unless they went elsewhere).
+  function enable(button) {
+    button.disabled = false;
+    if (!panel.hidden && button.isConnected && !root.activeElement) button.focus();
   }
   launcher.addEventListener('click', () => toggle(panel.hidden));
   panel.addEventListener('keydown', (e) => { if (e.key === 'Escape') toggle(false); });
@@ -216,14 +237,43 @@ li.theirs { border-left-color: var(--b); }
     return [up.id];
   }
 
+  // A control's own error line, right after it and named by its aria-describedby:
+  // the browser's check of a required or malformed value, or the API's refusal naming
+  // the control's field (a 422 whose errors[].loc is body.<name>).
+  function errorLine(control) {
+    const line = h('p', {class: 'err', id: `${control.id}-error`, 'aria-live': 'polite'});
+    control.setAttribute('aria-describedby', line.id);
+    const set = (text) => {
+      line.textContent = text || '';
+      if (text) control.setAttribute('aria-invalid', 'true');
+      else control.removeAttribute('aria-invalid');
+    };
+    return {line, set, check: () => { set(control.checkValidity() ? '' : control.validationMessage);
+      return control.checkValidity(); }};
+  }
+
+  // The errors of a 422 by where they point (``email``, ``fields.<key>``), joined.
+  function errorsAt(error) {
+    const at = new Map();
+    for (const e of (error.problem && error.problem.errors) || []) {
+      if (!Array.isArray(e.loc) || e.loc[0] !== 'body') continue;
+      const where = e.loc.slice(1).join('.');
+      at.set(where, [at.get(where), e.msg].filter(Boolean).join('; '));
+    }
+    return at;
+  }
+
   // The tenant's ticket fields open to customers, drawn as the portal draws them: a
-  // field required on open is required here too. Each is [label and control, value()].
+  // field required on open is required here too. Each is [label and control, value(),
+  // its error line]; a field shown read-only (set by agents) is not asked for, only
+  // shown with the ticket's other values on the thread.
   let fields = [];
   function fieldControl(f) {
     const fid = id(`field-${f.key}`);
     if (f.type === 'checkbox') {
       const box = h('input', {id: fid, type: 'checkbox'});
-      return [h('label', {for: fid}, box, f.title), () => box.checked];
+      const err = errorLine(box);
+      return [[h('label', {for: fid}, box, f.title), err.line], () => box.checked, err];
     }
     const attrs = {id: fid, required: f.required};
     const control = f.type === 'dropdown'
@@ -233,19 +283,27 @@ li.theirs { border-left-color: var(--b); }
         step: f.type === 'number' ? 'any' : null});
     const value = () => (control.value === '' ? null
       : f.type === 'number' ? Number(control.value) : control.value);
-    return [[h('label', {for: fid}, f.title), control], value];
+    const err = errorLine(control);
+    return [[h('label', {for: fid}, f.title), control, err.line], value, err];
   }
 
   function form(name) {
     const slot = h('div');
-    const drawnFields = fields.map((f) => [f.key, ...fieldControl(f)]);
+    const drawnFields = fields.filter((f) => !f.read_only).map((f) => [f.key, ...fieldControl(f)]);
     const email = h('input', {id: id('email'), type: 'email', autocomplete: 'email', required: true});
     const message = h('textarea', {id: id('message'), required: true});
     const file = h('input', {id: id('file'), type: 'file'});
     const send = h('button', {type: 'submit'}, t('send'));
-    const f = h('form', {'aria-label': t('title', {name})},
-      h('label', {for: id('email')}, t('email')), email,
-      h('label', {for: id('message')}, t('message')), message,
+    const emailError = errorLine(email);
+    const messageError = errorLine(message);
+    // Where each error is shown: the control of the field it names.
+    const lines = new Map([['email', emailError], ['body', messageError], ['subject', messageError],
+      ...drawnFields.map(([k, , , err]) => [`fields.${k}`, err])]);
+    // novalidate: the browser's checks run on submit all the same, and their messages
+    // are shown next to each control rather than in a bubble that vanishes.
+    const f = h('form', {'aria-label': t('title', {name}), novalidate: true},
+      h('label', {for: id('email')}, t('email')), email, emailError.line,
+      h('label', {for: id('message')}, t('message')), message, messageError.line,
       drawnFields.flatMap(([, control]) => control),
       h('label', {for: id('file')}, t('file')), file,
       h('div', {class: 'row'}, send), slot);
@@ -253,9 +311,14 @@ li.theirs { border-left-color: var(--b); }
     const uploadKey = key();
     f.addEventListener('submit', async (e) => {
       e.preventDefault();
+      slot.replaceChildren();
+      const bad = [...new Set(lines.values())].filter((err) => !err.check());
+      if (bad.length) {
+        root.getElementById(bad[0].line.id.replace(/-error$/, '')).focus();
+        return;
+      }
       send.disabled = true;
       send.textContent = t('sending');
-      slot.replaceChildren();
       try {
         if (!session || session.email !== email.value) {
           const opened = await request('POST', '/sessions', {json: {email: email.value}});
@@ -272,8 +335,12 @@ li.theirs { border-left-color: var(--b); }
         thread(ticket.id);
       } catch (error) {
         slot.replaceChildren(problemOf(error));
+        const at = errorsAt(error);
+        const first = [...at.keys()].find((where) => lines.has(where));
+        for (const [where, text] of at) if (lines.has(where)) lines.get(where).set(text);
+        if (first) root.getElementById(lines.get(first).line.id.replace(/-error$/, '')).focus();
       } finally {
-        send.disabled = false;
+        enable(send);
         send.textContent = t('send');
       }
     });
@@ -282,6 +349,79 @@ li.theirs { border-left-color: var(--b); }
   }
 
   let poller = null;
+
+  // A ticket's values of the fields open to customers, titled as the form titles them.
+  function showValues(dl, given) {
+    const shown = (f, v) => (typeof v === 'boolean' ? (v ? '✓' : '✗')
+      : [].concat(v).map((x) => ((f && f.options.find((o) => o.value === x)) || {title: x}).title).join(', '));
+    dl.replaceChildren(...Object.keys(given).sort().flatMap((k) => {
+      const f = fields.find((d) => d.key === k);
+      return [h('dt', null, f ? f.title : k), h('dd', {'data-key': k}, shown(f, given[k]))];
+    }));
+  }
+
+  // "How did we do?" on a solved ticket: good or bad and an optional comment, sent to
+  // the rating route; the current rating is shown while there is one (a later rating
+  // replaces it until the ticket closes). Drawn once per state, so a poll does not
+  // wipe what the visitor is typing; ``update(ticket)`` follows the ticket.
+  function rating(ticketId) {
+    const box = h('div', {class: 'rating'});
+    const current = h('p', {class: 'note', role: 'status'});
+    let drawnFor = null;
+    function show(ticket) {
+      const s = ticket.satisfaction;
+      current.textContent = s ? `${t('rated', {rating: t(s.rating)})}${s.comment ? ` · ${s.comment}` : ''}` : '';
+    }
+    function draw(ticket) {
+      if (ticket.state !== 'solved') {
+        box.replaceChildren(current);
+        return;
+      }
+      const slot = h('div');
+      const choices = ['good', 'bad'].map((r) => h('input', {type: 'radio', name: id('rating'),
+        id: id(`rating-${r}`), value: r, required: true}));
+      const comment = h('textarea', {id: id('rating-comment')});
+      const send = h('button', {type: 'submit'}, t('rateSend'));
+      const legend = h('legend', {id: id('rate')}, t('rate'));
+      const group = h('fieldset', {'aria-describedby': id('rating-err')}, legend,
+        choices.map((c) => h('label', {for: c.id}, c, t(c.value))));
+      const err = h('p', {class: 'err', id: id('rating-err'), 'aria-live': 'polite'});
+      const commentErr = errorLine(comment);
+      const f = h('form', {'aria-labelledby': id('rate'), novalidate: true}, group, err,
+        h('label', {for: comment.id}, t('comment')), comment, commentErr.line,
+        h('div', {class: 'row'}, send), slot);
+      f.addEventListener('submit', async (e) => {
+        e.preventDefault();
+        slot.replaceChildren();
+        const chosen = choices.find((c) => c.checked);
+        err.textContent = chosen ? '' : choices[0].validationMessage;
+        if (!chosen) { choices[0].focus(); return; }
+        send.disabled = true;
+        try {
+          const rated = await request('POST', `/tickets/${ticketId}/rating`, {idem: key(),
+            json: {rating: chosen.value, comment: comment.value.trim() || null}});
+          show(rated);
+          slot.replaceChildren(h('p', {class: 'note'}, t('rateThanks')));
+        } catch (error) {
+          slot.replaceChildren(problemOf(error));
+          const at = errorsAt(error);
+          err.textContent = at.get('rating') || '';
+          commentErr.set(at.get('comment'));
+          if (at.has('comment')) comment.focus();
+        } finally {
+          enable(send);
+        }
+      });
+      box.replaceChildren(current, f);
+    }
+    return {element: box, update(ticket) {
+      show(ticket);
+      if (drawnFor !== ticket.state) {
+        drawnFor = ticket.state;
+        draw(ticket);
+      }
+    }};
+  }
 
   function thread(ticketId) {
     const list = h('ol', {'aria-label': t('help')});
@@ -292,6 +432,8 @@ li.theirs { border-left-color: var(--b); }
     const f = h('form', {'aria-label': t('reply')}, h('label', {for: id('reply')}, t('reply')),
       reply, h('label', {for: id('reply-file')}, t('file')), file,
       h('div', {class: 'row'}, send), slot);
+    const rated = rating(ticketId);
+    const values = h('dl', {class: 'values'});
     let seen = 0;
     let replyKey = key();
     let uploadKey = key();
@@ -304,7 +446,11 @@ li.theirs { border-left-color: var(--b); }
         return;
       }
       try {
-        const page = await request('GET', `/tickets/${ticketId}/messages?limit=100`);
+        const [page, ticket] = await Promise.all([
+          request('GET', `/tickets/${ticketId}/messages?limit=100`),
+          request('GET', `/tickets/${ticketId}`)]);
+        rated.update(ticket);
+        showValues(values, ticket.fields || {});
         list.replaceChildren(...page.data.map((m) => h('li', {class: m.author_kind === 'customer' ? 'mine' : 'theirs'},
           h('span', {class: 'who'}, m.author_kind === 'customer' ? t('you') : t('support')), m.body,
           (m.attachments || []).map((a) => h('span', {class: 'file'}, a.name)))));
@@ -331,11 +477,12 @@ li.theirs { border-left-color: var(--b); }
       } catch (error) {
         slot.replaceChildren(problemOf(error));
       } finally {
-        send.disabled = false;
+        enable(send);
       }
     });
     status.textContent = t('sent');
-    content.replaceChildren(status, list, f);
+    content.replaceChildren(status, values, list, rated.element, f);
+    drawn();  // the sent form is gone: the focus goes on to the reply box, not the page
     clearInterval(poller);
     poller = setInterval(load, POLL_MS);
     load();
@@ -343,14 +490,16 @@ li.theirs { border-left-color: var(--b); }
 
   async function start() {
     try {
-      const brand = await request('GET', '/brand');
+      const [brand, listed] = await Promise.all([request('GET', '/brand'),
+                                                 request('GET', '/ticket-fields')]);
+      fields = listed.data;
+      // The name and the form together: the title says the form is there.
       title.textContent = t('title', {name: brand.name});
       title.dataset.name = brand.name;
       if (brand.colour) {
         wrap.style.setProperty('--b', brand.colour);
         wrap.style.setProperty('--o', readableOn(brand.colour));
       }
-      fields = (await request('GET', '/ticket-fields')).data;
       form(brand.name);
     } catch (error) {
       if (!error.network) return notEnabled(true);

@@ -119,6 +119,38 @@ def test_intake_sets_only_fields_open_to_intake() -> None:
     assert exc.value.field == "fields.plan"
 
 
+def test_a_customer_may_not_set_a_field_shown_to_them_read_only() -> None:
+    shown = catalog(field("plan", FieldType.DROPDOWN, options=PLAN_OPTIONS, intake=True,
+                          customer_read_only=True, required_on=RequiredOn.OPEN))
+    with pytest.raises(ValidationFailed, match="read-only") as exc:
+        when([], open_cmd(actor=CUSTOMER, fields={"plan": "pro"}), fields=shown)
+    assert exc.value.field == "fields.plan"
+    # Required on open, but not of a customer, who cannot give it; agents can.
+    [opened] = when([], open_cmd(actor=CUSTOMER), fields=shown)
+    assert opened.fields == {}
+    history = given(open_cmd(actor=CUSTOMER), fields=shown)
+    with pytest.raises(ValidationFailed) as exc:
+        when(history, set_({"plan": "pro"}, actor=CUSTOMER), fields=shown)
+    assert exc.value.field == "fields.plan"
+    [changed] = when(history, set_({"plan": "pro"}), fields=shown)
+    assert isinstance(changed, FieldValuesChanged)
+
+
+def test_read_only_for_customers_needs_the_field_open_to_them() -> None:
+    with pytest.raises(ValidationFailed) as exc:
+        field("plan", FieldType.DROPDOWN, options=PLAN_OPTIONS, customer_read_only=True)
+    assert exc.value.field == "customer_read_only"
+    shown = field("plan", FieldType.DROPDOWN, options=PLAN_OPTIONS, intake=True,
+                  customer_read_only=True)
+    with pytest.raises(ValidationFailed) as exc:
+        decide_field(UpdateField(changes={"intake": False}, at=at(1)), shown)
+    assert exc.value.field == "customer_read_only"
+    [closed] = decide_field(UpdateField(changes={"intake": False, "customer_read_only": False},
+                                        at=at(1)), shown)
+    assert isinstance(closed, TicketFieldUpdated)
+    assert (closed.intake, closed.customer_read_only) == (False, False)
+
+
 def test_a_field_required_on_open_must_be_given() -> None:
     required = catalog(field("plan", FieldType.DROPDOWN, options=PLAN_OPTIONS,
                              required_on=RequiredOn.OPEN))

@@ -87,10 +87,13 @@ export function clearProblem(slot) {
   slot.hidden = true;
 }
 
-/** Disable a form's controls while ``work`` runs; the form says it is busy. */
+/** Disable a form's controls while ``work`` runs; the form says it is busy. A
+ * disabled control loses the focus: the one that had it gets it back after, unless
+ * the focus went elsewhere meanwhile (a new page's heading) or the control is gone. */
 export async function busy(form, work) {
   const controls = [...form.querySelectorAll('button, input, select, textarea')];
   const before = controls.map((c) => c.disabled);
+  const focused = document.activeElement;
   controls.forEach((c) => { c.disabled = true; });
   form.setAttribute('aria-busy', 'true');
   try {
@@ -98,5 +101,7 @@ export async function busy(form, work) {
   } finally {
     controls.forEach((c, i) => { c.disabled = before[i]; });
     form.removeAttribute('aria-busy');
+    const lost = !document.activeElement || document.activeElement === document.body;
+    if (lost && controls.includes(focused) && focused.isConnected) focused.focus();
   }
 }

@@ -272,7 +272,8 @@ async function drawNewTicket() {
   const subject = h('input', {type: 'text', maxlength: 200, required: true});
   const body = h('textarea', {rows: 6, required: true});
   const files = filePicker('new-files');
-  const fields = fieldControls(await customerFields());
+  // A field shown read-only is the agents' to set: on the ticket, never in this form.
+  const fields = fieldControls((await customerFields()).filter((d) => !d.read_only));
   const key = newIdempotencyKey();
   const form = h('form', {'aria-label': t('newTicketTitle'), class: 'card'},
     field('new-subject', t('subject'), subject), field('new-body', t('message'), body),
@@ -298,11 +299,86 @@ async function drawNewTicket() {
   page(t('newTicketTitle'), form);
 }
 
+/** A ticket's satisfaction: its current rating when there is one, and on a solved
+ * ticket "How did we do?" (good or bad, an optional comment), sent to the rating route;
+ * a later rating replaces the earlier until the ticket closes. The form is drawn again
+ * only when the state changes, so a live update does not wipe what is being typed. */
+function ratingBox(id) {
+  const element = h('div', {class: 'rating'});
+  const current = h('p', {class: 'current-rating', role: 'status'});
+  let drawnFor = null;
+  function show(ticket) {
+    const s = ticket.satisfaction;
+    current.textContent = s
+      ? `${t('rated', {rating: t(s.rating)})}${s.comment ? ` · ${s.comment}` : ''}` : '';
+    current.hidden = !s;
+  }
+  function draw(ticket) {
+    if (ticket.state !== 'solved') {
+      element.replaceChildren(current);
+      return;
+    }
+    const problem = h('div', {class: 'problem-slot', hidden: true});
+    const choices = ['good', 'bad'].map((r) => h('input', {type: 'radio', name: 'rating',
+      id: `rating-${r}`, value: r}));
+    const choiceError = h('p', {class: 'field-error', id: 'rating-error', 'aria-live': 'polite'});
+    const commentError = h('p', {class: 'field-error', id: 'rating-comment-error',
+                                 'aria-live': 'polite'});
+    const comment = h('textarea', {rows: 3, 'aria-describedby': commentError.id});
+    const group = h('fieldset', {class: 'field rating-choices', 'aria-describedby': choiceError.id},
+      h('legend', null, t('rate')),
+      choices.map((c) => h('label', {for: c.id, class: 'check'}, c, ' ', t(c.value))));
+    const form = h('form', {'aria-label': t('rate'), class: 'card', novalidate: true},
+      group, choiceError, field('rating-comment', t('ratingComment'), comment), commentError,
+      h('p', null, h('button', {type: 'submit', class: 'primary'}, t('rateSend'))), problem);
+    form.addEventListener('submit', (e) => {
+      e.preventDefault();
+      const chosen = choices.find((c) => c.checked);
+      choiceError.textContent = chosen ? '' : t('rateChoose');
+      if (!chosen) {
+        choices[0].focus();
+        return;
+      }
+      busy(form, async () => {
+        try {
+          const {body} = await api.post(`/v1/portal/tickets/${id}/rating`,
+            {rating: chosen.value, comment: comment.value.trim() || null},
+            {idempotencyKey: newIdempotencyKey()});
+          show(body);
+          clearProblem(problem);
+          commentError.textContent = '';
+          comment.removeAttribute('aria-invalid');
+          announce(t('rateThanks'));
+        } catch (err) {
+          showProblem(problem, err, t('rate'));
+          const said = (err.problem?.errors ?? []).filter((f) => f.loc?.[1] === 'comment');
+          commentError.textContent = said.map((f) => f.msg).join('; ');
+          if (said.length) {
+            comment.setAttribute('aria-invalid', 'true');
+            comment.focus();
+          } else {
+            comment.removeAttribute('aria-invalid');
+          }
+        }
+      });
+    });
+    element.replaceChildren(current, form);
+  }
+  return {element, update(ticket) {
+    show(ticket);
+    if (drawnFor !== ticket.state) {
+      drawnFor = ticket.state;
+      draw(ticket);
+    }
+  }};
+}
+
 async function drawTicket(id) {
   const problem = h('div', {class: 'problem-slot', hidden: true});
   const thread = h('ol', {class: 'thread', 'aria-label': t('message')});
   const heading = h('p', {class: 'meta'});
   const values = h('div', {class: 'ticket-fields'});
+  const rating = ratingBox(id);
   let ticket;
   let defs;
   try {
@@ -338,6 +414,7 @@ async function drawTicket(id) {
       ticket = (await api.get(`/v1/portal/tickets/${id}`)).body;
       fill(heading, stateBadge(ticket.state), ' ', t('opened', {when: when(ticket.created_at)}));
       fill(values, fieldValues(defs, ticket.fields));
+      rating.update(ticket);
       clearProblem(problem);
     } catch (err) {
       showProblem(problem, err);
@@ -373,7 +450,7 @@ async function drawTicket(id) {
       }
     });
   });
-  page(ticket.subject, heading, values, problem, thread, form,
+  page(ticket.subject, heading, values, problem, thread, rating.element, form,
     h('p', null, h('a', {href: '#/tickets'}, t('back'))));
   current = {ticketId: id, reload: (changed) => (changed === null || changed === id) && loadThread()};
   await loadThread();
@@ -405,6 +482,12 @@ signOutButton.addEventListener('click', async () => {
 });
 
 window.addEventListener('hashchange', route);
+// The skip link moves the focus to the content without following its href: the pages
+// are hash routes, and "#main" would leave the page for "My tickets".
+document.getElementById('skip-link').addEventListener('click', (e) => {
+  e.preventDefault();
+  main.focus();
+});
 
 (async () => {
   try {
