@@ -42,6 +42,7 @@ from uuid import UUID
 import orjson
 
 from domain.agent import AddAgent, UpdateAgent
+from domain.attachment import FileLimits
 from domain.contact import ContactFields
 from domain.errors import DomainError
 from domain.field_definitions import DefineField
@@ -142,7 +143,7 @@ class Run:
     """Each user's e-mail, by Zendesk user id (a duplicate's is its first holder's)."""
     contacts: dict[str, UUID] = field(default_factory=dict)
     """The imported contact holding each e-mail."""
-    file_limits: attachments.FileLimits | None = None
+    file_limits: FileLimits | None = None
     """The tenant's file limits, once the first file read them."""
 
     def known(self, kind: str, source_id: Any) -> UUID | None:
