@@ -377,6 +377,10 @@ async def post_message(uow: UnitOfWork, command: PostMessage, *,
                        held: HeldStates | None = None) -> CommandResult:
     """Post a reply or note (a customer's message on a closed ticket opens a follow-up,
     which the result carries); retried like ``run_command``."""
+    if command.attachments and uow.writes:
+        # The claim reads the ticket's row and the contact's sealed files, which the
+        # writes deferred so far may change (``HeldStates`` skips the flush otherwise).
+        await uow.flush_writes()
     claimed = (await attachments.claim(uow, command.attachments, command.ticket_id)
                if command.attachments else None)
 
