@@ -65,7 +65,7 @@ class StoreConnection(asyncpg.Connection):  # type: ignore[misc]  # asyncpg is u
     ``EventStore.session`` checks that the staged statement was sent.
     """
 
-    __slots__ = ("_armed_begin", "_commit_with", "_prepared", "prepares")
+    __slots__ = ("_armed_begin", "_commit_with", "_prepared", "_recount", "prepares")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -75,6 +75,9 @@ class StoreConnection(asyncpg.Connection):  # type: ignore[misc]  # asyncpg is u
         # False for a connection through a transaction-pooling PgBouncer, where the
         # next transaction may run on a server connection that never saw them.
         self._prepared: set[str] = set()
+        # A batch failed in a transaction it left aborted: which of its PREPAREs ran is
+        # asked of the server in the next transaction that sends one.
+        self._recount = False
         self.prepares = True
 
     def begin_armed(self, statement: str | None) -> None:
@@ -100,10 +103,32 @@ class StoreConnection(asyncpg.Connection):  # type: ignore[misc]  # asyncpg is u
         time goes"). Without ``prepares``, the statements go as that text."""
         self._commit_with = statements
 
-    def _commit_message(self, statements: Statements) -> tuple[str, list[str]]:
-        """The COMMIT's message for ``statements``, and the names it prepares."""
+    async def run_batch(self, statements: Statements) -> None:
+        """Run ``statements`` (query, arguments) in one round trip, inside the current
+        transaction, as the COMMIT's message would send them (without the COMMIT): the
+        deferred writes of a unit of work that reads after them
+        (eventstore/staging.py ``flush_writes``). A failure leaves the transaction
+        aborted, as any failed statement does, and is raised."""
+        if not statements:
+            return
+        if self._recount:
+            await self._recount_prepared()
+        message, new = self._commit_message(statements, commit=False)
+        try:
+            await super().execute(message)
+        except asyncpg.PostgresError:
+            if new:
+                self._recount = True
+            raise
+        self._prepared.update(new)
+
+    def _commit_message(self, statements: Statements, *, commit: bool = True
+                        ) -> tuple[str, list[str]]:
+        """The COMMIT's message for ``statements``, and the names it prepares
+        (``commit`` False: the same without the COMMIT)."""
+        end = ["COMMIT;"] if commit else []
         if not self.prepares:
-            return "\n".join([*(statement(q, a) for q, a in statements), "COMMIT;"]), []
+            return "\n".join([*(statement(q, a) for q, a in statements), *end]), []
         parts: list[str] = []
         new: list[str] = []
         for query, _ in statements:
@@ -112,7 +137,7 @@ class StoreConnection(asyncpg.Connection):  # type: ignore[misc]  # asyncpg is u
                 new.append(name)
                 parts.append(prepare(query))
         parts += [execute(q, a) for q, a in statements]
-        parts.append("COMMIT;")
+        parts += end
         return "\n".join(parts), new
 
     async def execute(self, query: str, *args: Any, timeout: float | None = None) -> str:
@@ -125,6 +150,8 @@ class StoreConnection(asyncpg.Connection):  # type: ignore[misc]  # asyncpg is u
             # asyncpg's Transaction sends exactly "COMMIT;" for a top-level commit
             # ("RELEASE SAVEPOINT ..." for a nested one, which is left alone).
             self._commit_with = None
+            if self._recount:
+                await self._recount_prepared()
             message, new = self._commit_message(final)
             try:
                 status: str = await super().execute(message, timeout=timeout)
@@ -146,6 +173,7 @@ class StoreConnection(asyncpg.Connection):  # type: ignore[misc]  # asyncpg is u
         rows = await super().fetch(
             "SELECT name FROM pg_prepared_statements WHERE name LIKE 'hd\\_%'")
         self._prepared = {r["name"] for r in rows}
+        self._recount = False
 
 
 def store_connection(conn: asyncpg.Connection) -> StoreConnection | None:

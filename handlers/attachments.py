@@ -274,13 +274,14 @@ class _Writer:
 
 async def record_upload(uow: UnitOfWork, received: Received, command: ReceiveFile
                         ) -> dict[str, Any]:
-    """Make a received blob an upload, in the caller's unit of work; its document."""
+    """Make a received blob an upload, in the caller's unit of work (by its ``write``:
+    deferred to the COMMIT when it defers); its document."""
     upload_id, tenant, actor = uuid.uuid4(), uow.tenant_id, command.uploader
-    await uow.conn.execute(Q["blob_stored"], tenant, received.blob_id, received.sha256,
-                           received.size)
-    await uow.conn.execute(Q["upload_insert"], tenant, upload_id, received.blob_id,
-                           received.name, received.content_type, received.size,
-                           received.sha256, actor.kind, actor.id, command.at)
+    await uow.write(Q["blob_stored"], tenant, received.blob_id, received.sha256,
+                    received.size)
+    await uow.write(Q["upload_insert"], tenant, upload_id, received.blob_id,
+                    received.name, received.content_type, received.size,
+                    received.sha256, actor.kind, actor.id, command.at)
     return upload_document({"id": upload_id, "name": received.name, "size": received.size,
                             "content_type": received.content_type,
                             "sha256": received.sha256, "created_at": command.at})

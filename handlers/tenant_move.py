@@ -24,8 +24,16 @@ row and head, the events as they were recorded (migration 0655 has the trigger c
 every hash anew and compare), the data keys wrapped by the target's key-encryption key,
 the rows; nothing of it is visible until all of it is in. No webhook, mail or rule
 fires: the events go in before the tables that would make them (webhooks, mailboxes),
-and the rule engine's checkpoint arrives with the rows. The async read models are then
-rebuilt from the events (``rebuild_projections``).
+and the rule engine's checkpoint arrives with the rows.
+
+The read models arrive as rows too, the async ones (analytics) with their projection
+checkpoints: the export reads every row in one snapshot, at the head its events reach
+(it refuses a tenant written meanwhile), so each checkpoint names the seq its rows were
+built to, and the target's projector carries on from there as the source's would have.
+Verdicts do not move (DESIGN.md), so a rebuild from the events makes the same rows; it
+is an operator's choice after the import (``rebuild_projections``, ``helpdesk tenant
+import --rebuild``), not part of it: it ran at a third to a fifth of the rate of the
+rest of the move (docs/performance.md, "Moving a tenant").
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from uuid import UUID
 
@@ -63,7 +63,7 @@ from handlers import attachments, mail_notify
 from handlers.requesters import resolve_requester
 from handlers.sealing import new_event, stored_event
 from handlers.sla_policies import sla_policy_for
-from handlers.ticket_state import load_for_command, load_ticket
+from handlers.ticket_state import CommandState, load_for_command, load_ticket
 from projections.groups import load_group, unknown_groups
 from projections.inline import PendingEvent, apply_inline
 from projections.reads import active_agent
@@ -97,12 +97,54 @@ def follow_up_id(closed_id: UUID, message_id: UUID) -> TicketId:
     return TicketId(uuid.uuid5(closed_id, f"follow-up:{message_id}"))
 
 
+@dataclass(slots=True)
+class HeldStates:
+    """What a run of commands in one deferring unit of work left each ticket at: the
+    state each command wrote (its row locked by the first command's read, its writes
+    deferred to the COMMIT), so the next command on the ticket decides on it rather
+    than sending the deferred writes and reading the row back (two round trips a
+    command; an imported ticket is eight or so commands, bench/import_zendesk.py).
+
+    Only for a caller whose unit of work writes those tickets through these commands
+    alone: a write of the row by anything else would not be seen. Commands that read
+    what deferred writes change (a requester's organization, for SLA policies that ask
+    for it) still send them first."""
+
+    states: dict[UUID, tuple[CommandState, bool]] = field(default_factory=dict)
+    """By ticket: the state, and whether it holds the field definitions."""
+
+
+async def _command_state(session: UnitOfWork, ticket_id: UUID, command: Command, *,
+                         checks_fields: bool, held: HeldStates | None
+                         ) -> tuple[CommandState, bool]:
+    """The state ``command`` decides on, held (``HeldStates``) or locked and read, and
+    whether it holds the field definitions."""
+    kept = None if held is None else held.states.get(ticket_id)
+    if kept is not None and (kept[1] or not checks_fields):
+        if session.writes and kept[0].sla.asks_organization:
+            await session.flush_writes()
+        return kept
+    if session.writes:
+        # An earlier command of this unit of work deferred its writes: read after them.
+        await session.flush_writes()
+    # A new ticket's requester e-mail is locked in the same round trip (see below).
+    email = (command.requester.email if isinstance(command, OpenTicket)
+             and command.requester.contact_id is None else None)
+    loaded = await load_for_command(session.conn, session.tenant_id, ticket_id,
+                                    with_catalog=checks_fields, requester_email=email,
+                                    memo=session.memo)
+    if loaded.key is not None:
+        session.held_key(*loaded.key)
+    return loaded, checks_fields
+
+
 async def execute(
     session: UnitOfWork,
     ticket_id: UUID,
     command: Command,
     *,
     expected_version: int | None = None,
+    held: HeldStates | None = None,
 ) -> CommandResult:
     """Run ``command`` on ticket ``ticket_id`` in ``session``'s transaction.
 
@@ -115,21 +157,15 @@ async def execute(
     A ``ConcurrencyError`` may leave the transaction aborted (a lost insert race):
     to retry in the same transaction, call this inside a savepoint
     (``async with session.conn.transaction():``) and re-run it on fresh state.
+    ``held`` keeps what the command leaves the ticket at for the next one
+    (``HeldStates``).
     """
     conn, tenant = session.conn, session.tenant_id
-    if session.writes:
-        # An earlier command of this unit of work deferred its writes: read after them.
-        await session.flush_writes()
     checks_fields = isinstance(command, OpenTicket | ChangeFields) or (
         isinstance(command, ChangeState) and command.to is TicketState.SOLVED)
-    # A new ticket's requester e-mail is locked in the same round trip (see below).
-    email = (command.requester.email if isinstance(command, OpenTicket)
-             and command.requester.contact_id is None else None)
-    loaded = await load_for_command(conn, tenant, ticket_id, with_catalog=checks_fields,
-                                    requester_email=email, memo=session.memo)
+    loaded, with_catalog = await _command_state(session, ticket_id, command,
+                                                checks_fields=checks_fields, held=held)
     state, catalog = loaded.ticket, loaded.catalog
-    if loaded.key is not None:
-        session.held_key(*loaded.key)
     current = 0 if state is None else state.version
     if expected_version is not None and expected_version != current:
         raise ConcurrencyError(ticket_id, expected_version, current)
@@ -194,6 +230,10 @@ async def execute(
             stored_event(e.type, e.data, e.schema_version, stream, subject=subject,
                          fields=personal_keys(catalog))
             for e in pending if e.stream_id == stream])
+    if held is not None:
+        for stream, written in after.items():
+            held.states[stream] = (replace(loaded, ticket=written.ticket, key=None),
+                                   with_catalog)
     follow_up = next((w.ticket for s, w in after.items() if s != ticket_id), None)
     return CommandResult(ticket=after[ticket_id].ticket, events=pending, follow_up=follow_up,
                          documents={s: w.document for s, w in after.items()})
@@ -285,6 +325,7 @@ async def run_command(
     *,
     expected_version: int | None = None,
     files: Sequence[UUID] = (),
+    held: HeldStates | None = None,
 ) -> CommandResult:
     """``execute`` with retries: each attempt runs in a savepoint, so a lost race undoes
     only that attempt and the caller's transaction (its idempotency lock) carries on.
@@ -292,14 +333,16 @@ async def run_command(
     With ``expected_version`` a conflict is the caller's answer (``ConcurrencyError``
     at once); without it the command is decided again on the winner's state, up to
     ``MAX_ATTEMPTS`` times. ``files`` are uploads the opening message (an
-    ``OpenTicket``) carries (handlers/attachments.py).
+    ``OpenTicket``) carries (handlers/attachments.py). ``held``: see ``HeldStates``.
     """
     if not files:
-        return await _with_retries(uow, ticket_id, lambda: _decided(command), expected_version)
+        return await _with_retries(uow, ticket_id, lambda: _decided(command), expected_version,
+                                   held)
     assert isinstance(command, OpenTicket)
     claimed = await attachments.claim(uow, files)
     command = command.model_copy(update={"attachments": claimed.refs})
-    result = await _with_retries(uow, ticket_id, lambda: _decided(command), expected_version)
+    result = await _with_retries(uow, ticket_id, lambda: _decided(command), expected_version,
+                                 held)
     await _attach(uow, claimed, result, command.at)
     return result
 
@@ -330,9 +373,14 @@ class PostMessage:
 
 
 async def post_message(uow: UnitOfWork, command: PostMessage, *,
-                       expected_version: int | None = None) -> CommandResult:
+                       expected_version: int | None = None,
+                       held: HeldStates | None = None) -> CommandResult:
     """Post a reply or note (a customer's message on a closed ticket opens a follow-up,
     which the result carries); retried like ``run_command``."""
+    if command.attachments and uow.writes:
+        # The claim reads the ticket's row and the contact's sealed files, which the
+        # writes deferred so far may change (``HeldStates`` skips the flush otherwise).
+        await uow.flush_writes()
     claimed = (await attachments.claim(uow, command.attachments, command.ticket_id)
                if command.attachments else None)
 
@@ -347,7 +395,7 @@ async def post_message(uow: UnitOfWork, command: PostMessage, *,
                           visibility=command.visibility, actor=author, at=command.at,
                           attachments=() if claimed is None else claimed.refs)
 
-    result = await _with_retries(uow, command.ticket_id, build, expected_version)
+    result = await _with_retries(uow, command.ticket_id, build, expected_version, held)
     if claimed is not None:
         await _attach(uow, claimed, result, command.at)
     return result
@@ -366,13 +414,15 @@ async def _tell_followers(uow: UnitOfWork, command: Command, result: CommandResu
 
 async def _with_retries(uow: UnitOfWork, ticket_id: UUID,
                         build: Callable[[], Awaitable[Command]],
-                        expected_version: int | None) -> CommandResult:
+                        expected_version: int | None,
+                        held: HeldStates | None = None) -> CommandResult:
     if uow.deferring:
         # Every write goes with the COMMIT, so no race is lost before it and a
         # savepoint has nothing to undo (two round trips saved); a version that moved
         # on is found at commit, where the whole unit of work fails as a conflict.
         command = await build()
-        result = await execute(uow, ticket_id, command, expected_version=expected_version)
+        result = await execute(uow, ticket_id, command, expected_version=expected_version,
+                               held=held)
         await _tell_followers(uow, command, result)
         return result
     for attempt in range(1, MAX_ATTEMPTS + 1):
@@ -381,7 +431,7 @@ async def _with_retries(uow: UnitOfWork, ticket_id: UUID,
             async with uow.conn.transaction():  # a savepoint: a lost race undoes only this
                 command = await build()
                 result = await execute(uow, ticket_id, command,
-                                       expected_version=expected_version)
+                                       expected_version=expected_version, held=held)
                 # Followers' mail goes with the attempt that won (none when undone).
                 await _tell_followers(uow, command, result)
                 return result
@@ -392,6 +442,6 @@ async def _with_retries(uow: UnitOfWork, ticket_id: UUID,
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-__all__ = ["MAX_ATTEMPTS", "SLA_CHECK", "CommandResult", "PostMessage", "execute",
+__all__ = ["MAX_ATTEMPTS", "SLA_CHECK", "CommandResult", "HeldStates", "PostMessage", "execute",
            "follow_up_id", "move_sla_timers", "pending_events", "post_message",
            "run_command", "sla_job_key", "stage_contact_events"]

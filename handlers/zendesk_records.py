@@ -42,6 +42,7 @@ from uuid import UUID
 import orjson
 
 from domain.agent import AddAgent, UpdateAgent
+from domain.attachment import FileLimits
 from domain.contact import ContactFields
 from domain.errors import DomainError
 from domain.field_definitions import DefineField
@@ -142,6 +143,8 @@ class Run:
     """Each user's e-mail, by Zendesk user id (a duplicate's is its first holder's)."""
     contacts: dict[str, UUID] = field(default_factory=dict)
     """The imported contact holding each e-mail."""
+    file_limits: FileLimits | None = None
+    """The tenant's file limits, once the first file read them."""
 
     def known(self, kind: str, source_id: Any) -> UUID | None:
         return self.mapped.get((kind, str(source_id)))
@@ -383,10 +386,16 @@ async def upload_file(run: Run, path: Path, name: str, at: datetime) -> UUID:
     assert run.storages is not None
     command = attachments.ReceiveFile(name=name, declared_type=None, uploader=ACTOR, at=at)
     data = await asyncio.to_thread(path.read_bytes)
-    found = await attachments.check_upload(run.store, run.tenant_id, command, len(data))
+    if run.file_limits is None:
+        # The tenant's limits, read once a run (``receive`` checks each file's name,
+        # type and size against them).
+        run.file_limits = await attachments.check_upload(run.store, run.tenant_id, command,
+                                                         None)
+    found = run.file_limits
     received = await attachments.receive(run.store, run.storages, run.tenant_id, command,
                                          _one(data), found)
     async with run.store.session(run.tenant_id, ACTOR) as uow:
+        uow.deferring = True  # the upload's rows go in the COMMIT's message
         done = await attachments.record_upload(uow, received, command)
     return UUID(str(done["id"]))
 

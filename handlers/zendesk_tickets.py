@@ -30,7 +30,7 @@ from domain.values import Actor, ActorKind, Priority, Requester, SlaMetric, Tick
 from eventstore.errors import EventStoreError
 from eventstore.store import UnitOfWork
 from handlers.errors import HandlerError
-from handlers.tickets import PostMessage, post_message, run_command, sla_job_key
+from handlers.tickets import HeldStates, PostMessage, post_message, run_command, sla_job_key
 from handlers.zendesk_export import parse_time
 from handlers.zendesk_records import (
     ACTOR,
@@ -255,6 +255,9 @@ async def _write(run: Run, plan: Plan) -> None:
         # The commands' writes wait for the next read or the COMMIT (as the HTTP ticket
         # commands' do): each command saves its savepoint's round trips.
         uow.deferring = True
+        # Each command decides on the state the one before left (``HeldStates``):
+        # nothing but these commands writes the ticket in this transaction.
+        held = HeldStates()
         first, *rest = plan.comments
         uow.stamp = stamp("ticket", zid, first.author_source, recorded=plan.facts)
         await run_command(uow, plan.ticket_id, OpenTicket(
@@ -262,25 +265,25 @@ async def _write(run: Run, plan: Plan) -> None:
             requester=plan.requester, priority=plan.priority, tags=plan.tags,
             actor=first.author, at=plan.at,
             message_id=MessageId(target_id(run.tenant_id, "comment", first.source_id))),
-            files=uploads.get(first.source_id, ()))
+            files=uploads.get(first.source_id, ()), held=held)
         for c in rest:
             uow.stamp = stamp("comment", c.source_id, c.author_source)
             await post_message(uow, PostMessage(
                 ticket_id=plan.ticket_id,
                 message_id=MessageId(target_id(run.tenant_id, "comment", c.source_id)),
                 body=c.body, visibility=c.visibility, at=c.at, author=c.author,
-                attachments=tuple(uploads.get(c.source_id, ()))))
+                attachments=tuple(uploads.get(c.source_id, ()))), held=held)
         uow.stamp = stamp("ticket", zid)
-        refused = plan.fields and await _attempt(uow, plan, ChangeFields(
+        refused = plan.fields and await _attempt(uow, plan, held, ChangeFields(
             values=plan.fields, actor=SYSTEM, at=plan.at))
         if refused:
             run.report.skip("ticket.field_value", zid, f"field values refused: {refused}")
-        await _assign(run, uow, plan)
+        await _assign(run, uow, plan, held)
         moves = {TicketState.CLOSED: (TicketState.SOLVED, TicketState.CLOSED)}.get(
             plan.state, (plan.state,) if plan.state is not TicketState.OPEN else ())
         for to in moves:
             await run_command(uow, plan.ticket_id, ChangeState(to=to, actor=SYSTEM,
-                                                               at=plan.state_at))
+                                                               at=plan.state_at), held=held)
         # History's clocks are not run again: no timer, so no breach, for this ticket.
         for metric in SlaMetric:
             await jobs.cancel(uow.conn, run.tenant_id, sla_job_key(plan.ticket_id,
@@ -292,30 +295,32 @@ async def _write(run: Run, plan: Plan) -> None:
     run.report.created["attachment"] += sum(len(u) for u in uploads.values())
 
 
-async def _attempt(uow: UnitOfWork, plan: Plan, command: Command) -> str | None:
-    """Run ``command`` in a savepoint: None when it went through, else why it was
-    refused (what it staged is undone, and the ticket's transaction carries on)."""
+async def _attempt(uow: UnitOfWork, plan: Plan, held: HeldStates, command: Command
+                   ) -> str | None:
+    """Run ``command``: None when it went through, else why it was refused (what it
+    staged is undone, and the ticket's transaction carries on). No savepoint: the
+    unit of work defers its writes, so a refused command has written nothing; what it
+    read (an agent, a group) it only read."""
     mark = uow.mark()
     try:
-        async with uow.conn.transaction():
-            await run_command(uow, plan.ticket_id, command)
+        await run_command(uow, plan.ticket_id, command, held=held)
     except (DomainError, HandlerError) as exc:
         uow.undo_to(mark)
         return str(exc) or type(exc).__name__
     return None
 
 
-async def _assign(run: Run, uow: UnitOfWork, plan: Plan) -> None:
+async def _assign(run: Run, uow: UnitOfWork, plan: Plan, held: HeldStates) -> None:
     """The ticket's group and assignee; an assignee who is not one of the group's
     members is left out (reported), the group kept."""
     if plan.agent is None and plan.group is None:
         return
-    refused = await _attempt(uow, plan, Assign(
+    refused = await _attempt(uow, plan, held, Assign(
         agent_id=plan.agent, set_agent=plan.agent is not None, group_id=plan.group,
         set_group=plan.group is not None, actor=SYSTEM, at=plan.at))
     if refused is None:
         return
     run.report.skip("ticket.assignee", plan.source_id, f"not assigned: {refused}")
     if plan.agent is not None and plan.group is not None:
-        await _attempt(uow, plan, Assign(set_agent=False, group_id=plan.group,
+        await _attempt(uow, plan, held, Assign(set_agent=False, group_id=plan.group,
                                          set_group=True, actor=SYSTEM, at=plan.at))

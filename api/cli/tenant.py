@@ -3,8 +3,9 @@
 Run as the owner role (MIGRATION_DATABASE_URL) and only from here. The export writes
 the tenant's events with the same reader as ``helpdesk audit export`` (its lines are
 in the file as that command writes them), then the state handlers/tenant_move.py
-describes; the import writes all of it in one transaction and rebuilds the async read
-models from the events. The cut-over is in docs/operations.md ("Moving a tenant").
+describes; the import writes all of it in one transaction (and, with ``--rebuild``,
+rebuilds the async read models from the events after it). The cut-over is in
+docs/operations.md ("Moving a tenant").
 """
 
 from __future__ import annotations
@@ -96,9 +97,11 @@ async def export_tenant(url: str, settings: ProcessSettings, tenant_id: TenantId
 
 
 async def import_tenant(url: str, settings: ProcessSettings, source: IO[bytes],
-                        transport: Keyring, progress: Progress | None = None
-                        ) -> tenant_move.Imported:
-    """Import an export from ``source``, then rebuild the async read models."""
+                        transport: Keyring, progress: Progress | None = None, *,
+                        rebuild: bool = False) -> tenant_move.Imported:
+    """Import an export from ``source``; with ``rebuild``, rebuild the async read models
+    from the events after it (``progress`` follows the rebuild). Without, they are the
+    rows and checkpoints the export carried (handlers/tenant_move.py says why)."""
     pool = await _owner_pool(url)
     try:
         async with pool.acquire() as conn:
@@ -106,7 +109,8 @@ async def import_tenant(url: str, settings: ProcessSettings, source: IO[bytes],
             async with conn.transaction():
                 imported = await tenant_move.import_tenant(conn, source, keyring, transport,
                                                            _directory(settings))
-        await tenant_move.rebuild_projections(pool, imported.tenant_id, progress)
+        if rebuild:
+            await tenant_move.rebuild_projections(pool, imported.tenant_id, progress)
     finally:
         await pool.close()
     return imported
@@ -160,11 +164,11 @@ def cmd_import(args: argparse.Namespace, settings: ProcessSettings) -> int:
                 with open(args.file, "rb") as fh:
                     done = asyncio.run(import_tenant(url, settings, fh,
                                                      transport_keyring(args.transport_key),
-                                                     progress))
+                                                     progress, rebuild=args.rebuild))
             else:
                 done = asyncio.run(import_tenant(url, settings, sys.stdin.buffer,
                                                  transport_keyring(args.transport_key),
-                                                 progress))
+                                                 progress, rebuild=args.rebuild))
         except MoveRefused as exc:
             return _fail(exc.message)
         except OSError as exc:
@@ -203,10 +207,13 @@ def add_actions(tsub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
                         "import needs the same")
     p.add_argument("--out", help="the file to write (default: stdout)")
     p.set_defaults(func=cmd_export)
-    p = tsub.add_parser("import", help="bring in a `helpdesk tenant export` and rebuild "
-                        "its read models (owner role; same schema version)")
+    p = tsub.add_parser("import", help="bring in a `helpdesk tenant export` (owner role; "
+                        "same schema version)")
     p.add_argument("--transport-key", required=True, help="the key the export was made with")
     p.add_argument("--file", help="the export to read (default: stdin)")
+    p.add_argument("--rebuild", action="store_true",
+                   help="rebuild the async read models (analytics) from the events after "
+                        "the import, rather than keep the rows the export carried")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=cmd_import)
     p = tsub.add_parser("read-only", help="pause a tenant's writes (503 with Retry-After) "

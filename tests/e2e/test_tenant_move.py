@@ -26,7 +26,8 @@ from api.cli.audit import verify_tenant
 from api.cli.tenant import export_tenant, import_tenant, set_read_only, transport_keyring
 from api.config import ProcessSettings
 from eventstore.keys import Keyring
-from handlers.tenant_move import MoveRefused
+from eventstore.pool import create_pool
+from handlers.tenant_move import MoveRefused, rebuild_projections
 from handlers.tenants import NewTenant
 from migrations.runner import migrate
 from projections.projector import Projector
@@ -198,6 +199,17 @@ async def _move(export: bytes, paths: list[str], before: dict[str, bytes], tenan
             for path in paths:
                 got = await moved.get(path, headers=h)
                 assert got.status_code == 200, (path, got.text)
+                assert got.content == before[path], path
+            # The analytics came as rows with their checkpoints; rebuilt from the events
+            # there (``--rebuild``), they are the same.
+            pool = await create_pool(urls.runtime_url, min_size=1, max_size=2)
+            try:
+                reached = await rebuild_projections(pool, tenant.tenant_id)
+            finally:
+                await pool.close()
+            assert reached and set(reached.values()) == {events}, reached
+            for path in paths[-2:]:
+                got = await moved.get(path, headers=h)
                 assert got.content == before[path], path
             # The pause came along; letting writes go on at the target takes them.
             still = await moved.post(f"/v1/tickets/{ticket}/messages", headers=h,
