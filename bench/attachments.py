@@ -143,8 +143,9 @@ async def run(seconds: float, rounds: int, messages_only: bool = False) -> None:
                 runs.setdefault(case, []).append(got)
                 spent = ""
                 if case.startswith("message") and got.requests:
-                    per = tuple(1000 * (a - b) / got.requests for a, b in zip(after, before, strict=True))
-                    cpu.setdefault(case, []).append((per[0], per[1]))
+                    per = (1000 * (after[0] - before[0]) / got.requests,
+                           1000 * (after[1] - before[1]) / got.requests)
+                    cpu.setdefault(case, []).append(per)
                     spent = f", CPU ms/request: server {per[0]:.2f}, postgres {per[1]:.2f}"
                 print(f"  {case}: {got.rps:.1f} req/s, p50 {got.p50_ms:.1f} ms, "
                       f"bad {got.bad}{spent}", flush=True)
