@@ -2,7 +2,7 @@
 routes of the same server, and a message with one 200 KiB attachment against one
 without.
 
-    python -m bench.attachments [--seconds 4] [--rounds 2]
+    python -m bench.attachments [--seconds 4] [--rounds 2] [--messages-only]
 
 One run starts a Postgres of its own (bench/common.py ``private_server``), migrates a
 fresh database, creates a tenant, and serves the helpdesk in one process with
@@ -24,7 +24,11 @@ A second baseline per file case separates storage from the work every design mus
 do: ``POST /bench/sink-sealed`` hashes the body and seals each chunk, and
 ``GET /bench/source-sealed`` opens each chunk it sends, in the same process.
 
-Throughput is MiB/s (requests per second times 10 MiB); the message cases are req/s.
+Throughput is MiB/s (requests per second times 10 MiB); the message cases are req/s,
+and CPU milliseconds per message, of the server process and of the Postgres backends
+serving it (``bench/cpu_per_request.py``), read around each message case: a figure
+that a machine busy with other work moves less than it moves a rate.
+``--messages-only`` runs the two message cases alone.
 Targets: files at 0.5x their baseline or better, a message with a file at 0.7x.
 """
 
@@ -42,6 +46,7 @@ from pathlib import Path
 import httpx
 
 from bench.common import fresh_database, private_server, report
+from bench.cpu_per_request import cpu_by_process, postmaster, tree_cpu
 from bench.http import TICKET_BODY, Load, Served, Wrk, lua, serving
 
 MIB = 1024 * 1024
@@ -103,9 +108,10 @@ async def _upload_many(http: httpx.AsyncClient, count: int, size: int) -> list[s
     return ids
 
 
-async def run(seconds: float, rounds: int) -> None:
+async def run(seconds: float, rounds: int, messages_only: bool = False) -> None:
     with private_server(max_connections="300", shared_buffers="256MB") as server_url, \
             ExitStack() as stack:
+        postgres = postmaster(int(server_url.rsplit(":", 1)[1].split("/")[0]))
         async with fresh_database(server_url) as db:
             from handlers.tenants import create_tenant_as_operator
 
@@ -124,15 +130,25 @@ async def run(seconds: float, rounds: int) -> None:
             wrk = Wrk()
             stack.callback(shutil.rmtree, wrk.dir, ignore_errors=True)
             runs: dict[str, list[Load]] = {}
+            # CPU ms per request of a message case: (server process, Postgres backends).
+            cpu: dict[str, list[tuple[float, float]]] = {}
 
             def load(case: str, script: str, connections: int,
                      warm: str | None = None, server: Served | None = None) -> Load:
                 url = (server or ours).url
                 wrk.run(url, 1, warm or script, connections)
+                before = tree_cpu(ours.proc.pid), cpu_by_process(postgres).get("backends", 0.0)
                 got = wrk.run(url, seconds, script, connections)
+                after = tree_cpu(ours.proc.pid), cpu_by_process(postgres).get("backends", 0.0)
                 runs.setdefault(case, []).append(got)
+                spent = ""
+                if case.startswith("message") and got.requests:
+                    per = (1000 * (after[0] - before[0]) / got.requests,
+                           1000 * (after[1] - before[1]) / got.requests)
+                    cpu.setdefault(case, []).append(per)
+                    spent = f", CPU ms/request: server {per[0]:.2f}, postgres {per[1]:.2f}"
                 print(f"  {case}: {got.rps:.1f} req/s, p50 {got.p50_ms:.1f} ms, "
-                      f"bad {got.bad}", flush=True)
+                      f"bad {got.bad}{spent}", flush=True)
                 return got
 
             async with httpx.AsyncClient(base_url=ours.url, timeout=120, headers={
@@ -167,7 +183,8 @@ async def run(seconds: float, rounds: int) -> None:
                              for t in tickets], [key])
                 for round_ in range(rounds):
                     print(f"round {round_ + 1} of {rounds}", flush=True)
-                    for case, server, script in (files[::-1] if round_ % 2 else files):
+                    for case, server, script in ([] if messages_only else
+                                                 files[::-1] if round_ % 2 else files):
                         load(case, script, FILE_CONNECTIONS, server=server)
                     without = load("message without a file", plain, MESSAGE_CONNECTIONS)
                     # Enough fresh uploads for the case (and its warm second) to attach
@@ -192,8 +209,21 @@ async def run(seconds: float, rounds: int) -> None:
                 "baseline": f"{baseline:.1f} {unit}", "ratio": round(value / baseline, 2),
                 "target": target}
 
+    def cpu_row(figure: str, which: int) -> dict[str, object]:
+        value, baseline = (statistics.median(c[which] for c in cpu[case])
+                           for case in ("message with a 200 KiB file", "message without a file"))
+        # As the rates' ratio: the baseline's cost over the case's.
+        return {"figure": figure, "value": f"{value:.2f} ms", "baseline": f"{baseline:.2f} ms",
+                "ratio": round(baseline / value, 2), "target": ""}
+
     bad = sum(r.bad for loads in runs.values() for r in loads)
-    rows = [
+    message_rows = [
+        row("message with one 200 KiB file (baseline: without)",
+            "message with a 200 KiB file", "message without a file", 1, "req/s", ">= 0.7"),
+        cpu_row("CPU per message, server process (ratio: without / with)", 0),
+        cpu_row("CPU per message, Postgres backends (ratio: without / with)", 1),
+    ]
+    rows = [] if messages_only else [
         row(f"{what} of 10 MiB, {where} (baseline: a trivial streaming route)",
             f"{what} 10 MiB ({where})", f"baseline: stream {way} 10 MiB ({where} server)",
             10, "MiB/s", ">= 0.5")
@@ -206,10 +236,8 @@ async def run(seconds: float, rounds: int) -> None:
         for where in ("postgres", "filesystem")
         for what, way, how in (("upload", "in", "hashed and sealed"),
                                ("download", "out", "opened"))
-    ] + [
-        row("message with one 200 KiB file (baseline: without)",
-            "message with a 200 KiB file", "message without a file", 1, "req/s", ">= 0.7"),
     ]
+    rows += message_rows
     report(f"files (wrk, {FILE_CONNECTIONS} connections for files, {MESSAGE_CONNECTIONS} "
            f"for messages, {seconds:g} s per case, {rounds} round(s), 1 process, "
            f"medians; {bad} bad answers)", rows)
@@ -219,8 +247,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, default=4.0, help="per case (default 4)")
     parser.add_argument("--rounds", type=int, default=2, help="alternating rounds (default 2)")
+    parser.add_argument("--messages-only", action="store_true",
+                        help="only the message cases, without and with a file")
     args = parser.parse_args()
-    asyncio.run(run(args.seconds, args.rounds))
+    asyncio.run(run(args.seconds, args.rounds, args.messages_only))
 
 
 if __name__ == "__main__":

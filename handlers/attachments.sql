@@ -59,8 +59,13 @@ SELECT f.*, (SELECT attachments FROM limits) AS limits,
 
 -- name: uploads_attach --
 -- $1 tenant_id, $2 upload ids, $3 ticket id, $4 message id, $5 visibility, $6 attached_at
+-- The uploads were claimed (uploads_claim) in this transaction: locked, and seen
+-- unattached. So no "ticket_id IS NULL" here: with it the planner takes the partial
+-- index of unattached uploads (tenant_id alone, at the same estimated cost as the
+-- primary key) and filters every unattached upload of the tenant, row-level security
+-- included, at every attach (1 ms and more with 2,000 of them waiting).
 UPDATE uploads SET ticket_id = $3, message_id = $4, visibility = $5, attached_at = $6
- WHERE tenant_id = $1 AND id = ANY($2::uuid[]) AND ticket_id IS NULL
+ WHERE tenant_id = $1 AND id = ANY($2::uuid[])
 
 -- name: subject_blobs --
 -- $1 tenant_id, $2 subject, $3 sha256 digests
