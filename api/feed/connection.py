@@ -407,7 +407,7 @@ class StreamConnection:
                     return  # not present there: nothing to clear
                 async with self.services.store.session(tenant_id, self.principal.actor,
                                                        readonly=True) as s:
-                    row = await s.conn.fetchrow(Q["presence_target"], ticket_id,
+                    row = await s.conn.fetchrow(Q["presence_target"], tenant_id, ticket_id,
                                                 self.principal.agent_id)
                 if not row["visible"]:
                     refuse("unknown_ticket", "no ticket with this id that this agent may "

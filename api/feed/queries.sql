@@ -9,11 +9,11 @@ SELECT acting_agent_scope() IS NOT NULL AS scoped,
                 '{}'::uuid[]) AS hidden
 
 -- name: presence_target --
--- $1 ticket id, $2 agent id
+-- $1 tenant_id, $2 ticket id, $3 agent id
 -- Whether the armed actor may see the ticket (row-level security: the tenant's own,
 -- and under group-scoped access only those of its groups), and the present agent's name.
-SELECT EXISTS (SELECT 1 FROM tickets WHERE id = $1) AS visible,
-       (SELECT name FROM agents WHERE id = $2) AS agent_name
+SELECT EXISTS (SELECT 1 FROM tickets WHERE tenant_id = $1 AND id = $2) AS visible,
+       (SELECT name FROM agents WHERE tenant_id = $1 AND id = $3) AS agent_name
 
 -- name: notice_facts --
 -- $1 tenant_id, $2 ticket ids, $3 ids of the API keys that acted
