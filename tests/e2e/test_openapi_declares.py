@@ -276,9 +276,10 @@ async def test_every_v1_route_documents_429_with_its_headers(
             # A made-up key of its own: one request allowed, the next one refused.
             h = {"Authorization": f"Bearer hd_{uuid.uuid4().hex}"}
             url = path.replace("{", "").replace("}", "")
-            await http.request(method.upper(), url, headers=h)
+            first = await http.request(method.upper(), url, headers=h)
             refused = await http.request(method.upper(), url, headers=h)
-            assert refused.status_code == 429, (method, path, refused.text)
+            assert refused.status_code == 429, (method, path, first.status_code,
+                                                 dict(first.headers), refused.text)
             documented = op["responses"].get("429")
             assert documented, f"{method} {path} can answer 429"
             assert {"Retry-After", "RateLimit-Policy", "RateLimit"} <= set(
