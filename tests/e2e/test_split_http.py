@@ -210,3 +210,31 @@ async def test_split_racing_replies_loses_nothing(http, tenant):
     assert len(kept) == len(set(kept)) == 1 + len(replies) and not set(kept) & set(moved)
     got = (await http.get(f"/v1/tickets/{sid}", headers=h)).json()
     assert got["version"] == source["version"] + 3 + len(replies) + 1
+
+
+async def test_erasing_the_requester_reaches_the_messages_split_off(http, tenant):
+    admin = tenant.admin_key
+    h = auth(admin)
+    email = "erin.split@example.com"
+    source = await _open(http, admin, subject="Forget me too",
+                         requester={"email": email, "name": "Erin"})
+    sid, contact = source["id"], source["requester"]["contact_id"]
+    secret = await _say(http, admin, sid, "erin's secret answer")
+    r = await http.post(f"/v1/tickets/{sid}/split", json={"message_ids": [secret]}, headers=h)
+    assert r.status_code == 200, r.text
+    nid = r.json()["new_ticket"]["id"]
+    assert r.json()["new_ticket"]["requester"]["email"] == email
+
+    erased = await http.post(f"/v1/contacts/{contact}/erase", headers=h,
+                             json={"reason": "request"})
+    assert erased.status_code == 200, erased.text
+    assert erased.json()["tickets"] == 2
+    for tid in (sid, nid):
+        shown = (await http.get(f"/v1/tickets/{tid}", headers=h)).json()
+        assert shown["subject"] == "" and email not in str(shown), tid
+        assert all(m["body"] == "" for m in await _thread(http, admin, tid)), tid
+    assert "secret" not in str(await _thread(http, admin, nid))
+    history = str((await http.get(f"/v1/tickets/{nid}/history", headers=h)).json())
+    assert email not in history and "Forget me too" not in history
+    verify = await http.get("/v1/audit/verify", headers=h)
+    assert verify.status_code == 200 and verify.json()["ok"] is True, verify.text
