@@ -41,7 +41,7 @@ async def _found(http: httpx.AsyncClient, key: Any, q: str) -> list[str]:
 
 
 async def test_split_moves_messages_to_a_new_ticket_that_takes_the_source(
-        http, tenant, owner):
+        http, tenant, owner, store):
     admin = tenant.admin_key
     h = auth(admin)
     agent = await owner.agent(tenant.tenant_id)
@@ -56,7 +56,13 @@ async def test_split_moves_messages_to_a_new_ticket_that_takes_the_source(
     assert (await http.post(f"/v1/tickets/{sid}/assignee", json={"group_id": group},
                             headers=h)).status_code == 200
     first = await _say(http, admin, sid, "Have you tried unplugging it?")
-    fax = await _say(http, admin, sid, "Also the zanzibar fax is jammed.")
+    up = await http.post("/v1/uploads", params={"name": "fax.txt"}, content=b"jam report",
+                         headers=h)
+    assert up.status_code == 201, up.text
+    said = await http.post(f"/v1/tickets/{sid}/messages", headers=h, json={
+        "body": "Also the zanzibar fax is jammed.", "attachments": [up.json()["id"]]})
+    assert said.status_code == 201, said.text
+    fax = said.json()["message"]["id"]
     note = await _say(http, admin, sid, "zanzibar note for staff", "internal")
     before = (await http.get(f"/v1/tickets/{sid}", headers=h)).json()
     assert await _found(http, admin, "zanzibar") == [sid]
@@ -77,6 +83,16 @@ async def test_split_moves_messages_to_a_new_ticket_that_takes_the_source(
     assert new["sla"]["first_response"]["started_at"] == new["created_at"]
     assert new["sla"]["first_response"]["fulfilled_at"] is None
     assert (await http.get(f"/v1/tickets/{sid}", headers=h)).json() == src
+    # The moved message's file goes with it.
+    assert [a["message_id"] for a in before["attachments"]] == [fax]
+    assert src["attachments"] == [] and new["attachments"] == before["attachments"]
+    file_id = new["attachments"][0]["id"]
+    got = await http.get(f"/v1/attachments/{file_id}", headers=h)
+    assert got.status_code == 200 and got.content == b"jam report", got.text
+    async with store.session(tenant.tenant_id, readonly=True) as s:
+        held = await s.conn.fetchval("SELECT ticket_id FROM uploads WHERE id = $1",
+                                     uuid.UUID(file_id))
+    assert str(held) == nid
     assert (await http.get(f"/v1/tickets/{nid}", headers=h)).json() == new
 
     # The moved messages, with their authors and times, are the new ticket's thread and
