@@ -4,7 +4,8 @@
 ``after_seq=0`` rebuilds each ticket as ``GET /v1/tickets/{id}`` returns it, each
 ticket's messages as ``GET /v1/tickets/{id}/messages`` lists them, each contact as
 ``GET /v1/contacts/{id}`` and each organization as ``GET /v1/organizations/{id}``
-(compared as JSON values). A merged contact is kept with ``merged_into`` set, the
+(compared as JSON values). A split moves messages from one ticket's list to the new
+ticket's. A merged contact is kept with ``merged_into`` set, the
 survivor its ``GET`` redirects to (``Mirror.contact`` follows it). The client keeps
 ``after_seq``, the one number it needs to resume::
 
@@ -105,6 +106,18 @@ class Mirror:
         return sorted((m for t in thread for m in self.messages.get(t, [])),
                       key=lambda m: (m["created_at"], m["id"]))
 
+    def _move(self, source: str, into: str, message_ids: Iterable[str]) -> None:
+        """A split's messages leave ``source``'s list for ``into``'s, each with its
+        ``ticket_id`` now ``into``: done by whichever of the split's two events comes
+        first, and a no-op for the other."""
+        ids = set(message_ids)
+        held = self.messages.get(source, [])
+        moving = [m for m in held if m["id"] in ids]
+        self.messages[source] = [m for m in held if m["id"] not in ids]
+        target = self.messages.setdefault(into, [])
+        target += [{**m, "ticket_id": into} for m in moving]
+        target.sort(key=lambda m: (m["created_at"], m["id"]))
+
     def contact(self, contact_id: str) -> Json:
         """The contact, or the one it was merged into (as its ``GET`` redirects)."""
         while contact_id in self.merged_into:
@@ -151,6 +164,16 @@ class Mirror:
             self.tickets[stream] = _opened(stream, data)
             self.messages[stream] = [_message(stream, data, "public")]
             return
+        if kind == "TicketSplitFrom":
+            if stream in self.tickets or change["version"] != 1:
+                raise MirrorError(f"ticket {stream} opened twice")
+            split = _opened(stream, data)
+            split.update(follow_up_of=None, awaiting_reply=data["awaiting_reply"],
+                         attachments=list(data.get("attachments", [])),
+                         split_from=data["source_id"])
+            self.tickets[stream] = split
+            self._move(data["source_id"], stream, data["message_ids"])
+            return
         t = self.tickets.get(stream)
         if t is None or change["version"] != t["version"] + 1:
             raise MirrorError(f"ticket {stream} event version {change['version']} out of order")
@@ -196,6 +219,12 @@ class Mirror:
                 clock["warned_at"] = at
         elif kind == "FollowUpOpened":
             t["follow_up_ids"].append(data["follow_up_id"])
+        elif kind == "TicketSplit":
+            gone = set(data["message_ids"])
+            t["attachments"] = [a for a in t["attachments"] if a["message_id"] not in gone]
+            t["awaiting_reply"] = data["awaiting_reply"]
+            t["split_into"] = [*t.get("split_into", []), data["into"]]
+            self._move(stream, data["into"], data["message_ids"])
         else:
             _teamwork(t, kind, data)
 

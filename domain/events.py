@@ -14,7 +14,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from domain.attachment import AttachmentRef
+from domain.attachment import AttachmentRef, TicketFile
 from domain.business_hours import Calendar
 from domain.fields import FieldOption, FieldType, FieldValue, RequiredOn
 from domain.ids import (
@@ -216,6 +216,44 @@ class TicketMergeReceived(Event):
     merged_ids: tuple[TicketId, ...]
     message_ids: tuple[MessageId, ...]
     ccs: tuple[Requester, ...] = ()
+
+
+class TicketSplit(Event):
+    """Messages of this ticket (``message_ids``, oldest first) moved to a new ticket,
+    ``into``, which ``TicketSplitFrom`` opens: this thread lists them no more (its
+    history points there). ``awaiting_reply`` is whether the last public message left
+    is a customer's."""
+
+    TYPE = "TicketSplit"
+
+    into: TicketId
+    message_ids: tuple[MessageId, ...]
+    awaiting_reply: bool
+
+
+class TicketSplitFrom(Event):
+    """The first event of a ticket split off ``source_id``: it takes the source's
+    requester, priority, channel, tags and field values, and the moved messages
+    (``message_ids``, oldest first, each with its original author and time; their
+    files are ``attachments``). Its SLA clocks start as an opening's do. The group
+    comes by the ``TicketGroupChanged`` after it, as an opening's does."""
+
+    TYPE = "TicketSplitFrom"
+    OMIT_EMPTY = frozenset({"attachments"})
+
+    ticket_id: TicketId
+    source_id: TicketId
+    subject: str
+    requester: Requester
+    priority: Priority
+    source: Source
+    tags: tuple[str, ...]
+    author: Actor
+    message_ids: tuple[MessageId, ...]
+    awaiting_reply: bool
+    clocks: Clocks
+    fields: dict[str, FieldValue] = {}
+    attachments: tuple[TicketFile, ...] = ()
 
 
 class TicketLinked(Event):
@@ -876,6 +914,8 @@ TICKET_EVENTS: tuple[type[Event], ...] = (
     RequesterChanged,
     TicketMerged,
     TicketMergeReceived,
+    TicketSplit,
+    TicketSplitFrom,
     TicketLinked,
     TicketUnlinked,
     FollowersChanged,
@@ -1028,6 +1068,8 @@ __all__ = [
     "TicketGroupChanged",
     "TicketMerged",
     "TicketOpened",
+    "TicketSplit",
+    "TicketSplitFrom",
     "ViewChanged",
     "ViewCreated",
     "ViewDeleted",

@@ -36,6 +36,7 @@ PERSONAL_FIELDS: Mapping[str, tuple[FieldPath, ...]] = MappingProxyType({
     "ContactCreated": _CONTACT,
     "ContactUpdated": _CONTACT,
     "TicketOpened": (("subject",), ("body",), *_REQUESTER),
+    "TicketSplitFrom": (("subject",), *_REQUESTER),
     "RequesterChanged": _REQUESTER,
     # Every message on a contact's ticket: the contact's own, and an agent's answer,
     # which quotes or speaks of them as a rule.
@@ -45,12 +46,14 @@ PERSONAL_FIELDS: Mapping[str, tuple[FieldPath, ...]] = MappingProxyType({
 
 FIELD_VALUES: Mapping[str, FieldPath] = MappingProxyType({
     "TicketOpened": ("fields",),
+    "TicketSplitFrom": ("fields",),
     "FieldValuesChanged": ("values",),
 })
 """Event type -> where it carries ticket field values by key."""
 
 FILE_NAMES: Mapping[str, FieldPath] = MappingProxyType({
     "TicketOpened": ("attachments",),
+    "TicketSplitFrom": ("attachments",),
     "MessageAdded": ("attachments",),
 })
 """Event type -> where it lists a message's files, each of whose ``name`` is personal

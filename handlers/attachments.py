@@ -397,6 +397,12 @@ async def attach(uow: UnitOfWork, claimed: Claimed, placed: Placed, at: datetime
             held[sha] = blob_id
 
 
+async def move(uow: UnitOfWork, message_ids: Sequence[UUID], ticket_id: UUID) -> None:
+    """The files of ``message_ids`` belong to ``ticket_id`` now (a split moved the
+    messages there); sealed to the same requester, so their blobs stay as they are."""
+    await uow.write(Q["uploads_move"], uow.tenant_id, list(message_ids), ticket_id)
+
+
 def placed_files(events: Sequence[Any], ticket_ids: Mapping[Any, UUID | None]
                  ) -> Placed | None:
     """Where a command's files went: the event of its that carries them (stored

@@ -67,6 +67,12 @@ SELECT f.*, (SELECT attachments FROM limits) AS limits,
 UPDATE uploads SET ticket_id = $3, message_id = $4, visibility = $5, attached_at = $6
  WHERE tenant_id = $1 AND id = ANY($2::uuid[])
 
+-- name: uploads_move --
+-- $1 tenant_id, $2 message ids, $3 the ticket they moved to (a split): their files go
+-- with them, so the new ticket's readers may fetch them
+UPDATE uploads SET ticket_id = $3
+ WHERE tenant_id = $1 AND message_id = ANY($2::uuid[]) AND ticket_id IS NOT NULL
+
 -- name: subject_blobs --
 -- $1 tenant_id, $2 subject, $3 sha256 digests
 -- Blobs the subject already holds with these contents (deduplication).

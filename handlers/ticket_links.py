@@ -1,34 +1,39 @@
-"""Ticket commands that change two tickets at once: merging one into another, and
-linking two (docs/teamwork.md).
+"""Ticket commands that change two tickets at once: merging one into another, linking
+two, and splitting messages off one into a new ticket (docs/teamwork.md).
 
 Each locks both tickets' rows, the lower id first, so two such commands on the same
 pair (a merge of A into B racing one of B into A, say) queue instead of deadlocking,
 and a reply on either ticket waits for the merge or is waited for: the merge decides
 on the source's whole thread, and a later reply to the source is refused as merged.
+A split locks only its source (the new ticket is nobody else's yet): a reply racing it
+waits for it, or is read by it, so nothing is lost either way.
 Both streams' events are appended in the caller's unit of work, as the follow-up of
 ``handlers.tickets.execute`` writes two streams. Nothing is committed here.
 """
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from uuid import UUID
 
 from domain.errors import NotFound
-from domain.events import Event
+from domain.events import Event, TicketSplitFrom
 from domain.ids import MessageId, TenantId, TicketId
 from domain.ticket import Ticket
-from domain.ticket.commands import LinkTicket, MergeTicket
-from domain.ticket.decide import decide_link, decide_merge
+from domain.ticket.commands import LinkTicket, MergeTicket, SplitTicket
+from domain.ticket.decide import decide_link, decide_merge, decide_split
 from domain.values import LinkKind
 from eventstore.errors import ConcurrencyError
 from eventstore.store import UnitOfWork
+from handlers import attachments
 from handlers.sealing import stored_event
 from handlers.sla_policies import sla_policy_for
 from handlers.ticket_state import (
     load_for_command,
     load_ticket,
     lock_duplicate_links,
+    own_messages,
     thread_message_ids,
 )
 from handlers.tickets import CommandResult, move_sla_timers, pending_events
@@ -78,6 +83,39 @@ async def merge_ticket(uow: UnitOfWork, source_id: UUID, command: MergeTicket, *
     mine, theirs = decide_merge(command, source, target, policy)
     assert target is not None
     return await _write_pair(uow, tenant, (source, mine), (target, theirs))
+
+
+def new_split_id() -> TicketId:
+    """The id of a ticket a split opens."""
+    return TicketId(uuid.uuid4())
+
+
+async def split_ticket(uow: UnitOfWork, source_id: UUID, command: SplitTicket, *,
+                       expected_version: int | None = None) -> PairResult:
+    """Move ``command.message_ids`` of ticket ``source_id`` to the new ticket
+    ``command.ticket_id`` (``decide_split``), their files with them; ``expected_version``
+    is the source's. A ticket the caller cannot see is ``NotFound``."""
+    conn, tenant = uow.conn, uow.tenant_id
+    if uow.writes:
+        await uow.flush_writes()
+    loaded = await load_for_command(conn, tenant, source_id, with_catalog=False,
+                                    memo=uow.memo)
+    if loaded.key is not None:
+        uow.held_key(*loaded.key)
+    source = loaded.ticket
+    _expect(source_id, source, expected_version)
+    if source is None:
+        raise NotFound()
+    command = command.model_copy(update={
+        "thread": await own_messages(conn, tenant, source_id)})
+    policy = await sla_policy_for(conn, tenant, loaded.settings.policy, loaded,
+                                  source.requester.contact_id)
+    mine, theirs = decide_split(command, source, policy)
+    done = await _write(uow, tenant, [(source.id, source, mine),
+                                      (command.ticket_id, None, theirs)])
+    moved = next(e for e in theirs if isinstance(e, TicketSplitFrom)).message_ids
+    await attachments.move(uow, moved, command.ticket_id)
+    return done
 
 
 async def link_ticket(uow: UnitOfWork, ticket_id: UUID, command: LinkTicket, *,
@@ -130,12 +168,21 @@ async def _duplicate_chain(uow: UnitOfWork, tenant: TenantId, original: Ticket,
 async def _write_pair(uow: UnitOfWork, tenant: TenantId, first: tuple[Ticket, list[Event]],
                       second: tuple[Ticket, list[Event]]) -> PairResult:
     """Write both tickets' decided events: rows, versions, timers, then the appends."""
-    decided: dict[UUID, list[Event]] = {first[0].id: first[1], second[0].id: second[1]}
-    states: dict[UUID, Ticket] = {first[0].id: first[0], second[0].id: second[0]}
-    if not any(decided.values()):
-        return PairResult(CommandResult(first[0]), CommandResult(second[0]))
-    decided = {k: v for k, v in decided.items() if v}
-    versions = {s: states[s].version for s in decided}
+    return await _write(uow, tenant, [(first[0].id, first[0], first[1]),
+                                      (second[0].id, second[0], second[1])])
+
+
+async def _write(uow: UnitOfWork, tenant: TenantId,
+                 pair: list[tuple[UUID, Ticket | None, list[Event]]]) -> PairResult:
+    """Write two streams' decided events (a state of None: a stream the events open):
+    rows, versions, timers, then the appends."""
+    decided = {stream: events for stream, _, events in pair if events}
+    states = {stream: state for stream, state, _ in pair}
+    if not decided:
+        first, second = (CommandResult(s) for _, s, _ in pair if s is not None)
+        return PairResult(first, second)
+    versions = {s: 0 if states[s] is None else states[s].version  # type: ignore[union-attr]
+                for s in decided}
     pending = pending_events(decided, versions)
     after = await apply_inline(uow.conn, tenant, pending, write=uow.write,
                                known={s: states[s] for s in decided})
@@ -147,15 +194,18 @@ async def _write_pair(uow: UnitOfWork, tenant: TenantId, first: tuple[Ticket, li
             stored_event(e.type, e.data, e.schema_version, stream, subject=subject)
             for e in pending if e.stream_id == stream])
 
-    def result(ticket: Ticket) -> CommandResult:
-        written = after.get(ticket.id)
+    def result(stream: UUID) -> CommandResult:
+        written = after.get(stream)
         if written is None:
-            return CommandResult(ticket)
+            state = states[stream]
+            assert state is not None
+            return CommandResult(state)
         return CommandResult(written.ticket,
-                             [e for e in pending if e.stream_id == ticket.id],
-                             documents={ticket.id: written.document})
+                             [e for e in pending if e.stream_id == stream],
+                             documents={stream: written.document})
 
-    return PairResult(result(first[0]), result(second[0]))
+    return PairResult(result(pair[0][0]), result(pair[1][0]))
 
 
-__all__ = ["CHAIN_MAX", "PairResult", "link_ticket", "merge_ticket"]
+__all__ = ["CHAIN_MAX", "PairResult", "link_ticket", "merge_ticket", "new_split_id",
+           "split_ticket"]

@@ -34,6 +34,7 @@ from domain.ids import TenantId
 from domain.sla import PolicyMatcher
 from domain.target_policy import TargetPolicy, policy_matcher
 from domain.ticket import Ticket
+from domain.ticket.commands import ThreadMessage
 from eventstore.memo import MemoKind, TenantMemo
 from eventstore.sqlfile import load_queries
 from projections.fields import definition_from_json
@@ -149,6 +150,14 @@ async def thread_message_ids(conn: asyncpg.Connection, tenant_id: TenantId,
     return [r["id"] for r in await conn.fetch(Q["thread_message_ids"], tenant_id, ticket_ids)]
 
 
+async def own_messages(conn: asyncpg.Connection, tenant_id: TenantId, ticket_id: UUID
+                       ) -> tuple[ThreadMessage, ...]:
+    """The messages on the ticket's own thread, oldest first (what a split may move)."""
+    return tuple(ThreadMessage(message_id=r["id"], visibility=r["visibility"],
+                               author_kind=r["author_kind"], at=r["created_at"])
+                 for r in await conn.fetch(Q["own_messages"], tenant_id, ticket_id))
+
+
 async def lock_duplicate_links(conn: asyncpg.Connection, tenant_id: TenantId) -> None:
     """Take the tenant's duplicate-link lock until commit."""
     await conn.execute(Q["lock_duplicate_links"], tenant_id)
@@ -156,7 +165,7 @@ async def lock_duplicate_links(conn: asyncpg.Connection, tenant_id: TenantId) ->
 
 __all__ = ["MERGES_MAX", "NO_SLA", "SLA_POLICIES", "CommandState", "TenantSla",
            "load_for_command", "load_ticket", "lock_duplicate_links", "merged_target",
-           "open_ticket_ids", "tenant_sla", "thread_message_ids"]
+           "open_ticket_ids", "own_messages", "tenant_sla", "thread_message_ids"]
 
 
 async def open_ticket_ids(conn: asyncpg.Connection, tenant_id: TenantId) -> list[UUID]:

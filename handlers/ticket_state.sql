@@ -67,6 +67,13 @@ SELECT id FROM messages
  WHERE tenant_id = $1 AND ticket_id = ANY($2::uuid[])
  ORDER BY created_at, id
 
+-- name: own_messages --
+-- $1 tenant_id, $2 ticket_id: the messages written on the ticket (not those of tickets
+-- merged into it), oldest first, as a split decides on them under the ticket's lock
+SELECT id, visibility, author_kind, created_at FROM messages
+ WHERE tenant_id = $1 AND ticket_id = $2
+ ORDER BY created_at, id
+
 -- name: lock_duplicate_links --
 -- $1 tenant_id: one writer of a tenant's duplicate links at a time, to commit
 SELECT pg_advisory_xact_lock(hashtextextended($1::uuid::text || '/duplicate-links', 0))

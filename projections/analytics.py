@@ -38,6 +38,7 @@ from domain.events import (
     StateChanged,
     TicketAssigned,
     TicketOpened,
+    TicketSplitFrom,
 )
 from domain.ids import TenantId
 from domain.sla import ClockBasis, SlaClock
@@ -162,7 +163,8 @@ class Fold:
         """Fold one event into the batch state."""
         event = env.event
         day = event.at.date()
-        if isinstance(event, TicketOpened):
+        # A ticket split off another starts here as an opened one does.
+        if isinstance(event, TicketOpened | TicketSplitFrom):
             row = TicketRow(
                 ticket_id=env.stream_id, priority=event.priority.value,
                 source=event.source.value, state=TicketState.OPEN.value, assignee=None,
@@ -180,7 +182,7 @@ class Fold:
             return
         row = self.tickets.get(env.stream_id)  # type: ignore[assignment]
         if row is None:
-            # Only ticket streams start with TicketOpened; other streams are not ours.
+            # Only ticket streams start so; other streams are not ours.
             return
         row.last_seq = env.seq
         if isinstance(event, MessageAdded):
@@ -283,10 +285,13 @@ class Fold:
         row.state_since = event.at
 
 
+_OPENINGS = frozenset({TicketOpened.TYPE, TicketSplitFrom.TYPE})
+"""The events a ticket stream starts with."""
+
 HANDLES = frozenset({
-    TicketOpened.TYPE, MessageAdded.TYPE, TicketAssigned.TYPE, PriorityChanged.TYPE,
-    StateChanged.TYPE, SlaBreached.TYPE, FieldValuesChanged.TYPE, SlaRetargeted.TYPE,
-    SatisfactionRated.TYPE,
+    TicketOpened.TYPE, TicketSplitFrom.TYPE, MessageAdded.TYPE, TicketAssigned.TYPE,
+    PriorityChanged.TYPE, StateChanged.TYPE, SlaBreached.TYPE, FieldValuesChanged.TYPE,
+    SlaRetargeted.TYPE, SatisfactionRated.TYPE,
 })
 
 
@@ -433,7 +438,7 @@ async def _calendars(conn: asyncpg.Connection, tenant_id: TenantId,
     keys: set[tuple[Any, int]] = set()
     for env in events:
         clocks = getattr(env.event, "clocks", None)
-        if isinstance(env.event, TicketOpened | SlaRetargeted) and clocks:
+        if isinstance(env.event, TicketOpened | TicketSplitFrom | SlaRetargeted) and clocks:
             basis = clocks.get(SlaMetric.FIRST_RESPONSE)
             if basis is not None and basis.basis is not None and basis.basis.calendar_key:
                 keys.add(basis.basis.calendar_key)
@@ -443,7 +448,7 @@ async def _calendars(conn: asyncpg.Connection, tenant_id: TenantId,
     if waiting:
         # In seq order: the last basis recorded wins (a retarget after the opening).
         for r in await conn.fetch(Q["first_reply_bases"], tenant_id, waiting):
-            if r["type"] == TicketOpened.TYPE:
+            if r["type"] in _OPENINGS:
                 opened[r["stream_id"]] = r["seq"]
             if r["basis"] is not None:
                 recorded[r["stream_id"]] = ClockBasis.model_validate(r["basis"])

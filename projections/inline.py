@@ -29,6 +29,8 @@ from domain.events import (
     RequesterChanged,
     TagsChanged,
     TicketOpened,
+    TicketSplit,
+    TicketSplitFrom,
 )
 from domain.ids import TenantId, TicketId
 from domain.mapper import from_stored
@@ -47,7 +49,9 @@ FOREVER = datetime.max.replace(tzinfo=UTC)
 _TICKET_TYPES = frozenset(cls.TYPE for cls in TICKET_EVENTS)
 # Events that change the head of a ticket's search document (subject, tags, requester):
 # it is recomputed from the rows. A message alone is appended to it.
-_HEAD_TYPES = frozenset({TicketOpened.TYPE, TagsChanged.TYPE, RequesterChanged.TYPE})
+# A split moves messages between two tickets: both are recomputed too.
+_HEAD_TYPES = frozenset({TicketOpened.TYPE, TagsChanged.TYPE, RequesterChanged.TYPE,
+                         TicketSplit.TYPE, TicketSplitFrom.TYPE})
 
 
 class StoredEvent(Protocol):
@@ -138,7 +142,7 @@ async def apply_inline(
         touched.add(stream)
         if stream not in states:
             states[stream] = (
-                None if isinstance(event, TicketOpened)
+                None if isinstance(event, TicketOpened | TicketSplitFrom)
                 else await _stored_ticket(conn, tenant_id, stream)
             )
         before = states[stream]
@@ -153,8 +157,8 @@ async def apply_inline(
         made.append(after)
         if before is None:
             inserted.add(stream)
-        if isinstance(event, FieldValuesChanged) or (isinstance(event, TicketOpened)
-                                                     and event.fields):
+        if isinstance(event, FieldValuesChanged) or (
+                isinstance(event, TicketOpened | TicketSplitFrom) and event.fields):
             with_fields.add(stream)
         messages.append((TicketId(stream), stored.version, event))
     out: dict[UUID, WrittenTicket] = {}
@@ -214,6 +218,10 @@ async def _insert_message(run: Write, tenant_id: TenantId, ticket_id: TicketId,
         await run(Q["insert_message"], tenant_id, event.message_id, ticket_id, version,
                            event.visibility.value, event.author.kind.value, event.author.id,
                            event.body, event.at, _files(event.attachments))
+    elif isinstance(event, TicketSplitFrom):
+        # The moved messages' rows now belong to the new ticket: one row per message,
+        # as written on the source, listed in the new thread and not in the source's.
+        await run(Q["move_messages"], tenant_id, list(event.message_ids), ticket_id)
 
 
 def _files(refs: tuple[AttachmentRef, ...]) -> str | None:

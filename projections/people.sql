@@ -220,7 +220,7 @@ SELECT id FROM tickets
                     FROM events m
                     JOIN events o ON o.tenant_id = m.tenant_id AND o.stream_id = m.stream_id
                    WHERE m.tenant_id = $1 AND m.type = 'RequesterChanged'
-                     AND o.type IN ('TicketOpened', 'RequesterChanged')
+                     AND o.type IN ('TicketOpened', 'TicketSplitFrom', 'RequesterChanged')
                      AND o.data -> 'requester' ->> 'contact_id' = ANY ($2::uuid[]::text[])))
  ORDER BY id FOR UPDATE
 
@@ -237,12 +237,13 @@ UPDATE tickets SET subject = $3, requester = $4, state_json = $5, view = $6::tex
  WHERE tenant_id = $1 AND id = $2
 
 -- name: redact_messages --
--- $1 tenant_id, $2 ticket id, $3 versions of its stream that wrote the messages
+-- $1 tenant_id, $2 ids of the messages (on whichever ticket they are now: a split moves
+-- them)
 -- Their files keep their identity (id, size, type, hash) and lose their names.
 UPDATE messages SET body = '',
        attachments = (SELECT jsonb_agg(a || '{"name": ""}'::jsonb ORDER BY n)
                         FROM jsonb_array_elements(attachments) WITH ORDINALITY AS f(a, n))
- WHERE tenant_id = $1 AND ticket_id = $2 AND version = ANY ($3)
+ WHERE tenant_id = $1 AND id = ANY ($2::uuid[])
 
 -- name: contact_ticket_views --
 -- $1 tenant_id, $2 contact_id

@@ -54,6 +54,10 @@ INSERT INTO messages (tenant_id, id, ticket_id, version, visibility, author_kind
                       body, created_at, attachments)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::text::jsonb)
 
+-- name: move_messages --
+-- $1 tenant_id, $2 message ids, $3 the ticket they move to (a split, TicketSplitFrom)
+UPDATE messages SET ticket_id = $3 WHERE tenant_id = $1 AND id = ANY($2::uuid[])
+
 -- name: active_agent --
 -- $1 tenant_id, $2 agent_id
 SELECT EXISTS (SELECT 1 FROM agents WHERE tenant_id = $1 AND id = $2 AND active)
@@ -226,12 +230,12 @@ SELECT seq, data -> 'settings' -> 'business_hours' AS hours
  ORDER BY seq
 
 -- name: first_reply_bases --
--- $1 tenant_id, $2 ticket ids: each ticket's opening and retargets, in seq order, with
+-- $1 tenant_id, $2 ticket ids: each ticket's opening (or split) and retargets, in seq order, with
 -- the policy and calendar its first-reply clock was put on (null: before policies).
 SELECT stream_id, seq, type, data -> 'clocks' -> 'first_response' -> 'basis' AS basis
   FROM events
  WHERE tenant_id = $1 AND stream_id = ANY($2::uuid[])
-   AND type IN ('TicketOpened', 'SlaRetargeted')
+   AND type IN ('TicketOpened', 'TicketSplitFrom', 'SlaRetargeted')
  ORDER BY stream_id, seq
 
 -- name: imported_measures --

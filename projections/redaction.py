@@ -20,7 +20,13 @@ from uuid import UUID
 
 import asyncpg
 
-from domain.events import FieldValuesChanged, MessageAdded, RequesterChanged, TicketOpened
+from domain.events import (
+    FieldValuesChanged,
+    MessageAdded,
+    RequesterChanged,
+    TicketOpened,
+    TicketSplitFrom,
+)
 from domain.ids import TenantId
 from domain.personal import LISTED, field_at, paths_in
 from domain.values import Requester
@@ -40,6 +46,11 @@ async def lock_tickets_naming(conn: asyncpg.Connection, tenant_id: TenantId,
     rows locked until commit (in id order)."""
     rows = await conn.fetch(Q["lock_tickets_naming"], tenant_id, list(contact_ids))
     return [r["id"] for r in rows]
+
+
+_OPENINGS = frozenset({TicketOpened.TYPE, TicketSplitFrom.TYPE})
+"""The events a ticket stream starts with: each names the subject, requester and fields."""
+_NAMING_REQUESTER = _OPENINGS | {RequesterChanged.TYPE}
 
 
 def erased_parts(events: Sequence[RecordedEvent], erased: Collection[UUID],
@@ -62,14 +73,16 @@ def erased_parts(events: Sequence[RecordedEvent], erased: Collection[UUID],
         return UUID(value["subject"]) if is_sealed(value) else requester
 
     for e in events:
-        if e.type in (TicketOpened.TYPE, RequesterChanged.TYPE):
+        if e.type in _NAMING_REQUESTER:
             named = (e.data.get("requester") or {}).get("contact_id")
             requester = UUID(named) if named else contact_id
-        if e.type == TicketOpened.TYPE:
+        if e.type in _OPENINGS:
             subject = owner(e, ("subject",)) in erased
         if e.type in (TicketOpened.TYPE, MessageAdded.TYPE) and owner(e, ("body",)) in erased:
             versions.append(e.version)
-        values = (e.data.get("fields") if e.type == TicketOpened.TYPE else
+        if e.type == TicketSplitFrom.TYPE and subject:
+            versions.append(e.version)  # the moved messages' files, sealed with its subject
+        values = (e.data.get("fields") if e.type in _OPENINGS else
                   e.data.get("values") if e.type == FieldValuesChanged.TYPE else None)
         for key, value in (values or {}).items():
             # Only sealed values were personal: one in the clear is not the subject's.
@@ -97,10 +110,10 @@ def erased_by_version(events: Sequence[RecordedEvent], erased: Collection[UUID],
     fields: dict[str, bool] = {}
     out: dict[int, tuple[bool, frozenset[str]]] = {}
     for e in events:
-        if e.type in (TicketOpened.TYPE, RequesterChanged.TYPE):
+        if e.type in _NAMING_REQUESTER:
             named = (e.data.get("requester") or {}).get("contact_id")
             requester = UUID(named) if named else contact_id
-        values = (e.data.get("fields") if e.type == TicketOpened.TYPE else
+        values = (e.data.get("fields") if e.type in _OPENINGS else
                   e.data.get("values") if e.type == FieldValuesChanged.TYPE else None)
         for key, value in (values or {}).items():
             fields[key] = is_sealed(value) and UUID(value["subject"]) in erased
@@ -147,7 +160,10 @@ async def redact_tickets(conn: asyncpg.Connection, tenant_id: TenantId,
         await conn.execute(Q["redact_ticket"], tenant_id, row["id"], ticket.subject,
                            ticket.requester.model_dump(mode="json"), stored,
                            ticket_json(ticket).decode(), stored["fields"])
-        await conn.execute(Q["redact_messages"], tenant_id, row["id"], versions)
+        # By id: a message split off to another ticket is found where it went.
+        await conn.execute(Q["redact_messages"], tenant_id, [
+            e.data["message_id"] for e in streams[row["id"]]
+            if e.version in versions and "message_id" in e.data])
         await redact_versions(conn, tenant_id, row["id"], subject=subject,
                               requester=requester, fields=fields, nameless=nameless,
                               by_version=by_version, erased=erased)

@@ -90,6 +90,10 @@ def _teamwork(t: Ticket) -> dict[str, Any]:
         out["merged_into"] = t.merged_into
     if t.merged_from:
         out["merged_from"] = list(t.merged_from)
+    if t.split_from is not None:
+        out["split_from"] = t.split_from
+    if t.split_into:
+        out["split_into"] = list(t.split_into)
     if not t.links.empty():
         out["links"] = {"related": list(t.links.related),
                         "duplicate_of": t.links.duplicate_of,

@@ -54,6 +54,7 @@ PERMISSIONS: Mapping[str, str] = {
     "ticket:transition": "Move a ticket between states (pending, solved, closed, ...).",
     "ticket:tag": "Add and remove a ticket's tags.",
     "ticket:merge": "Merge a ticket into another, closing it.",
+    "ticket:split": "Move chosen messages of a ticket to a new ticket.",
     "ticket:link": "Link tickets (related, duplicate, problem and incident) and unlink them.",
     "ticket:follow": "Add and remove a ticket's followers (agents).",
     "ticket:rating-link": "Produce a solved ticket's single-use satisfaction rating link.",
@@ -132,7 +133,7 @@ _READ_STATE = frozenset({"ticket:read", "group:read", "contact:read", "organizat
 _READ_PAST = frozenset({"history:read", "events:read", "audit:verify"})
 _STAFF = (_EVERY_CALLER | _WRITE_FOR_CUSTOMERS | _READ_STATE | frozenset({
     "ticket:list", "note:read", "ticket:assign", "ticket:prioritize", "ticket:transition",
-    "ticket:tag", "ticket:merge", "ticket:link", "ticket:follow", "ticket:cc",
+    "ticket:tag", "ticket:merge", "ticket:split", "ticket:link", "ticket:follow", "ticket:cc",
     "ticket:rating-link",
     "attachment:read", "mail:read", "search:read", "changes:read",
     "agent:read", "contact:write", "contact:portal-link", "rule:explain", "macro:read",
@@ -171,6 +172,7 @@ ACCESS: Mapping[str, str] = {
     # Intake keys may set the fields whose definition allows it (the domain checks).
     "POST /v1/tickets/{ticket_id}/fields": "ticket:set-fields",
     "POST /v1/tickets/{ticket_id}/merge": "ticket:merge",
+    "POST /v1/tickets/{ticket_id}/split": "ticket:split",
     "POST /v1/tickets/{ticket_id}/links": "ticket:link",
     "POST /v1/tickets/{ticket_id}/followers": "ticket:follow",
     "POST /v1/tickets/{ticket_id}/satisfaction-link": "ticket:rating-link",

@@ -57,6 +57,7 @@ from domain.events import (
     RuleCreated,
     SlaPolicyCreated,
     TicketOpened,
+    TicketSplitFrom,
     ViewCreated,
 )
 from domain.group import fold_group
@@ -156,36 +157,38 @@ def _view(events: Iterable[Event]) -> tuple[bytes, int]:
 
 @dataclass(frozen=True, slots=True)
 class _Kind:
-    """A kind of stream the audit endpoints show: its name, the type of the event
-    every such stream starts with, and how its events replay to the document the API
-    shows (with its version)."""
+    """A kind of stream the audit endpoints show: its name, the types of event such a
+    stream may start with, and how its events replay to the document the API shows
+    (with its version)."""
 
     name: str
     plural: str
-    first_type: str
+    first_types: frozenset[str]
     replay: Callable[[Iterable[Event]], tuple[bytes, int]]
     model: type[BaseModel]
     """What the as-of answer is (the document ``GET`` gives)."""
 
 
 KINDS = (
-    _Kind("ticket", "tickets", TicketOpened.TYPE, _ticket, TicketOut),
-    _Kind("group", "groups", GroupCreated.TYPE, _group, GroupOut),
-    _Kind("contact", "contacts", ContactCreated.TYPE, _contact, ContactOut),
-    _Kind("organization", "organizations", OrganizationCreated.TYPE, _organization,
+    # A ticket opens, or is split off another (its first event names the source).
+    _Kind("ticket", "tickets", frozenset({TicketOpened.TYPE, TicketSplitFrom.TYPE}), _ticket,
+          TicketOut),
+    _Kind("group", "groups", frozenset({GroupCreated.TYPE}), _group, GroupOut),
+    _Kind("contact", "contacts", frozenset({ContactCreated.TYPE}), _contact, ContactOut),
+    _Kind("organization", "organizations", frozenset({OrganizationCreated.TYPE}), _organization,
           OrganizationOut),
-    _Kind("rule", "rules", RuleCreated.TYPE, _rule, RuleOut),
-    _Kind("calendar", "calendars", CalendarCreated.TYPE, _calendar, CalendarOut),
-    _Kind("policy", "sla-policies", SlaPolicyCreated.TYPE, _policy, PolicyOut),
+    _Kind("rule", "rules", frozenset({RuleCreated.TYPE}), _rule, RuleOut),
+    _Kind("calendar", "calendars", frozenset({CalendarCreated.TYPE}), _calendar, CalendarOut),
+    _Kind("policy", "sla-policies", frozenset({SlaPolicyCreated.TYPE}), _policy, PolicyOut),
     # Personal macros and views too: the audit trail is the tenant's, whoever owns them.
     # A deleted one replays to what it was when deleted, one version on.
-    _Kind("macro", "macros", MacroCreated.TYPE, _macro, MacroOut),
-    _Kind("view", "views", ViewCreated.TYPE, _view, ViewOut),
+    _Kind("macro", "macros", frozenset({MacroCreated.TYPE}), _macro, MacroOut),
+    _Kind("view", "views", frozenset({ViewCreated.TYPE}), _view, ViewOut),
 )
 
 
 async def _require(session: UnitOfWork, kind: _Kind, stream_id: UUID) -> None:
-    if await session.stream_first_type(stream_id) != kind.first_type:
+    if await session.stream_first_type(stream_id) not in kind.first_types:
         raise Problem(404, "not_found", f"no such {kind.name}")
 
 

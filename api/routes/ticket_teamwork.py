@@ -1,5 +1,5 @@
-"""Ticket routes for working together: merge a ticket into another, link tickets,
-follow them, copy customers on them (docs/teamwork.md).
+"""Ticket routes for working together: merge a ticket into another, split messages off
+one, link tickets, follow them, copy customers on them (docs/teamwork.md).
 
 Each is a ticket command like those of api/routes/tickets.py: ``If-Match`` on the
 addressed ticket (412), ``Idempotency-Key``, the ticket and its ``ETag`` in the answer.
@@ -29,15 +29,23 @@ from api.schemas.tickets import (
     TicketMergeIn,
     TicketOut,
     TicketsMergedOut,
+    TicketSplitIn,
+    TicketSplitOut,
     etag,
     ticket_view,
 )
-from domain.ids import AgentId, TicketId
-from domain.ticket.commands import ChangeCcs, ChangeFollowers, LinkTicket, MergeTicket
+from domain.ids import AgentId, MessageId, TicketId
+from domain.ticket.commands import (
+    ChangeCcs,
+    ChangeFollowers,
+    LinkTicket,
+    MergeTicket,
+    SplitTicket,
+)
 from domain.values import Requester
 from eventstore.store import UnitOfWork
 from handlers.requesters import requester_of_contact
-from handlers.ticket_links import link_ticket, merge_ticket
+from handlers.ticket_links import link_ticket, merge_ticket, new_split_id, split_ticket
 from handlers.tickets import CommandResult, run_command
 
 router = APIRouter(prefix="/v1/tickets", tags=["tickets"], route_class=StrictRoute)
@@ -79,6 +87,34 @@ async def merge(ticket_id: UUID, body: TicketMergeIn, request: Request, services
         return JsonReply(200, {
             "ticket": ticket_view(source.ticket, source.documents.get(source.ticket.id)),
             "into": ticket_view(target.ticket, target.documents.get(target.ticket.id))},
+            {"ETag": etag(source.ticket.version)})
+
+    return await _run(request, services, principal, body, if_match, work)
+
+
+@router.post("/{ticket_id}/split", response_model=TicketSplitOut, responses=_COMMAND,
+             summary="Move chosen messages of the ticket to a new ticket")
+async def split(ticket_id: UUID, body: TicketSplitIn, request: Request,
+                services: ServicesDep, principal: Authorized,
+                if_match: IfMatch = None) -> Response:
+    """The ticket records `TicketSplit` naming the new ticket and the moved messages,
+    which leave its thread; the new ticket opens with `TicketSplitFrom` naming the
+    source, with the moved messages (their authors and times as written), the source's
+    requester, group, priority, tags and field values, and SLA clocks started as an
+    opening's. No message, one named twice, one not on this ticket's own thread or
+    moved off it already, or every public message: 422; a ticket of another tenant:
+    404; a merged or closed ticket: 409. `If-Match` is the source's version."""
+    command = SplitTicket(ticket_id=new_split_id(),
+                          message_ids=tuple(MessageId(m) for m in body.message_ids),
+                          subject=body.subject, actor=agent_actor(principal),
+                          at=services.clock.now())
+
+    async def work(uow: UnitOfWork, expected: int | None) -> JsonReply:
+        done = await split_ticket(uow, ticket_id, command, expected_version=expected)
+        source, new = done.ticket, done.other
+        return JsonReply(200, {
+            "ticket": ticket_view(source.ticket, source.documents.get(source.ticket.id)),
+            "new_ticket": ticket_view(new.ticket, new.documents.get(new.ticket.id))},
             {"ETag": etag(source.ticket.version)})
 
     return await _run(request, services, principal, body, if_match, work)

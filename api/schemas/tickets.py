@@ -155,6 +155,17 @@ class TicketMergeIn(BaseModel):
     into: UUID = Field(description="The ticket to merge this one into (of the same tenant).")
 
 
+class TicketSplitIn(BaseModel):
+    model_config = _IN
+
+    message_ids: list[UUID] = Field(
+        max_length=500,
+        description="The messages to move to the new ticket (of this ticket's own thread, "
+                    "each once; at least one, and not every public one).")
+    subject: str | None = Field(
+        None, description="The new ticket's subject; the source's when absent.")
+
+
 class LinkIn(BaseModel):
     """One link: this ticket is ``kind`` of ``ticket_id`` (``duplicate_of``: a duplicate
     of it; ``duplicates``: its original; ``problem``: an incident of that problem;
@@ -329,6 +340,14 @@ class TicketOut(BaseModel):
         None, exclude_if=_absent,
         description="The tickets merged into this one (and into those before), whose "
                     "messages its thread lists; absent when none.")
+    split_from: UUID | None = Field(
+        None, exclude_if=_absent,
+        description="The ticket this one was split off (`POST /v1/tickets/{id}/split`): "
+                    "its messages came from there; absent unless split off one.")
+    split_into: list[UUID] | None = Field(
+        None, exclude_if=_absent,
+        description="The tickets split off this one, in order, each holding the messages "
+                    "moved to it; absent when none.")
     links: LinksOut | None = Field(None, exclude_if=_absent,
                                    description="Links to other tickets; absent when none.")
     followers: list[UUID] | None = Field(
@@ -350,6 +369,14 @@ class TicketsMergedOut(BaseModel):
 
     ticket: TicketOut
     into: TicketOut
+
+
+class TicketSplitOut(BaseModel):
+    """Both tickets after a split: the source (``split_into`` naming the new one) and
+    the new ticket (``split_from`` naming the source), which holds the moved messages."""
+
+    ticket: TicketOut
+    new_ticket: TicketOut
 
 
 class TicketPage(BaseModel):

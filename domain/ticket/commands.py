@@ -16,6 +16,7 @@ from domain.attachment import AttachmentRef
 from domain.ids import AgentId, GroupId, MessageId, TicketId
 from domain.values import (
     Actor,
+    ActorKind,
     LinkKind,
     Priority,
     Rating,
@@ -188,6 +189,33 @@ class MergeTicket(BaseModel):
     at: UtcDatetime
 
 
+class ThreadMessage(BaseModel):
+    """One message of a ticket's own thread, as a split decides on it."""
+
+    model_config = _FROZEN
+
+    message_id: MessageId
+    visibility: Visibility
+    author_kind: ActorKind
+    at: UtcDatetime
+
+
+class SplitTicket(BaseModel):
+    """Move ``message_ids`` of the ticket to a new ticket, ``ticket_id``
+    (``domain.ticket.decide.decide_split``), whose subject is ``subject`` or the
+    source's. ``thread`` is the ticket's own messages as the caller read them under the
+    ticket's lock, oldest first."""
+
+    model_config = _FROZEN
+
+    ticket_id: TicketId
+    message_ids: tuple[MessageId, ...]
+    subject: str | None = None
+    thread: tuple[ThreadMessage, ...] = ()
+    actor: Actor
+    at: UtcDatetime
+
+
 class LinkTicket(BaseModel):
     """Link the ticket to ``ticket_id`` as ``kind`` (``remove``: take the link off);
     ``domain.ticket.decide.decide_link`` decides on both tickets. ``chain`` is, for a
@@ -262,5 +290,7 @@ __all__ = [
     "OpenTicket",
     "RateSatisfaction",
     "RetargetSla",
+    "SplitTicket",
+    "ThreadMessage",
     "WarnSla",
 ]

@@ -53,6 +53,8 @@ from domain.events import (
     TicketMerged,
     TicketMergeReceived,
     TicketOpened,
+    TicketSplit,
+    TicketSplitFrom,
     TicketUnlinked,
 )
 from domain.fields import NO_FIELDS, FieldCatalog, FieldValue, RequiredOn, check_values, require
@@ -89,6 +91,7 @@ from domain.ticket.commands import (
     OpenTicket,
     RateSatisfaction,
     RetargetSla,
+    SplitTicket,
     WarnSla,
 )
 from domain.ticket.state import TRANSITIONS, Ticket, evolve
@@ -107,6 +110,7 @@ from domain.values import (
     Priority,
     Requester,
     SlaMetric,
+    Source,
     TicketState,
     Visibility,
 )
@@ -269,6 +273,73 @@ def decide_merge(command: MergeTicket, source: Ticket | None, target: Ticket | N
     return [closed, TicketMerged(into=target.id, at=command.at)], [received]
 
 
+def decide_split(command: SplitTicket, source: Ticket | None, policy: SlaPolicy
+                 ) -> tuple[list[Event], list[Event]]:
+    """Move ``command.message_ids`` of ``source`` to a new ticket: ``(events for the
+    source, events for the new ticket)``. The source records ``TicketSplit``; the new
+    ticket opens with ``TicketSplitFrom`` (the source's requester, priority, channel,
+    tags and field values, the moved messages, clocks started as an opening's), then
+    ``TicketGroupChanged`` when the source is in a group.
+
+    Refused, with nothing decided: no message, a message named twice, a message not on
+    this ticket's own thread (422; one moved off it already says where it went), a
+    split that would leave the source without a public message (422: its opening
+    message or a public reply stays), a merged ticket (409 ``ticket_merged``), a closed
+    one (409)."""
+    if source is None:
+        raise NotFound()
+    if command.actor.kind is not ActorKind.AGENT:
+        raise ValidationFailed("only agents split tickets", field="actor")
+    if source.merged_into is not None:
+        raise TicketMergedAway(source.merged_into)
+    if source.state is TicketState.CLOSED:
+        raise TicketClosed()
+    wanted = command.message_ids
+    if not wanted:
+        raise ValidationFailed("name at least one message to move", field="message_ids")
+    if len(set(wanted)) != len(wanted):
+        raise ValidationFailed("a message is named twice", field="message_ids")
+    own = {m.message_id: m for m in command.thread}
+    for message_id in wanted:
+        if message_id in source.moved:
+            raise ValidationFailed(f"message {message_id} was moved to ticket "
+                                   f"{source.moved[message_id]} already",
+                                   field="message_ids")
+        if message_id not in own:
+            raise ValidationFailed(f"message {message_id} is not on this ticket",
+                                   field="message_ids")
+    moving = set(wanted)
+    moved = [m for m in command.thread if m.message_id in moving]  # oldest first
+    kept = [m for m in command.thread if m.message_id not in moving]
+    public_kept = [m for m in kept if m.visibility is Visibility.PUBLIC]
+    if not public_kept:
+        raise ValidationFailed("the ticket would keep no public message: leave it one",
+                               field="message_ids")
+    subject = check_text(command.subject if command.subject is not None
+                         else source.subject, "subject", SUBJECT_MAX)
+    public_moved = [m for m in moved if m.visibility is Visibility.PUBLIC]
+    ids = tuple(m.message_id for m in moved)
+    at = command.at
+    split = TicketSplit(into=command.ticket_id, message_ids=ids,
+                        awaiting_reply=public_kept[-1].author_kind is ActorKind.CUSTOMER,
+                        at=at)
+    opened = TicketSplitFrom(
+        ticket_id=command.ticket_id, source_id=source.id, subject=subject,
+        requester=source.requester, priority=source.priority, source=source.source,
+        tags=source.tags, author=command.actor, message_ids=ids,
+        awaiting_reply=bool(public_moved)
+        and public_moved[-1].author_kind is ActorKind.CUSTOMER,
+        clocks=opening_clocks(policy, source.priority, source.group_id, source.source,
+                              source.tags, source.fields, at),
+        fields=dict(source.fields),
+        attachments=tuple(f for f in source.files if f.message_id in moving),
+        at=at)
+    new: list[Event] = [opened]
+    if source.group_id is not None:
+        new.append(TicketGroupChanged(group_id=source.group_id, at=at))
+    return [split], new
+
+
 def decide_link(command: LinkTicket, state: Ticket | None, other: Ticket | None
                 ) -> tuple[list[Event], list[Event]]:
     """Link ``state`` to ``other`` as ``command.kind`` (or take the link off):
@@ -341,24 +412,7 @@ def _open(cmd: OpenTicket, policy: SlaPolicy, catalog: FieldCatalog) -> list[Eve
         checked = check_values(cmd.fields, catalog, cmd.actor, {})
         values = {k: v for k, v in checked.items() if v is not None}
         require(catalog, values, RequiredOn.OPEN, cmd.actor)
-    cal = policy.calendar
-    clocks: Clocks
-    if policy.matcher is not None:
-        choice = policy.matcher.choose(cmd.priority, group, cmd.source, tags, values)
-        clocks = {FR: _started(choice, FR, cmd.at), NR: _idle(choice, NR),
-                  RES: _started(choice, RES, cmd.at)}
-        # The metrics settings never had only where the policy measures them, so the
-        # clocks of a policy made from settings read as the settings' did.
-        if choice.targets.get(PU) is not None:
-            clocks[PU] = _idle(choice, PU)
-        if choice.targets.get(RW) is not None:
-            clocks[RW] = _started(choice, RW, cmd.at)
-    else:
-        clocks = {
-            FR: start_clock(cal, FR, policy.target_ms(FR, cmd.priority, group), cmd.at),
-            NR: idle_clock(NR, policy.target_ms(NR, cmd.priority, group)),
-            RES: start_clock(cal, RES, policy.target_ms(RES, cmd.priority, group), cmd.at),
-        }
+    clocks = opening_clocks(policy, cmd.priority, group, cmd.source, tags, values, cmd.at)
     opened = TicketOpened(
         ticket_id=cmd.ticket_id,
         message_id=cmd.opening_message_id(),
@@ -379,6 +433,30 @@ def _open(cmd: OpenTicket, policy: SlaPolicy, catalog: FieldCatalog) -> list[Eve
         return [opened]
     # The clocks above already run on the group's targets: nothing to retarget.
     return [opened, TicketGroupChanged(group_id=group, at=cmd.at)]
+
+
+def opening_clocks(policy: SlaPolicy, priority: Priority, group: GroupId | None,
+                   source: Source, tags: tuple[str, ...], values: dict[str, FieldValue],
+                   at: datetime) -> Clocks:
+    """The SLA clocks of a ticket that starts at ``at``: opened, or split off another.
+    First response and resolution run from ``at``; next reply waits for a question."""
+    if policy.matcher is not None:
+        choice = policy.matcher.choose(priority, group, source, tags, values)
+        clocks: Clocks = {FR: _started(choice, FR, at), NR: _idle(choice, NR),
+                          RES: _started(choice, RES, at)}
+        # The metrics settings never had only where the policy measures them, so the
+        # clocks of a policy made from settings read as the settings' did.
+        if choice.targets.get(PU) is not None:
+            clocks[PU] = _idle(choice, PU)
+        if choice.targets.get(RW) is not None:
+            clocks[RW] = _started(choice, RW, at)
+        return clocks
+    cal = policy.calendar
+    return {
+        FR: start_clock(cal, FR, policy.target_ms(FR, priority, group), at),
+        NR: idle_clock(NR, policy.target_ms(NR, priority, group)),
+        RES: start_clock(cal, RES, policy.target_ms(RES, priority, group), at),
+    }
 
 
 def _assign(cmd: Assign, state: Ticket, policy: SlaPolicy) -> list[Event]:
@@ -682,4 +760,5 @@ def _warn_sla(cmd: WarnSla, state: Ticket, policy: SlaPolicy) -> list[Event]:
     return [SlaWarning(metric=cmd.metric, share=cmd.percent, due_at=clock.due_at, at=cmd.at)]
 
 
-__all__ = ["CCS_MAX", "decide", "decide_follow_up", "decide_link", "decide_merge"]
+__all__ = ["CCS_MAX", "decide", "decide_follow_up", "decide_link", "decide_merge",
+           "decide_split", "opening_clocks"]

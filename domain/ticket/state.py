@@ -35,10 +35,12 @@ from domain.events import (
     TicketMerged,
     TicketMergeReceived,
     TicketOpened,
+    TicketSplit,
+    TicketSplitFrom,
     TicketUnlinked,
 )
 from domain.fields import FieldValue
-from domain.ids import AgentId, GroupId, TicketId
+from domain.ids import AgentId, GroupId, MessageId, TicketId
 from domain.sla import breach_clock, warn_clock
 from domain.values import (
     ActorKind,
@@ -148,6 +150,12 @@ class Ticket(BaseModel):
     """The customers copied on the ticket (by e-mail, each its contact when known)."""
     satisfaction: Satisfaction | None = None
     """The requester's latest rating (None until they rate)."""
+    split_from: TicketId | None = None
+    """The ticket this one was split off (its first event is ``TicketSplitFrom``)."""
+    split_into: tuple[TicketId, ...] = ()
+    """The tickets split off this one, in the order they were."""
+    moved: dict[MessageId, TicketId] = {}
+    """Messages split off this ticket, each with the ticket it moved to."""
 
 
 def _files(message_id: UUID, refs: tuple[AttachmentRef, ...]) -> tuple[TicketFile, ...]:
@@ -157,6 +165,8 @@ def _files(message_id: UUID, refs: tuple[AttachmentRef, ...]) -> tuple[TicketFil
 def evolve(state: Ticket | None, event: Event) -> Ticket:
     """Apply one event to the state (None before the stream's first event)."""
     if state is None:
+        if isinstance(event, TicketSplitFrom):
+            return _split_off(event)
         if not isinstance(event, TicketOpened):
             raise CorruptStream(f"a ticket stream must start with TicketOpened, not {event.TYPE}")
         return Ticket(
@@ -178,8 +188,14 @@ def evolve(state: Ticket | None, event: Event) -> Ticket:
         )
     changes: dict[str, object] = {"version": state.version + 1, "updated_at": event.at}
     match event:
-        case TicketOpened():
-            raise CorruptStream("TicketOpened on a stream that already holds a ticket")
+        case TicketOpened() | TicketSplitFrom():
+            raise CorruptStream(f"{event.TYPE} on a stream that already holds a ticket")
+        case TicketSplit():
+            gone = set(event.message_ids)
+            changes["split_into"] = (*state.split_into, event.into)
+            changes["moved"] = state.moved | dict.fromkeys(event.message_ids, event.into)
+            changes["files"] = tuple(f for f in state.files if f.message_id not in gone)
+            changes["awaiting_reply"] = event.awaiting_reply
         case MessageAdded():
             changes["clocks"] = state.clocks | event.clocks
             # Public messages' only: a customer reads the ticket's row, never a note.
@@ -255,6 +271,27 @@ def evolve(state: Ticket | None, event: Event) -> Ticket:
         case _:
             raise CorruptStream(f"{event.TYPE} does not belong to a ticket stream")
     return state.model_copy(update=changes)
+
+
+def _split_off(event: TicketSplitFrom) -> Ticket:
+    """A ticket's state from its first event when it was split off another."""
+    return Ticket(
+        id=event.ticket_id,
+        version=1,
+        state=TicketState.OPEN,
+        subject=event.subject,
+        requester=event.requester,
+        priority=event.priority,
+        source=event.source,
+        tags=event.tags,
+        created_at=event.at,
+        updated_at=event.at,
+        clocks=dict(event.clocks),
+        awaiting_reply=event.awaiting_reply,
+        fields=dict(event.fields),
+        files=event.attachments,
+        split_from=event.source_id,
+    )
 
 
 def _state_change(state: Ticket, event: StateChanged) -> dict[str, object]:

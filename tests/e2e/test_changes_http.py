@@ -156,7 +156,7 @@ async def _people(http: httpx.AsyncClient, key: Any, rng: random.Random) -> None
 
 
 async def _teamwork(http: httpx.AsyncClient, key: Any, agents: list[str], tid: str,
-                    other: str, rng: random.Random) -> None:
+                    other: str, rng: random.Random, tickets: list[str]) -> None:
     roll = rng.random()
     if roll < 0.3:
         path, body = "merge", {"into": other}
@@ -181,6 +181,20 @@ async def _teamwork(http: httpx.AsyncClient, key: Any, agents: list[str], tid: s
         path, body = "followers", {"add": rng.sample(agents, 1), "remove": rng.sample(agents, 1)}
         if body["add"] == body["remove"]:
             body["remove"] = []
+    elif roll < 0.9:
+        # Messages of the ticket's own thread (never its first) move to a new ticket
+        # (422 when it would keep no public message, 409 when closed or merged).
+        listed = await http.get(f"/v1/tickets/{tid}/messages", params={"limit": 100},
+                                headers=auth(key))
+        own = [m["id"] for m in listed.json()["data"] if m["ticket_id"] == tid][1:]
+        if not own:
+            return
+        r = await http.post(f"/v1/tickets/{tid}/split", headers=auth(key), json={
+            "message_ids": rng.sample(own, rng.randint(1, min(2, len(own))))})
+        assert r.status_code in (200, 409, 422), r.text
+        if r.status_code == 200:
+            tickets.append(r.json()["new_ticket"]["id"])
+        return
     else:
         path, body = "ccs", {"add": [{"email": f"cc{rng.randrange(4)}@example.com"}],
                              "remove": [f"cc{rng.randrange(4)}@example.com"]}
@@ -212,8 +226,8 @@ async def _workload(http: httpx.AsyncClient, keys: list[Any], intake: Any,
             await _people(http, keys[0], rng)
             continue
         tid = rng.choice(tickets)
-        if rng.random() < 0.12:  # merges, links, followers and CCs
-            await _teamwork(http, key, agents, tid, rng.choice(tickets), rng)
+        if rng.random() < 0.12:  # merges, splits, links, followers and CCs
+            await _teamwork(http, key, agents, tid, rng.choice(tickets), rng, tickets)
             continue
         roll = rng.random()
         if roll < 0.15:  # the customer writes (through an intake key)
@@ -314,9 +328,10 @@ async def test_the_fold_over_changes_equals_get_under_concurrent_writers(http, t
         listed = await http.get(f"/v1/tickets/{tid}/messages", params={"limit": 100},
                                 headers=auth(admin))
         assert mirror.ticket_messages(tid) == listed.json()["data"], tid
-    # Merged tickets (and their targets' threads), links, followers, CCs and ratings
-    # among them.
-    for key in ("merged_into", "merged_from", "links", "followers", "ccs", "satisfaction"):
+    # Merged tickets (and their targets' threads), splits, links, followers, CCs and
+    # ratings among them.
+    for key in ("merged_into", "merged_from", "split_into", "split_from", "links",
+                "followers", "ccs", "satisfaction"):
         assert any(key in t for t in mirror.tickets.values()), key
     # Every contact and organization as GET shows it; a merged contact redirects to the
     # contact the mirror says it was merged into.

@@ -45,6 +45,7 @@ BODIES: dict[str, Callable[[], Any]] = {
     "POST /v1/tickets/{ticket_id}/tags": lambda: {"add": ["x"]},
     "POST /v1/tickets/{ticket_id}/merge": lambda: None,  # into: a ticket made for it
     "POST /v1/tickets/{ticket_id}/links": lambda: None,  # to: a ticket made for it
+    "POST /v1/tickets/{ticket_id}/split": lambda: None,  # a message written for it
     "POST /v1/tickets/{ticket_id}/followers": lambda: {"remove": [str(uuid.uuid4())]},
     "POST /v1/tickets/{ticket_id}/satisfaction-link": lambda: None,
     "POST /v1/tickets/{ticket_id}/ccs": lambda: {"add": [{"email": "cc@example.com"}]},
@@ -212,6 +213,11 @@ async def _request(http: httpx.AsyncClient, h: dict[str, str], method: str, path
         other = (await http.post("/v1/tickets", json=NEW_TICKET, headers=h)).json()["id"]
         body = {"into": other} if path.endswith("/merge") else {"kind": "related",
                                                                 "ticket_id": other}
+    if path.endswith("/tickets/{ticket_id}/split"):
+        split = url.split("/tickets/")[1].split("/")[0]
+        said = await http.post(f"/v1/tickets/{split}/messages", json={"body": "to move"},
+                               headers=h)
+        body = {"message_ids": [said.json()["message"]["id"]]}
     if path == "/v1/settings":
         body = (await http.get("/v1/settings", headers=h)).json()
     if path == "/v1/sla-policies/order":

@@ -15,6 +15,7 @@ PRESENT_POWERS: dict[str, frozenset[str]] = {
     "POST /v1/tickets/{ticket_id}/state": frozenset(["admin", "agent"]),
     "POST /v1/tickets/{ticket_id}/tags": frozenset(["admin", "agent"]),
     "POST /v1/tickets/{ticket_id}/merge": frozenset(["admin", "agent"]),
+    "POST /v1/tickets/{ticket_id}/split": frozenset(["admin", "agent"]),
     "POST /v1/tickets/{ticket_id}/links": frozenset(["admin", "agent"]),
     "POST /v1/tickets/{ticket_id}/followers": frozenset(["admin", "agent"]),
     "POST /v1/tickets/{ticket_id}/satisfaction-link": frozenset(["admin", "agent"]),

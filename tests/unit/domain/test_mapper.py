@@ -75,6 +75,8 @@ from domain.events import (
     TicketMerged,
     TicketMergeReceived,
     TicketOpened,
+    TicketSplit,
+    TicketSplitFrom,
     TicketUnlinked,
     ViewChanged,
     ViewCreated,
@@ -96,6 +98,7 @@ from domain.values import (
     Requester,
     Role,
     SlaMetric,
+    Source,
     TicketState,
     Visibility,
 )
@@ -135,6 +138,18 @@ def ticket_history() -> list[Event]:
             SatisfactionRated(rating=Rating.GOOD, comment="quick", author=CUSTOMER,
                               via="link", at=at(13)),
             TicketMerged(into=TicketId(uuid.UUID(int=8)), at=at(14))]
+
+
+def split_events() -> list[Event]:
+    """Both sides of a split: the source's, and the first event of the new ticket."""
+    new = TicketId(uuid.UUID(int=11))
+    return [
+        TicketSplit(into=new, message_ids=(mid(8),), awaiting_reply=False, at=at(15)),
+        TicketSplitFrom(ticket_id=new, source_id=TicketId(uuid.UUID(int=7)), subject="Fax",
+                        requester=BOB, priority=Priority.HIGH, source=Source.EMAIL,
+                        tags=("fax",), author=AGENT, message_ids=(mid(8),),
+                        awaiting_reply=True, clocks={}, fields={"plan": "pro"}, at=at(15)),
+    ]
 
 
 BOB = Requester(email="bob@example.com", name="Bob")
@@ -276,7 +291,7 @@ def sla_policy_events() -> list[Event]:
     ]
 
 
-ALL_EVENTS = (ticket_history() + tenant_events() + group_events() + field_events()
+ALL_EVENTS = (ticket_history() + split_events() + tenant_events() + group_events() + field_events()
               + people_events() + rule_events() + sla_policy_events())
 
 

@@ -32,6 +32,13 @@ export function eventSummary(app, e) {
       return `${label(d.metric)} breached (due ${dateTime(d.due_at)})`;
     case 'FollowUpOpened':
       return `follow-up ${shortId(d.follow_up_id)} opened`;
+    case 'TicketSplit':
+      return `${d.message_ids.length} message${d.message_ids.length === 1 ? '' : 's'} ` +
+        `moved to ticket ${shortId(d.into)}`;
+    case 'TicketSplitFrom':
+      return `split off ticket ${shortId(d.source_id)} by ${app.directory.author(d.author)}: ` +
+        `\u201c${d.subject}\u201d, ${d.message_ids.length} message` +
+        `${d.message_ids.length === 1 ? '' : 's'} moved here`;
     case 'AgentAdded':
       return `agent ${d.name} <${d.email}> added, ${d.role}`;
     case 'AgentUpdated':

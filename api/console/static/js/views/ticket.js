@@ -6,7 +6,8 @@
 // links to their contact; the group is changed with the assignee (an assignee who is
 // not a member of the group is refused, 409 not_group_member, and said so); the ticket
 // field values are shown and edited as /v1/ticket-fields defines them, and a state the
-// fields are required for names the fields still empty.
+// fields are required for names the fields still empty. Agents split chosen messages
+// off to a new ticket (the Split control) and are taken to it.
 //
 // Who else is on the ticket shows under its title, from the live feed's presence: this
 // page says it is viewing when it opens (again every few seconds), typing while the
@@ -153,6 +154,7 @@ export function ticketView(app, id) {
   const history = canHistory ? historyTable(app, id) : null;
   const drafts = app.drafts;
   const reply = canWrite && canRead ? replyForm() : null;
+  const splitter = canRead && may('POST /v1/tickets/{ticket_id}/split') ? splitPanel() : null;
   const back = may('GET /v1/tickets') ? h('a', {href: '#/queue'}, '\u2190 Queue')
     : may('GET /v1/audit/verify') ? h('a', {href: '#/audit'}, '\u2190 Audit') : null;
 
@@ -166,7 +168,7 @@ export function ticketView(app, id) {
           canRead ? messages : h('p', {class: 'help'},
             `The ${app.session.principal.role} role may not read the conversation.` +
             (canHistory ? ' Every message is in the history below.' : '')),
-          reply?.element)),
+          reply?.element, splitter?.element)),
       h('aside', {class: 'ticket-side', 'aria-label': 'Ticket details'},
         h('section', {'aria-labelledby': 'sla-title'},
           h('h2', {id: 'sla-title'}, 'SLA clocks'), clocks),
@@ -209,10 +211,15 @@ export function ticketView(app, id) {
         h('a', {href: `#/tickets/${t.follow_up_of}`}, `ticket ${shortId(t.follow_up_of)}`)) : null,
       ...t.follow_up_ids.map((f) => h('li', null, 'Followed up by ',
         h('a', {href: `#/tickets/${f}`}, `ticket ${shortId(f)}`))),
+      t.split_from ? h('li', null, 'Split off ',
+        h('a', {href: `#/tickets/${t.split_from}`}, `ticket ${shortId(t.split_from)}`)) : null,
+      ...(t.split_into ?? []).map((s) => h('li', null, 'Messages moved to ',
+        h('a', {href: `#/tickets/${s}`}, `ticket ${shortId(s)}`))),
     ].filter(Boolean);
     showRating(t.satisfaction);
     fill(links, related.length ? [h('h2', null, 'Related tickets'), h('ul', null, related)] : []);
     reply?.closed(t.state === 'closed');
+    splitter?.update(t);
     document.title = `${t.subject} · Helpdesk console`;
   }
 
@@ -262,6 +269,7 @@ export function ticketView(app, id) {
     fill(messages, all.map((m, i) => messageItem(app, m, i === 0)));
     shown = all;
     fill(filesBox, ticketFiles(app, shown));
+    splitter?.messages(all);
   }
 
   async function reload() {
@@ -493,6 +501,74 @@ export function ticketView(app, id) {
         `Fields saved: ${Object.keys(changed).map((k) => app.directory.fieldTitle(k)).join(', ')}`);
     });
     return form;
+  }
+
+  // -- splitting messages off to a new ticket ---------------------------------------
+
+  /** The Split control: a button opens a form listing the ticket's own messages with a
+   * checkbox each; confirming moves the chosen ones to a new ticket, which opens. */
+  function splitPanel() {
+    const list = h('ul', {class: 'split-messages'});
+    const subject = h('input', {id: 'split-subject', name: 'subject', autocomplete: 'off',
+                                maxlength: 500});
+    const confirm = h('button', {type: 'submit', class: 'primary'}, 'Move to a new ticket');
+    const cancel = h('button', {type: 'button'}, 'Cancel');
+    const form = h('form', {class: 'split-form', 'aria-label': 'Split the ticket', hidden: true},
+      h('fieldset', null, h('legend', null, 'Messages to move'), list),
+      h('label', {for: 'split-subject'}, 'Subject of the new ticket'), subject,
+      h('p', {class: 'help'}, 'The new ticket takes this ticket\u2019s requester, group, ' +
+        'priority, tags and fields; the chosen messages leave this conversation.'),
+      h('div', {class: 'form-actions'}, confirm, cancel));
+    const open = h('button', {type: 'button', class: 'split-open'}, 'Split\u2026');
+    const element = h('section', {class: 'split', 'aria-label': 'Split'}, open, form);
+    open.addEventListener('click', () => {
+      form.hidden = false;
+      open.hidden = true;
+      subject.value = ticket?.subject ?? '';
+      list.querySelector('input')?.focus();
+    });
+    cancel.addEventListener('click', () => {
+      form.hidden = true;
+      open.hidden = false;
+    });
+    form.addEventListener('submit', async (e) => {
+      e.preventDefault();
+      clearProblem(problems);
+      const chosen = [...list.querySelectorAll('input:checked')].map((b) => b.value);
+      if (!chosen.length) {
+        showProblem(problems, {problem: {title: 'No message chosen',
+          detail: 'Tick the messages to move to the new ticket.'}});
+        return;
+      }
+      try {
+        const answer = await busy(form, () => app.api.post(`/v1/tickets/${id}/split`,
+          {message_ids: chosen, subject: subject.value.trim() || null},
+          {ifMatch: ticket.version, idempotencyKey: newIdempotencyKey()}));
+        announce(`${chosen.length} message${chosen.length === 1 ? '' : 's'} moved`);
+        app.navigate(`#/tickets/${answer.body.new_ticket.id}`);
+      } catch (error) {
+        if (error.status === 412) {
+          await conflict(ticket, error);
+          return;
+        }
+        showProblem(problems, error, 'The ticket was not split');
+      }
+    });
+    return {
+      element,
+      update(t) {
+        element.hidden = t.state === 'closed' || Boolean(t.merged_into);
+      },
+      messages(all) {
+        // Only messages written on this ticket move (not those of tickets merged in).
+        const own = all.filter((m) => m.ticket_id === id);
+        fill(list, own.map((m) => h('li', null, h('label', {class: 'check'},
+          h('input', {type: 'checkbox', name: 'message', value: m.id}),
+          `${m.visibility === 'internal' ? 'Internal note' : 'Message'} by ` +
+          `${app.directory.author(m.author)}, ${dateTime(m.created_at)}: `,
+          h('span', {class: 'split-excerpt'}, m.body.slice(0, 80))))));
+      },
+    };
   }
 
   // -- the reply and note form -------------------------------------------------------
