@@ -1,6 +1,7 @@
 """Where Postgres spends a ticket write: statements, functions and triggers, per request.
 
     python -m bench.write_breakdown [--tree PATH] [--seconds 8] [--connections 1]
+                                    [--warmup 1] [--pgbouncer]
 
 Starts a Postgres of its own with ``pg_stat_statements`` (``track = all``, so the
 statements inside functions and triggers count too), ``track_functions = all`` and
@@ -13,9 +14,10 @@ tree's CPU is read the same way.
 
 Printed per case: requests, Postgres CPU ms per request, and the statements (top
 level and nested) with their calls and execution ms per request, most expensive
-first; then the functions (``pg_stat_user_functions``: self and total ms per
-request). What no statement accounts for (Postgres CPU minus the top-level
-statements' execution time) is parse, plan, protocol and commit.
+first; then the statements with the most planning time; then the functions
+(``pg_stat_user_functions``: self and total ms per request). What no statement
+accounts for (Postgres CPU minus the top-level statements' execution time) is parse,
+plan, protocol and commit.
 """
 
 from __future__ import annotations
@@ -64,15 +66,27 @@ async def _report(admin: asyncpg.Connection, requests: int, pg_ms: float,
     print("  Postgres CPU by process, ms/request: " + ", ".join(
         f"{kind} {ms / n:.3f}" for kind, ms in sorted(by_kind.items(), key=lambda kv: -kv[1])
         if ms / n >= 0.001))
-    print(f"  {'level':5} {'calls/req':>9} {'exec ms/req':>11} {'plan ms/req':>11} "
-          f"{'rows/call':>9}  statement")
+    print(f"  {'level':5} {'calls/req':>9} {'exec ms/req':>11} {'plans/req':>9} "
+          f"{'plan ms/req':>11} {'rows/call':>9}  statement")
     for r in rows[:40]:
         calls = r["calls"] / n
         if r["total_exec_time"] / n < 0.003:
             continue
         print(f"  {'top' if r['toplevel'] else 'in':5} {calls:9.2f} "
-              f"{r['total_exec_time'] / n:11.3f} {r['total_plan_time'] / n:11.3f} "
+              f"{r['total_exec_time'] / n:11.3f} {r['plans'] / n:9.2f} "
+              f"{r['total_plan_time'] / n:11.3f} "
               f"{(r['rows'] / r['calls']) if r['calls'] else 0:9.1f}  {_shorten(r['query'])}")
+    planned = sorted(rows, key=lambda r: -r["total_plan_time"])
+    plan_total = sum(r["total_plan_time"] for r in rows)
+    print(f"  planning, all statements {plan_total / n:.3f} ms/request; most planned:")
+    print(f"  {'level':5} {'plans/req':>9} {'plan ms/req':>11} {'ms/plan':>8}  statement")
+    for r in planned[:12]:
+        if r["total_plan_time"] / n < 0.003:
+            break
+        print(f"  {'top' if r['toplevel'] else 'in':5} {r['plans'] / n:9.2f} "
+              f"{r['total_plan_time'] / n:11.3f} "
+              f"{(r['total_plan_time'] / r['plans']) if r['plans'] else 0:8.3f}  "
+              f"{_shorten(r['query'])}")
     funcs = await admin.fetch(
         """SELECT schemaname || '.' || funcname AS name, calls, total_time, self_time
              FROM pg_stat_user_functions ORDER BY total_time DESC""")
@@ -82,7 +96,8 @@ async def _report(admin: asyncpg.Connection, requests: int, pg_ms: float,
               f"{f['self_time'] / n:11.3f}  {f['name']}")
 
 
-async def run(tree: Path, seconds: float, connections: int, explain: bool) -> None:
+async def run(tree: Path, seconds: float, connections: int, explain: bool,
+              pgbouncer: bool = False, warmup: float = 1.0) -> None:
 
     config = {"shared_preload_libraries": "pg_stat_statements,auto_explain",
               "pg_stat_statements.track": "all", "pg_stat_statements.track_planning": "on",
@@ -120,6 +135,10 @@ async def run(tree: Path, seconds: float, connections: int, explain: bool) -> No
             url = f"http://127.0.0.1:{port}"
             env = {"DATABASE_URL": runtime_url, "LOG_LEVEL": "warning",
                    "RUN_SCHEDULER": "false", "DB_POOL_MAX": "20"}
+            if pgbouncer:
+                # What a deployment behind PgBouncer runs (no PgBouncer in between):
+                # no prepared statements, so every statement is planned at each call.
+                env["PGBOUNCER"] = "true"
             proc = start(tree, port, env)
             wait_ready(url, proc)
             # One request first, so the answer is known to be a success.
@@ -130,7 +149,7 @@ async def run(tree: Path, seconds: float, connections: int, explain: bool) -> No
             assert r.status_code == 201, r.text
             load = Wrk()
             for name, script in cases.items():
-                load.run(url, 1, script, connections=connections)  # warm the plans
+                load.run(url, warmup, script, connections=connections)  # warm the plans
                 await _reset(admin)
                 await asyncio.sleep(0.2)
                 p0, k0 = tree_cpu(pg), cpu_by_process(pg)
@@ -154,10 +173,16 @@ def main() -> None:
                         help="the checkout to serve (with its own .venv); default: this one")
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--connections", type=int, default=1)
+    parser.add_argument("--warmup", type=float, default=1.0,
+                        help="seconds of load before each case (a connection's first "
+                        "five executions of a statement are planned each time)")
+    parser.add_argument("--pgbouncer", action="store_true",
+                        help="serve as behind PgBouncer: no prepared statements")
     parser.add_argument("--explain", action="store_true",
                         help="log every plan, nested ones too (slow: for reading, not rates)")
     args = parser.parse_args()
-    asyncio.run(run(args.tree.resolve(), args.seconds, args.connections, args.explain))
+    asyncio.run(run(args.tree.resolve(), args.seconds, args.connections, args.explain,
+                    args.pgbouncer, args.warmup))
 
 
 if __name__ == "__main__":
