@@ -25,9 +25,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import statistics
 import time
 import uuid
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -38,10 +41,10 @@ from api.root import ProcessRole, Services, file_storages, running
 from bench.common import bench_server, fresh_database, report
 from domain.clock import SystemClock
 from domain.ids import MessageId, TicketId
-from domain.mail import parse
+from domain.mail import message_ids, parse
 from domain.values import Actor, ActorKind, Visibility
 from eventstore.types import StoreActor
-from handlers import mail_out, mail_poll, mailboxes
+from handlers import mail_idle, mail_out, mail_poll, mailboxes
 from handlers.tenants import create_tenant_as_operator
 from handlers.tickets import PostMessage, post_message
 from scheduler.loop import LoopConfig, Scheduler
@@ -52,7 +55,7 @@ from tests.support.wait import until
 
 CORPUS = Path(__file__).parent.parent / "tests" / "mail"
 KINDS = ("gmail.eml", "outlook_tnef.eml", "apple_mail.eml", "html_only.eml")
-USER, PASSWORD = "bench@acme.test", "bench-secret"
+USER, IDLE_USER, PASSWORD = "bench@acme.test", "idle@acme.test", "bench-secret"
 
 
 def _mails(n: int) -> list[bytes]:
@@ -70,15 +73,107 @@ def _mails(n: int) -> list[bytes]:
 
 
 async def _mailbox(services: Services, tenant: Any, *, imap_port: int | None,
-                   smtp_port: int | None, address: str) -> Any:
+                   smtp_port: int | None, address: str, user: str = USER) -> Any:
     command = mailboxes.CreateMailbox(
         address=address, name=None, at=SystemClock().now(),
         smtp=None if smtp_port is None else mailboxes.Smtp("127.0.0.1", smtp_port, "none"),
         imap=None if imap_port is None else mailboxes.Imap(
-            "127.0.0.1", imap_port, "none", USER, PASSWORD))
+            "127.0.0.1", imap_port, "none", user, PASSWORD))
     async with services.store.session(tenant, StoreActor("operator", "bench")) as uow:
         doc, _ = await mailboxes.create_mailbox(uow, command)
     return doc["id"]
+
+
+async def _idle_latency(db: Any, dovecot: DovecotServer, services: Services,
+                        storages: Any, count: int, rate: float) -> dict[str, Any]:
+    """Arrival (APPEND answered) to ticket (its row seen committed) with IDLE, as the
+    worker runs the mail jobs; every wait has a deadline."""
+    tenant = (await create_tenant_as_operator(db.admin_url, "Bench IDLE")).tenant_id
+    dovecot.add_user(IDLE_USER, PASSWORD)
+    await _mailbox(services, tenant, imap_port=dovecot.port, smtp_port=None,
+                   address="idle@acme.test", user=IDLE_USER)
+    s = services.settings
+    registry = Registry()
+    mail_poll.register(registry, lambda store: storages,
+                       every=timedelta(seconds=s.mail_poll_seconds))
+    mail_idle.register(registry, tenants=min(s.mail_idle_tenants, s.scheduler_concurrency - 1),
+                       every=timedelta(seconds=s.mail_poll_seconds))
+    loop = Scheduler(services.store, SystemClock(), registry,
+                     config=LoopConfig(concurrency=s.scheduler_concurrency,
+                                       poll_interval=s.scheduler_poll_interval),
+                     listen_dsn=db.runtime_url)
+    conn = await asyncpg.connect(db.admin_url)
+    seen: dict[str, float] = {}
+
+    async def look() -> None:
+        for r in await conn.fetch("SELECT rfc_message_id FROM mail_messages "
+                                  "WHERE tenant_id = $1 AND direction = 'in'", tenant):
+            seen.setdefault(r["rfc_message_id"], time.time())
+
+    async def watching() -> bool:
+        return bool(await conn.fetchval(
+            "SELECT count(*) FROM jobs WHERE tenant_id = $1 AND kind = 'mail.idle' "
+            "AND status = 'running'", tenant))
+
+    client = dovecot.client(IDLE_USER, PASSWORD)
+    raws = _mails(count + 1)
+    ids = [_message_id(raw) for raw in raws]
+    task = asyncio.create_task(loop.run())
+    arrived: dict[str, float] = {}
+    try:
+        await until(watching, timeout=60, interval=0.1, what="the mail.idle job running")
+        await look()  # what the first poll took in (nothing) and a warm-up mail
+        await asyncio.to_thread(client.append, "INBOX", "", None, raws[0])
+        await until(lambda: _seen(look, seen, ids[0]), timeout=60, interval=0.05,
+                    what="the warm-up mail's ticket")
+        started = time.perf_counter()
+        for i, (raw, rfc_id) in enumerate(zip(raws[1:], ids[1:], strict=True)):
+            pause = started + i / rate - time.perf_counter()
+            if pause > 0:
+                await _watch_for(look, pause)
+            typ, data = await asyncio.wait_for(
+                asyncio.to_thread(client.append, "INBOX", "", None, raw), 15)
+            assert typ == "OK", data
+            arrived[rfc_id] = time.time()
+        deadline = time.perf_counter() + 120
+        while len(seen) < count + 1 and time.perf_counter() < deadline:
+            await _watch_for(look, 0.05)
+    finally:
+        with contextlib.suppress(Exception):
+            client.logout()
+        await asyncio.wait_for(loop.stop(), 60)
+        await asyncio.wait_for(task, 10)
+        await conn.close()
+    lags = sorted(seen[m] - arrived[m] for m in arrived if m in seen)
+    missing = len(arrived) - len(lags)
+    if not lags:
+        raise RuntimeError("no mail became a ticket within 120 s of the last APPEND")
+    return {"figure": f"IDLE arrival to ticket p50 / p99 / max, s ({count} at {rate:g}/s)",
+            "value": f"{statistics.median(lags):.2f}/{lags[int(0.99 * (len(lags) - 1))]:.2f}"
+                     f"/{lags[-1]:.2f}",
+            "baseline": f"poll period {s.mail_poll_seconds} s"
+                        + (f", {missing} not in" if missing else ""),
+            "ratio": "", "target": "p99 < 2 s"}
+
+
+def _message_id(raw: bytes) -> str:
+    head = raw.partition(b"\r\n\r\n")[0]
+    line = next(ln for ln in head.split(b"\r\n") if ln.lower().startswith(b"message-id:"))
+    return message_ids(line.decode())[0]
+
+
+async def _seen(look: Callable[[], Awaitable[None]], seen: dict[str, float], rfc_id: str
+                ) -> bool:
+    await look()
+    return rfc_id in seen
+
+
+async def _watch_for(look: Callable[[], Awaitable[None]], seconds: float) -> None:
+    """Look for new tickets every 20 ms for ``seconds``."""
+    end = time.perf_counter() + seconds
+    while (left := end - time.perf_counter()) > 0:
+        await look()
+        await asyncio.sleep(min(0.02, max(left, 0)))
 
 
 async def _reply(services: Services, tenant: Any, agent: Actor, ticket: Any) -> None:
@@ -89,20 +184,20 @@ async def _reply(services: Services, tenant: Any, agent: Actor, ticket: Any) -> 
             at=SystemClock().now(), author=agent))
 
 
-async def main(mails: int, replies: int) -> None:
+async def main(mails: int, replies: int, idle_mails: int, idle_rate: float) -> None:
     with bench_server() as server:
         async with fresh_database(server, "hd_bench_mail") as db:
             tenant = (await create_tenant_as_operator(db.admin_url, "Bench")).tenant_id
             dovecot, smtp = DovecotServer().start(), SmtpServer().start()
             try:
-                await _run(db, tenant, dovecot, smtp, mails, replies)
+                await _run(db, tenant, dovecot, smtp, mails, replies, idle_mails, idle_rate)
             finally:
                 dovecot.stop()
                 smtp.stop()
 
 
 async def _run(db: Any, tenant: Any, dovecot: DovecotServer, smtp: SmtpServer,
-               mails: int, replies: int) -> None:
+               mails: int, replies: int, idle_mails: int, idle_rate: float) -> None:
     dovecot.add_user(USER, PASSWORD)
     raws = _mails(mails)
     client = dovecot.client(USER, PASSWORD)
@@ -125,9 +220,11 @@ async def _run(db: Any, tenant: Any, dovecot: DovecotServer, smtp: SmtpServer,
                                            services.clock.now):
             pass
         ingest_rate = mails / (time.perf_counter() - started)
+        idle = await _idle_latency(db, dovecot, services, storages, idle_mails, idle_rate)
         conn = await asyncpg.connect(db.admin_url)
         tickets = [r["ticket_id"] for r in await conn.fetch(
-            "SELECT ticket_id FROM mail_threads ORDER BY created_at LIMIT $1", replies)]
+            "SELECT ticket_id FROM mail_threads WHERE tenant_id = $1 ORDER BY created_at "
+            "LIMIT $2", tenant, replies)]
         agent = Actor(kind=ActorKind.AGENT, id=str(uuid.uuid4()))
 
         registry = Registry()
@@ -166,6 +263,7 @@ async def _run(db: Any, tenant: Any, dovecot: DovecotServer, smtp: SmtpServer,
         {"figure": f"ingestion from IMAP, mails/s ({mails} mails)",
          "value": round(ingest_rate, 1), "baseline": f"parse {parse_rate:.0f}/s",
          "ratio": round(ingest_rate / parse_rate, 4), "target": ">= 0.3x"},
+        idle,
         {"figure": f"replies posted with mail.send behind, /s ({len(tickets)})",
          "value": round(len(tickets) / post_seconds, 1),
          "baseline": f"{len(tickets) / plain_seconds:.1f}/s without",
@@ -181,5 +279,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--mails", type=int, default=2000)
     parser.add_argument("--replies", type=int, default=1000)
+    parser.add_argument("--idle-mails", type=int, default=200)
+    parser.add_argument("--idle-rate", type=float, default=5.0, help="APPENDs per second")
     args = parser.parse_args()
-    asyncio.run(main(args.mails, args.replies))
+    asyncio.run(main(args.mails, args.replies, args.idle_mails, args.idle_rate))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import grp
 import imaplib
+import math
 import os
 import pwd
 import shutil
@@ -120,8 +121,16 @@ service anvil {{
         return path.read_text(errors="replace") if path.exists() else ""
 
     def add_user(self, name: str, password: str) -> None:
+        before = int(self.users.stat().st_mtime)
         with self.users.open("a") as f:
             f.write(f"{name}:{{PLAIN}}{password}::::::\n")
+        # Dovecot looks at the file at most once a second (its loop's clock) and reads it
+        # again only when its mtime, in whole seconds, moved: a user added within the
+        # second of a login would fail to log in until the next one.
+        now = time.time()
+        stamp = max(now, before + 1)
+        os.utime(self.users, (stamp, stamp))
+        time.sleep(math.floor(now) + 1.01 - now)
 
     def client(self, name: str, password: str) -> imaplib.IMAP4:
         client = imaplib.IMAP4("127.0.0.1", self.port, timeout=5)
