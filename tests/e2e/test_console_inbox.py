@@ -165,7 +165,7 @@ async def test_a_draft_survives_navigation_until_it_is_sent(console, context):
     page = await signed_in_as(context, console, AGENT)
     await page.goto(f"{console.base}/console/#/tickets/{ticket['id']}")
     await expect(page.get_by_role("heading", level=1)).to_have_text(ticket["subject"])
-    message = page.get_by_label("Message")
+    message = page.get_by_label("Message", exact=True)
     await page.get_by_label("Internal note (agents only)").check()
     await message.fill("Half a thought about the saddle")
     await page.get_by_role("link", name="\u2190 Queue").click()
@@ -213,7 +213,7 @@ async def test_a_ticket_that_does_not_exist_is_a_not_found_page(console, context
     await page.goto(f"{console.base}/console/#/tickets/{uuid.uuid4()}")
     await expect(page.get_by_role("heading", level=1)).to_have_text("Ticket not found")
     await expect(page.locator("form")).to_have_count(1)  # the top bar's search only
-    await expect(page.get_by_label("Message")).to_have_count(0)
+    await expect(page.get_by_label("Message", exact=True)).to_have_count(0)
     await expect(page.get_by_role("link", name="\u2190 Queue")).to_be_visible()
     await page.goto(f"{console.base}/console/#/nowhere/at/all")
     await expect(page.get_by_role("heading", level=1)).to_have_text("Page not found")
