@@ -8,6 +8,8 @@
   bearer token. The answer says what became of it (handlers/mail_in.py); a mail that
   cannot be parsed is kept in the quarantine and answered 200 too, so the sender does
   not retry what would fail again.
+- ``POST /v1/mailboxes/{id}/test``: a trial login on its IMAP and SMTP servers, each
+  answered ``ok`` or ``failed`` with the reason (handlers/mail_check.py).
 - ``/v1/mailboxes/{id}/quarantine``: list, retry, discard.
 - ``GET /v1/tickets/{id}/mail``: the mail a ticket took in and sent, with each reply's
   delivery status.
@@ -43,6 +45,7 @@ from api.schemas.mail import (
     MailboxOut,
     MailboxPage,
     MailboxPatch,
+    MailboxTrialOut,
     MailPreviewIn,
     MailPreviewOut,
     NoticeKind,
@@ -56,7 +59,7 @@ from api.schemas.mail import (
 )
 from domain.ids import TenantId
 from eventstore.store import UnitOfWork
-from handlers import mail_in, mail_notify, mailboxes
+from handlers import mail_check, mail_in, mail_notify, mailboxes
 from handlers.ticket_state import load_ticket
 
 router = APIRouter(tags=["mail"], route_class=StrictRoute)
@@ -172,6 +175,21 @@ async def delete_mailbox(mailbox_id: UUID, request: Request, principal: Authoriz
 
     async def work(uow: UnitOfWork) -> JsonReply:
         return JsonReply(200, await mailboxes.delete_mailbox(uow, mailbox_id, at))
+
+    return await commands.run(request, services, principal, None, work)
+
+
+@router.post("/v1/mailboxes/{mailbox_id}/test", response_model=MailboxTrialOut,
+             responses=errors(404), summary="Try a mailbox's servers")
+async def try_mailbox(mailbox_id: UUID, request: Request, principal: Authorized,
+                      services: ServicesDep) -> Response:
+    """Log in to its IMAP server (and select the folder) and to its SMTP server (EHLO,
+    STARTTLS, AUTH), a few seconds each, sending and fetching nothing. A server that
+    refuses or does not answer is ``failed`` with the reason, still a 200; one the
+    mailbox has not is ``not_configured``."""
+
+    async def work(uow: UnitOfWork) -> JsonReply:
+        return JsonReply(200, await mail_check.try_mailbox(uow, mailbox_id))
 
     return await commands.run(request, services, principal, None, work)
 
