@@ -412,3 +412,19 @@ async def test_trying_a_mailbox_answers_per_server(http, tenant, make_tenant,
     other = await make_tenant("Other")
     r = await http.post(f"/v1/mailboxes/{box['id']}/test", headers=auth(other.admin_key))
     assert r.status_code == 404 and r.json()["code"] == "mailbox_not_found"
+
+
+async def test_a_mailbox_changed_since_it_was_shown_is_a_412(http, tenant) -> None:
+    admin = auth(tenant.admin_key)
+    box = await make_mailbox(http, admin)
+    changed = await http.patch(f"/v1/mailboxes/{box['id']}", headers=admin | {
+        "If-Match": f'"{box["version"]}"'}, json={"name": "Renamed"})
+    assert changed.status_code == 200, changed.text
+    for method, body in (("PATCH", {"name": "Again"}), ("DELETE", None)):
+        stale = await http.request(method, f"/v1/mailboxes/{box['id']}", json=body,
+                                   headers=admin | {"If-Match": f'"{box["version"]}"'})
+        assert stale.status_code == 412, stale.text
+        assert stale.json()["current_version"] == changed.json()["version"]
+    gone = await http.delete(f"/v1/mailboxes/{box['id']}", headers=admin | {
+        "If-Match": f'"{changed.json()["version"]}"'})
+    assert gone.status_code == 200, gone.text
