@@ -63,7 +63,8 @@ class Fetched:
     messages: list[tuple[int, bytes]]
 
 
-def _connect(access: mailboxes.ImapAccess, timeout: float) -> imaplib.IMAP4:
+def connect(access: mailboxes.ImapAccess, timeout: float) -> imaplib.IMAP4:
+    """Logged in, the folder selected (blocking); ``MailboxUnreachable`` when refused."""
     context = ssl.create_default_context()
     client: imaplib.IMAP4
     if access.security == "tls":
@@ -86,7 +87,7 @@ def _quoted(folder: str) -> str:
 
 def _fetch(access: mailboxes.ImapAccess, limit: int, timeout: float) -> Fetched:
     """The messages after the checkpoint (blocking: run in a thread)."""
-    client = _connect(access, timeout)
+    client = connect(access, timeout)
     try:
         _, said = client.response("UIDVALIDITY")
         uidvalidity = int(said[0]) if said and said[0] else 0
@@ -105,20 +106,21 @@ def _fetch(access: mailboxes.ImapAccess, limit: int, timeout: float) -> Fetched:
             messages.append((uid, bytes(raw)))
         return Fetched(uidvalidity, messages)
     finally:
-        _logout(client)
+        logout(client)
 
 
 def _flag(access: mailboxes.ImapAccess, uids: list[int], timeout: float) -> None:
-    client = _connect(access, timeout)
+    client = connect(access, timeout)
     try:
         for start in range(0, len(uids), 100):
             chunk = ",".join(map(str, uids[start:start + 100]))
             client.uid("STORE", chunk, "+FLAGS.SILENT", r"(\Seen)")
     finally:
-        _logout(client)
+        logout(client)
 
 
-def _logout(client: imaplib.IMAP4) -> None:
+def logout(client: imaplib.IMAP4) -> None:
+    """Log out, whatever the server says to it."""
     with contextlib.suppress(OSError, imaplib.IMAP4.error):
         client.logout()
 
@@ -126,7 +128,8 @@ def _logout(client: imaplib.IMAP4) -> None:
 _SAFE = re.compile(r"[^\x20-\x7e]")
 
 
-def _reason(exc: BaseException) -> str:
+def reason(exc: BaseException) -> str:
+    """A failure as one printable line to keep or show."""
     return _SAFE.sub("?", f"{type(exc).__name__}: {exc}")[:400]
 
 
@@ -143,8 +146,8 @@ async def poll_mailbox(store: EventStore, storages: attachments.Storages, tenant
     except (OSError, imaplib.IMAP4.error, MailboxUnreachable, ssl.SSLError) as exc:
         async with store.session(tenant_id, mail_in.mail_actor(mailbox_id)) as uow:
             await mailboxes.record_use(uow.conn, tenant_id, mailbox_id, now(),
-                                       _reason(exc))
-        raise MailboxUnreachable(_reason(exc)) from exc
+                                       reason(exc))
+        raise MailboxUnreachable(reason(exc)) from exc
     outcomes = []
     for uid, raw in fetched.messages:
         async def checkpoint(uow: UnitOfWork, uid: int = uid) -> None:

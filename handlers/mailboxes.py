@@ -42,7 +42,7 @@ from domain.mail_dkim import DkimKey
 from eventstore.keys import Keyring
 from eventstore.sqlfile import load_queries
 from eventstore.store import UnitOfWork
-from handlers.errors import Conflict, Invalid, Missing
+from handlers.errors import Conflict, Invalid, Missing, expect_version
 from handlers.tenant_events import record
 from scheduler.tenant_seed import ensure_tenant_jobs
 
@@ -120,6 +120,7 @@ class ChangeMailbox:
     clear_imap: bool = False
     dkim: Dkim | None = None
     clear_dkim: bool = False
+    expected_version: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,6 +262,7 @@ async def change_mailbox(uow: UnitOfWork, command: ChangeMailbox) -> dict[str, A
     current = await uow.conn.fetchrow(Q["mailbox_lock"], uow.tenant_id, command.mailbox_id)
     if current is None:
         raise Missing("mailbox_not_found", f"no mailbox {command.mailbox_id}")
+    expect_version("mailbox", current["version"], command.expected_version)
     smtp_doc, sealed, kek = _server_changed(
         uow, command.mailbox_id, command.clear_smtp, command.smtp,
         (current["smtp"], current["smtp_password"], current["kek"]))
@@ -297,11 +299,13 @@ async def change_mailbox(uow: UnitOfWork, command: ChangeMailbox) -> dict[str, A
     return mailbox_document(row)
 
 
-async def delete_mailbox(uow: UnitOfWork, mailbox_id: UUID, at: datetime) -> dict[str, Any]:
+async def delete_mailbox(uow: UnitOfWork, mailbox_id: UUID, at: datetime,
+                         expected_version: int | None = None) -> dict[str, Any]:
     """Delete a mailbox nothing names (module docstring); what it was."""
     current = await uow.conn.fetchrow(Q["mailbox_lock"], uow.tenant_id, mailbox_id)
     if current is None:
         raise Missing("mailbox_not_found", f"no mailbox {mailbox_id}")
+    expect_version("mailbox", current["version"], expected_version)
     # Mail taken in for it meanwhile waits on the row lock, then finds no mailbox.
     if await uow.conn.fetchval(Q["mailbox_used"], uow.tenant_id, mailbox_id):
         raise Conflict("mailbox_in_use", "the mailbox took in or sent mail, which names it; "

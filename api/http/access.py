@@ -315,6 +315,7 @@ ACCESS: Mapping[str, str] = {
     "GET /v1/mailboxes/{mailbox_id}": "mailbox:read",
     "PATCH /v1/mailboxes/{mailbox_id}": "mailbox:write",
     "DELETE /v1/mailboxes/{mailbox_id}": "mailbox:write",
+    "POST /v1/mailboxes/{mailbox_id}/test": "mailbox:write",
     "GET /v1/mailboxes/{mailbox_id}/quarantine": "mailbox:read",
     "POST /v1/mailboxes/{mailbox_id}/quarantine/{quarantined_id}/retry": "mailbox:write",
     "DELETE /v1/mailboxes/{mailbox_id}/quarantine/{quarantined_id}": "mailbox:write",

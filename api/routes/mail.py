@@ -8,6 +8,8 @@
   bearer token. The answer says what became of it (handlers/mail_in.py); a mail that
   cannot be parsed is kept in the quarantine and answered 200 too, so the sender does
   not retry what would fail again.
+- ``POST /v1/mailboxes/{id}/test``: a trial login on its IMAP and SMTP servers, each
+  answered ``ok`` or ``failed`` with the reason (handlers/mail_check.py).
 - ``/v1/mailboxes/{id}/quarantine``: list, retry, discard.
 - ``GET /v1/tickets/{id}/mail``: the mail a ticket took in and sent, with each reply's
   delivery status.
@@ -29,7 +31,7 @@ from starlette.requests import ClientDisconnect
 from api.http import commands
 from api.http.answer_headers import LOCATION, sends
 from api.http.deps import Authorized, ServicesDep
-from api.http.headers import bearer_token
+from api.http.headers import IfMatch, bearer_token
 from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, tenant_list_page
 from api.http.problem_docs import errors
 from api.http.problems import Problem
@@ -43,6 +45,7 @@ from api.schemas.mail import (
     MailboxOut,
     MailboxPage,
     MailboxPatch,
+    MailboxTrialOut,
     MailPreviewIn,
     MailPreviewOut,
     NoticeKind,
@@ -56,7 +59,7 @@ from api.schemas.mail import (
 )
 from domain.ids import TenantId
 from eventstore.store import UnitOfWork
-from handlers import mail_in, mail_notify, mailboxes
+from handlers import mail_check, mail_in, mail_notify, mailboxes
 from handlers.ticket_state import load_ticket
 
 router = APIRouter(tags=["mail"], route_class=StrictRoute)
@@ -143,17 +146,20 @@ async def get_mailbox(mailbox_id: UUID, principal: Authorized,
 
 
 @router.patch("/v1/mailboxes/{mailbox_id}", response_model=MailboxOut,
-              responses=errors(404, 409, 413, 415), summary="Change a mailbox")
+              responses=errors(404, 409, 412, 413, 415), summary="Change a mailbox")
 async def change_mailbox(mailbox_id: UUID, body: MailboxPatch, request: Request,
-                         principal: Authorized, services: ServicesDep) -> Response:
+                         principal: Authorized, services: ServicesDep,
+                         if_match: IfMatch = None) -> Response:
     """``smtp`` replaces the SMTP settings (its password kept when left out);
-    ``smtp: null`` stops outbound mail."""
+    ``smtp: null`` stops outbound mail. ``If-Match`` (the ``version`` shown) makes it a
+    412 when the mailbox changed since."""
     given = body.model_fields_set
     command = mailboxes.ChangeMailbox(
         mailbox_id=mailbox_id, name=body.name, smtp=_smtp(body.smtp),
         clear_smtp="smtp" in given and body.smtp is None, imap=_imap(body.imap),
         clear_imap="imap" in given and body.imap is None, dkim=_dkim(body.dkim),
-        clear_dkim="dkim" in given and body.dkim is None, at=services.clock.now())
+        clear_dkim="dkim" in given and body.dkim is None, at=services.clock.now(),
+        expected_version=commands.parse_if_match(if_match))
 
     async def work(uow: UnitOfWork) -> JsonReply:
         return JsonReply(200, await mailboxes.change_mailbox(uow, command))
@@ -162,16 +168,32 @@ async def change_mailbox(mailbox_id: UUID, body: MailboxPatch, request: Request,
 
 
 @router.delete("/v1/mailboxes/{mailbox_id}", response_model=MailboxOut,
-               responses=errors(404, 409), summary="Delete an unused mailbox")
+               responses=errors(404, 409, 412), summary="Delete an unused mailbox")
 async def delete_mailbox(mailbox_id: UUID, request: Request, principal: Authorized,
-                         services: ServicesDep) -> Response:
+                         services: ServicesDep, if_match: IfMatch = None) -> Response:
     """Only a mailbox that never took in or sent mail (409 ``mailbox_in_use``
     otherwise: set its ``smtp`` and ``imap`` to null to stop it). The answer is what
-    was deleted."""
+    was deleted. ``If-Match`` as for a change."""
     at = services.clock.now()
+    expected = commands.parse_if_match(if_match)
 
     async def work(uow: UnitOfWork) -> JsonReply:
-        return JsonReply(200, await mailboxes.delete_mailbox(uow, mailbox_id, at))
+        return JsonReply(200, await mailboxes.delete_mailbox(uow, mailbox_id, at, expected))
+
+    return await commands.run(request, services, principal, None, work)
+
+
+@router.post("/v1/mailboxes/{mailbox_id}/test", response_model=MailboxTrialOut,
+             responses=errors(404), summary="Try a mailbox's servers")
+async def try_mailbox(mailbox_id: UUID, request: Request, principal: Authorized,
+                      services: ServicesDep) -> Response:
+    """Log in to its IMAP server (and select the folder) and to its SMTP server (EHLO,
+    STARTTLS, AUTH), a few seconds each, sending and fetching nothing. A server that
+    refuses or does not answer is ``failed`` with the reason, still a 200; one the
+    mailbox has not is ``not_configured``."""
+
+    async def work(uow: UnitOfWork) -> JsonReply:
+        return JsonReply(200, await mail_check.try_mailbox(uow, mailbox_id))
 
     return await commands.run(request, services, principal, None, work)
 

@@ -144,6 +144,19 @@ class MailboxPage(BaseModel):
     next_cursor: str | None
 
 
+class ServerTrialOut(BaseModel):
+    status: Literal["ok", "failed", "not_configured"]
+    reason: str | None = Field(description="Why it failed, as the server or the "
+                               "connection said.")
+
+
+class MailboxTrialOut(BaseModel):
+    """How each of a mailbox's servers answered a trial login."""
+
+    smtp: ServerTrialOut
+    imap: ServerTrialOut
+
+
 class QuarantinedOut(BaseModel):
     id: UUID
     mailbox_id: UUID

@@ -383,3 +383,48 @@ async def test_a_contacts_erasure_deletes_the_quarantined_mail_naming_it(
     assert [q["id"] for q in page["data"]] == [kept["other@example.com"]]
     rows = await owner_fetch(db, "SELECT id FROM mail_quarantine")
     assert [str(r["id"]) for r in rows] == [kept["other@example.com"]]
+
+
+async def test_trying_a_mailbox_answers_per_server(http, tenant, make_tenant,
+                                                    smtp_server: SmtpServer) -> None:
+    admin = auth(tenant.admin_key)
+    box = await make_mailbox(http, admin, smtp=smtp_at(smtp_server.port))
+    r = await http.post(f"/v1/mailboxes/{box['id']}/test", headers=admin)
+    assert r.status_code == 200, r.text
+    assert r.json() == {"smtp": {"status": "ok", "reason": None},
+                        "imap": {"status": "not_configured", "reason": None}}
+
+    # Nothing listens on the IMAP port and the SMTP login is refused (aiosmtpd offers
+    # no AUTH without TLS): each failure is said, with its reason, still a 200.
+    dead = free_port()
+    r = await http.patch(f"/v1/mailboxes/{box['id']}", headers=admin, json={
+        "smtp": {**smtp_at(smtp_server.port), "username": "u", "password": "p"},
+        "imap": {"host": "127.0.0.1", "port": dead, "security": "none",
+                 "username": "u", "password": "p"}})
+    assert r.status_code == 200, r.text
+    said = (await http.post(f"/v1/mailboxes/{box['id']}/test", headers=admin)).json()
+    assert said["smtp"]["status"] == said["imap"]["status"] == "failed", said
+    assert "SMTP" in said["smtp"]["reason"]
+    assert "ConnectionRefused" in said["imap"]["reason"]
+    got = (await http.get(f"/v1/mailboxes/{box['id']}", headers=admin)).json()
+    assert got["status"] == "ok"  # a trial is no use of the servers
+
+    other = await make_tenant("Other")
+    r = await http.post(f"/v1/mailboxes/{box['id']}/test", headers=auth(other.admin_key))
+    assert r.status_code == 404 and r.json()["code"] == "mailbox_not_found"
+
+
+async def test_a_mailbox_changed_since_it_was_shown_is_a_412(http, tenant) -> None:
+    admin = auth(tenant.admin_key)
+    box = await make_mailbox(http, admin)
+    changed = await http.patch(f"/v1/mailboxes/{box['id']}", headers=admin | {
+        "If-Match": f'"{box["version"]}"'}, json={"name": "Renamed"})
+    assert changed.status_code == 200, changed.text
+    for method, body in (("PATCH", {"name": "Again"}), ("DELETE", None)):
+        stale = await http.request(method, f"/v1/mailboxes/{box['id']}", json=body,
+                                   headers=admin | {"If-Match": f'"{box["version"]}"'})
+        assert stale.status_code == 412, stale.text
+        assert stale.json()["current_version"] == changed.json()["version"]
+    gone = await http.delete(f"/v1/mailboxes/{box['id']}", headers=admin | {
+        "If-Match": f'"{changed.json()["version"]}"'})
+    assert gone.status_code == 200, gone.text

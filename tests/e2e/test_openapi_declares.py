@@ -112,6 +112,7 @@ BODIES: dict[str, Callable[[], Any]] = {
                                            "signing_secret": "a" * 32},
     "DELETE /v1/integrations/slack": lambda: None,  # after the PUT: the connection it made
     "POST /v1/mail-templates/preview": lambda: {"kind": "acknowledgement"},
+    "POST /v1/mailboxes/{mailbox_id}/test": lambda: None,
 }
 """A request body each side-effecting operation accepts."""
 

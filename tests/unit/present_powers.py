@@ -141,6 +141,7 @@ PRESENT_POWERS: dict[str, frozenset[str]] = {
     "GET /v1/mail-notifications": frozenset(["admin"]),
     "GET /v1/mailboxes/{mailbox_id}": frozenset(["admin"]),
     "PATCH /v1/mailboxes/{mailbox_id}": frozenset(["admin"]),
+    "POST /v1/mailboxes/{mailbox_id}/test": frozenset(["admin"]),
     "GET /v1/mailboxes/{mailbox_id}/quarantine": frozenset(["admin"]),
     "POST /v1/mailboxes/{mailbox_id}/quarantine/{quarantined_id}/retry": frozenset(["admin"]),
     "DELETE /v1/mailboxes/{mailbox_id}/quarantine/{quarantined_id}": frozenset(["admin"]),

@@ -1,8 +1,9 @@
 // Admin screens: agents (invite, deactivate, reactivate), groups and their members,
 // API keys (issue, shown once; revoke), the webhook endpoint, ticket fields (define,
 // retitle, take in and out of use), SLA policies and calendars (policies.js,
-// calendars.js), and the tenant's settings (SLA targets, business hours, holidays,
-// widget origins, sweep windows). A page is listed when the caller may read it.
+// calendars.js), mailboxes (mailboxes.js), and the tenant's settings (SLA targets,
+// business hours, holidays, widget origins, sweep windows). A page is listed when the
+// caller may read it.
 // Each screen is a client of the admin API like any other; every form shows the
 // problem the API answered when it refuses.
 
@@ -11,6 +12,7 @@ import {announce, fill, h, showProblem} from '../dom.js';
 import {PRIORITIES, dateTime, label} from '../format.js';
 import {DAYS, calendarsPage} from './calendars.js';
 import {actionForm, all, field} from './forms.js';
+import {mailboxesPage} from './mailboxes.js';
 import {policiesPage} from './policies.js';
 
 const PAGES = [
@@ -21,6 +23,7 @@ const PAGES = [
   ['fields', 'Ticket fields', 'POST /v1/ticket-fields'],
   ['policies', 'SLA policies', 'GET /v1/sla-policies'],
   ['calendars', 'Calendars', 'GET /v1/calendars'],
+  ['mailboxes', 'Mailboxes', 'GET /v1/mailboxes'],
   ['settings', 'Settings', 'GET /v1/settings'],
 ];
 const HOUR = 3_600_000;
@@ -317,7 +320,7 @@ async function settingsPage(app, body) {
 
 const RENDER = {agents: agentsPage, groups: groupsPage, keys: keysPage, webhook: webhookPage,
                 fields: fieldsPage, policies: policiesPage, calendars: calendarsPage,
-                settings: settingsPage};
+                mailboxes: mailboxesPage, settings: settingsPage};
 
 export function adminView(app, params, page) {
   const pages = PAGES.filter(([, , needs]) => app.session.may(needs));

@@ -15,8 +15,14 @@
 // If-Match with the version its draft was begun on (the page's version while the box
 // is empty; a change of the agent's own moves it on): a 412 says that someone replied
 // meanwhile, shows what came in, and keeps the draft, which sends as it is next time.
+//
+// On a ticket with mail (GET /v1/tickets/{id}/mail), each message that came in or
+// went out by mail says so: whom it was to and copied to, and for a reply mailed out
+// its delivery, queued, sent, retrying (with the last failure) or dead (with the
+// reason); while one is still on its way the mail is read again every few seconds.
+// The customers copied on the ticket (its CCs) show beside the requester.
 
-import {newIdempotencyKey} from '../api.js';
+import {newIdempotencyKey, now} from '../api.js';
 import {announce, busy, clearProblem, fill, h, notFoundPage, showProblem} from '../dom.js';
 import {METRICS, PRIORITIES, STATES, dateTime, label, shortId} from '../format.js';
 import {attachmentList, filePicker, ticketFiles} from './files.js';
@@ -28,8 +34,34 @@ const MESSAGE_PAGES = 20;
 const PRESENCE_REFRESH_MS = 10_000; // well inside WS_PRESENCE_SECONDS (30 s by default)
 const TYPING_EVERY_MS = 2_000; // at most one "typing" per this, while keys are pressed
 const TYPING_RECENT_MS = 4_000; // a refresh says "typing" if a key came this recently
+const MAIL_RECHECK_MS = 3_000; // how soon a reply still on its way is looked at again
 
-function messageItem(app, m, opening = false) {
+/** A reply's delivery as people say it: a queued row that failed once is retrying. */
+export function deliveryState(mail) {
+  if (mail.status === 'queued' && mail.attempts > 0 && mail.reason) return 'retrying';
+  return mail.status;
+}
+
+/** What a message's mail row says: by mail from whom, to and copied to whom, and for
+ * one mailed out how its delivery went. */
+function mailNote(mail) {
+  const copied = mail.cc.length ? ` · cc ${mail.cc.join(', ')}` : '';
+  if (mail.direction === 'in') {
+    return h('p', {class: 'mail-note'}, `By mail from ${mail.from} to ${mail.to.join(', ')}`
+      + copied);
+  }
+  const state = deliveryState(mail);
+  const when = state === 'sent' && mail.sent_at ? ` ${dateTime(mail.sent_at)}` : '';
+  return h('p', {class: 'mail-note', dataset: {delivery: state}},
+    `Mailed to ${mail.to.join(', ') || 'no one'}${copied} · `,
+    h('span', {class: `badge delivery delivery-${state}`}, label(state)), when,
+    mail.attempts > 1 || state !== 'sent' ? ` · ${mail.attempts} attempt`
+      + (mail.attempts === 1 ? '' : 's') : null,
+    mail.reason && state !== 'sent' ? h('span', {class: 'mail-reason'}, ` · ${mail.reason}`)
+      : null);
+}
+
+function messageItem(app, m, opening = false, mail = null) {
   // The first message opened the ticket: the customer's own, or a customer's words an
   // agent took down (on the phone, from a mail): the agent is the author of record,
   // the words are the customer's, and it reads so.
@@ -49,6 +81,7 @@ function messageItem(app, m, opening = false) {
         h('time', {datetime: m.created_at}, dateTime(m.created_at))),
       kind === 'internal' ? h('p', {class: 'internal-hint'}, 'Not visible to the customer')
         : null,
+      mail ? mailNote(mail) : null,
       h('div', {class: 'message-body'}, m.body),
       attachmentList(app, m.attachments)));
 }
@@ -129,7 +162,9 @@ export function ticketView(app, id) {
   const canRead = may('GET /v1/tickets/{ticket_id}/messages');
   const canWrite = may('POST /v1/tickets/{ticket_id}/messages');
   const canHistory = may('GET /v1/tickets/{ticket_id}/history');
+  const canMail = canRead && may('GET /v1/tickets/{ticket_id}/mail');
   let ticket = null;
+  let mailTimer = null;
   let formsDrawn = null;
   let disposed = false;
   let timer = null;
@@ -191,7 +226,9 @@ export function ticketView(app, id) {
       h('span', {class: `badge priority-${t.priority}`}, label(t.priority)), ' ',
       requester(t),
       h('span', null, ` · via ${label(t.source)} · opened ${dateTime(t.created_at)}`),
-      t.reopen_count ? h('span', null, ` · reopened ${t.reopen_count}\u00d7`) : null);
+      t.reopen_count ? h('span', null, ` · reopened ${t.reopen_count}\u00d7`) : null,
+      t.ccs?.length ? h('span', {class: 'ccs'}, ' · cc ', t.ccs.map((c) => (c.name
+        ? `${c.name} <${c.email}>` : c.email)).join(', ')) : null);
     fill(details, h('summary', null, 'Details'), h('dl', null,
       h('div', {class: 'property'}, h('dt', null, 'Ticket id'), h('dd', null, t.id)),
       h('div', {class: 'property'}, h('dt', null, 'Version'),
@@ -265,11 +302,35 @@ export function ticketView(app, id) {
       cursor = answer.next_cursor;
       if (!cursor) break;
     }
+    const mail = await loadMail();
     if (disposed) return;
-    fill(messages, all.map((m, i) => messageItem(app, m, i === 0)));
+    const byMessage = new Map(mail.filter((r) => r.message_id).map((r) => [r.message_id, r]));
+    fill(messages, all.map((m, i) => messageItem(app, m, i === 0, byMessage.get(m.id))));
+    recheckMail(all, mail, byMessage);
     shown = all;
     fill(filesBox, ticketFiles(app, shown));
     splitter?.messages(all);
+  }
+
+  /** The ticket's mail rows (none where the role may not read them). */
+  async function loadMail() {
+    return canMail ? (await app.api.get(`/v1/tickets/${id}/mail`)).body.data : [];
+  }
+
+  /** While a reply is on its way (its row queued, or a reply on a mail ticket that no
+   * mail row names yet: the mail.send job makes it), the messages are drawn again a
+   * moment later to show how it went. */
+  function recheckMail(all, mail, byMessage) {
+    clearTimeout(mailTimer);
+    const recent = now() - 10 * 60_000;
+    const unsent = mail.some((r) => r.direction === 'in') && all.some((m, i) => i > 0
+      && m.visibility === 'public' && m.author.kind === 'agent' && !byMessage.has(m.id)
+      && Date.parse(m.created_at) > recent);
+    if (!unsent && !mail.some((r) => r.direction === 'out' && r.status === 'queued')) return;
+    mailTimer = setTimeout(() => {
+      if (!disposed) loadMessages().catch((error) => showProblem(problems, error,
+        'The mail could not be loaded'));
+    }, MAIL_RECHECK_MS);
   }
 
   async function reload() {
@@ -816,6 +877,7 @@ export function ticketView(app, id) {
     disposed = true;
     stop?.();
     clearTimeout(timer);
+    clearTimeout(mailTimer);
     clearTimeout(fallback);
   }
 
