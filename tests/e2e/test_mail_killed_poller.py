@@ -86,7 +86,7 @@ async def test_killed_pollers_refetches_and_two_routes_take_each_mail_in_once(
                           "RETURNING id", tenant.tenant_id)
     async with worker_process(db.runtime_url, **WORKER_ENV) as second, \
             worker_process(db.runtime_url, **WORKER_ENV) as third:
-        await kill_after(second, kills[-1] + 15)
+        await kill_after(second, kills[-1] + 1)
         await third.kill()
     await second_route
     async with worker_process(db.runtime_url, **WORKER_ENV) as last:
@@ -105,8 +105,10 @@ async def test_killed_pollers_refetches_and_two_routes_take_each_mail_in_once(
         await until(checkpointed, timeout=60, interval=0.1, what="the checkpoint")
         assert await last.stop() == 0
 
-    # Killed in the middle: some but not all mail was in at each kill.
-    assert all(0 < n < MAILS for n in kills), kills
+    # The lone worker was killed in the middle: some but not all mail was in. The pair
+    # is killed as soon as it has taken one more; on a quiet machine the pair and the
+    # second route may have taken the rest by then, which the counts below cover too.
+    assert 0 < kills[0] < MAILS and kills[0] < kills[1] <= MAILS, kills
     assert set(posted) <= {"duplicate", "ticket"} and len(posted) == len(raws[::3])
     rows = await owner_fetch(db, "SELECT rfc_message_id, outcome, ticket_id FROM mail_messages "
                                  "WHERE tenant_id = $1", tenant.tenant_id)
