@@ -148,7 +148,7 @@ async def test_the_portal_with_the_keyboard_alone(desk: Desk, context: BrowserCo
     await page.keyboard.press("Enter")
     await expect(page.locator("ol.thread > li")).to_have_count(2)
     # The button was disabled while the reply went: the focus comes back to it.
-    await page.wait_for_function("document.activeElement.textContent === 'Send'")
+    await expect(page.locator("*:focus")).to_have_text('Send')
 
     await page.goto(f"{portal}#/tickets/{solved}")
     await expect(page.get_by_role("heading", name="Solved by keyboard")).to_be_visible()
@@ -165,7 +165,7 @@ async def test_the_portal_with_the_keyboard_alone(desk: Desk, context: BrowserCo
     await page.keyboard.press("Enter")
     await expect(page.locator(".current-rating")).to_have_text(
         "Your rating: Good · All by keyboard.")
-    await page.wait_for_function("document.activeElement.textContent === 'Send my rating'")
+    await expect(page.locator("*:focus")).to_have_text('Send my rating')
     assert not errors, errors
 
 
