@@ -7,6 +7,7 @@ folding a stream always reproduces what was decided at the time.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict
@@ -169,23 +170,9 @@ def evolve(state: Ticket | None, event: Event) -> Ticket:
             return _split_off(event)
         if not isinstance(event, TicketOpened):
             raise CorruptStream(f"a ticket stream must start with TicketOpened, not {event.TYPE}")
-        return Ticket(
-            id=event.ticket_id,
-            version=1,
-            state=TicketState.OPEN,
-            subject=event.subject,
-            requester=event.requester,
-            priority=event.priority,
-            source=event.source,
-            tags=event.tags,
-            follow_up_of=event.follow_up_of,
-            created_at=event.at,
-            updated_at=event.at,
-            clocks=dict(event.clocks),
-            awaiting_reply=event.author.kind is ActorKind.CUSTOMER,
-            fields=dict(event.fields),
-            files=_files(event.message_id, event.attachments),
-        )
+        return _first(event, awaiting_reply=event.author.kind is ActorKind.CUSTOMER,
+                      follow_up_of=event.follow_up_of,
+                      files=_files(event.message_id, event.attachments))
     changes: dict[str, object] = {"version": state.version + 1, "updated_at": event.at}
     match event:
         case TicketOpened() | TicketSplitFrom():
@@ -275,23 +262,17 @@ def evolve(state: Ticket | None, event: Event) -> Ticket:
 
 def _split_off(event: TicketSplitFrom) -> Ticket:
     """A ticket's state from its first event when it was split off another."""
-    return Ticket(
-        id=event.ticket_id,
-        version=1,
-        state=TicketState.OPEN,
-        subject=event.subject,
-        requester=event.requester,
-        priority=event.priority,
-        source=event.source,
-        tags=event.tags,
-        created_at=event.at,
-        updated_at=event.at,
-        clocks=dict(event.clocks),
-        awaiting_reply=event.awaiting_reply,
-        fields=dict(event.fields),
-        files=event.attachments,
-        split_from=event.source_id,
-    )
+    return _first(event, awaiting_reply=event.awaiting_reply, files=event.attachments,
+                  split_from=event.source_id)
+
+
+def _first(event: TicketOpened | TicketSplitFrom, **rest: Any) -> Ticket:
+    """What an opening and a split-off opening set alike, and what each sets of its own."""
+    return Ticket(id=event.ticket_id, version=1, state=TicketState.OPEN,
+                  subject=event.subject, requester=event.requester, priority=event.priority,
+                  source=event.source, tags=event.tags, created_at=event.at,
+                  updated_at=event.at, clocks=dict(event.clocks), fields=dict(event.fields),
+                  **rest)
 
 
 def _state_change(state: Ticket, event: StateChanged) -> dict[str, object]:
