@@ -17,6 +17,8 @@ import uuid
 from datetime import timedelta
 from typing import Any
 
+from api.app import create_app
+from api.config import ProcessSettings
 from domain.business_hours import Calendar
 from domain.clock import ManualClock
 from domain.events import PolicyTargets
@@ -24,6 +26,7 @@ from domain.group import CreateGroup
 from domain.ids import GroupId, MessageId
 from domain.rule_parts import Condition
 from domain.sla import SlaTarget
+from domain.sla_calendar import CreateCalendar
 from domain.target_policy import ChangePolicy, CreatePolicy
 from domain.tenant_settings import DEFAULT_SETTINGS
 from domain.ticket.commands import AddMessage, Assign
@@ -35,7 +38,9 @@ from handlers.sla_apply import apply_policy
 from handlers.tenant_settings import ReplaceSettings, replace_settings
 from handlers.upgrades import upgrade
 from projections import sla_policies as sla_reads
+from projections.projector import Projector
 from projections.views import ticket_document
+from tests.e2e.conftest import auth
 from tests.integration import test_sla_jobs
 from tests.integration.test_sla_jobs import (
     AGENT,
@@ -50,6 +55,7 @@ from tests.integration.test_sla_jobs import (
     settle,
     ticket,
 )
+from tests.support.http import asgi_client
 
 MIN = 60_000
 admin = test_sla_jobs.admin  # the fixture: an admin connection
@@ -221,3 +227,95 @@ async def test_a_requester_joining_or_leaving_an_organization_re_matches_their_t
         "organization", str(default.id))
     assert (await ticket(store, tenant, tid)).clocks["first_response"].due_at == (
         T0 + timedelta(minutes=60))
+
+
+async def test_a_clock_whose_policy_is_deleted_breaches_at_its_recorded_target(
+        db, pool, store, admin, make_tenant):
+    """"Fast" (urgent tickets, on Office Mon-Fri 09:00-17:00 UTC: first reply 20 min,
+    resolution 4 h) is deleted while a ticket opened on it Monday 16:50 runs. Its clocks
+    keep what they recorded: the first reply breaches Tuesday 09:10 (not at the
+    default's 17:50), once, with two schedulers; the reply at 09:15 fulfils it and the
+    breach stays; the resolution breaches at 12:50. The ticket, the desk as of the last
+    seq, the ticket's as-of and analytics all say the same."""
+    tenant = await make_tenant()
+    tid_ = tenant.tenant_id
+    monday = T0 + timedelta(hours=7, minutes=50)
+    tuesday = T0 + timedelta(days=1)
+    async with store.session(tid_, KEY) as s:
+        office = await policies.create_calendar(s, CreateCalendar(
+            calendar_id=uuid.uuid4(), name="Office", at=T0, hours=Calendar(
+                timezone="UTC", weekly={d: [("09:00", "17:00")] for d in range(5)})))
+        await policies.create_policy(s, CreatePolicy(
+            policy_id=uuid.uuid4(), name="Default", default=True, at=T0,
+            targets=PolicyTargets(first_reply_ms=60 * MIN, resolution_ms=480 * MIN)))
+        fast = await policies.create_policy(s, CreatePolicy(
+            policy_id=uuid.uuid4(), name="Fast", calendar_id=office.id, at=T0,
+            conditions=(Condition(field="priority", op="is", value="urgent"),),
+            targets=PolicyTargets(first_reply_ms=20 * MIN, resolution_ms=240 * MIN)))
+    tid = await open_ticket(store, tid_, Priority.URGENT, at=monday)
+    recorded = (await ticket(store, tid_, tid)).clocks
+    assert recorded["first_response"].due_at == tuesday + timedelta(minutes=10)
+    assert recorded["resolution"].due_at == tuesday + timedelta(hours=3, minutes=50)
+    async with store.session(tid_, KEY) as s:
+        await policies.delete_policy(s, fast.id, monday + timedelta(minutes=10))
+        assert await policies.get_policy(s, fast.id) is None
+    assert (await ticket(store, tid_, tid)).clocks == recorded
+
+    clock = ManualClock(monday + timedelta(minutes=10))
+    pools = [await create_pool(db.runtime_url, min_size=1, max_size=4) for _ in range(2)]
+    try:
+        async with schedulers(pools, clock) as loops:
+            for now in (monday + timedelta(hours=1, minutes=1),  # the default's deadline
+                        tuesday + timedelta(minutes=9, seconds=59)):
+                clock.set(now)
+                await settle(admin, loops, clock)
+                assert await events(store, tid_, tid, "SlaBreached") == []
+            clock.set(tuesday + timedelta(minutes=10, seconds=1))
+            await settle(admin, loops, clock)
+            await run(store, tid_, tid, reply(tuesday + timedelta(minutes=15)))
+            clock.set(tuesday + timedelta(hours=3, minutes=49))
+            await settle(admin, loops, clock)
+            assert len(await events(store, tid_, tid, "SlaBreached")) == 1
+            clock.set(tuesday + timedelta(hours=3, minutes=50, seconds=1))
+            await settle(admin, loops, clock)
+    finally:
+        for p in pools:
+            await p.close()
+    breaches = await events(store, tid_, tid, "SlaBreached")
+    assert [(e.data["metric"], e.data["due_at"][:19]) for e in breaches] == [
+        ("first_response", "2026-06-02T09:10:00"), ("resolution", "2026-06-02T12:50:00")]
+    clocks = (await ticket(store, tid_, tid)).clocks
+    first = clocks["first_response"]
+    assert (first.breached_at, first.fulfilled_at, first.basis.policy_id) == (
+        tuesday + timedelta(minutes=10, seconds=1), tuesday + timedelta(minutes=15), fast.id)
+    assert clocks["resolution"].breached_at == tuesday + timedelta(hours=3, minutes=50,
+                                                                   seconds=1)
+
+    projector = Projector(pool)
+    await projector.ensure_checkpoints()
+    await projector.drain()
+    async with store.session(tid_, readonly=True) as s:
+        row = await s.conn.fetchrow("SELECT * FROM analytics_tickets WHERE tenant_id = $1 "
+                                    "AND ticket_id = $2", tid_, tid)
+    # 16:50-17:00 Monday and 09:00-09:15 Tuesday on Office, the calendar it recorded.
+    assert (row["breaches_first_response"], row["breaches_resolution"],
+            row["first_reply_business_ms"]) == (1, 1, 25 * MIN)
+
+    app = create_app(ProcessSettings(database_url=db.runtime_url), clock=clock)
+    key = auth(tenant.admin_key)
+    async with asgi_client(app) as http:
+        now = (await http.get(f"/v1/tickets/{tid}", headers=key)).json()
+        head = breaches[-1].seq
+        listed = (await http.get("/v1/tickets", params={"as_of_seq": head},
+                                 headers=key)).json()
+        assert listed["as_of_seq"] == head
+        past = (await http.get(f"/v1/tickets/{tid}/as-of",
+                               params={"version": now["version"]}, headers=key)).json()
+        summary = (await http.get("/v1/analytics/summary", headers=key, params={
+            "from": "2026-06-01", "to": "2026-06-02"})).json()
+    assert [t["sla"] for t in listed["data"]] == [now["sla"]]
+    assert past["sla"] == now["sla"]
+    assert now["sla"]["first_response"]["breached_at"].startswith("2026-06-02T09:10:01")
+    assert now["sla"]["first_response"]["policy"]["policy_name"] == "Fast"
+    achieved = summary["total"]["sla_achievement"]
+    assert (achieved["first_response"], achieved["resolution"]) == (0.0, 0.0)
