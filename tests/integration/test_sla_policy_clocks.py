@@ -26,7 +26,7 @@ from domain.group import CreateGroup
 from domain.ids import GroupId, MessageId
 from domain.rule_parts import Condition
 from domain.sla import SlaTarget
-from domain.sla_calendar import CreateCalendar
+from domain.sla_calendar import ChangeCalendar, CreateCalendar
 from domain.target_policy import ChangePolicy, CreatePolicy
 from domain.tenant_settings import DEFAULT_SETTINGS
 from domain.ticket.commands import AddMessage, Assign
@@ -38,10 +38,12 @@ from handlers.sla_apply import apply_policy
 from handlers.tenant_settings import ReplaceSettings, replace_settings
 from handlers.upgrades import upgrade
 from projections import sla_policies as sla_reads
+from projections.admin import rebuild
 from projections.projector import Projector
 from projections.views import ticket_document
 from tests.e2e.conftest import auth
 from tests.integration import test_sla_jobs
+from tests.integration import test_sla_verdicts as verdicts
 from tests.integration.test_sla_jobs import (
     AGENT,
     CUSTOMER,
@@ -236,7 +238,8 @@ async def test_a_clock_whose_policy_is_deleted_breaches_at_its_recorded_target(
     keep what they recorded: the first reply breaches Tuesday 09:10 (not at the
     default's 17:50), once, with two schedulers; the reply at 09:15 fulfils it and the
     breach stays; the resolution breaches at 12:50. The ticket, the desk as of the last
-    seq, the ticket's as-of and analytics all say the same."""
+    seq, the ticket's as-of and analytics all say the same, and a rebuild of analytics
+    after the default and the calendar change too moves no figure."""
     tenant = await make_tenant()
     tid_ = tenant.tenant_id
     monday = T0 + timedelta(hours=7, minutes=50)
@@ -245,7 +248,7 @@ async def test_a_clock_whose_policy_is_deleted_breaches_at_its_recorded_target(
         office = await policies.create_calendar(s, CreateCalendar(
             calendar_id=uuid.uuid4(), name="Office", at=T0, hours=Calendar(
                 timezone="UTC", weekly={d: [("09:00", "17:00")] for d in range(5)})))
-        await policies.create_policy(s, CreatePolicy(
+        default = await policies.create_policy(s, CreatePolicy(
             policy_id=uuid.uuid4(), name="Default", default=True, at=T0,
             targets=PolicyTargets(first_reply_ms=60 * MIN, resolution_ms=480 * MIN)))
         fast = await policies.create_policy(s, CreatePolicy(
@@ -300,6 +303,17 @@ async def test_a_clock_whose_policy_is_deleted_breaches_at_its_recorded_target(
     # 16:50-17:00 Monday and 09:00-09:15 Tuesday on Office, the calendar it recorded.
     assert (row["breaches_first_response"], row["breaches_resolution"],
             row["first_reply_business_ms"]) == (1, 1, 25 * MIN)
+    # The deleted policy, then other policy changes, then a rebuild: the same figures.
+    projected = await verdicts.dump(pool, tid_)
+    async with store.session(tid_, KEY) as s:
+        await policies.change_policy(s, default.id, ChangePolicy(
+            targets=PolicyTargets(first_reply_ms=5 * MIN), set_calendar=True, calendar_id=office.id,
+            at=tuesday + timedelta(hours=4)))
+        await policies.change_calendar(s, office.id, ChangeCalendar(
+            hours=Calendar(timezone="UTC", weekly={0: [("10:00", "11:00")]}),
+            at=tuesday + timedelta(hours=4)))
+    await rebuild(projector, "analytics", tid_)
+    assert await verdicts.dump(pool, tid_) == projected
 
     app = create_app(ProcessSettings(database_url=db.runtime_url), clock=clock)
     key = auth(tenant.admin_key)

@@ -56,7 +56,7 @@ async def _set_hours(store: Any, tenant: Any, calendar: Calendar, when: datetime
             settings=dataclasses.replace(DEFAULT_SETTINGS, business_hours=calendar), at=when))
 
 
-async def _dump(pool: Any, tenant: Any) -> bytes:
+async def dump(pool: Any, tenant: Any) -> bytes:
     async with pool.acquire() as conn, conn.transaction():
         await conn.execute("SELECT set_config('app.tenant_id', $1, true)", str(tenant))
         out = {t: [dict(r) for r in await conn.fetch(
@@ -82,7 +82,7 @@ async def test_a_change_of_hours_then_a_rebuild_moves_no_past_figure(pool, store
     projector = Projector(pool)
     await projector.ensure_checkpoints()
     await projector.drain()
-    before = await _dump(pool, tenant)
+    before = await dump(pool, tenant)
 
     clock.set(at(6, 9, 12))
     await _set_hours(store, tenant, hours("10:00", "12:00"), clock.now())
@@ -91,9 +91,9 @@ async def test_a_change_of_hours_then_a_rebuild_moves_no_past_figure(pool, store
     clock.set(at(6, 10, 11))
     await desk.reply(t3, A1)
     await projector.drain()
-    after_change = await _dump(pool, tenant)
+    after_change = await dump(pool, tenant)
     await rebuild(projector, "analytics", tenant)
-    rebuilt = await _dump(pool, tenant)
+    rebuilt = await dump(pool, tenant)
     assert rebuilt == after_change
 
     rows = {r["ticket_id"]: r for r in orjson.loads(rebuilt)["analytics_tickets"]}
@@ -139,9 +139,9 @@ async def test_a_clock_on_a_policy_counts_on_its_calendar_version(pool, store, m
     projector = Projector(pool)
     await projector.ensure_checkpoints()
     await projector.drain()
-    before = await _dump(pool, tenant)
+    before = await dump(pool, tenant)
     await rebuild(projector, "analytics", tenant)
-    assert await _dump(pool, tenant) == before
+    assert await dump(pool, tenant) == before
     rows = {r["ticket_id"]: r for r in orjson.loads(before)["analytics_tickets"]}
     assert rows[str(t1)]["first_reply_business_ms"] == 4 * HOUR  # Mon 15-17, Tue 09-11
     assert rows[str(t2)]["first_reply_business_ms"] == HOUR  # Tue 10-11 on version 2
