@@ -11,7 +11,11 @@ database and a tenant. The desk is written straight into ``tickets`` and
 part of an hour on the shared machine, and neither statement measured reads
 ``events``): ticket i opens at seq 4i, and its versions 2 to 4 follow at random
 distances of up to 40,000 seqs, so at any seq in the middle about a tenth of the
-tickets opened are mid-change; every row carries a 1.2 KB document, as the API's. Each
+tickets opened are mid-change; every row carries a 1.2 KB document, as the API's. The
+versions are inserted in seq order, as the write path appends them, so a ticket's
+versions lie apart in the table (inserted a ticket at a time, they would share a page,
+and a walk that reads each one would look cheaper than it is); the current rows in
+order of creation. Each
 statement runs as the runtime role under row-level security, through the functions
 the route calls; the figure is the median of ``--runs`` calls (asyncpg, its
 statements prepared, one connection), and the server's own execution time from
@@ -69,6 +73,7 @@ SELECT $1, v.id, v.version, v.from_seq,
            'priority', v.priority, 'source', 'email', 'tags', ARRAY['bench'],
            'pad', repeat('x', 1000))
   FROM v
+ ORDER BY v.from_seq
 """
 
 CURRENT = """
@@ -77,6 +82,7 @@ INSERT INTO tickets (tenant_id, id, version, state, priority, source, assignee, 
 SELECT tenant_id, id, version, state, priority, source, assignee, tags, 'Bench ticket',
        '{"email": "c@example.com"}', '{}', '{}', created_at, updated_at, view
   FROM ticket_versions WHERE tenant_id = $1 AND valid_to_seq = 9223372036854775807
+ ORDER BY created_at
 """
 
 
