@@ -1,9 +1,11 @@
 """as-of over HTTP: for a ticket changed 20+ times through the API, the replayed state at
-each version equals the ticket the API returned right after that change."""
+each version equals the ticket the API returned right after that change; under each
+filter the generated desk of tests/integration/test_desk_as_of.py has none of, the
+list as of a seq answers what the list answered at that seq."""
 
 from __future__ import annotations
 
-from tests.e2e.conftest import bearer
+from tests.e2e.conftest import NEW_TICKET, auth, bearer
 
 
 async def _key(http, admin: str, role: str, **extra: str) -> dict:
@@ -95,3 +97,64 @@ async def test_admin_writes_honour_idempotency_keys(http, make_tenant):
     assert r1.status_code == r2.status_code == 201 and r1.json() == r2.json()
     events = (await http.get("/v1/events", params={"type": "AgentAdded"}, headers=h)).json()
     assert len(events["data"]) == 1
+
+
+FIELDS = [{"key": "plan", "title": "Plan", "type": "dropdown", "options": [
+    {"value": "free", "title": "Free"}, {"value": "pro", "title": "Pro"}]},
+    {"key": "seats", "title": "Seats", "type": "number"}]
+
+
+async def test_each_filter_as_of_a_seq_answers_what_the_list_answered_then(http, tenant):
+    """The filters on groups, requesters, organizations, creation time and fields: as of
+    a seq, each answers what the list answered at that seq, after every ticket has since
+    moved group, its field values and its requester's organization, and one more was
+    opened."""
+    h = auth(tenant.admin_key)
+
+    async def made(path: str, body: dict) -> dict:
+        r = await http.post(path, json=body, headers=h)
+        assert r.status_code in (200, 201), r.text
+        return r.json()
+
+    g1 = await made("/v1/groups", {"name": "Tier 1", "members": []})
+    g2 = await made("/v1/groups", {"name": "Tier 2", "members": []})
+    acme = await made("/v1/organizations", {"name": "Acme", "domains": ["acme.test"]})
+    for body in FIELDS:
+        await made("/v1/ticket-fields", body)
+    ann = {"email": "ann@acme.test", "name": "Ann"}
+    bob = {"email": "bob@example.com", "name": "Bob"}
+    tickets = [await made("/v1/tickets", NEW_TICKET | {"requester": who, "fields": fields,
+                                                       **({"group_id": g} if g else {})})
+               for who, g, fields in ((ann, g1["id"], {"plan": "pro", "seats": 10}),
+                                      (bob, g2["id"], {"plan": "free"}),
+                                      (ann, None, {"seats": 30}), (bob, g1["id"], {}))]
+    ann_id = tickets[0]["requester"]["contact_id"]
+    queries = [{"group_id": g1["id"]}, {"group_id": "none"}, {"requester_id": ann_id},
+               {"organization_id": acme["id"]}, {"organization_id": "none"},
+               {"created_before": tickets[2]["created_at"]}, {"field.plan": "pro"},
+               {"field.seats.gte": "20"}, {"group_id": g2["id"], "field.plan": "free"}]
+
+    async def ids(params: dict) -> list[str]:
+        r = await http.get("/v1/tickets", params=params, headers=h)
+        assert r.status_code == 200, (params, r.text)
+        return [t["id"] for t in r.json()["data"]]
+
+    seq = (await http.get("/v1/changes", headers=h)).json()["head_seq"]
+    then = [await ids(q) for q in queries]
+    assert all(then[:-1]) and then[-1] == [tickets[1]["id"]], then
+
+    for t, group, fields in zip(tickets, (g2, g1, g1, g2), (
+            {"plan": "free", "seats": 1}, {"plan": "pro", "seats": 50},
+            {"plan": "pro", "seats": None}, {"plan": "free", "seats": 25}), strict=True):
+        await made(f"/v1/tickets/{t['id']}/assignee", {"group_id": group["id"]})
+        await made(f"/v1/tickets/{t['id']}/fields", {"fields": fields})
+    moved = await http.patch(f"/v1/contacts/{ann_id}", json={"organization_id": None},
+                             headers=h)
+    assert moved.status_code == 200, moved.text
+    await made("/v1/tickets", NEW_TICKET | {"requester": ann, "group_id": g1["id"],
+                                            "fields": {"plan": "pro", "seats": 40}})
+    now = [await ids(q) for q in queries]
+    # Every answer has moved since, but that of a time the new ticket comes after.
+    assert [q for q, a, b in zip(queries, now, then, strict=True) if a == b] == [
+        {"created_before": tickets[2]["created_at"]}], (now, then)
+    assert [await ids({**q, "as_of_seq": seq}) for q in queries] == then
