@@ -328,7 +328,8 @@ def _holds(c: Condition, f: Facts) -> bool:
         return bool(have == c.value) == (c.op == "is")
     match c.field:
         case "event":
-            return (f.event_type in _names(c)) == (c.op != "is_not")
+            # No event (the dry run's "now") meets no event condition, is_not included.
+            return bool(f.event_type) and (f.event_type in _names(c)) == (c.op != "is_not")
         case "state" | "priority" | "channel":
             have_value = getattr(f, c.field).value
             if c.op == "in":

@@ -124,6 +124,7 @@ def test_a_split_off_opening_is_an_opening_unless_a_rule_tells_them_apart() -> N
     not_opened = Condition(field="event", op="is_not", value="TicketOpened")
     assert failing((not_opened,), split_off) and failing((not_opened,), ordinary)
     assert failing((not_opened,), facts(event_type="MessageAdded")) == []
+    assert failing((not_split,), facts(event_type="")) != []  # the dry run: no event
     assert event_types((opened, not_split)) == {"TicketOpened"}
     assert event_types((split,)) == {"TicketSplitFrom"}
     assert event_types((not_split,)) is None
