@@ -154,9 +154,11 @@ async def deliver(ctx: JobContext, job: Job, *, api_url: str = API_URL,
         what = None if event is None else _what(event)
         # A split-off ticket has no thread: its opening is told in its source's
         # (migration 0910).
-        split_off = event is not None and event.type == "TicketSplitFrom"
-        thread = await uow.conn.fetchrow(Q["thread_of_ticket"], tenant, UUID(
-            event.data["source_id"]) if event is not None and split_off else ticket_id)
+        source = (event.data["source_id"] if event is not None
+                  and event.type == "TicketSplitFrom" else None)
+        split_off = source is not None
+        thread = await uow.conn.fetchrow(Q["thread_of_ticket"], tenant,
+                                         ticket_id if source is None else UUID(source))
         ticket = await load_ticket(uow.conn, tenant, ticket_id)
         if event is None or what is None or thread is None or ticket is None:
             return
