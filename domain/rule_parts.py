@@ -33,15 +33,20 @@ ACTIONS_MAX = 20
 TICKET_EVENT_TYPES = frozenset({
     "TicketOpened", "MessageAdded", "TicketAssigned", "PriorityChanged", "StateChanged",
     "TagsChanged", "SlaBreached", "SlaWarning", "FieldValuesChanged", "TicketGroupChanged",
-    "RequesterChanged",
+    "RequesterChanged", "TicketSplitFrom",
 })
 """The events a rule may be conditioned on (``event``): those of the ticket stream."""
+OPENED = "TicketOpened"
+SPLIT_OFF = "TicketSplitFrom"
+"""A ticket split off another opens with ``TicketSplitFrom``: to a rule it is an opening
+like any other, so ``event is TicketOpened`` holds on it too, and ``event is
+TicketSplitFrom`` (or ``is_not``) tells the two apart."""
 
 _SET = frozenset({"is_set", "not_set"})
 _IDS = frozenset({"is", "is_not"}) | _SET
 _CHOICES = frozenset({"is", "is_not", "in"})
 OPS: dict[str, frozenset[str]] = {
-    "event": frozenset({"is", "in"}),
+    "event": frozenset({"is", "is_not", "in"}),
     "state": _CHOICES,
     "priority": _CHOICES | {"at_least"},
     "channel": _CHOICES,
@@ -305,6 +310,13 @@ def _id_matches(op: str, have: uuid.UUID | None, want: Any) -> bool:
     return same if op == "is" else not same
 
 
+def _names(c: Condition) -> frozenset[str]:
+    """The event types an ``event`` condition names, an opening naming a split-off's
+    opening too (``OPENED``)."""
+    named = frozenset(c.value if c.op == "in" else [c.value])
+    return named | {SPLIT_OFF} if OPENED in named else named
+
+
 def _holds(c: Condition, f: Facts) -> bool:
     key = field_key(c.field)
     if key is not None:
@@ -316,7 +328,8 @@ def _holds(c: Condition, f: Facts) -> bool:
         return bool(have == c.value) == (c.op == "is")
     match c.field:
         case "event":
-            return bool(f.event_type == c.value if c.op == "is" else f.event_type in c.value)
+            # No event (the dry run's "now") meets no event condition, is_not included.
+            return bool(f.event_type) and (f.event_type in _names(c)) == (c.op != "is_not")
         case "state" | "priority" | "channel":
             have_value = getattr(f, c.field).value
             if c.op == "in":
@@ -378,9 +391,12 @@ def event_types(conditions: Sequence[Condition]) -> frozenset[str] | None:
     engine skips the others without loading the ticket."""
     types: frozenset[str] | None = None
     for c in conditions:
-        if c.field == "event":
-            named = frozenset([c.value] if c.op == "is" else c.value)
+        if c.field == "event" and c.op != "is_not":
+            named = _names(c)
             types = named if types is None else types & named
+    for c in conditions:
+        if c.field == "event" and c.op == "is_not" and types is not None:
+            types -= _names(c)
     return types
 
 
@@ -390,7 +406,9 @@ __all__ = [
     "CONDITIONS_MAX",
     "FIELD_OPS",
     "MAIL_TO",
+    "OPENED",
     "OPS",
+    "SPLIT_OFF",
     "TICKET_EVENT_TYPES",
     "TIME_ACTIONS",
     "TIME_HOURS_MIN",

@@ -126,9 +126,12 @@ def subject_of(text: str) -> str:
 
 
 def notice_text(kind: str, subject: str, detail: str | None = None) -> str:
-    """What a notice posted to a ticket's thread says."""
+    """What a notice posted to a ticket's thread says (``ticket_split``: a ticket split
+    off the thread's, told in that thread, which stays the other ticket's)."""
     if kind == "ticket_opened":
         return f"Thanks, we have opened a ticket for this: {subject}. We reply in this thread."
+    if kind == "ticket_split":
+        return f"Part of this request is now a ticket of its own: {subject}."
     target = (detail or "service").replace("_", " ")
     return (f"This request has gone past its {target} target; "
             "we are on it and will reply in this thread.")

@@ -46,7 +46,14 @@ import asyncpg
 
 from domain.business_hours import Calendar, CALENDAR_24x7, business_ms_between
 from domain.errors import DomainError
-from domain.events import Event, MessageAdded, RuleChainStopped, StateChanged, TicketOpened
+from domain.events import (
+    Event,
+    MessageAdded,
+    RuleChainStopped,
+    StateChanged,
+    TicketOpened,
+    TicketSplitFrom,
+)
 from domain.ids import AgentId, GroupId, MessageId, TenantId, TicketId
 from domain.rule import CHAIN_DEPTH_MAX, Rule
 from domain.rule_parts import TICKET_EVENT_TYPES, Action, Facts, event_types, holds
@@ -175,6 +182,10 @@ class TicketTimes:
                 row["created"] = event.at
                 if event.author.kind is ActorKind.CUSTOMER:
                     row["customer"] = event.at
+            case TicketSplitFrom():
+                # Created at the split, as its SLA clocks are; the moved messages' own
+                # times are the source's past, not this ticket's replies.
+                row["created"] = event.at
             case StateChanged():
                 if event.to_state is TicketState.PENDING:
                     row["pending"], row["pending_since"] = True, event.at

@@ -135,7 +135,7 @@ def _what(event: Any) -> tuple[str, str, UUID | None] | None:
     """(kind, dedupe key, message id) of the post an event calls for."""
     if event.type == "MessageAdded":
         return "reply", f"slack:{event.data['message_id']}", UUID(event.data["message_id"])
-    if event.type == "TicketOpened":
+    if event.type in ("TicketOpened", "TicketSplitFrom"):
         return "ticket_opened", f"slack:notice:{event.seq}", None
     if event.type == "SlaBreached":
         return "sla_breached", f"slack:notice:{event.seq}", None
@@ -152,7 +152,13 @@ async def deliver(ctx: JobContext, job: Job, *, api_url: str = API_URL,
     async with store.session(tenant, ACTOR) as uow:
         event = next((e for e in await uow.read_stream(ticket_id) if e.seq == seq), None)
         what = None if event is None else _what(event)
-        thread = await uow.conn.fetchrow(Q["thread_of_ticket"], tenant, ticket_id)
+        # A split-off ticket has no thread: its opening is told in its source's
+        # (migration 0910).
+        source = (event.data["source_id"] if event is not None
+                  and event.type == "TicketSplitFrom" else None)
+        split_off = source is not None
+        thread = await uow.conn.fetchrow(Q["thread_of_ticket"], tenant,
+                                         ticket_id if source is None else UUID(source))
         ticket = await load_ticket(uow.conn, tenant, ticket_id)
         if event is None or what is None or thread is None or ticket is None:
             return
@@ -176,7 +182,8 @@ async def deliver(ctx: JobContext, job: Job, *, api_url: str = API_URL,
         if kind == "reply":
             text = escape(event.data["body"])
         else:
-            text = escape(notice_text(kind, ticket.subject, event.data.get("metric")))
+            text = escape(notice_text("ticket_split" if split_off else kind, ticket.subject,
+                                      event.data.get("metric")))
     post_id, channel, thread_ts = row["id"], row["channel_id"], row["thread_ts"]
     token = access.bot_token
     doubt = bool(row["in_doubt"])

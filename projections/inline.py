@@ -28,6 +28,7 @@ from domain.events import (
     MessageAdded,
     RequesterChanged,
     TagsChanged,
+    TicketMergeReceived,
     TicketOpened,
     TicketSplit,
     TicketSplitFrom,
@@ -49,9 +50,10 @@ FOREVER = datetime.max.replace(tzinfo=UTC)
 _TICKET_TYPES = frozenset(cls.TYPE for cls in TICKET_EVENTS)
 # Events that change the head of a ticket's search document (subject, tags, requester):
 # it is recomputed from the rows. A message alone is appended to it.
-# A split moves messages between two tickets: both are recomputed too.
+# A split moves messages between two tickets: both are recomputed too. A merge's target
+# takes the merged tickets' messages into its document (migration 0911).
 _HEAD_TYPES = frozenset({TicketOpened.TYPE, TagsChanged.TYPE, RequesterChanged.TYPE,
-                         TicketSplit.TYPE, TicketSplitFrom.TYPE})
+                         TicketSplit.TYPE, TicketSplitFrom.TYPE, TicketMergeReceived.TYPE})
 
 
 class StoredEvent(Protocol):

@@ -876,6 +876,8 @@ SELECT t.id FROM tickets t
 -- requester over bodies), then id, as a keyset: the page after (rank, id) is lower
 -- ranks, or the same rank and higher ids. The snippet is made for the page's rows
 -- only: ts_headline reads the text again, which is what makes it the costly part.
+-- A merge's target is found by its merged tickets' messages (migration 0911), so its
+-- snippet reads them too, as its thread lists them.
 -- Snippets are highlighted on the raw text (parsed as the index parsed it), between
 -- two private-use characters taken out of the text first; projections/search.py
 -- escapes the result and only then turns those into <mark> tags.
@@ -891,7 +893,10 @@ SELECT p.id, p.rank, t.view::text AS view,
        ts_headline($3::regconfig, translate(concat_ws(' … ', t.subject, (
                        SELECT string_agg(m.body, ' … ' ORDER BY m.created_at, m.id)
                          FROM messages m
-                        WHERE m.tenant_id = $1 AND m.ticket_id = p.id
+                        WHERE m.tenant_id = $1
+                          AND m.ticket_id = ANY (array_prepend(p.id, ARRAY(
+                                  SELECT jsonb_array_elements_text(coalesce(
+                                             t.state_json -> 'merged_from', '[]'))::uuid)))
                           AND (m.visibility = 'public' OR $7::boolean)),
                        array_to_string(t.tags, ' '), t.requester ->> 'name',
                        t.requester ->> 'email'), E'\uE000\uE001', ''),

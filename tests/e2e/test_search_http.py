@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import html
 import re
+import uuid
 from typing import Any
 
 import httpx
 
+from eventstore.types import StoreActor
+from handlers.search import rebuild_search_index
 from tests.e2e.conftest import NEW_TICKET, auth
 
 
@@ -262,3 +265,59 @@ async def test_snippets_escape_the_text_and_mark_only_outside_what_is_escaped(ht
     (hit,) = (await _search(http, admin, "sons", type="contact"))["data"]
     assert hit["snippet"].startswith(
         "O&#x27;Brien &amp; &quot;<mark>Sons</mark>&quot; &lt;Ltd&gt;"), hit["snippet"]
+
+
+async def test_a_merged_tickets_words_find_its_target_and_itself_merged(
+        http, tenant, owner, store):
+    admin = tenant.admin_key
+    h = auth(admin)
+    ann, bob = await owner.agent(tenant.tenant_id), await owner.agent(tenant.tenant_id)
+    ann_key = await owner.key(tenant.tenant_id, "agent", agent_id=ann)
+    bob_key = await owner.key(tenant.tenant_id, "agent", agent_id=bob)
+    sales = (await http.post("/v1/groups", json={"name": "Sales", "members": [str(bob)]},
+                             headers=h)).json()["id"]
+    target = await _open(http, admin, subject="Printer", body="The tray is stuck.",
+                         group_id=sales)
+    source = await _open(http, admin, subject="Again", body="kumquat printer broken")
+    await _say(http, admin, source, "Any marmalade on the rollers?")
+    await _say(http, admin, source, "quince note for staff", "internal")
+    await _say(http, admin, target, "Tray freed.")
+    assert _ids(await _search(http, admin, "marmalade")) == [source["id"]]
+
+    r = await http.post(f"/v1/tickets/{source['id']}/merge", json={"into": target["id"]},
+                        headers=h)
+    assert r.status_code == 200, r.text
+    both = sorted([source["id"], target["id"]])
+    for word in ("kumquat", "marmalade", "quince"):
+        assert sorted(_ids(await _search(http, admin, word))) == both, word
+    page = await _search(http, admin, "marmalade")
+    hits = {hit["id"]: hit for hit in page["data"]}
+    # The merged ticket is still found, its answer pointing at the target.
+    assert hits[source["id"]]["ticket"]["merged_into"] == target["id"]
+    assert "<mark>marmalade</mark>" in hits[target["id"]]["snippet"]
+    # A reply after the merge is appended; the merged words stay; a re-index of the
+    # tenant computes the same vectors.
+    await _say(http, admin, target, "Tangerine toner ordered.")
+    for word in ("tangerine", "marmalade", "stuck"):
+        assert target["id"] in _ids(await _search(http, admin, word)), word
+
+    async def vectors() -> list[Any]:
+        async with store.session(tenant.tenant_id, readonly=True) as s:
+            return [tuple(r) for r in await s.conn.fetch(
+                "SELECT id, document::text, staff_document::text FROM search_documents "
+                "WHERE kind = 'ticket' ORDER BY id")]
+
+    before = await vectors()
+    async with store.session(tenant.tenant_id, StoreActor("system", "test")) as s:
+        await rebuild_search_index(s)
+    assert await vectors() == before
+    assert "'marmalade'" in {i: d for i, d, _ in before}[uuid.UUID(target["id"])]
+
+    # Group-scoped access: Ann, outside the target's group, finds the merged ticket (in
+    # no group) by its words, never the target; Bob, in it, finds both.
+    doc = (await http.get("/v1/settings", headers=h)).json()
+    assert (await http.put("/v1/settings", json=doc | {"group_scoped_access": True},
+                           headers=h)).status_code == 200
+    assert _ids(await _search(http, ann_key, "marmalade")) == [source["id"]]
+    assert _ids(await _search(http, ann_key, "tangerine")) == []
+    assert sorted(_ids(await _search(http, bob_key, "marmalade"))) == both

@@ -103,8 +103,34 @@ def test_conditions_say_which_of_them_fail() -> None:
                   Condition(field="assignee_id", op="not_set"))
     assert failing(conditions, facts(priority=Priority.URGENT)) == []
     assert failing(conditions, facts()) == ["conditions.1: priority at_least high does not hold"]
-    assert event_types(conditions) == {"TicketOpened", "MessageAdded"}
+    # An opening's condition names a split-off's opening too.
+    assert event_types(conditions) == {"TicketOpened", "TicketSplitFrom", "MessageAdded"}
     assert event_types(conditions[1:]) is None
+
+
+def test_a_split_off_opening_is_an_opening_unless_a_rule_tells_them_apart() -> None:
+    opened = Condition(field="event", op="is", value="TicketOpened")
+    split = Condition(field="event", op="is", value="TicketSplitFrom")
+    not_split = Condition(field="event", op="is_not", value="TicketSplitFrom")
+    split_off, ordinary = facts(event_type="TicketSplitFrom"), facts()
+    assert failing((opened,), split_off) == [] and failing((opened,), ordinary) == []
+    assert failing((split,), split_off) == []
+    assert failing((split,), ordinary) == [
+        "conditions.0: event is TicketSplitFrom does not hold"]
+    assert failing((opened, not_split), ordinary) == []
+    assert failing((opened, not_split), split_off) == [
+        "conditions.1: event is_not TicketSplitFrom does not hold"]
+    # is_not is the opposite of is: not an opening is neither kind of opening.
+    not_opened = Condition(field="event", op="is_not", value="TicketOpened")
+    assert failing((not_opened,), split_off) and failing((not_opened,), ordinary)
+    assert failing((not_opened,), facts(event_type="MessageAdded")) == []
+    assert failing((not_split,), facts(event_type="")) != []  # the dry run: no event
+    assert event_types((opened, not_split)) == {"TicketOpened"}
+    assert event_types((split,)) == {"TicketSplitFrom"}
+    assert event_types((not_split,)) is None
+    # The channel a split-off ticket has is its source's: the requester's channel.
+    email = Condition(field="channel", op="is", value="email")
+    assert failing((opened, email), split_off) == []
 
 
 def test_templates_know_their_placeholders() -> None:
