@@ -41,6 +41,7 @@ rest of the move (docs/performance.md, "Moving a tenant").
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import graphlib
 from collections.abc import Callable, Iterable, Iterator
@@ -240,18 +241,31 @@ def end_line(head_seq: int, head_hash: bytes, lines: int) -> bytes:
                          "state_lines": lines}) + b"\n"
 
 
-def _objects(lines: Iterable[bytes]) -> Iterator[dict[str, Any]]:
-    """The lines of an export as objects (blank lines skipped)."""
-    for raw in lines:
-        if not raw.strip():
-            continue
+class _Reader:
+    """The lines of an export as objects (blank lines skipped). While ``raws`` is a
+    list, each line's bytes are kept in it too: the events go to Postgres as they came,
+    with no second encoding."""
+
+    def __init__(self, lines: Iterable[bytes]) -> None:
+        self._lines = iter(lines)
+        self.raws: list[bytes] | None = None
+
+    def __iter__(self) -> _Reader:
+        return self
+
+    def __next__(self) -> dict[str, Any]:
+        raw = next(self._lines)
+        while not raw.strip():
+            raw = next(self._lines)
         try:
             obj = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
             raise MoveRefused("bad_export", "a line of the export is not JSON") from exc
         if not isinstance(obj, dict):
             raise MoveRefused("bad_export", "a line of the export is not an object")
-        yield obj
+        if self.raws is not None:
+            self.raws.append(raw)
+        return obj
 
 
 async def import_tenant(conn: asyncpg.Connection, lines: Iterable[bytes], keyring: Keyring,
@@ -264,13 +278,13 @@ async def import_tenant(conn: asyncpg.Connection, lines: Iterable[bytes], keyrin
     (or slug) already here.
     """
     try:
-        return await _import(conn, _objects(lines), keyring, transport, files)
+        return await _import(conn, _Reader(lines), keyring, transport, files)
     except (KeyError, TypeError, ValueError) as exc:
         raise MoveRefused("bad_export", f"the export is malformed: {exc!r}") from exc
 
 
-async def _import(conn: asyncpg.Connection, reader: Iterator[dict[str, Any]],
-                  keyring: Keyring, transport: Keyring, files: Storage | None) -> Imported:
+async def _import(conn: asyncpg.Connection, reader: _Reader, keyring: Keyring,
+                  transport: Keyring, files: Storage | None) -> Imported:
     first = next(reader, None)
     if first is None or first.get("export") != FORMAT:
         raise MoveRefused("bad_export", "the file does not start with a tenant export header")
@@ -299,23 +313,12 @@ async def _import(conn: asyncpg.Connection, reader: Iterator[dict[str, Any]],
     if audit is None or audit.get("export") != AUDIT_FORMAT or audit.get("from_seq") != 1:
         raise MoveRefused("bad_export", "the events of the export are missing")
     await conn.execute(Q["arm_import"])
-    events, batch = 0, []
-    last: tuple[int, bytes] | None = None
-    obj: dict[str, Any] | None = None
-    for obj in reader:
-        if "part" in obj:
-            break
-        if obj.get("tenant_id") != str(tenant_id):
-            raise MoveRefused("bad_export", f"event {obj.get('seq')} belongs to another tenant")
-        last = (obj["seq"], bytes.fromhex(obj["hash"]))
-        obj["hash"] = "\\x" + obj["hash"]
-        batch.append(obj)
-        if len(batch) >= EVENT_BATCH:
-            events += await _insert_events(conn, batch)
-            batch = []
-    else:
-        obj = None
-    events += await _insert_events(conn, batch)
+    sender = _EventSender(conn)
+    try:
+        obj, last = await _send_events(sender, reader, tenant_id)
+    finally:
+        await sender.settle()
+    events = sender.sent
     if last is not None and await conn.fetchval(Q["import_head"], tenant_id, *last) is None:
         raise MoveRefused("broken_chain", "the imported events do not end at their last seq")
     data_keys, rows = await _import_state(conn, tenant_id, obj, reader, keyring, transport,
@@ -324,15 +327,65 @@ async def _import(conn: asyncpg.Connection, reader: Iterator[dict[str, Any]],
     return Imported(tenant_id, events, data_keys, rows, head_seq)
 
 
-async def _insert_events(conn: asyncpg.Connection, batch: list[dict[str, Any]]) -> int:
-    if batch:
+async def _send_events(sender: _EventSender, reader: _Reader, tenant_id: TenantId
+                       ) -> tuple[dict[str, Any] | None, tuple[int, bytes] | None]:
+    """Send the event lines that follow the audit header; returns the first line after
+    them (None at the end of the file) and the last event's seq and hash."""
+    # The events' lines go to Postgres as they are, a batch at a time.
+    raws: list[bytes] = []
+    reader.raws = raws
+    tenant_text = str(tenant_id)
+    last: tuple[int, bytes] | None = None
+    obj: dict[str, Any] | None = None
+    for obj in reader:
+        if "part" in obj:
+            break
+        if obj.get("tenant_id") != tenant_text:
+            raise MoveRefused("bad_export", f"event {obj.get('seq')} belongs to another tenant")
+        last = (obj["seq"], bytes.fromhex(obj["hash"]))
+        if len(raws) >= EVENT_BATCH:
+            await sender.send(raws)
+            raws = reader.raws = []
+    else:
+        obj = None
+    reader.raws = None
+    if obj is not None:
+        raws.pop()  # the first line of the state, not an event
+    await sender.send(raws)
+    await sender.settle()
+    return obj, last
+
+
+class _EventSender:
+    """Inserts batches of event lines with one batch in flight: Postgres checks and
+    writes a batch (most of an import's time) while the next one is read and parsed."""
+
+    def __init__(self, conn: asyncpg.Connection) -> None:
+        self.conn = conn
+        self.pending: asyncio.Task[None] | None = None
+        self.sent = 0
+
+    async def send(self, lines: list[bytes]) -> None:
+        """Insert ``lines`` once the batch before them is in."""
+        await self.settle()
+        if lines:
+            self.pending = asyncio.create_task(self._insert(b"[" + b",".join(lines) + b"]"))
+            self.sent += len(lines)
+            await asyncio.sleep(0)  # the batch goes out before the next is read
+
+    async def settle(self) -> None:
+        """Wait for the batch in flight (its refusal raised here)."""
+        task, self.pending = self.pending, None
+        if task is not None:
+            await task
+
+    async def _insert(self, array: bytes) -> None:
         try:
-            await conn.execute(Q["insert_events"], batch)
+            await self.conn.execute(Q["insert_events"], array)
         except asyncpg.PostgresError as exc:
             if exc.sqlstate == "HD006":
                 raise MoveRefused("broken_chain", str(exc)) from exc
             raise
-    return len(batch)
 
 
 class _StateWriter:
