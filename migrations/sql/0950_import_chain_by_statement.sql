@@ -21,8 +21,8 @@ SET search_path = pg_catalog, public
 AS $$
 DECLARE
     v_tenant uuid := nullif(current_setting('app.tenant_id', true), '')::uuid;
-    v_actor_kind text := nullif(current_setting('app.actor_kind', true), '');
-    v_actor_id text := nullif(current_setting('app.actor_id', true), '');
+    v_actor_kind text;
+    v_actor_id text;
     v_paused integer;
 BEGIN
     IF v_tenant IS NULL OR NEW.tenant_id IS DISTINCT FROM v_tenant THEN
@@ -34,6 +34,9 @@ BEGIN
         -- link of the statement, and who armed the import, before the statement ends.
         RETURN NEW;
     END IF;
+    -- Read here, not in DECLARE: an imported row needs neither.
+    v_actor_kind := nullif(current_setting('app.actor_kind', true), '');
+    v_actor_id := nullif(current_setting('app.actor_id', true), '');
     IF v_actor_kind IS NULL OR v_actor_id IS NULL THEN
         RAISE EXCEPTION 'event insert with no actor armed (app.actor_kind, app.actor_id)'
             USING ERRCODE = 'HD001';
