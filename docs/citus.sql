@@ -177,7 +177,8 @@ SELECT create_distributed_table('import_sources', 'tenant_id', colocate_with => 
 --      `SET LOCAL` (citus.propagate_set_commands = 'local'), so the arm statement
 --      (eventstore/pool.py arm_statement) would be sent as SET LOCAL.
 --    - Triggers on distributed tables (events_before_insert updating tenant_heads,
---      events_schedule_webhooks inserting into jobs, key_holders_changed) touch only
+--      events_schedule_webhooks inserting into jobs, events_check_import reading
+--      tenant_heads and the statement's new rows, key_holders_changed) touch only
 --      the same tenant's co-located shards; Citus runs them on the shards with
 --      citus.enable_unsafe_triggers = on.
 --    - Cross-tenant statements besides the job claim: the projector's search for

@@ -5,13 +5,16 @@ a tenant").
 An export is JSON lines, written by the command line in this order:
 
 1. a header (``header``): the format, the tenant's row, the schema version, whether its
-   writes are paused, and the fingerprint of the transport key;
+   writes are paused, the fingerprint of the transport key, and the export's state key
+   wrapped by it (handlers/export_seal.py);
 2. the audit export of every event (eventstore/export.py, written by the same reader as
    ``helpdesk audit export``), so the chain travels with its hashes;
 3. the state (``write_state``): every data key, unwrapped with this database's
    key-encryption key and wrapped again by the transport key given on the command line
    (bound to tenant and subject, as ``Keyring`` binds them), then every row of every
-   tenant table, in an order that puts a row after those it refers to. Values sealed
+   tenant table, in an order that puts a row after those it refers to, in batches
+   sealed by the state key: the read models hold names, addresses and bodies as text,
+   and the file must show none of them without the transport key. Values sealed
    by the key-encryption key itself (a file's key while it is on nobody's ticket, a
    mailbox's passwords, quarantined mail) are wrapped again the same way; file chunks
    stay sealed by their file's key, which moves wrapped: those kept in Postgres as
@@ -20,8 +23,10 @@ An export is JSON lines, written by the command line in this order:
 4. an end line with the head and the number of lines, so a cut-short file is refused.
 
 An import (``import_tenant``) runs in one transaction as the owner role: the tenant's
-row and head, the events as they were recorded (migration 0655 has the trigger compute
-every hash anew and compare), the data keys wrapped by the target's key-encryption key,
+row and head, the events as they were recorded (migrations 0655 and 0950 have a
+trigger compute every hash anew and compare, once a statement of 1,000 events; the
+lines go to Postgres as the file holds them, one batch in flight while the next is
+read), the data keys wrapped by the target's key-encryption key,
 the rows; nothing of it is visible until all of it is in. No webhook, mail or rule
 fires: the events go in before the tables that would make them (webhooks, mailboxes),
 and the rule engine's checkpoint arrives with the rows.
@@ -38,6 +43,7 @@ rest of the move (docs/performance.md, "Moving a tenant").
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import graphlib
 from collections.abc import Callable, Iterable, Iterator
@@ -57,6 +63,7 @@ from eventstore.export import FORMAT as AUDIT_FORMAT
 from eventstore.keys import Keyring
 from eventstore.sqlfile import load_queries
 from eventstore.store import arm
+from handlers.export_seal import SealBroken, StateSeal
 from handlers.sealed_values import REWRAPPED
 from handlers.tenants import operator_actor
 from projections import admin
@@ -64,7 +71,7 @@ from projections.projector import Projector
 
 Q = load_queries(Path(__file__).with_name("tenant_move.sql"))
 
-FORMAT = "helpdesk-tenant-export/1"
+FORMAT = "helpdesk-tenant-export/2"
 EVENT_BATCH = 1_000
 ROW_BATCH = 500
 CHUNK_BATCH = 16
@@ -140,9 +147,10 @@ async def tables(conn: asyncpg.Connection) -> list[Table]:
     return [found[name] for name in order.static_order() if name not in SPECIAL]
 
 
-async def header(conn: asyncpg.Connection, tenant_id: TenantId, transport: Keyring
-                 ) -> dict[str, Any]:
-    """The first line of a tenant export (``conn`` armed by ``arm_owner``)."""
+async def header(conn: asyncpg.Connection, tenant_id: TenantId, transport: Keyring,
+                 seal: StateSeal) -> dict[str, Any]:
+    """The first line of a tenant export (``conn`` armed by ``arm_owner``); ``seal`` is
+    the state key the rows will be sealed by."""
     row = await conn.fetchrow(Q["tenant"], tenant_id)
     if row is None:
         raise MoveRefused("unknown_tenant", f"no tenant {tenant_id}")
@@ -151,7 +159,7 @@ async def header(conn: asyncpg.Connection, tenant_id: TenantId, transport: Keyri
                        "created_at": format_recorded_at(row["created_at"])},
             "head_seq": row["seq"], "head_hash": bytes(row["hash"]).hex(),
             "paused_retry_after": row["paused_retry_after"],
-            "transport_kek": transport.fingerprint}
+            "transport_kek": transport.fingerprint, "state_key": seal.wrapped(transport)}
 
 
 def _rewrap(table: str, row: dict[str, Any], tenant_id: TenantId, opener: Keyring,
@@ -166,10 +174,12 @@ def _rewrap(table: str, row: dict[str, Any], tenant_id: TenantId, opener: Keyrin
 
 
 async def write_state(conn: asyncpg.Connection, tenant_id: TenantId, keyring: Keyring,
-                      transport: Keyring, out: IO[bytes], files: Storage | None = None) -> int:
-    """Write the data keys, every tenant row and the chunks of files kept outside
-    Postgres, read from ``files`` (section 3 of the module docstring); returns the lines
-    written. ``conn`` is armed by ``arm_owner``, in one snapshot."""
+                      transport: Keyring, seal: StateSeal, out: IO[bytes],
+                      files: Storage | None = None) -> int:
+    """Write the data keys, every tenant row (sealed by ``seal``, the header's) and the
+    chunks of files kept outside Postgres, read from ``files`` (section 3 of the module
+    docstring); returns the lines written. ``conn`` is armed by ``arm_owner``, in one
+    snapshot."""
     written = 0
     for r in await conn.fetch(Q["data_keys"], tenant_id):
         wrapped = None
@@ -185,13 +195,18 @@ async def write_state(conn: asyncpg.Connection, tenant_id: TenantId, keyring: Ke
     for table in await tables(conn):
         # json, not jsonb: a json column (a ticket's rendered document) keeps its text.
         query = f'SELECT row_to_json(t)::text FROM "{table.name}" t WHERE t.tenant_id = $1'
-        prefix = b'{"part":"row","table":' + orjson.dumps(table.name) + b',"row":'
+        batch: list[bytes] = []
         async for rec in conn.cursor(query, tenant_id, prefetch=ROW_BATCH):
             text: str = rec[0]
             if table.name in REWRAPPED_TABLES:
                 row = _rewrap(table.name, orjson.loads(text), tenant_id, keyring, transport)
                 text = orjson.dumps(row).decode()
-            out.write(prefix + text.encode() + b"}\n")
+            batch.append(text.encode())
+            if len(batch) >= ROW_BATCH:
+                out.write(_sealed_rows(seal, table.name, written, batch))
+                written, batch = written + 1, []
+        if batch:
+            out.write(_sealed_rows(seal, table.name, written, batch))
             written += 1
     for blob in await conn.fetch(Q["blobs_elsewhere"], tenant_id):
         if files is None or blob["storage"] != files.kind:
@@ -205,6 +220,13 @@ async def write_state(conn: asyncpg.Connection, tenant_id: TenantId, keyring: Ke
             n += 1
             written += 1
     return written
+
+
+def _sealed_rows(seal: StateSeal, table: str, line: int, rows: list[bytes]) -> bytes:
+    """One state line: a JSON array of ``rows`` of ``table``, sealed for its place."""
+    plain = b"[" + b",".join(rows) + b"]"
+    return orjson.dumps({"part": "rows", "table": table, "rows": len(rows),
+                         "sealed": seal.seal(table, line, plain)}) + b"\n"
 
 
 async def head_of(conn: asyncpg.Connection, tenant_id: TenantId) -> tuple[int, bytes]:
@@ -221,18 +243,31 @@ def end_line(head_seq: int, head_hash: bytes, lines: int) -> bytes:
                          "state_lines": lines}) + b"\n"
 
 
-def _objects(lines: Iterable[bytes]) -> Iterator[dict[str, Any]]:
-    """The lines of an export as objects (blank lines skipped)."""
-    for raw in lines:
-        if not raw.strip():
-            continue
+class _Reader:
+    """The lines of an export as objects (blank lines skipped). While ``raws`` is a
+    list, each line's bytes are kept in it too: the events go to Postgres as they came,
+    with no second encoding."""
+
+    def __init__(self, lines: Iterable[bytes]) -> None:
+        self._lines = iter(lines)
+        self.raws: list[bytes] | None = None
+
+    def __iter__(self) -> _Reader:
+        return self
+
+    def __next__(self) -> dict[str, Any]:
+        raw = next(self._lines)
+        while not raw.strip():
+            raw = next(self._lines)
         try:
             obj = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
             raise MoveRefused("bad_export", "a line of the export is not JSON") from exc
         if not isinstance(obj, dict):
             raise MoveRefused("bad_export", "a line of the export is not an object")
-        yield obj
+        if self.raws is not None:
+            self.raws.append(raw)
+        return obj
 
 
 async def import_tenant(conn: asyncpg.Connection, lines: Iterable[bytes], keyring: Keyring,
@@ -245,13 +280,13 @@ async def import_tenant(conn: asyncpg.Connection, lines: Iterable[bytes], keyrin
     (or slug) already here.
     """
     try:
-        return await _import(conn, _objects(lines), keyring, transport, files)
+        return await _import(conn, _Reader(lines), keyring, transport, files)
     except (KeyError, TypeError, ValueError) as exc:
         raise MoveRefused("bad_export", f"the export is malformed: {exc!r}") from exc
 
 
-async def _import(conn: asyncpg.Connection, reader: Iterator[dict[str, Any]],
-                  keyring: Keyring, transport: Keyring, files: Storage | None) -> Imported:
+async def _import(conn: asyncpg.Connection, reader: _Reader, keyring: Keyring,
+                  transport: Keyring, files: Storage | None) -> Imported:
     first = next(reader, None)
     if first is None or first.get("export") != FORMAT:
         raise MoveRefused("bad_export", "the file does not start with a tenant export header")
@@ -266,6 +301,10 @@ async def _import(conn: asyncpg.Connection, reader: Iterator[dict[str, Any]],
     if first["transport_kek"] != transport.fingerprint:
         raise MoveRefused("wrong_transport_key", "the transport key is not the one the "
                           "export was made with")
+    try:
+        seal = StateSeal.unwrapped(tenant_id, transport, first["state_key"])
+    except SealBroken as exc:
+        raise MoveRefused("bad_export", str(exc)) from exc
     if await conn.fetchval(Q["tenant_taken"], tenant_id, tenant["slug"]) is not None:
         raise MoveRefused("tenant_exists", f"this database has tenant {tenant_id} or the "
                           f"slug {tenant['slug']!r} already")
@@ -276,40 +315,79 @@ async def _import(conn: asyncpg.Connection, reader: Iterator[dict[str, Any]],
     if audit is None or audit.get("export") != AUDIT_FORMAT or audit.get("from_seq") != 1:
         raise MoveRefused("bad_export", "the events of the export are missing")
     await conn.execute(Q["arm_import"])
-    events, batch = 0, []
+    sender = _EventSender(conn)
+    try:
+        obj, last = await _send_events(sender, reader, tenant_id)
+    finally:
+        await sender.settle()
+    events = sender.sent
+    if last is not None and await conn.fetchval(Q["import_head"], tenant_id, *last) is None:
+        raise MoveRefused("broken_chain", "the imported events do not end at their last seq")
+    data_keys, rows = await _import_state(conn, tenant_id, obj, reader, keyring, transport,
+                                          seal, files)
+    head_seq, _ = await head_of(conn, tenant_id)
+    return Imported(tenant_id, events, data_keys, rows, head_seq)
+
+
+async def _send_events(sender: _EventSender, reader: _Reader, tenant_id: TenantId
+                       ) -> tuple[dict[str, Any] | None, tuple[int, bytes] | None]:
+    """Send the event lines that follow the audit header; returns the first line after
+    them (None at the end of the file) and the last event's seq and hash."""
+    # The events' lines go to Postgres as they are, a batch at a time.
+    raws: list[bytes] = []
+    reader.raws = raws
+    tenant_text = str(tenant_id)
     last: tuple[int, bytes] | None = None
     obj: dict[str, Any] | None = None
     for obj in reader:
         if "part" in obj:
             break
-        if obj.get("tenant_id") != str(tenant_id):
+        if obj.get("tenant_id") != tenant_text:
             raise MoveRefused("bad_export", f"event {obj.get('seq')} belongs to another tenant")
         last = (obj["seq"], bytes.fromhex(obj["hash"]))
-        obj["hash"] = "\\x" + obj["hash"]
-        batch.append(obj)
-        if len(batch) >= EVENT_BATCH:
-            events += await _insert_events(conn, batch)
-            batch = []
+        if len(raws) >= EVENT_BATCH:
+            await sender.send(raws)
+            raws = reader.raws = []
     else:
         obj = None
-    events += await _insert_events(conn, batch)
-    if last is not None and await conn.fetchval(Q["import_head"], tenant_id, *last) is None:
-        raise MoveRefused("broken_chain", "the imported events do not end at their last seq")
-    data_keys, rows = await _import_state(conn, tenant_id, obj, reader, keyring, transport,
-                                          files)
-    head_seq, _ = await head_of(conn, tenant_id)
-    return Imported(tenant_id, events, data_keys, rows, head_seq)
+    reader.raws = None
+    if obj is not None:
+        raws.pop()  # the first line of the state, not an event
+    await sender.send(raws)
+    await sender.settle()
+    return obj, last
 
 
-async def _insert_events(conn: asyncpg.Connection, batch: list[dict[str, Any]]) -> int:
-    if batch:
+class _EventSender:
+    """Inserts batches of event lines with one batch in flight: Postgres checks and
+    writes a batch (most of an import's time) while the next one is read and parsed."""
+
+    def __init__(self, conn: asyncpg.Connection) -> None:
+        self.conn = conn
+        self.pending: asyncio.Task[None] | None = None
+        self.sent = 0
+
+    async def send(self, lines: list[bytes]) -> None:
+        """Insert ``lines`` once the batch before them is in."""
+        await self.settle()
+        if lines:
+            self.pending = asyncio.create_task(self._insert(b"[" + b",".join(lines) + b"]"))
+            self.sent += len(lines)
+            await asyncio.sleep(0)  # the batch goes out before the next is read
+
+    async def settle(self) -> None:
+        """Wait for the batch in flight (its refusal raised here)."""
+        task, self.pending = self.pending, None
+        if task is not None:
+            await task
+
+    async def _insert(self, array: bytes) -> None:
         try:
-            await conn.execute(Q["insert_events"], batch)
+            await self.conn.execute(Q["insert_events"], array)
         except asyncpg.PostgresError as exc:
             if exc.sqlstate == "HD006":
                 raise MoveRefused("broken_chain", str(exc)) from exc
             raise
-    return len(batch)
 
 
 class _StateWriter:
@@ -337,23 +415,26 @@ class _StateWriter:
         if len(self.keys) >= ROW_BATCH:
             await self.flush()
 
-    async def row(self, obj: dict[str, Any]) -> None:
+    async def row_batch(self, obj: dict[str, Any], rows: list[Any]) -> None:
+        """A batch of rows of one table (a ``rows`` line, opened)."""
         name = obj["table"]
         if name not in self.known:
             raise MoveRefused("schema_mismatch", f"this database has no table {name!r}")
-        if name != self.table or len(self.rows) >= ROW_BATCH:
-            await self.flush()
-            self.table = name
-        row = obj["row"]
-        if row.get("tenant_id") != str(self.tenant_id):
-            raise MoveRefused("bad_export", f"a row of {name} belongs to another tenant")
-        if name in REWRAPPED_TABLES:
-            row = _rewrap(name, row, self.tenant_id, self.transport, self.keyring)
-        if name == "file_blobs" and row["storage"] != "postgres":
-            # Files kept in a directory: their chunks follow the rows, into this
-            # database's directory when it has one, else into file_chunks rows.
-            row["storage"] = "postgres" if self.files is None else self.files.kind
-        self.rows.append(row)
+        await self.flush()
+        self.table = name
+        tenant = str(self.tenant_id)
+        for row in rows:
+            if not isinstance(row, dict) or row.get("tenant_id") != tenant:
+                raise MoveRefused("bad_export", f"a row of {name} belongs to another tenant")
+            if name in REWRAPPED_TABLES:
+                row = _rewrap(name, row, self.tenant_id, self.transport, self.keyring)
+            if name == "file_blobs" and row["storage"] != "postgres":
+                # Files kept in a directory: their chunks follow the rows, into this
+                # database's directory when it has one, else into file_chunks rows.
+                row["storage"] = "postgres" if self.files is None else self.files.kind
+            self.rows.append(row)
+        self.row_count += len(rows)
+        await self.flush()
 
     async def chunk(self, obj: dict[str, Any]) -> None:
         await self.flush()
@@ -382,7 +463,6 @@ class _StateWriter:
             await self.conn.execute(f'INSERT INTO "{table}" ({cols}) SELECT {cols} FROM '
                                     f'json_populate_recordset(NULL::"{table}", $1::json)',
                                     self.rows)
-            self.row_count += len(self.rows)
             self.rows = []
         if self.chunks:
             c = self.chunks
@@ -399,8 +479,8 @@ class _StateWriter:
 
 async def _import_state(conn: asyncpg.Connection, tenant_id: TenantId,
                         first: dict[str, Any] | None, reader: Iterator[dict[str, Any]],
-                        keyring: Keyring, transport: Keyring, files: Storage | None
-                        ) -> tuple[int, int]:
+                        keyring: Keyring, transport: Keyring, seal: StateSeal,
+                        files: Storage | None) -> tuple[int, int]:
     known = {t.name: t for t in await tables(conn)}
     writer = _StateWriter(conn, tenant_id, known, keyring, transport, files)
     for lines, obj in enumerate(_chain(first, reader)):
@@ -415,13 +495,24 @@ async def _import_state(conn: asyncpg.Connection, tenant_id: TenantId,
             return writer.data_keys, writer.row_count
         if part == "data_key":
             await writer.data_key(obj)
-        elif part == "row":
-            await writer.row(obj)
+        elif part == "rows":
+            await writer.row_batch(obj, _opened_rows(seal, obj, lines))
         elif part == "file_chunk":
             await writer.chunk(obj)
         else:
             raise MoveRefused("bad_export", f"unknown part {part!r} in the export")
     raise MoveRefused("bad_export", "the export is cut short (no end line)")
+
+
+def _opened_rows(seal: StateSeal, obj: dict[str, Any], line: int) -> list[Any]:
+    """The rows a ``rows`` line sealed at state line ``line``."""
+    try:
+        rows = orjson.loads(seal.open(obj["table"], line, obj["sealed"]))
+    except SealBroken as exc:
+        raise MoveRefused("bad_export", str(exc)) from exc
+    if not isinstance(rows, list) or len(rows) != obj["rows"]:
+        raise MoveRefused("bad_export", f"state line {line} does not hold its rows")
+    return rows
 
 
 def _chain(first: dict[str, Any] | None, rest: Iterator[dict[str, Any]]

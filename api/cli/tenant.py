@@ -2,8 +2,9 @@
 
 Run as the owner role (MIGRATION_DATABASE_URL) and only from here. The export writes
 the tenant's events with the same reader as ``helpdesk audit export`` (its lines are
-in the file as that command writes them), then the state handlers/tenant_move.py
-describes; the import writes all of it in one transaction (and, with ``--rebuild``,
+in the file as that command writes them, personal fields sealed), then the state
+handlers/tenant_move.py describes, its rows sealed by a key the transport key wraps
+(handlers/export_seal.py); the import writes all of it in one transaction (and, with ``--rebuild``,
 rebuilds the async read models from the events after it). The cut-over is in
 docs/operations.md ("Moving a tenant").
 """
@@ -30,6 +31,7 @@ from eventstore.keys import Keyring
 from eventstore.pool import create_pool
 from eventstore.store import EventStore
 from handlers import tenant_move
+from handlers.export_seal import StateSeal
 from handlers.tenant_move import MoveRefused
 
 Progress = Callable[[str, int, int], None]
@@ -67,12 +69,13 @@ async def export_tenant(url: str, settings: ProcessSettings, tenant_id: TenantId
                         out: IO[bytes], transport: Keyring) -> tuple[int, int]:
     """Write the tenant's export to ``out``; returns (events, state lines)."""
     pool = await _owner_pool(url)
+    seal = StateSeal.new(tenant_id)
     try:
         async with pool.acquire() as conn:
             keyring = await load_keyring(settings, conn)
             async with conn.transaction(readonly=True):
                 await tenant_move.arm_owner(conn, tenant_id)
-                head = await tenant_move.header(conn, tenant_id, transport)
+                head = await tenant_move.header(conn, tenant_id, transport, seal)
         if head["paused_retry_after"] is None:
             print("helpdesk: the tenant's writes are not paused (`helpdesk tenant "
                   "read-only --on`); the export fails if an event is written meanwhile",
@@ -83,8 +86,8 @@ async def export_tenant(url: str, settings: ProcessSettings, tenant_id: TenantId
         async with pool.acquire() as conn, conn.transaction(readonly=True,
                                                             isolation="repeatable_read"):
             await tenant_move.arm_owner(conn, tenant_id)
-            lines = await tenant_move.write_state(conn, tenant_id, keyring, transport, out,
-                                                  _directory(settings))
+            lines = await tenant_move.write_state(conn, tenant_id, keyring, transport, seal,
+                                                  out, _directory(settings))
             now, _ = await tenant_move.head_of(conn, tenant_id)
         if now != head_seq or head_seq != head["head_seq"]:
             raise MoveRefused("written_meanwhile", "the tenant was written during "

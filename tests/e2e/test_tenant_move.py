@@ -27,6 +27,7 @@ from api.cli.tenant import export_tenant, import_tenant, set_read_only, transpor
 from api.config import ProcessSettings
 from eventstore.keys import Keyring
 from eventstore.pool import create_pool
+from handlers import tenant_move
 from handlers.tenant_move import MoveRefused, rebuild_projections
 from handlers.tenants import NewTenant
 from migrations.runner import migrate
@@ -68,7 +69,9 @@ async def _chain(url: str, tenant_id: object) -> list[tuple[int, bytes]]:
 
 
 async def test_a_tenant_moves_to_another_server_with_its_chain_and_sealed_data(
-        http, tenant, settings, db, services) -> None:
+        http, tenant, settings, db, services, monkeypatch) -> None:
+    # Events go in three a statement, so the chain's check links statements too.
+    monkeypatch.setattr(tenant_move, "EVENT_BATCH", 3)
     h = auth(tenant.admin_key)
     up = await http.post("/v1/uploads", params={"name": "screen.png"}, content=PNG,
                          headers=h | {"Content-Type": "image/png"})
@@ -128,9 +131,14 @@ async def test_a_tenant_moves_to_another_server_with_its_chain_and_sealed_data(
     events, _ = await export_tenant(db.admin_url, settings, tenant.tenant_id, out, transport)
     source_chain = await _chain(db.admin_url, tenant.tenant_id)
     assert events == len(source_chain) > 5
-    # The events travel as stored: their personal fields stay sealed in the file.
-    lines = out.getvalue().splitlines()
-    assert not [line for line in lines[2:2 + events] if b"ann@example.com" in line]
+    # Nothing the tenant's people said or are called can be read from the file: the
+    # events travel as stored (their personal fields sealed) and the rows, which hold
+    # them as text, sealed by a key the transport key wraps. (None of these has a
+    # character of base64 or hex, so no ciphertext can hold one by chance.)
+    assert b"ann@example.com" in before[f"/v1/contacts/{contact}"]
+    for said in (b"ann@example.com", b'"Ann"', b"Printer on fire", b"really on fire",
+                 b"on our way", b"screen.png", b"erin@example.com"):
+        assert said not in out.getvalue(), said
 
     # Outside pytest's own (private) temporary directory, where the server's system
     # user can reach it (as tests/e2e/test_postgres_down.py does).
@@ -154,12 +162,24 @@ async def _move(export: bytes, paths: list[str], before: dict[str, bytes], tenan
         await migrate(urls.owner_url, runtime_user=embedded.RUNTIME_USER,
                       runtime_password=password)
         target = _settings(urls.runtime_url)
-        # An event altered in the file: the trigger recomputes its hash and refuses it.
+        # An event altered in the file, in the first statement or a later one: the
+        # trigger recomputes its hash and refuses it (line k + 1 holds seq k).
+        for seq in (2, 5):
+            lines = export.split(b"\n")
+            altered = orjson.loads(lines[seq + 1])
+            assert altered["seq"] == seq
+            altered["data"] = {**altered["data"], "note": "added later"}
+            lines[seq + 1] = orjson.dumps(altered)
+            with pytest.raises(MoveRefused,
+                               match=f"does not continue the chain at seq {seq}"):
+                await import_tenant(urls.owner_url, target, io.BytesIO(b"\n".join(lines)),
+                                    transport)
+        # Sealed rows moved to another place in the file do not open there.
         lines = export.split(b"\n")
-        altered = orjson.loads(lines[3])
-        altered["data"] = {**altered["data"], "note": "added later"}
-        lines[3] = orjson.dumps(altered)
-        with pytest.raises(MoveRefused, match="does not continue the chain at seq 2"):
+        sealed = [i for i, line in enumerate(lines) if b'"part":"rows"' in line]
+        a, b = sealed[0], sealed[-1]
+        lines[a], lines[b] = lines[b], lines[a]
+        with pytest.raises(MoveRefused, match="the export was altered"):
             await import_tenant(urls.owner_url, target, io.BytesIO(b"\n".join(lines)),
                                 transport)
         wrong = transport_keyring("another key")
