@@ -126,6 +126,11 @@ WITH thread AS (
 UPDATE mail_messages SET ticket_id = $3
  WHERE tenant_id = $1 AND ticket_id = $2 AND message_id = ANY ($6::uuid[])
 
+-- name: message_ticket --
+-- $1 tenant_id, $2 message id
+-- The ticket a message is on now: a split moves it (and its mail) to the split-off.
+SELECT ticket_id FROM messages WHERE tenant_id = $1 AND id = $2
+
 -- name: mail_thread_get --
 -- $1 tenant_id, $2 ticket_id
 SELECT t.ticket_id, t.mailbox_id, t.token FROM mail_threads t

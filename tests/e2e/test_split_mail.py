@@ -159,3 +159,35 @@ async def test_a_split_off_of_messages_that_came_by_no_mail_starts_a_thread(
         f"In-Reply-To: {mail['Message-ID']}\nReferences: {mail['Message-ID']}\n\n"
         "Thanks.\n").encode())
     assert (answered["outcome"], answered["ticket_id"]) == ("reply", nid)
+
+
+async def test_a_reply_split_off_before_its_mail_went_out_is_mailed_as_the_split_offs(
+        http, db, services, tenant, owner, smtp_server: SmtpServer) -> None:
+    admin = auth(tenant.admin_key)
+    agent = auth(await owner.key(tenant.tenant_id, "agent", await owner.agent(tenant.tenant_id)))
+    box = await make_mailbox(http, admin, smtp=smtp_at(smtp_server.port))
+    sid = (await inbound(http, box, corpus("gmail.eml")))["ticket_id"]
+    r = await http.post(f"/v1/tickets/{sid}/messages", headers=agent,
+                        json={"body": "About your toner: it is on its way."})
+    assert r.status_code == 201, r.text
+    reply = r.json()["message"]["id"]
+    # Split before any mail job ran: the reply's job was enqueued on the source.
+    r = await http.post(f"/v1/tickets/{sid}/split", headers=agent,
+                        json={"message_ids": [reply], "subject": "Toner"})
+    assert r.status_code == 200, r.text
+    nid = r.json()["new_ticket"]["id"]
+    token = await _token(db, nid)
+
+    async def sent() -> bool:
+        return any(m["status"] == "sent" for m in await _mail(http, admin, nid))
+
+    await run_mail_jobs(services, ManualClock(soon()), sent)
+    [out] = await _mail(http, admin, nid)
+    assert out["message_id"] == reply
+    assert [m["direction"] for m in await _mail(http, admin, sid)] == ["in"]
+    [delivered] = [d for d in smtp_server.to("ann@example.com")
+                   if d.message()["Message-ID"] == f"<{out['rfc_message_id']}>"]
+    mail = delivered.message()
+    assert mail["Reply-To"] == f"support+{token}@acme.test"
+    assert mail["Subject"] == f"Re: Toner [#{token}]"
+    assert mail["In-Reply-To"] is None and mail["References"] is None
