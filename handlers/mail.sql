@@ -111,6 +111,26 @@ INSERT INTO mail_threads (tenant_id, ticket_id, mailbox_id, token, created_at)
 VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT DO NOTHING
 
+-- name: mail_thread_split --
+-- $1 tenant_id, $2 source ticket, $3 the ticket split off it, $4 its token, $5 at,
+-- $6 the moved message ids
+-- A split-off of a mail ticket gets a thread of its own on the source's mailbox, and the
+-- mail rows of the moved messages go with them: its replies answer that mail, and mail
+-- answering them threads onto it (docs/email.md, "A split-off of a mail ticket").
+WITH thread AS (
+    INSERT INTO mail_threads (tenant_id, ticket_id, mailbox_id, token, created_at)
+    SELECT tenant_id, $3, mailbox_id, $4, $5 FROM mail_threads
+     WHERE tenant_id = $1 AND ticket_id = $2
+    RETURNING mailbox_id
+)
+UPDATE mail_messages SET ticket_id = $3
+ WHERE tenant_id = $1 AND ticket_id = $2 AND message_id = ANY ($6::uuid[])
+
+-- name: message_ticket --
+-- $1 tenant_id, $2 message id
+-- The ticket a message is on now: a split moves it (and its mail) to the split-off.
+SELECT ticket_id FROM messages WHERE tenant_id = $1 AND id = $2
+
 -- name: mail_thread_get --
 -- $1 tenant_id, $2 ticket_id
 SELECT t.ticket_id, t.mailbox_id, t.token FROM mail_threads t

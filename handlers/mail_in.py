@@ -95,6 +95,19 @@ def new_token() -> str:
     return base64.b32encode(secrets.token_bytes(TOKEN_BYTES)).decode().rstrip("=").lower()
 
 
+async def split_thread(uow: UnitOfWork, source_id: UUID, ticket_id: UUID,
+                       message_ids: Sequence[UUID], at: datetime) -> None:
+    """The mail side of a split (docs/email.md, "A split-off of a mail ticket"): a
+    split-off of a mail ticket gets a thread of its own, with its own token, on the
+    source's mailbox, so its public replies are mailed to its requester; the mail rows
+    of the moved messages move with them, so its replies answer the moved mail
+    (In-Reply-To, References: a fresh thread when none came or went by mail) and mail
+    answering either threads onto it, not onto the source. A source with no thread
+    (not a mail ticket) gives the split-off none."""
+    await uow.conn.execute(Q["mail_thread_split"], uow.tenant_id, source_id, ticket_id,
+                           new_token(), at, list(message_ids))
+
+
 def mail_actor(mailbox_id: UUID) -> StoreActor:
     return StoreActor("system", f"mail:{mailbox_id}")
 
@@ -409,4 +422,4 @@ async def forget_contact_mail(conn: asyncpg.Connection, tenant_id: TenantId,
 
 __all__ = ["SENDER_HOURLY_CAP", "TakenIn", "discard_quarantined", "forget_contact_mail",
            "list_quarantine", "mail_actor", "mail_of_ticket", "new_token",
-           "retry_quarantined", "take_in", "thread_of"]
+           "retry_quarantined", "split_thread", "take_in", "thread_of"]

@@ -163,11 +163,15 @@ async def deliver(ctx: JobContext, job: Job, *,
         event = next((e for e in events if e.seq == seq), None)
         if event is None:
             return
+        message_id = UUID(event.data["message_id"])
+        # A reply split off before its mail went out is mailed as the split-off's (its
+        # thread, token and subject), where its mail row is or will be.
+        ticket_id = await uow.conn.fetchval(Q["message_ticket"], tenant,
+                                            message_id) or ticket_id
         thread = await uow.conn.fetchrow(Q["mail_thread_get"], tenant, ticket_id)
         ticket = await load_ticket(uow.conn, tenant, ticket_id)
         if thread is None or ticket is None:
             return
-        message_id = UUID(event.data["message_id"])
         address, access = await mailboxes.smtp_access(uow.conn, store.keyring, tenant,
                                                       thread["mailbox_id"])
         row = await uow.conn.fetchrow(Q["outbound_take"], tenant, message_id)

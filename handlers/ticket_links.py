@@ -26,7 +26,7 @@ from domain.ticket.decide import decide_link, decide_merge, decide_split
 from domain.values import LinkKind
 from eventstore.errors import ConcurrencyError
 from eventstore.store import UnitOfWork
-from handlers import attachments
+from handlers import attachments, mail_in
 from handlers.sealing import stored_event
 from handlers.sla_policies import sla_policy_for
 from handlers.ticket_state import (
@@ -115,6 +115,7 @@ async def split_ticket(uow: UnitOfWork, source_id: UUID, command: SplitTicket, *
                                       (command.ticket_id, None, theirs)])
     moved = next(e for e in theirs if isinstance(e, TicketSplitFrom)).message_ids
     await attachments.move(uow, moved, command.ticket_id)
+    await mail_in.split_thread(uow, source_id, command.ticket_id, moved, command.at)
     return done
 
 

@@ -872,7 +872,9 @@ SELECT t.id FROM tickets t
 -- $1 tenant_id, $2 query text, $3 text-search configuration, $4 cursor rank (NULL: the
 -- first page), $5 cursor id, $6 limit, $7 staff (search internal notes too)
 -- Matches come from search_matches() (migration 0350: under row-level security the
--- GIN index is only usable there), ranked by ts_rank (weights: subject over tags and
+-- GIN index is only usable there) through ticket_search_matches() (0912: a merge's
+-- target is not found or ranked by the words of a merged ticket hidden from a scoped
+-- caller), ranked by ts_rank (weights: subject over tags and
 -- requester over bodies), then id, as a keyset: the page after (rank, id) is lower
 -- ranks, or the same rank and higher ids. The snippet is made for the page's rows
 -- only: ts_headline reads the text again, which is what makes it the costly part.
@@ -884,7 +886,7 @@ SELECT t.id FROM tickets t
 WITH q AS (SELECT websearch_to_tsquery($3::regconfig, $2) AS query),
 page AS (
     SELECT m.id, m.rank
-      FROM q, search_matches('ticket', q.query, $7::boolean) m
+      FROM q, ticket_search_matches(q.query, $3::regconfig, $7::boolean) m
      WHERE $4::real IS NULL OR m.rank < $4::real OR (m.rank = $4::real AND m.id > $5::uuid)
      ORDER BY m.rank DESC, m.id
      LIMIT $6

@@ -251,10 +251,12 @@ async def search(conn: asyncpg.Connection, tenant_id: TenantId, kind: str, text:
 
 def ticket_filter(staff: bool) -> str:
     """The ticket list's condition for ``q`` (``{n}``: its parameter's number)."""
-    return ("AND id IN (SELECT m.id FROM search_matches('ticket', websearch_to_tsquery("
-            "(SELECT coalesce((SELECT settings ->> 'text_search' FROM tenant_settings "
-            f"WHERE tenant_id = $1), 'simple'))::regconfig, ${{n}}::text), {str(staff).lower()}"
-            ") m)")
+    # ticket_search_matches (migration 0912), as the search itself: a scoped agent does
+    # not find a merge's target by a merged ticket it may not see.
+    return ("AND id IN (SELECT m.id FROM (SELECT coalesce((SELECT settings ->> "
+            "'text_search' FROM tenant_settings WHERE tenant_id = $1), 'simple')::regconfig"
+            " AS config) k, ticket_search_matches(websearch_to_tsquery(k.config, "
+            f"${{n}}::text), k.config, {str(staff).lower()}) m)")
 
 
 __all__ = [

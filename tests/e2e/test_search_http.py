@@ -321,3 +321,62 @@ async def test_a_merged_tickets_words_find_its_target_and_itself_merged(
     assert _ids(await _search(http, ann_key, "marmalade")) == [source["id"]]
     assert _ids(await _search(http, ann_key, "tangerine")) == []
     assert sorted(_ids(await _search(http, bob_key, "marmalade"))) == both
+
+
+async def test_a_scoped_agent_finds_a_target_only_by_the_merged_words_it_may_read(
+        http, tenant, owner):
+    # Under group-scoped access a merge's target shows an agent only the merged tickets
+    # it may see; the target is found, and ranked, by those words, never by a hidden
+    # merged ticket's (migration 0912).
+    h = auth(tenant.admin_key)
+    bob, carol, dave = [await owner.agent(tenant.tenant_id) for _ in range(3)]
+    bob_key, carol_key, dave_key = [await owner.key(tenant.tenant_id, "agent", agent_id=a)
+                                    for a in (bob, carol, dave)]
+    groups = {}
+    for name, members in (("Support", [bob, dave]), ("Sales", [carol, dave])):
+        r = await http.post("/v1/groups", json={"name": name, "members": [
+            str(m) for m in members]}, headers=h)
+        assert r.status_code == 201, r.text
+        groups[name] = r.json()["id"]
+    target = await _open(http, tenant.admin_key, subject="Printer", body="The tray is stuck.",
+                         group_id=groups["Support"])
+    source = await _open(http, tenant.admin_key, subject="Again",
+                         body="kumquat printer printer broken", group_id=groups["Sales"])
+    await _say(http, tenant.admin_key, source, "quince note for staff", "internal")
+    r = await http.post(f"/v1/tickets/{source['id']}/merge", json={"into": target["id"]},
+                        headers=h)
+    assert r.status_code == 200, r.text
+    doc = (await http.get("/v1/settings", headers=h)).json()
+    assert (await http.put("/v1/settings", json=doc | {"group_scoped_access": True},
+                           headers=h)).status_code == 200
+
+    # Bob sees the target and not the merged ticket: its thread shows him none of it.
+    thread = (await http.get(f"/v1/tickets/{target['id']}/messages",
+                             headers=auth(bob_key))).json()["data"]
+    assert [m["body"] for m in thread] == ["The tray is stuck."]
+    for q in ("kumquat", "quince", "stuck kumquat", "broken"):
+        assert _ids(await _search(http, bob_key, q)) == [], q
+        listed = await http.get("/v1/tickets", params={"q": q}, headers=auth(bob_key))
+        assert listed.status_code == 200 and listed.json()["data"] == [], q
+    assert _ids(await _search(http, bob_key, "stuck")) == [target["id"]]
+    listed = await http.get("/v1/tickets", params={"q": "stuck"}, headers=auth(bob_key))
+    assert [t["id"] for t in listed.json()["data"]] == [target["id"]]
+    # Carol sees the merged ticket only; Dave sees both, and so does an admin.
+    assert _ids(await _search(http, carol_key, "kumquat")) == [source["id"]]
+    both = sorted([source["id"], target["id"]])
+    for key in (dave_key, tenant.admin_key):
+        assert sorted(_ids(await _search(http, key, "kumquat"))) == both
+        assert sorted(_ids(await _search(http, key, "quince"))) == both
+    hit = next(x for x in (await _search(http, dave_key, "kumquat"))["data"]
+               if x["id"] == target["id"])
+    assert "<mark>kumquat</mark>" in hit["snippet"]
+    # Ranked by what each reads: the hidden "printer printer" lifts Dave's rank of the
+    # target, never Bob's, whose rank is the one of the target's own words.
+    [bobs] = (await _search(http, bob_key, "printer"))["data"]
+    daves = next(x for x in (await _search(http, dave_key, "printer"))["data"]
+                 if x["id"] == target["id"])
+    assert bobs["id"] == target["id"] and bobs["rank"] < daves["rank"]
+    lone = await _open(http, tenant.admin_key, subject="Printer", body="The tray is stuck.",
+                       group_id=groups["Support"])
+    ranks = {x["id"]: x["rank"] for x in (await _search(http, bob_key, "printer"))["data"]}
+    assert ranks[target["id"]] == ranks[lone["id"]]
