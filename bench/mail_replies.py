@@ -21,9 +21,9 @@ Two phases, each with its own baseline:
 - **With delivery.** A ``helpdesk worker`` runs the scheduler (``mail.send`` among its
   jobs) beside the API, as deployed: the mail of the replies of the first phase and of
   this one is built, signed if the mailbox signs, and handed to the SMTP server while
-  wrk loads the API. On a small machine that work shares the cores with the API; the
-  figure says how much of the cores a reply's delivery takes. The mail sent by the end
-  is counted.
+  wrk loads the API. On a small machine that work shares the cores with the API (and
+  the backlog of the first phase is delivered during both cases alike); the mail
+  delivered per second while loaded is shown, with the jobs left at the end.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ import asyncio
 import os
 import statistics
 import sys
+import time
 import uuid
 from typing import Any
 
@@ -98,6 +99,7 @@ def _phase(name: str, rates: dict[str, list[float]], bad: int) -> list[dict[str,
         rates["no mailbox"])
     with open("/proc/loadavg") as f:
         load = " ".join(f.read().split()[:3])
+    print(f"{name}: load average {load}", flush=True)
     return [{"figure": f"{name}: replies/s, mail.send behind vs no mailbox",
              "value": round(mailed), "baseline": round(plain),
              "ratio": round(mailed / plain, 2), "target": ">= 0.7",
@@ -141,12 +143,15 @@ async def run(seconds: float, rounds: int, tickets: int) -> None:
                     waiting, _ = await _counts(db.admin_url)
                     print(f"mail.send jobs waiting: {waiting}", flush=True)
                     with working(env):
+                        began = time.perf_counter()
                         rates, bad = alternating(served.url, scripts, seconds, rounds)
                         rows += _phase("with delivery", rates, bad)
                         waiting, done = await _counts(db.admin_url)
-                    rows.append({"figure": "mail.send jobs done / left at the end",
-                                 "value": done, "baseline": waiting, "ratio": "",
-                                 "target": "", "delivered": len(smtp.delivered)})
+                        spent = time.perf_counter() - began
+                    rows.append({"figure": "mails delivered/s while loaded (jobs left)",
+                                 "value": round(len(smtp.delivered) / spent, 1),
+                                 "baseline": waiting, "ratio": "", "target": "",
+                                 "done": done})
             finally:
                 await dbs.drop(db.name)
                 await dbs.drop(dbs.template)
