@@ -12,7 +12,9 @@ server, no DKIM) and ``--tickets`` tickets taken in by ``POST /v1/inbound/mail/{
 (each a mail thread, so each public reply queues its mail), and "plain" with as many
 tickets opened by ``POST /v1/tickets`` and no mailbox. wrk (pinned as bench/http.py
 pins it, 16 connections) posts public replies over each tenant's tickets in
-alternating rounds; the ratio is the medians'.
+alternating rounds; the ratio is the medians'. Beside req/s, each case's CPU per reply
+of the API process and of the Postgres server (bench/cpu_per_request.py), which a
+loaded machine disturbs far less; the CPU ratios are none's over mail's.
 
 Two phases, each with its own baseline:
 
@@ -41,7 +43,8 @@ import asyncpg
 import httpx
 
 from bench.common import private_server, report
-from bench.http import alternating, lua, serving
+from bench.cpu_per_request import postmaster, tree_cpu
+from bench.http import CONNECTIONS, Wrk, lua, serving
 from bench.rules import working
 from tests.support.smtp import SmtpServer
 
@@ -94,16 +97,48 @@ def _replies(tickets: list[str]) -> list[tuple[str, str, str | None]]:
     return [("POST", f"/v1/tickets/{t}/messages", REPLY) for t in tickets]
 
 
-def _phase(name: str, rates: dict[str, list[float]], bad: int) -> list[dict[str, object]]:
-    mailed, plain = statistics.median(rates["mail.send behind"]), statistics.median(
-        rates["no mailbox"])
+CASES = ("mail.send behind", "no mailbox")
+
+
+def _phase(name: str, url: str, scripts: dict[str, str], seconds: float, rounds: int,
+           pids: tuple[int, int]) -> list[dict[str, object]]:
+    """Alternating wrk rounds of each case: req/s, and the CPU ms per request of the
+    API process and of the Postgres server (its backends and background processes),
+    medians of the rounds. CPU per request holds up on a loaded machine where req/s
+    does not."""
+    wrk = Wrk()
+    rates: dict[str, list[float]] = {c: [] for c in CASES}
+    api_ms: dict[str, list[float]] = {c: [] for c in CASES}
+    db_ms: dict[str, list[float]] = {c: [] for c in CASES}
+    bad = 0
+    for round_ in range(rounds):
+        for case in CASES if round_ % 2 == 0 else tuple(reversed(CASES)):
+            api, db = tree_cpu(pids[0]), tree_cpu(pids[1])
+            load = wrk.run(url + "/", seconds, scripts[case], CONNECTIONS)
+            done = max(load.requests - load.bad, 1)
+            api_ms[case].append((tree_cpu(pids[0]) - api) * 1000 / done)
+            db_ms[case].append((tree_cpu(pids[1]) - db) * 1000 / done)
+            rates[case].append(load.rps * done / max(load.requests, 1))
+            bad += load.bad
+            print(f"{name} round {round_ + 1} {case}: {rates[case][-1]:.0f} req/s, "
+                  f"p99 {load.p99_ms:.1f} ms, API {api_ms[case][-1]:.2f} ms CPU/req, "
+                  f"Postgres {db_ms[case][-1]:.2f} ms CPU/req, bad {load.bad}", flush=True)
     with open("/proc/loadavg") as f:
-        load = " ".join(f.read().split()[:3])
-    print(f"{name}: load average {load}", flush=True)
+        loadavg = " ".join(f.read().split()[:3])
+    print(f"{name}: load average {loadavg}", flush=True)
+    med = {k: {c: statistics.median(v[c]) for c in CASES}
+           for k, v in (("rate", rates), ("api", api_ms), ("db", db_ms))}
+    mailed, plain = CASES
     return [{"figure": f"{name}: replies/s, mail.send behind vs no mailbox",
-             "value": round(mailed), "baseline": round(plain),
-             "ratio": round(mailed / plain, 2), "target": ">= 0.7",
-             "load": load, "bad": bad}]
+             "value": round(med["rate"][mailed]), "baseline": round(med["rate"][plain]),
+             "ratio": round(med["rate"][mailed] / med["rate"][plain], 2),
+             "target": ">= 0.7", "load": loadavg, "bad": bad},
+            {"figure": f"{name}: API CPU ms/reply, mail.send behind vs none",
+             "value": round(med["api"][mailed], 2), "baseline": round(med["api"][plain], 2),
+             "ratio": round(med["api"][plain] / med["api"][mailed], 2), "target": ""},
+            {"figure": f"{name}: Postgres CPU ms/reply, mail.send behind vs none",
+             "value": round(med["db"][mailed], 2), "baseline": round(med["db"][plain], 2),
+             "ratio": round(med["db"][plain] / med["db"][mailed], 2), "target": ""}]
 
 
 async def _counts(admin_url: str) -> tuple[int, int]:
@@ -138,14 +173,15 @@ async def run(seconds: float, rounds: int, tickets: int) -> None:
                         served.url, db.admin_url, smtp.port, tickets)
                     scripts = {"mail.send behind": lua(_replies(mail_t), [mail_key]),
                                "no mailbox": lua(_replies(plain_t), [plain_key])}
-                    rates, bad = alternating(served.url, scripts, seconds, rounds)
-                    rows = _phase("request only", rates, bad)
+                    pids = (served.proc.pid, postmaster(int(server.rsplit(":", 1)[1]
+                                                            .split("/")[0])))
+                    rows = _phase("request only", served.url, scripts, seconds, rounds, pids)
                     waiting, _ = await _counts(db.admin_url)
                     print(f"mail.send jobs waiting: {waiting}", flush=True)
                     with working(env):
                         began = time.perf_counter()
-                        rates, bad = alternating(served.url, scripts, seconds, rounds)
-                        rows += _phase("with delivery", rates, bad)
+                        rows += _phase("with delivery", served.url, scripts, seconds, rounds,
+                                       pids)
                         waiting, done = await _counts(db.admin_url)
                         spent = time.perf_counter() - began
                     rows.append({"figure": "mails delivered/s while loaded (jobs left)",
