@@ -159,15 +159,15 @@ SELECT id, mailbox_id, direction, rfc_message_id, message_id, from_address, to_a
 
 -- name: quarantine_insert --
 -- $1 tenant_id, $2 id, $3 mailbox_id, $4 raw (sealed), $5 kek, $6 size, $7 reason, $8 at,
--- $9 headline (sealed with the same kek)
+-- $9 headline (sealed), $10 headline_kek
 INSERT INTO mail_quarantine (tenant_id, id, mailbox_id, raw, kek, size, reason, received_at,
-                             headline)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                             headline, headline_kek)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 
 -- name: quarantine_page --
 -- $1 tenant_id, $2 mailbox_id, $3 after received_at, $4 after id, $5 limit
 SELECT id, mailbox_id, size, reason, attempts, received_at AS created_at, retried_at,
-       headline, kek
+       headline, headline_kek
   FROM mail_quarantine
  WHERE tenant_id = $1 AND mailbox_id = $2
    AND ($3::timestamptz IS NULL OR (received_at, id) > ($3, $4))
@@ -192,13 +192,13 @@ DELETE FROM mail_quarantine WHERE tenant_id = $1 AND id = ANY ($2::uuid[])
 UPDATE mail_quarantine SET reason = $3, attempts = attempts + 1, retried_at = $4
  WHERE tenant_id = $1 AND id = $2
 RETURNING id, mailbox_id, size, reason, attempts, received_at AS created_at, retried_at,
-          headline, kek
+          headline, headline_kek
 
 -- name: quarantine_delete --
 -- $1 tenant_id, $2 mailbox_id, $3 id
 DELETE FROM mail_quarantine WHERE tenant_id = $1 AND mailbox_id = $2 AND id = $3
 RETURNING id, mailbox_id, size, reason, attempts, received_at AS created_at, retried_at,
-          headline, kek
+          headline, headline_kek
 
 -- name: outbound_take --
 -- $1 tenant_id, $2 message id (the ticket message)

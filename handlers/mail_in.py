@@ -323,7 +323,8 @@ async def _quarantine(store: EventStore, tenant_id: TenantId, mailbox_id: UUID, 
                                store.keyring.wrap(tenant_id, kept, raw),
                                store.keyring.fingerprint, len(raw), reason[:500], at,
                                store.keyring.wrap(tenant_id, kept, orjson.dumps(
-                                   {"from": sender, "subject": subject})))
+                                   {"from": sender, "subject": subject})),
+                               store.keyring.fingerprint)
     return TakenIn("quarantined", reason, mail_id=kept)
 
 
@@ -342,7 +343,7 @@ def quarantine_document(row: Any, tenant_id: TenantId, keyring: Keyring | None
     told: dict[str, Any] = {}
     if row["headline"] is not None and keyring is not None:
         told = orjson.loads(keyring.unwrap(tenant_id, row["id"], bytes(row["headline"]),
-                                           row["kek"]))
+                                           row["headline_kek"]))
     return {"id": row["id"], "mailbox_id": row["mailbox_id"], "size": row["size"],
             "reason": row["reason"], "from": told.get("from"), "subject": told.get("subject"),
             "attempts": row["attempts"], "created_at": row["created_at"],
