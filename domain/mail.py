@@ -19,6 +19,7 @@ What is kept of a mail:
 from __future__ import annotations
 
 import email
+import email.parser
 import email.policy
 import html
 import re
@@ -340,6 +341,19 @@ def parse(raw: bytes) -> ParsedMail:
         files=tuple(files), automatic=automatic_reason(msg), bounces=_bounces(msg),
         headers={k: v for k in ("Delivered-To", "X-Original-To")
                  if (v := _header(msg, k)) is not None})
+
+
+def headline(raw: bytes) -> tuple[str | None, str | None]:
+    """The sender (its ``From`` as written) and the subject of a mail, as far as its
+    headers can be read: what a quarantined mail is shown by, ``parse`` having refused
+    it. Either is None when it is missing or unreadable."""
+    try:
+        msg = email.parser.BytesHeaderParser(policy=email.policy.default).parsebytes(raw)
+    except Exception:  # the parser is lenient; anything it raises is malformed
+        return None, None
+    sender, subject = _header(msg, "From"), _header(msg, "Subject")
+    return (None if not sender or not sender.strip() else _cut(sender.strip(), 320),
+            None if not subject or not subject.strip() else _cut(subject.strip(), SUBJECT_MAX))
 
 
 def _cut(text: str, limit: int) -> str:

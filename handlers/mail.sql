@@ -8,7 +8,8 @@ INSERT INTO mailboxes (tenant_id, id, address, name, inbound_secret_hash, smtp, 
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 1, $9, $9, $10, $11, $12, $13, $14, $15)
 ON CONFLICT DO NOTHING
 RETURNING id, address, name, smtp, imap, dkim, version, last_error, last_error_at, last_ok_at,
-          created_at, updated_at
+          created_at, updated_at, smtp_password IS NOT NULL AS smtp_password_set,
+          imap_password IS NOT NULL AS imap_password_set, dkim_key IS NOT NULL AS dkim_key_set
 
 -- name: mailbox_update --
 -- $1 tenant_id, $2 id, $3 name, $4 smtp, $5 smtp_password, $6 kek, $7 at, $8 imap,
@@ -19,13 +20,15 @@ UPDATE mailboxes SET name = $3, smtp = $4, smtp_password = $5, kek = $6,
        version = version + 1, updated_at = $7
  WHERE tenant_id = $1 AND id = $2
 RETURNING id, address, name, smtp, imap, dkim, version, last_error, last_error_at, last_ok_at,
-          created_at, updated_at
+          created_at, updated_at, smtp_password IS NOT NULL AS smtp_password_set,
+          imap_password IS NOT NULL AS imap_password_set, dkim_key IS NOT NULL AS dkim_key_set
 
 -- name: mailbox_get --
 -- $1 tenant_id, $2 id
 SELECT id, address, name, smtp, imap, dkim, version, last_error, last_error_at, last_ok_at,
        created_at, updated_at, smtp_password, kek, imap_password, imap_kek, imap_uidvalidity,
-       imap_last_uid, dkim_key, dkim_kek
+       imap_last_uid, dkim_key, dkim_kek, smtp_password IS NOT NULL AS smtp_password_set,
+       imap_password IS NOT NULL AS imap_password_set, dkim_key IS NOT NULL AS dkim_key_set
   FROM mailboxes WHERE tenant_id = $1 AND id = $2
 
 -- name: mailbox_lock --
@@ -37,7 +40,8 @@ SELECT id, address, name, smtp, imap, dkim, version, smtp_password, kek, imap_pa
 -- name: mailbox_page --
 -- $1 tenant_id, $2 after created_at (NULL: from the start), $3 after id, $4 limit
 SELECT id, address, name, smtp, imap, dkim, version, last_error, last_error_at, last_ok_at,
-       created_at, updated_at
+       created_at, updated_at, smtp_password IS NOT NULL AS smtp_password_set,
+       imap_password IS NOT NULL AS imap_password_set, dkim_key IS NOT NULL AS dkim_key_set
   FROM mailboxes
  WHERE tenant_id = $1 AND ($2::timestamptz IS NULL OR (created_at, id) > ($2, $3))
  ORDER BY created_at, id
@@ -174,13 +178,16 @@ SELECT id, mailbox_id, direction, rfc_message_id, message_id, from_address, to_a
  ORDER BY created_at, id
 
 -- name: quarantine_insert --
--- $1 tenant_id, $2 id, $3 mailbox_id, $4 raw (sealed), $5 kek, $6 size, $7 reason, $8 at
-INSERT INTO mail_quarantine (tenant_id, id, mailbox_id, raw, kek, size, reason, received_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+-- $1 tenant_id, $2 id, $3 mailbox_id, $4 raw (sealed), $5 kek, $6 size, $7 reason, $8 at,
+-- $9 headline (sealed), $10 headline_kek
+INSERT INTO mail_quarantine (tenant_id, id, mailbox_id, raw, kek, size, reason, received_at,
+                             headline, headline_kek)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 
 -- name: quarantine_page --
 -- $1 tenant_id, $2 mailbox_id, $3 after received_at, $4 after id, $5 limit
-SELECT id, mailbox_id, size, reason, attempts, received_at AS created_at, retried_at
+SELECT id, mailbox_id, size, reason, attempts, received_at AS created_at, retried_at,
+       headline, headline_kek
   FROM mail_quarantine
  WHERE tenant_id = $1 AND mailbox_id = $2
    AND ($3::timestamptz IS NULL OR (received_at, id) > ($3, $4))
@@ -204,12 +211,14 @@ DELETE FROM mail_quarantine WHERE tenant_id = $1 AND id = ANY ($2::uuid[])
 -- $1 tenant_id, $2 id, $3 reason, $4 at
 UPDATE mail_quarantine SET reason = $3, attempts = attempts + 1, retried_at = $4
  WHERE tenant_id = $1 AND id = $2
-RETURNING id, mailbox_id, size, reason, attempts, received_at AS created_at, retried_at
+RETURNING id, mailbox_id, size, reason, attempts, received_at AS created_at, retried_at,
+          headline, headline_kek
 
 -- name: quarantine_delete --
 -- $1 tenant_id, $2 mailbox_id, $3 id
 DELETE FROM mail_quarantine WHERE tenant_id = $1 AND mailbox_id = $2 AND id = $3
-RETURNING id, mailbox_id, size, reason, attempts, received_at AS created_at, retried_at
+RETURNING id, mailbox_id, size, reason, attempts, received_at AS created_at, retried_at,
+          headline, headline_kek
 
 -- name: outbound_take --
 -- $1 tenant_id, $2 message id (the ticket message)
@@ -327,7 +336,8 @@ SELECT EXISTS (SELECT 1 FROM mail_messages WHERE tenant_id = $1 AND mailbox_id =
 -- $1 tenant_id, $2 id
 DELETE FROM mailboxes WHERE tenant_id = $1 AND id = $2
 RETURNING id, address, name, smtp, imap, dkim, version, last_error, last_error_at, last_ok_at,
-          created_at, updated_at
+          created_at, updated_at, smtp_password IS NOT NULL AS smtp_password_set,
+          imap_password IS NOT NULL AS imap_password_set, dkim_key IS NOT NULL AS dkim_key_set
 
 -- name: imap_poll_now --
 -- $1 tenant_id, $2 now

@@ -42,6 +42,7 @@ from typing import Any
 from uuid import UUID
 
 import asyncpg
+import orjson
 
 from domain.errors import DomainError
 from domain.ids import MessageId, TenantId, TicketId
@@ -49,6 +50,7 @@ from domain.mail import (
     MailFile,
     ParsedMail,
     Unparseable,
+    headline,
     is_own_address,
     parse,
     plus_token,
@@ -329,9 +331,13 @@ async def _quarantine(store: EventStore, tenant_id: TenantId, mailbox_id: UUID, 
             raise Missing("mailbox_not_found", f"no mailbox {mailbox_id}")
         assert store.keyring is not None
         kept = uuid.uuid4()
+        sender, subject = headline(raw)
         await uow.conn.execute(Q["quarantine_insert"], tenant_id, kept, mailbox_id,
                                store.keyring.wrap(tenant_id, kept, raw),
-                               store.keyring.fingerprint, len(raw), reason[:500], at)
+                               store.keyring.fingerprint, len(raw), reason[:500], at,
+                               store.keyring.wrap(tenant_id, kept, orjson.dumps(
+                                   {"from": sender, "subject": subject})),
+                               store.keyring.fingerprint)
     return TakenIn("quarantined", reason, mail_id=kept)
 
 
@@ -343,18 +349,27 @@ async def _unquarantine(uow: UnitOfWork, mailbox_id: UUID, quarantine_id: UUID |
 # --- the quarantine ---------------------------------------------------------------------
 
 
-def quarantine_document(row: Any) -> dict[str, Any]:
+def quarantine_document(row: Any, tenant_id: TenantId, keyring: Keyring | None
+                        ) -> dict[str, Any]:
+    """A quarantined mail as the API shows it: with its sender and subject, opened from
+    their seal (both None for mail quarantined before they were kept)."""
+    told: dict[str, Any] = {}
+    if row["headline"] is not None and keyring is not None:
+        told = orjson.loads(keyring.unwrap(tenant_id, row["id"], bytes(row["headline"]),
+                                           row["headline_kek"]))
     return {"id": row["id"], "mailbox_id": row["mailbox_id"], "size": row["size"],
-            "reason": row["reason"], "attempts": row["attempts"],
-            "created_at": row["created_at"], "retried_at": row["retried_at"]}
+            "reason": row["reason"], "from": told.get("from"), "subject": told.get("subject"),
+            "attempts": row["attempts"], "created_at": row["created_at"],
+            "retried_at": row["retried_at"]}
 
 
-async def list_quarantine(conn: asyncpg.Connection, tenant_id: TenantId, mailbox_id: UUID,
+async def list_quarantine(uow: UnitOfWork, mailbox_id: UUID,
                           after: tuple[datetime, UUID] | None, limit: int
                           ) -> list[dict[str, Any]]:
     at, last = after if after is not None else (None, None)
-    rows = await conn.fetch(Q["quarantine_page"], tenant_id, mailbox_id, at, last, limit)
-    return [quarantine_document(r) for r in rows]
+    rows = await uow.conn.fetch(Q["quarantine_page"], uow.tenant_id, mailbox_id, at, last,
+                                limit)
+    return [quarantine_document(r, uow.tenant_id, uow.keyring) for r in rows]
 
 
 async def retry_quarantined(store: EventStore, storages: attachments.Storages,
@@ -379,7 +394,7 @@ async def discard_quarantined(uow: UnitOfWork, mailbox_id: UUID, quarantine_id: 
                                     quarantine_id)
     if found is None:
         raise Missing("not_found", f"no quarantined mail {quarantine_id}")
-    return quarantine_document(found)
+    return quarantine_document(found, uow.tenant_id, uow.keyring)
 
 
 async def mail_of_ticket(conn: asyncpg.Connection, tenant_id: TenantId, ticket_id: UUID

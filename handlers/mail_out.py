@@ -159,9 +159,9 @@ async def deliver(ctx: JobContext, job: Job, *,
     ticket_id, seq = UUID(job.payload["ticket_id"]), int(job.payload["seq"])
     at = ctx.clock.now()
     async with store.session(tenant, StoreActor("system", "mail")) as uow:
-        events = await uow.read_stream(ticket_id)
-        event = next((e for e in events if e.seq == seq), None)
-        if event is None:
+        # The one event, not the ticket's whole stream (every event of which is opened).
+        event = next(iter(await uow.read_tenant(seq - 1, 1)), None)
+        if event is None or event.seq != seq or event.stream_id != ticket_id:
             return
         message_id = UUID(event.data["message_id"])
         # A reply split off before its mail went out is mailed as the split-off's (its

@@ -59,13 +59,15 @@ SECURITY = ("none", "starttls", "tls")
 
 @dataclass(frozen=True, slots=True)
 class Smtp:
-    """Outbound SMTP. ``password`` None on a change keeps the current one."""
+    """Outbound SMTP. ``password`` None on a change keeps the current one, unless
+    ``clear_password`` (the stored one is forgotten: no password)."""
 
     host: str
     port: int
     security: str
     username: str | None = None
     password: str | None = None
+    clear_password: bool = False
 
     def public(self) -> dict[str, Any]:
         return {"host": self.host, "port": self.port, "security": self.security,
@@ -75,7 +77,7 @@ class Smtp:
 @dataclass(frozen=True, slots=True)
 class Imap:
     """Inbound IMAP: a server, a folder, credentials. ``password`` None on a change
-    keeps the current one."""
+    keeps the current one, unless ``clear_password``."""
 
     host: str
     port: int
@@ -83,6 +85,7 @@ class Imap:
     username: str
     password: str | None = None
     folder: str = "INBOX"
+    clear_password: bool = False
 
     def public(self) -> dict[str, Any]:
         return {"host": self.host, "port": self.port, "security": self.security,
@@ -92,11 +95,13 @@ class Imap:
 @dataclass(frozen=True, slots=True)
 class Dkim:
     """DKIM signing of outbound mail. ``private_key`` (PEM) None on a change keeps the
-    current one."""
+    current one; ``clear_key`` (a key asked to be forgotten while signing stays) is
+    refused, since signing needs one."""
 
     selector: str
     domain: str
     private_key: str | None = None
+    clear_key: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,13 +164,16 @@ def secret_matches(secret: str, stored: bytes) -> bool:
 
 
 def mailbox_document(row: Any) -> dict[str, Any]:
-    """A mailbox as the API shows it: never a secret."""
-    smtp = row["smtp"]
-    imap = row["imap"]
+    """A mailbox as the API shows it: never a secret, only whether each is stored (a
+    console shows "stored" or "not set" beside a write-only input)."""
+    smtp, imap, dkim = row["smtp"], row["imap"], row["dkim"]
     return {"id": row["id"], "address": row["address"], "name": row["name"],
-            "smtp": None if smtp is None else dict(smtp),
-            "imap": None if imap is None else dict(imap),
-            "dkim": None if row["dkim"] is None else dict(row["dkim"]),
+            "smtp": None if smtp is None else {
+                **smtp, "password_set": row["smtp_password_set"]},
+            "imap": None if imap is None else {
+                **imap, "password_set": row["imap_password_set"]},
+            "dkim": None if dkim is None else {
+                **dkim, "private_key_set": row["dkim_key_set"]},
             "status": status_of(row), "last_error": row["last_error"],
             "last_error_at": row["last_error_at"], "version": row["version"],
             "created_at": row["created_at"], "updated_at": row["updated_at"]}
@@ -189,7 +197,8 @@ def _sealed(keyring: Keyring | None, tenant: UUID, mailbox: UUID, password: str 
 def _server_changed(uow: UnitOfWork, mailbox_id: UUID, clear: bool, given: Smtp | Imap | None,
                     current: tuple[Any, Any, Any]) -> tuple[Any, Any, Any]:
     """A server's document, sealed password and key after a change: cleared, replaced
-    (a password given is sealed anew, else the current one is kept) or as it is."""
+    (a password given is sealed anew, one cleared forgotten, else the current one is
+    kept) or as it is."""
     if clear:
         return None, None, None
     if given is None:
@@ -197,6 +206,8 @@ def _server_changed(uow: UnitOfWork, mailbox_id: UUID, clear: bool, given: Smtp 
     _, sealed, kek = current
     if given.password is not None:
         sealed, kek = _sealed(uow.keyring, uow.tenant_id, mailbox_id, given.password)
+    elif given.clear_password:
+        sealed, kek = None, None
     return given.public(), sealed, kek
 
 
@@ -204,6 +215,9 @@ def _dkim_checked(address: str, given: Dkim, current_key: str | None) -> DkimKey
     """``given`` checked (domain/mail_dkim.py), with ``current_key`` when it names no
     key; ``Invalid`` (422) naming the field at fault."""
     key = given.private_key if given.private_key is not None else current_key
+    if given.clear_key:
+        raise Invalid("validation_failed", "signing needs its private_key: set dkim to null "
+                      "to stop signing", field="dkim.private_key", kind="missing")
     if key is None:
         raise Invalid("validation_failed", "dkim needs a private_key", field="dkim.private_key",
                       kind="missing")
@@ -289,14 +303,18 @@ async def change_mailbox(uow: UnitOfWork, command: ChangeMailbox) -> dict[str, A
         mailbox_id=command.mailbox_id, name=row["name"],
         smtp=None if row["smtp"] is None else dict(row["smtp"]),
         imap=None if row["imap"] is None else dict(row["imap"]),
-        smtp_password_changed=(not command.clear_smtp and command.smtp is not None
-                               and command.smtp.password is not None),
-        imap_password_changed=(not command.clear_imap and command.imap is not None
-                               and command.imap.password is not None),
+        smtp_password_changed=_password_changed(command.clear_smtp, command.smtp),
+        imap_password_changed=_password_changed(command.clear_imap, command.imap),
         dkim=None if row["dkim"] is None else dict(row["dkim"]),
         dkim_key_changed=(not command.clear_dkim and command.dkim is not None
                           and command.dkim.private_key is not None), at=command.at))
     return mailbox_document(row)
+
+
+def _password_changed(clear: bool, given: Smtp | Imap | None) -> bool:
+    """Whether a change gave a server a new password or forgot its stored one."""
+    return not clear and given is not None and (given.password is not None
+                                                or given.clear_password)
 
 
 async def delete_mailbox(uow: UnitOfWork, mailbox_id: UUID, at: datetime,

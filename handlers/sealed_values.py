@@ -4,11 +4,11 @@ is rotated.
 Beside data keys (eventstore/keys.py), some values are wrapped by the key-encryption key
 directly (``Keyring.wrap``, bound to the tenant and the row's ``id``) and name it by its
 fingerprint in a column of their own: a mailbox's passwords and DKIM key, quarantined
-mail, the values of a notification waiting to be mailed (an invitation's token among
-them), a Slack integration's secrets, a file's key where no contact's data key wraps
-it. ``REWRAPPED`` lists them; a tenant move re-seals them for the other side
-(handlers/tenant_move.py) and ``helpdesk keys rotate`` re-wraps them under the current
-key (``rewrap_tenant``), so that they still open once the old key is gone.
+mail and its sender and subject, the values of a notification waiting to be mailed (an
+invitation's token among them), a Slack integration's secrets, a file's key where no
+contact's data key wraps it. ``REWRAPPED`` lists them; a tenant move re-seals them for
+the other side (handlers/tenant_move.py) and ``helpdesk keys rotate`` re-wraps them under
+the current key (``rewrap_tenant``), so that they still open once the old key is gone.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ REWRAPPED: tuple[tuple[str, str, str], ...] = (
     ("mailboxes", "imap_password", "imap_kek"),
     ("mailboxes", "dkim_key", "dkim_kek"),
     ("mail_quarantine", "raw", "kek"),
+    ("mail_quarantine", "headline", "headline_kek"),
     ("mail_notifications", "data", "kek"),
     ("slack_integrations", "bot_token", "bot_token_kek"),
     ("slack_integrations", "signing_secret", "signing_secret_kek"),

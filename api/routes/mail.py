@@ -71,21 +71,29 @@ Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT)]
 Cursor = Annotated[str | None, Query(max_length=1000)]
 
 
+def _cleared(given: SmtpIn | ImapIn | DkimIn, secret: str) -> bool:
+    """Whether ``secret`` was given as null: forget the stored one (left out, it is
+    kept)."""
+    return secret in given.model_fields_set and getattr(given, secret) is None
+
+
 def _smtp(given: SmtpIn | None) -> mailboxes.Smtp | None:
     return None if given is None else mailboxes.Smtp(
         host=given.host, port=given.port, security=given.security, username=given.username,
-        password=given.password)
+        password=given.password, clear_password=_cleared(given, "password"))
 
 
 def _imap(given: ImapIn | None) -> mailboxes.Imap | None:
     return None if given is None else mailboxes.Imap(
         host=given.host, port=given.port, security=given.security, username=given.username,
-        password=given.password, folder=given.folder)
+        password=given.password, folder=given.folder,
+        clear_password=_cleared(given, "password"))
 
 
 def _dkim(given: DkimIn | None) -> mailboxes.Dkim | None:
     return None if given is None else mailboxes.Dkim(
-        selector=given.selector, domain=given.domain, private_key=given.private_key)
+        selector=given.selector, domain=given.domain, private_key=given.private_key,
+        clear_key=_cleared(given, "private_key"))
 
 
 def _safe(body: Any) -> dict[str, Any]:
@@ -150,9 +158,9 @@ async def get_mailbox(mailbox_id: UUID, principal: Authorized,
 async def change_mailbox(mailbox_id: UUID, body: MailboxPatch, request: Request,
                          principal: Authorized, services: ServicesDep,
                          if_match: IfMatch = None) -> Response:
-    """``smtp`` replaces the SMTP settings (its password kept when left out);
-    ``smtp: null`` stops outbound mail. ``If-Match`` (the ``version`` shown) makes it a
-    412 when the mailbox changed since."""
+    """``smtp`` replaces the SMTP settings (its password kept when left out, forgotten
+    when given as null); ``smtp: null`` stops outbound mail; ``imap`` likewise.
+    ``If-Match`` (the ``version`` shown) makes it a 412 when the mailbox changed since."""
     given = body.model_fields_set
     command = mailboxes.ChangeMailbox(
         mailbox_id=mailbox_id, name=body.name, smtp=_smtp(body.smtp),
@@ -279,7 +287,7 @@ async def list_quarantine(mailbox_id: UUID, principal: Authorized, services: Ser
             raise Problem(404, "mailbox_not_found", f"no mailbox {mailbox_id}")
 
     async def read(s: UnitOfWork, after: Any, n: int) -> list[dict[str, Any]]:
-        return await mail_in.list_quarantine(s.conn, s.tenant_id, mailbox_id, after, n)
+        return await mail_in.list_quarantine(s, mailbox_id, after, n)
 
     page, nxt = await tenant_list_page(services.cursors, services.store, principal.tenant_id,
                                        "quarantine", read, limit, cursor,

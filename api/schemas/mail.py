@@ -18,7 +18,7 @@ ADDRESS_PATTERN = r"^[A-Za-z0-9._%-]{1,64}@[A-Za-z0-9-]{1,63}(\.[A-Za-z0-9-]{1,6
 
 class SmtpIn(BaseModel):
     """Outbound SMTP. ``password`` is write-only: left out on a change, the current one
-    is kept."""
+    is kept; given as null, it is forgotten (no password)."""
 
     model_config = _IN
 
@@ -31,7 +31,7 @@ class SmtpIn(BaseModel):
 
 class ImapIn(BaseModel):
     """Inbound IMAP, polled by the scheduler. ``password`` is write-only: left out on a
-    change, the current one is kept."""
+    change, the current one is kept; given as null, it is forgotten (no password)."""
 
     model_config = _IN
 
@@ -46,7 +46,8 @@ class ImapIn(BaseModel):
 class DkimIn(BaseModel):
     """DKIM signing of the mailbox's outbound mail. ``private_key`` (an unencrypted PEM
     RSA key, 1024 bits or more) is write-only: left out on a change, the current one is
-    kept. It is checked when saved (422 naming the field at fault)."""
+    kept (given as null it is a 422: ``dkim: null`` stops signing). It is checked when
+    saved (422 naming the field at fault)."""
 
     model_config = _IN
 
@@ -63,6 +64,8 @@ class DkimOut(BaseModel):
     dns_name: str = Field(description="Where the public key is published: "
                           "`<selector>._domainkey.<domain>`.")
     dns_record: str = Field(description="The TXT record to publish there.")
+    private_key_set: bool = Field(description="Whether a private key is stored (it is "
+                                  "never shown).")
 
 
 class ImapOut(BaseModel):
@@ -71,6 +74,8 @@ class ImapOut(BaseModel):
     security: str
     username: str
     folder: str
+    password_set: bool = Field(description="Whether a password is stored (it is never "
+                               "shown).")
 
 
 class SmtpOut(BaseModel):
@@ -78,6 +83,8 @@ class SmtpOut(BaseModel):
     port: int
     security: str
     username: str | None
+    password_set: bool = Field(description="Whether a password is stored (it is never "
+                               "shown).")
 
 
 class MailboxIn(BaseModel):
@@ -162,6 +169,9 @@ class QuarantinedOut(BaseModel):
     mailbox_id: UUID
     size: int
     reason: str
+    from_: str | None = Field(alias="from", description="Its `From` header as written, "
+                              "when it could be read.")
+    subject: str | None = Field(description="Its subject, when it could be read.")
     attempts: int
     created_at: datetime
     retried_at: datetime | None

@@ -49,6 +49,7 @@ async def test_replies_are_signed_with_the_mailbox_dkim_key(
     assert shown["dns_name"] == "desk._domainkey.acme.test"
     assert shown["dns_record"].startswith("v=DKIM1; k=rsa; p=")
     assert shown["algorithm"] == "rsa-sha256" and "private_key" not in shown
+    assert shown["private_key_set"] is True
     got = await http.get(f"/v1/mailboxes/{box['id']}", headers=admin)
     assert got.json()["dkim"] == shown and "PRIVATE KEY" not in got.text
     [row] = await owner_fetch(db, "SELECT dkim_key, dkim_kek FROM mailboxes WHERE id = $1",
@@ -59,6 +60,12 @@ async def test_replies_are_signed_with_the_mailbox_dkim_key(
                          json={"dkim": {"selector": "desk2", "domain": "acme.test"}})
     assert r.status_code == 200, r.text
     assert r.json()["dkim"]["dns_record"] == shown["dns_record"]
+    assert r.json()["dkim"]["private_key_set"] is True
+    # The key cannot be forgotten while signing stays: dkim null stops signing.
+    r = await http.patch(f"/v1/mailboxes/{box['id']}", headers=admin, json={
+        "dkim": {"selector": "desk", "domain": "acme.test", "private_key": None}})
+    assert r.status_code == 422 and r.json()["code"] == "validation_failed", r.text
+    assert "dkim: null" in r.text or "dkim to null" in r.text
     r = await http.patch(f"/v1/mailboxes/{box['id']}", headers=admin, json={
         "dkim": {"selector": "desk", "domain": "acme.test", "private_key": "x"}})
     assert r.status_code == 422 and "private_key" in r.text

@@ -200,6 +200,7 @@ async def test_quarantine_and_tenant_isolation(http, db, tenant, make_tenant) ->
     page = (await http.get(f"/v1/mailboxes/{box['id']}/quarantine", headers=admin)).json()
     [kept] = page["data"]
     assert kept["size"] == len(garbage) and kept["attempts"] == 1
+    assert (kept["from"], kept["subject"]) == (None, None)  # no headers to read them from
     [stored] = await owner_fetch(db, "SELECT raw FROM mail_quarantine")
     assert garbage not in bytes(stored["raw"])  # sealed
 
@@ -381,8 +382,56 @@ async def test_a_contacts_erasure_deletes_the_quarantined_mail_naming_it(
     assert erased.status_code == 200, erased.text
     page = (await http.get(f"/v1/mailboxes/{box['id']}/quarantine", headers=admin)).json()
     assert [q["id"] for q in page["data"]] == [kept["other@example.com"]]
+    [left] = page["data"]
+    assert (left["from"], left["subject"]) == ("other@example.com", "x")
+    [row] = await owner_fetch(db, "SELECT headline FROM mail_quarantine")
+    assert b"other@example.com" not in bytes(row["headline"])  # sealed, as the mail is
     rows = await owner_fetch(db, "SELECT id FROM mail_quarantine")
     assert [str(r["id"]) for r in rows] == [kept["other@example.com"]]
+
+
+async def test_the_answer_says_which_secrets_are_stored(http, db, tenant) -> None:
+    """Never a password, but whether one is: a change leaving it out keeps it, null
+    forgets it, a new one replaces it."""
+    admin = auth(tenant.admin_key)
+    smtp = {"host": "127.0.0.1", "port": free_port(), "security": "none", "username": "desk"}
+    imap = {"host": "127.0.0.1", "port": free_port(), "security": "none",
+            "username": "desk"}
+    box = await make_mailbox(http, admin, smtp={**smtp, "password": "s3cret"}, imap=imap)
+    assert box["smtp"]["password_set"] is True and box["imap"]["password_set"] is False
+    assert box["dkim"] is None
+
+    async def sealed() -> Any:
+        [row] = await owner_fetch(db, "SELECT smtp_password, imap_password FROM mailboxes "
+                                      "WHERE id = $1", uuid.UUID(box["id"]))
+        return row
+
+    before = await sealed()
+
+    async def change(body: dict[str, Any]) -> dict[str, Any]:
+        r = await http.patch(f"/v1/mailboxes/{box['id']}", headers=admin, json=body)
+        assert r.status_code == 200, r.text
+        assert "s3cret" not in r.text and "n3w" not in r.text
+        return dict(r.json())
+
+    kept = await change({"smtp": {**smtp, "port": 2525}, "imap": {**imap, "password": "n3w"}})
+    assert kept["smtp"]["password_set"] is True and kept["smtp"]["port"] == 2525
+    assert kept["imap"]["password_set"] is True
+    assert (await sealed())["smtp_password"] == before["smtp_password"]
+    listed = (await http.get("/v1/mailboxes", headers=admin)).json()["data"]
+    assert [(m["smtp"]["password_set"], m["imap"]["password_set"]) for m in listed] == [
+        (True, True)]
+    forgot = await change({"smtp": {**smtp, "password": None}})
+    assert forgot["smtp"]["password_set"] is False and forgot["imap"]["password_set"] is True
+    after = await sealed()
+    assert after["smtp_password"] is None and after["imap_password"] is not None
+    got = (await http.get(f"/v1/mailboxes/{box['id']}", headers=admin)).json()
+    assert got["smtp"]["password_set"] is False and got["imap"]["password_set"] is True
+    changed = await owner_fetch(
+        db, "SELECT (data ->> 'smtp_password_changed')::bool AS smtp, "
+            "(data ->> 'imap_password_changed')::bool AS imap FROM events "
+            "WHERE type = 'MailboxChanged' ORDER BY seq")
+    assert [(e["smtp"], e["imap"]) for e in changed] == [(False, True), (True, False)]
 
 
 async def test_trying_a_mailbox_answers_per_server(http, tenant, make_tenant,

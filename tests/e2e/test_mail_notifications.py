@@ -20,6 +20,8 @@ from domain.clock import ManualClock
 from domain.values import Role
 from eventstore.keys import Keyring
 from eventstore.store import EventStore
+from eventstore.types import StoreActor
+from handlers import mail_in
 from tests.e2e.conftest import NEW_TICKET, auth
 from tests.support.mail import (
     PUBLIC_URL,
@@ -410,13 +412,17 @@ async def test_a_key_rotation_rewraps_queued_notifications_and_mailbox_secrets(
         http, db, services, tenant, smtp_server: SmtpServer) -> None:
     """Notifications queued under the old key-encryption key, and the mailbox's SMTP
     password and DKIM key, are re-wrapped by ``helpdesk keys rotate``'s steps and still
-    go out from a process that has the new key only."""
+    go out from a process that has the new key only; a quarantined mail's sender and
+    subject still open there."""
     admin = auth(tenant.admin_key)
     pem = rsa.generate_private_key(public_exponent=65537, key_size=2048).private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
         serialization.NoEncryption()).decode()
-    await make_mailbox(http, admin, smtp=smtp_at(smtp_server.port), dkim={
+    box = await make_mailbox(http, admin, smtp=smtp_at(smtp_server.port), dkim={
         "selector": "desk", "domain": "acme.test", "private_key": pem})
+    kept = await inbound(http, box, b"From: Zed <zed@example.com>\r\nSubject: No id\r\n"
+                                    b"\r\nno Message-ID\r\n")
+    assert kept["outcome"] == "quarantined"
     ok = await _put_settings(http, admin, mail_notifications={"invitation": True})
     assert ok.status_code == 200, ok.text
     run = uuid.uuid4().hex[:8]
@@ -437,10 +443,15 @@ async def test_a_key_rotation_rewraps_queued_notifications_and_mailbox_secrets(
     assert only_new.keyring.fingerprint not in before["notices"] + before["mailbox"]
     rotating = EventStore(services.store.pool, keyring=Keyring(new, bytes(old)))
     # Twice over, one row a batch, as a rotation run again after a stop would be.
-    assert await rotate_sealed(rotating, tenant.tenant_id, batch=1) == 3 + 2
+    # The notices, the SMTP password and DKIM key, the quarantined mail and its headline.
+    assert await rotate_sealed(rotating, tenant.tenant_id, batch=1) == 3 + 2 + 2
     assert await rotate_sealed(rotating, tenant.tenant_id) == 0
     [after] = await owner_fetch(db, sealed)
     assert after["notices"] == after["mailbox"] == [only_new.keyring.fingerprint]
+    async with only_new.session(tenant.tenant_id, StoreActor("operator", "test"),
+                                readonly=True) as s:
+        [listed] = await mail_in.list_quarantine(s, uuid.UUID(box["id"]), None, 10)
+    assert (listed["from"], listed["subject"]) == ("Zed <zed@example.com>", "No id")
 
     async def sent() -> bool:
         rows = await _notices(db)

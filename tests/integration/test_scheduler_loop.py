@@ -301,7 +301,8 @@ async def test_lease_is_renewed_while_a_long_job_runs(db, admin):
 
 async def test_only_jobs_due_soon_notify_inside_their_transaction(db, store, make_tenant):
     # A notifying transaction holds a database-wide lock through its commit (migration
-    # 0112): SLA timers hours away, and webhook deliveries, must not notify.
+    # 0112): SLA timers hours away, and the deliveries inserted with the events they
+    # deliver (webhooks, mailed replies, Slack posts: 0112, 0931), must not notify.
     tenant = (await make_tenant()).tenant_id
     listener = await asyncpg.connect(db.runtime_url)
     got: list[str] = []
@@ -311,6 +312,8 @@ async def test_only_jobs_due_soon_notify_inside_their_transaction(db, store, mak
         for i, (kind, due) in enumerate([("sla.check", now + timedelta(hours=8)),
                                          ("test.record", now + timedelta(minutes=6)),
                                          ("webhook.deliver", now),
+                                         ("mail.send", now),
+                                         ("slack.post", now),
                                          ("test.record", now + timedelta(seconds=30))]):
             async with store.session(tenant, SYSTEM) as s:
                 await schedule(s.conn, tenant, kind, due, dedupe_key=f"k{i}")

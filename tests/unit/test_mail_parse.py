@@ -10,6 +10,7 @@ import pytest
 from domain.mail import (
     ORIGINAL_NAME,
     Unparseable,
+    headline,
     parse,
     plus_token,
     reply_subject,
@@ -112,3 +113,11 @@ def test_unparseable_mail_says_why(raw: bytes, reason: str) -> None:
     with pytest.raises(Unparseable) as caught:
         parse(raw)
     assert caught.value.reason == reason
+
+
+def test_headline_reads_what_headers_it_can() -> None:
+    assert headline(b"From: =?utf-8?q?J=C3=B6rg?= <j@example.com>\r\nSubject: Hi\r\n\r\nx") == (
+        "Jörg <j@example.com>", "Hi")
+    assert headline(b"Subject: " + b"y" * 300 + b"\r\n\r\nx")[1] == "y" * 199 + "…"
+    assert headline(b"this is not a mail at all\n") == (None, None)
+    assert headline(b"") == (None, None)

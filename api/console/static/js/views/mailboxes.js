@@ -1,16 +1,20 @@
 // Admin: the tenant's mailboxes (/v1/mailboxes, docs/email.md): an address, inbound
 // IMAP, outbound SMTP and DKIM signing. Each mailbox is a form of its own, saved with
-// If-Match on the version shown; passwords and the DKIM key are write-only (left
-// empty, the current one is kept), and the inbound secret is shown once, when the
-// mailbox is made. "Test connection" asks the API to log in to each server
-// (POST /v1/mailboxes/{id}/test) and shows how each answered; "Delete" is DELETE with
-// If-Match, refused for a mailbox that took in or sent mail. A refusal's messages
-// stand next to the inputs they name.
+// If-Match on the version shown; passwords and the DKIM key are write-only: each says
+// whether one is stored (the API's password_set, private_key_set), left empty the
+// stored one is kept, and "Forget the stored password" sends it as null. The inbound
+// secret is shown once, when the mailbox is made. "Test connection" asks the API to
+// log in to each server (POST /v1/mailboxes/{id}/test) and shows how each answered;
+// "Delete" is DELETE with If-Match, refused for a mailbox that took in or sent mail. A
+// refusal's messages stand next to the inputs they name. Each mailbox's quarantine
+// (mail that could not be taken in) is listed when the mailbox is opened, a page at a
+// time, each mail with a "Retry" and a "Discard" button.
 
 import {newIdempotencyKey} from '../api.js';
 import {announce, busy, clearProblem, fill, h, showProblem} from '../dom.js';
 import {dateTime} from '../format.js';
 import {FieldErrors, actionForm, all, field} from './forms.js';
+import {quarantinePanel} from './quarantine.js';
 
 const SECURITY = [['none', 'None (plain)'], ['starttls', 'STARTTLS'], ['tls', 'TLS']];
 const TRIAL = {ok: 'ok', failed: 'failed', not_configured: 'not configured'};
@@ -42,18 +46,29 @@ function mailboxInputs(key, box) {
     port: input('imap.port', 'imap-port', {value: imap?.port ?? 993, inputmode: 'numeric'}),
     security: select('imap.security', 'imap-security', imap?.security ?? 'tls'),
     username: input('imap.username', 'imap-user', {value: imap?.username ?? ''}),
-    password: secret('imap.password', 'imap-password', !!imap),
+    password: secret('imap.password', 'imap-password', imap?.password_set),
+    forget: h('input', {id: `${key}-imap-forget`, type: 'checkbox'}),
     folder: input('imap.folder', 'imap-folder', {value: imap?.folder ?? 'INBOX'})};
   const s = {host: input('smtp.host', 'smtp-host', {value: smtp?.host ?? ''}),
     port: input('smtp.port', 'smtp-port', {value: smtp?.port ?? 587, inputmode: 'numeric'}),
     security: select('smtp.security', 'smtp-security', smtp?.security ?? 'starttls'),
     username: input('smtp.username', 'smtp-user', {value: smtp?.username ?? ''}),
-    password: secret('smtp.password', 'smtp-password', !!smtp)};
+    password: secret('smtp.password', 'smtp-password', smtp?.password_set),
+    forget: h('input', {id: `${key}-smtp-forget`, type: 'checkbox'})};
   const d = {selector: input('dkim.selector', 'dkim-selector', {value: dkim?.selector ?? ''}),
     domain: input('dkim.domain', 'dkim-domain', {value: dkim?.domain ?? ''}),
     key: errors.place('dkim.private_key', h('textarea', {id: `${key}-dkim-key`, rows: 3,
-      placeholder: dkim ? 'set (unchanged)' : '-----BEGIN PRIVATE KEY-----'}))};
-  const held = (was) => (was ? 'set: leave empty to keep it' : 'write-only: never shown again');
+      placeholder: dkim?.private_key_set ? 'stored (unchanged)'
+        : '-----BEGIN PRIVATE KEY-----'}))};
+  /** What a write-only input's hint says: whether a secret is stored (a mailbox
+   * shown) or that it will not be shown again (a new one). */
+  const held = (server) => {
+    if (!box) return 'write-only: never shown again';
+    return server?.password_set ? 'stored: leave empty to keep it' : 'not set';
+  };
+  /** "Forget the stored password", offered only where one is stored. */
+  const forgetting = (server, el, text) => (server?.password_set
+    ? h('label', {class: 'check'}, el, text) : null);
   const controls = [
     field(`${key}-address`, 'Address', address, box ? 'an address cannot be changed'
       : 'such as support@example.com, without a +'),
@@ -64,35 +79,42 @@ function mailboxInputs(key, box) {
       field(`${key}-imap-security`, 'IMAP security', i.security),
       field(`${key}-imap-user`, 'IMAP username', i.username),
       field(`${key}-imap-password`, 'IMAP password', i.password, held(imap)),
+      forgetting(imap, i.forget, 'Forget the stored IMAP password'),
       field(`${key}-imap-folder`, 'IMAP folder', i.folder)),
     h('fieldset', null, h('legend', null, 'Outbound: SMTP (empty host: no mail sent)'),
       field(`${key}-smtp-host`, 'SMTP host', s.host),
       field(`${key}-smtp-port`, 'SMTP port', s.port),
       field(`${key}-smtp-security`, 'SMTP security', s.security),
       field(`${key}-smtp-user`, 'SMTP username', s.username, 'empty: no login'),
-      field(`${key}-smtp-password`, 'SMTP password', s.password, held(smtp))),
+      field(`${key}-smtp-password`, 'SMTP password', s.password, held(smtp)),
+      forgetting(smtp, s.forget, 'Forget the stored SMTP password')),
     h('fieldset', null, h('legend', null, 'DKIM signing (empty selector: unsigned)'),
       field(`${key}-dkim-selector`, 'DKIM selector', d.selector),
       field(`${key}-dkim-domain`, 'DKIM domain', d.domain),
       field(`${key}-dkim-key`, 'DKIM private key', d.key, dkim
-        ? `set; publish at ${dkim.dns_name}: ${dkim.dns_record}`
+        ? `${dkim.private_key_set ? 'stored: leave empty to keep it' : 'not set'}; `
+          + `publish at ${dkim.dns_name}: ${dkim.dns_record}`
         : 'an unencrypted PEM RSA key, 2048 bits advised')),
   ];
   /** The body: a part whose host (selector) is empty is left out of a new mailbox and
-   * cleared (null) from one that had it; an empty secret is left out (kept). */
+   * cleared (null) from one that had it; an empty secret is left out (kept), or null
+   * (forgotten) when its "Forget" box is ticked. */
   function body() {
     const doc = box ? {} : {address: address.value.trim()};
     if (name.value.trim() || box) doc.name = name.value.trim() || null;
-    const secretOf = (el) => (el.value ? {password: el.value} : {});
+    const secretOf = (el, forget) => {
+      if (el.value) return {password: el.value};
+      return forget.checked ? {password: null} : {};
+    };
     if (i.host.value.trim()) {
       doc.imap = {host: i.host.value.trim(), port: port(i.port.value),
         security: i.security.value, username: i.username.value.trim(),
-        folder: i.folder.value.trim() || 'INBOX', ...secretOf(i.password)};
+        folder: i.folder.value.trim() || 'INBOX', ...secretOf(i.password, i.forget)};
     } else if (imap) doc.imap = null;
     if (s.host.value.trim()) {
       doc.smtp = {host: s.host.value.trim(), port: port(s.port.value),
         security: s.security.value, username: s.username.value.trim() || null,
-        ...secretOf(s.password)};
+        ...secretOf(s.password, s.forget)};
     } else if (smtp) doc.smtp = null;
     if (d.selector.value.trim()) {
       doc.dkim = {selector: d.selector.value.trim(), domain: d.domain.value.trim(),
@@ -146,7 +168,9 @@ function mailboxForm(app, box, reload) {
       await reload();
     }, {reread: () => reload(box.id)}) : null;
   const state = box.status === 'ok' ? 'ok' : `degraded: ${box.last_error ?? ''}`;
-  return h('details', {class: 'admin-item', dataset: {id: box.id}},
+  const quarantine = app.session.may('GET /v1/mailboxes/{mailbox_id}/quarantine')
+    ? quarantinePanel(app, box) : null;
+  const item = h('details', {class: 'admin-item', dataset: {id: box.id}},
     h('summary', null, box.address, ' ', h('span', {class: 'hint'},
       `${box.name ?? ''} · ${state} · version ${box.version} · changed `
       + `${dateTime(box.updated_at)}`)),
@@ -159,7 +183,10 @@ function mailboxForm(app, box, reload) {
       fill(saved, `Saved: version ${done.body.version}.`);
       announce(`Mailbox ${done.body.address} saved`);
       await reload(box.id);
-    }, {errors, reread: () => reload(box.id)}), deleting);
+    }, {errors, reread: () => reload(box.id)}), quarantine?.section, deleting);
+  // The quarantine is read when the mailbox is first opened, not for every mailbox.
+  item.addEventListener('toggle', () => { if (item.open) quarantine?.show(); });
+  return item;
 }
 
 export function mailboxesPage(app, body) {
