@@ -11,9 +11,11 @@ A fresh migrated database on the bench server (bench/common.py) and one tenant w
 ``--contacts`` requesters in turn; one ticket in a hundred copies the first contact, who is
 the one measured. Each figure is the median server execution time of ``--runs``
 ``EXPLAIN ANALYZE`` of the first page (25), as the runtime role under row-level
-security, acting as that contact. The earlier policies are put back for their
-figures inside a transaction that is rolled back. Target: the list stays an index
-query, within 3x of the requester-only list.
+security, acting as that contact, and the plan's nodes. The earlier policies are put
+back for their figures inside a transaction that is rolled back. Target: the list
+stays an index query (index probes of the contact's rows, no walk of the tenant's
+tickets); it reads the CC's tickets beside the requester's, so it does more than the
+requester-only list, but nothing that grows with the tenant.
 """
 
 from __future__ import annotations
@@ -172,7 +174,7 @@ async def run(tickets: int, contacts: int, runs: int, prefix: str) -> None:
     report(f"portal ticket list, {tickets} tickets, {contacts} requesters", [
         {"figure": "ticket_contacts list ms (vs requester only)",
          "value": round(after[0], 3), "baseline": round(before[0], 3),
-         "ratio": round(after[0] / before[0], 2), "target": "<= 3x, an index query"},
+         "ratio": round(after[0] / before[0], 2), "target": "index probes only"},
         {"figure": "jsonb containment list ms (vs requester only)",
          "value": round(jsonb[0], 3), "baseline": round(before[0], 3),
          "ratio": round(jsonb[0] / before[0], 2), "target": "(the design replaced)"},

@@ -49,25 +49,30 @@ BEGIN
 END
 $$;
 
--- Whether the acting contact is copied on this ticket (its requester is answered by
--- the row's own contact_id, before this is called).
-CREATE FUNCTION contact_copied_on(p_tenant uuid, p_ticket uuid) RETURNS boolean
+-- The tickets the acting contact is copied on, in the armed tenant. The tickets policy
+-- asks it in a scalar subquery, which Postgres runs once per statement (an InitPlan,
+-- and only when a row reaches that branch): asked per row, as contact_sees_ticket is,
+-- each ticket a CC lists paid a PL/pgSQL call and an index probe of its own (0.66 ms
+-- for a page of 25 against 0.06 ms for the requester's own, bench/portal_list.py).
+-- A contact is copied on few tickets, so the array stays short.
+CREATE FUNCTION contact_copied_tickets() RETURNS uuid[]
     LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
 BEGIN
-    RETURN EXISTS (SELECT 1 FROM public.ticket_contacts c
-                    WHERE c.tenant_id = p_tenant AND c.contact_id = public.acting_contact()
-                      AND c.ticket_id = p_ticket AND c.role = 'cc');
+    RETURN ARRAY(SELECT c.ticket_id FROM public.ticket_contacts c
+                  WHERE c.tenant_id = nullif(current_setting('app.tenant_id', true), '')::uuid
+                    AND c.contact_id = public.acting_contact() AND c.role = 'cc');
 END
 $$;
 
 -- The requester's branch stays the row's own uuid equality, so the portal's list of a
 -- requester's tickets walks tickets_contact as before; a CC's tickets are found through
--- ticket_contacts by the list itself (handlers/portal.sql, own_tickets).
+-- ticket_contacts by the list itself (handlers/portal.sql, own_tickets), and each is
+-- let through by the array above.
 DROP POLICY contact_scope ON tickets;
 CREATE POLICY contact_scope ON tickets AS RESTRICTIVE
     USING (current_setting('app.actor_kind', true) IS DISTINCT FROM 'customer'
            OR contact_id = acting_contact()
-           OR contact_copied_on(tenant_id, id));
+           OR id = ANY ((SELECT contact_copied_tickets())::uuid[]));
 
 -- The portal's live feed and any events read as a customer: a CC reads the same
 -- public events of the ticket as its requester.
