@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
+from pathlib import Path
 from uuid import UUID
 
+import asyncpg
 import pytest
 
 from domain.ids import MessageId, TenantId, TicketId
@@ -21,6 +23,7 @@ from handlers.erasure import EraseContact, erase_contact
 from handlers.errors import Forbidden, Missing
 from handlers.ticket_links import change_ccs, merge_ticket
 from handlers.tickets import run_command
+from migrations.runner import OWNER_ROLE
 from tests.support.desk import ACTOR, CUSTOMER, agent
 
 AT = datetime(2026, 6, 1, 9, tzinfo=UTC)
@@ -174,3 +177,34 @@ async def test_erasing_a_cc_takes_it_off_its_tickets(store, make_tenant) -> None
     assert (await _reads(store, tenant, dan))["tickets"] == {ticket}
     # The ticket takes commands as before.
     assert await _copy(store, tenant, ticket, remove=["dan@example.com"]) == []
+
+
+async def test_the_migration_backfills_the_rows_the_write_path_writes(
+        store, make_tenant, db) -> None:
+    """Migration 0900's backfill, run again on tickets written by the write path (their
+    rows taken away first), gives back exactly the rows the write path wrote."""
+    tenant = (await make_tenant()).tenant_id
+    target, _ = await _ticket(store, tenant, "ann@example.com")
+    source, _ = await _ticket(store, tenant, "bob@example.com")
+    await _copy(store, tenant, target, [Requester(email="carl@example.com")])
+    await _copy(store, tenant, source, [Requester(email="dan@example.com")])
+    async with store.session(tenant, ACTOR) as s:
+        await merge_ticket(s, source, MergeTicket(into=target, actor=STAFF, at=AT))
+    query = "SELECT ticket_id, contact_id, role FROM ticket_contacts ORDER BY 1, 2, 3"
+    sql = (Path(__file__).parents[2] / "migrations" / "sql" / "0900_ticket_contacts.sql"
+           ).read_text()
+    backfill = sql[sql.index("DO $$"):]
+    admin = await asyncpg.connect(db.admin_url)
+    try:
+        written = [tuple(r) for r in await admin.fetch(query)]
+        # Each requester; Dan on the source, and Carl, Bob and Dan (the merge's) on the
+        # target; the target's four readers of the merged source.
+        assert sorted(r for _, _, r in written) == ["cc"] * 4 + ["merged"] * 4 + [
+            "requester"] * 2
+        async with admin.transaction():
+            await admin.execute("DELETE FROM ticket_contacts")
+            await admin.execute(f"SET LOCAL ROLE {OWNER_ROLE}")
+            await admin.execute(backfill)
+        assert [tuple(r) for r in await admin.fetch(query)] == written
+    finally:
+        await admin.close()
