@@ -88,6 +88,8 @@ SELECT create_distributed_table('contact_sessions', 'tenant_id', colocate_with =
 SELECT create_distributed_table('refresh_tokens', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('tickets', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('messages', 'tenant_id', colocate_with => 'tenants');
+-- Who reads a ticket in the portal (migration 0900), after the tickets it refers to.
+SELECT create_distributed_table('ticket_contacts', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('search_documents', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('widget_sessions', 'tenant_id', colocate_with => 'tenants');
 SELECT create_distributed_table('widget_tickets', 'tenant_id', colocate_with => 'tenants');

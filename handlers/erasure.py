@@ -8,6 +8,10 @@ here, files in the storage directory once the erasure commits), and their upload
 their hash and size, not their names (handlers/attachments.py). In the same transaction it appends
 ``ContactErased`` (who, when, why) and redacts the inline read models, and ends the
 contact's widget sessions, blanking the e-mail they hold (``handlers.widget``).
+The tickets it is copied on (``ticket_contacts``, migration 0900) lose it from their
+CCs, in their rows and kept versions, and it reads no ticket in the portal any more.
+Its address in those tickets' events stays sealed by their requesters' keys (CCs are
+sealed as the ticket's messages are, domain/personal.py), which this erasure keeps.
 
 Concurrency: every writer takes its locks in one order: the requester lock of an
 e-mail, contact rows, ticket rows (in id order), data key rows, and the tenant head
@@ -19,7 +23,9 @@ flight finish first), the contact rows (its own, then those merged into it), the
 tickets in id order, and then the key rows. A command that holds a key commits first
 and is erased with the rest (the tickets are looked up again once the keys are
 gone, which finds a follow-up it opened); one that comes after finds the key gone
-and is refused (``SubjectErased``, 410). No two wait on each other in a cycle.
+and is refused (``SubjectErased``, 410). No two wait on each other in a cycle. The
+tickets it is only copied on are locked after the keys: a command on one holds its
+requester's key, never the copied contact's, so the erasure waits on no key there.
 """
 
 from __future__ import annotations
@@ -40,7 +46,13 @@ from handlers import attachments, mail_in, widget
 from handlers.contacts import stage
 from handlers.errors import Conflict, Gone, Invalid, Missing
 from projections import people
-from projections.redaction import contact_tickets, lock_tickets_naming, redact_tickets
+from projections.redaction import (
+    contact_tickets,
+    forget_readers,
+    lock_tickets_copying,
+    lock_tickets_naming,
+    redact_tickets,
+)
 from projections.search import drop_contact, index_tickets
 from scheduler.idempotency import withhold_answers
 
@@ -104,11 +116,14 @@ async def erase_contact(uow: UnitOfWork, command: EraseContact) -> Erased:
     files = await attachments.erase_files(uow, alive)
     # Again: the follow-ups those commands opened are found now.
     tickets = await lock_tickets_naming(uow.conn, uow.tenant_id, subjects)
-    recorded = await uow.read_streams_stored([*subjects, *tickets])
-    streams: dict[UUID, list[RecordedEvent]] = {t: [] for t in tickets}
+    # The tickets it is copied on lose it from their CCs (no key of its seals those).
+    copying = await lock_tickets_copying(uow.conn, uow.tenant_id, subjects, tickets)
+    recorded = await uow.read_streams_stored([*subjects, *tickets, *copying])
+    streams: dict[UUID, list[RecordedEvent]] = {t: [] for t in [*tickets, *copying]}
     for r in recorded:
         streams.get(r.stream_id, []).append(r)
     redacted = await redact_tickets(uow.conn, uow.tenant_id, streams, set(subjects))
+    await forget_readers(uow.conn, uow.tenant_id, subjects)
     for subject in alive:
         await widget.forget_contact(uow, before[subject].email, tickets, command.at)
     await mail_in.forget_contact_mail(uow.conn, uow.tenant_id, tickets,
@@ -119,7 +134,7 @@ async def erase_contact(uow: UnitOfWork, command: EraseContact) -> Erased:
     await index_tickets(uow.conn, uow.tenant_id, redacted)
     # Answers recorded for Idempotency-Key replays held the same data.
     await withhold_answers(uow.conn, uow.tenant_id,
-                           [*map(str, [*subjects, *tickets]),
+                           [*map(str, [*subjects, *tickets, *copying]),
                             *(c.email for c in before.values())])
     for contact in (before[subject] for subject in alive):
         event = ContactErased(reason=reason, by=command.by, at=command.at)

@@ -27,6 +27,13 @@ Whatever a signed-in contact does runs under ``customer_actor``: the database st
 it as the customer, and the same armed actor scopes row-level security to that
 contact (migration 0460, ``acting_contact()``): their tickets and those tickets'
 public messages only, whatever SQL runs.
+
+A contact **copied** on a ticket (one of its CCs) lists it and reads it and its public
+messages as its requester does (migration 0900, ``ticket_contacts``), and gets its
+events in the portal's live feed; only the requester replies and rates
+(``copied_only``, 403): a customer's reply on a closed ticket opens a follow-up that is
+the requester's alone, which the CC could neither write nor read. A ticket's thread
+lists the public messages of the tickets merged into it, for each of its readers.
 """
 
 from __future__ import annotations
@@ -58,7 +65,7 @@ from eventstore.store import EventStore, UnitOfWork
 from eventstore.types import StoreActor
 from handlers.attachments import message_files
 from handlers.credentials import Passwords, TokenRef, new_token, parse_token
-from handlers.errors import Gone, Missing
+from handlers.errors import Forbidden, Gone, Missing
 from handlers.mail_notify import Notice, queue_notice, tenant_slug
 from handlers.requesters import requester_of_contact
 from handlers.sessions import SessionKind, end_session
@@ -242,10 +249,10 @@ async def reply(uow: UnitOfWork, contact_id: UUID, ticket_id: TicketId, message_
                 body: str, at: datetime, files: Sequence[UUID] = ()
                 ) -> tuple[Ticket, dict[str, Any]]:
     """A public reply by the contact on their own ticket (another's is ``Missing``, as
-    row-level security does not let the transaction see it). A reply on a closed
-    ticket opens a follow-up, which is returned instead. Returns (ticket, message)."""
-    if await uow.conn.fetchrow(Q["own_ticket"], uow.tenant_id, contact_id, ticket_id) is None:
-        raise _no_ticket(ticket_id)
+    row-level security does not let the transaction see it; one it is only copied on is
+    ``copied_only``). A reply on a closed ticket opens a follow-up, which is returned
+    instead. Returns (ticket, message)."""
+    await _requested_ticket(uow, contact_id, ticket_id)
     ticket, message, _ = await customer_reply(uow, contact_id, ticket_id, message_id, body,
                                               at, files)
     return ticket, message
@@ -270,11 +277,11 @@ async def customer_reply(uow: UnitOfWork, contact_id: UUID | None, ticket_id: Ti
 
 async def rate(uow: UnitOfWork, contact_id: UUID, ticket_id: TicketId, rating: Rating,
                comment: str | None, at: datetime) -> dict[str, Any]:
-    """The contact rates their own solved ticket (another's is ``Missing``, as for a
-    reply); a later rating replaces this one until the ticket closes. Returns the
-    ticket as the customer sees it, with its rating."""
-    if await uow.conn.fetchrow(Q["own_ticket"], uow.tenant_id, contact_id, ticket_id) is None:
-        raise _no_ticket(ticket_id)
+    """The contact rates their own solved ticket (another's is ``Missing``, one they are
+    only copied on ``copied_only``, as for a reply); a later rating replaces this one
+    until the ticket closes. Returns the ticket as the customer sees it, with its
+    rating."""
+    await _requested_ticket(uow, contact_id, ticket_id)
     result = await run_command(uow, ticket_id, RateSatisfaction(
         rating=rating, comment=comment, via="portal", actor=_author(contact_id), at=at))
     return rated_document(result.ticket)
@@ -296,12 +303,30 @@ async def own_tickets(uow: UnitOfWork, contact_id: UUID, after: tuple[datetime, 
                                      after_id, limit))
 
 
-async def own_ticket(uow: UnitOfWork, contact_id: UUID, ticket_id: UUID) -> dict[str, Any]:
-    """The contact's ticket as the customer sees it, with the customers it copies (their
-    e-mails and names) when it copies any and its satisfaction rating when rated."""
+async def _read_ticket(uow: UnitOfWork, contact_id: UUID, ticket_id: UUID) -> Any:
+    """The row of a ticket the contact reads (``own_ticket``): theirs, or one they are
+    copied on; ``Missing`` for any other, like a ticket that does not exist."""
     row = await uow.conn.fetchrow(Q["own_ticket"], uow.tenant_id, contact_id, ticket_id)
     if row is None:
         raise _no_ticket(ticket_id)
+    return row
+
+
+async def _requested_ticket(uow: UnitOfWork, contact_id: UUID, ticket_id: UUID) -> Any:
+    """The row of a ticket the contact is the requester of, for what only the requester
+    does (reply, rate): ``copied_only`` for one they are only copied on."""
+    row = await _read_ticket(uow, contact_id, ticket_id)
+    if not row["own"]:
+        raise Forbidden("copied_only", "you are copied on this ticket: only its requester "
+                                       "replies to it and rates it")
+    return row
+
+
+async def own_ticket(uow: UnitOfWork, contact_id: UUID, ticket_id: UUID) -> dict[str, Any]:
+    """The contact's ticket (theirs, or one they are copied on) as the customer sees it,
+    with the customers it copies (their e-mails and names) when it copies any and its
+    satisfaction rating when rated."""
+    row = await _read_ticket(uow, contact_id, ticket_id)
     shown = ticket_document(row, await load_catalog(uow.conn, uow.tenant_id))
     if row["ccs"]:
         shown["ccs"] = [{"email": c["email"], "name": c.get("name")} for c in row["ccs"]]
@@ -312,13 +337,22 @@ async def own_ticket(uow: UnitOfWork, contact_id: UUID, ticket_id: UUID) -> dict
 
 async def public_messages(uow: UnitOfWork, contact_id: UUID, ticket_id: UUID,
                           after: tuple[datetime, UUID] | None, limit: int) -> list[Any]:
-    """A ticket's public messages, oldest first; ``Missing`` for a ticket that is not
-    the contact's."""
-    if await uow.conn.fetchrow(Q["own_ticket"], uow.tenant_id, contact_id, ticket_id) is None:
-        raise _no_ticket(ticket_id)
+    """A ticket's public messages, with those of the tickets merged into it, oldest
+    first; ``Missing`` for a ticket the contact does not read."""
+    row = await _read_ticket(uow, contact_id, ticket_id)
+    return await thread_messages(uow, [row["id"], *row["merged_from"]], after, limit)
+
+
+async def thread_messages(uow: UnitOfWork, thread: list[UUID],
+                          after: tuple[datetime, UUID] | None, limit: int) -> list[Any]:
+    """The public messages of a thread (a ticket, then those merged into it), oldest
+    first, after a keyset position: the portal's and the widget's read."""
     at, after_id = after if after is not None else (None, None)
-    return list(await uow.conn.fetch(Q["public_messages"], uow.tenant_id, ticket_id, at,
-                                     after_id, limit))
+    if len(thread) == 1:  # its own index order: no merge to interleave
+        return list(await uow.conn.fetch(Q["public_messages"], uow.tenant_id, thread[0],
+                                         at, after_id, limit))
+    return list(await uow.conn.fetch(Q["public_thread_messages"], uow.tenant_id, thread,
+                                     at, after_id, limit))
 
 
 __all__ = [
@@ -338,5 +372,6 @@ __all__ = [
     "session_open",
     "set_password",
     "sign_out",
+    "thread_messages",
     "ticket_document",
 ]

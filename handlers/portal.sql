@@ -97,21 +97,45 @@ RETURNING id
 -- name: own_tickets --
 -- $1 tenant_id, $2 contact_id, $3 after created_at (NULL: first page), $4 after id,
 -- $5 limit
--- Newest first. The contact filter is written out although row-level security
--- applies it too: the index (tenant_id, contact_id, created_at, id) serves it.
-SELECT id, subject, state, created_at, updated_at
-  FROM tickets
- WHERE tenant_id = $1 AND contact_id = $2
-   AND ($3::timestamptz IS NULL OR (created_at, id) < ($3, $4))
+-- Newest first: the tickets the contact is the requester of, and those it is copied on.
+-- The contact filters are written out although row-level security applies them too:
+-- the index (tenant_id, contact_id, created_at, id) walks the first branch in order, and
+-- ticket_contacts_contact (migration 0900) finds the second's few tickets.
+SELECT id, subject, state, created_at, updated_at FROM (
+    (SELECT id, subject, state, created_at, updated_at
+       FROM tickets
+      WHERE tenant_id = $1 AND contact_id = $2
+        AND ($3::timestamptz IS NULL OR (created_at, id) < ($3, $4))
+      ORDER BY created_at DESC, id DESC
+      LIMIT $5)
+    UNION ALL
+    (SELECT t.id, t.subject, t.state, t.created_at, t.updated_at
+       FROM ticket_contacts c
+       JOIN tickets t ON t.tenant_id = c.tenant_id AND t.id = c.ticket_id
+      WHERE c.tenant_id = $1 AND c.contact_id = $2 AND c.role = 'cc'
+        AND t.contact_id IS DISTINCT FROM $2
+        AND ($3::timestamptz IS NULL OR (t.created_at, t.id) < ($3, $4))
+      ORDER BY t.created_at DESC, t.id DESC
+      LIMIT $5)) AS read
  ORDER BY created_at DESC, id DESC
  LIMIT $5
 
 -- name: own_ticket --
--- $1 tenant_id, $2 contact_id, $3 ticket id; with the customers it copies (null: none)
--- and its satisfaction rating (null: not rated)
+-- $1 tenant_id, $2 contact_id, $3 ticket id; with the customers it copies (null: none),
+-- its satisfaction rating (null: not rated), the tickets merged into it (their public
+-- messages are in its thread) and whether the contact is its requester (``own``) or
+-- only copied on it (a CC reads it and its public messages, and does no more)
 SELECT id, subject, state, created_at, updated_at, fields, state_json->'ccs' AS ccs,
-       state_json->'satisfaction' AS satisfaction
-  FROM tickets WHERE tenant_id = $1 AND contact_id = $2 AND id = $3
+       state_json->'satisfaction' AS satisfaction,
+       ARRAY(SELECT jsonb_array_elements_text(coalesce(state_json->'merged_from', '[]'))
+             )::uuid[] AS merged_from,
+       contact_id IS NOT DISTINCT FROM $2 AS own
+  FROM tickets t
+ WHERE tenant_id = $1 AND id = $3
+   AND (contact_id = $2
+        OR EXISTS (SELECT 1 FROM ticket_contacts c
+                    WHERE c.tenant_id = $1 AND c.contact_id = $2 AND c.ticket_id = t.id
+                      AND c.role = 'cc'))
 
 -- name: public_messages --
 -- $1 tenant_id, $2 ticket id, $3 after created_at (NULL: first page), $4 after id,
@@ -120,6 +144,19 @@ SELECT id, subject, state, created_at, updated_at, fields, state_json->'ccs' AS 
 SELECT id, ticket_id, author_kind, body, created_at, attachments
   FROM messages
  WHERE tenant_id = $1 AND ticket_id = $2 AND visibility = 'public'
+   AND ($3::timestamptz IS NULL OR (created_at, id) > ($3, $4))
+ ORDER BY created_at, id
+ LIMIT $5
+
+-- name: public_thread_messages --
+-- $1 tenant_id, $2 ticket ids (a ticket and those merged into it), $3 after created_at
+-- (NULL: first page), $4 after id, $5 limit
+-- public_messages of a merged thread, each message as written on its own ticket: the
+-- reader of the target reads those of the tickets merged into it (migration 0900, role
+-- 'merged'; a widget session holds them, projections/queries.sql hold_merged).
+SELECT id, ticket_id, author_kind, body, created_at, attachments
+  FROM messages
+ WHERE tenant_id = $1 AND ticket_id = ANY ($2::uuid[]) AND visibility = 'public'
    AND ($3::timestamptz IS NULL OR (created_at, id) > ($3, $4))
  ORDER BY created_at, id
  LIMIT $5

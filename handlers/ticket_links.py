@@ -1,5 +1,6 @@
 """Ticket commands that change two tickets at once: merging one into another, linking
-two, and splitting messages off one into a new ticket (docs/teamwork.md).
+two, and splitting messages off one into a new ticket (docs/teamwork.md); and copying
+customers on a ticket, each resolved to its contact first.
 
 Each locks both tickets' rows, the lower id first, so two such commands on the same
 pair (a merge of A into B racing one of B into A, say) queue instead of deadlocking,
@@ -14,6 +15,7 @@ Both streams' events are appended in the caller's unit of work, as the follow-up
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from uuid import UUID
 
@@ -21,12 +23,13 @@ from domain.errors import NotFound
 from domain.events import Event, TicketSplitFrom
 from domain.ids import MessageId, TenantId, TicketId
 from domain.ticket import Ticket
-from domain.ticket.commands import LinkTicket, MergeTicket, SplitTicket
+from domain.ticket.commands import ChangeCcs, LinkTicket, MergeTicket, SplitTicket
 from domain.ticket.decide import decide_link, decide_merge, decide_split
-from domain.values import LinkKind
+from domain.values import Actor, LinkKind, Requester, UtcDatetime
 from eventstore.errors import ConcurrencyError
 from eventstore.store import UnitOfWork
 from handlers import attachments, mail_in
+from handlers.requesters import requester_of_contact, resolve_requester
 from handlers.sealing import stored_event
 from handlers.sla_policies import sla_policy_for
 from handlers.ticket_state import (
@@ -36,7 +39,13 @@ from handlers.ticket_state import (
     own_messages,
     thread_message_ids,
 )
-from handlers.tickets import CommandResult, move_sla_timers, pending_events
+from handlers.tickets import (
+    CommandResult,
+    move_sla_timers,
+    pending_events,
+    run_command,
+    stage_contact_events,
+)
 from projections.inline import apply_inline
 
 CHAIN_MAX = 100
@@ -50,6 +59,30 @@ class PairResult:
 
     ticket: CommandResult
     other: CommandResult
+
+
+async def change_ccs(uow: UnitOfWork, ticket_id: UUID, add: Sequence[Requester | UUID],
+                     remove: Sequence[str], actor: Actor, at: UtcDatetime, *,
+                     expected_version: int | None = None) -> CommandResult:
+    """Copy customers on the ticket (``add``: each an e-mail with its name, or a
+    contact's id) or take them off (``remove``: e-mails), as ``ChangeCcs``. Each one
+    added is resolved to its contact first, as an opening resolves its requester: a
+    contact id must name one (422 ``unknown_contact``), an e-mail links to the contact
+    that holds it or to one created for it. So a CC is a contact, who reads the ticket
+    in the portal (``ticket_contacts``, migration 0900). Resolving takes each e-mail's
+    requester lock before the command locks the ticket, the order an erasure takes
+    them in."""
+    people: list[Requester] = []
+    for person in add:
+        if not isinstance(person, Requester):
+            people.append(await requester_of_contact(uow.conn, uow.tenant_id, person))
+            continue
+        found, created = await resolve_requester(uow.conn, uow.tenant_id, person, at,
+                                                 write=uow.write)
+        await stage_contact_events(uow, created)
+        people.append(found)
+    command = ChangeCcs(add=tuple(people), remove=tuple(remove), actor=actor, at=at)
+    return await run_command(uow, ticket_id, command, expected_version=expected_version)
 
 
 async def merge_ticket(uow: UnitOfWork, source_id: UUID, command: MergeTicket, *,
@@ -208,5 +241,5 @@ async def _write(uow: UnitOfWork, tenant: TenantId,
     return PairResult(result(pair[0][0]), result(pair[1][0]))
 
 
-__all__ = ["CHAIN_MAX", "PairResult", "link_ticket", "merge_ticket", "new_split_id",
+__all__ = ["CHAIN_MAX", "PairResult", "change_ccs", "link_ticket", "merge_ticket", "new_split_id",
            "split_ticket"]

@@ -36,8 +36,7 @@ from eventstore.sqlfile import load_queries
 from eventstore.store import EventStore, UnitOfWork
 from eventstore.types import StoreActor
 from handlers.errors import Missing
-from handlers.portal import Q as PORTAL_QUERIES
-from handlers.portal import customer_reply, rated_document, ticket_document
+from handlers.portal import customer_reply, rated_document, thread_messages, ticket_document
 from handlers.requesters import resolve_requester
 from handlers.tickets import run_command, stage_contact_events
 from projections.fields import load_catalog
@@ -150,11 +149,10 @@ async def get_ticket(uow: UnitOfWork, session_id: UUID, ticket_id: UUID) -> dict
 
 async def public_messages(uow: UnitOfWork, session_id: UUID, ticket_id: UUID,
                           after: tuple[datetime, UUID] | None, limit: int) -> list[Any]:
-    """A held ticket's public messages, oldest first (the portal's query)."""
-    await held_ticket(uow, session_id, ticket_id)
-    at, after_id = after if after is not None else (None, None)
-    return list(await uow.conn.fetch(PORTAL_QUERIES["public_messages"], uow.tenant_id,
-                                     ticket_id, at, after_id, limit))
+    """A held ticket's public messages, with those of the tickets merged into it, oldest
+    first (the portal's read)."""
+    row = await held_ticket(uow, session_id, ticket_id)
+    return await thread_messages(uow, [row["id"], *row["merged_from"]], after, limit)
 
 
 async def reply(uow: UnitOfWork, session_id: UUID, ticket_id: TicketId, message_id: MessageId,

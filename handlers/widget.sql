@@ -26,9 +26,12 @@ ON CONFLICT DO NOTHING
 -- A ticket the session opened, or a follow-up of one. The scope is written out
 -- although row-level security applies it too (migration 0470). With its field values
 -- and its satisfaction rating (null: not rated), which the visitor sees as the
--- portal's customer does.
+-- portal's customer does, and the tickets merged into it (their public messages are
+-- in its thread).
 SELECT t.id, t.subject, t.state, t.created_at, t.updated_at, t.contact_id, t.fields,
-       t.state_json->'satisfaction' AS satisfaction
+       t.state_json->'satisfaction' AS satisfaction,
+       ARRAY(SELECT jsonb_array_elements_text(coalesce(t.state_json->'merged_from', '[]'))
+             )::uuid[] AS merged_from
   FROM tickets t
  WHERE t.tenant_id = $1 AND t.id = $3
    AND EXISTS (SELECT 1 FROM widget_tickets w

@@ -23,6 +23,7 @@ from domain.attachment import AttachmentRef
 from domain.errors import CorruptStream
 from domain.events import (
     TICKET_EVENTS,
+    CcsChanged,
     Event,
     FieldValuesChanged,
     MessageAdded,
@@ -54,6 +55,10 @@ _TICKET_TYPES = frozenset(cls.TYPE for cls in TICKET_EVENTS)
 # takes the merged tickets' messages into its document (migration 0911).
 _HEAD_TYPES = frozenset({TicketOpened.TYPE, TagsChanged.TYPE, RequesterChanged.TYPE,
                          TicketSplit.TYPE, TicketSplitFrom.TYPE, TicketMergeReceived.TYPE})
+# Events that change who reads a ticket in the portal (its requester, its CCs, the
+# tickets merged into it): its ticket_contacts rows are written again (migration 0900).
+_READER_TYPES = frozenset({TicketOpened.TYPE, TicketSplitFrom.TYPE, RequesterChanged.TYPE,
+                           CcsChanged.TYPE, TicketMergeReceived.TYPE})
 
 
 class StoredEvent(Protocol):
@@ -180,6 +185,15 @@ async def apply_inline(
         final = out[kept.id]
         await _write_version(run, tenant_id, kept, final.document
                              if kept.version == final.ticket.version else None)
+    readers = sorted({e.stream_id for e in events if e.type in _READER_TYPES})
+    if readers:
+        await _write_readers(run, tenant_id, [out[t].ticket for t in readers])
+    for stored in events:
+        if stored.type == TicketMergeReceived.TYPE:
+            merged = from_stored(stored.type, stored.schema_version, stored.data)
+            assert isinstance(merged, TicketMergeReceived)
+            await run(Q["hold_merged"], tenant_id, stored.stream_id, list(merged.merged_ids),
+                      merged.at)
     # Messages after their tickets' rows: a customer's transaction may only write a
     # message on a ticket row it can see as its own (row-level security, migration 0460),
     # and a new ticket's row must exist for its first message.
@@ -204,6 +218,29 @@ async def apply_inline(
             await index_ticket_message(tenant_id, ticket_id, event.body,
                                        event.visibility is Visibility.PUBLIC, write=run)
     return out
+
+
+def ticket_readers(t: Ticket) -> list[tuple[UUID, UUID, str]]:
+    """The ``ticket_contacts`` rows (ticket, contact, role) a ticket's state makes: its
+    requester and CCs (those resolved to a contact), and the same contacts as readers
+    (``merged``) of each ticket merged into it, whose messages its thread lists."""
+    own = [(t.id, p.contact_id, role) for p, role in
+           ((t.requester, "requester"), *((c, "cc") for c in t.ccs))
+           if p.contact_id is not None]
+    readers = sorted({c for _, c, _ in own})
+    return [*own, *((s, c, "merged") for s in t.merged_from for c in readers)]
+
+
+async def _write_readers(run: Write, tenant_id: TenantId, tickets: Sequence[Ticket]) -> None:
+    """Replace these tickets' ``ticket_contacts`` rows with those their states make:
+    the requester and CC rows of each, and the ``merged`` rows of those merged into it
+    (a merged ticket takes no command, so its target owns those rows)."""
+    scope = [(t.id, role) for t in tickets for role in ("requester", "cc")]
+    scope += [(s, "merged") for t in tickets for s in t.merged_from]
+    rows = [r for t in tickets for r in ticket_readers(t)]
+    await run(Q["set_ticket_contacts"], tenant_id, [s for s, _ in scope],
+              [r for _, r in scope], [r[0] for r in rows], [r[1] for r in rows],
+              [r[2] for r in rows])
 
 
 def _first_version(events: Sequence[StoredEvent], stream: UUID) -> int:

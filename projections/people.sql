@@ -224,6 +224,21 @@ SELECT id FROM tickets
                      AND o.data -> 'requester' ->> 'contact_id' = ANY ($2::uuid[]::text[])))
  ORDER BY id FOR UPDATE
 
+-- name: lock_tickets_copying --
+-- $1 tenant_id, $2 contact ids, $3 ticket ids locked already
+-- The tickets that copy one of these contacts (migration 0900), locked in id order.
+SELECT t.id FROM tickets t
+ WHERE t.tenant_id = $1
+   AND t.id IN (SELECT c.ticket_id FROM ticket_contacts c
+                 WHERE c.tenant_id = $1 AND c.contact_id = ANY ($2::uuid[]) AND c.role = 'cc')
+   AND NOT t.id = ANY ($3::uuid[])
+ ORDER BY t.id
+   FOR UPDATE
+
+-- name: forget_ticket_contacts --
+-- $1 tenant_id, $2 contact ids
+DELETE FROM ticket_contacts WHERE tenant_id = $1 AND contact_id = ANY ($2::uuid[])
+
 -- name: tickets_to_redact --
 -- $1 tenant_id, $2 ticket ids (locked already)
 SELECT id, contact_id, state_json FROM tickets WHERE tenant_id = $1 AND id = ANY ($2::uuid[])

@@ -46,6 +46,34 @@ SELECT id, version, created_at AS sort_key, view::text AS view,
        CASE WHEN view IS NULL THEN state_json END AS state_json
   FROM tickets WHERE tenant_id = $1 AND id = $2
 
+-- name: set_ticket_contacts --
+-- $1 tenant_id, $2 and $3 the (ticket, role) pairs whose rows are replaced, $4, $5, $6
+-- the rows wanted (ticket, contact, role) in place of theirs
+-- Who reads a ticket in the portal (migration 0900): rows no longer wanted go, the new
+-- ones come, those kept stay untouched.
+WITH wanted AS (
+    SELECT * FROM unnest($4::uuid[], $5::uuid[], $6::text[]) AS w(ticket_id, contact_id, role)
+), dropped AS (
+    DELETE FROM ticket_contacts c
+     USING unnest($2::uuid[], $3::text[]) AS s(ticket_id, role)
+     WHERE c.tenant_id = $1 AND c.ticket_id = s.ticket_id AND c.role = s.role
+       AND (c.ticket_id, c.contact_id, c.role) NOT IN (SELECT * FROM wanted)
+)
+INSERT INTO ticket_contacts (tenant_id, ticket_id, contact_id, role)
+SELECT $1, ticket_id, contact_id, role FROM wanted
+ON CONFLICT DO NOTHING
+
+-- name: hold_merged --
+-- $1 tenant_id, $2 the merge's target ticket, $3 the tickets merged into it, $4 at
+-- The widget sessions that hold the target hold the tickets merged into it too: its
+-- thread lists their messages, which the widget's scope (migration 0470) reads of the
+-- tickets a session holds.
+INSERT INTO widget_tickets (tenant_id, session_id, ticket_id, created_at)
+SELECT w.tenant_id, w.session_id, m.id, $4
+  FROM widget_tickets w, unnest($3::uuid[]) AS m(id)
+ WHERE w.tenant_id = $1 AND w.ticket_id = $2
+ON CONFLICT DO NOTHING
+
 -- name: insert_message --
 -- $1 tenant_id, $2 id, $3 ticket_id, $4 version, $5 visibility, $6 author_kind,
 -- $7 author_id, $8 body, $9 created_at, $10 attachments as JSON text (NULL: none; text

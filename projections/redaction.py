@@ -40,6 +40,23 @@ from projections.views import message_document, ticket_json
 Q = load_queries(Path(__file__).with_name("people.sql"))
 
 
+async def lock_tickets_copying(conn: asyncpg.Connection, tenant_id: TenantId,
+                               contact_ids: Collection[UUID], but: Collection[UUID]
+                               ) -> list[UUID]:
+    """The ids of the tickets that copy one of these contacts (``ticket_contacts``), but
+    for those in ``but`` (locked already), their rows locked until commit (in id order)."""
+    rows = await conn.fetch(Q["lock_tickets_copying"], tenant_id, list(contact_ids),
+                            list(but))
+    return [r["id"] for r in rows]
+
+
+async def forget_readers(conn: asyncpg.Connection, tenant_id: TenantId,
+                         contact_ids: Collection[UUID]) -> None:
+    """An erasure: these contacts read no ticket in the portal any more (their
+    ``ticket_contacts`` rows go)."""
+    await conn.execute(Q["forget_ticket_contacts"], tenant_id, list(contact_ids))
+
+
 async def lock_tickets_naming(conn: asyncpg.Connection, tenant_id: TenantId,
                               contact_ids: Collection[UUID]) -> list[UUID]:
     """The ids of the tickets whose requester is or was one of these contacts, their
@@ -135,10 +152,15 @@ async def redact_tickets(conn: asyncpg.Connection, tenant_id: TenantId,
         # holding a personal value since changed, is redacted though the row is not.
         by_version = erased_by_version(streams[row["id"]], erased, row["contact_id"])
         ccs = erased_ccs(streams[row["id"]], erased)
-        if not (subject or requester or versions or fields or ccs
+        ticket = state_from_json(row["state_json"])
+        # An erased contact copied on the ticket is copied no more.
+        copied = any(c.contact_id in erased for c in ticket.ccs)
+        if not (subject or requester or versions or fields or ccs or copied
                 or any(r or f for r, f in by_version.values())):
             continue
-        ticket = state_from_json(row["state_json"])
+        if copied:
+            ticket = ticket.model_copy(update={
+                "ccs": tuple(c for c in ticket.ccs if c.contact_id not in erased)})
         changes: dict[str, Any] = {"subject": ""} if subject else {}
         # A file's name is sealed with its message's body, and goes with it.
         nameless = {str(a["id"]) for e in streams[row["id"]] if e.version in versions
@@ -184,5 +206,5 @@ async def contact_tickets(conn: asyncpg.Connection, tenant_id: TenantId, contact
 
 
 __all__ = ["contact_tickets", "erased_by_version", "erased_ccs", "erased_parts",
-           "lock_tickets_naming",
+           "forget_readers", "lock_tickets_copying", "lock_tickets_naming",
            "redact_tickets"]

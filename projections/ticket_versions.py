@@ -93,7 +93,8 @@ async def redact_versions(conn: asyncpg.Connection, tenant_id: TenantId, ticket_
                           by_version: Mapping[int, tuple[bool, Collection[str]]] | None = None,
                           erased: Collection[UUID] = ()) -> None:
     """Blank in every kept version of the ticket what an erasure blanks in its row: the
-    subject, the requester's e-mail and name, personal field values, file names.
+    subject, the requester's e-mail and name, personal field values, file names, and
+    the CCs naming an ``erased`` contact.
 
     ``by_version`` says, per version, whether its requester then was an erased contact
     and which fields then held an erased contact's values (a ticket moved away by a
@@ -113,6 +114,12 @@ async def redact_versions(conn: asyncpg.Connection, tenant_id: TenantId, ticket_
         if gone_requester or (named.get("contact_id") is not None
                               and str(named["contact_id"]) in erased_ids):
             doc["requester"] = named | {"email": "", "name": None}
+        if doc.get("ccs"):  # an erased contact copied on it is copied no more
+            kept = [c for c in doc["ccs"] if str(c.get("contact_id")) not in erased_ids]
+            if kept:
+                doc["ccs"] = kept
+            else:
+                del doc["ccs"]
         doc["fields"] = {k: "" if k in gone else v
                          for k, v in (doc.get("fields") or {}).items()}
         doc["attachments"] = [a | {"name": ""} if str(a.get("id")) in nameless else a

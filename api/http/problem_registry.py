@@ -134,6 +134,10 @@ PROBLEMS: Mapping[str, ProblemCode] = _codes(
                 "An agent key that belongs to no agent."),
     ProblemCode("origin_not_allowed", 403, "Origin not allowed",
                 "A widget call from an origin the tenant does not list."),
+    ProblemCode("copied_only", 403, "Copied only",
+                "The signed-in contact is copied on the ticket (a CC): it reads the "
+                "ticket and its public messages, and only the requester replies to it "
+                "and rates it."),
     # 404
     ProblemCode("not_found", 404, "Not found", "No such resource in this tenant."),
     ProblemCode("upload_not_found", 404, "Upload not found",

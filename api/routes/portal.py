@@ -204,6 +204,7 @@ async def list_tickets(
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
 ) -> Response:
+    """The tickets the contact is the requester of, and those it is copied on (a CC)."""
     contact = principal.contact_id
     assert contact is not None
 
@@ -252,6 +253,7 @@ async def open_ticket(body: PortalTicketIn, request: Request, services: Services
             responses=errors(404), summary="One of the signed-in contact's tickets")
 async def get_ticket(ticket_id: UUID, services: ServicesDep,
                      principal: CustomerAuthorized) -> Response:
+    """A ticket the contact is the requester of or copied on; 404 for any other."""
     assert principal.contact_id is not None
     async with services.store.session(principal.tenant_id, principal.actor,
                                       readonly=True) as uow:
@@ -268,6 +270,8 @@ async def get_messages(
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
 ) -> Response:
+    """With the public messages of the tickets merged into it, each naming the ticket it
+    was written on; never an internal note."""
     contact = principal.contact_id
     assert contact is not None
 
@@ -283,11 +287,13 @@ async def get_messages(
 
 
 @router.post("/v1/portal/tickets/{ticket_id}/messages", status_code=201,
-             response_model=CustomerReplyOut, responses=errors(404, 409, 413, 415),
+             response_model=CustomerReplyOut, responses=errors(403, 404, 409, 413, 415),
              summary="Reply publicly on one of the signed-in contact's tickets")
 async def post_reply(ticket_id: UUID, body: CustomerReplyIn, request: Request,
                      services: ServicesDep, principal: CustomerAuthorized) -> Response:
-    """A reply on a closed ticket opens a follow-up ticket, which the answer returns."""
+    """A reply on a closed ticket opens a follow-up ticket, which the answer returns. A
+    contact only copied on the ticket (a CC) reads it and may not reply: 403
+    ``copied_only``."""
     assert principal.contact_id is not None
     contact, message_id, at = principal.contact_id, MessageId(uuid.uuid4()), services.clock.now()
 
@@ -300,13 +306,13 @@ async def post_reply(ticket_id: UUID, body: CustomerReplyIn, request: Request,
 
 
 @router.post("/v1/portal/tickets/{ticket_id}/rating", response_model=CustomerTicketOut,
-             responses=errors(404, 409, 413, 415, 422),
+             responses=errors(403, 404, 409, 413, 415, 422),
              summary="Rate one of the signed-in contact's solved tickets")
 async def rate_ticket(ticket_id: UUID, body: RatingIn, request: Request,
                       services: ServicesDep, principal: CustomerAuthorized) -> Response:
     """Good or bad, with an optional comment; a later rating replaces this one until the
     ticket closes (then 409 ``ticket_closed``; 409 ``ticket_not_solved`` before it is
-    solved)."""
+    solved). Only the requester rates: 403 ``copied_only`` for a CC."""
     assert principal.contact_id is not None
     contact, at = principal.contact_id, services.clock.now()
 

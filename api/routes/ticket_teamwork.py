@@ -36,7 +36,6 @@ from api.schemas.tickets import (
 )
 from domain.ids import AgentId, MessageId, TicketId
 from domain.ticket.commands import (
-    ChangeCcs,
     ChangeFollowers,
     LinkTicket,
     MergeTicket,
@@ -44,8 +43,7 @@ from domain.ticket.commands import (
 )
 from domain.values import Requester
 from eventstore.store import UnitOfWork
-from handlers.requesters import requester_of_contact
-from handlers.ticket_links import link_ticket, merge_ticket, new_split_id, split_ticket
+from handlers.ticket_links import change_ccs, link_ticket, merge_ticket, new_split_id, split_ticket
 from handlers.tickets import CommandResult, run_command
 
 router = APIRouter(prefix="/v1/tickets", tags=["tickets"], route_class=StrictRoute)
@@ -158,21 +156,16 @@ async def followers(ticket_id: UUID, body: FollowersIn, request: Request,
              summary="Copy customers on the ticket, or take them off")
 async def ccs(ticket_id: UUID, body: CcsIn, request: Request, services: ServicesDep,
               principal: Authorized, if_match: IfMatch = None) -> Response:
-    """Each CC is an e-mail (with a name) or a contact (422 `unknown_contact` for one
-    the tenant does not have); the requester cannot be a CC (422)."""
+    """Each CC is an e-mail (with a name), linked to the contact that holds it or to
+    one created for it, or a contact (422 `unknown_contact` for one the tenant does not
+    have); the requester cannot be a CC (422). A CC reads the ticket and its public
+    messages in the portal."""
     at = services.clock.now()
+    add = [p.contact_id if p.contact_id is not None
+           else Requester(email=p.email or "", name=p.name) for p in body.add]
 
     async def work(uow: UnitOfWork, expected: int | None) -> JsonReply:
-        add: list[Requester] = []
-        for person in body.add:
-            if person.contact_id is not None:
-                add.append(await requester_of_contact(uow.conn, uow.tenant_id,
-                                                      person.contact_id))
-            else:
-                assert person.email is not None
-                add.append(Requester(email=person.email, name=person.name))
-        command = ChangeCcs(add=tuple(add), remove=tuple(body.remove),
-                            actor=agent_actor(principal), at=at)
-        return _reply(await run_command(uow, ticket_id, command, expected_version=expected))
+        return _reply(await change_ccs(uow, ticket_id, add, body.remove, agent_actor(principal),
+                                       at, expected_version=expected))
 
     return await _run(request, services, principal, body, if_match, work)

@@ -181,6 +181,8 @@ async def get_messages(
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
 ) -> Response:
+    """With the public messages of the tickets merged into it, each naming the ticket it
+    was written on; never an internal note."""
     session = principal.key_id
 
     async def read(uow: UnitOfWork, after: Position | None, n: int) -> list[Any]:

@@ -210,8 +210,11 @@ async def test_links_followers_and_ccs_in_the_answer_history_and_as_of(
     r = await post(a, "ccs", {"add": [{"email": "Eve@example.com", "name": "Eve"},
                                       {"contact_id": contact["id"]}]})
     assert r.status_code == 200, r.text
+    # An e-mail is linked to a contact (here a new one) as a requester's is.
+    eve = (await http.get("/v1/contacts", params={"email": "eve@example.com"},
+                          headers=h)).json()["data"]
     assert r.json()["ccs"] == [
-        {"contact_id": None, "email": "Eve@example.com", "name": "Eve"},
+        {"contact_id": eve[0]["id"], "email": "Eve@example.com", "name": "Eve"},
         {"contact_id": contact["id"], "email": "dan@example.com", "name": "Dan"}]
     for bad in ({"add": [{"email": "fay@example.com"}]}, {"add": [{"email": "nope"}]},
                 {"add": [{"contact_id": str(uuid.uuid4())}]}):
