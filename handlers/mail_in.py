@@ -225,7 +225,13 @@ async def _settle(store: EventStore, storages: attachments.Storages, tenant_id: 
             raise Missing("mailbox_not_found", f"no mailbox {mailbox_id}")
         own = {r["address"] for r in await uow.conn.fetch(Q["mailbox_addresses"], tenant_id)}
         found = await attachments.limits(uow.conn, tenant_id)
-        looked = [await _look(uow.conn, tenant_id, mailbox["address"], own, m, at)
+        seen = {r["rfc_message_id"]: r for r in await uow.conn.fetch(
+            Q["mail_seen"], tenant_id, [m.message_id for m in mails])}
+        recent = {r["address"]: r["n"] for r in await uow.conn.fetch(
+            Q["mail_sender_recent"], tenant_id, sorted({m.sender for m in mails}),
+            at - timedelta(hours=1))}
+        looked = [await _look(uow.conn, tenant_id, mailbox["address"], m,
+                              seen.get(m.message_id), _noise(m, own, recent.get(m.sender, 0)))
                   for m in mails]
     chosen = [_chosen_files(m.mail.files, found) if m.seen is None and m.noise is None
               else [] for m in looked]
@@ -250,14 +256,10 @@ async def _settle(store: EventStore, storages: attachments.Storages, tenant_id: 
 
 
 async def _look(conn: asyncpg.Connection, tenant_id: TenantId, mailbox_address: str,
-                own: set[str], mail: ParsedMail, at: datetime) -> _Looked:
+                mail: ParsedMail, seen: Any, noise: tuple[str, str] | None) -> _Looked:
     """What the mail is: seen before, noise, or where it goes (module docstring)."""
-    looked = _Looked(mail)
-    looked.seen = await conn.fetchrow(Q["mail_seen"], tenant_id, mail.message_id)
-    if looked.seen is not None:
-        return looked
-    looked.noise = await _noise(conn, tenant_id, mail, at, own)
-    if looked.noise is not None:
+    looked = _Looked(mail, seen, None if seen is not None else noise)
+    if looked.seen is not None or looked.noise is not None:
         return looked
     ticket_id = await thread_of(conn, tenant_id, mailbox_address, mail)
     if ticket_id is not None and await _stranger(conn, tenant_id, ticket_id, mail):
@@ -288,10 +290,10 @@ async def _write_looked(uow: UnitOfWork, mailbox_id: UUID, looked: _Looked, at: 
                         looked.stranger)
 
 
-async def _noise(conn: asyncpg.Connection, tenant_id: TenantId, mail: ParsedMail,
-                 at: datetime, own: set[str]) -> tuple[str, str] | None:
-    """Why the mail goes no further (its outcome and reason), or None; a bounce's hard
-    failures are written with its record (``_write_looked``)."""
+def _noise(mail: ParsedMail, own: set[str], recent: int) -> tuple[str, str] | None:
+    """Why the mail goes no further (its outcome and reason), or None; ``recent``: the
+    mail taken in from its sender within the hour. A bounce's hard failures are
+    written with its record (``_write_looked``)."""
     if is_own_address(mail.sender, own):
         return "ignored", "from one of the desk's own addresses"
     if mail.bounces:
@@ -299,8 +301,6 @@ async def _noise(conn: asyncpg.Connection, tenant_id: TenantId, mail: ParsedMail
         return "bounce", f"a delivery status notification: {said}"[:500]
     if mail.automatic is not None:
         return "ignored", f"automatic mail ({mail.automatic}); never answered"[:500]
-    recent = await conn.fetchval(Q["mail_sender_recent"], tenant_id, mail.sender,
-                                 at - timedelta(hours=1))
     if recent >= SENDER_HOURLY_CAP:
         return "ignored", (f"{mail.sender} sent more than {SENDER_HOURLY_CAP} mails "
                            "within an hour")
@@ -376,8 +376,8 @@ async def _write(uow: UnitOfWork, mailbox_id: UUID, mail: ParsedMail, ticket_id:
         outcome, landed = "reply", ticket_id
         if result.follow_up is not None:
             outcome, landed = "follow_up", result.follow_up.id
-            await uow.conn.execute(Q["mail_thread_insert"], uow.tenant_id, landed, mailbox_id,
-                                   new_token(), at)
+            await uow.write(Q["mail_thread_insert"], uow.tenant_id, landed, mailbox_id,
+                            new_token(), at)
     else:
         landed = TicketId(uuid.uuid4())
         command = OpenTicket(ticket_id=landed, subject=mail.subject, body=mail.body,
@@ -385,8 +385,8 @@ async def _write(uow: UnitOfWork, mailbox_id: UUID, mail: ParsedMail, ticket_id:
                              source=Source.EMAIL, actor=author, at=at)
         message_id = command.opening_message_id()
         await run_command(uow, landed, command, files=tuple(uploads))
-        await uow.conn.execute(Q["mail_thread_insert"], uow.tenant_id, landed, mailbox_id,
-                               new_token(), at)
+        await uow.write(Q["mail_thread_insert"], uow.tenant_id, landed, mailbox_id,
+                        new_token(), at)
         outcome = "ticket"
     mail_id = await _record(uow, mailbox_id, mail, landed, message_id, outcome, reason, at)
     if mail_id is None:
@@ -398,6 +398,14 @@ async def _record(uow: UnitOfWork, mailbox_id: UUID, mail: ParsedMail,
                   ticket_id: UUID | None, message_id: UUID | None, outcome: str,
                   reason: str | None, at: datetime) -> UUID | None:
     """The mail's row; None when its Message-ID was written first by another."""
+    if uow.deferring:
+        # In a run (``_settle``), with the COMMIT: a Message-ID written first by another
+        # fails the run, whose mails are then taken in one by one.
+        mail_id = uuid.uuid4()
+        await uow.write(Q["mail_insert_strict"], uow.tenant_id, mail_id, mailbox_id, "in",
+                        mail.message_id, ticket_id, message_id, mail.sender, list(mail.to),
+                        list(mail.cc), outcome, reason, at)
+        return mail_id
     found = await uow.conn.fetchval(
         Q["mail_insert"], uow.tenant_id, uuid.uuid4(), mailbox_id, "in", mail.message_id,
         ticket_id, message_id, mail.sender, list(mail.to), list(mail.cc), outcome, reason, at)
