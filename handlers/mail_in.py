@@ -31,6 +31,7 @@ well as to the ticket's own CCs (handlers/mail_out.py).
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import secrets
 import uuid
@@ -156,23 +157,34 @@ async def take_in_all(store: EventStore, storages: attachments.Storages,
     mail's own work (its look-ups, files and ticket), hence the runs."""
     out: list[TakenIn] = []
     i = 0
-    while i < len(raws):
-        run = _run_of(raws, i)
-        if len(run) > 1:
-            last = i + len(run) - 1
-            try:
-                out += await _settle(store, storages, tenant_id, mailbox_id, run, now(),
-                                     checkpoint=_at(checkpoint, last),
-                                     deferring=True)
-                i += len(run)
-                continue
-            except Exception:
-                pass  # each of them alone: what it was, refused, or raised again
-        for j in range(i, i + max(len(run), 1)):
-            out.append(await take_in(store, storages, tenant_id, mailbox_id, raws[j], now(),
-                                     checkpoint=_at(checkpoint, j)))
-        i += max(len(run), 1)
+    # The next run is parsed in a thread while this one waits on the database.
+    parsing: asyncio.Future[list[ParsedMail]] | None = _parse_run(raws, 0)
+    try:
+        while parsing is not None:
+            run = await parsing
+            size = max(len(run), 1)
+            parsing = _parse_run(raws, i + size) if i + size < len(raws) else None
+            if len(run) > 1:
+                try:
+                    out += await _settle(store, storages, tenant_id, mailbox_id, run, now(),
+                                         checkpoint=_at(checkpoint, i + size - 1),
+                                         deferring=True)
+                    i += size
+                    continue
+                except Exception:
+                    pass  # each of them alone: what it was, refused, or raised again
+            for j in range(i, i + size):
+                out.append(await take_in(store, storages, tenant_id, mailbox_id, raws[j],
+                                         now(), checkpoint=_at(checkpoint, j)))
+            i += size
+    finally:
+        if parsing is not None:
+            parsing.cancel()
     return out
+
+
+def _parse_run(raws: Sequence[bytes], start: int) -> asyncio.Future[list[ParsedMail]]:
+    return asyncio.ensure_future(asyncio.to_thread(_run_of, raws, start))
 
 
 def _at(checkpoint: GroupCheckpoint, i: int) -> Checkpoint:
