@@ -11,7 +11,8 @@ the process's parts built by the composition root as the runtime role.
   and HTML-only mails, each with a Message-ID and a sender of its own) are APPENDed to
   one IMAP folder; then the baseline: ``domain.mail.parse`` over the same bytes, in
   this process; then ``handlers.mail_poll.poll_mailbox`` until the folder is drained,
-  each mail a ticket (contact, files, checkpoint) in its own transaction. Mails per
+  each mail a ticket (contact, files, checkpoint), runs of mails in one transaction
+  with their checkpoint (handlers/mail_in.py ``take_in_all``). Mails per
   second of each and their ratio (target >= 0.3x).
 - **Arrival to ticket with IDLE.** A second tenant with a mailbox on its own Dovecot
   user; a scheduler loop with ``mail.poll`` and ``mail.idle`` registered as the

@@ -121,6 +121,10 @@ class Storage(Protocol):
                   sealed: Sequence[bytes]) -> None:
         """Keep chunks ``n``, ``n + 1``, ... (chunks come in order, from 0)."""
 
+    async def put_many(self, tenant_id: TenantId, actor: StoreActor,
+                       blobs: Sequence[tuple[UUID, Sequence[bytes]]]) -> None:
+        """Keep several whole blobs' chunks (from 0 each) at once."""
+
     async def complete(self, tenant_id: TenantId, blob_id: UUID) -> None:
         """Every chunk is in: make the blob durable where it is kept."""
 
@@ -154,6 +158,16 @@ class PostgresStorage:
             await uow.conn.executemany(
                 "INSERT INTO file_chunks (tenant_id, blob_id, n, data) VALUES ($1, $2, $3, $4)",
                 [(tenant_id, blob_id, n + i, data) for i, data in enumerate(sealed)])
+
+    async def put_many(self, tenant_id: TenantId, actor: StoreActor,
+                       blobs: Sequence[tuple[UUID, Sequence[bytes]]]) -> None:
+        # One transaction for them all, made durable as ``put``'s are.
+        async with self.store.session(tenant_id, actor) as uow:
+            await uow.conn.execute("SET LOCAL synchronous_commit TO off")
+            await uow.conn.executemany(
+                "INSERT INTO file_chunks (tenant_id, blob_id, n, data) VALUES ($1, $2, $3, $4)",
+                [(tenant_id, blob_id, i, data) for blob_id, sealed in blobs
+                 for i, data in enumerate(sealed)])
 
     async def complete(self, tenant_id: TenantId, blob_id: UUID) -> None:
         return None
@@ -199,6 +213,11 @@ class DirectoryStorage:
     async def put(self, tenant_id: TenantId, actor: StoreActor, blob_id: UUID, n: int,
                   sealed: Sequence[bytes]) -> None:
         await self._io(self._append, self._partial(blob_id), b"".join(sealed), n == 0)
+
+    async def put_many(self, tenant_id: TenantId, actor: StoreActor,
+                       blobs: Sequence[tuple[UUID, Sequence[bytes]]]) -> None:
+        for blob_id, sealed in blobs:
+            await self.put(tenant_id, actor, blob_id, 0, sealed)
 
     async def complete(self, tenant_id: TenantId, blob_id: UUID) -> None:
         await self._io(self._finish, self._partial(blob_id), self.path(tenant_id, blob_id))

@@ -241,6 +241,71 @@ async def receive(store: EventStore, storages: Storages, tenant_id: TenantId,
                     sha256=digest.digest(), storage=storage)
 
 
+@dataclass(frozen=True, slots=True)
+class WholeFile:
+    """A file whose bytes are all in hand (a mail's), checked by ``check_whole``."""
+
+    name: str
+    content_type: str
+    data: bytes
+
+
+def check_whole(name: str, declared_type: str | None, data: bytes, found: FileLimits
+                ) -> WholeFile:
+    """A file in hand checked as ``receive`` checks one it streams: its name, its type
+    (the declared one, unless its bytes contradict it), its size; refused as there."""
+    checked = _checked_name(name)
+    try:
+        declared = check_type(declared_type)
+    except ValidationFailed as exc:
+        raise Invalid("invalid_content_type", exc.message, field="content_type") from exc
+    if not data:
+        raise Invalid("empty_file", "the file is empty", field="file")
+    if len(data) > found.max_file_bytes:
+        raise _too_large(found)
+    return WholeFile(checked, _checked_type(declared, data[:SNIFF_BYTES]), data)
+
+
+async def receive_all(store: EventStore, storages: Storages, tenant_id: TenantId,
+                      actor: StoreActor, files: Sequence[WholeFile], at: datetime
+                      ) -> list[Received]:
+    """Files in hand into new blobs, as ``receive`` makes one, with one transaction for
+    all their blob rows and one ``put_many`` for their bytes (a transaction for each
+    file costs more than the file). Chunked and sealed as ``receive`` chunks a stream."""
+    assert store.keyring is not None
+    if not files:
+        return []
+    storage = storages.new
+    keys = [(uuid.uuid4(), new_key()) for _ in files]
+    async with store.session(tenant_id, actor) as uow:
+        paused = await uow.conn.fetchval(Q["writes_paused"], tenant_id)
+        if paused is not None:
+            raise TenantReadOnly(f"tenant {tenant_id} is read-only while it moves", paused)
+        await uow.conn.executemany(Q["blob_begin"], [
+            (tenant_id, blob_id, storage.kind, CHUNK_BYTES,
+             store.keyring.wrap(tenant_id, blob_id, key), store.keyring.fingerprint,
+             actor.kind, actor.id, at) for blob_id, key in keys])
+    try:
+        sealed = []
+        for (blob_id, key), f in zip(keys, files, strict=True):
+            count = chunk_count(len(f.data))
+            sealed.append((blob_id, [
+                seal_chunk(key, tenant_id, blob_id, n, n == count - 1,
+                           f.data[n * CHUNK_BYTES:(n + 1) * CHUNK_BYTES])
+                for n in range(count)]))
+        await storage.put_many(tenant_id, actor, sealed)
+        for blob_id, _ in keys:
+            await storage.complete(tenant_id, blob_id)
+    except BaseException:
+        for blob_id, _ in keys:
+            await _forget(store, storage, tenant_id, blob_id)
+        raise
+    return [Received(blob_id=blob_id, name=f.name, content_type=f.content_type,
+                     size=len(f.data), sha256=hashlib.sha256(f.data).digest(),
+                     storage=storage)
+            for (blob_id, _), f in zip(keys, files, strict=True)]
+
+
 class _Writer:
     """Writes an upload's sealed batches in a task of its own, one batch behind the
     body: the next batch is received and sealed while the last is being written (two
@@ -583,7 +648,8 @@ async def _hash_matches(storage: Storage, tenant_id: TenantId, blob_id: UUID, ke
 
 
 __all__ = ["Claimed", "FileCheck", "OpenFile", "Placed", "ReceiveFile", "Received",
-           "Storages", "attach", "check_upload", "claim", "discard", "erase_files",
-           "forget_blobs", "limits", "limits_of", "message_files", "open_file",
-           "placed_files", "read_range", "receive", "record_upload", "ticket_files",
-           "upload_document", "verify_files"]
+           "Storages", "WholeFile", "attach", "check_upload", "check_whole", "claim",
+           "discard", "erase_files", "forget_blobs", "limits", "limits_of",
+           "message_files", "open_file", "placed_files", "read_range", "receive",
+           "receive_all", "record_upload", "ticket_files", "upload_document",
+           "verify_files"]

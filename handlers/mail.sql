@@ -81,8 +81,11 @@ UPDATE mailboxes SET last_ok_at = $3 WHERE tenant_id = $1 AND id = $2
 SELECT mailboxes, failing FROM mail_health()
 
 -- name: mail_seen --
--- $1 tenant_id, $2 rfc Message-ID
-SELECT id, outcome, ticket_id FROM mail_messages WHERE tenant_id = $1 AND rfc_message_id = $2
+-- $1 tenant_id, $2 rfc Message-IDs
+-- Those of the Message-IDs the tenant has sent or taken in: one look-up for a run of
+-- mails (handlers/mail_in.py), each an index probe on mail_messages_rfc_id.
+SELECT rfc_message_id, id, outcome, ticket_id FROM mail_messages
+ WHERE tenant_id = $1 AND rfc_message_id = ANY($2::text[])
 
 -- name: mail_insert --
 -- $1 tenant_id, $2 id, $3 mailbox_id, $4 direction, $5 rfc_message_id, $6 ticket_id,
@@ -94,6 +97,16 @@ INSERT INTO mail_messages (tenant_id, id, mailbox_id, direction, rfc_message_id,
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
 ON CONFLICT DO NOTHING
 RETURNING id
+
+-- name: mail_insert_strict --
+-- $1 tenant_id, $2 id, $3 mailbox_id, $4 direction, $5 rfc_message_id, $6 ticket_id,
+-- $7 message_id, $8 from, $9 to, $10 cc, $11 outcome, $12 reason, $13 at
+-- mail_insert for a write deferred to the COMMIT, whose answer nobody reads: a
+-- Message-ID known already fails the transaction (and so undoes what came with it).
+INSERT INTO mail_messages (tenant_id, id, mailbox_id, direction, rfc_message_id, ticket_id,
+                           message_id, from_address, to_addresses, cc_addresses, outcome,
+                           reason, created_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
 
 -- name: mail_thread_of_ids --
 -- $1 tenant_id, $2 Message-IDs
@@ -141,10 +154,14 @@ SELECT t.ticket_id, t.mailbox_id, t.token FROM mail_threads t
  WHERE t.tenant_id = $1 AND t.ticket_id = $2
 
 -- name: mail_sender_recent --
--- $1 tenant_id, $2 address, $3 since
-SELECT count(*) FROM mail_messages
- WHERE tenant_id = $1 AND direction = 'in' AND lower(from_address) = lower($2)
-   AND created_at > $3
+-- $1 tenant_id, $2 addresses, $3 since
+-- Mail taken in from each address since $3: one look-up for a run of mails, each
+-- address a range of mail_messages_sender.
+SELECT a.address,
+       (SELECT count(*) FROM mail_messages m
+         WHERE m.tenant_id = $1 AND m.direction = 'in'
+           AND lower(m.from_address) = lower(a.address) AND m.created_at > $3) AS n
+  FROM unnest($2::text[]) AS a(address)
 
 -- name: mail_bounce_put --
 -- $1 tenant_id, $2 address, $3 status, $4 reason, $5 at

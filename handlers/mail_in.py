@@ -31,11 +31,12 @@ well as to the ticket's own CCs (handlers/mail_out.py).
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import secrets
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,7 @@ from uuid import UUID
 import asyncpg
 import orjson
 
+from domain.attachment import FileLimits
 from domain.errors import DomainError
 from domain.ids import MessageId, TenantId, TicketId
 from domain.mail import (
@@ -130,78 +132,202 @@ async def take_in(store: EventStore, storages: attachments.Storages, tenant_id: 
     """Take in ``raw`` for mailbox ``mailbox_id`` (module docstring). A mail retried from
     the quarantine (``quarantine_id``) leaves it once taken in; quarantined again, its
     row keeps the new reason. ``checkpoint`` commits with the mail's outcome."""
-    actor = mail_actor(mailbox_id)
     try:
         mail = parse(raw)
     except Unparseable as exc:
         return await _quarantine(store, tenant_id, mailbox_id, raw, exc.reason, at,
                                  quarantine_id, checkpoint)
-    async with store.session(tenant_id, actor) as uow:
-        mailbox = await uow.conn.fetchrow(Q["mailbox_get"], tenant_id, mailbox_id)
-        if mailbox is None:
-            raise Missing("mailbox_not_found", f"no mailbox {mailbox_id}")
-        seen = await uow.conn.fetchrow(Q["mail_seen"], tenant_id, mail.message_id)
-        if seen is not None:
-            await _unquarantine(uow, mailbox_id, quarantine_id)
-            await checkpoint(uow)
-            return TakenIn("duplicate", "this Message-ID was taken in before",
-                           seen["ticket_id"], mail_id=seen["id"])
-        noise = await _noise(uow.conn, tenant_id, mail, at)
-        if noise is not None:
-            outcome, reason = noise
-            mail_id = await _record(uow, mailbox_id, mail, None, None, outcome, reason, at)
-            await _unquarantine(uow, mailbox_id, quarantine_id)
-            await checkpoint(uow)
-            return TakenIn(outcome if mail_id else "duplicate", reason, mail_id=mail_id)
-        ticket_id = await thread_of(uow.conn, tenant_id, mailbox["address"], mail)
-        stranger = None
-        if ticket_id is not None and await _stranger(uow.conn, tenant_id, ticket_id, mail):
-            settings = await load_settings(uow.conn, tenant_id)
-            if settings.stranger_replies == "ticket":
-                stranger = (f"{mail.sender} is neither the requester nor a CC of ticket "
-                            f"{ticket_id}: a ticket of its own")
-                ticket_id = None
-    received = await _store_files(store, storages, tenant_id, actor, mail.files, at)
     try:
-        async with store.session(tenant_id, actor) as uow:
-            taken = await _write(uow, mailbox_id, mail, ticket_id, received, at, stranger)
-            await _unquarantine(uow, mailbox_id, quarantine_id)
-            await checkpoint(uow)
-            return taken
+        (taken,) = await _settle(store, storages, tenant_id, mailbox_id, [mail], at,
+                                 quarantine_id=quarantine_id, checkpoint=checkpoint)
+        return taken
     except _Duplicate:
-        for r in received:
-            await attachments.discard(store, tenant_id, r)
         return TakenIn("duplicate", "this Message-ID was taken in before")
     except (DomainError, HandlerError, SubjectErased) as exc:
         # Refused by a rule of the desk (a sender address it does not take, an erased
         # contact's): kept, with the reason, rather than refused again at every poll.
-        for r in received:
-            await attachments.discard(store, tenant_id, r)
         reason = f"refused: {getattr(exc, 'message', None) or exc}"
         return await _quarantine(store, tenant_id, mailbox_id, raw, reason, at,
                                  quarantine_id, checkpoint)
+
+
+GROUP = 25
+"""Mails of one poll settled in one transaction at most (``take_in_all``)."""
+
+GroupCheckpoint = Callable[[UnitOfWork, int], Awaitable[None]]
+"""Written in the transaction that settles mails up to the one at the given index."""
+
+
+async def take_in_all(store: EventStore, storages: attachments.Storages,
+                      tenant_id: TenantId, mailbox_id: UUID, raws: Sequence[bytes],
+                      now: Callable[[], datetime], *, checkpoint: GroupCheckpoint
+                      ) -> list[TakenIn]:
+    """Take in ``raws`` in order, as ``take_in`` would one by one, in fewer
+    transactions: a run of mails that do not touch one another (parsed, distinct
+    senders and Message-IDs, none answering another of the run) is settled in one
+    transaction with ``checkpoint`` at its last mail, so a crash loses or repeats none
+    of them. A run that fails in any way (a refused mail, a lost race) is rolled back
+    whole and its mails are taken in one by one instead, each with its own checkpoint;
+    any other mail goes alone too. A transaction per mail costs about as much as the
+    mail's own work (its look-ups, files and ticket), hence the runs."""
+    out: list[TakenIn] = []
+    i = 0
+    # The next run is parsed in a thread while this one waits on the database.
+    parsing: asyncio.Future[list[ParsedMail]] | None = _parse_run(raws, 0)
+    try:
+        while parsing is not None:
+            run = await parsing
+            size = max(len(run), 1)
+            parsing = _parse_run(raws, i + size) if i + size < len(raws) else None
+            if len(run) > 1:
+                try:
+                    out += await _settle(store, storages, tenant_id, mailbox_id, run, now(),
+                                         checkpoint=_at(checkpoint, i + size - 1),
+                                         deferring=True)
+                    i += size
+                    continue
+                except Exception:
+                    pass  # each of them alone: what it was, refused, or raised again
+            for j in range(i, i + size):
+                out.append(await take_in(store, storages, tenant_id, mailbox_id, raws[j],
+                                         now(), checkpoint=_at(checkpoint, j)))
+            i += size
+    finally:
+        if parsing is not None:
+            parsing.cancel()
+    return out
+
+
+def _parse_run(raws: Sequence[bytes], start: int) -> asyncio.Future[list[ParsedMail]]:
+    return asyncio.ensure_future(asyncio.to_thread(_run_of, raws, start))
+
+
+def _at(checkpoint: GroupCheckpoint, i: int) -> Checkpoint:
+    async def written(uow: UnitOfWork) -> None:
+        await checkpoint(uow, i)
+    return written
+
+
+def _run_of(raws: Sequence[bytes], start: int) -> list[ParsedMail]:
+    """The mails from ``start`` on that may share a transaction (``take_in_all``)."""
+    run: list[ParsedMail] = []
+    senders: set[str] = set()
+    ids: set[str] = set()
+    for raw in raws[start:start + GROUP]:
+        try:
+            mail = parse(raw)
+        except Unparseable:
+            break
+        if mail.sender in senders or mail.message_id in ids or ids & set(mail.thread_ids()):
+            break
+        run.append(mail)
+        senders.add(mail.sender)
+        ids.add(mail.message_id)
+    return run
+
+
+@dataclass(slots=True)
+class _Looked:
+    """One mail as the look-ups before its files found it."""
+
+    mail: ParsedMail
+    seen: Any = None
+    noise: tuple[str, str] | None = None
+    ticket_id: UUID | None = None
+    stranger: str | None = None
+    received: list[attachments.Received] = field(default_factory=list)
+
+
+async def _settle(store: EventStore, storages: attachments.Storages, tenant_id: TenantId,
+                  mailbox_id: UUID, mails: Sequence[ParsedMail], at: datetime, *,
+                  checkpoint: Checkpoint, quarantine_id: UUID | None = None,
+                  deferring: bool = False) -> list[TakenIn]:
+    """Parsed mails looked up (one read-only transaction), their files stored, and all
+    of them written with ``checkpoint`` in one transaction. ``deferring``: the ticket
+    commands' writes go with the COMMIT (a lost race fails the whole at commit)."""
+    actor = mail_actor(mailbox_id)
+    async with store.session(tenant_id, readonly=True) as uow:
+        mailbox = await uow.conn.fetchrow(Q["mailbox_get"], tenant_id, mailbox_id)
+        if mailbox is None:
+            raise Missing("mailbox_not_found", f"no mailbox {mailbox_id}")
+        own = {r["address"] for r in await uow.conn.fetch(Q["mailbox_addresses"], tenant_id)}
+        found = await attachments.limits(uow.conn, tenant_id)
+        seen = {r["rfc_message_id"]: r for r in await uow.conn.fetch(
+            Q["mail_seen"], tenant_id, [m.message_id for m in mails])}
+        recent = {r["address"]: r["n"] for r in await uow.conn.fetch(
+            Q["mail_sender_recent"], tenant_id, sorted({m.sender for m in mails}),
+            at - timedelta(hours=1))}
+        looked = [await _look(uow.conn, tenant_id, mailbox["address"], m,
+                              seen.get(m.message_id), _noise(m, own, recent.get(m.sender, 0)))
+                  for m in mails]
+    chosen = [_chosen_files(m.mail.files, found) if m.seen is None and m.noise is None
+              else [] for m in looked]
+    received = await attachments.receive_all(store, storages, tenant_id, actor,
+                                             [f for files in chosen for f in files], at)
+    try:
+        for m, files in zip(looked, chosen, strict=True):
+            m.received, received = received[:len(files)], received[len(files):]
+        async with store.session(tenant_id, actor) as uow:
+            uow.deferring = deferring
+            out = [await _write_looked(uow, mailbox_id, m, at) for m in looked]
+            await _unquarantine(uow, mailbox_id, quarantine_id)
+            await checkpoint(uow)
+            return out
     except BaseException:
+        for m in looked:
+            for r in m.received:
+                await attachments.discard(store, tenant_id, r)
         for r in received:
             await attachments.discard(store, tenant_id, r)
         raise
 
 
-async def _noise(conn: asyncpg.Connection, tenant_id: TenantId, mail: ParsedMail,
-                 at: datetime) -> tuple[str, str] | None:
-    own = {r["address"] for r in await conn.fetch(Q["mailbox_addresses"], tenant_id)}
+async def _look(conn: asyncpg.Connection, tenant_id: TenantId, mailbox_address: str,
+                mail: ParsedMail, seen: Any, noise: tuple[str, str] | None) -> _Looked:
+    """What the mail is: seen before, noise, or where it goes (module docstring)."""
+    looked = _Looked(mail, seen, None if seen is not None else noise)
+    if looked.seen is not None or looked.noise is not None:
+        return looked
+    ticket_id = await thread_of(conn, tenant_id, mailbox_address, mail)
+    if ticket_id is not None and await _stranger(conn, tenant_id, ticket_id, mail):
+        settings = await load_settings(conn, tenant_id)
+        if settings.stranger_replies == "ticket":
+            looked.stranger = (f"{mail.sender} is neither the requester nor a CC of "
+                               f"ticket {ticket_id}: a ticket of its own")
+            ticket_id = None
+    looked.ticket_id = ticket_id
+    return looked
+
+
+async def _write_looked(uow: UnitOfWork, mailbox_id: UUID, looked: _Looked, at: datetime
+                        ) -> TakenIn:
+    mail = looked.mail
+    if looked.seen is not None:
+        return TakenIn("duplicate", "this Message-ID was taken in before",
+                       looked.seen["ticket_id"], mail_id=looked.seen["id"])
+    if looked.noise is not None:
+        outcome, reason = looked.noise
+        for b in mail.bounces:
+            if b.hard:
+                await uow.conn.execute(Q["mail_bounce_put"], uow.tenant_id, b.recipient,
+                                       b.status, (b.diagnostic or "")[:500] or None, at)
+        mail_id = await _record(uow, mailbox_id, mail, None, None, outcome, reason, at)
+        return TakenIn(outcome if mail_id else "duplicate", reason, mail_id=mail_id)
+    return await _write(uow, mailbox_id, mail, looked.ticket_id, looked.received, at,
+                        looked.stranger)
+
+
+def _noise(mail: ParsedMail, own: set[str], recent: int) -> tuple[str, str] | None:
+    """Why the mail goes no further (its outcome and reason), or None; ``recent``: the
+    mail taken in from its sender within the hour. A bounce's hard failures are
+    written with its record (``_write_looked``)."""
     if is_own_address(mail.sender, own):
         return "ignored", "from one of the desk's own addresses"
     if mail.bounces:
-        hard = [b for b in mail.bounces if b.hard]
-        for b in hard:
-            await conn.execute(Q["mail_bounce_put"], tenant_id, b.recipient, b.status,
-                               (b.diagnostic or "")[:500] or None, at)
         said = ", ".join(f"{b.recipient} {b.status}" for b in mail.bounces)
         return "bounce", f"a delivery status notification: {said}"[:500]
     if mail.automatic is not None:
         return "ignored", f"automatic mail ({mail.automatic}); never answered"[:500]
-    recent = await conn.fetchval(Q["mail_sender_recent"], tenant_id, mail.sender,
-                                 at - timedelta(hours=1))
     if recent >= SENDER_HOURLY_CAP:
         return "ignored", (f"{mail.sender} sent more than {SENDER_HOURLY_CAP} mails "
                            "within an hour")
@@ -234,39 +360,23 @@ async def _stranger(conn: asyncpg.Connection, tenant_id: TenantId, ticket_id: UU
     return not await conn.fetchval(Q["mail_ticket_copied"], tenant_id, ticket_id, mail.sender)
 
 
-async def _one(data: bytes) -> AsyncIterator[bytes]:
-    yield data
-
-
-async def _store_files(store: EventStore, storages: attachments.Storages,
-                       tenant_id: TenantId, actor: StoreActor, files: tuple[MailFile, ...],
-                       at: datetime) -> list[attachments.Received]:
-    """The mail's files received as blobs, within the tenant's limits: the original
-    message always (it is the last), the others while the per-message limit allows; a
-    file over the size limit or with a name the desk refuses is left out (the original
-    still holds it)."""
-    async with store.session(tenant_id, readonly=True) as uow:
-        found = await attachments.limits(uow.conn, tenant_id)
+def _chosen_files(files: tuple[MailFile, ...], found: FileLimits
+                  ) -> list[attachments.WholeFile]:
+    """The mail's files to keep, within the tenant's limits: the original message
+    always (it is the last), the others while the per-message limit allows; a file over
+    the size limit or with a name the desk refuses is left out (the original still
+    holds it)."""
     *others, original = files
-    chosen = [*others[:max(found.per_message - 1, 0)], original]
-    received: list[attachments.Received] = []
-    try:
-        for f in chosen:
-            # The type the mail declares, unless the bytes contradict it.
-            for declared in (f.content_type, None):
-                command = attachments.ReceiveFile(name=f.name, declared_type=declared,
-                                                  uploader=actor, at=at)
-                try:
-                    received.append(await attachments.receive(store, storages, tenant_id,
-                                                              command, _one(f.data), found))
-                    break
-                except HandlerError:
-                    continue
-    except BaseException:
-        for r in received:
-            await attachments.discard(store, tenant_id, r)
-        raise
-    return received
+    chosen = []
+    for f in [*others[:max(found.per_message - 1, 0)], original]:
+        # The type the mail declares, unless the bytes contradict it.
+        for declared in (f.content_type, None):
+            try:
+                chosen.append(attachments.check_whole(f.name, declared, f.data, found))
+                break
+            except HandlerError:
+                continue
+    return chosen
 
 
 async def _write(uow: UnitOfWork, mailbox_id: UUID, mail: ParsedMail, ticket_id: UUID | None,
@@ -278,6 +388,9 @@ async def _write(uow: UnitOfWork, mailbox_id: UUID, mail: ParsedMail, ticket_id:
         doc = await attachments.record_upload(uow, r, attachments.ReceiveFile(
             name=r.name, declared_type=r.content_type, uploader=actor, at=at))
         uploads.append(doc["id"])
+    if uploads and uow.writes:
+        # Deferred (``_settle``): the command's claim must read the uploads' rows.
+        await uow.flush_writes()
     author = Actor(kind=ActorKind.CUSTOMER, id=mail.sender)
     if ticket_id is not None:
         # A reply to a merged ticket's mail lands where its thread went (its sender is
@@ -290,8 +403,8 @@ async def _write(uow: UnitOfWork, mailbox_id: UUID, mail: ParsedMail, ticket_id:
         outcome, landed = "reply", ticket_id
         if result.follow_up is not None:
             outcome, landed = "follow_up", result.follow_up.id
-            await uow.conn.execute(Q["mail_thread_insert"], uow.tenant_id, landed, mailbox_id,
-                                   new_token(), at)
+            await uow.write(Q["mail_thread_insert"], uow.tenant_id, landed, mailbox_id,
+                            new_token(), at)
     else:
         landed = TicketId(uuid.uuid4())
         command = OpenTicket(ticket_id=landed, subject=mail.subject, body=mail.body,
@@ -299,8 +412,8 @@ async def _write(uow: UnitOfWork, mailbox_id: UUID, mail: ParsedMail, ticket_id:
                              source=Source.EMAIL, actor=author, at=at)
         message_id = command.opening_message_id()
         await run_command(uow, landed, command, files=tuple(uploads))
-        await uow.conn.execute(Q["mail_thread_insert"], uow.tenant_id, landed, mailbox_id,
-                               new_token(), at)
+        await uow.write(Q["mail_thread_insert"], uow.tenant_id, landed, mailbox_id,
+                        new_token(), at)
         outcome = "ticket"
     mail_id = await _record(uow, mailbox_id, mail, landed, message_id, outcome, reason, at)
     if mail_id is None:
@@ -312,6 +425,14 @@ async def _record(uow: UnitOfWork, mailbox_id: UUID, mail: ParsedMail,
                   ticket_id: UUID | None, message_id: UUID | None, outcome: str,
                   reason: str | None, at: datetime) -> UUID | None:
     """The mail's row; None when its Message-ID was written first by another."""
+    if uow.deferring:
+        # In a run (``_settle``), with the COMMIT: a Message-ID written first by another
+        # fails the run, whose mails are then taken in one by one.
+        mail_id = uuid.uuid4()
+        await uow.write(Q["mail_insert_strict"], uow.tenant_id, mail_id, mailbox_id, "in",
+                        mail.message_id, ticket_id, message_id, mail.sender, list(mail.to),
+                        list(mail.cc), outcome, reason, at)
+        return mail_id
     found = await uow.conn.fetchval(
         Q["mail_insert"], uow.tenant_id, uuid.uuid4(), mailbox_id, "in", mail.message_id,
         ticket_id, message_id, mail.sender, list(mail.to), list(mail.cc), outcome, reason, at)
@@ -437,4 +558,4 @@ async def forget_contact_mail(conn: asyncpg.Connection, tenant_id: TenantId,
 
 __all__ = ["SENDER_HOURLY_CAP", "TakenIn", "discard_quarantined", "forget_contact_mail",
            "list_quarantine", "mail_actor", "mail_of_ticket", "new_token",
-           "retry_quarantined", "split_thread", "take_in", "thread_of"]
+           "retry_quarantined", "split_thread", "take_in", "take_in_all", "thread_of"]

@@ -11,12 +11,16 @@ For each mailbox with IMAP, in turn:
    ``UIDVALIDITY``; a UIDVALIDITY other than the checkpoint's starts the folder over
    (the Message-IDs keep what was taken in before from coming in twice);
 2. fetch the messages after the checkpoint's UID (``BODY.PEEK[]``: nothing is marked
-   read by fetching), oldest first, at most ``BATCH`` a run;
-3. take each in (handlers/mail_in.py) with the checkpoint (UIDVALIDITY, UID) written
-   in the same transaction as the mail's ticket or message: a crash after that commit
-   fetches the mail no more, a crash before it fetches it again, and its Message-ID
-   makes that harmless;
-4. only then flag the taken-in messages ``\\Seen`` on the server.
+   read by fetching), oldest first, ``FETCH_CHUNK`` to a command, at most ``BATCH`` a
+   run;
+3. take them in (handlers/mail_in.py ``take_in_all``) with the checkpoint
+   (UIDVALIDITY, UID) written in the same transaction as the tickets or messages it
+   covers: a crash after that commit fetches those mails no more, a crash before it
+   fetches them again, and their Message-IDs make that harmless;
+4. only then flag the taken-in messages ``\\Seen`` on the server, on the same login;
+5. look again on that login (NOOP, then the search) for mail that came meanwhile, and
+   take it in the same way, until a look finds none or the batch is full: a mail that
+   arrives during a poll waits for no other poll.
 
 The server's failure is noted on the mailbox (readiness ``degraded``) and raised, for
 the queue's backoff; an unreachable server holds up nothing else. Where the server
@@ -33,9 +37,9 @@ import imaplib
 import re
 import ssl
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any, TypeVar
 from uuid import UUID
 
 from domain.ids import TenantId
@@ -50,17 +54,18 @@ Q = load_queries(Path(__file__).with_name("mail.sql"))
 
 KIND = "mail.poll"
 BATCH = 200
+FETCH_CHUNK = 50
+"""Messages fetched by one ``UID FETCH``: a round trip each, not one per message."""
 IMAP_TIMEOUT = 15.0
+_T = TypeVar("_T")
+_UID = re.compile(rb"\bUID (\d+)", re.IGNORECASE)
 
 
 class MailboxUnreachable(Exception):
     """The IMAP server could not be reached, refused the login or the folder."""
 
 
-@dataclass(frozen=True, slots=True)
-class Fetched:
-    uidvalidity: int
-    messages: list[tuple[int, bytes]]
+_IMAP_ERRORS = (OSError, imaplib.IMAP4.error, MailboxUnreachable, ssl.SSLError)
 
 
 def connect(access: mailboxes.ImapAccess, timeout: float) -> imaplib.IMAP4:
@@ -85,38 +90,54 @@ def _quoted(folder: str) -> str:
     return '"' + folder.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _fetch(access: mailboxes.ImapAccess, limit: int, timeout: float) -> Fetched:
-    """The messages after the checkpoint (blocking: run in a thread)."""
+def _open(access: mailboxes.ImapAccess, timeout: float) -> tuple[imaplib.IMAP4, int]:
+    """Logged in, the folder selected, and its UIDVALIDITY (blocking: run in a thread)."""
     client = connect(access, timeout)
     try:
         _, said = client.response("UIDVALIDITY")
-        uidvalidity = int(said[0]) if said and said[0] else 0
-        after = access.last_uid if access.uidvalidity == uidvalidity else 0
-        typ, data = client.uid("SEARCH", f"UID {after + 1}:*")
+        return client, int(said[0]) if said and said[0] else 0
+    except BaseException:
+        logout(client)
+        raise
+
+
+def _fetch(client: imaplib.IMAP4, after: int, limit: int, again: bool
+           ) -> list[tuple[int, bytes]]:
+    """The first ``limit`` messages after UID ``after``, oldest first (blocking: run in
+    a thread); ``again``: a NOOP first, so the server tells of mail that came since."""
+    if again:
+        client.noop()
+    typ, data = client.uid("SEARCH", f"UID {after + 1}:*")
+    if typ != "OK":
+        raise MailboxUnreachable(f"UID SEARCH failed: {data!r}"[:300])
+    # "n:*" always names the last message, even one at or below n.
+    uids = sorted(u for u in (int(x) for x in (data[0] or b"").split()) if u > after)[:limit]
+    messages: dict[int, bytes] = {}
+    for start in range(0, len(uids), FETCH_CHUNK):
+        chunk = uids[start:start + FETCH_CHUNK]
+        typ, parts = client.uid("FETCH", ",".join(map(str, chunk)), "(UID BODY.PEEK[])")
         if typ != "OK":
-            raise MailboxUnreachable(f"UID SEARCH failed: {data!r}"[:300])
-        # "n:*" always names the last message, even one at or below n.
-        uids = sorted(u for u in (int(x) for x in (data[0] or b"").split()) if u > after)
-        messages = []
-        for uid in uids[:limit]:
-            typ, parts = client.uid("FETCH", str(uid), "(BODY.PEEK[])")
-            raw = next((p[1] for p in parts if isinstance(p, tuple)), None)
-            if typ != "OK" or raw is None:
-                raise MailboxUnreachable(f"cannot fetch UID {uid}")
-            messages.append((uid, bytes(raw)))
-        return Fetched(uidvalidity, messages)
-    finally:
-        logout(client)
+            raise MailboxUnreachable(f"cannot fetch UIDs {chunk[0]}-{chunk[-1]}")
+        for k, part in enumerate(parts):
+            if not isinstance(part, tuple):
+                continue
+            # "* n FETCH (UID u BODY[] {size}", the body, then ")": the UID is before the
+            # body as asked, or after it where a server answers in another order.
+            found = _UID.search(part[0])
+            if found is None and k + 1 < len(parts) and isinstance(parts[k + 1], bytes):
+                found = _UID.search(parts[k + 1])
+            if found is not None:
+                messages[int(found.group(1))] = bytes(part[1])
+    missing = [u for u in uids if u not in messages]
+    if missing:
+        raise MailboxUnreachable(f"cannot fetch UID {missing[0]}")
+    return [(u, messages[u]) for u in uids]
 
 
-def _flag(access: mailboxes.ImapAccess, uids: list[int], timeout: float) -> None:
-    client = connect(access, timeout)
-    try:
-        for start in range(0, len(uids), 100):
-            chunk = ",".join(map(str, uids[start:start + 100]))
-            client.uid("STORE", chunk, "+FLAGS.SILENT", r"(\Seen)")
-    finally:
-        logout(client)
+def _flag(client: imaplib.IMAP4, uids: list[int]) -> None:
+    for start in range(0, len(uids), 100):
+        chunk = ",".join(map(str, uids[start:start + 100]))
+        client.uid("STORE", chunk, "+FLAGS.SILENT", r"(\Seen)")
 
 
 def logout(client: imaplib.IMAP4) -> None:
@@ -141,28 +162,46 @@ async def poll_mailbox(store: EventStore, storages: attachments.Storages, tenant
         access = await mailboxes.imap_access(uow.conn, store.keyring, tenant_id, mailbox_id)
     if access is None:
         return []
-    try:
-        fetched = await asyncio.to_thread(_fetch, access, limit, timeout)
-    except (OSError, imaplib.IMAP4.error, MailboxUnreachable, ssl.SSLError) as exc:
-        async with store.session(tenant_id, mail_in.mail_actor(mailbox_id)) as uow:
-            await mailboxes.record_use(uow.conn, tenant_id, mailbox_id, now(),
-                                       reason(exc))
-        raise MailboxUnreachable(reason(exc)) from exc
-    outcomes = []
-    for uid, raw in fetched.messages:
-        async def checkpoint(uow: UnitOfWork, uid: int = uid) -> None:
-            await uow.conn.execute(Q["imap_checkpoint"], tenant_id, mailbox_id,
-                                   fetched.uidvalidity, uid)
 
-        taken = await mail_in.take_in(store, storages, tenant_id, mailbox_id, raw,
-                                      now(), checkpoint=checkpoint)
-        outcomes.append(taken.outcome)
-    if fetched.messages:
-        # Taken in and checkpointed already: the flag is a courtesy to people reading
-        # the mailbox, and a failure to set it loses nothing.
-        with contextlib.suppress(OSError, imaplib.IMAP4.error, MailboxUnreachable,
-                                 ssl.SSLError):
-            await asyncio.to_thread(_flag, access, [u for u, _ in fetched.messages], timeout)
+    async def imap(fn: Callable[..., _T], *args: Any) -> _T:
+        """``fn`` in a thread; the server's failure noted on the mailbox and raised."""
+        try:
+            return await asyncio.to_thread(fn, *args)
+        except _IMAP_ERRORS as exc:
+            async with store.session(tenant_id, mail_in.mail_actor(mailbox_id)) as uow:
+                await mailboxes.record_use(uow.conn, tenant_id, mailbox_id, now(),
+                                           reason(exc))
+            raise MailboxUnreachable(reason(exc)) from exc
+
+    client, uidvalidity = await imap(_open, access, timeout)
+    outcomes: list[str] = []
+    try:
+        after = access.last_uid if access.uidvalidity == uidvalidity else 0
+        # Again after each round, on the same login, for mail that came meanwhile (IDLE
+        # would only make the next poll due), until a round finds none or the batch
+        # is full.
+        while len(outcomes) < limit:
+            fetched = await imap(_fetch, client, after, limit - len(outcomes),
+                                 bool(outcomes))
+            if not fetched:
+                break
+
+            async def checkpoint(uow: UnitOfWork, i: int,
+                                 fetched: list[tuple[int, bytes]] = fetched) -> None:
+                await uow.conn.execute(Q["imap_checkpoint"], tenant_id, mailbox_id,
+                                       uidvalidity, fetched[i][0])
+
+            taken = await mail_in.take_in_all(store, storages, tenant_id, mailbox_id,
+                                              [raw for _, raw in fetched], now,
+                                              checkpoint=checkpoint)
+            outcomes += [t.outcome for t in taken]
+            # Taken in and checkpointed already: the flag is a courtesy to people
+            # reading the mailbox, and a failure to set it loses nothing.
+            with contextlib.suppress(*_IMAP_ERRORS):
+                await asyncio.to_thread(_flag, client, [u for u, _ in fetched])
+            after = fetched[-1][0]
+    finally:
+        await asyncio.to_thread(logout, client)
     async with store.session(tenant_id, mail_in.mail_actor(mailbox_id)) as uow:
         await mailboxes.record_use(uow.conn, tenant_id, mailbox_id, now(), None)
     return outcomes
