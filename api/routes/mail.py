@@ -32,7 +32,7 @@ from api.http import commands
 from api.http.answer_headers import LOCATION, sends
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch, bearer_token
-from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, tenant_list_page
+from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, tenant_list_page
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply
@@ -67,8 +67,6 @@ router = APIRouter(tags=["mail"], route_class=StrictRoute)
 MAIL_MAX_BYTES = 30 * 1024 * 1024
 """The largest raw message taken in (providers cap mail at 25-35 MB)."""
 
-Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT)]
-Cursor = Annotated[str | None, Query(max_length=1000)]
 
 
 def _smtp(given: SmtpIn | None) -> mailboxes.Smtp | None:
@@ -102,7 +100,7 @@ def _safe(body: Any) -> dict[str, Any]:
 @router.get("/v1/mailboxes", response_model=MailboxPage, responses=errors(),
             summary="List the mailboxes")
 async def list_mailboxes(principal: Authorized, services: ServicesDep,
-                         limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None) -> Response:
+                         limit: PageLimit = DEFAULT_LIMIT, cursor: PageCursor = None) -> Response:
     """Oldest first; pass ``next_cursor`` back as ``cursor``."""
 
     async def read(s: UnitOfWork, after: Any, n: int) -> list[dict[str, Any]]:
@@ -246,8 +244,8 @@ async def _body(request: Request) -> bytes:
 @router.get("/v1/mail-notifications", response_model=NotificationPage, responses=errors(),
             summary="List the notification mail")
 async def list_notifications(
-        principal: Authorized, services: ServicesDep, limit: Limit = DEFAULT_LIMIT,
-        cursor: Cursor = None, kind: NoticeKind | None = None,
+        principal: Authorized, services: ServicesDep, limit: PageLimit = DEFAULT_LIMIT,
+        cursor: PageCursor = None, kind: NoticeKind | None = None,
         status: NoticeStatus | None = None,
         to: Annotated[str | None, Query(min_length=3, max_length=320,
                                         description="The recipient (any case).")] = None,
@@ -272,7 +270,7 @@ async def list_notifications(
 @router.get("/v1/mailboxes/{mailbox_id}/quarantine", response_model=QuarantinePage,
             responses=errors(404), summary="List the mailbox's quarantined mail")
 async def list_quarantine(mailbox_id: UUID, principal: Authorized, services: ServicesDep,
-                          limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None) -> Response:
+                          limit: PageLimit = DEFAULT_LIMIT, cursor: PageCursor = None) -> Response:
     """Mail that could not be taken in, oldest first, with the reason."""
     async with services.store.session(principal.tenant_id, principal.actor, readonly=True) as s:
         if await mailboxes.get_mailbox(s.conn, s.tenant_id, mailbox_id) is None:
