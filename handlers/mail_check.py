@@ -17,7 +17,7 @@ from typing import Any
 from uuid import UUID
 
 from eventstore.store import UnitOfWork
-from handlers import mail_poll, mailboxes
+from handlers import mail_out, mail_poll, mailboxes
 from handlers.errors import Missing
 
 TRIAL_TIMEOUT = 5.0
@@ -26,21 +26,8 @@ TRIAL_TIMEOUT = 5.0
 
 def _smtp_login(access: mailboxes.SmtpAccess, timeout: float) -> None:
     """EHLO, STARTTLS when asked, login when there is a username (blocking)."""
-    context = ssl.create_default_context()
-    client: smtplib.SMTP
-    if access.security == "tls":
-        client = smtplib.SMTP_SSL(access.host, access.port, timeout=timeout, context=context)
-    else:
-        client = smtplib.SMTP(access.host, access.port, timeout=timeout)
-    with client:
-        code, said = client.ehlo()
-        if code != 250:
-            raise smtplib.SMTPResponseException(code, said)
-        if access.security == "starttls":
-            client.starttls(context=context)
-            client.ehlo()
-        if access.username:
-            client.login(access.username, access.password or "")
+    with mail_out.smtp_session(access, timeout):
+        pass
 
 
 def _imap_login(access: mailboxes.ImapAccess, timeout: float) -> None:
