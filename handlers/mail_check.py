@@ -51,7 +51,7 @@ async def try_mailbox(uow: UnitOfWork, mailbox_id: UUID, timeout: float = TRIAL_
 
     Run in the caller's unit of work (its Idempotency-Key record), which holds its
     connection for the trial: at most twice ``timeout``, both servers tried at once."""
-    if await mailboxes.get_mailbox(uow.conn, uow.tenant_id, mailbox_id) is None:
+    if await mailboxes.get_mailbox(uow, mailbox_id) is None:
         raise Missing("mailbox_not_found", f"no mailbox {mailbox_id}")
     _, smtp = await mailboxes.smtp_access(uow.conn, uow.keyring, uow.tenant_id, mailbox_id)
     imap = await mailboxes.imap_access(uow.conn, uow.keyring, uow.tenant_id, mailbox_id)

@@ -336,9 +336,10 @@ def quarantine_document(row: Any) -> dict[str, Any]:
             "created_at": row["created_at"], "retried_at": row["retried_at"]}
 
 
-async def list_quarantine(conn: asyncpg.Connection, tenant_id: TenantId, mailbox_id: UUID,
+async def list_quarantine(uow: UnitOfWork, mailbox_id: UUID,
                           after: tuple[datetime, UUID] | None, limit: int
                           ) -> list[dict[str, Any]]:
+    conn, tenant_id = uow.conn, uow.tenant_id
     at, last = after if after is not None else (None, None)
     rows = await conn.fetch(Q["quarantine_page"], tenant_id, mailbox_id, at, last, limit)
     return [quarantine_document(r) for r in rows]
@@ -369,9 +370,9 @@ async def discard_quarantined(uow: UnitOfWork, mailbox_id: UUID, quarantine_id: 
     return quarantine_document(found)
 
 
-async def mail_of_ticket(conn: asyncpg.Connection, tenant_id: TenantId, ticket_id: UUID
-                         ) -> list[dict[str, Any]]:
+async def mail_of_ticket(uow: UnitOfWork, ticket_id: UUID) -> list[dict[str, Any]]:
     """The mail a ticket took in and sent, oldest first, with each one's outcome."""
+    conn, tenant_id = uow.conn, uow.tenant_id
     return [{"id": r["id"], "mailbox_id": r["mailbox_id"], "direction": r["direction"],
              "message_id": r["message_id"], "rfc_message_id": r["rfc_message_id"],
              "from": r["from_address"], "to": list(r["to_addresses"]),

@@ -40,8 +40,6 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-import asyncpg
-
 from domain.agent import AddAgent
 from domain.events import OidcProviderRemoved, OidcProviderSet
 from domain.ids import AgentId, TenantId
@@ -115,8 +113,8 @@ def provider_document(row: Any) -> dict[str, Any]:
             "updated_at": row["updated_at"]}
 
 
-async def get_provider(conn: asyncpg.Connection, tenant_id: TenantId
-                       ) -> dict[str, Any] | None:
+async def get_provider(uow: UnitOfWork) -> dict[str, Any] | None:
+    conn, tenant_id = uow.conn, uow.tenant_id
     row = await conn.fetchrow(Q["provider_get"], tenant_id)
     return None if row is None else provider_document(row)
 

@@ -141,7 +141,7 @@ async def slack_requester(uow: UnitOfWork, message: SlackMessage, at: datetime) 
                 if holder is None:
                     raise
                 found = holder.id
-    return await requester_of_contact(conn, tenant, found)
+    return await requester_of_contact(uow, found)
 
 
 def _customer(requester: Requester) -> Actor:

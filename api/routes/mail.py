@@ -104,7 +104,7 @@ async def list_mailboxes(principal: Authorized, services: ServicesDep,
     """Oldest first; pass ``next_cursor`` back as ``cursor``."""
 
     async def read(s: UnitOfWork, after: Any, n: int) -> list[dict[str, Any]]:
-        return await mailboxes.list_mailboxes(s.conn, s.tenant_id, after, n)
+        return await mailboxes.list_mailboxes(s, after, n)
 
     page, nxt = await tenant_list_page(services.cursors, services.store, principal.tenant_id,
                                        "mailboxes", read, limit, cursor)
@@ -137,7 +137,7 @@ async def create_mailbox(body: MailboxIn, request: Request, principal: Authorize
 async def get_mailbox(mailbox_id: UUID, principal: Authorized,
                       services: ServicesDep) -> Response:
     async with services.store.session(principal.tenant_id, principal.actor, readonly=True) as s:
-        doc = await mailboxes.get_mailbox(s.conn, s.tenant_id, mailbox_id)
+        doc = await mailboxes.get_mailbox(s, mailbox_id)
     if doc is None:
         raise Problem(404, "mailbox_not_found", f"no mailbox {mailbox_id}")
     return JsonReply(200, doc).response()
@@ -256,7 +256,7 @@ async def list_notifications(
     filters = mail_notify.NoticeFilter(kind=kind, status=status, to=to, ticket_id=ticket_id)
 
     async def read(s: UnitOfWork, after: Any, n: int) -> list[dict[str, Any]]:
-        return await mail_notify.list_notices(s.conn, s.tenant_id, filters, after, n)
+        return await mail_notify.list_notices(s, filters, after, n)
 
     scope = {k: str(v) for k, v in (("kind", kind), ("status", status),
                                     ("to", None if to is None else to.lower()),
@@ -273,11 +273,11 @@ async def list_quarantine(mailbox_id: UUID, principal: Authorized, services: Ser
                           limit: PageLimit = DEFAULT_LIMIT, cursor: PageCursor = None) -> Response:
     """Mail that could not be taken in, oldest first, with the reason."""
     async with services.store.session(principal.tenant_id, principal.actor, readonly=True) as s:
-        if await mailboxes.get_mailbox(s.conn, s.tenant_id, mailbox_id) is None:
+        if await mailboxes.get_mailbox(s, mailbox_id) is None:
             raise Problem(404, "mailbox_not_found", f"no mailbox {mailbox_id}")
 
     async def read(s: UnitOfWork, after: Any, n: int) -> list[dict[str, Any]]:
-        return await mail_in.list_quarantine(s.conn, s.tenant_id, mailbox_id, after, n)
+        return await mail_in.list_quarantine(s, mailbox_id, after, n)
 
     page, nxt = await tenant_list_page(services.cursors, services.store, principal.tenant_id,
                                        "quarantine", read, limit, cursor,
@@ -326,7 +326,7 @@ async def ticket_mail(ticket_id: UUID, principal: Authorized,
     async with services.store.session(principal.tenant_id, principal.actor, readonly=True) as s:
         if await load_ticket(s.conn, s.tenant_id, ticket_id) is None:
             raise Problem(404, "not_found", f"no ticket {ticket_id}")
-        data = await mail_in.mail_of_ticket(s.conn, s.tenant_id, ticket_id)
+        data = await mail_in.mail_of_ticket(s, ticket_id)
     return JsonReply(200, {"data": data}).response()
 
 

@@ -166,8 +166,7 @@ async def ccs(ticket_id: UUID, body: CcsIn, request: Request, services: Services
         add: list[Requester] = []
         for person in body.add:
             if person.contact_id is not None:
-                add.append(await requester_of_contact(uow.conn, uow.tenant_id,
-                                                      person.contact_id))
+                add.append(await requester_of_contact(uow, person.contact_id))
             else:
                 assert person.email is not None
                 add.append(Requester(email=person.email, name=person.name))

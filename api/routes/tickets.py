@@ -120,8 +120,7 @@ async def open_ticket(
 
     async def work(uow: UnitOfWork) -> JsonReply:
         if body.requester.contact_id is not None:
-            requester = await requester_of_contact(uow.conn, uow.tenant_id,
-                                                   body.requester.contact_id)
+            requester = await requester_of_contact(uow, body.requester.contact_id)
         else:
             assert body.requester.email is not None
             requester = Requester(email=body.requester.email, name=body.requester.name)
