@@ -7,6 +7,11 @@ tenant and the provider's id, never returned), an optional allowed e-mail domain
 whether a first sign-in may add an agent (off unless the admin turns it on). Without
 one, nothing here runs: ``start`` answers ``oidc_not_configured``.
 
+``button``, ``start`` and ``finish`` take the store, not a unit of work: the tenant is
+the one the browser names (by slug or id), looked up first, and the provider is called
+outside any transaction; ``finish`` opens the session in a unit of work acting as the
+person it found.
+
 The flow (docs/sign-in.md):
 
 1. ``start`` mints a state, a nonce and a PKCE verifier, keeps the state's and the
@@ -156,10 +161,7 @@ async def remove_provider(uow: UnitOfWork, at: datetime) -> dict[str, Any]:
 
 
 async def button(store: EventStore, tenant: str) -> tuple[TenantId, str] | None:
-    """The tenant and the label of its sign-in button, if it has a provider.
-
-    Takes the store, not a unit of work: the tenant is not known until its slug or id is
-    looked up."""
+    """The tenant and the label of its sign-in button, if it has a provider."""
     async with store.connection() as conn:
         tenant_id = await resolve_tenant(conn, tenant)
     if tenant_id is None:
@@ -172,10 +174,7 @@ async def button(store: EventStore, tenant: str) -> tuple[TenantId, str] | None:
 async def start(store: EventStore, providers: Providers, tenant: str,
                 callback: Callable[[TenantId], str], at: datetime) -> Started:
     """Begin a sign-in with the tenant's provider (``callback``: our redirect URI for
-    the tenant, as registered with the provider).
-
-    Takes the store, not a unit of work: the tenant is not known until its slug or id is
-    looked up."""
+    the tenant, as registered with the provider)."""
     async with store.connection() as conn:
         tenant_id = await resolve_tenant(conn, tenant)
     if tenant_id is None:
@@ -200,11 +199,7 @@ async def start(store: EventStore, providers: Providers, tenant: str,
 
 async def finish(store: EventStore, providers: Providers, lifetimes: Lifetimes,
                  command: Finish) -> SignedIn:
-    """Complete a sign-in from the provider's callback: a session, or a refusal.
-
-    Takes the store, not a unit of work: the tenant is looked up first, the provider is
-    called outside any transaction, and the session is opened in a unit of work acting
-    as the person it found."""
+    """Complete a sign-in from the provider's callback: a session, or a refusal."""
     if command.browser_state is None or not hmac.compare_digest(
             command.browser_state.encode(), command.state.encode()):
         raise refused("the sign-in was not started in this browser")
