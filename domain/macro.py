@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from domain.errors import AlreadyExists, CorruptStream, ValidationFailed
 from domain.events import Event, MacroChanged, MacroCreated, MacroDeleted
+from domain.evolution import one_version_on
 from domain.ids import AgentId
 from domain.rule_parts import ACTIONS_MAX, Action, check_action
 from domain.templates import check_template
@@ -140,16 +141,11 @@ def evolve_macro(state: Macro | None, event: Event) -> Macro:
         return Macro(id=event.macro_id, version=1, name=event.name, owner_id=event.owner_id,
                      text=event.text, visibility=event.visibility, actions=event.actions,
                      created_at=event.at, updated_at=event.at)
-    changes: dict[str, object] = {"version": state.version + 1, "updated_at": event.at}
-    if isinstance(event, MacroDeleted):  # the last it was, one version on
-        return state.model_copy(update=changes)
+    if isinstance(event, MacroDeleted):
+        return one_version_on(state, event)
     if not isinstance(event, MacroChanged):
         raise CorruptStream(f"{event.TYPE} does not belong to a macro stream")
-    for part in ("name", "text", "visibility", "actions"):
-        value = getattr(event, part)
-        if value is not None:
-            changes[part] = value
-    return state.model_copy(update=changes)
+    return one_version_on(state, event, ("name", "text", "visibility", "actions"))
 
 
 def fold_macro(events: Iterable[Event]) -> Macro | None:

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
 from domain.events import Event, RuleChanged, RuleCreated
+from domain.evolution import one_version_on
 from domain.rule_parts import (
     Action,
     Condition,
@@ -154,12 +155,8 @@ def evolve_rule(state: Rule | None, event: Event) -> Rule:
                     time=event.time, created_at=event.at, updated_at=event.at)
     if not isinstance(event, RuleChanged):
         raise CorruptStream(f"{event.TYPE} does not belong to a rule stream")
-    changes: dict[str, object] = {"version": state.version + 1, "updated_at": event.at}
-    for part in ("name", "position", "active", "conditions", "actions", "time"):
-        value = getattr(event, part)
-        if value is not None:
-            changes[part] = value
-    return state.model_copy(update=changes)
+    return one_version_on(state, event,
+                          ("name", "position", "active", "conditions", "actions", "time"))
 
 
 def fold_rule(events: Iterable[Event]) -> Rule | None:

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from domain.errors import AlreadyExists, CorruptStream, ValidationFailed
 from domain.events import Event, ViewChanged, ViewCreated, ViewDeleted
+from domain.evolution import one_version_on
 from domain.ids import AgentId
 from domain.values import UtcDatetime
 
@@ -121,15 +122,11 @@ def evolve_view(state: SavedView | None, event: Event) -> SavedView:
         return SavedView(id=event.view_id, version=1, name=event.name,
                          owner_id=event.owner_id, filters=event.filters, created_at=event.at,
                          updated_at=event.at)
-    changes: dict[str, object] = {"version": state.version + 1, "updated_at": event.at}
-    if isinstance(event, ViewChanged):
-        for part in ("name", "filters"):
-            value = getattr(event, part)
-            if value is not None:
-                changes[part] = value
-    elif not isinstance(event, ViewDeleted):  # deleted: the last it was, one version on
+    if isinstance(event, ViewDeleted):
+        return one_version_on(state, event)
+    if not isinstance(event, ViewChanged):
         raise CorruptStream(f"{event.TYPE} does not belong to a view stream")
-    return state.model_copy(update=changes)
+    return one_version_on(state, event, ("name", "filters"))
 
 
 def fold_view(events: Iterable[Event]) -> SavedView | None:

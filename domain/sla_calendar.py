@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from domain.business_hours import Calendar
 from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
 from domain.events import CalendarChanged, CalendarCreated, CalendarDeleted, Event
+from domain.evolution import one_version_on
 from domain.values import UtcDatetime
 
 CALENDAR_NAME_MAX = 100
@@ -171,16 +172,11 @@ def evolve_calendar(state: SlaCalendar | None, event: Event) -> SlaCalendar:
             raise CorruptStream(f"a calendar stream starts with CalendarCreated, not {event.TYPE}")
         return SlaCalendar(id=event.calendar_id, version=1, name=event.name, hours=event.hours,
                            created_at=event.at, updated_at=event.at)
-    changes: dict[str, object] = {"version": state.version + 1, "updated_at": event.at}
-    if isinstance(event, CalendarDeleted):  # the last it was, one version on
-        return state.model_copy(update=changes)
+    if isinstance(event, CalendarDeleted):
+        return one_version_on(state, event)
     if not isinstance(event, CalendarChanged):
         raise CorruptStream(f"{event.TYPE} does not belong to a calendar stream")
-    if event.name is not None:
-        changes["name"] = event.name
-    if event.hours is not None:
-        changes["hours"] = event.hours
-    return state.model_copy(update=changes)
+    return one_version_on(state, event, ("name", "hours"))
 
 
 def fold_calendar(events: Iterable[Event]) -> SlaCalendar | None:

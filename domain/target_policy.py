@@ -41,6 +41,7 @@ from domain.events import (
     SlaPolicyCreated,
     SlaPolicyDeleted,
 )
+from domain.evolution import one_version_on
 from domain.rule_parts import Condition, Facts, check_condition, failing, field_key
 from domain.sla import ClockBasis, PolicyChoice, PolicyMatcher
 from domain.values import Priority, SlaMetric, UtcDatetime
@@ -208,18 +209,12 @@ def evolve_policy(state: TargetPolicy | None, event: Event) -> TargetPolicy:
                             conditions=event.conditions, targets=event.targets,
                             calendar_id=event.calendar_id, created_at=event.at,
                             updated_at=event.at)
-    changes: dict[str, object] = {"version": state.version + 1, "updated_at": event.at}
-    if isinstance(event, SlaPolicyDeleted):  # the last it was, one version on
-        return state.model_copy(update=changes)
+    if isinstance(event, SlaPolicyDeleted):
+        return one_version_on(state, event)
     if not isinstance(event, SlaPolicyChanged):
         raise CorruptStream(f"{event.TYPE} does not belong to a policy stream")
-    for part in ("name", "position", "conditions", "targets"):
-        value = getattr(event, part)
-        if value is not None:
-            changes[part] = value
-    if event.set_calendar:
-        changes["calendar_id"] = event.calendar_id
-    return state.model_copy(update=changes)
+    return one_version_on(state, event, ("name", "position", "conditions", "targets"),
+                          {"calendar_id": event.calendar_id} if event.set_calendar else None)
 
 
 def fold_policy(events: Iterable[Event]) -> TargetPolicy | None:

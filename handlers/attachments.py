@@ -143,7 +143,10 @@ def _checked_type(declared: str | None, head: bytes) -> str:
 async def check_upload(store: EventStore, tenant_id: TenantId, command: ReceiveFile,
                        declared_size: int | None) -> FileLimits:
     """The name and type checked, and the tenant's limits, before any byte is read; a
-    declared size over the limit is refused at once (413)."""
+    declared size over the limit is refused at once (413).
+
+    Takes the store, not a unit of work: the limits are read in a read-only transaction
+    that ends before the body is, so no transaction waits on the client's bytes."""
     _checked_name(command.name)
     try:
         check_type(command.declared_type)
@@ -186,7 +189,10 @@ async def receive(store: EventStore, storages: Storages, tenant_id: TenantId,
                   command: ReceiveFile, body: AsyncIterator[bytes],
                   found: FileLimits) -> Received:
     """Stream ``body`` into a new blob (module docstring); ``record_upload`` then makes
-    it an upload, or ``discard`` forgets it."""
+    it an upload, or ``discard`` forgets it.
+
+    Takes the store, not a unit of work: each chunk is written in a short transaction of
+    its own while the body streams in."""
     assert store.keyring is not None
     name = _checked_name(command.name)
     declared = check_type(command.declared_type)
@@ -354,7 +360,10 @@ async def record_upload(uow: UnitOfWork, received: Received, command: ReceiveFil
 
 async def discard(store: EventStore, tenant_id: TenantId, received: Received) -> None:
     """Forget a received blob that did not become an upload (a refused or replayed
-    request)."""
+    request).
+
+    Takes the store, not a unit of work: it runs after the request's own unit of work
+    refused or replayed the upload."""
     await _forget(store, received.storage, tenant_id, received.blob_id)
 
 
@@ -511,7 +520,10 @@ async def open_file(store: EventStore, storages: Storages, tenant_id: TenantId,
                     actor: StoreActor, upload_id: UUID) -> OpenFile:
     """The file of upload ``upload_id`` as ``actor`` may read it (module docstring):
     ``Missing`` when it may not (or there is none), ``Gone`` once its contact was
-    erased."""
+    erased.
+
+    Takes the store, not a unit of work: the row is read and authorized in a read-only
+    transaction, and the bytes stream after it ends."""
     assert store.keyring is not None
     async with store.session(tenant_id, actor, readonly=True) as uow:
         row = await uow.conn.fetchrow(Q["download"], tenant_id, upload_id)
@@ -595,7 +607,10 @@ async def verify_files(store: EventStore, storages: Storages, tenant_id: TenantI
                        recorded: Mapping[UUID, str]) -> FileCheck:
     """Read every stored blob of the tenant, open it and hash it, and compare: with
     its row's sha256, and each attached upload's with ``recorded`` (upload id -> the
-    sha256 its event carries)."""
+    sha256 its event carries).
+
+    Takes the store, not a unit of work: it reads the blobs in batches, a read-only
+    transaction each, and hashes the bytes outside any."""
     assert store.keyring is not None
     bad: list[str] = []
     checked = erased = 0

@@ -30,7 +30,10 @@ class Brand:
 
 async def brand_of(store: EventStore, given: str) -> Brand | None:
     """The brand of the tenant ``given`` by its slug (any case) or id; None when there
-    is no such tenant."""
+    is no such tenant.
+
+    Takes the store, not a unit of work: the tenant is not known until its slug or id is
+    looked up."""
     async with store.connection() as conn:
         tenant = await resolve_tenant(conn, given)
     if tenant is None:

@@ -48,7 +48,10 @@ async def attempt(store: EventStore, tenant: TenantId, actor: StoreActor, job: J
                   failures: tuple[type[Exception], ...] = (DeliveryFailed,)) -> T | None:
     """Run ``send`` once and settle the row (module docstring); what the other side
     acknowledged, or None when the row went ``dead``. Raises the failure when the job
-    is to be retried."""
+    is to be retried.
+
+    Takes the store, not a unit of work: the other side is called outside any
+    transaction, and the row settled in one of its own after."""
     try:
         acknowledged = await send()
     except failures as exc:

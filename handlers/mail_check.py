@@ -17,7 +17,7 @@ from typing import Any
 from uuid import UUID
 
 from eventstore.store import UnitOfWork
-from handlers import mail_poll, mailboxes
+from handlers import mail_out, mail_poll, mailboxes
 from handlers.errors import Missing
 
 TRIAL_TIMEOUT = 5.0
@@ -26,21 +26,8 @@ TRIAL_TIMEOUT = 5.0
 
 def _smtp_login(access: mailboxes.SmtpAccess, timeout: float) -> None:
     """EHLO, STARTTLS when asked, login when there is a username (blocking)."""
-    context = ssl.create_default_context()
-    client: smtplib.SMTP
-    if access.security == "tls":
-        client = smtplib.SMTP_SSL(access.host, access.port, timeout=timeout, context=context)
-    else:
-        client = smtplib.SMTP(access.host, access.port, timeout=timeout)
-    with client:
-        code, said = client.ehlo()
-        if code != 250:
-            raise smtplib.SMTPResponseException(code, said)
-        if access.security == "starttls":
-            client.starttls(context=context)
-            client.ehlo()
-        if access.username:
-            client.login(access.username, access.password or "")
+    with mail_out.smtp_session(access, timeout):
+        pass
 
 
 def _imap_login(access: mailboxes.ImapAccess, timeout: float) -> None:
@@ -64,7 +51,7 @@ async def try_mailbox(uow: UnitOfWork, mailbox_id: UUID, timeout: float = TRIAL_
 
     Run in the caller's unit of work (its Idempotency-Key record), which holds its
     connection for the trial: at most twice ``timeout``, both servers tried at once."""
-    if await mailboxes.get_mailbox(uow.conn, uow.tenant_id, mailbox_id) is None:
+    if await mailboxes.get_mailbox(uow, mailbox_id) is None:
         raise Missing("mailbox_not_found", f"no mailbox {mailbox_id}")
     _, smtp = await mailboxes.smtp_access(uow.conn, uow.keyring, uow.tenant_id, mailbox_id)
     imap = await mailboxes.imap_access(uow.conn, uow.keyring, uow.tenant_id, mailbox_id)

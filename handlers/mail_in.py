@@ -518,9 +518,9 @@ async def discard_quarantined(uow: UnitOfWork, mailbox_id: UUID, quarantine_id: 
     return quarantine_document(found, uow.tenant_id, uow.keyring)
 
 
-async def mail_of_ticket(conn: asyncpg.Connection, tenant_id: TenantId, ticket_id: UUID
-                         ) -> list[dict[str, Any]]:
+async def mail_of_ticket(uow: UnitOfWork, ticket_id: UUID) -> list[dict[str, Any]]:
     """The mail a ticket took in and sent, oldest first, with each one's outcome."""
+    conn, tenant_id = uow.conn, uow.tenant_id
     return [{"id": r["id"], "mailbox_id": r["mailbox_id"], "direction": r["direction"],
              "message_id": r["message_id"], "rfc_message_id": r["rfc_message_id"],
              "from": r["from_address"], "to": list(r["to_addresses"]),

@@ -420,10 +420,11 @@ def notice_document(row: Any) -> dict[str, Any]:
             "created_at": row["created_at"], "sent_at": row["sent_at"]}
 
 
-async def list_notices(conn: asyncpg.Connection, tenant_id: TenantId, filters: NoticeFilter,
+async def list_notices(uow: UnitOfWork, filters: NoticeFilter,
                        after: tuple[datetime, UUID] | None, limit: int
                        ) -> list[dict[str, Any]]:
     """The tenant's notifications, oldest first, after ``after``."""
+    conn, tenant_id = uow.conn, uow.tenant_id
     at, last = after if after is not None else (None, None)
     rows = await conn.fetch(Q["notice_page"], tenant_id, filters.kind, filters.status,
                             None if filters.to is None else filters.to.lower(),

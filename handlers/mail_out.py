@@ -34,7 +34,8 @@ import html
 import smtplib
 import ssl
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from email.message import EmailMessage
 from email.utils import format_datetime, getaddresses, parseaddr
@@ -63,8 +64,12 @@ class MailNotSent(Exception):
     """The SMTP server could not be reached, or refused the mail."""
 
 
-def _send(access: mailboxes.SmtpAccess, message: EmailMessage, timeout: float) -> None:
-    """One SMTP transaction (blocking: run in a thread)."""
+@contextmanager
+def smtp_session(access: mailboxes.SmtpAccess, timeout: float) -> Iterator[smtplib.SMTP]:
+    """A connection to the mailbox's SMTP server, greeted (EHLO), secured (STARTTLS when
+    asked) and logged in when there is a username, closed on leaving (blocking). The
+    trial of a mailbox (``handlers.mail_check``) and every send open it the same way, so
+    a server the trial accepts is one a send gets as far."""
     context = ssl.create_default_context()
     client: smtplib.SMTP
     if access.security == "tls":
@@ -72,12 +77,20 @@ def _send(access: mailboxes.SmtpAccess, message: EmailMessage, timeout: float) -
     else:
         client = smtplib.SMTP(access.host, access.port, timeout=timeout)
     with client:
-        client.ehlo()
+        code, said = client.ehlo()
+        if code != 250:
+            raise smtplib.SMTPResponseException(code, said)
         if access.security == "starttls":
             client.starttls(context=context)
             client.ehlo()
         if access.username:
             client.login(access.username, access.password or "")
+        yield client
+
+
+def _send(access: mailboxes.SmtpAccess, message: EmailMessage, timeout: float) -> None:
+    """One SMTP transaction (blocking: run in a thread)."""
+    with smtp_session(access, timeout) as client:
         if access.dkim is None:
             refused = client.send_message(message)
         else:

@@ -334,15 +334,15 @@ async def delete_mailbox(uow: UnitOfWork, mailbox_id: UUID, at: datetime,
     return mailbox_document(row)
 
 
-async def get_mailbox(conn: asyncpg.Connection, tenant_id: TenantId, mailbox_id: UUID
-                      ) -> dict[str, Any] | None:
+async def get_mailbox(uow: UnitOfWork, mailbox_id: UUID) -> dict[str, Any] | None:
+    conn, tenant_id = uow.conn, uow.tenant_id
     row = await conn.fetchrow(Q["mailbox_get"], tenant_id, mailbox_id)
     return None if row is None else mailbox_document(row)
 
 
-async def list_mailboxes(conn: asyncpg.Connection, tenant_id: TenantId,
-                         after: tuple[datetime, UUID] | None, limit: int
+async def list_mailboxes(uow: UnitOfWork, after: tuple[datetime, UUID] | None, limit: int
                          ) -> list[dict[str, Any]]:
+    conn, tenant_id = uow.conn, uow.tenant_id
     at, last = after if after is not None else (None, None)
     rows = await conn.fetch(Q["mailbox_page"], tenant_id, at, last, limit)
     return [mailbox_document(r) for r in rows]

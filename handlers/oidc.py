@@ -7,6 +7,11 @@ tenant and the provider's id, never returned), an optional allowed e-mail domain
 whether a first sign-in may add an agent (off unless the admin turns it on). Without
 one, nothing here runs: ``start`` answers ``oidc_not_configured``.
 
+``button``, ``start`` and ``finish`` take the store, not a unit of work: the tenant is
+the one the browser names (by slug or id), looked up first, and the provider is called
+outside any transaction; ``finish`` opens the session in a unit of work acting as the
+person it found.
+
 The flow (docs/sign-in.md):
 
 1. ``start`` mints a state, a nonce and a PKCE verifier, keeps the state's and the
@@ -39,8 +44,6 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 from uuid import UUID
-
-import asyncpg
 
 from domain.agent import AddAgent
 from domain.events import OidcProviderRemoved, OidcProviderSet
@@ -115,8 +118,8 @@ def provider_document(row: Any) -> dict[str, Any]:
             "updated_at": row["updated_at"]}
 
 
-async def get_provider(conn: asyncpg.Connection, tenant_id: TenantId
-                       ) -> dict[str, Any] | None:
+async def get_provider(uow: UnitOfWork) -> dict[str, Any] | None:
+    conn, tenant_id = uow.conn, uow.tenant_id
     row = await conn.fetchrow(Q["provider_get"], tenant_id)
     return None if row is None else provider_document(row)
 

@@ -237,7 +237,7 @@ async def open_ticket(uow: UnitOfWork, contact_id: UUID, ticket_id: TicketId, su
     carrying the uploads ``files``, with ``fields`` values: the domain checks them as
     it checks staff-set ones, acting as the customer (fields open to intake only,
     required ones enforced). Returns the ticket as the customer sees it."""
-    requester = await requester_of_contact(uow.conn, uow.tenant_id, contact_id)
+    requester = await requester_of_contact(uow, contact_id)
     result = await run_command(uow, ticket_id, OpenTicket(
         ticket_id=ticket_id, subject=subject, body=body, requester=requester,
         source=Source.PORTAL, actor=_author(contact_id), at=at, fields=dict(fields or {})),

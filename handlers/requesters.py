@@ -29,6 +29,7 @@ from domain.events import Event
 from domain.ids import ContactId, OrganizationId, TenantId
 from domain.validation import check_requester
 from domain.values import Requester, UtcDatetime
+from eventstore.store import UnitOfWork
 from eventstore.types import Write
 from handlers.errors import Invalid
 from projections import people
@@ -48,10 +49,10 @@ async def survivor(conn: asyncpg.Connection, tenant_id: TenantId, contact: Conta
     raise CorruptStream(f"contact {contact.id} is merged more than {MAX_HOPS} times over")
 
 
-async def requester_of_contact(conn: asyncpg.Connection, tenant_id: TenantId,
-                               contact_id: UUID) -> Requester:
+async def requester_of_contact(uow: UnitOfWork, contact_id: UUID) -> Requester:
     """The requester for a ticket opened for a contact by id; 422 ``unknown_contact``
     naming it when the tenant has no such contact."""
+    conn, tenant_id = uow.conn, uow.tenant_id
     contact = await people.load_contact(conn, tenant_id, contact_id)
     if contact is None:
         raise Invalid("unknown_contact", f"contact {contact_id} does not exist",

@@ -15,10 +15,8 @@ from __future__ import annotations
 
 from uuid import UUID
 
-import asyncpg
-
-from domain.ids import TenantId
 from eventstore.keys import Keyring
+from eventstore.store import UnitOfWork
 
 REWRAPPED: tuple[tuple[str, str, str], ...] = (
     ("file_blobs", "wrapped_key", "kek"),
@@ -36,12 +34,13 @@ to the row's ``id`` (``Keyring.wrap``); a value whose kek column is NULL is wrap
 something else (a file's key by its contact's data key) and is left as it is."""
 
 
-async def rewrap_values(conn: asyncpg.Connection, keyring: Keyring, tenant_id: TenantId,
+async def rewrap_values(uow: UnitOfWork, keyring: Keyring,
                         table: str, value: str, kek: str, batch: int) -> int:
     """Re-wrap up to ``batch`` of the tenant's ``table.value`` not yet wrapped by the
     current key-encryption key, in the caller's transaction; how many. Rows are locked
     (a sender reading one waits), and a re-wrapped row is never picked again: call
     again, a transaction each, until it says 0."""
+    conn, tenant_id = uow.conn, uow.tenant_id
     # Identifiers from REWRAPPED only, never values.
     rows = await conn.fetch(
         f'SELECT id, "{value}" AS value, "{kek}" AS kek FROM "{table}" '

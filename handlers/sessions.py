@@ -231,7 +231,9 @@ Outcome = Literal["rotated", "replayed", "refused"]
 async def refresh(store: EventStore, lifetimes: Lifetimes, token: str | None,
                   at: datetime, kind: SessionKind = STAFF) -> SignedIn:
     """Spend a refresh token for the next one. A token spent before revokes its session
-    (and is refused); so does losing a race for the same token."""
+    (and is refused); so does losing a race for the same token.
+
+    Takes the store, not a unit of work: the tenant is the token's."""
     ref = parse_token(kind.prefix, token)
     if ref is None:
         raise _refresh_refused()
@@ -280,7 +282,9 @@ async def sign_out(store: EventStore, token: str | None, at: datetime,
                    kind: SessionKind = STAFF) -> bool:
     """End the session of a refresh token (any of its family, spent or not); an unknown
     token or an ended session is nothing to do. Whether the token was one of a session
-    (ended now or before)."""
+    (ended now or before).
+
+    Takes the store, not a unit of work: the tenant is the token's."""
     ref = parse_token(kind.prefix, token)
     if ref is None:
         return False

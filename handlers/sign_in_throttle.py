@@ -87,7 +87,10 @@ class Attempt:
 
 
 async def check(store: EventStore, attempt: Attempt, now: datetime) -> None:
-    """Raise ``TooManyAttempts`` if the account or the address is blocked now."""
+    """Raise ``TooManyAttempts`` if the account or the address is blocked now.
+
+    Takes the store, not a unit of work: the counts are kept by account and address,
+    outside any tenant, on a connection of their own."""
     async with store.connection() as conn:
         until: datetime | None = await conn.fetchval(Q["blocked_until"], attempt.keys(), now)
     if until is not None:
@@ -96,7 +99,11 @@ async def check(store: EventStore, attempt: Attempt, now: datetime) -> None:
 
 async def failed(store: EventStore, throttle: Throttle, attempt: Attempt,
                  now: datetime) -> None:
-    """Count one failure against the account and the address."""
+    """Count one failure against the account and the address.
+
+    Takes the store, not a unit of work: the counts are kept by account and address,
+    outside any tenant, and this one commits on its own, so nothing the refused sign-in
+    rolls back undoes it."""
     limits = [(attempt.account, throttle.account)]
     if attempt.address is not None:
         limits.append((attempt.address, throttle.address))
@@ -109,7 +116,10 @@ async def failed(store: EventStore, throttle: Throttle, attempt: Attempt,
 
 
 async def succeeded(store: EventStore, attempt: Attempt) -> None:
-    """A right password: forget the account's failures."""
+    """A right password: forget the account's failures.
+
+    Takes the store, not a unit of work: the counts are kept by account and address,
+    outside any tenant, on a connection of their own."""
     async with store.connection() as conn:
         await conn.execute(Q["forget"], attempt.account)
 

@@ -142,7 +142,8 @@ async def disconnect_slack(uow: UnitOfWork, at: datetime) -> dict[str, Any]:
     return integration_document(row)
 
 
-async def get_slack(conn: asyncpg.Connection, tenant_id: TenantId) -> dict[str, Any] | None:
+async def get_slack(uow: UnitOfWork) -> dict[str, Any] | None:
+    conn, tenant_id = uow.conn, uow.tenant_id
     row = await conn.fetchrow(Q["integration_get"], tenant_id)
     return None if row is None else integration_document(row)
 

@@ -77,7 +77,10 @@ class _Settled(Exception):
 
 async def take_event(store: EventStore, tenant_id: TenantId, payload: dict[str, Any],
                      at: datetime) -> EventTaken:
-    """Take in one verified ``event_callback`` (module docstring)."""
+    """Take in one verified ``event_callback`` (module docstring).
+
+    Takes the store, not a unit of work: a refused event is settled as ``ignored`` in a
+    transaction of its own, after the one that tried it rolled back."""
     event_id = payload.get("event_id")
     if not isinstance(event_id, str) or not event_id or len(event_id) > 200:
         return EventTaken("ignored", "an event without an event_id")
@@ -141,7 +144,7 @@ async def slack_requester(uow: UnitOfWork, message: SlackMessage, at: datetime) 
                 if holder is None:
                     raise
                 found = holder.id
-    return await requester_of_contact(conn, tenant, found)
+    return await requester_of_contact(uow, found)
 
 
 def _customer(requester: Requester) -> Actor:

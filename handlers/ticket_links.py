@@ -75,7 +75,7 @@ async def change_ccs(uow: UnitOfWork, ticket_id: UUID, add: Sequence[Requester |
     people: list[Requester] = []
     for person in add:
         if not isinstance(person, Requester):
-            people.append(await requester_of_contact(uow.conn, uow.tenant_id, person))
+            people.append(await requester_of_contact(uow, person))
             continue
         found, created = await resolve_requester(uow.conn, uow.tenant_id, person, at,
                                                  write=uow.write)

@@ -64,8 +64,7 @@ async def rotate_sealed(store: EventStore, tenant_id: TenantId, *,
     for table, value, kek in sealed_values.REWRAPPED:
         while True:
             async with store.session(tenant_id) as uow:
-                n = await sealed_values.rewrap_values(uow.conn, store.keyring, tenant_id,
-                                                      table, value, kek, batch)
+                n = await sealed_values.rewrap_values(uow, store.keyring, table, value, kek, batch)
             if not n:
                 break
             done += n

@@ -40,6 +40,7 @@ from api.feed.messages import BadRoom, Room
 from api.feed.outbox import Outbox, Outgoing
 from api.feed.presence import STATES, Agent
 from api.feed.scope import out_of_scope
+from api.feed.tasks import until_first_ends
 from api.http.access import event_types_for, permissions_of
 from api.http.auth import Principal, resolve
 from api.root import Services
@@ -124,17 +125,11 @@ class StreamConnection:
     async def run(self) -> None:
         """Serve until the client leaves or the key is revoked."""
         self.hub.attach(self.outbox)
-        tasks = [asyncio.create_task(self._read()), asyncio.create_task(self._write()),
-                 asyncio.create_task(self._watch())]
         try:
-            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            failures = await until_first_ends(self._read(), self._write(), self._watch())
         finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
             self.hub.detach(self.outbox)
             await self._leave(self.presence_tickets)
-        failures = [exc for t in done if not t.cancelled() and (exc := t.exception())]
         revoked = [exc for exc in failures if isinstance(exc, Revoked)]
         if any(isinstance(exc, TooSlow) for exc in failures):
             log.info("feed client %s stopped reading; closed with %d",

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any
 
 import orjson
 from fastapi import APIRouter, WebSocket
@@ -39,6 +38,7 @@ from starlette.websockets import WebSocketDisconnect
 from api.feed import messages as msg
 from api.feed.hub import Hub
 from api.feed.route import Refused, first_auth_message
+from api.feed.tasks import until_first_ends
 from api.http.auth import Principal, customer_of
 from api.http.routing import StrictRoute
 from api.root import Services
@@ -107,19 +107,13 @@ class CustomerFeed:
 
     async def run(self, position: int) -> None:
         wake = self.hub.watch(self.principal.tenant_id)
-        tasks = [asyncio.create_task(self._send(wake, position)),
-                 asyncio.create_task(self._drain_client()),
-                 asyncio.create_task(self._recheck())]
         try:
-            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            failures = await until_first_ends(self._send(wake, position), self._drain_client(),
+                                              self._recheck())
         finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
             self.hub.unwatch(self.principal.tenant_id, wake)
-        for task in done:
-            if not task.cancelled() and isinstance(task.exception(), Refused):
-                refused: Any = task.exception()
+        for refused in failures:
+            if isinstance(refused, Refused):
                 with contextlib.suppress(RuntimeError, OSError):
                     await self.ws.close(refused.code, refused.reason)
 

@@ -23,10 +23,11 @@ import hmac
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 from uuid import UUID
 
 import orjson
+from fastapi import Query
 
 from api.http.problems import Problem
 from domain.ids import TenantId
@@ -36,6 +37,12 @@ from eventstore.types import StoreActor
 MAX_CURSOR_LENGTH = 512
 DEFAULT_LIMIT = 25
 MAX_LIMIT = 100
+
+PageLimit = Annotated[int, Query(ge=1, le=MAX_LIMIT)]
+"""The ``limit`` query parameter of every list: 1 to ``MAX_LIMIT`` rows a page."""
+PageCursor = Annotated[str | None, Query(max_length=MAX_CURSOR_LENGTH)]
+"""The ``cursor`` query parameter of every list: a longer one is no cursor the codec
+signed, so it is refused before it is decoded."""
 
 Position = tuple[datetime, UUID]
 T = TypeVar("T")

@@ -10,7 +10,7 @@ Event type names are checked against the known types, as ``PUT /v1/webhooks`` do
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import UTC, date, datetime
 from typing import Annotated
 
@@ -71,25 +71,22 @@ ANY_OF = ("Any of these: a comma list (`a,b`), repeats (`x=a&x=b`) or both; "
 """The description of every list-valued query parameter (``api.http.routing``)."""
 
 
-def _known_event_type(value: str) -> str:
-    if value not in EVENT_TYPES:
-        raise ValueError(f"unknown event type {value!r}")
-    return value
+def _one_of(names: Collection[str], what: str) -> tuple[AfterValidator, WithJsonSchema]:
+    """A check that takes one of ``names`` (and refuses anything else as an unknown
+    ``what``), and the parameter as OpenAPI declares it: a string enumerating them."""
+
+    def check(value: str) -> str:
+        if value not in names:
+            raise ValueError(f"unknown {what} {value!r}")
+        return value
+
+    return AfterValidator(check), WithJsonSchema({"type": "string", "enum": sorted(names)})
 
 
-EventTypeName = Annotated[str, AfterValidator(_known_event_type),
-                          WithJsonSchema({"type": "string", "enum": sorted(EVENT_TYPES)})]
+EventTypeName = Annotated[str, *_one_of(EVENT_TYPES, "event type")]
 """The name of an event type the service records (``TicketOpened``, ...)."""
 
-
-def _known_stream_type(value: str) -> str:
-    if value not in STREAM_KINDS:
-        raise ValueError(f"unknown stream type {value!r}")
-    return value
-
-
-StreamTypeName = Annotated[str, AfterValidator(_known_stream_type),
-                           WithJsonSchema({"type": "string", "enum": sorted(STREAM_KINDS)})]
+StreamTypeName = Annotated[str, *_one_of(STREAM_KINDS, "stream type")]
 """The kind of a stream (``ticket``, ``tenant``, ...)."""
 
 

@@ -11,15 +11,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from datetime import datetime, timedelta
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 from uuid import UUID
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from api.http import commands
 from api.http.deps import Authorized, ServicesDep
-from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, tenant_list_page
+from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, tenant_list_page
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply
@@ -137,8 +137,8 @@ def _out(row: Mapping[str, Any]) -> dict[str, Any]:
 async def list_agents(
     principal: Authorized,
     services: ServicesDep,
-    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-    cursor: Annotated[str | None, Query(max_length=1000)] = None,
+    limit: PageLimit = DEFAULT_LIMIT,
+    cursor: PageCursor = None,
 ) -> Any:
     page, nxt = await tenant_list_page(services.cursors, services.store, principal.tenant_id,
                                        "agents", agent_handlers.list_agents, limit, cursor)

@@ -16,13 +16,13 @@ from datetime import datetime
 from typing import Annotated, Any
 from uuid import UUID
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from api.http import commands
 from api.http.access import ROLE_PERMISSIONS, permissions_of
 from api.http.deps import Authorized, ServicesDep
-from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, tenant_list_page
+from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, tenant_list_page
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply
@@ -89,8 +89,8 @@ router = APIRouter(prefix="/v1/api-keys", tags=["api-keys"], route_class=StrictR
 async def list_keys(
     principal: Authorized,
     services: ServicesDep,
-    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-    cursor: Annotated[str | None, Query(max_length=1000)] = None,
+    limit: PageLimit = DEFAULT_LIMIT,
+    cursor: PageCursor = None,
 ) -> Any:
     page, nxt = await tenant_list_page(services.cursors, services.store, principal.tenant_id,
                                        "api-keys", key_handlers.list_keys, limit, cursor)

@@ -27,7 +27,7 @@ from api.http.auth import Principal
 from api.http.deps import Authorized, ServicesDep
 from api.http.history import history_page
 from api.http.lagging import source_headers
-from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate_int, scope_of
+from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, paginate_int, scope_of
 from api.http.params import ANY_OF, EventTypeName, IsoAwareDateTime
 from api.http.problem_docs import errors
 from api.http.problems import Problem, invalid_parameter
@@ -83,8 +83,6 @@ INT64 = 2**63 - 1  # seqs are bigint columns
 MAX_TYPES = 50
 
 router = APIRouter(tags=["audit"], route_class=StrictRoute)
-Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT)]
-Cursor = Annotated[str | None, Query(max_length=1000)]
 
 
 class VerifyOut(BaseModel):
@@ -240,8 +238,8 @@ def _stream_routes(kind: _Kind) -> None:
     article = "An" if kind.name[0] in "aeiou" else "A"
 
     async def history(principal: Authorized, services: ServicesDep, response: Response,
-                      stream_id: UUID = stream, limit: Limit = DEFAULT_LIMIT,
-                      cursor: Cursor = None) -> Any:
+                      stream_id: UUID = stream, limit: PageLimit = DEFAULT_LIMIT,
+                      cursor: PageCursor = None) -> Any:
         return await _history(kind, stream_id, principal, services, response, limit, cursor)
 
     async def as_of(principal: Authorized, services: ServicesDep, stream_id: UUID = stream,
@@ -271,8 +269,8 @@ for _kind in KINDS:
 async def event_feed(
     principal: Authorized,
     services: ServicesDep,
-    limit: Limit = DEFAULT_LIMIT,
-    cursor: Cursor = None,
+    limit: PageLimit = DEFAULT_LIMIT,
+    cursor: PageCursor = None,
     after_seq: Annotated[int, Query(ge=0, le=INT64)] = 0,
     type: Annotated[list[EventTypeName] | None,
                     Query(max_length=MAX_TYPES, description=ANY_OF)] = None,

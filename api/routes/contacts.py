@@ -18,7 +18,7 @@ from api.http.answer_headers import ETAG, LOCATION, sends
 from api.http.commands import agent_actor, parse_if_match
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
-from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate, scope_of
+from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, paginate, scope_of
 from api.http.params import IdOrNone
 from api.http.problem_docs import errors
 from api.http.problems import Problem
@@ -78,8 +78,8 @@ async def _visible(session: UnitOfWork, contact_id: UUID) -> Contact:
 async def list_(
     services: ServicesDep,
     principal: Authorized,
-    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-    cursor: Annotated[str | None, Query(max_length=512)] = None,
+    limit: PageLimit = DEFAULT_LIMIT,
+    cursor: PageCursor = None,
     email: Annotated[str | None, Query(max_length=254,
                                        description="Exactly this e-mail, in any case.")] = None,
     organization_id: Annotated[IdOrNone | None, Query(
@@ -237,8 +237,8 @@ async def tickets(
     contact_id: UUID,
     services: ServicesDep,
     principal: Authorized,
-    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-    cursor: Annotated[str | None, Query(max_length=512)] = None,
+    limit: PageLimit = DEFAULT_LIMIT,
+    cursor: PageCursor = None,
 ) -> Response:
     """Newest first, as ``GET /v1/tickets?requester_id=``."""
     scope = scope_of(principal.tenant_id, "contact-tickets", {"contact": str(contact_id)})

@@ -9,17 +9,17 @@ in the audit endpoints (``/v1/groups/{id}/history`` and ``/as-of``).
 from __future__ import annotations
 
 import uuid
-from typing import Annotated, Any
+from typing import Any
 from uuid import UUID
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Request, Response
 
 from api.http import commands
 from api.http.answer_headers import ETAG, LOCATION, sends
 from api.http.commands import parse_if_match
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
-from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, tenant_list_document
+from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, tenant_list_document
 from api.http.problem_docs import errors
 from api.http.reply import JsonReply, present, versioned
 from api.http.routing import StrictRoute
@@ -45,8 +45,8 @@ def _created(group: Group) -> JsonReply:
 async def list_(
     principal: Authorized,
     services: ServicesDep,
-    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-    cursor: Annotated[str | None, Query(max_length=1000)] = None,
+    limit: PageLimit = DEFAULT_LIMIT,
+    cursor: PageCursor = None,
 ) -> Response:
     """Oldest first; pass ``next_cursor`` back as ``cursor``."""
     return JsonReply(200, await tenant_list_document(

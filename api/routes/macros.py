@@ -20,7 +20,7 @@ from api.http.commands import agent_actor, parse_if_match, precondition_failed
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
 from api.http.owned import new_owner, run_owned
-from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, personal_list_page
+from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, personal_list_page
 from api.http.problem_docs import errors
 from api.http.reply import JsonReply, versioned
 from api.http.routing import StrictRoute
@@ -55,8 +55,8 @@ class _Rollback(Exception):
             summary="The shared macros and the caller's own")
 async def list_(
     principal: Authorized, services: ServicesDep,
-    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-    cursor: Annotated[str | None, Query(max_length=1000)] = None,
+    limit: PageLimit = DEFAULT_LIMIT,
+    cursor: PageCursor = None,
 ) -> Response:
     return JsonReply(200, await personal_list_page(
         services.cursors, services.store, principal.tenant_id, principal.agent_id, "macros",

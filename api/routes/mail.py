@@ -32,7 +32,7 @@ from api.http import commands
 from api.http.answer_headers import LOCATION, sends
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch, bearer_token
-from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, tenant_list_page
+from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, tenant_list_page
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply
@@ -67,8 +67,6 @@ router = APIRouter(tags=["mail"], route_class=StrictRoute)
 MAIL_MAX_BYTES = 30 * 1024 * 1024
 """The largest raw message taken in (providers cap mail at 25-35 MB)."""
 
-Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT)]
-Cursor = Annotated[str | None, Query(max_length=1000)]
 
 
 def _cleared(given: SmtpIn | ImapIn | DkimIn, secret: str) -> bool:
@@ -110,11 +108,11 @@ def _safe(body: Any) -> dict[str, Any]:
 @router.get("/v1/mailboxes", response_model=MailboxPage, responses=errors(),
             summary="List the mailboxes")
 async def list_mailboxes(principal: Authorized, services: ServicesDep,
-                         limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None) -> Response:
+                         limit: PageLimit = DEFAULT_LIMIT, cursor: PageCursor = None) -> Response:
     """Oldest first; pass ``next_cursor`` back as ``cursor``."""
 
     async def read(s: UnitOfWork, after: Any, n: int) -> list[dict[str, Any]]:
-        return await mailboxes.list_mailboxes(s.conn, s.tenant_id, after, n)
+        return await mailboxes.list_mailboxes(s, after, n)
 
     page, nxt = await tenant_list_page(services.cursors, services.store, principal.tenant_id,
                                        "mailboxes", read, limit, cursor)
@@ -147,7 +145,7 @@ async def create_mailbox(body: MailboxIn, request: Request, principal: Authorize
 async def get_mailbox(mailbox_id: UUID, principal: Authorized,
                       services: ServicesDep) -> Response:
     async with services.store.session(principal.tenant_id, principal.actor, readonly=True) as s:
-        doc = await mailboxes.get_mailbox(s.conn, s.tenant_id, mailbox_id)
+        doc = await mailboxes.get_mailbox(s, mailbox_id)
     if doc is None:
         raise Problem(404, "mailbox_not_found", f"no mailbox {mailbox_id}")
     return JsonReply(200, doc).response()
@@ -254,8 +252,8 @@ async def _body(request: Request) -> bytes:
 @router.get("/v1/mail-notifications", response_model=NotificationPage, responses=errors(),
             summary="List the notification mail")
 async def list_notifications(
-        principal: Authorized, services: ServicesDep, limit: Limit = DEFAULT_LIMIT,
-        cursor: Cursor = None, kind: NoticeKind | None = None,
+        principal: Authorized, services: ServicesDep, limit: PageLimit = DEFAULT_LIMIT,
+        cursor: PageCursor = None, kind: NoticeKind | None = None,
         status: NoticeStatus | None = None,
         to: Annotated[str | None, Query(min_length=3, max_length=320,
                                         description="The recipient (any case).")] = None,
@@ -266,7 +264,7 @@ async def list_notifications(
     filters = mail_notify.NoticeFilter(kind=kind, status=status, to=to, ticket_id=ticket_id)
 
     async def read(s: UnitOfWork, after: Any, n: int) -> list[dict[str, Any]]:
-        return await mail_notify.list_notices(s.conn, s.tenant_id, filters, after, n)
+        return await mail_notify.list_notices(s, filters, after, n)
 
     scope = {k: str(v) for k, v in (("kind", kind), ("status", status),
                                     ("to", None if to is None else to.lower()),
@@ -280,10 +278,10 @@ async def list_notifications(
 @router.get("/v1/mailboxes/{mailbox_id}/quarantine", response_model=QuarantinePage,
             responses=errors(404), summary="List the mailbox's quarantined mail")
 async def list_quarantine(mailbox_id: UUID, principal: Authorized, services: ServicesDep,
-                          limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None) -> Response:
+                          limit: PageLimit = DEFAULT_LIMIT, cursor: PageCursor = None) -> Response:
     """Mail that could not be taken in, oldest first, with the reason."""
     async with services.store.session(principal.tenant_id, principal.actor, readonly=True) as s:
-        if await mailboxes.get_mailbox(s.conn, s.tenant_id, mailbox_id) is None:
+        if await mailboxes.get_mailbox(s, mailbox_id) is None:
             raise Problem(404, "mailbox_not_found", f"no mailbox {mailbox_id}")
 
     async def read(s: UnitOfWork, after: Any, n: int) -> list[dict[str, Any]]:
@@ -336,7 +334,7 @@ async def ticket_mail(ticket_id: UUID, principal: Authorized,
     async with services.store.session(principal.tenant_id, principal.actor, readonly=True) as s:
         if await load_ticket(s.conn, s.tenant_id, ticket_id) is None:
             raise Problem(404, "not_found", f"no ticket {ticket_id}")
-        data = await mail_in.mail_of_ticket(s.conn, s.tenant_id, ticket_id)
+        data = await mail_in.mail_of_ticket(s, ticket_id)
     return JsonReply(200, {"data": data}).response()
 
 

@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import uuid
-from typing import Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Request, Response
 
 from api.http import commands
 from api.http.answer_headers import ETAG, sends
 from api.http.commands import agent_actor, parse_if_match
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
-from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate, row_position, scope_of
+from api.http.pagination import (
+    DEFAULT_LIMIT,
+    PageCursor,
+    PageLimit,
+    paginate,
+    row_position,
+    scope_of,
+)
 from api.http.problem_docs import COMMAND_ERRORS, errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply
@@ -83,8 +89,8 @@ async def get_messages(
     ticket_id: UUID,
     services: ServicesDep,
     principal: Authorized,
-    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-    cursor: Annotated[str | None, Query(max_length=512)] = None,
+    limit: PageLimit = DEFAULT_LIMIT,
+    cursor: PageCursor = None,
 ) -> Response:
     """A ticket that others were merged into lists their messages too, in one order by
     time, each with the `ticket_id` it was written on (docs/teamwork.md)."""

@@ -109,7 +109,7 @@ async def get_provider(request: Request, principal: Authorized,
                        services: ServicesDep) -> Response:
     async with services.store.session(principal.tenant_id, principal.actor,
                                       readonly=True) as s:
-        doc = await oidc.get_provider(s.conn, principal.tenant_id)
+        doc = await oidc.get_provider(s)
     if doc is None:
         raise oidc.not_configured()
     return JsonReply(200, {**doc, "redirect_uri": _callback(request, principal.tenant_id)}

@@ -14,7 +14,7 @@ from api.http.answer_headers import ETAG, LOCATION, sends
 from api.http.commands import parse_if_match
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
-from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate, scope_of
+from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, paginate, scope_of
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply, present, versioned
@@ -56,8 +56,8 @@ def _created(result: org_handlers.OrganizationResult) -> JsonReply:
 async def list_(
     services: ServicesDep,
     principal: Authorized,
-    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-    cursor: Annotated[str | None, Query(max_length=512)] = None,
+    limit: PageLimit = DEFAULT_LIMIT,
+    cursor: PageCursor = None,
     name: Annotated[str | None, Query(max_length=200,
                                       description="Exactly this name, in any case.")] = None,
     domain: Annotated[str | None, Query(max_length=253,
@@ -127,8 +127,8 @@ async def tickets(
     organization_id: UUID,
     services: ServicesDep,
     principal: Authorized,
-    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-    cursor: Annotated[str | None, Query(max_length=512)] = None,
+    limit: PageLimit = DEFAULT_LIMIT,
+    cursor: PageCursor = None,
 ) -> Response:
     """Newest first, as ``GET /v1/tickets?organization_id=``."""
     scope = scope_of(principal.tenant_id, "organization-tickets", {"org": str(organization_id)})

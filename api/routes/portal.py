@@ -34,7 +34,7 @@ from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
-from fastapi import APIRouter, Cookie, Path, Query, Request, Response
+from fastapi import APIRouter, Cookie, Path, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.http import commands
@@ -42,7 +42,7 @@ from api.http.answer_headers import CACHE_CONTROL, LOCATION, SET_COOKIE, merged,
 from api.http.cookies import PORTAL_REFRESH
 from api.http.deps import Authorized, CustomerAuthorized, ServicesDep
 from api.http.headers import bearer_token
-from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, Position, tenant_list_page
+from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, Position, tenant_list_page
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply
@@ -201,8 +201,8 @@ async def get_brand(tenant: Annotated[str, Path(min_length=1, max_length=63)],
 async def list_tickets(
     services: ServicesDep,
     principal: CustomerAuthorized,
-    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-    cursor: Annotated[str | None, Query(max_length=512)] = None,
+    limit: PageLimit = DEFAULT_LIMIT,
+    cursor: PageCursor = None,
 ) -> Response:
     """The tickets the contact is the requester of, and those it is copied on (a CC)."""
     contact = principal.contact_id
@@ -267,8 +267,8 @@ async def get_messages(
     ticket_id: UUID,
     services: ServicesDep,
     principal: CustomerAuthorized,
-    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-    cursor: Annotated[str | None, Query(max_length=512)] = None,
+    limit: PageLimit = DEFAULT_LIMIT,
+    cursor: PageCursor = None,
 ) -> Response:
     """With the public messages of the tickets merged into it, each naming the ticket it
     was written on; never an internal note."""

@@ -9,17 +9,16 @@ Commands take ``Idempotency-Key``; a PATCH takes ``If-Match`` (the rule's ETag).
 from __future__ import annotations
 
 import uuid
-from typing import Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Request, Response
 
 from api.http import commands
 from api.http.answer_headers import ETAG, LOCATION, sends
 from api.http.commands import parse_if_match
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
-from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, tenant_list_document
+from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, tenant_list_document
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply, present, versioned
@@ -68,8 +67,8 @@ def _time(given: TimeIn | None) -> TimeTrigger | None:
 async def list_(
     principal: Authorized,
     services: ServicesDep,
-    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-    cursor: Annotated[str | None, Query(max_length=1000)] = None,
+    limit: PageLimit = DEFAULT_LIMIT,
+    cursor: PageCursor = None,
 ) -> Response:
     """Oldest first (each rule says its ``position``: rules run by position, then oldest
     first); pass ``next_cursor`` back as ``cursor``."""

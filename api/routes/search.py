@@ -17,7 +17,7 @@ from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, Field
 
 from api.http.deps import Authorized, ServicesDep
-from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate_rank, scope_of
+from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, paginate_rank, scope_of
 from api.http.problem_docs import errors
 from api.http.routing import StrictRoute
 from api.schemas import checked_by_domain
@@ -106,8 +106,8 @@ async def search(
         "what to find: tickets (subject, messages, tags, the requester's name and "
         "e-mail), contacts (name, e-mail, phone) or organizations (name, domains)"))
     ] = "ticket",
-    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-    cursor: Annotated[str | None, Query(max_length=512)] = None,
+    limit: PageLimit = DEFAULT_LIMIT,
+    cursor: PageCursor = None,
 ) -> Response:
     staff = principal.role in STAFF
     scope = scope_of(principal.tenant_id, "search", {"q": q, "type": type, "staff": staff})

@@ -10,17 +10,16 @@ a new order of the policies names the version of each.
 from __future__ import annotations
 
 import uuid
-from typing import Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Request, Response
 
 from api.http import commands
 from api.http.answer_headers import ETAG, LOCATION, sends
 from api.http.commands import parse_if_match
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
-from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, tenant_list_document
+from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, tenant_list_document
 from api.http.problem_docs import errors
 from api.http.reply import JsonReply, present, versioned
 from api.http.routing import StrictRoute
@@ -55,8 +54,6 @@ from handlers.sla_apply import apply_policy
 from projections import sla_policies as read_model
 
 router = APIRouter(tags=["sla"], route_class=StrictRoute)
-Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT)]
-Cursor = Annotated[str | None, Query(max_length=1000)]
 
 
 def _hours(given: HoursIn) -> Calendar:
@@ -99,7 +96,7 @@ def _targets(given: TargetsIn) -> PolicyTargets:
 @router.get("/v1/calendars", response_model=CalendarPage, responses=errors(),
             summary="List the calendars")
 async def list_calendars(principal: Authorized, services: ServicesDep,
-                         limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None) -> Response:
+                         limit: PageLimit = DEFAULT_LIMIT, cursor: PageCursor = None) -> Response:
     """Oldest first; pass ``next_cursor`` back as ``cursor``."""
     return JsonReply(200, await tenant_list_document(
         services.cursors, services.store, principal.tenant_id, "calendars",
@@ -177,7 +174,7 @@ async def delete_calendar(calendar_id: UUID, request: Request, principal: Author
 @router.get("/v1/sla-policies", response_model=PolicyPage, responses=errors(),
             summary="List the SLA policies")
 async def list_policies(principal: Authorized, services: ServicesDep,
-                        limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None) -> Response:
+                        limit: PageLimit = DEFAULT_LIMIT, cursor: PageCursor = None) -> Response:
     """Oldest first (each says its ``position``; they are tried by position, then
     oldest first, the default last)."""
     return JsonReply(200, await tenant_list_document(

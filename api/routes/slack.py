@@ -44,7 +44,7 @@ EVENT_MAX_BYTES = 1024 * 1024
             summary="The Slack connection")
 async def get_slack(principal: Authorized, services: ServicesDep) -> Response:
     async with services.store.session(principal.tenant_id, principal.actor, readonly=True) as s:
-        doc = await slack.get_slack(s.conn, s.tenant_id)
+        doc = await slack.get_slack(s)
     if doc is None:
         raise Problem(404, "slack_not_connected", "the tenant has not connected Slack")
     return JsonReply(200, doc).response()

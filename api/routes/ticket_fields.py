@@ -16,7 +16,7 @@ from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
 from api.http.history import history_page
 from api.http.lagging import source_headers
-from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT
+from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit
 from api.http.params import IsoAwareDateTime
 from api.http.problem_docs import errors
 from api.http.problems import Problem, invalid_parameter
@@ -101,8 +101,8 @@ async def patch(field_key: Key, body: TicketFieldPatch, request: Request, princi
             summary="A field's events in order: each definition it had, with actor and seq")
 async def history(
     field_key: Key, principal: Authorized, services: ServicesDep, response: Response,
-    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-    cursor: Annotated[str | None, Query(max_length=1000)] = None,
+    limit: PageLimit = DEFAULT_LIMIT,
+    cursor: PageCursor = None,
 ) -> Any:
     async def read_page(s: UnitOfWork, after: int, n: int) -> list[RecordedEvent]:
         if await handlers.get_field(s, field_key) is None:

@@ -21,7 +21,7 @@ from api.http.field_params import DESCRIPTION as FIELD_FILTERS_DOC
 from api.http.field_params import PREFIX as FIELD_PREFIX
 from api.http.field_params import field_filters
 from api.http.headers import IfMatch
-from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, scope_of
+from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, scope_of
 from api.http.params import (
     ANY_OF,
     AgentOrMe,
@@ -120,8 +120,7 @@ async def open_ticket(
 
     async def work(uow: UnitOfWork) -> JsonReply:
         if body.requester.contact_id is not None:
-            requester = await requester_of_contact(uow.conn, uow.tenant_id,
-                                                   body.requester.contact_id)
+            requester = await requester_of_contact(uow, body.requester.contact_id)
         else:
             assert body.requester.email is not None
             requester = Requester(email=body.requester.email, name=body.requester.name)
@@ -200,8 +199,8 @@ async def list_(
     request: Request,
     services: ServicesDep,
     principal: Authorized,
-    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-    cursor: Annotated[str | None, Query(max_length=512)] = None,
+    limit: PageLimit = DEFAULT_LIMIT,
+    cursor: PageCursor = None,
     sort: Annotated[Literal["created", "sla_due"], Query(description=SORT_DOC)] = "created",
     state: Annotated[list[StateOrActive] | None, Query(
         description=ANY_OF + " `active` stands for every state but `solved` and "

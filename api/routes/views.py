@@ -8,11 +8,11 @@ personal view is a 404 everywhere. A view's past is in ``/v1/views/{id}/history`
 from __future__ import annotations
 
 import uuid
-from typing import Annotated, Any
+from typing import Any
 from uuid import UUID
 
 import orjson
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Request, Response
 
 from api.http import commands
 from api.http.answer_headers import ETAG, LOCATION, sends
@@ -20,7 +20,7 @@ from api.http.commands import parse_if_match
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
 from api.http.owned import new_owner, run_owned
-from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, personal_list_page
+from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, personal_list_page
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply, versioned
@@ -40,8 +40,8 @@ router = APIRouter(tags=["views"], route_class=StrictRoute)
             summary="The shared views and the caller's own")
 async def list_(
     principal: Authorized, services: ServicesDep,
-    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-    cursor: Annotated[str | None, Query(max_length=1000)] = None,
+    limit: PageLimit = DEFAULT_LIMIT,
+    cursor: PageCursor = None,
 ) -> Response:
     return JsonReply(200, await personal_list_page(
         services.cursors, services.store, principal.tenant_id, principal.agent_id, "views",
@@ -149,8 +149,8 @@ async def delete(view_id: UUID, request: Request, principal: Authorized,
             summary="The ticket list under the view's filters")
 async def tickets(
     view_id: UUID, request: Request, principal: Authorized, services: ServicesDep,
-    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-    cursor: Annotated[str | None, Query(max_length=512)] = None,
+    limit: PageLimit = DEFAULT_LIMIT,
+    cursor: PageCursor = None,
 ) -> Response:
     """Keyset, newest first, no totals: the pages of ``GET /v1/tickets`` with the view's
     filters; pass ``next_cursor`` back as ``cursor``."""

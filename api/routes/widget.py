@@ -22,16 +22,16 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 from uuid import UUID
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.http import commands
 from api.http.answer_headers import CACHE_CONTROL, LOCATION, sends
 from api.http.deps import ServicesDep
-from api.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, Position, tenant_list_page
+from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, Position, tenant_list_page
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply
@@ -178,8 +178,8 @@ async def get_messages(
     ticket_id: UUID,
     services: ServicesDep,
     principal: WidgetAuthorized,
-    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-    cursor: Annotated[str | None, Query(max_length=512)] = None,
+    limit: PageLimit = DEFAULT_LIMIT,
+    cursor: PageCursor = None,
 ) -> Response:
     """With the public messages of the tickets merged into it, each naming the ticket it
     was written on; never an internal note."""

@@ -191,7 +191,7 @@ async def test_each_tenant_has_one_dormant_mailbox(seeded, store, pool):
     _, rich, small = seeded
     for tenant in (rich, small):
         async with store.session(tenant.tenant_id, readonly=True) as s:
-            boxes = await list_mailboxes(s.conn, s.tenant_id, None, 10)
+            boxes = await list_mailboxes(s, None, 10)
         [box] = boxes
         assert box["address"].startswith("support@") and box["name"] == f"{tenant.name} support"
         assert (box["smtp"], box["imap"], box["dkim"]) == (None, None, None)

@@ -393,6 +393,6 @@ async def _race(store: EventStore, t: uuid.UUID, email: str, place: int,
 
 async def _open_for(s, contact: uuid.UUID) -> None:
     ticket = TicketId(uuid.uuid4())
-    requester = await requester_of_contact(s.conn, s.tenant_id, contact)
+    requester = await requester_of_contact(s, contact)
     await execute(s, ticket, OpenTicket(ticket_id=ticket, subject="By id", body="hi",
                                         requester=requester, actor=AGENT, at=AT))

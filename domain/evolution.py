@@ -1,0 +1,39 @@
+"""How a configuration aggregate's state moves on by one event.
+
+A macro, a saved view, a rule, an SLA policy and an SLA calendar each keep a
+``version`` and an ``updated_at``, and their change events name only what changed
+(None: left as it was). Each ``evolve_x`` says which event starts and which ends its
+stream; the step itself is the same for all and is written here once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol, Self, TypeVar
+
+from domain.events import Event
+
+
+class Versioned(Protocol):
+    @property
+    def version(self) -> int: ...
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None,
+                   deep: bool = False) -> Self: ...
+
+
+S = TypeVar("S", bound=Versioned)
+
+
+def one_version_on(state: S, event: Event, parts: Iterable[str] = (),
+                   also: Mapping[str, object] | None = None) -> S:
+    """``state`` one version on as of ``event.at``, taking each of ``parts`` that the
+    event gives (not None), then ``also``. With no parts (a deletion) it is the last
+    state the thing was in, one version on."""
+    changes: dict[str, object] = {"version": state.version + 1, "updated_at": event.at}
+    for part in parts:
+        value = getattr(event, part)
+        if value is not None:
+            changes[part] = value
+    changes.update(also or {})
+    return state.model_copy(update=changes)
