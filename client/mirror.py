@@ -167,7 +167,8 @@ class Mirror:
         if kind == "TicketSplitFrom":
             if stream in self.tickets or change["version"] != 1:
                 raise MirrorError(f"ticket {stream} opened twice")
-            split = _opened(stream, data)
+            # Its files are the moved messages', each naming its own message.
+            split = _opened(stream, {**data, "attachments": []})
             split.update(follow_up_of=None, awaiting_reply=data["awaiting_reply"],
                          attachments=list(data.get("attachments", [])),
                          split_from=data["source_id"])

@@ -42,7 +42,8 @@ async def test_imap_mail_is_taken_in_once_with_its_checkpoint(
     admin = auth(tenant.admin_key)
     box = await make_mailbox(http, admin, imap=imap_at(dovecot_server.port, user))
     assert box["imap"] == {"host": "127.0.0.1", "port": dovecot_server.port,
-                           "security": "none", "username": user, "folder": "INBOX"}
+                           "security": "none", "username": user, "folder": "INBOX",
+                           "password_set": True}
     clock = ManualClock(soon())
 
     runs = 1
