@@ -137,6 +137,15 @@ async def take_in(store: EventStore, storages: attachments.Storages, tenant_id: 
     except Unparseable as exc:
         return await _quarantine(store, tenant_id, mailbox_id, raw, exc.reason, at,
                                  quarantine_id, checkpoint)
+    return await _take_parsed(store, storages, tenant_id, mailbox_id, raw, mail, at,
+                              quarantine_id=quarantine_id, checkpoint=checkpoint)
+
+
+async def _take_parsed(store: EventStore, storages: attachments.Storages,
+                       tenant_id: TenantId, mailbox_id: UUID, raw: bytes, mail: ParsedMail,
+                       at: datetime, *, quarantine_id: UUID | None = None,
+                       checkpoint: Checkpoint = _nothing) -> TakenIn:
+    """``take_in`` of a mail already parsed from ``raw``."""
     try:
         (taken,) = await _settle(store, storages, tenant_id, mailbox_id, [mail], at,
                                  quarantine_id=quarantine_id, checkpoint=checkpoint)
@@ -188,9 +197,16 @@ async def take_in_all(store: EventStore, storages: attachments.Storages,
                     continue
                 except Exception:
                     pass  # each of them alone: what it was, refused, or raised again
+            # Alone: a run's mails are parsed already; a mail that ended an empty run
+            # is one that does not parse, which take_in quarantines.
             for j in range(i, i + size):
-                out.append(await take_in(store, storages, tenant_id, mailbox_id, raws[j],
-                                         now(), checkpoint=_at(checkpoint, j)))
+                if j - i < len(run):
+                    out.append(await _take_parsed(store, storages, tenant_id, mailbox_id,
+                                                  raws[j], run[j - i], now(),
+                                                  checkpoint=_at(checkpoint, j)))
+                else:
+                    out.append(await take_in(store, storages, tenant_id, mailbox_id,
+                                             raws[j], now(), checkpoint=_at(checkpoint, j)))
             i += size
     finally:
         if parsing is not None:
