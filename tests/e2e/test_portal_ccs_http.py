@@ -48,6 +48,7 @@ async def _listed(http: httpx.AsyncClient, headers: dict[str, str]) -> list[str]
 async def test_a_cc_reads_the_ticket_in_the_portal_until_taken_off(
         http: httpx.AsyncClient, tenant: NewTenant) -> None:
     h = auth(tenant.admin_key)
+    ann = await portal_headers(http, h, "ann@example.com")
     ticket = await _open(http, h, "ann@example.com")
     tid = ticket["id"]
     carl = await portal_headers(http, h, "carl@example.com")
@@ -62,6 +63,11 @@ async def test_a_cc_reads_the_ticket_in_the_portal_until_taken_off(
     got = await http.get(f"/v1/portal/tickets/{tid}", headers=carl)
     assert got.status_code == 200, got.text
     assert got.json()["ccs"] == [{"email": "Carl@example.com", "name": None}]
+    # The CC's read says they are only copied (the portal offers them no reply box);
+    # the requester's does not.
+    assert got.json()["copied"] is True
+    own = await http.get(f"/v1/portal/tickets/{tid}", headers=ann)
+    assert own.status_code == 200 and "copied" not in own.json(), own.text
     assert await _bodies(http, MESSAGES.format(tid), carl) == [
         "opening of ann@example.com", "public to ann@example.com"]
     for path, body in ((MESSAGES.format(tid), {"body": "me too"}),
