@@ -107,14 +107,27 @@ async def test_a_merged_tickets_public_messages_are_in_the_targets_customer_thre
     assert r.status_code == 201, r.text
     target = r.json()["id"]
     source = await _open(http, h, "bob@example.com")
+    # A file on the source's public reply: once merged, its readers are the target's.
+    up = await http.post("/v1/uploads", params={"name": "receipt.txt"}, content=b"paid",
+                         headers=h | {"Content-Type": "text/plain"})
+    assert up.status_code == 201, up.text
+    filed = await http.post(f"/v1/tickets/{source['id']}/messages", headers=h, json={
+        "body": "the receipt", "attachments": [up.json()["id"]]})
+    assert filed.status_code == 201, filed.text
     merged = await http.post(f"/v1/tickets/{source['id']}/merge", headers=h,
                              json={"into": target})
     assert merged.status_code == 200, merged.text
 
     thread = ["opening of the target", "opening of bob@example.com",
-              "public to bob@example.com"]
+              "public to bob@example.com", "the receipt"]
     ann = await customer(http, tenant, (await http.get(f"/v1/tickets/{target}",
                                                         headers=h)).json())
+    file = f"/v1/portal/attachments/{up.json()['id']}"
+    got = await http.get(file, headers=ann)
+    assert (got.status_code, got.content) == (200, b"paid"), got.text
+    got = await http.get(f"/v1/widget/{tenant.tenant_id}/attachments/{up.json()['id']}",
+                         headers=visitor)
+    assert (got.status_code, got.content) == (200, b"paid"), got.text
     assert await _bodies(http, MESSAGES.format(target), ann) == thread
     assert await _bodies(http, f"/v1/widget/{tenant.tenant_id}/tickets/{target}/messages",
                          visitor) == thread
