@@ -143,3 +143,34 @@ async def test_a_merged_tickets_public_messages_are_in_the_targets_customer_thre
     staff = await _bodies(http, f"/v1/tickets/{target}/messages", h)
     assert [b for b in staff if not b.startswith("internal")] == thread
     assert "internal to bob@example.com" in staff
+
+
+async def test_a_contact_merged_into_another_is_copied_as_the_survivor(
+        http: httpx.AsyncClient, tenant: NewTenant) -> None:
+    h = auth(tenant.admin_key)
+    dave = await portal_headers(http, h, "dave@example.com")
+    ann_s = await _open(http, h, "ann@example.com")
+    daves = await _open(http, h, "dave@example.com")
+    for ticket in (ann_s, daves):
+        r = await http.post(f"/v1/tickets/{ticket['id']}/ccs", headers=h,
+                            json={"add": [{"email": "carl@example.com"}]})
+        assert r.status_code == 200, r.text
+    carl = (await http.get(f"/v1/tickets/{ann_s['id']}", headers=h)).json()["ccs"][0]
+    survivor = (await http.get(f"/v1/tickets/{daves['id']}", headers=h)
+                ).json()["requester"]["contact_id"]
+    merged = await http.post(f"/v1/contacts/{carl['contact_id']}/merge", headers=h,
+                             json={"into": survivor})
+    assert merged.status_code == 200, merged.text
+
+    # Ann's ticket copies Dave in Carl's place, and Dave reads it in the portal.
+    after = (await http.get(f"/v1/tickets/{ann_s['id']}", headers=h)).json()
+    assert [(c["email"], c["contact_id"]) for c in after["ccs"]] == [
+        ("dave@example.com", survivor)]
+    assert sorted(await _listed(http, dave)) == sorted([ann_s["id"], daves["id"]])
+    read = await http.get(f"/v1/portal/tickets/{ann_s['id']}", headers=dave)
+    assert read.status_code == 200 and read.json()["copied"] is True, read.text
+    # Dave's own ticket does not copy its requester: Carl's entry only goes.
+    own = (await http.get(f"/v1/tickets/{daves['id']}", headers=h)).json()
+    assert own.get("ccs", []) == []
+    assert "copied" not in (await http.get(f"/v1/portal/tickets/{daves['id']}",
+                                           headers=dave)).json()
