@@ -11,8 +11,8 @@ matches. Conditions are a rule's (``domain.rule_parts``), on the fields a policy
 test: priority, group, organization, tags, channel and ticket field values.
 
 Targets are per metric and each optional: first reply, next reply, periodic update,
-requester wait, agent work and resolution, from 1 ms to 366 days; a next-reply target needs a
-first-reply one (the next reply is measured after the first). Named ``TargetPolicy``
+requester wait, agent work and resolution, from 1 ms to 366 days; a next-reply target
+needs a first-reply one (the next reply is measured after the first). Named ``TargetPolicy``
 in code because ``domain.sla.SlaPolicy`` is the view the ticket's ``decide`` uses.
 What the aggregate cannot see (that a field exists and the value fits its type, that
 a group, organization or calendar is the tenant's, that a default exists) the handler

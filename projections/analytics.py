@@ -43,6 +43,7 @@ from domain.events import (
 )
 from domain.ids import TenantId
 from domain.sla import ClockBasis, SlaClock
+from domain.ticket.decide import RUNS_IN
 from domain.values import ActorKind, SlaMetric, TicketState, Visibility
 from eventstore.sqlfile import load_queries
 from projections import analytics_cells as cells
@@ -113,10 +114,10 @@ class TicketRow:
     """Business time the ticket was open by the latest solve (None: not solved)."""
 
 
-FOLLOWING = {SlaMetric.REQUESTER_WAIT: "requester_wait", SlaMetric.AGENT_WORK: "agent_work"}
-"""The metrics that follow the ticket's state, each with the prefix of its columns:
-``<prefix>_measured``, ``<prefix>_missed`` and ``<prefix>_ms``, folded alike
-(``Fold._following``)."""
+FOLLOWING = {metric: metric.value for metric in RUNS_IN}
+"""The metrics that follow the ticket's state (the domain's table of the states each
+runs in), each with the prefix of its columns, its name: ``<prefix>_measured``,
+``<prefix>_missed`` and ``<prefix>_ms``, folded alike (``Fold._following``)."""
 
 
 COLUMNS = tuple(f.name for f in dataclasses.fields(TicketRow))
