@@ -279,10 +279,10 @@ SELECT stream_id, metadata -> 'import' -> 'recorded' AS recorded
 SELECT * FROM analytics_tickets WHERE tenant_id = $1 AND ticket_id = ANY($2::uuid[])
 
 -- name: write_batch --
--- $1 tenant_id; $2..$30 analytics_tickets column arrays (ticket_id .. last_seq, then
--- staff_notes .. rating: projections.analytics.TicketRow's order);
--- $31..$37 daily (day, priority, source, created, solved, reopened, breached);
--- $38..$42 agent daily (day, agent_id, assigned, replies, solved).
+-- $1 tenant_id; $2..$33 analytics_tickets column arrays (ticket_id .. last_seq, then
+-- staff_notes .. agent_work_ms: projections.analytics.TicketRow's order);
+-- $34..$40 daily (day, priority, source, created, solved, reopened, breached);
+-- $41..$45 agent daily (day, agent_id, assigned, replies, solved).
 -- One statement for the three tables: a batch costs one round trip to write. Ticket
 -- rows are overwritten whole; counters are added to what earlier batches wrote.
 WITH tickets AS (
@@ -292,14 +292,15 @@ WITH tickets AS (
         resolution_ms, open_ms, resolution_open_ms, reopens, public_agent_replies,
         breaches_first_response, breaches_next_reply, breaches_resolution, last_seq,
         staff_notes, requester_wait_measured, requester_wait_missed, requester_wait_ms,
-        periodic_updates, periodic_updates_met, periodic_update_due_at, rating)
+        periodic_updates, periodic_updates_met, periodic_update_due_at, rating,
+        agent_work_measured, agent_work_missed, agent_work_ms)
     SELECT $1::uuid, * FROM unnest(
         $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[],
         $8::timestamptz[], $9::timestamptz[], $10::bigint[], $11::bigint[],
         $12::timestamptz[], $13::int[], $14::bigint[], $15::bigint[], $16::bigint[],
         $17::int[], $18::int[], $19::int[], $20::int[], $21::int[], $22::bigint[],
         $23::int[], $24::boolean[], $25::boolean[], $26::bigint[], $27::int[], $28::int[],
-        $29::timestamptz[], $30::text[])
+        $29::timestamptz[], $30::text[], $31::boolean[], $32::boolean[], $33::bigint[])
     ON CONFLICT (tenant_id, ticket_id) DO UPDATE SET
         priority = excluded.priority, source = excluded.source, state = excluded.state,
         assignee = excluded.assignee, created_at = excluded.created_at,
@@ -320,21 +321,24 @@ WITH tickets AS (
         periodic_updates = excluded.periodic_updates,
         periodic_updates_met = excluded.periodic_updates_met,
         periodic_update_due_at = excluded.periodic_update_due_at,
-        rating = excluded.rating
+        rating = excluded.rating,
+        agent_work_measured = excluded.agent_work_measured,
+        agent_work_missed = excluded.agent_work_missed,
+        agent_work_ms = excluded.agent_work_ms
     RETURNING 1
 ), daily AS (
     INSERT INTO analytics_daily AS d
         (tenant_id, day, priority, source, created, solved, reopened, breached)
-    SELECT $1::uuid, * FROM unnest($31::date[], $32::text[], $33::text[], $34::int[],
-                                   $35::int[], $36::int[], $37::int[])
+    SELECT $1::uuid, * FROM unnest($34::date[], $35::text[], $36::text[], $37::int[],
+                                   $38::int[], $39::int[], $40::int[])
     ON CONFLICT (tenant_id, day, priority, source) DO UPDATE SET
         created = d.created + excluded.created, solved = d.solved + excluded.solved,
         reopened = d.reopened + excluded.reopened, breached = d.breached + excluded.breached
     RETURNING 1
 ), agents AS (
     INSERT INTO analytics_agent_daily AS a (tenant_id, day, agent_id, assigned, replies, solved)
-    SELECT $1::uuid, * FROM unnest($38::date[], $39::text[], $40::int[], $41::int[],
-                                   $42::int[])
+    SELECT $1::uuid, * FROM unnest($41::date[], $42::text[], $43::int[], $44::int[],
+                                   $45::int[])
     ON CONFLICT (tenant_id, day, agent_id) DO UPDATE SET
         assigned = a.assigned + excluded.assigned, replies = a.replies + excluded.replies,
         solved = a.solved + excluded.solved
@@ -422,7 +426,12 @@ SELECT key,
        sum(periodic_updates_met)::int AS periodic_updates_met,
        -- Satisfaction: the latest rating of the solved (or closed) tickets.
        count(*) FILTER (WHERE resolution_ms IS NOT NULL AND rating IS NOT NULL) AS rated,
-       count(*) FILTER (WHERE resolution_ms IS NOT NULL AND rating = 'good') AS rated_good
+       count(*) FILTER (WHERE resolution_ms IS NOT NULL AND rating = 'good') AS rated_good,
+       percentile_disc(0.5) WITHIN GROUP (ORDER BY agent_work_ms) AS agent_work_p50,
+       percentile_disc(0.9) WITHIN GROUP (ORDER BY agent_work_ms) AS agent_work_p90,
+       count(*) FILTER (WHERE agent_work_measured) AS measured_agent_work,
+       count(*) FILTER (WHERE agent_work_measured AND NOT agent_work_missed)
+           AS met_agent_work
   FROM t
  GROUP BY key
  ORDER BY key
@@ -641,31 +650,34 @@ WITH tickets AS (
 SELECT (SELECT count(*) FROM tickets) + (SELECT count(*) FROM daily)
 
 -- name: write_summary_cells --
--- $1 tenant_id; $2..$25 summary cell changes (span, start_day, dim, key, the fifteen
--- counters, the five histograms as int array literals: projections.analytics_cells
--- COUNTERS and METRICS order), added to what earlier batches wrote (negative where
--- tickets left a cell).
+-- $1 tenant_id; $2..$28 summary cell changes (span, start_day, dim, key, the
+-- seventeen counters, the six histograms as int array literals:
+-- projections.analytics_cells COUNTERS and METRICS order), added to what earlier
+-- batches wrote (negative where tickets left a cell).
 INSERT INTO analytics_summary_cells AS c (
     tenant_id, span, start_day, dim, key, tickets, solved, met_first_response,
     met_next_reply, met_resolution, ever_solved, reopened, one_touch, deflected,
     measured_requester_wait, met_requester_wait, periodic_updates, periodic_updates_met,
-    rated, rated_good,
-    first_reply, first_reply_business, resolution, resolution_open, requester_wait)
+    rated, rated_good, measured_agent_work, met_agent_work,
+    first_reply, first_reply_business, resolution, resolution_open, requester_wait,
+    agent_work)
 SELECT $1::uuid, span, start_day, dim, key, tickets, solved, met_first_response,
        met_next_reply, met_resolution, ever_solved, reopened, one_touch, deflected,
        measured_requester_wait, met_requester_wait, periodic_updates, periodic_updates_met,
-       rated, rated_good,
+       rated, rated_good, measured_agent_work, met_agent_work,
        first_reply::int[], first_reply_business::int[], resolution::int[],
-       resolution_open::int[], requester_wait::int[]
+       resolution_open::int[], requester_wait::int[], agent_work::int[]
   FROM unnest($2::int[], $3::date[], $4::text[], $5::text[], $6::int[], $7::int[],
               $8::int[], $9::int[], $10::int[], $11::int[], $12::int[], $13::int[],
               $14::int[], $15::int[], $16::int[], $17::int[], $18::int[], $19::int[],
-              $20::int[], $21::text[], $22::text[], $23::text[], $24::text[], $25::text[])
+              $20::int[], $21::int[], $22::int[], $23::text[], $24::text[], $25::text[],
+              $26::text[], $27::text[], $28::text[])
        AS v(span, start_day, dim, key, tickets, solved, met_first_response, met_next_reply,
             met_resolution, ever_solved, reopened, one_touch, deflected,
             measured_requester_wait, met_requester_wait, periodic_updates,
-            periodic_updates_met, rated, rated_good, first_reply, first_reply_business,
-            resolution, resolution_open, requester_wait)
+            periodic_updates_met, rated, rated_good, measured_agent_work, met_agent_work,
+            first_reply, first_reply_business, resolution, resolution_open, requester_wait,
+            agent_work)
 ON CONFLICT (tenant_id, dim, span, start_day, key) DO UPDATE SET
     tickets = c.tickets + excluded.tickets, solved = c.solved + excluded.solved,
     met_first_response = c.met_first_response + excluded.met_first_response,
@@ -679,12 +691,15 @@ ON CONFLICT (tenant_id, dim, span, start_day, key) DO UPDATE SET
     periodic_updates = c.periodic_updates + excluded.periodic_updates,
     periodic_updates_met = c.periodic_updates_met + excluded.periodic_updates_met,
     rated = c.rated + excluded.rated, rated_good = c.rated_good + excluded.rated_good,
+    measured_agent_work = c.measured_agent_work + excluded.measured_agent_work,
+    met_agent_work = c.met_agent_work + excluded.met_agent_work,
     first_reply = histogram_add(c.first_reply, excluded.first_reply),
     first_reply_business = histogram_add(c.first_reply_business,
                                          excluded.first_reply_business),
     resolution = histogram_add(c.resolution, excluded.resolution),
     resolution_open = histogram_add(c.resolution_open, excluded.resolution_open),
-    requester_wait = histogram_add(c.requester_wait, excluded.requester_wait)
+    requester_wait = histogram_add(c.requester_wait, excluded.requester_wait),
+    agent_work = histogram_add(c.agent_work, excluded.agent_work)
 
 -- name: summary_cells --
 -- $1 tenant_id, $2 dims, $3 spans and $4 start days of the cells that cover the range,
@@ -696,8 +711,9 @@ SELECT c.dim,
        c.tickets, c.solved, c.met_first_response, c.met_next_reply, c.met_resolution,
        c.ever_solved, c.reopened, c.one_touch, c.deflected, c.measured_requester_wait,
        c.met_requester_wait, c.periodic_updates, c.periodic_updates_met, c.rated,
-       c.rated_good, c.first_reply,
-       c.first_reply_business, c.resolution, c.resolution_open, c.requester_wait
+       c.rated_good, c.measured_agent_work, c.met_agent_work, c.first_reply,
+       c.first_reply_business, c.resolution, c.resolution_open, c.requester_wait,
+       c.agent_work
   FROM unnest($3::int[], $4::date[]) AS r(span, start_day)
   JOIN analytics_summary_cells c
     ON c.tenant_id = $1 AND c.dim = ANY($2::text[]) AND c.span = r.span
