@@ -50,6 +50,8 @@ from domain.fields import CHOICE_TYPES, FieldDefinition, FieldOption, FieldType
 from domain.group import CreateGroup
 from domain.ids import AgentId, GroupId, TenantId
 from domain.values import (
+    Actor,
+    ActorKind,
     Priority,
     Role,
     TicketState,
@@ -71,6 +73,8 @@ Q = load_queries(Path(__file__).with_name("imports.sql"))
 
 SOURCE = "zendesk"
 ACTOR = importer(SOURCE)
+SYSTEM = Actor(kind=ActorKind.SYSTEM, id="import:zendesk")
+"""Who moves, assigns and fills in an imported ticket: the import, on the source's behalf."""
 
 STATES = {"new": TicketState.OPEN, "open": TicketState.OPEN,
           "pending": TicketState.PENDING, "hold": TicketState.ON_HOLD,
@@ -400,7 +404,7 @@ async def upload_file(run: Run, path: Path, name: str, at: datetime) -> UUID:
     return UUID(str(done["id"]))
 
 
-__all__ = ["ACTOR", "PRIORITIES", "SOURCE", "STATES", "AlreadyImported", "ImportReport",
+__all__ = ["ACTOR", "PRIORITIES", "SOURCE", "STATES", "SYSTEM", "AlreadyImported", "ImportReport",
            "Run", "deactivate_agents", "definition_of", "field_key",
            "import_fields", "import_groups", "import_organizations", "import_users",
            "int_key", "stamp", "target_id", "upload_file"]

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+from uuid import UUID
 
 from domain.errors import DomainError, ValidationFailed
 from domain.fields import FieldDefinition, check_value
@@ -31,11 +32,13 @@ from eventstore.errors import EventStoreError
 from eventstore.store import UnitOfWork
 from handlers.errors import HandlerError
 from handlers.tickets import HeldStates, PostMessage, post_message, run_command, sla_job_key
+from handlers.zendesk_batch import BATCH, batchable, write_batch
 from handlers.zendesk_export import parse_time
 from handlers.zendesk_records import (
     ACTOR,
     PRIORITIES,
     STATES,
+    SYSTEM,
     AlreadyImported,
     Run,
     definition_of,
@@ -45,9 +48,6 @@ from handlers.zendesk_records import (
     upload_file,
 )
 from scheduler import jobs
-
-SYSTEM = Actor(kind=ActorKind.SYSTEM, id="import:zendesk")
-"""Who moves, assigns and fills in an imported ticket: the import, on the source's behalf."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,42 +214,87 @@ def plan_ticket(run: Run, zid: str, ticket: Mapping[str, Any],
                 max(state_at, comments[-1].at), comments, agent, group, _facts(ticket))
 
 
-async def import_tickets(run: Run, dry_run: bool) -> None:
-    """Every ticket of the export not imported yet, in Zendesk id order."""
+async def import_tickets(run: Run, dry_run: bool, *, one_by_one: bool = False) -> None:
+    """Every ticket of the export not imported yet, in Zendesk id order: a batch at a
+    time (handlers/zendesk_batch.py), or with ``one_by_one`` each in its own
+    transaction through the command handlers (what a batch falls back to)."""
     tickets = run.export.tickets
     definitions = {k: definition_of(k, v) for k, v in run.export.ticket_fields.items()}
     for zid in run.export.comments:
         if zid not in tickets:
             run.report.skip("comment", f"ticket {zid}", f"{len(run.export.comments[zid])} "
                             f"comment(s) of ticket {zid}, which the export does not hold")
+    batch: list[Plan] = []
+    received: dict[str, dict[str, list[UUID]]] = {}
     for n, (zid, ticket) in enumerate(sorted(tickets.items(), key=lambda kv: int_key(kv[0])), 1):
-        run.tell("ticket", n, len(tickets))
         if run.known("ticket", zid) is not None:
             run.report.existing["ticket"] += 1
+            run.tell("ticket", n, len(tickets))
             continue
         plan = plan_ticket(run, zid, ticket, definitions)
         if plan is None:
+            run.tell("ticket", n, len(tickets))
             continue
         if dry_run:
             run.done("ticket", zid, plan.ticket_id)
             run.report.created["comment"] += len(plan.comments)
             run.report.created["attachment"] += sum(len(c.files) for c in plan.comments)
+            run.tell("ticket", n, len(tickets))
+            continue
+        if one_by_one or not batchable(plan):
+            await _write_batch(run, batch, received, n - 1, len(tickets))
+            await _write_one(run, plan, received)
+            run.tell("ticket", n, len(tickets))
             continue
         try:
-            await _write(run, plan)
-        except AlreadyImported:
-            run.report.existing["ticket"] += 1
-            continue
+            received[zid] = await _receive(run, plan)
         except (DomainError, HandlerError, EventStoreError, OSError) as exc:
             run.report.skip("ticket", zid, str(exc) or type(exc).__name__)
+            run.tell("ticket", n, len(tickets))
             continue
+        batch.append(plan)
+        if len(batch) == BATCH:
+            await _write_batch(run, batch, received, n, len(tickets))
+    await _write_batch(run, batch, received, len(tickets), len(tickets))
 
 
-async def _write(run: Run, plan: Plan) -> None:
-    """The ticket in one transaction (files are received first, each on its own: one
-    left over by a ticket that did not commit is the upload purge's)."""
-    uploads = {c.source_id: [await upload_file(run, path, name, c.at) for name, path in c.files]
-               for c in plan.comments if c.files}
+async def _write_batch(run: Run, batch: list[Plan], received: dict[str, dict[str, list[UUID]]],
+                       n: int, total: int) -> None:
+    """The tickets gathered so far, in one transaction (handlers/zendesk_batch.py), and
+    those it leaves one by one; ``batch`` and ``received`` are emptied."""
+    if not batch:
+        return
+    left = await write_batch(run, batch, received)
+    for plan in left:
+        await _write_one(run, plan, received)
+    batch.clear()
+    received.clear()
+    run.tell("ticket", n, total)
+
+
+async def _write_one(run: Run, plan: Plan, received: dict[str, dict[str, list[UUID]]]
+                     ) -> None:
+    """``_write``, with what goes wrong reported as the ticket skipped."""
+    try:
+        await _write(run, plan, received.get(plan.source_id))
+    except AlreadyImported:
+        run.report.existing["ticket"] += 1
+    except (DomainError, HandlerError, EventStoreError, OSError) as exc:
+        run.report.skip("ticket", plan.source_id, str(exc) or type(exc).__name__)
+
+
+async def _receive(run: Run, plan: Plan) -> dict[str, list[UUID]]:
+    """The ticket's files received, each on its own (one left over by a ticket that did
+    not commit is the upload purge's): upload ids by comment."""
+    return {c.source_id: [await upload_file(run, path, name, c.at) for name, path in c.files]
+            for c in plan.comments if c.files}
+
+
+async def _write(run: Run, plan: Plan, uploads: dict[str, list[UUID]] | None = None) -> None:
+    """The ticket in one transaction, command by command through the handlers (its
+    files received first, unless ``uploads`` holds them already)."""
+    if uploads is None:
+        uploads = await _receive(run, plan)
     zid = plan.source_id
     async with run.store.session(run.tenant_id, ACTOR) as uow:
         # The commands' writes wait for the next read or the COMMIT (as the HTTP ticket
