@@ -26,3 +26,10 @@ SELECT $1, $2, $3, r.source_id, r.target_id, r.facts::jsonb
   FROM unnest($4::text[], $5::uuid[], $6::text[]) AS r(source_id, target_id, facts)
 ON CONFLICT DO NOTHING
 RETURNING source_id
+
+-- name: imported_of --
+-- $1 tenant_id, $2 source, $3 kind, $4 source_ids
+-- Which of these records are imported already (a batch that another run overtook).
+SELECT source_id, target_id
+  FROM import_sources
+ WHERE tenant_id = $1 AND source = $2 AND kind = $3 AND source_id = ANY($4::text[])

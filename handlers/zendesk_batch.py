@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
+import asyncpg
 import orjson
 
 from domain.errors import DomainError, ValidationFailed
@@ -253,12 +254,13 @@ async def write_batch(run: Run, plans: Sequence[Plan],
                     run.report.skip("ticket", plan.source_id, str(exc) or type(exc).__name__)
             if done:
                 await _write(run, uow, done, batch.loaded)
-    except (AlreadyImported, EventStoreError):
+    except (AlreadyImported, EventStoreError, asyncpg.UniqueViolationError):
         # Written by another run meanwhile, or a conflict at commit: nothing of the
-        # batch committed, and one by one each ticket finds its own answer (what the
-        # batch reported of its tickets goes: the one-by-one path reports it again).
+        # batch committed. What another run imported is counted as found; the rest go
+        # one by one, each to its own answer (what the batch reported of its tickets
+        # goes: the one-by-one path reports it again).
         del run.report.skipped[reported:]
-        return list(plans)
+        return await _not_imported(run, plans)
     for folded in done:
         run.done("ticket", folded.plan.source_id, folded.plan.ticket_id)
         run.report.created["comment"] += len(folded.plan.comments)
@@ -271,6 +273,8 @@ async def _write(run: Run, uow: UnitOfWork, done: list[Folded], loaded: CommandS
     """The batch's rows: read models, files, import rows, then the events staged for
     the COMMIT, each command's with its own stamp (``execute``'s order)."""
     tenant = run.tenant_id
+    # First, so that a ticket another run imported meanwhile fails the batch here.
+    await _record(run, uow, done)
     await apply_new_tickets(uow.conn, tenant, [e for f in done for d in f.commands
                                                for e in d.events])
     for folded in done:
@@ -280,7 +284,6 @@ async def _write(run: Run, uow: UnitOfWork, done: list[Folded], loaded: CommandS
             placed = attachments.placed_files(d.events, {folded.plan.ticket_id: d.subject})
             assert placed is not None, "a command given files records them"
             await attachments.attach(uow, d.claimed, placed, d.at)
-    await _record(run, uow, done)
     personal = personal_keys(loaded.catalog)
     for folded in done:
         for d in folded.commands:
@@ -288,11 +291,26 @@ async def _write(run: Run, uow: UnitOfWork, done: list[Folded], loaded: CommandS
             await uow.append(folded.plan.ticket_id, d.version, [
                 stored_event(e.type, e.data, e.schema_version, e.stream_id, subject=d.subject,
                              fields=personal) for e in d.events])
+    if run.checkpoint is not None:
+        for folded in done:
+            run.checkpoint("ticket", folded.plan.source_id)
+
+
+async def _not_imported(run: Run, plans: Sequence[Plan]) -> list[Plan]:
+    """``plans`` but those another run has imported (counted as found)."""
+    async with run.store.session(run.tenant_id, ACTOR, readonly=True) as uow:
+        found = {r["source_id"]: r["target_id"] for r in await uow.conn.fetch(
+            Q["imported_of"], run.tenant_id, SOURCE, "ticket",
+            [p.source_id for p in plans])}
+    for zid, target in found.items():
+        run.mapped[("ticket", zid)] = target
+        run.report.existing["ticket"] += 1
+    return [p for p in plans if p.source_id not in found]
 
 
 async def _record(run: Run, uow: UnitOfWork, done: list[Folded]) -> None:
-    """The batch's ``import_sources`` rows in one statement, and the checkpoint told of
-    each (``Run.record``); a ticket another run recorded first fails the batch."""
+    """The batch's ``import_sources`` rows in one statement (``Run.record``); a ticket
+    another run recorded first fails the batch."""
     rows = await uow.conn.fetch(
         Q["record_imports"], run.tenant_id, SOURCE, "ticket",
         [f.plan.source_id for f in done], [f.plan.ticket_id for f in done],
@@ -300,9 +318,6 @@ async def _record(run: Run, uow: UnitOfWork, done: list[Folded]) -> None:
     if len(rows) != len(done):
         raise AlreadyImported("ticket", sorted({f.plan.source_id for f in done}
                                                - {r["source_id"] for r in rows}))
-    if run.checkpoint is not None:
-        for f in done:
-            run.checkpoint("ticket", f.plan.source_id)
 
 
 __all__ = ["BATCH", "batchable", "write_batch"]

@@ -3,8 +3,9 @@ as history, through the same command handlers as the API (docs/import.md).
 
 The export is read from files (handlers/zendesk_export.py); its people, organizations,
 groups and ticket fields become ours in handlers/zendesk_records.py, its tickets in
-handlers/zendesk_tickets.py, each record in a transaction of its own together with the
-``import_sources`` row that makes a rerun skip it.
+handlers/zendesk_tickets.py (a batch of them at a time: handlers/zendesk_batch.py), each
+record in a transaction together with the ``import_sources`` row that makes a rerun
+skip it.
 """
 
 from __future__ import annotations
@@ -35,11 +36,15 @@ from handlers.zendesk_tickets import import_tickets
 async def import_zendesk(store: EventStore, storages: attachments.Storages | None,
                          tenant_id: TenantId, directory: Path, *, dry_run: bool = False,
                          progress: Progress | None = None,
-                         checkpoint: Checkpoint | None = None) -> ImportReport:
+                         checkpoint: Checkpoint | None = None,
+                         one_by_one: bool = False) -> ImportReport:
     """Import the export in ``directory`` into ``tenant_id`` (module docstring).
 
     ``dry_run`` writes nothing and reports what would be created and skipped.
     ``storages`` keeps the attachments' files (None: none are imported, each reported).
+    Tickets go a batch a transaction (handlers/zendesk_batch.py); ``one_by_one`` writes
+    each in its own through the command handlers instead, the path a batch falls back
+    to (the two make the same history: tests/integration/test_zendesk_batch.py).
     """
     export = read_export(directory)
     report = ImportReport(dry_run=dry_run)
@@ -52,7 +57,7 @@ async def import_zendesk(store: EventStore, storages: attachments.Storages | Non
     await import_users(run, dry_run)
     await import_groups(run, dry_run)
     await import_fields(run, dry_run)
-    await import_tickets(run, dry_run)
+    await import_tickets(run, dry_run, one_by_one=one_by_one)
     if not dry_run:
         await deactivate_agents(run)
     return report

@@ -39,8 +39,6 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-import orjson
-
 from domain.agent import AddAgent, UpdateAgent
 from domain.attachment import FileLimits
 from domain.contact import ContactFields
@@ -156,8 +154,10 @@ class Run:
     async def record(self, uow: UnitOfWork, kind: str, source_id: str, target: UUID,
                      facts: Mapping[str, Any] | None = None) -> None:
         """Write the record's ``import_sources`` row and tell the checkpoint hook."""
+        # The facts as a JSON object (text given to a jsonb argument is stored as a
+        # JSON string).
         row = await uow.conn.fetchrow(Q["record_import"], self.tenant_id, SOURCE, kind,
-                                      source_id, target, orjson.dumps(facts or {}).decode())
+                                      source_id, target, dict(facts or {}))
         if row is None:
             raise AlreadyImported(kind, source_id)
         if self.checkpoint is not None:
@@ -372,7 +372,7 @@ async def deactivate_agents(run: Run) -> None:
             async with run.store.session(run.tenant_id, ACTOR) as uow:
                 uow.stamp = stamp("agent", zid)
                 row = await uow.conn.fetchrow(Q["record_import"], run.tenant_id, SOURCE,
-                                              "agent_deactivated", zid, agent, "{}")
+                                              "agent_deactivated", zid, agent, {})
                 if row is None:
                     continue
                 await update_agent(uow, UpdateAgent(agent_id=AgentId(agent), active=False,
