@@ -273,16 +273,19 @@ def check_whole(name: str, declared_type: str | None, data: bytes, found: FileLi
 
 
 async def receive_all(store: EventStore, storages: Storages, tenant_id: TenantId,
-                      actor: StoreActor, files: Sequence[WholeFile], at: datetime
-                      ) -> list[Received]:
+                      actor: StoreActor, files: Sequence[WholeFile],
+                      at: datetime | Sequence[datetime]) -> list[Received]:
     """Files in hand into new blobs, as ``receive`` makes one, with one transaction for
     all their blob rows and one ``put_many`` for their bytes (a transaction for each
-    file costs more than the file). Chunked and sealed as ``receive`` chunks a stream."""
+    file costs more than the file). Chunked and sealed as ``receive`` chunks a stream.
+    ``at``: when they were received, or when each was (an import's, one per file)."""
     assert store.keyring is not None
     if not files:
         return []
     storage = storages.new
     keys = [(uuid.uuid4(), new_key()) for _ in files]
+    ats = [at] * len(files) if isinstance(at, datetime) else list(at)
+    assert len(ats) == len(files)
     async with store.session(tenant_id, actor) as uow:
         paused = await uow.conn.fetchval(Q["writes_paused"], tenant_id)
         if paused is not None:
@@ -290,7 +293,8 @@ async def receive_all(store: EventStore, storages: Storages, tenant_id: TenantId
         await uow.conn.executemany(Q["blob_begin"], [
             (tenant_id, blob_id, storage.kind, CHUNK_BYTES,
              store.keyring.wrap(tenant_id, blob_id, key), store.keyring.fingerprint,
-             actor.kind, actor.id, at) for blob_id, key in keys])
+             actor.kind, actor.id, when) for (blob_id, key), when in zip(keys, ats,
+                                                                        strict=True)])
     try:
         sealed = []
         for (blob_id, key), f in zip(keys, files, strict=True):

@@ -24,7 +24,8 @@ contact, which the batch does not do.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -232,22 +233,86 @@ async def _fold(run: Run, batch: _Batch, plan: Plan, uploads: dict[str, list[UUI
     return folded
 
 
-async def write_batch(run: Run, plans: Sequence[Plan],
-                      uploads: Mapping[str, dict[str, list[UUID]]]) -> list[Plan]:
-    """Write ``plans`` (``zendesk_tickets.Plan``, batchable ones) in one transaction;
-    ``uploads``: each plan's received files by comment, by ticket source id. Returns
-    the plans to write one by one instead: all of them when the batch failed as a
-    whole. A ticket a command refused is reported and not returned."""
+@dataclass(slots=True)
+class _File:
+    """A comment's file, read and checked, then received into a blob."""
+
+    plan: Plan
+    comment: str
+    command: attachments.ReceiveFile
+    whole: attachments.WholeFile
+
+
+async def _read_files(run: Run, plans: Sequence[Plan]) -> tuple[list[Plan], list[_File]]:
+    """The plans whose files are all readable and acceptable, and their files; a plan
+    with a file refused is reported skipped, as its own ``upload_file`` would make it."""
+    kept: list[Plan] = []
+    files: list[_File] = []
+    for plan in plans:
+        mine: list[_File] = []
+        try:
+            for c in plan.comments:
+                for name, path in c.files:
+                    command = attachments.ReceiveFile(name=name, declared_type=None,
+                                                      uploader=ACTOR, at=c.at)
+                    data = await asyncio.to_thread(Path(path).read_bytes)
+                    if run.file_limits is None:
+                        run.file_limits = await attachments.check_upload(
+                            run.store, run.tenant_id, command, None)
+                    mine.append(_File(plan, c.source_id, command, attachments.check_whole(
+                        name, None, data, run.file_limits)))
+        except (DomainError, HandlerError, EventStoreError, OSError) as exc:
+            run.report.skip("ticket", plan.source_id, str(exc) or type(exc).__name__)
+            continue
+        kept.append(plan)
+        files += mine
+    return kept, files
+
+
+async def _record_uploads(run: Run, uow: UnitOfWork, files: Sequence[_File],
+                          received: Sequence[attachments.Received]
+                          ) -> dict[str, dict[str, list[UUID]]]:
+    """The received files made uploads in the batch's transaction, their rows in one
+    round trip: upload ids by comment, by ticket source id."""
+    uow.deferring = True
+    out: dict[str, dict[str, list[UUID]]] = {}
+    for f, got in zip(files, received, strict=True):
+        done = await attachments.record_upload(uow, got, f.command)
+        out.setdefault(f.plan.source_id, {}).setdefault(f.comment, []).append(
+            UUID(str(done["id"])))
+    await uow.flush_writes()
+    uow.deferring = False
+    return out
+
+
+async def write_batch(run: Run, plans: Sequence[Plan]) -> list[Plan]:
+    """Write ``plans`` (``zendesk_tickets.Plan``, batchable ones) in one transaction,
+    their files received beforehand all at once (``attachments.receive_all``; a blob
+    left over by a batch that did not commit is the upload purge's). Returns the plans
+    to write one by one instead: all of them (but those another run imported) when the
+    batch failed as a whole. A ticket a command refused is reported and not returned."""
     done: list[Folded] = []
     reported = len(run.report.skipped)
+    plans, files = await _read_files(run, plans)
+    if not plans:
+        return []
     try:
+        if files:
+            assert run.storages is not None
+            received = await attachments.receive_all(
+                run.store, run.storages, run.tenant_id, ACTOR, [f.whole for f in files],
+                [f.command.at for f in files])
+        else:
+            received = []
         async with run.store.session(run.tenant_id, ACTOR) as uow:
+            uploads = await _record_uploads(run, uow, files, received)
             loaded = await load_for_command(uow.conn, run.tenant_id, plans[0].ticket_id,
                                             with_catalog=True, memo=uow.memo)
             batch = _Batch(uow, replace(loaded, ticket=None, key=None))
             for plan in plans:
                 try:
-                    done.append(await _fold(run, batch, plan, uploads.get(plan.source_id, {})))
+                    done.append(await _fold(run, batch, plan,
+                                            uploads.get(plan.source_id, {})))
                 except (DomainError, HandlerError) as exc:
                     # Its own transaction would have rolled back: nothing of it is kept
                     # (what was reported of it stays reported, as there).

@@ -21,7 +21,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
-from uuid import UUID
 
 from domain.errors import DomainError, ValidationFailed
 from domain.fields import FieldDefinition, check_value
@@ -225,7 +224,6 @@ async def import_tickets(run: Run, dry_run: bool, *, one_by_one: bool = False) -
             run.report.skip("comment", f"ticket {zid}", f"{len(run.export.comments[zid])} "
                             f"comment(s) of ticket {zid}, which the export does not hold")
     batch: list[Plan] = []
-    received: dict[str, dict[str, list[UUID]]] = {}
     for n, (zid, ticket) in enumerate(sorted(tickets.items(), key=lambda kv: int_key(kv[0])), 1):
         if run.known("ticket", zid) is not None:
             run.report.existing["ticket"] += 1
@@ -242,59 +240,44 @@ async def import_tickets(run: Run, dry_run: bool, *, one_by_one: bool = False) -
             run.tell("ticket", n, len(tickets))
             continue
         if one_by_one or not batchable(plan):
-            await _write_batch(run, batch, received, n - 1, len(tickets))
-            await _write_one(run, plan, received)
-            run.tell("ticket", n, len(tickets))
-            continue
-        try:
-            received[zid] = await _receive(run, plan)
-        except (DomainError, HandlerError, EventStoreError, OSError) as exc:
-            run.report.skip("ticket", zid, str(exc) or type(exc).__name__)
+            await _write_batch(run, batch, n - 1, len(tickets))
+            await _write_one(run, plan)
             run.tell("ticket", n, len(tickets))
             continue
         batch.append(plan)
         if len(batch) == BATCH:
-            await _write_batch(run, batch, received, n, len(tickets))
-    await _write_batch(run, batch, received, len(tickets), len(tickets))
+            await _write_batch(run, batch, n, len(tickets))
+    await _write_batch(run, batch, len(tickets), len(tickets))
 
 
-async def _write_batch(run: Run, batch: list[Plan], received: dict[str, dict[str, list[UUID]]],
-                       n: int, total: int) -> None:
+async def _write_batch(run: Run, batch: list[Plan], n: int, total: int) -> None:
     """The tickets gathered so far, in one transaction (handlers/zendesk_batch.py), and
-    those it leaves one by one; ``batch`` and ``received`` are emptied."""
+    those it leaves one by one; ``batch`` is emptied."""
     if not batch:
         return
-    left = await write_batch(run, batch, received)
+    left = await write_batch(run, batch)
     for plan in left:
-        await _write_one(run, plan, received)
+        await _write_one(run, plan)
     batch.clear()
-    received.clear()
     run.tell("ticket", n, total)
 
 
-async def _write_one(run: Run, plan: Plan, received: dict[str, dict[str, list[UUID]]]
-                     ) -> None:
+async def _write_one(run: Run, plan: Plan) -> None:
     """``_write``, with what goes wrong reported as the ticket skipped."""
     try:
-        await _write(run, plan, received.get(plan.source_id))
+        await _write(run, plan)
     except AlreadyImported:
         run.report.existing["ticket"] += 1
     except (DomainError, HandlerError, EventStoreError, OSError) as exc:
         run.report.skip("ticket", plan.source_id, str(exc) or type(exc).__name__)
 
 
-async def _receive(run: Run, plan: Plan) -> dict[str, list[UUID]]:
-    """The ticket's files received, each on its own (one left over by a ticket that did
-    not commit is the upload purge's): upload ids by comment."""
-    return {c.source_id: [await upload_file(run, path, name, c.at) for name, path in c.files]
-            for c in plan.comments if c.files}
-
-
-async def _write(run: Run, plan: Plan, uploads: dict[str, list[UUID]] | None = None) -> None:
-    """The ticket in one transaction, command by command through the handlers (its
-    files received first, unless ``uploads`` holds them already)."""
-    if uploads is None:
-        uploads = await _receive(run, plan)
+async def _write(run: Run, plan: Plan) -> None:
+    """The ticket in one transaction, command by command through the handlers (files
+    are received first, each on its own: one left over by a ticket that did not commit
+    is the upload purge's)."""
+    uploads = {c.source_id: [await upload_file(run, path, name, c.at) for name, path in c.files]
+               for c in plan.comments if c.files}
     zid = plan.source_id
     async with run.store.session(run.tenant_id, ACTOR) as uow:
         # The commands' writes wait for the next read or the COMMIT (as the HTTP ticket
