@@ -185,14 +185,14 @@ def batchable(plan: Plan) -> bool:
     return plan.requester.contact_id is not None
 
 
-async def _fold(run: Run, batch: _Batch, plan: Plan, uploads: dict[str, list[UUID]]
-                ) -> Folded:
-    """The ticket's commands, as ``zendesk_tickets._write`` runs them, decided in memory."""
+async def _fold(run: Run, batch: _Batch, plan: Plan, uploads: dict[str, list[UUID]],
+                claims: dict[str, attachments.Claimed]) -> Folded:
+    """The ticket's commands, as ``zendesk_tickets._write`` runs them, decided in memory;
+    ``claims``: the uploads of each of its comments, claimed."""
     folded = Folded(plan, uploads)
-    uow, tenant, zid = batch.uow, run.tenant_id, plan.source_id
+    tenant, zid = run.tenant_id, plan.source_id
     first, *rest = plan.comments
-    files = uploads.get(first.source_id, ())
-    claimed = await attachments.claim(uow, list(files)) if files else None
+    claimed = claims.get(first.source_id)
     await batch.decide(folded, OpenTicket(
         ticket_id=plan.ticket_id, subject=plan.subject, body=first.body,
         requester=plan.requester, priority=plan.priority, tags=plan.tags,
@@ -201,9 +201,7 @@ async def _fold(run: Run, batch: _Batch, plan: Plan, uploads: dict[str, list[UUI
         attachments=() if claimed is None else claimed.refs),
         stamp("ticket", zid, first.author_source, recorded=plan.facts), claimed)
     for c in rest:
-        files = uploads.get(c.source_id, ())
-        claimed = (await attachments.claim(uow, list(files), plan.ticket_id) if files
-                   else None)
+        claimed = claims.get(c.source_id)
         await batch.decide(folded, AddMessage(
             message_id=MessageId(target_id(tenant, "comment", c.source_id)), body=c.body,
             visibility=c.visibility, actor=c.author, at=c.at,
@@ -309,21 +307,22 @@ async def write_batch(run: Run, plans: Sequence[Plan]) -> list[Plan]:
             loaded = await load_for_command(uow.conn, run.tenant_id, plans[0].ticket_id,
                                             with_catalog=True, memo=uow.memo)
             batch = _Batch(uow, replace(loaded, ticket=None, key=None))
+            claims = await _claim(uow, uploads)
             for plan in plans:
                 try:
-                    done.append(await _fold(run, batch, plan,
-                                            uploads.get(plan.source_id, {})))
+                    done.append(await _fold(run, batch, plan, uploads.get(plan.source_id, {}),
+                                            claims.get(plan.source_id, {})))
                 except (DomainError, HandlerError) as exc:
                     # Its own transaction would have rolled back: nothing of it is kept
                     # (what was reported of it stays reported, as there).
                     run.report.skip("ticket", plan.source_id, str(exc) or type(exc).__name__)
             if done:
                 await _write(run, uow, done, batch.loaded)
-    except (AlreadyImported, EventStoreError, asyncpg.UniqueViolationError):
-        # Written by another run meanwhile, or a conflict at commit: nothing of the
-        # batch committed. What another run imported is counted as found; the rest go
-        # one by one, each to its own answer (what the batch reported of its tickets
-        # goes: the one-by-one path reports it again).
+    except (AlreadyImported, EventStoreError, HandlerError, asyncpg.UniqueViolationError):
+        # Written by another run meanwhile, a conflict at commit, a file a claim
+        # refused: nothing of the batch committed. What another run imported is counted
+        # as found; the rest go one by one, each to its own answer (what the batch
+        # reported of its tickets goes: the one-by-one path reports it again).
         del run.report.skipped[reported:]
         return await _not_imported(run, plans)
     for folded in done:
@@ -342,13 +341,18 @@ async def _write(run: Run, uow: UnitOfWork, done: list[Folded], loaded: CommandS
     await _record(run, uow, done)
     await apply_new_tickets(uow.conn, tenant, [e for f in done for d in f.commands
                                                for e in d.events])
+    attached: list[tuple[attachments.Claimed, attachments.Placed, datetime]] = []
     for folded in done:
         for d in folded.commands:
             if d.claimed is None:
                 continue
             placed = attachments.placed_files(d.events, {folded.plan.ticket_id: d.subject})
             assert placed is not None, "a command given files records them"
-            await attachments.attach(uow, d.claimed, placed, d.at)
+            attached.append((d.claimed, placed, d.at))
+    # From here on nothing is read back: the writes go with the COMMIT, ahead of the
+    # appends, as a deferring command's do.
+    uow.deferring = True
+    await attachments.attach_many(uow, attached)
     personal = personal_keys(loaded.catalog)
     for folded in done:
         for d in folded.commands:
@@ -359,6 +363,20 @@ async def _write(run: Run, uow: UnitOfWork, done: list[Folded], loaded: CommandS
     if run.checkpoint is not None:
         for folded in done:
             run.checkpoint("ticket", folded.plan.source_id)
+
+
+async def _claim(uow: UnitOfWork, uploads: dict[str, dict[str, list[UUID]]]
+                 ) -> dict[str, dict[str, attachments.Claimed]]:
+    """Every comment's uploads claimed, in one round trip (``attachments.claim_for_new``):
+    the claims by comment, by ticket source id."""
+    keys = [(zid, comment) for zid, comments in uploads.items() for comment in comments]
+    if not keys:
+        return {}
+    claimed = await attachments.claim_for_new(uow, [uploads[z][c] for z, c in keys])
+    out: dict[str, dict[str, attachments.Claimed]] = {}
+    for (zid, comment), got in zip(keys, claimed, strict=True):
+        out.setdefault(zid, {})[comment] = got
+    return out
 
 
 async def _not_imported(run: Run, plans: Sequence[Plan]) -> list[Plan]:
