@@ -29,6 +29,7 @@ from handlers.zendesk_records import (
     import_groups,
     import_organizations,
     import_users,
+    together,
 )
 from handlers.zendesk_tickets import import_tickets
 
@@ -42,9 +43,10 @@ async def import_zendesk(store: EventStore, storages: attachments.Storages | Non
 
     ``dry_run`` writes nothing and reports what would be created and skipped.
     ``storages`` keeps the attachments' files (None: none are imported, each reported).
-    Tickets go a batch a transaction (handlers/zendesk_batch.py); ``one_by_one`` writes
-    each in its own through the command handlers instead, the path a batch falls back
-    to (the two make the same history: tests/integration/test_zendesk_batch.py).
+    Tickets go a batch a transaction (handlers/zendesk_batch.py), the other records a
+    kind a transaction (``zendesk_records.together``); ``one_by_one`` writes each record
+    in a transaction of its own through the command handlers instead, the path both
+    fall back to (they make the same history: tests/integration/test_zendesk_batch.py).
     """
     export = read_export(directory)
     report = ImportReport(dry_run=dry_run)
@@ -53,10 +55,11 @@ async def import_zendesk(store: EventStore, storages: attachments.Storages | Non
     async with store.session(tenant_id, ACTOR, readonly=True) as uow:
         for row in await uow.conn.fetch(Q["imported"], tenant_id, SOURCE):
             run.mapped[(row["kind"], row["source_id"])] = row["target_id"]
-    await import_organizations(run, dry_run)
-    await import_users(run, dry_run)
-    await import_groups(run, dry_run)
-    await import_fields(run, dry_run)
+    for step in (import_organizations, import_users, import_groups, import_fields):
+        if one_by_one:
+            await step(run, dry_run)
+        else:
+            await together(run, step, dry_run)
     await import_tickets(run, dry_run, one_by_one=one_by_one)
     if not dry_run:
         await deactivate_agents(run)

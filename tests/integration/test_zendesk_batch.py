@@ -47,6 +47,12 @@ TABLES = {
                   "created_by_kind, created_by_id, created_at FROM file_blobs",
     "import_sources": "SELECT source, kind, source_id, target_id, facts FROM import_sources",
     "jobs": "SELECT kind, dedupe_key, payload, status FROM jobs",
+    # The people and groups go a kind a transaction (``zendesk_records.together``).
+    "contacts": "SELECT * FROM contacts",
+    "organizations": "SELECT * FROM organizations",
+    # (updated_at: when the import deactivated them)
+    "agents": "SELECT id, email, name, active, version, created_at, role FROM agents",
+    "groups": "SELECT * FROM groups",
 }
 
 
@@ -103,6 +109,19 @@ def _named(value: Any, names: dict[str, str]) -> str:
     return _UUID.sub(lambda u: names.get(u.group(0), f"?{u.group(0)}"), text)
 
 
+def _members_sorted(text: str) -> str:
+    """``text`` with every ``members`` list in it sorted (by the names given)."""
+    def walk(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: sorted(v) if k == "members" and isinstance(v, list) else walk(v)
+                    for k, v in value.items()}
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        return value
+
+    return orjson.dumps(walk(orjson.loads(text)), option=orjson.OPT_SORT_KEYS).decode()
+
+
 async def _rows(services: Services, export: ZendeskExport, tenant: TenantId
                 ) -> dict[str, list[str]]:
     names = await _names(services, export, tenant)
@@ -113,11 +132,15 @@ async def _rows(services: Services, export: ZendeskExport, tenant: TenantId
                      if k != "tenant_id"} for r in await uow.conn.fetch(query)]
             out[table] = sorted(_named(r, names) for r in rows)
         events = [e for e in await uow.read_tenant(0, 100_000) if e.actor_kind == "import"]
-    # The tickets' streams: the rest of the import (people, fields) does not go by batch.
+    # Every imported event but the ticket fields' (defined at the time of the import:
+    # the export gives them no time of their own) and the agents' deactivation (at it).
     out["events"] = [_named([e.seq, e.stream_id, e.version, e.type, e.schema_version,
                              e.data, e.metadata, e.actor_kind, e.actor_id], names)
                      for e in events
-                     if names.get(str(e.stream_id), "").startswith("ticket:")]
+                     if e.type not in ("TicketFieldDefined", "AgentUpdated")]
+    # A group's members are kept in the order of their ids, which differ by tenant.
+    out["groups"] = [_members_sorted(g) for g in out["groups"]]
+    out["events"] = [_members_sorted(e) for e in out["events"]]
     return out
 
 
