@@ -1,5 +1,7 @@
 """The ticket half of a Zendesk import (handlers/zendesk_import.py): each ticket with its
-comments, files, fields, assignment and state, in one transaction.
+comments, files, fields, assignment and state, a batch of tickets to a transaction
+(handlers/zendesk_batch.py), or one by one through the command handlers (``_write``),
+which a batch falls back to.
 
 A ticket becomes, in order: ``OpenTicket`` with its first comment (the requester, tags,
 priority, custom field values and the first comment's files), a message for each later
