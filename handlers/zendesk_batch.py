@@ -290,8 +290,8 @@ async def write_batch(run: Run, plans: Sequence[Plan]) -> list[Plan]:
     to write one by one instead: all of them (but those another run imported) when the
     batch failed as a whole. A ticket a command refused is reported and not returned."""
     done: list[Folded] = []
-    reported = len(run.report.skipped)
     plans, files = await _read_files(run, plans)
+    reported = len(run.report.skipped)
     if not plans:
         return []
     try:
@@ -334,7 +334,7 @@ async def write_batch(run: Run, plans: Sequence[Plan]) -> list[Plan]:
 
 async def _write(run: Run, uow: UnitOfWork, done: list[Folded], loaded: CommandState
                  ) -> None:
-    """The batch's rows: read models, files, import rows, then the events staged for
+    """The batch's rows: import rows, read models, files, then the events staged for
     the COMMIT, each command's with its own stamp (``execute``'s order)."""
     tenant = run.tenant_id
     # First, so that a ticket another run imported meanwhile fails the batch here.
