@@ -72,6 +72,13 @@ async def both(databases: pg.Databases, tmp_path_factory: pytest.TempPathFactory
     clone = await databases.clone()
     # More tickets than a batch, so that batches follow one another.
     export = write_export(tmp_path_factory.mktemp("zendesk"), tickets=70)
+    # A ticket an agent asked for: its requester is resolved (no imported contact holds
+    # the address), so it goes one by one between two batches.
+    doc = orjson.loads((export.directory / "tickets.json").read_bytes())
+    for t in doc["tickets"]:
+        if t["id"] == 20:
+            t["requester_id"] = 203
+    (export.directory / "tickets.json").write_bytes(orjson.dumps(doc))
     settings = ProcessSettings(database_url=clone.runtime_url, db_pool_min=1, db_pool_max=4)
     try:
         async with running(settings, ProcessRole.CLI, clock=ManualClock(NOW)) as services:
@@ -93,6 +100,9 @@ async def _names(services: Services, export: ZendeskExport, tenant: TenantId
     async with services.store.session(tenant, readonly=True) as uow:
         for r in await uow.conn.fetch("SELECT kind, source_id, target_id FROM import_sources"):
             names[str(r["target_id"])] = f"{r['kind']}:{r['source_id']}"
+        for r in await uow.conn.fetch("SELECT id, email FROM contacts"):
+            # A contact a requester's resolution made has an id of its own.
+            names.setdefault(str(r["id"]), f"email:{r['email']}")
         for r in await uow.conn.fetch("SELECT id, blob_id, name FROM uploads"):
             names[str(r["id"])] = f"upload:{r['name']}"
             names[str(r["blob_id"])] = f"blob:{r['name']}"
