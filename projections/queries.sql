@@ -618,6 +618,45 @@ UPDATE ticket_fields SET version = $3, definition = $4, updated_at = $5
 -- $1 tenant_id
 SELECT count(*) FROM ticket_fields WHERE tenant_id = $1
 
+-- name: insert_new_tickets --
+-- $1 tenant_id, then one array element per ticket: $2 id, $3 version, $4 state,
+-- $5 priority, $6 source, $7 assignee, $8 tags (a JSON array's text each: an array
+-- of arrays must be rectangular), $9 subject, $10 requester, $11 follow_up_of, $12 clocks,
+-- $13 state_json, $14 created_at, $15 updated_at, $16 view (text), $17 contact_id,
+-- $18 sla_due, $19 fields
+-- ``insert_ticket`` and ``set_ticket_fields`` for a batch of tickets opened together
+-- (projections/inline.py ``apply_new_tickets``, an import's batch): one statement.
+INSERT INTO tickets (tenant_id, id, version, state, priority, source, assignee, tags, subject,
+                     requester, follow_up_of, clocks, state_json, created_at, updated_at, view,
+                     contact_id, organization_id, sla_due, fields)
+SELECT $1, t.id, t.version, t.state, t.priority, t.source, t.assignee,
+       ARRAY(SELECT jsonb_array_elements_text(t.tags::jsonb)), t.subject, t.requester,
+       t.follow_up_of, t.clocks, t.state_json, t.created_at, t.updated_at, t.view::json,
+       t.contact_id,
+       (SELECT c.organization_id FROM contacts c WHERE c.tenant_id = $1 AND c.id = t.contact_id),
+       t.sla_due, t.fields
+  FROM unnest($2::uuid[], $3::integer[], $4::text[], $5::text[], $6::text[], $7::uuid[],
+              $8::text[], $9::text[], $10::jsonb[], $11::uuid[], $12::jsonb[], $13::jsonb[],
+              $14::timestamptz[], $15::timestamptz[], $16::text[], $17::uuid[],
+              $18::timestamptz[], $19::jsonb[])
+       AS t(id, version, state, priority, source, assignee, tags, subject, requester,
+            follow_up_of, clocks, state_json, created_at, updated_at, view, contact_id,
+            sla_due, fields)
+
+-- name: insert_new_messages --
+-- $1 tenant_id, then one array element per message: $2 id, $3 ticket_id, $4 version,
+-- $5 visibility, $6 author_kind, $7 author_id, $8 body, $9 created_at, $10 attachments
+-- (JSON text; NULL: none)
+-- ``insert_message`` for a batch (``apply_new_tickets``): one statement.
+INSERT INTO messages (tenant_id, id, ticket_id, version, visibility, author_kind, author_id,
+                      body, created_at, attachments)
+SELECT $1, m.id, m.ticket_id, m.version, m.visibility, m.author_kind, m.author_id, m.body,
+       m.created_at, m.attachments::jsonb
+  FROM unnest($2::uuid[], $3::uuid[], $4::integer[], $5::text[], $6::text[], $7::text[],
+              $8::text[], $9::timestamptz[], $10::text[])
+       AS m(id, ticket_id, version, visibility, author_kind, author_id, body, created_at,
+            attachments)
+
 -- name: set_ticket_fields --
 -- $1 tenant_id, $2 ticket id, $3 the ticket's field values by key
 UPDATE tickets SET fields = $3 WHERE tenant_id = $1 AND id = $2
