@@ -36,7 +36,7 @@ import contextlib
 import hashlib
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -404,17 +404,39 @@ async def claim(uow: UnitOfWork, ids: Sequence[UUID], ticket_id: UUID | None = N
     ticket being opened), see the module's docstring; refuses more than the tenant's
     ``attachments.per_message``, the same one twice, one the caller cannot see (404
     ``upload_not_found``) and one already attached (409 ``upload_attached``)."""
+    _distinct(ids)
+    fetched = await uow.conn.fetch(Q["uploads_claim"], uow.tenant_id, list(ids), ticket_id)
+    rows = {r["id"]: r for r in fetched if r["id"] is not None}
+    return _claimed(ids, rows, fetched[0])
+
+
+async def claim_openings(uow: UnitOfWork, groups: Sequence[Sequence[UUID]]
+                         ) -> list[Claimed]:
+    """``claim`` of each of ``groups`` (the uploads of one new ticket's opening message
+    each), refused as there, in one round trip for all of them."""
+    every = [u for ids in groups for u in ids]
+    _distinct(every)
+    fetched = await uow.conn.fetch(Q["uploads_claim"], uow.tenant_id, every, None)
+    rows = {r["id"]: r for r in fetched if r["id"] is not None}
+    return [_claimed(ids, rows, fetched[0]) for ids in groups]
+
+
+def _distinct(ids: Sequence[UUID]) -> None:
     if len(set(ids)) != len(ids):
         raise Invalid("duplicate_attachment", "the same upload is attached twice",
                       field="attachments")
-    fetched = await uow.conn.fetch(Q["uploads_claim"], uow.tenant_id, list(ids), ticket_id)
+
+
+def _claimed(ids: Sequence[UUID], rows: Mapping[UUID, Any], first: Any) -> Claimed:
+    """The claim of ``ids`` from the rows ``uploads_claim`` locked (by id), ``first``
+    its first row (the limits and owner)."""
     try:
-        check_attachments(list(ids), limits_of(fetched[0]["limits"]).per_message)
+        check_attachments(list(ids), limits_of(first["limits"]).per_message)
     except ValidationFailed as exc:
         raise Invalid("too_many_attachments", exc.message, field="attachments") from exc
-    rows = {r["id"]: r for r in fetched if r["id"] is not None}
     refs: list[AttachmentRef] = []
     blobs = []
+    shared = {}
     for upload_id in ids:
         row = rows.get(upload_id)
         if row is None:
@@ -425,8 +447,27 @@ async def claim(uow: UnitOfWork, ids: Sequence[UUID], ticket_id: UUID | None = N
                                   type=row["content_type"], sha256=bytes(row["sha256"]).hex()))
         blobs.append((row["id"], row["blob_id"], bytes(row["sha256"]), row["subject_id"],
                       bytes(row["wrapped_key"]), row["kek"]))
-    shared = {bytes(r["sha256"]): r["shared"] for r in rows.values() if r["shared"]}
-    return Claimed(tuple(refs), tuple(blobs), fetched[0]["owner"], shared)
+        if row["shared"]:
+            shared[bytes(row["sha256"])] = row["shared"]
+    return Claimed(tuple(refs), tuple(blobs), first["owner"], shared)
+
+
+async def for_owners(uow: UnitOfWork, claims: Sequence[tuple[Claimed, UUID, bool]]
+                     ) -> list[Claimed]:
+    """Claims of new tickets' openings (``claim_openings``) with the requester contact
+    each will seal its files to as their owner, and the blobs of the same bytes each
+    contact holds already (``Claimed.shared``), so ``attach`` looks none up: one round
+    trip for all, none when every contact is new (``True``: created by this unit of
+    work, so it holds no blobs)."""
+    wanted = [(owner, b[2]) for c, owner, new in claims if not new for b in c.blobs]
+    held: dict[tuple[UUID, bytes], UUID] = {}
+    if wanted:
+        held = {(r["subject_id"], bytes(r["sha256"])): r["id"] for r in await uow.conn.fetch(
+            Q["subjects_blobs"], uow.tenant_id, [w[0] for w in wanted],
+            [w[1] for w in wanted])}
+    return [replace(c, owner=owner, shared={b[2]: held[owner, b[2]] for b in c.blobs
+                                            if (owner, b[2]) in held})
+            for c, owner, _ in claims]
 
 
 @dataclass(frozen=True, slots=True)
@@ -664,7 +705,7 @@ async def _hash_matches(storage: Storage, tenant_id: TenantId, blob_id: UUID, ke
 
 __all__ = ["Claimed", "FileCheck", "OpenFile", "Placed", "ReceiveFile", "Received",
            "Storages", "WholeFile", "attach", "check_upload", "check_whole", "claim",
-           "discard", "erase_files", "forget_blobs", "limits", "limits_of",
-           "message_files", "open_file", "placed_files", "read_range", "receive",
-           "receive_all", "record_upload", "ticket_files", "upload_document",
-           "verify_files"]
+           "claim_openings", "discard", "erase_files", "for_owners", "forget_blobs",
+           "limits", "limits_of", "message_files", "open_file", "placed_files",
+           "read_range", "receive", "receive_all", "record_upload", "ticket_files",
+           "upload_document", "verify_files"]

@@ -134,3 +134,13 @@ SELECT u.id, u.sha256, b.sha256 AS blob_sha256, u.blob_id IS NULL AS erased
   FROM uploads u
   LEFT JOIN file_blobs b ON b.tenant_id = u.tenant_id AND b.id = u.blob_id
  WHERE u.tenant_id = $1 AND u.ticket_id IS NOT NULL
+
+-- name: subjects_blobs --
+-- $1 tenant_id, $2 subjects, $3 sha256 digests (by position: a subject and a digest each)
+-- subject_blobs of several subjects at once: the blob each subject holds already with
+-- each of its digests' contents (deduplication), the oldest as there.
+SELECT DISTINCT ON (b.subject_id, b.sha256) b.subject_id, b.sha256, b.id
+  FROM unnest($2::uuid[], $3::bytea[]) AS w(subject_id, sha256)
+  JOIN file_blobs b ON b.subject_id = w.subject_id AND b.sha256 = w.sha256
+ WHERE b.tenant_id = $1 AND b.state = 'stored'
+ ORDER BY b.subject_id, b.sha256, b.created_at, b.id

@@ -325,6 +325,7 @@ async def run_command(
     *,
     expected_version: int | None = None,
     files: Sequence[UUID] = (),
+    claimed: attachments.Claimed | None = None,
     held: HeldStates | None = None,
 ) -> CommandResult:
     """``execute`` with retries: each attempt runs in a savepoint, so a lost race undoes
@@ -333,13 +334,16 @@ async def run_command(
     With ``expected_version`` a conflict is the caller's answer (``ConcurrencyError``
     at once); without it the command is decided again on the winner's state, up to
     ``MAX_ATTEMPTS`` times. ``files`` are uploads the opening message (an
-    ``OpenTicket``) carries (handlers/attachments.py). ``held``: see ``HeldStates``.
+    ``OpenTicket``) carries (handlers/attachments.py); ``claimed``, in their place,
+    uploads the caller claimed already (``attachments.claim_openings``, for several
+    openings at once). ``held``: see ``HeldStates``.
     """
-    if not files:
+    if not files and claimed is None:
         return await _with_retries(uow, ticket_id, lambda: _decided(command), expected_version,
                                    held)
     assert isinstance(command, OpenTicket)
-    claimed = await attachments.claim(uow, files)
+    if claimed is None:
+        claimed = await attachments.claim(uow, files)
     command = command.model_copy(update={"attachments": claimed.refs})
     result = await _with_retries(uow, ticket_id, lambda: _decided(command), expected_version,
                                  held)
