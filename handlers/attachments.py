@@ -358,6 +358,23 @@ async def record_upload(uow: UnitOfWork, received: Received, command: ReceiveFil
                             "sha256": received.sha256, "created_at": command.at})
 
 
+async def record_uploads(uow: UnitOfWork, received: Sequence[Received], uploader: StoreActor,
+                         at: datetime) -> list[UUID]:
+    """``record_upload`` of several received blobs by one uploader, in two statements
+    for all of them (by ``write``); the uploads' ids, in the order given."""
+    ids = [uuid.uuid4() for _ in received]
+    if not received:
+        return ids
+    tenant = uow.tenant_id
+    await uow.write(Q["blobs_stored"], tenant, [r.blob_id for r in received],
+                    [r.sha256.hex() for r in received], [r.size for r in received])
+    await uow.write(Q["uploads_insert"], tenant, ids, [r.blob_id for r in received],
+                    [r.name for r in received], [r.content_type for r in received],
+                    [r.size for r in received], [r.sha256.hex() for r in received],
+                    uploader.kind, uploader.id, at)
+    return ids
+
+
 async def discard(store: EventStore, tenant_id: TenantId, received: Received) -> None:
     """Forget a received blob that did not become an upload (a refused or replayed
     request).
@@ -707,5 +724,6 @@ __all__ = ["Claimed", "FileCheck", "OpenFile", "Placed", "ReceiveFile", "Receive
            "Storages", "WholeFile", "attach", "check_upload", "check_whole", "claim",
            "claim_openings", "discard", "erase_files", "for_owners", "forget_blobs",
            "limits", "limits_of", "message_files", "open_file", "placed_files",
-           "read_range", "receive", "receive_all", "record_upload", "ticket_files",
+           "read_range", "receive", "receive_all", "record_upload", "record_uploads",
+           "ticket_files",
            "upload_document", "verify_files"]

@@ -144,3 +144,22 @@ SELECT DISTINCT ON (b.subject_id, b.sha256) b.subject_id, b.sha256, b.id
   JOIN file_blobs b ON b.subject_id = w.subject_id AND b.sha256 = w.sha256
  WHERE b.tenant_id = $1 AND b.state = 'stored'
  ORDER BY b.subject_id, b.sha256, b.created_at, b.id
+
+-- name: blobs_stored --
+-- $1 tenant_id, $2 blob ids, $3 sha256 digests in hex, $4 sizes (by position)
+-- blob_stored of several blobs in one statement (the digests as text: a deferred write
+-- has no literal for an array of bytea, eventstore/literal.py).
+UPDATE file_blobs b SET state = 'stored', sha256 = decode(w.sha256, 'hex'), size = w.size
+  FROM unnest($2::uuid[], $3::text[], $4::bigint[]) AS w(id, sha256, size)
+ WHERE b.tenant_id = $1 AND b.id = w.id AND b.state = 'receiving'
+
+-- name: uploads_insert --
+-- $1 tenant_id, $2 ids, $3 blob ids, $4 names, $5 types, $6 sizes, $7 sha256 digests
+-- in hex (arrays, by position), $8 uploader kind, $9 uploader id, $10 created_at
+-- upload_insert of several uploads by one uploader in one statement.
+INSERT INTO uploads (tenant_id, id, blob_id, name, content_type, size, sha256,
+                     uploaded_by_kind, uploaded_by_id, created_at)
+SELECT $1, u.id, u.blob_id, u.name, u.content_type, u.size, decode(u.sha256, 'hex'), $8,
+       $9, $10
+  FROM unnest($2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::bigint[], $7::text[])
+           AS u(id, blob_id, name, content_type, size, sha256)

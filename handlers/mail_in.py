@@ -293,8 +293,11 @@ async def _settle(store: EventStore, storages: attachments.Storages, tenant_id: 
         async with store.session(tenant_id, actor) as uow:
             uow.deferring = deferring
             openings = await _openings(uow, mailbox_id, looked, at)
-            out = [await _write_looked(uow, mailbox_id, m, at, openings.get(i))
+            rows = _MailRows() if deferring else None
+            out = [await _write_looked(uow, mailbox_id, m, at, openings.get(i), rows)
                    for i, m in enumerate(looked)]
+            if rows is not None:
+                await rows.write(uow, mailbox_id, at)
             await _unquarantine(uow, mailbox_id, quarantine_id)
             await checkpoint(uow)
             return out
@@ -350,14 +353,11 @@ async def _openings(uow: UnitOfWork, mailbox_id: UUID, looked: Sequence[_Looked]
               if m.seen is None and m.noise is None and m.ticket_id is None}
     if not chosen:
         return {}
-    actor = mail_actor(mailbox_id)
+    every = await attachments.record_uploads(
+        uow, [r for m in chosen.values() for r in m.received], mail_actor(mailbox_id), at)
     uploads: dict[int, list[UUID]] = {}
     for i, m in chosen.items():
-        uploads[i] = []
-        for r in m.received:
-            doc = await attachments.record_upload(uow, r, attachments.ReceiveFile(
-                name=r.name, declared_type=r.content_type, uploader=actor, at=at))
-            uploads[i].append(doc["id"])
+        uploads[i], every = every[:len(m.received)], every[len(m.received):]
     resolved = await resolve_requesters(uow, [
         Requester(email=m.mail.sender, name=m.mail.sender_name) for m in chosen.values()], at)
     by_index = dict(zip(chosen, resolved, strict=True))
@@ -384,8 +384,37 @@ async def _openings(uow: UnitOfWork, mailbox_id: UUID, looked: Sequence[_Looked]
             for i, (requester, events) in by_index.items()}
 
 
+@dataclass(slots=True)
+class _MailRows:
+    """The mail rows and new threads of a run whose writes are deferred, written at its
+    end by one statement each rather than one a mail (``_settle``)."""
+
+    mails: list[dict[str, Any]] = field(default_factory=list)
+    threads: list[tuple[UUID, str]] = field(default_factory=list)
+
+    async def write(self, uow: UnitOfWork, mailbox_id: UUID, at: datetime) -> None:
+        if self.threads:
+            await uow.write(Q["mail_threads_insert"], uow.tenant_id, mailbox_id,
+                            [t for t, _ in self.threads], [k for _, k in self.threads], at)
+        if self.mails:
+            # One JSON text for every row: arrays of arrays (the addresses) and NULLs
+            # have no array literal of their own (eventstore/literal.py).
+            await uow.write(Q["mail_insert_many"], uow.tenant_id, mailbox_id, at,
+                            orjson.dumps(self.mails).decode())
+
+
+async def _thread(uow: UnitOfWork, mailbox_id: UUID, ticket_id: UUID, at: datetime,
+                  rows: _MailRows | None) -> None:
+    """A new mail thread for ``ticket_id``, with a token of its own."""
+    if rows is not None:
+        rows.threads.append((ticket_id, new_token()))
+        return
+    await uow.write(Q["mail_thread_insert"], uow.tenant_id, ticket_id, mailbox_id,
+                    new_token(), at)
+
+
 async def _write_looked(uow: UnitOfWork, mailbox_id: UUID, looked: _Looked, at: datetime,
-                        opening: _Opening | None) -> TakenIn:
+                        opening: _Opening | None, rows: _MailRows | None = None) -> TakenIn:
     mail = looked.mail
     if looked.seen is not None:
         return TakenIn("duplicate", "this Message-ID was taken in before",
@@ -396,10 +425,10 @@ async def _write_looked(uow: UnitOfWork, mailbox_id: UUID, looked: _Looked, at: 
             if b.hard:
                 await uow.conn.execute(Q["mail_bounce_put"], uow.tenant_id, b.recipient,
                                        b.status, (b.diagnostic or "")[:500] or None, at)
-        mail_id = await _record(uow, mailbox_id, mail, None, None, outcome, reason, at)
+        mail_id = await _record(uow, mailbox_id, mail, None, None, outcome, reason, at, rows)
         return TakenIn(outcome if mail_id else "duplicate", reason, mail_id=mail_id)
     return await _write(uow, mailbox_id, mail, looked.ticket_id, looked.received, at,
-                        looked.stranger, opening)
+                        looked.stranger, opening, rows)
 
 
 def _noise(mail: ParsedMail, own: set[str], recent: int) -> tuple[str, str] | None:
@@ -466,7 +495,8 @@ def _chosen_files(files: tuple[MailFile, ...], found: FileLimits
 
 async def _write(uow: UnitOfWork, mailbox_id: UUID, mail: ParsedMail, ticket_id: UUID | None,
                  received: list[attachments.Received], at: datetime,
-                 reason: str | None = None, opening: _Opening | None = None) -> TakenIn:
+                 reason: str | None = None, opening: _Opening | None = None,
+                 rows: _MailRows | None = None) -> TakenIn:
     author = Actor(kind=ActorKind.CUSTOMER, id=mail.sender)
     if ticket_id is not None:
         actor = mail_actor(mailbox_id)
@@ -485,8 +515,7 @@ async def _write(uow: UnitOfWork, mailbox_id: UUID, mail: ParsedMail, ticket_id:
         outcome, landed = "reply", ticket_id
         if result.follow_up is not None:
             outcome, landed = "follow_up", result.follow_up.id
-            await uow.write(Q["mail_thread_insert"], uow.tenant_id, landed, mailbox_id,
-                            new_token(), at)
+            await _thread(uow, mailbox_id, landed, at, rows)
     else:
         # Its uploads, contact, claim and state were looked up with the other openings
         # of the unit of work (``_openings``).
@@ -500,10 +529,10 @@ async def _write(uow: UnitOfWork, mailbox_id: UUID, mail: ParsedMail, ticket_id:
         await stage_contact_events(uow, opening.contact_events)
         claimed = opening.claimed if opening.claimed and opening.claimed.refs else None
         await run_command(uow, landed, command, claimed=claimed, held=opening.held)
-        await uow.write(Q["mail_thread_insert"], uow.tenant_id, landed, mailbox_id,
-                        new_token(), at)
+        await _thread(uow, mailbox_id, landed, at, rows)
         outcome = "ticket"
-    mail_id = await _record(uow, mailbox_id, mail, landed, message_id, outcome, reason, at)
+    mail_id = await _record(uow, mailbox_id, mail, landed, message_id, outcome, reason, at,
+                            rows)
     if mail_id is None:
         raise _Duplicate()
     return TakenIn(outcome, reason, landed, message_id, mail_id)
@@ -511,12 +540,21 @@ async def _write(uow: UnitOfWork, mailbox_id: UUID, mail: ParsedMail, ticket_id:
 
 async def _record(uow: UnitOfWork, mailbox_id: UUID, mail: ParsedMail,
                   ticket_id: UUID | None, message_id: UUID | None, outcome: str,
-                  reason: str | None, at: datetime) -> UUID | None:
-    """The mail's row; None when its Message-ID was written first by another."""
+                  reason: str | None, at: datetime, rows: _MailRows | None = None
+                  ) -> UUID | None:
+    """The mail's row (with ``rows``, kept there for the run's one statement); None
+    when its Message-ID was written first by another."""
     if uow.deferring:
         # In a run (``_settle``), with the COMMIT: a Message-ID written first by another
         # fails the run, whose mails are then taken in one by one.
         mail_id = uuid.uuid4()
+        if rows is not None:
+            rows.mails.append({"id": mail_id, "rfc_message_id": mail.message_id,
+                               "ticket_id": ticket_id, "message_id": message_id,
+                               "from_address": mail.sender, "to_addresses": list(mail.to),
+                               "cc_addresses": list(mail.cc), "outcome": outcome,
+                               "reason": reason})
+            return mail_id
         await uow.write(Q["mail_insert_strict"], uow.tenant_id, mail_id, mailbox_id, "in",
                         mail.message_id, ticket_id, message_id, mail.sender, list(mail.to),
                         list(mail.cc), outcome, reason, at)
