@@ -292,7 +292,7 @@ async def _with_group_members(conn: asyncpg.Connection, tenant: TenantId, comman
 async def move_sla_timers(session: UnitOfWork, before: Ticket | None, after: Ticket) -> None:
     """One ``sla.check`` job per running, unbreached clock, at its due time; a clock
     that stopped, was fulfilled or already breached has none. The timers that move go
-    in one statement."""
+    in one statement; a new ticket (``before`` None) has none to cancel."""
     old: dict[str, SlaClock] = (
         {} if before is None else {str(m): c for m, c in before.clocks.items()}
     )
@@ -304,7 +304,8 @@ async def move_sla_timers(session: UnitOfWork, before: Ticket | None, after: Tic
         key = sla_job_key(after.id, metric.value)
         if clock.running and clock.breached_at is None and clock.due_at is not None:
             due.append((key, clock.due_at, {"ticket_id": str(after.id), "metric": metric.value}))
-        else:
+        elif before is not None:
+            # A new ticket has no timer yet to cancel.
             gone.append(key)
     await jobs.schedule_many(session.conn, session.tenant_id, SLA_CHECK, due,
                              write=session.write)
