@@ -24,6 +24,11 @@ mail retried). In order:
    transaction, which also writes the mail's row keyed by its Message-ID: a lost race
    with the same mail rolls the whole of it back.
 
+Mails taken in together (``take_in_all``, a run in one transaction) share what each
+would look up alone: the openings' uploads, requesters, claims and state are looked up
+once for the run (``_openings``), and the run's uploads, mail rows and threads are
+written by one statement each, so a run costs a few round trips, not a few a mail.
+
 A mail's To and Cc addresses are kept on its mail row (``GET /v1/tickets/{id}/mail``):
 a sender among them may write to the ticket, and its replies are copied to them as
 well as to the ticket's own CCs (handlers/mail_out.py).
