@@ -475,7 +475,10 @@ async def for_owners(uow: UnitOfWork, claims: Sequence[tuple[Claimed, UUID, bool
     each will seal its files to as their owner, and the blobs of the same bytes each
     contact holds already (``Claimed.shared``), so ``attach`` looks none up: one round
     trip for all, none when every contact is new (``True``: created by this unit of
-    work, so it holds no blobs)."""
+    work, so it holds no blobs). The blobs are those held before any of the claims is
+    attached: two of the claims sealed to one contact (two e-mails of one contact after
+    a merge) do not share the bytes they both carry with each other, each keeps its own
+    blob (still sealed to that contact alone)."""
     wanted = [(owner, b[2]) for c, owner, new in claims if not new for b in c.blobs]
     held: dict[tuple[UUID, bytes], UUID] = {}
     if wanted:
