@@ -36,7 +36,7 @@ import contextlib
 import hashlib
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -362,6 +362,23 @@ async def record_upload(uow: UnitOfWork, received: Received, command: ReceiveFil
                             "sha256": received.sha256, "created_at": command.at})
 
 
+async def record_uploads(uow: UnitOfWork, received: Sequence[Received], uploader: StoreActor,
+                         at: datetime) -> list[UUID]:
+    """``record_upload`` of several received blobs by one uploader, in two statements
+    for all of them (by ``write``); the uploads' ids, in the order given."""
+    ids = [uuid.uuid4() for _ in received]
+    if not received:
+        return ids
+    tenant = uow.tenant_id
+    await uow.write(Q["blobs_stored"], tenant, [r.blob_id for r in received],
+                    [r.sha256.hex() for r in received], [r.size for r in received])
+    await uow.write(Q["uploads_insert"], tenant, ids, [r.blob_id for r in received],
+                    [r.name for r in received], [r.content_type for r in received],
+                    [r.size for r in received], [r.sha256.hex() for r in received],
+                    uploader.kind, uploader.id, at)
+    return ids
+
+
 async def discard(store: EventStore, tenant_id: TenantId, received: Received) -> None:
     """Forget a received blob that did not become an upload (a refused or replayed
     request).
@@ -408,38 +425,40 @@ async def claim(uow: UnitOfWork, ids: Sequence[UUID], ticket_id: UUID | None = N
     ticket being opened), see the module's docstring; refuses more than the tenant's
     ``attachments.per_message``, the same one twice, one the caller cannot see (404
     ``upload_not_found``) and one already attached (409 ``upload_attached``)."""
-    if len(set(ids)) != len(ids):
-        raise Invalid("duplicate_attachment", "the same upload is attached twice",
-                      field="attachments")
+    _distinct(ids)
     fetched = await uow.conn.fetch(Q["uploads_claim"], uow.tenant_id, list(ids), ticket_id)
     rows = {r["id"]: r for r in fetched if r["id"] is not None}
-    shared = {bytes(r["sha256"]): r["shared"] for r in rows.values() if r["shared"]}
-    return _claimed(ids, rows, limits_of(fetched[0]["limits"]).per_message,
-                    fetched[0]["owner"], shared)
+    return _claimed(ids, rows, fetched[0])
 
 
-async def claim_for_new(uow: UnitOfWork, groups: Sequence[Sequence[UUID]]) -> list[Claimed]:
-    """``claim(uow, ids)`` of each group of upload ids (one message's each, on tickets
-    being opened in this unit of work: an import's batch), in one round trip for all;
-    a group ``claim`` would refuse is refused here, the whole lot with it."""
-    ids = [u for g in groups for u in g]
+async def claim_openings(uow: UnitOfWork, groups: Sequence[Sequence[UUID]]
+                         ) -> list[Claimed]:
+    """``claim`` of each of ``groups`` (the uploads of one message each, on tickets being
+    opened in this unit of work: a mail run's openings, an import's batch), refused as
+    there, in one round trip for all of them; one group refused refuses the lot."""
+    every = [u for ids in groups for u in ids]
+    _distinct(every)
+    fetched = await uow.conn.fetch(Q["uploads_claim"], uow.tenant_id, every, None)
+    rows = {r["id"]: r for r in fetched if r["id"] is not None}
+    return [_claimed(ids, rows, fetched[0]) for ids in groups]
+
+
+def _distinct(ids: Sequence[UUID]) -> None:
     if len(set(ids)) != len(ids):
         raise Invalid("duplicate_attachment", "the same upload is attached twice",
                       field="attachments")
-    fetched = await uow.conn.fetch(Q["uploads_claim"], uow.tenant_id, ids, None)
-    rows = {r["id"]: r for r in fetched if r["id"] is not None}
-    per_message = limits_of(fetched[0]["limits"]).per_message
-    return [_claimed(g, rows, per_message, None, {}) for g in groups]
 
 
-def _claimed(ids: Sequence[UUID], rows: Mapping[UUID, Any], per_message: int,
-             owner: UUID | None, shared: Mapping[bytes, UUID]) -> Claimed:
+def _claimed(ids: Sequence[UUID], rows: Mapping[UUID, Any], first: Any) -> Claimed:
+    """The claim of ``ids`` from the rows ``uploads_claim`` locked (by id), ``first``
+    its first row (the limits and owner)."""
     try:
-        check_attachments(list(ids), per_message)
+        check_attachments(list(ids), limits_of(first["limits"]).per_message)
     except ValidationFailed as exc:
         raise Invalid("too_many_attachments", exc.message, field="attachments") from exc
     refs: list[AttachmentRef] = []
     blobs = []
+    shared = {}
     for upload_id in ids:
         row = rows.get(upload_id)
         if row is None:
@@ -450,7 +469,30 @@ def _claimed(ids: Sequence[UUID], rows: Mapping[UUID, Any], per_message: int,
                                   type=row["content_type"], sha256=bytes(row["sha256"]).hex()))
         blobs.append((row["id"], row["blob_id"], bytes(row["sha256"]), row["subject_id"],
                       bytes(row["wrapped_key"]), row["kek"]))
-    return Claimed(tuple(refs), tuple(blobs), owner, shared)
+        if row["shared"]:
+            shared[bytes(row["sha256"])] = row["shared"]
+    return Claimed(tuple(refs), tuple(blobs), first["owner"], shared)
+
+
+async def for_owners(uow: UnitOfWork, claims: Sequence[tuple[Claimed, UUID, bool]]
+                     ) -> list[Claimed]:
+    """Claims of new tickets' openings (``claim_openings``) with the requester contact
+    each will seal its files to as their owner, and the blobs of the same bytes each
+    contact holds already (``Claimed.shared``), so ``attach`` looks none up: one round
+    trip for all, none when every contact is new (``True``: created by this unit of
+    work, so it holds no blobs). The blobs are those held before any of the claims is
+    attached: two of the claims sealed to one contact (two e-mails of one contact after
+    a merge) do not share the bytes they both carry with each other, each keeps its own
+    blob (still sealed to that contact alone)."""
+    wanted = [(owner, b[2]) for c, owner, new in claims if not new for b in c.blobs]
+    held: dict[tuple[UUID, bytes], UUID] = {}
+    if wanted:
+        held = {(r["subject_id"], bytes(r["sha256"])): r["id"] for r in await uow.conn.fetch(
+            Q["subjects_blobs"], uow.tenant_id, [w[0] for w in wanted],
+            [w[1] for w in wanted])}
+    return [replace(c, owner=owner, shared={b[2]: held[owner, b[2]] for b in c.blobs
+                                            if (owner, b[2]) in held})
+            for c, owner, _ in claims]
 
 
 @dataclass(frozen=True, slots=True)
@@ -468,66 +510,53 @@ async def attach(uow: UnitOfWork, claimed: Claimed, placed: Placed, at: datetime
     """Mark the claimed uploads attached where the command put them, and seal their
     blobs to the ticket's requester (module docstring). Written by ``uow.write``: after
     the command's own rows, in the COMMIT's message when it defers."""
-    tenant = uow.tenant_id
-    await uow.write(Q["uploads_attach"], tenant, [r.id for r in claimed.refs],
-                    placed.ticket_id, placed.message_id, placed.visibility, at)
-    subject, keyring = placed.subject, uow.keyring
-    unsealed = [b for b in claimed.blobs if b[3] is None]
-    if subject is None or keyring is None or not unsealed:
-        return
-    data_key = await uow.subject_key(subject)
-    if subject == claimed.owner:
-        held = dict(claimed.shared)  # looked up when claiming
-    else:  # a new ticket's requester, or one changed since
-        held = {bytes(r["sha256"]): r["id"] for r in await uow.conn.fetch(
-            Q["subject_blobs"], tenant, subject, [b[2] for b in unsealed])}
-    for upload_id, blob_id, sha, _, wrapped, kek in unsealed:
-        # Sealed to the contact either way, so an erasure of the contact reaches it.
-        key = keyring.unwrap(tenant, blob_id, wrapped, kek)
-        await uow.write(Q["blob_seal"], tenant, blob_id, subject,
-                        wrap_for_subject(data_key, tenant, blob_id, subject, key))
-        shared = held.get(sha)
-        if shared is not None:
-            # The contact holds these bytes already: the upload shares that blob, and
-            # its own, no longer held, is the purge job's.
-            await uow.write(Q["upload_share_blob"], tenant, upload_id, shared)
-        else:
-            held[sha] = blob_id
+    await attach_many(uow, [(claimed, placed, at)])
 
 
 async def attach_many(uow: UnitOfWork, items: Sequence[tuple[Claimed, Placed, datetime]]
                       ) -> None:
     """``attach`` of each (claimed, placed, at) in turn, as commands of one unit of work
-    would attach them one after the other, with the blobs each subject holds already
-    read once for all of them (one round trip) and kept as the items seal more; the
-    writes by ``uow.write``, as ``attach``'s."""
+    would attach them one after the other. The blobs each subject holds already come
+    from the claim when the subject is the owner it was claimed for (``Claimed.shared``),
+    else are read once for all the items (one round trip), and are kept as the items
+    seal more; the writes by ``uow.write``."""
     tenant, keyring = uow.tenant_id, uow.keyring
+    held: dict[UUID, dict[bytes, UUID]] = {}
     wanted: dict[UUID, set[bytes]] = {}
     for claimed, placed, _ in items:
-        if placed.subject is not None and keyring is not None:
-            wanted.setdefault(placed.subject, set()).update(
-                b[2] for b in claimed.blobs if b[3] is None)
-    held: dict[UUID, dict[bytes, UUID]] = {s: {} for s in wanted}
+        subject = placed.subject
+        unsealed = {b[2] for b in claimed.blobs if b[3] is None}
+        if subject is None or keyring is None or not unsealed:
+            continue
+        if subject == claimed.owner:  # looked up when claiming
+            mine = held.setdefault(subject, {})
+            for sha, blob in claimed.shared.items():
+                mine.setdefault(sha, blob)
+        else:  # a new ticket's requester, or one changed since
+            wanted.setdefault(subject, set()).update(unsealed)
     pairs = [(s, sha) for s, shas in wanted.items() for sha in sorted(shas)]
     if pairs:
         for r in await uow.conn.fetch(Q["subjects_blobs"], tenant, [s for s, _ in pairs],
                                       [sha for _, sha in pairs]):
-            held[r["subject_id"]][bytes(r["sha256"])] = r["id"]
+            held.setdefault(r["subject_id"], {}).setdefault(bytes(r["sha256"]), r["id"])
     for claimed, placed, at in items:
         await uow.write(Q["uploads_attach"], tenant, [r.id for r in claimed.refs],
                         placed.ticket_id, placed.message_id, placed.visibility, at)
         subject = placed.subject
-        unsealed = [b for b in claimed.blobs if b[3] is None]
-        if subject is None or keyring is None or not unsealed:
+        unsealed_blobs = [b for b in claimed.blobs if b[3] is None]
+        if subject is None or keyring is None or not unsealed_blobs:
             continue
         data_key = await uow.subject_key(subject)
-        mine = held[subject]
-        for upload_id, blob_id, sha, _, wrapped, kek in unsealed:
+        mine = held.setdefault(subject, {})
+        for upload_id, blob_id, sha, _, wrapped, kek in unsealed_blobs:
+            # Sealed to the contact either way, so an erasure of the contact reaches it.
             key = keyring.unwrap(tenant, blob_id, wrapped, kek)
             await uow.write(Q["blob_seal"], tenant, blob_id, subject,
                             wrap_for_subject(data_key, tenant, blob_id, subject, key))
             shared = mine.get(sha)
             if shared is not None:
+                # The contact holds these bytes already: the upload shares that blob,
+                # and its own, no longer held, is the purge job's.
                 await uow.write(Q["upload_share_blob"], tenant, upload_id, shared)
             else:
                 mine[sha] = blob_id
@@ -726,7 +755,7 @@ async def _hash_matches(storage: Storage, tenant_id: TenantId, blob_id: UUID, ke
 
 __all__ = ["Claimed", "FileCheck", "OpenFile", "Placed", "ReceiveFile", "Received",
            "Storages", "WholeFile", "attach", "attach_many", "check_upload", "check_whole",
-           "claim", "claim_for_new", "discard", "erase_files", "forget_blobs", "limits",
-           "limits_of", "message_files", "open_file", "placed_files", "read_range", "receive",
-           "receive_all", "record_upload", "ticket_files", "upload_document",
-           "verify_files"]
+           "claim", "claim_openings", "discard", "erase_files", "for_owners", "forget_blobs",
+           "limits", "limits_of", "message_files", "open_file", "placed_files",
+           "read_range", "receive", "receive_all", "record_upload", "record_uploads",
+           "ticket_files", "upload_document", "verify_files"]

@@ -73,18 +73,11 @@ UPDATE uploads SET ticket_id = $3, message_id = $4, visibility = $5, attached_at
 UPDATE uploads SET ticket_id = $3
  WHERE tenant_id = $1 AND message_id = ANY($2::uuid[]) AND ticket_id IS NOT NULL
 
--- name: subject_blobs --
--- $1 tenant_id, $2 subject, $3 sha256 digests
--- Blobs the subject already holds with these contents (deduplication).
-SELECT DISTINCT ON (sha256) sha256, id
-  FROM file_blobs
- WHERE tenant_id = $1 AND subject_id = $2 AND sha256 = ANY($3::bytea[]) AND state = 'stored'
- ORDER BY sha256, created_at, id
-
 -- name: subjects_blobs --
 -- $1 tenant_id, $2 and $3 the (subject, sha256 digest) pairs asked for
--- ``subject_blobs`` for several subjects at once (``attach_many``): for each pair, the
--- blob the subject holds with those contents, the first made.
+-- The blobs subjects already hold with these contents (deduplication; ``attach_many``,
+-- ``for_owners``): for each pair, the blob the subject holds with those contents, the
+-- first made.
 SELECT DISTINCT ON (b.subject_id, b.sha256) b.subject_id, b.sha256, b.id
   FROM file_blobs b
   JOIN unnest($2::uuid[], $3::bytea[]) AS w(subject_id, sha256)
@@ -145,3 +138,22 @@ SELECT u.id, u.sha256, b.sha256 AS blob_sha256, u.blob_id IS NULL AS erased
   FROM uploads u
   LEFT JOIN file_blobs b ON b.tenant_id = u.tenant_id AND b.id = u.blob_id
  WHERE u.tenant_id = $1 AND u.ticket_id IS NOT NULL
+
+-- name: blobs_stored --
+-- $1 tenant_id, $2 blob ids, $3 sha256 digests in hex, $4 sizes (by position)
+-- blob_stored of several blobs in one statement (the digests as text: a deferred write
+-- has no literal for an array of bytea, eventstore/literal.py).
+UPDATE file_blobs b SET state = 'stored', sha256 = decode(w.sha256, 'hex'), size = w.size
+  FROM unnest($2::uuid[], $3::text[], $4::bigint[]) AS w(id, sha256, size)
+ WHERE b.tenant_id = $1 AND b.id = w.id AND b.state = 'receiving'
+
+-- name: uploads_insert --
+-- $1 tenant_id, $2 ids, $3 blob ids, $4 names, $5 types, $6 sizes, $7 sha256 digests
+-- in hex (arrays, by position), $8 uploader kind, $9 uploader id, $10 created_at
+-- upload_insert of several uploads by one uploader in one statement.
+INSERT INTO uploads (tenant_id, id, blob_id, name, content_type, size, sha256,
+                     uploaded_by_kind, uploaded_by_id, created_at)
+SELECT $1, u.id, u.blob_id, u.name, u.content_type, u.size, decode(u.sha256, 'hex'), $8,
+       $9, $10
+  FROM unnest($2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::bigint[], $7::text[])
+           AS u(id, blob_id, name, content_type, size, sha256)

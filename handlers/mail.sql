@@ -383,3 +383,26 @@ SELECT id, kind, mailbox_id, to_address, ticket_id, rfc_message_id, status, reas
    AND ($6::timestamptz IS NULL OR (created_at, id) > ($6, $7))
  ORDER BY created_at, id
  LIMIT $8
+
+-- name: mail_insert_many --
+-- $1 tenant_id, $2 mailbox_id, $3 at, $4 the rows as JSON text: an array of objects with
+-- id, rfc_message_id, ticket_id, message_id, from_address, to_addresses, cc_addresses,
+-- outcome, reason
+-- mail_insert_strict of a run's mails taken in (direction 'in'), in one statement: a
+-- Message-ID known already fails the transaction, as there.
+INSERT INTO mail_messages (tenant_id, id, mailbox_id, direction, rfc_message_id, ticket_id,
+                           message_id, from_address, to_addresses, cc_addresses, outcome,
+                           reason, created_at)
+SELECT $1, m.id, $2, 'in', m.rfc_message_id, m.ticket_id, m.message_id, m.from_address,
+       m.to_addresses, m.cc_addresses, m.outcome, m.reason, $3
+  FROM jsonb_to_recordset($4::text::jsonb) AS m(
+           id uuid, rfc_message_id text, ticket_id uuid, message_id uuid, from_address text,
+           to_addresses text[], cc_addresses text[], outcome text, reason text)
+
+-- name: mail_threads_insert --
+-- $1 tenant_id, $2 mailbox_id, $3 ticket ids, $4 their tokens (by position), $5 at
+-- mail_thread_insert of several new tickets in one statement.
+INSERT INTO mail_threads (tenant_id, ticket_id, mailbox_id, token, created_at)
+SELECT $1, t.ticket_id, $2, t.token, $5
+  FROM unnest($3::uuid[], $4::text[]) AS t(ticket_id, token)
+ON CONFLICT DO NOTHING

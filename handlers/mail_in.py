@@ -24,6 +24,11 @@ mail retried). In order:
    transaction, which also writes the mail's row keyed by its Message-ID: a lost race
    with the same mail rolls the whole of it back.
 
+Mails taken in together (``take_in_all``, a run in one transaction) share what each
+would look up alone: the openings' uploads, requesters, claims and state are looked up
+once for the run (``_openings``), and the run's uploads, mail rows and threads are
+written by one statement each, so a run costs a few round trips, not a few a mail.
+
 A mail's To and Cc addresses are kept on its mail row (``GET /v1/tickets/{id}/mail``):
 a sender among them may write to the ticket, and its replies are copied to them as
 well as to the ticket's own CCs (handlers/mail_out.py).
@@ -66,8 +71,15 @@ from eventstore.store import EventStore, UnitOfWork
 from eventstore.types import StoreActor
 from handlers import attachments
 from handlers.errors import HandlerError, Missing
-from handlers.ticket_state import load_ticket, merged_target
-from handlers.tickets import PostMessage, post_message, run_command
+from handlers.requesters import resolve_requesters
+from handlers.ticket_state import load_for_command, load_ticket, merged_target
+from handlers.tickets import (
+    HeldStates,
+    PostMessage,
+    post_message,
+    run_command,
+    stage_contact_events,
+)
 from projections.tenant_settings import load_settings
 
 Q = load_queries(Path(__file__).with_name("mail.sql"))
@@ -285,7 +297,12 @@ async def _settle(store: EventStore, storages: attachments.Storages, tenant_id: 
             m.received, received = received[:len(files)], received[len(files):]
         async with store.session(tenant_id, actor) as uow:
             uow.deferring = deferring
-            out = [await _write_looked(uow, mailbox_id, m, at) for m in looked]
+            openings = await _openings(uow, mailbox_id, looked, at)
+            rows = _MailRows() if deferring else None
+            out = [await _write_looked(uow, mailbox_id, m, at, openings.get(i), rows)
+                   for i, m in enumerate(looked)]
+            if rows is not None:
+                await rows.write(uow, mailbox_id, at)
             await _unquarantine(uow, mailbox_id, quarantine_id)
             await checkpoint(uow)
             return out
@@ -315,8 +332,94 @@ async def _look(conn: asyncpg.Connection, tenant_id: TenantId, mailbox_address: 
     return looked
 
 
-async def _write_looked(uow: UnitOfWork, mailbox_id: UUID, looked: _Looked, at: datetime
-                        ) -> TakenIn:
+@dataclass(frozen=True, slots=True)
+class _Opening:
+    """What a mail that opens a ticket was given before the mails were written, with
+    those of the other openings of its unit of work (``_openings``)."""
+
+    ticket_id: TicketId
+    requester: Requester
+    contact_events: list[tuple[UUID, Any]]
+    claimed: attachments.Claimed | None
+    held: HeldStates | None
+
+
+async def _openings(uow: UnitOfWork, mailbox_id: UUID, looked: Sequence[_Looked],
+                    at: datetime) -> dict[int, _Opening]:
+    """For the mails that open tickets (by index in ``looked``), what each opening would
+    look up on its own, looked up for all of them at once: their uploads recorded, their
+    requesters resolved to contacts (``requesters.resolve_requesters``: the uploads'
+    rows go with the requester locks), the uploads claimed, the blobs the requesters
+    hold already, and the state new tickets decide on (the tenant's settings, field
+    definitions and SLA policies), kept in the unit of work's ``HeldStates``. A run of
+    25 openings costs about five round trips here, where each opening cost six of its
+    own (docs/performance.md, "Mail")."""
+    chosen = {i: m for i, m in enumerate(looked)
+              if m.seen is None and m.noise is None and m.ticket_id is None}
+    if not chosen:
+        return {}
+    every = await attachments.record_uploads(
+        uow, [r for m in chosen.values() for r in m.received], mail_actor(mailbox_id), at)
+    uploads: dict[int, list[UUID]] = {}
+    for i, m in chosen.items():
+        uploads[i], every = every[:len(m.received)], every[len(m.received):]
+    resolved = await resolve_requesters(uow, [
+        Requester(email=m.mail.sender, name=m.mail.sender_name) for m in chosen.values()], at)
+    by_index = dict(zip(chosen, resolved, strict=True))
+    created = {c for _, events in resolved for c, _ in events}
+    with_files = [i for i in chosen if uploads[i]]
+    claims: dict[int, attachments.Claimed] = {}
+    if with_files:
+        owners = []
+        for i, c in zip(with_files, await attachments.claim_openings(
+                uow, [uploads[i] for i in with_files]), strict=True):
+            contact = by_index[i][0].contact_id
+            assert contact is not None
+            owners.append((c, contact, contact in created))
+        claims = dict(zip(with_files, await attachments.for_owners(uow, owners), strict=True))
+    ticket_ids = {i: TicketId(uuid.uuid4()) for i in chosen}
+    held = None
+    if uow.deferring:
+        # New tickets: no row to lock or read, so one read serves them all (deferred
+        # writes go with the COMMIT, so nothing is retried on a state held here).
+        state = await load_for_command(uow.conn, uow.tenant_id, next(iter(ticket_ids.values())),
+                                       with_catalog=True, memo=uow.memo)
+        held = HeldStates({t: (state, True) for t in ticket_ids.values()})
+    return {i: _Opening(ticket_ids[i], requester, events, claims.get(i), held)
+            for i, (requester, events) in by_index.items()}
+
+
+@dataclass(slots=True)
+class _MailRows:
+    """The mail rows and new threads of a run whose writes are deferred, written at its
+    end by one statement each rather than one a mail (``_settle``)."""
+
+    mails: list[dict[str, Any]] = field(default_factory=list)
+    threads: list[tuple[UUID, str]] = field(default_factory=list)
+
+    async def write(self, uow: UnitOfWork, mailbox_id: UUID, at: datetime) -> None:
+        if self.threads:
+            await uow.write(Q["mail_threads_insert"], uow.tenant_id, mailbox_id,
+                            [t for t, _ in self.threads], [k for _, k in self.threads], at)
+        if self.mails:
+            # One JSON text for every row: arrays of arrays (the addresses) and NULLs
+            # have no array literal of their own (eventstore/literal.py).
+            await uow.write(Q["mail_insert_many"], uow.tenant_id, mailbox_id, at,
+                            orjson.dumps(self.mails).decode())
+
+
+async def _thread(uow: UnitOfWork, mailbox_id: UUID, ticket_id: UUID, at: datetime,
+                  rows: _MailRows | None) -> None:
+    """A new mail thread for ``ticket_id``, with a token of its own."""
+    if rows is not None:
+        rows.threads.append((ticket_id, new_token()))
+        return
+    await uow.write(Q["mail_thread_insert"], uow.tenant_id, ticket_id, mailbox_id,
+                    new_token(), at)
+
+
+async def _write_looked(uow: UnitOfWork, mailbox_id: UUID, looked: _Looked, at: datetime,
+                        opening: _Opening | None, rows: _MailRows | None = None) -> TakenIn:
     mail = looked.mail
     if looked.seen is not None:
         return TakenIn("duplicate", "this Message-ID was taken in before",
@@ -327,10 +430,10 @@ async def _write_looked(uow: UnitOfWork, mailbox_id: UUID, looked: _Looked, at: 
             if b.hard:
                 await uow.conn.execute(Q["mail_bounce_put"], uow.tenant_id, b.recipient,
                                        b.status, (b.diagnostic or "")[:500] or None, at)
-        mail_id = await _record(uow, mailbox_id, mail, None, None, outcome, reason, at)
+        mail_id = await _record(uow, mailbox_id, mail, None, None, outcome, reason, at, rows)
         return TakenIn(outcome if mail_id else "duplicate", reason, mail_id=mail_id)
     return await _write(uow, mailbox_id, mail, looked.ticket_id, looked.received, at,
-                        looked.stranger)
+                        looked.stranger, opening, rows)
 
 
 def _noise(mail: ParsedMail, own: set[str], recent: int) -> tuple[str, str] | None:
@@ -397,18 +500,16 @@ def _chosen_files(files: tuple[MailFile, ...], found: FileLimits
 
 async def _write(uow: UnitOfWork, mailbox_id: UUID, mail: ParsedMail, ticket_id: UUID | None,
                  received: list[attachments.Received], at: datetime,
-                 reason: str | None = None) -> TakenIn:
-    actor = mail_actor(mailbox_id)
-    uploads = []
-    for r in received:
-        doc = await attachments.record_upload(uow, r, attachments.ReceiveFile(
-            name=r.name, declared_type=r.content_type, uploader=actor, at=at))
-        uploads.append(doc["id"])
-    if uploads and uow.writes:
-        # Deferred (``_settle``): the command's claim must read the uploads' rows.
-        await uow.flush_writes()
+                 reason: str | None = None, opening: _Opening | None = None,
+                 rows: _MailRows | None = None) -> TakenIn:
     author = Actor(kind=ActorKind.CUSTOMER, id=mail.sender)
     if ticket_id is not None:
+        actor = mail_actor(mailbox_id)
+        uploads = []
+        for r in received:
+            doc = await attachments.record_upload(uow, r, attachments.ReceiveFile(
+                name=r.name, declared_type=r.content_type, uploader=actor, at=at))
+            uploads.append(doc["id"])
         # A reply to a merged ticket's mail lands where its thread went (its sender is
         # copied there by the merge), not in the quarantine as a refused command.
         ticket_id = await merged_target(uow.conn, uow.tenant_id, ticket_id)
@@ -419,19 +520,24 @@ async def _write(uow: UnitOfWork, mailbox_id: UUID, mail: ParsedMail, ticket_id:
         outcome, landed = "reply", ticket_id
         if result.follow_up is not None:
             outcome, landed = "follow_up", result.follow_up.id
-            await uow.write(Q["mail_thread_insert"], uow.tenant_id, landed, mailbox_id,
-                            new_token(), at)
+            await _thread(uow, mailbox_id, landed, at, rows)
     else:
-        landed = TicketId(uuid.uuid4())
+        # Its uploads, contact, claim and state were looked up with the other openings
+        # of the unit of work (``_openings``).
+        assert opening is not None
+        landed = opening.ticket_id
         command = OpenTicket(ticket_id=landed, subject=mail.subject, body=mail.body,
-                             requester=Requester(email=mail.sender, name=mail.sender_name),
-                             source=Source.EMAIL, actor=author, at=at)
+                             requester=opening.requester, source=Source.EMAIL, actor=author,
+                             at=at)
         message_id = command.opening_message_id()
-        await run_command(uow, landed, command, files=tuple(uploads))
-        await uow.write(Q["mail_thread_insert"], uow.tenant_id, landed, mailbox_id,
-                        new_token(), at)
+        # The contact the requester created goes first: the ticket's events refer to it.
+        await stage_contact_events(uow, opening.contact_events)
+        claimed = opening.claimed if opening.claimed and opening.claimed.refs else None
+        await run_command(uow, landed, command, claimed=claimed, held=opening.held)
+        await _thread(uow, mailbox_id, landed, at, rows)
         outcome = "ticket"
-    mail_id = await _record(uow, mailbox_id, mail, landed, message_id, outcome, reason, at)
+    mail_id = await _record(uow, mailbox_id, mail, landed, message_id, outcome, reason, at,
+                            rows)
     if mail_id is None:
         raise _Duplicate()
     return TakenIn(outcome, reason, landed, message_id, mail_id)
@@ -439,12 +545,21 @@ async def _write(uow: UnitOfWork, mailbox_id: UUID, mail: ParsedMail, ticket_id:
 
 async def _record(uow: UnitOfWork, mailbox_id: UUID, mail: ParsedMail,
                   ticket_id: UUID | None, message_id: UUID | None, outcome: str,
-                  reason: str | None, at: datetime) -> UUID | None:
-    """The mail's row; None when its Message-ID was written first by another."""
+                  reason: str | None, at: datetime, rows: _MailRows | None = None
+                  ) -> UUID | None:
+    """The mail's row (with ``rows``, kept there for the run's one statement); None
+    when its Message-ID was written first by another."""
     if uow.deferring:
         # In a run (``_settle``), with the COMMIT: a Message-ID written first by another
         # fails the run, whose mails are then taken in one by one.
         mail_id = uuid.uuid4()
+        if rows is not None:
+            rows.mails.append({"id": mail_id, "rfc_message_id": mail.message_id,
+                               "ticket_id": ticket_id, "message_id": message_id,
+                               "from_address": mail.sender, "to_addresses": list(mail.to),
+                               "cc_addresses": list(mail.cc), "outcome": outcome,
+                               "reason": reason})
+            return mail_id
         await uow.write(Q["mail_insert_strict"], uow.tenant_id, mail_id, mailbox_id, "in",
                         mail.message_id, ticket_id, message_id, mail.sender, list(mail.to),
                         list(mail.cc), outcome, reason, at)

@@ -18,6 +18,7 @@ leaves an event behind without its row.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from uuid import UUID
 
 import asyncpg
@@ -97,9 +98,49 @@ async def resolve_requester(conn: asyncpg.Connection, tenant_id: TenantId,
     raise CorruptStream(f"no contact holds {requester.email} yet its insert conflicts")
 
 
+async def resolve_requesters(uow: UnitOfWork, requesters: Sequence[Requester],
+                             at: UtcDatetime) -> list[tuple[Requester, list[tuple[UUID, Event]]]]:
+    """``resolve_requester`` of the requesters of several new tickets (distinct
+    e-mails) in ``uow``, in three round trips whatever their number, each with its
+    requester lock (shared) and its contact's data key held as there: the locks go with
+    the unit of work's deferred writes (sent now, so the look-up reads after them), then
+    one look-up of the contacts holding the e-mails, then one insert of the contacts to
+    create. A contact that a concurrent opening created first is read and linked by
+    ``resolve_requester``, as one opening would. In the order given."""
+    requesters = [check_requester(r) for r in requesters]
+    conn, tenant_id = uow.conn, uow.tenant_id
+    emails = [r.email for r in requesters]
+    await people.lock_requesters(conn, tenant_id, emails, write=uow.write)
+    if uow.writes:
+        await uow.flush_writes()
+    found = await people.requester_contacts(conn, tenant_id, emails, hold_key=uow.held_key)
+    out: list[tuple[Requester, list[tuple[UUID, Event]]] | None] = []
+    created: dict[int, tuple[Contact, list[Event]]] = {}
+    for i, (requester, (contact, org)) in enumerate(zip(requesters, found, strict=True)):
+        if contact is not None:
+            out.append((_linked(requester, await survivor(conn, tenant_id, contact)), []))
+            continue
+        fields = ContactFields(email=requester.email, name=requester.name,
+                               organization_id=None if org is None else OrganizationId(org))
+        events = decide_contact(CreateContact(contact_id=ContactId(uuid.uuid4()),
+                                              fields=fields, at=at), None)
+        created[i] = (_evolve(None, events[0]), events)
+        out.append(None)
+    inserted = (await people.insert_contacts(conn, tenant_id, [c for c, _ in created.values()],
+                                             write=uow.write)
+                if created else set())
+    for i, (contact, events) in created.items():
+        if contact.id in inserted:
+            out[i] = (_linked(requesters[i], contact), [(contact.id, e) for e in events])
+        else:
+            out[i] = await resolve_requester(conn, tenant_id, requesters[i], at, locked=True,
+                                             write=uow.write, hold_key=uow.held_key)
+    return [r for r in out if r is not None]
+
+
 def _linked(requester: Requester, contact: Contact) -> Requester:
     return Requester(email=requester.email, name=requester.name or contact.name,
                      contact_id=ContactId(contact.id))
 
 
-__all__ = ["requester_of_contact", "resolve_requester", "survivor"]
+__all__ = ["requester_of_contact", "resolve_requester", "resolve_requesters", "survivor"]

@@ -292,7 +292,7 @@ async def _with_group_members(conn: asyncpg.Connection, tenant: TenantId, comman
 async def move_sla_timers(session: UnitOfWork, before: Ticket | None, after: Ticket) -> None:
     """One ``sla.check`` job per running, unbreached clock, at its due time; a clock
     that stopped, was fulfilled or already breached has none. The timers that move go
-    in one statement."""
+    in one statement; a new ticket (``before`` None) has none to cancel."""
     old: dict[str, SlaClock] = (
         {} if before is None else {str(m): c for m, c in before.clocks.items()}
     )
@@ -304,7 +304,8 @@ async def move_sla_timers(session: UnitOfWork, before: Ticket | None, after: Tic
         key = sla_job_key(after.id, metric.value)
         if clock.running and clock.breached_at is None and clock.due_at is not None:
             due.append((key, clock.due_at, {"ticket_id": str(after.id), "metric": metric.value}))
-        else:
+        elif before is not None:
+            # A new ticket has no timer yet to cancel.
             gone.append(key)
     await jobs.schedule_many(session.conn, session.tenant_id, SLA_CHECK, due,
                              write=session.write)
@@ -325,6 +326,7 @@ async def run_command(
     *,
     expected_version: int | None = None,
     files: Sequence[UUID] = (),
+    claimed: attachments.Claimed | None = None,
     held: HeldStates | None = None,
 ) -> CommandResult:
     """``execute`` with retries: each attempt runs in a savepoint, so a lost race undoes
@@ -333,13 +335,16 @@ async def run_command(
     With ``expected_version`` a conflict is the caller's answer (``ConcurrencyError``
     at once); without it the command is decided again on the winner's state, up to
     ``MAX_ATTEMPTS`` times. ``files`` are uploads the opening message (an
-    ``OpenTicket``) carries (handlers/attachments.py). ``held``: see ``HeldStates``.
+    ``OpenTicket``) carries (handlers/attachments.py); ``claimed``, in their place,
+    uploads the caller claimed already (``attachments.claim_openings``, for several
+    openings at once). ``held``: see ``HeldStates``.
     """
-    if not files:
+    if not files and claimed is None:
         return await _with_retries(uow, ticket_id, lambda: _decided(command), expected_version,
                                    held)
     assert isinstance(command, OpenTicket)
-    claimed = await attachments.claim(uow, files)
+    if claimed is None:
+        claimed = await attachments.claim(uow, files)
     command = command.model_copy(update={"attachments": claimed.refs})
     result = await _with_retries(uow, ticket_id, lambda: _decided(command), expected_version,
                                  held)

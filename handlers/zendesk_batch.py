@@ -367,12 +367,12 @@ async def _write(run: Run, uow: UnitOfWork, done: list[Folded], loaded: CommandS
 
 async def _claim(uow: UnitOfWork, uploads: dict[str, dict[str, list[UUID]]]
                  ) -> dict[str, dict[str, attachments.Claimed]]:
-    """Every comment's uploads claimed, in one round trip (``attachments.claim_for_new``):
+    """Every comment's uploads claimed, in one round trip (``attachments.claim_openings``):
     the claims by comment, by ticket source id."""
     keys = [(zid, comment) for zid, comments in uploads.items() for comment in comments]
     if not keys:
         return {}
-    claimed = await attachments.claim_for_new(uow, [uploads[z][c] for z, c in keys])
+    claimed = await attachments.claim_openings(uow, [uploads[z][c] for z, c in keys])
     out: dict[str, dict[str, attachments.Claimed]] = {}
     for (zid, comment), got in zip(keys, claimed, strict=True):
         out.setdefault(zid, {})[comment] = got

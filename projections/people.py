@@ -9,7 +9,7 @@ filters on one indexed column instead of joining contacts.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -72,6 +72,16 @@ async def lock_requester(conn: asyncpg.Connection, tenant_id: TenantId, email: s
     await conn.execute(Q["merge_lock" if merging else "lock_requester"], tenant_id, email)
 
 
+async def lock_requesters(conn: asyncpg.Connection, tenant_id: TenantId,
+                          emails: Sequence[str], *, write: Write | None = None) -> None:
+    """``lock_requester`` (shared) of each of ``emails`` in one statement, run by
+    ``write`` when given (deferred, it is taken when the deferred writes are sent)."""
+    if write is None:
+        await conn.execute(Q["lock_requesters"], tenant_id, list(emails))
+    else:
+        await write(Q["lock_requesters"], tenant_id, list(emails))
+
+
 async def contact_by_email(conn: asyncpg.Connection, tenant_id: TenantId,
                            email: str) -> Contact | None:
     """The contact holding ``email``, compared regardless of case."""
@@ -97,6 +107,26 @@ async def requester_contact(conn: asyncpg.Connection, tenant_id: TenantId, email
     return contact_from_row({k: v for k, v in row.items() if k not in extra}), org
 
 
+async def requester_contacts(conn: asyncpg.Connection, tenant_id: TenantId,
+                             emails: Sequence[str], *, hold_key: HoldKey | None = None
+                             ) -> list[tuple[Contact | None, UUID | None]]:
+    """``requester_contact`` of each of ``emails``, in their order, in one round trip."""
+    rows = await conn.fetch(Q["requester_contacts"], tenant_id, list(emails),
+                            hold_key is not None)
+    extra = ("n", "domain_organization", "has_key", "wrapped", "kek")
+    out: list[tuple[Contact | None, UUID | None]] = []
+    for row in rows:
+        if row["id"] is None:
+            out.append((None, row["domain_organization"]))
+            continue
+        if hold_key is not None and row["has_key"]:
+            hold_key(row["id"], None if row["wrapped"] is None else bytes(row["wrapped"]),
+                     row["kek"])
+        out.append((contact_from_row({k: v for k, v in row.items() if k not in extra}),
+                    row["domain_organization"]))
+    return out
+
+
 async def contact_by_external_id(conn: asyncpg.Connection, tenant_id: TenantId,
                                  external_id: str) -> UUID | None:
     found: UUID | None = await conn.fetchval(Q["contact_by_external_id"], tenant_id,
@@ -115,6 +145,25 @@ async def insert_contact(conn: asyncpg.Connection, tenant_id: TenantId, c: Conta
         return False
     await index_contacts(conn, tenant_id, [c.id], write=write)
     return True
+
+
+async def insert_contacts(conn: asyncpg.Connection, tenant_id: TenantId,
+                          contacts: Sequence[Contact], *, write: Write | None = None
+                          ) -> set[UUID]:
+    """``insert_contact`` of several new contacts (none with a phone, an external id or
+    tags) in one statement; the ids of those that went in (one whose e-mail is taken
+    is left out). Their search rows are written by ``write`` when given."""
+    assert all(c.phone is None and c.external_id is None and not c.tags for c in contacts)
+    rows = await conn.fetch(
+        Q["insert_contacts"], tenant_id, [c.id for c in contacts],
+        [c.version for c in contacts], [c.email for c in contacts],
+        [c.name for c in contacts], [c.organization_id for c in contacts],
+        [c.created_at for c in contacts], [c.updated_at for c in contacts])
+    inserted = {r["id"] for r in rows}
+    if inserted:
+        await index_contacts(conn, tenant_id, [c.id for c in contacts if c.id in inserted],
+                             write=write)
+    return inserted
 
 
 async def set_contact(conn: asyncpg.Connection, tenant_id: TenantId, before: Contact,
@@ -264,6 +313,7 @@ __all__ = [
     "contacts_leaving",
     "domain_holders",
     "insert_contact",
+    "insert_contacts",
     "insert_organization",
     "list_contacts",
     "list_organizations",
@@ -271,11 +321,13 @@ __all__ = [
     "load_organization",
     "lock_contacts",
     "lock_requester",
+    "lock_requesters",
     "merged_contacts",
     "organization_by_name",
     "organization_from_row",
     "organization_of_domain",
     "requester_contact",
+    "requester_contacts",
     "set_contact",
     "set_organization",
     "unlinked_tickets",

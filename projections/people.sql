@@ -277,3 +277,43 @@ SELECT id, ticket_id, version, visibility, author_kind, author_id, body, created
        attachments
   FROM messages WHERE tenant_id = $1 AND ticket_id = ANY($2)
  ORDER BY ticket_id, created_at, id
+
+-- name: lock_requesters --
+-- $1 tenant_id, $2 e-mails (any case)
+-- lock_requester of each e-mail, in one statement, in a fixed order (shared locks wait
+-- only on a merge's exclusive one, but a fixed order keeps two such statements from
+-- ever waiting on each other round a merge).
+SELECT count(pg_advisory_xact_lock_shared(
+           hashtextextended($1::uuid::text || '/' || e.email, 0)))
+  FROM (SELECT DISTINCT lower(a) AS email FROM unnest($2::text[]) AS a ORDER BY 1) AS e
+
+-- name: requester_contacts --
+-- $1 tenant_id, $2 e-mails (any case), $3 whether to hold the contacts' data keys
+-- requester_contact of each e-mail in one round trip, a row each, in the order given
+-- (n, from 1).
+SELECT a.n, c.id, c.version, c.email, c.name, c.phone, c.external_id, c.organization_id,
+       c.tags, c.merged_into, c.created_at, c.updated_at,
+       (SELECT d.organization_id FROM organization_domains d
+         WHERE d.tenant_id = $1 AND d.domain = lower(split_part(a.email, '@', 2)))
+           AS domain_organization,
+       k.subject_id IS NOT NULL AS has_key, k.wrapped, k.kek
+  FROM unnest($2::text[]) WITH ORDINALITY AS a(email, n)
+  LEFT JOIN contacts c ON c.tenant_id = $1 AND c.email_key = lower(a.email)
+  LEFT JOIN LATERAL (SELECT subject_id, wrapped, kek FROM data_keys
+                      WHERE $3 AND tenant_id = $1 AND subject_id = c.id FOR SHARE) k ON true
+ ORDER BY a.n
+
+-- name: insert_contacts --
+-- $1 tenant_id, $2 ids, $3 versions, $4 emails, $5 names, $6 organization_ids,
+-- $7 created_at, $8 updated_at (arrays, one element a contact)
+-- insert_contact of several new contacts (no phone, external id or tags) in one
+-- statement; the ids that went in: one whose e-mail is taken is left out, as there.
+INSERT INTO contacts (tenant_id, id, version, email, name, phone, external_id,
+                      organization_id, tags, created_at, updated_at)
+SELECT $1, c.id, c.version, c.email, c.name, NULL, NULL, c.organization_id, '{}',
+       c.created_at, c.updated_at
+  FROM unnest($2::uuid[], $3::int[], $4::text[], $5::text[], $6::uuid[],
+              $7::timestamptz[], $8::timestamptz[])
+           AS c(id, version, email, name, organization_id, created_at, updated_at)
+ON CONFLICT DO NOTHING
+RETURNING id
