@@ -206,7 +206,7 @@ def test_boundary_values_and_stateful_workflows_find_no_server_error(db, tenant,
     # download operations left out.) Under a fixed seed these counts move with any
     # change to the document: a new optional target in the SLA policy bodies took the
     # run to 51 scenarios along 1 link. So the floor asks that a workflow followed a
-    # link at all, not how many.)
+    # link at all, not how many.
     scenarios = re.search(r"Scenarios:\s+(\d+)", report)
     links = re.search(r"API Links:\s+(\d+) covered", report)
     assert scenarios and int(scenarios.group(1)) >= 12, report
