@@ -28,7 +28,9 @@ import asyncpg
 import orjson
 
 from domain.business_hours import Calendar, CALENDAR_24x7, business_ms_between
-from domain.events import (
+from domain.ids import TenantId
+from domain.sla import ClockBasis, SlaClock
+from domain.ticket.events import (
     FieldValuesChanged,
     MessageAdded,
     PriorityChanged,
@@ -40,8 +42,6 @@ from domain.events import (
     TicketOpened,
     TicketSplitFrom,
 )
-from domain.ids import TenantId
-from domain.sla import ClockBasis, SlaClock
 from domain.values import ActorKind, SlaMetric, TicketState, Visibility
 from eventstore.sqlfile import load_queries
 from projections import analytics_cells as cells

@@ -23,8 +23,8 @@ from api.feed import messages as msg
 from api.feed.messages import TICKET_PREFIX, Room
 from api.feed.outbox import Subscription
 from api.feed.scope import out_of_scope
-from domain.events import MessageAdded, StateChanged, TicketAssigned
 from domain.ids import TenantId
+from domain.ticket.events import MessageAdded, StateChanged, TicketAssigned
 from eventstore.sqlfile import load_queries
 from eventstore.store import EventStore
 from eventstore.types import IMPORT_ACTOR_KIND, RecordedEvent

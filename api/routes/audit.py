@@ -56,8 +56,6 @@ from domain.events import (
     OrganizationCreated,
     RuleCreated,
     SlaPolicyCreated,
-    TicketOpened,
-    TicketSplitFrom,
     ViewCreated,
 )
 from domain.group import fold_group
@@ -69,6 +67,7 @@ from domain.saved_view import fold_view
 from domain.sla_calendar import fold_calendar
 from domain.target_policy import fold_policy
 from domain.ticket import fold
+from domain.ticket.events import TicketOpened, TicketSplitFrom
 from eventstore.store import EventStore, UnitOfWork
 from eventstore.types import ChainReport, RecordedEvent
 from projections.views import dumps, group_document, ticket_json

@@ -34,7 +34,7 @@ from api.http.lagging import source_headers
 from api.http.params import ANY_OF, EventTypeName, StreamTypeName
 from api.http.problem_docs import errors
 from api.http.routing import StrictRoute
-from domain.events import EVENT_TYPES, STREAM_KINDS, STREAM_TYPES
+from domain.event_types import EVENT_TYPES, STREAM_KINDS, STREAM_TYPES
 from domain.mapper import current_data, format_datetime
 from eventstore.reads import ChangesPage
 from eventstore.store import EventStore

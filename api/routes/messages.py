@@ -33,9 +33,9 @@ from api.schemas.tickets import (
     message_view,
     ticket_view,
 )
-from domain.events import MessageAdded, TicketOpened
 from domain.ids import MessageId, TicketId
 from domain.mapper import from_stored
+from domain.ticket.events import MessageAdded, TicketOpened
 from eventstore.store import UnitOfWork
 from handlers import tickets as ticket_handlers
 from projections.reads import list_messages, ticket_thread

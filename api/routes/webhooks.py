@@ -23,7 +23,7 @@ from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
-from domain.events import EVENT_TYPES
+from domain.event_types import EVENT_TYPES
 from eventstore.store import UnitOfWork
 from handlers import webhooks as webhook_handlers
 from scheduler.webhooks import ALL_EVENTS

@@ -14,10 +14,13 @@ from pydantic import BaseModel, ConfigDict
 
 from domain.attachment import AttachmentRef, TicketFile
 from domain.errors import CorruptStream
-from domain.events import (
+from domain.events import Event
+from domain.fields import FieldValue
+from domain.ids import AgentId, GroupId, MessageId, TicketId
+from domain.sla import breach_clock, warn_clock
+from domain.ticket.events import (
     CcsChanged,
     Clocks,
-    Event,
     FieldValuesChanged,
     FollowersChanged,
     FollowUpOpened,
@@ -40,9 +43,6 @@ from domain.events import (
     TicketSplitFrom,
     TicketUnlinked,
 )
-from domain.fields import FieldValue
-from domain.ids import AgentId, GroupId, MessageId, TicketId
-from domain.sla import breach_clock, warn_clock
 from domain.values import (
     ActorKind,
     LinkKind,

@@ -13,7 +13,7 @@ import websockets
 from websockets.exceptions import ConnectionClosed
 
 from domain.contact import ContactFields
-from domain.events import STREAM_TYPES
+from domain.event_types import STREAM_TYPES
 from domain.ids import TenantId
 from domain.values import Role
 from eventstore.pool import connect

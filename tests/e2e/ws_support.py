@@ -26,12 +26,12 @@ from api.config import ProcessSettings
 from api.feed.hub import Hub
 from api.root import Services
 from api.serving.server import server_options
-from domain.events import MessageAdded
 from domain.ids import MessageId, TicketId
 from domain.mapper import to_stored
 from domain.sla import SlaPolicy
 from domain.ticket.commands import OpenTicket
 from domain.ticket.decide import decide
+from domain.ticket.events import MessageAdded
 from domain.values import Actor, ActorKind, Requester, Visibility
 from eventstore.pool import connect
 from eventstore.store import EventStore, arm

@@ -8,9 +8,13 @@ import uuid
 import pytest
 
 from domain.errors import TicketClosed, TicketMergedAway, ValidationFailed
-from domain.events import (
+from domain.events import Event
+from domain.ids import AgentId, TicketId
+from domain.ticket import Ticket, evolve
+from domain.ticket.commands import ChangeCcs, ChangeFollowers, LinkTicket, MergeTicket
+from domain.ticket.decide import decide, decide_link, decide_merge
+from domain.ticket.events import (
     CcsChanged,
-    Event,
     FollowersChanged,
     StateChanged,
     TicketLinked,
@@ -18,10 +22,6 @@ from domain.events import (
     TicketMergeReceived,
     TicketUnlinked,
 )
-from domain.ids import AgentId, TicketId
-from domain.ticket import Ticket, evolve
-from domain.ticket.commands import ChangeCcs, ChangeFollowers, LinkTicket, MergeTicket
-from domain.ticket.decide import decide, decide_link, decide_merge
 from domain.values import LinkKind, Requester, TicketState
 from tests.unit.domain.support import (
     AGENT,
