@@ -262,7 +262,7 @@ async def _settle(store: EventStore, storages: attachments.Storages, tenant_id: 
     of them written with ``checkpoint`` in one transaction. ``deferring``: the ticket
     commands' writes go with the COMMIT (a lost race fails the whole at commit)."""
     actor = mail_actor(mailbox_id)
-    async with store.session(tenant_id, readonly=True) as uow:
+    async with store.unit_of_work(tenant_id, readonly=True) as uow:
         mailbox = await uow.conn.fetchrow(Q["mailbox_get"], tenant_id, mailbox_id)
         if mailbox is None:
             raise Missing("mailbox_not_found", f"no mailbox {mailbox_id}")
@@ -283,7 +283,7 @@ async def _settle(store: EventStore, storages: attachments.Storages, tenant_id: 
     try:
         for m, files in zip(looked, chosen, strict=True):
             m.received, received = received[:len(files)], received[len(files):]
-        async with store.session(tenant_id, actor) as uow:
+        async with store.unit_of_work(tenant_id, actor) as uow:
             uow.deferring = deferring
             out = [await _write_looked(uow, mailbox_id, m, at) for m in looked]
             await _unquarantine(uow, mailbox_id, quarantine_id)
@@ -458,7 +458,7 @@ async def _record(uow: UnitOfWork, mailbox_id: UUID, mail: ParsedMail,
 async def _quarantine(store: EventStore, tenant_id: TenantId, mailbox_id: UUID, raw: bytes,
                       reason: str, at: datetime, quarantine_id: UUID | None,
                       checkpoint: Checkpoint) -> TakenIn:
-    async with store.session(tenant_id, mail_actor(mailbox_id)) as uow:
+    async with store.unit_of_work(tenant_id, mail_actor(mailbox_id)) as uow:
         await checkpoint(uow)
         if quarantine_id is not None:
             row = await uow.conn.fetchrow(Q["quarantine_failed_again"], tenant_id,
@@ -514,7 +514,7 @@ async def retry_quarantined(store: EventStore, storages: attachments.Storages,
                             at: datetime) -> TakenIn:
     """Take a quarantined mail in again (after a fix of the parser, say)."""
     assert store.keyring is not None
-    async with store.session(tenant_id, readonly=True) as uow:
+    async with store.unit_of_work(tenant_id, readonly=True) as uow:
         row = await uow.conn.fetchrow(Q["quarantine_raw"], tenant_id, mailbox_id,
                                       quarantine_id)
     if row is None:

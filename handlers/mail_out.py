@@ -171,7 +171,7 @@ async def deliver(ctx: JobContext, job: Job, *,
     tenant, store = job.tenant_id, ctx.store
     ticket_id, seq = UUID(job.payload["ticket_id"]), int(job.payload["seq"])
     at = ctx.clock.now()
-    async with store.session(tenant, StoreActor("system", "mail")) as uow:
+    async with store.unit_of_work(tenant, StoreActor("system", "mail")) as uow:
         # The one event, not the ticket's whole stream (every event of which is opened).
         event = next(iter(await uow.read_tenant(seq - 1, 1)), None)
         if event is None or event.seq != seq or event.stream_id != ticket_id:

@@ -166,7 +166,7 @@ async def button(store: EventStore, tenant: str) -> tuple[TenantId, str] | None:
         tenant_id = await resolve_tenant(conn, tenant)
     if tenant_id is None:
         return None
-    async with store.session(tenant_id, readonly=True) as uow:
+    async with store.unit_of_work(tenant_id, readonly=True) as uow:
         row = await uow.conn.fetchrow(Q["provider_get"], tenant_id)
     return None if row is None else (tenant_id, row["label"])
 
@@ -179,7 +179,7 @@ async def start(store: EventStore, providers: Providers, tenant: str,
         tenant_id = await resolve_tenant(conn, tenant)
     if tenant_id is None:
         raise not_configured()
-    async with store.session(tenant_id, readonly=True) as uow:
+    async with store.unit_of_work(tenant_id, readonly=True) as uow:
         row = await uow.conn.fetchrow(Q["provider_get"], tenant_id)
     if row is None:
         raise not_configured()
@@ -187,7 +187,7 @@ async def start(store: EventStore, providers: Providers, tenant: str,
     state, nonce = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
     verifier = secrets.token_urlsafe(48)
     redirect_uri = callback(tenant_id)
-    async with store.session(tenant_id, readonly=False) as uow:
+    async with store.unit_of_work(tenant_id, readonly=False) as uow:
         await uow.conn.execute(Q["attempts_sweep"], tenant_id, at)
         await uow.conn.execute(Q["attempt_insert"], tenant_id, _sha256(state), _sha256(nonce),
                                verifier, redirect_uri, at, at + ATTEMPT_TTL)
@@ -209,7 +209,7 @@ async def finish(store: EventStore, providers: Providers, lifetimes: Lifetimes,
         raise not_configured()
     # The attempt is spent in a unit of work of its own, committed before the provider
     # is asked anything: a callback played twice finds it spent, whatever happens next.
-    async with store.session(tenant_id, readonly=False) as uow:
+    async with store.unit_of_work(tenant_id, readonly=False) as uow:
         row = await uow.conn.fetchrow(Q["provider_get"], tenant_id)
         attempt = await uow.conn.fetchrow(Q["attempt_spend"], tenant_id,
                                           _sha256(command.state), command.at)
@@ -235,7 +235,7 @@ async def finish(store: EventStore, providers: Providers, lifetimes: Lifetimes,
                                                              bytes(attempt["nonce_hash"])):
         raise refused("the ID token's nonce is not this sign-in's")
     email = checked_email(claims, row["allowed_domain"])
-    async with store.session(tenant_id, readonly=True) as uow:
+    async with store.unit_of_work(tenant_id, readonly=True) as uow:
         agent = await uow.conn.fetchrow(Q["agent_for_email"], tenant_id, email)
     if agent is not None and not agent["active"]:
         raise refused("the agent with this e-mail is deactivated")

@@ -183,7 +183,7 @@ async def sign_in(store: EventStore, passwords: Passwords, lifetimes: Lifetimes,
     await throttle_check(store, attempt, command.at)
     row = None
     if tenant is not None:
-        async with store.session(tenant, readonly=True) as uow:
+        async with store.unit_of_work(tenant, readonly=True) as uow:
             row = await uow.conn.fetchrow(kind.queries["login"], tenant, command.email)
     stored = row["password_hash"] if row is not None and row["active"] else None
     if not await asyncio.to_thread(passwords.verify, stored, command.password):
@@ -215,7 +215,7 @@ async def open_session(store: EventStore, lifetimes: Lifetimes, tenant: TenantId
     session_id = uuid.uuid4()
     cap = at + lifetimes.session
     expires = min(at + lifetimes.refresh, cap)
-    async with store.session(tenant, kind.actor(holder)) as uow:
+    async with store.unit_of_work(tenant, kind.actor(holder)) as uow:
         if before is not None:
             await before(uow)
         await uow.conn.execute(kind.queries["insert_session"], tenant, session_id, holder,
@@ -238,7 +238,7 @@ async def refresh(store: EventStore, lifetimes: Lifetimes, token: str | None,
     if ref is None:
         raise _refresh_refused()
     tenant, q = ref.tenant_id, kind.queries
-    async with store.session(tenant, readonly=True) as uow:
+    async with store.unit_of_work(tenant, readonly=True) as uow:
         row = await uow.conn.fetchrow(q["get_refresh_token"], tenant, ref.digest)
     if row is None:
         raise _refresh_refused()
@@ -247,7 +247,7 @@ async def refresh(store: EventStore, lifetimes: Lifetimes, token: str | None,
     outcome: Outcome = "refused"
     new = ""
     expires = at
-    async with store.session(tenant, kind.actor(holder)) as uow:
+    async with store.unit_of_work(tenant, kind.actor(holder)) as uow:
         if row["rotated_at"] is not None:
             outcome = "replayed"
         elif (row["revoked_at"] is None and row["active"] and row["expires_at"] > at
@@ -289,12 +289,12 @@ async def sign_out(store: EventStore, token: str | None, at: datetime,
     if ref is None:
         return False
     tenant = ref.tenant_id
-    async with store.session(tenant, readonly=True) as uow:
+    async with store.unit_of_work(tenant, readonly=True) as uow:
         row = await uow.conn.fetchrow(kind.queries["get_refresh_token"], tenant, ref.digest)
     if row is None:
         return False
     if row["revoked_at"] is None:
-        async with store.session(tenant, kind.actor(row["holder_id"])) as uow:
+        async with store.unit_of_work(tenant, kind.actor(row["holder_id"])) as uow:
             await end_session(uow, kind, row["holder_id"], row["session_id"], at)
     return True
 

@@ -41,7 +41,7 @@ async def check_sla(ctx: JobContext, job: Job) -> None:
     for attempt in range(1, ATTEMPTS + 1):
         now = ctx.clock.now()
         try:
-            async with ctx.store.session(job.tenant_id, SYSTEM) as session:
+            async with ctx.store.unit_of_work(job.tenant_id, SYSTEM) as session:
                 result = await execute(session, ticket_id, CheckSla(metric=metric, at=now))
                 clock = result.ticket.clocks.get(metric)
                 if (not result.events and clock is not None and clock.running

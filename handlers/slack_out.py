@@ -149,7 +149,7 @@ async def deliver(ctx: JobContext, job: Job, *, api_url: str = API_URL,
     tenant, store = job.tenant_id, ctx.store
     ticket_id, seq = UUID(job.payload["ticket_id"]), int(job.payload["seq"])
     at = ctx.clock.now()
-    async with store.session(tenant, ACTOR) as uow:
+    async with store.unit_of_work(tenant, ACTOR) as uow:
         event = next((e for e in await uow.read_stream(ticket_id) if e.seq == seq), None)
         what = None if event is None else _what(event)
         # A split-off ticket has no thread: its opening is told in its source's
@@ -195,7 +195,7 @@ async def deliver(ctx: JobContext, job: Job, *, api_url: str = API_URL,
                                     timeout)
             if found is not None:
                 return found
-        async with store.session(tenant, ACTOR) as uow:
+        async with store.unit_of_work(tenant, ACTOR) as uow:
             await uow.conn.execute(Q["post_in_doubt"], tenant, post_id)
         doubt = True
         try:

@@ -181,7 +181,7 @@ async def _once(run: Run, kind: str, source_id: str, target: UUID, dry_run: bool
         run.report.created[kind] += 1
         return True
     try:
-        async with run.store.session(run.tenant_id, ACTOR) as uow:
+        async with run.store.unit_of_work(run.tenant_id, ACTOR) as uow:
             uow.stamp = stamp(kind, source_id, author)
             await create(uow)
             await run.record(uow, kind, source_id, target, facts)
@@ -365,7 +365,7 @@ async def deactivate_agents(run: Run) -> None:
         if kind != "agent" or run.known("agent_deactivated", zid) is not None:
             continue
         try:
-            async with run.store.session(run.tenant_id, ACTOR) as uow:
+            async with run.store.unit_of_work(run.tenant_id, ACTOR) as uow:
                 uow.stamp = stamp("agent", zid)
                 row = await uow.conn.fetchrow(Q["record_import"], run.tenant_id, SOURCE,
                                               "agent_deactivated", zid, agent, "{}")
@@ -394,7 +394,7 @@ async def upload_file(run: Run, path: Path, name: str, at: datetime) -> UUID:
     found = run.file_limits
     received = await attachments.receive(run.store, run.storages, run.tenant_id, command,
                                          _one(data), found)
-    async with run.store.session(run.tenant_id, ACTOR) as uow:
+    async with run.store.unit_of_work(run.tenant_id, ACTOR) as uow:
         uow.deferring = True  # the upload's rows go in the COMMIT's message
         done = await attachments.record_upload(uow, received, command)
     return UUID(str(done["id"]))

@@ -219,7 +219,7 @@ class Hub:
         """Read and publish every event after the feed's last seq (lock held)."""
         assert feed.last_seq is not None
         while True:
-            async with self.store.session(feed.tenant_id, readonly=True) as session:
+            async with self.store.unit_of_work(feed.tenant_id, readonly=True) as session:
                 rows = await session.read_tenant(feed.last_seq, self.batch)
                 if len(rows) == self.batch:
                     head, _ = await session.head()
@@ -342,7 +342,7 @@ class Hub:
         try:
             async with feed.lock:
                 if feed.last_seq is None:
-                    async with self.store.session(tenant_id, readonly=True) as session:
+                    async with self.store.unit_of_work(tenant_id, readonly=True) as session:
                         feed.last_seq, _ = await session.head()
                     feed.known_head = max(feed.known_head, feed.last_seq)
                 if after_seq is not None and after_seq > feed.last_seq:
@@ -407,7 +407,7 @@ class Hub:
         ring_first = feed.ring[0].seq if feed.ring else head + 1
         if expected < ring_first:
             upto = min(ring_first - 1, head)
-            async with self.store.session(feed.tenant_id, readonly=True) as session:
+            async with self.store.unit_of_work(feed.tenant_id, readonly=True) as session:
                 while expected <= upto:
                     rows = await session.read_tenant(expected - 1, min(self.batch,
                                                                        upto - expected + 1))

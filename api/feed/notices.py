@@ -73,7 +73,7 @@ async def notices(store: EventStore, tenant_id: TenantId, subs: Iterable[Subscri
         return []
     keys = {k for e in notable if e.actor_kind == "api_key"
             and (k := _uuid(e.actor_id)) is not None}
-    async with store.session(tenant_id, readonly=True) as session:
+    async with store.unit_of_work(tenant_id, readonly=True) as session:
         row = await session.conn.fetchrow(Q["notice_facts"], tenant_id,
                                           list({e.stream_id for e in notable}), list(keys))
     followers: dict[str, list[str]] = row["followers"]

@@ -73,18 +73,18 @@ async def run(
     ``deferring`` sends the unit of work's writes in its COMMIT's message
     (``UnitOfWork.deferring``): for work that reads nothing it wrote, as a ticket
     command does."""
-    async with services.store.session(principal.tenant_id, principal.actor) as session:
-        session.deferring = deferring
+    async with services.store.unit_of_work(principal.tenant_id, principal.actor) as uow:
+        uow.deferring = deferring
 
         async def attempt() -> JsonReply:
             try:
-                return await work(session)
+                return await work(uow)
             except ConcurrencyError as exc:
                 if expected_version is None:
                     raise
                 raise precondition_failed(expected_version, exc) from exc
 
-        return await idempotent(request, principal, session, payload, attempt,
+        return await idempotent(request, principal, uow, payload, attempt,
                                 server_secret=services.settings.idempotency_secret)
 
 

@@ -61,7 +61,7 @@ async def ticket_page(services: Services, tenant_id: TenantId, actor: StoreActor
     codec = services.cursors
     after = codec.decode(scope, cursor) if cursor is not None else None
     extra: dict[str, Any] = {}
-    async with services.store.session(tenant_id, actor, readonly=True) as session:
+    async with services.store.unit_of_work(tenant_id, actor, readonly=True) as session:
         if guard is not None:
             instead = await guard(session)
             if instead is not None:

@@ -205,7 +205,7 @@ async def _as_of(kind: _Kind, stream_id: UUID, principal: Principal, services: S
         raise invalid_parameter("give exactly one of version and at", "version", "at")
 
     async def read(store: EventStore) -> list[RecordedEvent]:
-        async with store.session(principal.tenant_id, principal.actor, readonly=True) as s:
+        async with store.unit_of_work(principal.tenant_id, principal.actor, readonly=True) as s:
             await _require(s, kind, stream_id)
             if version is not None:
                 return await s.read_stream(stream_id, to_version=version)
@@ -285,7 +285,8 @@ async def event_feed(
         "actor_id": actor_id, "after": after.isoformat() if after else None,
         "before": before.isoformat() if before else None})
     position = after_seq if cursor is None else codec.decode_int(scope, cursor)
-    async with services.store.session(principal.tenant_id, principal.actor, readonly=True) as s:
+    async with services.store.unit_of_work(principal.tenant_id, principal.actor,
+                                           readonly=True) as s:
         rows = await s.read_feed(position, limit + 1, types=types, stream_id=stream_id,
                                  actor_id=actor_id, recorded_from=after,
                                  recorded_before=before)
@@ -312,7 +313,7 @@ async def verify(
                       max_seqs=MAX_VERIFY_SEQS)
 
     async def read(store: EventStore) -> ChainReport:
-        async with store.session(principal.tenant_id, principal.actor, readonly=True) as s:
+        async with store.unit_of_work(principal.tenant_id, principal.actor, readonly=True) as s:
             return await s.verify_chain(from_seq, end)
 
     report, source = await services.reads.run(read)

@@ -125,7 +125,7 @@ async def changes(
     wanted = _types(types, stream_type, permissions_of(principal.role, principal.scopes))
 
     async def read(store: EventStore) -> ChangesPage:
-        async with store.session(principal.tenant_id, principal.actor, readonly=True) as s:
+        async with store.unit_of_work(principal.tenant_id, principal.actor, readonly=True) as s:
             if wanted == []:  # filters that exclude everything: skip the window
                 head = (await s.head())[0]
                 return ChangesPage([], max(after_seq, min(after_seq + WINDOW, head)), head)

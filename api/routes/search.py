@@ -113,7 +113,8 @@ async def search(
     scope = scope_of(principal.tenant_id, "search", {"q": q, "type": type, "staff": staff})
     codec = services.cursors
     after = codec.decode_rank(scope, cursor) if cursor is not None else None
-    async with services.store.session(principal.tenant_id, principal.actor, readonly=True) as s:
+    async with services.store.unit_of_work(principal.tenant_id, principal.actor,
+                                           readonly=True) as s:
         config = await text_search_config(s.conn, principal.tenant_id)
         await check_query(s.conn, q, config)
         hits = await find(s.conn, principal.tenant_id, type, q, config, staff=staff,

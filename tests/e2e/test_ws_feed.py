@@ -421,7 +421,7 @@ async def test_contact_and_organization_rooms_carry_their_streams(db, make_tenan
     t = (await make_tenant("A")).tenant_id
     key = await issue_key(db.admin_url, t, "auditor")
     at = datetime(2026, 6, 1, 9, tzinfo=UTC)
-    async with store.session(t, ACTOR) as s:
+    async with store.unit_of_work(t, ACTOR) as s:
         org = (await organizations.create_organization(s, organizations.NewOrganization(
             name="Acme", domains=("acme.test",), at=at))).organization
         ann = await contacts.create_contact(s, contacts.NewContact(
@@ -435,7 +435,7 @@ async def test_contact_and_organization_rooms_carry_their_streams(db, make_tenan
         assert [m["event"]["type"] for m in replay[:-1]] == ["ContactCreated"]
         await send(ws, op="subscribe", room=f"organization:{org.id}")
         assert (await recv(ws))["type"] == "subscribed"
-        async with store.session(t, ACTOR) as s:
+        async with store.unit_of_work(t, ACTOR) as s:
             await contacts.update_contact(s, contacts.ChangeContact(
                 contact_id=bo.id, changes={"name": "Bo"}, at=at))
             await contacts.update_contact(s, contacts.ChangeContact(

@@ -48,7 +48,7 @@ async def test_the_generic_plan_walks_the_keyset_index(seeded, store, filters):
     t = seeded[1]
     query, values = ticket_list_query(filters)
     params = [f"${i}" for i in range(1, 5 + len(values))]
-    async with store.session(t, ACTOR, readonly=True) as s:
+    async with store.unit_of_work(t, ACTOR, readonly=True) as s:
         await s.conn.execute("SET LOCAL plan_cache_mode = force_generic_plan")
         await s.conn.execute(f"PREPARE listing AS {query}")
         def literal(value: object) -> str:
@@ -72,7 +72,7 @@ async def test_the_generic_plan_walks_the_keyset_index(seeded, store, filters):
 async def test_the_list_by_organization_walks_its_own_index(seeded, store):
     t = seeded[1]
     query, values = ticket_list_query(TicketFilters(organization_id=uuid.uuid4()))
-    async with store.session(t, ACTOR, readonly=True) as s:
+    async with store.unit_of_work(t, ACTOR, readonly=True) as s:
         await s.conn.execute("SET LOCAL plan_cache_mode = force_generic_plan")
         await s.conn.execute(f"PREPARE listing AS {query}")
         plan = "\n".join(r[0] for r in await s.conn.fetch(
@@ -91,7 +91,7 @@ async def test_the_list_by_sla_due_walks_its_own_index(seeded, store, filters, i
     t = seeded[1]
     query, values = ticket_list_query(filters, "sla_due")
     given = [f"'{v}'" for v in values]
-    async with store.session(t, ACTOR, readonly=True) as s:
+    async with store.unit_of_work(t, ACTOR, readonly=True) as s:
         await s.conn.execute("SET LOCAL plan_cache_mode = force_generic_plan")
         await s.conn.execute(f"PREPARE listing AS {query}")
         plan = "\n".join(r[0] for r in await s.conn.fetch(
