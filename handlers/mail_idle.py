@@ -113,8 +113,7 @@ async def _accesses(ctx: JobContext, tenant_id: TenantId) -> dict[UUID, mailboxe
     async with ctx.store.unit_of_work(tenant_id, readonly=True) as uow:
         out = {}
         for row in await uow.conn.fetch(Q["imap_mailboxes"], tenant_id):
-            access = await mailboxes.imap_access(uow.conn, ctx.store.keyring, tenant_id,
-                                                 row["id"])
+            access = await mailboxes.imap_access(uow, row["id"])
             if access is not None:
                 out[row["id"]] = access
         return out

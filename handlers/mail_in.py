@@ -534,9 +534,12 @@ async def discard_quarantined(uow: UnitOfWork, mailbox_id: UUID, quarantine_id: 
     return quarantine_document(found, uow.tenant_id, uow.keyring)
 
 
-async def mail_of_ticket(uow: UnitOfWork, ticket_id: UUID) -> list[dict[str, Any]]:
-    """The mail a ticket took in and sent, oldest first, with each one's outcome."""
+async def mail_of_ticket(uow: UnitOfWork, ticket_id: UUID) -> list[dict[str, Any]] | None:
+    """The mail a ticket took in and sent, oldest first, with each one's outcome; None
+    for no such ticket."""
     conn, tenant_id = uow.conn, uow.tenant_id
+    if await load_ticket(conn, tenant_id, ticket_id) is None:
+        return None
     return [{"id": r["id"], "mailbox_id": r["mailbox_id"], "direction": r["direction"],
              "message_id": r["message_id"], "rfc_message_id": r["rfc_message_id"],
              "from": r["from_address"], "to": list(r["to_addresses"]),
@@ -546,16 +549,17 @@ async def mail_of_ticket(uow: UnitOfWork, ticket_id: UUID) -> list[dict[str, Any
             for r in await conn.fetch(Q["mail_of_ticket"], tenant_id, ticket_id)]
 
 
-async def forget_contact_mail(conn: asyncpg.Connection, tenant_id: TenantId,
-                              tickets: Sequence[UUID], emails: Sequence[str],
-                              keyring: Keyring | None = None) -> int:
+async def forget_contact_mail(uow: UnitOfWork, tickets: Sequence[UUID],
+                              emails: Sequence[str]) -> int:
     """An erasure's part here: the addresses on the mail rows of the contact's tickets
     and of its mail that made none, its bounce record, and its address on notification
     mail (with the values of any not yet sent); their bodies and files are on the
     tickets, erased with them. Quarantined mail that names one of ``emails`` anywhere in
     its raw form (sender, recipients, body) is deleted; how many. The quarantine is
     opened whole to find them: it is small by nature (admins tend it), and a mail
-    that could not be parsed has no sender to look up by."""
+    that could not be parsed has no sender to look up by. Without a keyring the
+    quarantine, sealed, is left as it is."""
+    conn, tenant_id, keyring = uow.conn, uow.tenant_id, uow.keyring
     lowered = [e.lower() for e in emails if e]
     await conn.execute(Q["mail_forget"], tenant_id, list(tickets), lowered)
     await conn.execute(Q["notices_forget"], tenant_id, lowered)

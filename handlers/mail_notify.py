@@ -326,8 +326,7 @@ async def _send_one(store: EventStore, tenant: TenantId, notice_id: UUID, *, job
         assert uow.keyring is not None
         data = orjson.loads(uow.keyring.unwrap(tenant, notice_id, bytes(row["data"]),
                                                row["kek"]))
-        address, access = await mailboxes.smtp_access(uow.conn, uow.keyring, tenant,
-                                                      row["mailbox_id"])
+        address, access = await mailboxes.smtp_access(uow, row["mailbox_id"])
         mailbox = await uow.conn.fetchrow(Q["mailbox_get"], tenant, row["mailbox_id"])
         token = answers = None
         if row["kind"] in THREADED and row["ticket_id"] is not None:

@@ -185,8 +185,7 @@ async def deliver(ctx: JobContext, job: Job, *,
         ticket = await load_ticket(uow.conn, tenant, ticket_id)
         if thread is None or ticket is None:
             return
-        address, access = await mailboxes.smtp_access(uow.conn, store.keyring, tenant,
-                                                      thread["mailbox_id"])
+        address, access = await mailboxes.smtp_access(uow, thread["mailbox_id"])
         row = await uow.conn.fetchrow(Q["outbound_take"], tenant, message_id)
         if row is None:
             rfc_id = f"{uuid.uuid4()}@{address.partition('@')[2]}"

@@ -159,7 +159,7 @@ async def poll_mailbox(store: EventStore, storages: attachments.Storages, tenant
                        limit: int = BATCH, timeout: float = IMAP_TIMEOUT) -> list[str]:
     """Poll one mailbox (module docstring); the outcome of each mail taken in."""
     async with store.unit_of_work(tenant_id, readonly=True) as uow:
-        access = await mailboxes.imap_access(uow.conn, store.keyring, tenant_id, mailbox_id)
+        access = await mailboxes.imap_access(uow, mailbox_id)
     if access is None:
         return []
 

@@ -242,17 +242,18 @@ async def finish(store: EventStore, providers: Providers, lifetimes: Lifetimes,
     if agent is None and not row["create_agents"]:
         raise refused("no agent of this tenant has this e-mail")
     if agent is not None:
-        return await open_session(store, lifetimes, tenant_id, agent["id"], agent["role"],
-                                  command.at, STAFF)
+        async with store.unit_of_work(tenant_id, STAFF.actor(agent["id"])) as uow:
+            signed_in = await open_session(uow, lifetimes, agent["id"], agent["role"],
+                                           command.at, STAFF)
+        return signed_in
     new_id = AgentId(uuid.uuid4())
     name = claims.get("name") if isinstance(claims.get("name"), str) else None
-
-    async def add(uow: UnitOfWork) -> None:
+    async with store.unit_of_work(tenant_id, STAFF.actor(new_id)) as uow:
         await add_agent(uow, AddAgent(email=email, name=(name or email)[:200],
                                       role=Role.AGENT, at=command.at, agent_id=new_id))
-
-    return await open_session(store, lifetimes, tenant_id, new_id, Role.AGENT.value,
-                              command.at, STAFF, before=add)
+        signed_in = await open_session(uow, lifetimes, new_id, Role.AGENT.value, command.at,
+                                       STAFF)
+    return signed_in
 
 
 __all__ = [

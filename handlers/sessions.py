@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -194,34 +194,28 @@ async def sign_in(store: EventStore, passwords: Passwords, lifetimes: Lifetimes,
     holder: UUID = row["id"]
     rehashed = (await asyncio.to_thread(passwords.hash, command.password)
                 if passwords.needs_rehash(stored) else None)
-
-    async def rehash(uow: UnitOfWork) -> None:
+    async with store.unit_of_work(tenant, kind.actor(holder)) as uow:
         if rehashed is not None:
             await uow.conn.execute(kind.queries["rehash_password"], tenant, holder, rehashed,
                                    stored, command.at)
+        signed_in = await open_session(uow, lifetimes, holder, row["role"], command.at, kind)
+    return signed_in
 
-    return await open_session(store, lifetimes, tenant, holder, row["role"], command.at,
-                              kind, before=rehash)
 
-
-async def open_session(store: EventStore, lifetimes: Lifetimes, tenant: TenantId,
-                       holder: UUID, role: str, at: datetime, kind: SessionKind = STAFF,
-                       before: Callable[[UnitOfWork], Awaitable[None]] | None = None
-                       ) -> SignedIn:
+async def open_session(uow: UnitOfWork, lifetimes: Lifetimes, holder: UUID, role: str,
+                       at: datetime, kind: SessionKind = STAFF) -> SignedIn:
     """Open a session for a holder whose credential was checked (a password, an
-    OpenID Connect ID token), with its first refresh token, recording the sign-in, in
-    one unit of work acting as the holder; ``before`` runs first in it (a rehash, an
-    agent added on first sign-in)."""
+    OpenID Connect ID token), with its first refresh token, recording the sign-in; the
+    unit of work acts as the holder (``kind.actor(holder)``), and what the sign-in
+    changes first (a rehash, an agent added on first sign-in) is in it too."""
+    tenant = uow.tenant_id
     session_id = uuid.uuid4()
     cap = at + lifetimes.session
     expires = min(at + lifetimes.refresh, cap)
-    async with store.unit_of_work(tenant, kind.actor(holder)) as uow:
-        if before is not None:
-            await before(uow)
-        await uow.conn.execute(kind.queries["insert_session"], tenant, session_id, holder,
-                               at, cap)
-        token = await issue_refresh(uow, kind, session_id, at, expires)
-        await record(uow, kind.signed_in(holder, session_id, at))
+    await uow.conn.execute(kind.queries["insert_session"], tenant, session_id, holder, at,
+                           cap)
+    token = await issue_refresh(uow, kind, session_id, at, expires)
+    await record(uow, kind.signed_in(holder, session_id, at))
     return SignedIn(tenant, session_id, holder, role, token, expires, cap)
 
 

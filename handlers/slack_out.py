@@ -163,7 +163,7 @@ async def deliver(ctx: JobContext, job: Job, *, api_url: str = API_URL,
         if event is None or what is None or thread is None or ticket is None:
             return
         kind, key, message_id = what
-        access = await slack.slack_access(uow.conn, store.keyring, tenant)
+        access = await slack.slack_access(uow)
         row = await uow.conn.fetchrow(Q["post_take"], tenant, key)
         if row is None:
             status, reason = ("queued", None) if access is not None else (
@@ -215,8 +215,11 @@ async def deliver(ctx: JobContext, job: Job, *, api_url: str = API_URL,
     await delivery.attempt(store, tenant, ACTOR, job, send, settle, (SlackFailed,))
 
 
-async def posts_of_ticket(uow: UnitOfWork, ticket_id: UUID) -> list[dict[str, Any]]:
-    """A ticket's posts to its thread, oldest first, each with its status."""
+async def posts_of_ticket(uow: UnitOfWork, ticket_id: UUID) -> list[dict[str, Any]] | None:
+    """A ticket's posts to its thread, oldest first, each with its status; None for no
+    such ticket."""
+    if await load_ticket(uow.conn, uow.tenant_id, ticket_id) is None:
+        return None
     return [{"id": r["id"], "kind": r["kind"], "message_id": r["message_id"],
              "channel_id": r["channel_id"], "thread_ts": r["thread_ts"],
              "status": r["status"], "ts": r["ts"], "reason": r["reason"],

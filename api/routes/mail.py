@@ -60,7 +60,6 @@ from api.schemas.mail import (
 from domain.ids import TenantId
 from eventstore.store import UnitOfWork
 from handlers import mail_check, mail_in, mail_notify, mailboxes
-from handlers.ticket_state import load_ticket
 
 router = APIRouter(tags=["mail"], route_class=StrictRoute)
 
@@ -335,9 +334,9 @@ async def ticket_mail(ticket_id: UUID, principal: Authorized,
     (``queued``, ``sent``, ``dead`` with the reason)."""
     async with services.store.unit_of_work(principal.tenant_id, principal.actor,
                                            readonly=True) as s:
-        if await load_ticket(s.conn, s.tenant_id, ticket_id) is None:
-            raise Problem(404, "not_found", f"no ticket {ticket_id}")
         data = await mail_in.mail_of_ticket(s, ticket_id)
+    if data is None:
+        raise Problem(404, "not_found", f"no ticket {ticket_id}")
     return JsonReply(200, {"data": data}).response()
 
 

@@ -32,7 +32,6 @@ from api.schemas.slack import SlackEventOut, SlackIn, SlackOut, TicketSlack
 from domain.slack import SignatureRefused, verify
 from eventstore.store import UnitOfWork
 from handlers import slack, slack_in, slack_out
-from handlers.ticket_state import load_ticket
 
 router = APIRouter(tags=["slack"], route_class=StrictRoute)
 
@@ -151,9 +150,9 @@ async def ticket_slack(ticket_id: UUID, principal: Authorized,
     (``queued``, ``sent`` with Slack's ``ts``, ``dead`` with the reason)."""
     async with services.store.unit_of_work(principal.tenant_id, principal.actor,
                                            readonly=True) as s:
-        if await load_ticket(s.conn, s.tenant_id, ticket_id) is None:
-            raise Problem(404, "not_found", f"no ticket {ticket_id}")
         data = await slack_out.posts_of_ticket(s, ticket_id)
+    if data is None:
+        raise Problem(404, "not_found", f"no ticket {ticket_id}")
     return JsonReply(200, {"data": data}).response()
 
 

@@ -21,7 +21,7 @@ from eventstore.store import EventStore
 from eventstore.types import importer
 from handlers import agents, api_keys, contacts, organizations, sessions
 from handlers.credentials import Passwords
-from handlers.tenants import operator_session
+from handlers.tenants import operator_unit_of_work
 from tests.e2e.ws_support import (
     FIRST,
     append_notes,
@@ -48,7 +48,7 @@ async def closed_with(ws: websockets.ClientConnection, timeout: float = 10.0) ->
 
 async def issue_key(owner_dsn: str, tenant: uuid.UUID, role: str,
                     scopes: frozenset[str] | None = None) -> str:
-    async with operator_session(owner_dsn, TenantId(tenant)) as uow:
+    async with operator_unit_of_work(owner_dsn, TenantId(tenant)) as uow:
         key = await api_keys.issue_key(uow, api_keys.IssueKey(
             name=f"{role} key", role=Role(role), at=datetime.now(UTC), scopes=scopes))
     return key.secret
@@ -331,7 +331,7 @@ async def test_a_signed_in_person_follows_the_feed_until_they_sign_out(db, make_
                                                                        ) -> None:
     t = await make_tenant("Acme")
     passwords = Passwords(memory_kib=1024, time_cost=1)
-    async with operator_session(db.admin_url, t.tenant_id) as uow:
+    async with operator_unit_of_work(db.admin_url, t.tenant_id) as uow:
         row = await agents.add_agent(uow, agents.AddAgent(
             email="ann@example.com", name="Ann", role=Role.AGENT, at=datetime.now(UTC)))
         await sessions.store_password(uow, row["id"], passwords.hash("p" * 12),
