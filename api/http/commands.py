@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from fastapi import Request, Response
@@ -55,6 +56,13 @@ def precondition_failed(expected: int, exc: ConcurrencyError) -> Problem:
     return Problem(412, "precondition_failed",
                    f"If-Match asked for version {expected}; the ticket is at {exc.actual}",
                    current_version=exc.actual)
+
+
+def reading(services: Services, principal: Principal
+            ) -> AbstractAsyncContextManager[UnitOfWork]:
+    """A read-only unit of work of the principal's tenant and actor: what a route that
+    only reads opens."""
+    return services.store.unit_of_work(principal.tenant_id, principal.actor, readonly=True)
 
 
 async def run(
@@ -108,5 +116,5 @@ async def run_to(
                      expected_version=expected_version)
 
 
-__all__ = ["agent_actor", "owner_caller", "parse_if_match", "precondition_failed", "run",
-           "run_to"]
+__all__ = ["agent_actor", "owner_caller", "parse_if_match", "precondition_failed", "reading",
+           "run", "run_to"]

@@ -22,6 +22,7 @@ from uuid import UUID
 from fastapi import APIRouter, Path, Query, Response
 from pydantic import BaseModel, Field
 
+from api.http import commands
 from api.http.answer_headers import ETAG, READ_FROM, READ_LAG, sends
 from api.http.auth import Principal
 from api.http.deps import Authorized, ServicesDep
@@ -285,8 +286,7 @@ async def event_feed(
         "actor_id": actor_id, "after": after.isoformat() if after else None,
         "before": before.isoformat() if before else None})
     position = after_seq if cursor is None else codec.decode_int(scope, cursor)
-    async with services.store.unit_of_work(principal.tenant_id, principal.actor,
-                                           readonly=True) as s:
+    async with commands.reading(services, principal) as s:
         rows = await s.read_feed(position, limit + 1, types=types, stream_id=stream_id,
                                  actor_id=actor_id, recorded_from=after,
                                  recorded_before=before)

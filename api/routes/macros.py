@@ -82,8 +82,7 @@ async def create(body: MacroIn, request: Request, principal: Authorized,
             responses=errors(404) | sends(200, required=(ETAG,)),
             summary="One macro")
 async def get_one(macro_id: UUID, principal: Authorized, services: ServicesDep) -> Response:
-    async with services.store.unit_of_work(principal.tenant_id, principal.actor,
-                                           readonly=True) as s:
+    async with commands.reading(services, principal) as s:
         macro = await macro_handlers.visible_macro(s, macro_id, principal.agent_id)
     return _reply(macro).response()
 

@@ -97,8 +97,7 @@ async def get_messages(
     scope = scope_of(principal.tenant_id, "messages", {"ticket_id": str(ticket_id)})
     codec = services.cursors
     after = codec.decode(scope, cursor) if cursor is not None else None
-    async with services.store.unit_of_work(principal.tenant_id, principal.actor,
-                                           readonly=True) as session:
+    async with commands.reading(services, principal) as session:
         # A merged-into ticket's thread lists the messages of the tickets merged into it.
         thread = await ticket_thread(session.conn, principal.tenant_id, ticket_id)
         if thread is None:

@@ -42,8 +42,7 @@ EVENT_MAX_BYTES = 1024 * 1024
 @router.get("/v1/integrations/slack", response_model=SlackOut, responses=errors(404),
             summary="The Slack connection")
 async def get_slack(principal: Authorized, services: ServicesDep) -> Response:
-    async with services.store.unit_of_work(principal.tenant_id, principal.actor,
-                                           readonly=True) as s:
+    async with commands.reading(services, principal) as s:
         doc = await slack.get_slack(s)
     if doc is None:
         raise Problem(404, "slack_not_connected", "the tenant has not connected Slack")
@@ -148,8 +147,7 @@ async def ticket_slack(ticket_id: UUID, principal: Authorized,
                        services: ServicesDep) -> Response:
     """Oldest first: each reply and notice posted to the thread, with its status
     (``queued``, ``sent`` with Slack's ``ts``, ``dead`` with the reason)."""
-    async with services.store.unit_of_work(principal.tenant_id, principal.actor,
-                                           readonly=True) as s:
+    async with commands.reading(services, principal) as s:
         data = await slack_out.posts_of_ticket(s, ticket_id)
     if data is None:
         raise Problem(404, "not_found", f"no ticket {ticket_id}")

@@ -79,8 +79,7 @@ def _out(row: Any) -> WebhookOut:
 @router.get("", summary="The tenant's webhook endpoint", response_model=WebhookOut,
             responses=errors(404))
 async def get_webhook(services: ServicesDep, principal: Authorized) -> WebhookOut:
-    async with services.store.unit_of_work(principal.tenant_id, principal.actor,
-                                           readonly=True) as session:
+    async with commands.reading(services, principal) as session:
         row = await webhook_handlers.get_webhook(session)
     if row is None:
         raise Problem(404, "webhook_not_configured", "no webhook is configured")

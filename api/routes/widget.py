@@ -165,8 +165,7 @@ async def open_ticket(body: PortalTicketIn, request: Request, services: Services
             responses=errors(403, 404), summary="A ticket the widget session opened")
 async def get_ticket(ticket_id: UUID, services: ServicesDep,
                      principal: WidgetAuthorized) -> Response:
-    async with services.store.unit_of_work(principal.tenant_id, principal.actor,
-                                           readonly=True) as uow:
+    async with commands.reading(services, principal) as uow:
         found = await widget.get_ticket(uow, principal.key_id, ticket_id)
     return JsonReply(200, found).response()
 
