@@ -10,7 +10,10 @@ with ``Retry-After``). Rules of the ticket aggregate raise
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from domain.errors import ValidationFailed
 
 
 class HandlerError(Exception):
@@ -75,6 +78,14 @@ class Invalid(HandlerError):
         self.field = field
         self.reason = reason or message
         self.kind = kind
+
+    @classmethod
+    def of(cls, code: str, exc: ValidationFailed, field: str | None = None) -> Invalid:
+        """The 422 of a domain rule's refusal, naming ``field`` (default: the one the
+        rule named) before its message."""
+        field = field or exc.field
+        return cls(code, f"{field}: {exc.message}" if field else exc.message, field=field,
+                   reason=exc.message)
 
 
 class TooManyAttempts(HandlerError):

@@ -47,12 +47,6 @@ from projections.reads import active_agent
 _STAFF = Actor(kind=ActorKind.RULE, id="check")
 
 
-def _invalid(exc: ValidationFailed, where: str | None = None) -> Invalid:
-    field = where or exc.field
-    return Invalid("invalid_rule", f"{field}: {exc.message}" if field else exc.message,
-                   field=field, reason=exc.message)
-
-
 def check_field_conditions(conditions: Sequence[Condition], catalog: FieldCatalog) -> None:
     """Each ``fields.<key>`` condition names a defined field and a value of its type."""
     for i, c in enumerate(conditions):
@@ -67,7 +61,7 @@ def check_field_conditions(conditions: Sequence[Condition], catalog: FieldCatalo
             try:
                 check_value(d, c.value)
             except ValidationFailed as exc:
-                raise _invalid(exc, f"conditions.{i}.value") from exc
+                raise Invalid.of("invalid_rule", exc, f"conditions.{i}.value") from exc
 
 
 def check_template_fields(text: str, where: str, catalog: FieldCatalog) -> None:
@@ -103,7 +97,7 @@ async def check_actions_in_tenant(uow: UnitOfWork, actions: Sequence[Action],
             try:
                 check_values(a.value, catalog, _STAFF, {})
             except ValidationFailed as exc:
-                raise _invalid(exc, at) from exc
+                raise Invalid.of("invalid_rule", exc, at) from exc
         if a.type == "add_note":
             check_template_fields(a.value, at, catalog)
         if (a.type == "send_mail" and a.value["to"] == "group"
@@ -129,7 +123,7 @@ def _decide(command: CreateRule | ChangeRule, state: Rule | None) -> list[Event]
     try:
         return decide_rule(command, state)
     except ValidationFailed as exc:
-        raise _invalid(exc) from exc
+        raise Invalid.of("invalid_rule", exc) from exc
 
 
 async def create_rule(uow: UnitOfWork, command: CreateRule) -> Rule:

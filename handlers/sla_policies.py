@@ -68,13 +68,6 @@ from projections.fields import load_catalog
 from projections.groups import load_group
 from projections.people import load_contact, load_organization
 
-
-def _invalid(code: str, exc: ValidationFailed) -> Invalid:
-    field = exc.field
-    return Invalid(code, f"{field}: {exc.message}" if field else exc.message,
-                   field=field, reason=exc.message)
-
-
 # --- calendars ---------------------------------------------------------------------------
 
 
@@ -83,7 +76,7 @@ def _decide_calendar(command: CreateCalendar | ChangeCalendar,
     try:
         return decide_calendar(command, state)
     except ValidationFailed as exc:
-        raise _invalid("invalid_calendar", exc) from exc
+        raise Invalid.of("invalid_calendar", exc) from exc
 
 
 async def create_calendar(uow: UnitOfWork, command: CreateCalendar) -> SlaCalendar:
@@ -154,7 +147,7 @@ def _decide_policy(command: CreatePolicy | ChangePolicy,
     try:
         return decide_policy(command, state)
     except ValidationFailed as exc:
-        raise _invalid("invalid_sla_policy", exc) from exc
+        raise Invalid.of("invalid_sla_policy", exc) from exc
 
 
 async def _check_in_tenant(uow: UnitOfWork, policy: TargetPolicy) -> None:
@@ -186,7 +179,7 @@ async def _check_set(uow: UnitOfWork, policy: TargetPolicy) -> None:
     try:
         check_policy_set([*others, policy])
     except ValidationFailed as exc:
-        raise _invalid("invalid_sla_policy", exc) from exc
+        raise Invalid.of("invalid_sla_policy", exc) from exc
 
 
 async def create_policy(uow: UnitOfWork, command: CreatePolicy) -> TargetPolicy:
@@ -254,7 +247,7 @@ async def reorder_policies(uow: UnitOfWork, order: Sequence[tuple[UUID, int]],
     try:
         positions = reorder(policies, [pid for pid, _ in order])
     except ValidationFailed as exc:
-        raise _invalid("invalid_sla_policy_order", exc) from exc
+        raise Invalid.of("invalid_sla_policy_order", exc) from exc
     known = {p.id: p for p in policies}
     for pid, version in order:
         if known[pid].version != version:
