@@ -150,8 +150,8 @@ async def time_pass(ctx: JobContext, job: Job) -> None:
     """Handle one ``rules.time_pass`` job: a pass over the tenant's time rules."""
     if job.tenant_id is None:
         raise ValueError(f"{PASS} needs a tenant")
-    async with ctx.store.unit_of_work(job.tenant_id, SYSTEM) as session:
-        await evaluate_tenant(session.conn, session.tenant_id, ctx.clock.now())
+    async with ctx.store.unit_of_work(job.tenant_id, SYSTEM) as uow:
+        await evaluate_tenant(uow.conn, uow.tenant_id, ctx.clock.now())
 
 
 async def fire(uow: UnitOfWork, rule_id: UUID, ticket_id: UUID, episode: datetime,
