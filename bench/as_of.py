@@ -19,7 +19,10 @@ order of creation. Each
 statement runs as the runtime role under row-level security, through the functions
 the route calls; the figure is the median of ``--runs`` calls (asyncpg, its
 statements prepared, one connection), and the server's own execution time from
-``EXPLAIN ANALYZE`` of the same statement. Target: within 3x of the current page.
+``EXPLAIN ANALYZE`` of the same statement. Each as-of case is timed call by call in
+turn with the current page of the same filters, so both see the same load and the
+same warm pages (measured one after the other, on the shared machine the ratio moved
+by a tenth from run to run). Target: within 3x of the current page.
 """
 
 from __future__ import annotations
@@ -86,22 +89,27 @@ SELECT tenant_id, id, version, state, priority, source, assignee, tags, 'Bench t
 """
 
 
-async def _timed(runs: int, call: Any) -> float:
-    samples = []
+async def _timed(runs: int, *calls: Any) -> list[float]:
+    """The median time of each call, the calls made in turn ``runs`` times."""
+    samples: list[list[float]] = [[] for _ in calls]
     for _ in range(runs):
-        t0 = time.perf_counter()
-        await call()
-        samples.append((time.perf_counter() - t0) * 1000)
-    return statistics.median(samples)
+        for call, times in zip(calls, samples, strict=True):
+            t0 = time.perf_counter()
+            await call()
+            times.append((time.perf_counter() - t0) * 1000)
+    return [statistics.median(times) for times in samples]
 
 
-async def _explained(conn: asyncpg.Connection, query: str, *args: Any) -> float:
-    times = []
+async def _explained(conn: asyncpg.Connection, *statements: tuple[str, tuple[Any, ...]]
+                     ) -> list[float]:
+    """The median server execution time of each statement, explained in turn 20 times."""
+    samples: list[list[float]] = [[] for _ in statements]
     for _ in range(20):
-        plan = await conn.fetchval(f"EXPLAIN (ANALYZE, FORMAT JSON) {query}", *args)
-        doc = plan if isinstance(plan, list) else json.loads(plan)
-        times.append(float(doc[0]["Execution Time"]))
-    return statistics.median(times)
+        for (query, args), times in zip(statements, samples, strict=True):
+            plan = await conn.fetchval(f"EXPLAIN (ANALYZE, FORMAT JSON) {query}", *args)
+            doc = plan if isinstance(plan, list) else json.loads(plan)
+            times.append(float(doc[0]["Execution Time"]))
+    return [statistics.median(times) for times in samples]
 
 
 async def run(tickets: int, runs: int) -> None:
@@ -132,22 +140,22 @@ async def run(tickets: int, runs: int) -> None:
                     cases = [("", TicketFilters()),
                              (", state=open", TicketFilters(states=("open",)))]
                     for label, filters in cases:
-                        now = await _timed(runs, lambda f=filters: list_tickets(
-                            conn, tid, f, None, 26))
                         query, values = ticket_list_query(filters)
                         top = (datetime.max.replace(tzinfo=UTC), uuid.UUID(int=(1 << 128) - 1))
-                        now_db = await _explained(conn, query, tid, *top, 26, *values)
                         for share in (1.0, 0.5, 0.1):
                             seq = int(head * share)
                             page = await list_as_of(conn, tid, seq, filters, None, 26)
                             assert len(page) == 26, (seq, len(page))
-                            then = await _timed(runs, lambda s=seq, f=filters: list_as_of(
-                                conn, tid, s, f, None, 26))
+                            now, then = await _timed(
+                                runs,
+                                lambda f=filters: list_tickets(conn, tid, f, None, 26),
+                                lambda s=seq, f=filters: list_as_of(conn, tid, s, f, None, 26))
                             conds, vals = filter_conditions(filters, first=6)
                             as_of_query = VQ["list_as_of"].replace(
                                 "{filters}", "\n   ".join(conds))
-                            then_db = await _explained(conn, as_of_query, tid, *top, 26, seq,
-                                                       *vals)
+                            now_db, then_db = await _explained(
+                                conn, (query, (tid, *top, 26, *values)),
+                                (as_of_query, (tid, *top, 26, seq, *vals)))
                             if os.environ.get("BENCH_EXPLAIN"):
                                 for line in await conn.fetch(
                                         f"EXPLAIN (ANALYZE, BUFFERS) {as_of_query}", tid,
@@ -165,7 +173,8 @@ async def run(tickets: int, runs: int) -> None:
             finally:
                 await pool.close()
     report(f"as-of ({tickets} tickets x 4 versions; baseline: the current first page of "
-           f"25; median of {runs} calls, server time median of 20 EXPLAIN ANALYZE)", rows)
+           f"25, timed in turn with each case; median of {runs} calls, server time median "
+           f"of 20 EXPLAIN ANALYZE)", rows)
 
 
 def main() -> None:

@@ -66,11 +66,6 @@ async def _no_gap(_room: str, _head_seq: int) -> None:
     return None
 
 
-LIVE_ONLY = frozenset({"notifications"})
-"""Rooms the server does not replay (docs/websocket.md): subscribed live every time,
-their ``notification`` messages handed to ``on_event``."""
-
-
 class StreamClient:
     """Follows rooms of the feed, resuming from the last seen seq after disconnects."""
 
@@ -190,7 +185,7 @@ class StreamClient:
 
     async def _subscribe(self, ws: Any, room: str) -> None:
         op: dict[str, Any] = {"op": "subscribe", "room": room}
-        if self.last_seq[room] is not None and room not in LIVE_ONLY:
+        if self.last_seq[room] is not None:
             op["after_seq"] = self.last_seq[room]
         await ws.send(orjson.dumps(op).decode())
 
@@ -210,6 +205,11 @@ class StreamClient:
             if kind == "event":  # a withheld one only moves the position past it
                 await self.on_event(room, message)
         elif kind == "notification" and room in self.last_seq:
+            # Sparse (gaps where nothing concerned the agent), so only its order counts.
+            last = self.last_seq[room]
+            if last is not None and message["seq"] <= last:
+                return
+            self.last_seq[room] = message["seq"]
             await self.on_event(room, message)
         elif kind == "subscribed" and room in self.last_seq:
             if self.last_seq[room] is None:

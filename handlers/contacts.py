@@ -4,8 +4,9 @@ its inline row written in the same transaction.
 An e-mail (regardless of case) and an external id belong to at most one contact of a
 tenant; the conflict names the contact holding it. A contact created without an
 organization joins the one holding its e-mail's domain. Merging moves every ticket
-of the merged contact to the survivor, one ``RequesterChanged`` per ticket, in the
-merge's own transaction.
+of the merged contact to the survivor, one ``RequesterChanged`` per ticket, and the
+tickets that copy it (its CC entries) to copy the survivor, one ``CcsChanged`` each, in
+the merge's own transaction.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from domain.contact import (
 from domain.events import Event
 from domain.ids import ContactId, OrganizationId
 from domain.mapper import to_stored
-from domain.ticket.commands import ChangeRequester, RetargetSla
+from domain.ticket.commands import ChangeRequester, MoveCc, RetargetSla
 from domain.values import Requester
 from eventstore.store import UnitOfWork
 from handlers.errors import Conflict, Invalid, Missing, VersionMismatch
@@ -188,7 +189,8 @@ async def set_organization_of(uow: UnitOfWork, contact: Contact, organization_id
 
 async def merge_contact(uow: UnitOfWork, command: Merge) -> Merged:
     """Merge a contact into another: ``ContactMerged`` on the merged one, each of its
-    tickets moved to the survivor, and its portal sessions revoked (the survivor's
+    tickets moved to the survivor, the tickets copying it copying the survivor instead
+    (``MoveCc``), and its portal sessions revoked (the survivor's
     login is the one that signs in from now on)."""
     found = await people.load_contact(uow.conn, uow.tenant_id, command.contact_id)
     if found is None:
@@ -215,6 +217,10 @@ async def merge_contact(uow: UnitOfWork, command: Merge) -> Merged:
     tickets = await people.contact_ticket_ids(uow.conn, uow.tenant_id, source.id)
     for ticket_id in tickets:
         await run_command(uow, ticket_id, ChangeRequester(requester=requester, at=command.at))
+    # The tickets copying the merged contact copy the survivor in its place.
+    for ticket_id in await people.contact_cc_ticket_ids(uow.conn, uow.tenant_id, source.id):
+        await run_command(uow, ticket_id, MoveCc(email=source.email, to=requester,
+                                                 at=command.at))
     await revoke_merged(uow, source.id, command.at)
     return Merged(survivor=target, tickets_moved=len(tickets))
 

@@ -54,7 +54,7 @@ class StateSeal:
         """The state key of an export header, opened by the transport key."""
         try:
             key = transport.unwrap(tenant_id, STATE_SUBJECT, bytes.fromhex(wrapped_hex))
-        except WrongDataKey as exc:
+        except (WrongDataKey, ValueError) as exc:  # ValueError: not hex, not a key
             raise SealBroken("the state key of the export does not open with the "
                              "transport key") from exc
         return cls(tenant_id, key)
@@ -74,11 +74,12 @@ class StateSeal:
 
     def open(self, table: str, line: int, sealed: str) -> bytes:
         """What ``seal`` sealed; ``SealBroken`` when it does not open there."""
-        raw = base64.b64decode(sealed, validate=True)
         try:
+            # A line that is not base64, or too short to hold a nonce, was altered too.
+            raw = base64.b64decode(sealed, validate=True)
             return AESGCM(self.key).decrypt(raw[:NONCE_BYTES], raw[NONCE_BYTES:],
                                             self._aad(table, line))
-        except InvalidTag as exc:
+        except (InvalidTag, ValueError) as exc:
             raise SealBroken(f"the rows of {table} on state line {line} do not open: the "
                              "export was altered") from exc
 

@@ -324,14 +324,17 @@ async def _requested_ticket(uow: UnitOfWork, contact_id: UUID, ticket_id: UUID) 
 
 async def own_ticket(uow: UnitOfWork, contact_id: UUID, ticket_id: UUID) -> dict[str, Any]:
     """The contact's ticket (theirs, or one they are copied on) as the customer sees it,
-    with the customers it copies (their e-mails and names) when it copies any and its
-    satisfaction rating when rated."""
+    with the customers it copies (their e-mails and names) when it copies any, its
+    satisfaction rating when rated, and ``copied`` when the contact is only copied on it
+    (what they may not do, the page does not offer)."""
     row = await _read_ticket(uow, contact_id, ticket_id)
     shown = ticket_document(row, await load_catalog(uow.conn, uow.tenant_id))
     if row["ccs"]:
         shown["ccs"] = [{"email": c["email"], "name": c.get("name")} for c in row["ccs"]]
     if row["satisfaction"]:
         shown["satisfaction"] = row["satisfaction"]
+    if not row["own"]:
+        shown["copied"] = True
     return shown
 
 

@@ -162,6 +162,12 @@ async def contact_ticket_ids(conn: asyncpg.Connection, tenant_id: TenantId,
     return [r["id"] for r in await conn.fetch(Q["contact_ticket_ids"], tenant_id, contact_id)]
 
 
+async def contact_cc_ticket_ids(conn: asyncpg.Connection, tenant_id: TenantId,
+                                contact_id: UUID) -> list[UUID]:
+    return [r["id"] for r in await conn.fetch(Q["contact_cc_ticket_ids"], tenant_id,
+                                              contact_id)]
+
+
 async def unlinked_tickets(conn: asyncpg.Connection, tenant_id: TenantId,
                            limit: int) -> list[tuple[UUID, dict[str, Any]]]:
     """Tickets linked to no contact (opened before contacts), oldest first, with the

@@ -97,6 +97,11 @@ SELECT id, version, email, name, phone, external_id, organization_id, tags, merg
 -- $1 tenant_id, $2 contact id
 SELECT id FROM tickets WHERE tenant_id = $1 AND contact_id = $2 ORDER BY created_at, id
 
+-- name: contact_cc_ticket_ids --
+-- $1 tenant_id, $2 contact id: the tickets copying the contact (ticket_contacts, 0900)
+SELECT ticket_id AS id FROM ticket_contacts
+ WHERE tenant_id = $1 AND contact_id = $2 AND role = 'cc' ORDER BY ticket_id
+
 -- name: organization --
 -- $1 tenant_id, $2 organization id
 SELECT id, version, name, domains, created_at, updated_at

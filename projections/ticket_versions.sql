@@ -33,10 +33,13 @@ SELECT (SELECT recorded_at FROM events WHERE tenant_id = $1 AND seq = $2) AS at,
 -- The walk starts at the cursor or, when that is later, just after the newest
 -- created_at of any ticket kept by $5 (created_max of the last first version: the
 -- start key below is the lesser of the two), so the tickets opened since are never
--- visited; each ticket then has at most one version valid at $5, the range tested on
--- each version's row (the bounds are INCLUDEd in ticket_versions_keyset). The start is one row value, so that the index scan begins there: with the
--- bound as a condition of its own beside the cursor's, Postgres began at the cursor
--- and stepped over every newer entry (18 ms at a tenth of a 20,000-ticket history).
+-- visited; each ticket then has at most one version valid at $5, and the range is tested
+-- on the index entries (the bounds are keys of ticket_versions_keyset, migration 0960,
+-- which holds the stamped versions: `valid_from_seq <= $5` implies its predicate), so
+-- only that version's row is read. The start is one row value, so that the index scan
+-- begins there: with the bound as a condition of its own beside the cursor's, Postgres
+-- began at the cursor and stepped over every newer entry (18 ms at a tenth of a
+-- 20,000-ticket history).
 -- The bound is read once (`bound`): written out twice, it was two InitPlans, each a
 -- reference to ticket_versions with its own copy of the row-level security quals to
 -- set up, which cost more than the walk itself (docs/performance.md, bench/as_of.py).

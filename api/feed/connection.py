@@ -303,11 +303,6 @@ class StreamConnection:
                                               "after_seq is a non-negative integer",
                                               op="subscribe", room=room.name))
             return
-        if room.notices and after_seq is not None:
-            self.outbox.put_control(msg.error("bad_after_seq",
-                                              "the notifications room is live only",
-                                              op="subscribe", room=room.name))
-            return
         if room.notices and self.principal.agent_id is None:
             self.outbox.put_control(msg.error(
                 "not_an_agent", "notifications are an agent's: this key acts as no agent",

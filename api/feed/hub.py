@@ -352,6 +352,9 @@ class Hub:
                 if after_seq is not None:
                     if after_seq > head or head - after_seq > self.replay_window:
                         texts = None
+                    elif room.notices:
+                        texts = await self._replay_notices(feed, room, after_seq, head,
+                                                           outbox, principal)
                     else:
                         texts = await self._replay(feed, room, after_seq, head, outbox)
                 if texts is None or len(texts) > outbox.room_free():
@@ -444,6 +447,25 @@ class Hub:
                 texts.append(msg.event_message(room.name, entry.seq, entry.body))
         # Never claim a replay we could not read in full.
         return texts if expected == head + 1 else None
+
+    async def _replay_notices(self, feed: TenantFeed, room: Room, after_seq: int, head: int,
+                              outbox: Outbox, principal: Principal | None) -> list[str]:
+        """The notifications ``principal`` would have been sent for ``(after_seq, head]``,
+        read from the store (the ring keeps no actors) and told as they go out live:
+        followers as the tickets have them now, the agent's own actions left out, each
+        checked against its group scope (api/feed/notices.py)."""
+        sub = Subscription(outbox, room, principal=principal)
+        texts: list[str] = []
+        position = after_seq
+        while position < head:
+            async with self.store.unit_of_work(feed.tenant_id, readonly=True) as uow:
+                rows = await uow.read_tenant(position, min(self.batch, head - position))
+            if not rows:
+                break
+            position = rows[-1].seq
+            texts.extend(text for _, text in await notices(self.store, feed.tenant_id,
+                                                           [sub], rows))
+        return texts
 
     def stats(self) -> dict[str, Any]:
         """Sizes that must stay bounded, for tests and diagnostics."""

@@ -7,7 +7,9 @@ itself (by any of its keys or its sign-in). Followers are read as the ticket has
 when the feed reads the event (one statement per batch of events, and only while some
 connection of the tenant holds the room), and each notice is checked against the
 agent's group scope (api/feed/scope.py) before it goes out, as a ticket room would be.
-The room is live only: notifications are not replayed; the ticket's history is.
+Subscribed with ``after_seq``, the room replays the notifications of the events after
+it (the hub reads them from the store and asks this module, with the followers the
+tickets have now), so a client that reconnects misses none within the replay window.
 """
 
 from __future__ import annotations

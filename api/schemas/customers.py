@@ -46,6 +46,11 @@ class CustomerTicketOut(BaseModel):
 
 
 class PortalTicketOut(CustomerTicketOut):
+    copied: bool | None = Field(
+        None, exclude_if=lambda v: v is None,
+        description="`true` when the customer reading is copied on the ticket rather "
+                    "than its requester: they read it, but only the requester replies "
+                    "to it and rates it (403 `copied_only`); absent for the requester.")
     fields: dict[str, FieldValueOut] = Field(
         default_factory=dict,
         description="The values of the ticket's fields open to customers (`intake`); "

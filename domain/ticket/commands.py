@@ -257,6 +257,18 @@ class ChangeCcs(BaseModel):
     at: UtcDatetime
 
 
+class MoveCc(BaseModel):
+    """A contact merged into another: the ticket copies the survivor (``to``) in place of
+    the merged contact's ``email``, unless the survivor is its requester or copied
+    already. Allowed on closed and merged tickets, as ``ChangeRequester`` is."""
+
+    model_config = _FROZEN
+
+    email: str
+    to: Requester
+    at: UtcDatetime
+
+
 class RateSatisfaction(BaseModel):
     """The requester rates the solved ticket (``via``: link, portal or widget)."""
 
@@ -271,7 +283,7 @@ class RateSatisfaction(BaseModel):
 
 Command = (OpenTicket | AddMessage | Assign | ChangePriority | ChangeState | ChangeTags
            | CheckSla | ChangeFields | ChangeRequester | WarnSla | RetargetSla
-           | ChangeFollowers | ChangeCcs | RateSatisfaction)
+           | ChangeFollowers | ChangeCcs | MoveCc | RateSatisfaction)
 
 __all__ = [
     "AddMessage",
@@ -287,6 +299,7 @@ __all__ = [
     "Command",
     "LinkTicket",
     "MergeTicket",
+    "MoveCc",
     "OpenTicket",
     "RateSatisfaction",
     "RetargetSla",

@@ -63,6 +63,7 @@ from domain.ticket.commands import (
     Command,
     LinkTicket,
     MergeTicket,
+    MoveCc,
     OpenTicket,
     RateSatisfaction,
     RetargetSla,
@@ -150,11 +151,17 @@ def decide(command: Command, state: Ticket | None, policy: SlaPolicy,
             raise ValidationFailed("a ticket moves to a contact", field="requester.contact_id")
         moved: list[Event] = [RequesterChanged(requester=check_requester(command.requester),
                                                at=command.at)]
+        # A ticket does not copy its own requester: one copied before is taken off.
+        email = command.requester.email.lower()
+        if any(c.email.lower() == email for c in state.ccs):
+            moved.append(_ccs_without(state, email, (), command.at))
         if state.state is TicketState.CLOSED:
             return moved
         # ``policy`` knows the new requester's organization: re-match on it.
         return moved + _retarget(state, state.priority, state.group_id, policy, command.at,
                                  "requester")
+    if isinstance(command, MoveCc):
+        return _move_cc(command, state)
     if state.merged_into is not None:
         raise TicketMergedAway(state.merged_into)
     if state.state is TicketState.CLOSED:
@@ -743,6 +750,25 @@ def _change_ccs(cmd: ChangeCcs, state: Ticket) -> list[Event]:
     if len(ccs) > CCS_MAX:
         raise ValidationFailed(f"a ticket copies at most {CCS_MAX} customers", field="add")
     return [CcsChanged(added=tuple(added), removed=removed, ccs=ccs, at=cmd.at)]
+
+
+def _ccs_without(state: Ticket, email: str, added: tuple[Requester, ...],
+                 at: datetime) -> CcsChanged:
+    """The ticket's CCs without ``email`` (lower case), with ``added`` after them."""
+    removed = tuple(c.email for c in state.ccs if c.email.lower() == email)
+    ccs = (*(c for c in state.ccs if c.email.lower() != email), *added)
+    return CcsChanged(added=added, removed=removed, ccs=ccs, at=at)
+
+
+def _move_cc(cmd: MoveCc, state: Ticket) -> list[Event]:
+    email = cmd.email.strip().lower()
+    held = {c.email.lower() for c in state.ccs}
+    if email not in held:
+        return []
+    survivor = check_requester(cmd.to)
+    keep = survivor.email.lower() in held or (
+        survivor.email.lower() == state.requester.email.lower())
+    return [_ccs_without(state, email, () if keep else (survivor,), cmd.at)]
 
 
 def _check_sla(cmd: CheckSla, state: Ticket) -> list[Event]:

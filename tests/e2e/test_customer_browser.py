@@ -352,6 +352,30 @@ async def test_a_second_customer_sees_none_of_it_in_the_page_or_on_the_feed(
     assert not errors, errors
 
 
+async def test_a_customer_copied_on_a_ticket_reads_it_and_is_offered_no_reply(
+        desk: Desk, context: BrowserContext) -> None:
+    requester = f"asker-{uuid.uuid4().hex[:6]}@example.com"
+    copied = f"copied-{uuid.uuid4().hex[:6]}@example.com"
+    await desk.customer(copied)
+    opened = await desk.api("POST", "/v1/tickets", json={
+        "subject": "Shared order", "body": "the order is late",
+        "requester": {"email": requester}})
+    assert opened.status_code == 201, opened.text
+    tid = opened.json()["id"]
+    cc = await desk.api("POST", f"/v1/tickets/{tid}/ccs", json={"add": [{"email": copied}]})
+    assert cc.status_code == 200, cc.text
+    page = await context.new_page()
+    errors = _watched(page)
+    await page.goto(f"{desk.base}/portal/{desk.tenant.slug}/")
+    await _sign_in(page, copied)
+    await page.get_by_role("link", name="Shared order").click()
+    await expect(page.get_by_role("heading", name="Shared order")).to_be_visible()
+    await expect(page.locator(".thread")).to_contain_text("the order is late")
+    await expect(page.locator(".copied-note")).to_contain_text("You are copied on this ticket")
+    await expect(page.get_by_role("form", name="Reply")).to_have_count(0)
+    assert not errors, errors
+
+
 async def test_the_portal_fits_a_phone_and_speaks_french(browser: Browser, desk: Desk) -> None:
     ctx = await browser.new_context(viewport={"width": 375, "height": 740},
                                     locale="fr-FR", device_scale_factor=2)

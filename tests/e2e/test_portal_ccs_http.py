@@ -48,6 +48,7 @@ async def _listed(http: httpx.AsyncClient, headers: dict[str, str]) -> list[str]
 async def test_a_cc_reads_the_ticket_in_the_portal_until_taken_off(
         http: httpx.AsyncClient, tenant: NewTenant) -> None:
     h = auth(tenant.admin_key)
+    ann = await portal_headers(http, h, "ann@example.com")
     ticket = await _open(http, h, "ann@example.com")
     tid = ticket["id"]
     carl = await portal_headers(http, h, "carl@example.com")
@@ -62,6 +63,11 @@ async def test_a_cc_reads_the_ticket_in_the_portal_until_taken_off(
     got = await http.get(f"/v1/portal/tickets/{tid}", headers=carl)
     assert got.status_code == 200, got.text
     assert got.json()["ccs"] == [{"email": "Carl@example.com", "name": None}]
+    # The CC's read says they are only copied (the portal offers them no reply box);
+    # the requester's does not.
+    assert got.json()["copied"] is True
+    own = await http.get(f"/v1/portal/tickets/{tid}", headers=ann)
+    assert own.status_code == 200 and "copied" not in own.json(), own.text
     assert await _bodies(http, MESSAGES.format(tid), carl) == [
         "opening of ann@example.com", "public to ann@example.com"]
     for path, body in ((MESSAGES.format(tid), {"body": "me too"}),
@@ -101,14 +107,27 @@ async def test_a_merged_tickets_public_messages_are_in_the_targets_customer_thre
     assert r.status_code == 201, r.text
     target = r.json()["id"]
     source = await _open(http, h, "bob@example.com")
+    # A file on the source's public reply: once merged, its readers are the target's.
+    up = await http.post("/v1/uploads", params={"name": "receipt.txt"}, content=b"paid",
+                         headers=h | {"Content-Type": "text/plain"})
+    assert up.status_code == 201, up.text
+    filed = await http.post(f"/v1/tickets/{source['id']}/messages", headers=h, json={
+        "body": "the receipt", "attachments": [up.json()["id"]]})
+    assert filed.status_code == 201, filed.text
     merged = await http.post(f"/v1/tickets/{source['id']}/merge", headers=h,
                              json={"into": target})
     assert merged.status_code == 200, merged.text
 
     thread = ["opening of the target", "opening of bob@example.com",
-              "public to bob@example.com"]
+              "public to bob@example.com", "the receipt"]
     ann = await customer(http, tenant, (await http.get(f"/v1/tickets/{target}",
                                                         headers=h)).json())
+    file = f"/v1/portal/attachments/{up.json()['id']}"
+    got = await http.get(file, headers=ann)
+    assert (got.status_code, got.content) == (200, b"paid"), got.text
+    got = await http.get(f"/v1/widget/{tenant.tenant_id}/attachments/{up.json()['id']}",
+                         headers=visitor)
+    assert (got.status_code, got.content) == (200, b"paid"), got.text
     assert await _bodies(http, MESSAGES.format(target), ann) == thread
     assert await _bodies(http, f"/v1/widget/{tenant.tenant_id}/tickets/{target}/messages",
                          visitor) == thread
@@ -124,3 +143,34 @@ async def test_a_merged_tickets_public_messages_are_in_the_targets_customer_thre
     staff = await _bodies(http, f"/v1/tickets/{target}/messages", h)
     assert [b for b in staff if not b.startswith("internal")] == thread
     assert "internal to bob@example.com" in staff
+
+
+async def test_a_contact_merged_into_another_is_copied_as_the_survivor(
+        http: httpx.AsyncClient, tenant: NewTenant) -> None:
+    h = auth(tenant.admin_key)
+    dave = await portal_headers(http, h, "dave@example.com")
+    ann_s = await _open(http, h, "ann@example.com")
+    daves = await _open(http, h, "dave@example.com")
+    for ticket in (ann_s, daves):
+        r = await http.post(f"/v1/tickets/{ticket['id']}/ccs", headers=h,
+                            json={"add": [{"email": "carl@example.com"}]})
+        assert r.status_code == 200, r.text
+    carl = (await http.get(f"/v1/tickets/{ann_s['id']}", headers=h)).json()["ccs"][0]
+    survivor = (await http.get(f"/v1/tickets/{daves['id']}", headers=h)
+                ).json()["requester"]["contact_id"]
+    merged = await http.post(f"/v1/contacts/{carl['contact_id']}/merge", headers=h,
+                             json={"into": survivor})
+    assert merged.status_code == 200, merged.text
+
+    # Ann's ticket copies Dave in Carl's place, and Dave reads it in the portal.
+    after = (await http.get(f"/v1/tickets/{ann_s['id']}", headers=h)).json()
+    assert [(c["email"], c["contact_id"]) for c in after["ccs"]] == [
+        ("dave@example.com", survivor)]
+    assert sorted(await _listed(http, dave)) == sorted([ann_s["id"], daves["id"]])
+    read = await http.get(f"/v1/portal/tickets/{ann_s['id']}", headers=dave)
+    assert read.status_code == 200 and read.json()["copied"] is True, read.text
+    # Dave's own ticket does not copy its requester: Carl's entry only goes.
+    own = (await http.get(f"/v1/tickets/{daves['id']}", headers=h)).json()
+    assert own.get("ccs", []) == []
+    assert "copied" not in (await http.get(f"/v1/portal/tickets/{daves['id']}",
+                                           headers=dave)).json()

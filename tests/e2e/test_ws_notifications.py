@@ -1,7 +1,8 @@
 """Follower notifications on a real socket (docs/websocket.md): an agent following a
 ticket is told of its messages, state changes and assignments, never of its own
-actions; a ticket it does not follow tells it nothing; the room is an agent's and live
-only (and the Python client holds it live across reconnects); and under group-scoped
+actions; a ticket it does not follow tells it nothing; the room is an agent's, and
+replays what was missed after a seq (the Python client resumes it across reconnects,
+missing nothing sent while it was away); and under group-scoped
 access a ticket it may no longer see is not announced."""
 
 from __future__ import annotations
@@ -74,21 +75,37 @@ async def test_followers_are_notified_of_others_actions_only(db, make_tenant, ow
             await post(bob_key, f"/v1/tickets/{tid}/assignee", {"agent_id": str(bob)})
             got = await notification(ws)
             assert (got["reason"], got["event"]["data"]["assignee"]) == ("assigned", str(bob))
+            last_seen = got["seq"]
             # Her own state change (by the key she is connected with) says nothing.
             await post(ann_key, f"/v1/tickets/{tid}/state", {"state": "open"})
             await nothing_more(ws)
+
+            # Away and back: resubscribed after the last seq she saw, what she missed is
+            # replayed (not her own action), then the room is live again.
+            await ws.close()
+            await post(ann_other_key, f"/v1/tickets/{tid}/messages", {"body": "Mine again"})
+            await post(bob_key, f"/v1/tickets/{tid}/messages", {"body": "While away"})
+            ws = await connect_ws(srv.url, ann_key.secret)
+            await send(ws, op="subscribe", room="notifications", after_seq=last_seen)
+            missed = await recv(ws)
+            assert (missed["type"], missed["event"]["data"]["body"]) == (
+                "notification", "While away"), missed
+            marker = await recv(ws)
+            assert (marker["type"], marker["replayed"]) == ("subscribed", 1), marker
+            await post(bob_key, f"/v1/tickets/{tid}/messages", {"body": "Live again"})
+            assert (await notification(ws))["event"]["data"]["body"] == "Live again"
 
             # She stops following: nothing more of the ticket reaches her.
             await post(ann_key, f"/v1/tickets/{tid}/followers", {"remove": [str(ann)]})
             await post(bob_key, f"/v1/tickets/{tid}/messages", {"body": "Still here"})
             await nothing_more(ws)
 
-            # The room is live only, and an agent's: an admin key of no agent is refused.
+            # A seq ahead of the head is a gap, as in any room; the room is an agent's:
+            # an admin key of no agent is refused.
             await send(ws, op="unsubscribe", room="notifications")
             assert (await recv(ws))["type"] == "unsubscribed"
-            await send(ws, op="subscribe", room="notifications", after_seq=1)
-            refused = await recv(ws)
-            assert (refused["type"], refused["code"]) == ("error", "bad_after_seq")
+            await send(ws, op="subscribe", room="notifications", after_seq=10**9)
+            assert (await recv(ws))["type"] == "gap"
             await ws.close()
 
             admin = await connect_ws(srv.url, t.admin_key.secret)
@@ -137,7 +154,7 @@ async def test_a_ticket_outside_the_agents_groups_is_not_announced(db, make_tena
             await ws.close()
 
 
-async def test_the_python_client_holds_the_room_live_across_reconnects(db, make_tenant,
+async def test_the_python_client_misses_no_notification_across_reconnects(db, make_tenant,
                                                                        owner) -> None:
     t = await make_tenant("Acme")
     ann, bob = await owner.agent(t.tenant_id), await owner.agent(t.tenant_id)
@@ -169,11 +186,19 @@ async def test_the_python_client_holds_the_room_live_across_reconnects(db, make_
                                 and got[-1]["event"]["data"]["body"] == b,
                                 timeout=10, what=f"the notification of {body!r}")
                     assert client._ws is not None
-                    await client._ws.close()  # a dropped connection: it resubscribes live
+                    await client._ws.close()  # a dropped connection: it resubscribes
+                    # Written while it is away (or just back): told once all the same.
+                    r = await http.post(f"/v1/tickets/{tid}/messages",
+                                        json={"body": f"Away {n}"}, headers=auth(bob_key))
+                    assert r.status_code == 201, r.text
                     await until(lambda k=n: client.connects >= k,
                                 timeout=10,
                                 what="the client to reconnect")
+                    await until(lambda k=n: bool(got)
+                                and got[-1]["event"]["data"]["body"] == f"Away {k}",
+                                timeout=10, what="the notification sent while away")
             finally:
                 await client.close()
                 await asyncio.wait_for(running, 10)
-    assert [m["reason"] for m in got] == ["message", "message"]
+    assert [m["event"]["data"]["body"] for m in got] == [
+        "First", "Away 2", "After reconnecting", "Away 3"]

@@ -1,6 +1,8 @@
 """The ticket list's statement walks the keyset index from the cursor and stops at the
 limit, in the plan Postgres keeps for it (the generic plan of a prepared statement),
-however large the tenant: no reading of every ticket, no sort."""
+however large the tenant: no reading of every ticket, no sort. The list as of a seq
+walks the kept versions' keyset index the same way, testing the versions' validity in
+the index."""
 
 from __future__ import annotations
 
@@ -11,7 +13,8 @@ import asyncpg
 import pytest
 
 from handlers.tenants import create_tenant_as_operator
-from projections.reads import FieldFilter, TicketFilters, ticket_list_query
+from projections.reads import FieldFilter, TicketFilters, filter_conditions, ticket_list_query
+from projections.ticket_versions import Q as VERSIONS
 from tests.support import pg
 from tests.support.desk import ACTOR, seed_tickets
 
@@ -26,6 +29,7 @@ async def seeded(databases: pg.Databases) -> AsyncIterator[tuple[pg.TestDatabase
     admin = await asyncpg.connect(clone.admin_url)
     try:
         await admin.execute("ANALYZE tickets")
+        await admin.execute("ANALYZE ticket_versions")
     finally:
         await admin.close()
     yield clone, tenant
@@ -51,15 +55,8 @@ async def test_the_generic_plan_walks_the_keyset_index(seeded, store, filters):
     async with store.unit_of_work(t, ACTOR, readonly=True) as s:
         await s.conn.execute("SET LOCAL plan_cache_mode = force_generic_plan")
         await s.conn.execute(f"PREPARE listing AS {query}")
-        def literal(value: object) -> str:
-            if isinstance(value, bool):
-                return repr(value).lower()
-            if isinstance(value, list):
-                return "ARRAY[" + ",".join(f"'{v}'" for v in value) + "]"
-            return f"'{value}'"
-
         literals = [f"'{t}'", "'infinity'", "'ffffffff-ffff-ffff-ffff-ffffffffffff'", "26",
-                    *(literal(v) for v in values)]
+                    *(_literal(v) for v in values)]
         assert len(literals) == len(params)
         plan = "\n".join(r[0] for r in await s.conn.fetch(
             f"EXPLAIN (ANALYZE, COSTS OFF) EXECUTE listing({', '.join(literals)})"))
@@ -67,6 +64,41 @@ async def test_the_generic_plan_walks_the_keyset_index(seeded, store, filters):
     index = "tickets_group_keyset" if filters.group_id else "tickets_keyset"
     assert f"Index Scan Backward using {index}" in plan, plan
     assert "Sort" not in plan and "Bitmap" not in plan, plan
+
+
+def _literal(value: object) -> str:
+    if isinstance(value, bool):
+        return repr(value).lower()
+    if isinstance(value, list):
+        return "ARRAY[" + ",".join(f"'{v}'" for v in value) + "]"
+    return f"'{value}'"
+
+
+@pytest.mark.parametrize("filters", [TicketFilters(), TicketFilters(states=("open",))])
+async def test_the_as_of_list_tests_the_validity_bounds_in_the_index(seeded, store, filters):
+    """Newest first from the start bound, no sort, and ``valid_from_seq <= N <
+    valid_to_seq`` as conditions of the index scan (migration 0960): the btree tests
+    them on its entries, so of a ticket's kept versions only the one valid at N is read
+    from the table. With the bounds INCLUDEd (0611) they were a filter on each row. The
+    index holds stamped versions only, and the generic plan, which knows no N, still
+    walks it: ``valid_from_seq <= $5`` implies its predicate."""
+    t = seeded[1]
+    conditions, values = filter_conditions(filters, first=6)
+    query = VERSIONS["list_as_of"].replace("{filters}", "\n   ".join(conditions))
+    async with store.unit_of_work(t, ACTOR, readonly=True) as s:
+        seq = await s.conn.fetchval("SELECT max(valid_from_seq) / 2 FROM ticket_versions")
+        await s.conn.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+        await s.conn.execute(f"PREPARE listing AS {query}")
+        literals = [f"'{t}'", "'infinity'", "'ffffffff-ffff-ffff-ffff-ffffffffffff'", "26",
+                    str(seq), *(_literal(v) for v in values)]
+        plan = [r[0] for r in await s.conn.fetch(
+            f"EXPLAIN (ANALYZE, COSTS OFF) EXECUTE listing({', '.join(literals)})")]
+    text = "\n".join(plan)
+    [walk] = [i for i, line in enumerate(plan)
+              if "Index Scan Backward using ticket_versions_keyset" in line]
+    index_cond = next(line for line in plan[walk:] if "Index Cond:" in line)
+    assert "valid_from_seq <=" in index_cond and "valid_to_seq >" in index_cond, text
+    assert "Sort" not in text and "Bitmap" not in text, text
 
 
 async def test_the_list_by_organization_walks_its_own_index(seeded, store):

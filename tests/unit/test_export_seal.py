@@ -27,3 +27,16 @@ def test_rows_open_where_they_were_sealed_and_nowhere_else():
         StateSeal.unwrapped(tenant, Keyring(b"another"), seal.wrapped(transport))
     with pytest.raises(SealBroken, match="transport key"):
         StateSeal.unwrapped(uuid.uuid4(), transport, seal.wrapped(transport))
+
+
+@pytest.mark.parametrize("sealed", ["not base64!", "", "AAAA", "QUJD" * 3])
+def test_a_sealed_line_that_is_not_base64_or_too_short_is_said_altered(sealed):
+    seal = StateSeal.new(uuid.uuid4())
+    with pytest.raises(SealBroken, match="altered"):
+        seal.open("contacts", 1, sealed)
+
+
+@pytest.mark.parametrize("wrapped", ["zz", "abc", ""])
+def test_a_wrapped_key_that_is_not_hex_or_not_a_key_is_said_so(wrapped):
+    with pytest.raises(SealBroken, match="transport key"):
+        StateSeal.unwrapped(uuid.uuid4(), Keyring(b"transport"), wrapped)

@@ -11,7 +11,14 @@ from domain.errors import TicketClosed, TicketMergedAway, ValidationFailed
 from domain.events import Event
 from domain.ids import AgentId, TicketId
 from domain.ticket import Ticket, evolve
-from domain.ticket.commands import ChangeCcs, ChangeFollowers, LinkTicket, MergeTicket
+from domain.ticket.commands import (
+    ChangeCcs,
+    ChangeFollowers,
+    ChangeRequester,
+    LinkTicket,
+    MergeTicket,
+    MoveCc,
+)
 from domain.ticket.decide import decide, decide_link, decide_merge
 from domain.ticket.events import (
     CcsChanged,
@@ -205,3 +212,40 @@ def test_ccs_are_added_once_and_taken_off_by_email() -> None:
     with pytest.raises(ValidationFailed):
         decide(ChangeCcs(add=(Requester(email="not-an-email"),), actor=AGENT, at=at(3)), t,
                POLICY)
+
+
+def _copying(*ccs: Requester, requester: Requester = ANN) -> Ticket:
+    t = ticket(A, requester)
+    return then(t, decide(ChangeCcs(add=ccs, actor=AGENT, at=at(1)), t, POLICY))
+
+
+def test_a_merged_contacts_cc_entry_copies_the_survivor_in_its_place() -> None:
+    dave = Requester(email="dave@example.com", name="Dave")
+    t = _copying(BOB, CAROL)
+    [event] = decide(MoveCc(email="BOB@example.com", to=dave, at=at(2)), t, POLICY)
+    assert event == CcsChanged(added=(dave,), removed=("bob@example.com",),
+                               ccs=(CAROL, dave), at=at(2))
+    # The survivor copied already, or the ticket's requester: the entry only goes.
+    [event] = decide(MoveCc(email=BOB.email, to=CAROL, at=at(2)), t, POLICY)
+    assert then(t, [event]).ccs == (CAROL,)
+    [event] = decide(MoveCc(email=BOB.email, to=ANN, at=at(2)), t, POLICY)
+    assert then(t, [event]).ccs == (CAROL,)
+    # Not copied: nothing. Closed or merged away: moved all the same.
+    assert decide(MoveCc(email="erin@example.com", to=dave, at=at(2)), t, POLICY) == []
+    solved = then(t, decide(move(TicketState.SOLVED, at(2)), t, POLICY))
+    closed = then(solved, decide(move(TicketState.CLOSED, at(2)), solved, POLICY))
+    assert closed.state is TicketState.CLOSED
+    assert then(closed, decide(MoveCc(email=BOB.email, to=dave, at=at(3)), closed,
+                               POLICY)).ccs == (CAROL, dave)
+    away, _ = merge(t, ticket(B))
+    assert then(away, decide(MoveCc(email=BOB.email, to=dave, at=at(3)), away,
+                             POLICY)).ccs == (CAROL, dave)
+
+
+def test_a_requester_copied_before_is_taken_off_the_ccs() -> None:
+    dave = Requester(email="dave@example.com", name="Dave",
+                     contact_id=uuid.UUID(int=9))  # type: ignore[arg-type]
+    t = _copying(dave, CAROL)
+    moved = decide(ChangeRequester(requester=dave, at=at(2)), t, POLICY)
+    after = then(t, moved)
+    assert after.requester == dave and after.ccs == (CAROL,)

@@ -40,30 +40,35 @@ export class Directory {
   load(force = false) {
     if (!this.loaded || force) {
       this.loaded = (async () => {
+        // Everything is read first and put in place at once: a view drawn while the
+        // load is under way sees the last whole directory, never half of the next one
+        // (it would be drawn again when the load ends, losing what someone chose).
+        const next = {};
         if (this.session.may('GET /v1/agents')) {
           const agents = await all(this.api, '/v1/agents');
-          this.agents = new Map(agents.map((a) => [a.id, a]));
+          next.agents = new Map(agents.map((a) => [a.id, a]));
         }
         if (this.session.may('GET /v1/api-keys')) {
           const keys = await all(this.api, '/v1/api-keys');
-          this.keys = new Map(keys.map((k) => [k.id, k]));
+          next.keys = new Map(keys.map((k) => [k.id, k]));
         }
         if (this.session.may('GET /v1/groups')) {
           const groups = await all(this.api, '/v1/groups');
-          this.groups = new Map(groups.map((g) => [g.id, g]));
+          next.groups = new Map(groups.map((g) => [g.id, g]));
         }
         if (this.session.may('GET /v1/organizations')) {
           const organizations = await all(this.api, '/v1/organizations');
-          this.organizations = new Map(organizations.map((o) => [o.id, o]));
+          next.organizations = new Map(organizations.map((o) => [o.id, o]));
         }
         if (this.session.may('GET /v1/ticket-fields')) {
           // One answer, no pages: a tenant has a bounded number of fields.
-          this.fields = (await this.api.get('/v1/ticket-fields')).body.data;
+          next.fields = (await this.api.get('/v1/ticket-fields')).body.data;
         }
         if (this.session.may('GET /v1/sla-policies')) {
           const policies = await all(this.api, '/v1/sla-policies');
-          this.policies = new Map(policies.map((p) => [p.id, p]));
+          next.policies = new Map(policies.map((p) => [p.id, p]));
         }
+        Object.assign(this, next);
         this.generation += 1;
       })();
       this.loaded.catch(() => { this.loaded = null; });

@@ -314,7 +314,8 @@ function ratingBox(id) {
     current.hidden = !s;
   }
   function draw(ticket) {
-    if (ticket.state !== 'solved') {
+    // Only the requester rates: one copied on the ticket sees the rating, no form.
+    if (ticket.state !== 'solved' || ticket.copied) {
       element.replaceChildren(current);
       return;
     }
@@ -450,7 +451,10 @@ async function drawTicket(id) {
       }
     });
   });
-  page(ticket.subject, heading, values, problem, thread, rating.element, form,
+  // One copied on the ticket reads it; only the requester replies (403 copied_only),
+  // so the page says so in place of a form that would be refused.
+  const answer = ticket.copied ? h('p', {class: 'card copied-note'}, t('copiedOnly')) : form;
+  page(ticket.subject, heading, values, problem, thread, rating.element, answer,
     h('p', null, h('a', {href: '#/tickets'}, t('back'))));
   current = {ticketId: id, reload: (changed) => (changed === null || changed === id) && loadThread()};
   await loadThread();
