@@ -591,6 +591,7 @@ class PolicyTargets(BaseModel):
     periodic_update_ms: int | None = None
     requester_wait_ms: int | None = None
     resolution_ms: int | None = None
+    agent_work_ms: int | None = None
 
 
 class SlaPolicyCreated(Event):

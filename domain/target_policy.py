@@ -11,8 +11,8 @@ matches. Conditions are a rule's (``domain.rule_parts``), on the fields a policy
 test: priority, group, organization, tags, channel and ticket field values.
 
 Targets are per metric and each optional: first reply, next reply, periodic update,
-requester wait and resolution, from 1 ms to 366 days; a next-reply target needs a
-first-reply one (the next reply is measured after the first). Named ``TargetPolicy``
+requester wait, agent work and resolution, from 1 ms to 366 days; a next-reply target
+needs a first-reply one (the next reply is measured after the first). Named ``TargetPolicy``
 in code because ``domain.sla.SlaPolicy`` is the view the ticket's ``decide`` uses.
 What the aggregate cannot see (that a field exists and the value fits its type, that
 a group, organization or calendar is the tenant's, that a default exists) the handler
@@ -54,7 +54,8 @@ DAY_MS = 86_400_000
 TARGET_MAX_MS = 366 * DAY_MS
 POLICY_FIELDS = frozenset({"priority", "group_id", "organization_id", "tags", "channel"})
 """The condition fields a policy may test, besides ``fields.<key>``."""
-METRICS = ("first_reply", "next_reply", "periodic_update", "requester_wait", "resolution")
+METRICS = ("first_reply", "next_reply", "periodic_update", "requester_wait", "resolution",
+           "agent_work")
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -299,7 +300,8 @@ def policy_matcher(policies: Sequence[TargetPolicy],
                      SlaMetric.NEXT_REPLY: p.targets.next_reply_ms,
                      SlaMetric.RESOLUTION: p.targets.resolution_ms,
                      SlaMetric.PERIODIC_UPDATE: p.targets.periodic_update_ms,
-                     SlaMetric.REQUESTER_WAIT: p.targets.requester_wait_ms},
+                     SlaMetric.REQUESTER_WAIT: p.targets.requester_wait_ms,
+                     SlaMetric.AGENT_WORK: p.targets.agent_work_ms},
             calendar=CALENDAR_24x7 if key is None else calendars[key])))
     return PolicyMatcher(ordered=tuple(ordered), calendars=calendars,
                          organization_id=organization_id)

@@ -80,6 +80,8 @@ class SlaMetric(StrEnum):
     """From each public agent reply to the next one (docs/sla.md); on SLA policies only."""
     REQUESTER_WAIT = "requester_wait"
     """The time the requester waits on the desk: open and on hold, not pending."""
+    AGENT_WORK = "agent_work"
+    """The time the ticket is in the agents' court: open only (docs/sla.md)."""
 
 
 class Actor(BaseModel):

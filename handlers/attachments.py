@@ -273,16 +273,19 @@ def check_whole(name: str, declared_type: str | None, data: bytes, found: FileLi
 
 
 async def receive_all(store: EventStore, storages: Storages, tenant_id: TenantId,
-                      actor: StoreActor, files: Sequence[WholeFile], at: datetime
-                      ) -> list[Received]:
+                      actor: StoreActor, files: Sequence[WholeFile],
+                      at: datetime | Sequence[datetime]) -> list[Received]:
     """Files in hand into new blobs, as ``receive`` makes one, with one transaction for
     all their blob rows and one ``put_many`` for their bytes (a transaction for each
-    file costs more than the file). Chunked and sealed as ``receive`` chunks a stream."""
+    file costs more than the file). Chunked and sealed as ``receive`` chunks a stream.
+    ``at``: when they were received, or when each was (an import's, one per file)."""
     assert store.keyring is not None
     if not files:
         return []
     storage = storages.new
     keys = [(uuid.uuid4(), new_key()) for _ in files]
+    ats = [at] * len(files) if isinstance(at, datetime) else list(at)
+    assert len(ats) == len(files)
     async with store.unit_of_work(tenant_id, actor) as uow:
         paused = await uow.conn.fetchval(Q["writes_paused"], tenant_id)
         if paused is not None:
@@ -290,7 +293,8 @@ async def receive_all(store: EventStore, storages: Storages, tenant_id: TenantId
         await uow.conn.executemany(Q["blob_begin"], [
             (tenant_id, blob_id, storage.kind, CHUNK_BYTES,
              store.keyring.wrap(tenant_id, blob_id, key), store.keyring.fingerprint,
-             actor.kind, actor.id, at) for blob_id, key in keys])
+             actor.kind, actor.id, when) for (blob_id, key), when in zip(keys, ats,
+                                                                        strict=True)])
     try:
         sealed = []
         for (blob_id, key), f in zip(keys, files, strict=True):
@@ -408,11 +412,32 @@ async def claim(uow: UnitOfWork, ids: Sequence[UUID], ticket_id: UUID | None = N
         raise Invalid("duplicate_attachment", "the same upload is attached twice",
                       field="attachments")
     fetched = await uow.conn.fetch(Q["uploads_claim"], uow.tenant_id, list(ids), ticket_id)
+    rows = {r["id"]: r for r in fetched if r["id"] is not None}
+    shared = {bytes(r["sha256"]): r["shared"] for r in rows.values() if r["shared"]}
+    return _claimed(ids, rows, limits_of(fetched[0]["limits"]).per_message,
+                    fetched[0]["owner"], shared)
+
+
+async def claim_for_new(uow: UnitOfWork, groups: Sequence[Sequence[UUID]]) -> list[Claimed]:
+    """``claim(uow, ids)`` of each group of upload ids (one message's each, on tickets
+    being opened in this unit of work: an import's batch), in one round trip for all;
+    a group ``claim`` would refuse is refused here, the whole lot with it."""
+    ids = [u for g in groups for u in g]
+    if len(set(ids)) != len(ids):
+        raise Invalid("duplicate_attachment", "the same upload is attached twice",
+                      field="attachments")
+    fetched = await uow.conn.fetch(Q["uploads_claim"], uow.tenant_id, ids, None)
+    rows = {r["id"]: r for r in fetched if r["id"] is not None}
+    per_message = limits_of(fetched[0]["limits"]).per_message
+    return [_claimed(g, rows, per_message, None, {}) for g in groups]
+
+
+def _claimed(ids: Sequence[UUID], rows: Mapping[UUID, Any], per_message: int,
+             owner: UUID | None, shared: Mapping[bytes, UUID]) -> Claimed:
     try:
-        check_attachments(list(ids), limits_of(fetched[0]["limits"]).per_message)
+        check_attachments(list(ids), per_message)
     except ValidationFailed as exc:
         raise Invalid("too_many_attachments", exc.message, field="attachments") from exc
-    rows = {r["id"]: r for r in fetched if r["id"] is not None}
     refs: list[AttachmentRef] = []
     blobs = []
     for upload_id in ids:
@@ -425,8 +450,7 @@ async def claim(uow: UnitOfWork, ids: Sequence[UUID], ticket_id: UUID | None = N
                                   type=row["content_type"], sha256=bytes(row["sha256"]).hex()))
         blobs.append((row["id"], row["blob_id"], bytes(row["sha256"]), row["subject_id"],
                       bytes(row["wrapped_key"]), row["kek"]))
-    shared = {bytes(r["sha256"]): r["shared"] for r in rows.values() if r["shared"]}
-    return Claimed(tuple(refs), tuple(blobs), fetched[0]["owner"], shared)
+    return Claimed(tuple(refs), tuple(blobs), owner, shared)
 
 
 @dataclass(frozen=True, slots=True)
@@ -469,6 +493,44 @@ async def attach(uow: UnitOfWork, claimed: Claimed, placed: Placed, at: datetime
             await uow.write(Q["upload_share_blob"], tenant, upload_id, shared)
         else:
             held[sha] = blob_id
+
+
+async def attach_many(uow: UnitOfWork, items: Sequence[tuple[Claimed, Placed, datetime]]
+                      ) -> None:
+    """``attach`` of each (claimed, placed, at) in turn, as commands of one unit of work
+    would attach them one after the other, with the blobs each subject holds already
+    read once for all of them (one round trip) and kept as the items seal more; the
+    writes by ``uow.write``, as ``attach``'s."""
+    tenant, keyring = uow.tenant_id, uow.keyring
+    wanted: dict[UUID, set[bytes]] = {}
+    for claimed, placed, _ in items:
+        if placed.subject is not None and keyring is not None:
+            wanted.setdefault(placed.subject, set()).update(
+                b[2] for b in claimed.blobs if b[3] is None)
+    held: dict[UUID, dict[bytes, UUID]] = {s: {} for s in wanted}
+    pairs = [(s, sha) for s, shas in wanted.items() for sha in sorted(shas)]
+    if pairs:
+        for r in await uow.conn.fetch(Q["subjects_blobs"], tenant, [s for s, _ in pairs],
+                                      [sha for _, sha in pairs]):
+            held[r["subject_id"]][bytes(r["sha256"])] = r["id"]
+    for claimed, placed, at in items:
+        await uow.write(Q["uploads_attach"], tenant, [r.id for r in claimed.refs],
+                        placed.ticket_id, placed.message_id, placed.visibility, at)
+        subject = placed.subject
+        unsealed = [b for b in claimed.blobs if b[3] is None]
+        if subject is None or keyring is None or not unsealed:
+            continue
+        data_key = await uow.subject_key(subject)
+        mine = held[subject]
+        for upload_id, blob_id, sha, _, wrapped, kek in unsealed:
+            key = keyring.unwrap(tenant, blob_id, wrapped, kek)
+            await uow.write(Q["blob_seal"], tenant, blob_id, subject,
+                            wrap_for_subject(data_key, tenant, blob_id, subject, key))
+            shared = mine.get(sha)
+            if shared is not None:
+                await uow.write(Q["upload_share_blob"], tenant, upload_id, shared)
+            else:
+                mine[sha] = blob_id
 
 
 async def move(uow: UnitOfWork, message_ids: Sequence[UUID], ticket_id: UUID) -> None:
@@ -663,8 +725,8 @@ async def _hash_matches(storage: Storage, tenant_id: TenantId, blob_id: UUID, ke
 
 
 __all__ = ["Claimed", "FileCheck", "OpenFile", "Placed", "ReceiveFile", "Received",
-           "Storages", "WholeFile", "attach", "check_upload", "check_whole", "claim",
-           "discard", "erase_files", "forget_blobs", "limits", "limits_of",
-           "message_files", "open_file", "placed_files", "read_range", "receive",
+           "Storages", "WholeFile", "attach", "attach_many", "check_upload", "check_whole",
+           "claim", "claim_for_new", "discard", "erase_files", "forget_blobs", "limits",
+           "limits_of", "message_files", "open_file", "placed_files", "read_range", "receive",
            "receive_all", "record_upload", "ticket_files", "upload_document",
            "verify_files"]

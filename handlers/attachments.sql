@@ -81,6 +81,17 @@ SELECT DISTINCT ON (sha256) sha256, id
  WHERE tenant_id = $1 AND subject_id = $2 AND sha256 = ANY($3::bytea[]) AND state = 'stored'
  ORDER BY sha256, created_at, id
 
+-- name: subjects_blobs --
+-- $1 tenant_id, $2 and $3 the (subject, sha256 digest) pairs asked for
+-- ``subject_blobs`` for several subjects at once (``attach_many``): for each pair, the
+-- blob the subject holds with those contents, the first made.
+SELECT DISTINCT ON (b.subject_id, b.sha256) b.subject_id, b.sha256, b.id
+  FROM file_blobs b
+  JOIN unnest($2::uuid[], $3::bytea[]) AS w(subject_id, sha256)
+    ON b.subject_id = w.subject_id AND b.sha256 = w.sha256
+ WHERE b.tenant_id = $1 AND b.state = 'stored'
+ ORDER BY b.subject_id, b.sha256, b.created_at, b.id
+
 -- name: upload_share_blob --
 -- $1 tenant_id, $2 upload id, $3 blob id
 UPDATE uploads SET blob_id = $3 WHERE tenant_id = $1 AND id = $2

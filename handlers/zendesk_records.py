@@ -9,7 +9,8 @@ the Zendesk user who wrote it. Commands carry the source's times, so the events'
 is when it happened there; ``recorded_at`` stays when the import wrote it.
 
 **Once only.** Each record is created in one transaction together with its row in
-``import_sources`` (migration 0695), keyed by (tenant, source, kind, Zendesk id): a
+``import_sources`` (migration 0695; the records of a kind share one transaction, each in
+a savepoint of its own: ``together``), keyed by (tenant, source, kind, Zendesk id): a
 ticket with all its comments, attachments, assignment and state is one transaction.
 A rerun reads those rows and skips what committed; a record whose transaction did not
 commit (a crash, a killed process) is done again from the start. The ids we give are
@@ -32,14 +33,12 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from uuid import UUID
-
-import orjson
 
 from domain.agent import AddAgent, UpdateAgent
 from domain.attachment import FileLimits
@@ -50,6 +49,8 @@ from domain.fields import CHOICE_TYPES, FieldDefinition, FieldOption, FieldType
 from domain.group import CreateGroup
 from domain.ids import AgentId, GroupId, TenantId
 from domain.values import (
+    Actor,
+    ActorKind,
     Priority,
     Role,
     TicketState,
@@ -71,6 +72,8 @@ Q = load_queries(Path(__file__).with_name("imports.sql"))
 
 SOURCE = "zendesk"
 ACTOR = importer(SOURCE)
+SYSTEM = Actor(kind=ActorKind.SYSTEM, id="import:zendesk")
+"""Who moves, assigns and fills in an imported ticket: the import, on the source's behalf."""
 
 STATES = {"new": TicketState.OPEN, "open": TicketState.OPEN,
           "pending": TicketState.PENDING, "hold": TicketState.ON_HOLD,
@@ -145,6 +148,9 @@ class Run:
     """The imported contact holding each e-mail."""
     file_limits: FileLimits | None = None
     """The tenant's file limits, once the first file read them."""
+    shared: UnitOfWork | None = None
+    """The transaction records are created in, each in a savepoint of it (``together``);
+    None: each in a transaction of its own."""
 
     def known(self, kind: str, source_id: Any) -> UUID | None:
         return self.mapped.get((kind, str(source_id)))
@@ -152,8 +158,10 @@ class Run:
     async def record(self, uow: UnitOfWork, kind: str, source_id: str, target: UUID,
                      facts: Mapping[str, Any] | None = None) -> None:
         """Write the record's ``import_sources`` row and tell the checkpoint hook."""
+        # The facts as a JSON object (text given to a jsonb argument is stored as a
+        # JSON string).
         row = await uow.conn.fetchrow(Q["record_import"], self.tenant_id, SOURCE, kind,
-                                      source_id, target, orjson.dumps(facts or {}).decode())
+                                      source_id, target, dict(facts or {}))
         if row is None:
             raise AlreadyImported(kind, source_id)
         if self.checkpoint is not None:
@@ -181,10 +189,17 @@ async def _once(run: Run, kind: str, source_id: str, target: UUID, dry_run: bool
         run.report.created[kind] += 1
         return True
     try:
-        async with run.store.unit_of_work(run.tenant_id, ACTOR) as uow:
-            uow.stamp = stamp(kind, source_id, author)
-            await create(uow)
-            await run.record(uow, kind, source_id, target, facts)
+        if run.shared is not None:
+            uow, mark = run.shared, run.shared.mark()
+            try:
+                async with uow.conn.transaction():  # a savepoint: a refusal undoes it alone
+                    await _create(run, uow, kind, source_id, target, create, author, facts)
+            except BaseException:
+                uow.undo_to(mark)
+                raise
+        else:
+            async with run.store.unit_of_work(run.tenant_id, ACTOR) as uow:
+                await _create(run, uow, kind, source_id, target, create, author, facts)
     except AlreadyImported:
         run.mapped[(kind, source_id)] = target
         run.report.existing[kind] += 1
@@ -194,6 +209,44 @@ async def _once(run: Run, kind: str, source_id: str, target: UUID, dry_run: bool
         return False
     run.done(kind, source_id, target)
     return True
+
+
+async def _create(run: Run, uow: UnitOfWork, kind: str, source_id: str, target: UUID,
+                  create: Callable[[UnitOfWork], Any], author: Any,
+                  facts: Mapping[str, Any] | None) -> None:
+    uow.stamp = stamp(kind, source_id, author)
+    await create(uow)
+    await run.record(uow, kind, source_id, target, facts)
+
+
+Step = Callable[[Run, bool], Awaitable[None]]
+"""One kind's import (``import_users``, ...): (run, dry_run)."""
+
+
+async def together(run: Run, step: Step, dry_run: bool) -> None:
+    """``step`` with its records created in one transaction, each in a savepoint of its
+    own, so a refused record is left out alone and the rest commit together (a
+    transaction a record cost more than the record: bench/import_zendesk.py). If the
+    transaction fails as a whole (a conflict at commit), what it did is forgotten and
+    the records go again, each in a transaction of its own."""
+    if dry_run:
+        await step(run, dry_run)
+        return
+    report = run.report
+    saved = (dict(run.mapped), dict(run.emails), dict(run.contacts), Counter(report.created),
+             Counter(report.existing), len(report.skipped))
+    try:
+        async with run.store.unit_of_work(run.tenant_id, ACTOR) as uow:
+            run.shared = uow
+            try:
+                await step(run, dry_run)
+            finally:
+                run.shared = None
+    except EventStoreError:
+        run.mapped, run.emails, run.contacts = saved[0], saved[1], saved[2]
+        report.created, report.existing = saved[3], saved[4]
+        del report.skipped[saved[5]:]
+        await step(run, dry_run)
 
 
 def _created_at(record: Mapping[str, Any]) -> datetime:
@@ -368,7 +421,7 @@ async def deactivate_agents(run: Run) -> None:
             async with run.store.unit_of_work(run.tenant_id, ACTOR) as uow:
                 uow.stamp = stamp("agent", zid)
                 row = await uow.conn.fetchrow(Q["record_import"], run.tenant_id, SOURCE,
-                                              "agent_deactivated", zid, agent, "{}")
+                                              "agent_deactivated", zid, agent, {})
                 if row is None:
                     continue
                 await update_agent(uow, UpdateAgent(agent_id=AgentId(agent), active=False,
@@ -400,8 +453,8 @@ async def upload_file(run: Run, path: Path, name: str, at: datetime) -> UUID:
     return UUID(str(done["id"]))
 
 
-__all__ = ["ACTOR", "PRIORITIES", "SOURCE", "STATES", "AlreadyImported", "ImportReport",
+__all__ = ["ACTOR", "PRIORITIES", "SOURCE", "STATES", "SYSTEM", "AlreadyImported", "ImportReport",
            "Run", "deactivate_agents", "definition_of", "field_key",
            "import_fields", "import_groups", "import_organizations", "import_users",
-           "int_key", "stamp", "target_id", "upload_file"]
+           "int_key", "stamp", "target_id", "together", "upload_file"]
 

@@ -1,5 +1,7 @@
 """The ticket half of a Zendesk import (handlers/zendesk_import.py): each ticket with its
-comments, files, fields, assignment and state, in one transaction.
+comments, files, fields, assignment and state, a batch of tickets to a transaction
+(handlers/zendesk_batch.py), or one by one through the command handlers (``_write``),
+which a batch falls back to.
 
 A ticket becomes, in order: ``OpenTicket`` with its first comment (the requester, tags,
 priority, custom field values and the first comment's files), a message for each later
@@ -31,11 +33,13 @@ from eventstore.errors import EventStoreError
 from eventstore.store import UnitOfWork
 from handlers.errors import HandlerError
 from handlers.tickets import HeldStates, PostMessage, post_message, run_command, sla_job_key
+from handlers.zendesk_batch import BATCH, batchable, write_batch
 from handlers.zendesk_export import parse_time
 from handlers.zendesk_records import (
     ACTOR,
     PRIORITIES,
     STATES,
+    SYSTEM,
     AlreadyImported,
     Run,
     definition_of,
@@ -45,9 +49,6 @@ from handlers.zendesk_records import (
     upload_file,
 )
 from scheduler import jobs
-
-SYSTEM = Actor(kind=ActorKind.SYSTEM, id="import:zendesk")
-"""Who moves, assigns and fills in an imported ticket: the import, on the source's behalf."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,40 +215,69 @@ def plan_ticket(run: Run, zid: str, ticket: Mapping[str, Any],
                 max(state_at, comments[-1].at), comments, agent, group, _facts(ticket))
 
 
-async def import_tickets(run: Run, dry_run: bool) -> None:
-    """Every ticket of the export not imported yet, in Zendesk id order."""
+async def import_tickets(run: Run, dry_run: bool, *, one_by_one: bool = False) -> None:
+    """Every ticket of the export not imported yet, in Zendesk id order: a batch at a
+    time (handlers/zendesk_batch.py), or with ``one_by_one`` each in its own
+    transaction through the command handlers (what a batch falls back to)."""
     tickets = run.export.tickets
     definitions = {k: definition_of(k, v) for k, v in run.export.ticket_fields.items()}
     for zid in run.export.comments:
         if zid not in tickets:
             run.report.skip("comment", f"ticket {zid}", f"{len(run.export.comments[zid])} "
                             f"comment(s) of ticket {zid}, which the export does not hold")
+    batch: list[Plan] = []
     for n, (zid, ticket) in enumerate(sorted(tickets.items(), key=lambda kv: int_key(kv[0])), 1):
-        run.tell("ticket", n, len(tickets))
         if run.known("ticket", zid) is not None:
             run.report.existing["ticket"] += 1
+            run.tell("ticket", n, len(tickets))
             continue
         plan = plan_ticket(run, zid, ticket, definitions)
         if plan is None:
+            run.tell("ticket", n, len(tickets))
             continue
         if dry_run:
             run.done("ticket", zid, plan.ticket_id)
             run.report.created["comment"] += len(plan.comments)
             run.report.created["attachment"] += sum(len(c.files) for c in plan.comments)
+            run.tell("ticket", n, len(tickets))
             continue
-        try:
-            await _write(run, plan)
-        except AlreadyImported:
-            run.report.existing["ticket"] += 1
+        if one_by_one or not batchable(plan):
+            await _write_batch(run, batch, n - 1, len(tickets))
+            await _write_one(run, plan)
+            run.tell("ticket", n, len(tickets))
             continue
-        except (DomainError, HandlerError, EventStoreError, OSError) as exc:
-            run.report.skip("ticket", zid, str(exc) or type(exc).__name__)
-            continue
+        batch.append(plan)
+        if len(batch) == BATCH:
+            await _write_batch(run, batch, n, len(tickets))
+    await _write_batch(run, batch, len(tickets), len(tickets))
+
+
+async def _write_batch(run: Run, batch: list[Plan], n: int, total: int) -> None:
+    """The tickets gathered so far, in one transaction (handlers/zendesk_batch.py), and
+    those it leaves one by one; ``batch`` is emptied."""
+    if not batch:
+        return
+    left = await write_batch(run, batch)
+    for plan in left:
+        await _write_one(run, plan)
+    batch.clear()
+    run.tell("ticket", n, total)
+
+
+async def _write_one(run: Run, plan: Plan) -> None:
+    """``_write``, with what goes wrong reported as the ticket skipped."""
+    try:
+        await _write(run, plan)
+    except AlreadyImported:
+        run.report.existing["ticket"] += 1
+    except (DomainError, HandlerError, EventStoreError, OSError) as exc:
+        run.report.skip("ticket", plan.source_id, str(exc) or type(exc).__name__)
 
 
 async def _write(run: Run, plan: Plan) -> None:
-    """The ticket in one transaction (files are received first, each on its own: one
-    left over by a ticket that did not commit is the upload purge's)."""
+    """The ticket in one transaction, command by command through the handlers (files
+    are received first, each on its own: one left over by a ticket that did not commit
+    is the upload purge's)."""
     uploads = {c.source_id: [await upload_file(run, path, name, c.at) for name, path in c.files]
                for c in plan.comments if c.files}
     zid = plan.source_id

@@ -28,8 +28,10 @@ import asyncpg
 import orjson
 
 from domain.business_hours import Calendar, CALENDAR_24x7, business_ms_between
+from domain.events import Event
 from domain.ids import TenantId
 from domain.sla import ClockBasis, SlaClock
+from domain.ticket.decide import RUNS_IN
 from domain.ticket.events import (
     FieldValuesChanged,
     MessageAdded,
@@ -104,6 +106,18 @@ class TicketRow:
     """When the update owed now is due (None: none owed, or it breached already)."""
     rating: str | None = None
     """The requester's latest satisfaction rating (``good``, ``bad``); None: unrated."""
+    agent_work_measured: bool = False
+    """An agent-work clock ran on the ticket (its policy measured it)."""
+    agent_work_missed: bool = False
+    """It breached, or a solve found its budget spent."""
+    agent_work_ms: int | None = None
+    """Business time the ticket was open by the latest solve (None: not solved)."""
+
+
+FOLLOWING = {metric: metric.value for metric in RUNS_IN}
+"""The metrics that follow the ticket's state (the domain's table of the states each
+runs in), each with the prefix of its columns, its name: ``<prefix>_measured``,
+``<prefix>_missed`` and ``<prefix>_ms``, folded alike (``Fold._following``)."""
 
 
 COLUMNS = tuple(f.name for f in dataclasses.fields(TicketRow))
@@ -227,8 +241,8 @@ class Fold:
                 row.breaches_next_reply += 1
             elif event.metric is SlaMetric.RESOLUTION:
                 row.breaches_resolution += 1
-            elif event.metric is SlaMetric.REQUESTER_WAIT:
-                row.requester_wait_missed = True
+            elif event.metric in FOLLOWING:
+                setattr(row, f"{FOLLOWING[event.metric]}_missed", True)
             elif event.metric is SlaMetric.PERIODIC_UPDATE and row.periodic_update_due_at:
                 row.periodic_updates += 1  # judged now, missed; its end counts no more
                 row.periodic_update_due_at = None
@@ -236,19 +250,15 @@ class Fold:
 
     @staticmethod
     def _clocks(row: TicketRow, env: Envelope) -> None:
-        """Periodic update and requester wait, read from the clocks the event recorded
-        (their targets, and due times and budgets counted on the calendar each clock
-        names), never from a policy or calendar as it is now."""
+        """Periodic update, requester wait and agent work, read from the clocks the
+        event recorded (their targets, and due times and budgets counted on the
+        calendar each clock names), never from a policy or calendar as it is now."""
         event = env.event
         clocks: Mapping[SlaMetric, SlaClock] = getattr(event, "clocks", None) or {}
-        waits = clocks.get(SlaMetric.REQUESTER_WAIT)
-        if waits is not None and waits.started_at is not None:
-            row.requester_wait_measured = True
-            if (isinstance(event, StateChanged) and event.to_state is TicketState.SOLVED
-                    and waits.fulfilled_at == event.at):
-                left = waits.target_ms if waits.remaining_ms is None else waits.remaining_ms
-                row.requester_wait_ms = max(0, waits.target_ms - left)
-                row.requester_wait_missed |= left < 0
+        for metric, prefix in FOLLOWING.items():
+            clock = clocks.get(metric)
+            if clock is not None and clock.started_at is not None:
+                Fold._following(row, prefix, event, clock)
         update = clocks.get(SlaMetric.PERIODIC_UPDATE)
         if update is None:
             return
@@ -261,6 +271,19 @@ class Fold:
             row.periodic_updates_met += event.at <= owed
         row.periodic_update_due_at = (update.due_at if update.running
                                       and update.breached_at is None else None)
+
+    @staticmethod
+    def _following(row: TicketRow, prefix: str, event: Event, clock: SlaClock) -> None:
+        """A started clock of a metric that follows the state: measured; at the solve
+        that met it, the business time it ran (its recorded target less the budget it
+        kept) and whether that budget was spent."""
+        setattr(row, f"{prefix}_measured", True)
+        if (isinstance(event, StateChanged) and event.to_state is TicketState.SOLVED
+                and clock.fulfilled_at == event.at):
+            left = clock.target_ms if clock.remaining_ms is None else clock.remaining_ms
+            setattr(row, f"{prefix}_ms", max(0, clock.target_ms - left))
+            if left < 0:
+                setattr(row, f"{prefix}_missed", True)
 
     def _state(self, row: TicketRow, event: StateChanged, day: date) -> None:
         if row.state == TicketState.OPEN.value:
@@ -277,7 +300,8 @@ class Fold:
         elif row.state == _SOLVED and to != TicketState.CLOSED.value:
             row.reopens += 1
             row.solved_at = None
-            row.requester_wait_ms = None
+            for prefix in FOLLOWING.values():
+                setattr(row, f"{prefix}_ms", None)
             row.resolution_ms = None
             row.resolution_open_ms = None
             self._count(row, day, 2)

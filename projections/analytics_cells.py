@@ -2,7 +2,8 @@
 
 The analytics summary reports, over the tickets opened in a range of days, counts
 (tickets, solved, SLA met, reopened, one-touch, deflected, periodic updates, rated
-and rated good) and the median and p90 of five durations, in total and per group.
+and rated good, requester wait and agent work measured and met) and the median and p90
+of six durations, in total and per group.
 Sorting every ticket of the range per percentile costs in proportion to the tickets;
 these cells cost in proportion to the days.
 
@@ -41,13 +42,13 @@ RELATIVE_ERROR = 1 / 2 ** (SUB_BITS + 1)
 """Largest error of a reported percentile, relative to the exact one (1/32: 3.1 %)."""
 
 METRICS = ("first_reply_ms", "first_reply_business_ms", "resolution_ms",
-           "resolution_open_ms", "requester_wait_ms")
+           "resolution_open_ms", "requester_wait_ms", "agent_work_ms")
 """Durations kept as histograms, in the order of their columns."""
 
 COUNTERS = ("tickets", "solved", "met_first_response", "met_next_reply", "met_resolution",
             "ever_solved", "reopened", "one_touch", "deflected", "measured_requester_wait",
             "met_requester_wait", "periodic_updates", "periodic_updates_met", "rated",
-            "rated_good")
+            "rated_good", "measured_agent_work", "met_agent_work")
 """Counters, in the order of their columns."""
 
 HELD = ""
@@ -146,7 +147,8 @@ def contribution(row: Any, fields: Mapping[str, Any], field_keys: frozenset[str]
             row.requester_wait_measured,
             row.requester_wait_measured and not row.requester_wait_missed,
             row.periodic_updates, row.periodic_updates_met,
-            solved and row.rating is not None, solved and row.rating == "good")),
+            solved and row.rating is not None, solved and row.rating == "good",
+            row.agent_work_measured, row.agent_work_measured and not row.agent_work_missed)),
         buckets=tuple(None if (v := getattr(row, name)) is None else bucket(v)
                       for name in METRICS))
 

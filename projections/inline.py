@@ -220,6 +220,88 @@ async def apply_inline(
     return out
 
 
+async def apply_new_tickets(conn: asyncpg.Connection, tenant_id: TenantId,
+                            events: Sequence[StoredEvent]) -> dict[UUID, WrittenTicket]:
+    """``apply_inline`` for a batch of tickets that these events open (an import's
+    batch, handlers/zendesk_batch.py): the same rows, folded by the same ``evolve``, but
+    each table written once for the whole batch (an unnested array a column) instead of
+    a statement a row. Each stream must begin here with ``TicketOpened``; events that
+    touch other tickets' rows (splits, merges) are refused, as anything not a new
+    ticket's is. Returns each ticket's final state and document.
+
+    The search rows are computed from the rows just written (``index_tickets``), as
+    ``apply_inline`` does for a batch holding more than a ticket's opening."""
+    states: dict[UUID, Ticket] = {}
+    made: list[Ticket] = []
+    messages: list[tuple[UUID, int, Event]] = []
+    for stored in events:
+        if stored.type not in _TICKET_TYPES:
+            continue
+        event = from_stored(stored.type, stored.schema_version, stored.data)
+        stream = stored.stream_id
+        before = states.get(stream)
+        if (before is None) != isinstance(event, TicketOpened) or isinstance(
+                event, TicketSplitFrom | TicketSplit | TicketMergeReceived):
+            raise CorruptStream(f"ticket {stream}: {stored.type} is not a new ticket's event")
+        expected = 1 if before is None else before.version + 1
+        if stored.version != expected:
+            raise CorruptStream(f"inline ticket {stream} at version {expected - 1} cannot "
+                                f"take event version {stored.version}")
+        after = evolve(before, event)
+        states[stream] = after
+        made.append(after)
+        messages.append((stream, stored.version, event))
+    if not states:
+        return {}
+    out: dict[UUID, WrittenTicket] = {}
+    tickets: list[tuple[Ticket, dict[str, Any], str]] = []
+    for ticket in states.values():
+        document = ticket_json(ticket)
+        out[ticket.id] = WrittenTicket(ticket, document)
+        tickets.append((ticket, state_to_json(ticket), document.decode()))
+    await conn.execute(
+        Q["insert_new_tickets"], tenant_id, [t.id for t, _, _ in tickets],
+        [t.version for t, _, _ in tickets], [t.state.value for t, _, _ in tickets],
+        [t.priority.value for t, _, _ in tickets], [t.source.value for t, _, _ in tickets],
+        [t.assignee for t, _, _ in tickets], [orjson.dumps(t.tags).decode() for t, _, _ in tickets],
+        [t.subject for t, _, _ in tickets], [d["requester"] for _, d, _ in tickets],
+        [t.follow_up_of for t, _, _ in tickets], [d["clocks"] for _, d, _ in tickets],
+        [d for _, d, _ in tickets], [t.created_at for t, _, _ in tickets],
+        [t.updated_at for t, _, _ in tickets], [v for _, _, v in tickets],
+        [t.requester.contact_id for t, _, _ in tickets], [sla_due(t) for t, _, _ in tickets],
+        [d["fields"] for _, d, _ in tickets])
+    versions = [(v, out[v.id].document if v.version == out[v.id].ticket.version
+                 else ticket_json(v)) for v in made]
+    fields = [state_to_json(v)["fields"] for v, _ in versions]
+    await conn.execute(
+        VQ["insert_new_ticket_versions"], tenant_id, [v.id for v, _ in versions],
+        [v.version for v, _ in versions], [v.state.value for v, _ in versions],
+        [v.priority.value for v, _ in versions], [v.source.value for v, _ in versions],
+        [v.assignee for v, _ in versions], [orjson.dumps(v.tags).decode() for v, _ in versions],
+        [v.group_id for v, _ in versions], [v.requester.contact_id for v, _ in versions],
+        fields, [v.created_at for v, _ in versions], [v.updated_at for v, _ in versions],
+        [d.decode() for _, d in versions])
+    await _write_readers(conn.execute, tenant_id, [w.ticket for w in out.values()])
+    rows = [_message_row(ticket_id, version, event) for ticket_id, version, event in messages]
+    kept = [r for r in rows if r is not None]
+    await conn.execute(Q["insert_new_messages"], tenant_id, *(list(c) for c in zip(*kept,
+                                                                                 strict=True)))
+    await index_tickets(conn, tenant_id, list(out))
+    return out
+
+
+def _message_row(ticket_id: UUID, version: int, event: Event) -> tuple[Any, ...] | None:
+    """The ``messages`` row of an opening or a message (``_insert_message``), else None."""
+    if isinstance(event, TicketOpened):
+        return (event.message_id, ticket_id, version, "public", event.author.kind.value,
+                event.author.id, event.body, event.at, _files(event.attachments))
+    if isinstance(event, MessageAdded):
+        return (event.message_id, ticket_id, version, event.visibility.value,
+                event.author.kind.value, event.author.id, event.body, event.at,
+                _files(event.attachments))
+    return None
+
+
 def ticket_readers(t: Ticket) -> list[tuple[UUID, UUID, str]]:
     """The ``ticket_contacts`` rows (ticket, contact, role) a ticket's state makes: its
     requester and CCs (those resolved to a contact), and the same contacts as readers
@@ -339,6 +421,7 @@ __all__ = [
     "StoredEvent",
     "WrittenTicket",
     "apply_inline",
+    "apply_new_tickets",
     "fill_views",
     "state_from_json",
     "state_to_json",

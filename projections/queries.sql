@@ -279,10 +279,10 @@ SELECT stream_id, metadata -> 'import' -> 'recorded' AS recorded
 SELECT * FROM analytics_tickets WHERE tenant_id = $1 AND ticket_id = ANY($2::uuid[])
 
 -- name: write_batch --
--- $1 tenant_id; $2..$30 analytics_tickets column arrays (ticket_id .. last_seq, then
--- staff_notes .. rating: projections.analytics.TicketRow's order);
--- $31..$37 daily (day, priority, source, created, solved, reopened, breached);
--- $38..$42 agent daily (day, agent_id, assigned, replies, solved).
+-- $1 tenant_id; $2..$33 analytics_tickets column arrays (ticket_id .. last_seq, then
+-- staff_notes .. agent_work_ms: projections.analytics.TicketRow's order);
+-- $34..$40 daily (day, priority, source, created, solved, reopened, breached);
+-- $41..$45 agent daily (day, agent_id, assigned, replies, solved).
 -- One statement for the three tables: a batch costs one round trip to write. Ticket
 -- rows are overwritten whole; counters are added to what earlier batches wrote.
 WITH tickets AS (
@@ -292,14 +292,15 @@ WITH tickets AS (
         resolution_ms, open_ms, resolution_open_ms, reopens, public_agent_replies,
         breaches_first_response, breaches_next_reply, breaches_resolution, last_seq,
         staff_notes, requester_wait_measured, requester_wait_missed, requester_wait_ms,
-        periodic_updates, periodic_updates_met, periodic_update_due_at, rating)
+        periodic_updates, periodic_updates_met, periodic_update_due_at, rating,
+        agent_work_measured, agent_work_missed, agent_work_ms)
     SELECT $1::uuid, * FROM unnest(
         $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[],
         $8::timestamptz[], $9::timestamptz[], $10::bigint[], $11::bigint[],
         $12::timestamptz[], $13::int[], $14::bigint[], $15::bigint[], $16::bigint[],
         $17::int[], $18::int[], $19::int[], $20::int[], $21::int[], $22::bigint[],
         $23::int[], $24::boolean[], $25::boolean[], $26::bigint[], $27::int[], $28::int[],
-        $29::timestamptz[], $30::text[])
+        $29::timestamptz[], $30::text[], $31::boolean[], $32::boolean[], $33::bigint[])
     ON CONFLICT (tenant_id, ticket_id) DO UPDATE SET
         priority = excluded.priority, source = excluded.source, state = excluded.state,
         assignee = excluded.assignee, created_at = excluded.created_at,
@@ -320,21 +321,24 @@ WITH tickets AS (
         periodic_updates = excluded.periodic_updates,
         periodic_updates_met = excluded.periodic_updates_met,
         periodic_update_due_at = excluded.periodic_update_due_at,
-        rating = excluded.rating
+        rating = excluded.rating,
+        agent_work_measured = excluded.agent_work_measured,
+        agent_work_missed = excluded.agent_work_missed,
+        agent_work_ms = excluded.agent_work_ms
     RETURNING 1
 ), daily AS (
     INSERT INTO analytics_daily AS d
         (tenant_id, day, priority, source, created, solved, reopened, breached)
-    SELECT $1::uuid, * FROM unnest($31::date[], $32::text[], $33::text[], $34::int[],
-                                   $35::int[], $36::int[], $37::int[])
+    SELECT $1::uuid, * FROM unnest($34::date[], $35::text[], $36::text[], $37::int[],
+                                   $38::int[], $39::int[], $40::int[])
     ON CONFLICT (tenant_id, day, priority, source) DO UPDATE SET
         created = d.created + excluded.created, solved = d.solved + excluded.solved,
         reopened = d.reopened + excluded.reopened, breached = d.breached + excluded.breached
     RETURNING 1
 ), agents AS (
     INSERT INTO analytics_agent_daily AS a (tenant_id, day, agent_id, assigned, replies, solved)
-    SELECT $1::uuid, * FROM unnest($38::date[], $39::text[], $40::int[], $41::int[],
-                                   $42::int[])
+    SELECT $1::uuid, * FROM unnest($41::date[], $42::text[], $43::int[], $44::int[],
+                                   $45::int[])
     ON CONFLICT (tenant_id, day, agent_id) DO UPDATE SET
         assigned = a.assigned + excluded.assigned, replies = a.replies + excluded.replies,
         solved = a.solved + excluded.solved
@@ -422,7 +426,12 @@ SELECT key,
        sum(periodic_updates_met)::int AS periodic_updates_met,
        -- Satisfaction: the latest rating of the solved (or closed) tickets.
        count(*) FILTER (WHERE resolution_ms IS NOT NULL AND rating IS NOT NULL) AS rated,
-       count(*) FILTER (WHERE resolution_ms IS NOT NULL AND rating = 'good') AS rated_good
+       count(*) FILTER (WHERE resolution_ms IS NOT NULL AND rating = 'good') AS rated_good,
+       percentile_disc(0.5) WITHIN GROUP (ORDER BY agent_work_ms) AS agent_work_p50,
+       percentile_disc(0.9) WITHIN GROUP (ORDER BY agent_work_ms) AS agent_work_p90,
+       count(*) FILTER (WHERE agent_work_measured) AS measured_agent_work,
+       count(*) FILTER (WHERE agent_work_measured AND NOT agent_work_missed)
+           AS met_agent_work
   FROM t
  GROUP BY key
  ORDER BY key
@@ -609,6 +618,45 @@ UPDATE ticket_fields SET version = $3, definition = $4, updated_at = $5
 -- $1 tenant_id
 SELECT count(*) FROM ticket_fields WHERE tenant_id = $1
 
+-- name: insert_new_tickets --
+-- $1 tenant_id, then one array element per ticket: $2 id, $3 version, $4 state,
+-- $5 priority, $6 source, $7 assignee, $8 tags (a JSON array's text each: an array
+-- of arrays must be rectangular), $9 subject, $10 requester, $11 follow_up_of, $12 clocks,
+-- $13 state_json, $14 created_at, $15 updated_at, $16 view (text), $17 contact_id,
+-- $18 sla_due, $19 fields
+-- ``insert_ticket`` and ``set_ticket_fields`` for a batch of tickets opened together
+-- (projections/inline.py ``apply_new_tickets``, an import's batch): one statement.
+INSERT INTO tickets (tenant_id, id, version, state, priority, source, assignee, tags, subject,
+                     requester, follow_up_of, clocks, state_json, created_at, updated_at, view,
+                     contact_id, organization_id, sla_due, fields)
+SELECT $1, t.id, t.version, t.state, t.priority, t.source, t.assignee,
+       ARRAY(SELECT jsonb_array_elements_text(t.tags::jsonb)), t.subject, t.requester,
+       t.follow_up_of, t.clocks, t.state_json, t.created_at, t.updated_at, t.view::json,
+       t.contact_id,
+       (SELECT c.organization_id FROM contacts c WHERE c.tenant_id = $1 AND c.id = t.contact_id),
+       t.sla_due, t.fields
+  FROM unnest($2::uuid[], $3::integer[], $4::text[], $5::text[], $6::text[], $7::uuid[],
+              $8::text[], $9::text[], $10::jsonb[], $11::uuid[], $12::jsonb[], $13::jsonb[],
+              $14::timestamptz[], $15::timestamptz[], $16::text[], $17::uuid[],
+              $18::timestamptz[], $19::jsonb[])
+       AS t(id, version, state, priority, source, assignee, tags, subject, requester,
+            follow_up_of, clocks, state_json, created_at, updated_at, view, contact_id,
+            sla_due, fields)
+
+-- name: insert_new_messages --
+-- $1 tenant_id, then one array element per message: $2 id, $3 ticket_id, $4 version,
+-- $5 visibility, $6 author_kind, $7 author_id, $8 body, $9 created_at, $10 attachments
+-- (JSON text; NULL: none)
+-- ``insert_message`` for a batch (``apply_new_tickets``): one statement.
+INSERT INTO messages (tenant_id, id, ticket_id, version, visibility, author_kind, author_id,
+                      body, created_at, attachments)
+SELECT $1, m.id, m.ticket_id, m.version, m.visibility, m.author_kind, m.author_id, m.body,
+       m.created_at, m.attachments::jsonb
+  FROM unnest($2::uuid[], $3::uuid[], $4::integer[], $5::text[], $6::text[], $7::text[],
+              $8::text[], $9::timestamptz[], $10::text[])
+       AS m(id, ticket_id, version, visibility, author_kind, author_id, body, created_at,
+            attachments)
+
 -- name: set_ticket_fields --
 -- $1 tenant_id, $2 ticket id, $3 the ticket's field values by key
 UPDATE tickets SET fields = $3 WHERE tenant_id = $1 AND id = $2
@@ -641,31 +689,34 @@ WITH tickets AS (
 SELECT (SELECT count(*) FROM tickets) + (SELECT count(*) FROM daily)
 
 -- name: write_summary_cells --
--- $1 tenant_id; $2..$25 summary cell changes (span, start_day, dim, key, the fifteen
--- counters, the five histograms as int array literals: projections.analytics_cells
--- COUNTERS and METRICS order), added to what earlier batches wrote (negative where
--- tickets left a cell).
+-- $1 tenant_id; $2..$28 summary cell changes (span, start_day, dim, key, the
+-- seventeen counters, the six histograms as int array literals:
+-- projections.analytics_cells COUNTERS and METRICS order), added to what earlier
+-- batches wrote (negative where tickets left a cell).
 INSERT INTO analytics_summary_cells AS c (
     tenant_id, span, start_day, dim, key, tickets, solved, met_first_response,
     met_next_reply, met_resolution, ever_solved, reopened, one_touch, deflected,
     measured_requester_wait, met_requester_wait, periodic_updates, periodic_updates_met,
-    rated, rated_good,
-    first_reply, first_reply_business, resolution, resolution_open, requester_wait)
+    rated, rated_good, measured_agent_work, met_agent_work,
+    first_reply, first_reply_business, resolution, resolution_open, requester_wait,
+    agent_work)
 SELECT $1::uuid, span, start_day, dim, key, tickets, solved, met_first_response,
        met_next_reply, met_resolution, ever_solved, reopened, one_touch, deflected,
        measured_requester_wait, met_requester_wait, periodic_updates, periodic_updates_met,
-       rated, rated_good,
+       rated, rated_good, measured_agent_work, met_agent_work,
        first_reply::int[], first_reply_business::int[], resolution::int[],
-       resolution_open::int[], requester_wait::int[]
+       resolution_open::int[], requester_wait::int[], agent_work::int[]
   FROM unnest($2::int[], $3::date[], $4::text[], $5::text[], $6::int[], $7::int[],
               $8::int[], $9::int[], $10::int[], $11::int[], $12::int[], $13::int[],
               $14::int[], $15::int[], $16::int[], $17::int[], $18::int[], $19::int[],
-              $20::int[], $21::text[], $22::text[], $23::text[], $24::text[], $25::text[])
+              $20::int[], $21::int[], $22::int[], $23::text[], $24::text[], $25::text[],
+              $26::text[], $27::text[], $28::text[])
        AS v(span, start_day, dim, key, tickets, solved, met_first_response, met_next_reply,
             met_resolution, ever_solved, reopened, one_touch, deflected,
             measured_requester_wait, met_requester_wait, periodic_updates,
-            periodic_updates_met, rated, rated_good, first_reply, first_reply_business,
-            resolution, resolution_open, requester_wait)
+            periodic_updates_met, rated, rated_good, measured_agent_work, met_agent_work,
+            first_reply, first_reply_business, resolution, resolution_open, requester_wait,
+            agent_work)
 ON CONFLICT (tenant_id, dim, span, start_day, key) DO UPDATE SET
     tickets = c.tickets + excluded.tickets, solved = c.solved + excluded.solved,
     met_first_response = c.met_first_response + excluded.met_first_response,
@@ -679,12 +730,15 @@ ON CONFLICT (tenant_id, dim, span, start_day, key) DO UPDATE SET
     periodic_updates = c.periodic_updates + excluded.periodic_updates,
     periodic_updates_met = c.periodic_updates_met + excluded.periodic_updates_met,
     rated = c.rated + excluded.rated, rated_good = c.rated_good + excluded.rated_good,
+    measured_agent_work = c.measured_agent_work + excluded.measured_agent_work,
+    met_agent_work = c.met_agent_work + excluded.met_agent_work,
     first_reply = histogram_add(c.first_reply, excluded.first_reply),
     first_reply_business = histogram_add(c.first_reply_business,
                                          excluded.first_reply_business),
     resolution = histogram_add(c.resolution, excluded.resolution),
     resolution_open = histogram_add(c.resolution_open, excluded.resolution_open),
-    requester_wait = histogram_add(c.requester_wait, excluded.requester_wait)
+    requester_wait = histogram_add(c.requester_wait, excluded.requester_wait),
+    agent_work = histogram_add(c.agent_work, excluded.agent_work)
 
 -- name: summary_cells --
 -- $1 tenant_id, $2 dims, $3 spans and $4 start days of the cells that cover the range,
@@ -696,8 +750,9 @@ SELECT c.dim,
        c.tickets, c.solved, c.met_first_response, c.met_next_reply, c.met_resolution,
        c.ever_solved, c.reopened, c.one_touch, c.deflected, c.measured_requester_wait,
        c.met_requester_wait, c.periodic_updates, c.periodic_updates_met, c.rated,
-       c.rated_good, c.first_reply,
-       c.first_reply_business, c.resolution, c.resolution_open, c.requester_wait
+       c.rated_good, c.measured_agent_work, c.met_agent_work, c.first_reply,
+       c.first_reply_business, c.resolution, c.resolution_open, c.requester_wait,
+       c.agent_work
   FROM unnest($3::int[], $4::date[]) AS r(span, start_day)
   JOIN analytics_summary_cells c
     ON c.tenant_id = $1 AND c.dim = ANY($2::text[]) AND c.span = r.span

@@ -14,6 +14,25 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
         (SELECT c.organization_id FROM contacts c WHERE c.tenant_id = $1 AND c.id = $10),
         $11, $12, $13, $14::text::json)
 
+-- name: insert_new_ticket_versions --
+-- $1 tenant_id, then one array element per version: $2 id, $3 version, $4 state,
+-- $5 priority, $6 source, $7 assignee, $8 tags (a JSON array's text each), $9 group_id,
+-- $10 contact_id, $11 fields, $12 created_at, $13 updated_at, $14 view (text)
+-- ``insert_ticket_version`` for a batch (projections/inline.py ``apply_new_tickets``):
+-- one statement; the seqs come from the trigger on `events` as before.
+INSERT INTO ticket_versions (tenant_id, id, version, state, priority, source, assignee, tags,
+                             group_id, contact_id, organization_id, fields, created_at,
+                             updated_at, view)
+SELECT $1, v.id, v.version, v.state, v.priority, v.source, v.assignee,
+       ARRAY(SELECT jsonb_array_elements_text(v.tags::jsonb)), v.group_id, v.contact_id,
+       (SELECT c.organization_id FROM contacts c WHERE c.tenant_id = $1 AND c.id = v.contact_id),
+       v.fields, v.created_at, v.updated_at, v.view::json
+  FROM unnest($2::uuid[], $3::integer[], $4::text[], $5::text[], $6::text[], $7::uuid[],
+              $8::text[], $9::uuid[], $10::uuid[], $11::jsonb[], $12::timestamptz[],
+              $13::timestamptz[], $14::text[])
+       AS v(id, version, state, priority, source, assignee, tags, group_id, contact_id,
+            fields, created_at, updated_at, view)
+
 -- name: seq_at --
 -- $1 tenant_id, $2 instant
 -- The last seq recorded at or before the instant (0: none). recorded_at follows seq:

@@ -48,6 +48,9 @@ class SlaAchievement(_Model):
     requester_wait: float | None = Field(
         description="tickets whose requester-wait clock neither breached nor was solved "
                     "over budget / tickets it ran on; null when it ran on none")
+    agent_work: float | None = Field(
+        description="tickets whose agent-work clock neither breached nor was solved over "
+                    "budget / tickets it ran on; null when it ran on none")
 
 
 class Satisfaction(_Model):
@@ -71,6 +74,10 @@ class Stats(_Model):
         description="business time the requester waited by the latest solve, on the "
                     "calendar and target recorded on the clock (solved tickets whose "
                     "policy measures requester wait)")
+    agent_work_ms: Percentiles = Field(
+        description="business time the ticket was open (summed over its open periods) "
+                    "by the latest solve, on the calendar and target recorded on the "
+                    "clock (solved tickets whose policy measures agent work)")
     sla_achievement: SlaAchievement = Field(
         description="share met of each metric's target (0-1)")
     reopen_rate: float | None

@@ -103,6 +103,7 @@ class TargetsIn(BaseModel):
     periodic_update_ms: int | None = _target()
     requester_wait_ms: int | None = _target()
     resolution_ms: int | None = _target()
+    agent_work_ms: int | None = _target()
 
 
 class PolicyIn(BaseModel):
@@ -150,6 +151,9 @@ class TargetsOut(BaseModel):
     periodic_update_ms: int | None
     requester_wait_ms: int | None
     resolution_ms: int | None
+    agent_work_ms: int | None = Field(
+        default=None, description="The time the ticket is open (docs/sla.md); null: not "
+                                  "measured.")
 
 
 class PolicyOut(BaseModel):

@@ -269,6 +269,10 @@ class SlaOut(BaseModel):
         default=None, exclude_if=_absent,
         description="While the ticket is open or on hold, until solved; absent on "
                     "tickets opened before SLA policies.")
+    agent_work: ClockOut | None = Field(
+        default=None, exclude_if=_absent,
+        description="While the ticket is open, until solved; absent unless the ticket's "
+                    "policy measures agent work.")
 
 
 FieldValueOut = bool | int | str | list[str]

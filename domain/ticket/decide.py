@@ -118,6 +118,16 @@ from domain.values import (
 
 FR, NR, RES = SlaMetric.FIRST_RESPONSE, SlaMetric.NEXT_REPLY, SlaMetric.RESOLUTION
 PU, RW = SlaMetric.PERIODIC_UPDATE, SlaMetric.REQUESTER_WAIT
+AW = SlaMetric.AGENT_WORK
+RUNS_IN: dict[SlaMetric, frozenset[TicketState]] = {
+    RW: frozenset({TicketState.OPEN, TicketState.ON_HOLD}),
+    AW: frozenset({TicketState.OPEN}),
+}
+"""The metrics that follow the ticket's state, and the states each runs in: the
+requester waits while the desk has the ticket (open or on hold, not pending), the
+agents work on it while it is open only. Elsewhere the clock pauses with its budget
+kept, whatever the tenant's paused states; solving meets it with the budget kept, and a
+reopen resumes it. On SLA policies only, where the policy measures the metric."""
 CCS_MAX = 50
 """The most customers one ticket copies."""
 
@@ -455,8 +465,9 @@ def opening_clocks(policy: SlaPolicy, priority: Priority, group: GroupId | None,
         # clocks of a policy made from settings read as the settings' did.
         if choice.targets.get(PU) is not None:
             clocks[PU] = _idle(choice, PU)
-        if choice.targets.get(RW) is not None:
-            clocks[RW] = _started(choice, RW, at)
+        for metric in RUNS_IN:
+            if choice.targets.get(metric) is not None:
+                clocks[metric] = _following(metric, TicketState.OPEN, choice, at)
         return clocks
     cal = policy.calendar
     return {
@@ -523,23 +534,27 @@ def _retarget(state: Ticket, priority: Priority, group: GroupId | None, policy: 
         if new != clock:
             clocks[metric] = new
             before = before or clock.basis
-    waiting = state.clocks.get(RW)
-    if choice.targets.get(RW) is not None and (waiting is None or waiting.started_at is None):
-        clocks[RW] = _requester_waits(state.state, choice, at)
-        before = before or (waiting.basis if waiting is not None else None)
+    for metric in RUNS_IN:
+        following = state.clocks.get(metric)
+        if choice.targets.get(metric) is not None and (following is None
+                                                       or following.started_at is None):
+            clocks[metric] = _following(metric, state.state, choice, at)
+            before = before or (following.basis if following is not None else None)
     if not clocks:
         return []
     return [SlaRetargeted(from_policy=before, to_policy=choice.basis, reason=reason,
                           clocks=clocks, at=at)]
 
 
-def _requester_waits(now: TicketState, choice: PolicyChoice, at: datetime) -> SlaClock:
-    """A requester-wait clock for a ticket re-matched onto a policy that measures it,
-    having had none: its whole budget from ``at`` (nothing recorded counts the wait
-    before), in the state the ticket's state gives it: running while open or on hold,
-    paused while pending, and met with the budget kept while solved, so that a reopen
-    resumes it as it would a clock that ran."""
-    clock = _started(choice, RW, at, paused=now is TicketState.PENDING)
+def _following(metric: SlaMetric, now: TicketState, choice: PolicyChoice,
+               at: datetime) -> SlaClock:
+    """A clock of a metric that follows the state (``RUNS_IN``), started at ``at`` on a
+    policy that measures it: at an opening, or for a ticket re-matched onto such a
+    policy having had none (its whole budget from ``at``: nothing recorded counts the
+    time before). It is in the state the ticket's state gives it: running in the states
+    the metric runs in, paused in the others, and met with the budget kept while
+    solved, so that a reopen resumes it as it would a clock that ran."""
+    clock = _started(choice, metric, at, paused=now not in RUNS_IN[metric])
     if now is TicketState.SOLVED:
         return solve_resolution(choice.calendar, clock, at)
     return clock
@@ -653,14 +668,13 @@ def _clock_for_state(
         # Updates are owed while the ticket is unsolved, pending or not; solving meets
         # the one due, and the next public reply after a reopen starts another.
         return fulfil_clock(clock, at) if to is TicketState.SOLVED else clock
-    if metric in (RES, RW) and to is TicketState.SOLVED:
+    if (metric is RES or metric in RUNS_IN) and to is TicketState.SOLVED:
         return solve_resolution(cal, clock, at)
-    if metric is RW:
-        # The requester waits while the ticket is open or on hold, not while pending
-        # (the desk waits on them), whatever the tenant's paused states.
-        if to is TicketState.PENDING:
-            return pause_clock(cal, clock, at)
-        return resume_clock(cal, clock, at)
+    if metric in RUNS_IN:
+        # Its own states, whatever the tenant's paused states.
+        if to in RUNS_IN[metric]:
+            return resume_clock(cal, clock, at)
+        return pause_clock(cal, clock, at)
     if to in policy.paused_states:
         return pause_clock(cal, clock, at)
     return resume_clock(cal, clock, at)
@@ -786,5 +800,5 @@ def _warn_sla(cmd: WarnSla, state: Ticket, policy: SlaPolicy) -> list[Event]:
     return [SlaWarning(metric=cmd.metric, share=cmd.percent, due_at=clock.due_at, at=cmd.at)]
 
 
-__all__ = ["CCS_MAX", "decide", "decide_follow_up", "decide_link", "decide_merge",
+__all__ = ["CCS_MAX", "RUNS_IN", "decide", "decide_follow_up", "decide_link", "decide_merge",
            "decide_split", "opening_clocks"]

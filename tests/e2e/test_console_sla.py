@@ -58,6 +58,7 @@ async def test_an_admin_makes_a_calendar_and_a_policy_and_reads_the_desk_as_it_s
     first_reply = form.get_by_label("First reply", exact=True)
     await first_reply.fill(str(367 * 24))
     await form.get_by_label("Resolution", exact=True).fill("72")
+    await form.get_by_label("Agent work", exact=True).fill("4")
     await form.get_by_label("Calendar").select_option(label="Berlin office")
     await form.get_by_role("button", name="Create the policy").click()
     await expect(form.locator(".problem-title")).to_be_visible()
@@ -77,10 +78,12 @@ async def test_an_admin_makes_a_calendar_and_a_policy_and_reads_the_desk_as_it_s
     assert (policy["default"], policy["calendar_id"]) == (True, calendar["id"])
     assert policy["targets"]["first_reply_ms"] == 8 * HOUR
     assert policy["targets"]["resolution_ms"] == 72 * HOUR
+    assert policy["targets"]["agent_work_ms"] == 4 * HOUR
     # The policy made is shown open, its form filled in.
     made = page.locator(f'.admin-item[data-id="{policy["id"]}"]')
     await expect(made).to_have_attribute("open", "")
     await expect(made.get_by_label("First reply", exact=True)).to_have_value("8")
+    await expect(made.get_by_label("Agent work", exact=True)).to_have_value("4")
     await page.screenshot(path=str(shots / "sla-policies.png"), full_page=True)
 
     # Two more policies (on tags no ticket here has); moving one down is one request
@@ -130,6 +133,10 @@ async def test_an_admin_makes_a_calendar_and_a_policy_and_reads_the_desk_as_it_s
     await page.goto(f"{console.base}/console/#/tickets/{opened['id']}")
     await expect(page.locator('.clock[data-metric="first_response"] .clock-policy')).to_have_text(
         "Policy Standard, version 1")
+    # The agent-work clock has its card too, on the same policy.
+    work = page.locator('.clock[data-metric="agent_work"]')
+    await expect(work).to_contain_text("Agent work")
+    await expect(work.locator(".clock-policy")).to_have_text("Policy Standard, version 1")
 
     # The desk as it stood at the moment picked: read-only, the changes not in it.
     await page.goto(f"{console.base}/console/#/queue")
@@ -174,6 +181,10 @@ async def test_an_admin_makes_a_calendar_and_a_policy_and_reads_the_desk_as_it_s
     await page.goto(f"{console.base}/console/#/tickets/{opened['id']}")
     await expect(page.locator('.clock[data-metric="first_response"] .clock-policy')).to_have_text(
         "Policy Standard, version 1")
+    # The agent-work clock has its card too, on the same policy.
+    work = page.locator('.clock[data-metric="agent_work"]')
+    await expect(work).to_contain_text("Agent work")
+    await expect(work.locator(".clock-policy")).to_have_text("Policy Standard, version 1")
     await expect(page.get_by_role("navigation", name="Sections").get_by_role(
         "link", name="Admin")).to_have_count(0)
     no_script_errors(page)

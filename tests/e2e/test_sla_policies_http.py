@@ -239,3 +239,53 @@ async def test_periodic_update_and_requester_wait_clocks_follow_replies_and_stat
     assert update["started_at"] is not None and update["due_at"] is not None
     assert not update["paused"]  # updates are owed while pending
     assert sla["requester_wait"]["paused"] and sla["requester_wait"]["remaining_ms"] > 0
+
+
+async def test_a_policy_measures_agent_work_and_the_ticket_shows_its_clock(http, tenant):
+    admin = auth(tenant.admin_key)
+    too_long = {**DEFAULT, "targets": {**DEFAULT["targets"],
+                                       "agent_work_ms": 367 * 86_400_000}}
+    assert _loc(await http.post("/v1/sla-policies", json=too_long, headers=admin)) == [
+        "body", "targets", "agent_work_ms"]
+    assert _loc(await http.post("/v1/sla-policies", json={
+        **DEFAULT, "targets": {**DEFAULT["targets"], "agent_work_ms": 0}},
+        headers=admin)) == ["body", "targets", "agent_work_ms"]
+    assert (await http.get("/v1/sla-policies", headers=admin)).json()["data"] == []
+    made = await http.post("/v1/sla-policies", json={
+        **DEFAULT, "targets": {**DEFAULT["targets"], "agent_work_ms": 14_400_000}},
+        headers=admin)
+    assert made.status_code == 201, made.text
+    policy = made.json()
+    assert policy["targets"]["agent_work_ms"] == 14_400_000
+    got = await http.get(f"/v1/sla-policies/{policy['id']}", headers=admin)
+    assert got.json()["targets"] == policy["targets"]
+    tid = (await http.post("/v1/tickets", json=NEW_TICKET, headers=admin)).json()["id"]
+
+    work = (await http.get(f"/v1/tickets/{tid}", headers=admin)).json()["sla"]["agent_work"]
+    assert work["target_ms"] == 14_400_000 and work["due_at"] is not None
+    assert not work["paused"] and work["policy"]["policy_id"] == policy["id"]
+    for state in ("on_hold", "pending"):
+        r = await http.post(f"/v1/tickets/{tid}/state", json={"state": state},
+                            headers=admin)
+        assert r.status_code == 200, r.text
+        sla = r.json()["sla"]
+        assert sla["agent_work"]["paused"] and sla["agent_work"]["due_at"] is None
+        assert 0 < sla["agent_work"]["remaining_ms"] <= 14_400_000
+    r = await http.post(f"/v1/tickets/{tid}/state", json={"state": "solved"}, headers=admin)
+    solved = r.json()["sla"]["agent_work"]
+    assert solved["fulfilled_at"] is not None and solved["paused"]
+    r = await http.post(f"/v1/tickets/{tid}/state", json={"state": "open"}, headers=admin)
+    reopened = r.json()["sla"]["agent_work"]
+    assert reopened["fulfilled_at"] is None and reopened["due_at"] is not None
+    assert not reopened["paused"]
+    # The as-of read shows the clock as it stood: running as opened, paused on hold.
+    for version, paused in ((1, False), (2, True)):
+        past = await http.get(f"/v1/tickets/{tid}/as-of?version={version}", headers=admin)
+        assert past.status_code == 200, past.text
+        assert past.json()["sla"]["agent_work"]["paused"] is paused
+    # The targets are changed like the others; leaving it out stops measuring it.
+    patched = await http.patch(
+        f"/v1/sla-policies/{policy['id']}", json={"targets": DEFAULT["targets"]},
+        headers=auth(tenant.admin_key, **{"If-Match": f'"{policy["version"]}"'}))
+    assert patched.status_code == 200, patched.text
+    assert patched.json()["targets"]["agent_work_ms"] is None

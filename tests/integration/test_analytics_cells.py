@@ -181,10 +181,10 @@ async def test_cells_do_not_depend_on_batches_and_migrate_fills_missing_ones(
 
     # As if the rows had been projected before staff notes were counted (migration
     # 0651): migrate counts them from the events and the cells' deflections anew.
-    # staff_notes, before 0750's six and 0820's rating
-    assert any(r[-8] for r in folded["analytics_tickets"])
-    # deflected, before 0750's five and 0820's two
-    assert any(r[-8] for r in folded["analytics_summary_cells"])
+    # staff_notes, before 0750's six, 0820's rating and 0941's three
+    assert any(r[-11] for r in folded["analytics_tickets"])
+    # deflected, before 0750's five, 0820's two and 0941's three
+    assert any(r[-11] for r in folded["analytics_summary_cells"])
     admin = await asyncpg.connect(db.admin_url)
     try:
         await admin.execute("UPDATE analytics_tickets SET staff_notes = NULL")

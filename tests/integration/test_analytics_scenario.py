@@ -202,11 +202,12 @@ async def test_endpoints_match_the_hand_computed_values(
     assert total["first_reply_ms"] == {"median": 2 * HOUR, "p90": 18 * HOUR}
     assert total["first_reply_business_ms"] == {"median": 2 * HOUR, "p90": 2 * HOUR}
     assert total["resolution_ms"] == {"median": 3 * HOUR, "p90": 44 * HOUR}
-    # On settings, no policy measures periodic updates or requester wait: null.
+    # On settings, no policy measures periodic updates, requester wait or agent work.
     assert total["sla_achievement"] == {"first_response": 0.6, "next_reply": 1.0,
                                         "resolution": 1.0, "periodic_update": None,
-                                        "requester_wait": None}
+                                        "requester_wait": None, "agent_work": None}
     assert total["requester_wait_ms"] == {"median": None, "p90": None}
+    assert total["agent_work_ms"] == {"median": None, "p90": None}
     assert total["reopen_rate"] == 0.5  # T2 of T1, T2
     assert total["one_touch_rate"] == 0.5  # T1 of T1, T2
     # T1 and T2 were answered: nothing deflected in the week.

@@ -66,7 +66,8 @@ def _row(**kw: object) -> SimpleNamespace:
         resolution_open_ms=None, solves=0, reopens=0, public_agent_replies=1,
         breaches_first_response=0, breaches_next_reply=1, breaches_resolution=0,
         staff_notes=0, requester_wait_measured=False, requester_wait_missed=False,
-        requester_wait_ms=None, periodic_updates=0, periodic_updates_met=0, rating=None)
+        requester_wait_ms=None, periodic_updates=0, periodic_updates_met=0, rating=None,
+        agent_work_measured=False, agent_work_missed=False, agent_work_ms=None)
     return SimpleNamespace(**{**base, **kw})
 
 
@@ -79,7 +80,7 @@ def test_a_ticket_counts_in_its_groups_now_and_moving_it_moves_its_counts() -> N
         ("field.plan", cells.HELD), ("field.plan", "pro"), ("field.areas", cells.HELD),
         ("field.areas", "a"), ("field.areas", "b")}
     # tickets, met first response and met resolution; first reply 5 ms.
-    assert before.counters == (1, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    assert before.counters == (1, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
     # Deflected (the ninth counter): solved with no public agent reply and no staff note;
     # a row whose notes were never counted (None, before migration 0651) is not.
     solved = {"resolution_ms": 9, "solves": 1, "public_agent_replies": 0}
@@ -87,11 +88,18 @@ def test_a_ticket_counts_in_its_groups_now_and_moving_it_moves_its_counts() -> N
             for n in (0, 1, None)] == [1, 0, 0]
     assert cells.contribution(_row(**{**solved, "public_agent_replies": 1}), {},
                               keys).counters[7:9] == (1, 0)
-    # Rated and rated good (the last two): a rating counts on a solved ticket only.
-    assert [cells.contribution(_row(**kw, rating=r), {}, keys).counters[-2:]
+    # Rated and rated good (before agent work's two): a rating counts on a solved
+    # ticket only.
+    assert [cells.contribution(_row(**kw, rating=r), {}, keys).counters[-4:-2]
             for kw in (solved, {}) for r in ("good", "bad", None)] == [
         (1, 1), (1, 0), (0, 0), (0, 0), (0, 0), (0, 0)]
-    assert before.buckets == (5, None, None, None, None)
+    assert before.buckets == (5, None, None, None, None, None)
+    # Agent work (the last two counters and the last histogram): measured, met unless
+    # missed, and the time worked by the latest solve.
+    worked = {"agent_work_measured": True, "agent_work_ms": 40}
+    assert [cells.contribution(_row(**worked, agent_work_missed=m), {}, keys).counters[-2:]
+            for m in (False, True)] == [(1, 1), (1, 0)]
+    assert cells.contribution(_row(**worked), {}, keys).buckets[-1] == cells.bucket(40)
     assert before.day == date(2026, 6, 1)
 
     tallies = cells.Tallies()
@@ -99,7 +107,7 @@ def test_a_ticket_counts_in_its_groups_now_and_moving_it_moves_its_counts() -> N
     tallies.move(before, before)  # no change: nothing moves
     columns = tallies.columns()
     assert len(columns[0]) == len(before.groups) * len(cells.SPANS)
-    assert set(columns[-5]) == {"{0,0,0,0,0,1}"} and set(columns[-1]) == {"{}"}
+    assert set(columns[-6]) == {"{0,0,0,0,0,1}"} and set(columns[-1]) == {"{}"}
 
     moved = cells.Tallies()
     moved.move(before, cells.contribution(_row(priority="low"), fields, keys))

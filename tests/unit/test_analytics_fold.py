@@ -28,7 +28,9 @@ from domain.ticket.events import (
 from domain.values import Actor, ActorKind, Priority, SlaMetric, Source, TicketState, Visibility
 from projections.analytics import Fold, TicketRow
 from projections.base import Envelope
-from tests.unit.domain.support import CUSTOMER, given, open_cmd
+from tests.unit.domain.support import CUSTOMER, TICKET, given, move, open_cmd
+from tests.unit.domain.support import at as hours
+from tests.unit.domain.test_agent_work import WORK, view
 
 TENANT = TenantId(uuid.UUID("00000000-0000-4000-8000-0000000000aa"))
 T1 = TicketId(uuid.UUID("00000000-0000-4000-8000-000000000001"))
@@ -319,3 +321,26 @@ def test_folding_event_by_event_equals_folding_the_batch() -> None:
             agents[key] = [a + b for a, b in zip(agents[key], counts, strict=True)]
     assert rows == whole.tickets
     assert dict(daily) == dict(whole.daily) and dict(agents) == dict(whole.agents)
+
+
+# --- the metrics that follow the state ---------------------------------------------------
+
+
+def test_requester_wait_and_agent_work_fold_alike_each_from_its_own_clock() -> None:
+    # On a policy with requester wait 6 h and agent work 4 h: open 09-10, on hold 10-12
+    # (the requester waits, no one works), open 12-13, solved 13:00: waited 4 h (met),
+    # worked 2 h (met). An agent-work breach marks agent work missed, not the wait.
+    events = given(open_cmd(), move(TicketState.ON_HOLD, hours(1)),
+                   move(TicketState.OPEN, hours(3)), move(TicketState.SOLVED, hours(4)),
+                   policy=view(WORK))
+    row = fold(*((TICKET, e) for e in events)).tickets[TICKET]
+    assert (row.requester_wait_measured, row.requester_wait_missed, row.requester_wait_ms,
+            row.agent_work_measured, row.agent_work_missed, row.agent_work_ms) == (
+        True, False, 4 * H, True, False, 2 * H)
+    late = fold((TICKET, events[0]), (TICKET, breached(SlaMetric.AGENT_WORK, hours(4))))
+    row = late.tickets[TICKET]
+    assert (row.agent_work_missed, row.requester_wait_missed) == (True, False)
+    # A reopen clears both until the next solve.
+    reopen = moved(TicketState.SOLVED, TicketState.OPEN, hours(5))
+    row = fold(*((TICKET, e) for e in [*events, reopen])).tickets[TICKET]
+    assert (row.requester_wait_ms, row.agent_work_ms) == (None, None)

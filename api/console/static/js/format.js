@@ -5,17 +5,17 @@ export const STATES = ['open', 'pending', 'on_hold', 'solved', 'closed'];
 export const ACTIVE_STATES = ['open', 'pending', 'on_hold'];
 export const PRIORITIES = ['urgent', 'high', 'normal', 'low'];
 export const SOURCES = ['email', 'portal', 'chat', 'slack', 'phone', 'api'];
-/** The SLA metrics in the order a ticket shows them; the last two only on tickets whose
+/** The SLA metrics in the order a ticket shows them; the last three only on tickets whose
  * SLA policy measures them (absent from `sla` otherwise). */
 export const METRICS = ['first_response', 'next_reply', 'resolution', 'periodic_update',
-  'requester_wait'];
+  'requester_wait', 'agent_work'];
 
 const LABELS = {
   active: 'Active (not solved or closed)', open: 'Open', pending: 'Pending', on_hold: 'On hold', solved: 'Solved', closed: 'Closed',
   urgent: 'Urgent', high: 'High', normal: 'Normal', low: 'Low',
   email: 'E-mail', portal: 'Portal', chat: 'Chat', slack: 'Slack', phone: 'Phone', api: 'API',
   first_response: 'First response', next_reply: 'Next reply', resolution: 'Resolution',
-  periodic_update: 'Periodic update', requester_wait: 'Requester wait',
+  periodic_update: 'Periodic update', requester_wait: 'Requester wait', agent_work: 'Agent work',
   lt_1d: 'Under a day', '1d_3d': '1 to 3 days', '3d_7d': '3 to 7 days', gte_7d: 'A week or more',
 };
 

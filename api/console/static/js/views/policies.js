@@ -20,7 +20,7 @@ const HOUR = 3_600_000;
 export const TARGETS = [
   ['first_reply_ms', 'First reply'], ['next_reply_ms', 'Next reply'],
   ['periodic_update_ms', 'Periodic update'], ['requester_wait_ms', 'Requester wait'],
-  ['resolution_ms', 'Resolution'],
+  ['agent_work_ms', 'Agent work'], ['resolution_ms', 'Resolution'],
 ];
 
 /** The order the API tries policies in. */
