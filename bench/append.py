@@ -1,7 +1,7 @@
 """Events appended per second the way a command appends, against plain INSERTs.
 
 8 concurrent writers, each running one unit of work per append, as a command does:
-``store.session(tenant, actor)`` and ``session.append(...)`` of one event, committed
+``store.unit_of_work(tenant, actor)`` and ``session.append(...)`` of one event, committed
 before the writer's next append; for 1 tenant (each writer its own stream) and for
 100 tenants (each append a new stream in the next tenant). A unit-of-work append
 makes three round trips on its connection: BEGIN carrying the arming of tenant and
@@ -99,7 +99,7 @@ async def store_run(url: str, tenants: list[TenantId], writers: int, seconds: fl
             tenant = tenants[(i + n * writers) % len(tenants)]
             if len(tenants) > 1:
                 stream, version = uuid.uuid4(), 0  # a new stream in the next tenant
-            async with store.session(tenant, actor) as session:
+            async with store.unit_of_work(tenant, actor) as session:
                 await session.append(stream, version, [NewEvent("TicketOpened", PAYLOAD)])
             version += 1
             n += 1
@@ -121,7 +121,7 @@ async def check_stored(url: str, tenants: list[TenantId], label: str, count: int
     stored = 0
     try:
         for tenant in tenants:
-            async with store.session(tenant) as session:
+            async with store.unit_of_work(tenant) as session:
                 stored += await session.conn.fetchval(
                     "SELECT count(*) FROM events WHERE actor_id = $1", label)
                 chain = await session.verify_chain()

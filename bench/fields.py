@@ -114,12 +114,12 @@ async def seed(admin_url: str, runtime_url: str, count: int) -> tuple[Any, str, 
     rng = random.Random(19)
     agent = Actor(kind=ActorKind.AGENT, id="bench")
     try:
-        async with store.session(tenant.tenant_id, ACTOR) as s:
+        async with store.unit_of_work(tenant.tenant_id, ACTOR) as s:
             for command in FIELDS:
                 await define_field(s, command)
         began = time.perf_counter()
         for first in range(0, count, 500):
-            async with store.session(tenant.tenant_id, ACTOR) as s:
+            async with store.unit_of_work(tenant.tenant_id, ACTOR) as s:
                 for i in range(first, min(count, first + 500)):
                     tid = TicketId(uuid.uuid4())
                     at = start + step * i
@@ -198,11 +198,11 @@ async def seed_rows(admin_url: str, runtime_url: str, count: int) -> tuple[Any, 
             "solved_at", "solves", "resolution_ms", "open_ms", "resolution_open_ms",
             "reopens", "public_agent_replies", "breaches_first_response",
             "breaches_next_reply", "breaches_resolution", "last_seq", "fields"])
-        async with store.session(tenant.tenant_id, ACTOR) as s:
+        async with store.unit_of_work(tenant.tenant_id, ACTOR) as s:
             for command in FIELDS:
                 await define_field(s, command)
         began = time.perf_counter()
-        async with store.session(tenant.tenant_id, ACTOR) as s:
+        async with store.unit_of_work(tenant.tenant_id, ACTOR) as s:
             await fill_summary_cells(s.conn, tenant.tenant_id)
         cells = await owner.fetchval("SELECT count(*) FROM analytics_summary_cells")
         print(f"  summary cells filled in {time.perf_counter() - began:.1f} s: {cells} rows")
@@ -235,7 +235,7 @@ async def summary_times(runtime_url: str, tenant_id: Any, today: date, group: st
                 times.setdefault(way, []).append(1000 * (time.perf_counter() - began))
 
     try:
-        async with store.session(tenant_id, readonly=True) as s:
+        async with store.unit_of_work(tenant_id, readonly=True) as s:
             await s.conn.execute("SET LOCAL jit = off")
 
             async def exact() -> None:

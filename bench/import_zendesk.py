@@ -5,7 +5,7 @@ The export is the tests' generated one (tests/support/zendesk.py) with ``--ticke
 tickets of exactly five comments each (every seventh comment with a file). A round
 imports it into a fresh tenant through ``handlers.zendesk_import.import_zendesk``, as
 the command does; the baseline then appends the very events that import wrote, each
-ticket's in one unit of work of its own (``store.session`` and ``append``, under the
+ticket's in one unit of work of its own (``store.unit_of_work`` and ``append``, under the
 importer's actor), into another fresh tenant: what the import costs on top of writing
 its events. The two take turns for ``--rounds`` rounds; medians are reported.
 
@@ -51,7 +51,7 @@ async def run(tickets: int, rounds: int) -> None:
                     done = await import_zendesk(store, storages(store), tenant,
                                                 export.directory)
                     imports.append(done.created["ticket"] / (time.perf_counter() - start))
-                    async with store.session(tenant, readonly=True) as uow:
+                    async with store.unit_of_work(tenant, readonly=True) as uow:
                         rows = await uow.conn.fetch(
                             "SELECT stream_id, type, schema_version, data, metadata FROM events "
                             "WHERE actor_kind = 'import' AND stream_id IN (SELECT id FROM "
@@ -64,7 +64,7 @@ async def run(tickets: int, rounds: int) -> None:
                     other = (await create_tenant_as_operator(db.admin_url, f"A{n}")).tenant_id
                     start = time.perf_counter()
                     for events in streams.values():
-                        async with store.session(other, ACTOR) as uow:
+                        async with store.unit_of_work(other, ACTOR) as uow:
                             await uow.append(uuid.uuid4(), 0, events)
                     appends.append(len(streams) / (time.perf_counter() - start))
                     print(f"round {n + 1}: import {imports[-1]:.1f} tickets/s, "

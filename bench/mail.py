@@ -90,7 +90,7 @@ async def _mailbox(services: Services, tenant: Any, *, imap_port: int | None,
         smtp=None if smtp_port is None else mailboxes.Smtp("127.0.0.1", smtp_port, "none"),
         imap=None if imap_port is None else mailboxes.Imap(
             "127.0.0.1", imap_port, "none", user, PASSWORD))
-    async with services.store.session(tenant, StoreActor("operator", "bench")) as uow:
+    async with services.store.unit_of_work(tenant, StoreActor("operator", "bench")) as uow:
         doc, _ = await mailboxes.create_mailbox(uow, command)
     return doc["id"]
 
@@ -188,7 +188,7 @@ async def _watch_for(look: Callable[[], Awaitable[None]], seconds: float) -> Non
 
 
 async def _reply(services: Services, tenant: Any, agent: Actor, ticket: Any) -> None:
-    async with services.store.session(tenant, StoreActor("agent", agent.id)) as uow:
+    async with services.store.unit_of_work(tenant, StoreActor("agent", agent.id)) as uow:
         await post_message(uow, PostMessage(
             ticket_id=TicketId(ticket), message_id=MessageId(uuid.uuid4()),
             body="Thanks, we are on it.", visibility=Visibility.PUBLIC,

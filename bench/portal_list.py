@@ -88,7 +88,7 @@ async def _seed(store: EventStore, tenant: Any, tickets: int, contacts: int) -> 
     first: uuid.UUID | None = None
     for i in range(tickets):
         tid = TicketId(uuid.uuid4())
-        async with store.session(tenant, ACTOR) as s:
+        async with store.unit_of_work(tenant, ACTOR) as s:
             opened = await run_command(s, tid, OpenTicket(
                 ticket_id=tid, subject=f"Ticket {i}", body="It broke",
                 requester=Requester(email=f"c{i % contacts}@example.com"), actor=AGENT,

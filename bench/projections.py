@@ -133,7 +133,7 @@ async def append(store: EventStore, tenant: Any, rows: list[Row]) -> dict[int, f
     seqs: dict[int, float] = {}
     for stream, run in itertools.groupby(rows, key=lambda r: r[0]):
         items = list(run)
-        async with store.session(tenant, ACTOR) as session:
+        async with store.unit_of_work(tenant, ACTOR) as session:
             recorded = await session.append(stream, items[0][1] - 1,
                                             [NewEvent(t, d, v) for _, _, t, v, d in items])
         now = time.perf_counter()

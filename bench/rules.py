@@ -228,7 +228,7 @@ async def time_pass(admin_url: str, runtime_url: str, tickets: int) -> None:
         actor = StoreActor("api_key", "bench")
         now = datetime.now(UTC)
         week = Calendar(timezone="UTC", weekly={d: [("09:00", "17:00")] for d in range(5)})
-        async with store.session(tenant.tenant_id, actor) as s:
+        async with store.unit_of_work(tenant.tenant_id, actor) as s:
             await replace_settings(s, ReplaceSettings(settings=dataclasses.replace(
                 DEFAULT_SETTINGS, business_hours=week), at=now))
             sinces = ("created", "updated", "pending", "customer_reply", "agent_reply")

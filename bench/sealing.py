@@ -78,7 +78,7 @@ async def open_run(store: EventStore, tenant: TenantId, writers: int,
                 requester=Requester(email=REQUESTERS[(i * 7 + n) % len(REQUESTERS)],
                                     name="Customer"),
                 actor=AGENT, at=datetime.now(UTC))
-            async with store.session(tenant, ACTOR) as s:
+            async with store.unit_of_work(tenant, ACTOR) as s:
                 await execute(s, ticket, command)
             opened.append(ticket)
             n += 1
@@ -98,7 +98,7 @@ async def read_run(store: EventStore, tenant: TenantId, tickets: list[TicketId],
         nonlocal count
         n = i
         while time.perf_counter() < deadline:
-            async with store.session(tenant, ACTOR, readonly=True) as s:
+            async with store.unit_of_work(tenant, ACTOR, readonly=True) as s:
                 events = await s.read_stream(tickets[n % len(tickets)])
             assert isinstance(events[0].data["subject"], str)
             n += writers
@@ -112,7 +112,7 @@ async def read_run(store: EventStore, tenant: TenantId, tickets: list[TicketId],
 async def replies(store: EventStore, tenant: TenantId, tickets: list[TicketId]) -> None:
     for ticket in tickets:
         for body in ("First answer", "Second answer"):
-            async with store.session(tenant, ACTOR) as s:
+            async with store.unit_of_work(tenant, ACTOR) as s:
                 await post_message(s, PostMessage(
                     ticket_id=ticket, message_id=MessageId(uuid.uuid4()), body=body,
                     visibility=Visibility.PUBLIC, at=datetime.now(UTC), author=AGENT))
@@ -264,7 +264,7 @@ async def main() -> None:
                     c, e = totals[f"read {case}"]
                     totals[f"read {case}"] = (c + count, e + elapsed)
             for case, store in stores.items():
-                async with store.session(tenants[case], ACTOR, readonly=True) as s:
+                async with store.unit_of_work(tenants[case], ACTOR, readonly=True) as s:
                     if not (await s.verify_chain()).ok:
                         raise SystemExit(f"{case}: chain broken")
             await pool.close()

@@ -92,7 +92,7 @@ async def seed(runtime_url: str, tenant_id: Any, count: int, vocab: list[str],
         for start in range(w * BATCH, count, WRITERS * BATCH):
             if budget is not None and time.perf_counter() - began > budget:
                 return
-            async with store.session(tenant_id, StoreActor("api_key", "bench")) as s:
+            async with store.unit_of_work(tenant_id, StoreActor("api_key", "bench")) as s:
                 for i in range(start, min(count, start + BATCH)):
                     tid = TicketId(uuid.uuid4())
                     at = t0 + timedelta(seconds=60 * i)
@@ -118,7 +118,7 @@ async def seed(runtime_url: str, tenant_id: Any, count: int, vocab: list[str],
 
     try:
         await asyncio.gather(*(writer(w) for w in range(WRITERS)))
-        async with store.session(tenant_id, readonly=True) as s:
+        async with store.unit_of_work(tenant_id, readonly=True) as s:
             return done, (await s.head())[0]
     finally:
         await pool.close()

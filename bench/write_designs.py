@@ -4,7 +4,7 @@
     (eventstore/pool.py ``StoreConnection.commit_with``), and the insert trigger
     assigns ``seq`` and the sha256 chain under the tenant head row lock, held to
     commit (WAL flush included). Driven exactly as commands append:
-    ``EventStore(pool).session(tenant, actor)``, then ``session.append`` of one event.
+    ``EventStore(pool).unit_of_work(tenant, actor)``, then ``session.append`` of one event.
 
 (b) A prototype of sequencing after commit, living only in this bench's scratch
     database (schema ``proto``, created below; nothing in the product):
@@ -495,7 +495,7 @@ async def run_case(runtime_url: str, admin: asyncpg.Connection, postmaster: int,
                 stream, version = uuid.uuid4(), 0  # a new stream in the next tenant
             event = [NewEvent("TicketOpened", PAYLOAD)]
             began = time.perf_counter()
-            async with store.session(tenant, actor) as session:
+            async with store.unit_of_work(tenant, actor) as session:
                 if sequencer is None:
                     await session.append(stream, version, event)
                 else:

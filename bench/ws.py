@@ -156,7 +156,7 @@ async def measure_feed(url: str, key: str, tenant: TenantId, store: EventStore,
     ticket = uuid.uuid4()
     size = 0
     for i in range(n_events):
-        async with store.session(tenant, ACTOR) as s:
+        async with store.unit_of_work(tenant, ACTOR) as s:
             (event,) = await s.append(ticket, None, [NewEvent("MessageAdded", payload(i))])
             t0 = time.perf_counter()
         arrivals = await subs.wait_for(event.seq)
@@ -192,11 +192,11 @@ async def measure_replay(url: str, key: str, tenant: TenantId, store: EventStore
         await keeper.recv()
         await keeper.send(orjson.dumps({"op": "subscribe", "room": "tenant"}).decode())
         await keeper.recv()
-    async with store.session(tenant, ACTOR) as s:
+    async with store.unit_of_work(tenant, ACTOR) as s:
         k, _ = await s.head()
     ticket = uuid.uuid4()
     for start in range(0, REPLAY, 100):
-        async with store.session(tenant, ACTOR) as s:
+        async with store.unit_of_work(tenant, ACTOR) as s:
             await s.append(ticket, None, [NewEvent("MessageAdded", payload(start + i))
                                           for i in range(100)])
     await asyncio.sleep(0.3)  # let the live feed settle so only the replay is timed

@@ -1,10 +1,12 @@
 """Domain events: immutable, past-tense facts.
 
 Each event names itself (``TYPE``) and its payload shape (``SCHEMA_VERSION``) and
-carries ``at``, the business time it happened. Ticket events carry the *decided*
-facts, computed SLA clocks included, so ``evolve`` never needs the policy or calendar
-and a replay shows exactly what was shown at the time. Numbers are ints only: the
-store hashes canonical JSON and floats have no canonical form.
+carries ``at``, the business time it happened. Numbers are ints only: the store hashes
+canonical JSON and floats have no canonical form.
+
+This module holds the base class and the events of every aggregate but the ticket,
+whose events are in domain/ticket/events.py; domain/event_types.py lists them all by
+type and by kind of stream.
 """
 
 from __future__ import annotations
@@ -14,35 +16,23 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from domain.attachment import AttachmentRef, TicketFile
 from domain.business_hours import Calendar
-from domain.fields import FieldOption, FieldType, FieldValue, RequiredOn
+from domain.fields import FieldOption, FieldType, RequiredOn
 from domain.ids import (
     AgentId,
     ApiKeyId,
     ContactId,
     GroupId,
-    MessageId,
     OrganizationId,
     TicketId,
 )
 from domain.rule_parts import Action, Condition, TimeTrigger
-from domain.sla import ClockBasis, SlaClock
 from domain.values import (
     Actor,
-    LinkKind,
-    Priority,
-    Rating,
-    Requester,
     Role,
-    SlaMetric,
-    Source,
-    TicketState,
     UtcDatetime,
     Visibility,
 )
-
-Clocks = dict[SlaMetric, SlaClock]
 
 
 class Event(BaseModel):
@@ -57,257 +47,6 @@ class Event(BaseModel):
     type were written, so a payload without them reads (and hashes) as before."""
 
     at: UtcDatetime
-
-
-# --- ticket stream ---------------------------------------------------------------------
-
-
-class TicketOpened(Event):
-    """A ticket was opened. v2 nests the requester (v1 had a flat ``requester_email``)."""
-
-    TYPE = "TicketOpened"
-    SCHEMA_VERSION = 2
-
-    ticket_id: TicketId
-    message_id: MessageId
-    subject: str
-    body: str
-    requester: Requester
-    priority: Priority
-    source: Source
-    tags: tuple[str, ...]
-    author: Actor
-    follow_up_of: TicketId | None = None
-    clocks: Clocks
-    fields: dict[str, FieldValue] = {}
-    """Ticket field values by key (absent from events written before fields)."""
-    attachments: tuple[AttachmentRef, ...] = ()
-    """The opening message's files (absent when it has none)."""
-    OMIT_EMPTY = frozenset({"attachments"})
-
-
-class MessageAdded(Event):
-    """A message was added; ``clocks`` holds the clocks it changed."""
-
-    TYPE = "MessageAdded"
-    OMIT_EMPTY = frozenset({"attachments"})
-
-    message_id: MessageId
-    body: str
-    visibility: Visibility
-    author: Actor
-    clocks: Clocks = {}
-    attachments: tuple[AttachmentRef, ...] = ()
-    """The message's files (absent when it has none)."""
-
-
-class TicketAssigned(Event):
-    TYPE = "TicketAssigned"
-
-    assignee: AgentId | None
-
-
-class PriorityChanged(Event):
-    """The priority changed; ``clocks`` holds the retargeted clocks."""
-
-    TYPE = "PriorityChanged"
-
-    priority: Priority
-    clocks: Clocks = {}
-
-
-class StateChanged(Event):
-    """The ticket moved between states; ``clocks`` holds paused/resumed clocks."""
-
-    TYPE = "StateChanged"
-
-    from_state: TicketState
-    to_state: TicketState
-    reason: str | None = None
-    clocks: Clocks = {}
-
-
-class TagsChanged(Event):
-    TYPE = "TagsChanged"
-
-    added: tuple[str, ...]
-    removed: tuple[str, ...]
-    tags: tuple[str, ...]
-
-
-class SlaRetargeted(Event):
-    """The ticket's open clocks moved to another SLA policy, or to another version of
-    their own: re-matched after a change of priority, group or organization, or asked
-    for (``apply``). Names the policy before (None: the tenant's settings) and after;
-    ``clocks`` holds the retargeted clocks, elapsed business time kept."""
-
-    TYPE = "SlaRetargeted"
-
-    from_policy: ClockBasis | None
-    to_policy: ClockBasis
-    reason: str
-    clocks: Clocks
-
-
-class SlaBreached(Event):
-    """A clock passed its due time; ``at`` is when this was noticed, never earlier."""
-
-    TYPE = "SlaBreached"
-
-    metric: SlaMetric
-    due_at: UtcDatetime
-
-
-class SlaWarning(Event):
-    """A running clock passed the tenant's warning share of its target (``share``, in
-    percent); ``at`` is when this was noticed."""
-
-    TYPE = "SlaWarning"
-
-    metric: SlaMetric
-    share: int
-    due_at: UtcDatetime
-
-
-class FieldValuesChanged(Event):
-    """Ticket field values set (or cleared: ``None``), by key; never by title."""
-
-    TYPE = "FieldValuesChanged"
-
-    values: dict[str, FieldValue | None]
-
-
-class FollowUpOpened(Event):
-    """Appended to a closed ticket when a customer's message opened a follow-up."""
-
-    TYPE = "FollowUpOpened"
-
-    follow_up_id: TicketId
-
-
-class TicketGroupChanged(Event):
-    """The ticket moved to another group (None: to no group); ``clocks`` holds the
-    clocks retargeted to the new group's SLA targets."""
-
-    TYPE = "TicketGroupChanged"
-
-    group_id: GroupId | None
-    clocks: Clocks = {}
-
-
-class TicketMerged(Event):
-    """The ticket was merged into ``into`` (closed by the ``StateChanged`` before this
-    event, reason ``merged``): its thread is read from there, and it takes no command."""
-
-    TYPE = "TicketMerged"
-
-    into: TicketId
-
-
-class TicketMergeReceived(Event):
-    """Another ticket was merged into this one: ``merged_ids`` are the tickets whose
-    messages this thread now references (the source and the tickets merged into it
-    before), ``message_ids`` those messages, oldest first, as they stood at the merge;
-    ``ccs`` the source's requester and CCs this ticket did not have yet."""
-
-    TYPE = "TicketMergeReceived"
-
-    source_id: TicketId
-    merged_ids: tuple[TicketId, ...]
-    message_ids: tuple[MessageId, ...]
-    ccs: tuple[Requester, ...] = ()
-
-
-class TicketSplit(Event):
-    """Messages of this ticket (``message_ids``, oldest first) moved to a new ticket,
-    ``into``, which ``TicketSplitFrom`` opens: this thread lists them no more (its
-    history points there). ``awaiting_reply`` is whether the last public message left
-    is a customer's."""
-
-    TYPE = "TicketSplit"
-
-    into: TicketId
-    message_ids: tuple[MessageId, ...]
-    awaiting_reply: bool
-
-
-class TicketSplitFrom(Event):
-    """The first event of a ticket split off ``source_id``: it takes the source's
-    requester, priority, channel, tags and field values, and the moved messages
-    (``message_ids``, oldest first, each with its original author and time; their
-    files are ``attachments``). Its SLA clocks start as an opening's do. The group
-    comes by the ``TicketGroupChanged`` after it, as an opening's does."""
-
-    TYPE = "TicketSplitFrom"
-    OMIT_EMPTY = frozenset({"attachments"})
-
-    ticket_id: TicketId
-    source_id: TicketId
-    subject: str
-    requester: Requester
-    priority: Priority
-    source: Source
-    tags: tuple[str, ...]
-    author: Actor
-    message_ids: tuple[MessageId, ...]
-    awaiting_reply: bool
-    clocks: Clocks
-    fields: dict[str, FieldValue] = {}
-    attachments: tuple[TicketFile, ...] = ()
-
-
-class TicketLinked(Event):
-    """This ticket now holds a link of ``kind`` to ``ticket_id`` (the other ticket
-    holds the other side, ``LinkKind.other_side``, by its own event)."""
-
-    TYPE = "TicketLinked"
-
-    kind: LinkKind
-    ticket_id: TicketId
-
-
-class TicketUnlinked(Event):
-    """The link of ``kind`` to ``ticket_id`` was taken off this ticket."""
-
-    TYPE = "TicketUnlinked"
-
-    kind: LinkKind
-    ticket_id: TicketId
-
-
-class FollowersChanged(Event):
-    """Agents started or stopped following the ticket; ``followers`` is the whole set
-    after the change, in the order they started following."""
-
-    TYPE = "FollowersChanged"
-
-    added: tuple[AgentId, ...]
-    removed: tuple[AgentId, ...]
-    followers: tuple[AgentId, ...]
-
-
-class SatisfactionRated(Event):
-    """The requester rated the solved ticket; a later rating replaces this one until the
-    ticket closes. ``via`` is how they rated: ``link`` (a signed single-use link),
-    ``portal`` or ``widget``."""
-
-    TYPE = "SatisfactionRated"
-
-    rating: Rating
-    comment: str | None = None
-    author: Actor
-    via: str
-
-
-class CcsChanged(Event):
-    """Customers were copied on the ticket or taken off it (``removed``: their
-    e-mails); ``ccs`` is the whole list after the change."""
-
-    TYPE = "CcsChanged"
-
-    added: tuple[Requester, ...]
-    removed: tuple[str, ...]
-    ccs: tuple[Requester, ...]
 
 
 # --- group stream (a team of agents; the stream id is the group id) -----------------------
@@ -335,14 +74,6 @@ class GroupMembersChanged(Event):
     added: tuple[AgentId, ...]
     removed: tuple[AgentId, ...]
     members: tuple[AgentId, ...]
-class RequesterChanged(Event):
-    """The ticket now belongs to another contact (or to a contact at all: tickets
-    opened before contacts existed are linked by ``helpdesk migrate``); a merge of
-    contacts moves each ticket with one of these."""
-
-    TYPE = "RequesterChanged"
-
-    requester: Requester
 
 
 # --- contact and organization streams ----------------------------------------------------
@@ -899,30 +630,6 @@ class SlaPolicyDeleted(Event):
     TYPE = "SlaPolicyDeleted"
 
 
-TICKET_EVENTS: tuple[type[Event], ...] = (
-    TicketOpened,
-    MessageAdded,
-    TicketAssigned,
-    PriorityChanged,
-    StateChanged,
-    TagsChanged,
-    SlaBreached,
-    SlaWarning,
-    FollowUpOpened,
-    SlaRetargeted,
-    TicketGroupChanged,
-    FieldValuesChanged,
-    RequesterChanged,
-    TicketMerged,
-    TicketMergeReceived,
-    TicketSplit,
-    TicketSplitFrom,
-    TicketLinked,
-    TicketUnlinked,
-    FollowersChanged,
-    CcsChanged,
-    SatisfactionRated,
-)
 GROUP_EVENTS: tuple[type[Event], ...] = (GroupCreated, GroupRenamed, GroupMembersChanged)
 FIELD_EVENTS: tuple[type[Event], ...] = (TicketFieldDefined, TicketFieldUpdated)
 RULE_EVENTS: tuple[type[Event], ...] = (RuleCreated, RuleChanged)
@@ -962,48 +669,17 @@ TENANT_EVENTS: tuple[type[Event], ...] = (
     PortalSessionRevoked,
     RuleChainStopped,
 )
-EVENT_TYPES: dict[str, type[Event]] = {
-    cls.TYPE: cls
-    for cls in (TICKET_EVENTS + GROUP_EVENTS + CONTACT_EVENTS + ORGANIZATION_EVENTS
-                + TENANT_EVENTS + FIELD_EVENTS + RULE_EVENTS + MACRO_EVENTS
-                + VIEW_EVENTS + CALENDAR_EVENTS + SLA_POLICY_EVENTS)
-}
-"""Every event class by its ``TYPE``."""
-
-STREAM_KINDS: dict[str, tuple[type[Event], ...]] = {
-    "ticket": TICKET_EVENTS,
-    "contact": CONTACT_EVENTS,
-    "organization": ORGANIZATION_EVENTS,
-    "group": GROUP_EVENTS,
-    "ticket_field": FIELD_EVENTS,
-    "tenant": TENANT_EVENTS,
-    "rule": RULE_EVENTS,
-    "macro": MACRO_EVENTS,
-    "view": VIEW_EVENTS,
-    "calendar": CALENDAR_EVENTS,
-    "sla_policy": SLA_POLICY_EVENTS,
-}
-"""The kinds of stream and the events each holds; a new aggregate adds its row here."""
-
-STREAM_TYPES: dict[str, str] = {cls.TYPE: kind for kind, classes in STREAM_KINDS.items()
-                                for cls in classes}
-"""The kind of stream (``ticket``, ``contact``, ``tenant``...) each event type is
-appended to."""
 
 __all__ = [
     "CALENDAR_EVENTS",
     "CONTACT_EVENTS",
-    "EVENT_TYPES",
     "FIELD_EVENTS",
     "GROUP_EVENTS",
     "MACRO_EVENTS",
     "ORGANIZATION_EVENTS",
     "RULE_EVENTS",
     "SLA_POLICY_EVENTS",
-    "STREAM_KINDS",
-    "STREAM_TYPES",
     "TENANT_EVENTS",
-    "TICKET_EVENTS",
     "VIEW_EVENTS",
     "AgentAdded",
     "AgentInvitationAccepted",
@@ -1018,14 +694,11 @@ __all__ = [
     "CalendarChanged",
     "CalendarCreated",
     "CalendarDeleted",
-    "Clocks",
     "ContactCreated",
     "ContactErased",
     "ContactMerged",
     "ContactUpdated",
     "Event",
-    "FieldValuesChanged",
-    "FollowUpOpened",
     "GroupCreated",
     "GroupMembersChanged",
     "GroupRenamed",
@@ -1035,7 +708,6 @@ __all__ = [
     "MailboxChanged",
     "MailboxCreated",
     "MailboxDeleted",
-    "MessageAdded",
     "OidcProviderRemoved",
     "OidcProviderSet",
     "OrganizationCreated",
@@ -1046,31 +718,18 @@ __all__ = [
     "PortalSessionRevoked",
     "PortalSignedIn",
     "PortalSignedOut",
-    "PriorityChanged",
-    "RequesterChanged",
     "RuleChainStopped",
     "RuleChanged",
     "RuleCreated",
     "SettingsChanged",
-    "SlaBreached",
     "SlaPolicyChanged",
     "SlaPolicyCreated",
     "SlaPolicyDeleted",
-    "SlaRetargeted",
-    "SlaWarning",
     "SlackChanged",
     "SlackConnected",
     "SlackDisconnected",
-    "StateChanged",
-    "TagsChanged",
-    "TicketAssigned",
     "TicketFieldDefined",
     "TicketFieldUpdated",
-    "TicketGroupChanged",
-    "TicketMerged",
-    "TicketOpened",
-    "TicketSplit",
-    "TicketSplitFrom",
     "ViewChanged",
     "ViewCreated",
     "ViewDeleted",

@@ -21,8 +21,10 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from domain.errors import DomainError, UnknownEventType, ValidationFailed
-from domain.events import EVENT_TYPES, Event, TicketOpened
+from domain.event_types import EVENT_TYPES
+from domain.events import Event
 from domain.personal import field_at, paths_in
+from domain.ticket.events import TicketOpened
 
 JsonData = dict[str, Any]
 Upcaster = Callable[[JsonData], JsonData]

@@ -150,7 +150,7 @@ class PostgresStorage:
 
     async def put(self, tenant_id: TenantId, actor: StoreActor, blob_id: UUID, n: int,
                   sealed: Sequence[bytes]) -> None:
-        async with self.store.session(tenant_id, actor) as uow:
+        async with self.store.unit_of_work(tenant_id, actor) as uow:
             # Not flushed at this commit: the upload's own commit, synchronous and after
             # these in the WAL, makes them durable with it (a crash before it leaves a
             # 'receiving' blob, which the purge deletes), so a file costs one flush.
@@ -162,7 +162,7 @@ class PostgresStorage:
     async def put_many(self, tenant_id: TenantId, actor: StoreActor,
                        blobs: Sequence[tuple[UUID, Sequence[bytes]]]) -> None:
         # One transaction for them all, made durable as ``put``'s are.
-        async with self.store.session(tenant_id, actor) as uow:
+        async with self.store.unit_of_work(tenant_id, actor) as uow:
             await uow.conn.execute("SET LOCAL synchronous_commit TO off")
             await uow.conn.executemany(
                 "INSERT INTO file_chunks (tenant_id, blob_id, n, data) VALUES ($1, $2, $3, $4)",
@@ -180,7 +180,7 @@ class PostgresStorage:
         n = first
         while n <= last:
             upto = min(last, n + READ_BATCH - 1)
-            async with self.store.session(tenant_id, actor, readonly=True) as uow:
+            async with self.store.unit_of_work(tenant_id, actor, readonly=True) as uow:
                 rows = await uow.conn.fetch(
                     "SELECT n, data FROM file_chunks WHERE tenant_id = $1 AND blob_id = $2 "
                     "AND n BETWEEN $3 AND $4 ORDER BY n", tenant_id, blob_id, n, upto)

@@ -62,7 +62,7 @@ class StoreConnection(asyncpg.Connection):  # type: ignore[misc]  # asyncpg is u
     transaction is armed from its first statement on, and nested
     blocks (savepoints) work as before. Fails closed: if a BEGIN ever went out
     without it, the transaction would simply have no tenant (no rows, no writes), and
-    ``EventStore.session`` checks that the staged statement was sent.
+    ``EventStore.unit_of_work`` checks that the staged statement was sent.
     """
 
     __slots__ = ("_armed_begin", "_commit_with", "_prepared", "_recount", "prepares")

@@ -46,7 +46,7 @@ class Staging(UnitState):
 
         ``expected_version`` 0 means a new stream; ``None`` appends at whatever the
         stream's version is. The events go to the database in the COMMIT's own message
-        (``EventStore.session``), or at ``flush``, in the order they were staged: the
+        (``EventStore.unit_of_work``), or at ``flush``, in the order they were staged: the
         append takes the tenant head lock, which is then held for server time only.
         A stream that moved on makes the commit raise ``ConcurrencyError``. Read what
         was appended, seq and hash included, after the unit of work.

@@ -93,7 +93,7 @@ class UnitOfWork(Staging, SubjectKeys, Reads, ChainVerification):
 
 
 class EventStore:
-    """Hands out sessions over the process's pool."""
+    """Opens units of work over the process's pool."""
 
     def __init__(self, pool: asyncpg.Pool, *, acquire_timeout: float | None = 5.0,
                  keyring: Keyring | None = None, memo: TenantMemo | None = None) -> None:
@@ -113,11 +113,11 @@ class EventStore:
     def connection(self) -> AbstractAsyncContextManager[asyncpg.Connection]:
         """A pooled connection under the store's acquire timeout, for reads that are
         not units of work (read models): a busy or absent database is then the same
-        prompt ``StoreUnavailable`` as for a session."""
+        prompt ``StoreUnavailable`` as for a unit of work."""
         return acquire(self.pool, timeout=self.acquire_timeout)
 
     @asynccontextmanager
-    async def session(
+    async def unit_of_work(
         self,
         tenant_id: TenantId,
         actor: StoreActor | None = None,
@@ -138,15 +138,15 @@ class EventStore:
             try:
                 async with _armed_transaction(conn, tenant_id, actor, readonly=readonly,
                                               isolation=isolation):
-                    session = UnitOfWork(conn, tenant_id, self.keyring, self.memo)
-                    yield session
-                    staged = session.staged
-                    deferred = bool(session.writes)
+                    uow = UnitOfWork(conn, tenant_id, self.keyring, self.memo)
+                    yield uow
+                    staged = uow.staged
+                    deferred = bool(uow.writes)
                     if staged or deferred:
                         if hasattr(conn, "commit_with"):
-                            conn.commit_with(session.commit_statements())
+                            conn.commit_with(uow.commit_statements())
                         else:
-                            await session.flush()
+                            await uow.flush()
             except asyncpg.PostgresError as exc:
                 if staged or deferred:
                     raise commit_error(exc, staged) from exc

@@ -154,7 +154,7 @@ async def check_upload(store: EventStore, tenant_id: TenantId, command: ReceiveF
         raise Invalid("invalid_content_type", exc.message, field="content_type") from exc
     if store.keyring is None:
         raise Conflict("files_unavailable", "files need sealing, which this store lacks")
-    async with store.session(tenant_id, readonly=True) as uow:
+    async with store.unit_of_work(tenant_id, readonly=True) as uow:
         found = await limits(uow.conn, tenant_id)
     if declared_size is not None and declared_size > found.max_file_bytes:
         raise _too_large(found)
@@ -199,7 +199,7 @@ async def receive(store: EventStore, storages: Storages, tenant_id: TenantId,
     storage = storages.new
     blob_id, key = uuid.uuid4(), new_key()
     actor = command.uploader
-    async with store.session(tenant_id, actor) as uow:
+    async with store.unit_of_work(tenant_id, actor) as uow:
         paused = await uow.conn.fetchval(Q["writes_paused"], tenant_id)
         if paused is not None:
             # A file taken now would be left behind by the move (docs/operations.md).
@@ -286,7 +286,7 @@ async def receive_all(store: EventStore, storages: Storages, tenant_id: TenantId
     keys = [(uuid.uuid4(), new_key()) for _ in files]
     ats = [at] * len(files) if isinstance(at, datetime) else list(at)
     assert len(ats) == len(files)
-    async with store.session(tenant_id, actor) as uow:
+    async with store.unit_of_work(tenant_id, actor) as uow:
         paused = await uow.conn.fetchval(Q["writes_paused"], tenant_id)
         if paused is not None:
             raise TenantReadOnly(f"tenant {tenant_id} is read-only while it moves", paused)
@@ -396,7 +396,7 @@ async def _forget(store: EventStore, storage: Storage, tenant_id: TenantId,
         await storage.discard(tenant_id, blob_id)
         # No actor: a customer may not delete blob rows (row-level security), and the
         # row is this request's own.
-        async with store.session(tenant_id) as uow:
+        async with store.unit_of_work(tenant_id) as uow:
             await uow.conn.execute(Q["blob_forget"], tenant_id, blob_id)
     except Exception:
         return
@@ -616,7 +616,7 @@ async def open_file(store: EventStore, storages: Storages, tenant_id: TenantId,
     Takes the store, not a unit of work: the row is read and authorized in a read-only
     transaction, and the bytes stream after it ends."""
     assert store.keyring is not None
-    async with store.session(tenant_id, actor, readonly=True) as uow:
+    async with store.unit_of_work(tenant_id, actor, readonly=True) as uow:
         row = await uow.conn.fetchrow(Q["download"], tenant_id, upload_id)
         if row is None or (row["ticket_id"] is None and (
                 row["uploaded_by_kind"], row["uploaded_by_id"]) != (actor.kind, actor.id)):
@@ -707,7 +707,7 @@ async def verify_files(store: EventStore, storages: Storages, tenant_id: TenantI
     checked = erased = 0
     after = UUID(int=0)
     while True:
-        async with store.session(tenant_id, readonly=True) as uow:
+        async with store.unit_of_work(tenant_id, readonly=True) as uow:
             rows = await uow.conn.fetch(Q["stored_blobs"], tenant_id, after, 50)
             subjects = {r["subject_id"] for r in rows if r["subject_id"] is not None}
             keys = await store.keyring.read(uow.conn, tenant_id, subjects)
@@ -729,7 +729,7 @@ async def verify_files(store: EventStore, storages: Storages, tenant_id: TenantI
                                        r["size"], bytes(r["sha256"])):
                 bad.append(str(r["id"]))
             checked += 1
-    async with store.session(tenant_id, readonly=True) as uow:
+    async with store.unit_of_work(tenant_id, readonly=True) as uow:
         uploads = await uow.conn.fetch(Q["attached_hashes"], tenant_id)
     for u in uploads:
         want = recorded.get(u["id"])

@@ -38,7 +38,7 @@ async def brand_of(store: EventStore, given: str) -> Brand | None:
         tenant = await resolve_tenant(conn, given)
     if tenant is None:
         return None
-    async with store.session(tenant, readonly=True) as uow:
+    async with store.unit_of_work(tenant, readonly=True) as uow:
         name: str | None = await uow.conn.fetchval(Q["tenant_name"], tenant)
         if name is None:
             return None

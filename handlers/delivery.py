@@ -56,12 +56,12 @@ async def attempt(store: EventStore, tenant: TenantId, actor: StoreActor, job: J
         acknowledged = await send()
     except failures as exc:
         dead = job.attempts >= job.max_attempts or getattr(exc, "permanent", False)
-        async with store.session(tenant, actor) as uow:
+        async with store.unit_of_work(tenant, actor) as uow:
             await settle(uow, "dead" if dead else "queued", str(exc)[:500], None)
         if dead:
             return None
         raise
-    async with store.session(tenant, actor) as uow:
+    async with store.unit_of_work(tenant, actor) as uow:
         await settle(uow, "sent", None, acknowledged)
     return acknowledged
 

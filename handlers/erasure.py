@@ -126,8 +126,7 @@ async def erase_contact(uow: UnitOfWork, command: EraseContact) -> Erased:
     await forget_readers(uow.conn, uow.tenant_id, subjects)
     for subject in alive:
         await widget.forget_contact(uow, before[subject].email, tickets, command.at)
-    await mail_in.forget_contact_mail(uow.conn, uow.tenant_id, tickets,
-                                      [c.email for c in before.values()], uow.keyring)
+    await mail_in.forget_contact_mail(uow, tickets, [c.email for c in before.values()])
     events, fields, unsealed = _census(recorded, set(subjects))
     # The search index held the same words: recompute the tickets' rows from their
     # redacted rows, and find the contacts no more.

@@ -10,7 +10,10 @@ with ``Retry-After``). Rules of the ticket aggregate raise
 
 from __future__ import annotations
 
+from types import TracebackType
 from typing import Any
+
+from domain.errors import ValidationFailed
 
 
 class HandlerError(Exception):
@@ -76,6 +79,14 @@ class Invalid(HandlerError):
         self.reason = reason or message
         self.kind = kind
 
+    @classmethod
+    def of(cls, code: str, exc: ValidationFailed, field: str | None = None) -> Invalid:
+        """The 422 of a domain rule's refusal, naming ``field`` (default: the one the
+        rule named) before its message."""
+        field = field or exc.field
+        return cls(code, f"{field}: {exc.message}" if field else exc.message, field=field,
+                   reason=exc.message)
+
 
 class TooManyAttempts(HandlerError):
     """Sign-ins for this account or from this address are paused; ``retry_after`` is in
@@ -89,6 +100,25 @@ class TooManyAttempts(HandlerError):
         self.headers = {"Retry-After": str(retry_after)}
 
 
+
+class _Refusing:
+    def __init__(self, code: str, field: str | None) -> None:
+        self.code, self.field = code, field
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if isinstance(exc, ValidationFailed):
+            raise Invalid.of(self.code, exc, self.field) from exc
+
+
+def refused_as(code: str, field: str | None = None) -> _Refusing:
+    """A block in which a domain rule's refusal (``ValidationFailed``) is the handler's
+    422 ``code`` (``Invalid.of``), naming ``field`` or the field the rule named."""
+    return _Refusing(code, field)
+
 __all__ = ["Conflict", "Forbidden", "Gone", "HandlerError", "Invalid", "Missing",
            "NotAuthenticated", "TooLarge", "TooManyAttempts", "VersionMismatch",
-           "expect_version"]
+           "expect_version", "refused_as"]

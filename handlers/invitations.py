@@ -97,7 +97,7 @@ async def accept(store: EventStore, passwords: Passwords, command: AcceptInvitat
     if ref is None:
         raise _unknown()
     tenant = ref.tenant_id
-    async with store.session(tenant, readonly=True) as uow:
+    async with store.unit_of_work(tenant, readonly=True) as uow:
         found = await uow.conn.fetchrow(Q["get_invitation"], tenant, ref.digest)
         if found is None:
             raise _unknown()
@@ -106,7 +106,7 @@ async def accept(store: EventStore, passwords: Passwords, command: AcceptInvitat
         raise _gone()
     agent_id: UUID = existing["id"] if existing is not None else uuid.uuid4()
     hashed = await asyncio.to_thread(passwords.hash, command.password)
-    async with store.session(tenant, agent_actor(agent_id)) as uow:
+    async with store.unit_of_work(tenant, agent_actor(agent_id)) as uow:
         # Locked and checked again: two people spending one token race here.
         row = await uow.conn.fetchrow(Q["get_invitation_for_update"], tenant, ref.digest)
         assert row is not None

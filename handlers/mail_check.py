@@ -53,8 +53,8 @@ async def try_mailbox(uow: UnitOfWork, mailbox_id: UUID, timeout: float = TRIAL_
     connection for the trial: at most twice ``timeout``, both servers tried at once."""
     if await mailboxes.get_mailbox(uow, mailbox_id) is None:
         raise Missing("mailbox_not_found", f"no mailbox {mailbox_id}")
-    _, smtp = await mailboxes.smtp_access(uow.conn, uow.keyring, uow.tenant_id, mailbox_id)
-    imap = await mailboxes.imap_access(uow.conn, uow.keyring, uow.tenant_id, mailbox_id)
+    _, smtp = await mailboxes.smtp_access(uow, mailbox_id)
+    imap = await mailboxes.imap_access(uow, mailbox_id)
     unset = {"status": "not_configured", "reason": None}
     smtp_said, imap_said = await asyncio.gather(
         _tried(_smtp_login, smtp, timeout) if smtp is not None else _unset(unset),

@@ -86,7 +86,7 @@ async def watch_mailbox(access: mailboxes.ImapAccess, arrived: asyncio.Event, *,
 async def poll_now(ctx: JobContext, tenant_id: TenantId) -> bool:
     """Make the tenant's waiting poll due now; False while only a running one exists."""
     now = ctx.clock.now()
-    async with ctx.store.session(tenant_id, IDLE_ACTOR) as uow:
+    async with ctx.store.unit_of_work(tenant_id, IDLE_ACTOR) as uow:
         if await uow.conn.fetchval(Q["imap_poll_now"], tenant_id, now) is not None:
             return True
         if await uow.conn.fetchval(Q["imap_poll_live"], tenant_id):
@@ -110,11 +110,10 @@ async def _nudge(ctx: JobContext, tenant_id: TenantId, arrived: asyncio.Event) -
 
 
 async def _accesses(ctx: JobContext, tenant_id: TenantId) -> dict[UUID, mailboxes.ImapAccess]:
-    async with ctx.store.session(tenant_id, readonly=True) as uow:
+    async with ctx.store.unit_of_work(tenant_id, readonly=True) as uow:
         out = {}
         for row in await uow.conn.fetch(Q["imap_mailboxes"], tenant_id):
-            access = await mailboxes.imap_access(uow.conn, ctx.store.keyring, tenant_id,
-                                                 row["id"])
+            access = await mailboxes.imap_access(uow, row["id"])
             if access is not None:
                 out[row["id"]] = access
         return out

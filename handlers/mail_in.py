@@ -274,7 +274,7 @@ async def _settle(store: EventStore, storages: attachments.Storages, tenant_id: 
     of them written with ``checkpoint`` in one transaction. ``deferring``: the ticket
     commands' writes go with the COMMIT (a lost race fails the whole at commit)."""
     actor = mail_actor(mailbox_id)
-    async with store.session(tenant_id, readonly=True) as uow:
+    async with store.unit_of_work(tenant_id, readonly=True) as uow:
         mailbox = await uow.conn.fetchrow(Q["mailbox_get"], tenant_id, mailbox_id)
         if mailbox is None:
             raise Missing("mailbox_not_found", f"no mailbox {mailbox_id}")
@@ -295,7 +295,7 @@ async def _settle(store: EventStore, storages: attachments.Storages, tenant_id: 
     try:
         for m, files in zip(looked, chosen, strict=True):
             m.received, received = received[:len(files)], received[len(files):]
-        async with store.session(tenant_id, actor) as uow:
+        async with store.unit_of_work(tenant_id, actor) as uow:
             uow.deferring = deferring
             openings = await _openings(uow, mailbox_id, looked, at)
             rows = _MailRows() if deferring else None
@@ -573,7 +573,7 @@ async def _record(uow: UnitOfWork, mailbox_id: UUID, mail: ParsedMail,
 async def _quarantine(store: EventStore, tenant_id: TenantId, mailbox_id: UUID, raw: bytes,
                       reason: str, at: datetime, quarantine_id: UUID | None,
                       checkpoint: Checkpoint) -> TakenIn:
-    async with store.session(tenant_id, mail_actor(mailbox_id)) as uow:
+    async with store.unit_of_work(tenant_id, mail_actor(mailbox_id)) as uow:
         await checkpoint(uow)
         if quarantine_id is not None:
             row = await uow.conn.fetchrow(Q["quarantine_failed_again"], tenant_id,
@@ -629,7 +629,7 @@ async def retry_quarantined(store: EventStore, storages: attachments.Storages,
                             at: datetime) -> TakenIn:
     """Take a quarantined mail in again (after a fix of the parser, say)."""
     assert store.keyring is not None
-    async with store.session(tenant_id, readonly=True) as uow:
+    async with store.unit_of_work(tenant_id, readonly=True) as uow:
         row = await uow.conn.fetchrow(Q["quarantine_raw"], tenant_id, mailbox_id,
                                       quarantine_id)
     if row is None:
@@ -649,9 +649,12 @@ async def discard_quarantined(uow: UnitOfWork, mailbox_id: UUID, quarantine_id: 
     return quarantine_document(found, uow.tenant_id, uow.keyring)
 
 
-async def mail_of_ticket(uow: UnitOfWork, ticket_id: UUID) -> list[dict[str, Any]]:
-    """The mail a ticket took in and sent, oldest first, with each one's outcome."""
+async def mail_of_ticket(uow: UnitOfWork, ticket_id: UUID) -> list[dict[str, Any]] | None:
+    """The mail a ticket took in and sent, oldest first, with each one's outcome; None
+    for no such ticket."""
     conn, tenant_id = uow.conn, uow.tenant_id
+    if await load_ticket(conn, tenant_id, ticket_id) is None:
+        return None
     return [{"id": r["id"], "mailbox_id": r["mailbox_id"], "direction": r["direction"],
              "message_id": r["message_id"], "rfc_message_id": r["rfc_message_id"],
              "from": r["from_address"], "to": list(r["to_addresses"]),
@@ -661,16 +664,17 @@ async def mail_of_ticket(uow: UnitOfWork, ticket_id: UUID) -> list[dict[str, Any
             for r in await conn.fetch(Q["mail_of_ticket"], tenant_id, ticket_id)]
 
 
-async def forget_contact_mail(conn: asyncpg.Connection, tenant_id: TenantId,
-                              tickets: Sequence[UUID], emails: Sequence[str],
-                              keyring: Keyring | None = None) -> int:
+async def forget_contact_mail(uow: UnitOfWork, tickets: Sequence[UUID],
+                              emails: Sequence[str]) -> int:
     """An erasure's part here: the addresses on the mail rows of the contact's tickets
     and of its mail that made none, its bounce record, and its address on notification
     mail (with the values of any not yet sent); their bodies and files are on the
     tickets, erased with them. Quarantined mail that names one of ``emails`` anywhere in
     its raw form (sender, recipients, body) is deleted; how many. The quarantine is
     opened whole to find them: it is small by nature (admins tend it), and a mail
-    that could not be parsed has no sender to look up by."""
+    that could not be parsed has no sender to look up by. Without a keyring the
+    quarantine, sealed, is left as it is."""
+    conn, tenant_id, keyring = uow.conn, uow.tenant_id, uow.keyring
     lowered = [e.lower() for e in emails if e]
     await conn.execute(Q["mail_forget"], tenant_id, list(tickets), lowered)
     await conn.execute(Q["notices_forget"], tenant_id, lowered)

@@ -200,7 +200,7 @@ async def _event_notices(uow: UnitOfWork, settings: TenantSettings, event: Recor
 async def _make_event_notices(store: EventStore, tenant: TenantId, stream_id: UUID, seq: int,
                               at: datetime) -> list[UUID]:
     """The rows an event calls for, made by the first attempt (module docstring)."""
-    async with store.session(tenant, ACTOR) as uow:
+    async with store.unit_of_work(tenant, ACTOR) as uow:
         settings = await load_settings(uow.conn, tenant)
         event = next((e for e in await uow.read_stream(stream_id) if e.seq == seq), None)
         if event is None or uow.keyring is None:
@@ -318,7 +318,7 @@ async def _send_one(store: EventStore, tenant: TenantId, notice_id: UUID, *, job
                     public_url: str, timeout: float, at: datetime) -> None:
     """Mail one notification, settled as every outbound delivery is
     (``handlers.delivery``): the last attempt's failure leaves it ``dead``."""
-    async with store.session(tenant, ACTOR) as uow:
+    async with store.unit_of_work(tenant, ACTOR) as uow:
         row = await uow.conn.fetchrow(Q["notice_take"], tenant, notice_id)
         if row is None or row["status"] != "queued" or row["data"] is None:
             return  # sent already, or never deliverable
@@ -326,8 +326,7 @@ async def _send_one(store: EventStore, tenant: TenantId, notice_id: UUID, *, job
         assert uow.keyring is not None
         data = orjson.loads(uow.keyring.unwrap(tenant, notice_id, bytes(row["data"]),
                                                row["kek"]))
-        address, access = await mailboxes.smtp_access(uow.conn, uow.keyring, tenant,
-                                                      row["mailbox_id"])
+        address, access = await mailboxes.smtp_access(uow, row["mailbox_id"])
         mailbox = await uow.conn.fetchrow(Q["mailbox_get"], tenant, row["mailbox_id"])
         token = answers = None
         if row["kind"] in THREADED and row["ticket_id"] is not None:
@@ -353,7 +352,7 @@ async def _send_one(store: EventStore, tenant: TenantId, notice_id: UUID, *, job
                                rfc_id=row["rfc_message_id"], at=at, token=token,
                                answers=answers)
     except (ValueError, TypeError) as exc:  # an address or header no mail can carry
-        async with store.session(tenant, ACTOR) as uow:
+        async with store.unit_of_work(tenant, ACTOR) as uow:
             await uow.conn.execute(Q["notice_done"], tenant, notice_id, "dead",
                                    f"the mail could not be made: {exc}"[:500], None)
         return

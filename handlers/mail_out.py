@@ -171,7 +171,7 @@ async def deliver(ctx: JobContext, job: Job, *,
     tenant, store = job.tenant_id, ctx.store
     ticket_id, seq = UUID(job.payload["ticket_id"]), int(job.payload["seq"])
     at = ctx.clock.now()
-    async with store.session(tenant, StoreActor("system", "mail")) as uow:
+    async with store.unit_of_work(tenant, StoreActor("system", "mail")) as uow:
         # The one event, not the ticket's whole stream (every event of which is opened).
         event = next(iter(await uow.read_tenant(seq - 1, 1)), None)
         if event is None or event.seq != seq or event.stream_id != ticket_id:
@@ -185,8 +185,7 @@ async def deliver(ctx: JobContext, job: Job, *,
         ticket = await load_ticket(uow.conn, tenant, ticket_id)
         if thread is None or ticket is None:
             return
-        address, access = await mailboxes.smtp_access(uow.conn, store.keyring, tenant,
-                                                      thread["mailbox_id"])
+        address, access = await mailboxes.smtp_access(uow, thread["mailbox_id"])
         row = await uow.conn.fetchrow(Q["outbound_take"], tenant, message_id)
         if row is None:
             rfc_id = f"{uuid.uuid4()}@{address.partition('@')[2]}"

@@ -158,8 +158,8 @@ async def poll_mailbox(store: EventStore, storages: attachments.Storages, tenant
                        mailbox_id: UUID, now: Callable[[], datetime], *,
                        limit: int = BATCH, timeout: float = IMAP_TIMEOUT) -> list[str]:
     """Poll one mailbox (module docstring); the outcome of each mail taken in."""
-    async with store.session(tenant_id, readonly=True) as uow:
-        access = await mailboxes.imap_access(uow.conn, store.keyring, tenant_id, mailbox_id)
+    async with store.unit_of_work(tenant_id, readonly=True) as uow:
+        access = await mailboxes.imap_access(uow, mailbox_id)
     if access is None:
         return []
 
@@ -168,7 +168,7 @@ async def poll_mailbox(store: EventStore, storages: attachments.Storages, tenant
         try:
             return await asyncio.to_thread(fn, *args)
         except _IMAP_ERRORS as exc:
-            async with store.session(tenant_id, mail_in.mail_actor(mailbox_id)) as uow:
+            async with store.unit_of_work(tenant_id, mail_in.mail_actor(mailbox_id)) as uow:
                 await mailboxes.record_use(uow.conn, tenant_id, mailbox_id, now(),
                                            reason(exc))
             raise MailboxUnreachable(reason(exc)) from exc
@@ -202,7 +202,7 @@ async def poll_mailbox(store: EventStore, storages: attachments.Storages, tenant
             after = fetched[-1][0]
     finally:
         await asyncio.to_thread(logout, client)
-    async with store.session(tenant_id, mail_in.mail_actor(mailbox_id)) as uow:
+    async with store.unit_of_work(tenant_id, mail_in.mail_actor(mailbox_id)) as uow:
         await mailboxes.record_use(uow.conn, tenant_id, mailbox_id, now(), None)
     return outcomes
 
@@ -215,10 +215,10 @@ async def poll(ctx: JobContext, job: Job, *,
     if job.tenant_id is None:
         return
     tenant = job.tenant_id
-    async with ctx.store.session(tenant, readonly=True) as uow:
+    async with ctx.store.unit_of_work(tenant, readonly=True) as uow:
         ids = [r["id"] for r in await uow.conn.fetch(Q["imap_mailboxes"], tenant)]
     if ids:  # the IDLE watch of a tenant whose mailbox was made before it existed
-        async with ctx.store.session(tenant, mail_in.mail_actor(ids[0])) as uow:
+        async with ctx.store.unit_of_work(tenant, mail_in.mail_actor(ids[0])) as uow:
             await ensure_tenant_jobs(uow.conn, tenant, [(mailboxes.IDLE_KIND,
                                                          mailboxes.IDLE_KIND)],
                                      ctx.clock.now())

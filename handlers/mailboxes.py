@@ -348,10 +348,11 @@ async def list_mailboxes(uow: UnitOfWork, after: tuple[datetime, UUID] | None, l
     return [mailbox_document(r) for r in rows]
 
 
-async def smtp_access(conn: asyncpg.Connection, keyring: Keyring | None, tenant_id: TenantId,
-                      mailbox_id: UUID) -> tuple[str, SmtpAccess | None]:
-    """The mailbox's address and its SMTP (None: it sends nothing)."""
-    row = await conn.fetchrow(Q["mailbox_get"], tenant_id, mailbox_id)
+async def smtp_access(uow: UnitOfWork, mailbox_id: UUID) -> tuple[str, SmtpAccess | None]:
+    """The mailbox's address and its SMTP (None: it sends nothing), its secrets opened
+    with the unit of work's keyring."""
+    keyring, tenant_id = uow.keyring, uow.tenant_id
+    row = await uow.conn.fetchrow(Q["mailbox_get"], tenant_id, mailbox_id)
     if row is None:
         raise Missing("mailbox_not_found", f"no mailbox {mailbox_id}")
     smtp = row["smtp"]
@@ -370,10 +371,11 @@ async def smtp_access(conn: asyncpg.Connection, keyring: Keyring | None, tenant_
                                       dkim=dkim)
 
 
-async def imap_access(conn: asyncpg.Connection, keyring: Keyring | None, tenant_id: TenantId,
-                      mailbox_id: UUID) -> ImapAccess | None:
-    """The mailbox's IMAP and checkpoint (None: it is not polled)."""
-    row = await conn.fetchrow(Q["mailbox_get"], tenant_id, mailbox_id)
+async def imap_access(uow: UnitOfWork, mailbox_id: UUID) -> ImapAccess | None:
+    """The mailbox's IMAP and checkpoint (None: it is not polled), its password opened
+    with the unit of work's keyring."""
+    keyring, tenant_id = uow.keyring, uow.tenant_id
+    row = await uow.conn.fetchrow(Q["mailbox_get"], tenant_id, mailbox_id)
     if row is None or row["imap"] is None:
         return None
     imap = row["imap"]

@@ -166,7 +166,7 @@ async def button(store: EventStore, tenant: str) -> tuple[TenantId, str] | None:
         tenant_id = await resolve_tenant(conn, tenant)
     if tenant_id is None:
         return None
-    async with store.session(tenant_id, readonly=True) as uow:
+    async with store.unit_of_work(tenant_id, readonly=True) as uow:
         row = await uow.conn.fetchrow(Q["provider_get"], tenant_id)
     return None if row is None else (tenant_id, row["label"])
 
@@ -179,7 +179,7 @@ async def start(store: EventStore, providers: Providers, tenant: str,
         tenant_id = await resolve_tenant(conn, tenant)
     if tenant_id is None:
         raise not_configured()
-    async with store.session(tenant_id, readonly=True) as uow:
+    async with store.unit_of_work(tenant_id, readonly=True) as uow:
         row = await uow.conn.fetchrow(Q["provider_get"], tenant_id)
     if row is None:
         raise not_configured()
@@ -187,7 +187,7 @@ async def start(store: EventStore, providers: Providers, tenant: str,
     state, nonce = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
     verifier = secrets.token_urlsafe(48)
     redirect_uri = callback(tenant_id)
-    async with store.session(tenant_id, readonly=False) as uow:
+    async with store.unit_of_work(tenant_id, readonly=False) as uow:
         await uow.conn.execute(Q["attempts_sweep"], tenant_id, at)
         await uow.conn.execute(Q["attempt_insert"], tenant_id, _sha256(state), _sha256(nonce),
                                verifier, redirect_uri, at, at + ATTEMPT_TTL)
@@ -209,7 +209,7 @@ async def finish(store: EventStore, providers: Providers, lifetimes: Lifetimes,
         raise not_configured()
     # The attempt is spent in a unit of work of its own, committed before the provider
     # is asked anything: a callback played twice finds it spent, whatever happens next.
-    async with store.session(tenant_id, readonly=False) as uow:
+    async with store.unit_of_work(tenant_id, readonly=False) as uow:
         row = await uow.conn.fetchrow(Q["provider_get"], tenant_id)
         attempt = await uow.conn.fetchrow(Q["attempt_spend"], tenant_id,
                                           _sha256(command.state), command.at)
@@ -235,24 +235,25 @@ async def finish(store: EventStore, providers: Providers, lifetimes: Lifetimes,
                                                              bytes(attempt["nonce_hash"])):
         raise refused("the ID token's nonce is not this sign-in's")
     email = checked_email(claims, row["allowed_domain"])
-    async with store.session(tenant_id, readonly=True) as uow:
+    async with store.unit_of_work(tenant_id, readonly=True) as uow:
         agent = await uow.conn.fetchrow(Q["agent_for_email"], tenant_id, email)
     if agent is not None and not agent["active"]:
         raise refused("the agent with this e-mail is deactivated")
     if agent is None and not row["create_agents"]:
         raise refused("no agent of this tenant has this e-mail")
     if agent is not None:
-        return await open_session(store, lifetimes, tenant_id, agent["id"], agent["role"],
-                                  command.at, STAFF)
+        async with store.unit_of_work(tenant_id, STAFF.actor(agent["id"])) as uow:
+            signed_in = await open_session(uow, lifetimes, agent["id"], agent["role"],
+                                           command.at, STAFF)
+        return signed_in
     new_id = AgentId(uuid.uuid4())
     name = claims.get("name") if isinstance(claims.get("name"), str) else None
-
-    async def add(uow: UnitOfWork) -> None:
+    async with store.unit_of_work(tenant_id, STAFF.actor(new_id)) as uow:
         await add_agent(uow, AddAgent(email=email, name=(name or email)[:200],
                                       role=Role.AGENT, at=command.at, agent_id=new_id))
-
-    return await open_session(store, lifetimes, tenant_id, new_id, Role.AGENT.value,
-                              command.at, STAFF, before=add)
+        signed_in = await open_session(uow, lifetimes, new_id, Role.AGENT.value, command.at,
+                                       STAFF)
+    return signed_in
 
 
 __all__ = [

@@ -133,7 +133,7 @@ async def set_password(store: EventStore, passwords: Passwords, token: str, pass
         missing=Missing("not_found", "no such password link"), gone=_gone())
     tenant = ref.tenant_id
     hashed = await asyncio.to_thread(passwords.hash, password)
-    async with store.session(tenant, customer_actor(found["contact_id"])) as uow:
+    async with store.unit_of_work(tenant, customer_actor(found["contact_id"])) as uow:
         # Locked and checked again: two people spending one link race here.
         row = await uow.conn.fetchrow(Q["get_link"], tenant, ref.digest)
         assert row is not None
@@ -180,7 +180,7 @@ async def spendable_link(store: EventStore, prefix: str, token: str | None, quer
     ref = parse_token(prefix, token)
     if ref is None:
         raise missing
-    async with store.session(ref.tenant_id, readonly=True) as uow:
+    async with store.unit_of_work(ref.tenant_id, readonly=True) as uow:
         found = await uow.conn.fetchrow(query, ref.tenant_id, ref.digest)
     if found is None:
         raise missing

@@ -46,14 +46,7 @@ import asyncpg
 
 from domain.business_hours import Calendar, CALENDAR_24x7, business_ms_between
 from domain.errors import DomainError
-from domain.events import (
-    Event,
-    MessageAdded,
-    RuleChainStopped,
-    StateChanged,
-    TicketOpened,
-    TicketSplitFrom,
-)
+from domain.events import Event, RuleChainStopped
 from domain.ids import AgentId, GroupId, MessageId, TenantId, TicketId
 from domain.rule import CHAIN_DEPTH_MAX, Rule
 from domain.rule_parts import TICKET_EVENT_TYPES, Action, Facts, event_types, holds
@@ -68,6 +61,7 @@ from domain.ticket.commands import (
     ChangeTags,
     Command,
 )
+from domain.ticket.events import MessageAdded, StateChanged, TicketOpened, TicketSplitFrom
 from domain.values import Actor, ActorKind, Priority, TicketState, Visibility
 from eventstore.errors import ConcurrencyError
 from eventstore.keys import Keyring

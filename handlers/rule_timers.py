@@ -150,8 +150,8 @@ async def time_pass(ctx: JobContext, job: Job) -> None:
     """Handle one ``rules.time_pass`` job: a pass over the tenant's time rules."""
     if job.tenant_id is None:
         raise ValueError(f"{PASS} needs a tenant")
-    async with ctx.store.session(job.tenant_id, SYSTEM) as session:
-        await evaluate_tenant(session.conn, session.tenant_id, ctx.clock.now())
+    async with ctx.store.unit_of_work(job.tenant_id, SYSTEM) as uow:
+        await evaluate_tenant(uow.conn, uow.tenant_id, ctx.clock.now())
 
 
 async def fire(uow: UnitOfWork, rule_id: UUID, ticket_id: UUID, episode: datetime,
@@ -207,7 +207,7 @@ async def handle_fire(ctx: JobContext, job: Job) -> None:
         raise ValueError(f"{FIRE} needs a tenant")
     payload = job.payload
     rule_id = UUID(payload["rule_id"])
-    async with ctx.store.session(job.tenant_id, StoreActor("rule", str(rule_id))) as uow:
+    async with ctx.store.unit_of_work(job.tenant_id, StoreActor("rule", str(rule_id))) as uow:
         await fire(uow, rule_id, UUID(payload["ticket_id"]),
                    datetime.fromisoformat(payload["episode"]), ctx.clock.now())
 

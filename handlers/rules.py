@@ -21,7 +21,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from uuid import UUID
 
-from domain.errors import ValidationFailed
 from domain.events import Event
 from domain.fields import FieldCatalog, check_value, check_values
 from domain.rule import (
@@ -36,7 +35,7 @@ from domain.rule_parts import Action, Condition, field_key
 from domain.templates import check_template
 from domain.values import Actor, ActorKind
 from eventstore.store import UnitOfWork
-from handlers.errors import Invalid
+from handlers.errors import Invalid, refused_as
 from handlers.records import change_record, create_record
 from handlers.rule_mail import check_can_send
 from projections import rules as read_model
@@ -45,12 +44,6 @@ from projections.groups import load_group
 from projections.reads import active_agent
 
 _STAFF = Actor(kind=ActorKind.RULE, id="check")
-
-
-def _invalid(exc: ValidationFailed, where: str | None = None) -> Invalid:
-    field = where or exc.field
-    return Invalid("invalid_rule", f"{field}: {exc.message}" if field else exc.message,
-                   field=field, reason=exc.message)
 
 
 def check_field_conditions(conditions: Sequence[Condition], catalog: FieldCatalog) -> None:
@@ -64,10 +57,8 @@ def check_field_conditions(conditions: Sequence[Condition], catalog: FieldCatalo
             raise Invalid("invalid_rule", f"conditions.{i}.field: {key} is not a ticket field",
                           field=f"conditions.{i}.field")
         if c.value is not None:
-            try:
+            with refused_as("invalid_rule", f"conditions.{i}.value"):
                 check_value(d, c.value)
-            except ValidationFailed as exc:
-                raise _invalid(exc, f"conditions.{i}.value") from exc
 
 
 def check_template_fields(text: str, where: str, catalog: FieldCatalog) -> None:
@@ -100,10 +91,8 @@ async def check_actions_in_tenant(uow: UnitOfWork, actions: Sequence[Action],
                     raise Invalid("invalid_rule", f"{at}: the agent is not in the group "
                                   f"{routed} the ticket is in", field=at)
         if a.type == "set_fields":
-            try:
+            with refused_as("invalid_rule", at):
                 check_values(a.value, catalog, _STAFF, {})
-            except ValidationFailed as exc:
-                raise _invalid(exc, at) from exc
         if a.type == "add_note":
             check_template_fields(a.value, at, catalog)
         if (a.type == "send_mail" and a.value["to"] == "group"
@@ -126,10 +115,8 @@ async def _check_in_tenant(uow: UnitOfWork, rule: Rule) -> None:
 
 
 def _decide(command: CreateRule | ChangeRule, state: Rule | None) -> list[Event]:
-    try:
+    with refused_as("invalid_rule"):
         return decide_rule(command, state)
-    except ValidationFailed as exc:
-        raise _invalid(exc) from exc
 
 
 async def create_rule(uow: UnitOfWork, command: CreateRule) -> Rule:

@@ -76,7 +76,7 @@ async def rate_by_link(store: EventStore, token: str, rating: Rating, comment: s
                                       missing=_forged(), gone=_gone())
     tenant = ref.tenant_id
     contact_id = found["contact_id"]
-    async with store.session(tenant, customer_actor(contact_id)) as uow:
+    async with store.unit_of_work(tenant, customer_actor(contact_id)) as uow:
         row = await uow.conn.fetchrow(Q["get_link"], tenant, ref.digest)
         assert row is not None
         if row["spent_at"] is not None:

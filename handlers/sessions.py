@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -183,7 +183,7 @@ async def sign_in(store: EventStore, passwords: Passwords, lifetimes: Lifetimes,
     await throttle_check(store, attempt, command.at)
     row = None
     if tenant is not None:
-        async with store.session(tenant, readonly=True) as uow:
+        async with store.unit_of_work(tenant, readonly=True) as uow:
             row = await uow.conn.fetchrow(kind.queries["login"], tenant, command.email)
     stored = row["password_hash"] if row is not None and row["active"] else None
     if not await asyncio.to_thread(passwords.verify, stored, command.password):
@@ -194,34 +194,28 @@ async def sign_in(store: EventStore, passwords: Passwords, lifetimes: Lifetimes,
     holder: UUID = row["id"]
     rehashed = (await asyncio.to_thread(passwords.hash, command.password)
                 if passwords.needs_rehash(stored) else None)
-
-    async def rehash(uow: UnitOfWork) -> None:
+    async with store.unit_of_work(tenant, kind.actor(holder)) as uow:
         if rehashed is not None:
             await uow.conn.execute(kind.queries["rehash_password"], tenant, holder, rehashed,
                                    stored, command.at)
+        signed_in = await open_session(uow, lifetimes, holder, row["role"], command.at, kind)
+    return signed_in
 
-    return await open_session(store, lifetimes, tenant, holder, row["role"], command.at,
-                              kind, before=rehash)
 
-
-async def open_session(store: EventStore, lifetimes: Lifetimes, tenant: TenantId,
-                       holder: UUID, role: str, at: datetime, kind: SessionKind = STAFF,
-                       before: Callable[[UnitOfWork], Awaitable[None]] | None = None
-                       ) -> SignedIn:
+async def open_session(uow: UnitOfWork, lifetimes: Lifetimes, holder: UUID, role: str,
+                       at: datetime, kind: SessionKind = STAFF) -> SignedIn:
     """Open a session for a holder whose credential was checked (a password, an
-    OpenID Connect ID token), with its first refresh token, recording the sign-in, in
-    one unit of work acting as the holder; ``before`` runs first in it (a rehash, an
-    agent added on first sign-in)."""
+    OpenID Connect ID token), with its first refresh token, recording the sign-in; the
+    unit of work acts as the holder (``kind.actor(holder)``), and what the sign-in
+    changes first (a rehash, an agent added on first sign-in) is in it too."""
+    tenant = uow.tenant_id
     session_id = uuid.uuid4()
     cap = at + lifetimes.session
     expires = min(at + lifetimes.refresh, cap)
-    async with store.session(tenant, kind.actor(holder)) as uow:
-        if before is not None:
-            await before(uow)
-        await uow.conn.execute(kind.queries["insert_session"], tenant, session_id, holder,
-                               at, cap)
-        token = await issue_refresh(uow, kind, session_id, at, expires)
-        await record(uow, kind.signed_in(holder, session_id, at))
+    await uow.conn.execute(kind.queries["insert_session"], tenant, session_id, holder, at,
+                           cap)
+    token = await issue_refresh(uow, kind, session_id, at, expires)
+    await record(uow, kind.signed_in(holder, session_id, at))
     return SignedIn(tenant, session_id, holder, role, token, expires, cap)
 
 
@@ -238,7 +232,7 @@ async def refresh(store: EventStore, lifetimes: Lifetimes, token: str | None,
     if ref is None:
         raise _refresh_refused()
     tenant, q = ref.tenant_id, kind.queries
-    async with store.session(tenant, readonly=True) as uow:
+    async with store.unit_of_work(tenant, readonly=True) as uow:
         row = await uow.conn.fetchrow(q["get_refresh_token"], tenant, ref.digest)
     if row is None:
         raise _refresh_refused()
@@ -247,7 +241,7 @@ async def refresh(store: EventStore, lifetimes: Lifetimes, token: str | None,
     outcome: Outcome = "refused"
     new = ""
     expires = at
-    async with store.session(tenant, kind.actor(holder)) as uow:
+    async with store.unit_of_work(tenant, kind.actor(holder)) as uow:
         if row["rotated_at"] is not None:
             outcome = "replayed"
         elif (row["revoked_at"] is None and row["active"] and row["expires_at"] > at
@@ -289,12 +283,12 @@ async def sign_out(store: EventStore, token: str | None, at: datetime,
     if ref is None:
         return False
     tenant = ref.tenant_id
-    async with store.session(tenant, readonly=True) as uow:
+    async with store.unit_of_work(tenant, readonly=True) as uow:
         row = await uow.conn.fetchrow(kind.queries["get_refresh_token"], tenant, ref.digest)
     if row is None:
         return False
     if row["revoked_at"] is None:
-        async with store.session(tenant, kind.actor(row["holder_id"])) as uow:
+        async with store.unit_of_work(tenant, kind.actor(row["holder_id"])) as uow:
             await end_session(uow, kind, row["holder_id"], row["session_id"], at)
     return True
 

@@ -41,14 +41,14 @@ async def check_sla(ctx: JobContext, job: Job) -> None:
     for attempt in range(1, ATTEMPTS + 1):
         now = ctx.clock.now()
         try:
-            async with ctx.store.session(job.tenant_id, SYSTEM) as session:
-                result = await execute(session, ticket_id, CheckSla(metric=metric, at=now))
+            async with ctx.store.unit_of_work(job.tenant_id, SYSTEM) as uow:
+                result = await execute(uow, ticket_id, CheckSla(metric=metric, at=now))
                 clock = result.ticket.clocks.get(metric)
                 if (not result.events and clock is not None and clock.running
                         and clock.breached_at is None and clock.due_at is not None
                         and clock.due_at > now):
-                    await session.conn.execute(Q["snooze"], job.id, ctx.queue.worker_id,
-                                               clock.due_at, job.tenant_id)
+                    await uow.conn.execute(Q["snooze"], job.id, ctx.queue.worker_id,
+                                           clock.due_at, job.tenant_id)
             return
         except NotFound:
             log.info("sla.check for unknown ticket %s: nothing to do", ticket_id)

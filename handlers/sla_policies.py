@@ -25,13 +25,12 @@ Every refusal is a 422 naming the part (``targets.next_reply_ms``), and nothing 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from uuid import UUID
 
 import asyncpg
 
-from domain.errors import ValidationFailed
 from domain.events import Event
 from domain.ids import TenantId
 from domain.sla import SlaPolicy
@@ -59,7 +58,7 @@ from domain.target_policy import (
 )
 from domain.values import UtcDatetime
 from eventstore.store import UnitOfWork
-from handlers.errors import Conflict, Invalid
+from handlers.errors import Conflict, Invalid, refused_as
 from handlers.records import change_record, create_record
 from handlers.rules import check_field_conditions
 from handlers.ticket_state import CommandState
@@ -68,22 +67,26 @@ from projections.fields import load_catalog
 from projections.groups import load_group
 from projections.people import load_contact, load_organization
 
-
-def _invalid(code: str, exc: ValidationFailed) -> Invalid:
-    field = exc.field
-    return Invalid(code, f"{field}: {exc.message}" if field else exc.message,
-                   field=field, reason=exc.message)
-
-
 # --- calendars ---------------------------------------------------------------------------
 
 
 def _decide_calendar(command: CreateCalendar | ChangeCalendar,
                      state: SlaCalendar | None) -> list[Event]:
-    try:
+    with refused_as("invalid_calendar"):
         return decide_calendar(command, state)
-    except ValidationFailed as exc:
-        raise _invalid("invalid_calendar", exc) from exc
+
+
+async def _change_calendar(
+    uow: UnitOfWork, calendar_id: UUID, expected_version: int | None,
+    decide: Callable[[SlaCalendar], list[Event]],
+    write: Callable[[UnitOfWork, SlaCalendar, SlaCalendar], Awaitable[None]],
+) -> SlaCalendar:
+    """Lock the calendar's row and change it (``change_record``; 404 for none)."""
+    state = await read_model.load_calendar(uow.conn, uow.tenant_id, calendar_id,
+                                           for_update=True)
+    return await change_record(uow, "calendar", calendar_id, state, expected_version,
+                               missing=f"no calendar {calendar_id}", decide=decide,
+                               evolve=evolve_calendar, write=write)
 
 
 async def create_calendar(uow: UnitOfWork, command: CreateCalendar) -> SlaCalendar:
@@ -108,12 +111,8 @@ async def change_calendar(uow: UnitOfWork, calendar_id: UUID, command: ChangeCal
     async def write(uow: UnitOfWork, before: SlaCalendar, after: SlaCalendar) -> None:
         await read_model.put_calendar(uow.write, uow.tenant_id, after)
 
-    state = await read_model.load_calendar(uow.conn, uow.tenant_id, calendar_id,
-                                           for_update=True)
-    return await change_record(uow, "calendar", calendar_id, state, expected_version,
-                               missing=f"no calendar {calendar_id}",
-                               decide=lambda state: _decide_calendar(command, state),
-                               evolve=evolve_calendar, write=write)
+    return await _change_calendar(uow, calendar_id, expected_version,
+                                  lambda state: _decide_calendar(command, state), write)
 
 
 async def delete_calendar(uow: UnitOfWork, calendar_id: UUID, at: UtcDatetime, *,
@@ -134,12 +133,8 @@ async def delete_calendar(uow: UnitOfWork, calendar_id: UUID, at: UtcDatetime, *
                            policies=[{"id": str(pid), "name": name} for pid, name in users])
         await read_model.delete_calendar(uow.write, uow.tenant_id, calendar_id)
 
-    state = await read_model.load_calendar(uow.conn, uow.tenant_id, calendar_id,
-                                           for_update=True)
-    return await change_record(uow, "calendar", calendar_id, state, expected_version,
-                               missing=f"no calendar {calendar_id}",
-                               decide=lambda state: decide_delete_calendar(state, at),
-                               evolve=evolve_calendar, write=write)
+    return await _change_calendar(uow, calendar_id, expected_version,
+                                  lambda state: decide_delete_calendar(state, at), write)
 
 
 async def get_calendar(uow: UnitOfWork, calendar_id: UUID) -> SlaCalendar | None:
@@ -151,10 +146,20 @@ async def get_calendar(uow: UnitOfWork, calendar_id: UUID) -> SlaCalendar | None
 
 def _decide_policy(command: CreatePolicy | ChangePolicy,
                    state: TargetPolicy | None) -> list[Event]:
-    try:
+    with refused_as("invalid_sla_policy"):
         return decide_policy(command, state)
-    except ValidationFailed as exc:
-        raise _invalid("invalid_sla_policy", exc) from exc
+
+
+async def _change_policy(
+    uow: UnitOfWork, policy_id: UUID, expected_version: int | None,
+    decide: Callable[[TargetPolicy], list[Event]],
+    write: Callable[[UnitOfWork, TargetPolicy, TargetPolicy], Awaitable[None]],
+) -> TargetPolicy:
+    """Lock the policy's row and change it (``change_record``; 404 for none)."""
+    state = await read_model.load_policy(uow.conn, uow.tenant_id, policy_id, for_update=True)
+    return await change_record(uow, "policy", policy_id, state, expected_version,
+                               missing=f"no SLA policy {policy_id}", decide=decide,
+                               evolve=evolve_policy, write=write)
 
 
 async def _check_in_tenant(uow: UnitOfWork, policy: TargetPolicy) -> None:
@@ -183,10 +188,8 @@ async def _check_set(uow: UnitOfWork, policy: TargetPolicy) -> None:
               if p.id != policy.id]
     if len(others) >= POLICIES_MAX:
         raise Invalid("too_many_sla_policies", f"a tenant has at most {POLICIES_MAX} policies")
-    try:
+    with refused_as("invalid_sla_policy"):
         check_policy_set([*others, policy])
-    except ValidationFailed as exc:
-        raise _invalid("invalid_sla_policy", exc) from exc
 
 
 async def create_policy(uow: UnitOfWork, command: CreatePolicy) -> TargetPolicy:
@@ -212,11 +215,8 @@ async def change_policy(uow: UnitOfWork, policy_id: UUID, command: ChangePolicy,
         await _check_in_tenant(uow, after)
         await read_model.put_policy(uow.write, uow.tenant_id, after)
 
-    state = await read_model.load_policy(uow.conn, uow.tenant_id, policy_id, for_update=True)
-    return await change_record(uow, "policy", policy_id, state, expected_version,
-                               missing=f"no SLA policy {policy_id}",
-                               decide=lambda state: _decide_policy(command, state),
-                               evolve=evolve_policy, write=write)
+    return await _change_policy(uow, policy_id, expected_version,
+                                lambda state: _decide_policy(command, state), write)
 
 
 async def delete_policy(uow: UnitOfWork, policy_id: UUID, at: UtcDatetime, *,
@@ -236,10 +236,7 @@ async def delete_policy(uow: UnitOfWork, policy_id: UUID, at: UtcDatetime, *,
     async def write(uow: UnitOfWork, before: TargetPolicy, after: TargetPolicy) -> None:
         await read_model.delete_policy(uow.write, uow.tenant_id, policy_id)
 
-    state = await read_model.load_policy(uow.conn, uow.tenant_id, policy_id, for_update=True)
-    return await change_record(uow, "policy", policy_id, state, expected_version,
-                               missing=f"no SLA policy {policy_id}", decide=decide,
-                               evolve=evolve_policy, write=write)
+    return await _change_policy(uow, policy_id, expected_version, decide, write)
 
 
 async def reorder_policies(uow: UnitOfWork, order: Sequence[tuple[UUID, int]],
@@ -251,10 +248,8 @@ async def reorder_policies(uow: UnitOfWork, order: Sequence[tuple[UUID, int]],
     order now tried."""
     await read_model.lock_policies(uow.conn, uow.tenant_id)
     policies = await read_model.all_policies(uow.conn, uow.tenant_id)
-    try:
+    with refused_as("invalid_sla_policy_order"):
         positions = reorder(policies, [pid for pid, _ in order])
-    except ValidationFailed as exc:
-        raise _invalid("invalid_sla_policy_order", exc) from exc
     known = {p.id: p for p in policies}
     for pid, version in order:
         if known[pid].version != version:

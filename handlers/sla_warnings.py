@@ -37,7 +37,7 @@ log = logging.getLogger("helpdesk.scheduler")
 
 async def warn_tenant(store: EventStore, tenant_id: TenantId, now: datetime) -> int:
     """Warn every clock due a warning; returns how many ``SlaWarning`` were appended."""
-    async with store.session(tenant_id, SYSTEM, readonly=True) as s:
+    async with store.unit_of_work(tenant_id, SYSTEM, readonly=True) as s:
         settings = await load_settings(s.conn, tenant_id)
         percent = settings.sla_warning_percent
         if percent is None:
@@ -48,7 +48,7 @@ async def warn_tenant(store: EventStore, tenant_id: TenantId, now: datetime) -> 
     warned = 0
     for ticket_id in ids:
         try:
-            async with store.session(tenant_id, SYSTEM) as s:
+            async with store.unit_of_work(tenant_id, SYSTEM) as s:
                 ticket = await load_ticket(s.conn, tenant_id, ticket_id)
                 if ticket is None:
                     continue

@@ -148,10 +148,11 @@ async def get_slack(uow: UnitOfWork) -> dict[str, Any] | None:
     return None if row is None else integration_document(row)
 
 
-async def slack_access(conn: asyncpg.Connection, keyring: Keyring | None, tenant_id: TenantId
-                       ) -> SlackAccess | None:
-    """The connection with its bot token opened (None: not connected)."""
-    row = await conn.fetchrow(Q["integration_get"], tenant_id)
+async def slack_access(uow: UnitOfWork) -> SlackAccess | None:
+    """The connection with its bot token opened with the unit of work's keyring (None:
+    not connected)."""
+    keyring, tenant_id = uow.keyring, uow.tenant_id
+    row = await uow.conn.fetchrow(Q["integration_get"], tenant_id)
     if row is None:
         return None
     assert keyring is not None

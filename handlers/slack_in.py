@@ -85,12 +85,12 @@ async def take_event(store: EventStore, tenant_id: TenantId, payload: dict[str, 
     if not isinstance(event_id, str) or not event_id or len(event_id) > 200:
         return EventTaken("ignored", "an event without an event_id")
     try:
-        async with store.session(tenant_id, ACTOR) as uow:
+        async with store.unit_of_work(tenant_id, ACTOR) as uow:
             return await _take(uow, event_id, payload, at)
     except (_Settled, DomainError, HandlerError, SubjectErased) as exc:
         reason = exc.reason if isinstance(exc, _Settled) else (
             f"refused: {getattr(exc, 'message', None) or exc}")
-        async with store.session(tenant_id, ACTOR) as uow:
+        async with store.unit_of_work(tenant_id, ACTOR) as uow:
             if await uow.conn.fetchval(Q["event_claim"], tenant_id, event_id, at) is None:
                 return await _seen(uow, event_id)
             await uow.conn.execute(Q["event_settle"], tenant_id, event_id, "ignored",

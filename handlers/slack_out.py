@@ -149,7 +149,7 @@ async def deliver(ctx: JobContext, job: Job, *, api_url: str = API_URL,
     tenant, store = job.tenant_id, ctx.store
     ticket_id, seq = UUID(job.payload["ticket_id"]), int(job.payload["seq"])
     at = ctx.clock.now()
-    async with store.session(tenant, ACTOR) as uow:
+    async with store.unit_of_work(tenant, ACTOR) as uow:
         event = next((e for e in await uow.read_stream(ticket_id) if e.seq == seq), None)
         what = None if event is None else _what(event)
         # A split-off ticket has no thread: its opening is told in its source's
@@ -163,7 +163,7 @@ async def deliver(ctx: JobContext, job: Job, *, api_url: str = API_URL,
         if event is None or what is None or thread is None or ticket is None:
             return
         kind, key, message_id = what
-        access = await slack.slack_access(uow.conn, store.keyring, tenant)
+        access = await slack.slack_access(uow)
         row = await uow.conn.fetchrow(Q["post_take"], tenant, key)
         if row is None:
             status, reason = ("queued", None) if access is not None else (
@@ -195,7 +195,7 @@ async def deliver(ctx: JobContext, job: Job, *, api_url: str = API_URL,
                                     timeout)
             if found is not None:
                 return found
-        async with store.session(tenant, ACTOR) as uow:
+        async with store.unit_of_work(tenant, ACTOR) as uow:
             await uow.conn.execute(Q["post_in_doubt"], tenant, post_id)
         doubt = True
         try:
@@ -215,8 +215,11 @@ async def deliver(ctx: JobContext, job: Job, *, api_url: str = API_URL,
     await delivery.attempt(store, tenant, ACTOR, job, send, settle, (SlackFailed,))
 
 
-async def posts_of_ticket(uow: UnitOfWork, ticket_id: UUID) -> list[dict[str, Any]]:
-    """A ticket's posts to its thread, oldest first, each with its status."""
+async def posts_of_ticket(uow: UnitOfWork, ticket_id: UUID) -> list[dict[str, Any]] | None:
+    """A ticket's posts to its thread, oldest first, each with its status; None for no
+    such ticket."""
+    if await load_ticket(uow.conn, uow.tenant_id, ticket_id) is None:
+        return None
     return [{"id": r["id"], "kind": r["kind"], "message_id": r["message_id"],
              "channel_id": r["channel_id"], "thread_ts": r["thread_ts"],
              "status": r["status"], "ts": r["ts"], "reason": r["reason"],

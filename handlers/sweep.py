@@ -41,7 +41,7 @@ async def sweep_tenant(store: EventStore, tenant_id: TenantId, now: datetime) ->
     Takes the store, not a unit of work: it lists in batches and moves each ticket in
     its own short transaction, so a ticket a command races with is left for the next
     sweep without undoing the others, and no lock is held across a tenant's tickets."""
-    async with store.session(tenant_id, SYSTEM, readonly=True) as s:
+    async with store.unit_of_work(tenant_id, SYSTEM, readonly=True) as s:
         windows = (await load_settings(s.conn, tenant_id)).sweep
     moves = [
         (TicketState.PENDING, TicketState.SOLVED, windows.pending_days),
@@ -55,7 +55,7 @@ async def sweep_tenant(store: EventStore, tenant_id: TenantId, now: datetime) ->
                   f"{to_state.value} by the sweep")
         moved = 0
         while True:
-            async with store.session(tenant_id, SYSTEM, readonly=True) as s:
+            async with store.unit_of_work(tenant_id, SYSTEM, readonly=True) as s:
                 rows = await s.conn.fetch(Q["stale_tickets"], tenant_id, from_state.value,
                                           before, BATCH)
             for row in rows:
@@ -71,7 +71,7 @@ async def sweep_tenant(store: EventStore, tenant_id: TenantId, now: datetime) ->
 async def _move(store: EventStore, tenant_id: TenantId, ticket_id: UUID,
                 from_state: TicketState, command: ChangeState, before: datetime) -> int:
     try:
-        async with store.session(tenant_id, SYSTEM) as s:
+        async with store.unit_of_work(tenant_id, SYSTEM) as s:
             ticket = await load_ticket(s.conn, tenant_id, ticket_id, for_update=True)
             if ticket is None or ticket.state is not from_state or ticket.updated_at >= before:
                 return 0  # touched since the listing: not stale any more

@@ -1,7 +1,7 @@
 """Operator commands that run as the owner role: creating tenants.
 
 Tenants are created by the operator, never over the API. The owner connection still
-runs under forced row-level security, so ``operator_session`` arms the tenant like
+runs under forced row-level security, so ``operator_unit_of_work`` arms the tenant like
 any writer, with the operator (the OS user) as the actor. A new tenant gets its
 per-tenant periodic jobs in the same transaction, so its sweep, its purges, the
 time-rule pass and the SLA-warning pass exist from the start rather than from the
@@ -68,7 +68,7 @@ def operator_actor() -> StoreActor:
 
 
 @asynccontextmanager
-async def operator_session(owner_dsn: str, tenant_id: TenantId) -> AsyncIterator[UnitOfWork]:
+async def operator_unit_of_work(owner_dsn: str, tenant_id: TenantId) -> AsyncIterator[UnitOfWork]:
     """A unit of work as the owner role, armed for ``tenant_id`` with the operator as
     the actor; commits when the block exits normally."""
     conn = await connect(owner_dsn)
@@ -113,10 +113,10 @@ async def create_tenant(uow: UnitOfWork, command: CreateTenant) -> NewTenant:
 async def create_tenant_as_operator(owner_dsn: str, name: str, *,
                                     at: datetime | None = None,
                                     slug: str | None = None) -> NewTenant:
-    """``create_tenant`` in an operator session of its own (the CLI's entry point), at
+    """``create_tenant`` in an operator unit of work of its own (the CLI's entry point), at
     ``at`` (default: now)."""
     command = CreateTenant(name=name, at=at or datetime.now(UTC), slug=slug)
-    async with operator_session(owner_dsn, command.tenant_id) as uow:
+    async with operator_unit_of_work(owner_dsn, command.tenant_id) as uow:
         return await create_tenant(uow, command)
 
 
@@ -125,7 +125,7 @@ async def set_slug(owner_dsn: str, tenant_id: TenantId, slug: str) -> str:
     one it had. ``ValueError`` for a malformed or taken slug, or an unknown tenant.
     Sign-in takes the new slug at once; the old one stops working."""
     slug = check_slug(slug)
-    async with operator_session(owner_dsn, tenant_id) as uow:
+    async with operator_unit_of_work(owner_dsn, tenant_id) as uow:
         if await uow.conn.fetchval(Q["slug_taken"], slug):
             raise ValueError(f"the slug {slug!r} is taken")
         previous: str | None = await uow.conn.fetchval(Q["set_tenant_slug"], tenant_id, slug)
@@ -148,4 +148,4 @@ async def resolve_tenant(conn: asyncpg.Connection, given: str) -> TenantId | Non
 
 
 __all__ = ["CreateTenant", "NewTenant", "create_tenant", "create_tenant_as_operator",
-           "operator_actor", "operator_session", "resolve_tenant", "set_slug"]
+           "operator_actor", "operator_unit_of_work", "resolve_tenant", "set_slug"]

@@ -20,11 +20,12 @@ from dataclasses import dataclass
 from uuid import UUID
 
 from domain.errors import NotFound
-from domain.events import Event, TicketSplitFrom
+from domain.events import Event
 from domain.ids import MessageId, TenantId, TicketId
 from domain.ticket import Ticket
 from domain.ticket.commands import ChangeCcs, LinkTicket, MergeTicket, SplitTicket
 from domain.ticket.decide import decide_link, decide_merge, decide_split
+from domain.ticket.events import TicketSplitFrom
 from domain.values import Actor, LinkKind, Requester, UtcDatetime
 from eventstore.errors import ConcurrencyError
 from eventstore.store import UnitOfWork

@@ -96,7 +96,7 @@ async def open_session(store: EventStore, tenant: TenantId, email: str, origin: 
     creates (``widget_actor``), whose id is minted here."""
     email = check_email(email.strip(), "email")
     session_id = uuid.uuid4()
-    async with store.session(tenant, widget_actor(session_id)) as uow:
+    async with store.unit_of_work(tenant, widget_actor(session_id)) as uow:
         await uow.conn.execute(Q["insert_session"], tenant, session_id, email, origin, at,
                                at + ttl)
     return WidgetSession(tenant, session_id, email, origin, at + ttl)

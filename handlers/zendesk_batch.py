@@ -302,7 +302,7 @@ async def write_batch(run: Run, plans: Sequence[Plan]) -> list[Plan]:
                 [f.command.at for f in files])
         else:
             received = []
-        async with run.store.session(run.tenant_id, ACTOR) as uow:
+        async with run.store.unit_of_work(run.tenant_id, ACTOR) as uow:
             uploads = await _record_uploads(run, uow, files, received)
             loaded = await load_for_command(uow.conn, run.tenant_id, plans[0].ticket_id,
                                             with_catalog=True, memo=uow.memo)
@@ -381,7 +381,7 @@ async def _claim(uow: UnitOfWork, uploads: dict[str, dict[str, list[UUID]]]
 
 async def _not_imported(run: Run, plans: Sequence[Plan]) -> list[Plan]:
     """``plans`` but those another run has imported (counted as found)."""
-    async with run.store.session(run.tenant_id, ACTOR, readonly=True) as uow:
+    async with run.store.unit_of_work(run.tenant_id, ACTOR, readonly=True) as uow:
         found = {r["source_id"]: r["target_id"] for r in await uow.conn.fetch(
             Q["imported_of"], run.tenant_id, SOURCE, "ticket",
             [p.source_id for p in plans])}

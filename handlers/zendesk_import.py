@@ -52,7 +52,7 @@ async def import_zendesk(store: EventStore, storages: attachments.Storages | Non
     report = ImportReport(dry_run=dry_run)
     report.skipped.extend(export.unreadable)
     run = Run(store, storages, tenant_id, export, report, checkpoint, progress)
-    async with store.session(tenant_id, ACTOR, readonly=True) as uow:
+    async with store.unit_of_work(tenant_id, ACTOR, readonly=True) as uow:
         for row in await uow.conn.fetch(Q["imported"], tenant_id, SOURCE):
             run.mapped[(row["kind"], row["source_id"])] = row["target_id"]
     for step in (import_organizations, import_users, import_groups, import_fields):

@@ -198,7 +198,7 @@ async def _once(run: Run, kind: str, source_id: str, target: UUID, dry_run: bool
                 uow.undo_to(mark)
                 raise
         else:
-            async with run.store.session(run.tenant_id, ACTOR) as uow:
+            async with run.store.unit_of_work(run.tenant_id, ACTOR) as uow:
                 await _create(run, uow, kind, source_id, target, create, author, facts)
     except AlreadyImported:
         run.mapped[(kind, source_id)] = target
@@ -236,7 +236,7 @@ async def together(run: Run, step: Step, dry_run: bool) -> None:
     saved = (dict(run.mapped), dict(run.emails), dict(run.contacts), Counter(report.created),
              Counter(report.existing), len(report.skipped))
     try:
-        async with run.store.session(run.tenant_id, ACTOR) as uow:
+        async with run.store.unit_of_work(run.tenant_id, ACTOR) as uow:
             run.shared = uow
             try:
                 await step(run, dry_run)
@@ -418,7 +418,7 @@ async def deactivate_agents(run: Run) -> None:
         if kind != "agent" or run.known("agent_deactivated", zid) is not None:
             continue
         try:
-            async with run.store.session(run.tenant_id, ACTOR) as uow:
+            async with run.store.unit_of_work(run.tenant_id, ACTOR) as uow:
                 uow.stamp = stamp("agent", zid)
                 row = await uow.conn.fetchrow(Q["record_import"], run.tenant_id, SOURCE,
                                               "agent_deactivated", zid, agent, {})
@@ -447,7 +447,7 @@ async def upload_file(run: Run, path: Path, name: str, at: datetime) -> UUID:
     found = run.file_limits
     received = await attachments.receive(run.store, run.storages, run.tenant_id, command,
                                          _one(data), found)
-    async with run.store.session(run.tenant_id, ACTOR) as uow:
+    async with run.store.unit_of_work(run.tenant_id, ACTOR) as uow:
         uow.deferring = True  # the upload's rows go in the COMMIT's message
         done = await attachments.record_upload(uow, received, command)
     return UUID(str(done["id"]))

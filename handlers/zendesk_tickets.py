@@ -281,7 +281,7 @@ async def _write(run: Run, plan: Plan) -> None:
     uploads = {c.source_id: [await upload_file(run, path, name, c.at) for name, path in c.files]
                for c in plan.comments if c.files}
     zid = plan.source_id
-    async with run.store.session(run.tenant_id, ACTOR) as uow:
+    async with run.store.unit_of_work(run.tenant_id, ACTOR) as uow:
         # The commands' writes wait for the next read or the COMMIT (as the HTTP ticket
         # commands' do): each command saves its savepoint's round trips.
         uow.deferring = True

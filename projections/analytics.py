@@ -28,8 +28,11 @@ import asyncpg
 import orjson
 
 from domain.business_hours import Calendar, CALENDAR_24x7, business_ms_between
-from domain.events import (
-    Event,
+from domain.events import Event
+from domain.ids import TenantId
+from domain.sla import ClockBasis, SlaClock
+from domain.ticket.decide import RUNS_IN
+from domain.ticket.events import (
     FieldValuesChanged,
     MessageAdded,
     PriorityChanged,
@@ -41,9 +44,6 @@ from domain.events import (
     TicketOpened,
     TicketSplitFrom,
 )
-from domain.ids import TenantId
-from domain.sla import ClockBasis, SlaClock
-from domain.ticket.decide import RUNS_IN
 from domain.values import ActorKind, SlaMetric, TicketState, Visibility
 from eventstore.sqlfile import load_queries
 from projections import analytics_cells as cells

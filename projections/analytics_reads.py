@@ -34,7 +34,7 @@ AGE_BUCKETS = ("lt_1d", "1d_3d", "3d_7d", "gte_7d")
 async def snapshot(store: EventStore, tenant_id: TenantId) -> AsyncIterator[
         tuple[asyncpg.Connection, dict[str, Any]]]:
     """A consistent read of the tenant's analytics and the freshness to report."""
-    async with store.session(tenant_id, readonly=True, isolation="repeatable_read") as s:
+    async with store.unit_of_work(tenant_id, readonly=True, isolation="repeatable_read") as s:
         # No JIT for these reads: a year of tickets costs enough to cross
         # jit_above_cost, and compiling took longer than the statement itself (1.8 s
         # in one EXPLAIN ANALYZE of the summary at 100,000 tickets; 200-300 ms without).
@@ -288,5 +288,5 @@ async def agents(store: EventStore, tenant_id: TenantId, start: date,
 
 async def current(store: EventStore, tenant_id: TenantId) -> Freshness:
     """The analytics checkpoint of the tenant now (one short read)."""
-    async with store.session(tenant_id, readonly=True) as s:
+    async with store.unit_of_work(tenant_id, readonly=True) as s:
         return await freshness(s.conn, NAME, tenant_id)

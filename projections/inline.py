@@ -21,10 +21,13 @@ import orjson
 
 from domain.attachment import AttachmentRef
 from domain.errors import CorruptStream
-from domain.events import (
+from domain.events import Event
+from domain.ids import TenantId, TicketId
+from domain.mapper import from_stored
+from domain.ticket import Ticket, evolve
+from domain.ticket.events import (
     TICKET_EVENTS,
     CcsChanged,
-    Event,
     FieldValuesChanged,
     MessageAdded,
     RequesterChanged,
@@ -34,9 +37,6 @@ from domain.events import (
     TicketSplit,
     TicketSplitFrom,
 )
-from domain.ids import TenantId, TicketId
-from domain.mapper import from_stored
-from domain.ticket import Ticket, evolve
 from domain.values import Visibility
 from eventstore.sqlfile import load_queries
 from eventstore.types import Write

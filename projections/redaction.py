@@ -20,15 +20,15 @@ from uuid import UUID
 
 import asyncpg
 
-from domain.events import (
+from domain.ids import TenantId
+from domain.personal import LISTED, field_at, paths_in
+from domain.ticket.events import (
     FieldValuesChanged,
     MessageAdded,
     RequesterChanged,
     TicketOpened,
     TicketSplitFrom,
 )
-from domain.ids import TenantId
-from domain.personal import LISTED, field_at, paths_in
 from domain.values import Requester
 from eventstore.sealing import is_sealed
 from eventstore.sqlfile import load_queries

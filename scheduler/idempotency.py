@@ -62,7 +62,7 @@ def register(registry: Registry, every: timedelta = timedelta(hours=1)) -> None:
         if job.tenant_id is None:
             raise ValueError("idempotency.purge needs a tenant")
         while True:
-            async with ctx.store.session(job.tenant_id, SYSTEM) as s:
+            async with ctx.store.unit_of_work(job.tenant_id, SYSTEM) as s:
                 deleted = await purge_expired(s.conn, job.tenant_id)
             if deleted < 1000:
                 return

@@ -30,7 +30,7 @@ from scheduler.queue import Job, Queue
 
 @dataclass(frozen=True, slots=True)
 class JobContext:
-    """What a handler may use: the store (tenant sessions), the pool, the clock, and
+    """What a handler may use: the store (units of work of a tenant), the pool, the clock, and
     ``stopping``, set when the loop stops: a handler that waits for minutes (an IMAP
     IDLE) ends on it instead of holding up the grace period."""
 

@@ -47,7 +47,7 @@ async def purge_uploads(ctx: JobContext, tenant_id: TenantId,
     """Delete the tenant's unattached uploads older than a day and the blobs nothing
     holds (module docstring); returns (uploads, blobs) deleted."""
     before = ctx.clock.now() - UNATTACHED_FOR
-    async with ctx.store.session(tenant_id, SYSTEM) as s:
+    async with ctx.store.unit_of_work(tenant_id, SYSTEM) as s:
         status: str = await s.conn.execute(_UPLOADS, tenant_id, before)
         blobs = await s.conn.fetch(_BLOBS, tenant_id, before)
     if directory is not None:
@@ -56,7 +56,7 @@ async def purge_uploads(ctx: JobContext, tenant_id: TenantId,
         # Files first, rows after: a blob's row commits before its file exists, so
         # every file listed that is still wanted has its row in the read that follows.
         files = await storage.stored(tenant_id)
-        async with ctx.store.session(tenant_id, SYSTEM, readonly=True) as s:
+        async with ctx.store.unit_of_work(tenant_id, SYSTEM, readonly=True) as s:
             kept = {r["id"] for r in await s.conn.fetch(_FILED, tenant_id)}
         on_disk += [b for b in files if b not in kept]
         await storage.delete(tenant_id, on_disk)

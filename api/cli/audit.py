@@ -41,7 +41,7 @@ async def verify_tenant(settings: ProcessSettings, tenant_id: TenantId, *,
     from tqdm import tqdm
 
     async def verify(store: EventStore) -> dict[str, object]:
-        async with store.session(tenant_id, readonly=True) as s:
+        async with store.unit_of_work(tenant_id, readonly=True) as s:
             head_seq, _ = await s.head()
         checked, first_bad = 0, None
         with tqdm(total=head_seq, unit="ev", file=sys.stderr, disable=not progress,
@@ -49,7 +49,7 @@ async def verify_tenant(settings: ProcessSettings, tenant_id: TenantId, *,
             start = 1
             while start <= head_seq:
                 end = min(start + chunk - 1, head_seq)
-                async with store.session(tenant_id, readonly=True) as s:
+                async with store.unit_of_work(tenant_id, readonly=True) as s:
                     report = await s.verify_chain(start, end)
                 checked += report.checked
                 bar.update(end - start + 1)
@@ -75,7 +75,7 @@ async def verify_files(settings: ProcessSettings, tenant_id: TenantId) -> dict[s
         recorded: dict[UUID, str] = {}
         after = 0
         while True:
-            async with services.store.session(tenant_id, readonly=True) as s:
+            async with services.store.unit_of_work(tenant_id, readonly=True) as s:
                 head_seq, _ = await s.head()
                 events = await s.read_range(after, head_seq, EXPORT_BATCH)
             if not events:
@@ -100,7 +100,7 @@ async def write_events(store: EventStore, tenant_id: TenantId, out: IO[bytes], *
     event lines) from ``store``; returns (events written, the head when the export
     began, its hash). ``helpdesk tenant export`` carries its events by this too."""
     written = 0
-    async with store.session(tenant_id, readonly=True) as s:
+    async with store.unit_of_work(tenant_id, readonly=True) as s:
         head_seq, head_hash = await s.head()
         end = head_seq if to_seq is None else min(to_seq, head_seq)
         prev = await s.hash_at(from_seq - 1) if from_seq > 1 else bytes(32)
@@ -108,7 +108,7 @@ async def write_events(store: EventStore, tenant_id: TenantId, out: IO[bytes], *
                           head_seq, head_hash if end == head_seq else None))
     after = from_seq - 1
     while after < end:
-        async with store.session(tenant_id, readonly=True) as s:
+        async with store.unit_of_work(tenant_id, readonly=True) as s:
             events = await s.read_range(after, end, EXPORT_BATCH)
         if not events:
             break

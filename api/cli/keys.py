@@ -44,7 +44,7 @@ async def rotate_tenant(store: EventStore, tenant_id: TenantId, *, batch: int = 
     done = 0
     last = None
     while True:
-        async with store.session(tenant_id) as uow:
+        async with store.unit_of_work(tenant_id) as uow:
             subjects = await store.keyring.rewrap(uow.conn, tenant_id, batch, last)
         if not subjects:
             return done
@@ -63,7 +63,7 @@ async def rotate_sealed(store: EventStore, tenant_id: TenantId, *,
     done = 0
     for table, value, kek in sealed_values.REWRAPPED:
         while True:
-            async with store.session(tenant_id) as uow:
+            async with store.unit_of_work(tenant_id) as uow:
                 n = await sealed_values.rewrap_values(uow, store.keyring, table, value, kek, batch)
             if not n:
                 break

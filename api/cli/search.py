@@ -20,7 +20,7 @@ async def rebuild(settings: ProcessSettings, tenant: TenantId | None) -> int:
     async with running(settings, ProcessRole.CLI) as services:
         tenants = [tenant] if tenant is not None else await admin.tenant_ids(services.pool)
         for tenant_id in tenants:
-            async with services.store.session(tenant_id) as uow:
+            async with services.store.unit_of_work(tenant_id) as uow:
                 n = await rebuild_search_index(uow)
             print(f"helpdesk: tenant {tenant_id}: {n['ticket']} ticket(s), "
                   f"{n['contact']} contact(s), {n['organization']} organization(s) indexed",

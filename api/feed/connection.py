@@ -395,8 +395,8 @@ class StreamConnection:
             if ticket_id not in self.presence_tickets:
                 if state == "gone":
                     return  # not present there: nothing to clear
-                async with self.services.store.session(tenant_id, self.principal.actor,
-                                                       readonly=True) as s:
+                async with self.services.store.unit_of_work(tenant_id, self.principal.actor,
+                                                            readonly=True) as s:
                     row = await s.conn.fetchrow(Q["presence_target"], tenant_id, ticket_id,
                                                 self.principal.agent_id)
                 if not row["visible"]:

@@ -89,16 +89,16 @@ class CustomerFeed:
         self.actor = portal.customer_actor(principal.contact_id)
 
     async def head(self) -> int:
-        async with self.services.store.session(self.principal.tenant_id, self.actor,
-                                               readonly=True) as uow:
+        async with self.services.store.unit_of_work(self.principal.tenant_id, self.actor,
+                                                    readonly=True) as uow:
             seq, _ = await uow.head()
         return seq
 
     async def read(self, position: int) -> tuple[list[RecordedEvent], int]:
         """The contact's events after ``position`` (row-level security filters them)
         and the position to read from next."""
-        async with self.services.store.session(self.principal.tenant_id, self.actor,
-                                               readonly=True) as uow:
+        async with self.services.store.unit_of_work(self.principal.tenant_id, self.actor,
+                                                    readonly=True) as uow:
             head, _ = await uow.head()
             rows = await uow.read_tenant(position, BATCH)
         if len(rows) == BATCH:

@@ -219,10 +219,10 @@ class Hub:
         """Read and publish every event after the feed's last seq (lock held)."""
         assert feed.last_seq is not None
         while True:
-            async with self.store.session(feed.tenant_id, readonly=True) as session:
-                rows = await session.read_tenant(feed.last_seq, self.batch)
+            async with self.store.unit_of_work(feed.tenant_id, readonly=True) as uow:
+                rows = await uow.read_tenant(feed.last_seq, self.batch)
                 if len(rows) == self.batch:
-                    head, _ = await session.head()
+                    head, _ = await uow.head()
                     if head - feed.last_seq > self.replay_window + self.batch:
                         self._skip_to(feed, head)
                         return
@@ -342,8 +342,8 @@ class Hub:
         try:
             async with feed.lock:
                 if feed.last_seq is None:
-                    async with self.store.session(tenant_id, readonly=True) as session:
-                        feed.last_seq, _ = await session.head()
+                    async with self.store.unit_of_work(tenant_id, readonly=True) as uow:
+                        feed.last_seq, _ = await uow.head()
                     feed.known_head = max(feed.known_head, feed.last_seq)
                 if after_seq is not None and after_seq > feed.last_seq:
                     await self._fetch_locked(feed)
@@ -410,10 +410,10 @@ class Hub:
         ring_first = feed.ring[0].seq if feed.ring else head + 1
         if expected < ring_first:
             upto = min(ring_first - 1, head)
-            async with self.store.session(feed.tenant_id, readonly=True) as session:
+            async with self.store.unit_of_work(feed.tenant_id, readonly=True) as uow:
                 while expected <= upto:
-                    rows = await session.read_tenant(expected - 1, min(self.batch,
-                                                                       upto - expected + 1))
+                    rows = await uow.read_tenant(expected - 1, min(self.batch,
+                                                                   upto - expected + 1))
                     if not rows:
                         break
                     for event in rows:
@@ -458,8 +458,8 @@ class Hub:
         texts: list[str] = []
         position = after_seq
         while position < head:
-            async with self.store.session(feed.tenant_id, readonly=True) as session:
-                rows = await session.read_tenant(position, min(self.batch, head - position))
+            async with self.store.unit_of_work(feed.tenant_id, readonly=True) as uow:
+                rows = await uow.read_tenant(position, min(self.batch, head - position))
             if not rows:
                 break
             position = rows[-1].seq

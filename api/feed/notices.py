@@ -25,8 +25,8 @@ from api.feed import messages as msg
 from api.feed.messages import TICKET_PREFIX, Room
 from api.feed.outbox import Subscription
 from api.feed.scope import out_of_scope
-from domain.events import MessageAdded, StateChanged, TicketAssigned
 from domain.ids import TenantId
+from domain.ticket.events import MessageAdded, StateChanged, TicketAssigned
 from eventstore.sqlfile import load_queries
 from eventstore.store import EventStore
 from eventstore.types import IMPORT_ACTOR_KIND, RecordedEvent
@@ -75,9 +75,9 @@ async def notices(store: EventStore, tenant_id: TenantId, subs: Iterable[Subscri
         return []
     keys = {k for e in notable if e.actor_kind == "api_key"
             and (k := _uuid(e.actor_id)) is not None}
-    async with store.session(tenant_id, readonly=True) as session:
-        row = await session.conn.fetchrow(Q["notice_facts"], tenant_id,
-                                          list({e.stream_id for e in notable}), list(keys))
+    async with store.unit_of_work(tenant_id, readonly=True) as uow:
+        row = await uow.conn.fetchrow(Q["notice_facts"], tenant_id,
+                                      list({e.stream_id for e in notable}), list(keys))
     followers: dict[str, list[str]] = row["followers"]
     key_agents: dict[str, str] = row["key_agents"]
     wanted: dict[Subscription, list[RecordedEvent]] = {}

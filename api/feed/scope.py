@@ -29,7 +29,7 @@ async def out_of_scope(store: EventStore, principal: Principal, rooms: Iterable[
     if not wanted:
         return []
     streams = [r.stream_id for r in wanted if r.stream_id is not None]
-    async with store.session(principal.tenant_id, principal.actor, readonly=True) as s:
+    async with store.unit_of_work(principal.tenant_id, principal.actor, readonly=True) as s:
         row = await s.conn.fetchrow(Q["hidden_streams"], principal.tenant_id, streams)
     if not row["scoped"]:
         return []

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from api.http.cookies import PORTAL_REFRESH, STAFF_REFRESH
-from domain.events import STREAM_KINDS
+from domain.event_types import STREAM_KINDS
 from domain.values import Role
 
 ADMIN, AGENT, INTAKE = Role.ADMIN.value, Role.AGENT.value, Role.INTAKE.value

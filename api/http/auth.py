@@ -109,8 +109,8 @@ async def authorize(request: Request, principal: Principal = Depends(authenticat
 
 async def _portal_session_open(services: Services, claims: Claims, now: datetime) -> bool:
     contact = claims.agent_id  # a portal token's subject is its contact
-    async with services.store.session(claims.tenant_id, portal.customer_actor(contact),
-                                      readonly=True) as uow:
+    async with services.store.unit_of_work(claims.tenant_id, portal.customer_actor(contact),
+                                           readonly=True) as uow:
         return await portal.session_open(uow, claims.session_id, contact, now)
 
 

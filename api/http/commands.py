@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from fastapi import Request, Response
@@ -57,6 +58,13 @@ def precondition_failed(expected: int, exc: ConcurrencyError) -> Problem:
                    current_version=exc.actual)
 
 
+def reading(services: Services, principal: Principal
+            ) -> AbstractAsyncContextManager[UnitOfWork]:
+    """A read-only unit of work of the principal's tenant and actor: what a route that
+    only reads opens."""
+    return services.store.unit_of_work(principal.tenant_id, principal.actor, readonly=True)
+
+
 async def run(
     request: Request,
     services: Services,
@@ -73,18 +81,18 @@ async def run(
     ``deferring`` sends the unit of work's writes in its COMMIT's message
     (``UnitOfWork.deferring``): for work that reads nothing it wrote, as a ticket
     command does."""
-    async with services.store.session(principal.tenant_id, principal.actor) as session:
-        session.deferring = deferring
+    async with services.store.unit_of_work(principal.tenant_id, principal.actor) as uow:
+        uow.deferring = deferring
 
         async def attempt() -> JsonReply:
             try:
-                return await work(session)
+                return await work(uow)
             except ConcurrencyError as exc:
                 if expected_version is None:
                     raise
                 raise precondition_failed(expected_version, exc) from exc
 
-        return await idempotent(request, principal, session, payload, attempt,
+        return await idempotent(request, principal, uow, payload, attempt,
                                 server_secret=services.settings.idempotency_secret)
 
 
@@ -108,5 +116,5 @@ async def run_to(
                      expected_version=expected_version)
 
 
-__all__ = ["agent_actor", "owner_caller", "parse_if_match", "precondition_failed", "run",
-           "run_to"]
+__all__ = ["agent_actor", "owner_caller", "parse_if_match", "precondition_failed", "reading",
+           "run", "run_to"]

@@ -31,7 +31,7 @@ async def history_page(services: Services, principal: Principal, response: Respo
     after = 0 if cursor is None else codec.decode_int(scope, cursor)
 
     async def read(store: EventStore) -> list[RecordedEvent]:
-        async with store.session(principal.tenant_id, principal.actor, readonly=True) as s:
+        async with store.unit_of_work(principal.tenant_id, principal.actor, readonly=True) as s:
             return await read_page(s, after, limit + 1)
 
     rows, source = await services.reads.run(read)

@@ -202,7 +202,7 @@ async def tenant_list_page(
     """
     scope = scope_of(tenant_id, list_name, dict(filters or {}))
     after = codec.decode(scope, cursor) if cursor is not None else None
-    async with store.session(tenant_id, actor, readonly=True) as s:
+    async with store.unit_of_work(tenant_id, actor, readonly=True) as s:
         rows = await read(s, after, limit + 1)
     return paginate(codec, scope, rows, limit, position)
 

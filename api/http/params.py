@@ -16,7 +16,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, AwareDatetime, BeforeValidator, WithJsonSchema
 
-from domain.events import EVENT_TYPES, STREAM_KINDS
+from domain.event_types import EVENT_TYPES, STREAM_KINDS
 
 _NUMBER = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
 _DATE_ONLY = re.compile(r"\d{4}-\d{2}-\d{2}")

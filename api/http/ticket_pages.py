@@ -36,13 +36,13 @@ class AsOf:
     at: datetime | None = None
 
 
-async def as_of_seq(session: UnitOfWork, as_of: AsOf) -> tuple[int, datetime | None]:
+async def as_of_seq(uow: UnitOfWork, as_of: AsOf) -> tuple[int, datetime | None]:
     """The seq ``as_of`` names and the instant it describes (its event's, or the one
     asked for); a seq ahead of the tenant's head is 400."""
     seq = as_of.seq if as_of.seq is not None else await seq_at(
-        session.conn, session.tenant_id, as_of.at)  # type: ignore[arg-type]
+        uow.conn, uow.tenant_id, as_of.at)  # type: ignore[arg-type]
     try:
-        recorded = await instant_of(session.conn, session.tenant_id, seq)
+        recorded = await instant_of(uow.conn, uow.tenant_id, seq)
     except SeqAhead as exc:
         raise invalid_parameter(f"as_of_seq {exc.seq} is ahead of the tenant's head "
                                 f"({exc.head})", "as_of_seq") from exc
@@ -61,17 +61,17 @@ async def ticket_page(services: Services, tenant_id: TenantId, actor: StoreActor
     codec = services.cursors
     after = codec.decode(scope, cursor) if cursor is not None else None
     extra: dict[str, Any] = {}
-    async with services.store.session(tenant_id, actor, readonly=True) as session:
+    async with services.store.unit_of_work(tenant_id, actor, readonly=True) as uow:
         if guard is not None:
-            instead = await guard(session)
+            instead = await guard(uow)
             if instead is not None:
                 return instead
         if as_of is None:
-            rows = await list_tickets(session.conn, tenant_id, filters, after, limit + 1,
+            rows = await list_tickets(uow.conn, tenant_id, filters, after, limit + 1,
                                       order)
         else:
-            seq, _ = await as_of_seq(session, as_of)
-            rows = await list_as_of(session.conn, tenant_id, seq, filters, after, limit + 1)
+            seq, _ = await as_of_seq(uow, as_of)
+            rows = await list_as_of(uow.conn, tenant_id, seq, filters, after, limit + 1)
             extra["as_of_seq"] = seq
     page, next_cursor = paginate(codec, scope, rows, limit, lambda t: (t.sort_key, t.id))
     return JsonReply(200, {"data": [orjson.Fragment(t.view) for t in page],

@@ -49,7 +49,7 @@ async def check_call(services: Services, tenant: TenantId, origin: str,
     """``handlers.widget.check_call`` in a read-only unit of work of the tenant, acting
     as the session when one is named."""
     actor = None if session_id is None else widget.widget_actor(session_id)
-    async with services.store.session(tenant, actor, readonly=True) as uow:
+    async with services.store.unit_of_work(tenant, actor, readonly=True) as uow:
         return await widget.check_call(uow, origin, session_id, now)
 
 

@@ -183,7 +183,7 @@ async def invite(
 
 @router.get("/{agent_id}", response_model=AgentOut, summary="One agent", responses=errors(404))
 async def get_agent(agent_id: UUID, principal: Authorized, services: ServicesDep) -> Response:
-    async with services.store.session(principal.tenant_id, principal.actor, readonly=True) as s:
+    async with commands.reading(services, principal) as s:
         row = await agent_handlers.get_agent(s, agent_id)
     if row is None:
         raise Problem(404, "not_found", "no such agent")

@@ -17,6 +17,7 @@ from uuid import UUID
 
 from fastapi import APIRouter, Query, Response
 
+from api.http import commands
 from api.http.answer_headers import READ_FROM, READ_LAG, sends
 from api.http.auth import Principal
 from api.http.deps import Authorized, ServicesDep
@@ -84,7 +85,7 @@ async def _answer(services: ServicesDep, principal: Principal, key: str | None,
     body, source = await services.reads.run(read)
     head = body["as_of_seq"] + body["lag"]  # the head where the answer was read
     if source.replica:
-        async with services.store.session(tenant, readonly=True) as s:
+        async with services.store.unit_of_work(tenant, readonly=True) as s:
             head = max(head, (await s.head())[0])
     # Written as built: the response models document the shape, and the tests check
     # the answers against them, not every request.
@@ -122,7 +123,7 @@ async def _check_field_group(services: ServicesDep, principal: Principal,
     if group_by is None or not group_by.startswith(reads.FIELD_GROUP):
         return
     key = group_by.removeprefix(reads.FIELD_GROUP)
-    async with services.store.session(principal.tenant_id, principal.actor, readonly=True) as s:
+    async with commands.reading(services, principal) as s:
         field = (await load_catalog(s.conn, principal.tenant_id)).get(key)
     if field is None or field.type not in FILTERABLE_TYPES:
         reason = ("is not a ticket field" if field is None
@@ -195,8 +196,8 @@ async def backlog(
 
 async def _backlog_as_of(store: EventStore, principal: Principal, moment: AsOf
                          ) -> dict[str, Any]:
-    async with store.session(principal.tenant_id, readonly=True,
-                             isolation="repeatable_read") as s:
+    async with store.unit_of_work(principal.tenant_id, readonly=True,
+                                  isolation="repeatable_read") as s:
         seq, at = await as_of_seq(s, moment)
         head = (await s.head())[0]
         # Seq 0 is before the first event: no tickets, so no ages to measure.
@@ -219,7 +220,7 @@ async def agents(
     row, of kind `api_key`."""
     lo, hi = _range(services, start, end)
     if group_id is not None:
-        async with services.store.session(principal.tenant_id, principal.actor, readonly=True) as s:
+        async with commands.reading(services, principal) as s:
             if await unknown_groups(s.conn, principal.tenant_id, [group_id]):
                 raise Problem(404, "not_found", f"no group {group_id}")
     # "v2": rows carry kind and name; answers cached in the older shape are not reused.

@@ -22,6 +22,7 @@ from uuid import UUID
 from fastapi import APIRouter, Path, Query, Response
 from pydantic import BaseModel, Field
 
+from api.http import commands
 from api.http.answer_headers import ETAG, READ_FROM, READ_LAG, sends
 from api.http.auth import Principal
 from api.http.deps import Authorized, ServicesDep
@@ -56,8 +57,6 @@ from domain.events import (
     OrganizationCreated,
     RuleCreated,
     SlaPolicyCreated,
-    TicketOpened,
-    TicketSplitFrom,
     ViewCreated,
 )
 from domain.group import fold_group
@@ -69,6 +68,7 @@ from domain.saved_view import fold_view
 from domain.sla_calendar import fold_calendar
 from domain.target_policy import fold_policy
 from domain.ticket import fold
+from domain.ticket.events import TicketOpened, TicketSplitFrom
 from eventstore.store import EventStore, UnitOfWork
 from eventstore.types import ChainReport, RecordedEvent
 from projections.views import dumps, group_document, ticket_json
@@ -206,7 +206,7 @@ async def _as_of(kind: _Kind, stream_id: UUID, principal: Principal, services: S
         raise invalid_parameter("give exactly one of version and at", "version", "at")
 
     async def read(store: EventStore) -> list[RecordedEvent]:
-        async with store.session(principal.tenant_id, principal.actor, readonly=True) as s:
+        async with store.unit_of_work(principal.tenant_id, principal.actor, readonly=True) as s:
             await _require(s, kind, stream_id)
             if version is not None:
                 return await s.read_stream(stream_id, to_version=version)
@@ -286,7 +286,7 @@ async def event_feed(
         "actor_id": actor_id, "after": after.isoformat() if after else None,
         "before": before.isoformat() if before else None})
     position = after_seq if cursor is None else codec.decode_int(scope, cursor)
-    async with services.store.session(principal.tenant_id, principal.actor, readonly=True) as s:
+    async with commands.reading(services, principal) as s:
         rows = await s.read_feed(position, limit + 1, types=types, stream_id=stream_id,
                                  actor_id=actor_id, recorded_from=after,
                                  recorded_before=before)
@@ -313,7 +313,7 @@ async def verify(
                       max_seqs=MAX_VERIFY_SEQS)
 
     async def read(store: EventStore) -> ChainReport:
-        async with store.session(principal.tenant_id, principal.actor, readonly=True) as s:
+        async with store.unit_of_work(principal.tenant_id, principal.actor, readonly=True) as s:
             return await s.verify_chain(from_seq, end)
 
     report, source = await services.reads.run(read)

@@ -94,8 +94,8 @@ class MeOut(BaseModel):
             summary="Who is calling, and what its permissions let it do")
 async def me(principal: Authorized, services: ServicesDep) -> Response:
     held = permissions_of(principal.role, principal.scopes)
-    async with services.store.session(principal.tenant_id, readonly=True) as session:
-        row = await whoami(session.conn, principal.tenant_id, principal.key_id,
+    async with services.store.unit_of_work(principal.tenant_id, readonly=True) as uow:
+        row = await whoami(uow.conn, principal.tenant_id, principal.key_id,
                            principal.agent_id)
     assert row is not None, "a caller's tenant is visible under its own context"
     agent = None

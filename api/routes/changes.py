@@ -34,7 +34,7 @@ from api.http.lagging import source_headers
 from api.http.params import ANY_OF, EventTypeName, StreamTypeName
 from api.http.problem_docs import errors
 from api.http.routing import StrictRoute
-from domain.events import EVENT_TYPES, STREAM_KINDS, STREAM_TYPES
+from domain.event_types import EVENT_TYPES, STREAM_KINDS, STREAM_TYPES
 from domain.mapper import current_data, format_datetime
 from eventstore.reads import ChangesPage
 from eventstore.store import EventStore
@@ -125,7 +125,7 @@ async def changes(
     wanted = _types(types, stream_type, permissions_of(principal.role, principal.scopes))
 
     async def read(store: EventStore) -> ChangesPage:
-        async with store.session(principal.tenant_id, principal.actor, readonly=True) as s:
+        async with store.unit_of_work(principal.tenant_id, principal.actor, readonly=True) as s:
             if wanted == []:  # filters that exclude everything: skip the window
                 head = (await s.head())[0]
                 return ChangesPage([], max(after_seq, min(after_seq + WINDOW, head)), head)

@@ -98,8 +98,7 @@ async def list_(
         organization_id.lower(), "tag": tag})
     codec = services.cursors
     after = codec.decode(scope, cursor) if cursor is not None else None
-    async with services.store.session(principal.tenant_id, principal.actor,
-                                      readonly=True) as session:
+    async with commands.reading(services, principal) as session:
         if filters.organization_id is not None and await load_organization(
                 session.conn, principal.tenant_id, filters.organization_id) is None:
             raise Problem(404, "not_found", f"no organization {filters.organization_id}")
@@ -134,8 +133,7 @@ async def create(body: ContactIn, request: Request, services: ServicesDep,
                                                                   | sends(200, required=(ETAG,)),
             summary="One contact")
 async def get_one(contact_id: UUID, services: ServicesDep, principal: Authorized) -> Response:
-    async with services.store.session(principal.tenant_id, principal.actor,
-                                      readonly=True) as session:
+    async with commands.reading(services, principal) as session:
         contact = await _visible(session, contact_id)
     if contact.merged_into is not None:
         return _moved(contact.merged_into)
@@ -220,8 +218,8 @@ async def erase(contact_id: UUID, body: EraseIn, request: Request, services: Ser
 async def export(contact_id: UUID, services: ServicesDep, principal: Authorized) -> Response:
     """The contact, its tickets and their messages, and the events that name it, as
     one document (a data subject's access request)."""
-    async with services.store.session(principal.tenant_id, readonly=True,
-                                      isolation="repeatable_read") as session:
+    async with services.store.unit_of_work(principal.tenant_id, readonly=True,
+                                           isolation="repeatable_read") as session:
         held = await export_contact(session, contact_id)
     return JsonReply(200, {
         "contact": contact_document(held.contact),

@@ -69,7 +69,7 @@ async def create(body: GroupIn, request: Request, principal: Authorized,
                                                               | sends(200, required=(ETAG,)),
             summary="One group; `ETag`")
 async def get_one(group_id: UUID, principal: Authorized, services: ServicesDep) -> Response:
-    async with services.store.session(principal.tenant_id, principal.actor, readonly=True) as s:
+    async with commands.reading(services, principal) as s:
         group = await group_handlers.get_group(s, group_id)
     return _reply(present(group, f"no group {group_id}")).response()
 

@@ -82,7 +82,7 @@ async def create(body: MacroIn, request: Request, principal: Authorized,
             responses=errors(404) | sends(200, required=(ETAG,)),
             summary="One macro")
 async def get_one(macro_id: UUID, principal: Authorized, services: ServicesDep) -> Response:
-    async with services.store.session(principal.tenant_id, principal.actor, readonly=True) as s:
+    async with commands.reading(services, principal) as s:
         macro = await macro_handlers.visible_macro(s, macro_id, principal.agent_id)
     return _reply(macro).response()
 
@@ -160,7 +160,7 @@ async def apply(ticket_id: UUID, macro_id: UUID, request: Request, principal: Au
         return await commands.run(request, services, principal,
                                   {"macro_id": str(macro_id)}, work, expected_version=expected)
     try:
-        async with services.store.session(principal.tenant_id, principal.actor) as s:
+        async with services.store.unit_of_work(principal.tenant_id, principal.actor) as s:
             try:
                 reply = await work(s)
             except ConcurrencyError as exc:

@@ -60,7 +60,6 @@ from api.schemas.mail import (
 from domain.ids import TenantId
 from eventstore.store import UnitOfWork
 from handlers import mail_check, mail_in, mail_notify, mailboxes
-from handlers.ticket_state import load_ticket
 
 router = APIRouter(tags=["mail"], route_class=StrictRoute)
 
@@ -144,7 +143,7 @@ async def create_mailbox(body: MailboxIn, request: Request, principal: Authorize
             summary="A mailbox")
 async def get_mailbox(mailbox_id: UUID, principal: Authorized,
                       services: ServicesDep) -> Response:
-    async with services.store.session(principal.tenant_id, principal.actor, readonly=True) as s:
+    async with commands.reading(services, principal) as s:
         doc = await mailboxes.get_mailbox(s, mailbox_id)
     if doc is None:
         raise Problem(404, "mailbox_not_found", f"no mailbox {mailbox_id}")
@@ -280,7 +279,7 @@ async def list_notifications(
 async def list_quarantine(mailbox_id: UUID, principal: Authorized, services: ServicesDep,
                           limit: PageLimit = DEFAULT_LIMIT, cursor: PageCursor = None) -> Response:
     """Mail that could not be taken in, oldest first, with the reason."""
-    async with services.store.session(principal.tenant_id, principal.actor, readonly=True) as s:
+    async with commands.reading(services, principal) as s:
         if await mailboxes.get_mailbox(s, mailbox_id) is None:
             raise Problem(404, "mailbox_not_found", f"no mailbox {mailbox_id}")
 
@@ -331,10 +330,10 @@ async def ticket_mail(ticket_id: UUID, principal: Authorized,
                       services: ServicesDep) -> Response:
     """Oldest first: what the ticket took in (with its Cc) and each mailed reply's status
     (``queued``, ``sent``, ``dead`` with the reason)."""
-    async with services.store.session(principal.tenant_id, principal.actor, readonly=True) as s:
-        if await load_ticket(s.conn, s.tenant_id, ticket_id) is None:
-            raise Problem(404, "not_found", f"no ticket {ticket_id}")
+    async with commands.reading(services, principal) as s:
         data = await mail_in.mail_of_ticket(s, ticket_id)
+    if data is None:
+        raise Problem(404, "not_found", f"no ticket {ticket_id}")
     return JsonReply(200, {"data": data}).response()
 
 

@@ -33,9 +33,9 @@ from api.schemas.tickets import (
     message_view,
     ticket_view,
 )
-from domain.events import MessageAdded, TicketOpened
 from domain.ids import MessageId, TicketId
 from domain.mapper import from_stored
+from domain.ticket.events import MessageAdded, TicketOpened
 from eventstore.store import UnitOfWork
 from handlers import tickets as ticket_handlers
 from projections.reads import list_messages, ticket_thread
@@ -97,8 +97,7 @@ async def get_messages(
     scope = scope_of(principal.tenant_id, "messages", {"ticket_id": str(ticket_id)})
     codec = services.cursors
     after = codec.decode(scope, cursor) if cursor is not None else None
-    async with services.store.session(principal.tenant_id, principal.actor,
-                                      readonly=True) as session:
+    async with commands.reading(services, principal) as session:
         # A merged-into ticket's thread lists the messages of the tickets merged into it.
         thread = await ticket_thread(session.conn, principal.tenant_id, ticket_id)
         if thread is None:

@@ -107,8 +107,7 @@ def _callback(request: Request, tenant_id: Any) -> str:
             responses=errors(404), summary="The tenant's OpenID Connect provider")
 async def get_provider(request: Request, principal: Authorized,
                        services: ServicesDep) -> Response:
-    async with services.store.session(principal.tenant_id, principal.actor,
-                                      readonly=True) as s:
+    async with commands.reading(services, principal) as s:
         doc = await oidc.get_provider(s)
     if doc is None:
         raise oidc.not_configured()

@@ -68,8 +68,7 @@ async def list_(
                      {"name": name and name.lower(), "domain": domain and domain.lower()})
     codec = services.cursors
     after = codec.decode(scope, cursor) if cursor is not None else None
-    async with services.store.session(principal.tenant_id, principal.actor,
-                                      readonly=True) as session:
+    async with commands.reading(services, principal) as session:
         rows = await list_organizations(session.conn, principal.tenant_id, name, domain,
                                         after, limit + 1)
     page, next_cursor = paginate(codec, scope, rows, limit, lambda o: (o.created_at, o.id))
@@ -98,8 +97,7 @@ async def create(body: OrganizationIn, request: Request, services: ServicesDep,
             summary="One organization")
 async def get_one(organization_id: UUID, services: ServicesDep,
                   principal: Authorized) -> Response:
-    async with services.store.session(principal.tenant_id, principal.actor,
-                                      readonly=True) as session:
+    async with commands.reading(services, principal) as session:
         org = await org_handlers.get_organization(session, organization_id)
     org = present(org, "the organization does not exist")
     return versioned(200, organization_document(org), org.version).response()

@@ -178,8 +178,8 @@ async def sign_out(request: Request, services: ServicesDep,
                                                                            expiry=False)
         if claims is not None:
             contact = claims.agent_id  # a portal token's subject is its contact
-            async with services.store.session(claims.tenant_id,
-                                              portal.customer_actor(contact)) as uow:
+            async with services.store.unit_of_work(claims.tenant_id,
+                                                   portal.customer_actor(contact)) as uow:
                 await portal.sign_out(uow, claims.session_id, contact, now)
     return PORTAL_REFRESH.forget(Response(status_code=204), request)
 
@@ -224,8 +224,7 @@ async def list_tickets(
 async def list_fields(services: ServicesDep, principal: CustomerAuthorized) -> Response:
     """Active fields the tenant opened to customers (``intake``), in key order; staff-only
     fields are not listed."""
-    async with services.store.session(principal.tenant_id, principal.actor,
-                                      readonly=True) as uow:
+    async with commands.reading(services, principal) as uow:
         found = await portal.customer_fields(uow)
     return JsonReply(200, {"data": found}).response()
 
@@ -255,8 +254,7 @@ async def get_ticket(ticket_id: UUID, services: ServicesDep,
                      principal: CustomerAuthorized) -> Response:
     """A ticket the contact is the requester of or copied on; 404 for any other."""
     assert principal.contact_id is not None
-    async with services.store.session(principal.tenant_id, principal.actor,
-                                      readonly=True) as uow:
+    async with commands.reading(services, principal) as uow:
         found = await portal.own_ticket(uow, principal.contact_id, ticket_id)
     return JsonReply(200, found).response()
 

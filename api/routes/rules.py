@@ -95,7 +95,7 @@ async def create(body: RuleIn, request: Request, principal: Authorized,
             responses=errors(404) | sends(200, required=(ETAG,)),
             summary="One rule; `ETag`")
 async def get_one(rule_id: UUID, principal: Authorized, services: ServicesDep) -> Response:
-    async with services.store.session(principal.tenant_id, principal.actor, readonly=True) as s:
+    async with commands.reading(services, principal) as s:
         rule = await rule_handlers.get_rule(s, rule_id)
     return _reply(present(rule, f"no rule {rule_id}")).response()
 
@@ -124,7 +124,7 @@ async def dry_run(ticket_id: UUID, principal: Authorized, services: ServicesDep)
     """The ticket as it is now, with no event: a rule conditioned on an event type
     fails that condition; a rule on time is judged by its clock as well.
     ``fired`` is what rules did on the ticket."""
-    async with services.store.session(principal.tenant_id, principal.actor, readonly=True) as s:
+    async with commands.reading(services, principal) as s:
         document = await rule_dry_run.dry_run(s, ticket_id, services.clock.now())
     if document is None:
         raise Problem(404, "not_found", f"no ticket {ticket_id}")

@@ -16,6 +16,7 @@ import orjson
 from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, Field
 
+from api.http import commands
 from api.http.deps import Authorized, ServicesDep
 from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, paginate_rank, scope_of
 from api.http.problem_docs import errors
@@ -113,7 +114,7 @@ async def search(
     scope = scope_of(principal.tenant_id, "search", {"q": q, "type": type, "staff": staff})
     codec = services.cursors
     after = codec.decode_rank(scope, cursor) if cursor is not None else None
-    async with services.store.session(principal.tenant_id, principal.actor, readonly=True) as s:
+    async with commands.reading(services, principal) as s:
         config = await text_search_config(s.conn, principal.tenant_id)
         await check_query(s.conn, q, config)
         hits = await find(s.conn, principal.tenant_id, type, q, config, staff=staff,

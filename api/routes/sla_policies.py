@@ -125,7 +125,7 @@ async def create_calendar(body: CalendarIn, request: Request, principal: Authori
             summary="One calendar; `ETag`")
 async def get_calendar(calendar_id: UUID, principal: Authorized,
                        services: ServicesDep) -> Response:
-    async with services.store.session(principal.tenant_id, readonly=True) as s:
+    async with services.store.unit_of_work(principal.tenant_id, readonly=True) as s:
         calendar = await handlers.get_calendar(s, calendar_id)
     return _calendar_reply(present(calendar, f"no calendar {calendar_id}")).response()
 
@@ -223,7 +223,7 @@ async def put_order(body: PolicyOrderIn, request: Request, principal: Authorized
             responses=errors(404) | sends(200, required=(ETAG,)),
             summary="One SLA policy; `ETag`")
 async def get_policy(policy_id: UUID, principal: Authorized, services: ServicesDep) -> Response:
-    async with services.store.session(principal.tenant_id, readonly=True) as s:
+    async with services.store.unit_of_work(principal.tenant_id, readonly=True) as s:
         policy = await handlers.get_policy(s, policy_id)
     return _policy_reply(present(policy, f"no SLA policy {policy_id}")).response()
 

@@ -32,7 +32,6 @@ from api.schemas.slack import SlackEventOut, SlackIn, SlackOut, TicketSlack
 from domain.slack import SignatureRefused, verify
 from eventstore.store import UnitOfWork
 from handlers import slack, slack_in, slack_out
-from handlers.ticket_state import load_ticket
 
 router = APIRouter(tags=["slack"], route_class=StrictRoute)
 
@@ -43,7 +42,7 @@ EVENT_MAX_BYTES = 1024 * 1024
 @router.get("/v1/integrations/slack", response_model=SlackOut, responses=errors(404),
             summary="The Slack connection")
 async def get_slack(principal: Authorized, services: ServicesDep) -> Response:
-    async with services.store.session(principal.tenant_id, principal.actor, readonly=True) as s:
+    async with commands.reading(services, principal) as s:
         doc = await slack.get_slack(s)
     if doc is None:
         raise Problem(404, "slack_not_connected", "the tenant has not connected Slack")
@@ -148,10 +147,10 @@ async def ticket_slack(ticket_id: UUID, principal: Authorized,
                        services: ServicesDep) -> Response:
     """Oldest first: each reply and notice posted to the thread, with its status
     (``queued``, ``sent`` with Slack's ``ts``, ``dead`` with the reason)."""
-    async with services.store.session(principal.tenant_id, principal.actor, readonly=True) as s:
-        if await load_ticket(s.conn, s.tenant_id, ticket_id) is None:
-            raise Problem(404, "not_found", f"no ticket {ticket_id}")
+    async with commands.reading(services, principal) as s:
         data = await slack_out.posts_of_ticket(s, ticket_id)
+    if data is None:
+        raise Problem(404, "not_found", f"no ticket {ticket_id}")
     return JsonReply(200, {"data": data}).response()
 
 

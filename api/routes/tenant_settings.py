@@ -36,7 +36,7 @@ def _etag(version: int) -> str:
             responses=errors() | sends(200, required=(ETAG,)),
             summary="The tenant's settings")
 async def get_settings(principal: Authorized, services: ServicesDep, response: Response) -> Any:
-    async with services.store.session(principal.tenant_id, principal.actor, readonly=True) as s:
+    async with commands.reading(services, principal) as s:
         state = await settings_handlers.get_settings(s)
     response.headers[ETAG.name] = _etag(state.version)
     return state.document

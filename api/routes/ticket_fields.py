@@ -53,7 +53,7 @@ def _created(d: FieldDefinition) -> JsonReply:
 @router.get("", response_model=TicketFieldList, responses=errors(),
             summary="The tenant's ticket fields, inactive ones included, in key order")
 async def list_fields(principal: Authorized, services: ServicesDep) -> Response:
-    async with services.store.session(principal.tenant_id, principal.actor, readonly=True) as s:
+    async with commands.reading(services, principal) as s:
         fields = await handlers.list_fields(s)
     return JsonReply(200, {"data": [field_document(d) for d in fields]}).response()
 
@@ -77,7 +77,7 @@ async def define(body: TicketFieldIn, request: Request, principal: Authorized,
                                                                      | sends(200, required=(ETAG,)),
             summary="One ticket field; ETag")
 async def get_one(field_key: Key, principal: Authorized, services: ServicesDep) -> Response:
-    async with services.store.session(principal.tenant_id, principal.actor, readonly=True) as s:
+    async with commands.reading(services, principal) as s:
         d = await handlers.get_field(s, field_key)
     return _reply(present(d, "no such ticket field")).response()
 
@@ -125,7 +125,7 @@ async def as_of(
         raise invalid_parameter("give exactly one of version and at", "version", "at")
 
     async def read(store: EventStore) -> list[RecordedEvent]:
-        async with store.session(principal.tenant_id, principal.actor, readonly=True) as s:
+        async with store.unit_of_work(principal.tenant_id, principal.actor, readonly=True) as s:
             return await handlers.field_events(s, field_key, to_version=version, until=at)
 
     events, source = await services.reads.run(read)

@@ -255,8 +255,7 @@ async def list_(
         updated_after=_utc(updated_after), q=q,
     )
     if any(k.startswith(FIELD_PREFIX) for k in request.query_params):
-        async with services.store.session(principal.tenant_id, principal.actor,
-                                          readonly=True) as session:
+        async with commands.reading(services, principal) as session:
             catalog = await load_catalog(session.conn, principal.tenant_id)
         filters = replace(filters, fields=field_filters(request.query_params, catalog))
     # Filters are named only when given, so cursors handed out before one existed hold.
@@ -314,8 +313,7 @@ def _as_of(seq: int | None, at: datetime | None, sort: str, q: str | None) -> As
                                                                 | sends(200, required=(ETAG,)),
             summary="One ticket with its SLA clocks")
 async def get_one(ticket_id: UUID, services: ServicesDep, principal: Authorized) -> Response:
-    async with services.store.session(principal.tenant_id, principal.actor,
-                                      readonly=True) as session:
+    async with commands.reading(services, principal) as session:
         ticket = await get_ticket(session.conn, principal.tenant_id, ticket_id)
     if ticket is None:
         raise Problem(404, "not_found", "the ticket does not exist")

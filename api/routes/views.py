@@ -108,7 +108,7 @@ def _created(view: SavedView) -> JsonReply:
 @router.get("/v1/views/{view_id}", response_model=ViewOut,
             responses=errors(404) | sends(200, required=(ETAG,)), summary="One saved view")
 async def get_one(view_id: UUID, principal: Authorized, services: ServicesDep) -> Response:
-    async with services.store.session(principal.tenant_id, principal.actor, readonly=True) as s:
+    async with commands.reading(services, principal) as s:
         view = await view_handlers.visible_view(s, view_id, principal.agent_id)
     return _reply(view).response()
 
@@ -154,7 +154,7 @@ async def tickets(
 ) -> Response:
     """Keyset, newest first, no totals: the pages of ``GET /v1/tickets`` with the view's
     filters; pass ``next_cursor`` back as ``cursor``."""
-    async with services.store.session(principal.tenant_id, principal.actor, readonly=True) as s:
+    async with commands.reading(services, principal) as s:
         view = await view_handlers.visible_view(s, view_id, principal.agent_id)
     paging = [("limit", str(limit))] + ([] if cursor is None else [("cursor", cursor)])
     status, headers, body = await ticket_list(request, [*as_params(view.filters), *paging])

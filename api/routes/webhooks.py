@@ -23,7 +23,7 @@ from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
-from domain.events import EVENT_TYPES
+from domain.event_types import EVENT_TYPES
 from eventstore.store import UnitOfWork
 from handlers import webhooks as webhook_handlers
 from scheduler.webhooks import ALL_EVENTS
@@ -79,8 +79,7 @@ def _out(row: Any) -> WebhookOut:
 @router.get("", summary="The tenant's webhook endpoint", response_model=WebhookOut,
             responses=errors(404))
 async def get_webhook(services: ServicesDep, principal: Authorized) -> WebhookOut:
-    async with services.store.session(principal.tenant_id, principal.actor,
-                                      readonly=True) as session:
+    async with commands.reading(services, principal) as session:
         row = await webhook_handlers.get_webhook(session)
     if row is None:
         raise Problem(404, "webhook_not_configured", "no webhook is configured")

@@ -106,7 +106,7 @@ async def list_fields(tenant_id: UUID, services: ServicesDep, origin: WidgetOrig
     """The fields the portal's new-ticket form draws (open to customers, active), so
     that the widget asks for them too: a field the tenant requires on open is required
     of a widget visitor as of a portal customer."""
-    async with services.store.session(TenantId(tenant_id), None, readonly=True) as uow:
+    async with services.store.unit_of_work(TenantId(tenant_id), None, readonly=True) as uow:
         found = await portal.customer_fields(uow)
     return JsonReply(200, {"data": found}).response()
 
@@ -165,8 +165,7 @@ async def open_ticket(body: PortalTicketIn, request: Request, services: Services
             responses=errors(403, 404), summary="A ticket the widget session opened")
 async def get_ticket(ticket_id: UUID, services: ServicesDep,
                      principal: WidgetAuthorized) -> Response:
-    async with services.store.session(principal.tenant_id, principal.actor,
-                                      readonly=True) as uow:
+    async with commands.reading(services, principal) as uow:
         found = await widget.get_ticket(uow, principal.key_id, ticket_id)
     return JsonReply(200, found).response()
 

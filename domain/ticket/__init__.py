@@ -1,11 +1,11 @@
 """The ticket aggregate in one place: its commands (domain/ticket/commands.py), the
-decisions that turn a command and a state into events (domain/ticket/decide.py), and
-the state those events build (domain/ticket/state.py).
+events it appends (domain/ticket/events.py), the decisions that turn a command and a
+state into events (domain/ticket/decide.py), and the state those events build
+(domain/ticket/state.py).
 
-Its events live with every other aggregate's in domain/events.py, the one registry
-the mapper (domain/mapper.py) serialises from, as the group's, the contact's and the
-tenant's do: the event vocabulary is the store's contract, and one list of it is what
-upcasting, the changes feed and the live feed read.
+The base class of its events is every aggregate's (domain/events.py), and
+domain/event_types.py lists its events with every other stream's: one vocabulary is
+what the mapper (domain/mapper.py), upcasting, the changes feed and the live feed read.
 """
 
 from __future__ import annotations

@@ -31,32 +31,7 @@ from domain.errors import (
     TicketMergedAway,
     ValidationFailed,
 )
-from domain.events import (
-    CcsChanged,
-    Clocks,
-    Event,
-    FieldValuesChanged,
-    FollowersChanged,
-    FollowUpOpened,
-    MessageAdded,
-    PriorityChanged,
-    RequesterChanged,
-    SatisfactionRated,
-    SlaBreached,
-    SlaRetargeted,
-    SlaWarning,
-    StateChanged,
-    TagsChanged,
-    TicketAssigned,
-    TicketGroupChanged,
-    TicketLinked,
-    TicketMerged,
-    TicketMergeReceived,
-    TicketOpened,
-    TicketSplit,
-    TicketSplitFrom,
-    TicketUnlinked,
-)
+from domain.events import Event
 from domain.fields import NO_FIELDS, FieldCatalog, FieldValue, RequiredOn, check_values, require
 from domain.ids import GroupId, TicketId
 from domain.sla import (
@@ -94,6 +69,31 @@ from domain.ticket.commands import (
     RetargetSla,
     SplitTicket,
     WarnSla,
+)
+from domain.ticket.events import (
+    CcsChanged,
+    Clocks,
+    FieldValuesChanged,
+    FollowersChanged,
+    FollowUpOpened,
+    MessageAdded,
+    PriorityChanged,
+    RequesterChanged,
+    SatisfactionRated,
+    SlaBreached,
+    SlaRetargeted,
+    SlaWarning,
+    StateChanged,
+    TagsChanged,
+    TicketAssigned,
+    TicketGroupChanged,
+    TicketLinked,
+    TicketMerged,
+    TicketMergeReceived,
+    TicketOpened,
+    TicketSplit,
+    TicketSplitFrom,
+    TicketUnlinked,
 )
 from domain.ticket.state import TRANSITIONS, Ticket, evolve
 from domain.validation import (

@@ -14,35 +14,11 @@ from pydantic import BaseModel, ConfigDict
 
 from domain.attachment import AttachmentRef, TicketFile
 from domain.errors import CorruptStream
-from domain.events import (
-    CcsChanged,
-    Clocks,
-    Event,
-    FieldValuesChanged,
-    FollowersChanged,
-    FollowUpOpened,
-    MessageAdded,
-    PriorityChanged,
-    RequesterChanged,
-    SatisfactionRated,
-    SlaBreached,
-    SlaRetargeted,
-    SlaWarning,
-    StateChanged,
-    TagsChanged,
-    TicketAssigned,
-    TicketGroupChanged,
-    TicketLinked,
-    TicketMerged,
-    TicketMergeReceived,
-    TicketOpened,
-    TicketSplit,
-    TicketSplitFrom,
-    TicketUnlinked,
-)
+from domain.events import Event
 from domain.fields import FieldValue
 from domain.ids import AgentId, GroupId, MessageId, TicketId
 from domain.sla import breach_clock, warn_clock
+from domain.ticket import events as ev
 from domain.values import (
     ActorKind,
     LinkKind,
@@ -131,7 +107,7 @@ class Ticket(BaseModel):
     solved_at: UtcDatetime | None = None
     closed_at: UtcDatetime | None = None
     reopen_count: int = 0
-    clocks: Clocks
+    clocks: ev.Clocks
     awaiting_reply: bool = False
     """True while the last public message is the customer's and no agent answered."""
     fields: dict[str, FieldValue] = {}
@@ -166,24 +142,24 @@ def _files(message_id: UUID, refs: tuple[AttachmentRef, ...]) -> tuple[TicketFil
 def evolve(state: Ticket | None, event: Event) -> Ticket:
     """Apply one event to the state (None before the stream's first event)."""
     if state is None:
-        if isinstance(event, TicketSplitFrom):
+        if isinstance(event, ev.TicketSplitFrom):
             return _split_off(event)
-        if not isinstance(event, TicketOpened):
+        if not isinstance(event, ev.TicketOpened):
             raise CorruptStream(f"a ticket stream must start with TicketOpened, not {event.TYPE}")
         return _first(event, awaiting_reply=event.author.kind is ActorKind.CUSTOMER,
                       follow_up_of=event.follow_up_of,
                       files=_files(event.message_id, event.attachments))
     changes: dict[str, object] = {"version": state.version + 1, "updated_at": event.at}
     match event:
-        case TicketOpened() | TicketSplitFrom():
+        case ev.TicketOpened() | ev.TicketSplitFrom():
             raise CorruptStream(f"{event.TYPE} on a stream that already holds a ticket")
-        case TicketSplit():
+        case ev.TicketSplit():
             gone = set(event.message_ids)
             changes["split_into"] = (*state.split_into, event.into)
             changes["moved"] = state.moved | dict.fromkeys(event.message_ids, event.into)
             changes["files"] = tuple(f for f in state.files if f.message_id not in gone)
             changes["awaiting_reply"] = event.awaiting_reply
-        case MessageAdded():
+        case ev.MessageAdded():
             changes["clocks"] = state.clocks | event.clocks
             # Public messages' only: a customer reads the ticket's row, never a note.
             if event.attachments and event.visibility is Visibility.PUBLIC:
@@ -193,35 +169,35 @@ def evolve(state: Ticket | None, event: Event) -> Ticket:
                     changes["awaiting_reply"] = True
                 elif event.author.kind is ActorKind.AGENT:
                     changes["awaiting_reply"] = False
-        case TicketAssigned():
+        case ev.TicketAssigned():
             changes["assignee"] = event.assignee
-        case PriorityChanged():
+        case ev.PriorityChanged():
             changes["priority"] = event.priority
             changes["clocks"] = state.clocks | event.clocks
-        case TicketGroupChanged():
+        case ev.TicketGroupChanged():
             changes["group_id"] = event.group_id
             changes["clocks"] = state.clocks | event.clocks
-        case StateChanged():
+        case ev.StateChanged():
             changes.update(_state_change(state, event))
-        case TagsChanged():
+        case ev.TagsChanged():
             changes["tags"] = event.tags
-        case SlaBreached():
+        case ev.SlaBreached():
             clock = state.clocks.get(event.metric)
             if clock is None:
                 raise CorruptStream(f"breach of {event.metric} which has no clock")
             changes["clocks"] = state.clocks | {event.metric: breach_clock(clock, event.at)}
             # A breach is a scheduler observation, not a change a customer sees.
             del changes["updated_at"]
-        case SlaRetargeted():
+        case ev.SlaRetargeted():
             changes["clocks"] = state.clocks | event.clocks
             del changes["updated_at"]  # the SLA's bookkeeping, not a change to the ticket
-        case SlaWarning():
+        case ev.SlaWarning():
             clock = state.clocks.get(event.metric)
             if clock is None:
                 raise CorruptStream(f"warning of {event.metric} which has no clock")
             changes["clocks"] = state.clocks | {event.metric: warn_clock(clock, event.at)}
             del changes["updated_at"]  # an observation, like a breach
-        case FieldValuesChanged():
+        case ev.FieldValuesChanged():
             fields = dict(state.fields)
             for key, value in event.values.items():
                 if value is None:
@@ -229,44 +205,44 @@ def evolve(state: Ticket | None, event: Event) -> Ticket:
                 else:
                     fields[key] = value
             changes["fields"] = fields
-        case RequesterChanged():
+        case ev.RequesterChanged():
             changes["requester"] = event.requester
             # Moving a ticket between contacts is bookkeeping, not a change a customer sees.
             del changes["updated_at"]
-        case FollowUpOpened():
+        case ev.FollowUpOpened():
             changes["follow_up_ids"] = (*state.follow_up_ids, event.follow_up_id)
-        case TicketMerged():
+        case ev.TicketMerged():
             if state.state is not TicketState.CLOSED:
                 raise CorruptStream("TicketMerged on a ticket that is not closed")
             changes["merged_into"] = event.into
-        case TicketMergeReceived():
+        case ev.TicketMergeReceived():
             known = set(state.merged_from)
             changes["merged_from"] = (*state.merged_from,
                                       *(t for t in event.merged_ids if t not in known))
             changes["ccs"] = (*state.ccs, *event.ccs)
-        case TicketLinked():
+        case ev.TicketLinked():
             changes["links"] = state.links.with_link(event.kind, event.ticket_id, on=True)
-        case TicketUnlinked():
+        case ev.TicketUnlinked():
             changes["links"] = state.links.with_link(event.kind, event.ticket_id, on=False)
-        case FollowersChanged():
+        case ev.FollowersChanged():
             changes["followers"] = event.followers
-        case SatisfactionRated():
+        case ev.SatisfactionRated():
             changes["satisfaction"] = Satisfaction(rating=event.rating, comment=event.comment,
                                                    via=event.via, rated_at=event.at)
-        case CcsChanged():
+        case ev.CcsChanged():
             changes["ccs"] = event.ccs
         case _:
             raise CorruptStream(f"{event.TYPE} does not belong to a ticket stream")
     return state.model_copy(update=changes)
 
 
-def _split_off(event: TicketSplitFrom) -> Ticket:
+def _split_off(event: ev.TicketSplitFrom) -> Ticket:
     """A ticket's state from its first event when it was split off another."""
     return _first(event, awaiting_reply=event.awaiting_reply, files=event.attachments,
                   split_from=event.source_id)
 
 
-def _first(event: TicketOpened | TicketSplitFrom, **rest: Any) -> Ticket:
+def _first(event: ev.TicketOpened | ev.TicketSplitFrom, **rest: Any) -> Ticket:
     """What an opening and a split-off opening set alike, and what each sets of its own."""
     return Ticket(id=event.ticket_id, version=1, state=TicketState.OPEN,
                   subject=event.subject, requester=event.requester, priority=event.priority,
@@ -275,7 +251,7 @@ def _first(event: TicketOpened | TicketSplitFrom, **rest: Any) -> Ticket:
                   **rest)
 
 
-def _state_change(state: Ticket, event: StateChanged) -> dict[str, object]:
+def _state_change(state: Ticket, event: ev.StateChanged) -> dict[str, object]:
     if event.from_state is not state.state:
         raise CorruptStream(f"StateChanged from {event.from_state} but ticket is {state.state}")
     out: dict[str, object] = {"state": event.to_state, "clocks": state.clocks | event.clocks}

@@ -64,7 +64,7 @@ async def attach_demo_files(store: EventStore, tenant_id: TenantId, key: StoreAc
         return 0
     pg = PostgresStorage(store)
     storages = attachments.Storages(new=pg, by_kind={"postgres": pg})
-    async with store.session(tenant_id, key, readonly=True) as uow:
+    async with store.unit_of_work(tenant_id, key, readonly=True) as uow:
         tickets = [r["id"] for r in await uow.conn.fetch(
             "SELECT id FROM tickets WHERE tenant_id = $1 AND state IN ('open', 'pending') "
             "ORDER BY created_at DESC, id LIMIT $2", tenant_id, TICKETS)]
@@ -79,7 +79,7 @@ async def attach_demo_files(store: EventStore, tenant_id: TenantId, key: StoreAc
             found = await attachments.check_upload(store, tenant_id, command, len(data))
             received = await attachments.receive(store, storages, tenant_id, command,
                                                  _once(data), found)
-            async with store.session(tenant_id, key) as uow:
+            async with store.unit_of_work(tenant_id, key) as uow:
                 done = await attachments.record_upload(uow, received, command)
                 await post_message(uow, PostMessage(
                     ticket_id=TicketId(ticket), message_id=MessageId(uuid.uuid4()),

@@ -163,7 +163,7 @@ async def _brand(store: EventStore, tenant_id: TenantId, admin: IssuedKey, plan:
                  at: datetime) -> None:
     """The tenant's colour, and the demo site as its widget's origin, as over
     ``PUT /v1/settings``."""
-    async with store.session(tenant_id, _as(admin)) as uow:
+    async with store.unit_of_work(tenant_id, _as(admin)) as uow:
         current = await get_settings(uow)
         await replace_settings(uow, ReplaceSettings(
             settings=replace(current.value, brand_colour=plan.colour,
@@ -176,7 +176,7 @@ async def _mailbox(store: EventStore, tenant_id: TenantId, admin: IssuedKey, pla
     IMAP server, so the demo mails no one and polls nothing (an admin may give it
     servers; its inbound route takes mail as it is)."""
     domain = plan.agents[0].email.partition("@")[2]
-    async with store.session(tenant_id, _as(admin)) as uow:
+    async with store.unit_of_work(tenant_id, _as(admin)) as uow:
         await create_mailbox(uow, CreateMailbox(address=f"support@{domain}",
                                                 name=f"{plan.name} support", smtp=None, at=at))
 
@@ -186,7 +186,7 @@ async def _organize(store: EventStore, tenant_id: TenantId, admin: IssuedKey, pl
     """The customer companies, added by the first admin key as over
     ``POST /v1/organizations``: each customer's first ticket then creates the contact,
     which joins its company by the e-mail's domain."""
-    async with store.session(tenant_id, _as(admin)) as uow:
+    async with store.unit_of_work(tenant_id, _as(admin)) as uow:
         for org in plan.organizations:
             await create_organization(uow, NewOrganization(name=org.name, domains=(org.domain,),
                                                            at=at))
@@ -196,7 +196,7 @@ async def _teams(store: EventStore, tenant_id: TenantId, admin: IssuedKey, plan:
                  cast: _Cast, at: datetime) -> dict[str, _Team]:
     """A group per team, its members the team's agents, as over ``POST /v1/groups``."""
     teams: dict[str, _Team] = {}
-    async with store.session(tenant_id, _as(admin)) as uow:
+    async with store.unit_of_work(tenant_id, _as(admin)) as uow:
         for team in sorted({t for a in plan.agents for t in a.teams}):
             members = frozenset(a.handle for a in plan.agents if team in a.teams)
             group = await create_group(uow, CreateGroup(
@@ -210,7 +210,7 @@ async def _define_fields(store: EventStore, tenant_id: TenantId, admin: IssuedKe
                          at: datetime) -> None:
     """Two ticket fields the intake fills in, as over ``POST /v1/ticket-fields``."""
     categories = sorted({story.team for story in plan.stories.values()})
-    async with store.session(tenant_id, _as(admin)) as uow:
+    async with store.unit_of_work(tenant_id, _as(admin)) as uow:
         await define_field(uow, DefineField(
             key=CATEGORY, title="Category", type=FieldType.DROPDOWN, intake=True, at=at,
             options=tuple(FieldOption(value=c, title=c.title()) for c in categories)))
@@ -245,7 +245,7 @@ async def _hire(store: EventStore, tenant_id: TenantId, admin: IssuedKey, plan: 
     machines: dict[Role, IssuedKey] = {}
     passwords = {agent.handle: new_password() for agent in plan.agents}
     hashes = {handle: hasher.hash(pw) for handle, pw in passwords.items()}
-    async with store.session(tenant_id, _as(admin)) as uow:
+    async with store.unit_of_work(tenant_id, _as(admin)) as uow:
         for agent in plan.agents:
             row = await add_agent(uow, AddAgent(email=agent.email, name=agent.name,
                                                 role=agent.role, at=at))
@@ -328,7 +328,7 @@ class _Desk:
 
     async def _run(self, actor: StoreActor, run: _Run | None,
                    command: Command | PostMessage, ticket_id: TicketId) -> None:
-        async with self.store.session(self.tenant_id, actor) as uow:
+        async with self.store.unit_of_work(self.tenant_id, actor) as uow:
             if isinstance(command, PostMessage):
                 result = await post_message(uow, command)
             else:

@@ -34,7 +34,7 @@ class Recorded:
 
 async def apply(store: EventStore, tenant, actor: StoreActor, ticket_id: uuid.UUID,
                 command: Any, rec: Recorded) -> Ticket:
-    async with store.session(tenant, actor) as s:
+    async with store.unit_of_work(tenant, actor) as s:
         stored = await s.read_stream(ticket_id)
         state = fold(from_stored(e.type, e.schema_version, e.data) for e in stored)
         events = decide(command, state, SlaPolicy())

@@ -28,7 +28,7 @@ from domain.values import Role
 from eventstore.store import UnitOfWork
 from handlers import agents, api_keys
 from handlers.api_keys import IssuedKey
-from handlers.tenants import NewTenant, operator_session
+from handlers.tenants import NewTenant, operator_unit_of_work
 from tests.support import browser as chromium
 from tests.support.http import asgi_client
 from tests.support.pg import TestDatabase
@@ -85,7 +85,7 @@ class Owner:
     db: TestDatabase
 
     async def _run(self, tenant_id: TenantId, fn: Callable[[UnitOfWork], Awaitable[Any]]) -> Any:
-        async with operator_session(self.db.admin_url, tenant_id) as uow:
+        async with operator_unit_of_work(self.db.admin_url, tenant_id) as uow:
             return await fn(uow)
 
     async def key(self, tenant_id: TenantId, role: str, agent_id: uuid.UUID | None = None

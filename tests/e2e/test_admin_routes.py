@@ -262,7 +262,7 @@ async def test_a_stored_partial_document_reads_whole(http, make_tenant, services
     # A document written before a key existed, or naming only some targets, reads as
     # the defaults for what it leaves out, on the API as on the write path.
     t = await make_tenant()
-    async with services.store.session(t.tenant_id) as s:
+    async with services.store.unit_of_work(t.tenant_id) as s:
         await s.conn.execute(
             "INSERT INTO tenant_settings (tenant_id, settings, updated_at) VALUES ($1, $2, now())",
             t.tenant_id, {"sla_targets": {"urgent": {"first_response_ms": 60_000}}})

@@ -385,7 +385,7 @@ async def test_old_payloads_come_in_the_current_shape(http, tenant, store):
     v1 = {k: v for k, v in current.items() if k != "requester"}
     v1 |= {"requester_email": "old@example.com", "requester_name": "Old"}
     stream = uuid.uuid4()
-    async with store.session(tenant.tenant_id, StoreActor("api_key", "test")) as s:
+    async with store.unit_of_work(tenant.tenant_id, StoreActor("api_key", "test")) as s:
         await s.append(stream, 0, [NewEvent("TicketOpened", v1 | {"ticket_id": str(stream)},
                                             1)])
         await s.append(uuid.uuid4(), 0, [NewEvent("SomethingNew", {"x": 1})])

@@ -16,7 +16,7 @@ from tests.e2e.conftest import NEW_TICKET, auth
 
 
 async def count_tickets(store, tenant_id):  # type: ignore[no-untyped-def]
-    async with store.session(tenant_id, readonly=True) as s:
+    async with store.unit_of_work(tenant_id, readonly=True) as s:
         return await s.conn.fetchval("SELECT count(*) FROM tickets")
 
 
@@ -45,7 +45,7 @@ async def test_twenty_concurrent_requests_with_one_idempotency_key(http, tenant,
     assert await count_tickets(store, tenant.tenant_id) == 1
 
     # The same key on another route is another record; expired records are ignored.
-    async with store.session(tenant.tenant_id) as s:
+    async with store.unit_of_work(tenant.tenant_id) as s:
         await s.conn.execute("UPDATE idempotency_keys SET expires_at = now() - interval '1s'")
     again = await http.post("/v1/tickets", json=NEW_TICKET, headers=headers)
     assert again.status_code == 201 and "idempotent-replayed" not in again.headers
@@ -63,7 +63,7 @@ async def test_thirty_concurrent_commands_on_one_ticket(http, tenant, store):
         assert r.status_code in (201, 409), r.text
         if r.status_code == 409:
             assert r.json()["code"] == "version_conflict"
-    async with store.session(tenant.tenant_id, readonly=True) as s:
+    async with store.unit_of_work(tenant.tenant_id, readonly=True) as s:
         versions = [e.version for e in await s.read_stream(uuid.UUID(created["id"]))]
     assert versions == list(range(1, len(ok) + 2))  # gapless: one event per success
     assert sorted(r.headers["etag"] for r in ok) == sorted(f'"{v}"' for v in versions[1:])
@@ -82,7 +82,7 @@ async def test_thirty_concurrent_commands_on_one_ticket(http, tenant, store):
 async def test_paging_500_tickets_while_new_ones_arrive(http, tenant, store):
     t0 = datetime.now(UTC) - timedelta(hours=1)
     existing: set[str] = set()
-    async with store.session(tenant.tenant_id, StoreActor("api_key", "seed")) as s:
+    async with store.unit_of_work(tenant.tenant_id, StoreActor("api_key", "seed")) as s:
         for i in range(500):
             tid = TicketId(uuid.uuid4())
             # Many share a created_at, so the id breaks ties inside the keyset.

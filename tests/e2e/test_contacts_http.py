@@ -19,7 +19,7 @@ async def _open(http, key, email="ann@example.com", **requester):  # type: ignor
 
 
 async def _count(store, tenant_id, table):  # type: ignore[no-untyped-def]
-    async with store.session(tenant_id, readonly=True) as s:
+    async with store.unit_of_work(tenant_id, readonly=True) as s:
         return await s.conn.fetchval(f"SELECT count(*) FROM {table}")
 
 
@@ -66,7 +66,7 @@ async def test_twenty_concurrent_openings_for_one_new_email_create_one_contact(
     assert len(contacts) == 1 and None not in contacts
     assert await _count(store, tenant.tenant_id, "contacts") == 1
     assert await _count(store, tenant.tenant_id, "tickets") == 20
-    async with store.session(tenant.tenant_id, readonly=True) as s:
+    async with store.unit_of_work(tenant.tenant_id, readonly=True) as s:
         created = await s.conn.fetchval(
             "SELECT count(*) FROM events WHERE type = 'ContactCreated'")
     assert created == 1
@@ -189,7 +189,7 @@ async def test_merging_moves_the_tickets_and_redirects(http, tenant, store):
     assert refused.status_code == 409 and refused.json()["code"] == "contact_merged"
     self_merge = await http.post(f"/v1/contacts/{fay_b}/merge", headers=h, json={"into": fay_b})
     assert self_merge.status_code == 422
-    async with store.session(tenant.tenant_id, readonly=True) as s:
+    async with store.unit_of_work(tenant.tenant_id, readonly=True) as s:
         types = [r["type"] for r in await s.conn.fetch(
             "SELECT type FROM events WHERE stream_id = $1 ORDER BY version", uuid.UUID(a["id"]))]
     assert types[-1] == "RequesterChanged"

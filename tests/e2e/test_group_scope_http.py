@@ -33,7 +33,7 @@ async def _raw(services: Services, tenant_id: Any, actor: StoreActor, ticket: st
                ) -> dict[str, int]:
     """What a transaction armed as ``actor`` reads of ``ticket`` by raw SQL."""
     tid = uuid.UUID(ticket)
-    async with services.store.session(tenant_id, actor, readonly=True) as s:
+    async with services.store.unit_of_work(tenant_id, actor, readonly=True) as s:
         assert await s.conn.fetchval("SELECT rolbypassrls OR rolsuper FROM pg_roles "
                                      "WHERE rolname = current_user") is False
         return {table: await s.conn.fetchval(f"SELECT count(*) FROM {table} WHERE {col} = $1",
@@ -111,7 +111,7 @@ async def test_an_agent_outside_a_group_reads_nothing_of_its_tickets(
             "tickets": 0, "messages": 0, "events": 0, "uploads": 0, "search_documents": 0,
             "ticket_versions": 0}
     # The mark a command's state load sets marks only a ticket in scope.
-    async with services.store.session(tenant.tenant_id, ann_actor, readonly=True) as s:
+    async with services.store.unit_of_work(tenant.tenant_id, ann_actor, readonly=True) as s:
         assert await s.conn.fetchval("SELECT ticket_loaded($1)", uuid.UUID(hidden["id"])) \
             is False
         assert await s.conn.fetchval("SELECT count(*) FROM tickets WHERE id = $1",

@@ -448,8 +448,8 @@ async def test_a_key_rotation_rewraps_queued_notifications_and_mailbox_secrets(
     assert await rotate_sealed(rotating, tenant.tenant_id) == 0
     [after] = await owner_fetch(db, sealed)
     assert after["notices"] == after["mailbox"] == [only_new.keyring.fingerprint]
-    async with only_new.session(tenant.tenant_id, StoreActor("operator", "test"),
-                                readonly=True) as s:
+    async with only_new.unit_of_work(tenant.tenant_id, StoreActor("operator", "test"),
+                                     readonly=True) as s:
         [listed] = await mail_in.list_quarantine(s, uuid.UUID(box["id"]), None, 10)
     assert (listed["from"], listed["subject"]) == ("Zed <zed@example.com>", "No id")
 

@@ -302,13 +302,13 @@ async def test_a_merged_tickets_words_find_its_target_and_itself_merged(
         assert target["id"] in _ids(await _search(http, admin, word)), word
 
     async def vectors() -> list[Any]:
-        async with store.session(tenant.tenant_id, readonly=True) as s:
+        async with store.unit_of_work(tenant.tenant_id, readonly=True) as s:
             return [tuple(r) for r in await s.conn.fetch(
                 "SELECT id, document::text, staff_document::text FROM search_documents "
                 "WHERE kind = 'ticket' ORDER BY id")]
 
     before = await vectors()
-    async with store.session(tenant.tenant_id, StoreActor("system", "test")) as s:
+    async with store.unit_of_work(tenant.tenant_id, StoreActor("system", "test")) as s:
         await rebuild_search_index(s)
     assert await vectors() == before
     assert "'marmalade'" in {i: d for i, d, _ in before}[uuid.UUID(target["id"])]

@@ -89,7 +89,7 @@ async def test_split_moves_messages_to_a_new_ticket_that_takes_the_source(
     file_id = new["attachments"][0]["id"]
     got = await http.get(f"/v1/attachments/{file_id}", headers=h)
     assert got.status_code == 200 and got.content == b"jam report", got.text
-    async with store.session(tenant.tenant_id, readonly=True) as s:
+    async with store.unit_of_work(tenant.tenant_id, readonly=True) as s:
         held = await s.conn.fetchval("SELECT ticket_id FROM uploads WHERE id = $1",
                                      uuid.UUID(file_id))
     assert str(held) == nid

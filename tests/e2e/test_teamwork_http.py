@@ -28,7 +28,7 @@ async def _auditor(http, key):  # type: ignore[no-untyped-def]
 
 
 async def _events(store, tenant_id, ticket_id, type_):  # type: ignore[no-untyped-def]
-    async with store.session(tenant_id, readonly=True) as s:
+    async with store.unit_of_work(tenant_id, readonly=True) as s:
         return [e for e in await s.read_stream(uuid.UUID(ticket_id)) if e.type == type_]
 
 
@@ -239,7 +239,7 @@ async def test_links_followers_and_ccs_in_the_answer_history_and_as_of(
                             headers=audit)).json()
     assert as_of["followers"] == [str(agent)] and len(as_of["ccs"]) == 2
     # The e-mails of CCs are sealed in the stream as personal data.
-    async with store.session(tenant.tenant_id, readonly=True) as s:
+    async with store.unit_of_work(tenant.tenant_id, readonly=True) as s:
         raw = await s.conn.fetchval(
             "SELECT data FROM events WHERE stream_id = $1 AND type = 'CcsChanged' "
             "ORDER BY version LIMIT 1", uuid.UUID(a["id"]))
@@ -280,7 +280,7 @@ async def test_duplicate_links_on_disjoint_pairs_cannot_close_a_ring(http, tenan
                          json={"kind": "duplicate_of", "ticket_id": b["id"]}, headers=auth(admin))
 
     assert (await dup(p, q)).status_code == 200 and (await dup(r, s)).status_code == 200
-    async with store.session(tenant.tenant_id) as held:
+    async with store.unit_of_work(tenant.tenant_id) as held:
         await held.conn.execute(
             "SELECT pg_advisory_xact_lock(hashtextextended($1::uuid::text || "
             "'/duplicate-links', 0))", tenant.tenant_id)

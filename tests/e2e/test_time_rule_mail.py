@@ -42,7 +42,7 @@ async def _rule_mail(db: Any, tenant: UUID) -> list[Any]:
 
 async def _pass(services: Any, db: Any, tenant: UUID, now: datetime) -> list[dict[str, Any]]:
     """The time rules' pass, as its job runs it; the ``rules.time`` jobs it leaves."""
-    async with services.store.session(tenant, SYSTEM) as s:
+    async with services.store.unit_of_work(tenant, SYSTEM) as s:
         await rule_timers.evaluate_tenant(s.conn, s.tenant_id, now)
     rows = await owner_fetch(db, "SELECT payload FROM jobs WHERE tenant_id = $1 AND kind = "
                                  "'rules.time' AND status = 'ready'", tenant)
@@ -119,8 +119,8 @@ async def test_a_time_rule_mails_once_per_pending_spell_with_the_threads_headers
     # The same spell: a later pass finds it spent, and the job done again (a retry, a
     # second scheduler) sends nothing.
     assert await _pass(services, db, tenant.tenant_id, later + timedelta(hours=5)) == []
-    async with services.store.session(tenant.tenant_id,
-                                      StoreActor("rule", job["rule_id"])) as uow:
+    async with services.store.unit_of_work(tenant.tenant_id,
+                                           StoreActor("rule", job["rule_id"])) as uow:
         assert await rule_timers.fire(uow, UUID(job["rule_id"]), UUID(ticket),
                                       datetime.fromisoformat(job["episode"]), later) is False
     await asyncio.sleep(0.2)

@@ -13,7 +13,7 @@ import websockets
 from websockets.exceptions import ConnectionClosed
 
 from domain.contact import ContactFields
-from domain.events import STREAM_TYPES
+from domain.event_types import STREAM_TYPES
 from domain.ids import TenantId
 from domain.values import Role
 from eventstore.pool import connect
@@ -21,7 +21,7 @@ from eventstore.store import EventStore
 from eventstore.types import importer
 from handlers import agents, api_keys, contacts, organizations, sessions
 from handlers.credentials import Passwords
-from handlers.tenants import operator_session
+from handlers.tenants import operator_unit_of_work
 from tests.e2e.ws_support import (
     FIRST,
     append_notes,
@@ -48,7 +48,7 @@ async def closed_with(ws: websockets.ClientConnection, timeout: float = 10.0) ->
 
 async def issue_key(owner_dsn: str, tenant: uuid.UUID, role: str,
                     scopes: frozenset[str] | None = None) -> str:
-    async with operator_session(owner_dsn, TenantId(tenant)) as uow:
+    async with operator_unit_of_work(owner_dsn, TenantId(tenant)) as uow:
         key = await api_keys.issue_key(uow, api_keys.IssueKey(
             name=f"{role} key", role=Role(role), at=datetime.now(UTC), scopes=scopes))
     return key.secret
@@ -331,7 +331,7 @@ async def test_a_signed_in_person_follows_the_feed_until_they_sign_out(db, make_
                                                                        ) -> None:
     t = await make_tenant("Acme")
     passwords = Passwords(memory_kib=1024, time_cost=1)
-    async with operator_session(db.admin_url, t.tenant_id) as uow:
+    async with operator_unit_of_work(db.admin_url, t.tenant_id) as uow:
         row = await agents.add_agent(uow, agents.AddAgent(
             email="ann@example.com", name="Ann", role=Role.AGENT, at=datetime.now(UTC)))
         await sessions.store_password(uow, row["id"], passwords.hash("p" * 12),
@@ -421,7 +421,7 @@ async def test_contact_and_organization_rooms_carry_their_streams(db, make_tenan
     t = (await make_tenant("A")).tenant_id
     key = await issue_key(db.admin_url, t, "auditor")
     at = datetime(2026, 6, 1, 9, tzinfo=UTC)
-    async with store.session(t, ACTOR) as s:
+    async with store.unit_of_work(t, ACTOR) as s:
         org = (await organizations.create_organization(s, organizations.NewOrganization(
             name="Acme", domains=("acme.test",), at=at))).organization
         ann = await contacts.create_contact(s, contacts.NewContact(
@@ -435,7 +435,7 @@ async def test_contact_and_organization_rooms_carry_their_streams(db, make_tenan
         assert [m["event"]["type"] for m in replay[:-1]] == ["ContactCreated"]
         await send(ws, op="subscribe", room=f"organization:{org.id}")
         assert (await recv(ws))["type"] == "subscribed"
-        async with store.session(t, ACTOR) as s:
+        async with store.unit_of_work(t, ACTOR) as s:
             await contacts.update_contact(s, contacts.ChangeContact(
                 contact_id=bo.id, changes={"name": "Bo"}, at=at))
             await contacts.update_contact(s, contacts.ChangeContact(

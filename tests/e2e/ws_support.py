@@ -26,12 +26,12 @@ from api.config import ProcessSettings
 from api.feed.hub import Hub
 from api.root import Services
 from api.serving.server import server_options
-from domain.events import MessageAdded
 from domain.ids import MessageId, TicketId
 from domain.mapper import to_stored
 from domain.sla import SlaPolicy
 from domain.ticket.commands import OpenTicket
 from domain.ticket.decide import decide
+from domain.ticket.events import MessageAdded
 from domain.values import Actor, ActorKind, Requester, Visibility
 from eventstore.pool import connect
 from eventstore.store import EventStore, arm
@@ -162,16 +162,16 @@ async def append_notes(store: EventStore, tenant: uuid.UUID, ticket: uuid.UUID, 
 
     async def append(events: list[NewEvent]) -> None:
         # Appends go out with the commit; their seqs are read back after it.
-        async with store.session(tenant, writer or WRITER) as s:  # type: ignore[arg-type]
+        async with store.unit_of_work(tenant, writer or WRITER) as s:  # type: ignore[arg-type]
             version = await s.stream_version(ticket)
             if version == 0:
                 events = [open_ticket(ticket), *events]
             await s.append(ticket, version, events)
-        async with store.session(tenant) as s:  # type: ignore[arg-type]
+        async with store.unit_of_work(tenant) as s:  # type: ignore[arg-type]
             stored = await s.read_stream_page(ticket, version, len(events))
         seqs.extend(e.seq for e in stored)
 
-    async with store.session(tenant) as s:  # type: ignore[arg-type]
+    async with store.unit_of_work(tenant) as s:  # type: ignore[arg-type]
         opened = await s.stream_version(ticket) > 0
     if not opened:
         await append([])

@@ -68,7 +68,7 @@ async def test_ticket_as_of_and_analytics_agree_on_agent_work_through_a_calendar
     tenant = await make_tenant("Agent work")
     tid = tenant.tenant_id
     clock = ManualClock(at(5, 8))
-    async with store.session(tid, ACTOR) as s:
+    async with store.unit_of_work(tid, ACTOR) as s:
         office = await calendars.create_calendar(s, CreateCalendar(
             calendar_id=uuid.uuid4(), name="Office", hours=hours("09:00", "17:00"),
             at=clock.now()))
@@ -98,7 +98,7 @@ async def test_ticket_as_of_and_analytics_agree_on_agent_work_through_a_calendar
     assert first_solve[str(t1)]["agent_work_ms"] == 3.5 * HOUR
 
     clock.set(at(9, 10))
-    async with store.session(tid, ACTOR) as s:
+    async with store.unit_of_work(tid, ACTOR) as s:
         await calendars.change_calendar(s, office.id, ChangeCalendar(
             hours=hours("10:00", "12:00"), at=clock.now()))
     clock.set(at(9, 10, 30))

@@ -105,7 +105,7 @@ async def _traffic(desk: Desk, rng: random.Random, commands: int) -> None:
 @pytest.fixture
 async def desk(pool: Any, store: Any, make_tenant: Any) -> Desk:
     tenant = await make_tenant("Cells")
-    async with store.session(tenant.tenant_id, ACTOR) as s:
+    async with store.unit_of_work(tenant.tenant_id, ACTOR) as s:
         for command in FIELDS:
             await define_field(s, command)
     desk = Desk(store, tenant.tenant_id, ManualClock(START))

@@ -78,7 +78,7 @@ async def set_fields(desk: Desk, tid: uuid.UUID, fields: dict[str, Any]) -> None
 async def scenario(pool: Any, store: Any, make_tenant: Any, db: Any) -> dict[str, Any]:
     tenant = await make_tenant("Fields")
     clock = ManualClock(at(1, 9))
-    async with store.session(tenant.tenant_id, ACTOR) as s:
+    async with store.unit_of_work(tenant.tenant_id, ACTOR) as s:
         for command in FIELDS:
             await define_field(s, command)
         analyst = await issue_key(s, IssueKey(name="analyst", role=Role.ANALYST,

@@ -155,7 +155,7 @@ async def test_satisfaction_score_and_response_rate_match_the_hand_recount(
     clock = ManualClock(at(1, 8))
     desk = Desk(store, tenant.tenant_id, clock)
     await desk.hire(A1, A2)
-    async with store.session(tenant.tenant_id, ACTOR) as s:
+    async with store.unit_of_work(tenant.tenant_id, ACTOR) as s:
         for gid, member in ((G1, A1), (G2, A2)):
             await groups.create_group(s, CreateGroup(
                 group_id=GroupId(gid), name=f"Group {member}", members=(AgentId(member),),

@@ -129,14 +129,14 @@ async def play(desk: Desk, clock: ManualClock) -> dict[str, uuid.UUID]:
 async def scenario(pool: Any, store: Any, make_tenant: Any, db: Any) -> dict[str, Any]:
     tenant = await make_tenant("Scenario")
     clock = ManualClock(at(1, 9))
-    async with store.session(tenant.tenant_id, ACTOR) as s:
+    async with store.unit_of_work(tenant.tenant_id, ACTOR) as s:
         await replace_settings(s, ReplaceSettings(
             settings=dataclasses.replace(DEFAULT_SETTINGS,
                                          business_hours=Calendar.model_validate(HOURS)),
             at=clock.now()))
     desk = Desk(store, tenant.tenant_id, clock)
     await desk.hire(A1, A2)
-    async with store.session(tenant.tenant_id, ACTOR) as s:
+    async with store.unit_of_work(tenant.tenant_id, ACTOR) as s:
         analyst = await issue_key(s, IssueKey(name="analyst", role=Role.ANALYST, at=clock.now()))
         others = [(await issue_key(s, IssueKey(name=role.value, role=role, at=clock.now(),
                                                agent_id=A1 if role is Role.AGENT else None)
@@ -385,7 +385,7 @@ async def test_periodic_update_and_requester_wait_match_the_hand_computed_values
         monkeypatch: pytest.MonkeyPatch) -> None:
     tenant = await make_tenant("Updates")
     clock = ManualClock(at(1, 8))
-    async with store.session(tenant.tenant_id, ACTOR) as s:
+    async with store.unit_of_work(tenant.tenant_id, ACTOR) as s:
         office = await calendars.create_calendar(s, CreateCalendar(
             calendar_id=uuid.uuid4(), name="Office", hours=Calendar.model_validate(HOURS),
             at=clock.now()))

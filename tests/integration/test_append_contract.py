@@ -74,12 +74,12 @@ class AnyVersionContract(ABC):
     async def read_tenant(self, store: EventStore, tenant: TenantId,
                           after_seq: int) -> list[RecordedEvent]:
         """What a reader tailing the tenant's events sees after ``after_seq``."""
-        async with store.session(tenant, readonly=True) as s:
+        async with store.unit_of_work(tenant, readonly=True) as s:
             return await s.read_tenant(after_seq, 100_000)
 
     async def read_stream(self, store: EventStore, tenant: TenantId,
                           stream: UUID) -> list[RecordedEvent]:
-        async with store.session(tenant, readonly=True) as s:
+        async with store.unit_of_work(tenant, readonly=True) as s:
             return await s.read_stream(stream)
 
     async def append(self, store: EventStore, tenant: TenantId, actor: StoreActor | None,
@@ -191,7 +191,7 @@ class AnyVersionContract(ABC):
             await self.append(store, t, StoreActor("api_key", f"k{i}"), self.stream_for(t),
                               None, [ev(i)])
         stored = await self.read_tenant(store, t, 0)
-        async with store.session(t, readonly=True) as s:
+        async with store.unit_of_work(t, readonly=True) as s:
             chain = await s.verify_chain()
         assert chain.ok, chain
         assert chain.checked == chain.head_seq == stored[-1].seq
@@ -304,11 +304,11 @@ class AppendContract(AnyVersionContract):
 
 
 class TestSessionAppend(AppendContract):
-    """A command's unit of work: ``EventStore.session`` then ``UnitOfWork.append``."""
+    """A command's unit of work: ``EventStore.unit_of_work`` then ``UnitOfWork.append``."""
 
     def unit_of_work(self, store: EventStore, tenant: TenantId,
                      actor: StoreActor | None) -> AbstractAsyncContextManager[UnitOfWork]:
-        return store.session(tenant, actor)
+        return store.unit_of_work(tenant, actor)
 
 
 class TestSessionAppendAfterAnotherStream(AppendContract):
@@ -319,7 +319,7 @@ class TestSessionAppendAfterAnotherStream(AppendContract):
     @asynccontextmanager
     async def unit_of_work(self, store: EventStore, tenant: TenantId,
                            actor: StoreActor | None) -> AsyncIterator[UnitOfWork]:
-        async with store.session(tenant, actor) as session:
+        async with store.unit_of_work(tenant, actor) as session:
             await session.append(uuid.uuid4(), 0, [NewEvent("Other", {})])
             yield session
 
@@ -347,5 +347,5 @@ class TestTenantStreamRecord(AnyVersionContract):
     @asynccontextmanager
     async def unit_of_work(self, store: EventStore, tenant: TenantId,
                            actor: StoreActor | None) -> AsyncIterator[_TenantStream]:
-        async with store.session(tenant, actor) as session:
+        async with store.unit_of_work(tenant, actor) as session:
             yield _TenantStream(session)

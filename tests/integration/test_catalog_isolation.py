@@ -153,7 +153,7 @@ async def _seed(db: pg.TestDatabase, store: EventStore, pool: asyncpg.Pool
         assert person.email is not None and person.password is not None
         await sessions.sign_in(store, PASSWORDS, LIFETIMES,
                                sessions.SignIn(tenant, person.email, person.password, NOW))
-        async with store.session(tenant, ACTOR) as s:
+        async with store.unit_of_work(tenant, ACTOR) as s:
             await replace_settings(s, ReplaceSettings(settings=dataclasses.replace(
                 DEFAULT_SETTINGS, widget_origins=(ORIGIN,)), at=NOW))
             await invitations.invite(s, invitations.InviteAgent(
@@ -170,7 +170,7 @@ async def _seed(db: pg.TestDatabase, store: EventStore, pool: asyncpg.Pool
         await portal.set_password(store, PASSWORDS, link["token"], "a good password", NOW)
         await sessions.sign_in(store, PASSWORDS, LIFETIMES, sessions.SignIn(
             tenant, harbor.CUSTOMERS["ole"].email, "a good password", NOW), portal.PORTAL)
-        async with store.session(tenant, ACTOR) as s:
+        async with store.unit_of_work(tenant, ACTOR) as s:
             await create_macro(s, CreateMacro(macro_id=uuid.uuid4(), name="Thanks",
                                               text="Thanks!", at=NOW))
         await make_rule(store, tenant, NOW, [{"field": "event", "op": "is",
@@ -178,18 +178,18 @@ async def _seed(db: pg.TestDatabase, store: EventStore, pool: asyncpg.Pool
                         [{"type": "add_tags", "value": ["seen"]}])
         opened = await widget.open_session(store, tenant, "visitor@example.com", ORIGIN, NOW,
                                            timedelta(hours=1))
-        async with store.session(tenant, widget.widget_actor(opened.session_id)) as s:
+        async with store.unit_of_work(tenant, widget.widget_actor(opened.session_id)) as s:
             await widget.open_ticket(s, opened.session_id, TicketId(uuid.uuid4()), "Hello",
                                      "From the shop's page", NOW)
         # A file on a message (uploads, its blob and chunks), and one never attached.
-        async with store.session(tenant, ACTOR, readonly=True) as s:
+        async with store.unit_of_work(tenant, ACTOR, readonly=True) as s:
             ticket = await s.conn.fetchval("SELECT id FROM tickets WHERE state <> 'closed' "
                                            "ORDER BY id LIMIT 1")
         await files.post_file(store, tenant, ACTOR, agent(uuid.uuid4()), ticket,
                               b"a screenshot", NOW)
         await files.upload(store, tenant, ACTOR, b"not attached", "later.txt", NOW)
         # An SLA calendar (and its first version) and the tenant's default policy on it.
-        async with store.session(tenant, ACTOR) as s:
+        async with store.unit_of_work(tenant, ACTOR) as s:
             office = await sla_policies.create_calendar(s, CreateCalendar(
                 calendar_id=uuid.uuid4(), name="Office", at=NOW, hours=Calendar(
                     timezone="UTC", weekly={d: [("09:00", "17:00")] for d in range(5)})))
@@ -199,7 +199,7 @@ async def _seed(db: pg.TestDatabase, store: EventStore, pool: asyncpg.Pool
         # A mailbox, and mail taken in by it as its inbound route does: a ticket (its
         # mail row and thread), a hard bounce, and a mail kept in the quarantine; with
         # its SMTP, an invitation is mailed (a notification row).
-        async with store.session(tenant, ACTOR) as s:
+        async with store.unit_of_work(tenant, ACTOR) as s:
             box, _secret = await mailboxes.create_mailbox(s, mailboxes.CreateMailbox(
                 address="support@acme.test", name="Support", at=NOW,
                 smtp=mailboxes.Smtp(host="127.0.0.1", port=25, security="none")))
@@ -214,21 +214,21 @@ async def _seed(db: pg.TestDatabase, store: EventStore, pool: asyncpg.Pool
             assert taken.outcome == outcome, taken
         # An OpenID Connect provider (its secret sealed); its sign-ins under way get
         # the catalog's minimal row, as starting one asks the provider for its metadata.
-        async with store.session(tenant, ACTOR) as s:
+        async with store.unit_of_work(tenant, ACTOR) as s:
             await oidc.set_provider(s, oidc.SetProvider(
                 label="Example ID", issuer="https://id.acme.test", client_id="helpdesk",
                 client_secret="sealed-secret", allowed_domain=None, create_agents=False,
                 at=NOW))
         # A Slack connection (its secrets sealed), a message taken in from it (its event
         # row and thread) and a post to that thread, as the slack.post job makes one.
-        async with store.session(tenant, ACTOR) as s:
+        async with store.unit_of_work(tenant, ACTOR) as s:
             await slack.connect_slack(s, slack.ConnectSlack(
                 channel_id="C0HELPDESK", bot_user_id=None, bot_token="xoxb-1-2-token",
                 signing_secret="a" * 32, notices=None, at=NOW))
         taken = await slack_in.take_event(store, tenant, message_event(
             "Ev1", "1700000000.000001", "Help"), NOW)
         assert taken.outcome == "ticket", taken
-        async with store.session(tenant, ACTOR) as s:
+        async with store.unit_of_work(tenant, ACTOR) as s:
             await s.conn.execute(
                 "INSERT INTO slack_posts (tenant_id, id, dedupe_key, kind, ticket_id, "
                 "channel_id, thread_ts, status, created_at) VALUES ($1, $2, 'k', 'reply', "

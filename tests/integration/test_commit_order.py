@@ -43,7 +43,7 @@ asyncio.run(main())
 async def test_a_late_commit_in_another_process_is_never_skipped(db, store: EventStore,
                                                                   make_tenant):
     t = (await make_tenant()).tenant_id
-    async with store.session(t, readonly=True) as s:
+    async with store.unit_of_work(t, readonly=True) as s:
         last = (await s.head())[0]
     late_stream, our_stream = uuid.uuid4(), uuid.uuid4()
     begin = (f"BEGIN; SELECT set_config('app.tenant_id', '{t}', true), "
@@ -58,14 +58,14 @@ async def test_a_late_commit_in_another_process_is_never_skipped(db, store: Even
         assert (await asyncio.wait_for(other.stdout.readline(), 30)).strip() == b"holding"
 
         async def ours() -> None:
-            async with store.session(t, StoreActor("api_key", "ours")) as s:
+            async with store.unit_of_work(t, StoreActor("api_key", "ours")) as s:
                 await s.append(our_stream, 0, [NewEvent("Ours", {"n": 2})])
 
         appending = asyncio.create_task(ours())
         # Our commit waits on the other process's head lock: nothing is readable yet.
         done, _ = await asyncio.wait({appending}, timeout=0.5)
         assert not done, "a later append committed ahead of an earlier one"
-        async with store.session(t, readonly=True) as s:
+        async with store.unit_of_work(t, readonly=True) as s:
             assert await s.read_tenant(last, 10) == []
             # The changes feed neither shows anything nor moves its cursor past the
             # committed head, with a filter or without.
@@ -80,7 +80,7 @@ async def test_a_late_commit_in_another_process_is_never_skipped(db, store: Even
         if other.returncode is None:
             other.kill()
             await other.wait()
-    async with store.session(t, readonly=True) as s:
+    async with store.unit_of_work(t, readonly=True) as s:
         after = await s.read_tenant(last, 10)
         chain = await s.verify_chain()
         filtered = await s.read_changes(last, 10, window=100, types=["Ours"])

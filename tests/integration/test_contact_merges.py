@@ -32,19 +32,19 @@ def _open(email: str) -> OpenTicket:
 
 async def test_a_merge_takes_the_tickets_opened_while_it_waits(store, make_tenant):
     t = (await make_tenant()).tenant_id
-    async with store.session(t, ACTOR) as s:
+    async with store.unit_of_work(t, ACTOR) as s:
         ann = await contacts.create_contact(s, contacts.NewContact(
             fields=ContactFields(email="ann@example.com"), at=AT))
         bea = await contacts.create_contact(s, contacts.NewContact(
             fields=ContactFields(email="bea@example.com"), at=AT))
 
     async def merge() -> contacts.Merged:
-        async with store.session(t, ACTOR) as s:
+        async with store.unit_of_work(t, ACTOR) as s:
             return await contacts.merge_contact(s, contacts.Merge(
                 contact_id=ann.id, into=bea.id, at=AT))
 
     in_flight = _open("ANN@example.com")
-    async with store.session(t, ACTOR) as opener:
+    async with store.unit_of_work(t, ACTOR) as opener:
         opened = await execute(opener, in_flight.ticket_id, in_flight)
         assert opened.ticket.requester.contact_id == ann.id
         merging = asyncio.create_task(merge())
@@ -54,7 +54,7 @@ async def test_a_merge_takes_the_tickets_opened_while_it_waits(store, make_tenan
     assert merged.tickets_moved == 1
 
     after = _open("ann@example.com")
-    async with store.session(t, ACTOR) as s:
+    async with store.unit_of_work(t, ACTOR) as s:
         later = await execute(s, after.ticket_id, after)
         assert later.ticket.requester.contact_id == bea.id
         rows = await s.conn.fetch("SELECT id, contact_id FROM tickets ORDER BY created_at")
@@ -69,7 +69,7 @@ class _Undone(Exception):
 async def test_a_merge_revokes_the_merged_contacts_portal_sessions_in_its_transaction(
         store, make_tenant):
     t = (await make_tenant()).tenant_id
-    async with store.session(t, ACTOR) as s:
+    async with store.unit_of_work(t, ACTOR) as s:
         ann = await contacts.create_contact(s, contacts.NewContact(
             fields=ContactFields(email="ann@example.com"), at=AT))
         bea = await contacts.create_contact(s, contacts.NewContact(
@@ -84,7 +84,7 @@ async def test_a_merge_revokes_the_merged_contacts_portal_sessions_in_its_transa
 
     # Inside the merge's transaction the session is revoked; undone with it, it is not.
     with pytest.raises(_Undone):
-        async with store.session(t, ACTOR) as s:
+        async with store.unit_of_work(t, ACTOR) as s:
             await contacts.merge_contact(s, merge)
             assert await s.conn.fetchval(
                 "SELECT revoked_reason FROM contact_sessions WHERE id = $1",
@@ -92,12 +92,12 @@ async def test_a_merge_revokes_the_merged_contacts_portal_sessions_in_its_transa
             raise _Undone
     assert await _session_open(store, t, signed.session_id, ann.id)
 
-    async with store.session(t, ACTOR) as s:
+    async with store.unit_of_work(t, ACTOR) as s:
         await contacts.merge_contact(s, merge)
     assert not await _session_open(store, t, signed.session_id, ann.id)
     with pytest.raises(NotAuthenticated):
         await sessions.refresh(store, lifetimes, signed.refresh_token, AT, portal.PORTAL)
-    async with store.session(t, ACTOR, readonly=True) as s:
+    async with store.unit_of_work(t, ACTOR, readonly=True) as s:
         rows = await s.conn.fetch("SELECT type, data, actor_kind FROM events "
                                   "WHERE type IN ('ContactMerged', 'PortalSessionRevoked') "
                                   "ORDER BY seq")
@@ -109,5 +109,5 @@ async def test_a_merge_revokes_the_merged_contacts_portal_sessions_in_its_transa
 
 
 async def _session_open(store, tenant, session_id, contact_id) -> bool:
-    async with store.session(tenant, portal.customer_actor(contact_id), readonly=True) as uow:
+    async with store.unit_of_work(tenant, portal.customer_actor(contact_id), readonly=True) as uow:
         return await portal.session_open(uow, session_id, contact_id, AT)

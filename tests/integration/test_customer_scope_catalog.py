@@ -67,7 +67,7 @@ async def _answer(store: EventStore, scene: Scene, owner: str, tid: TicketId) ->
     """A public reply and an internal note by staff on the ticket, and the same again
     each with a file."""
     staff = agent(uuid.uuid4())
-    async with store.session(scene.tenant, ACTOR) as s:
+    async with store.unit_of_work(scene.tenant, ACTOR) as s:
         for visibility, body in ((Visibility.PUBLIC, "We are on it"),
                                  (Visibility.INTERNAL, f"Between us: {NOTE_WORD}")):
             mid = MessageId(uuid.uuid4())
@@ -94,7 +94,7 @@ async def _scene(store: EventStore, pool: asyncpg.Pool, tenant: TenantId) -> Sce
     scene = Scene(tenant)
     for name in ("ann", "bob"):
         tid = TicketId(uuid.uuid4())
-        async with store.session(tenant, ACTOR) as s:
+        async with store.unit_of_work(tenant, ACTOR) as s:
             opened = await run_command(s, tid, OpenTicket(
                 ticket_id=tid, subject=f"{name}'s printer", body="It broke",
                 requester=Requester(email=f"{name}@example.com"), actor=CUSTOMER, at=AT))
@@ -106,7 +106,7 @@ async def _scene(store: EventStore, pool: asyncpg.Pool, tenant: TenantId) -> Sce
         held = await widget.open_session(store, tenant, f"{name}@example.com", ORIGIN, AT,
                                          timedelta(hours=1))
         tid = TicketId(uuid.uuid4())
-        async with store.session(tenant, widget.widget_actor(held.session_id)) as s:
+        async with store.unit_of_work(tenant, widget.widget_actor(held.session_id)) as s:
             await widget.open_ticket(s, held.session_id, tid, f"{name}'s order", "Where is it",
                                      AT)
         scene.tickets[name], scene.sessions[name] = tid, held.session_id

@@ -28,9 +28,9 @@ RING = Keyring(os.urandom(32))
 async def test_keys_are_made_once_kept_wrapped_and_read_back(store: EventStore, make_tenant):
     a = (await make_tenant("A")).tenant_id
     subject = uuid.uuid4()
-    async with store.session(a, ACTOR) as s:
+    async with store.unit_of_work(a, ACTOR) as s:
         key = await RING.take(s.conn, a, subject)
-    async with store.session(a, ACTOR) as s:
+    async with store.unit_of_work(a, ACTOR) as s:
         assert await RING.take(s.conn, a, subject) == key
         assert await RING.read(s.conn, a, [subject]) == {subject: key}
         stored = bytes(await s.conn.fetchval("SELECT wrapped FROM data_keys"))
@@ -46,37 +46,37 @@ async def test_keys_are_made_once_kept_wrapped_and_read_back(store: EventStore, 
 async def test_one_tenant_never_sees_or_erases_anothers_keys(store: EventStore, make_tenant):
     a, b = (await make_tenant("A")).tenant_id, (await make_tenant("B")).tenant_id
     subject = uuid.uuid4()
-    async with store.session(a, ACTOR) as s:
+    async with store.unit_of_work(a, ACTOR) as s:
         key = await RING.take(s.conn, a, subject)
-    async with store.session(b, ACTOR) as s:
+    async with store.unit_of_work(b, ACTOR) as s:
         assert await s.conn.fetchval("SELECT count(*) FROM data_keys") == 0
         assert await RING.read(s.conn, a, [subject]) == {subject: None}
         assert await s.conn.execute("UPDATE data_keys SET wrapped = NULL, "
                                     "erased_at = now()") == "UPDATE 0"
         # The same subject id in tenant B is another subject with another key.
         assert await RING.take(s.conn, b, subject) != key
-    async with store.session(b, ACTOR) as s:
+    async with store.unit_of_work(b, ACTOR) as s:
         with pytest.raises(asyncpg.InsufficientPrivilegeError):  # WITH CHECK
             await s.conn.execute("INSERT INTO data_keys (tenant_id, subject_id, wrapped) "
                                  "VALUES ($1, $2, $3)", a, uuid.uuid4(), bytes(60))
-    async with store.session(b, ACTOR) as s:
+    async with store.unit_of_work(b, ACTOR) as s:
         with pytest.raises(asyncpg.InsufficientPrivilegeError):  # no DELETE grant
             await s.conn.execute("DELETE FROM data_keys")
-    async with store.session(b, ACTOR) as s:
+    async with store.unit_of_work(b, ACTOR) as s:
         await RING.erase(s.conn, b, subject)
-    async with store.session(a, ACTOR) as s:
+    async with store.unit_of_work(a, ACTOR) as s:
         assert await RING.read(s.conn, a, [subject]) == {subject: key}
 
 
 async def test_an_erased_subject_gets_no_new_key(store: EventStore, make_tenant):
     a = (await make_tenant("A")).tenant_id
     subject, never = uuid.uuid4(), uuid.uuid4()
-    async with store.session(a, ACTOR) as s:
+    async with store.unit_of_work(a, ACTOR) as s:
         await RING.take(s.conn, a, subject)
-    async with store.session(a, ACTOR) as s:
+    async with store.unit_of_work(a, ACTOR) as s:
         await RING.erase(s.conn, a, subject)
         await RING.erase(s.conn, a, never)  # erasing before any key: a tombstone too
-    async with store.session(a, ACTOR) as s:
+    async with store.unit_of_work(a, ACTOR) as s:
         assert await RING.read(s.conn, a, [subject, never]) == {subject: None, never: None}
         for erased in (subject, never):
             with pytest.raises(SubjectErased):
@@ -89,7 +89,7 @@ async def test_an_erased_subject_gets_no_new_key(store: EventStore, make_tenant)
 async def _opened(store: EventStore, tenant: uuid.UUID, who: str) -> TicketId:
     """A ticket of its own contact (``who``), subject and body naming them."""
     ticket = TicketId(uuid.uuid4())
-    async with store.session(tenant, ACTOR) as s:
+    async with store.unit_of_work(tenant, ACTOR) as s:
         await execute(s, ticket, OpenTicket(
             ticket_id=ticket, subject=f"subject of {who}", body=f"body of {who}",
             requester=Requester(email=f"{who}@example.com", name=who),
@@ -98,7 +98,7 @@ async def _opened(store: EventStore, tenant: uuid.UUID, who: str) -> TicketId:
 
 
 async def _read(store: EventStore, tenant: uuid.UUID, ticket: TicketId) -> object:
-    async with store.session(tenant, ACTOR, readonly=True) as s:
+    async with store.unit_of_work(tenant, ACTOR, readonly=True) as s:
         [event] = await s.read_stream(ticket)
         assert s.broken == []
     return event.data
@@ -111,7 +111,7 @@ async def test_rotation_rewraps_the_keys_only_and_resumes_where_it_stopped(pool,
     a, b = (await make_tenant("A")).tenant_id, (await make_tenant("B")).tenant_id
     tickets = {t: [await _opened(before, t, f"p{i}") for i in range(4)] for t in (a, b)}
     # One contact of A erased: its tombstone is left as it is.
-    async with before.session(a, ACTOR) as s:
+    async with before.unit_of_work(a, ACTOR) as s:
         erased = await s.conn.fetchval("SELECT contact_id FROM tickets WHERE id = $1",
                                        tickets[a][3])
         await Keyring(old).erase(s.conn, a, erased)

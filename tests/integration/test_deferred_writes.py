@@ -36,7 +36,7 @@ async def test_deferred_writes_go_with_the_commit_and_are_seen_after_it(db, make
     try:
         async with pool.acquire() as conn:
             conn.add_query_logger(lambda record: sent.append(record.query))
-        async with store.session(t, ACTOR) as s:
+        async with store.unit_of_work(t, ACTOR) as s:
             s.deferring = True
             await jobs.schedule(s.conn, t, "test.kind", T0, dedupe_key="k1",
                                 payload={"a": "o'brien"}, write=s.write)
@@ -45,7 +45,7 @@ async def test_deferred_writes_go_with_the_commit_and_are_seen_after_it(db, make
             assert await s.conn.fetchval(
                 "SELECT count(*) FROM jobs WHERE dedupe_key = 'k1'") == 0
         await store.notifier.flush()
-        async with store.session(t) as s:
+        async with store.unit_of_work(t) as s:
             row = await s.conn.fetchrow(
                 "SELECT kind, run_at, payload FROM jobs WHERE dedupe_key = 'k1'")
     finally:
@@ -72,12 +72,12 @@ async def test_a_connection_prepares_a_deferred_statement_once(db, make_tenant):
         async with pool.acquire() as conn:
             conn.add_query_logger(lambda record: sent.append(record.query))
         for n in range(8):  # past the five custom plans a prepared statement starts with
-            async with store.session(t, ACTOR) as s:
+            async with store.unit_of_work(t, ACTOR) as s:
                 s.deferring = True
                 await jobs.schedule(s.conn, t, "test.kind", T0, dedupe_key=f"k{n}",
                                     payload={"n": n}, write=s.write)
                 await s.append(uuid.uuid4(), 0, [NewEvent("Thing", {"n": n})])
-        async with store.session(t) as s:
+        async with store.unit_of_work(t) as s:
             kept = await s.conn.fetchval("SELECT count(*) FROM jobs WHERE kind = 'test.kind'")
             held = await s.conn.fetchval(
                 "SELECT count(*) FROM pg_prepared_statements WHERE name LIKE 'hd\\_%'")
@@ -99,17 +99,17 @@ async def test_after_a_failed_commit_the_connection_knows_what_it_prepared(db, m
         # PREPARE ran: the PREPARE outlives the rollback, and the next commit must not
         # prepare it again (which would fail), nor skip the one that never ran.
         with pytest.raises(ConcurrencyError):
-            async with store.session(t, ACTOR) as s:
+            async with store.unit_of_work(t, ACTOR) as s:
                 s.deferring = True
                 await jobs.schedule(s.conn, t, "test.kind", T0, dedupe_key="f1",
                                     payload={}, write=s.write)
                 await s.append(stream, 3, [NewEvent("Thing", {"n": 1})])
-        async with store.session(t, ACTOR) as s:
+        async with store.unit_of_work(t, ACTOR) as s:
             s.deferring = True
             await jobs.schedule(s.conn, t, "test.kind", T0, dedupe_key="f2",
                                 payload={}, write=s.write)
             await s.append(stream, 0, [NewEvent("Thing", {"n": 1})])
-        async with store.session(t) as s:
+        async with store.unit_of_work(t) as s:
             keys = await s.conn.fetch("SELECT dedupe_key FROM jobs WHERE kind = 'test.kind'")
     finally:
         await pool.close()
@@ -159,12 +159,12 @@ async def test_a_failing_deferred_write_rolls_the_whole_unit_of_work_back(store,
     insert = ("INSERT INTO jobs (tenant_id, kind, dedupe_key, payload, run_at) "
               "VALUES ($1, 'test.kind', NULL, '{}', $2)")
     with pytest.raises(EventStoreError):
-        async with store.session(t, ACTOR) as s:
+        async with store.unit_of_work(t, ACTOR) as s:
             s.deferring = True
             await s.write(insert, t, T0)
             await s.write("SELECT 1 / $1", 0)  # division by zero, at commit
             await s.append(stream, 0, [NewEvent("Thing", {"n": 1})])
-    async with store.session(t) as s:
+    async with store.unit_of_work(t) as s:
         assert await s.read_stream(stream) == []
         assert await s.conn.fetchval("SELECT count(*) FROM jobs WHERE kind = 'test.kind'") == 0
         assert (await s.verify_chain()).ok
@@ -183,13 +183,13 @@ async def test_a_lost_race_found_at_commit_is_a_conflict_and_leaves_nothing(stor
     t = (await make_tenant()).tenant_id
     tid = uuid.uuid4()
     with pytest.raises(ConcurrencyError):
-        async with store.session(t, ACTOR) as loser:
+        async with store.unit_of_work(t, ACTOR) as loser:
             loser.deferring = True
             await run_command(loser, tid, _opening(tid, "loser@example.com"))
-            async with store.session(t, ACTOR) as winner:
+            async with store.unit_of_work(t, ACTOR) as winner:
                 winner.deferring = True
                 await run_command(winner, tid, _opening(tid, "winner@example.com"))
-    async with store.session(t) as s:
+    async with store.unit_of_work(t) as s:
         rows: list[Any] = await s.conn.fetch("SELECT email FROM contacts ORDER BY email")
         ticket = await s.conn.fetchrow("SELECT requester, version FROM tickets WHERE id = $1",
                                        tid)
@@ -211,19 +211,19 @@ async def test_a_second_command_of_a_unit_of_work_reads_the_first_ones_writes(st
 
     t = (await make_tenant()).tenant_id
     tid = uuid.uuid4()
-    async with store.session(t, ACTOR) as s:
+    async with store.unit_of_work(t, ACTOR) as s:
         s.deferring = True
         await run_command(s, tid, _opening(tid, "ann@example.com"))
         after = await run_command(s, tid, ChangePriority(
             priority=Priority.URGENT, actor=Actor(kind=ActorKind.AGENT, id="a"), at=T0))
     assert after.ticket.version == 2
-    async with store.session(t) as s:
+    async with store.unit_of_work(t) as s:
         assert await s.conn.fetchval("SELECT version FROM tickets WHERE id = $1", tid) == 2
 
 
 async def test_deferring_is_off_by_default(store, make_tenant):
     t = (await make_tenant()).tenant_id
-    async with store.session(t, ACTOR) as s:
+    async with store.unit_of_work(t, ACTOR) as s:
         await s.write("INSERT INTO jobs (tenant_id, kind, payload, run_at) "
                       "VALUES ($1, 'test.now', '{}', $2)", t, T0)
         assert await s.conn.fetchval("SELECT count(*) FROM jobs WHERE kind = 'test.now'") == 1
@@ -238,16 +238,16 @@ async def test_deferred_openings_and_replies_seal_with_keys_stored_once(store, m
 
     t = (await make_tenant()).tenant_id
     tid = uuid.uuid4()
-    async with store.session(t, ACTOR) as s:
+    async with store.unit_of_work(t, ACTOR) as s:
         s.deferring = True
         await run_command(s, tid, _opening(tid, "grace@example.com"))
-    async with store.session(t, ACTOR) as s:
+    async with store.unit_of_work(t, ACTOR) as s:
         s.deferring = True
         await post_message(s, PostMessage(
             ticket_id=TicketId(tid), message_id=MessageId(uuid.uuid4()), body="card 4242",
             visibility=Visibility.PUBLIC, at=T0,
             author=Actor(kind=ActorKind.AGENT, id="agent")))
-    async with store.session(t) as s:
+    async with store.unit_of_work(t) as s:
         raw = await s.conn.fetch("SELECT data::text AS data FROM events WHERE stream_id = $1",
                                  tid)
         events = await s.read_stream(tid)
@@ -263,7 +263,7 @@ async def test_a_key_taken_under_a_savepoint_rolled_back_is_taken_again(store, m
     contact = uuid.uuid4()
     created = stored_event("ContactCreated", {"contact_id": str(contact), "email": "a@example.com",
                                               "name": "A", "at": T0.isoformat()}, 1, contact)
-    async with store.session(t, ACTOR) as s:
+    async with store.unit_of_work(t, ACTOR) as s:
         mark = s.mark()
         with pytest.raises(RuntimeError):
             async with s.conn.transaction():  # a savepoint
@@ -271,7 +271,7 @@ async def test_a_key_taken_under_a_savepoint_rolled_back_is_taken_again(store, m
                 raise RuntimeError
         s.undo_to(mark)  # the row went with the savepoint: the key must be made again
         await s.append(contact, 0, [created])
-    async with store.session(t) as s:
+    async with store.unit_of_work(t) as s:
         [stored] = await s.read_stream(contact)
         keys = await s.conn.fetchval("SELECT count(*) FROM data_keys WHERE subject_id = $1",
                                      contact)

@@ -52,13 +52,13 @@ def db(seeded: Seeded) -> pg.TestDatabase:
 
 
 async def _tickets(store: EventStore, tenant: DemoTenant) -> list[dict[str, Any]]:
-    async with store.session(tenant.tenant_id, readonly=True) as s:
+    async with store.unit_of_work(tenant.tenant_id, readonly=True) as s:
         rows = await s.conn.fetch("SELECT view FROM tickets ORDER BY created_at")
     return [dict(r["view"]) for r in rows]
 
 
 async def _events(store: EventStore, tenant: DemoTenant) -> list[Any]:
-    async with store.session(tenant.tenant_id, readonly=True) as s:
+    async with store.unit_of_work(tenant.tenant_id, readonly=True) as s:
         return list(await s.conn.fetch(
             "SELECT seq, stream_id, type, data, actor_kind, actor_id FROM events ORDER BY seq"))
 
@@ -108,7 +108,7 @@ async def test_the_rich_tenant_covers_the_desk_over_six_weeks(seeded, store):
              for a in e["data"].get("attachments", [])]
     assert {a["type"] for a in files} == {"image/png", "application/octet-stream"}
     assert len(files) == 6 and all("sealed" in a["name"] for a in files)
-    async with store.session(rich.tenant_id, readonly=True) as s:
+    async with store.unit_of_work(rich.tenant_id, readonly=True) as s:
         names = {r["name"] for r in await s.conn.fetch("SELECT name FROM uploads")}
     assert names == {"settings.png", "sync.log"}
     at = [datetime.fromisoformat(e["data"]["at"]) for e in events if "at" in e["data"]]
@@ -190,7 +190,7 @@ async def test_the_small_tenant_sees_only_its_own(seeded, store):
 async def test_each_tenant_has_one_dormant_mailbox(seeded, store, pool):
     _, rich, small = seeded
     for tenant in (rich, small):
-        async with store.session(tenant.tenant_id, readonly=True) as s:
+        async with store.unit_of_work(tenant.tenant_id, readonly=True) as s:
             boxes = await list_mailboxes(s, None, 10)
         [box] = boxes
         assert box["address"].startswith("support@") and box["name"] == f"{tenant.name} support"

@@ -108,7 +108,7 @@ async def generate(store: EventStore, tenant_id: Any, rng: random.Random, ticket
             if tid not in states:
                 opened.append(tid)
             states[tid] = state
-        async with store.session(tenant_id, ACTOR) as s:
+        async with store.unit_of_work(tenant_id, ACTOR) as s:
             s.deferring = True
             pending = [e for events in streams.values() for e in events]
             await apply_inline(s.conn, tenant_id, pending, write=s.write,
@@ -122,7 +122,7 @@ async def replay(store: EventStore, tenant_id: Any, seqs: set[int]
                  ) -> tuple[dict[int, dict[str, dict[str, Any]]], int]:
     """Each ticket's document after folding the events up to each of ``seqs``, and
     the head."""
-    async with store.session(tenant_id, readonly=True) as s:
+    async with store.unit_of_work(tenant_id, readonly=True) as s:
         rows = await s.conn.fetch("SELECT seq, stream_id, type, schema_version, data "
                                   "FROM events ORDER BY seq")
     states: dict[uuid.UUID, Ticket] = {}
@@ -168,13 +168,13 @@ async def test_as_of_lists_equal_a_replay_of_the_events_up_to_each_seq(db, make_
     t = await make_tenant("Desk")
     rng = random.Random(34)
     await generate(store, t.tenant_id, rng, tickets=TICKETS, commands=COMMANDS)
-    async with store.session(t.tenant_id, readonly=True) as s:
+    async with store.unit_of_work(t.tenant_id, readonly=True) as s:
         head = await s.conn.fetchval("SELECT max(seq) FROM events")
     seqs = sorted({0, head, *rng.sample(range(1, head), 5)})
     expected, _ = await replay(store, t.tenant_id, set(seqs))
     middle = seqs[3]
     # Every seq in one page each, as the runtime role through the list's own read.
-    async with store.session(t.tenant_id, readonly=True) as s:
+    async with store.unit_of_work(t.tenant_id, readonly=True) as s:
         for seq in seqs:
             got = [orjson.loads(v.view) for v in await list_as_of(
                 s.conn, t.tenant_id, seq, TicketFilters(), None, 5000)]
@@ -192,7 +192,7 @@ async def test_as_of_lists_equal_a_replay_of_the_events_up_to_each_seq(db, make_
         paged = await as_of_list(http, key, middle)
         assert paged == newest_first(expected[middle])
         # By an instant: the last seq recorded by then.
-        async with store.session(t.tenant_id, readonly=True) as s:
+        async with store.unit_of_work(t.tenant_id, readonly=True) as s:
             at = await s.conn.fetchval("SELECT recorded_at FROM events WHERE seq = $1", middle)
             tied = await s.conn.fetchval("SELECT max(seq) FROM events WHERE recorded_at = $1",
                                          at)
@@ -253,7 +253,7 @@ async def test_kept_versions_are_the_tenants_own_and_no_customers(db, make_tenan
     a, b = await make_tenant("A"), await make_tenant("B")
     for t in (a, b):
         await generate(store, t.tenant_id, random.Random(7), tickets=5, commands=5)
-    async with store.session(a.tenant_id, readonly=True) as s:
+    async with store.unit_of_work(a.tenant_id, readonly=True) as s:
         assert await s.conn.fetchval("SELECT current_user") == "helpdesk_app"
         mine = await s.conn.fetch("SELECT DISTINCT tenant_id FROM ticket_versions")
         assert [r["tenant_id"] for r in mine] == [a.tenant_id]
@@ -261,6 +261,6 @@ async def test_kept_versions_are_the_tenants_own_and_no_customers(db, make_tenan
                    ) == 5
         assert await list_as_of(s.conn, b.tenant_id, 10**6, TicketFilters(), None, 100) == []
     for kind in ("customer", "widget"):
-        async with store.session(a.tenant_id, StoreActor(kind, str(uuid.uuid4())),
-                                 readonly=True) as s:
+        async with store.unit_of_work(a.tenant_id, StoreActor(kind, str(uuid.uuid4())),
+                                      readonly=True) as s:
             assert await s.conn.fetchval("SELECT count(*) FROM ticket_versions") == 0

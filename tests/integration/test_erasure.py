@@ -41,12 +41,12 @@ OTHER = ("Alan Turing", "alan.turing@bletchley.example", "Enigma rotor question"
 async def _ticket(store: EventStore, tenant: uuid.UUID, texts: tuple[str, ...],
                   reply: str | None) -> TicketId:
     ticket = TicketId(uuid.uuid4())
-    async with store.session(tenant, ACTOR) as s:
+    async with store.unit_of_work(tenant, ACTOR) as s:
         await execute(s, ticket, OpenTicket(
             ticket_id=ticket, subject=texts[2], body=texts[3] if len(texts) > 3 else "hi",
             requester=Requester(email=texts[1], name=texts[0]), actor=AGENT, at=AT))
     if reply is not None:
-        async with store.session(tenant, ACTOR) as s:
+        async with store.unit_of_work(tenant, ACTOR) as s:
             await post_message(s, _reply(ticket, reply))
     return ticket
 
@@ -57,7 +57,7 @@ def _reply(ticket: TicketId, body: str) -> PostMessage:
 
 
 async def _erase(store: EventStore, tenant: uuid.UUID, contact: uuid.UUID):
-    async with store.session(tenant, ACTOR) as s:
+    async with store.unit_of_work(tenant, ACTOR) as s:
         return await erase_contact(s, EraseContact(contact_id=contact, reason="GDPR art. 17",
                                                    by=ADMIN, at=AT))
 
@@ -70,7 +70,7 @@ async def test_after_erasure_a_dump_holds_none_of_the_contacts_data(store, make_
     t = (await make_tenant()).tenant_id
     ticket = await _ticket(store, t, SECRETS, SECRETS[4])
     kept = await _ticket(store, t, OTHER, None)
-    async with store.session(t, ACTOR, readonly=True) as s:
+    async with store.unit_of_work(t, ACTOR, readonly=True) as s:
         contact = await s.conn.fetchval("SELECT contact_id FROM tickets WHERE id = $1", ticket)
         seen_before = await s.conn.fetchval("SELECT count(*) FROM events")
     before = _dump(db)
@@ -86,7 +86,7 @@ async def test_after_erasure_a_dump_holds_none_of_the_contacts_data(store, make_
         assert secret.encode() not in dump, secret
     assert OTHER[1].encode() in dump  # another contact is untouched
 
-    async with store.session(t, ACTOR, readonly=True) as s:
+    async with store.unit_of_work(t, ACTOR, readonly=True) as s:
         assert (await s.verify_chain()).ok
         events = await s.read_stream(ticket)
         assert events[0].data["subject"] == {"erased": True}
@@ -109,7 +109,7 @@ async def test_after_erasure_a_dump_holds_none_of_the_contacts_data(store, make_
 
     # Nothing more is written about the contact; a second erasure says it is done.
     with pytest.raises(SubjectErased):
-        async with store.session(t, ACTOR) as s:
+        async with store.unit_of_work(t, ACTOR) as s:
             await post_message(s, _reply(ticket, "after the erasure"))
     with pytest.raises(Gone):
         await _erase(store, t, contact)
@@ -118,9 +118,9 @@ async def test_after_erasure_a_dump_holds_none_of_the_contacts_data(store, make_
 async def test_a_reply_in_flight_commits_first_and_is_erased_too(store, make_tenant, db):
     t = (await make_tenant()).tenant_id
     ticket = await _ticket(store, t, SECRETS, None)
-    async with store.session(t, ACTOR, readonly=True) as s:
+    async with store.unit_of_work(t, ACTOR, readonly=True) as s:
         contact = await s.conn.fetchval("SELECT contact_id FROM tickets WHERE id = $1", ticket)
-    async with store.session(t, ACTOR) as replier:
+    async with store.unit_of_work(t, ACTOR) as replier:
         await post_message(replier, _reply(ticket, SECRETS[4]))
         erasing = asyncio.create_task(_erase(store, t, contact))
         done, _ = await asyncio.wait({erasing}, timeout=0.5)
@@ -133,14 +133,14 @@ async def test_a_reply_in_flight_commits_first_and_is_erased_too(store, make_ten
 async def test_a_reply_after_the_erasure_began_is_refused(store, make_tenant):
     t = (await make_tenant()).tenant_id
     ticket = await _ticket(store, t, SECRETS, None)
-    async with store.session(t, ACTOR, readonly=True) as s:
+    async with store.unit_of_work(t, ACTOR, readonly=True) as s:
         contact = await s.conn.fetchval("SELECT contact_id FROM tickets WHERE id = $1", ticket)
 
     async def reply() -> None:
-        async with store.session(t, ACTOR) as s:
+        async with store.unit_of_work(t, ACTOR) as s:
             await post_message(s, _reply(ticket, SECRETS[4]))
 
-    async with store.session(t, ACTOR) as s:
+    async with store.unit_of_work(t, ACTOR) as s:
         await erase_contact(s, EraseContact(contact_id=contact, reason="asked", by=ADMIN,
                                             at=AT))
         replying = asyncio.create_task(reply())
@@ -148,7 +148,7 @@ async def test_a_reply_after_the_erasure_began_is_refused(store, make_tenant):
         assert not done, "a reply went ahead of an erasure holding the ticket"
     with pytest.raises(SubjectErased):
         await replying
-    async with store.session(t, ACTOR, readonly=True) as s:
+    async with store.unit_of_work(t, ACTOR, readonly=True) as s:
         assert await s.conn.fetchval("SELECT count(*) FROM messages") == 1  # the opening
 
 
@@ -156,7 +156,7 @@ async def test_events_written_in_the_clear_before_sealing_are_counted_not_erased
         store, pool, make_tenant, db):
     t = (await make_tenant()).tenant_id
     ticket = await _ticket(EventStore(pool), t, SECRETS, SECRETS[4])  # no keyring: plaintext
-    async with store.session(t, ACTOR, readonly=True) as s:
+    async with store.unit_of_work(t, ACTOR, readonly=True) as s:
         contact = await s.conn.fetchval("SELECT contact_id FROM tickets WHERE id = $1", ticket)
     erased = await _erase(store, t, contact)
     assert (erased.events, erased.fields, erased.unsealed_events) == (0, 0, 3)
@@ -175,24 +175,24 @@ async def test_values_of_fields_declared_personal_are_sealed_and_erased(store, m
     t = (await make_tenant()).tenant_id
     secrets = ("Ada Lovelace", "ada@engine.example", "Analytical engine fault",
                "passport X1234567", "home: 12 Difference Lane", "born 1815-12-10")
-    async with store.session(t, ACTOR) as s:
+    async with store.unit_of_work(t, ACTOR) as s:
         for key, personal in (("passport", True), ("address", True), ("machine", False)):
             await define_field(s, DefineField(key=key, title=key, type=FieldType.TEXT,
                                               personal=personal, at=AT))
     ticket = TicketId(uuid.uuid4())
-    async with store.session(t, ACTOR) as s:
+    async with store.unit_of_work(t, ACTOR) as s:
         await execute(s, ticket, OpenTicket(
             ticket_id=ticket, subject=secrets[2], body="it stopped", actor=AGENT, at=AT,
             requester=Requester(email=secrets[1], name=secrets[0]),
             fields={"passport": secrets[3], "machine": "engine no. 2"}))
-    async with store.session(t, ACTOR) as s:
+    async with store.unit_of_work(t, ACTOR) as s:
         await set_fields(s, SetFields(ticket_id=ticket, at=AT, actor=AGENT, values={
             "address": secrets[4], "machine": "engine no. 3"}))
-    async with store.session(t, ACTOR) as s:
+    async with store.unit_of_work(t, ACTOR) as s:
         await set_fields(s, SetFields(ticket_id=ticket, at=AT, actor=AGENT, values={
             "passport": secrets[5], "address": None}))
 
-    async with store.session(t, ACTOR, readonly=True) as s:
+    async with store.unit_of_work(t, ACTOR, readonly=True) as s:
         raw = {r["version"]: r["data"] for r in await s.conn.fetch(
             "SELECT version, data FROM events WHERE stream_id = $1", ticket)}
         events = await s.read_stream(ticket)
@@ -216,7 +216,7 @@ async def test_values_of_fields_declared_personal_are_sealed_and_erased(store, m
     for secret in secrets:
         assert secret.encode() not in dump, secret
     assert b"engine no. 3" in dump
-    async with store.session(t, ACTOR, readonly=True) as s:
+    async with store.unit_of_work(t, ACTOR, readonly=True) as s:
         assert (await s.verify_chain()).ok
         events = await s.read_stream(ticket)
         row = await s.conn.fetchrow("SELECT fields, state_json, view::text AS view "
@@ -232,7 +232,7 @@ async def test_values_of_fields_declared_personal_are_sealed_and_erased(store, m
     folded = fold(from_stored(e.type, e.schema_version, e.data) for e in events)
     assert folded is not None and folded.fields == {"passport": "", "machine": "engine no. 3"}
 async def _contact_of(store: EventStore, tenant: uuid.UUID, ticket: TicketId) -> uuid.UUID:
-    async with store.session(tenant, ACTOR, readonly=True) as s:
+    async with store.unit_of_work(tenant, ACTOR, readonly=True) as s:
         found: uuid.UUID = await s.conn.fetchval("SELECT contact_id FROM tickets WHERE id = $1",
                                                  ticket)
     return found
@@ -240,7 +240,7 @@ async def _contact_of(store: EventStore, tenant: uuid.UUID, ticket: TicketId) ->
 
 async def _merge(store: EventStore, tenant: uuid.UUID, source: uuid.UUID,
                  into: uuid.UUID) -> None:
-    async with store.session(tenant, ACTOR) as s:
+    async with store.unit_of_work(tenant, ACTOR) as s:
         await merge_contact(s, Merge(contact_id=source, into=into, at=AT))
 
 
@@ -254,7 +254,7 @@ async def test_erasing_a_merged_contact_reaches_its_tickets_moved_away(store, ma
     grace, alan = await _contact_of(store, t, moved), await _contact_of(store, t, kept)
     await _merge(store, t, grace, into=alan)
     later = "written after the merge, for Alan"
-    async with store.session(t, ACTOR) as s:
+    async with store.unit_of_work(t, ACTOR) as s:
         await post_message(s, _reply(moved, later))
 
     erased = await _erase(store, t, grace)
@@ -264,7 +264,7 @@ async def test_erasing_a_merged_contact_reaches_its_tickets_moved_away(store, ma
     for secret in SECRETS:
         assert secret.encode() not in dump, secret
     assert OTHER[1].encode() in dump and later.encode() in dump
-    async with store.session(t, ACTOR, readonly=True) as s:
+    async with store.unit_of_work(t, ACTOR, readonly=True) as s:
         assert (await s.verify_chain()).ok
         row = await s.conn.fetchrow("SELECT subject, requester FROM tickets WHERE id = $1",
                                     moved)
@@ -278,13 +278,13 @@ async def test_erasing_a_merged_contact_reaches_its_tickets_moved_away(store, ma
 
     # The survivor erased in turn takes the rest; the merged contact's erasure stays
     # as it was.
-    async with store.session(t, ACTOR, readonly=True) as s:
+    async with store.unit_of_work(t, ACTOR, readonly=True) as s:
         when = await s.conn.fetchval("SELECT erased_at FROM data_keys WHERE subject_id = $1",
                                      grace)
     assert (await _erase(store, t, alan)).tickets == 2
     dump = _dump(db)
     assert OTHER[1].encode() not in dump and later.encode() not in dump
-    async with store.session(t, ACTOR, readonly=True) as s:
+    async with store.unit_of_work(t, ACTOR, readonly=True) as s:
         assert await s.conn.fetchval("SELECT erased_at FROM data_keys WHERE subject_id = $1",
                                      grace) == when
         assert [e.type for e in await s.read_stream(grace)].count("ContactErased") == 1
@@ -307,7 +307,7 @@ async def test_erasing_a_contact_erases_the_contacts_merged_into_it(store, make_
     dump = _dump(db)
     for secret in (*SECRETS, *alias):
         assert secret.encode() not in dump, secret
-    async with store.session(t, ACTOR, readonly=True) as s:
+    async with store.unit_of_work(t, ACTOR, readonly=True) as s:
         assert (await s.verify_chain()).ok
         history = await s.read_stream(merged)
     assert history[0].data["email"] == {"erased": True}
@@ -322,11 +322,11 @@ async def test_a_follow_up_in_flight_commits_first_and_is_erased_too(store, make
     committed, and erases it too."""
     t = (await make_tenant()).tenant_id
     closed = await _ticket(store, t, SECRETS, None)
-    async with store.session(t, ACTOR) as s:
+    async with store.unit_of_work(t, ACTOR) as s:
         for to in (TicketState.SOLVED, TicketState.CLOSED):
             await execute(s, closed, ChangeState(to=to, actor=AGENT, at=AT))
         contact = await s.conn.fetchval("SELECT contact_id FROM tickets WHERE id = $1", closed)
-    async with store.session(t, ACTOR) as customer:
+    async with store.unit_of_work(t, ACTOR) as customer:
         await customer.conn.execute("SELECT 1 FROM tickets WHERE id = $1 FOR UPDATE", closed)
         erasing = asyncio.create_task(_erase(store, t, contact))
         done, _ = await asyncio.wait({erasing}, timeout=0.5)
@@ -338,7 +338,7 @@ async def test_a_follow_up_in_flight_commits_first_and_is_erased_too(store, make
         assert result.follow_up is not None
     erased = await erasing
     assert erased.tickets == 2  # the follow-up is erased with the closed ticket
-    async with store.session(t, ACTOR, readonly=True) as s:
+    async with store.unit_of_work(t, ACTOR, readonly=True) as s:
         assert await s.conn.fetchval("SELECT subject FROM tickets WHERE id = $1",
                                      result.follow_up.id) == ""
 
@@ -360,7 +360,7 @@ async def _race(store: EventStore, t: uuid.UUID, email: str, place: int,
                 outcomes: dict[str, int]) -> None:
     ticket = await _ticket(store, t, ("Racer", email, "Race subject"), None)
     closed = await _ticket(store, t, ("Racer", email, "Closed one"), None)
-    async with store.session(t, ACTOR) as s:
+    async with store.unit_of_work(t, ACTOR) as s:
         for to in (TicketState.SOLVED, TicketState.CLOSED):
             await execute(s, closed, ChangeState(to=to, actor=AGENT, at=AT))
     contact = await _contact_of(store, t, ticket)
@@ -370,7 +370,7 @@ async def _race(store: EventStore, t: uuid.UUID, email: str, place: int,
 
     async def attempt(name: str, work) -> None:
         try:
-            async with store.session(t, ACTOR) as s:
+            async with store.unit_of_work(t, ACTOR) as s:
                 await work(s)
             outcomes[name] = outcomes.get(name, 0) + 1
         except (SubjectErased, Gone):

@@ -26,17 +26,17 @@ def ev(n: int = 0) -> NewEvent:
 async def test_append_assigns_seq_version_actor_and_hash(store: EventStore, make_tenant):
     t = await make_tenant()
     stream = uuid.uuid4()
-    async with store.session(t.tenant_id, ACTOR) as s:
+    async with store.unit_of_work(t.tenant_id, ACTOR) as s:
         assert await s.append(stream, 0, [ev(1), ev(2)]) is None  # staged until commit
         assert await s.conn.fetchval("SELECT count(*) FROM events WHERE stream_id = $1",
                                      stream) == 0
-    async with store.session(t.tenant_id) as s:
+    async with store.unit_of_work(t.tenant_id) as s:
         recorded = await s.read_stream(stream)
     assert [e.version for e in recorded] == [1, 2]
     assert [e.seq for e in recorded] == [FIRST + 1, FIRST + 2]
     assert all(e.actor_kind == "api_key" and e.actor_id == "key-1" for e in recorded)
     assert all(len(e.hash) == 32 for e in recorded)
-    async with store.session(t.tenant_id) as s:
+    async with store.unit_of_work(t.tenant_id) as s:
         assert [e.data for e in await s.read_stream(stream)] == [{"n": 1}, {"n": 2}]
         assert [e.version for e in await s.read_stream(stream, to_version=1)] == [1]
         assert (await s.head())[0] == FIRST + 2
@@ -45,9 +45,9 @@ async def test_append_assigns_seq_version_actor_and_hash(store: EventStore, make
 async def test_tenants_are_isolated(store: EventStore, make_tenant):
     a, b = (await make_tenant("A")).tenant_id, (await make_tenant("B")).tenant_id
     stream = uuid.uuid4()
-    async with store.session(b, ACTOR) as s:
+    async with store.unit_of_work(b, ACTOR) as s:
         await s.append(stream, 0, [ev()])
-    async with store.session(a) as s:
+    async with store.unit_of_work(a) as s:
         assert await s.read_stream(stream) == []
         assert {e.tenant_id for e in await s.read_tenant(0, 100)} == {a}
         # Even naming tenant B explicitly, RLS under A's context shows nothing.
@@ -57,7 +57,7 @@ async def test_tenants_are_isolated(store: EventStore, make_tenant):
 
 async def test_no_context_reads_nothing_and_cannot_write(pool: asyncpg.Pool, store, make_tenant):
     t = (await make_tenant()).tenant_id
-    async with store.session(t, ACTOR) as s:
+    async with store.unit_of_work(t, ACTOR) as s:
         await s.append(uuid.uuid4(), 0, [ev()])
     async with pool.acquire() as conn:
         assert await conn.fetchval("SELECT count(*) FROM events") == 0
@@ -71,7 +71,7 @@ async def test_no_context_reads_nothing_and_cannot_write(pool: asyncpg.Pool, sto
 async def test_context_does_not_leak_to_the_next_transaction(pool: asyncpg.Pool, store,
                                                              make_tenant):
     t = (await make_tenant()).tenant_id
-    async with store.session(t, ACTOR) as s:
+    async with store.unit_of_work(t, ACTOR) as s:
         await s.append(uuid.uuid4(), 0, [ev()])
     async with pool.acquire() as conn:
         async with conn.transaction():
@@ -88,10 +88,10 @@ async def test_a_released_connection_comes_back_without_session_state(db, make_t
     pool = await create_pool(db.runtime_url, min_size=1, max_size=1)
     try:
         store = EventStore(pool)
-        async with store.session(t, ACTOR) as s:
+        async with store.unit_of_work(t, ACTOR) as s:
             await s.append(uuid.uuid4(), 0, [ev()])
         with pytest.raises(RuntimeError):
-            async with store.session(t, ACTOR) as s:
+            async with store.unit_of_work(t, ACTOR) as s:
                 await s.append(uuid.uuid4(), 0, [ev()])
                 raise RuntimeError("the command failed after appending")
         async with pool.acquire() as conn:
@@ -118,7 +118,7 @@ async def test_a_session_is_armed_in_the_round_trip_of_its_begin(db, make_tenant
     try:
         async with pool.acquire() as conn:
             conn.add_query_logger(lambda record: sent.append(record.query))
-        async with EventStore(pool).session(t, ACTOR, readonly=True) as s:
+        async with EventStore(pool).unit_of_work(t, ACTOR, readonly=True) as s:
             assert await s.conn.fetchval("SELECT current_setting('app.tenant_id')") == str(t)
     finally:
         await pool.close()
@@ -135,12 +135,12 @@ async def test_a_unit_of_work_append_is_two_round_trips(db, make_tenant):
     store = EventStore(pool)
     try:
         # The connection's first append also looks up the argument types: once.
-        async with store.session(t, ACTOR) as s:
+        async with store.unit_of_work(t, ACTOR) as s:
             await s.append(uuid.uuid4(), 0, [ev()])
         await store.notifier.flush()
         async with pool.acquire() as conn:
             conn.add_query_logger(lambda record: sent.append(record.query))
-        async with store.session(t, ACTOR) as s:
+        async with store.unit_of_work(t, ACTOR) as s:
             await s.append(uuid.uuid4(), 0, [ev()])
         await store.notifier.flush()
     finally:
@@ -165,9 +165,9 @@ async def test_payloads_written_into_the_commit_message_arrive_byte_for_byte(
     t = (await make_tenant()).tenant_id
     stream = uuid.uuid4()
     data = {"text": text, text: [text, {"nested": text}]}
-    async with store.session(t, ACTOR) as s:
+    async with store.unit_of_work(t, ACTOR) as s:
         await s.append(stream, 0, [NewEvent(text or "T", data, 1, {"m": text})])
-    async with store.session(t) as s:
+    async with store.unit_of_work(t) as s:
         [stored] = await s.read_stream(stream)
         chain = await s.verify_chain()
     assert (stored.type, stored.data, stored.metadata) == (text or "T", data, {"m": text})
@@ -183,12 +183,12 @@ async def test_an_actor_armed_with_begin_is_stamped_exactly(store: EventStore, m
     # whatever they hold, they arrive as data, byte for byte.
     t = (await make_tenant()).tenant_id
     stream = uuid.uuid4()
-    async with store.session(t, StoreActor("api_key", actor_id)) as s:
+    async with store.unit_of_work(t, StoreActor("api_key", actor_id)) as s:
         await s.append(stream, 0, [ev()])
-    async with store.session(t) as s:
+    async with store.unit_of_work(t) as s:
         [recorded] = await s.read_stream(stream)
     assert recorded.actor_id == actor_id
-    async with store.session(t) as s:
+    async with store.unit_of_work(t) as s:
         assert await s.conn.fetchval("SELECT count(*) FROM events WHERE actor_id = $1",
                                      actor_id) == 1
         assert (await s.verify_chain()).ok
@@ -209,7 +209,7 @@ async def test_a_session_refuses_a_transaction_that_began_unarmed(db, make_tenan
                                      connection_class=_BeginsUnarmed, init=init_connection)
     try:
         with pytest.raises(EventStoreError, match="without its tenant armed"):
-            async with EventStore(pool).session(t, ACTOR):
+            async with EventStore(pool).unit_of_work(t, ACTOR):
                 pytest.fail("the unit of work ran unarmed")
         async with pool.acquire() as conn:
             assert not conn.is_in_transaction()
@@ -236,7 +236,7 @@ async def test_actor_columns_cannot_be_forged(pool: asyncpg.Pool, make_tenant):
 async def test_runtime_role_cannot_change_events(pool: asyncpg.Pool, store, make_tenant,
                                                  statement):
     t = (await make_tenant()).tenant_id
-    async with store.session(t, ACTOR) as s:
+    async with store.unit_of_work(t, ACTOR) as s:
         await s.append(uuid.uuid4(), 0, [ev()])
     async with pool.acquire() as conn, conn.transaction():
         await arm(conn, t, ACTOR)
@@ -251,7 +251,7 @@ async def test_runtime_role_cannot_change_events(pool: asyncpg.Pool, store, make
 ])
 async def test_triggers_refuse_changes_even_for_the_owner(db, store, make_tenant, statement):
     t = (await make_tenant()).tenant_id
-    async with store.session(t, ACTOR) as s:
+    async with store.unit_of_work(t, ACTOR) as s:
         await s.append(uuid.uuid4(), 0, [ev()])
     conn = await asyncpg.connect(db.admin_url)
     try:
@@ -308,16 +308,16 @@ async def test_listeners_are_notified_after_commit(db, store: EventStore, make_t
         assert await asyncio.wait_for(got.get(), 5) == marker
 
     try:
-        async with store.session(t, ACTOR) as s:
+        async with store.unit_of_work(t, ACTOR) as s:
             await s.append(uuid.uuid4(), 0, [ev(), ev()])
             await nothing_before("marker-1")  # nothing before commit
         assert await asyncio.wait_for(got.get(), 5) == str(t)
-        async with store.session(t, ACTOR) as s:
+        async with store.unit_of_work(t, ACTOR) as s:
             await s.append(uuid.uuid4(), 0, [ev()])
         assert await asyncio.wait_for(got.get(), 5) == str(t)
         # A rolled-back append notifies nobody.
         with pytest.raises(RuntimeError):
-            async with store.session(t, ACTOR) as s:
+            async with store.unit_of_work(t, ACTOR) as s:
                 await s.append(uuid.uuid4(), 0, [ev()])
                 raise RuntimeError("abort")
         await store.notifier.flush()
@@ -334,7 +334,7 @@ async def test_notifications_coalesce_per_tenant(db, store: EventStore, make_ten
     await listener.add_listener("helpdesk_events", lambda *a: got.append(a[3]))
 
     async def append() -> None:
-        async with store.session(t, ACTOR) as s:
+        async with store.unit_of_work(t, ACTOR) as s:
             await s.append(uuid.uuid4(), 0, [ev()])
 
     try:

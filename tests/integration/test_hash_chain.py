@@ -17,10 +17,10 @@ ACTOR = StoreActor("api_key", "k")
 
 async def _fill(store: EventStore, tenant, n: int = 10) -> list:
     stream = uuid.uuid4()
-    async with store.session(tenant, ACTOR) as s:
+    async with store.unit_of_work(tenant, ACTOR) as s:
         await s.append(stream, 0, [NewEvent("E", {"i": i, "text": f"é\n\t{i}"})
                                    for i in range(n)])
-    async with store.session(tenant) as s:
+    async with store.unit_of_work(tenant) as s:
         return await s.read_stream(stream)
 
 
@@ -35,7 +35,7 @@ async def _tamper(db, sql: str, *args) -> None:
 
 
 async def _verify(store, tenant, **kw):
-    async with store.session(tenant, readonly=True) as s:
+    async with store.unit_of_work(tenant, readonly=True) as s:
         return await s.verify_chain(**kw)
 
 
@@ -80,9 +80,9 @@ async def test_python_canonical_bytes_match_the_database(db, store, make_tenant)
         for _ in range(5)
     ]
     stream = uuid.uuid4()
-    async with store.session(t, ACTOR) as s:
+    async with store.unit_of_work(t, ACTOR) as s:
         await s.append(stream, 0, [NewEvent("E", p, metadata={"m": 1}) for p in payloads])
-    async with store.session(t) as s:
+    async with store.unit_of_work(t) as s:
         events = await s.read_stream(stream)
         assert [e.data for e in events] == payloads
         for e in events:
@@ -92,7 +92,7 @@ async def test_python_canonical_bytes_match_the_database(db, store, make_tenant)
                 e.seq)
             assert canonical_bytes(e) == bytes(db_bytes)
     first = events[0].seq - 1
-    async with store.session(t, readonly=True) as s:
+    async with store.unit_of_work(t, readonly=True) as s:
         [before] = await s.read_tenant(first - 1, 1)
     walker = ChainWalker(prev_seq=first, prev_hash=before.hash)
     assert walker.feed_all(events) and walker.checked == 5

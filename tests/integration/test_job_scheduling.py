@@ -12,7 +12,7 @@ T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 
 async def test_dedupe_key_moves_a_live_job(store, make_tenant):
     t = (await make_tenant()).tenant_id
-    async with store.session(t, SYSTEM) as s:
+    async with store.unit_of_work(t, SYSTEM) as s:
         first = await schedule(s.conn, t, "sla.check", T0, dedupe_key="sla:x:first_response")
         second = await schedule(s.conn, t, "sla.check", T0 + timedelta(hours=1),
                                 dedupe_key="sla:x:first_response", payload={"a": 1})
@@ -26,11 +26,11 @@ async def test_dedupe_key_moves_a_live_job(store, make_tenant):
 
 async def test_cancel_and_isolation(store, make_tenant):
     a, b = (await make_tenant("A")).tenant_id, (await make_tenant("B")).tenant_id
-    async with store.session(a, SYSTEM) as s:
+    async with store.unit_of_work(a, SYSTEM) as s:
         await schedule(s.conn, a, "sla.check", T0, dedupe_key="k")
-    async with store.session(b, SYSTEM) as s:
+    async with store.unit_of_work(b, SYSTEM) as s:
         assert await s.conn.fetchval("SELECT count(*) FROM jobs WHERE dedupe_key = 'k'") == 0
         assert not await cancel(s.conn, b, "k")
-    async with store.session(a, SYSTEM) as s:
+    async with store.unit_of_work(a, SYSTEM) as s:
         assert await cancel(s.conn, a, "k")
         assert await s.conn.fetchval("SELECT count(*) FROM jobs WHERE dedupe_key = 'k'") == 0

@@ -52,7 +52,7 @@ async def test_the_generic_plan_walks_the_keyset_index(seeded, store, filters):
     t = seeded[1]
     query, values = ticket_list_query(filters)
     params = [f"${i}" for i in range(1, 5 + len(values))]
-    async with store.session(t, ACTOR, readonly=True) as s:
+    async with store.unit_of_work(t, ACTOR, readonly=True) as s:
         await s.conn.execute("SET LOCAL plan_cache_mode = force_generic_plan")
         await s.conn.execute(f"PREPARE listing AS {query}")
         literals = [f"'{t}'", "'infinity'", "'ffffffff-ffff-ffff-ffff-ffffffffffff'", "26",
@@ -85,7 +85,7 @@ async def test_the_as_of_list_tests_the_validity_bounds_in_the_index(seeded, sto
     t = seeded[1]
     conditions, values = filter_conditions(filters, first=6)
     query = VERSIONS["list_as_of"].replace("{filters}", "\n   ".join(conditions))
-    async with store.session(t, ACTOR, readonly=True) as s:
+    async with store.unit_of_work(t, ACTOR, readonly=True) as s:
         seq = await s.conn.fetchval("SELECT max(valid_from_seq) / 2 FROM ticket_versions")
         await s.conn.execute("SET LOCAL plan_cache_mode = force_generic_plan")
         await s.conn.execute(f"PREPARE listing AS {query}")
@@ -104,7 +104,7 @@ async def test_the_as_of_list_tests_the_validity_bounds_in_the_index(seeded, sto
 async def test_the_list_by_organization_walks_its_own_index(seeded, store):
     t = seeded[1]
     query, values = ticket_list_query(TicketFilters(organization_id=uuid.uuid4()))
-    async with store.session(t, ACTOR, readonly=True) as s:
+    async with store.unit_of_work(t, ACTOR, readonly=True) as s:
         await s.conn.execute("SET LOCAL plan_cache_mode = force_generic_plan")
         await s.conn.execute(f"PREPARE listing AS {query}")
         plan = "\n".join(r[0] for r in await s.conn.fetch(
@@ -123,7 +123,7 @@ async def test_the_list_by_sla_due_walks_its_own_index(seeded, store, filters, i
     t = seeded[1]
     query, values = ticket_list_query(filters, "sla_due")
     given = [f"'{v}'" for v in values]
-    async with store.session(t, ACTOR, readonly=True) as s:
+    async with store.unit_of_work(t, ACTOR, readonly=True) as s:
         await s.conn.execute("SET LOCAL plan_cache_mode = force_generic_plan")
         await s.conn.execute(f"PREPARE listing AS {query}")
         plan = "\n".join(r[0] for r in await s.conn.fetch(

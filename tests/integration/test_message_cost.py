@@ -29,7 +29,7 @@ READS = """SELECT relname, coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0
 
 
 async def _open(store, tenant, tid, at=T0):  # type: ignore[no-untyped-def]
-    async with store.session(tenant, KEY) as s:
+    async with store.unit_of_work(tenant, KEY) as s:
         await execute(s, tid, OpenTicket(
             ticket_id=TicketId(tid), subject="Printer on fire", body="It smokes",
             requester=Requester(email="ann@example.com", name="Ann"), actor=CUSTOMER,
@@ -48,7 +48,7 @@ async def _vectors_and_recomputed(store, tenant, tid):  # type: ignore[no-untype
     from its rows (``index_tickets``) makes them."""
     query = ("SELECT document, staff_document FROM search_documents "
              "WHERE tenant_id = $1 AND id = $2")
-    async with store.session(tenant) as s:
+    async with store.unit_of_work(tenant) as s:
         written = await s.conn.fetchrow(query, tenant, tid)
         await index_tickets(s.conn, tenant, [tid])
         recomputed = await s.conn.fetchrow(query, tenant, tid)
@@ -58,7 +58,7 @@ async def _vectors_and_recomputed(store, tenant, tid):  # type: ignore[no-untype
 async def _reads_of_one_message(store, tenant, tid, at):  # type: ignore[no-untyped-def]
     """Rows read per table by one message command, its appends included (run at once,
     not deferred, so they can be counted before the commit)."""
-    async with store.session(tenant, KEY) as s:
+    async with store.unit_of_work(tenant, KEY) as s:
         before = {r["relname"]: r["n"] for r in await s.conn.fetch(READS)}
         await execute(s, tid, _message(0, at))
         await s.flush()
@@ -74,7 +74,7 @@ async def test_a_message_reads_as_many_rows_on_a_long_thread_as_on_a_short_one(s
     await _open(store, tenant, short)
     await _open(store, tenant, long_)
     at = T0 + timedelta(minutes=1)
-    async with store.session(tenant, KEY) as s:
+    async with store.unit_of_work(tenant, KEY) as s:
         # Both past their first reply, so the message moves the same SLA timers.
         await execute(s, short, _message(0, at))
         for n in range(300):
@@ -91,7 +91,7 @@ async def test_a_message_reads_as_many_rows_on_a_long_thread_as_on_a_short_one(s
 
 async def test_vectors_appended_message_by_message_equal_a_recomputation(store, make_tenant):
     tenant = (await make_tenant()).tenant_id
-    async with store.session(tenant) as s:
+    async with store.unit_of_work(tenant) as s:
         await s.conn.execute("SELECT 1")  # the tenant exists
     tid = uuid.uuid4()
     await _open(store, tenant, tid)
@@ -102,10 +102,10 @@ async def test_vectors_appended_message_by_message_equal_a_recomputation(store, 
               ("", Visibility.PUBLIC), ("!!! ... ???", Visibility.INTERNAL),
               ("toner toner toner", Visibility.PUBLIC)]
     for n, (body, visibility) in enumerate(bodies):
-        async with store.session(tenant, KEY) as s:
+        async with store.unit_of_work(tenant, KEY) as s:
             await execute(s, tid, _message(n, at + timedelta(seconds=n), visibility, body))
     appended, recomputed = await _vectors_and_recomputed(store, tenant, tid)
-    async with store.session(tenant) as s:
+    async with store.unit_of_work(tenant) as s:
         # The words of a note are found by staff only.
         public_escalate = await s.conn.fetchval(
             "SELECT document @@ 'escalate'::tsquery FROM search_documents WHERE id = $1", tid)
@@ -121,7 +121,7 @@ async def test_vectors_appended_message_by_message_equal_a_recomputation(store, 
 async def test_a_new_ticket_indexed_from_its_values_equals_a_recomputation(store, make_tenant):
     tenant = (await make_tenant()).tenant_id
     tid = uuid.uuid4()
-    async with store.session(tenant, KEY) as s:
+    async with store.unit_of_work(tenant, KEY) as s:
         await execute(s, tid, OpenTicket(
             ticket_id=TicketId(tid), subject="The printers are on fire",
             body="Smoke comes out of the trays, and the toner smells", tags=("hardware", "urgent"),

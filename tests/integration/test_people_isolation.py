@@ -20,7 +20,7 @@ async def test_each_new_table_shows_a_tenant_only_its_own_rows(store, make_tenan
     a = (await make_tenant()).tenant_id
     b = (await make_tenant()).tenant_id
     at = datetime(2026, 6, 1, 9, tzinfo=UTC)
-    async with store.session(a, ACTOR) as s:
+    async with store.unit_of_work(a, ACTOR) as s:
         org = await organizations.create_organization(s, organizations.NewOrganization(
             name="Acme", domains=("acme.test",), at=at))
         ann = await contacts.create_contact(s, contacts.NewContact(

@@ -40,11 +40,11 @@ async def test_two_tenants_interleaved_through_transaction_pooling(db, make_tena
                 for n in range(15):
                     tenant = rnd.choice(list(tenants))
                     actor = StoreActor("api_key", tenants[tenant])
-                    async with store.session(tenant, actor) as s:
+                    async with store.unit_of_work(tenant, actor) as s:
                         # Staged: the append travels in the COMMIT's own message,
                         # which must reach the same server connection as the rest.
                         await s.append(uuid.uuid4(), 0, [NewEvent("Probe", {"c": i, "n": n})])
-                    async with store.session(tenant, actor) as s:
+                    async with store.unit_of_work(tenant, actor) as s:
                         # (each tenant's first event is the operator's ApiKeyIssued)
                         seen = await s.conn.fetch("SELECT tenant_id, actor_id FROM events "
                                                   "WHERE actor_kind <> 'operator'")
@@ -58,7 +58,7 @@ async def test_two_tenants_interleaved_through_transaction_pooling(db, make_tena
 
             await asyncio.gather(*(client(i) for i in range(12)))
             for tenant, key in tenants.items():
-                async with store.session(tenant) as s:
+                async with store.unit_of_work(tenant) as s:
                     events = await s.read_tenant(0, 1000)
                     assert [e.seq for e in events] == list(range(1, len(events) + 1))
                     assert {e.actor_id for e in events[1:]} == {key}
@@ -66,7 +66,7 @@ async def test_two_tenants_interleaved_through_transaction_pooling(db, make_tena
                     assert (await s.verify_chain()).ok
             total = 0
             for tenant in tenants:
-                async with store.session(tenant) as s:
+                async with store.unit_of_work(tenant) as s:
                     total += len(await s.read_tenant(0, 1000))
             assert total == 12 * 15 + len(tenants)  # plus each first ApiKeyIssued
         finally:

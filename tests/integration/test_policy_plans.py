@@ -48,7 +48,7 @@ def _relations(node: dict[str, Any]) -> set[str]:
 @pytest.mark.parametrize("table", sorted(STATEMENTS))
 async def test_plan_reads_no_other_table(store: EventStore, make_tenant, table: str) -> None:
     tenant = await make_tenant()
-    async with store.session(tenant.tenant_id, ACTOR) as s:
+    async with store.unit_of_work(tenant.tenant_id, ACTOR) as s:
         # A generic plan: what a prepared statement keeps and re-plans.
         await s.conn.execute("SET LOCAL plan_cache_mode = force_generic_plan")
         await s.conn.execute(f"PREPARE probe (uuid, uuid) AS {STATEMENTS[table]}")

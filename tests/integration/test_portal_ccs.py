@@ -33,7 +33,7 @@ STAFF = agent(uuid.uuid4())
 async def _ticket(store: EventStore, tenant: TenantId, email: str) -> tuple[TicketId, UUID]:
     """A ticket for ``email`` with a public reply and an internal note; (ticket, contact)."""
     tid = TicketId(uuid.uuid4())
-    async with store.session(tenant, ACTOR) as s:
+    async with store.unit_of_work(tenant, ACTOR) as s:
         opened = await run_command(s, tid, OpenTicket(
             ticket_id=tid, subject=f"For {email}", body="It broke",
             requester=Requester(email=email), actor=CUSTOMER, at=AT))
@@ -50,14 +50,14 @@ async def _copy(store: EventStore, tenant: TenantId, ticket: TicketId,
                 add: list[Requester | UUID] | None = None, remove: list[str] | None = None
                 ) -> list[UUID | None]:
     """Change the ticket's CCs as staff; the contacts of its CCs afterwards."""
-    async with store.session(tenant, ACTOR) as s:
+    async with store.unit_of_work(tenant, ACTOR) as s:
         result = await change_ccs(s, ticket, add or [], remove or [], STAFF, AT)
     return [c.contact_id for c in result.ticket.ccs]
 
 
 async def _reads(store: EventStore, tenant: TenantId, contact: UUID) -> dict[str, object]:
     """What raw SQL and the portal's handlers give ``contact``, acting as them."""
-    async with store.session(tenant, portal.customer_actor(contact), readonly=True) as s:
+    async with store.unit_of_work(tenant, portal.customer_actor(contact), readonly=True) as s:
         assert await s.conn.fetchval("SELECT rolbypassrls OR rolsuper FROM pg_roles "
                                      "WHERE rolname = current_user") is False
         events = await s.read_tenant(0, 500)
@@ -83,7 +83,7 @@ async def test_a_cc_reads_the_ticket_and_its_public_messages_until_taken_off(
     assert seen["messages"] == [(ticket, "public"), (ticket, "public")]
     # The portal feed's read: the opening and the public reply; no note, no CC change.
     assert seen["events"] == [(ticket, "TicketOpened"), (ticket, "MessageAdded")]
-    async with store.session(tenant, portal.customer_actor(carl)) as s:
+    async with store.unit_of_work(tenant, portal.customer_actor(carl)) as s:
         shown = await portal.own_ticket(s, carl, ticket)
         assert shown["ccs"] == [{"email": "carl@example.com", "name": None}]
         assert [m["ticket_id"] for m in
@@ -99,7 +99,7 @@ async def test_a_cc_reads_the_ticket_and_its_public_messages_until_taken_off(
     other = await _reads(store, tenant, dora)
     assert ticket not in other["tickets"] and ticket not in other["listed"]
     assert not [m for m in other["messages"] if m[0] == ticket]  # type: ignore[attr-defined]
-    async with store.session(tenant, portal.customer_actor(dora), readonly=True) as s:
+    async with store.unit_of_work(tenant, portal.customer_actor(dora), readonly=True) as s:
         with pytest.raises(Missing):
             await portal.own_ticket(s, dora, ticket)
         with pytest.raises(Missing):
@@ -115,7 +115,7 @@ async def test_a_cc_reads_the_ticket_and_its_public_messages_until_taken_off(
     assert await _copy(store, tenant, ticket, remove=["CARL@example.com"]) == []
     gone = await _reads(store, tenant, carl)
     assert gone == {"tickets": set(), "messages": [], "listed": [], "events": []}
-    async with store.session(tenant, portal.customer_actor(carl), readonly=True) as s:
+    async with store.unit_of_work(tenant, portal.customer_actor(carl), readonly=True) as s:
         with pytest.raises(Missing):
             await portal.own_ticket(s, carl, ticket)
 
@@ -127,7 +127,7 @@ async def test_a_merged_tickets_public_messages_are_in_its_targets_thread(
     source, bob = await _ticket(store, tenant, "bob@example.com")
     carl = (await _copy(store, tenant, target, [Requester(email="carl@example.com")]))[0]
     assert carl is not None
-    async with store.session(tenant, ACTOR) as s:
+    async with store.unit_of_work(tenant, ACTOR) as s:
         await merge_ticket(s, source, MergeTicket(into=target, actor=STAFF, at=AT))
 
     for reader in (ann, carl):
@@ -135,7 +135,7 @@ async def test_a_merged_tickets_public_messages_are_in_its_targets_thread(
         # The source's row stays out of sight; its public messages do not.
         assert seen["tickets"] == {target} and seen["listed"] == [target]
         assert seen["messages"] == sorted([(target, "public")] * 2 + [(source, "public")] * 2)
-        async with store.session(tenant, portal.customer_actor(reader), readonly=True) as s:
+        async with store.unit_of_work(tenant, portal.customer_actor(reader), readonly=True) as s:
             thread = await portal.public_messages(s, reader, target, None, 10)
             assert sorted(m["ticket_id"] for m in thread) == sorted([target] * 2 + [source] * 2)
             # Paged, the thread is the same messages in one order.
@@ -155,10 +155,10 @@ async def test_erasing_a_cc_takes_it_off_its_tickets(store, make_tenant) -> None
     carl, dan = await _copy(store, tenant, ticket, [Requester(email="carl@example.com"),
                                                     Requester(email="dan@example.com")])
     assert carl is not None and dan is not None
-    async with store.session(tenant, ACTOR) as s:
+    async with store.unit_of_work(tenant, ACTOR) as s:
         await erase_contact(s, EraseContact(contact_id=carl, reason="asked", by=STAFF, at=AT))
 
-    async with store.session(tenant, ACTOR, readonly=True) as s:
+    async with store.unit_of_work(tenant, ACTOR, readonly=True) as s:
         rows = await s.conn.fetch("SELECT contact_id, role FROM ticket_contacts "
                                   "WHERE ticket_id = $1 ORDER BY role", ticket)
         assert {(r["contact_id"], r["role"]) for r in rows} == {(ann, "requester"),
@@ -188,7 +188,7 @@ async def test_the_migration_backfills_the_rows_the_write_path_writes(
     source, _ = await _ticket(store, tenant, "bob@example.com")
     await _copy(store, tenant, target, [Requester(email="carl@example.com")])
     await _copy(store, tenant, source, [Requester(email="dan@example.com")])
-    async with store.session(tenant, ACTOR) as s:
+    async with store.unit_of_work(tenant, ACTOR) as s:
         await merge_ticket(s, source, MergeTicket(into=target, actor=STAFF, at=AT))
     query = "SELECT ticket_id, contact_id, role FROM ticket_contacts ORDER BY 1, 2, 3"
     sql = (Path(__file__).parents[2] / "migrations" / "sql" / "0900_ticket_contacts.sql"

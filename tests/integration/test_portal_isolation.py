@@ -28,7 +28,7 @@ LIFETIMES = Lifetimes(refresh=timedelta(days=30), session=timedelta(days=90))
 async def _ticket(store: EventStore, tenant: TenantId, email: str) -> tuple[TicketId, uuid.UUID]:
     """A ticket for ``email`` with a public reply and an internal note; (ticket, contact)."""
     tid = TicketId(uuid.uuid4())
-    async with store.session(tenant, ACTOR) as s:
+    async with store.unit_of_work(tenant, ACTOR) as s:
         opened = await run_command(s, tid, OpenTicket(
             ticket_id=tid, subject="Help", body="It broke", requester=Requester(email=email),
             actor=CUSTOMER, at=AT))
@@ -48,12 +48,12 @@ async def test_raw_sql_as_a_customer_sees_neither_notes_nor_other_contacts_ticke
     theirs, _ = await _ticket(store, tenant, "bob@example.com")
 
     # Staff (any other actor) see both tickets and all six messages.
-    async with store.session(tenant, ACTOR, readonly=True) as s:
+    async with store.unit_of_work(tenant, ACTOR, readonly=True) as s:
         assert await s.conn.fetchval("SELECT current_user") != "postgres"
         assert await s.conn.fetchval("SELECT count(*) FROM tickets") == 2
         assert await s.conn.fetchval("SELECT count(*) FROM messages") == 6
 
-    async with store.session(tenant, portal.customer_actor(me), readonly=True) as s:
+    async with store.unit_of_work(tenant, portal.customer_actor(me), readonly=True) as s:
         assert await s.conn.fetchval("SELECT rolbypassrls OR rolsuper FROM pg_roles "
                                      "WHERE rolname = current_user") is False
         assert [r["id"] for r in await s.conn.fetch("SELECT id FROM tickets")] == [mine]
@@ -66,11 +66,11 @@ async def test_raw_sql_as_a_customer_sees_neither_notes_nor_other_contacts_ticke
 
     # Writing is scoped as well: a customer cannot touch another contact's ticket, nor
     # slip an internal note onto their own.
-    async with store.session(tenant, portal.customer_actor(me)) as s:
+    async with store.unit_of_work(tenant, portal.customer_actor(me)) as s:
         assert await s.conn.execute("UPDATE tickets SET subject = 'x' WHERE id = $1",
                                     theirs) == "UPDATE 0"
     with pytest.raises(asyncpg.InsufficientPrivilegeError):
-        async with store.session(tenant, portal.customer_actor(me)) as s:
+        async with store.unit_of_work(tenant, portal.customer_actor(me)) as s:
             await s.conn.execute(
                 "INSERT INTO messages (tenant_id, id, ticket_id, version, visibility, "
                 "author_kind, author_id, body, created_at) VALUES "
@@ -84,22 +84,22 @@ async def test_raw_sql_as_a_customer_reads_only_public_events_of_own_tickets(
     mine, me = await _ticket(store, tenant, "ann@example.com")
     theirs, _ = await _ticket(store, tenant, "bob@example.com")
     staff = agent(uuid.uuid4())
-    async with store.session(tenant, ACTOR) as s:
+    async with store.unit_of_work(tenant, ACTOR) as s:
         await run_command(s, mine, ChangeState(to=TicketState.PENDING, actor=staff, at=AT))
         await run_command(s, mine, ChangePriority(priority=Priority.HIGH, actor=staff, at=AT))
     passwords = Passwords(memory_kib=1024, time_cost=1)
-    async with store.session(tenant, ACTOR) as s:
+    async with store.unit_of_work(tenant, ACTOR) as s:
         link = await portal.issue_link(s, me, AT, timedelta(hours=1))
     await portal.set_password(store, passwords, link["token"], "a good password", AT)
     await sessions.sign_in(store, passwords, LIFETIMES, sessions.SignIn(
         tenant, "ann@example.com", "a good password", AT), portal.PORTAL)
 
-    async with store.session(tenant, ACTOR, readonly=True) as s:
+    async with store.unit_of_work(tenant, ACTOR, readonly=True) as s:
         every = await s.conn.fetch("SELECT stream_id, type FROM events")
     streams = {r["stream_id"] for r in every}
     assert {mine, theirs, tenant} <= streams and len(streams) > 3  # contacts' streams too
 
-    async with store.session(tenant, portal.customer_actor(me), readonly=True) as s:
+    async with store.unit_of_work(tenant, portal.customer_actor(me), readonly=True) as s:
         assert await s.conn.fetchval("SELECT rolbypassrls OR rolsuper FROM pg_roles "
                                      "WHERE rolname = current_user") is False
         rows = await s.conn.fetch("SELECT stream_id, type, data ->> 'visibility' AS v "
@@ -118,14 +118,14 @@ async def test_raw_sql_as_a_customer_reads_only_public_events_of_own_tickets(
 
     # Appending as the customer still counts every version of the stream (the note and
     # the priority it cannot read), and the appending mark is gone afterwards.
-    async with store.session(tenant, portal.customer_actor(me)) as s:
+    async with store.unit_of_work(tenant, portal.customer_actor(me)) as s:
         await portal.reply(s, me, mine, MessageId(uuid.uuid4()), "Thanks", AT)
         await s.flush()
         assert await s.conn.fetchval("SELECT current_setting('app.appending', true)") == ""
         # Its reply, and the pending ticket reopened by it.
         assert [r["type"] for r in await s.conn.fetch("SELECT type FROM events ORDER BY seq")
                 ][3:] == ["MessageAdded", "StateChanged"]
-    async with store.session(tenant, ACTOR, readonly=True) as s:
+    async with store.unit_of_work(tenant, ACTOR, readonly=True) as s:
         versions = [r["version"] for r in await s.conn.fetch(
             "SELECT version FROM events WHERE stream_id = $1 ORDER BY version", mine)]
     assert versions == list(range(1, 8))
@@ -136,10 +136,10 @@ async def test_every_portal_table_is_isolated_by_tenant(store, make_tenant, db) 
     tenants = [(await make_tenant(name)).tenant_id for name in ("A", "B")]
     for tenant in tenants:
         _, contact = await _ticket(store, tenant, "ann@example.com")
-        async with store.session(tenant, ACTOR) as s:
+        async with store.unit_of_work(tenant, ACTOR) as s:
             link = await portal.issue_link(s, contact, AT, timedelta(hours=1))
         await portal.set_password(store, passwords, link["token"], "a good password", AT)
-        async with store.session(tenant, ACTOR) as s:
+        async with store.unit_of_work(tenant, ACTOR) as s:
             await portal.issue_link(s, contact, AT, timedelta(hours=1))  # unspent
         await sessions.sign_in(store, passwords, LIFETIMES, sessions.SignIn(
             tenant, "ann@example.com", "a good password", AT), portal.PORTAL)

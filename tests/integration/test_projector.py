@@ -200,7 +200,7 @@ async def test_an_unreadable_event_holds_back_only_its_own_tenant(
     from eventstore.types import NewEvent, StoreActor
 
     bad, good = (await make_tenant("Bad")).tenant_id, (await make_tenant("Good")).tenant_id
-    async with store.session(bad, StoreActor("operator", "test")) as s:
+    async with store.unit_of_work(bad, StoreActor("operator", "test")) as s:
         # Written past the mapper on purpose: a payload the mapper cannot read back.
         await s.append(uuid.uuid4(), 0, [NewEvent("TicketAssigned", {"assignee": 7})])
     projector = Projector(pool)

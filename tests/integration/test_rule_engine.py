@@ -62,7 +62,7 @@ async def test_a_matching_event_fires_its_rule_through_the_write_path(
     note = events[1]["data"]
     assert note["visibility"] == "internal"
     assert note["author"] == {"kind": "rule", "id": str(rule)}
-    async with store.session(tenant, readonly=True) as s:
+    async with store.unit_of_work(tenant, readonly=True) as s:
         ticket = await load_ticket(s.conn, s.tenant_id, urgent)
         other = await load_ticket(s.conn, s.tenant_id, normal)
         [message] = await s.conn.fetch(
@@ -86,7 +86,7 @@ async def test_a_refused_action_undoes_its_rule_only_and_is_recorded(
                                                   "value": "TicketOpened"}],
                           [{"type": "add_tags", "value": ["a"]},
                            {"type": "assign", "value": str(AGENT)}], position=1)
-    async with store.session(tenant, ACTOR) as s:
+    async with store.unit_of_work(tenant, ACTOR) as s:
         await update_agent(s, UpdateAgent(agent_id=AgentId(AGENT), active=False, at=START))
     good = await make_rule(store, tenant, START, [{"field": "event", "op": "is",
                                                    "value": "TicketOpened"}],
@@ -95,7 +95,7 @@ async def test_a_refused_action_undoes_its_rule_only_and_is_recorded(
     await eng.drain()
     assert await by_rule(store, tenant, bad) == []
     assert [e["type"] for e in await by_rule(store, tenant, good)] == ["PriorityChanged"]
-    async with store.session(tenant, readonly=True) as s:
+    async with store.unit_of_work(tenant, readonly=True) as s:
         rows = await s.conn.fetch("SELECT rule_id, outcome, detail FROM rule_firings "
                                   "WHERE tenant_id = $1 ORDER BY rule_id", tenant)
         ticket = await load_ticket(s.conn, s.tenant_id, tid)
@@ -188,7 +188,7 @@ async def test_a_worker_killed_mid_batch_leaves_each_action_done_once(
     eng = engine(pool, store)
     await eng.ensure_checkpoints()
     rule = await make_rule(store, tenant, START, *URGENT_TAG)
-    async with store.session(tenant, ACTOR) as s:
+    async with store.unit_of_work(tenant, ACTOR) as s:
         await mailboxes.create_mailbox(s, mailboxes.CreateMailbox(
             address="support@acme.test", name="Support", at=START,
             smtp=mailboxes.Smtp(host="127.0.0.1", port=25, security="none")))
@@ -216,7 +216,7 @@ async def test_a_worker_killed_mid_batch_leaves_each_action_done_once(
             child.wait()
         if child.stdout is not None:
             child.stdout.close()
-    async with store.session(tenant, readonly=True) as s:
+    async with store.unit_of_work(tenant, readonly=True) as s:
         in_flight = await s.conn.fetchval(
             "SELECT count(*) FROM events WHERE tenant_id = $1 AND type = 'TicketOpened' "
             "AND seq > $2 AND seq <= $3", tenant, from_seq, to_seq)
@@ -228,7 +228,7 @@ async def test_a_worker_killed_mid_batch_leaves_each_action_done_once(
     assert sorted((e["stream_id"], e["type"]) for e in events) == sorted(
         [(t, "TagsChanged") for t in urgent] + [(t, "MessageAdded") for t in urgent])
     # The mail rule's mail was queued once per event, with one job each.
-    async with store.session(tenant, readonly=True) as s:
+    async with store.unit_of_work(tenant, readonly=True) as s:
         mails = await s.conn.fetch(
             "SELECT ticket_id, count(*) AS n FROM mail_notifications WHERE tenant_id = $1 "
             "AND kind = 'rule' GROUP BY ticket_id", tenant)
@@ -257,7 +257,7 @@ async def test_conditions_see_the_ticket_right_after_the_event_not_as_it_is_late
     await desk.priority(tid, Priority.URGENT, AGENT)
     await desk.priority(tid, Priority.LOW, AGENT)
     await eng.drain()
-    async with store.session(tenant, readonly=True) as s:
+    async with store.unit_of_work(tenant, readonly=True) as s:
         changes = await s.conn.fetch(
             "SELECT seq FROM events WHERE tenant_id = $1 AND stream_id = $2 "
             "AND type = 'PriorityChanged' ORDER BY seq", tenant, tid)

@@ -169,7 +169,7 @@ async def test_notify_wakes_an_idle_loop_at_once(db, store, admin, make_tenant):
                     what="the loop's round after the listener connected")
         latencies = []
         for i in range(5):
-            async with store.session(tenant, SYSTEM) as s:
+            async with store.unit_of_work(tenant, SYSTEM) as s:
                 await schedule(s.conn, tenant, "test.record", datetime.now(UTC),
                                dedupe_key=f"n{i}")
             committed = datetime.now(UTC)
@@ -182,7 +182,7 @@ async def test_notify_wakes_an_idle_loop_at_once(db, store, admin, make_tenant):
             latencies.append((at - committed).total_seconds())
         # A job due later: the loop sleeps until its run_at, not until the poll.
         due = datetime.now(UTC) + timedelta(milliseconds=400)
-        async with store.session(tenant, SYSTEM) as s:
+        async with store.unit_of_work(tenant, SYSTEM) as s:
             await schedule(s.conn, tenant, "test.record", due, dedupe_key="later")
 
         async def later() -> bool:
@@ -315,7 +315,7 @@ async def test_only_jobs_due_soon_notify_inside_their_transaction(db, store, mak
                                          ("mail.send", now),
                                          ("slack.post", now),
                                          ("test.record", now + timedelta(seconds=30))]):
-            async with store.session(tenant, SYSTEM) as s:
+            async with store.unit_of_work(tenant, SYSTEM) as s:
                 await schedule(s.conn, tenant, kind, due, dedupe_key=f"k{i}")
         await listener.execute("NOTIFY helpdesk_jobs, 'marker'")
         await until(lambda: got and got[-1] == "marker", timeout=5,
@@ -329,7 +329,7 @@ async def test_only_jobs_due_soon_notify_inside_their_transaction(db, store, mak
 async def test_a_webhook_delivery_wakes_an_idle_loop_by_the_events_notice(
         db, store, make_tenant):
     tenant = (await make_tenant()).tenant_id
-    async with store.session(tenant, SYSTEM) as s:
+    async with store.unit_of_work(tenant, SYSTEM) as s:
         await s.conn.execute(
             "INSERT INTO webhooks (tenant_id, url, secret, event_types) "
             "VALUES ($1, 'http://127.0.0.1:9/x', $2, '{*}')", tenant, "s" * 32)
@@ -349,7 +349,7 @@ async def test_a_webhook_delivery_wakes_an_idle_loop_by_the_events_notice(
         await until(lambda: (scheduler.heartbeat or 0) > connected, timeout=10,
                     what="the loop's round after the listener connected")
         started = time.monotonic()
-        async with store.session(tenant, SYSTEM) as s:
+        async with store.unit_of_work(tenant, SYSTEM) as s:
             await s.append(tenant, None, [NewEvent("Thing", {})])
         await until(lambda: claimed, timeout=5, what="the delivery to run")
     assert time.monotonic() - started < 2.0  # the 30 s poll never came into it

@@ -27,9 +27,9 @@ async def _opened(store: EventStore, tenant: uuid.UUID) -> TicketId:
     command = OpenTicket(ticket_id=ticket, subject=SECRETS[2], body=SECRETS[3],
                          requester=Requester(email=SECRETS[1], name=SECRETS[0]),
                          actor=Actor(kind=ActorKind.AGENT, id="agent"), at=AT)
-    async with store.session(tenant, ACTOR) as s:
+    async with store.unit_of_work(tenant, ACTOR) as s:
         await execute(s, ticket, command)
-    async with store.session(tenant, ACTOR) as s:
+    async with store.unit_of_work(tenant, ACTOR) as s:
         await post_message(s, PostMessage(
             ticket_id=ticket, message_id=MessageId(uuid.uuid4()), body=SECRETS[4],
             visibility=Visibility.PUBLIC, at=AT,
@@ -40,7 +40,7 @@ async def _opened(store: EventStore, tenant: uuid.UUID) -> TicketId:
 async def test_personal_fields_are_stored_sealed_and_read_open(store: EventStore, make_tenant):
     t = (await make_tenant()).tenant_id
     ticket = await _opened(store, t)
-    async with store.session(t, ACTOR, readonly=True) as s:
+    async with store.unit_of_work(t, ACTOR, readonly=True) as s:
         raw = await s.conn.fetch("SELECT type, data FROM events ORDER BY seq")
         events = await s.read_stream(ticket)
         report = await s.verify_chain()
@@ -76,7 +76,7 @@ async def test_a_moved_ciphertext_is_reported_and_never_shown(store: EventStore,
         await owner.execute("ALTER TABLE events ENABLE TRIGGER USER")
     finally:
         await owner.close()
-    async with store.session(t, ACTOR, readonly=True) as s:
+    async with store.unit_of_work(t, ACTOR, readonly=True) as s:
         events = await s.read_stream(ticket)
         broken = s.broken
         report = await s.verify_chain()

@@ -30,7 +30,7 @@ async def _signed_in(store: EventStore, passwords: Passwords, tenant_id: TenantI
     """An agent of the tenant with a password, an invitation, and an open session."""
     now = datetime.now(UTC)
     email = f"{uuid.uuid4()}@example.com"
-    async with store.session(tenant_id, OPERATOR) as uow:
+    async with store.unit_of_work(tenant_id, OPERATOR) as uow:
         row = await agents.add_agent(uow, agents.AddAgent(email=email, name="A",
                                                           role=Role.AGENT, at=now))
         await sessions.store_password(uow, row["id"], passwords.hash(PASSWORD), now)
@@ -55,7 +55,7 @@ async def test_every_sign_in_table_is_isolated_by_tenant(store, pool, make_tenan
         for table in TABLES:
             assert await _rows(conn, table) == [], f"{table} is visible with no tenant"
         for tenant in (a, b):
-            async with store.session(tenant, readonly=True) as uow:
+            async with store.unit_of_work(tenant, readonly=True) as uow:
                 for table in TABLES:
                     seen = await _rows(uow.conn, table)
                     assert seen and set(seen) == {tenant}, table
@@ -78,16 +78,16 @@ async def test_every_sign_in_table_is_isolated_by_tenant(store, pool, make_tenan
     assert set(writes) == set(TABLES)
     for table, (sql, args) in writes.items():
         with pytest.raises(asyncpg.InsufficientPrivilegeError):
-            async with store.session(a, OPERATOR) as uow:
+            async with store.unit_of_work(a, OPERATOR) as uow:
                 await uow.conn.execute(sql, *args)
-        async with store.session(a, OPERATOR) as uow:
+        async with store.unit_of_work(a, OPERATOR) as uow:
             changed = await uow.conn.execute(f"UPDATE {table} SET tenant_id = tenant_id "
                                              "WHERE tenant_id = $1", b)
             assert changed == "UPDATE 0", table
     # The runtime role may never delete (sessions are revoked, not removed).
     for table in TABLES:
         with pytest.raises(asyncpg.InsufficientPrivilegeError):
-            async with store.session(a, OPERATOR) as uow:
+            async with store.unit_of_work(a, OPERATOR) as uow:
                 await uow.conn.execute(f"DELETE FROM {table}")
 
 

@@ -77,7 +77,7 @@ async def settle(admin: asyncpg.Connection, loops: list[Scheduler], clock: Manua
 async def open_ticket(store: EventStore, tenant, priority: Priority = Priority.URGENT,
                       at: datetime = T0) -> uuid.UUID:
     tid = uuid.uuid4()
-    async with store.session(tenant, KEY) as s:
+    async with store.unit_of_work(tenant, KEY) as s:
         await execute(s, tid, OpenTicket(
             ticket_id=TicketId(tid), subject="Printer on fire", body="Help",
             requester=Requester(email="ann@example.com", name="Ann"), priority=priority,
@@ -86,7 +86,7 @@ async def open_ticket(store: EventStore, tenant, priority: Priority = Priority.U
 
 
 async def run(store: EventStore, tenant, tid: uuid.UUID, command: object) -> None:
-    async with store.session(tenant, KEY) as s:
+    async with store.unit_of_work(tenant, KEY) as s:
         await execute(s, tid, command)  # type: ignore[arg-type]
 
 
@@ -95,14 +95,14 @@ def reply(at: datetime) -> AddMessage:
 
 
 async def events(store: EventStore, tenant, tid: uuid.UUID, type_: str | None = None):
-    async with store.session(tenant, readonly=True) as s:
+    async with store.unit_of_work(tenant, readonly=True) as s:
         evs = await s.read_stream(tid)
     return [e for e in evs if type_ is None or e.type == type_]
 
 
 async def ticket(store: EventStore, tenant, tid: uuid.UUID):
     from handlers.ticket_state import load_ticket
-    async with store.session(tenant, readonly=True) as s:
+    async with store.unit_of_work(tenant, readonly=True) as s:
         return await load_ticket(s.conn, tenant, tid)
 
 

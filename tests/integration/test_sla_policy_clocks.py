@@ -67,7 +67,7 @@ async def test_regrouping_retargets_and_the_breach_latches_once_at_the_new_deadl
         db, store, admin, make_tenant):
     tenant = (await make_tenant()).tenant_id
     group = GroupId(uuid.uuid4())
-    async with store.session(tenant, KEY) as s:
+    async with store.unit_of_work(tenant, KEY) as s:
         await groups.create_group(s, CreateGroup(group_id=group, name="Tier 2", at=T0))
         default = await policies.create_policy(s, CreatePolicy(
             policy_id=uuid.uuid4(), name="Default", default=True, at=T0,
@@ -124,12 +124,12 @@ async def test_regrouping_retargets_and_the_breach_latches_once_at_the_new_deadl
         5 * MIN, T0 + timedelta(minutes=35), tier2.id)
 
     # An edit applies to clocks that start after it; apply moves the running ones.
-    async with store.session(tenant, KEY) as s:
+    async with store.unit_of_work(tenant, KEY) as s:
         await policies.change_policy(s, tier2.id, ChangePolicy(
             targets=PolicyTargets(first_reply_ms=20 * MIN, next_reply_ms=15 * MIN,
                                   resolution_ms=120 * MIN), at=T0 + timedelta(minutes=31)))
     assert (await ticket(store, tenant, tid)).clocks["next_reply"] == nr
-    async with store.session(tenant, KEY) as s:
+    async with store.unit_of_work(tenant, KEY) as s:
         applied = await apply_policy(s, tier2.id, T0 + timedelta(minutes=32))
     assert (applied.version, applied.tickets) == (2, 1)
     after = (await ticket(store, tenant, tid)).clocks
@@ -141,7 +141,7 @@ async def test_regrouping_retargets_and_the_breach_latches_once_at_the_new_deadl
     last = (await events(store, tenant, tid, "SlaRetargeted"))[-1]
     assert (last.data["reason"], last.data["from_policy"]["policy_version"],
             last.data["to_policy"]["policy_version"]) == ("apply", 1, 2)
-    async with store.session(tenant, KEY) as s:
+    async with store.unit_of_work(tenant, KEY) as s:
         again = await apply_policy(s, tier2.id, T0 + timedelta(minutes=33))
     assert again.tickets == 0
 
@@ -153,7 +153,7 @@ async def test_migrate_makes_policies_that_judge_as_the_settings_did(db, store, 
     tenant = (await make_tenant()).tenant_id
     group = GroupId(uuid.uuid4())
     office = Calendar(timezone="Europe/Berlin", weekly={d: [("09:00", "17:00")] for d in range(5)})
-    async with store.session(tenant, KEY) as s:
+    async with store.unit_of_work(tenant, KEY) as s:
         await groups.create_group(s, CreateGroup(group_id=group, name="Tier 2", at=T0))
         await replace_settings(s, ReplaceSettings(at=T0, settings=dataclasses.replace(
             DEFAULT_SETTINGS, business_hours=office,
@@ -174,7 +174,7 @@ async def test_migrate_makes_policies_that_judge_as_the_settings_did(db, store, 
     changed = await upgrade(db.admin_url)
     assert changed["SLA policies made from the settings' targets"] == 5
     assert (await upgrade(db.admin_url))["SLA policies made from the settings' targets"] == 0
-    async with store.session(tenant, readonly=True) as s:
+    async with store.unit_of_work(tenant, readonly=True) as s:
         made = await sla_reads.all_policies(s.conn, tenant)
         [calendar_id] = {p.calendar_id for p in made}
         assert (await sla_reads.load_calendar(s.conn, tenant, calendar_id)).hours == office
@@ -183,9 +183,9 @@ async def test_migrate_makes_policies_that_judge_as_the_settings_did(db, store, 
     # Row-level security, as the runtime role: another tenant, or none, sees no row.
     other = (await make_tenant("Other")).tenant_id
     tables = ("sla_policies", "sla_calendars", "sla_calendar_versions")
-    async with store.session(other, readonly=True) as s:
+    async with store.unit_of_work(other, readonly=True) as s:
         assert [await s.conn.fetchval(f"SELECT count(*) FROM {t}") for t in tables] == [0] * 3
-    async with store.session(tenant, readonly=True) as s:
+    async with store.unit_of_work(tenant, readonly=True) as s:
         assert [await s.conn.fetchval(f"SELECT count(*) FROM {t}") for t in tables] == [5, 1, 1]
         assert not await s.conn.fetchval("SELECT rolsuper OR rolbypassrls FROM pg_roles "
                                          "WHERE rolname = current_user")
@@ -196,7 +196,7 @@ async def test_a_requester_joining_or_leaving_an_organization_re_matches_their_t
     from handlers import contacts, organizations
 
     tenant = (await make_tenant()).tenant_id
-    async with store.session(tenant, KEY) as s:
+    async with store.unit_of_work(tenant, KEY) as s:
         acme = (await organizations.create_organization(s, organizations.NewOrganization(
             name="Acme", domains=(), at=T0))).organization
         default = await policies.create_policy(s, CreatePolicy(
@@ -209,7 +209,7 @@ async def test_a_requester_joining_or_leaving_an_organization_re_matches_their_t
     tid = await open_ticket(store, tenant)
     contact = (await ticket(store, tenant, tid)).requester.contact_id
     # The organization claims the requester's domain: its tickets move to Gold.
-    async with store.session(tenant, KEY) as s:
+    async with store.unit_of_work(tenant, KEY) as s:
         await organizations.update_organization(s, organizations.ChangeOrganization(
             organization_id=acme.id, domains=("example.com",), move_contacts=True,
             at=T0 + timedelta(minutes=10)))
@@ -220,7 +220,7 @@ async def test_a_requester_joining_or_leaving_an_organization_re_matches_their_t
     clocks = (await ticket(store, tenant, tid)).clocks
     assert clocks["first_response"].due_at == T0 + timedelta(minutes=20)
     # The requester leaves it by an edit of the contact: back to the default.
-    async with store.session(tenant, KEY) as s:
+    async with store.unit_of_work(tenant, KEY) as s:
         await contacts.update_contact(s, contacts.ChangeContact(
             contact_id=contact, changes={"organization_id": None},
             at=T0 + timedelta(minutes=15)))
@@ -244,7 +244,7 @@ async def test_a_clock_whose_policy_is_deleted_breaches_at_its_recorded_target(
     tid_ = tenant.tenant_id
     monday = T0 + timedelta(hours=7, minutes=50)
     tuesday = T0 + timedelta(days=1)
-    async with store.session(tid_, KEY) as s:
+    async with store.unit_of_work(tid_, KEY) as s:
         office = await policies.create_calendar(s, CreateCalendar(
             calendar_id=uuid.uuid4(), name="Office", at=T0, hours=Calendar(
                 timezone="UTC", weekly={d: [("09:00", "17:00")] for d in range(5)})))
@@ -259,7 +259,7 @@ async def test_a_clock_whose_policy_is_deleted_breaches_at_its_recorded_target(
     recorded = (await ticket(store, tid_, tid)).clocks
     assert recorded["first_response"].due_at == tuesday + timedelta(minutes=10)
     assert recorded["resolution"].due_at == tuesday + timedelta(hours=3, minutes=50)
-    async with store.session(tid_, KEY) as s:
+    async with store.unit_of_work(tid_, KEY) as s:
         await policies.delete_policy(s, fast.id, monday + timedelta(minutes=10))
         assert await policies.get_policy(s, fast.id) is None
     assert (await ticket(store, tid_, tid)).clocks == recorded
@@ -297,7 +297,7 @@ async def test_a_clock_whose_policy_is_deleted_breaches_at_its_recorded_target(
     projector = Projector(pool)
     await projector.ensure_checkpoints()
     await projector.drain()
-    async with store.session(tid_, readonly=True) as s:
+    async with store.unit_of_work(tid_, readonly=True) as s:
         row = await s.conn.fetchrow("SELECT * FROM analytics_tickets WHERE tenant_id = $1 "
                                     "AND ticket_id = $2", tid_, tid)
     # 16:50-17:00 Monday and 09:00-09:15 Tuesday on Office, the calendar it recorded.
@@ -305,7 +305,7 @@ async def test_a_clock_whose_policy_is_deleted_breaches_at_its_recorded_target(
             row["first_reply_business_ms"]) == (1, 1, 25 * MIN)
     # The deleted policy, then other policy changes, then a rebuild: the same figures.
     projected = await verdicts.dump(pool, tid_)
-    async with store.session(tid_, KEY) as s:
+    async with store.unit_of_work(tid_, KEY) as s:
         await policies.change_policy(s, default.id, ChangePolicy(
             targets=PolicyTargets(first_reply_ms=5 * MIN), set_calendar=True, calendar_id=office.id,
             at=tuesday + timedelta(hours=4)))

@@ -51,7 +51,7 @@ def hours(start: str, end: str) -> Calendar:
 
 
 async def _set_hours(store: Any, tenant: Any, calendar: Calendar, when: datetime) -> None:
-    async with store.session(tenant, ACTOR) as s:
+    async with store.unit_of_work(tenant, ACTOR) as s:
         await replace_settings(s, ReplaceSettings(
             settings=dataclasses.replace(DEFAULT_SETTINGS, business_hours=calendar), at=when))
 
@@ -112,7 +112,7 @@ async def test_a_clock_on_a_policy_counts_on_its_calendar_version(pool, store, m
     rebuild; a ticket opened after the change runs on the new version."""
     tenant = (await make_tenant("Policies")).tenant_id
     clock = ManualClock(at(6, 8, 8))
-    async with store.session(tenant, ACTOR) as s:
+    async with store.unit_of_work(tenant, ACTOR) as s:
         office = await calendars.create_calendar(s, CreateCalendar(
             calendar_id=uuid.uuid4(), name="Office", hours=hours("09:00", "17:00"),
             at=clock.now()))
@@ -127,7 +127,7 @@ async def test_a_clock_on_a_policy_counts_on_its_calendar_version(pool, store, m
     opened = await _ticket(store, tenant, t1)
     assert opened.clocks["first_response"].due_at == at(6, 9, 11)  # 2 h Mon, 2 h Tue
     clock.set(at(6, 9, 10))
-    async with store.session(tenant, ACTOR) as s:
+    async with store.unit_of_work(tenant, ACTOR) as s:
         await calendars.change_calendar(s, office.id, ChangeCalendar(
             hours=hours("10:00", "12:00"), at=clock.now()))
     t2 = await desk.open()
@@ -154,5 +154,5 @@ async def test_a_clock_on_a_policy_counts_on_its_calendar_version(pool, store, m
 
 
 async def _ticket(store: Any, tenant: Any, tid: uuid.UUID) -> Any:
-    async with store.session(tenant, readonly=True) as s:
+    async with store.unit_of_work(tenant, readonly=True) as s:
         return await load_ticket(s.conn, tenant, tid)

@@ -28,7 +28,7 @@ async def test_a_warning_at_75_percent_once_and_a_rule_that_escalates_on_it(
     desk = Desk(store, tenant, clock)
     await desk.hire(AGENT)
     assert await warn_tenant(store, tenant, START) == 0  # no share set: no warnings
-    async with store.session(tenant, ACTOR) as s:
+    async with store.unit_of_work(tenant, ACTOR) as s:
         await replace_settings(s, ReplaceSettings(settings=dataclasses.replace(
             DEFAULT_SETTINGS, sla_warning_percent=75), at=START))
     eng = engine(pool, store)
@@ -44,7 +44,7 @@ async def test_a_warning_at_75_percent_once_and_a_rule_that_escalates_on_it(
     at = START + timedelta(minutes=45, seconds=1)
     assert await warn_tenant(store, tenant, at) == 1
     assert await warn_tenant(store, tenant, at + timedelta(minutes=5)) == 0  # latched
-    async with store.session(tenant, readonly=True) as s:
+    async with store.unit_of_work(tenant, readonly=True) as s:
         ticket = await load_ticket(s.conn, s.tenant_id, urgent)
         [row] = await s.conn.fetch("SELECT stream_id, data, actor_kind FROM events "
                                    "WHERE tenant_id = $1 AND type = 'SlaWarning'", tenant)
@@ -63,6 +63,6 @@ async def test_a_warning_at_75_percent_once_and_a_rule_that_escalates_on_it(
     assert await warn_tenant(store, tenant, START + timedelta(hours=18, minutes=1)) == 2
     await eng.drain()
     assert len(await by_rule(store, tenant, rule)) == 1
-    async with store.session(tenant, readonly=True) as s:
+    async with store.unit_of_work(tenant, readonly=True) as s:
         low_ticket = await load_ticket(s.conn, s.tenant_id, low)
     assert low_ticket is not None and low_ticket.tags == ()

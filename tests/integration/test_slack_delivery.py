@@ -47,7 +47,7 @@ def fake() -> Iterator[FakeSlack]:
 
 
 async def connected(store: Any, tenant: Any, secret: str = SIGNING_SECRET) -> dict[str, Any]:
-    async with store.session(tenant, ACTOR) as s:
+    async with store.unit_of_work(tenant, ACTOR) as s:
         doc, made = await slack.connect_slack(s, slack.ConnectSlack(
             channel_id=CHANNEL, bot_user_id=None, bot_token=BOT_TOKEN, signing_secret=secret,
             notices=None, at=soon()))
@@ -63,14 +63,14 @@ async def slack_ticket(store: Any, tenant: Any, event_id: str, ts: str) -> uuid.
 
 
 async def reply(store: Any, tenant: Any, ticket: uuid.UUID) -> None:
-    async with store.session(tenant, ACTOR) as s:
+    async with store.unit_of_work(tenant, ACTOR) as s:
         await run_command(s, TicketId(ticket), AddMessage(
             message_id=MessageId(uuid.uuid4()), body="Fixed now", actor=agent(AGENT),
             at=soon()))
 
 
 async def post_rows(store: Any, tenant: Any) -> list[Any]:
-    async with store.session(tenant, readonly=True) as s:
+    async with store.unit_of_work(tenant, readonly=True) as s:
         return list(await s.conn.fetch("SELECT status, in_doubt, ts, attempts FROM slack_posts"))
 
 
@@ -140,7 +140,7 @@ async def test_tenants_slack_is_their_own_as_the_runtime_role(
               "jobs WHERE kind = 'slack.post'")
     counts = {}
     for tenant in (acme, globex):
-        async with store.session(tenant, ACTOR) as s:
+        async with store.unit_of_work(tenant, ACTOR) as s:
             counts[tenant] = [await s.conn.fetchval(f"SELECT count(*) FROM {t}")
                               for t in tables]
             assert await s.conn.fetchval("SELECT count(*) FROM slack_integrations "
@@ -150,7 +150,7 @@ async def test_tenants_slack_is_their_own_as_the_runtime_role(
                                         "WHERE tenant_id = $1", other)
             assert done == "UPDATE 0"
     assert counts == {acme: [1, 1, 1, 1], globex: [1, 1, 1, 0]}  # one reply, at Acme
-    async with store.session(acme, ACTOR) as s:
+    async with store.unit_of_work(acme, ACTOR) as s:
         with pytest.raises(Exception, match="row-level security"):
             await s.conn.execute(
                 "INSERT INTO slack_events (tenant_id, event_id, outcome, received_at) "
@@ -172,7 +172,7 @@ async def test_slack_retries_and_a_new_users_messages_at_once_make_one_of_each(
         store, tenant, message_event(f"EvNew{n}", fake.message(), "Hi", user="UNEW"), soon())
         for n in range(2)))
     assert [t.outcome for t in firsts] == ["ticket", "ticket"]
-    async with store.session(tenant, readonly=True) as s:
+    async with store.unit_of_work(tenant, readonly=True) as s:
         contacts = await s.conn.fetch("SELECT id FROM contacts WHERE external_id = 'slack:UNEW'")
         requesters = await s.conn.fetch(
             "SELECT DISTINCT view -> 'requester' ->> 'contact_id' AS c FROM tickets "

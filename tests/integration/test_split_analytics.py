@@ -46,7 +46,7 @@ async def _rows(pool: Any, tenant_id: Any) -> dict[Any, Any]:
 async def test_a_split_off_ticket_is_measured_from_the_split(pool, store, make_tenant):
     tenant = await make_tenant("Splits")
     clock = ManualClock(at(1, 8))
-    async with store.session(tenant.tenant_id, ACTOR) as s:
+    async with store.unit_of_work(tenant.tenant_id, ACTOR) as s:
         office = await calendars.create_calendar(s, CreateCalendar(
             calendar_id=uuid.uuid4(), name="Office", hours=Calendar.model_validate(HOURS),
             at=clock.now()))
@@ -60,7 +60,7 @@ async def test_a_split_off_ticket_is_measured_from_the_split(pool, store, make_t
     clock.set(at(1, 15))
     await desk.customer(source)
     clock.set(at(1, 16))
-    async with store.session(tenant.tenant_id, ACTOR) as s:
+    async with store.unit_of_work(tenant.tenant_id, ACTOR) as s:
         rows = await s.conn.fetch("SELECT id FROM messages WHERE ticket_id = $1 "
                                   "ORDER BY created_at", source)
         new_id = TicketId(uuid.uuid4())

@@ -41,7 +41,7 @@ async def _lost(conn: asyncpg.Connection) -> None:
 
 
 async def _events(store: EventStore, tenant_id, stream: uuid.UUID) -> int:  # type: ignore[no-untyped-def]
-    async with store.session(tenant_id) as s:
+    async with store.unit_of_work(tenant_id) as s:
         return len(await s.read_stream(stream))
 
 
@@ -49,7 +49,7 @@ async def test_a_statement_on_an_ended_connection_is_store_unavailable(db, store
     t = await make_tenant()
     stream = uuid.uuid4()
     with pytest.raises(StoreUnavailable) as caught:
-        async with store.session(t.tenant_id, ACTOR) as s:
+        async with store.unit_of_work(t.tenant_id, ACTOR) as s:
             await s.append(stream, 0, [NewEvent("Thing", {"n": 1})])
             await _terminate(db.admin_url, await s.conn.fetchval("SELECT pg_backend_pid()"))
             await s.append(stream, 1, [NewEvent("Thing", {"n": 2})])
@@ -66,7 +66,7 @@ async def test_a_commit_on_an_ended_connection_is_store_unavailable(db, store, m
     t = await make_tenant()
     stream = uuid.uuid4()
     with pytest.raises(StoreUnavailable):
-        async with store.session(t.tenant_id, ACTOR) as s:
+        async with store.unit_of_work(t.tenant_id, ACTOR) as s:
             await s.append(stream, 0, [NewEvent("Thing", {"n": 1})])
             await _terminate(db.admin_url, await s.conn.fetchval("SELECT pg_backend_pid()"))
             await _lost(s.conn)
@@ -76,7 +76,7 @@ async def test_a_commit_on_an_ended_connection_is_store_unavailable(db, store, m
 async def test_reads_and_plain_connections_translate_too(db, store, make_tenant):
     t = await make_tenant()
     with pytest.raises(StoreUnavailable):
-        async with store.session(t.tenant_id, readonly=True) as s:
+        async with store.unit_of_work(t.tenant_id, readonly=True) as s:
             await _terminate(db.admin_url, await s.conn.fetchval("SELECT pg_backend_pid()"))
             await s.read_tenant(0, 10)
     with pytest.raises(StoreUnavailable):
@@ -89,10 +89,10 @@ async def test_the_pool_serves_the_next_unit_of_work(db, store, make_tenant):
     t = await make_tenant()
     for n in range(3):
         with pytest.raises(StoreUnavailable):
-            async with store.session(t.tenant_id, ACTOR) as s:
+            async with store.unit_of_work(t.tenant_id, ACTOR) as s:
                 await _terminate(db.admin_url, await s.conn.fetchval("SELECT pg_backend_pid()"))
                 await _lost(s.conn)
         stream = uuid.uuid4()
-        async with store.session(t.tenant_id, ACTOR) as s:
+        async with store.unit_of_work(t.tenant_id, ACTOR) as s:
             await s.append(stream, 0, [NewEvent("Thing", {"n": n})])
         assert await _events(store, t.tenant_id, stream) == 1

@@ -24,9 +24,9 @@ NOTE = DefineField(key="note", title="Note", type=FieldType.TEXT, at=AT)
 
 async def test_each_tenant_sees_only_its_own_fields(pool, store, make_tenant):
     one, two = (await make_tenant("One")).tenant_id, (await make_tenant("Two")).tenant_id
-    async with store.session(one, ACTOR) as s:
+    async with store.unit_of_work(one, ACTOR) as s:
         await define_field(s, NOTE)
-    async with store.session(two, ACTOR) as s:
+    async with store.unit_of_work(two, ACTOR) as s:
         assert await list_fields(s) == []
         for table in ("ticket_fields", "analytics_field_daily"):
             assert await s.conn.fetchval(f"SELECT count(*) FROM {table}") == 0
@@ -38,11 +38,11 @@ async def test_each_tenant_sees_only_its_own_fields(pool, store, make_tenant):
                 "INSERT INTO ticket_fields VALUES ($1, 'x', $1, 'text', 1, '{}', now(), now())",
                 one)
     with pytest.raises(asyncpg.InsufficientPrivilegeError):
-        async with store.session(two, ACTOR) as s:
+        async with store.unit_of_work(two, ACTOR) as s:
             await s.conn.execute(
                 "INSERT INTO analytics_field_daily (tenant_id, field_key, day, value) "
                 "VALUES ($1, 'note', '2026-06-01', 'x')", one)
-    async with store.session(one, ACTOR) as s:
+    async with store.unit_of_work(one, ACTOR) as s:
         [field] = await list_fields(s)
         assert field.key == "note"
         assert [e.type for e in await s.read_stream(field_stream_id(one, "note"))] == [
@@ -54,7 +54,7 @@ async def test_a_key_is_defined_once_even_in_a_race(store, make_tenant):
 
     async def attempt() -> str:
         try:
-            async with store.session(t, ACTOR) as s:
+            async with store.unit_of_work(t, ACTOR) as s:
                 await define_field(s, NOTE)
             return "defined"
         except (ConcurrencyError, AlreadyExists):
@@ -62,7 +62,7 @@ async def test_a_key_is_defined_once_even_in_a_race(store, make_tenant):
 
     results = sorted(await asyncio.gather(attempt(), attempt(), attempt()))
     assert results == ["defined", "refused", "refused"]
-    async with store.session(t, ACTOR) as s:
+    async with store.unit_of_work(t, ACTOR) as s:
         assert len(await s.read_stream(field_stream_id(t, "note"))) == 1
         with pytest.raises(AlreadyExists):
             await define_field(s, NOTE)
@@ -70,17 +70,17 @@ async def test_a_key_is_defined_once_even_in_a_race(store, make_tenant):
 
 async def test_an_update_moves_the_row_and_the_stream_together(store, make_tenant):
     t = (await make_tenant()).tenant_id
-    async with store.session(t, ACTOR) as s:
+    async with store.unit_of_work(t, ACTOR) as s:
         await define_field(s, NOTE)
-    async with store.session(t, ACTOR) as s:
+    async with store.unit_of_work(t, ACTOR) as s:
         after = await update_field(s, "note", UpdateField(changes={"title": "Notes"}, at=AT),
                                    expected_version=1)
     assert (after.version, after.title) == (2, "Notes")
     with pytest.raises(ConcurrencyError):
-        async with store.session(t, ACTOR) as s:
+        async with store.unit_of_work(t, ACTOR) as s:
             await update_field(s, "note", UpdateField(changes={"title": "x"}, at=AT),
                                expected_version=1)
-    async with store.session(t, ACTOR) as s:
+    async with store.unit_of_work(t, ACTOR) as s:
         assert [e.version for e in await s.read_stream(field_stream_id(t, "note"))] == [1, 2]
         [field] = await list_fields(s)
         assert (field.title, field.version) == ("Notes", 2)

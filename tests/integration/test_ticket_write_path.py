@@ -43,7 +43,7 @@ def opening(ticket_id: uuid.UUID, at: datetime = T0, **kw: object) -> OpenTicket
 
 async def jobs_of(store, tenant_id):  # type: ignore[no-untyped-def]
     """The tenant's SLA timers (not its periodic jobs)."""
-    async with store.session(tenant_id) as s:
+    async with store.unit_of_work(tenant_id) as s:
         rows = await s.conn.fetch("SELECT dedupe_key, run_at, payload FROM jobs "
                                   "WHERE kind = 'sla.check' ORDER BY 1")
     return {r["dedupe_key"]: (r["run_at"], r["payload"]) for r in rows}
@@ -52,7 +52,7 @@ async def jobs_of(store, tenant_id):  # type: ignore[no-untyped-def]
 async def test_open_then_commands_keep_inline_row_and_timers_in_step(store, make_tenant):
     tenant = (await make_tenant("Acme")).tenant_id
     tid = uuid.uuid4()
-    async with store.session(tenant, KEY) as s:
+    async with store.unit_of_work(tenant, KEY) as s:
         result = await execute(s, tid, opening(tid, priority=Priority.URGENT))
     assert result.ticket.version == 1 and [e.version for e in result.events] == [1]
     jobs = await jobs_of(store, tenant)
@@ -60,7 +60,7 @@ async def test_open_then_commands_keep_inline_row_and_timers_in_step(store, make
     assert jobs[sla_job_key(tid, "resolution")][0] == T0 + timedelta(hours=8)
     assert sla_job_key(tid, "next_reply") not in jobs
 
-    async with store.session(tenant, KEY) as s:
+    async with store.unit_of_work(tenant, KEY) as s:
         reply = AddMessage(message_id=MessageId(uuid.uuid4()), body="On it", actor=AGENT,
                            at=T0 + timedelta(minutes=5))
         await execute(s, tid, reply)
@@ -71,7 +71,7 @@ async def test_open_then_commands_keep_inline_row_and_timers_in_step(store, make
     jobs = await jobs_of(store, tenant)
     # Answered: no first-response timer; pending: resolution paused, no timer.
     assert jobs == {}
-    async with store.session(tenant, readonly=True) as s:
+    async with store.unit_of_work(tenant, readonly=True) as s:
         folded = await load_ticket(s.conn, tenant, tid)
         row = await s.conn.fetchrow("SELECT state, priority, tags, version FROM tickets")
         n_messages = await s.conn.fetchval("SELECT count(*) FROM messages")
@@ -83,21 +83,21 @@ async def test_open_then_commands_keep_inline_row_and_timers_in_step(store, make
 async def test_stale_expected_version_and_unknown_agent(store, make_tenant):
     tenant = (await make_tenant("Acme")).tenant_id
     tid = uuid.uuid4()
-    async with store.session(tenant, KEY) as s:
+    async with store.unit_of_work(tenant, KEY) as s:
         await execute(s, tid, opening(tid))
     with pytest.raises(ConcurrencyError):
-        async with store.session(tenant, KEY) as s:
+        async with store.unit_of_work(tenant, KEY) as s:
             await execute(s, tid, ChangeTags(add=("a",), actor=AGENT, at=T0),
                           expected_version=3)
     with pytest.raises(ValidationFailed):
-        async with store.session(tenant, KEY) as s:
+        async with store.unit_of_work(tenant, KEY) as s:
             await execute(s, tid, Assign(agent_id=uuid.uuid4(), actor=AGENT, at=T0))
 
 
 async def test_customer_message_on_closed_ticket_opens_follow_up(store, make_tenant):
     tenant = (await make_tenant("Acme")).tenant_id
     tid = uuid.uuid4()
-    async with store.session(tenant, KEY) as s:
+    async with store.unit_of_work(tenant, KEY) as s:
         await execute(s, tid, opening(tid))
         await execute(s, tid, ChangeState(to=TicketState.SOLVED, actor=AGENT, at=T0))
         await execute(s, tid, ChangeState(to=TicketState.CLOSED, actor=AGENT, at=T0))
@@ -113,15 +113,15 @@ async def test_customer_message_on_closed_ticket_opens_follow_up(store, make_ten
 async def test_concurrent_commands_queue_on_the_ticket_row(store, make_tenant):
     tenant = (await make_tenant("Acme")).tenant_id
     tid = uuid.uuid4()
-    async with store.session(tenant, KEY) as s:
+    async with store.unit_of_work(tenant, KEY) as s:
         await execute(s, tid, opening(tid))
 
     async def tag(i: int) -> None:
-        async with store.session(tenant, KEY) as s:
+        async with store.unit_of_work(tenant, KEY) as s:
             await execute(s, tid, ChangeTags(add=(f"t{i}",), actor=AGENT, at=T0))
 
     await asyncio.gather(*(tag(i) for i in range(15)))
-    async with store.session(tenant, readonly=True) as s:
+    async with store.unit_of_work(tenant, readonly=True) as s:
         versions = [e.version for e in await s.read_stream(tid)]
         ticket = await load_ticket(s.conn, tenant, tid)
     assert versions == list(range(1, 17))
@@ -131,7 +131,7 @@ async def test_concurrent_commands_queue_on_the_ticket_row(store, make_tenant):
 async def test_tenant_settings_drive_the_policy(store, make_tenant):
     tenant = (await make_tenant("Acme")).tenant_id
     doc = {"sla_targets": {"normal": {"first_response_ms": 60_000}}}
-    async with store.session(tenant, KEY) as s:
+    async with store.unit_of_work(tenant, KEY) as s:
         await s.conn.execute(
             "INSERT INTO tenant_settings (tenant_id, settings, updated_at) VALUES ($1, $2, now())",
             tenant, doc)
@@ -149,7 +149,7 @@ async def test_purge_expired_idempotency_records(store, make_tenant):
     from scheduler.idempotency import purge_expired
 
     tenant = (await make_tenant("Acme")).tenant_id
-    async with store.session(tenant) as s:
+    async with store.unit_of_work(tenant) as s:
         for key, ttl in (("old", "-1 hour"), ("new", "1 hour")):
             await s.conn.execute(
                 "INSERT INTO idempotency_keys (tenant_id, api_key_id, route, key, fingerprint,"

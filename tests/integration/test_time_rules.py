@@ -37,7 +37,7 @@ async def _setup(store: Any, make_tenant: Any, pool: Any) -> tuple[Any, Desk, An
     clock = ManualClock(FRIDAY - timedelta(hours=1))
     desk = Desk(store, tenant, clock)
     await desk.hire(AGENT)
-    async with store.session(tenant, ACTOR) as s:
+    async with store.unit_of_work(tenant, ACTOR) as s:
         await replace_settings(s, ReplaceSettings(settings=dataclasses.replace(
             DEFAULT_SETTINGS, business_hours=WEEK), at=clock.now()))
     eng = engine(pool, store)
@@ -52,13 +52,13 @@ async def _rule(store: Any, tenant: Any, at: datetime, hours: int, business: boo
         conditions=(Condition(field="state", op="is", value="pending"),),
         actions=(Action(type="add_note", value="Waiting on {{requester.email}}; solved."),
                  Action(type="set_state", value="solved")))
-    async with store.session(tenant, ACTOR) as s:
+    async with store.unit_of_work(tenant, ACTOR) as s:
         return (await create_rule(s, command)).id
 
 
 async def _pass(store: Any, tenant: Any, now: datetime) -> list[dict[str, Any]]:
     """One evaluation pass; the ``rules.time`` jobs it left, as payloads."""
-    async with store.session(tenant, ACTOR) as s:
+    async with store.unit_of_work(tenant, ACTOR) as s:
         await rule_timers.evaluate_tenant(s.conn, s.tenant_id, now)
         rows = await s.conn.fetch("SELECT payload FROM jobs WHERE tenant_id = $1 AND kind = "
                                   "'rules.time' AND status = 'ready'", tenant)
@@ -69,7 +69,7 @@ async def _pass(store: Any, tenant: Any, now: datetime) -> list[dict[str, Any]]:
 
 async def _fire(store: Any, tenant: Any, payload: dict[str, Any], now: datetime) -> bool:
     rule = UUID(payload["rule_id"])
-    async with store.session(tenant, StoreActor("rule", str(rule))) as uow:
+    async with store.unit_of_work(tenant, StoreActor("rule", str(rule))) as uow:
         return await rule_timers.fire(uow, rule, UUID(payload["ticket_id"]),
                                       datetime.fromisoformat(payload["episode"]), now)
 
@@ -99,7 +99,7 @@ async def test_business_hours_across_a_weekend_and_a_holiday(pool, store, make_t
     assert await _fire(store, tenant, job, tuesday) is False  # once per episode
     assert [e["type"] for e in await by_rule(store, tenant, business)] == [
         "MessageAdded", "StateChanged"]
-    async with store.session(tenant, readonly=True) as s:
+    async with store.unit_of_work(tenant, readonly=True) as s:
         ticket = await load_ticket(s.conn, s.tenant_id, tid)
     assert ticket is not None and ticket.state is TicketState.SOLVED
     # Solved: the conditions no longer hold, and the episode is spent anyway.
@@ -142,7 +142,7 @@ async def test_the_dry_run_judges_time_rules_by_their_clocks(pool, store, make_t
     await eng.drain()
 
     async def judged(now: datetime) -> dict[str, Any]:
-        async with store.session(tenant, readonly=True) as s:
+        async with store.unit_of_work(tenant, readonly=True) as s:
             document = await rule_dry_run.dry_run(s, tid, now)
         assert document is not None
         return {UUID(r["rule_id"]): r for r in document["rules"]}
@@ -180,7 +180,7 @@ async def test_a_time_rule_mails_once_per_episode(pool, store, make_tenant):
     from handlers import mailboxes
 
     tenant, desk, eng = await _setup(store, make_tenant, pool)
-    async with store.session(tenant, ACTOR) as s:
+    async with store.unit_of_work(tenant, ACTOR) as s:
         await mailboxes.create_mailbox(s, mailboxes.CreateMailbox(
             address="support@acme.test", name="Support", at=desk.clock.now(),
             smtp=mailboxes.Smtp(host="127.0.0.1", port=25, security="none")))
@@ -199,7 +199,7 @@ async def test_a_time_rule_mails_once_per_episode(pool, store, make_tenant):
     both = await asyncio.gather(_fire(store, tenant, job, later),
                                 _fire(store, tenant, job, later))
     assert sorted(both) == [False, True]
-    async with store.session(tenant, readonly=True) as s:
+    async with store.unit_of_work(tenant, readonly=True) as s:
         mails = await s.conn.fetch("SELECT to_address, ticket_id FROM mail_notifications "
                                    "WHERE tenant_id = $1 AND kind = 'rule'", tenant)
     assert [(m["to_address"], m["ticket_id"]) for m in mails] == [("c@example.com", tid)]

@@ -127,7 +127,7 @@ async def _open_as_before_contacts(store, tenant_id, email, name, at):  # type: 
                      None, SlaPolicy())
     type_, version, data = to_stored(event)
     del data["requester"]["contact_id"]
-    async with store.session(tenant_id, ACTOR) as s:
+    async with store.unit_of_work(tenant_id, ACTOR) as s:
         await apply_inline(s.conn, tenant_id, [PendingEvent(tid, 1, type_, version, data)])
         await s.conn.execute("UPDATE tickets SET view = NULL, requester = requester - "
                              "'contact_id' WHERE id = $1", tid)

@@ -69,9 +69,9 @@ async def write(services: Services, tenant: TenantId,
     """Append as any command does; the store's append observer schedules the
     deliveries in the same transaction. Returns the events and the jobs they got."""
     stream = uuid.uuid4()
-    async with services.store.session(tenant, ACTOR) as session:
+    async with services.store.unit_of_work(tenant, ACTOR) as session:
         await session.append(stream, 0, [NewEvent(t, {"n": i}) for i, t in enumerate(types)])
-    async with services.store.session(tenant) as session:
+    async with services.store.unit_of_work(tenant) as session:
         events = await session.read_stream(stream)
         n = await session.conn.fetchval(
             "SELECT count(*) FROM jobs WHERE kind = 'webhook.deliver' AND dedupe_key = ANY($1)",
@@ -111,7 +111,7 @@ async def test_each_matching_event_is_delivered_once_with_a_valid_signature(
                 "event_types": ["TicketOpened", "StateChanged"]})
             assert out["event_types"] == ["StateChanged", "TicketOpened"]
             assert out["enabled"] is True and out["version"] == 1
-            async with services.store.session(t.tenant_id, readonly=True) as s:
+            async with services.store.unit_of_work(t.tenant_id, readonly=True) as s:
                 configured = await s.read_stream(t.tenant_id)
             # The tenant stream opens with the first admin key being issued.
             assert [e.type for e in configured] == ["ApiKeyIssued", "WebhookConfigured"]
@@ -284,7 +284,7 @@ async def test_a_retry_after_the_contacts_erasure_carries_the_redacted_form(
             await configure(services, t.admin_key.secret, {
                 "url": receiver.url, "secret": SECRET, "event_types": ["TicketOpened"]})
             ticket = TicketId(uuid.uuid4())
-            async with services.store.session(t.tenant_id, ACTOR) as s:
+            async with services.store.unit_of_work(t.tenant_id, ACTOR) as s:
                 await execute(s, ticket, OpenTicket(
                     ticket_id=ticket, subject=secrets[0], body=secrets[1],
                     requester=Requester(email=secrets[2], name=secrets[3]),
@@ -313,7 +313,7 @@ async def test_a_retry_after_the_contacts_erasure_carries_the_redacted_form(
             assert first["data"]["requester"]["email"] == secrets[2]
             assert (await job_rows(db))[0]["status"] == "ready"  # for its retry
 
-            async with services.store.session(t.tenant_id, ACTOR) as s:
+            async with services.store.unit_of_work(t.tenant_id, ACTOR) as s:
                 contact = await s.conn.fetchval("SELECT contact_id FROM tickets")
                 await erase_contact(s, EraseContact(
                     contact_id=contact, reason="asked", at=soon(),

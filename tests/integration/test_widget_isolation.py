@@ -31,9 +31,9 @@ async def _session_ticket(store: EventStore, tenant: TenantId, email: str
     publicly and note internally; (session, ticket)."""
     opened = await widget.open_session(store, tenant, email, ORIGIN, AT, timedelta(hours=1))
     tid = TicketId(uuid.uuid4())
-    async with store.session(tenant, widget.widget_actor(opened.session_id)) as s:
+    async with store.unit_of_work(tenant, widget.widget_actor(opened.session_id)) as s:
         await widget.open_ticket(s, opened.session_id, tid, "Help", "It broke", AT)
-    async with store.session(tenant, ACTOR) as s:
+    async with store.unit_of_work(tenant, ACTOR) as s:
         for visibility in (Visibility.PUBLIC, Visibility.INTERNAL):
             await run_command(s, tid, AddMessage(
                 message_id=MessageId(uuid.uuid4()), body=f"{visibility} words",
@@ -48,12 +48,12 @@ async def test_raw_sql_as_a_widget_session_sees_only_its_own_tickets(store,
     # Another session of the same e-mail (the same contact) and its ticket.
     other, theirs = await _session_ticket(store, tenant, "ann@example.com")
 
-    async with store.session(tenant, ACTOR, readonly=True) as s:
+    async with store.unit_of_work(tenant, ACTOR, readonly=True) as s:
         assert await s.conn.fetchval("SELECT count(*) FROM tickets") == 2
         assert await s.conn.fetchval("SELECT count(DISTINCT contact_id) FROM tickets") == 1
         assert await s.conn.fetchval("SELECT count(*) FROM messages") == 6
 
-    async with store.session(tenant, widget.widget_actor(me), readonly=True) as s:
+    async with store.unit_of_work(tenant, widget.widget_actor(me), readonly=True) as s:
         assert await s.conn.fetchval("SELECT rolbypassrls OR rolsuper FROM pg_roles "
                                      "WHERE rolname = current_user") is False
         assert [r["id"] for r in await s.conn.fetch("SELECT id FROM tickets")] == [mine]
@@ -67,7 +67,7 @@ async def test_raw_sql_as_a_widget_session_sees_only_its_own_tickets(store,
 
     # Writing is scoped as well: no other session's ticket, no internal note on its
     # own, and no claiming another session's ticket.
-    async with store.session(tenant, widget.widget_actor(me)) as s:
+    async with store.unit_of_work(tenant, widget.widget_actor(me)) as s:
         assert await s.conn.execute("UPDATE tickets SET subject = 'x' WHERE id = $1",
                                     theirs) == "UPDATE 0"
         assert await s.conn.execute("UPDATE widget_sessions SET revoked_at = now() "
@@ -82,7 +82,7 @@ async def test_raw_sql_as_a_widget_session_sees_only_its_own_tickets(store,
     }
     for name, (sql, args) in bad.items():
         with pytest.raises(asyncpg.InsufficientPrivilegeError):
-            async with store.session(tenant, widget.widget_actor(me)) as s:
+            async with store.unit_of_work(tenant, widget.widget_actor(me)) as s:
                 await s.conn.execute(sql, *args)
             pytest.fail(f"{name} was let through")
 
@@ -140,12 +140,12 @@ async def test_erasing_the_contact_ends_its_widget_sessions_and_blanks_their_ema
                                       timedelta(hours=1))
     kept = await widget.open_session(store, tenant, "bob@example.com", ORIGIN, AT,
                                      timedelta(hours=1))
-    async with store.session(tenant, ACTOR, readonly=True) as s:
+    async with store.unit_of_work(tenant, ACTOR, readonly=True) as s:
         contact = await s.conn.fetchval("SELECT contact_id FROM tickets")
-    async with store.session(tenant, ACTOR) as s:
+    async with store.unit_of_work(tenant, ACTOR) as s:
         await erase_contact(s, EraseContact(contact_id=contact, reason="asked",
                                             by=agent(uuid.uuid4()), at=AT))
-    async with store.session(tenant, ACTOR, readonly=True) as s:
+    async with store.unit_of_work(tenant, ACTOR, readonly=True) as s:
         rows = {r["id"]: (r["email"], r["revoked_at"]) for r in
                 await s.conn.fetch("SELECT id, email, revoked_at FROM widget_sessions")}
     assert rows[opened] == ("", AT) and rows[typed.session_id] == ("", AT)

@@ -97,7 +97,7 @@ async def _names(services: Services, export: ZendeskExport, tenant: TenantId
                  ) -> dict[str, str]:
     """Each id of the tenant's import named by what it stands for."""
     names = {str(tenant): "tenant"}
-    async with services.store.session(tenant, readonly=True) as uow:
+    async with services.store.unit_of_work(tenant, readonly=True) as uow:
         for r in await uow.conn.fetch("SELECT kind, source_id, target_id FROM import_sources"):
             names[str(r["target_id"])] = f"{r['kind']}:{r['source_id']}"
         for r in await uow.conn.fetch("SELECT id, email FROM contacts"):
@@ -136,7 +136,7 @@ async def _rows(services: Services, export: ZendeskExport, tenant: TenantId
                 ) -> dict[str, list[str]]:
     names = await _names(services, export, tenant)
     out: dict[str, list[str]] = {}
-    async with services.store.session(tenant, readonly=True) as uow:
+    async with services.store.unit_of_work(tenant, readonly=True) as uow:
         for table, query in TABLES.items():
             rows = [{k: (v.hex() if isinstance(v, bytes) else v) for k, v in dict(r).items()
                      if k != "tenant_id"} for r in await uow.conn.fetch(query)]
@@ -171,18 +171,18 @@ async def test_both_report_the_same_and_a_rerun_adds_nothing(both: Both) -> None
     assert batched.skipped == one.skipped
     assert {(s.kind, s.source_id) for s in batched.skipped} == both.export.bad
     store = both.services.store
-    async with store.session(both.batched, readonly=True) as uow:
+    async with store.unit_of_work(both.batched, readonly=True) as uow:
         head = (await uow.head())[0]
     again = await import_zendesk(store, both.services.files, both.batched,
                                  both.export.directory)
     assert sum(again.created.values()) == 0 and again.existing["ticket"] == 70
-    async with store.session(both.batched, readonly=True) as uow:
+    async with store.unit_of_work(both.batched, readonly=True) as uow:
         assert (await uow.head())[0] == head
 
 
 async def test_the_batched_chain_verifies(both: Both) -> None:
     for tenant in (both.one, both.batched):
-        async with both.services.store.session(tenant, readonly=True) as uow:
+        async with both.services.store.unit_of_work(tenant, readonly=True) as uow:
             chain = await uow.verify_chain()
         assert chain.ok, chain
 
@@ -215,7 +215,7 @@ async def test_a_batch_another_run_wrote_first_goes_one_by_one(
     report = await import_zendesk(services.store, services.files, tenant, export.directory)
     assert report.created["ticket"] == 69 and report.existing["ticket"] == 1
     assert {(s.kind, s.source_id) for s in report.skipped} == export.bad
-    async with services.store.session(tenant, readonly=True) as uow:
+    async with services.store.unit_of_work(tenant, readonly=True) as uow:
         opened = await uow.conn.fetchval(
             "SELECT count(*) FROM events WHERE type = 'TicketOpened'")
         assert opened == 70

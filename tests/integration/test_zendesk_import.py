@@ -66,7 +66,7 @@ async def imported(databases: pg.Databases, tmp_path_factory: pytest.TempPathFac
     try:
         async with running(settings, ProcessRole.CLI, clock=ManualClock(NOW)) as services:
             a = await create_tenant_as_operator(clone.admin_url, "Imported", at=NOW)
-            async with services.store.session(a.tenant_id, ADMIN) as uow:
+            async with services.store.unit_of_work(a.tenant_id, ADMIN) as uow:
                 await configure_webhook(uow, ConfigureWebhook(
                     url="http://127.0.0.1:9/hook", event_types=("*",), enabled=True, at=NOW,
                     secret="s" * 32), allow_private=True)
@@ -75,7 +75,7 @@ async def imported(databases: pg.Databases, tmp_path_factory: pytest.TempPathFac
                             [{"type": "add_tags", "value": ["ruled"]}])
             # The rule engine's checkpoint, made now, stands before every imported event.
             await engine(services.pool, services.store).ensure_checkpoints()
-            async with services.store.session(a.tenant_id, readonly=True) as uow:
+            async with services.store.unit_of_work(a.tenant_id, readonly=True) as uow:
                 before = (await uow.head())[0]
             report = await import_zendesk(services.store, services.files, a.tenant_id,
                                           export.directory)
@@ -90,7 +90,7 @@ def db(imported: Imported) -> pg.TestDatabase:
 
 
 async def _fetch(services: Services, tenant: TenantId, query: str, *args: Any) -> list[Any]:
-    async with services.store.session(tenant, readonly=True) as uow:
+    async with services.store.unit_of_work(tenant, readonly=True) as uow:
         return list(await uow.conn.fetch(query, *args))
 
 
@@ -183,7 +183,7 @@ async def test_the_import_creates_what_the_export_holds_and_reports_every_skip(
     assert opened["metadata"]["import"]["author"] == str(export.comments[3][0]["author_id"])
     assert opened["metadata"]["import"]["recorded"]["first_reply_minutes"] == 45
     assert opened["recorded_at"].year >= 2026
-    async with services.store.session(tenant, readonly=True) as uow:
+    async with services.store.unit_of_work(tenant, readonly=True) as uow:
         chain = await uow.verify_chain()
     assert chain.ok and chain.checked == chain.head_seq
 
@@ -279,7 +279,7 @@ async def test_imported_tickets_are_found_and_mirrored_but_nothing_reacts(
                         "('mail.send', 'sla.check') OR (kind = 'webhook.deliver' AND "
                         "(payload ->> 'seq')::bigint > $1)", imported.before) == []
     # The webhook is armed: an event of the tenant's own still schedules its delivery.
-    async with services.store.session(tenant, ADMIN) as uow:
+    async with services.store.unit_of_work(tenant, ADMIN) as uow:
         await uow.append(uuid.uuid4(), 0, [NewEvent("Probe", {})])
     [jobs] = await _fetch(services, tenant, "SELECT count(*) AS n FROM jobs WHERE kind = "
                           "'webhook.deliver' AND (payload ->> 'seq')::bigint > $1",

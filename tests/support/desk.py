@@ -55,14 +55,14 @@ class Desk:
     async def run(self, ticket_id: uuid.UUID, command: Any) -> int:
         """Run ``command`` through the write path; returns the number of events appended.
         The SLA policy is the tenant's, from its settings, as for the API."""
-        async with self.store.session(self.tenant_id, ACTOR) as s:
+        async with self.store.unit_of_work(self.tenant_id, ACTOR) as s:
             result = await run_command(s, ticket_id, command)
         return len(result.events)
 
     async def hire(self, *agent_ids: uuid.UUID) -> None:
         """Add active agents with these ids (assignees must be agents of the tenant);
         those already hired are left as they are."""
-        async with self.store.session(self.tenant_id, ACTOR) as s:
+        async with self.store.unit_of_work(self.tenant_id, ACTOR) as s:
             for agent_id in agent_ids:
                 if await get_agent(s, agent_id) is not None:
                     continue
@@ -147,7 +147,7 @@ async def seed_tickets(runtime_url: str, tenant_id: Any, count: int) -> list[str
     ids: list[str] = []
     try:
         for start in range(0, count, 500):
-            async with store.session(tenant_id, StoreActor("api_key", "bench")) as s:
+            async with store.unit_of_work(tenant_id, StoreActor("api_key", "bench")) as s:
                 for i in range(start, min(count, start + 500)):
                     tid = TicketId(uuid.uuid4())
                     await execute(s, tid, OpenTicket(

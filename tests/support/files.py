@@ -33,7 +33,7 @@ async def upload(store: EventStore, tenant: TenantId, uploader: StoreActor, data
     found = await attachments.check_upload(store, tenant, command, len(data))
     received = await attachments.receive(store, storages(store), tenant, command,
                                          _body(data), found)
-    async with store.session(tenant, uploader) as uow:
+    async with store.unit_of_work(tenant, uploader) as uow:
         done = await attachments.record_upload(uow, received, command)
     return uuid.UUID(str(done["id"]))
 
@@ -45,7 +45,7 @@ async def post_file(store: EventStore, tenant: TenantId, actor: StoreActor, auth
     """Upload ``data`` and post it on ``ticket`` in a message of ``author``; the
     upload's id and its blob's."""
     upload_id = await upload(store, tenant, actor, data, "file.bin", at)
-    async with store.session(tenant, actor) as uow:
+    async with store.unit_of_work(tenant, actor) as uow:
         await post_message(uow, PostMessage(
             ticket_id=ticket, message_id=message_id or MessageId(uuid.uuid4()), body=body,
             visibility=visibility, at=at, author=author, attachments=(upload_id,)))

@@ -26,7 +26,7 @@ async def make_rule(store: EventStore, tenant: TenantId, at: datetime,
     command = CreateRule(rule_id=uuid.uuid4(), name=name, position=position,
                          conditions=tuple(Condition(**c) for c in conditions),
                          actions=tuple(Action(**a) for a in actions), at=at)
-    async with store.session(tenant, ACTOR) as s:
+    async with store.unit_of_work(tenant, ACTOR) as s:
         rule = await create_rule(s, command)
     return rule.id
 
@@ -41,7 +41,7 @@ def engine(pool: asyncpg.Pool, store: EventStore, *, batch_size: int = 500,
 async def by_rule(store: EventStore, tenant: TenantId, rule_id: uuid.UUID | None = None
                   ) -> list[asyncpg.Record]:
     """The events rules appended (one rule's, with ``rule_id``), in seq order."""
-    async with store.session(tenant, readonly=True) as s:
+    async with store.unit_of_work(tenant, readonly=True) as s:
         rows: list[asyncpg.Record] = await s.conn.fetch(
             "SELECT seq, stream_id, type, actor_id, data FROM events WHERE tenant_id = $1 "
             "AND actor_kind = 'rule' AND ($2::text IS NULL OR actor_id = $2) ORDER BY seq",

@@ -34,7 +34,7 @@ from api.http.access import (
     permissions_of,
     roles_for,
 )
-from domain.events import STREAM_KINDS, STREAM_TYPES
+from domain.event_types import STREAM_KINDS, STREAM_TYPES
 from domain.values import Role
 from tests.unit.present_powers import PRESENT_POWERS
 

@@ -16,15 +16,15 @@ from collections import defaultdict
 from datetime import UTC, date, datetime
 
 from domain.business_hours import Calendar, CALENDAR_24x7
-from domain.events import (
-    Event,
+from domain.events import Event
+from domain.ids import AgentId, MessageId, TenantId, TicketId
+from domain.ticket.events import (
     MessageAdded,
     PriorityChanged,
     SlaBreached,
     StateChanged,
     TicketAssigned,
 )
-from domain.ids import AgentId, MessageId, TenantId, TicketId
 from domain.values import Actor, ActorKind, Priority, SlaMetric, Source, TicketState, Visibility
 from projections.analytics import Fold, TicketRow
 from projections.base import Envelope

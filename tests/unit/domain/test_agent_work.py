@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 import pytest
 
 from domain.business_hours import Calendar
-from domain.events import PolicyTargets, SlaPolicyCreated, SlaRetargeted, TicketOpened
+from domain.events import PolicyTargets, SlaPolicyCreated
 from domain.mapper import from_stored, to_stored
 from domain.rule_parts import Condition
 from domain.sla import SlaPolicy
@@ -27,6 +27,7 @@ from domain.target_policy import (
 )
 from domain.ticket.commands import ChangePriority, CheckSla
 from domain.ticket.decide import RUNS_IN
+from domain.ticket.events import SlaRetargeted, TicketOpened
 from domain.values import Priority, SlaMetric, TicketState
 from tests.unit.domain.support import (
     AGENT,

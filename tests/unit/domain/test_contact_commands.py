@@ -18,9 +18,10 @@ from domain.contact import (
     fold_contact,
 )
 from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
-from domain.events import ContactCreated, ContactMerged, ContactUpdated, Event, RequesterChanged
+from domain.events import ContactCreated, ContactMerged, ContactUpdated, Event
 from domain.ids import ContactId, OrganizationId
 from domain.ticket.commands import ChangeRequester
+from domain.ticket.events import RequesterChanged
 from domain.values import Requester, TicketState
 from tests.unit.domain.support import at, given, move, open_cmd, when
 

@@ -8,16 +8,7 @@ import uuid
 import pytest
 
 from domain.errors import AlreadyExists, CorruptStream, NotFound, NotGroupMember, ValidationFailed
-from domain.events import (
-    Event,
-    GroupCreated,
-    GroupMembersChanged,
-    GroupRenamed,
-    PriorityChanged,
-    TicketAssigned,
-    TicketGroupChanged,
-    TicketOpened,
-)
+from domain.events import Event, GroupCreated, GroupMembersChanged, GroupRenamed
 from domain.group import (
     GROUP_MEMBERS_MAX,
     ChangeGroup,
@@ -29,6 +20,7 @@ from domain.group import (
 from domain.ids import AgentId, GroupId
 from domain.sla import SlaPolicy, SlaTarget
 from domain.ticket.commands import Assign, ChangePriority
+from domain.ticket.events import PriorityChanged, TicketAssigned, TicketGroupChanged, TicketOpened
 from domain.values import Priority, SlaMetric
 from tests.unit.domain.support import (
     AGENT,

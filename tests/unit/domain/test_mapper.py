@@ -11,8 +11,8 @@ import pytest
 
 from domain.business_hours import Calendar
 from domain.errors import UnknownEventType, ValidationFailed
+from domain.event_types import EVENT_TYPES
 from domain.events import (
-    EVENT_TYPES,
     AgentAdded,
     AgentInvitationAccepted,
     AgentInvited,
@@ -26,15 +26,11 @@ from domain.events import (
     CalendarChanged,
     CalendarCreated,
     CalendarDeleted,
-    CcsChanged,
     ContactCreated,
     ContactErased,
     ContactMerged,
     ContactUpdated,
     Event,
-    FieldValuesChanged,
-    FollowersChanged,
-    FollowUpOpened,
     GroupCreated,
     GroupMembersChanged,
     GroupRenamed,
@@ -54,11 +50,9 @@ from domain.events import (
     PortalSessionRevoked,
     PortalSignedIn,
     PortalSignedOut,
-    RequesterChanged,
     RuleChainStopped,
     RuleChanged,
     RuleCreated,
-    SatisfactionRated,
     SettingsChanged,
     SlackChanged,
     SlackConnected,
@@ -66,18 +60,8 @@ from domain.events import (
     SlaPolicyChanged,
     SlaPolicyCreated,
     SlaPolicyDeleted,
-    SlaRetargeted,
-    SlaWarning,
     TicketFieldDefined,
     TicketFieldUpdated,
-    TicketGroupChanged,
-    TicketLinked,
-    TicketMerged,
-    TicketMergeReceived,
-    TicketOpened,
-    TicketSplit,
-    TicketSplitFrom,
-    TicketUnlinked,
     ViewChanged,
     ViewCreated,
     ViewDeleted,
@@ -89,6 +73,24 @@ from domain.mapper import from_stored, to_stored
 from domain.rule_parts import Action, Condition
 from domain.sla import ClockBasis, SlaClock
 from domain.ticket.commands import Assign, ChangePriority, ChangeTags, CheckSla
+from domain.ticket.events import (
+    CcsChanged,
+    FieldValuesChanged,
+    FollowersChanged,
+    FollowUpOpened,
+    RequesterChanged,
+    SatisfactionRated,
+    SlaRetargeted,
+    SlaWarning,
+    TicketGroupChanged,
+    TicketLinked,
+    TicketMerged,
+    TicketMergeReceived,
+    TicketOpened,
+    TicketSplit,
+    TicketSplitFrom,
+    TicketUnlinked,
+)
 from domain.values import (
     Actor,
     ActorKind,

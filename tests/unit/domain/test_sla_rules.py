@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import date
 
 from domain.business_hours import Calendar
-from domain.events import Event, SlaBreached
+from domain.events import Event
 from domain.sla import SlaClock, SlaPolicy
 from domain.ticket.commands import ChangePriority, CheckSla
+from domain.ticket.events import SlaBreached
 from domain.values import Priority, SlaMetric, TicketState, Visibility
 from tests.unit.domain.support import (
     AGENT,

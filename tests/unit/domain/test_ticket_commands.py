@@ -16,15 +16,6 @@ from domain.errors import (
     TicketClosed,
     ValidationFailed,
 )
-from domain.events import (
-    FollowUpOpened,
-    MessageAdded,
-    PriorityChanged,
-    StateChanged,
-    TagsChanged,
-    TicketAssigned,
-    TicketOpened,
-)
 from domain.ids import AgentId, TicketId
 from domain.ticket import evolve, fold
 from domain.ticket.commands import (
@@ -37,6 +28,15 @@ from domain.ticket.commands import (
     Command,
 )
 from domain.ticket.decide import decide, decide_follow_up
+from domain.ticket.events import (
+    FollowUpOpened,
+    MessageAdded,
+    PriorityChanged,
+    StateChanged,
+    TagsChanged,
+    TicketAssigned,
+    TicketOpened,
+)
 from domain.values import Priority, Requester, SlaMetric, Source, TicketState, Visibility
 from tests.unit.domain.support import (
     AGENT,

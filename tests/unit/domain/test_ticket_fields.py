@@ -7,12 +7,13 @@ from typing import Any
 import pytest
 
 from domain.errors import AlreadyExists, NotFound, TicketClosed, ValidationFailed
-from domain.events import FieldValuesChanged, TicketFieldDefined, TicketFieldUpdated, TicketOpened
+from domain.events import TicketFieldDefined, TicketFieldUpdated
 from domain.field_definitions import DefineField, UpdateField, decide_field, fold_field
 from domain.fields import FieldCatalog, FieldDefinition, FieldOption, FieldType, RequiredOn
 from domain.ticket import fold
 from domain.ticket.commands import ChangeFields, ChangeState
 from domain.ticket.decide import decide, decide_follow_up
+from domain.ticket.events import FieldValuesChanged, TicketOpened
 from domain.values import TicketState
 from tests.unit.domain.support import AGENT, CUSTOMER, POLICY, SYSTEM, T0, at, mid, open_cmd, reply
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from domain.errors import NotSolved, TicketClosed, ValidationFailed
-from domain.events import SatisfactionRated
 from domain.ticket import fold
 from domain.ticket.commands import RateSatisfaction
 from domain.ticket.decide import RATING_COMMENT_MAX, decide
+from domain.ticket.events import SatisfactionRated
 from domain.values import Rating, TicketState
 from tests.unit.domain.support import CUSTOMER, POLICY, at, given, move, open_cmd
 

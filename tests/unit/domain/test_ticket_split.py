@@ -8,18 +8,18 @@ import uuid
 import pytest
 
 from domain.errors import TicketClosed, TicketMergedAway, ValidationFailed
-from domain.events import (
-    Event,
+from domain.events import Event
+from domain.ids import GroupId, MessageId, TicketId
+from domain.ticket import Ticket, evolve, fold
+from domain.ticket.commands import MergeTicket, SplitTicket, ThreadMessage
+from domain.ticket.decide import decide, decide_merge, decide_split, opening_clocks
+from domain.ticket.events import (
     MessageAdded,
     TicketGroupChanged,
     TicketOpened,
     TicketSplit,
     TicketSplitFrom,
 )
-from domain.ids import GroupId, MessageId, TicketId
-from domain.ticket import Ticket, evolve, fold
-from domain.ticket.commands import MergeTicket, SplitTicket, ThreadMessage
-from domain.ticket.decide import decide, decide_merge, decide_split, opening_clocks
 from domain.values import SlaMetric, TicketState, Visibility
 from tests.unit.domain.support import (
     AGENT,

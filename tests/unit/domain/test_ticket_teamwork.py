@@ -8,16 +8,7 @@ import uuid
 import pytest
 
 from domain.errors import TicketClosed, TicketMergedAway, ValidationFailed
-from domain.events import (
-    CcsChanged,
-    Event,
-    FollowersChanged,
-    StateChanged,
-    TicketLinked,
-    TicketMerged,
-    TicketMergeReceived,
-    TicketUnlinked,
-)
+from domain.events import Event
 from domain.ids import AgentId, TicketId
 from domain.ticket import Ticket, evolve
 from domain.ticket.commands import (
@@ -29,6 +20,15 @@ from domain.ticket.commands import (
     MoveCc,
 )
 from domain.ticket.decide import decide, decide_link, decide_merge
+from domain.ticket.events import (
+    CcsChanged,
+    FollowersChanged,
+    StateChanged,
+    TicketLinked,
+    TicketMerged,
+    TicketMergeReceived,
+    TicketUnlinked,
+)
 from domain.values import LinkKind, Requester, TicketState
 from tests.unit.domain.support import (
     AGENT,
