@@ -372,7 +372,7 @@ class _EventSender:
         """Insert ``lines`` once the batch before them is in."""
         await self.settle()
         if lines:
-            self.pending = asyncio.create_task(self._insert(b"[" + b",".join(lines) + b"]"))
+            self.pending = asyncio.create_task(self._insert(lines))
             self.sent += len(lines)
             await asyncio.sleep(0)  # the batch goes out before the next is read
 
@@ -382,9 +382,9 @@ class _EventSender:
         if task is not None:
             await task
 
-    async def _insert(self, array: bytes) -> None:
+    async def _insert(self, lines: list[bytes]) -> None:
         try:
-            await self.conn.execute(Q["insert_events"], array)
+            await self.conn.execute(Q["insert_events"], lines)
         except asyncpg.PostgresError as exc:
             if exc.sqlstate == "HD006":
                 raise MoveRefused("broken_chain", str(exc)) from exc
