@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -31,12 +33,39 @@ from api.config import ProcessSettings
 from bench.common import bench_server, fresh_database, report
 from bench.projections import generate, load
 from domain.ids import TenantId
+from eventstore.keys import Keyring
 from eventstore.pool import create_pool
 from handlers.tenants import create_tenant_as_operator
 
 
 def _settings(runtime_url: str) -> ProcessSettings:
     return ProcessSettings(_env_file=None, database_url=runtime_url)  # type: ignore[call-arg]
+
+
+async def piped(source_url: str, src: ProcessSettings, tenant_id: TenantId, target_url: str,
+                 dst: ProcessSettings, transport: Keyring) -> int:
+    """Export into a pipe in a thread while the import reads it here; the events moved."""
+    read_end, write_end = os.pipe()
+    failed: list[BaseException] = []
+
+    def export() -> None:
+        try:
+            with os.fdopen(write_end, "wb") as out:
+                asyncio.run(tenant_cli.export_tenant(source_url, src, tenant_id, out,
+                                                     transport))
+        except BaseException as exc:
+            failed.append(exc)
+
+    thread = threading.Thread(target=export)
+    thread.start()
+    try:
+        with os.fdopen(read_end, "rb") as fh:
+            done = await tenant_cli.import_tenant(target_url, dst, fh, transport)
+    finally:
+        thread.join()
+    if failed:
+        raise failed[0]
+    return done.events
 
 
 async def main() -> None:
@@ -65,6 +94,7 @@ async def main() -> None:
             written_rates: list[float] = []
             rebuild_rates: list[float] = []
             rebuilt_rates: list[float] = []
+            piped_rates: list[float] = []
             events = 0
             for n in range(args.rounds):
                 path = Path(tmp) / f"audit-{n}.jsonl"
@@ -105,6 +135,11 @@ async def main() -> None:
                     written_rates.append(moved / (began[0] - t2))
                     rebuild_rates.append(moved / (t2 + rebuilt - began[0]))
                 path.unlink()
+                async with fresh_database(server, "hd_bench_move_dst") as target:
+                    t3 = time.perf_counter()
+                    assert await piped(source.admin_url, src, tenant_id, target.admin_url,
+                                       _settings(target.runtime_url), transport) == moved
+                    piped_rates.append(moved / (time.perf_counter() - t3))
                 export_rates.append(moved / exported)
                 import_rates.append(moved / imported)
                 move_rates.append(moved / (exported + imported))
@@ -118,6 +153,7 @@ async def main() -> None:
     report(f"tenant move, {events} events, {args.rounds} rounds (events/s, medians; "
            "baseline: helpdesk audit export)", [
                row("tenant export + import", move_rates, ">= 0.5x"),
+               row("tenant export | import (piped)", piped_rates, ">= 0.5x"),
                row("tenant export alone", export_rates),
                row("tenant import alone", import_rates),
                row("tenant import --rebuild", rebuilt_rates),
