@@ -23,13 +23,14 @@ An export is JSON lines, written by the command line in this order:
 4. an end line with the head and the number of lines, so a cut-short file is refused.
 
 An import (``import_tenant``) runs in one transaction as the owner role: the tenant's
-row and head, the events as they were recorded (migrations 0655 and 0950 have a
-trigger compute every hash anew and compare, once a statement of 1,000 events; the
-lines go to Postgres as the file holds them, one batch in flight while the next is
-read), the data keys wrapped by the target's key-encryption key,
-the rows; nothing of it is visible until all of it is in. No webhook, mail or rule
-fires: the events go in before the tables that would make them (webhooks, mailboxes),
-and the rule engine's checkpoint arrives with the rows.
+row and head, the events as they were recorded (migrations 0655, 0950 and 0995 have a
+statement trigger check every row's tenant and compute every hash anew and compare,
+once a statement of 1,000 events, and no row trigger run for them; the lines go to
+Postgres as the file holds them, one batch in flight while the next is read), the
+data keys wrapped by the target's key-encryption key, the rows; nothing of it is
+visible until all of it is in. No webhook, mail or rule fires: the events go in before
+the tables that would make them (webhooks, mailboxes), and the rule engine's checkpoint
+arrives with the rows.
 
 The read models arrive as rows too, the async ones (analytics) with their projection
 checkpoints: the export reads every row in one snapshot, at the head its events reach
@@ -371,7 +372,7 @@ class _EventSender:
         """Insert ``lines`` once the batch before them is in."""
         await self.settle()
         if lines:
-            self.pending = asyncio.create_task(self._insert(b"[" + b",".join(lines) + b"]"))
+            self.pending = asyncio.create_task(self._insert(lines))
             self.sent += len(lines)
             await asyncio.sleep(0)  # the batch goes out before the next is read
 
@@ -381,9 +382,9 @@ class _EventSender:
         if task is not None:
             await task
 
-    async def _insert(self, array: bytes) -> None:
+    async def _insert(self, lines: list[bytes]) -> None:
         try:
-            await self.conn.execute(Q["insert_events"], array)
+            await self.conn.execute(Q["insert_events"], lines)
         except asyncpg.PostgresError as exc:
             if exc.sqlstate == "HD006":
                 raise MoveRefused("broken_chain", str(exc)) from exc

@@ -211,6 +211,24 @@ async def _move(export: bytes, paths: list[str], before: dict[str, bytes], tenan
                         "'\\x00')", tenant.tenant_id, events + 1)
         finally:
             await runtime.close()
+        # Imported rows skip the stamping row trigger (migration 0995), yet an owner's
+        # import of a row of another tenant is still refused: by the tenant policy's
+        # WITH CHECK, and behind it by the statement's chain check.
+        owner = await asyncpg.connect(urls.owner_url)
+        try:
+            async with owner.transaction():
+                await owner.execute("SET LOCAL ROLE helpdesk_owner")
+                await owner.execute(
+                    "SELECT set_config('app.tenant_id', $1, true),"
+                    " set_config('app.importing', 'on', true)", str(tenant.tenant_id))
+                with pytest.raises(asyncpg.InsufficientPrivilegeError):
+                    await owner.execute(
+                        "INSERT INTO events (tenant_id, seq, stream_id, version, type, data, "
+                        "actor_kind, actor_id, recorded_at, hash) VALUES (gen_random_uuid(),"
+                        " 1, gen_random_uuid(), 1, 'TicketOpened', '{}', 'agent', 'x', now(),"
+                        " '\\x00')")
+        finally:
+            await owner.close()
         # Another key-encryption key there: the data keys were wrapped anew.
         kek = await _kek(settings), await _kek(target)
         assert kek[0] != kek[1]
