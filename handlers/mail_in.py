@@ -69,7 +69,7 @@ from eventstore.keys import Keyring, SubjectErased
 from eventstore.sqlfile import load_queries
 from eventstore.store import EventStore, UnitOfWork
 from eventstore.types import StoreActor
-from handlers import attachments
+from handlers import attaching, attachments
 from handlers.errors import HandlerError, Missing
 from handlers.requesters import resolve_requesters
 from handlers.ticket_state import load_for_command, load_ticket, merged_target
@@ -340,7 +340,7 @@ class _Opening:
     ticket_id: TicketId
     requester: Requester
     contact_events: list[tuple[UUID, Any]]
-    claimed: attachments.Claimed | None
+    claimed: attaching.Claimed | None
     held: HeldStates | None
 
 
@@ -368,15 +368,15 @@ async def _openings(uow: UnitOfWork, mailbox_id: UUID, looked: Sequence[_Looked]
     by_index = dict(zip(chosen, resolved, strict=True))
     created = {c for _, events in resolved for c, _ in events}
     with_files = [i for i in chosen if uploads[i]]
-    claims: dict[int, attachments.Claimed] = {}
+    claims: dict[int, attaching.Claimed] = {}
     if with_files:
         owners = []
-        for i, c in zip(with_files, await attachments.claim_openings(
+        for i, c in zip(with_files, await attaching.claim_openings(
                 uow, [uploads[i] for i in with_files]), strict=True):
             contact = by_index[i][0].contact_id
             assert contact is not None
             owners.append((c, contact, contact in created))
-        claims = dict(zip(with_files, await attachments.for_owners(uow, owners), strict=True))
+        claims = dict(zip(with_files, await attaching.for_owners(uow, owners), strict=True))
     ticket_ids = {i: TicketId(uuid.uuid4()) for i in chosen}
     held = None
     if uow.deferring:

@@ -63,7 +63,7 @@ from domain.values import Actor, ActorKind, Rating, Source, Visibility
 from eventstore.sqlfile import load_queries
 from eventstore.store import EventStore, UnitOfWork
 from eventstore.types import StoreActor
-from handlers.attachments import message_files
+from handlers.attaching import message_files
 from handlers.credentials import Passwords, TokenRef, new_token, parse_token
 from handlers.errors import Forbidden, Gone, Missing
 from handlers.mail_notify import Notice, queue_notice, tenant_slug

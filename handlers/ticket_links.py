@@ -29,7 +29,7 @@ from domain.ticket.events import TicketSplitFrom
 from domain.values import Actor, LinkKind, Requester, UtcDatetime
 from eventstore.errors import ConcurrencyError
 from eventstore.store import UnitOfWork
-from handlers import attachments, mail_in
+from handlers import attaching, mail_in
 from handlers.requesters import requester_of_contact, resolve_requester
 from handlers.sealing import stored_event
 from handlers.sla_policies import sla_policy_for
@@ -148,7 +148,7 @@ async def split_ticket(uow: UnitOfWork, source_id: UUID, command: SplitTicket, *
     done = await _write(uow, tenant, [(source.id, source, mine),
                                       (command.ticket_id, None, theirs)])
     moved = next(e for e in theirs if isinstance(e, TicketSplitFrom)).message_ids
-    await attachments.move(uow, moved, command.ticket_id)
+    await attaching.move(uow, moved, command.ticket_id)
     await mail_in.split_thread(uow, source_id, command.ticket_id, moved, command.at)
     return done
 

@@ -59,7 +59,7 @@ from domain.ticket.decide import decide, decide_follow_up
 from domain.values import Actor, ActorKind, TicketState, Visibility
 from eventstore.errors import ConcurrencyError
 from eventstore.store import UnitOfWork
-from handlers import attachments, mail_notify
+from handlers import attaching, mail_notify
 from handlers.requesters import resolve_requester
 from handlers.sealing import new_event, stored_event
 from handlers.sla_policies import sla_policy_for
@@ -326,7 +326,7 @@ async def run_command(
     *,
     expected_version: int | None = None,
     files: Sequence[UUID] = (),
-    claimed: attachments.Claimed | None = None,
+    claimed: attaching.Claimed | None = None,
     held: HeldStates | None = None,
 ) -> CommandResult:
     """``execute`` with retries: each attempt runs in a savepoint, so a lost race undoes
@@ -335,8 +335,8 @@ async def run_command(
     With ``expected_version`` a conflict is the caller's answer (``ConcurrencyError``
     at once); without it the command is decided again on the winner's state, up to
     ``MAX_ATTEMPTS`` times. ``files`` are uploads the opening message (an
-    ``OpenTicket``) carries (handlers/attachments.py); ``claimed``, in their place,
-    uploads the caller claimed already (``attachments.claim_openings``, for several
+    ``OpenTicket``) carries (handlers/attaching.py); ``claimed``, in their place,
+    uploads the caller claimed already (``attaching.claim_openings``, for several
     openings at once). ``held``: see ``HeldStates``.
     """
     if not files and claimed is None:
@@ -344,7 +344,7 @@ async def run_command(
                                    held)
     assert isinstance(command, OpenTicket)
     if claimed is None:
-        claimed = await attachments.claim(uow, files)
+        claimed = await attaching.claim(uow, files)
     command = command.model_copy(update={"attachments": claimed.refs})
     result = await _with_retries(uow, ticket_id, lambda: _decided(command), expected_version,
                                  held)
@@ -352,14 +352,14 @@ async def run_command(
     return result
 
 
-async def _attach(uow: UnitOfWork, claimed: attachments.Claimed, result: CommandResult,
+async def _attach(uow: UnitOfWork, claimed: attaching.Claimed, result: CommandResult,
                   at: datetime) -> None:
     """Attach the claimed uploads where the command's event put them."""
     written = {t.id: t.requester.contact_id for t in (result.ticket, result.follow_up)
                if t is not None}
-    placed = attachments.placed_files(result.events, written)
+    placed = attaching.placed_files(result.events, written)
     assert placed is not None, "a command given files records them"
-    await attachments.attach(uow, claimed, placed, at)
+    await attaching.attach(uow, claimed, placed, at)
 
 
 @dataclass(frozen=True, slots=True)
@@ -374,7 +374,7 @@ class PostMessage:
     at: datetime
     author: Actor | None = None
     attachments: tuple[UUID, ...] = ()
-    """Upload ids the message carries (handlers/attachments.py)."""
+    """Upload ids the message carries (handlers/attaching.py)."""
 
 
 async def post_message(uow: UnitOfWork, command: PostMessage, *,
@@ -386,7 +386,7 @@ async def post_message(uow: UnitOfWork, command: PostMessage, *,
         # The claim reads the ticket's row and the contact's sealed files, which the
         # writes deferred so far may change (``HeldStates`` skips the flush otherwise).
         await uow.flush_writes()
-    claimed = (await attachments.claim(uow, command.attachments, command.ticket_id)
+    claimed = (await attaching.claim(uow, command.attachments, command.ticket_id)
                if command.attachments else None)
 
     async def build() -> Command:

@@ -53,7 +53,7 @@ from domain.values import TicketState
 from eventstore.errors import EventStoreError
 from eventstore.sqlfile import load_queries
 from eventstore.store import UnitOfWork
-from handlers import attachments
+from handlers import attaching, attachments
 from handlers.errors import HandlerError
 from handlers.sealing import stored_event
 from handlers.sla_policies import sla_policy_for
@@ -94,7 +94,7 @@ class Decided:
     """The ticket's requester contact after the command (the data subject)."""
     at: datetime
     """The command's time (its files are attached at it)."""
-    claimed: attachments.Claimed | None = None
+    claimed: attaching.Claimed | None = None
 
 
 @dataclass(slots=True)
@@ -130,7 +130,7 @@ class _Batch:
         return self.groups[group]
 
     async def decide(self, folded: Folded, command: Command, stamp_: dict[str, Any],
-                     claimed: attachments.Claimed | None = None) -> None:
+                     claimed: attaching.Claimed | None = None) -> None:
         """``handlers.tickets.execute`` on the ticket's state in memory: the same checks,
         the same policy, the same decision; the events are kept for the batch's write."""
         state, tenant, conn = folded.state, self.uow.tenant_id, self.uow.conn
@@ -186,7 +186,7 @@ def batchable(plan: Plan) -> bool:
 
 
 async def _fold(run: Run, batch: _Batch, plan: Plan, uploads: dict[str, list[UUID]],
-                claims: dict[str, attachments.Claimed]) -> Folded:
+                claims: dict[str, attaching.Claimed]) -> Folded:
     """The ticket's commands, as ``zendesk_tickets._write`` runs them, decided in memory;
     ``claims``: the uploads of each of its comments, claimed."""
     folded = Folded(plan, uploads)
@@ -341,18 +341,18 @@ async def _write(run: Run, uow: UnitOfWork, done: list[Folded], loaded: CommandS
     await _record(run, uow, done)
     await apply_new_tickets(uow.conn, tenant, [e for f in done for d in f.commands
                                                for e in d.events])
-    attached: list[tuple[attachments.Claimed, attachments.Placed, datetime]] = []
+    attached: list[tuple[attaching.Claimed, attaching.Placed, datetime]] = []
     for folded in done:
         for d in folded.commands:
             if d.claimed is None:
                 continue
-            placed = attachments.placed_files(d.events, {folded.plan.ticket_id: d.subject})
+            placed = attaching.placed_files(d.events, {folded.plan.ticket_id: d.subject})
             assert placed is not None, "a command given files records them"
             attached.append((d.claimed, placed, d.at))
     # From here on nothing is read back: the writes go with the COMMIT, ahead of the
     # appends, as a deferring command's do.
     uow.deferring = True
-    await attachments.attach_many(uow, attached)
+    await attaching.attach_many(uow, attached)
     personal = personal_keys(loaded.catalog)
     for folded in done:
         for d in folded.commands:
@@ -366,14 +366,14 @@ async def _write(run: Run, uow: UnitOfWork, done: list[Folded], loaded: CommandS
 
 
 async def _claim(uow: UnitOfWork, uploads: dict[str, dict[str, list[UUID]]]
-                 ) -> dict[str, dict[str, attachments.Claimed]]:
-    """Every comment's uploads claimed, in one round trip (``attachments.claim_openings``):
+                 ) -> dict[str, dict[str, attaching.Claimed]]:
+    """Every comment's uploads claimed, in one round trip (``attaching.claim_openings``):
     the claims by comment, by ticket source id."""
     keys = [(zid, comment) for zid, comments in uploads.items() for comment in comments]
     if not keys:
         return {}
-    claimed = await attachments.claim_openings(uow, [uploads[z][c] for z, c in keys])
-    out: dict[str, dict[str, attachments.Claimed]] = {}
+    claimed = await attaching.claim_openings(uow, [uploads[z][c] for z, c in keys])
+    out: dict[str, dict[str, attaching.Claimed]] = {}
     for (zid, comment), got in zip(keys, claimed, strict=True):
         out.setdefault(zid, {})[comment] = got
     return out
