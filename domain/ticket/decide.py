@@ -17,6 +17,7 @@ events. Choices worth knowing:
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import datetime
 from uuid import UUID
 
@@ -164,7 +165,7 @@ def decide(command: Command, state: Ticket | None, policy: SlaPolicy,
         # A ticket does not copy its own requester: one copied before is taken off.
         email = command.requester.email.lower()
         if any(c.email.lower() == email for c in state.ccs):
-            moved.append(_ccs_without(state, email, (), command.at))
+            moved.append(_ccs_without(state, {email}, (), command.at))
         if state.state is TicketState.CLOSED:
             return moved
         # ``policy`` knows the new requester's organization: re-match on it.
@@ -757,20 +758,19 @@ def _change_ccs(cmd: ChangeCcs, state: Ticket) -> list[Event]:
         if email not in held:
             held.add(email)
             added.append(person)
-    removed = tuple(c.email for c in state.ccs if c.email.lower() in removing)
-    if not added and not removed:
+    changed = _ccs_without(state, removing, tuple(added), cmd.at)
+    if not changed.added and not changed.removed:
         return []
-    ccs = (*(c for c in state.ccs if c.email.lower() not in removing), *added)
-    if len(ccs) > CCS_MAX:
+    if len(changed.ccs) > CCS_MAX:
         raise ValidationFailed(f"a ticket copies at most {CCS_MAX} customers", field="add")
-    return [CcsChanged(added=tuple(added), removed=removed, ccs=ccs, at=cmd.at)]
+    return [changed]
 
 
-def _ccs_without(state: Ticket, email: str, added: tuple[Requester, ...],
+def _ccs_without(state: Ticket, emails: Collection[str], added: tuple[Requester, ...],
                  at: datetime) -> CcsChanged:
-    """The ticket's CCs without ``email`` (lower case), with ``added`` after them."""
-    removed = tuple(c.email for c in state.ccs if c.email.lower() == email)
-    ccs = (*(c for c in state.ccs if c.email.lower() != email), *added)
+    """The ticket's CCs without those of ``emails`` (lower case), ``added`` after them."""
+    removed = tuple(c.email for c in state.ccs if c.email.lower() in emails)
+    ccs = (*(c for c in state.ccs if c.email.lower() not in emails), *added)
     return CcsChanged(added=added, removed=removed, ccs=ccs, at=at)
 
 
@@ -782,7 +782,7 @@ def _move_cc(cmd: MoveCc, state: Ticket) -> list[Event]:
     survivor = check_requester(cmd.to)
     keep = survivor.email.lower() in held or (
         survivor.email.lower() == state.requester.email.lower())
-    return [_ccs_without(state, email, () if keep else (survivor,), cmd.at)]
+    return [_ccs_without(state, {email}, () if keep else (survivor,), cmd.at)]
 
 
 def _check_sla(cmd: CheckSla, state: Ticket) -> list[Event]:
