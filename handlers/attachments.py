@@ -351,9 +351,10 @@ async def record_upload(uow: UnitOfWork, received: Received, command: ReceiveFil
 
 
 async def record_uploads(uow: UnitOfWork, received: Sequence[Received], uploader: StoreActor,
-                         at: datetime) -> list[UUID]:
-    """``record_upload`` of several received blobs by one uploader, in two statements
-    for all of them (by ``write``); the uploads' ids, in the order given."""
+                         at: Sequence[datetime]) -> list[UUID]:
+    """``record_upload`` of several received blobs by one uploader, made at ``at`` (one
+    time each, by position), in two statements for all of them (by ``write``); the
+    uploads' ids, in the order given."""
     ids = [uuid.uuid4() for _ in received]
     if not received:
         return ids
@@ -363,7 +364,7 @@ async def record_uploads(uow: UnitOfWork, received: Sequence[Received], uploader
     await uow.write(Q["uploads_insert"], tenant, ids, [r.blob_id for r in received],
                     [r.name for r in received], [r.content_type for r in received],
                     [r.size for r in received], [r.sha256.hex() for r in received],
-                    uploader.kind, uploader.id, at)
+                    uploader.kind, uploader.id, [t.isoformat() for t in at])
     return ids
 
 

@@ -149,11 +149,14 @@ UPDATE file_blobs b SET state = 'stored', sha256 = decode(w.sha256, 'hex'), size
 
 -- name: uploads_insert --
 -- $1 tenant_id, $2 ids, $3 blob ids, $4 names, $5 types, $6 sizes, $7 sha256 digests
--- in hex (arrays, by position), $8 uploader kind, $9 uploader id, $10 created_at
--- upload_insert of several uploads by one uploader in one statement.
+-- in hex, $10 created_at as ISO texts (arrays, by position), $8 uploader kind, $9
+-- uploader id
+-- upload_insert of several uploads by one uploader in one statement (digests and times
+-- as texts: a deferred write has no literal for an array of bytea or timestamptz).
 INSERT INTO uploads (tenant_id, id, blob_id, name, content_type, size, sha256,
                      uploaded_by_kind, uploaded_by_id, created_at)
 SELECT $1, u.id, u.blob_id, u.name, u.content_type, u.size, decode(u.sha256, 'hex'), $8,
-       $9, $10
-  FROM unnest($2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::bigint[], $7::text[])
-           AS u(id, blob_id, name, content_type, size, sha256)
+       $9, u.created_at::timestamptz
+  FROM unnest($2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::bigint[], $7::text[],
+              $10::text[])
+           AS u(id, blob_id, name, content_type, size, sha256, created_at)

@@ -358,8 +358,9 @@ async def _openings(uow: UnitOfWork, mailbox_id: UUID, looked: Sequence[_Looked]
               if m.seen is None and m.noise is None and m.ticket_id is None}
     if not chosen:
         return {}
-    every = await attachments.record_uploads(
-        uow, [r for m in chosen.values() for r in m.received], mail_actor(mailbox_id), at)
+    files = [r for m in chosen.values() for r in m.received]
+    every = await attachments.record_uploads(uow, files, mail_actor(mailbox_id),
+                                             [at] * len(files))
     uploads: dict[int, list[UUID]] = {}
     for i, m in chosen.items():
         uploads[i], every = every[:len(m.received)], every[len(m.received):]

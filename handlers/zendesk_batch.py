@@ -273,13 +273,13 @@ async def _record_uploads(run: Run, uow: UnitOfWork, files: Sequence[_File],
     """The received files made uploads in the batch's transaction, their rows in one
     round trip: upload ids by comment, by ticket source id."""
     uow.deferring = True
-    out: dict[str, dict[str, list[UUID]]] = {}
-    for f, got in zip(files, received, strict=True):
-        done = await attachments.record_upload(uow, got, f.command)
-        out.setdefault(f.plan.source_id, {}).setdefault(f.comment, []).append(
-            UUID(str(done["id"])))
+    ids = await attachments.record_uploads(uow, received, ACTOR,
+                                           [f.command.at for f in files])
     await uow.flush_writes()
     uow.deferring = False
+    out: dict[str, dict[str, list[UUID]]] = {}
+    for f, upload_id in zip(files, ids, strict=True):
+        out.setdefault(f.plan.source_id, {}).setdefault(f.comment, []).append(upload_id)
     return out
 
 
