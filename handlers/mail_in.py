@@ -80,6 +80,7 @@ from handlers.tickets import (
     run_command,
     stage_contact_events,
 )
+from projections.inline import NewTickets, write_new_tickets
 from projections.tenant_settings import load_settings
 
 Q = load_queries(Path(__file__).with_name("mail.sql"))
@@ -301,6 +302,11 @@ async def _settle(store: EventStore, storages: attachments.Storages, tenant_id: 
             rows = _MailRows() if deferring else None
             out = [await _write_looked(uow, mailbox_id, m, at, openings.get(i), rows)
                    for i, m in enumerate(looked)]
+            held = next((o.held for o in openings.values() if o.held is not None), None)
+            if held is not None and held.openings is not None:
+                # The run's new tickets, one statement a table, before the COMMIT
+                # appends their events (the versions' stamps find their rows).
+                await write_new_tickets(uow.conn, tenant_id, held.openings)
             if rows is not None:
                 await rows.write(uow, mailbox_id, at)
             await _unquarantine(uow, mailbox_id, quarantine_id)
@@ -385,7 +391,9 @@ async def _openings(uow: UnitOfWork, mailbox_id: UUID, looked: Sequence[_Looked]
         # writes go with the COMMIT, so nothing is retried on a state held here).
         state = await load_for_command(uow.conn, uow.tenant_id, next(iter(ticket_ids.values())),
                                        with_catalog=True, memo=uow.memo)
-        held = HeldStates({t: (state, True) for t in ticket_ids.values()})
+        # Their rows are written together at the run's end (``_settle``).
+        held = HeldStates({t: (state, True) for t in ticket_ids.values()},
+                          openings=NewTickets())
     return {i: _Opening(ticket_ids[i], requester, events, claims.get(i), held)
             for i, (requester, events) in by_index.items()}
 

@@ -65,8 +65,15 @@ from handlers.sealing import new_event, stored_event
 from handlers.sla_policies import sla_policy_for
 from handlers.ticket_state import CommandState, load_for_command, load_ticket
 from projections.groups import load_group, unknown_groups
-from projections.inline import PendingEvent, apply_inline
+from projections.inline import (
+    NewTickets,
+    PendingEvent,
+    WrittenTicket,
+    apply_inline,
+    fold_new_tickets,
+)
 from projections.reads import active_agent
+from projections.views import ticket_json
 from scheduler import jobs
 
 SLA_CHECK = "sla.check"
@@ -112,6 +119,10 @@ class HeldStates:
 
     states: dict[UUID, tuple[CommandState, bool]] = field(default_factory=dict)
     """By ticket: the state, and whether it holds the field definitions."""
+    openings: NewTickets | None = None
+    """When set, a new ticket's opening is folded here rather than written row by row:
+    the caller writes every opening held here with ``write_new_tickets`` (one statement
+    a table) once its commands are done, before the COMMIT that appends their events."""
 
 
 async def _command_state(session: UnitOfWork, ticket_id: UUID, command: Command, *,
@@ -210,13 +221,19 @@ async def execute(
 
     versions = {ticket_id: current} | {s: 0 for s in decided if s != ticket_id}
     pending = pending_events(decided, versions)
-    try:
-        after = await apply_inline(conn, tenant, pending, write=session.write,
-                                   known={ticket_id: state})
-    except asyncpg.UniqueViolationError as exc:
-        # A concurrent OpenTicket (or follow-up) with the same id got its row in first
-        # (deferred, the same race fails the commit with ``ConcurrencyError``).
-        raise ConcurrencyError(ticket_id, current, None) from exc
+    if state is None and held is not None and held.openings is not None:
+        # A new ticket among others: its rows go with theirs (``HeldStates.openings``).
+        folded = fold_new_tickets(pending)
+        held.openings.add(folded)
+        after = {s: WrittenTicket(t, ticket_json(t)) for s, t in folded.states.items()}
+    else:
+        try:
+            after = await apply_inline(conn, tenant, pending, write=session.write,
+                                       known={ticket_id: state})
+        except asyncpg.UniqueViolationError as exc:
+            # A concurrent OpenTicket (or follow-up) with the same id got its row in
+            # first (deferred, the same race fails the commit with ``ConcurrencyError``).
+            raise ConcurrencyError(ticket_id, current, None) from exc
     for stream, written in after.items():
         before = state if stream == ticket_id else None
         await move_sla_timers(session, before, written.ticket)

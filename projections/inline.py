@@ -10,7 +10,7 @@ gets) next to the columns that list filters use, so nothing has to fold the stre
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -220,17 +220,28 @@ async def apply_inline(
     return out
 
 
-async def apply_new_tickets(conn: asyncpg.Connection, tenant_id: TenantId,
-                            events: Sequence[StoredEvent]) -> dict[UUID, WrittenTicket]:
-    """``apply_inline`` for a batch of tickets that these events open (an import's
-    batch, handlers/zendesk_batch.py): the same rows, folded by the same ``evolve``, but
-    each table written once for the whole batch (an unnested array a column) instead of
-    a statement a row. Each stream must begin here with ``TicketOpened``; events that
-    touch other tickets' rows (splits, merges) are refused, as anything not a new
-    ticket's is. Returns each ticket's final state and document.
+@dataclass(slots=True)
+class NewTickets:
+    """New tickets folded from their events (``fold_new_tickets``), waiting to be
+    written by ``write_new_tickets``: each ticket's final state, every version the
+    events make, in order, and the messages with their versions."""
 
-    The search rows are computed from the rows just written (``index_tickets``), as
-    ``apply_inline`` does for a batch holding more than a ticket's opening."""
+    states: dict[UUID, Ticket] = field(default_factory=dict)
+    made: list[Ticket] = field(default_factory=list)
+    messages: list[tuple[UUID, int, Event]] = field(default_factory=list)
+
+    def add(self, other: NewTickets) -> None:
+        """Take ``other``'s tickets in too (none may be held here already)."""
+        assert not self.states.keys() & other.states.keys(), "a new ticket folded twice"
+        self.states |= other.states
+        self.made += other.made
+        self.messages += other.messages
+
+
+def fold_new_tickets(events: Sequence[StoredEvent]) -> NewTickets:
+    """The tickets these events open, folded by ``evolve`` in memory, nothing written.
+    Each stream must begin here with ``TicketOpened``; events that touch other tickets'
+    rows (splits, merges) are refused, as anything not a new ticket's is."""
     states: dict[UUID, Ticket] = {}
     made: list[Ticket] = []
     messages: list[tuple[UUID, int, Event]] = []
@@ -251,6 +262,26 @@ async def apply_new_tickets(conn: asyncpg.Connection, tenant_id: TenantId,
         states[stream] = after
         made.append(after)
         messages.append((stream, stored.version, event))
+    return NewTickets(states, made, messages)
+
+
+async def apply_new_tickets(conn: asyncpg.Connection, tenant_id: TenantId,
+                            events: Sequence[StoredEvent]) -> dict[UUID, WrittenTicket]:
+    """``apply_inline`` for a batch of tickets that these events open (an import's
+    batch, handlers/zendesk_batch.py): the same rows, folded by the same ``evolve``, but
+    each table written once for the whole batch (an unnested array a column) instead of
+    a statement a row (``fold_new_tickets``, then ``write_new_tickets``). Returns each
+    ticket's final state and document."""
+    return await write_new_tickets(conn, tenant_id, fold_new_tickets(events))
+
+
+async def write_new_tickets(conn: asyncpg.Connection, tenant_id: TenantId, new: NewTickets
+                            ) -> dict[UUID, WrittenTicket]:
+    """The rows of folded new tickets, each table by one statement: tickets, versions,
+    readers, messages and search. The search rows are computed from the rows just
+    written (``index_tickets``), as ``apply_inline`` does for a batch holding more than a
+    ticket's opening. Runs at once on ``conn``: the search rows read what it wrote."""
+    states, made, messages = new.states, new.made, new.messages
     if not states:
         return {}
     out: dict[UUID, WrittenTicket] = {}
@@ -417,12 +448,15 @@ async def _render_views(conn: asyncpg.Connection, tenant_id: TenantId,
 
 
 __all__ = [
+    "NewTickets",
     "PendingEvent",
     "StoredEvent",
     "WrittenTicket",
     "apply_inline",
     "apply_new_tickets",
     "fill_views",
+    "fold_new_tickets",
     "state_from_json",
     "state_to_json",
+    "write_new_tickets",
 ]
