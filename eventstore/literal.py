@@ -73,11 +73,33 @@ _TOKEN = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|--[^\n]*|\$(\d+)")
 
 
 def _array_element(value: Any) -> str:
+    """One element of an array literal: NULL bare (a text is always quoted, so the
+    text "NULL" stays a text), numbers and ids bare, the rest quoted with backslash
+    escapes: texts, times (as ``_value`` writes them) and JSON objects. A bool is
+    refused: no column array here holds one, and it is never a number."""
+    if value is None:
+        return "NULL"
     if isinstance(value, UUID | int) and not isinstance(value, bool):
         return str(value if isinstance(value, UUID) else _int(value))
-    if not isinstance(value, str):
+    if isinstance(value, datetime):
+        value = _time(value)
+    elif isinstance(value, dict):
+        value = orjson.dumps(value).decode()
+    elif not isinstance(value, str):
         raise TypeError(f"no array literal for {type(value).__name__}")
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _time(value: datetime) -> str:
+    """A time's text: ISO 8601 with its offset; the ends of time are Postgres'
+    infinities, as asyncpg sends them."""
+    if value.tzinfo is None:
+        raise TypeError("a datetime without a time zone")
+    if value == _END:
+        return "infinity"
+    if value == _START:
+        return "-infinity"
+    return value.isoformat()
 
 
 def _value(value: Any, quote: str) -> str:
@@ -95,14 +117,7 @@ def _value(value: Any, quote: str) -> str:
     if isinstance(value, UUID):
         return f"'{UUID(str(value))}'::uuid"
     if isinstance(value, datetime):
-        if value.tzinfo is None:
-            raise TypeError("a datetime without a time zone")
-        # The ends of time are Postgres' infinities, as asyncpg sends them.
-        if value == _END:
-            return "'infinity'::timestamptz"
-        if value == _START:
-            return "'-infinity'::timestamptz"
-        return f"'{value.isoformat()}'::timestamptz"
+        return f"'{_time(value)}'::timestamptz"
     if isinstance(value, bytes | bytearray | memoryview):
         return f"'\\x{bytes(value).hex()}'::bytea"
     if isinstance(value, str):

@@ -304,9 +304,10 @@ async def _settle(store: EventStore, storages: attachments.Storages, tenant_id: 
                    for i, m in enumerate(looked)]
             held = next((o.held for o in openings.values() if o.held is not None), None)
             if held is not None and held.openings is not None:
-                # The run's new tickets, one statement a table, before the COMMIT
-                # appends their events (the versions' stamps find their rows).
-                await write_new_tickets(uow.conn, tenant_id, held.openings)
+                # The run's new tickets, one statement a table, deferred with the
+                # rest: they go in the COMMIT's message ahead of the appends (the
+                # versions' stamps find their rows).
+                await write_new_tickets(uow.conn, tenant_id, held.openings, write=uow.write)
             if rows is not None:
                 await rows.write(uow, mailbox_id, at)
             await _unquarantine(uow, mailbox_id, quarantine_id)

@@ -275,12 +275,13 @@ async def apply_new_tickets(conn: asyncpg.Connection, tenant_id: TenantId,
     return await write_new_tickets(conn, tenant_id, fold_new_tickets(events))
 
 
-async def write_new_tickets(conn: asyncpg.Connection, tenant_id: TenantId, new: NewTickets
-                            ) -> dict[UUID, WrittenTicket]:
+async def write_new_tickets(conn: asyncpg.Connection, tenant_id: TenantId, new: NewTickets,
+                            *, write: Write | None = None) -> dict[UUID, WrittenTicket]:
     """The rows of folded new tickets, each table by one statement: tickets, versions,
     readers, messages and search. The search rows are computed from the rows just
-    written (``index_tickets``), as ``apply_inline`` does for a batch holding more than a
-    ticket's opening. Runs at once on ``conn``: the search rows read what it wrote."""
+    written (``index_tickets``, in the database: a deferred ``write`` keeps them in
+    order), as ``apply_inline`` does for a batch holding more than a ticket's opening."""
+    run = write or conn.execute
     states, made, messages = new.states, new.made, new.messages
     if not states:
         return {}
@@ -290,7 +291,7 @@ async def write_new_tickets(conn: asyncpg.Connection, tenant_id: TenantId, new: 
         document = ticket_json(ticket)
         out[ticket.id] = WrittenTicket(ticket, document)
         tickets.append((ticket, state_to_json(ticket), document.decode()))
-    await conn.execute(
+    await run(
         Q["insert_new_tickets"], tenant_id, [t.id for t, _, _ in tickets],
         [t.version for t, _, _ in tickets], [t.state.value for t, _, _ in tickets],
         [t.priority.value for t, _, _ in tickets], [t.source.value for t, _, _ in tickets],
@@ -304,7 +305,7 @@ async def write_new_tickets(conn: asyncpg.Connection, tenant_id: TenantId, new: 
     versions = [(v, out[v.id].document if v.version == out[v.id].ticket.version
                  else ticket_json(v)) for v in made]
     fields = [state_to_json(v)["fields"] for v, _ in versions]
-    await conn.execute(
+    await run(
         VQ["insert_new_ticket_versions"], tenant_id, [v.id for v, _ in versions],
         [v.version for v, _ in versions], [v.state.value for v, _ in versions],
         [v.priority.value for v, _ in versions], [v.source.value for v, _ in versions],
@@ -312,12 +313,12 @@ async def write_new_tickets(conn: asyncpg.Connection, tenant_id: TenantId, new: 
         [v.group_id for v, _ in versions], [v.requester.contact_id for v, _ in versions],
         fields, [v.created_at for v, _ in versions], [v.updated_at for v, _ in versions],
         [d.decode() for _, d in versions])
-    await _write_readers(conn.execute, tenant_id, [w.ticket for w in out.values()])
+    await _write_readers(run, tenant_id, [w.ticket for w in out.values()])
     rows = [_message_row(ticket_id, version, event) for ticket_id, version, event in messages]
     kept = [r for r in rows if r is not None]
-    await conn.execute(Q["insert_new_messages"], tenant_id, *(list(c) for c in zip(*kept,
-                                                                                 strict=True)))
-    await index_tickets(conn, tenant_id, list(out))
+    await run(Q["insert_new_messages"], tenant_id,
+              *(list(c) for c in zip(*kept, strict=True)))
+    await index_tickets(conn, tenant_id, list(out), write=write)
     return out
 
 

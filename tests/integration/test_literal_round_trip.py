@@ -24,7 +24,8 @@ from tests.support import pg
 from tests.unit.test_literal import HOSTILE
 
 COLUMNS = ("t text, j jsonb, ta text[], ua uuid[], ia bigint[], i bigint, n numeric, "
-           "f float8, u uuid, ts timestamptz, b bytea, bo boolean")
+           "f float8, u uuid, ts timestamptz, b bytea, bo boolean, tsa timestamptz[], "
+           "ja jsonb[]")
 
 ELEMENTS = ["", "NULL", "x,y", "{z}", 'q"', "\\", " s ", "a b"]
 
@@ -41,6 +42,15 @@ CASES: list[tuple[str, Any, Any]] = [
     ("ua", [uuid.UUID(int=1), uuid.UUID(int=2**128 - 1)],
      [uuid.UUID(int=1), uuid.UUID(int=2**128 - 1)]),
     ("ua", [], []),
+    ("ua", [None, uuid.UUID(int=3), None], [None, uuid.UUID(int=3), None]),
+    ("ta", [None, "NULL", None], [None, "NULL", None]),
+    ("ia", [None, 7], [None, 7]),
+    ("tsa", [datetime(2026, 12, 2, 10, 0, 0, 5, tzinfo=UTC), None,
+             datetime(2026, 10, 25, 2, 30, fold=1, tzinfo=ZoneInfo("Europe/Amsterdam"))],
+     [datetime(2026, 12, 2, 10, 0, 0, 5, tzinfo=UTC), None,
+      datetime(2026, 10, 25, 1, 30, tzinfo=UTC)]),
+    ("ja", [{"texts": HOSTILE}, None, {"q": '"\\', "n": [1, None]}],
+     [{"texts": HOSTILE}, None, {"q": '"\\', "n": [1, None]}]),
     ("ia", [0, -1, 2**63 - 1, -(2**63)], [0, -1, 2**63 - 1, -(2**63)]),
     ("i", 2**63 - 1, 2**63 - 1),
     ("i", -(2**63), -(2**63)),
