@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from uuid import UUID
 
+import orjson
 from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel
 
@@ -43,16 +44,33 @@ from domain.ticket.commands import (
 )
 from domain.values import Requester
 from eventstore.store import UnitOfWork
-from handlers.ticket_links import change_ccs, link_ticket, merge_ticket, new_split_id, split_ticket
+from handlers.ticket_links import (
+    PairResult,
+    change_ccs,
+    link_ticket,
+    merge_ticket,
+    new_split_id,
+    split_ticket,
+)
 from handlers.tickets import CommandResult, run_command
 
 router = APIRouter(prefix="/v1/tickets", tags=["tickets"], route_class=StrictRoute)
 _COMMAND = COMMAND_ERRORS | sends(200, required=(ETAG,))
 
 
+def _view(result: CommandResult) -> orjson.Fragment:
+    return ticket_view(result.ticket, result.documents.get(result.ticket.id))
+
+
 def _reply(result: CommandResult) -> JsonReply:
-    t = result.ticket
-    return JsonReply(200, ticket_view(t, result.documents.get(t.id)), {"ETag": etag(t.version)})
+    return JsonReply(200, _view(result), {"ETag": etag(result.ticket.version)})
+
+
+def _pair_reply(done: PairResult, other: str) -> JsonReply:
+    """A two-ticket command's answer: the addressed ticket as ``ticket``, the other under
+    ``other``; the ETag is the addressed ticket's."""
+    return JsonReply(200, {"ticket": _view(done.ticket), other: _view(done.other)},
+                     {"ETag": etag(done.ticket.ticket.version)})
 
 
 async def _run(request: Request, services: ServicesDep, principal: Principal,
@@ -80,12 +98,8 @@ async def merge(ticket_id: UUID, body: TicketMergeIn, request: Request, services
                           at=services.clock.now())
 
     async def work(uow: UnitOfWork, expected: int | None) -> JsonReply:
-        done = await merge_ticket(uow, ticket_id, command, expected_version=expected)
-        source, target = done.ticket, done.other
-        return JsonReply(200, {
-            "ticket": ticket_view(source.ticket, source.documents.get(source.ticket.id)),
-            "into": ticket_view(target.ticket, target.documents.get(target.ticket.id))},
-            {"ETag": etag(source.ticket.version)})
+        return _pair_reply(await merge_ticket(uow, ticket_id, command,
+                                              expected_version=expected), "into")
 
     return await _run(request, services, principal, body, if_match, work)
 
@@ -108,12 +122,8 @@ async def split(ticket_id: UUID, body: TicketSplitIn, request: Request,
                           at=services.clock.now())
 
     async def work(uow: UnitOfWork, expected: int | None) -> JsonReply:
-        done = await split_ticket(uow, ticket_id, command, expected_version=expected)
-        source, new = done.ticket, done.other
-        return JsonReply(200, {
-            "ticket": ticket_view(source.ticket, source.documents.get(source.ticket.id)),
-            "new_ticket": ticket_view(new.ticket, new.documents.get(new.ticket.id))},
-            {"ETag": etag(source.ticket.version)})
+        return _pair_reply(await split_ticket(uow, ticket_id, command,
+                                              expected_version=expected), "new_ticket")
 
     return await _run(request, services, principal, body, if_match, work)
 
