@@ -21,7 +21,7 @@ from api.http.headers import IfMatch
 from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, tenant_list_document
 from api.http.problem_docs import errors
 from api.http.problems import Problem
-from api.http.reply import JsonReply, present, versioned
+from api.http.reply import JsonReply, versioned
 from api.http.routing import StrictRoute
 from api.schemas.rules import (
     ActionIn,
@@ -95,9 +95,9 @@ async def create(body: RuleIn, request: Request, principal: Authorized,
             responses=errors(404) | sends(200, required=(ETAG,)),
             summary="One rule; `ETag`")
 async def get_one(rule_id: UUID, principal: Authorized, services: ServicesDep) -> Response:
-    async with commands.reading(services, principal) as s:
-        rule = await rule_handlers.get_rule(s, rule_id)
-    return _reply(present(rule, f"no rule {rule_id}")).response()
+    return await commands.read_one(services, principal,
+                                   lambda s: rule_handlers.get_rule(s, rule_id),
+                                   f"no rule {rule_id}", _reply)
 
 
 @router.patch("/v1/rules/{rule_id}", response_model=RuleOut,

@@ -20,7 +20,7 @@ from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit
 from api.http.params import IsoAwareDateTime
 from api.http.problem_docs import errors
 from api.http.problems import Problem, invalid_parameter
-from api.http.reply import JsonReply, present, versioned
+from api.http.reply import JsonReply, versioned
 from api.http.routing import StrictRoute
 from api.schemas.events import EventPage
 from api.schemas.ticket_fields import (
@@ -77,9 +77,9 @@ async def define(body: TicketFieldIn, request: Request, principal: Authorized,
                                                                      | sends(200, required=(ETAG,)),
             summary="One ticket field; ETag")
 async def get_one(field_key: Key, principal: Authorized, services: ServicesDep) -> Response:
-    async with commands.reading(services, principal) as s:
-        d = await handlers.get_field(s, field_key)
-    return _reply(present(d, "no such ticket field")).response()
+    return await commands.read_one(services, principal,
+                                   lambda s: handlers.get_field(s, field_key),
+                                   "no such ticket field", _reply)
 
 
 @router.patch("/{field_key}", response_model=TicketFieldOut,
