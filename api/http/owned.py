@@ -10,13 +10,15 @@ under the caller's ``If-Match`` and answers the record with its ``ETag``.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from uuid import UUID
 
 from fastapi import Request, Response
 
 from api.http import commands
 from api.http.auth import Principal
-from api.http.commands import owner_caller
+from api.http.commands import owner_caller, parse_if_match
 from api.http.problems import Problem
 from api.http.reply import JsonReply
 from domain.ids import AgentId
@@ -28,6 +30,14 @@ if TYPE_CHECKING:
     from api.root import Services
 
 R = TypeVar("R")
+R_co = TypeVar("R_co", covariant=True)
+
+
+class Delete(Protocol[R_co]):
+    """A handler that deletes a macro or a view as the caller, answering it as it was."""
+
+    def __call__(self, uow: UnitOfWork, record_id: UUID, caller: Caller, at: datetime, /, *,
+                 expected_version: int | None = None) -> Awaitable[R_co]: ...
 
 
 def new_owner(principal: Principal, shared: bool, kind: str) -> AgentId | None:
@@ -55,4 +65,16 @@ async def run_owned(request: Request, services: Services, principal: Principal,
                                  expected_version=expected)
 
 
-__all__ = ["new_owner", "run_owned"]
+async def delete_owned(request: Request, services: Services, principal: Principal,
+                       if_match: str | None, delete: Delete[R], record_id: UUID,
+                       reply: Callable[[R], JsonReply]) -> Response:
+    """Delete ``record_id`` by ``delete`` under the ``If-Match`` version, now, and answer
+    ``reply`` of the record as it was."""
+    expected = parse_if_match(if_match)
+    at = services.clock.now()
+    return await run_owned(
+        request, services, principal, None, expected,
+        lambda uow, caller: delete(uow, record_id, caller, at, expected_version=expected), reply)
+
+
+__all__ = ["Delete", "delete_owned", "new_owner", "run_owned"]

@@ -19,7 +19,7 @@ from api.http.answer_headers import ETAG, LOCATION, sends
 from api.http.commands import agent_actor, parse_if_match, precondition_failed
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
-from api.http.owned import new_owner, run_owned
+from api.http.owned import delete_owned, new_owner, run_owned
 from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, personal_list_page
 from api.http.problem_docs import errors
 from api.http.reply import JsonReply, versioned
@@ -121,13 +121,8 @@ async def patch(macro_id: UUID, body: MacroPatch, request: Request, principal: A
 async def delete(macro_id: UUID, request: Request, principal: Authorized,
                  services: ServicesDep, if_match: IfMatch = None) -> Response:
     """Answers the macro as it was; its history stays in its stream."""
-    expected = parse_if_match(if_match)
-    at = services.clock.now()
-
-    return await run_owned(
-        request, services, principal, None, expected,
-        lambda uow, caller: macro_handlers.delete_macro(uow, macro_id, caller, at,
-                                                        expected_version=expected), _reply)
+    return await delete_owned(request, services, principal, if_match,
+                              macro_handlers.delete_macro, macro_id, _reply)
 
 
 def _applied(applied: Applied, preview: bool) -> JsonReply:

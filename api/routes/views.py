@@ -19,7 +19,7 @@ from api.http.answer_headers import ETAG, LOCATION, sends
 from api.http.commands import parse_if_match
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
-from api.http.owned import new_owner, run_owned
+from api.http.owned import delete_owned, new_owner, run_owned
 from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, personal_list_page
 from api.http.problem_docs import errors
 from api.http.problems import Problem
@@ -136,13 +136,8 @@ async def patch(view_id: UUID, body: ViewPatch, request: Request, principal: Aut
 async def delete(view_id: UUID, request: Request, principal: Authorized,
                  services: ServicesDep, if_match: IfMatch = None) -> Response:
     """Answers the view as it was; its history stays in its stream."""
-    expected = parse_if_match(if_match)
-    at = services.clock.now()
-
-    return await run_owned(
-        request, services, principal, None, expected,
-        lambda uow, caller: view_handlers.delete_view(uow, view_id, caller, at,
-                                                      expected_version=expected), _reply)
+    return await delete_owned(request, services, principal, if_match,
+                              view_handlers.delete_view, view_id, _reply)
 
 
 @router.get("/v1/views/{view_id}/tickets", response_model=TicketPage, responses=errors(404),
