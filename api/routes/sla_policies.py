@@ -21,7 +21,7 @@ from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
 from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, tenant_list_document
 from api.http.problem_docs import errors
-from api.http.reply import JsonReply, present, versioned
+from api.http.reply import JsonReply, versioned
 from api.http.routing import StrictRoute
 from api.schemas.sla_policies import (
     CalendarIn,
@@ -125,9 +125,9 @@ async def create_calendar(body: CalendarIn, request: Request, principal: Authori
             summary="One calendar; `ETag`")
 async def get_calendar(calendar_id: UUID, principal: Authorized,
                        services: ServicesDep) -> Response:
-    async with services.store.unit_of_work(principal.tenant_id, readonly=True) as s:
-        calendar = await handlers.get_calendar(s, calendar_id)
-    return _calendar_reply(present(calendar, f"no calendar {calendar_id}")).response()
+    return await commands.read_one(services, principal,
+                                   lambda s: handlers.get_calendar(s, calendar_id),
+                                   f"no calendar {calendar_id}", _calendar_reply)
 
 
 @router.patch("/v1/calendars/{calendar_id}", response_model=CalendarOut,
@@ -223,9 +223,9 @@ async def put_order(body: PolicyOrderIn, request: Request, principal: Authorized
             responses=errors(404) | sends(200, required=(ETAG,)),
             summary="One SLA policy; `ETag`")
 async def get_policy(policy_id: UUID, principal: Authorized, services: ServicesDep) -> Response:
-    async with services.store.unit_of_work(principal.tenant_id, readonly=True) as s:
-        policy = await handlers.get_policy(s, policy_id)
-    return _policy_reply(present(policy, f"no SLA policy {policy_id}")).response()
+    return await commands.read_one(services, principal,
+                                   lambda s: handlers.get_policy(s, policy_id),
+                                   f"no SLA policy {policy_id}", _policy_reply)
 
 
 @router.patch("/v1/sla-policies/{policy_id}", response_model=PolicyOut,
