@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from domain.errors import AlreadyExists, CorruptStream, ValidationFailed
 from domain.events import Event, MacroChanged, MacroCreated, MacroDeleted
-from domain.evolution import one_version_on
+from domain.evolution import one_version_on, replay
 from domain.ids import AgentId
 from domain.rule_parts import ACTIONS_MAX, Action, check_action
 from domain.templates import check_template
@@ -149,10 +149,7 @@ def evolve_macro(state: Macro | None, event: Event) -> Macro:
 
 
 def fold_macro(events: Iterable[Event]) -> Macro | None:
-    state: Macro | None = None
-    for event in events:
-        state = evolve_macro(state, event)
-    return state
+    return replay(evolve_macro, events)
 
 
 def visible_to(macro: Macro, agent_id: UUID | None) -> bool:

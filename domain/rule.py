@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
 from domain.events import Event, RuleChanged, RuleCreated
-from domain.evolution import one_version_on
+from domain.evolution import one_version_on, replay
 from domain.rule_parts import (
     Action,
     Condition,
@@ -161,10 +161,7 @@ def evolve_rule(state: Rule | None, event: Event) -> Rule:
 
 def fold_rule(events: Iterable[Event]) -> Rule | None:
     """Replay a rule's stream from the start; None for an empty stream."""
-    state: Rule | None = None
-    for event in events:
-        state = evolve_rule(state, event)
-    return state
+    return replay(evolve_rule, events)
 
 
 def in_order(rules: Sequence[Rule]) -> list[Rule]:

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from domain.errors import AlreadyExists, CorruptStream, ValidationFailed
 from domain.events import Event, ViewChanged, ViewCreated, ViewDeleted
-from domain.evolution import one_version_on
+from domain.evolution import one_version_on, replay
 from domain.ids import AgentId
 from domain.values import UtcDatetime
 
@@ -130,10 +130,7 @@ def evolve_view(state: SavedView | None, event: Event) -> SavedView:
 
 
 def fold_view(events: Iterable[Event]) -> SavedView | None:
-    state: SavedView | None = None
-    for event in events:
-        state = evolve_view(state, event)
-    return state
+    return replay(evolve_view, events)
 
 
 __all__ = ["FILTERS_MAX", "PAGING", "VIEW_NAME_MAX", "ChangeView", "CreateView", "Filters",

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from domain.business_hours import Calendar
 from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
 from domain.events import CalendarChanged, CalendarCreated, CalendarDeleted, Event
-from domain.evolution import one_version_on
+from domain.evolution import one_version_on, replay
 from domain.values import UtcDatetime
 
 CALENDAR_NAME_MAX = 100
@@ -181,10 +181,7 @@ def evolve_calendar(state: SlaCalendar | None, event: Event) -> SlaCalendar:
 
 def fold_calendar(events: Iterable[Event]) -> SlaCalendar | None:
     """Replay a calendar's stream from the start; None for an empty stream."""
-    state: SlaCalendar | None = None
-    for event in events:
-        state = evolve_calendar(state, event)
-    return state
+    return replay(evolve_calendar, events)
 
 
 __all__ = [

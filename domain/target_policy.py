@@ -41,7 +41,7 @@ from domain.events import (
     SlaPolicyCreated,
     SlaPolicyDeleted,
 )
-from domain.evolution import one_version_on
+from domain.evolution import one_version_on, replay
 from domain.rule_parts import Condition, Facts, check_condition, failing, field_key
 from domain.sla import ClockBasis, PolicyChoice, PolicyMatcher
 from domain.values import Priority, SlaMetric, UtcDatetime
@@ -220,10 +220,7 @@ def evolve_policy(state: TargetPolicy | None, event: Event) -> TargetPolicy:
 
 def fold_policy(events: Iterable[Event]) -> TargetPolicy | None:
     """Replay a policy's stream from the start; None for an empty stream."""
-    state: TargetPolicy | None = None
-    for event in events:
-        state = evolve_policy(state, event)
-    return state
+    return replay(evolve_policy, events)
 
 
 def in_order(policies: Iterable[TargetPolicy]) -> list[TargetPolicy]:
