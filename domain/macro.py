@@ -21,6 +21,7 @@ from domain.evolution import one_version_on, replay
 from domain.ids import AgentId
 from domain.rule_parts import ACTIONS_MAX, Action, check_action
 from domain.templates import check_template
+from domain.validation import check_name
 from domain.values import UtcDatetime, Visibility
 
 MACRO_NAME_MAX = 100
@@ -77,10 +78,7 @@ class ChangeMacro(BaseModel):
 
 
 def check_macro_name(name: str) -> str:
-    name = name.strip()
-    if not name or len(name) > MACRO_NAME_MAX:
-        raise ValidationFailed(f"name must be 1 to {MACRO_NAME_MAX} characters", field="name")
-    return name
+    return check_name(name, MACRO_NAME_MAX)
 
 
 def check_macro_actions(actions: Sequence[Action]) -> tuple[Action, ...]:
