@@ -22,7 +22,7 @@ from api.http.headers import IfMatch
 from api.http.owned import delete_owned, new_owner, run_owned
 from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, personal_list_page
 from api.http.problem_docs import errors
-from api.http.reply import JsonReply, versioned
+from api.http.reply import JsonReply, RecordAnswers
 from api.http.routing import StrictRoute
 from api.schemas.macros import (
     AppliedOut,
@@ -34,7 +34,7 @@ from api.schemas.macros import (
 )
 from api.schemas.tickets import etag
 from domain.ids import MessageId, TicketId
-from domain.macro import ChangeMacro, CreateMacro, Macro
+from domain.macro import ChangeMacro, CreateMacro
 from domain.rule_parts import Action
 from eventstore.errors import ConcurrencyError
 from eventstore.store import UnitOfWork
@@ -87,12 +87,8 @@ async def get_one(macro_id: UUID, principal: Authorized, services: ServicesDep) 
     return _reply(macro).response()
 
 
-def _reply(macro: Macro) -> JsonReply:
-    return versioned(200, macro_document(macro), macro.version)
-
-
-def _created(macro: Macro) -> JsonReply:
-    return versioned(201, macro_document(macro), macro.version, f"/v1/macros/{macro.id}")
+_ANSWERS = RecordAnswers(macro_document, lambda r: f"/v1/macros/{r.id}")
+_reply, _created = _ANSWERS.reply, _ANSWERS.created
 
 
 @router.patch("/v1/macros/{macro_id}", response_model=MacroOut,

@@ -23,13 +23,13 @@ from api.http.owned import delete_owned, new_owner, run_owned
 from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, personal_list_page
 from api.http.problem_docs import errors
 from api.http.problems import Problem
-from api.http.reply import JsonReply, versioned
+from api.http.reply import JsonReply, RecordAnswers
 from api.http.routing import StrictRoute
 from api.http.ticket_list import as_params, ticket_list
 from api.schemas.saved_views import ViewIn, ViewOut, ViewPage, ViewPatch, view_document
 from api.schemas.tickets import TicketPage
 from domain.errors import ValidationFailed
-from domain.saved_view import ChangeView, CreateView, SavedView, check_filters
+from domain.saved_view import ChangeView, CreateView, check_filters
 from handlers import saved_views as view_handlers
 from projections import saved_views as read_model
 
@@ -97,12 +97,8 @@ async def create(body: ViewIn, request: Request, principal: Authorized,
                                  lambda uow: view_handlers.create_view(uow, command), _created)
 
 
-def _reply(view: SavedView) -> JsonReply:
-    return versioned(200, view_document(view), view.version)
-
-
-def _created(view: SavedView) -> JsonReply:
-    return versioned(201, view_document(view), view.version, f"/v1/views/{view.id}")
+_ANSWERS = RecordAnswers(view_document, lambda r: f"/v1/views/{r.id}")
+_reply, _created = _ANSWERS.reply, _ANSWERS.created
 
 
 @router.get("/v1/views/{view_id}", response_model=ViewOut,
