@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from uuid import UUID
 
 from fastapi import Request, Response
+from pydantic import BaseModel
 
 from api.http import commands
 from api.http.auth import Principal
@@ -31,6 +32,15 @@ if TYPE_CHECKING:
 
 R = TypeVar("R")
 R_co = TypeVar("R_co", covariant=True)
+C_contra = TypeVar("C_contra", contravariant=True)
+C = TypeVar("C")
+
+
+class Change(Protocol[C_contra, R_co]):
+    """A handler that changes a macro or a view by a command, as the caller."""
+
+    def __call__(self, uow: UnitOfWork, record_id: UUID, command: C_contra, caller: Caller,
+                 /, *, expected_version: int | None = None) -> Awaitable[R_co]: ...
 
 
 class Delete(Protocol[R_co]):
@@ -65,6 +75,19 @@ async def run_owned(request: Request, services: Services, principal: Principal,
                                  expected_version=expected)
 
 
+async def change_owned(request: Request, services: Services, principal: Principal,
+                       body: BaseModel, expected: int | None, change: Change[C, R],
+                       record_id: UUID, command: C,
+                       reply: Callable[[R], JsonReply]) -> Response:
+    """Change ``record_id`` by ``change`` with ``command`` under ``expected`` (the
+    ``If-Match`` version), and answer ``reply`` of the record after it; the members
+    ``body`` sets are what an Idempotency-Key is held to."""
+    return await run_owned(
+        request, services, principal, body.model_dump(mode="json", exclude_unset=True),
+        expected, lambda uow, caller: change(uow, record_id, command, caller,
+                                             expected_version=expected), reply)
+
+
 async def delete_owned(request: Request, services: Services, principal: Principal,
                        if_match: str | None, delete: Delete[R], record_id: UUID,
                        reply: Callable[[R], JsonReply]) -> Response:
@@ -77,4 +100,4 @@ async def delete_owned(request: Request, services: Services, principal: Principa
         lambda uow, caller: delete(uow, record_id, caller, at, expected_version=expected), reply)
 
 
-__all__ = ["Delete", "delete_owned", "new_owner", "run_owned"]
+__all__ = ["Change", "Delete", "change_owned", "delete_owned", "new_owner", "run_owned"]

@@ -19,7 +19,7 @@ from api.http.answer_headers import ETAG, LOCATION, sends
 from api.http.commands import agent_actor, parse_if_match, precondition_failed
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
-from api.http.owned import delete_owned, new_owner, run_owned
+from api.http.owned import change_owned, delete_owned, new_owner
 from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, personal_list_page
 from api.http.problem_docs import errors
 from api.http.reply import JsonReply, RecordAnswers
@@ -105,10 +105,8 @@ async def patch(macro_id: UUID, body: MacroPatch, request: Request, principal: A
             Action(type=a.type, value=a.value) for a in body.actions),
         at=services.clock.now())
 
-    return await run_owned(
-        request, services, principal, body.model_dump(mode="json", exclude_unset=True),
-        expected, lambda uow, caller: macro_handlers.change_macro(
-            uow, macro_id, command, caller, expected_version=expected), _reply)
+    return await change_owned(request, services, principal, body, expected,
+                              macro_handlers.change_macro, macro_id, command, _reply)
 
 
 @router.delete("/v1/macros/{macro_id}", response_model=MacroOut,

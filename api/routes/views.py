@@ -19,7 +19,7 @@ from api.http.answer_headers import ETAG, LOCATION, sends
 from api.http.commands import parse_if_match
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
-from api.http.owned import delete_owned, new_owner, run_owned
+from api.http.owned import change_owned, delete_owned, new_owner
 from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, personal_list_page
 from api.http.problem_docs import errors
 from api.http.problems import Problem
@@ -120,10 +120,8 @@ async def patch(view_id: UUID, body: ViewPatch, request: Request, principal: Aut
     filters = None if body.filters is None else await _checked(request, body.filters)
     command = ChangeView(name=body.name, filters=filters, at=services.clock.now())
 
-    return await run_owned(
-        request, services, principal, body.model_dump(mode="json", exclude_unset=True),
-        expected, lambda uow, caller: view_handlers.change_view(
-            uow, view_id, command, caller, expected_version=expected), _reply)
+    return await change_owned(request, services, principal, body, expected,
+                              view_handlers.change_view, view_id, command, _reply)
 
 
 @router.delete("/v1/views/{view_id}", response_model=ViewOut,
