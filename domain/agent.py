@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from domain.errors import AlreadyExists, CorruptStream, NotFound
 from domain.events import AgentAdded, AgentUpdated, Event
+from domain.evolution import replay
 from domain.ids import AgentId
 from domain.values import Role, UtcDatetime
 
@@ -102,9 +103,7 @@ def evolve_agent(state: Agent | None, event: Event) -> Agent:
 
 def fold_agent(state: Agent | None, events: Iterable[Event]) -> Agent | None:
     """``state`` after ``events`` (None and no events: no agent)."""
-    for event in events:
-        state = evolve_agent(state, event)
-    return state
+    return replay(evolve_agent, events, state)
 
 
 __all__ = [

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
 from domain.events import ApiKeyIssued, ApiKeyRevoked, Event
+from domain.evolution import replay
 from domain.ids import AgentId, ApiKeyId
 from domain.values import Role, UtcDatetime
 
@@ -161,9 +162,7 @@ def evolve_api_key(state: ApiKey | None, event: Event) -> ApiKey:
 
 def fold_api_key(state: ApiKey | None, events: Iterable[Event]) -> ApiKey | None:
     """``state`` after ``events`` (None and no events: no key)."""
-    for event in events:
-        state = evolve_api_key(state, event)
-    return state
+    return replay(evolve_api_key, events, state)
 
 
 __all__ = [

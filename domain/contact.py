@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from domain.errors import AlreadyExists, CorruptStream, DomainError, NotFound, ValidationFailed
 from domain.events import ContactCreated, ContactErased, ContactMerged, ContactUpdated, Event
+from domain.evolution import replay
 from domain.ids import ContactId, OrganizationId
 from domain.validation import (
     NAME_MAX,
@@ -193,10 +194,7 @@ def evolve_contact(state: Contact | None, event: Event) -> Contact:
 
 def fold_contact(events: Iterable[Event]) -> Contact | None:
     """Replay a contact's stream; None for an empty stream."""
-    state: Contact | None = None
-    for event in events:
-        state = evolve_contact(state, event)
-    return state
+    return replay(evolve_contact, events)
 
 
 __all__ = [

@@ -3,12 +3,13 @@
 A macro, a saved view, a rule, an SLA policy and an SLA calendar each keep a
 ``version`` and an ``updated_at``, and their change events name only what changed
 (None: left as it was). Each ``evolve_x`` says which event starts and which ends its
-stream; the step itself is the same for all and is written here once.
+stream; the step itself is the same for all and is written here once. Replaying a
+stream (``replay``) is the same for every aggregate, the ticket's too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol, Self, TypeVar
 
 from domain.events import Event
@@ -23,6 +24,16 @@ class Versioned(Protocol):
 
 
 S = TypeVar("S", bound=Versioned)
+T = TypeVar("T")
+
+
+def replay(evolve: Callable[[T | None, Event], T], events: Iterable[Event],
+           state: T | None = None) -> T | None:
+    """``state`` (None: before the stream's first event) after ``events``, each applied
+    by ``evolve``; None for no state and no events."""
+    for event in events:
+        state = evolve(state, event)
+    return state
 
 
 def one_version_on(state: S, event: Event, parts: Iterable[str] = (),

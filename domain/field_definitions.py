@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
 from domain.events import Event, TicketFieldDefined, TicketFieldUpdated
+from domain.evolution import replay
 from domain.fields import (
     CHOICE_TYPES,
     FIELD_KEY_PATTERN,
@@ -156,10 +157,7 @@ def evolve_field(state: FieldDefinition | None, event: Event) -> FieldDefinition
 
 
 def fold_field(events: Iterable[Event]) -> FieldDefinition | None:
-    state: FieldDefinition | None = None
-    for event in events:
-        state = evolve_field(state, event)
-    return state
+    return replay(evolve_field, events)
 
 
 __all__ = ["CHANGEABLE", "DefineField", "FieldCommand", "UpdateField", "decide_field",

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
 from domain.events import Event, GroupCreated, GroupMembersChanged, GroupRenamed
+from domain.evolution import replay
 from domain.ids import AgentId, GroupId
 from domain.values import UtcDatetime
 
@@ -123,10 +124,7 @@ def evolve_group(state: Group | None, event: Event) -> Group:
 
 def fold_group(events: Iterable[Event]) -> Group | None:
     """Replay a group's stream from the start; None for an empty stream."""
-    state: Group | None = None
-    for event in events:
-        state = evolve_group(state, event)
-    return state
+    return replay(evolve_group, events)
 
 
 __all__ = [

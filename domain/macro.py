@@ -17,10 +17,11 @@ from pydantic import BaseModel, ConfigDict
 
 from domain.errors import AlreadyExists, CorruptStream, ValidationFailed
 from domain.events import Event, MacroChanged, MacroCreated, MacroDeleted
-from domain.evolution import one_version_on
+from domain.evolution import one_version_on, replay
 from domain.ids import AgentId
 from domain.rule_parts import ACTIONS_MAX, Action, check_action
 from domain.templates import check_template
+from domain.validation import check_name
 from domain.values import UtcDatetime, Visibility
 
 MACRO_NAME_MAX = 100
@@ -77,10 +78,7 @@ class ChangeMacro(BaseModel):
 
 
 def check_macro_name(name: str) -> str:
-    name = name.strip()
-    if not name or len(name) > MACRO_NAME_MAX:
-        raise ValidationFailed(f"name must be 1 to {MACRO_NAME_MAX} characters", field="name")
-    return name
+    return check_name(name, MACRO_NAME_MAX)
 
 
 def check_macro_actions(actions: Sequence[Action]) -> tuple[Action, ...]:
@@ -149,10 +147,7 @@ def evolve_macro(state: Macro | None, event: Event) -> Macro:
 
 
 def fold_macro(events: Iterable[Event]) -> Macro | None:
-    state: Macro | None = None
-    for event in events:
-        state = evolve_macro(state, event)
-    return state
+    return replay(evolve_macro, events)
 
 
 def visible_to(macro: Macro, agent_id: UUID | None) -> bool:

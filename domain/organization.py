@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
 from domain.events import Event, OrganizationCreated, OrganizationUpdated
+from domain.evolution import replay
 from domain.ids import OrganizationId
 from domain.validation import NAME_MAX, check_text
 from domain.values import UtcDatetime
@@ -114,10 +115,7 @@ def evolve_organization(state: Organization | None, event: Event) -> Organizatio
 
 def fold_organization(events: Iterable[Event]) -> Organization | None:
     """Replay an organization's stream; None for an empty stream."""
-    state: Organization | None = None
-    for event in events:
-        state = evolve_organization(state, event)
-    return state
+    return replay(evolve_organization, events)
 
 
 __all__ = [

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
 from domain.events import Event, RuleChanged, RuleCreated
-from domain.evolution import one_version_on
+from domain.evolution import one_version_on, replay
 from domain.rule_parts import (
     Action,
     Condition,
@@ -27,12 +27,12 @@ from domain.rule_parts import (
     check_conditions,
     check_time_rule,
 )
+from domain.validation import POSITION_MAX, check_name, check_position
 from domain.values import UtcDatetime
 
 RULE_NAME_MAX = 100
 RULES_MAX = 500
 """How many rules (active or not) a tenant may have."""
-POSITION_MAX = 1_000_000
 CHAIN_DEPTH_MAX = 5
 """How many rules may act in a row, each on the events of the one before; the next
 one does not fire, and ``RuleChainStopped`` says so."""
@@ -90,16 +90,7 @@ RuleCommand = CreateRule | ChangeRule
 
 
 def check_rule_name(name: str) -> str:
-    name = name.strip()
-    if not name or len(name) > RULE_NAME_MAX:
-        raise ValidationFailed(f"name must be 1 to {RULE_NAME_MAX} characters", field="name")
-    return name
-
-
-def _position(position: int) -> int:
-    if not 0 <= position <= POSITION_MAX:
-        raise ValidationFailed(f"position must be 0 to {POSITION_MAX}", field="position")
-    return position
+    return check_name(name, RULE_NAME_MAX)
 
 
 def decide_rule(command: RuleCommand, state: Rule | None) -> list[Event]:
@@ -113,7 +104,7 @@ def decide_rule(command: RuleCommand, state: Rule | None) -> list[Event]:
         if command.time is not None:
             check_time_rule(command.time, conditions, actions)
         return [RuleCreated(rule_id=command.rule_id, name=check_rule_name(command.name),
-                            position=_position(command.position), active=command.active,
+                            position=check_position(command.position), active=command.active,
                             conditions=conditions, actions=actions, time=command.time,
                             at=command.at)]
     if state is None:
@@ -121,7 +112,7 @@ def decide_rule(command: RuleCommand, state: Rule | None) -> list[Event]:
     changes: dict[str, object] = {}
     if command.name is not None and check_rule_name(command.name) != state.name:
         changes["name"] = check_rule_name(command.name)
-    if command.position is not None and _position(command.position) != state.position:
+    if command.position is not None and check_position(command.position) != state.position:
         changes["position"] = command.position
     if command.active is not None and command.active != state.active:
         changes["active"] = command.active
@@ -161,10 +152,7 @@ def evolve_rule(state: Rule | None, event: Event) -> Rule:
 
 def fold_rule(events: Iterable[Event]) -> Rule | None:
     """Replay a rule's stream from the start; None for an empty stream."""
-    state: Rule | None = None
-    for event in events:
-        state = evolve_rule(state, event)
-    return state
+    return replay(evolve_rule, events)
 
 
 def in_order(rules: Sequence[Rule]) -> list[Rule]:

@@ -18,8 +18,9 @@ from pydantic import BaseModel, ConfigDict
 
 from domain.errors import AlreadyExists, CorruptStream, ValidationFailed
 from domain.events import Event, ViewChanged, ViewCreated, ViewDeleted
-from domain.evolution import one_version_on
+from domain.evolution import one_version_on, replay
 from domain.ids import AgentId
+from domain.validation import check_name
 from domain.values import UtcDatetime
 
 VIEW_NAME_MAX = 100
@@ -67,10 +68,7 @@ class ChangeView(BaseModel):
 
 
 def check_view_name(name: str) -> str:
-    name = name.strip()
-    if not name or len(name) > VIEW_NAME_MAX:
-        raise ValidationFailed(f"name must be 1 to {VIEW_NAME_MAX} characters", field="name")
-    return name
+    return check_name(name, VIEW_NAME_MAX)
 
 
 def check_filters(filters: Mapping[str, str | list[str]]) -> Filters:
@@ -130,10 +128,7 @@ def evolve_view(state: SavedView | None, event: Event) -> SavedView:
 
 
 def fold_view(events: Iterable[Event]) -> SavedView | None:
-    state: SavedView | None = None
-    for event in events:
-        state = evolve_view(state, event)
-    return state
+    return replay(evolve_view, events)
 
 
 __all__ = ["FILTERS_MAX", "PAGING", "VIEW_NAME_MAX", "ChangeView", "CreateView", "Filters",

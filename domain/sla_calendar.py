@@ -25,7 +25,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from domain.business_hours import Calendar
 from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
 from domain.events import CalendarChanged, CalendarCreated, CalendarDeleted, Event
-from domain.evolution import one_version_on
+from domain.evolution import one_version_on, replay
+from domain.validation import check_name
 from domain.values import UtcDatetime
 
 CALENDAR_NAME_MAX = 100
@@ -133,11 +134,7 @@ def make_hours(timezone: str, weekly: Mapping[str, Sequence[Sequence[str]]],
 
 
 def check_calendar_name(name: str) -> str:
-    name = name.strip()
-    if not name or len(name) > CALENDAR_NAME_MAX:
-        raise ValidationFailed(f"name must be 1 to {CALENDAR_NAME_MAX} characters",
-                               field="name")
-    return name
+    return check_name(name, CALENDAR_NAME_MAX)
 
 
 def decide_calendar(command: CreateCalendar | ChangeCalendar,
@@ -181,10 +178,7 @@ def evolve_calendar(state: SlaCalendar | None, event: Event) -> SlaCalendar:
 
 def fold_calendar(events: Iterable[Event]) -> SlaCalendar | None:
     """Replay a calendar's stream from the start; None for an empty stream."""
-    state: SlaCalendar | None = None
-    for event in events:
-        state = evolve_calendar(state, event)
-    return state
+    return replay(evolve_calendar, events)
 
 
 __all__ = [

@@ -41,15 +41,15 @@ from domain.events import (
     SlaPolicyCreated,
     SlaPolicyDeleted,
 )
-from domain.evolution import one_version_on
+from domain.evolution import one_version_on, replay
 from domain.rule_parts import Condition, Facts, check_condition, failing, field_key
 from domain.sla import ClockBasis, PolicyChoice, PolicyMatcher
+from domain.validation import check_name, check_position
 from domain.values import Priority, SlaMetric, UtcDatetime
 
 POLICY_NAME_MAX = 100
 POLICIES_MAX = 200
 POLICY_CONDITIONS_MAX = 20
-POSITION_MAX = 1_000_000
 DAY_MS = 86_400_000
 TARGET_MAX_MS = 366 * DAY_MS
 POLICY_FIELDS = frozenset({"priority", "group_id", "organization_id", "tags", "channel"})
@@ -140,16 +140,7 @@ def check_policy_conditions(conditions: Sequence[Condition]) -> tuple[Condition,
 
 
 def _name(name: str) -> str:
-    name = name.strip()
-    if not name or len(name) > POLICY_NAME_MAX:
-        raise ValidationFailed(f"name must be 1 to {POLICY_NAME_MAX} characters", field="name")
-    return name
-
-
-def _position(position: int) -> int:
-    if not 0 <= position <= POSITION_MAX:
-        raise ValidationFailed(f"position must be 0 to {POSITION_MAX}", field="position")
-    return position
+    return check_name(name, POLICY_NAME_MAX)
 
 
 def _default_unconditioned(default: bool, conditions: Sequence[Condition]) -> None:
@@ -168,7 +159,7 @@ def decide_policy(command: CreatePolicy | ChangePolicy,
         _default_unconditioned(command.default, conditions)
         return [SlaPolicyCreated(
             policy_id=command.policy_id, name=_name(command.name),
-            position=_position(command.position), default=command.default,
+            position=check_position(command.position), default=command.default,
             conditions=conditions, targets=check_targets(command.targets),
             calendar_id=command.calendar_id, at=command.at)]
     if state is None:
@@ -176,7 +167,7 @@ def decide_policy(command: CreatePolicy | ChangePolicy,
     changes: dict[str, object] = {}
     if command.name is not None and _name(command.name) != state.name:
         changes["name"] = _name(command.name)
-    if command.position is not None and _position(command.position) != state.position:
+    if command.position is not None and check_position(command.position) != state.position:
         changes["position"] = command.position
     if command.conditions is not None:
         conditions = check_policy_conditions(command.conditions)
@@ -220,10 +211,7 @@ def evolve_policy(state: TargetPolicy | None, event: Event) -> TargetPolicy:
 
 def fold_policy(events: Iterable[Event]) -> TargetPolicy | None:
     """Replay a policy's stream from the start; None for an empty stream."""
-    state: TargetPolicy | None = None
-    for event in events:
-        state = evolve_policy(state, event)
-    return state
+    return replay(evolve_policy, events)
 
 
 def in_order(policies: Iterable[TargetPolicy]) -> list[TargetPolicy]:

@@ -304,16 +304,19 @@ def _object(value: Any, keys: tuple[str, ...], *, required: bool = True) -> Mapp
     return value
 
 
-def _list(value: Any) -> list[Any]:
-    if not isinstance(value, list):
-        raise ValueError("expected a list")
+def _typed(value: Any, kind: type[T], message: str) -> T:
+    """``value`` if it is a ``kind``; else ``ValueError`` saying ``message``."""
+    if not isinstance(value, kind):
+        raise ValueError(message)
     return value
+
+
+def _list(value: Any) -> list[Any]:
+    return _typed(value, list, "expected a list")
 
 
 def _string(value: Any, name: str) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f"{name} must be a string")
-    return value
+    return _typed(value, str, f"{name} must be a string")
 
 
 def _targets(value: Any) -> dict[Priority, SlaTarget]:
@@ -379,15 +382,12 @@ def _files(value: Any) -> FileLimits:
 
 
 def _colour(value: Any) -> str | None:
-    if value is not None and not isinstance(value, str):
-        raise ValueError("brand_colour must be a string or null")
-    return value
+    return None if value is None else _typed(value, str,
+                                             "brand_colour must be a string or null")
 
 
 def _flag(value: Any, name: str) -> bool:
-    if not isinstance(value, bool):
-        raise ValueError(f"{name} must be true or false")
-    return value
+    return _typed(value, bool, f"{name} must be true or false")
 
 
 def _percent(value: Any) -> int | None:

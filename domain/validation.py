@@ -13,6 +13,8 @@ BODY_MAX = 50_000
 REASON_MAX = 500
 NAME_MAX = 200
 TAGS_MAX = 20
+POSITION_MAX = 1_000_000
+"""The highest position of a rule or an SLA policy in its tenant's order."""
 
 TAG_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,39}$"
 TAG_INPUT_PATTERN = r"^\s*[A-Za-z0-9][A-Za-z0-9_-]{0,39}\s*$"
@@ -57,6 +59,22 @@ def check_text(value: str, field: str, maximum: int) -> str:
     if len(value) > maximum:
         raise ValidationFailed(f"{field} must be at most {maximum} characters", field=field)
     return value
+
+
+def check_name(name: str, maximum: int) -> str:
+    """A configured thing's name (a macro's, a view's, a rule's, a policy's, a
+    calendar's), trimmed: 1 to ``maximum`` characters."""
+    name = name.strip()
+    if not name or len(name) > maximum:
+        raise ValidationFailed(f"name must be 1 to {maximum} characters", field="name")
+    return name
+
+
+def check_position(position: int) -> int:
+    """A rule's or an SLA policy's place in its tenant's order: 0 to ``POSITION_MAX``."""
+    if not 0 <= position <= POSITION_MAX:
+        raise ValidationFailed(f"position must be 0 to {POSITION_MAX}", field="position")
+    return position
 
 
 def check_reason(value: str | None) -> str | None:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from domain.errors import CorruptStream, ValidationFailed
 from domain.events import Event, WebhookConfigured
+from domain.evolution import replay
 from domain.values import UtcDatetime
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
@@ -66,9 +67,7 @@ def evolve_webhook(state: Webhook | None, event: Event) -> Webhook:
 
 
 def fold_webhook(state: Webhook | None, events: Iterable[Event]) -> Webhook | None:
-    for event in events:
-        state = evolve_webhook(state, event)
-    return state
+    return replay(evolve_webhook, events, state)
 
 
 __all__ = ["ConfigureWebhook", "SecretRequired", "Webhook", "decide_webhook",

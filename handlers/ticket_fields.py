@@ -28,13 +28,12 @@ from domain.field_definitions import (
 from domain.fields import FieldDefinition
 from domain.mapper import from_stored, to_stored
 from domain.ticket.commands import ChangeFields
-from domain.values import Actor, ActorKind
+from domain.values import Actor
 from eventstore.errors import ConcurrencyError
 from eventstore.store import UnitOfWork
 from eventstore.types import NewEvent, RecordedEvent
 from handlers.errors import Conflict
-from handlers.ticket_state import load_ticket
-from handlers.tickets import CommandResult, run_command
+from handlers.tickets import CommandResult, requester_actor, run_command
 from projections.fields import count_fields, load_catalog, load_field, write_field
 
 MAX_FIELDS = 100
@@ -123,12 +122,8 @@ class SetFields:
 async def set_fields(uow: UnitOfWork, command: SetFields, *,
                      expected_version: int | None = None) -> CommandResult:
     """Change field values on a ticket, checked against the definitions now."""
-    actor = command.actor
-    if actor is None:
-        ticket = await load_ticket(uow.conn, uow.tenant_id, command.ticket_id)
-        if ticket is None:
-            raise NotFound()
-        actor = Actor(kind=ActorKind.CUSTOMER, id=ticket.requester.email)
+    actor = (command.actor if command.actor is not None
+             else await requester_actor(uow, command.ticket_id))
     change = ChangeFields(values=dict(command.values), actor=actor, at=command.at)
     return await run_command(uow, command.ticket_id, change, expected_version=expected_version)
 

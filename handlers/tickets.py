@@ -394,6 +394,14 @@ class PostMessage:
     """Upload ids the message carries (handlers/attaching.py)."""
 
 
+async def requester_actor(uow: UnitOfWork, ticket_id: UUID) -> Actor:
+    """The ticket's requester as the customer who acts (``NotFound``: no such ticket)."""
+    ticket = await load_ticket(uow.conn, uow.tenant_id, ticket_id)
+    if ticket is None:
+        raise NotFound()
+    return Actor(kind=ActorKind.CUSTOMER, id=ticket.requester.email)
+
+
 async def post_message(uow: UnitOfWork, command: PostMessage, *,
                        expected_version: int | None = None,
                        held: HeldStates | None = None) -> CommandResult:
@@ -407,12 +415,8 @@ async def post_message(uow: UnitOfWork, command: PostMessage, *,
                if command.attachments else None)
 
     async def build() -> Command:
-        author = command.author
-        if author is None:
-            ticket = await load_ticket(uow.conn, uow.tenant_id, command.ticket_id)
-            if ticket is None:
-                raise NotFound()
-            author = Actor(kind=ActorKind.CUSTOMER, id=ticket.requester.email)
+        author = (command.author if command.author is not None
+                  else await requester_actor(uow, command.ticket_id))
         return AddMessage(message_id=command.message_id, body=command.body,
                           visibility=command.visibility, actor=author, at=command.at,
                           attachments=() if claimed is None else claimed.refs)
@@ -466,4 +470,4 @@ async def _with_retries(uow: UnitOfWork, ticket_id: UUID,
 
 __all__ = ["MAX_ATTEMPTS", "SLA_CHECK", "CommandResult", "HeldStates", "PostMessage", "execute",
            "follow_up_id", "move_sla_timers", "pending_events", "post_message",
-           "run_command", "sla_job_key", "stage_contact_events"]
+           "requester_actor", "run_command", "sla_job_key", "stage_contact_events"]

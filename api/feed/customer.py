@@ -37,7 +37,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from api.feed import messages as msg
 from api.feed.hub import Hub
-from api.feed.route import Refused, first_auth_message
+from api.feed.route import Refused, first_auth_message, resolved
 from api.feed.tasks import until_first_ends
 from api.http.auth import Principal, customer_of
 from api.http.routing import StrictRoute
@@ -62,12 +62,8 @@ async def _auth(websocket: WebSocket, services: Services) -> tuple[Principal, st
     if after is not None and (isinstance(after, bool) or not isinstance(after, int)
                               or after < 0):
         raise Refused(4400, "after_seq is a non-negative integer")
-    try:
-        principal = await customer_of(services, token)
-    except StoreUnavailable:
-        raise Refused(1013, "the database is unavailable; try again later") from None
-    if principal is None:
-        raise Refused(4401, "the portal token has expired or its session has ended")
+    principal = await resolved(customer_of(services, token),
+                               "the portal token has expired or its session has ended")
     return principal, token, after
 
 

@@ -10,6 +10,7 @@ database is unavailable; try again later).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 from typing import Any
 
 import orjson
@@ -58,6 +59,19 @@ async def first_auth_message(websocket: WebSocket) -> dict[str, Any]:
     return op
 
 
+async def resolved(lookup: Awaitable[Principal | None], unknown: str) -> Principal:
+    """The principal a feed's credential resolves to; else ``Refused``: 1013 while the
+    database is unavailable, 4401 saying ``unknown`` for none. The portal's feed
+    (api/feed/customer.py) resolves its token the same way."""
+    try:
+        principal = await lookup
+    except StoreUnavailable:
+        raise Refused(1013, "the database is unavailable; try again later") from None
+    if principal is None:
+        raise Refused(4401, unknown)
+    return principal
+
+
 async def _first_message_token(websocket: WebSocket) -> str:
     op = await first_auth_message(websocket)
     token = op.get("token")
@@ -70,12 +84,7 @@ async def _authenticate(websocket: WebSocket, services: Services) -> tuple[Princ
     secret = bearer_token(websocket.headers.get("authorization"))
     if secret is None:
         secret = await _first_message_token(websocket)
-    try:
-        principal = await resolve(services, secret)
-    except StoreUnavailable:
-        raise Refused(1013, "the database is unavailable; try again later") from None
-    if principal is None:
-        raise Refused(4401, "the API key is unknown or revoked")
+    principal = await resolved(resolve(services, secret), "the API key is unknown or revoked")
     if principal.barred is not None:
         raise Refused(4403, principal.barred[1])
     if principal.role not in roles_for(FEED_OPERATION):

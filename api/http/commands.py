@@ -17,7 +17,7 @@ from fastapi import Request, Response
 from api.http.auth import Principal
 from api.http.idempotency import idempotent
 from api.http.problems import Problem
-from api.http.reply import JsonReply
+from api.http.reply import JsonReply, present
 from domain.values import Actor, ActorKind, Role
 from eventstore.errors import ConcurrencyError
 from eventstore.store import UnitOfWork
@@ -63,6 +63,16 @@ def reading(services: Services, principal: Principal
     """A read-only unit of work of the principal's tenant and actor: what a route that
     only reads opens."""
     return services.store.unit_of_work(principal.tenant_id, principal.actor, readonly=True)
+
+
+async def read_one(services: Services, principal: Principal,
+                   load: Callable[[UnitOfWork], Awaitable[R | None]], missing: str,
+                   reply: Callable[[R], JsonReply]) -> Response:
+    """The record ``load`` reads in the principal's read-only unit of work, answered by
+    ``reply``; none: 404 saying ``missing``."""
+    async with reading(services, principal) as s:
+        record = await load(s)
+    return reply(present(record, missing)).response()
 
 
 async def run(
@@ -116,5 +126,5 @@ async def run_to(
                      expected_version=expected_version)
 
 
-__all__ = ["agent_actor", "owner_caller", "parse_if_match", "precondition_failed", "reading",
-           "run", "run_to"]
+__all__ = ["agent_actor", "owner_caller", "parse_if_match", "precondition_failed", "read_one",
+           "reading", "run", "run_to"]

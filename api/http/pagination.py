@@ -182,7 +182,8 @@ def record_position(record: Any) -> Position:
 
 
 __all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "CursorCodec", "Position", "paginate",
-           "personal_list_page", "scope_of", "tenant_list_document", "tenant_list_page"]
+           "personal_list_page", "scope_of", "tenant_list_document", "tenant_list_page",
+           "tenant_page_document"]
 
 
 async def tenant_list_page(
@@ -207,6 +208,20 @@ async def tenant_list_page(
     return paginate(codec, scope, rows, limit, position)
 
 
+async def tenant_page_document(
+    codec: CursorCodec, store: EventStore, tenant_id: TenantId, list_name: str,
+    read: Callable[[UnitOfWork, Position | None, int], Awaitable[Sequence[T]]],
+    document: Callable[[T], Any], limit: int, cursor: str | None, *,
+    actor: StoreActor | None = None, filters: Mapping[str, str] | None = None,
+    position: Callable[[Any], Position] = row_position,
+) -> dict[str, Any]:
+    """One page of a tenant list (``tenant_list_page``) as ``{"data", "next_cursor"}``,
+    ``document`` rendering each row."""
+    page, nxt = await tenant_list_page(codec, store, tenant_id, list_name, read, limit, cursor,
+                                       actor=actor, filters=filters, position=position)
+    return {"data": [document(r) for r in page], "next_cursor": nxt}
+
+
 async def tenant_list_document(
     codec: CursorCodec, store: EventStore, tenant_id: TenantId, list_name: str,
     rows: Callable[[Any, TenantId, Position | None, int], Awaitable[Sequence[T]]],
@@ -221,9 +236,8 @@ async def tenant_list_document(
     async def read(s: UnitOfWork, after: Position | None, n: int) -> list[Any]:
         return list(await rows(s.conn, s.tenant_id, after, n))
 
-    page, nxt = await tenant_list_page(codec, store, tenant_id, list_name, read, limit, cursor,
-                                       filters=filters, position=record_position)
-    return {"data": [document(r) for r in page], "next_cursor": nxt}
+    return await tenant_page_document(codec, store, tenant_id, list_name, read, document, limit,
+                                      cursor, filters=filters, position=record_position)
 
 
 async def personal_list_page(

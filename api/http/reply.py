@@ -7,8 +7,9 @@ becomes a response at once. Either way the bytes are made once, by ``content``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from fastapi import Response
 
@@ -59,6 +60,31 @@ def versioned(status: int, body: Any, version: int, location: str | None = None
     return JsonReply(status, body, headers)
 
 
+class Record(Protocol):
+    @property
+    def version(self) -> int: ...
+
+
+V = TypeVar("V", bound=Record)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordAnswers(Generic[V]):
+    """How a route answers one kind of versioned record: ``document`` renders it,
+    ``location`` is where one just created is read."""
+
+    document: Callable[[V], Any]
+    location: Callable[[V], str]
+
+    def reply(self, record: V) -> JsonReply:
+        """The record at its version: 200 with its ``ETag``."""
+        return versioned(200, self.document(record), record.version)
+
+    def created(self, record: V) -> JsonReply:
+        """The record just created: 201 with its ``ETag`` and ``Location``."""
+        return versioned(201, self.document(record), record.version, self.location(record))
+
+
 def present(record: T | None, detail: str) -> T:
     """The record read, or the 404 problem saying it is not there."""
     if record is None:
@@ -66,4 +92,4 @@ def present(record: T | None, detail: str) -> T:
     return record
 
 
-__all__ = ["JsonReply", "json_response", "present", "versioned"]
+__all__ = ["JsonReply", "RecordAnswers", "json_response", "present", "versioned"]

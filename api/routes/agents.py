@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from api.http import commands
 from api.http.deps import Authorized, ServicesDep
-from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, tenant_list_page
+from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, tenant_page_document
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply
@@ -140,9 +140,9 @@ async def list_agents(
     limit: PageLimit = DEFAULT_LIMIT,
     cursor: PageCursor = None,
 ) -> Any:
-    page, nxt = await tenant_list_page(services.cursors, services.store, principal.tenant_id,
-                                       "agents", agent_handlers.list_agents, limit, cursor)
-    return JsonReply(200, {"data": [_out(r) for r in page], "next_cursor": nxt}).response()
+    return JsonReply(200, await tenant_page_document(
+        services.cursors, services.store, principal.tenant_id, "agents",
+        agent_handlers.list_agents, _out, limit, cursor)).response()
 
 
 @router.post("", response_model=AgentOut, status_code=201, summary="Add an agent",

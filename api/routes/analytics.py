@@ -30,6 +30,7 @@ from api.http.routing import StrictRoute
 from api.http.ticket_pages import AsOf, as_of_seq
 from api.schemas import analytics as models
 from domain.fields import FILTERABLE_TYPES
+from domain.ids import TenantId
 from eventstore.replica import Source
 from eventstore.store import EventStore
 from projections import analytics_reads as reads
@@ -132,6 +133,20 @@ async def _check_field_group(services: ServicesDep, principal: Principal,
         raise invalid_parameter(f"group_by: {key} {reason}", "group_by")
 
 
+GroupedRead = Callable[[EventStore, TenantId, date, date, str | None],
+                       Awaitable[dict[str, Any]]]
+
+
+async def _grouped(services: ServicesDep, principal: Principal, name: str, read: GroupedRead,
+                   start: date | None, end: date | None, group_by: str | None) -> Response:
+    """A report over a range of UTC days, grouped by ``group_by``: checked, then answered
+    through the cache under ``name`` with the range and the grouping."""
+    lo, hi = _range(services, start, end)
+    await _check_field_group(services, principal, group_by)
+    return await _answer(services, principal, f"{name}:{lo}:{hi}:{group_by}",
+                         lambda store: read(store, principal.tenant_id, lo, hi, group_by))
+
+
 @router.get("/summary", responses=errors()
          | sends(200, required=(READ_FROM, READ_LAG)), response_model=models.Summary)
 async def summary(
@@ -145,12 +160,9 @@ async def summary(
     SLA achievement per metric, reopen and one-touch rates; in total and by group (by a
     ticket field: the value each ticket holds now, as priority groups by the priority
     it has now)."""
-    lo, hi = _range(services, start, end)
-    await _check_field_group(services, principal, group_by)
     # "v2": groups carry name; answers cached in the older shape are not reused.
-    return await _answer(services, principal, f"summary:v2:{lo}:{hi}:{group_by}",
-                         lambda store: reads.summary(store, principal.tenant_id, lo, hi,
-                                                     group_by))
+    return await _grouped(services, principal, "summary:v2", reads.summary, start, end,
+                          group_by)
 
 
 @router.get("/volume", responses=errors()
@@ -159,13 +171,10 @@ async def volume(principal: Authorized, services: ServicesDep, start: From = Non
                  end: To = None, group_by: FieldGroupBy = None) -> Response:
     """Created, solved, reopened and breached per UTC day, split by priority and source
     as they were at each event's time, and by a ticket field's value then."""
-    lo, hi = _range(services, start, end)
-    await _check_field_group(services, principal, group_by)
     # "v2": answers carry group_by and by_field; those cached in the older shape are not
     # reused.
-    return await _answer(services, principal, f"volume:v2:{lo}:{hi}:{group_by}",
-                         lambda store: reads.volume(store, principal.tenant_id, lo, hi,
-                                                    group_by))
+    return await _grouped(services, principal, "volume:v2", reads.volume, start, end,
+                          group_by)
 
 
 @router.get("/backlog", responses=errors()

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from api.http import commands
 from api.http.access import ROLE_PERMISSIONS, permissions_of
 from api.http.deps import Authorized, ServicesDep
-from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, tenant_list_page
+from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, tenant_page_document
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply
@@ -92,10 +92,9 @@ async def list_keys(
     limit: PageLimit = DEFAULT_LIMIT,
     cursor: PageCursor = None,
 ) -> Any:
-    page, nxt = await tenant_list_page(services.cursors, services.store, principal.tenant_id,
-                                       "api-keys", key_handlers.list_keys, limit, cursor)
-    return JsonReply(200, {"data": [_out(r, model=ApiKeyOut) for r in page],
-                           "next_cursor": nxt}).response()
+    return JsonReply(200, await tenant_page_document(
+        services.cursors, services.store, principal.tenant_id, "api-keys",
+        key_handlers.list_keys, lambda r: _out(r, model=ApiKeyOut), limit, cursor)).response()
 
 
 @router.post("", response_model=IssuedKeyOut, status_code=201,

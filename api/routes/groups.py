@@ -21,7 +21,7 @@ from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
 from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, tenant_list_document
 from api.http.problem_docs import errors
-from api.http.reply import JsonReply, present, versioned
+from api.http.reply import JsonReply, versioned
 from api.http.routing import StrictRoute
 from api.schemas.groups import GroupChangedOut, GroupIn, GroupOut, GroupPage, GroupPatch
 from domain.group import ChangeGroup, CreateGroup, Group
@@ -69,9 +69,9 @@ async def create(body: GroupIn, request: Request, principal: Authorized,
                                                               | sends(200, required=(ETAG,)),
             summary="One group; `ETag`")
 async def get_one(group_id: UUID, principal: Authorized, services: ServicesDep) -> Response:
-    async with commands.reading(services, principal) as s:
-        group = await group_handlers.get_group(s, group_id)
-    return _reply(present(group, f"no group {group_id}")).response()
+    return await commands.read_one(services, principal,
+                                   lambda s: group_handlers.get_group(s, group_id),
+                                   f"no group {group_id}", _reply)
 
 
 @router.patch("/{group_id}", response_model=GroupChangedOut,

@@ -19,10 +19,10 @@ from api.http.answer_headers import ETAG, LOCATION, sends
 from api.http.commands import agent_actor, parse_if_match, precondition_failed
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
-from api.http.owned import new_owner, run_owned
+from api.http.owned import change_owned, delete_owned, new_owner
 from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, personal_list_page
 from api.http.problem_docs import errors
-from api.http.reply import JsonReply, versioned
+from api.http.reply import JsonReply, RecordAnswers
 from api.http.routing import StrictRoute
 from api.schemas.macros import (
     AppliedOut,
@@ -34,7 +34,7 @@ from api.schemas.macros import (
 )
 from api.schemas.tickets import etag
 from domain.ids import MessageId, TicketId
-from domain.macro import ChangeMacro, CreateMacro, Macro
+from domain.macro import ChangeMacro, CreateMacro
 from domain.rule_parts import Action
 from eventstore.errors import ConcurrencyError
 from eventstore.store import UnitOfWork
@@ -87,12 +87,8 @@ async def get_one(macro_id: UUID, principal: Authorized, services: ServicesDep) 
     return _reply(macro).response()
 
 
-def _reply(macro: Macro) -> JsonReply:
-    return versioned(200, macro_document(macro), macro.version)
-
-
-def _created(macro: Macro) -> JsonReply:
-    return versioned(201, macro_document(macro), macro.version, f"/v1/macros/{macro.id}")
+_ANSWERS = RecordAnswers(macro_document, lambda r: f"/v1/macros/{r.id}")
+_reply, _created = _ANSWERS.reply, _ANSWERS.created
 
 
 @router.patch("/v1/macros/{macro_id}", response_model=MacroOut,
@@ -109,10 +105,8 @@ async def patch(macro_id: UUID, body: MacroPatch, request: Request, principal: A
             Action(type=a.type, value=a.value) for a in body.actions),
         at=services.clock.now())
 
-    return await run_owned(
-        request, services, principal, body.model_dump(mode="json", exclude_unset=True),
-        expected, lambda uow, caller: macro_handlers.change_macro(
-            uow, macro_id, command, caller, expected_version=expected), _reply)
+    return await change_owned(request, services, principal, body, expected,
+                              macro_handlers.change_macro, macro_id, command, _reply)
 
 
 @router.delete("/v1/macros/{macro_id}", response_model=MacroOut,
@@ -121,13 +115,8 @@ async def patch(macro_id: UUID, body: MacroPatch, request: Request, principal: A
 async def delete(macro_id: UUID, request: Request, principal: Authorized,
                  services: ServicesDep, if_match: IfMatch = None) -> Response:
     """Answers the macro as it was; its history stays in its stream."""
-    expected = parse_if_match(if_match)
-    at = services.clock.now()
-
-    return await run_owned(
-        request, services, principal, None, expected,
-        lambda uow, caller: macro_handlers.delete_macro(uow, macro_id, caller, at,
-                                                        expected_version=expected), _reply)
+    return await delete_owned(request, services, principal, if_match,
+                              macro_handlers.delete_macro, macro_id, _reply)
 
 
 def _applied(applied: Applied, preview: bool) -> JsonReply:

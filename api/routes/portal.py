@@ -42,7 +42,7 @@ from api.http.answer_headers import CACHE_CONTROL, LOCATION, SET_COOKIE, merged,
 from api.http.cookies import PORTAL_REFRESH
 from api.http.deps import Authorized, CustomerAuthorized, ServicesDep
 from api.http.headers import bearer_token
-from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, Position, tenant_list_page
+from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, Position, tenant_page_document
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply
@@ -211,12 +211,10 @@ async def list_tickets(
     async def read(uow: UnitOfWork, after: Position | None, n: int) -> list[Any]:
         return await portal.own_tickets(uow, contact, after, n)
 
-    page, next_cursor = await tenant_list_page(
-        services.cursors, services.store, principal.tenant_id, "portal-tickets", read, limit,
-        cursor,
-        actor=principal.actor, filters={"contact": str(contact)})
-    return JsonReply(200, {"data": [portal.ticket_document(r) for r in page],
-                           "next_cursor": next_cursor}).response()
+    return JsonReply(200, await tenant_page_document(
+        services.cursors, services.store, principal.tenant_id, "portal-tickets", read,
+        portal.ticket_document, limit, cursor,
+        actor=principal.actor, filters={"contact": str(contact)})).response()
 
 
 @router.get("/v1/portal/ticket-fields", response_model=PortalFieldList, responses=errors(),
@@ -276,12 +274,10 @@ async def get_messages(
     async def read(uow: UnitOfWork, after: Position | None, n: int) -> list[Any]:
         return await portal.public_messages(uow, contact, ticket_id, after, n)
 
-    page, next_cursor = await tenant_list_page(
-        services.cursors, services.store, principal.tenant_id, "portal-messages", read, limit,
-        cursor,
-        actor=principal.actor, filters={"ticket_id": str(ticket_id)})
-    return JsonReply(200, {"data": [customer_message(r) for r in page],
-                           "next_cursor": next_cursor}).response()
+    return JsonReply(200, await tenant_page_document(
+        services.cursors, services.store, principal.tenant_id, "portal-messages", read,
+        customer_message, limit, cursor,
+        actor=principal.actor, filters={"ticket_id": str(ticket_id)})).response()
 
 
 @router.post("/v1/portal/tickets/{ticket_id}/messages", status_code=201,

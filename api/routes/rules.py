@@ -21,7 +21,7 @@ from api.http.headers import IfMatch
 from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, tenant_list_document
 from api.http.problem_docs import errors
 from api.http.problems import Problem
-from api.http.reply import JsonReply, present, versioned
+from api.http.reply import JsonReply, RecordAnswers
 from api.http.routing import StrictRoute
 from api.schemas.rules import (
     ActionIn,
@@ -34,7 +34,7 @@ from api.schemas.rules import (
     TimeIn,
     rule_document,
 )
-from domain.rule import ChangeRule, CreateRule, Rule
+from domain.rule import ChangeRule, CreateRule
 from domain.rule_parts import Action, Condition, TimeTrigger
 from handlers import rule_dry_run
 from handlers import rules as rule_handlers
@@ -43,12 +43,8 @@ from projections import rules as read_model
 router = APIRouter(tags=["rules"], route_class=StrictRoute)
 
 
-def _reply(rule: Rule) -> JsonReply:
-    return versioned(200, rule_document(rule), rule.version)
-
-
-def _created(rule: Rule) -> JsonReply:
-    return versioned(201, rule_document(rule), rule.version, f"/v1/rules/{rule.id}")
+_ANSWERS = RecordAnswers(rule_document, lambda r: f"/v1/rules/{r.id}")
+_reply, _created = _ANSWERS.reply, _ANSWERS.created
 
 
 def _conditions(given: list[ConditionIn]) -> tuple[Condition, ...]:
@@ -95,9 +91,9 @@ async def create(body: RuleIn, request: Request, principal: Authorized,
             responses=errors(404) | sends(200, required=(ETAG,)),
             summary="One rule; `ETag`")
 async def get_one(rule_id: UUID, principal: Authorized, services: ServicesDep) -> Response:
-    async with commands.reading(services, principal) as s:
-        rule = await rule_handlers.get_rule(s, rule_id)
-    return _reply(present(rule, f"no rule {rule_id}")).response()
+    return await commands.read_one(services, principal,
+                                   lambda s: rule_handlers.get_rule(s, rule_id),
+                                   f"no rule {rule_id}", _reply)
 
 
 @router.patch("/v1/rules/{rule_id}", response_model=RuleOut,

@@ -21,7 +21,7 @@ from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
 from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, tenant_list_document
 from api.http.problem_docs import errors
-from api.http.reply import JsonReply, present, versioned
+from api.http.reply import JsonReply, RecordAnswers
 from api.http.routing import StrictRoute
 from api.schemas.sla_policies import (
     CalendarIn,
@@ -46,7 +46,7 @@ from domain.errors import ValidationFailed
 from domain.events import PolicyTargets
 from domain.rule_parts import Condition
 from domain.sla_calendar import ChangeCalendar, CreateCalendar, SlaCalendar, make_hours
-from domain.target_policy import ChangePolicy, CreatePolicy, TargetPolicy
+from domain.target_policy import ChangePolicy, CreatePolicy
 from eventstore.store import UnitOfWork
 from handlers import sla_policies as handlers
 from handlers.errors import Invalid
@@ -64,22 +64,12 @@ def _hours(given: HoursIn) -> Calendar:
                       reason=exc.message) from exc
 
 
-def _calendar_reply(calendar: SlaCalendar) -> JsonReply:
-    return versioned(200, calendar_document(calendar), calendar.version)
+_CALENDAR_ANSWERS = RecordAnswers(calendar_document, lambda r: f"/v1/calendars/{r.id}")
+_calendar_reply, _calendar_created = _CALENDAR_ANSWERS.reply, _CALENDAR_ANSWERS.created
 
 
-def _calendar_created(calendar: SlaCalendar) -> JsonReply:
-    return versioned(201, calendar_document(calendar), calendar.version,
-                     f"/v1/calendars/{calendar.id}")
-
-
-def _policy_reply(policy: TargetPolicy) -> JsonReply:
-    return versioned(200, policy_document(policy), policy.version)
-
-
-def _policy_created(policy: TargetPolicy) -> JsonReply:
-    return versioned(201, policy_document(policy), policy.version,
-                     f"/v1/sla-policies/{policy.id}")
+_POLICY_ANSWERS = RecordAnswers(policy_document, lambda r: f"/v1/sla-policies/{r.id}")
+_policy_reply, _policy_created = _POLICY_ANSWERS.reply, _POLICY_ANSWERS.created
 
 
 def _conditions(given: list[PolicyConditionIn]) -> tuple[Condition, ...]:
@@ -125,9 +115,9 @@ async def create_calendar(body: CalendarIn, request: Request, principal: Authori
             summary="One calendar; `ETag`")
 async def get_calendar(calendar_id: UUID, principal: Authorized,
                        services: ServicesDep) -> Response:
-    async with services.store.unit_of_work(principal.tenant_id, readonly=True) as s:
-        calendar = await handlers.get_calendar(s, calendar_id)
-    return _calendar_reply(present(calendar, f"no calendar {calendar_id}")).response()
+    return await commands.read_one(services, principal,
+                                   lambda s: handlers.get_calendar(s, calendar_id),
+                                   f"no calendar {calendar_id}", _calendar_reply)
 
 
 @router.patch("/v1/calendars/{calendar_id}", response_model=CalendarOut,
@@ -223,9 +213,9 @@ async def put_order(body: PolicyOrderIn, request: Request, principal: Authorized
             responses=errors(404) | sends(200, required=(ETAG,)),
             summary="One SLA policy; `ETag`")
 async def get_policy(policy_id: UUID, principal: Authorized, services: ServicesDep) -> Response:
-    async with services.store.unit_of_work(principal.tenant_id, readonly=True) as s:
-        policy = await handlers.get_policy(s, policy_id)
-    return _policy_reply(present(policy, f"no SLA policy {policy_id}")).response()
+    return await commands.read_one(services, principal,
+                                   lambda s: handlers.get_policy(s, policy_id),
+                                   f"no SLA policy {policy_id}", _policy_reply)
 
 
 @router.patch("/v1/sla-policies/{policy_id}", response_model=PolicyOut,

@@ -20,7 +20,7 @@ from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit
 from api.http.params import IsoAwareDateTime
 from api.http.problem_docs import errors
 from api.http.problems import Problem, invalid_parameter
-from api.http.reply import JsonReply, present, versioned
+from api.http.reply import JsonReply, RecordAnswers
 from api.http.routing import StrictRoute
 from api.schemas.events import EventPage
 from api.schemas.ticket_fields import (
@@ -31,7 +31,7 @@ from api.schemas.ticket_fields import (
 )
 from domain.errors import DomainError
 from domain.field_definitions import DefineField, UpdateField
-from domain.fields import FIELD_KEY_PATTERN, FieldDefinition, FieldOption
+from domain.fields import FIELD_KEY_PATTERN, FieldOption
 from eventstore.store import EventStore, UnitOfWork
 from eventstore.types import RecordedEvent
 from handlers import ticket_fields as handlers
@@ -42,12 +42,8 @@ INT32 = 2**31 - 1
 Key = Annotated[str, Path(pattern=FIELD_KEY_PATTERN, max_length=40)]
 
 
-def _reply(d: FieldDefinition) -> JsonReply:
-    return versioned(200, field_document(d), d.version)
-
-
-def _created(d: FieldDefinition) -> JsonReply:
-    return versioned(201, field_document(d), d.version, f"/v1/ticket-fields/{d.key}")
+_ANSWERS = RecordAnswers(field_document, lambda r: f"/v1/ticket-fields/{r.key}")
+_reply, _created = _ANSWERS.reply, _ANSWERS.created
 
 
 @router.get("", response_model=TicketFieldList, responses=errors(),
@@ -77,9 +73,9 @@ async def define(body: TicketFieldIn, request: Request, principal: Authorized,
                                                                      | sends(200, required=(ETAG,)),
             summary="One ticket field; ETag")
 async def get_one(field_key: Key, principal: Authorized, services: ServicesDep) -> Response:
-    async with commands.reading(services, principal) as s:
-        d = await handlers.get_field(s, field_key)
-    return _reply(present(d, "no such ticket field")).response()
+    return await commands.read_one(services, principal,
+                                   lambda s: handlers.get_field(s, field_key),
+                                   "no such ticket field", _reply)
 
 
 @router.patch("/{field_key}", response_model=TicketFieldOut,

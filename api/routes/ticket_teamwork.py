@@ -14,14 +14,13 @@ from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel
 
 from api.http import commands
-from api.http.answer_headers import ETAG, sends
 from api.http.auth import Principal
 from api.http.commands import agent_actor, parse_if_match
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
-from api.http.problem_docs import COMMAND_ERRORS
 from api.http.reply import JsonReply
 from api.http.routing import StrictRoute
+from api.http.ticket_answers import COMMAND_ANSWERS, command_view, ticket_reply
 from api.schemas.tickets import (
     CcsIn,
     FollowersIn,
@@ -32,7 +31,6 @@ from api.schemas.tickets import (
     TicketSplitIn,
     TicketSplitOut,
     etag,
-    ticket_view,
 )
 from domain.ids import AgentId, MessageId, TicketId
 from domain.ticket.commands import (
@@ -43,16 +41,24 @@ from domain.ticket.commands import (
 )
 from domain.values import Requester
 from eventstore.store import UnitOfWork
-from handlers.ticket_links import change_ccs, link_ticket, merge_ticket, new_split_id, split_ticket
-from handlers.tickets import CommandResult, run_command
+from handlers.ticket_links import (
+    PairResult,
+    change_ccs,
+    link_ticket,
+    merge_ticket,
+    new_split_id,
+    split_ticket,
+)
+from handlers.tickets import run_command
 
 router = APIRouter(prefix="/v1/tickets", tags=["tickets"], route_class=StrictRoute)
-_COMMAND = COMMAND_ERRORS | sends(200, required=(ETAG,))
 
 
-def _reply(result: CommandResult) -> JsonReply:
-    t = result.ticket
-    return JsonReply(200, ticket_view(t, result.documents.get(t.id)), {"ETag": etag(t.version)})
+def _pair_reply(done: PairResult, other: str) -> JsonReply:
+    """A two-ticket command's answer: the addressed ticket as ``ticket``, the other under
+    ``other``; the ETag is the addressed ticket's."""
+    return JsonReply(200, {"ticket": command_view(done.ticket), other: command_view(done.other)},
+                     {"ETag": etag(done.ticket.ticket.version)})
 
 
 async def _run(request: Request, services: ServicesDep, principal: Principal,
@@ -67,7 +73,7 @@ async def _run(request: Request, services: ServicesDep, principal: Principal,
                               attempt, expected_version=expected, deferring=True)
 
 
-@router.post("/{ticket_id}/merge", response_model=TicketsMergedOut, responses=_COMMAND,
+@router.post("/{ticket_id}/merge", response_model=TicketsMergedOut, responses=COMMAND_ANSWERS,
              summary="Merge the ticket into another")
 async def merge(ticket_id: UUID, body: TicketMergeIn, request: Request, services: ServicesDep,
                 principal: Authorized, if_match: IfMatch = None) -> Response:
@@ -80,17 +86,13 @@ async def merge(ticket_id: UUID, body: TicketMergeIn, request: Request, services
                           at=services.clock.now())
 
     async def work(uow: UnitOfWork, expected: int | None) -> JsonReply:
-        done = await merge_ticket(uow, ticket_id, command, expected_version=expected)
-        source, target = done.ticket, done.other
-        return JsonReply(200, {
-            "ticket": ticket_view(source.ticket, source.documents.get(source.ticket.id)),
-            "into": ticket_view(target.ticket, target.documents.get(target.ticket.id))},
-            {"ETag": etag(source.ticket.version)})
+        return _pair_reply(await merge_ticket(uow, ticket_id, command,
+                                              expected_version=expected), "into")
 
     return await _run(request, services, principal, body, if_match, work)
 
 
-@router.post("/{ticket_id}/split", response_model=TicketSplitOut, responses=_COMMAND,
+@router.post("/{ticket_id}/split", response_model=TicketSplitOut, responses=COMMAND_ANSWERS,
              summary="Move chosen messages of the ticket to a new ticket")
 async def split(ticket_id: UUID, body: TicketSplitIn, request: Request,
                 services: ServicesDep, principal: Authorized,
@@ -108,17 +110,13 @@ async def split(ticket_id: UUID, body: TicketSplitIn, request: Request,
                           at=services.clock.now())
 
     async def work(uow: UnitOfWork, expected: int | None) -> JsonReply:
-        done = await split_ticket(uow, ticket_id, command, expected_version=expected)
-        source, new = done.ticket, done.other
-        return JsonReply(200, {
-            "ticket": ticket_view(source.ticket, source.documents.get(source.ticket.id)),
-            "new_ticket": ticket_view(new.ticket, new.documents.get(new.ticket.id))},
-            {"ETag": etag(source.ticket.version)})
+        return _pair_reply(await split_ticket(uow, ticket_id, command,
+                                              expected_version=expected), "new_ticket")
 
     return await _run(request, services, principal, body, if_match, work)
 
 
-@router.post("/{ticket_id}/links", response_model=TicketOut, responses=_COMMAND,
+@router.post("/{ticket_id}/links", response_model=TicketOut, responses=COMMAND_ANSWERS,
              summary="Link the ticket to another, or take a link off")
 async def link(ticket_id: UUID, body: LinkIn, request: Request, services: ServicesDep,
                principal: Authorized, if_match: IfMatch = None) -> Response:
@@ -130,13 +128,13 @@ async def link(ticket_id: UUID, body: LinkIn, request: Request, services: Servic
                          at=services.clock.now())
 
     async def work(uow: UnitOfWork, expected: int | None) -> JsonReply:
-        return _reply((await link_ticket(uow, ticket_id, command,
+        return ticket_reply((await link_ticket(uow, ticket_id, command,
                                          expected_version=expected)).ticket)
 
     return await _run(request, services, principal, body, if_match, work)
 
 
-@router.post("/{ticket_id}/followers", response_model=TicketOut, responses=_COMMAND,
+@router.post("/{ticket_id}/followers", response_model=TicketOut, responses=COMMAND_ANSWERS,
              summary="Agents start or stop following the ticket")
 async def followers(ticket_id: UUID, body: FollowersIn, request: Request,
                     services: ServicesDep, principal: Authorized,
@@ -147,12 +145,12 @@ async def followers(ticket_id: UUID, body: FollowersIn, request: Request,
                               actor=agent_actor(principal), at=services.clock.now())
 
     async def work(uow: UnitOfWork, expected: int | None) -> JsonReply:
-        return _reply(await run_command(uow, ticket_id, command, expected_version=expected))
+        return ticket_reply(await run_command(uow, ticket_id, command, expected_version=expected))
 
     return await _run(request, services, principal, body, if_match, work)
 
 
-@router.post("/{ticket_id}/ccs", response_model=TicketOut, responses=_COMMAND,
+@router.post("/{ticket_id}/ccs", response_model=TicketOut, responses=COMMAND_ANSWERS,
              summary="Copy customers on the ticket, or take them off")
 async def ccs(ticket_id: UUID, body: CcsIn, request: Request, services: ServicesDep,
               principal: Authorized, if_match: IfMatch = None) -> Response:
@@ -165,7 +163,8 @@ async def ccs(ticket_id: UUID, body: CcsIn, request: Request, services: Services
            else Requester(email=p.email or "", name=p.name) for p in body.add]
 
     async def work(uow: UnitOfWork, expected: int | None) -> JsonReply:
-        return _reply(await change_ccs(uow, ticket_id, add, body.remove, agent_actor(principal),
-                                       at, expected_version=expected))
+        return ticket_reply(await change_ccs(uow, ticket_id, add, body.remove,
+                                             agent_actor(principal), at,
+                                             expected_version=expected))
 
     return await _run(request, services, principal, body, if_match, work)

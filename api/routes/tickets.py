@@ -30,10 +30,11 @@ from api.http.params import (
     IsoAwareDateTime,
     IsoDateTime,
 )
-from api.http.problem_docs import COMMAND_ERRORS, errors
+from api.http.problem_docs import errors
 from api.http.problems import Problem, invalid_parameter
 from api.http.reply import JsonReply
 from api.http.routing import QUERY_FAMILIES, StrictRoute
+from api.http.ticket_answers import COMMAND_ANSWERS, ticket_reply
 from api.http.ticket_pages import AsOf, ticket_page
 from api.schemas.tickets import (
     AssigneeIn,
@@ -45,7 +46,6 @@ from api.schemas.tickets import (
     TicketOut,
     TicketPage,
     etag,
-    ticket_view,
 )
 from domain.ids import AgentId, GroupId, TicketId
 from domain.ticket.commands import (
@@ -61,7 +61,7 @@ from domain.values import Actor, ActorKind, Priority, Requester, Source, TicketS
 from eventstore.store import UnitOfWork
 from handlers.requesters import requester_of_contact
 from handlers.ticket_fields import SetFields, set_fields
-from handlers.tickets import CommandResult, run_command
+from handlers.tickets import run_command
 from projections.fields import load_catalog
 from projections.groups import unknown_groups
 from projections.people import load_contact, load_organization
@@ -69,8 +69,6 @@ from projections.reads import TicketFilters, get_ticket
 from projections.search import MAX_QUERY_LENGTH, check_query, text_search_config
 
 router = APIRouter(prefix="/v1/tickets", tags=["tickets"], route_class=StrictRoute)
-_COMMAND = COMMAND_ERRORS | sends(200, required=(ETAG,))
-"""A ticket command's answers: the ticket with its ETag, or a problem."""
 
 
 def _as_written(value: object) -> object:
@@ -79,15 +77,6 @@ def _as_written(value: object) -> object:
 
 Tag = Annotated[str, StringConstraints(pattern=TAG_PATTERN), BeforeValidator(_as_written)]
 """A tag as commands store it: a lower-case slug (``AUTH`` finds what ``auth`` does)."""
-
-
-def ticket_reply(result: CommandResult, status: int = 200) -> JsonReply:
-    """Answer a command with the ticket and its ETag (and Location when created)."""
-    t = result.ticket
-    headers = {"ETag": etag(t.version)}
-    if status == 201:
-        headers["Location"] = f"/v1/tickets/{t.id}"
-    return JsonReply(status, ticket_view(t, result.documents.get(t.id)), headers)
 
 
 async def _command(request: Request, services: ServicesDep, principal: Principal,
@@ -321,7 +310,7 @@ async def get_one(ticket_id: UUID, services: ServicesDep, principal: Authorized)
                     headers={"ETag": etag(ticket.version)})
 
 
-@router.post("/{ticket_id}/assignee", response_model=TicketOut, responses=_COMMAND,
+@router.post("/{ticket_id}/assignee", response_model=TicketOut, responses=COMMAND_ANSWERS,
              summary="Assign to an agent, a group or both, or unassign")
 async def assign(ticket_id: UUID, body: AssigneeIn, request: Request, services: ServicesDep,
                  principal: Authorized, if_match: IfMatch = None) -> Response:
@@ -336,7 +325,7 @@ async def assign(ticket_id: UUID, body: AssigneeIn, request: Request, services: 
                           partial=True)
 
 
-@router.post("/{ticket_id}/priority", response_model=TicketOut, responses=_COMMAND,
+@router.post("/{ticket_id}/priority", response_model=TicketOut, responses=COMMAND_ANSWERS,
              summary="Change the priority")
 async def set_priority(ticket_id: UUID, body: PriorityIn, request: Request,
                        services: ServicesDep, principal: Authorized,
@@ -346,7 +335,7 @@ async def set_priority(ticket_id: UUID, body: PriorityIn, request: Request,
     return await _command(request, services, principal, ticket_id, body, command, if_match)
 
 
-@router.post("/{ticket_id}/state", response_model=TicketOut, responses=_COMMAND,
+@router.post("/{ticket_id}/state", response_model=TicketOut, responses=COMMAND_ANSWERS,
              summary="Move the ticket to another state")
 async def set_state(ticket_id: UUID, body: StateIn, request: Request, services: ServicesDep,
                     principal: Authorized, if_match: IfMatch = None) -> Response:
@@ -355,7 +344,7 @@ async def set_state(ticket_id: UUID, body: StateIn, request: Request, services: 
     return await _command(request, services, principal, ticket_id, body, command, if_match)
 
 
-@router.post("/{ticket_id}/tags", response_model=TicketOut, responses=_COMMAND,
+@router.post("/{ticket_id}/tags", response_model=TicketOut, responses=COMMAND_ANSWERS,
              summary="Add and remove tags")
 async def change_tags(ticket_id: UUID, body: TagsIn, request: Request, services: ServicesDep,
                       principal: Authorized, if_match: IfMatch = None) -> Response:
@@ -364,7 +353,7 @@ async def change_tags(ticket_id: UUID, body: TagsIn, request: Request, services:
     return await _command(request, services, principal, ticket_id, body, command, if_match)
 
 
-@router.post("/{ticket_id}/fields", response_model=TicketOut, responses=_COMMAND,
+@router.post("/{ticket_id}/fields", response_model=TicketOut, responses=COMMAND_ANSWERS,
              summary="Set or clear ticket field values")
 async def change_fields(ticket_id: UUID, body: FieldsIn, request: Request,
                         services: ServicesDep, principal: Authorized,

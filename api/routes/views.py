@@ -19,17 +19,17 @@ from api.http.answer_headers import ETAG, LOCATION, sends
 from api.http.commands import parse_if_match
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
-from api.http.owned import new_owner, run_owned
+from api.http.owned import change_owned, delete_owned, new_owner
 from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, personal_list_page
 from api.http.problem_docs import errors
 from api.http.problems import Problem
-from api.http.reply import JsonReply, versioned
+from api.http.reply import JsonReply, RecordAnswers
 from api.http.routing import StrictRoute
 from api.http.ticket_list import as_params, ticket_list
 from api.schemas.saved_views import ViewIn, ViewOut, ViewPage, ViewPatch, view_document
 from api.schemas.tickets import TicketPage
 from domain.errors import ValidationFailed
-from domain.saved_view import ChangeView, CreateView, SavedView, check_filters
+from domain.saved_view import ChangeView, CreateView, check_filters
 from handlers import saved_views as view_handlers
 from projections import saved_views as read_model
 
@@ -97,12 +97,8 @@ async def create(body: ViewIn, request: Request, principal: Authorized,
                                  lambda uow: view_handlers.create_view(uow, command), _created)
 
 
-def _reply(view: SavedView) -> JsonReply:
-    return versioned(200, view_document(view), view.version)
-
-
-def _created(view: SavedView) -> JsonReply:
-    return versioned(201, view_document(view), view.version, f"/v1/views/{view.id}")
+_ANSWERS = RecordAnswers(view_document, lambda r: f"/v1/views/{r.id}")
+_reply, _created = _ANSWERS.reply, _ANSWERS.created
 
 
 @router.get("/v1/views/{view_id}", response_model=ViewOut,
@@ -124,10 +120,8 @@ async def patch(view_id: UUID, body: ViewPatch, request: Request, principal: Aut
     filters = None if body.filters is None else await _checked(request, body.filters)
     command = ChangeView(name=body.name, filters=filters, at=services.clock.now())
 
-    return await run_owned(
-        request, services, principal, body.model_dump(mode="json", exclude_unset=True),
-        expected, lambda uow, caller: view_handlers.change_view(
-            uow, view_id, command, caller, expected_version=expected), _reply)
+    return await change_owned(request, services, principal, body, expected,
+                              view_handlers.change_view, view_id, command, _reply)
 
 
 @router.delete("/v1/views/{view_id}", response_model=ViewOut,
@@ -136,13 +130,8 @@ async def patch(view_id: UUID, body: ViewPatch, request: Request, principal: Aut
 async def delete(view_id: UUID, request: Request, principal: Authorized,
                  services: ServicesDep, if_match: IfMatch = None) -> Response:
     """Answers the view as it was; its history stays in its stream."""
-    expected = parse_if_match(if_match)
-    at = services.clock.now()
-
-    return await run_owned(
-        request, services, principal, None, expected,
-        lambda uow, caller: view_handlers.delete_view(uow, view_id, caller, at,
-                                                      expected_version=expected), _reply)
+    return await delete_owned(request, services, principal, if_match,
+                              view_handlers.delete_view, view_id, _reply)
 
 
 @router.get("/v1/views/{view_id}/tickets", response_model=TicketPage, responses=errors(404),

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from api.http import commands
 from api.http.answer_headers import CACHE_CONTROL, LOCATION, sends
 from api.http.deps import ServicesDep
-from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, Position, tenant_list_page
+from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, Position, tenant_page_document
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply
@@ -187,12 +187,11 @@ async def get_messages(
     async def read(uow: UnitOfWork, after: Position | None, n: int) -> list[Any]:
         return await widget.public_messages(uow, session, ticket_id, after, n)
 
-    page, next_cursor = await tenant_list_page(
-        services.cursors, services.store, principal.tenant_id, "widget-messages", read, limit,
-        cursor,
+    return JsonReply(200, await tenant_page_document(
+        services.cursors, services.store, principal.tenant_id, "widget-messages", read,
+        customer_message, limit, cursor,
         actor=principal.actor, filters={"ticket_id": str(ticket_id), "session": str(session)})
-    return JsonReply(200, {"data": [customer_message(r) for r in page],
-                           "next_cursor": next_cursor}).response()
+    ).response()
 
 
 @router.post("/tickets/{ticket_id}/messages", status_code=201, response_model=CustomerReplyOut,

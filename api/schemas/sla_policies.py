@@ -19,9 +19,9 @@ from domain.target_policy import (
     POLICY_CONDITIONS_MAX,
     POLICY_FIELDS,
     POLICY_NAME_MAX,
-    POSITION_MAX,
     TargetPolicy,
 )
+from domain.validation import POSITION_MAX
 
 _IN = ConfigDict(extra="forbid")
 

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from domain.attachment import AttachmentRef, TicketFile
 from domain.errors import CorruptStream
 from domain.events import Event
+from domain.evolution import replay
 from domain.fields import FieldValue
 from domain.ids import AgentId, GroupId, MessageId, TicketId
 from domain.sla import breach_clock, warn_clock
@@ -267,10 +268,7 @@ def _state_change(state: Ticket, event: ev.StateChanged) -> dict[str, object]:
 
 def fold(events: Iterable[Event]) -> Ticket | None:
     """Replay a stream from the start; None for an empty stream."""
-    state: Ticket | None = None
-    for event in events:
-        state = evolve(state, event)
-    return state
+    return replay(evolve, events)
 
 
 __all__ = ["TRANSITIONS", "Links", "Ticket", "evolve", "fold"]
