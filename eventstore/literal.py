@@ -81,13 +81,16 @@ def _array_element(value: Any) -> str:
         return "NULL"
     if isinstance(value, UUID | int) and not isinstance(value, bool):
         return str(value if isinstance(value, UUID) else _int(value))
+    text: str
     if isinstance(value, datetime):
-        value = _time(value)
+        text = _time(value)
     elif isinstance(value, dict):
-        value = orjson.dumps(value).decode()
-    elif not isinstance(value, str):
+        text = orjson.dumps(value).decode()
+    elif isinstance(value, str):
+        text = value
+    else:
         raise TypeError(f"no array literal for {type(value).__name__}")
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _time(value: datetime) -> str:
