@@ -61,13 +61,6 @@ class ProcessSettings(BaseSettings):
         default=5.0, gt=0,
         description="Seconds a request waits for a free pooled connection before a 503.",
     )
-    thread_switch_interval_ms: float = Field(
-        default=0.5, ge=0.05, le=100.0,
-        description="How long, in milliseconds, a thread may hold the interpreter while "
-        "another waits (sys.setswitchinterval; Python's own default is 5). Work handed to "
-        "threads (mail parsing, sealing) otherwise holds the event loop back by up to that "
-        "long each time the loop has an answer to read (docs/performance.md, \"Mail\").",
-    )
     redis_url: str | None = Field(default=None, description="Unset: no rate limits, no cache.")
     run_scheduler: bool = Field(
         default=False, description="Run the scheduler and projectors inside the API process."

@@ -28,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -332,10 +331,6 @@ async def running(
     if not settings.database_url:
         raise StoreUnavailable("DATABASE_URL is not set")
     async with AsyncExitStack() as stack:
-        # The event loop's share of the interpreter beside the threads it hands work
-        # to; put back as it was when the parts are torn down.
-        stack.callback(sys.setswitchinterval, sys.getswitchinterval())
-        sys.setswitchinterval(settings.thread_switch_interval_ms / 1000)
         pool = await create_pool(
             settings.database_url,
             min_size=settings.db_pool_min,
