@@ -38,9 +38,12 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import multiprocessing
 import secrets
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -194,7 +197,7 @@ async def take_in_all(store: EventStore, storages: attachments.Storages,
     mail's own work (its look-ups, files and ticket), hence the runs."""
     out: list[TakenIn] = []
     i = 0
-    # The next run is parsed in a thread while this one waits on the database.
+    # The next run is parsed in a process of its own while this one waits on the database.
     parsing: asyncio.Future[list[ParsedMail]] | None = _parse_run(raws, 0)
     try:
         while parsing is not None:
@@ -227,8 +230,32 @@ async def take_in_all(store: EventStore, storages: attachments.Storages,
     return out
 
 
+_PARSER: list[ProcessPoolExecutor] = []
+"""The process that parses the next run while this one is written, made on the first
+run and kept; empty until mail is taken in."""
+
+
 def _parse_run(raws: Sequence[bytes], start: int) -> asyncio.Future[list[ParsedMail]]:
-    return asyncio.ensure_future(asyncio.to_thread(_run_of, raws, start))
+    return asyncio.ensure_future(_parsed_run(list(raws[start:start + GROUP])))
+
+
+async def _parsed_run(raws: list[bytes]) -> list[ParsedMail]:
+    """``_run_of`` in a process of its own (the standard library's parser is pure
+    Python: in a thread it holds the interpreter for up to 5 ms at a time while the
+    event loop has an answer to read, about a tenth of ingestion's rate,
+    docs/performance.md, "Mail"). A process that died is replaced by the next run, and
+    this run is parsed in a thread."""
+    if not _PARSER:
+        _PARSER.append(ProcessPoolExecutor(max_workers=1,
+                                           mp_context=multiprocessing.get_context("spawn")))
+    pool = _PARSER[0]
+    try:
+        return await asyncio.get_running_loop().run_in_executor(pool, _run_of, raws, 0)
+    except BrokenProcessPool:
+        if _PARSER and _PARSER[0] is pool:
+            _PARSER.clear()
+        pool.shutdown(wait=False)
+        return await asyncio.to_thread(_run_of, raws, 0)
 
 
 def _at(checkpoint: GroupCheckpoint, i: int) -> Checkpoint:

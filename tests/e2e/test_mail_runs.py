@@ -162,3 +162,30 @@ async def test_a_run_writes_what_one_by_one_writes_and_nothing_twice(
     assert by_run_written == one_by_one
     assert len(by_run_written["tickets"]) == 4 and len(by_run_written["mails"]) == 6
     assert [n for t, n in by_run_written["events"] if t == "ContactCreated"] == [3]
+
+
+async def test_a_parser_process_that_died_is_replaced_and_loses_no_mail(
+        http, services, make_tenant) -> None:
+    storages = file_storages(services.settings, services.store)
+    tenant = await make_tenant("Parser died")
+    box = await make_mailbox(http, auth(tenant.admin_key))
+    tag = uuid.uuid4().hex[:8]
+    first, run = _mails(tag)
+    taken = await mail_in.take_in_all(services.store, storages, tenant.tenant_id, box["id"],
+                                      [first], lambda: AT, checkpoint=_nothing)
+    assert [t.outcome for t in taken] == ["ticket"]
+    [pool] = mail_in._PARSER
+    processes = list(pool._processes.values())  # type: ignore[union-attr]
+    assert processes, "the run was parsed in a process of its own"
+    for process in processes:
+        process.kill()
+        process.join(10)
+    # This run is parsed in a thread (the pool broke); the next one in a new process.
+    taken = await mail_in.take_in_all(services.store, storages, tenant.tenant_id, box["id"],
+                                      run, lambda: AT, checkpoint=_nothing)
+    assert [t.outcome for t in taken] == ["ticket", "ticket", "ticket", "ignored", "reply"]
+    assert mail_in._PARSER == [] or mail_in._PARSER[0] is not pool
+    again = await mail_in.take_in_all(services.store, storages, tenant.tenant_id, box["id"],
+                                      [first, *run], lambda: AT, checkpoint=_nothing)
+    assert {t.outcome for t in again} == {"duplicate"}
+    assert mail_in._PARSER and mail_in._PARSER[0] is not pool
