@@ -39,7 +39,10 @@ from __future__ import annotations
 import asyncio
 import base64
 import multiprocessing
+import os
 import secrets
+import threading
+import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -235,6 +238,17 @@ _PARSER: list[ProcessPoolExecutor] = []
 run and kept; empty until mail is taken in."""
 
 
+def _follow_parent(parent: int) -> None:
+    """In the parsing process: end it when the process it parses for has gone (killed,
+    or ended without shutting its pool down), which it is not told of otherwise."""
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
 def _parse_run(raws: Sequence[bytes], start: int) -> asyncio.Future[list[ParsedMail]]:
     return asyncio.ensure_future(_parsed_run(list(raws[start:start + GROUP])))
 
@@ -246,8 +260,9 @@ async def _parsed_run(raws: list[bytes]) -> list[ParsedMail]:
     docs/performance.md, "Mail"). A process that died is replaced by the next run, and
     this run is parsed in a thread."""
     if not _PARSER:
-        _PARSER.append(ProcessPoolExecutor(max_workers=1,
-                                           mp_context=multiprocessing.get_context("spawn")))
+        _PARSER.append(ProcessPoolExecutor(
+            max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+            initializer=_follow_parent, initargs=(os.getpid(),)))
     pool = _PARSER[0]
     try:
         return await asyncio.get_running_loop().run_in_executor(pool, _run_of, raws, 0)
