@@ -68,12 +68,10 @@ from projections.groups import load_group, unknown_groups
 from projections.inline import (
     NewTickets,
     PendingEvent,
-    WrittenTicket,
     apply_inline,
     fold_new_tickets,
 )
 from projections.reads import active_agent
-from projections.views import ticket_json
 from scheduler import jobs
 
 SLA_CHECK = "sla.check"
@@ -225,7 +223,7 @@ async def execute(
         # A new ticket among others: its rows go with theirs (``HeldStates.openings``).
         folded = fold_new_tickets(pending)
         held.openings.add(folded)
-        after = {s: WrittenTicket(t, ticket_json(t)) for s, t in folded.states.items()}
+        after = folded.written
     else:
         try:
             after = await apply_inline(conn, tenant, pending, write=session.write,

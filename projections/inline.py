@@ -223,17 +223,17 @@ async def apply_inline(
 @dataclass(slots=True)
 class NewTickets:
     """New tickets folded from their events (``fold_new_tickets``), waiting to be
-    written by ``write_new_tickets``: each ticket's final state, every version the
-    events make, in order, and the messages with their versions."""
+    written by ``write_new_tickets``: each ticket's final state with its document,
+    every version the events make, in order, and the messages with their versions."""
 
-    states: dict[UUID, Ticket] = field(default_factory=dict)
+    written: dict[UUID, WrittenTicket] = field(default_factory=dict)
     made: list[Ticket] = field(default_factory=list)
     messages: list[tuple[UUID, int, Event]] = field(default_factory=list)
 
     def add(self, other: NewTickets) -> None:
         """Take ``other``'s tickets in too (none may be held here already)."""
-        assert not self.states.keys() & other.states.keys(), "a new ticket folded twice"
-        self.states |= other.states
+        assert not self.written.keys() & other.written.keys(), "a new ticket folded twice"
+        self.written |= other.written
         self.made += other.made
         self.messages += other.messages
 
@@ -262,7 +262,8 @@ def fold_new_tickets(events: Sequence[StoredEvent]) -> NewTickets:
         states[stream] = after
         made.append(after)
         messages.append((stream, stored.version, event))
-    return NewTickets(states, made, messages)
+    return NewTickets({t: WrittenTicket(ticket, ticket_json(ticket))
+                       for t, ticket in states.items()}, made, messages)
 
 
 async def apply_new_tickets(conn: asyncpg.Connection, tenant_id: TenantId,
@@ -282,15 +283,10 @@ async def write_new_tickets(conn: asyncpg.Connection, tenant_id: TenantId, new: 
     written (``index_tickets``, in the database: a deferred ``write`` keeps them in
     order), as ``apply_inline`` does for a batch holding more than a ticket's opening."""
     run = write or conn.execute
-    states, made, messages = new.states, new.made, new.messages
-    if not states:
+    out, made, messages = new.written, new.made, new.messages
+    if not out:
         return {}
-    out: dict[UUID, WrittenTicket] = {}
-    tickets: list[tuple[Ticket, dict[str, Any], str]] = []
-    for ticket in states.values():
-        document = ticket_json(ticket)
-        out[ticket.id] = WrittenTicket(ticket, document)
-        tickets.append((ticket, state_to_json(ticket), document.decode()))
+    tickets = [(w.ticket, state_to_json(w.ticket), w.document.decode()) for w in out.values()]
     await run(
         Q["insert_new_tickets"], tenant_id, [t.id for t, _, _ in tickets],
         [t.version for t, _, _ in tickets], [t.state.value for t, _, _ in tickets],

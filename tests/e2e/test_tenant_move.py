@@ -56,18 +56,6 @@ def _settings(runtime_url: str) -> ProcessSettings:
                            password_hash_memory_kib=1024, password_hash_time_cost=1)
 
 
-async def _chain(url: str, tenant_id: object) -> list[tuple[int, bytes]]:
-    conn = await asyncpg.connect(url)
-    try:
-        async with conn.transaction():
-            await conn.execute("SELECT set_config('app.tenant_id', $1, true)", str(tenant_id))
-            rows = await conn.fetch("SELECT seq, hash FROM events WHERE tenant_id = $1 "
-                                    "ORDER BY seq", tenant_id)
-    finally:
-        await conn.close()
-    return [(r["seq"], bytes(r["hash"])) for r in rows]
-
-
 async def test_a_tenant_moves_to_another_server_with_its_chain_and_sealed_data(
         http, tenant, settings, db, services, monkeypatch) -> None:
     # Events go in three a statement, so the chain's check links statements too.
@@ -129,7 +117,7 @@ async def test_a_tenant_moves_to_another_server_with_its_chain_and_sealed_data(
     transport = transport_keyring("a transport key for the move")
     out = io.BytesIO()
     events, _ = await export_tenant(db.admin_url, settings, tenant.tenant_id, out, transport)
-    source_chain = await _chain(db.admin_url, tenant.tenant_id)
+    source_chain = await pg.event_chain(db.admin_url, tenant.tenant_id)
     assert events == len(source_chain) > 5
     # Nothing the tenant's people said or are called can be read from the file: the
     # events travel as stored (their personal fields sealed) and the rows, which hold
@@ -191,7 +179,7 @@ async def _move(export: bytes, paths: list[str], before: dict[str, bytes], tenan
         with pytest.raises(MoveRefused, match="already"):
             await import_tenant(urls.owner_url, target, io.BytesIO(export), transport)
 
-        assert await _chain(urls.owner_url, tenant.tenant_id) == source_chain
+        assert await pg.event_chain(urls.owner_url, tenant.tenant_id) == source_chain
         for side in (settings, target):
             report = await verify_tenant(side, tenant.tenant_id, progress=False)
             assert report["ok"] is True and report["checked"] == events, report

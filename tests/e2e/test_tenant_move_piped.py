@@ -12,7 +12,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import asyncpg
 import orjson
 import pytest
 
@@ -27,18 +26,6 @@ pytestmark = pytest.mark.slow  # two command-line processes
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "a transport key for the piped move"
-
-
-async def _chain(url: str, tenant_id: object) -> list[tuple[int, bytes]]:
-    conn = await asyncpg.connect(url)
-    try:
-        async with conn.transaction():
-            await conn.execute("SELECT set_config('app.tenant_id', $1, true)", str(tenant_id))
-            rows = await conn.fetch("SELECT seq, hash FROM events WHERE tenant_id = $1 "
-                                    "ORDER BY seq", tenant_id)
-    finally:
-        await conn.close()
-    return [(r["seq"], bytes(r["hash"])) for r in rows]
 
 
 def _env(database: pg.TestDatabase) -> dict[str, str]:
@@ -57,7 +44,7 @@ async def test_the_move_piped_between_two_processes(
                         json={"body": "on our way", "visibility": "public"})
     assert r.status_code == 201, r.text
     before = await http.get(f"/v1/tickets/{ticket}/messages", headers=h)
-    source_chain = await _chain(db.admin_url, tenant.tenant_id)
+    source_chain = await pg.event_chain(db.admin_url, tenant.tenant_id)
 
     target = await databases.clone()
     try:
@@ -80,7 +67,7 @@ async def test_the_move_piped_between_two_processes(
         done = orjson.loads(imported)
         assert (done["events"], done["head_seq"]) == (len(source_chain), source_chain[-1][0])
 
-        assert await _chain(target.admin_url, tenant.tenant_id) == source_chain
+        assert await pg.event_chain(target.admin_url, tenant.tenant_id) == source_chain
         there = ProcessSettings(  # type: ignore[call-arg]
             _env_file=None, database_url=target.runtime_url, db_pool_min=1,
             password_hash_memory_kib=1024, password_hash_time_cost=1)

@@ -123,3 +123,17 @@ class Databases:
             await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         finally:
             await conn.close()
+
+
+async def event_chain(url: str, tenant_id: object) -> list[tuple[int, bytes]]:
+    """A tenant's events as (seq, hash), in order, read on ``url`` (a moved tenant's
+    chain is compared on both sides with it)."""
+    conn = await asyncpg.connect(url)
+    try:
+        async with conn.transaction():
+            await conn.execute("SELECT set_config('app.tenant_id', $1, true)", str(tenant_id))
+            rows = await conn.fetch("SELECT seq, hash FROM events WHERE tenant_id = $1 "
+                                    "ORDER BY seq", tenant_id)
+    finally:
+        await conn.close()
+    return [(r["seq"], bytes(r["hash"])) for r in rows]
