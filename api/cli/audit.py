@@ -18,6 +18,7 @@ from uuid import UUID
 import orjson
 
 from api.cli.database import using_database
+from api.cli.parsing import Subcommands, action, command
 from api.config import ProcessSettings
 from api.root import ProcessRole, running
 from domain.ids import TenantId
@@ -168,21 +169,20 @@ def cmd_export(args: argparse.Namespace, settings: ProcessSettings) -> int:
     return 0
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parser(sub: Subcommands) -> None:
     """Register ``helpdesk audit verify|export``."""
-    audit = sub.add_parser("audit", help="verify and export a tenant's audit trail")
-    asub = audit.add_subparsers(dest="audit_command", required=True, metavar="ACTION")
-    p = asub.add_parser("verify", help="recompute the hash chain (of a tenant, or of an "
-                        "export file with no database); exit 1 if it was altered")
+    asub = command(sub, "audit", "verify and export a tenant's audit trail")
+    p = action(asub, "verify", cmd_verify,
+               help="recompute the hash chain (of a tenant, or of an export file with no "
+                    "database); exit 1 if it was altered")
     p.add_argument("--tenant", type=UUID, help="tenant id (uses DATABASE_URL)")
     p.add_argument("--file", help="an export made by `helpdesk audit export`")
     p.add_argument("--files", action="store_true",
                    help="also read every stored file and check it against its recorded "
                         "sha256 (`files` in the report; exit 1 if one does not match)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(func=cmd_verify)
-    p = asub.add_parser("export", help="write the tenant's events as JSON lines to stdout")
+    p = action(asub, "export", cmd_export,
+               help="write the tenant's events as JSON lines to stdout")
     p.add_argument("--tenant", type=UUID, required=True, help="tenant id")
     p.add_argument("--from-seq", type=int, default=1)
     p.add_argument("--to-seq", type=int, default=None)
-    p.set_defaults(func=cmd_export)

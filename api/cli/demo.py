@@ -21,6 +21,7 @@ import orjson
 
 from api.cli import demo_site
 from api.cli.database import using_database
+from api.cli.parsing import action, command
 from api.config import ProcessSettings
 from api.root import ProcessRole, running
 from domain.clock import SystemClock
@@ -113,11 +114,10 @@ def cmd_demo_seed(args: argparse.Namespace, settings: ProcessSettings) -> int:
 
 def add_parser(sub: Any) -> None:
     """``helpdesk demo ...`` on the main parser's subcommands."""
-    demo = sub.add_parser("demo", help="demo data for trying the service and its console")
-    dsub = demo.add_subparsers(dest="demo_command", required=True, metavar="ACTION")
-    p = dsub.add_parser("seed", help="create two demo tenants (one with six weeks of "
-                        "tickets, one small) through the command handlers; print their keys")
+    dsub = command(sub, "demo", "demo data for trying the service and its console")
+    p = action(dsub, "seed", cmd_demo_seed,
+               help="create two demo tenants (one with six weeks of tickets, one small) through "
+                    "the command handlers; print their keys")
     p.add_argument("--json", action="store_true",
                    help="print the tenants and their keys as JSON")
-    p.set_defaults(func=cmd_demo_seed)
     demo_site.add_parser(dsub)

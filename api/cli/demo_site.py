@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from api.cli.parsing import action
 from api.config import ProcessSettings
 
 PAGE = """<!doctype html>
@@ -78,14 +79,14 @@ def cmd_demo_site(args: argparse.Namespace, settings: ProcessSettings) -> int:
 
 def add_parser(demo_sub: Any) -> None:
     """``helpdesk demo site`` on the demo command's actions."""
-    p = demo_sub.add_parser("site", help="serve a page of another origin embedding each "
-                            "demo tenant's widget (http://127.0.0.1:8001/)")
+    p = action(demo_sub, "site", cmd_demo_site,
+               help="serve a page of another origin embedding each demo tenant's widget "
+                    "(http://127.0.0.1:8001/)")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8001,
                    help="8001 is the origin the demo tenants list for their widgets")
     p.add_argument("--api", default="http://127.0.0.1:8000", help="the helpdesk's address")
     p.add_argument("--demo", help="the demo's JSON (default: DATA_DIR/demo.json)")
-    p.set_defaults(func=cmd_demo_site)
 
 
 __all__ = ["add_parser", "cmd_demo_site", "pages"]

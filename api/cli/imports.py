@@ -13,6 +13,7 @@ import orjson
 from tqdm import tqdm
 
 from api.cli.database import using_database
+from api.cli.parsing import Subcommands, action, command
 from api.config import ProcessSettings
 from api.root import ProcessRole, running
 from domain.ids import TenantId
@@ -79,17 +80,16 @@ def cmd_zendesk(args: argparse.Namespace, settings: ProcessSettings) -> int:
     return 0
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parser(sub: Subcommands) -> None:
     """Register ``helpdesk import zendesk``."""
-    imports = sub.add_parser("import", help="bring another helpdesk's history into a tenant")
-    isub = imports.add_subparsers(dest="import_command", required=True, metavar="SOURCE")
-    p = isub.add_parser("zendesk", help="import a Zendesk export (JSON files in a "
-                        "directory, never the network); safe to run again: what was "
-                        "imported is skipped")
+    isub = command(sub, "import", "bring another helpdesk's history into a tenant",
+                   metavar="SOURCE")
+    p = action(isub, "zendesk", cmd_zendesk,
+               help="import a Zendesk export (JSON files in a directory, never the network); safe "
+                    "to run again: what was imported is skipped")
     p.add_argument("directory", help="the export's directory (docs/import.md)")
     p.add_argument("--tenant", type=UUID, required=True, help="tenant id")
     p.add_argument("--dry-run", action="store_true",
                    help="write nothing; report what would be created and skipped")
     p.add_argument("--json", action="store_true",
                    help="print the report as JSON (and no progress bars)")
-    p.set_defaults(func=cmd_zendesk)

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from uuid import UUID
 
 from api.cli.database import using_database
+from api.cli.parsing import Subcommands, action, command
 from api.config import ProcessSettings
 from api.root import ProcessRole, running
 from domain.ids import TenantId
@@ -107,13 +108,12 @@ def cmd_rotate(args: argparse.Namespace, settings: ProcessSettings) -> int:
         return asyncio.run(rotate(resolved, tenant, args.batch_size))
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parser(sub: Subcommands) -> None:
     """Register ``helpdesk keys rotate``."""
-    keys = sub.add_parser("keys", help="manage the key-encryption key of personal data")
-    ksub = keys.add_subparsers(dest="keys_command", required=True, metavar="ACTION")
-    p = ksub.add_parser("rotate", help="re-wrap every data key from DATA_KEY_PREVIOUS (or "
-                        "the stored secret) to DATA_KEY, in batches; safe to run again")
+    ksub = command(sub, "keys", "manage the key-encryption key of personal data")
+    p = action(ksub, "rotate", cmd_rotate,
+               help="re-wrap every data key from DATA_KEY_PREVIOUS (or the stored secret) to "
+                    "DATA_KEY, in batches; safe to run again")
     p.add_argument("--tenant", type=UUID, help="only this tenant id (default: every tenant)")
     p.add_argument("--batch-size", type=int, default=DEFAULT_BATCH,
                    help=f"data keys per transaction (default {DEFAULT_BATCH})")
-    p.set_defaults(func=cmd_rotate)

@@ -14,6 +14,7 @@ import orjson
 
 from api.cli.database import owner_url as _owner_url
 from api.cli.database import using_database
+from api.cli.parsing import action, command
 from api.config import ProcessSettings
 from domain.ids import TenantId
 
@@ -150,52 +151,47 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="helpdesk", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    p = sub.add_parser("serve", help="run the HTTP API (embedded Postgres without DATABASE_URL)")
+    p = action(sub, "serve", cmd_serve,
+               help="run the HTTP API (embedded Postgres without DATABASE_URL)")
     p.add_argument("--host", help="interface to bind (default HOST or 127.0.0.1)")
     p.add_argument("--port", type=int, help="port to bind (default PORT or 8000)")
     p.add_argument("--workers", type=int, metavar="N",
                    help="API processes sharing the port (default WORKERS, else one per core "
                    "with DATABASE_URL and 1 on the embedded Postgres)")
-    p.set_defaults(func=cmd_serve)
 
-    p = sub.add_parser("worker", help="run the scheduler and projectors without the API")
+    p = action(sub, "worker", cmd_worker, help="run the scheduler and projectors without the API")
     p.add_argument("--check", action="store_true",
                    help="instead of running, exit 0 if a running worker's heartbeat file "
                    "(WORKER_HEARTBEAT_FILE) is fresh, else 1")
-    p.set_defaults(func=cmd_worker)
 
-    p = sub.add_parser("migrate", help="apply migrations as MIGRATION_DATABASE_URL and "
-                       "create or update the runtime role of DATABASE_URL")
-    p.set_defaults(func=cmd_migrate)
+    p = action(sub, "migrate", cmd_migrate,
+               help="apply migrations as MIGRATION_DATABASE_URL and create or update the runtime "
+                    "role of DATABASE_URL")
 
-    tenants = sub.add_parser("tenants", aliases=["tenant"],
-                             help="manage tenants and move them between databases (operator)")
-    tsub = tenants.add_subparsers(dest="tenants_command", required=True, metavar="ACTION")
-    p = tsub.add_parser("create", help="create a tenant and print its first admin API key")
+    tsub = command(sub, "tenants", "manage tenants and move them between databases (operator)",
+                   aliases=["tenant"])
+    p = action(tsub, "create", cmd_tenants_create,
+               help="create a tenant and print its first admin API key")
     p.add_argument("name", help="the tenant's display name")
     p.add_argument("--slug", help="what people type to sign in (default: made from the "
                    "name); lower-case letters, digits and hyphens")
     p.add_argument("--json", action="store_true",
                    help="print {tenant_id, slug, api_key} as JSON")
-    p.set_defaults(func=cmd_tenants_create)
-    p = tsub.add_parser("slug", help="give a tenant another slug (the old one stops working)")
+    p = action(tsub, "slug", cmd_tenants_slug,
+               help="give a tenant another slug (the old one stops working)")
     p.add_argument("tenant_id", help="the tenant's id")
     p.add_argument("slug", help="the new slug")
-    p.set_defaults(func=cmd_tenants_slug)
     from api.cli import tenant as tenant_cli
 
     tenant_cli.add_actions(tsub)
 
-    projections = sub.add_parser("projections", help="inspect and rebuild async read models")
-    psub = projections.add_subparsers(dest="projections_command", required=True,
-                                      metavar="ACTION")
-    p = psub.add_parser("status", help="lag per projection and tenant")
-    p.set_defaults(func=cmd_projections_status)
-    p = psub.add_parser("rebuild", help="rebuild a projection from seq 0 while the API runs")
+    psub = command(sub, "projections", "inspect and rebuild async read models")
+    p = action(psub, "status", cmd_projections_status, help="lag per projection and tenant")
+    p = action(psub, "rebuild", cmd_projections_rebuild,
+               help="rebuild a projection from seq 0 while the API runs")
     p.add_argument("name", help="the projection's name (e.g. analytics)")
     p.add_argument("--tenant", help="only this tenant id (default: every tenant)")
     p.add_argument("--batch-size", type=int, help="events per transaction (default 2000)")
-    p.set_defaults(func=cmd_projections_rebuild)
 
     from api.cli import audit as audit_cli
     from api.cli import demo as demo_cli

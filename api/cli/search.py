@@ -8,6 +8,7 @@ import sys
 from uuid import UUID
 
 from api.cli.database import using_database
+from api.cli.parsing import Subcommands, action, command
 from api.config import ProcessSettings
 from api.root import ProcessRole, running
 from domain.ids import TenantId
@@ -34,12 +35,10 @@ def cmd_rebuild(args: argparse.Namespace, settings: ProcessSettings) -> int:
         return asyncio.run(rebuild(resolved, tenant))
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parser(sub: Subcommands) -> None:
     """Register ``helpdesk search rebuild``."""
-    search = sub.add_parser("search", help="maintain the full-text search index")
-    ssub = search.add_subparsers(dest="search_command", required=True, metavar="ACTION")
-    p = ssub.add_parser("rebuild", help="re-index a tenant's tickets, contacts and "
-                        "organizations (every tenant without --tenant), as the tenant's "
-                        "text-search configuration says")
+    ssub = command(sub, "search", "maintain the full-text search index")
+    p = action(ssub, "rebuild", cmd_rebuild,
+               help="re-index a tenant's tickets, contacts and organizations (every tenant "
+                    "without --tenant), as the tenant's text-search configuration says")
     p.add_argument("--tenant", type=UUID, help="tenant id")
-    p.set_defaults(func=cmd_rebuild)

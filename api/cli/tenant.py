@@ -23,6 +23,7 @@ import orjson
 
 from api.cli.audit import write_events
 from api.cli.database import owner_url
+from api.cli.parsing import Subcommands, action
 from api.config import ProcessSettings
 from api.root import load_keyring
 from domain.ids import TenantId
@@ -200,30 +201,29 @@ def cmd_read_only(args: argparse.Namespace, settings: ProcessSettings) -> int:
     return 0
 
 
-def add_actions(tsub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_actions(tsub: Subcommands) -> None:
     """Register ``helpdesk tenant export|import|read-only``."""
-    p = tsub.add_parser("export", help="write the tenant's events, keys, files and rows "
-                        "to move it to another database (owner role)")
+    p = action(tsub, "export", cmd_export,
+               help="write the tenant's events, keys, files and rows to move it to another "
+                    "database (owner role)")
     p.add_argument("--tenant", type=UUID, required=True, help="tenant id")
     p.add_argument("--transport-key", required=True,
                    help="the secret that wraps the tenant's data keys in the file; the "
                         "import needs the same")
     p.add_argument("--out", help="the file to write (default: stdout)")
-    p.set_defaults(func=cmd_export)
-    p = tsub.add_parser("import", help="bring in a `helpdesk tenant export` (owner role; "
-                        "same schema version)")
+    p = action(tsub, "import", cmd_import,
+               help="bring in a `helpdesk tenant export` (owner role; same schema version)")
     p.add_argument("--transport-key", required=True, help="the key the export was made with")
     p.add_argument("--file", help="the export to read (default: stdin)")
     p.add_argument("--rebuild", action="store_true",
                    help="rebuild the async read models (analytics) from the events after "
                         "the import, rather than keep the rows the export carried")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
-    p.set_defaults(func=cmd_import)
-    p = tsub.add_parser("read-only", help="pause a tenant's writes (503 with Retry-After) "
-                        "or let them go on; reads are served throughout")
+    p = action(tsub, "read-only", cmd_read_only,
+               help="pause a tenant's writes (503 with Retry-After) or let them go on; reads are "
+                    "served throughout")
     p.add_argument("--tenant", type=UUID, required=True, help="tenant id")
     p.add_argument("--on", action="store_true", help="pause writes")
     p.add_argument("--off", action="store_true", help="let writes go on")
     p.add_argument("--retry-after", type=int, default=60, metavar="SECONDS",
                    help="what refused writes are told to wait (default 60)")
-    p.set_defaults(func=cmd_read_only)

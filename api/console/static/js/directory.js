@@ -8,6 +8,9 @@
 import {shortId} from './format.js';
 
 const PAGES = 20;
+/** The directory's maps by id, each read whole from its list, in this order. */
+const MAPS = [['agents', '/v1/agents'], ['keys', '/v1/api-keys'], ['groups', '/v1/groups'],
+  ['organizations', '/v1/organizations'], ['policies', '/v1/sla-policies']];
 
 async function all(api, path) {
   const rows = [];
@@ -25,14 +28,7 @@ export class Directory {
   constructor(api, session) {
     this.api = api;
     this.session = session;
-    this.agents = new Map();
-    this.keys = new Map();
-    this.groups = new Map();
-    this.organizations = new Map();
-    this.fields = [];
-    this.policies = new Map();
-    this.contacts = new Map();
-    this.loaded = null;
+    this.reset();
     this.generation = 0; // counts the loads done: views redraw what names once it moves
   }
 
@@ -44,29 +40,14 @@ export class Directory {
         // load is under way sees the last whole directory, never half of the next one
         // (it would be drawn again when the load ends, losing what someone chose).
         const next = {};
-        if (this.session.may('GET /v1/agents')) {
-          const agents = await all(this.api, '/v1/agents');
-          next.agents = new Map(agents.map((a) => [a.id, a]));
-        }
-        if (this.session.may('GET /v1/api-keys')) {
-          const keys = await all(this.api, '/v1/api-keys');
-          next.keys = new Map(keys.map((k) => [k.id, k]));
-        }
-        if (this.session.may('GET /v1/groups')) {
-          const groups = await all(this.api, '/v1/groups');
-          next.groups = new Map(groups.map((g) => [g.id, g]));
-        }
-        if (this.session.may('GET /v1/organizations')) {
-          const organizations = await all(this.api, '/v1/organizations');
-          next.organizations = new Map(organizations.map((o) => [o.id, o]));
+        for (const [name, path] of MAPS) {
+          if (this.session.may(`GET ${path}`)) {
+            next[name] = new Map((await all(this.api, path)).map((row) => [row.id, row]));
+          }
         }
         if (this.session.may('GET /v1/ticket-fields')) {
           // One answer, no pages: a tenant has a bounded number of fields.
           next.fields = (await this.api.get('/v1/ticket-fields')).body.data;
-        }
-        if (this.session.may('GET /v1/sla-policies')) {
-          const policies = await all(this.api, '/v1/sla-policies');
-          next.policies = new Map(policies.map((p) => [p.id, p]));
         }
         Object.assign(this, next);
         this.generation += 1;

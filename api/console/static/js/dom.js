@@ -87,6 +87,19 @@ export function clearProblem(slot) {
   slot.hidden = true;
 }
 
+/** Run ``work`` when the form is submitted, in place of leaving the page, busy while it
+ * runs; what it throws goes to ``failed`` (to show it beside the form). */
+export function onSubmit(form, work, failed) {
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    try {
+      await busy(form, work);
+    } catch (error) {
+      failed(error);
+    }
+  });
+}
+
 /** Disable a form's controls while ``work`` runs; the form says it is busy. A
  * disabled control loses the focus: the one that had it gets it back after, unless
  * the focus went elsewhere meanwhile (a new page's heading) or the control is gone. */

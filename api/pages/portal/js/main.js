@@ -10,7 +10,7 @@
 // ApiError whose problem (title, detail, status, code) is shown where it happened.
 
 import {Api, ApiError, newIdempotencyKey} from '/console/js/api.js';
-import {announce, busy, clearProblem, fill, h, problemView, showProblem} from '/console/js/dom.js';
+import {announce, busy, clearProblem, fill, h, onSubmit, problemView, showProblem} from '/console/js/dom.js';
 import {PortalFeed} from './feed.js';
 import {fieldControls, fieldValues} from './fields.js';
 import {lang, t, when} from './i18n.js';
@@ -99,21 +99,14 @@ function drawSignIn(error, notice) {
     field('sign-in-email', t('email'), email),
     field('sign-in-password', t('password'), password),
     h('p', null, h('button', {type: 'submit', class: 'primary'}, t('signIn'))), problem);
-  form.addEventListener('submit', (e) => {
-    e.preventDefault();
-    busy(form, async () => {
-      try {
-        const {body} = await api.post('/v1/portal/auth/sign-in',
-          {tenant: TENANT, email: email.value, password: password.value}, {credential: 'none'});
-        session.keep(body);
-        feed.start();
-        location.hash = '#/tickets';
-        route();
-      } catch (err) {
-        showProblem(problem, err, t('signIn'));
-      }
-    });
-  });
+  onSubmit(form, async () => {
+    const {body} = await api.post('/v1/portal/auth/sign-in',
+      {tenant: TENANT, email: email.value, password: password.value}, {credential: 'none'});
+    session.keep(body);
+    feed.start();
+    location.hash = '#/tickets';
+    route();
+  }, (err) => showProblem(problem, err, t('signIn')));
   page(t('signInTitle'), notice ? h('p', {class: 'notice', role: 'status'}, notice) : null,
     form);
   if (error) showProblem(problem, error);
@@ -128,26 +121,21 @@ function drawPassword(token) {
     h('p', null, t('setPasswordIntro')),
     field('new-password', t('newPassword'), password),
     h('p', null, h('button', {type: 'submit', class: 'primary'}, t('setPassword'))), problem);
-  form.addEventListener('submit', (e) => {
-    e.preventDefault();
-    busy(form, async () => {
-      try {
-        await api.post('/v1/portal/auth/password', {token, password: password.value},
-                       {credential: 'none'});
-        history.replaceState(null, '', '#/sign-in');
-        drawSignIn(null, t('passwordSet'));
-      } catch (err) {
-        const view = problemView(err, t('setPassword'));
-        fill(problem, view);
-        // A spent link says so, and how to get another (the problem is shown too).
-        if (err instanceof ApiError && (err.status === 410 || err.status === 404)) {
-          view.append(h('p', {class: 'link-help'},
-            h('strong', null, err.status === 410 ? t('linkGone') : t('linkUnknown')), ' ',
-            err.status === 410 ? t('linkHelp') : ''));
-        }
-        problem.hidden = false;
-      }
-    });
+  onSubmit(form, async () => {
+    await api.post('/v1/portal/auth/password', {token, password: password.value},
+                   {credential: 'none'});
+    history.replaceState(null, '', '#/sign-in');
+    drawSignIn(null, t('passwordSet'));
+  }, (err) => {
+    const view = problemView(err, t('setPassword'));
+    fill(problem, view);
+    // A spent link says so, and how to get another (the problem is shown too).
+    if (err instanceof ApiError && (err.status === 410 || err.status === 404)) {
+      view.append(h('p', {class: 'link-help'},
+        h('strong', null, err.status === 410 ? t('linkGone') : t('linkUnknown')), ' ',
+        err.status === 410 ? t('linkHelp') : ''));
+    }
+    problem.hidden = false;
   });
   page(t('setPasswordTitle'), form);
 }
@@ -279,22 +267,15 @@ async function drawNewTicket() {
     field('new-subject', t('subject'), subject), field('new-body', t('message'), body),
     fields.element, files.element, h('p', null, h('button', {type: 'submit', class: 'primary'}, t('send'))),
     problem);
-  form.addEventListener('submit', (e) => {
-    e.preventDefault();
-    busy(form, async () => {
-      try {
-        const ids = await files.upload();
-        const {body: ticket} = await api.post('/v1/portal/tickets',
-          {subject: subject.value, body: body.value, attachments: ids, fields: fields.values()},
-          {idempotencyKey: key});
-        files.clear();
-        announce(t('sent'));
-        location.hash = `#/tickets/${ticket.id}`;
-      } catch (err) {
-        showProblem(problem, err, t('newTicketTitle'));
-      }
-    });
-  });
+  onSubmit(form, async () => {
+    const ids = await files.upload();
+    const {body: ticket} = await api.post('/v1/portal/tickets',
+      {subject: subject.value, body: body.value, attachments: ids, fields: fields.values()},
+      {idempotencyKey: key});
+    files.clear();
+    announce(t('sent'));
+    location.hash = `#/tickets/${ticket.id}`;
+  }, (err) => showProblem(problem, err, t('newTicketTitle')));
   current = {ticketId: null, reload: null};
   page(t('newTicketTitle'), form);
 }
@@ -429,28 +410,21 @@ async function drawTicket(id) {
   const form = h('form', {'aria-label': t('reply'), class: 'card'},
     field('reply-body', t('yourReply'), replyBody), files.element,
     h('p', null, h('button', {type: 'submit', class: 'primary'}, t('send'))), replyProblem);
-  form.addEventListener('submit', (e) => {
-    e.preventDefault();
-    busy(form, async () => {
-      try {
-        const ids = await files.upload();
-        const {body} = await api.post(`/v1/portal/tickets/${id}/messages`,
-          {body: replyBody.value, attachments: ids}, {idempotencyKey: key});
-        replyBody.value = '';
-        files.clear();
-        key = newIdempotencyKey();
-        if (body.ticket.id !== id) {
-          announce(t('followUp'));
-          location.hash = `#/tickets/${body.ticket.id}`;
-          return;
-        }
-        announce(t('sent'));
-        await loadThread();
-      } catch (err) {
-        showProblem(replyProblem, err, t('reply'));
-      }
-    });
-  });
+  onSubmit(form, async () => {
+    const ids = await files.upload();
+    const {body} = await api.post(`/v1/portal/tickets/${id}/messages`,
+      {body: replyBody.value, attachments: ids}, {idempotencyKey: key});
+    replyBody.value = '';
+    files.clear();
+    key = newIdempotencyKey();
+    if (body.ticket.id !== id) {
+      announce(t('followUp'));
+      location.hash = `#/tickets/${body.ticket.id}`;
+      return;
+    }
+    announce(t('sent'));
+    await loadThread();
+  }, (err) => showProblem(replyProblem, err, t('reply')));
   // One copied on the ticket reads it; only the requester replies (403 copied_only),
   // so the page says so in place of a form that would be refused.
   const answer = ticket.copied ? h('p', {class: 'card copied-note'}, t('copiedOnly')) : form;

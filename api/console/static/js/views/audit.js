@@ -5,7 +5,7 @@
 
 import {busy, clearProblem, fill, h, showProblem} from '../dom.js';
 import {dateTime, shortId} from '../format.js';
-import {atCell, eventSummary} from './history.js';
+import {eventRow} from './history.js';
 
 const VERIFY_SPAN = 100_000; // the most seqs one verify request recomputes
 const PAGE = 50;
@@ -110,15 +110,7 @@ function eventsSection(app) {
   const tenantId = app.session.principal.tenant.id;
 
   function rows(events) {
-    return events.map((e) => h('tr', null,
-      h('td', {class: 'num'}, String(e.seq)),
-      h('td', null, streamCell(app, e, tenantId)),
-      h('td', {class: 'num'}, String(e.version)),
-      h('td', null, e.type),
-      h('td', null, eventSummary(app, e)),
-      h('td', null, app.directory.actor(e.actor)),
-      atCell(e),
-      h('td', null, h('time', {datetime: e.recorded_at}, dateTime(e.recorded_at)))));
+    return events.map((e) => eventRow(app, e, streamCell(app, e, tenantId)));
   }
 
   async function page(first) {

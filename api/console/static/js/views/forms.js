@@ -3,7 +3,7 @@
 // validation error placed next to the inputs they name. Nothing a refusal says is left
 // out: what no input of the form answers for stays in the form's own problem box.
 
-import {busy, clearProblem, h, showProblem} from '../dom.js';
+import {clearProblem, h, onSubmit, showProblem} from '../dom.js';
 
 /** Every row of a keyset-paged list (at most 20 pages of 100). */
 export async function all(api, path) {
@@ -89,20 +89,17 @@ export function actionForm(label, children, work, {attrs = {}, errors = null, re
   const problems = h('div', {class: 'problems', hidden: true});
   const form = h('form', {class: 'admin-form', 'aria-label': label, novalidate: true, ...attrs},
     children, problems);
-  form.addEventListener('submit', async (event) => {
-    event.preventDefault();
+  onSubmit(form, async () => {
     clearProblem(problems);
     errors?.clear();
-    try {
-      await busy(form, work);
-    } catch (error) {
-      showProblem(problems, error, `${label}: not done`);
-      errors?.show(error);
-      if (error?.status === 412 && reread) {
-        problems.firstChild.append(h('p', null, 'Someone else changed it since it was shown. ',
-          h('button', {type: 'button', onclick: reread}, 'Show it as it is now'),
-          ' (what was typed here is then lost).'));
-      }
+    await work();
+  }, (error) => {
+    showProblem(problems, error, `${label}: not done`);
+    errors?.show(error);
+    if (error?.status === 412 && reread) {
+      problems.firstChild.append(h('p', null, 'Someone else changed it since it was shown. ',
+        h('button', {type: 'button', onclick: reread}, 'Show it as it is now'),
+        ' (what was typed here is then lost).'));
     }
   });
   return form;

@@ -92,6 +92,21 @@ export function atCell(e) {
   return h('td', null, at ? h('time', {datetime: at}, dateTime(at)) : '');
 }
 
+/** One event as a row of an events table: seq, then `stream` (the cell naming its
+ * stream, where the table holds more than one stream), version, type, what it says, who
+ * did it, when it happened and when it was recorded. */
+export function eventRow(app, e, stream = null) {
+  return h('tr', null,
+    h('td', {class: 'num'}, String(e.seq)),
+    stream === null ? null : h('td', null, stream),
+    h('td', {class: 'num'}, String(e.version)),
+    h('td', null, e.type),
+    h('td', null, eventSummary(app, e)),
+    h('td', null, app.directory.actor(e.actor)),
+    atCell(e),
+    h('td', null, h('time', {datetime: e.recorded_at}, dateTime(e.recorded_at))));
+}
+
 export function historyTable(app, ticketId) {
   const problems = h('div', {class: 'problems', hidden: true});
   const body = h('tbody');
@@ -111,14 +126,7 @@ export function historyTable(app, ticketId) {
     more);
 
   function rows(events) {
-    return events.map((e) => h('tr', null,
-      h('td', {class: 'num'}, String(e.seq)),
-      h('td', {class: 'num'}, String(e.version)),
-      h('td', null, e.type),
-      h('td', null, eventSummary(app, e)),
-      h('td', null, app.directory.actor(e.actor)),
-      atCell(e),
-      h('td', null, h('time', {datetime: e.recorded_at}, dateTime(e.recorded_at)))));
+    return events.map((e) => eventRow(app, e));
   }
 
   async function page(first) {

@@ -289,14 +289,9 @@ export function contactsView(app, params) {
 /** #/contacts/<id>: a contact and their tickets. */
 export function contactView(app, id) {
   if (!app.session.may('GET /v1/contacts/{contact_id}')) return app.refusal('Contact');
-  const problems = h('div', {class: 'problems', hidden: true});
-  const title = h('h1', {id: 'contact-title', tabindex: -1}, `Contact ${shortId(id)}`);
-  const about = h('div', {class: 'about'});
-  const edit = h('div', {class: 'edit'});
-  const tickets = pagedList(app, {
-    path: `/v1/contacts/${id}/tickets`, params: () => ({}),
-    item: (t) => ticketItem(app, t), label: 'Tickets of this contact', problems,
-    empty: 'No tickets.'});
+  const {problems, title, about, edit, tickets} = recordParts(
+    app, 'contact', `Contact ${shortId(id)}`, `/v1/contacts/${id}/tickets`,
+    'Tickets of this contact');
   const element = h('section', {class: 'people', 'aria-labelledby': 'contact-title'},
     backLink(app), title, problems, about, edit,
     h('section', {'aria-labelledby': 'contact-tickets'},
@@ -338,6 +333,22 @@ function organizationLink(app, id) {
     : app.directory.organizationName(id);
 }
 
+/** What a contact's and an organization's pages both hold: a place for problems, the
+ * title (`<kind>-title`, named by its short id until the record is read), the panes
+ * that show and edit it, and the list of its tickets. */
+function recordParts(app, kind, name, ticketsPath, ticketsLabel) {
+  const problems = h('div', {class: 'problems', hidden: true});
+  return {
+    problems,
+    title: h('h1', {id: `${kind}-title`, tabindex: -1}, name),
+    about: h('div', {class: 'about'}),
+    edit: h('div', {class: 'edit'}),
+    tickets: pagedList(app, {
+      path: ticketsPath, params: () => ({}), item: (t) => ticketItem(app, t),
+      label: ticketsLabel, problems, empty: 'No tickets.'}),
+  };
+}
+
 function backLink(app) {
   return app.session.may('GET /v1/contacts')
     ? h('p', {class: 'back'}, h('a', {href: '#/contacts'}, '\u2190 Contacts')) : null;
@@ -348,15 +359,9 @@ export function organizationView(app, id) {
   if (!app.session.may('GET /v1/organizations/{organization_id}')) {
     return app.refusal('Organization');
   }
-  const problems = h('div', {class: 'problems', hidden: true});
-  const title = h('h1', {id: 'organization-title', tabindex: -1},
-    `Organization ${shortId(id)}`);
-  const about = h('div', {class: 'about'});
-  const edit = h('div', {class: 'edit'});
-  const tickets = pagedList(app, {
-    path: `/v1/organizations/${id}/tickets`, params: () => ({}),
-    item: (t) => ticketItem(app, t), label: 'Tickets of its contacts', problems,
-    empty: 'No tickets.'});
+  const {problems, title, about, edit, tickets} = recordParts(
+    app, 'organization', `Organization ${shortId(id)}`, `/v1/organizations/${id}/tickets`,
+    'Tickets of its contacts');
   const contacts = app.session.may('GET /v1/contacts') ? pagedList(app, {
     path: '/v1/contacts', params: () => ({organization_id: id}),
     item: (c) => contactItem(app, c), label: 'Its contacts', problems,
