@@ -8,7 +8,7 @@
 import {newIdempotencyKey} from '../api.js';
 import {announce, fill, h} from '../dom.js';
 import {dateTime} from '../format.js';
-import {FieldErrors, actionForm, all, field} from './forms.js';
+import {FieldErrors, actionForm, all, deleteForm, field} from './forms.js';
 
 export const DAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday',
   'Sunday'];
@@ -65,15 +65,11 @@ function calendarForm(app, calendar, reload) {
   const {controls, body, errors} = calendarInputs(key, calendar, editable);
   const saved = h('p', {class: 'saved', role: 'status'});
   const deleting = app.session.may('DELETE /v1/calendars/{calendar_id}')
-    ? actionForm(`Delete ${calendar.name}`, [
-      h('p', {class: 'help'}, 'Only a calendar no SLA policy runs on; clocks that ran on it '
-        + 'keep being judged on its hours.'),
-      h('button', {type: 'submit'}, 'Delete the calendar')], async () => {
-      await app.api.request('DELETE', `/v1/calendars/${calendar.id}`,
-        {ifMatch: calendar.version, idempotencyKey: newIdempotencyKey()});
-      announce(`Calendar ${calendar.name} deleted`);
-      await reload();
-    }, {reread: () => reload(calendar.id)}) : null;
+    ? deleteForm(app, {
+      record: calendar, kind: 'calendar', name: calendar.name,
+      path: `/v1/calendars/${calendar.id}`, reload,
+      help: 'Only a calendar no SLA policy runs on; clocks that ran on it keep being judged '
+        + 'on its hours.'}) : null;
   return h('details', {class: 'admin-item', dataset: {id: calendar.id}},
     h('summary', null, calendar.name, ' ', h('span', {class: 'hint'},
       `${calendar.hours.timezone} · version ${calendar.version} · changed `

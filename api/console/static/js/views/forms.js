@@ -3,7 +3,8 @@
 // validation error placed next to the inputs they name. Nothing a refusal says is left
 // out: what no input of the form answers for stays in the form's own problem box.
 
-import {clearProblem, h, onSubmit, showProblem} from '../dom.js';
+import {newIdempotencyKey} from '../api.js';
+import {announce, clearProblem, h, onSubmit, showProblem} from '../dom.js';
 
 /** Every row of a keyset-paged list (at most 20 pages of 100). */
 export async function all(api, path) {
@@ -103,4 +104,19 @@ export function actionForm(label, children, work, {attrs = {}, errors = null, re
     }
   });
   return form;
+}
+
+/** The form that deletes one versioned record of a `kind` ('calendar'): what deleting
+ * it means (`help`), a button "Delete the <kind>", the DELETE of `path` under If-Match,
+ * then `reload()`; after a 412, `reload(record.id)` shows it as it is now. `name` names
+ * the record in the form's label and in what is announced. */
+export function deleteForm(app, {record, kind, name, path, help, reload}) {
+  return actionForm(`Delete ${name}`, [
+    h('p', {class: 'help'}, help),
+    h('button', {type: 'submit'}, `Delete the ${kind}`)], async () => {
+    await app.api.request('DELETE', path,
+      {ifMatch: record.version, idempotencyKey: newIdempotencyKey()});
+    announce(`${kind[0].toUpperCase()}${kind.slice(1)} ${name} deleted`);
+    await reload();
+  }, {reread: () => reload(record.id)});
 }

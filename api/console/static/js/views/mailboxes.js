@@ -13,7 +13,7 @@
 import {newIdempotencyKey} from '../api.js';
 import {announce, busy, clearProblem, fill, h, showProblem} from '../dom.js';
 import {dateTime} from '../format.js';
-import {FieldErrors, actionForm, all, field} from './forms.js';
+import {FieldErrors, actionForm, all, deleteForm, field} from './forms.js';
 import {quarantinePanel} from './quarantine.js';
 
 const SECURITY = [['none', 'None (plain)'], ['starttls', 'STARTTLS'], ['tls', 'TLS']];
@@ -158,15 +158,10 @@ function mailboxForm(app, box, reload) {
   const {controls, body, errors} = mailboxInputs(key, box);
   const saved = h('p', {class: 'saved', role: 'status'});
   const deleting = app.session.may('DELETE /v1/mailboxes/{mailbox_id}')
-    ? actionForm(`Delete ${box.address}`, [
-      h('p', {class: 'help'}, 'Only a mailbox that never took in or sent mail; to stop one '
-        + 'that did, empty its IMAP and SMTP hosts.'),
-      h('button', {type: 'submit'}, 'Delete the mailbox')], async () => {
-      await app.api.request('DELETE', `/v1/mailboxes/${box.id}`,
-        {ifMatch: box.version, idempotencyKey: newIdempotencyKey()});
-      announce(`Mailbox ${box.address} deleted`);
-      await reload();
-    }, {reread: () => reload(box.id)}) : null;
+    ? deleteForm(app, {
+      record: box, kind: 'mailbox', name: box.address, path: `/v1/mailboxes/${box.id}`,
+      reload, help: 'Only a mailbox that never took in or sent mail; to stop one that did, '
+        + 'empty its IMAP and SMTP hosts.'}) : null;
   const state = box.status === 'ok' ? 'ok' : `degraded: ${box.last_error ?? ''}`;
   const quarantine = app.session.may('GET /v1/mailboxes/{mailbox_id}/quarantine')
     ? quarantinePanel(app, box) : null;

@@ -12,7 +12,7 @@ import {newIdempotencyKey} from '../api.js';
 import {announce, clearProblem, fill, h, showProblem} from '../dom.js';
 import {dateTime, duration} from '../format.js';
 import {conditionsEditor} from './conditions.js';
-import {FieldErrors, actionForm, all, field} from './forms.js';
+import {FieldErrors, actionForm, all, deleteForm, field} from './forms.js';
 
 const HOUR = 3_600_000;
 /** The targets a policy may set, as the API names them, in the order of a ticket's
@@ -123,15 +123,11 @@ function policyForm(app, policy, rank, calendars, reload) {
     }));
   }
   if (!policy.default && app.session.may('DELETE /v1/sla-policies/{policy_id}')) {
-    parts.push(actionForm(`Delete ${policy.name}`, [
-      h('p', {class: 'help'}, 'No ticket is matched to it from then on. Open clocks on it '
-        + 'keep its targets until their ticket is matched again.'),
-      h('button', {type: 'submit'}, 'Delete the policy')], async () => {
-      await app.api.request('DELETE', `/v1/sla-policies/${policy.id}`,
-        {ifMatch: policy.version, idempotencyKey: newIdempotencyKey()});
-      announce(`Policy ${policy.name} deleted`);
-      await reload();
-    }, {reread: () => reload(policy.id)}));
+    parts.push(deleteForm(app, {
+      record: policy, kind: 'policy', name: policy.name,
+      path: `/v1/sla-policies/${policy.id}`, reload,
+      help: 'No ticket is matched to it from then on. Open clocks on it keep its targets '
+        + 'until their ticket is matched again.'}));
   }
   return h('details', {class: 'admin-item', dataset: {id: policy.id}},
     h('summary', null, `${rank}. ${policy.name}`, policy.default
