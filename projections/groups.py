@@ -17,6 +17,7 @@ import asyncpg
 from domain.group import Group
 from domain.ids import TenantId
 from eventstore.sqlfile import load_queries
+from projections.rows import record_of_row
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
 
@@ -30,8 +31,7 @@ async def load_group(conn: asyncpg.Connection, tenant_id: TenantId, group_id: UU
     """The group as its row holds it; ``for_update`` locks the row until commit
     (``for_share``: against changes only)."""
     query = "group_for_update" if for_update else "group_for_share" if for_share else "get_group"
-    row = await conn.fetchrow(Q[query], tenant_id, group_id)
-    return None if row is None else _group(row)
+    return await record_of_row(conn, Group, Q[query], tenant_id, group_id)
 
 
 async def insert_group(conn: asyncpg.Connection, tenant_id: TenantId, group: Group) -> bool:

@@ -24,6 +24,7 @@ from domain.ids import TenantId
 from domain.organization import Organization
 from eventstore.sqlfile import load_queries
 from eventstore.types import Write
+from projections.rows import record_of_row
 from projections.search import drop_contact, index_contacts, index_organizations
 
 Q = load_queries(Path(__file__).with_name("people.sql"))
@@ -47,9 +48,9 @@ def organization_from_row(row: Mapping[str, Any]) -> Organization:
 async def load_contact(conn: asyncpg.Connection, tenant_id: TenantId, contact_id: UUID, *,
                        for_update: bool = False) -> Contact | None:
     """The contact as its row holds it; ``for_update`` locks the row until commit."""
-    row = await conn.fetchrow(Q["contact_for_update" if for_update else "contact"],
-                              tenant_id, contact_id)
-    return None if row is None else contact_from_row(row)
+    return await record_of_row(conn, Contact,
+                               Q["contact_for_update" if for_update else "contact"],
+                               tenant_id, contact_id)
 
 
 async def lock_contacts(conn: asyncpg.Connection, tenant_id: TenantId,
@@ -85,8 +86,7 @@ async def lock_requesters(conn: asyncpg.Connection, tenant_id: TenantId,
 async def contact_by_email(conn: asyncpg.Connection, tenant_id: TenantId,
                            email: str) -> Contact | None:
     """The contact holding ``email``, compared regardless of case."""
-    row = await conn.fetchrow(Q["contact_by_email"], tenant_id, email)
-    return None if row is None else contact_from_row(row)
+    return await record_of_row(conn, Contact, Q["contact_by_email"], tenant_id, email)
 
 
 async def requester_contact(conn: asyncpg.Connection, tenant_id: TenantId, email: str, *,
@@ -242,9 +242,9 @@ async def contacts_leaving(conn: asyncpg.Connection, tenant_id: TenantId,
 async def load_organization(conn: asyncpg.Connection, tenant_id: TenantId,
                             organization_id: UUID, *,
                             for_update: bool = False) -> Organization | None:
-    row = await conn.fetchrow(Q["organization_for_update" if for_update else "organization"],
-                              tenant_id, organization_id)
-    return None if row is None else organization_from_row(row)
+    return await record_of_row(conn, Organization,
+                               Q["organization_for_update" if for_update else "organization"],
+                               tenant_id, organization_id)
 
 
 async def organization_of_domain(conn: asyncpg.Connection, tenant_id: TenantId,

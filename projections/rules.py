@@ -22,6 +22,7 @@ from domain.mapper import from_stored
 from domain.rule import Rule
 from eventstore.sqlfile import load_queries
 from eventstore.types import Write
+from projections.rows import record_of_row
 
 Q = load_queries(Path(__file__).with_name("rules.sql"))
 
@@ -39,9 +40,8 @@ def _row(tenant_id: TenantId, rule: Rule) -> tuple[Any, ...]:
 async def load_rule(conn: asyncpg.Connection, tenant_id: TenantId, rule_id: UUID, *,
                     for_update: bool = False) -> Rule | None:
     """The rule as its row holds it; ``for_update`` locks the row until commit."""
-    row = await conn.fetchrow(Q["rule_for_update" if for_update else "get_rule"], tenant_id,
-                              rule_id)
-    return None if row is None else _rule(row)
+    return await record_of_row(conn, Rule, Q["rule_for_update" if for_update else "get_rule"],
+                               tenant_id, rule_id)
 
 
 async def count_rules(conn: asyncpg.Connection, tenant_id: TenantId) -> int:

@@ -18,6 +18,7 @@ from domain.sla_calendar import SlaCalendar
 from domain.target_policy import TargetPolicy
 from eventstore.sqlfile import load_queries
 from eventstore.types import Write
+from projections.rows import record_of_row
 
 Q = load_queries(Path(__file__).with_name("sla_policies.sql"))
 
@@ -35,9 +36,9 @@ def _policy(row: asyncpg.Record) -> TargetPolicy:
 async def load_calendar(conn: asyncpg.Connection, tenant_id: TenantId, calendar_id: UUID, *,
                         for_update: bool = False) -> SlaCalendar | None:
     """The calendar as its row holds it; ``for_update`` locks the row until commit."""
-    row = await conn.fetchrow(Q["calendar_for_update" if for_update else "get_calendar"],
-                              tenant_id, calendar_id)
-    return None if row is None else _calendar(row)
+    return await record_of_row(conn, SlaCalendar,
+                               Q["calendar_for_update" if for_update else "get_calendar"],
+                               tenant_id, calendar_id)
 
 
 async def count_calendars(conn: asyncpg.Connection, tenant_id: TenantId) -> int:
@@ -82,9 +83,9 @@ async def list_calendars(conn: asyncpg.Connection, tenant_id: TenantId,
 
 async def load_policy(conn: asyncpg.Connection, tenant_id: TenantId, policy_id: UUID, *,
                       for_update: bool = False) -> TargetPolicy | None:
-    row = await conn.fetchrow(Q["policy_for_update" if for_update else "get_policy"],
-                              tenant_id, policy_id)
-    return None if row is None else _policy(row)
+    return await record_of_row(conn, TargetPolicy,
+                               Q["policy_for_update" if for_update else "get_policy"],
+                               tenant_id, policy_id)
 
 
 async def lock_policies(conn: asyncpg.Connection, tenant_id: TenantId) -> None:
