@@ -10,7 +10,8 @@ the record's row, locked until commit by the caller, after the caller's ``If-Mat
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Protocol, TypeVar
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
 from uuid import UUID
 
 from domain.events import Event
@@ -73,4 +74,25 @@ async def change_record(uow: UnitOfWork, kind: str, record_id: UUID, state: T | 
     return after
 
 
-__all__ = ["append_events", "change_record", "create_record"]
+@dataclass(frozen=True, slots=True)
+class LockedRecords(Generic[T]):
+    """A kind of setup record every change of which is decided on its row, locked
+    until commit (rules, calendars, SLA policies): ``kind`` as a 412 names it, ``noun``
+    as a 404 does, ``lock`` reads the row locked, ``evolve`` folds its events."""
+
+    kind: str
+    noun: str
+    lock: Callable[[UnitOfWork, UUID], Awaitable[T | None]]
+    evolve: Callable[[T, Event], T]
+
+    async def change(self, uow: UnitOfWork, record_id: UUID, expected_version: int | None,
+                     decide: Callable[[T], list[Event]],
+                     write: Callable[[UnitOfWork, T, T], Awaitable[None]]) -> T:
+        """Lock the record's row and change it (``change_record``; 404 for none)."""
+        return await change_record(uow, self.kind, record_id,
+                                   await self.lock(uow, record_id), expected_version,
+                                   missing=f"no {self.noun} {record_id}", decide=decide,
+                                   evolve=self.evolve, write=write)
+
+
+__all__ = ["LockedRecords", "append_events", "change_record", "create_record"]

@@ -36,7 +36,7 @@ from domain.templates import check_template
 from domain.values import Actor, ActorKind
 from eventstore.store import UnitOfWork
 from handlers.errors import Invalid, refused_as
-from handlers.records import change_record, create_record
+from handlers.records import LockedRecords, create_record
 from handlers.rule_mail import check_can_send
 from projections import rules as read_model
 from projections.fields import load_catalog
@@ -119,6 +119,11 @@ def _decide(command: CreateRule | ChangeRule, state: Rule | None) -> list[Event]
         return decide_rule(command, state)
 
 
+_RULES = LockedRecords(
+    "rule", "rule", evolve=evolve_rule,
+    lock=lambda uow, i: read_model.load_rule(uow.conn, uow.tenant_id, i, for_update=True))
+
+
 async def create_rule(uow: UnitOfWork, command: CreateRule) -> Rule:
     """Create a rule; 422 ``too_many_rules`` past ``RULES_MAX``."""
 
@@ -140,11 +145,8 @@ async def change_rule(uow: UnitOfWork, rule_id: UUID, command: ChangeRule, *,
         await _check_in_tenant(uow, after)
         await read_model.update_rule(uow.write, uow.tenant_id, after)
 
-    state = await read_model.load_rule(uow.conn, uow.tenant_id, rule_id, for_update=True)
-    return await change_record(uow, "rule", rule_id, state, expected_version,
-                               missing=f"no rule {rule_id}",
-                               decide=lambda state: _decide(command, state),
-                               evolve=evolve_rule, write=write)
+    return await _RULES.change(uow, rule_id, expected_version,
+                               lambda state: _decide(command, state), write)
 
 
 async def get_rule(uow: UnitOfWork, rule_id: UUID) -> Rule | None:

@@ -25,7 +25,7 @@ Every refusal is a 422 naming the part (``targets.next_reply_ms``), and nothing 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from uuid import UUID
 
@@ -59,7 +59,7 @@ from domain.target_policy import (
 from domain.values import UtcDatetime
 from eventstore.store import UnitOfWork
 from handlers.errors import Conflict, Invalid, refused_as
-from handlers.records import change_record, create_record
+from handlers.records import LockedRecords, create_record
 from handlers.rules import check_field_conditions
 from handlers.ticket_state import CommandState
 from projections import sla_policies as read_model
@@ -76,17 +76,9 @@ def _decide_calendar(command: CreateCalendar | ChangeCalendar,
         return decide_calendar(command, state)
 
 
-async def _change_calendar(
-    uow: UnitOfWork, calendar_id: UUID, expected_version: int | None,
-    decide: Callable[[SlaCalendar], list[Event]],
-    write: Callable[[UnitOfWork, SlaCalendar, SlaCalendar], Awaitable[None]],
-) -> SlaCalendar:
-    """Lock the calendar's row and change it (``change_record``; 404 for none)."""
-    state = await read_model.load_calendar(uow.conn, uow.tenant_id, calendar_id,
-                                           for_update=True)
-    return await change_record(uow, "calendar", calendar_id, state, expected_version,
-                               missing=f"no calendar {calendar_id}", decide=decide,
-                               evolve=evolve_calendar, write=write)
+_CALENDARS = LockedRecords(
+    "calendar", "calendar", evolve=evolve_calendar,
+    lock=lambda uow, i: read_model.load_calendar(uow.conn, uow.tenant_id, i, for_update=True))
 
 
 async def create_calendar(uow: UnitOfWork, command: CreateCalendar) -> SlaCalendar:
@@ -111,7 +103,7 @@ async def change_calendar(uow: UnitOfWork, calendar_id: UUID, command: ChangeCal
     async def write(uow: UnitOfWork, before: SlaCalendar, after: SlaCalendar) -> None:
         await read_model.put_calendar(uow.write, uow.tenant_id, after)
 
-    return await _change_calendar(uow, calendar_id, expected_version,
+    return await _CALENDARS.change(uow, calendar_id, expected_version,
                                   lambda state: _decide_calendar(command, state), write)
 
 
@@ -133,7 +125,7 @@ async def delete_calendar(uow: UnitOfWork, calendar_id: UUID, at: UtcDatetime, *
                            policies=[{"id": str(pid), "name": name} for pid, name in users])
         await read_model.delete_calendar(uow.write, uow.tenant_id, calendar_id)
 
-    return await _change_calendar(uow, calendar_id, expected_version,
+    return await _CALENDARS.change(uow, calendar_id, expected_version,
                                   lambda state: decide_delete_calendar(state, at), write)
 
 
@@ -150,16 +142,9 @@ def _decide_policy(command: CreatePolicy | ChangePolicy,
         return decide_policy(command, state)
 
 
-async def _change_policy(
-    uow: UnitOfWork, policy_id: UUID, expected_version: int | None,
-    decide: Callable[[TargetPolicy], list[Event]],
-    write: Callable[[UnitOfWork, TargetPolicy, TargetPolicy], Awaitable[None]],
-) -> TargetPolicy:
-    """Lock the policy's row and change it (``change_record``; 404 for none)."""
-    state = await read_model.load_policy(uow.conn, uow.tenant_id, policy_id, for_update=True)
-    return await change_record(uow, "policy", policy_id, state, expected_version,
-                               missing=f"no SLA policy {policy_id}", decide=decide,
-                               evolve=evolve_policy, write=write)
+_POLICIES = LockedRecords(
+    "policy", "SLA policy", evolve=evolve_policy,
+    lock=lambda uow, i: read_model.load_policy(uow.conn, uow.tenant_id, i, for_update=True))
 
 
 async def _check_in_tenant(uow: UnitOfWork, policy: TargetPolicy) -> None:
@@ -215,7 +200,7 @@ async def change_policy(uow: UnitOfWork, policy_id: UUID, command: ChangePolicy,
         await _check_in_tenant(uow, after)
         await read_model.put_policy(uow.write, uow.tenant_id, after)
 
-    return await _change_policy(uow, policy_id, expected_version,
+    return await _POLICIES.change(uow, policy_id, expected_version,
                                 lambda state: _decide_policy(command, state), write)
 
 
@@ -236,7 +221,7 @@ async def delete_policy(uow: UnitOfWork, policy_id: UUID, at: UtcDatetime, *,
     async def write(uow: UnitOfWork, before: TargetPolicy, after: TargetPolicy) -> None:
         await read_model.delete_policy(uow.write, uow.tenant_id, policy_id)
 
-    return await _change_policy(uow, policy_id, expected_version, decide, write)
+    return await _POLICIES.change(uow, policy_id, expected_version, decide, write)
 
 
 async def reorder_policies(uow: UnitOfWork, order: Sequence[tuple[UUID, int]],
