@@ -21,7 +21,7 @@ from pydantic import BaseModel
 
 from domain.ids import TenantId
 from eventstore.types import Write
-from projections.rows import record_of_row
+from projections.rows import record_of_row, records_of_rows
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -54,9 +54,8 @@ class OwnedRows(Generic[T]):
                    after: tuple[datetime, UUID] | None, limit: int) -> list[T]:
         """The shared records and the reader's own, in ``(created_at, id)`` order."""
         at, last = after if after is not None else (None, None)
-        rows = await conn.fetch(self.queries[f"list_{self.record}s"], tenant_id, reader, at,
-                                last, limit)
-        return [self.model.model_validate(dict(r)) for r in rows]
+        return await records_of_rows(conn, self.model, self.queries[f"list_{self.record}s"],
+                                     tenant_id, reader, at, last, limit)
 
 
 __all__ = ["OwnedRows"]

@@ -1,8 +1,9 @@
-"""A record of the tenant read back from the one row that holds it.
+"""Records of the tenant read back from the rows that hold them.
 
 Contacts, organizations, groups, rules, calendars, SLA policies, macros and saved views
 each keep their current state as a row whose columns are the domain model's fields;
-reading one back (plain, or locked for a change) is the same step for all of them.
+reading them back (one, locked for a change or not, or a list) is the same step for
+all of them.
 """
 
 from __future__ import annotations
@@ -22,4 +23,11 @@ async def record_of_row(conn: asyncpg.Connection, model: type[M], query: str,
     return None if row is None else model.model_validate(dict(row))
 
 
-__all__ = ["record_of_row"]
+
+async def records_of_rows(conn: asyncpg.Connection, model: type[M], query: str,
+                          *args: object) -> list[M]:
+    """The ``model`` of each row of ``query``, in the rows' order."""
+    return [model.model_validate(dict(r)) for r in await conn.fetch(query, *args)]
+
+
+__all__ = ["record_of_row", "records_of_rows"]

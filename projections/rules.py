@@ -22,13 +22,9 @@ from domain.mapper import from_stored
 from domain.rule import Rule
 from eventstore.sqlfile import load_queries
 from eventstore.types import Write
-from projections.rows import record_of_row
+from projections.rows import record_of_row, records_of_rows
 
 Q = load_queries(Path(__file__).with_name("rules.sql"))
-
-
-def _rule(row: asyncpg.Record) -> Rule:
-    return Rule.model_validate(dict(row))
 
 
 def _row(tenant_id: TenantId, rule: Rule) -> tuple[Any, ...]:
@@ -65,17 +61,17 @@ async def list_rules(conn: asyncpg.Connection, tenant_id: TenantId,
                      after: tuple[datetime, UUID] | None, limit: int) -> list[Rule]:
     """The tenant's rules in ``(created_at, id)`` order, after ``after``."""
     at, last = after if after is not None else (None, None)
-    return [_rule(r) for r in await conn.fetch(Q["list_rules"], tenant_id, at, last, limit)]
+    return await records_of_rows(conn, Rule, Q["list_rules"], tenant_id, at, last, limit)
 
 
 async def active_rules(conn: asyncpg.Connection, tenant_id: TenantId) -> list[Rule]:
     """The tenant's active rules in the order they run."""
-    return [_rule(r) for r in await conn.fetch(Q["active_rules"], tenant_id)]
+    return await records_of_rows(conn, Rule, Q["active_rules"], tenant_id)
 
 
 async def all_rules(conn: asyncpg.Connection, tenant_id: TenantId) -> list[Rule]:
     """Every rule of the tenant, active or not, in the order they run."""
-    return [_rule(r) for r in await conn.fetch(Q["all_rules"], tenant_id)]
+    return await records_of_rows(conn, Rule, Q["all_rules"], tenant_id)
 
 
 async def chain_depth(conn: asyncpg.Connection, tenant_id: TenantId, seq: int) -> int:

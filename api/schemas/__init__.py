@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any, ClassVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, JsonValue, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue, model_validator
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
@@ -27,6 +27,11 @@ def _storable(value: JsonValue) -> JsonValue:
             stack.extend(v.values())
     return value
 
+
+SharedIn = Annotated[bool, Field(description="Shared by the tenant (admins only); else "
+                                             "personal to the caller's agent.")]
+"""Whether a new macro or saved view is the tenant's or the caller's own: the one
+choice every owned record is made with (``handlers.owned``)."""
 
 StorableJson = Annotated[JsonValue, AfterValidator(_storable)]
 """Any JSON value a request may give where the domain checks the meaning (a rule's

@@ -8,7 +8,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from api.schemas import PatchBody
+from api.schemas import PatchBody, SharedIn
 from api.schemas.rules import ActionIn, ActionOut
 from domain.macro import MACRO_NAME_MAX, Macro
 from domain.rule_parts import ACTIONS_MAX
@@ -22,8 +22,7 @@ class MacroIn(BaseModel):
     model_config = _IN
 
     name: str = Field(min_length=1, max_length=MACRO_NAME_MAX)
-    shared: bool = Field(default=False, description="Shared by the tenant (admins only); "
-                                                    "else personal to the caller's agent.")
+    shared: SharedIn = False
     text: str | None = Field(default=None, max_length=BODY_MAX,
                              description="The reply or note, with placeholders.")
     visibility: Visibility = Field(default=Visibility.PUBLIC,

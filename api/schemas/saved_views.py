@@ -8,7 +8,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from api.schemas import PatchBody
+from api.schemas import PatchBody, SharedIn
 from domain.saved_view import FILTERS_MAX, VIEW_NAME_MAX, SavedView
 
 _IN = ConfigDict(extra="forbid")
@@ -18,8 +18,7 @@ class ViewIn(BaseModel):
     model_config = _IN
 
     name: str = Field(min_length=1, max_length=VIEW_NAME_MAX)
-    shared: bool = Field(default=False, description="Shared by the tenant (admins only); "
-                                                    "else personal to the caller's agent.")
+    shared: SharedIn = False
     filters: dict[str, str | list[str]] = Field(
         default_factory=dict, max_length=FILTERS_MAX,
         description="The ticket list's query parameters (GET /v1/tickets), as it takes "
