@@ -59,7 +59,7 @@ from domain.target_policy import (
 from domain.values import UtcDatetime
 from eventstore.store import UnitOfWork
 from handlers.errors import Conflict, Invalid, refused_as
-from handlers.records import LockedRecords, create_record
+from handlers.records import LockedRecords
 from handlers.rules import check_field_conditions
 from handlers.ticket_state import CommandState
 from projections import sla_policies as read_model
@@ -70,15 +70,9 @@ from projections.people import load_contact, load_organization
 # --- calendars ---------------------------------------------------------------------------
 
 
-def _decide_calendar(command: CreateCalendar | ChangeCalendar,
-                     state: SlaCalendar | None) -> list[Event]:
-    with refused_as("invalid_calendar"):
-        return decide_calendar(command, state)
-
-
 _CALENDARS = LockedRecords(
-    "calendar", "calendar", evolve=evolve_calendar,
-    lock=lambda uow, i: read_model.load_calendar(uow.conn, uow.tenant_id, i, for_update=True))
+    "calendar", "calendar", "invalid_calendar", decide_calendar, evolve_calendar,
+    lambda uow, i: read_model.load_calendar(uow.conn, uow.tenant_id, i, for_update=True))
 
 
 async def create_calendar(uow: UnitOfWork, command: CreateCalendar) -> SlaCalendar:
@@ -91,8 +85,7 @@ async def create_calendar(uow: UnitOfWork, command: CreateCalendar) -> SlaCalend
                           f"a tenant has at most {CALENDARS_MAX} calendars")
         await read_model.put_calendar(uow.write, uow.tenant_id, calendar)
 
-    return await create_record(uow, _decide_calendar(command, None), evolve=evolve_calendar,
-                               write=write)
+    return await _CALENDARS.create(uow, command, write)
 
 
 async def change_calendar(uow: UnitOfWork, calendar_id: UUID, command: ChangeCalendar, *,
@@ -104,7 +97,7 @@ async def change_calendar(uow: UnitOfWork, calendar_id: UUID, command: ChangeCal
         await read_model.put_calendar(uow.write, uow.tenant_id, after)
 
     return await _CALENDARS.change(uow, calendar_id, expected_version,
-                                  lambda state: _decide_calendar(command, state), write)
+                                  lambda state: _CALENDARS.decided(command, state), write)
 
 
 async def delete_calendar(uow: UnitOfWork, calendar_id: UUID, at: UtcDatetime, *,
@@ -136,15 +129,9 @@ async def get_calendar(uow: UnitOfWork, calendar_id: UUID) -> SlaCalendar | None
 # --- policies ----------------------------------------------------------------------------
 
 
-def _decide_policy(command: CreatePolicy | ChangePolicy,
-                   state: TargetPolicy | None) -> list[Event]:
-    with refused_as("invalid_sla_policy"):
-        return decide_policy(command, state)
-
-
 _POLICIES = LockedRecords(
-    "policy", "SLA policy", evolve=evolve_policy,
-    lock=lambda uow, i: read_model.load_policy(uow.conn, uow.tenant_id, i, for_update=True))
+    "policy", "SLA policy", "invalid_sla_policy", decide_policy, evolve_policy,
+    lambda uow, i: read_model.load_policy(uow.conn, uow.tenant_id, i, for_update=True))
 
 
 async def _check_in_tenant(uow: UnitOfWork, policy: TargetPolicy) -> None:
@@ -186,8 +173,7 @@ async def create_policy(uow: UnitOfWork, command: CreatePolicy) -> TargetPolicy:
         await _check_set(uow, policy)
         await read_model.put_policy(uow.write, uow.tenant_id, policy)
 
-    return await create_record(uow, _decide_policy(command, None), evolve=evolve_policy,
-                               write=write)
+    return await _POLICIES.create(uow, command, write)
 
 
 async def change_policy(uow: UnitOfWork, policy_id: UUID, command: ChangePolicy, *,
@@ -201,7 +187,7 @@ async def change_policy(uow: UnitOfWork, policy_id: UUID, command: ChangePolicy,
         await read_model.put_policy(uow.write, uow.tenant_id, after)
 
     return await _POLICIES.change(uow, policy_id, expected_version,
-                                lambda state: _decide_policy(command, state), write)
+                                lambda state: _POLICIES.decided(command, state), write)
 
 
 async def delete_policy(uow: UnitOfWork, policy_id: UUID, at: UtcDatetime, *,

@@ -8,10 +8,14 @@ all of them.
 
 from __future__ import annotations
 
-from typing import TypeVar
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+from uuid import UUID
 
 import asyncpg
 from pydantic import BaseModel
+
+from domain.ids import TenantId
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -30,4 +34,22 @@ async def records_of_rows(conn: asyncpg.Connection, model: type[M], query: str,
     return [model.model_validate(dict(r)) for r in await conn.fetch(query, *args)]
 
 
-__all__ = ["record_of_row", "records_of_rows"]
+
+@dataclass(frozen=True, slots=True)
+class RecordRows(Generic[M]):
+    """A table of one row per record of ``model``, read by id with ``read``, or with
+    ``locked`` when a change is decided on the row (locked until commit); both take
+    ``$1`` tenant_id and ``$2`` the record's id."""
+
+    model: type[M]
+    read: str
+    locked: str
+
+    async def load(self, conn: asyncpg.Connection, tenant_id: TenantId, record_id: UUID, *,
+                   for_update: bool = False) -> M | None:
+        """The record as its row holds it; ``for_update`` locks the row until commit."""
+        return await record_of_row(conn, self.model, self.locked if for_update else self.read,
+                                   tenant_id, record_id)
+
+
+__all__ = ["RecordRows", "record_of_row", "records_of_rows"]

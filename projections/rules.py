@@ -22,7 +22,7 @@ from domain.mapper import from_stored
 from domain.rule import Rule
 from eventstore.sqlfile import load_queries
 from eventstore.types import Write
-from projections.rows import record_of_row, records_of_rows
+from projections.rows import RecordRows, records_of_rows
 
 Q = load_queries(Path(__file__).with_name("rules.sql"))
 
@@ -33,11 +33,7 @@ def _row(tenant_id: TenantId, rule: Rule) -> tuple[Any, ...]:
             dumped["actions"], rule.version, rule.created_at, rule.updated_at, dumped["time"])
 
 
-async def load_rule(conn: asyncpg.Connection, tenant_id: TenantId, rule_id: UUID, *,
-                    for_update: bool = False) -> Rule | None:
-    """The rule as its row holds it; ``for_update`` locks the row until commit."""
-    return await record_of_row(conn, Rule, Q["rule_for_update" if for_update else "get_rule"],
-                               tenant_id, rule_id)
+load_rule = RecordRows(Rule, Q["get_rule"], Q["rule_for_update"]).load
 
 
 async def count_rules(conn: asyncpg.Connection, tenant_id: TenantId) -> int:

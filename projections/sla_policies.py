@@ -18,19 +18,14 @@ from domain.sla_calendar import SlaCalendar
 from domain.target_policy import TargetPolicy
 from eventstore.sqlfile import load_queries
 from eventstore.types import Write
-from projections.rows import record_of_row, records_of_rows
+from projections.rows import RecordRows, records_of_rows
 
 Q = load_queries(Path(__file__).with_name("sla_policies.sql"))
 
 CalendarVersion = tuple[UUID, int]
 
 
-async def load_calendar(conn: asyncpg.Connection, tenant_id: TenantId, calendar_id: UUID, *,
-                        for_update: bool = False) -> SlaCalendar | None:
-    """The calendar as its row holds it; ``for_update`` locks the row until commit."""
-    return await record_of_row(conn, SlaCalendar,
-                               Q["calendar_for_update" if for_update else "get_calendar"],
-                               tenant_id, calendar_id)
+load_calendar = RecordRows(SlaCalendar, Q["get_calendar"], Q["calendar_for_update"]).load
 
 
 async def count_calendars(conn: asyncpg.Connection, tenant_id: TenantId) -> int:
@@ -73,11 +68,7 @@ async def list_calendars(conn: asyncpg.Connection, tenant_id: TenantId,
                                  limit)
 
 
-async def load_policy(conn: asyncpg.Connection, tenant_id: TenantId, policy_id: UUID, *,
-                      for_update: bool = False) -> TargetPolicy | None:
-    return await record_of_row(conn, TargetPolicy,
-                               Q["policy_for_update" if for_update else "get_policy"],
-                               tenant_id, policy_id)
+load_policy = RecordRows(TargetPolicy, Q["get_policy"], Q["policy_for_update"]).load
 
 
 async def lock_policies(conn: asyncpg.Connection, tenant_id: TenantId) -> None:
