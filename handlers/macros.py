@@ -32,7 +32,7 @@ from domain.values import Actor
 from eventstore.store import UnitOfWork
 from handlers.agents import get_agent
 from handlers.errors import Missing
-from handlers.owned import Caller, changed, created, deleted, found
+from handlers.owned import Caller, OwnedRecords
 from handlers.rule_engine import action_command, note_values
 from handlers.rules import check_actions_in_tenant, check_template_fields
 from handlers.ticket_state import load_ticket
@@ -51,17 +51,19 @@ class Applied:
     events: int
 
 
+_MACROS = OwnedRecords(read_model.MACROS, evolve_macro, decide_delete_macro)
+
+delete_macro = _MACROS.delete
+"""Delete a macro: its row goes, its stream ends with ``MacroDeleted``."""
+visible_macro = _MACROS.visible
+
+
 async def create_macro(uow: UnitOfWork, command: CreateMacro) -> Macro:
     async def write(uow: UnitOfWork, macro: Macro) -> None:
         await _check_in_tenant(uow, macro)
         await read_model.insert_macro(uow.write, uow.tenant_id, macro)
 
-    return await created(uow, "macro", decide=lambda: decide_macro(command, None),
-                         evolve=evolve_macro, write=write)
-
-
-async def _locked(uow: UnitOfWork, macro_id: UUID) -> Macro | None:
-    return await read_model.macro_for_update(uow.conn, uow.tenant_id, macro_id)
+    return await _MACROS.create(uow, decide=lambda: decide_macro(command, None), write=write)
 
 
 async def _check_in_tenant(uow: UnitOfWork, macro: Macro) -> None:
@@ -79,22 +81,8 @@ async def change_macro(uow: UnitOfWork, macro_id: UUID, command: ChangeMacro, ca
         await _check_in_tenant(uow, after)
         await read_model.update_macro(uow.write, uow.tenant_id, after)
 
-    return await changed(uow, "macro", macro_id, caller, expected_version, load=_locked,
-                         decide=lambda state: decide_change_macro(command, state),
-                         evolve=evolve_macro, write=write)
-
-
-async def delete_macro(uow: UnitOfWork, macro_id: UUID, caller: Caller, at: datetime, *,
-                       expected_version: int | None = None) -> Macro:
-    """Delete a macro: its row goes, its stream ends with ``MacroDeleted``."""
-    return await deleted(uow, "macro", macro_id, caller, expected_version, load=_locked,
-                         decide=lambda state: decide_delete_macro(state, at),
-                         evolve=evolve_macro, remove=read_model.delete_macro)
-
-
-async def visible_macro(uow: UnitOfWork, macro_id: UUID, reader: UUID | None) -> Macro:
-    return found("macro", macro_id,
-                 await read_model.load_macro(uow.conn, uow.tenant_id, macro_id, reader))
+    return await _MACROS.change(uow, macro_id, caller, expected_version, write=write,
+                                decide=lambda state: decide_change_macro(command, state))
 
 
 async def apply_macro(uow: UnitOfWork, ticket_id: TicketId, macro_id: UUID, actor: Actor,

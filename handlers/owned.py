@@ -12,8 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from datetime import datetime
+from typing import Generic, Protocol, TypeVar
 from uuid import UUID
+
+import asyncpg
 
 from domain.errors import ValidationFailed
 from domain.events import Event
@@ -34,6 +37,19 @@ class Owned(Protocol):
 
 
 T = TypeVar("T", bound=Owned)
+T_co = TypeVar("T_co", bound=Owned, covariant=True)
+
+
+class Rows(Protocol[T_co]):
+    """The rows of one kind of owned record (``projections.owned.OwnedRows``)."""
+
+    @property
+    def record(self) -> str: ...
+    async def load(self, conn: asyncpg.Connection, tenant_id: TenantId, record_id: UUID,
+                   reader: UUID | None) -> T_co | None: ...
+    async def for_update(self, conn: asyncpg.Connection, tenant_id: TenantId,
+                         record_id: UUID) -> T_co | None: ...
+    async def delete(self, write: Write, tenant_id: TenantId, record_id: UUID) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,67 +66,69 @@ def _invalid(kind: str, exc: ValidationFailed) -> Invalid:
                    reason=exc.message)
 
 
-async def created(uow: UnitOfWork, kind: str, *, decide: Callable[[], list[Event]],
-                  evolve: Callable[[T | None, Event], T],
-                  write: Callable[[UnitOfWork, T], Awaitable[None]]) -> T:
-    """Decide the creation of a ``kind`` record, write its row (``write(uow, record)``,
-    which may refuse it first) and start its stream; returns the record."""
-    try:
-        events = decide()
-    except ValidationFailed as exc:
-        raise _invalid(kind, exc) from exc
-    return await create_record(uow, events, evolve=evolve, write=write)
+@dataclass(frozen=True, slots=True)
+class OwnedRecords(Generic[T]):
+    """The handlers of one kind of owned record (macros, saved views): its rows
+    (``rows.record`` names the kind in messages), how its events fold and how its
+    deletion is decided. Each kind brings its own checks and row writes to ``create``
+    and ``change``; deleting and finding one are the same for every kind."""
 
+    rows: Rows[T]
+    evolve: Callable[[T | None, Event], T]
+    decide_delete: Callable[[T, datetime], list[Event]]
 
-def found(kind: str, record_id: UUID, record: T | None) -> T:
-    """The record a reader asked for, or the 404 of one that is not there for them."""
-    if record is None:
-        raise Missing("not_found", f"no {kind} {record_id}")
-    return record
-
-
-async def changed(uow: UnitOfWork, kind: str, record_id: UUID, caller: Caller,
-                  expected_version: int | None, *,
-                  load: Callable[[UnitOfWork, UUID], Awaitable[T | None]],
-                  decide: Callable[[T], list[Event]],
-                  evolve: Callable[[T, Event], T],
-                  write: Callable[[UnitOfWork, T, T], Awaitable[None]]) -> T:
-    """Decide a change (or a deletion) of a ``kind`` record the caller may change,
-    write its row (``write(uow, before, after)``) and append its events; returns the
-    record after them (the record as it was, when nothing changes)."""
-    state = await load(uow, record_id)
-    if state is None or (state.owner_id is not None and state.owner_id != caller.agent_id
-                         and not caller.admin):
-        raise Missing("not_found", f"no {kind} {record_id}")
-    if state.owner_id is None and not caller.admin:
-        raise Forbidden("forbidden", f"only admins change a shared {kind}")
-
-    def decided(state: T) -> list[Event]:
+    async def create(self, uow: UnitOfWork, *, decide: Callable[[], list[Event]],
+                     write: Callable[[UnitOfWork, T], Awaitable[None]]) -> T:
+        """Decide the creation of a record, write its row (``write(uow, record)``, which
+        may refuse it first) and start its stream; returns the record."""
         try:
-            return decide(state)
+            events = decide()
         except ValidationFailed as exc:
-            raise _invalid(kind, exc) from exc
+            raise _invalid(self.rows.record, exc) from exc
+        return await create_record(uow, events, evolve=self.evolve, write=write)
 
-    return await change_record(uow, kind, record_id, state, expected_version,
-                               missing=f"no {kind} {record_id}", decide=decided,
-                               evolve=evolve, write=write)
+    async def change(self, uow: UnitOfWork, record_id: UUID, caller: Caller,
+                     expected_version: int | None, *, decide: Callable[[T], list[Event]],
+                     write: Callable[[UnitOfWork, T, T], Awaitable[None]]) -> T:
+        """Decide a change (or a deletion) of a record the caller may change, write its
+        row (``write(uow, before, after)``) and append its events; returns the record
+        after them (the record as it was, when nothing changes)."""
+        kind = self.rows.record
+        state = await self.rows.for_update(uow.conn, uow.tenant_id, record_id)
+        if state is None or (state.owner_id is not None
+                             and state.owner_id != caller.agent_id and not caller.admin):
+            raise Missing("not_found", f"no {kind} {record_id}")
+        if state.owner_id is None and not caller.admin:
+            raise Forbidden("forbidden", f"only admins change a shared {kind}")
+
+        def decided(state: T) -> list[Event]:
+            try:
+                return decide(state)
+            except ValidationFailed as exc:
+                raise _invalid(kind, exc) from exc
+
+        return await change_record(uow, kind, record_id, state, expected_version,
+                                   missing=f"no {kind} {record_id}", decide=decided,
+                                   evolve=self.evolve, write=write)
+
+    async def delete(self, uow: UnitOfWork, record_id: UUID, caller: Caller, at: datetime,
+                     /, *, expected_version: int | None = None) -> T:
+        """Delete a record as ``change`` changes one: its row goes and its stream ends
+        with the deciding event; returns the record as it last was, one version on."""
+
+        async def write(uow: UnitOfWork, before: T, after: T) -> None:
+            await self.rows.delete(uow.write, uow.tenant_id, record_id)
+
+        return await self.change(uow, record_id, caller, expected_version,
+                                 decide=lambda state: self.decide_delete(state, at),
+                                 write=write)
+
+    async def visible(self, uow: UnitOfWork, record_id: UUID, reader: UUID | None) -> T:
+        """The record a reader asked for, or the 404 of one that is not there for them."""
+        record = await self.rows.load(uow.conn, uow.tenant_id, record_id, reader)
+        if record is None:
+            raise Missing("not_found", f"no {self.rows.record} {record_id}")
+        return record
 
 
-async def deleted(uow: UnitOfWork, kind: str, record_id: UUID, caller: Caller,
-                  expected_version: int | None, *,
-                  load: Callable[[UnitOfWork, UUID], Awaitable[T | None]],
-                  decide: Callable[[T], list[Event]],
-                  evolve: Callable[[T, Event], T],
-                  remove: Callable[[Write, TenantId, UUID], Awaitable[None]]) -> T:
-    """A deletion decided as ``changed`` decides a change: the row goes
-    (``remove(write, tenant, id)``) and the stream ends with the deciding event;
-    returns the record as it last was, one version on."""
-
-    async def write(uow: UnitOfWork, before: T, after: T) -> None:
-        await remove(uow.write, uow.tenant_id, record_id)
-
-    return await changed(uow, kind, record_id, caller, expected_version, load=load,
-                         decide=decide, evolve=evolve, write=write)
-
-
-__all__ = ["Caller", "changed", "created", "deleted", "found"]
+__all__ = ["Caller", "OwnedRecords"]

@@ -10,14 +10,15 @@ the record's row, locked until commit by the caller, after the caller's ``If-Mat
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Protocol, TypeVar
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
 from uuid import UUID
 
 from domain.events import Event
 from domain.mapper import to_stored
 from eventstore.store import UnitOfWork
 from eventstore.types import NewEvent
-from handlers.errors import Missing, expect_version
+from handlers.errors import Missing, expect_version, refused_as
 
 
 class Versioned(Protocol):
@@ -28,6 +29,7 @@ class Versioned(Protocol):
 
 
 T = TypeVar("T", bound=Versioned)
+C = TypeVar("C")
 
 
 async def append_events(uow: UnitOfWork, stream: UUID, version: int,
@@ -73,4 +75,41 @@ async def change_record(uow: UnitOfWork, kind: str, record_id: UUID, state: T | 
     return after
 
 
-__all__ = ["append_events", "change_record", "create_record"]
+@dataclass(frozen=True, slots=True)
+class LockedRecords(Generic[T, C]):
+    """A kind of setup record every change of which is decided on its row, locked
+    until commit (rules, calendars, SLA policies): ``kind`` as a 412 names it, ``noun``
+    as a 404 does; a refusal of ``decide`` (the aggregate's decision on a creation or
+    change command) is the 422 ``refusal``; ``evolve`` folds its events and ``lock``
+    reads its row locked."""
+
+    kind: str
+    noun: str
+    refusal: str
+    decide: Callable[[C, T | None], list[Event]]
+    evolve: Callable[[T | None, Event], T]
+    lock: Callable[[UnitOfWork, UUID], Awaitable[T | None]]
+
+    def decided(self, command: C, state: T | None) -> list[Event]:
+        """``decide``'s events, its refusal the 422 ``refusal``."""
+        with refused_as(self.refusal):
+            return self.decide(command, state)
+
+    async def create(self, uow: UnitOfWork, command: C,
+                     write: Callable[[UnitOfWork, T], Awaitable[None]]) -> T:
+        """Decide the creation and write it (``create_record``)."""
+        return await create_record(uow, self.decided(command, None), evolve=self.evolve,
+                                   write=write)
+
+    async def change(self, uow: UnitOfWork, record_id: UUID, expected_version: int | None,
+                     decide: Callable[[T], list[Event]],
+                     write: Callable[[UnitOfWork, T, T], Awaitable[None]]) -> T:
+        """Lock the record's row and change it (``change_record``; 404 for none):
+        ``decide`` is ``decided`` for a change command, or a deletion's decision."""
+        return await change_record(uow, self.kind, record_id,
+                                   await self.lock(uow, record_id), expected_version,
+                                   missing=f"no {self.noun} {record_id}", decide=decide,
+                                   evolve=self.evolve, write=write)
+
+
+__all__ = ["LockedRecords", "append_events", "change_record", "create_record"]

@@ -21,7 +21,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from uuid import UUID
 
-from domain.events import Event
 from domain.fields import FieldCatalog, check_value, check_values
 from domain.rule import (
     RULES_MAX,
@@ -36,7 +35,7 @@ from domain.templates import check_template
 from domain.values import Actor, ActorKind
 from eventstore.store import UnitOfWork
 from handlers.errors import Invalid, refused_as
-from handlers.records import change_record, create_record
+from handlers.records import LockedRecords
 from handlers.rule_mail import check_can_send
 from projections import rules as read_model
 from projections.fields import load_catalog
@@ -114,9 +113,9 @@ async def _check_in_tenant(uow: UnitOfWork, rule: Rule) -> None:
     await check_actions_in_tenant(uow, rule.actions, catalog, _group_condition(rule.conditions))
 
 
-def _decide(command: CreateRule | ChangeRule, state: Rule | None) -> list[Event]:
-    with refused_as("invalid_rule"):
-        return decide_rule(command, state)
+_RULES = LockedRecords(
+    "rule", "rule", "invalid_rule", decide_rule, evolve_rule,
+    lambda uow, i: read_model.load_rule(uow.conn, uow.tenant_id, i, for_update=True))
 
 
 async def create_rule(uow: UnitOfWork, command: CreateRule) -> Rule:
@@ -128,7 +127,7 @@ async def create_rule(uow: UnitOfWork, command: CreateRule) -> Rule:
             raise Invalid("too_many_rules", f"a tenant has at most {RULES_MAX} rules")
         await read_model.insert_rule(uow.write, uow.tenant_id, rule)
 
-    return await create_record(uow, _decide(command, None), evolve=evolve_rule, write=write)
+    return await _RULES.create(uow, command, write)
 
 
 async def change_rule(uow: UnitOfWork, rule_id: UUID, command: ChangeRule, *,
@@ -140,11 +139,8 @@ async def change_rule(uow: UnitOfWork, rule_id: UUID, command: ChangeRule, *,
         await _check_in_tenant(uow, after)
         await read_model.update_rule(uow.write, uow.tenant_id, after)
 
-    state = await read_model.load_rule(uow.conn, uow.tenant_id, rule_id, for_update=True)
-    return await change_record(uow, "rule", rule_id, state, expected_version,
-                               missing=f"no rule {rule_id}",
-                               decide=lambda state: _decide(command, state),
-                               evolve=evolve_rule, write=write)
+    return await _RULES.change(uow, rule_id, expected_version,
+                               lambda state: _RULES.decided(command, state), write)
 
 
 async def get_rule(uow: UnitOfWork, rule_id: UUID) -> Rule | None:

@@ -25,7 +25,7 @@ Every refusal is a 422 naming the part (``targets.next_reply_ms``), and nothing 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from uuid import UUID
 
@@ -59,7 +59,7 @@ from domain.target_policy import (
 from domain.values import UtcDatetime
 from eventstore.store import UnitOfWork
 from handlers.errors import Conflict, Invalid, refused_as
-from handlers.records import change_record, create_record
+from handlers.records import LockedRecords
 from handlers.rules import check_field_conditions
 from handlers.ticket_state import CommandState
 from projections import sla_policies as read_model
@@ -70,23 +70,9 @@ from projections.people import load_contact, load_organization
 # --- calendars ---------------------------------------------------------------------------
 
 
-def _decide_calendar(command: CreateCalendar | ChangeCalendar,
-                     state: SlaCalendar | None) -> list[Event]:
-    with refused_as("invalid_calendar"):
-        return decide_calendar(command, state)
-
-
-async def _change_calendar(
-    uow: UnitOfWork, calendar_id: UUID, expected_version: int | None,
-    decide: Callable[[SlaCalendar], list[Event]],
-    write: Callable[[UnitOfWork, SlaCalendar, SlaCalendar], Awaitable[None]],
-) -> SlaCalendar:
-    """Lock the calendar's row and change it (``change_record``; 404 for none)."""
-    state = await read_model.load_calendar(uow.conn, uow.tenant_id, calendar_id,
-                                           for_update=True)
-    return await change_record(uow, "calendar", calendar_id, state, expected_version,
-                               missing=f"no calendar {calendar_id}", decide=decide,
-                               evolve=evolve_calendar, write=write)
+_CALENDARS = LockedRecords(
+    "calendar", "calendar", "invalid_calendar", decide_calendar, evolve_calendar,
+    lambda uow, i: read_model.load_calendar(uow.conn, uow.tenant_id, i, for_update=True))
 
 
 async def create_calendar(uow: UnitOfWork, command: CreateCalendar) -> SlaCalendar:
@@ -99,8 +85,7 @@ async def create_calendar(uow: UnitOfWork, command: CreateCalendar) -> SlaCalend
                           f"a tenant has at most {CALENDARS_MAX} calendars")
         await read_model.put_calendar(uow.write, uow.tenant_id, calendar)
 
-    return await create_record(uow, _decide_calendar(command, None), evolve=evolve_calendar,
-                               write=write)
+    return await _CALENDARS.create(uow, command, write)
 
 
 async def change_calendar(uow: UnitOfWork, calendar_id: UUID, command: ChangeCalendar, *,
@@ -111,8 +96,8 @@ async def change_calendar(uow: UnitOfWork, calendar_id: UUID, command: ChangeCal
     async def write(uow: UnitOfWork, before: SlaCalendar, after: SlaCalendar) -> None:
         await read_model.put_calendar(uow.write, uow.tenant_id, after)
 
-    return await _change_calendar(uow, calendar_id, expected_version,
-                                  lambda state: _decide_calendar(command, state), write)
+    return await _CALENDARS.change(uow, calendar_id, expected_version,
+                                  lambda state: _CALENDARS.decided(command, state), write)
 
 
 async def delete_calendar(uow: UnitOfWork, calendar_id: UUID, at: UtcDatetime, *,
@@ -133,7 +118,7 @@ async def delete_calendar(uow: UnitOfWork, calendar_id: UUID, at: UtcDatetime, *
                            policies=[{"id": str(pid), "name": name} for pid, name in users])
         await read_model.delete_calendar(uow.write, uow.tenant_id, calendar_id)
 
-    return await _change_calendar(uow, calendar_id, expected_version,
+    return await _CALENDARS.change(uow, calendar_id, expected_version,
                                   lambda state: decide_delete_calendar(state, at), write)
 
 
@@ -144,22 +129,9 @@ async def get_calendar(uow: UnitOfWork, calendar_id: UUID) -> SlaCalendar | None
 # --- policies ----------------------------------------------------------------------------
 
 
-def _decide_policy(command: CreatePolicy | ChangePolicy,
-                   state: TargetPolicy | None) -> list[Event]:
-    with refused_as("invalid_sla_policy"):
-        return decide_policy(command, state)
-
-
-async def _change_policy(
-    uow: UnitOfWork, policy_id: UUID, expected_version: int | None,
-    decide: Callable[[TargetPolicy], list[Event]],
-    write: Callable[[UnitOfWork, TargetPolicy, TargetPolicy], Awaitable[None]],
-) -> TargetPolicy:
-    """Lock the policy's row and change it (``change_record``; 404 for none)."""
-    state = await read_model.load_policy(uow.conn, uow.tenant_id, policy_id, for_update=True)
-    return await change_record(uow, "policy", policy_id, state, expected_version,
-                               missing=f"no SLA policy {policy_id}", decide=decide,
-                               evolve=evolve_policy, write=write)
+_POLICIES = LockedRecords(
+    "policy", "SLA policy", "invalid_sla_policy", decide_policy, evolve_policy,
+    lambda uow, i: read_model.load_policy(uow.conn, uow.tenant_id, i, for_update=True))
 
 
 async def _check_in_tenant(uow: UnitOfWork, policy: TargetPolicy) -> None:
@@ -201,8 +173,7 @@ async def create_policy(uow: UnitOfWork, command: CreatePolicy) -> TargetPolicy:
         await _check_set(uow, policy)
         await read_model.put_policy(uow.write, uow.tenant_id, policy)
 
-    return await create_record(uow, _decide_policy(command, None), evolve=evolve_policy,
-                               write=write)
+    return await _POLICIES.create(uow, command, write)
 
 
 async def change_policy(uow: UnitOfWork, policy_id: UUID, command: ChangePolicy, *,
@@ -215,8 +186,8 @@ async def change_policy(uow: UnitOfWork, policy_id: UUID, command: ChangePolicy,
         await _check_in_tenant(uow, after)
         await read_model.put_policy(uow.write, uow.tenant_id, after)
 
-    return await _change_policy(uow, policy_id, expected_version,
-                                lambda state: _decide_policy(command, state), write)
+    return await _POLICIES.change(uow, policy_id, expected_version,
+                                lambda state: _POLICIES.decided(command, state), write)
 
 
 async def delete_policy(uow: UnitOfWork, policy_id: UUID, at: UtcDatetime, *,
@@ -236,7 +207,7 @@ async def delete_policy(uow: UnitOfWork, policy_id: UUID, at: UtcDatetime, *,
     async def write(uow: UnitOfWork, before: TargetPolicy, after: TargetPolicy) -> None:
         await read_model.delete_policy(uow.write, uow.tenant_id, policy_id)
 
-    return await _change_policy(uow, policy_id, expected_version, decide, write)
+    return await _POLICIES.change(uow, policy_id, expected_version, decide, write)
 
 
 async def reorder_policies(uow: UnitOfWork, order: Sequence[tuple[UUID, int]],

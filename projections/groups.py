@@ -17,12 +17,9 @@ import asyncpg
 from domain.group import Group
 from domain.ids import TenantId
 from eventstore.sqlfile import load_queries
+from projections.rows import record_of_row, records_of_rows
 
 Q = load_queries(Path(__file__).with_name("queries.sql"))
-
-
-def _group(row: asyncpg.Record) -> Group:
-    return Group.model_validate(dict(row))
 
 
 async def load_group(conn: asyncpg.Connection, tenant_id: TenantId, group_id: UUID, *,
@@ -30,8 +27,7 @@ async def load_group(conn: asyncpg.Connection, tenant_id: TenantId, group_id: UU
     """The group as its row holds it; ``for_update`` locks the row until commit
     (``for_share``: against changes only)."""
     query = "group_for_update" if for_update else "group_for_share" if for_share else "get_group"
-    row = await conn.fetchrow(Q[query], tenant_id, group_id)
-    return None if row is None else _group(row)
+    return await record_of_row(conn, Group, Q[query], tenant_id, group_id)
 
 
 async def insert_group(conn: asyncpg.Connection, tenant_id: TenantId, group: Group) -> bool:
@@ -57,8 +53,7 @@ async def list_groups(conn: asyncpg.Connection, tenant_id: TenantId,
                       after: tuple[datetime, UUID] | None, limit: int) -> list[Group]:
     """The tenant's groups in ``(created_at, id)`` order, after ``after``."""
     at, last = after if after is not None else (None, None)
-    rows = await conn.fetch(Q["list_groups"], tenant_id, at, last, limit)
-    return [_group(r) for r in rows]
+    return await records_of_rows(conn, Group, Q["list_groups"], tenant_id, at, last, limit)
 
 
 async def unknown_groups(conn: asyncpg.Connection, tenant_id: TenantId,

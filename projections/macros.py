@@ -17,13 +17,8 @@ from projections.owned import OwnedRows
 
 Q = load_queries(Path(__file__).with_name("macros.sql"))
 
-
-_ROWS = OwnedRows(Q, "macro", Macro)
-
-load_macro = _ROWS.load
-macro_for_update = _ROWS.for_update
-delete_macro = _ROWS.delete
-list_macros = _ROWS.page
+MACROS = OwnedRows(Q, "macro", Macro)
+list_macros = MACROS.page
 
 
 async def update_macro(write: Write, tenant_id: TenantId, macro: Macro) -> None:
@@ -39,5 +34,4 @@ async def insert_macro(write: Write, tenant_id: TenantId, macro: Macro) -> None:
                 macro.updated_at)
 
 
-__all__ = ["delete_macro", "insert_macro", "list_macros", "load_macro", "macro_for_update",
-           "update_macro"]
+__all__ = ["MACROS", "insert_macro", "list_macros", "update_macro"]

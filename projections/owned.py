@@ -21,6 +21,7 @@ from pydantic import BaseModel
 
 from domain.ids import TenantId
 from eventstore.types import Write
+from projections.rows import record_of_row, records_of_rows
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -34,20 +35,17 @@ class OwnedRows(Generic[T]):
     record: str
     model: type[T]
 
-    def _row(self, row: asyncpg.Record | None) -> T | None:
-        return None if row is None else self.model.model_validate(dict(row))
-
     async def load(self, conn: asyncpg.Connection, tenant_id: TenantId, record_id: UUID,
                    reader: UUID | None) -> T | None:
         """The record, if the reader may see it."""
-        return self._row(await conn.fetchrow(self.queries[f"get_{self.record}"], tenant_id,
-                                             record_id, reader))
+        return await record_of_row(conn, self.model, self.queries[f"get_{self.record}"],
+                                   tenant_id, record_id, reader)
 
     async def for_update(self, conn: asyncpg.Connection, tenant_id: TenantId,
                          record_id: UUID) -> T | None:
         """The record whoever owns it, its row locked until commit (a change's state)."""
-        return self._row(await conn.fetchrow(self.queries[f"{self.record}_for_update"],
-                                             tenant_id, record_id))
+        return await record_of_row(conn, self.model, self.queries[f"{self.record}_for_update"],
+                                   tenant_id, record_id)
 
     async def delete(self, write: Write, tenant_id: TenantId, record_id: UUID) -> None:
         await write(self.queries[f"delete_{self.record}"], tenant_id, record_id)
@@ -56,9 +54,8 @@ class OwnedRows(Generic[T]):
                    after: tuple[datetime, UUID] | None, limit: int) -> list[T]:
         """The shared records and the reader's own, in ``(created_at, id)`` order."""
         at, last = after if after is not None else (None, None)
-        rows = await conn.fetch(self.queries[f"list_{self.record}s"], tenant_id, reader, at,
-                                last, limit)
-        return [self.model.model_validate(dict(r)) for r in rows]
+        return await records_of_rows(conn, self.model, self.queries[f"list_{self.record}s"],
+                                     tenant_id, reader, at, last, limit)
 
 
 __all__ = ["OwnedRows"]

@@ -24,6 +24,7 @@ from domain.ids import TenantId
 from domain.organization import Organization
 from eventstore.sqlfile import load_queries
 from eventstore.types import Write
+from projections.rows import RecordRows, record_of_row
 from projections.search import drop_contact, index_contacts, index_organizations
 
 Q = load_queries(Path(__file__).with_name("people.sql"))
@@ -44,12 +45,7 @@ def organization_from_row(row: Mapping[str, Any]) -> Organization:
     return Organization.model_validate(dict(row))
 
 
-async def load_contact(conn: asyncpg.Connection, tenant_id: TenantId, contact_id: UUID, *,
-                       for_update: bool = False) -> Contact | None:
-    """The contact as its row holds it; ``for_update`` locks the row until commit."""
-    row = await conn.fetchrow(Q["contact_for_update" if for_update else "contact"],
-                              tenant_id, contact_id)
-    return None if row is None else contact_from_row(row)
+load_contact = RecordRows(Contact, Q["contact"], Q["contact_for_update"]).load
 
 
 async def lock_contacts(conn: asyncpg.Connection, tenant_id: TenantId,
@@ -85,8 +81,7 @@ async def lock_requesters(conn: asyncpg.Connection, tenant_id: TenantId,
 async def contact_by_email(conn: asyncpg.Connection, tenant_id: TenantId,
                            email: str) -> Contact | None:
     """The contact holding ``email``, compared regardless of case."""
-    row = await conn.fetchrow(Q["contact_by_email"], tenant_id, email)
-    return None if row is None else contact_from_row(row)
+    return await record_of_row(conn, Contact, Q["contact_by_email"], tenant_id, email)
 
 
 async def requester_contact(conn: asyncpg.Connection, tenant_id: TenantId, email: str, *,
@@ -239,12 +234,8 @@ async def contacts_leaving(conn: asyncpg.Connection, tenant_id: TenantId,
     return [contact_from_row(r) for r in rows]
 
 
-async def load_organization(conn: asyncpg.Connection, tenant_id: TenantId,
-                            organization_id: UUID, *,
-                            for_update: bool = False) -> Organization | None:
-    row = await conn.fetchrow(Q["organization_for_update" if for_update else "organization"],
-                              tenant_id, organization_id)
-    return None if row is None else organization_from_row(row)
+load_organization = RecordRows(Organization, Q["organization"],
+                               Q["organization_for_update"]).load
 
 
 async def organization_of_domain(conn: asyncpg.Connection, tenant_id: TenantId,

@@ -22,12 +22,9 @@ from domain.mapper import from_stored
 from domain.rule import Rule
 from eventstore.sqlfile import load_queries
 from eventstore.types import Write
+from projections.rows import RecordRows, records_of_rows
 
 Q = load_queries(Path(__file__).with_name("rules.sql"))
-
-
-def _rule(row: asyncpg.Record) -> Rule:
-    return Rule.model_validate(dict(row))
 
 
 def _row(tenant_id: TenantId, rule: Rule) -> tuple[Any, ...]:
@@ -36,12 +33,7 @@ def _row(tenant_id: TenantId, rule: Rule) -> tuple[Any, ...]:
             dumped["actions"], rule.version, rule.created_at, rule.updated_at, dumped["time"])
 
 
-async def load_rule(conn: asyncpg.Connection, tenant_id: TenantId, rule_id: UUID, *,
-                    for_update: bool = False) -> Rule | None:
-    """The rule as its row holds it; ``for_update`` locks the row until commit."""
-    row = await conn.fetchrow(Q["rule_for_update" if for_update else "get_rule"], tenant_id,
-                              rule_id)
-    return None if row is None else _rule(row)
+load_rule = RecordRows(Rule, Q["get_rule"], Q["rule_for_update"]).load
 
 
 async def count_rules(conn: asyncpg.Connection, tenant_id: TenantId) -> int:
@@ -65,17 +57,17 @@ async def list_rules(conn: asyncpg.Connection, tenant_id: TenantId,
                      after: tuple[datetime, UUID] | None, limit: int) -> list[Rule]:
     """The tenant's rules in ``(created_at, id)`` order, after ``after``."""
     at, last = after if after is not None else (None, None)
-    return [_rule(r) for r in await conn.fetch(Q["list_rules"], tenant_id, at, last, limit)]
+    return await records_of_rows(conn, Rule, Q["list_rules"], tenant_id, at, last, limit)
 
 
 async def active_rules(conn: asyncpg.Connection, tenant_id: TenantId) -> list[Rule]:
     """The tenant's active rules in the order they run."""
-    return [_rule(r) for r in await conn.fetch(Q["active_rules"], tenant_id)]
+    return await records_of_rows(conn, Rule, Q["active_rules"], tenant_id)
 
 
 async def all_rules(conn: asyncpg.Connection, tenant_id: TenantId) -> list[Rule]:
     """Every rule of the tenant, active or not, in the order they run."""
-    return [_rule(r) for r in await conn.fetch(Q["all_rules"], tenant_id)]
+    return await records_of_rows(conn, Rule, Q["all_rules"], tenant_id)
 
 
 async def chain_depth(conn: asyncpg.Connection, tenant_id: TenantId, seq: int) -> int:

@@ -16,13 +16,8 @@ from projections.owned import OwnedRows
 
 Q = load_queries(Path(__file__).with_name("saved_views.sql"))
 
-
-_ROWS = OwnedRows(Q, "view", SavedView)
-
-load_view = _ROWS.load
-view_for_update = _ROWS.for_update
-delete_view = _ROWS.delete
-list_views = _ROWS.page
+VIEWS = OwnedRows(Q, "view", SavedView)
+list_views = VIEWS.page
 
 
 async def update_view(write: Write, tenant_id: TenantId, view: SavedView) -> None:
@@ -35,5 +30,4 @@ async def insert_view(write: Write, tenant_id: TenantId, view: SavedView) -> Non
                 view.version, view.created_at, view.updated_at)
 
 
-__all__ = ["delete_view", "insert_view", "list_views", "load_view", "update_view",
-           "view_for_update"]
+__all__ = ["VIEWS", "insert_view", "list_views", "update_view"]

@@ -18,26 +18,14 @@ from domain.sla_calendar import SlaCalendar
 from domain.target_policy import TargetPolicy
 from eventstore.sqlfile import load_queries
 from eventstore.types import Write
+from projections.rows import RecordRows, records_of_rows
 
 Q = load_queries(Path(__file__).with_name("sla_policies.sql"))
 
 CalendarVersion = tuple[UUID, int]
 
 
-def _calendar(row: asyncpg.Record) -> SlaCalendar:
-    return SlaCalendar.model_validate(dict(row))
-
-
-def _policy(row: asyncpg.Record) -> TargetPolicy:
-    return TargetPolicy.model_validate(dict(row))
-
-
-async def load_calendar(conn: asyncpg.Connection, tenant_id: TenantId, calendar_id: UUID, *,
-                        for_update: bool = False) -> SlaCalendar | None:
-    """The calendar as its row holds it; ``for_update`` locks the row until commit."""
-    row = await conn.fetchrow(Q["calendar_for_update" if for_update else "get_calendar"],
-                              tenant_id, calendar_id)
-    return None if row is None else _calendar(row)
+load_calendar = RecordRows(SlaCalendar, Q["get_calendar"], Q["calendar_for_update"]).load
 
 
 async def count_calendars(conn: asyncpg.Connection, tenant_id: TenantId) -> int:
@@ -76,15 +64,11 @@ async def current_calendars(conn: asyncpg.Connection, tenant_id: TenantId,
 async def list_calendars(conn: asyncpg.Connection, tenant_id: TenantId,
                          after: tuple[datetime, UUID] | None, limit: int) -> list[SlaCalendar]:
     at, last = after if after is not None else (None, None)
-    return [_calendar(r) for r in await conn.fetch(Q["list_calendars"], tenant_id, at, last,
-                                                    limit)]
+    return await records_of_rows(conn, SlaCalendar, Q["list_calendars"], tenant_id, at, last,
+                                 limit)
 
 
-async def load_policy(conn: asyncpg.Connection, tenant_id: TenantId, policy_id: UUID, *,
-                      for_update: bool = False) -> TargetPolicy | None:
-    row = await conn.fetchrow(Q["policy_for_update" if for_update else "get_policy"],
-                              tenant_id, policy_id)
-    return None if row is None else _policy(row)
+load_policy = RecordRows(TargetPolicy, Q["get_policy"], Q["policy_for_update"]).load
 
 
 async def lock_policies(conn: asyncpg.Connection, tenant_id: TenantId) -> None:
@@ -94,7 +78,7 @@ async def lock_policies(conn: asyncpg.Connection, tenant_id: TenantId) -> None:
 
 async def all_policies(conn: asyncpg.Connection, tenant_id: TenantId) -> list[TargetPolicy]:
     """Every policy of the tenant, in no particular order (``in_order`` orders them)."""
-    return [_policy(r) for r in await conn.fetch(Q["all_policies"], tenant_id)]
+    return await records_of_rows(conn, TargetPolicy, Q["all_policies"], tenant_id)
 
 
 async def has_policies(conn: asyncpg.Connection, tenant_id: TenantId) -> bool:
@@ -117,8 +101,8 @@ async def put_policy(write: Write, tenant_id: TenantId, policy: TargetPolicy) ->
 async def list_policies(conn: asyncpg.Connection, tenant_id: TenantId,
                         after: tuple[datetime, UUID] | None, limit: int) -> list[TargetPolicy]:
     at, last = after if after is not None else (None, None)
-    return [_policy(r) for r in await conn.fetch(Q["list_policies"], tenant_id, at, last,
-                                                  limit)]
+    return await records_of_rows(conn, TargetPolicy, Q["list_policies"], tenant_id, at, last,
+                                 limit)
 
 
 async def delete_policy(write: Write, tenant_id: TenantId, policy_id: UUID) -> None:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
-from pydantic import AfterValidator, JsonValue
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue, model_validator
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
@@ -27,6 +27,11 @@ def _storable(value: JsonValue) -> JsonValue:
             stack.extend(v.values())
     return value
 
+
+SharedIn = Annotated[bool, Field(description="Shared by the tenant (admins only); else "
+                                             "personal to the caller's agent.")]
+"""Whether a new macro or saved view is the tenant's or the caller's own: the one
+choice every owned record is made with (``handlers.owned``)."""
 
 StorableJson = Annotated[JsonValue, AfterValidator(_storable)]
 """Any JSON value a request may give where the domain checks the meaning (a rule's
@@ -71,10 +76,37 @@ def patch_schema(*nullable: str) -> Callable[[dict[str, Any]], None]:
 def patch_fields_given(data: Any, fields: str) -> Any:
     """A PATCH body's check before field validation: no field is null (leave it out to
     keep it) and at least one is given; ``fields`` names them for the message."""
+    return _patch_checked(data, frozenset(), f"give at least one of {fields}")
+
+
+def _patch_checked(data: Any, nullable: frozenset[str], none_given: str) -> Any:
     if isinstance(data, dict):
-        nulls = sorted(k for k, v in data.items() if v is None)
+        nulls = sorted(k for k, v in data.items() if v is None and k not in nullable)
         if nulls:
             raise ValueError("null is not allowed for " + ", ".join(nulls))
         if not data:
-            raise ValueError(f"give at least one of {fields}")
+            raise ValueError(none_given)
     return data
+
+
+def _patch_body_schema(schema: dict[str, Any], cls: type[PatchBody]) -> None:
+    patch_schema(*cls.nullable)(schema)
+
+
+class PatchBody(BaseModel):
+    """A PATCH body: a field left out keeps its value, only the ``nullable`` fields take
+    null (to clear them), and at least one field is given (else a 422 saying
+    ``none_given``, by default naming the fields). The published schema
+    (``patch_schema``) reads the same ``nullable`` as the check, so what clients are
+    told and what the API accepts stay one rule."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_patch_body_schema)
+
+    nullable: ClassVar[frozenset[str]] = frozenset()
+    none_given: ClassVar[str] = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fields_given(cls, data: Any) -> Any:
+        none_given = cls.none_given or "give at least one of " + ", ".join(cls.model_fields)
+        return _patch_checked(data, cls.nullable, none_given)

@@ -4,12 +4,11 @@ audit endpoints). Requests forbid unknown fields (422)."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
-from api.schemas import patch_fields_given, patch_schema
+from api.schemas import PatchBody
 from domain.group import GROUP_MEMBERS_MAX, GROUP_NAME_MAX
 from handlers.groups import MOST_TICKET_IDS
 
@@ -25,18 +24,11 @@ class GroupIn(BaseModel):
                                 description="Active agents of the tenant.")
 
 
-class GroupPatch(BaseModel):
+class GroupPatch(PatchBody):
     """Only the fields given change; ``members`` replaces the whole membership."""
-
-    model_config = ConfigDict(extra="forbid", json_schema_extra=patch_schema())
 
     name: str | None = Field(default=None, min_length=1, max_length=GROUP_NAME_MAX)
     members: list[UUID] | None = Field(default=None, max_length=GROUP_MEMBERS_MAX)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _something(cls, data: Any) -> Any:
-        return patch_fields_given(data, "name, members")
 
 
 class GroupOut(BaseModel):

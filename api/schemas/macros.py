@@ -6,9 +6,9 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
-from api.schemas import patch_fields_given, patch_schema
+from api.schemas import PatchBody, SharedIn
 from api.schemas.rules import ActionIn, ActionOut
 from domain.macro import MACRO_NAME_MAX, Macro
 from domain.rule_parts import ACTIONS_MAX
@@ -22,8 +22,7 @@ class MacroIn(BaseModel):
     model_config = _IN
 
     name: str = Field(min_length=1, max_length=MACRO_NAME_MAX)
-    shared: bool = Field(default=False, description="Shared by the tenant (admins only); "
-                                                    "else personal to the caller's agent.")
+    shared: SharedIn = False
     text: str | None = Field(default=None, max_length=BODY_MAX,
                              description="The reply or note, with placeholders.")
     visibility: Visibility = Field(default=Visibility.PUBLIC,
@@ -31,21 +30,14 @@ class MacroIn(BaseModel):
     actions: list[ActionIn] = Field(default_factory=list, max_length=ACTIONS_MAX)
 
 
-class MacroPatch(BaseModel):
+class MacroPatch(PatchBody):
     """Only the parts given change; ``actions`` replaces the list. Who owns the macro
     does not change; a macro keeps a text, actions or both."""
-
-    model_config = ConfigDict(extra="forbid", json_schema_extra=patch_schema())
 
     name: str | None = Field(default=None, min_length=1, max_length=MACRO_NAME_MAX)
     text: str | None = Field(default=None, max_length=BODY_MAX)
     visibility: Visibility | None = None
     actions: list[ActionIn] | None = Field(default=None, max_length=ACTIONS_MAX)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _something(cls, data: Any) -> Any:
-        return patch_fields_given(data, "name, text, visibility, actions")
 
 
 class MacroOut(BaseModel):

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from api.schemas import patch_fields_given, patch_schema
+from api.schemas import PatchBody
 from api.schemas.settings import TemplateKind
 from domain.mail_templates import MAX_BODY, MAX_SUBJECT
 
@@ -99,28 +99,16 @@ class MailboxIn(BaseModel):
     dkim: DkimIn | None = None
 
 
-class MailboxPatch(BaseModel):
+class MailboxPatch(PatchBody):
     """Only what is given changes; ``smtp: null`` stops outbound mail, ``imap: null``
     the polling, ``dkim: null`` the signing."""
 
-    model_config = ConfigDict(extra="forbid",
-                              json_schema_extra=patch_schema("smtp", "imap", "dkim"))
+    nullable = frozenset({"smtp", "imap", "dkim"})
 
     name: str | None = Field(default=None, min_length=1, max_length=200)
     smtp: SmtpIn | None = None
     imap: ImapIn | None = None
     dkim: DkimIn | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _something(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            cleared = {k for k in ("smtp", "imap", "dkim") if k in data and data[k] is None}
-            rest = {k: v for k, v in data.items() if k not in cleared}
-            if cleared and not rest:
-                return data
-            patch_fields_given(rest, "name, smtp, imap, dkim")
-        return data
 
 
 class MailboxOut(BaseModel):

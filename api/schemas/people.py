@@ -8,9 +8,9 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
-from api.schemas import checked_by_domain, checked_items, patch_schema
+from api.schemas import PatchBody, checked_by_domain, checked_items
 from api.schemas.events import EventOut
 from domain.contact import EXTERNAL_ID_MAX, PHONE_MAX, Contact
 from domain.organization import DOMAIN_INPUT_PATTERN, DOMAIN_PATTERN, DOMAINS_MAX, Organization
@@ -19,14 +19,7 @@ from domain.validation import EMAIL_PATTERN, NAME_MAX, NOT_BLANK, TAG_INPUT_PATT
 _IN = ConfigDict(extra="forbid")
 
 
-def _no_nulls(data: Any, nullable: frozenset[str]) -> Any:
-    if isinstance(data, dict):
-        nulls = sorted(k for k, v in data.items() if v is None and k not in nullable)
-        if nulls:
-            raise ValueError("null is not allowed for " + ", ".join(nulls))
-        if not data:
-            raise ValueError("give at least one field to change")
-    return data
+_NONE_GIVEN = "give at least one field to change"
 
 
 class ContactIn(BaseModel):
@@ -44,12 +37,12 @@ class ContactIn(BaseModel):
                             json_schema_extra=checked_items(TAG_INPUT_PATTERN))
 
 
-class ContactPatch(BaseModel):
+class ContactPatch(PatchBody):
     """Only the fields given change; null clears ``name``, ``phone``, ``external_id``
     and ``organization_id``."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra=patch_schema(
-        "name", "phone", "external_id", "organization_id"))
+    nullable = frozenset({"name", "phone", "external_id", "organization_id"})
+    none_given = _NONE_GIVEN
 
     email: str | None = Field(default=None, max_length=254,
                               json_schema_extra=checked_by_domain(EMAIL_PATTERN))
@@ -59,11 +52,6 @@ class ContactPatch(BaseModel):
     organization_id: UUID | None = None
     tags: list[str] | None = Field(default=None, max_length=TAGS_MAX,
                                    json_schema_extra=checked_items(TAG_INPUT_PATTERN))
-
-    @model_validator(mode="before")
-    @classmethod
-    def _nulls(cls, data: Any) -> Any:
-        return _no_nulls(data, frozenset({"name", "phone", "external_id", "organization_id"}))
 
 
 class MergeIn(BaseModel):
@@ -143,11 +131,11 @@ class OrganizationIn(BaseModel):
         "Also move existing contacts of these domains into it (new contacts always join)."))
 
 
-class OrganizationPatch(BaseModel):
+class OrganizationPatch(PatchBody):
     """Only the fields given change. Existing contacts move with a change of domains
     only when ``move_contacts`` is true."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra=patch_schema())
+    none_given = _NONE_GIVEN
 
     name: str | None = Field(default=None, max_length=NAME_MAX,
                              json_schema_extra=checked_by_domain(NOT_BLANK))
@@ -156,11 +144,6 @@ class OrganizationPatch(BaseModel):
     move_contacts: bool = Field(default=False, strict=True, description=(
         "Contacts of a domain it gains join it; its contacts of a domain it gives up "
         "leave it."))
-
-    @model_validator(mode="before")
-    @classmethod
-    def _nulls(cls, data: Any) -> Any:
-        return _no_nulls(data, frozenset())
 
 
 class OrganizationOut(BaseModel):

@@ -8,9 +8,9 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from api.schemas import StorableJson, patch_fields_given
+from api.schemas import PatchBody, StorableJson
 from domain.rule import POSITION_MAX, RULE_NAME_MAX, Rule
 from domain.rule_parts import ACTION_TYPES, ACTIONS_MAX, CONDITIONS_MAX, OPS, Since
 
@@ -61,10 +61,12 @@ class RuleIn(BaseModel):
                                 "fires once per episode of its clock, not on events.")
 
 
-class RulePatch(BaseModel):
+class RulePatch(PatchBody):
     """Only the parts given change; ``conditions`` and ``actions`` replace the lists."""
 
-    model_config = _IN
+    # Checked as every PATCH body is, but published as the plain object it has always
+    # been (nullable fields, no minProperties): clients built from it keep working.
+    model_config = ConfigDict(json_schema_extra=None)
 
     name: str | None = Field(default=None, min_length=1, max_length=RULE_NAME_MAX)
     position: int | None = Field(default=None, ge=0, le=POSITION_MAX)
@@ -72,11 +74,6 @@ class RulePatch(BaseModel):
     conditions: list[ConditionIn] | None = Field(default=None, max_length=CONDITIONS_MAX)
     actions: list[ActionIn] | None = Field(default=None, min_length=1, max_length=ACTIONS_MAX)
     time: TimeIn | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _something(cls, data: Any) -> Any:
-        return patch_fields_given(data, "name, position, active, conditions, actions, time")
 
 
 class ConditionOut(BaseModel):

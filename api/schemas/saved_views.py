@@ -6,9 +6,9 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
-from api.schemas import patch_fields_given, patch_schema
+from api.schemas import PatchBody, SharedIn
 from domain.saved_view import FILTERS_MAX, VIEW_NAME_MAX, SavedView
 
 _IN = ConfigDict(extra="forbid")
@@ -18,27 +18,19 @@ class ViewIn(BaseModel):
     model_config = _IN
 
     name: str = Field(min_length=1, max_length=VIEW_NAME_MAX)
-    shared: bool = Field(default=False, description="Shared by the tenant (admins only); "
-                                                    "else personal to the caller's agent.")
+    shared: SharedIn = False
     filters: dict[str, str | list[str]] = Field(
         default_factory=dict, max_length=FILTERS_MAX,
         description="The ticket list's query parameters (GET /v1/tickets), as it takes "
                     "them: a list repeats the parameter. Checked by the list itself.")
 
 
-class ViewPatch(BaseModel):
+class ViewPatch(PatchBody):
     """Only the parts given change; ``filters`` replaces them all (checked by the
     ticket list as a new view's are). Who owns the view does not change."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra=patch_schema())
-
     name: str | None = Field(default=None, min_length=1, max_length=VIEW_NAME_MAX)
     filters: dict[str, str | list[str]] | None = Field(default=None, max_length=FILTERS_MAX)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _something(cls, data: Any) -> Any:
-        return patch_fields_given(data, "name, filters")
 
 
 class ViewOut(BaseModel):

@@ -9,9 +9,9 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
-from api.schemas import StorableJson, patch_fields_given, patch_schema
+from api.schemas import PatchBody, StorableJson
 from api.schemas.rules import ConditionOut
 from domain.sla_calendar import CALENDAR_NAME_MAX, HOLIDAYS_MAX, SlaCalendar
 from domain.target_policy import (
@@ -47,18 +47,11 @@ class CalendarIn(BaseModel):
     hours: HoursIn
 
 
-class CalendarPatch(BaseModel):
+class CalendarPatch(PatchBody):
     """Only the parts given change; ``hours`` replaces the whole of the hours."""
-
-    model_config = ConfigDict(extra="forbid", json_schema_extra=patch_schema())
 
     name: str | None = Field(default=None, min_length=1, max_length=CALENDAR_NAME_MAX)
     hours: HoursIn | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _something(cls, data: Any) -> Any:
-        return patch_fields_given(data, "name, hours")
 
 
 class HoursOut(BaseModel):
@@ -122,10 +115,10 @@ class PolicyIn(BaseModel):
                                      "(null: calendar time, every instant counts).")
 
 
-class PolicyPatch(BaseModel):
+class PolicyPatch(PatchBody):
     """Only the parts given change; null ``calendar_id`` goes back to calendar time."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra=patch_schema("calendar_id"))
+    nullable = frozenset({"calendar_id"})
 
     name: str | None = Field(default=None, min_length=1, max_length=POLICY_NAME_MAX)
     position: int | None = Field(default=None, ge=0, le=POSITION_MAX)
@@ -133,16 +126,6 @@ class PolicyPatch(BaseModel):
                                                        max_length=POLICY_CONDITIONS_MAX)
     targets: TargetsIn | None = None
     calendar_id: UUID | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _something(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            rest = {k: v for k, v in data.items() if k != "calendar_id"}
-            if rest or not data:
-                patch_fields_given(rest if rest else data,
-                                   "name, position, conditions, targets, calendar_id")
-        return data
 
 
 class TargetsOut(BaseModel):

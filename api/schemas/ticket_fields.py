@@ -4,11 +4,10 @@ domain checks what the models leave open (``domain.field_definitions``)."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
-from api.schemas import checked_by_domain, patch_schema
+from api.schemas import PatchBody, checked_by_domain
 from domain.fields import (
     FIELD_KEY_PATTERN,
     OPTION_VALUE_PATTERN,
@@ -56,12 +55,13 @@ class TicketFieldIn(BaseModel):
                            description="A text field holding personal data.")
 
 
-class TicketFieldPatch(BaseModel):
+class TicketFieldPatch(PatchBody):
     """Only what is given changes; ``required_on`` may be null, nothing else may.
     ``options`` is the list to offer: an option left out stays, inactive, so the values
     tickets hold stay readable."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra=patch_schema("required_on"))
+    nullable = frozenset({"required_on"})
+    none_given = "give at least one attribute to change"
 
     title: str | None = Field(default=None, max_length=TITLE_MAX,
                               json_schema_extra=checked_by_domain(NOT_BLANK))
@@ -71,17 +71,6 @@ class TicketFieldPatch(BaseModel):
     intake: bool | None = Field(default=None, strict=True)
     customer_read_only: bool | None = Field(default=None, strict=True)
     personal: bool | None = Field(default=None, strict=True)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _no_nulls(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            nulls = sorted(k for k, v in data.items() if v is None and k != "required_on")
-            if nulls:
-                raise ValueError("null is not allowed for " + ", ".join(nulls))
-            if not data:
-                raise ValueError("give at least one attribute to change")
-        return data
 
 
 class OptionOut(BaseModel):

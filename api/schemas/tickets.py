@@ -52,6 +52,14 @@ FieldValueIn = (StrictBool | Annotated[StrictInt, Field(ge=-NUMBER_MAX, le=NUMBE
 """A value as a request gives it; the domain checks it against the field's type."""
 
 
+def _add_or_remove(body: Any) -> Any:
+    """A change to a list of people on a ticket (followers, copies) names someone: a
+    body with neither ``add`` nor ``remove`` is a 422, not a change that does nothing."""
+    if not body.add and not body.remove:
+        raise ValueError("give add, remove or both")
+    return body
+
+
 class RequesterIn(BaseModel):
     """Either an ``email`` (with an optional ``name``) or a ``contact_id``."""
 
@@ -186,11 +194,7 @@ class FollowersIn(BaseModel):
     add: list[UUID] = Field(default_factory=list, max_length=FOLLOWERS_MAX)
     remove: list[UUID] = Field(default_factory=list, max_length=FOLLOWERS_MAX)
 
-    @model_validator(mode="after")
-    def _something(self) -> FollowersIn:
-        if not self.add and not self.remove:
-            raise ValueError("give add, remove or both")
-        return self
+    _something = model_validator(mode="after")(_add_or_remove)
 
 
 class CcsIn(BaseModel):
@@ -203,11 +207,7 @@ class CcsIn(BaseModel):
     remove: list[Annotated[str, Field(max_length=254)]] = Field(default_factory=list,
                                                                 max_length=CCS_MAX)
 
-    @model_validator(mode="after")
-    def _something(self) -> CcsIn:
-        if not self.add and not self.remove:
-            raise ValueError("give add, remove or both")
-        return self
+    _something = model_validator(mode="after")(_add_or_remove)
 
 
 class RequesterOut(BaseModel):
