@@ -25,10 +25,17 @@ from pydantic import BaseModel, Field
 from api.http import commands
 from api.http.answer_headers import ETAG, READ_FROM, READ_LAG, sends
 from api.http.auth import Principal
-from api.http.deps import Authorized, ServicesDep
+from api.http.deps import Authorized, Paging, ServicesDep
 from api.http.history import history_page
 from api.http.lagging import source_headers
-from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, paginate_int, scope_of
+from api.http.pagination import (
+    DEFAULT_LIMIT,
+    PageAsked,
+    PageCursor,
+    PageLimit,
+    paginate_int,
+    scope_of,
+)
 from api.http.params import ANY_OF, EventTypeName, IsoAwareDateTime
 from api.http.problem_docs import errors
 from api.http.problems import Problem, invalid_parameter
@@ -191,13 +198,13 @@ async def _require(session: UnitOfWork, kind: _Kind, stream_id: UUID) -> None:
 
 
 async def _history(kind: _Kind, stream_id: UUID, principal: Principal, services: Services,
-                   response: Response, limit: int, cursor: str | None) -> Any:
+                   response: Response, paging: PageAsked) -> Any:
     async def read_page(s: UnitOfWork, after: int, n: int) -> list[RecordedEvent]:
         await _require(s, kind, stream_id)
         return await s.read_stream_page(stream_id, after, n)
 
     return await history_page(services, principal, response, "history",
-                              {f"{kind.name}_id": str(stream_id)}, cursor, limit, read_page)
+                              {f"{kind.name}_id": str(stream_id)}, paging, read_page)
 
 
 async def _as_of(kind: _Kind, stream_id: UUID, principal: Principal, services: Services,
@@ -238,9 +245,8 @@ def _stream_routes(kind: _Kind) -> None:
     article = "An" if kind.name[0] in "aeiou" else "A"
 
     async def history(principal: Authorized, services: ServicesDep, response: Response,
-                      stream_id: UUID = stream, limit: PageLimit = DEFAULT_LIMIT,
-                      cursor: PageCursor = None) -> Any:
-        return await _history(kind, stream_id, principal, services, response, limit, cursor)
+                      paging: Paging, stream_id: UUID = stream) -> Any:
+        return await _history(kind, stream_id, principal, services, response, paging)
 
     async def as_of(principal: Authorized, services: ServicesDep, stream_id: UUID = stream,
                     version: Annotated[int | None, Query(ge=1, le=INT32)] = None,

@@ -16,7 +16,7 @@ from fastapi import APIRouter, Query, Request, Response
 from api.http import commands
 from api.http.answer_headers import ETAG, LOCATION, sends
 from api.http.commands import agent_actor, parse_if_match
-from api.http.deps import Authorized, ServicesDep
+from api.http.deps import Authorized, Paging, ServicesDep
 from api.http.headers import IfMatch
 from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, paginate, scope_of
 from api.http.params import IdOrNone
@@ -231,13 +231,8 @@ async def export(contact_id: UUID, services: ServicesDep, principal: Authorized)
 
 @router.get("/{contact_id}/tickets", response_model=TicketPage,
             responses={**errors(404), **_MOVED}, summary="The contact's tickets")
-async def tickets(
-    contact_id: UUID,
-    services: ServicesDep,
-    principal: Authorized,
-    limit: PageLimit = DEFAULT_LIMIT,
-    cursor: PageCursor = None,
-) -> Response:
+async def tickets(contact_id: UUID, services: ServicesDep, principal: Authorized,
+                  paging: Paging) -> Response:
     """Newest first, as ``GET /v1/tickets?requester_id=``."""
     scope = scope_of(principal.tenant_id, "contact-tickets", {"contact": str(contact_id)})
 
@@ -246,4 +241,4 @@ async def tickets(
         return None if contact.merged_into is None else _moved(contact.merged_into, "/tickets")
 
     return await ticket_page(services, principal.tenant_id, principal.actor, scope,
-                             TicketFilters(requester_id=contact_id), limit, cursor, guard)
+                             TicketFilters(requester_id=contact_id), paging, guard)

@@ -30,9 +30,9 @@ from starlette.requests import ClientDisconnect
 
 from api.http import commands
 from api.http.answer_headers import LOCATION, sends
-from api.http.deps import Authorized, ServicesDep
+from api.http.deps import Authorized, Paging, ServicesDep
 from api.http.headers import IfMatch, bearer_token
-from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, tenant_list_page
+from api.http.pagination import DEFAULT_LIMIT, PageAsked, PageCursor, PageLimit, tenant_list_page
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply
@@ -107,14 +107,14 @@ def _safe(body: Any) -> dict[str, Any]:
 @router.get("/v1/mailboxes", response_model=MailboxPage, responses=errors(),
             summary="List the mailboxes")
 async def list_mailboxes(principal: Authorized, services: ServicesDep,
-                         limit: PageLimit = DEFAULT_LIMIT, cursor: PageCursor = None) -> Response:
+                         paging: Paging) -> Response:
     """Oldest first; pass ``next_cursor`` back as ``cursor``."""
 
     async def read(s: UnitOfWork, after: Any, n: int) -> list[dict[str, Any]]:
         return await mailboxes.list_mailboxes(s, after, n)
 
     page, nxt = await tenant_list_page(services.cursors, services.store, principal.tenant_id,
-                                       "mailboxes", read, limit, cursor)
+                                       "mailboxes", read, paging)
     return JsonReply(200, {"data": page, "next_cursor": nxt}).response()
 
 
@@ -269,7 +269,7 @@ async def list_notifications(
                                     ("to", None if to is None else to.lower()),
                                     ("ticket", ticket_id)) if v is not None}
     page, nxt = await tenant_list_page(services.cursors, services.store, principal.tenant_id,
-                                       "mail_notifications", read, limit, cursor,
+                                       "mail_notifications", read, PageAsked(limit, cursor),
                                        filters=scope)
     return JsonReply(200, {"data": page, "next_cursor": nxt}).response()
 
@@ -277,7 +277,7 @@ async def list_notifications(
 @router.get("/v1/mailboxes/{mailbox_id}/quarantine", response_model=QuarantinePage,
             responses=errors(404), summary="List the mailbox's quarantined mail")
 async def list_quarantine(mailbox_id: UUID, principal: Authorized, services: ServicesDep,
-                          limit: PageLimit = DEFAULT_LIMIT, cursor: PageCursor = None) -> Response:
+                          paging: Paging) -> Response:
     """Mail that could not be taken in, oldest first, with the reason."""
     async with commands.reading(services, principal) as s:
         if await mailboxes.get_mailbox(s, mailbox_id) is None:
@@ -287,7 +287,7 @@ async def list_quarantine(mailbox_id: UUID, principal: Authorized, services: Ser
         return await mail_in.list_quarantine(s, mailbox_id, after, n)
 
     page, nxt = await tenant_list_page(services.cursors, services.store, principal.tenant_id,
-                                       "quarantine", read, limit, cursor,
+                                       "quarantine", read, paging,
                                        filters={"mailbox": str(mailbox_id)})
     return JsonReply(200, {"data": page, "next_cursor": nxt}).response()
 

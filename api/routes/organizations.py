@@ -12,7 +12,7 @@ from fastapi import APIRouter, Query, Request, Response
 from api.http import commands
 from api.http.answer_headers import ETAG, LOCATION, sends
 from api.http.commands import parse_if_match
-from api.http.deps import Authorized, ServicesDep
+from api.http.deps import Authorized, Paging, ServicesDep
 from api.http.headers import IfMatch
 from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, paginate, scope_of
 from api.http.problem_docs import errors
@@ -121,13 +121,8 @@ async def patch(organization_id: UUID, body: OrganizationPatch, request: Request
 
 @router.get("/{organization_id}/tickets", response_model=TicketPage, responses=errors(404),
             summary="The tickets of the organization's contacts")
-async def tickets(
-    organization_id: UUID,
-    services: ServicesDep,
-    principal: Authorized,
-    limit: PageLimit = DEFAULT_LIMIT,
-    cursor: PageCursor = None,
-) -> Response:
+async def tickets(organization_id: UUID, services: ServicesDep, principal: Authorized,
+                  paging: Paging) -> Response:
     """Newest first, as ``GET /v1/tickets?organization_id=``."""
     scope = scope_of(principal.tenant_id, "organization-tickets", {"org": str(organization_id)})
 
@@ -137,5 +132,4 @@ async def tickets(
         return None
 
     return await ticket_page(services, principal.tenant_id, principal.actor, scope,
-                             TicketFilters(organization_id=organization_id), limit, cursor,
-                             guard)
+                             TicketFilters(organization_id=organization_id), paging, guard)

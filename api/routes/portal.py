@@ -40,9 +40,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from api.http import commands
 from api.http.answer_headers import CACHE_CONTROL, LOCATION, SET_COOKIE, merged, sends
 from api.http.cookies import PORTAL_REFRESH
-from api.http.deps import Authorized, CustomerAuthorized, ServicesDep
+from api.http.deps import Authorized, CustomerAuthorized, Paging, ServicesDep
 from api.http.headers import bearer_token
-from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, Position, tenant_page_document
+from api.http.pagination import Position, tenant_page_document
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply
@@ -198,12 +198,8 @@ async def get_brand(tenant: Annotated[str, Path(min_length=1, max_length=63)],
 
 @router.get("/v1/portal/tickets", response_model=CustomerTicketPage, responses=errors(),
             summary="The signed-in contact's tickets, newest first")
-async def list_tickets(
-    services: ServicesDep,
-    principal: CustomerAuthorized,
-    limit: PageLimit = DEFAULT_LIMIT,
-    cursor: PageCursor = None,
-) -> Response:
+async def list_tickets(services: ServicesDep, principal: CustomerAuthorized,
+                       paging: Paging) -> Response:
     """The tickets the contact is the requester of, and those it is copied on (a CC)."""
     contact = principal.contact_id
     assert contact is not None
@@ -213,7 +209,7 @@ async def list_tickets(
 
     return JsonReply(200, await tenant_page_document(
         services.cursors, services.store, principal.tenant_id, "portal-tickets", read,
-        portal.ticket_document, limit, cursor,
+        portal.ticket_document, paging,
         actor=principal.actor, filters={"contact": str(contact)})).response()
 
 
@@ -259,13 +255,8 @@ async def get_ticket(ticket_id: UUID, services: ServicesDep,
 
 @router.get("/v1/portal/tickets/{ticket_id}/messages", response_model=CustomerMessagePage,
             responses=errors(404), summary="A ticket's public messages, oldest first")
-async def get_messages(
-    ticket_id: UUID,
-    services: ServicesDep,
-    principal: CustomerAuthorized,
-    limit: PageLimit = DEFAULT_LIMIT,
-    cursor: PageCursor = None,
-) -> Response:
+async def get_messages(ticket_id: UUID, services: ServicesDep, principal: CustomerAuthorized,
+                       paging: Paging) -> Response:
     """With the public messages of the tickets merged into it, each naming the ticket it
     was written on; never an internal note."""
     contact = principal.contact_id
@@ -276,7 +267,7 @@ async def get_messages(
 
     return JsonReply(200, await tenant_page_document(
         services.cursors, services.store, principal.tenant_id, "portal-messages", read,
-        customer_message, limit, cursor,
+        customer_message, paging,
         actor=principal.actor, filters={"ticket_id": str(ticket_id)})).response()
 
 

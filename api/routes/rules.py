@@ -16,9 +16,9 @@ from fastapi import APIRouter, Request, Response
 from api.http import commands
 from api.http.answer_headers import ETAG, LOCATION, sends
 from api.http.commands import parse_if_match
-from api.http.deps import Authorized, ServicesDep
+from api.http.deps import Authorized, Paging, ServicesDep
 from api.http.headers import IfMatch
-from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, tenant_list_document
+from api.http.pagination import tenant_list_document
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply, RecordAnswers
@@ -60,17 +60,12 @@ def _time(given: TimeIn | None) -> TimeTrigger | None:
 
 
 @router.get("/v1/rules", response_model=RulePage, responses=errors(), summary="List the rules")
-async def list_(
-    principal: Authorized,
-    services: ServicesDep,
-    limit: PageLimit = DEFAULT_LIMIT,
-    cursor: PageCursor = None,
-) -> Response:
+async def list_(principal: Authorized, services: ServicesDep, paging: Paging) -> Response:
     """Oldest first (each rule says its ``position``: rules run by position, then oldest
     first); pass ``next_cursor`` back as ``cursor``."""
     return JsonReply(200, await tenant_list_document(
         services.cursors, services.store, principal.tenant_id, "rules", read_model.list_rules,
-        rule_document, limit, cursor)).response()
+        rule_document, paging)).response()
 
 
 @router.post("/v1/rules", response_model=RuleOut, status_code=201, summary="Create a rule",

@@ -17,9 +17,9 @@ from fastapi import APIRouter, Request, Response
 from api.http import commands
 from api.http.answer_headers import ETAG, LOCATION, sends
 from api.http.commands import parse_if_match
-from api.http.deps import Authorized, ServicesDep
+from api.http.deps import Authorized, Paging, ServicesDep
 from api.http.headers import IfMatch
-from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, tenant_list_document
+from api.http.pagination import tenant_list_document
 from api.http.problem_docs import errors
 from api.http.reply import JsonReply, RecordAnswers
 from api.http.routing import StrictRoute
@@ -86,11 +86,11 @@ def _targets(given: TargetsIn) -> PolicyTargets:
 @router.get("/v1/calendars", response_model=CalendarPage, responses=errors(),
             summary="List the calendars")
 async def list_calendars(principal: Authorized, services: ServicesDep,
-                         limit: PageLimit = DEFAULT_LIMIT, cursor: PageCursor = None) -> Response:
+                         paging: Paging) -> Response:
     """Oldest first; pass ``next_cursor`` back as ``cursor``."""
     return JsonReply(200, await tenant_list_document(
         services.cursors, services.store, principal.tenant_id, "calendars",
-        read_model.list_calendars, calendar_document, limit, cursor)).response()
+        read_model.list_calendars, calendar_document, paging)).response()
 
 
 @router.post("/v1/calendars", response_model=CalendarOut, status_code=201,
@@ -164,12 +164,12 @@ async def delete_calendar(calendar_id: UUID, request: Request, principal: Author
 @router.get("/v1/sla-policies", response_model=PolicyPage, responses=errors(),
             summary="List the SLA policies")
 async def list_policies(principal: Authorized, services: ServicesDep,
-                        limit: PageLimit = DEFAULT_LIMIT, cursor: PageCursor = None) -> Response:
+                        paging: Paging) -> Response:
     """Oldest first (each says its ``position``; they are tried by position, then
     oldest first, the default last)."""
     return JsonReply(200, await tenant_list_document(
         services.cursors, services.store, principal.tenant_id, "sla_policies",
-        read_model.list_policies, policy_document, limit, cursor)).response()
+        read_model.list_policies, policy_document, paging)).response()
 
 
 @router.post("/v1/sla-policies", response_model=PolicyOut, status_code=201,

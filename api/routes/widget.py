@@ -30,8 +30,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from api.http import commands
 from api.http.answer_headers import CACHE_CONTROL, LOCATION, sends
-from api.http.deps import ServicesDep
-from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, Position, tenant_page_document
+from api.http.deps import Paging, ServicesDep
+from api.http.pagination import Position, tenant_page_document
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply
@@ -173,13 +173,8 @@ async def get_ticket(ticket_id: UUID, services: ServicesDep,
 @router.get("/tickets/{ticket_id}/messages", response_model=CustomerMessagePage,
             responses=errors(403, 404),
             summary="A widget session's ticket's public messages, oldest first")
-async def get_messages(
-    ticket_id: UUID,
-    services: ServicesDep,
-    principal: WidgetAuthorized,
-    limit: PageLimit = DEFAULT_LIMIT,
-    cursor: PageCursor = None,
-) -> Response:
+async def get_messages(ticket_id: UUID, services: ServicesDep, principal: WidgetAuthorized,
+                       paging: Paging) -> Response:
     """With the public messages of the tickets merged into it, each naming the ticket it
     was written on; never an internal note."""
     session = principal.key_id
@@ -189,7 +184,7 @@ async def get_messages(
 
     return JsonReply(200, await tenant_page_document(
         services.cursors, services.store, principal.tenant_id, "widget-messages", read,
-        customer_message, limit, cursor,
+        customer_message, paging,
         actor=principal.actor, filters={"ticket_id": str(ticket_id), "session": str(session)})
     ).response()
 
