@@ -96,17 +96,14 @@ async def get_one(rule_id: UUID, principal: Authorized, services: ServicesDep) -
               summary="Change or turn off a rule")
 async def patch(rule_id: UUID, body: RulePatch, request: Request, principal: Authorized,
                 services: ServicesDep, if_match: IfMatch = None) -> Response:
-    given = body.model_dump(mode="json", exclude_unset=True)
     expected = parse_if_match(if_match)
     command = ChangeRule(
         name=body.name, position=body.position, active=body.active,
         conditions=None if body.conditions is None else _conditions(body.conditions),
         actions=None if body.actions is None else _actions(body.actions),
         time=_time(body.time), at=services.clock.now())
-    return await commands.run_to(
-        request, services, principal, given,
-        lambda uow: rule_handlers.change_rule(uow, rule_id, command, expected_version=expected),
-        _reply, expected_version=expected)
+    return await commands.change_one(request, services, principal, body, expected,
+                                     rule_handlers.change_rule, rule_id, command, _reply)
 
 
 @router.get("/v1/tickets/{ticket_id}/rules", response_model=DryRunOut, responses=errors(404),

@@ -150,12 +150,8 @@ async def delete_calendar(calendar_id: UUID, request: Request, principal: Author
     """A calendar an SLA policy runs on is a 409 ``calendar_in_use`` naming the
     policies. Clocks that ran on it keep being judged on the hours they recorded.
     Answers the calendar as it was; its history stays in its stream."""
-    expected = parse_if_match(if_match)
-    at = services.clock.now()
-    return await commands.run_to(
-        request, services, principal, None,
-        lambda uow: handlers.delete_calendar(uow, calendar_id, at, expected_version=expected),
-        _calendar_reply, expected_version=expected)
+    return await commands.delete_one(request, services, principal, if_match,
+                                     handlers.delete_calendar, calendar_id, _calendar_reply)
 
 
 # --- policies ----------------------------------------------------------------------------
@@ -224,7 +220,6 @@ async def get_policy(policy_id: UUID, principal: Authorized, services: ServicesD
 async def patch_policy(policy_id: UUID, body: PolicyPatch, request: Request,
                        principal: Authorized, services: ServicesDep,
                        if_match: IfMatch = None) -> Response:
-    given = body.model_dump(mode="json", exclude_unset=True)
     expected = parse_if_match(if_match)
     command = ChangePolicy(
         name=body.name, position=body.position,
@@ -232,10 +227,8 @@ async def patch_policy(policy_id: UUID, body: PolicyPatch, request: Request,
         targets=None if body.targets is None else _targets(body.targets),
         set_calendar="calendar_id" in body.model_fields_set, calendar_id=body.calendar_id,
         at=services.clock.now())
-    return await commands.run_to(
-        request, services, principal, given,
-        lambda uow: handlers.change_policy(uow, policy_id, command, expected_version=expected),
-        _policy_reply, expected_version=expected)
+    return await commands.change_one(request, services, principal, body, expected,
+                                     handlers.change_policy, policy_id, command, _policy_reply)
 
 
 @router.delete("/v1/sla-policies/{policy_id}", response_model=PolicyOut,
@@ -249,12 +242,8 @@ async def delete_policy(policy_id: UUID, request: Request, principal: Authorized
     ``apply`` of the policy that matches it now. The default is a 409
     ``sla_policy_is_default``. Answers the policy as it was; its history stays in its
     stream."""
-    expected = parse_if_match(if_match)
-    at = services.clock.now()
-    return await commands.run_to(
-        request, services, principal, None,
-        lambda uow: handlers.delete_policy(uow, policy_id, at, expected_version=expected),
-        _policy_reply, expected_version=expected)
+    return await commands.delete_one(request, services, principal, if_match,
+                                     handlers.delete_policy, policy_id, _policy_reply)
 
 
 @router.post("/v1/sla-policies/{policy_id}/apply", response_model=PolicyAppliedOut,

@@ -82,13 +82,11 @@ async def get_one(field_key: Key, principal: Authorized, services: ServicesDep) 
                         | sends(200, required=(ETAG,)), summary="Change a ticket field")
 async def patch(field_key: Key, body: TicketFieldPatch, request: Request, principal: Authorized,
                 services: ServicesDep, if_match: IfMatch = None) -> Response:
-    given = body.model_dump(mode="json", exclude_unset=True)
-    command = UpdateField(changes=given, at=services.clock.now())
+    command = UpdateField(changes=body.model_dump(mode="json", exclude_unset=True),
+                          at=services.clock.now())
     expected = parse_if_match(if_match)
-    return await commands.run_to(
-        request, services, principal, given,
-        lambda uow: handlers.update_field(uow, field_key, command, expected_version=expected),
-        _reply, expected_version=expected)
+    return await commands.change_one(request, services, principal, body, expected,
+                                     handlers.update_field, field_key, command, _reply)
 
 
 @router.get("/{field_key}/history", response_model=EventPage,
