@@ -205,7 +205,7 @@ async def tenant_list_page(
     codec: CursorCodec, store: EventStore, tenant_id: TenantId, list_name: str,
     read: Callable[[UnitOfWork, Position | None, int], Awaitable[Sequence[Any]]],
     asked: PageAsked, *,
-    actor: StoreActor | None = None, filters: Mapping[str, str] | None = None,
+    actor: StoreActor | None = None, filters: Mapping[str, str | None] | None = None,
     position: Callable[[Any], Position] = row_position,
 ) -> tuple[list[Any], str | None]:
     """The page ``asked`` of a tenant list in ``(created_at, id)`` order.
@@ -227,7 +227,7 @@ async def tenant_page_document(
     codec: CursorCodec, store: EventStore, tenant_id: TenantId, list_name: str,
     read: Callable[[UnitOfWork, Position | None, int], Awaitable[Sequence[T]]],
     document: Callable[[T], Any], asked: PageAsked, *,
-    actor: StoreActor | None = None, filters: Mapping[str, str] | None = None,
+    actor: StoreActor | None = None, filters: Mapping[str, str | None] | None = None,
     position: Callable[[Any], Position] = row_position,
 ) -> dict[str, Any]:
     """The page ``asked`` of a tenant list (``tenant_list_page``) as

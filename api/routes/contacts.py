@@ -18,7 +18,16 @@ from api.http.answer_headers import ETAG, LOCATION, sends
 from api.http.commands import agent_actor, parse_if_match
 from api.http.deps import Authorized, Paging, ServicesDep
 from api.http.headers import IfMatch
-from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, paginate, scope_of
+from api.http.pagination import (
+    DEFAULT_LIMIT,
+    PageAsked,
+    PageCursor,
+    PageLimit,
+    Position,
+    record_position,
+    scope_of,
+    tenant_page_document,
+)
 from api.http.params import IdOrNone
 from api.http.problem_docs import errors
 from api.http.problems import Problem
@@ -93,19 +102,19 @@ async def list_(
         organization_id=(UUID(organization_id) if organization_id and organization_id != "none"
                          else None),
         no_organization=organization_id == "none", tag=tag)
-    scope = scope_of(principal.tenant_id, "contacts", {
-        "email": email and email.lower(), "organization_id": organization_id and
-        organization_id.lower(), "tag": tag})
-    codec = services.cursors
-    after = codec.decode(scope, cursor) if cursor is not None else None
-    async with commands.reading(services, principal) as session:
+
+    async def read(s: UnitOfWork, after: Position | None, n: int) -> list[Any]:
         if filters.organization_id is not None and await load_organization(
-                session.conn, principal.tenant_id, filters.organization_id) is None:
+                s.conn, principal.tenant_id, filters.organization_id) is None:
             raise Problem(404, "not_found", f"no organization {filters.organization_id}")
-        rows = await list_contacts(session.conn, principal.tenant_id, filters, after, limit + 1)
-    page, next_cursor = paginate(codec, scope, rows, limit, lambda c: (c.created_at, c.id))
-    return JsonReply(200, {"data": [contact_document(c) for c in page],
-                           "next_cursor": next_cursor}).response()
+        return await list_contacts(s.conn, principal.tenant_id, filters, after, n)
+
+    return JsonReply(200, await tenant_page_document(
+        services.cursors, services.store, principal.tenant_id, "contacts", read,
+        contact_document, PageAsked(limit, cursor), actor=principal.actor, filters={
+            "email": email and email.lower(),
+            "organization_id": organization_id and organization_id.lower(), "tag": tag},
+        position=record_position)).response()
 
 
 @router.post("", status_code=201, response_model=ContactOut, responses=errors(409, 413, 415)

@@ -14,7 +14,16 @@ from api.http.answer_headers import ETAG, LOCATION, sends
 from api.http.commands import parse_if_match
 from api.http.deps import Authorized, Paging, ServicesDep
 from api.http.headers import IfMatch
-from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, paginate, scope_of
+from api.http.pagination import (
+    DEFAULT_LIMIT,
+    PageAsked,
+    PageCursor,
+    PageLimit,
+    Position,
+    record_position,
+    scope_of,
+    tenant_page_document,
+)
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply, present, versioned
@@ -64,16 +73,15 @@ async def list_(
                                         description="The organization holding it.")] = None,
 ) -> Response:
     """Newest first; pass ``next_cursor`` back as ``cursor`` with the same filters."""
-    scope = scope_of(principal.tenant_id, "organizations",
-                     {"name": name and name.lower(), "domain": domain and domain.lower()})
-    codec = services.cursors
-    after = codec.decode(scope, cursor) if cursor is not None else None
-    async with commands.reading(services, principal) as session:
-        rows = await list_organizations(session.conn, principal.tenant_id, name, domain,
-                                        after, limit + 1)
-    page, next_cursor = paginate(codec, scope, rows, limit, lambda o: (o.created_at, o.id))
-    return JsonReply(200, {"data": [organization_document(o) for o in page],
-                           "next_cursor": next_cursor}).response()
+
+    async def read(s: UnitOfWork, after: Position | None, n: int) -> list[Any]:
+        return await list_organizations(s.conn, principal.tenant_id, name, domain, after, n)
+
+    return JsonReply(200, await tenant_page_document(
+        services.cursors, services.store, principal.tenant_id, "organizations", read,
+        organization_document, PageAsked(limit, cursor), actor=principal.actor,
+        filters={"name": name and name.lower(), "domain": domain and domain.lower()},
+        position=record_position)).response()
 
 
 @router.post("", status_code=201, response_model=OrganizationChanged,
