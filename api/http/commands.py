@@ -14,7 +14,7 @@ as it was before the deletion).
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -24,6 +24,7 @@ from pydantic import BaseModel
 
 from api.http.auth import Principal
 from api.http.idempotency import idempotent
+from api.http.pagination import PageAsked, Position, record_position, tenant_page_document
 from api.http.problems import Problem
 from api.http.reply import JsonReply, present
 from domain.values import Actor, ActorKind, Role
@@ -86,6 +87,19 @@ async def read_one(services: Services, principal: Principal,
     async with reading(services, principal) as s:
         record = await load(s)
     return reply(present(record, missing)).response()
+
+
+async def read_page(services: Services, principal: Principal, list_name: str,
+                    read: Callable[[UnitOfWork, Position | None, int], Awaitable[Sequence[R]]],
+                    document: Callable[[R], Any], asked: PageAsked, *,
+                    filters: Mapping[str, str | None] | None = None) -> Response:
+    """The page ``asked`` of a list the principal reads, as its tenant and actor (whom
+    row-level security scopes: a portal contact, a widget session, a group-scoped
+    agent), answered as ``{"data", "next_cursor"}``; ``filters`` are part of the
+    cursor's scope (``tenant_list_page``)."""
+    return JsonReply(200, await tenant_page_document(
+        services.cursors, services.store, principal.tenant_id, list_name, read, document,
+        asked, actor=principal.actor, filters=filters, position=record_position)).response()
 
 
 async def run(
@@ -180,5 +194,5 @@ async def delete_one(request: Request, services: Services, principal: Principal,
 
 
 __all__ = ["RecordChange", "RecordDelete", "agent_actor", "change_one", "delete_one",
-           "owner_caller", "parse_if_match", "precondition_failed", "read_one", "reading",
-           "run", "run_to"]
+           "owner_caller", "parse_if_match", "precondition_failed", "read_one", "read_page",
+           "reading", "run", "run_to"]

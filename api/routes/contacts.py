@@ -18,16 +18,7 @@ from api.http.answer_headers import ETAG, LOCATION, sends
 from api.http.commands import agent_actor, parse_if_match
 from api.http.deps import Authorized, Paging, ServicesDep
 from api.http.headers import IfMatch
-from api.http.pagination import (
-    DEFAULT_LIMIT,
-    PageAsked,
-    PageCursor,
-    PageLimit,
-    Position,
-    record_position,
-    scope_of,
-    tenant_page_document,
-)
+from api.http.pagination import DEFAULT_LIMIT, PageAsked, PageCursor, PageLimit, Position, scope_of
 from api.http.params import IdOrNone
 from api.http.problem_docs import errors
 from api.http.problems import Problem
@@ -109,12 +100,10 @@ async def list_(
             raise Problem(404, "not_found", f"no organization {filters.organization_id}")
         return await list_contacts(s.conn, principal.tenant_id, filters, after, n)
 
-    return JsonReply(200, await tenant_page_document(
-        services.cursors, services.store, principal.tenant_id, "contacts", read,
-        contact_document, PageAsked(limit, cursor), actor=principal.actor, filters={
-            "email": email and email.lower(),
-            "organization_id": organization_id and organization_id.lower(), "tag": tag},
-        position=record_position)).response()
+    return await commands.read_page(
+        services, principal, "contacts", read, contact_document, PageAsked(limit, cursor),
+        filters={"email": email and email.lower(),
+                 "organization_id": organization_id and organization_id.lower(), "tag": tag})
 
 
 @router.post("", status_code=201, response_model=ContactOut, responses=errors(409, 413, 415)

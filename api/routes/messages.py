@@ -13,7 +13,7 @@ from api.http.answer_headers import ETAG, sends
 from api.http.commands import agent_actor, parse_if_match
 from api.http.deps import Authorized, Paging, ServicesDep
 from api.http.headers import IfMatch
-from api.http.pagination import Position, tenant_page_document
+from api.http.pagination import Position
 from api.http.problem_docs import COMMAND_ERRORS, errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply
@@ -91,7 +91,5 @@ async def get_messages(ticket_id: UUID, services: ServicesDep, principal: Author
             raise Problem(404, "not_found", "the ticket does not exist")
         return await list_messages(s.conn, principal.tenant_id, thread, after, n)
 
-    return JsonReply(200, await tenant_page_document(
-        services.cursors, services.store, principal.tenant_id, "messages", read,
-        message_view, paging, actor=principal.actor,
-        filters={"ticket_id": str(ticket_id)})).response()
+    return await commands.read_page(services, principal, "messages", read, message_view, paging,
+                                    filters={"ticket_id": str(ticket_id)})

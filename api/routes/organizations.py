@@ -14,16 +14,7 @@ from api.http.answer_headers import ETAG, LOCATION, sends
 from api.http.commands import parse_if_match
 from api.http.deps import Authorized, Paging, ServicesDep
 from api.http.headers import IfMatch
-from api.http.pagination import (
-    DEFAULT_LIMIT,
-    PageAsked,
-    PageCursor,
-    PageLimit,
-    Position,
-    record_position,
-    scope_of,
-    tenant_page_document,
-)
+from api.http.pagination import DEFAULT_LIMIT, PageAsked, PageCursor, PageLimit, Position, scope_of
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply, present, versioned
@@ -77,11 +68,10 @@ async def list_(
     async def read(s: UnitOfWork, after: Position | None, n: int) -> list[Any]:
         return await list_organizations(s.conn, principal.tenant_id, name, domain, after, n)
 
-    return JsonReply(200, await tenant_page_document(
-        services.cursors, services.store, principal.tenant_id, "organizations", read,
-        organization_document, PageAsked(limit, cursor), actor=principal.actor,
-        filters={"name": name and name.lower(), "domain": domain and domain.lower()},
-        position=record_position)).response()
+    return await commands.read_page(
+        services, principal, "organizations", read, organization_document,
+        PageAsked(limit, cursor),
+        filters={"name": name and name.lower(), "domain": domain and domain.lower()})
 
 
 @router.post("", status_code=201, response_model=OrganizationChanged,

@@ -42,7 +42,7 @@ from api.http.answer_headers import CACHE_CONTROL, LOCATION, SET_COOKIE, merged,
 from api.http.cookies import PORTAL_REFRESH
 from api.http.deps import Authorized, CustomerAuthorized, Paging, ServicesDep
 from api.http.headers import bearer_token
-from api.http.pagination import Position, tenant_page_document
+from api.http.pagination import Position
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply
@@ -207,10 +207,9 @@ async def list_tickets(services: ServicesDep, principal: CustomerAuthorized,
     async def read(uow: UnitOfWork, after: Position | None, n: int) -> list[Any]:
         return await portal.own_tickets(uow, contact, after, n)
 
-    return JsonReply(200, await tenant_page_document(
-        services.cursors, services.store, principal.tenant_id, "portal-tickets", read,
-        portal.ticket_document, paging,
-        actor=principal.actor, filters={"contact": str(contact)})).response()
+    return await commands.read_page(services, principal, "portal-tickets", read,
+                                    portal.ticket_document, paging,
+                                    filters={"contact": str(contact)})
 
 
 @router.get("/v1/portal/ticket-fields", response_model=PortalFieldList, responses=errors(),
@@ -265,10 +264,9 @@ async def get_messages(ticket_id: UUID, services: ServicesDep, principal: Custom
     async def read(uow: UnitOfWork, after: Position | None, n: int) -> list[Any]:
         return await portal.public_messages(uow, contact, ticket_id, after, n)
 
-    return JsonReply(200, await tenant_page_document(
-        services.cursors, services.store, principal.tenant_id, "portal-messages", read,
-        customer_message, paging,
-        actor=principal.actor, filters={"ticket_id": str(ticket_id)})).response()
+    return await commands.read_page(services, principal, "portal-messages", read,
+                                    customer_message, paging,
+                                    filters={"ticket_id": str(ticket_id)})
 
 
 @router.post("/v1/portal/tickets/{ticket_id}/messages", status_code=201,

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from api.http import commands
 from api.http.answer_headers import CACHE_CONTROL, LOCATION, sends
 from api.http.deps import Paging, ServicesDep
-from api.http.pagination import Position, tenant_page_document
+from api.http.pagination import Position
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply
@@ -182,11 +182,9 @@ async def get_messages(ticket_id: UUID, services: ServicesDep, principal: Widget
     async def read(uow: UnitOfWork, after: Position | None, n: int) -> list[Any]:
         return await widget.public_messages(uow, session, ticket_id, after, n)
 
-    return JsonReply(200, await tenant_page_document(
-        services.cursors, services.store, principal.tenant_id, "widget-messages", read,
-        customer_message, paging,
-        actor=principal.actor, filters={"ticket_id": str(ticket_id), "session": str(session)})
-    ).response()
+    return await commands.read_page(services, principal, "widget-messages", read,
+                                    customer_message, paging,
+                                    filters={"ticket_id": str(ticket_id), "session": str(session)})
 
 
 @router.post("/tickets/{ticket_id}/messages", status_code=201, response_model=CustomerReplyOut,
