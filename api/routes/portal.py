@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from api.http import commands
 from api.http.answer_headers import CACHE_CONTROL, LOCATION, SET_COOKIE, merged, sends
 from api.http.cookies import PORTAL_REFRESH
+from api.http.customer_commands import public_reply, rating
 from api.http.deps import Authorized, CustomerAuthorized, Paging, ServicesDep
 from api.http.headers import bearer_token
 from api.http.pagination import Position
@@ -63,7 +64,7 @@ from api.schemas.customers import (
     customer_message,
 )
 from api.schemas.sign_in import SignInIn
-from domain.ids import MessageId, TicketId
+from domain.ids import TicketId
 from eventstore.store import UnitOfWork
 from handlers import brand, portal, sessions
 from handlers.credentials import MAX_PASSWORD, MIN_PASSWORD, check_password
@@ -278,14 +279,8 @@ async def post_reply(ticket_id: UUID, body: CustomerReplyIn, request: Request,
     contact only copied on the ticket (a CC) reads it and may not reply: 403
     ``copied_only``."""
     assert principal.contact_id is not None
-    contact, message_id, at = principal.contact_id, MessageId(uuid.uuid4()), services.clock.now()
-
-    async def work(uow: UnitOfWork) -> JsonReply:
-        ticket, message = await portal.reply(uow, contact, TicketId(ticket_id), message_id,
-                                             body.body, at, body.attachments)
-        return JsonReply(201, {"message": message, "ticket": portal.ticket_document(ticket)})
-
-    return await commands.run(request, services, principal, recorded(body), work)
+    return await public_reply(request, services, principal, principal.contact_id, ticket_id,
+                              body, portal.reply)
 
 
 @router.post("/v1/portal/tickets/{ticket_id}/rating", response_model=CustomerTicketOut,
@@ -297,11 +292,5 @@ async def rate_ticket(ticket_id: UUID, body: RatingIn, request: Request,
     ticket closes (then 409 ``ticket_closed``; 409 ``ticket_not_solved`` before it is
     solved). Only the requester rates: 403 ``copied_only`` for a CC."""
     assert principal.contact_id is not None
-    contact, at = principal.contact_id, services.clock.now()
-
-    async def work(uow: UnitOfWork) -> JsonReply:
-        return JsonReply(200, await portal.rate(uow, contact, TicketId(ticket_id),
-                                                body.rating, body.comment, at))
-
-    return await commands.run(request, services, principal, body.model_dump(mode="json"),
-                              work)
+    return await rating(request, services, principal, principal.contact_id, ticket_id, body,
+                        portal.rate)

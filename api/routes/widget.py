@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from api.http import commands
 from api.http.answer_headers import CACHE_CONTROL, LOCATION, sends
+from api.http.customer_commands import public_reply, rating
 from api.http.deps import Paging, ServicesDep
 from api.http.pagination import Position
 from api.http.problem_docs import errors
@@ -51,7 +52,7 @@ from api.schemas.customers import (
     RatingIn,
     customer_message,
 )
-from domain.ids import MessageId, TenantId, TicketId
+from domain.ids import TenantId, TicketId
 from eventstore.store import UnitOfWork
 from handlers import brand, portal, widget
 from handlers.portal import ticket_document
@@ -194,14 +195,8 @@ async def post_reply(ticket_id: UUID, body: CustomerReplyIn, request: Request,
                      services: ServicesDep, principal: WidgetAuthorized) -> Response:
     """A reply on a closed ticket opens a follow-up ticket, which the session holds as
     well and the answer returns."""
-    session, message_id, at = principal.key_id, MessageId(uuid.uuid4()), services.clock.now()
-
-    async def work(uow: UnitOfWork) -> JsonReply:
-        ticket, message = await widget.reply(uow, session, TicketId(ticket_id), message_id,
-                                             body.body, at, body.attachments)
-        return JsonReply(201, {"message": message, "ticket": ticket_document(ticket)})
-
-    return await commands.run(request, services, principal, recorded(body), work)
+    return await public_reply(request, services, principal, principal.key_id, ticket_id, body,
+                              widget.reply)
 
 
 @router.post("/tickets/{ticket_id}/rating", response_model=CustomerTicketOut,
@@ -211,11 +206,5 @@ async def rate_ticket(ticket_id: UUID, body: RatingIn, request: Request,
                       services: ServicesDep, principal: WidgetAuthorized) -> Response:
     """Good or bad, with an optional comment; a later rating replaces this one until the
     ticket closes (then 409 ``ticket_closed``)."""
-    session, at = principal.key_id, services.clock.now()
-
-    async def work(uow: UnitOfWork) -> JsonReply:
-        return JsonReply(200, await widget.rate(uow, session, TicketId(ticket_id),
-                                                body.rating, body.comment, at))
-
-    return await commands.run(request, services, principal, body.model_dump(mode="json"),
-                              work)
+    return await rating(request, services, principal, principal.key_id, ticket_id, body,
+                        widget.rate)
