@@ -26,12 +26,12 @@ from typing import Annotated, Any
 from uuid import UUID
 
 from fastapi import APIRouter, Query, Request, Response
-from starlette.requests import ClientDisconnect
 
 from api.http import commands
 from api.http.answer_headers import LOCATION, sends
 from api.http.deps import Authorized, Paging, ServicesDep
 from api.http.headers import IfMatch, bearer_token
+from api.http.limits import whole_body
 from api.http.pagination import DEFAULT_LIMIT, PageAsked, PageCursor, PageLimit, tenant_list_page
 from api.http.problem_docs import errors
 from api.http.problems import Problem
@@ -222,7 +222,8 @@ async def inbound_mail(mailbox_id: UUID, request: Request, services: ServicesDep
     if tenant is None:
         raise Problem(401, "unauthorized", "unknown mailbox or wrong inbound secret",
                       headers={"WWW-Authenticate": "Bearer"})
-    raw = await _body(request)
+    raw = await whole_body(request, MAIL_MAX_BYTES, f"a mail is at most {MAIL_MAX_BYTES} bytes",
+                           "the mail was cut off")
     taken = await mail_in.take_in(services.store, services.files, TenantId(tenant),
                                   mailbox_id, raw, services.clock.now())
     return JsonReply(200, _taken(taken)).response()
@@ -231,21 +232,6 @@ async def inbound_mail(mailbox_id: UUID, request: Request, services: ServicesDep
 def _taken(taken: mail_in.TakenIn) -> dict[str, Any]:
     return {"outcome": taken.outcome, "reason": taken.reason, "ticket_id": taken.ticket_id,
             "message_id": taken.message_id, "mail_id": taken.mail_id}
-
-
-async def _body(request: Request) -> bytes:
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > MAIL_MAX_BYTES:
-        raise Problem(413, "body_too_large", f"a mail is at most {MAIL_MAX_BYTES} bytes")
-    data = bytearray()
-    try:
-        async for piece in request.stream():
-            data += piece
-            if len(data) > MAIL_MAX_BYTES:
-                raise Problem(413, "body_too_large", f"a mail is at most {MAIL_MAX_BYTES} bytes")
-    except ClientDisconnect as exc:
-        raise Problem(400, "upload_interrupted", "the mail was cut off") from exc
-    return bytes(data)
 
 
 @router.get("/v1/mail-notifications", response_model=NotificationPage, responses=errors(),
