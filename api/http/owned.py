@@ -71,13 +71,11 @@ async def change_owned(request: Request, services: Services, principal: Principa
     """``commands.change_one`` as the principal's agent (``owner_caller``), whom ``change``
     holds to who may change the record."""
     caller = owner_caller(principal)
-
-    def as_caller(uow: UnitOfWork, record_id: UUID, command: C, /, *,
-                  expected_version: int | None = None) -> Awaitable[R]:
-        return change(uow, record_id, command, caller, expected_version=expected_version)
-
-    return await commands.change_one(request, services, principal, body, expected,
-                                     as_caller, record_id, command, reply)
+    return await commands.change_one(
+        request, services, principal, body, expected,
+        lambda uow, key, given, *, expected_version=None: change(
+            uow, key, given, caller, expected_version=expected_version),
+        record_id, command, reply)
 
 
 async def delete_owned(request: Request, services: Services, principal: Principal,
@@ -86,13 +84,11 @@ async def delete_owned(request: Request, services: Services, principal: Principa
     """``commands.delete_one`` as the principal's agent (``owner_caller``), whom ``delete``
     holds to who may delete the record."""
     caller = owner_caller(principal)
-
-    def as_caller(uow: UnitOfWork, record_id: UUID, at: datetime, /, *,
-                  expected_version: int | None = None) -> Awaitable[R]:
-        return delete(uow, record_id, caller, at, expected_version=expected_version)
-
-    return await commands.delete_one(request, services, principal, if_match, as_caller,
-                                     record_id, reply)
+    return await commands.delete_one(
+        request, services, principal, if_match,
+        lambda uow, key, at, *, expected_version=None: delete(
+            uow, key, caller, at, expected_version=expected_version),
+        record_id, reply)
 
 
 __all__ = ["OwnedChange", "OwnedDelete", "change_owned", "delete_owned", "new_owner"]
