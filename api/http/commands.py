@@ -6,9 +6,10 @@ version a command requires; a handler's ``ConcurrencyError`` under it is 412.
 
 A versioned record of the tenant's setup (a rule, a ticket field, an SLA calendar or
 policy; a macro or a saved view through ``api.http.owned``) is read by ``read_one``,
-changed by ``change_one`` and deleted by ``delete_one``: one command under the
-caller's ``If-Match``, answered with the record and its ``ETag`` (after the change, or
-as it was before the deletion).
+changed by ``change_one`` and deleted by ``delete_one``: a change or a deletion is one
+command under the caller's ``If-Match``, answered with the record and its ``ETag``
+(after the change, or as it was before the deletion). A group is read the same way;
+its change answers more than the group (the tickets still assigned to removed agents).
 """
 
 from __future__ import annotations
@@ -80,12 +81,12 @@ def reading(services: Services, principal: Principal
 
 
 async def read_one(services: Services, principal: Principal,
-                   load: Callable[[UnitOfWork], Awaitable[R | None]], missing: str,
-                   reply: Callable[[R], JsonReply]) -> Response:
-    """The record ``load`` reads in the principal's read-only unit of work, answered by
-    ``reply``; none: 404 saying ``missing``."""
+                   load: Callable[[UnitOfWork, K], Awaitable[R | None]], record_id: K,
+                   missing: str, reply: Callable[[R], JsonReply]) -> Response:
+    """The record ``record_id`` that ``load`` reads in the principal's read-only unit of
+    work, answered by ``reply``; none: 404 saying ``missing``."""
     async with reading(services, principal) as s:
-        record = await load(s)
+        record = await load(s, record_id)
     return reply(present(record, missing)).response()
 
 

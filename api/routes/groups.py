@@ -64,8 +64,7 @@ async def create(body: GroupIn, request: Request, principal: Authorized,
                                                               | sends(200, required=(ETAG,)),
             summary="One group; `ETag`")
 async def get_one(group_id: UUID, principal: Authorized, services: ServicesDep) -> Response:
-    return await commands.read_one(services, principal,
-                                   lambda s: group_handlers.get_group(s, group_id),
+    return await commands.read_one(services, principal, group_handlers.get_group, group_id,
                                    f"no group {group_id}", _reply)
 
 

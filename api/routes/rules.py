@@ -86,8 +86,7 @@ async def create(body: RuleIn, request: Request, principal: Authorized,
             responses=errors(404) | sends(200, required=(ETAG,)),
             summary="One rule; `ETag`")
 async def get_one(rule_id: UUID, principal: Authorized, services: ServicesDep) -> Response:
-    return await commands.read_one(services, principal,
-                                   lambda s: rule_handlers.get_rule(s, rule_id),
+    return await commands.read_one(services, principal, rule_handlers.get_rule, rule_id,
                                    f"no rule {rule_id}", _reply)
 
 

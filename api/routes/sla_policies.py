@@ -115,8 +115,7 @@ async def create_calendar(body: CalendarIn, request: Request, principal: Authori
             summary="One calendar; `ETag`")
 async def get_calendar(calendar_id: UUID, principal: Authorized,
                        services: ServicesDep) -> Response:
-    return await commands.read_one(services, principal,
-                                   lambda s: handlers.get_calendar(s, calendar_id),
+    return await commands.read_one(services, principal, handlers.get_calendar, calendar_id,
                                    f"no calendar {calendar_id}", _calendar_reply)
 
 
@@ -209,8 +208,7 @@ async def put_order(body: PolicyOrderIn, request: Request, principal: Authorized
             responses=errors(404) | sends(200, required=(ETAG,)),
             summary="One SLA policy; `ETag`")
 async def get_policy(policy_id: UUID, principal: Authorized, services: ServicesDep) -> Response:
-    return await commands.read_one(services, principal,
-                                   lambda s: handlers.get_policy(s, policy_id),
+    return await commands.read_one(services, principal, handlers.get_policy, policy_id,
                                    f"no SLA policy {policy_id}", _policy_reply)
 
 

@@ -72,8 +72,7 @@ async def define(body: TicketFieldIn, request: Request, principal: Authorized,
                                                                      | sends(200, required=(ETAG,)),
             summary="One ticket field; ETag")
 async def get_one(field_key: Key, principal: Authorized, services: ServicesDep) -> Response:
-    return await commands.read_one(services, principal,
-                                   lambda s: handlers.get_field(s, field_key),
+    return await commands.read_one(services, principal, handlers.get_field, field_key,
                                    "no such ticket field", _reply)
 
 
