@@ -3,19 +3,29 @@
 One request is one transaction: the Idempotency-Key lock and record and everything
 the handler does commit together (``api.http.idempotency``). ``If-Match`` names the
 version a command requires; a handler's ``ConcurrencyError`` under it is 412.
+
+A versioned record of the tenant's setup (a rule, a ticket field, an SLA calendar or
+policy; a macro or a saved view through ``api.http.owned``) is read by ``read_one``,
+changed by ``change_one`` and deleted by ``delete_one``: a change or a deletion is one
+command under the caller's ``If-Match``, answered with the record and its ``ETag``
+(after the change, or as it was before the deletion). A group is read the same way;
+its change answers more than the group (the tickets still assigned to removed agents).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, Any, TypeVar
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from fastapi import Request, Response
+from pydantic import BaseModel
 
 from api.http.auth import Principal
 from api.http.idempotency import idempotent
+from api.http.pagination import PageAsked, Position, record_position, tenant_page_document
 from api.http.problems import Problem
 from api.http.reply import JsonReply, present
 from domain.values import Actor, ActorKind, Role
@@ -27,6 +37,11 @@ if TYPE_CHECKING:
     from api.root import Services
 
 R = TypeVar("R")
+R_co = TypeVar("R_co", covariant=True)
+K = TypeVar("K")
+K_contra = TypeVar("K_contra", contravariant=True)
+C = TypeVar("C")
+C_contra = TypeVar("C_contra", contravariant=True)
 _ETAG = re.compile(r'^(?:W/)?"(\d{1,9})"$')
 
 
@@ -66,13 +81,26 @@ def reading(services: Services, principal: Principal
 
 
 async def read_one(services: Services, principal: Principal,
-                   load: Callable[[UnitOfWork], Awaitable[R | None]], missing: str,
-                   reply: Callable[[R], JsonReply]) -> Response:
-    """The record ``load`` reads in the principal's read-only unit of work, answered by
-    ``reply``; none: 404 saying ``missing``."""
+                   load: Callable[[UnitOfWork, K], Awaitable[R | None]], record_id: K,
+                   missing: str, reply: Callable[[R], JsonReply]) -> Response:
+    """The record ``record_id`` that ``load`` reads in the principal's read-only unit of
+    work, answered by ``reply``; none: 404 saying ``missing``."""
     async with reading(services, principal) as s:
-        record = await load(s)
+        record = await load(s, record_id)
     return reply(present(record, missing)).response()
+
+
+async def read_page(services: Services, principal: Principal, list_name: str,
+                    read: Callable[[UnitOfWork, Position | None, int], Awaitable[Sequence[R]]],
+                    document: Callable[[R], Any], asked: PageAsked, *,
+                    filters: Mapping[str, str | None] | None = None) -> Response:
+    """The page ``asked`` of a list the principal reads, as its tenant and actor (whom
+    row-level security scopes: a portal contact, a widget session, a group-scoped
+    agent), answered as ``{"data", "next_cursor"}``; ``filters`` are part of the
+    cursor's scope (``tenant_list_page``)."""
+    return JsonReply(200, await tenant_page_document(
+        services.cursors, services.store, principal.tenant_id, list_name, read, document,
+        asked, actor=principal.actor, filters=filters, position=record_position)).response()
 
 
 async def run(
@@ -126,5 +154,46 @@ async def run_to(
                      expected_version=expected_version)
 
 
-__all__ = ["agent_actor", "owner_caller", "parse_if_match", "precondition_failed", "read_one",
+class RecordChange(Protocol[K_contra, C_contra, R_co]):
+    """A handler that changes the record named by a key by a command, answering it."""
+
+    def __call__(self, uow: UnitOfWork, record_id: K_contra, command: C_contra, /, *,
+                 expected_version: int | None = None) -> Awaitable[R_co]: ...
+
+
+class RecordDelete(Protocol[K_contra, R_co]):
+    """A handler that deletes the record named by a key at an instant, answering it as
+    it was."""
+
+    def __call__(self, uow: UnitOfWork, record_id: K_contra, at: datetime, /, *,
+                 expected_version: int | None = None) -> Awaitable[R_co]: ...
+
+
+async def change_one(request: Request, services: Services, principal: Principal,
+                     body: BaseModel, expected: int | None, change: RecordChange[K, C, R],
+                     record_id: K, command: C, reply: Callable[[R], JsonReply]) -> Response:
+    """Change ``record_id`` by ``change`` with ``command`` under ``expected`` (the
+    ``If-Match`` version), and answer ``reply`` of the record after it; the members
+    ``body`` sets are what an Idempotency-Key is held to."""
+    return await run_to(
+        request, services, principal, body.model_dump(mode="json", exclude_unset=True),
+        lambda uow: change(uow, record_id, command, expected_version=expected), reply,
+        expected_version=expected)
+
+
+async def delete_one(request: Request, services: Services, principal: Principal,
+                     if_match: str | None, delete: RecordDelete[K, R], record_id: K,
+                     reply: Callable[[R], JsonReply]) -> Response:
+    """Delete ``record_id`` by ``delete`` under the ``If-Match`` version, now, and answer
+    ``reply`` of the record as it was."""
+    expected = parse_if_match(if_match)
+    at = services.clock.now()
+    return await run_to(
+        request, services, principal, None,
+        lambda uow: delete(uow, record_id, at, expected_version=expected), reply,
+        expected_version=expected)
+
+
+__all__ = ["RecordChange", "RecordDelete", "agent_actor", "change_one", "delete_one",
+           "owner_caller", "parse_if_match", "precondition_failed", "read_one", "read_page",
            "reading", "run", "run_to"]

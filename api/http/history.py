@@ -9,7 +9,7 @@ from fastapi import Response
 
 from api.http.auth import Principal
 from api.http.lagging import source_headers
-from api.http.pagination import paginate_int, scope_of
+from api.http.pagination import PageAsked, paginate_int, scope_of
 from api.schemas.events import render_event
 from eventstore.store import EventStore, UnitOfWork
 from eventstore.types import RecordedEvent
@@ -22,11 +22,12 @@ ReadPage = Callable[[UnitOfWork, int, int], Awaitable[list[RecordedEvent]]]
 
 
 async def history_page(services: Services, principal: Principal, response: Response,
-                       list_name: str, filters: dict[str, Any], cursor: str | None,
-                       limit: int, read_page: ReadPage) -> dict[str, Any]:
-    """``{"data", "next_cursor"}`` of a stream's events in version order, read on the
-    replica while it is fit (``Read-From`` and ``Read-Lag-Seconds`` say where)."""
-    codec = services.cursors
+                       list_name: str, filters: dict[str, Any], asked: PageAsked,
+                       read_page: ReadPage) -> dict[str, Any]:
+    """``{"data", "next_cursor"}`` of the page ``asked`` of a stream's events in version
+    order, read on the replica while it is fit (``Read-From`` and ``Read-Lag-Seconds``
+    say where)."""
+    codec, limit, cursor = services.cursors, asked.limit, asked.cursor
     scope = scope_of(principal.tenant_id, list_name, filters)
     after = 0 if cursor is None else codec.decode_int(scope, cursor)
 

@@ -3,13 +3,15 @@
 Uploads (``UPLOAD_PATH``) are not held to it: they are streamed to storage, never read
 whole, and held to the tenant's ``attachments.max_file_bytes`` as they arrive
 (handlers/attachments.py). Nor is inbound mail, held to ``MAIL_MAX_BYTES`` by its route
-(api/routes/mail.py).
+(api/routes/mail.py) as it reads the body whole (``whole_body``), as the Slack events
+route does under its own limit.
 """
 
 from __future__ import annotations
 
 import re
 
+from starlette.requests import ClientDisconnect, Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.http import problems
@@ -55,3 +57,20 @@ class BodyLimit:
 
         await self.app(scope, limited, send)
 
+
+async def whole_body(request: Request, limit: int, too_large: str, cut_off: str) -> bytes:
+    """The body of a request that a route reads whole, refused with 413 saying
+    ``too_large`` once it passes ``limit`` bytes (declared or as it arrives), and with
+    400 saying ``cut_off`` when the client goes before it is all sent."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise problems.Problem(413, "body_too_large", too_large)
+    data = bytearray()
+    try:
+        async for piece in request.stream():
+            data += piece
+            if len(data) > limit:
+                raise problems.Problem(413, "body_too_large", too_large)
+    except ClientDisconnect as exc:
+        raise problems.Problem(400, "upload_interrupted", cut_off) from exc
+    return bytes(data)

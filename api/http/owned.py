@@ -3,15 +3,16 @@ saved views (``api.routes.macros``, ``api.routes.views``; ``handlers.owned`` hol
 rules of who may change one).
 
 A new one is shared (admins only, else 403) or personal to the caller's agent (a key
-of no agent has none to give it: 422). A change or a deletion runs as one command
-under the caller's ``If-Match`` and answers the record with its ``ETag``.
+of no agent has none to give it: 422). A change or a deletion runs as any versioned
+record's does (``commands.change_one``, ``commands.delete_one``), with the caller
+handed to the handler, which holds it to who may.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 from uuid import UUID
 
 from fastapi import Request, Response
@@ -19,7 +20,7 @@ from pydantic import BaseModel
 
 from api.http import commands
 from api.http.auth import Principal
-from api.http.commands import owner_caller, parse_if_match
+from api.http.commands import owner_caller
 from api.http.problems import Problem
 from api.http.reply import JsonReply
 from domain.ids import AgentId
@@ -36,14 +37,14 @@ C_contra = TypeVar("C_contra", contravariant=True)
 C = TypeVar("C")
 
 
-class Change(Protocol[C_contra, R_co]):
+class OwnedChange(Protocol[C_contra, R_co]):
     """A handler that changes a macro or a view by a command, as the caller."""
 
     def __call__(self, uow: UnitOfWork, record_id: UUID, command: C_contra, caller: Caller,
                  /, *, expected_version: int | None = None) -> Awaitable[R_co]: ...
 
 
-class Delete(Protocol[R_co]):
+class OwnedDelete(Protocol[R_co]):
     """A handler that deletes a macro or a view as the caller, answering it as it was."""
 
     def __call__(self, uow: UnitOfWork, record_id: UUID, caller: Caller, at: datetime, /, *,
@@ -63,41 +64,31 @@ def new_owner(principal: Principal, shared: bool, kind: str) -> AgentId | None:
     return AgentId(principal.agent_id)
 
 
-async def run_owned(request: Request, services: Services, principal: Principal,
-                    payload: Any, expected: int | None,
-                    change: Callable[[UnitOfWork, Caller], Awaitable[R]],
-                    reply: Callable[[R], JsonReply]) -> Response:
-    """Run ``change(uow, caller)`` as the principal's command under ``expected`` (the
-    ``If-Match`` version) and answer ``reply`` of what it returns."""
-    caller = owner_caller(principal)
-    return await commands.run_to(request, services, principal, payload,
-                                 lambda uow: change(uow, caller), reply,
-                                 expected_version=expected)
-
-
 async def change_owned(request: Request, services: Services, principal: Principal,
-                       body: BaseModel, expected: int | None, change: Change[C, R],
+                       body: BaseModel, expected: int | None, change: OwnedChange[C, R],
                        record_id: UUID, command: C,
                        reply: Callable[[R], JsonReply]) -> Response:
-    """Change ``record_id`` by ``change`` with ``command`` under ``expected`` (the
-    ``If-Match`` version), and answer ``reply`` of the record after it; the members
-    ``body`` sets are what an Idempotency-Key is held to."""
-    return await run_owned(
-        request, services, principal, body.model_dump(mode="json", exclude_unset=True),
-        expected, lambda uow, caller: change(uow, record_id, command, caller,
-                                             expected_version=expected), reply)
+    """``commands.change_one`` as the principal's agent (``owner_caller``), whom ``change``
+    holds to who may change the record."""
+    caller = owner_caller(principal)
+    return await commands.change_one(
+        request, services, principal, body, expected,
+        lambda uow, key, given, *, expected_version=None: change(
+            uow, key, given, caller, expected_version=expected_version),
+        record_id, command, reply)
 
 
 async def delete_owned(request: Request, services: Services, principal: Principal,
-                       if_match: str | None, delete: Delete[R], record_id: UUID,
+                       if_match: str | None, delete: OwnedDelete[R], record_id: UUID,
                        reply: Callable[[R], JsonReply]) -> Response:
-    """Delete ``record_id`` by ``delete`` under the ``If-Match`` version, now, and answer
-    ``reply`` of the record as it was."""
-    expected = parse_if_match(if_match)
-    at = services.clock.now()
-    return await run_owned(
-        request, services, principal, None, expected,
-        lambda uow, caller: delete(uow, record_id, caller, at, expected_version=expected), reply)
+    """``commands.delete_one`` as the principal's agent (``owner_caller``), whom ``delete``
+    holds to who may delete the record."""
+    caller = owner_caller(principal)
+    return await commands.delete_one(
+        request, services, principal, if_match,
+        lambda uow, key, at, *, expected_version=None: delete(
+            uow, key, caller, at, expected_version=expected_version),
+        record_id, reply)
 
 
-__all__ = ["Change", "Delete", "change_owned", "delete_owned", "new_owner", "run_owned"]
+__all__ = ["OwnedChange", "OwnedDelete", "change_owned", "delete_owned", "new_owner"]

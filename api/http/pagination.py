@@ -48,6 +48,21 @@ Position = tuple[datetime, UUID]
 T = TypeVar("T")
 
 
+@dataclass(frozen=True, slots=True)
+class PageAsked:
+    """The page a list is asked for: at most ``limit`` rows, after ``cursor`` (None: the
+    first page)."""
+
+    limit: int
+    cursor: str | None
+
+
+async def page_asked(limit: PageLimit = DEFAULT_LIMIT, cursor: PageCursor = None) -> PageAsked:
+    """The ``limit`` and ``cursor`` query parameters of a list, as one value (the
+    ``Paging`` dependency of ``api.http.deps``)."""
+    return PageAsked(limit, cursor)
+
+
 def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
@@ -181,19 +196,19 @@ def record_position(record: Any) -> Position:
     return row_position(record)
 
 
-__all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "CursorCodec", "Position", "paginate",
-           "personal_list_page", "scope_of", "tenant_list_document", "tenant_list_page",
+__all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "CursorCodec", "PageAsked", "Position", "page_asked",
+           "paginate", "personal_list_page", "scope_of", "tenant_list_document", "tenant_list_page",
            "tenant_page_document"]
 
 
 async def tenant_list_page(
     codec: CursorCodec, store: EventStore, tenant_id: TenantId, list_name: str,
     read: Callable[[UnitOfWork, Position | None, int], Awaitable[Sequence[Any]]],
-    limit: int, cursor: str | None, *,
-    actor: StoreActor | None = None, filters: Mapping[str, str] | None = None,
+    asked: PageAsked, *,
+    actor: StoreActor | None = None, filters: Mapping[str, str | None] | None = None,
     position: Callable[[Any], Position] = row_position,
 ) -> tuple[list[Any], str | None]:
-    """One page of a tenant list in ``(created_at, id)`` order.
+    """The page ``asked`` of a tenant list in ``(created_at, id)`` order.
 
     ``read`` takes a read-only unit of work, the position after which to start (None
     for the first page) and how many rows to fetch. ``filters`` (what narrows the list:
@@ -202,22 +217,22 @@ async def tenant_list_page(
     session, whom row-level security scopes to their own rows).
     """
     scope = scope_of(tenant_id, list_name, dict(filters or {}))
-    after = codec.decode(scope, cursor) if cursor is not None else None
+    after = codec.decode(scope, asked.cursor) if asked.cursor is not None else None
     async with store.unit_of_work(tenant_id, actor, readonly=True) as s:
-        rows = await read(s, after, limit + 1)
-    return paginate(codec, scope, rows, limit, position)
+        rows = await read(s, after, asked.limit + 1)
+    return paginate(codec, scope, rows, asked.limit, position)
 
 
 async def tenant_page_document(
     codec: CursorCodec, store: EventStore, tenant_id: TenantId, list_name: str,
     read: Callable[[UnitOfWork, Position | None, int], Awaitable[Sequence[T]]],
-    document: Callable[[T], Any], limit: int, cursor: str | None, *,
-    actor: StoreActor | None = None, filters: Mapping[str, str] | None = None,
+    document: Callable[[T], Any], asked: PageAsked, *,
+    actor: StoreActor | None = None, filters: Mapping[str, str | None] | None = None,
     position: Callable[[Any], Position] = row_position,
 ) -> dict[str, Any]:
-    """One page of a tenant list (``tenant_list_page``) as ``{"data", "next_cursor"}``,
-    ``document`` rendering each row."""
-    page, nxt = await tenant_list_page(codec, store, tenant_id, list_name, read, limit, cursor,
+    """The page ``asked`` of a tenant list (``tenant_list_page``) as
+    ``{"data", "next_cursor"}``, ``document`` rendering each row."""
+    page, nxt = await tenant_list_page(codec, store, tenant_id, list_name, read, asked,
                                        actor=actor, filters=filters, position=position)
     return {"data": [document(r) for r in page], "next_cursor": nxt}
 
@@ -225,10 +240,10 @@ async def tenant_page_document(
 async def tenant_list_document(
     codec: CursorCodec, store: EventStore, tenant_id: TenantId, list_name: str,
     rows: Callable[[Any, TenantId, Position | None, int], Awaitable[Sequence[T]]],
-    document: Callable[[T], Any], limit: int, cursor: str | None, *,
+    document: Callable[[T], Any], asked: PageAsked, *,
     filters: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """One page, as ``{"data", "next_cursor"}``, of a tenant list (``tenant_list_page``):
+    """The page ``asked``, as ``{"data", "next_cursor"}``, of a tenant list (``tenant_list_page``):
     ``rows`` reads them as ``(conn, tenant, after, n)``, ``document`` renders each. The
     next cursor is taken from the record, not from its document: a document rendered
     as JSON text has its ``created_at`` as a string."""
@@ -236,17 +251,17 @@ async def tenant_list_document(
     async def read(s: UnitOfWork, after: Position | None, n: int) -> list[Any]:
         return list(await rows(s.conn, s.tenant_id, after, n))
 
-    return await tenant_page_document(codec, store, tenant_id, list_name, read, document, limit,
-                                      cursor, filters=filters, position=record_position)
+    return await tenant_page_document(codec, store, tenant_id, list_name, read, document, asked,
+                                      filters=filters, position=record_position)
 
 
 async def personal_list_page(
     codec: CursorCodec, store: EventStore, tenant_id: TenantId, reader: UUID | None,
     list_name: str,
     rows: Callable[[Any, TenantId, UUID | None, Position | None, int], Awaitable[Sequence[T]]],
-    document: Callable[[T], Any], limit: int, cursor: str | None,
+    document: Callable[[T], Any], asked: PageAsked,
 ) -> dict[str, Any]:
-    """One page, as ``{"data", "next_cursor"}``, of a list of what the tenant shares plus
+    """The page ``asked``, as ``{"data", "next_cursor"}``, of a list of what the tenant shares plus
     what ``reader`` owns (macros, saved views): ``rows`` reads them as
     ``(conn, tenant, reader, after, n)``, ``document`` renders each. The reader is part
     of the cursor's scope: one agent's cursor does not page another's list."""
@@ -256,4 +271,4 @@ async def personal_list_page(
         return rows(conn, tenant, reader, after, n)
 
     return await tenant_list_document(codec, store, tenant_id, list_name, own, document,
-                                      limit, cursor, filters={"reader": str(reader)})
+                                      asked, filters={"reader": str(reader)})

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from fastapi import Response
 
-from api.http.pagination import paginate
+from api.http.pagination import PageAsked, paginate
 from api.http.problems import invalid_parameter
 from api.http.reply import JsonReply
 from domain.ids import TenantId
@@ -50,15 +50,16 @@ async def as_of_seq(uow: UnitOfWork, as_of: AsOf) -> tuple[int, datetime | None]
 
 
 async def ticket_page(services: Services, tenant_id: TenantId, actor: StoreActor,
-                      scope: bytes, filters: TicketFilters, limit: int, cursor: str | None,
+                      scope: bytes, filters: TicketFilters, asked: PageAsked,
                       guard: Guard | None = None, order: str = "created",
                       as_of: AsOf | None = None) -> Response:
-    """Tickets under ``filters`` in ``order`` (newest first by default); ``scope`` signs
-    the cursor, and names the order when it is not the default, so a cursor serves
-    only the order it came from. With ``as_of``, the tickets as they stood then
-    (newest first; ``scope`` names the moment), and the answer names its seq. Read
-    as ``actor``, whose row-level scope applies (group-scoped access, migration 0600)."""
-    codec = services.cursors
+    """The page ``asked`` of tickets under ``filters`` in ``order`` (newest first by
+    default); ``scope`` signs the cursor, and names the order when it is not the
+    default, so a cursor serves only the order it came from. With ``as_of``, the
+    tickets as they stood then (newest first; ``scope`` names the moment), and the
+    answer names its seq. Read as ``actor``, whose row-level scope applies
+    (group-scoped access, migration 0600)."""
+    codec, limit, cursor = services.cursors, asked.limit, asked.cursor
     after = codec.decode(scope, cursor) if cursor is not None else None
     extra: dict[str, Any] = {}
     async with services.store.unit_of_work(tenant_id, actor, readonly=True) as uow:

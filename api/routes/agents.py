@@ -18,8 +18,8 @@ from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from api.http import commands
-from api.http.deps import Authorized, ServicesDep
-from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, tenant_page_document
+from api.http.deps import Authorized, Paging, ServicesDep
+from api.http.pagination import tenant_page_document
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply
@@ -134,15 +134,10 @@ def _out(row: Mapping[str, Any]) -> dict[str, Any]:
 
 @router.get("", response_model=AgentPage, responses=errors(),
             summary="List the tenant's agents")
-async def list_agents(
-    principal: Authorized,
-    services: ServicesDep,
-    limit: PageLimit = DEFAULT_LIMIT,
-    cursor: PageCursor = None,
-) -> Any:
+async def list_agents(principal: Authorized, services: ServicesDep, paging: Paging) -> Any:
     return JsonReply(200, await tenant_page_document(
         services.cursors, services.store, principal.tenant_id, "agents",
-        agent_handlers.list_agents, _out, limit, cursor)).response()
+        agent_handlers.list_agents, _out, paging)).response()
 
 
 @router.post("", response_model=AgentOut, status_code=201, summary="Add an agent",

@@ -21,8 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from api.http import commands
 from api.http.access import ROLE_PERMISSIONS, permissions_of
-from api.http.deps import Authorized, ServicesDep
-from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, tenant_page_document
+from api.http.deps import Authorized, Paging, ServicesDep
+from api.http.pagination import tenant_page_document
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply
@@ -86,15 +86,10 @@ router = APIRouter(prefix="/v1/api-keys", tags=["api-keys"], route_class=StrictR
 
 @router.get("", response_model=ApiKeyPage, responses=errors(),
             summary="List the tenant's API keys")
-async def list_keys(
-    principal: Authorized,
-    services: ServicesDep,
-    limit: PageLimit = DEFAULT_LIMIT,
-    cursor: PageCursor = None,
-) -> Any:
+async def list_keys(principal: Authorized, services: ServicesDep, paging: Paging) -> Any:
     return JsonReply(200, await tenant_page_document(
         services.cursors, services.store, principal.tenant_id, "api-keys",
-        key_handlers.list_keys, lambda r: _out(r, model=ApiKeyOut), limit, cursor)).response()
+        key_handlers.list_keys, lambda r: _out(r, model=ApiKeyOut), paging)).response()
 
 
 @router.post("", response_model=IssuedKeyOut, status_code=201,

@@ -25,10 +25,17 @@ from pydantic import BaseModel, Field
 from api.http import commands
 from api.http.answer_headers import ETAG, READ_FROM, READ_LAG, sends
 from api.http.auth import Principal
-from api.http.deps import Authorized, ServicesDep
+from api.http.deps import Authorized, Paging, ServicesDep
 from api.http.history import history_page
 from api.http.lagging import source_headers
-from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, paginate_int, scope_of
+from api.http.pagination import (
+    DEFAULT_LIMIT,
+    PageAsked,
+    PageCursor,
+    PageLimit,
+    paginate_int,
+    scope_of,
+)
 from api.http.params import ANY_OF, EventTypeName, IsoAwareDateTime
 from api.http.problem_docs import errors
 from api.http.problems import Problem, invalid_parameter
@@ -99,58 +106,9 @@ class VerifyOut(BaseModel):
         description="how far the replica was behind the primary then; 0 on the primary")
 
 
-def _ticket(events: Iterable[Event]) -> tuple[bytes, int]:
-    ticket = fold(events)
-    assert ticket is not None
-    return ticket_json(ticket), ticket.version
-
-
-def _group(events: Iterable[Event]) -> tuple[bytes, int]:
-    group = fold_group(events)
-    assert group is not None
-    return dumps(group_document(group)), group.version
-
-
-def _contact(events: Iterable[Event]) -> tuple[bytes, int]:
-    contact = fold_contact(events)
-    assert contact is not None
-    return dumps(contact_document(contact)), contact.version
-
-
-def _organization(events: Iterable[Event]) -> tuple[bytes, int]:
-    org = fold_organization(events)
-    assert org is not None
-    return dumps(organization_document(org)), org.version
-
-
-def _rule(events: Iterable[Event]) -> tuple[bytes, int]:
-    rule = fold_rule(events)
-    assert rule is not None
-    return dumps(rule_document(rule)), rule.version
-
-
-def _calendar(events: Iterable[Event]) -> tuple[bytes, int]:
-    calendar = fold_calendar(events)
-    assert calendar is not None
-    return dumps(calendar_document(calendar)), calendar.version
-
-
-def _policy(events: Iterable[Event]) -> tuple[bytes, int]:
-    policy = fold_policy(events)
-    assert policy is not None
-    return dumps(policy_document(policy)), policy.version
-
-
-def _macro(events: Iterable[Event]) -> tuple[bytes, int]:
-    macro = fold_macro(events)
-    assert macro is not None
-    return dumps(macro_document(macro)), macro.version
-
-
-def _view(events: Iterable[Event]) -> tuple[bytes, int]:
-    view = fold_view(events)
-    assert view is not None
-    return dumps(view_document(view)), view.version
+def _shown(document: Callable[[Any], Any]) -> Callable[[Any], bytes]:
+    """A record as JSON bytes of the document ``GET`` gives of it."""
+    return lambda record: dumps(document(record))
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,26 +120,42 @@ class _Kind:
     name: str
     plural: str
     first_types: frozenset[str]
-    replay: Callable[[Iterable[Event]], tuple[bytes, int]]
+    fold: Callable[[Iterable[Event]], Any]
+    """The stream's events to the record (None for none)."""
+    render: Callable[[Any], bytes]
+    """The record as the JSON bytes ``GET`` gives."""
     model: type[BaseModel]
     """What the as-of answer is (the document ``GET`` gives)."""
+
+    def replay(self, events: Iterable[Event]) -> tuple[bytes, int]:
+        """The document the events replay to, with the record's version."""
+        record = self.fold(events)
+        assert record is not None
+        return self.render(record), record.version
 
 
 KINDS = (
     # A ticket opens, or is split off another (its first event names the source).
-    _Kind("ticket", "tickets", frozenset({TicketOpened.TYPE, TicketSplitFrom.TYPE}), _ticket,
-          TicketOut),
-    _Kind("group", "groups", frozenset({GroupCreated.TYPE}), _group, GroupOut),
-    _Kind("contact", "contacts", frozenset({ContactCreated.TYPE}), _contact, ContactOut),
-    _Kind("organization", "organizations", frozenset({OrganizationCreated.TYPE}), _organization,
-          OrganizationOut),
-    _Kind("rule", "rules", frozenset({RuleCreated.TYPE}), _rule, RuleOut),
-    _Kind("calendar", "calendars", frozenset({CalendarCreated.TYPE}), _calendar, CalendarOut),
-    _Kind("policy", "sla-policies", frozenset({SlaPolicyCreated.TYPE}), _policy, PolicyOut),
+    _Kind("ticket", "tickets", frozenset({TicketOpened.TYPE, TicketSplitFrom.TYPE}), fold,
+          ticket_json, TicketOut),
+    _Kind("group", "groups", frozenset({GroupCreated.TYPE}), fold_group,
+          _shown(group_document), GroupOut),
+    _Kind("contact", "contacts", frozenset({ContactCreated.TYPE}), fold_contact,
+          _shown(contact_document), ContactOut),
+    _Kind("organization", "organizations", frozenset({OrganizationCreated.TYPE}),
+          fold_organization, _shown(organization_document), OrganizationOut),
+    _Kind("rule", "rules", frozenset({RuleCreated.TYPE}), fold_rule, _shown(rule_document),
+          RuleOut),
+    _Kind("calendar", "calendars", frozenset({CalendarCreated.TYPE}), fold_calendar,
+          _shown(calendar_document), CalendarOut),
+    _Kind("policy", "sla-policies", frozenset({SlaPolicyCreated.TYPE}), fold_policy,
+          _shown(policy_document), PolicyOut),
     # Personal macros and views too: the audit trail is the tenant's, whoever owns them.
     # A deleted one replays to what it was when deleted, one version on.
-    _Kind("macro", "macros", frozenset({MacroCreated.TYPE}), _macro, MacroOut),
-    _Kind("view", "views", frozenset({ViewCreated.TYPE}), _view, ViewOut),
+    _Kind("macro", "macros", frozenset({MacroCreated.TYPE}), fold_macro,
+          _shown(macro_document), MacroOut),
+    _Kind("view", "views", frozenset({ViewCreated.TYPE}), fold_view, _shown(view_document),
+          ViewOut),
 )
 
 
@@ -191,13 +165,13 @@ async def _require(session: UnitOfWork, kind: _Kind, stream_id: UUID) -> None:
 
 
 async def _history(kind: _Kind, stream_id: UUID, principal: Principal, services: Services,
-                   response: Response, limit: int, cursor: str | None) -> Any:
+                   response: Response, paging: PageAsked) -> Any:
     async def read_page(s: UnitOfWork, after: int, n: int) -> list[RecordedEvent]:
         await _require(s, kind, stream_id)
         return await s.read_stream_page(stream_id, after, n)
 
     return await history_page(services, principal, response, "history",
-                              {f"{kind.name}_id": str(stream_id)}, cursor, limit, read_page)
+                              {f"{kind.name}_id": str(stream_id)}, paging, read_page)
 
 
 async def _as_of(kind: _Kind, stream_id: UUID, principal: Principal, services: Services,
@@ -238,9 +212,8 @@ def _stream_routes(kind: _Kind) -> None:
     article = "An" if kind.name[0] in "aeiou" else "A"
 
     async def history(principal: Authorized, services: ServicesDep, response: Response,
-                      stream_id: UUID = stream, limit: PageLimit = DEFAULT_LIMIT,
-                      cursor: PageCursor = None) -> Any:
-        return await _history(kind, stream_id, principal, services, response, limit, cursor)
+                      paging: Paging, stream_id: UUID = stream) -> Any:
+        return await _history(kind, stream_id, principal, services, response, paging)
 
     async def as_of(principal: Authorized, services: ServicesDep, stream_id: UUID = stream,
                     version: Annotated[int | None, Query(ge=1, le=INT32)] = None,

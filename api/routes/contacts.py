@@ -16,9 +16,9 @@ from fastapi import APIRouter, Query, Request, Response
 from api.http import commands
 from api.http.answer_headers import ETAG, LOCATION, sends
 from api.http.commands import agent_actor, parse_if_match
-from api.http.deps import Authorized, ServicesDep
+from api.http.deps import Authorized, Paging, ServicesDep
 from api.http.headers import IfMatch
-from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, paginate, scope_of
+from api.http.pagination import DEFAULT_LIMIT, PageAsked, PageCursor, PageLimit, Position, scope_of
 from api.http.params import IdOrNone
 from api.http.problem_docs import errors
 from api.http.problems import Problem
@@ -93,19 +93,17 @@ async def list_(
         organization_id=(UUID(organization_id) if organization_id and organization_id != "none"
                          else None),
         no_organization=organization_id == "none", tag=tag)
-    scope = scope_of(principal.tenant_id, "contacts", {
-        "email": email and email.lower(), "organization_id": organization_id and
-        organization_id.lower(), "tag": tag})
-    codec = services.cursors
-    after = codec.decode(scope, cursor) if cursor is not None else None
-    async with commands.reading(services, principal) as session:
+
+    async def read(s: UnitOfWork, after: Position | None, n: int) -> list[Any]:
         if filters.organization_id is not None and await load_organization(
-                session.conn, principal.tenant_id, filters.organization_id) is None:
+                s.conn, principal.tenant_id, filters.organization_id) is None:
             raise Problem(404, "not_found", f"no organization {filters.organization_id}")
-        rows = await list_contacts(session.conn, principal.tenant_id, filters, after, limit + 1)
-    page, next_cursor = paginate(codec, scope, rows, limit, lambda c: (c.created_at, c.id))
-    return JsonReply(200, {"data": [contact_document(c) for c in page],
-                           "next_cursor": next_cursor}).response()
+        return await list_contacts(s.conn, principal.tenant_id, filters, after, n)
+
+    return await commands.read_page(
+        services, principal, "contacts", read, contact_document, PageAsked(limit, cursor),
+        filters={"email": email and email.lower(),
+                 "organization_id": organization_id and organization_id.lower(), "tag": tag})
 
 
 @router.post("", status_code=201, response_model=ContactOut, responses=errors(409, 413, 415)
@@ -231,13 +229,8 @@ async def export(contact_id: UUID, services: ServicesDep, principal: Authorized)
 
 @router.get("/{contact_id}/tickets", response_model=TicketPage,
             responses={**errors(404), **_MOVED}, summary="The contact's tickets")
-async def tickets(
-    contact_id: UUID,
-    services: ServicesDep,
-    principal: Authorized,
-    limit: PageLimit = DEFAULT_LIMIT,
-    cursor: PageCursor = None,
-) -> Response:
+async def tickets(contact_id: UUID, services: ServicesDep, principal: Authorized,
+                  paging: Paging) -> Response:
     """Newest first, as ``GET /v1/tickets?requester_id=``."""
     scope = scope_of(principal.tenant_id, "contact-tickets", {"contact": str(contact_id)})
 
@@ -246,4 +239,4 @@ async def tickets(
         return None if contact.merged_into is None else _moved(contact.merged_into, "/tickets")
 
     return await ticket_page(services, principal.tenant_id, principal.actor, scope,
-                             TicketFilters(requester_id=contact_id), limit, cursor, guard)
+                             TicketFilters(requester_id=contact_id), paging, guard)

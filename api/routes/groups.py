@@ -17,9 +17,9 @@ from fastapi import APIRouter, Request, Response
 from api.http import commands
 from api.http.answer_headers import ETAG, LOCATION, sends
 from api.http.commands import parse_if_match
-from api.http.deps import Authorized, ServicesDep
+from api.http.deps import Authorized, Paging, ServicesDep
 from api.http.headers import IfMatch
-from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, tenant_list_document
+from api.http.pagination import tenant_list_document
 from api.http.problem_docs import errors
 from api.http.reply import JsonReply, versioned
 from api.http.routing import StrictRoute
@@ -42,16 +42,11 @@ def _created(group: Group) -> JsonReply:
 
 
 @router.get("", response_model=GroupPage, responses=errors(), summary="List the groups")
-async def list_(
-    principal: Authorized,
-    services: ServicesDep,
-    limit: PageLimit = DEFAULT_LIMIT,
-    cursor: PageCursor = None,
-) -> Response:
+async def list_(principal: Authorized, services: ServicesDep, paging: Paging) -> Response:
     """Oldest first; pass ``next_cursor`` back as ``cursor``."""
     return JsonReply(200, await tenant_list_document(
         services.cursors, services.store, principal.tenant_id, "groups", list_groups,
-        group_document, limit, cursor)).response()
+        group_document, paging)).response()
 
 
 @router.post("", response_model=GroupOut, status_code=201, summary="Create a group",
@@ -69,8 +64,7 @@ async def create(body: GroupIn, request: Request, principal: Authorized,
                                                               | sends(200, required=(ETAG,)),
             summary="One group; `ETag`")
 async def get_one(group_id: UUID, principal: Authorized, services: ServicesDep) -> Response:
-    return await commands.read_one(services, principal,
-                                   lambda s: group_handlers.get_group(s, group_id),
+    return await commands.read_one(services, principal, group_handlers.get_group, group_id,
                                    f"no group {group_id}", _reply)
 
 

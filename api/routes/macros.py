@@ -17,10 +17,10 @@ from fastapi import APIRouter, Query, Request, Response
 from api.http import commands
 from api.http.answer_headers import ETAG, LOCATION, sends
 from api.http.commands import agent_actor, parse_if_match, precondition_failed
-from api.http.deps import Authorized, ServicesDep
+from api.http.deps import Authorized, Paging, ServicesDep
 from api.http.headers import IfMatch
 from api.http.owned import change_owned, delete_owned, new_owner
-from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, personal_list_page
+from api.http.pagination import personal_list_page
 from api.http.problem_docs import errors
 from api.http.reply import JsonReply, RecordAnswers
 from api.http.routing import StrictRoute
@@ -53,14 +53,10 @@ class _Rollback(Exception):
 
 @router.get("/v1/macros", response_model=MacroPage, responses=errors(),
             summary="The shared macros and the caller's own")
-async def list_(
-    principal: Authorized, services: ServicesDep,
-    limit: PageLimit = DEFAULT_LIMIT,
-    cursor: PageCursor = None,
-) -> Response:
+async def list_(principal: Authorized, services: ServicesDep, paging: Paging) -> Response:
     return JsonReply(200, await personal_list_page(
         services.cursors, services.store, principal.tenant_id, principal.agent_id, "macros",
-        read_model.list_macros, macro_document, limit, cursor)).response()
+        read_model.list_macros, macro_document, paging)).response()
 
 
 @router.post("/v1/macros", response_model=MacroOut, status_code=201, summary="Create a macro",

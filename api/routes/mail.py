@@ -26,13 +26,13 @@ from typing import Annotated, Any
 from uuid import UUID
 
 from fastapi import APIRouter, Query, Request, Response
-from starlette.requests import ClientDisconnect
 
 from api.http import commands
 from api.http.answer_headers import LOCATION, sends
-from api.http.deps import Authorized, ServicesDep
+from api.http.deps import Authorized, Paging, ServicesDep
 from api.http.headers import IfMatch, bearer_token
-from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, tenant_list_page
+from api.http.limits import whole_body
+from api.http.pagination import DEFAULT_LIMIT, PageAsked, PageCursor, PageLimit, tenant_list_page
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply
@@ -107,14 +107,14 @@ def _safe(body: Any) -> dict[str, Any]:
 @router.get("/v1/mailboxes", response_model=MailboxPage, responses=errors(),
             summary="List the mailboxes")
 async def list_mailboxes(principal: Authorized, services: ServicesDep,
-                         limit: PageLimit = DEFAULT_LIMIT, cursor: PageCursor = None) -> Response:
+                         paging: Paging) -> Response:
     """Oldest first; pass ``next_cursor`` back as ``cursor``."""
 
     async def read(s: UnitOfWork, after: Any, n: int) -> list[dict[str, Any]]:
         return await mailboxes.list_mailboxes(s, after, n)
 
     page, nxt = await tenant_list_page(services.cursors, services.store, principal.tenant_id,
-                                       "mailboxes", read, limit, cursor)
+                                       "mailboxes", read, paging)
     return JsonReply(200, {"data": page, "next_cursor": nxt}).response()
 
 
@@ -222,7 +222,8 @@ async def inbound_mail(mailbox_id: UUID, request: Request, services: ServicesDep
     if tenant is None:
         raise Problem(401, "unauthorized", "unknown mailbox or wrong inbound secret",
                       headers={"WWW-Authenticate": "Bearer"})
-    raw = await _body(request)
+    raw = await whole_body(request, MAIL_MAX_BYTES, f"a mail is at most {MAIL_MAX_BYTES} bytes",
+                           "the mail was cut off")
     taken = await mail_in.take_in(services.store, services.files, TenantId(tenant),
                                   mailbox_id, raw, services.clock.now())
     return JsonReply(200, _taken(taken)).response()
@@ -231,21 +232,6 @@ async def inbound_mail(mailbox_id: UUID, request: Request, services: ServicesDep
 def _taken(taken: mail_in.TakenIn) -> dict[str, Any]:
     return {"outcome": taken.outcome, "reason": taken.reason, "ticket_id": taken.ticket_id,
             "message_id": taken.message_id, "mail_id": taken.mail_id}
-
-
-async def _body(request: Request) -> bytes:
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > MAIL_MAX_BYTES:
-        raise Problem(413, "body_too_large", f"a mail is at most {MAIL_MAX_BYTES} bytes")
-    data = bytearray()
-    try:
-        async for piece in request.stream():
-            data += piece
-            if len(data) > MAIL_MAX_BYTES:
-                raise Problem(413, "body_too_large", f"a mail is at most {MAIL_MAX_BYTES} bytes")
-    except ClientDisconnect as exc:
-        raise Problem(400, "upload_interrupted", "the mail was cut off") from exc
-    return bytes(data)
 
 
 @router.get("/v1/mail-notifications", response_model=NotificationPage, responses=errors(),
@@ -269,7 +255,7 @@ async def list_notifications(
                                     ("to", None if to is None else to.lower()),
                                     ("ticket", ticket_id)) if v is not None}
     page, nxt = await tenant_list_page(services.cursors, services.store, principal.tenant_id,
-                                       "mail_notifications", read, limit, cursor,
+                                       "mail_notifications", read, PageAsked(limit, cursor),
                                        filters=scope)
     return JsonReply(200, {"data": page, "next_cursor": nxt}).response()
 
@@ -277,7 +263,7 @@ async def list_notifications(
 @router.get("/v1/mailboxes/{mailbox_id}/quarantine", response_model=QuarantinePage,
             responses=errors(404), summary="List the mailbox's quarantined mail")
 async def list_quarantine(mailbox_id: UUID, principal: Authorized, services: ServicesDep,
-                          limit: PageLimit = DEFAULT_LIMIT, cursor: PageCursor = None) -> Response:
+                          paging: Paging) -> Response:
     """Mail that could not be taken in, oldest first, with the reason."""
     async with commands.reading(services, principal) as s:
         if await mailboxes.get_mailbox(s, mailbox_id) is None:
@@ -287,7 +273,7 @@ async def list_quarantine(mailbox_id: UUID, principal: Authorized, services: Ser
         return await mail_in.list_quarantine(s, mailbox_id, after, n)
 
     page, nxt = await tenant_list_page(services.cursors, services.store, principal.tenant_id,
-                                       "quarantine", read, limit, cursor,
+                                       "quarantine", read, paging,
                                        filters={"mailbox": str(mailbox_id)})
     return JsonReply(200, {"data": page, "next_cursor": nxt}).response()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 from uuid import UUID
 
 from fastapi import APIRouter, Request, Response
@@ -10,16 +11,9 @@ from fastapi import APIRouter, Request, Response
 from api.http import commands
 from api.http.answer_headers import ETAG, sends
 from api.http.commands import agent_actor, parse_if_match
-from api.http.deps import Authorized, ServicesDep
+from api.http.deps import Authorized, Paging, ServicesDep
 from api.http.headers import IfMatch
-from api.http.pagination import (
-    DEFAULT_LIMIT,
-    PageCursor,
-    PageLimit,
-    paginate,
-    row_position,
-    scope_of,
-)
+from api.http.pagination import Position
 from api.http.problem_docs import COMMAND_ERRORS, errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply
@@ -85,25 +79,17 @@ async def post_message(ticket_id: UUID, body: MessageIn, request: Request,
 
 @router.get("/{ticket_id}/messages", response_model=MessagePage, responses=errors(404),
             summary="A ticket's messages, oldest first")
-async def get_messages(
-    ticket_id: UUID,
-    services: ServicesDep,
-    principal: Authorized,
-    limit: PageLimit = DEFAULT_LIMIT,
-    cursor: PageCursor = None,
-) -> Response:
+async def get_messages(ticket_id: UUID, services: ServicesDep, principal: Authorized,
+                       paging: Paging) -> Response:
     """A ticket that others were merged into lists their messages too, in one order by
     time, each with the `ticket_id` it was written on (docs/teamwork.md)."""
-    scope = scope_of(principal.tenant_id, "messages", {"ticket_id": str(ticket_id)})
-    codec = services.cursors
-    after = codec.decode(scope, cursor) if cursor is not None else None
-    async with commands.reading(services, principal) as session:
+
+    async def read(s: UnitOfWork, after: Position | None, n: int) -> list[Any]:
         # A merged-into ticket's thread lists the messages of the tickets merged into it.
-        thread = await ticket_thread(session.conn, principal.tenant_id, ticket_id)
+        thread = await ticket_thread(s.conn, principal.tenant_id, ticket_id)
         if thread is None:
             raise Problem(404, "not_found", "the ticket does not exist")
-        rows = await list_messages(session.conn, principal.tenant_id, thread, after,
-                                   limit + 1)
-    page, next_cursor = paginate(codec, scope, rows, limit, row_position)
-    return JsonReply(200, {"data": [message_view(r) for r in page],
-                           "next_cursor": next_cursor}).response()
+        return await list_messages(s.conn, principal.tenant_id, thread, after, n)
+
+    return await commands.read_page(services, principal, "messages", read, message_view, paging,
+                                    filters={"ticket_id": str(ticket_id)})

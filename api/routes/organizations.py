@@ -12,9 +12,9 @@ from fastapi import APIRouter, Query, Request, Response
 from api.http import commands
 from api.http.answer_headers import ETAG, LOCATION, sends
 from api.http.commands import parse_if_match
-from api.http.deps import Authorized, ServicesDep
+from api.http.deps import Authorized, Paging, ServicesDep
 from api.http.headers import IfMatch
-from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, paginate, scope_of
+from api.http.pagination import DEFAULT_LIMIT, PageAsked, PageCursor, PageLimit, Position, scope_of
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply, present, versioned
@@ -64,16 +64,14 @@ async def list_(
                                         description="The organization holding it.")] = None,
 ) -> Response:
     """Newest first; pass ``next_cursor`` back as ``cursor`` with the same filters."""
-    scope = scope_of(principal.tenant_id, "organizations",
-                     {"name": name and name.lower(), "domain": domain and domain.lower()})
-    codec = services.cursors
-    after = codec.decode(scope, cursor) if cursor is not None else None
-    async with commands.reading(services, principal) as session:
-        rows = await list_organizations(session.conn, principal.tenant_id, name, domain,
-                                        after, limit + 1)
-    page, next_cursor = paginate(codec, scope, rows, limit, lambda o: (o.created_at, o.id))
-    return JsonReply(200, {"data": [organization_document(o) for o in page],
-                           "next_cursor": next_cursor}).response()
+
+    async def read(s: UnitOfWork, after: Position | None, n: int) -> list[Any]:
+        return await list_organizations(s.conn, principal.tenant_id, name, domain, after, n)
+
+    return await commands.read_page(
+        services, principal, "organizations", read, organization_document,
+        PageAsked(limit, cursor),
+        filters={"name": name and name.lower(), "domain": domain and domain.lower()})
 
 
 @router.post("", status_code=201, response_model=OrganizationChanged,
@@ -121,13 +119,8 @@ async def patch(organization_id: UUID, body: OrganizationPatch, request: Request
 
 @router.get("/{organization_id}/tickets", response_model=TicketPage, responses=errors(404),
             summary="The tickets of the organization's contacts")
-async def tickets(
-    organization_id: UUID,
-    services: ServicesDep,
-    principal: Authorized,
-    limit: PageLimit = DEFAULT_LIMIT,
-    cursor: PageCursor = None,
-) -> Response:
+async def tickets(organization_id: UUID, services: ServicesDep, principal: Authorized,
+                  paging: Paging) -> Response:
     """Newest first, as ``GET /v1/tickets?organization_id=``."""
     scope = scope_of(principal.tenant_id, "organization-tickets", {"org": str(organization_id)})
 
@@ -137,5 +130,4 @@ async def tickets(
         return None
 
     return await ticket_page(services, principal.tenant_id, principal.actor, scope,
-                             TicketFilters(organization_id=organization_id), limit, cursor,
-                             guard)
+                             TicketFilters(organization_id=organization_id), paging, guard)

@@ -40,9 +40,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from api.http import commands
 from api.http.answer_headers import CACHE_CONTROL, LOCATION, SET_COOKIE, merged, sends
 from api.http.cookies import PORTAL_REFRESH
-from api.http.deps import Authorized, CustomerAuthorized, ServicesDep
+from api.http.customer_commands import public_reply, rating
+from api.http.deps import Authorized, CustomerAuthorized, Paging, ServicesDep
 from api.http.headers import bearer_token
-from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, Position, tenant_page_document
+from api.http.pagination import Position
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply
@@ -63,7 +64,7 @@ from api.schemas.customers import (
     customer_message,
 )
 from api.schemas.sign_in import SignInIn
-from domain.ids import MessageId, TicketId
+from domain.ids import TicketId
 from eventstore.store import UnitOfWork
 from handlers import brand, portal, sessions
 from handlers.credentials import MAX_PASSWORD, MIN_PASSWORD, check_password
@@ -198,12 +199,8 @@ async def get_brand(tenant: Annotated[str, Path(min_length=1, max_length=63)],
 
 @router.get("/v1/portal/tickets", response_model=CustomerTicketPage, responses=errors(),
             summary="The signed-in contact's tickets, newest first")
-async def list_tickets(
-    services: ServicesDep,
-    principal: CustomerAuthorized,
-    limit: PageLimit = DEFAULT_LIMIT,
-    cursor: PageCursor = None,
-) -> Response:
+async def list_tickets(services: ServicesDep, principal: CustomerAuthorized,
+                       paging: Paging) -> Response:
     """The tickets the contact is the requester of, and those it is copied on (a CC)."""
     contact = principal.contact_id
     assert contact is not None
@@ -211,10 +208,9 @@ async def list_tickets(
     async def read(uow: UnitOfWork, after: Position | None, n: int) -> list[Any]:
         return await portal.own_tickets(uow, contact, after, n)
 
-    return JsonReply(200, await tenant_page_document(
-        services.cursors, services.store, principal.tenant_id, "portal-tickets", read,
-        portal.ticket_document, limit, cursor,
-        actor=principal.actor, filters={"contact": str(contact)})).response()
+    return await commands.read_page(services, principal, "portal-tickets", read,
+                                    portal.ticket_document, paging,
+                                    filters={"contact": str(contact)})
 
 
 @router.get("/v1/portal/ticket-fields", response_model=PortalFieldList, responses=errors(),
@@ -259,13 +255,8 @@ async def get_ticket(ticket_id: UUID, services: ServicesDep,
 
 @router.get("/v1/portal/tickets/{ticket_id}/messages", response_model=CustomerMessagePage,
             responses=errors(404), summary="A ticket's public messages, oldest first")
-async def get_messages(
-    ticket_id: UUID,
-    services: ServicesDep,
-    principal: CustomerAuthorized,
-    limit: PageLimit = DEFAULT_LIMIT,
-    cursor: PageCursor = None,
-) -> Response:
+async def get_messages(ticket_id: UUID, services: ServicesDep, principal: CustomerAuthorized,
+                       paging: Paging) -> Response:
     """With the public messages of the tickets merged into it, each naming the ticket it
     was written on; never an internal note."""
     contact = principal.contact_id
@@ -274,10 +265,9 @@ async def get_messages(
     async def read(uow: UnitOfWork, after: Position | None, n: int) -> list[Any]:
         return await portal.public_messages(uow, contact, ticket_id, after, n)
 
-    return JsonReply(200, await tenant_page_document(
-        services.cursors, services.store, principal.tenant_id, "portal-messages", read,
-        customer_message, limit, cursor,
-        actor=principal.actor, filters={"ticket_id": str(ticket_id)})).response()
+    return await commands.read_page(services, principal, "portal-messages", read,
+                                    customer_message, paging,
+                                    filters={"ticket_id": str(ticket_id)})
 
 
 @router.post("/v1/portal/tickets/{ticket_id}/messages", status_code=201,
@@ -289,14 +279,8 @@ async def post_reply(ticket_id: UUID, body: CustomerReplyIn, request: Request,
     contact only copied on the ticket (a CC) reads it and may not reply: 403
     ``copied_only``."""
     assert principal.contact_id is not None
-    contact, message_id, at = principal.contact_id, MessageId(uuid.uuid4()), services.clock.now()
-
-    async def work(uow: UnitOfWork) -> JsonReply:
-        ticket, message = await portal.reply(uow, contact, TicketId(ticket_id), message_id,
-                                             body.body, at, body.attachments)
-        return JsonReply(201, {"message": message, "ticket": portal.ticket_document(ticket)})
-
-    return await commands.run(request, services, principal, recorded(body), work)
+    return await public_reply(request, services, principal, principal.contact_id, ticket_id,
+                              body, portal.reply)
 
 
 @router.post("/v1/portal/tickets/{ticket_id}/rating", response_model=CustomerTicketOut,
@@ -308,11 +292,5 @@ async def rate_ticket(ticket_id: UUID, body: RatingIn, request: Request,
     ticket closes (then 409 ``ticket_closed``; 409 ``ticket_not_solved`` before it is
     solved). Only the requester rates: 403 ``copied_only`` for a CC."""
     assert principal.contact_id is not None
-    contact, at = principal.contact_id, services.clock.now()
-
-    async def work(uow: UnitOfWork) -> JsonReply:
-        return JsonReply(200, await portal.rate(uow, contact, TicketId(ticket_id),
-                                                body.rating, body.comment, at))
-
-    return await commands.run(request, services, principal, body.model_dump(mode="json"),
-                              work)
+    return await rating(request, services, principal, principal.contact_id, ticket_id, body,
+                        portal.rate)

@@ -16,9 +16,9 @@ from fastapi import APIRouter, Request, Response
 from api.http import commands
 from api.http.answer_headers import ETAG, LOCATION, sends
 from api.http.commands import parse_if_match
-from api.http.deps import Authorized, ServicesDep
+from api.http.deps import Authorized, Paging, ServicesDep
 from api.http.headers import IfMatch
-from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, tenant_list_document
+from api.http.pagination import tenant_list_document
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply, RecordAnswers
@@ -60,17 +60,12 @@ def _time(given: TimeIn | None) -> TimeTrigger | None:
 
 
 @router.get("/v1/rules", response_model=RulePage, responses=errors(), summary="List the rules")
-async def list_(
-    principal: Authorized,
-    services: ServicesDep,
-    limit: PageLimit = DEFAULT_LIMIT,
-    cursor: PageCursor = None,
-) -> Response:
+async def list_(principal: Authorized, services: ServicesDep, paging: Paging) -> Response:
     """Oldest first (each rule says its ``position``: rules run by position, then oldest
     first); pass ``next_cursor`` back as ``cursor``."""
     return JsonReply(200, await tenant_list_document(
         services.cursors, services.store, principal.tenant_id, "rules", read_model.list_rules,
-        rule_document, limit, cursor)).response()
+        rule_document, paging)).response()
 
 
 @router.post("/v1/rules", response_model=RuleOut, status_code=201, summary="Create a rule",
@@ -91,8 +86,7 @@ async def create(body: RuleIn, request: Request, principal: Authorized,
             responses=errors(404) | sends(200, required=(ETAG,)),
             summary="One rule; `ETag`")
 async def get_one(rule_id: UUID, principal: Authorized, services: ServicesDep) -> Response:
-    return await commands.read_one(services, principal,
-                                   lambda s: rule_handlers.get_rule(s, rule_id),
+    return await commands.read_one(services, principal, rule_handlers.get_rule, rule_id,
                                    f"no rule {rule_id}", _reply)
 
 
@@ -101,17 +95,14 @@ async def get_one(rule_id: UUID, principal: Authorized, services: ServicesDep) -
               summary="Change or turn off a rule")
 async def patch(rule_id: UUID, body: RulePatch, request: Request, principal: Authorized,
                 services: ServicesDep, if_match: IfMatch = None) -> Response:
-    given = body.model_dump(mode="json", exclude_unset=True)
     expected = parse_if_match(if_match)
     command = ChangeRule(
         name=body.name, position=body.position, active=body.active,
         conditions=None if body.conditions is None else _conditions(body.conditions),
         actions=None if body.actions is None else _actions(body.actions),
         time=_time(body.time), at=services.clock.now())
-    return await commands.run_to(
-        request, services, principal, given,
-        lambda uow: rule_handlers.change_rule(uow, rule_id, command, expected_version=expected),
-        _reply, expected_version=expected)
+    return await commands.change_one(request, services, principal, body, expected,
+                                     rule_handlers.change_rule, rule_id, command, _reply)
 
 
 @router.get("/v1/tickets/{ticket_id}/rules", response_model=DryRunOut, responses=errors(404),

@@ -17,8 +17,8 @@ from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, Field
 
 from api.http import commands
-from api.http.deps import Authorized, ServicesDep
-from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, paginate_rank, scope_of
+from api.http.deps import Authorized, Paging, ServicesDep
+from api.http.pagination import paginate_rank, scope_of
 from api.http.problem_docs import errors
 from api.http.routing import StrictRoute
 from api.schemas import checked_by_domain
@@ -101,18 +101,17 @@ def _result(kind: str, hit: SearchHit) -> dict[str, Any]:
 async def search(
     services: ServicesDep,
     principal: Authorized,
+    paging: Paging,
     q: Annotated[str, Query(max_length=MAX_QUERY_LENGTH, description=QUERY_HELP,
                             json_schema_extra=checked_by_domain(NOT_BLANK))],
     type: Annotated[Literal["ticket", "contact", "organization"], Query(description=(
         "what to find: tickets (subject, messages, tags, the requester's name and "
         "e-mail), contacts (name, e-mail, phone) or organizations (name, domains)"))
     ] = "ticket",
-    limit: PageLimit = DEFAULT_LIMIT,
-    cursor: PageCursor = None,
 ) -> Response:
     staff = principal.role in STAFF
     scope = scope_of(principal.tenant_id, "search", {"q": q, "type": type, "staff": staff})
-    codec = services.cursors
+    codec, limit, cursor = services.cursors, paging.limit, paging.cursor
     after = codec.decode_rank(scope, cursor) if cursor is not None else None
     async with commands.reading(services, principal) as s:
         config = await text_search_config(s.conn, principal.tenant_id)

@@ -17,9 +17,9 @@ from fastapi import APIRouter, Request, Response
 from api.http import commands
 from api.http.answer_headers import ETAG, LOCATION, sends
 from api.http.commands import parse_if_match
-from api.http.deps import Authorized, ServicesDep
+from api.http.deps import Authorized, Paging, ServicesDep
 from api.http.headers import IfMatch
-from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, tenant_list_document
+from api.http.pagination import tenant_list_document
 from api.http.problem_docs import errors
 from api.http.reply import JsonReply, RecordAnswers
 from api.http.routing import StrictRoute
@@ -86,11 +86,11 @@ def _targets(given: TargetsIn) -> PolicyTargets:
 @router.get("/v1/calendars", response_model=CalendarPage, responses=errors(),
             summary="List the calendars")
 async def list_calendars(principal: Authorized, services: ServicesDep,
-                         limit: PageLimit = DEFAULT_LIMIT, cursor: PageCursor = None) -> Response:
+                         paging: Paging) -> Response:
     """Oldest first; pass ``next_cursor`` back as ``cursor``."""
     return JsonReply(200, await tenant_list_document(
         services.cursors, services.store, principal.tenant_id, "calendars",
-        read_model.list_calendars, calendar_document, limit, cursor)).response()
+        read_model.list_calendars, calendar_document, paging)).response()
 
 
 @router.post("/v1/calendars", response_model=CalendarOut, status_code=201,
@@ -115,8 +115,7 @@ async def create_calendar(body: CalendarIn, request: Request, principal: Authori
             summary="One calendar; `ETag`")
 async def get_calendar(calendar_id: UUID, principal: Authorized,
                        services: ServicesDep) -> Response:
-    return await commands.read_one(services, principal,
-                                   lambda s: handlers.get_calendar(s, calendar_id),
+    return await commands.read_one(services, principal, handlers.get_calendar, calendar_id,
                                    f"no calendar {calendar_id}", _calendar_reply)
 
 
@@ -150,12 +149,8 @@ async def delete_calendar(calendar_id: UUID, request: Request, principal: Author
     """A calendar an SLA policy runs on is a 409 ``calendar_in_use`` naming the
     policies. Clocks that ran on it keep being judged on the hours they recorded.
     Answers the calendar as it was; its history stays in its stream."""
-    expected = parse_if_match(if_match)
-    at = services.clock.now()
-    return await commands.run_to(
-        request, services, principal, None,
-        lambda uow: handlers.delete_calendar(uow, calendar_id, at, expected_version=expected),
-        _calendar_reply, expected_version=expected)
+    return await commands.delete_one(request, services, principal, if_match,
+                                     handlers.delete_calendar, calendar_id, _calendar_reply)
 
 
 # --- policies ----------------------------------------------------------------------------
@@ -164,12 +159,12 @@ async def delete_calendar(calendar_id: UUID, request: Request, principal: Author
 @router.get("/v1/sla-policies", response_model=PolicyPage, responses=errors(),
             summary="List the SLA policies")
 async def list_policies(principal: Authorized, services: ServicesDep,
-                        limit: PageLimit = DEFAULT_LIMIT, cursor: PageCursor = None) -> Response:
+                        paging: Paging) -> Response:
     """Oldest first (each says its ``position``; they are tried by position, then
     oldest first, the default last)."""
     return JsonReply(200, await tenant_list_document(
         services.cursors, services.store, principal.tenant_id, "sla_policies",
-        read_model.list_policies, policy_document, limit, cursor)).response()
+        read_model.list_policies, policy_document, paging)).response()
 
 
 @router.post("/v1/sla-policies", response_model=PolicyOut, status_code=201,
@@ -213,8 +208,7 @@ async def put_order(body: PolicyOrderIn, request: Request, principal: Authorized
             responses=errors(404) | sends(200, required=(ETAG,)),
             summary="One SLA policy; `ETag`")
 async def get_policy(policy_id: UUID, principal: Authorized, services: ServicesDep) -> Response:
-    return await commands.read_one(services, principal,
-                                   lambda s: handlers.get_policy(s, policy_id),
+    return await commands.read_one(services, principal, handlers.get_policy, policy_id,
                                    f"no SLA policy {policy_id}", _policy_reply)
 
 
@@ -224,7 +218,6 @@ async def get_policy(policy_id: UUID, principal: Authorized, services: ServicesD
 async def patch_policy(policy_id: UUID, body: PolicyPatch, request: Request,
                        principal: Authorized, services: ServicesDep,
                        if_match: IfMatch = None) -> Response:
-    given = body.model_dump(mode="json", exclude_unset=True)
     expected = parse_if_match(if_match)
     command = ChangePolicy(
         name=body.name, position=body.position,
@@ -232,10 +225,8 @@ async def patch_policy(policy_id: UUID, body: PolicyPatch, request: Request,
         targets=None if body.targets is None else _targets(body.targets),
         set_calendar="calendar_id" in body.model_fields_set, calendar_id=body.calendar_id,
         at=services.clock.now())
-    return await commands.run_to(
-        request, services, principal, given,
-        lambda uow: handlers.change_policy(uow, policy_id, command, expected_version=expected),
-        _policy_reply, expected_version=expected)
+    return await commands.change_one(request, services, principal, body, expected,
+                                     handlers.change_policy, policy_id, command, _policy_reply)
 
 
 @router.delete("/v1/sla-policies/{policy_id}", response_model=PolicyOut,
@@ -249,12 +240,8 @@ async def delete_policy(policy_id: UUID, request: Request, principal: Authorized
     ``apply`` of the policy that matches it now. The default is a 409
     ``sla_policy_is_default``. Answers the policy as it was; its history stays in its
     stream."""
-    expected = parse_if_match(if_match)
-    at = services.clock.now()
-    return await commands.run_to(
-        request, services, principal, None,
-        lambda uow: handlers.delete_policy(uow, policy_id, at, expected_version=expected),
-        _policy_reply, expected_version=expected)
+    return await commands.delete_one(request, services, principal, if_match,
+                                     handlers.delete_policy, policy_id, _policy_reply)
 
 
 @router.post("/v1/sla-policies/{policy_id}/apply", response_model=PolicyAppliedOut,

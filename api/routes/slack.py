@@ -20,10 +20,10 @@ from uuid import UUID
 
 import orjson
 from fastapi import APIRouter, Request, Response
-from starlette.requests import ClientDisconnect
 
 from api.http import commands
 from api.http.deps import Authorized, ServicesDep
+from api.http.limits import whole_body
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply
@@ -93,7 +93,9 @@ async def inbound_slack(integration_id: UUID, request: Request,
     """Slack's signed request, as it sent it: checked against the connection's signing
     secret (``X-Slack-Signature``, ``X-Slack-Request-Timestamp``, five minutes' window)
     before anything is read. The same ``event_id`` again does nothing twice."""
-    raw = await _body(request)
+    raw = await whole_body(request, EVENT_MAX_BYTES,
+                           f"an event is at most {EVENT_MAX_BYTES} bytes",
+                           "the request was cut off")
     async with services.pool.acquire() as conn:
         found = await slack.inbound_secret(conn, services.store.keyring, integration_id)
     if found is None:
@@ -123,22 +125,6 @@ async def inbound_slack(integration_id: UUID, request: Request,
 def _taken(taken: slack_in.EventTaken) -> dict[str, Any]:
     return {"outcome": taken.outcome, "reason": taken.reason, "ticket_id": taken.ticket_id,
             "message_id": taken.message_id}
-
-
-async def _body(request: Request) -> bytes:
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > EVENT_MAX_BYTES:
-        raise Problem(413, "body_too_large", f"an event is at most {EVENT_MAX_BYTES} bytes")
-    data = bytearray()
-    try:
-        async for piece in request.stream():
-            data += piece
-            if len(data) > EVENT_MAX_BYTES:
-                raise Problem(413, "body_too_large",
-                              f"an event is at most {EVENT_MAX_BYTES} bytes")
-    except ClientDisconnect as exc:
-        raise Problem(400, "upload_interrupted", "the request was cut off") from exc
-    return bytes(data)
 
 
 @router.get("/v1/tickets/{ticket_id}/slack", response_model=TicketSlack,

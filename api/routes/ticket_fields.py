@@ -12,11 +12,10 @@ from fastapi import APIRouter, Path, Query, Request, Response
 from api.http import commands
 from api.http.answer_headers import ETAG, LOCATION, READ_FROM, READ_LAG, sends
 from api.http.commands import parse_if_match
-from api.http.deps import Authorized, ServicesDep
+from api.http.deps import Authorized, Paging, ServicesDep
 from api.http.headers import IfMatch
 from api.http.history import history_page
 from api.http.lagging import source_headers
-from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit
 from api.http.params import IsoAwareDateTime
 from api.http.problem_docs import errors
 from api.http.problems import Problem, invalid_parameter
@@ -73,8 +72,7 @@ async def define(body: TicketFieldIn, request: Request, principal: Authorized,
                                                                      | sends(200, required=(ETAG,)),
             summary="One ticket field; ETag")
 async def get_one(field_key: Key, principal: Authorized, services: ServicesDep) -> Response:
-    return await commands.read_one(services, principal,
-                                   lambda s: handlers.get_field(s, field_key),
+    return await commands.read_one(services, principal, handlers.get_field, field_key,
                                    "no such ticket field", _reply)
 
 
@@ -83,13 +81,11 @@ async def get_one(field_key: Key, principal: Authorized, services: ServicesDep) 
                         | sends(200, required=(ETAG,)), summary="Change a ticket field")
 async def patch(field_key: Key, body: TicketFieldPatch, request: Request, principal: Authorized,
                 services: ServicesDep, if_match: IfMatch = None) -> Response:
-    given = body.model_dump(mode="json", exclude_unset=True)
-    command = UpdateField(changes=given, at=services.clock.now())
+    command = UpdateField(changes=body.model_dump(mode="json", exclude_unset=True),
+                          at=services.clock.now())
     expected = parse_if_match(if_match)
-    return await commands.run_to(
-        request, services, principal, given,
-        lambda uow: handlers.update_field(uow, field_key, command, expected_version=expected),
-        _reply, expected_version=expected)
+    return await commands.change_one(request, services, principal, body, expected,
+                                     handlers.update_field, field_key, command, _reply)
 
 
 @router.get("/{field_key}/history", response_model=EventPage,
@@ -97,8 +93,7 @@ async def patch(field_key: Key, body: TicketFieldPatch, request: Request, princi
             summary="A field's events in order: each definition it had, with actor and seq")
 async def history(
     field_key: Key, principal: Authorized, services: ServicesDep, response: Response,
-    limit: PageLimit = DEFAULT_LIMIT,
-    cursor: PageCursor = None,
+    paging: Paging,
 ) -> Any:
     async def read_page(s: UnitOfWork, after: int, n: int) -> list[RecordedEvent]:
         if await handlers.get_field(s, field_key) is None:
@@ -106,7 +101,7 @@ async def history(
         return await handlers.field_events(s, field_key, after_version=after, limit=n)
 
     return await history_page(services, principal, response, "field-history",
-                              {"key": field_key}, cursor, limit, read_page)
+                              {"key": field_key}, paging, read_page)
 
 
 @router.get("/{field_key}/as-of", response_model=TicketFieldOut,

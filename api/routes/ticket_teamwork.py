@@ -8,6 +8,7 @@ addressed ticket (412), ``Idempotency-Key``, the ticket and its ``ETag`` in the 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import TypeVar
 from uuid import UUID
 
 from fastapi import APIRouter, Request, Response
@@ -15,7 +16,7 @@ from pydantic import BaseModel
 
 from api.http import commands
 from api.http.auth import Principal
-from api.http.commands import agent_actor, parse_if_match
+from api.http.commands import RecordChange, agent_actor, parse_if_match
 from api.http.deps import Authorized, ServicesDep
 from api.http.headers import IfMatch
 from api.http.reply import JsonReply
@@ -52,6 +53,7 @@ from handlers.ticket_links import (
 from handlers.tickets import run_command
 
 router = APIRouter(prefix="/v1/tickets", tags=["tickets"], route_class=StrictRoute)
+C = TypeVar("C")
 
 
 def _pair_reply(done: PairResult, other: str) -> JsonReply:
@@ -73,6 +75,20 @@ async def _run(request: Request, services: ServicesDep, principal: Principal,
                               attempt, expected_version=expected, deferring=True)
 
 
+async def _run_pair(request: Request, services: ServicesDep, principal: Principal,
+                    body: BaseModel, if_match: str | None,
+                    pair_command: RecordChange[UUID, C, PairResult], ticket_id: UUID,
+                    command: C, other: str) -> Response:
+    """Run a command on the addressed ticket and another (a merge, a split) and answer
+    both (``_pair_reply``, the other under ``other``)."""
+
+    async def work(uow: UnitOfWork, expected: int | None) -> JsonReply:
+        return _pair_reply(await pair_command(uow, ticket_id, command,
+                                              expected_version=expected), other)
+
+    return await _run(request, services, principal, body, if_match, work)
+
+
 @router.post("/{ticket_id}/merge", response_model=TicketsMergedOut, responses=COMMAND_ANSWERS,
              summary="Merge the ticket into another")
 async def merge(ticket_id: UUID, body: TicketMergeIn, request: Request, services: ServicesDep,
@@ -84,12 +100,8 @@ async def merge(ticket_id: UUID, body: TicketMergeIn, request: Request, services
     ticket merged or closed already: 409. `If-Match` is the merged ticket's version."""
     command = MergeTicket(into=TicketId(body.into), actor=agent_actor(principal),
                           at=services.clock.now())
-
-    async def work(uow: UnitOfWork, expected: int | None) -> JsonReply:
-        return _pair_reply(await merge_ticket(uow, ticket_id, command,
-                                              expected_version=expected), "into")
-
-    return await _run(request, services, principal, body, if_match, work)
+    return await _run_pair(request, services, principal, body, if_match, merge_ticket,
+                           ticket_id, command, "into")
 
 
 @router.post("/{ticket_id}/split", response_model=TicketSplitOut, responses=COMMAND_ANSWERS,
@@ -108,12 +120,8 @@ async def split(ticket_id: UUID, body: TicketSplitIn, request: Request,
                           message_ids=tuple(MessageId(m) for m in body.message_ids),
                           subject=body.subject, actor=agent_actor(principal),
                           at=services.clock.now())
-
-    async def work(uow: UnitOfWork, expected: int | None) -> JsonReply:
-        return _pair_reply(await split_ticket(uow, ticket_id, command,
-                                              expected_version=expected), "new_ticket")
-
-    return await _run(request, services, principal, body, if_match, work)
+    return await _run_pair(request, services, principal, body, if_match, split_ticket,
+                           ticket_id, command, "new_ticket")
 
 
 @router.post("/{ticket_id}/links", response_model=TicketOut, responses=COMMAND_ANSWERS,

@@ -21,7 +21,7 @@ from api.http.field_params import DESCRIPTION as FIELD_FILTERS_DOC
 from api.http.field_params import PREFIX as FIELD_PREFIX
 from api.http.field_params import field_filters
 from api.http.headers import IfMatch
-from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, scope_of
+from api.http.pagination import DEFAULT_LIMIT, PageAsked, PageCursor, PageLimit, scope_of
 from api.http.params import (
     ANY_OF,
     AgentOrMe,
@@ -271,7 +271,7 @@ async def list_(
         **({"as_of": moment.at.isoformat()} if moment and moment.at else {}),
     })
     return await ticket_page(services, principal.tenant_id, principal.actor, scope, filters,
-                             limit, cursor, lambda session: _known(session, filters),
+                             PageAsked(limit, cursor), lambda session: _known(session, filters),
                              order=sort, as_of=moment)
 
 

@@ -17,10 +17,10 @@ from fastapi import APIRouter, Request, Response
 from api.http import commands
 from api.http.answer_headers import ETAG, LOCATION, sends
 from api.http.commands import parse_if_match
-from api.http.deps import Authorized, ServicesDep
+from api.http.deps import Authorized, Paging, ServicesDep
 from api.http.headers import IfMatch
 from api.http.owned import change_owned, delete_owned, new_owner
-from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, personal_list_page
+from api.http.pagination import personal_list_page
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply, RecordAnswers
@@ -38,14 +38,10 @@ router = APIRouter(tags=["views"], route_class=StrictRoute)
 
 @router.get("/v1/views", response_model=ViewPage, responses=errors(),
             summary="The shared views and the caller's own")
-async def list_(
-    principal: Authorized, services: ServicesDep,
-    limit: PageLimit = DEFAULT_LIMIT,
-    cursor: PageCursor = None,
-) -> Response:
+async def list_(principal: Authorized, services: ServicesDep, paging: Paging) -> Response:
     return JsonReply(200, await personal_list_page(
         services.cursors, services.store, principal.tenant_id, principal.agent_id, "views",
-        read_model.list_views, view_document, limit, cursor)).response()
+        read_model.list_views, view_document, paging)).response()
 
 
 def _refused(status: int, body: bytes) -> Problem:
@@ -136,15 +132,13 @@ async def delete(view_id: UUID, request: Request, principal: Authorized,
 
 @router.get("/v1/views/{view_id}/tickets", response_model=TicketPage, responses=errors(404),
             summary="The ticket list under the view's filters")
-async def tickets(
-    view_id: UUID, request: Request, principal: Authorized, services: ServicesDep,
-    limit: PageLimit = DEFAULT_LIMIT,
-    cursor: PageCursor = None,
-) -> Response:
+async def tickets(view_id: UUID, request: Request, principal: Authorized,
+                  services: ServicesDep, paging: Paging) -> Response:
     """Keyset, newest first, no totals: the pages of ``GET /v1/tickets`` with the view's
     filters; pass ``next_cursor`` back as ``cursor``."""
     async with commands.reading(services, principal) as s:
         view = await view_handlers.visible_view(s, view_id, principal.agent_id)
-    paging = [("limit", str(limit))] + ([] if cursor is None else [("cursor", cursor)])
-    status, headers, body = await ticket_list(request, [*as_params(view.filters), *paging])
+    asked = [("limit", str(paging.limit))] + (
+        [] if paging.cursor is None else [("cursor", paging.cursor)])
+    status, headers, body = await ticket_list(request, [*as_params(view.filters), *asked])
     return Response(body, status, media_type=headers.get("content-type", "application/json"))

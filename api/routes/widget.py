@@ -30,8 +30,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from api.http import commands
 from api.http.answer_headers import CACHE_CONTROL, LOCATION, sends
-from api.http.deps import ServicesDep
-from api.http.pagination import DEFAULT_LIMIT, PageCursor, PageLimit, Position, tenant_page_document
+from api.http.customer_commands import public_reply, rating
+from api.http.deps import Paging, ServicesDep
+from api.http.pagination import Position
 from api.http.problem_docs import errors
 from api.http.problems import Problem
 from api.http.reply import JsonReply
@@ -51,7 +52,7 @@ from api.schemas.customers import (
     RatingIn,
     customer_message,
 )
-from domain.ids import MessageId, TenantId, TicketId
+from domain.ids import TenantId, TicketId
 from eventstore.store import UnitOfWork
 from handlers import brand, portal, widget
 from handlers.portal import ticket_document
@@ -173,13 +174,8 @@ async def get_ticket(ticket_id: UUID, services: ServicesDep,
 @router.get("/tickets/{ticket_id}/messages", response_model=CustomerMessagePage,
             responses=errors(403, 404),
             summary="A widget session's ticket's public messages, oldest first")
-async def get_messages(
-    ticket_id: UUID,
-    services: ServicesDep,
-    principal: WidgetAuthorized,
-    limit: PageLimit = DEFAULT_LIMIT,
-    cursor: PageCursor = None,
-) -> Response:
+async def get_messages(ticket_id: UUID, services: ServicesDep, principal: WidgetAuthorized,
+                       paging: Paging) -> Response:
     """With the public messages of the tickets merged into it, each naming the ticket it
     was written on; never an internal note."""
     session = principal.key_id
@@ -187,11 +183,9 @@ async def get_messages(
     async def read(uow: UnitOfWork, after: Position | None, n: int) -> list[Any]:
         return await widget.public_messages(uow, session, ticket_id, after, n)
 
-    return JsonReply(200, await tenant_page_document(
-        services.cursors, services.store, principal.tenant_id, "widget-messages", read,
-        customer_message, limit, cursor,
-        actor=principal.actor, filters={"ticket_id": str(ticket_id), "session": str(session)})
-    ).response()
+    return await commands.read_page(services, principal, "widget-messages", read,
+                                    customer_message, paging,
+                                    filters={"ticket_id": str(ticket_id), "session": str(session)})
 
 
 @router.post("/tickets/{ticket_id}/messages", status_code=201, response_model=CustomerReplyOut,
@@ -201,14 +195,8 @@ async def post_reply(ticket_id: UUID, body: CustomerReplyIn, request: Request,
                      services: ServicesDep, principal: WidgetAuthorized) -> Response:
     """A reply on a closed ticket opens a follow-up ticket, which the session holds as
     well and the answer returns."""
-    session, message_id, at = principal.key_id, MessageId(uuid.uuid4()), services.clock.now()
-
-    async def work(uow: UnitOfWork) -> JsonReply:
-        ticket, message = await widget.reply(uow, session, TicketId(ticket_id), message_id,
-                                             body.body, at, body.attachments)
-        return JsonReply(201, {"message": message, "ticket": ticket_document(ticket)})
-
-    return await commands.run(request, services, principal, recorded(body), work)
+    return await public_reply(request, services, principal, principal.key_id, ticket_id, body,
+                              widget.reply)
 
 
 @router.post("/tickets/{ticket_id}/rating", response_model=CustomerTicketOut,
@@ -218,11 +206,5 @@ async def rate_ticket(ticket_id: UUID, body: RatingIn, request: Request,
                       services: ServicesDep, principal: WidgetAuthorized) -> Response:
     """Good or bad, with an optional comment; a later rating replaces this one until the
     ticket closes (then 409 ``ticket_closed``)."""
-    session, at = principal.key_id, services.clock.now()
-
-    async def work(uow: UnitOfWork) -> JsonReply:
-        return JsonReply(200, await widget.rate(uow, session, TicketId(ticket_id),
-                                                body.rating, body.comment, at))
-
-    return await commands.run(request, services, principal, body.model_dump(mode="json"),
-                              work)
+    return await rating(request, services, principal, principal.key_id, ticket_id, body,
+                        widget.rate)
