@@ -13,24 +13,21 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from domain.errors import AlreadyExists, CorruptStream, NotFound
 from domain.events import AgentAdded, AgentUpdated, Event
 from domain.evolution import replay
+from domain.frozen import Frozen
 from domain.ids import AgentId
 from domain.values import Role, UtcDatetime
-
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 AGENT_FIELDS = ("email", "name", "role", "active")
 """What ``UpdateAgent`` may change."""
 
 
-class Agent(BaseModel):
+class Agent(Frozen):
     """An agent as of ``version`` changes (1: as added)."""
-
-    model_config = _FROZEN
 
     id: AgentId
     version: int
@@ -42,9 +39,7 @@ class Agent(BaseModel):
     updated_at: UtcDatetime
 
 
-class AddAgent(BaseModel):
-    model_config = _FROZEN
-
+class AddAgent(Frozen):
     email: str
     name: str
     role: Role
@@ -52,10 +47,8 @@ class AddAgent(BaseModel):
     agent_id: AgentId = Field(default_factory=lambda: AgentId(uuid.uuid4()))
 
 
-class UpdateAgent(BaseModel):
+class UpdateAgent(Frozen):
     """Change the fields given; None leaves that field as it is."""
-
-    model_config = _FROZEN
 
     agent_id: AgentId
     email: str | None = None

@@ -19,15 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from pydantic import BaseModel, ConfigDict
-
 from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
 from domain.events import ApiKeyIssued, ApiKeyRevoked, Event
 from domain.evolution import replay
+from domain.frozen import Frozen
 from domain.ids import AgentId, ApiKeyId
 from domain.values import Role, UtcDatetime
-
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 LINKABLE = frozenset({Role.ADMIN, Role.AGENT})
 """The roles of keys that may act as a person."""
@@ -52,11 +49,9 @@ class ScopesRefused(ValidationFailed):
         self.excess = excess
 
 
-class ApiKey(BaseModel):
+class ApiKey(Frozen):
     """A key as issued; ``revoked_at`` None while it works; ``scopes`` None for a key
     that holds all its role's permissions."""
-
-    model_config = _FROZEN
 
     id: ApiKeyId
     name: str
@@ -67,14 +62,12 @@ class ApiKey(BaseModel):
     revoked_at: UtcDatetime | None = None
 
 
-class IssueApiKey(BaseModel):
+class IssueApiKey(Frozen):
     """Issue a key whose secret the caller minted (``prefix``: its first characters).
 
     ``scopes`` (None: unscoped) must lie within ``role_permissions`` (what the key's role
     holds), and what the key will hold within ``issuer_permissions`` (what the credential
     issuing it holds); None for either skips that check (the operator's CLI, the demo)."""
-
-    model_config = _FROZEN
 
     key_id: ApiKeyId
     name: str
@@ -87,9 +80,7 @@ class IssueApiKey(BaseModel):
     at: UtcDatetime
 
 
-class RevokeApiKey(BaseModel):
-    model_config = _FROZEN
-
+class RevokeApiKey(Frozen):
     at: UtcDatetime
 
 

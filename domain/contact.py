@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from pydantic import BaseModel, ConfigDict
-
 from domain.errors import AlreadyExists, CorruptStream, DomainError, NotFound, ValidationFailed
 from domain.events import ContactCreated, ContactErased, ContactMerged, ContactUpdated, Event
 from domain.evolution import replay
+from domain.frozen import Frozen
 from domain.ids import ContactId, OrganizationId
 from domain.validation import (
     NAME_MAX,
@@ -27,13 +26,10 @@ from domain.values import UtcDatetime
 PHONE_MAX = 50
 EXTERNAL_ID_MAX = 200
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
-class Contact(BaseModel):
+class Contact(Frozen):
     """A contact as of ``version`` events."""
-
-    model_config = _FROZEN
 
     id: ContactId
     version: int
@@ -48,10 +44,8 @@ class Contact(BaseModel):
     updated_at: UtcDatetime
 
 
-class ContactFields(BaseModel):
+class ContactFields(Frozen):
     """What a contact holds that a caller sets."""
-
-    model_config = _FROZEN
 
     email: str
     name: str | None = None
@@ -61,28 +55,22 @@ class ContactFields(BaseModel):
     tags: tuple[str, ...] = ()
 
 
-class CreateContact(BaseModel):
-    model_config = _FROZEN
-
+class CreateContact(Frozen):
     contact_id: ContactId
     fields: ContactFields
     at: UtcDatetime
 
 
-class UpdateContact(BaseModel):
+class UpdateContact(Frozen):
     """Set the contact's fields to ``fields`` (the handler merges a patch onto the
     current values first)."""
-
-    model_config = _FROZEN
 
     fields: ContactFields
     at: UtcDatetime
 
 
-class MergeContact(BaseModel):
+class MergeContact(Frozen):
     """Merge this contact into ``into`` (the survivor)."""
-
-    model_config = _FROZEN
 
     into: ContactId
     at: UtcDatetime

@@ -14,10 +14,11 @@ from __future__ import annotations
 from typing import Any, ClassVar
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import field_validator
 
 from domain.business_hours import Calendar
 from domain.fields import FieldOption, FieldType, RequiredOn
+from domain.frozen import Frozen
 from domain.ids import (
     AgentId,
     ApiKeyId,
@@ -35,10 +36,8 @@ from domain.values import (
 )
 
 
-class Event(BaseModel):
+class Event(Frozen):
     """Base of every event."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     TYPE: ClassVar[str]
     SCHEMA_VERSION: ClassVar[int] = 1
@@ -581,10 +580,8 @@ class CalendarDeleted(Event):
 # --- SLA policy stream (domain/target_policy.py) ----------------------------------------
 
 
-class PolicyTargets(BaseModel):
+class PolicyTargets(Frozen):
     """A policy's target per metric, in business milliseconds (None: not measured)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     first_reply_ms: int | None = None
     next_reply_ms: int | None = None

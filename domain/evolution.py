@@ -3,14 +3,17 @@
 A macro, a saved view, a rule, an SLA policy and an SLA calendar each keep a
 ``version`` and an ``updated_at``, and their change events name only what changed
 (None: left as it was). Each ``evolve_x`` says which event starts and which ends its
-stream; the step itself is the same for all and is written here once. Replaying a
-stream (``replay``) is the same for every aggregate, the ticket's too.
+stream; the step itself is the same for all and is written here once, as is the
+first state a stream's first event makes (``first_version``). Replaying a stream
+(``replay``) is the same for every aggregate, the ticket's too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol, Self, TypeVar
+
+from pydantic import BaseModel
 
 from domain.events import Event
 
@@ -25,6 +28,14 @@ class Versioned(Protocol):
 
 S = TypeVar("S", bound=Versioned)
 T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
+
+
+def first_version(state: type[M], event: Event, **fields: object) -> M:
+    """The state a stream's first event makes: version 1, created and last updated
+    when the event happened, with ``fields`` as the event gives them."""
+    return state.model_validate({"version": 1, "created_at": event.at,
+                                 "updated_at": event.at, **fields})
 
 
 def replay(evolve: Callable[[T | None, Event], T], events: Iterable[Event],

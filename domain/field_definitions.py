@@ -14,8 +14,6 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
 from domain.events import Event, TicketFieldDefined, TicketFieldUpdated
 from domain.evolution import replay
@@ -30,6 +28,7 @@ from domain.fields import (
     FieldType,
     RequiredOn,
 )
+from domain.frozen import Frozen
 from domain.ids import TenantId
 from domain.values import UtcDatetime
 
@@ -45,9 +44,7 @@ def field_stream_id(tenant_id: TenantId, key: str) -> uuid.UUID:
     return uuid.uuid5(tenant_id, f"ticket-field:{key}")
 
 
-class DefineField(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class DefineField(Frozen):
     key: str
     title: str
     type: FieldType
@@ -60,12 +57,10 @@ class DefineField(BaseModel):
     at: UtcDatetime
 
 
-class UpdateField(BaseModel):
+class UpdateField(Frozen):
     """Change the given attributes (``CHANGEABLE``) only. ``options``, when given, is
     the list of options to offer: an option left out stays, inactive, so the values
     tickets hold remain readable."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     changes: dict[str, Any]
     at: UtcDatetime

@@ -32,9 +32,10 @@ from datetime import date
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, StrictBool, StrictInt, StrictStr
+from pydantic import StrictBool, StrictInt, StrictStr
 
 from domain.errors import ValidationFailed
+from domain.frozen import Frozen
 from domain.values import Actor, ActorKind, UtcDatetime
 
 FIELD_KEY_PATTERN = r"^[a-z][a-z0-9_]{0,39}$"
@@ -73,20 +74,16 @@ class RequiredOn(StrEnum):
     SOLVE = "solve"
 
 
-class FieldOption(BaseModel):
+class FieldOption(Frozen):
     """One choice of a dropdown or multiselect: a stable ``value`` and a ``title``."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     value: str
     title: str
     active: bool = True
 
 
-class FieldDefinition(BaseModel):
+class FieldDefinition(Frozen):
     """A field as of ``version`` events of its stream."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     key: str
     version: int

@@ -13,11 +13,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict
-
+from domain.aggregate import Command, NamedState
 from domain.errors import AlreadyExists, CorruptStream, ValidationFailed
 from domain.events import Event, MacroChanged, MacroCreated, MacroDeleted
-from domain.evolution import one_version_on, replay
+from domain.evolution import first_version, one_version_on, replay
 from domain.ids import AgentId
 from domain.rule_parts import ACTIONS_MAX, Action, check_action
 from domain.templates import check_template
@@ -30,15 +29,8 @@ MACRO_ACTIONS = frozenset({"set_state", "set_priority", "set_group", "assign", "
 """What a macro may do to a ticket besides its text (a rule's note and webhook are its
 text and nothing)."""
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
 
-
-class Macro(BaseModel):
-    model_config = _FROZEN
-
-    id: UUID
-    version: int
-    name: str
+class Macro(NamedState):
     owner_id: AgentId | None
     """The agent whose personal macro it is; None: shared by the tenant."""
     text: str | None
@@ -53,28 +45,22 @@ class Macro(BaseModel):
         return not self.actions
 
 
-class CreateMacro(BaseModel):
-    model_config = _FROZEN
-
+class CreateMacro(Command):
     macro_id: UUID
     name: str
     owner_id: AgentId | None = None
     text: str | None = None
     visibility: Visibility = Visibility.PUBLIC
     actions: tuple[Action, ...] = ()
-    at: UtcDatetime
 
 
-class ChangeMacro(BaseModel):
+class ChangeMacro(Command):
     """Change the parts given (None: as it is); ``actions`` replaces the list."""
-
-    model_config = _FROZEN
 
     name: str | None = None
     text: str | None = None
     visibility: Visibility | None = None
     actions: tuple[Action, ...] | None = None
-    at: UtcDatetime
 
 
 def check_macro_name(name: str) -> str:
@@ -136,9 +122,9 @@ def evolve_macro(state: Macro | None, event: Event) -> Macro:
     if state is None:
         if not isinstance(event, MacroCreated):
             raise CorruptStream(f"a macro stream must start with MacroCreated, not {event.TYPE}")
-        return Macro(id=event.macro_id, version=1, name=event.name, owner_id=event.owner_id,
-                     text=event.text, visibility=event.visibility, actions=event.actions,
-                     created_at=event.at, updated_at=event.at)
+        return first_version(Macro, event, id=event.macro_id, name=event.name,
+                             owner_id=event.owner_id, text=event.text,
+                             visibility=event.visibility, actions=event.actions)
     if isinstance(event, MacroDeleted):
         return one_version_on(state, event)
     if not isinstance(event, MacroChanged):

@@ -10,11 +10,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from pydantic import BaseModel, ConfigDict
-
+from domain.aggregate import Command, NamedState
 from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
 from domain.events import Event, OrganizationCreated, OrganizationUpdated
-from domain.evolution import replay
+from domain.evolution import first_version, one_version_on, replay
 from domain.ids import OrganizationId
 from domain.validation import NAME_MAX, check_text
 from domain.values import UtcDatetime
@@ -28,39 +27,27 @@ without a leading ``@``."""
 """An e-mail domain as organizations hold it: lower case, at least one dot."""
 _DOMAIN = re.compile(DOMAIN_PATTERN)
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
 
-
-class Organization(BaseModel):
+class Organization(NamedState):
     """An organization as of ``version`` events."""
 
-    model_config = _FROZEN
-
     id: OrganizationId
-    version: int
-    name: str
     domains: tuple[str, ...] = ()
     created_at: UtcDatetime
     updated_at: UtcDatetime
 
 
-class CreateOrganization(BaseModel):
-    model_config = _FROZEN
-
+class CreateOrganization(Command):
     organization_id: OrganizationId
     name: str
     domains: tuple[str, ...] = ()
-    at: UtcDatetime
 
 
-class UpdateOrganization(BaseModel):
+class UpdateOrganization(Command):
     """Set the name and domains (the handler fills in what a patch leaves out)."""
-
-    model_config = _FROZEN
 
     name: str
     domains: tuple[str, ...]
-    at: UtcDatetime
 
 
 OrganizationCommand = CreateOrganization | UpdateOrganization
@@ -105,12 +92,11 @@ def evolve_organization(state: Organization | None, event: Event) -> Organizatio
         if not isinstance(event, OrganizationCreated):
             raise CorruptStream("an organization stream must start with OrganizationCreated, "
                                 f"not {event.TYPE}")
-        return Organization(id=event.organization_id, version=1, name=event.name,
-                            domains=event.domains, created_at=event.at, updated_at=event.at)
+        return first_version(Organization, event, id=event.organization_id, name=event.name,
+                             domains=event.domains)
     if not isinstance(event, OrganizationUpdated):
         raise CorruptStream(f"{event.TYPE} does not belong to an organization stream")
-    return state.model_copy(update={"version": state.version + 1, "updated_at": event.at,
-                                    "name": event.name, "domains": event.domains})
+    return one_version_on(state, event, ("name", "domains"))
 
 
 def fold_organization(events: Iterable[Event]) -> Organization | None:

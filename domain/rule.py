@@ -14,11 +14,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict
-
+from domain.aggregate import Command, NamedState
 from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
 from domain.events import Event, RuleChanged, RuleCreated
-from domain.evolution import one_version_on, replay
+from domain.evolution import first_version, one_version_on, replay
 from domain.rule_parts import (
     Action,
     Condition,
@@ -37,17 +36,10 @@ CHAIN_DEPTH_MAX = 5
 """How many rules may act in a row, each on the events of the one before; the next
 one does not fire, and ``RuleChainStopped`` says so."""
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
 
-
-class Rule(BaseModel):
+class Rule(NamedState):
     """A rule as of ``version`` events."""
 
-    model_config = _FROZEN
-
-    id: UUID
-    version: int
-    name: str
     position: int
     active: bool
     conditions: tuple[Condition, ...]
@@ -58,9 +50,7 @@ class Rule(BaseModel):
     updated_at: UtcDatetime
 
 
-class CreateRule(BaseModel):
-    model_config = _FROZEN
-
+class CreateRule(Command):
     rule_id: UUID
     name: str
     position: int = 0
@@ -68,13 +58,10 @@ class CreateRule(BaseModel):
     conditions: tuple[Condition, ...] = ()
     actions: tuple[Action, ...]
     time: TimeTrigger | None = None
-    at: UtcDatetime
 
 
-class ChangeRule(BaseModel):
+class ChangeRule(Command):
     """Change some parts of a rule; None leaves that part as it is."""
-
-    model_config = _FROZEN
 
     name: str | None = None
     position: int | None = None
@@ -83,7 +70,6 @@ class ChangeRule(BaseModel):
     actions: tuple[Action, ...] | None = None
     time: TimeTrigger | None = None
     """A time rule's new trigger (refused for a rule on events)."""
-    at: UtcDatetime
 
 
 RuleCommand = CreateRule | ChangeRule
@@ -141,9 +127,10 @@ def evolve_rule(state: Rule | None, event: Event) -> Rule:
     if state is None:
         if not isinstance(event, RuleCreated):
             raise CorruptStream(f"a rule stream must start with RuleCreated, not {event.TYPE}")
-        return Rule(id=event.rule_id, version=1, name=event.name, position=event.position,
-                    active=event.active, conditions=event.conditions, actions=event.actions,
-                    time=event.time, created_at=event.at, updated_at=event.at)
+        return first_version(Rule, event, id=event.rule_id, name=event.name,
+                             position=event.position, active=event.active,
+                             conditions=event.conditions, actions=event.actions,
+                             time=event.time)
     if not isinstance(event, RuleChanged):
         raise CorruptStream(f"{event.TYPE} does not belong to a rule stream")
     return one_version_on(state, event,

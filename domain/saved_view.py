@@ -14,11 +14,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict
-
+from domain.aggregate import Command, NamedState
 from domain.errors import AlreadyExists, CorruptStream, ValidationFailed
 from domain.events import Event, ViewChanged, ViewCreated, ViewDeleted
-from domain.evolution import one_version_on, replay
+from domain.evolution import first_version, one_version_on, replay
 from domain.ids import AgentId
 from domain.validation import check_name
 from domain.values import UtcDatetime
@@ -31,15 +30,8 @@ PAGING = frozenset({"cursor", "limit"})
 
 Filters = dict[str, str | list[str]]
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
 
-
-class SavedView(BaseModel):
-    model_config = _FROZEN
-
-    id: UUID
-    version: int
-    name: str
+class SavedView(NamedState):
     owner_id: AgentId | None
     """The agent whose personal view it is; None: shared by the tenant."""
     filters: Filters
@@ -47,24 +39,18 @@ class SavedView(BaseModel):
     updated_at: UtcDatetime
 
 
-class CreateView(BaseModel):
-    model_config = _FROZEN
-
+class CreateView(Command):
     view_id: UUID
     name: str
     owner_id: AgentId | None = None
     filters: Filters = {}
-    at: UtcDatetime
 
 
-class ChangeView(BaseModel):
+class ChangeView(Command):
     """Change the parts given (None: as it is); ``filters`` replaces them all."""
-
-    model_config = _FROZEN
 
     name: str | None = None
     filters: Filters | None = None
-    at: UtcDatetime
 
 
 def check_view_name(name: str) -> str:
@@ -117,9 +103,8 @@ def evolve_view(state: SavedView | None, event: Event) -> SavedView:
     if state is None:
         if not isinstance(event, ViewCreated):
             raise CorruptStream(f"a view stream must start with ViewCreated, not {event.TYPE}")
-        return SavedView(id=event.view_id, version=1, name=event.name,
-                         owner_id=event.owner_id, filters=event.filters, created_at=event.at,
-                         updated_at=event.at)
+        return first_version(SavedView, event, id=event.view_id, name=event.name,
+                             owner_id=event.owner_id, filters=event.filters)
     if isinstance(event, ViewDeleted):
         return one_version_on(state, event)
     if not isinstance(event, ViewChanged):

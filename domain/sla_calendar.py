@@ -20,12 +20,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import date
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
+from domain.aggregate import Command, NamedState
 from domain.business_hours import Calendar
 from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
 from domain.events import CalendarChanged, CalendarCreated, CalendarDeleted, Event
-from domain.evolution import one_version_on, replay
+from domain.evolution import first_version, one_version_on, replay
 from domain.validation import check_name
 from domain.values import UtcDatetime
 
@@ -34,39 +35,27 @@ HOLIDAYS_MAX = 1000
 CALENDARS_MAX = 100
 _HHMM = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
 _DATE = re.compile(r"^(-?\d+)-(\d{2})-(\d{2})$")
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
-class SlaCalendar(BaseModel):
+class SlaCalendar(NamedState):
     """A calendar as of ``version`` events."""
 
-    model_config = _FROZEN
-
-    id: UUID
-    version: int
-    name: str
     hours: Calendar
     created_at: UtcDatetime
     updated_at: UtcDatetime
 
 
-class CreateCalendar(BaseModel):
-    model_config = _FROZEN
-
+class CreateCalendar(Command):
     calendar_id: UUID
     name: str
     hours: Calendar
-    at: UtcDatetime
 
 
-class ChangeCalendar(BaseModel):
+class ChangeCalendar(Command):
     """Change the name or the hours; None leaves that part as it is."""
-
-    model_config = _FROZEN
 
     name: str | None = None
     hours: Calendar | None = None
-    at: UtcDatetime
 
 
 def _minutes(text: str, where: str, *, end: bool) -> int:
@@ -167,8 +156,8 @@ def evolve_calendar(state: SlaCalendar | None, event: Event) -> SlaCalendar:
     if state is None:
         if not isinstance(event, CalendarCreated):
             raise CorruptStream(f"a calendar stream starts with CalendarCreated, not {event.TYPE}")
-        return SlaCalendar(id=event.calendar_id, version=1, name=event.name, hours=event.hours,
-                           created_at=event.at, updated_at=event.at)
+        return first_version(SlaCalendar, event, id=event.calendar_id, name=event.name,
+                             hours=event.hours)
     if isinstance(event, CalendarDeleted):
         return one_version_on(state, event)
     if not isinstance(event, CalendarChanged):

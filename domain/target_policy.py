@@ -24,8 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict
-
+from domain.aggregate import Command, NamedState
 from domain.business_hours import Calendar, CALENDAR_24x7
 from domain.errors import (
     AlreadyExists,
@@ -41,7 +40,7 @@ from domain.events import (
     SlaPolicyCreated,
     SlaPolicyDeleted,
 )
-from domain.evolution import one_version_on, replay
+from domain.evolution import first_version, one_version_on, replay
 from domain.rule_parts import Condition, Facts, check_condition, failing, field_key
 from domain.sla import ClockBasis, PolicyChoice, PolicyMatcher
 from domain.validation import check_name, check_position
@@ -57,21 +56,14 @@ POLICY_FIELDS = frozenset({"priority", "group_id", "organization_id", "tags", "c
 METRICS = ("first_reply", "next_reply", "periodic_update", "requester_wait", "resolution",
            "agent_work")
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
-
 
 class DefaultPolicyKept(DomainError):
     """A deletion of the tenant's default policy."""
 
 
-class TargetPolicy(BaseModel):
+class TargetPolicy(NamedState):
     """An SLA policy as of ``version`` events."""
 
-    model_config = _FROZEN
-
-    id: UUID
-    version: int
-    name: str
     position: int
     default: bool
     conditions: tuple[Condition, ...]
@@ -81,9 +73,7 @@ class TargetPolicy(BaseModel):
     updated_at: UtcDatetime
 
 
-class CreatePolicy(BaseModel):
-    model_config = _FROZEN
-
+class CreatePolicy(Command):
     policy_id: UUID
     name: str
     position: int = 0
@@ -91,14 +81,11 @@ class CreatePolicy(BaseModel):
     conditions: tuple[Condition, ...] = ()
     targets: PolicyTargets
     calendar_id: UUID | None = None
-    at: UtcDatetime
 
 
-class ChangePolicy(BaseModel):
+class ChangePolicy(Command):
     """Change some parts; None leaves a part as it is (``set_calendar`` says whether
     ``calendar_id`` is given, None then meaning calendar time)."""
-
-    model_config = _FROZEN
 
     name: str | None = None
     position: int | None = None
@@ -106,7 +93,6 @@ class ChangePolicy(BaseModel):
     targets: PolicyTargets | None = None
     set_calendar: bool = False
     calendar_id: UUID | None = None
-    at: UtcDatetime
 
 
 def check_targets(targets: PolicyTargets) -> PolicyTargets:
@@ -196,11 +182,10 @@ def evolve_policy(state: TargetPolicy | None, event: Event) -> TargetPolicy:
     if state is None:
         if not isinstance(event, SlaPolicyCreated):
             raise CorruptStream(f"a policy stream starts with SlaPolicyCreated, not {event.TYPE}")
-        return TargetPolicy(id=event.policy_id, version=1, name=event.name,
-                            position=event.position, default=event.default,
-                            conditions=event.conditions, targets=event.targets,
-                            calendar_id=event.calendar_id, created_at=event.at,
-                            updated_at=event.at)
+        return first_version(TargetPolicy, event, id=event.policy_id, name=event.name,
+                             position=event.position, default=event.default,
+                             conditions=event.conditions, targets=event.targets,
+                             calendar_id=event.calendar_id)
     if isinstance(event, SlaPolicyDeleted):
         return one_version_on(state, event)
     if not isinstance(event, SlaPolicyChanged):

@@ -12,14 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from pydantic import BaseModel, ConfigDict
-
 from domain.errors import CorruptStream, ValidationFailed
 from domain.events import Event, WebhookConfigured
 from domain.evolution import replay
+from domain.frozen import Frozen
 from domain.values import UtcDatetime
-
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
 class SecretRequired(ValidationFailed):
@@ -30,19 +27,15 @@ class SecretRequired(ValidationFailed):
                          field="secret")
 
 
-class Webhook(BaseModel):
+class Webhook(Frozen):
     """The endpoint as configured (its secret is held by the row alone)."""
-
-    model_config = _FROZEN
 
     url: str
     event_types: tuple[str, ...]
     enabled: bool
 
 
-class ConfigureWebhook(BaseModel):
-    model_config = _FROZEN
-
+class ConfigureWebhook(Frozen):
     url: str
     event_types: tuple[str, ...]
     enabled: bool

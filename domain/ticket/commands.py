@@ -10,9 +10,8 @@ from __future__ import annotations
 import uuid
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from domain.attachment import AttachmentRef
+from domain.frozen import Frozen
 from domain.ids import AgentId, GroupId, MessageId, TicketId
 from domain.values import (
     Actor,
@@ -28,14 +27,10 @@ from domain.values import (
     Visibility,
 )
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
 
-
-class OpenTicket(BaseModel):
+class OpenTicket(Frozen):
     """Open a ticket. ``message_id`` names the opening message; when omitted it is
     derived from the ticket id, so retrying the same command yields the same id."""
-
-    model_config = _FROZEN
 
     ticket_id: TicketId
     subject: str
@@ -62,9 +57,7 @@ class OpenTicket(BaseModel):
         return MessageId(uuid.uuid5(self.ticket_id, "opening-message"))
 
 
-class AddMessage(BaseModel):
-    model_config = _FROZEN
-
+class AddMessage(Frozen):
     message_id: MessageId
     body: str
     visibility: Visibility = Visibility.PUBLIC
@@ -74,7 +67,7 @@ class AddMessage(BaseModel):
     """The message's files, as the handler found their uploads."""
 
 
-class Assign(BaseModel):
+class Assign(Frozen):
     """Assign to an agent (``agent_id=None``: unassign), to a group, or both.
 
     ``set_agent`` / ``set_group`` say which of the two the command changes; the other
@@ -82,8 +75,6 @@ class Assign(BaseModel):
     in, as the caller read them (None when it will be in no group): an agent who is not
     one of them cannot be the ticket's assignee.
     """
-
-    model_config = _FROZEN
 
     agent_id: AgentId | None = None
     set_agent: bool = True
@@ -94,18 +85,14 @@ class Assign(BaseModel):
     at: UtcDatetime
 
 
-class ChangePriority(BaseModel):
-    model_config = _FROZEN
-
+class ChangePriority(Frozen):
     priority: Priority
     actor: Actor
     at: UtcDatetime
 
 
-class ChangeState(BaseModel):
+class ChangeState(Frozen):
     """Move the ticket; sweeps use this with a ``system`` actor."""
-
-    model_config = _FROZEN
 
     to: TicketState
     reason: str | None = None
@@ -113,75 +100,61 @@ class ChangeState(BaseModel):
     at: UtcDatetime
 
 
-class ChangeTags(BaseModel):
-    model_config = _FROZEN
-
+class ChangeTags(Frozen):
     add: tuple[str, ...] = ()
     remove: tuple[str, ...] = ()
     actor: Actor
     at: UtcDatetime
 
 
-class ChangeFields(BaseModel):
+class ChangeFields(Frozen):
     """Set ticket field values by key; ``None`` clears one."""
-
-    model_config = _FROZEN
 
     values: dict[str, Any]
     actor: Actor
     at: UtcDatetime
 
 
-class CheckSla(BaseModel):
+class CheckSla(Frozen):
     """The scheduler's timer: record a breach of ``metric`` if it is due by ``at``."""
-
-    model_config = _FROZEN
 
     metric: SlaMetric
     at: UtcDatetime
 
 
-class RetargetSla(BaseModel):
+class RetargetSla(Frozen):
     """Move the ticket's open clocks to the policy the tenant's SLA policies match now,
     if that is ``policy_id`` (``POST /v1/sla-policies/{id}/apply``; None: whichever
     matches, as after the requester's organization changed); otherwise, or if they
     already run on its current version, nothing. ``reason`` is recorded on
     ``SlaRetargeted``."""
 
-    model_config = _FROZEN
-
     policy_id: uuid.UUID | None
     at: UtcDatetime
     reason: Literal["apply", "organization"] = "apply"
 
 
-class WarnSla(BaseModel):
+class WarnSla(Frozen):
     """The warning pass: record ``SlaWarning`` if ``metric``'s clock has used
     ``percent`` of its target by ``at``."""
-
-    model_config = _FROZEN
 
     metric: SlaMetric
     percent: int
     at: UtcDatetime
 
 
-class ChangeRequester(BaseModel):
+class ChangeRequester(Frozen):
     """Give the ticket to another contact (a merge, or linking an old ticket); allowed
     on closed tickets too, since it changes who the ticket is for, not the ticket."""
-
-    model_config = _FROZEN
 
     requester: Requester
     at: UtcDatetime
 
 
-class MergeTicket(BaseModel):
+class MergeTicket(Frozen):
     """Merge the ticket into ``into`` (``domain.ticket.decide.decide_merge`` decides on
     both tickets at once). ``message_ids`` are the ticket's thread as the caller read
     it under the ticket's lock, oldest first."""
-
-    model_config = _FROZEN
 
     into: TicketId
     message_ids: tuple[MessageId, ...] = ()
@@ -189,10 +162,8 @@ class MergeTicket(BaseModel):
     at: UtcDatetime
 
 
-class ThreadMessage(BaseModel):
+class ThreadMessage(Frozen):
     """One message of a ticket's own thread, as a split decides on it."""
-
-    model_config = _FROZEN
 
     message_id: MessageId
     visibility: Visibility
@@ -200,13 +171,11 @@ class ThreadMessage(BaseModel):
     at: UtcDatetime
 
 
-class SplitTicket(BaseModel):
+class SplitTicket(Frozen):
     """Move ``message_ids`` of the ticket to a new ticket, ``ticket_id``
     (``domain.ticket.decide.decide_split``), whose subject is ``subject`` or the
     source's. ``thread`` is the ticket's own messages as the caller read them under the
     ticket's lock, oldest first."""
-
-    model_config = _FROZEN
 
     ticket_id: TicketId
     message_ids: tuple[MessageId, ...]
@@ -216,13 +185,11 @@ class SplitTicket(BaseModel):
     at: UtcDatetime
 
 
-class LinkTicket(BaseModel):
+class LinkTicket(Frozen):
     """Link the ticket to ``ticket_id`` as ``kind`` (``remove``: take the link off);
     ``domain.ticket.decide.decide_link`` decides on both tickets. ``chain`` is, for a
     duplicate link, the original and the tickets it is itself a duplicate of, in turn,
     as the caller read them (a duplicate may not be an original of its own)."""
-
-    model_config = _FROZEN
 
     kind: LinkKind
     ticket_id: TicketId
@@ -232,11 +199,9 @@ class LinkTicket(BaseModel):
     at: UtcDatetime
 
 
-class ChangeFollowers(BaseModel):
+class ChangeFollowers(Frozen):
     """Agents start (``add``) or stop (``remove``) following the ticket. ``agents`` are
     those of ``add`` that the caller found to be active agents of the tenant."""
-
-    model_config = _FROZEN
 
     add: tuple[AgentId, ...] = ()
     remove: tuple[AgentId, ...] = ()
@@ -245,11 +210,9 @@ class ChangeFollowers(BaseModel):
     at: UtcDatetime
 
 
-class ChangeCcs(BaseModel):
+class ChangeCcs(Frozen):
     """Copy customers on the ticket (``add``, each an e-mail and, when known, its
     contact) or take them off (``remove``: e-mails)."""
-
-    model_config = _FROZEN
 
     add: tuple[Requester, ...] = ()
     remove: tuple[str, ...] = ()
@@ -257,22 +220,18 @@ class ChangeCcs(BaseModel):
     at: UtcDatetime
 
 
-class MoveCc(BaseModel):
+class MoveCc(Frozen):
     """A contact merged into another: the ticket copies the survivor (``to``) in place of
     the merged contact's ``email``, unless the survivor is its requester or copied
     already. Allowed on closed and merged tickets, as ``ChangeRequester`` is."""
-
-    model_config = _FROZEN
 
     email: str
     to: Requester
     at: UtcDatetime
 
 
-class RateSatisfaction(BaseModel):
+class RateSatisfaction(Frozen):
     """The requester rates the solved ticket (``via``: link, portal or widget)."""
-
-    model_config = _FROZEN
 
     rating: Rating
     comment: str | None = None
