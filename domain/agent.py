@@ -15,10 +15,10 @@ from collections.abc import Iterable
 
 from pydantic import Field
 
+from domain.aggregate import AggregateState, BaseCommand
 from domain.errors import AlreadyExists, CorruptStream, NotFound
 from domain.events import AgentAdded, AgentUpdated, Event
-from domain.evolution import replay
-from domain.frozen import Frozen
+from domain.evolution import first_version, one_version_on, replay
 from domain.ids import AgentId
 from domain.values import Role, UtcDatetime
 
@@ -26,11 +26,10 @@ AGENT_FIELDS = ("email", "name", "role", "active")
 """What ``UpdateAgent`` may change."""
 
 
-class Agent(Frozen):
+class Agent(AggregateState):
     """An agent as of ``version`` changes (1: as added)."""
 
     id: AgentId
-    version: int
     email: str
     name: str
     role: Role
@@ -39,15 +38,14 @@ class Agent(Frozen):
     updated_at: UtcDatetime
 
 
-class AddAgent(Frozen):
+class AddAgent(BaseCommand):
     email: str
     name: str
     role: Role
-    at: UtcDatetime
     agent_id: AgentId = Field(default_factory=lambda: AgentId(uuid.uuid4()))
 
 
-class UpdateAgent(Frozen):
+class UpdateAgent(BaseCommand):
     """Change the fields given; None leaves that field as it is."""
 
     agent_id: AgentId
@@ -55,7 +53,6 @@ class UpdateAgent(Frozen):
     name: str | None = None
     role: Role | None = None
     active: bool | None = None
-    at: UtcDatetime
 
 
 AgentCommand = AddAgent | UpdateAgent
@@ -83,15 +80,12 @@ def evolve_agent(state: Agent | None, event: Event) -> Agent:
     if state is None:
         if not isinstance(event, AgentAdded):
             raise CorruptStream(f"an agent starts with AgentAdded, not {event.TYPE}")
-        return Agent(id=event.agent_id, version=1, email=event.email, name=event.name,
-                     role=event.role, created_at=event.at, updated_at=event.at)
+        return first_version(Agent, event, id=event.agent_id, email=event.email,
+                             name=event.name, role=event.role)
     match event:
         case AgentUpdated(agent_id=agent_id) if agent_id == state.id:
-            changes = {k: v for k in AGENT_FIELDS if (v := getattr(event, k)) is not None}
-        case _:
-            raise CorruptStream(f"{event.TYPE} does not apply to agent {state.id}")
-    return state.model_copy(update={**changes, "version": state.version + 1,
-                                    "updated_at": event.at})
+            return one_version_on(state, event, AGENT_FIELDS)
+    raise CorruptStream(f"{event.TYPE} does not apply to agent {state.id}")
 
 
 def fold_agent(state: Agent | None, events: Iterable[Event]) -> Agent | None:

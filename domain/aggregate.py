@@ -16,13 +16,13 @@ from domain.frozen import Frozen
 from domain.values import Actor, UtcDatetime
 
 
-class Command(Frozen):
+class BaseCommand(Frozen):
     """Something a caller asks of an aggregate, as of ``at``."""
 
     at: UtcDatetime
 
 
-class ActorCommand(Command):
+class ActorCommand(BaseCommand):
     """A command someone issued: ``actor`` is who asks, and the history names them."""
 
     actor: Actor
@@ -43,4 +43,4 @@ class NamedState(AggregateState):
     name: str
 
 
-__all__ = ["ActorCommand", "AggregateState", "Command", "NamedState"]
+__all__ = ["ActorCommand", "AggregateState", "BaseCommand", "NamedState"]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from domain.aggregate import BaseCommand
 from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
 from domain.events import ApiKeyIssued, ApiKeyRevoked, Event
 from domain.evolution import replay
@@ -62,7 +63,7 @@ class ApiKey(Frozen):
     revoked_at: UtcDatetime | None = None
 
 
-class IssueApiKey(Frozen):
+class IssueApiKey(BaseCommand):
     """Issue a key whose secret the caller minted (``prefix``: its first characters).
 
     ``scopes`` (None: unscoped) must lie within ``role_permissions`` (what the key's role
@@ -77,11 +78,11 @@ class IssueApiKey(Frozen):
     scopes: tuple[str, ...] | None = None
     role_permissions: frozenset[str] | None = None
     issuer_permissions: frozenset[str] | None = None
-    at: UtcDatetime
 
 
-class RevokeApiKey(Frozen):
-    at: UtcDatetime
+class RevokeApiKey(BaseCommand):
+    """Revoke the key: it stops working, and its row keeps when (a second revocation
+    changes nothing)."""
 
 
 ApiKeyCommand = IssueApiKey | RevokeApiKey

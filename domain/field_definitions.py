@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from domain.aggregate import BaseCommand
 from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
 from domain.events import Event, TicketFieldDefined, TicketFieldUpdated
 from domain.evolution import replay
@@ -28,9 +29,7 @@ from domain.fields import (
     FieldType,
     RequiredOn,
 )
-from domain.frozen import Frozen
 from domain.ids import TenantId
-from domain.values import UtcDatetime
 
 _KEY = re.compile(FIELD_KEY_PATTERN)
 _OPTION = re.compile(OPTION_VALUE_PATTERN)
@@ -44,7 +43,7 @@ def field_stream_id(tenant_id: TenantId, key: str) -> uuid.UUID:
     return uuid.uuid5(tenant_id, f"ticket-field:{key}")
 
 
-class DefineField(Frozen):
+class DefineField(BaseCommand):
     key: str
     title: str
     type: FieldType
@@ -54,16 +53,14 @@ class DefineField(Frozen):
     intake: bool = False
     customer_read_only: bool = False
     personal: bool = False
-    at: UtcDatetime
 
 
-class UpdateField(Frozen):
+class UpdateField(BaseCommand):
     """Change the given attributes (``CHANGEABLE``) only. ``options``, when given, is
     the list of options to offer: an option left out stays, inactive, so the values
     tickets hold remain readable."""
 
     changes: dict[str, Any]
-    at: UtcDatetime
 
 
 FieldCommand = DefineField | UpdateField

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from domain.aggregate import Command, NamedState
+from domain.aggregate import BaseCommand, NamedState
 from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
 from domain.events import Event, GroupCreated, GroupMembersChanged, GroupRenamed
 from domain.evolution import first_version, one_version_on, replay
@@ -23,7 +23,6 @@ GROUP_NAME_MAX = 100
 GROUP_MEMBERS_MAX = 500
 
 
-
 class Group(NamedState):
     """A group as of ``version`` events; ``members`` sorted."""
 
@@ -33,13 +32,13 @@ class Group(NamedState):
     updated_at: UtcDatetime
 
 
-class CreateGroup(Command):
+class CreateGroup(BaseCommand):
     group_id: GroupId
     name: str
     members: tuple[AgentId, ...] = ()
 
 
-class ChangeGroup(Command):
+class ChangeGroup(BaseCommand):
     """Rename and/or replace the membership; None leaves that part as it is."""
 
     name: str | None = None

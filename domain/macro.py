@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from uuid import UUID
 
-from domain.aggregate import Command, NamedState
+from domain.aggregate import BaseCommand, NamedState
 from domain.errors import AlreadyExists, CorruptStream, ValidationFailed
 from domain.events import Event, MacroChanged, MacroCreated, MacroDeleted
 from domain.evolution import first_version, one_version_on, replay
@@ -45,7 +45,7 @@ class Macro(NamedState):
         return not self.actions
 
 
-class CreateMacro(Command):
+class CreateMacro(BaseCommand):
     macro_id: UUID
     name: str
     owner_id: AgentId | None = None
@@ -54,7 +54,7 @@ class CreateMacro(Command):
     actions: tuple[Action, ...] = ()
 
 
-class ChangeMacro(Command):
+class ChangeMacro(BaseCommand):
     """Change the parts given (None: as it is); ``actions`` replaces the list."""
 
     name: str | None = None

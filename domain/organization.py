@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from domain.aggregate import Command, NamedState
+from domain.aggregate import BaseCommand, NamedState
 from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
 from domain.events import Event, OrganizationCreated, OrganizationUpdated
 from domain.evolution import first_version, one_version_on, replay
@@ -37,13 +37,13 @@ class Organization(NamedState):
     updated_at: UtcDatetime
 
 
-class CreateOrganization(Command):
+class CreateOrganization(BaseCommand):
     organization_id: OrganizationId
     name: str
     domains: tuple[str, ...] = ()
 
 
-class UpdateOrganization(Command):
+class UpdateOrganization(BaseCommand):
     """Set the name and domains (the handler fills in what a patch leaves out)."""
 
     name: str

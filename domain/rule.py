@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from uuid import UUID
 
-from domain.aggregate import Command, NamedState
+from domain.aggregate import BaseCommand, NamedState
 from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
 from domain.events import Event, RuleChanged, RuleCreated
 from domain.evolution import first_version, one_version_on, replay
@@ -50,7 +50,7 @@ class Rule(NamedState):
     updated_at: UtcDatetime
 
 
-class CreateRule(Command):
+class CreateRule(BaseCommand):
     rule_id: UUID
     name: str
     position: int = 0
@@ -60,7 +60,7 @@ class CreateRule(Command):
     time: TimeTrigger | None = None
 
 
-class ChangeRule(Command):
+class ChangeRule(BaseCommand):
     """Change some parts of a rule; None leaves that part as it is."""
 
     name: str | None = None

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from uuid import UUID
 
-from domain.aggregate import Command, NamedState
+from domain.aggregate import BaseCommand, NamedState
 from domain.errors import AlreadyExists, CorruptStream, ValidationFailed
 from domain.events import Event, ViewChanged, ViewCreated, ViewDeleted
 from domain.evolution import first_version, one_version_on, replay
@@ -39,14 +39,14 @@ class SavedView(NamedState):
     updated_at: UtcDatetime
 
 
-class CreateView(Command):
+class CreateView(BaseCommand):
     view_id: UUID
     name: str
     owner_id: AgentId | None = None
     filters: Filters = {}
 
 
-class ChangeView(Command):
+class ChangeView(BaseCommand):
     """Change the parts given (None: as it is); ``filters`` replaces them all."""
 
     name: str | None = None

@@ -22,7 +22,7 @@ from uuid import UUID
 
 from pydantic import ValidationError
 
-from domain.aggregate import Command, NamedState
+from domain.aggregate import BaseCommand, NamedState
 from domain.business_hours import Calendar
 from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
 from domain.events import CalendarChanged, CalendarCreated, CalendarDeleted, Event
@@ -45,13 +45,13 @@ class SlaCalendar(NamedState):
     updated_at: UtcDatetime
 
 
-class CreateCalendar(Command):
+class CreateCalendar(BaseCommand):
     calendar_id: UUID
     name: str
     hours: Calendar
 
 
-class ChangeCalendar(Command):
+class ChangeCalendar(BaseCommand):
     """Change the name or the hours; None leaves that part as it is."""
 
     name: str | None = None

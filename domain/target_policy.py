@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from uuid import UUID
 
-from domain.aggregate import Command, NamedState
+from domain.aggregate import BaseCommand, NamedState
 from domain.business_hours import Calendar, CALENDAR_24x7
 from domain.errors import (
     AlreadyExists,
@@ -73,7 +73,7 @@ class TargetPolicy(NamedState):
     updated_at: UtcDatetime
 
 
-class CreatePolicy(Command):
+class CreatePolicy(BaseCommand):
     policy_id: UUID
     name: str
     position: int = 0
@@ -83,7 +83,7 @@ class CreatePolicy(Command):
     calendar_id: UUID | None = None
 
 
-class ChangePolicy(Command):
+class ChangePolicy(BaseCommand):
     """Change some parts; None leaves a part as it is (``set_calendar`` says whether
     ``calendar_id`` is given, None then meaning calendar time)."""
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from domain.aggregate import BaseCommand
 from domain.errors import CorruptStream, ValidationFailed
 from domain.events import Event, WebhookConfigured
 from domain.evolution import replay
 from domain.frozen import Frozen
-from domain.values import UtcDatetime
 
 
 class SecretRequired(ValidationFailed):
@@ -35,11 +35,10 @@ class Webhook(Frozen):
     enabled: bool
 
 
-class ConfigureWebhook(Frozen):
+class ConfigureWebhook(BaseCommand):
     url: str
     event_types: tuple[str, ...]
     enabled: bool
-    at: UtcDatetime
     secret: str | None = None
     """None keeps the current secret."""
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 import uuid
 from typing import Any, Literal
 
+from domain.aggregate import ActorCommand, BaseCommand
 from domain.attachment import AttachmentRef
 from domain.frozen import Frozen
 from domain.ids import AgentId, GroupId, MessageId, TicketId
 from domain.values import (
-    Actor,
     ActorKind,
     LinkKind,
     Priority,
@@ -28,7 +28,7 @@ from domain.values import (
 )
 
 
-class OpenTicket(Frozen):
+class OpenTicket(ActorCommand):
     """Open a ticket. ``message_id`` names the opening message; when omitted it is
     derived from the ticket id, so retrying the same command yields the same id."""
 
@@ -39,8 +39,6 @@ class OpenTicket(Frozen):
     priority: Priority = Priority.NORMAL
     source: Source = Source.API
     tags: tuple[str, ...] = ()
-    actor: Actor
-    at: UtcDatetime
     follow_up_of: TicketId | None = None
     message_id: MessageId | None = None
     group_id: GroupId | None = None
@@ -57,17 +55,15 @@ class OpenTicket(Frozen):
         return MessageId(uuid.uuid5(self.ticket_id, "opening-message"))
 
 
-class AddMessage(Frozen):
+class AddMessage(ActorCommand):
     message_id: MessageId
     body: str
     visibility: Visibility = Visibility.PUBLIC
-    actor: Actor
-    at: UtcDatetime
     attachments: tuple[AttachmentRef, ...] = ()
     """The message's files, as the handler found their uploads."""
 
 
-class Assign(Frozen):
+class Assign(ActorCommand):
     """Assign to an agent (``agent_id=None``: unassign), to a group, or both.
 
     ``set_agent`` / ``set_group`` say which of the two the command changes; the other
@@ -81,48 +77,37 @@ class Assign(Frozen):
     group_id: GroupId | None = None
     set_group: bool = False
     group_members: frozenset[AgentId] | None = None
-    actor: Actor
-    at: UtcDatetime
 
 
-class ChangePriority(Frozen):
+class ChangePriority(ActorCommand):
     priority: Priority
-    actor: Actor
-    at: UtcDatetime
 
 
-class ChangeState(Frozen):
+class ChangeState(ActorCommand):
     """Move the ticket; sweeps use this with a ``system`` actor."""
 
     to: TicketState
     reason: str | None = None
-    actor: Actor
-    at: UtcDatetime
 
 
-class ChangeTags(Frozen):
+class ChangeTags(ActorCommand):
     add: tuple[str, ...] = ()
     remove: tuple[str, ...] = ()
-    actor: Actor
-    at: UtcDatetime
 
 
-class ChangeFields(Frozen):
+class ChangeFields(ActorCommand):
     """Set ticket field values by key; ``None`` clears one."""
 
     values: dict[str, Any]
-    actor: Actor
-    at: UtcDatetime
 
 
-class CheckSla(Frozen):
+class CheckSla(BaseCommand):
     """The scheduler's timer: record a breach of ``metric`` if it is due by ``at``."""
 
     metric: SlaMetric
-    at: UtcDatetime
 
 
-class RetargetSla(Frozen):
+class RetargetSla(BaseCommand):
     """Move the ticket's open clocks to the policy the tenant's SLA policies match now,
     if that is ``policy_id`` (``POST /v1/sla-policies/{id}/apply``; None: whichever
     matches, as after the requester's organization changed); otherwise, or if they
@@ -130,36 +115,31 @@ class RetargetSla(Frozen):
     ``SlaRetargeted``."""
 
     policy_id: uuid.UUID | None
-    at: UtcDatetime
     reason: Literal["apply", "organization"] = "apply"
 
 
-class WarnSla(Frozen):
+class WarnSla(BaseCommand):
     """The warning pass: record ``SlaWarning`` if ``metric``'s clock has used
     ``percent`` of its target by ``at``."""
 
     metric: SlaMetric
     percent: int
-    at: UtcDatetime
 
 
-class ChangeRequester(Frozen):
+class ChangeRequester(BaseCommand):
     """Give the ticket to another contact (a merge, or linking an old ticket); allowed
     on closed tickets too, since it changes who the ticket is for, not the ticket."""
 
     requester: Requester
-    at: UtcDatetime
 
 
-class MergeTicket(Frozen):
+class MergeTicket(ActorCommand):
     """Merge the ticket into ``into`` (``domain.ticket.decide.decide_merge`` decides on
     both tickets at once). ``message_ids`` are the ticket's thread as the caller read
     it under the ticket's lock, oldest first."""
 
     into: TicketId
     message_ids: tuple[MessageId, ...] = ()
-    actor: Actor
-    at: UtcDatetime
 
 
 class ThreadMessage(Frozen):
@@ -171,7 +151,7 @@ class ThreadMessage(Frozen):
     at: UtcDatetime
 
 
-class SplitTicket(Frozen):
+class SplitTicket(ActorCommand):
     """Move ``message_ids`` of the ticket to a new ticket, ``ticket_id``
     (``domain.ticket.decide.decide_split``), whose subject is ``subject`` or the
     source's. ``thread`` is the ticket's own messages as the caller read them under the
@@ -181,11 +161,9 @@ class SplitTicket(Frozen):
     message_ids: tuple[MessageId, ...]
     subject: str | None = None
     thread: tuple[ThreadMessage, ...] = ()
-    actor: Actor
-    at: UtcDatetime
 
 
-class LinkTicket(Frozen):
+class LinkTicket(ActorCommand):
     """Link the ticket to ``ticket_id`` as ``kind`` (``remove``: take the link off);
     ``domain.ticket.decide.decide_link`` decides on both tickets. ``chain`` is, for a
     duplicate link, the original and the tickets it is itself a duplicate of, in turn,
@@ -195,49 +173,40 @@ class LinkTicket(Frozen):
     ticket_id: TicketId
     remove: bool = False
     chain: tuple[TicketId, ...] = ()
-    actor: Actor
-    at: UtcDatetime
 
 
-class ChangeFollowers(Frozen):
+class ChangeFollowers(ActorCommand):
     """Agents start (``add``) or stop (``remove``) following the ticket. ``agents`` are
     those of ``add`` that the caller found to be active agents of the tenant."""
 
     add: tuple[AgentId, ...] = ()
     remove: tuple[AgentId, ...] = ()
     agents: frozenset[AgentId] = frozenset()
-    actor: Actor
-    at: UtcDatetime
 
 
-class ChangeCcs(Frozen):
+class ChangeCcs(ActorCommand):
     """Copy customers on the ticket (``add``, each an e-mail and, when known, its
     contact) or take them off (``remove``: e-mails)."""
 
     add: tuple[Requester, ...] = ()
     remove: tuple[str, ...] = ()
-    actor: Actor
-    at: UtcDatetime
 
 
-class MoveCc(Frozen):
+class MoveCc(BaseCommand):
     """A contact merged into another: the ticket copies the survivor (``to``) in place of
     the merged contact's ``email``, unless the survivor is its requester or copied
     already. Allowed on closed and merged tickets, as ``ChangeRequester`` is."""
 
     email: str
     to: Requester
-    at: UtcDatetime
 
 
-class RateSatisfaction(Frozen):
+class RateSatisfaction(ActorCommand):
     """The requester rates the solved ticket (``via``: link, portal or widget)."""
 
     rating: Rating
     comment: str | None = None
     via: str
-    actor: Actor
-    at: UtcDatetime
 
 
 Command = (OpenTicket | AddMessage | Assign | ChangePriority | ChangeState | ChangeTags
