@@ -17,7 +17,7 @@ from pydantic import Field
 
 from domain.aggregate import AggregateState, BaseCommand
 from domain.errors import AlreadyExists, CorruptStream, NotFound
-from domain.events import AgentAdded, AgentUpdated, Event
+from domain.events import AgentAdded, AgentChanges, AgentUpdated, Event
 from domain.evolution import first_version, one_version_on, replay
 from domain.ids import AgentId
 from domain.values import Role, UtcDatetime
@@ -45,14 +45,8 @@ class AddAgent(BaseCommand):
     agent_id: AgentId = Field(default_factory=lambda: AgentId(uuid.uuid4()))
 
 
-class UpdateAgent(BaseCommand):
+class UpdateAgent(AgentChanges, BaseCommand):
     """Change the fields given; None leaves that field as it is."""
-
-    agent_id: AgentId
-    email: str | None = None
-    name: str | None = None
-    role: Role | None = None
-    active: bool | None = None
 
 
 AgentCommand = AddAgent | UpdateAgent

@@ -7,6 +7,12 @@ canonical JSON and floats have no canonical form.
 This module holds the base class and the events of every aggregate but the ticket,
 whose events are in domain/ticket/events.py; domain/event_types.py lists them all by
 type and by kind of stream.
+
+Where an aggregate's command asks for exactly what its event records (a new group, the
+parts of a rule a change names), the payload is declared once here, as ``New...`` or
+``...Changes``, and both the command and the event are made of it: the two cannot
+drift apart, and the event keeps its fields in the order it always stored them (``at``
+first, from ``Event``, then the payload's).
 """
 
 from __future__ import annotations
@@ -51,12 +57,16 @@ class Event(Frozen):
 # --- group stream (a team of agents; the stream id is the group id) -----------------------
 
 
-class GroupCreated(Event):
-    TYPE = "GroupCreated"
+class NewGroup(Frozen):
+    """A new group: what ``CreateGroup`` asks for and ``GroupCreated`` records."""
 
     group_id: GroupId
     name: str
     members: tuple[AgentId, ...] = ()
+
+
+class GroupCreated(NewGroup, Event):
+    TYPE = "GroupCreated"
 
 
 class GroupRenamed(Event):
@@ -124,21 +134,29 @@ class ContactErased(Event):
     by: Actor
 
 
-class OrganizationCreated(Event):
-    TYPE = "OrganizationCreated"
+class NewOrganization(Frozen):
+    """A new organization: what ``CreateOrganization`` asks for and
+    ``OrganizationCreated`` records."""
 
     organization_id: OrganizationId
     name: str
     domains: tuple[str, ...] = ()
 
 
-class OrganizationUpdated(Event):
-    """The organization's name and domains after the change."""
+class OrganizationCreated(NewOrganization, Event):
+    TYPE = "OrganizationCreated"
 
-    TYPE = "OrganizationUpdated"
+
+class OrganizationParts(Frozen):
+    """An organization's name and domains, whole: what ``UpdateOrganization`` sets and
+    ``OrganizationUpdated`` records after the change."""
 
     name: str
     domains: tuple[str, ...]
+
+
+class OrganizationUpdated(OrganizationParts, Event):
+    TYPE = "OrganizationUpdated"
 
 
 # --- tenant stream (audit trail of configuration) ----------------------------------------
@@ -183,16 +201,21 @@ class AgentAdded(Event):
     role: Role
 
 
-class AgentUpdated(Event):
-    """Only the fields that changed are set."""
-
-    TYPE = "AgentUpdated"
+class AgentChanges(Frozen):
+    """An agent's fields a change names (None: as it was): what ``UpdateAgent`` asks
+    for, and what ``AgentUpdated`` records of it (only the fields that changed)."""
 
     agent_id: AgentId
     email: str | None = None
     name: str | None = None
     role: Role | None = None
     active: bool | None = None
+
+
+class AgentUpdated(AgentChanges, Event):
+    """Only the fields that changed are set."""
+
+    TYPE = "AgentUpdated"
 
 
 class AgentInvited(Event):
@@ -415,10 +438,9 @@ class SlackDisconnected(Event):
 # --- ticket field definition streams (one per field) -------------------------------------
 
 
-class TicketFieldDefined(Event):
-    """A ticket field was defined; its ``key`` and ``type`` never change."""
-
-    TYPE = "TicketFieldDefined"
+class NewField(Frozen):
+    """A new ticket field's definition: what ``DefineField`` asks for and
+    ``TicketFieldDefined`` records."""
 
     key: str
     title: str
@@ -429,6 +451,12 @@ class TicketFieldDefined(Event):
     intake: bool = False
     customer_read_only: bool = False
     personal: bool = False
+
+
+class TicketFieldDefined(NewField, Event):
+    """A ticket field was defined; its ``key`` and ``type`` never change."""
+
+    TYPE = "TicketFieldDefined"
 
 
 class TicketFieldUpdated(Event):
@@ -450,8 +478,9 @@ class TicketFieldUpdated(Event):
 # --- rule stream (domain/rule.py) -------------------------------------------------------
 
 
-class RuleCreated(Event):
-    TYPE = "RuleCreated"
+class NewRule(Frozen):
+    """A new rule: what ``CreateRule`` asks for (which gives it defaults) and
+    ``RuleCreated`` records."""
 
     rule_id: UUID
     name: str
@@ -463,10 +492,13 @@ class RuleCreated(Event):
     """A time rule's trigger (None: the rule fires on events)."""
 
 
-class RuleChanged(Event):
-    """The parts of a rule that changed, each as it is now (None: as it was)."""
+class RuleCreated(NewRule, Event):
+    TYPE = "RuleCreated"
 
-    TYPE = "RuleChanged"
+
+class RuleChanges(Frozen):
+    """The parts of a rule a change names, each as it is to be (None: as it was):
+    what ``ChangeRule`` asks for and ``RuleChanged`` records of what differed."""
 
     name: str | None = None
     position: int | None = None
@@ -474,6 +506,13 @@ class RuleChanged(Event):
     conditions: tuple[Condition, ...] | None = None
     actions: tuple[Action, ...] | None = None
     time: TimeTrigger | None = None
+    """A time rule's new trigger (refused for a rule on events)."""
+
+
+class RuleChanged(RuleChanges, Event):
+    """The parts of a rule that changed, each as it is now (None: as it was)."""
+
+    TYPE = "RuleChanged"
 
 
 class RuleChainStopped(Event):
@@ -491,26 +530,38 @@ class RuleChainStopped(Event):
 # --- macro stream (domain/macro.py) -----------------------------------------------------
 
 
-class MacroCreated(Event):
-    TYPE = "MacroCreated"
+class NewMacro(Frozen):
+    """A new macro: what ``CreateMacro`` asks for (which gives it defaults) and
+    ``MacroCreated`` records."""
 
     macro_id: UUID
     name: str
     owner_id: AgentId | None
+    """The agent whose personal macro it is; None: shared by the tenant."""
     text: str | None
     visibility: Visibility
     actions: tuple[Action, ...]
 
 
-class MacroChanged(Event):
-    """The parts of a macro that changed, each as it is now (None: as it was)."""
+class MacroCreated(NewMacro, Event):
+    TYPE = "MacroCreated"
 
-    TYPE = "MacroChanged"
+
+class MacroChanges(Frozen):
+    """The parts of a macro a change names, each as it is to be (None: as it was;
+    ``actions`` replaces the list): what ``ChangeMacro`` asks for and ``MacroChanged``
+    records of what differed."""
 
     name: str | None = None
     text: str | None = None
     visibility: Visibility | None = None
     actions: tuple[Action, ...] | None = None
+
+
+class MacroChanged(MacroChanges, Event):
+    """The parts of a macro that changed, each as it is now (None: as it was)."""
+
+    TYPE = "MacroChanged"
 
 
 class MacroDeleted(Event):
@@ -522,24 +573,38 @@ class MacroDeleted(Event):
 # --- saved view stream (domain/saved_view.py) -------------------------------------------
 
 
-class ViewCreated(Event):
-    """A saved view: its name and the ticket list's filters, as query parameters."""
+Filters = dict[str, str | list[str]]
+"""A saved view's filters: the ticket list's query parameters as given."""
 
-    TYPE = "ViewCreated"
+
+class NewView(Frozen):
+    """A new saved view: what ``CreateView`` asks for (which gives it defaults) and
+    ``ViewCreated`` records."""
 
     view_id: UUID
     name: str
     owner_id: AgentId | None
-    filters: dict[str, str | list[str]]
+    filters: Filters
 
 
-class ViewChanged(Event):
+class ViewCreated(NewView, Event):
+    """A saved view: its name and the ticket list's filters, as query parameters."""
+
+    TYPE = "ViewCreated"
+
+
+class ViewChanges(Frozen):
+    """The parts of a view a change names (None: as it was; ``filters`` replaces them
+    all): what ``ChangeView`` asks for and ``ViewChanged`` records of what differed."""
+
+    name: str | None = None
+    filters: Filters | None = None
+
+
+class ViewChanged(ViewChanges, Event):
     """The parts of a view that changed, each as it is now (None: as it was)."""
 
     TYPE = "ViewChanged"
-
-    name: str | None = None
-    filters: dict[str, str | list[str]] | None = None
 
 
 class ViewDeleted(Event):
@@ -551,23 +616,33 @@ class ViewDeleted(Event):
 # --- calendar stream (domain/sla_calendar.py) -------------------------------------------
 
 
-class CalendarCreated(Event):
-    """Named business hours in a time zone, with holidays, for SLA policies."""
-
-    TYPE = "CalendarCreated"
+class NewCalendar(Frozen):
+    """A new calendar: what ``CreateCalendar`` asks for and ``CalendarCreated``
+    records."""
 
     calendar_id: UUID
     name: str
     hours: Calendar
 
 
-class CalendarChanged(Event):
-    """The parts of a calendar that changed, each as it is now (None: as it was)."""
+class CalendarCreated(NewCalendar, Event):
+    """Named business hours in a time zone, with holidays, for SLA policies."""
 
-    TYPE = "CalendarChanged"
+    TYPE = "CalendarCreated"
+
+
+class CalendarChanges(Frozen):
+    """The parts of a calendar a change names (None: as it was): what
+    ``ChangeCalendar`` asks for and ``CalendarChanged`` records of what differed."""
 
     name: str | None = None
     hours: Calendar | None = None
+
+
+class CalendarChanged(CalendarChanges, Event):
+    """The parts of a calendar that changed, each as it is now (None: as it was)."""
+
+    TYPE = "CalendarChanged"
 
 
 class CalendarDeleted(Event):
@@ -591,8 +666,9 @@ class PolicyTargets(Frozen):
     agent_work_ms: int | None = None
 
 
-class SlaPolicyCreated(Event):
-    TYPE = "SlaPolicyCreated"
+class NewPolicy(Frozen):
+    """A new SLA policy: what ``CreatePolicy`` asks for (which gives it defaults) and
+    ``SlaPolicyCreated`` records."""
 
     policy_id: UUID
     name: str
@@ -604,12 +680,14 @@ class SlaPolicyCreated(Event):
     """None: calendar time (every instant counts)."""
 
 
-class SlaPolicyChanged(Event):
-    """The parts of a policy that changed, each as it is now (None: as it was);
-    ``calendar_id`` changes only with ``set_calendar`` (so a policy can go back to
-    calendar time)."""
+class SlaPolicyCreated(NewPolicy, Event):
+    TYPE = "SlaPolicyCreated"
 
-    TYPE = "SlaPolicyChanged"
+
+class PolicyChanges(Frozen):
+    """The parts of a policy a change names (None: as it was); ``calendar_id`` only
+    with ``set_calendar``, None then meaning calendar time: what ``ChangePolicy`` asks
+    for and ``SlaPolicyChanged`` records of what differed."""
 
     name: str | None = None
     position: int | None = None
@@ -617,6 +695,14 @@ class SlaPolicyChanged(Event):
     targets: PolicyTargets | None = None
     set_calendar: bool = False
     calendar_id: UUID | None = None
+
+
+class SlaPolicyChanged(PolicyChanges, Event):
+    """The parts of a policy that changed, each as it is now (None: as it was);
+    ``calendar_id`` changes only with ``set_calendar`` (so a policy can go back to
+    calendar time)."""
+
+    TYPE = "SlaPolicyChanged"
 
 
 class SlaPolicyDeleted(Event):
@@ -679,6 +765,7 @@ __all__ = [
     "TENANT_EVENTS",
     "VIEW_EVENTS",
     "AgentAdded",
+    "AgentChanges",
     "AgentInvitationAccepted",
     "AgentInvited",
     "AgentPasswordSet",
@@ -689,6 +776,7 @@ __all__ = [
     "ApiKeyIssued",
     "ApiKeyRevoked",
     "CalendarChanged",
+    "CalendarChanges",
     "CalendarCreated",
     "CalendarDeleted",
     "ContactCreated",
@@ -696,19 +784,31 @@ __all__ = [
     "ContactMerged",
     "ContactUpdated",
     "Event",
+    "Filters",
     "GroupCreated",
     "GroupMembersChanged",
     "GroupRenamed",
     "MacroChanged",
+    "MacroChanges",
     "MacroCreated",
     "MacroDeleted",
     "MailboxChanged",
     "MailboxCreated",
     "MailboxDeleted",
+    "NewCalendar",
+    "NewField",
+    "NewGroup",
+    "NewMacro",
+    "NewOrganization",
+    "NewPolicy",
+    "NewRule",
+    "NewView",
     "OidcProviderRemoved",
     "OidcProviderSet",
     "OrganizationCreated",
+    "OrganizationParts",
     "OrganizationUpdated",
+    "PolicyChanges",
     "PolicyTargets",
     "PortalLinkIssued",
     "PortalPasswordSet",
@@ -717,6 +817,7 @@ __all__ = [
     "PortalSignedOut",
     "RuleChainStopped",
     "RuleChanged",
+    "RuleChanges",
     "RuleCreated",
     "SettingsChanged",
     "SlaPolicyChanged",
@@ -728,6 +829,7 @@ __all__ = [
     "TicketFieldDefined",
     "TicketFieldUpdated",
     "ViewChanged",
+    "ViewChanges",
     "ViewCreated",
     "ViewDeleted",
     "WebhookConfigured",

@@ -16,7 +16,7 @@ from typing import Any
 
 from domain.aggregate import BaseCommand
 from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
-from domain.events import Event, TicketFieldDefined, TicketFieldUpdated
+from domain.events import Event, NewField, TicketFieldDefined, TicketFieldUpdated
 from domain.evolution import replay
 from domain.fields import (
     CHOICE_TYPES,
@@ -27,7 +27,6 @@ from domain.fields import (
     FieldDefinition,
     FieldOption,
     FieldType,
-    RequiredOn,
 )
 from domain.ids import TenantId
 
@@ -43,16 +42,8 @@ def field_stream_id(tenant_id: TenantId, key: str) -> uuid.UUID:
     return uuid.uuid5(tenant_id, f"ticket-field:{key}")
 
 
-class DefineField(BaseCommand):
-    key: str
-    title: str
-    type: FieldType
-    options: tuple[FieldOption, ...] = ()
-    required_on: RequiredOn | None = None
-    active: bool = True
-    intake: bool = False
-    customer_read_only: bool = False
-    personal: bool = False
+class DefineField(NewField, BaseCommand):
+    """Define a ticket field: its key and type, fixed from now on, and the rest."""
 
 
 class UpdateField(BaseCommand):

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from domain.aggregate import BaseCommand, NamedState
 from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
-from domain.events import Event, GroupCreated, GroupMembersChanged, GroupRenamed
+from domain.events import Event, GroupCreated, GroupMembersChanged, GroupRenamed, NewGroup
 from domain.evolution import first_version, one_version_on, replay
 from domain.ids import AgentId, GroupId
 from domain.validation import check_text
@@ -32,10 +32,8 @@ class Group(NamedState):
     updated_at: UtcDatetime
 
 
-class CreateGroup(BaseCommand):
-    group_id: GroupId
-    name: str
-    members: tuple[AgentId, ...] = ()
+class CreateGroup(NewGroup, BaseCommand):
+    """Create a group with its name and first members."""
 
 
 class ChangeGroup(BaseCommand):

@@ -15,7 +15,14 @@ from uuid import UUID
 
 from domain.aggregate import BaseCommand, NamedState
 from domain.errors import AlreadyExists, CorruptStream, ValidationFailed
-from domain.events import Event, MacroChanged, MacroCreated, MacroDeleted
+from domain.events import (
+    Event,
+    MacroChanged,
+    MacroChanges,
+    MacroCreated,
+    MacroDeleted,
+    NewMacro,
+)
 from domain.evolution import first_version, one_version_on, replay
 from domain.ids import AgentId
 from domain.rule_parts import ACTIONS_MAX, Action, check_action
@@ -45,22 +52,17 @@ class Macro(NamedState):
         return not self.actions
 
 
-class CreateMacro(BaseCommand):
-    macro_id: UUID
-    name: str
+class CreateMacro(NewMacro, BaseCommand):
+    """Create a macro: shared, with a public text and no actions unless told."""
+
     owner_id: AgentId | None = None
     text: str | None = None
     visibility: Visibility = Visibility.PUBLIC
     actions: tuple[Action, ...] = ()
 
 
-class ChangeMacro(BaseCommand):
+class ChangeMacro(MacroChanges, BaseCommand):
     """Change the parts given (None: as it is); ``actions`` replaces the list."""
-
-    name: str | None = None
-    text: str | None = None
-    visibility: Visibility | None = None
-    actions: tuple[Action, ...] | None = None
 
 
 def check_macro_name(name: str) -> str:

@@ -12,7 +12,13 @@ from collections.abc import Iterable
 
 from domain.aggregate import BaseCommand, NamedState
 from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
-from domain.events import Event, OrganizationCreated, OrganizationUpdated
+from domain.events import (
+    Event,
+    NewOrganization,
+    OrganizationCreated,
+    OrganizationParts,
+    OrganizationUpdated,
+)
 from domain.evolution import first_version, one_version_on, replay
 from domain.ids import OrganizationId
 from domain.validation import NAME_MAX, check_text
@@ -37,17 +43,12 @@ class Organization(NamedState):
     updated_at: UtcDatetime
 
 
-class CreateOrganization(BaseCommand):
-    organization_id: OrganizationId
-    name: str
-    domains: tuple[str, ...] = ()
+class CreateOrganization(NewOrganization, BaseCommand):
+    """Create an organization with its name and e-mail domains."""
 
 
-class UpdateOrganization(BaseCommand):
+class UpdateOrganization(OrganizationParts, BaseCommand):
     """Set the name and domains (the handler fills in what a patch leaves out)."""
-
-    name: str
-    domains: tuple[str, ...]
 
 
 OrganizationCommand = CreateOrganization | UpdateOrganization

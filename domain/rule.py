@@ -12,11 +12,10 @@ the handler checks (``handlers.rules``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from uuid import UUID
 
 from domain.aggregate import BaseCommand, NamedState
 from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
-from domain.events import Event, RuleChanged, RuleCreated
+from domain.events import Event, NewRule, RuleChanged, RuleChanges, RuleCreated
 from domain.evolution import first_version, one_version_on, replay
 from domain.rule_parts import (
     Action,
@@ -50,26 +49,16 @@ class Rule(NamedState):
     updated_at: UtcDatetime
 
 
-class CreateRule(BaseCommand):
-    rule_id: UUID
-    name: str
+class CreateRule(NewRule, BaseCommand):
+    """Create a rule: first in order, active and on every ticket unless told."""
+
     position: int = 0
     active: bool = True
     conditions: tuple[Condition, ...] = ()
-    actions: tuple[Action, ...]
-    time: TimeTrigger | None = None
 
 
-class ChangeRule(BaseCommand):
+class ChangeRule(RuleChanges, BaseCommand):
     """Change some parts of a rule; None leaves that part as it is."""
-
-    name: str | None = None
-    position: int | None = None
-    active: bool | None = None
-    conditions: tuple[Condition, ...] | None = None
-    actions: tuple[Action, ...] | None = None
-    time: TimeTrigger | None = None
-    """A time rule's new trigger (refused for a rule on events)."""
 
 
 RuleCommand = CreateRule | ChangeRule

@@ -12,11 +12,18 @@ takes every filter the list takes. Here are only the rules of the shape.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from uuid import UUID
 
 from domain.aggregate import BaseCommand, NamedState
 from domain.errors import AlreadyExists, CorruptStream, ValidationFailed
-from domain.events import Event, ViewChanged, ViewCreated, ViewDeleted
+from domain.events import (
+    Event,
+    Filters,
+    NewView,
+    ViewChanged,
+    ViewChanges,
+    ViewCreated,
+    ViewDeleted,
+)
 from domain.evolution import first_version, one_version_on, replay
 from domain.ids import AgentId
 from domain.validation import check_name
@@ -28,8 +35,6 @@ VALUE_MAX = 1000
 PAGING = frozenset({"cursor", "limit"})
 """List parameters that are not filters: a view's pages bring their own."""
 
-Filters = dict[str, str | list[str]]
-
 
 class SavedView(NamedState):
     owner_id: AgentId | None
@@ -39,18 +44,15 @@ class SavedView(NamedState):
     updated_at: UtcDatetime
 
 
-class CreateView(BaseCommand):
-    view_id: UUID
-    name: str
+class CreateView(NewView, BaseCommand):
+    """Create a view: shared by the tenant, and of every ticket, unless told."""
+
     owner_id: AgentId | None = None
     filters: Filters = {}
 
 
-class ChangeView(BaseCommand):
+class ChangeView(ViewChanges, BaseCommand):
     """Change the parts given (None: as it is); ``filters`` replaces them all."""
-
-    name: str | None = None
-    filters: Filters | None = None
 
 
 def check_view_name(name: str) -> str:

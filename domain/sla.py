@@ -22,7 +22,6 @@ from typing import Any, NamedTuple
 from uuid import UUID
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
@@ -128,7 +127,7 @@ class SlaPolicy(Frozen):
     and priority), calendar, and the states in which the next-reply and resolution
     clocks pause."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True)
 
     targets: SlaTargets = Field(default_factory=lambda: dict(DEFAULT_TARGETS))
     calendar: Calendar = CALENDAR_24x7
@@ -188,7 +187,7 @@ class SlaPolicy(Frozen):
         return target.first_response_ms
 
 
-class SlaClock(BaseModel):
+class SlaClock(Frozen):
     """The state of one SLA metric on one ticket.
 
     * not started: ``started_at`` is None;

@@ -18,14 +18,20 @@ import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import date
-from uuid import UUID
 
 from pydantic import ValidationError
 
 from domain.aggregate import BaseCommand, NamedState
 from domain.business_hours import Calendar
 from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
-from domain.events import CalendarChanged, CalendarCreated, CalendarDeleted, Event
+from domain.events import (
+    CalendarChanged,
+    CalendarChanges,
+    CalendarCreated,
+    CalendarDeleted,
+    Event,
+    NewCalendar,
+)
 from domain.evolution import first_version, one_version_on, replay
 from domain.validation import check_name
 from domain.values import UtcDatetime
@@ -45,17 +51,12 @@ class SlaCalendar(NamedState):
     updated_at: UtcDatetime
 
 
-class CreateCalendar(BaseCommand):
-    calendar_id: UUID
-    name: str
-    hours: Calendar
+class CreateCalendar(NewCalendar, BaseCommand):
+    """Create a calendar: its name and business hours."""
 
 
-class ChangeCalendar(BaseCommand):
+class ChangeCalendar(CalendarChanges, BaseCommand):
     """Change the name or the hours; None leaves that part as it is."""
-
-    name: str | None = None
-    hours: Calendar | None = None
 
 
 def _minutes(text: str, where: str, *, end: bool) -> int:

@@ -35,6 +35,8 @@ from domain.errors import (
 )
 from domain.events import (
     Event,
+    NewPolicy,
+    PolicyChanges,
     PolicyTargets,
     SlaPolicyChanged,
     SlaPolicyCreated,
@@ -73,26 +75,19 @@ class TargetPolicy(NamedState):
     updated_at: UtcDatetime
 
 
-class CreatePolicy(BaseCommand):
-    policy_id: UUID
-    name: str
+class CreatePolicy(NewPolicy, BaseCommand):
+    """Create a policy: first in order, not the default, on every ticket and in
+    calendar time unless told."""
+
     position: int = 0
     default: bool = False
     conditions: tuple[Condition, ...] = ()
-    targets: PolicyTargets
     calendar_id: UUID | None = None
 
 
-class ChangePolicy(BaseCommand):
+class ChangePolicy(PolicyChanges, BaseCommand):
     """Change some parts; None leaves a part as it is (``set_calendar`` says whether
     ``calendar_id`` is given, None then meaning calendar time)."""
-
-    name: str | None = None
-    position: int | None = None
-    conditions: tuple[Condition, ...] | None = None
-    targets: PolicyTargets | None = None
-    set_calendar: bool = False
-    calendar_id: UUID | None = None
 
 
 def check_targets(targets: PolicyTargets) -> PolicyTargets:
