@@ -18,7 +18,7 @@ from pydantic import Field
 from domain.aggregate import AggregateState, BaseCommand
 from domain.errors import AlreadyExists, CorruptStream, NotFound
 from domain.events import AgentAdded, AgentChanges, AgentUpdated, Event
-from domain.evolution import first_version, one_version_on, replay
+from domain.evolution import first_version, one_version_on, replay, stream_start
 from domain.ids import AgentId
 from domain.values import Role, UtcDatetime
 
@@ -72,10 +72,9 @@ def decide_agent(command: AgentCommand, state: Agent | None) -> list[Event]:
 def evolve_agent(state: Agent | None, event: Event) -> Agent:
     """Apply one event to an agent (None before it was added)."""
     if state is None:
-        if not isinstance(event, AgentAdded):
-            raise CorruptStream(f"an agent starts with AgentAdded, not {event.TYPE}")
-        return first_version(Agent, event, id=event.agent_id, email=event.email,
-                             name=event.name, role=event.role)
+        added = stream_start(event, AgentAdded, "an agent")
+        return first_version(Agent, added, id=added.agent_id, email=added.email,
+                             name=added.name, role=added.role)
     match event:
         case AgentUpdated(agent_id=agent_id) if agent_id == state.id:
             return one_version_on(state, event, AGENT_FIELDS)

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from domain.aggregate import BaseCommand
 from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
 from domain.events import ApiKeyIssued, ApiKeyRevoked, Event
-from domain.evolution import replay
+from domain.evolution import replay, stream_start
 from domain.frozen import Frozen
 from domain.ids import AgentId, ApiKeyId
 from domain.values import Role, UtcDatetime
@@ -141,10 +141,9 @@ def evolve_api_key(state: ApiKey | None, event: Event) -> ApiKey:
     """Apply one event to a key (None before it was issued). ``ApiKeyIssued`` does not
     carry the agent a key acts as: a key evolved from events alone has none."""
     if state is None:
-        if not isinstance(event, ApiKeyIssued):
-            raise CorruptStream(f"an API key starts with ApiKeyIssued, not {event.TYPE}")
-        return ApiKey(id=event.key_id, name=event.name, role=event.role, prefix=event.prefix,
-                      scopes=event.scopes)
+        issued = stream_start(event, ApiKeyIssued, "an API key")
+        return ApiKey(id=issued.key_id, name=issued.name, role=issued.role,
+                      prefix=issued.prefix, scopes=issued.scopes)
     match event:
         case ApiKeyRevoked(key_id=key_id) if key_id == state.id:
             return state.model_copy(update={"revoked_at": event.at})

@@ -8,12 +8,10 @@ models that can tell, and passes what it found in the command.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from domain.aggregate import AggregateState, BaseCommand
 from domain.errors import AlreadyExists, CorruptStream, DomainError, NotFound, ValidationFailed
 from domain.events import ContactCreated, ContactErased, ContactMerged, ContactUpdated, Event
-from domain.evolution import first_version, one_version_on, replay
+from domain.evolution import first_version, fold_with, one_version_on, stream_start
 from domain.frozen import Frozen
 from domain.ids import ContactId, OrganizationId
 from domain.validation import (
@@ -148,11 +146,9 @@ def erased_email(contact_id: ContactId) -> str:
 def evolve_contact(state: Contact | None, event: Event) -> Contact:
     """Apply one event to the contact (None before the stream's first event)."""
     if state is None:
-        if not isinstance(event, ContactCreated):
-            raise CorruptStream(f"a contact stream must start with ContactCreated, not "
-                                f"{event.TYPE}")
-        return first_version(Contact, event, id=event.contact_id,
-                             **event.model_dump(exclude={"at", "contact_id"}))
+        created = stream_start(event, ContactCreated, "a contact stream")
+        return first_version(Contact, created, id=created.contact_id,
+                             **created.model_dump(exclude={"at", "contact_id"}))
     match event:
         case ContactUpdated():
             return one_version_on(state, event, also=event.model_dump(exclude={"at"}))
@@ -165,9 +161,7 @@ def evolve_contact(state: Contact | None, event: Event) -> Contact:
     raise CorruptStream(f"{event.TYPE} does not belong to a contact stream")
 
 
-def fold_contact(events: Iterable[Event]) -> Contact | None:
-    """Replay a contact's stream; None for an empty stream."""
-    return replay(evolve_contact, events)
+fold_contact = fold_with(evolve_contact)
 
 
 __all__ = [

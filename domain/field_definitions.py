@@ -17,7 +17,7 @@ from typing import Any
 from domain.aggregate import BaseCommand
 from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
 from domain.events import Event, NewField, TicketFieldDefined, TicketFieldUpdated
-from domain.evolution import replay
+from domain.evolution import first_version, fold_with, stream_start
 from domain.fields import (
     CHOICE_TYPES,
     FIELD_KEY_PATTERN,
@@ -127,11 +127,8 @@ def _check(type_: FieldType, attrs: Mapping[str, Any]) -> None:
 def evolve_field(state: FieldDefinition | None, event: Event) -> FieldDefinition:
     """Apply one event of a field's stream."""
     if state is None:
-        if not isinstance(event, TicketFieldDefined):
-            raise CorruptStream(f"a field stream must start with TicketFieldDefined, "
-                                f"not {event.TYPE}")
-        return FieldDefinition(version=1, created_at=event.at, updated_at=event.at,
-                               **event.model_dump(exclude={"at"}))
+        defined = stream_start(event, TicketFieldDefined, "a field stream")
+        return first_version(FieldDefinition, defined, **defined.model_dump(exclude={"at"}))
     if not isinstance(event, TicketFieldUpdated) or event.key != state.key:
         raise CorruptStream(f"{event.TYPE} does not continue field {state.key}")
     return state.model_copy(update={
@@ -139,8 +136,7 @@ def evolve_field(state: FieldDefinition | None, event: Event) -> FieldDefinition
         "version": state.version + 1, "updated_at": event.at})
 
 
-def fold_field(events: Iterable[Event]) -> FieldDefinition | None:
-    return replay(evolve_field, events)
+fold_field = fold_with(evolve_field)
 
 
 __all__ = ["CHANGEABLE", "DefineField", "FieldCommand", "UpdateField", "decide_field",

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from domain.aggregate import BaseCommand, NamedState
-from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
+from domain.errors import AlreadyExists, NotFound, ValidationFailed
 from domain.events import Event, GroupCreated, GroupMembersChanged, GroupRenamed, NewGroup
-from domain.evolution import first_version, one_version_on, replay
+from domain.evolution import first_version, fold_with, next_version, stream_start
 from domain.ids import AgentId, GroupId
 from domain.validation import check_text
 from domain.values import UtcDatetime
@@ -87,21 +87,14 @@ def decide_group(command: GroupCommand, state: Group | None) -> list[Event]:
 def evolve_group(state: Group | None, event: Event) -> Group:
     """Apply one event to a group (None before the stream's first event)."""
     if state is None:
-        if not isinstance(event, GroupCreated):
-            raise CorruptStream(f"a group stream must start with GroupCreated, not {event.TYPE}")
-        return first_version(Group, event, id=event.group_id, name=event.name,
-                             members=event.members)
-    match event:
-        case GroupRenamed():
-            return one_version_on(state, event, ("name",))
-        case GroupMembersChanged():
-            return one_version_on(state, event, ("members",))
-    raise CorruptStream(f"{event.TYPE} does not belong to a group stream")
+        created = stream_start(event, GroupCreated, "a group stream")
+        return first_version(Group, created, id=created.group_id, name=created.name,
+                             members=created.members)
+    return next_version(state, event, {GroupRenamed: ("name",), GroupMembersChanged: ("members",)},
+                        "a group stream")
 
 
-def fold_group(events: Iterable[Event]) -> Group | None:
-    """Replay a group's stream from the start; None for an empty stream."""
-    return replay(evolve_group, events)
+fold_group = fold_with(evolve_group)
 
 
 __all__ = [

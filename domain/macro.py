@@ -10,11 +10,11 @@ state, priority, group, assignee, tags, fields); its text takes the placeholders
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from uuid import UUID
 
 from domain.aggregate import BaseCommand, NamedState
-from domain.errors import AlreadyExists, CorruptStream, ValidationFailed
+from domain.errors import AlreadyExists, ValidationFailed
 from domain.events import (
     Event,
     MacroChanged,
@@ -23,7 +23,7 @@ from domain.events import (
     MacroDeleted,
     NewMacro,
 )
-from domain.evolution import first_version, one_version_on, replay
+from domain.evolution import first_version, fold_with, next_version, stream_start
 from domain.ids import AgentId
 from domain.rule_parts import ACTIONS_MAX, Action, check_action
 from domain.templates import check_template
@@ -121,21 +121,17 @@ def decide_delete_macro(state: Macro, at: UtcDatetime) -> list[Event]:
 
 
 def evolve_macro(state: Macro | None, event: Event) -> Macro:
+    """Apply one event to a macro (None before the stream's first event)."""
     if state is None:
-        if not isinstance(event, MacroCreated):
-            raise CorruptStream(f"a macro stream must start with MacroCreated, not {event.TYPE}")
-        return first_version(Macro, event, id=event.macro_id, name=event.name,
-                             owner_id=event.owner_id, text=event.text,
-                             visibility=event.visibility, actions=event.actions)
-    if isinstance(event, MacroDeleted):
-        return one_version_on(state, event)
-    if not isinstance(event, MacroChanged):
-        raise CorruptStream(f"{event.TYPE} does not belong to a macro stream")
-    return one_version_on(state, event, ("name", "text", "visibility", "actions"))
+        created = stream_start(event, MacroCreated, "a macro stream")
+        return first_version(Macro, created, id=created.macro_id, name=created.name,
+                             owner_id=created.owner_id, text=created.text,
+                             visibility=created.visibility, actions=created.actions)
+    return next_version(state, event, {MacroChanged: tuple(MacroChanges.model_fields),
+                                       MacroDeleted: ()}, "a macro stream")
 
 
-def fold_macro(events: Iterable[Event]) -> Macro | None:
-    return replay(evolve_macro, events)
+fold_macro = fold_with(evolve_macro)
 
 
 def visible_to(macro: Macro, agent_id: UUID | None) -> bool:

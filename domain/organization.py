@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable
 
 from domain.aggregate import BaseCommand, NamedState
-from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
+from domain.errors import AlreadyExists, NotFound, ValidationFailed
 from domain.events import (
     Event,
     NewOrganization,
@@ -19,7 +19,7 @@ from domain.events import (
     OrganizationParts,
     OrganizationUpdated,
 )
-from domain.evolution import first_version, one_version_on, replay
+from domain.evolution import first_version, fold_with, next_version, stream_start
 from domain.ids import OrganizationId
 from domain.validation import NAME_MAX, check_text
 from domain.values import UtcDatetime
@@ -90,19 +90,14 @@ def decide_organization(command: OrganizationCommand, state: Organization | None
 def evolve_organization(state: Organization | None, event: Event) -> Organization:
     """Apply one event to the organization (None before the stream's first event)."""
     if state is None:
-        if not isinstance(event, OrganizationCreated):
-            raise CorruptStream("an organization stream must start with OrganizationCreated, "
-                                f"not {event.TYPE}")
-        return first_version(Organization, event, id=event.organization_id, name=event.name,
-                             domains=event.domains)
-    if not isinstance(event, OrganizationUpdated):
-        raise CorruptStream(f"{event.TYPE} does not belong to an organization stream")
-    return one_version_on(state, event, ("name", "domains"))
+        created = stream_start(event, OrganizationCreated, "an organization stream")
+        return first_version(Organization, created, id=created.organization_id,
+                             name=created.name, domains=created.domains)
+    return next_version(state, event, {OrganizationUpdated: ("name", "domains")},
+                        "an organization stream")
 
 
-def fold_organization(events: Iterable[Event]) -> Organization | None:
-    """Replay an organization's stream; None for an empty stream."""
-    return replay(evolve_organization, events)
+fold_organization = fold_with(evolve_organization)
 
 
 __all__ = [

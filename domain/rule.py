@@ -11,12 +11,12 @@ the handler checks (``handlers.rules``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from domain.aggregate import BaseCommand, NamedState
-from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
+from domain.errors import AlreadyExists, NotFound, ValidationFailed
 from domain.events import Event, NewRule, RuleChanged, RuleChanges, RuleCreated
-from domain.evolution import first_version, one_version_on, replay
+from domain.evolution import first_version, fold_with, next_version, stream_start
 from domain.rule_parts import (
     Action,
     Condition,
@@ -114,21 +114,16 @@ def decide_rule(command: RuleCommand, state: Rule | None) -> list[Event]:
 def evolve_rule(state: Rule | None, event: Event) -> Rule:
     """Apply one event to a rule (None before the stream's first event)."""
     if state is None:
-        if not isinstance(event, RuleCreated):
-            raise CorruptStream(f"a rule stream must start with RuleCreated, not {event.TYPE}")
-        return first_version(Rule, event, id=event.rule_id, name=event.name,
-                             position=event.position, active=event.active,
-                             conditions=event.conditions, actions=event.actions,
-                             time=event.time)
-    if not isinstance(event, RuleChanged):
-        raise CorruptStream(f"{event.TYPE} does not belong to a rule stream")
-    return one_version_on(state, event,
-                          ("name", "position", "active", "conditions", "actions", "time"))
+        created = stream_start(event, RuleCreated, "a rule stream")
+        return first_version(Rule, created, id=created.rule_id, name=created.name,
+                             position=created.position, active=created.active,
+                             conditions=created.conditions, actions=created.actions,
+                             time=created.time)
+    return next_version(state, event, {RuleChanged: tuple(RuleChanges.model_fields)},
+                        "a rule stream")
 
 
-def fold_rule(events: Iterable[Event]) -> Rule | None:
-    """Replay a rule's stream from the start; None for an empty stream."""
-    return replay(evolve_rule, events)
+fold_rule = fold_with(evolve_rule)
 
 
 def in_order(rules: Sequence[Rule]) -> list[Rule]:

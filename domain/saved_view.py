@@ -11,10 +11,10 @@ takes every filter the list takes. Here are only the rules of the shape.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 from domain.aggregate import BaseCommand, NamedState
-from domain.errors import AlreadyExists, CorruptStream, ValidationFailed
+from domain.errors import AlreadyExists, ValidationFailed
 from domain.events import (
     Event,
     Filters,
@@ -24,7 +24,7 @@ from domain.events import (
     ViewCreated,
     ViewDeleted,
 )
-from domain.evolution import first_version, one_version_on, replay
+from domain.evolution import first_version, fold_with, next_version, stream_start
 from domain.ids import AgentId
 from domain.validation import check_name
 from domain.values import UtcDatetime
@@ -102,20 +102,16 @@ def decide_delete_view(state: SavedView, at: UtcDatetime) -> list[Event]:
 
 
 def evolve_view(state: SavedView | None, event: Event) -> SavedView:
+    """Apply one event to a view (None before the stream's first event)."""
     if state is None:
-        if not isinstance(event, ViewCreated):
-            raise CorruptStream(f"a view stream must start with ViewCreated, not {event.TYPE}")
-        return first_version(SavedView, event, id=event.view_id, name=event.name,
-                             owner_id=event.owner_id, filters=event.filters)
-    if isinstance(event, ViewDeleted):
-        return one_version_on(state, event)
-    if not isinstance(event, ViewChanged):
-        raise CorruptStream(f"{event.TYPE} does not belong to a view stream")
-    return one_version_on(state, event, ("name", "filters"))
+        created = stream_start(event, ViewCreated, "a view stream")
+        return first_version(SavedView, created, id=created.view_id, name=created.name,
+                             owner_id=created.owner_id, filters=created.filters)
+    return next_version(state, event, {ViewChanged: tuple(ViewChanges.model_fields),
+                                       ViewDeleted: ()}, "a view stream")
 
 
-def fold_view(events: Iterable[Event]) -> SavedView | None:
-    return replay(evolve_view, events)
+fold_view = fold_with(evolve_view)
 
 
 __all__ = ["FILTERS_MAX", "PAGING", "VIEW_NAME_MAX", "ChangeView", "CreateView", "Filters",

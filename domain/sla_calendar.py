@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from domain.aggregate import BaseCommand, NamedState
 from domain.business_hours import Calendar
-from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
+from domain.errors import AlreadyExists, NotFound, ValidationFailed
 from domain.events import (
     CalendarChanged,
     CalendarChanges,
@@ -32,7 +32,7 @@ from domain.events import (
     Event,
     NewCalendar,
 )
-from domain.evolution import first_version, one_version_on, replay
+from domain.evolution import first_version, fold_with, next_version, stream_start
 from domain.validation import check_name
 from domain.values import UtcDatetime
 
@@ -155,20 +155,14 @@ def decide_delete_calendar(state: SlaCalendar, at: UtcDatetime) -> list[Event]:
 def evolve_calendar(state: SlaCalendar | None, event: Event) -> SlaCalendar:
     """Apply one event to a calendar (None before the stream's first event)."""
     if state is None:
-        if not isinstance(event, CalendarCreated):
-            raise CorruptStream(f"a calendar stream starts with CalendarCreated, not {event.TYPE}")
-        return first_version(SlaCalendar, event, id=event.calendar_id, name=event.name,
-                             hours=event.hours)
-    if isinstance(event, CalendarDeleted):
-        return one_version_on(state, event)
-    if not isinstance(event, CalendarChanged):
-        raise CorruptStream(f"{event.TYPE} does not belong to a calendar stream")
-    return one_version_on(state, event, ("name", "hours"))
+        created = stream_start(event, CalendarCreated, "a calendar stream")
+        return first_version(SlaCalendar, created, id=created.calendar_id, name=created.name,
+                             hours=created.hours)
+    return next_version(state, event, {CalendarChanged: tuple(CalendarChanges.model_fields),
+                                       CalendarDeleted: ()}, "a calendar stream")
 
 
-def fold_calendar(events: Iterable[Event]) -> SlaCalendar | None:
-    """Replay a calendar's stream from the start; None for an empty stream."""
-    return replay(evolve_calendar, events)
+fold_calendar = fold_with(evolve_calendar)
 
 
 __all__ = [

@@ -28,7 +28,6 @@ from domain.aggregate import BaseCommand, NamedState
 from domain.business_hours import Calendar, CALENDAR_24x7
 from domain.errors import (
     AlreadyExists,
-    CorruptStream,
     DomainError,
     NotFound,
     ValidationFailed,
@@ -42,7 +41,7 @@ from domain.events import (
     SlaPolicyCreated,
     SlaPolicyDeleted,
 )
-from domain.evolution import first_version, one_version_on, replay
+from domain.evolution import first_version, fold_with, next_version, one_version_on, stream_start
 from domain.rule_parts import Condition, Facts, check_condition, failing, field_key
 from domain.sla import ClockBasis, PolicyChoice, PolicyMatcher
 from domain.validation import check_name, check_position
@@ -175,23 +174,19 @@ def decide_delete_policy(state: TargetPolicy, at: UtcDatetime) -> list[Event]:
 def evolve_policy(state: TargetPolicy | None, event: Event) -> TargetPolicy:
     """Apply one event to a policy (None before the stream's first event)."""
     if state is None:
-        if not isinstance(event, SlaPolicyCreated):
-            raise CorruptStream(f"a policy stream starts with SlaPolicyCreated, not {event.TYPE}")
-        return first_version(TargetPolicy, event, id=event.policy_id, name=event.name,
-                             position=event.position, default=event.default,
-                             conditions=event.conditions, targets=event.targets,
-                             calendar_id=event.calendar_id)
-    if isinstance(event, SlaPolicyDeleted):
-        return one_version_on(state, event)
-    if not isinstance(event, SlaPolicyChanged):
-        raise CorruptStream(f"{event.TYPE} does not belong to a policy stream")
-    return one_version_on(state, event, ("name", "position", "conditions", "targets"),
-                          {"calendar_id": event.calendar_id} if event.set_calendar else None)
+        created = stream_start(event, SlaPolicyCreated, "a policy stream")
+        return first_version(TargetPolicy, created, id=created.policy_id, name=created.name,
+                             position=created.position, default=created.default,
+                             conditions=created.conditions, targets=created.targets,
+                             calendar_id=created.calendar_id)
+    parts = ("name", "position", "conditions", "targets")
+    if isinstance(event, SlaPolicyChanged) and event.set_calendar:
+        return one_version_on(state, event, parts, {"calendar_id": event.calendar_id})
+    return next_version(state, event, {SlaPolicyChanged: parts, SlaPolicyDeleted: ()},
+                        "a policy stream")
 
 
-def fold_policy(events: Iterable[Event]) -> TargetPolicy | None:
-    """Replay a policy's stream from the start; None for an empty stream."""
-    return replay(evolve_policy, events)
+fold_policy = fold_with(evolve_policy)
 
 
 def in_order(policies: Iterable[TargetPolicy]) -> list[TargetPolicy]:
