@@ -73,8 +73,7 @@ def evolve_agent(state: Agent | None, event: Event) -> Agent:
     """Apply one event to an agent (None before it was added)."""
     if state is None:
         added = stream_start(event, AgentAdded, "an agent")
-        return first_version(Agent, added, id=added.agent_id, email=added.email,
-                             name=added.name, role=added.role)
+        return first_version(Agent, added, id=added.agent_id)
     match event:
         case AgentUpdated(agent_id=agent_id) if agent_id == state.id:
             return one_version_on(state, event, AGENT_FIELDS)

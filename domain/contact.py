@@ -147,8 +147,7 @@ def evolve_contact(state: Contact | None, event: Event) -> Contact:
     """Apply one event to the contact (None before the stream's first event)."""
     if state is None:
         created = stream_start(event, ContactCreated, "a contact stream")
-        return first_version(Contact, created, id=created.contact_id,
-                             **created.model_dump(exclude={"at", "contact_id"}))
+        return first_version(Contact, created, id=created.contact_id)
     match event:
         case ContactUpdated():
             return one_version_on(state, event, also=event.model_dump(exclude={"at"}))

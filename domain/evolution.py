@@ -14,10 +14,13 @@ only which events its stream holds and what they give. Replaying a stream
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Protocol, Self, TypeVar
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Generic, Protocol, Self, TypeVar
 
 from pydantic import BaseModel
 
+from domain.aggregate import AggregateState
 from domain.errors import CorruptStream
 from domain.events import Event
 
@@ -34,12 +37,17 @@ S = TypeVar("S", bound=Versioned)
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
 E = TypeVar("E", bound=Event)
+A = TypeVar("A", bound=AggregateState)
 
 
 def first_version(state: type[M], event: Event, **fields: object) -> M:
     """The state a stream's first event makes: version 1, created and last updated
-    when the event happened, with ``fields`` as the event gives them."""
-    return state.model_validate({"version": 1, "created_at": event.at,
+    when the event happened, and each field as the event records it (a field of the
+    same name), or as ``fields`` gives it (the id, which the event names for its kind:
+    ``group_id``)."""
+    recorded = {name: getattr(event, name) for name in state.model_fields
+                if name in type(event).model_fields and name != "at"}
+    return state.model_validate({**recorded, "version": 1, "created_at": event.at,
                                  "updated_at": event.at, **fields})
 
 
@@ -91,3 +99,38 @@ def one_version_on(state: S, event: Event, parts: Iterable[str] = (),
             changes[part] = value
     changes.update(also or {})
     return state.model_copy(update=changes)
+
+
+@dataclass(frozen=True)
+class StreamSteps(Generic[A]):
+    """How the state of one kind of aggregate follows its stream, for the kinds whose
+    events say plainly what they set (a group, an organization, a rule, a macro, a
+    view, a calendar): a ``first`` starts the stream and names the thing in its
+    ``id_field``; each of the ``later`` event types moves the state one version on by
+    the fields it shares with the state, where it gives them (a deletion shares none);
+    any other event is refused."""
+
+    stream: str
+    """The stream as a refusal names it: ``"a macro stream"``."""
+    state: type[A]
+    first: type[Event]
+    id_field: str
+    later: tuple[type[Event], ...]
+
+    def evolve(self, state: A | None, event: Event) -> A:
+        """Apply one event to the state (None before the stream's first event)."""
+        if state is None:
+            first = stream_start(event, self.first, self.stream)
+            return first_version(self.state, first, id=getattr(first, self.id_field))
+        return next_version(state, event, self.steps, self.stream)
+
+    @cached_property
+    def steps(self) -> dict[type[Event], tuple[str, ...]]:
+        """The parts each later event type gives: the fields it shares with the state."""
+        return {kind: tuple(name for name in kind.model_fields
+                            if name in self.state.model_fields and name != "at")
+                for kind in self.later}
+
+    def fold(self, events: Iterable[Event]) -> A | None:
+        """Replay a stream from the start; None for an empty stream."""
+        return replay(self.evolve, events)

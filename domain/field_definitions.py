@@ -128,7 +128,7 @@ def evolve_field(state: FieldDefinition | None, event: Event) -> FieldDefinition
     """Apply one event of a field's stream."""
     if state is None:
         defined = stream_start(event, TicketFieldDefined, "a field stream")
-        return first_version(FieldDefinition, defined, **defined.model_dump(exclude={"at"}))
+        return first_version(FieldDefinition, defined)
     if not isinstance(event, TicketFieldUpdated) or event.key != state.key:
         raise CorruptStream(f"{event.TYPE} does not continue field {state.key}")
     return state.model_copy(update={

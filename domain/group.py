@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from domain.aggregate import BaseCommand, NamedState
 from domain.errors import AlreadyExists, NotFound, ValidationFailed
 from domain.events import Event, GroupCreated, GroupMembersChanged, GroupRenamed, NewGroup
-from domain.evolution import first_version, fold_with, next_version, stream_start
+from domain.evolution import StreamSteps
 from domain.ids import AgentId, GroupId
 from domain.validation import check_text
 from domain.values import UtcDatetime
@@ -83,18 +83,10 @@ def decide_group(command: GroupCommand, state: Group | None) -> list[Event]:
                                               at=command.at))
     return events
 
-
-def evolve_group(state: Group | None, event: Event) -> Group:
-    """Apply one event to a group (None before the stream's first event)."""
-    if state is None:
-        created = stream_start(event, GroupCreated, "a group stream")
-        return first_version(Group, created, id=created.group_id, name=created.name,
-                             members=created.members)
-    return next_version(state, event, {GroupRenamed: ("name",), GroupMembersChanged: ("members",)},
-                        "a group stream")
-
-
-fold_group = fold_with(evolve_group)
+_STEPS = StreamSteps("a group stream", Group, GroupCreated, "group_id",
+                     (GroupRenamed, GroupMembersChanged))
+evolve_group = _STEPS.evolve
+fold_group = _STEPS.fold
 
 
 __all__ = [

@@ -23,7 +23,7 @@ from domain.events import (
     MacroDeleted,
     NewMacro,
 )
-from domain.evolution import first_version, fold_with, next_version, stream_start
+from domain.evolution import StreamSteps
 from domain.ids import AgentId
 from domain.rule_parts import ACTIONS_MAX, Action, check_action
 from domain.templates import check_template
@@ -120,23 +120,14 @@ def decide_delete_macro(state: Macro, at: UtcDatetime) -> list[Event]:
     return [MacroDeleted(at=at)]
 
 
-def evolve_macro(state: Macro | None, event: Event) -> Macro:
-    """Apply one event to a macro (None before the stream's first event)."""
-    if state is None:
-        created = stream_start(event, MacroCreated, "a macro stream")
-        return first_version(Macro, created, id=created.macro_id, name=created.name,
-                             owner_id=created.owner_id, text=created.text,
-                             visibility=created.visibility, actions=created.actions)
-    return next_version(state, event, {MacroChanged: tuple(MacroChanges.model_fields),
-                                       MacroDeleted: ()}, "a macro stream")
-
-
-fold_macro = fold_with(evolve_macro)
-
-
 def visible_to(macro: Macro, agent_id: UUID | None) -> bool:
     """A shared macro is every agent's; a personal one its owner's only."""
     return macro.owner_id is None or macro.owner_id == agent_id
+
+_STEPS = StreamSteps("a macro stream", Macro, MacroCreated, "macro_id",
+                     (MacroChanged, MacroDeleted))
+evolve_macro = _STEPS.evolve
+fold_macro = _STEPS.fold
 
 
 __all__ = ["MACRO_ACTIONS", "MACRO_NAME_MAX", "ChangeMacro", "CreateMacro", "Macro",

@@ -19,7 +19,7 @@ from domain.events import (
     OrganizationParts,
     OrganizationUpdated,
 )
-from domain.evolution import first_version, fold_with, next_version, stream_start
+from domain.evolution import StreamSteps
 from domain.ids import OrganizationId
 from domain.validation import NAME_MAX, check_text
 from domain.values import UtcDatetime
@@ -86,18 +86,10 @@ def decide_organization(command: OrganizationCommand, state: Organization | None
         return []
     return [OrganizationUpdated(name=name, domains=domains, at=command.at)]
 
-
-def evolve_organization(state: Organization | None, event: Event) -> Organization:
-    """Apply one event to the organization (None before the stream's first event)."""
-    if state is None:
-        created = stream_start(event, OrganizationCreated, "an organization stream")
-        return first_version(Organization, created, id=created.organization_id,
-                             name=created.name, domains=created.domains)
-    return next_version(state, event, {OrganizationUpdated: ("name", "domains")},
-                        "an organization stream")
-
-
-fold_organization = fold_with(evolve_organization)
+_STEPS = StreamSteps("an organization stream", Organization, OrganizationCreated, "organization_id",
+                     (OrganizationUpdated,))
+evolve_organization = _STEPS.evolve
+fold_organization = _STEPS.fold
 
 
 __all__ = [

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from domain.aggregate import BaseCommand, NamedState
 from domain.errors import AlreadyExists, NotFound, ValidationFailed
 from domain.events import Event, NewRule, RuleChanged, RuleChanges, RuleCreated
-from domain.evolution import first_version, fold_with, next_version, stream_start
+from domain.evolution import StreamSteps
 from domain.rule_parts import (
     Action,
     Condition,
@@ -111,24 +111,13 @@ def decide_rule(command: RuleCommand, state: Rule | None) -> list[Event]:
     return [RuleChanged.model_validate({"at": command.at, **changes})] if changes else []
 
 
-def evolve_rule(state: Rule | None, event: Event) -> Rule:
-    """Apply one event to a rule (None before the stream's first event)."""
-    if state is None:
-        created = stream_start(event, RuleCreated, "a rule stream")
-        return first_version(Rule, created, id=created.rule_id, name=created.name,
-                             position=created.position, active=created.active,
-                             conditions=created.conditions, actions=created.actions,
-                             time=created.time)
-    return next_version(state, event, {RuleChanged: tuple(RuleChanges.model_fields)},
-                        "a rule stream")
-
-
-fold_rule = fold_with(evolve_rule)
-
-
 def in_order(rules: Sequence[Rule]) -> list[Rule]:
     """The order rules run in: by position, then oldest first."""
     return sorted(rules, key=lambda r: (r.position, r.created_at, r.id))
+
+_STEPS = StreamSteps("a rule stream", Rule, RuleCreated, "rule_id", (RuleChanged,))
+evolve_rule = _STEPS.evolve
+fold_rule = _STEPS.fold
 
 
 __all__ = [

@@ -24,7 +24,7 @@ from domain.events import (
     ViewCreated,
     ViewDeleted,
 )
-from domain.evolution import first_version, fold_with, next_version, stream_start
+from domain.evolution import StreamSteps
 from domain.ids import AgentId
 from domain.validation import check_name
 from domain.values import UtcDatetime
@@ -100,18 +100,9 @@ def decide_change_view(command: ChangeView, state: SavedView) -> list[Event]:
 def decide_delete_view(state: SavedView, at: UtcDatetime) -> list[Event]:
     return [ViewDeleted(at=at)]
 
-
-def evolve_view(state: SavedView | None, event: Event) -> SavedView:
-    """Apply one event to a view (None before the stream's first event)."""
-    if state is None:
-        created = stream_start(event, ViewCreated, "a view stream")
-        return first_version(SavedView, created, id=created.view_id, name=created.name,
-                             owner_id=created.owner_id, filters=created.filters)
-    return next_version(state, event, {ViewChanged: tuple(ViewChanges.model_fields),
-                                       ViewDeleted: ()}, "a view stream")
-
-
-fold_view = fold_with(evolve_view)
+_STEPS = StreamSteps("a view stream", SavedView, ViewCreated, "view_id", (ViewChanged, ViewDeleted))
+evolve_view = _STEPS.evolve
+fold_view = _STEPS.fold
 
 
 __all__ = ["FILTERS_MAX", "PAGING", "VIEW_NAME_MAX", "ChangeView", "CreateView", "Filters",

@@ -32,7 +32,7 @@ from domain.events import (
     Event,
     NewCalendar,
 )
-from domain.evolution import first_version, fold_with, next_version, stream_start
+from domain.evolution import StreamSteps
 from domain.validation import check_name
 from domain.values import UtcDatetime
 
@@ -151,18 +151,10 @@ def decide_delete_calendar(state: SlaCalendar, at: UtcDatetime) -> list[Event]:
     version stay, for the clocks that ran on them."""
     return [CalendarDeleted(at=at)]
 
-
-def evolve_calendar(state: SlaCalendar | None, event: Event) -> SlaCalendar:
-    """Apply one event to a calendar (None before the stream's first event)."""
-    if state is None:
-        created = stream_start(event, CalendarCreated, "a calendar stream")
-        return first_version(SlaCalendar, created, id=created.calendar_id, name=created.name,
-                             hours=created.hours)
-    return next_version(state, event, {CalendarChanged: tuple(CalendarChanges.model_fields),
-                                       CalendarDeleted: ()}, "a calendar stream")
-
-
-fold_calendar = fold_with(evolve_calendar)
+_STEPS = StreamSteps("a calendar stream", SlaCalendar, CalendarCreated, "calendar_id",
+                     (CalendarChanged, CalendarDeleted))
+evolve_calendar = _STEPS.evolve
+fold_calendar = _STEPS.fold
 
 
 __all__ = [

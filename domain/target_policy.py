@@ -175,10 +175,7 @@ def evolve_policy(state: TargetPolicy | None, event: Event) -> TargetPolicy:
     """Apply one event to a policy (None before the stream's first event)."""
     if state is None:
         created = stream_start(event, SlaPolicyCreated, "a policy stream")
-        return first_version(TargetPolicy, created, id=created.policy_id, name=created.name,
-                             position=created.position, default=created.default,
-                             conditions=created.conditions, targets=created.targets,
-                             calendar_id=created.calendar_id)
+        return first_version(TargetPolicy, created, id=created.policy_id)
     parts = ("name", "position", "conditions", "targets")
     if isinstance(event, SlaPolicyChanged) and event.set_calendar:
         return one_version_on(state, event, parts, {"calendar_id": event.calendar_id})
