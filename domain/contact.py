@@ -10,10 +10,16 @@ from __future__ import annotations
 
 from domain.aggregate import AggregateState, BaseCommand
 from domain.errors import AlreadyExists, CorruptStream, DomainError, NotFound, ValidationFailed
-from domain.events import ContactCreated, ContactErased, ContactMerged, ContactUpdated, Event
+from domain.events import (
+    ContactCreated,
+    ContactErased,
+    ContactFields,
+    ContactMerged,
+    ContactUpdated,
+    Event,
+)
 from domain.evolution import first_version, fold_with, one_version_on, stream_start
-from domain.frozen import Frozen
-from domain.ids import ContactId, OrganizationId
+from domain.ids import ContactId
 from domain.validation import (
     NAME_MAX,
     check_email,
@@ -24,17 +30,6 @@ from domain.values import UtcDatetime
 
 PHONE_MAX = 50
 EXTERNAL_ID_MAX = 200
-
-
-class ContactFields(Frozen):
-    """What a contact holds that a caller sets."""
-
-    email: str
-    name: str | None = None
-    phone: str | None = None
-    external_id: str | None = None
-    organization_id: OrganizationId | None = None
-    tags: tuple[str, ...] = ()
 
 
 class Contact(ContactFields, AggregateState):

@@ -88,16 +88,27 @@ class GroupMembersChanged(Event):
 # --- contact and organization streams ----------------------------------------------------
 
 
-class ContactCreated(Event):
-    TYPE = "ContactCreated"
+class ContactEvent(Event):
+    """An event about one contact, which it names first: a contact stream's first
+    event, and the tenant stream's events of the contact's portal sign-in."""
 
     contact_id: ContactId
+
+
+class ContactFields(Frozen):
+    """What a contact holds that a caller sets: what ``CreateContact`` and
+    ``UpdateContact`` give, ``ContactCreated`` records, and the contact's state holds."""
+
     email: str
     name: str | None = None
     phone: str | None = None
     external_id: str | None = None
     organization_id: OrganizationId | None = None
     tags: tuple[str, ...] = ()
+
+
+class ContactCreated(ContactFields, ContactEvent):
+    TYPE = "ContactCreated"
 
 
 class ContactUpdated(Event):
@@ -192,10 +203,21 @@ class ApiKeyRevoked(Event):
     key_id: ApiKeyId
 
 
-class AgentAdded(Event):
-    TYPE = "AgentAdded"
+class AgentEvent(Event):
+    """An event of the tenant stream about one agent, which it names first."""
 
     agent_id: AgentId
+
+
+class AgentSessionEvent(AgentEvent):
+    """An event of one of an agent's sign-in sessions."""
+
+    session_id: UUID
+
+
+class AgentAdded(AgentEvent):
+    TYPE = "AgentAdded"
+
     email: str
     name: str
     role: Role
@@ -212,7 +234,7 @@ class AgentChanges(Frozen):
     active: bool | None = None
 
 
-class AgentUpdated(AgentChanges, Event):
+class AgentUpdated(AgentChanges, AgentEvent):
     """Only the fields that changed are set."""
 
     TYPE = "AgentUpdated"
@@ -239,36 +261,26 @@ class AgentInvitationAccepted(Event):
     agent_id: AgentId
 
 
-class AgentPasswordSet(Event):
+class AgentPasswordSet(AgentEvent):
     """The agent's password was set (the hash is never recorded)."""
 
     TYPE = "AgentPasswordSet"
 
-    agent_id: AgentId
 
-
-class AgentSignedIn(Event):
+class AgentSignedIn(AgentSessionEvent):
     TYPE = "AgentSignedIn"
 
-    agent_id: AgentId
-    session_id: UUID
 
-
-class AgentSignedOut(Event):
+class AgentSignedOut(AgentSessionEvent):
     TYPE = "AgentSignedOut"
 
-    agent_id: AgentId
-    session_id: UUID
 
-
-class AgentSessionRevoked(Event):
+class AgentSessionRevoked(AgentSessionEvent):
     """A session ended without its owner signing out: ``replay`` when a refresh token
     that had already been exchanged was presented again."""
 
     TYPE = "AgentSessionRevoked"
 
-    agent_id: AgentId
-    session_id: UUID
     reason: str
 
 
@@ -290,50 +302,46 @@ class OidcProviderRemoved(Event):
     issuer: str
 
 
-class PortalLinkIssued(Event):
+class PortalLinkIssued(ContactEvent):
     """Staff produced a portal password link for a contact (the token is never
     recorded; the actor is who asked)."""
 
     TYPE = "PortalLinkIssued"
 
-    contact_id: ContactId
     link_id: UUID
     expires_at: UtcDatetime
 
 
-class PortalPasswordSet(Event):
+class PortalPasswordSet(ContactEvent):
     """The contact spent a password link and has a portal password (the hash is never
     recorded)."""
 
     TYPE = "PortalPasswordSet"
 
-    contact_id: ContactId
     link_id: UUID
 
 
-class PortalSignedIn(Event):
+class PortalSessionEvent(ContactEvent):
+    """An event of one of a contact's portal sessions."""
+
+    session_id: UUID
+
+
+class PortalSignedIn(PortalSessionEvent):
     TYPE = "PortalSignedIn"
 
-    contact_id: ContactId
-    session_id: UUID
 
-
-class PortalSignedOut(Event):
+class PortalSignedOut(PortalSessionEvent):
     TYPE = "PortalSignedOut"
 
-    contact_id: ContactId
-    session_id: UUID
 
-
-class PortalSessionRevoked(Event):
+class PortalSessionRevoked(PortalSessionEvent):
     """A portal session ended without its contact signing out: ``replay`` (a refresh
     token already exchanged was presented again) or ``merged`` (the contact was merged
     into another)."""
 
     TYPE = "PortalSessionRevoked"
 
-    contact_id: ContactId
-    session_id: UUID
     reason: str
 
 
@@ -766,9 +774,11 @@ __all__ = [
     "VIEW_EVENTS",
     "AgentAdded",
     "AgentChanges",
+    "AgentEvent",
     "AgentInvitationAccepted",
     "AgentInvited",
     "AgentPasswordSet",
+    "AgentSessionEvent",
     "AgentSessionRevoked",
     "AgentSignedIn",
     "AgentSignedOut",
@@ -781,6 +791,8 @@ __all__ = [
     "CalendarDeleted",
     "ContactCreated",
     "ContactErased",
+    "ContactEvent",
+    "ContactFields",
     "ContactMerged",
     "ContactUpdated",
     "Event",
@@ -812,6 +824,7 @@ __all__ = [
     "PolicyTargets",
     "PortalLinkIssued",
     "PortalPasswordSet",
+    "PortalSessionEvent",
     "PortalSessionRevoked",
     "PortalSignedIn",
     "PortalSignedOut",
