@@ -1,19 +1,28 @@
 """What every aggregate's commands and states are made of.
 
 A command asks for something at a business time, ``at``, which the caller reads from
-the injected clock (the domain never reads one). A state is what the events of one
-stream add up to: the thing's ``id`` and how many events it has seen (``version``,
-what a concurrent writer is refused on). A state's own fields follow, and its
-``created_at`` and ``updated_at`` close them: its documents have always ended with
-the two, and a base's fields would come first.
+the injected clock (the domain never reads one). A change command names the parts to
+change, and its event records those that differ from the state (``ChangedParts``).
+A state is what the events of one stream add up to: the thing's ``id`` and how many
+events it has seen (``version``, what a concurrent writer is refused on). A state's own
+fields follow, and its ``created_at`` and ``updated_at`` close them: its documents have
+always ended with the two, and a base's fields would come first.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import datetime
+from typing import TypeVar
 from uuid import UUID
 
+from pydantic import BaseModel
+
+from domain.events import Event
 from domain.frozen import Frozen
 from domain.values import Actor, UtcDatetime
+
+V = TypeVar("V")
 
 
 class BaseCommand(Frozen):
@@ -43,4 +52,27 @@ class NamedState(AggregateState):
     name: str
 
 
-__all__ = ["ActorCommand", "AggregateState", "BaseCommand", "NamedState"]
+class ChangedParts:
+    """What a change command asks for that differs from ``state``: each part it gives
+    is checked, and kept when it is not what the state holds already; a change to
+    nothing records no event, as every aggregate's changes are decided."""
+
+    def __init__(self, state: BaseModel) -> None:
+        self._state = state
+        self.parts: dict[str, object] = {}
+
+    def given(self, part: str, value: V | None, check: Callable[[V], V] | None = None) -> None:
+        """Keep ``value`` (None: not given), checked, as ``part`` if it differs."""
+        if value is None:
+            return
+        if check is not None:
+            value = check(value)
+        if value != getattr(self._state, part):
+            self.parts[part] = value
+
+    def events(self, kind: type[Event], at: datetime) -> list[Event]:
+        """The ``kind`` event of the parts kept, as of ``at``; none if none differ."""
+        return [kind.model_validate({"at": at, **self.parts})] if self.parts else []
+
+
+__all__ = ["ActorCommand", "AggregateState", "BaseCommand", "ChangedParts", "NamedState"]

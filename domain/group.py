@@ -83,6 +83,7 @@ def decide_group(command: GroupCommand, state: Group | None) -> list[Event]:
                                               at=command.at))
     return events
 
+
 _STEPS = StreamSteps("a group stream", Group, GroupCreated, "group_id",
                      (GroupRenamed, GroupMembersChanged))
 evolve_group = _STEPS.evolve

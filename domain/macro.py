@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from uuid import UUID
 
-from domain.aggregate import BaseCommand, NamedState
+from domain.aggregate import BaseCommand, ChangedParts, NamedState
 from domain.errors import AlreadyExists, ValidationFailed
 from domain.events import (
     Event,
@@ -81,12 +81,17 @@ def check_macro_actions(actions: Sequence[Action]) -> tuple[Action, ...]:
     return tuple(out)
 
 
+def _checked_text(text: str) -> str:
+    check_template(text, "text")
+    return text
+
+
 def decide_macro(command: CreateMacro, state: Macro | None) -> list[Event]:
     """The events that create a macro: text or actions, or both."""
     if state is not None:
         raise AlreadyExists("the macro already exists")
     if command.text is not None:
-        check_template(command.text, "text")
+        _checked_text(command.text)
     actions = check_macro_actions(command.actions)
     if command.text is None and not actions:
         raise ValidationFailed("a macro has a text, actions or both", field="text")
@@ -98,22 +103,14 @@ def decide_macro(command: CreateMacro, state: Macro | None) -> list[Event]:
 def decide_change_macro(command: ChangeMacro, state: Macro) -> list[Event]:
     """The ``MacroChanged`` of the parts that differ (none: no event); a macro keeps a
     text, actions or both."""
-    changes: dict[str, object] = {}
-    if command.name is not None and check_macro_name(command.name) != state.name:
-        changes["name"] = check_macro_name(command.name)
-    if command.text is not None:
-        check_template(command.text, "text")
-        if command.text != state.text:
-            changes["text"] = command.text
-    if command.visibility is not None and command.visibility is not state.visibility:
-        changes["visibility"] = command.visibility
-    if command.actions is not None:
-        actions = check_macro_actions(command.actions)
-        if actions != state.actions:
-            changes["actions"] = actions
+    changes = ChangedParts(state)
+    changes.given("name", command.name, check_macro_name)
+    changes.given("text", command.text, _checked_text)
+    changes.given("visibility", command.visibility)
+    changes.given("actions", command.actions, check_macro_actions)
     if state.text is None and command.actions is not None and not command.actions:
         raise ValidationFailed("a macro has a text, actions or both", field="actions")
-    return [MacroChanged.model_validate({"at": command.at, **changes})] if changes else []
+    return changes.events(MacroChanged, command.at)
 
 
 def decide_delete_macro(state: Macro, at: UtcDatetime) -> list[Event]:
@@ -123,6 +120,7 @@ def decide_delete_macro(state: Macro, at: UtcDatetime) -> list[Event]:
 def visible_to(macro: Macro, agent_id: UUID | None) -> bool:
     """A shared macro is every agent's; a personal one its owner's only."""
     return macro.owner_id is None or macro.owner_id == agent_id
+
 
 _STEPS = StreamSteps("a macro stream", Macro, MacroCreated, "macro_id",
                      (MacroChanged, MacroDeleted))

@@ -86,6 +86,7 @@ def decide_organization(command: OrganizationCommand, state: Organization | None
         return []
     return [OrganizationUpdated(name=name, domains=domains, at=command.at)]
 
+
 _STEPS = StreamSteps("an organization stream", Organization, OrganizationCreated, "organization_id",
                      (OrganizationUpdated,))
 evolve_organization = _STEPS.evolve

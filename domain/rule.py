@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from domain.aggregate import BaseCommand, NamedState
+from domain.aggregate import BaseCommand, ChangedParts, NamedState
 from domain.errors import AlreadyExists, NotFound, ValidationFailed
 from domain.events import Event, NewRule, RuleChanged, RuleChanges, RuleCreated
 from domain.evolution import StreamSteps
@@ -84,36 +84,26 @@ def decide_rule(command: RuleCommand, state: Rule | None) -> list[Event]:
                             at=command.at)]
     if state is None:
         raise NotFound("the rule does not exist")
-    changes: dict[str, object] = {}
-    if command.name is not None and check_rule_name(command.name) != state.name:
-        changes["name"] = check_rule_name(command.name)
-    if command.position is not None and check_position(command.position) != state.position:
-        changes["position"] = command.position
-    if command.active is not None and command.active != state.active:
-        changes["active"] = command.active
-    if command.conditions is not None:
-        conditions = check_conditions(command.conditions)
-        if conditions != state.conditions:
-            changes["conditions"] = conditions
-    if command.actions is not None:
-        actions = check_actions(command.actions)
-        if actions != state.actions:
-            changes["actions"] = actions
-    if command.time is not None:
-        if state.time is None:
-            raise ValidationFailed("a rule on events stays one", field="time")
-        if command.time != state.time:
-            changes["time"] = command.time
+    changes = ChangedParts(state)
+    changes.given("name", command.name, check_rule_name)
+    changes.given("position", command.position, check_position)
+    changes.given("active", command.active)
+    changes.given("conditions", command.conditions, check_conditions)
+    changes.given("actions", command.actions, check_actions)
+    if command.time is not None and state.time is None:
+        raise ValidationFailed("a rule on events stays one", field="time")
+    changes.given("time", command.time)
     time = command.time or state.time
     if time is not None:
         check_time_rule(time, command.conditions or state.conditions,
                         command.actions or state.actions)
-    return [RuleChanged.model_validate({"at": command.at, **changes})] if changes else []
+    return changes.events(RuleChanged, command.at)
 
 
 def in_order(rules: Sequence[Rule]) -> list[Rule]:
     """The order rules run in: by position, then oldest first."""
     return sorted(rules, key=lambda r: (r.position, r.created_at, r.id))
+
 
 _STEPS = StreamSteps("a rule stream", Rule, RuleCreated, "rule_id", (RuleChanged,))
 evolve_rule = _STEPS.evolve

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from domain.aggregate import BaseCommand, NamedState
+from domain.aggregate import BaseCommand, ChangedParts, NamedState
 from domain.errors import AlreadyExists, ValidationFailed
 from domain.events import (
     Event,
@@ -87,18 +87,15 @@ def decide_view(command: CreateView, state: SavedView | None) -> list[Event]:
 
 def decide_change_view(command: ChangeView, state: SavedView) -> list[Event]:
     """The ``ViewChanged`` of the parts that differ (none: no event)."""
-    changes: dict[str, object] = {}
-    if command.name is not None and check_view_name(command.name) != state.name:
-        changes["name"] = check_view_name(command.name)
-    if command.filters is not None:
-        filters = check_filters(command.filters)
-        if filters != state.filters:
-            changes["filters"] = filters
-    return [ViewChanged.model_validate({"at": command.at, **changes})] if changes else []
+    changes = ChangedParts(state)
+    changes.given("name", command.name, check_view_name)
+    changes.given("filters", command.filters, check_filters)
+    return changes.events(ViewChanged, command.at)
 
 
 def decide_delete_view(state: SavedView, at: UtcDatetime) -> list[Event]:
     return [ViewDeleted(at=at)]
+
 
 _STEPS = StreamSteps("a view stream", SavedView, ViewCreated, "view_id", (ViewChanged, ViewDeleted))
 evolve_view = _STEPS.evolve

@@ -21,7 +21,7 @@ from datetime import date
 
 from pydantic import ValidationError
 
-from domain.aggregate import BaseCommand, NamedState
+from domain.aggregate import BaseCommand, ChangedParts, NamedState
 from domain.business_hours import Calendar
 from domain.errors import AlreadyExists, NotFound, ValidationFailed
 from domain.events import (
@@ -138,18 +138,17 @@ def decide_calendar(command: CreateCalendar | ChangeCalendar,
                                 at=command.at)]
     if state is None:
         raise NotFound("the calendar does not exist")
-    changes: dict[str, object] = {}
-    if command.name is not None and check_calendar_name(command.name) != state.name:
-        changes["name"] = check_calendar_name(command.name)
-    if command.hours is not None and command.hours != state.hours:
-        changes["hours"] = command.hours
-    return [CalendarChanged.model_validate({"at": command.at, **changes})] if changes else []
+    changes = ChangedParts(state)
+    changes.given("name", command.name, check_calendar_name)
+    changes.given("hours", command.hours)
+    return changes.events(CalendarChanged, command.at)
 
 
 def decide_delete_calendar(state: SlaCalendar, at: UtcDatetime) -> list[Event]:
     """Delete a calendar (the handler refuses one a policy runs on); its hours at every
     version stay, for the clocks that ran on them."""
     return [CalendarDeleted(at=at)]
+
 
 _STEPS = StreamSteps("a calendar stream", SlaCalendar, CalendarCreated, "calendar_id",
                      (CalendarChanged, CalendarDeleted))

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from uuid import UUID
 
-from domain.aggregate import BaseCommand, NamedState
+from domain.aggregate import BaseCommand, ChangedParts, NamedState
 from domain.business_hours import Calendar, CALENDAR_24x7
 from domain.errors import (
     AlreadyExists,
@@ -144,22 +144,19 @@ def decide_policy(command: CreatePolicy | ChangePolicy,
             calendar_id=command.calendar_id, at=command.at)]
     if state is None:
         raise NotFound("the policy does not exist")
-    changes: dict[str, object] = {}
-    if command.name is not None and _name(command.name) != state.name:
-        changes["name"] = _name(command.name)
-    if command.position is not None and check_position(command.position) != state.position:
-        changes["position"] = command.position
-    if command.conditions is not None:
-        conditions = check_policy_conditions(command.conditions)
+    def conditions_of(given: Sequence[Condition]) -> tuple[Condition, ...]:
+        conditions = check_policy_conditions(given)
         _default_unconditioned(state.default, conditions)
-        if conditions != state.conditions:
-            changes["conditions"] = conditions
-    if command.targets is not None and check_targets(command.targets) != state.targets:
-        changes["targets"] = command.targets
+        return conditions
+
+    changes = ChangedParts(state)
+    changes.given("name", command.name, _name)
+    changes.given("position", command.position, check_position)
+    changes.given("conditions", command.conditions, conditions_of)
+    changes.given("targets", command.targets, check_targets)
     if command.set_calendar and command.calendar_id != state.calendar_id:
-        changes["set_calendar"] = True
-        changes["calendar_id"] = command.calendar_id
-    return [SlaPolicyChanged.model_validate({"at": command.at, **changes})] if changes else []
+        changes.parts.update(set_calendar=True, calendar_id=command.calendar_id)
+    return changes.events(SlaPolicyChanged, command.at)
 
 
 def decide_delete_policy(state: TargetPolicy, at: UtcDatetime) -> list[Event]:
