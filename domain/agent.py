@@ -11,14 +11,13 @@ caller checks against its rows.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
 
 from pydantic import Field
 
 from domain.aggregate import AggregateState, BaseCommand
 from domain.errors import AlreadyExists, CorruptStream, NotFound
 from domain.events import AgentAdded, AgentChanges, AgentUpdated, Event
-from domain.evolution import first_version, one_version_on, replay, stream_start
+from domain.evolution import first_version, fold_onto, one_version_on, stream_start
 from domain.ids import AgentId
 from domain.values import Role, UtcDatetime
 
@@ -80,9 +79,7 @@ def evolve_agent(state: Agent | None, event: Event) -> Agent:
     raise CorruptStream(f"{event.TYPE} does not apply to agent {state.id}")
 
 
-def fold_agent(state: Agent | None, events: Iterable[Event]) -> Agent | None:
-    """``state`` after ``events`` (None and no events: no agent)."""
-    return replay(evolve_agent, events, state)
+fold_agent = fold_onto(evolve_agent)
 
 
 __all__ = [

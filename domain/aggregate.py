@@ -37,11 +37,16 @@ class ActorCommand(BaseCommand):
     actor: Actor
 
 
-class AggregateState(Frozen):
-    """An aggregate's state as of ``version`` events of its stream (1: as created).
-    A state declares ``id`` again with its own id type; it keeps its place, first."""
+class Identified(Frozen):
+    """A thing of the tenant, named by its ``id``, first in its documents. A state
+    declares ``id`` again with its own id type; it keeps its place, first."""
 
     id: UUID
+
+
+class AggregateState(Identified):
+    """An aggregate's state as of ``version`` events of its stream (1: as created)."""
+
     version: int
 
 
@@ -75,4 +80,5 @@ class ChangedParts:
         return [kind.model_validate({"at": at, **self.parts})] if self.parts else []
 
 
-__all__ = ["ActorCommand", "AggregateState", "BaseCommand", "ChangedParts", "NamedState"]
+__all__ = ["ActorCommand", "AggregateState", "BaseCommand", "ChangedParts", "Identified",
+           "NamedState"]

@@ -17,12 +17,10 @@ the catalog is the API's, api/http/access.py).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
-from domain.aggregate import BaseCommand
+from domain.aggregate import BaseCommand, Identified
 from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
 from domain.events import ApiKeyIssued, ApiKeyRevoked, Event
-from domain.evolution import replay, stream_start
+from domain.evolution import fold_onto, stream_start
 from domain.frozen import Frozen
 from domain.ids import AgentId, ApiKeyId
 from domain.values import Role, UtcDatetime
@@ -50,20 +48,26 @@ class ScopesRefused(ValidationFailed):
         self.excess = excess
 
 
-class ApiKey(Frozen):
-    """A key as issued; ``revoked_at`` None while it works; ``scopes`` None for a key
-    that holds all its role's permissions."""
+class KeyGrant(Frozen):
+    """What a key is issued with, and holds as issued: its name, role, ``prefix`` (the
+    first characters of its secret), the agent it acts as, and ``scopes`` (None: all
+    its role's permissions)."""
 
-    id: ApiKeyId
     name: str
     role: Role
     prefix: str
     agent_id: AgentId | None = None
     scopes: tuple[str, ...] | None = None
+
+
+class ApiKey(KeyGrant, Identified):
+    """A key as issued; ``revoked_at`` None while it works."""
+
+    id: ApiKeyId
     revoked_at: UtcDatetime | None = None
 
 
-class IssueApiKey(BaseCommand):
+class IssueApiKey(KeyGrant, BaseCommand):
     """Issue a key whose secret the caller minted (``prefix``: its first characters).
 
     ``scopes`` (None: unscoped) must lie within ``role_permissions`` (what the key's role
@@ -71,11 +75,6 @@ class IssueApiKey(BaseCommand):
     issuing it holds); None for either skips that check (the operator's CLI, the demo)."""
 
     key_id: ApiKeyId
-    name: str
-    role: Role
-    prefix: str
-    agent_id: AgentId | None = None
-    scopes: tuple[str, ...] | None = None
     role_permissions: frozenset[str] | None = None
     issuer_permissions: frozenset[str] | None = None
 
@@ -151,9 +150,7 @@ def evolve_api_key(state: ApiKey | None, event: Event) -> ApiKey:
             raise CorruptStream(f"{event.TYPE} does not apply to API key {state.id}")
 
 
-def fold_api_key(state: ApiKey | None, events: Iterable[Event]) -> ApiKey | None:
-    """``state`` after ``events`` (None and no events: no key)."""
-    return replay(evolve_api_key, events, state)
+fold_api_key = fold_onto(evolve_api_key)
 
 
 __all__ = [
@@ -162,6 +159,7 @@ __all__ = [
     "ApiKey",
     "ApiKeyCommand",
     "IssueApiKey",
+    "KeyGrant",
     "RevokeApiKey",
     "ScopesRefused",
     "check_agent_link",

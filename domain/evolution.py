@@ -7,8 +7,9 @@ they set. Every such stream starts with one kind of event (``stream_start``), wh
 makes the state's first version (``first_version``); each later event moves it on by
 one (``one_version_on``, or ``next_version`` by the parts each event type gives), and
 an event of another stream is refused the same way everywhere. Each ``evolve_x`` says
-only which events its stream holds and what they give. Replaying a stream
-(``replay``, ``fold_with``) is the same for every aggregate, the ticket's too.
+only which events its stream holds and what they give; where the events say plainly
+what they set, one ``StreamSteps`` says it. Replaying a stream (``replay``,
+``fold_with``, ``fold_onto``) is the same for every aggregate, the ticket's too.
 """
 
 from __future__ import annotations
@@ -65,6 +66,16 @@ def fold_with(evolve: Callable[[T | None, Event], T]) -> Callable[[Iterable[Even
     events, None for an empty stream."""
     def fold(events: Iterable[Event]) -> T | None:
         return replay(evolve, events)
+    return fold
+
+
+def fold_onto(evolve: Callable[[T | None, Event], T]
+              ) -> Callable[[T | None, Iterable[Event]], T | None]:
+    """Replaying events onto a state kept in a row (an agent's, an API key's, the
+    webhook's: their events are on the tenant stream, and the row is where their state
+    is read): the state after the events; None for no state and no events."""
+    def fold(state: T | None, events: Iterable[Event]) -> T | None:
+        return replay(evolve, events, state)
     return fold
 
 

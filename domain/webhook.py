@@ -10,12 +10,10 @@ deployment may deliver to is the caller's (a setting, not a rule of the endpoint
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from domain.aggregate import BaseCommand
 from domain.errors import CorruptStream, ValidationFailed
 from domain.events import Event, WebhookConfigured
-from domain.evolution import replay
+from domain.evolution import fold_onto
 from domain.frozen import Frozen
 
 
@@ -58,8 +56,7 @@ def evolve_webhook(state: Webhook | None, event: Event) -> Webhook:
     return Webhook(url=event.url, event_types=event.event_types, enabled=event.enabled)
 
 
-def fold_webhook(state: Webhook | None, events: Iterable[Event]) -> Webhook | None:
-    return replay(evolve_webhook, events, state)
+fold_webhook = fold_onto(evolve_webhook)
 
 
 __all__ = ["ConfigureWebhook", "SecretRequired", "Webhook", "decide_webhook",
