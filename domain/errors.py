@@ -14,12 +14,8 @@ class DomainError(Exception):
     """Base class of every error the domain raises."""
 
     code: ClassVar[str] = "domain_error"
-    default_message: ClassVar[str] = "the command was refused"
-    """What an error raised without a message of its own says: the usual case of its
-    kind (the ticket is closed, the ticket does not exist)."""
 
-    def __init__(self, message: str | None = None) -> None:
-        message = self.default_message if message is None else message
+    def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
 
@@ -39,14 +35,18 @@ class TicketClosed(DomainError):
     """The ticket is closed, which is terminal: no command changes it."""
 
     code = "ticket_closed"
-    default_message = "the ticket is closed"
+
+    def __init__(self, message: str = "the ticket is closed") -> None:
+        super().__init__(message)
 
 
 class NotSolved(DomainError):
     """Only a solved ticket takes a satisfaction rating."""
 
     code = "ticket_not_solved"
-    default_message = "only a solved ticket can be rated"
+
+    def __init__(self, message: str = "only a solved ticket can be rated") -> None:
+        super().__init__(message)
 
 
 class ValidationFailed(DomainError):
@@ -63,14 +63,18 @@ class NotFound(DomainError):
     """A command addressed a ticket that does not exist (its stream is empty)."""
 
     code = "not_found"
-    default_message = "the ticket does not exist"
+
+    def __init__(self, message: str = "the ticket does not exist") -> None:
+        super().__init__(message)
 
 
 class AlreadyExists(DomainError):
     """``OpenTicket`` was decided on a stream that already holds a ticket."""
 
     code = "already_exists"
-    default_message = "the ticket already exists"
+
+    def __init__(self, message: str = "the ticket already exists") -> None:
+        super().__init__(message)
 
 
 class FollowUpRequired(DomainError):
