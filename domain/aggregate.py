@@ -13,14 +13,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 from uuid import UUID
 
 from pydantic import BaseModel
 
-from domain.events import Event
 from domain.frozen import Frozen
 from domain.values import Actor, UtcDatetime
+
+if TYPE_CHECKING:
+    # Annotations only: domain.fields, which the events import, is made of these
+    # shapes, so loading this module must not load the events.
+    from domain.events import Event
 
 V = TypeVar("V")
 
@@ -47,6 +51,14 @@ class Identified(Frozen):
 class AggregateState(Identified):
     """An aggregate's state as of ``version`` events of its stream (1: as created)."""
 
+    version: int
+
+
+class KeyedState(Frozen):
+    """The state of an aggregate whose stream a key names rather than an id (a ticket
+    field's): the ``key`` and how many events it has seen, first in its documents."""
+
+    key: str
     version: int
 
 
@@ -81,4 +93,4 @@ class ChangedParts:
 
 
 __all__ = ["ActorCommand", "AggregateState", "BaseCommand", "ChangedParts", "Identified",
-           "NamedState"]
+           "KeyedState", "NamedState"]

@@ -23,7 +23,7 @@ from uuid import UUID
 from pydantic import field_validator
 
 from domain.business_hours import Calendar
-from domain.fields import FieldOption, FieldType, RequiredOn
+from domain.fields import FieldOption, FieldSpec, RequiredOn
 from domain.frozen import Frozen
 from domain.ids import (
     AgentId,
@@ -446,22 +446,7 @@ class SlackDisconnected(Event):
 # --- ticket field definition streams (one per field) -------------------------------------
 
 
-class NewField(Frozen):
-    """A new ticket field's definition: what ``DefineField`` asks for and
-    ``TicketFieldDefined`` records."""
-
-    key: str
-    title: str
-    type: FieldType
-    options: tuple[FieldOption, ...] = ()
-    required_on: RequiredOn | None = None
-    active: bool = True
-    intake: bool = False
-    customer_read_only: bool = False
-    personal: bool = False
-
-
-class TicketFieldDefined(NewField, Event):
+class TicketFieldDefined(FieldSpec, Event):
     """A ticket field was defined; its ``key`` and ``type`` never change."""
 
     TYPE = "TicketFieldDefined"
@@ -808,7 +793,6 @@ __all__ = [
     "MailboxCreated",
     "MailboxDeleted",
     "NewCalendar",
-    "NewField",
     "NewGroup",
     "NewMacro",
     "NewOrganization",

@@ -16,7 +16,7 @@ from typing import Any
 
 from domain.aggregate import BaseCommand
 from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
-from domain.events import Event, NewField, TicketFieldDefined, TicketFieldUpdated
+from domain.events import Event, TicketFieldDefined, TicketFieldUpdated
 from domain.evolution import first_version, fold_with, stream_start
 from domain.fields import (
     CHOICE_TYPES,
@@ -26,6 +26,7 @@ from domain.fields import (
     TITLE_MAX,
     FieldDefinition,
     FieldOption,
+    FieldSpec,
     FieldType,
 )
 from domain.ids import TenantId
@@ -42,7 +43,7 @@ def field_stream_id(tenant_id: TenantId, key: str) -> uuid.UUID:
     return uuid.uuid5(tenant_id, f"ticket-field:{key}")
 
 
-class DefineField(NewField, BaseCommand):
+class DefineField(FieldSpec, BaseCommand):
     """Define a ticket field: its key and type, fixed from now on, and the rest."""
 
 

@@ -34,6 +34,7 @@ from typing import Any
 
 from pydantic import StrictBool, StrictInt, StrictStr
 
+from domain.aggregate import KeyedState
 from domain.errors import ValidationFailed
 from domain.frozen import Frozen
 from domain.values import Actor, ActorKind, UtcDatetime
@@ -82,11 +83,12 @@ class FieldOption(Frozen):
     active: bool = True
 
 
-class FieldDefinition(Frozen):
-    """A field as of ``version`` events of its stream."""
+class FieldSpec(Frozen):
+    """A ticket field's definition: its ``key`` and ``type``, fixed when it is defined,
+    its title, options and rules. What ``DefineField`` asks for, ``TicketFieldDefined``
+    records and a ``FieldDefinition`` holds as of its version."""
 
     key: str
-    version: int
     title: str
     type: FieldType
     options: tuple[FieldOption, ...] = ()
@@ -99,6 +101,11 @@ class FieldDefinition(Frozen):
     """With ``intake``: customers see the value but may not set it (agents do)."""
     personal: bool = False
     """A text field holding personal data (to be encrypted with the rest of it)."""
+
+
+class FieldDefinition(FieldSpec, KeyedState):
+    """A field as of ``version`` events of its stream."""
+
     created_at: UtcDatetime
     updated_at: UtcDatetime
 
