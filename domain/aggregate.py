@@ -71,8 +71,9 @@ class NamedState(AggregateState):
 
 class ChangedParts:
     """What a change command asks for that differs from ``state``: each part it gives
-    is checked, and kept when it is not what the state holds already; a change to
-    nothing records no event, as every aggregate's changes are decided."""
+    is checked, and kept when it is not what the state holds already, and a change to
+    nothing records no event. Rules, macros, views, calendars and SLA policies decide
+    their changes so; their change events name the parts kept."""
 
     def __init__(self, state: BaseModel) -> None:
         self._state = state
