@@ -9,10 +9,13 @@ whose events are in domain/ticket/events.py; domain/event_types.py lists them al
 type and by kind of stream.
 
 Where an aggregate's command asks for exactly what its event records (a new group, the
-parts of a rule a change names), the payload is declared once here, as ``New...`` or
-``...Changes``, and both the command and the event are made of it: the two cannot
-drift apart, and the event keeps its fields in the order it always stored them (``at``
-first, from ``Event``, then the payload's).
+parts of a rule a change names, a contact's fields), the payload is declared once here
+(``New...``, ``...Changes``, ``...Parts``, ``ContactFields``; a ticket field's is
+``domain.fields.FieldSpec``) and both the command and the event are made of it: the
+two cannot drift apart, and the event keeps its fields in the order it always stored
+them (``at`` first, from ``Event``, then what names the thing, then the payload's).
+Events about one agent or one contact name it through ``AgentEvent`` or
+``ContactEvent``.
 """
 
 from __future__ import annotations
