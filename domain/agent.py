@@ -11,29 +11,24 @@ caller checks against its rows.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from domain.aggregate import AggregateState, BaseCommand
 from domain.errors import AlreadyExists, CorruptStream, NotFound
-from domain.events import AgentAdded, AgentUpdated, Event
-from domain.evolution import replay
+from domain.events import AgentAdded, AgentChanges, AgentUpdated, Event
+from domain.evolution import first_version, fold_onto, one_version_on, stream_start
 from domain.ids import AgentId
 from domain.values import Role, UtcDatetime
-
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 AGENT_FIELDS = ("email", "name", "role", "active")
 """What ``UpdateAgent`` may change."""
 
 
-class Agent(BaseModel):
+class Agent(AggregateState):
     """An agent as of ``version`` changes (1: as added)."""
 
-    model_config = _FROZEN
-
     id: AgentId
-    version: int
     email: str
     name: str
     role: Role
@@ -42,27 +37,15 @@ class Agent(BaseModel):
     updated_at: UtcDatetime
 
 
-class AddAgent(BaseModel):
-    model_config = _FROZEN
-
+class AddAgent(BaseCommand):
     email: str
     name: str
     role: Role
-    at: UtcDatetime
     agent_id: AgentId = Field(default_factory=lambda: AgentId(uuid.uuid4()))
 
 
-class UpdateAgent(BaseModel):
+class UpdateAgent(AgentChanges, BaseCommand):
     """Change the fields given; None leaves that field as it is."""
-
-    model_config = _FROZEN
-
-    agent_id: AgentId
-    email: str | None = None
-    name: str | None = None
-    role: Role | None = None
-    active: bool | None = None
-    at: UtcDatetime
 
 
 AgentCommand = AddAgent | UpdateAgent
@@ -88,22 +71,15 @@ def decide_agent(command: AgentCommand, state: Agent | None) -> list[Event]:
 def evolve_agent(state: Agent | None, event: Event) -> Agent:
     """Apply one event to an agent (None before it was added)."""
     if state is None:
-        if not isinstance(event, AgentAdded):
-            raise CorruptStream(f"an agent starts with AgentAdded, not {event.TYPE}")
-        return Agent(id=event.agent_id, version=1, email=event.email, name=event.name,
-                     role=event.role, created_at=event.at, updated_at=event.at)
+        added = stream_start(event, AgentAdded, "an agent")
+        return first_version(Agent, added, id=added.agent_id)
     match event:
         case AgentUpdated(agent_id=agent_id) if agent_id == state.id:
-            changes = {k: v for k in AGENT_FIELDS if (v := getattr(event, k)) is not None}
-        case _:
-            raise CorruptStream(f"{event.TYPE} does not apply to agent {state.id}")
-    return state.model_copy(update={**changes, "version": state.version + 1,
-                                    "updated_at": event.at})
+            return one_version_on(state, event, AGENT_FIELDS)
+    raise CorruptStream(f"{event.TYPE} does not apply to agent {state.id}")
 
 
-def fold_agent(state: Agent | None, events: Iterable[Event]) -> Agent | None:
-    """``state`` after ``events`` (None and no events: no agent)."""
-    return replay(evolve_agent, events, state)
+fold_agent = fold_onto(evolve_agent)
 
 
 __all__ = [

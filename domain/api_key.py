@@ -17,17 +17,13 @@ the catalog is the API's, api/http/access.py).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
-from pydantic import BaseModel, ConfigDict
-
+from domain.aggregate import BaseCommand, Identified
 from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
 from domain.events import ApiKeyIssued, ApiKeyRevoked, Event
-from domain.evolution import replay
+from domain.evolution import fold_onto, stream_start
+from domain.frozen import Frozen
 from domain.ids import AgentId, ApiKeyId
 from domain.values import Role, UtcDatetime
-
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 LINKABLE = frozenset({Role.ADMIN, Role.AGENT})
 """The roles of keys that may act as a person."""
@@ -52,45 +48,40 @@ class ScopesRefused(ValidationFailed):
         self.excess = excess
 
 
-class ApiKey(BaseModel):
-    """A key as issued; ``revoked_at`` None while it works; ``scopes`` None for a key
-    that holds all its role's permissions."""
+class KeyGrant(Frozen):
+    """What a key is issued with, and holds as issued: its name, role, ``prefix`` (the
+    first characters of its secret), the agent it acts as, and ``scopes`` (None: all
+    its role's permissions)."""
 
-    model_config = _FROZEN
-
-    id: ApiKeyId
     name: str
     role: Role
     prefix: str
     agent_id: AgentId | None = None
     scopes: tuple[str, ...] | None = None
+
+
+class ApiKey(KeyGrant, Identified):
+    """A key as issued; ``revoked_at`` None while it works."""
+
+    id: ApiKeyId
     revoked_at: UtcDatetime | None = None
 
 
-class IssueApiKey(BaseModel):
+class IssueApiKey(KeyGrant, BaseCommand):
     """Issue a key whose secret the caller minted (``prefix``: its first characters).
 
     ``scopes`` (None: unscoped) must lie within ``role_permissions`` (what the key's role
     holds), and what the key will hold within ``issuer_permissions`` (what the credential
     issuing it holds); None for either skips that check (the operator's CLI, the demo)."""
 
-    model_config = _FROZEN
-
     key_id: ApiKeyId
-    name: str
-    role: Role
-    prefix: str
-    agent_id: AgentId | None = None
-    scopes: tuple[str, ...] | None = None
     role_permissions: frozenset[str] | None = None
     issuer_permissions: frozenset[str] | None = None
-    at: UtcDatetime
 
 
-class RevokeApiKey(BaseModel):
-    model_config = _FROZEN
-
-    at: UtcDatetime
+class RevokeApiKey(BaseCommand):
+    """Revoke the key: it stops working, and its row keeps when (a second revocation
+    changes nothing)."""
 
 
 ApiKeyCommand = IssueApiKey | RevokeApiKey
@@ -149,10 +140,9 @@ def evolve_api_key(state: ApiKey | None, event: Event) -> ApiKey:
     """Apply one event to a key (None before it was issued). ``ApiKeyIssued`` does not
     carry the agent a key acts as: a key evolved from events alone has none."""
     if state is None:
-        if not isinstance(event, ApiKeyIssued):
-            raise CorruptStream(f"an API key starts with ApiKeyIssued, not {event.TYPE}")
-        return ApiKey(id=event.key_id, name=event.name, role=event.role, prefix=event.prefix,
-                      scopes=event.scopes)
+        issued = stream_start(event, ApiKeyIssued, "an API key")
+        return ApiKey(id=issued.key_id, name=issued.name, role=issued.role,
+                      prefix=issued.prefix, scopes=issued.scopes)
     match event:
         case ApiKeyRevoked(key_id=key_id) if key_id == state.id:
             return state.model_copy(update={"revoked_at": event.at})
@@ -160,9 +150,7 @@ def evolve_api_key(state: ApiKey | None, event: Event) -> ApiKey:
             raise CorruptStream(f"{event.TYPE} does not apply to API key {state.id}")
 
 
-def fold_api_key(state: ApiKey | None, events: Iterable[Event]) -> ApiKey | None:
-    """``state`` after ``events`` (None and no events: no key)."""
-    return replay(evolve_api_key, events, state)
+fold_api_key = fold_onto(evolve_api_key)
 
 
 __all__ = [
@@ -171,6 +159,7 @@ __all__ = [
     "ApiKey",
     "ApiKeyCommand",
     "IssueApiKey",
+    "KeyGrant",
     "RevokeApiKey",
     "ScopesRefused",
     "check_agent_link",

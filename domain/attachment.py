@@ -15,9 +15,8 @@ import unicodedata
 from dataclasses import dataclass
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict
-
 from domain.errors import ValidationFailed
+from domain.frozen import Frozen
 
 NAME_MAX = 255
 """The longest file name kept, in characters."""
@@ -56,10 +55,8 @@ class FileLimits:
         return {"max_file_bytes": self.max_file_bytes, "per_message": self.per_message}
 
 
-class AttachmentRef(BaseModel):
+class AttachmentRef(Frozen):
     """One file on a message, as its event records it."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     id: UUID
     name: str

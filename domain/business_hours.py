@@ -29,9 +29,10 @@ from collections.abc import Iterator
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+from pydantic import field_validator, model_validator
 
 from domain.errors import ValidationFailed
+from domain.frozen import Frozen
 
 MAX_SEARCH_DAYS = 3 * 366
 """How far ``add_business_time`` walks before concluding there is no business time."""
@@ -44,14 +45,12 @@ _MS = timedelta(milliseconds=1)
 _Shift = tuple[time, time | None, bool]
 
 
-class Calendar(BaseModel):
+class Calendar(Frozen):
     """When SLA clocks run: weekly wall-clock shifts in a time zone, minus holidays.
 
     ``weekly`` maps a weekday (0 = Monday .. 6 = Sunday) to ``(start, end)`` pairs in
     ``"HH:MM"``. A calendar without any shift is rejected: no clock could ever run.
     """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     timezone: str
     weekly: dict[int, list[tuple[str, str]]]

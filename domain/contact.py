@@ -8,14 +8,18 @@ models that can tell, and passes what it found in the command.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
-from pydantic import BaseModel, ConfigDict
-
+from domain.aggregate import AggregateState, BaseCommand
 from domain.errors import AlreadyExists, CorruptStream, DomainError, NotFound, ValidationFailed
-from domain.events import ContactCreated, ContactErased, ContactMerged, ContactUpdated, Event
-from domain.evolution import replay
-from domain.ids import ContactId, OrganizationId
+from domain.events import (
+    ContactCreated,
+    ContactErased,
+    ContactFields,
+    ContactMerged,
+    ContactUpdated,
+    Event,
+)
+from domain.evolution import first_version, fold_with, one_version_on, stream_start
+from domain.ids import ContactId
 from domain.validation import (
     NAME_MAX,
     check_email,
@@ -27,65 +31,33 @@ from domain.values import UtcDatetime
 PHONE_MAX = 50
 EXTERNAL_ID_MAX = 200
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
 
-
-class Contact(BaseModel):
-    """A contact as of ``version`` events."""
-
-    model_config = _FROZEN
+class Contact(ContactFields, AggregateState):
+    """A contact as of ``version`` events: its id and version, the fields a caller
+    sets, then whom it was merged into."""
 
     id: ContactId
-    version: int
-    email: str
-    name: str | None = None
-    phone: str | None = None
-    external_id: str | None = None
-    organization_id: OrganizationId | None = None
-    tags: tuple[str, ...] = ()
     merged_into: ContactId | None = None
     created_at: UtcDatetime
     updated_at: UtcDatetime
 
 
-class ContactFields(BaseModel):
-    """What a contact holds that a caller sets."""
-
-    model_config = _FROZEN
-
-    email: str
-    name: str | None = None
-    phone: str | None = None
-    external_id: str | None = None
-    organization_id: OrganizationId | None = None
-    tags: tuple[str, ...] = ()
-
-
-class CreateContact(BaseModel):
-    model_config = _FROZEN
-
+class CreateContact(BaseCommand):
     contact_id: ContactId
     fields: ContactFields
-    at: UtcDatetime
 
 
-class UpdateContact(BaseModel):
+class UpdateContact(BaseCommand):
     """Set the contact's fields to ``fields`` (the handler merges a patch onto the
     current values first)."""
 
-    model_config = _FROZEN
-
     fields: ContactFields
-    at: UtcDatetime
 
 
-class MergeContact(BaseModel):
+class MergeContact(BaseCommand):
     """Merge this contact into ``into`` (the survivor)."""
 
-    model_config = _FROZEN
-
     into: ContactId
-    at: UtcDatetime
 
 
 ContactCommand = CreateContact | UpdateContact | MergeContact
@@ -158,9 +130,7 @@ def decide_contact(command: ContactCommand, state: Contact | None) -> list[Event
 
 def fields_of(state: Contact) -> ContactFields:
     """The settable fields of a contact."""
-    return ContactFields(email=state.email, name=state.name, phone=state.phone,
-                         external_id=state.external_id,
-                         organization_id=state.organization_id, tags=state.tags)
+    return ContactFields.model_validate(state.model_dump(include=set(ContactFields.model_fields)))
 
 
 def erased_email(contact_id: ContactId) -> str:
@@ -171,30 +141,21 @@ def erased_email(contact_id: ContactId) -> str:
 def evolve_contact(state: Contact | None, event: Event) -> Contact:
     """Apply one event to the contact (None before the stream's first event)."""
     if state is None:
-        if not isinstance(event, ContactCreated):
-            raise CorruptStream(f"a contact stream must start with ContactCreated, not "
-                                f"{event.TYPE}")
-        return Contact(id=event.contact_id, version=1, email=event.email, name=event.name,
-                       phone=event.phone, external_id=event.external_id,
-                       organization_id=event.organization_id, tags=event.tags,
-                       created_at=event.at, updated_at=event.at)
-    changes: dict[str, object] = {"version": state.version + 1, "updated_at": event.at}
+        created = stream_start(event, ContactCreated, "a contact stream")
+        return first_version(Contact, created, id=created.contact_id)
     match event:
         case ContactUpdated():
-            changes.update(event.model_dump(exclude={"at"}))
+            return one_version_on(state, event, also=event.model_dump(exclude={"at"}))
         case ContactMerged():
-            changes["merged_into"] = event.into
+            return one_version_on(state, event, also={"merged_into": event.into})
         case ContactErased():
-            changes.update(email=erased_email(state.id), name=None, phone=None,
-                           external_id=None)
-        case _:
-            raise CorruptStream(f"{event.TYPE} does not belong to a contact stream")
-    return state.model_copy(update=changes)
+            return one_version_on(state, event, also={
+                "email": erased_email(state.id), "name": None, "phone": None,
+                "external_id": None})
+    raise CorruptStream(f"{event.TYPE} does not belong to a contact stream")
 
 
-def fold_contact(events: Iterable[Event]) -> Contact | None:
-    """Replay a contact's stream; None for an empty stream."""
-    return replay(evolve_contact, events)
+fold_contact = fold_with(evolve_contact)
 
 
 __all__ = [

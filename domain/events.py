@@ -7,6 +7,15 @@ canonical JSON and floats have no canonical form.
 This module holds the base class and the events of every aggregate but the ticket,
 whose events are in domain/ticket/events.py; domain/event_types.py lists them all by
 type and by kind of stream.
+
+Where an aggregate's command asks for exactly what its event records (a new group, the
+parts of a rule a change names, a contact's fields), the payload is declared once here
+(``New...``, ``...Changes``, ``...Parts``, ``ContactFields``; a ticket field's is
+``domain.fields.FieldSpec``) and both the command and the event are made of it: the
+two cannot drift apart, and the event keeps its fields in the order it always stored
+them (``at`` first, from ``Event``, then what names the thing, then the payload's).
+Events about one agent or one contact name it through ``AgentEvent`` or
+``ContactEvent``.
 """
 
 from __future__ import annotations
@@ -14,10 +23,11 @@ from __future__ import annotations
 from typing import Any, ClassVar
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import field_validator
 
 from domain.business_hours import Calendar
-from domain.fields import FieldOption, FieldType, RequiredOn
+from domain.fields import FieldOption, FieldSpec, RequiredOn
+from domain.frozen import Frozen
 from domain.ids import (
     AgentId,
     ApiKeyId,
@@ -35,10 +45,8 @@ from domain.values import (
 )
 
 
-class Event(BaseModel):
+class Event(Frozen):
     """Base of every event."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     TYPE: ClassVar[str]
     SCHEMA_VERSION: ClassVar[int] = 1
@@ -52,12 +60,16 @@ class Event(BaseModel):
 # --- group stream (a team of agents; the stream id is the group id) -----------------------
 
 
-class GroupCreated(Event):
-    TYPE = "GroupCreated"
+class NewGroup(Frozen):
+    """A new group: what ``CreateGroup`` asks for and ``GroupCreated`` records."""
 
     group_id: GroupId
     name: str
     members: tuple[AgentId, ...] = ()
+
+
+class GroupCreated(NewGroup, Event):
+    TYPE = "GroupCreated"
 
 
 class GroupRenamed(Event):
@@ -79,16 +91,27 @@ class GroupMembersChanged(Event):
 # --- contact and organization streams ----------------------------------------------------
 
 
-class ContactCreated(Event):
-    TYPE = "ContactCreated"
+class ContactEvent(Event):
+    """An event about one contact, which it names first: a contact stream's first
+    event, and the tenant stream's events of the contact's portal sign-in."""
 
     contact_id: ContactId
+
+
+class ContactFields(Frozen):
+    """What a contact holds that a caller sets: what ``CreateContact`` and
+    ``UpdateContact`` give, ``ContactCreated`` records, and the contact's state holds."""
+
     email: str
     name: str | None = None
     phone: str | None = None
     external_id: str | None = None
     organization_id: OrganizationId | None = None
     tags: tuple[str, ...] = ()
+
+
+class ContactCreated(ContactFields, ContactEvent):
+    TYPE = "ContactCreated"
 
 
 class ContactUpdated(Event):
@@ -125,21 +148,29 @@ class ContactErased(Event):
     by: Actor
 
 
-class OrganizationCreated(Event):
-    TYPE = "OrganizationCreated"
+class NewOrganization(Frozen):
+    """A new organization: what ``CreateOrganization`` asks for and
+    ``OrganizationCreated`` records."""
 
     organization_id: OrganizationId
     name: str
     domains: tuple[str, ...] = ()
 
 
-class OrganizationUpdated(Event):
-    """The organization's name and domains after the change."""
+class OrganizationCreated(NewOrganization, Event):
+    TYPE = "OrganizationCreated"
 
-    TYPE = "OrganizationUpdated"
+
+class OrganizationParts(Frozen):
+    """An organization's name and domains, whole: what ``UpdateOrganization`` sets and
+    ``OrganizationUpdated`` records after the change."""
 
     name: str
     domains: tuple[str, ...]
+
+
+class OrganizationUpdated(OrganizationParts, Event):
+    TYPE = "OrganizationUpdated"
 
 
 # --- tenant stream (audit trail of configuration) ----------------------------------------
@@ -175,25 +206,41 @@ class ApiKeyRevoked(Event):
     key_id: ApiKeyId
 
 
-class AgentAdded(Event):
-    TYPE = "AgentAdded"
+class AgentEvent(Event):
+    """An event of the tenant stream about one agent, which it names first."""
 
     agent_id: AgentId
+
+
+class AgentSessionEvent(AgentEvent):
+    """An event of one of an agent's sign-in sessions."""
+
+    session_id: UUID
+
+
+class AgentAdded(AgentEvent):
+    TYPE = "AgentAdded"
+
     email: str
     name: str
     role: Role
 
 
-class AgentUpdated(Event):
-    """Only the fields that changed are set."""
-
-    TYPE = "AgentUpdated"
+class AgentChanges(Frozen):
+    """An agent's fields a change names (None: as it was): what ``UpdateAgent`` asks
+    for, and what ``AgentUpdated`` records of it (only the fields that changed)."""
 
     agent_id: AgentId
     email: str | None = None
     name: str | None = None
     role: Role | None = None
     active: bool | None = None
+
+
+class AgentUpdated(AgentChanges, AgentEvent):
+    """Only the fields that changed are set."""
+
+    TYPE = "AgentUpdated"
 
 
 class AgentInvited(Event):
@@ -217,36 +264,26 @@ class AgentInvitationAccepted(Event):
     agent_id: AgentId
 
 
-class AgentPasswordSet(Event):
+class AgentPasswordSet(AgentEvent):
     """The agent's password was set (the hash is never recorded)."""
 
     TYPE = "AgentPasswordSet"
 
-    agent_id: AgentId
 
-
-class AgentSignedIn(Event):
+class AgentSignedIn(AgentSessionEvent):
     TYPE = "AgentSignedIn"
 
-    agent_id: AgentId
-    session_id: UUID
 
-
-class AgentSignedOut(Event):
+class AgentSignedOut(AgentSessionEvent):
     TYPE = "AgentSignedOut"
 
-    agent_id: AgentId
-    session_id: UUID
 
-
-class AgentSessionRevoked(Event):
+class AgentSessionRevoked(AgentSessionEvent):
     """A session ended without its owner signing out: ``replay`` when a refresh token
     that had already been exchanged was presented again."""
 
     TYPE = "AgentSessionRevoked"
 
-    agent_id: AgentId
-    session_id: UUID
     reason: str
 
 
@@ -268,50 +305,46 @@ class OidcProviderRemoved(Event):
     issuer: str
 
 
-class PortalLinkIssued(Event):
+class PortalLinkIssued(ContactEvent):
     """Staff produced a portal password link for a contact (the token is never
     recorded; the actor is who asked)."""
 
     TYPE = "PortalLinkIssued"
 
-    contact_id: ContactId
     link_id: UUID
     expires_at: UtcDatetime
 
 
-class PortalPasswordSet(Event):
+class PortalPasswordSet(ContactEvent):
     """The contact spent a password link and has a portal password (the hash is never
     recorded)."""
 
     TYPE = "PortalPasswordSet"
 
-    contact_id: ContactId
     link_id: UUID
 
 
-class PortalSignedIn(Event):
+class PortalSessionEvent(ContactEvent):
+    """An event of one of a contact's portal sessions."""
+
+    session_id: UUID
+
+
+class PortalSignedIn(PortalSessionEvent):
     TYPE = "PortalSignedIn"
 
-    contact_id: ContactId
-    session_id: UUID
 
-
-class PortalSignedOut(Event):
+class PortalSignedOut(PortalSessionEvent):
     TYPE = "PortalSignedOut"
 
-    contact_id: ContactId
-    session_id: UUID
 
-
-class PortalSessionRevoked(Event):
+class PortalSessionRevoked(PortalSessionEvent):
     """A portal session ended without its contact signing out: ``replay`` (a refresh
     token already exchanged was presented again) or ``merged`` (the contact was merged
     into another)."""
 
     TYPE = "PortalSessionRevoked"
 
-    contact_id: ContactId
-    session_id: UUID
     reason: str
 
 
@@ -416,20 +449,10 @@ class SlackDisconnected(Event):
 # --- ticket field definition streams (one per field) -------------------------------------
 
 
-class TicketFieldDefined(Event):
+class TicketFieldDefined(FieldSpec, Event):
     """A ticket field was defined; its ``key`` and ``type`` never change."""
 
     TYPE = "TicketFieldDefined"
-
-    key: str
-    title: str
-    type: FieldType
-    options: tuple[FieldOption, ...] = ()
-    required_on: RequiredOn | None = None
-    active: bool = True
-    intake: bool = False
-    customer_read_only: bool = False
-    personal: bool = False
 
 
 class TicketFieldUpdated(Event):
@@ -451,8 +474,9 @@ class TicketFieldUpdated(Event):
 # --- rule stream (domain/rule.py) -------------------------------------------------------
 
 
-class RuleCreated(Event):
-    TYPE = "RuleCreated"
+class NewRule(Frozen):
+    """A new rule: what ``CreateRule`` asks for (which gives it defaults) and
+    ``RuleCreated`` records."""
 
     rule_id: UUID
     name: str
@@ -464,10 +488,13 @@ class RuleCreated(Event):
     """A time rule's trigger (None: the rule fires on events)."""
 
 
-class RuleChanged(Event):
-    """The parts of a rule that changed, each as it is now (None: as it was)."""
+class RuleCreated(NewRule, Event):
+    TYPE = "RuleCreated"
 
-    TYPE = "RuleChanged"
+
+class RuleChanges(Frozen):
+    """The parts of a rule a change names, each as it is to be (None: as it was):
+    what ``ChangeRule`` asks for and ``RuleChanged`` records of what differed."""
 
     name: str | None = None
     position: int | None = None
@@ -475,6 +502,13 @@ class RuleChanged(Event):
     conditions: tuple[Condition, ...] | None = None
     actions: tuple[Action, ...] | None = None
     time: TimeTrigger | None = None
+    """A time rule's new trigger (refused for a rule on events)."""
+
+
+class RuleChanged(RuleChanges, Event):
+    """The parts of a rule that changed, each as it is now (None: as it was)."""
+
+    TYPE = "RuleChanged"
 
 
 class RuleChainStopped(Event):
@@ -492,26 +526,38 @@ class RuleChainStopped(Event):
 # --- macro stream (domain/macro.py) -----------------------------------------------------
 
 
-class MacroCreated(Event):
-    TYPE = "MacroCreated"
+class NewMacro(Frozen):
+    """A new macro: what ``CreateMacro`` asks for (which gives it defaults) and
+    ``MacroCreated`` records."""
 
     macro_id: UUID
     name: str
     owner_id: AgentId | None
+    """The agent whose personal macro it is; None: shared by the tenant."""
     text: str | None
     visibility: Visibility
     actions: tuple[Action, ...]
 
 
-class MacroChanged(Event):
-    """The parts of a macro that changed, each as it is now (None: as it was)."""
+class MacroCreated(NewMacro, Event):
+    TYPE = "MacroCreated"
 
-    TYPE = "MacroChanged"
+
+class MacroChanges(Frozen):
+    """The parts of a macro a change names, each as it is to be (None: as it was;
+    ``actions`` replaces the list): what ``ChangeMacro`` asks for and ``MacroChanged``
+    records of what differed."""
 
     name: str | None = None
     text: str | None = None
     visibility: Visibility | None = None
     actions: tuple[Action, ...] | None = None
+
+
+class MacroChanged(MacroChanges, Event):
+    """The parts of a macro that changed, each as it is now (None: as it was)."""
+
+    TYPE = "MacroChanged"
 
 
 class MacroDeleted(Event):
@@ -523,24 +569,38 @@ class MacroDeleted(Event):
 # --- saved view stream (domain/saved_view.py) -------------------------------------------
 
 
-class ViewCreated(Event):
-    """A saved view: its name and the ticket list's filters, as query parameters."""
+Filters = dict[str, str | list[str]]
+"""A saved view's filters: the ticket list's query parameters as given."""
 
-    TYPE = "ViewCreated"
+
+class NewView(Frozen):
+    """A new saved view: what ``CreateView`` asks for (which gives it defaults) and
+    ``ViewCreated`` records."""
 
     view_id: UUID
     name: str
     owner_id: AgentId | None
-    filters: dict[str, str | list[str]]
+    filters: Filters
 
 
-class ViewChanged(Event):
+class ViewCreated(NewView, Event):
+    """A saved view: its name and the ticket list's filters, as query parameters."""
+
+    TYPE = "ViewCreated"
+
+
+class ViewChanges(Frozen):
+    """The parts of a view a change names (None: as it was; ``filters`` replaces them
+    all): what ``ChangeView`` asks for and ``ViewChanged`` records of what differed."""
+
+    name: str | None = None
+    filters: Filters | None = None
+
+
+class ViewChanged(ViewChanges, Event):
     """The parts of a view that changed, each as it is now (None: as it was)."""
 
     TYPE = "ViewChanged"
-
-    name: str | None = None
-    filters: dict[str, str | list[str]] | None = None
 
 
 class ViewDeleted(Event):
@@ -552,23 +612,33 @@ class ViewDeleted(Event):
 # --- calendar stream (domain/sla_calendar.py) -------------------------------------------
 
 
-class CalendarCreated(Event):
-    """Named business hours in a time zone, with holidays, for SLA policies."""
-
-    TYPE = "CalendarCreated"
+class NewCalendar(Frozen):
+    """A new calendar: what ``CreateCalendar`` asks for and ``CalendarCreated``
+    records."""
 
     calendar_id: UUID
     name: str
     hours: Calendar
 
 
-class CalendarChanged(Event):
-    """The parts of a calendar that changed, each as it is now (None: as it was)."""
+class CalendarCreated(NewCalendar, Event):
+    """Named business hours in a time zone, with holidays, for SLA policies."""
 
-    TYPE = "CalendarChanged"
+    TYPE = "CalendarCreated"
+
+
+class CalendarChanges(Frozen):
+    """The parts of a calendar a change names (None: as it was): what
+    ``ChangeCalendar`` asks for and ``CalendarChanged`` records of what differed."""
 
     name: str | None = None
     hours: Calendar | None = None
+
+
+class CalendarChanged(CalendarChanges, Event):
+    """The parts of a calendar that changed, each as it is now (None: as it was)."""
+
+    TYPE = "CalendarChanged"
 
 
 class CalendarDeleted(Event):
@@ -581,10 +651,8 @@ class CalendarDeleted(Event):
 # --- SLA policy stream (domain/target_policy.py) ----------------------------------------
 
 
-class PolicyTargets(BaseModel):
+class PolicyTargets(Frozen):
     """A policy's target per metric, in business milliseconds (None: not measured)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     first_reply_ms: int | None = None
     next_reply_ms: int | None = None
@@ -594,8 +662,9 @@ class PolicyTargets(BaseModel):
     agent_work_ms: int | None = None
 
 
-class SlaPolicyCreated(Event):
-    TYPE = "SlaPolicyCreated"
+class NewPolicy(Frozen):
+    """A new SLA policy: what ``CreatePolicy`` asks for (which gives it defaults) and
+    ``SlaPolicyCreated`` records."""
 
     policy_id: UUID
     name: str
@@ -607,12 +676,14 @@ class SlaPolicyCreated(Event):
     """None: calendar time (every instant counts)."""
 
 
-class SlaPolicyChanged(Event):
-    """The parts of a policy that changed, each as it is now (None: as it was);
-    ``calendar_id`` changes only with ``set_calendar`` (so a policy can go back to
-    calendar time)."""
+class SlaPolicyCreated(NewPolicy, Event):
+    TYPE = "SlaPolicyCreated"
 
-    TYPE = "SlaPolicyChanged"
+
+class PolicyChanges(Frozen):
+    """The parts of a policy a change names (None: as it was); ``calendar_id`` only
+    with ``set_calendar``, None then meaning calendar time: what ``ChangePolicy`` asks
+    for and ``SlaPolicyChanged`` records of what differed."""
 
     name: str | None = None
     position: int | None = None
@@ -620,6 +691,14 @@ class SlaPolicyChanged(Event):
     targets: PolicyTargets | None = None
     set_calendar: bool = False
     calendar_id: UUID | None = None
+
+
+class SlaPolicyChanged(PolicyChanges, Event):
+    """The parts of a policy that changed, each as it is now (None: as it was);
+    ``calendar_id`` changes only with ``set_calendar`` (so a policy can go back to
+    calendar time)."""
+
+    TYPE = "SlaPolicyChanged"
 
 
 class SlaPolicyDeleted(Event):
@@ -682,9 +761,12 @@ __all__ = [
     "TENANT_EVENTS",
     "VIEW_EVENTS",
     "AgentAdded",
+    "AgentChanges",
+    "AgentEvent",
     "AgentInvitationAccepted",
     "AgentInvited",
     "AgentPasswordSet",
+    "AgentSessionEvent",
     "AgentSessionRevoked",
     "AgentSignedIn",
     "AgentSignedOut",
@@ -692,34 +774,50 @@ __all__ = [
     "ApiKeyIssued",
     "ApiKeyRevoked",
     "CalendarChanged",
+    "CalendarChanges",
     "CalendarCreated",
     "CalendarDeleted",
     "ContactCreated",
     "ContactErased",
+    "ContactEvent",
+    "ContactFields",
     "ContactMerged",
     "ContactUpdated",
     "Event",
+    "Filters",
     "GroupCreated",
     "GroupMembersChanged",
     "GroupRenamed",
     "MacroChanged",
+    "MacroChanges",
     "MacroCreated",
     "MacroDeleted",
     "MailboxChanged",
     "MailboxCreated",
     "MailboxDeleted",
+    "NewCalendar",
+    "NewGroup",
+    "NewMacro",
+    "NewOrganization",
+    "NewPolicy",
+    "NewRule",
+    "NewView",
     "OidcProviderRemoved",
     "OidcProviderSet",
     "OrganizationCreated",
+    "OrganizationParts",
     "OrganizationUpdated",
+    "PolicyChanges",
     "PolicyTargets",
     "PortalLinkIssued",
     "PortalPasswordSet",
+    "PortalSessionEvent",
     "PortalSessionRevoked",
     "PortalSignedIn",
     "PortalSignedOut",
     "RuleChainStopped",
     "RuleChanged",
+    "RuleChanges",
     "RuleCreated",
     "SettingsChanged",
     "SlaPolicyChanged",
@@ -731,6 +829,7 @@ __all__ = [
     "TicketFieldDefined",
     "TicketFieldUpdated",
     "ViewChanged",
+    "ViewChanges",
     "ViewCreated",
     "ViewDeleted",
     "WebhookConfigured",

@@ -14,11 +14,10 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
+from domain.aggregate import BaseCommand
 from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
 from domain.events import Event, TicketFieldDefined, TicketFieldUpdated
-from domain.evolution import replay
+from domain.evolution import first_version, fold_with, stream_start
 from domain.fields import (
     CHOICE_TYPES,
     FIELD_KEY_PATTERN,
@@ -27,11 +26,10 @@ from domain.fields import (
     TITLE_MAX,
     FieldDefinition,
     FieldOption,
+    FieldSpec,
     FieldType,
-    RequiredOn,
 )
 from domain.ids import TenantId
-from domain.values import UtcDatetime
 
 _KEY = re.compile(FIELD_KEY_PATTERN)
 _OPTION = re.compile(OPTION_VALUE_PATTERN)
@@ -45,30 +43,16 @@ def field_stream_id(tenant_id: TenantId, key: str) -> uuid.UUID:
     return uuid.uuid5(tenant_id, f"ticket-field:{key}")
 
 
-class DefineField(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    key: str
-    title: str
-    type: FieldType
-    options: tuple[FieldOption, ...] = ()
-    required_on: RequiredOn | None = None
-    active: bool = True
-    intake: bool = False
-    customer_read_only: bool = False
-    personal: bool = False
-    at: UtcDatetime
+class DefineField(FieldSpec, BaseCommand):
+    """Define a ticket field: its key and type, fixed from now on, and the rest."""
 
 
-class UpdateField(BaseModel):
+class UpdateField(BaseCommand):
     """Change the given attributes (``CHANGEABLE``) only. ``options``, when given, is
     the list of options to offer: an option left out stays, inactive, so the values
     tickets hold remain readable."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
     changes: dict[str, Any]
-    at: UtcDatetime
 
 
 FieldCommand = DefineField | UpdateField
@@ -144,11 +128,8 @@ def _check(type_: FieldType, attrs: Mapping[str, Any]) -> None:
 def evolve_field(state: FieldDefinition | None, event: Event) -> FieldDefinition:
     """Apply one event of a field's stream."""
     if state is None:
-        if not isinstance(event, TicketFieldDefined):
-            raise CorruptStream(f"a field stream must start with TicketFieldDefined, "
-                                f"not {event.TYPE}")
-        return FieldDefinition(version=1, created_at=event.at, updated_at=event.at,
-                               **event.model_dump(exclude={"at"}))
+        defined = stream_start(event, TicketFieldDefined, "a field stream")
+        return first_version(FieldDefinition, defined)
     if not isinstance(event, TicketFieldUpdated) or event.key != state.key:
         raise CorruptStream(f"{event.TYPE} does not continue field {state.key}")
     return state.model_copy(update={
@@ -156,8 +137,7 @@ def evolve_field(state: FieldDefinition | None, event: Event) -> FieldDefinition
         "version": state.version + 1, "updated_at": event.at})
 
 
-def fold_field(events: Iterable[Event]) -> FieldDefinition | None:
-    return replay(evolve_field, events)
+fold_field = fold_with(evolve_field)
 
 
 __all__ = ["CHANGEABLE", "DefineField", "FieldCommand", "UpdateField", "decide_field",

@@ -32,9 +32,11 @@ from datetime import date
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, StrictBool, StrictInt, StrictStr
+from pydantic import StrictBool, StrictInt, StrictStr
 
+from domain.aggregate import KeyedState
 from domain.errors import ValidationFailed
+from domain.frozen import Frozen
 from domain.values import Actor, ActorKind, UtcDatetime
 
 FIELD_KEY_PATTERN = r"^[a-z][a-z0-9_]{0,39}$"
@@ -73,23 +75,20 @@ class RequiredOn(StrEnum):
     SOLVE = "solve"
 
 
-class FieldOption(BaseModel):
+class FieldOption(Frozen):
     """One choice of a dropdown or multiselect: a stable ``value`` and a ``title``."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     value: str
     title: str
     active: bool = True
 
 
-class FieldDefinition(BaseModel):
-    """A field as of ``version`` events of its stream."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class FieldSpec(Frozen):
+    """A ticket field's definition: its ``key`` and ``type``, fixed when it is defined,
+    its title, options and rules. What ``DefineField`` asks for, ``TicketFieldDefined``
+    records and a ``FieldDefinition`` holds as of its version."""
 
     key: str
-    version: int
     title: str
     type: FieldType
     options: tuple[FieldOption, ...] = ()
@@ -102,6 +101,11 @@ class FieldDefinition(BaseModel):
     """With ``intake``: customers see the value but may not set it (agents do)."""
     personal: bool = False
     """A text field holding personal data (to be encrypted with the rest of it)."""
+
+
+class FieldDefinition(FieldSpec, KeyedState):
+    """A field as of ``version`` events of its stream."""
+
     created_at: UtcDatetime
     updated_at: UtcDatetime
 

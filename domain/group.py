@@ -11,50 +11,36 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from pydantic import BaseModel, ConfigDict
-
-from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
-from domain.events import Event, GroupCreated, GroupMembersChanged, GroupRenamed
-from domain.evolution import replay
+from domain.aggregate import BaseCommand, NamedState
+from domain.errors import AlreadyExists, NotFound, ValidationFailed
+from domain.events import Event, GroupCreated, GroupMembersChanged, GroupRenamed, NewGroup
+from domain.evolution import StreamSteps
 from domain.ids import AgentId, GroupId
+from domain.validation import check_text
 from domain.values import UtcDatetime
 
 GROUP_NAME_MAX = 100
 GROUP_MEMBERS_MAX = 500
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
 
-
-class Group(BaseModel):
+class Group(NamedState):
     """A group as of ``version`` events; ``members`` sorted."""
 
-    model_config = _FROZEN
-
     id: GroupId
-    version: int
-    name: str
     members: tuple[AgentId, ...] = ()
     created_at: UtcDatetime
     updated_at: UtcDatetime
 
 
-class CreateGroup(BaseModel):
-    model_config = _FROZEN
-
-    group_id: GroupId
-    name: str
-    members: tuple[AgentId, ...] = ()
-    at: UtcDatetime
+class CreateGroup(NewGroup, BaseCommand):
+    """Create a group with its name and first members."""
 
 
-class ChangeGroup(BaseModel):
+class ChangeGroup(BaseCommand):
     """Rename and/or replace the membership; None leaves that part as it is."""
-
-    model_config = _FROZEN
 
     name: str | None = None
     members: tuple[AgentId, ...] | None = None
-    at: UtcDatetime
 
 
 GroupCommand = CreateGroup | ChangeGroup
@@ -62,13 +48,7 @@ GroupCommand = CreateGroup | ChangeGroup
 
 def check_group_name(name: str) -> str:
     """A group's name, trimmed: 1 to ``GROUP_NAME_MAX`` characters."""
-    name = name.strip()
-    if not name:
-        raise ValidationFailed("name must not be empty", field="name")
-    if len(name) > GROUP_NAME_MAX:
-        raise ValidationFailed(f"name must be at most {GROUP_NAME_MAX} characters",
-                               field="name")
-    return name
+    return check_text(name.strip(), "name", GROUP_NAME_MAX)
 
 
 def _members(members: Iterable[AgentId]) -> tuple[AgentId, ...]:
@@ -104,27 +84,10 @@ def decide_group(command: GroupCommand, state: Group | None) -> list[Event]:
     return events
 
 
-def evolve_group(state: Group | None, event: Event) -> Group:
-    """Apply one event to a group (None before the stream's first event)."""
-    if state is None:
-        if not isinstance(event, GroupCreated):
-            raise CorruptStream(f"a group stream must start with GroupCreated, not {event.TYPE}")
-        return Group(id=event.group_id, version=1, name=event.name, members=event.members,
-                     created_at=event.at, updated_at=event.at)
-    changes: dict[str, object] = {"version": state.version + 1, "updated_at": event.at}
-    match event:
-        case GroupRenamed():
-            changes["name"] = event.name
-        case GroupMembersChanged():
-            changes["members"] = event.members
-        case _:
-            raise CorruptStream(f"{event.TYPE} does not belong to a group stream")
-    return state.model_copy(update=changes)
-
-
-def fold_group(events: Iterable[Event]) -> Group | None:
-    """Replay a group's stream from the start; None for an empty stream."""
-    return replay(evolve_group, events)
+_STEPS = StreamSteps("a group stream", Group, GroupCreated, "group_id",
+                     (GroupRenamed, GroupMembersChanged))
+evolve_group = _STEPS.evolve
+fold_group = _STEPS.fold
 
 
 __all__ = [

@@ -10,14 +10,20 @@ state, priority, group, assignee, tags, fields); its text takes the placeholders
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict
-
-from domain.errors import AlreadyExists, CorruptStream, ValidationFailed
-from domain.events import Event, MacroChanged, MacroCreated, MacroDeleted
-from domain.evolution import one_version_on, replay
+from domain.aggregate import BaseCommand, ChangedParts, NamedState
+from domain.errors import AlreadyExists, ValidationFailed
+from domain.events import (
+    Event,
+    MacroChanged,
+    MacroChanges,
+    MacroCreated,
+    MacroDeleted,
+    NewMacro,
+)
+from domain.evolution import StreamSteps
 from domain.ids import AgentId
 from domain.rule_parts import ACTIONS_MAX, Action, check_action
 from domain.templates import check_template
@@ -30,15 +36,8 @@ MACRO_ACTIONS = frozenset({"set_state", "set_priority", "set_group", "assign", "
 """What a macro may do to a ticket besides its text (a rule's note and webhook are its
 text and nothing)."""
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
 
-
-class Macro(BaseModel):
-    model_config = _FROZEN
-
-    id: UUID
-    version: int
-    name: str
+class Macro(NamedState):
     owner_id: AgentId | None
     """The agent whose personal macro it is; None: shared by the tenant."""
     text: str | None
@@ -53,28 +52,17 @@ class Macro(BaseModel):
         return not self.actions
 
 
-class CreateMacro(BaseModel):
-    model_config = _FROZEN
+class CreateMacro(NewMacro, BaseCommand):
+    """Create a macro: shared, with a public text and no actions unless told."""
 
-    macro_id: UUID
-    name: str
     owner_id: AgentId | None = None
     text: str | None = None
     visibility: Visibility = Visibility.PUBLIC
     actions: tuple[Action, ...] = ()
-    at: UtcDatetime
 
 
-class ChangeMacro(BaseModel):
+class ChangeMacro(MacroChanges, BaseCommand):
     """Change the parts given (None: as it is); ``actions`` replaces the list."""
-
-    model_config = _FROZEN
-
-    name: str | None = None
-    text: str | None = None
-    visibility: Visibility | None = None
-    actions: tuple[Action, ...] | None = None
-    at: UtcDatetime
 
 
 def check_macro_name(name: str) -> str:
@@ -93,12 +81,17 @@ def check_macro_actions(actions: Sequence[Action]) -> tuple[Action, ...]:
     return tuple(out)
 
 
+def _checked_text(text: str) -> str:
+    check_template(text, "text")
+    return text
+
+
 def decide_macro(command: CreateMacro, state: Macro | None) -> list[Event]:
     """The events that create a macro: text or actions, or both."""
     if state is not None:
         raise AlreadyExists("the macro already exists")
     if command.text is not None:
-        check_template(command.text, "text")
+        _checked_text(command.text)
     actions = check_macro_actions(command.actions)
     if command.text is None and not actions:
         raise ValidationFailed("a macro has a text, actions or both", field="text")
@@ -110,49 +103,29 @@ def decide_macro(command: CreateMacro, state: Macro | None) -> list[Event]:
 def decide_change_macro(command: ChangeMacro, state: Macro) -> list[Event]:
     """The ``MacroChanged`` of the parts that differ (none: no event); a macro keeps a
     text, actions or both."""
-    changes: dict[str, object] = {}
-    if command.name is not None and check_macro_name(command.name) != state.name:
-        changes["name"] = check_macro_name(command.name)
-    if command.text is not None:
-        check_template(command.text, "text")
-        if command.text != state.text:
-            changes["text"] = command.text
-    if command.visibility is not None and command.visibility is not state.visibility:
-        changes["visibility"] = command.visibility
-    if command.actions is not None:
-        actions = check_macro_actions(command.actions)
-        if actions != state.actions:
-            changes["actions"] = actions
+    changes = ChangedParts(state)
+    changes.given("name", command.name, check_macro_name)
+    changes.given("text", command.text, _checked_text)
+    changes.given("visibility", command.visibility)
+    changes.given("actions", command.actions, check_macro_actions)
     if state.text is None and command.actions is not None and not command.actions:
         raise ValidationFailed("a macro has a text, actions or both", field="actions")
-    return [MacroChanged.model_validate({"at": command.at, **changes})] if changes else []
+    return changes.events(MacroChanged, command.at)
 
 
 def decide_delete_macro(state: Macro, at: UtcDatetime) -> list[Event]:
     return [MacroDeleted(at=at)]
 
 
-def evolve_macro(state: Macro | None, event: Event) -> Macro:
-    if state is None:
-        if not isinstance(event, MacroCreated):
-            raise CorruptStream(f"a macro stream must start with MacroCreated, not {event.TYPE}")
-        return Macro(id=event.macro_id, version=1, name=event.name, owner_id=event.owner_id,
-                     text=event.text, visibility=event.visibility, actions=event.actions,
-                     created_at=event.at, updated_at=event.at)
-    if isinstance(event, MacroDeleted):
-        return one_version_on(state, event)
-    if not isinstance(event, MacroChanged):
-        raise CorruptStream(f"{event.TYPE} does not belong to a macro stream")
-    return one_version_on(state, event, ("name", "text", "visibility", "actions"))
-
-
-def fold_macro(events: Iterable[Event]) -> Macro | None:
-    return replay(evolve_macro, events)
-
-
 def visible_to(macro: Macro, agent_id: UUID | None) -> bool:
     """A shared macro is every agent's; a personal one its owner's only."""
     return macro.owner_id is None or macro.owner_id == agent_id
+
+
+_STEPS = StreamSteps("a macro stream", Macro, MacroCreated, "macro_id",
+                     (MacroChanged, MacroDeleted))
+evolve_macro = _STEPS.evolve
+fold_macro = _STEPS.fold
 
 
 __all__ = ["MACRO_ACTIONS", "MACRO_NAME_MAX", "ChangeMacro", "CreateMacro", "Macro",

@@ -10,11 +10,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from pydantic import BaseModel, ConfigDict
-
-from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
-from domain.events import Event, OrganizationCreated, OrganizationUpdated
-from domain.evolution import replay
+from domain.aggregate import BaseCommand, NamedState
+from domain.errors import AlreadyExists, NotFound, ValidationFailed
+from domain.events import (
+    Event,
+    NewOrganization,
+    OrganizationCreated,
+    OrganizationParts,
+    OrganizationUpdated,
+)
+from domain.evolution import StreamSteps
 from domain.ids import OrganizationId
 from domain.validation import NAME_MAX, check_text
 from domain.values import UtcDatetime
@@ -28,39 +33,22 @@ without a leading ``@``."""
 """An e-mail domain as organizations hold it: lower case, at least one dot."""
 _DOMAIN = re.compile(DOMAIN_PATTERN)
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
 
-
-class Organization(BaseModel):
+class Organization(NamedState):
     """An organization as of ``version`` events."""
 
-    model_config = _FROZEN
-
     id: OrganizationId
-    version: int
-    name: str
     domains: tuple[str, ...] = ()
     created_at: UtcDatetime
     updated_at: UtcDatetime
 
 
-class CreateOrganization(BaseModel):
-    model_config = _FROZEN
-
-    organization_id: OrganizationId
-    name: str
-    domains: tuple[str, ...] = ()
-    at: UtcDatetime
+class CreateOrganization(NewOrganization, BaseCommand):
+    """Create an organization with its name and e-mail domains."""
 
 
-class UpdateOrganization(BaseModel):
+class UpdateOrganization(OrganizationParts, BaseCommand):
     """Set the name and domains (the handler fills in what a patch leaves out)."""
-
-    model_config = _FROZEN
-
-    name: str
-    domains: tuple[str, ...]
-    at: UtcDatetime
 
 
 OrganizationCommand = CreateOrganization | UpdateOrganization
@@ -99,23 +87,10 @@ def decide_organization(command: OrganizationCommand, state: Organization | None
     return [OrganizationUpdated(name=name, domains=domains, at=command.at)]
 
 
-def evolve_organization(state: Organization | None, event: Event) -> Organization:
-    """Apply one event to the organization (None before the stream's first event)."""
-    if state is None:
-        if not isinstance(event, OrganizationCreated):
-            raise CorruptStream("an organization stream must start with OrganizationCreated, "
-                                f"not {event.TYPE}")
-        return Organization(id=event.organization_id, version=1, name=event.name,
-                            domains=event.domains, created_at=event.at, updated_at=event.at)
-    if not isinstance(event, OrganizationUpdated):
-        raise CorruptStream(f"{event.TYPE} does not belong to an organization stream")
-    return state.model_copy(update={"version": state.version + 1, "updated_at": event.at,
-                                    "name": event.name, "domains": event.domains})
-
-
-def fold_organization(events: Iterable[Event]) -> Organization | None:
-    """Replay an organization's stream; None for an empty stream."""
-    return replay(evolve_organization, events)
+_STEPS = StreamSteps("an organization stream", Organization, OrganizationCreated, "organization_id",
+                     (OrganizationUpdated,))
+evolve_organization = _STEPS.evolve
+fold_organization = _STEPS.fold
 
 
 __all__ = [

@@ -11,14 +11,12 @@ the handler checks (``handlers.rules``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from uuid import UUID
+from collections.abc import Sequence
 
-from pydantic import BaseModel, ConfigDict
-
-from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
-from domain.events import Event, RuleChanged, RuleCreated
-from domain.evolution import one_version_on, replay
+from domain.aggregate import BaseCommand, ChangedParts, NamedState
+from domain.errors import AlreadyExists, NotFound, ValidationFailed
+from domain.events import Event, NewRule, RuleChanged, RuleChanges, RuleCreated
+from domain.evolution import StreamSteps
 from domain.rule_parts import (
     Action,
     Condition,
@@ -37,17 +35,10 @@ CHAIN_DEPTH_MAX = 5
 """How many rules may act in a row, each on the events of the one before; the next
 one does not fire, and ``RuleChainStopped`` says so."""
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
 
-
-class Rule(BaseModel):
+class Rule(NamedState):
     """A rule as of ``version`` events."""
 
-    model_config = _FROZEN
-
-    id: UUID
-    version: int
-    name: str
     position: int
     active: bool
     conditions: tuple[Condition, ...]
@@ -58,32 +49,16 @@ class Rule(BaseModel):
     updated_at: UtcDatetime
 
 
-class CreateRule(BaseModel):
-    model_config = _FROZEN
+class CreateRule(NewRule, BaseCommand):
+    """Create a rule: first in order, active and on every ticket unless told."""
 
-    rule_id: UUID
-    name: str
     position: int = 0
     active: bool = True
     conditions: tuple[Condition, ...] = ()
-    actions: tuple[Action, ...]
-    time: TimeTrigger | None = None
-    at: UtcDatetime
 
 
-class ChangeRule(BaseModel):
+class ChangeRule(RuleChanges, BaseCommand):
     """Change some parts of a rule; None leaves that part as it is."""
-
-    model_config = _FROZEN
-
-    name: str | None = None
-    position: int | None = None
-    active: bool | None = None
-    conditions: tuple[Condition, ...] | None = None
-    actions: tuple[Action, ...] | None = None
-    time: TimeTrigger | None = None
-    """A time rule's new trigger (refused for a rule on events)."""
-    at: UtcDatetime
 
 
 RuleCommand = CreateRule | ChangeRule
@@ -109,55 +84,30 @@ def decide_rule(command: RuleCommand, state: Rule | None) -> list[Event]:
                             at=command.at)]
     if state is None:
         raise NotFound("the rule does not exist")
-    changes: dict[str, object] = {}
-    if command.name is not None and check_rule_name(command.name) != state.name:
-        changes["name"] = check_rule_name(command.name)
-    if command.position is not None and check_position(command.position) != state.position:
-        changes["position"] = command.position
-    if command.active is not None and command.active != state.active:
-        changes["active"] = command.active
-    if command.conditions is not None:
-        conditions = check_conditions(command.conditions)
-        if conditions != state.conditions:
-            changes["conditions"] = conditions
-    if command.actions is not None:
-        actions = check_actions(command.actions)
-        if actions != state.actions:
-            changes["actions"] = actions
-    if command.time is not None:
-        if state.time is None:
-            raise ValidationFailed("a rule on events stays one", field="time")
-        if command.time != state.time:
-            changes["time"] = command.time
+    changes = ChangedParts(state)
+    changes.given("name", command.name, check_rule_name)
+    changes.given("position", command.position, check_position)
+    changes.given("active", command.active)
+    changes.given("conditions", command.conditions, check_conditions)
+    changes.given("actions", command.actions, check_actions)
+    if command.time is not None and state.time is None:
+        raise ValidationFailed("a rule on events stays one", field="time")
+    changes.given("time", command.time)
     time = command.time or state.time
     if time is not None:
         check_time_rule(time, command.conditions or state.conditions,
                         command.actions or state.actions)
-    return [RuleChanged.model_validate({"at": command.at, **changes})] if changes else []
-
-
-def evolve_rule(state: Rule | None, event: Event) -> Rule:
-    """Apply one event to a rule (None before the stream's first event)."""
-    if state is None:
-        if not isinstance(event, RuleCreated):
-            raise CorruptStream(f"a rule stream must start with RuleCreated, not {event.TYPE}")
-        return Rule(id=event.rule_id, version=1, name=event.name, position=event.position,
-                    active=event.active, conditions=event.conditions, actions=event.actions,
-                    time=event.time, created_at=event.at, updated_at=event.at)
-    if not isinstance(event, RuleChanged):
-        raise CorruptStream(f"{event.TYPE} does not belong to a rule stream")
-    return one_version_on(state, event,
-                          ("name", "position", "active", "conditions", "actions", "time"))
-
-
-def fold_rule(events: Iterable[Event]) -> Rule | None:
-    """Replay a rule's stream from the start; None for an empty stream."""
-    return replay(evolve_rule, events)
+    return changes.events(RuleChanged, command.at)
 
 
 def in_order(rules: Sequence[Rule]) -> list[Rule]:
     """The order rules run in: by position, then oldest first."""
     return sorted(rules, key=lambda r: (r.position, r.created_at, r.id))
+
+
+_STEPS = StreamSteps("a rule stream", Rule, RuleCreated, "rule_id", (RuleChanged,))
+evolve_rule = _STEPS.evolve
+fold_rule = _STEPS.fold
 
 
 __all__ = [

@@ -15,17 +15,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from domain.errors import ValidationFailed
+from domain.frozen import Frozen
 from domain.ids import OrganizationId
 from domain.mail_templates import RULE_KIND, MailTemplate, TemplateInvalid
 from domain.mail_templates import check_template as check_mail_template
 from domain.templates import check_template
 from domain.validation import normalize_tags
 from domain.values import Priority, Source, TicketState
-
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 CONDITIONS_MAX = 50
 ACTIONS_MAX = 20
@@ -82,31 +79,25 @@ TIME_ACTIONS = ACTION_TYPES - {"call_webhook"}
 time rule may send mail: its job queues it with the episode it claims."""
 
 
-class Condition(BaseModel):
+class Condition(Frozen):
     """One test of the ticket after an event; all of a rule's must hold."""
-
-    model_config = _FROZEN
 
     field: str
     op: str
     value: Any = None
 
 
-class Action(BaseModel):
+class Action(Frozen):
     """One change a rule makes to the ticket (or a call it makes)."""
-
-    model_config = _FROZEN
 
     type: str
     value: Any = None
 
 
-class TimeTrigger(BaseModel):
+class TimeTrigger(Frozen):
     """A time rule's trigger: ``hours`` since the ticket was created, last updated, put
     pending, or last replied to in public by the customer or an agent, counted in
     calendar time or in the tenant's business hours."""
-
-    model_config = _FROZEN
 
     since: Since
     hours: int

@@ -11,14 +11,20 @@ takes every filter the list takes. Here are only the rules of the shape.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from uuid import UUID
+from collections.abc import Mapping
 
-from pydantic import BaseModel, ConfigDict
-
-from domain.errors import AlreadyExists, CorruptStream, ValidationFailed
-from domain.events import Event, ViewChanged, ViewCreated, ViewDeleted
-from domain.evolution import one_version_on, replay
+from domain.aggregate import BaseCommand, ChangedParts, NamedState
+from domain.errors import AlreadyExists, ValidationFailed
+from domain.events import (
+    Event,
+    Filters,
+    NewView,
+    ViewChanged,
+    ViewChanges,
+    ViewCreated,
+    ViewDeleted,
+)
+from domain.evolution import StreamSteps
 from domain.ids import AgentId
 from domain.validation import check_name
 from domain.values import UtcDatetime
@@ -29,17 +35,8 @@ VALUE_MAX = 1000
 PAGING = frozenset({"cursor", "limit"})
 """List parameters that are not filters: a view's pages bring their own."""
 
-Filters = dict[str, str | list[str]]
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
-
-
-class SavedView(BaseModel):
-    model_config = _FROZEN
-
-    id: UUID
-    version: int
-    name: str
+class SavedView(NamedState):
     owner_id: AgentId | None
     """The agent whose personal view it is; None: shared by the tenant."""
     filters: Filters
@@ -47,24 +44,15 @@ class SavedView(BaseModel):
     updated_at: UtcDatetime
 
 
-class CreateView(BaseModel):
-    model_config = _FROZEN
+class CreateView(NewView, BaseCommand):
+    """Create a view: shared by the tenant, and of every ticket, unless told."""
 
-    view_id: UUID
-    name: str
     owner_id: AgentId | None = None
     filters: Filters = {}
-    at: UtcDatetime
 
 
-class ChangeView(BaseModel):
+class ChangeView(ViewChanges, BaseCommand):
     """Change the parts given (None: as it is); ``filters`` replaces them all."""
-
-    model_config = _FROZEN
-
-    name: str | None = None
-    filters: Filters | None = None
-    at: UtcDatetime
 
 
 def check_view_name(name: str) -> str:
@@ -99,36 +87,19 @@ def decide_view(command: CreateView, state: SavedView | None) -> list[Event]:
 
 def decide_change_view(command: ChangeView, state: SavedView) -> list[Event]:
     """The ``ViewChanged`` of the parts that differ (none: no event)."""
-    changes: dict[str, object] = {}
-    if command.name is not None and check_view_name(command.name) != state.name:
-        changes["name"] = check_view_name(command.name)
-    if command.filters is not None:
-        filters = check_filters(command.filters)
-        if filters != state.filters:
-            changes["filters"] = filters
-    return [ViewChanged.model_validate({"at": command.at, **changes})] if changes else []
+    changes = ChangedParts(state)
+    changes.given("name", command.name, check_view_name)
+    changes.given("filters", command.filters, check_filters)
+    return changes.events(ViewChanged, command.at)
 
 
 def decide_delete_view(state: SavedView, at: UtcDatetime) -> list[Event]:
     return [ViewDeleted(at=at)]
 
 
-def evolve_view(state: SavedView | None, event: Event) -> SavedView:
-    if state is None:
-        if not isinstance(event, ViewCreated):
-            raise CorruptStream(f"a view stream must start with ViewCreated, not {event.TYPE}")
-        return SavedView(id=event.view_id, version=1, name=event.name,
-                         owner_id=event.owner_id, filters=event.filters, created_at=event.at,
-                         updated_at=event.at)
-    if isinstance(event, ViewDeleted):
-        return one_version_on(state, event)
-    if not isinstance(event, ViewChanged):
-        raise CorruptStream(f"{event.TYPE} does not belong to a view stream")
-    return one_version_on(state, event, ("name", "filters"))
-
-
-def fold_view(events: Iterable[Event]) -> SavedView | None:
-    return replay(evolve_view, events)
+_STEPS = StreamSteps("a view stream", SavedView, ViewCreated, "view_id", (ViewChanged, ViewDeleted))
+evolve_view = _STEPS.evolve
+fold_view = _STEPS.fold
 
 
 __all__ = ["FILTERS_MAX", "PAGING", "VIEW_NAME_MAX", "ChangeView", "CreateView", "Filters",

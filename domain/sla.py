@@ -22,7 +22,6 @@ from typing import Any, NamedTuple
 from uuid import UUID
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
@@ -31,6 +30,7 @@ from pydantic import (
 )
 
 from domain.business_hours import Calendar, CALENDAR_24x7, add_business_time, business_ms_between
+from domain.frozen import Frozen
 from domain.rule_parts import Condition, Facts, holds
 from domain.values import Priority, SlaMetric, Source, TicketState, UtcDatetime
 
@@ -56,15 +56,13 @@ DEFAULT_TARGETS: SlaTargets = {
 DEFAULT_PAUSED_STATES = frozenset({TicketState.PENDING, TicketState.SOLVED})
 
 
-class ClockBasis(BaseModel):
+class ClockBasis(Frozen):
     """What a clock runs on: the SLA policy (and its version) it started or was last
     retargeted under, and that policy's calendar then (None: calendar time). Recorded
     on the clock, so its verdicts are computed on these, never on the policy or the
     calendar as they are now. ``policy_name`` is the name the policy had at that
     version (None on clocks recorded before names were), so a ticket names its policy
     with no look-up, and still does after the policy is renamed or deleted."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     policy_id: UUID
     policy_version: int
@@ -124,12 +122,12 @@ class PolicyMatcher:
         return CALENDAR_24x7 if key is None else self.calendars[key]
 
 
-class SlaPolicy(BaseModel):
+class SlaPolicy(Frozen):
     """A tenant's SLA settings: targets per priority (and, for some groups, per group
     and priority), calendar, and the states in which the next-reply and resolution
     clocks pause."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True)
 
     targets: SlaTargets = Field(default_factory=lambda: dict(DEFAULT_TARGETS))
     calendar: Calendar = CALENDAR_24x7
@@ -189,7 +187,7 @@ class SlaPolicy(BaseModel):
         return target.first_response_ms
 
 
-class SlaClock(BaseModel):
+class SlaClock(Frozen):
     """The state of one SLA metric on one ticket.
 
     * not started: ``started_at`` is None;
@@ -199,8 +197,6 @@ class SlaClock(BaseModel):
     * fulfilled: ``fulfilled_at`` set;
     * ``breached_at`` latches once set.
     """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     metric: SlaMetric
     target_ms: int

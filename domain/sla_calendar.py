@@ -18,14 +18,21 @@ import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import date
-from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
+from domain.aggregate import BaseCommand, ChangedParts, NamedState
 from domain.business_hours import Calendar
-from domain.errors import AlreadyExists, CorruptStream, NotFound, ValidationFailed
-from domain.events import CalendarChanged, CalendarCreated, CalendarDeleted, Event
-from domain.evolution import one_version_on, replay
+from domain.errors import AlreadyExists, NotFound, ValidationFailed
+from domain.events import (
+    CalendarChanged,
+    CalendarChanges,
+    CalendarCreated,
+    CalendarDeleted,
+    Event,
+    NewCalendar,
+)
+from domain.evolution import StreamSteps
 from domain.validation import check_name
 from domain.values import UtcDatetime
 
@@ -34,39 +41,22 @@ HOLIDAYS_MAX = 1000
 CALENDARS_MAX = 100
 _HHMM = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
 _DATE = re.compile(r"^(-?\d+)-(\d{2})-(\d{2})$")
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
-class SlaCalendar(BaseModel):
+class SlaCalendar(NamedState):
     """A calendar as of ``version`` events."""
 
-    model_config = _FROZEN
-
-    id: UUID
-    version: int
-    name: str
     hours: Calendar
     created_at: UtcDatetime
     updated_at: UtcDatetime
 
 
-class CreateCalendar(BaseModel):
-    model_config = _FROZEN
-
-    calendar_id: UUID
-    name: str
-    hours: Calendar
-    at: UtcDatetime
+class CreateCalendar(NewCalendar, BaseCommand):
+    """Create a calendar: its name and business hours."""
 
 
-class ChangeCalendar(BaseModel):
+class ChangeCalendar(CalendarChanges, BaseCommand):
     """Change the name or the hours; None leaves that part as it is."""
-
-    model_config = _FROZEN
-
-    name: str | None = None
-    hours: Calendar | None = None
-    at: UtcDatetime
 
 
 def _minutes(text: str, where: str, *, end: bool) -> int:
@@ -148,12 +138,10 @@ def decide_calendar(command: CreateCalendar | ChangeCalendar,
                                 at=command.at)]
     if state is None:
         raise NotFound("the calendar does not exist")
-    changes: dict[str, object] = {}
-    if command.name is not None and check_calendar_name(command.name) != state.name:
-        changes["name"] = check_calendar_name(command.name)
-    if command.hours is not None and command.hours != state.hours:
-        changes["hours"] = command.hours
-    return [CalendarChanged.model_validate({"at": command.at, **changes})] if changes else []
+    changes = ChangedParts(state)
+    changes.given("name", command.name, check_calendar_name)
+    changes.given("hours", command.hours)
+    return changes.events(CalendarChanged, command.at)
 
 
 def decide_delete_calendar(state: SlaCalendar, at: UtcDatetime) -> list[Event]:
@@ -162,23 +150,10 @@ def decide_delete_calendar(state: SlaCalendar, at: UtcDatetime) -> list[Event]:
     return [CalendarDeleted(at=at)]
 
 
-def evolve_calendar(state: SlaCalendar | None, event: Event) -> SlaCalendar:
-    """Apply one event to a calendar (None before the stream's first event)."""
-    if state is None:
-        if not isinstance(event, CalendarCreated):
-            raise CorruptStream(f"a calendar stream starts with CalendarCreated, not {event.TYPE}")
-        return SlaCalendar(id=event.calendar_id, version=1, name=event.name, hours=event.hours,
-                           created_at=event.at, updated_at=event.at)
-    if isinstance(event, CalendarDeleted):
-        return one_version_on(state, event)
-    if not isinstance(event, CalendarChanged):
-        raise CorruptStream(f"{event.TYPE} does not belong to a calendar stream")
-    return one_version_on(state, event, ("name", "hours"))
-
-
-def fold_calendar(events: Iterable[Event]) -> SlaCalendar | None:
-    """Replay a calendar's stream from the start; None for an empty stream."""
-    return replay(evolve_calendar, events)
+_STEPS = StreamSteps("a calendar stream", SlaCalendar, CalendarCreated, "calendar_id",
+                     (CalendarChanged, CalendarDeleted))
+evolve_calendar = _STEPS.evolve
+fold_calendar = _STEPS.fold
 
 
 __all__ = [

@@ -24,24 +24,24 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict
-
+from domain.aggregate import BaseCommand, ChangedParts, NamedState
 from domain.business_hours import Calendar, CALENDAR_24x7
 from domain.errors import (
     AlreadyExists,
-    CorruptStream,
     DomainError,
     NotFound,
     ValidationFailed,
 )
 from domain.events import (
     Event,
+    NewPolicy,
+    PolicyChanges,
     PolicyTargets,
     SlaPolicyChanged,
     SlaPolicyCreated,
     SlaPolicyDeleted,
 )
-from domain.evolution import one_version_on, replay
+from domain.evolution import first_version, fold_with, next_version, one_version_on, stream_start
 from domain.rule_parts import Condition, Facts, check_condition, failing, field_key
 from domain.sla import ClockBasis, PolicyChoice, PolicyMatcher
 from domain.validation import check_name, check_position
@@ -57,21 +57,14 @@ POLICY_FIELDS = frozenset({"priority", "group_id", "organization_id", "tags", "c
 METRICS = ("first_reply", "next_reply", "periodic_update", "requester_wait", "resolution",
            "agent_work")
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
-
 
 class DefaultPolicyKept(DomainError):
     """A deletion of the tenant's default policy."""
 
 
-class TargetPolicy(BaseModel):
+class TargetPolicy(NamedState):
     """An SLA policy as of ``version`` events."""
 
-    model_config = _FROZEN
-
-    id: UUID
-    version: int
-    name: str
     position: int
     default: bool
     conditions: tuple[Condition, ...]
@@ -81,32 +74,19 @@ class TargetPolicy(BaseModel):
     updated_at: UtcDatetime
 
 
-class CreatePolicy(BaseModel):
-    model_config = _FROZEN
+class CreatePolicy(NewPolicy, BaseCommand):
+    """Create a policy: first in order, not the default, on every ticket and in
+    calendar time unless told."""
 
-    policy_id: UUID
-    name: str
     position: int = 0
     default: bool = False
     conditions: tuple[Condition, ...] = ()
-    targets: PolicyTargets
     calendar_id: UUID | None = None
-    at: UtcDatetime
 
 
-class ChangePolicy(BaseModel):
+class ChangePolicy(PolicyChanges, BaseCommand):
     """Change some parts; None leaves a part as it is (``set_calendar`` says whether
     ``calendar_id`` is given, None then meaning calendar time)."""
-
-    model_config = _FROZEN
-
-    name: str | None = None
-    position: int | None = None
-    conditions: tuple[Condition, ...] | None = None
-    targets: PolicyTargets | None = None
-    set_calendar: bool = False
-    calendar_id: UUID | None = None
-    at: UtcDatetime
 
 
 def check_targets(targets: PolicyTargets) -> PolicyTargets:
@@ -164,22 +144,19 @@ def decide_policy(command: CreatePolicy | ChangePolicy,
             calendar_id=command.calendar_id, at=command.at)]
     if state is None:
         raise NotFound("the policy does not exist")
-    changes: dict[str, object] = {}
-    if command.name is not None and _name(command.name) != state.name:
-        changes["name"] = _name(command.name)
-    if command.position is not None and check_position(command.position) != state.position:
-        changes["position"] = command.position
-    if command.conditions is not None:
-        conditions = check_policy_conditions(command.conditions)
+    def conditions_of(given: Sequence[Condition]) -> tuple[Condition, ...]:
+        conditions = check_policy_conditions(given)
         _default_unconditioned(state.default, conditions)
-        if conditions != state.conditions:
-            changes["conditions"] = conditions
-    if command.targets is not None and check_targets(command.targets) != state.targets:
-        changes["targets"] = command.targets
+        return conditions
+
+    changes = ChangedParts(state)
+    changes.given("name", command.name, _name)
+    changes.given("position", command.position, check_position)
+    changes.given("conditions", command.conditions, conditions_of)
+    changes.given("targets", command.targets, check_targets)
     if command.set_calendar and command.calendar_id != state.calendar_id:
-        changes["set_calendar"] = True
-        changes["calendar_id"] = command.calendar_id
-    return [SlaPolicyChanged.model_validate({"at": command.at, **changes})] if changes else []
+        changes.parts.update(set_calendar=True, calendar_id=command.calendar_id)
+    return changes.events(SlaPolicyChanged, command.at)
 
 
 def decide_delete_policy(state: TargetPolicy, at: UtcDatetime) -> list[Event]:
@@ -194,24 +171,16 @@ def decide_delete_policy(state: TargetPolicy, at: UtcDatetime) -> list[Event]:
 def evolve_policy(state: TargetPolicy | None, event: Event) -> TargetPolicy:
     """Apply one event to a policy (None before the stream's first event)."""
     if state is None:
-        if not isinstance(event, SlaPolicyCreated):
-            raise CorruptStream(f"a policy stream starts with SlaPolicyCreated, not {event.TYPE}")
-        return TargetPolicy(id=event.policy_id, version=1, name=event.name,
-                            position=event.position, default=event.default,
-                            conditions=event.conditions, targets=event.targets,
-                            calendar_id=event.calendar_id, created_at=event.at,
-                            updated_at=event.at)
-    if isinstance(event, SlaPolicyDeleted):
-        return one_version_on(state, event)
-    if not isinstance(event, SlaPolicyChanged):
-        raise CorruptStream(f"{event.TYPE} does not belong to a policy stream")
-    return one_version_on(state, event, ("name", "position", "conditions", "targets"),
-                          {"calendar_id": event.calendar_id} if event.set_calendar else None)
+        created = stream_start(event, SlaPolicyCreated, "a policy stream")
+        return first_version(TargetPolicy, created, id=created.policy_id)
+    parts = ("name", "position", "conditions", "targets")
+    if isinstance(event, SlaPolicyChanged) and event.set_calendar:
+        return one_version_on(state, event, parts, {"calendar_id": event.calendar_id})
+    return next_version(state, event, {SlaPolicyChanged: parts, SlaPolicyDeleted: ()},
+                        "a policy stream")
 
 
-def fold_policy(events: Iterable[Event]) -> TargetPolicy | None:
-    """Replay a policy's stream from the start; None for an empty stream."""
-    return replay(evolve_policy, events)
+fold_policy = fold_with(evolve_policy)
 
 
 def in_order(policies: Iterable[TargetPolicy]) -> list[TargetPolicy]:

@@ -6,8 +6,9 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict
+from pydantic import AfterValidator
 
+from domain.frozen import Frozen
 from domain.ids import ContactId
 
 
@@ -84,10 +85,8 @@ class SlaMetric(StrEnum):
     """The time the ticket is in the agents' court: open only (docs/sla.md)."""
 
 
-class Actor(BaseModel):
+class Actor(Frozen):
     """The one who issues a command; ``id`` is an agent id, key id or ``"scheduler"``."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: ActorKind
     id: str
@@ -128,12 +127,10 @@ _OTHER_SIDE = {
 }
 
 
-class Requester(BaseModel):
+class Requester(Frozen):
     """The customer a ticket is for: the contact it resolved to (None on tickets opened
     before contacts existed, until ``helpdesk migrate`` links them) and the e-mail and
     name the ticket was opened with."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     email: str
     name: str | None = None

@@ -10,16 +10,11 @@ deployment may deliver to is the caller's (a setting, not a rule of the endpoint
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
-from pydantic import BaseModel, ConfigDict
-
+from domain.aggregate import BaseCommand
 from domain.errors import CorruptStream, ValidationFailed
 from domain.events import Event, WebhookConfigured
-from domain.evolution import replay
-from domain.values import UtcDatetime
-
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
+from domain.evolution import fold_onto
+from domain.frozen import Frozen
 
 
 class SecretRequired(ValidationFailed):
@@ -30,23 +25,18 @@ class SecretRequired(ValidationFailed):
                          field="secret")
 
 
-class Webhook(BaseModel):
+class Webhook(Frozen):
     """The endpoint as configured (its secret is held by the row alone)."""
 
-    model_config = _FROZEN
-
     url: str
     event_types: tuple[str, ...]
     enabled: bool
 
 
-class ConfigureWebhook(BaseModel):
-    model_config = _FROZEN
-
+class ConfigureWebhook(BaseCommand):
     url: str
     event_types: tuple[str, ...]
     enabled: bool
-    at: UtcDatetime
     secret: str | None = None
     """None keeps the current secret."""
 
@@ -66,8 +56,7 @@ def evolve_webhook(state: Webhook | None, event: Event) -> Webhook:
     return Webhook(url=event.url, event_types=event.event_types, enabled=event.enabled)
 
 
-def fold_webhook(state: Webhook | None, events: Iterable[Event]) -> Webhook | None:
-    return replay(evolve_webhook, events, state)
+fold_webhook = fold_onto(evolve_webhook)
 
 
 __all__ = ["ConfigureWebhook", "SecretRequired", "Webhook", "decide_webhook",

@@ -10,12 +10,11 @@ from __future__ import annotations
 import uuid
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
-
+from domain.aggregate import ActorCommand, BaseCommand
 from domain.attachment import AttachmentRef
+from domain.frozen import Frozen
 from domain.ids import AgentId, GroupId, MessageId, TicketId
 from domain.values import (
-    Actor,
     ActorKind,
     LinkKind,
     Priority,
@@ -28,14 +27,10 @@ from domain.values import (
     Visibility,
 )
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
 
-
-class OpenTicket(BaseModel):
+class OpenTicket(ActorCommand):
     """Open a ticket. ``message_id`` names the opening message; when omitted it is
     derived from the ticket id, so retrying the same command yields the same id."""
-
-    model_config = _FROZEN
 
     ticket_id: TicketId
     subject: str
@@ -44,8 +39,6 @@ class OpenTicket(BaseModel):
     priority: Priority = Priority.NORMAL
     source: Source = Source.API
     tags: tuple[str, ...] = ()
-    actor: Actor
-    at: UtcDatetime
     follow_up_of: TicketId | None = None
     message_id: MessageId | None = None
     group_id: GroupId | None = None
@@ -62,19 +55,15 @@ class OpenTicket(BaseModel):
         return MessageId(uuid.uuid5(self.ticket_id, "opening-message"))
 
 
-class AddMessage(BaseModel):
-    model_config = _FROZEN
-
+class AddMessage(ActorCommand):
     message_id: MessageId
     body: str
     visibility: Visibility = Visibility.PUBLIC
-    actor: Actor
-    at: UtcDatetime
     attachments: tuple[AttachmentRef, ...] = ()
     """The message's files, as the handler found their uploads."""
 
 
-class Assign(BaseModel):
+class Assign(ActorCommand):
     """Assign to an agent (``agent_id=None``: unassign), to a group, or both.
 
     ``set_agent`` / ``set_group`` say which of the two the command changes; the other
@@ -83,116 +72,78 @@ class Assign(BaseModel):
     one of them cannot be the ticket's assignee.
     """
 
-    model_config = _FROZEN
-
     agent_id: AgentId | None = None
     set_agent: bool = True
     group_id: GroupId | None = None
     set_group: bool = False
     group_members: frozenset[AgentId] | None = None
-    actor: Actor
-    at: UtcDatetime
 
 
-class ChangePriority(BaseModel):
-    model_config = _FROZEN
-
+class ChangePriority(ActorCommand):
     priority: Priority
-    actor: Actor
-    at: UtcDatetime
 
 
-class ChangeState(BaseModel):
+class ChangeState(ActorCommand):
     """Move the ticket; sweeps use this with a ``system`` actor."""
-
-    model_config = _FROZEN
 
     to: TicketState
     reason: str | None = None
-    actor: Actor
-    at: UtcDatetime
 
 
-class ChangeTags(BaseModel):
-    model_config = _FROZEN
-
+class ChangeTags(ActorCommand):
     add: tuple[str, ...] = ()
     remove: tuple[str, ...] = ()
-    actor: Actor
-    at: UtcDatetime
 
 
-class ChangeFields(BaseModel):
+class ChangeFields(ActorCommand):
     """Set ticket field values by key; ``None`` clears one."""
 
-    model_config = _FROZEN
-
     values: dict[str, Any]
-    actor: Actor
-    at: UtcDatetime
 
 
-class CheckSla(BaseModel):
+class CheckSla(BaseCommand):
     """The scheduler's timer: record a breach of ``metric`` if it is due by ``at``."""
 
-    model_config = _FROZEN
-
     metric: SlaMetric
-    at: UtcDatetime
 
 
-class RetargetSla(BaseModel):
+class RetargetSla(BaseCommand):
     """Move the ticket's open clocks to the policy the tenant's SLA policies match now,
     if that is ``policy_id`` (``POST /v1/sla-policies/{id}/apply``; None: whichever
     matches, as after the requester's organization changed); otherwise, or if they
     already run on its current version, nothing. ``reason`` is recorded on
     ``SlaRetargeted``."""
 
-    model_config = _FROZEN
-
     policy_id: uuid.UUID | None
-    at: UtcDatetime
     reason: Literal["apply", "organization"] = "apply"
 
 
-class WarnSla(BaseModel):
+class WarnSla(BaseCommand):
     """The warning pass: record ``SlaWarning`` if ``metric``'s clock has used
     ``percent`` of its target by ``at``."""
 
-    model_config = _FROZEN
-
     metric: SlaMetric
     percent: int
-    at: UtcDatetime
 
 
-class ChangeRequester(BaseModel):
+class ChangeRequester(BaseCommand):
     """Give the ticket to another contact (a merge, or linking an old ticket); allowed
     on closed tickets too, since it changes who the ticket is for, not the ticket."""
 
-    model_config = _FROZEN
-
     requester: Requester
-    at: UtcDatetime
 
 
-class MergeTicket(BaseModel):
+class MergeTicket(ActorCommand):
     """Merge the ticket into ``into`` (``domain.ticket.decide.decide_merge`` decides on
     both tickets at once). ``message_ids`` are the ticket's thread as the caller read
     it under the ticket's lock, oldest first."""
 
-    model_config = _FROZEN
-
     into: TicketId
     message_ids: tuple[MessageId, ...] = ()
-    actor: Actor
-    at: UtcDatetime
 
 
-class ThreadMessage(BaseModel):
+class ThreadMessage(Frozen):
     """One message of a ticket's own thread, as a split decides on it."""
-
-    model_config = _FROZEN
 
     message_id: MessageId
     visibility: Visibility
@@ -200,85 +151,62 @@ class ThreadMessage(BaseModel):
     at: UtcDatetime
 
 
-class SplitTicket(BaseModel):
+class SplitTicket(ActorCommand):
     """Move ``message_ids`` of the ticket to a new ticket, ``ticket_id``
     (``domain.ticket.decide.decide_split``), whose subject is ``subject`` or the
     source's. ``thread`` is the ticket's own messages as the caller read them under the
     ticket's lock, oldest first."""
 
-    model_config = _FROZEN
-
     ticket_id: TicketId
     message_ids: tuple[MessageId, ...]
     subject: str | None = None
     thread: tuple[ThreadMessage, ...] = ()
-    actor: Actor
-    at: UtcDatetime
 
 
-class LinkTicket(BaseModel):
+class LinkTicket(ActorCommand):
     """Link the ticket to ``ticket_id`` as ``kind`` (``remove``: take the link off);
     ``domain.ticket.decide.decide_link`` decides on both tickets. ``chain`` is, for a
     duplicate link, the original and the tickets it is itself a duplicate of, in turn,
     as the caller read them (a duplicate may not be an original of its own)."""
 
-    model_config = _FROZEN
-
     kind: LinkKind
     ticket_id: TicketId
     remove: bool = False
     chain: tuple[TicketId, ...] = ()
-    actor: Actor
-    at: UtcDatetime
 
 
-class ChangeFollowers(BaseModel):
+class ChangeFollowers(ActorCommand):
     """Agents start (``add``) or stop (``remove``) following the ticket. ``agents`` are
     those of ``add`` that the caller found to be active agents of the tenant."""
-
-    model_config = _FROZEN
 
     add: tuple[AgentId, ...] = ()
     remove: tuple[AgentId, ...] = ()
     agents: frozenset[AgentId] = frozenset()
-    actor: Actor
-    at: UtcDatetime
 
 
-class ChangeCcs(BaseModel):
+class ChangeCcs(ActorCommand):
     """Copy customers on the ticket (``add``, each an e-mail and, when known, its
     contact) or take them off (``remove``: e-mails)."""
 
-    model_config = _FROZEN
-
     add: tuple[Requester, ...] = ()
     remove: tuple[str, ...] = ()
-    actor: Actor
-    at: UtcDatetime
 
 
-class MoveCc(BaseModel):
+class MoveCc(BaseCommand):
     """A contact merged into another: the ticket copies the survivor (``to``) in place of
     the merged contact's ``email``, unless the survivor is its requester or copied
     already. Allowed on closed and merged tickets, as ``ChangeRequester`` is."""
 
-    model_config = _FROZEN
-
     email: str
     to: Requester
-    at: UtcDatetime
 
 
-class RateSatisfaction(BaseModel):
+class RateSatisfaction(ActorCommand):
     """The requester rates the solved ticket (``via``: link, portal or widget)."""
-
-    model_config = _FROZEN
 
     rating: Rating
     comment: str | None = None
     via: str
-    actor: Actor
-    at: UtcDatetime
 
 
 Command = (OpenTicket | AddMessage | Assign | ChangePriority | ChangeState | ChangeTags

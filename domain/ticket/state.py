@@ -10,13 +10,12 @@ from collections.abc import Iterable
 from typing import Any
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict
-
 from domain.attachment import AttachmentRef, TicketFile
 from domain.errors import CorruptStream
 from domain.events import Event
 from domain.evolution import replay
 from domain.fields import FieldValue
+from domain.frozen import Frozen
 from domain.ids import AgentId, GroupId, MessageId, TicketId
 from domain.sla import breach_clock, warn_clock
 from domain.ticket import events as ev
@@ -42,11 +41,9 @@ TRANSITIONS: dict[TicketState, frozenset[TicketState]] = {
 }
 
 
-class Links(BaseModel):
+class Links(Frozen):
     """A ticket's links to other tickets, by kind (``domain.values.LinkKind``): the
     original it duplicates and the problem it is an incident of are one ticket each."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     related: tuple[TicketId, ...] = ()
     duplicate_of: TicketId | None = None
@@ -75,10 +72,8 @@ class Links(BaseModel):
         return self == Links()
 
 
-class Satisfaction(BaseModel):
+class Satisfaction(Frozen):
     """The requester's latest satisfaction rating of the ticket."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     rating: Rating
     comment: str | None = None
@@ -86,10 +81,8 @@ class Satisfaction(BaseModel):
     rated_at: UtcDatetime
 
 
-class Ticket(BaseModel):
+class Ticket(Frozen):
     """A ticket as of ``version`` events."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     id: TicketId
     version: int
