@@ -21,14 +21,17 @@ from eventstore.types import NewEvent
 from handlers.errors import Missing, expect_version, refused_as
 
 
-class Versioned(Protocol):
+class Record(Protocol):
+    """A record's state as the write side holds it: its id and the version it is at (a
+    state that also knows how to move on is ``domain.evolution.Versioned``)."""
+
     @property
     def id(self) -> UUID: ...
     @property
     def version(self) -> int: ...
 
 
-T = TypeVar("T", bound=Versioned)
+T = TypeVar("T", bound=Record)
 C = TypeVar("C")
 
 
