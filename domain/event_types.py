@@ -6,19 +6,21 @@ and the live feed read these lists and no other.
 from __future__ import annotations
 
 from domain.events import (
-    CALENDAR_EVENTS,
     CONTACT_EVENTS,
     FIELD_EVENTS,
     GROUP_EVENTS,
-    MACRO_EVENTS,
     ORGANIZATION_EVENTS,
-    RULE_EVENTS,
-    SLA_POLICY_EVENTS,
     TENANT_EVENTS,
-    VIEW_EVENTS,
     Event,
 )
 from domain.ticket.events import TICKET_EVENTS
+from domain.workflow_events import (
+    CALENDAR_EVENTS,
+    MACRO_EVENTS,
+    RULE_EVENTS,
+    SLA_POLICY_EVENTS,
+    VIEW_EVENTS,
+)
 
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.TYPE: cls

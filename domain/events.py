@@ -4,16 +4,19 @@ Each event names itself (``TYPE``) and its payload shape (``SCHEMA_VERSION``) an
 carries ``at``, the business time it happened. Numbers are ints only: the store hashes
 canonical JSON and floats have no canonical form.
 
-This module holds the base class and the events of every aggregate but the ticket,
-whose events are in domain/ticket/events.py; domain/event_types.py lists them all by
-type and by kind of stream.
+This module holds the base class and the events of groups, contacts, organizations,
+ticket fields and the tenant stream. The ticket's events are in domain/ticket/events.py,
+and those of rules, macros, saved views, SLA calendars and policies in
+domain/workflow_events.py; domain/event_types.py lists them all by type and by kind of
+stream.
 
 Where an aggregate's command asks for exactly what its event records (a new group, the
-parts of a rule a change names, a contact's fields), the payload is declared once here
-(``New...``, ``...Changes``, ``...Parts``, ``ContactFields``; a ticket field's is
-``domain.fields.FieldSpec``) and both the command and the event are made of it: the
-two cannot drift apart, and the event keeps its fields in the order it always stored
-them (``at`` first, from ``Event``, then what names the thing, then the payload's).
+parts of an organization a change names, a contact's fields), the payload is declared
+once beside its event (``New...``, ``...Changes``, ``...Parts``, ``ContactFields``; a
+ticket field's is ``domain.fields.FieldSpec``) and both the command and the event are
+made of it: the two cannot drift apart, and the event keeps its fields in the order it
+always stored them (``at`` first, from ``Event``, then what names the thing, then the
+payload's).
 Events about one agent or one contact name it through ``AgentEvent`` or
 ``ContactEvent``.
 """
@@ -25,7 +28,6 @@ from uuid import UUID
 
 from pydantic import field_validator
 
-from domain.business_hours import Calendar
 from domain.fields import FieldOption, FieldSpec, RequiredOn
 from domain.frozen import Frozen
 from domain.ids import (
@@ -36,12 +38,10 @@ from domain.ids import (
     OrganizationId,
     TicketId,
 )
-from domain.rule_parts import Action, Condition, TimeTrigger
 from domain.values import (
     Actor,
     Role,
     UtcDatetime,
-    Visibility,
 )
 
 
@@ -446,6 +446,18 @@ class SlackDisconnected(Event):
     channel_id: str
 
 
+class RuleChainStopped(Event):
+    """A rule did not fire on ``trigger_seq``: the chain of rules acting on each
+    other's events had reached ``depth`` (tenant stream)."""
+
+    TYPE = "RuleChainStopped"
+
+    rule_id: UUID
+    ticket_id: TicketId
+    trigger_seq: int
+    depth: int
+
+
 # --- ticket field definition streams (one per field) -------------------------------------
 
 
@@ -471,252 +483,8 @@ class TicketFieldUpdated(Event):
     personal: bool = False
 
 
-# --- rule stream (domain/rule.py) -------------------------------------------------------
-
-
-class NewRule(Frozen):
-    """A new rule: what ``CreateRule`` asks for (which gives it defaults) and
-    ``RuleCreated`` records."""
-
-    rule_id: UUID
-    name: str
-    position: int
-    active: bool
-    conditions: tuple[Condition, ...]
-    actions: tuple[Action, ...]
-    time: TimeTrigger | None = None
-    """A time rule's trigger (None: the rule fires on events)."""
-
-
-class RuleCreated(NewRule, Event):
-    TYPE = "RuleCreated"
-
-
-class RuleChanges(Frozen):
-    """The parts of a rule a change names, each as it is to be (None: as it was):
-    what ``ChangeRule`` asks for and ``RuleChanged`` records of what differed."""
-
-    name: str | None = None
-    position: int | None = None
-    active: bool | None = None
-    conditions: tuple[Condition, ...] | None = None
-    actions: tuple[Action, ...] | None = None
-    time: TimeTrigger | None = None
-    """A time rule's new trigger (refused for a rule on events)."""
-
-
-class RuleChanged(RuleChanges, Event):
-    """The parts of a rule that changed, each as it is now (None: as it was)."""
-
-    TYPE = "RuleChanged"
-
-
-class RuleChainStopped(Event):
-    """A rule did not fire on ``trigger_seq``: the chain of rules acting on each
-    other's events had reached ``depth`` (tenant stream)."""
-
-    TYPE = "RuleChainStopped"
-
-    rule_id: UUID
-    ticket_id: TicketId
-    trigger_seq: int
-    depth: int
-
-
-# --- macro stream (domain/macro.py) -----------------------------------------------------
-
-
-class NewMacro(Frozen):
-    """A new macro: what ``CreateMacro`` asks for (which gives it defaults) and
-    ``MacroCreated`` records."""
-
-    macro_id: UUID
-    name: str
-    owner_id: AgentId | None
-    """The agent whose personal macro it is; None: shared by the tenant."""
-    text: str | None
-    visibility: Visibility
-    actions: tuple[Action, ...]
-
-
-class MacroCreated(NewMacro, Event):
-    TYPE = "MacroCreated"
-
-
-class MacroChanges(Frozen):
-    """The parts of a macro a change names, each as it is to be (None: as it was;
-    ``actions`` replaces the list): what ``ChangeMacro`` asks for and ``MacroChanged``
-    records of what differed."""
-
-    name: str | None = None
-    text: str | None = None
-    visibility: Visibility | None = None
-    actions: tuple[Action, ...] | None = None
-
-
-class MacroChanged(MacroChanges, Event):
-    """The parts of a macro that changed, each as it is now (None: as it was)."""
-
-    TYPE = "MacroChanged"
-
-
-class MacroDeleted(Event):
-    """The macro is gone from the desk; its stream keeps what it was."""
-
-    TYPE = "MacroDeleted"
-
-
-# --- saved view stream (domain/saved_view.py) -------------------------------------------
-
-
-Filters = dict[str, str | list[str]]
-"""A saved view's filters: the ticket list's query parameters as given."""
-
-
-class NewView(Frozen):
-    """A new saved view: what ``CreateView`` asks for (which gives it defaults) and
-    ``ViewCreated`` records."""
-
-    view_id: UUID
-    name: str
-    owner_id: AgentId | None
-    filters: Filters
-
-
-class ViewCreated(NewView, Event):
-    """A saved view: its name and the ticket list's filters, as query parameters."""
-
-    TYPE = "ViewCreated"
-
-
-class ViewChanges(Frozen):
-    """The parts of a view a change names (None: as it was; ``filters`` replaces them
-    all): what ``ChangeView`` asks for and ``ViewChanged`` records of what differed."""
-
-    name: str | None = None
-    filters: Filters | None = None
-
-
-class ViewChanged(ViewChanges, Event):
-    """The parts of a view that changed, each as it is now (None: as it was)."""
-
-    TYPE = "ViewChanged"
-
-
-class ViewDeleted(Event):
-    """The view is gone from the desk; its stream keeps what it was."""
-
-    TYPE = "ViewDeleted"
-
-
-# --- calendar stream (domain/sla_calendar.py) -------------------------------------------
-
-
-class NewCalendar(Frozen):
-    """A new calendar: what ``CreateCalendar`` asks for and ``CalendarCreated``
-    records."""
-
-    calendar_id: UUID
-    name: str
-    hours: Calendar
-
-
-class CalendarCreated(NewCalendar, Event):
-    """Named business hours in a time zone, with holidays, for SLA policies."""
-
-    TYPE = "CalendarCreated"
-
-
-class CalendarChanges(Frozen):
-    """The parts of a calendar a change names (None: as it was): what
-    ``ChangeCalendar`` asks for and ``CalendarChanged`` records of what differed."""
-
-    name: str | None = None
-    hours: Calendar | None = None
-
-
-class CalendarChanged(CalendarChanges, Event):
-    """The parts of a calendar that changed, each as it is now (None: as it was)."""
-
-    TYPE = "CalendarChanged"
-
-
-class CalendarDeleted(Event):
-    """The calendar is gone from the desk; its stream keeps what it was, and its hours
-    at every version stay readable for the clocks that ran on them."""
-
-    TYPE = "CalendarDeleted"
-
-
-# --- SLA policy stream (domain/target_policy.py) ----------------------------------------
-
-
-class PolicyTargets(Frozen):
-    """A policy's target per metric, in business milliseconds (None: not measured)."""
-
-    first_reply_ms: int | None = None
-    next_reply_ms: int | None = None
-    periodic_update_ms: int | None = None
-    requester_wait_ms: int | None = None
-    resolution_ms: int | None = None
-    agent_work_ms: int | None = None
-
-
-class NewPolicy(Frozen):
-    """A new SLA policy: what ``CreatePolicy`` asks for (which gives it defaults) and
-    ``SlaPolicyCreated`` records."""
-
-    policy_id: UUID
-    name: str
-    position: int
-    default: bool
-    conditions: tuple[Condition, ...]
-    targets: PolicyTargets
-    calendar_id: UUID | None
-    """None: calendar time (every instant counts)."""
-
-
-class SlaPolicyCreated(NewPolicy, Event):
-    TYPE = "SlaPolicyCreated"
-
-
-class PolicyChanges(Frozen):
-    """The parts of a policy a change names (None: as it was); ``calendar_id`` only
-    with ``set_calendar``, None then meaning calendar time: what ``ChangePolicy`` asks
-    for and ``SlaPolicyChanged`` records of what differed."""
-
-    name: str | None = None
-    position: int | None = None
-    conditions: tuple[Condition, ...] | None = None
-    targets: PolicyTargets | None = None
-    set_calendar: bool = False
-    calendar_id: UUID | None = None
-
-
-class SlaPolicyChanged(PolicyChanges, Event):
-    """The parts of a policy that changed, each as it is now (None: as it was);
-    ``calendar_id`` changes only with ``set_calendar`` (so a policy can go back to
-    calendar time)."""
-
-    TYPE = "SlaPolicyChanged"
-
-
-class SlaPolicyDeleted(Event):
-    """The policy is gone from the desk: no ticket is matched to it from now on. Clocks
-    that run on it keep the targets and calendar recorded with them (verdicts never
-    change after the fact) until their ticket is re-matched."""
-
-    TYPE = "SlaPolicyDeleted"
-
-
 GROUP_EVENTS: tuple[type[Event], ...] = (GroupCreated, GroupRenamed, GroupMembersChanged)
 FIELD_EVENTS: tuple[type[Event], ...] = (TicketFieldDefined, TicketFieldUpdated)
-RULE_EVENTS: tuple[type[Event], ...] = (RuleCreated, RuleChanged)
-MACRO_EVENTS: tuple[type[Event], ...] = (MacroCreated, MacroChanged, MacroDeleted)
-VIEW_EVENTS: tuple[type[Event], ...] = (ViewCreated, ViewChanged, ViewDeleted)
-CALENDAR_EVENTS: tuple[type[Event], ...] = (CalendarCreated, CalendarChanged, CalendarDeleted)
-SLA_POLICY_EVENTS: tuple[type[Event], ...] = (SlaPolicyCreated, SlaPolicyChanged,
-                                               SlaPolicyDeleted)
 CONTACT_EVENTS: tuple[type[Event], ...] = (ContactCreated, ContactUpdated, ContactMerged,
                                            ContactErased)
 ORGANIZATION_EVENTS: tuple[type[Event], ...] = (OrganizationCreated, OrganizationUpdated)
@@ -750,16 +518,11 @@ TENANT_EVENTS: tuple[type[Event], ...] = (
 )
 
 __all__ = [
-    "CALENDAR_EVENTS",
     "CONTACT_EVENTS",
     "FIELD_EVENTS",
     "GROUP_EVENTS",
-    "MACRO_EVENTS",
     "ORGANIZATION_EVENTS",
-    "RULE_EVENTS",
-    "SLA_POLICY_EVENTS",
     "TENANT_EVENTS",
-    "VIEW_EVENTS",
     "AgentAdded",
     "AgentChanges",
     "AgentEvent",
@@ -773,10 +536,6 @@ __all__ = [
     "AgentUpdated",
     "ApiKeyIssued",
     "ApiKeyRevoked",
-    "CalendarChanged",
-    "CalendarChanges",
-    "CalendarCreated",
-    "CalendarDeleted",
     "ContactCreated",
     "ContactErased",
     "ContactEvent",
@@ -784,31 +543,19 @@ __all__ = [
     "ContactMerged",
     "ContactUpdated",
     "Event",
-    "Filters",
     "GroupCreated",
     "GroupMembersChanged",
     "GroupRenamed",
-    "MacroChanged",
-    "MacroChanges",
-    "MacroCreated",
-    "MacroDeleted",
     "MailboxChanged",
     "MailboxCreated",
     "MailboxDeleted",
-    "NewCalendar",
     "NewGroup",
-    "NewMacro",
     "NewOrganization",
-    "NewPolicy",
-    "NewRule",
-    "NewView",
     "OidcProviderRemoved",
     "OidcProviderSet",
     "OrganizationCreated",
     "OrganizationParts",
     "OrganizationUpdated",
-    "PolicyChanges",
-    "PolicyTargets",
     "PortalLinkIssued",
     "PortalPasswordSet",
     "PortalSessionEvent",
@@ -816,21 +563,11 @@ __all__ = [
     "PortalSignedIn",
     "PortalSignedOut",
     "RuleChainStopped",
-    "RuleChanged",
-    "RuleChanges",
-    "RuleCreated",
     "SettingsChanged",
-    "SlaPolicyChanged",
-    "SlaPolicyCreated",
-    "SlaPolicyDeleted",
     "SlackChanged",
     "SlackConnected",
     "SlackDisconnected",
     "TicketFieldDefined",
     "TicketFieldUpdated",
-    "ViewChanged",
-    "ViewChanges",
-    "ViewCreated",
-    "ViewDeleted",
     "WebhookConfigured",
 ]

@@ -15,20 +15,14 @@ from uuid import UUID
 
 from domain.aggregate import BaseCommand, ChangedParts, NamedState
 from domain.errors import AlreadyExists, ValidationFailed
-from domain.events import (
-    Event,
-    MacroChanged,
-    MacroChanges,
-    MacroCreated,
-    MacroDeleted,
-    NewMacro,
-)
+from domain.events import Event
 from domain.evolution import StreamSteps
 from domain.ids import AgentId
 from domain.rule_parts import ACTIONS_MAX, Action, check_action
 from domain.templates import check_template
 from domain.validation import check_name
 from domain.values import UtcDatetime, Visibility
+from domain.workflow_events import MacroChanged, MacroChanges, MacroCreated, MacroDeleted, NewMacro
 
 MACRO_NAME_MAX = 100
 MACRO_ACTIONS = frozenset({"set_state", "set_priority", "set_group", "assign", "add_tags",

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from domain.aggregate import BaseCommand, ChangedParts, NamedState
 from domain.errors import AlreadyExists, NotFound, ValidationFailed
-from domain.events import Event, NewRule, RuleChanged, RuleChanges, RuleCreated
+from domain.events import Event
 from domain.evolution import StreamSteps
 from domain.rule_parts import (
     Action,
@@ -27,6 +27,7 @@ from domain.rule_parts import (
 )
 from domain.validation import POSITION_MAX, check_name, check_position
 from domain.values import UtcDatetime
+from domain.workflow_events import NewRule, RuleChanged, RuleChanges, RuleCreated
 
 RULE_NAME_MAX = 100
 RULES_MAX = 500

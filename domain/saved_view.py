@@ -15,8 +15,12 @@ from collections.abc import Mapping
 
 from domain.aggregate import BaseCommand, ChangedParts, NamedState
 from domain.errors import AlreadyExists, ValidationFailed
-from domain.events import (
-    Event,
+from domain.events import Event
+from domain.evolution import StreamSteps
+from domain.ids import AgentId
+from domain.validation import check_name
+from domain.values import UtcDatetime
+from domain.workflow_events import (
     Filters,
     NewView,
     ViewChanged,
@@ -24,10 +28,6 @@ from domain.events import (
     ViewCreated,
     ViewDeleted,
 )
-from domain.evolution import StreamSteps
-from domain.ids import AgentId
-from domain.validation import check_name
-from domain.values import UtcDatetime
 
 VIEW_NAME_MAX = 100
 FILTERS_MAX = 30

@@ -24,17 +24,17 @@ from pydantic import ValidationError
 from domain.aggregate import BaseCommand, ChangedParts, NamedState
 from domain.business_hours import Calendar
 from domain.errors import AlreadyExists, NotFound, ValidationFailed
-from domain.events import (
+from domain.events import Event
+from domain.evolution import StreamSteps
+from domain.validation import check_name
+from domain.values import UtcDatetime
+from domain.workflow_events import (
     CalendarChanged,
     CalendarChanges,
     CalendarCreated,
     CalendarDeleted,
-    Event,
     NewCalendar,
 )
-from domain.evolution import StreamSteps
-from domain.validation import check_name
-from domain.values import UtcDatetime
 
 CALENDAR_NAME_MAX = 100
 HOLIDAYS_MAX = 1000

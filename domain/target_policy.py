@@ -32,8 +32,13 @@ from domain.errors import (
     NotFound,
     ValidationFailed,
 )
-from domain.events import (
-    Event,
+from domain.events import Event
+from domain.evolution import first_version, fold_with, next_version, one_version_on, stream_start
+from domain.rule_parts import Condition, Facts, check_condition, failing, field_key
+from domain.sla import ClockBasis, PolicyChoice, PolicyMatcher
+from domain.validation import check_name, check_position
+from domain.values import Priority, SlaMetric, UtcDatetime
+from domain.workflow_events import (
     NewPolicy,
     PolicyChanges,
     PolicyTargets,
@@ -41,11 +46,6 @@ from domain.events import (
     SlaPolicyCreated,
     SlaPolicyDeleted,
 )
-from domain.evolution import first_version, fold_with, next_version, one_version_on, stream_start
-from domain.rule_parts import Condition, Facts, check_condition, failing, field_key
-from domain.sla import ClockBasis, PolicyChoice, PolicyMatcher
-from domain.validation import check_name, check_position
-from domain.values import Priority, SlaMetric, UtcDatetime
 
 POLICY_NAME_MAX = 100
 POLICIES_MAX = 200

@@ -55,17 +55,7 @@ from api.schemas.sla_policies import CalendarOut, PolicyOut, calendar_document, 
 from api.schemas.tickets import TicketOut, etag
 from domain.contact import fold_contact
 from domain.errors import DomainError
-from domain.events import (
-    CalendarCreated,
-    ContactCreated,
-    Event,
-    GroupCreated,
-    MacroCreated,
-    OrganizationCreated,
-    RuleCreated,
-    SlaPolicyCreated,
-    ViewCreated,
-)
+from domain.events import ContactCreated, Event, GroupCreated, OrganizationCreated
 from domain.group import fold_group
 from domain.macro import fold_macro
 from domain.mapper import from_stored
@@ -76,6 +66,13 @@ from domain.sla_calendar import fold_calendar
 from domain.target_policy import fold_policy
 from domain.ticket import fold
 from domain.ticket.events import TicketOpened, TicketSplitFrom
+from domain.workflow_events import (
+    CalendarCreated,
+    MacroCreated,
+    RuleCreated,
+    SlaPolicyCreated,
+    ViewCreated,
+)
 from eventstore.store import EventStore, UnitOfWork
 from eventstore.types import ChainReport, RecordedEvent
 from projections.views import dumps, group_document, ticket_json

@@ -43,10 +43,10 @@ from api.schemas.sla_policies import (
 )
 from domain.business_hours import Calendar
 from domain.errors import ValidationFailed
-from domain.events import PolicyTargets
 from domain.rule_parts import Condition
 from domain.sla_calendar import ChangeCalendar, CreateCalendar, SlaCalendar, make_hours
 from domain.target_policy import ChangePolicy, CreatePolicy
+from domain.workflow_events import PolicyTargets
 from eventstore.store import UnitOfWork
 from handlers import sla_policies as handlers
 from handlers.errors import Invalid

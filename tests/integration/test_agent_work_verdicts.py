@@ -26,10 +26,10 @@ from api.app import create_app
 from api.config import ProcessSettings
 from domain.business_hours import Calendar
 from domain.clock import ManualClock
-from domain.events import PolicyTargets
 from domain.sla_calendar import ChangeCalendar, CreateCalendar
 from domain.target_policy import CreatePolicy
 from domain.values import TicketState
+from domain.workflow_events import PolicyTargets
 from eventstore.types import StoreActor
 from handlers import sla_policies as calendars
 from projections.admin import rebuild

@@ -34,12 +34,12 @@ from api.app import create_app
 from api.config import ProcessSettings
 from domain.business_hours import Calendar
 from domain.clock import ManualClock
-from domain.events import PolicyTargets
 from domain.rule_parts import Condition
 from domain.sla_calendar import CreateCalendar
 from domain.target_policy import CreatePolicy
 from domain.tenant_settings import DEFAULT_SETTINGS
 from domain.values import Priority, Role, SlaMetric, Source, TicketState, Visibility
+from domain.workflow_events import PolicyTargets
 from eventstore.types import StoreActor
 from handlers import sla_policies as calendars
 from handlers.api_keys import IssueKey, issue_key

@@ -36,13 +36,13 @@ import asyncpg
 import pytest
 
 from domain.business_hours import Calendar
-from domain.events import PolicyTargets
 from domain.ids import TenantId, TicketId
 from domain.macro import CreateMacro
 from domain.sla_calendar import CreateCalendar
 from domain.target_policy import CreatePolicy
 from domain.tenant_settings import DEFAULT_SETTINGS
 from domain.values import Role
+from domain.workflow_events import PolicyTargets
 from eventstore.store import EventStore
 from handlers import (
     invitations,

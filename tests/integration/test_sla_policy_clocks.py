@@ -21,7 +21,6 @@ from api.app import create_app
 from api.config import ProcessSettings
 from domain.business_hours import Calendar
 from domain.clock import ManualClock
-from domain.events import PolicyTargets
 from domain.group import CreateGroup
 from domain.ids import GroupId, MessageId
 from domain.rule_parts import Condition
@@ -31,6 +30,7 @@ from domain.target_policy import ChangePolicy, CreatePolicy
 from domain.tenant_settings import DEFAULT_SETTINGS
 from domain.ticket.commands import AddMessage, Assign
 from domain.values import Priority
+from domain.workflow_events import PolicyTargets
 from eventstore.pool import create_pool
 from handlers import groups
 from handlers import sla_policies as policies

@@ -22,11 +22,11 @@ import orjson
 
 from domain.business_hours import Calendar
 from domain.clock import ManualClock
-from domain.events import PolicyTargets
 from domain.sla_calendar import ChangeCalendar, CreateCalendar
 from domain.target_policy import CreatePolicy
 from domain.tenant_settings import DEFAULT_SETTINGS
 from domain.values import TicketState
+from domain.workflow_events import PolicyTargets
 from eventstore.types import StoreActor
 from handlers import sla_policies as calendars
 from handlers.tenant_settings import ReplaceSettings, replace_settings

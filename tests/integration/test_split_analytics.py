@@ -16,11 +16,11 @@ from typing import Any
 
 from domain.business_hours import Calendar
 from domain.clock import ManualClock
-from domain.events import PolicyTargets
 from domain.ids import TicketId
 from domain.sla_calendar import CreateCalendar
 from domain.target_policy import CreatePolicy
 from domain.ticket.commands import SplitTicket
+from domain.workflow_events import PolicyTargets
 from eventstore.types import StoreActor
 from handlers import sla_policies as calendars
 from handlers.ticket_links import split_ticket

@@ -14,7 +14,6 @@ from datetime import UTC, datetime
 import pytest
 
 from domain.business_hours import Calendar
-from domain.events import PolicyTargets, SlaPolicyCreated
 from domain.mapper import from_stored, to_stored
 from domain.rule_parts import Condition
 from domain.sla import SlaPolicy
@@ -29,6 +28,7 @@ from domain.ticket.commands import ChangePriority, CheckSla
 from domain.ticket.decide import RUNS_IN
 from domain.ticket.events import SlaRetargeted, TicketOpened
 from domain.values import Priority, SlaMetric, TicketState
+from domain.workflow_events import PolicyTargets, SlaPolicyCreated
 from tests.unit.domain.support import (
     AGENT,
     CUSTOMER,

@@ -9,11 +9,12 @@ from datetime import UTC, datetime
 import pytest
 
 from domain.errors import CorruptStream, ValidationFailed
-from domain.events import GroupRenamed, RuleChanged, RuleCreated
+from domain.events import GroupRenamed
 from domain.rule import ChangeRule, CreateRule, decide_rule, evolve_rule, fold_rule
 from domain.rule_parts import Action, Condition, Facts, event_types, failing
 from domain.templates import check_template, render
 from domain.values import Priority, Source, TicketState
+from domain.workflow_events import RuleChanged, RuleCreated
 
 AT = datetime(2026, 6, 1, 9, tzinfo=UTC)
 RULE = uuid.UUID(int=1)

@@ -16,7 +16,6 @@ import pytest
 
 from domain.business_hours import Calendar
 from domain.errors import ValidationFailed
-from domain.events import PolicyTargets, SlaPolicyDeleted
 from domain.ids import ContactId, GroupId
 from domain.rule_parts import Condition
 from domain.sla import SlaPolicy, SlaTarget
@@ -41,6 +40,7 @@ from domain.ticket.commands import (
 )
 from domain.ticket.events import SlaRetargeted
 from domain.values import Priority, Requester, SlaMetric, TicketState, Visibility
+from domain.workflow_events import PolicyTargets, SlaPolicyDeleted
 from tests.unit.domain.support import (
     AGENT,
     CUSTOMER,
