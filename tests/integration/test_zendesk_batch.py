@@ -98,8 +98,11 @@ async def _names(services: Services, export: ZendeskExport, tenant: TenantId
     """Each id of the tenant's import named by what it stands for."""
     names = {str(tenant): "tenant"}
     async with services.store.unit_of_work(tenant, readonly=True) as uow:
-        for r in await uow.conn.fetch("SELECT kind, source_id, target_id FROM import_sources"):
-            names[str(r["target_id"])] = f"{r['kind']}:{r['source_id']}"
+        # One id can stand behind two rows (an agent, and the mark that it was
+        # deactivated): in a fixed order, the first names it, on both tenants alike.
+        for r in await uow.conn.fetch("SELECT kind, source_id, target_id FROM import_sources "
+                                      "ORDER BY kind, source_id"):
+            names.setdefault(str(r["target_id"]), f"{r['kind']}:{r['source_id']}")
         for r in await uow.conn.fetch("SELECT id, email FROM contacts"):
             # A contact a requester's resolution made has an id of its own.
             names.setdefault(str(r["id"]), f"email:{r['email']}")

@@ -202,8 +202,12 @@ _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 async def _normalized(services: Services, tenant: TenantId) -> list[str]:
     """Every ticket's document and messages with our ids named by their Zendesk record
     (others, such as upload ids, blanked): two tenants' imports compare equal."""
-    names = {str(r["target_id"]): f"{r['kind']}:{r['source_id']}" for r in await _fetch(
-        services, tenant, "SELECT kind, source_id, target_id FROM import_sources")}
+    # One id can stand behind two rows (an agent, and the mark that it was deactivated):
+    # in a fixed order, the first names it, on both tenants alike.
+    names: dict[str, str] = {}
+    for r in await _fetch(services, tenant, "SELECT kind, source_id, target_id "
+                                            "FROM import_sources ORDER BY kind, source_id"):
+        names.setdefault(str(r["target_id"]), f"{r['kind']}:{r['source_id']}")
     for r in await _fetch(services, tenant, "SELECT id FROM messages"):
         names.setdefault(str(r["id"]), "message")
     rows = await _fetch(services, tenant, "SELECT t.view::text AS v, (SELECT string_agg("
