@@ -18,12 +18,11 @@ from uuid import UUID
 
 import asyncpg
 
-from domain.errors import ValidationFailed
 from domain.events import Event
 from domain.ids import TenantId
 from eventstore.store import UnitOfWork
 from eventstore.types import Write
-from handlers.errors import Forbidden, Invalid, Missing
+from handlers.errors import Forbidden, Missing, refused_as
 from handlers.records import change_record, create_record
 
 
@@ -61,11 +60,6 @@ class Caller:
     admin: bool
 
 
-def _invalid(kind: str, exc: ValidationFailed) -> Invalid:
-    return Invalid(f"invalid_{kind}", f"{exc.field}: {exc.message}", field=exc.field,
-                   reason=exc.message)
-
-
 @dataclass(frozen=True, slots=True)
 class OwnedRecords(Generic[T]):
     """The handlers of one kind of owned record (macros, saved views): its rows
@@ -81,10 +75,8 @@ class OwnedRecords(Generic[T]):
                      write: Callable[[UnitOfWork, T], Awaitable[None]]) -> T:
         """Decide the creation of a record, write its row (``write(uow, record)``, which
         may refuse it first) and start its stream; returns the record."""
-        try:
+        with refused_as(f"invalid_{self.rows.record}"):
             events = decide()
-        except ValidationFailed as exc:
-            raise _invalid(self.rows.record, exc) from exc
         return await create_record(uow, events, evolve=self.evolve, write=write)
 
     async def change(self, uow: UnitOfWork, record_id: UUID, caller: Caller,
@@ -102,10 +94,8 @@ class OwnedRecords(Generic[T]):
             raise Forbidden("forbidden", f"only admins change a shared {kind}")
 
         def decided(state: T) -> list[Event]:
-            try:
+            with refused_as(f"invalid_{kind}"):
                 return decide(state)
-            except ValidationFailed as exc:
-                raise _invalid(kind, exc) from exc
 
         return await change_record(uow, kind, record_id, state, expected_version,
                                    missing=f"no {kind} {record_id}", decide=decided,

@@ -27,12 +27,10 @@ async def record_of_row(conn: asyncpg.Connection, model: type[M], query: str,
     return None if row is None else model.model_validate(dict(row))
 
 
-
 async def records_of_rows(conn: asyncpg.Connection, model: type[M], query: str,
                           *args: object) -> list[M]:
     """The ``model`` of each row of ``query``, in the rows' order."""
     return [model.model_validate(dict(r)) for r in await conn.fetch(query, *args)]
-
 
 
 @dataclass(frozen=True, slots=True)
