@@ -36,8 +36,10 @@ async def _closed_by_server(reader: asyncio.StreamReader) -> bytes:
 
 async def _stall_head(port: int) -> tuple[float, asyncio.StreamReader, asyncio.StreamWriter]:
     loop = asyncio.get_running_loop()
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    # Taken before connecting: the server's deadline runs from its accept, which cannot
+    # come earlier, while this loop may resume late after the connect on a busy machine.
     opened = loop.time()
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
     writer.write(b"GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Half-Of-A")
     await writer.drain()
     return opened, reader, writer
